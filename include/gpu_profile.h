@@ -1,0 +1,361 @@
+/*
+ * gpu_profile.h - the gpu-profile sampler library.
+ *
+ * Samples device metrics (util.gpu, util.mem, memory, power, energy,
+ * temperature, clocks, throttle reasons) on a background thread through a
+ * backend (NVML loaded with dlopen, a long-lived nvidia-smi, or none) and
+ * summarises a region.  Two styles, as in the seed's Python API:
+ *
+ *   - gp_profile_call(): run a function and profile it (the decorator);
+ *   - gp_monitor_create/start/stop/destroy: profile a region (the context
+ *     manager).
+ *
+ * Errors are values: every call that can fail returns gp_status and, when
+ * given a gp_error, a message naming the input and the fix.  The library
+ * never prints (except the summary report a caller asks for), never exits
+ * and never aborts.
+ */
+#ifndef GPU_PROFILE_H
+#define GPU_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define GP_API
+#elif defined(__GNUC__) || defined(__clang__)
+#define GP_API __attribute__((visibility("default")))
+#else
+#define GP_API
+#endif
+
+#define GP_VERSION_MAJOR 0
+#define GP_VERSION_MINOR 1
+#define GP_VERSION_PATCH 0
+#define GP_VERSION_STRING "0.1.0"
+/* Encoded as MAJOR*10000 + MINOR*100 + PATCH. */
+#define GP_VERSION_NUMBER (GP_VERSION_MAJOR * 10000 + GP_VERSION_MINOR * 100 + GP_VERSION_PATCH)
+
+/* Runtime version: the library actually loaded, "MAJOR.MINOR.PATCH". */
+GP_API const char *gp_version(void);
+GP_API int gp_version_number(void);
+
+/* ------------------------------------------------------------------ errors */
+
+typedef enum gp_status {
+    GP_OK = 0,
+    GP_ERR_INVALID_ARG = 1,    /* an option or argument is out of range */
+    GP_ERR_NO_MEMORY = 2,      /* an allocation failed */
+    GP_ERR_BACKEND_UNAVAILABLE = 3, /* library or binary missing, driver not loaded */
+    GP_ERR_BACKEND = 4,        /* the backend answered with an error */
+    GP_ERR_DEVICE_NOT_FOUND = 5, /* a device index that does not exist */
+    GP_ERR_DEVICE_LOST = 6,    /* the device fell off the bus (GPU_IS_LOST) */
+    GP_ERR_TIMEOUT = 7,        /* the backend did not answer in time */
+    GP_ERR_STATE = 8,          /* a call out of order (stop before start, ...) */
+    GP_ERR_THREAD = 9,         /* a thread could not be created */
+    GP_ERR_IO = 10,            /* a read or write failed */
+    GP_ERR_NOT_SUPPORTED = 11, /* the backend or device does not offer it */
+    GP_ERR_PARSE = 12          /* malformed backend output */
+} gp_status;
+
+#define GP_ERROR_MESSAGE_MAX 1024
+
+/* Optional error detail: pass one to any call that takes it, or NULL. */
+typedef struct gp_error {
+    gp_status status;
+    char message[GP_ERROR_MESSAGE_MAX];
+} gp_error;
+
+/* A short static description of a status ("invalid argument", ...). */
+GP_API const char *gp_strerror(gp_status status);
+
+/* --------------------------------------------------------------- backends */
+
+typedef enum gp_backend_kind {
+    GP_BACKEND_AUTO = 0, /* nvml, else smi */
+    GP_BACKEND_NVML = 1,
+    GP_BACKEND_SMI = 2,
+    GP_BACKEND_NONE = 3 /* no sampling: dry runs */
+} gp_backend_kind;
+
+/* "auto", "nvml", "smi", "none"; NULL for an unknown value. */
+GP_API const char *gp_backend_name(gp_backend_kind kind);
+/* Parses "auto" | "nvml" | "smi" | "none" (as gp_backend_name writes them). */
+GP_API gp_status gp_backend_parse(const char *text, gp_backend_kind *out, gp_error *err);
+
+/* ---------------------------------------------------------------- samples */
+
+/* Validity bits: a metric whose bit is clear was not reported by the
+ * device/backend for that sample.  It is written as null, never as 0. */
+enum {
+    GP_M_UTIL_GPU = 1u << 0,
+    GP_M_UTIL_MEM = 1u << 1,
+    GP_M_MEM_USED = 1u << 2,
+    GP_M_MEM_TOTAL = 1u << 3,
+    GP_M_POWER = 1u << 4,
+    GP_M_ENERGY = 1u << 5,
+    GP_M_TEMP = 1u << 6,
+    GP_M_CLOCK_SM = 1u << 7,
+    GP_M_CLOCK_MEM = 1u << 8,
+    GP_M_THROTTLE = 1u << 9,
+    GP_M_PCIE_TX = 1u << 10,
+    GP_M_PCIE_RX = 1u << 11
+};
+
+/* Throttle ("clock event") reason bits, as NVML defines them. */
+enum {
+    GP_THROTTLE_GPU_IDLE = 0x1ull,
+    GP_THROTTLE_APP_CLOCKS = 0x2ull,
+    GP_THROTTLE_SW_POWER_CAP = 0x4ull,
+    GP_THROTTLE_HW_SLOWDOWN = 0x8ull,
+    GP_THROTTLE_SYNC_BOOST = 0x10ull,
+    GP_THROTTLE_SW_THERMAL = 0x20ull,
+    GP_THROTTLE_HW_THERMAL = 0x40ull,
+    GP_THROTTLE_HW_POWER_BRAKE = 0x80ull,
+    GP_THROTTLE_DISPLAY_CLOCK = 0x100ull
+};
+
+/* One device's metrics at one instant. */
+typedef struct gp_device_sample {
+    uint32_t valid;            /* GP_M_* bits */
+    uint32_t util_gpu_pct;     /* 0..100 */
+    uint32_t util_mem_pct;     /* 0..100 */
+    uint64_t mem_used_bytes;
+    uint64_t mem_total_bytes;
+    uint32_t power_mw;
+    uint64_t energy_mj;        /* driver counter: total since driver load */
+    int32_t temp_c;
+    uint32_t clock_sm_mhz;
+    uint32_t clock_mem_mhz;
+    uint64_t throttle_reasons; /* GP_THROTTLE_* bits */
+    uint32_t pcie_tx_kbps;     /* KB/s */
+    uint32_t pcie_rx_kbps;
+} gp_device_sample;
+
+/* A sample as kept by a monitor (keep_samples). */
+typedef struct gp_sample {
+    uint64_t t_mono_ns;    /* CLOCK_MONOTONIC */
+    uint64_t t_wall_ns;    /* CLOCK_REALTIME, ns since the Unix epoch */
+    uint32_t slot;         /* position in the monitor's device list */
+    uint32_t device_index; /* the backend's device index */
+    gp_device_sample m;
+} gp_sample;
+
+#define GP_NAME_MAX 96
+
+typedef struct gp_device_info {
+    uint32_t index;
+    char name[GP_NAME_MAX];
+    char uuid[GP_NAME_MAX];
+    uint32_t valid;           /* GP_M_MEM_TOTAL when mem_total_bytes is known */
+    uint64_t mem_total_bytes;
+} gp_device_info;
+
+/* ---------------------------------------------------------------- summary */
+
+typedef enum gp_energy_source {
+    GP_ENERGY_NONE = 0,          /* no energy figure: neither counter nor power */
+    GP_ENERGY_COUNTER = 1,       /* difference of the driver's energy counter */
+    GP_ENERGY_POWER_INTEGRAL = 2 /* trapezoidal integral of the power samples */
+} gp_energy_source;
+
+/* "none", "counter", "power_integral". */
+GP_API const char *gp_energy_source_name(gp_energy_source src);
+
+#define GP_SPARK_WIDTH 32
+#define GP_SPARK_NONE 255 /* a sparkline cell with no util.gpu sample */
+#define GP_NOTE_MAX 512
+
+/*
+ * The statistics of one device over a region (the seed's GpuSummary).
+ * A field is meaningful only when its GP_M_* bit is set in `valid`
+ * (util_* <- GP_M_UTIL_GPU/GP_M_UTIL_MEM, mem_used_max <- GP_M_MEM_USED,
+ * power_* <- GP_M_POWER, temp_max_c <- GP_M_TEMP, clock_* <- GP_M_CLOCK_*,
+ * throttle_reasons_seen <- GP_M_THROTTLE, energy_j <- energy_source != NONE,
+ * busy_time_est_s <- GP_M_UTIL_GPU).  Statistics cover the samples taken
+ * after warmup_s; percentiles are exact (nearest rank).
+ */
+typedef struct gp_summary {
+    uint32_t device_index;
+    char name[GP_NAME_MAX];
+    char uuid[GP_NAME_MAX];
+    char backend[16];         /* backend that sampled: "nvml", "smi", "none" */
+    char note[GP_NOTE_MAX];   /* why the backend fell back to none; "" if not */
+
+    double duration_s;        /* region wall time, start to stop */
+    double interval_s;        /* requested sampling interval */
+    double warmup_s;          /* requested warmup */
+    uint64_t sample_count;    /* samples in the statistics (after warmup) */
+    uint64_t samples_warmup;  /* samples dropped by warmup */
+    double interval_mean_s;   /* achieved mean interval between samples; 0 if < 2 */
+
+    uint32_t valid;           /* GP_M_* bits with at least one valid sample */
+    double util_gpu_mean;     /* % */
+    uint32_t util_gpu_p50;
+    uint32_t util_gpu_p95;
+    uint32_t util_gpu_max;
+    double util_mem_mean;
+    uint32_t util_mem_max;
+    uint64_t mem_used_max_bytes;
+    uint64_t mem_total_bytes;
+    double power_mean_mw;
+    uint32_t power_max_mw;
+    double energy_j;
+    gp_energy_source energy_source;
+    int32_t temp_max_c;
+    double clock_sm_mean_mhz;
+    double clock_mem_mean_mhz;
+    uint64_t throttle_reasons_seen; /* OR of every sample's reasons */
+    double busy_time_est_s;   /* duration_s * util_gpu_mean / 100 */
+
+    /* Mean util.gpu per cell (0..100) or GP_SPARK_NONE; spark_len cells. */
+    uint8_t spark[GP_SPARK_WIDTH];
+    uint32_t spark_len;
+
+    /* A device that failed mid-run (GPU_IS_LOST, ...): the statistics cover
+     * the samples before the failure. */
+    gp_status device_status;
+    char device_error[GP_NOTE_MAX];
+    double device_error_at_s; /* seconds into the region */
+} gp_summary;
+
+enum {
+    GP_FMT_ASCII = 1u << 0,  /* ASCII sparkline instead of Unicode blocks */
+    GP_FMT_PRETTY = 1u << 1  /* JSON: indented, one field per line */
+};
+
+/* JSON rendering schema (see docs/json-schema.md). */
+#define GP_SUMMARY_SCHEMA "gpu-profile.summary"
+#define GP_SUMMARY_SCHEMA_VERSION 1
+
+/* snprintf-style renderings: write at most cap bytes (NUL included) to buf
+ * and return the length the full text needs (excluding the NUL). */
+GP_API size_t gp_summary_format(const gp_summary *s, unsigned flags, char *buf, size_t cap);
+GP_API size_t gp_summary_to_json(const gp_summary *s, unsigned flags, char *buf, size_t cap);
+GP_API size_t gp_summary_sparkline(const gp_summary *s, unsigned flags, char *buf, size_t cap);
+/* Writes gp_summary_format() to f. */
+GP_API gp_status gp_summary_print(const gp_summary *s, FILE *f, unsigned flags, gp_error *err);
+
+/* ---------------------------------------------------------------- options */
+
+typedef void (*gp_sync_fn)(void *user);
+typedef void (*gp_report_fn)(const gp_summary *summary, void *user);
+
+typedef enum gp_report_mode {
+    GP_REPORT_PRINT = 0,    /* gp_summary_format() to report_file (NULL: stderr) */
+    GP_REPORT_NONE = 1,     /* nothing */
+    GP_REPORT_CALLBACK = 2  /* report_fn(summary, report_user), once per device */
+} gp_report_mode;
+
+#define GP_ALL_DEVICES (-1)
+
+typedef struct gp_options {
+    /* Which devices: `device` (default 0, GP_ALL_DEVICES for every one),
+     * or a list when n_devices > 0. */
+    int device;
+    const unsigned *devices;
+    size_t n_devices;
+
+    double interval_s;       /* sampling period, >= 0.001; default 0.2 */
+    gp_backend_kind backend; /* default GP_BACKEND_AUTO */
+    int strict;              /* default 1: a backend failure is an error;
+                                0: fall back to none and say so in the note */
+    gp_sync_fn sync_fn;      /* called before and after the region */
+    void *sync_user;
+    double warmup_s;         /* samples in the first warmup_s are not in the stats */
+    int keep_samples;        /* monitor: keep every raw sample */
+
+    /* gp_profile_call() only. */
+    gp_report_mode report;
+    FILE *report_file;
+    unsigned report_flags;   /* GP_FMT_* for GP_REPORT_PRINT */
+    gp_report_fn report_fn;
+    void *report_user;
+
+    /* Backend locations; NULL for the defaults (dlopen "libnvidia-ml.so.1"
+     * then "libnvidia-ml.so"; "nvidia-smi" from PATH). */
+    const char *nvml_library;
+    const char *smi_path;
+    /* How long a backend may take to answer a one-shot query before it is
+     * given up on (nvidia-smi discovery); default 5 s. */
+    double backend_timeout_s;
+} gp_options;
+
+/* Fills the defaults above. */
+GP_API void gp_options_init(gp_options *opts);
+
+/* ---------------------------------------------------------------- monitor */
+
+typedef struct gp_monitor gp_monitor;
+
+/* Validates the options, opens the backend and resolves the devices.
+ * With strict and a backend failure: the error lists every backend tried
+ * and why it failed.  *out is NULL on failure. */
+GP_API gp_status gp_monitor_create(const gp_options *opts, gp_monitor **out, gp_error *err);
+/* Calls sync_fn, then starts the sampling thread (first sample at once). */
+GP_API gp_status gp_monitor_start(gp_monitor *m, gp_error *err);
+/* Calls sync_fn, takes a last sample, stops the thread, computes summaries. */
+GP_API gp_status gp_monitor_stop(gp_monitor *m, gp_error *err);
+/* Stops if running, releases everything.  NULL is accepted. */
+GP_API void gp_monitor_destroy(gp_monitor *m);
+
+GP_API size_t gp_monitor_device_count(const gp_monitor *m);
+/* The backend in use ("nvml", "smi", "none"). */
+GP_API const char *gp_monitor_backend(const gp_monitor *m);
+/* The summary of device `slot`, available after gp_monitor_stop(); NULL before. */
+GP_API const gp_summary *gp_monitor_summary(const gp_monitor *m, size_t slot);
+/* Every raw sample in time order (keep_samples); valid after stop. */
+GP_API const gp_sample *gp_monitor_samples(const gp_monitor *m, size_t *count);
+/* The newest sample of device `slot` while running (thread-safe);
+ * GP_ERR_STATE when none was taken yet. */
+GP_API gp_status gp_monitor_latest(gp_monitor *m, size_t slot, gp_sample *out);
+
+/* Sampler health, for benchmarks and diagnostics. */
+typedef struct gp_monitor_stats {
+    uint64_t ticks;           /* sampling rounds done */
+    uint64_t missed_ticks;    /* deadlines skipped because a round overran */
+    uint64_t device_samples;  /* device reads that produced a sample */
+    uint64_t sampler_cpu_ns;  /* CPU time of the sampling thread */
+} gp_monitor_stats;
+GP_API gp_status gp_monitor_get_stats(const gp_monitor *m, gp_monitor_stats *out);
+
+/* ----------------------------------------------------- profile a function */
+
+typedef int (*gp_call_fn)(void *user);
+
+/* The seed's ProfiledResult: the function's own value and the summaries. */
+typedef struct gp_profiled_result {
+    int value;        /* what fn returned */
+    gp_summary gpu;   /* the first (or only) device */
+    size_t n_gpus;
+    gp_summary *gpus; /* every device; free with gp_profiled_result_free() */
+} gp_profiled_result;
+
+/*
+ * Profiles fn(user) (the decorator).  Reports as opts->report says.  With
+ * result != NULL (return_profile) the value and summaries are stored there.
+ * On a strict backend failure fn is not called and the error is returned.
+ */
+GP_API gp_status gp_profile_call(const gp_options *opts, gp_call_fn fn, void *user,
+                                 gp_profiled_result *result, gp_error *err);
+GP_API void gp_profiled_result_free(gp_profiled_result *result);
+
+/* ---------------------------------------------------------------- devices */
+
+/* Lists the devices the backend sees.  *out is malloc'd (free with
+ * gp_devices_free); *backend_used gets the backend's name. */
+GP_API gp_status gp_list_devices(const gp_options *opts, gp_device_info **out, size_t *count,
+                                 char *driver_version, size_t driver_version_len,
+                                 const char **backend_used, gp_error *err);
+GP_API void gp_devices_free(gp_device_info *devices);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPU_PROFILE_H */

@@ -1,0 +1,154 @@
+/*
+ * gp_internal.h - what the library's modules promise each other.
+ *
+ * The backend interface (one const struct per backend file, listed in the
+ * explicit table of backend.c), the statistics accumulator the sampler feeds,
+ * and small helpers for errors and clocks.  Nothing here is exported.
+ */
+#ifndef GP_INTERNAL_H
+#define GP_INTERNAL_H
+
+#include "gpu_profile.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+/* ---------------------------------------------------------------- errors */
+
+/* Sets err (if non-NULL) to status and a printf-style message; returns status. */
+gp_status gp_error_set(gp_error *err, gp_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prefixes an existing message: "<prefix>: <old message>". */
+void gp_error_prefix(gp_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gp_error_clear(gp_error *err);
+
+/* ---------------------------------------------------------------- clocks */
+
+uint64_t gp_now_mono_ns(void);
+uint64_t gp_now_wall_ns(void);
+uint64_t gp_thread_cpu_ns(void);
+
+/* ---------------------------------------------------------------- backends */
+
+typedef struct gp_backend_config {
+    const char *nvml_library; /* NULL: default dlopen search */
+    const char *smi_path;     /* NULL: "nvidia-smi" from PATH */
+    uint64_t timeout_ns;      /* one-shot query limit (smi discovery) */
+} gp_backend_config;
+
+/*
+ * A backend.  Call order: open -> (device_count | device_info |
+ * driver_version)* -> start -> (read | wait_tick)* -> stop -> close.
+ * Every function that can fail fills err with a message naming the cause
+ * (the library or binary, the NVML error string, nvidia-smi's own text).
+ *
+ * Polled backends (self_paced == 0) implement read(): one device, now; the
+ * sampler schedules the rounds.  Self-paced backends (nvidia-smi, which
+ * ticks by itself with -lms) implement wait_tick(): block until the next
+ * round for every slot, an absolute CLOCK_MONOTONIC deadline, or
+ * interrupt() from another thread.
+ *
+ * Per-metric "not supported / no permission / no data" clears the metric's
+ * valid bit and is not an error.  Any other failure of a device is returned
+ * (GP_ERR_DEVICE_LOST for GPU_IS_LOST): the sampler stops that device and
+ * keeps the message for its summary; other devices go on.
+ */
+typedef struct gp_backend {
+    const char *name;
+    int self_paced;
+
+    gp_status (*open)(const gp_backend_config *cfg, void **ctx, gp_error *err);
+    void (*close)(void *ctx); /* NULL-safe */
+
+    gp_status (*device_count)(void *ctx, unsigned *count, gp_error *err);
+    gp_status (*device_info)(void *ctx, unsigned index, gp_device_info *out, gp_error *err);
+    gp_status (*driver_version)(void *ctx, char *buf, size_t len, gp_error *err);
+
+    /* Begin sampling `indices` (validated by the caller); slot i is indices[i]. */
+    gp_status (*start)(void *ctx, const unsigned *indices, size_t n, uint64_t interval_ns,
+                       gp_error *err);
+    /* Polled: read slot now. */
+    gp_status (*read)(void *ctx, size_t slot, gp_device_sample *out, gp_error *err);
+    /* Self-paced: one round.  out[n] and slot_status[n] per slot (a slot whose
+     * device failed gets its status and message in slot_err[slot] if given).
+     * Returns GP_OK with a round, GP_ERR_TIMEOUT at the deadline, GP_ERR_STATE
+     * when interrupted, or an error when the producer died (message set). */
+    gp_status (*wait_tick)(void *ctx, gp_device_sample *out, gp_status *slot_status,
+                           gp_error *slot_err, uint64_t deadline_mono_ns, gp_error *err);
+    /* Self-paced: make a blocked wait_tick return now (any thread). */
+    void (*interrupt)(void *ctx);
+    /* End sampling; idempotent. */
+    void (*stop)(void *ctx);
+} gp_backend;
+
+extern const gp_backend gp_backend_nvml;
+extern const gp_backend gp_backend_smi;
+extern const gp_backend gp_backend_none;
+
+/* The backend for a kind (not AUTO); NULL for an unknown kind. */
+const gp_backend *gp_backend_for(gp_backend_kind kind);
+
+/*
+ * Opens the backend `kind` asks for.  AUTO tries nvml, then smi.  On failure
+ * with strict: the error lists every backend tried and why.  Without strict:
+ * falls back to none, returns GP_OK and writes why into note.
+ */
+gp_status gp_backend_open_kind(gp_backend_kind kind, int strict, const gp_backend_config *cfg,
+                               const gp_backend **out, void **ctx, char *note, size_t note_len,
+                               gp_error *err);
+
+/* ------------------------------------------------------------- statistics */
+
+#define GP_SPARK_BUCKETS (2 * GP_SPARK_WIDTH)
+
+/* Per-device running statistics in O(1) memory. */
+typedef struct gp_acc {
+    uint64_t t0_ns;       /* region start (monotonic) */
+    uint64_t warmup_ns;   /* samples with t - t0 < warmup_ns are dropped */
+    uint64_t n;           /* samples in the stats */
+    uint64_t n_warmup;    /* samples dropped */
+    uint64_t first_t_ns, last_t_ns;
+    uint32_t valid;       /* OR of sample validity in the stats */
+
+    uint64_t n_util_gpu, sum_util_gpu;
+    uint64_t hist_util_gpu[101];
+    uint32_t max_util_gpu;
+    uint64_t n_util_mem, sum_util_mem;
+    uint32_t max_util_mem;
+    uint64_t mem_used_max, mem_total;
+    uint64_t n_power, sum_power_mw;
+    uint32_t max_power_mw;
+    int32_t temp_max;
+    uint64_t n_clock_sm, sum_clock_sm;
+    uint64_t n_clock_mem, sum_clock_mem;
+    uint64_t throttle_seen;
+
+    /* Energy: the counter at the first and last stats sample, whether every
+     * stats sample had it, and the trapezoidal power integral. */
+    bool energy_first_set;
+    bool energy_all_valid;
+    uint64_t energy_first_mj, energy_last_mj;
+    bool power_prev_set;
+    uint64_t power_prev_t_ns;
+    uint32_t power_prev_mw;
+    double power_integral_mj;
+
+    /* Sparkline: GP_SPARK_BUCKETS buckets of bucket_span samples each; when
+     * full, neighbours merge and the span doubles. */
+    uint64_t spark_sum[GP_SPARK_BUCKETS];
+    uint32_t spark_cnt[GP_SPARK_BUCKETS];
+    uint32_t spark_used;      /* buckets in use */
+    uint64_t spark_span;      /* samples per bucket */
+    uint64_t spark_fill;      /* samples in the last bucket */
+} gp_acc;
+
+void gp_acc_init(gp_acc *a, uint64_t t0_ns, uint64_t warmup_ns);
+/* Adds one sample taken at monotonic t_ns. */
+void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s);
+/* Fills the statistics fields of out (valid, util_*, mem_*, power_*,
+ * energy_*, temp_*, clock_*, throttle_*, spark*, sample_count,
+ * samples_warmup, interval_mean_s, busy_time_est_s from out->duration_s,
+ * which the caller sets first).  Identity fields are left alone. */
+void gp_acc_summarize(const gp_acc *a, gp_summary *out);
+
+#endif /* GP_INTERNAL_H */

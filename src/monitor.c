@@ -1,0 +1,2 @@
+/* monitor.c - placeholder */
+#include "gp_internal.h"
