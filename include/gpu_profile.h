@@ -269,6 +269,8 @@ typedef struct gp_options {
     void *sync_user;
     double warmup_s;         /* samples in the first warmup_s are not in the stats */
     int keep_samples;        /* monitor: keep every raw sample */
+    int sample_pcie;         /* also read PCIe TX/RX throughput (NVML only); off by
+                                default because NVML blocks ~20 ms per reading */
 
     /* gp_profile_call() only. */
     gp_report_mode report;

@@ -34,6 +34,7 @@ typedef struct gp_backend_config {
     const char *nvml_library; /* NULL: default dlopen search */
     const char *smi_path;     /* NULL: "nvidia-smi" from PATH */
     uint64_t timeout_ns;      /* one-shot query limit (smi discovery) */
+    int sample_pcie;          /* read PCIe throughput too (slow in NVML) */
 } gp_backend_config;
 
 /*
