@@ -1,0 +1,197 @@
+/*
+ * bench_sampler.c - the sampler's own cost and timing, against the fake NVML.
+ *
+ *   bench_sampler NVML_LIBRARY [--quick]
+ *
+ * Prints, for the figures docs/performance.md records:
+ *   1. CPU time of the sampling thread per device-sample (1 and 8 devices,
+ *      1 ms interval): everything the sampler does for one reading, the
+ *      NVML calls of the fake included.
+ *   2. Achieved vs requested interval at 1 ms, 10 ms and 200 ms: p50 / p99
+ *      of |actual - requested| between consecutive rounds, missed ticks.
+ *   3. Drift: lateness of each round against its absolute deadline
+ *      (first round + k * interval), early rounds vs late rounds; with
+ *      absolute deadlines it must not grow.
+ *   4. CPU share of one core at the 200 ms default.
+ * The fake's scenario is written to a temporary file (8 devices, constant
+ * metrics) and passed through FAKE_NVML_SCENARIO.
+ */
+#include "gpu_profile.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *nvml_path;
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t pct(uint64_t *v, size_t n, double p)
+{
+    if (n == 0)
+        return 0;
+    size_t rank = (size_t)ceil(p / 100.0 * (double)n);
+    if (rank < 1)
+        rank = 1;
+    return v[rank - 1];
+}
+
+static int run(unsigned n_dev, double interval_s, double seconds, int keep, gp_monitor **out)
+{
+    gp_options o;
+    gp_options_init(&o);
+    o.backend = GP_BACKEND_NVML;
+    o.nvml_library = nvml_path;
+    o.interval_s = interval_s;
+    o.keep_samples = keep;
+    o.report = GP_REPORT_NONE;
+    unsigned devs[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    o.devices = devs;
+    o.n_devices = n_dev;
+    gp_error err;
+    gp_monitor *m = NULL;
+    if (gp_monitor_create(&o, &m, &err) != GP_OK || gp_monitor_start(m, &err) != GP_OK) {
+        fprintf(stderr, "bench_sampler: %s\n", err.message);
+        gp_monitor_destroy(m);
+        return -1;
+    }
+    usleep((useconds_t)(seconds * 1e6));
+    if (gp_monitor_stop(m, &err) != GP_OK) {
+        fprintf(stderr, "bench_sampler: %s\n", err.message);
+        gp_monitor_destroy(m);
+        return -1;
+    }
+    *out = m;
+    return 0;
+}
+
+static int bench_cpu(unsigned n_dev, double seconds)
+{
+    gp_monitor *m;
+    if (run(n_dev, 0.001, seconds, 0, &m) != 0)
+        return 1;
+    gp_monitor_stats st;
+    gp_monitor_get_stats(m, &st);
+    double per = st.device_samples ? (double)st.sampler_cpu_ns / (double)st.device_samples : 0;
+    double per_round = st.ticks ? (double)st.sampler_cpu_ns / (double)st.ticks : 0;
+    printf("cpu  devices=%u interval=1ms rounds=%llu device_samples=%llu missed=%llu "
+           "cpu_per_round_us=%.2f cpu_per_device_sample_us=%.3f\n",
+           n_dev, (unsigned long long)st.ticks, (unsigned long long)st.device_samples,
+           (unsigned long long)st.missed_ticks, per_round / 1e3, per / 1e3);
+    gp_monitor_destroy(m);
+    return 0;
+}
+
+/* Marginal cost of one more device: (8-device round - 1-device round) / 7. */
+static int bench_marginal(double seconds)
+{
+    double round_ns[2];
+    unsigned devs[2] = {1, 8};
+    for (int i = 0; i < 2; i++) {
+        gp_monitor *m;
+        if (run(devs[i], 0.001, seconds, 0, &m) != 0)
+            return 1;
+        gp_monitor_stats st;
+        gp_monitor_get_stats(m, &st);
+        round_ns[i] = st.ticks ? (double)st.sampler_cpu_ns / (double)st.ticks : 0;
+        gp_monitor_destroy(m);
+    }
+    printf("cpu  marginal_per_device_sample_us=%.3f (round 8 dev %.2f us - round 1 dev %.2f us) / "
+           "7\n",
+           (round_ns[1] - round_ns[0]) / 7 / 1e3, round_ns[1] / 1e3, round_ns[0] / 1e3);
+    return 0;
+}
+
+static int bench_timing(double interval_s, double seconds)
+{
+    gp_monitor *m;
+    if (run(1, interval_s, seconds, 1, &m) != 0)
+        return 1;
+    size_t n = 0;
+    const gp_sample *s = gp_monitor_samples(m, &n);
+    gp_monitor_stats st;
+    gp_monitor_get_stats(m, &st);
+    uint64_t iv = (uint64_t)llround(interval_s * 1e9);
+    /* The last sample is the one taken at stop: leave it out. */
+    if (n > 0)
+        n--;
+    uint64_t *jit = calloc(n ? n : 1, sizeof *jit);
+    uint64_t *late = calloc(n ? n : 1, sizeof *late);
+    size_t nj = 0;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t d = s[i].t_mono_ns - s[i - 1].t_mono_ns;
+        jit[nj++] = d > iv ? d - iv : iv - d;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t since = s[i].t_mono_ns - s[0].t_mono_ns;
+        uint64_t k = (since + iv / 2) / iv;
+        uint64_t due = k * iv;
+        late[i] = since > due ? since - due : 0;
+    }
+    /* Drift: mean lateness of the first and last tenth of the rounds. */
+    size_t tenth = n / 10 ? n / 10 : 1;
+    double early = 0, last = 0;
+    for (size_t i = 0; i < tenth && i < n; i++)
+        early += (double)late[i];
+    for (size_t i = n > tenth ? n - tenth : 0; i < n; i++)
+        last += (double)late[i];
+    early /= (double)tenth;
+    last /= (double)tenth;
+    double achieved = n > 1 ? (double)(s[n - 1].t_mono_ns - s[0].t_mono_ns) / (double)(n - 1) : 0;
+    qsort(jit, nj, sizeof *jit, cmp_u64);
+    printf("time interval=%gms run=%gs rounds=%zu missed=%llu achieved_mean_ms=%.4f "
+           "jitter_p50_us=%.1f jitter_p99_us=%.1f lateness_first10%%_us=%.1f "
+           "lateness_last10%%_us=%.1f drift_us=%.1f\n",
+           interval_s * 1e3, seconds, n, (unsigned long long)st.missed_ticks, achieved / 1e6,
+           (double)pct(jit, nj, 50) / 1e3, (double)pct(jit, nj, 99) / 1e3, early / 1e3, last / 1e3,
+           (last - early) / 1e3);
+    if (interval_s >= 0.2) {
+        const gp_summary *sum = gp_monitor_summary(m, 0);
+        double share = (double)st.sampler_cpu_ns / (sum->duration_s * 1e9) * 100.0;
+        printf("cpu  interval=%gms core_share_pct=%.5f (sampler cpu %.3f ms over %.1f s)\n",
+               interval_s * 1e3, share, (double)st.sampler_cpu_ns / 1e6, sum->duration_s);
+    }
+    free(jit);
+    free(late);
+    gp_monitor_destroy(m);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_sampler NVML_LIBRARY [--quick]\n"
+                        "  NVML_LIBRARY: the fake, build/tests/fake-nvml/libnvidia-ml.so.1\n");
+        return 2;
+    }
+    nvml_path = argv[1];
+    int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
+
+    char scen[] = "/tmp/gp-bench-scenario-XXXXXX";
+    int fd = mkstemp(scen);
+    if (fd < 0) {
+        perror("bench_sampler: mkstemp");
+        return 1;
+    }
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "devices 8\n");
+    fclose(f);
+    setenv("FAKE_NVML_SCENARIO", scen, 1);
+
+    double k = quick ? 0.2 : 1.0;
+    int rc = 0;
+    rc |= bench_cpu(1, 3 * k);
+    rc |= bench_cpu(8, 3 * k);
+    rc |= bench_marginal(3 * k);
+    rc |= bench_timing(0.001, 5 * k);
+    rc |= bench_timing(0.010, 10 * k);
+    rc |= bench_timing(0.200, 60 * k);
+    unlink(scen);
+    return rc;
+}
