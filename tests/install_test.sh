@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs the build into a temporary prefix and builds consumers against it
+# with find_package (shared and static) and with pkg-config; checks that the
+# shared library exports only gp_ symbols.
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR
+set -eu
+build=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+test -f "$tmp/prefix/include/gpu_profile.h"
+lib=$(ls "$tmp"/prefix/lib*/libgpuprofile.so.0* | head -n 1)
+bad=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBR]$/ {print $3}' | grep -v '^gp_' || true)
+if [ -n "$bad" ]; then
+    echo "install_test: libgpuprofile.so exports symbols without the gp_ prefix:" >&2
+    echo "$bad" >&2
+    exit 1
+fi
+cmake -S "$src/tests/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/consumer" >/dev/null
+LD_LIBRARY_PATH=$(dirname "$lib") "$tmp/consumer/consumer_shared"
+"$tmp/consumer/consumer_static"
+pc=$(ls -d "$tmp"/prefix/lib*/pkgconfig | head -n 1)
+flags=$(PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs gpu-profile)
+cc -o "$tmp/consumer_pc" "$src/tests/consumer/consumer.c" $flags
+LD_LIBRARY_PATH=$(dirname "$lib") "$tmp/consumer_pc"
+echo "install_test: 1 passed, 0 failed"
