@@ -1,11 +1,11 @@
 #!/bin/sh
 # Installs what building and testing gpu-profile needs on Debian 12: a C
-# compiler, CMake, make, pkg-config, and the sanitizer runtimes (shipped with
-# gcc).  No CUDA or NVML is needed to build or test.  Skips apt-get when
+# compiler, CMake, make, pkg-config, the sanitizer runtimes (shipped with
+# gcc) and clang-format (the tests check the formatting).  No CUDA or NVML is needed to build or test.  Skips apt-get when
 # everything is already there.
 set -eu
 need=""
-for tool in cc c++ cmake make pkg-config; do
+for tool in cc c++ cmake make pkg-config nm clang-format; do
     command -v "$tool" >/dev/null 2>&1 || need=1
 done
 if [ -z "$need" ]; then
@@ -17,4 +17,4 @@ if [ "$(id -u)" != 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config
+$SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format

@@ -111,6 +111,7 @@ typedef struct gp_acc {
     uint64_t first_t_ns, last_t_ns;
     uint32_t valid;       /* OR of sample validity in the stats */
 
+    /* Utilizations are clamped to 100 before they are counted. */
     uint64_t n_util_gpu, sum_util_gpu;
     uint64_t hist_util_gpu[101];
     uint32_t max_util_gpu;
@@ -125,19 +126,20 @@ typedef struct gp_acc {
     uint64_t throttle_seen;
 
     /* Energy: the counter at the first and last stats sample, whether every
-     * stats sample had it, and the trapezoidal power integral. */
-    bool energy_first_set;
+     * stats sample had it, and the trapezoidal integral over consecutive
+     * valid power samples (from power_first_t_ns to power_prev_t_ns). */
     bool energy_all_valid;
     uint64_t energy_first_mj, energy_last_mj;
-    bool power_prev_set;
+    uint64_t power_first_t_ns;
     uint64_t power_prev_t_ns;
     uint32_t power_prev_mw;
     double power_integral_mj;
 
-    /* Sparkline: GP_SPARK_BUCKETS buckets of bucket_span samples each; when
-     * full, neighbours merge and the span doubles. */
+    /* Sparkline: GP_SPARK_BUCKETS buckets of spark_span samples each (the
+     * last one holds spark_fill); when all are full, neighbours merge
+     * pairwise and the span doubles.  sum/cnt cover valid util.gpu only. */
     uint64_t spark_sum[GP_SPARK_BUCKETS];
-    uint32_t spark_cnt[GP_SPARK_BUCKETS];
+    uint64_t spark_cnt[GP_SPARK_BUCKETS];
     uint32_t spark_used;      /* buckets in use */
     uint64_t spark_span;      /* samples per bucket */
     uint64_t spark_fill;      /* samples in the last bucket */
