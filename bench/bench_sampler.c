@@ -180,7 +180,8 @@ int main(int argc, char **argv)
         return 1;
     }
     FILE *f = fdopen(fd, "w");
-    fprintf(f, "devices 8\n");
+    for (int d = 0; d < 8; d++)
+        fprintf(f, "device %d name \"NVIDIA H100 80GB HBM3\"\n", d);
     fclose(f);
     setenv("FAKE_NVML_SCENARIO", scen, 1);
 

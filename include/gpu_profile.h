@@ -49,18 +49,18 @@ GP_API int gp_version_number(void);
 
 typedef enum gp_status {
     GP_OK = 0,
-    GP_ERR_INVALID_ARG = 1,    /* an option or argument is out of range */
-    GP_ERR_NO_MEMORY = 2,      /* an allocation failed */
+    GP_ERR_INVALID_ARG = 1,         /* an option or argument is out of range */
+    GP_ERR_NO_MEMORY = 2,           /* an allocation failed */
     GP_ERR_BACKEND_UNAVAILABLE = 3, /* library or binary missing, driver not loaded */
-    GP_ERR_BACKEND = 4,        /* the backend answered with an error */
-    GP_ERR_DEVICE_NOT_FOUND = 5, /* a device index that does not exist */
-    GP_ERR_DEVICE_LOST = 6,    /* the device fell off the bus (GPU_IS_LOST) */
-    GP_ERR_TIMEOUT = 7,        /* the backend did not answer in time */
-    GP_ERR_STATE = 8,          /* a call out of order (stop before start, ...) */
-    GP_ERR_THREAD = 9,         /* a thread could not be created */
-    GP_ERR_IO = 10,            /* a read or write failed */
-    GP_ERR_NOT_SUPPORTED = 11, /* the backend or device does not offer it */
-    GP_ERR_PARSE = 12          /* malformed backend output */
+    GP_ERR_BACKEND = 4,             /* the backend answered with an error */
+    GP_ERR_DEVICE_NOT_FOUND = 5,    /* a device index that does not exist */
+    GP_ERR_DEVICE_LOST = 6,         /* the device fell off the bus (GPU_IS_LOST) */
+    GP_ERR_TIMEOUT = 7,             /* the backend did not answer in time */
+    GP_ERR_STATE = 8,               /* a call out of order (stop before start, ...) */
+    GP_ERR_THREAD = 9,              /* a thread could not be created */
+    GP_ERR_IO = 10,                 /* a read or write failed */
+    GP_ERR_NOT_SUPPORTED = 11,      /* the backend or device does not offer it */
+    GP_ERR_PARSE = 12               /* malformed backend output */
 } gp_status;
 
 #define GP_ERROR_MESSAGE_MAX 1024
@@ -122,13 +122,13 @@ enum {
 
 /* One device's metrics at one instant. */
 typedef struct gp_device_sample {
-    uint32_t valid;            /* GP_M_* bits */
-    uint32_t util_gpu_pct;     /* 0..100 */
-    uint32_t util_mem_pct;     /* 0..100 */
+    uint32_t valid;        /* GP_M_* bits */
+    uint32_t util_gpu_pct; /* 0..100 */
+    uint32_t util_mem_pct; /* 0..100 */
     uint64_t mem_used_bytes;
     uint64_t mem_total_bytes;
     uint32_t power_mw;
-    uint64_t energy_mj;        /* driver counter: total since driver load */
+    uint64_t energy_mj; /* driver counter: total since driver load */
     int32_t temp_c;
     uint32_t clock_sm_mhz;
     uint32_t clock_mem_mhz;
@@ -152,7 +152,7 @@ typedef struct gp_device_info {
     uint32_t index;
     char name[GP_NAME_MAX];
     char uuid[GP_NAME_MAX];
-    uint32_t valid;           /* GP_M_MEM_TOTAL when mem_total_bytes is known */
+    uint32_t valid; /* GP_M_MEM_TOTAL when mem_total_bytes is known */
     uint64_t mem_total_bytes;
 } gp_device_info;
 
@@ -184,18 +184,18 @@ typedef struct gp_summary {
     uint32_t device_index;
     char name[GP_NAME_MAX];
     char uuid[GP_NAME_MAX];
-    char backend[16];         /* backend that sampled: "nvml", "smi", "none" */
-    char note[GP_NOTE_MAX];   /* why the backend fell back to none; "" if not */
+    char backend[16];       /* backend that sampled: "nvml", "smi", "none" */
+    char note[GP_NOTE_MAX]; /* why the backend fell back to none; "" if not */
 
-    double duration_s;        /* region wall time, start to stop */
-    double interval_s;        /* requested sampling interval */
-    double warmup_s;          /* requested warmup */
-    uint64_t sample_count;    /* samples in the statistics (after warmup) */
-    uint64_t samples_warmup;  /* samples dropped by warmup */
-    double interval_mean_s;   /* achieved mean interval between samples; 0 if < 2 */
+    double duration_s;       /* region wall time, start to stop */
+    double interval_s;       /* requested sampling interval */
+    double warmup_s;         /* requested warmup */
+    uint64_t sample_count;   /* samples in the statistics (after warmup) */
+    uint64_t samples_warmup; /* samples dropped by warmup */
+    double interval_mean_s;  /* achieved mean interval between samples; 0 if < 2 */
 
-    uint32_t valid;           /* GP_M_* bits with at least one valid sample */
-    double util_gpu_mean;     /* % */
+    uint32_t valid;       /* GP_M_* bits with at least one valid sample */
+    double util_gpu_mean; /* % */
     uint32_t util_gpu_p50;
     uint32_t util_gpu_p95;
     uint32_t util_gpu_max;
@@ -211,7 +211,7 @@ typedef struct gp_summary {
     double clock_sm_mean_mhz;
     double clock_mem_mean_mhz;
     uint64_t throttle_reasons_seen; /* OR of every sample's reasons */
-    double busy_time_est_s;   /* duration_s * util_gpu_mean / 100 */
+    double busy_time_est_s;         /* duration_s * util_gpu_mean / 100 */
 
     /* Mean util.gpu per cell (0..100) or GP_SPARK_NONE; spark_len cells. */
     uint8_t spark[GP_SPARK_WIDTH];
@@ -225,8 +225,8 @@ typedef struct gp_summary {
 } gp_summary;
 
 enum {
-    GP_FMT_ASCII = 1u << 0,  /* ASCII sparkline instead of Unicode blocks */
-    GP_FMT_PRETTY = 1u << 1  /* JSON: indented, one field per line */
+    GP_FMT_ASCII = 1u << 0, /* ASCII sparkline instead of Unicode blocks */
+    GP_FMT_PRETTY = 1u << 1 /* JSON: indented, one field per line */
 };
 
 /* JSON rendering schema (see docs/json-schema.md). */
@@ -247,9 +247,9 @@ typedef void (*gp_sync_fn)(void *user);
 typedef void (*gp_report_fn)(const gp_summary *summary, void *user);
 
 typedef enum gp_report_mode {
-    GP_REPORT_PRINT = 0,    /* gp_summary_format() to report_file (NULL: stderr) */
-    GP_REPORT_NONE = 1,     /* nothing */
-    GP_REPORT_CALLBACK = 2  /* report_fn(summary, report_user), once per device */
+    GP_REPORT_PRINT = 0,   /* gp_summary_format() to report_file (NULL: stderr) */
+    GP_REPORT_NONE = 1,    /* nothing */
+    GP_REPORT_CALLBACK = 2 /* report_fn(summary, report_user), once per device */
 } gp_report_mode;
 
 #define GP_ALL_DEVICES (-1)
@@ -267,15 +267,15 @@ typedef struct gp_options {
                                 0: fall back to none and say so in the note */
     gp_sync_fn sync_fn;      /* called before and after the region */
     void *sync_user;
-    double warmup_s;         /* samples in the first warmup_s are not in the stats */
-    int keep_samples;        /* monitor: keep every raw sample */
-    int sample_pcie;         /* also read PCIe TX/RX throughput (NVML only); off by
-                                default because NVML blocks ~20 ms per reading */
+    double warmup_s;  /* samples in the first warmup_s are not in the stats */
+    int keep_samples; /* monitor: keep every raw sample */
+    int sample_pcie;  /* also read PCIe TX/RX throughput (NVML only); off by
+                         default because NVML blocks ~20 ms per reading */
 
     /* gp_profile_call() only. */
     gp_report_mode report;
     FILE *report_file;
-    unsigned report_flags;   /* GP_FMT_* for GP_REPORT_PRINT */
+    unsigned report_flags; /* GP_FMT_* for GP_REPORT_PRINT */
     gp_report_fn report_fn;
     void *report_user;
 
@@ -319,10 +319,10 @@ GP_API gp_status gp_monitor_latest(gp_monitor *m, size_t slot, gp_sample *out);
 
 /* Sampler health, for benchmarks and diagnostics. */
 typedef struct gp_monitor_stats {
-    uint64_t ticks;           /* sampling rounds done */
-    uint64_t missed_ticks;    /* deadlines skipped because a round overran */
-    uint64_t device_samples;  /* device reads that produced a sample */
-    uint64_t sampler_cpu_ns;  /* CPU time of the sampling thread */
+    uint64_t ticks;          /* sampling rounds done */
+    uint64_t missed_ticks;   /* deadlines skipped because a round overran */
+    uint64_t device_samples; /* device reads that produced a sample */
+    uint64_t sampler_cpu_ns; /* CPU time of the sampling thread */
 } gp_monitor_stats;
 GP_API gp_status gp_monitor_get_stats(const gp_monitor *m, gp_monitor_stats *out);
 
@@ -332,8 +332,8 @@ typedef int (*gp_call_fn)(void *user);
 
 /* The seed's ProfiledResult: the function's own value and the summaries. */
 typedef struct gp_profiled_result {
-    int value;        /* what fn returned */
-    gp_summary gpu;   /* the first (or only) device */
+    int value;      /* what fn returned */
+    gp_summary gpu; /* the first (or only) device */
     size_t n_gpus;
     gp_summary *gpus; /* every device; free with gp_profiled_result_free() */
 } gp_profiled_result;

@@ -22,15 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(GP_THROTTLE_GPU_IDLE == NVML_CLOCKS_EVENT_GPU_IDLE &&
-                   GP_THROTTLE_APP_CLOCKS == NVML_CLOCKS_EVENT_APP_CLOCKS &&
-                   GP_THROTTLE_SW_POWER_CAP == NVML_CLOCKS_EVENT_SW_POWER_CAP &&
-                   GP_THROTTLE_HW_SLOWDOWN == NVML_CLOCKS_EVENT_HW_SLOWDOWN &&
-                   GP_THROTTLE_SYNC_BOOST == NVML_CLOCKS_EVENT_SYNC_BOOST &&
-                   GP_THROTTLE_SW_THERMAL == NVML_CLOCKS_EVENT_SW_THERMAL &&
-                   GP_THROTTLE_HW_THERMAL == NVML_CLOCKS_EVENT_HW_THERMAL &&
-                   GP_THROTTLE_HW_POWER_BRAKE == NVML_CLOCKS_EVENT_HW_POWER_BRAKE &&
-                   GP_THROTTLE_DISPLAY_CLOCK == NVML_CLOCKS_EVENT_DISPLAY_CLOCK,
+/* The public reason bits are NVML's, so a mask passes through unchanged. */
+#define SAME_BIT(x) ((long long)GP_THROTTLE_##x == (long long)NVML_CLOCKS_EVENT_##x)
+_Static_assert(SAME_BIT(GPU_IDLE) && SAME_BIT(APP_CLOCKS) && SAME_BIT(SW_POWER_CAP) &&
+                   SAME_BIT(HW_SLOWDOWN) && SAME_BIT(SYNC_BOOST) && SAME_BIT(SW_THERMAL) &&
+                   SAME_BIT(HW_THERMAL) && SAME_BIT(HW_POWER_BRAKE) && SAME_BIT(DISPLAY_CLOCK),
                "GP_THROTTLE_* must be NVML's clock event reason bits");
 
 /* One resolved function: the pointer and the symbol it came from (for
@@ -81,7 +77,7 @@ typedef struct nvml_slot {
 
 typedef struct nvml_ctx {
     void *lib;
-    char lib_name[256];
+    char lib_name[512]; /* as given to dlopen, for messages */
     bool initialized;
     bool sample_pcie;
     nvml_api api;
@@ -166,8 +162,8 @@ static gp_status load_library(nvml_ctx *c, const char *path_cfg, gp_error *err)
             snprintf(first_error, sizeof first_error, "%s", strip_path(e, defaults[i]));
         else
             return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
-                                "nvml: cannot load %s (%s) nor %s (%s): is the NVIDIA driver "
-                                "installed? Set nvml_library to its path otherwise",
+                                "nvml: neither %s (%s) nor %s (%s) could be loaded: is the "
+                                "NVIDIA driver installed? Otherwise set nvml_library to its path",
                                 defaults[0], first_error, defaults[i], strip_path(e, defaults[i]));
     }
     return GP_ERR_BACKEND_UNAVAILABLE; /* not reached: the loop returns */
@@ -282,8 +278,9 @@ static gp_status nvml_open(const gp_backend_config *cfg, void **ctx, gp_error *e
         if (rc == NVML_SUCCESS)
             c->initialized = true;
         else
-            st = gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "nvml: %s failed: %s (NVML error %d)%s",
-                              c->api.init_name, error_text(c, rc), (int)rc, init_hint(rc));
+            st = gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
+                              "nvml: %s failed: %s (NVML error %d)%s", c->api.init_name,
+                              error_text(c, rc), (int)rc, init_hint(rc));
     }
     if (st != GP_OK) {
         nvml_close(c);
@@ -447,8 +444,8 @@ static gp_status nvml_driver_version(void *ctx, char *buf, size_t len, gp_error 
     nvmlReturn_t rc = c->api.get_driver_version(v, sizeof v);
     v[sizeof v - 1] = '\0';
     if (rc != NVML_SUCCESS)
-        return fail(c, is_unavailable(rc) ? GP_ERR_NOT_SUPPORTED : status_for(rc), NO_DEVICE,
-                    NULL, "nvmlSystemGetDriverVersion", rc, err);
+        return fail(c, is_unavailable(rc) ? GP_ERR_NOT_SUPPORTED : status_for(rc), NO_DEVICE, NULL,
+                    "nvmlSystemGetDriverVersion", rc, err);
     if (len)
         snprintf(buf, len, "%s", v);
     return GP_OK;
@@ -485,8 +482,8 @@ static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64
         if (st == GP_OK)
             st = get_handle(c, s->index, &s->dev, err);
         if (st == GP_OK)
-            st = get_text(c, s->index, s->dev, c->api.get_name, "nvmlDeviceGetName", NULL,
-                          s->name, sizeof s->name, err);
+            st = get_text(c, s->index, s->dev, c->api.get_name, "nvmlDeviceGetName", NULL, s->name,
+                          sizeof s->name, err);
     }
     if (st != GP_OK) {
         free(slots);
@@ -505,7 +502,8 @@ static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64
         if (rc_ == NVML_SUCCESS) {                                                                 \
             on_success;                                                                            \
         } else if (!is_unavailable(rc_)) {                                                         \
-            return fail(c, status_for(rc_), s->index, s->name, (fn_name), rc_, err);                                         \
+            out->valid = 0; /* a failed read reports nothing */                                    \
+            return fail(c, status_for(rc_), s->index, s->name, (fn_name), rc_, err);               \
         }                                                                                          \
     } while (0)
 
@@ -602,16 +600,14 @@ static gp_status nvml_read(void *ctx, size_t slot, gp_device_sample *out, gp_err
     /* Off by default: each call blocks ~20 ms in real NVML. */
     if (c->sample_pcie && a->get_pcie) {
         unsigned tx_kbps = 0, rx_kbps = 0;
-        METRIC(a->get_pcie(dev, NVML_PCIE_UTIL_TX_BYTES, &tx_kbps), "nvmlDeviceGetPcieThroughput",
-               {
-                   out->pcie_tx_kbps = tx_kbps;
-                   out->valid |= GP_M_PCIE_TX;
-               });
-        METRIC(a->get_pcie(dev, NVML_PCIE_UTIL_RX_BYTES, &rx_kbps), "nvmlDeviceGetPcieThroughput",
-               {
-                   out->pcie_rx_kbps = rx_kbps;
-                   out->valid |= GP_M_PCIE_RX;
-               });
+        METRIC(a->get_pcie(dev, NVML_PCIE_UTIL_TX_BYTES, &tx_kbps), "nvmlDeviceGetPcieThroughput", {
+            out->pcie_tx_kbps = tx_kbps;
+            out->valid |= GP_M_PCIE_TX;
+        });
+        METRIC(a->get_pcie(dev, NVML_PCIE_UTIL_RX_BYTES, &rx_kbps), "nvmlDeviceGetPcieThroughput", {
+            out->pcie_rx_kbps = rx_kbps;
+            out->valid |= GP_M_PCIE_RX;
+        });
     }
     return GP_OK;
 }

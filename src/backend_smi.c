@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #define SMI_DEFAULT_TIMEOUT_NS 5000000000ull
+#define SMI_MAX_TIMEOUT_NS (24ull * 3600ull * 1000000000ull)
 /* SIGTERM first so nvidia-smi can release NVML cleanly; a child that has not
  * gone after the grace gets SIGKILL. */
 #define SMI_TERM_GRACE_NS 200000000ull
@@ -491,7 +492,7 @@ static gp_status discover(smi_ctx *c, gp_error *err)
             *nl = '\0';
         gp_device_info d;
         char drv[SMI_DRIVER_MAX];
-        if (smi_parse_device(line, &d, drv, sizeof drv) == GP_OK) {
+        if (gp_smi_parse_device(line, &d, drv, sizeof drv) == GP_OK) {
             if (n == cap) {
                 gp_device_info *g = realloc(devs, 2 * cap * sizeof *devs);
                 if (!g) {
@@ -548,6 +549,8 @@ static gp_status smi_open(const gp_backend_config *cfg, void **ctx, gp_error *er
     c->wake_rd = c->wake_wr = -1;
     c->child.fd = -1;
     c->timeout_ns = cfg && cfg->timeout_ns ? cfg->timeout_ns : SMI_DEFAULT_TIMEOUT_NS;
+    if (c->timeout_ns > SMI_MAX_TIMEOUT_NS)
+        c->timeout_ns = SMI_MAX_TIMEOUT_NS; /* keeps now + timeout from wrapping */
 
     gp_status st = locate_binary(cfg ? cfg->smi_path : NULL, c->path, sizeof c->path, err);
     if (st == GP_OK) {
@@ -762,7 +765,7 @@ static bool take_line(smi_ctx *c, char *line, gp_device_sample *out, gp_status *
     snprintf(copy, sizeof copy, "%s", line);
     unsigned index;
     gp_device_sample s;
-    if (smi_parse_sample(line, &index, &s) != GP_OK) {
+    if (gp_smi_parse_sample(line, &index, &s) != GP_OK) {
         /* Not a row: a malformed one, or nvidia-smi telling us something
          * (kept for the message if it then exits). */
         char said[SMI_TEXT_MAX];

@@ -104,12 +104,12 @@ gp_status gp_backend_open_kind(gp_backend_kind kind, int strict, const gp_backen
 
 /* Per-device running statistics in O(1) memory. */
 typedef struct gp_acc {
-    uint64_t t0_ns;       /* region start (monotonic) */
-    uint64_t warmup_ns;   /* samples with t - t0 < warmup_ns are dropped */
-    uint64_t n;           /* samples in the stats */
-    uint64_t n_warmup;    /* samples dropped */
+    uint64_t t0_ns;     /* region start (monotonic) */
+    uint64_t warmup_ns; /* samples with t - t0 < warmup_ns are dropped */
+    uint64_t n;         /* samples in the stats */
+    uint64_t n_warmup;  /* samples dropped */
     uint64_t first_t_ns, last_t_ns;
-    uint32_t valid;       /* OR of sample validity in the stats */
+    uint32_t valid; /* OR of sample validity in the stats */
 
     /* Utilizations are clamped to 100 before they are counted. */
     uint64_t n_util_gpu, sum_util_gpu;
@@ -140,9 +140,9 @@ typedef struct gp_acc {
      * pairwise and the span doubles.  sum/cnt cover valid util.gpu only. */
     uint64_t spark_sum[GP_SPARK_BUCKETS];
     uint64_t spark_cnt[GP_SPARK_BUCKETS];
-    uint32_t spark_used;      /* buckets in use */
-    uint64_t spark_span;      /* samples per bucket */
-    uint64_t spark_fill;      /* samples in the last bucket */
+    uint32_t spark_used; /* buckets in use */
+    uint64_t spark_span; /* samples per bucket */
+    uint64_t spark_fill; /* samples in the last bucket */
 } gp_acc;
 
 void gp_acc_init(gp_acc *a, uint64_t t0_ns, uint64_t warmup_ns);

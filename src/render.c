@@ -97,11 +97,16 @@ static void put_i64(out *o, int64_t v)
  * A finite double in fixed point with `decimals` digits (0..6), '.' as the
  * separator whatever the locale; trailing zeros dropped with trim.  Values
  * too large for the scaled integer fall back to %.0f, which prints no
- * decimal point and so no locale-dependent character.
+ * decimal point and so no locale-dependent character.  NaN and infinities
+ * print "n/a" (JSON callers write null before getting here).
  */
 static void put_fixed(out *o, double v, int decimals, int trim)
 {
     static const double scale_of[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+    if (!isfinite(v)) {
+        put(o, "n/a");
+        return;
+    }
     if (decimals < 0)
         decimals = 0;
     if (decimals > 6)
@@ -402,7 +407,8 @@ static void put_header(out *o, const gp_summary *s)
         put_clean(o, s->name, name_n);
         col += 2 + text_cols(s->name, name_n);
     }
-    size_t tail = (uuid_n ? 2 + text_cols(s->uuid, uuid_n) : 0) + 4 + (be_n ? be_n : 3);
+    size_t tail = (uuid_n ? 2 + text_cols(s->uuid, uuid_n) : 0) + 4 +
+                  (be_n ? text_cols(s->backend, be_n) : 3);
     if (col + tail > TEXT_WIDTH) {
         /* A long name: the UUID and backend go on their own line. */
         put(o, "\n     ");
@@ -652,6 +658,7 @@ size_t gp_summary_format(const gp_summary *s, unsigned flags, char *buf, size_t 
 
 gp_status gp_summary_print(const gp_summary *s, FILE *f, unsigned flags, gp_error *err)
 {
+    gp_error_clear(err);
     if (!s)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_summary_print: summary is NULL");
     if (!f)

@@ -81,7 +81,7 @@ static int check_failed_;
             check_passed_++;                                                                       \
         } else {                                                                                   \
             check_failed_++;                                                                       \
-            fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__,        \
+            fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__,         \
                     vh_ ? vh_ : "(null)", vn_ ? vn_ : "(null)");                                   \
         }                                                                                          \
     } while (0)

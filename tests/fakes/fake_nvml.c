@@ -1,6 +1,1009 @@
-/* fake_nvml.c - placeholder for the fake libnvidia-ml.so.1 */
-int nvmlInit_v2(void);
-int nvmlInit_v2(void)
+/*
+ * fake_nvml.c - a fake libnvidia-ml.so.1 for the tests (never installed).
+ *
+ * Promises: it answers the NVML functions the backend uses from a scenario
+ * file ($FAKE_NVML_SCENARIO, format in docs/test-doubles.md, "Fake NVML"),
+ * read again at every nvmlInit that takes the reference count from 0 to 1,
+ * so one test process can run several scenarios one after another.  Without
+ * a scenario it shows one device with constant, plausible values.  Values
+ * are deterministic: the Nth successful read of a metric on a device gets
+ * the Nth value of its sequence, and the last value repeats.  Versioned
+ * structs are checked like NVML checks them (a wrong version word gets
+ * ARGUMENT_VERSION_MISMATCH), and its struct declarations are its own, made
+ * from the spec independently of src/nvml_abi.h, so a layout mistake on
+ * either side fails a test.  All state is behind one mutex; "slow" calls
+ * sleep outside it.  With $FAKE_NVML_STATS set, the final nvmlShutdown
+ * writes how often each function was called to that file.
+ *
+ * Built twice: FAKE_NVML_OLD=1 leaves out every _v2 / V symbol,
+ * nvmlDeviceGetCurrentClocksEventReasons and
+ * nvmlDeviceGetTotalEnergyConsumption, like a driver from before them.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef FAKE_NVML_OLD
+#define FAKE_NVML_OLD 0
+#endif
+
+#define FAKE_API __attribute__((visibility("default")))
+
+/* ------------------------------------------------------------- ABI (spec) */
+
+enum {
+    R_SUCCESS = 0,
+    R_UNINITIALIZED = 1,
+    R_INVALID_ARGUMENT = 2,
+    R_NOT_SUPPORTED = 3,
+    R_INSUFFICIENT_SIZE = 7,
+    R_GPU_IS_LOST = 15,
+    R_ARGUMENT_VERSION_MISMATCH = 25,
+    R_UNKNOWN = 999
+};
+
+struct fake_utilization {
+    unsigned gpu;
+    unsigned memory;
+};
+struct fake_memory_v1 {
+    unsigned long long total, free, used;
+};
+struct fake_memory_v2 {
+    unsigned version;
+    unsigned long long total, reserved, free, used;
+};
+struct fake_temperature {
+    unsigned version;
+    int sensor_type;
+    int temperature;
+};
+
+_Static_assert(sizeof(struct fake_utilization) == 8, "nvmlUtilization_t is 8 bytes");
+_Static_assert(sizeof(struct fake_memory_v1) == 24, "nvmlMemory_t is 24 bytes");
+_Static_assert(offsetof(struct fake_memory_v1, used) == 16, "nvmlMemory_t.used at 16");
+_Static_assert(sizeof(struct fake_memory_v2) == 40, "nvmlMemory_v2_t is 40 bytes");
+_Static_assert(offsetof(struct fake_memory_v2, total) == 8, "nvmlMemory_v2_t.total at 8");
+_Static_assert(offsetof(struct fake_memory_v2, reserved) == 16, "nvmlMemory_v2_t.reserved at 16");
+_Static_assert(offsetof(struct fake_memory_v2, free) == 24, "nvmlMemory_v2_t.free at 24");
+_Static_assert(offsetof(struct fake_memory_v2, used) == 32, "nvmlMemory_v2_t.used at 32");
+_Static_assert(sizeof(struct fake_temperature) == 12, "nvmlTemperature_t is 12 bytes");
+_Static_assert(offsetof(struct fake_temperature, temperature) == 8, "temperature at 8");
+
+/* The spec's version words, written out rather than computed, so that a
+ * wrong sizeof on the backend's side cannot agree with a wrong one here. */
+#define MEMORY_V2_VERSION 0x02000028u
+#define TEMPERATURE_VERSION 0x0100000cu
+
+/* ----------------------------------------------------------------- model */
+
+#define MAX_DEVICES 16
+#define MAX_RULES 64
+#define TEXT_MAX 96
+
+/* Metrics with a value sequence. */
+enum metric {
+    M_UTIL_GPU,
+    M_UTIL_MEM,
+    M_MEM_USED,
+    M_MEM_TOTAL,
+    M_MEM_RESERVED,
+    M_POWER_MW,
+    M_ENERGY_MJ,
+    M_TEMP_C,
+    M_CLOCK_SM,
+    M_CLOCK_MEM,
+    M_THROTTLE,
+    M_PCIE_TX,
+    M_PCIE_RX,
+    N_METRICS
+};
+
+static const struct {
+    const char *name;
+    long long fallback; /* the value without a scenario sequence */
+} metric_info[N_METRICS] = {
+    [M_UTIL_GPU] = {"util_gpu", 42},
+    [M_UTIL_MEM] = {"util_mem", 17},
+    [M_MEM_USED] = {"mem_used", 1073741824LL},        /* 1 GiB */
+    [M_MEM_TOTAL] = {"mem_total", 85899345920LL},     /* 80 GiB */
+    [M_MEM_RESERVED] = {"mem_reserved", 536870912LL}, /* 512 MiB */
+    [M_POWER_MW] = {"power_mw", 75000},
+    [M_ENERGY_MJ] = {"energy_mj", 123456789},
+    [M_TEMP_C] = {"temp_c", 35},
+    [M_CLOCK_SM] = {"clock_sm", 1980},
+    [M_CLOCK_MEM] = {"clock_mem", 2619},
+    [M_THROTTLE] = {"throttle", 0x1},
+    [M_PCIE_TX] = {"pcie_tx", 1000},
+    [M_PCIE_RX] = {"pcie_rx", 2000},
+};
+
+/* Device functions, as the targets of error / unsupported / slow rules. */
+enum key {
+    K_HANDLE,
+    K_NAME,
+    K_UUID,
+    K_UTIL,
+    K_MEM_V1,
+    K_MEM_V2,
+    K_POWER,
+    K_ENERGY,
+    K_TEMP_V1,
+    K_TEMP_V,
+    K_CLOCK_SM,
+    K_CLOCK_MEM,
+    K_THROTTLE,
+    K_PCIE_TX,
+    K_PCIE_RX,
+    N_KEYS
+};
+
+static const char *const key_names[N_KEYS] = {
+    "handle",  "name",   "uuid",     "util",      "mem_v1",   "mem_v2",  "power",   "energy",
+    "temp_v1", "temp_v", "clock_sm", "clock_mem", "throttle", "pcie_tx", "pcie_rx",
+};
+
+/* Names that stand for several functions (either API generation). */
+static const struct {
+    const char *name;
+    unsigned mask;
+} key_aliases[] = {
+    {"mem", (1u << K_MEM_V1) | (1u << K_MEM_V2)},
+    {"temp", (1u << K_TEMP_V1) | (1u << K_TEMP_V)},
+    {"clock", (1u << K_CLOCK_SM) | (1u << K_CLOCK_MEM)},
+    {"pcie", (1u << K_PCIE_TX) | (1u << K_PCIE_RX)},
+};
+
+/* Exported functions, for the call counts. */
+#define FAKE_FUNCTIONS(X)                                                                          \
+    X(nvmlInit)                                                                                    \
+    X(nvmlInit_v2)                                                                                 \
+    X(nvmlShutdown)                                                                                \
+    X(nvmlErrorString)                                                                             \
+    X(nvmlSystemGetDriverVersion)                                                                  \
+    X(nvmlDeviceGetCount)                                                                          \
+    X(nvmlDeviceGetCount_v2)                                                                       \
+    X(nvmlDeviceGetHandleByIndex)                                                                  \
+    X(nvmlDeviceGetHandleByIndex_v2)                                                               \
+    X(nvmlDeviceGetName)                                                                           \
+    X(nvmlDeviceGetUUID)                                                                           \
+    X(nvmlDeviceGetUtilizationRates)                                                               \
+    X(nvmlDeviceGetMemoryInfo)                                                                     \
+    X(nvmlDeviceGetMemoryInfo_v2)                                                                  \
+    X(nvmlDeviceGetPowerUsage)                                                                     \
+    X(nvmlDeviceGetTotalEnergyConsumption)                                                         \
+    X(nvmlDeviceGetTemperature)                                                                    \
+    X(nvmlDeviceGetTemperatureV)                                                                   \
+    X(nvmlDeviceGetClockInfo)                                                                      \
+    X(nvmlDeviceGetCurrentClocksEventReasons)                                                      \
+    X(nvmlDeviceGetCurrentClocksThrottleReasons)                                                   \
+    X(nvmlDeviceGetPcieThroughput)
+
+#define AS_ENUM(f) F_##f,
+#define AS_NAME(f) #f,
+enum fn { FAKE_FUNCTIONS(AS_ENUM) N_FNS };
+static const char *const fn_names[N_FNS] = {FAKE_FUNCTIONS(AS_NAME)};
+
+typedef struct seq {
+    long long *v;
+    size_t n;
+    size_t next; /* successful reads so far */
+} seq;
+
+typedef struct device {
+    bool declared;
+    char name[TEXT_MAX];
+    char uuid[TEXT_MAX];
+    seq seqs[N_METRICS];
+    unsigned long long calls[N_KEYS];
+    bool has_lost_after;
+    unsigned long long lost_after; /* utilization calls that still succeed */
+    unsigned long long util_calls;
+    bool lost;
+} device;
+
+typedef struct rule {
+    unsigned dev;
+    unsigned mask; /* 1 << key */
+    int code;      /* 0: a slow rule */
+    unsigned long long after, times, seen, fired;
+    unsigned delay_us;
+} rule;
+
+typedef struct state {
+    int refcount;
+    unsigned n_devices;
+    long long count_override; /* -1: the number of devices */
+    int init_error, count_error, driver_error;
+    char driver_version[TEXT_MAX];
+    device devs[MAX_DEVICES];
+    rule rules[MAX_RULES];
+    size_t n_rules;
+    unsigned long long fn_calls[N_FNS];
+} state;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static state st;
+
+static void free_scenario(void)
 {
-    return 9;
+    for (size_t d = 0; d < MAX_DEVICES; d++)
+        for (size_t m = 0; m < N_METRICS; m++)
+            free(st.devs[d].seqs[m].v);
+    memset(&st, 0, sizeof st);
 }
+
+/* The library may be unloaded without a final nvmlShutdown. */
+__attribute__((destructor)) static void fake_unload(void)
+{
+    pthread_mutex_lock(&mu);
+    free_scenario();
+    pthread_mutex_unlock(&mu);
+}
+
+static void default_device(device *d, unsigned index)
+{
+    d->declared = true;
+    snprintf(d->name, sizeof d->name, "Fake NVIDIA GPU");
+    snprintf(d->uuid, sizeof d->uuid, "GPU-fa4e0000-0000-0000-0000-%012u", index);
+}
+
+static void reset_defaults(void)
+{
+    free_scenario();
+    st.count_override = -1;
+    snprintf(st.driver_version, sizeof st.driver_version, "999.99.99");
+}
+
+/* ------------------------------------------------------------ the parser */
+
+#define MAX_TOKENS 520
+
+typedef struct parser {
+    const char *path;
+    unsigned line_no;
+    const char *line; /* the original text, for messages */
+    char *tok[MAX_TOKENS];
+    size_t n;
+} parser;
+
+static int parse_error(const parser *p, const char *what)
+{
+    fprintf(stderr, "fake_nvml: %s:%u: %s: %s\n", p->path, p->line_no, what, p->line);
+    return -1;
+}
+
+/* Splits buf in place: words, "quoted text", '#' to the end is a comment. */
+static int tokenize(parser *p, char *buf)
+{
+    p->n = 0;
+    char *s = buf;
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+            s++;
+        if (!*s || *s == '#')
+            return 0;
+        if (p->n == MAX_TOKENS)
+            return parse_error(p, "too many words");
+        if (*s == '"') {
+            char *end = strchr(s + 1, '"');
+            if (!end)
+                return parse_error(p, "unterminated quote");
+            *end = '\0';
+            p->tok[p->n++] = s + 1;
+            s = end + 1;
+            continue;
+        }
+        p->tok[p->n++] = s;
+        while (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\n')
+            s++;
+        if (*s)
+            *s++ = '\0';
+    }
+}
+
+static bool parse_ll(const char *t, long long *out)
+{
+    char *end;
+    errno = 0;
+    if (t[0] == '-') {
+        *out = strtoll(t, &end, 0);
+    } else {
+        unsigned long long u = strtoull(t, &end, 0);
+        *out = (long long)u; /* throttle masks may use the top bit */
+    }
+    return errno == 0 && end != t && *end == '\0';
+}
+
+static bool parse_uint(const char *t, unsigned long long max, unsigned long long *out)
+{
+    long long v;
+    if (!parse_ll(t, &v) || t[0] == '-' || (unsigned long long)v > max)
+        return false;
+    *out = (unsigned long long)v;
+    return true;
+}
+
+static int parse_code(const parser *p, const char *t, int *out)
+{
+    long long v;
+    if (!parse_ll(t, &v) || v < 0 || v > 100000)
+        return parse_error(p, "bad NVML return code");
+    *out = (int)v;
+    return 0;
+}
+
+/* A declared device index. */
+static int parse_dev(const parser *p, const char *t, unsigned *out)
+{
+    unsigned long long v;
+    if (!parse_uint(t, MAX_DEVICES - 1, &v))
+        return parse_error(p, "bad device index (0-15)");
+    if (!st.devs[v].declared)
+        return parse_error(p, "device not declared above (add a 'device N' line first)");
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int parse_key(const parser *p, const char *t, unsigned *mask)
+{
+    for (unsigned k = 0; k < N_KEYS; k++) {
+        if (strcmp(t, key_names[k]) == 0) {
+            *mask = 1u << k;
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < sizeof key_aliases / sizeof key_aliases[0]; i++) {
+        if (strcmp(t, key_aliases[i].name) == 0) {
+            *mask = key_aliases[i].mask;
+            return 0;
+        }
+    }
+    return parse_error(p, "unknown function name");
+}
+
+static rule *new_rule(const parser *p)
+{
+    if (st.n_rules == MAX_RULES) {
+        parse_error(p, "too many error/slow rules");
+        return NULL;
+    }
+    return &st.rules[st.n_rules++];
+}
+
+static int parse_line(parser *p)
+{
+    char **t = p->tok;
+    size_t n = p->n;
+    if (n == 0)
+        return 0;
+    const char *cmd = t[0];
+
+    if (strcmp(cmd, "device") == 0) {
+        unsigned long long idx;
+        if (n < 2 || !parse_uint(t[1], MAX_DEVICES - 1, &idx))
+            return parse_error(p, "expected: device INDEX [name \"TEXT\"] [uuid TEXT]");
+        device *d = &st.devs[idx];
+        if (d->declared)
+            return parse_error(p, "device declared twice");
+        default_device(d, (unsigned)idx);
+        for (size_t i = 2; i < n; i += 2) {
+            if (i + 1 >= n)
+                return parse_error(p, "a value is missing");
+            if (strcmp(t[i], "name") == 0)
+                snprintf(d->name, sizeof d->name, "%s", t[i + 1]);
+            else if (strcmp(t[i], "uuid") == 0)
+                snprintf(d->uuid, sizeof d->uuid, "%s", t[i + 1]);
+            else
+                return parse_error(p, "unknown device attribute (name, uuid)");
+        }
+        return 0;
+    }
+    if (strcmp(cmd, "count") == 0) {
+        unsigned long long v;
+        if (n != 2 || !parse_uint(t[1], 1000, &v))
+            return parse_error(p, "expected: count N");
+        st.count_override = (long long)v;
+        return 0;
+    }
+    if (strcmp(cmd, "driver_version") == 0) {
+        if (n != 2)
+            return parse_error(p, "expected: driver_version TEXT");
+        snprintf(st.driver_version, sizeof st.driver_version, "%s", t[1]);
+        return 0;
+    }
+    if (strcmp(cmd, "init_error") == 0 || strcmp(cmd, "count_error") == 0 ||
+        strcmp(cmd, "driver_error") == 0) {
+        if (n != 2)
+            return parse_error(p, "expected: init_error|count_error|driver_error CODE");
+        int *dst = cmd[0] == 'i'   ? &st.init_error
+                   : cmd[0] == 'c' ? &st.count_error
+                                   : &st.driver_error;
+        return parse_code(p, t[1], dst);
+    }
+    if (strcmp(cmd, "seq") == 0) {
+        unsigned dev;
+        if (n < 4)
+            return parse_error(p, "expected: seq DEVICE METRIC VALUE...");
+        if (parse_dev(p, t[1], &dev) != 0)
+            return -1;
+        int m = -1;
+        for (int i = 0; i < N_METRICS; i++)
+            if (strcmp(t[2], metric_info[i].name) == 0)
+                m = i;
+        if (m < 0)
+            return parse_error(p, "unknown metric");
+        seq *s = &st.devs[dev].seqs[m];
+        free(s->v);
+        s->n = 0;
+        s->v = malloc((n - 3) * sizeof *s->v);
+        if (!s->v)
+            return parse_error(p, "out of memory");
+        for (size_t i = 3; i < n; i++)
+            if (!parse_ll(t[i], &s->v[s->n++]))
+                return parse_error(p, "bad value");
+        return 0;
+    }
+    if (strcmp(cmd, "unsupported") == 0) {
+        unsigned dev, mask;
+        if (n != 3)
+            return parse_error(p, "expected: unsupported DEVICE FUNCTION");
+        if (parse_dev(p, t[1], &dev) != 0 || parse_key(p, t[2], &mask) != 0)
+            return -1;
+        rule *r = new_rule(p);
+        if (!r)
+            return -1;
+        *r = (rule){.dev = dev, .mask = mask, .code = R_NOT_SUPPORTED};
+        return 0;
+    }
+    if (strcmp(cmd, "error") == 0) {
+        unsigned dev, mask;
+        if (n < 3)
+            return parse_error(p, "expected: error DEVICE FUNCTION CODE [after N] [times N] | "
+                                  "error DEVICE lost_after N");
+        if (parse_dev(p, t[1], &dev) != 0)
+            return -1;
+        if (strcmp(t[2], "lost_after") == 0) {
+            device *d = &st.devs[dev];
+            if (n != 4 || !parse_uint(t[3], ~0ull, &d->lost_after))
+                return parse_error(p, "expected: error DEVICE lost_after N");
+            d->has_lost_after = true;
+            return 0;
+        }
+        if (n < 4 || parse_key(p, t[2], &mask) != 0)
+            return n < 4 ? parse_error(p, "expected: error DEVICE FUNCTION CODE") : -1;
+        rule *r = new_rule(p);
+        if (!r)
+            return -1;
+        *r = (rule){.dev = dev, .mask = mask};
+        if (parse_code(p, t[3], &r->code) != 0)
+            return -1;
+        if (r->code == R_SUCCESS)
+            return parse_error(p, "an error rule needs a non-zero code");
+        for (size_t i = 4; i < n; i += 2) {
+            unsigned long long v;
+            if (i + 1 >= n || !parse_uint(t[i + 1], ~0ull, &v))
+                return parse_error(p, "expected a count after 'after' / 'times'");
+            if (strcmp(t[i], "after") == 0)
+                r->after = v;
+            else if (strcmp(t[i], "times") == 0)
+                r->times = v;
+            else
+                return parse_error(p, "unknown error option (after, times)");
+        }
+        return 0;
+    }
+    if (strcmp(cmd, "slow") == 0) {
+        unsigned dev, mask;
+        unsigned long long us;
+        if (n != 4)
+            return parse_error(p, "expected: slow DEVICE FUNCTION MICROSECONDS");
+        if (parse_dev(p, t[1], &dev) != 0 || parse_key(p, t[2], &mask) != 0)
+            return -1;
+        if (!parse_uint(t[3], 10000000, &us))
+            return parse_error(p, "bad microseconds (at most 10 s)");
+        rule *r = new_rule(p);
+        if (!r)
+            return -1;
+        *r = (rule){.dev = dev, .mask = mask, .delay_us = (unsigned)us};
+        return 0;
+    }
+    return parse_error(p, "unknown line");
+}
+
+/* Loads $FAKE_NVML_SCENARIO (or the default device); 0 or -1. */
+static int load_scenario(void)
+{
+    reset_defaults();
+    const char *path = getenv("FAKE_NVML_SCENARIO");
+    if (!path || !*path) {
+        default_device(&st.devs[0], 0);
+        st.n_devices = 1;
+        return 0;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "fake_nvml: cannot open scenario %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    parser p = {.path = path};
+    char buf[8192], copy[8192];
+    int rc = 0;
+    while (rc == 0 && fgets(buf, sizeof buf, f)) {
+        p.line_no++;
+        buf[strcspn(buf, "\n")] = '\0';
+        memcpy(copy, buf, sizeof copy);
+        p.line = copy;
+        rc = tokenize(&p, buf);
+        if (rc == 0)
+            rc = parse_line(&p);
+    }
+    fclose(f);
+    if (rc != 0)
+        return -1;
+    while (st.n_devices < MAX_DEVICES && st.devs[st.n_devices].declared)
+        st.n_devices++;
+    for (unsigned d = st.n_devices; d < MAX_DEVICES; d++) {
+        if (st.devs[d].declared) {
+            fprintf(stderr, "fake_nvml: %s: devices must be numbered 0..N-1 without a gap\n", path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void write_stats(void)
+{
+    const char *path = getenv("FAKE_NVML_STATS");
+    if (!path || !*path)
+        return;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "fake_nvml: cannot write stats %s: %s\n", path, strerror(errno));
+        return;
+    }
+    fprintf(f, "# fake_nvml call counts\n");
+    for (int i = 0; i < N_FNS; i++)
+        if (st.fn_calls[i])
+            fprintf(f, "%s %llu\n", fn_names[i], st.fn_calls[i]);
+    for (unsigned d = 0; d < st.n_devices; d++)
+        for (int k = 0; k < N_KEYS; k++)
+            if (st.devs[d].calls[k])
+                fprintf(f, "device %u %s %llu\n", d, key_names[k], st.devs[d].calls[k]);
+    fclose(f);
+}
+
+/* ---------------------------------------------------------------- calls */
+
+/* One device call in progress: the lock is held between begin and finish. */
+typedef struct call {
+    device *d;
+    unsigned delay_us;
+} call;
+
+static device *device_of(const void *handle)
+{
+    const device *p = handle;
+    if (p < st.devs || p >= st.devs + st.n_devices)
+        return NULL;
+    return (device *)p;
+}
+
+/* begin()'s handle for a call that names its device by index. */
+static const char by_index_tag;
+#define BY_INDEX ((const void *)&by_index_tag)
+
+/* Locks; resolves the device (by handle, or by index with BY_INDEX);
+ * counts; applies the lost / error / slow rules.  Returns the code the call
+ * must return (R_SUCCESS: go on and fill the values, then finish()). */
+static int begin(enum fn f, const void *handle, unsigned index, enum key k, call *c)
+{
+    pthread_mutex_lock(&mu);
+    st.fn_calls[f]++;
+    c->delay_us = 0;
+    if (handle == BY_INDEX)
+        c->d = index < st.n_devices ? &st.devs[index] : NULL;
+    else
+        c->d = device_of(handle);
+    if (st.refcount == 0)
+        return R_UNINITIALIZED;
+    device *d = c->d;
+    if (!d)
+        return R_INVALID_ARGUMENT;
+    d->calls[k]++;
+    unsigned dev = (unsigned)(d - st.devs);
+    int code = R_SUCCESS;
+    for (size_t i = 0; i < st.n_rules; i++) {
+        rule *r = &st.rules[i];
+        if (r->dev != dev || !(r->mask & (1u << k)))
+            continue;
+        if (r->code == 0) {
+            c->delay_us += r->delay_us;
+            continue;
+        }
+        r->seen++;
+        if (r->seen > r->after && (r->times == 0 || r->fired < r->times) && code == R_SUCCESS) {
+            r->fired++;
+            code = r->code;
+        }
+    }
+    if (k == K_UTIL && d->has_lost_after && !d->lost && ++d->util_calls > d->lost_after)
+        d->lost = true;
+    if (d->lost)
+        return R_GPU_IS_LOST;
+    return code;
+}
+
+/* Unlocks, then sleeps for a slow rule (outside the lock, like a driver
+ * call blocking its own caller only). */
+static int finish(call *c, int code)
+{
+    unsigned us = c->delay_us;
+    pthread_mutex_unlock(&mu);
+    if (us) {
+        struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+    }
+    return code;
+}
+
+/* The next value of a metric's sequence (the last one repeats). */
+static long long take(device *d, enum metric m)
+{
+    seq *s = &d->seqs[m];
+    if (s->n == 0)
+        return metric_info[m].fallback;
+    long long v = s->v[s->next < s->n ? s->next : s->n - 1];
+    s->next++;
+    return v;
+}
+
+static int init_common(enum fn f)
+{
+    pthread_mutex_lock(&mu);
+    st.fn_calls[f]++;
+    int code = R_SUCCESS;
+    if (st.refcount == 0) {
+        if (load_scenario() != 0)
+            code = R_UNKNOWN;
+        else if (st.init_error)
+            code = st.init_error;
+        /* Counts cover one init..final shutdown session, this call included. */
+        memset(st.fn_calls, 0, sizeof st.fn_calls);
+        st.fn_calls[f] = 1;
+        if (code != R_SUCCESS)
+            free_scenario();
+    }
+    if (code == R_SUCCESS)
+        st.refcount++;
+    pthread_mutex_unlock(&mu);
+    return code;
+}
+
+FAKE_API int nvmlInit(void)
+{
+    return init_common(F_nvmlInit);
+}
+
+FAKE_API int nvmlShutdown(void)
+{
+    pthread_mutex_lock(&mu);
+    st.fn_calls[F_nvmlShutdown]++;
+    int code = R_SUCCESS;
+    if (st.refcount == 0) {
+        code = R_UNINITIALIZED;
+    } else if (--st.refcount == 0) {
+        write_stats();
+        free_scenario();
+    }
+    pthread_mutex_unlock(&mu);
+    return code;
+}
+
+/* The fake's own wording of NVML's error strings. */
+FAKE_API const char *nvmlErrorString(int code)
+{
+    pthread_mutex_lock(&mu);
+    st.fn_calls[F_nvmlErrorString]++;
+    pthread_mutex_unlock(&mu);
+    switch (code) {
+    case 0:
+        return "Success";
+    case 1:
+        return "Uninitialized";
+    case 2:
+        return "Invalid Argument";
+    case 3:
+        return "Not Supported";
+    case 4:
+        return "Insufficient Permissions";
+    case 5:
+        return "Already Initialized";
+    case 6:
+        return "Not Found";
+    case 7:
+        return "Insufficient Size";
+    case 9:
+        return "Driver Not Loaded";
+    case 12:
+        return "NVML Shared Library Not Found";
+    case 13:
+        return "Function Not Found";
+    case 15:
+        return "GPU is lost";
+    case 18:
+        return "RM has detected an NVML/RM version mismatch";
+    case 21:
+        return "No data";
+    case 25:
+        return "Argument version mismatch";
+    case 26:
+        return "Deprecated";
+    case 27:
+        return "Not Ready";
+    case 28:
+        return "GPU not found";
+    default:
+        return "Unknown Error";
+    }
+}
+
+FAKE_API int nvmlSystemGetDriverVersion(char *buf, unsigned len)
+{
+    pthread_mutex_lock(&mu);
+    st.fn_calls[F_nvmlSystemGetDriverVersion]++;
+    int code = R_SUCCESS;
+    if (st.refcount == 0)
+        code = R_UNINITIALIZED;
+    else if (st.driver_error)
+        code = st.driver_error;
+    else if (!buf)
+        code = R_INVALID_ARGUMENT;
+    else if (strlen(st.driver_version) + 1 > len)
+        code = R_INSUFFICIENT_SIZE;
+    else
+        memcpy(buf, st.driver_version, strlen(st.driver_version) + 1);
+    pthread_mutex_unlock(&mu);
+    return code;
+}
+
+static int count_common(enum fn f, unsigned *count)
+{
+    pthread_mutex_lock(&mu);
+    st.fn_calls[f]++;
+    int code = R_SUCCESS;
+    if (st.refcount == 0)
+        code = R_UNINITIALIZED;
+    else if (st.count_error)
+        code = st.count_error;
+    else if (!count)
+        code = R_INVALID_ARGUMENT;
+    else
+        *count = st.count_override >= 0 ? (unsigned)st.count_override : st.n_devices;
+    pthread_mutex_unlock(&mu);
+    return code;
+}
+
+FAKE_API int nvmlDeviceGetCount(unsigned *count)
+{
+    return count_common(F_nvmlDeviceGetCount, count);
+}
+
+static int handle_common(enum fn f, unsigned index, void **out)
+{
+    call c;
+    int code = begin(f, BY_INDEX, index, K_HANDLE, &c);
+    if (code == R_SUCCESS && !out)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS)
+        *out = c.d;
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetHandleByIndex(unsigned index, void **out)
+{
+    return handle_common(F_nvmlDeviceGetHandleByIndex, index, out);
+}
+
+static int text_common(enum fn f, enum key k, void *handle, char *buf, unsigned len)
+{
+    call c;
+    int code = begin(f, handle, 0, k, &c);
+    if (code == R_SUCCESS) {
+        const char *text = k == K_NAME ? c.d->name : c.d->uuid;
+        if (!buf)
+            code = R_INVALID_ARGUMENT;
+        else if (strlen(text) + 1 > len)
+            code = R_INSUFFICIENT_SIZE;
+        else
+            memcpy(buf, text, strlen(text) + 1);
+    }
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetName(void *dev, char *buf, unsigned len)
+{
+    return text_common(F_nvmlDeviceGetName, K_NAME, dev, buf, len);
+}
+
+FAKE_API int nvmlDeviceGetUUID(void *dev, char *buf, unsigned len)
+{
+    return text_common(F_nvmlDeviceGetUUID, K_UUID, dev, buf, len);
+}
+
+#define BEGIN(fname, key, handle, c) begin(F_##fname, (handle), 0, key, c)
+
+FAKE_API int nvmlDeviceGetUtilizationRates(void *dev, struct fake_utilization *u)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetUtilizationRates, K_UTIL, dev, &c);
+    if (code == R_SUCCESS && !u)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS) {
+        u->gpu = (unsigned)take(c.d, M_UTIL_GPU);
+        u->memory = (unsigned)take(c.d, M_UTIL_MEM);
+    }
+    return finish(&c, code);
+}
+
+/* v1's `used` includes the reserved memory; v2 reports it apart. */
+FAKE_API int nvmlDeviceGetMemoryInfo(void *dev, struct fake_memory_v1 *m)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetMemoryInfo, K_MEM_V1, dev, &c);
+    if (code == R_SUCCESS && !m)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS) {
+        unsigned long long used = (unsigned long long)take(c.d, M_MEM_USED);
+        unsigned long long total = (unsigned long long)take(c.d, M_MEM_TOTAL);
+        unsigned long long reserved = (unsigned long long)take(c.d, M_MEM_RESERVED);
+        m->total = total;
+        m->used = used + reserved;
+        m->free = total > m->used ? total - m->used : 0;
+    }
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetPowerUsage(void *dev, unsigned *power_mw)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetPowerUsage, K_POWER, dev, &c);
+    if (code == R_SUCCESS && !power_mw)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS)
+        *power_mw = (unsigned)take(c.d, M_POWER_MW);
+    return finish(&c, code);
+}
+
+/* The deprecated call: unsigned, so a negative reading reads as 0. */
+FAKE_API int nvmlDeviceGetTemperature(void *dev, int sensor, unsigned *temp_c)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetTemperature, K_TEMP_V1, dev, &c);
+    if (code == R_SUCCESS && (!temp_c || sensor != 0))
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS) {
+        long long t = take(c.d, M_TEMP_C);
+        *temp_c = t < 0 ? 0u : (unsigned)t;
+    }
+    return finish(&c, code);
+}
+
+/* Type 0 (graphics) and 1 (SM) share the SM sequence; 2 is memory. */
+FAKE_API int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
+{
+    call c;
+    enum key k = type == 2 ? K_CLOCK_MEM : K_CLOCK_SM;
+    int code = BEGIN(nvmlDeviceGetClockInfo, k, dev, &c);
+    if (code == R_SUCCESS && (!mhz || type < 0 || type > 2))
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS)
+        *mhz = (unsigned)take(c.d, type == 2 ? M_CLOCK_MEM : M_CLOCK_SM);
+    return finish(&c, code);
+}
+
+static int reasons_common(enum fn f, void *dev, unsigned long long *mask)
+{
+    call c;
+    int code = begin(f, dev, 0, K_THROTTLE, &c);
+    if (code == R_SUCCESS && !mask)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS)
+        *mask = (unsigned long long)take(c.d, M_THROTTLE);
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetCurrentClocksThrottleReasons(void *dev, unsigned long long *mask)
+{
+    return reasons_common(F_nvmlDeviceGetCurrentClocksThrottleReasons, dev, mask);
+}
+
+FAKE_API int nvmlDeviceGetPcieThroughput(void *dev, int counter, unsigned *kb_per_s)
+{
+    call c;
+    enum key k = counter == 1 ? K_PCIE_RX : K_PCIE_TX;
+    int code = BEGIN(nvmlDeviceGetPcieThroughput, k, dev, &c);
+    if (code == R_SUCCESS && (!kb_per_s || counter < 0 || counter > 1))
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS)
+        *kb_per_s = (unsigned)take(c.d, counter == 1 ? M_PCIE_RX : M_PCIE_TX);
+    return finish(&c, code);
+}
+
+/* ------------------------------------------------ newer symbols (not OLD) */
+
+#if !FAKE_NVML_OLD
+
+FAKE_API int nvmlInit_v2(void)
+{
+    return init_common(F_nvmlInit_v2);
+}
+
+FAKE_API int nvmlDeviceGetCount_v2(unsigned *count)
+{
+    return count_common(F_nvmlDeviceGetCount_v2, count);
+}
+
+FAKE_API int nvmlDeviceGetHandleByIndex_v2(unsigned index, void **out)
+{
+    return handle_common(F_nvmlDeviceGetHandleByIndex_v2, index, out);
+}
+
+FAKE_API int nvmlDeviceGetMemoryInfo_v2(void *dev, struct fake_memory_v2 *m)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetMemoryInfo_v2, K_MEM_V2, dev, &c);
+    if (code == R_SUCCESS && !m)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS && m->version != MEMORY_V2_VERSION)
+        code = R_ARGUMENT_VERSION_MISMATCH;
+    if (code == R_SUCCESS) {
+        unsigned long long used = (unsigned long long)take(c.d, M_MEM_USED);
+        unsigned long long total = (unsigned long long)take(c.d, M_MEM_TOTAL);
+        unsigned long long reserved = (unsigned long long)take(c.d, M_MEM_RESERVED);
+        m->total = total;
+        m->reserved = reserved;
+        m->used = used;
+        m->free = total > used + reserved ? total - used - reserved : 0;
+    }
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetTotalEnergyConsumption(void *dev, unsigned long long *energy_mj)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetTotalEnergyConsumption, K_ENERGY, dev, &c);
+    if (code == R_SUCCESS && !energy_mj)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS)
+        *energy_mj = (unsigned long long)take(c.d, M_ENERGY_MJ);
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetTemperatureV(void *dev, struct fake_temperature *t)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetTemperatureV, K_TEMP_V, dev, &c);
+    if (code == R_SUCCESS && !t)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS && t->version != TEMPERATURE_VERSION)
+        code = R_ARGUMENT_VERSION_MISMATCH;
+    if (code == R_SUCCESS && t->sensor_type != 0)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS)
+        t->temperature = (int)take(c.d, M_TEMP_C);
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *mask)
+{
+    return reasons_common(F_nvmlDeviceGetCurrentClocksEventReasons, dev, mask);
+}
+
+#endif /* !FAKE_NVML_OLD */
