@@ -864,8 +864,12 @@ static gp_status producer_died(smi_ctx *c, gp_error *err)
     c->child.pid = 0;
     c->dead = true;
     c->dead_status = GP_ERR_BACKEND;
-    snprintf(c->dead_msg, sizeof c->dead_msg, "smi: nvidia-smi stopped sampling with %s: %s", how,
-             c->last_text[0] ? c->last_text : "(no output)");
+    char skipped[64] = "";
+    if (c->malformed_lines > 1)
+        snprintf(skipped, sizeof skipped, " (%llu lines were not rows)",
+                 (unsigned long long)c->malformed_lines);
+    snprintf(c->dead_msg, sizeof c->dead_msg, "smi: nvidia-smi stopped sampling with %s: %s%s", how,
+             c->last_text[0] ? c->last_text : "(no output)", skipped);
     return gp_error_set(err, c->dead_status, "%s", c->dead_msg);
 }
 

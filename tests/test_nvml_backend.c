@@ -663,7 +663,7 @@ static void test_monitor(void)
         CHECK_STR(s0->name, "NVIDIA H100 80GB HBM3");
         CHECK_STR(s0->uuid, "GPU-12345678-0000-0000-0000-000000000000");
         CHECK_INT(s0->device_status, GP_OK);
-        CHECK(s0->sample_count >= 3);
+        CHECK(s0->sample_count >= 2); /* at start and at stop, whatever the load */
         CHECK_NEAR(s0->util_gpu_mean, 50.0, 0);
         CHECK_INT(s0->power_max_mw, 100000);
         CHECK(s0->valid & GP_M_ENERGY);

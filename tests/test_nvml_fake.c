@@ -166,10 +166,15 @@ static void test_rules(fake *f)
     uint64_t t0 = gp_now_mono_ns();
     CHECK_INT(f->util(d1, &u), NVML_SUCCESS);
     CHECK(gp_now_mono_ns() - t0 >= 100000000ull);
-    t0 = gp_now_mono_ns();
     unsigned mw = 0;
-    CHECK_INT(f->power(d1, &mw), NVML_SUCCESS);
-    CHECK(gp_now_mono_ns() - t0 < 90000000ull);
+    uint64_t fastest_ns = UINT64_MAX; /* the best of three shrugs off a stall */
+    for (int i = 0; i < 3; i++) {
+        t0 = gp_now_mono_ns();
+        CHECK_INT(f->power(d1, &mw), NVML_SUCCESS);
+        uint64_t dt = gp_now_mono_ns() - t0;
+        fastest_ns = dt < fastest_ns ? dt : fastest_ns;
+    }
+    CHECK(fastest_ns < 50000000ull);
 
     unsigned long long mask = 0;
     CHECK_INT(f->reasons(d1, &mask), NVML_SUCCESS);
