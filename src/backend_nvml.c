@@ -382,6 +382,8 @@ static nvmlReturn_t read_memory(const nvml_api *a, nvmlDevice_t dev, bool *v2_ok
             *total = m2.total;
             return rc;
         }
+        /* Driver 580 answers an unknown version word with FUNCTION_NOT_FOUND
+         * rather than ARGUMENT_VERSION_MISMATCH: both mean "ask v1". */
         if (rc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH && rc != NVML_ERROR_NOT_SUPPORTED &&
             rc != NVML_ERROR_FUNCTION_NOT_FOUND)
             return rc;

@@ -115,7 +115,8 @@ enum {
 /* ----------------------------------------------------------------- structs */
 
 /* A versioned struct's first word: its size in the low bits, the struct
- * version in the top byte.  A wrong word gets ARGUMENT_VERSION_MISMATCH. */
+ * version in the top byte.  A wrong word gets ARGUMENT_VERSION_MISMATCH
+ * (driver 580 answers FUNCTION_NOT_FOUND for nvmlMemory_v2_t instead). */
 #define NVML_STRUCT_VERSION(type, ver) ((unsigned int)(sizeof(type) | ((unsigned int)(ver) << 24)))
 
 /* Percent, averaged over the driver's sample period (1/6 s to 1 s). */

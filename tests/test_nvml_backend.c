@@ -392,10 +392,13 @@ static void test_version_fallback(void)
     void *ctx = open_ok("nvml_version_fallback.txt", fake_new, 0);
     if (!ctx)
         return;
-    unsigned idx[2] = {0, 1};
-    start_ok(ctx, idx, 2);
+    unsigned idx[3] = {0, 1, 2};
+    start_ok(ctx, idx, 3);
     gp_device_sample s;
     for (int i = 0; i < 3; i++) {
+        read_ok(ctx, 2, &s);
+        CHECK_INT(s.valid, ALL_BUT_PCIE);
+        CHECK_U64(s.mem_used_bytes, 3072);
         read_ok(ctx, 0, &s);
         CHECK_INT(s.valid, ALL_BUT_PCIE);
         CHECK_U64(s.mem_used_bytes, 1024);
@@ -415,6 +418,8 @@ static void test_version_fallback(void)
     CHECK_CONTAINS(st, "\ndevice 1 mem_v2 1\n");
     CHECK_CONTAINS(st, "\ndevice 1 mem_v1 3\n");
     CHECK_CONTAINS(st, "\ndevice 1 temp_v 3\n");
+    CHECK_CONTAINS(st, "\ndevice 2 mem_v2 1\n");
+    CHECK_CONTAINS(st, "\ndevice 2 mem_v1 3\n");
     free(st);
 }
 

@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -588,10 +589,11 @@ typedef struct call {
 
 static device *device_of(const void *handle)
 {
-    const device *p = handle;
-    if (p < st.devs || p >= st.devs + st.n_devices)
+    /* Compared as integers: a foreign pointer is not part of st.devs. */
+    uintptr_t p = (uintptr_t)handle, base = (uintptr_t)st.devs;
+    if (p < base || p >= base + st.n_devices * sizeof(device) || (p - base) % sizeof(device))
         return NULL;
-    return (device *)p;
+    return &st.devs[(p - base) / sizeof(device)];
 }
 
 /* begin()'s handle for a call that names its device by index. */
