@@ -509,7 +509,8 @@ static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64
         }                                                                                          \
     } while (0)
 
-static gp_status nvml_read(void *ctx, size_t slot, gp_device_sample *out, gp_error *err)
+static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sample *out,
+                           gp_error *err)
 {
     nvml_ctx *c = ctx;
     const nvml_api *a = &c->api;
@@ -545,7 +546,7 @@ static gp_status nvml_read(void *ctx, size_t slot, gp_device_sample *out, gp_err
         });
     }
 
-    if (a->get_energy) {
+    if (a->get_energy && (flags & GP_READ_ENERGY)) {
         unsigned long long energy_mj = 0;
         METRIC(a->get_energy(dev, &energy_mj), "nvmlDeviceGetTotalEnergyConsumption", {
             out->energy_mj = energy_mj;

@@ -68,8 +68,9 @@ typedef struct gp_backend {
     /* Begin sampling `indices` (validated by the caller); slot i is indices[i]. */
     gp_status (*start)(void *ctx, const unsigned *indices, size_t n, uint64_t interval_ns,
                        gp_error *err);
-    /* Polled: read slot now. */
-    gp_status (*read)(void *ctx, size_t slot, gp_device_sample *out, gp_error *err);
+    /* Polled: read slot now.  flags: GP_READ_* (metrics the sampler asks
+     * for only now and then because they are slow to read). */
+    gp_status (*read)(void *ctx, size_t slot, unsigned flags, gp_device_sample *out, gp_error *err);
     /* Self-paced: one round.  out[n] and slot_status[n] per slot (a slot whose
      * device failed gets its status and message in slot_err[slot] if given).
      * Returns GP_OK with a round, GP_ERR_TIMEOUT at the deadline, GP_ERR_STATE
@@ -81,6 +82,13 @@ typedef struct gp_backend {
     /* End sampling; idempotent. */
     void (*stop)(void *ctx);
 } gp_backend;
+
+/* Read the energy counter this time.  NVML's nvmlDeviceGetTotalEnergyConsumption
+ * costs ~4 ms of CPU on an H100 (measured, docs/performance.md) and the
+ * counter moves only every 20-100 ms, so the sampler asks for it at the
+ * region's ends and every GP_ENERGY_PERIOD_NS in between. */
+#define GP_READ_ENERGY 1u
+#define GP_ENERGY_PERIOD_NS 2000000000ull
 
 extern const gp_backend gp_backend_nvml;
 extern const gp_backend gp_backend_smi;
@@ -125,10 +133,11 @@ typedef struct gp_acc {
     uint64_t n_clock_mem, sum_clock_mem;
     uint64_t throttle_seen;
 
-    /* Energy: the counter at the first and last stats sample, whether every
-     * stats sample had it, and the trapezoidal integral over consecutive
-     * valid power samples (from power_first_t_ns to power_prev_t_ns). */
-    bool energy_all_valid;
+    /* Energy: the counter at the first stats sample and at the last reading,
+     * whether the first and the last stats samples had it, whether the
+     * readings never went backwards, and the trapezoidal integral over
+     * consecutive valid power samples (power_first_t_ns to power_prev_t_ns). */
+    bool energy_first_valid, energy_last_valid, energy_monotonic, energy_seen;
     uint64_t energy_first_mj, energy_last_mj;
     uint64_t power_first_t_ns;
     uint64_t power_prev_t_ns;

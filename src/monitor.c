@@ -30,6 +30,9 @@ typedef struct slot_state {
     double error_at_s;
     bool have_latest;
     gp_sample latest;
+    /* Energy-read schedule (sampler thread only). */
+    bool energy_read_once, energy_after_warmup;
+    uint64_t energy_last_ns;
 } slot_state;
 
 struct gp_monitor {
@@ -288,8 +291,26 @@ static void fail_slot_locked(gp_monitor *m, size_t slot, uint64_t t_mono, gp_sta
     s->error_at_s = t_mono > m->t0_ns ? (double)(t_mono - m->t0_ns) / 1e9 : 0.0;
 }
 
+/* Whether slot s reads the (slow) energy counter in the round at t_mono:
+ * the first round, the first round after warmup and the last round bound
+ * the statistics window, and a reading every GP_ENERGY_PERIOD_NS keeps the
+ * value fresh should the device fail before the end. */
+static unsigned read_flags(gp_monitor *m, slot_state *s, uint64_t t_mono, bool last)
+{
+    bool after_warmup = t_mono - m->t0_ns >= (uint64_t)llround(m->opts.warmup_s * 1e9);
+    bool due = !s->energy_read_once || last || (after_warmup && !s->energy_after_warmup) ||
+               t_mono - s->energy_last_ns >= GP_ENERGY_PERIOD_NS;
+    if (!due)
+        return 0;
+    s->energy_read_once = true;
+    s->energy_last_ns = t_mono;
+    if (after_warmup)
+        s->energy_after_warmup = true;
+    return GP_READ_ENERGY;
+}
+
 /* One polled round: read every live device, then record under one lock. */
-static void polled_round(gp_monitor *m)
+static void polled_round(gp_monitor *m, bool last)
 {
     uint64_t t_mono = gp_now_mono_ns();
     uint64_t t_wall = gp_now_wall_ns();
@@ -298,7 +319,8 @@ static void polled_round(gp_monitor *m)
         if (m->slots[i].failed)
             continue; /* only the sampler thread sets failed, so no lock is needed */
         m->round_err[i].message[0] = '\0';
-        m->round_status[i] = m->be->read(m->ctx, i, &m->round[i], &m->round_err[i]);
+        unsigned flags = read_flags(m, &m->slots[i], t_mono, last);
+        m->round_status[i] = m->be->read(m->ctx, i, flags, &m->round[i], &m->round_err[i]);
     }
     pthread_mutex_lock(&m->mu);
     m->stats.ticks++;
@@ -315,7 +337,7 @@ static void run_polled(gp_monitor *m)
 {
     uint64_t next = m->t0_ns;
     for (;;) {
-        polled_round(m);
+        polled_round(m, false);
         next += m->interval_ns;
         uint64_t now = gp_now_mono_ns();
         if (now >= next) {
@@ -335,7 +357,7 @@ static void run_polled(gp_monitor *m)
         if (stop)
             break;
     }
-    polled_round(m); /* the last sample, at stop */
+    polled_round(m, true); /* the last sample, at stop */
 }
 
 static void run_self_paced(gp_monitor *m)

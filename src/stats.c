@@ -131,17 +131,24 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
     if (v & GP_M_THROTTLE)
         a->throttle_seen |= s->throttle_reasons;
 
-    /* The counter is trusted only if no stats sample lacked it: a gap may
-     * hide a driver reload that reset it. */
+    /* The counter is read less often than the other metrics (it is slow in
+     * NVML and updates only every 20-100 ms), so gaps between readings are
+     * expected.  It is trusted when the first and the last stats samples
+     * carry it and no reading goes backwards (a driver reload resets it). */
     int has_energy = (v & GP_M_ENERGY) != 0;
     if (first) {
-        a->energy_all_valid = has_energy;
+        a->energy_first_valid = has_energy;
+        a->energy_monotonic = true;
         a->energy_first_mj = s->energy_mj;
-    } else if (!has_energy) {
-        a->energy_all_valid = false;
+        a->energy_last_mj = s->energy_mj;
+    } else if (has_energy) {
+        if (a->energy_seen && s->energy_mj < a->energy_last_mj)
+            a->energy_monotonic = false;
+        a->energy_last_mj = s->energy_mj;
     }
     if (has_energy)
-        a->energy_last_mj = s->energy_mj;
+        a->energy_seen = true;
+    a->energy_last_valid = has_energy;
 
     spark_add(a, (v & GP_M_UTIL_GPU) != 0, clamp_pct(s->util_gpu_pct));
 }
@@ -237,7 +244,8 @@ void gp_acc_summarize(const gp_acc *a, gp_summary *out)
      * makes it go backwards: then integrate the power readings instead. */
     out->energy_j = 0.0;
     out->energy_source = GP_ENERGY_NONE;
-    if (a->n > 0 && a->energy_all_valid && a->energy_last_mj > a->energy_first_mj) {
+    if (a->n > 0 && a->energy_first_valid && a->energy_last_valid && a->energy_monotonic &&
+        a->energy_last_mj > a->energy_first_mj) {
         out->energy_j = (double)(a->energy_last_mj - a->energy_first_mj) / 1000.0;
         out->energy_source = GP_ENERGY_COUNTER;
     } else if (a->n_power >= 2 && a->power_prev_t_ns > a->power_first_t_ns) {

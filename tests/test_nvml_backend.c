@@ -94,7 +94,7 @@ static gp_status read_slot(void *ctx, size_t slot, gp_device_sample *s, gp_error
 {
     gp_error_clear(err);
     memset(s, 0xa5, sizeof *s); /* read() must set every field */
-    return gp_backend_nvml.read(ctx, slot, s, err);
+    return gp_backend_nvml.read(ctx, slot, GP_READ_ENERGY, s, err);
 }
 
 static void read_ok(void *ctx, size_t slot, gp_device_sample *s)
@@ -625,7 +625,7 @@ static void test_read_cost(void)
     uint64_t t0 = gp_thread_cpu_ns();
     int failures = 0;
     for (int i = 0; i < n; i++)
-        failures += gp_backend_nvml.read(ctx, 0, &s, &err) != GP_OK;
+        failures += gp_backend_nvml.read(ctx, 0, GP_READ_ENERGY, &s, &err) != GP_OK;
     double us = (double)(gp_thread_cpu_ns() - t0) / 1e3 / n;
     CHECK_INT(failures, 0);
     printf("nvml read() with the fake: %.2f us CPU per device-sample\n", us);

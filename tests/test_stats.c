@@ -159,15 +159,20 @@ static void reference(const timed *all, size_t n_all, uint64_t t0, uint64_t warm
     r->clock_mem_mean_mhz = n_cm ? (double)sum_cm / (double)n_cm : 0;
     r->throttle_reasons_seen = thr;
 
-    /* Energy: the counter when every sample had it and it advanced, else
-     * the trapezoid over consecutive valid power samples. */
-    int all_energy = n > 0;
-    for (size_t i = 0; i < n; i++)
+    /* Energy: the counter when the first and last samples have it, no
+     * reading goes backwards and it advanced, else the trapezoid over
+     * consecutive valid power samples. */
+    int counter_ok = n > 0 && (x[0].s.valid & GP_M_ENERGY) && (x[n - 1].s.valid & GP_M_ENERGY);
+    for (size_t i = 0, prev = SIZE_MAX; counter_ok && i < n; i++) {
         if (!(x[i].s.valid & GP_M_ENERGY))
-            all_energy = 0;
+            continue;
+        if (prev != SIZE_MAX && x[i].s.energy_mj < x[prev].s.energy_mj)
+            counter_ok = 0;
+        prev = i;
+    }
     r->energy_source = GP_ENERGY_NONE;
     r->energy_j = 0;
-    if (all_energy && x[n - 1].s.energy_mj > x[0].s.energy_mj) {
+    if (counter_ok && x[n - 1].s.energy_mj > x[0].s.energy_mj) {
         r->energy_source = GP_ENERGY_COUNTER;
         r->energy_j = (double)(x[n - 1].s.energy_mj - x[0].s.energy_mj) / 1000.0;
     } else {
@@ -454,13 +459,28 @@ static void energy_cases(void)
          0x0f,
          GP_ENERGY_POWER_INTEGRAL,
          60.0},
-        {"counter missing in one sample",
+        /* Read less often on purpose: gaps between the ends are fine. */
+        {"counter missing in a middle sample",
          5,
          {1000, 1020, 0, 1070, 1100},
          0x1b,
          0x1f,
+         GP_ENERGY_COUNTER,
+         0.1},
+        {"counter missing in the last sample",
+         4,
+         {1000, 1020, 1045, 0},
+         0x07,
+         0x0f,
          GP_ENERGY_POWER_INTEGRAL,
-         80.0},
+         60.0},
+        {"counter backwards across a gap",
+         4,
+         {9000, 0, 10, 9500},
+         0x0d,
+         0x0f,
+         GP_ENERGY_POWER_INTEGRAL,
+         60.0},
         {"counter missing in the first sample",
          3,
          {0, 1020, 1045},
