@@ -1,7 +1,7 @@
 /*
  * bench_sampler.c - the sampler's own cost and timing, against the fake NVML.
  *
- *   bench_sampler NVML_LIBRARY [--quick]
+ *   bench_sampler NVML_LIBRARY|real [--quick]
  *
  * Prints, for the figures docs/performance.md records:
  *   1. CPU time of the sampling thread per device-sample (1 and 8 devices,
@@ -13,15 +13,20 @@
  *      (first round + k * interval), early rounds vs late rounds; with
  *      absolute deadlines it must not grow.
  *   4. CPU share of one core at the 200 ms default.
+ *   0. Baselines that are the machine's, not ours: the CPU a bare 1 ms
+ *      nanosleep loop burns per wake-up, and the per-device-sample cost of
+ *      our own code path (backend read + statistics) in a tight loop.
  * The fake's scenario is written to a temporary file (8 devices, constant
  * metrics) and passed through FAKE_NVML_SCENARIO.
  */
+#include "gp_internal.h"
 #include "gpu_profile.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *nvml_path;
@@ -68,6 +73,61 @@ static int run(unsigned n_dev, double interval_s, double seconds, int keep, gp_m
         return -1;
     }
     *out = m;
+    return 0;
+}
+
+/* What one wake-up of a sleeping thread costs on this machine. */
+static void bench_wakeup(int n)
+{
+    uint64_t w0 = gp_now_mono_ns(), c0 = gp_thread_cpu_ns();
+    for (int i = 0; i < n; i++) {
+        struct timespec d = {0, 1000000};
+        nanosleep(&d, NULL);
+    }
+    uint64_t w = gp_now_mono_ns() - w0, c = gp_thread_cpu_ns() - c0;
+    printf("base bare_nanosleep_1ms: wall_per_iter_ms=%.3f cpu_per_wakeup_us=%.2f\n",
+           (double)w / n / 1e6, (double)c / n / 1e3);
+}
+
+/* Our own per-device-sample path without the sleep: the NVML backend's read
+ * (against the fake) and the statistics update, as the sampler does them. */
+static int bench_path(int rounds, int n_dev)
+{
+    gp_backend_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.nvml_library = nvml_path;
+    cfg.timeout_ns = 5000000000ull;
+    void *ctx = NULL;
+    gp_error err;
+    if (gp_backend_nvml.open(&cfg, &ctx, &err) != GP_OK) {
+        fprintf(stderr, "bench_sampler: %s\n", err.message);
+        return 1;
+    }
+    unsigned idx[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    if (gp_backend_nvml.start(ctx, idx, (size_t)n_dev, 1000000, &err) != GP_OK) {
+        fprintf(stderr, "bench_sampler: %s\n", err.message);
+        gp_backend_nvml.close(ctx);
+        return 1;
+    }
+    static gp_acc acc[8];
+    for (int d = 0; d < n_dev; d++)
+        gp_acc_init(&acc[d], 0, 0);
+    for (int with_energy = 0; with_energy < 2; with_energy++) {
+        uint64_t c0 = gp_thread_cpu_ns();
+        for (int r = 0; r < rounds; r++) {
+            uint64_t t = gp_now_mono_ns();
+            for (int d = 0; d < n_dev; d++) {
+                gp_device_sample s;
+                gp_backend_nvml.read(ctx, (size_t)d, with_energy ? GP_READ_ENERGY : 0, &s, &err);
+                gp_acc_add(&acc[d], t, &s);
+            }
+        }
+        double per = (double)(gp_thread_cpu_ns() - c0) / ((double)rounds * n_dev);
+        printf("path read+stats (%s NVML, %s): cpu_per_device_sample_us=%.3f\n",
+               nvml_path ? "fake" : "real", with_energy ? "with energy" : "without energy",
+               per / 1e3);
+    }
+    gp_backend_nvml.close(ctx);
     return 0;
 }
 
@@ -166,12 +226,25 @@ static int bench_timing(double interval_s, double seconds)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_sampler NVML_LIBRARY [--quick]\n"
-                        "  NVML_LIBRARY: the fake, build/tests/fake-nvml/libnvidia-ml.so.1\n");
+        fprintf(stderr, "usage: bench_sampler NVML_LIBRARY|real [--quick]\n"
+                        "  NVML_LIBRARY: the fake, build/tests/fake-nvml/libnvidia-ml.so.1\n"
+                        "  real: the driver's libnvidia-ml.so.1, device 0 (needs a GPU)\n");
         return 2;
     }
-    nvml_path = argv[1];
+    int real = strcmp(argv[1], "real") == 0;
+    nvml_path = real ? NULL : argv[1];
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
+    double k = quick ? 0.2 : 1.0;
+    int rc = 0;
+    bench_wakeup(quick ? 100 : 500);
+    if (real) {
+        /* The driver's own cost per call dominates: fewer rounds. */
+        rc |= bench_path(quick ? 100 : 500, 1);
+        rc |= bench_cpu(1, 3 * k);
+        rc |= bench_timing(0.010, 10 * k);
+        rc |= bench_timing(0.200, 30 * k);
+        return rc;
+    }
 
     char scen[] = "/tmp/gp-bench-scenario-XXXXXX";
     int fd = mkstemp(scen);
@@ -185,8 +258,7 @@ int main(int argc, char **argv)
     fclose(f);
     setenv("FAKE_NVML_SCENARIO", scen, 1);
 
-    double k = quick ? 0.2 : 1.0;
-    int rc = 0;
+    rc |= bench_path(quick ? 20000 : 100000, 8);
     rc |= bench_cpu(1, 3 * k);
     rc |= bench_cpu(8, 3 * k);
     rc |= bench_marginal(3 * k);
