@@ -88,7 +88,7 @@ typedef struct gp_backend {
  * counter moves only every 20-100 ms, so the sampler asks for it at the
  * region's ends and every GP_ENERGY_PERIOD_NS in between. */
 #define GP_READ_ENERGY 1u
-#define GP_ENERGY_PERIOD_NS 2000000000ull
+#define GP_ENERGY_PERIOD_NS 30000000000ull
 
 extern const gp_backend gp_backend_nvml;
 extern const gp_backend gp_backend_smi;

@@ -293,8 +293,8 @@ static void fail_slot_locked(gp_monitor *m, size_t slot, uint64_t t_mono, gp_sta
 
 /* Whether slot s reads the (slow) energy counter in the round at t_mono:
  * the first round, the first round after warmup and the last round bound
- * the statistics window, and a reading every GP_ENERGY_PERIOD_NS keeps the
- * value fresh should the device fail before the end. */
+ * the statistics window, and a reading every GP_ENERGY_PERIOD_NS lets the
+ * statistics notice a counter reset on a long run. */
 static unsigned read_flags(gp_monitor *m, slot_state *s, uint64_t t_mono, bool last)
 {
     bool after_warmup = t_mono - m->t0_ns >= (uint64_t)llround(m->opts.warmup_s * 1e9);

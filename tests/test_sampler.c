@@ -96,7 +96,7 @@ static void test_samples_match_scenario(void)
             CHECK_INT(s[i].m.power_mw, k0 == 0 ? 100000 : 200000);
             CHECK(s[i].m.valid & GP_M_POWER);
             /* The slow energy counter is read in the first and the last round
-             * (and every 2 s, longer than this run). */
+             * (and every 30 s, longer than this run). */
             CHECK_INT((s[i].m.valid & GP_M_ENERGY) != 0, i == 0 || i == n - 2);
             k0++;
         } else {
