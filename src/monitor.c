@@ -78,6 +78,15 @@ void gp_options_init(gp_options *opts)
     opts->backend_timeout_s = 5.0;
 }
 
+/* A NULL options pointer means "the defaults" everywhere. */
+static const gp_options *options_or_defaults(const gp_options *opts, gp_options *storage)
+{
+    if (opts)
+        return opts;
+    gp_options_init(storage);
+    return storage;
+}
+
 static gp_status validate_options(const gp_options *o, gp_error *err)
 {
     if (!isfinite(o->interval_s) || o->interval_s < 0.001 || o->interval_s > 86400.0)
@@ -205,10 +214,7 @@ gp_status gp_monitor_create(const gp_options *opts, gp_monitor **out, gp_error *
         return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_monitor_create: out is NULL");
     *out = NULL;
     gp_options defaults;
-    if (!opts) {
-        gp_options_init(&defaults);
-        opts = &defaults;
-    }
+    opts = options_or_defaults(opts, &defaults);
     gp_status st = validate_options(opts, err);
     if (st != GP_OK)
         return st;
@@ -630,10 +636,7 @@ gp_status gp_profile_call(const gp_options *opts, gp_call_fn fn, void *user,
     if (!fn)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_profile_call: fn is NULL");
     gp_options defaults;
-    if (!opts) {
-        gp_options_init(&defaults);
-        opts = &defaults;
-    }
+    opts = options_or_defaults(opts, &defaults);
     gp_monitor *m = NULL;
     gp_status st = gp_monitor_create(opts, &m, err);
     if (st == GP_OK)
@@ -685,10 +688,7 @@ gp_status gp_list_devices(const gp_options *opts, gp_device_info **out, size_t *
     if (driver_version && driver_version_len)
         driver_version[0] = '\0';
     gp_options defaults;
-    if (!opts) {
-        gp_options_init(&defaults);
-        opts = &defaults;
-    }
+    opts = options_or_defaults(opts, &defaults);
     gp_status st = validate_options(opts, err);
     if (st != GP_OK)
         return st;

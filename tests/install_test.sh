@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs the build into a temporary prefix and builds consumers against it
 # with find_package (shared and static) and with pkg-config; checks that the
-# shared library exports only gp_ symbols.
+# shared library exports only gp_ symbols and needs only libc, libm,
+# pthread and libdl.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -eu
 build=$1
@@ -15,6 +16,13 @@ bad=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBR]$/ {print $3}' | grep -v '
 if [ -n "$bad" ]; then
     echo "install_test: libgpuprofile.so exports symbols without the gp_ prefix:" >&2
     echo "$bad" >&2
+    exit 1
+fi
+# The core links only libc, libm, pthread and libdl (no CUDA, no NVML).
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v -E '^lib(c|m|pthread|dl)\.so\.[0-9]+$' || true)
+if [ -n "$needed" ]; then
+    echo "install_test: libgpuprofile.so needs more than libc, libm, pthread and libdl:" >&2
+    echo "$needed" >&2
     exit 1
 fi
 cmake -S "$src/tests/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
