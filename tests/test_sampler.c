@@ -172,14 +172,14 @@ static void test_energy_after_warmup(void)
      * counter is read there, so the energy covers exactly that window. */
     write_scenario("device 0\nseq 0 energy_mj 1000 1100 1300 1600\n");
     gp_options o = nvml_opts();
-    o.warmup_s = 0.02;
+    o.warmup_s = 0.2;
     o.keep_samples = 1;
     gp_monitor *m = NULL;
     gp_error err;
     CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
     CHECK_INT(gp_monitor_start(m, &err), GP_OK);
     size_t n = 0;
-    /* Rounds until well past the warmup (20 ms at 1 ms, however slow). */
+    /* Rounds until well past the warmup, however slow the machine. */
     gp_sample latest;
     uint64_t first_t = 0;
     while (gp_monitor_latest(m, 0, &latest) != GP_OK)
@@ -188,22 +188,30 @@ static void test_energy_after_warmup(void)
     do {
         usleep(2000);
         gp_monitor_latest(m, 0, &latest);
-    } while (latest.t_mono_ns - first_t < 40000000ull);
+    } while (latest.t_mono_ns - first_t < 300000000ull);
     CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
     const gp_sample *s = gp_monitor_samples(m, &n);
     const gp_summary *sum = gp_monitor_summary(m, 0);
     uint64_t w = sum->samples_warmup;
-    CHECK(w >= 1);
     CHECK(w < n);
+    /* Counter reads, in order, get 1000, 1100, 1300 mJ.  Normally the first
+     * round falls inside the warmup (w >= 1): reads at samples 0, w and
+     * n-1.  A thread that starts later than the warmup (a very slow
+     * machine) has w == 0: reads at 0 and n-1 only. */
     if (w >= 1 && w < n) {
         CHECK(s[0].m.valid & GP_M_ENERGY);
         CHECK(s[w].m.valid & GP_M_ENERGY);
+        CHECK(!(s[w - 1].m.valid & GP_M_ENERGY) || w == 1);
         CHECK(s[n - 1].m.valid & GP_M_ENERGY);
         CHECK_U64(s[w].m.energy_mj, 1100);
         CHECK_U64(s[n - 1].m.energy_mj, 1300);
+        CHECK_NEAR(sum->energy_j, 0.2, 1e-9);
+    } else if (w == 0 && n > 1) {
+        CHECK_U64(s[0].m.energy_mj, 1000);
+        CHECK_U64(s[n - 1].m.energy_mj, 1100);
+        CHECK_NEAR(sum->energy_j, 0.1, 1e-9);
     }
     CHECK_INT(sum->energy_source, GP_ENERGY_COUNTER);
-    CHECK_NEAR(sum->energy_j, 0.2, 1e-9);
     gp_monitor_destroy(m);
 }
 
