@@ -96,7 +96,7 @@ gp_status gp_backend_open_kind(gp_backend_kind kind, int strict, const gp_backen
         if (kind == GP_BACKEND_AUTO)
             return gp_error_set(err, first_status,
                                 "no GPU backend could be opened (tried nvml, smi): %s; "
-                                "install the NVIDIA driver, or use backend none for a dry run",
+                                "or use backend none for a dry run",
                                 why);
         return gp_error_set(err, first_status, "%s", why);
     }
