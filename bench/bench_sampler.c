@@ -1,7 +1,7 @@
 /*
  * bench_sampler.c - the sampler's own cost and timing, against the fake NVML.
  *
- *   bench_sampler NVML_LIBRARY|real [--quick]
+ *   bench_sampler NVML_LIBRARY|real [--quick|--long]
  *
  * Prints, for the figures docs/performance.md records:
  *   1. CPU time of the sampling thread per device-sample (1 and 8 devices,
@@ -226,7 +226,7 @@ static int bench_timing(double interval_s, double seconds)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_sampler NVML_LIBRARY|real [--quick]\n"
+        fprintf(stderr, "usage: bench_sampler NVML_LIBRARY|real [--quick|--long]\n"
                         "  NVML_LIBRARY: the fake, build/tests/fake-nvml/libnvidia-ml.so.1\n"
                         "  real: the driver's libnvidia-ml.so.1, device 0 (needs a GPU)\n");
         return 2;
@@ -234,6 +234,7 @@ int main(int argc, char **argv)
     int real = strcmp(argv[1], "real") == 0;
     nvml_path = real ? NULL : argv[1];
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
+    int longrun = argc > 2 && strcmp(argv[2], "--long") == 0;
     double k = quick ? 0.2 : 1.0;
     int rc = 0;
     bench_wakeup(quick ? 100 : 500);
@@ -265,6 +266,8 @@ int main(int argc, char **argv)
     rc |= bench_timing(0.001, 5 * k);
     rc |= bench_timing(0.010, 10 * k);
     rc |= bench_timing(0.200, 60 * k);
+    if (longrun)
+        rc |= bench_timing(0.001, 120); /* drift over 120 000 rounds */
     unlink(scen);
     return rc;
 }
