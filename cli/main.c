@@ -1,255 +1,318 @@
 /*
- * cli/main.c - `gpu-profile [OPTIONS] -- CMD [ARGS...]`.
+ * main.c - `gpu-profile [OPTIONS] -- CMD [ARGS...]` and `gpu-profile devices`.
  *
- * Runs CMD under a monitor and prints the summary to stderr when it ends, so
- * CMD's stdout is untouched.  The exit status is CMD's own (128+N when it was
- * killed by signal N; 127 / 126 when CMD is not found / not executable);
- * GP_CLI_EXIT_PROFILER (125) when the profiler itself cannot start, and
- * then CMD is not run.  Without any GPU backend CMD still runs and the
- * summary says why nothing was sampled, unless --strict.
+ * Runs CMD under a monitor and reports when it ends: to stderr (or -o
+ * FILE), never to stdout, so CMD's stdout is byte-for-byte what it would be
+ * without the profiler.  The exit status is CMD's own (128+N when signal N
+ * killed it; 127 / 126 when CMD is not found / not executable) or 125 when
+ * the profiler itself cannot start, and then CMD is not run.
+ *
+ * Devices: --device, else CUDA_VISIBLE_DEVICES (CUDA's rules, visible.c),
+ * else every device the backend sees.  Without --strict, anything that
+ * keeps sampling from starting (no backend, no visible device, a device
+ * that does not exist) becomes one note line and CMD runs unsampled; with
+ * --strict it is an error.  docs/cli.md has the whole contract.
  */
-#include "gpu_profile.h"
+#include "cli.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <math.h>
-#include <signal.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
-#define GP_CLI_EXIT_PROFILER 125
-#define GP_CLI_EXIT_USAGE 2
+#define NOTE_MAX 2048
 
-static void usage(FILE *f)
+static uint64_t mono_ns(void)
 {
-    fputs("usage: gpu-profile [OPTIONS] -- CMD [ARGS...]\n"
-          "\n"
-          "Runs CMD, samples the GPU while it runs, and prints a summary to stderr.\n"
-          "\n"
-          "options:\n"
-          "  --device N|N,M|all   GPUs to sample (default 0)\n"
-          "  --interval SECONDS   sampling period, >= 0.001 (default 0.2)\n"
-          "  --backend NAME       auto | nvml | smi | none (default auto)\n"
-          "  --warmup SECONDS     leave the first seconds out of the statistics\n"
-          "  --strict             fail (status 125, CMD not run) when no GPU backend opens\n"
-          "  --no-strict          run CMD without sampling when no backend opens (default)\n"
-          "  --json               print the summary as JSON\n"
-          "  --ascii              ASCII sparkline\n"
-          "  -q, --quiet          print nothing; only the exit status\n"
-          "  --version            print the version\n"
-          "  -h, --help           this text\n"
-          "\n"
-          "examples:\n"
-          "  gpu-profile -- python train.py --epochs 1\n"
-          "  gpu-profile --json --interval 0.05 -- ./bench\n",
-          f);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int parse_seconds(const char *opt, const char *v, double *out)
+static void note_add(char *note, const char *text)
 {
-    char *end = NULL;
-    errno = 0;
-    double d = v ? strtod(v, &end) : NAN;
-    if (!v || end == v || *end || errno || !isfinite(d) || d < 0) {
-        fprintf(stderr, "gpu-profile: %s needs a number of seconds, not '%s'\n", opt,
-                v ? v : "(nothing)");
+    size_t used = strlen(note);
+    if (text[0] && used + 3 < NOTE_MAX)
+        snprintf(note + used, NOTE_MAX - used, "%s%s", used ? "; " : "", text);
+}
+
+/* The library's "no backend" message, without the words that address a
+ * library caller ("use backend none"): the note shows only the reasons. */
+static const char *backend_reasons(const char *msg, char *buf, size_t len)
+{
+    static const char prefix[] = "no GPU backend could be opened (tried nvml, smi): ";
+    static const char suffix[] = "; or use backend none for a dry run";
+    if (strncmp(msg, prefix, sizeof prefix - 1) == 0)
+        msg += sizeof prefix - 1;
+    snprintf(buf, len, "%s", msg);
+    size_t n = strlen(buf), k = sizeof suffix - 1;
+    if (n > k && strcmp(buf + n - k, suffix) == 0)
+        buf[n - k] = '\0';
+    return buf;
+}
+
+static int create_none(const cli_opts *o, gp_monitor **mon)
+{
+    gp_options g = o->gp;
+    g.backend = GP_BACKEND_NONE;
+    g.device = 0;
+    g.devices = NULL;
+    g.n_devices = 0;
+    gp_error err;
+    if (gp_monitor_create(&g, mon, &err) != GP_OK) {
+        fprintf(stderr, "gpu-profile: %s\n", err.message);
         return -1;
     }
-    *out = d;
     return 0;
 }
 
-static int parse_devices(const char *v, gp_options *o, unsigned *list, size_t cap)
+/* Sampling cannot start for `reason`: an error with --strict (returns -1),
+ * otherwise a note and an unsampled run. */
+static int cannot_sample(const cli_opts *o, gp_status st, const char *reason, gp_monitor **mon,
+                         char *note)
 {
-    if (v && strcmp(v, "all") == 0) {
-        o->device = GP_ALL_DEVICES;
-        return 0;
+    if (o->gp.strict) {
+        fprintf(stderr, "gpu-profile: %s\n", reason);
+        fprintf(stderr, "gpu-profile: --strict: the command was not run (--no-strict runs it "
+                        "without sampling)\n");
+        return -1;
     }
+    char buf[NOTE_MAX], why[NOTE_MAX];
+    if (st == GP_ERR_DEVICE_NOT_FOUND)
+        snprintf(buf, sizeof buf, "nothing sampled (%s)", reason);
+    else
+        snprintf(buf, sizeof buf, "no GPU backend, nothing sampled (%s)",
+                 backend_reasons(reason, why, sizeof why));
+    note_add(note, buf);
+    return create_none(o, mon);
+}
+
+/* Creates the monitor for the devices CMD can see.  -1: exit 125. */
+static int setup_monitor(const cli_opts *o, gp_monitor **mon, char *note)
+{
+    *mon = NULL;
+    if (o->gp.backend == GP_BACKEND_NONE)
+        return create_none(o, mon);
+
+    gp_options g = o->gp;
+    g.strict = 1; /* the fallback is ours, with our note */
+    const char *spec = o->device_spec;
+    enum cli_list_rule rule = CLI_LIST_STRICT;
+    if (!spec) {
+        spec = getenv("CUDA_VISIBLE_DEVICES");
+        rule = CLI_LIST_CUDA;
+    }
+    unsigned list[CLI_MAX_DEVICES];
     size_t n = 0;
-    const char *p = v;
-    while (p && *p) {
-        char *end = NULL;
-        errno = 0;
-        unsigned long x = strtoul(p, &end, 10);
-        if (end == p || errno || x > 1024 || (*end && *end != ',') || *p == '-' || n == cap) {
-            fprintf(stderr,
-                    "gpu-profile: --device needs an index, a comma list of indices or 'all', "
-                    "not '%s'\n",
-                    v);
-            return -1;
+    char msg[NOTE_MAX];
+    gp_error err;
+    if (!spec || (rule == CLI_LIST_STRICT && strcmp(spec, "all") == 0)) {
+        g.device = GP_ALL_DEVICES;
+    } else if (rule == CLI_LIST_STRICT &&
+               cli_list_indices_only(spec, list, CLI_MAX_DEVICES, &n, msg, sizeof msg) == 1) {
+        g.devices = list;
+        g.n_devices = n;
+    } else {
+        /* UUIDs or CUDA's rules: resolved against the backend's list. */
+        gp_device_info *devs = NULL;
+        size_t count = 0;
+        const char *used = NULL;
+        if (gp_list_devices(&g, &devs, &count, NULL, 0, &used, &err) != GP_OK)
+            return cannot_sample(o, err.status, err.message, mon, note);
+        int rc =
+            cli_list_resolve(spec, rule, devs, count, list, CLI_MAX_DEVICES, &n, msg, sizeof msg);
+        gp_devices_free(devs);
+        if (rc < 0) {
+            char why[NOTE_MAX];
+            snprintf(why, sizeof why, "--device: %s", msg);
+            return cannot_sample(o, GP_ERR_DEVICE_NOT_FOUND, why, mon, note);
         }
-        list[n++] = (unsigned)x;
-        p = *end ? end + 1 : end;
+        if (n == 0)
+            return cannot_sample(o, GP_ERR_DEVICE_NOT_FOUND, msg, mon, note);
+        note_add(note, msg);
+        /* Open the backend that answered, not auto's first choice again. */
+        if (used)
+            gp_backend_parse(used, &g.backend, NULL);
+        g.devices = list;
+        g.n_devices = n;
     }
-    if (n == 0) {
-        fprintf(stderr, "gpu-profile: --device needs a value\n");
-        return -1;
-    }
-    o->devices = list;
-    o->n_devices = n;
+    if (gp_monitor_create(&g, mon, &err) != GP_OK)
+        return cannot_sample(o, err.status, err.message, mon, note);
     return 0;
 }
 
-static pid_t child_pid = -1;
+/* ------------------------------------------------------------ live line */
 
-static void forward(int sig)
+typedef struct live {
+    gp_monitor *mon;
+    uint64_t t0;
+    int shown; /* a line is on the terminal now */
+} live;
+
+static int in_foreground(void)
 {
-    if (child_pid > 0)
-        kill(child_pid, sig);
+    /* A background job writing to the terminal would be stopped (TOSTOP)
+     * or scribble over the foreground program. */
+    return tcgetpgrp(STDERR_FILENO) == getpgrp();
 }
 
-/* Runs argv; returns the shell-style exit status. */
-static int run_child(char **argv)
+static void write_all(int fd, const char *s, size_t n)
 {
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0) {
-        fprintf(stderr, "gpu-profile: cannot create a pipe: %s\n", strerror(errno));
-        return GP_CLI_EXIT_PROFILER;
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        s += w;
+        n -= (size_t)w;
     }
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "gpu-profile: cannot fork: %s\n", strerror(errno));
-        return GP_CLI_EXIT_PROFILER;
-    }
-    if (pid == 0) {
-        close(pfd[0]);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGQUIT, SIG_DFL);
-        execvp(argv[0], argv);
-        int e = errno;
-        if (write(pfd[1], &e, sizeof e) < 0)
-            _exit(127);
-        _exit(e == ENOENT ? 127 : 126);
-    }
-    close(pfd[1]);
-    child_pid = pid;
-    /* The terminal sends SIGINT/SIGQUIT to the child too; others we forward. */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = forward;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sa.sa_handler = SIG_IGN;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGQUIT, &sa, NULL);
+}
 
-    int exec_errno = 0;
-    ssize_t r;
-    do
-        r = read(pfd[0], &exec_errno, sizeof exec_errno);
-    while (r < 0 && errno == EINTR);
-    close(pfd[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    child_pid = -1;
-    if (r == (ssize_t)sizeof exec_errno) {
-        fprintf(stderr, "gpu-profile: %s: %s\n", argv[0], strerror(exec_errno));
-        return exec_errno == ENOENT ? 127 : 126;
+static void live_tick(void *user)
+{
+    live *l = user;
+    if (!in_foreground())
+        return;
+    size_t cols = 80;
+    struct winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        cols = ws.ws_col;
+    char line[1024];
+    line[0] = '\r';
+    cli_live_format(l->mon, (double)(mono_ns() - l->t0) / 1e9, line + 1, sizeof line - 8);
+    /* One row only: a wrapped line could not be taken back with \r. */
+    size_t len = strlen(line);
+    if (len > cols)
+        len = cols;
+    memcpy(line + len, "\x1b[K", 4);
+    write_all(STDERR_FILENO, line, len + 3);
+    l->shown = 1;
+}
+
+static void live_clear(live *l)
+{
+    if (l->shown && in_foreground())
+        write_all(STDERR_FILENO, "\r\x1b[K", 4);
+    l->shown = 0;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void exec_failed(const cli_opts *o, int e)
+{
+    const char *cmd = o->cmd[0];
+    if (e == ENOENT && !strchr(cmd, '/'))
+        fprintf(stderr, "gpu-profile: cannot run '%s': %s (not found in PATH)\n", cmd, strerror(e));
+    else
+        fprintf(stderr, "gpu-profile: cannot run '%s': %s\n", cmd, strerror(e));
+}
+
+static FILE *open_output(const char *opt, const char *path)
+{
+    FILE *f = fopen(path, "we"); /* close-on-exec: CMD must not inherit it */
+    if (!f)
+        fprintf(stderr, "gpu-profile: %s: cannot create '%s': %s\n", opt, path, strerror(errno));
+    return f;
+}
+
+static int close_output(FILE *f, const char *what, const char *path)
+{
+    if (!f)
+        return 0;
+    int bad = ferror(f) != 0;
+    if (fclose(f) != 0)
+        bad = 1;
+    if (bad)
+        fprintf(stderr, "gpu-profile: cannot write the %s to '%s': %s\n", what, path,
+                strerror(errno ? errno : EIO));
+    return bad ? -1 : 0;
+}
+
+static int run(cli_opts *o, const cli_signals *sig)
+{
+    FILE *out = NULL, *samples = NULL;
+    if (o->output && !(out = open_output("--output", o->output)))
+        return CLI_EXIT_PROFILER;
+    if (o->samples && !(samples = open_output("--samples", o->samples))) {
+        close_output(out, "report", o->output);
+        return CLI_EXIT_PROFILER;
     }
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return WEXITSTATUS(status);
+    o->gp.keep_samples = samples != NULL;
+
+    char note[NOTE_MAX] = "";
+    gp_monitor *mon = NULL;
+    gp_error err;
+    int rc = setup_monitor(o, &mon, note);
+    if (rc == 0 && gp_monitor_start(mon, &err) != GP_OK) {
+        gp_monitor_destroy(mon);
+        mon = NULL;
+        char why[NOTE_MAX];
+        snprintf(why, sizeof why, "%s", err.message);
+        rc = cannot_sample(o, err.status, why, &mon, note);
+        if (rc == 0 && gp_monitor_start(mon, &err) != GP_OK) {
+            fprintf(stderr, "gpu-profile: %s\n", err.message);
+            rc = -1;
+        }
+    }
+    if (rc < 0) {
+        gp_monitor_destroy(mon);
+        close_output(out, "report", o->output);
+        close_output(samples, "samples", o->samples);
+        return CLI_EXIT_PROFILER;
+    }
+    const char *backend = gp_monitor_backend(mon);
+    int sampled = strcmp(backend, "none") != 0;
+
+    live l = {mon, mono_ns(), 0};
+    int show_live = sampled && !o->quiet && !o->no_live && isatty(STDERR_FILENO);
+    cli_run_result res;
+    char msg[256];
+    if (cli_run_child(o->cmd, sig, !o->wait_primary, strcmp(backend, "smi") == 0,
+                      show_live ? live_tick : NULL, &l, &res, msg, sizeof msg) < 0) {
+        fprintf(stderr, "gpu-profile: %s\n", msg);
+        gp_monitor_destroy(mon);
+        close_output(out, "report", o->output);
+        close_output(samples, "samples", o->samples);
+        return CLI_EXIT_PROFILER;
+    }
+    live_clear(&l);
+    if (gp_monitor_stop(mon, &err) != GP_OK)
+        fprintf(stderr, "gpu-profile: %s\n", err.message);
+
+    if (res.exec_errno) {
+        /* Nothing ran, so there is nothing to report. */
+        exec_failed(o, res.exec_errno);
+    } else {
+        if (samples && cli_samples_write(mon, o->samples_format, samples) < 0)
+            fprintf(stderr, "gpu-profile: cannot write the samples to '%s': %s\n", o->samples,
+                    strerror(errno ? errno : EIO));
+        FILE *f = out ? out : o->quiet ? NULL : stderr;
+        cli_report r = {o, mon, sampled, note, &res};
+        if (f && cli_report_write(&r, f) < 0 && f != stderr)
+            fprintf(stderr, "gpu-profile: cannot write the report to '%s': %s\n", o->output,
+                    strerror(errno ? errno : EIO));
+    }
+    close_output(out, "report", o->output);
+    close_output(samples, "samples", o->samples);
+    gp_monitor_destroy(mon);
+    return res.exit_code;
 }
 
 int main(int argc, char **argv)
 {
-    gp_options o;
-    gp_options_init(&o);
-    o.strict = 0;
-    int json = 0, quiet = 0;
-    unsigned fmt = 0;
-    unsigned devs[64];
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--version") == 0) {
-            printf("gpu-profile %s\n", gp_version());
-            return 0;
-        } else if (strcmp(a, "--json") == 0) {
-            json = 1;
-        } else if (strcmp(a, "--ascii") == 0) {
-            fmt |= GP_FMT_ASCII;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            quiet = 1;
-        } else if (strcmp(a, "--strict") == 0) {
-            o.strict = 1;
-        } else if (strcmp(a, "--no-strict") == 0) {
-            o.strict = 0;
-        } else if (strcmp(a, "--interval") == 0) {
-            if (parse_seconds(a, v, &o.interval_s) != 0)
-                return GP_CLI_EXIT_USAGE;
-            i++;
-        } else if (strcmp(a, "--warmup") == 0) {
-            if (parse_seconds(a, v, &o.warmup_s) != 0)
-                return GP_CLI_EXIT_USAGE;
-            i++;
-        } else if (strcmp(a, "--device") == 0) {
-            if (parse_devices(v, &o, devs, sizeof devs / sizeof devs[0]) != 0)
-                return GP_CLI_EXIT_USAGE;
-            i++;
-        } else if (strcmp(a, "--backend") == 0) {
-            gp_error err;
-            if (gp_backend_parse(v, &o.backend, &err) != GP_OK) {
-                fprintf(stderr, "gpu-profile: --backend: %s\n", err.message);
-                return GP_CLI_EXIT_USAGE;
-            }
-            i++;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "gpu-profile: unknown option '%s' (see gpu-profile --help)\n", a);
-            return GP_CLI_EXIT_USAGE;
-        } else {
-            break; /* the command starts here (no "--") */
-        }
-    }
-    if (i >= argc) {
-        fprintf(stderr, "gpu-profile: no command to run: gpu-profile [OPTIONS] -- CMD [ARGS...]\n");
-        return GP_CLI_EXIT_USAGE;
-    }
+    /* First: every thread the library or NVML starts inherits this mask. */
+    cli_signals sig;
+    cli_signals_block(&sig);
 
-    gp_monitor *m = NULL;
-    gp_error err;
-    if (gp_monitor_create(&o, &m, &err) != GP_OK || gp_monitor_start(m, &err) != GP_OK) {
-        fprintf(stderr, "gpu-profile: %s\n", err.message);
-        gp_monitor_destroy(m);
-        return GP_CLI_EXIT_PROFILER;
-    }
-    int status = run_child(argv + i);
-    if (gp_monitor_stop(m, &err) != GP_OK)
-        fprintf(stderr, "gpu-profile: %s\n", err.message);
-    if (!quiet) {
-        size_t n = gp_monitor_device_count(m);
-        if (json)
-            fprintf(stderr, "{\"exit_status\":%d,\"devices\":[", status);
-        for (size_t d = 0; d < n; d++) {
-            const gp_summary *s = gp_monitor_summary(m, d);
-            if (!s)
-                continue;
-            if (json) {
-                size_t len = gp_summary_to_json(s, 0, NULL, 0);
-                char *buf = malloc(len + 1);
-                if (buf) {
-                    gp_summary_to_json(s, 0, buf, len + 1);
-                    fprintf(stderr, "%s%s", d ? "," : "", buf);
-                    free(buf);
-                }
-            } else {
-                gp_summary_print(s, stderr, fmt, &err);
-            }
-        }
-        if (json)
-            fprintf(stderr, "]}\n");
-    }
-    gp_monitor_destroy(m);
-    return status;
+    if (argc >= 2 && strcmp(argv[1], "devices") == 0)
+        return cli_devices_main(argc - 1, argv + 1);
+    cli_opts o;
+    int p = cli_parse_run_args(argc, argv, &o);
+    if (p != 0)
+        return p > 0 ? 0 : CLI_EXIT_PROFILER;
+    return run(&o, &sig);
 }

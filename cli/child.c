@@ -1,0 +1,431 @@
+/*
+ * child.c - runs CMD and waits for it without getting in its way.
+ *
+ * Promises:
+ *   - CMD gets the profiler's stdin, stdout, stderr, process group (so the
+ *     terminal stays its own), environment, signal mask and ignored signals,
+ *     exactly as if it had been started directly; none of our descriptors.
+ *   - An exec failure comes back through a close-on-exec pipe as errno, so
+ *     "not found" (127) and "not executable" (126) are told apart and
+ *     reported by the profiler, not guessed from an exit status.
+ *   - The profiler never dies of SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1,
+ *     SIGUSR2 or SIGPIPE while CMD runs: they are blocked from the start of
+ *     main (so every thread inherits the mask) and read from a signalfd.
+ *     SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to CMD; SIGINT and
+ *     SIGQUIT only when a process sent them (si_code SI_USER, SI_QUEUE or
+ *     SI_TKILL): from the terminal, CMD got its own copy already.
+ *   - With wait_all the profiler is a child subreaper: processes CMD leaves
+ *     behind are reparented to it, reaped, and waited for.  A SIGINT,
+ *     SIGQUIT, SIGTERM or SIGHUP after CMD has exited stops that wait.
+ *   - It never busy-waits: one poll() on the signalfd, with a timeout only
+ *     when a live line is to be refreshed (about once a second).
+ *   - Children of the library (the smi backend's nvidia-smi) are never
+ *     reaped here: when the library has children, CMD's side is found by
+ *     listing our children, and each one is waited for by pid.
+ */
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const int forwarded[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+
+void cli_signals_block(cli_signals *s)
+{
+    memset(s, 0, sizeof *s);
+    sigemptyset(&s->caught);
+    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
+        struct sigaction old;
+        /* An ignored signal (nohup, a background job of a script) stays
+         * ignored, for us and for CMD, which inherits SIG_IGN. */
+        if (sigaction(forwarded[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaddset(&s->caught, forwarded[i]);
+    }
+    struct sigaction old;
+    if (sigaction(SIGCHLD, NULL, &old) == 0 && old.sa_handler == SIG_IGN) {
+        /* Ignored SIGCHLD makes the kernel reap for us and waitpid fail;
+         * CMD gets it back as it was. */
+        s->chld_was_ignored = 1;
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigaction(SIGCHLD, &dfl, NULL);
+    }
+    sigaddset(&s->caught, SIGCHLD);
+    sigset_t block = s->caught;
+    /* A report to a closed pipe is an EPIPE error, not our death. */
+    sigaddset(&block, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &block, &s->orig_mask);
+}
+
+const char *cli_signal_name(int sig, char *buf, size_t len)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {
+        {SIGHUP, "SIGHUP"},       {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
+        {SIGILL, "SIGILL"},       {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},
+        {SIGBUS, "SIGBUS"},       {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"},
+        {SIGUSR1, "SIGUSR1"},     {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+        {SIGPIPE, "SIGPIPE"},     {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+        {SIGCHLD, "SIGCHLD"},     {SIGCONT, "SIGCONT"}, {SIGSTOP, "SIGSTOP"},
+        {SIGTSTP, "SIGTSTP"},     {SIGTTIN, "SIGTTIN"}, {SIGTTOU, "SIGTTOU"},
+        {SIGURG, "SIGURG"},       {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
+        {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"}, {SIGWINCH, "SIGWINCH"},
+        {SIGIO, "SIGIO"},         {SIGPWR, "SIGPWR"},   {SIGSYS, "SIGSYS"},
+#ifdef SIGSTKFLT
+        {SIGSTKFLT, "SIGSTKFLT"},
+#endif
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    if (sig >= SIGRTMIN && sig <= SIGRTMAX) {
+        if (sig == SIGRTMIN)
+            snprintf(buf, len, "SIGRTMIN");
+        else
+            snprintf(buf, len, "SIGRTMIN+%d", sig - SIGRTMIN);
+    } else {
+        snprintf(buf, len, "signal %d", sig);
+    }
+    return buf;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------ our children */
+
+typedef struct pidlist {
+    pid_t *p;
+    size_t n, cap;
+} pidlist;
+
+static int pidlist_add(pidlist *l, pid_t pid)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        pid_t *p = realloc(l->p, cap * sizeof *p);
+        if (!p)
+            return -1;
+        l->p = p;
+        l->cap = cap;
+    }
+    l->p[l->n++] = pid;
+    return 0;
+}
+
+static int pidlist_has(const pidlist *l, pid_t pid)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->p[i] == pid)
+            return 1;
+    return 0;
+}
+
+/* /proc/self/task/T/children, where the kernel has it (CONFIG_PROC_CHILDREN). */
+static int children_from_task_files(pidlist *out)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int ok = 1;
+    struct dirent *e;
+    while (ok && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[96];
+        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f) {
+            ok = 0;
+            break;
+        }
+        long pid;
+        while (fscanf(f, "%ld", &pid) == 1)
+            if (pidlist_add(out, (pid_t)pid) < 0)
+                ok = 0;
+        fclose(f);
+    }
+    closedir(d);
+    return ok ? 0 : -1;
+}
+
+/* Every /proc/PID/stat whose parent is us: slower, works on every kernel. */
+static int children_from_stat_scan(pidlist *out)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -1;
+    pid_t self = getpid();
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[64], line[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* it exited meanwhile */
+        ssize_t n = read(fd, line, sizeof line - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        line[n] = '\0';
+        /* "pid (comm) state ppid ...": comm may hold blanks and ')'. */
+        char *rp = strrchr(line, ')');
+        char state;
+        long ppid;
+        if (rp && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && ppid == (long)self &&
+            pidlist_add(out, (pid_t)atol(e->d_name)) < 0) {
+            closedir(d);
+            return -1;
+        }
+    }
+    closedir(d);
+    return 0;
+}
+
+static int list_children(pidlist *out)
+{
+    out->n = 0;
+    if (children_from_task_files(out) == 0)
+        return 0;
+    out->n = 0;
+    return children_from_stat_scan(out);
+}
+
+/* ---------------------------------------------------------- supervise */
+
+typedef struct sup {
+    pid_t cmd;
+    int cmd_done;
+    int cmd_status;
+    uint64_t cmd_end_ns;
+    int lib_may_fork; /* the library has children of its own */
+    pidlist lib;      /* ... these, listed before CMD started: never ours to reap */
+    int lib_known;    /* the list could be taken */
+} sup;
+
+static void on_reaped(sup *s, pid_t pid, int status)
+{
+    if (pid == s->cmd && !s->cmd_done) {
+        s->cmd_done = 1;
+        s->cmd_status = status;
+        s->cmd_end_ns = now_ns();
+    }
+}
+
+/* Reaps every exited child that is CMD or came from it; returns whether any
+ * such child is still alive. */
+static int reap(sup *s)
+{
+    if (!s->lib_may_fork) {
+        for (;;) {
+            int st = 0;
+            pid_t p = waitpid(-1, &st, WNOHANG);
+            if (p > 0) {
+                on_reaped(s, p, st);
+                continue;
+            }
+            if (p == 0)
+                return 1;
+            if (errno == EINTR)
+                continue;
+            return 0; /* ECHILD: nobody left */
+        }
+    }
+    pidlist kids = {0};
+    if (!s->lib_known || list_children(&kids) < 0) {
+        /* Cannot tell CMD's orphans from the library's children: wait for
+         * CMD alone. */
+        free(kids.p);
+        if (!s->cmd_done) {
+            int st = 0;
+            pid_t p;
+            do
+                p = waitpid(s->cmd, &st, WNOHANG);
+            while (p < 0 && errno == EINTR);
+            if (p == s->cmd)
+                on_reaped(s, p, st);
+        }
+        return !s->cmd_done;
+    }
+    int left = 0;
+    for (size_t i = 0; i < kids.n; i++) {
+        if (pidlist_has(&s->lib, kids.p[i]))
+            continue;
+        int st = 0;
+        pid_t p;
+        do
+            p = waitpid(kids.p[i], &st, WNOHANG);
+        while (p < 0 && errno == EINTR);
+        if (p == kids.p[i])
+            on_reaped(s, p, st);
+        else if (p == 0)
+            left = 1;
+    }
+    free(kids.p);
+    if (!s->cmd_done) /* CMD may not show in a listing taken as it exits */
+        left = 1;
+    return left;
+}
+
+static int is_stop_signal(int sig)
+{
+    return sig == SIGINT || sig == SIGQUIT || sig == SIGTERM || sig == SIGHUP;
+}
+
+int cli_run_child(char **argv, const cli_signals *sig, int wait_all, int lib_may_fork,
+                  cli_tick_fn tick, void *tick_user, cli_run_result *res, char *msg, size_t msg_len)
+{
+    memset(res, 0, sizeof *res);
+    sup s;
+    memset(&s, 0, sizeof s);
+
+    int sfd = signalfd(-1, &sig->caught, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) {
+        snprintf(msg, msg_len, "cannot create a signalfd: %s", strerror(errno));
+        return -1;
+    }
+    int ex[2];
+    if (pipe2(ex, O_CLOEXEC) != 0) {
+        snprintf(msg, msg_len, "cannot create a pipe: %s", strerror(errno));
+        close(sfd);
+        return -1;
+    }
+    if (wait_all)
+        (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* best effort */
+    /* Only the smi backend has children of its own; listing ours costs a
+     * scan of /proc on kernels without /proc/self/task/T/children, so it
+     * is done only then. */
+    s.lib_may_fork = lib_may_fork;
+    s.lib_known = lib_may_fork && list_children(&s.lib) == 0;
+
+    /* Prepared before fork: the child of a threaded process may only make
+     * async-signal-safe calls before exec. */
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+
+    uint64_t t0 = now_ns();
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(msg, msg_len, "cannot fork: %s", strerror(errno));
+        close(sfd);
+        close(ex[0]);
+        close(ex[1]);
+        free(s.lib.p);
+        return -1;
+    }
+    if (pid == 0) {
+        if (sig->chld_was_ignored)
+            sigaction(SIGCHLD, &ign, NULL);
+        sigprocmask(SIG_SETMASK, &sig->orig_mask, NULL);
+        execvp(argv[0], argv);
+        int e = errno;
+        ssize_t w = write(ex[1], &e, sizeof e);
+        (void)w;
+        _exit(e == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_NOT_EXEC);
+    }
+    close(ex[1]);
+    s.cmd = pid;
+
+    int left = 1, stop_waiting = 0, outlived = 0;
+    uint64_t next_tick = t0 + 1000000000ull;
+    for (;;) {
+        if (s.cmd_done) {
+            if (!wait_all || !left || stop_waiting)
+                break;
+            outlived = 1; /* CMD is gone, processes it started are not */
+        }
+        int timeout = -1;
+        if (tick) {
+            uint64_t now = now_ns();
+            timeout = next_tick > now ? (int)((next_tick - now + 999999) / 1000000) : 0;
+        }
+        struct pollfd pf = {.fd = sfd, .events = POLLIN};
+        int r = poll(&pf, 1, timeout);
+        if (r < 0 && errno != EINTR) {
+            /* Not expected (ENOMEM); do not spin on it. */
+            struct timespec nap = {0, 10000000};
+            nanosleep(&nap, NULL);
+        }
+        int chld = 0;
+        struct signalfd_siginfo si;
+        while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+            int sg = (int)si.ssi_signo;
+            if (sg == SIGCHLD) {
+                chld = 1;
+                continue;
+            }
+            if (is_stop_signal(sg) && !res->interrupted_by)
+                res->interrupted_by = sg;
+            if (s.cmd_done) {
+                if (is_stop_signal(sg))
+                    stop_waiting = 1;
+                continue;
+            }
+            int from_process =
+                si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE || si.ssi_code == SI_TKILL;
+            if ((sg == SIGINT || sg == SIGQUIT) && !from_process)
+                continue;    /* the terminal sent CMD its own */
+            kill(s.cmd, sg); /* not yet reaped: the pid is still CMD's */
+        }
+        if (chld)
+            left = reap(&s);
+        if (tick) {
+            uint64_t now = now_ns();
+            if (now >= next_tick) {
+                tick(tick_user);
+                while (next_tick <= now)
+                    next_tick += 1000000000ull;
+            }
+        }
+    }
+    uint64_t t_end = now_ns();
+
+    /* CMD has exited, so the write end is closed: this read cannot block. */
+    int exec_errno = 0;
+    ssize_t n;
+    do
+        n = read(ex[0], &exec_errno, sizeof exec_errno);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof exec_errno)
+        exec_errno = 0;
+    close(ex[0]);
+    close(sfd);
+    free(s.lib.p);
+
+    res->wait_status = s.cmd_status;
+    res->cmd_s = (double)(s.cmd_end_ns - t0) / 1e9;
+    res->descendants_s = outlived ? (double)(t_end - s.cmd_end_ns) / 1e9 : 0.0;
+    if (exec_errno) {
+        res->exec_errno = exec_errno;
+        res->exit_code = exec_errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_NOT_EXEC;
+    } else if (WIFSIGNALED(s.cmd_status)) {
+        res->term_signal = WTERMSIG(s.cmd_status);
+        res->core_dumped = WCOREDUMP(s.cmd_status) != 0;
+        res->exit_code = 128 + res->term_signal;
+    } else {
+        res->exit_code = WEXITSTATUS(s.cmd_status);
+    }
+    return 0;
+}

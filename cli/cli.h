@@ -1,0 +1,145 @@
+/*
+ * cli.h - the pieces of the `gpu-profile` command, shared between its
+ * files: option parsing (options.c), the device list rules of --device and
+ * CUDA_VISIBLE_DEVICES (visible.c), running and supervising CMD (child.c),
+ * the reports, the samples file and the live line (report.c, json.c), and
+ * `gpu-profile devices` (devices.c).  Nothing here is installed or public.
+ */
+#ifndef GP_CLI_H
+#define GP_CLI_H
+
+#include "gpu_profile.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* Exit statuses of the command itself (CMD's own statuses pass through). */
+#define CLI_EXIT_PROFILER 125   /* the profiler could not start: CMD was not run */
+#define CLI_EXIT_NOT_EXEC 126   /* CMD was found but could not be executed */
+#define CLI_EXIT_NOT_FOUND 127  /* CMD was not found */
+#define CLI_EXIT_DEVICES_FAIL 1 /* `gpu-profile devices`: no backend answered */
+
+#define CLI_MAX_DEVICES 64
+
+enum cli_samples_format { CLI_SAMPLES_NONE = 0, CLI_SAMPLES_CSV, CLI_SAMPLES_NDJSON };
+
+typedef struct cli_opts {
+    gp_options gp;           /* interval_s, warmup_s, backend, strict */
+    const char *device_spec; /* --device text; NULL when not given */
+    int json;
+    int quiet;
+    int no_live;
+    int ascii;
+    int wait_primary; /* --wait=primary: stop when CMD itself exits */
+    const char *output;
+    const char *samples;
+    enum cli_samples_format samples_format;
+    char **cmd; /* NULL-terminated argv of CMD */
+    int cmd_argc;
+} cli_opts;
+
+/* options.c.  Returns 0 to run, 1 when it printed help or the version
+ * (exit 0), -1 after printing why the arguments are wrong (exit 125). */
+int cli_parse_run_args(int argc, char **argv, cli_opts *o);
+/* Strict number parsing shared with `devices`: 0 or -1 after a message. */
+int cli_parse_seconds(const char *opt, const char *text, double min, double max, double *out);
+int cli_parse_backend(const char *opt, const char *text, gp_backend_kind *out);
+void cli_usage(FILE *f);
+
+/* visible.c: a device list ("0,2", "GPU-1f2e...,1", "all") resolved
+ * against the devices a backend sees.
+ *
+ * CLI_LIST_STRICT (--device): every entry must name one device; a wrong
+ * entry is an error.  CLI_LIST_CUDA (CUDA_VISIBLE_DEVICES): CUDA's rules:
+ * the first entry that names no device ends the list, MIG instances are
+ * skipped; `note` says what was left out. */
+enum cli_list_rule { CLI_LIST_STRICT, CLI_LIST_CUDA };
+
+/* Whether every entry of `spec` is a plain index, so it needs no device
+ * list to resolve; fills out/n when so (syntax only).  Returns -1 and a
+ * message for a malformed list under CLI_LIST_STRICT. */
+int cli_list_indices_only(const char *spec, unsigned *out, size_t cap, size_t *n, char *msg,
+                          size_t msg_len);
+/* Resolves `spec` against devs[0..n_devs).  Returns 0 (out/n_out filled,
+ * possibly empty under CLI_LIST_CUDA; `msg` holds a note or "") or -1
+ * (`msg` says why; CLI_LIST_STRICT only). */
+int cli_list_resolve(const char *spec, enum cli_list_rule rule, const gp_device_info *devs,
+                     size_t n_devs, unsigned *out, size_t cap, size_t *n_out, char *msg,
+                     size_t msg_len);
+
+/* child.c: run CMD and wait for it (and, unless wait_primary, for every
+ * descendant it leaves behind). */
+typedef struct cli_signals {
+    sigset_t caught;    /* read through a signalfd */
+    sigset_t orig_mask; /* restored in CMD */
+    int chld_was_ignored;
+} cli_signals;
+
+/* Blocks the signals the profiler handles; call first thing in main, before
+ * any thread exists, so every thread inherits the mask. */
+void cli_signals_block(cli_signals *s);
+
+typedef struct cli_run_result {
+    int exec_errno;       /* != 0: CMD could not be executed */
+    int wait_status;      /* CMD's raw wait status */
+    int exit_code;        /* the shell-style status gpu-profile exits with */
+    int term_signal;      /* the signal that killed CMD, or 0 */
+    int core_dumped;      /* with term_signal */
+    int interrupted_by;   /* first INT/QUIT/TERM/HUP the profiler received, or 0 */
+    double cmd_s;         /* CMD's wall time, fork to exit */
+    double descendants_s; /* how long descendants ran after CMD exited */
+} cli_run_result;
+
+typedef void (*cli_tick_fn)(void *user);
+
+/* Runs argv; calls tick(user) about once a second while waiting when tick
+ * is not NULL.  lib_may_fork: the library has child processes of its own
+ * (the smi backend), which must not be reaped here.  Returns 0, or -1 with
+ * `msg` set when the profiler itself could not start CMD (fork, pipe,
+ * signalfd). */
+int cli_run_child(char **argv, const cli_signals *sig, int wait_all, int lib_may_fork,
+                  cli_tick_fn tick, void *tick_user, cli_run_result *res, char *msg,
+                  size_t msg_len);
+
+/* "SIGTERM" for 15, "SIGRTMIN+3", "signal 99". */
+const char *cli_signal_name(int sig, char *buf, size_t len);
+
+/* json.c: a growable string with the JSON conventions of
+ * docs/json-schema.md (escaping, numbers). */
+typedef struct cli_buf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} cli_buf;
+
+void cli_buf_put(cli_buf *b, const char *s);
+void cli_buf_putn(cli_buf *b, const char *s, size_t n);
+void cli_buf_printf(cli_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_buf_free(cli_buf *b);
+void cli_json_str(cli_buf *b, const char *s);   /* "..." or null for NULL */
+void cli_json_num(cli_buf *b, double v);        /* fixed, <= 6 decimals; null if not finite */
+void cli_json_key(cli_buf *b, const char *key); /* "key": */
+void cli_json_sep(cli_buf *b, int *first);      /* "," after the first member */
+
+/* report.c */
+typedef struct cli_report {
+    const cli_opts *opts;
+    gp_monitor *mon;
+    int sampled;      /* a real backend sampled (not none) */
+    const char *note; /* why nothing was sampled / what was left out; may be "" */
+    const cli_run_result *res;
+} cli_report;
+
+/* Writes the text or JSON report to f.  Returns 0 or -1 (write error). */
+int cli_report_write(const cli_report *r, FILE *f);
+/* Writes every kept sample to f in the format; 0 or -1. */
+int cli_samples_write(gp_monitor *m, enum cli_samples_format fmt, FILE *f);
+/* Formats the live status line (no "\r", no newline) into buf. */
+void cli_live_format(gp_monitor *m, double elapsed_s, char *buf, size_t len);
+
+/* devices.c: `gpu-profile devices [--json] [--backend B]`. */
+int cli_devices_main(int argc, char **argv);
+
+#endif

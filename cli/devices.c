@@ -1,0 +1,121 @@
+/*
+ * devices.c - `gpu-profile devices [--json] [--backend B]`: the devices a
+ * backend sees (index, name, UUID, memory), the driver version and which
+ * backend answered, on stdout as an aligned table or one
+ * "gpu-profile.devices" JSON object.  Every device the backend sees is
+ * listed; CUDA_VISIBLE_DEVICES does not filter the list.  Exit status 0
+ * when a backend answered (even with no device), 1 when none could be
+ * opened (the message says why for each), 125 for a bad option.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: gpu-profile devices [--json] [--backend auto|nvml|smi|none]\n"
+          "\n"
+          "Lists the GPUs the backend sees: index, name, UUID, memory, driver version\n"
+          "and the backend that answered.  Exit status 1 when no backend answers.\n",
+          f);
+}
+
+static void write_text(const gp_device_info *d, size_t n, const char *driver, const char *be)
+{
+    if (n == 0) {
+        printf("no GPU found (backend %s%s%s)\n", be, driver[0] ? ", driver " : "", driver);
+        return;
+    }
+    int wn = (int)strlen("name"), wu = (int)strlen("uuid");
+    for (size_t i = 0; i < n; i++) {
+        int a = (int)strlen(d[i].name), b = (int)strlen(d[i].uuid);
+        wn = a > wn ? a : wn;
+        wu = b > wu ? b : wu;
+    }
+    printf("%-5s  %-*s  %-*s  %s\n", "index", wn, "name", wu, "uuid", "memory");
+    for (size_t i = 0; i < n; i++) {
+        char mem[32] = "n/a";
+        if (d[i].valid & GP_M_MEM_TOTAL)
+            snprintf(mem, sizeof mem, "%.2f GiB",
+                     (double)d[i].mem_total_bytes / (1024.0 * 1024.0 * 1024.0));
+        printf("%-5" PRIu32 "  %-*s  %-*s  %s\n", d[i].index, wn, d[i].name, wu, d[i].uuid, mem);
+    }
+    printf("backend %s, driver %s\n", be, driver[0] ? driver : "n/a");
+}
+
+static int write_json(const gp_device_info *d, size_t n, const char *driver, const char *be)
+{
+    cli_buf b = {0};
+    cli_buf_put(&b, "{\"schema\":\"gpu-profile.devices\",\"schema_version\":1,\"backend\":");
+    cli_json_str(&b, be);
+    cli_buf_put(&b, ",\"driver_version\":");
+    cli_json_str(&b, driver[0] ? driver : NULL);
+    cli_buf_put(&b, ",\"devices\":[");
+    for (size_t i = 0; i < n; i++) {
+        cli_buf_printf(&b, "%s{\"index\":%" PRIu32 ",\"name\":", i ? "," : "", d[i].index);
+        cli_json_str(&b, d[i].name[0] ? d[i].name : NULL);
+        cli_buf_put(&b, ",\"uuid\":");
+        cli_json_str(&b, d[i].uuid[0] ? d[i].uuid : NULL);
+        if (d[i].valid & GP_M_MEM_TOTAL)
+            cli_buf_printf(&b, ",\"mem_total_bytes\":%" PRIu64 "}", d[i].mem_total_bytes);
+        else
+            cli_buf_put(&b, ",\"mem_total_bytes\":null}");
+    }
+    cli_buf_put(&b, "]}\n");
+    int bad = b.oom || fwrite(b.p, 1, b.len, stdout) != b.len;
+    cli_buf_free(&b);
+    return bad ? -1 : 0;
+}
+
+int cli_devices_main(int argc, char **argv)
+{
+    gp_options o;
+    gp_options_init(&o);
+    o.strict = 1;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--backend") == 0 || strncmp(a, "--backend=", 10) == 0) {
+            const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v) {
+                fprintf(stderr, "gpu-profile: devices: --backend needs a value: auto, nvml, "
+                                "smi or none\n");
+                return CLI_EXIT_PROFILER;
+            }
+            if (cli_parse_backend("--backend", v, &o.backend) < 0)
+                return CLI_EXIT_PROFILER;
+        } else {
+            fprintf(stderr,
+                    "gpu-profile: devices: unknown argument '%s' (see gpu-profile devices "
+                    "--help)\n",
+                    a);
+            return CLI_EXIT_PROFILER;
+        }
+    }
+    gp_device_info *devs = NULL;
+    size_t n = 0;
+    char driver[96] = "";
+    const char *be = NULL;
+    gp_error err;
+    if (gp_list_devices(&o, &devs, &n, driver, sizeof driver, &be, &err) != GP_OK) {
+        fprintf(stderr, "gpu-profile: devices: %s\n", err.message);
+        return CLI_EXIT_DEVICES_FAIL;
+    }
+    int rc = 0;
+    if (json)
+        rc = write_json(devs, n, driver, be ? be : "none");
+    else
+        write_text(devs, n, driver, be ? be : "none");
+    gp_devices_free(devs);
+    if (fflush(stdout) != 0 || rc < 0) {
+        fprintf(stderr, "gpu-profile: devices: cannot write the list to stdout\n");
+        return CLI_EXIT_DEVICES_FAIL;
+    }
+    return 0;
+}

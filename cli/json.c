@@ -1,0 +1,173 @@
+/*
+ * json.c - a growable output buffer and the JSON conventions the command
+ * shares with the library's summary (docs/json-schema.md): strings escaped
+ * per RFC 8259 with bytes that are not UTF-8 replaced by U+FFFD, so any
+ * argv gives a valid document; numbers fixed-point with at most 6
+ * decimals, trailing zeros removed, '.' whatever the locale, and null for
+ * NaN and infinities.  An allocation failure is remembered (oom), never
+ * fatal: the caller checks it once at the end.
+ */
+#include "cli.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int reserve(cli_buf *b, size_t extra)
+{
+    if (b->oom)
+        return 0;
+    if (b->len + extra + 1 <= b->cap)
+        return 1;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = 1;
+        return 0;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 1;
+}
+
+void cli_buf_putn(cli_buf *b, const char *s, size_t n)
+{
+    if (!reserve(b, n))
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void cli_buf_put(cli_buf *b, const char *s)
+{
+    cli_buf_putn(b, s, strlen(s));
+}
+
+void cli_buf_printf(cli_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void cli_buf_free(cli_buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629), 0 if none. */
+static size_t utf8_seq(const unsigned char *s, size_t left)
+{
+    unsigned c = s[0], lo = 0x80, hi = 0xBF;
+    size_t len;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+        len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else
+        return 0;
+    if (left < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+void cli_json_str(cli_buf *b, const char *str)
+{
+    if (!str) {
+        cli_buf_put(b, "null");
+        return;
+    }
+    const unsigned char *s = (const unsigned char *)str;
+    size_t n = strlen(str);
+    cli_buf_put(b, "\"");
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        if (c == '"' || c == '\\') {
+            char esc[3] = {'\\', (char)c, 0};
+            cli_buf_put(b, esc);
+            i++;
+        } else if (c < 0x20 || c == 0x7F) {
+            const char *named = c == '\n'   ? "\\n"
+                                : c == '\r' ? "\\r"
+                                : c == '\t' ? "\\t"
+                                : c == '\b' ? "\\b"
+                                : c == '\f' ? "\\f"
+                                            : NULL;
+            if (named)
+                cli_buf_put(b, named);
+            else
+                cli_buf_printf(b, "\\u%04x", c);
+            i++;
+        } else if (c < 0x80) {
+            cli_buf_putn(b, (const char *)s + i, 1);
+            i++;
+        } else {
+            size_t k = utf8_seq(s + i, n - i);
+            if (k) {
+                cli_buf_putn(b, (const char *)s + i, k);
+                i += k;
+            } else {
+                cli_buf_put(b, "\\ufffd");
+                i++;
+            }
+        }
+    }
+    cli_buf_put(b, "\"");
+}
+
+void cli_json_num(cli_buf *b, double v)
+{
+    if (!isfinite(v)) {
+        cli_buf_put(b, "null");
+        return;
+    }
+    /* Rounded to 6 decimals by hand so no locale can change the '.'. */
+    double a = fabs(v);
+    if (a >= 9e15) {
+        cli_buf_printf(b, "%s%.0f", v < 0 ? "-" : "", floor(a));
+        return;
+    }
+    unsigned long long scaled = (unsigned long long)llround(a * 1e6);
+    unsigned long long ip = scaled / 1000000ull, fp = scaled % 1000000ull;
+    char frac[8];
+    int nf = 6;
+    snprintf(frac, sizeof frac, "%06llu", fp);
+    while (nf > 0 && frac[nf - 1] == '0')
+        nf--;
+    frac[nf] = '\0';
+    int neg = v < 0 && scaled != 0;
+    if (nf)
+        cli_buf_printf(b, "%s%llu.%s", neg ? "-" : "", ip, frac);
+    else
+        cli_buf_printf(b, "%s%llu", neg ? "-" : "", ip);
+}
+
+void cli_json_key(cli_buf *b, const char *key)
+{
+    cli_json_str(b, key);
+    cli_buf_put(b, ":");
+}
+
+void cli_json_sep(cli_buf *b, int *first)
+{
+    if (!*first)
+        cli_buf_put(b, ",");
+    *first = 0;
+}

@@ -1,0 +1,268 @@
+/*
+ * options.c - the command line of `gpu-profile [OPTIONS] -- CMD [ARGS...]`.
+ *
+ * Promises: every value is parsed strictly (the whole text, finite, in
+ * range); every mistake prints one line that names the option, the value
+ * and what would be accepted, and makes the command exit 125 without
+ * running CMD.  `--opt VALUE` and `--opt=VALUE` are the same.  Options end
+ * at `--` or at the first word that is not an option (like env and time).
+ */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void cli_usage(FILE *f)
+{
+    fputs("usage: gpu-profile [OPTIONS] [--] CMD [ARGS...]\n"
+          "       gpu-profile devices [--json] [--backend B]\n"
+          "\n"
+          "Runs CMD, samples the GPUs while it runs, and reports when it ends.  CMD's\n"
+          "stdin, stdout, stderr and terminal are its own; the report goes to stderr\n"
+          "(or to -o FILE), so CMD's stdout is byte-for-byte what it would be alone.\n"
+          "\n"
+          "options:\n"
+          "  --device N|N,M|UUID|all  GPUs to sample (default: the GPUs CMD can see:\n"
+          "                         every GPU, filtered by CUDA_VISIBLE_DEVICES)\n"
+          "  --interval SECONDS     sampling period, 0.001 to 86400 (default 0.2)\n"
+          "  --backend B            auto | nvml | smi | none (default auto: nvml, else smi)\n"
+          "  --warmup SECONDS       leave the first seconds out of the statistics\n"
+          "  --strict               no GPU backend is an error: exit 125, CMD not run\n"
+          "  --no-strict            without a GPU backend run CMD anyway and say why\n"
+          "                         nothing was sampled (default)\n"
+          "  --json                 the report as one JSON object (gpu-profile.run)\n"
+          "  -o, --output FILE      write the report to FILE instead of stderr\n"
+          "  --samples FILE         every raw sample, as CSV (.csv) or NDJSON (.ndjson,\n"
+          "                         .jsonl), written when CMD ends\n"
+          "  --wait all|primary     all (default): sample until CMD and every process it\n"
+          "                         left behind have exited; primary: until CMD exits\n"
+          "  --no-live              no live status line on a terminal stderr\n"
+          "  --ascii                ASCII sparkline\n"
+          "  -q, --quiet            nothing on stderr but errors (-o FILE still written)\n"
+          "  --version              print the version\n"
+          "  -h, --help             this text\n"
+          "\n"
+          "exit status: CMD's own; 128+N when a signal N killed it; 126 / 127 when CMD\n"
+          "cannot be executed / is not found; 125 when gpu-profile itself cannot start\n"
+          "(a bad option, or no GPU backend with --strict), and then CMD is not run.\n"
+          "\n"
+          "examples:\n"
+          "  gpu-profile -- python train.py --epochs 1\n"
+          "  gpu-profile --json -o run.json --interval 0.05 -- ./bench\n"
+          "  gpu-profile --device 0,1 --samples samples.csv -- torchrun --nproc-per-node 2 t.py\n"
+          "  CUDA_VISIBLE_DEVICES=1 gpu-profile -- ./app     # samples GPU 1 only\n"
+          "  gpu-profile devices --json\n",
+          f);
+}
+
+int cli_parse_seconds(const char *opt, const char *text, double min, double max, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    /* strtod skips leading blanks and reads "inf", "nan" and hex floats; a
+     * number of seconds is none of those. */
+    int plain = text[0] && !isspace((unsigned char)text[0]);
+    for (const char *p = text; plain && *p; p++)
+        if (isalpha((unsigned char)*p) && *p != 'e' && *p != 'E')
+            plain = 0;
+    double d = plain ? strtod(text, &end) : NAN;
+    if (!plain || end == text || *end || errno == ERANGE || !isfinite(d)) {
+        fprintf(stderr, "gpu-profile: %s: '%s' is not a number of seconds (e.g. 0.2)\n", opt, text);
+        return -1;
+    }
+    if (d < min || d > max) {
+        fprintf(stderr, "gpu-profile: %s: %s is out of range: use %.10g to %.10g seconds\n", opt,
+                text, min, max);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+int cli_parse_backend(const char *opt, const char *text, gp_backend_kind *out)
+{
+    gp_error err;
+    if (gp_backend_parse(text, out, &err) != GP_OK) {
+        fprintf(stderr, "gpu-profile: %s: '%s' is not a backend: use auto, nvml, smi or none\n",
+                opt, text);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_device_spec(const char *opt, const char *text)
+{
+    if (strcmp(text, "all") == 0)
+        return 0;
+    unsigned idx[CLI_MAX_DEVICES];
+    size_t n = 0;
+    char msg[512];
+    if (cli_list_indices_only(text, idx, CLI_MAX_DEVICES, &n, msg, sizeof msg) < 0) {
+        fprintf(stderr, "gpu-profile: %s: %s\n", opt, msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+static int parse_samples(const char *opt, const char *text, cli_opts *o)
+{
+    if (ends_with(text, ".csv")) {
+        o->samples_format = CLI_SAMPLES_CSV;
+    } else if (ends_with(text, ".ndjson") || ends_with(text, ".jsonl")) {
+        o->samples_format = CLI_SAMPLES_NDJSON;
+    } else {
+        fprintf(stderr,
+                "gpu-profile: %s: '%s' has no known extension: name it .csv, .ndjson or "
+                ".jsonl\n",
+                opt, text);
+        return -1;
+    }
+    o->samples = text;
+    return 0;
+}
+
+/* The options that take a value, and what a missing value should say. */
+static const struct {
+    const char *name;
+    const char *what;
+} valued[] = {
+    {"--device", "an index, a comma list (0,2), a GPU UUID or all"},
+    {"--interval", "a number of seconds (e.g. 0.2)"},
+    {"--backend", "auto, nvml, smi or none"},
+    {"--warmup", "a number of seconds (e.g. 1.5)"},
+    {"--output", "a file name"},
+    {"-o", "a file name"},
+    {"--samples", "a file name ending in .csv, .ndjson or .jsonl"},
+    {"--wait", "all or primary"},
+};
+
+static int takes_value(const char *name, const char **what)
+{
+    for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
+        if (strcmp(name, valued[i].name) == 0) {
+            *what = valued[i].what;
+            return 1;
+        }
+    return 0;
+}
+
+int cli_parse_run_args(int argc, char **argv, cli_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    gp_options_init(&o->gp);
+    o->gp.strict = 0;
+    o->gp.report = GP_REPORT_NONE;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == '\0')
+            break; /* the command starts here */
+
+        /* Split "--name=value". */
+        char name[32];
+        const char *value = NULL;
+        const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+        if (eq) {
+            size_t n = (size_t)(eq - a);
+            if (n >= sizeof name) {
+                fprintf(stderr, "gpu-profile: unknown option '%s' (see gpu-profile --help)\n", a);
+                return -1;
+            }
+            memcpy(name, a, n);
+            name[n] = '\0';
+            value = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a);
+        }
+        const char *what = NULL;
+        if (takes_value(name, &what)) {
+            if (!value) {
+                if (i + 1 >= argc) {
+                    fprintf(stderr, "gpu-profile: %s needs a value: %s\n", name, what);
+                    return -1;
+                }
+                value = argv[++i];
+            }
+            if (value[0] == '\0') {
+                fprintf(stderr, "gpu-profile: %s: the value is empty: give %s\n", name, what);
+                return -1;
+            }
+        } else if (value) {
+            fprintf(stderr, "gpu-profile: %s takes no value (see gpu-profile --help)\n", name);
+            return -1;
+        }
+
+        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+            cli_usage(stdout);
+            return 1;
+        } else if (strcmp(name, "--version") == 0) {
+            printf("gpu-profile %s\n", gp_version());
+            return 1;
+        } else if (strcmp(name, "--json") == 0) {
+            o->json = 1;
+        } else if (strcmp(name, "--ascii") == 0) {
+            o->ascii = 1;
+        } else if (strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0) {
+            o->quiet = 1;
+        } else if (strcmp(name, "--no-live") == 0) {
+            o->no_live = 1;
+        } else if (strcmp(name, "--strict") == 0) {
+            o->gp.strict = 1;
+        } else if (strcmp(name, "--no-strict") == 0) {
+            o->gp.strict = 0;
+        } else if (strcmp(name, "--interval") == 0) {
+            if (cli_parse_seconds(name, value, 0.001, 86400, &o->gp.interval_s) < 0)
+                return -1;
+        } else if (strcmp(name, "--warmup") == 0) {
+            if (cli_parse_seconds(name, value, 0, 1e6, &o->gp.warmup_s) < 0)
+                return -1;
+        } else if (strcmp(name, "--backend") == 0) {
+            if (cli_parse_backend(name, value, &o->gp.backend) < 0)
+                return -1;
+        } else if (strcmp(name, "--device") == 0) {
+            if (parse_device_spec(name, value) < 0)
+                return -1;
+            o->device_spec = value;
+        } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
+            o->output = value;
+        } else if (strcmp(name, "--samples") == 0) {
+            if (parse_samples(name, value, o) < 0)
+                return -1;
+        } else if (strcmp(name, "--wait") == 0) {
+            if (strcmp(value, "all") == 0) {
+                o->wait_primary = 0;
+            } else if (strcmp(value, "primary") == 0) {
+                o->wait_primary = 1;
+            } else {
+                fprintf(stderr, "gpu-profile: --wait: '%s' is not a choice: use all or primary\n",
+                        value);
+                return -1;
+            }
+        } else {
+            fprintf(stderr, "gpu-profile: unknown option '%s' (see gpu-profile --help)\n", a);
+            return -1;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "gpu-profile: no command to run: gpu-profile [OPTIONS] -- CMD [ARGS...] "
+                        "(see gpu-profile --help)\n");
+        return -1;
+    }
+    o->cmd = argv + i;
+    o->cmd_argc = argc - i;
+    return 0;
+}

@@ -1,0 +1,426 @@
+/*
+ * report.c - what the command writes about a run: the text report (the
+ * library's block per device, a total when several devices were sampled,
+ * and one closing line with CMD's status and wall time), the JSON report
+ * (one "gpu-profile.run" object embedding the library's summaries, see
+ * docs/json-schema.md), the --samples file (CSV or NDJSON, one row per
+ * device sample, empty cell / null for a metric the device did not
+ * report), and the live status line.
+ *
+ * Totals follow one rule: a sum or mean over the devices is given only
+ * when every device reports the metric, so a total is never a silent
+ * undercount.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- totals */
+
+typedef struct total {
+    size_t n;
+    double duration_s;
+    int has_energy, has_power, has_mem_used, has_mem_total, has_util;
+    double energy_j;
+    const char *energy_source;
+    double power_mean_mw;
+    uint64_t mem_used_max_bytes, mem_total_bytes;
+    double util_gpu_mean_pct, busy_time_est_s;
+} total;
+
+static void compute_total(gp_monitor *m, total *t)
+{
+    memset(t, 0, sizeof *t);
+    t->n = gp_monitor_device_count(m);
+    t->has_energy = t->has_power = t->has_mem_used = t->has_mem_total = t->has_util = 1;
+    gp_energy_source src = GP_ENERGY_NONE;
+    int mixed = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const gp_summary *s = gp_monitor_summary(m, i);
+        if (!s)
+            continue;
+        if (s->duration_s > t->duration_s)
+            t->duration_s = s->duration_s;
+        if (s->energy_source == GP_ENERGY_NONE)
+            t->has_energy = 0;
+        else if (i > 0 && s->energy_source != src)
+            mixed = 1;
+        src = s->energy_source;
+        t->energy_j += s->energy_j;
+        t->has_power &= (s->valid & GP_M_POWER) != 0;
+        t->power_mean_mw += s->power_mean_mw;
+        t->has_mem_used &= (s->valid & GP_M_MEM_USED) != 0;
+        t->mem_used_max_bytes += s->mem_used_max_bytes;
+        t->has_mem_total &= (s->valid & GP_M_MEM_TOTAL) != 0;
+        t->mem_total_bytes += s->mem_total_bytes;
+        t->has_util &= (s->valid & GP_M_UTIL_GPU) != 0;
+        t->util_gpu_mean_pct += s->util_gpu_mean;
+        t->busy_time_est_s += s->busy_time_est_s;
+    }
+    if (t->n)
+        t->util_gpu_mean_pct /= (double)t->n;
+    t->energy_source = !t->has_energy ? "none" : mixed ? "mixed" : gp_energy_source_name(src);
+}
+
+/* ---------------------------------------------------------------- text */
+
+/* CMD as one line: up to len - 1 bytes, control characters as '?', "..."
+ * when cut. */
+static void command_text(const cli_opts *o, char *buf, size_t len)
+{
+    size_t used = 0;
+    int cut = 0;
+    for (int i = 0; i < o->cmd_argc && !cut; i++) {
+        for (const char *p = i ? " " : ""; *p; p++)
+            if (used + 1 < len)
+                buf[used++] = *p;
+            else
+                cut = 1;
+        for (const char *p = o->cmd[i]; *p && !cut; p++) {
+            if (used + 1 < len)
+                buf[used++] = ((unsigned char)*p >= 0x20 && *p != 0x7F) ? *p : '?';
+            else
+                cut = 1;
+        }
+    }
+    buf[used] = '\0';
+    if (cut && used >= 3)
+        memcpy(buf + used - 3, "...", 3);
+}
+
+static void gib(FILE *f, uint64_t bytes)
+{
+    fprintf(f, "%.2f GiB", (double)bytes / (1024.0 * 1024.0 * 1024.0));
+}
+
+static void write_total_text(FILE *f, const total *t)
+{
+    fprintf(f, "total  %zu GPUs\n", t->n);
+    fprintf(f, "  %-18s%.3f s\n", "duration", t->duration_s);
+    fprintf(f, "  %-18s", "energy");
+    if (t->has_energy)
+        fprintf(f, "%.1f J (%s, summed)\n", t->energy_j,
+                strcmp(t->energy_source, "power_integral") == 0 ? "power integral"
+                : strcmp(t->energy_source, "mixed") == 0        ? "counter and power integral"
+                                                                : t->energy_source);
+    else
+        fputs("n/a (not every device has an energy figure)\n", f);
+    fprintf(f, "  %-18s", "power");
+    if (t->has_power)
+        fprintf(f, "mean %.1f W (sum of the devices' means)\n", t->power_mean_mw / 1000.0);
+    else
+        fputs("n/a\n", f);
+    fprintf(f, "  %-18s", "memory used");
+    if (t->has_mem_used && t->has_mem_total) {
+        fputs("max ", f);
+        gib(f, t->mem_used_max_bytes);
+        fputs(" of ", f);
+        gib(f, t->mem_total_bytes);
+        fputs(" (sum of the devices' peaks)\n", f);
+    } else {
+        fputs("n/a\n", f);
+    }
+    fprintf(f, "  %-18s", "util.gpu");
+    if (t->has_util)
+        fprintf(f, "mean %.1f%% (mean over the devices)\n", t->util_gpu_mean_pct);
+    else
+        fputs("n/a\n", f);
+    fprintf(f, "  %-18s", "busy time est.");
+    if (t->has_util)
+        fprintf(f, "%.3f s (sum over the devices)\n", t->busy_time_est_s);
+    else
+        fputs("n/a\n", f);
+}
+
+static void write_status_line(FILE *f, const cli_report *r)
+{
+    const cli_run_result *res = r->res;
+    char cmd[64], name[32];
+    command_text(r->opts, cmd, sizeof cmd);
+    if (res->term_signal) {
+        fprintf(f, "gpu-profile: '%s' was killed by %s (signal %d%s) after %.3f s: exit status %d",
+                cmd, cli_signal_name(res->term_signal, name, sizeof name), res->term_signal,
+                res->core_dumped ? ", core dumped" : "", res->cmd_s, res->exit_code);
+    } else {
+        fprintf(f, "gpu-profile: '%s' exited with status %d after %.3f s", cmd, res->exit_code,
+                res->cmd_s);
+    }
+    if (res->interrupted_by)
+        fprintf(f, " (gpu-profile got %s)",
+                cli_signal_name(res->interrupted_by, name, sizeof name));
+    if (res->descendants_s >= 0.0005)
+        fprintf(f, "; processes it left behind ran %.3f s more", res->descendants_s);
+    fputc('\n', f);
+}
+
+static void write_text(const cli_report *r, FILE *f)
+{
+    size_t n = gp_monitor_device_count(r->mon);
+    if (r->sampled) {
+        unsigned flags = r->opts->ascii ? GP_FMT_ASCII : 0;
+        for (size_t i = 0; i < n; i++) {
+            const gp_summary *s = gp_monitor_summary(r->mon, i);
+            if (!s)
+                continue;
+            if (i)
+                fputc('\n', f);
+            gp_summary_print(s, f, flags, NULL);
+        }
+        if (n > 1) {
+            total t;
+            compute_total(r->mon, &t);
+            fputc('\n', f);
+            write_total_text(f, &t);
+        }
+    }
+    if (r->note && r->note[0])
+        fprintf(f, "gpu-profile: %s\n", r->note);
+    write_status_line(f, r);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void json_opt_num(cli_buf *b, int ok, double v)
+{
+    if (ok)
+        cli_json_num(b, v);
+    else
+        cli_buf_put(b, "null");
+}
+
+static void json_opt_u64(cli_buf *b, int ok, uint64_t v)
+{
+    if (ok)
+        cli_buf_printf(b, "%" PRIu64, v);
+    else
+        cli_buf_put(b, "null");
+}
+
+static void write_json(const cli_report *r, cli_buf *b)
+{
+    const cli_run_result *res = r->res;
+    char name[32];
+    cli_buf_put(b, "{\"schema\":\"gpu-profile.run\",\"schema_version\":1,");
+    cli_json_key(b, "gpu_profile_version");
+    cli_json_str(b, gp_version());
+    cli_buf_put(b, ",\"command\":[");
+    for (int i = 0; i < r->opts->cmd_argc; i++) {
+        if (i)
+            cli_buf_put(b, ",");
+        cli_json_str(b, r->opts->cmd[i]);
+    }
+    cli_buf_printf(b, "],\"exit_status\":%d,\"signal\":", res->exit_code);
+    cli_json_str(b, res->term_signal ? cli_signal_name(res->term_signal, name, sizeof name) : NULL);
+    cli_buf_printf(b,
+                   ",\"core_dumped\":%s,\"interrupted_by\":", res->core_dumped ? "true" : "false");
+    cli_json_str(b, res->interrupted_by ? cli_signal_name(res->interrupted_by, name, sizeof name)
+                                        : NULL);
+    cli_buf_put(b, ",\"duration_s\":");
+    cli_json_num(b, res->cmd_s);
+    cli_buf_put(b, ",\"descendants_s\":");
+    cli_json_num(b, res->descendants_s);
+    cli_buf_put(b, ",\"backend\":");
+    cli_json_str(b, gp_monitor_backend(r->mon));
+    cli_buf_put(b, ",\"note\":");
+    cli_json_str(b, r->note && r->note[0] ? r->note : NULL);
+    cli_buf_put(b, ",\"devices\":[");
+    size_t n = r->sampled ? gp_monitor_device_count(r->mon) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const gp_summary *s = gp_monitor_summary(r->mon, i);
+        if (!s)
+            continue;
+        size_t len = gp_summary_to_json(s, 0, NULL, 0);
+        char *one = malloc(len + 1);
+        if (!one) {
+            b->oom = 1;
+            break;
+        }
+        gp_summary_to_json(s, 0, one, len + 1);
+        if (i)
+            cli_buf_put(b, ",");
+        cli_buf_putn(b, one, len);
+        free(one);
+    }
+    cli_buf_put(b, "],\"total\":");
+    if (n > 1) {
+        total t;
+        compute_total(r->mon, &t);
+        cli_buf_printf(b, "{\"devices\":%zu,\"duration_s\":", t.n);
+        cli_json_num(b, t.duration_s);
+        cli_buf_put(b, ",\"energy_j\":");
+        json_opt_num(b, t.has_energy, t.energy_j);
+        cli_buf_put(b, ",\"energy_source\":");
+        cli_json_str(b, t.energy_source);
+        cli_buf_put(b, ",\"power_mean_mw\":");
+        json_opt_num(b, t.has_power, t.power_mean_mw);
+        cli_buf_put(b, ",\"mem_used_max_bytes\":");
+        json_opt_u64(b, t.has_mem_used, t.mem_used_max_bytes);
+        cli_buf_put(b, ",\"mem_total_bytes\":");
+        json_opt_u64(b, t.has_mem_total, t.mem_total_bytes);
+        cli_buf_put(b, ",\"util_gpu_mean_pct\":");
+        json_opt_num(b, t.has_util, t.util_gpu_mean_pct);
+        cli_buf_put(b, ",\"busy_time_est_s\":");
+        json_opt_num(b, t.has_util, t.busy_time_est_s);
+        cli_buf_put(b, "}");
+    } else {
+        cli_buf_put(b, "null");
+    }
+    cli_buf_put(b, ",\"samples_file\":");
+    cli_json_str(b, r->opts->samples);
+    cli_buf_put(b, "}\n");
+}
+
+int cli_report_write(const cli_report *r, FILE *f)
+{
+    if (r->opts->json) {
+        cli_buf b = {0};
+        write_json(r, &b);
+        int bad = b.oom;
+        if (!bad)
+            bad = fwrite(b.p, 1, b.len, f) != b.len;
+        cli_buf_free(&b);
+        if (bad)
+            return -1;
+    } else {
+        write_text(r, f);
+    }
+    return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+/* ------------------------------------------------------------- samples */
+
+typedef struct column {
+    const char *name;
+    uint32_t bit; /* 0: always valid */
+} column;
+
+static const column columns[] = {
+    {"util_gpu_pct", GP_M_UTIL_GPU},
+    {"util_mem_pct", GP_M_UTIL_MEM},
+    {"mem_used_bytes", GP_M_MEM_USED},
+    {"mem_total_bytes", GP_M_MEM_TOTAL},
+    {"power_mw", GP_M_POWER},
+    {"energy_mj", GP_M_ENERGY},
+    {"temp_c", GP_M_TEMP},
+    {"clock_sm_mhz", GP_M_CLOCK_SM},
+    {"clock_mem_mhz", GP_M_CLOCK_MEM},
+    {"throttle_reasons_mask", GP_M_THROTTLE},
+    {"pcie_tx_kbps", GP_M_PCIE_TX},
+    {"pcie_rx_kbps", GP_M_PCIE_RX},
+};
+#define N_COLUMNS (sizeof columns / sizeof columns[0])
+
+/* Column k of a sample as text (integers only: no locale involved). */
+static void column_value(const gp_device_sample *m, size_t k, char *buf, size_t len)
+{
+    switch (k) {
+    case 0:
+        snprintf(buf, len, "%" PRIu32, m->util_gpu_pct);
+        break;
+    case 1:
+        snprintf(buf, len, "%" PRIu32, m->util_mem_pct);
+        break;
+    case 2:
+        snprintf(buf, len, "%" PRIu64, m->mem_used_bytes);
+        break;
+    case 3:
+        snprintf(buf, len, "%" PRIu64, m->mem_total_bytes);
+        break;
+    case 4:
+        snprintf(buf, len, "%" PRIu32, m->power_mw);
+        break;
+    case 5:
+        snprintf(buf, len, "%" PRIu64, m->energy_mj);
+        break;
+    case 6:
+        snprintf(buf, len, "%" PRId32, m->temp_c);
+        break;
+    case 7:
+        snprintf(buf, len, "%" PRIu32, m->clock_sm_mhz);
+        break;
+    case 8:
+        snprintf(buf, len, "%" PRIu32, m->clock_mem_mhz);
+        break;
+    case 9:
+        snprintf(buf, len, "%" PRIu64, m->throttle_reasons);
+        break;
+    case 10:
+        snprintf(buf, len, "%" PRIu32, m->pcie_tx_kbps);
+        break;
+    default:
+        snprintf(buf, len, "%" PRIu32, m->pcie_rx_kbps);
+        break;
+    }
+}
+
+int cli_samples_write(gp_monitor *m, enum cli_samples_format fmt, FILE *f)
+{
+    size_t n = 0;
+    const gp_sample *s = gp_monitor_samples(m, &n);
+    char v[32];
+    if (fmt == CLI_SAMPLES_CSV) {
+        fputs("t_wall_ns,t_mono_ns,device_index", f);
+        for (size_t k = 0; k < N_COLUMNS; k++)
+            fprintf(f, ",%s", columns[k].name);
+        fputc('\n', f);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const gp_sample *x = &s[i];
+        if (fmt == CLI_SAMPLES_CSV)
+            fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu32, x->t_wall_ns, x->t_mono_ns,
+                    x->device_index);
+        else
+            fprintf(
+                f, "{\"t_wall_ns\":%" PRIu64 ",\"t_mono_ns\":%" PRIu64 ",\"device_index\":%" PRIu32,
+                x->t_wall_ns, x->t_mono_ns, x->device_index);
+        for (size_t k = 0; k < N_COLUMNS; k++) {
+            int ok = (x->m.valid & columns[k].bit) != 0;
+            if (ok)
+                column_value(&x->m, k, v, sizeof v);
+            if (fmt == CLI_SAMPLES_CSV)
+                fprintf(f, ",%s", ok ? v : "");
+            else
+                fprintf(f, ",\"%s\":%s", columns[k].name, ok ? v : "null");
+        }
+        fputs(fmt == CLI_SAMPLES_CSV ? "\n" : "}\n", f);
+    }
+    return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ live line */
+
+void cli_live_format(gp_monitor *m, double elapsed_s, char *buf, size_t len)
+{
+    cli_buf b = {0};
+    long t = (long)elapsed_s;
+    if (t >= 3600)
+        cli_buf_printf(&b, "gpu-profile %ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        cli_buf_printf(&b, "gpu-profile %ld:%02ld", t / 60, t % 60);
+    size_t n = gp_monitor_device_count(m);
+    for (size_t i = 0; i < n; i++) {
+        gp_sample s;
+        if (gp_monitor_latest(m, i, &s) != GP_OK) {
+            cli_buf_put(&b, " | (no sample yet)");
+            continue;
+        }
+        cli_buf_printf(&b, " | GPU%" PRIu32, s.device_index);
+        if (s.m.valid & GP_M_UTIL_GPU)
+            cli_buf_printf(&b, " %" PRIu32 "%%", s.m.util_gpu_pct);
+        else
+            cli_buf_put(&b, " -%");
+        const double g = 1024.0 * 1024.0 * 1024.0;
+        if ((s.m.valid & GP_M_MEM_USED) && (s.m.valid & GP_M_MEM_TOTAL))
+            cli_buf_printf(&b, " %.1f/%.0fG", (double)s.m.mem_used_bytes / g,
+                           (double)s.m.mem_total_bytes / g);
+        else if (s.m.valid & GP_M_MEM_USED)
+            cli_buf_printf(&b, " %.1fG", (double)s.m.mem_used_bytes / g);
+        if (s.m.valid & GP_M_POWER)
+            cli_buf_printf(&b, " %.0fW", s.m.power_mw / 1000.0);
+    }
+    snprintf(buf, len, "%s", b.p && !b.oom ? b.p : "gpu-profile");
+    cli_buf_free(&b);
+}

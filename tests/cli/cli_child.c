@@ -1,0 +1,217 @@
+/*
+ * cli_child.c - the program the CLI tests run under gpu-profile (built as
+ * gp_cli_child).  Each mode does one observable thing:
+ *
+ *   exit N                     exits with status N
+ *   touch PATH [N]             creates PATH, exits N (was CMD run at all?)
+ *   out                        writes 300 000 bytes covering every byte value
+ *                              (no final newline) to stdout, then copies
+ *                              stdin to stdout, then "done" to stderr
+ *   raise SIGNUM               dies of signal SIGNUM (default action)
+ *   wait-signal READY [MS]     counts SIGTERM/HUP/INT/QUIT/USR1/USR2; creates
+ *                              READY once the handlers are in place; after
+ *                              the first signal keeps counting for MS
+ *                              milliseconds, prints "SIGNUM COUNT" lines to
+ *                              stdout and exits 100 + the first signal
+ *   grandchildren N PIDS FD S  starts N processes that outlive it (their
+ *                              parent exits at once, so they are orphans);
+ *                              each blocks reading descriptor FD until EOF.
+ *                              Their pids and then its own are appended to
+ *                              PIDS ("gc PID" / "cmd PID"); exits S
+ *   sigstate                   prints "SIGNUM ignored blocked" for SIGHUP,
+ *                              SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE,
+ *                              SIGTERM and SIGCHLD (each 0 or 1), and the
+ *                              number of descriptors above 2 that are open
+ *   tty                        prints "stdin-tty A fg B" (A: isatty(0), B: its
+ *                              process group owns the terminal), reads one
+ *                              line of stdin, exits 0
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t counts[65];
+static volatile sig_atomic_t first_sig;
+
+static void on_signal(int sig)
+{
+    if (sig > 0 && sig < 65)
+        counts[sig]++;
+    if (!first_sig)
+        first_sig = sig;
+}
+
+static int append_line(const char *path, const char *line)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    /* One write per line: O_APPEND keeps lines from several processes whole. */
+    ssize_t w = write(fd, line, strlen(line));
+    close(fd);
+    return w == (ssize_t)strlen(line) ? 0 : -1;
+}
+
+static int mode_out(void)
+{
+    static char buf[300000];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (char)((i * 7 + i / 256) & 0xff);
+    size_t off = 0;
+    while (off < sizeof buf) {
+        ssize_t w = write(1, buf + off, sizeof buf - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return 1;
+        off += (size_t)w;
+    }
+    char in[4096];
+    for (;;) {
+        ssize_t r = read(0, in, sizeof in);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        if (write(1, in, (size_t)r) != r)
+            return 1;
+    }
+    fputs("done\n", stderr);
+    return 0;
+}
+
+static int mode_wait_signal(const char *ready, long linger_ms)
+{
+    static const int sigs[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2};
+    sigset_t block, old;
+    sigemptyset(&block);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        sigaction(sigs[i], &sa, NULL);
+        sigaddset(&block, sigs[i]);
+    }
+    sigprocmask(SIG_BLOCK, &block, &old);
+    if (append_line(ready, "ready\n") != 0)
+        return 2;
+    sigset_t wait_mask = old;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigdelset(&wait_mask, sigs[i]);
+    while (!first_sig)
+        sigsuspend(&wait_mask);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    struct timespec t = {linger_ms / 1000, (linger_ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        ;
+    for (int s = 1; s < 65; s++)
+        if (counts[s])
+            printf("%d %d\n", s, (int)counts[s]);
+    fflush(stdout);
+    return 100 + first_sig;
+}
+
+static int mode_grandchildren(int n, const char *pids, int fd, int status)
+{
+    for (int i = 0; i < n; i++) {
+        pid_t mid = fork();
+        if (mid < 0)
+            return 3;
+        if (mid == 0) {
+            pid_t gc = fork();
+            if (gc == 0) {
+                char c;
+                for (;;) {
+                    ssize_t r = read(fd, &c, 1);
+                    if (r > 0 || (r < 0 && errno == EINTR))
+                        continue;
+                    break;
+                }
+                _exit(0);
+            }
+            char line[64];
+            snprintf(line, sizeof line, "gc %ld\n", (long)gc);
+            _exit(gc > 0 && append_line(pids, line) == 0 ? 0 : 1);
+        }
+        int st = 0;
+        while (waitpid(mid, &st, 0) < 0 && errno == EINTR)
+            ;
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            return 4;
+    }
+    close(fd);
+    char line[64];
+    snprintf(line, sizeof line, "cmd %ld\n", (long)getpid());
+    append_line(pids, line);
+    return status;
+}
+
+static int mode_sigstate(void)
+{
+    static const int sigs[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGUSR1,
+                               SIGUSR2, SIGPIPE, SIGTERM, SIGCHLD};
+    sigset_t mask;
+    sigprocmask(SIG_BLOCK, NULL, &mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa;
+        sigaction(sigs[i], NULL, &sa);
+        printf("%d %d %d\n", sigs[i], sa.sa_handler == SIG_IGN, sigismember(&mask, sigs[i]));
+    }
+    int open_fds = 0;
+    for (int fd = 3; fd < 1024; fd++)
+        if (fcntl(fd, F_GETFD) >= 0)
+            open_fds++;
+    printf("fds %d\n", open_fds);
+    return 0;
+}
+
+static int mode_tty(void)
+{
+    int tty = isatty(0);
+    int fg = tty && tcgetpgrp(0) == getpgrp();
+    printf("stdin-tty %d fg %d\n", tty, fg);
+    fflush(stdout);
+    char line[256];
+    return fgets(line, sizeof line, stdin) ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "exit") == 0 && argc > 2)
+        return atoi(argv[2]);
+    if (strcmp(mode, "touch") == 0 && argc > 2) {
+        if (append_line(argv[2], "run\n") != 0)
+            return 2;
+        return argc > 3 ? atoi(argv[3]) : 0;
+    }
+    if (strcmp(mode, "out") == 0)
+        return mode_out();
+    if (strcmp(mode, "raise") == 0 && argc > 2) {
+        int sig = atoi(argv[2]);
+        signal(sig, SIG_DFL);
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, sig);
+        sigprocmask(SIG_UNBLOCK, &s, NULL);
+        raise(sig);
+        return 99;
+    }
+    if (strcmp(mode, "wait-signal") == 0 && argc > 2)
+        return mode_wait_signal(argv[2], argc > 3 ? atol(argv[3]) : 0);
+    if (strcmp(mode, "grandchildren") == 0 && argc > 5)
+        return mode_grandchildren(atoi(argv[2]), argv[3], atoi(argv[4]), atoi(argv[5]));
+    if (strcmp(mode, "tty") == 0)
+        return mode_tty();
+    if (strcmp(mode, "sigstate") == 0)
+        return mode_sigstate();
+    fprintf(stderr, "cli_child: unknown mode '%s'\n", mode);
+    return 98;
+}
