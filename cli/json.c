@@ -8,6 +8,7 @@
  * fatal: the caller checks it once at the end.
  */
 #include "cli.h"
+#include "gp_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -67,25 +68,9 @@ void cli_buf_free(cli_buf *b)
     memset(b, 0, sizeof *b);
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629), 0 if none. */
-static size_t utf8_seq(const unsigned char *s, size_t left)
+static void emit_buf(void *ctx, const char *p, size_t n)
 {
-    unsigned c = s[0], lo = 0x80, hi = 0xBF;
-    size_t len;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF)
-        len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-    else
-        return 0;
-    if (left < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
+    cli_buf_putn((cli_buf *)ctx, p, n);
 }
 
 void cli_json_str(cli_buf *b, const char *str)
@@ -94,42 +79,9 @@ void cli_json_str(cli_buf *b, const char *str)
         cli_buf_put(b, "null");
         return;
     }
-    const unsigned char *s = (const unsigned char *)str;
-    size_t n = strlen(str);
-    cli_buf_put(b, "\"");
-    for (size_t i = 0; i < n;) {
-        unsigned c = s[i];
-        if (c == '"' || c == '\\') {
-            char esc[3] = {'\\', (char)c, 0};
-            cli_buf_put(b, esc);
-            i++;
-        } else if (c < 0x20 || c == 0x7F) {
-            const char *named = c == '\n'   ? "\\n"
-                                : c == '\r' ? "\\r"
-                                : c == '\t' ? "\\t"
-                                : c == '\b' ? "\\b"
-                                : c == '\f' ? "\\f"
-                                            : NULL;
-            if (named)
-                cli_buf_put(b, named);
-            else
-                cli_buf_printf(b, "\\u%04x", c);
-            i++;
-        } else if (c < 0x80) {
-            cli_buf_putn(b, (const char *)s + i, 1);
-            i++;
-        } else {
-            size_t k = utf8_seq(s + i, n - i);
-            if (k) {
-                cli_buf_putn(b, (const char *)s + i, k);
-                i += k;
-            } else {
-                cli_buf_put(b, "\\ufffd");
-                i++;
-            }
-        }
-    }
-    cli_buf_put(b, "\"");
+    /* The library's escaping: the run object and its embedded summaries
+     * treat text the same way. */
+    gp_json_quote(str, strlen(str), emit_buf, b);
 }
 
 void cli_json_num(cli_buf *b, double v)

@@ -22,6 +22,18 @@ gp_status gp_error_set(gp_error *err, gp_status status, const char *fmt, ...)
 void gp_error_prefix(gp_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gp_error_clear(gp_error *err);
 
+/* ------------------------------------------------------------------ text */
+
+/* Length of the well-formed UTF-8 sequence at s (1..4, 1 for ASCII), 0 if
+ * ill-formed (stray continuation, overlong, surrogate, > U+10FFFF, cut). */
+size_t gp_utf8_len(const unsigned char *s, size_t n);
+
+typedef void (*gp_emit_fn)(void *ctx, const char *p, size_t n);
+/* Writes s (n bytes) as a JSON string literal, quotes included, through
+ * emit: escapes quotes, backslashes and control characters; an ill-formed
+ * UTF-8 byte becomes \ufffd.  Used by every JSON writer of the project. */
+void gp_json_quote(const char *s, size_t n, gp_emit_fn emit, void *ctx);
+
 /* ---------------------------------------------------------------- clocks */
 
 uint64_t gp_now_mono_ns(void);

@@ -140,42 +140,6 @@ static void put_fixed(out *o, double v, int decimals, int trim)
 
 /* ------------------------------------------------------------ utf-8 */
 
-/* Length of the well-formed UTF-8 sequence at s (1..4), 0 if ill-formed
- * (stray continuation, overlong, surrogate, beyond U+10FFFF, cut short). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
-}
-
 /* The fixed-size strings of gp_summary may lack their NUL. */
 static size_t field_len(const char *s, size_t size)
 {
@@ -201,7 +165,7 @@ static void put_clean(out *o, const char *s, size_t n)
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     while (i < n) {
-        size_t len = utf8_len(u + i, n - i);
+        size_t len = gp_utf8_len(u + i, n - i);
         if (len == 0 || (len == 1 && (u[i] < 0x20 || u[i] == 0x7F))) {
             put_ch(o, '?');
             i++;
@@ -690,59 +654,15 @@ typedef struct json {
     int first;
 } json;
 
+/* put_n with the signature gp_json_quote emits through. */
+static void emit_out(void *ctx, const char *p, size_t n)
+{
+    put_n((out *)ctx, p, n);
+}
+
 static void json_str_n(out *o, const char *s, size_t n)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    put_ch(o, '"');
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = u[i];
-        size_t len = utf8_len(u + i, n - i);
-        if (len == 0) {
-            /* Keep the document valid UTF-8 whatever the backend sent. */
-            put(o, "\\ufffd");
-            i++;
-            continue;
-        }
-        if (len > 1) {
-            put_n(o, s + i, len);
-            i += len;
-            continue;
-        }
-        i++;
-        switch (c) {
-        case '"':
-            put(o, "\\\"");
-            break;
-        case '\\':
-            put(o, "\\\\");
-            break;
-        case '\b':
-            put(o, "\\b");
-            break;
-        case '\f':
-            put(o, "\\f");
-            break;
-        case '\n':
-            put(o, "\\n");
-            break;
-        case '\r':
-            put(o, "\\r");
-            break;
-        case '\t':
-            put(o, "\\t");
-            break;
-        default:
-            if (c < 0x20 || c == 0x7F) {
-                char tmp[8];
-                snprintf(tmp, sizeof tmp, "\\u%04x", c);
-                put(o, tmp);
-            } else {
-                put_ch(o, (char)c);
-            }
-        }
-    }
-    put_ch(o, '"');
+    gp_json_quote(s, n, emit_out, o);
 }
 
 static void json_key(json *j, const char *key)

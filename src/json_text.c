@@ -1,0 +1,101 @@
+/*
+ * json_text.c - UTF-8 checking and JSON string literals, shared by the
+ * summary renderer and the command's run report so every JSON document the
+ * project writes escapes text the same way: valid UTF-8 passes through,
+ * quotes, backslashes and control characters are escaped, and a byte that
+ * is not well-formed UTF-8 becomes U+FFFD, so the output is always valid.
+ */
+#include "gp_internal.h"
+
+#include <stdio.h>
+
+/* Length of the well-formed UTF-8 sequence at s (1..4), 0 if ill-formed
+ * (stray continuation, overlong, surrogate, beyond U+10FFFF, cut short). */
+size_t gp_utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+void gp_json_quote(const char *s, size_t n, gp_emit_fn emit, void *ctx)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    emit(ctx, "\"", 1);
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = u[i];
+        size_t len = gp_utf8_len(u + i, n - i);
+        if (len == 0) {
+            /* Keep the document valid UTF-8 whatever the backend sent. */
+            emit(ctx, "\\ufffd", 6);
+            i++;
+            continue;
+        }
+        if (len > 1) {
+            emit(ctx, s + i, len);
+            i += len;
+            continue;
+        }
+        i++;
+        switch (c) {
+        case '"':
+            emit(ctx, "\\\"", 2);
+            break;
+        case '\\':
+            emit(ctx, "\\\\", 2);
+            break;
+        case '\b':
+            emit(ctx, "\\b", 2);
+            break;
+        case '\f':
+            emit(ctx, "\\f", 2);
+            break;
+        case '\n':
+            emit(ctx, "\\n", 2);
+            break;
+        case '\r':
+            emit(ctx, "\\r", 2);
+            break;
+        case '\t':
+            emit(ctx, "\\t", 2);
+            break;
+        default:
+            if (c < 0x20 || c == 0x7F) {
+                char tmp[8];
+                snprintf(tmp, sizeof tmp, "\\u%04x", c);
+                emit(ctx, tmp, 6);
+            } else {
+                emit(ctx, s + i - 1, 1);
+            }
+        }
+    }
+    emit(ctx, "\"", 1);
+}
