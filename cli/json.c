@@ -90,25 +90,7 @@ void cli_json_num(cli_buf *b, double v)
         cli_buf_put(b, "null");
         return;
     }
-    /* Rounded to 6 decimals by hand so no locale can change the '.'. */
-    double a = fabs(v);
-    if (a >= 9e15) {
-        cli_buf_printf(b, "%s%.0f", v < 0 ? "-" : "", floor(a));
-        return;
-    }
-    unsigned long long scaled = (unsigned long long)llround(a * 1e6);
-    unsigned long long ip = scaled / 1000000ull, fp = scaled % 1000000ull;
-    char frac[8];
-    int nf = 6;
-    snprintf(frac, sizeof frac, "%06llu", fp);
-    while (nf > 0 && frac[nf - 1] == '0')
-        nf--;
-    frac[nf] = '\0';
-    int neg = v < 0 && scaled != 0;
-    if (nf)
-        cli_buf_printf(b, "%s%llu.%s", neg ? "-" : "", ip, frac);
-    else
-        cli_buf_printf(b, "%s%llu", neg ? "-" : "", ip);
+    gp_format_fixed(v, 6, 1, emit_buf, b); /* the summaries' number format */
 }
 
 void cli_json_key(cli_buf *b, const char *key)

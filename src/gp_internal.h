@@ -33,6 +33,9 @@ typedef void (*gp_emit_fn)(void *ctx, const char *p, size_t n);
  * emit: escapes quotes, backslashes and control characters; an ill-formed
  * UTF-8 byte becomes \ufffd.  Used by every JSON writer of the project. */
 void gp_json_quote(const char *s, size_t n, gp_emit_fn emit, void *ctx);
+/* A finite double in fixed point with `decimals` (0..6) digits, '.' whatever
+ * the locale, trailing zeros dropped with trim.  JSON numbers use (6, 1). */
+void gp_format_fixed(double v, int decimals, int trim, gp_emit_fn emit, void *ctx);
 
 /* ---------------------------------------------------------------- clocks */
 

@@ -7,6 +7,7 @@
  */
 #include "gp_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 
 /* Length of the well-formed UTF-8 sequence at s (1..4), 0 if ill-formed
@@ -98,4 +99,46 @@ void gp_json_quote(const char *s, size_t n, gp_emit_fn emit, void *ctx)
         }
     }
     emit(ctx, "\"", 1);
+}
+
+/*
+ * A finite double in fixed point with `decimals` digits (0..6), '.' as the
+ * separator whatever the locale; trailing zeros dropped with trim.  Values
+ * too large for the scaled integer fall back to %.0f, which prints no
+ * decimal point and so no locale-dependent character.  v must be finite.
+ */
+void gp_format_fixed(double v, int decimals, int trim, gp_emit_fn emit, void *ctx)
+{
+    static const double scale_of[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+    if (decimals < 0)
+        decimals = 0;
+    if (decimals > 6)
+        decimals = 6;
+    double scale = scale_of[decimals];
+    if (!(fabs(v) * scale < 9.0e18)) {
+        char big[400];
+        int len = snprintf(big, sizeof big, "%.0f", v);
+        emit(ctx, big, len > 0 ? (size_t)len : 0);
+        return;
+    }
+    long long q = llround(v * scale);
+    if (q < 0)
+        emit(ctx, "-", 1);
+    unsigned long long mag = q < 0 ? 0ull - (unsigned long long)q : (unsigned long long)q;
+    unsigned long long div = (unsigned long long)scale;
+    char ip[24];
+    int ni = snprintf(ip, sizeof ip, "%llu", mag / div);
+    emit(ctx, ip, (size_t)ni);
+    if (decimals == 0)
+        return;
+    char frac[8];
+    snprintf(frac, sizeof frac, "%0*llu", decimals, mag % div);
+    int n = decimals;
+    if (trim)
+        while (n > 0 && frac[n - 1] == '0')
+            n--;
+    if (n == 0)
+        return;
+    emit(ctx, ".", 1);
+    emit(ctx, frac, (size_t)n);
 }

@@ -93,49 +93,21 @@ static void put_i64(out *o, int64_t v)
     put(o, tmp);
 }
 
-/*
- * A finite double in fixed point with `decimals` digits (0..6), '.' as the
- * separator whatever the locale; trailing zeros dropped with trim.  Values
- * too large for the scaled integer fall back to %.0f, which prints no
- * decimal point and so no locale-dependent character.  NaN and infinities
- * print "n/a" (JSON callers write null before getting here).
- */
+/* put_n with the signature of the shared writers (json_text.c). */
+static void emit_out(void *ctx, const char *p, size_t n)
+{
+    put_n((out *)ctx, p, n);
+}
+
+/* Fixed point through the shared formatter (json_text.c); NaN and
+ * infinities print "n/a" (JSON callers write null before getting here). */
 static void put_fixed(out *o, double v, int decimals, int trim)
 {
-    static const double scale_of[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
     if (!isfinite(v)) {
         put(o, "n/a");
         return;
     }
-    if (decimals < 0)
-        decimals = 0;
-    if (decimals > 6)
-        decimals = 6;
-    double scale = scale_of[decimals];
-    if (!(fabs(v) * scale < 9.0e18)) {
-        char big[400];
-        snprintf(big, sizeof big, "%.0f", v);
-        put(o, big);
-        return;
-    }
-    long long q = llround(v * scale);
-    if (q < 0)
-        put_ch(o, '-');
-    unsigned long long mag = q < 0 ? 0ull - (unsigned long long)q : (unsigned long long)q;
-    unsigned long long div = (unsigned long long)scale;
-    put_u64(o, mag / div);
-    if (decimals == 0)
-        return;
-    char frac[8];
-    snprintf(frac, sizeof frac, "%0*llu", decimals, mag % div);
-    int n = decimals;
-    if (trim)
-        while (n > 0 && frac[n - 1] == '0')
-            n--;
-    if (n == 0)
-        return;
-    put_ch(o, '.');
-    put_n(o, frac, (size_t)n);
+    gp_format_fixed(v, decimals, trim, emit_out, o);
 }
 
 /* ------------------------------------------------------------ utf-8 */
@@ -653,12 +625,6 @@ typedef struct json {
     int pretty;
     int first;
 } json;
-
-/* put_n with the signature gp_json_quote emits through. */
-static void emit_out(void *ctx, const char *p, size_t n)
-{
-    put_n((out *)ctx, p, n);
-}
 
 static void json_str_n(out *o, const char *s, size_t n)
 {
