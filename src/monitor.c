@@ -42,6 +42,7 @@ struct gp_monitor {
     void *ctx;
     char note[GP_NOTE_MAX];
     uint64_t interval_ns;
+    uint64_t warmup_ns;
 
     size_t n_slots;
     slot_state *slots;
@@ -233,6 +234,7 @@ gp_status gp_monitor_create(const gp_options *opts, gp_monitor **out, gp_error *
         m->opts.devices = m->devices_copy;
     }
     m->interval_ns = (uint64_t)llround(opts->interval_s * 1e9);
+    m->warmup_ns = (uint64_t)llround(opts->warmup_s * 1e9);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -303,7 +305,7 @@ static void fail_slot_locked(gp_monitor *m, size_t slot, uint64_t t_mono, gp_sta
  * statistics notice a counter reset on a long run. */
 static unsigned read_flags(gp_monitor *m, slot_state *s, uint64_t t_mono, bool last)
 {
-    bool after_warmup = t_mono - m->t0_ns >= (uint64_t)llround(m->opts.warmup_s * 1e9);
+    bool after_warmup = t_mono - m->t0_ns >= m->warmup_ns;
     bool due = !s->energy_read_once || last || (after_warmup && !s->energy_after_warmup) ||
                t_mono - s->energy_last_ns >= GP_ENERGY_PERIOD_NS;
     if (!due)
@@ -444,7 +446,7 @@ gp_status gp_monitor_start(gp_monitor *m, gp_error *err)
         m->opts.sync_fn(m->opts.sync_user);
     m->t0_ns = gp_now_mono_ns();
     for (size_t i = 0; i < m->n_slots; i++)
-        gp_acc_init(&m->slots[i].acc, m->t0_ns, (uint64_t)llround(m->opts.warmup_s * 1e9));
+        gp_acc_init(&m->slots[i].acc, m->t0_ns, m->warmup_ns);
 
     bool sample = m->be != &gp_backend_none;
     if (sample) {
