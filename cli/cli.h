@@ -36,7 +36,9 @@ typedef struct cli_opts {
     const char *output;
     const char *samples;
     enum cli_samples_format samples_format;
-    char **cmd; /* NULL-terminated argv of CMD */
+    const char *log_dir; /* --log-dir: a GPUFlight session of the run */
+    const char *app;     /* --app: its app name */
+    char **cmd;          /* NULL-terminated argv of CMD */
     int cmd_argc;
 } cli_opts;
 

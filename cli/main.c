@@ -14,12 +14,14 @@
  * --strict it is an error.  docs/cli.md has the whole contract.
  */
 #include "cli.h"
+#include "fl_internal.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -232,6 +234,72 @@ static int close_output(FILE *f, const char *what, const char *path)
     return bad ? -1 : 0;
 }
 
+/* --log-dir: a Monitor session of the run, fed by the run's own monitor
+ * (one sampler for the report and the log), which this starts.  Returns 0
+ * with the monitor started, 1 when GPUFL_DISABLED switched the log off
+ * (monitor not started), -1 after a message. */
+static int start_session(const cli_opts *o, gp_monitor *mon, gp_error *mon_err)
+{
+    gpufl_init_options fo;
+    gpufl_init_options_init(&fo);
+    const char *base = strrchr(o->cmd[0], '/');
+    fo.app_name = o->app ? o->app : base ? base + 1 : o->cmd[0];
+    fo.log_path = o->log_dir;
+    fo.continuous_system_sampling = true;
+    long ms = (long)(o->gp.interval_s * 1000.0 + 0.5);
+    fo.system_sample_rate_ms = ms < 1 ? 1 : (int)ms;
+    gpufl_error err;
+    gpufl_status st = fl_init_with_monitor(&fo, mon, &err);
+    if (st == GPUFL_DISABLED) {
+        if (!o->quiet)
+            fprintf(stderr, "gpu-profile: GPUFL_DISABLED is set: no session log is written\n");
+        return 1;
+    }
+    if (st != GPUFL_OK) {
+        if (st == GPUFL_ERR_BACKEND) {
+            /* The monitor did not start: the caller's fall-back applies. */
+            gp_error_set(mon_err, GP_ERR_BACKEND, "%s", err.message);
+            return -2;
+        }
+        fprintf(stderr, "gpu-profile: --log-dir: %s\n", err.message);
+        return -1;
+    }
+    if (!o->quiet) {
+        char dir[4096];
+        gpufl_session_dir(dir, sizeof dir);
+        fprintf(stderr, "gpu-profile: recording session %s\n", dir);
+    }
+    return 0;
+}
+
+/* Starts sampling: through the session when --log-dir asks for one.
+ * Returns 0, -1 (message printed: exit 125) or -2 (err set: the monitor
+ * could not start, the usual fall-back applies). */
+static int start_sampling(const cli_opts *o, gp_monitor *mon, int *session, gp_error *err)
+{
+    if (o->log_dir && !*session) {
+        int r = start_session(o, mon, err);
+        if (r == 0) {
+            *session = 1;
+            return 0;
+        }
+        if (r < 0)
+            return r;
+    }
+    return gp_monitor_start(mon, err) == GP_OK ? 0 : -2;
+}
+
+/* The session's shutdown says how CMD ended. */
+static void end_session(const cli_run_result *res)
+{
+    int sig = res->term_signal;
+    bool crashed = res->core_dumped || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
+                   sig == SIGILL || sig == SIGABRT;
+    int code = res->exec_errno ? res->exit_code : sig ? -1 : WEXITSTATUS(res->wait_status);
+    fl_session_set_child_exit(code, sig, crashed);
+    gpufl_shutdown();
+}
+
 static int run(cli_opts *o, const cli_signals *sig)
 {
     FILE *out = NULL, *samples = NULL;
@@ -246,14 +314,18 @@ static int run(cli_opts *o, const cli_signals *sig)
     char note[NOTE_MAX] = "";
     gp_monitor *mon = NULL;
     gp_error err;
+    int session = 0;
     int rc = setup_monitor(o, &mon, note);
-    if (rc == 0 && gp_monitor_start(mon, &err) != GP_OK) {
+    int sr = rc == 0 ? start_sampling(o, mon, &session, &err) : 0;
+    if (sr == -1)
+        rc = -1;
+    if (sr == -2) {
         gp_monitor_destroy(mon);
         mon = NULL;
         char why[NOTE_MAX];
         snprintf(why, sizeof why, "%s", err.message);
         rc = cannot_sample(o, err.status, why, &mon, note);
-        if (rc == 0 && gp_monitor_start(mon, &err) != GP_OK) {
+        if (rc == 0 && start_sampling(o, mon, &session, &err) != 0) {
             fprintf(stderr, "gpu-profile: %s\n", err.message);
             rc = -1;
         }
@@ -274,6 +346,10 @@ static int run(cli_opts *o, const cli_signals *sig)
     if (cli_run_child(o->cmd, sig, !o->wait_primary, strcmp(backend, "smi") == 0,
                       show_live ? live_tick : NULL, &l, &res, msg, sizeof msg) < 0) {
         fprintf(stderr, "gpu-profile: %s\n", msg);
+        if (session) {
+            gp_monitor_stop(mon, NULL);
+            gpufl_shutdown();
+        }
         gp_monitor_destroy(mon);
         close_output(out, "report", o->output);
         close_output(samples, "samples", o->samples);
@@ -282,6 +358,8 @@ static int run(cli_opts *o, const cli_signals *sig)
     live_clear(&l);
     if (gp_monitor_stop(mon, &err) != GP_OK)
         fprintf(stderr, "gpu-profile: %s\n", err.message);
+    if (session)
+        end_session(&res);
 
     if (res.exec_errno) {
         /* Nothing ran, so there is nothing to report. */

@@ -38,6 +38,9 @@ void cli_usage(FILE *f)
           "  -o, --output FILE      write the report to FILE instead of stderr\n"
           "  --samples FILE         every raw sample, as CSV (.csv) or NDJSON (.ndjson,\n"
           "                         .jsonl), written when CMD ends\n"
+          "  --log-dir DIR          also record the run as a GPUFlight session (Monitor\n"
+          "                         engine) in DIR/<session_id>/{device,scope,system}.log\n"
+          "  --app NAME             the session's app name (default: CMD's file name)\n"
           "  --wait all|primary     all (default): sample until CMD and every process it\n"
           "                         left behind have exited; primary: until CMD exits\n"
           "  --no-live              no live status line on a terminal stderr\n"
@@ -54,6 +57,7 @@ void cli_usage(FILE *f)
           "  gpu-profile -- python train.py --epochs 1\n"
           "  gpu-profile --json -o run.json --interval 0.05 -- ./bench\n"
           "  gpu-profile --device 0,1 --samples samples.csv -- torchrun --nproc-per-node 2 t.py\n"
+          "  gpu-profile --log-dir logs --app train -- python train.py\n"
           "  CUDA_VISIBLE_DEVICES=1 gpu-profile -- ./app     # samples GPU 1 only\n"
           "  gpu-profile devices --json\n",
           f);
@@ -144,6 +148,8 @@ static const struct {
     {"-o", "a file name"},
     {"--samples", "a file name ending in .csv, .ndjson or .jsonl"},
     {"--wait", "all or primary"},
+    {"--log-dir", "a directory"},
+    {"--app", "a name"},
 };
 
 static int takes_value(const char *name, const char **what)
@@ -242,6 +248,10 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o)
         } else if (strcmp(name, "--samples") == 0) {
             if (parse_samples(name, value, o) < 0)
                 return -1;
+        } else if (strcmp(name, "--log-dir") == 0) {
+            o->log_dir = value;
+        } else if (strcmp(name, "--app") == 0) {
+            o->app = value;
         } else if (strcmp(name, "--wait") == 0) {
             if (strcmp(value, "all") == 0) {
                 o->wait_primary = 0;
@@ -260,6 +270,10 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o)
     if (i >= argc) {
         fprintf(stderr, "gpu-profile: no command to run: gpu-profile [OPTIONS] -- CMD [ARGS...] "
                         "(see gpu-profile --help)\n");
+        return -1;
+    }
+    if (o->app && !o->log_dir) {
+        fprintf(stderr, "gpu-profile: --app names a session log: give --log-dir DIR too\n");
         return -1;
     }
     o->cmd = argv + i;

@@ -1,13 +1,16 @@
 #!/bin/sh
 # Installs what building and testing gpu-profile needs on Debian 12: a C
 # compiler, CMake, make, pkg-config, the sanitizer runtimes (shipped with
-# gcc) and clang-format (the tests check the formatting).  No CUDA or NVML is needed to build or test.  Skips apt-get when
+# gcc), clang-format (the tests check the formatting) and libjansson-dev
+# (the flight recorder's config-file parser).  No CUDA or NVML is needed to build or test.  Skips apt-get when
 # everything is already there.
 set -eu
 need=""
 for tool in cc c++ cmake make pkg-config nm clang-format; do
     command -v "$tool" >/dev/null 2>&1 || need=1
 done
+# jansson: the flight recorder's JSON config parser (docs/gpufl.md).
+[ -f /usr/include/jansson.h ] || need=1
 if [ -z "$need" ]; then
     exit 0
 fi
@@ -17,4 +20,5 @@ if [ "$(id -u)" != 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format
+$SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
+    libjansson-dev

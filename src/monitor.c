@@ -61,6 +61,9 @@ struct gp_monitor {
     uint64_t t0_ns, t_end_ns;
     gp_monitor_stats stats;
 
+    gp_round_hook hook;    /* the flight recorder's; zeroed when unused */
+    bool first_round_done; /* sampler thread only */
+
     gp_sample *samples;
     size_t n_samples, cap_samples;
     bool samples_truncated; /* an allocation failed: keeping stopped */
@@ -318,13 +321,30 @@ static unsigned read_flags(gp_monitor *m, slot_state *s, uint64_t t_mono, bool l
 }
 
 /* One polled round: read every live device, then record under one lock. */
+/* The hook's gate: the first round is always read (the recorder's
+ * job_start shows it), later ones only while the gate is open. */
+static bool round_wanted(gp_monitor *m)
+{
+    bool first = !m->first_round_done;
+    m->first_round_done = true;
+    return first || !m->hook.gate || m->hook.gate(m->hook.user);
+}
+
+static void hook_round(gp_monitor *m, uint64_t t_mono, uint64_t t_wall)
+{
+    if (m->hook.on_round)
+        m->hook.on_round(m->hook.user, t_mono, t_wall, m->round, m->round_status, m->n_slots);
+}
+
 static void polled_round(gp_monitor *m, bool last)
 {
+    if (!round_wanted(m))
+        return;
     uint64_t t_mono = gp_now_mono_ns();
     uint64_t t_wall = gp_now_wall_ns();
     for (size_t i = 0; i < m->n_slots; i++) {
         m->round_status[i] = GP_ERR_STATE; /* "not read" */
-        if (m->slots[i].failed)
+        if (m->slots[i].failed || !m->be->read)
             continue; /* only the sampler thread sets failed, so no lock is needed */
         m->round_err[i].message[0] = '\0';
         unsigned flags = read_flags(m, &m->slots[i], t_mono, last);
@@ -339,6 +359,7 @@ static void polled_round(gp_monitor *m, bool last)
             fail_slot_locked(m, i, t_mono, m->round_status[i], m->round_err[i].message);
     }
     pthread_mutex_unlock(&m->mu);
+    hook_round(m, t_mono, t_wall);
 }
 
 static void run_polled(gp_monitor *m)
@@ -397,12 +418,16 @@ static void run_self_paced(gp_monitor *m)
                                         gp_now_mono_ns() + patience, &err);
         uint64_t t_mono = gp_now_mono_ns();
         uint64_t t_wall = gp_now_wall_ns();
+        /* nvidia-smi ticks whatever the gate says; a closed gate drops the round. */
+        bool wanted = st == GP_OK && round_wanted(m);
         pthread_mutex_lock(&m->mu);
-        if (st == GP_OK) {
+        if (st == GP_OK && wanted) {
             m->stats.ticks++;
             for (size_t i = 0; i < m->n_slots; i++) {
-                if (m->slots[i].failed)
+                if (m->slots[i].failed) {
+                    m->round_status[i] = GP_ERR_STATE;
                     continue;
+                }
                 if (m->round_status[i] == GP_OK)
                     record_locked(m, i, t_mono, t_wall, &m->round[i]);
                 else if (m->round_status[i] != GP_ERR_TIMEOUT)
@@ -416,6 +441,8 @@ static void run_self_paced(gp_monitor *m)
             producer_dead = true;
         }
         pthread_mutex_unlock(&m->mu);
+        if (wanted)
+            hook_round(m, t_mono, t_wall);
     }
 }
 
@@ -448,7 +475,7 @@ gp_status gp_monitor_start(gp_monitor *m, gp_error *err)
     for (size_t i = 0; i < m->n_slots; i++)
         gp_acc_init(&m->slots[i].acc, m->t0_ns, m->warmup_ns);
 
-    bool sample = m->be != &gp_backend_none;
+    bool sample = m->be != &gp_backend_none || m->hook.on_round;
     if (sample) {
         unsigned *idx = malloc(m->n_slots * sizeof *idx);
         if (!idx)
@@ -477,6 +504,29 @@ gp_status gp_monitor_start(gp_monitor *m, gp_error *err)
     m->state = MON_RUNNING;
     pthread_mutex_unlock(&m->mu);
     return GP_OK;
+}
+
+gp_status gp_monitor_set_hook(gp_monitor *m, const gp_round_hook *hook, gp_error *err)
+{
+    if (!m)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_monitor_set_hook: monitor is NULL");
+    if (m->state != MON_CREATED)
+        return gp_error_set(err, GP_ERR_STATE, "the hook must be set before gp_monitor_start");
+    if (hook)
+        m->hook = *hook;
+    else
+        memset(&m->hook, 0, sizeof m->hook);
+    return GP_OK;
+}
+
+const char *gp_monitor_note(const gp_monitor *m)
+{
+    return m ? m->note : "";
+}
+
+const gp_device_info *gp_monitor_device_info(const gp_monitor *m, size_t slot)
+{
+    return m && slot < m->n_slots ? &m->slots[slot].info : NULL;
 }
 
 static void summarize(gp_monitor *m)

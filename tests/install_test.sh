@@ -2,7 +2,7 @@
 # Installs the build into a temporary prefix and builds consumers against it
 # with find_package (shared and static) and with pkg-config; checks that the
 # shared library exports only gp_ symbols and needs only libc, libm,
-# pthread and libdl.
+# pthread, libdl and libjansson.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -eu
 build=$1
@@ -11,17 +11,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 test -f "$tmp/prefix/include/gpu_profile.h"
+test -f "$tmp/prefix/include/gpufl.h"
 lib=$(ls "$tmp"/prefix/lib*/libgpuprofile.so.0* | head -n 1)
-bad=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBR]$/ {print $3}' | grep -v '^gp_' || true)
+bad=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBR]$/ {print $3}' | grep -v -E '^(gp|gpufl)_' || true)
 if [ -n "$bad" ]; then
-    echo "install_test: libgpuprofile.so exports symbols without the gp_ prefix:" >&2
+    echo "install_test: libgpuprofile.so exports symbols without the gp_ or gpufl_ prefix:" >&2
     echo "$bad" >&2
     exit 1
 fi
-# The core links only libc, libm, pthread and libdl (no CUDA, no NVML).
-needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v -E '^lib(c|m|pthread|dl)\.so\.[0-9]+$' || true)
+# The core links only libc, libm, pthread, libdl and libjansson (no CUDA, no NVML).
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v -E '^lib(c|m|pthread|dl|jansson)\.so\.[0-9]+$' || true)
 if [ -n "$needed" ]; then
-    echo "install_test: libgpuprofile.so needs more than libc, libm, pthread and libdl:" >&2
+    echo "install_test: libgpuprofile.so needs more than libc, libm, pthread, libdl and libjansson:" >&2
     echo "$needed" >&2
     exit 1
 fi

@@ -1,0 +1,237 @@
+/*
+ * gpufl.h - the flight recorder (the seed's GPUFlight client API, in C).
+ *
+ * An application calls gpufl_init() once, annotates its work with scopes
+ * and system phases, and calls gpufl_shutdown() at the end.  The recorder
+ * writes a session of NDJSON logs in the GPUFlight wire format v1
+ * (<log_path>/<session_id>/{device,scope,system}.log) that GPUFlight's
+ * analyzer, agent and backend read unchanged.
+ *
+ * Options come, field by field, from (highest first): a value set in code
+ * (different from the default), a GPUFL_* environment variable, the JSON
+ * config_file, the built-in default.  GPUFL_DISABLED wins over all of them.
+ * See docs/gpufl.md.
+ *
+ * Errors are values: gpufl_init() returns a gpufl_status and fills an
+ * optional gpufl_error.  Scopes and system phases never fail loudly: before
+ * init, after shutdown or with the kill switch on they do nothing.  The
+ * library prints nothing unless enable_debug_output is set (lines prefixed
+ * "[gpufl]" on stderr, or to log_fn) - except the one deprecation line that
+ * remote_upload = true earns at init, sent the same way.
+ */
+#ifndef GPUFL_H
+#define GPUFL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define GPUFL_API
+#elif defined(__GNUC__) || defined(__clang__)
+#define GPUFL_API __attribute__((visibility("default")))
+#else
+#define GPUFL_API
+#endif
+
+#define GPUFL_VERSION_MAJOR 0
+#define GPUFL_VERSION_MINOR 1
+#define GPUFL_VERSION_PATCH 0
+#define GPUFL_VERSION_STRING "0.1.0"
+#define GPUFL_VERSION_NUMBER                                                                       \
+    (GPUFL_VERSION_MAJOR * 10000 + GPUFL_VERSION_MINOR * 100 + GPUFL_VERSION_PATCH)
+/* The GPUFlight wire format the session logs are written in. */
+#define GPUFL_WIRE_VERSION 1
+
+/* Runtime version of the library actually loaded, "MAJOR.MINOR.PATCH". */
+GPUFL_API const char *gpufl_version(void);
+
+/* ------------------------------------------------------------------ errors */
+
+typedef enum gpufl_status {
+    GPUFL_OK = 0,
+    GPUFL_DISABLED = 1,          /* the kill switch is on: nothing was started */
+    GPUFL_ERR_INVALID_ARG = 2,   /* an option value out of range */
+    GPUFL_ERR_ENV = 3,           /* a GPUFL_* environment variable has a bad value */
+    GPUFL_ERR_CONFIG = 4,        /* config_file unreadable, malformed or invalid */
+    GPUFL_ERR_STATE = 5,         /* init while a session is active */
+    GPUFL_ERR_IO = 6,            /* the session directory or a log file */
+    GPUFL_ERR_NO_MEMORY = 7,     /* an allocation failed */
+    GPUFL_ERR_THREAD = 8,        /* a thread could not be created */
+    GPUFL_ERR_BACKEND = 9,       /* backend = Nvidia and no NVIDIA backend answered */
+    GPUFL_ERR_NOT_SUPPORTED = 10 /* backend = Amd: not in this build */
+} gpufl_status;
+
+#define GPUFL_ERROR_MESSAGE_MAX 1024
+
+typedef struct gpufl_error {
+    gpufl_status status;
+    char message[GPUFL_ERROR_MESSAGE_MAX];
+} gpufl_error;
+
+/* A short static description of a status. */
+GPUFL_API const char *gpufl_strerror(gpufl_status status);
+
+/* ----------------------------------------------------------------- options */
+
+typedef enum gpufl_backend_kind {
+    GPUFL_BACKEND_AUTO = 0, /* NVIDIA (NVML, else nvidia-smi) if present, else none */
+    GPUFL_BACKEND_NVIDIA = 1,
+    GPUFL_BACKEND_AMD = 2, /* not in this build: init fails with NOT_SUPPORTED */
+    GPUFL_BACKEND_NONE = 3 /* no device metrics: stub / test sessions */
+} gpufl_backend_kind;
+
+/* The engine ladder; each level adds to the one below. */
+typedef enum gpufl_engine {
+    GPUFL_ENGINE_MONITOR = 0, /* NVML + host telemetry, no CUPTI (default) */
+    GPUFL_ENGINE_TRACE = 1,   /* + CUPTI activity trace */
+    GPUFL_ENGINE_PC_SAMPLING = 2,
+    GPUFL_ENGINE_SASS_METRICS = 3,
+    GPUFL_ENGINE_RANGE_PROFILER = 4,
+    GPUFL_ENGINE_DEEP = 5
+} gpufl_engine;
+
+/* "Auto", "Nvidia", "Amd", "None" / "Monitor", "Trace", "PcSampling",
+ * "SassMetrics", "RangeProfiler", "Deep"; NULL for an unknown value. */
+GPUFL_API const char *gpufl_backend_name(gpufl_backend_kind kind);
+GPUFL_API const char *gpufl_engine_name(gpufl_engine engine);
+/* Case-insensitive parse of the names above; GPUFL_ERR_INVALID_ARG if unknown. */
+GPUFL_API gpufl_status gpufl_engine_parse(const char *text, gpufl_engine *out);
+GPUFL_API gpufl_status gpufl_backend_parse(const char *text, gpufl_backend_kind *out);
+
+/* Where the recorder's own lines go (debug output, the deprecation line):
+ * one line, "[gpufl] ..." without the newline. */
+typedef void (*gpufl_log_fn)(const char *line, void *user);
+
+/*
+ * Every InitOptions field of the seed, with its default.  Strings: NULL or
+ * "" means "left at default".  A field equal to its default is "left at
+ * default": an environment variable or the config file may set it.
+ */
+typedef struct gpufl_init_options {
+    /* Identity */
+    const char *app_name; /* "gpufl" */
+    const char *log_path; /* "" = app_name; a trailing ".log" is dropped */
+
+    /* Cloud upload (stored, reported; the upload itself is a later command) */
+    const char *backend_url; /* "" ; host only, without /api/v1 */
+    const char *api_key;     /* "" ; never written to a log or debug output */
+    const char *api_path;    /* "" = "/api/v1" */
+    bool remote_upload;      /* false; deprecated: one line at init, no effect */
+
+    /* What to capture (Trace engine and above) */
+    bool enable_stack_trace;          /* false */
+    bool enable_source_collection;    /* true */
+    bool enable_external_correlation; /* true */
+    bool enable_synchronization;      /* true */
+    bool enable_memory_tracking;      /* false */
+    bool enable_cuda_graphs_tracking; /* false */
+
+    /* Sampling */
+    int system_sample_rate_ms;       /* 0 = no device/host metric batches */
+    int kernel_sample_rate_ms;       /* 0; deprecated: accepted, no effect */
+    bool continuous_system_sampling; /* false: sample only inside scopes and
+                                        system phases */
+
+    /* Profiling engine */
+    gpufl_backend_kind backend;    /* GPUFL_BACKEND_AUTO */
+    gpufl_engine profiling_engine; /* GPUFL_ENGINE_MONITOR */
+
+    /* Advanced */
+    const char *config_file;  /* "" ; JSON object of these fields */
+    bool flush_logs_always;   /* false: fsync after every write */
+    bool enable_debug_output; /* false */
+    bool enabled;             /* true: false makes init and every call a no-op */
+
+    /* Not in the seed: where the recorder's lines go (NULL: stderr). */
+    gpufl_log_fn log_fn;
+    void *log_user;
+} gpufl_init_options;
+
+/* Fills the defaults above. */
+GPUFL_API void gpufl_init_options_init(gpufl_init_options *opts);
+
+/* ---------------------------------------------------------------- session */
+
+/*
+ * Starts a session: resolves the options, creates <log_path>/<session_id>/,
+ * writes job_start and capture_capabilities, starts the writer (and, with
+ * system_sample_rate_ms > 0, the sampler).  opts may be NULL (defaults).
+ * Returns GPUFL_DISABLED, having done nothing, when the kill switch is on.
+ */
+GPUFL_API gpufl_status gpufl_init(const gpufl_init_options *opts, gpufl_error *err);
+/* Flushes everything, writes shutdown, stops the threads.  Idempotent; a
+ * no-op without an active session. */
+GPUFL_API void gpufl_shutdown(void);
+/* Whether a session is recording. */
+GPUFL_API bool gpufl_is_active(void);
+/* The active session's id / directory, copied into buf (snprintf-style:
+ * returns the full length); 0 and "" without an active session. */
+GPUFL_API size_t gpufl_session_id(char *buf, size_t cap);
+GPUFL_API size_t gpufl_session_dir(char *buf, size_t cap);
+/* Asks the writer to write out everything recorded so far and waits for it
+ * (at most about a second). */
+GPUFL_API void gpufl_flush(void);
+
+/* ----------------------------------------------------------------- scopes */
+
+/* A scope in progress, returned by gpufl_scope_begin() (a value: no
+ * allocation).  gpufl_scope_end() closes it once; a zeroed one is inert. */
+typedef struct gpufl_scope {
+    uint64_t instance_id; /* 0: inert */
+    uint64_t start_ns;
+    uint32_t name_id;
+    uint32_t generation; /* the session it belongs to */
+    uint32_t depth;      /* nesting depth on the thread that began it */
+    uint32_t reserved_;
+} gpufl_scope;
+
+/* Opens a scope on the calling thread (any thread; scopes nest per thread). */
+GPUFL_API gpufl_scope gpufl_scope_begin(const char *name);
+/* Closes it; NULL and an inert or already-closed scope are accepted. */
+GPUFL_API void gpufl_scope_end(gpufl_scope *scope);
+/* The callback form: fn(user) inside a scope named name. */
+GPUFL_API void gpufl_monitor(const char *name, void (*fn)(void *user), void *user);
+
+/* System phases: system_start / system_stop records; with
+ * continuous_system_sampling = false the sampler runs between them. */
+GPUFL_API void gpufl_system_start(const char *name);
+GPUFL_API void gpufl_system_stop(const char *name);
+
+/* GPUFL_SCOPE("name") { ... }: the block runs once inside a scope, closed
+ * when the block is left by any way out - falling through, return, break,
+ * goto (GCC/Clang cleanup attribute).  Note that a break inside the block
+ * leaves the scope block itself, as in any loop. */
+#if defined(__GNUC__) || defined(__clang__)
+typedef struct gpufl_scope_guard_ {
+    gpufl_scope scope;
+    int once;
+} gpufl_scope_guard_;
+static inline void gpufl_scope_guard_end_(gpufl_scope_guard_ *g)
+{
+    gpufl_scope_end(&g->scope);
+}
+static inline gpufl_scope_guard_ gpufl_scope_guard_begin_(const char *name)
+{
+    gpufl_scope_guard_ g;
+    g.scope = gpufl_scope_begin(name);
+    g.once = 1;
+    return g;
+}
+#define GPUFL_CAT2_(a, b) a##b
+#define GPUFL_CAT_(a, b) GPUFL_CAT2_(a, b)
+#define GPUFL_SCOPE(name)                                                                          \
+    for (gpufl_scope_guard_ GPUFL_CAT_(gpufl_guard_, __LINE__)                                     \
+             __attribute__((cleanup(gpufl_scope_guard_end_))) = gpufl_scope_guard_begin_(name);    \
+         GPUFL_CAT_(gpufl_guard_, __LINE__).once; GPUFL_CAT_(gpufl_guard_, __LINE__).once = 0)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUFL_H */

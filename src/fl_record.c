@@ -1,0 +1,728 @@
+/*
+ * fl_record.c - the records of the GPUFlight wire format v1, one line each.
+ *
+ * Promises (docs: shared spec session-log-format.md and its example session):
+ *  - every fl_rec_* appends exactly one JSON object and its '\n'; a batch
+ *    with no rows appends nothing;
+ *  - keys and batch columns come in the spec's order, without whitespace;
+ *  - strings go through gp_json_quote (ill-formed UTF-8 becomes \ufffd), a
+ *    NULL string is null, doubles use gp_format_fixed(v, 6, 1);
+ *  - a metric whose validity bit is clear is null, never 0;
+ *  - the functions are pure: no clock, no globals, no I/O.
+ *
+ * fl_buf grows by doubling and stays NUL-terminated after every append, so
+ * p can be used as a C string.  After an allocation failure oom is set and
+ * appends are ignored until fl_buf_reset(), which lets the writer drop the
+ * damaged line and try the next one.
+ *
+ * The batch row loops run on the writer thread for every sample, so they
+ * reserve room for a whole row once and format integers by hand instead
+ * of going through printf.
+ */
+#include "fl_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB 1048576ull
+#define FL_BUF_MIN_CAP 256
+/* The longest row any batch writes: 12 columns of at most 20 digits and a
+ * sign, their commas and the brackets - with room to spare. */
+#define ROW_MAX 512
+
+/* ---------------------------------------------------------------- fl_buf */
+
+/* Room for n more bytes and the NUL after them; NULL once oom. */
+static char *reserve(fl_buf *b, size_t n)
+{
+    if (b->oom)
+        return NULL;
+    if (n > SIZE_MAX - b->len - 1) {
+        b->oom = true;
+        return NULL;
+    }
+    size_t need = b->len + n + 1;
+    if (need > b->cap) {
+        size_t cap = b->cap ? b->cap : FL_BUF_MIN_CAP;
+        while (cap < need)
+            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return NULL;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    return b->p + b->len;
+}
+
+/* Commits what was written from the reserved position up to end. */
+static void commit(fl_buf *b, char *end)
+{
+    b->len = (size_t)(end - b->p);
+    b->p[b->len] = '\0';
+}
+
+void fl_buf_free(fl_buf *b)
+{
+    if (!b)
+        return;
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->oom = false;
+}
+
+void fl_buf_reset(fl_buf *b)
+{
+    b->len = 0;
+    b->oom = false;
+    if (b->p)
+        b->p[0] = '\0';
+}
+
+void fl_buf_put(fl_buf *b, const char *s, size_t n)
+{
+    char *d = reserve(b, n);
+    if (!d)
+        return;
+    if (n)
+        memcpy(d, s, n);
+    commit(b, d + n);
+}
+
+void fl_buf_puts(fl_buf *b, const char *s)
+{
+    fl_buf_put(b, s, strlen(s));
+}
+
+void fl_buf_printf(fl_buf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    size_t avail = b->cap > b->len ? b->cap - b->len : 0;
+    int n = vsnprintf(avail ? b->p + b->len : NULL, avail, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        /* vsnprintf may have stored part of the text: hide it again. */
+        if (b->p)
+            b->p[b->len] = '\0';
+    } else if ((size_t)n < avail) {
+        b->len += (size_t)n;
+    } else {
+        char *d = reserve(b, (size_t)n);
+        if (d) {
+            vsnprintf(d, (size_t)n + 1, fmt, again);
+            b->len += (size_t)n;
+        }
+    }
+    va_end(again);
+}
+
+/* Decimal digits of v at d; returns the end.  Needs 20 bytes. */
+static char *put_u64(char *d, uint64_t v)
+{
+    char tmp[20];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *d++ = tmp[--n];
+    return d;
+}
+
+/* Needs 21 bytes. */
+static char *put_i64(char *d, int64_t v)
+{
+    if (v < 0) {
+        *d++ = '-';
+        /* Unsigned negation, so INT64_MIN has a magnitude too. */
+        return put_u64(d, 0u - (uint64_t)v);
+    }
+    return put_u64(d, (uint64_t)v);
+}
+
+static char *put_lit(char *d, const char *s, size_t n)
+{
+    memcpy(d, s, n);
+    return d + n;
+}
+
+static char *put_null(char *d)
+{
+    return put_lit(d, "null", 4);
+}
+
+static char *put_opt_u64(char *d, bool ok, uint64_t v)
+{
+    return ok ? put_u64(d, v) : put_null(d);
+}
+
+void fl_buf_u64(fl_buf *b, uint64_t v)
+{
+    char *d = reserve(b, 20);
+    if (d)
+        commit(b, put_u64(d, v));
+}
+
+void fl_buf_i64(fl_buf *b, int64_t v)
+{
+    char *d = reserve(b, 21);
+    if (d)
+        commit(b, put_i64(d, v));
+}
+
+static void emit_buf(void *ctx, const char *p, size_t n)
+{
+    fl_buf_put((fl_buf *)ctx, p, n);
+}
+
+void fl_buf_str(fl_buf *b, const char *s)
+{
+    if (!s) {
+        fl_buf_put(b, "null", 4);
+        return;
+    }
+    gp_json_quote(s, strlen(s), emit_buf, b);
+}
+
+/* ---------------------------------------------------------------- values */
+
+/* "" s "" only compiles for a string literal, whose sizeof is its length
+ * plus one - a pointer would silently give sizeof(char *). */
+#define PUT_LIT(b, s) fl_buf_put((b), "" s "", sizeof(s) - 1)
+
+static void put_bool(fl_buf *b, bool v)
+{
+    if (v)
+        PUT_LIT(b, "true");
+    else
+        PUT_LIT(b, "false");
+}
+
+static void put_opt_u64_buf(fl_buf *b, bool ok, uint64_t v)
+{
+    if (ok)
+        fl_buf_u64(b, v);
+    else
+        PUT_LIT(b, "null");
+}
+
+static void put_opt_i64_buf(fl_buf *b, bool ok, int64_t v)
+{
+    if (ok)
+        fl_buf_i64(b, v);
+    else
+        PUT_LIT(b, "null");
+}
+
+/* gp_format_fixed is defined for finite values only; the rest is null. */
+static void put_double(fl_buf *b, bool ok, double v)
+{
+    if (ok && isfinite(v))
+        gp_format_fixed(v, 6, 1, emit_buf, b);
+    else
+        PUT_LIT(b, "null");
+}
+
+/* The empty string, not null, where the format wants a string always. */
+static void put_str_or_empty(fl_buf *b, const char *s)
+{
+    fl_buf_str(b, s ? s : "");
+}
+
+/* ,"key": - keys are program constants, so they need no escaping. */
+static void put_key(fl_buf *b, const char *key)
+{
+    size_t n = strlen(key);
+    char *d = reserve(b, n + 4);
+    if (!d)
+        return;
+    *d++ = ',';
+    *d++ = '"';
+    d = put_lit(d, key, n);
+    *d++ = '"';
+    *d++ = ':';
+    commit(b, d);
+}
+
+/* {"version":V,"type":"T","session_id":S - the opening most records share. */
+static void put_head(fl_buf *b, int version, const char *type, const char *session_id)
+{
+    PUT_LIT(b, "{\"version\":");
+    fl_buf_i64(b, version);
+    put_key(b, "type");
+    fl_buf_str(b, type);
+    put_key(b, "session_id");
+    fl_buf_str(b, session_id);
+}
+
+/* ------------------------------------------------------------ sub-objects */
+
+static void put_host(fl_buf *b, const fl_host_sample *h)
+{
+    static const fl_host_sample none = {0};
+    if (!h)
+        h = &none;
+    PUT_LIT(b, "{\"cpu_pct\":");
+    put_double(b, (h->valid & FL_HOST_CPU) != 0, h->cpu_pct);
+    put_key(b, "ram_used_mib");
+    put_opt_u64_buf(b, (h->valid & FL_HOST_RAM) != 0, h->ram_used_mib);
+    put_key(b, "ram_total_mib");
+    put_opt_u64_buf(b, (h->valid & FL_HOST_RAM) != 0, h->ram_total_mib);
+    PUT_LIT(b, "}");
+}
+
+static void put_device_live(fl_buf *b, const fl_device_live *dv)
+{
+    const gp_device_sample *s = &dv->s;
+    uint32_t v = dv->have_sample ? s->valid : 0;
+    bool used = (v & GP_M_MEM_USED) != 0, total = (v & GP_M_MEM_TOTAL) != 0;
+    bool thr = (v & GP_M_THROTTLE) != 0;
+    const uint64_t pwr =
+        GP_THROTTLE_SW_POWER_CAP | GP_THROTTLE_HW_POWER_BRAKE | GP_THROTTLE_HW_SLOWDOWN;
+    const uint64_t therm = GP_THROTTLE_SW_THERMAL | GP_THROTTLE_HW_THERMAL;
+    /* Free memory is a byte quantity like the other two, rounded down on
+     * its own; a used figure above the total (a racing driver) is 0 free. */
+    uint64_t free_b =
+        s->mem_total_bytes > s->mem_used_bytes ? s->mem_total_bytes - s->mem_used_bytes : 0;
+
+    PUT_LIT(b, "{\"id\":");
+    fl_buf_u64(b, dv->id);
+    put_key(b, "name");
+    fl_buf_str(b, dv->name);
+    put_key(b, "uuid");
+    fl_buf_str(b, dv->uuid);
+    put_key(b, "vendor");
+    fl_buf_str(b, dv->vendor);
+    put_key(b, "pci_bus");
+    fl_buf_str(b, dv->pci_bus);
+    put_key(b, "used_mib");
+    put_opt_u64_buf(b, used, s->mem_used_bytes / MIB);
+    put_key(b, "free_mib");
+    put_opt_u64_buf(b, used && total, free_b / MIB);
+    put_key(b, "total_mib");
+    put_opt_u64_buf(b, total, s->mem_total_bytes / MIB);
+    put_key(b, "util_gpu_pct");
+    put_opt_u64_buf(b, (v & GP_M_UTIL_GPU) != 0, s->util_gpu_pct);
+    put_key(b, "util_mem_pct");
+    put_opt_u64_buf(b, (v & GP_M_UTIL_MEM) != 0, s->util_mem_pct);
+    put_key(b, "temp_c");
+    put_opt_i64_buf(b, (v & GP_M_TEMP) != 0, s->temp_c);
+    put_key(b, "power_mw");
+    put_opt_u64_buf(b, (v & GP_M_POWER) != 0, s->power_mw);
+    /* The sampler reads the SM and memory clocks, not the graphics clock. */
+    put_key(b, "clk_gfx_mhz");
+    PUT_LIT(b, "null");
+    put_key(b, "clk_sm_mhz");
+    put_opt_u64_buf(b, (v & GP_M_CLOCK_SM) != 0, s->clock_sm_mhz);
+    put_key(b, "clk_mem_mhz");
+    put_opt_u64_buf(b, (v & GP_M_CLOCK_MEM) != 0, s->clock_mem_mhz);
+    put_key(b, "throttle_pwr");
+    put_opt_u64_buf(b, thr, (s->throttle_reasons & pwr) ? 1 : 0);
+    put_key(b, "throttle_therm");
+    put_opt_u64_buf(b, thr, (s->throttle_reasons & therm) ? 1 : 0);
+    put_key(b, "pcie_rx_bw_bps");
+    put_opt_u64_buf(b, (v & GP_M_PCIE_RX) != 0, (uint64_t)s->pcie_rx_kbps * 1024);
+    put_key(b, "pcie_tx_bw_bps");
+    put_opt_u64_buf(b, (v & GP_M_PCIE_TX) != 0, (uint64_t)s->pcie_tx_kbps * 1024);
+    PUT_LIT(b, "}");
+}
+
+static void put_device_static(fl_buf *b, const fl_device_static *d)
+{
+    PUT_LIT(b, "{\"id\":");
+    fl_buf_u64(b, d->id);
+    put_key(b, "name");
+    fl_buf_str(b, d->name);
+    put_key(b, "uuid");
+    fl_buf_str(b, d->uuid);
+    put_key(b, "vendor");
+    fl_buf_str(b, d->vendor);
+    put_key(b, "architecture");
+    fl_buf_str(b, d->architecture);
+    put_key(b, "compute_major");
+    put_opt_i64_buf(b, d->compute_major >= 0, d->compute_major);
+    put_key(b, "compute_minor");
+    put_opt_i64_buf(b, d->compute_minor >= 0, d->compute_minor);
+    put_key(b, "l2_cache_size_bytes");
+    put_opt_i64_buf(b, d->l2_cache_size_bytes >= 0, d->l2_cache_size_bytes);
+    put_key(b, "shared_mem_per_block_bytes");
+    put_opt_i64_buf(b, d->shared_mem_per_block_bytes >= 0, d->shared_mem_per_block_bytes);
+    put_key(b, "regs_per_block");
+    put_opt_i64_buf(b, d->regs_per_block >= 0, d->regs_per_block);
+    put_key(b, "multi_processor_count");
+    put_opt_i64_buf(b, d->multi_processor_count >= 0, d->multi_processor_count);
+    put_key(b, "warp_size");
+    put_opt_i64_buf(b, d->warp_size >= 0, d->warp_size);
+    PUT_LIT(b, "}");
+}
+
+static void put_live_list(fl_buf *b, const fl_device_live *devs, size_t n)
+{
+    PUT_LIT(b, "[");
+    for (size_t i = 0; devs && i < n; i++) {
+        if (i)
+            PUT_LIT(b, ",");
+        put_device_live(b, &devs[i]);
+    }
+    PUT_LIT(b, "]");
+}
+
+static void put_static_list(fl_buf *b, const fl_device_static *devs, size_t n)
+{
+    PUT_LIT(b, "[");
+    for (size_t i = 0; devs && i < n; i++) {
+        if (i)
+            PUT_LIT(b, ",");
+        put_device_static(b, &devs[i]);
+    }
+    PUT_LIT(b, "]");
+}
+
+/* "pid":P,"app":A,"session_id":S without a leading comma. */
+static void put_ident(fl_buf *b, const fl_ident *id)
+{
+    PUT_LIT(b, "\"pid\":");
+    fl_buf_i64(b, id->pid);
+    put_key(b, "app");
+    fl_buf_str(b, id->app);
+    put_key(b, "session_id");
+    fl_buf_str(b, id->session_id);
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+void fl_rec_job_start(fl_buf *b, const fl_ident *id, const fl_job_start *js)
+{
+    PUT_LIT(b, "{\"version\":1,\"type\":\"job_start\",");
+    put_ident(b, id);
+    put_key(b, "log_path");
+    fl_buf_str(b, js->log_path);
+    put_key(b, "ts_ns");
+    fl_buf_u64(b, js->ts_ns);
+    put_key(b, "hostname");
+    fl_buf_str(b, js->hostname);
+    put_key(b, "ip_addr");
+    fl_buf_str(b, js->ip_addr);
+    put_key(b, "host");
+    put_host(b, &js->host);
+    put_key(b, "devices");
+    put_live_list(b, js->devices, js->n_devices);
+    put_key(b, "gpu_static_devices");
+    put_static_list(b, js->gpu_static, js->n_gpu_static);
+    put_key(b, "cuda_static_devices");
+    put_static_list(b, js->cuda_static, js->n_cuda_static);
+    /* This build has no ROCm backend; readers still expect the key. */
+    put_key(b, "rocm_static_devices");
+    PUT_LIT(b, "[]");
+    put_key(b, "session_kind");
+    fl_buf_str(b, js->session_kind);
+    if (js->profiling_engine) {
+        put_key(b, "profiling_engine");
+        fl_buf_str(b, js->profiling_engine);
+    }
+    PUT_LIT(b, "}\n");
+}
+
+static void put_shutdown_head(fl_buf *b, const fl_ident *id, uint64_t ts_ns)
+{
+    /* The one lifecycle record without "version" (as the seed writes it). */
+    PUT_LIT(b, "{\"type\":\"shutdown\",");
+    put_ident(b, id);
+    put_key(b, "ts_ns");
+    fl_buf_u64(b, ts_ns);
+}
+
+void fl_rec_shutdown(fl_buf *b, const fl_ident *id, uint64_t ts_ns)
+{
+    put_shutdown_head(b, id, ts_ns);
+    PUT_LIT(b, "}\n");
+}
+
+void fl_rec_shutdown_child(fl_buf *b, const fl_ident *id, uint64_t ts_ns, int exit_code, int signal,
+                           bool crashed)
+{
+    put_shutdown_head(b, id, ts_ns);
+    /* Exit statuses are 0..255, so any negative one means "none". */
+    put_key(b, "exit_code");
+    put_opt_i64_buf(b, exit_code >= 0, exit_code);
+    put_key(b, "signal");
+    put_opt_i64_buf(b, signal != 0, signal);
+    put_key(b, "crashed");
+    put_bool(b, crashed);
+    PUT_LIT(b, "}\n");
+}
+
+void fl_rec_system(fl_buf *b, const fl_ident *id, const char *type, const char *name,
+                   uint64_t ts_ns, const fl_host_sample *host, const fl_device_live *devices,
+                   size_t n_devices)
+{
+    PUT_LIT(b, "{\"version\":1");
+    put_key(b, "type");
+    fl_buf_str(b, type);
+    PUT_LIT(b, ",");
+    put_ident(b, id);
+    put_key(b, "name");
+    fl_buf_str(b, name);
+    put_key(b, "ts_ns");
+    fl_buf_u64(b, ts_ns);
+    put_key(b, "host");
+    put_host(b, host);
+    put_key(b, "devices");
+    put_live_list(b, devices, n_devices);
+    PUT_LIT(b, "}\n");
+}
+
+void fl_rec_dictionary(fl_buf *b, const char *session_id, const char *dict,
+                       const fl_dict_entry *entries, size_t n)
+{
+    put_head(b, 1, "dictionary_update", session_id);
+    PUT_LIT(b, ",");
+    fl_buf_str(b, dict);
+    PUT_LIT(b, ":{");
+    for (size_t i = 0; entries && i < n; i++) {
+        /* Ids are decimal strings: JSON object keys. */
+        if (i)
+            PUT_LIT(b, ",");
+        PUT_LIT(b, "\"");
+        fl_buf_u64(b, entries[i].id);
+        PUT_LIT(b, "\":");
+        fl_buf_str(b, entries[i].name);
+    }
+    PUT_LIT(b, "}}\n");
+}
+
+void fl_rec_capabilities(fl_buf *b, const char *session_id, uint64_t ts_ns,
+                         const char *requested_engine, const char *selected_engine,
+                         const fl_capability *caps, size_t n)
+{
+    put_head(b, 1, "capture_capabilities", session_id);
+    put_key(b, "ts_ns");
+    fl_buf_u64(b, ts_ns);
+    put_key(b, "requested_engine");
+    fl_buf_str(b, requested_engine);
+    put_key(b, "selected_engine");
+    fl_buf_str(b, selected_engine);
+    put_key(b, "capabilities");
+    PUT_LIT(b, "[");
+    for (size_t i = 0; caps && i < n; i++) {
+        const fl_capability *c = &caps[i];
+        if (i)
+            PUT_LIT(b, ",");
+        PUT_LIT(b, "{\"feature\":");
+        fl_buf_str(b, c->feature);
+        put_key(b, "requested");
+        put_bool(b, c->requested);
+        put_key(b, "status");
+        fl_buf_str(b, c->status);
+        /* Readers of the seed's format expect strings here, "" for none. */
+        put_key(b, "mode");
+        put_str_or_empty(b, c->mode);
+        put_key(b, "reason_code");
+        put_str_or_empty(b, c->reason_code);
+        put_key(b, "message");
+        put_str_or_empty(b, c->message);
+        PUT_LIT(b, "}");
+    }
+    PUT_LIT(b, "]}\n");
+}
+
+/* --------------------------------------------------------------- batches */
+
+/* A row's offset from the batch base; a row older than the base (out of
+ * order) is pinned to 0 rather than wrapping to a huge unsigned number. */
+static uint64_t dt_of(uint64_t t, uint64_t base)
+{
+    return t > base ? t - base : 0;
+}
+
+static void put_columns(fl_buf *b, const char *const *cols, size_t n)
+{
+    put_key(b, "columns");
+    PUT_LIT(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            PUT_LIT(b, ",");
+        fl_buf_str(b, cols[i]);
+    }
+    PUT_LIT(b, "]");
+}
+
+static void put_batch_ids(fl_buf *b, uint64_t batch_id, uint64_t base)
+{
+    put_key(b, "batch_id");
+    fl_buf_u64(b, batch_id);
+    put_key(b, "base_time_ns");
+    fl_buf_u64(b, base);
+}
+
+/* The pcie_bw_bps column is the sum of both directions; with one of them
+ * unknown the sum is unknown too. */
+#define PCIE_BOTH (GP_M_PCIE_TX | GP_M_PCIE_RX)
+
+void fl_rec_device_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_device_row *rows, size_t n)
+{
+    if (!rows || n == 0)
+        return;
+    bool has_energy = false, has_clock_mem = false, has_pcie = false;
+    for (size_t i = 0; i < n; i++) {
+        const gp_device_sample *s = &rows[i].s;
+        if ((s->valid & GP_M_ENERGY) && s->energy_mj)
+            has_energy = true;
+        if ((s->valid & GP_M_CLOCK_MEM) && s->clock_mem_mhz)
+            has_clock_mem = true;
+        if ((s->valid & PCIE_BOTH) == PCIE_BOTH && (s->pcie_tx_kbps || s->pcie_rx_kbps))
+            has_pcie = true;
+    }
+
+    const char *cols[12] = {"dt_ns",    "device_id", "gpu_util",  "mem_util", "temp_c",
+                            "power_mw", "used_mib",  "total_mib", "clock_sm"};
+    size_t nc = 9;
+    if (has_energy)
+        cols[nc++] = "energy_uj";
+    if (has_clock_mem)
+        cols[nc++] = "clock_mem";
+    if (has_pcie)
+        cols[nc++] = "pcie_bw_bps";
+
+    uint64_t base = rows[0].t_ns;
+    put_head(b, 1, "device_metric_batch", session_id);
+    put_batch_ids(b, batch_id, base);
+    put_columns(b, cols, nc);
+    put_key(b, "rows");
+    PUT_LIT(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        const gp_device_sample *s = &rows[i].s;
+        uint32_t v = s->valid;
+        char *d = reserve(b, ROW_MAX);
+        if (!d)
+            return;
+        if (i)
+            *d++ = ',';
+        *d++ = '[';
+        d = put_u64(d, dt_of(rows[i].t_ns, base));
+        *d++ = ',';
+        d = put_u64(d, rows[i].device_id);
+        *d++ = ',';
+        d = put_opt_u64(d, v & GP_M_UTIL_GPU, s->util_gpu_pct);
+        *d++ = ',';
+        d = put_opt_u64(d, v & GP_M_UTIL_MEM, s->util_mem_pct);
+        *d++ = ',';
+        d = (v & GP_M_TEMP) ? put_i64(d, s->temp_c) : put_null(d);
+        *d++ = ',';
+        d = put_opt_u64(d, v & GP_M_POWER, s->power_mw);
+        *d++ = ',';
+        d = put_opt_u64(d, v & GP_M_MEM_USED, s->mem_used_bytes / MIB);
+        *d++ = ',';
+        d = put_opt_u64(d, v & GP_M_MEM_TOTAL, s->mem_total_bytes / MIB);
+        *d++ = ',';
+        d = put_opt_u64(d, v & GP_M_CLOCK_SM, s->clock_sm_mhz);
+        if (has_energy) {
+            *d++ = ',';
+            d = put_opt_u64(d, v & GP_M_ENERGY, s->energy_mj * 1000);
+        }
+        if (has_clock_mem) {
+            *d++ = ',';
+            d = put_opt_u64(d, v & GP_M_CLOCK_MEM, s->clock_mem_mhz);
+        }
+        if (has_pcie) {
+            *d++ = ',';
+            d = put_opt_u64(d, (v & PCIE_BOTH) == PCIE_BOTH,
+                            ((uint64_t)s->pcie_tx_kbps + s->pcie_rx_kbps) * 1024);
+        }
+        *d++ = ']';
+        commit(b, d);
+    }
+    PUT_LIT(b, "]}\n");
+}
+
+void fl_rec_host_batch(fl_buf *b, const char *session_id, const char *hostname, const char *ip_addr,
+                       uint64_t batch_id, const fl_host_row *rows, size_t n)
+{
+    static const char *const cols[] = {"dt_ns", "cpu_pct_x100", "ram_used_mib", "ram_total_mib"};
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    put_head(b, 1, "host_metric_batch", session_id);
+    put_key(b, "hostname");
+    fl_buf_str(b, hostname);
+    put_key(b, "ip_addr");
+    fl_buf_str(b, ip_addr);
+    put_batch_ids(b, batch_id, base);
+    put_columns(b, cols, sizeof cols / sizeof cols[0]);
+    put_key(b, "rows");
+    PUT_LIT(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        const fl_host_sample *h = &rows[i].h;
+        bool cpu = (h->valid & FL_HOST_CPU) && isfinite(h->cpu_pct);
+        bool ram = (h->valid & FL_HOST_RAM) != 0;
+        char *d = reserve(b, ROW_MAX);
+        if (!d)
+            return;
+        if (i)
+            *d++ = ',';
+        *d++ = '[';
+        d = put_u64(d, dt_of(rows[i].t_ns, base));
+        *d++ = ',';
+        /* isfinite above keeps llround defined; the percentage is 0..100. */
+        d = cpu ? put_i64(d, (int64_t)llround(h->cpu_pct * 100.0)) : put_null(d);
+        *d++ = ',';
+        d = put_opt_u64(d, ram, h->ram_used_mib);
+        *d++ = ',';
+        d = put_opt_u64(d, ram, h->ram_total_mib);
+        *d++ = ']';
+        commit(b, d);
+    }
+    PUT_LIT(b, "]}\n");
+}
+
+void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_scope_row *rows, size_t n)
+{
+    static const char *const cols[] = {
+        "dt_ns",  "scope_instance_id", "name_id", "event_type", "depth", "repeat",
+        "warmup", "original_start_ns"};
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    put_head(b, 3, "scope_event_batch", session_id);
+    put_batch_ids(b, batch_id, base);
+    put_columns(b, cols, sizeof cols / sizeof cols[0]);
+    put_key(b, "rows");
+    PUT_LIT(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        const fl_scope_row *r = &rows[i];
+        char *d = reserve(b, ROW_MAX);
+        if (!d)
+            return;
+        if (i)
+            *d++ = ',';
+        *d++ = '[';
+        d = put_u64(d, dt_of(r->t_ns, base));
+        *d++ = ',';
+        d = put_u64(d, r->instance_id);
+        *d++ = ',';
+        d = put_u64(d, r->name_id);
+        *d++ = ',';
+        d = put_u64(d, r->event_type);
+        *d++ = ',';
+        d = put_u64(d, r->depth);
+        /* repeat and warmup: this recorder has no repeat/warm-up scopes. */
+        d = put_lit(d, ",0,0,", 5);
+        d = put_u64(d, r->original_start_ns);
+        *d++ = ']';
+        commit(b, d);
+    }
+    PUT_LIT(b, "]}\n");
+}

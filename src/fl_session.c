@@ -1,0 +1,1058 @@
+/*
+ * fl_session.c - gpufl_init / gpufl_shutdown, the session files and the
+ * writer thread.
+ *
+ * Promises: the kill switch returns before anything is created, opened,
+ * loaded or started; a session writes <log_path>/<session_id>/{device,
+ * scope,system}.log, each line by one write() of whole lines, so a process
+ * killed at any moment leaves every line written before its last flush
+ * readable; the writer thread formats and writes everything (scope rows
+ * from the per-thread rings, device and host rows from the sampler's
+ * thread, system phases) every FLUSH_PERIOD_NS or sooner when a buffer
+ * fills, so the files are at most about a second behind; dictionary
+ * entries are written before the first batch that uses them; the API key
+ * is never written anywhere; init and shutdown may be called from any
+ * thread, and every other call is a no-op without a session.
+ */
+#include "fl_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FLUSH_PERIOD_NS 250000000ull /* the files lag at most ~0.25 s + a cycle */
+#define BATCH_ROWS 1024              /* rows per batch line */
+#define QUEUE_KICK_ROWS 4096         /* sampler rows that wake the writer early */
+#define FIRST_ROUND_WAIT_NS 2000000000ull
+#define FLUSH_WAIT_NS 2000000000ull
+
+enum { CH_DEVICE, CH_SCOPE, CH_SYSTEM, N_CH };
+static const char *const channel_names[N_CH] = {"device", "scope", "system"};
+
+#define MAX_CAPS 16
+
+typedef struct session {
+    fl_config cfg;
+    uint32_t gen;
+    char id[37];
+    char dir[PATH_MAX];
+    char hostname[256];
+    char ip[64];
+    fl_ident ident;
+    int fd[N_CH];
+    fl_buf out[N_CH]; /* writer thread (and init/shutdown when it is not running) */
+
+    /* Devices (identity fixed at init). */
+    gp_monitor *mon;
+    bool mon_borrowed; /* the caller's (the CLI's): never stopped or destroyed here */
+    size_t n_dev;
+    fl_device_live *live; /* identity + latest sample, under mu */
+    fl_device_static *statics;
+    bool sampling; /* the sampler thread runs */
+
+    /* Shared with the sampler thread and the API, under mu. */
+    fl_host host; /* sampler thread after init */
+    fl_host_sample host_latest;
+    fl_device_row *dev_q;
+    size_t dev_n, dev_cap;
+    fl_host_row *host_q;
+    size_t host_n, host_cap;
+    fl_buf sys_q; /* system_start / system_stop lines */
+    bool first_round;
+    uint64_t flush_req, flush_done;
+    bool stop;
+
+    /* Writer thread only. */
+    pthread_t writer;
+    bool writer_started;
+    fl_scope_row *scope_rows;
+    size_t scope_cap;
+    fl_dict_entry *names;
+    size_t names_cap;
+    fl_device_row *dev_w;
+    size_t dev_w_cap;
+    fl_host_row *host_w;
+    size_t host_w_cap;
+    fl_buf sys_w;
+    uint64_t batch_scope, batch_dev, batch_host;
+    uint64_t rows_scope, rows_dev, rows_host;
+    int io_errno;
+    int io_channel;
+
+    /* capture_capabilities */
+    fl_capability caps[MAX_CAPS];
+    char cap_msg[MAX_CAPS][512];
+    size_t n_caps;
+    const char *requested_engine, *selected_engine;
+
+    bool child_set;
+    int child_exit, child_signal;
+    bool child_crashed;
+} session;
+
+/* The writer's wake-up, and everything the API shares with the writer and
+ * the sampler: static, so a late kick from a producer never touches freed
+ * memory. */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv;      /* wakes the writer */
+static pthread_cond_t g_done_cv; /* flush done, first round done */
+static pthread_once_t g_cv_once = PTHREAD_ONCE_INIT;
+static _Atomic int g_kicked;
+static _Atomic int g_phases; /* open system phases */
+
+/* init / shutdown / system phases: one at a time. */
+static pthread_mutex_t g_life = PTHREAD_MUTEX_INITIALIZER;
+static session *g_s;
+static _Atomic int g_active;
+static uint32_t g_gen_counter;
+static bool g_atexit_done;
+
+static void init_cvs(void)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_cv, &ca);
+    pthread_cond_init(&g_done_cv, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
+static struct timespec deadline_in(uint64_t ns)
+{
+    uint64_t t = gp_now_mono_ns() + ns;
+    struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
+    return ts;
+}
+
+/* ------------------------------------------------------------- messages */
+
+static void say(const fl_config *cfg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const fl_config *cfg, const char *fmt, ...)
+{
+    char line[1200];
+    int k = snprintf(line, sizeof line, "[gpufl] ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + k, sizeof line - (size_t)k, fmt, ap);
+    va_end(ap);
+    if (cfg->log_fn) {
+        cfg->log_fn(line, cfg->log_user);
+    } else {
+        /* One fputs of the whole line so concurrent lines do not interleave. */
+        size_t n = strlen(line);
+        if (n + 1 < sizeof line) {
+            line[n] = '\n';
+            line[n + 1] = '\0';
+        }
+        fputs(line, stderr);
+    }
+}
+
+#define DEBUG(s, ...)                                                                              \
+    do {                                                                                           \
+        if ((s)->cfg.enable_debug_output)                                                          \
+            say(&(s)->cfg, __VA_ARGS__);                                                           \
+    } while (0)
+
+void fl_uuid4(char out[37])
+{
+    unsigned char b[16];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t r = getrandom(b + got, sizeof b - got, 0);
+        if (r > 0) {
+            got += (size_t)r;
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        /* No entropy source: the clock and the pid still make ids that do
+         * not collide on one machine. */
+        uint64_t t = gp_now_wall_ns() ^ ((uint64_t)getpid() << 32) ^ gp_now_mono_ns();
+        for (size_t i = got; i < sizeof b;
+             i++, t = t * 6364136223846793005ull + 1442695040888963407ull)
+            b[i] = (unsigned char)(t >> 56);
+        break;
+    }
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0;
+    for (size_t i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[k++] = '-';
+        out[k++] = hex[b[i] >> 4];
+        out[k++] = hex[b[i] & 15];
+    }
+    out[k] = '\0';
+}
+
+/* ---------------------------------------------------------------- files */
+
+/* Writes a whole buffer; remembers the first error (disk full, ...) and
+ * goes on, so a later cycle may still succeed. */
+static void write_channel(session *s, int ch, fl_buf *b)
+{
+    if (b->len == 0 || s->fd[ch] < 0)
+        return;
+    const char *p = b->p;
+    size_t left = b->len;
+    while (left > 0) {
+        ssize_t w = write(s->fd[ch], p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (!s->io_errno) {
+                s->io_errno = w < 0 ? errno : EIO;
+                s->io_channel = ch;
+            }
+            break;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (s->cfg.flush_logs_always)
+        fsync(s->fd[ch]);
+    fl_buf_reset(b);
+}
+
+static void write_all_channels(session *s)
+{
+    for (int ch = 0; ch < N_CH; ch++)
+        write_channel(s, ch, &s->out[ch]);
+}
+
+/* mkdir -p for the base directory. */
+static int make_dirs(const char *path)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (stat(tmp, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+static gpufl_status open_session_dir(session *s, gpufl_error *err)
+{
+    const char *base = s->cfg.log_path;
+    if (make_dirs(base) != 0)
+        return fl_error_set(err, GPUFL_ERR_IO,
+                            "cannot create the log directory \"%s\" (log_path): %s: choose a "
+                            "writable log_path",
+                            base, strerror(errno));
+    for (int attempt = 0;; attempt++) {
+        fl_uuid4(s->id);
+        if (snprintf(s->dir, sizeof s->dir, "%s/%s", base, s->id) >= (int)sizeof s->dir)
+            return fl_error_set(err, GPUFL_ERR_IO, "log_path \"%s\" is too long", base);
+        if (mkdir(s->dir, 0755) == 0)
+            break;
+        if (errno != EEXIST || attempt == 3)
+            return fl_error_set(err, GPUFL_ERR_IO,
+                                "cannot create the session directory \"%s\": %s: choose a "
+                                "writable log_path",
+                                s->dir, strerror(errno));
+    }
+    for (int ch = 0; ch < N_CH; ch++) {
+        char path[PATH_MAX + 16];
+        snprintf(path, sizeof path, "%s/%s.log", s->dir, channel_names[ch]);
+        s->fd[ch] = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (s->fd[ch] < 0)
+            return fl_error_set(err, GPUFL_ERR_IO, "cannot create \"%s\": %s", path,
+                                strerror(errno));
+    }
+    return GPUFL_OK;
+}
+
+/* ---------------------------------------------------------------- sampler */
+
+static bool gate_open(void)
+{
+    return fl_scope_any_open() || atomic_load_explicit(&g_phases, memory_order_relaxed) > 0;
+}
+
+static bool hook_gate(void *user)
+{
+    session *s = user;
+    return s->cfg.continuous_system_sampling || gate_open();
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 256;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+/* The sampler thread's round: keep the newest values for system_start and
+ * job_start, queue rows while the gate is open. */
+static void hook_round(void *user, uint64_t t_mono, uint64_t t_wall,
+                       const gp_device_sample *samples, const gp_status *status, size_t n)
+{
+    (void)t_mono;
+    session *s = user;
+    fl_host_sample h;
+    fl_host_read(&s->host, &h);
+    bool emit = s->cfg.continuous_system_sampling || gate_open();
+    bool kick = false;
+    pthread_mutex_lock(&g_mu);
+    bool first = !s->first_round;
+    s->host_latest = h;
+    for (size_t i = 0; i < n && i < s->n_dev; i++)
+        if (status[i] == GP_OK) {
+            s->live[i].s = samples[i];
+            s->live[i].have_sample = true;
+        }
+    if (emit) {
+        if (grow((void **)&s->host_q, &s->host_cap, s->host_n + 1, sizeof *s->host_q))
+            s->host_q[s->host_n++] = (fl_host_row){.t_ns = t_wall, .h = h};
+        for (size_t i = 0; i < n && i < s->n_dev; i++) {
+            if (status[i] != GP_OK)
+                continue;
+            if (!grow((void **)&s->dev_q, &s->dev_cap, s->dev_n + 1, sizeof *s->dev_q))
+                break;
+            s->dev_q[s->dev_n++] =
+                (fl_device_row){.t_ns = t_wall, .device_id = s->live[i].id, .s = samples[i]};
+        }
+        kick = s->dev_n + s->host_n >= QUEUE_KICK_ROWS;
+    }
+    if (first) {
+        s->first_round = true;
+        pthread_cond_broadcast(&g_done_cv);
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (kick)
+        fl_session_kick();
+}
+
+/* ---------------------------------------------------------------- writer */
+
+void fl_session_kick(void)
+{
+    if (!atomic_exchange_explicit(&g_kicked, 1, memory_order_acq_rel)) {
+        pthread_once(&g_cv_once, init_cvs);
+        pthread_cond_signal(&g_cv);
+    }
+}
+
+static int cmp_scope_row(const void *a, const void *b)
+{
+    const fl_scope_row *x = a, *y = b;
+    if (x->t_ns != y->t_ns)
+        return x->t_ns < y->t_ns ? -1 : 1;
+    /* A begin and an end at the same ns: the begin first. */
+    return (int)x->event_type - (int)y->event_type;
+}
+
+/* One cycle: everything recorded so far, formatted and written. */
+static void writer_cycle(session *s)
+{
+    /* Rows first, then names: a name is interned before any row that uses
+     * it is published, so every row drained here has its name taken. */
+    size_t n_scope = fl_scope_drain(s->gen, &s->scope_rows, 0, &s->scope_cap);
+    size_t n_names = fl_scope_take_names(&s->names, &s->names_cap);
+
+    pthread_mutex_lock(&g_mu);
+    fl_device_row *dq = s->dev_q;
+    size_t dn = s->dev_n, dcap = s->dev_cap;
+    s->dev_q = s->dev_w;
+    s->dev_cap = s->dev_w_cap;
+    s->dev_n = 0;
+    s->dev_w = dq;
+    s->dev_w_cap = dcap;
+    fl_host_row *hq = s->host_q;
+    size_t hn = s->host_n, hcap = s->host_cap;
+    s->host_q = s->host_w;
+    s->host_cap = s->host_w_cap;
+    s->host_n = 0;
+    s->host_w = hq;
+    s->host_w_cap = hcap;
+    fl_buf sq = s->sys_q;
+    s->sys_q = s->sys_w;
+    s->sys_w = sq;
+    fl_buf_reset(&s->sys_q);
+    pthread_mutex_unlock(&g_mu);
+
+    if (n_names > 0)
+        for (int ch = 0; ch < N_CH; ch++)
+            fl_rec_dictionary(&s->out[ch], s->id, "scope_name_dict", s->names, n_names);
+    if (s->sys_w.len > 0)
+        fl_buf_put(&s->out[CH_SYSTEM], s->sys_w.p, s->sys_w.len);
+    fl_buf_reset(&s->sys_w);
+
+    if (n_scope > 1)
+        qsort(s->scope_rows, n_scope, sizeof *s->scope_rows, cmp_scope_row);
+    for (size_t i = 0; i < n_scope; i += BATCH_ROWS) {
+        size_t k = n_scope - i < BATCH_ROWS ? n_scope - i : BATCH_ROWS;
+        fl_rec_scope_batch(&s->out[CH_SCOPE], s->id, ++s->batch_scope, s->scope_rows + i, k);
+    }
+    for (size_t i = 0; i < dn; i += BATCH_ROWS) {
+        size_t k = dn - i < BATCH_ROWS ? dn - i : BATCH_ROWS;
+        fl_rec_device_batch(&s->out[CH_SYSTEM], s->id, ++s->batch_dev, s->dev_w + i, k);
+    }
+    for (size_t i = 0; i < hn; i += BATCH_ROWS) {
+        size_t k = hn - i < BATCH_ROWS ? hn - i : BATCH_ROWS;
+        fl_rec_host_batch(&s->out[CH_SYSTEM], s->id, s->hostname, s->ip, ++s->batch_host,
+                          s->host_w + i, k);
+    }
+    s->rows_scope += n_scope;
+    s->rows_dev += dn;
+    s->rows_host += hn;
+    write_all_channels(s);
+}
+
+static void *writer_main(void *arg)
+{
+    session *s = arg;
+    pthread_mutex_lock(&g_mu);
+    for (;;) {
+        if (!atomic_load_explicit(&g_kicked, memory_order_acquire) && !s->stop &&
+            s->flush_done == s->flush_req) {
+            struct timespec ts = deadline_in(FLUSH_PERIOD_NS);
+            pthread_cond_timedwait(&g_cv, &g_mu, &ts);
+        }
+        atomic_store_explicit(&g_kicked, 0, memory_order_release);
+        bool stop = s->stop;
+        uint64_t target = s->flush_req;
+        pthread_mutex_unlock(&g_mu);
+        writer_cycle(s);
+        pthread_mutex_lock(&g_mu);
+        s->flush_done = target;
+        pthread_cond_broadcast(&g_done_cv);
+        if (stop)
+            break;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return NULL;
+}
+
+/* ---------------------------------------------------------- capabilities */
+
+static const char *wire_engine(gpufl_engine e)
+{
+    switch (e) {
+    case GPUFL_ENGINE_MONITOR:
+        return "nvidia.monitor";
+    case GPUFL_ENGINE_TRACE:
+        return "nvidia.trace";
+    case GPUFL_ENGINE_PC_SAMPLING:
+        return "nvidia.pc_sampling";
+    case GPUFL_ENGINE_SASS_METRICS:
+        return "nvidia.sass_metrics";
+    case GPUFL_ENGINE_RANGE_PROFILER:
+        return "nvidia.range_profiler";
+    case GPUFL_ENGINE_DEEP:
+        return "nvidia.deep";
+    }
+    return "nvidia.monitor";
+}
+
+static void add_cap(session *s, const char *feature, bool requested, const char *status,
+                    const char *reason_code, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static void add_cap(session *s, const char *feature, bool requested, const char *status,
+                    const char *reason_code, const char *fmt, ...)
+{
+    if (s->n_caps == MAX_CAPS)
+        return;
+    size_t i = s->n_caps++;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->cap_msg[i], sizeof s->cap_msg[i], fmt, ap);
+    va_end(ap);
+    s->caps[i] = (fl_capability){.feature = feature,
+                                 .requested = requested,
+                                 .status = status,
+                                 .mode = "",
+                                 .reason_code = reason_code,
+                                 .message = s->cap_msg[i]};
+}
+
+/* Whether a CUPTI plugin can run the engine.  None can yet (the Trace
+ * engine is a later piece of work), but the probe is the real one, so the
+ * reason says what a user can do about it. */
+static bool probe_cupti_plugin(char *why, size_t len)
+{
+    char path[PATH_MAX];
+    const char *env = getenv("GPUFL_CUPTI_PLUGIN");
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s", env);
+    } else {
+        Dl_info di;
+        const char *slash = NULL;
+        if (dladdr((void *)&gpufl_init, &di) && di.dli_fname)
+            slash = strrchr(di.dli_fname, '/');
+        if (slash)
+            snprintf(path, sizeof path, "%.*s/libgpuprofile_cupti.so", (int)(slash - di.dli_fname),
+                     di.dli_fname);
+        else
+            snprintf(path, sizeof path, "libgpuprofile_cupti.so");
+    }
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(why, len,
+                 "the CUPTI plugin could not be loaded (%s): build gpu-profile with a CUDA "
+                 "toolkit, or point GPUFL_CUPTI_PLUGIN at libgpuprofile_cupti.so",
+                 e ? e : path);
+        return false;
+    }
+    bool has_entry = dlsym(h, "gpufl_cupti_plugin_v1") != NULL;
+    dlclose(h);
+    snprintf(why, len,
+             has_entry ? "the CUPTI plugin %s was found but this library cannot drive its engines "
+                         "yet"
+                       : "%s is not a gpu-profile CUPTI plugin (no gpufl_cupti_plugin_v1)",
+             path);
+    return false;
+}
+
+static void build_capabilities(session *s, const char *device_note)
+{
+    const fl_config *c = &s->cfg;
+    gpufl_engine req = c->profiling_engine;
+    s->requested_engine = wire_engine(req);
+    s->selected_engine = wire_engine(GPUFL_ENGINE_MONITOR);
+    char why[768] = "";
+    /* Every engine above Monitor needs the plugin; today it always falls
+     * back, with the probe's reason. */
+    if (req > GPUFL_ENGINE_MONITOR)
+        probe_cupti_plugin(why, sizeof why);
+
+    bool sample = c->system_sample_rate_ms > 0;
+    if (!sample)
+        add_cap(s, "device_metrics", false, "not_requested", "", "system_sample_rate_ms is 0");
+    else if (c->backend == GPUFL_BACKEND_NONE)
+        add_cap(s, "device_metrics", true, "skipped", "backend_none", "backend is None");
+    else if (s->n_dev == 0)
+        add_cap(s, "device_metrics", true, "fallback", "no_backend", "%s",
+                *device_note ? device_note : "no NVIDIA device was found");
+    else
+        add_cap(s, "device_metrics", true, "collected", "", "%s every %d ms (%s)",
+                gp_monitor_backend(s->mon), c->system_sample_rate_ms,
+                c->continuous_system_sampling ? "continuous" : "inside scopes and system phases");
+    if (sample)
+        add_cap(s, "host_metrics", true, "collected", "", "/proc every %d ms",
+                c->system_sample_rate_ms);
+    else
+        add_cap(s, "host_metrics", false, "not_requested", "", "system_sample_rate_ms is 0");
+    add_cap(s, "scope_events", true, "collected", "", "%s", "");
+
+    /* Trace-level features: requested when the engine and the flag ask.  An
+     * opt-in flag set under Monitor is reported as skipped, so the user
+     * learns that the flag alone does nothing. */
+    bool trace = req >= GPUFL_ENGINE_TRACE;
+    const struct {
+        const char *feature;
+        bool flag, opt_in;
+    } tf[] = {{"kernel_events", true, false},
+              {"memcpy_events", true, false},
+              {"synchronization", c->enable_synchronization, false},
+              {"memory_tracking", c->enable_memory_tracking, true},
+              {"cuda_graphs", c->enable_cuda_graphs_tracking, true},
+              {"external_correlation", c->enable_external_correlation, false},
+              {"stack_trace", c->enable_stack_trace, true}};
+    for (size_t i = 0; i < sizeof tf / sizeof tf[0]; i++) {
+        if (trace && tf[i].flag)
+            add_cap(s, tf[i].feature, true, "fallback", "cupti_unavailable", "%s", why);
+        else if (tf[i].flag && tf[i].opt_in)
+            add_cap(s, tf[i].feature, true, "skipped", "engine_monitor",
+                    "needs profiling_engine Trace or above; this session runs Monitor");
+        else
+            add_cap(s, tf[i].feature, false, "not_requested", "", "%s", "");
+    }
+    bool pc = req == GPUFL_ENGINE_PC_SAMPLING || req == GPUFL_ENGINE_DEEP;
+    bool sass = req == GPUFL_ENGINE_SASS_METRICS || req == GPUFL_ENGINE_DEEP;
+    bool range = req == GPUFL_ENGINE_RANGE_PROFILER;
+    add_cap(s, "pc_sampling", pc, pc ? "fallback" : "not_requested", pc ? "cupti_unavailable" : "",
+            "%s", pc ? why : "");
+    add_cap(s, "sass_metrics", sass, sass ? "fallback" : "not_requested",
+            sass ? "cupti_unavailable" : "", "%s", sass ? why : "");
+    add_cap(s, "range_profiler", range, range ? "fallback" : "not_requested",
+            range ? "cupti_unavailable" : "", "%s", range ? why : "");
+    bool src = c->enable_source_collection && (pc || sass);
+    add_cap(s, "source_collection", src, src ? "fallback" : "not_requested",
+            src ? "cupti_unavailable" : "", "%s", src ? why : "");
+    if (req > GPUFL_ENGINE_MONITOR)
+        DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req), why);
+}
+
+static void write_capabilities(session *s, uint64_t ts)
+{
+    for (int ch = 0; ch < N_CH; ch++)
+        fl_rec_capabilities(&s->out[ch], s->id, ts, s->requested_engine, s->selected_engine,
+                            s->caps, s->n_caps);
+}
+
+/* ---------------------------------------------------------------- init */
+
+static void session_free(session *s)
+{
+    if (!s)
+        return;
+    if (s->mon_borrowed && s->sampling)
+        gp_monitor_stop(s->mon, NULL); /* its hook points here; already stopped normally */
+    else if (!s->mon_borrowed)
+        gp_monitor_destroy(s->mon);
+    for (int ch = 0; ch < N_CH; ch++) {
+        if (s->fd[ch] >= 0)
+            close(s->fd[ch]);
+        fl_buf_free(&s->out[ch]);
+    }
+    fl_buf_free(&s->sys_q);
+    fl_buf_free(&s->sys_w);
+    free(s->live);
+    free(s->statics);
+    free(s->dev_q);
+    free(s->dev_w);
+    free(s->host_q);
+    free(s->host_w);
+    free(s->scope_rows);
+    free(s->names);
+    fl_config_free(&s->cfg);
+    free(s);
+}
+
+static gpufl_status list_devices(session *s, char *note, size_t note_len, gpufl_error *err);
+
+/* Opens the device backend the options ask for.  Auto degrades to no
+ * device metrics (and says why); Nvidia is strict. */
+static gpufl_status open_devices(session *s, char *note, size_t note_len, gpufl_error *err)
+{
+    const fl_config *c = &s->cfg;
+    note[0] = '\0';
+    if (s->mon_borrowed)
+        return list_devices(s, note, note_len, err);
+    if (c->backend == GPUFL_BACKEND_AMD)
+        return fl_error_set(err, GPUFL_ERR_NOT_SUPPORTED,
+                            "backend Amd is not supported by this build (NVIDIA only): use "
+                            "backend Auto, Nvidia or None");
+    bool sample = c->system_sample_rate_ms > 0;
+    if (c->backend == GPUFL_BACKEND_NONE && !sample)
+        return GPUFL_OK;
+    gp_options o;
+    gp_options_init(&o);
+    o.device = GP_ALL_DEVICES;
+    o.interval_s = sample ? c->system_sample_rate_ms / 1000.0 : 1.0;
+    o.backend = c->backend == GPUFL_BACKEND_NONE ? GP_BACKEND_NONE : GP_BACKEND_AUTO;
+    o.strict = c->backend == GPUFL_BACKEND_NVIDIA;
+    if (o.interval_s < 0.001)
+        o.interval_s = 0.001;
+    gp_error ge;
+    gp_status st = gp_monitor_create(&o, &s->mon, &ge);
+    if (st != GP_OK) {
+        if (c->backend == GPUFL_BACKEND_NVIDIA)
+            return fl_error_set(err,
+                                st == GP_ERR_NO_MEMORY ? GPUFL_ERR_NO_MEMORY : GPUFL_ERR_BACKEND,
+                                "backend Nvidia: %s", ge.message);
+        /* Auto: no devices (e.g. the driver lists none); say why. */
+        snprintf(note, note_len, "%s", ge.message);
+        s->mon = NULL;
+        if (!sample)
+            return GPUFL_OK;
+        o.backend = GP_BACKEND_NONE;
+        st = gp_monitor_create(&o, &s->mon, &ge);
+        if (st != GP_OK)
+            return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "%s", ge.message);
+    }
+    return list_devices(s, note, note_len, err);
+}
+
+/* The monitor's devices as job_start and system phases show them. */
+static gpufl_status list_devices(session *s, char *note, size_t note_len, gpufl_error *err)
+{
+    const fl_config *c = &s->cfg;
+    if (strcmp(gp_monitor_backend(s->mon), "none") != 0) {
+        s->n_dev = gp_monitor_device_count(s->mon);
+    } else if (!note[0] && c->backend != GPUFL_BACKEND_NONE) {
+        snprintf(note, note_len, "%s", gp_monitor_note(s->mon));
+    }
+    if (s->n_dev > 0) {
+        s->live = calloc(s->n_dev, sizeof *s->live);
+        s->statics = calloc(s->n_dev, sizeof *s->statics);
+        if (!s->live || !s->statics)
+            return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory for %zu devices",
+                                s->n_dev);
+    }
+    for (size_t i = 0; i < s->n_dev; i++) {
+        const gp_device_info *di = gp_monitor_device_info(s->mon, i);
+        s->live[i] = (fl_device_live){.id = di->index,
+                                      .name = di->name,
+                                      .uuid = di->uuid,
+                                      .vendor = "NVIDIA",
+                                      .pci_bus = NULL};
+        /* NVML gives identity only; the CUDA-level limits come with the
+         * Trace engine, which talks to the driver API. */
+        s->statics[i] = (fl_device_static){.id = di->index,
+                                           .name = di->name,
+                                           .uuid = di->uuid,
+                                           .vendor = "NVIDIA",
+                                           .architecture = NULL,
+                                           .compute_major = -1,
+                                           .compute_minor = -1,
+                                           .l2_cache_size_bytes = -1,
+                                           .shared_mem_per_block_bytes = -1,
+                                           .regs_per_block = -1,
+                                           .multi_processor_count = -1,
+                                           .warp_size = -1};
+    }
+    return GPUFL_OK;
+}
+
+static gpufl_status start_sampler(session *s, gpufl_error *err)
+{
+    if (!s->mon || s->cfg.system_sample_rate_ms <= 0)
+        return GPUFL_OK;
+    gp_round_hook hook = {.gate = hook_gate, .on_round = hook_round, .user = s};
+    gp_error ge;
+    if (gp_monitor_set_hook(s->mon, &hook, &ge) != GP_OK || gp_monitor_start(s->mon, &ge) != GP_OK)
+        return fl_error_set(err, GPUFL_ERR_BACKEND, "cannot start the sampler: %s", ge.message);
+    s->sampling = true;
+    /* job_start shows the devices' live values: wait for the first round
+     * (a few ms with NVML), but never long. */
+    struct timespec ts = deadline_in(FIRST_ROUND_WAIT_NS);
+    pthread_mutex_lock(&g_mu);
+    while (!s->first_round)
+        if (pthread_cond_timedwait(&g_done_cv, &g_mu, &ts) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&g_mu);
+    return GPUFL_OK;
+}
+
+static gpufl_status start_writer(session *s, gpufl_error *err)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&s->writer, NULL, writer_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return fl_error_set(err, GPUFL_ERR_THREAD, "cannot start the writer thread: %s",
+                            strerror(rc));
+    s->writer_started = true;
+    return GPUFL_OK;
+}
+
+static void at_exit(void)
+{
+    gpufl_shutdown();
+}
+
+static gpufl_status session_init(const gpufl_init_options *opts, gp_monitor *borrowed,
+                                 gpufl_error *err)
+{
+    if (err) {
+        err->status = GPUFL_OK;
+        err->message[0] = '\0';
+    }
+    pthread_mutex_lock(&g_life);
+    if (g_s) {
+        gpufl_status st = fl_error_set(err, GPUFL_ERR_STATE,
+                                       "a session is already active (%s): call gpufl_shutdown() "
+                                       "before a second gpufl_init()",
+                                       g_s->dir);
+        pthread_mutex_unlock(&g_life);
+        return st;
+    }
+    fl_config cfg;
+    gpufl_status st = fl_config_resolve(opts, &cfg, err);
+    if (st != GPUFL_OK) {
+        fl_config_free(&cfg);
+        pthread_mutex_unlock(&g_life);
+        return st;
+    }
+    for (int i = 0; i < cfg.n_warnings; i++)
+        say(&cfg, "%s", cfg.warnings[i]);
+
+    session *s = calloc(1, sizeof *s);
+    if (!s) {
+        fl_config_free(&cfg);
+        pthread_mutex_unlock(&g_life);
+        return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory for a session");
+    }
+    s->cfg = cfg;
+    s->mon = borrowed;
+    s->mon_borrowed = borrowed != NULL;
+    for (int ch = 0; ch < N_CH; ch++)
+        s->fd[ch] = -1;
+    pthread_once(&g_cv_once, init_cvs);
+    fl_host_init(&s->host, "/proc");
+    fl_host_name(s->hostname, sizeof s->hostname);
+    fl_host_ip(s->ip, sizeof s->ip);
+
+    char note[GP_NOTE_MAX];
+    st = open_devices(s, note, sizeof note, err);
+    if (st == GPUFL_OK)
+        st = open_session_dir(s, err);
+    if (st != GPUFL_OK) {
+        session_free(s);
+        pthread_mutex_unlock(&g_life);
+        return st;
+    }
+    s->ident = (fl_ident){.pid = getpid(), .app = s->cfg.app_name, .session_id = s->id};
+    s->gen = ++g_gen_counter ? g_gen_counter : ++g_gen_counter;
+    build_capabilities(s, note);
+    if (note[0])
+        DEBUG(s, "device metrics: %s", note);
+
+    fl_host_sample h0;
+    fl_host_read(&s->host, &h0);
+    s->host_latest = h0;
+    st = start_sampler(s, err);
+    if (st == GPUFL_OK) {
+        pthread_mutex_lock(&g_mu);
+        fl_host_sample host = s->host_latest;
+        pthread_mutex_unlock(&g_mu);
+        fl_job_start js = {.log_path = s->cfg.log_path,
+                           .ts_ns = gp_now_wall_ns(),
+                           .hostname = s->hostname,
+                           .ip_addr = s->ip,
+                           .host = host,
+                           .devices = s->live,
+                           .n_devices = s->n_dev,
+                           .gpu_static = s->statics,
+                           .n_gpu_static = s->n_dev,
+                           .cuda_static = NULL,
+                           .n_cuda_static = 0,
+                           .session_kind = "monitor",
+                           .profiling_engine = NULL};
+        pthread_mutex_lock(&g_mu);
+        for (int ch = 0; ch < N_CH; ch++)
+            fl_rec_job_start(&s->out[ch], &s->ident, &js);
+        pthread_mutex_unlock(&g_mu);
+        write_capabilities(s, js.ts_ns);
+        write_all_channels(s);
+        if (s->io_errno)
+            st = fl_error_set(err, GPUFL_ERR_IO, "cannot write %s/%s.log: %s", s->dir,
+                              channel_names[s->io_channel], strerror(s->io_errno));
+    }
+    if (st == GPUFL_OK) {
+        atomic_store_explicit(&g_phases, 0, memory_order_relaxed);
+        fl_scope_session_begin(s->gen, !s->cfg.continuous_system_sampling);
+        st = start_writer(s, err);
+        if (st != GPUFL_OK)
+            fl_scope_session_end();
+    }
+    if (st != GPUFL_OK) {
+        session_free(s);
+        pthread_mutex_unlock(&g_life);
+        return st;
+    }
+    g_s = s;
+    atomic_store_explicit(&g_active, 1, memory_order_release);
+    if (!g_atexit_done) {
+        /* Whatever the application forgets, the last rows reach the disk. */
+        g_atexit_done = atexit(at_exit) == 0;
+    }
+    DEBUG(s, "session %s recording to %s (app %s, engine %s, backend %s, %zu device(s))", s->id,
+          s->dir, s->cfg.app_name, s->selected_engine, s->mon ? gp_monitor_backend(s->mon) : "none",
+          s->n_dev);
+    if (s->cfg.provenance && *s->cfg.provenance)
+        DEBUG(s, "options not at their defaults:\n%s", s->cfg.provenance);
+    pthread_mutex_unlock(&g_life);
+    return GPUFL_OK;
+}
+
+gpufl_status gpufl_init(const gpufl_init_options *opts, gpufl_error *err)
+{
+    return session_init(opts, NULL, err);
+}
+
+gpufl_status fl_init_with_monitor(const gpufl_init_options *opts, gp_monitor *mon, gpufl_error *err)
+{
+    if (!mon)
+        return fl_error_set(err, GPUFL_ERR_INVALID_ARG, "fl_init_with_monitor: monitor is NULL");
+    return session_init(opts, mon, err);
+}
+
+/* ---------------------------------------------------------------- shutdown */
+
+void gpufl_shutdown(void)
+{
+    pthread_mutex_lock(&g_life);
+    session *s = g_s;
+    if (!s) {
+        pthread_mutex_unlock(&g_life);
+        return;
+    }
+    if (s->sampling && !s->mon_borrowed)
+        gp_monitor_stop(s->mon, NULL);
+    pthread_mutex_lock(&g_mu);
+    s->stop = true;
+    pthread_cond_broadcast(&g_cv);
+    pthread_mutex_unlock(&g_mu);
+    pthread_join(s->writer, NULL);
+    fl_scope_session_end();
+    atomic_store_explicit(&g_active, 0, memory_order_release);
+    g_s = NULL;
+
+    /* Whatever arrived after the writer's last cycle (rows queued by a
+     * system phase racing shutdown). */
+    writer_cycle(s);
+    uint64_t ts = gp_now_wall_ns();
+    uint64_t dropped = fl_scope_dropped();
+    if (dropped > 0) {
+        for (size_t i = 0; i < s->n_caps; i++)
+            if (strcmp(s->caps[i].feature, "scope_events") == 0) {
+                s->caps[i].status = "partial";
+                s->caps[i].reason_code = "ring_full";
+                snprintf(s->cap_msg[i], sizeof s->cap_msg[i],
+                         "%llu scope events dropped: a thread opened scopes faster than the "
+                         "writer drained them",
+                         (unsigned long long)dropped);
+            }
+        write_capabilities(s, ts);
+    }
+    for (int ch = 0; ch < N_CH; ch++) {
+        if (s->child_set)
+            fl_rec_shutdown_child(&s->out[ch], &s->ident, ts, s->child_exit, s->child_signal,
+                                  s->child_crashed);
+        else
+            fl_rec_shutdown(&s->out[ch], &s->ident, ts);
+    }
+    write_all_channels(s);
+    DEBUG(s,
+          "session %s closed: %llu scope rows, %llu device rows, %llu host rows, %llu scope "
+          "rows dropped",
+          s->id, (unsigned long long)s->rows_scope, (unsigned long long)s->rows_dev,
+          (unsigned long long)s->rows_host, (unsigned long long)dropped);
+    if (s->io_errno)
+        DEBUG(s, "writing %s/%s.log failed: %s", s->dir, channel_names[s->io_channel],
+              strerror(s->io_errno));
+    session_free(s);
+    pthread_mutex_unlock(&g_life);
+}
+
+bool gpufl_is_active(void)
+{
+    return atomic_load_explicit(&g_active, memory_order_acquire) != 0;
+}
+
+static size_t copy_out(char *buf, size_t cap, const char *text)
+{
+    size_t n = strlen(text);
+    if (cap > 0)
+        snprintf(buf, cap, "%s", text);
+    return n;
+}
+
+size_t gpufl_session_id(char *buf, size_t cap)
+{
+    pthread_mutex_lock(&g_life);
+    size_t n = copy_out(buf, cap, g_s ? g_s->id : "");
+    pthread_mutex_unlock(&g_life);
+    return n;
+}
+
+size_t gpufl_session_dir(char *buf, size_t cap)
+{
+    pthread_mutex_lock(&g_life);
+    size_t n = copy_out(buf, cap, g_s ? g_s->dir : "");
+    pthread_mutex_unlock(&g_life);
+    return n;
+}
+
+void gpufl_flush(void)
+{
+    pthread_mutex_lock(&g_life);
+    session *s = g_s;
+    if (!s) {
+        pthread_mutex_unlock(&g_life);
+        return;
+    }
+    pthread_mutex_lock(&g_mu);
+    uint64_t want = ++s->flush_req;
+    pthread_cond_broadcast(&g_cv);
+    struct timespec ts = deadline_in(FLUSH_WAIT_NS);
+    while (s->flush_done < want)
+        if (pthread_cond_timedwait(&g_done_cv, &g_mu, &ts) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&g_life);
+}
+
+/* ---------------------------------------------------------------- phases */
+
+static void system_phase(const char *name, bool start)
+{
+    pthread_mutex_lock(&g_life);
+    session *s = g_s;
+    if (!s || !name) {
+        pthread_mutex_unlock(&g_life);
+        return;
+    }
+    if (start) {
+        atomic_fetch_add_explicit(&g_phases, 1, memory_order_relaxed);
+    } else {
+        int v = atomic_load_explicit(&g_phases, memory_order_relaxed);
+        while (v > 0 && !atomic_compare_exchange_weak_explicit(
+                            &g_phases, &v, v - 1, memory_order_relaxed, memory_order_relaxed))
+            ;
+    }
+    pthread_mutex_lock(&g_mu);
+    fl_host_sample host = s->host_latest;
+    fl_rec_system(&s->sys_q, &s->ident, start ? "system_start" : "system_stop", name,
+                  gp_now_wall_ns(), &host, s->live, s->n_dev);
+    pthread_mutex_unlock(&g_mu);
+    fl_session_kick();
+    DEBUG(s, "%s %s", start ? "system_start" : "system_stop", name);
+    pthread_mutex_unlock(&g_life);
+}
+
+void gpufl_system_start(const char *name)
+{
+    system_phase(name, true);
+}
+
+void gpufl_system_stop(const char *name)
+{
+    system_phase(name, false);
+}
+
+void fl_session_set_child_exit(int exit_code, int signal, bool crashed)
+{
+    pthread_mutex_lock(&g_life);
+    if (g_s) {
+        g_s->child_set = true;
+        g_s->child_exit = exit_code;
+        g_s->child_signal = signal;
+        g_s->child_crashed = crashed;
+    }
+    pthread_mutex_unlock(&g_life);
+}
