@@ -47,6 +47,28 @@ static void start(int rate_ms, bool continuous)
     }
 }
 
+/* The machine's own floor: one CLOCK_REALTIME read (a pair takes two). */
+static void bench_clock(void)
+{
+    enum { N = 2000000 };
+    struct timespec ts;
+    uint64_t sink = 0, t0 = gp_now_mono_ns();
+    for (int i = 0; i < N; i++) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        sink += (uint64_t)ts.tv_nsec;
+    }
+    double per = (double)(gp_now_mono_ns() - t0) / N;
+    char src[64] = "?";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (f) {
+        if (fgets(src, sizeof src, f))
+            src[strcspn(src, "\n")] = '\0';
+        fclose(f);
+    }
+    printf("base clock_gettime_realtime: ns_per_call=%.1f clocksource=%s (sink %llu)\n", per, src,
+           (unsigned long long)(sink & 1));
+}
+
 static double burst_ns_per_pair(int bursts)
 {
     uint64_t total = 0;
@@ -277,6 +299,7 @@ int main(int argc, char **argv)
         return probe();
 
     int bursts = quick ? 20 : 500;
+    bench_clock();
     start(0, false);
     burst_ns_per_pair(2); /* warm: the ring, the name, the page faults */
     printf("scope_pair 1_thread: ns_per_pair=%.1f (bursts of %d, %d bursts)\n",

@@ -183,7 +183,7 @@ GPUFL_API void gpufl_flush(void);
  * allocation).  gpufl_scope_end() closes it once; a zeroed one is inert. */
 typedef struct gpufl_scope {
     uint64_t instance_id; /* 0: inert */
-    uint64_t start_ns;
+    uint64_t start_ticks; /* the recorder's clock (TSC or ns), not wall time */
     uint32_t name_id;
     uint32_t generation; /* the session it belongs to */
     uint32_t depth;      /* nesting depth on the thread that began it */

@@ -14,9 +14,13 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 /* 16384 rows of 40 bytes: 640 KiB per thread that uses scopes; the writer
  * is kicked at half, so a thread may open ~8000 scopes between two of its
@@ -66,8 +70,13 @@ typedef struct ring {
  * keeps for libraries loaded with dlopen. */
 static _Thread_local ring *tls __attribute__((tls_model("initial-exec")));
 
-static _Atomic uint32_t g_gen;
-static _Atomic int g_count_active;
+/* Read on every scope call: kept on a line of their own, away from the
+ * mutex the writer takes. */
+static struct {
+    _Alignas(64) _Atomic uint32_t gen;
+    _Atomic int count_active;
+    _Atomic int use_tsc; /* this session's rows carry TSC ticks, not ns */
+} g_hot;
 static _Atomic uint64_t g_next_instance = 1;
 
 /* Registry of rings and the intern table: the slow paths only. */
@@ -101,11 +110,78 @@ static void make_key(void)
     pthread_key_create(&g_key, thread_exit);
 }
 
-static uint64_t now_ns(void)
+static uint64_t wall_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The hot path's clock.  Where the kernel itself keeps time with the TSC
+ * (so it is invariant and synchronised across CPUs), one rdtsc is a third
+ * of a vDSO clock_gettime; the writer maps ticks onto wall-clock ns
+ * between anchors it takes at each drain.  Elsewhere: CLOCK_REALTIME. */
+static inline uint64_t now_ticks(void)
+{
+#if defined(__x86_64__)
+    if (atomic_load_explicit(&g_hot.use_tsc, memory_order_relaxed))
+        return __rdtsc();
+#endif
+    return wall_ns();
+}
+
+static bool kernel_uses_tsc(void)
+{
+#if defined(__x86_64__)
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+    char src[32] = "";
+    if (f) {
+        if (!fgets(src, sizeof src, f))
+            src[0] = '\0';
+        fclose(f);
+    }
+    return strcmp(src, "tsc\n") == 0 && !getenv("GPUFL_NO_TSC");
+#else
+    return false;
+#endif
+}
+
+/* Ticks -> wall ns, piecewise linear between anchors (writer thread). */
+typedef struct anchor {
+    uint64_t tsc, wall;
+} anchor;
+static struct {
+    bool tsc;
+    anchor prev;
+    double slope; /* ns per tick of the last segment; 0 until known */
+} g_conv;
+
+/* A (tsc, wall) pair taken close together: the narrowest of three tries. */
+static anchor take_anchor(void)
+{
+    anchor best = {0, 0};
+#if defined(__x86_64__)
+    uint64_t best_width = UINT64_MAX;
+    for (int i = 0; i < 3; i++) {
+        uint64_t a = __rdtsc();
+        uint64_t w = wall_ns();
+        uint64_t b = __rdtsc();
+        if (b - a < best_width) {
+            best_width = b - a;
+            best.tsc = a + (b - a) / 2;
+            best.wall = w;
+        }
+    }
+#else
+    best.wall = wall_ns();
+#endif
+    return best;
+}
+
+static uint64_t to_wall(const anchor *a, double slope, uint64_t t)
+{
+    double d = (double)(int64_t)(t - a->tsc) * slope;
+    return a->wall + (uint64_t)(int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 }
 
 /* First scope of this thread in session gen: a ring (kept across
@@ -185,7 +261,7 @@ static uint32_t intern_name(const char *name, uint32_t gen, const char **interne
 {
     uint32_t id = 0;
     pthread_mutex_lock(&g_mu);
-    if (gen != atomic_load_explicit(&g_gen, memory_order_relaxed))
+    if (gen != atomic_load_explicit(&g_hot.gen, memory_order_relaxed))
         goto out; /* the session ended meanwhile */
     if ((g_names_used + 1) * 2 > g_names_cap && !grow_names())
         goto out;
@@ -268,7 +344,7 @@ gpufl_scope gpufl_scope_begin(const char *name)
 {
     gpufl_scope s;
     memset(&s, 0, sizeof s);
-    uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    uint32_t gen = atomic_load_explicit(&g_hot.gen, memory_order_acquire);
     if (!gen || !name)
         return s;
     tls_state *t = state_for(gen);
@@ -285,12 +361,12 @@ gpufl_scope gpufl_scope_begin(const char *name)
     s.name_id = nid;
     s.generation = gen;
     s.depth = t->depth++;
-    s.start_ns = now_ns();
-    if (s.depth == 0 && atomic_load_explicit(&g_count_active, memory_order_relaxed))
+    s.start_ticks = now_ticks();
+    if (s.depth == 0 && atomic_load_explicit(&g_hot.count_active, memory_order_relaxed))
         add_open(t->r, 1);
-    fl_scope_row row = {.t_ns = s.start_ns,
+    fl_scope_row row = {.t_ns = s.start_ticks,
                         .instance_id = s.instance_id,
-                        .original_start_ns = s.start_ns,
+                        .original_start_ns = s.start_ticks,
                         .name_id = nid,
                         .depth = (uint16_t)(s.depth > UINT16_MAX ? UINT16_MAX : s.depth),
                         .event_type = FL_SCOPE_BEGIN};
@@ -304,22 +380,22 @@ void gpufl_scope_end(gpufl_scope *scope)
         return;
     gpufl_scope s = *scope;
     scope->instance_id = 0;
-    uint32_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    uint32_t gen = atomic_load_explicit(&g_hot.gen, memory_order_acquire);
     if (s.generation != gen)
         return; /* begun in another session, or after shutdown */
     tls_state *t = state_for(gen);
     if (!t)
         return;
-    uint64_t end = now_ns();
+    uint64_t end = now_ticks();
     /* Ended on the thread that began it, innermost first: the usual case.
      * Anything else keeps this thread's depth as it is. */
     if (t->depth == s.depth + 1)
         t->depth = s.depth;
-    if (s.depth == 0 && atomic_load_explicit(&g_count_active, memory_order_relaxed))
+    if (s.depth == 0 && atomic_load_explicit(&g_hot.count_active, memory_order_relaxed))
         add_open(t->r, -1);
     fl_scope_row row = {.t_ns = end,
                         .instance_id = s.instance_id,
-                        .original_start_ns = s.start_ns,
+                        .original_start_ns = s.start_ticks,
                         .name_id = s.name_id,
                         .depth = (uint16_t)(s.depth > UINT16_MAX ? UINT16_MAX : s.depth),
                         .event_type = FL_SCOPE_END};
@@ -348,23 +424,47 @@ void fl_scope_session_begin(uint32_t gen, bool count_active)
     g_next_name_id = 0;
     g_dropped_base = 0;
     g_open_base = 0;
-    atomic_store_explicit(&g_count_active, count_active ? 1 : 0, memory_order_relaxed);
+    atomic_store_explicit(&g_hot.count_active, count_active ? 1 : 0, memory_order_relaxed);
     atomic_store_explicit(&g_next_instance, 1, memory_order_relaxed);
-    atomic_store_explicit(&g_gen, gen, memory_order_release);
+    g_conv.tsc = kernel_uses_tsc();
+    g_conv.prev = take_anchor();
+    g_conv.slope = 0;
+    atomic_store_explicit(&g_hot.use_tsc, g_conv.tsc ? 1 : 0, memory_order_relaxed);
+    atomic_store_explicit(&g_hot.gen, gen, memory_order_release);
     pthread_mutex_unlock(&g_mu);
 }
 
 void fl_scope_session_end(void)
 {
     pthread_mutex_lock(&g_mu);
-    atomic_store_explicit(&g_gen, 0, memory_order_release);
-    atomic_store_explicit(&g_count_active, 0, memory_order_relaxed);
+    atomic_store_explicit(&g_hot.gen, 0, memory_order_release);
+    atomic_store_explicit(&g_hot.count_active, 0, memory_order_relaxed);
     pthread_mutex_unlock(&g_mu);
+}
+
+/* Rows drained now were stamped before this anchor (or a hair after):
+ * interpolate on the segment from the previous anchor, which makes the
+ * mapping exact at every anchor and follows the wall clock's own rate. */
+static void convert_ticks(fl_scope_row *rows, size_t n)
+{
+    anchor now = take_anchor();
+    const anchor *a = &g_conv.prev;
+    if (now.tsc > a->tsc && now.wall > a->wall)
+        g_conv.slope = (double)(now.wall - a->wall) / (double)(now.tsc - a->tsc);
+    /* Else (the wall clock was set back): keep the last good rate. */
+    double slope = g_conv.slope > 0 ? g_conv.slope : 1.0;
+    for (size_t i = 0; i < n; i++) {
+        rows[i].t_ns = to_wall(a, slope, rows[i].t_ns);
+        rows[i].original_start_ns = to_wall(a, slope, rows[i].original_start_ns);
+    }
+    if (now.wall > a->wall)
+        g_conv.prev = now;
 }
 
 size_t fl_scope_drain(uint32_t gen, fl_scope_row **rows, size_t n, size_t *cap)
 {
     pthread_mutex_lock(&g_mu);
+    size_t first = n;
     ring **link = &g_rings;
     while (*link) {
         ring *r = *link;
@@ -403,6 +503,8 @@ size_t fl_scope_drain(uint32_t gen, fl_scope_row **rows, size_t n, size_t *cap)
         link = &r->next;
     }
     pthread_mutex_unlock(&g_mu);
+    if (g_conv.tsc)
+        convert_ticks(*rows + first, n - first);
     return n;
 }
 

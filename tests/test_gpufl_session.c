@@ -323,13 +323,25 @@ static int cmp_id(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static void test_scopes_threads(void)
+static long long wall_now(void)
 {
-    gpufl_init_options o = base_opts("scopes");
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* no_tsc: the same with GPUFL_NO_TSC=1 (CLOCK_REALTIME on the hot path
+ * instead of the TSC mapped onto it). */
+static void test_scopes_threads(int no_tsc)
+{
+    if (no_tsc)
+        setenv("GPUFL_NO_TSC", "1", 1);
+    gpufl_init_options o = base_opts(no_tsc ? "scopes_notsc" : "scopes");
     gpufl_error err;
     CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
     char dir[600];
     gpufl_session_dir(dir, sizeof dir);
+    long long t_before = wall_now();
     pthread_t th[N_THREADS];
     for (long t = 0; t < N_THREADS; t++)
         pthread_create(&th[t], NULL, scope_thread, (void *)t);
@@ -340,7 +352,9 @@ static void test_scopes_threads(void)
         total_calls += (long)r;
     }
     CHECK_INT(total_calls, N_THREADS * N_ITER);
+    long long t_after = wall_now();
     gpufl_shutdown();
+    unsetenv("GPUFL_NO_TSC");
     /* After shutdown scopes are inert. */
     gpufl_scope late = gpufl_scope_begin("late");
     CHECK_U64(late.instance_id, 0);
@@ -353,6 +367,7 @@ static void test_scopes_threads(void)
     size_t n_rows = 0, cap = 8192, n_inst = 0;
     scope_info *inst = calloc(cap, sizeof *inst);
     bool dict_before_use = true;
+    int out_of_range = 0;
     for (size_t i = 0; i < log.n; i++) {
         json_t *r = log.lines[i];
         if (strcmp(fl_type(r), "dictionary_update") == 0) {
@@ -385,6 +400,10 @@ static void test_scopes_threads(void)
             json_int_t depth = json_integer_value(json_array_get(row, 4));
             json_int_t orig = json_integer_value(json_array_get(row, 7));
             CHECK(dt >= 0);
+            /* On the wall clock: inside the threads' lifetime (10 us of
+             * slack for the tick-to-ns mapping). */
+            if (base + dt < t_before - 10000 || base + dt > t_after + 10000)
+                out_of_range++;
             if (name <= 0 || name >= 64 || !names[name])
                 dict_before_use = false;
             if (n_inst == cap) {
@@ -407,6 +426,7 @@ static void test_scopes_threads(void)
         }
     }
     CHECK(dict_before_use);
+    CHECK_INT(out_of_range, 0);
     /* 4 threads x 300 x (outer + thread-N + leaf + brk x3 + ret) x 2 rows */
     CHECK_U64(n_rows, (size_t)N_THREADS * N_ITER * 7 * 2);
     qsort(inst, n_inst, sizeof *inst, cmp_id);
@@ -486,6 +506,9 @@ static void test_scoped_sampling(void)
         CHECK_INT(json_array_size(rows), 2);
         w[nw].b = base + json_integer_value(json_array_get(json_array_get(rows, 0), 0));
         w[nw].e = base + json_integer_value(json_array_get(json_array_get(rows, 1), 0));
+        /* It slept 60 ms: the mapped duration says so. */
+        CHECK(w[nw].e - w[nw].b >= 60000000);
+        CHECK(w[nw].e - w[nw].b < 200000000);
         nw++;
     }
     json_t *ss = fl_first(&sys, "system_start"), *sp = fl_first(&sys, "system_stop");
@@ -764,7 +787,8 @@ int main(void)
     make_tmp();
     test_kill_switch(); /* first: this process has not loaded NVML yet */
     test_session_layout();
-    test_scopes_threads();
+    test_scopes_threads(0);
+    test_scopes_threads(1);
     test_scoped_sampling();
     test_engine_fallback();
     test_flush_always();
