@@ -22,7 +22,7 @@
 #include <x86intrin.h>
 #endif
 
-/* 16384 rows of 40 bytes: 640 KiB per thread that uses scopes; the writer
+/* 16384 rows of 32 bytes: 512 KiB per thread that uses scopes; the writer
  * is kicked at half, so a thread may open ~8000 scopes between two of its
  * cycles before anything is dropped. */
 #define RING_CAP 16384u
@@ -30,10 +30,11 @@
 #define ID_BLOCK 4096u
 #define NAME_CACHE 64u
 
-typedef struct slot {
-    fl_scope_row row;
-    uint32_t gen;
-} slot;
+/* A slot is the row itself, 32 bytes (two per cache line); its pad_ byte
+ * carries the low bits of the session generation, so a row that a late
+ * producer published for an ended session is recognised and dropped. */
+typedef fl_scope_row slot;
+_Static_assert(sizeof(fl_scope_row) == 32, "two scope rows per cache line");
 
 typedef struct name_cache_entry {
     const char *ptr;  /* the caller's pointer */
@@ -324,9 +325,12 @@ static void push(tls_state *t, const fl_scope_row *row)
             return;
         }
     }
+    /* The line a few rows ahead is still in the writer's cache from its
+     * last drain: ask for it now, so the store below does not wait. */
+    __builtin_prefetch(&r->slots[(h + 8) & RING_MASK], 1, 3);
     slot *s = &r->slots[h & RING_MASK];
-    s->row = *row;
-    s->gen = t->gen;
+    *s = *row;
+    s->pad_ = (uint8_t)t->gen;
     atomic_store_explicit(&r->head, h + 1, memory_order_release);
     if (h - t->cached_tail == RING_CAP / 2)
         fl_session_kick();
@@ -489,8 +493,10 @@ size_t fl_scope_drain(uint32_t gen, fl_scope_row **rows, size_t n, size_t *cap)
         }
         for (; t != h; t++) {
             const slot *s = &r->slots[t & RING_MASK];
-            if (s->gen == gen && gen)
-                (*rows)[n++] = s->row;
+            if (s->pad_ == (uint8_t)gen && gen) {
+                (*rows)[n] = *s;
+                (*rows)[n++].pad_ = 0;
+            }
         }
         atomic_store_explicit(&r->tail, h, memory_order_release);
         if (dead) {

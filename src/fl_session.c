@@ -416,7 +416,12 @@ static void writer_cycle(session *s)
         fl_buf_put(&s->out[CH_SYSTEM], s->sys_w.p, s->sys_w.len);
     fl_buf_reset(&s->sys_w);
 
-    if (n_scope > 1)
+    /* Each thread's rows come in time order; one thread (the common case)
+     * needs no sort at all. */
+    bool sorted = true;
+    for (size_t i = 1; i < n_scope && sorted; i++)
+        sorted = cmp_scope_row(&s->scope_rows[i - 1], &s->scope_rows[i]) <= 0;
+    if (!sorted)
         qsort(s->scope_rows, n_scope, sizeof *s->scope_rows, cmp_scope_row);
     for (size_t i = 0; i < n_scope; i += BATCH_ROWS) {
         size_t k = n_scope - i < BATCH_ROWS ? n_scope - i : BATCH_ROWS;
