@@ -27,6 +27,9 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #define BURST 4000 /* pairs: 8000 rows, under half a ring (no kick) */
 
@@ -67,6 +70,13 @@ static void bench_clock(void)
     }
     printf("base clock_gettime_realtime: ns_per_call=%.1f clocksource=%s (sink %llu)\n", per, src,
            (unsigned long long)(sink & 1));
+#if defined(__x86_64__)
+    t0 = gp_now_mono_ns();
+    for (int i = 0; i < N; i++)
+        sink += __rdtsc();
+    printf("base rdtsc: ns_per_call=%.1f (sink %llu)\n", (double)(gp_now_mono_ns() - t0) / N,
+           (unsigned long long)(sink & 1));
+#endif
 }
 
 static double burst_ns_per_pair(int bursts)
