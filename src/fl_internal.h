@@ -265,6 +265,8 @@ void fl_session_set_child_exit(int exit_code, int signal, bool crashed);
  * count_active: keep the count of open outermost scopes that
  * fl_scope_any_open() reads (continuous_system_sampling = false). */
 void fl_scope_session_begin(uint32_t gen, bool count_active);
+/* In a child after fork(): no session, usable locks. */
+void fl_scope_after_fork_child(void);
 /* Stops accepting scopes (later begin/end calls are no-ops). */
 void fl_scope_session_end(void);
 /* Writer thread: appends every published row of session gen to *rows

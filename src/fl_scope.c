@@ -438,6 +438,15 @@ void fl_scope_session_begin(uint32_t gen, bool count_active)
     pthread_mutex_unlock(&g_mu);
 }
 
+void fl_scope_after_fork_child(void)
+{
+    /* The child has no writer: its scopes are no-ops, and the locks a
+     * parent thread may have held at fork() are made usable again. */
+    atomic_store_explicit(&g_hot.gen, 0, memory_order_relaxed);
+    atomic_store_explicit(&g_hot.count_active, 0, memory_order_relaxed);
+    pthread_mutex_init(&g_mu, NULL);
+}
+
 void fl_scope_session_end(void)
 {
     pthread_mutex_lock(&g_mu);

@@ -779,6 +779,20 @@ static void at_exit(void)
     gpufl_shutdown();
 }
 
+/* A child of fork() inherits the session but not its threads: it records
+ * nothing (the parent's session goes on), and its exit must not wait for a
+ * writer that does not exist there.  The session's memory is left to the
+ * child's exit; its files are the parent's. */
+static void after_fork_child(void)
+{
+    fl_scope_after_fork_child();
+    pthread_mutex_init(&g_life, NULL);
+    pthread_mutex_init(&g_mu, NULL);
+    g_s = NULL;
+    atomic_store_explicit(&g_active, 0, memory_order_relaxed);
+    atomic_store_explicit(&g_phases, 0, memory_order_relaxed);
+}
+
 static gpufl_status session_init(const gpufl_init_options *opts, gp_monitor *borrowed,
                                  gpufl_error *err)
 {
@@ -884,6 +898,7 @@ static gpufl_status session_init(const gpufl_init_options *opts, gp_monitor *bor
     if (!g_atexit_done) {
         /* Whatever the application forgets, the last rows reach the disk. */
         g_atexit_done = atexit(at_exit) == 0;
+        pthread_atfork(NULL, NULL, after_fork_child);
     }
     DEBUG(s, "session %s recording to %s (app %s, engine %s, backend %s, %zu device(s))", s->id,
           s->dir, s->cfg.app_name, s->selected_engine, s->mon ? gp_monitor_backend(s->mon) : "none",

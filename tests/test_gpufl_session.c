@@ -724,6 +724,48 @@ static void test_flush_always(void)
     }
 }
 
+/* ---------------------------------------------------------------- fork */
+
+/* A child of fork() records nothing and exits without waiting for the
+ * parent's writer; the parent's session goes on. */
+static void test_fork(void)
+{
+    gpufl_init_options o = base_opts("fork");
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    char dir[600];
+    gpufl_session_dir(dir, sizeof dir);
+    GPUFL_SCOPE("parent_before") {}
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int bad = gpufl_is_active() ? 1 : 0;
+        gpufl_scope s = gpufl_scope_begin("child");
+        bad |= s.instance_id != 0 ? 2 : 0;
+        gpufl_scope_end(&s);
+        gpufl_system_start("child_phase");
+        exit(bad); /* runs the atexit shutdown: must not hang */
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK_INT(WEXITSTATUS(status), 0);
+    GPUFL_SCOPE("parent_after") {}
+    gpufl_shutdown();
+    fl_log log;
+    CHECK_INT(fl_log_read(&log, dir, "scope"), 0);
+    CHECK_INT(fl_count(&log, "shutdown"), 1);
+    size_t rows = 0;
+    for (size_t i = 0; i < log.n; i++)
+        if (strcmp(fl_type(log.lines[i]), "scope_event_batch") == 0)
+            rows += json_array_size(json_object_get(log.lines[i], "rows"));
+    CHECK_U64(rows, 4); /* parent_before and parent_after, begin and end */
+    fl_log_free(&log);
+    CHECK_INT(fl_log_read(&log, dir, "system"), 0);
+    CHECK_INT(fl_count(&log, "system_start"), 0);
+    fl_log_free(&log);
+}
+
 /* ------------------------------------------------------------- SIGKILL */
 
 static void test_sigkill(void)
@@ -792,6 +834,7 @@ int main(void)
     test_scoped_sampling();
     test_engine_fallback();
     test_flush_always();
+    test_fork();
     test_sigkill();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_session");
