@@ -170,63 +170,6 @@ static bool differs(const field *f, const fval *code, const fval *def)
     }
 }
 
-/* ------------------------------------------------------- a text buffer */
-
-/* Private on purpose: fl_buf lives in another module and the config must
- * not depend on the record writer. */
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->oom = true;
-        return;
-    }
-    size_t need = b->len + (size_t)n + 1;
-    if (need > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < need)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-/* Takes the text out of b; NULL only on an allocation failure. */
-static char *sb_take(sbuf *b)
-{
-    if (b->oom) {
-        free(b->p);
-        b->p = NULL;
-        return NULL;
-    }
-    if (!b->p)
-        return strdup("");
-    char *p = b->p;
-    b->p = NULL;
-    return p;
-}
-
 /* ---------------------------------------------------- the config file */
 
 /* A top-level key of the config text and the byte offset of its opening
@@ -863,43 +806,44 @@ static gpufl_status build_out(const fval *v, const char *cfg_path, const gpufl_i
         out->n_warnings++;
     }
 
-    sbuf pb = {0};
+    fl_buf pb = {0};
     for (int i = 0; i < NF; i++) {
         const field *fd = &fields[i];
         if (fd->out_off == NO_OUT || v[i].src == SRC_DEFAULT)
             continue;
         const char *base = (const char *)out + fd->out_off;
-        sb_printf(&pb, "  %s = ", fd->name);
+        fl_buf_printf(&pb, "  %s = ", fd->name);
         switch (fd->type) {
         case FT_STR:
             /* The key is a secret: its presence is all debug output gets. */
-            sb_printf(&pb, "%s",
-                      strcmp(fd->name, "api_key") == 0 ? "<set>"
-                                                       : *(char *const *)(const void *)base);
+            fl_buf_printf(&pb, "%s",
+                          strcmp(fd->name, "api_key") == 0 ? "<set>"
+                                                           : *(char *const *)(const void *)base);
             break;
         case FT_BOOL:
-            sb_printf(&pb, "%s", v[i].b ? "true" : "false");
+            fl_buf_printf(&pb, "%s", v[i].b ? "true" : "false");
             break;
         case FT_INT:
-            sb_printf(&pb, "%d", v[i].i);
+            fl_buf_printf(&pb, "%d", v[i].i);
             break;
         case FT_BACKEND:
-            sb_printf(&pb, "%s", gpufl_backend_name((gpufl_backend_kind)v[i].i));
+            fl_buf_printf(&pb, "%s", gpufl_backend_name((gpufl_backend_kind)v[i].i));
             break;
         case FT_ENGINE:
-            sb_printf(&pb, "%s", gpufl_engine_name((gpufl_engine)v[i].i));
+            fl_buf_printf(&pb, "%s", gpufl_engine_name((gpufl_engine)v[i].i));
             break;
         }
         if (v[i].src == SRC_CODE)
-            sb_printf(&pb, " (code)");
+            fl_buf_printf(&pb, " (code)");
         else if (v[i].src == SRC_ENV)
-            sb_printf(&pb, " (env %s)", fd->env);
+            fl_buf_printf(&pb, " (env %s)", fd->env);
         else
-            sb_printf(&pb, " (config %s)", cfg_path);
-        sb_printf(&pb, "%s\n",
-                  strcmp(fd->name, "kernel_sample_rate_ms") == 0 ? " - deprecated, no effect" : "");
+            fl_buf_printf(&pb, " (config %s)", cfg_path);
+        fl_buf_printf(&pb, "%s\n",
+                      strcmp(fd->name, "kernel_sample_rate_ms") == 0 ? " - deprecated, no effect"
+                                                                     : "");
     }
-    out->provenance = sb_take(&pb);
+    out->provenance = fl_buf_take(&pb);
     if (!out->provenance)
         return GPUFL_ERR_NO_MEMORY;
     return GPUFL_OK;

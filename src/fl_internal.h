@@ -3,6 +3,7 @@
  *
  *   fl_config.c   options: defaults, config_file (JSON, jansson), GPUFL_*
  *                 environment, precedence and validation -> fl_config
+ *   fl_buf.c      the growable text buffer the others write into
  *   fl_record.c   one JSON line per record of the GPUFlight wire format v1,
  *                 keys and columns in the spec's order (pure functions)
  *   fl_host.c     host metrics from /proc (CPU %, RAM), hostname, address
@@ -100,6 +101,13 @@ void fl_buf_printf(fl_buf *b, const char *fmt, ...) __attribute__((format(printf
 void fl_buf_u64(fl_buf *b, uint64_t v);
 void fl_buf_i64(fl_buf *b, int64_t v);
 void fl_buf_str(fl_buf *b, const char *s); /* JSON string literal; NULL -> null */
+/* Room for n more bytes (and a NUL) at the end; NULL once oom.  Write
+ * there, then fl_buf_commit(b, end) with the end of what was written. */
+char *fl_buf_reserve(fl_buf *b, size_t n);
+void fl_buf_commit(fl_buf *b, char *end);
+/* The text, malloc'd, handed to the caller (b is left empty); NULL after an
+ * allocation failure. */
+char *fl_buf_take(fl_buf *b);
 
 /* ---------------------------------------------------------------- records */
 
@@ -240,6 +248,10 @@ void fl_host_ip(char *buf, size_t cap);
 
 /* A random RFC 4122 version 4 UUID, lower-case, 36 characters + NUL. */
 void fl_uuid4(char out[37]);
+
+/* Tests only: while held, the writer thread writes nothing (so a ring can
+ * be filled deterministically). */
+void fl_session_hold_writer(bool hold);
 
 /* For the CLI: a session whose device metrics come from the caller's
  * monitor (created, not started): the session sets its round hook and

@@ -10,11 +10,6 @@
  *  - a metric whose validity bit is clear is null, never 0;
  *  - the functions are pure: no clock, no globals, no I/O.
  *
- * fl_buf grows by doubling and stays NUL-terminated after every append, so
- * p can be used as a C string.  After an allocation failure oom is set and
- * appends are ignored until fl_buf_reset(), which lets the writer drop the
- * damaged line and try the next one.
- *
  * The batch row loops run on the writer thread for every sample, so they
  * reserve room for a whole row once and format integers by hand instead
  * of going through printf.
@@ -28,103 +23,9 @@
 #include <string.h>
 
 #define MIB 1048576ull
-#define FL_BUF_MIN_CAP 256
 /* The longest row any batch writes: 12 columns of at most 20 digits and a
  * sign, their commas and the brackets - with room to spare. */
 #define ROW_MAX 512
-
-/* ---------------------------------------------------------------- fl_buf */
-
-/* Room for n more bytes and the NUL after them; NULL once oom. */
-static char *reserve(fl_buf *b, size_t n)
-{
-    if (b->oom)
-        return NULL;
-    if (n > SIZE_MAX - b->len - 1) {
-        b->oom = true;
-        return NULL;
-    }
-    size_t need = b->len + n + 1;
-    if (need > b->cap) {
-        size_t cap = b->cap ? b->cap : FL_BUF_MIN_CAP;
-        while (cap < need)
-            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return NULL;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    return b->p + b->len;
-}
-
-/* Commits what was written from the reserved position up to end. */
-static void commit(fl_buf *b, char *end)
-{
-    b->len = (size_t)(end - b->p);
-    b->p[b->len] = '\0';
-}
-
-void fl_buf_free(fl_buf *b)
-{
-    if (!b)
-        return;
-    free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
-    b->oom = false;
-}
-
-void fl_buf_reset(fl_buf *b)
-{
-    b->len = 0;
-    b->oom = false;
-    if (b->p)
-        b->p[0] = '\0';
-}
-
-void fl_buf_put(fl_buf *b, const char *s, size_t n)
-{
-    char *d = reserve(b, n);
-    if (!d)
-        return;
-    if (n)
-        memcpy(d, s, n);
-    commit(b, d + n);
-}
-
-void fl_buf_puts(fl_buf *b, const char *s)
-{
-    fl_buf_put(b, s, strlen(s));
-}
-
-void fl_buf_printf(fl_buf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    va_list ap, again;
-    va_start(ap, fmt);
-    va_copy(again, ap);
-    size_t avail = b->cap > b->len ? b->cap - b->len : 0;
-    int n = vsnprintf(avail ? b->p + b->len : NULL, avail, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        /* vsnprintf may have stored part of the text: hide it again. */
-        if (b->p)
-            b->p[b->len] = '\0';
-    } else if ((size_t)n < avail) {
-        b->len += (size_t)n;
-    } else {
-        char *d = reserve(b, (size_t)n);
-        if (d) {
-            vsnprintf(d, (size_t)n + 1, fmt, again);
-            b->len += (size_t)n;
-        }
-    }
-    va_end(again);
-}
 
 /* Decimal digits of v at d; returns the end.  Needs 20 bytes. */
 static char *put_u64(char *d, uint64_t v)
@@ -169,16 +70,16 @@ static char *put_opt_u64(char *d, bool ok, uint64_t v)
 
 void fl_buf_u64(fl_buf *b, uint64_t v)
 {
-    char *d = reserve(b, 20);
+    char *d = fl_buf_reserve(b, 20);
     if (d)
-        commit(b, put_u64(d, v));
+        fl_buf_commit(b, put_u64(d, v));
 }
 
 void fl_buf_i64(fl_buf *b, int64_t v)
 {
-    char *d = reserve(b, 21);
+    char *d = fl_buf_reserve(b, 21);
     if (d)
-        commit(b, put_i64(d, v));
+        fl_buf_commit(b, put_i64(d, v));
 }
 
 static void emit_buf(void *ctx, const char *p, size_t n)
@@ -244,7 +145,7 @@ static void put_str_or_empty(fl_buf *b, const char *s)
 static void put_key(fl_buf *b, const char *key)
 {
     size_t n = strlen(key);
-    char *d = reserve(b, n + 4);
+    char *d = fl_buf_reserve(b, n + 4);
     if (!d)
         return;
     *d++ = ',';
@@ -252,7 +153,7 @@ static void put_key(fl_buf *b, const char *key)
     d = put_lit(d, key, n);
     *d++ = '"';
     *d++ = ':';
-    commit(b, d);
+    fl_buf_commit(b, d);
 }
 
 /* {"version":V,"type":"T","session_id":S - the opening most records share. */
@@ -605,7 +506,7 @@ void fl_rec_device_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
     for (size_t i = 0; i < n; i++) {
         const gp_device_sample *s = &rows[i].s;
         uint32_t v = s->valid;
-        char *d = reserve(b, ROW_MAX);
+        char *d = fl_buf_reserve(b, ROW_MAX);
         if (!d)
             return;
         if (i)
@@ -642,7 +543,7 @@ void fl_rec_device_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                             ((uint64_t)s->pcie_tx_kbps + s->pcie_rx_kbps) * 1024);
         }
         *d++ = ']';
-        commit(b, d);
+        fl_buf_commit(b, d);
     }
     PUT_LIT(b, "]}\n");
 }
@@ -667,7 +568,7 @@ void fl_rec_host_batch(fl_buf *b, const char *session_id, const char *hostname, 
         const fl_host_sample *h = &rows[i].h;
         bool cpu = (h->valid & FL_HOST_CPU) && isfinite(h->cpu_pct);
         bool ram = (h->valid & FL_HOST_RAM) != 0;
-        char *d = reserve(b, ROW_MAX);
+        char *d = fl_buf_reserve(b, ROW_MAX);
         if (!d)
             return;
         if (i)
@@ -682,7 +583,7 @@ void fl_rec_host_batch(fl_buf *b, const char *session_id, const char *hostname, 
         *d++ = ',';
         d = put_opt_u64(d, ram, h->ram_total_mib);
         *d++ = ']';
-        commit(b, d);
+        fl_buf_commit(b, d);
     }
     PUT_LIT(b, "]}\n");
 }
@@ -703,7 +604,7 @@ void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
     PUT_LIT(b, "[");
     for (size_t i = 0; i < n; i++) {
         const fl_scope_row *r = &rows[i];
-        char *d = reserve(b, ROW_MAX);
+        char *d = fl_buf_reserve(b, ROW_MAX);
         if (!d)
             return;
         if (i)
@@ -722,7 +623,7 @@ void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
         d = put_lit(d, ",0,0,", 5);
         d = put_u64(d, r->original_start_ns);
         *d++ = ']';
-        commit(b, d);
+        fl_buf_commit(b, d);
     }
     PUT_LIT(b, "]}\n");
 }

@@ -110,6 +110,7 @@ static pthread_cond_t g_done_cv; /* flush done, first round done */
 static pthread_once_t g_cv_once = PTHREAD_ONCE_INIT;
 static _Atomic int g_kicked;
 static _Atomic int g_phases; /* open system phases */
+static _Atomic int g_hold;   /* tests: the writer skips its cycles */
 
 /* init / shutdown / system phases: one at a time. */
 static pthread_mutex_t g_life = PTHREAD_MUTEX_INITIALIZER;
@@ -383,6 +384,8 @@ static int cmp_scope_row(const void *a, const void *b)
 /* One cycle: everything recorded so far, formatted and written. */
 static void writer_cycle(session *s)
 {
+    if (atomic_load_explicit(&g_hold, memory_order_acquire))
+        return;
     /* Rows first, then names: a name is interned before any row that uses
      * it is published, so every row drained here has its name taken. */
     size_t n_scope = fl_scope_drain(s->gen, &s->scope_rows, 0, &s->scope_cap);
@@ -1063,6 +1066,13 @@ void gpufl_system_start(const char *name)
 void gpufl_system_stop(const char *name)
 {
     system_phase(name, false);
+}
+
+void fl_session_hold_writer(bool hold)
+{
+    atomic_store_explicit(&g_hold, hold ? 1 : 0, memory_order_release);
+    if (!hold)
+        fl_session_kick();
 }
 
 void fl_session_set_child_exit(int exit_code, int signal, bool crashed)

@@ -126,4 +126,54 @@ static inline char *check_read_file(const char *path, size_t *len)
     return buf;
 }
 
+/* Compares got with the golden file tests/golden/<rel> byte for byte; on a
+ * difference writes got next to the test binary as <basename>.actual and
+ * says where.  GP_UPDATE_GOLDEN=1 rewrites the golden file instead (after a
+ * deliberate change; then read the diff). */
+static inline void check_golden(const char *rel, const char *got, const char *test)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/golden/%s", check_env("GP_TEST_SOURCE_DIR"), rel);
+    const char *update = getenv("GP_UPDATE_GOLDEN");
+    if (update && strcmp(update, "1") == 0) {
+        FILE *f = fopen(path, "wb");
+        CHECK(f != NULL);
+        if (f) {
+            fputs(got, f);
+            fclose(f);
+            printf("updated %s\n", path);
+        }
+        return;
+    }
+    size_t len = 0;
+    char *want = check_read_file(path, &len);
+    if (!want) {
+        fprintf(stderr, "%s: cannot read; create it with GP_UPDATE_GOLDEN=1\n", path);
+        CHECK(want != NULL);
+        return;
+    }
+    if (len != strlen(got) || memcmp(want, got, len) != 0) {
+        size_t i = 0;
+        while (i < len && got[i] && want[i] == got[i])
+            i++;
+        const char *base = strrchr(rel, '/');
+        char actual[1024];
+        snprintf(actual, sizeof actual, "%s/%s.actual", check_env("GP_TEST_BINARY_DIR"),
+                 base ? base + 1 : rel);
+        FILE *f = fopen(actual, "wb");
+        if (f) {
+            fputs(got, f);
+            fclose(f);
+        }
+        fprintf(stderr,
+                "%s differs from the golden file at byte %zu; got written to %s\n"
+                "(after a deliberate change: GP_UPDATE_GOLDEN=1 ctest -R %s)\n",
+                rel, i, actual, test);
+        CHECK(!"golden mismatch");
+    } else {
+        CHECK(1);
+    }
+    free(want);
+}
+
 #endif

@@ -23,42 +23,13 @@ typedef struct fl_log {
     int last_partial; /* the file did not end with '\n' */
 } fl_log;
 
-static inline char *fl_slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *p = malloc(cap + 1);
-    size_t r;
-    while (p && (r = fread(p + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            cap *= 2;
-            char *q = realloc(p, cap + 1);
-            if (!q) {
-                free(p);
-                p = NULL;
-            } else {
-                p = q;
-            }
-        }
-    }
-    fclose(f);
-    if (p)
-        p[n] = '\0';
-    if (len)
-        *len = n;
-    return p;
-}
-
 static inline int fl_log_read(fl_log *log, const char *dir, const char *channel)
 {
     memset(log, 0, sizeof *log);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.log", dir, channel);
     size_t len = 0;
-    char *text = fl_slurp(path, &len);
+    char *text = check_read_file(path, &len);
     if (!text)
         return -1;
     log->last_partial = len > 0 && text[len - 1] != '\n';

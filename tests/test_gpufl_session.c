@@ -7,8 +7,8 @@
  * in capture_capabilities, debug output without the API key,
  * flush_logs_always, and a SIGKILL in the middle of a run.
  */
+#include "fl_internal.h"
 #include "fl_log.h"
-#include "gpufl.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -47,10 +47,15 @@ static void sleep_ms(int ms)
 
 static int thread_count(void)
 {
-    char *s = fl_slurp("/proc/self/status", NULL);
-    const char *p = s ? strstr(s, "Threads:") : NULL;
-    int n = p ? atoi(p + 8) : -1;
-    free(s);
+    /* Line by line: procfs files have no size for fseek/ftell. */
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "Threads:", 8) == 0)
+            n = atoi(line + 8);
+    if (f)
+        fclose(f);
     return n;
 }
 
@@ -95,7 +100,7 @@ static int kill_switch_child(int use_env)
         o.enabled = false;
     int threads = thread_count();
     gpufl_error err;
-    int bad = 0;
+    int bad = threads < 1 ? 128 : 0;
     if (gpufl_init(&o, &err) != GPUFL_DISABLED)
         bad |= 1;
     if (gpufl_is_active())
@@ -144,7 +149,7 @@ static void test_kill_switch(void)
         char path[300];
         snprintf(path, sizeof path, "%s/kill_stderr_%d", g_tmp, mode);
         size_t len = 99;
-        char *text = fl_slurp(path, &len);
+        char *text = check_read_file(path, &len);
         CHECK_INT(len, 0);
         free(text);
     }
@@ -166,7 +171,7 @@ static void capture_line(const char *line, void *user)
 
 static bool file_contains(const char *path, const char *needle)
 {
-    char *text = fl_slurp(path, NULL);
+    char *text = check_read_file(path, NULL);
     bool found = text && strstr(text, needle);
     free(text);
     return found;
@@ -724,6 +729,49 @@ static void test_flush_always(void)
     }
 }
 
+/* ------------------------------------------------------------ ring full */
+
+/* A thread that opens scopes faster than the writer drains them: its ring
+ * (16384 rows) fills, the rest are dropped and counted - never waited
+ * for - and the final capture_capabilities says how many. */
+static void test_ring_full(void)
+{
+    gpufl_init_options o = base_opts("ringfull");
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    char dir[600];
+    gpufl_session_dir(dir, sizeof dir);
+    fl_session_hold_writer(true);
+    for (int i = 0; i < 20000; i++) {
+        gpufl_scope s = gpufl_scope_begin("hot");
+        gpufl_scope_end(&s);
+    }
+    CHECK_U64(fl_scope_dropped(), 40000 - 16384);
+    fl_session_hold_writer(false);
+    gpufl_shutdown();
+    fl_log log;
+    CHECK_INT(fl_log_read(&log, dir, "scope"), 0);
+    size_t rows = 0;
+    json_t *last_caps = NULL;
+    for (size_t i = 0; i < log.n; i++) {
+        if (strcmp(fl_type(log.lines[i]), "scope_event_batch") == 0)
+            rows += json_array_size(json_object_get(log.lines[i], "rows"));
+        if (strcmp(fl_type(log.lines[i]), "capture_capabilities") == 0)
+            last_caps = log.lines[i];
+    }
+    CHECK_U64(rows, 16384);
+    CHECK_INT(fl_count(&log, "capture_capabilities"), 2); /* init, and the final word */
+    json_t *c = last_caps ? find_cap(last_caps, "scope_events") : NULL;
+    CHECK(c != NULL);
+    if (c) {
+        CHECK_STR(json_string_value(json_object_get(c, "status")), "partial");
+        CHECK_STR(json_string_value(json_object_get(c, "reason_code")), "ring_full");
+        CHECK_CONTAINS(json_string_value(json_object_get(c, "message")),
+                       "23616 scope events dropped");
+    }
+    fl_log_free(&log);
+}
+
 /* ---------------------------------------------------------------- fork */
 
 /* A child of fork() records nothing and exits without waiting for the
@@ -835,6 +883,7 @@ int main(void)
     test_engine_fallback();
     test_flush_always();
     test_fork();
+    test_ring_full();
     test_sigkill();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_session");

@@ -1,0 +1,119 @@
+/*
+ * fl_buf.c - the recorder's growable text buffer.
+ *
+ * Promises: it grows by doubling and stays NUL-terminated after every
+ * append, so p can be used as a C string.  After an allocation failure oom
+ * is set and appends are ignored until fl_buf_reset(), which lets the
+ * writer drop a damaged line and try the next one; nothing here prints or
+ * aborts.
+ */
+#include "fl_internal.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FL_BUF_MIN_CAP 256
+
+char *fl_buf_reserve(fl_buf *b, size_t n)
+{
+    if (b->oom)
+        return NULL;
+    if (n > SIZE_MAX - b->len - 1) {
+        b->oom = true;
+        return NULL;
+    }
+    size_t need = b->len + n + 1;
+    if (need > b->cap) {
+        size_t cap = b->cap ? b->cap : FL_BUF_MIN_CAP;
+        while (cap < need)
+            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return NULL;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    return b->p + b->len;
+}
+
+void fl_buf_commit(fl_buf *b, char *end)
+{
+    b->len = (size_t)(end - b->p);
+    b->p[b->len] = '\0';
+}
+
+void fl_buf_free(fl_buf *b)
+{
+    if (!b)
+        return;
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->oom = false;
+}
+
+void fl_buf_reset(fl_buf *b)
+{
+    b->len = 0;
+    b->oom = false;
+    if (b->p)
+        b->p[0] = '\0';
+}
+
+void fl_buf_put(fl_buf *b, const char *s, size_t n)
+{
+    char *d = fl_buf_reserve(b, n);
+    if (!d)
+        return;
+    if (n)
+        memcpy(d, s, n);
+    fl_buf_commit(b, d + n);
+}
+
+void fl_buf_puts(fl_buf *b, const char *s)
+{
+    fl_buf_put(b, s, strlen(s));
+}
+
+void fl_buf_printf(fl_buf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    size_t avail = b->cap > b->len ? b->cap - b->len : 0;
+    int n = vsnprintf(avail ? b->p + b->len : NULL, avail, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        /* vsnprintf may have stored part of the text: hide it again. */
+        if (b->p)
+            b->p[b->len] = '\0';
+    } else if ((size_t)n < avail) {
+        b->len += (size_t)n;
+    } else {
+        char *d = fl_buf_reserve(b, (size_t)n);
+        if (d) {
+            vsnprintf(d, (size_t)n + 1, fmt, again);
+            b->len += (size_t)n;
+        }
+    }
+    va_end(again);
+}
+
+char *fl_buf_take(fl_buf *b)
+{
+    if (b->oom) {
+        fl_buf_free(b);
+        return NULL;
+    }
+    char *p = b->p ? b->p : strdup("");
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
