@@ -8,6 +8,7 @@
 #ifndef GP_CLI_H
 #define GP_CLI_H
 
+#include "fl_internal.h"
 #include "gpu_profile.h"
 
 #include <signal.h>
@@ -108,22 +109,10 @@ int cli_run_child(char **argv, const cli_signals *sig, int wait_all, int lib_may
 /* "SIGTERM" for 15, "SIGRTMIN+3", "signal 99". */
 const char *cli_signal_name(int sig, char *buf, size_t len);
 
-/* json.c: a growable string with the JSON conventions of
- * docs/json-schema.md (escaping, numbers). */
-typedef struct cli_buf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} cli_buf;
-
-void cli_buf_put(cli_buf *b, const char *s);
-void cli_buf_putn(cli_buf *b, const char *s, size_t n);
-void cli_buf_printf(cli_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void cli_buf_free(cli_buf *b);
-void cli_json_str(cli_buf *b, const char *s);   /* "..." or null for NULL */
-void cli_json_num(cli_buf *b, double v);        /* fixed, <= 6 decimals; null if not finite */
-void cli_json_key(cli_buf *b, const char *key); /* "key": */
-void cli_json_sep(cli_buf *b, int *first);      /* "," after the first member */
+/* json.c: the JSON conventions of docs/json-schema.md (escaping, numbers),
+ * written into the library's text buffer (fl_buf, src/fl_buf.c). */
+void cli_json_key(fl_buf *b, const char *key); /* "key": */
+void cli_json_sep(fl_buf *b, int *first);      /* "," after the first member */
 
 /* report.c */
 typedef struct cli_report {

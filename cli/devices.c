@@ -46,25 +46,25 @@ static void write_text(const gp_device_info *d, size_t n, const char *driver, co
 
 static int write_json(const gp_device_info *d, size_t n, const char *driver, const char *be)
 {
-    cli_buf b = {0};
-    cli_buf_put(&b, "{\"schema\":\"gpu-profile.devices\",\"schema_version\":1,\"backend\":");
-    cli_json_str(&b, be);
-    cli_buf_put(&b, ",\"driver_version\":");
-    cli_json_str(&b, driver[0] ? driver : NULL);
-    cli_buf_put(&b, ",\"devices\":[");
+    fl_buf b = {0};
+    fl_buf_puts(&b, "{\"schema\":\"gpu-profile.devices\",\"schema_version\":1,\"backend\":");
+    fl_buf_str(&b, be);
+    fl_buf_puts(&b, ",\"driver_version\":");
+    fl_buf_str(&b, driver[0] ? driver : NULL);
+    fl_buf_puts(&b, ",\"devices\":[");
     for (size_t i = 0; i < n; i++) {
-        cli_buf_printf(&b, "%s{\"index\":%" PRIu32 ",\"name\":", i ? "," : "", d[i].index);
-        cli_json_str(&b, d[i].name[0] ? d[i].name : NULL);
-        cli_buf_put(&b, ",\"uuid\":");
-        cli_json_str(&b, d[i].uuid[0] ? d[i].uuid : NULL);
+        fl_buf_printf(&b, "%s{\"index\":%" PRIu32 ",\"name\":", i ? "," : "", d[i].index);
+        fl_buf_str(&b, d[i].name[0] ? d[i].name : NULL);
+        fl_buf_puts(&b, ",\"uuid\":");
+        fl_buf_str(&b, d[i].uuid[0] ? d[i].uuid : NULL);
         if (d[i].valid & GP_M_MEM_TOTAL)
-            cli_buf_printf(&b, ",\"mem_total_bytes\":%" PRIu64 "}", d[i].mem_total_bytes);
+            fl_buf_printf(&b, ",\"mem_total_bytes\":%" PRIu64 "}", d[i].mem_total_bytes);
         else
-            cli_buf_put(&b, ",\"mem_total_bytes\":null}");
+            fl_buf_puts(&b, ",\"mem_total_bytes\":null}");
     }
-    cli_buf_put(&b, "]}\n");
+    fl_buf_puts(&b, "]}\n");
     int bad = b.oom || fwrite(b.p, 1, b.len, stdout) != b.len;
-    cli_buf_free(&b);
+    fl_buf_free(&b);
     return bad ? -1 : 0;
 }
 

@@ -183,50 +183,50 @@ static void write_text(const cli_report *r, FILE *f)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void json_opt_num(cli_buf *b, int ok, double v)
+static void json_opt_num(fl_buf *b, int ok, double v)
 {
     if (ok)
-        cli_json_num(b, v);
+        fl_buf_double(b, v);
     else
-        cli_buf_put(b, "null");
+        fl_buf_puts(b, "null");
 }
 
-static void json_opt_u64(cli_buf *b, int ok, uint64_t v)
+static void json_opt_u64(fl_buf *b, int ok, uint64_t v)
 {
     if (ok)
-        cli_buf_printf(b, "%" PRIu64, v);
+        fl_buf_printf(b, "%" PRIu64, v);
     else
-        cli_buf_put(b, "null");
+        fl_buf_puts(b, "null");
 }
 
-static void write_json(const cli_report *r, cli_buf *b)
+static void write_json(const cli_report *r, fl_buf *b)
 {
     const cli_run_result *res = r->res;
     char name[32];
-    cli_buf_put(b, "{\"schema\":\"gpu-profile.run\",\"schema_version\":1,");
+    fl_buf_puts(b, "{\"schema\":\"gpu-profile.run\",\"schema_version\":1,");
     cli_json_key(b, "gpu_profile_version");
-    cli_json_str(b, gp_version());
-    cli_buf_put(b, ",\"command\":[");
+    fl_buf_str(b, gp_version());
+    fl_buf_puts(b, ",\"command\":[");
     for (int i = 0; i < r->opts->cmd_argc; i++) {
         if (i)
-            cli_buf_put(b, ",");
-        cli_json_str(b, r->opts->cmd[i]);
+            fl_buf_puts(b, ",");
+        fl_buf_str(b, r->opts->cmd[i]);
     }
-    cli_buf_printf(b, "],\"exit_status\":%d,\"signal\":", res->exit_code);
-    cli_json_str(b, res->term_signal ? cli_signal_name(res->term_signal, name, sizeof name) : NULL);
-    cli_buf_printf(b,
-                   ",\"core_dumped\":%s,\"interrupted_by\":", res->core_dumped ? "true" : "false");
-    cli_json_str(b, res->interrupted_by ? cli_signal_name(res->interrupted_by, name, sizeof name)
-                                        : NULL);
-    cli_buf_put(b, ",\"duration_s\":");
-    cli_json_num(b, res->cmd_s);
-    cli_buf_put(b, ",\"descendants_s\":");
-    cli_json_num(b, res->descendants_s);
-    cli_buf_put(b, ",\"backend\":");
-    cli_json_str(b, gp_monitor_backend(r->mon));
-    cli_buf_put(b, ",\"note\":");
-    cli_json_str(b, r->note && r->note[0] ? r->note : NULL);
-    cli_buf_put(b, ",\"devices\":[");
+    fl_buf_printf(b, "],\"exit_status\":%d,\"signal\":", res->exit_code);
+    fl_buf_str(b, res->term_signal ? cli_signal_name(res->term_signal, name, sizeof name) : NULL);
+    fl_buf_printf(b,
+                  ",\"core_dumped\":%s,\"interrupted_by\":", res->core_dumped ? "true" : "false");
+    fl_buf_str(b, res->interrupted_by ? cli_signal_name(res->interrupted_by, name, sizeof name)
+                                      : NULL);
+    fl_buf_puts(b, ",\"duration_s\":");
+    fl_buf_double(b, res->cmd_s);
+    fl_buf_puts(b, ",\"descendants_s\":");
+    fl_buf_double(b, res->descendants_s);
+    fl_buf_puts(b, ",\"backend\":");
+    fl_buf_str(b, gp_monitor_backend(r->mon));
+    fl_buf_puts(b, ",\"note\":");
+    fl_buf_str(b, r->note && r->note[0] ? r->note : NULL);
+    fl_buf_puts(b, ",\"devices\":[");
     size_t n = r->sampled ? gp_monitor_device_count(r->mon) : 0;
     for (size_t i = 0; i < n; i++) {
         const gp_summary *s = gp_monitor_summary(r->mon, i);
@@ -240,48 +240,48 @@ static void write_json(const cli_report *r, cli_buf *b)
         }
         gp_summary_to_json(s, 0, one, len + 1);
         if (i)
-            cli_buf_put(b, ",");
-        cli_buf_putn(b, one, len);
+            fl_buf_puts(b, ",");
+        fl_buf_put(b, one, len);
         free(one);
     }
-    cli_buf_put(b, "],\"total\":");
+    fl_buf_puts(b, "],\"total\":");
     if (n > 1) {
         total t;
         compute_total(r->mon, &t);
-        cli_buf_printf(b, "{\"devices\":%zu,\"duration_s\":", t.n);
-        cli_json_num(b, t.duration_s);
-        cli_buf_put(b, ",\"energy_j\":");
+        fl_buf_printf(b, "{\"devices\":%zu,\"duration_s\":", t.n);
+        fl_buf_double(b, t.duration_s);
+        fl_buf_puts(b, ",\"energy_j\":");
         json_opt_num(b, t.has_energy, t.energy_j);
-        cli_buf_put(b, ",\"energy_source\":");
-        cli_json_str(b, t.energy_source);
-        cli_buf_put(b, ",\"power_mean_mw\":");
+        fl_buf_puts(b, ",\"energy_source\":");
+        fl_buf_str(b, t.energy_source);
+        fl_buf_puts(b, ",\"power_mean_mw\":");
         json_opt_num(b, t.has_power, t.power_mean_mw);
-        cli_buf_put(b, ",\"mem_used_max_bytes\":");
+        fl_buf_puts(b, ",\"mem_used_max_bytes\":");
         json_opt_u64(b, t.has_mem_used, t.mem_used_max_bytes);
-        cli_buf_put(b, ",\"mem_total_bytes\":");
+        fl_buf_puts(b, ",\"mem_total_bytes\":");
         json_opt_u64(b, t.has_mem_total, t.mem_total_bytes);
-        cli_buf_put(b, ",\"util_gpu_mean_pct\":");
+        fl_buf_puts(b, ",\"util_gpu_mean_pct\":");
         json_opt_num(b, t.has_util, t.util_gpu_mean_pct);
-        cli_buf_put(b, ",\"busy_time_est_s\":");
+        fl_buf_puts(b, ",\"busy_time_est_s\":");
         json_opt_num(b, t.has_util, t.busy_time_est_s);
-        cli_buf_put(b, "}");
+        fl_buf_puts(b, "}");
     } else {
-        cli_buf_put(b, "null");
+        fl_buf_puts(b, "null");
     }
-    cli_buf_put(b, ",\"samples_file\":");
-    cli_json_str(b, r->opts->samples);
-    cli_buf_put(b, "}\n");
+    fl_buf_puts(b, ",\"samples_file\":");
+    fl_buf_str(b, r->opts->samples);
+    fl_buf_puts(b, "}\n");
 }
 
 int cli_report_write(const cli_report *r, FILE *f)
 {
     if (r->opts->json) {
-        cli_buf b = {0};
+        fl_buf b = {0};
         write_json(r, &b);
         int bad = b.oom;
         if (!bad)
             bad = fwrite(b.p, 1, b.len, f) != b.len;
-        cli_buf_free(&b);
+        fl_buf_free(&b);
         if (bad)
             return -1;
     } else {
@@ -394,33 +394,33 @@ int cli_samples_write(gp_monitor *m, enum cli_samples_format fmt, FILE *f)
 
 void cli_live_format(gp_monitor *m, double elapsed_s, char *buf, size_t len)
 {
-    cli_buf b = {0};
+    fl_buf b = {0};
     long t = (long)elapsed_s;
     if (t >= 3600)
-        cli_buf_printf(&b, "gpu-profile %ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+        fl_buf_printf(&b, "gpu-profile %ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
     else
-        cli_buf_printf(&b, "gpu-profile %ld:%02ld", t / 60, t % 60);
+        fl_buf_printf(&b, "gpu-profile %ld:%02ld", t / 60, t % 60);
     size_t n = gp_monitor_device_count(m);
     for (size_t i = 0; i < n; i++) {
         gp_sample s;
         if (gp_monitor_latest(m, i, &s) != GP_OK) {
-            cli_buf_put(&b, " | (no sample yet)");
+            fl_buf_puts(&b, " | (no sample yet)");
             continue;
         }
-        cli_buf_printf(&b, " | GPU%" PRIu32, s.device_index);
+        fl_buf_printf(&b, " | GPU%" PRIu32, s.device_index);
         if (s.m.valid & GP_M_UTIL_GPU)
-            cli_buf_printf(&b, " %" PRIu32 "%%", s.m.util_gpu_pct);
+            fl_buf_printf(&b, " %" PRIu32 "%%", s.m.util_gpu_pct);
         else
-            cli_buf_put(&b, " -%");
+            fl_buf_puts(&b, " -%");
         const double g = 1024.0 * 1024.0 * 1024.0;
         if ((s.m.valid & GP_M_MEM_USED) && (s.m.valid & GP_M_MEM_TOTAL))
-            cli_buf_printf(&b, " %.1f/%.0fG", (double)s.m.mem_used_bytes / g,
-                           (double)s.m.mem_total_bytes / g);
+            fl_buf_printf(&b, " %.1f/%.0fG", (double)s.m.mem_used_bytes / g,
+                          (double)s.m.mem_total_bytes / g);
         else if (s.m.valid & GP_M_MEM_USED)
-            cli_buf_printf(&b, " %.1fG", (double)s.m.mem_used_bytes / g);
+            fl_buf_printf(&b, " %.1fG", (double)s.m.mem_used_bytes / g);
         if (s.m.valid & GP_M_POWER)
-            cli_buf_printf(&b, " %.0fW", s.m.power_mw / 1000.0);
+            fl_buf_printf(&b, " %.0fW", s.m.power_mw / 1000.0);
     }
     snprintf(buf, len, "%s", b.p && !b.oom ? b.p : "gpu-profile");
-    cli_buf_free(&b);
+    fl_buf_free(&b);
 }

@@ -9,6 +9,7 @@
  */
 #include "fl_internal.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -104,6 +105,30 @@ void fl_buf_printf(fl_buf *b, const char *fmt, ...)
         }
     }
     va_end(again);
+}
+
+static void emit_buf(void *ctx, const char *p, size_t n)
+{
+    fl_buf_put((fl_buf *)ctx, p, n);
+}
+
+/* The project's JSON conventions (gp_json_quote, gp_format_fixed), shared
+ * by the session records and the command's reports. */
+void fl_buf_str(fl_buf *b, const char *s)
+{
+    if (!s) {
+        fl_buf_put(b, "null", 4);
+        return;
+    }
+    gp_json_quote(s, strlen(s), emit_buf, b);
+}
+
+void fl_buf_double(fl_buf *b, double v)
+{
+    if (isfinite(v))
+        gp_format_fixed(v, 6, 1, emit_buf, b);
+    else
+        fl_buf_put(b, "null", 4);
 }
 
 char *fl_buf_take(fl_buf *b)

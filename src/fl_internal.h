@@ -101,6 +101,7 @@ void fl_buf_printf(fl_buf *b, const char *fmt, ...) __attribute__((format(printf
 void fl_buf_u64(fl_buf *b, uint64_t v);
 void fl_buf_i64(fl_buf *b, int64_t v);
 void fl_buf_str(fl_buf *b, const char *s); /* JSON string literal; NULL -> null */
+void fl_buf_double(fl_buf *b, double v);   /* fixed, <= 6 decimals; null if not finite */
 /* Room for n more bytes (and a NUL) at the end; NULL once oom.  Write
  * there, then fl_buf_commit(b, end) with the end of what was written. */
 char *fl_buf_reserve(fl_buf *b, size_t n);

@@ -82,20 +82,6 @@ void fl_buf_i64(fl_buf *b, int64_t v)
         fl_buf_commit(b, put_i64(d, v));
 }
 
-static void emit_buf(void *ctx, const char *p, size_t n)
-{
-    fl_buf_put((fl_buf *)ctx, p, n);
-}
-
-void fl_buf_str(fl_buf *b, const char *s)
-{
-    if (!s) {
-        fl_buf_put(b, "null", 4);
-        return;
-    }
-    gp_json_quote(s, strlen(s), emit_buf, b);
-}
-
 /* ---------------------------------------------------------------- values */
 
 /* "" s "" only compiles for a string literal, whose sizeof is its length
@@ -129,8 +115,8 @@ static void put_opt_i64_buf(fl_buf *b, bool ok, int64_t v)
 /* gp_format_fixed is defined for finite values only; the rest is null. */
 static void put_double(fl_buf *b, bool ok, double v)
 {
-    if (ok && isfinite(v))
-        gp_format_fixed(v, 6, 1, emit_buf, b);
+    if (ok)
+        fl_buf_double(b, v);
     else
         PUT_LIT(b, "null");
 }

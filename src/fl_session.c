@@ -42,6 +42,13 @@ static const char *const channel_names[N_CH] = {"device", "scope", "system"};
 
 #define MAX_CAPS 16
 
+/* Rows queued by the sampler thread for the writer: the writer swaps a
+ * whole queue out under the lock and gives its old one back, emptied. */
+typedef struct rowq {
+    void *p;
+    size_t n, cap;
+} rowq;
+
 typedef struct session {
     fl_config cfg;
     uint32_t gen;
@@ -64,10 +71,8 @@ typedef struct session {
     /* Shared with the sampler thread and the API, under mu. */
     fl_host host; /* sampler thread after init */
     fl_host_sample host_latest;
-    fl_device_row *dev_q;
-    size_t dev_n, dev_cap;
-    fl_host_row *host_q;
-    size_t host_n, host_cap;
+    rowq dev_q;   /* fl_device_row */
+    rowq host_q;  /* fl_host_row */
     fl_buf sys_q; /* system_start / system_stop lines */
     bool first_round;
     uint64_t flush_req, flush_done;
@@ -80,10 +85,7 @@ typedef struct session {
     size_t scope_cap;
     fl_dict_entry *names;
     size_t names_cap;
-    fl_device_row *dev_w;
-    size_t dev_w_cap;
-    fl_host_row *host_w;
-    size_t host_w_cap;
+    rowq dev_w, host_w; /* the queues taken out, reused as the next ones */
     fl_buf sys_w;
     uint64_t batch_scope, batch_dev, batch_host;
     uint64_t rows_scope, rows_dev, rows_host;
@@ -306,19 +308,34 @@ static bool hook_gate(void *user)
     return s->cfg.continuous_system_sampling || gate_open();
 }
 
-static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+static bool rowq_push(rowq *q, const void *row, size_t size)
 {
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 256;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
+    if (q->n == q->cap) {
+        size_t c = q->cap ? q->cap * 2 : 256;
+        void *p = realloc(q->p, c * size);
+        if (!p)
+            return false; /* the row is lost, the run goes on */
+        q->p = p;
+        q->cap = c;
+    }
+    memcpy((char *)q->p + q->n * size, row, size);
+    q->n++;
     return true;
+}
+
+/* Takes the live queue's rows into *taken; the live one restarts empty
+ * with taken's old memory. */
+static void rowq_swap(rowq *live, rowq *taken)
+{
+    rowq old = *taken;
+    *taken = *live;
+    *live = old;
+    live->n = 0;
+}
+
+static size_t batch_len(size_t n, size_t i)
+{
+    return n - i < BATCH_ROWS ? n - i : BATCH_ROWS;
 }
 
 /* The sampler thread's round: keep the newest values for system_start and
@@ -341,17 +358,15 @@ static void hook_round(void *user, uint64_t t_mono, uint64_t t_wall,
             s->live[i].have_sample = true;
         }
     if (emit) {
-        if (grow((void **)&s->host_q, &s->host_cap, s->host_n + 1, sizeof *s->host_q))
-            s->host_q[s->host_n++] = (fl_host_row){.t_ns = t_wall, .h = h};
+        fl_host_row hr = {.t_ns = t_wall, .h = h};
+        rowq_push(&s->host_q, &hr, sizeof hr);
         for (size_t i = 0; i < n && i < s->n_dev; i++) {
             if (status[i] != GP_OK)
                 continue;
-            if (!grow((void **)&s->dev_q, &s->dev_cap, s->dev_n + 1, sizeof *s->dev_q))
-                break;
-            s->dev_q[s->dev_n++] =
-                (fl_device_row){.t_ns = t_wall, .device_id = s->live[i].id, .s = samples[i]};
+            fl_device_row dr = {.t_ns = t_wall, .device_id = s->live[i].id, .s = samples[i]};
+            rowq_push(&s->dev_q, &dr, sizeof dr);
         }
-        kick = s->dev_n + s->host_n >= QUEUE_KICK_ROWS;
+        kick = s->dev_q.n + s->host_q.n >= QUEUE_KICK_ROWS;
     }
     if (first) {
         s->first_round = true;
@@ -392,20 +407,8 @@ static void writer_cycle(session *s)
     size_t n_names = fl_scope_take_names(&s->names, &s->names_cap);
 
     pthread_mutex_lock(&g_mu);
-    fl_device_row *dq = s->dev_q;
-    size_t dn = s->dev_n, dcap = s->dev_cap;
-    s->dev_q = s->dev_w;
-    s->dev_cap = s->dev_w_cap;
-    s->dev_n = 0;
-    s->dev_w = dq;
-    s->dev_w_cap = dcap;
-    fl_host_row *hq = s->host_q;
-    size_t hn = s->host_n, hcap = s->host_cap;
-    s->host_q = s->host_w;
-    s->host_cap = s->host_w_cap;
-    s->host_n = 0;
-    s->host_w = hq;
-    s->host_w_cap = hcap;
+    rowq_swap(&s->dev_q, &s->dev_w);
+    rowq_swap(&s->host_q, &s->host_w);
     fl_buf sq = s->sys_q;
     s->sys_q = s->sys_w;
     s->sys_w = sq;
@@ -426,19 +429,17 @@ static void writer_cycle(session *s)
         sorted = cmp_scope_row(&s->scope_rows[i - 1], &s->scope_rows[i]) <= 0;
     if (!sorted)
         qsort(s->scope_rows, n_scope, sizeof *s->scope_rows, cmp_scope_row);
-    for (size_t i = 0; i < n_scope; i += BATCH_ROWS) {
-        size_t k = n_scope - i < BATCH_ROWS ? n_scope - i : BATCH_ROWS;
-        fl_rec_scope_batch(&s->out[CH_SCOPE], s->id, ++s->batch_scope, s->scope_rows + i, k);
-    }
-    for (size_t i = 0; i < dn; i += BATCH_ROWS) {
-        size_t k = dn - i < BATCH_ROWS ? dn - i : BATCH_ROWS;
-        fl_rec_device_batch(&s->out[CH_SYSTEM], s->id, ++s->batch_dev, s->dev_w + i, k);
-    }
-    for (size_t i = 0; i < hn; i += BATCH_ROWS) {
-        size_t k = hn - i < BATCH_ROWS ? hn - i : BATCH_ROWS;
-        fl_rec_host_batch(&s->out[CH_SYSTEM], s->id, s->hostname, s->ip, ++s->batch_host,
-                          s->host_w + i, k);
-    }
+    const fl_device_row *dev = s->dev_w.p;
+    const fl_host_row *host = s->host_w.p;
+    size_t dn = s->dev_w.n, hn = s->host_w.n;
+    for (size_t i = 0; i < n_scope; i += BATCH_ROWS)
+        fl_rec_scope_batch(&s->out[CH_SCOPE], s->id, ++s->batch_scope, s->scope_rows + i,
+                           batch_len(n_scope, i));
+    for (size_t i = 0; i < dn; i += BATCH_ROWS)
+        fl_rec_device_batch(&s->out[CH_SYSTEM], s->id, ++s->batch_dev, dev + i, batch_len(dn, i));
+    for (size_t i = 0; i < hn; i += BATCH_ROWS)
+        fl_rec_host_batch(&s->out[CH_SYSTEM], s->id, s->hostname, s->ip, ++s->batch_host, host + i,
+                          batch_len(hn, i));
     s->rows_scope += n_scope;
     s->rows_dev += dn;
     s->rows_host += hn;
@@ -647,10 +648,10 @@ static void session_free(session *s)
     fl_buf_free(&s->sys_w);
     free(s->live);
     free(s->statics);
-    free(s->dev_q);
-    free(s->dev_w);
-    free(s->host_q);
-    free(s->host_w);
+    free(s->dev_q.p);
+    free(s->dev_w.p);
+    free(s->host_q.p);
+    free(s->host_w.p);
     free(s->scope_rows);
     free(s->names);
     fl_config_free(&s->cfg);
