@@ -34,6 +34,9 @@
 #define FLUSH_PERIOD_NS 250000000ull /* the files lag at most ~0.25 s + a cycle */
 #define BATCH_ROWS 1024              /* rows per batch line */
 #define QUEUE_KICK_ROWS 4096         /* sampler rows that wake the writer early */
+#define QUEUE_MAX_ROWS                                                                             \
+    65536 /* per queue: a writer stuck on a slow disk                                              \
+             costs rows, not the process's memory */
 #define FIRST_ROUND_WAIT_NS 2000000000ull
 #define FLUSH_WAIT_NS 2000000000ull
 
@@ -71,9 +74,10 @@ typedef struct session {
     /* Shared with the sampler thread and the API, under mu. */
     fl_host host; /* sampler thread after init */
     fl_host_sample host_latest;
-    rowq dev_q;   /* fl_device_row */
-    rowq host_q;  /* fl_host_row */
-    fl_buf sys_q; /* system_start / system_stop lines */
+    rowq dev_q;                   /* fl_device_row */
+    rowq host_q;                  /* fl_host_row */
+    uint64_t metric_rows_dropped; /* queue full or out of memory */
+    fl_buf sys_q;                 /* system_start / system_stop lines */
     bool first_round;
     uint64_t flush_req, flush_done;
     bool stop;
@@ -310,6 +314,8 @@ static bool hook_gate(void *user)
 
 static bool rowq_push(rowq *q, const void *row, size_t size)
 {
+    if (q->n >= QUEUE_MAX_ROWS)
+        return false;
     if (q->n == q->cap) {
         size_t c = q->cap ? q->cap * 2 : 256;
         void *p = realloc(q->p, c * size);
@@ -359,12 +365,12 @@ static void hook_round(void *user, uint64_t t_mono, uint64_t t_wall,
         }
     if (emit) {
         fl_host_row hr = {.t_ns = t_wall, .h = h};
-        rowq_push(&s->host_q, &hr, sizeof hr);
+        s->metric_rows_dropped += !rowq_push(&s->host_q, &hr, sizeof hr);
         for (size_t i = 0; i < n && i < s->n_dev; i++) {
             if (status[i] != GP_OK)
                 continue;
             fl_device_row dr = {.t_ns = t_wall, .device_id = s->live[i].id, .s = samples[i]};
-            rowq_push(&s->dev_q, &dr, sizeof dr);
+            s->metric_rows_dropped += !rowq_push(&s->dev_q, &dr, sizeof dr);
         }
         kick = s->dev_q.n + s->host_q.n >= QUEUE_KICK_ROWS;
     }
@@ -620,6 +626,23 @@ static void build_capabilities(session *s, const char *device_note)
             src ? "cupti_unavailable" : "", "%s", src ? why : "");
     if (req > GPUFL_ENGINE_MONITOR)
         DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req), why);
+}
+
+/* The final word on a feature that lost data. */
+static void mark_partial(session *s, const char *feature, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void mark_partial(session *s, const char *feature, const char *reason, const char *fmt, ...)
+{
+    for (size_t i = 0; i < s->n_caps; i++) {
+        if (strcmp(s->caps[i].feature, feature) != 0)
+            continue;
+        s->caps[i].status = "partial";
+        s->caps[i].reason_code = reason;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->cap_msg[i], sizeof s->cap_msg[i], fmt, ap);
+        va_end(ap);
+    }
 }
 
 static void write_capabilities(session *s, uint64_t ts)
@@ -951,18 +974,18 @@ void gpufl_shutdown(void)
     writer_cycle(s);
     uint64_t ts = gp_now_wall_ns();
     uint64_t dropped = fl_scope_dropped();
-    if (dropped > 0) {
-        for (size_t i = 0; i < s->n_caps; i++)
-            if (strcmp(s->caps[i].feature, "scope_events") == 0) {
-                s->caps[i].status = "partial";
-                s->caps[i].reason_code = "ring_full";
-                snprintf(s->cap_msg[i], sizeof s->cap_msg[i],
-                         "%llu scope events dropped: a thread opened scopes faster than the "
-                         "writer drained them",
-                         (unsigned long long)dropped);
-            }
+    uint64_t metric_dropped = s->metric_rows_dropped; /* the sampler has stopped */
+    if (dropped > 0)
+        mark_partial(s, "scope_events", "ring_full",
+                     "%llu scope events dropped: a thread opened scopes faster than the writer "
+                     "drained them",
+                     (unsigned long long)dropped);
+    if (metric_dropped > 0)
+        mark_partial(s, "device_metrics", "queue_full",
+                     "%llu metric rows dropped: the writer fell behind (a slow disk?)",
+                     (unsigned long long)metric_dropped);
+    if (dropped > 0 || metric_dropped > 0)
         write_capabilities(s, ts);
-    }
     for (int ch = 0; ch < N_CH; ch++) {
         if (s->child_set)
             fl_rec_shutdown_child(&s->out[ch], &s->ident, ts, s->child_exit, s->child_signal,

@@ -140,7 +140,9 @@ static void test_kill_switch(void)
             snprintf(path, sizeof path, "%s/kill_stderr_%d", g_tmp, mode);
             if (!freopen(path, "w", stderr))
                 _exit(100);
-            _exit(kill_switch_child(mode));
+            int r = kill_switch_child(mode);
+            fflush(stderr); /* freopen may have made it buffered */
+            _exit(r);
         }
         int status = 0;
         waitpid(pid, &status, 0);
@@ -153,6 +155,59 @@ static void test_kill_switch(void)
         CHECK_INT(len, 0);
         free(text);
     }
+}
+
+/* ------------------------------------------------ debug output, stderr */
+
+/* Without log_fn the lines go to stderr, each prefixed, the API key never. */
+static void test_debug_stderr(void)
+{
+    char errpath[300], base[300];
+    snprintf(errpath, sizeof errpath, "%s/debug_stderr", g_tmp);
+    snprintf(base, sizeof base, "%s/debug", g_tmp);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(errpath, "w", stderr))
+            _exit(100);
+        gpufl_init_options o;
+        gpufl_init_options_init(&o);
+        o.log_path = base;
+        o.enable_debug_output = true;
+        o.api_key = "gpfl_STDERR_SECRET";
+        setenv("GPUFL_PROFILING_ENGINE", "PcSampling", 1);
+        setenv("GPUFL_CUPTI_PLUGIN", "/nonexistent/plugin.so", 1);
+        if (gpufl_init(&o, NULL) != GPUFL_OK)
+            _exit(3);
+        gpufl_system_start("p");
+        gpufl_system_stop("p");
+        gpufl_shutdown();
+        fflush(stderr); /* freopen may have made it buffered */
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char *text = check_read_file(errpath, NULL);
+    CHECK(text != NULL);
+    if (!text)
+        return;
+    CHECK(strstr(text, "gpfl_STDERR_SECRET") == NULL);
+    CHECK_CONTAINS(text, "[gpufl] session ");
+    CHECK_CONTAINS(text, "[gpufl] profiling_engine PcSampling requested, running Monitor: ");
+    CHECK_CONTAINS(text, "api_key = <set> (code)");
+    CHECK_CONTAINS(text, "profiling_engine = PcSampling (env GPUFL_PROFILING_ENGINE)");
+    CHECK_CONTAINS(text, "[gpufl] system_start p\n");
+    CHECK_CONTAINS(text, "[gpufl] session ");
+    /* Every line is a recorder line or a continuation of the options list. */
+    int lines = 0, bad = 0;
+    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        lines++;
+        bad += strncmp(l, "[gpufl] ", 8) != 0 && strncmp(l, "  ", 2) != 0;
+    }
+    CHECK(lines >= 5);
+    CHECK_INT(bad, 0);
+    free(text);
 }
 
 /* -------------------------------------------------------- basic session */
@@ -877,6 +932,7 @@ int main(void)
     make_tmp();
     test_kill_switch(); /* first: this process has not loaded NVML yet */
     test_session_layout();
+    test_debug_stderr();
     test_scopes_threads(0);
     test_scopes_threads(1);
     test_scoped_sampling();
