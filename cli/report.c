@@ -183,22 +183,6 @@ static void write_text(const cli_report *r, FILE *f)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void json_opt_num(fl_buf *b, int ok, double v)
-{
-    if (ok)
-        fl_buf_double(b, v);
-    else
-        fl_buf_puts(b, "null");
-}
-
-static void json_opt_u64(fl_buf *b, int ok, uint64_t v)
-{
-    if (ok)
-        fl_buf_printf(b, "%" PRIu64, v);
-    else
-        fl_buf_puts(b, "null");
-}
-
 static void write_json(const cli_report *r, fl_buf *b)
 {
     const cli_run_result *res = r->res;
@@ -251,19 +235,19 @@ static void write_json(const cli_report *r, fl_buf *b)
         fl_buf_printf(b, "{\"devices\":%zu,\"duration_s\":", t.n);
         fl_buf_double(b, t.duration_s);
         fl_buf_puts(b, ",\"energy_j\":");
-        json_opt_num(b, t.has_energy, t.energy_j);
+        fl_buf_opt_double(b, t.has_energy, t.energy_j);
         fl_buf_puts(b, ",\"energy_source\":");
         fl_buf_str(b, t.energy_source);
         fl_buf_puts(b, ",\"power_mean_mw\":");
-        json_opt_num(b, t.has_power, t.power_mean_mw);
+        fl_buf_opt_double(b, t.has_power, t.power_mean_mw);
         fl_buf_puts(b, ",\"mem_used_max_bytes\":");
-        json_opt_u64(b, t.has_mem_used, t.mem_used_max_bytes);
+        fl_buf_opt_u64(b, t.has_mem_used, t.mem_used_max_bytes);
         fl_buf_puts(b, ",\"mem_total_bytes\":");
-        json_opt_u64(b, t.has_mem_total, t.mem_total_bytes);
+        fl_buf_opt_u64(b, t.has_mem_total, t.mem_total_bytes);
         fl_buf_puts(b, ",\"util_gpu_mean_pct\":");
-        json_opt_num(b, t.has_util, t.util_gpu_mean_pct);
+        fl_buf_opt_double(b, t.has_util, t.util_gpu_mean_pct);
         fl_buf_puts(b, ",\"busy_time_est_s\":");
-        json_opt_num(b, t.has_util, t.busy_time_est_s);
+        fl_buf_opt_double(b, t.has_util, t.busy_time_est_s);
         fl_buf_puts(b, "}");
     } else {
         fl_buf_puts(b, "null");

@@ -131,6 +131,30 @@ void fl_buf_double(fl_buf *b, double v)
         fl_buf_put(b, "null", 4);
 }
 
+void fl_buf_opt_u64(fl_buf *b, bool ok, uint64_t v)
+{
+    if (ok)
+        fl_buf_u64(b, v);
+    else
+        fl_buf_put(b, "null", 4);
+}
+
+void fl_buf_opt_i64(fl_buf *b, bool ok, int64_t v)
+{
+    if (ok)
+        fl_buf_i64(b, v);
+    else
+        fl_buf_put(b, "null", 4);
+}
+
+void fl_buf_opt_double(fl_buf *b, bool ok, double v)
+{
+    if (ok)
+        fl_buf_double(b, v);
+    else
+        fl_buf_put(b, "null", 4);
+}
+
 char *fl_buf_take(fl_buf *b)
 {
     if (b->oom) {

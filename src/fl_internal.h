@@ -102,6 +102,10 @@ void fl_buf_u64(fl_buf *b, uint64_t v);
 void fl_buf_i64(fl_buf *b, int64_t v);
 void fl_buf_str(fl_buf *b, const char *s); /* JSON string literal; NULL -> null */
 void fl_buf_double(fl_buf *b, double v);   /* fixed, <= 6 decimals; null if not finite */
+/* The value, or null when !ok (a metric that was not reported). */
+void fl_buf_opt_u64(fl_buf *b, bool ok, uint64_t v);
+void fl_buf_opt_i64(fl_buf *b, bool ok, int64_t v);
+void fl_buf_opt_double(fl_buf *b, bool ok, double v);
 /* Room for n more bytes (and a NUL) at the end; NULL once oom.  Write
  * there, then fl_buf_commit(b, end) with the end of what was written. */
 char *fl_buf_reserve(fl_buf *b, size_t n);

@@ -96,31 +96,6 @@ static void put_bool(fl_buf *b, bool v)
         PUT_LIT(b, "false");
 }
 
-static void put_opt_u64_buf(fl_buf *b, bool ok, uint64_t v)
-{
-    if (ok)
-        fl_buf_u64(b, v);
-    else
-        PUT_LIT(b, "null");
-}
-
-static void put_opt_i64_buf(fl_buf *b, bool ok, int64_t v)
-{
-    if (ok)
-        fl_buf_i64(b, v);
-    else
-        PUT_LIT(b, "null");
-}
-
-/* gp_format_fixed is defined for finite values only; the rest is null. */
-static void put_double(fl_buf *b, bool ok, double v)
-{
-    if (ok)
-        fl_buf_double(b, v);
-    else
-        PUT_LIT(b, "null");
-}
-
 /* The empty string, not null, where the format wants a string always. */
 static void put_str_or_empty(fl_buf *b, const char *s)
 {
@@ -161,11 +136,11 @@ static void put_host(fl_buf *b, const fl_host_sample *h)
     if (!h)
         h = &none;
     PUT_LIT(b, "{\"cpu_pct\":");
-    put_double(b, (h->valid & FL_HOST_CPU) != 0, h->cpu_pct);
+    fl_buf_opt_double(b, (h->valid & FL_HOST_CPU) != 0, h->cpu_pct);
     put_key(b, "ram_used_mib");
-    put_opt_u64_buf(b, (h->valid & FL_HOST_RAM) != 0, h->ram_used_mib);
+    fl_buf_opt_u64(b, (h->valid & FL_HOST_RAM) != 0, h->ram_used_mib);
     put_key(b, "ram_total_mib");
-    put_opt_u64_buf(b, (h->valid & FL_HOST_RAM) != 0, h->ram_total_mib);
+    fl_buf_opt_u64(b, (h->valid & FL_HOST_RAM) != 0, h->ram_total_mib);
     PUT_LIT(b, "}");
 }
 
@@ -194,34 +169,34 @@ static void put_device_live(fl_buf *b, const fl_device_live *dv)
     put_key(b, "pci_bus");
     fl_buf_str(b, dv->pci_bus);
     put_key(b, "used_mib");
-    put_opt_u64_buf(b, used, s->mem_used_bytes / MIB);
+    fl_buf_opt_u64(b, used, s->mem_used_bytes / MIB);
     put_key(b, "free_mib");
-    put_opt_u64_buf(b, used && total, free_b / MIB);
+    fl_buf_opt_u64(b, used && total, free_b / MIB);
     put_key(b, "total_mib");
-    put_opt_u64_buf(b, total, s->mem_total_bytes / MIB);
+    fl_buf_opt_u64(b, total, s->mem_total_bytes / MIB);
     put_key(b, "util_gpu_pct");
-    put_opt_u64_buf(b, (v & GP_M_UTIL_GPU) != 0, s->util_gpu_pct);
+    fl_buf_opt_u64(b, (v & GP_M_UTIL_GPU) != 0, s->util_gpu_pct);
     put_key(b, "util_mem_pct");
-    put_opt_u64_buf(b, (v & GP_M_UTIL_MEM) != 0, s->util_mem_pct);
+    fl_buf_opt_u64(b, (v & GP_M_UTIL_MEM) != 0, s->util_mem_pct);
     put_key(b, "temp_c");
-    put_opt_i64_buf(b, (v & GP_M_TEMP) != 0, s->temp_c);
+    fl_buf_opt_i64(b, (v & GP_M_TEMP) != 0, s->temp_c);
     put_key(b, "power_mw");
-    put_opt_u64_buf(b, (v & GP_M_POWER) != 0, s->power_mw);
+    fl_buf_opt_u64(b, (v & GP_M_POWER) != 0, s->power_mw);
     /* The sampler reads the SM and memory clocks, not the graphics clock. */
     put_key(b, "clk_gfx_mhz");
     PUT_LIT(b, "null");
     put_key(b, "clk_sm_mhz");
-    put_opt_u64_buf(b, (v & GP_M_CLOCK_SM) != 0, s->clock_sm_mhz);
+    fl_buf_opt_u64(b, (v & GP_M_CLOCK_SM) != 0, s->clock_sm_mhz);
     put_key(b, "clk_mem_mhz");
-    put_opt_u64_buf(b, (v & GP_M_CLOCK_MEM) != 0, s->clock_mem_mhz);
+    fl_buf_opt_u64(b, (v & GP_M_CLOCK_MEM) != 0, s->clock_mem_mhz);
     put_key(b, "throttle_pwr");
-    put_opt_u64_buf(b, thr, (s->throttle_reasons & pwr) ? 1 : 0);
+    fl_buf_opt_u64(b, thr, (s->throttle_reasons & pwr) ? 1 : 0);
     put_key(b, "throttle_therm");
-    put_opt_u64_buf(b, thr, (s->throttle_reasons & therm) ? 1 : 0);
+    fl_buf_opt_u64(b, thr, (s->throttle_reasons & therm) ? 1 : 0);
     put_key(b, "pcie_rx_bw_bps");
-    put_opt_u64_buf(b, (v & GP_M_PCIE_RX) != 0, (uint64_t)s->pcie_rx_kbps * 1024);
+    fl_buf_opt_u64(b, (v & GP_M_PCIE_RX) != 0, (uint64_t)s->pcie_rx_kbps * 1024);
     put_key(b, "pcie_tx_bw_bps");
-    put_opt_u64_buf(b, (v & GP_M_PCIE_TX) != 0, (uint64_t)s->pcie_tx_kbps * 1024);
+    fl_buf_opt_u64(b, (v & GP_M_PCIE_TX) != 0, (uint64_t)s->pcie_tx_kbps * 1024);
     PUT_LIT(b, "}");
 }
 
@@ -238,19 +213,19 @@ static void put_device_static(fl_buf *b, const fl_device_static *d)
     put_key(b, "architecture");
     fl_buf_str(b, d->architecture);
     put_key(b, "compute_major");
-    put_opt_i64_buf(b, d->compute_major >= 0, d->compute_major);
+    fl_buf_opt_i64(b, d->compute_major >= 0, d->compute_major);
     put_key(b, "compute_minor");
-    put_opt_i64_buf(b, d->compute_minor >= 0, d->compute_minor);
+    fl_buf_opt_i64(b, d->compute_minor >= 0, d->compute_minor);
     put_key(b, "l2_cache_size_bytes");
-    put_opt_i64_buf(b, d->l2_cache_size_bytes >= 0, d->l2_cache_size_bytes);
+    fl_buf_opt_i64(b, d->l2_cache_size_bytes >= 0, d->l2_cache_size_bytes);
     put_key(b, "shared_mem_per_block_bytes");
-    put_opt_i64_buf(b, d->shared_mem_per_block_bytes >= 0, d->shared_mem_per_block_bytes);
+    fl_buf_opt_i64(b, d->shared_mem_per_block_bytes >= 0, d->shared_mem_per_block_bytes);
     put_key(b, "regs_per_block");
-    put_opt_i64_buf(b, d->regs_per_block >= 0, d->regs_per_block);
+    fl_buf_opt_i64(b, d->regs_per_block >= 0, d->regs_per_block);
     put_key(b, "multi_processor_count");
-    put_opt_i64_buf(b, d->multi_processor_count >= 0, d->multi_processor_count);
+    fl_buf_opt_i64(b, d->multi_processor_count >= 0, d->multi_processor_count);
     put_key(b, "warp_size");
-    put_opt_i64_buf(b, d->warp_size >= 0, d->warp_size);
+    fl_buf_opt_i64(b, d->warp_size >= 0, d->warp_size);
     PUT_LIT(b, "}");
 }
 
@@ -342,9 +317,9 @@ void fl_rec_shutdown_child(fl_buf *b, const fl_ident *id, uint64_t ts_ns, int ex
     put_shutdown_head(b, id, ts_ns);
     /* Exit statuses are 0..255, so any negative one means "none". */
     put_key(b, "exit_code");
-    put_opt_i64_buf(b, exit_code >= 0, exit_code);
+    fl_buf_opt_i64(b, exit_code >= 0, exit_code);
     put_key(b, "signal");
-    put_opt_i64_buf(b, signal != 0, signal);
+    fl_buf_opt_i64(b, signal != 0, signal);
     put_key(b, "crashed");
     put_bool(b, crashed);
     PUT_LIT(b, "}\n");
