@@ -90,7 +90,6 @@ typedef struct session {
     fl_dict_entry *names;
     size_t names_cap;
     rowq dev_w, host_w; /* the queues taken out, reused as the next ones */
-    fl_buf sys_w;
     uint64_t batch_scope, batch_dev, batch_host;
     uint64_t rows_scope, rows_dev, rows_host;
     int io_errno;
@@ -415,18 +414,14 @@ static void writer_cycle(session *s)
     pthread_mutex_lock(&g_mu);
     rowq_swap(&s->dev_q, &s->dev_w);
     rowq_swap(&s->host_q, &s->host_w);
-    fl_buf sq = s->sys_q;
-    s->sys_q = s->sys_w;
-    s->sys_w = sq;
+    /* Phase lines are few and short: copied out under the lock. */
+    fl_buf_put(&s->out[CH_SYSTEM], s->sys_q.p, s->sys_q.len);
     fl_buf_reset(&s->sys_q);
     pthread_mutex_unlock(&g_mu);
 
     if (n_names > 0)
         for (int ch = 0; ch < N_CH; ch++)
             fl_rec_dictionary(&s->out[ch], s->id, "scope_name_dict", s->names, n_names);
-    if (s->sys_w.len > 0)
-        fl_buf_put(&s->out[CH_SYSTEM], s->sys_w.p, s->sys_w.len);
-    fl_buf_reset(&s->sys_w);
 
     /* Each thread's rows come in time order; one thread (the common case)
      * needs no sort at all. */
@@ -668,7 +663,6 @@ static void session_free(session *s)
         fl_buf_free(&s->out[ch]);
     }
     fl_buf_free(&s->sys_q);
-    fl_buf_free(&s->sys_w);
     free(s->live);
     free(s->statics);
     free(s->dev_q.p);

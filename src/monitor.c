@@ -320,7 +320,6 @@ static unsigned read_flags(gp_monitor *m, slot_state *s, uint64_t t_mono, bool l
     return GP_READ_ENERGY;
 }
 
-/* One polled round: read every live device, then record under one lock. */
 /* The hook's gate: the first round is always read (the recorder's
  * job_start shows it), later ones only while the gate is open. */
 static bool round_wanted(gp_monitor *m)
@@ -336,6 +335,7 @@ static void hook_round(gp_monitor *m, uint64_t t_mono, uint64_t t_wall)
         m->hook.on_round(m->hook.user, t_mono, t_wall, m->round, m->round_status, m->n_slots);
 }
 
+/* One polled round: read every live device, then record under one lock. */
 static void polled_round(gp_monitor *m, bool last)
 {
     if (!round_wanted(m))
