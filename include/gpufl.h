@@ -150,6 +150,15 @@ typedef struct gpufl_init_options {
     /* Not in the seed: where the recorder's lines go (NULL: stderr). */
     gpufl_log_fn log_fn;
     void *log_user;
+
+    /* Not in the seed: the Trace engine's CUPTI activity buffers.  Their
+     * memory is bounded by cupti_buffer_kib x cupti_max_buffers whatever
+     * the run's length; when all are in use CUPTI drops records (counted in
+     * capture_capabilities).  0 = defaults (8192 KiB, 16 buffers); at most
+     * 1048576 KiB and 256 buffers.  Env: GPUFL_CUPTI_BUFFER_KIB,
+     * GPUFL_CUPTI_MAX_BUFFERS. */
+    int cupti_buffer_kib;
+    int cupti_max_buffers;
 } gpufl_init_options;
 
 /* Fills the defaults above. */

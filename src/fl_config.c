@@ -115,6 +115,10 @@ static const field fields[] = {
     {"flush_logs_always", FT_BOOL, OPT(flush_logs_always), OUT(flush_logs_always), NULL},
     {"enable_debug_output", FT_BOOL, OPT(enable_debug_output), OUT(enable_debug_output), NULL},
     {"enabled", FT_BOOL, OPT(enabled), NO_OUT, NULL},
+    {"cupti_buffer_kib", FT_INT, OPT(cupti_buffer_kib), OUT(cupti_buffer_kib),
+     "GPUFL_CUPTI_BUFFER_KIB"},
+    {"cupti_max_buffers", FT_INT, OPT(cupti_max_buffers), OUT(cupti_max_buffers),
+     "GPUFL_CUPTI_MAX_BUFFERS"},
 };
 
 enum { NF = (int)N_OF(fields) };
@@ -659,9 +663,17 @@ static gpufl_status apply_env(const field *fd, fval *dst, gpufl_error *err)
         dst->i = (int)e;
         break;
     }
-    case FT_INT:
+    case FT_INT: {
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno || end == s || *end || v < INT_MIN || v > INT_MAX)
+            return fl_error_set(err, GPUFL_ERR_ENV, "%s=\"%s\" is not a whole number", fd->env, s);
+        dst->i = (int)v;
+        break;
+    }
     case FT_BACKEND:
-        /* No environment variable of these types exists. */
+        /* No environment variable of this type exists. */
         return GPUFL_OK;
     }
     dst->src = SRC_ENV;
@@ -711,6 +723,16 @@ static gpufl_status validate(const fval *v, const char *cfg_path, gpufl_error *e
         const field *fd = &fields[i];
         const fval *x = &v[i];
         const char *from = src_text(x, fd, cfg_path, src, sizeof src);
+        if (fd->type == FT_INT && strncmp(fd->name, "cupti_", 6) == 0) {
+            int hi = strcmp(fd->name, "cupti_max_buffers") == 0 ? FL_CUPTI_MAX_BUFFERS
+                                                                : FL_CUPTI_MAX_BUFFER_KIB;
+            if (x->i < 0 || x->i > hi)
+                return fl_error_set(err, GPUFL_ERR_INVALID_ARG,
+                                    "%s = %d (%s) is out of range: use 0 (the default) or a "
+                                    "value up to %d",
+                                    fd->name, x->i, from, hi);
+            continue;
+        }
         if (fd->type == FT_INT && x->i < 0)
             return fl_error_set(err, GPUFL_ERR_INVALID_ARG,
                                 "%s = %d (%s) is negative: use 0 (off) or a period in "

@@ -17,6 +17,7 @@
 
 #include "gpufl.h"
 #include "gp_internal.h"
+#include "fl_trace.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,6 +29,8 @@ gpufl_status fl_error_set(gpufl_error *err, gpufl_status status, const char *fmt
 /* ---------------------------------------------------------------- config */
 
 #define FL_MAX_WARNINGS 8
+#define FL_CUPTI_MAX_BUFFERS 256
+#define FL_CUPTI_MAX_BUFFER_KIB 1048576
 
 /* The options after defaults, config file, environment and code were
  * applied (docs/gpufl.md).  Strings are malloc'd and never NULL. */
@@ -52,6 +55,8 @@ typedef struct fl_config {
     char *config_file; /* the file that was applied, "" if none */
     bool flush_logs_always;
     bool enable_debug_output;
+    int cupti_buffer_kib;  /* 0: the plugin's default */
+    int cupti_max_buffers; /* 0: the plugin's default */
     gpufl_log_fn log_fn;
     void *log_user;
 
@@ -231,6 +236,31 @@ void fl_rec_host_batch(fl_buf *b, const char *session_id, const char *hostname, 
 void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                         const fl_scope_row *rows, size_t n);
 
+/* The Trace engine's records (fl_trace.h rows).  Batches: base_time_ns is
+ * the first row's t_ns, n == 0 appends nothing; channel device unless
+ * noted. */
+void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_kernel_row *rows, size_t n);
+/* memcpy_event_batch: the spec's six columns, then src_device_id and
+ * dst_device_id only when some row is peer-to-peer (row.peer != 0). */
+void fl_rec_memcpy_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_memcpy_row *rows, size_t n);
+/* memset_event: one record per memset (our definition of the spec's name). */
+void fl_rec_memset_event(fl_buf *b, const fl_ident *id, const fl_memset_row *r);
+/* synchronization_event_batch (channel scope). */
+void fl_rec_sync_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                       const fl_sync_row *rows, size_t n);
+/* memory_alloc_event_batch (channel scope). */
+void fl_rec_alloc_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_alloc_row *rows, size_t n);
+/* graph_event_batch: our extension (channel device). */
+void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_graph_row *rows, size_t n);
+/* kernel_detail: occ NULL (device limits unknown) writes the occupancy
+ * fields as null; user_scope / stack_trace NULL are null. */
+void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
+                          const fl_occupancy *occ, const char *user_scope, const char *stack_trace);
+
 /* ---------------------------------------------------------------- host */
 
 typedef struct fl_host {
@@ -294,6 +324,10 @@ size_t fl_scope_drain(uint32_t gen, fl_scope_row **rows, size_t n, size_t *cap);
  * order, into *out (grown as needed); returns their count.  The names
  * live as long as the process. */
 size_t fl_scope_take_names(fl_dict_entry **out, size_t *cap);
+/* The scope_name_dict id of name in session gen (0: session over or out
+ * of memory); the name goes out with the writer's next dictionary.  For
+ * names that do not come from gpufl_scope_begin (NVTX ranges). */
+uint32_t fl_scope_intern(uint32_t gen, const char *name);
 /* Rows dropped because a thread's ring was full, this session. */
 uint64_t fl_scope_dropped(void);
 /* Whether some thread is inside an outermost scope now. */

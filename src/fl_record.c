@@ -27,18 +27,44 @@
  * sign, their commas and the brackets - with room to spare. */
 #define ROW_MAX 512
 
-/* Decimal digits of v at d; returns the end.  Needs 20 bytes. */
+/* "00" "01" ... "99": two digits per division. */
+static const char digit_pairs[201] = "00010203040506070809"
+                                     "10111213141516171819"
+                                     "20212223242526272829"
+                                     "30313233343536373839"
+                                     "40414243444546474849"
+                                     "50515253545556575859"
+                                     "60616263646566676869"
+                                     "70717273747576777879"
+                                     "80818283848586878889"
+                                     "90919293949596979899";
+
+/* Decimal digits of v at d; returns the end.  Needs 20 bytes.  Counts the
+ * digits first, then writes them from the end two at a time (the batch
+ * rows are almost all numbers, so this is their hot path). */
 static char *put_u64(char *d, uint64_t v)
 {
-    char tmp[20];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *d++ = tmp[--n];
-    return d;
+    if (v < 10) { /* flags, kinds and the many zero columns */
+        *d = (char)('0' + v);
+        return d + 1;
+    }
+    int n = 1;
+    for (uint64_t t = v; t >= 10; t /= 10)
+        n++;
+    char *end = d + n, *p = end;
+    while (v >= 100) {
+        unsigned i = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--p = digit_pairs[i + 1];
+        *--p = digit_pairs[i];
+    }
+    if (v >= 10) {
+        *--p = digit_pairs[v * 2 + 1];
+        *--p = digit_pairs[v * 2];
+    } else {
+        *--p = (char)('0' + v);
+    }
+    return end;
 }
 
 /* Needs 21 bytes. */
@@ -587,4 +613,304 @@ void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
         fl_buf_commit(b, d);
     }
     PUT_LIT(b, "]}\n");
+}
+
+/* ------------------------------------------------------- trace batches */
+
+/* ,v - a column after the first.  Needs 21 bytes. */
+static char *put_col(char *d, uint64_t v)
+{
+    *d++ = ',';
+    return put_u64(d, v);
+}
+
+/* The envelope of a version-1 batch up to and including "rows":[ */
+static void put_batch_open(fl_buf *b, const char *type, const char *session_id, uint64_t batch_id,
+                           uint64_t base, const char *const *cols, size_t nc)
+{
+    put_head(b, 1, type, session_id);
+    put_batch_ids(b, batch_id, base);
+    put_columns(b, cols, nc);
+    put_key(b, "rows");
+    PUT_LIT(b, "[");
+}
+
+/* Room for one row at most ROW_MAX long, its leading comma written after
+ * the first row and its '[' opened; NULL once oom. */
+static char *row_open(fl_buf *b, size_t i)
+{
+    char *d = fl_buf_reserve(b, ROW_MAX);
+    if (!d)
+        return NULL;
+    if (i)
+        *d++ = ',';
+    *d++ = '[';
+    return d;
+}
+
+static void row_close(fl_buf *b, char *d)
+{
+    *d++ = ']';
+    fl_buf_commit(b, d);
+}
+
+void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_kernel_row *rows, size_t n)
+{
+    static const char *const cols[] = {"dt_ns",         "kernel_id",  "stream_id", "duration_ns",
+                                       "corr_id",       "dyn_shared", "num_regs",  "has_details",
+                                       "external_kind", "external_id"};
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    put_batch_open(b, "kernel_event_batch", session_id, batch_id, base, cols,
+                   sizeof cols / sizeof cols[0]);
+    for (size_t i = 0; i < n; i++) {
+        const fl_kernel_row *r = &rows[i];
+        char *d = row_open(b, i);
+        if (!d)
+            return;
+        d = put_u64(d, dt_of(r->t_ns, base));
+        d = put_col(d, r->kernel_id);
+        d = put_col(d, r->stream_id);
+        d = put_col(d, r->duration_ns);
+        d = put_col(d, r->corr_id);
+        d = put_col(d, r->dynamic_smem_bytes);
+        d = put_col(d, r->num_regs);
+        d = put_col(d, r->has_details);
+        d = put_col(d, r->external_kind);
+        d = put_col(d, r->external_id);
+        row_close(b, d);
+    }
+    PUT_LIT(b, "]}\n");
+}
+
+void fl_rec_memcpy_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_memcpy_row *rows, size_t n)
+{
+    /* src_device_id and dst_device_id are our extension of the spec's six
+     * columns, added only to a batch holding a peer-to-peer copy: readers
+     * look columns up by name, so a batch without them reads as before
+     * and one with them still reads its first six columns. */
+    static const char *const cols[] = {"dt_ns",     "stream_id", "duration_ns",   "bytes",
+                                       "copy_kind", "corr_id",   "src_device_id", "dst_device_id"};
+    if (!rows || n == 0)
+        return;
+    bool peer = false;
+    for (size_t i = 0; i < n && !peer; i++)
+        peer = rows[i].peer != 0;
+    uint64_t base = rows[0].t_ns;
+    put_batch_open(b, "memcpy_event_batch", session_id, batch_id, base, cols, peer ? 8 : 6);
+    for (size_t i = 0; i < n; i++) {
+        const fl_memcpy_row *r = &rows[i];
+        char *d = row_open(b, i);
+        if (!d)
+            return;
+        d = put_u64(d, dt_of(r->t_ns, base));
+        d = put_col(d, r->stream_id);
+        d = put_col(d, r->duration_ns);
+        d = put_col(d, r->bytes);
+        d = put_col(d, r->copy_kind);
+        d = put_col(d, r->corr_id);
+        if (peer) {
+            /* A row that is not peer-to-peer has both set to its device. */
+            d = put_col(d, r->src_device_id);
+            d = put_col(d, r->dst_device_id);
+        }
+        row_close(b, d);
+    }
+    PUT_LIT(b, "]}\n");
+}
+
+void fl_rec_sync_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                       const fl_sync_row *rows, size_t n)
+{
+    static const char *const cols[] = {"dt_ns",    "duration_ns", "sync_type", "stream_id",
+                                       "event_id", "context_id",  "corr_id",   "function_id"};
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    put_batch_open(b, "synchronization_event_batch", session_id, batch_id, base, cols,
+                   sizeof cols / sizeof cols[0]);
+    for (size_t i = 0; i < n; i++) {
+        const fl_sync_row *r = &rows[i];
+        char *d = row_open(b, i);
+        if (!d)
+            return;
+        d = put_u64(d, dt_of(r->t_ns, base));
+        d = put_col(d, r->duration_ns);
+        d = put_col(d, r->sync_type);
+        /* CUPTI's value as it is: 4294967295 (0xffffffff) for a sync that
+         * is not on a stream (context or event synchronization). */
+        d = put_col(d, r->stream_id);
+        d = put_col(d, r->event_id);
+        d = put_col(d, r->context_id);
+        d = put_col(d, r->corr_id);
+        /* function_id indexes function_dict, which nothing fills for
+         * synchronizations yet (the API function that synchronized is not
+         * recorded): 0, "none", as the spec defines it. */
+        d = put_lit(d, ",0", 2);
+        row_close(b, d);
+    }
+    PUT_LIT(b, "]}\n");
+}
+
+void fl_rec_alloc_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_alloc_row *rows, size_t n)
+{
+    static const char *const cols[] = {"dt_ns",       "duration_ns", "memory_op",
+                                       "memory_kind", "address",     "bytes",
+                                       "device_id",   "stream_id",   "corr_id"};
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    put_batch_open(b, "memory_alloc_event_batch", session_id, batch_id, base, cols,
+                   sizeof cols / sizeof cols[0]);
+    for (size_t i = 0; i < n; i++) {
+        const fl_alloc_row *r = &rows[i];
+        char *d = row_open(b, i);
+        if (!d)
+            return;
+        d = put_u64(d, dt_of(r->t_ns, base));
+        d = put_col(d, r->duration_ns);
+        d = put_col(d, r->memory_op);
+        d = put_col(d, r->memory_kind);
+        d = put_col(d, r->address);
+        d = put_col(d, r->bytes);
+        d = put_col(d, r->device_id);
+        d = put_col(d, r->stream_id);
+        d = put_col(d, r->corr_id);
+        row_close(b, d);
+    }
+    PUT_LIT(b, "]}\n");
+}
+
+/* graph_event_batch is our extension of the format (one row per graph
+ * launch, channel device); readers that do not know the type skip it. */
+void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_graph_row *rows, size_t n)
+{
+    static const char *const cols[] = {"dt_ns",       "graph_id", "stream_id",
+                                       "duration_ns", "corr_id",  "device_id"};
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    put_batch_open(b, "graph_event_batch", session_id, batch_id, base, cols,
+                   sizeof cols / sizeof cols[0]);
+    for (size_t i = 0; i < n; i++) {
+        const fl_graph_row *r = &rows[i];
+        char *d = row_open(b, i);
+        if (!d)
+            return;
+        d = put_u64(d, dt_of(r->t_ns, base));
+        d = put_col(d, r->graph_id);
+        d = put_col(d, r->stream_id);
+        d = put_col(d, r->duration_ns);
+        d = put_col(d, r->corr_id);
+        d = put_col(d, r->device_id);
+        row_close(b, d);
+    }
+    PUT_LIT(b, "]}\n");
+}
+
+/* ------------------------------------------------------- trace records */
+
+/* {"version":1,"type":T,"session_id":S,"pid":P,"app":A - the opening of
+ * kernel_detail (the example session's order) and memset_event. */
+static void put_head_ident(fl_buf *b, const char *type, const fl_ident *id)
+{
+    put_head(b, 1, type, id->session_id);
+    put_key(b, "pid");
+    fl_buf_i64(b, id->pid);
+    put_key(b, "app");
+    fl_buf_str(b, id->app);
+}
+
+void fl_rec_memset_event(fl_buf *b, const fl_ident *id, const fl_memset_row *r)
+{
+    put_head_ident(b, "memset_event", id);
+    put_key(b, "ts_ns");
+    fl_buf_u64(b, r->t_ns);
+    put_key(b, "duration_ns");
+    fl_buf_u64(b, r->duration_ns);
+    put_key(b, "device_id");
+    fl_buf_u64(b, r->device_id);
+    put_key(b, "stream_id");
+    fl_buf_u64(b, r->stream_id);
+    put_key(b, "context_id");
+    fl_buf_u64(b, r->context_id);
+    put_key(b, "corr_id");
+    fl_buf_u64(b, r->corr_id);
+    put_key(b, "bytes");
+    fl_buf_u64(b, r->bytes);
+    put_key(b, "value");
+    fl_buf_u64(b, r->value);
+    put_key(b, "memory_kind");
+    fl_buf_u64(b, r->memory_kind);
+    PUT_LIT(b, "}\n");
+}
+
+/* "(x,y,z)" - digits and punctuation only, so no escaping is needed. */
+static void put_dim3(fl_buf *b, const uint32_t v[3])
+{
+    char *d = fl_buf_reserve(b, 3 * 11 + 4);
+    if (!d)
+        return;
+    *d++ = '"';
+    *d++ = '(';
+    d = put_u64(d, v[0]);
+    d = put_col(d, v[1]);
+    d = put_col(d, v[2]);
+    *d++ = ')';
+    *d++ = '"';
+    fl_buf_commit(b, d);
+}
+
+void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
+                          const fl_occupancy *occ, const char *user_scope, const char *stack_trace)
+{
+    bool o = occ != NULL;
+    put_head_ident(b, "kernel_detail", id);
+    put_key(b, "corr_id");
+    fl_buf_u64(b, k->corr_id);
+    put_key(b, "grid");
+    put_dim3(b, k->grid);
+    put_key(b, "block");
+    put_dim3(b, k->block);
+    put_key(b, "static_shared");
+    fl_buf_u64(b, k->static_smem_bytes);
+    put_key(b, "local_bytes");
+    fl_buf_u64(b, k->local_mem_per_thread_bytes);
+    /* CUPTI's kernel record has no constant-memory size. */
+    put_key(b, "const_bytes");
+    PUT_LIT(b, "null");
+    put_key(b, "occupancy");
+    fl_buf_opt_double(b, o, o ? occ->occupancy : 0);
+    put_key(b, "reg_occupancy");
+    fl_buf_opt_double(b, o, o ? occ->reg_occupancy : 0);
+    put_key(b, "smem_occupancy");
+    fl_buf_opt_double(b, o, o ? occ->smem_occupancy : 0);
+    put_key(b, "warp_occupancy");
+    fl_buf_opt_double(b, o, o ? occ->warp_occupancy : 0);
+    put_key(b, "block_occupancy");
+    fl_buf_opt_double(b, o, o ? occ->block_occupancy : 0);
+    put_key(b, "limiting_resource");
+    fl_buf_str(b, o ? fl_limiter_name(occ->limiting) : NULL);
+    put_key(b, "max_active_blocks");
+    fl_buf_opt_i64(b, o, o ? occ->max_active_blocks : 0);
+    put_key(b, "local_mem_total_bytes");
+    fl_buf_u64(b, k->local_mem_total_bytes);
+    put_key(b, "local_mem_per_thread_bytes");
+    fl_buf_u64(b, k->local_mem_per_thread_bytes);
+    put_key(b, "cache_config_requested");
+    fl_buf_u64(b, k->cache_requested);
+    put_key(b, "cache_config_executed");
+    fl_buf_u64(b, k->cache_executed);
+    put_key(b, "shared_mem_executed_bytes");
+    fl_buf_u64(b, k->smem_executed_bytes);
+    put_key(b, "user_scope");
+    fl_buf_str(b, user_scope);
+    put_key(b, "stack_trace");
+    fl_buf_str(b, stack_trace);
+    PUT_LIT(b, "}\n");
 }

@@ -564,3 +564,9 @@ bool fl_scope_any_open(void)
     pthread_mutex_unlock(&g_mu);
     return open > 0;
 }
+
+uint32_t fl_scope_intern(uint32_t gen, const char *name)
+{
+    const char *interned;
+    return name ? intern_name(name, gen, &interned) : 0;
+}

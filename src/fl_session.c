@@ -15,6 +15,7 @@
  * thread, and every other call is a no-op without a session.
  */
 #include "fl_internal.h"
+#include "fl_trace_writer.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -43,7 +44,8 @@
 enum { CH_DEVICE, CH_SCOPE, CH_SYSTEM, N_CH };
 static const char *const channel_names[N_CH] = {"device", "scope", "system"};
 
-#define MAX_CAPS 16
+#define MAX_CAPS 24
+#define MAX_CUDA_DEVICES 16
 
 /* Rows queued by the sampler thread for the writer: the writer swaps a
  * whole queue out under the lock and gives its old one back, emptied. */
@@ -104,6 +106,15 @@ typedef struct session {
     bool child_set;
     int child_exit, child_signal;
     bool child_crashed;
+
+    /* The Trace engine (plugin != NULL while it runs).  The plugin's
+     * handle is never closed: CUPTI keeps pointers into it. */
+    const fl_trace_plugin *plugin;
+    fl_trace_writer *tw; /* writer thread while it runs */
+    fl_trace_sink sink;
+    fl_gpu_limits cuda_limits[MAX_CUDA_DEVICES];
+    fl_device_static cuda_static[MAX_CUDA_DEVICES];
+    size_t n_cuda;
 } session;
 
 /* The writer's wake-up, and everything the API shares with the writer and
@@ -409,6 +420,12 @@ static void writer_cycle(session *s)
     /* Rows first, then names: a name is interned before any row that uses
      * it is published, so every row drained here has its name taken. */
     size_t n_scope = fl_scope_drain(s->gen, &s->scope_rows, 0, &s->scope_cap);
+    if (s->plugin) {
+        /* Kernel dictionaries and trace batches go straight into the
+         * channel buffers; NVTX ranges join the scope rows. */
+        s->plugin->drain(&s->sink);
+        n_scope = fl_trace_writer_take_scope_rows(s->tw, &s->scope_rows, n_scope, &s->scope_cap);
+    }
     size_t n_names = fl_scope_take_names(&s->names, &s->names_cap);
 
     pthread_mutex_lock(&g_mu);
@@ -514,10 +531,9 @@ static void add_cap(session *s, const char *feature, bool requested, const char 
                                  .message = s->cap_msg[i]};
 }
 
-/* Whether a CUPTI plugin can run the engine.  None can yet (the Trace
- * engine is a later piece of work), but the probe is the real one, so the
- * reason says what a user can do about it. */
-static bool probe_cupti_plugin(char *why, size_t len)
+/* Loads the CUPTI plugin: GPUFL_CUPTI_PLUGIN, else libgpuprofile_cupti.so
+ * beside this library.  NULL with why set when it cannot be used. */
+static const fl_trace_plugin *load_plugin(char *why, size_t len)
 {
     char path[PATH_MAX];
     const char *env = getenv("GPUFL_CUPTI_PLUGIN");
@@ -541,16 +557,87 @@ static bool probe_cupti_plugin(char *why, size_t len)
                  "the CUPTI plugin could not be loaded (%s): build gpu-profile with a CUDA "
                  "toolkit, or point GPUFL_CUPTI_PLUGIN at libgpuprofile_cupti.so",
                  e ? e : path);
+        return NULL;
+    }
+    const fl_trace_plugin *p = dlsym(h, FL_TRACE_PLUGIN_SYMBOL);
+    if (!p) {
+        snprintf(why, len, "%s is not a gpu-profile CUPTI plugin (no %s)", path,
+                 FL_TRACE_PLUGIN_SYMBOL);
+        dlclose(h);
+        return NULL;
+    }
+    if (p->abi != FL_TRACE_ABI) {
+        snprintf(why, len,
+                 "the CUPTI plugin %s speaks interface %u, this library %u: install the plugin "
+                 "built with this library",
+                 path, p->abi, FL_TRACE_ABI);
+        dlclose(h);
+        return NULL;
+    }
+    /* Kept open for the process's life: CUPTI holds its callbacks. */
+    return p;
+}
+
+/* Starts the Trace engine for an engine above Monitor.  False with why
+ * (the plugin's or CUPTI's message) when the session must run Monitor. */
+static bool start_trace(session *s, char *why, size_t len)
+{
+    const fl_trace_plugin *p = load_plugin(why, len);
+    if (!p)
+        return false;
+    s->tw = fl_trace_writer_create(&s->ident, s->gen, &s->out[CH_DEVICE], &s->out[CH_SCOPE],
+                                   &s->out[CH_SYSTEM]);
+    if (!s->tw) {
+        snprintf(why, len, "out of memory for the trace writer");
         return false;
     }
-    bool has_entry = dlsym(h, "gpufl_cupti_plugin_v1") != NULL;
-    dlclose(h);
-    snprintf(why, len,
-             has_entry ? "the CUPTI plugin %s was found but this library cannot drive its engines "
-                         "yet"
-                       : "%s is not a gpu-profile CUPTI plugin (no gpufl_cupti_plugin_v1)",
-             path);
-    return false;
+    const fl_config *c = &s->cfg;
+    fl_trace_options o = {.synchronization = c->enable_synchronization,
+                          .memory = c->enable_memory_tracking,
+                          .graphs = c->enable_cuda_graphs_tracking,
+                          .external_correlation = c->enable_external_correlation,
+                          .nvtx = true,
+                          .injected = false,
+                          .buffer_bytes = (size_t)c->cupti_buffer_kib * 1024u,
+                          .max_buffers = (uint32_t)c->cupti_max_buffers,
+                          .kick = fl_session_kick};
+    if (p->start(&o, why, len) != 0) {
+        fl_trace_writer_destroy(s->tw);
+        s->tw = NULL;
+        return false;
+    }
+    s->plugin = p;
+    fl_trace_writer_sink(s->tw, &s->sink);
+    s->n_cuda = p->devices(s->cuda_limits, MAX_CUDA_DEVICES);
+    for (size_t i = 0; i < s->n_cuda; i++) {
+        fl_gpu_limits *l = &s->cuda_limits[i];
+        fl_trace_writer_add_limits(s->tw, l);
+        s->cuda_static[i] =
+            (fl_device_static){.id = l->device_id,
+                               .name = l->name,
+                               .uuid = l->uuid[0] ? l->uuid : NULL,
+                               .vendor = "NVIDIA",
+                               .architecture = fl_gpu_arch_name(l->cc_major, l->cc_minor),
+                               .compute_major = l->cc_major,
+                               .compute_minor = l->cc_minor,
+                               .l2_cache_size_bytes = l->l2_cache_bytes,
+                               .shared_mem_per_block_bytes = l->smem_per_block_bytes,
+                               .regs_per_block = l->max_regs_per_block,
+                               .multi_processor_count = l->sm_count,
+                               .warp_size = l->warp_size};
+    }
+    return true;
+}
+
+/* The capability of a Trace feature the plugin runs: collected, or
+ * fallback with CUPTI's refusal. */
+static void add_trace_cap(session *s, const char *feature, uint32_t feat_bit,
+                          const fl_trace_stats *st, const char *what)
+{
+    if (st->unavailable & feat_bit)
+        add_cap(s, feature, true, "fallback", "cupti_refused", "%s", st->unavailable_msg);
+    else
+        add_cap(s, feature, true, "collected", "", "%s", what);
 }
 
 static void build_capabilities(session *s, const char *device_note)
@@ -560,10 +647,9 @@ static void build_capabilities(session *s, const char *device_note)
     s->requested_engine = wire_engine(req);
     s->selected_engine = wire_engine(GPUFL_ENGINE_MONITOR);
     char why[768] = "";
-    /* Every engine above Monitor needs the plugin; today it always falls
-     * back, with the probe's reason. */
-    if (req > GPUFL_ENGINE_MONITOR)
-        probe_cupti_plugin(why, sizeof why);
+    bool tracing = req > GPUFL_ENGINE_MONITOR && start_trace(s, why, sizeof why);
+    if (tracing)
+        s->selected_engine = wire_engine(GPUFL_ENGINE_TRACE);
 
     bool sample = c->system_sample_rate_ms > 0;
     if (!sample)
@@ -588,18 +674,37 @@ static void build_capabilities(session *s, const char *device_note)
      * opt-in flag set under Monitor is reported as skipped, so the user
      * learns that the flag alone does nothing. */
     bool trace = req >= GPUFL_ENGINE_TRACE;
+    fl_trace_stats st;
+    memset(&st, 0, sizeof st);
+    if (tracing)
+        s->plugin->stats(&st);
     const struct {
         const char *feature;
         bool flag, opt_in;
-    } tf[] = {{"kernel_events", true, false},
-              {"memcpy_events", true, false},
-              {"synchronization", c->enable_synchronization, false},
-              {"memory_tracking", c->enable_memory_tracking, true},
-              {"cuda_graphs", c->enable_cuda_graphs_tracking, true},
-              {"external_correlation", c->enable_external_correlation, false},
-              {"stack_trace", c->enable_stack_trace, true}};
+        uint32_t bit;
+        const char *what;
+    } tf[] = {{"kernel_events", true, false, 0, "CUPTI concurrent kernel activity"},
+              {"memcpy_events", true, false, FL_FEAT_MEMCPY, "CUPTI memcpy and peer-to-peer"},
+              {"memset_events", true, false, FL_FEAT_MEMSET, "CUPTI memset activity"},
+              {"synchronization", c->enable_synchronization, false, FL_FEAT_SYNC,
+               "CUPTI synchronization activity"},
+              {"memory_tracking", c->enable_memory_tracking, true, FL_FEAT_MEMORY,
+               "CUPTI MEMORY2 (allocations and frees; one time stamp each, duration 0)"},
+              {"cuda_graphs", c->enable_cuda_graphs_tracking, true, FL_FEAT_GRAPHS,
+               "CUPTI graph trace (one row per graph launch)"},
+              {"external_correlation", c->enable_external_correlation, false, FL_FEAT_EXTERNAL,
+               "CUPTI external correlation (framework ids on kernel rows)"},
+              {"nvtx_ranges", true, false, FL_FEAT_NVTX,
+               "NVTX ranges as scopes (needs NVTX_INJECTION64_PATH, set by gpu-profile)"},
+              {"stack_trace", c->enable_stack_trace, true, 0, ""}};
     for (size_t i = 0; i < sizeof tf / sizeof tf[0]; i++) {
-        if (trace && tf[i].flag)
+        bool stack = strcmp(tf[i].feature, "stack_trace") == 0;
+        if (trace && tf[i].flag && tracing && stack)
+            add_cap(s, tf[i].feature, true, "skipped", "not_implemented",
+                    "CPU stacks at launch are not collected by this version");
+        else if (trace && tf[i].flag && tracing)
+            add_trace_cap(s, tf[i].feature, tf[i].bit, &st, tf[i].what);
+        else if (trace && tf[i].flag)
             add_cap(s, tf[i].feature, true, "fallback", "cupti_unavailable", "%s", why);
         else if (tf[i].flag && tf[i].opt_in)
             add_cap(s, tf[i].feature, true, "skipped", "engine_monitor",
@@ -607,20 +712,29 @@ static void build_capabilities(session *s, const char *device_note)
         else
             add_cap(s, tf[i].feature, false, "not_requested", "", "%s", "");
     }
+    /* The rungs above Trace are later work: with the plugin running they
+     * fall back to Trace, without it to Monitor. */
+    const char *above = tracing ? "not_implemented" : "cupti_unavailable";
+    char above_why[800];
+    snprintf(above_why, sizeof above_why, "%s",
+             tracing ? "not implemented by this version; the session runs Trace" : why);
     bool pc = req == GPUFL_ENGINE_PC_SAMPLING || req == GPUFL_ENGINE_DEEP;
     bool sass = req == GPUFL_ENGINE_SASS_METRICS || req == GPUFL_ENGINE_DEEP;
     bool range = req == GPUFL_ENGINE_RANGE_PROFILER;
-    add_cap(s, "pc_sampling", pc, pc ? "fallback" : "not_requested", pc ? "cupti_unavailable" : "",
-            "%s", pc ? why : "");
-    add_cap(s, "sass_metrics", sass, sass ? "fallback" : "not_requested",
-            sass ? "cupti_unavailable" : "", "%s", sass ? why : "");
-    add_cap(s, "range_profiler", range, range ? "fallback" : "not_requested",
-            range ? "cupti_unavailable" : "", "%s", range ? why : "");
+    add_cap(s, "pc_sampling", pc, pc ? "fallback" : "not_requested", pc ? above : "", "%s",
+            pc ? above_why : "");
+    add_cap(s, "sass_metrics", sass, sass ? "fallback" : "not_requested", sass ? above : "", "%s",
+            sass ? above_why : "");
+    add_cap(s, "range_profiler", range, range ? "fallback" : "not_requested", range ? above : "",
+            "%s", range ? above_why : "");
     bool src = c->enable_source_collection && (pc || sass);
-    add_cap(s, "source_collection", src, src ? "fallback" : "not_requested",
-            src ? "cupti_unavailable" : "", "%s", src ? why : "");
-    if (req > GPUFL_ENGINE_MONITOR)
+    add_cap(s, "source_collection", src, src ? "fallback" : "not_requested", src ? above : "", "%s",
+            src ? above_why : "");
+    if (req > GPUFL_ENGINE_MONITOR && !tracing)
         DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req), why);
+    else if (req > GPUFL_ENGINE_TRACE)
+        DEBUG(s, "profiling_engine %s requested, running Trace: %s", gpufl_engine_name(req),
+              above_why);
 }
 
 /* The final word on a feature that lost data. */
@@ -653,6 +767,12 @@ static void session_free(session *s)
 {
     if (!s)
         return;
+    if (s->plugin) {
+        /* A session that failed after the engine started. */
+        s->plugin->stop();
+        s->plugin->release();
+    }
+    fl_trace_writer_destroy(s->tw);
     if (s->mon_borrowed && s->sampling)
         gp_monitor_stop(s->mon, NULL); /* its hook points here; already stopped normally */
     else if (!s->mon_borrowed)
@@ -888,10 +1008,10 @@ static gpufl_status session_init(const gpufl_init_options *opts, gp_monitor *bor
                            .n_devices = s->n_dev,
                            .gpu_static = s->statics,
                            .n_gpu_static = s->n_dev,
-                           .cuda_static = NULL,
-                           .n_cuda_static = 0,
-                           .session_kind = "monitor",
-                           .profiling_engine = NULL};
+                           .cuda_static = s->cuda_static,
+                           .n_cuda_static = s->n_cuda,
+                           .session_kind = s->plugin ? "trace" : "monitor",
+                           .profiling_engine = s->plugin ? s->selected_engine : NULL};
         pthread_mutex_lock(&g_mu);
         for (int ch = 0; ch < N_CH; ch++)
             fl_rec_job_start(&s->out[ch], &s->ident, &js);
@@ -944,6 +1064,61 @@ gpufl_status fl_init_with_monitor(const gpufl_init_options *opts, gp_monitor *mo
 
 /* ---------------------------------------------------------------- shutdown */
 
+/* The Trace engine's last word: what was written, what CUPTI dropped, what
+ * it cost; the plugin's memory released.  Returns true (the closing
+ * capture_capabilities carries the counts). */
+static bool close_trace(session *s)
+{
+    fl_trace_stats st;
+    s->plugin->stats(&st);
+    fl_trace_counts n;
+    fl_trace_writer_counts(s->tw, &n);
+    s->plugin->release();
+    s->plugin = NULL;
+    for (size_t i = 0; i < s->n_caps; i++) {
+        if (strcmp(s->caps[i].feature, "kernel_events") != 0 ||
+            strcmp(s->caps[i].status, "collected") != 0)
+            continue;
+        snprintf(s->cap_msg[i], sizeof s->cap_msg[i],
+                 "%llu kernels (%llu details), %llu memcpy, %llu memset, %llu sync, %llu "
+                 "alloc/free, %llu graph launches, %llu NVTX records; %llu CUPTI buffers, "
+                 "%llu other records skipped; CUPTI overhead %.3f ms in %llu records",
+                 (unsigned long long)n.kernels, (unsigned long long)n.details,
+                 (unsigned long long)n.memcpys, (unsigned long long)n.memsets,
+                 (unsigned long long)n.syncs, (unsigned long long)n.allocs,
+                 (unsigned long long)n.graphs, (unsigned long long)n.markers,
+                 (unsigned long long)st.buffers, (unsigned long long)st.other_records,
+                 st.overhead_ns / 1e6, (unsigned long long)st.overhead_records);
+    }
+    if (st.cupti_dropped > 0 || st.buffers_refused > 0 || st.bad_buffers > 0 ||
+        n.markers_lost > 0) {
+        const char *feats[] = {"kernel_events",   "memcpy_events",   "memset_events",
+                               "synchronization", "memory_tracking", "cuda_graphs"};
+        for (size_t f = 0; f < sizeof feats / sizeof feats[0]; f++) {
+            bool collected = false;
+            for (size_t i = 0; i < s->n_caps; i++)
+                collected |= strcmp(s->caps[i].feature, feats[f]) == 0 &&
+                             strcmp(s->caps[i].status, "collected") == 0;
+            if (!collected)
+                continue;
+            mark_partial(s, feats[f], "records_dropped",
+                         "%llu activity records dropped by CUPTI, %llu buffer requests refused "
+                         "(every buffer of the pool in use: raise cupti_max_buffers or "
+                         "cupti_buffer_kib), %llu buffers cut short by an unreadable record",
+                         (unsigned long long)st.cupti_dropped,
+                         (unsigned long long)st.buffers_refused,
+                         (unsigned long long)st.bad_buffers);
+        }
+    }
+    if (n.markers_lost > 0)
+        mark_partial(s, "nvtx_ranges", "out_of_memory", "%llu NVTX records lost",
+                     (unsigned long long)n.markers_lost);
+    DEBUG(s, "trace: %llu kernels, %llu records dropped, %llu buffers refused, pool %llu bytes",
+          (unsigned long long)n.kernels, (unsigned long long)st.cupti_dropped,
+          (unsigned long long)st.buffers_refused, (unsigned long long)st.pool_bytes);
+    return true;
+}
+
 void gpufl_shutdown(void)
 {
     pthread_mutex_lock(&g_life);
@@ -954,6 +1129,10 @@ void gpufl_shutdown(void)
     }
     if (s->sampling && !s->mon_borrowed)
         gp_monitor_stop(s->mon, NULL);
+    /* Every CUPTI buffer out (forced flush) before the writer's last
+     * cycle, which decodes them. */
+    if (s->plugin)
+        s->plugin->stop();
     pthread_mutex_lock(&g_mu);
     s->stop = true;
     pthread_cond_broadcast(&g_cv);
@@ -978,7 +1157,8 @@ void gpufl_shutdown(void)
         mark_partial(s, "device_metrics", "queue_full",
                      "%llu metric rows dropped: the writer fell behind (a slow disk?)",
                      (unsigned long long)metric_dropped);
-    if (dropped > 0 || metric_dropped > 0)
+    bool trace_final = s->plugin && close_trace(s);
+    if (dropped > 0 || metric_dropped > 0 || trace_final)
         write_capabilities(s, ts);
     for (int ch = 0; ch < N_CH; ch++) {
         if (s->child_set)

@@ -1,0 +1,440 @@
+/*
+ * cupti_plugin.c - libgpuprofile_cupti.so: the Trace engine's CUPTI side.
+ *
+ * Promises:
+ *  - the core drives it through one exported table, gpufl_cupti_plugin_v1
+ *    (fl_trace.h); nothing else of the core is needed in-process;
+ *  - CUPTI's buffers come from a pool bounded by max_buffers x buffer_bytes:
+ *    when every buffer is in use a request is refused (CUPTI then drops
+ *    records and counts them), so memory never grows with the run;
+ *  - the buffer callbacks only move pointers under a mutex: records are
+ *    decoded on the core's writer thread (drain), never on the thread that
+ *    completed the buffer, and no record is allocated;
+ *  - stop() forces every buffer out (cuptiActivityFlushAll(FORCED)), so a
+ *    session's last kernels reach the disk at shutdown and at exit;
+ *  - no CUPTI function that takes a context is called with one we made up:
+ *    the only one used (cuptiActivityGetNumDroppedRecords) gets the context
+ *    CUPTI handed to the completion callback;
+ *  - InitializeInjection (CUDA_INJECTION64_PATH) is idempotent and
+ *    thread-safe: the first call starts a session through the core library
+ *    found beside this file; InitializeInjectionNvtx2 (NVTX_INJECTION64_PATH)
+ *    hands NVTX to CUPTI so ranges arrive as MARKER records.
+ */
+#include "decode.h"
+#include "plugin.h"
+
+#include "gpufl.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+#define DEFAULT_BUFFER_BYTES (8u << 20)
+#define DEFAULT_MAX_BUFFERS 16u
+#define MIN_BUFFER_BYTES (64u << 10)
+#define MAX_POOL 256u
+
+typedef struct done_buf {
+    uint8_t *p;
+    size_t valid;
+} done_buf;
+
+/* Everything the callbacks share, under mu. */
+static struct {
+    pthread_mutex_t mu;
+    uint8_t *free_list[MAX_POOL];
+    size_t n_free;
+    done_buf done[MAX_POOL];
+    size_t n_done;
+    size_t allocated;
+    size_t max_buffers;
+    size_t buffer_bytes;
+    uint64_t refused, dropped, buffers;
+    void (*kick)(void);
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* start / stop / release: one at a time. */
+static pthread_mutex_t life = PTHREAD_MUTEX_INITIALIZER;
+static bool running;
+static bool callbacks_registered;
+static fl_decoder *decoder; /* drain() only: the writer thread */
+static CUpti_ActivityKind enabled[16];
+static size_t n_enabled;
+static fl_trace_stats start_notes; /* unavailable kinds */
+static _Atomic int injecting;      /* start() runs inside cuInit */
+
+/* ---------------------------------------------------------------- buffers */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    uint8_t *b = NULL;
+    pthread_mutex_lock(&pool.mu);
+    if (pool.n_free > 0) {
+        b = pool.free_list[--pool.n_free];
+    } else if (pool.allocated < pool.max_buffers) {
+        b = aligned_alloc(8, pool.buffer_bytes);
+        if (b)
+            pool.allocated++;
+    }
+    if (!b)
+        pool.refused++;
+    size_t bytes = pool.buffer_bytes;
+    pthread_mutex_unlock(&pool.mu);
+    *buffer = b;
+    *size = b ? bytes : 0;
+    *max_records = 0; /* as many as fit */
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid)
+{
+    (void)size;
+    size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
+        dropped = 0;
+    if (!buffer)
+        return;
+    bool kick = false;
+    void (*kick_fn)(void) = NULL;
+    pthread_mutex_lock(&pool.mu);
+    pool.dropped += dropped;
+    pool.buffers++;
+    if (valid == 0) {
+        pool.free_list[pool.n_free++] = buffer;
+    } else {
+        pool.done[pool.n_done++] = (done_buf){buffer, valid};
+        kick = true;
+        kick_fn = pool.kick;
+    }
+    pthread_mutex_unlock(&pool.mu);
+    if (kick && kick_fn)
+        kick_fn();
+}
+
+/* ------------------------------------------------------------------ start */
+
+static bool decoder_limits(uint32_t device_id, fl_gpu_limits *out, void *user)
+{
+    (void)user;
+    return gp_driver_limits(device_id, out);
+}
+
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void cupti_message(CUptiResult r, char *out, size_t len, const char *what)
+{
+    const char *m = NULL;
+    if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
+        m = "unknown CUPTI error";
+    snprintf(out, len, "%s failed: %s (%d)", what, m, (int)r);
+}
+
+static void disable_all(void)
+{
+    for (size_t i = n_enabled; i-- > 0;)
+        cuptiActivityDisable(enabled[i]);
+    n_enabled = 0;
+}
+
+/* Enables one optional kind; a refusal is noted, not fatal. */
+static void enable_optional(CUpti_ActivityKind kind, uint32_t feat, const char *what)
+{
+    CUptiResult r = cuptiActivityEnable(kind);
+    if (r == CUPTI_SUCCESS) {
+        enabled[n_enabled++] = kind;
+        return;
+    }
+    if (!start_notes.unavailable)
+        cupti_message(r, start_notes.unavailable_msg, sizeof start_notes.unavailable_msg, what);
+    start_notes.unavailable |= feat;
+}
+
+static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
+{
+    pthread_mutex_lock(&life);
+    if (running) {
+        snprintf(why, why_len, "the CUPTI plugin is already tracing a session");
+        pthread_mutex_unlock(&life);
+        return -1;
+    }
+    memset(&start_notes, 0, sizeof start_notes);
+    size_t bytes = o->buffer_bytes ? o->buffer_bytes : DEFAULT_BUFFER_BYTES;
+    if (bytes < MIN_BUFFER_BYTES)
+        bytes = MIN_BUFFER_BYTES;
+    bytes = (bytes + 7) & ~(size_t)7;
+    size_t maxb = o->max_buffers ? o->max_buffers : DEFAULT_MAX_BUFFERS;
+    if (maxb > MAX_POOL)
+        maxb = MAX_POOL;
+
+    /* The anchor: CUPTI's clock and the wall clock read back to back. */
+    uint64_t cupti_t = 0;
+    CUptiResult r = cuptiGetTimestamp(&cupti_t);
+    if (r != CUPTI_SUCCESS) {
+        cupti_message(r, why, why_len, "cuptiGetTimestamp");
+        pthread_mutex_unlock(&life);
+        return -1;
+    }
+    uint64_t w = wall_ns();
+    fl_decoder_config dc = {.clock_offset_ns = (int64_t)(w - cupti_t),
+                            .limits = decoder_limits,
+                            .limits_user = NULL,
+                            .demangle = true};
+    fl_decoder *d = fl_decoder_create(&dc);
+    if (!d) {
+        snprintf(why, why_len, "out of memory for the activity decoder");
+        pthread_mutex_unlock(&life);
+        return -1;
+    }
+
+    pthread_mutex_lock(&pool.mu);
+    pool.max_buffers = maxb;
+    pool.buffer_bytes = bytes;
+    pool.kick = o->kick;
+    pool.refused = pool.dropped = pool.buffers = 0;
+    pthread_mutex_unlock(&pool.mu);
+
+    if (!callbacks_registered) {
+        r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+        if (r != CUPTI_SUCCESS) {
+            cupti_message(r, why, why_len, "cuptiActivityRegisterCallbacks");
+            fl_decoder_destroy(d);
+            pthread_mutex_unlock(&life);
+            return -1;
+        }
+        callbacks_registered = true;
+    }
+    /* Kernels are the engine: without them there is no Trace. */
+    r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (r != CUPTI_SUCCESS) {
+        cupti_message(r, why, why_len, "cuptiActivityEnable(CONCURRENT_KERNEL)");
+        fl_decoder_destroy(d);
+        pthread_mutex_unlock(&life);
+        return -1;
+    }
+    n_enabled = 0;
+    enabled[n_enabled++] = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY)");
+    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY2, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY2)");
+    enable_optional(CUPTI_ACTIVITY_KIND_MEMSET, FL_FEAT_MEMSET, "cuptiActivityEnable(MEMSET)");
+    enable_optional(CUPTI_ACTIVITY_KIND_OVERHEAD, FL_FEAT_OVERHEAD,
+                    "cuptiActivityEnable(OVERHEAD)");
+    if (o->synchronization)
+        enable_optional(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, FL_FEAT_SYNC,
+                        "cuptiActivityEnable(SYNCHRONIZATION)");
+    if (o->memory)
+        enable_optional(CUPTI_ACTIVITY_KIND_MEMORY2, FL_FEAT_MEMORY,
+                        "cuptiActivityEnable(MEMORY2)");
+    if (o->external_correlation)
+        enable_optional(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, FL_FEAT_EXTERNAL,
+                        "cuptiActivityEnable(EXTERNAL_CORRELATION)");
+    if (o->nvtx)
+        enable_optional(CUPTI_ACTIVITY_KIND_MARKER, FL_FEAT_NVTX, "cuptiActivityEnable(MARKER)");
+    if (o->graphs)
+        enable_optional(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, FL_FEAT_GRAPHS,
+                        "cuptiActivityEnable(GRAPH_TRACE)");
+    decoder = d;
+    running = true;
+    pthread_mutex_unlock(&life);
+    return 0;
+}
+
+static size_t plugin_devices(fl_gpu_limits *out, size_t cap)
+{
+    /* Inside cuInit the driver cannot be asked (it is initialising). */
+    if (atomic_load(&injecting))
+        return 0;
+    return gp_driver_devices(out, cap);
+}
+
+/* ------------------------------------------------------------------ drain */
+
+static void plugin_drain(const fl_trace_sink *sink)
+{
+    done_buf local[MAX_POOL];
+    pthread_mutex_lock(&pool.mu);
+    size_t n = pool.n_done;
+    memcpy(local, pool.done, n * sizeof *local);
+    pool.n_done = 0;
+    pthread_mutex_unlock(&pool.mu);
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (decoder)
+            fl_decoder_feed(decoder, sink, local[i].p, local[i].valid);
+    if (decoder)
+        fl_decoder_flush(decoder, sink);
+    pthread_mutex_lock(&pool.mu);
+    for (size_t i = 0; i < n; i++)
+        pool.free_list[pool.n_free++] = local[i].p;
+    pthread_mutex_unlock(&pool.mu);
+}
+
+static void plugin_stop(void)
+{
+    pthread_mutex_lock(&life);
+    if (running) {
+        /* Forced: buffers still being filled come out too. */
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        disable_all();
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        running = false;
+    }
+    pthread_mutex_unlock(&life);
+}
+
+static void plugin_stats(fl_trace_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&life);
+    fl_decoder_stats(decoder, out);
+    out->unavailable = start_notes.unavailable;
+    memcpy(out->unavailable_msg, start_notes.unavailable_msg, sizeof out->unavailable_msg);
+    pthread_mutex_unlock(&life);
+    pthread_mutex_lock(&pool.mu);
+    out->cupti_dropped = pool.dropped;
+    out->buffers_refused = pool.refused;
+    out->buffers = pool.buffers;
+    out->pool_bytes = (uint64_t)pool.allocated * pool.buffer_bytes;
+    pthread_mutex_unlock(&pool.mu);
+}
+
+static void plugin_release(void)
+{
+    pthread_mutex_lock(&life);
+    if (!running) {
+        fl_decoder_destroy(decoder);
+        decoder = NULL;
+        pthread_mutex_lock(&pool.mu);
+        /* Buffers CUPTI still holds (none after a forced flush) stay
+         * counted in allocated and are never freed here. */
+        for (size_t i = 0; i < pool.n_free; i++)
+            free(pool.free_list[i]);
+        pool.allocated -= pool.n_free;
+        pool.n_free = 0;
+        pool.kick = NULL;
+        pthread_mutex_unlock(&pool.mu);
+    }
+    pthread_mutex_unlock(&life);
+}
+
+EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
+    .abi = FL_TRACE_ABI,
+    .version = GP_PLUGIN_VERSION,
+    .start = plugin_start,
+    .devices = plugin_devices,
+    .drain = plugin_drain,
+    .stop = plugin_stop,
+    .stats = plugin_stats,
+    .release = plugin_release,
+};
+
+/* -------------------------------------------------------------- injection */
+
+static pthread_once_t inject_once = PTHREAD_ONCE_INIT;
+static int inject_result;
+
+/* A line on stderr is the only way an injected tool can say why it is not
+ * tracing: the program is not ours and has no other channel. */
+static void inject_say(const char *fmt, const char *arg)
+{
+    char line[1024];
+    snprintf(line, sizeof line, fmt, arg);
+    fprintf(stderr, "[gpufl] CUDA injection: %s\n", line);
+}
+
+static void *open_core(void)
+{
+    const char *env = getenv("GPUFL_CORE_LIBRARY");
+    if (env && *env)
+        return dlopen(env, RTLD_NOW | RTLD_GLOBAL);
+    char path[PATH_MAX];
+    Dl_info di;
+    if (dladdr((const void *)&gpufl_cupti_plugin_v1, &di) && di.dli_fname) {
+        const char *slash = strrchr(di.dli_fname, '/');
+        if (slash) {
+            snprintf(path, sizeof path, "%.*s/libgpuprofile.so.%d", (int)(slash - di.dli_fname),
+                     di.dli_fname, GP_CORE_SOVERSION);
+            void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+            if (h)
+                return h;
+        }
+    }
+    snprintf(path, sizeof path, "libgpuprofile.so.%d", GP_CORE_SOVERSION);
+    return dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+}
+
+static void inject(void)
+{
+    void *core = open_core();
+    if (!core) {
+        const char *e = dlerror();
+        inject_say("the gpu-profile library could not be loaded (%s): set GPUFL_CORE_LIBRARY",
+                   e ? e : "libgpuprofile");
+        return;
+    }
+    void (*opts_init)(gpufl_init_options *);
+    gpufl_status (*init)(const gpufl_init_options *, gpufl_error *);
+    void *a = dlsym(core, "gpufl_init_options_init"), *b = dlsym(core, "gpufl_init");
+    if (!a || !b) {
+        inject_say("%s", "the gpu-profile library has no gpufl_init");
+        return;
+    }
+    memcpy(&opts_init, &a, sizeof a);
+    memcpy(&init, &b, sizeof b);
+    gpufl_init_options o;
+    opts_init(&o);
+    const char *app = getenv("GPUFL_APP_NAME");
+    const char *log = getenv("GPUFL_LOG_PATH");
+    const char *engine = getenv("GPUFL_PROFILING_ENGINE");
+    if (app && *app)
+        o.app_name = app;
+    if (log && *log)
+        o.log_path = log;
+    /* Injection means tracing, unless the environment names an engine
+     * (which the core applies to a field left at its default). */
+    if (!engine || !*engine)
+        o.profiling_engine = GPUFL_ENGINE_TRACE;
+    gpufl_error err;
+    atomic_store(&injecting, 1);
+    gpufl_status st = init(&o, &err);
+    atomic_store(&injecting, 0);
+    if (st == GPUFL_OK || st == GPUFL_DISABLED)
+        inject_result = 1;
+    else
+        inject_say("%s", err.message);
+}
+
+/* CUDA calls this once per process when CUDA_INJECTION64_PATH names this
+ * file; calling it again (or from several threads) is harmless. */
+EXPORT int InitializeInjection(void)
+{
+    pthread_once(&inject_once, inject);
+    return inject_result;
+}
+
+/* NVTX calls this when NVTX_INJECTION64_PATH names this file: CUPTI
+ * implements the NVTX hooks, so hand them to it. */
+EXPORT int InitializeInjectionNvtx2(const void *get_export_table)
+{
+    typedef int (*nvtx_init_fn)(const void *);
+    void *h = dlopen("libcupti.so." GP_CUPTI_SOVERSION, RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    void *f = dlsym(h, "InitializeInjectionNvtx2");
+    nvtx_init_fn fn;
+    memcpy(&fn, &f, sizeof f);
+    return fn ? fn(get_export_table) : 0;
+}

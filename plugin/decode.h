@@ -1,0 +1,51 @@
+/*
+ * decode.h - CUPTI activity buffers -> the neutral rows of fl_trace.h.
+ *
+ * The decoder is plain code over a buffer: no CUPTI call but
+ * cuptiActivityGetNextRecord (which walks a buffer on the host and needs no
+ * GPU), no allocation per record, no lock.  One decoder belongs to one
+ * thread at a time (the core's writer thread, or a test).  Its memory is
+ * fixed at creation: the staged rows, the correlation tables and the
+ * kernel-name tables (which grow with the number of distinct kernels, not
+ * with the number of records).
+ */
+#ifndef GP_PLUGIN_DECODE_H
+#define GP_PLUGIN_DECODE_H
+
+#include "fl_trace.h"
+
+#include <stdint.h>
+
+typedef struct fl_decoder fl_decoder;
+
+/* Limits of a device for kernel_detail's occupancy; returns false when
+ * unknown (the detail's occupancy is then null). */
+typedef bool (*fl_limits_fn)(uint32_t device_id, fl_gpu_limits *out, void *user);
+
+typedef struct fl_decoder_config {
+    int64_t clock_offset_ns; /* wall ns = CUPTI ns + offset */
+    fl_limits_fn limits;     /* NULL: no device limits */
+    void *limits_user;
+    bool demangle; /* kernel names as nsys shows them (default on) */
+} fl_decoder_config;
+
+/* NULL when out of memory. */
+fl_decoder *fl_decoder_create(const fl_decoder_config *cfg);
+void fl_decoder_destroy(fl_decoder *d); /* NULL-safe */
+
+/* Decodes the valid_bytes of buf.  Rows are staged and handed to sink in
+ * arrays of FL_TRACE_BATCH; call fl_decoder_flush() to hand over the rest.
+ * Records of kinds not decoded are skipped and counted; a record CUPTI
+ * cannot parse ends the buffer (counted in bad_buffers). */
+void fl_decoder_feed(fl_decoder *d, const fl_trace_sink *sink, uint8_t *buf, size_t valid_bytes);
+void fl_decoder_flush(fl_decoder *d, const fl_trace_sink *sink);
+
+/* Adds the decoder's counts (records per kind, other_records, bad_buffers,
+ * overhead) into out. */
+void fl_decoder_stats(const fl_decoder *d, fl_trace_stats *out);
+
+/* The demangled form of a mangled C++ name into out (the name itself when
+ * it is not mangled or the demangler is absent).  Exposed for tests. */
+void fl_demangle(const char *name, char *out, size_t cap);
+
+#endif /* GP_PLUGIN_DECODE_H */

@@ -1,0 +1,126 @@
+/*
+ * driver.c - device limits through the CUDA driver API, loaded at run time.
+ *
+ * Promises: libcuda is opened with dlopen (never linked, so the plugin
+ * loads where only CUPTI is present and fails softly without a driver);
+ * every query is by ordinal with no context, so nothing here can touch a
+ * NULL context; a device whose attributes cannot be read is reported as
+ * unknown, never as zeros that look real.
+ */
+#include "plugin.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef CUresult (*init_fn)(unsigned int);
+typedef CUresult (*count_fn)(int *);
+typedef CUresult (*get_fn)(CUdevice *, int);
+typedef CUresult (*attr_fn)(int *, CUdevice_attribute, CUdevice);
+typedef CUresult (*name_fn)(char *, int, CUdevice);
+typedef CUresult (*uuid_fn)(CUuuid *, CUdevice);
+
+static struct {
+    pthread_once_t once;
+    bool ok;
+    init_fn init;
+    count_fn count;
+    get_fn get;
+    attr_fn attr;
+    name_fn name;
+    uuid_fn uuid;
+} drv = {PTHREAD_ONCE_INIT};
+
+static void *sym(void *h, const char *name)
+{
+    return dlsym(h, name);
+}
+
+static void load(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    void *p[6] = {sym(h, "cuInit"),          sym(h, "cuDeviceGetCount"),
+                  sym(h, "cuDeviceGet"),     sym(h, "cuDeviceGetAttribute"),
+                  sym(h, "cuDeviceGetName"), sym(h, "cuDeviceGetUuid_v2")};
+    if (!p[5])
+        p[5] = sym(h, "cuDeviceGetUuid");
+    for (int i = 0; i < 5; i++)
+        if (!p[i])
+            return;
+    memcpy(&drv.init, &p[0], sizeof p[0]);
+    memcpy(&drv.count, &p[1], sizeof p[1]);
+    memcpy(&drv.get, &p[2], sizeof p[2]);
+    memcpy(&drv.attr, &p[3], sizeof p[3]);
+    memcpy(&drv.name, &p[4], sizeof p[4]);
+    memcpy(&drv.uuid, &p[5], sizeof p[5]);
+    drv.ok = drv.init(0) == CUDA_SUCCESS;
+}
+
+static bool ready(void)
+{
+    pthread_once(&drv.once, load);
+    return drv.ok;
+}
+
+static int attr(CUdevice d, CUdevice_attribute a)
+{
+    int v = 0;
+    return drv.attr(&v, a, d) == CUDA_SUCCESS ? v : 0;
+}
+
+bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *l)
+{
+    if (!ready())
+        return false;
+    CUdevice d;
+    if (drv.get(&d, (int)ordinal) != CUDA_SUCCESS)
+        return false;
+    memset(l, 0, sizeof *l);
+    l->device_id = ordinal;
+    l->cc_major = attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    l->cc_minor = attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    l->sm_count = attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    l->warp_size = attr(d, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    l->max_threads_per_block = attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    l->max_threads_per_sm = attr(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    l->max_blocks_per_sm = attr(d, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+    l->regs_per_sm = attr(d, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+    l->max_regs_per_block = attr(d, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    l->smem_per_sm_bytes = attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    l->smem_per_block_bytes = attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    l->smem_per_block_optin_bytes = attr(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    l->reserved_smem_per_block_bytes =
+        attr(d, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
+    l->l2_cache_bytes = attr(d, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    if (drv.name(l->name, (int)sizeof l->name, d) != CUDA_SUCCESS)
+        l->name[0] = '\0';
+    CUuuid u;
+    if (drv.uuid && drv.uuid(&u, d) == CUDA_SUCCESS) {
+        const unsigned char *b = (const unsigned char *)u.bytes;
+        snprintf(l->uuid, sizeof l->uuid,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                 b[14], b[15]);
+    }
+    /* The allocation granularities are filled by the core
+     * (fl_gpu_limits_fill_arch), which owns the occupancy rules. */
+    return l->cc_major != 0 && l->sm_count != 0;
+}
+
+size_t gp_driver_devices(fl_gpu_limits *out, size_t cap)
+{
+    if (!ready())
+        return 0;
+    int n = 0;
+    if (drv.count(&n) != CUDA_SUCCESS || n <= 0)
+        return 0;
+    size_t k = 0;
+    for (int i = 0; i < n && k < cap; i++)
+        if (gp_driver_limits((uint32_t)i, &out[k]))
+            k++;
+    return k;
+}

@@ -1,0 +1,24 @@
+/*
+ * plugin.h - what the CUPTI plugin's files promise each other.
+ *
+ *   cupti_plugin.c  the exported table (gpufl_cupti_plugin_v1), CUPTI
+ *                   setup, the bounded buffer pool, injection entry points
+ *   decode.c        activity buffers -> fl_trace.h rows (decode.h)
+ *   driver.c        device limits through libcuda, loaded at run time
+ */
+#ifndef GP_PLUGIN_H
+#define GP_PLUGIN_H
+
+#include "fl_trace.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The limits of CUDA device `ordinal` (attributes only; the core adds the
+ * granularities).  False without a driver or for an unknown ordinal. */
+bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *out);
+/* Every device the driver lists, at most cap; 0 without a driver. */
+size_t gp_driver_devices(fl_gpu_limits *out, size_t cap);
+
+#endif /* GP_PLUGIN_H */

@@ -1,0 +1,154 @@
+/*
+ * fake_cupti_plugin.c - a test double of libgpuprofile_cupti.so for the
+ * machine without a GPU: the same exported table, with CUPTI's runtime
+ * replaced by synthetic activity buffers (tests/cupti/synth.h) that go
+ * through the real decoder (plugin/decode.c) into the core's real sink.
+ *
+ * FAKE_CUPTI_SCENARIO: "ok" (default), "fail" (start refuses, like CUPTI
+ * without a driver), "graphs_refused" (GRAPH_TRACE not enabled), "drops"
+ * (CUPTI reports dropped records and refused buffers).  One buffer is
+ * delivered at the first drain, one only after stop() - as a forced flush
+ * delivers the records still in flight - so a test sees whether shutdown
+ * drains after stopping.  Never installed.
+ */
+#include "decode.h"
+#include "synth.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+static fl_decoder *dec;
+static int drains;
+static _Atomic bool stopped;
+static bool late_done;
+static const char *scenario = "ok";
+static fl_trace_stats notes;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int f_start(const fl_trace_options *o, char *why, size_t len)
+{
+    const char *sc = getenv("FAKE_CUPTI_SCENARIO");
+    scenario = sc && *sc ? sc : "ok";
+    if (strcmp(scenario, "fail") == 0) {
+        snprintf(why, len,
+                 "cuptiActivityEnable(CONCURRENT_KERNEL) failed: CUPTI_ERROR_UNKNOWN (999)");
+        return -1;
+    }
+    memset(&notes, 0, sizeof notes);
+    if (strcmp(scenario, "graphs_refused") == 0 && o->graphs) {
+        notes.unavailable = FL_FEAT_GRAPHS;
+        snprintf(notes.unavailable_msg, sizeof notes.unavailable_msg,
+                 "cuptiActivityEnable(GRAPH_TRACE) failed: CUPTI_ERROR_NOT_COMPATIBLE (36)");
+    }
+    /* Buffer times are CUPTI's clock: "now" with offset 0. */
+    fl_decoder_config c = {.clock_offset_ns = 0, .limits = NULL, .demangle = true};
+    dec = fl_decoder_create(&c);
+    drains = 0;
+    stopped = false;
+    late_done = false;
+    if (o->kick)
+        o->kick();
+    return dec ? 0 : -1;
+}
+
+static size_t f_devices(fl_gpu_limits *out, size_t cap)
+{
+    if (cap == 0)
+        return 0;
+    memset(out, 0, sizeof *out);
+    out->device_id = 0;
+    out->cc_major = 9;
+    out->cc_minor = 0;
+    out->sm_count = 132;
+    out->warp_size = 32;
+    out->max_threads_per_block = 1024;
+    out->max_threads_per_sm = 2048;
+    out->max_blocks_per_sm = 32;
+    out->regs_per_sm = 65536;
+    out->max_regs_per_block = 65536;
+    out->smem_per_sm_bytes = 233472;
+    out->smem_per_block_bytes = 49152;
+    out->smem_per_block_optin_bytes = 232448;
+    out->reserved_smem_per_block_bytes = 1024;
+    out->l2_cache_bytes = 52428800;
+    snprintf(out->name, sizeof out->name, "Fake H100");
+    snprintf(out->uuid, sizeof out->uuid, "GPU-00000000-1111-2222-3333-444444444444");
+    return 1;
+}
+
+static void f_drain(const fl_trace_sink *sink)
+{
+    synth s;
+    if (drains++ == 0) {
+        uint64_t t = now_ns();
+        synth_init(&s, 1 << 16);
+        synth_marker(&s, CUPTI_ACTIVITY_FLAG_MARKER_START, 1, "nvtx_outer", t, 9);
+        synth_memcpy(&s, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, t + 1000, t + 3000, 10, 7);
+        synth_external(&s, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 4242, 11);
+        synth_kernel(&s, "_Z6vecAddPfS_S_i", t + 4000, t + 9000, 11, 7, 0, 4096, 256, 16, 0, 0);
+        synth_kernel(&s, "_Z6vecAddPfS_S_i", t + 10000, t + 15000, 12, 7, 0, 4096, 256, 16, 0, 0);
+        synth_kernel(&s, "_Z4gemmPKfS0_Pf", t + 16000, t + 56000, 13, 7, 0, 1024, 256, 64, 8192, 0);
+        synth_memset(&s, 1024, 0, t + 57000, t + 58000, 14);
+        synth_sync(&s, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, t + 58000, t + 60000,
+                   15, 7);
+        synth_marker(&s, CUPTI_ACTIVITY_FLAG_MARKER_END, 1, NULL, t + 61000, 9);
+        synth_overhead(&s, t, t + 500);
+        fl_decoder_feed(dec, sink, s.p, s.len);
+        fl_decoder_flush(dec, sink);
+        synth_free(&s);
+    } else if (stopped && !late_done) {
+        late_done = true;
+        uint64_t t = now_ns();
+        synth_init(&s, 4096);
+        synth_kernel(&s, "_Z6vecAddPfS_S_i", t, t + 5000, 16, 7, 0, 8192, 256, 16, 0, 0);
+        synth_memcpy(&s, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 4096, t + 6000, t + 8000, 17, 7);
+        fl_decoder_feed(dec, sink, s.p, s.len);
+        fl_decoder_flush(dec, sink);
+        synth_free(&s);
+    }
+}
+
+static void f_stop(void)
+{
+    stopped = true;
+}
+
+static void f_stats(fl_trace_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    fl_decoder_stats(dec, out);
+    out->unavailable = notes.unavailable;
+    memcpy(out->unavailable_msg, notes.unavailable_msg, sizeof out->unavailable_msg);
+    out->buffers = (uint64_t)drains;
+    if (strcmp(scenario, "drops") == 0) {
+        out->cupti_dropped = 5;
+        out->buffers_refused = 2;
+    }
+}
+
+static void f_release(void)
+{
+    fl_decoder_destroy(dec);
+    dec = NULL;
+}
+
+EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
+    .abi = FL_TRACE_ABI,
+    .version = "fake",
+    .start = f_start,
+    .devices = f_devices,
+    .drain = f_drain,
+    .stop = f_stop,
+    .stats = f_stats,
+    .release = f_release,
+};
