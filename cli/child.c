@@ -3,8 +3,10 @@
  *
  * Promises:
  *   - CMD gets the profiler's stdin, stdout, stderr, process group (so the
- *     terminal stays its own), environment, signal mask and ignored signals,
- *     exactly as if it had been started directly; none of our descriptors.
+ *     terminal stays its own), environment (or the one the caller built:
+ *     the Trace engine's injection, inject.c), signal mask and ignored
+ *     signals, exactly as if it had been started directly; none of our
+ *     descriptors.
  *   - An exec failure comes back through a close-on-exec pipe as errno, so
  *     "not found" (127) and "not executable" (126) are told apart and
  *     reported by the profiler, not guessed from an exit status.
@@ -293,8 +295,9 @@ static int is_stop_signal(int sig)
     return sig == SIGINT || sig == SIGQUIT || sig == SIGTERM || sig == SIGHUP;
 }
 
-int cli_run_child(char **argv, const cli_signals *sig, int wait_all, int lib_may_fork,
-                  cli_tick_fn tick, void *tick_user, cli_run_result *res, char *msg, size_t msg_len)
+int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wait_all,
+                  int lib_may_fork, cli_tick_fn tick, void *tick_user, cli_run_result *res,
+                  char *msg, size_t msg_len)
 {
     memset(res, 0, sizeof *res);
     sup s;
@@ -339,7 +342,10 @@ int cli_run_child(char **argv, const cli_signals *sig, int wait_all, int lib_may
         if (sig->chld_was_ignored)
             sigaction(SIGCHLD, &ign, NULL);
         sigprocmask(SIG_SETMASK, &sig->orig_mask, NULL);
-        execvp(argv[0], argv);
+        if (envp)
+            execvpe(argv[0], argv, envp); /* built before fork: nothing allocated here */
+        else
+            execvp(argv[0], argv);
         int e = errno;
         ssize_t w = write(ex[1], &e, sizeof e);
         (void)w;

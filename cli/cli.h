@@ -3,7 +3,9 @@
  * files: option parsing (options.c), the device list rules of --device and
  * CUDA_VISIBLE_DEVICES (visible.c), running and supervising CMD (child.c),
  * the reports, the samples file and the live line (report.c, json.c), and
- * `gpu-profile devices` (devices.c).  Nothing here is installed or public.
+ * `gpu-profile devices` (devices.c), the Trace engine's injection of the
+ * CUPTI plugin into CMD (inject.c) and the reader and summary of the
+ * sessions it writes (trace.c).  Nothing here is installed or public.
  */
 #ifndef GP_CLI_H
 #define GP_CLI_H
@@ -13,6 +15,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -39,6 +42,7 @@ typedef struct cli_opts {
     enum cli_samples_format samples_format;
     const char *log_dir; /* --log-dir: a GPUFlight session of the run */
     const char *app;     /* --app: its app name */
+    gpufl_engine engine; /* --engine; GPUFL_ENGINE_MONITOR: no injection */
     char **cmd;          /* NULL-terminated argv of CMD */
     int cmd_argc;
 } cli_opts;
@@ -97,14 +101,14 @@ typedef struct cli_run_result {
 
 typedef void (*cli_tick_fn)(void *user);
 
-/* Runs argv; calls tick(user) about once a second while waiting when tick
- * is not NULL.  lib_may_fork: the library has child processes of its own
- * (the smi backend), which must not be reaped here.  Returns 0, or -1 with
- * `msg` set when the profiler itself could not start CMD (fork, pipe,
- * signalfd). */
-int cli_run_child(char **argv, const cli_signals *sig, int wait_all, int lib_may_fork,
-                  cli_tick_fn tick, void *tick_user, cli_run_result *res, char *msg,
-                  size_t msg_len);
+/* Runs argv with the environment envp (NULL: the profiler's own); calls
+ * tick(user) about once a second while waiting when tick is not NULL.
+ * lib_may_fork: the library has child processes of its own (the smi
+ * backend), which must not be reaped here.  Returns 0, or -1 with `msg` set
+ * when the profiler itself could not start CMD (fork, pipe, signalfd). */
+int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wait_all,
+                  int lib_may_fork, cli_tick_fn tick, void *tick_user, cli_run_result *res,
+                  char *msg, size_t msg_len);
 
 /* "SIGTERM" for 15, "SIGRTMIN+3", "signal 99". */
 const char *cli_signal_name(int sig, char *buf, size_t len);
@@ -114,6 +118,100 @@ const char *cli_signal_name(int sig, char *buf, size_t len);
 void cli_json_key(fl_buf *b, const char *key); /* "key": */
 void cli_json_sep(fl_buf *b, int *first);      /* "," after the first member */
 
+/* trace.c: the summary of the sessions the CUPTI plugin wrote into a log
+ * directory during the run (one per CUDA process).  A pure reader: it
+ * never prints, never fails on a bad log (what it could not read is
+ * counted), and its renderers write only what they are given. */
+#define CLI_TRACE_TOP 10 /* kernels listed by name in the reports */
+
+enum cli_copy_kind {
+    CLI_COPY_HTOD, /* CUPTI memcpy kind 1 */
+    CLI_COPY_DTOH, /* 2 */
+    CLI_COPY_DTOD, /* 8 */
+    CLI_COPY_PTOP, /* 10 */
+    CLI_COPY_OTHER,
+    CLI_COPY_KINDS
+};
+
+typedef struct cli_trace_kernel {
+    char *name;
+    uint64_t calls, total_ns;
+} cli_trace_kernel;
+
+typedef struct cli_trace_ops {
+    uint64_t count, bytes, time_ns;
+} cli_trace_ops;
+
+/* A capability (feature) that was not fully collected, with the number of
+ * processes whose last capture_capabilities said so. */
+typedef struct cli_trace_cap {
+    char *feature, *status, *message; /* status: fallback | partial */
+    size_t processes;
+} cli_trace_cap;
+
+/* A selected_engine, with the number of processes that ran it. */
+typedef struct cli_trace_engine {
+    char *engine;    /* wire name, "nvidia.trace" */
+    char *requested; /* requested_engine of the first process counted */
+    char *message;   /* first fallback message when engine != requested, else NULL */
+    size_t processes;
+} cli_trace_engine;
+
+typedef struct cli_trace {
+    gpufl_engine engine; /* what --engine asked for */
+    const char *plugin;  /* the injected plugin; NULL: not injected */
+    const char *log_dir; /* where the sessions stay; NULL: a removed temp dir */
+    const char *note;    /* why nothing was traced (not injected); NULL */
+    size_t processes;    /* sessions read */
+    uint64_t kernel_launches, kernel_ns;
+    cli_trace_kernel *kernels; /* merged by name, by total_ns descending (after finish) */
+    size_t n_kernels, cap_kernels;
+    cli_trace_ops copies[CLI_COPY_KINDS], memsets;
+    cli_trace_cap *caps;
+    size_t n_caps, cap_caps;
+    cli_trace_engine *engines;
+    size_t n_engines, cap_engines;
+    uint64_t bad_lines; /* lines that are not a JSON object (a crash cuts the last) */
+    uint64_t bad_rows;  /* records or rows of a known type with a missing or bad field */
+    uint64_t dropped;   /* records of another session_id */
+    int oom;            /* an allocation failed: the figures may be short */
+} cli_trace;
+
+void cli_trace_init(cli_trace *t, gpufl_engine engine);
+void cli_trace_free(cli_trace *t);
+/* Reads one session directory's device.log into t; a session without a
+ * readable device.log adds nothing and returns -1. */
+int cli_trace_read_session(cli_trace *t, const char *session_dir);
+/* Sorts what was read; call once, after the last session. */
+void cli_trace_finish(cli_trace *t);
+/* The text block (after the device summary) and the JSON object. */
+void cli_trace_text(const cli_trace *t, FILE *f);
+void cli_trace_json(const cli_trace *t, fl_buf *b);
+
+/* inject.c: what --engine above Monitor does around CMD. */
+typedef struct cli_names {
+    char **v;
+    size_t n, cap;
+} cli_names;
+
+/* The plugin to inject: $GPUFL_CUPTI_PLUGIN (must exist: else -1 with msg),
+ * else next to the executable, in ../lib and ../<libdir>.  Returns 1 with
+ * an absolute path in path, 0 when not found (msg says where it looked),
+ * -1 on an error. */
+int cli_find_plugin(char *path, size_t len, char *msg, size_t msg_len);
+/* A copy of environ without the variables the injection sets, then those
+ * (NULL-terminated, malloc'd; cli_env_free).  NULL when out of memory. */
+char **cli_child_env(const char *plugin, const char *engine, const char *log_path, const char *app);
+void cli_env_free(char **env);
+/* The subdirectory names of dir (none when it cannot be read). */
+void cli_names_list(const char *dir, cli_names *out);
+int cli_names_has(const cli_names *l, const char *name);
+void cli_names_free(cli_names *l);
+/* mkdir -p; 0, or -1 with errno. */
+int cli_make_dirs(const char *path);
+/* rm -r, without following links; 0 or -1. */
+int cli_remove_tree(const char *path);
+
 /* report.c */
 typedef struct cli_report {
     const cli_opts *opts;
@@ -121,6 +219,7 @@ typedef struct cli_report {
     int sampled;      /* a real backend sampled (not none) */
     const char *note; /* why nothing was sampled / what was left out; may be "" */
     const cli_run_result *res;
+    const cli_trace *trace; /* --engine above Monitor; NULL: none (no "trace" key) */
 } cli_report;
 
 /* Writes the text or JSON report to f.  Returns 0 or -1 (write error). */

@@ -11,12 +11,20 @@
  * else every device the backend sees.  Without --strict, anything that
  * keeps sampling from starting (no backend, no visible device, a device
  * that does not exist) becomes one note line and CMD runs unsampled; with
- * --strict it is an error.  docs/cli.md has the whole contract.
+ * --strict it is an error.
+ *
+ * --engine above Monitor (Trace, ...): CMD gets the CUPTI plugin through
+ * CUDA_INJECTION64_PATH in its own environment, every CUDA process writes
+ * a session into the log directory (--log-dir, else a private temporary
+ * one removed after the report), and the report sums those sessions up
+ * (trace.c).  A plugin that cannot be found is a warning: the run goes on
+ * with device metrics only.  docs/cli.md has the whole contract.
  */
 #include "cli.h"
 #include "fl_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,7 +308,152 @@ static void end_session(const cli_run_result *res)
     gpufl_shutdown();
 }
 
-static int run(cli_opts *o, const cli_signals *sig)
+/* -------------------------------------------------------------- tracing */
+
+/* --engine above Monitor: what is injected into CMD and where its
+ * sessions go. */
+typedef struct tracing {
+    int on;       /* an engine above Monitor was asked for */
+    int injected; /* the plugin was found: CMD gets it */
+    char plugin[PATH_MAX];
+    char dir[PATH_MAX]; /* GPUFL_LOG_PATH, absolute */
+    int temp;           /* dir is a private temporary one, removed at the end */
+    char **env;         /* CMD's environment */
+    cli_names before;   /* dir's sessions before CMD started */
+    char own_id[64];    /* the --log-dir session of the profiler itself */
+    char note[NOTE_MAX];
+} tracing;
+
+/* Finds the plugin and makes the log directory.  -1 after a message (exit
+ * 125, CMD not run); 0 otherwise, also when nothing will be injected. */
+static int trace_prepare(const cli_opts *o, tracing *tr)
+{
+    memset(tr, 0, sizeof *tr);
+    if (o->engine == GPUFL_ENGINE_MONITOR)
+        return 0;
+    tr->on = 1;
+    const char *engine = gpufl_engine_name(o->engine);
+    const char *disabled = getenv("GPUFL_DISABLED");
+    if (disabled && fl_parse_bool(disabled) == 1) {
+        snprintf(tr->note, sizeof tr->note, "GPUFL_DISABLED is set");
+        if (!o->quiet)
+            fprintf(stderr, "gpu-profile: GPUFL_DISABLED is set: nothing is traced\n");
+        return 0;
+    }
+    char msg[NOTE_MAX];
+    int found = cli_find_plugin(tr->plugin, sizeof tr->plugin, msg, sizeof msg);
+    if (found < 0) {
+        fprintf(stderr, "gpu-profile: --engine %s: %s\n", engine, msg);
+        return -1;
+    }
+    if (found == 0) {
+        snprintf(tr->note, sizeof tr->note, "%s", msg);
+        if (!o->quiet)
+            fprintf(stderr,
+                    "gpu-profile: warning: --engine %s: %s: the run goes on with device metrics "
+                    "only\n",
+                    engine, msg);
+        return 0;
+    }
+
+    if (o->log_dir) {
+        /* The library's rule for log_path: a trailing ".log" is dropped. */
+        char base[PATH_MAX];
+        snprintf(base, sizeof base, "%s", o->log_dir);
+        size_t n = strlen(base);
+        if (n > 4 && strcmp(base + n - 4, ".log") == 0)
+            base[n - 4] = '\0';
+        if (cli_make_dirs(base) != 0 || !realpath(base, tr->dir)) {
+            fprintf(stderr, "gpu-profile: --log-dir: cannot create the log directory '%s': %s\n",
+                    base, strerror(errno));
+            return -1;
+        }
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        char templ[PATH_MAX];
+        snprintf(templ, sizeof templ, "%s/gpu-profile-trace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(templ)) {
+            fprintf(stderr,
+                    "gpu-profile: --engine %s: cannot create a temporary directory '%s': %s\n",
+                    engine, templ, strerror(errno));
+            return -1;
+        }
+        tr->temp = 1;
+        snprintf(tr->dir, sizeof tr->dir, "%s", templ);
+        char real[PATH_MAX];
+        if (realpath(templ, real))
+            snprintf(tr->dir, sizeof tr->dir, "%s", real);
+    }
+
+    const char *cur = getenv("CUDA_INJECTION64_PATH");
+    if (cur && *cur && !o->quiet) {
+        char real[PATH_MAX];
+        if (!realpath(cur, real) || strcmp(real, tr->plugin) != 0)
+            fprintf(stderr,
+                    "gpu-profile: warning: CUDA_INJECTION64_PATH=%s is replaced by %s for the "
+                    "command (--engine %s)\n",
+                    cur, tr->plugin, engine);
+    }
+    const char *base = strrchr(o->cmd[0], '/');
+    const char *app = o->app ? o->app : base ? base + 1 : o->cmd[0];
+    tr->env = cli_child_env(tr->plugin, engine, tr->dir, app);
+    if (!tr->env) {
+        fprintf(stderr, "gpu-profile: out of memory\n");
+        return -1;
+    }
+    tr->injected = 1;
+    return 0;
+}
+
+/* Right before CMD starts: the sessions that are not CMD's. */
+static void trace_snapshot(tracing *tr)
+{
+    if (!tr->injected)
+        return;
+    cli_names_list(tr->dir, &tr->before);
+    gpufl_session_id(tr->own_id, sizeof tr->own_id);
+}
+
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* After CMD: every session CMD's processes wrote, read into t. */
+static void trace_collect(const cli_opts *o, tracing *tr, cli_trace *t)
+{
+    cli_trace_init(t, o->engine);
+    t->note = tr->note[0] ? tr->note : NULL;
+    if (!tr->injected)
+        return;
+    t->plugin = tr->plugin;
+    t->log_dir = tr->temp ? NULL : tr->dir;
+    cli_names after;
+    cli_names_list(tr->dir, &after);
+    if (after.n > 1)
+        qsort(after.v, after.n, sizeof *after.v, by_str); /* a stable order */
+    for (size_t i = 0; i < after.n; i++) {
+        const char *name = after.v[i];
+        if (cli_names_has(&tr->before, name) || strcmp(name, tr->own_id) == 0)
+            continue;
+        char path[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s/%s", tr->dir, name);
+        cli_trace_read_session(t, path);
+    }
+    cli_names_free(&after);
+    cli_trace_finish(t);
+}
+
+static void trace_end(tracing *tr)
+{
+    if (tr->temp)
+        cli_remove_tree(tr->dir);
+    cli_env_free(tr->env);
+    cli_names_free(&tr->before);
+    memset(tr, 0, sizeof *tr);
+}
+
+static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
 {
     FILE *out = NULL, *samples = NULL;
     if (o->output && !(out = open_output("--output", o->output)))
@@ -339,11 +492,12 @@ static int run(cli_opts *o, const cli_signals *sig)
     const char *backend = gp_monitor_backend(mon);
     int sampled = strcmp(backend, "none") != 0;
 
+    trace_snapshot(tr);
     live l = {mon, mono_ns(), 0};
     int show_live = sampled && !o->quiet && !o->no_live && isatty(STDERR_FILENO);
     cli_run_result res;
     char msg[256];
-    if (cli_run_child(o->cmd, sig, !o->wait_primary, strcmp(backend, "smi") == 0,
+    if (cli_run_child(o->cmd, tr->env, sig, !o->wait_primary, strcmp(backend, "smi") == 0,
                       show_live ? live_tick : NULL, &l, &res, msg, sizeof msg) < 0) {
         fprintf(stderr, "gpu-profile: %s\n", msg);
         if (session) {
@@ -369,10 +523,15 @@ static int run(cli_opts *o, const cli_signals *sig)
             fprintf(stderr, "gpu-profile: cannot write the samples to '%s': %s\n", o->samples,
                     strerror(errno ? errno : EIO));
         FILE *f = out ? out : o->quiet ? NULL : stderr;
-        cli_report r = {o, mon, sampled, note, &res};
+        cli_trace t;
+        if (f && tr->on)
+            trace_collect(o, tr, &t);
+        cli_report r = {o, mon, sampled, note, &res, f && tr->on ? &t : NULL};
         if (f && cli_report_write(&r, f) < 0 && f != stderr)
             fprintf(stderr, "gpu-profile: cannot write the report to '%s': %s\n", o->output,
                     strerror(errno ? errno : EIO));
+        if (f && tr->on)
+            cli_trace_free(&t);
     }
     close_output(out, "report", o->output);
     close_output(samples, "samples", o->samples);
@@ -392,5 +551,8 @@ int main(int argc, char **argv)
     int p = cli_parse_run_args(argc, argv, &o);
     if (p != 0)
         return p > 0 ? 0 : CLI_EXIT_PROFILER;
-    return run(&o, &sig);
+    tracing tr;
+    int code = trace_prepare(&o, &tr) < 0 ? CLI_EXIT_PROFILER : run(&o, &sig, &tr);
+    trace_end(&tr);
+    return code;
 }

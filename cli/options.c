@@ -41,6 +41,11 @@ void cli_usage(FILE *f)
           "  --log-dir DIR          also record the run as a GPUFlight session (Monitor\n"
           "                         engine) in DIR/<session_id>/{device,scope,system}.log\n"
           "  --app NAME             the session's app name (default: CMD's file name)\n"
+          "  --engine NAME          Monitor (default: device metrics only) | Trace |\n"
+          "                         PcSampling | SassMetrics | RangeProfiler | Deep:\n"
+          "                         above Monitor, loads the CUPTI plugin into CMD's CUDA\n"
+          "                         processes and adds their kernels, copies and\n"
+          "                         memsets to the report\n"
           "  --wait all|primary     all (default): sample until CMD and every process it\n"
           "                         left behind have exited; primary: until CMD exits\n"
           "  --no-live              no live status line on a terminal stderr\n"
@@ -58,6 +63,7 @@ void cli_usage(FILE *f)
           "  gpu-profile --json -o run.json --interval 0.05 -- ./bench\n"
           "  gpu-profile --device 0,1 --samples samples.csv -- torchrun --nproc-per-node 2 t.py\n"
           "  gpu-profile --log-dir logs --app train -- python train.py\n"
+          "  gpu-profile --engine trace -- ./app            # + kernels, memcpy, memset\n"
           "  CUDA_VISIBLE_DEVICES=1 gpu-profile -- ./app     # samples GPU 1 only\n"
           "  gpu-profile devices --json\n",
           f);
@@ -150,6 +156,7 @@ static const struct {
     {"--wait", "all or primary"},
     {"--log-dir", "a directory"},
     {"--app", "a name"},
+    {"--engine", "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler or Deep"},
 };
 
 static int takes_value(const char *name, const char **what)
@@ -252,6 +259,14 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o)
             o->log_dir = value;
         } else if (strcmp(name, "--app") == 0) {
             o->app = value;
+        } else if (strcmp(name, "--engine") == 0) {
+            if (gpufl_engine_parse(value, &o->engine) != GPUFL_OK) {
+                fprintf(stderr,
+                        "gpu-profile: --engine: '%s' is not an engine: use Monitor, Trace, "
+                        "PcSampling, SassMetrics, RangeProfiler or Deep (any case)\n",
+                        value);
+                return -1;
+            }
         } else if (strcmp(name, "--wait") == 0) {
             if (strcmp(value, "all") == 0) {
                 o->wait_primary = 0;

@@ -5,7 +5,8 @@
  * (one "gpu-profile.run" object embedding the library's summaries, see
  * docs/json-schema.md), the --samples file (CSV or NDJSON, one row per
  * device sample, empty cell / null for a metric the device did not
- * report), and the live status line.
+ * report), and the live status line.  With --engine above Monitor both
+ * reports also carry the trace summary (trace.c).
  *
  * Totals follow one rule: a sum or mean over the devices is given only
  * when every device reports the metric, so a total is never a silent
@@ -176,6 +177,11 @@ static void write_text(const cli_report *r, FILE *f)
             write_total_text(f, &t);
         }
     }
+    if (r->trace) {
+        if (r->sampled && n > 0 && r->trace->processes > 0)
+            fputc('\n', f);
+        cli_trace_text(r->trace, f);
+    }
     if (r->note && r->note[0])
         fprintf(f, "gpu-profile: %s\n", r->note);
     write_status_line(f, r);
@@ -254,6 +260,10 @@ static void write_json(const cli_report *r, fl_buf *b)
     }
     fl_buf_puts(b, ",\"samples_file\":");
     fl_buf_str(b, r->opts->samples);
+    if (r->trace) {
+        fl_buf_puts(b, ",\"trace\":");
+        cli_trace_json(r->trace, b);
+    }
     fl_buf_puts(b, "}\n");
 }
 

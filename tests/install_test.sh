@@ -26,6 +26,24 @@ if [ -n "$needed" ]; then
     echo "$needed" >&2
     exit 1
 fi
+# The CUPTI plugin (when the build has one) is installed beside the core,
+# where the core looks for it, and exports only its table and the two
+# injection entry points CUDA and NVTX look up.
+if [ -f "$build/libgpuprofile_cupti.so" ]; then
+    plugin=$(ls "$tmp"/prefix/lib*/libgpuprofile_cupti.so | head -n 1)
+    test "$(dirname "$plugin")" = "$(dirname "$lib")"
+    bad=$(nm -D --defined-only "$plugin" | awk '$2 ~ /^[TDBR]$/ {print $3}' |
+        grep -v -x -E 'gpufl_cupti_plugin_v1|InitializeInjection|InitializeInjectionNvtx2' || true)
+    if [ -n "$bad" ]; then
+        echo "install_test: libgpuprofile_cupti.so exports more than its table and entry points:" >&2
+        echo "$bad" >&2
+        exit 1
+    fi
+    if readelf -d "$plugin" | grep -q 'NEEDED.*libcuda\.so'; then
+        echo "install_test: libgpuprofile_cupti.so links libcuda (it must dlopen it)" >&2
+        exit 1
+    fi
+fi
 cmake -S "$src/tests/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/consumer" >/dev/null
 LD_LIBRARY_PATH=$(dirname "$lib") "$tmp/consumer/consumer_shared"

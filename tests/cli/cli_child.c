@@ -25,6 +25,18 @@
  *   tty                        prints "stdin-tty A fg B" (A: isatty(0), B: its
  *                              process group owns the terminal), reads one
  *                              line of stdin, exits 0
+ *   inject PLUGIN APP ENGINE RECORD S [UUID FILE]...
+ *                              a CUDA process under --engine, without CUDA:
+ *                              checks the injected environment (both
+ *                              *_INJECTION64_PATH = PLUGIN, GPUFL_APP_NAME =
+ *                              APP, GPUFL_PROFILING_ENGINE = ENGINE,
+ *                              GPUFL_LOG_PATH an existing absolute directory,
+ *                              written to RECORD), then writes each FILE as
+ *                              $GPUFL_LOG_PATH/UUID/device.log, the last one
+ *                              from a child process (a CUDA grandchild);
+ *                              exits S, or 97 with a message on stderr
+ *   noinject S                 exits S when none of the variables above is
+ *                              set, else 97 with a message on stderr
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -182,6 +195,84 @@ static int mode_tty(void)
     return fgets(line, sizeof line, stdin) ? 0 : 1;
 }
 
+static const char *const inject_vars[] = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
+                                          "GPUFL_PROFILING_ENGINE", "GPUFL_LOG_PATH",
+                                          "GPUFL_APP_NAME"};
+
+static int expect_env(const char *name, const char *want)
+{
+    const char *v = getenv(name);
+    if (v && strcmp(v, want) == 0)
+        return 0;
+    fprintf(stderr, "cli_child: %s is '%s', not '%s'\n", name, v ? v : "(unset)", want);
+    return -1;
+}
+
+/* Copies src to $GPUFL_LOG_PATH/uuid/device.log. */
+static int put_session(const char *uuid, const char *src)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", getenv("GPUFL_LOG_PATH"), uuid);
+    if (mkdir(path, 0755) != 0)
+        return -1;
+    strncat(path, "/device.log", sizeof path - strlen(path) - 1);
+    FILE *in = fopen(src, "rb"), *out = fopen(path, "wb");
+    char buf[4096];
+    size_t n;
+    int bad = !in || !out;
+    while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        bad = fwrite(buf, 1, n, out) != n;
+    if (in)
+        fclose(in);
+    if (out && fclose(out) != 0)
+        bad = 1;
+    return bad ? -1 : 0;
+}
+
+static int mode_inject(char **a, int n)
+{
+    const char *log = getenv("GPUFL_LOG_PATH");
+    struct stat st;
+    if (expect_env("CUDA_INJECTION64_PATH", a[0]) || expect_env("NVTX_INJECTION64_PATH", a[0]) ||
+        expect_env("GPUFL_APP_NAME", a[1]) || expect_env("GPUFL_PROFILING_ENGINE", a[2]))
+        return 97;
+    if (!log || log[0] != '/' || stat(log, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "cli_child: GPUFL_LOG_PATH '%s' is no absolute directory\n",
+                log ? log : "(unset)");
+        return 97;
+    }
+    char line[4200];
+    snprintf(line, sizeof line, "%s\n", log);
+    if (append_line(a[3], line) != 0)
+        return 97;
+    int k = 5;
+    for (; k + 3 < n; k += 2)
+        if (put_session(a[k], a[k + 1]) != 0)
+            return 96;
+    if (k + 1 < n) {
+        pid_t gc = fork();
+        if (gc == 0)
+            _exit(put_session(a[k], a[k + 1]) == 0 ? 0 : 1);
+        int st2 = 0;
+        while (gc > 0 && waitpid(gc, &st2, 0) < 0 && errno == EINTR)
+            ;
+        if (gc < 0 || !WIFEXITED(st2) || WEXITSTATUS(st2) != 0)
+            return 96;
+    }
+    return atoi(a[4]);
+}
+
+static int mode_noinject(const char *status)
+{
+    for (size_t i = 0; i < sizeof inject_vars / sizeof inject_vars[0]; i++)
+        if (getenv(inject_vars[i])) {
+            fprintf(stderr, "cli_child: %s is set to '%s'\n", inject_vars[i],
+                    getenv(inject_vars[i]));
+            return 97;
+        }
+    return atoi(status);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -212,6 +303,10 @@ int main(int argc, char **argv)
         return mode_tty();
     if (strcmp(mode, "sigstate") == 0)
         return mode_sigstate();
+    if (strcmp(mode, "inject") == 0 && argc > 6)
+        return mode_inject(argv + 2, argc - 2);
+    if (strcmp(mode, "noinject") == 0 && argc > 2)
+        return mode_noinject(argv[2]);
     fprintf(stderr, "cli_child: unknown mode '%s'\n", mode);
     return 98;
 }

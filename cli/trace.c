@@ -1,0 +1,771 @@
+/*
+ * trace.c - the Trace engine's summary: reads the sessions the CUPTI plugin
+ * wrote during a run (one <log_path>/<session_id>/ per CUDA process) and
+ * sums them up: kernel launches and GPU time, the kernels by total GPU
+ * time (merged by name across processes: kernel ids are per session),
+ * memcpy per direction, memset, and what the sessions' last
+ * capture_capabilities say was not fully collected.
+ *
+ * Only device.log is read (plain, not the rotated .log.gz windows): its
+ * dictionary_update (kernel_dict), kernel_event_batch and
+ * memcpy_event_batch (columns looked up by name), memset_event and
+ * capture_capabilities records.  A bad log never fails the read: a line
+ * that is not a JSON object (a crashed process leaves its last line cut)
+ * is counted and skipped, so is a record or row with a missing or bad
+ * field, and a record whose session_id is not the session's (its
+ * job_start's, else the directory's name) is dropped and counted.
+ *
+ * No printing here: cli_trace_text and cli_trace_json write what they are
+ * given, where they are told.
+ */
+#include "cli.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- helpers */
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* A non-negative integer (or a real, as the plugin might write a big
+ * value); -1 for anything else. */
+static int get_u64(const json_t *v, uint64_t *out)
+{
+    if (json_is_integer(v)) {
+        json_int_t i = json_integer_value(v);
+        if (i < 0)
+            return -1;
+        *out = (uint64_t)i;
+        return 0;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (!(d >= 0.0 && d < 18446744073709551616.0))
+            return -1;
+        *out = (uint64_t)d;
+        return 0;
+    }
+    return -1;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static int same(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* --------------------------------------------- per-session kernel table */
+
+/* kernel_id -> name and what its rows added up to, one session's. */
+typedef struct kent {
+    uint64_t id;
+    char *name;
+    uint64_t calls, total_ns;
+    int used;
+} kent;
+
+typedef struct kmap {
+    kent *e;
+    size_t cap, n; /* cap: a power of two */
+} kmap;
+
+static size_t kslot(uint64_t id, size_t cap)
+{
+    return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static kent *kmap_get(kmap *m, uint64_t id)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        kent *e = calloc(cap, sizeof *e);
+        if (!e)
+            return NULL;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->e[i].used)
+                continue;
+            size_t k = kslot(m->e[i].id, cap);
+            while (e[k].used)
+                k = (k + 1) & (cap - 1);
+            e[k] = m->e[i];
+        }
+        free(m->e);
+        m->e = e;
+        m->cap = cap;
+    }
+    size_t k = kslot(id, m->cap);
+    while (m->e[k].used && m->e[k].id != id)
+        k = (k + 1) & (m->cap - 1);
+    if (!m->e[k].used) {
+        m->e[k].used = 1;
+        m->e[k].id = id;
+        m->n++;
+    }
+    return &m->e[k];
+}
+
+static void kmap_free(kmap *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->e[i].name);
+    free(m->e);
+    memset(m, 0, sizeof *m);
+}
+
+/* --------------------------------------------------------------- state */
+
+typedef struct sess {
+    char *expect;   /* the session_id records must carry */
+    int have_start; /* expect came from job_start */
+    kmap kernels;
+    json_t *caps; /* the last capture_capabilities */
+} sess;
+
+void cli_trace_init(cli_trace *t, gpufl_engine engine)
+{
+    memset(t, 0, sizeof *t);
+    t->engine = engine;
+}
+
+void cli_trace_free(cli_trace *t)
+{
+    for (size_t i = 0; i < t->n_kernels; i++)
+        free(t->kernels[i].name);
+    free(t->kernels);
+    for (size_t i = 0; i < t->n_caps; i++) {
+        free(t->caps[i].feature);
+        free(t->caps[i].status);
+        free(t->caps[i].message);
+    }
+    free(t->caps);
+    for (size_t i = 0; i < t->n_engines; i++) {
+        free(t->engines[i].engine);
+        free(t->engines[i].requested);
+        free(t->engines[i].message);
+    }
+    free(t->engines);
+    memset(t, 0, sizeof *t);
+}
+
+static char *dup_or_oom(cli_trace *t, const char *s)
+{
+    char *d = strdup(s ? s : "");
+    if (!d)
+        t->oom = 1;
+    return d;
+}
+
+/* Column index of name in a batch's columns, -1 if absent. */
+static int column(const json_t *cols, const char *name)
+{
+    for (size_t i = 0; i < json_array_size(cols); i++) {
+        const char *c = json_string_value(json_array_get(cols, i));
+        if (c && strcmp(c, name) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+static void on_dictionary(cli_trace *t, sess *s, const json_t *rec)
+{
+    const json_t *dict = json_object_get(rec, "kernel_dict");
+    if (!dict)
+        return;
+    if (!json_is_object(dict)) {
+        t->bad_rows++;
+        return;
+    }
+    const char *key;
+    const json_t *val;
+    json_object_foreach((json_t *)dict, key, val)
+    {
+        char *end = NULL;
+        unsigned long long id = strtoull(key, &end, 10);
+        const char *name = json_string_value(val);
+        if (!key[0] || *end || key[0] == '-' || key[0] == '+' || !name) {
+            t->bad_rows++;
+            continue;
+        }
+        kent *e = kmap_get(&s->kernels, id);
+        char *copy = strdup(name);
+        if (!e || !copy) {
+            free(copy);
+            t->oom = 1;
+            return;
+        }
+        free(e->name);
+        e->name = copy;
+    }
+}
+
+static void on_kernels(cli_trace *t, sess *s, const json_t *rec)
+{
+    const json_t *cols = json_object_get(rec, "columns");
+    const json_t *rows = json_object_get(rec, "rows");
+    int ci = column(cols, "kernel_id"), cd = column(cols, "duration_ns");
+    if (ci < 0 || cd < 0 || !json_is_array(rows)) {
+        t->bad_rows++;
+        return;
+    }
+    size_t i;
+    const json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        uint64_t id, dur;
+        if (get_u64(json_array_get(row, (size_t)ci), &id) < 0 ||
+            get_u64(json_array_get(row, (size_t)cd), &dur) < 0) {
+            t->bad_rows++;
+            continue;
+        }
+        kent *e = kmap_get(&s->kernels, id);
+        if (!e) {
+            t->oom = 1;
+            return;
+        }
+        e->calls++;
+        e->total_ns = sat_add(e->total_ns, dur);
+        t->kernel_launches++;
+        t->kernel_ns = sat_add(t->kernel_ns, dur);
+    }
+}
+
+static enum cli_copy_kind copy_kind(uint64_t k)
+{
+    switch (k) {
+    case 1:
+        return CLI_COPY_HTOD;
+    case 2:
+        return CLI_COPY_DTOH;
+    case 8:
+        return CLI_COPY_DTOD;
+    case 10:
+        return CLI_COPY_PTOP;
+    default:
+        return CLI_COPY_OTHER;
+    }
+}
+
+static void add_ops(cli_trace_ops *o, uint64_t bytes, uint64_t dur)
+{
+    o->count++;
+    o->bytes = sat_add(o->bytes, bytes);
+    o->time_ns = sat_add(o->time_ns, dur);
+}
+
+static void on_memcpys(cli_trace *t, const json_t *rec)
+{
+    const json_t *cols = json_object_get(rec, "columns");
+    const json_t *rows = json_object_get(rec, "rows");
+    int cb = column(cols, "bytes"), cd = column(cols, "duration_ns");
+    int ck = column(cols, "copy_kind");
+    if (cb < 0 || cd < 0 || ck < 0 || !json_is_array(rows)) {
+        t->bad_rows++;
+        return;
+    }
+    size_t i;
+    const json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        uint64_t bytes, dur, kind;
+        if (get_u64(json_array_get(row, (size_t)cb), &bytes) < 0 ||
+            get_u64(json_array_get(row, (size_t)cd), &dur) < 0 ||
+            get_u64(json_array_get(row, (size_t)ck), &kind) < 0) {
+            t->bad_rows++;
+            continue;
+        }
+        add_ops(&t->copies[copy_kind(kind)], bytes, dur);
+    }
+}
+
+static void on_memset(cli_trace *t, const json_t *rec)
+{
+    uint64_t bytes, dur;
+    if (get_u64(json_object_get(rec, "bytes"), &bytes) < 0 ||
+        get_u64(json_object_get(rec, "duration_ns"), &dur) < 0) {
+        t->bad_rows++;
+        return;
+    }
+    add_ops(&t->memsets, bytes, dur);
+}
+
+static void on_line(cli_trace *t, sess *s, const char *line, size_t len)
+{
+    json_error_t err;
+    json_t *rec = json_loadb(line, len, 0, &err);
+    if (!rec || !json_is_object(rec)) {
+        t->bad_lines++;
+        json_decref(rec);
+        return;
+    }
+    const char *type = json_string_value(json_object_get(rec, "type"));
+    const char *sid = json_string_value(json_object_get(rec, "session_id"));
+    if (type && strcmp(type, "job_start") == 0 && !s->have_start && sid) {
+        char *e = strdup(sid);
+        if (e) {
+            free(s->expect);
+            s->expect = e;
+            s->have_start = 1;
+        } else {
+            t->oom = 1;
+        }
+    }
+    if (!sid || !s->expect || strcmp(sid, s->expect) != 0) {
+        t->dropped++;
+    } else if (!type) {
+        t->bad_rows++;
+    } else if (strcmp(type, "dictionary_update") == 0) {
+        on_dictionary(t, s, rec);
+    } else if (strcmp(type, "kernel_event_batch") == 0) {
+        on_kernels(t, s, rec);
+    } else if (strcmp(type, "memcpy_event_batch") == 0) {
+        on_memcpys(t, rec);
+    } else if (strcmp(type, "memset_event") == 0) {
+        on_memset(t, rec);
+    } else if (strcmp(type, "capture_capabilities") == 0) {
+        json_decref(s->caps);
+        s->caps = json_incref(rec);
+    }
+    json_decref(rec);
+}
+
+/* ------------------------------------------------------ end of a session */
+
+static cli_trace_cap *find_cap(cli_trace *t, const char *feature, const char *status,
+                               const char *message)
+{
+    for (size_t i = 0; i < t->n_caps; i++)
+        if (same(t->caps[i].feature, feature) && same(t->caps[i].status, status) &&
+            same(t->caps[i].message, message))
+            return &t->caps[i];
+    if (grow((void **)&t->caps, &t->cap_caps, t->n_caps + 1, sizeof *t->caps) < 0) {
+        t->oom = 1;
+        return NULL;
+    }
+    cli_trace_cap *c = &t->caps[t->n_caps];
+    memset(c, 0, sizeof *c);
+    c->feature = dup_or_oom(t, feature);
+    c->status = dup_or_oom(t, status);
+    c->message = dup_or_oom(t, message);
+    if (!c->feature || !c->status || !c->message) {
+        free(c->feature);
+        free(c->status);
+        free(c->message);
+        return NULL;
+    }
+    t->n_caps++;
+    return c;
+}
+
+static void take_caps(cli_trace *t, const json_t *cc)
+{
+    const char *requested = json_string_value(json_object_get(cc, "requested_engine"));
+    const char *selected = json_string_value(json_object_get(cc, "selected_engine"));
+    const char *first_fallback = NULL;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(cc, "capabilities"), i, c)
+    {
+        const char *feature = json_string_value(json_object_get(c, "feature"));
+        const char *status = json_string_value(json_object_get(c, "status"));
+        const char *message = json_string_value(json_object_get(c, "message"));
+        if (!feature || !status)
+            continue;
+        if (strcmp(status, "fallback") != 0 && strcmp(status, "partial") != 0)
+            continue;
+        if (!first_fallback && strcmp(status, "fallback") == 0 && message && message[0])
+            first_fallback = message;
+        cli_trace_cap *k = find_cap(t, feature, status, message ? message : "");
+        if (k)
+            k->processes++;
+    }
+    if (!selected)
+        return;
+    cli_trace_engine *e = NULL;
+    for (size_t k = 0; k < t->n_engines && !e; k++)
+        if (strcmp(t->engines[k].engine, selected) == 0)
+            e = &t->engines[k];
+    if (!e) {
+        if (grow((void **)&t->engines, &t->cap_engines, t->n_engines + 1, sizeof *t->engines) < 0) {
+            t->oom = 1;
+            return;
+        }
+        e = &t->engines[t->n_engines];
+        memset(e, 0, sizeof *e);
+        e->engine = dup_or_oom(t, selected);
+        e->requested = requested ? dup_or_oom(t, requested) : NULL;
+        if (!e->engine) {
+            free(e->requested);
+            return;
+        }
+        t->n_engines++;
+    }
+    e->processes++;
+    if (requested && strcmp(requested, selected) != 0 && !e->message)
+        e->message = dup_or_oom(t, first_fallback ? first_fallback : "");
+}
+
+static void add_kernel(cli_trace *t, const char *name, uint64_t calls, uint64_t total_ns)
+{
+    if (grow((void **)&t->kernels, &t->cap_kernels, t->n_kernels + 1, sizeof *t->kernels) < 0) {
+        t->oom = 1;
+        return;
+    }
+    char *n = dup_or_oom(t, name);
+    if (!n)
+        return;
+    t->kernels[t->n_kernels++] = (cli_trace_kernel){n, calls, total_ns};
+}
+
+static void end_session(cli_trace *t, sess *s)
+{
+    for (size_t i = 0; i < s->kernels.cap; i++) {
+        const kent *e = &s->kernels.e[i];
+        if (!e->used || e->calls == 0)
+            continue;
+        if (e->name) {
+            add_kernel(t, e->name, e->calls, e->total_ns);
+        } else {
+            char name[64];
+            snprintf(name, sizeof name, "(kernel id %llu, not in kernel_dict)",
+                     (unsigned long long)e->id);
+            add_kernel(t, name, e->calls, e->total_ns);
+        }
+    }
+    if (s->caps)
+        take_caps(t, s->caps);
+}
+
+int cli_trace_read_session(cli_trace *t, const char *session_dir)
+{
+    char path[4200];
+    if (snprintf(path, sizeof path, "%s/device.log", session_dir) >= (int)sizeof path)
+        return -1;
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    sess s;
+    memset(&s, 0, sizeof s);
+    const char *base = strrchr(session_dir, '/');
+    s.expect = strdup(base ? base + 1 : session_dir);
+    if (!s.expect)
+        t->oom = 1;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        size_t len = (size_t)n;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            len--;
+        if (len == 0)
+            continue;
+        on_line(t, &s, line, len);
+    }
+    free(line);
+    fclose(f);
+    t->processes++;
+    end_session(t, &s);
+    kmap_free(&s.kernels);
+    json_decref(s.caps);
+    free(s.expect);
+    return 0;
+}
+
+/* -------------------------------------------------------------- finish */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const cli_trace_kernel *)a)->name, ((const cli_trace_kernel *)b)->name);
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const cli_trace_kernel *x = a, *y = b;
+    if (x->total_ns != y->total_ns)
+        return x->total_ns > y->total_ns ? -1 : 1;
+    if (x->calls != y->calls)
+        return x->calls > y->calls ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+void cli_trace_finish(cli_trace *t)
+{
+    if (t->n_kernels == 0)
+        return;
+    qsort(t->kernels, t->n_kernels, sizeof *t->kernels, by_name);
+    size_t w = 0;
+    for (size_t i = 0; i < t->n_kernels; i++) {
+        if (w > 0 && strcmp(t->kernels[w - 1].name, t->kernels[i].name) == 0) {
+            t->kernels[w - 1].calls += t->kernels[i].calls;
+            t->kernels[w - 1].total_ns =
+                sat_add(t->kernels[w - 1].total_ns, t->kernels[i].total_ns);
+            free(t->kernels[i].name);
+        } else {
+            t->kernels[w++] = t->kernels[i];
+        }
+    }
+    t->n_kernels = w;
+    qsort(t->kernels, t->n_kernels, sizeof *t->kernels, by_time);
+}
+
+/* ---------------------------------------------------------------- text */
+
+static const char *const copy_names[CLI_COPY_KINDS] = {"HtoD", "DtoH", "DtoD", "PtoP", "other"};
+
+/* "nvidia.monitor" -> "Monitor": the engine names of --engine. */
+static const char *engine_display(const char *wire)
+{
+    static const struct {
+        const char *wire, *name;
+    } names[] = {{"nvidia.monitor", "Monitor"},
+                 {"nvidia.trace", "Trace"},
+                 {"nvidia.pc_sampling", "PcSampling"},
+                 {"nvidia.sass_metrics", "SassMetrics"},
+                 {"nvidia.range_profiler", "RangeProfiler"},
+                 {"nvidia.deep", "Deep"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i].wire, wire) == 0)
+            return names[i].name;
+    return wire;
+}
+
+/* A name as one line of at most `max` bytes: control characters as '?',
+ * "..." when cut (never inside a UTF-8 sequence). */
+static void one_line(const char *s, size_t max, char *buf, size_t len)
+{
+    size_t n = strlen(s), used = 0;
+    size_t keep = n <= max ? n : max - 3;
+    while (keep > 0 && keep < n && ((unsigned char)s[keep] & 0xC0) == 0x80)
+        keep--;
+    for (size_t i = 0; i < keep && used + 1 < len; i++)
+        buf[used++] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7F) ? '?' : s[i];
+    if (keep < n)
+        for (int i = 0; i < 3 && used + 1 < len; i++)
+            buf[used++] = '.';
+    buf[used] = '\0';
+}
+
+static void bytes_text(uint64_t b, char *buf, size_t len)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (b < 1024) {
+        snprintf(buf, len, "%llu B", (unsigned long long)b);
+        return;
+    }
+    double v = (double)b / 1024.0;
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, "%.2f %s", v, units[u]);
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
+static void ops_text(FILE *f, const char *label, const cli_trace_ops *o, const char *one,
+                     const char *many)
+{
+    char b[32];
+    bytes_text(o->bytes, b, sizeof b);
+    fprintf(f, "  %-18s%llu %s  %s  %.3f ms\n", label, (unsigned long long)o->count,
+            plural(o->count, one, many), b, (double)o->time_ns / 1e6);
+}
+
+static void status_lines(const cli_trace *t, FILE *f)
+{
+    if (t->processes == 0) {
+        if (t->note)
+            fprintf(f, "gpu-profile: trace: not traced: %s\n", t->note);
+        else
+            fputs("gpu-profile: trace: no CUDA activity was traced (CMD made no CUDA calls, or "
+                  "the driver did not load the plugin)\n",
+                  f);
+    }
+    for (size_t i = 0; i < t->n_engines; i++) {
+        const cli_trace_engine *e = &t->engines[i];
+        if (!e->message)
+            continue;
+        fprintf(f, "gpu-profile: trace: fallback to %s in %zu of %zu %s%s%s\n",
+                engine_display(e->engine), e->processes, t->processes,
+                plural(t->processes, "process", "processes"), e->message[0] ? ": " : "",
+                e->message);
+    }
+    for (size_t i = 0; i < t->n_caps; i++) {
+        const cli_trace_cap *c = &t->caps[i];
+        /* A feature that fell back with the engine is said by that line. */
+        int said = 0;
+        for (size_t k = 0; k < t->n_engines && !said; k++)
+            said = t->engines[k].message && strcmp(c->status, "fallback") == 0 &&
+                   strcmp(t->engines[k].message, c->message) == 0;
+        if (said)
+            continue;
+        fprintf(f, "gpu-profile: trace: %s %s in %zu of %zu %s%s%s\n", c->feature, c->status,
+                c->processes, t->processes, plural(t->processes, "process", "processes"),
+                c->message[0] ? ": " : "", c->message);
+    }
+    if (t->bad_lines)
+        fprintf(f,
+                "gpu-profile: trace: %llu unreadable %s skipped (not JSON; a process that "
+                "crashes leaves its last line cut)\n",
+                (unsigned long long)t->bad_lines, plural(t->bad_lines, "line", "lines"));
+    if (t->bad_rows)
+        fprintf(f, "gpu-profile: trace: %llu malformed %s skipped\n",
+                (unsigned long long)t->bad_rows, plural(t->bad_rows, "record", "records"));
+    if (t->dropped)
+        fprintf(f,
+                "gpu-profile: trace: %llu %s dropped (session_id missing or not the "
+                "session's)\n",
+                (unsigned long long)t->dropped, plural(t->dropped, "record", "records"));
+    if (t->oom)
+        fputs("gpu-profile: trace: out of memory while reading: the figures may be short\n", f);
+}
+
+void cli_trace_text(const cli_trace *t, FILE *f)
+{
+    if (t->processes > 0) {
+        fprintf(f, "trace  %s engine  %zu CUDA %s\n", gpufl_engine_name(t->engine), t->processes,
+                plural(t->processes, "process", "processes"));
+        if (t->kernel_launches == 0) {
+            fprintf(f, "  %-18snone\n", "kernels");
+        } else {
+            fprintf(f, "  %-18s%llu %s  %.3f ms GPU time  %zu distinct\n", "kernels",
+                    (unsigned long long)t->kernel_launches,
+                    plural(t->kernel_launches, "launch", "launches"), (double)t->kernel_ns / 1e6,
+                    t->n_kernels);
+            fprintf(f, "  %-18s%10s %8s %11s %7s  %s\n", "top kernels", "total ms", "calls",
+                    "mean us", "time", "name");
+            size_t top = t->n_kernels < CLI_TRACE_TOP ? t->n_kernels : CLI_TRACE_TOP;
+            for (size_t i = 0; i < top; i++) {
+                const cli_trace_kernel *k = &t->kernels[i];
+                char name[128];
+                one_line(k->name, 100, name, sizeof name);
+                fprintf(f, "  %-18s%10.3f %8llu %11.3f ", "", (double)k->total_ns / 1e6,
+                        (unsigned long long)k->calls, (double)k->total_ns / (double)k->calls / 1e3);
+                if (t->kernel_ns > 0)
+                    fprintf(f, "%6.1f%%", 100.0 * (double)k->total_ns / (double)t->kernel_ns);
+                else
+                    fprintf(f, "%7s", "-");
+                fprintf(f, "  %s\n", name);
+            }
+            if (t->n_kernels > top) {
+                uint64_t calls = 0, ns = 0;
+                for (size_t i = top; i < t->n_kernels; i++) {
+                    calls += t->kernels[i].calls;
+                    ns = sat_add(ns, t->kernels[i].total_ns);
+                }
+                fprintf(f, "  %-18s%10.3f %8llu  (%zu more %s)\n", "", (double)ns / 1e6,
+                        (unsigned long long)calls, t->n_kernels - top,
+                        plural(t->n_kernels - top, "kernel", "kernels"));
+            }
+        }
+        int any = 0;
+        for (int k = 0; k < CLI_COPY_KINDS; k++) {
+            if (t->copies[k].count == 0)
+                continue;
+            char label[32];
+            snprintf(label, sizeof label, "memcpy %s", copy_names[k]);
+            ops_text(f, label, &t->copies[k], "copy", "copies");
+            any = 1;
+        }
+        if (!any)
+            fprintf(f, "  %-18snone\n", "memcpy");
+        if (t->memsets.count)
+            ops_text(f, "memset", &t->memsets, "memset", "memsets");
+        else
+            fprintf(f, "  %-18snone\n", "memset");
+        if (t->log_dir)
+            fprintf(f, "  %-18s%s\n", "sessions", t->log_dir);
+    }
+    status_lines(t, f);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void ops_json(fl_buf *b, const cli_trace_ops *o)
+{
+    fl_buf_printf(b, "{\"count\":%llu,\"bytes\":%llu,\"time_ns\":%llu}",
+                  (unsigned long long)o->count, (unsigned long long)o->bytes,
+                  (unsigned long long)o->time_ns);
+}
+
+void cli_trace_json(const cli_trace *t, fl_buf *b)
+{
+    fl_buf_puts(b, "{\"engine\":");
+    fl_buf_str(b, gpufl_engine_name(t->engine));
+    fl_buf_puts(b, ",\"plugin\":");
+    fl_buf_str(b, t->plugin);
+    fl_buf_puts(b, ",\"log_dir\":");
+    fl_buf_str(b, t->log_dir);
+    fl_buf_puts(b, ",\"note\":");
+    fl_buf_str(b, t->note);
+    fl_buf_printf(b, ",\"processes\":%zu,\"kernel_launches\":%llu,\"kernel_time_ns\":%llu",
+                  t->processes, (unsigned long long)t->kernel_launches,
+                  (unsigned long long)t->kernel_ns);
+    fl_buf_printf(b, ",\"distinct_kernels\":%zu,\"top_kernels\":[", t->n_kernels);
+    size_t top = t->n_kernels < CLI_TRACE_TOP ? t->n_kernels : CLI_TRACE_TOP;
+    for (size_t i = 0; i < top; i++) {
+        const cli_trace_kernel *k = &t->kernels[i];
+        fl_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+        fl_buf_str(b, k->name);
+        fl_buf_printf(b, ",\"calls\":%llu,\"total_ns\":%llu,\"mean_ns\":",
+                      (unsigned long long)k->calls, (unsigned long long)k->total_ns);
+        fl_buf_double(b, (double)k->total_ns / (double)k->calls);
+        fl_buf_puts(b, ",\"time_pct\":");
+        fl_buf_opt_double(b, t->kernel_ns > 0,
+                          100.0 * (double)k->total_ns / (double)(t->kernel_ns ? t->kernel_ns : 1));
+        fl_buf_puts(b, "}");
+    }
+    fl_buf_puts(b, "],\"memcpy\":{");
+    for (int k = 0; k < CLI_COPY_KINDS; k++) {
+        fl_buf_printf(b, "%s\"%s\":", k ? "," : "", copy_names[k]);
+        ops_json(b, &t->copies[k]);
+    }
+    fl_buf_puts(b, "},\"memset\":");
+    ops_json(b, &t->memsets);
+    fl_buf_puts(b, ",\"engines\":[");
+    for (size_t i = 0; i < t->n_engines; i++) {
+        const cli_trace_engine *e = &t->engines[i];
+        fl_buf_puts(b, i ? ",{\"selected_engine\":" : "{\"selected_engine\":");
+        fl_buf_str(b, e->engine);
+        fl_buf_puts(b, ",\"requested_engine\":");
+        fl_buf_str(b, e->requested);
+        fl_buf_printf(b, ",\"processes\":%zu,\"fallback_message\":", e->processes);
+        fl_buf_str(b, e->message);
+        fl_buf_puts(b, "}");
+    }
+    fl_buf_puts(b, "],\"degraded\":[");
+    for (size_t i = 0; i < t->n_caps; i++) {
+        const cli_trace_cap *c = &t->caps[i];
+        fl_buf_puts(b, i ? ",{\"feature\":" : "{\"feature\":");
+        fl_buf_str(b, c->feature);
+        fl_buf_puts(b, ",\"status\":");
+        fl_buf_str(b, c->status);
+        fl_buf_puts(b, ",\"message\":");
+        fl_buf_str(b, c->message);
+        fl_buf_printf(b, ",\"processes\":%zu}", c->processes);
+    }
+    fl_buf_printf(b, "],\"bad_lines\":%llu,\"bad_records\":%llu,\"dropped_records\":%llu}",
+                  (unsigned long long)t->bad_lines, (unsigned long long)t->bad_rows,
+                  (unsigned long long)t->dropped);
+}

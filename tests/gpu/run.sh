@@ -1,0 +1,204 @@
+#!/bin/sh
+# tests/gpu/run.sh BUILD_DIR - the Trace engine end to end on a machine with
+# an NVIDIA GPU and the CUDA toolkit (see tests/gpu/README.md).
+#
+# Builds trace_workload.cu (twice: linked with libgpuprofile for the
+# in-process runs, and plain for the injection run) and check_trace.c into a
+# temporary directory, then:
+#   1. trace_workload --in-process: gpufl_init(Trace) in the program;
+#   2. the same with --graphs (enable_cuda_graphs_tracking);
+#   3. BUILD_DIR/gpu-profile --engine trace --log-dir D -- trace_workload
+#      (CUPTI injection into an uninstrumented program);
+#   4. a small PyTorch script through gpu-profile --engine trace, if
+#      PyTorch with CUDA is installed (lenient checks);
+# and checks each session with check_trace.
+#
+# Exit status: 0 all passed, 1 a check failed, 77 skipped (no GPU, no nvcc),
+# 2 bad usage.  GP_TRACE_KEEP=1 keeps the temporary directory (it is kept
+# anyway when something failed); NVCC and CC choose the compilers.
+set -u
+
+if [ $# -ne 1 ]; then
+    echo "usage: sh tests/gpu/run.sh BUILD_DIR" >&2
+    exit 2
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+tests_dir=$(dirname "$here")
+src=$(dirname "$tests_dir")
+if ! build=$(cd "$1" 2>/dev/null && pwd); then
+    echo "run.sh: $1: no such build directory" >&2
+    exit 2
+fi
+
+# ---- what the tests need
+if ! gpus=$(nvidia-smi -L 2>/dev/null) || ! printf '%s\n' "$gpus" | grep -q '^GPU '; then
+    echo "SKIP: no NVIDIA GPU (nvidia-smi found none): the trace tests need one"
+    exit 77
+fi
+nvcc=${NVCC:-}
+if [ -z "$nvcc" ]; then
+    if command -v nvcc >/dev/null 2>&1; then
+        nvcc=$(command -v nvcc)
+    elif [ -x /usr/local/cuda/bin/nvcc ]; then
+        nvcc=/usr/local/cuda/bin/nvcc
+    elif [ -n "${CUDA_HOME:-}" ] && [ -x "$CUDA_HOME/bin/nvcc" ]; then
+        nvcc=$CUDA_HOME/bin/nvcc
+    fi
+fi
+if [ -n "${NVCC:-}" ] && [ ! -x "$nvcc" ]; then
+    echo "SKIP: NVCC=$NVCC is not an executable: the trace tests build a CUDA program"
+    exit 77
+fi
+if [ -z "$nvcc" ]; then
+    echo "SKIP: nvcc not found (not in PATH nor /usr/local/cuda/bin; set NVCC=...): the trace" \
+        "tests build a CUDA program"
+    exit 77
+fi
+echo "run.sh: GPU(s):"
+printf '%s\n' "$gpus" | sed 's/^/  /'
+echo "run.sh: nvcc $nvcc ($("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
+
+missing=""
+for f in gpu-profile libgpuprofile.so; do
+    [ -e "$build/$f" ] || missing="$missing $f"
+done
+if [ -n "$missing" ]; then
+    echo "FAIL: $build lacks$missing: build the project first (cmake --build $build)"
+    exit 1
+fi
+if [ ! -e "$build/libgpuprofile_cupti.so" ]; then
+    echo "run.sh: note: $build/libgpuprofile_cupti.so is missing (was the build configured" \
+        "with the CUDA toolkit?): the Trace engine will fall back to Monitor and the checks fail"
+fi
+
+# The session's settings are the tests' own: no GPUFL_* from the caller
+# (but the plugin's location and debug output), no injection of our own.
+for v in $(env | sed -n 's/^\(GPUFL_[A-Za-z0-9_]*\)=.*/\1/p'); do
+    case $v in
+    GPUFL_CUPTI_PLUGIN | GPUFL_ENABLE_DEBUG_OUTPUT) ;;
+    *) unset "$v" ;;
+    esac
+done
+unset CUDA_INJECTION64_PATH
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/gp-trace.XXXXXX") || exit 2
+tmo=""
+if command -v timeout >/dev/null 2>&1; then
+    tmo="timeout 60"
+fi
+
+# ---- build
+echo "run.sh: building into $work"
+# nvcc_build OUT LOG ARGS...: with -arch=native (this machine's GPU), else
+# nvcc's default architecture (PTX compiled at load).
+nvcc_build() {
+    out=$1
+    blog=$2
+    shift 2
+    "$nvcc" -O2 -arch=native -o "$out" "$@" >"$blog" 2>&1 ||
+        "$nvcc" -O2 -o "$out" "$@" >>"$blog" 2>&1
+}
+nvcc_build "$work/trace_workload" "$work/nvcc1.log" -I "$src/include" "$here/trace_workload.cu" \
+    -L "$build" -lgpuprofile -Xlinker -rpath -Xlinker "$build" &
+pid1=$!
+nvcc_build "$work/trace_workload_plain" "$work/nvcc2.log" -DTW_NO_GPUFL "$here/trace_workload.cu" &
+pid2=$!
+"${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" -o "$work/check_trace" \
+    "$here/check_trace.c" -ljansson >"$work/cc.log" 2>&1
+cc_rc=$?
+wait $pid1
+rc1=$?
+wait $pid2
+rc2=$?
+if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ] || [ $cc_rc -ne 0 ]; then
+    cat "$work/nvcc1.log" "$work/nvcc2.log" "$work/cc.log"
+    echo "FAIL: building the workload or the checker failed (files in $work)"
+    exit 1
+fi
+
+# ---- runs
+failed=0
+summary=""
+result() { # name PASS|FAIL|SKIP
+    summary="$summary
+  $2  $1"
+    [ "$2" = FAIL ] && failed=$((failed + 1))
+    return 0
+}
+
+# check NAME EXPECT LOGDIR: the checker on the session with kernel rows.
+check() {
+    if "$work/check_trace" --expect "$2" --log-dir "$3"; then
+        result "$1" PASS
+    else
+        result "$1" FAIL
+    fi
+}
+
+# run NAME LOG CMD...: runs CMD, output into LOG and shown; status kept.
+run() {
+    name=$1
+    log=$2
+    shift 2
+    echo
+    echo "=== $name"
+    echo "\$ $*"
+    $tmo "$@" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    if [ $rc -ne 0 ]; then
+        echo "run.sh: $name: exit status $rc"
+        result "$name" FAIL
+        return 1
+    fi
+    return 0
+}
+
+n="1 in-process"
+if run "$n" "$work/run1.log" "$work/trace_workload" --in-process "$work/logs1" \
+    --expect "$work/expect1.json"; then
+    check "$n" "$work/expect1.json" "$work/logs1"
+fi
+
+n="2 in-process, CUDA graph tracking"
+if run "$n" "$work/run2.log" "$work/trace_workload" --in-process "$work/logs2" --graphs \
+    --expect "$work/expect2.json"; then
+    check "$n" "$work/expect2.json" "$work/logs2"
+fi
+
+n="3 gpu-profile --engine trace (injection)"
+if run "$n" "$work/run3.log" "$build/gpu-profile" --engine trace --log-dir "$work/logs3" -- \
+    "$work/trace_workload_plain" --expect "$work/expect3.json"; then
+    check "$n" "$work/expect3.json" "$work/logs3"
+fi
+
+n="4 PyTorch through gpu-profile --engine trace"
+echo
+echo "=== $n"
+if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
+    if run "$n" "$work/run4.log" "$build/gpu-profile" --engine trace --log-dir "$work/logs4" -- \
+        python3 "$here/torch_trace.py"; then
+        if "$work/check_trace" --any-name gemm,Kernel --log-dir "$work/logs4"; then
+            result "$n" PASS
+        else
+            result "$n" FAIL
+        fi
+    fi
+else
+    echo "SKIP: PyTorch with CUDA not available"
+    result "$n" SKIP
+fi
+
+echo
+echo "run.sh: summary$summary"
+if [ $failed -ne 0 ]; then
+    echo "run.sh: FAIL ($failed failed; sessions and logs kept in $work)"
+    exit 1
+fi
+if [ "${GP_TRACE_KEEP:-0}" = 1 ]; then
+    echo "run.sh: files kept in $work"
+else
+    rm -rf "$work"
+fi
+echo "run.sh: PASS"
+exit 0
