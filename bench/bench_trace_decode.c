@@ -104,8 +104,8 @@ int main(int argc, char **argv)
     synth_init(&s, BUFFER_BYTES);
     size_t per_buffer = BUFFER_BYTES / sizeof(CUpti_ActivityKernel10);
 
-    fl_decoder_config dc = {.clock_offset_ns = 1760000000000000000ll, .limits = limits,
-                            .demangle = true};
+    fl_decoder_config dc = {
+        .clock_offset_ns = 1760000000000000000ll, .limits = limits, .demangle = true};
     fl_decoder *d = fl_decoder_create(&dc);
     fl_buf ch[3] = {{0}};
     fl_ident id = {4242, "bench", SID};
@@ -130,8 +130,8 @@ int main(int argc, char **argv)
             uint64_t r = rng();
             int k = (int)(r % 50);
             uint64_t dur = 1000 + (r >> 8) % 99000;
-            synth_kernel(&s, names[k], t, t + dur, (uint32_t)corr++, 7 + (uint32_t)(r >> 40) % 4,
-                         0, 1024 << (k % 4), 128 << (k % 3), (uint16_t)(16 + 8 * (k % 6)),
+            synth_kernel(&s, names[k], t, t + dur, (uint32_t)corr++, 7 + (uint32_t)(r >> 40) % 4, 0,
+                         1024 << (k % 4), 128 << (k % 3), (uint16_t)(16 + 8 * (k % 6)),
                          (k % 5) * 4096, 0);
             t += 5000;
         }
