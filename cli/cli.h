@@ -207,8 +207,6 @@ void cli_env_free(char **env);
 void cli_names_list(const char *dir, cli_names *out);
 int cli_names_has(const cli_names *l, const char *name);
 void cli_names_free(cli_names *l);
-/* mkdir -p; 0, or -1 with errno. */
-int cli_make_dirs(const char *path);
 /* rm -r, without following links; 0 or -1. */
 int cli_remove_tree(const char *path);
 

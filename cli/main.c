@@ -363,7 +363,7 @@ static int trace_prepare(const cli_opts *o, tracing *tr)
         size_t n = strlen(base);
         if (n > 4 && strcmp(base + n - 4, ".log") == 0)
             base[n - 4] = '\0';
-        if (cli_make_dirs(base) != 0 || !realpath(base, tr->dir)) {
+        if (fl_make_dirs(base) != 0 || !realpath(base, tr->dir)) {
             fprintf(stderr, "gpu-profile: --log-dir: cannot create the log directory '%s': %s\n",
                     base, strerror(errno));
             return -1;

@@ -336,44 +336,34 @@ static void on_kernel(fl_decoder *d, const fl_trace_sink *s, const CUpti_Activit
         flush_kernels(d, s);
 }
 
-static void on_memcpy(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityMemcpy6 *r)
+/* A copy, from a MEMCPY record or a peer-to-peer MEMCPY2 one (which adds
+ * the two devices). */
+static void stage_memcpy(fl_decoder *d, const fl_trace_sink *s, const fl_memcpy_row *row)
 {
     d->st.memcpys++;
-    d->mc[d->nmc] = (fl_memcpy_row){.t_ns = wall(d, r->start),
-                                    .duration_ns = span(r->start, r->end),
-                                    .bytes = r->bytes,
-                                    .stream_id = r->streamId,
-                                    .corr_id = r->correlationId,
-                                    .device_id = r->deviceId,
-                                    .context_id = r->contextId,
-                                    .src_device_id = r->deviceId,
-                                    .dst_device_id = r->deviceId,
-                                    .copy_kind = r->copyKind,
-                                    .src_kind = r->srcKind,
-                                    .dst_kind = r->dstKind,
-                                    .peer = 0};
+    d->mc[d->nmc] = *row;
     if (++d->nmc == FL_TRACE_BATCH)
         FLUSH_ROWS(d, s, mc, nmc, memcpys);
 }
 
+#define MEMCPY_COMMON(d, r)                                                                        \
+    .t_ns = wall(d, (r)->start), .duration_ns = span((r)->start, (r)->end), .bytes = (r)->bytes,   \
+    .stream_id = (r)->streamId, .corr_id = (r)->correlationId, .device_id = (r)->deviceId,         \
+    .context_id = (r)->contextId, .copy_kind = (r)->copyKind, .src_kind = (r)->srcKind,            \
+    .dst_kind = (r)->dstKind
+
+static void on_memcpy(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityMemcpy6 *r)
+{
+    fl_memcpy_row row = {MEMCPY_COMMON(d, r), .src_device_id = r->deviceId,
+                         .dst_device_id = r->deviceId, .peer = 0};
+    stage_memcpy(d, s, &row);
+}
+
 static void on_peer(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityMemcpyPtoP4 *r)
 {
-    d->st.memcpys++;
-    d->mc[d->nmc] = (fl_memcpy_row){.t_ns = wall(d, r->start),
-                                    .duration_ns = span(r->start, r->end),
-                                    .bytes = r->bytes,
-                                    .stream_id = r->streamId,
-                                    .corr_id = r->correlationId,
-                                    .device_id = r->deviceId,
-                                    .context_id = r->contextId,
-                                    .src_device_id = r->srcDeviceId,
-                                    .dst_device_id = r->dstDeviceId,
-                                    .copy_kind = r->copyKind,
-                                    .src_kind = r->srcKind,
-                                    .dst_kind = r->dstKind,
-                                    .peer = 1};
-    if (++d->nmc == FL_TRACE_BATCH)
-        FLUSH_ROWS(d, s, mc, nmc, memcpys);
+    fl_memcpy_row row = {MEMCPY_COMMON(d, r), .src_device_id = r->srcDeviceId,
+                         .dst_device_id = r->dstDeviceId, .peer = 1};
+    stage_memcpy(d, s, &row);
 }
 
 static void on_memset(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityMemset4 *r)

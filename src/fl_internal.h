@@ -281,6 +281,10 @@ void fl_host_ip(char *buf, size_t cap);
 
 /* ---------------------------------------------------------------- session */
 
+/* mkdir -p: path and its parents (0755); 0, or -1 with errno (ENOTDIR when
+ * path exists and is not a directory). */
+int fl_make_dirs(const char *path);
+
 /* A random RFC 4122 version 4 UUID, lower-case, 36 characters + NUL. */
 void fl_uuid4(char out[37]);
 

@@ -250,8 +250,7 @@ static void write_all_channels(session *s)
         write_channel(s, ch, &s->out[ch]);
 }
 
-/* mkdir -p for the base directory. */
-static int make_dirs(const char *path)
+int fl_make_dirs(const char *path)
 {
     char tmp[PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
@@ -281,7 +280,7 @@ static int make_dirs(const char *path)
 static gpufl_status open_session_dir(session *s, gpufl_error *err)
 {
     const char *base = s->cfg.log_path;
-    if (make_dirs(base) != 0)
+    if (fl_make_dirs(base) != 0)
         return fl_error_set(err, GPUFL_ERR_IO,
                             "cannot create the log directory \"%s\" (log_path): %s: choose a "
                             "writable log_path",
