@@ -282,6 +282,15 @@ static void plugin_drain(const fl_trace_sink *sink)
     pthread_mutex_unlock(&pool.mu);
 }
 
+static void plugin_flush(void)
+{
+    /* Under life: never concurrent with stop() disabling the kinds. */
+    pthread_mutex_lock(&life);
+    if (running)
+        cuptiActivityFlushAll(0);
+    pthread_mutex_unlock(&life);
+}
+
 static void plugin_stop(void)
 {
     pthread_mutex_lock(&life);
@@ -336,6 +345,7 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .start = plugin_start,
     .devices = plugin_devices,
     .drain = plugin_drain,
+    .flush = plugin_flush,
     .stop = plugin_stop,
     .stats = plugin_stats,
     .release = plugin_release,
@@ -394,6 +404,15 @@ static void inject(void)
     }
     memcpy(&opts_init, &a, sizeof a);
     memcpy(&init, &b, sizeof b);
+    /* The program started a session of its own before CUDA came up: it
+     * traces itself (one session per process). */
+    void *act = dlsym(core, "gpufl_is_active");
+    bool (*is_active)(void) = NULL;
+    memcpy(&is_active, &act, sizeof act);
+    if (is_active && is_active()) {
+        inject_result = 1;
+        return;
+    }
     gpufl_init_options o;
     opts_init(&o);
     const char *app = getenv("GPUFL_APP_NAME");

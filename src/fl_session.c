@@ -39,6 +39,7 @@
     65536 /* per queue: a writer stuck on a slow disk                                              \
              costs rows, not the process's memory */
 #define FIRST_ROUND_WAIT_NS 2000000000ull
+#define TRACE_FLUSH_PERIOD_NS 1000000000ull /* CUPTI's partly filled buffers, once a second */
 #define FLUSH_WAIT_NS 2000000000ull
 
 enum { CH_DEVICE, CH_SCOPE, CH_SYSTEM, N_CH };
@@ -112,6 +113,7 @@ typedef struct session {
     const fl_trace_plugin *plugin;
     fl_trace_writer *tw; /* writer thread while it runs */
     fl_trace_sink sink;
+    uint64_t last_trace_flush_ns; /* writer thread */
     fl_gpu_limits cuda_limits[MAX_CUDA_DEVICES];
     fl_device_static cuda_static[MAX_CUDA_DEVICES];
     size_t n_cuda;
@@ -420,6 +422,11 @@ static void writer_cycle(session *s)
      * it is published, so every row drained here has its name taken. */
     size_t n_scope = fl_scope_drain(s->gen, &s->scope_rows, 0, &s->scope_cap);
     if (s->plugin) {
+        uint64_t now = gp_now_mono_ns();
+        if (now - s->last_trace_flush_ns >= TRACE_FLUSH_PERIOD_NS) {
+            s->last_trace_flush_ns = now;
+            s->plugin->flush();
+        }
         /* Kernel dictionaries and trace batches go straight into the
          * channel buffers; NVTX ranges join the scope rows. */
         s->plugin->drain(&s->sink);

@@ -239,6 +239,11 @@ typedef struct fl_trace_plugin {
     size_t (*devices)(fl_gpu_limits *out, size_t cap);
     /* Writer thread: decodes every completed buffer into sink. */
     void (*drain)(const fl_trace_sink *sink);
+    /* Writer thread, about once a second: hands over the buffers whose
+     * records are all complete, full or not (cuptiActivityFlushAll(0)), so
+     * a quiet program's kernels reach the disk without waiting for a full
+     * buffer.  CUPTI's own periodic flush returns full buffers only. */
+    void (*flush)(void);
     /* cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) then disables
      * everything; call drain() once more afterwards. */
     void (*stop)(void);

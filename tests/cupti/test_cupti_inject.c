@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +74,60 @@ static void test_core_missing(const char *plugin)
     CHECK_CONTAINS(buf, "/nonexistent/libgpuprofile.so.0");
 }
 
+/* In a child: the program already runs a session of its own when CUDA
+ * calls the injection: 1, no second session, nothing on stderr. */
+static void test_session_already_active(const char *plugin, const char *core)
+{
+    char base[256], cwd[256];
+    snprintf(base, sizeof base, "/tmp/gp_cupti_inject_own_%d", (int)getpid());
+    snprintf(cwd, sizeof cwd, "/tmp/gp_cupti_inject_cwd_%d", (int)getpid());
+    int fds[2];
+    CHECK_INT(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        /* The program's own session goes to ./gpufl: in a directory of ours. */
+        if (mkdir(cwd, 0755) != 0 || chdir(cwd) != 0)
+            _exit(5);
+        void *h = dlopen(core, RTLD_NOW | RTLD_GLOBAL);
+        void *a = h ? dlsym(h, "gpufl_init") : NULL;
+        void *b = h ? dlsym(h, "gpufl_shutdown") : NULL;
+        if (!a || !b)
+            _exit(3);
+        int (*init)(const void *, void *);
+        void (*fini)(void);
+        memcpy(&init, &a, sizeof a);
+        memcpy(&fini, &b, sizeof b);
+        if (init(NULL, NULL) != 0) /* defaults: Monitor, log_path "gpufl" (cwd) */
+            _exit(4);
+        setenv("GPUFL_CORE_LIBRARY", core, 1);
+        setenv("GPUFL_LOG_PATH", base, 1);
+        inject_fn fn = load_inject(plugin);
+        int r = fn ? fn() : -1;
+        fini();
+        _exit(10 + r);
+    }
+    close(fds[1]);
+    char buf[2048] = "";
+    size_t len = 0;
+    ssize_t r;
+    while ((r = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0)
+        len += (size_t)r;
+    buf[len] = '\0';
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st));
+    CHECK_INT(WEXITSTATUS(st), 11);
+    CHECK_STR(buf, "");
+    CHECK(access(base, F_OK) != 0); /* no injected session was started */
+    char own[300];
+    snprintf(own, sizeof own, "%s/gpufl", cwd);
+    CHECK(access(own, F_OK) == 0); /* the program's own session is there */
+    fl_rmtree(cwd);
+}
+
 int main(void)
 {
     const char *plugin = getenv("GP_TEST_PLUGIN");
@@ -82,6 +137,7 @@ int main(void)
         return 2;
     }
     test_core_missing(plugin);
+    test_session_already_active(plugin, core);
 
     snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_inject_%d", (int)getpid());
     setenv("GPUFL_LOG_PATH", g_tmp, 1);

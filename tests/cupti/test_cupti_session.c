@@ -137,8 +137,16 @@ static json_t *detail_of(const fl_log *log, json_int_t corr)
 static void test_fake_trace(void)
 {
     setenv("FAKE_CUPTI_SCENARIO", "ok", 1);
+    char flushed[512];
+    snprintf(flushed, sizeof flushed, "%s.flushed", g_tmp);
+    unlink(flushed);
+    setenv("FAKE_CUPTI_FLUSH_FILE", flushed, 1);
     char dir[1024];
     run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_TRACE, false, dir, sizeof dir);
+    /* The writer asked the plugin for CUPTI's partly filled buffers. */
+    CHECK(access(flushed, F_OK) == 0);
+    unlink(flushed);
+    unsetenv("FAKE_CUPTI_FLUSH_FILE");
     fl_log dev, scope;
     CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
     CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);

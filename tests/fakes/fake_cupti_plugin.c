@@ -27,6 +27,7 @@ static _Atomic bool stopped;
 static bool late_done;
 static const char *scenario = "ok";
 static fl_trace_stats notes;
+static _Atomic int flushes;
 
 static uint64_t now_ns(void)
 {
@@ -54,6 +55,7 @@ static int f_start(const fl_trace_options *o, char *why, size_t len)
     fl_decoder_config c = {.clock_offset_ns = 0, .limits = NULL, .demangle = true};
     dec = fl_decoder_create(&c);
     drains = 0;
+    atomic_store(&flushes, 0);
     stopped = false;
     late_done = false;
     if (o->kick)
@@ -118,6 +120,20 @@ static void f_drain(const fl_trace_sink *sink)
     }
 }
 
+/* The writer calls it about once a second; FAKE_CUPTI_FLUSH_FILE records
+ * that it did (the test cannot see inside the plugin otherwise). */
+static void f_flush(void)
+{
+    if (atomic_fetch_add(&flushes, 1) == 0) {
+        const char *f = getenv("FAKE_CUPTI_FLUSH_FILE");
+        FILE *fp = f && *f ? fopen(f, "w") : NULL;
+        if (fp) {
+            fputs("flushed\n", fp);
+            fclose(fp);
+        }
+    }
+}
+
 static void f_stop(void)
 {
     stopped = true;
@@ -148,6 +164,7 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .start = f_start,
     .devices = f_devices,
     .drain = f_drain,
+    .flush = f_flush,
     .stop = f_stop,
     .stats = f_stats,
     .release = f_release,
