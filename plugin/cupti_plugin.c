@@ -69,7 +69,12 @@ static fl_decoder *decoder; /* drain() only: the writer thread */
 static CUpti_ActivityKind enabled[16];
 static size_t n_enabled;
 static fl_trace_stats start_notes; /* unavailable kinds */
-static _Atomic int injecting;      /* start() runs inside cuInit */
+static CUpti_SubscriberHandle subscriber;
+static bool subscribed;
+/* Read on the application's threads at every launch; set before the
+ * callbacks are enabled, cleared after they are disabled. */
+static size_t (*_Atomic scope_path_fn)(uint32_t *, size_t);
+static _Atomic int injecting; /* start() runs inside cuInit */
 
 /* ---------------------------------------------------------------- buffers */
 
@@ -162,6 +167,86 @@ static void enable_optional(CUpti_ActivityKind kind, uint32_t feat, const char *
     start_notes.unavailable |= feat;
 }
 
+/* --------------------------------------------------------- launch scopes */
+
+/* On the application's thread, at the entry of a kernel launch: the gpufl
+ * scopes it has open, keyed by the launch's correlation id (the kernel's
+ * activity record carries the same id). */
+static void CUPTIAPI on_launch(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                               const void *data)
+{
+    (void)user;
+    (void)domain;
+    (void)cbid;
+    const CUpti_CallbackData *cb = data;
+    if (!cb || cb->callbackSite != CUPTI_API_ENTER)
+        return;
+    size_t (*fn)(uint32_t *, size_t) = atomic_load_explicit(&scope_path_fn, memory_order_acquire);
+    if (!fn)
+        return;
+    uint32_t ids[FL_SCOPE_PATH_MAX];
+    size_t n = fn(ids, FL_SCOPE_PATH_MAX);
+    fl_launch_scope_put(cb->correlationId, ids, n);
+}
+
+static const struct {
+    CUpti_CallbackDomain domain;
+    CUpti_CallbackId cbid;
+} launch_cbids[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch},
+};
+
+/* Launch callbacks for kernel_detail's user_scope.  CUPTI allows one
+ * subscriber per process: when another tool (a framework's own profiler)
+ * holds it, kernels stay unattributed and the reason is noted. */
+static bool subscribe_launches(size_t (*fn)(uint32_t *, size_t))
+{
+    if (!fn)
+        return false;
+    fl_launch_scope_reset();
+    atomic_store_explicit(&scope_path_fn, fn, memory_order_release);
+    CUptiResult r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_launch, NULL);
+    for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof launch_cbids / sizeof launch_cbids[0]; i++)
+        r = cuptiEnableCallback(1, subscriber, launch_cbids[i].domain, launch_cbids[i].cbid);
+    if (r == CUPTI_SUCCESS) {
+        subscribed = true;
+        return true;
+    }
+    if (!start_notes.unavailable)
+        cupti_message(r, start_notes.unavailable_msg, sizeof start_notes.unavailable_msg,
+                      "cuptiSubscribe (launch callbacks for user_scope)");
+    start_notes.unavailable |= FL_FEAT_SCOPES;
+    if (subscriber)
+        cuptiUnsubscribe(subscriber);
+    subscriber = NULL;
+    atomic_store_explicit(&scope_path_fn, NULL, memory_order_release);
+    return false;
+}
+
+static void unsubscribe_launches(void)
+{
+    if (subscribed) {
+        cuptiUnsubscribe(subscriber);
+        subscribed = false;
+        subscriber = NULL;
+    }
+    atomic_store_explicit(&scope_path_fn, NULL, memory_order_release);
+}
+
 static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
 {
     pthread_mutex_lock(&life);
@@ -191,13 +276,8 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     fl_decoder_config dc = {.clock_offset_ns = (int64_t)(w - cupti_t),
                             .limits = decoder_limits,
                             .limits_user = NULL,
-                            .demangle = true};
-    fl_decoder *d = fl_decoder_create(&dc);
-    if (!d) {
-        snprintf(why, why_len, "out of memory for the activity decoder");
-        pthread_mutex_unlock(&life);
-        return -1;
-    }
+                            .demangle = true,
+                            .scopes = false};
 
     pthread_mutex_lock(&pool.mu);
     pool.max_buffers = maxb;
@@ -210,7 +290,6 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
         r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
         if (r != CUPTI_SUCCESS) {
             cupti_message(r, why, why_len, "cuptiActivityRegisterCallbacks");
-            fl_decoder_destroy(d);
             pthread_mutex_unlock(&life);
             return -1;
         }
@@ -220,7 +299,6 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (r != CUPTI_SUCCESS) {
         cupti_message(r, why, why_len, "cuptiActivityEnable(CONCURRENT_KERNEL)");
-        fl_decoder_destroy(d);
         pthread_mutex_unlock(&life);
         return -1;
     }
@@ -245,6 +323,15 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     if (o->graphs)
         enable_optional(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, FL_FEAT_GRAPHS,
                         "cuptiActivityEnable(GRAPH_TRACE)");
+    dc.scopes = subscribe_launches(o->scope_path);
+    fl_decoder *d = fl_decoder_create(&dc);
+    if (!d) {
+        unsubscribe_launches();
+        disable_all();
+        snprintf(why, why_len, "out of memory for the activity decoder");
+        pthread_mutex_unlock(&life);
+        return -1;
+    }
     decoder = d;
     running = true;
     pthread_mutex_unlock(&life);
@@ -295,6 +382,7 @@ static void plugin_stop(void)
 {
     pthread_mutex_lock(&life);
     if (running) {
+        unsubscribe_launches();
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         disable_all();

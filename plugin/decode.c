@@ -15,6 +15,7 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #define MARK_SLOTS 4096u  /* NVTX range id -> its thread */
 #define THREAD_SLOTS 256u /* thread -> open NVTX ranges */
 #define MAX_DEVICES 256u
+#define LAUNCH_SLOTS 65536u /* correlation id -> scopes at launch, direct-mapped */
 
 typedef struct ext_slot {
     uint32_t corr_id; /* 0: empty */
@@ -79,6 +81,75 @@ struct fl_decoder {
 
     fl_trace_stats st;
 };
+
+/* --------------------------------------------------------- launch scopes */
+
+typedef struct launch_slot {
+    atomic_flag busy;
+    uint32_t corr_id; /* 0: empty */
+    uint8_t n;
+    uint32_t ids[FL_SCOPE_PATH_MAX];
+} launch_slot;
+
+static launch_slot launches[LAUNCH_SLOTS];
+static _Atomic int launches_used;
+
+static void slot_lock(launch_slot *s)
+{
+    while (atomic_flag_test_and_set_explicit(&s->busy, memory_order_acquire))
+        ;
+}
+
+static void slot_unlock(launch_slot *s)
+{
+    atomic_flag_clear_explicit(&s->busy, memory_order_release);
+}
+
+void fl_launch_scope_put(uint32_t corr_id, const uint32_t *ids, size_t n)
+{
+    if (!corr_id)
+        return;
+    if (n > FL_SCOPE_PATH_MAX)
+        n = FL_SCOPE_PATH_MAX;
+    if (!atomic_load_explicit(&launches_used, memory_order_relaxed))
+        atomic_store_explicit(&launches_used, 1, memory_order_relaxed);
+    launch_slot *s = &launches[corr_id & (LAUNCH_SLOTS - 1)];
+    slot_lock(s);
+    s->corr_id = corr_id;
+    s->n = (uint8_t)n;
+    if (n)
+        memcpy(s->ids, ids, n * sizeof *ids);
+    slot_unlock(s);
+}
+
+void fl_launch_scope_reset(void)
+{
+    /* 2.5 MiB the first session never touched: leave it untouched. */
+    if (!atomic_load_explicit(&launches_used, memory_order_relaxed))
+        return;
+    for (size_t i = 0; i < LAUNCH_SLOTS; i++) {
+        launch_slot *s = &launches[i];
+        slot_lock(s);
+        s->corr_id = 0;
+        slot_unlock(s);
+    }
+}
+
+/* The scopes of launch corr_id into k (FL_SCOPE_UNKNOWN when not there,
+ * or overwritten by a later launch). */
+static void take_launch_scope(uint32_t corr_id, fl_kernel_row *k)
+{
+    k->scope_depth = FL_SCOPE_UNKNOWN;
+    launch_slot *s = &launches[corr_id & (LAUNCH_SLOTS - 1)];
+    slot_lock(s);
+    /* Left in place: the nodes of one graph launch share its correlation
+     * id (and its scopes); ids are unique, so a stale entry matches none. */
+    if (corr_id && s->corr_id == corr_id) {
+        k->scope_depth = s->n;
+        memcpy(k->scope_ids, s->ids, s->n * sizeof *s->ids);
+    }
+    slot_unlock(s);
+}
 
 /* ------------------------------------------------------------ demangling */
 
@@ -326,6 +397,10 @@ static void on_kernel(fl_decoder *d, const fl_trace_sink *s, const CUpti_Activit
     k->has_details = 0;
     k->external_kind = 0;
     k->external_id = 0;
+    if (d->cfg.scopes)
+        take_launch_scope(r->correlationId, k);
+    else
+        k->scope_depth = FL_SCOPE_UNKNOWN;
     ext_slot *e = &d->ext[r->correlationId & (EXT_SLOTS - 1)];
     if (r->correlationId && e->corr_id == r->correlationId) {
         k->external_kind = e->kind;

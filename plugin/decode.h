@@ -27,6 +27,7 @@ typedef struct fl_decoder_config {
     fl_limits_fn limits;     /* NULL: no device limits */
     void *limits_user;
     bool demangle; /* kernel names as nsys shows them (default on) */
+    bool scopes;   /* launches are recorded (fl_launch_scope_put): attribute kernels */
 } fl_decoder_config;
 
 /* NULL when out of memory. */
@@ -43,6 +44,17 @@ void fl_decoder_flush(fl_decoder *d, const fl_trace_sink *sink);
 /* Adds the decoder's counts (records per kind, other_records, bad_buffers,
  * overhead) into out. */
 void fl_decoder_stats(const fl_decoder *d, fl_trace_stats *out);
+
+/* At a kernel launch, on the launching thread: the scopes it had open
+ * (ids outermost first, n <= FL_SCOPE_PATH_MAX), keyed by the launch's
+ * correlation id, for the decoder to attach to the kernel's row.  A
+ * fixed, direct-mapped table shared by every thread: a launch whose entry
+ * was overwritten before its kernel was decoded (more than 65536 launches
+ * in between) is left unattributed, never given another launch's scopes.
+ * Lock-free for the launching threads but for a per-slot flag. */
+void fl_launch_scope_put(uint32_t corr_id, const uint32_t *ids, size_t n);
+/* Empties the table (a new session). */
+void fl_launch_scope_reset(void);
 
 /* The demangled form of a mangled C++ name into out (the name itself when
  * it is not mangled or the demangler is absent).  Exposed for tests. */

@@ -332,6 +332,13 @@ size_t fl_scope_take_names(fl_dict_entry **out, size_t *cap);
  * of memory); the name goes out with the writer's next dictionary.  For
  * names that do not come from gpufl_scope_begin (NVTX ranges). */
 uint32_t fl_scope_intern(uint32_t gen, const char *name);
+/* The calling thread's open scopes: name ids, outermost first, at most
+ * min(cap, FL_SCOPE_PATH_MAX).  Lock-free (the thread's own state): called
+ * at every kernel launch by the Trace engine. */
+size_t fl_scope_current_path(uint32_t *ids, size_t cap);
+/* The name of scope_name_dict id in session gen; NULL if unknown.  The
+ * text lives as long as the process. */
+const char *fl_scope_name_of(uint32_t gen, uint32_t id);
 /* Rows dropped because a thread's ring was full, this session. */
 uint64_t fl_scope_dropped(void);
 /* Whether some thread is inside an outermost scope now. */

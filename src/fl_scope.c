@@ -49,6 +49,7 @@ typedef struct tls_state {
     uint64_t cached_tail; /* a stale tail is safe: it only underestimates space */
     uint64_t next_id, end_id;
     uint32_t depth;
+    uint32_t stack[FL_SCOPE_PATH_MAX]; /* name ids of the open scopes (kernel attribution) */
     name_cache_entry cache[NAME_CACHE];
 } tls_state;
 
@@ -97,6 +98,8 @@ static intern *g_names; /* open addressing, g_names_cap a power of two */
 static size_t g_names_cap, g_names_used;
 static uint32_t g_next_name_id;
 static intern **g_pending; /* interned this session, not yet taken by the writer */
+static intern **g_by_id;   /* this session's names by id (user_scope) */
+static size_t g_by_id_cap;
 static size_t g_pending_n, g_pending_cap;
 
 static void thread_exit(void *p)
@@ -285,8 +288,17 @@ static uint32_t intern_name(const char *name, uint32_t gen, const char **interne
             g_pending = p;
             g_pending_cap = cap;
         }
+        if (g_next_name_id + 1 >= g_by_id_cap) {
+            size_t cap = g_by_id_cap ? g_by_id_cap * 2 : 64;
+            intern **p = realloc(g_by_id, cap * sizeof *p);
+            if (!p)
+                goto out;
+            g_by_id = p;
+            g_by_id_cap = cap;
+        }
         e->gen = gen;
         e->id = ++g_next_name_id;
+        g_by_id[e->id] = e;
         g_pending[g_pending_n++] = e;
     }
     id = e->id;
@@ -365,6 +377,8 @@ gpufl_scope gpufl_scope_begin(const char *name)
     s.name_id = nid;
     s.generation = gen;
     s.depth = t->depth++;
+    if (s.depth < FL_SCOPE_PATH_MAX)
+        t->stack[s.depth] = nid;
     s.start_ticks = now_ticks();
     if (s.depth == 0 && atomic_load_explicit(&g_hot.count_active, memory_order_relaxed))
         add_open(t->r, 1);
@@ -569,4 +583,31 @@ uint32_t fl_scope_intern(uint32_t gen, const char *name)
 {
     const char *interned;
     return name ? intern_name(name, gen, &interned) : 0;
+}
+
+size_t fl_scope_current_path(uint32_t *ids, size_t cap)
+{
+    /* The calling thread's own state, read without a lock: only this
+     * thread writes it.  No ring yet, or one of another session: none. */
+    ring *r = tls;
+    uint32_t gen = atomic_load_explicit(&g_hot.gen, memory_order_acquire);
+    if (!r || !gen || r->owner.gen != gen)
+        return 0;
+    size_t n = r->owner.depth;
+    if (n > cap)
+        n = cap;
+    if (n > FL_SCOPE_PATH_MAX)
+        n = FL_SCOPE_PATH_MAX;
+    memcpy(ids, r->owner.stack, n * sizeof *ids);
+    return n;
+}
+
+const char *fl_scope_name_of(uint32_t gen, uint32_t id)
+{
+    const char *name = NULL;
+    pthread_mutex_lock(&g_mu);
+    if (id >= 1 && id <= g_next_name_id && g_by_id && g_by_id[id]->gen == gen)
+        name = g_by_id[id]->name;
+    pthread_mutex_unlock(&g_mu);
+    return name;
 }

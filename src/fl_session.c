@@ -606,7 +606,8 @@ static bool start_trace(session *s, char *why, size_t len)
                           .injected = false,
                           .buffer_bytes = (size_t)c->cupti_buffer_kib * 1024u,
                           .max_buffers = (uint32_t)c->cupti_max_buffers,
-                          .kick = fl_session_kick};
+                          .kick = fl_session_kick,
+                          .scope_path = fl_scope_current_path};
     if (p->start(&o, why, len) != 0) {
         fl_trace_writer_destroy(s->tw);
         s->tw = NULL;
@@ -702,6 +703,8 @@ static void build_capabilities(session *s, const char *device_note)
                "CUPTI external correlation (framework ids on kernel rows)"},
               {"nvtx_ranges", true, false, FL_FEAT_NVTX,
                "NVTX ranges as scopes (needs NVTX_INJECTION64_PATH, set by gpu-profile)"},
+              {"user_scope", true, false, FL_FEAT_SCOPES,
+               "CUPTI launch callbacks: the gpufl scopes open at each launch in kernel_detail"},
               {"stack_trace", c->enable_stack_trace, true, 0, ""}};
     for (size_t i = 0; i < sizeof tf / sizeof tf[0]; i++) {
         bool stack = strcmp(tf[i].feature, "stack_trace") == 0;

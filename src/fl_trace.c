@@ -27,7 +27,9 @@ typedef struct kernel_sig {
     uint32_t grid[3], block[3];
     uint32_t static_smem, dynamic_smem, local_per_thread, smem_executed, device_id;
     uint16_t regs;
+    uint8_t scope_depth;
     bool set;
+    uint32_t scope_ids[FL_SCOPE_PATH_MAX];
 } kernel_sig;
 
 struct fl_trace_writer {
@@ -124,25 +126,51 @@ static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k)
         w->sig = p;
         w->sig_cap = cap;
     }
-    kernel_sig now = {.grid = {k->grid[0], k->grid[1], k->grid[2]},
-                      .block = {k->block[0], k->block[1], k->block[2]},
-                      .static_smem = k->static_smem_bytes,
-                      .dynamic_smem = k->dynamic_smem_bytes,
-                      .local_per_thread = k->local_mem_per_thread_bytes,
-                      .smem_executed = k->smem_executed_bytes,
-                      .device_id = k->device_id,
-                      .regs = k->num_regs,
-                      .set = true};
+    /* Compared in place (the common case: the same as last time); the
+     * signature is rebuilt only when it changed. */
+    uint8_t sd = k->scope_depth;
+    size_t n_ids = sd == FL_SCOPE_UNKNOWN ? 0 : sd;
     kernel_sig *old = &w->sig[k->kernel_id];
-    bool same = old->set && memcmp(old->grid, now.grid, sizeof now.grid) == 0 &&
-                memcmp(old->block, now.block, sizeof now.block) == 0 &&
-                old->static_smem == now.static_smem && old->dynamic_smem == now.dynamic_smem &&
-                old->local_per_thread == now.local_per_thread &&
-                old->smem_executed == now.smem_executed && old->device_id == now.device_id &&
-                old->regs == now.regs;
-    if (!same)
-        *old = now;
-    return !same;
+    if (old->set && old->grid[0] == k->grid[0] && old->grid[1] == k->grid[1] &&
+        old->grid[2] == k->grid[2] && old->block[0] == k->block[0] &&
+        old->block[1] == k->block[1] && old->block[2] == k->block[2] && old->regs == k->num_regs &&
+        old->dynamic_smem == k->dynamic_smem_bytes && old->static_smem == k->static_smem_bytes &&
+        old->local_per_thread == k->local_mem_per_thread_bytes &&
+        old->smem_executed == k->smem_executed_bytes && old->device_id == k->device_id &&
+        old->scope_depth == sd &&
+        (n_ids == 0 || memcmp(old->scope_ids, k->scope_ids, n_ids * sizeof *k->scope_ids) == 0))
+        return false;
+    *old = (kernel_sig){.grid = {k->grid[0], k->grid[1], k->grid[2]},
+                        .block = {k->block[0], k->block[1], k->block[2]},
+                        .static_smem = k->static_smem_bytes,
+                        .dynamic_smem = k->dynamic_smem_bytes,
+                        .local_per_thread = k->local_mem_per_thread_bytes,
+                        .smem_executed = k->smem_executed_bytes,
+                        .device_id = k->device_id,
+                        .regs = k->num_regs,
+                        .scope_depth = sd,
+                        .set = true};
+    memcpy(old->scope_ids, k->scope_ids, n_ids * sizeof *k->scope_ids);
+    return true;
+}
+
+static const char *user_scope(const fl_trace_writer *w, const fl_kernel_row *k, char *buf,
+                              size_t cap)
+{
+    if (k->scope_depth == FL_SCOPE_UNKNOWN)
+        return NULL;
+    if (k->scope_depth == 0)
+        return "global";
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < k->scope_depth && i < FL_SCOPE_PATH_MAX; i++) {
+        const char *name = fl_scope_name_of(w->gen, k->scope_ids[i]);
+        int r = snprintf(buf + used, cap - used, "%s%s", i ? "|" : "", name ? name : "?");
+        if (r < 0 || (size_t)r >= cap - used)
+            break;
+        used += (size_t)r;
+    }
+    return buf;
 }
 
 static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
@@ -167,9 +195,12 @@ static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
             if (fl_occupancy_compute(&w->limits[k->device_id], &l, &occ))
                 po = &occ;
         }
-        /* user_scope and stack_trace need launch-time callbacks, which this
-         * engine does not install yet: null, not a guess. */
-        fl_rec_kernel_detail(w->ch[0], &w->ident, k, po, NULL, NULL);
+        /* user_scope: the scopes open at launch ("outer|inner", "global"
+         * outside any), null when no launch callback saw this kernel;
+         * stack_trace is not collected: null, not a guess. */
+        char scope[512];
+        fl_rec_kernel_detail(w->ch[0], &w->ident, k, po, user_scope(w, k, scope, sizeof scope),
+                             NULL);
         w->counts.details++;
     }
     fl_rec_kernel_batch(w->ch[0], w->ident.session_id, ++w->batch_kernel, rows, n);

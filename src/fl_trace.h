@@ -107,6 +107,11 @@ const char *fl_limiter_name(fl_limiter l);
 
 /* --------------------------------------------------------------- rows */
 
+/* gpufl scopes open at a kernel's launch, outermost first (kernel_detail's
+ * user_scope); deeper ones are cut. */
+#define FL_SCOPE_PATH_MAX 8
+#define FL_SCOPE_UNKNOWN 0xffu /* scope_depth: not attributed */
+
 typedef struct fl_kernel_row {
     uint64_t t_ns; /* start, wall-clock ns */
     uint64_t duration_ns;
@@ -123,6 +128,10 @@ typedef struct fl_kernel_row {
     uint8_t external_kind; /* CUPTI_EXTERNAL_CORRELATION_KIND_*; 0: none */
     uint8_t cache_requested, cache_executed;
     uint8_t has_details; /* set by the core's sink */
+    /* The launching thread's open scopes (scope_name_dict ids): depth 0 is
+     * "global"; FL_SCOPE_UNKNOWN when no launch callback saw it. */
+    uint8_t scope_depth;
+    uint32_t scope_ids[FL_SCOPE_PATH_MAX];
 } fl_kernel_row;
 
 typedef struct fl_memcpy_row {
@@ -199,6 +208,10 @@ typedef struct fl_trace_options {
     size_t buffer_bytes;       /* per CUPTI buffer (0: default 8 MiB) */
     uint32_t max_buffers;      /* the pool's bound (0: default 16) */
     void (*kick)(void);        /* wakes the core's writer: buffers wait */
+    /* The calling thread's open gpufl scopes (name ids, outermost first,
+     * at most cap); called on the application's thread at every kernel
+     * launch, so it must be cheap and lock-free.  NULL: no attribution. */
+    size_t (*scope_path)(uint32_t *ids, size_t cap);
 } fl_trace_options;
 
 /* Activity kinds start() could not enable (fl_trace_stats.unavailable). */
@@ -211,6 +224,7 @@ enum {
     FL_FEAT_EXTERNAL = 1u << 5,
     FL_FEAT_NVTX = 1u << 6,
     FL_FEAT_OVERHEAD = 1u << 7,
+    FL_FEAT_SCOPES = 1u << 8, /* launch callbacks for user_scope */
 };
 
 /* What the plugin counted; all since start(). */

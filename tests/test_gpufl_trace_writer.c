@@ -265,9 +265,82 @@ static void test_other_records(void)
     fl_buf_free(&sys);
 }
 
+/* The scopes a thread has open, as the launch callback reads them, and
+ * kernel_detail's user_scope built from them. */
+static void test_user_scope(void)
+{
+    uint32_t gen = 77;
+    fl_scope_session_begin(gen, false);
+    uint32_t ids[FL_SCOPE_PATH_MAX + 2];
+    CHECK_INT(fl_scope_current_path(ids, FL_SCOPE_PATH_MAX), 0);
+    gpufl_scope a = gpufl_scope_begin("train");
+    gpufl_scope b = gpufl_scope_begin("step");
+    CHECK_INT(fl_scope_current_path(ids, FL_SCOPE_PATH_MAX), 2);
+    uint32_t train = ids[0], step = ids[1];
+    CHECK_STR(fl_scope_name_of(gen, train), "train");
+    CHECK_STR(fl_scope_name_of(gen, step), "step");
+    CHECK(fl_scope_name_of(gen, 999) == NULL);
+    CHECK(fl_scope_name_of(gen + 1, train) == NULL);
+    CHECK_INT(fl_scope_current_path(ids, 1), 1); /* cap */
+    /* Deeper than FL_SCOPE_PATH_MAX: the outermost ones are kept. */
+    gpufl_scope deep[FL_SCOPE_PATH_MAX];
+    for (int i = 0; i < FL_SCOPE_PATH_MAX; i++)
+        deep[i] = gpufl_scope_begin("deep");
+    CHECK_INT(fl_scope_current_path(ids, FL_SCOPE_PATH_MAX + 2), FL_SCOPE_PATH_MAX);
+    CHECK_INT(ids[0], train);
+    for (int i = FL_SCOPE_PATH_MAX; i-- > 0;)
+        gpufl_scope_end(&deep[i]);
+    gpufl_scope_end(&b);
+    CHECK_INT(fl_scope_current_path(ids, FL_SCOPE_PATH_MAX), 1);
+    gpufl_scope_end(&a);
+    CHECK_INT(fl_scope_current_path(ids, FL_SCOPE_PATH_MAX), 0);
+
+    fl_buf dev = {0}, scope = {0}, sys = {0};
+    fl_ident id = {4242, "app", SID};
+    fl_trace_writer *w = fl_trace_writer_create(&id, gen, &dev, &scope, &sys);
+    fl_trace_sink s;
+    fl_trace_writer_sink(w, &s);
+    fl_kernel_row k[4] = {kernel(100, 1, 1, 64, 16), kernel(200, 1, 2, 64, 16),
+                          kernel(300, 1, 3, 64, 16), kernel(400, 1, 4, 64, 16)};
+    k[0].scope_depth = 2;
+    k[0].scope_ids[0] = train;
+    k[0].scope_ids[1] = step;
+    k[1] = k[0]; /* same scopes, same configuration: no detail */
+    k[1].t_ns = 200;
+    k[1].corr_id = 2;
+    k[2].scope_depth = 0;                /* launched outside any scope */
+    k[3].scope_depth = FL_SCOPE_UNKNOWN; /* no callback saw it */
+    s.kernels(s.user, k, 4);
+    size_t n = 0;
+    json_t *L = lines_of(&dev, &n);
+    const char *want[5] = {"train|step", NULL, "global", NULL};
+    int details = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *r = json_array_get(L, i);
+        if (strcmp(type_of(r), "kernel_detail") != 0)
+            continue;
+        details++;
+        json_int_t c = json_integer_value(json_object_get(r, "corr_id"));
+        json_t *us = json_object_get(r, "user_scope");
+        if (c == 4)
+            CHECK(json_is_null(us));
+        else
+            CHECK_STR(json_string_value(us), want[c - 1]);
+        CHECK(c != 2);
+    }
+    CHECK_INT(details, 3);
+    json_decref(L);
+    fl_trace_writer_destroy(w);
+    fl_buf_free(&dev);
+    fl_buf_free(&scope);
+    fl_buf_free(&sys);
+    fl_scope_session_end();
+}
+
 int main(void)
 {
     test_kernels();
     test_other_records();
+    test_user_scope();
     return check_done("test_gpufl_trace_writer");
 }

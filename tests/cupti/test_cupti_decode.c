@@ -12,6 +12,8 @@
 #include "decode.h"
 #include "synth.h"
 
+#include <pthread.h>
+
 #define OFF 1000000000000ll /* wall = CUPTI + OFF */
 
 /* A sink that keeps copies of what it was given, in call order. */
@@ -356,6 +358,93 @@ static void test_external_table(void)
     fl_decoder_destroy(d);
 }
 
+/* Launch threads record scopes while the writer decodes: each kernel gets
+ * exactly its own launch's scopes, or none. */
+static void *launcher(void *arg)
+{
+    uint32_t base = (uint32_t)(uintptr_t)arg;
+    for (uint32_t i = 0; i < 20000; i++) {
+        uint32_t ids[3] = {base, base + 1, i % 7};
+        fl_launch_scope_put(base * 100000 + i, ids, 1 + i % 3);
+    }
+    return NULL;
+}
+
+static void test_launch_scopes(void)
+{
+    memset(&got, 0, sizeof got);
+    fl_decoder_config c = {.clock_offset_ns = 0, .demangle = false, .scopes = true};
+    fl_decoder *d = fl_decoder_create(&c);
+    uint32_t outer_inner[2] = {3, 4};
+    fl_launch_scope_put(11, outer_inner, 2);
+    fl_launch_scope_put(12, NULL, 0);
+    /* 5 and 5 + 65536 share a slot: the later launch wins, 5 is unknown. */
+    fl_launch_scope_put(5, outer_inner, 1);
+    fl_launch_scope_put(5 + 65536, outer_inner, 2);
+    synth s;
+    synth_init(&s, 8192);
+    CHECK(synth_kernel(&s, plain, 1, 2, 11, 7, 0, 1, 32, 0, 0, 0));
+    CHECK(synth_kernel(&s, plain, 3, 4, 12, 7, 0, 1, 32, 0, 0, 0));
+    CHECK(synth_kernel(&s, plain, 5, 6, 13, 7, 0, 1, 32, 0, 0, 0));
+    CHECK(synth_kernel(&s, plain, 7, 8, 5, 7, 0, 1, 32, 0, 0, 0));
+    CHECK(synth_kernel(&s, plain, 9, 10, 5 + 65536, 7, 0, 1, 32, 0, 0, 0));
+    CHECK(synth_kernel(&s, plain, 11, 12, 11, 7, 0, 1, 32, 0, 0, 0)); /* a graph's next node */
+    fl_decoder_feed(d, &sink, s.p, s.len);
+    fl_decoder_flush(d, &sink);
+    CHECK_INT(got.nk, 6);
+    CHECK_INT(got.k[0].scope_depth, 2);
+    CHECK_INT(got.k[0].scope_ids[0], 3);
+    CHECK_INT(got.k[0].scope_ids[1], 4);
+    CHECK_INT(got.k[1].scope_depth, 0);
+    CHECK_INT(got.k[2].scope_depth, FL_SCOPE_UNKNOWN);
+    CHECK_INT(got.k[3].scope_depth, FL_SCOPE_UNKNOWN);
+    CHECK_INT(got.k[4].scope_depth, 2);
+    CHECK_INT(got.k[5].scope_depth, 2);
+    fl_decoder_destroy(d);
+
+    /* Without launch callbacks nothing is attributed. */
+    c.scopes = false;
+    d = fl_decoder_create(&c);
+    fl_launch_scope_put(11, outer_inner, 2);
+    memset(&got, 0, sizeof got);
+    fl_decoder_feed(d, &sink, s.p, s.len);
+    fl_decoder_flush(d, &sink);
+    CHECK_INT(got.k[0].scope_depth, FL_SCOPE_UNKNOWN);
+    fl_decoder_destroy(d);
+    fl_launch_scope_reset();
+
+    /* Four launching threads against a decoding one (ThreadSanitizer). */
+    c.scopes = true;
+    d = fl_decoder_create(&c);
+    pthread_t th[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, launcher, (void *)(i + 1));
+    synth b;
+    synth_init(&b, 2000 * sizeof(CUpti_ActivityKernel10) + 64);
+    for (uint32_t i = 0; i < 2000; i++)
+        CHECK(synth_kernel(&b, plain, i, i + 1, 100000 + i * 10, 7, 0, 1, 32, 0, 0, 0));
+    bool consistent = true;
+    for (int round = 0; round < 5; round++) {
+        memset(&got, 0, sizeof got);
+        fl_decoder_feed(d, &sink, b.p, b.len);
+        fl_decoder_flush(d, &sink);
+        for (size_t i = 0; i < got.nk; i++) {
+            const fl_kernel_row *k = &got.k[i];
+            uint32_t base = k->corr_id / 100000, idx = k->corr_id % 100000;
+            if (k->scope_depth == FL_SCOPE_UNKNOWN)
+                continue;
+            consistent &= k->scope_depth == 1 + idx % 3 && k->scope_ids[0] == base;
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    CHECK(consistent);
+    synth_free(&b);
+    synth_free(&s);
+    fl_decoder_destroy(d);
+    fl_launch_scope_reset();
+}
+
 static void test_demangle(void)
 {
     char out[256];
@@ -377,6 +466,7 @@ int main(void)
     test_bad_and_partial();
     test_batches();
     test_external_table();
+    test_launch_scopes();
     test_demangle();
     return check_done("test_cupti_decode");
 }

@@ -14,6 +14,7 @@
 #include "fl_internal.h"
 #include "fl_log.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 static char g_tmp[256];
@@ -28,8 +29,21 @@ static const char *env_or_die(const char *name)
     return v;
 }
 
-/* Runs one session with engine and the plugin at plugin_env, a scope and a
- * flush inside; leaves the session directory in dir. */
+/* What CUDA's launch callback would do for the fake plugin (a no-op with
+ * the real one, which has no such hook). */
+static void fake_launch(const char *plugin, uint32_t corr)
+{
+    void *h = dlopen(plugin, RTLD_NOW | RTLD_NOLOAD);
+    void *f = h ? dlsym(h, "fake_cupti_launch") : NULL;
+    void (*fn)(uint32_t);
+    memcpy(&fn, &f, sizeof f);
+    if (fn)
+        fn(corr);
+}
+
+/* Runs one session with engine and the plugin at plugin_env: launch 13
+ * outside any scope, launches 11 and 12 inside train > step, a flush
+ * there; leaves the session directory in dir. */
 static void run_session(const char *plugin, gpufl_engine engine, bool graphs, char *dir, size_t cap)
 {
     setenv("GPUFL_CUPTI_PLUGIN", plugin, 1);
@@ -44,9 +58,14 @@ static void run_session(const char *plugin, gpufl_engine engine, bool graphs, ch
     o.enable_cuda_graphs_tracking = graphs;
     gpufl_error err;
     CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    fake_launch(plugin, 13);
+    gpufl_scope outer = gpufl_scope_begin("train");
     gpufl_scope sc = gpufl_scope_begin("step");
+    fake_launch(plugin, 11);
+    fake_launch(plugin, 12);
     gpufl_flush();
     gpufl_scope_end(&sc);
+    gpufl_scope_end(&outer);
     gpufl_shutdown();
     CHECK_INT(fl_only_session(base, dir, cap), 0);
 }
@@ -213,7 +232,7 @@ static void test_fake_trace(void)
     CHECK_NEAR(json_number_value(json_object_get(d11, "occupancy")), 1.0, 1e-9);
     CHECK_STR(str(d11, "limiting_resource"), "warps");
     CHECK_INT(fl_int(d11, "max_active_blocks"), 8);
-    CHECK(json_is_null(json_object_get(d11, "user_scope")));
+    CHECK_STR(str(d11, "user_scope"), "train|step");
     /* 256 threads x 64 registers: 2048 per warp, 8 warps per sub-partition,
      * 32 warps = 4 blocks: 50 %, register-limited. */
     json_t *d13 = detail_of(&dev, 13);
@@ -221,6 +240,9 @@ static void test_fake_trace(void)
     CHECK_STR(str(d13, "limiting_resource"), "registers");
     CHECK_INT(fl_int(d13, "max_active_blocks"), 4);
     CHECK_INT(fl_int(d13, "static_shared"), 8192);
+    CHECK_STR(str(d13, "user_scope"), "global");
+    /* No launch callback saw 16: not attributed. */
+    CHECK(json_is_null(json_object_get(detail_of(&dev, 16), "user_scope")));
     CHECK(detail_of(&dev, 16) != NULL);
     CHECK_STR(str(detail_of(&dev, 16), "grid"), "(8192,1,1)");
 
@@ -284,6 +306,7 @@ static void test_fake_trace(void)
     CHECK_STR(str(cap_of(caps, "cuda_graphs"), "status"), "not_requested");
     CHECK_STR(str(cap_of(caps, "stack_trace"), "status"), "not_requested");
     CHECK_STR(str(cap_of(caps, "synchronization"), "status"), "collected");
+    CHECK_STR(str(cap_of(caps, "user_scope"), "status"), "collected");
     fl_log_free(&dev);
     fl_log_free(&scope);
 }

@@ -229,11 +229,12 @@ typedef struct krow {
     const char *name;  /* NULL: not in kernel_dict */
     const char *grid;  /* NULL: no detail found */
     const char *block; /* NULL: no detail found */
+    const char *scope; /* the detail's user_scope; NULL: none or null */
 } krow;
 
 typedef struct kdetail {
     long long corr;
-    const char *grid, *block;
+    const char *grid, *block, *scope;
     bool used;
 } kdetail;
 
@@ -265,6 +266,7 @@ static void kernels_load(const session *s, kernels *k)
         det[n_det].corr = num(json_object_get(rec, "corr_id"));
         det[n_det].grid = json_string_value(json_object_get(rec, "grid"));
         det[n_det].block = json_string_value(json_object_get(rec, "block"));
+        det[n_det].scope = json_string_value(json_object_get(rec, "user_scope"));
         det[n_det].used = false;
         n_det++;
     }
@@ -311,6 +313,7 @@ static void kernels_load(const session *s, kernels *k)
                 shared = NULL;
                 r->grid = det[d].grid;
                 r->block = det[d].block;
+                r->scope = det[d].scope;
                 break;
             }
             shared = &det[d];
@@ -319,6 +322,7 @@ static void kernels_load(const session *s, kernels *k)
         if (shared) {
             r->grid = shared->grid;
             r->block = shared->block;
+            r->scope = shared->scope;
         }
     }
     /* has_details = 0: as the nearest earlier row of its kernel with details. */
@@ -330,6 +334,7 @@ static void kernels_load(const session *s, kernels *k)
             if (k->rows[j].kernel_id == r->kernel_id && k->rows[j].has_details == 1) {
                 r->grid = k->rows[j].grid;
                 r->block = k->rows[j].block;
+                r->scope = k->rows[j].scope;
                 break;
             }
         }
@@ -595,6 +600,44 @@ static long long graph_rows(const session *s, long long *dur)
     return n;
 }
 
+/* In-process runs wrap the GEMM launches in a gpufl scope: every GEMM row's
+ * user_scope is that scope, every other kernel's "global" (graph nodes
+ * take their cudaGraphLaunch's, made outside any scope). */
+static void check_user_scope(const session *s, const kernels *k, const json_t *exp)
+{
+    const char *want = json_string_value(json_object_get(exp, "gemm_scope"));
+    const char *gemm = json_string_value(
+        json_object_get(json_array_get(json_object_get(exp, "kernels"), 1), "name"));
+    if (!want || !gemm)
+        return;
+    json_t *caps = first_record(s, "capture_capabilities", true);
+    json_t *list = json_object_get(caps, "capabilities");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *c = json_array_get(list, i);
+        const char *f = json_string_value(json_object_get(c, "feature"));
+        const char *st = json_string_value(json_object_get(c, "status"));
+        if (f && strcmp(f, "user_scope") == 0 && st && strcmp(st, "collected") != 0) {
+            note("user_scope is %s (%s): not checked", st,
+                 json_string_value(json_object_get(c, "message")));
+            return;
+        }
+    }
+    size_t bad = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        const krow *r = &k->rows[i];
+        if (!r->name)
+            continue;
+        const char *w = strcmp(r->name, gemm) == 0 ? want : "global";
+        if (!r->scope || strcmp(r->scope, w) != 0) {
+            if (bad++ < 3)
+                note("corr %lld (%s): user_scope %s, want %s", r->corr, r->name,
+                     r->scope ? r->scope : "null", w);
+        }
+    }
+    report(bad == 0, "user_scope: GEMM launches in \"%s\", the others global (%zu rows not)", want,
+           bad);
+}
+
 static int run_expect(const session *s, const json_t *exp)
 {
     kernels k;
@@ -605,6 +648,7 @@ static int run_expect(const session *s, const json_t *exp)
 
     check_parse(s);
     check_engine(s);
+    check_user_scope(s, &k, exp);
     report(k.n > 0, "kernel rows: %zu", k.n);
     print_names(&k, 10);
 
