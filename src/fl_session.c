@@ -603,7 +603,6 @@ static bool start_trace(session *s, char *why, size_t len)
                           .graphs = c->enable_cuda_graphs_tracking,
                           .external_correlation = c->enable_external_correlation,
                           .nvtx = true,
-                          .injected = false,
                           .buffer_bytes = (size_t)c->cupti_buffer_kib * 1024u,
                           .max_buffers = (uint32_t)c->cupti_max_buffers,
                           .kick = fl_session_kick,

@@ -204,7 +204,6 @@ typedef struct fl_trace_options {
     bool graphs;               /* GRAPH_TRACE: one record per graph launch */
     bool external_correlation; /* EXTERNAL_CORRELATION */
     bool nvtx;                 /* MARKER (NVTX ranges) */
-    bool injected;             /* start() runs inside cuInit (no driver calls) */
     size_t buffer_bytes;       /* per CUPTI buffer (0: default 8 MiB) */
     uint32_t max_buffers;      /* the pool's bound (0: default 16) */
     void (*kick)(void);        /* wakes the core's writer: buffers wait */
