@@ -167,32 +167,25 @@ static void enable_optional(CUpti_ActivityKind kind, uint32_t feat, const char *
     start_notes.unavailable |= feat;
 }
 
-/* --------------------------------------------------------- launch scopes */
+/* ------------------------------------------------------------- callbacks */
 
-/* On the application's thread, at the entry of a kernel launch: the gpufl
- * scopes it has open, keyed by the launch's correlation id (the kernel's
- * activity record carries the same id). */
-static void CUPTIAPI on_launch(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                               const void *data)
-{
-    (void)user;
-    (void)domain;
-    (void)cbid;
-    const CUpti_CallbackData *cb = data;
-    if (!cb || cb->callbackSite != CUPTI_API_ENTER)
-        return;
-    size_t (*fn)(uint32_t *, size_t) = atomic_load_explicit(&scope_path_fn, memory_order_acquire);
-    if (!fn)
-        return;
-    uint32_t ids[FL_SCOPE_PATH_MAX];
-    size_t n = fn(ids, FL_SCOPE_PATH_MAX);
-    fl_launch_scope_put(cb->correlationId, ids, n);
-}
+/* Callbacks on the application's threads, at API calls:
+ *  - entry of a kernel launch: the gpufl scopes the thread has open, keyed
+ *    by the launch's correlation id (the kernel's activity record carries
+ *    the same id) - kernel_detail's user_scope;
+ *  - entry and exit of an allocation or free (enable_memory_tracking): the
+ *    call's duration, keyed by its correlation id (the MEMORY2 record of
+ *    the operation carries it) - memory_alloc_event_batch's duration_ns. */
+enum { CB_NONE = 0, CB_LAUNCH = 1, CB_MEMOP = 2 };
+#define CB_IDS 2048
+static uint8_t cb_kind[2][CB_IDS]; /* [runtime, driver][cbid]; set before subscribing */
 
-static const struct {
+typedef struct cb_id {
     CUpti_CallbackDomain domain;
     CUpti_CallbackId cbid;
-} launch_cbids[] = {
+} cb_id;
+
+static const cb_id launch_cbids[] = {
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060},
@@ -210,34 +203,126 @@ static const struct {
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch},
 };
 
-/* Launch callbacks for kernel_detail's user_scope.  CUPTI allows one
- * subscriber per process: when another tool (a framework's own profiler)
- * holds it, kernels stay unattributed and the reason is noted. */
-static bool subscribe_launches(size_t (*fn)(uint32_t *, size_t))
+static const cb_id memop_cbids[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3D_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync},
+};
+
+/* The entry times of the allocation calls in progress on this thread (a
+ * runtime call wraps a driver call). */
+static _Thread_local struct {
+    uint64_t t[4];
+    unsigned n;
+} memop_tls;
+
+static uint8_t kind_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-    if (!fn)
-        return false;
+    int d = domain == CUPTI_CB_DOMAIN_RUNTIME_API  ? 0
+            : domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1
+                                                   : -1;
+    return d >= 0 && cbid < CB_IDS ? cb_kind[d][cbid] : CB_NONE;
+}
+
+static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                            const void *data)
+{
+    (void)user;
+    const CUpti_CallbackData *cb = data;
+    if (!cb)
+        return;
+    uint8_t kind = kind_of(domain, cbid);
+    if (kind == CB_LAUNCH) {
+        size_t (*fn)(uint32_t *, size_t) =
+            atomic_load_explicit(&scope_path_fn, memory_order_acquire);
+        if (!fn || cb->callbackSite != CUPTI_API_ENTER)
+            return;
+        uint32_t ids[FL_SCOPE_PATH_MAX];
+        size_t n = fn(ids, FL_SCOPE_PATH_MAX);
+        fl_launch_scope_put(cb->correlationId, ids, n);
+    } else if (kind == CB_MEMOP) {
+        uint64_t now = 0;
+        cuptiGetTimestamp(&now); /* the activity records' clock */
+        if (cb->callbackSite == CUPTI_API_ENTER) {
+            if (memop_tls.n < 4)
+                memop_tls.t[memop_tls.n] = now;
+            memop_tls.n++;
+        } else if (memop_tls.n > 0) {
+            memop_tls.n--;
+            if (memop_tls.n < 4 && now >= memop_tls.t[memop_tls.n])
+                fl_memop_duration_put(cb->correlationId, now - memop_tls.t[memop_tls.n]);
+        }
+    }
+}
+
+static CUptiResult enable_list(const cb_id *ids, size_t n, uint8_t kind)
+{
+    CUptiResult r = CUPTI_SUCCESS;
+    for (size_t i = 0; i < n && r == CUPTI_SUCCESS; i++) {
+        int d = ids[i].domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 0 : 1;
+        if (ids[i].cbid < CB_IDS)
+            cb_kind[d][ids[i].cbid] = kind;
+        r = cuptiEnableCallback(1, subscriber, ids[i].domain, ids[i].cbid);
+    }
+    return r;
+}
+
+/* Subscribes the API callbacks the options need: launches for user_scope
+ * (scope_fn set), allocation calls for their durations (memory).  CUPTI
+ * allows one subscriber per process: when another tool (a framework's own
+ * profiler) holds it, kernels stay unattributed, allocations untimed, and
+ * the reason is noted.  Returns the CB_* kinds now enabled. */
+static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), bool memory)
+{
+    if (!scope_fn && !memory)
+        return CB_NONE;
     fl_launch_scope_reset();
-    atomic_store_explicit(&scope_path_fn, fn, memory_order_release);
-    CUptiResult r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_launch, NULL);
-    for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof launch_cbids / sizeof launch_cbids[0]; i++)
-        r = cuptiEnableCallback(1, subscriber, launch_cbids[i].domain, launch_cbids[i].cbid);
+    memset(cb_kind, 0, sizeof cb_kind);
+    atomic_store_explicit(&scope_path_fn, scope_fn, memory_order_release);
+    CUptiResult r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
+    if (r == CUPTI_SUCCESS && scope_fn)
+        r = enable_list(launch_cbids, sizeof launch_cbids / sizeof launch_cbids[0], CB_LAUNCH);
+    if (r == CUPTI_SUCCESS && memory)
+        r = enable_list(memop_cbids, sizeof memop_cbids / sizeof memop_cbids[0], CB_MEMOP);
     if (r == CUPTI_SUCCESS) {
         subscribed = true;
-        return true;
+        return (scope_fn ? CB_LAUNCH : 0u) | (memory ? CB_MEMOP : 0u);
     }
     if (!start_notes.unavailable)
         cupti_message(r, start_notes.unavailable_msg, sizeof start_notes.unavailable_msg,
-                      "cuptiSubscribe (launch callbacks for user_scope)");
-    start_notes.unavailable |= FL_FEAT_SCOPES;
+                      "cuptiSubscribe (API callbacks for user_scope and allocation timing)");
+    if (scope_fn)
+        start_notes.unavailable |= FL_FEAT_SCOPES;
     if (subscriber)
         cuptiUnsubscribe(subscriber);
     subscriber = NULL;
     atomic_store_explicit(&scope_path_fn, NULL, memory_order_release);
-    return false;
+    return CB_NONE;
 }
 
-static void unsubscribe_launches(void)
+static void unsubscribe_callbacks(void)
 {
     if (subscribed) {
         cuptiUnsubscribe(subscriber);
@@ -323,10 +408,12 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     if (o->graphs)
         enable_optional(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, FL_FEAT_GRAPHS,
                         "cuptiActivityEnable(GRAPH_TRACE)");
-    dc.scopes = subscribe_launches(o->scope_path);
+    unsigned cbs = subscribe_callbacks(o->scope_path, o->memory);
+    dc.scopes = (cbs & CB_LAUNCH) != 0;
+    dc.memop_durations = (cbs & CB_MEMOP) != 0;
     fl_decoder *d = fl_decoder_create(&dc);
     if (!d) {
-        unsubscribe_launches();
+        unsubscribe_callbacks();
         disable_all();
         snprintf(why, why_len, "out of memory for the activity decoder");
         pthread_mutex_unlock(&life);
@@ -382,7 +469,7 @@ static void plugin_stop(void)
 {
     pthread_mutex_lock(&life);
     if (running) {
-        unsubscribe_launches();
+        unsubscribe_callbacks();
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         disable_all();

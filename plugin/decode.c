@@ -25,6 +25,7 @@
 #define THREAD_SLOTS 256u /* thread -> open NVTX ranges */
 #define MAX_DEVICES 256u
 #define LAUNCH_SLOTS 65536u /* correlation id -> scopes at launch, direct-mapped */
+#define MEMOP_SLOTS 16384u  /* correlation id -> allocation call's duration */
 
 typedef struct ext_slot {
     uint32_t corr_id; /* 0: empty */
@@ -133,6 +134,36 @@ void fl_launch_scope_reset(void)
         s->corr_id = 0;
         slot_unlock(s);
     }
+}
+
+typedef struct memop_slot {
+    atomic_flag busy;
+    uint32_t corr_id;
+    uint64_t duration_ns;
+} memop_slot;
+
+static memop_slot memops[MEMOP_SLOTS];
+
+void fl_memop_duration_put(uint32_t corr_id, uint64_t duration_ns)
+{
+    memop_slot *s = &memops[corr_id & (MEMOP_SLOTS - 1)];
+    while (atomic_flag_test_and_set_explicit(&s->busy, memory_order_acquire))
+        ;
+    s->corr_id = corr_id;
+    s->duration_ns = duration_ns;
+    atomic_flag_clear_explicit(&s->busy, memory_order_release);
+}
+
+/* The duration of allocation call corr_id; 0 when it is not (or no
+ * longer) there. */
+static uint64_t memop_duration(uint32_t corr_id)
+{
+    memop_slot *s = &memops[corr_id & (MEMOP_SLOTS - 1)];
+    while (atomic_flag_test_and_set_explicit(&s->busy, memory_order_acquire))
+        ;
+    uint64_t d = corr_id && s->corr_id == corr_id ? s->duration_ns : 0;
+    atomic_flag_clear_explicit(&s->busy, memory_order_release);
+    return d;
 }
 
 /* The scopes of launch corr_id into k (FL_SCOPE_UNKNOWN when not there,
@@ -483,15 +514,16 @@ static void on_memory(fl_decoder *d, const fl_trace_sink *s, const CUpti_Activit
         return;
     }
     d->st.allocs++;
-    d->al[d->nal] = (fl_alloc_row){.t_ns = wall(d, r->timestamp),
-                                   .duration_ns = 0,
-                                   .address = r->address,
-                                   .bytes = r->bytes,
-                                   .device_id = r->deviceId,
-                                   .stream_id = r->streamId,
-                                   .corr_id = r->correlationId,
-                                   .memory_op = op,
-                                   .memory_kind = (uint8_t)r->memoryKind};
+    d->al[d->nal] =
+        (fl_alloc_row){.t_ns = wall(d, r->timestamp),
+                       .duration_ns = d->cfg.memop_durations ? memop_duration(r->correlationId) : 0,
+                       .address = r->address,
+                       .bytes = r->bytes,
+                       .device_id = r->deviceId,
+                       .stream_id = r->streamId,
+                       .corr_id = r->correlationId,
+                       .memory_op = op,
+                       .memory_kind = (uint8_t)r->memoryKind};
     if (++d->nal == FL_TRACE_BATCH)
         FLUSH_ROWS(d, s, al, nal, allocs);
 }

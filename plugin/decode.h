@@ -26,8 +26,9 @@ typedef struct fl_decoder_config {
     int64_t clock_offset_ns; /* wall ns = CUPTI ns + offset */
     fl_limits_fn limits;     /* NULL: no device limits */
     void *limits_user;
-    bool demangle; /* kernel names as nsys shows them (default on) */
-    bool scopes;   /* launches are recorded (fl_launch_scope_put): attribute kernels */
+    bool demangle;        /* kernel names as nsys shows them (default on) */
+    bool scopes;          /* launches are recorded (fl_launch_scope_put): attribute kernels */
+    bool memop_durations; /* allocation API calls are timed (fl_memop_duration_put) */
 } fl_decoder_config;
 
 /* NULL when out of memory. */
@@ -55,6 +56,12 @@ void fl_decoder_stats(const fl_decoder *d, fl_trace_stats *out);
 void fl_launch_scope_put(uint32_t corr_id, const uint32_t *ids, size_t n);
 /* Empties the table (a new session). */
 void fl_launch_scope_reset(void);
+
+/* At the exit of an allocation or free API call (cudaMalloc, cuMemFree,
+ * ...): how long it took, keyed by its correlation id, which CUPTI's
+ * MEMORY2 record of the operation carries; the decoder puts it in the
+ * row's duration_ns.  Same kind of table as the launches': 16384 slots. */
+void fl_memop_duration_put(uint32_t corr_id, uint64_t duration_ns);
 
 /* The demangled form of a mangled C++ name into out (the name itself when
  * it is not mangled or the demangler is absent).  Exposed for tests. */

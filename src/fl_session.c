@@ -695,7 +695,7 @@ static void build_capabilities(session *s, const char *device_note)
               {"synchronization", c->enable_synchronization, false, FL_FEAT_SYNC,
                "CUPTI synchronization activity"},
               {"memory_tracking", c->enable_memory_tracking, true, FL_FEAT_MEMORY,
-               "CUPTI MEMORY2 (allocations and frees; one time stamp each, duration 0)"},
+               "CUPTI MEMORY2 (allocations and frees), timed by API callbacks"},
               {"cuda_graphs", c->enable_cuda_graphs_tracking, true, FL_FEAT_GRAPHS,
                "CUPTI graph trace (one row per graph launch)"},
               {"external_correlation", c->enable_external_correlation, false, FL_FEAT_EXTERNAL,

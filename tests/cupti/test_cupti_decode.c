@@ -445,6 +445,38 @@ static void test_launch_scopes(void)
     fl_launch_scope_reset();
 }
 
+/* Allocation calls timed by the API callbacks: the MEMORY2 row of the
+ * operation gets its call's duration (by correlation id), or 0. */
+static void test_memop_durations(void)
+{
+    memset(&got, 0, sizeof got);
+    fl_decoder_config c = {.clock_offset_ns = 0, .memop_durations = true};
+    fl_decoder *d = fl_decoder_create(&c);
+    fl_memop_duration_put(40, 1234);
+    fl_memop_duration_put(41, 99);
+    synth s;
+    synth_init(&s, 4096);
+    CHECK(synth_memory(&s, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0x1000, 64, 5, 40));
+    CHECK(synth_memory(&s, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 0x1000, 64, 9, 41));
+    CHECK(synth_memory(&s, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0x2000, 64, 12, 42));
+    fl_decoder_feed(d, &sink, s.p, s.len);
+    fl_decoder_flush(d, &sink);
+    CHECK_INT(got.nal, 3);
+    CHECK_U64(got.al[0].duration_ns, 1234);
+    CHECK_U64(got.al[1].duration_ns, 99);
+    CHECK_U64(got.al[2].duration_ns, 0); /* no call timed */
+    fl_decoder_destroy(d);
+    /* Not timed: 0. */
+    memset(&got, 0, sizeof got);
+    c.memop_durations = false;
+    d = fl_decoder_create(&c);
+    fl_decoder_feed(d, &sink, s.p, s.len);
+    fl_decoder_flush(d, &sink);
+    CHECK_U64(got.al[0].duration_ns, 0);
+    fl_decoder_destroy(d);
+    synth_free(&s);
+}
+
 static void test_demangle(void)
 {
     char out[256];
@@ -467,6 +499,7 @@ int main(void)
     test_batches();
     test_external_table();
     test_launch_scopes();
+    test_memop_durations();
     test_demangle();
     return check_done("test_cupti_decode");
 }
