@@ -554,6 +554,40 @@ static void check_memset(const session *s, const json_t *exp)
            count, bytes, bad_value, wv, wc, wb);
 }
 
+/* In-process runs track memory: the 6 device allocations and their frees,
+ * each with the duration of its cudaMalloc / cudaFree call. */
+static void check_allocs(const session *s, const json_t *exp)
+{
+    json_t *want = json_object_get(exp, "device_mallocs");
+    if (!json_is_integer(want))
+        return;
+    long long allocs = 0, frees = 0, timed = 0, rows = 0;
+    json_t *rec;
+    FOR_EACH_RECORD(s, "memory_alloc_event_batch", rec)
+    {
+        int c_op = fl_col(rec, "memory_op"), c_kind = fl_col(rec, "memory_kind");
+        int c_dur = fl_col(rec, "duration_ns");
+        size_t j;
+        json_t *row;
+        json_array_foreach(json_object_get(rec, "rows"), j, row)
+        {
+            rows++;
+            if (cell(row, c_kind) != 3) /* CUPTI_ACTIVITY_MEMORY_KIND_DEVICE */
+                continue;
+            long long op = cell(row, c_op);
+            allocs += op == 1;
+            frees += op == 2;
+            timed += cell(row, c_dur) > 0;
+        }
+    }
+    long long w = json_integer_value(want);
+    note("memory rows: %lld (device: %lld allocations, %lld frees, %lld timed)", rows, allocs,
+         frees, timed);
+    report(allocs == w, "device allocations (memory_op 1): %lld, want %lld", allocs, w);
+    report(frees == w, "device frees (memory_op 2): %lld, want %lld", frees, w);
+    report(timed == allocs + frees, "every device allocation and free has its call's duration");
+}
+
 static void check_syncs(const session *s, const json_t *exp)
 {
     long long by_type[6] = {0};
@@ -760,6 +794,7 @@ static int run_expect(const session *s, const json_t *exp)
     check_memcpy(s, exp);
     check_memset(s, exp);
     check_syncs(s, exp);
+    check_allocs(s, exp);
 
     long long gdur, gn = graph_rows(s, &gdur);
     if (graphs) {

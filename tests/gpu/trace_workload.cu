@@ -162,6 +162,7 @@ int main(int argc, char **argv)
         o.log_path = log_dir;
         o.profiling_engine = GPUFL_ENGINE_TRACE;
         o.enable_cuda_graphs_tracking = graphs;
+        o.enable_memory_tracking = true; /* the 6 cudaMalloc / cudaFree, timed */
         gpufl_error err;
         memset(&err, 0, sizeof err);
         gpufl_status st = gpufl_init(&o, &err);
@@ -335,11 +336,12 @@ int main(int argc, char **argv)
     }
     fprintf(out,
             "{\"schema\":1,\"app\":\"trace_workload\",\"in_process\":%s,"
-            "\"graphs_tracking\":%s,\"gemm_scope\":%s,\"wall_start_ns\":%llu,"
+            "\"graphs_tracking\":%s,\"gemm_scope\":%s,\"device_mallocs\":%s,"
+            "\"wall_start_ns\":%llu,"
             "\"wall_end_ns\":%llu,\n",
             log_dir ? "true" : "false", graphs ? "true" : "false",
-            log_dir ? "\"" GEMM_SCOPE "\"" : "null", (unsigned long long)wall_start,
-            (unsigned long long)wall_end);
+            log_dir ? "\"" GEMM_SCOPE "\"" : "null", log_dir ? "6" : "null",
+            (unsigned long long)wall_start, (unsigned long long)wall_end);
     fprintf(out,
             " \"kernels\":[\n"
             "  {\"name\":\"%s\",\"direct\":%d,\"graph_nodes\":%d,\"count\":%d,"
