@@ -229,5 +229,10 @@ void cli_live_format(gp_monitor *m, double elapsed_s, char *buf, size_t len);
 
 /* devices.c: `gpu-profile devices [--json] [--backend B]`. */
 int cli_devices_main(int argc, char **argv);
+/* logs.c: `gpu-profile report ...` and `gpu-profile export ...` (argv[0] is
+ * the subcommand).  0 complete read, 2 partial read, 1 nothing read or the
+ * output not written, 125 bad option. */
+int cli_report_main(int argc, char **argv);
+int cli_export_main(int argc, char **argv);
 
 #endif

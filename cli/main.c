@@ -547,6 +547,10 @@ int main(int argc, char **argv)
 
     if (argc >= 2 && strcmp(argv[1], "devices") == 0)
         return cli_devices_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "report") == 0)
+        return cli_report_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "export") == 0)
+        return cli_export_main(argc - 1, argv + 1);
     cli_opts o;
     int p = cli_parse_run_args(argc, argv, &o);
     if (p != 0)

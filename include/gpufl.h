@@ -186,6 +186,19 @@ GPUFL_API size_t gpufl_session_dir(char *buf, size_t cap);
  * (at most about a second). */
 GPUFL_API void gpufl_flush(void);
 
+/*
+ * Writes the text report of this process's session - `gpu-profile report`
+ * on its logs: summary, scopes, kernel hotspots, copies, device and host
+ * metrics, what was captured - to output_path (created or truncated), or
+ * to standard output when output_path is NULL or "".  The session is the
+ * active one (flushed first: the report covers what is on disk, and says
+ * the run has not shut down) or else the last one shut down in this
+ * process.  GPUFL_ERR_STATE when this process recorded none; GPUFL_ERR_IO
+ * when the logs cannot be read or the report not written (err says
+ * which); GPUFL_OK also after a partial read, which the report states.
+ */
+GPUFL_API gpufl_status gpufl_generate_report(const char *output_path, gpufl_error *err);
+
 /* ----------------------------------------------------------------- scopes */
 
 /* A scope in progress, returned by gpufl_scope_begin() (a value: no

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Installs what building and testing gpu-profile needs on Debian 12: a C
 # compiler, CMake, make, pkg-config, the sanitizer runtimes (shipped with
-# gcc), clang-format (the tests check the formatting) and libjansson-dev
-# (the flight recorder's config-file parser).  No CUDA or NVML is needed to build or test.  Skips apt-get when
+# gcc), clang-format (the tests check the formatting), libjansson-dev
+# (the flight recorder's config-file parser) and zlib1g-dev (gzipped session logs).  No CUDA or NVML is needed to build or test.  Skips apt-get when
 # everything is already there.
 set -eu
 need=""
@@ -11,6 +11,8 @@ for tool in cc c++ cmake make pkg-config nm clang-format; do
 done
 # jansson: the flight recorder's JSON config parser (docs/gpufl.md).
 [ -f /usr/include/jansson.h ] || need=1
+# zlib: reading the gzipped session windows <channel>.<N>.log.gz back (src/fl_read.c).
+[ -f /usr/include/zlib.h ] || need=1
 if [ -z "$need" ]; then
     exit 0
 fi
@@ -21,4 +23,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
-    libjansson-dev
+    libjansson-dev zlib1g-dev

@@ -305,6 +305,11 @@ gpufl_status fl_init_with_monitor(const gpufl_init_options *opts, gp_monitor *mo
  * gpufl_shutdown(); no-op without a session. */
 void fl_session_set_child_exit(int exit_code, int signal, bool crashed);
 
+/* The directory of this process's session: the active one (flushed
+ * first; *live true) or the last one shut down; false (and "") when
+ * there was none. */
+bool fl_session_report_dir(char *buf, size_t cap, bool *live);
+
 #endif /* FL_INTERNAL_H */
 
 /* ---------------------------------------------------------------- scopes */

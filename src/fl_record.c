@@ -679,9 +679,12 @@ static void row_close(fl_buf *b, char *d)
 void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                          const fl_kernel_row *rows, size_t n)
 {
-    static const char *const cols[] = {"dt_ns",         "kernel_id",  "stream_id", "duration_ns",
-                                       "corr_id",       "dyn_shared", "num_regs",  "has_details",
-                                       "external_kind", "external_id"};
+    /* device_id is our extension after the spec's ten columns (readers
+     * look columns up by name): a process that drives several GPUs (JAX,
+     * one process per host) needs it to split kernels per device. */
+    static const char *const cols[] = {"dt_ns",         "kernel_id",   "stream_id", "duration_ns",
+                                       "corr_id",       "dyn_shared",  "num_regs",  "has_details",
+                                       "external_kind", "external_id", "device_id"};
     if (!rows || n == 0)
         return;
     uint64_t base = rows[0].t_ns;
@@ -702,6 +705,7 @@ void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
         d = put_col(d, r->has_details);
         d = put_col(d, r->external_kind);
         d = put_col(d, r->external_id);
+        d = put_col(d, r->device_id);
         row_close(b, d);
     }
     PUT_LIT(b, "]}\n");
@@ -710,19 +714,21 @@ void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
 void fl_rec_memcpy_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                          const fl_memcpy_row *rows, size_t n)
 {
-    /* src_device_id and dst_device_id are our extension of the spec's six
-     * columns, added only to a batch holding a peer-to-peer copy: readers
-     * look columns up by name, so a batch without them reads as before
-     * and one with them still reads its first six columns. */
-    static const char *const cols[] = {"dt_ns",     "stream_id", "duration_ns",   "bytes",
-                                       "copy_kind", "corr_id",   "src_device_id", "dst_device_id"};
+    /* Our extensions after the spec's six columns (readers look columns up
+     * by name, so the first six read as before): device_id always (the
+     * device that ran the copy: several per process under JAX), and
+     * src_device_id / dst_device_id only in a batch holding a
+     * peer-to-peer copy. */
+    static const char *const cols[] = {"dt_ns",     "stream_id",     "duration_ns",
+                                       "bytes",     "copy_kind",     "corr_id",
+                                       "device_id", "src_device_id", "dst_device_id"};
     if (!rows || n == 0)
         return;
     bool peer = false;
     for (size_t i = 0; i < n && !peer; i++)
         peer = rows[i].peer != 0;
     uint64_t base = rows[0].t_ns;
-    put_batch_open(b, "memcpy_event_batch", session_id, batch_id, base, cols, peer ? 8 : 6);
+    put_batch_open(b, "memcpy_event_batch", session_id, batch_id, base, cols, peer ? 9 : 7);
     for (size_t i = 0; i < n; i++) {
         const fl_memcpy_row *r = &rows[i];
         char *d = row_open(b, i);
@@ -734,6 +740,7 @@ void fl_rec_memcpy_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
         d = put_col(d, r->bytes);
         d = put_col(d, r->copy_kind);
         d = put_col(d, r->corr_id);
+        d = put_col(d, r->device_id);
         if (peer) {
             /* A row that is not peer-to-peer has both set to its device. */
             d = put_col(d, r->src_device_id);

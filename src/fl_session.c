@@ -136,6 +136,7 @@ static session *g_s;
 static _Atomic int g_active;
 static uint32_t g_gen_counter;
 static bool g_atexit_done;
+static char g_last_dir[PATH_MAX]; /* the last session shut down, under g_life */
 
 static void init_cvs(void)
 {
@@ -1184,8 +1185,21 @@ void gpufl_shutdown(void)
     if (s->io_errno)
         DEBUG(s, "writing %s/%s.log failed: %s", s->dir, channel_names[s->io_channel],
               strerror(s->io_errno));
+    snprintf(g_last_dir, sizeof g_last_dir, "%s", s->dir);
     session_free(s);
     pthread_mutex_unlock(&g_life);
+}
+
+bool fl_session_report_dir(char *buf, size_t cap, bool *live)
+{
+    gpufl_flush();
+    pthread_mutex_lock(&g_life);
+    const char *d = g_s ? g_s->dir : g_last_dir;
+    *live = g_s != NULL;
+    snprintf(buf, cap, "%s", d);
+    bool ok = d[0] != '\0';
+    pthread_mutex_unlock(&g_life);
+    return ok;
 }
 
 bool gpufl_is_active(void)

@@ -2,7 +2,7 @@
 # Installs the build into a temporary prefix and builds consumers against it
 # with find_package (shared and static) and with pkg-config; checks that the
 # shared library exports only gp_ symbols and needs only libc, libm,
-# pthread, libdl and libjansson.
+# pthread, libdl, libjansson and libz.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -eu
 build=$1
@@ -19,10 +19,10 @@ if [ -n "$bad" ]; then
     echo "$bad" >&2
     exit 1
 fi
-# The core links only libc, libm, pthread, libdl and libjansson (no CUDA, no NVML).
-needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v -E '^lib(c|m|pthread|dl|jansson)\.so\.[0-9]+$' || true)
+# The core links only libc, libm, pthread, libdl, libjansson and libz (no CUDA, no NVML).
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v -E '^lib(c|m|pthread|dl|jansson|z)\.so\.[0-9]+$' || true)
 if [ -n "$needed" ]; then
-    echo "install_test: libgpuprofile.so needs more than libc, libm, pthread, libdl and libjansson:" >&2
+    echo "install_test: libgpuprofile.so needs more than libc, libm, pthread, libdl, libjansson and libz:" >&2
     echo "$needed" >&2
     exit 1
 fi

@@ -1,0 +1,288 @@
+/*
+ * logs.c - the commands that read session logs back:
+ *
+ *   gpu-profile report [--session ID] [--top N] [--format text|json] [-o FILE] PATH
+ *   gpu-profile export --format chrome-trace|csv [--session ID] [-o FILE] PATH
+ *
+ * PATH is a log directory, a session directory or a flat-layout prefix
+ * (fl_read.h).  The read streams: memory follows the number of distinct
+ * kernels and scopes, not the number of events.  Problems in the input are
+ * warnings on stderr (the first CLI_MAX_WARNINGS, then a count) and never
+ * stop the read.  Exit status: 0 for a complete read, 2 when the output was
+ * written but some input was skipped (a partial read), 1 when no session
+ * could be read or the output could not be written, 125 for a bad option.
+ */
+#include "cli.h"
+#include "fl_export.h"
+#include "fl_read.h"
+#include "fl_report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLI_MAX_WARNINGS 20
+#define EXIT_PARTIAL 2
+#define EXIT_NOTHING 1
+
+typedef struct warn_ctx {
+    const char *cmd;
+    uint64_t n;
+    fl_read_cb inner; /* the report's or the export's own callbacks */
+} warn_ctx;
+
+static void on_warning(void *user, const char *file, uint64_t line, const char *msg)
+{
+    warn_ctx *w = user;
+    if (w->n++ < CLI_MAX_WARNINGS)
+        fprintf(stderr, "gpu-profile: %s: %s:%llu: %s\n", w->cmd, file ? file : "?",
+                (unsigned long long)line, msg);
+    if (w->inner.warning)
+        w->inner.warning(w->inner.user, file, line, msg);
+}
+
+static void on_record(void *user, int channel, const char *type, json_t *rec)
+{
+    warn_ctx *w = user;
+    if (w->inner.record)
+        w->inner.record(w->inner.user, channel, type, rec);
+}
+
+static void on_batch(void *user, const fl_batch *b)
+{
+    warn_ctx *w = user;
+    if (w->inner.batch)
+        w->inner.batch(w->inner.user, b);
+}
+
+static int partial(const fl_read_result *r, uint64_t warnings)
+{
+    return warnings > 0 || r->bad_lines > 0 || r->bad_records > 0 || r->gz_errors > 0;
+}
+
+static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warnings)
+{
+    if (warnings > CLI_MAX_WARNINGS)
+        fprintf(stderr, "gpu-profile: %s: %llu more warnings not shown\n", cmd,
+                (unsigned long long)(warnings - CLI_MAX_WARNINGS));
+    if (partial(r, warnings))
+        fprintf(stderr,
+                "gpu-profile: %s: partial read of %s: %llu unreadable lines, %llu unusable "
+                "records, %llu broken gzip streams skipped\n",
+                cmd, r->session_dir, (unsigned long long)r->bad_lines,
+                (unsigned long long)r->bad_records, (unsigned long long)r->gz_errors);
+}
+
+/* Writes text to -o FILE (or stdout); 0 or -1 after a message. */
+static int write_out(const char *cmd, const char *path, const char *text, size_t len)
+{
+    FILE *f = path ? fopen(path, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "gpu-profile: %s: cannot create '%s': %s\n", cmd, path, strerror(errno));
+        return -1;
+    }
+    size_t w = fwrite(text, 1, len, f);
+    int bad = w != len || fflush(f) != 0;
+    if (path && fclose(f) != 0)
+        bad = 1;
+    if (bad) {
+        fprintf(stderr, "gpu-profile: %s: cannot write '%s': %s\n", cmd, path ? path : "stdout",
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct log_args {
+    const char *session;
+    const char *format;
+    const char *output;
+    const char *path;
+    int top;
+} log_args;
+
+static void report_usage(FILE *f)
+{
+    fputs("usage: gpu-profile report [--session ID] [--top N] [--format text|json] [-o FILE] "
+          "PATH\n"
+          "\n"
+          "Reads a GPUFlight session (PATH: a log directory, a session directory or a\n"
+          "flat-layout prefix; the latest session unless --session names one) and\n"
+          "prints the report: summary, scopes, kernel hotspots, memcpy, device and host\n"
+          "metrics, what was captured.  Exit status 2 when some input had to be\n"
+          "skipped (the warnings say where), 1 when nothing could be read.\n",
+          f);
+}
+
+static void export_usage(FILE *f)
+{
+    fputs("usage: gpu-profile export --format chrome-trace|csv [--session ID] [-o FILE] PATH\n"
+          "\n"
+          "chrome-trace: Trace Event Format JSON for Perfetto or chrome://tracing\n"
+          "(kernels and copies per GPU and stream, scopes, metric counters);\n"
+          "csv: one line per kernel.  Streams: any size of session.\n",
+          f);
+}
+
+/* -1: usage error (after a message), 1: --help printed, 0: go. */
+static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usage)(FILE *))
+{
+    memset(a, 0, sizeof *a);
+    a->top = 10;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            usage(stdout);
+            return 1;
+        }
+        if (strcmp(s, "--session") == 0 || strcmp(s, "--format") == 0 || strcmp(s, "-o") == 0 ||
+            strcmp(s, "--output") == 0 || strcmp(s, "--top") == 0) {
+            if (!val) {
+                fprintf(stderr, "gpu-profile: %s: %s needs a value\n", cmd, s);
+                return -1;
+            }
+            i++;
+            if (strcmp(s, "--session") == 0) {
+                a->session = val;
+            } else if (strcmp(s, "--format") == 0) {
+                a->format = val;
+            } else if (strcmp(s, "--top") == 0) {
+                char *end = NULL;
+                long n = strtol(val, &end, 10);
+                if (!*val || *end || n < 1 || n > 100000) {
+                    fprintf(stderr,
+                            "gpu-profile: %s: --top '%s': use a whole number from 1 to 100000\n",
+                            cmd, val);
+                    return -1;
+                }
+                a->top = (int)n;
+            } else {
+                a->output = val;
+            }
+            continue;
+        }
+        if (s[0] == '-' && s[1]) {
+            fprintf(stderr, "gpu-profile: %s: unknown option '%s' (see gpu-profile %s --help)\n",
+                    cmd, s, cmd);
+            return -1;
+        }
+        if (a->path) {
+            fprintf(stderr, "gpu-profile: %s: one PATH only ('%s' and '%s')\n", cmd, a->path, s);
+            return -1;
+        }
+        a->path = s;
+    }
+    if (!a->path) {
+        fprintf(stderr, "gpu-profile: %s: PATH is missing\n", cmd);
+        usage(stderr);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_report_main(int argc, char **argv)
+{
+    log_args a;
+    int p = parse("report", argc, argv, &a, report_usage);
+    if (p)
+        return p > 0 ? 0 : CLI_EXIT_PROFILER;
+    int json = 0;
+    if (a.format && strcmp(a.format, "json") == 0) {
+        json = 1;
+    } else if (a.format && strcmp(a.format, "text") != 0) {
+        fprintf(stderr, "gpu-profile: report: --format '%s': use text or json\n", a.format);
+        return CLI_EXIT_PROFILER;
+    }
+    fl_report *r = fl_report_create();
+    if (!r) {
+        fprintf(stderr, "gpu-profile: report: out of memory\n");
+        return EXIT_NOTHING;
+    }
+    warn_ctx w = {.cmd = "report"};
+    fl_report_callbacks(r, &w.inner);
+    fl_read_cb cb = {.user = &w, .record = on_record, .batch = on_batch, .warning = on_warning};
+    fl_read_opts o;
+    fl_read_opts_init(&o);
+    o.session_id = a.session;
+    fl_read_result res;
+    char err[1024];
+    if (fl_read_session(a.path, &o, &cb, &res, err, sizeof err) != 0) {
+        fprintf(stderr, "gpu-profile: report: %s\n", err);
+        fl_report_destroy(r);
+        return EXIT_NOTHING;
+    }
+    fl_report_finish(r, &res);
+    fl_buf out = {0};
+    if (json)
+        fl_report_json(r, a.top, &out);
+    else
+        fl_report_text(r, a.top, &out);
+    fl_report_destroy(r);
+    int code = out.oom ? -1 : write_out("report", a.output, out.p ? out.p : "", out.len);
+    if (out.oom)
+        fprintf(stderr, "gpu-profile: report: out of memory\n");
+    fl_buf_free(&out);
+    say_partial("report", &res, w.n);
+    if (code != 0)
+        return EXIT_NOTHING;
+    return partial(&res, w.n) ? EXIT_PARTIAL : 0;
+}
+
+int cli_export_main(int argc, char **argv)
+{
+    log_args a;
+    int p = parse("export", argc, argv, &a, export_usage);
+    if (p)
+        return p > 0 ? 0 : CLI_EXIT_PROFILER;
+    fl_export_format fmt;
+    if (a.format && strcmp(a.format, "chrome-trace") == 0) {
+        fmt = FL_EXPORT_CHROME_TRACE;
+    } else if (a.format && strcmp(a.format, "csv") == 0) {
+        fmt = FL_EXPORT_CSV_KERNELS;
+    } else {
+        fprintf(stderr, "gpu-profile: export: --format %s%s%s: use chrome-trace or csv\n",
+                a.format ? "'" : "", a.format ? a.format : "is missing", a.format ? "'" : "");
+        return CLI_EXIT_PROFILER;
+    }
+    FILE *f = a.output ? fopen(a.output, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "gpu-profile: export: cannot create '%s': %s\n", a.output, strerror(errno));
+        return EXIT_NOTHING;
+    }
+    fl_export *e = fl_export_create(fmt, f);
+    if (!e) {
+        fprintf(stderr, "gpu-profile: export: out of memory\n");
+        if (a.output)
+            fclose(f);
+        return EXIT_NOTHING;
+    }
+    warn_ctx w = {.cmd = "export"};
+    fl_export_callbacks(e, &w.inner);
+    fl_read_cb cb = {.user = &w, .record = on_record, .batch = on_batch, .warning = on_warning};
+    fl_read_opts o;
+    fl_read_opts_init(&o);
+    o.session_id = a.session;
+    fl_read_result res;
+    char err[1024];
+    int code = 0;
+    if (fl_read_session(a.path, &o, &cb, &res, err, sizeof err) != 0) {
+        fprintf(stderr, "gpu-profile: export: %s\n", err);
+        code = EXIT_NOTHING;
+    } else if (fl_export_finish(e, &res) != 0 || fflush(f) != 0) {
+        fprintf(stderr, "gpu-profile: export: cannot write '%s': %s\n",
+                a.output ? a.output : "stdout", strerror(errno));
+        code = EXIT_NOTHING;
+    }
+    fl_export_destroy(e);
+    if (a.output && fclose(f) != 0 && code == 0) {
+        fprintf(stderr, "gpu-profile: export: cannot write '%s': %s\n", a.output, strerror(errno));
+        code = EXIT_NOTHING;
+    }
+    if (code == 0) {
+        say_partial("export", &res, w.n);
+        if (partial(&res, w.n))
+            code = EXIT_PARTIAL;
+    }
+    return code;
+}

@@ -1,0 +1,216 @@
+/*
+ * test_cli_report.c - `gpu-profile report` and `gpu-profile export` end to
+ * end: the fixture session's report equals the library's golden rendering
+ * (text to stdout or -o FILE, JSON), a damaged session is still reported
+ * with warnings naming file and line and exit status 2, a missing session
+ * is status 1 with a message, bad options 125; the Chrome trace is JSON
+ * Perfetto can load and the CSV has one line per kernel.
+ */
+#include "cli/harness.h"
+
+#include <jansson.h>
+
+static char fixture[1024], golden_txt[1024];
+
+static void run(const char *const *argv, h_result *r)
+{
+    h_run(argv, NULL, NULL, 0, r);
+}
+
+static void test_report_text(void)
+{
+    h_result r;
+    const char *argv[] = {h_cli, "report", fixture, NULL};
+    run(argv, &r);
+    CHECK_INT(r.code, 0);
+    char *want = check_read_file(golden_txt, NULL);
+    CHECK(want != NULL);
+    if (want)
+        CHECK_STR(r.out, want);
+    CHECK_STR(r.err, "");
+    h_result_free(&r);
+
+    char out[512];
+    h_path(out, sizeof out, "report.txt");
+    const char *argv2[] = {h_cli, "report", "--top", "2", "-o", out, fixture, NULL};
+    run(argv2, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_STR(r.out, "");
+    char *got = check_read_file(out, NULL);
+    CHECK(got && strstr(got, "hotspots  top 2 of 3 kernels by GPU time"));
+    free(got);
+    free(want);
+    h_result_free(&r);
+}
+
+static void test_report_json(void)
+{
+    h_result r;
+    const char *argv[] = {h_cli, "report", "--format", "json", fixture, NULL};
+    run(argv, &r);
+    CHECK_INT(r.code, 0);
+    json_error_t e;
+    json_t *j = json_loads(r.out, 0, &e);
+    CHECK(j != NULL);
+    CHECK_STR(json_string_value(json_object_get(j, "schema")), "gpu-profile.report");
+    json_t *sum = json_object_get(j, "summary");
+    CHECK_INT(json_integer_value(json_object_get(sum, "kernel_launches")), 3);
+    CHECK_INT(json_integer_value(json_object_get(sum, "kernel_time_ns")), 1000000);
+    CHECK_INT(json_array_size(json_object_get(json_object_get(j, "hotspots"), "kernels")), 3);
+    CHECK(json_is_false(json_object_get(json_object_get(j, "read"), "partial")));
+    json_decref(j);
+    h_result_free(&r);
+}
+
+static void test_damaged(void)
+{
+    /* The fixture with a line that is not JSON, a batch whose row does not
+     * match its columns, and a torn last line. */
+    char dir[512], cmd[2048];
+    h_path(dir, sizeof dir, "damaged");
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s'/*.log '%s'/", dir, fixture, dir);
+    CHECK_INT(system(cmd), 0);
+    char dev[600];
+    snprintf(dev, sizeof dev, "%s/device.log", dir);
+    FILE *f = fopen(dev, "a");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("{\"broken\n"
+          "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":"
+          "\"3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b\",\"batch_id\":9,\"base_time_ns\":1,"
+          "\"columns\":[\"dt_ns\"],\"rows\":[[1,2]]}\n"
+          "{\"torn",
+          f);
+    fclose(f);
+    h_result r;
+    const char *argv[] = {h_cli, "report", dir, NULL};
+    run(argv, &r);
+    CHECK_INT(r.code, 2);
+    CHECK_CONTAINS(r.err, "/device.log:9: not JSON");
+    CHECK_CONTAINS(r.err, "/device.log:10: bad kernel_event_batch: row 1 has 2 values, expected 1");
+    CHECK_CONTAINS(r.err, "/device.log:11: torn last line");
+    CHECK_CONTAINS(r.err, "partial read of");
+    CHECK_CONTAINS(r.out, "report  sample_app  session 3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b");
+    CHECK_CONTAINS(r.out, "3 launches");
+    h_result_free(&r);
+
+    /* The export still writes what it could read, and says so too. */
+    const char *argv2[] = {h_cli, "export", "--format", "csv", dir, NULL};
+    run(argv2, &r);
+    CHECK_INT(r.code, 2);
+    CHECK_INT(h_count_lines(r.out), 4);
+    h_result_free(&r);
+}
+
+static void test_errors(void)
+{
+    h_result r;
+    const char *missing[] = {h_cli, "report", "/nonexistent/logs", NULL};
+    run(missing, &r);
+    CHECK_INT(r.code, 1);
+    CHECK_CONTAINS(r.err, "gpu-profile: report: no session at /nonexistent/logs");
+    CHECK_STR(r.out, "");
+    h_result_free(&r);
+
+    const char *top[] = {h_cli, "report", "--top", "0", fixture, NULL};
+    run(top, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_CONTAINS(r.err, "--top '0': use a whole number from 1 to 100000");
+    h_result_free(&r);
+
+    const char *fmt[] = {h_cli, "report", "--format", "xml", fixture, NULL};
+    run(fmt, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_CONTAINS(r.err, "--format 'xml': use text or json");
+    h_result_free(&r);
+
+    const char *nopath[] = {h_cli, "report", NULL};
+    run(nopath, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_CONTAINS(r.err, "PATH is missing");
+    h_result_free(&r);
+
+    const char *unknown[] = {h_cli, "export", "--format", "csv", "--bogus", fixture, NULL};
+    run(unknown, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_CONTAINS(r.err, "unknown option '--bogus'");
+    h_result_free(&r);
+
+    const char *nofmt[] = {h_cli, "export", fixture, NULL};
+    run(nofmt, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_CONTAINS(r.err, "--format is missing: use chrome-trace or csv");
+    h_result_free(&r);
+
+    /* A session id that is not there. */
+    char logs[512];
+    snprintf(logs, sizeof logs, "%s/fixtures/gpufl-session", check_env("GP_TEST_SOURCE_DIR"));
+    const char *sess[] = {h_cli, "report", "--session", "nope", logs, NULL};
+    run(sess, &r);
+    CHECK_INT(r.code, 1);
+    CHECK_CONTAINS(r.err, "nope");
+    h_result_free(&r);
+
+    /* An output that cannot be written. */
+    const char *out[] = {h_cli, "report", "-o", "/nonexistent/dir/r.txt", fixture, NULL};
+    run(out, &r);
+    CHECK_INT(r.code, 1);
+    CHECK_CONTAINS(r.err, "cannot create '/nonexistent/dir/r.txt'");
+    h_result_free(&r);
+}
+
+static void test_export(void)
+{
+    char out[512];
+    h_path(out, sizeof out, "trace.json");
+    h_result r;
+    const char *argv[] = {h_cli, "export", "--format", "chrome-trace", "-o", out, fixture, NULL};
+    run(argv, &r);
+    CHECK_INT(r.code, 0);
+    json_error_t e;
+    json_t *j = json_load_file(out, 0, &e);
+    CHECK(j != NULL);
+    json_t *ev = json_object_get(j, "traceEvents");
+    CHECK(json_array_size(ev) > 0);
+    CHECK_STR(json_string_value(json_object_get(j, "displayTimeUnit")), "ns");
+    size_t kernels = 0;
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *x = json_array_get(ev, i);
+        const char *name = json_string_value(json_object_get(x, "name"));
+        const char *ph = json_string_value(json_object_get(x, "ph"));
+        if (ph && strcmp(ph, "X") == 0 && name &&
+            (strstr(name, "vecAdd") || strstr(name, "gemm") || strstr(name, "reduce_sum")))
+            kernels++;
+    }
+    CHECK_INT(kernels, 3);
+    json_decref(j);
+    h_result_free(&r);
+
+    const char *csv[] = {h_cli, "export", "--format", "csv", fixture, NULL};
+    run(csv, &r);
+    CHECK_INT(r.code, 0);
+    char line[512];
+    CHECK_STR(h_line(r.out, 0, line, sizeof line),
+              "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
+              "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
+              "external_id");
+    CHECK_INT(h_count_lines(r.out), 4);
+    h_result_free(&r);
+}
+
+int main(void)
+{
+    h_init();
+    const char *src = check_env("GP_TEST_SOURCE_DIR");
+    snprintf(fixture, sizeof fixture,
+             "%s/fixtures/gpufl-session/3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b", src);
+    snprintf(golden_txt, sizeof golden_txt, "%s/golden/report/fixture.txt", src);
+    test_report_text();
+    test_report_json();
+    test_damaged();
+    test_errors();
+    test_export();
+    h_cleanup();
+    return check_done("test_cli_report");
+}
