@@ -12,7 +12,9 @@
  * scope.log and system.log hold the common records.  Then, N times (3),
  * reads it with fl_read_session, a batch callback summing duration_ns, and
  * prints MB/s of NDJSON per core (the thread's CPU time) and per wall
- * second, rows/s and the peak RSS.  Then, if python3 is on the PATH, the
+ * second, rows/s and the peak RSS.  Then the report itself, N times: what
+ * `gpu-profile report` does - fl_read_session into fl_report's callbacks,
+ * fl_report_finish and the text rendering - the same figures.  Then, if python3 is on the PATH, the
  * same device.log read line by line with json.loads (summing duration_ns
  * the same way), and jansson's json_loadb over the first --jansson-mb
  * (256) MB of batch lines, each with our ratio.  The file is in the page
@@ -20,6 +22,7 @@
  */
 #include "fl_internal.h"
 #include "fl_read.h"
+#include "fl_report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,6 +291,47 @@ int main(int argc, char **argv)
     }
     printf("ours: best %.0f MB/s per core (CPU), %.0f MB/s wall; peak RSS %.1f MiB\n", best_cpu,
            best_wall, (double)rss_after / 1024.0);
+
+    /* The report: read + fl_report callbacks + finish + text. */
+    double rep_cpu = 0, rep_wall = 0;
+    for (int k = 0; k < runs; k++) {
+        fl_report *rep = fl_report_create();
+        if (!rep) {
+            fprintf(stderr, "bench_read: out of memory\n");
+            return 1;
+        }
+        fl_read_cb cb;
+        fl_report_callbacks(rep, &cb);
+        fl_read_result res;
+        char err[512];
+        fl_buf out = {0};
+        uint64_t c0 = gp_thread_cpu_ns(), w0 = gp_now_mono_ns();
+        if (fl_read_session(root, NULL, &cb, &res, err, sizeof err) != 0) {
+            fprintf(stderr, "bench_read: %s\n", err);
+            return 1;
+        }
+        fl_report_finish(rep, &res);
+        fl_report_text(rep, 10, &out);
+        double cpu = (double)(gp_thread_cpu_ns() - c0) / 1e9;
+        double wall = (double)(gp_now_mono_ns() - w0) / 1e9;
+        double mb = (double)res.bytes / 1e6;
+        char want[64];
+        snprintf(want, sizeof want, " %zu launches ", total);
+        bool ok = !out.oom && out.len > 0 && strstr(out.p, want) != NULL;
+        printf("report run %d: %.1f MB in %.3f s CPU / %.3f s wall: %.0f MB/s per core, %.0f MB/s "
+               "wall, %.1f M rows/s per core; %zu bytes of text%s\n",
+               k + 1, mb, cpu, wall, mb / cpu, mb / wall, (double)total / cpu / 1e6, out.len,
+               ok ? "" : " (NOT the expected report)");
+        fl_buf_free(&out);
+        fl_report_destroy(rep);
+        if (!ok)
+            return 1;
+        if (k == 0 || mb / cpu > rep_cpu)
+            rep_cpu = mb / cpu;
+        if (k == 0 || mb / wall > rep_wall)
+            rep_wall = mb / wall;
+    }
+    printf("report: best %.0f MB/s per core (CPU), %.0f MB/s wall\n", rep_cpu, rep_wall);
 
     double jmb = 0;
     uint64_t jdur = 0;

@@ -171,16 +171,22 @@ typedef struct cli_trace {
     size_t n_caps, cap_caps;
     cli_trace_engine *engines;
     size_t n_engines, cap_engines;
-    uint64_t bad_lines; /* lines that are not a JSON object (a crash cuts the last) */
-    uint64_t bad_rows;  /* records or rows of a known type with a missing or bad field */
-    uint64_t dropped;   /* records of another session_id */
+    uint64_t bad_lines; /* lines that are not a JSON object with a string "type", or torn
+                           (no '\n': a crash cuts the last); fl_read_result.bad_lines */
+    uint64_t bad_rows;  /* records the reader could not use (bad_records: a batch whose rows
+                           do not match its columns is one), and records or rows of a type
+                           the summary reads with a missing or bad field */
+    uint64_t dropped;   /* records of another session_id (fl_read_result.other_session) */
     int oom;            /* an allocation failed: the figures may be short */
 } cli_trace;
 
 void cli_trace_init(cli_trace *t, gpufl_engine engine);
 void cli_trace_free(cli_trace *t);
-/* Reads one session directory's device.log into t; a session without a
- * readable device.log adds nothing and returns -1. */
+/* Reads one session directory into t with fl_read_session (fl_read.h):
+ * every channel file in it, plain and gzipped.  A directory that is no
+ * session directory (no readable channel file directly in it: a session
+ * below it or flat-layout files are not taken) adds nothing and returns
+ * -1. */
 int cli_trace_read_session(cli_trace *t, const char *session_dir);
 /* Sorts what was read; call once, after the last session. */
 void cli_trace_finish(cli_trace *t);

@@ -6,19 +6,27 @@
  * memcpy per direction, memset, and what the sessions' last
  * capture_capabilities say was not fully collected.
  *
- * Only device.log is read (plain, not the rotated .log.gz windows): its
+ * Each session directory is read by the session reader (fl_read.h), one
+ * fl_read_session call per directory: every channel (device, scope,
+ * system; plain .log and the gzipped windows), the records common to every
+ * channel given once.  Of what it delivers the summary takes
  * dictionary_update (kernel_dict), kernel_event_batch and
- * memcpy_event_batch (columns looked up by name), memset_event and
- * capture_capabilities records.  A bad log never fails the read: a line
- * that is not a JSON object (a crashed process leaves its last line cut)
- * is counted and skipped, so is a record or row with a missing or bad
- * field, and a record whose session_id is not the session's (its
- * job_start's, else the directory's name) is dropped and counted.
+ * memcpy_event_batch (columns looked up by name), memset_event and the last
+ * capture_capabilities; everything else is ignored.  A bad log never fails
+ * the read.  The reader counts what it skips - lines that are not a JSON
+ * object with a string "type" (a torn last line too: a crashed process
+ * leaves its last line without '\n'), records it cannot use (a batch whose
+ * rows do not match its columns or hold something other than numbers and
+ * null is skipped whole), records whose session_id is not the session's
+ * (the first session_id in the directory's files) - and the summary adds
+ * the records and rows it cannot use itself: a missing column or field, a
+ * value that is not a non-negative number.
  *
  * No printing here: cli_trace_text and cli_trace_json write what they are
  * given, where they are told.
  */
 #include "cli.h"
+#include "fl_read.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -31,9 +39,18 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
-/* A non-negative integer (or a real, as the plugin might write a big
- * value); -1 for anything else. */
-static int get_u64(const json_t *v, uint64_t *out)
+/* A non-negative real below 2^64 (the plugin might write a big value
+ * so), truncated; -1 for anything else. */
+static int real_u64(double d, uint64_t *out)
+{
+    if (!(d >= 0.0 && d < 18446744073709551616.0))
+        return -1;
+    *out = (uint64_t)d;
+    return 0;
+}
+
+/* A record's field: a non-negative integer or real; -1 for anything else. */
+static int json_u64(const json_t *v, uint64_t *out)
 {
     if (json_is_integer(v)) {
         json_int_t i = json_integer_value(v);
@@ -42,14 +59,26 @@ static int get_u64(const json_t *v, uint64_t *out)
         *out = (uint64_t)i;
         return 0;
     }
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        if (!(d >= 0.0 && d < 18446744073709551616.0))
+    return json_is_real(v) ? real_u64(json_real_value(v), out) : -1;
+}
+
+/* A batch cell, by the same rule; null is -1 too. */
+static int cell_u64(const fl_cell *c, uint64_t *out)
+{
+    switch (c->kind) {
+    case FL_CELL_INT:
+        if (c->i < 0)
             return -1;
-        *out = (uint64_t)d;
+        *out = (uint64_t)c->i;
         return 0;
+    case FL_CELL_UINT:
+        *out = c->u;
+        return 0;
+    case FL_CELL_REAL:
+        return real_u64(c->d, out);
+    default:
+        return -1;
     }
-    return -1;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -132,11 +161,15 @@ static void kmap_free(kmap *m)
 
 /* --------------------------------------------------------------- state */
 
+/* One session while it is read: merged into the summary only when the
+ * reader read that directory (merge_session). */
 typedef struct sess {
-    char *expect;   /* the session_id records must carry */
-    int have_start; /* expect came from job_start */
+    cli_trace *t; /* for oom */
     kmap kernels;
     json_t *caps; /* the last capture_capabilities */
+    uint64_t launches, kernel_ns;
+    cli_trace_ops copies[CLI_COPY_KINDS], memsets;
+    uint64_t bad; /* records and rows the summary could not use */
 } sess;
 
 void cli_trace_init(cli_trace *t, gpufl_engine engine)
@@ -173,24 +206,13 @@ static char *dup_or_oom(cli_trace *t, const char *s)
     return d;
 }
 
-/* Column index of name in a batch's columns, -1 if absent. */
-static int column(const json_t *cols, const char *name)
-{
-    for (size_t i = 0; i < json_array_size(cols); i++) {
-        const char *c = json_string_value(json_array_get(cols, i));
-        if (c && strcmp(c, name) == 0)
-            return (int)i;
-    }
-    return -1;
-}
-
-static void on_dictionary(cli_trace *t, sess *s, const json_t *rec)
+static void on_dictionary(sess *s, const json_t *rec)
 {
     const json_t *dict = json_object_get(rec, "kernel_dict");
     if (!dict)
-        return;
+        return; /* scope_name_dict */
     if (!json_is_object(dict)) {
-        t->bad_rows++;
+        s->bad++;
         return;
     }
     const char *key;
@@ -201,14 +223,14 @@ static void on_dictionary(cli_trace *t, sess *s, const json_t *rec)
         unsigned long long id = strtoull(key, &end, 10);
         const char *name = json_string_value(val);
         if (!key[0] || *end || key[0] == '-' || key[0] == '+' || !name) {
-            t->bad_rows++;
+            s->bad++;
             continue;
         }
         kent *e = kmap_get(&s->kernels, id);
         char *copy = strdup(name);
         if (!e || !copy) {
             free(copy);
-            t->oom = 1;
+            s->t->oom = 1;
             return;
         }
         free(e->name);
@@ -216,34 +238,29 @@ static void on_dictionary(cli_trace *t, sess *s, const json_t *rec)
     }
 }
 
-static void on_kernels(cli_trace *t, sess *s, const json_t *rec)
+static void on_kernels(sess *s, const fl_batch *b)
 {
-    const json_t *cols = json_object_get(rec, "columns");
-    const json_t *rows = json_object_get(rec, "rows");
-    int ci = column(cols, "kernel_id"), cd = column(cols, "duration_ns");
-    if (ci < 0 || cd < 0 || !json_is_array(rows)) {
-        t->bad_rows++;
+    int ci = fl_batch_col(b, "kernel_id"), cd = fl_batch_col(b, "duration_ns");
+    if (ci < 0 || cd < 0) {
+        s->bad++;
         return;
     }
-    size_t i;
-    const json_t *row;
-    json_array_foreach(rows, i, row)
-    {
+    for (size_t r = 0; r < b->nrows; r++) {
         uint64_t id, dur;
-        if (get_u64(json_array_get(row, (size_t)ci), &id) < 0 ||
-            get_u64(json_array_get(row, (size_t)cd), &dur) < 0) {
-            t->bad_rows++;
+        if (cell_u64(fl_batch_cell(b, r, ci), &id) < 0 ||
+            cell_u64(fl_batch_cell(b, r, cd), &dur) < 0) {
+            s->bad++;
             continue;
         }
         kent *e = kmap_get(&s->kernels, id);
         if (!e) {
-            t->oom = 1;
+            s->t->oom = 1;
             return;
         }
         e->calls++;
         e->total_ns = sat_add(e->total_ns, dur);
-        t->kernel_launches++;
-        t->kernel_ns = sat_add(t->kernel_ns, dur);
+        s->launches++;
+        s->kernel_ns = sat_add(s->kernel_ns, dur);
     }
 }
 
@@ -263,87 +280,66 @@ static enum cli_copy_kind copy_kind(uint64_t k)
     }
 }
 
-static void add_ops(cli_trace_ops *o, uint64_t bytes, uint64_t dur)
+static void add_ops(cli_trace_ops *o, uint64_t count, uint64_t bytes, uint64_t dur)
 {
-    o->count++;
+    o->count += count;
     o->bytes = sat_add(o->bytes, bytes);
     o->time_ns = sat_add(o->time_ns, dur);
 }
 
-static void on_memcpys(cli_trace *t, const json_t *rec)
+static void on_memcpys(sess *s, const fl_batch *b)
 {
-    const json_t *cols = json_object_get(rec, "columns");
-    const json_t *rows = json_object_get(rec, "rows");
-    int cb = column(cols, "bytes"), cd = column(cols, "duration_ns");
-    int ck = column(cols, "copy_kind");
-    if (cb < 0 || cd < 0 || ck < 0 || !json_is_array(rows)) {
-        t->bad_rows++;
+    int cb = fl_batch_col(b, "bytes"), cd = fl_batch_col(b, "duration_ns");
+    int ck = fl_batch_col(b, "copy_kind");
+    if (cb < 0 || cd < 0 || ck < 0) {
+        s->bad++;
         return;
     }
-    size_t i;
-    const json_t *row;
-    json_array_foreach(rows, i, row)
-    {
+    for (size_t r = 0; r < b->nrows; r++) {
         uint64_t bytes, dur, kind;
-        if (get_u64(json_array_get(row, (size_t)cb), &bytes) < 0 ||
-            get_u64(json_array_get(row, (size_t)cd), &dur) < 0 ||
-            get_u64(json_array_get(row, (size_t)ck), &kind) < 0) {
-            t->bad_rows++;
+        if (cell_u64(fl_batch_cell(b, r, cb), &bytes) < 0 ||
+            cell_u64(fl_batch_cell(b, r, cd), &dur) < 0 ||
+            cell_u64(fl_batch_cell(b, r, ck), &kind) < 0) {
+            s->bad++;
             continue;
         }
-        add_ops(&t->copies[copy_kind(kind)], bytes, dur);
+        add_ops(&s->copies[copy_kind(kind)], 1, bytes, dur);
     }
 }
 
-static void on_memset(cli_trace *t, const json_t *rec)
+static void on_memset(sess *s, const json_t *rec)
 {
     uint64_t bytes, dur;
-    if (get_u64(json_object_get(rec, "bytes"), &bytes) < 0 ||
-        get_u64(json_object_get(rec, "duration_ns"), &dur) < 0) {
-        t->bad_rows++;
+    if (json_u64(json_object_get(rec, "bytes"), &bytes) < 0 ||
+        json_u64(json_object_get(rec, "duration_ns"), &dur) < 0) {
+        s->bad++;
         return;
     }
-    add_ops(&t->memsets, bytes, dur);
+    add_ops(&s->memsets, 1, bytes, dur);
 }
 
-static void on_line(cli_trace *t, sess *s, const char *line, size_t len)
+/* The reader's callbacks: records (borrowed for the call) and batches. */
+static void on_record(void *user, int channel, const char *type, json_t *rec)
 {
-    json_error_t err;
-    json_t *rec = json_loadb(line, len, 0, &err);
-    if (!rec || !json_is_object(rec)) {
-        t->bad_lines++;
-        json_decref(rec);
-        return;
-    }
-    const char *type = json_string_value(json_object_get(rec, "type"));
-    const char *sid = json_string_value(json_object_get(rec, "session_id"));
-    if (type && strcmp(type, "job_start") == 0 && !s->have_start && sid) {
-        char *e = strdup(sid);
-        if (e) {
-            free(s->expect);
-            s->expect = e;
-            s->have_start = 1;
-        } else {
-            t->oom = 1;
-        }
-    }
-    if (!sid || !s->expect || strcmp(sid, s->expect) != 0) {
-        t->dropped++;
-    } else if (!type) {
-        t->bad_rows++;
-    } else if (strcmp(type, "dictionary_update") == 0) {
-        on_dictionary(t, s, rec);
-    } else if (strcmp(type, "kernel_event_batch") == 0) {
-        on_kernels(t, s, rec);
-    } else if (strcmp(type, "memcpy_event_batch") == 0) {
-        on_memcpys(t, rec);
+    (void)channel;
+    sess *s = user;
+    if (strcmp(type, "dictionary_update") == 0) {
+        on_dictionary(s, rec);
     } else if (strcmp(type, "memset_event") == 0) {
-        on_memset(t, rec);
+        on_memset(s, rec);
     } else if (strcmp(type, "capture_capabilities") == 0) {
         json_decref(s->caps);
         s->caps = json_incref(rec);
     }
-    json_decref(rec);
+}
+
+static void on_batch(void *user, const fl_batch *b)
+{
+    sess *s = user;
+    if (strcmp(b->type, "kernel_event_batch") == 0)
+        on_kernels(s, b);
+    else if (strcmp(b->type, "memcpy_event_batch") == 0)
+        on_memcpys(s, b);
 }
 
 /* ------------------------------------------------------ end of a session */
@@ -434,8 +430,17 @@ static void add_kernel(cli_trace *t, const char *name, uint64_t calls, uint64_t 
     t->kernels[t->n_kernels++] = (cli_trace_kernel){n, calls, total_ns};
 }
 
-static void end_session(cli_trace *t, sess *s)
+static void merge_session(cli_trace *t, sess *s, const fl_read_result *res)
 {
+    t->processes++;
+    t->kernel_launches += s->launches;
+    t->kernel_ns = sat_add(t->kernel_ns, s->kernel_ns);
+    for (int k = 0; k < CLI_COPY_KINDS; k++)
+        add_ops(&t->copies[k], s->copies[k].count, s->copies[k].bytes, s->copies[k].time_ns);
+    add_ops(&t->memsets, s->memsets.count, s->memsets.bytes, s->memsets.time_ns);
+    t->bad_lines += res->bad_lines;
+    t->bad_rows += res->bad_records + s->bad;
+    t->dropped += res->other_session;
     for (size_t i = 0; i < s->kernels.cap; i++) {
         const kent *e = &s->kernels.e[i];
         if (!e->used || e->calls == 0)
@@ -453,39 +458,34 @@ static void end_session(cli_trace *t, sess *s)
         take_caps(t, s->caps);
 }
 
+/* Whether the reader read dir itself (not a session it found below it, nor
+ * a flat layout there). */
+static int read_dir_itself(const fl_read_result *res, const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return !res->flat && strlen(res->session_dir) == n && memcmp(res->session_dir, dir, n) == 0;
+}
+
 int cli_trace_read_session(cli_trace *t, const char *session_dir)
 {
-    char path[4200];
-    if (snprintf(path, sizeof path, "%s/device.log", session_dir) >= (int)sizeof path)
-        return -1;
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
     sess s;
     memset(&s, 0, sizeof s);
-    const char *base = strrchr(session_dir, '/');
-    s.expect = strdup(base ? base + 1 : session_dir);
-    if (!s.expect)
-        t->oom = 1;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    while ((n = getline(&line, &cap, f)) >= 0) {
-        size_t len = (size_t)n;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            len--;
-        if (len == 0)
-            continue;
-        on_line(t, &s, line, len);
-    }
-    free(line);
-    fclose(f);
-    t->processes++;
-    end_session(t, &s);
+    s.t = t;
+    fl_read_cb cb = {.user = &s, .record = on_record, .batch = on_batch};
+    fl_read_opts opts;
+    fl_read_opts_init(&opts);  /* no session_id: the directory's own */
+    opts.dedupe_common = true; /* the records written to every channel, once */
+    fl_read_result res;
+    int rc = fl_read_session(session_dir, &opts, &cb, &res, NULL, 0);
+    if (rc == 0 && !read_dir_itself(&res, session_dir))
+        rc = -1;
+    if (rc == 0)
+        merge_session(t, &s, &res);
     kmap_free(&s.kernels);
     json_decref(s.caps);
-    free(s.expect);
-    return 0;
+    return rc;
 }
 
 /* -------------------------------------------------------------- finish */
@@ -634,8 +634,8 @@ static void status_lines(const cli_trace *t, FILE *f)
                 (unsigned long long)t->bad_rows, plural(t->bad_rows, "record", "records"));
     if (t->dropped)
         fprintf(f,
-                "gpu-profile: trace: %llu %s dropped (session_id missing or not the "
-                "session's)\n",
+                "gpu-profile: trace: %llu %s of another session dropped (their session_id "
+                "is not the session's)\n",
                 (unsigned long long)t->dropped, plural(t->dropped, "record", "records"));
     if (t->oom)
         fputs("gpu-profile: trace: out of memory while reading: the figures may be short\n", f);

@@ -207,8 +207,9 @@ typedef struct rd {
     int channel;
     fl_cell *cells;
     size_t cell_cap;
-    sbuf str; /* a batch's type, session_id, hostname and column names */
-    sbuf key; /* an escaped key */
+    bool any_kind; /* the batch has a cell that is not an FL_CELL_INT */
+    sbuf str;      /* a batch's type, session_id, hostname and column names */
+    sbuf key;      /* an escaped key */
     size_t *col_off;
     const char **cols;
     size_t col_cap;
@@ -964,6 +965,7 @@ static const char *scan_rows(rd *r, scan *s, const char *p, size_t expect, size_
     if (!r->cell_cap && !grow_cells(r, 1))
         return fail(s, p, "out of memory");
     fl_cell *cells = r->cells, *cp = cells, *cend = cells + r->cell_cap;
+    r->any_kind = false;
     if (*p == ']') {
         p++;
         goto done;
@@ -1028,6 +1030,7 @@ static const char *scan_rows(rd *r, scan *s, const char *p, size_t expect, size_
                             return NULL;
                         if (cp->kind == FL_CELL_REAL && !isfinite(cp->d))
                             rec_err(s, "row %zu: a number out of range", nrows + 1);
+                        r->any_kind |= cp->kind != FL_CELL_INT;
                     } else {
                         cp->kind = FL_CELL_INT; /* < 10^15 */
                         cp->i = (int64_t)v;
@@ -1055,6 +1058,7 @@ static const char *scan_rows(rd *r, scan *s, const char *p, size_t expect, size_
                         cp->kind = v > (uint64_t)INT64_MAX ? FL_CELL_UINT : FL_CELL_INT;
                         cp->u = v;
                     }
+                    r->any_kind |= cp->kind != FL_CELL_INT;
                     cp++;
                 } else
 #endif
@@ -1064,8 +1068,10 @@ static const char *scan_rows(rd *r, scan *s, const char *p, size_t expect, size_
                         return NULL;
                     if (cp->kind == FL_CELL_REAL && !isfinite(cp->d))
                         rec_err(s, "row %zu: a number out of range", nrows + 1);
+                    r->any_kind |= cp->kind != FL_CELL_INT;
                     cp++;
                 } else if (*p == 'n' && p[1] == 'u' && p[2] == 'l' && p[3] == 'l') {
+                    r->any_kind = true;
                     cp->kind = FL_CELL_NULL;
                     cp->u = 0;
                     cp++;
@@ -1081,6 +1087,7 @@ static const char *scan_rows(rd *r, scan *s, const char *p, size_t expect, size_
                     rec_err(s, "row %zu, value %zu is not a number or null (%.*s)", nrows + 1,
                             (size_t)(cp - row0) + 1, (int)(p - v0 > 24 ? 24 : p - v0), v0);
                     cp->kind = FL_CELL_NULL;
+                    r->any_kind = true;
                     cp++;
                 }
                 char c = *p;
@@ -1393,6 +1400,7 @@ static int parse_batch(rd *r, const char *line, size_t len)
         .cols = ncols ? r->cols : NULL,
         .nrows = nrows,
         .cells = r->cells,
+        .all_ints = !r->any_kind,
         .hostname = o_host != SIZE_MAX ? r->str.p + o_host : NULL,
         .file = r->file,
         .line = r->line,

@@ -28,7 +28,12 @@ enum { FL_CH_DEVICE = 0, FL_CH_SCOPE = 1, FL_CH_SYSTEM = 2, FL_CH_COUNT = 3 };
 /* One cell of a batch row: JSON numbers become int (exact integers up to
  * 2^64-1 / down to -2^63) or real; null stays null (a metric the device
  * did not report); anything else in a row is an error of that row. */
-typedef enum fl_cell_kind { FL_CELL_NULL = 0, FL_CELL_INT, FL_CELL_UINT, FL_CELL_REAL } fl_cell_kind;
+typedef enum fl_cell_kind {
+    FL_CELL_NULL = 0,
+    FL_CELL_INT,
+    FL_CELL_UINT,
+    FL_CELL_REAL
+} fl_cell_kind;
 typedef struct fl_cell {
     uint8_t kind; /* fl_cell_kind; FL_CELL_UINT: above INT64_MAX, in u */
     union {
@@ -54,6 +59,9 @@ typedef struct fl_batch {
     const char *const *cols; /* column names */
     size_t nrows;
     const fl_cell *cells; /* nrows * ncols */
+    /* Every cell is an FL_CELL_INT (the writer's batches: a consumer may
+     * read cells[i].i without looking at the kind); false: not known. */
+    bool all_ints;
     /* host_metric_batch only: the envelope's hostname (NULL if absent). */
     const char *hostname;
     const char *file; /* for messages */
@@ -89,18 +97,18 @@ void fl_read_opts_init(fl_read_opts *o);
 
 /* What the read found. */
 typedef struct fl_read_result {
-    char session_id[64];     /* the session read ("" if none was found) */
-    char session_dir[4096];  /* its directory, or the flat prefix */
-    bool flat;               /* the older flat layout */
-    bool crashed;            /* no shutdown record on any channel */
-    uint64_t lines;          /* lines read */
-    uint64_t bytes;          /* uncompressed bytes read */
-    uint64_t bad_lines;      /* not JSON / torn / not an object */
-    uint64_t bad_records;    /* parsed, but unusable (missing fields, rows not matching) */
-    uint64_t other_session;  /* records of another session_id, dropped */
-    uint64_t unknown_types;  /* records of a type this reader does not know (still given) */
-    uint64_t files;          /* files read */
-    uint64_t gz_errors;      /* gzip streams that ended in an error */
+    char session_id[64];    /* the session read ("" if none was found) */
+    char session_dir[4096]; /* its directory, or the flat prefix */
+    bool flat;              /* the older flat layout */
+    bool crashed;           /* no shutdown record on any channel */
+    uint64_t lines;         /* lines read */
+    uint64_t bytes;         /* uncompressed bytes read */
+    uint64_t bad_lines;     /* not JSON / torn / not an object */
+    uint64_t bad_records;   /* parsed, but unusable (missing fields, rows not matching) */
+    uint64_t other_session; /* records of another session_id, dropped */
+    uint64_t unknown_types; /* records of a type this reader does not know (still given) */
+    uint64_t files;         /* files read */
+    uint64_t gz_errors;     /* gzip streams that ended in an error */
 } fl_read_result;
 
 /*

@@ -244,19 +244,39 @@ static size_t pool_bytes(const strpool *p)
  * above in 32 equal sub-buckets.  A bucket [lo, lo + w) has w <= lo / 32,
  * and a percentile is given as the bucket's middle, so it is within
  * w / 2 / lo <= 1/64 = 1.5625 % of the true nearest-rank value (and then
- * clamped into [min, max]).  Octaves are allocated when first used: 256
- * bytes each, a few per kernel (durations seldom span more than 2^10).
+ * clamped into [min, max]).  The range of octaves reached is allocated,
+ * in one array grown as needed: 256 bytes an octave, a few per kernel
+ * (durations seldom span more than 2^10).
  */
 #define HIST_SUB 32
 #define HIST_OCT 60 /* octave 0: 0..31; octave o >= 1: [2^(o+4), 2^(o+5)) */
 #define PCT_ERROR 1.6
 
 typedef struct hist {
-    uint64_t *oct[HIST_OCT];
-    uint8_t n_oct;
+    /* The counters of octaves lo .. lo + n - 1, HIST_SUB each, in one
+     * array (one load from the owner to the counter); grown to take in an
+     * octave outside. */
+    uint64_t *c;
+    uint8_t lo, n;
 } hist;
 
-static bool hist_add(hist *h, uint64_t v)
+static bool hist_grow(hist *h, size_t o)
+{
+    size_t lo = h->n && h->lo < o ? h->lo : o;
+    size_t hi = h->n && (size_t)h->lo + h->n - 1 > o ? (size_t)h->lo + h->n - 1 : o;
+    uint64_t *c = calloc((hi - lo + 1) * HIST_SUB, sizeof *c);
+    if (!c)
+        return false;
+    if (h->n)
+        memcpy(c + (h->lo - lo) * HIST_SUB, h->c, (size_t)h->n * HIST_SUB * sizeof *c);
+    free(h->c);
+    h->c = c;
+    h->lo = (uint8_t)lo;
+    h->n = (uint8_t)(hi - lo + 1);
+    return true;
+}
+
+static inline bool hist_add(hist *h, uint64_t v)
 {
     size_t o, sub;
     if (v < HIST_SUB) {
@@ -267,26 +287,25 @@ static bool hist_add(hist *h, uint64_t v)
         o = (size_t)e - 4;
         sub = (size_t)(v >> (e - 5)) - HIST_SUB;
     }
-    if (!h->oct[o]) {
-        h->oct[o] = calloc(HIST_SUB, sizeof(uint64_t));
-        if (!h->oct[o])
+    size_t i = o - h->lo; /* wraps when o < lo */
+    if (i >= h->n) {
+        if (!hist_grow(h, o))
             return false;
-        h->n_oct++;
+        i = o - h->lo;
     }
-    h->oct[o][sub]++;
+    h->c[i * HIST_SUB + sub]++;
     return true;
 }
 
 static void hist_free(hist *h)
 {
-    for (size_t i = 0; i < HIST_OCT; i++)
-        free(h->oct[i]);
+    free(h->c);
     memset(h, 0, sizeof *h);
 }
 
 static size_t hist_bytes(const hist *h)
 {
-    return (size_t)h->n_oct * HIST_SUB * sizeof(uint64_t);
+    return (size_t)h->n * HIST_SUB * sizeof(uint64_t);
 }
 
 /* The nearest-rank p-th percentile (0 < p <= 100) of n values, estimated;
@@ -301,11 +320,9 @@ static uint64_t hist_pct(const hist *h, uint64_t n, double p, uint64_t lo, uint6
     if (rank >= n)
         return hi;
     uint64_t seen = 0;
-    for (size_t o = 0; o < HIST_OCT; o++) {
-        if (!h->oct[o])
-            continue;
+    for (size_t o = h->lo; o < (size_t)h->lo + h->n; o++) {
         for (size_t s = 0; s < HIST_SUB; s++) {
-            seen += h->oct[o][s];
+            seen += h->c[(o - h->lo) * HIST_SUB + s];
             if (seen < rank)
                 continue;
             uint64_t v;
@@ -460,6 +477,12 @@ static bool parse_dim3(const char *s, uint32_t v[3])
 /* ============================================================== model */
 
 enum { DICT_KERNEL, DICT_SCOPE, DICT_METRIC, DICT_FUNCTION, DICT_COUNT };
+
+/* The columns of a kernel_event_batch (-1: absent). */
+typedef struct kcols {
+    int dt, kid, stream, dur, corr, dyn, regs, hd, ek, eid, dev;
+} kcols;
+
 static const char *const dict_keys[DICT_COUNT] = {"kernel_dict", "scope_name_dict", "metric_dict",
                                                   "function_dict"};
 
@@ -632,7 +655,7 @@ static void emit_row(fl_model *m, fl_krow *k)
             }
         }
     }
-    const fl_mval *cur = fl_map_find(&p->current, k->kernel_id);
+    const fl_mval *cur = p->current.n ? fl_map_find(&p->current, k->kernel_id) : NULL;
     k->detail = cur ? (const fl_kdetail *)(uintptr_t)cur->a : NULL;
     if (p->fn)
         p->fn(p->user, k);
@@ -819,16 +842,99 @@ void fl_model_record(fl_model *m, int channel, const char *type, json_t *rec)
     }
 }
 
+static inline int64_t nonneg_or(int64_t v, int64_t def)
+{
+    return v >= 0 ? v : def;
+}
+
+/*
+ * Row r into *k; false when it is not usable (dt_ns, kernel_id < 2^32 and
+ * duration_ns must be non-negative integers; the other cells, when not,
+ * take their "not recorded" value).  plain: the batch's cells are all
+ * ints (fl_batch.all_ints) and every column is there - the writer's
+ * batches: read straight, without looking at kinds.
+ */
+static inline __attribute__((always_inline)) bool krow_of(const fl_batch *b, const kcols *c,
+                                                          size_t r, bool plain, fl_krow *k)
+{
+    if (plain) {
+        const fl_cell *v = b->cells + r * b->ncols;
+        int64_t dt = v[c->dt].i, kid = v[c->kid].i, dur = v[c->dur].i;
+        if (dt < 0 || dur < 0 || (uint64_t)kid > UINT32_MAX)
+            return false;
+        k->start_ns = b->base_time_ns + (uint64_t)dt;
+        k->duration_ns = (uint64_t)dur;
+        k->kernel_id = (uint32_t)kid;
+        k->stream_id = (uint32_t)nonneg_or(v[c->stream].i, 0);
+        k->corr_id = (uint32_t)nonneg_or(v[c->corr].i, 0);
+        k->dyn_shared = nonneg_or(v[c->dyn].i, -1);
+        k->num_regs = nonneg_or(v[c->regs].i, -1);
+        k->has_details = v[c->hd].i > 0;
+        k->external_kind = nonneg_or(v[c->ek].i, 0);
+        k->external_id = (uint64_t)nonneg_or(v[c->eid].i, 0);
+        k->device_id = nonneg_or(v[c->dev].i, -1);
+        k->detail = NULL;
+        return true;
+    }
+    uint64_t dt, kid, dur, v;
+    if (!fl_rcell_u64(b, r, c->dt, &dt) || !fl_rcell_u64(b, r, c->kid, &kid) ||
+        !fl_rcell_u64(b, r, c->dur, &dur) || kid > UINT32_MAX)
+        return false;
+    k->start_ns = b->base_time_ns + dt;
+    k->duration_ns = dur;
+    k->kernel_id = (uint32_t)kid;
+    k->stream_id = fl_rcell_u64(b, r, c->stream, &v) ? (uint32_t)v : 0;
+    k->corr_id = fl_rcell_u64(b, r, c->corr, &v) ? (uint32_t)v : 0;
+    k->dyn_shared = fl_rcell_u64(b, r, c->dyn, &v) ? (int64_t)v : -1;
+    k->num_regs = fl_rcell_u64(b, r, c->regs, &v) ? (int64_t)v : -1;
+    k->has_details = fl_rcell_u64(b, r, c->hd, &v) && v != 0;
+    k->external_kind = fl_rcell_u64(b, r, c->ek, &v) ? (int64_t)v : 0;
+    k->external_id = fl_rcell_u64(b, r, c->eid, &v) ? v : 0;
+    k->device_id = fl_rcell_u64(b, r, c->dev, &v) ? (int64_t)v : -1;
+    k->detail = NULL;
+    return true;
+}
+
+/* The batch's usable rows into p->held: returns their count, in *wait
+ * whether one claims a detail not read yet, in *lo / *hi their time span
+ * (*lo UINT64_MAX: none). */
+static inline __attribute__((always_inline)) size_t take_rows(fl_model *m, const fl_batch *b,
+                                                              const kcols *c, bool plain,
+                                                              bool *wait, uint64_t *lo,
+                                                              uint64_t *hi)
+{
+    fl_model_priv *p = m->priv;
+    size_t n = 0;
+    uint64_t bad = 0, l = UINT64_MAX, h = 0;
+    bool w = false;
+    for (size_t r = 0; r < b->nrows; r++) {
+        fl_krow *k = &p->held[n];
+        if (!krow_of(b, c, r, plain, k)) {
+            bad++;
+            continue;
+        }
+        n++;
+        uint64_t t = k->start_ns, e = k->start_ns + k->duration_ns;
+        l = t < l ? t : l;
+        h = e > h ? e : h;
+        if (k->has_details && !w && !(p->pending.n && fl_map_find(&p->pending, k->corr_id)))
+            w = true;
+    }
+    m->bad_rows += bad;
+    *wait = w;
+    *lo = l;
+    *hi = h;
+    return n;
+}
+
 static void kernel_batch(fl_model *m, const fl_batch *b)
 {
     fl_model_priv *p = m->priv;
-    int c_dt = fl_rcol(b, "dt_ns"), c_kid = fl_rcol(b, "kernel_id"),
-        c_stream = fl_rcol(b, "stream_id"), c_dur = fl_rcol(b, "duration_ns"),
-        c_corr = fl_rcol(b, "corr_id"), c_dyn = fl_rcol(b, "dyn_shared"),
-        c_regs = fl_rcol(b, "num_regs"), c_hd = fl_rcol(b, "has_details"),
-        c_ek = fl_rcol(b, "external_kind"), c_eid = fl_rcol(b, "external_id"),
-        c_dev = fl_rcol(b, "device_id");
-    if (c_dt < 0 || c_kid < 0 || c_dur < 0) {
+    kcols c = {fl_rcol(b, "dt_ns"),       fl_rcol(b, "kernel_id"),   fl_rcol(b, "stream_id"),
+               fl_rcol(b, "duration_ns"), fl_rcol(b, "corr_id"),     fl_rcol(b, "dyn_shared"),
+               fl_rcol(b, "num_regs"),    fl_rcol(b, "has_details"), fl_rcol(b, "external_kind"),
+               fl_rcol(b, "external_id"), fl_rcol(b, "device_id")};
+    if (c.dt < 0 || c.kid < 0 || c.dur < 0) {
         m->bad_rows += b->nrows ? b->nrows : 1;
         return;
     }
@@ -841,48 +947,22 @@ static void kernel_batch(fl_model *m, const fl_batch *b)
         p->held = h;
         p->held_cap = b->nrows;
     }
-    size_t n = 0;
-    bool wait = false;
-    uint64_t lo = UINT64_MAX, hi = 0; /* the batch's time span, for the session's */
-    for (size_t r = 0; r < b->nrows; r++) {
-        uint64_t dt, kid, dur, v;
-        if (!fl_rcell_u64(b, r, c_dt, &dt) || !fl_rcell_u64(b, r, c_kid, &kid) ||
-            !fl_rcell_u64(b, r, c_dur, &dur) || kid > UINT32_MAX) {
-            m->bad_rows++;
-            continue;
-        }
-        uint64_t t = b->base_time_ns + dt;
-        lo = t < lo ? t : lo;
-        hi = t + dur > hi ? t + dur : hi;
-        fl_krow *k = &p->held[n++];
-        memset(k, 0, sizeof *k);
-        k->start_ns = b->base_time_ns + dt;
-        k->duration_ns = dur;
-        k->kernel_id = (uint32_t)kid;
-        k->stream_id = fl_rcell_u64(b, r, c_stream, &v) ? (uint32_t)v : 0;
-        k->corr_id = fl_rcell_u64(b, r, c_corr, &v) ? (uint32_t)v : 0;
-        k->dyn_shared = fl_rcell_u64(b, r, c_dyn, &v) ? (int64_t)v : -1;
-        k->num_regs = fl_rcell_u64(b, r, c_regs, &v) ? (int64_t)v : -1;
-        k->has_details = fl_rcell_u64(b, r, c_hd, &v) && v != 0;
-        k->external_kind = fl_rcell_u64(b, r, c_ek, &v) ? (int64_t)v : 0;
-        k->external_id = fl_rcell_u64(b, r, c_eid, &v) ? v : 0;
-        k->device_id = fl_rcell_u64(b, r, c_dev, &v) ? (int64_t)v : -1;
-        if (k->has_details && !fl_map_find(&p->pending, k->corr_id))
-            wait = true;
-    }
+    bool plain = b->all_ints && b->cells &&
+                 (c.stream | c.corr | c.dyn | c.regs | c.hd | c.ek | c.eid | c.dev) >= 0;
+    bool wait;
+    uint64_t lo, hi; /* the batch's time span, for the session's */
+    size_t n = plain ? take_rows(m, b, &c, true, &wait, &lo, &hi)
+                     : take_rows(m, b, &c, false, &wait, &lo, &hi);
     if (lo != UINT64_MAX) {
         note_time(m, lo);
         note_time(m, hi);
     }
     p->n_held = n;
-    if (wait) {
-        /* Details written after their batch (the example session's
-         * order): wait for them until the next other record. */
-        p->holding = true;
-        return;
-    }
     p->holding = true;
-    flush_held(m);
+    /* Details written after their batch (the example session's order):
+     * wait for them until the next other record; else the rows go now. */
+    if (!wait)
+        flush_held(m);
 }
 
 void fl_model_batch(fl_model *m, const fl_batch *b)
@@ -1001,6 +1081,11 @@ struct fl_report {
     kstat *k;
     size_t n_k, cap_k;
     fl_u64map k_by_id; /* kernel_id -> a: index */
+    /* The same for the small ids (dictionary ids are): k_dense[id] = index
+     * + 1 (0: none yet), for id < n_dense. */
+    uint32_t *k_dense;
+    size_t n_dense;
+    size_t last_dev; /* the index of the device of the last kernel row */
     uint64_t kernel_launches, kernel_ns, kernel_global_ns, kernel_unattributed_ns;
     uint64_t kernel_scoped_ns;
     /* scopes */
@@ -1054,7 +1139,9 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-static kstat *kernel_of(fl_report *r, uint32_t id)
+#define DENSE_MAX 4096u /* kernel ids below this have k_dense slots */
+
+static kstat *kernel_of_slow(fl_report *r, uint32_t id)
 {
     bool fresh;
     fl_mval *v = fl_map_put(&r->k_by_id, id, &fresh);
@@ -1073,7 +1160,29 @@ static kstat *kernel_of(fl_report *r, uint32_t id)
     kstat *k = &r->k[r->n_k++];
     memset(k, 0, sizeof *k);
     k->kernel_id = id;
+    if (id < DENSE_MAX) {
+        if (id >= r->n_dense) {
+            size_t n = r->n_dense ? r->n_dense : 64;
+            while (n <= id)
+                n *= 2;
+            uint32_t *d = realloc(r->k_dense, n * sizeof *d);
+            if (d) {
+                memset(d + r->n_dense, 0, (n - r->n_dense) * sizeof *d);
+                r->k_dense = d;
+                r->n_dense = n;
+            }
+        }
+        if (id < r->n_dense)
+            r->k_dense[id] = (uint32_t)r->n_k; /* index + 1 */
+    }
     return k;
+}
+
+static inline kstat *kernel_of(fl_report *r, uint32_t id)
+{
+    if (id < r->n_dense && r->k_dense[id])
+        return &r->k[r->k_dense[id] - 1];
+    return kernel_of_slow(r, id);
 }
 
 static sstat *scope_of(fl_report *r, const char *name, bool nvtx, uint32_t *index)
@@ -1222,6 +1331,16 @@ static uint64_t busy_of(const dstat *d)
     return d->busy_ns + (d->have_cur ? d->cur_end - d->cur_start : 0);
 }
 
+static inline dstat *kernel_device(fl_report *r, int64_t id)
+{
+    if (r->last_dev < r->n_d && r->d[r->last_dev].id == id)
+        return &r->d[r->last_dev];
+    dstat *d = device_of(r, id);
+    if (d)
+        r->last_dev = (size_t)(d - r->d);
+    return d;
+}
+
 static void on_kernel(void *user, const fl_krow *row)
 {
     fl_report *r = user;
@@ -1266,7 +1385,7 @@ static void on_kernel(void *user, const fl_krow *row)
         r->kernel_unattributed_ns += dur;
     }
     int64_t dev = row->device_id >= 0 ? row->device_id : r->m->default_device;
-    dstat *ds = device_of(r, dev >= 0 ? dev : DEVICE_UNKNOWN);
+    dstat *ds = kernel_device(r, dev >= 0 ? dev : DEVICE_UNKNOWN);
     if (ds) {
         ds->kernels++;
         ds->kernel_ns += dur;
@@ -1647,6 +1766,7 @@ void fl_report_destroy(fl_report *r)
     }
     free(r->k);
     fl_map_free(&r->k_by_id);
+    free(r->k_dense);
     for (size_t i = 0; i < r->n_s; i++)
         hist_free(&r->s[i].h);
     free(r->s);
@@ -1722,9 +1842,10 @@ void fl_report_finish(fl_report *r, const fl_read_result *res)
 size_t fl_report_mem_bytes(const fl_report *r)
 {
     size_t n = sizeof *r + fl_model_mem_bytes(r->m) + fl_map_bytes(&r->k_by_id) +
-               fl_map_bytes(&r->s_by_name) + fl_map_bytes(&r->open) + pool_bytes(&r->pool) +
-               r->cap_k * sizeof *r->k + r->cap_s * sizeof *r->s + r->cap_d * sizeof *r->d +
-               r->cap_st * sizeof *r->st + r->cap_fn * sizeof *r->fn + r->cap_pm * sizeof *r->pm;
+               r->n_dense * sizeof *r->k_dense + fl_map_bytes(&r->s_by_name) +
+               fl_map_bytes(&r->open) + pool_bytes(&r->pool) + r->cap_k * sizeof *r->k +
+               r->cap_s * sizeof *r->s + r->cap_d * sizeof *r->d + r->cap_st * sizeof *r->st +
+               r->cap_fn * sizeof *r->fn + r->cap_pm * sizeof *r->pm;
     for (size_t i = 0; i < r->n_k; i++)
         n += hist_bytes(&r->k[i].h) + r->k[i].n_scope_idx * sizeof(uint32_t);
     for (size_t i = 0; i < r->n_s; i++)

@@ -125,8 +125,10 @@ static const char session_a[] = JOB(SA) HEAD(
 
 /* The CUDA grandchild: its own kernel ids (gemm is 1 here), an
  * incremental dictionary, more kernels than the top 10, an id without a
- * name, a bad row, a line that is not JSON, peer and device copies, and
- * two capture_capabilities of which the last counts. */
+ * name, a batch with a bad row (a string: the reader skips the batch
+ * whole, its good row too, as one bad record), a line that is not JSON,
+ * peer and device copies, and two capture_capabilities of which the last
+ * counts. */
 static const char session_b[] = JOB(SB) HEAD(
     "capture_capabilities",
     SB) ",\"requested_engine\":\"nvidia.trace\",\"selected_engine\":\"nvidia.monitor\","
@@ -154,24 +156,34 @@ static const char session_b[] = JOB(SB) HEAD(
                                 "0,0,0,0],"
                                 "[9,9,7,7000,10,0,0,0,0,0],[10,10,7,8000,11,0,0,0,0,0],[11,11,7,"
                                 "9000,12,0,0,0,0,0],"
-                                "[12,12,7,10000,13,0,0,0,0,0],[13,99,7,5500,14,0,0,0,0,0],[14,"
-                                "\"x\",7,1,15,0,0,0,0,0]]}\n" HEAD(
-                                    "memcpy_event_batch",
-                                    SB) ",\"batch_id\":1,\"base_time_ns\":"
-                                        "1760000000000500000," MCOLS
-                                        ",\"rows\":[[0,7,30000,2097152,10,20],[1,7,3000,8192,8,21]]"
-                                        "}\n" HEAD(
-                                            "capture_capabilities",
-                                            SB) ",\"requested_engine\":\"nvidia.trace\",\"selected_"
-                                                "engine\":\"nvidia.trace\","
-                                                "\"capabilities\":[{\"feature\":\"kernel_events\","
-                                                "\"requested\":true,\"status\":\"partial\","
-                                                "\"mode\":\"\",\"reason_code\":\"records_lost\","
-                                                "\"message\":\"12 records lost (activity buffer "
-                                                "full)\"}]}\n"
-                                                "{\"type\":\"shutdown\",\"pid\":11,\"app\":\"gp_"
-                                                "cli_child\",\"session_id\":\"" SB
-                                                "\",\"ts_ns\":1760000000005000000}\n";
+                                "[12,12,7,10000,13,0,0,0,0,0],[13,99,7,5500,14,0,0,0,0,0]]}\n" HEAD(
+                                    "kernel_event_batch",
+                                    SB) ",\"batch_id\":2,\"base_time_ns\":"
+                                        "1760000000001100000," KCOLS
+                                        ",\"rows\":[[0,1,7,500000,16,0,0,0,0,0],"
+                                        "[14,\"x\",7,1,15,0,0,0,0,0]]}\n" HEAD(
+                                            "memcpy_event_batch",
+                                            SB) ",\"batch_id\":1,\"base_time_ns\":"
+                                                "1760000000000500000," MCOLS
+                                                ",\"rows\":[[0,7,30000,2097152,10,20],[1,7,3000,"
+                                                "8192,8,21]]"
+                                                "}\n" HEAD(
+                                                    "capture_capabilities",
+                                                    SB) ",\"requested_engine\":\"nvidia.trace\","
+                                                        "\"selected_"
+                                                        "engine\":\"nvidia.trace\","
+                                                        "\"capabilities\":[{\"feature\":\"kernel_"
+                                                        "events\","
+                                                        "\"requested\":true,\"status\":\"partial\","
+                                                        "\"mode\":\"\",\"reason_code\":\"records_"
+                                                        "lost\","
+                                                        "\"message\":\"12 records lost (activity "
+                                                        "buffer "
+                                                        "full)\"}]}\n"
+                                                        "{\"type\":\"shutdown\",\"pid\":11,\"app\":"
+                                                        "\"gp_"
+                                                        "cli_child\",\"session_id\":\"" SB
+                                                        "\",\"ts_ns\":1760000000005000000}\n";
 
 /* A CUDA process where CUPTI was not allowed: Monitor, no records. */
 static const char session_c[] = JOB(SC) HEAD(
@@ -758,13 +770,21 @@ static void test_edges(void)
     remove(record);
     h_result_free(&r);
 
-    /* Garbage of every shape: skipped and counted, never a crash. */
+    /* Garbage of every shape: skipped and counted, never a crash.  The
+     * reader counts the lines (empty ones too) that are not an object with
+     * a string "type", and the batches it cannot use, whole (a short row, a
+     * row that is null); the summary counts the fields and rows of what it
+     * was given that it cannot use (a negative, null or too big value).  A
+     * last line without '\n' is torn, even when it is a whole record. */
     static const char junk[] =
         "\n\r\n[1,2,3]\n\"str\"\n{}\n{\"type\":7}\n"
         "{\"type\":\"kernel_event_batch\",\"session_id\":\"ffffffff-0000-4000-8000-000000000000\","
         "\"columns\":\"no\",\"rows\":[[1]]}\n"
         "{\"type\":\"kernel_event_batch\",\"session_id\":\"ffffffff-0000-4000-8000-000000000000\","
         "\"columns\":[\"kernel_id\",\"duration_ns\"],\"rows\":[[1,-5],[1],null,[1.5e3,2.0],"
+        "[1,1e300]]}\n"
+        "{\"type\":\"kernel_event_batch\",\"session_id\":\"ffffffff-0000-4000-8000-000000000000\","
+        "\"columns\":[\"kernel_id\",\"duration_ns\"],\"rows\":[[1,-5],[1,null],[1.5e3,2.0],"
         "[1,1e300]]}\n"
         "{\"type\":\"memcpy_event_batch\",\"session_id\":\"ffffffff-0000-4000-8000-000000000000\","
         "\"columns\":[\"bytes\",\"duration_ns\",\"copy_kind\"],\"rows\":{}}\n"
@@ -774,7 +794,9 @@ static void test_edges(void)
         "{\"type\":\"capture_capabilities\",\"session_id\":\"ffffffff-0000-4000-8000-"
         "000000000000\","
         "\"capabilities\":[1,{\"feature\":2},{\"feature\":\"f\",\"status\":\"partial\"}]}\n"
-        "\x01\x02\xff\xfe{{{{\n";
+        "\x01\x02\xff\xfe{{{{\n"
+        "{\"type\":\"memset_event\",\"session_id\":\"ffffffff-0000-4000-8000-000000000000\","
+        "\"bytes\":1,\"duration_ns\":1}";
     char jf[512];
     h_path(jf, sizeof jf, "junk.log");
     h_write_file(jf, junk, sizeof junk - 1);
@@ -805,6 +827,61 @@ static void test_edges(void)
     h_result_free(&r);
 }
 
+/* A session's other channels are read too (scope.log here): the records
+ * the writer puts on every channel (job_start, dictionary_update,
+ * capture_capabilities, shutdown) count once, a bad line in any channel
+ * counts, and nothing is counted twice.  A new directory that is no
+ * session directory (flat-layout files in it) is not read as one. */
+#define SG "99999999-9999-4999-8999-999999999999"
+#define G_COMMON                                                                                   \
+    JOB(SG) HEAD("dictionary_update", SG) ",\"kernel_dict\":{\"1\":\"k_one\",\"x\":\"a\"}}\n"
+#define G_CAPS                                                                                     \
+    HEAD("capture_capabilities", SG)                                                               \
+    ",\"requested_engine\":\"nvidia.trace\",\"selected_engine\":\"nvidia.trace\","                 \
+    "\"capabilities\":[{\"feature\":\"kernel_events\",\"status\":\"partial\",\"message\":\"m\"}]}" \
+    "\n"
+#define G_END "{\"type\":\"shutdown\",\"session_id\":\"" SG "\",\"ts_ns\":1760000000005000000}\n"
+
+static void test_channels(void)
+{
+    static const char device[] =
+        G_COMMON HEAD("kernel_event_batch", SG) ",\"batch_id\":1,\"base_time_ns\":1,"
+                                                "\"columns\":[\"kernel_id\",\"duration_ns\"],"
+                                                "\"rows\":[[1,100000],[1,200000]]}\n" G_CAPS G_END;
+    static const char scope[] = G_COMMON "not JSON in the scope channel\n" G_CAPS G_END;
+    char env_plugin[PATH_MAX + 32], env_tmp[600], fd[512], fs[512];
+    snprintf(env_plugin, sizeof env_plugin, "GPUFL_CUPTI_PLUGIN=%s", plugin);
+    snprintf(env_tmp, sizeof env_tmp, "TMPDIR=%s", tmpdir);
+    const char *env[] = {env_plugin, env_tmp, NULL};
+    h_path(fd, sizeof fd, "channels_device.log");
+    h_write_file(fd, device, sizeof device - 1);
+    h_path(fs, sizeof fs, "channels_scope.log");
+    h_write_file(fs, scope, sizeof scope - 1);
+    const char *argv[] = {
+        h_cli,   "--backend", "none", "--engine",      "Trace", "--",
+        h_child, "inject",    plugin, "gp_cli_child",  "Trace", record,
+        "0",     SG,          fd,     SG "/scope.log", fs,      "flat-logs/app.device.log",
+        file_a,  NULL};
+    h_result r;
+    h_run(argv, env, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    char *block = trace_block(r.err);
+    CHECK_STR(block,
+              "trace  Trace engine  1 CUDA process\n"
+              "  kernels           2 launches  0.300 ms GPU time  1 distinct\n"
+              "  top kernels         total ms    calls     mean us    time  name\n"
+              "                         0.300        2     150.000  100.0%  k_one\n"
+              "  memcpy            none\n"
+              "  memset            none\n"
+              "gpu-profile: trace: kernel_events partial in 1 of 1 process: m\n"
+              "gpu-profile: trace: 1 unreadable line skipped (not JSON; a process that crashes "
+              "leaves its last line cut)\n"
+              "gpu-profile: trace: 1 malformed record skipped\n");
+    free(block);
+    remove(record);
+    h_result_free(&r);
+}
+
 int main(void)
 {
     h_init();
@@ -815,6 +892,7 @@ int main(void)
     test_plugin_lookup();
     test_engine_option();
     test_edges();
+    test_channels();
     h_cleanup();
     return check_done("test_cli_trace");
 }

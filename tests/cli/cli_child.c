@@ -32,9 +32,11 @@
  *                              APP, GPUFL_PROFILING_ENGINE = ENGINE,
  *                              GPUFL_LOG_PATH an existing absolute directory,
  *                              written to RECORD), then writes each FILE as
- *                              $GPUFL_LOG_PATH/UUID/device.log, the last one
- *                              from a child process (a CUDA grandchild);
- *                              exits S, or 97 with a message on stderr
+ *                              $GPUFL_LOG_PATH/UUID/device.log (UUID/NAME:
+ *                              as NAME in that session's existing or new
+ *                              directory), the last one from a child process
+ *                              (a CUDA grandchild); exits S, or 97 with a
+ *                              message on stderr
  *   noinject S                 exits S when none of the variables above is
  *                              set, else 97 with a message on stderr
  */
@@ -208,14 +210,17 @@ static int expect_env(const char *name, const char *want)
     return -1;
 }
 
-/* Copies src to $GPUFL_LOG_PATH/uuid/device.log. */
+/* Copies src to $GPUFL_LOG_PATH/uuid/device.log, or with "uuid/name" to
+ * $GPUFL_LOG_PATH/uuid/name (another channel of a session). */
 static int put_session(const char *uuid, const char *src)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", getenv("GPUFL_LOG_PATH"), uuid);
-    if (mkdir(path, 0755) != 0)
+    const char *name = strchr(uuid, '/');
+    snprintf(path, sizeof path, "%s/%.*s", getenv("GPUFL_LOG_PATH"),
+             (int)(name ? (size_t)(name - uuid) : strlen(uuid)), uuid);
+    if (mkdir(path, 0755) != 0 && !(name && errno == EEXIST))
         return -1;
-    strncat(path, "/device.log", sizeof path - strlen(path) - 1);
+    strncat(path, name ? name : "/device.log", sizeof path - strlen(path) - 1);
     FILE *in = fopen(src, "rb"), *out = fopen(path, "wb");
     char buf[4096];
     size_t n;
