@@ -23,6 +23,7 @@
 #include "fl_internal.h"
 #include "fl_read.h"
 #include "fl_report.h"
+#include "bench_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,16 +32,6 @@
 #include <unistd.h>
 
 #define SID "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b"
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
-}
 
 static int write_buf(FILE *f, fl_buf *b)
 {

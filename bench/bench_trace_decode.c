@@ -19,6 +19,7 @@
 #include "decode.h"
 #include "fl_trace_writer.h"
 #include "synth.h"
+#include "bench_common.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -30,30 +31,6 @@
 
 #define SID "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b"
 #define BUFFER_BYTES (8u << 20)
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
-}
-
-static double now(clockid_t c)
-{
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static long peak_rss_kib(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;
-}
 
 static bool limits(uint32_t dev, fl_gpu_limits *l, void *user)
 {
@@ -120,10 +97,10 @@ int main(int argc, char **argv)
     uint64_t t = 1000, corr = 1, done = 0, bytes = 0, buffers = 0;
     long rss_tenth = 0;
     double build_cpu = 0;
-    double c0 = now(CLOCK_THREAD_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC);
+    double c0 = bench_now(CLOCK_THREAD_CPUTIME_ID), w0 = bench_now(CLOCK_MONOTONIC);
     while (done < total) {
         /* Filling the buffer stands in for the GPU: not timed. */
-        double b0 = now(CLOCK_THREAD_CPUTIME_ID);
+        double b0 = bench_now(CLOCK_THREAD_CPUTIME_ID);
         s.len = 0;
         size_t n = 0;
         for (; n < per_buffer && done + n < total; n++) {
@@ -135,7 +112,7 @@ int main(int argc, char **argv)
                          (k % 5) * 4096, 0);
             t += 5000;
         }
-        build_cpu += now(CLOCK_THREAD_CPUTIME_ID) - b0;
+        build_cpu += bench_now(CLOCK_THREAD_CPUTIME_ID) - b0;
 
         fl_decoder_feed(d, &sink, s.p, s.len);
         fl_decoder_flush(d, &sink);
@@ -150,11 +127,11 @@ int main(int argc, char **argv)
         done += n;
         buffers++;
         if (!rss_tenth && done >= total / 10)
-            rss_tenth = peak_rss_kib();
+            rss_tenth = bench_peak_rss_kib();
     }
     fsync(fd);
-    double cpu = now(CLOCK_THREAD_CPUTIME_ID) - c0 - build_cpu;
-    double wall = now(CLOCK_MONOTONIC) - w0 - build_cpu;
+    double cpu = bench_now(CLOCK_THREAD_CPUTIME_ID) - c0 - build_cpu;
+    double wall = bench_now(CLOCK_MONOTONIC) - w0 - build_cpu;
     close(fd);
     fl_trace_counts cn;
     fl_trace_writer_counts(w, &cn);
@@ -169,7 +146,7 @@ int main(int argc, char **argv)
     printf("kernel_detail      %llu (one per new launch configuration)\n",
            (unsigned long long)cn.details);
     printf("peak RSS           %ld KiB after %llu records, %ld KiB at the end\n", rss_tenth,
-           (unsigned long long)(total / 10), peak_rss_kib());
+           (unsigned long long)(total / 10), bench_peak_rss_kib());
     printf("target             >= 10 M records/s per core: %s (ratio %.2f)\n",
            done / cpu >= 10e6 ? "met" : "NOT met", done / cpu / 10e6);
     fl_trace_writer_destroy(w);

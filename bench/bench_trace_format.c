@@ -12,6 +12,7 @@
  * with dynamic shared memory or an external correlation.
  */
 #include "fl_internal.h"
+#include "bench_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,16 +21,6 @@
 #define SID "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b"
 
 /* xorshift64: deterministic, cheap, not part of the timing. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
-}
-
 int main(int argc, char **argv)
 {
     bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;

@@ -240,5 +240,9 @@ int cli_devices_main(int argc, char **argv);
  * output not written, 125 bad option. */
 int cli_report_main(int argc, char **argv);
 int cli_export_main(int argc, char **argv);
+/* metrics.c: `gpu-profile metrics chips|list|describe|passes ...` (argv[0]
+ * is "metrics"): the hardware-metric catalogue of CUPTI's host API.  0 ok,
+ * 1 CUPTI or the plugin failed, 125 bad option. */
+int cli_metrics_main(int argc, char **argv);
 
 #endif

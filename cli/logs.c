@@ -181,6 +181,24 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
     return 0;
 }
 
+/* Reads the session at a->path into inner (the report's or the export's
+ * callbacks), warnings on stderr; 0, or -1 after saying why. */
+static int read_into(const char *cmd, const log_args *a, const fl_read_cb *inner, warn_ctx *w,
+                     fl_read_result *res)
+{
+    *w = (warn_ctx){.cmd = cmd, .n = 0, .inner = *inner};
+    fl_read_cb cb = {.user = w, .record = on_record, .batch = on_batch, .warning = on_warning};
+    fl_read_opts o;
+    fl_read_opts_init(&o);
+    o.session_id = a->session;
+    char err[1024];
+    if (fl_read_session(a->path, &o, &cb, res, err, sizeof err) != 0) {
+        fprintf(stderr, "gpu-profile: %s: %s\n", cmd, err);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_report_main(int argc, char **argv)
 {
     log_args a;
@@ -199,16 +217,11 @@ int cli_report_main(int argc, char **argv)
         fprintf(stderr, "gpu-profile: report: out of memory\n");
         return EXIT_NOTHING;
     }
-    warn_ctx w = {.cmd = "report"};
-    fl_report_callbacks(r, &w.inner);
-    fl_read_cb cb = {.user = &w, .record = on_record, .batch = on_batch, .warning = on_warning};
-    fl_read_opts o;
-    fl_read_opts_init(&o);
-    o.session_id = a.session;
+    warn_ctx w;
+    fl_read_cb inner;
+    fl_report_callbacks(r, &inner);
     fl_read_result res;
-    char err[1024];
-    if (fl_read_session(a.path, &o, &cb, &res, err, sizeof err) != 0) {
-        fprintf(stderr, "gpu-profile: report: %s\n", err);
+    if (read_into("report", &a, &inner, &w, &res) != 0) {
         fl_report_destroy(r);
         return EXIT_NOTHING;
     }
@@ -257,17 +270,12 @@ int cli_export_main(int argc, char **argv)
             fclose(f);
         return EXIT_NOTHING;
     }
-    warn_ctx w = {.cmd = "export"};
-    fl_export_callbacks(e, &w.inner);
-    fl_read_cb cb = {.user = &w, .record = on_record, .batch = on_batch, .warning = on_warning};
-    fl_read_opts o;
-    fl_read_opts_init(&o);
-    o.session_id = a.session;
+    warn_ctx w;
+    fl_read_cb inner;
+    fl_export_callbacks(e, &inner);
     fl_read_result res;
-    char err[1024];
     int code = 0;
-    if (fl_read_session(a.path, &o, &cb, &res, err, sizeof err) != 0) {
-        fprintf(stderr, "gpu-profile: export: %s\n", err);
+    if (read_into("export", &a, &inner, &w, &res) != 0) {
         code = EXIT_NOTHING;
     } else if (fl_export_finish(e, &res) != 0 || fflush(f) != 0) {
         fprintf(stderr, "gpu-profile: export: cannot write '%s': %s\n",

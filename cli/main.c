@@ -551,6 +551,8 @@ int main(int argc, char **argv)
         return cli_report_main(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "export") == 0)
         return cli_export_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "metrics") == 0)
+        return cli_metrics_main(argc - 1, argv + 1);
     cli_opts o;
     int p = cli_parse_run_args(argc, argv, &o);
     if (p != 0)

@@ -20,6 +20,7 @@ void cli_usage(FILE *f)
 {
     fputs("usage: gpu-profile [OPTIONS] [--] CMD [ARGS...]\n"
           "       gpu-profile devices [--json] [--backend B]\n"
+          "       gpu-profile metrics chips|list|describe|passes ... (see metrics --help)\n"
           "\n"
           "Runs CMD, samples the GPUs while it runs, and reports when it ends.  CMD's\n"
           "stdin, stdout, stderr and terminal are its own; the report goes to stderr\n"

@@ -81,21 +81,6 @@ static int cell_u64(const fl_cell *c, uint64_t *out)
     }
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static int same(const char *a, const char *b)
 {
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
@@ -351,7 +336,7 @@ static cli_trace_cap *find_cap(cli_trace *t, const char *feature, const char *st
         if (same(t->caps[i].feature, feature) && same(t->caps[i].status, status) &&
             same(t->caps[i].message, message))
             return &t->caps[i];
-    if (grow((void **)&t->caps, &t->cap_caps, t->n_caps + 1, sizeof *t->caps) < 0) {
+    if (fl_grow((void **)&t->caps, &t->cap_caps, t->n_caps + 1, sizeof *t->caps) < 0) {
         t->oom = 1;
         return NULL;
     }
@@ -399,7 +384,8 @@ static void take_caps(cli_trace *t, const json_t *cc)
         if (strcmp(t->engines[k].engine, selected) == 0)
             e = &t->engines[k];
     if (!e) {
-        if (grow((void **)&t->engines, &t->cap_engines, t->n_engines + 1, sizeof *t->engines) < 0) {
+        if (fl_grow((void **)&t->engines, &t->cap_engines, t->n_engines + 1, sizeof *t->engines) <
+            0) {
             t->oom = 1;
             return;
         }
@@ -420,7 +406,7 @@ static void take_caps(cli_trace *t, const json_t *cc)
 
 static void add_kernel(cli_trace *t, const char *name, uint64_t calls, uint64_t total_ns)
 {
-    if (grow((void **)&t->kernels, &t->cap_kernels, t->n_kernels + 1, sizeof *t->kernels) < 0) {
+    if (fl_grow((void **)&t->kernels, &t->cap_kernels, t->n_kernels + 1, sizeof *t->kernels) < 0) {
         t->oom = 1;
         return;
     }

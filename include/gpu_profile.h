@@ -60,7 +60,8 @@ typedef enum gp_status {
     GP_ERR_THREAD = 9,              /* a thread could not be created */
     GP_ERR_IO = 10,                 /* a read or write failed */
     GP_ERR_NOT_SUPPORTED = 11,      /* the backend or device does not offer it */
-    GP_ERR_PARSE = 12               /* malformed backend output */
+    GP_ERR_PARSE = 12,              /* malformed backend output */
+    GP_ERR_CUPTI = 13               /* CUPTI answered with an error (gpu_metrics.h) */
 } gp_status;
 
 #define GP_ERROR_MESSAGE_MAX 1024

@@ -9,7 +9,11 @@
  */
 #include "plugin.h"
 
+#include "gpu_profile.h"
+
 #include <cuda.h>
+#include <cupti_target.h>
+#include <cupti_profiler_target.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -123,4 +127,31 @@ size_t gp_driver_devices(fl_gpu_limits *out, size_t cap)
         if (gp_driver_limits((uint32_t)i, &out[k]))
             k++;
     return k;
+}
+
+int gp_driver_chip_name(int device, char *out, size_t cap, char *msg, size_t len)
+{
+    int n = 0;
+    if (!ready() || drv.count(&n) != CUDA_SUCCESS || n <= 0) {
+        snprintf(msg, len, "no CUDA device (no driver, or it lists none)");
+        return GP_ERR_NOT_SUPPORTED;
+    }
+    if (device < 0 || device >= n) {
+        snprintf(msg, len, "CUDA device %d does not exist (the driver lists %d)", device, n);
+        return GP_ERR_DEVICE_NOT_FOUND;
+    }
+    CUpti_Device_GetChipName_Params p;
+    memset(&p, 0, sizeof p);
+    p.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
+    p.deviceIndex = (size_t)device;
+    CUptiResult r = cuptiDeviceGetChipName(&p);
+    if (r != CUPTI_SUCCESS || !p.pChipName) {
+        const char *m = NULL;
+        cuptiGetResultString(r, &m);
+        snprintf(msg, len, "cuptiDeviceGetChipName(%d) failed: %s (%d)", device,
+                 m ? m : "unknown CUPTI error", (int)r);
+        return GP_ERR_CUPTI;
+    }
+    snprintf(out, cap, "%s", p.pChipName);
+    return 0;
 }

@@ -20,5 +20,9 @@
 bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *out);
 /* Every device the driver lists, at most cap; 0 without a driver. */
 size_t gp_driver_devices(fl_gpu_limits *out, size_t cap);
+/* The chip name (e.g. "GH100") of CUDA device `device` through CUPTI, only
+ * when the driver lists it (cuptiDeviceGetChipName crashes without a
+ * driver).  0, or GP_ERR_NOT_SUPPORTED / GP_ERR_CUPTI with msg. */
+int gp_driver_chip_name(int device, char *out, size_t cap, char *msg, size_t len);
 
 #endif /* GP_PLUGIN_H */

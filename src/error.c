@@ -47,6 +47,8 @@ const char *gp_strerror(gp_status status)
         return "not supported";
     case GP_ERR_PARSE:
         return "malformed backend output";
+    case GP_ERR_CUPTI:
+        return "CUPTI error";
     }
     return "unknown status";
 }

@@ -166,3 +166,20 @@ char *fl_buf_take(fl_buf *b)
     b->len = b->cap = 0;
     return p;
 }
+
+int fl_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    while (c < need)
+        c *= 2;
+    if (size && c > SIZE_MAX / size)
+        return -1;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}

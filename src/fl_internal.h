@@ -9,6 +9,7 @@
  *   fl_host.c     host metrics from /proc (CPU %, RAM), hostname, address
  *   fl_scope.c    the scope hot path: per-thread rings, name interning
  *   fl_session.c  gpufl_init/shutdown, the writer thread, the session files
+ *   fl_plugin.c   finding and opening the CUPTI plugin (recorder, metrics)
  *
  * Nothing here is exported.
  */
@@ -118,6 +119,10 @@ void fl_buf_commit(fl_buf *b, char *end);
 /* The text, malloc'd, handed to the caller (b is left empty); NULL after an
  * allocation failure. */
 char *fl_buf_take(fl_buf *b);
+
+/* An array *p of *cap elements of size bytes grown (doubling, from 16) to
+ * hold at least need; 0, or -1 when out of memory (*p unchanged). */
+int fl_grow(void **p, size_t *cap, size_t need, size_t size);
 
 /* ---------------------------------------------------------------- records */
 
@@ -309,6 +314,15 @@ void fl_session_set_child_exit(int exit_code, int signal, bool crashed);
  * first; *live true) or the last one shut down; false (and "") when
  * there was none. */
 bool fl_session_report_dir(char *buf, size_t cap, bool *live);
+
+/* fl_plugin.c: opens the CUPTI plugin ($GPUFL_CUPTI_PLUGIN, else
+ * libgpuprofile_cupti.so beside the library or the program it is linked
+ * into) and returns its exported `symbol`.  NULL with why ("build
+ * gpu-profile with a CUDA toolkit, or point GPUFL_CUPTI_PLUGIN at ...")
+ * when it cannot be loaded or has no such symbol.  path receives the file
+ * tried.  A loaded plugin stays open for the process's life. */
+const void *fl_plugin_symbol(const char *symbol, char *path, size_t path_len, char *why,
+                             size_t len);
 
 #endif /* FL_INTERNAL_H */
 

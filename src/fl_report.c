@@ -1124,21 +1124,6 @@ struct fl_report {
     bool oom;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 8;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 #define DENSE_MAX 4096u /* kernel ids below this have k_dense slots */
 
 static kstat *kernel_of_slow(fl_report *r, uint32_t id)
@@ -1151,7 +1136,7 @@ static kstat *kernel_of_slow(fl_report *r, uint32_t id)
     }
     if (!fresh)
         return &r->k[v->a];
-    if (grow((void **)&r->k, &r->cap_k, r->n_k + 1, sizeof *r->k) != 0) {
+    if (fl_grow((void **)&r->k, &r->cap_k, r->n_k + 1, sizeof *r->k) != 0) {
         fl_map_del(&r->k_by_id, id);
         r->oom = true;
         return NULL;
@@ -1197,7 +1182,7 @@ static sstat *scope_of(fl_report *r, const char *name, bool nvtx, uint32_t *inde
         return NULL;
     }
     if (fresh) {
-        if (grow((void **)&r->s, &r->cap_s, r->n_s + 1, sizeof *r->s) != 0) {
+        if (fl_grow((void **)&r->s, &r->cap_s, r->n_s + 1, sizeof *r->s) != 0) {
             fl_map_del(&r->s_by_name, key);
             r->oom = true;
             return NULL;
@@ -1218,7 +1203,7 @@ static dstat *device_of(fl_report *r, int64_t id)
     for (size_t i = 0; i < r->n_d; i++)
         if (r->d[i].id == id)
             return &r->d[i];
-    if (grow((void **)&r->d, &r->cap_d, r->n_d + 1, sizeof *r->d) != 0) {
+    if (fl_grow((void **)&r->d, &r->cap_d, r->n_d + 1, sizeof *r->d) != 0) {
         r->oom = true;
         return NULL;
     }
@@ -1597,7 +1582,7 @@ static void profile_batch(fl_report *r, const fl_batch *b)
             if (r->st[k].reason == reason)
                 s = &r->st[k];
         if (!s) {
-            if (grow((void **)&r->st, &r->cap_st, r->n_st + 1, sizeof *r->st) != 0) {
+            if (fl_grow((void **)&r->st, &r->cap_st, r->n_st + 1, sizeof *r->st) != 0) {
                 r->oom = true;
                 return;
             }
@@ -1614,7 +1599,7 @@ static void profile_batch(fl_report *r, const fl_batch *b)
                 if (r->fn[k].function_id == fn)
                     f = &r->fn[k];
             if (!f) {
-                if (grow((void **)&r->fn, &r->cap_fn, r->n_fn + 1, sizeof *r->fn) != 0) {
+                if (fl_grow((void **)&r->fn, &r->cap_fn, r->n_fn + 1, sizeof *r->fn) != 0) {
                     r->oom = true;
                     return;
                 }
@@ -1642,7 +1627,7 @@ static void pm_batch(fl_report *r, const fl_batch *b)
             if (r->pm[k].metric_id == metric)
                 p = &r->pm[k];
         if (!p) {
-            if (grow((void **)&r->pm, &r->cap_pm, r->n_pm + 1, sizeof *r->pm) != 0) {
+            if (fl_grow((void **)&r->pm, &r->cap_pm, r->n_pm + 1, sizeof *r->pm) != 0) {
                 r->oom = true;
                 return;
             }

@@ -543,45 +543,17 @@ static void add_cap(session *s, const char *feature, bool requested, const char 
 static const fl_trace_plugin *load_plugin(char *why, size_t len)
 {
     char path[PATH_MAX];
-    const char *env = getenv("GPUFL_CUPTI_PLUGIN");
-    if (env && *env) {
-        snprintf(path, sizeof path, "%s", env);
-    } else {
-        Dl_info di;
-        const char *slash = NULL;
-        if (dladdr((void *)&gpufl_init, &di) && di.dli_fname)
-            slash = strrchr(di.dli_fname, '/');
-        if (slash)
-            snprintf(path, sizeof path, "%.*s/libgpuprofile_cupti.so", (int)(slash - di.dli_fname),
-                     di.dli_fname);
-        else
-            snprintf(path, sizeof path, "libgpuprofile_cupti.so");
-    }
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(why, len,
-                 "the CUPTI plugin could not be loaded (%s): build gpu-profile with a CUDA "
-                 "toolkit, or point GPUFL_CUPTI_PLUGIN at libgpuprofile_cupti.so",
-                 e ? e : path);
+    const fl_trace_plugin *p =
+        fl_plugin_symbol(FL_TRACE_PLUGIN_SYMBOL, path, sizeof path, why, len);
+    if (!p)
         return NULL;
-    }
-    const fl_trace_plugin *p = dlsym(h, FL_TRACE_PLUGIN_SYMBOL);
-    if (!p) {
-        snprintf(why, len, "%s is not a gpu-profile CUPTI plugin (no %s)", path,
-                 FL_TRACE_PLUGIN_SYMBOL);
-        dlclose(h);
-        return NULL;
-    }
     if (p->abi != FL_TRACE_ABI) {
         snprintf(why, len,
                  "the CUPTI plugin %s speaks interface %u, this library %u: install the plugin "
                  "built with this library",
                  path, p->abi, FL_TRACE_ABI);
-        dlclose(h);
         return NULL;
     }
-    /* Kept open for the process's life: CUPTI holds its callbacks. */
     return p;
 }
 

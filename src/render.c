@@ -196,6 +196,8 @@ static const char *status_id(gp_status st)
         return "not_supported";
     case GP_ERR_PARSE:
         return "parse";
+    case GP_ERR_CUPTI:
+        return "cupti";
     }
     return "unknown";
 }

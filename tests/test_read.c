@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define FIX_ID "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b"
@@ -809,6 +811,177 @@ static void test_fast_rows(void)
     got_reset(&g);
 }
 
+/* Rows of 64 to 128 bytes (the SSSE3 scanner's second mask word) and
+ * random rows of every number length against strtoull, and the edges of
+ * the fast paths around the 64th byte. */
+static void test_long_rows(void)
+{
+    got g = {0};
+    fl_read_cb cb = cb_of(&g);
+    fl_read_result res;
+    memset(&res, 0, sizeof res);
+    /* Rows whose ']' is the 40th..140th byte after the '[': k numbers of
+     * 15 digits, then one of 1..15 (numbers across the 64th byte), between
+     * two short rows. */
+    for (int end = 40; end <= 140; end++) {
+        int k = (end - 2) / 16, last = end - 16 * k;
+        if (last > 15)
+            continue;
+        char line[1024];
+        size_t n = (size_t)sprintf(line, "{\"type\":\"x_batch\",\"columns\":[");
+        for (int c = 0; c <= k; c++)
+            n += (size_t)sprintf(line + n, "%s\"c%d\"", c ? "," : "", c);
+        n += (size_t)sprintf(line + n, "],\"rows\":[[");
+        for (int c = 0; c <= k; c++)
+            n += (size_t)sprintf(line + n, "%s%d", c ? "," : "", c);
+        n += (size_t)sprintf(line + n, "],[");
+        for (int c = 0; c < k; c++)
+            n += (size_t)sprintf(line + n, "%d%014d,", c + 1, c);
+        for (int d = 0; d < last; d++)
+            line[n++] = (char)('1' + d % 9);
+        n += (size_t)sprintf(line + n, "],[");
+        for (int c = 0; c <= k; c++)
+            n += (size_t)sprintf(line + n, "%s%d", c ? "," : "", 9 - c);
+        n += (size_t)sprintf(line + n, "]]}");
+        got_reset(&g);
+        cb = cb_of(&g);
+        CHECK_INT(fl_read_line(line, n, 0, NULL, &cb, &res, "l", (uint64_t)end), 0);
+        CHECK(g.nb == 1 && g.b[0].nrows == 3 && g.b[0].ncols == (size_t)k + 1);
+        if (!(g.nb == 1 && g.b[0].nrows == 3 && g.b[0].ncols == (size_t)k + 1))
+            continue;
+        int64_t lastv = 0;
+        for (int d = 0; d < last; d++)
+            lastv = lastv * 10 + 1 + d % 9;
+        for (int c = 0; c < k; c++)
+            CHECK_CELL_INT(cell(&g.b[0], 1, (size_t)c), (c + 1) * 100000000000000ll + c);
+        CHECK_CELL_INT(cell(&g.b[0], 1, (size_t)k), lastv);
+        CHECK_CELL_INT(cell(&g.b[0], 0, (size_t)k), k);
+        CHECK_CELL_INT(cell(&g.b[0], 2, (size_t)k), 9 - k);
+    }
+    got_reset(&g);
+    /* The same rows under string columns, values checked. */
+    uint64_t seed = 12345;
+    for (int iter = 0; iter < 3000; iter++) {
+        size_t ncol = 1 + (size_t)((seed >> 33) % 40);
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        size_t nrow = 1 + (size_t)((seed >> 33) % 6);
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        int maxd = 1 + (int)((seed >> 33) % 17); /* some rows hold 16-17 digits */
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        char *line = malloc(64 + ncol * 8 + nrow * ncol * 20);
+        uint64_t *want = malloc(nrow * ncol * sizeof *want);
+        if (!line || !want) {
+            free(line);
+            free(want);
+            CHECK(0);
+            break;
+        }
+        size_t n = (size_t)sprintf(line, "{\"type\":\"x_batch\",\"columns\":[");
+        for (size_t c = 0; c < ncol; c++)
+            n += (size_t)sprintf(line + n, "%s\"c%zu\"", c ? "," : "", c);
+        n += (size_t)sprintf(line + n, "],\"rows\":[");
+        bool bad = false; /* a leading zero: not JSON */
+        for (size_t r = 0; r < nrow; r++) {
+            line[n++] = r ? ',' : '[';
+            if (r)
+                line[n++] = '[';
+            for (size_t c = 0; c < ncol; c++) {
+                if (c)
+                    line[n++] = ',';
+                int nd = 1 + (int)((seed >> 33) % (uint64_t)maxd);
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t v = 0;
+                for (int d = 0; d < nd; d++) {
+                    int dig = (int)((seed >> 40) % 10);
+                    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                    if (d == 0 && nd > 1 && dig == 0 && (seed >> 60) != 0)
+                        dig = 1; /* a leading zero now and then */
+                    if (d == 0 && nd > 1 && dig == 0)
+                        bad = true;
+                    line[n++] = (char)('0' + dig);
+                    v = v * 10 + (uint64_t)dig;
+                }
+                want[r * ncol + c] = v;
+            }
+            line[n++] = ']';
+        }
+        n += (size_t)sprintf(line + n, "]}");
+        got_reset(&g);
+        cb = cb_of(&g);
+        int rc = fl_read_line(line, n, 0, NULL, &cb, &res, "rnd", (uint64_t)iter);
+        if (bad) {
+            CHECK_INT(rc, 1);
+        } else {
+            CHECK_INT(rc, 0);
+            CHECK(g.nb == 1 && g.b[0].nrows == nrow && g.b[0].ncols == ncol);
+            if (g.nb == 1 && g.b[0].nrows == nrow && g.b[0].ncols == ncol)
+                for (size_t i = 0; i < nrow * ncol; i++) {
+                    const fl_cell *x = &g.b[0].cells[i];
+                    if (!(x->kind == FL_CELL_INT && x->u == want[i])) {
+                        CHECK_U64(x->u, want[i]);
+                        break;
+                    }
+                }
+        }
+        free(line);
+        free(want);
+    }
+    got_reset(&g);
+    /* Shape errors past the 64th byte: bad lines and bad records. */
+    static const char *const badjson[] = {
+        /* a leading zero, ",,", a trailing ',' at bytes 64..70 */
+        "[1111111,2222222,3333333,4444444,5555555,6666666,7777777,88888888,0123]",
+        "[1111111,2222222,3333333,4444444,5555555,6666666,7777777,888888888,,12]",
+        "[1111111,2222222,3333333,4444444,5555555,6666666,7777777,88888888,123,]",
+        "[1111111,2222222,3333333,4444444,5555555,6666666,7777777,88888888,12 x]",
+    };
+    static const char *const badshape[] = {
+        /* 8 and 10 values for 9 columns, a row past 128 bytes with 9 */
+        "[1111111,2222222,3333333,4444444,5555555,6666666,7777777,888888888888]",
+        "[1111111,2222222,3333333,4444444,5555555,6666666,7777777,88888888,1,2]",
+    };
+    for (size_t i = 0; i < sizeof badjson / sizeof badjson[0]; i++) {
+        char line[512];
+        snprintf(line, sizeof line,
+                 "{\"type\":\"x_batch\",\"columns\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\","
+                 "\"h\",\"i\"],\"rows\":[[1,2,3,4,5,6,7,8,9],%s]}",
+                 badjson[i]);
+        uint64_t before = res.bad_lines;
+        CHECK_INT(fl_read_line(line, strlen(line), 0, NULL, &cb, &res, "e", i + 1), 1);
+        CHECK_U64(res.bad_lines, before + 1);
+    }
+    for (size_t i = 0; i < sizeof badshape / sizeof badshape[0]; i++) {
+        char line[512];
+        snprintf(line, sizeof line,
+                 "{\"type\":\"x_batch\",\"columns\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\","
+                 "\"h\",\"i\"],\"rows\":[[1,2,3,4,5,6,7,8,9],%s]}",
+                 badshape[i]);
+        uint64_t before = res.bad_records;
+        CHECK_INT(fl_read_line(line, strlen(line), 0, NULL, &cb, &res, "s", i + 1), 1);
+        CHECK_U64(res.bad_records, before + 1);
+    }
+    /* 9 numbers, 64 digits and commas before a 130-byte row's ']' (the byte
+     * path), and one of exactly 128 bytes. */
+    const char *big =
+        "{\"type\":\"x_batch\",\"columns\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\","
+        "\"h\",\"i\"],\"rows\":[[1,2,3,4,5,6,7,8,9],"
+        "[111111111111111,222222222222222,333333333333333,444444444444444,"
+        "555555555555555,666666666666666,777777777777777,888888888888888,1234567],"
+        "[111111111111111,222222222222222,333333333333333,444444444444444,"
+        "555555555555555,666666666666666,777777777777777,888888888888888,12345]]}";
+    got_reset(&g);
+    cb = cb_of(&g);
+    CHECK_INT(fl_read_line(big, strlen(big), 0, NULL, &cb, &res, "big", 1), 0);
+    CHECK(g.nb == 1 && g.b[0].nrows == 3);
+    if (g.nb == 1 && g.b[0].nrows == 3) {
+        CHECK_CELL_INT(cell(&g.b[0], 1, 7), 888888888888888);
+        CHECK_CELL_INT(cell(&g.b[0], 1, 8), 1234567);
+        CHECK_CELL_INT(cell(&g.b[0], 2, 0), 111111111111111);
+        CHECK_CELL_INT(cell(&g.b[0], 2, 8), 12345);
+    }
+    got_reset(&g);
+}
+
 static void on_batch_accessors(void *user, const fl_batch *b)
 {
     int *ok = user;
@@ -923,8 +1096,31 @@ static void test_read_line(void)
     got_reset(&g);
 }
 
-int main(void)
+/* The row tests again with the scanner capped (GP_READ_SIMD: the SSE2
+ * rows, none): a child process each, the level being read once. */
+static void test_levels(const char *self)
 {
+    static const char *const levels[] = {"sse2", "off"};
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("GP_READ_SIMD", levels[i], 1);
+            execl(self, self, "--rows", (char *)NULL);
+            _exit(127);
+        }
+        int st = 0;
+        CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--rows") == 0) {
+        test_fast_rows();
+        test_long_rows();
+        return check_done(getenv("GP_READ_SIMD") ? getenv("GP_READ_SIMD") : "rows");
+    }
     snprintf(tmp_root, sizeof tmp_root, "/tmp/gp_test_read.XXXXXX");
     if (!mkdtemp(tmp_root)) {
         perror("mkdtemp");
@@ -937,6 +1133,8 @@ int main(void)
     test_bad_input();
     test_read_line();
     test_fast_rows();
+    test_long_rows();
+    test_levels("/proc/self/exe");
     fl_rmtree(tmp_root);
     return check_done("test_read");
 }
