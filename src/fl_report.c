@@ -276,23 +276,25 @@ static bool hist_grow(hist *h, size_t o)
     return true;
 }
 
-static inline bool hist_add(hist *h, uint64_t v)
+static __attribute__((noinline)) bool hist_add_grow(hist *h, size_t o, size_t sub)
 {
-    size_t o, sub;
-    if (v < HIST_SUB) {
-        o = 0;
-        sub = (size_t)v;
-    } else {
-        int e = 63 - __builtin_clzll(v); /* 5..63 */
-        o = (size_t)e - 4;
-        sub = (size_t)(v >> (e - 5)) - HIST_SUB;
-    }
+    if (!hist_grow(h, o))
+        return false;
+    h->c[(o - h->lo) * HIST_SUB + sub]++;
+    return true;
+}
+
+static inline __attribute__((always_inline)) bool hist_add(hist *h, uint64_t v)
+{
+    /* v < 32: octave 0, sub-bucket v; else octave e - 4, the 5 bits
+     * below the top one (e = floor(log2 v)), without a branch. */
+    int e = 63 - __builtin_clzll(v | HIST_SUB); /* 5..63 */
+    size_t big = v >= HIST_SUB;
+    size_t o = big * ((size_t)e - 4);
+    size_t sub = (size_t)(v >> (e - 5)) - HIST_SUB * big;
     size_t i = o - h->lo; /* wraps when o < lo */
-    if (i >= h->n) {
-        if (!hist_grow(h, o))
-            return false;
-        i = o - h->lo;
-    }
+    if (__builtin_expect(i >= h->n, 0))
+        return hist_add_grow(h, o, sub);
     h->c[i * HIST_SUB + sub]++;
     return true;
 }
@@ -622,20 +624,22 @@ size_t fl_model_mem_bytes(const fl_model *m)
     return n;
 }
 
-/* The detail a has_details = 1 row claims, moved to its kernel's slot. */
-static void emit_row(fl_model *m, fl_krow *k)
+/* A row of kernel_id, in record order: the detail a has_details = 1 row
+ * claims (by corr_id) becomes its kernel's current one; returns the
+ * kernel's current detail (NULL: none known). */
+static const fl_kdetail *claim(fl_model *m, uint32_t kernel_id, uint32_t corr_id, bool has_details)
 {
     fl_model_priv *p = m->priv;
-    if (k->has_details) {
+    if (has_details) {
         fl_kdetail *d = NULL;
-        fl_mval *v = fl_map_find(&p->pending, k->corr_id);
+        fl_mval *v = p->pending.n ? fl_map_find(&p->pending, corr_id) : NULL;
         if (v) {
             d = (fl_kdetail *)(uintptr_t)v->a;
-            fl_map_del(&p->pending, k->corr_id);
+            fl_map_del(&p->pending, corr_id);
         } else {
             m->details_missing++;
         }
-        fl_mval *cur = fl_map_find(&p->current, k->kernel_id);
+        fl_mval *cur = p->current.n ? fl_map_find(&p->current, kernel_id) : NULL;
         if (cur) {
             free((fl_kdetail *)(uintptr_t)cur->a);
             if (d) {
@@ -643,10 +647,10 @@ static void emit_row(fl_model *m, fl_krow *k)
             } else {
                 /* Its detail was lost: this row and the later ones up to
                  * the next detail have none. */
-                fl_map_del(&p->current, k->kernel_id);
+                fl_map_del(&p->current, kernel_id);
             }
         } else if (d) {
-            cur = fl_map_put(&p->current, k->kernel_id, NULL);
+            cur = fl_map_put(&p->current, kernel_id, NULL);
             if (cur) {
                 cur->a = (uintptr_t)d;
             } else {
@@ -655,8 +659,14 @@ static void emit_row(fl_model *m, fl_krow *k)
             }
         }
     }
-    const fl_mval *cur = p->current.n ? fl_map_find(&p->current, k->kernel_id) : NULL;
-    k->detail = cur ? (const fl_kdetail *)(uintptr_t)cur->a : NULL;
+    const fl_mval *cur = p->current.n ? fl_map_find(&p->current, kernel_id) : NULL;
+    return cur ? (const fl_kdetail *)(uintptr_t)cur->a : NULL;
+}
+
+static void emit_row(fl_model *m, fl_krow *k)
+{
+    fl_model_priv *p = m->priv;
+    k->detail = claim(m, k->kernel_id, k->corr_id, k->has_details);
     if (p->fn)
         p->fn(p->user, k);
 }
@@ -998,15 +1008,18 @@ void fl_model_batch(fl_model *m, const fl_batch *b)
 /* ============================================================= report */
 
 typedef struct kstat {
-    uint32_t kernel_id;
+    /* Touched by every row: first, together (72 bytes). min_ns starts at
+     * UINT64_MAX, regs_min / regs_max at INT64_MAX / INT64_MIN (a kstat
+     * is made for a row, so count >= 1 once it is seen). */
     uint64_t count, total_ns, min_ns, max_ns;
     hist h;
+    uint32_t kernel_id;
+    bool have_regs;
+    int64_t regs_min, regs_max;
     /* The most recent detail, and which fields took several values. */
     uint64_t seq;
     fl_kdetail last;
     bool have_detail, grid_varies, block_varies, occ_varies, lim_varies, smem_varies;
-    int64_t regs_min, regs_max;
-    bool have_regs;
     /* GPU time attribution of the current detail: 0 none known, 1 global,
      * 2 the scopes in scope_idx (indices into the scope table). */
     uint64_t attr_seq;
@@ -1070,6 +1083,12 @@ typedef struct stallstat {
     uint64_t reason, samples, metric_id;
 } stallstat;
 
+typedef struct kdefer {
+    uint64_t dur;
+    uint32_t k; /* index into fl_report.k, | DQ_HD */
+    uint32_t corr;
+} kdefer;
+
 typedef struct fnstat {
     uint64_t function_id, samples;
 } fnstat;
@@ -1086,6 +1105,11 @@ struct fl_report {
     uint32_t *k_dense;
     size_t n_dense;
     size_t last_dev; /* the index of the device of the last kernel row */
+    /* Kernel rows waiting for their details (fast_kernels). */
+    kdefer *dq;
+    size_t n_dq, cap_dq;
+    uint64_t dq_ns, dq_hd; /* their durations, has_details = 1 rows */
+    bool dq_reset;         /* one's kernel has an attribution (attr_seq) */
     uint64_t kernel_launches, kernel_ns, kernel_global_ns, kernel_unattributed_ns;
     uint64_t kernel_scoped_ns;
     /* scopes */
@@ -1145,6 +1169,9 @@ static kstat *kernel_of_slow(fl_report *r, uint32_t id)
     kstat *k = &r->k[r->n_k++];
     memset(k, 0, sizeof *k);
     k->kernel_id = id;
+    k->min_ns = UINT64_MAX;
+    k->regs_min = INT64_MAX;
+    k->regs_max = INT64_MIN;
     if (id < DENSE_MAX) {
         if (id >= r->n_dense) {
             size_t n = r->n_dense ? r->n_dense : 64;
@@ -1168,6 +1195,15 @@ static inline kstat *kernel_of(fl_report *r, uint32_t id)
     if (id < r->n_dense && r->k_dense[id])
         return &r->k[r->k_dense[id] - 1];
     return kernel_of_slow(r, id);
+}
+
+/* The same as an index into r->k; -1: out of memory. */
+static inline int64_t kernel_index(fl_report *r, uint32_t id)
+{
+    if (id < r->n_dense && r->k_dense[id])
+        return (int64_t)r->k_dense[id] - 1;
+    kstat *k = kernel_of_slow(r, id);
+    return k ? k - r->k : -1;
 }
 
 static sstat *scope_of(fl_report *r, const char *name, bool nvtx, uint32_t *index)
@@ -1288,7 +1324,7 @@ static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
     }
 }
 
-static void busy_add(dstat *d, uint64_t a, uint64_t b)
+static inline __attribute__((always_inline)) void busy_add(dstat *d, uint64_t a, uint64_t b)
 {
     if (!d->have_cur) {
         d->cur_start = a;
@@ -1316,7 +1352,7 @@ static uint64_t busy_of(const dstat *d)
     return d->busy_ns + (d->have_cur ? d->cur_end - d->cur_start : 0);
 }
 
-static inline dstat *kernel_device(fl_report *r, int64_t id)
+static inline __attribute__((always_inline)) dstat *kernel_device(fl_report *r, int64_t id)
 {
     if (r->last_dev < r->n_d && r->d[r->last_dev].id == id)
         return &r->d[r->last_dev];
@@ -1326,31 +1362,33 @@ static inline dstat *kernel_device(fl_report *r, int64_t id)
     return d;
 }
 
-static void on_kernel(void *user, const fl_krow *row)
+/* The part of a kernel row that does not depend on its detail: counts,
+ * durations, registers, its device. */
+static inline __attribute__((always_inline)) void
+kernel_stats(fl_report *r, kstat *k, uint64_t start, uint64_t dur, int64_t regs, int64_t dev)
 {
-    fl_report *r = user;
-    r->kernel_launches++;
-    r->kernel_ns += row->duration_ns;
-    kstat *k = kernel_of(r, row->kernel_id);
-    if (!k)
-        return;
-    uint64_t dur = row->duration_ns;
-    if (k->count == 0 || dur < k->min_ns)
-        k->min_ns = dur;
-    if (k->count == 0 || dur > k->max_ns)
-        k->max_ns = dur;
+    k->min_ns = dur < k->min_ns ? dur : k->min_ns;
+    k->max_ns = dur > k->max_ns ? dur : k->max_ns;
     k->count++;
     k->total_ns += dur;
     if (!hist_add(&k->h, dur))
         r->oom = true;
-    if (row->num_regs >= 0) {
-        if (!k->have_regs || row->num_regs < k->regs_min)
-            k->regs_min = row->num_regs;
-        if (!k->have_regs || row->num_regs > k->regs_max)
-            k->regs_max = row->num_regs;
+    if (regs >= 0) {
+        k->regs_min = regs < k->regs_min ? regs : k->regs_min;
+        k->regs_max = regs > k->regs_max ? regs : k->regs_max;
         k->have_regs = true;
     }
-    const fl_kdetail *d = row->detail;
+    dstat *ds = kernel_device(r, dev);
+    if (ds) {
+        ds->kernels++;
+        ds->kernel_ns += dur;
+        busy_add(ds, start, start + dur);
+    }
+}
+
+/* The part that does: the detail d the row has (NULL: none), its scopes. */
+static inline void kernel_attr(fl_report *r, kstat *k, const fl_kdetail *d, uint64_t dur)
+{
     if (d && d->seq != k->seq)
         take_detail(k, d);
     if ((d ? d->seq : 0) != k->attr_seq)
@@ -1369,13 +1407,147 @@ static void on_kernel(void *user, const fl_krow *row)
     default:
         r->kernel_unattributed_ns += dur;
     }
-    int64_t dev = row->device_id >= 0 ? row->device_id : r->m->default_device;
-    dstat *ds = kernel_device(r, dev >= 0 ? dev : DEVICE_UNKNOWN);
-    if (ds) {
-        ds->kernels++;
-        ds->kernel_ns += dur;
-        busy_add(ds, row->start_ns, row->start_ns + dur);
+}
+
+static inline int64_t device_key(const fl_report *r, int64_t id)
+{
+    int64_t dev = id >= 0 ? id : r->m->default_device;
+    return dev >= 0 ? dev : DEVICE_UNKNOWN;
+}
+
+/* A row from the model (kernel batches fast_kernels does not take). */
+static void on_kernel(void *user, const fl_krow *row)
+{
+    fl_report *r = user;
+    r->kernel_launches++;
+    r->kernel_ns += row->duration_ns;
+    kstat *k = kernel_of(r, row->kernel_id);
+    if (!k)
+        return;
+    kernel_stats(r, k, row->start_ns, row->duration_ns, row->num_regs,
+                 device_key(r, row->device_id));
+    kernel_attr(r, k, row->detail, row->duration_ns);
+}
+
+/*
+ * The writer's kernel batches (all cells ints, every column there), read
+ * straight from the cells, without fl_krow rows.  The model's rule for
+ * details (kernel_batch) holds the rows of a batch in which a
+ * has_details = 1 row finds no kernel_detail yet, until the next other
+ * record.  Only the attribution depends on the detail, so the rest of a
+ * row is taken at once; its attribution waits in r->dq (from the first
+ * such row on: the rows before read only the kernels' current details,
+ * which do not change until then) and is done by dq_flush.
+ */
+#define DQ_HD 0x80000000u /* kdefer.k: the row has has_details = 1 */
+
+static void dq_flush(fl_report *r)
+{
+    fl_model *m = r->m;
+    flush_held(m); /* rows of the model's (never both at once) */
+    if (!r->n_dq)
+        return;
+    fl_model_priv *p = m->priv;
+    if (!p->current.n && !p->pending.n) {
+        /* No detail came: none of these rows has one. */
+        m->details_missing += r->dq_hd;
+        r->kernel_unattributed_ns += r->dq_ns;
+        if (r->dq_reset)
+            for (size_t i = 0; i < r->n_dq; i++) {
+                kstat *k = &r->k[r->dq[i].k & ~DQ_HD];
+                if (k->attr_seq)
+                    resolve_scopes(r, k, NULL);
+            }
+    } else {
+        for (size_t i = 0; i < r->n_dq; i++) {
+            const kdefer *q = &r->dq[i];
+            kstat *k = &r->k[q->k & ~DQ_HD];
+            kernel_attr(r, k, claim(m, k->kernel_id, q->corr, (q->k & DQ_HD) != 0), q->dur);
+        }
     }
+    r->n_dq = 0;
+    r->dq_hd = r->dq_ns = 0;
+    r->dq_reset = false;
+}
+
+/* Whether a usable has_details = 1 row of b finds no kernel_detail. */
+static bool kernels_wait(const fl_report *r, const fl_batch *b, const kcols *c)
+{
+    const fl_u64map *pending = &r->m->priv->pending;
+    for (size_t i = 0; i < b->nrows; i++) {
+        const fl_cell *v = b->cells + i * b->ncols;
+        int64_t dt = v[c->dt].i, kid = v[c->kid].i, dur = v[c->dur].i;
+        if (dt < 0 || dur < 0 || (uint64_t)kid > UINT32_MAX || v[c->hd].i <= 0)
+            continue;
+        if (!pending->n || !fl_map_find(pending, (uint32_t)nonneg_or(v[c->corr].i, 0)))
+            return true;
+    }
+    return false;
+}
+
+/* false: not a batch for it (the model takes it). */
+static bool fast_kernels(fl_report *r, const fl_batch *b)
+{
+    fl_model *m = r->m;
+    kcols c = {fl_rcol(b, "dt_ns"),       fl_rcol(b, "kernel_id"),   fl_rcol(b, "stream_id"),
+               fl_rcol(b, "duration_ns"), fl_rcol(b, "corr_id"),     fl_rcol(b, "dyn_shared"),
+               fl_rcol(b, "num_regs"),    fl_rcol(b, "has_details"), fl_rcol(b, "external_kind"),
+               fl_rcol(b, "external_id"), fl_rcol(b, "device_id")};
+    if (!b->all_ints || !b->cells ||
+        (c.dt | c.kid | c.stream | c.dur | c.corr | c.dyn | c.regs | c.hd | c.ek | c.eid | c.dev) <
+            0)
+        return false;
+    if (r->cap_dq < b->nrows &&
+        fl_grow((void **)&r->dq, &r->cap_dq, b->nrows, sizeof *r->dq) != 0) {
+        r->oom = m->oom = true;
+        return false;
+    }
+    /* Whether the batch waits for details (see kernel_batch): with none
+     * pending, as soon as a has_details = 1 row comes. */
+    bool may_wait = !m->priv->pending.n || kernels_wait(r, b, &c);
+    bool waiting = false;
+    uint64_t bad = 0, lo = UINT64_MAX, hi = 0, launches = 0, ns = 0;
+    const size_t ncols = b->ncols;
+    const fl_cell *v = b->cells;
+    for (size_t i = 0; i < b->nrows; i++, v += ncols) {
+        int64_t dt = v[c.dt].i, kid = v[c.kid].i, sdur = v[c.dur].i;
+        if (dt < 0 || sdur < 0 || (uint64_t)kid > UINT32_MAX) {
+            bad++;
+            continue;
+        }
+        uint64_t start = b->base_time_ns + (uint64_t)dt, dur = (uint64_t)sdur;
+        lo = start < lo ? start : lo;
+        hi = start + dur > hi ? start + dur : hi;
+        launches++;
+        ns += dur;
+        int64_t ix = kernel_index(r, (uint32_t)kid);
+        if (ix < 0)
+            continue;
+        kstat *k = &r->k[ix];
+        kernel_stats(r, k, start, dur, v[c.regs].i >= 0 ? v[c.regs].i : -1,
+                     device_key(r, v[c.dev].i));
+        bool hd = v[c.hd].i > 0;
+        uint32_t corr = (uint32_t)nonneg_or(v[c.corr].i, 0);
+        waiting |= hd && may_wait;
+        if (waiting) {
+            r->dq[r->n_dq++] = (kdefer){dur, (uint32_t)ix | (hd ? DQ_HD : 0), corr};
+            r->dq_ns += dur;
+            r->dq_hd += hd;
+            r->dq_reset |= k->attr_seq != 0;
+        } else if (!hd && !m->priv->current.n) {
+            kernel_attr(r, k, NULL, dur);
+        } else {
+            kernel_attr(r, k, claim(m, (uint32_t)kid, corr, hd), dur);
+        }
+    }
+    m->bad_rows += bad;
+    r->kernel_launches += launches;
+    r->kernel_ns += ns;
+    if (lo != UINT64_MAX) {
+        note_time(m, lo);
+        note_time(m, hi);
+    }
+    return true;
 }
 
 /* ------------------------------------------------------------- batches */
@@ -1674,6 +1846,8 @@ static void alloc_batch(fl_report *r, const fl_batch *b)
 static void cb_record(void *user, int channel, const char *type, json_t *rec)
 {
     fl_report *r = user;
+    if (type && rec && strcmp(type, "kernel_detail") != 0)
+        dq_flush(r);
     fl_model_record(r->m, channel, type, rec);
     if (type && strcmp(type, "memset_event") == 0) {
         uint64_t bytes = 0, dur = 0;
@@ -1688,6 +1862,9 @@ static void cb_record(void *user, int channel, const char *type, json_t *rec)
 static void cb_batch(void *user, const fl_batch *b)
 {
     fl_report *r = user;
+    dq_flush(r);
+    if (b && b->type && strcmp(b->type, "kernel_event_batch") == 0 && fast_kernels(r, b))
+        return;
     fl_model_batch(r->m, b);
     if (!b || !b->type)
         return;
@@ -1750,6 +1927,7 @@ void fl_report_destroy(fl_report *r)
         free(r->k[i].scope_idx);
     }
     free(r->k);
+    free(r->dq);
     fl_map_free(&r->k_by_id);
     free(r->k_dense);
     for (size_t i = 0; i < r->n_s; i++)
@@ -1801,6 +1979,7 @@ static int cmp_pm(const void *a, const void *b)
 
 void fl_report_finish(fl_report *r, const fl_read_result *res)
 {
+    dq_flush(r);
     fl_model_finish(r->m);
     /* Scopes still open: begun, never ended (a crash, or a scope the
      * program left open). */
@@ -1830,7 +2009,7 @@ size_t fl_report_mem_bytes(const fl_report *r)
                r->n_dense * sizeof *r->k_dense + fl_map_bytes(&r->s_by_name) +
                fl_map_bytes(&r->open) + pool_bytes(&r->pool) + r->cap_k * sizeof *r->k +
                r->cap_s * sizeof *r->s + r->cap_d * sizeof *r->d + r->cap_st * sizeof *r->st +
-               r->cap_fn * sizeof *r->fn + r->cap_pm * sizeof *r->pm;
+               r->cap_fn * sizeof *r->fn + r->cap_pm * sizeof *r->pm + r->cap_dq * sizeof *r->dq;
     for (size_t i = 0; i < r->n_k; i++)
         n += hist_bytes(&r->k[i].h) + r->k[i].n_scope_idx * sizeof(uint32_t);
     for (size_t i = 0; i < r->n_s; i++)
