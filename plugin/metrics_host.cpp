@@ -177,6 +177,17 @@ int canon_chip(const char *chip, char *canon, size_t canon_len, char *msg, size_
                 chip, v, known);
 }
 
+/* The checks every call taking (chip, profiler) starts with: the profiler
+ * type, then the chip's canonical spelling (under the caller's lock). */
+int chip_and_profiler(const char *chip, int profiler, char *canon, size_t canon_len, char *msg,
+                      size_t len)
+{
+    if (!valid_profiler(profiler))
+        return fail(GP_ERR_INVALID_ARG, msg, len,
+                    "profiler type %d is neither range (0) nor PM sampling (1)", profiler);
+    return canon_chip(chip, canon, canon_len, msg, len);
+}
+
 /* Caller holds g_lock.  A new CUPTI host object. */
 int init_object(const char *chip, CUpti_ProfilerType t, CUpti_Profiler_Host_Object **obj, char *msg,
                 size_t len)
@@ -400,14 +411,9 @@ int m_chips(char ***out, size_t *n, char *msg, size_t len)
 int m_acquire(const char *chip, int profiler, void **host, char *canon, size_t canon_len, char *msg,
               size_t len)
 {
-    if (!valid_profiler(profiler))
-        return fail(GP_ERR_INVALID_ARG, msg, len,
-                    "profiler type %d is neither range (0) nor PM "
-                    "sampling (1)",
-                    profiler);
     locker l;
     char name[64];
-    int st = canon_chip(chip, name, sizeof name, msg, len);
+    int st = chip_and_profiler(chip, profiler, name, sizeof name, msg, len);
     if (st != GP_OK)
         return st;
     entry *e = find_or_create(name, static_cast<CUpti_ProfilerType>(profiler), msg, len, &st);
@@ -617,14 +623,9 @@ int m_passes(const uint8_t *image, size_t size, size_t *out, char *msg, size_t l
 
 int m_max_per_pass(const char *chip, int profiler, size_t *out, char *msg, size_t len)
 {
-    if (!valid_profiler(profiler))
-        return fail(GP_ERR_INVALID_ARG, msg, len,
-                    "profiler type %d is neither range (0) nor PM "
-                    "sampling (1)",
-                    profiler);
     locker l;
     char name[64];
-    int st = canon_chip(chip, name, sizeof name, msg, len);
+    int st = chip_and_profiler(chip, profiler, name, sizeof name, msg, len);
     if (st != GP_OK)
         return st;
     CUpti_Profiler_Host_GetMaxNumHardwareMetricsPerPass_Params p = {};
