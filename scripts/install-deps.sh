@@ -6,7 +6,8 @@
 # everything is already there.
 set -eu
 need=""
-for tool in cc c++ cmake make pkg-config nm clang-format; do
+# python3: the gpu_profile Python package's tests (docs/python.md).
+for tool in cc c++ cmake make pkg-config nm clang-format python3; do
     command -v "$tool" >/dev/null 2>&1 || need=1
 done
 # jansson: the flight recorder's JSON config parser (docs/gpufl.md).
@@ -23,4 +24,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
-    libjansson-dev zlib1g-dev
+    libjansson-dev zlib1g-dev python3

@@ -1,0 +1,97 @@
+/* Prints the size and field offsets of the structs the Python package
+ * mirrors with ctypes (python/gpu_profile/__init__.py), one "struct.field
+ * offset" line each plus "struct size N", for tests/python/test_gpu_profile.py. */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "gpu_profile.h"
+
+#define SIZE(T) printf(#T " size %zu\n", sizeof(T))
+#define OFF(T, f) printf(#T "." #f " %zu\n", offsetof(T, f))
+
+int main(void)
+{
+    SIZE(gp_error);
+    OFF(gp_error, status);
+    OFF(gp_error, message);
+
+    SIZE(gp_device_sample);
+    OFF(gp_device_sample, valid);
+    OFF(gp_device_sample, util_gpu_pct);
+    OFF(gp_device_sample, util_mem_pct);
+    OFF(gp_device_sample, mem_used_bytes);
+    OFF(gp_device_sample, mem_total_bytes);
+    OFF(gp_device_sample, power_mw);
+    OFF(gp_device_sample, energy_mj);
+    OFF(gp_device_sample, temp_c);
+    OFF(gp_device_sample, clock_sm_mhz);
+    OFF(gp_device_sample, clock_mem_mhz);
+    OFF(gp_device_sample, throttle_reasons);
+    OFF(gp_device_sample, pcie_tx_kbps);
+    OFF(gp_device_sample, pcie_rx_kbps);
+
+    SIZE(gp_sample);
+    OFF(gp_sample, t_mono_ns);
+    OFF(gp_sample, t_wall_ns);
+    OFF(gp_sample, slot);
+    OFF(gp_sample, device_index);
+    OFF(gp_sample, m);
+
+    SIZE(gp_summary);
+    OFF(gp_summary, device_index);
+    OFF(gp_summary, name);
+    OFF(gp_summary, uuid);
+    OFF(gp_summary, backend);
+    OFF(gp_summary, note);
+    OFF(gp_summary, duration_s);
+    OFF(gp_summary, interval_s);
+    OFF(gp_summary, warmup_s);
+    OFF(gp_summary, sample_count);
+    OFF(gp_summary, samples_warmup);
+    OFF(gp_summary, interval_mean_s);
+    OFF(gp_summary, valid);
+    OFF(gp_summary, util_gpu_mean);
+    OFF(gp_summary, util_gpu_p50);
+    OFF(gp_summary, util_gpu_p95);
+    OFF(gp_summary, util_gpu_max);
+    OFF(gp_summary, util_mem_mean);
+    OFF(gp_summary, util_mem_max);
+    OFF(gp_summary, mem_used_max_bytes);
+    OFF(gp_summary, mem_total_bytes);
+    OFF(gp_summary, power_mean_mw);
+    OFF(gp_summary, power_max_mw);
+    OFF(gp_summary, energy_j);
+    OFF(gp_summary, energy_source);
+    OFF(gp_summary, temp_max_c);
+    OFF(gp_summary, clock_sm_mean_mhz);
+    OFF(gp_summary, clock_mem_mean_mhz);
+    OFF(gp_summary, throttle_reasons_seen);
+    OFF(gp_summary, busy_time_est_s);
+    OFF(gp_summary, spark);
+    OFF(gp_summary, spark_len);
+    OFF(gp_summary, device_status);
+    OFF(gp_summary, device_error);
+    OFF(gp_summary, device_error_at_s);
+
+    SIZE(gp_options);
+    OFF(gp_options, device);
+    OFF(gp_options, devices);
+    OFF(gp_options, n_devices);
+    OFF(gp_options, interval_s);
+    OFF(gp_options, backend);
+    OFF(gp_options, strict);
+    OFF(gp_options, sync_fn);
+    OFF(gp_options, sync_user);
+    OFF(gp_options, warmup_s);
+    OFF(gp_options, keep_samples);
+    OFF(gp_options, sample_pcie);
+    OFF(gp_options, report);
+    OFF(gp_options, report_file);
+    OFF(gp_options, report_flags);
+    OFF(gp_options, report_fn);
+    OFF(gp_options, report_user);
+    OFF(gp_options, nvml_library);
+    OFF(gp_options, smi_path);
+    OFF(gp_options, backend_timeout_s);
+    return 0;
+}

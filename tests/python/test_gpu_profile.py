@@ -1,0 +1,397 @@
+"""Tests of the gpu_profile Python package (python/gpu_profile) against the
+fake NVML (docs/test-doubles.md).  Standard library only.
+
+CTest runs it with GP_TEST_ENV (fake NVML first on LD_LIBRARY_PATH, fake
+nvidia-smi first on PATH), PYTHONPATH=<source>/python,
+GPU_PROFILE_LIBRARY=<the built libgpuprofile.so.0> and GP_PY_LAYOUT_DUMP
+(tests/python/py_layout_dump.c).  By hand, from the build folder:
+
+    GP_TEST_SOURCE_DIR=../tests LD_LIBRARY_PATH=tests/fake-nvml \\
+    GPU_PROFILE_LIBRARY=$PWD/libgpuprofile.so.0 PYTHONPATH=../python \\
+    python3 -m unittest -v ../tests/python/test_gpu_profile.py
+"""
+
+import contextlib
+import ctypes
+import dataclasses
+import io
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_TESTS = os.environ.get("GP_TEST_SOURCE_DIR") or os.path.dirname(HERE)
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, os.path.join(os.path.dirname(SOURCE_TESTS), "python"))
+
+import gpu_profile as gp  # noqa: E402
+from gpu_profile import (  # noqa: E402
+    GpuBackendError,
+    GpuMonitor,
+    GpuSample,
+    GpuSummary,
+    ProfiledResult,
+    gpu_profile,
+)
+
+FAST = 0.01  # sampling interval for the tests (seconds)
+
+
+def scenario(name):
+    return os.path.join(SOURCE_TESTS, "scenarios", name)
+
+
+@contextlib.contextmanager
+def env(**values):
+    """Sets environment variables (None: unset) for the block.  The fake NVML
+    re-reads FAKE_NVML_SCENARIO at each first nvmlInit."""
+    old = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def thread_count():
+    return len(os.listdir("/proc/self/task"))
+
+
+class LayoutTest(unittest.TestCase):
+    """The ctypes mirrors match the C header, field by field."""
+
+    def test_layout_matches_c(self):
+        exe = os.environ.get("GP_PY_LAYOUT_DUMP")
+        if not exe:
+            self.skipTest("GP_PY_LAYOUT_DUMP is not set (run through CTest)")
+        out = subprocess.run([exe], check=True, stdout=subprocess.PIPE,
+                             universal_newlines=True).stdout
+        mirrors = {
+            "gp_error": gp._GpError,
+            "gp_device_sample": gp._GpDeviceSample,
+            "gp_sample": gp._GpSample,
+            "gp_summary": gp._GpSummary,
+            "gp_options": gp._GpOptions,
+        }
+        checked = 0
+        for line in out.splitlines():
+            what, value = line.rsplit(" ", 1)
+            value = int(value)
+            if what.endswith(" size"):
+                cls = mirrors[what[:-5]]
+                self.assertEqual(ctypes.sizeof(cls), value, what)
+            else:
+                struct, field = what.split(".")
+                cls = mirrors[struct]
+                self.assertEqual(getattr(cls, field).offset, value, what)
+            checked += 1
+        self.assertGreater(checked, 70)
+        # Every mirrored field was compared.
+        n_fields = sum(len(c._fields_) + 1 for c in mirrors.values())
+        self.assertEqual(checked, n_fields)
+
+
+class LoadTest(unittest.TestCase):
+    def test_library_found(self):
+        self.assertTrue(os.path.basename(gp.library_path).startswith("libgpuprofile.so"))
+        self.assertEqual(gp.c_library_version, "0.1.0")
+
+    def test_missing_library_is_import_error(self):
+        code = ("import gpu_profile")
+        e = dict(os.environ, GPU_PROFILE_LIBRARY="/nonexistent/libgpuprofile.so.0",
+                 PYTHONPATH=os.path.dirname(os.path.dirname(gp.__file__)))
+        r = subprocess.run([sys.executable, "-c", code], env=e, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("ImportError", r.stderr)
+        self.assertIn("/nonexistent/libgpuprofile.so.0: no such file", r.stderr)
+        self.assertIn("GPU_PROFILE_LIBRARY", r.stderr)
+
+
+class DefaultsTest(unittest.TestCase):
+    def test_decorator_defaults(self):
+        import inspect
+        sig = inspect.signature(gpu_profile)
+        want = {"device": 0, "interval_s": 0.2, "backend": "auto", "strict": True,
+                "sync_fn": None, "warmup_s": 0.0, "report": True, "return_profile": False}
+        for name, default in want.items():
+            p = sig.parameters[name]
+            self.assertEqual(p.kind, p.KEYWORD_ONLY, name)
+            self.assertEqual(p.default, default, name)
+
+    def test_monitor_defaults(self):
+        m = GpuMonitor()
+        self.assertEqual((m.device, m.interval_s, m.backend, m.strict, m.sync_fn,
+                          m.warmup_s, m.keep_samples),
+                         (0, 0.2, "auto", True, None, 0.0, False))
+        self.assertIsNone(m.summary)
+        self.assertEqual(m.samples, [])
+
+    def test_bad_arguments(self):
+        with self.assertRaises(ValueError):
+            gpu_profile(backend="cuda")
+        with self.assertRaises(TypeError):
+            gpu_profile(report="yes")
+        with self.assertRaises(TypeError):
+            GpuMonitor(device="0")
+
+
+class DecoratorTest(unittest.TestCase):
+    def setUp(self):
+        self._env = env(FAKE_NVML_SCENARIO=scenario("nvml_monitor.txt"))
+        self._env.__enter__()
+
+    def tearDown(self):
+        self._env.__exit__(None, None, None)
+
+    def test_bare_form(self):
+        @gpu_profile
+        def add(a, b=1):
+            """adds"""
+            return a + b
+
+        self.assertEqual(add.__name__, "add")
+        self.assertEqual(add.__doc__, "adds")
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(add(2, b=3), 5)
+        self.assertIn("NVIDIA H100 80GB HBM3", err.getvalue())
+
+    def test_called_form_and_return_profile(self):
+        @gpu_profile(interval_s=FAST, report=False, return_profile=True)
+        def work():
+            return "done"
+
+        r = work()
+        self.assertIsInstance(r, ProfiledResult)
+        self.assertEqual(r.value, "done")
+        s = r.gpu
+        self.assertIsInstance(s, GpuSummary)
+        self.assertEqual(s.device, 0)
+        self.assertEqual(s.backend, "nvml")
+        self.assertEqual(s.name, "NVIDIA H100 80GB HBM3")
+        self.assertEqual(s.uuid, "GPU-12345678-0000-0000-0000-000000000000")
+        self.assertEqual(s.interval_s, FAST)
+        self.assertGreaterEqual(s.sample_count, 2)  # first at start, last at stop
+        self.assertEqual(s.util_gpu_max, 50)  # device 0 of nvml_monitor.txt
+        self.assertEqual(s.util_gpu_mean, 50.0)
+        self.assertEqual(s.util_gpu_p95, 50)
+        self.assertEqual(s.util_mem_max, 17)
+        self.assertEqual(s.power_max_w, 100.0)
+        self.assertEqual(s.temp_max_c, 35)
+        self.assertEqual(s.mem_total_bytes, 80 << 30)
+        self.assertIn(s.energy_source, ("counter", "power_integral"))
+        self.assertGreaterEqual(s.energy_j, 0.0)
+        self.assertEqual(s.throttle_reasons, ("gpu_idle",))
+        self.assertIsNone(s.device_error)
+        self.assertGreater(s.duration_s, 0)
+        self.assertTrue(s.sparkline)
+
+    def test_report_modes(self):
+        def run(report):
+            @gpu_profile(interval_s=FAST, report=report)
+            def work():
+                return 1
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                self.assertEqual(work(), 1)
+            return out.getvalue(), err.getvalue()
+
+        out, err = run(True)
+        self.assertEqual(out, "")
+        self.assertIn("NVIDIA H100 80GB HBM3", err)
+        self.assertIn("util.gpu", err)
+
+        out, err = run(False)
+        self.assertEqual((out, err), ("", ""))
+
+        got = []
+        out, err = run(got.append)
+        self.assertEqual((out, err), ("", ""))
+        self.assertEqual(len(got), 1)
+        self.assertIsInstance(got[0], GpuSummary)
+        self.assertEqual(got[0].format(), got[0].format(ascii=False))
+
+    def test_format_is_the_c_rendering(self):
+        got = []
+
+        @gpu_profile(interval_s=FAST, report=got.append)
+        def work():
+            pass
+
+        work()
+        s = got[0]
+        text = s.format()
+        self.assertIn("NVIDIA H100 80GB HBM3", text)
+        self.assertTrue(text.endswith("\n"))
+        self.assertEqual(str(s), text)
+        self.assertTrue(s.format(ascii=True).isascii())
+        self.assertIn('"schema":"gpu-profile.summary"', s.to_json().replace(" ", ""))
+
+    def test_sync_fn_before_and_after(self):
+        calls = []
+
+        @gpu_profile(interval_s=FAST, report=False, sync_fn=lambda: calls.append("sync"))
+        def work():
+            calls.append("work")
+
+        work()
+        self.assertEqual(calls, ["sync", "work", "sync"])
+
+    def test_exception_propagates_and_sampler_stops(self):
+        class Boom(Exception):
+            pass
+
+        before = thread_count()
+        seen = []
+        calls = []
+
+        @gpu_profile(interval_s=FAST, report=seen.append, sync_fn=lambda: calls.append(1))
+        def work():
+            self.assertEqual(thread_count(), before + 1)  # the sampling thread
+            raise Boom("inside")
+
+        with self.assertRaises(Boom) as cm:
+            work()
+        self.assertEqual(str(cm.exception), "inside")
+        self.assertEqual(thread_count(), before)
+        self.assertEqual(seen, [])  # no report for a call that raised
+        self.assertEqual(len(calls), 2)
+
+    def test_none_backend(self):
+        @gpu_profile(backend="none", report=False, return_profile=True)
+        def work():
+            return 3
+
+        r = work()
+        self.assertEqual(r.value, 3)
+        self.assertEqual(r.gpu.backend, "none")
+        self.assertEqual(r.gpu.sample_count, 0)
+        self.assertIsNone(r.gpu.util_gpu_mean)
+        self.assertIsNone(r.gpu.power_mean_w)
+
+
+class StrictTest(unittest.TestCase):
+    def test_strict_failure_raises_with_c_message(self):
+        calls = []
+
+        @gpu_profile(backend="nvml", report=False)
+        def work():
+            calls.append(1)
+
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_init_error.txt")):
+            with self.assertRaises(GpuBackendError) as cm:
+                work()
+        self.assertEqual(calls, [])  # not run
+        e = cm.exception
+        self.assertEqual(e.status, 3)  # GP_ERR_BACKEND_UNAVAILABLE
+        self.assertTrue(str(e).startswith("nvml: "), str(e))
+        self.assertIn("Driver Not Loaded", str(e))
+        self.assertEqual(e.message, str(e))
+
+    def test_auto_lists_every_backend(self):
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_init_error.txt"), FAKE_SMI_CAPTURES=None):
+            with self.assertRaises(GpuBackendError) as cm:
+                with GpuMonitor(interval_s=FAST):
+                    self.fail("the block must not run")
+        self.assertIn("no GPU backend could be opened (tried nvml, smi)", str(cm.exception))
+
+    def test_not_strict_falls_back_to_none(self):
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_init_error.txt"), FAKE_SMI_CAPTURES=None):
+            with GpuMonitor(interval_s=FAST, strict=False) as mon:
+                pass
+        self.assertEqual(mon.summary.backend, "none")
+        self.assertIn("no GPU backend, nothing was sampled", mon.summary.note)
+        self.assertEqual(mon.summary.sample_count, 0)
+
+
+class MonitorTest(unittest.TestCase):
+    def test_keep_samples(self):
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_monitor.txt")):
+            with GpuMonitor(interval_s=FAST, keep_samples=True) as mon:
+                self.assertTrue(mon.running)
+            self.assertFalse(mon.running)
+        s = mon.summary
+        self.assertIsInstance(s, GpuSummary)
+        self.assertEqual(len(mon.summaries), 1)
+        self.assertGreaterEqual(len(mon.samples), 2)
+        self.assertEqual(len(mon.samples), s.sample_count)
+        first = mon.samples[0]
+        self.assertIsInstance(first, GpuSample)
+        self.assertEqual((first.device, first.slot), (0, 0))
+        self.assertEqual(first.util_gpu, 50)
+        self.assertEqual(first.power_w, 100.0)
+        self.assertEqual(mon.samples[-1].util_gpu, 50)
+        self.assertIsNone(first.pcie_tx_kbps)  # sample_pcie is off
+        monos = [x.t_mono_ns for x in mon.samples]
+        self.assertEqual(monos, sorted(monos))
+        self.assertGreater(first.timestamp, 1e9)
+
+    def test_lost_device(self):
+        import time
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_monitor.txt")):
+            with GpuMonitor(device=1, interval_s=FAST, keep_samples=True) as mon:
+                time.sleep(0.1)
+        s = mon.summary
+        self.assertEqual(s.device, 1)
+        self.assertEqual(s.util_gpu_max, 80)  # device 1: 80 until lost
+        self.assertEqual(s.sample_count, 2)
+        self.assertIsNotNone(s.device_error)
+        self.assertIn("lost", s.device_error.lower())
+        self.assertGreaterEqual(s.device_error_at_s, 0.0)
+
+    def test_no_samples_kept_by_default(self):
+        with GpuMonitor(interval_s=FAST) as mon:
+            pass
+        self.assertEqual(mon.samples, [])
+        self.assertGreaterEqual(mon.summary.sample_count, 1)
+
+    def test_exception_in_block(self):
+        before = thread_count()
+        with self.assertRaises(KeyError):
+            with GpuMonitor(interval_s=FAST) as mon:
+                raise KeyError("k")
+        self.assertFalse(mon.running)
+        self.assertEqual(thread_count(), before)
+        self.assertIsNotNone(mon.summary)
+
+    def test_runs_once(self):
+        mon = GpuMonitor(backend="none")
+        with mon:
+            pass
+        with self.assertRaises(RuntimeError):
+            mon.start()
+
+    def test_warmup(self):
+        with GpuMonitor(interval_s=FAST, warmup_s=10.0) as mon:
+            pass
+        self.assertEqual(mon.summary.sample_count, 0)
+        self.assertGreaterEqual(mon.summary.samples_warmup, 1)
+        self.assertIsNone(mon.summary.util_gpu_mean)
+
+
+class FrozenTest(unittest.TestCase):
+    def test_summary_and_sample_are_frozen(self):
+        with GpuMonitor(interval_s=FAST, keep_samples=True) as mon:
+            pass
+        with self.assertRaises(dataclasses.FrozenInstanceError):
+            mon.summary.util_gpu_mean = 1.0
+        with self.assertRaises(dataclasses.FrozenInstanceError):
+            mon.samples[0].util_gpu = 1
+        r = ProfiledResult(1, mon.summary)
+        with self.assertRaises(dataclasses.FrozenInstanceError):
+            r.value = 2
+        self.assertEqual(mon.summary, dataclasses.replace(mon.summary))
+
+
+if __name__ == "__main__":
+    unittest.main()
