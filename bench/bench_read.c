@@ -89,26 +89,8 @@ static int write_common(const char *path, bool with_batches, size_t total, uint6
         uint64_t batch = 1;
         while (rows && done < total && rc == 0) {
             size_t n = total - done < N ? total - done : N;
-            memset(rows, 0, n * sizeof *rows);
-            for (size_t i = 0; i < n; i++) {
-                fl_kernel_row *r = &rows[i];
-                uint64_t x = rng();
-                t += 4000 + x % 2001; /* ~5 us apart */
-                r->t_ns = t;
-                r->duration_ns = 1000 + (x >> 12) % 99001; /* 1-100 us */
-                r->corr_id = corr;
-                corr += 1 + (uint32_t)((x >> 30) % 3);
-                r->kernel_id = 1 + (uint32_t)((x >> 40) % 50);
-                r->stream_id = 7 + (uint32_t)((x >> 50) % 4);
-                r->dynamic_smem_bytes =
-                    (x >> 20) % 8 == 0 ? 4096u * (1 + (uint32_t)((x >> 24) % 12)) : 0;
-                r->num_regs = (uint16_t)(16 + (x >> 33) % 112);
-                r->has_details = (x >> 45) % 10 == 0;
-                if ((x >> 55) % 16 == 0) {
-                    r->external_kind = 1;
-                    r->external_id = 1 + (x >> 8) % 100000;
-                }
-            }
+            for (size_t i = 0; i < n; i++)
+                bench_kernel_row(&rows[i], &t, &corr);
             fl_rec_kernel_batch(&b, SID, batch++, rows, n);
             rc = write_buf(f, &b);
             done += n;

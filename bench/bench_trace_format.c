@@ -35,24 +35,8 @@ int main(int argc, char **argv)
     }
     uint64_t t = 1760000000000000000ull;
     uint32_t corr = 1000;
-    for (size_t i = 0; i < (size_t)SETS * N; i++) {
-        fl_kernel_row *r = &rows[i];
-        uint64_t x = rng();
-        t += 4000 + x % 2001; /* ~5 us apart */
-        r->t_ns = t;
-        r->duration_ns = 1000 + (x >> 12) % 99001; /* 1-100 us */
-        r->corr_id = corr;
-        corr += 1 + (uint32_t)((x >> 30) % 3); /* memcpys etc. in between */
-        r->kernel_id = 1 + (uint32_t)((x >> 40) % 50);
-        r->stream_id = 7 + (uint32_t)((x >> 50) % 4);
-        r->dynamic_smem_bytes = (x >> 20) % 8 == 0 ? 4096u * (1 + (uint32_t)((x >> 24) % 12)) : 0;
-        r->num_regs = (uint16_t)(16 + (x >> 33) % 112);
-        r->has_details = (x >> 45) % 10 == 0;
-        if ((x >> 55) % 16 == 0) {
-            r->external_kind = 1;
-            r->external_id = 1 + (x >> 8) % 100000;
-        }
-    }
+    for (size_t i = 0; i < (size_t)SETS * N; i++)
+        bench_kernel_row(&rows[i], &t, &corr);
 
     fl_buf b = {0};
     /* Warm: the buffer reaches its final size, the pages are touched. */
