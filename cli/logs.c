@@ -1,11 +1,13 @@
 /*
  * logs.c - the commands that read session logs back:
  *
- *   gpu-profile report [--session ID] [--top N] [--format text|json] [-o FILE] PATH
- *   gpu-profile export --format chrome-trace|csv [--session ID] [-o FILE] PATH
+ *   gpu-profile report [--session ID] [--app NAME] [--top N] [--format text|json]
+ *                      [-o FILE] PATH
+ *   gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME] [-o FILE] PATH
  *
  * PATH is a log directory, a session directory or a flat-layout prefix
- * (fl_read.h).  The read streams: memory follows the number of distinct
+ * (fl_read.h); --app NAME is GPUFlight's log_prefix, resolved under PATH
+ * as fl_read_session_prefixed says.  The read streams: memory follows the number of distinct
  * kernels and scopes, not the number of events.  Problems in the input are
  * warnings on stderr (the first CLI_MAX_WARNINGS, then a count) and never
  * stop the read.  Exit status: 0 for a complete read, 2 when the output was
@@ -95,6 +97,7 @@ static int write_out(const char *cmd, const char *path, const char *text, size_t
 
 typedef struct log_args {
     const char *session;
+    const char *app;
     const char *format;
     const char *output;
     const char *path;
@@ -103,24 +106,29 @@ typedef struct log_args {
 
 static void report_usage(FILE *f)
 {
-    fputs("usage: gpu-profile report [--session ID] [--top N] [--format text|json] [-o FILE] "
-          "PATH\n"
+    fputs("usage: gpu-profile report [--session ID] [--app NAME] [--top N] [--format text|json]\n"
+          "                          [-o FILE] PATH\n"
           "\n"
           "Reads a GPUFlight session (PATH: a log directory, a session directory or a\n"
           "flat-layout prefix; the latest session unless --session names one) and\n"
           "prints the report: summary, scopes, kernel hotspots, memcpy, device and host\n"
-          "metrics, what was captured.  Exit status 2 when some input had to be\n"
-          "skipped (the warnings say where), 1 when nothing could be read.\n",
+          "metrics, what was captured.  --app NAME (GPUFlight's log_prefix): the\n"
+          "flat files PATH/NAME.<channel>.log, else the directory PATH/NAME, else\n"
+          "the latest session in PATH whose job_start app is NAME.  Exit status 2\n"
+          "when some input had to be skipped (the warnings say where), 1 when\n"
+          "nothing could be read.\n",
           f);
 }
 
 static void export_usage(FILE *f)
 {
-    fputs("usage: gpu-profile export --format chrome-trace|csv [--session ID] [-o FILE] PATH\n"
+    fputs("usage: gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME]\n"
+          "                          [-o FILE] PATH\n"
           "\n"
           "chrome-trace: Trace Event Format JSON for Perfetto or chrome://tracing\n"
           "(kernels and copies per GPU and stream, scopes, metric counters);\n"
-          "csv: one line per kernel.  Streams: any size of session.\n",
+          "csv: one line per kernel.  Streams: any size of session.  PATH, --session\n"
+          "and --app choose the session as for gpu-profile report.\n",
           f);
 }
 
@@ -137,7 +145,7 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
             return 1;
         }
         if (strcmp(s, "--session") == 0 || strcmp(s, "--format") == 0 || strcmp(s, "-o") == 0 ||
-            strcmp(s, "--output") == 0 || strcmp(s, "--top") == 0) {
+            strcmp(s, "--output") == 0 || strcmp(s, "--top") == 0 || strcmp(s, "--app") == 0) {
             if (!val) {
                 fprintf(stderr, "gpu-profile: %s: %s needs a value\n", cmd, s);
                 return -1;
@@ -145,6 +153,12 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
             i++;
             if (strcmp(s, "--session") == 0) {
                 a->session = val;
+            } else if (strcmp(s, "--app") == 0) {
+                if (!*val) {
+                    fprintf(stderr, "gpu-profile: %s: --app needs a non-empty NAME\n", cmd);
+                    return -1;
+                }
+                a->app = val;
             } else if (strcmp(s, "--format") == 0) {
                 a->format = val;
             } else if (strcmp(s, "--top") == 0) {
@@ -192,7 +206,7 @@ static int read_into(const char *cmd, const log_args *a, const fl_read_cb *inner
     fl_read_opts_init(&o);
     o.session_id = a->session;
     char err[1024];
-    if (fl_read_session(a->path, &o, &cb, res, err, sizeof err) != 0) {
+    if (fl_read_session_prefixed(a->path, a->app, &o, &cb, res, err, sizeof err) != 0) {
         fprintf(stderr, "gpu-profile: %s: %s\n", cmd, err);
         return -1;
     }

@@ -199,6 +199,80 @@ GPUFL_API void gpufl_flush(void);
  */
 GPUFL_API gpufl_status gpufl_generate_report(const char *output_path, gpufl_error *err);
 
+/* The report of any session's logs (any process's, any GPUFlight
+ * producer's), rendered into memory: gpufl.report.generate_report() and
+ * the analyzer's print_summary() / inspect_*() build on it. */
+typedef enum gpufl_report_format {
+    GPUFL_REPORT_TEXT = 0, /* aligned text, as `gpu-profile report` prints */
+    GPUFL_REPORT_JSON = 1  /* one object, schema "gpu-profile.report" v1 (docs/report.md) */
+} gpufl_report_format;
+
+/* Sections of the text report (a mask; 0 = all).  The whole text is the
+ * concatenation of its sections in this order, so a mask gives exactly
+ * those sections' part of it (each but the summary starts with a blank
+ * line; host, stalls and read are empty when there is nothing to say). */
+enum {
+    GPUFL_SECTION_SUMMARY = 1u << 0,  /* app, session, times, totals, busy %, energy */
+    GPUFL_SECTION_SCOPES = 1u << 1,   /* scopes and NVTX ranges */
+    GPUFL_SECTION_HOTSPOTS = 1u << 2, /* the top_n kernels by GPU time */
+    GPUFL_SECTION_MEMORY = 1u << 3,   /* memcpy per direction, memset */
+    GPUFL_SECTION_DEVICES = 1u << 4,  /* device metrics per GPU */
+    GPUFL_SECTION_HOST = 1u << 5,     /* host CPU and RAM */
+    GPUFL_SECTION_STALLS = 1u << 6,   /* PC-sampling stalls, SASS metric rows */
+    GPUFL_SECTION_CAPTURE = 1u << 7,  /* capture_capabilities: what was captured */
+    GPUFL_SECTION_READ = 1u << 8,     /* what the reader had to skip */
+    GPUFL_SECTION_PERF = 1u << 9,     /* perf metrics (printed after the stalls) */
+    GPUFL_SECTION_ALL = 0x3ffu
+};
+
+/* Layout (kept for bindings): pointer, pointer, int, int, unsigned. */
+typedef struct gpufl_report_options {
+    /* NULL or "": the latest session (of log_prefix's app when that picks
+     * by app); else the session of that id. */
+    const char *session_id;
+    /* NULL or "": none.  GPUFlight's analyzer argument (the app name or
+     * the files' prefix); see gpufl_report_logs. */
+    const char *log_prefix;
+    int top_n;                  /* kernels in the hotspots; < 1: 10 */
+    gpufl_report_format format; /* GPUFL_REPORT_TEXT */
+    unsigned sections;          /* text only, GPUFL_SECTION_* mask; 0: all */
+} gpufl_report_options;
+
+/* Fills the defaults: no session_id or log_prefix, top_n 10, text, all
+ * sections. */
+GPUFL_API void gpufl_report_options_init(gpufl_report_options *opts);
+
+/*
+ * Reads the session found from log_dir - whatever `gpu-profile report
+ * PATH` accepts: a session directory, a log directory (its latest session,
+ * or opts->session_id's), a flat-layout prefix (<prefix>.<channel>.log),
+ * a path ending in ".log" - and renders its report into *out: malloc'd,
+ * NUL-terminated, to be freed with gpufl_free(); *out_len (out_len may be
+ * NULL) is its length without the NUL.  opts NULL: the defaults.
+ *
+ * With opts->log_prefix set, the first of these that exists is read:
+ *   1. <log_dir>/<log_prefix>.{device,scope,system}.log: that flat prefix;
+ *   2. the directory <log_dir>/<log_prefix> (an app's default log_path is
+ *      its app_name), read like log_dir above;
+ *   3. log_dir, taking only sessions whose job_start "app" is log_prefix:
+ *      the latest of them (or opts->session_id's).
+ * When none does: GPUFL_ERR_IO, err naming log_dir, log_prefix and the
+ * three places looked at.
+ *
+ * Text honours opts->sections; JSON is always the whole object.  Returns
+ * GPUFL_ERR_INVALID_ARG for a NULL log_dir or out, an unknown format or
+ * section bits outside GPUFL_SECTION_ALL; GPUFL_ERR_IO when no session
+ * could be read (err has the reader's reason); GPUFL_ERR_NO_MEMORY.  *out
+ * is NULL after an error.  GPUFL_OK also after a partial read (lines or
+ * records skipped), which the report states.  A session still being
+ * recorded by this process is reported as still recording.
+ */
+GPUFL_API gpufl_status gpufl_report_logs(const char *log_dir, const gpufl_report_options *opts,
+                                         char **out, size_t *out_len, gpufl_error *err);
+
+/* Frees what gpufl_report_logs() returned; NULL is accepted. */
+GPUFL_API void gpufl_free(void *p);
+
 /* ----------------------------------------------------------------- scopes */
 
 /* A scope in progress, returned by gpufl_scope_begin() (a value: no

@@ -7,7 +7,10 @@
  *    <channel>.<N>.log.gz), a log directory (its subdirectories that are
  *    session directories: by session_id, else the most recently modified),
  *    or the older flat layout (<prefix>.<channel>.log, given as the prefix,
- *    as one of its files, or as the directory holding them).
+ *    as one of its files, or as the directory holding them).  An app
+ *    filter keeps only sessions whose job_start names that app (for a
+ *    session directory only its files' first lines are read), and
+ *    fl_read_session_prefixed resolves GPUFlight's log_dir + log_prefix.
  *
  *  - Reading lines: each channel's gzipped windows in window order, then its
  *    plain file, through one growable buffer (lines are handled in place,
@@ -2149,6 +2152,7 @@ static bool ends_with(const char *s, const char *suf)
 typedef struct idscan {
     rd r; /* only for probe_type's scratch */
     const char *want;
+    const char *app; /* a job_start of another app is passed over */
     bool found_want;
     bool first_any; /* stop at the first record with a session_id */
     char id[256];
@@ -2190,6 +2194,13 @@ static bool on_id_line(void *ctx, int ev, char *line, size_t len, uint64_t linen
         return false;
     }
     json_t *j = json_loadb(line, len, JSON_DECODE_INT_AS_REAL, NULL);
+    if (js && s->app) {
+        const char *app = json_string_value(json_object_get(j, "app"));
+        if (!app || strcmp(app, s->app) != 0) {
+            json_decref(j);
+            return false;
+        }
+    }
     const char *sid = json_string_value(json_object_get(j, "session_id"));
     bool stop = false;
     if (sid) {
@@ -2237,6 +2248,48 @@ static void scan_ids(idscan *s, const char *where, bool flat, lbuf *lb)
             break;
     }
     free_list(files);
+}
+
+/* The app of a session directory: its job_start's, which the writer puts
+ * first in every channel file, so only first lines are read. */
+typedef struct appscan {
+    rd r; /* only for probe_type's scratch */
+    char app[256];
+    bool found;
+} appscan;
+
+static bool on_app_line(void *ctx, int ev, char *line, size_t len, uint64_t lineno, const char *msg)
+{
+    (void)lineno;
+    (void)msg;
+    appscan *s = ctx;
+    char type[RD_TYPE_MAX];
+    if (ev == EV_LINE && probe_type(&s->r, line, type) == 9 && strcmp(type, "job_start") == 0) {
+        json_t *j = json_loadb(line, len, JSON_DECODE_INT_AS_REAL, NULL);
+        const char *app = json_string_value(json_object_get(j, "app"));
+        if (app) {
+            snprintf(s->app, sizeof s->app, "%s", app);
+            s->found = true;
+        }
+        json_decref(j);
+    }
+    return true;
+}
+
+/* Whether the session directory dir's job_start names app; have (optional)
+ * gets the app it names ("" when no first line is a job_start). */
+static bool dir_app_is(const char *dir, const char *app, lbuf *lb, char *have, size_t cap)
+{
+    appscan s;
+    memset(&s, 0, sizeof s);
+    char **files = all_files(dir, false);
+    for (size_t i = 0; files && files[i] && !s.found; i++)
+        read_lines(lb, files[i], ends_with(files[i], ".gz"), on_app_line, &s, NULL);
+    free_list(files);
+    rd_free(&s.r);
+    if (have && cap)
+        snprintf(have, cap, "%s", s.found ? s.app : "");
+    return s.found && strcmp(s.app, app) == 0;
 }
 
 typedef struct target {
@@ -2300,9 +2353,10 @@ static bool flat_exists(const char *prefix, int64_t *newest)
 }
 
 /* In a directory: a log directory's session (1), the flat layout's chosen
- * prefix (1), nothing there (0), or an error (-1, errbuf set). */
-static int pick_in_dir(const char *dir, const char *want, target *t, lbuf *lb, char *errbuf,
-                       size_t errlen)
+ * prefix (1), nothing there (0), or an error (-1, errbuf set).  With app,
+ * only the sessions and flat prefixes of that app are candidates. */
+static int pick_in_dir(const char *dir, const char *want, const char *app, target *t, lbuf *lb,
+                       char *errbuf, size_t errlen)
 {
     DIR *d = opendir(dir);
     if (!d) {
@@ -2313,6 +2367,7 @@ static int pick_in_dir(const char *dir, const char *want, target *t, lbuf *lb, c
     int64_t best_t = INT64_MIN, best_flat_t = INT64_MIN;
     char *want_flat = NULL;
     bool any_flat = false;
+    size_t other_app = 0; /* sessions and flat prefixes of another app */
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
@@ -2326,8 +2381,16 @@ static int pick_in_dir(const char *dir, const char *want, target *t, lbuf *lb, c
         int fch = 0;
         bool ok = stat(sub, &st) == 0;
         if (ok && S_ISDIR(st.st_mode)) {
-            if (session_dir(sub, &mt) &&
-                (!best || mt > best_t || (mt == best_t && strcmp(sub, best) > 0))) {
+            if (!session_dir(sub, &mt)) {
+                free(sub);
+                continue;
+            }
+            if (app && !dir_app_is(sub, app, lb, NULL, 0)) {
+                other_app++;
+                free(sub);
+                continue;
+            }
+            if (!best || mt > best_t || (mt == best_t && strcmp(sub, best) > 0)) {
                 free(best);
                 best = sub;
                 best_t = mt;
@@ -2336,11 +2399,25 @@ static int pick_in_dir(const char *dir, const char *want, target *t, lbuf *lb, c
         } else if (ok && S_ISREG(st.st_mode) && flat_name(e->d_name, prefix, sizeof prefix, &fch) &&
                    first_flat_channel(dir, prefix, fch)) {
             char *pf = join(dir, "/", prefix);
+            if (pf && app) {
+                idscan s;
+                memset(&s, 0, sizeof s);
+                s.app = app;
+                scan_ids(&s, pf, true, lb);
+                rd_free(&s.r);
+                if (!s.id[0]) {
+                    other_app++;
+                    free(pf);
+                    free(sub);
+                    continue;
+                }
+            }
             any_flat = true;
             if (pf && want && !want_flat) {
                 idscan s;
                 memset(&s, 0, sizeof s);
                 s.want = want;
+                s.app = app;
                 scan_ids(&s, pf, true, lb);
                 rd_free(&s.r);
                 if (s.found_want) {
@@ -2392,6 +2469,12 @@ static int pick_in_dir(const char *dir, const char *want, target *t, lbuf *lb, c
         best_flat = NULL;
         t->flat = true;
         rc = 1;
+    } else if (other_app) {
+        set_err(errbuf, errlen,
+                "no session of app \"%s\" in %s: the job_start of none of its %zu "
+                "session%s names that app",
+                app, dir, other_app, other_app == 1 ? "" : "s");
+        rc = -1;
     }
     free(best);
     free(best_flat);
@@ -2399,8 +2482,8 @@ static int pick_in_dir(const char *dir, const char *want, target *t, lbuf *lb, c
     return rc;
 }
 
-static int find_session(const char *path_in, const char *want, target *t, lbuf *lb, char *errbuf,
-                        size_t errlen)
+static int find_session(const char *path_in, const char *want, const char *app, target *t, lbuf *lb,
+                        char *errbuf, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     char *path = strdup(path_in);
@@ -2425,7 +2508,7 @@ static int find_session(const char *path_in, const char *want, target *t, lbuf *
             path = NULL;
             rc = 0;
         } else {
-            int k = pick_in_dir(path, want, t, lb, errbuf, errlen);
+            int k = pick_in_dir(path, want, app, t, lb, errbuf, errlen);
             if (k == 1)
                 rc = 0;
             else if (k == 0)
@@ -2452,7 +2535,7 @@ static int find_session(const char *path_in, const char *want, target *t, lbuf *
     } else if (ends_with(path, ".log") && n > 4) {
         /* A trailing ".log" on a log path is dropped (the spec). */
         path[n - 4] = '\0';
-        rc = find_session(path, want, t, lb, errbuf, errlen);
+        rc = find_session(path, want, app, t, lb, errbuf, errlen);
         if (rc < 0)
             set_err(errbuf, errlen,
                     "no session at %s: not a directory, no %s.device.log, %s.scope.log or "
@@ -2468,16 +2551,38 @@ static int find_session(const char *path_in, const char *want, target *t, lbuf *
     free(path);
     if (rc < 0)
         return -1;
+    char have[256];
+    if (app && !t->flat && !dir_app_is(t->where, app, lb, have, sizeof have)) {
+        if (have[0])
+            set_err(errbuf, errlen,
+                    "the session directory %s is of app \"%s\" (its job_start), not \"%s\"",
+                    t->where, have, app);
+        else
+            set_err(errbuf, errlen,
+                    "the session directory %s has no job_start saying its app (looked for app "
+                    "\"%s\")",
+                    t->where, app);
+        free(t->where);
+        t->where = NULL;
+        return -1;
+    }
     if (t->id[0])
         return 0;
-    /* The session's id: the one asked for, the flat layout's last job_start,
-     * or the first session_id in a session directory. */
+    /* The session's id: the one asked for, the flat layout's last job_start
+     * (of app, with one), or the first session_id in a session directory. */
     idscan s;
     memset(&s, 0, sizeof s);
     s.first_any = !t->flat;
     s.want = want;
+    s.app = t->flat ? app : NULL;
     scan_ids(&s, t->where, t->flat, lb);
     rd_free(&s.r);
+    if (app && t->flat && !s.id[0]) {
+        set_err(errbuf, errlen, "no job_start of app \"%s\" in %s.<channel>.log", app, t->where);
+        free(t->where);
+        t->where = NULL;
+        return -1;
+    }
     if (want) {
         if (!t->flat && s.id[0] && strcmp(s.id, want) != 0) {
             set_err(errbuf, errlen, "the session directory %s holds session %s, not %s", t->where,
@@ -2518,13 +2623,14 @@ int fl_read_session(const char *path, const fl_read_opts *opts, const fl_read_cb
     if (opts)
         o = *opts;
     const char *want = o.session_id && *o.session_id ? o.session_id : NULL;
+    const char *app = o.app && *o.app ? o.app : NULL;
     if (!path || !*path) {
         set_err(errbuf, errlen, "no session path given");
         return -1;
     }
     lbuf lb = {0};
     target t;
-    if (find_session(path, want, &t, &lb, errbuf, errlen) < 0) {
+    if (find_session(path, want, app, &t, &lb, errbuf, errlen) < 0) {
         free(lb.p);
         return -1;
     }
@@ -2570,5 +2676,57 @@ int fl_read_session(const char *path, const fl_read_opts *opts, const fl_read_cb
     rd_free(&r);
     free(lb.p);
     free(t.where);
+    return rc;
+}
+
+int fl_read_session_prefixed(const char *log_dir, const char *log_prefix, const fl_read_opts *opts,
+                             const fl_read_cb *cb, fl_read_result *res, char *errbuf, size_t errlen)
+{
+    if (!log_prefix || !*log_prefix)
+        return fl_read_session(log_dir, opts, cb, res, errbuf, errlen);
+    if (res)
+        memset(res, 0, sizeof *res);
+    if (!log_dir || !*log_dir) {
+        set_err(errbuf, errlen, "no log directory given for log_prefix \"%s\"", log_prefix);
+        return -1;
+    }
+    fl_read_opts o;
+    fl_read_opts_init(&o);
+    if (opts)
+        o = *opts;
+    char *at = join(log_dir, "/", log_prefix);
+    if (!at) {
+        set_err(errbuf, errlen, "%s: out of memory", log_dir);
+        return -1;
+    }
+    /* (a) and (b) name the files or the directory themselves, which hold
+     * the app's sessions whatever name their job_start gives. */
+    o.app = NULL;
+    struct stat st;
+    int rc = 1;
+    for (int c = 0; rc > 0 && c < FL_CH_COUNT; c++) {
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, ".%s.log", ch_name[c]);
+        char *f = join(at, suffix, "");
+        /* A channel file's own path: read as its flat prefix even when
+         * <log_dir>/<log_prefix> is also a directory. */
+        if (f && stat(f, &st) == 0 && S_ISREG(st.st_mode))
+            rc = fl_read_session(f, &o, cb, res, errbuf, errlen);
+        free(f);
+    }
+    if (rc > 0 && stat(at, &st) == 0 && S_ISDIR(st.st_mode))
+        rc = fl_read_session(at, &o, cb, res, errbuf, errlen);
+    if (rc > 0) {
+        o.app = log_prefix;
+        char why[1024] = "";
+        rc = fl_read_session(log_dir, &o, cb, res, why, sizeof why);
+        if (rc != 0)
+            set_err(errbuf, errlen,
+                    "no session for log_prefix \"%s\" in %s: no %s.<channel>.log files (the "
+                    "flat layout), no directory %s, and no session of app \"%s\" read from %s: "
+                    "%s",
+                    log_prefix, log_dir, at, at, log_prefix, log_dir, why);
+    }
+    free(at);
     return rc;
 }

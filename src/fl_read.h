@@ -87,6 +87,12 @@ typedef struct fl_read_cb {
 
 typedef struct fl_read_opts {
     const char *session_id; /* NULL or "": the latest session */
+    /* NULL or "": any app.  Else only a session whose job_start "app" is
+     * this: in a log directory the latest such session directory (its app
+     * read from the first line of its channel files) or flat prefix, in a
+     * flat layout the last job_start of that app; a session directory
+     * given directly must be of that app.  Otherwise the read fails. */
+    const char *app;
     /* Records go to every channel (job_start, dictionary_update,
      * capture_capabilities, shutdown): give each only once, from the first
      * channel file that has it (device, scope, system).  Default true. */
@@ -117,10 +123,27 @@ typedef struct fl_read_result {
  * when none could be found or opened, with errbuf saying why and naming
  * the path.  The session: with session_id, the one of that id; else the
  * session directory path itself, or in a log directory the most recently
- * modified session directory, or in a flat layout the last job_start.
+ * modified session directory, or in a flat layout the last job_start -
+ * each of opts->app when set.
  */
 int fl_read_session(const char *path, const fl_read_opts *opts, const fl_read_cb *cb,
                     fl_read_result *res, char *errbuf, size_t errlen);
+
+/*
+ * GPUFlight's analyzer names a session by a log directory and a log_prefix
+ * (the app name, or its files' prefix).  With log_prefix NULL or "" this is
+ * fl_read_session(log_dir, ...).  Else the first that matches is read:
+ *   (a) flat files <log_dir>/<log_prefix>.<channel>.log: that flat prefix;
+ *   (b) <log_dir>/<log_prefix> is a directory (an app's default log_path is
+ *       its app_name): that path, as fl_read_session reads any path;
+ *   (c) log_dir itself with opts->app = log_prefix: the latest session of
+ *       that app.
+ * When none does, -1 with errbuf naming log_dir, log_prefix and the three
+ * places looked at.
+ */
+int fl_read_session_prefixed(const char *log_dir, const char *log_prefix, const fl_read_opts *opts,
+                             const fl_read_cb *cb, fl_read_result *res, char *errbuf,
+                             size_t errlen);
 
 /* Parses one NDJSON line (no '\n') as the reader does: for the fuzz
  * target and the tests.  Calls cb like fl_read_session; returns 0 if the

@@ -2748,6 +2748,10 @@ static void text_stalls(const fl_report *r, fl_buf *b)
     if (r->sass_rows)
         fl_buf_printf(b, "  %" PRIu64 " SASS metric %s (not summarised here)\n", r->sass_rows,
                       plural(r->sass_rows, "row", "rows"));
+}
+
+static void text_perf(const fl_report *r, fl_buf *b)
+{
     if (r->n_pm) {
         fl_buf_puts(b, "\nperf metrics\n");
         fl_buf_printf(b, "  %8s %14s %14s %14s  %s\n", "samples", "mean", "min", "max", "metric");
@@ -2868,24 +2872,45 @@ static void text_reader(const fl_report *r, fl_buf *b)
     }
 }
 
-void fl_report_text(const fl_report *r, int top_n, fl_buf *out)
+void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, fl_buf *out)
 {
+    if (sections == 0)
+        sections = GPUFL_SECTION_ALL;
     figures f;
     if (!compute(r, top_n, &f)) {
         figures_free(&f);
         fl_buf_puts(out, "report: out of memory\n");
         return;
     }
-    text_summary(r, &f, out);
-    text_scopes(r, &f, out);
-    text_hotspots(r, &f, out);
-    text_memory(r, &f, out);
-    text_devices(r, &f, out);
-    text_host(r, out);
-    text_stalls(r, out);
-    text_capture(r, out);
-    text_reader(r, out);
+    /* The whole report is the concatenation of its sections, each of
+     * which brings its own leading blank line: a caller asking for one
+     * section (an analyzer's inspect_* method) gets exactly its part. */
+    if (sections & GPUFL_SECTION_SUMMARY)
+        text_summary(r, &f, out);
+    if (sections & GPUFL_SECTION_SCOPES)
+        text_scopes(r, &f, out);
+    if (sections & GPUFL_SECTION_HOTSPOTS)
+        text_hotspots(r, &f, out);
+    if (sections & GPUFL_SECTION_MEMORY)
+        text_memory(r, &f, out);
+    if (sections & GPUFL_SECTION_DEVICES)
+        text_devices(r, &f, out);
+    if (sections & GPUFL_SECTION_HOST)
+        text_host(r, out);
+    if (sections & GPUFL_SECTION_STALLS)
+        text_stalls(r, out);
+    if (sections & GPUFL_SECTION_PERF)
+        text_perf(r, out);
+    if (sections & GPUFL_SECTION_CAPTURE)
+        text_capture(r, out);
+    if (sections & GPUFL_SECTION_READ)
+        text_reader(r, out);
     figures_free(&f);
+}
+
+void fl_report_text(const fl_report *r, int top_n, fl_buf *out)
+{
+    fl_report_text_sections(r, top_n, GPUFL_SECTION_ALL, out);
 }
 
 /* =============================================================== JSON */

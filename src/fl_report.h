@@ -100,6 +100,9 @@ void fl_report_set_live(fl_report *r, bool live);
 /* The renderings, appended to out.  top_n: kernels in the hotspots (< 1:
  * 10). */
 void fl_report_text(const fl_report *r, int top_n, fl_buf *out);
+/* Only the sections in the GPUFL_SECTION_* mask (0: all), in the report's
+ * order; each section's text is byte for byte its part of the whole. */
+void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, fl_buf *out);
 void fl_report_json(const fl_report *r, int top_n, fl_buf *out);
 /* The bytes the report's own structures hold (maps, histograms, names):
  * for the test that memory does not grow with the events. */

@@ -52,4 +52,18 @@ pc=$(ls -d "$tmp"/prefix/lib*/pkgconfig | head -n 1)
 flags=$(PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs gpu-profile)
 cc -o "$tmp/consumer_pc" "$src/tests/consumer/consumer.c" $flags
 LD_LIBRARY_PATH=$(dirname "$lib") "$tmp/consumer_pc"
+# The Python packages (docs/python.md): installed with _install.py naming the
+# installed library, which they load with no environment help at all.
+if command -v python3 >/dev/null 2>&1; then
+    site=$(ls -d "$tmp"/prefix/lib/python3*/*-packages 2>/dev/null | head -n 1)
+    test -n "$site" || { echo "install_test: no Python site directory under the prefix" >&2; exit 1; }
+    test -f "$site/gpu_profile/_install.py"
+    test ! -e "$site/gpu_profile/__pycache__"
+    got=$(cd "$tmp" && env -u GPU_PROFILE_LIBRARY -u LD_LIBRARY_PATH PYTHONPATH="$site" python3 -c \
+        'from gpu_profile import gpu_profile, library_path; import gpufl, gpufl.report, gpufl.analyzer; print(library_path)')
+    if [ "$got" != "$(dirname "$lib")/libgpuprofile.so.0" ]; then
+        echo "install_test: the installed Python package loaded '$got', not the installed library" >&2
+        exit 1
+    fi
+fi
 echo "install_test: 1 passed, 0 failed"

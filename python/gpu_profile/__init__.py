@@ -34,45 +34,9 @@ __version__ = "0.1.0"
 
 # ------------------------------------------------------------ the library
 
-_LIB_NAME = "libgpuprofile.so.0"
+# One loader for gpu_profile and gpufl (_native.py).
+from ._native import lib as _lib, library_path  # noqa: E402
 
-
-def _candidates():
-    env = os.environ.get("GPU_PROFILE_LIBRARY")
-    if env:
-        # An explicit choice is the only one tried: a wrong path is an error,
-        # never a silent fall-through to another copy.
-        return [env], True
-    here = os.path.dirname(os.path.abspath(__file__))
-    return [
-        os.path.normpath(os.path.join(here, "..", "..", "build", _LIB_NAME)),
-        os.path.join(here, _LIB_NAME),
-        _LIB_NAME,  # the system loader (LD_LIBRARY_PATH, ld.so.cache)
-    ], False
-
-
-def _load():
-    paths, explicit = _candidates()
-    errors = []
-    for p in paths:
-        if os.sep in p and not os.path.exists(p):
-            errors.append("%s: no such file" % p)
-            continue
-        try:
-            return ctypes.CDLL(p), p
-        except OSError as e:
-            errors.append("%s: %s" % (p, e))
-    if explicit:
-        hint = "fix or unset GPU_PROFILE_LIBRARY"
-    else:
-        hint = ("build the C library (cmake -S . -B build && cmake --build build), "
-                "install it where the system loader finds it, or set "
-                "GPU_PROFILE_LIBRARY to the path of %s" % _LIB_NAME)
-    raise ImportError("gpu_profile: cannot load the C library %s (tried: %s); %s"
-                      % (_LIB_NAME, "; ".join(errors), hint))
-
-
-_lib, library_path = _load()
 
 # ------------------------------------------------------- C declarations
 

@@ -1,10 +1,11 @@
 /* Prints the size and field offsets of the structs the Python package
- * mirrors with ctypes (python/gpu_profile/__init__.py), one "struct.field
+ * mirrors with ctypes (python/gpu_profile, python/gpufl), one "struct.field
  * offset" line each plus "struct size N", for tests/python/test_gpu_profile.py. */
 #include <stddef.h>
 #include <stdio.h>
 
 #include "gpu_profile.h"
+#include "gpufl.h"
 
 #define SIZE(T) printf(#T " size %zu\n", sizeof(T))
 #define OFF(T, f) printf(#T "." #f " %zu\n", offsetof(T, f))
@@ -93,5 +94,51 @@ int main(void)
     OFF(gp_options, nvml_library);
     OFF(gp_options, smi_path);
     OFF(gp_options, backend_timeout_s);
+    SIZE(gpufl_error);
+    OFF(gpufl_error, status);
+    OFF(gpufl_error, message);
+
+    SIZE(gpufl_init_options);
+    OFF(gpufl_init_options, app_name);
+    OFF(gpufl_init_options, log_path);
+    OFF(gpufl_init_options, backend_url);
+    OFF(gpufl_init_options, api_key);
+    OFF(gpufl_init_options, api_path);
+    OFF(gpufl_init_options, remote_upload);
+    OFF(gpufl_init_options, enable_stack_trace);
+    OFF(gpufl_init_options, enable_source_collection);
+    OFF(gpufl_init_options, enable_external_correlation);
+    OFF(gpufl_init_options, enable_synchronization);
+    OFF(gpufl_init_options, enable_memory_tracking);
+    OFF(gpufl_init_options, enable_cuda_graphs_tracking);
+    OFF(gpufl_init_options, system_sample_rate_ms);
+    OFF(gpufl_init_options, kernel_sample_rate_ms);
+    OFF(gpufl_init_options, continuous_system_sampling);
+    OFF(gpufl_init_options, backend);
+    OFF(gpufl_init_options, profiling_engine);
+    OFF(gpufl_init_options, config_file);
+    OFF(gpufl_init_options, flush_logs_always);
+    OFF(gpufl_init_options, enable_debug_output);
+    OFF(gpufl_init_options, enabled);
+    OFF(gpufl_init_options, log_fn);
+    OFF(gpufl_init_options, log_user);
+    OFF(gpufl_init_options, cupti_buffer_kib);
+    OFF(gpufl_init_options, cupti_max_buffers);
+
+    SIZE(gpufl_scope);
+    OFF(gpufl_scope, instance_id);
+    OFF(gpufl_scope, start_ticks);
+    OFF(gpufl_scope, name_id);
+    OFF(gpufl_scope, generation);
+    OFF(gpufl_scope, depth);
+    OFF(gpufl_scope, reserved_);
+
+    SIZE(gpufl_report_options);
+    OFF(gpufl_report_options, session_id);
+    OFF(gpufl_report_options, log_prefix);
+    OFF(gpufl_report_options, top_n);
+    OFF(gpufl_report_options, format);
+    OFF(gpufl_report_options, sections);
+
     return 0;
 }

@@ -1,0 +1,59 @@
+"""Finding and loading the C library libgpuprofile.so.0 (one loader for the
+gpu_profile and gpufl packages, so both always talk to the same copy).
+
+Candidates, in order (docs/python.md): $GPU_PROFILE_LIBRARY (alone: a wrong
+path is an error, never a silent fall-through), the library directory
+recorded by `cmake --install` (_install.py), the source tree's build/
+folder, the package folder itself, then the system loader.
+"""
+
+import ctypes
+import os
+
+LIB_NAME = "libgpuprofile.so.0"
+
+
+def candidates():
+    """(paths, explicit): the paths tried, and whether the env chose them."""
+    env = os.environ.get("GPU_PROFILE_LIBRARY")
+    if env:
+        return [env], True
+    here = os.path.dirname(os.path.abspath(__file__))
+    paths = []
+    try:
+        from . import _install  # written by `cmake --install`
+        paths.append(os.path.join(_install.LIBDIR, LIB_NAME))
+    except ImportError:
+        pass
+    paths += [
+        os.path.normpath(os.path.join(here, "..", "..", "build", LIB_NAME)),
+        os.path.join(here, LIB_NAME),
+        LIB_NAME,  # the system loader (LD_LIBRARY_PATH, ld.so.cache)
+    ]
+    return paths, False
+
+
+def load(package):
+    """(CDLL, path) of the first candidate that loads; ImportError naming
+    every path tried and what to do when none does."""
+    paths, explicit = candidates()
+    errors = []
+    for p in paths:
+        if os.sep in p and not os.path.exists(p):
+            errors.append("%s: no such file" % p)
+            continue
+        try:
+            return ctypes.CDLL(p), p
+        except OSError as e:
+            errors.append("%s: %s" % (p, e))
+    if explicit:
+        hint = "fix or unset GPU_PROFILE_LIBRARY"
+    else:
+        hint = ("build the C library (cmake -S . -B build && cmake --build build), "
+                "install it (cmake --install build), or set "
+                "GPU_PROFILE_LIBRARY to the path of %s" % LIB_NAME)
+    raise ImportError("%s: cannot load the C library %s (tried: %s); %s"
+                      % (package, LIB_NAME, "; ".join(errors), hint))
+
+
+lib, library_path = load("gpu_profile")

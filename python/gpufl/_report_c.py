@@ -1,0 +1,109 @@
+"""ctypes access to gpufl_report_logs() (include/gpufl.h): the C report of
+any session's logs, as text (whole or chosen sections) or JSON.  Shared by
+gpufl.report and gpufl.analyzer."""
+
+import ctypes
+import json
+import os
+
+from . import _FlError, _c_enum, _declare, _fl_strerror, last_session_dir
+
+GPUFL_REPORT_TEXT = 0
+GPUFL_REPORT_JSON = 1
+
+SECTION_SUMMARY = 1 << 0
+SECTION_SCOPES = 1 << 1
+SECTION_HOTSPOTS = 1 << 2
+SECTION_MEMORY = 1 << 3
+SECTION_DEVICES = 1 << 4
+SECTION_HOST = 1 << 5
+SECTION_STALLS = 1 << 6
+SECTION_CAPTURE = 1 << 7
+SECTION_READ = 1 << 8
+SECTION_PERF = 1 << 9
+SECTION_ALL = 0
+
+
+class _ReportOptions(ctypes.Structure):
+    _fields_ = [
+        ("session_id", ctypes.c_char_p),
+        ("log_prefix", ctypes.c_char_p),
+        ("top_n", ctypes.c_int),
+        ("format", _c_enum),
+        ("sections", ctypes.c_uint),
+    ]
+
+
+_report_options_init = _declare("gpufl_report_options_init", None,
+                                ctypes.POINTER(_ReportOptions))
+_report_logs = _declare("gpufl_report_logs", _c_enum, ctypes.c_char_p,
+                        ctypes.POINTER(_ReportOptions), ctypes.POINTER(ctypes.c_void_p),
+                        ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(_FlError))
+_free = _declare("gpufl_free", None, ctypes.c_void_p)
+
+
+class ReportError(RuntimeError):
+    """The logs could not be found or read; `status` is the C status name,
+    `message` the C library's text (it names the path and what to do)."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def _bytes(name, value):
+    if value is None:
+        return None
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, bytes):
+        return value
+    raise TypeError("%s must be a str or a path, not %r" % (name, value))
+
+
+def resolve_log_dir(log_dir):
+    """log_dir, or this process's last session when it is None."""
+    if log_dir is not None:
+        return log_dir
+    d = last_session_dir()
+    if d is None:
+        raise ReportError("no log_dir given and this process recorded no session: pass the "
+                          "log directory (the log_path of gpufl.init, by default the app "
+                          "name)", "GPUFL_ERR_STATE")
+    return d
+
+
+def render(log_dir, log_prefix=None, session_id=None, top_n=10, fmt=GPUFL_REPORT_TEXT,
+           sections=SECTION_ALL):
+    """The report text (or JSON text) of the session at log_dir."""
+    if isinstance(top_n, bool) or not isinstance(top_n, int):
+        raise TypeError("top_n must be an int, not %r" % (top_n,))
+    if top_n < 1:
+        raise ValueError("top_n must be at least 1, not %d" % top_n)
+    o = _ReportOptions()
+    _report_options_init(ctypes.byref(o))
+    o.session_id = _bytes("session_id", session_id)
+    o.log_prefix = _bytes("log_prefix", log_prefix)
+    o.top_n = min(top_n, 2**31 - 1)
+    o.format = fmt
+    o.sections = sections
+    out = ctypes.c_void_p()
+    n = ctypes.c_size_t()
+    err = _FlError()
+    st = _report_logs(_bytes("log_dir", resolve_log_dir(log_dir)), ctypes.byref(o),
+                      ctypes.byref(out), ctypes.byref(n), ctypes.byref(err))
+    if st != 0:
+        name = _fl_strerror(st).decode()
+        raise ReportError(err.message.decode("utf-8", "replace") or name, name)
+    try:
+        return ctypes.string_at(out, n.value).decode("utf-8", "replace")
+    finally:
+        _free(out)
+
+
+def render_json(log_dir, log_prefix=None, session_id=None, top_n=10):
+    """The report as a dict (schema gpu-profile.report, docs/report.md)."""
+    return json.loads(render(log_dir, log_prefix, session_id, top_n, GPUFL_REPORT_JSON))

@@ -1,0 +1,427 @@
+/*
+ * test_gpufl_report_logs.c - gpufl_report_logs(): the report of any
+ * session's logs, in memory.  Sessions recorded here (backend None) are
+ * found by log directory, session directory and session id, and give the
+ * bytes gpufl_generate_report() writes; log_prefix picks flat files first,
+ * then a directory of that name, then the latest session of that app (two
+ * apps in one log directory, the newer of two same-app sessions), and says
+ * what it looked for when nothing matches.  On the rich session of
+ * report_session.h: the section mask gives each section's part of the
+ * whole text, JSON is the whole object with top_n honoured, a partial read
+ * is still GPUFL_OK.  Bad arguments are GPUFL_ERR_INVALID_ARG with *out
+ * NULL; a session still recording is reported as such.
+ */
+#include "fl_log.h"
+#include "gpufl.h"
+#include "report_session.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char g_tmp[512];
+
+/* Records one short session of app into log_path; its id into sid. */
+static void record(const char *app, const char *log_path, char *sid, size_t cap)
+{
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.app_name = app;
+    o.log_path = log_path;
+    o.backend = GPUFL_BACKEND_NONE;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    for (int i = 0; i < 2; i++) {
+        gpufl_scope s = gpufl_scope_begin(app);
+        gpufl_scope_end(&s);
+    }
+    gpufl_session_id(sid, cap);
+    gpufl_shutdown();
+}
+
+/* Sets the modification time of dir and of every file in it to sec: the
+ * log-directory picker compares these, and a coarse clock could tie. */
+static void set_mtime(const char *dir, time_t sec)
+{
+    struct timespec ts[2] = {{sec, 0}, {sec, 0}};
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            CHECK_INT(utimensat(dirfd(d), e->d_name, ts, 0), 0);
+    closedir(d);
+    CHECK_INT(utimensat(AT_FDCWD, dir, ts, 0), 0);
+}
+
+/* gpufl_report_logs with the options given; the report (caller frees) or
+ * NULL with *st set. */
+static char *report(const char *dir, const char *prefix, const char *sid, int top_n,
+                    gpufl_report_format fmt, unsigned sections, gpufl_status *st, gpufl_error *err)
+{
+    gpufl_report_options o;
+    gpufl_report_options_init(&o);
+    o.log_prefix = prefix;
+    o.session_id = sid;
+    o.top_n = top_n;
+    o.format = fmt;
+    o.sections = sections;
+    char *out = (char *)1;
+    size_t len = 12345;
+    *st = gpufl_report_logs(dir, &o, &out, &len, err);
+    if (*st != GPUFL_OK) {
+        CHECK(out == NULL);
+        CHECK_U64(len, 0);
+        return NULL;
+    }
+    CHECK(out != NULL);
+    if (out)
+        CHECK_U64(len, strlen(out));
+    return out;
+}
+
+static char *text_of(const char *dir, const char *prefix, const char *sid)
+{
+    gpufl_status st;
+    gpufl_error err;
+    char *t = report(dir, prefix, sid, 10, GPUFL_REPORT_TEXT, 0, &st, &err);
+    if (st != GPUFL_OK)
+        fprintf(stderr, "report of %s (prefix %s): %s\n", dir, prefix ? prefix : "-", err.message);
+    CHECK_INT(st, GPUFL_OK);
+    return t;
+}
+
+/* The text report's first line names app and session. */
+static void check_head(const char *text, const char *app, const char *sid)
+{
+    char want[400];
+    snprintf(want, sizeof want, "report  %s  session %s", app, sid);
+    CHECK(text && strncmp(text, want, strlen(want)) == 0);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    size_t len = 0;
+    char *t = check_read_file(from, &len);
+    CHECK(t != NULL);
+    FILE *f = fopen(to, "wb");
+    CHECK(f != NULL);
+    if (t && f)
+        CHECK_U64(fwrite(t, 1, len, f), len);
+    if (f)
+        fclose(f);
+    free(t);
+}
+
+static void test_options_init(void)
+{
+    gpufl_report_options o;
+    memset(&o, 0x5a, sizeof o);
+    gpufl_report_options_init(&o);
+    CHECK(o.session_id == NULL);
+    CHECK(o.log_prefix == NULL);
+    CHECK_INT(o.top_n, 10);
+    CHECK_INT(o.format, GPUFL_REPORT_TEXT);
+    CHECK_U64(o.sections, GPUFL_SECTION_ALL);
+    gpufl_report_options_init(NULL);
+    CHECK_U64(GPUFL_SECTION_ALL, 0x3ff);
+    CHECK_U64(GPUFL_SECTION_PERF, 512);
+    CHECK_U64(GPUFL_SECTION_READ, 256);
+    gpufl_free(NULL);
+}
+
+static void test_recorded(void)
+{
+    char logs[600], sid_a1[64], sid_b[64], sid_a3[64], gen[700], sdir[800];
+    snprintf(logs, sizeof logs, "%s/logs", g_tmp);
+    snprintf(gen, sizeof gen, "%s/gen.txt", g_tmp);
+
+    /* One session: all ways to name it give gpufl_generate_report's bytes. */
+    record("alpha", logs, sid_a1, sizeof sid_a1);
+    gpufl_error err;
+    CHECK_INT(gpufl_generate_report(gen, &err), GPUFL_OK);
+    char *want = check_read_file(gen, NULL);
+    CHECK(want != NULL);
+    check_head(want, "alpha", sid_a1);
+    char *got = text_of(logs, NULL, NULL);
+    CHECK_STR(got, want);
+    free(got);
+    snprintf(sdir, sizeof sdir, "%s/%s", logs, sid_a1);
+    got = text_of(sdir, NULL, NULL);
+    CHECK_STR(got, want);
+    free(got);
+    got = text_of(logs, NULL, sid_a1);
+    CHECK_STR(got, want);
+    free(got);
+    /* opts NULL and out_len NULL: the defaults. */
+    char *out = NULL;
+    CHECK_INT(gpufl_report_logs(logs, NULL, &out, NULL, &err), GPUFL_OK);
+    CHECK_STR(out, want);
+    gpufl_free(out);
+    /* A log_prefix that names an app: the same session. */
+    got = text_of(logs, "alpha", NULL);
+    CHECK_STR(got, want);
+    free(got);
+
+    /* Two apps in one log directory, alpha twice: by mtime, a1 < a3 < b. */
+    record("beta", logs, sid_b, sizeof sid_b);
+    record("alpha", logs, sid_a3, sizeof sid_a3);
+    char d[800];
+    snprintf(d, sizeof d, "%s/%s", logs, sid_a1);
+    set_mtime(d, 1700000100);
+    snprintf(d, sizeof d, "%s/%s", logs, sid_a3);
+    set_mtime(d, 1700000300);
+    snprintf(d, sizeof d, "%s/%s", logs, sid_b);
+    set_mtime(d, 1700000400);
+    got = text_of(logs, NULL, NULL);
+    check_head(got, "beta", sid_b);
+    free(got);
+    got = text_of(logs, "beta", NULL);
+    check_head(got, "beta", sid_b);
+    free(got);
+    got = text_of(logs, "alpha", NULL);
+    check_head(got, "alpha", sid_a3);
+    free(got);
+    /* The app's older session by id; another app's id is no match. */
+    got = text_of(logs, "alpha", sid_a1);
+    CHECK_STR(got, want);
+    free(got);
+    gpufl_status st;
+    got = report(logs, "alpha", sid_b, 10, GPUFL_REPORT_TEXT, 0, &st, &err);
+    CHECK_INT(st, GPUFL_ERR_IO);
+    CHECK_CONTAINS(err.message, "log_prefix \"alpha\"");
+    char m[1200];
+    snprintf(m, sizeof m, "is of app \"beta\" (its job_start), not \"alpha\"");
+    CHECK_CONTAINS(err.message, m);
+
+    /* Nothing of that name: the message says where it looked. */
+    got = report(logs, "gamma", NULL, 10, GPUFL_REPORT_TEXT, 0, &st, &err);
+    CHECK_INT(st, GPUFL_ERR_IO);
+    CHECK_INT(err.status, GPUFL_ERR_IO);
+    snprintf(m, sizeof m,
+             "cannot read the session: no session for log_prefix \"gamma\" in %s: no "
+             "%s/gamma.<channel>.log files (the flat layout), no directory %s/gamma, and no "
+             "session of app \"gamma\" read from %s: no session of app \"gamma\" in %s: the "
+             "job_start of none of its 3 sessions names that app",
+             logs, logs, logs, logs, logs);
+    CHECK_STR(err.message, m);
+
+    /* (b) <log_dir>/<log_prefix> is a directory: an app's own log_path. */
+    char gdir[700], sid_g[64];
+    snprintf(gdir, sizeof gdir, "%s/gamma", g_tmp);
+    record("gamma", gdir, sid_g, sizeof sid_g);
+    got = text_of(g_tmp, "gamma", NULL);
+    check_head(got, "gamma", sid_g);
+    char *direct = text_of(gdir, NULL, NULL);
+    CHECK_STR(got, direct);
+    free(direct);
+    free(got);
+    /* A directory named by the prefix is read whatever app it holds. */
+    got = text_of(g_tmp, "logs", NULL);
+    check_head(got, "beta", sid_b);
+    free(got);
+
+    /* (a) flat files <log_dir>/<prefix>.<channel>.log, chosen before a
+     * directory of the same name. */
+    char flat[700], from[1000], to[1000];
+    snprintf(flat, sizeof flat, "%s/flat", g_tmp);
+    CHECK_INT(mkdir(flat, 0755), 0);
+    const char *chans[] = {"device", "scope", "system"};
+    for (int c = 0; c < 3; c++) {
+        snprintf(from, sizeof from, "%s/%s/%s.log", logs, sid_a1, chans[c]);
+        snprintf(to, sizeof to, "%s/myapp.%s.log", flat, chans[c]);
+        copy_file(from, to);
+    }
+    snprintf(d, sizeof d, "%s/myapp", flat);
+    CHECK_INT(mkdir(d, 0755), 0);
+    got = text_of(flat, "myapp", NULL);
+    check_head(got, "alpha", sid_a1);
+    /* One of its files names the flat prefix (the prefix itself would
+     * name the directory). */
+    snprintf(d, sizeof d, "%s/myapp.scope.log", flat);
+    direct = text_of(d, NULL, NULL);
+    CHECK_STR(got, direct);
+    free(direct);
+    free(got);
+    /* With an app filter the flat layout keeps that app's job_start. */
+    got = text_of(flat, "alpha", NULL);
+    check_head(got, "alpha", sid_a1);
+    free(got);
+    free(want);
+}
+
+static void test_sections_json(void)
+{
+    char base[700];
+    snprintf(base, sizeof base, "%s/rich", g_tmp);
+    CHECK_INT(rs_write(base, false, NULL, 0), 0);
+    char *full = text_of(base, NULL, NULL);
+    CHECK(full != NULL);
+    gpufl_status st;
+    gpufl_error err;
+    char *all = report(base, NULL, NULL, 10, GPUFL_REPORT_TEXT, GPUFL_SECTION_ALL, &st, &err);
+    CHECK_STR(all, full);
+    free(all);
+
+    /* The whole is the concatenation of the sections, in print order
+     * (perf metrics follow the stalls). */
+    fl_buf cat = {0};
+    char *part[10] = {NULL};
+    static const int order[10] = {0, 1, 2, 3, 4, 5, 6, 9, 7, 8};
+    for (int k = 0; k < 10; k++) {
+        int i = order[k];
+        part[i] = report(base, NULL, NULL, 10, GPUFL_REPORT_TEXT, 1u << i, &st, &err);
+        CHECK_INT(st, GPUFL_OK);
+        fl_buf_puts(&cat, part[i] ? part[i] : "");
+    }
+    CHECK_STR(cat.p, full);
+    fl_buf_free(&cat);
+    /* Only scopes: the part after the summary. */
+    size_t sum_len = strlen(part[0]);
+    CHECK(full && strncmp(full, part[0], sum_len) == 0);
+    CHECK(full && strncmp(full + sum_len, part[1], strlen(part[1])) == 0);
+    CHECK(strncmp(part[1], "\nscopes  3 names", 16) == 0);
+    CHECK(strncmp(part[2], "\nhotspots", 9) == 0);
+    CHECK(strstr(part[2], "scopes") == NULL);
+    CHECK_STR(part[8], ""); /* a clean read: nothing to say */
+    CHECK_STR(part[9], ""); /* no perf metrics recorded */
+    char *two = report(base, NULL, NULL, 10, GPUFL_REPORT_TEXT,
+                       GPUFL_SECTION_SUMMARY | GPUFL_SECTION_HOTSPOTS, &st, &err);
+    size_t l0 = strlen(part[0]), l2 = strlen(part[2]);
+    CHECK(two && strlen(two) == l0 + l2 && memcmp(two, part[0], l0) == 0 &&
+          memcmp(two + l0, part[2], l2) == 0);
+    free(two);
+    for (int i = 0; i < 10; i++)
+        free(part[i]);
+
+    /* JSON: the whole object whatever the mask; top_n honoured. */
+    char *js = report(base, NULL, NULL, 2, GPUFL_REPORT_JSON, GPUFL_SECTION_SCOPES, &st, &err);
+    CHECK_INT(st, GPUFL_OK);
+    json_error_t je;
+    json_t *j = js ? json_loads(js, 0, &je) : NULL;
+    CHECK(j != NULL);
+    CHECK_STR(json_string_value(json_object_get(j, "schema")), "gpu-profile.report");
+    CHECK_INT(json_integer_value(json_object_get(j, "schema_version")), 1);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(j, "session"), "app")), "rich_app");
+    json_t *hot = json_object_get(j, "hotspots");
+    CHECK_INT(json_integer_value(json_object_get(hot, "top_n")), 2);
+    CHECK_INT(json_integer_value(json_object_get(hot, "distinct_kernels")), 4);
+    CHECK_INT(json_array_size(json_object_get(hot, "kernels")), 2);
+    CHECK(json_object_get(j, "summary") != NULL);
+    CHECK_INT(json_integer_value(json_object_get(json_object_get(j, "summary"), "kernel_launches")),
+              8);
+    json_decref(j);
+    free(js);
+    /* top_n < 1: 10, i.e. every one of the 4. */
+    js = report(base, NULL, NULL, 0, GPUFL_REPORT_JSON, 0, &st, &err);
+    j = js ? json_loads(js, 0, &je) : NULL;
+    CHECK_INT(json_integer_value(json_object_get(json_object_get(j, "hotspots"), "top_n")), 4);
+    json_decref(j);
+    free(js);
+    /* Text top_n too. */
+    char *t1 = report(base, NULL, NULL, 1, GPUFL_REPORT_TEXT, GPUFL_SECTION_HOTSPOTS, &st, &err);
+    CHECK_CONTAINS(t1, "hotspots  top 1 of 4 kernels by GPU time");
+    free(t1);
+    free(full);
+
+    /* The crashed variant (a torn last line): partial, still GPUFL_OK. */
+    char crashed[700];
+    snprintf(crashed, sizeof crashed, "%s/crashed", g_tmp);
+    CHECK_INT(rs_write(crashed, true, NULL, 0), 0);
+    char *t = report(crashed, NULL, NULL, 10, GPUFL_REPORT_TEXT, GPUFL_SECTION_READ, &st, &err);
+    CHECK_INT(st, GPUFL_OK);
+    CHECK_STR(err.message, "");
+    CHECK(t && strncmp(t, "\npartial read: 1 unreadable line (not JSON or cut)", 50) == 0);
+    free(t);
+    js = report(crashed, NULL, NULL, 10, GPUFL_REPORT_JSON, 0, &st, &err);
+    j = js ? json_loads(js, 0, &je) : NULL;
+    CHECK(json_is_true(json_object_get(json_object_get(j, "read"), "partial")));
+    CHECK(json_is_true(json_object_get(json_object_get(j, "session"), "crashed")));
+    json_decref(j);
+    free(js);
+}
+
+static void test_errors(void)
+{
+    gpufl_error err;
+    char *out = (char *)1;
+    size_t len = 7;
+    CHECK_INT(gpufl_report_logs(NULL, NULL, &out, &len, &err), GPUFL_ERR_INVALID_ARG);
+    CHECK(out == NULL);
+    CHECK_U64(len, 0);
+    CHECK_INT(err.status, GPUFL_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "log_dir is NULL");
+    CHECK_INT(gpufl_report_logs("", NULL, &out, NULL, NULL), GPUFL_ERR_INVALID_ARG);
+    CHECK_INT(gpufl_report_logs(g_tmp, NULL, NULL, &len, &err), GPUFL_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "out is NULL");
+
+    gpufl_report_options o;
+    gpufl_report_options_init(&o);
+    o.format = (gpufl_report_format)2;
+    out = (char *)1;
+    CHECK_INT(gpufl_report_logs(g_tmp, &o, &out, NULL, &err), GPUFL_ERR_INVALID_ARG);
+    CHECK(out == NULL);
+    CHECK_STR(err.message, "gpufl_report_logs: format 2: use GPUFL_REPORT_TEXT (0) or "
+                           "GPUFL_REPORT_JSON (1)");
+    gpufl_report_options_init(&o);
+    o.sections = 0x400;
+    CHECK_INT(gpufl_report_logs(g_tmp, &o, &out, NULL, &err), GPUFL_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "sections 0x400 has bits outside GPUFL_SECTION_ALL (0x3ff)");
+
+    out = (char *)1;
+    CHECK_INT(gpufl_report_logs("/nonexistent/gp/logs", NULL, &out, &len, &err), GPUFL_ERR_IO);
+    CHECK(out == NULL);
+    CHECK_STR(err.message, "cannot read the session: no session at /nonexistent/gp/logs: no such "
+                           "directory, and no /nonexistent/gp/logs.device.log, "
+                           "/nonexistent/gp/logs.scope.log or /nonexistent/gp/logs.system.log "
+                           "(the flat layout)");
+    CHECK_INT(gpufl_report_logs("/nonexistent/gp/logs", NULL, &out, NULL, NULL), GPUFL_ERR_IO);
+    o.sections = 0;
+    o.session_id = "no-such-session";
+    char logs[600];
+    snprintf(logs, sizeof logs, "%s/logs", g_tmp);
+    CHECK_INT(gpufl_report_logs(logs, &o, &out, NULL, &err), GPUFL_ERR_IO);
+    CHECK_CONTAINS(err.message, "no session no-such-session in the log directory");
+}
+
+static void test_live(void)
+{
+    char live[600], sid[64];
+    snprintf(live, sizeof live, "%s/live", g_tmp);
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.app_name = "live_app";
+    o.log_path = live;
+    o.backend = GPUFL_BACKEND_NONE;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    gpufl_scope s = gpufl_scope_begin("running");
+    gpufl_scope_end(&s);
+    gpufl_session_id(sid, sizeof sid);
+    /* Flushed first, and said to be recording rather than crashed. */
+    char *t = text_of(live, "live_app", NULL);
+    check_head(t, "live_app", sid);
+    CHECK_CONTAINS(t, "running");
+    CHECK_CONTAINS(t, "the session is still recording");
+    CHECK(t && !strstr(t, "did not shut down"));
+    free(t);
+    gpufl_shutdown();
+}
+
+int main(void)
+{
+    (void)rs_write_nodev;
+    if (rs_tmpdir(g_tmp, sizeof g_tmp, "gpufl_report_logs") != 0) {
+        perror("mkdtemp");
+        return 2;
+    }
+    test_options_init();
+    test_recorded();
+    test_sections_json();
+    test_errors();
+    test_live();
+    fl_rmtree(g_tmp);
+    return check_done("test_gpufl_report_logs");
+}
