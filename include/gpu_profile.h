@@ -304,6 +304,13 @@ GP_API gp_status gp_monitor_create(const gp_options *opts, gp_monitor **out, gp_
 GP_API gp_status gp_monitor_start(gp_monitor *m, gp_error *err);
 /* Calls sync_fn, takes a last sample, stops the thread, computes summaries. */
 GP_API gp_status gp_monitor_stop(gp_monitor *m, gp_error *err);
+/* Makes a stopped monitor ready for another region (gp_monitor_start
+ * again), keeping its backend open and its devices resolved; the previous
+ * region's summaries, samples and stats are discarded, a device that failed
+ * is tried again.  For callers that profile many short regions (the Python
+ * decorator): opening NVML costs far more than a short region.  GP_ERR_STATE
+ * unless the monitor is stopped. */
+GP_API gp_status gp_monitor_rearm(gp_monitor *m, gp_error *err);
 /* Stops if running, releases everything.  NULL is accepted. */
 GP_API void gp_monitor_destroy(gp_monitor *m);
 

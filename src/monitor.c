@@ -467,8 +467,9 @@ gp_status gp_monitor_start(gp_monitor *m, gp_error *err)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_monitor_start: monitor is NULL");
     if (m->state != MON_CREATED)
         return gp_error_set(err, GP_ERR_STATE,
-                            "the monitor was already started: a monitor runs once, create "
-                            "another for a new region");
+                            "the monitor was already started: a monitor runs one region at a "
+                            "time (after gp_monitor_stop, gp_monitor_rearm makes it ready for "
+                            "another)");
     if (m->opts.sync_fn)
         m->opts.sync_fn(m->opts.sync_user);
     m->t0_ns = gp_now_mono_ns();
@@ -585,6 +586,38 @@ gp_status gp_monitor_stop(gp_monitor *m, gp_error *err)
     summarize(m);
     pthread_mutex_lock(&m->mu);
     m->state = MON_STOPPED;
+    pthread_mutex_unlock(&m->mu);
+    return GP_OK;
+}
+
+gp_status gp_monitor_rearm(gp_monitor *m, gp_error *err)
+{
+    gp_error_clear(err);
+    if (!m)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_monitor_rearm: monitor is NULL");
+    if (m->state != MON_STOPPED)
+        return gp_error_set(err, GP_ERR_STATE,
+                            m->state == MON_CREATED
+                                ? "the monitor has not run a region yet: start it"
+                                : "the monitor is running: stop it first");
+    /* The sampler thread is joined: nothing else touches the monitor. */
+    for (size_t i = 0; i < m->n_slots; i++) {
+        slot_state *s = &m->slots[i];
+        unsigned index = s->index;
+        gp_device_info info = s->info;
+        memset(s, 0, sizeof *s);
+        s->index = index;
+        s->info = info;
+    }
+    memset(m->summaries, 0, m->n_slots * sizeof *m->summaries);
+    m->n_samples = 0;
+    m->samples_truncated = false;
+    memset(&m->stats, 0, sizeof m->stats);
+    m->stop_requested = false;
+    m->first_round_done = false;
+    m->t0_ns = m->t_end_ns = 0;
+    pthread_mutex_lock(&m->mu);
+    m->state = MON_CREATED;
     pthread_mutex_unlock(&m->mu);
     return GP_OK;
 }

@@ -7,6 +7,7 @@
 #include "gpu_profile.h"
 
 #include <math.h>
+#include <string.h>
 
 static gp_options none_opts(void)
 {
@@ -146,7 +147,9 @@ static void test_none_region(void)
     CHECK_INT(gp_monitor_start(m, &err), GP_OK);
     CHECK_INT(sync_calls, 1);
     CHECK_INT(gp_monitor_start(m, &err), GP_ERR_STATE);
-    CHECK_CONTAINS(err.message, "a monitor runs once");
+    CHECK_CONTAINS(err.message, "a monitor runs one region at a time");
+    CHECK_INT(gp_monitor_rearm(m, &err), GP_ERR_STATE);
+    CHECK_STR(err.message, "the monitor is running: stop it first");
     gp_sample s;
     CHECK_INT(gp_monitor_latest(m, 0, &s), GP_ERR_STATE);
     CHECK_INT(gp_monitor_latest(m, 5, &s), GP_ERR_DEVICE_NOT_FOUND);
@@ -172,6 +175,20 @@ static void test_none_region(void)
     gp_monitor_stats st;
     CHECK_INT(gp_monitor_get_stats(m, &st), GP_OK);
     CHECK_U64(st.ticks, 0);
+
+    /* Another region on the same monitor: back to "created", then as new. */
+    CHECK_INT(gp_monitor_rearm(NULL, &err), GP_ERR_INVALID_ARG);
+    CHECK_INT(gp_monitor_rearm(m, &err), GP_OK);
+    CHECK(gp_monitor_summary(m, 0) == NULL);
+    CHECK_INT(gp_monitor_stop(m, &err), GP_ERR_STATE);
+    CHECK_INT(gp_monitor_rearm(m, &err), GP_ERR_STATE);
+    CHECK_STR(err.message, "the monitor has not run a region yet: start it");
+    sync_calls = 0;
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    CHECK_INT(sync_calls, 2);
+    sum = gp_monitor_summary(m, 0);
+    CHECK(sum != NULL && sum->sample_count == 0 && strcmp(sum->backend, "none") == 0);
     gp_monitor_destroy(m);
     gp_monitor_destroy(NULL);
 }

@@ -682,6 +682,46 @@ static void test_monitor(void)
         CHECK_U64(s1->sample_count, 2);
         CHECK_INT(s1->util_gpu_max, 80);
     }
+
+    /* A second region on the same open backend (gp_monitor_rearm): fresh
+     * counts; a device lost in the first region is tried again at start,
+     * and (still lost) fails that start as it would fail a new monitor's. */
+    CHECK_INT(gp_monitor_rearm(m, &err), GP_OK);
+    CHECK(gp_monitor_summary(m, 0) == NULL);
+    CHECK_INT(gp_monitor_get_stats(m, &st), GP_OK);
+    CHECK_U64(st.ticks, 0);
+    CHECK_INT(gp_monitor_start(m, &err), GP_ERR_DEVICE_LOST);
+    CHECK_CONTAINS(err.message, "device 1");
+    gp_monitor_destroy(m);
+
+    /* Device 0 alone: region after region on one monitor. */
+    use_scenario("nvml_monitor.txt");
+    o.device = 0;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    if (!m)
+        return;
+    for (int region = 0; region < 3; region++) {
+        CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+        if (region == 0) {
+            while (gp_monitor_get_stats(m, &st) == GP_OK && st.ticks < 4) {
+                struct timespec ts = {0, 5000000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+        s0 = gp_monitor_summary(m, 0);
+        CHECK(s0 != NULL);
+        if (s0) {
+            CHECK_INT(s0->device_status, GP_OK);
+            CHECK_STR(s0->name, "NVIDIA H100 80GB HBM3");
+            CHECK_NEAR(s0->util_gpu_mean, 50.0, 0);
+            if (region == 0)
+                CHECK(s0->sample_count >= 5);
+            else /* not added to the earlier regions' */
+                CHECK(s0->sample_count >= 2 && s0->sample_count <= 3);
+        }
+        CHECK_INT(gp_monitor_rearm(m, &err), GP_OK);
+    }
     gp_monitor_destroy(m);
 }
 

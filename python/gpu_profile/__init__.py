@@ -200,6 +200,8 @@ _gp_monitor_start = _declare("gp_monitor_start", _c_enum, ctypes.c_void_p,
                              ctypes.POINTER(_GpError))
 _gp_monitor_stop = _declare("gp_monitor_stop", _c_enum, ctypes.c_void_p,
                             ctypes.POINTER(_GpError))
+_gp_monitor_rearm = _declare("gp_monitor_rearm", _c_enum, ctypes.c_void_p,
+                             ctypes.POINTER(_GpError))
 _gp_monitor_destroy = _declare("gp_monitor_destroy", None, ctypes.c_void_p)
 _gp_monitor_device_count = _declare("gp_monitor_device_count", ctypes.c_size_t,
                                     ctypes.c_void_p)
@@ -543,6 +545,93 @@ def _report(report, summary):
         report(summary)
 
 
+class _MonitorPool:
+    """The idle C monitors of one decorated function.
+
+    Opening the backend is most of a short region's cost (NVML's init is
+    tens of milliseconds on a real GPU), so a decorated function keeps its
+    stopped monitors, backend open, and re-arms one per call
+    (gp_monitor_rearm).  Concurrent calls each take their own; at most
+    MAX_IDLE stay open; all are closed when the function is collected.
+    """
+
+    MAX_IDLE = 4
+    __slots__ = ("opts", "idle")
+
+    def __init__(self, opts):
+        self.opts = opts
+        self.idle = []
+
+    def take(self):
+        try:
+            return self.idle.pop()  # atomic under the GIL
+        except IndexError:
+            pass
+        err = _GpError()
+        mon = ctypes.c_void_p()
+        st = _gp_monitor_create(ctypes.byref(self.opts), ctypes.byref(mon), ctypes.byref(err))
+        if st != GP_OK:
+            _raise(st, err)
+        return mon
+
+    def give(self, mon):
+        err = _GpError()
+        if len(self.idle) < self.MAX_IDLE and _gp_monitor_rearm(mon, ctypes.byref(err)) == GP_OK:
+            self.idle.append(mon)
+        else:
+            _gp_monitor_destroy(mon)
+
+    def __del__(self):
+        idle, self.idle = self.idle, []
+        for mon in idle:
+            try:
+                _gp_monitor_destroy(mon)
+            except Exception:  # interpreter shutdown: the library may be gone
+                pass
+
+
+def _profiled_call(pool, sync_fn, need_summary, fn, args, kwargs):
+    """One decorated call: (value, GpuSummary or None).  The monitor goes back
+    to the pool only when its region ended cleanly."""
+    mon = pool.take()
+    reusable = False
+    try:
+        err = _GpError()
+        if sync_fn is not None:
+            sync_fn()
+        st = _gp_monitor_start(mon, ctypes.byref(err))
+        if st != GP_OK:
+            _raise(st, err)
+        try:
+            value = fn(*args, **kwargs)
+        except BaseException:
+            # The function's exception wins over anything stopping raises.
+            try:
+                if sync_fn is not None:
+                    sync_fn()
+            except Exception:
+                pass
+            reusable = _gp_monitor_stop(mon, ctypes.byref(err)) == GP_OK
+            raise
+        try:
+            if sync_fn is not None:
+                sync_fn()
+        finally:
+            st = _gp_monitor_stop(mon, ctypes.byref(err))
+        if st != GP_OK:
+            _raise(st, err)
+        reusable = True
+        summary = None
+        if need_summary:
+            summary = GpuSummary._from_c(_gp_monitor_summary(mon, 0).contents)
+        return value, summary
+    finally:
+        if reusable:
+            pool.give(mon)
+        else:
+            _gp_monitor_destroy(mon)
+
+
 def gpu_profile(func=None, *, device: int = 0, interval_s: float = 0.2, backend: str = "auto",
                 strict: bool = True, sync_fn: Optional[Callable[[], None]] = None,
                 warmup_s: float = 0.0,
@@ -553,23 +642,26 @@ def gpu_profile(func=None, *, device: int = 0, interval_s: float = 0.2, backend:
     report: True prints the summary to stderr, False prints nothing, a
     callable receives the GpuSummary.  return_profile=True makes the function
     return ProfiledResult(value, gpu).  With strict=True a backend that
-    cannot be opened raises GpuBackendError before the function runs.
+    cannot be opened raises GpuBackendError before the function runs.  The
+    backend is opened at the first call and kept open, idle, between calls
+    (see _MonitorPool).
     """
     if not (report is True or report is False or callable(report)):
         raise TypeError("report must be True, False or a callable, not %r" % (report,))
     # Validate once, at decoration time.
-    _make_options(device, interval_s, backend, strict, warmup_s, False)
+    opts = _make_options(device, interval_s, backend, strict, warmup_s, False)
+    need_summary = report is not False or return_profile
 
     def decorate(fn):
+        pool = _MonitorPool(opts)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            mon = GpuMonitor(device=device, interval_s=interval_s, backend=backend,
-                             strict=strict, sync_fn=sync_fn, warmup_s=warmup_s)
-            with mon:
-                value = fn(*args, **kwargs)
-            _report(report, mon.summary)
+            value, summary = _profiled_call(pool, sync_fn, need_summary, fn, args, kwargs)
+            if report is not False:
+                _report(report, summary)
             if return_profile:
-                return ProfiledResult(value=value, gpu=mon.summary)
+                return ProfiledResult(value=value, gpu=summary)
             return value
 
         return wrapper

@@ -391,6 +391,9 @@ def _name_arg(name):
     raise TypeError("a scope or phase name must be a str, not %r" % (name,))
 
 
+_scope_names = {}  # str -> its encoded bytes, for Scope
+
+
 class Scope:
     """A named region: `with gpufl.Scope("train"):` or `@gpufl.Scope("step")`.
 
@@ -403,7 +406,15 @@ class Scope:
     __slots__ = ("name", "_bname", "_open")
 
     def __init__(self, name: str):
-        self._bname = _name_arg(name)
+        # Names are encoded once per distinct name: `with gfl.Scope("x"):`
+        # builds a Scope per entry, and the C library's own name cache is
+        # keyed by the pointer, which a cached bytes object keeps stable.
+        b = _scope_names.get(name) if type(name) is str else None
+        if b is None:
+            b = _name_arg(name)
+            if len(_scope_names) < 4096:
+                _scope_names[name] = b
+        self._bname = b
         self.name = name
         # thread ident -> its open C scope, or a list of them when this
         # object is re-entered on that thread.  Each thread touches only its

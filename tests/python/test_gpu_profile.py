@@ -282,6 +282,98 @@ class DecoratorTest(unittest.TestCase):
         self.assertIsNone(r.gpu.power_mean_w)
 
 
+class BackendKeptOpenTest(unittest.TestCase):
+    """A decorated function opens its backend once and re-arms its stopped
+    monitor for each call (gp_monitor_rearm), keeping at most a few idle."""
+
+    def setUp(self):
+        self._env = env(FAKE_NVML_SCENARIO=scenario("nvml_monitor.txt"))
+        self._env.__enter__()
+
+    def tearDown(self):
+        self._env.__exit__(None, None, None)
+
+    def test_nvml_initialised_once_for_many_calls(self):
+        # The fake NVML writes its call counts at process exit.
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            stats = os.path.join(tmp, "stats.txt")
+            code = ("from gpu_profile import gpu_profile\n"
+                    "@gpu_profile(interval_s=0.01, backend='nvml', report=False, "
+                    "return_profile=True)\n"
+                    "def f(x):\n"
+                    "    return x\n"
+                    "counts = [f(i).gpu.sample_count for i in range(5)]\n"
+                    "assert [f(i).value for i in range(3)] == [0, 1, 2]\n"
+                    "assert all(2 <= c <= 3 for c in counts), counts\n")
+            e = dict(os.environ, FAKE_NVML_STATS=stats)
+            subprocess.run([sys.executable, "-c", code], check=True, env=e)
+            with open(stats) as f:
+                calls = dict(line.rsplit(" ", 1) for line in f if not line.startswith(("#",
+                                                                                      "device")))
+        self.assertEqual(int(calls["nvmlInit_v2"]), 1)
+        self.assertEqual(int(calls["nvmlShutdown"]), 1)  # closed when f was collected
+
+    def test_regions_do_not_accumulate(self):
+        import time
+
+        @gpu_profile(interval_s=FAST, report=False, return_profile=True)
+        def work(sleep_s):
+            time.sleep(sleep_s)
+
+        long = work(0.1).gpu
+        short = work(0).gpu
+        self.assertGreaterEqual(long.sample_count, 5)
+        self.assertLessEqual(short.sample_count, 3)
+        self.assertLess(short.duration_s, long.duration_s)
+
+    def test_concurrent_calls_and_exceptions(self):
+        import threading
+        results = []
+
+        @gpu_profile(interval_s=FAST, report=False, return_profile=True)
+        def work(i):
+            if i % 3 == 0:
+                raise ValueError(i)
+            return i
+
+        def body(k):
+            for j in range(10):
+                i = k * 10 + j
+                try:
+                    r = work(i)
+                    results.append((i, r.value, r.gpu.name))
+                except ValueError as e:
+                    results.append((i, e.args[0], "raised"))
+
+        before = thread_count()
+        ts = [threading.Thread(target=body, args=(k,)) for k in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        self.assertEqual(thread_count(), before)  # no sampler left running
+        self.assertEqual(sorted(r[0] for r in results), list(range(40)))
+        for i, v, name in results:
+            self.assertEqual(v, i)
+            self.assertEqual(name, "raised" if i % 3 == 0 else "NVIDIA H100 80GB HBM3")
+        pool = work.__closure__ and [c.cell_contents for c in work.__closure__
+                                     if type(c.cell_contents).__name__ == "_MonitorPool"]
+        self.assertEqual(len(pool), 1)
+        self.assertLessEqual(len(pool[0].idle), gp._MonitorPool.MAX_IDLE)
+        self.assertGreaterEqual(len(pool[0].idle), 1)
+
+    def test_strict_failure_keeps_nothing_open(self):
+        @gpu_profile(backend="nvml", report=False)
+        def work():
+            pass
+
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_init_error.txt")):
+            for _ in range(2):  # each call tries again, and fails again
+                with self.assertRaises(GpuBackendError):
+                    work()
+
+
 class StrictTest(unittest.TestCase):
     def test_strict_failure_raises_with_c_message(self):
         calls = []
