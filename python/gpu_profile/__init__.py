@@ -35,7 +35,7 @@ __version__ = "0.1.0"
 # ------------------------------------------------------------ the library
 
 # One loader for gpu_profile and gpufl (_native.py).
-from ._native import lib as _lib, library_path  # noqa: E402
+from ._native import c_enum as _c_enum, declare as _declare, library_path  # noqa: E402,F401
 
 
 # ------------------------------------------------------- C declarations
@@ -79,7 +79,6 @@ THROTTLE_REASONS = {
     0x100: "display_clock",
 }
 
-_c_enum = ctypes.c_int  # C enums: int-sized with gcc/clang on Linux
 
 
 class _GpError(ctypes.Structure):
@@ -182,13 +181,6 @@ class _GpOptions(ctypes.Structure):
         ("smi_path", ctypes.c_char_p),
         ("backend_timeout_s", ctypes.c_double),
     ]
-
-
-def _declare(name, restype, *argtypes):
-    f = getattr(_lib, name)
-    f.restype = restype
-    f.argtypes = list(argtypes)
-    return f
 
 
 _gp_version = _declare("gp_version", ctypes.c_char_p)

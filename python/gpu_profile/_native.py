@@ -57,3 +57,14 @@ def load(package):
 
 
 lib, library_path = load("gpu_profile")
+
+# C enums are int-sized with gcc and clang on Linux.
+c_enum = ctypes.c_int
+
+
+def declare(name, restype, *argtypes):
+    """The C function `name` of the library, with its prototype set."""
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f

@@ -31,7 +31,7 @@ import threading
 import warnings
 from typing import Optional, Tuple, Union
 
-from gpu_profile._native import lib as _lib, library_path
+from gpu_profile._native import c_enum as _c_enum, declare as _declare, library_path
 
 __all__ = [
     "init",
@@ -83,7 +83,6 @@ GPUFL_OK = 0
 GPUFL_DISABLED = 1
 GPUFL_ERROR_MESSAGE_MAX = 1024
 
-_c_enum = ctypes.c_int  # C enums: int-sized with gcc/clang on Linux
 _log_fn_t = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_void_p)
 
 
@@ -133,13 +132,6 @@ class _FlScope(ctypes.Structure):
         ("depth", ctypes.c_uint32),
         ("reserved_", ctypes.c_uint32),
     ]
-
-
-def _declare(name, restype, *argtypes):
-    f = getattr(_lib, name)
-    f.restype = restype
-    f.argtypes = list(argtypes)
-    return f
 
 
 _fl_version = _declare("gpufl_version", ctypes.c_char_p)
