@@ -10,21 +10,25 @@ time a section is printed.  The session is pinned at construction: a newer
 session appearing in log_dir later does not change what is shown.
 `report` is the whole report as a dict (JSON schema gpu-profile.report).
 
-Not in this release: the seed's pandas DataFrame attributes (kernels,
-memcpy, scopes, scope_events, device_metrics, host_metrics, perf); they
-raise NotImplementedError naming the alternatives.
+The seed's DataFrame attributes (kernels, memcpy, scopes, scope_events,
+device_metrics, host_metrics, perf) are the session's events, read by
+gpufl._logs from the same session the report names: built on first access
+and kept.  They need pandas, which this package does not depend on:
+without it each attribute raises ImportError saying so, and
+`session.rows(name)` gives the same table as a list of dicts with the
+standard library alone (the DataFrames are built from those rows).
 """
 
 import sys
 from typing import Optional
 
+from . import _logs
 from . import _report_c as _c
 from .report import TextReport
 
 __all__ = ["GpuFlightSession"]
 
-_DATAFRAMES = ("kernels", "memcpy", "scopes", "scope_events", "device_metrics",
-               "host_metrics", "perf")
+_DATAFRAMES = _logs.TABLES  # kernels, memcpy, scopes, scope_events, device_metrics, ...
 
 
 class GpuFlightSession:
@@ -41,6 +45,13 @@ class GpuFlightSession:
         # Pinned: later reads name this session explicitly.
         self.session_id = sess.get("session_id") or session_id
         self.app = sess.get("app")
+        # The same session for the rows, located now (an absolute path:
+        # the tables are read later, perhaps from another directory).
+        self._logs = _logs.SessionLogs.from_report(self.report)
+        self._contents = None
+        self._loaded = set()  # batch types in _contents
+        self._rows = {}
+        self._frames = {}
 
     def _render(self, sections=_c.SECTION_ALL, top_n=None):
         return _c.render(self.log_dir, log_prefix=self.log_prefix, session_id=self.session_id,
@@ -88,11 +99,72 @@ class GpuFlightSession:
     def text_report(self, top_n: Optional[int] = None) -> TextReport:
         return TextReport(self, self.top_n if top_n is None else top_n)
 
+    def rows(self, table: str) -> list:
+        """One table as a list of dicts, all with the same keys (no pandas
+        needed): "kernels", "memcpy", "scopes" (PC / SASS samples),
+        "scope_events" (one row per scope instance), "device_metrics",
+        "host_metrics", "perf".  Columns: docs/python.md.  Read from the
+        logs at the first call, then kept; the list is shared, do not
+        modify it."""
+        if table not in _DATAFRAMES:
+            raise ValueError("no table %r: use one of %s" % (table, ", ".join(_DATAFRAMES)))
+        got = self._rows.get(table)
+        if got is None:
+            self._load((table,))
+            got = self._rows[table] = _logs.table_rows(self._contents, table)
+        return got
+
+    def _load(self, tables):
+        """Reads the batches of these tables not read yet, in one pass (a
+        table's rows are kept only when it is asked for: the kernels of a
+        long trace need not be held to draw its metrics)."""
+        want = {_logs.TABLE_BATCHES[t] for t in tables} - self._loaded
+        if not want and self._contents is not None:
+            return
+        c = self._logs.read(want)
+        if self._contents is not None:
+            c.batches.update(self._contents.batches)
+        self._contents = c
+        self._loaded |= want
+
+    @property
+    def read_problems(self) -> dict:
+        """What the last read of the logs for a table skipped (counters of
+        gpufl._logs.SessionLogs.problems); zeros before any table."""
+        return dict(self._logs.problems)
+
+    def _frame(self, name):
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "GpuFlightSession.%s needs pandas (Debian: apt-get install python3-pandas), "
+                "which is not importable here; without it, "
+                "session.rows(%r) gives the same table as a list of dicts" % (name, name),
+                name="pandas") from None
+        df = self._frames.get(name)
+        if df is None:
+            df = self._frames[name] = _to_frame(pd, self.rows(name), _logs.COLUMNS[name])
+        return df
+
     def __getattr__(self, name):
         if name in _DATAFRAMES:
-            raise NotImplementedError(
-                "GpuFlightSession.%s (a pandas DataFrame in GPUFlight's analyzer) is not in "
-                "this release: use session.report (the aggregated figures), or "
-                "`gpu-profile export --format csv` (one row per kernel) / "
-                "`--format chrome-trace` (every event)" % name)
-        raise AttributeError(name)
+            return self._frame(name)
+        raise AttributeError("%r object has no attribute %r" % (type(self).__name__, name))
+
+
+def _to_frame(pd, rows, columns):
+    """A DataFrame of the rows.  Integer columns with missing values become
+    pandas' nullable Int64: the default (float64 with NaN) would round
+    nanosecond times since the epoch, which need 61 bits."""
+    keys = list(rows[0]) if rows else list(columns)
+    data = {}
+    for k in keys:
+        vals = [r[k] for r in rows]
+        present = [v for v in vals if v is not None]
+        if (present and len(present) < len(vals) and
+                all(type(v) is int for v in present)):
+            data[k] = pd.array(vals, dtype="Int64")
+        else:
+            data[k] = vals
+    return pd.DataFrame(data, columns=keys)

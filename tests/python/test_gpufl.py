@@ -525,11 +525,395 @@ class ReportTest(Base):
         r.save("rep.txt")
         with open("rep.txt") as f:
             self.assertEqual(f.read(), full)
-        with self.assertRaisesRegex(NotImplementedError, "gpu-profile export"):
-            s.kernels
+        # The tables (RowsTest): a Monitor session has no kernel rows, and
+        # the scopes read are the pinned session's.
+        self.assertEqual(s.rows("kernels"), [])
+        self.assertEqual([e["name"] for e in s.rows("scope_events")], ["step"] * 3)
         with self.assertRaises(AttributeError):
             s.nothing_like_this
         self.assertIs(gfl_report.generate_report, generate_report)
+
+
+# ----------------------------------------------------------- rows and viz
+#
+# A session written by hand, following spec/session-log-format.md and
+# docs/gpufl.md, so every value read back is known.
+
+SYN_SID = "11111111-2222-4333-8444-555555555555"
+SYN_T0 = 1760000000000000000
+MS = 1000000
+
+
+def _syn_lines():
+    """{channel: [records]} of the synthetic session (system's first part
+    goes to a gzipped window)."""
+    def rec(type_, **kw):
+        d = {"version": 1, "type": type_, "session_id": SYN_SID}
+        d.update(kw)
+        return d
+
+    def batch(type_, base, columns, rows, version=1):
+        d = rec(type_, batch_id=1, base_time_ns=base, columns=columns, rows=rows)
+        d["version"] = version
+        return d
+
+    job = rec("job_start", pid=7, app="synth", log_path="logs", ts_ns=SYN_T0,
+              hostname="h", ip_addr="127.0.0.1",
+              host={"cpu_pct": 1.0, "ram_used_mib": 1, "ram_total_mib": 2},
+              devices=[{"id": 0, "name": "Synth GPU", "uuid": "GPU-S"}],
+              gpu_static_devices=[], cuda_static_devices=[], rocm_static_devices=[],
+              session_kind="trace", profiling_engine="nvidia.trace")
+    dicts = rec("dictionary_update", kernel_dict={"1": "k_a(float*)", "2": "k_b(int)"},
+                scope_name_dict={"1": "train", "2": "step"})
+    down = {"type": "shutdown", "pid": 7, "app": "synth", "session_id": SYN_SID,
+            "ts_ns": SYN_T0 + 10 * MS}
+    kcols = ["dt_ns", "kernel_id", "stream_id", "duration_ns", "corr_id", "dyn_shared",
+             "num_regs", "has_details", "external_kind", "external_id"]
+    detail = dict(pid=7, app="synth", static_shared=0, local_bytes=0, const_bytes=None,
+                  local_mem_total_bytes=0, local_mem_per_thread_bytes=0,
+                  cache_config_requested=0, cache_config_executed=0,
+                  shared_mem_executed_bytes=0, reg_occupancy=1.0, smem_occupancy=1.0,
+                  warp_occupancy=0.5, block_occupancy=1.0, max_active_blocks=4,
+                  stack_trace=None)
+    device = [
+        job, dicts,
+        batch("kernel_event_batch", SYN_T0 + 1 * MS, kcols,
+              [[0, 1, 7, 1000, 21, 0, 32, 1, 0, 0],
+               [5000, 2, 7, 2000, 22, 256, 64, 1, 0, 0],
+               [9000, 1, 7, 1500, 23, 0, 32, 0, 0, 0]]),
+        rec("kernel_detail", corr_id=21, grid="(8,1,1)", block="(128,1,1)", occupancy=0.5,
+            limiting_resource="warps", user_scope="train", **detail),
+        rec("kernel_detail", corr_id=22, grid="(1,1,1)", block="(32,1,1)", occupancy=0.25,
+            limiting_resource="blocks", user_scope="train|step", **detail),
+        batch("memcpy_event_batch", SYN_T0 + 2 * MS,
+              ["dt_ns", "stream_id", "duration_ns", "bytes", "copy_kind", "corr_id"],
+              [[0, 7, 400, 4096, 1, 30], [100, 7, 300, 2048, 2, 31]]),
+        "this line is not JSON",
+        dict(rec("memset_event", ts_ns=SYN_T0), session_id="another-session"),
+        down,
+    ]
+    scols = ["dt_ns", "scope_instance_id", "name_id", "event_type", "depth", "repeat",
+             "warmup", "original_start_ns"]
+    b = SYN_T0 + 1 * MS
+    scope = [
+        job, dicts,
+        batch("scope_event_batch", b, scols,
+              [[0, 1, 1, 0, 0, 0, 0, b],                    # train begins at 1 ms
+               [1 * MS, 2, 2, 0, 1, 0, 0, b + MS],          # step at 2 ms
+               [2 * MS, 2, 2, 1, 1, 0, 0, b + MS],          # ... ends at 3 ms
+               [5 * MS, 1, 1, 1, 0, 0, 0, b],               # train ends at 6 ms
+               [7 * MS, 3, 2, 0, 0, 0, 0, b + 7 * MS]],     # step at 8 ms, never ends
+              version=3),
+        down,
+    ]
+    dcols = ["dt_ns", "device_id", "gpu_util", "mem_util", "temp_c", "power_mw", "used_mib",
+             "total_mib", "clock_sm"]
+    hcols = ["dt_ns", "cpu_pct_x100", "ram_used_mib", "ram_total_mib"]
+    window = [
+        job, dicts,
+        # columns of 0.5 ms (width 58: 20 columns over 10 ms): column 0
+        # gets 0 and 20 (mean 10), column 5 100.
+        batch("device_metric_batch", SYN_T0, dcols,
+              [[0, 0, 0, 1, 30, 100000, None, 1000, 1500],
+               [100000, 0, 20, 1, 30, 100000, None, 1000, 1500],
+               [int(2.5 * MS), 0, 100, 1, 30, 300000, None, 1000, 1500]]),
+        dict(batch("host_metric_batch", SYN_T0, hcols, [[0, 1250, 10, 100]]),
+             hostname="h", ip_addr="127.0.0.1"),
+    ]
+    plain = [
+        job, dicts,
+        # column 6: a sample that has no util (null): blank, not 0;
+        # column 10: 50.
+        batch("device_metric_batch", SYN_T0 + 3 * MS, dcols,
+              [[100000, 0, None, 1, 30, None, None, 1000, 1500],
+               [2 * MS, 0, 50, 1, 30, 200000, None, 1000, 1500]]),
+        dict(batch("host_metric_batch", SYN_T0 + 9 * MS, hcols, [[600000, 5000, 10, 100]]),
+             hostname="h", ip_addr="127.0.0.1"),
+        down,
+    ]
+    return {"device": device, "scope": scope, "system.window": window, "system": plain}
+
+
+def _dump(records):
+    return "".join((r if isinstance(r, str) else json.dumps(r, separators=(",", ":"))) + "\n"
+                   for r in records)
+
+
+def write_synthetic_session(base, flat_prefix=None):
+    """The session under base/<sid>/ (system's first window gzipped), or in
+    the flat layout base/<flat_prefix>.<channel>.log.  Returns its path."""
+    import gzip
+    lines = _syn_lines()
+    os.makedirs(base, exist_ok=True)
+    if flat_prefix:
+        # The flat layout has no windows: the window's lines come first.
+        lines["system"] = lines.pop("system.window") + lines["system"]
+        for ch, recs in lines.items():
+            with open(os.path.join(base, "%s.%s.log" % (flat_prefix, ch)), "w") as f:
+                f.write(_dump(recs))
+        return os.path.join(base, flat_prefix)
+    d = os.path.join(base, SYN_SID)
+    os.makedirs(d)
+    with gzip.open(os.path.join(d, "system.1.log.gz"), "wt") as f:
+        f.write(_dump(lines.pop("system.window")))
+    for ch, recs in lines.items():
+        with open(os.path.join(d, ch + ".log"), "w") as f:
+            f.write(_dump(recs))
+    return d
+
+
+SYN_KERNEL_0 = {
+    "start_ns": SYN_T0 + 1 * MS, "end_ns": SYN_T0 + 1 * MS + 1000, "duration_ns": 1000,
+    "device_id": None, "stream_id": 7, "corr_id": 21, "kernel_id": 1, "name": "k_a(float*)",
+    "num_regs": 32, "dyn_shared": 0, "grid": "(8,1,1)", "block": "(128,1,1)",
+    "static_shared": 0, "local_bytes": 0, "occupancy": 0.5, "reg_occupancy": 1.0,
+    "smem_occupancy": 1.0, "warp_occupancy": 0.5, "block_occupancy": 1.0,
+    "limiting_resource": "warps", "max_active_blocks": 4, "user_scope": "train",
+    "has_details": 1, "external_kind": 0, "external_id": 0,
+}
+
+
+def _dm(ts, util, power, **kw):
+    d = {"ts_ns": SYN_T0 + ts, "device_id": 0, "gpu_util": util, "mem_util": 1, "temp_c": 30,
+         "power_mw": power, "used_mib": None, "total_mib": 1000, "clock_sm": 1500}
+    for k in ("fan_speed_pct", "temp_mem_c", "temp_junction_c", "voltage_mv", "energy_uj",
+              "clock_mem", "pcie_bw_bps", "ecc_corrected", "ecc_uncorrected"):
+        d[k] = None
+    return d
+
+
+class RowsTest(unittest.TestCase):
+    """GpuFlightSession.rows() and the DataFrame attributes on a session
+    written by hand."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="gpufl-rows-")
+        cls.sdir = write_synthetic_session(os.path.join(cls.tmp, "logs"))
+        cls.s = GpuFlightSession(os.path.join(cls.tmp, "logs"))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_session_located_by_the_c_library(self):
+        self.assertEqual(self.s.session_id, SYN_SID)
+        self.assertEqual(self.s.app, "synth")
+        self.assertEqual(self.s._logs.where, self.sdir)
+        self.assertFalse(self.s._logs.flat)
+
+    def test_kernels(self):
+        k = self.s.rows("kernels")
+        self.assertEqual(k[0], SYN_KERNEL_0)
+        self.assertEqual([(r["name"], r["start_ns"] - SYN_T0, r["end_ns"] - SYN_T0,
+                           r["occupancy"], r["user_scope"]) for r in k],
+                         [("k_a(float*)", 1000000, 1001000, 0.5, "train"),
+                          ("k_b(int)", 1005000, 1007000, 0.25, "train|step"),
+                          # has_details 0: the detail of k_a's earlier row
+                          ("k_a(float*)", 1009000, 1010500, 0.5, "train")])
+        self.assertTrue(all(list(r) == list(SYN_KERNEL_0) for r in k))
+
+    def test_memcpy(self):
+        base = {"device_id": None, "stream_id": 7, "src_device_id": None,
+                "dst_device_id": None}
+        self.assertEqual(self.s.rows("memcpy"), [
+            dict(base, start_ns=SYN_T0 + 2 * MS, end_ns=SYN_T0 + 2 * MS + 400,
+                 duration_ns=400, corr_id=30, bytes=4096, copy_kind=1, kind="HtoD"),
+            dict(base, start_ns=SYN_T0 + 2 * MS + 100, end_ns=SYN_T0 + 2 * MS + 400,
+                 duration_ns=300, corr_id=31, bytes=2048, copy_kind=2, kind="DtoH")])
+
+    def test_device_and_host_metrics_window_first(self):
+        self.assertEqual(self.s.rows("device_metrics"), [
+            _dm(0, 0, 100000), _dm(100000, 20, 100000), _dm(int(2.5 * MS), 100, 300000),
+            _dm(3 * MS + 100000, None, None), _dm(5 * MS, 50, 200000)])
+        self.assertEqual(self.s.rows("host_metrics"), [
+            {"ts_ns": SYN_T0, "cpu_pct": 12.5, "cpu_pct_x100": 1250, "ram_used_mib": 10,
+             "ram_total_mib": 100},
+            {"ts_ns": SYN_T0 + 9 * MS + 600000, "cpu_pct": 50.0, "cpu_pct_x100": 5000,
+             "ram_used_mib": 10, "ram_total_mib": 100}])
+
+    def test_scope_events_joined(self):
+        def ev(name, iid, name_id, depth, start, end):
+            return {"name": name, "kind": "scope", "start_ns": SYN_T0 + start,
+                    "end_ns": None if end is None else SYN_T0 + end,
+                    "duration_ns": None if end is None else end - start, "depth": depth,
+                    "scope_instance_id": iid, "name_id": name_id,
+                    "open_at_end": end is None}
+        self.assertEqual(self.s.rows("scope_events"), [
+            ev("train", 1, 1, 0, 1 * MS, 6 * MS), ev("step", 2, 2, 1, 2 * MS, 3 * MS),
+            ev("step", 3, 2, 0, 8 * MS, None)])
+
+    def test_empty_tables_and_problems(self):
+        self.assertEqual(self.s.rows("scopes"), [])
+        self.assertEqual(self.s.rows("perf"), [])
+        self.assertIs(self.s.rows("kernels"), self.s.rows("kernels"))  # kept
+        p = self.s.read_problems
+        self.assertEqual((p["files"], p["bad_lines"], p["other_session_records"],
+                          p["gz_errors"]), (4, 1, 1, 0))
+        with self.assertRaisesRegex(ValueError, "no table 'kernel': use one of kernels, "
+                                                "memcpy, scopes, scope_events"):
+            self.s.rows("kernel")
+
+    def test_reader_streams_common_records_once(self):
+        from gpufl import _logs
+        logs = _logs.SessionLogs.open(self.sdir)
+        self.assertEqual([os.path.basename(p) for _, p in logs.files()],
+                         ["device.log", "scope.log", "system.1.log.gz", "system.log"])
+        types = [r["type"] for _, r in logs.records()]
+        for t in ("job_start", "dictionary_update", "shutdown"):
+            self.assertEqual(types.count(t), 1, t)
+        c = logs.read()
+        self.assertEqual(c.dictionaries["scope_name_dict"], {1: "train", 2: "step"})
+        row = c.rows("memcpy_event_batch")[1]
+        self.assertEqual(row, {"dt_ns": 100, "stream_id": 7, "duration_ns": 300, "bytes": 2048,
+                               "copy_kind": 2, "corr_id": 31, "ts_ns": SYN_T0 + 2 * MS + 100})
+        self.assertEqual([r["type"] for r in c.records],
+                         ["job_start", "kernel_detail", "kernel_detail", "shutdown"])
+
+    def test_bad_batch_skipped_and_torn_line(self):
+        from gpufl import _logs
+        d = os.path.join(self.tmp, "bad", SYN_SID)
+        os.makedirs(d)
+        lines = _syn_lines()
+        good = lines["device"][2]
+        broken = dict(good, rows=[[0, 1]])  # fewer cells than columns
+        with open(os.path.join(d, "device.log"), "w") as f:
+            f.write(_dump([lines["device"][0], lines["device"][1], broken, good]))
+            f.write('{"type":"kernel_event_batch"')  # torn: no newline
+        logs = _logs.SessionLogs(d, SYN_SID)
+        c = logs.read()
+        self.assertEqual(len(c.rows("kernel_event_batch")), 3)
+        self.assertEqual((logs.problems["bad_records"], logs.problems["bad_lines"]), (1, 1))
+
+    def test_flat_layout_same_rows(self):
+        d = os.path.join(self.tmp, "flat")
+        prefix = write_synthetic_session(d, flat_prefix="synth")
+        f = GpuFlightSession(prefix)
+        self.assertTrue(f._logs.flat)
+        for t in ("kernels", "memcpy", "scope_events", "device_metrics", "host_metrics"):
+            self.assertEqual(f.rows(t), self.s.rows(t), t)
+
+    def test_dataframes_need_pandas(self):
+        from unittest import mock
+        s = GpuFlightSession(os.path.join(self.tmp, "logs"))
+        with mock.patch.dict(sys.modules, {"pandas": None}):  # absent, even if installed
+            for name in ("kernels", "memcpy", "scopes", "scope_events", "device_metrics",
+                         "host_metrics", "perf"):
+                with self.assertRaises(ImportError) as cm:
+                    getattr(s, name)
+                self.assertEqual(str(cm.exception),
+                                 "GpuFlightSession.%s needs pandas (Debian: apt-get install "
+                                 "python3-pandas), which is not importable here; without it, "
+                                 "session.rows('%s') gives the same table as a list of dicts"
+                                 % (name, name))
+        with self.assertRaises(AttributeError):
+            s.nothing_like_this
+
+    def test_dataframes_equal_rows(self):
+        try:
+            import pandas as pd
+        except ImportError:
+            self.skipTest("pandas is not importable here (the rows are checked above)")
+        for name in ("kernels", "memcpy", "scopes", "scope_events", "device_metrics",
+                     "host_metrics", "perf"):
+            with self.subTest(table=name):
+                df = getattr(self.s, name)
+                self.assertIsInstance(df, pd.DataFrame)
+                self.assertIs(getattr(self.s, name), df)  # built once
+                rows = self.s.rows(name)
+                from gpufl import _logs
+                self.assertEqual(list(df.columns),
+                                 list(rows[0]) if rows else list(_logs.COLUMNS[name]))
+                got = [{k: (None if pd.isna(v) else v) for k, v in r.items()}
+                       for r in df.to_dict("records")]
+                self.assertEqual(got, rows)
+        # Times stay exact integers (not float64, which would round them).
+        self.assertEqual(int(self.s.scope_events["start_ns"].iloc[0]), SYN_T0 + 1 * MS)
+        self.assertEqual(str(self.s.scope_events["end_ns"].dtype), "Int64")
+
+
+# The synthetic session at width 58 (20 columns of 0.5 ms).  util: column 0
+# the mean of 0 and 20 (10 % -> 1 of 0..7), column 5 100 %, column 6 a null
+# sample (blank), column 10 50 % (4 of 0..7); power scaled to its maximum,
+# 300 W; host 12.5 % at 0, 50 % at 9.6 ms; train open 1-6 ms (columns
+# 2-11), step 2-3 ms and from 8 ms to the end (open at shutdown).
+SYN_VIZ = """\
+synth  session 11111111-2222-4333-8444-555555555555
+start 2025-10-09 08:53:20.000 UTC  duration 10 ms  (20 columns of 500 us)
+devices  GPU 0 Synth GPU
+time            |0      5 ms    10 ms|
+GPU 0 util %    |▂    █    ▅         | mean 42.5 max 100 %
+GPU 0 power W   |▃    █    ▆         | mean 175 max 300 W
+host CPU %      |▂                  ▅| mean 31.2 max 50 %
+scopes by total time
+train           |  ██████████        | 1× 5 ms
+step            |    ██          ████| 2× 3 ms
+legend: ▁▂▃▄▅▆▇█ mean per column, 0-100 % (power: 0-max W); blank: no sample; █ scope open
+"""
+
+
+class VizTest(unittest.TestCase):
+    def setUp(self):
+        import gpufl.viz
+        self.viz = gpufl.viz
+        self.old_cwd = os.getcwd()
+        self.tmp = tempfile.mkdtemp(prefix="gpufl-viz-")
+        os.chdir(self.tmp)
+
+    def tearDown(self):
+        os.chdir(self.old_cwd)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_golden_rendering(self):
+        write_synthetic_session("logs")
+        self.assertIsNone(self.viz.init("logs"))
+        text = self.viz.render(width=58)
+        self.assertEqual(text, SYN_VIZ)
+        out = io.StringIO()
+        self.assertIsNone(self.viz.show(file=out, width=58))
+        self.assertEqual(out.getvalue(), SYN_VIZ)
+
+    def test_missing_data_is_blank_not_zero(self):
+        write_synthetic_session("logs")
+        self.viz.init("logs")
+        util = next(line for line in self.viz.render(width=58).splitlines()
+                    if line.startswith("GPU 0 util %"))
+        chart = util.split("|")[1]
+        # column 6 holds only a null util sample, 7-9 no sample: blank;
+        # column 0 (mean of 0 and 20) is the lowest blocks, not a blank.
+        self.assertEqual(chart[6:10], "    ")
+        self.assertEqual(chart[0], "▂")
+        self.assertNotIn("GPU 0 mem %", self.viz.render(width=58))  # used_mib never recorded
+
+    def test_default_width_and_session_directory_glob(self):
+        d = write_synthetic_session("logs")
+        self.viz.init(os.path.join(d, "*.log*"))  # a session's channel files
+        self.assertEqual(len(self.viz.sessions()), 1)
+        from unittest import mock
+        with mock.patch.dict(os.environ, {"COLUMNS": "70"}):
+            lines = self.viz.render().splitlines()
+        self.assertEqual(len(lines[4].split("|")[1]), 70 - 16 - 2 - 20)
+
+    def test_nothing_matches(self):
+        with self.assertRaises(FileNotFoundError) as cm:
+            self.viz.init("./nowhere/*.log")
+        self.assertIn("'./nowhere/*.log'", str(cm.exception))
+        self.assertIn("nothing matches it", str(cm.exception))
+        os.mkdir("empty")
+        with open("empty/notes.log", "w") as f:
+            f.write("not a channel file\n")
+        with self.assertRaisesRegex(FileNotFoundError, r"'empty/\*\.log'"):
+            self.viz.init("empty/*.log")
+
+    def test_flat_layout_glob_is_one_session(self):
+        write_synthetic_session("logs", flat_prefix="my_app")
+        self.assertEqual(sorted(os.listdir("logs")),
+                         ["my_app.device.log", "my_app.scope.log", "my_app.system.log"])
+        self.viz.init("./logs/*.log")
+        (s,) = self.viz.sessions()
+        self.assertTrue(s._logs.flat)
+        self.assertEqual(s._logs.where, os.path.join(self.tmp, "logs", "my_app"))
+        self.assertEqual(self.viz.render(width=58), SYN_VIZ)
 
 
 if __name__ == "__main__":

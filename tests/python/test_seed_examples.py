@@ -407,13 +407,50 @@ EXAMPLES = [
         viz.init("./logs/*.log")
         viz.show()
         """,
-       needs_file="gpufl/viz.py",
        prelude="""
+        # The seed's pattern ./logs/*.log names the flat layout,
+        # logs/<prefix>.<channel>.log; this recorder (as the seed's own
+        # log_path row says) writes logs/<session_id>/<channel>.log.  So a
+        # session of app "my_app" is recorded and its three files laid out
+        # flat under the names the pattern matches.
+        import os, shutil, time
         import gpufl as _gfl
-        assert _gfl.init(app_name="viz_app", log_path="logs", system_sample_rate_ms=10)
+        assert _gfl.init(app_name="my_app", log_path="logs", system_sample_rate_ms=10)
         with _gfl.Scope("seed_viz"):
-            pass
+            time.sleep(0.1)
         _gfl.shutdown()
+        _sdir = _gfl.last_session_dir()
+        for _ch in ("device", "scope", "system"):
+            shutil.move(os.path.join(_sdir, _ch + ".log"),
+                        os.path.join("logs", "my_app.%s.log" % _ch))
+        os.rmdir(_sdir)
+        assert sorted(os.listdir("logs")) == ["my_app.device.log", "my_app.scope.log",
+                                              "my_app.system.log"], os.listdir("logs")
+        # What show() prints, kept for the epilogue (and still printed).
+        import io, sys
+        class _Tee(io.StringIO):
+            def write(self, s):
+                sys.__stdout__.write(s)
+                return super().write(s)
+        sys.stdout = _printed = _Tee()
+        """,
+       epilogue="""
+        import re, sys
+        sys.stdout = sys.__stdout__
+        assert _ is None  # show() returns nothing: it prints
+        out = _printed.getvalue()
+        assert out == viz.render(), (out, viz.render())
+        (_s,) = viz.sessions()  # the three files are one session
+        lines = out.splitlines()
+        assert re.match(r"my_app  session [0-9a-f-]{36}$", lines[0]), lines[0]
+        assert lines[1].startswith("start ") and " duration " in lines[1], lines[1]
+        assert "GPU 0 Fake NVIDIA GPU" in lines[2], lines[2]
+        # the fake NVML's util.gpu is 42 %: the fourth of eight blocks
+        util = next(l for l in lines if l.startswith("GPU 0 util %"))
+        assert "▄" in util and util.endswith("mean 42 max 42 %"), util
+        scope = next(l for l in lines if l.startswith("seed_viz "))
+        assert "█" in scope and "1× " in scope, scope
+        assert lines[-1].startswith("legend: "), lines[-1]
         """),
     # ------------------------------------------------------------- seed 003
     ex("003", "busy-time-formula", """
