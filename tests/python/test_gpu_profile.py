@@ -380,6 +380,51 @@ class BackendKeptOpenTest(unittest.TestCase):
                     work()
 
 
+class SmiTest(unittest.TestCase):
+    """The nvidia-smi backend, through the fake nvidia-smi (first on PATH in
+    CTest's environment) replaying a real capture."""
+
+    CAPTURE = "linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt"
+
+    def capture(self):
+        return os.path.join(SOURCE_TESTS, "fixtures", "nvidia-smi", self.CAPTURE)
+
+    def test_forced_smi(self):
+        if not os.environ.get("GP_TEST_FAKE_SMI"):
+            self.skipTest("GP_TEST_FAKE_SMI is not set (run through CTest)")
+        with env(FAKE_SMI_CAPTURES=self.capture()):
+            @gpu_profile(backend="smi", interval_s=0.05, report=False, return_profile=True)
+            def work():
+                import time
+                time.sleep(0.2)
+                return "ok"
+
+            r = work()
+        self.assertEqual(r.value, "ok")
+        self.assertEqual(r.gpu.backend, "smi")
+        self.assertEqual(r.gpu.name, "NVIDIA H100 80GB HBM3")
+        self.assertGreaterEqual(r.gpu.sample_count, 1)
+        self.assertIsNotNone(r.gpu.util_gpu_mean)
+
+    def test_auto_falls_back_to_smi(self):
+        if not os.environ.get("GP_TEST_FAKE_SMI"):
+            self.skipTest("GP_TEST_FAKE_SMI is not set (run through CTest)")
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_init_error.txt"),
+                 FAKE_SMI_CAPTURES=self.capture()):
+            with GpuMonitor(interval_s=0.05) as mon:
+                import time
+                time.sleep(0.2)
+        self.assertEqual(mon.summary.backend, "smi")
+        self.assertEqual(mon.summary.name, "NVIDIA H100 80GB HBM3")
+
+    def test_smi_failure_is_backend_error(self):
+        with env(FAKE_SMI_CAPTURES=None):
+            with self.assertRaises(GpuBackendError) as cm:
+                with GpuMonitor(backend="smi", interval_s=0.05):
+                    self.fail("the block must not run")
+        self.assertTrue(str(cm.exception).startswith("smi: "), str(cm.exception))
+
+
 class StrictTest(unittest.TestCase):
     def test_strict_failure_raises_with_c_message(self):
         calls = []
