@@ -548,13 +548,21 @@ class _MonitorPool:
     """
 
     MAX_IDLE = 4
-    __slots__ = ("opts", "idle")
+    __slots__ = ("opts", "idle", "pid")
 
     def __init__(self, opts):
         self.opts = opts
         self.idle = []
+        self.pid = os.getpid()
 
     def take(self):
+        if self.pid != os.getpid():
+            # A forked child (a DataLoader worker, multiprocessing): the
+            # parent's open backend is not usable here (NVML does not
+            # survive fork); forget those monitors - closing them would
+            # touch the parent's handles - and open our own.
+            self.idle = []
+            self.pid = os.getpid()
         try:
             return self.idle.pop()  # atomic under the GIL
         except IndexError:
@@ -568,12 +576,14 @@ class _MonitorPool:
 
     def give(self, mon):
         err = _GpError()
-        if len(self.idle) < self.MAX_IDLE and _gp_monitor_rearm(mon, ctypes.byref(err)) == GP_OK:
+        if self.pid == os.getpid() and len(self.idle) < self.MAX_IDLE and _gp_monitor_rearm(mon, ctypes.byref(err)) == GP_OK:
             self.idle.append(mon)
         else:
             _gp_monitor_destroy(mon)
 
     def __del__(self):
+        if self.pid != os.getpid():
+            return  # the parent's monitors: not ours to close
         idle, self.idle = self.idle, []
         for mon in idle:
             try:

@@ -369,6 +369,34 @@ class BackendKeptOpenTest(unittest.TestCase):
         self.assertLessEqual(len(pool[0].idle), gp._MonitorPool.MAX_IDLE)
         self.assertGreaterEqual(len(pool[0].idle), 1)
 
+    def test_forked_child_opens_its_own(self):
+        @gpu_profile(interval_s=FAST, report=False, return_profile=True)
+        def work():
+            return os.getpid()
+
+        self.assertEqual(work().value, os.getpid())  # the parent's monitor is now idle
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: must not reuse the parent's open backend
+            code = 1
+            try:
+                pool = [c.cell_contents for c in work.__closure__
+                        if type(c.cell_contents).__name__ == "_MonitorPool"][0]
+                parent_idle = list(pool.idle)
+                res = work()
+                ok = (res.value == os.getpid() and res.gpu.name == "NVIDIA H100 80GB HBM3"
+                      and all(m.value != n.value for m in pool.idle for n in parent_idle))
+                code = 0 if ok else 2
+            finally:
+                os.write(w, bytes([code]))
+                os._exit(0)
+        os.close(w)
+        got = os.read(r, 1)
+        os.close(r)
+        os.waitpid(pid, 0)
+        self.assertEqual(got, b"\x00")
+        self.assertEqual(work().gpu.name, "NVIDIA H100 80GB HBM3")  # the parent's still works
+
     def test_strict_failure_keeps_nothing_open(self):
         @gpu_profile(backend="nvml", report=False)
         def work():
