@@ -18,7 +18,7 @@ import dataclasses
 import functools
 import os
 import sys
-from typing import Callable, List, Optional, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "gpu_profile",
@@ -406,25 +406,66 @@ class ProfiledResult:
 
     value: object
     gpu: GpuSummary
+    # Ours: every sampled device's summary (device=list or "all" gives
+    # several); gpu is the first of them.
+    gpus: Tuple[GpuSummary, ...] = ()
 
 
 # -------------------------------------------------------------- monitor
 
 
-def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples):
+GP_ALL_DEVICES = -1
+
+
+def _device_arg(device, o):
+    """device: an index, "all", or a list / tuple of indices."""
+    if device == "all":
+        o.device = GP_ALL_DEVICES
+        return
+    if isinstance(device, (list, tuple)):
+        if not device or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                 for d in device):
+            raise TypeError("device must be an int, \"all\" or a non-empty list of "
+                            "0-based GPU indices, not %r" % (device,))
+        arr = (ctypes.c_uint * len(device))(*device)
+        o.devices = arr  # the struct keeps arr alive (ctypes _objects)
+        o.n_devices = len(device)
+        return
     if isinstance(device, bool) or not isinstance(device, int):
-        raise TypeError("device must be an int (a 0-based GPU index), not %r" % (device,))
+        raise TypeError("device must be an int (a 0-based GPU index), \"all\" or a list of "
+                        "indices, not %r" % (device,))
+    o.device = device
+
+
+def _path_arg(name, value):
+    if value is None:
+        return None
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, bytes):
+        return value
+    raise TypeError("%s must be a path (str), not %r" % (name, value))
+
+
+def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples,
+                  sample_pcie=False, nvml_library=None, smi_path=None, backend_timeout_s=5.0):
     if backend not in _BACKENDS:
         raise ValueError("backend must be one of %s, not %r"
                          % (", ".join(repr(b) for b in _BACKENDS), backend))
     o = _GpOptions()
     _gp_options_init(ctypes.byref(o))
-    o.device = device
+    _device_arg(device, o)
     o.interval_s = float(interval_s)
     o.backend = _BACKENDS[backend]
     o.strict = 1 if strict else 0
     o.warmup_s = float(warmup_s)
     o.keep_samples = 1 if keep_samples else 0
+    o.sample_pcie = 1 if sample_pcie else 0
+    o.nvml_library = _path_arg("nvml_library", nvml_library)
+    o.smi_path = _path_arg("smi_path", smi_path)
+    o.backend_timeout_s = float(backend_timeout_s)
     o.report = 1  # GP_REPORT_NONE: Python does the reporting
     return o
 
@@ -437,9 +478,12 @@ class GpuMonitor:
     still stops the sampler, fills `summary`, and propagates unchanged.
     """
 
-    def __init__(self, device: int = 0, interval_s: float = 0.2, backend: str = "auto",
-                 strict: bool = True, sync_fn: Optional[Callable[[], None]] = None,
-                 warmup_s: float = 0.0, keep_samples: bool = False):
+    def __init__(self, device: Union[int, str, Sequence[int]] = 0, interval_s: float = 0.2,
+                 backend: str = "auto", strict: bool = True,
+                 sync_fn: Optional[Callable[[], None]] = None, warmup_s: float = 0.0,
+                 keep_samples: bool = False, *, sample_pcie: bool = False,
+                 nvml_library: Optional[str] = None, smi_path: Optional[str] = None,
+                 backend_timeout_s: float = 5.0):
         self.device = device
         self.interval_s = interval_s
         self.backend = backend
@@ -451,7 +495,8 @@ class GpuMonitor:
         self.summaries: List[GpuSummary] = []
         self.samples: List[GpuSample] = []
         self._opts = _make_options(device, interval_s, backend, strict, warmup_s,
-                                   keep_samples)
+                                   keep_samples, sample_pcie, nvml_library, smi_path,
+                                   backend_timeout_s)
         self._mon = None
 
     @property
@@ -593,7 +638,8 @@ class _MonitorPool:
 
 
 def _profiled_call(pool, sync_fn, need_summary, fn, args, kwargs):
-    """One decorated call: (value, GpuSummary or None).  The monitor goes back
+    """One decorated call: (value, every device's GpuSummary, or () when not
+    needed).  The monitor goes back
     to the pool only when its region ended cleanly."""
     mon = pool.take()
     reusable = False
@@ -623,10 +669,11 @@ def _profiled_call(pool, sync_fn, need_summary, fn, args, kwargs):
         if st != GP_OK:
             _raise(st, err)
         reusable = True
-        summary = None
+        summaries = ()
         if need_summary:
-            summary = GpuSummary._from_c(_gp_monitor_summary(mon, 0).contents)
-        return value, summary
+            summaries = tuple(GpuSummary._from_c(_gp_monitor_summary(mon, i).contents)
+                              for i in range(_gp_monitor_device_count(mon)))
+        return value, summaries
     finally:
         if reusable:
             pool.give(mon)
@@ -634,11 +681,14 @@ def _profiled_call(pool, sync_fn, need_summary, fn, args, kwargs):
             _gp_monitor_destroy(mon)
 
 
-def gpu_profile(func=None, *, device: int = 0, interval_s: float = 0.2, backend: str = "auto",
+def gpu_profile(func=None, *, device: Union[int, str, Sequence[int]] = 0,
+                interval_s: float = 0.2, backend: str = "auto",
                 strict: bool = True, sync_fn: Optional[Callable[[], None]] = None,
                 warmup_s: float = 0.0,
                 report: Union[bool, Callable[[GpuSummary], None]] = True,
-                return_profile: bool = False):
+                return_profile: bool = False, sample_pcie: bool = False,
+                nvml_library: Optional[str] = None, smi_path: Optional[str] = None,
+                backend_timeout_s: float = 5.0):
     """Profile each call of a function: @gpu_profile or @gpu_profile(...).
 
     report: True prints the summary to stderr, False prints nothing, a
@@ -651,7 +701,8 @@ def gpu_profile(func=None, *, device: int = 0, interval_s: float = 0.2, backend:
     if not (report is True or report is False or callable(report)):
         raise TypeError("report must be True, False or a callable, not %r" % (report,))
     # Validate once, at decoration time.
-    opts = _make_options(device, interval_s, backend, strict, warmup_s, False)
+    opts = _make_options(device, interval_s, backend, strict, warmup_s, False, sample_pcie,
+                         nvml_library, smi_path, backend_timeout_s)
     need_summary = report is not False or return_profile
 
     def decorate(fn):
@@ -659,11 +710,12 @@ def gpu_profile(func=None, *, device: int = 0, interval_s: float = 0.2, backend:
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            value, summary = _profiled_call(pool, sync_fn, need_summary, fn, args, kwargs)
+            value, summaries = _profiled_call(pool, sync_fn, need_summary, fn, args, kwargs)
             if report is not False:
-                _report(report, summary)
+                for summary in summaries:  # one per device
+                    _report(report, summary)
             if return_profile:
-                return ProfiledResult(value=value, gpu=summary)
+                return ProfiledResult(value=value, gpu=summaries[0], gpus=summaries)
             return value
 
         return wrapper

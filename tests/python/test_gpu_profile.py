@@ -453,6 +453,68 @@ class SmiTest(unittest.TestCase):
         self.assertTrue(str(cm.exception).startswith("smi: "), str(cm.exception))
 
 
+class MoreOptionsTest(unittest.TestCase):
+    """Ours, beyond the seed: several devices, PCIe, the backend paths."""
+
+    def setUp(self):
+        self._env = env(FAKE_NVML_SCENARIO=scenario("nvml_monitor.txt"))  # 2 devices
+        self._env.__enter__()
+
+    def tearDown(self):
+        self._env.__exit__(None, None, None)
+
+    def test_all_devices_and_lists(self):
+        seen = []
+
+        @gpu_profile(device="all", interval_s=FAST, report=seen.append, return_profile=True)
+        def work():
+            return 1
+
+        r = work()
+        self.assertEqual([g.device for g in r.gpus], [0, 1])
+        self.assertIs(r.gpu, r.gpus[0])
+        self.assertEqual(seen, list(r.gpus))  # the report callable gets each device
+        with GpuMonitor(device=[1], interval_s=FAST) as mon:
+            pass
+        self.assertEqual([s.device for s in mon.summaries], [1])
+        self.assertEqual(mon.summary.uuid, "GPU-12345678-0000-0000-0000-000000000001")
+        one = gpu_profile(interval_s=FAST, report=False, return_profile=True)(lambda: 2)()
+        self.assertEqual(len(one.gpus), 1)
+        self.assertIs(one.gpu, one.gpus[0])
+
+    def test_bad_devices(self):
+        for bad in ([], ["0"], [True], "first", 1.0, [-1]):
+            with self.subTest(device=bad):
+                with self.assertRaisesRegex(TypeError, "device must be an int"):
+                    gpu_profile(device=bad)
+        with self.assertRaises(GpuBackendError) as cm:
+            with GpuMonitor(device=5, interval_s=FAST):
+                pass
+        self.assertEqual(str(cm.exception), "device 5 does not exist: nvml sees 2 devices (0-1)")
+
+    def test_nvml_library_and_smi_path(self):
+        with self.assertRaises(GpuBackendError) as cm:
+            with GpuMonitor(backend="nvml", nvml_library="/nonexistent/libnvidia-ml.so.1"):
+                pass
+        self.assertIn("/nonexistent/libnvidia-ml.so.1", str(cm.exception))
+        with self.assertRaises(GpuBackendError) as cm:
+            with GpuMonitor(backend="smi", smi_path="/nonexistent/nvidia-smi"):
+                pass
+        self.assertIn("/nonexistent/nvidia-smi", str(cm.exception))
+        with self.assertRaisesRegex(TypeError, "smi_path must be a path"):
+            GpuMonitor(smi_path=3)
+
+    def test_sample_pcie(self):
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_metrics.txt")):
+            with GpuMonitor(interval_s=FAST, keep_samples=True, sample_pcie=True) as mon:
+                pass
+            with GpuMonitor(interval_s=FAST, keep_samples=True) as off:
+                pass
+        self.assertTrue(mon.samples)
+        self.assertIsNotNone(mon.samples[0].pcie_tx_kbps)
+        self.assertIsNone(off.samples[0].pcie_tx_kbps)
+
+
 class StrictTest(unittest.TestCase):
     def test_strict_failure_raises_with_c_message(self):
         calls = []
