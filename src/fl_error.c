@@ -27,9 +27,9 @@ const char *gpufl_strerror(gpufl_status status)
     case GPUFL_ERR_CONFIG:
         return "invalid config file";
     case GPUFL_ERR_STATE:
-        return "a session is already active";
+        return "not in the right state (a session already active, or none recorded)";
     case GPUFL_ERR_IO:
-        return "cannot write the session logs";
+        return "cannot read or write the session logs";
     case GPUFL_ERR_NO_MEMORY:
         return "out of memory";
     case GPUFL_ERR_THREAD:
@@ -40,6 +40,14 @@ const char *gpufl_strerror(gpufl_status status)
         return "not supported by this build";
     }
     return "unknown status";
+}
+
+void fl_error_clear(gpufl_error *err)
+{
+    if (err) {
+        err->status = GPUFL_OK;
+        err->message[0] = '\0';
+    }
 }
 
 gpufl_status fl_error_set(gpufl_error *err, gpufl_status status, const char *fmt, ...)

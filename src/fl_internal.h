@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* err (optional) reset to GPUFL_OK with an empty message. */
+void fl_error_clear(gpufl_error *err);
 /* Sets err (if non-NULL) to status and a printf-style message; returns status. */
 gpufl_status fl_error_set(gpufl_error *err, gpufl_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -65,17 +65,9 @@ static gpufl_status read_and_render(const render_req *q, bool live, fl_buf *out,
     return GPUFL_OK;
 }
 
-static void clear_err(gpufl_error *err)
-{
-    if (err) {
-        err->status = GPUFL_OK;
-        err->message[0] = '\0';
-    }
-}
-
 gpufl_status gpufl_generate_report(const char *output_path, gpufl_error *err)
 {
-    clear_err(err);
+    fl_error_clear(err);
     char dir[PATH_MAX];
     bool live = false;
     if (!fl_session_report_dir(dir, sizeof dir, &live))
@@ -120,7 +112,7 @@ void gpufl_report_options_init(gpufl_report_options *opts)
 gpufl_status gpufl_report_logs(const char *log_dir, const gpufl_report_options *opts, char **out,
                                size_t *out_len, gpufl_error *err)
 {
-    clear_err(err);
+    fl_error_clear(err);
     if (out)
         *out = NULL;
     if (out_len)

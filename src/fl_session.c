@@ -918,10 +918,7 @@ static void after_fork_child(void)
 static gpufl_status session_init(const gpufl_init_options *opts, gp_monitor *borrowed,
                                  gpufl_error *err)
 {
-    if (err) {
-        err->status = GPUFL_OK;
-        err->message[0] = '\0';
-    }
+    fl_error_clear(err);
     pthread_mutex_lock(&g_life);
     if (g_s) {
         gpufl_status st = fl_error_set(err, GPUFL_ERR_STATE,

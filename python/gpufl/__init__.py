@@ -81,6 +81,12 @@ class ProfilingEngine(enum.IntEnum):
 
 GPUFL_OK = 0
 GPUFL_DISABLED = 1
+# gpufl_status values by name (include/gpufl.h), for last_error() and
+# ReportError: a name a program can compare, beside the C message.
+STATUS_NAMES = {0: "GPUFL_OK", 1: "GPUFL_DISABLED", 2: "GPUFL_ERR_INVALID_ARG",
+                3: "GPUFL_ERR_ENV", 4: "GPUFL_ERR_CONFIG", 5: "GPUFL_ERR_STATE",
+                6: "GPUFL_ERR_IO", 7: "GPUFL_ERR_NO_MEMORY", 8: "GPUFL_ERR_THREAD",
+                9: "GPUFL_ERR_BACKEND", 10: "GPUFL_ERR_NOT_SUPPORTED"}
 GPUFL_ERROR_MESSAGE_MAX = 1024
 
 _log_fn_t = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_void_p)
@@ -305,7 +311,7 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
             _remember_dir()
             return True
         msg = err.message.decode("utf-8", "replace") or _fl_strerror(st).decode()
-        _last_error = (_fl_strerror(st).decode(), msg)
+        _last_error = (STATUS_NAMES.get(st, "status %d" % st), msg)
         if st == GPUFL_DISABLED:
             _disabled = True
             return False
@@ -367,8 +373,9 @@ def flush() -> None:
 
 
 def last_error() -> Optional[Tuple[str, str]]:
-    """(status, message) of the last init() that did not start a session
-    (the kill switch included); None after one that did."""
+    """(status name, message) of the last init() that did not start a
+    session (the kill switch included), e.g. ("GPUFL_ERR_ENV", "..."); None
+    after one that did."""
     return _last_error
 
 

@@ -6,7 +6,7 @@ import ctypes
 import json
 import os
 
-from . import _FlError, _c_enum, _declare, _fl_strerror, last_session_dir
+from . import STATUS_NAMES, _FlError, _c_enum, _declare, _fl_strerror, last_session_dir
 
 GPUFL_REPORT_TEXT = 0
 GPUFL_REPORT_JSON = 1
@@ -43,8 +43,9 @@ _free = _declare("gpufl_free", None, ctypes.c_void_p)
 
 
 class ReportError(RuntimeError):
-    """The logs could not be found or read; `status` is the C status name,
-    `message` the C library's text (it names the path and what to do)."""
+    """The logs could not be found or read; `status` is the C status name
+    ("GPUFL_ERR_IO", ...), `message` the C library's text (it names the
+    path and what to do)."""
 
     def __init__(self, message, status):
         super().__init__(message)
@@ -96,8 +97,8 @@ def render(log_dir, log_prefix=None, session_id=None, top_n=10, fmt=GPUFL_REPORT
     st = _report_logs(_bytes("log_dir", resolve_log_dir(log_dir)), ctypes.byref(o),
                       ctypes.byref(out), ctypes.byref(n), ctypes.byref(err))
     if st != 0:
-        name = _fl_strerror(st).decode()
-        raise ReportError(err.message.decode("utf-8", "replace") or name, name)
+        raise ReportError(err.message.decode("utf-8", "replace") or _fl_strerror(st).decode(),
+                          STATUS_NAMES.get(st, "status %d" % st))
     try:
         return ctypes.string_at(out, n.value).decode("utf-8", "replace")
     finally:

@@ -101,6 +101,17 @@ class LayoutTest(unittest.TestCase):
         self.assertEqual(checked, sum(len(c._fields_) + 1 for c in mirrors.values()))
 
 
+class StatusNamesTest(unittest.TestCase):
+    def test_names_match_the_header(self):
+        import re
+        header = os.path.join(os.path.dirname(SOURCE_TESTS), "include", "gpufl.h")
+        with open(header) as f:
+            text = f.read()
+        block = text[text.index("typedef enum gpufl_status {"):text.index("} gpufl_status;")]
+        want = {int(v): n for n, v in re.findall(r"(GPUFL_\w+) = (\d+)", block)}
+        self.assertEqual(gfl.STATUS_NAMES, want)
+
+
 class EnumTest(unittest.TestCase):
     def test_backend_kind(self):
         B = gfl.BackendKind
@@ -309,6 +320,7 @@ class SessionTest(Base):
         self.assertEqual([x.category for x in w], [gfl.GpuflWarning])
         self.assertIn("GPUFL_PROFILING_ENGINE", str(w[0].message))
         status, msg = gfl.last_error()
+        self.assertEqual(status, "GPUFL_ERR_ENV")
         self.assertIn("GPUFL_PROFILING_ENGINE", msg)
         self.assertFalse(gfl.is_active())
 
@@ -317,7 +329,7 @@ class SessionTest(Base):
             warnings.simplefilter("always")
             self.assertFalse(gfl.init(backend=gfl.BackendKind.Amd))
         self.assertEqual(len(w), 1)
-        self.assertIn("not supported", gfl.last_error()[0])
+        self.assertEqual(gfl.last_error()[0], "GPUFL_ERR_NOT_SUPPORTED")
 
     def test_second_init_while_active(self):
         self.start()
@@ -365,6 +377,7 @@ class KillSwitchTest(Base):
             with self.subTest(v=v):
                 os.environ["GPUFL_DISABLED"] = v
                 self.assertIs(gfl.init(app_name="my_app", enabled=True), False)
+                self.assertEqual(gfl.last_error()[0], "GPUFL_DISABLED")
                 self.assertIn("GPUFL_DISABLED", gfl.last_error()[1])
                 self.check_off()
 
@@ -490,7 +503,7 @@ class ReportTest(Base):
         with self.assertRaises(ReportError) as cm:
             generate_report("logs", log_prefix="app_c")
         self.assertIn("app_c", cm.exception.message)
-        self.assertEqual(cm.exception.status, gfl._fl_strerror(6).decode())
+        self.assertEqual(cm.exception.status, "GPUFL_ERR_IO")
 
     def test_missing_dir(self):
         with self.assertRaises(ReportError) as cm:
