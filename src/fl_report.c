@@ -3383,6 +3383,11 @@ static void json_reader(const fl_report *r, jw *w)
     j_open(w, "read", '{');
     j_bool(w, "partial", partial);
     j_str(w, "session_dir", h ? res->session_dir : NULL);
+    /* session_dir is a flat-layout prefix, not a directory. */
+    if (h)
+        j_bool(w, "flat", res->flat);
+    else
+        j_str(w, "flat", NULL);
     j_opt_u64(w, "files", h, res->files);
     j_opt_u64(w, "lines", h, res->lines);
     j_opt_u64(w, "bytes", h, res->bytes);

@@ -77,7 +77,8 @@
  *   perf_metrics null | [{metric_id, name, samples, mean, min, max}]
  *   capture   null | {requested_engine, selected_engine, ts_ns, features
  *             [{feature, requested, status, mode, reason_code, message}]}
- *   read      {partial, session_dir, files, lines, bytes, bad_lines,
+ *   read      {partial, session_dir, flat (session_dir is a flat-layout
+ *             prefix), files, lines, bytes, bad_lines,
  *             bad_records, other_session_records, unknown_types, gz_errors
  *             (null without a fl_read_result), bad_rows, orphan_details,
  *             out_of_memory, warnings, first_warnings [text]}

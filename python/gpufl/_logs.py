@@ -87,9 +87,11 @@ class SessionLogs:
     prefix (`<prefix>.<channel>.log`); `session_id` (None: no filter) is
     the session whose records are kept."""
 
-    def __init__(self, where, session_id=None):
+    def __init__(self, where, session_id=None, flat=None):
         where = os.fspath(where)
-        self.flat = not os.path.isdir(where)
+        # The C reader says which it read (report read.flat); without it, a
+        # directory is a session directory.
+        self.flat = (not os.path.isdir(where)) if flat is None else bool(flat)
         # Absolute: a caller may change directory between reads.
         self.where = os.path.abspath(where)
         self.session_id = session_id or None
@@ -102,7 +104,7 @@ class SessionLogs:
         where = read.get("session_dir")
         if not where:
             raise _report_c.ReportError("the report names no session directory", "GPUFL_ERR_IO")
-        return cls(where, (report.get("session") or {}).get("session_id"))
+        return cls(where, (report.get("session") or {}).get("session_id"), read.get("flat"))
 
     @classmethod
     def open(cls, log_dir=None, log_prefix=None, session_id=None):

@@ -512,6 +512,22 @@ class ReportTest(Base):
         with self.assertRaisesRegex(ValueError, "top_n must be at least 1"):
             generate_report(".", top_n=0)
 
+    def test_flat_files_beside_a_same_named_directory(self):
+        # logs/my_app/ (an app's default log_path: a log directory) and
+        # logs/my_app.<channel>.log (flat files of another run): log_prefix
+        # takes the flat files, and the rows must come from them too.
+        inner = self.record("my_app", "logs/my_app")
+        flat_src = self.record("my_app", "other")
+        for ch in ("device", "scope", "system"):
+            shutil.copy(os.path.join(flat_src, ch + ".log"), "logs/my_app.%s.log" % ch)
+        s = GpuFlightSession("logs", log_prefix="my_app")
+        self.assertEqual(s.session_id, os.path.basename(flat_src))
+        self.assertIs(s.report["read"]["flat"], True)
+        self.assertEqual(len(s.rows("scope_events")), 3)
+        self.assertNotEqual(s.session_id, os.path.basename(inner))
+        d = GpuFlightSession(inner)
+        self.assertIs(d.report["read"]["flat"], False)
+
     def test_analyzer_and_text_report(self):
         d = self.record()
         s = GpuFlightSession(".", log_prefix="my_app", session_id=None)
