@@ -35,7 +35,8 @@ __version__ = "0.1.0"
 # ------------------------------------------------------------ the library
 
 # One loader for gpu_profile and gpufl (_native.py).
-from ._native import c_enum as _c_enum, declare as _declare, library_path  # noqa: E402,F401
+from ._native import (c_enum as _c_enum, c_string as _c_string,  # noqa: E402,F401
+                      declare as _declare, library_path)
 
 
 # ------------------------------------------------------- C declarations
@@ -437,18 +438,6 @@ def _device_arg(device, o):
     o.device = device
 
 
-def _path_arg(name, value):
-    if value is None:
-        return None
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if isinstance(value, str):
-        return value.encode()
-    if isinstance(value, bytes):
-        return value
-    raise TypeError("%s must be a path (str), not %r" % (name, value))
-
-
 def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples,
                   sample_pcie=False, nvml_library=None, smi_path=None, backend_timeout_s=5.0):
     if backend not in _BACKENDS:
@@ -463,11 +452,27 @@ def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples,
     o.warmup_s = float(warmup_s)
     o.keep_samples = 1 if keep_samples else 0
     o.sample_pcie = 1 if sample_pcie else 0
-    o.nvml_library = _path_arg("nvml_library", nvml_library)
-    o.smi_path = _path_arg("smi_path", smi_path)
+    o.nvml_library = _c_string("nvml_library", nvml_library, "a path (str)", none_ok=True)
+    o.smi_path = _c_string("smi_path", smi_path, "a path (str)", none_ok=True)
     o.backend_timeout_s = float(backend_timeout_s)
     o.report = 1  # GP_REPORT_NONE: Python does the reporting
     return o
+
+
+def _create_monitor(opts):
+    """A C monitor for opts (backend opened); GpuBackendError if it fails."""
+    err = _GpError()
+    mon = ctypes.c_void_p()
+    st = _gp_monitor_create(ctypes.byref(opts), ctypes.byref(mon), ctypes.byref(err))
+    if st != GP_OK:
+        _raise(st, err)
+    return mon
+
+
+def _summaries(mon):
+    """Every device's GpuSummary of a stopped monitor, in slot order."""
+    return tuple(GpuSummary._from_c(_gp_monitor_summary(mon, i).contents)
+                 for i in range(_gp_monitor_device_count(mon)))
 
 
 class GpuMonitor:
@@ -507,11 +512,8 @@ class GpuMonitor:
     def start(self):
         if self._mon is not None or self.summary is not None:
             raise RuntimeError("a GpuMonitor runs once: create another for a new region")
+        mon = _create_monitor(self._opts)
         err = _GpError()
-        mon = ctypes.c_void_p()
-        st = _gp_monitor_create(ctypes.byref(self._opts), ctypes.byref(mon), ctypes.byref(err))
-        if st != GP_OK:
-            _raise(st, err)
         try:
             if self.sync_fn is not None:
                 self.sync_fn()
@@ -537,9 +539,7 @@ class GpuMonitor:
                 st = _gp_monitor_stop(mon, ctypes.byref(err))
                 if st != GP_OK:
                     _raise(st, err)
-                n = _gp_monitor_device_count(mon)
-                self.summaries = [GpuSummary._from_c(_gp_monitor_summary(mon, i).contents)
-                                  for i in range(n)]
+                self.summaries = list(_summaries(mon))
                 self.summary = self.summaries[0] if self.summaries else None
                 if self.keep_samples:
                     count = ctypes.c_size_t()
@@ -612,16 +612,12 @@ class _MonitorPool:
             return self.idle.pop()  # atomic under the GIL
         except IndexError:
             pass
-        err = _GpError()
-        mon = ctypes.c_void_p()
-        st = _gp_monitor_create(ctypes.byref(self.opts), ctypes.byref(mon), ctypes.byref(err))
-        if st != GP_OK:
-            _raise(st, err)
-        return mon
+        return _create_monitor(self.opts)
 
     def give(self, mon):
         err = _GpError()
-        if self.pid == os.getpid() and len(self.idle) < self.MAX_IDLE and _gp_monitor_rearm(mon, ctypes.byref(err)) == GP_OK:
+        if (self.pid == os.getpid() and len(self.idle) < self.MAX_IDLE
+                and _gp_monitor_rearm(mon, ctypes.byref(err)) == GP_OK):
             self.idle.append(mon)
         else:
             _gp_monitor_destroy(mon)
@@ -671,8 +667,7 @@ def _profiled_call(pool, sync_fn, need_summary, fn, args, kwargs):
         reusable = True
         summaries = ()
         if need_summary:
-            summaries = tuple(GpuSummary._from_c(_gp_monitor_summary(mon, i).contents)
-                              for i in range(_gp_monitor_device_count(mon)))
+            summaries = _summaries(mon)
         return value, summaries
     finally:
         if reusable:

@@ -68,3 +68,20 @@ def declare(name, restype, *argtypes):
     f.restype = restype
     f.argtypes = list(argtypes)
     return f
+
+
+def c_string(name, value, what="a str", none_ok=False):
+    """value (str, bytes or a path) as the bytes a `const char *` takes;
+    None stays None when none_ok.  TypeError "<name> must be <what>" for
+    anything else, ValueError for an embedded NUL (C would cut it there)."""
+    if value is None and none_ok:
+        return None
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        value = value.encode()
+    elif not isinstance(value, bytes):
+        raise TypeError("%s must be %s, not %r" % (name, what, value))
+    if b"\0" in value:
+        raise ValueError("%s contains a NUL character" % name)
+    return value

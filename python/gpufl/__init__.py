@@ -31,7 +31,8 @@ import threading
 import warnings
 from typing import Optional, Tuple, Union
 
-from gpu_profile._native import c_enum as _c_enum, declare as _declare, library_path
+from gpu_profile._native import (c_enum as _c_enum, c_string as _c_string, declare as _declare,
+                                 library_path)
 
 __all__ = [
     "init",
@@ -215,18 +216,6 @@ def _enum_arg(name, value, cls, parse):
 
 
 
-def _str_arg(name, value):
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if isinstance(value, bytes):
-        return value
-    if not isinstance(value, str):
-        raise TypeError("%s must be a str, not %r" % (name, value))
-    if "\0" in value:
-        raise ValueError("%s contains a NUL character" % name)
-    return value.encode()
-
-
 def _make_options(given):
     """The C options for init()'s keywords (a dict of every field); also
     returns the bytes objects the struct points at, to keep alive."""
@@ -234,7 +223,7 @@ def _make_options(given):
     _fl_options_init(ctypes.byref(o))
     keep = []
     for name in _STRING_FIELDS:
-        b = _str_arg(name, given[name])
+        b = _c_string(name, given[name])
         keep.append(b)
         setattr(o, name, b)
     for name in _BOOL_FIELDS:

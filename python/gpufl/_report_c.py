@@ -4,7 +4,8 @@ gpufl.report and gpufl.analyzer."""
 
 import ctypes
 import json
-import os
+
+from gpu_profile._native import c_string
 
 from . import STATUS_NAMES, _FlError, _c_enum, _declare, _fl_strerror, last_session_dir
 
@@ -54,15 +55,7 @@ class ReportError(RuntimeError):
 
 
 def _bytes(name, value):
-    if value is None:
-        return None
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if isinstance(value, str):
-        return value.encode()
-    if isinstance(value, bytes):
-        return value
-    raise TypeError("%s must be a str or a path, not %r" % (name, value))
+    return c_string(name, value, "a str or a path", none_ok=True)
 
 
 def resolve_log_dir(log_dir):

@@ -503,6 +503,8 @@ class MoreOptionsTest(unittest.TestCase):
         self.assertIn("/nonexistent/nvidia-smi", str(cm.exception))
         with self.assertRaisesRegex(TypeError, "smi_path must be a path"):
             GpuMonitor(smi_path=3)
+        with self.assertRaisesRegex(ValueError, "nvml_library contains a NUL character"):
+            GpuMonitor(nvml_library="/lib\0x")
 
     def test_sample_pcie(self):
         with env(FAKE_NVML_SCENARIO=scenario("nvml_metrics.txt")):

@@ -511,6 +511,10 @@ class ReportTest(Base):
         self.assertIn("no-such-dir", str(cm.exception))
         with self.assertRaisesRegex(ValueError, "top_n must be at least 1"):
             generate_report(".", top_n=0)
+        with self.assertRaisesRegex(ValueError, "log_dir contains a NUL character"):
+            generate_report("logs\0x")
+        with self.assertRaisesRegex(TypeError, "log_prefix must be a str or a path"):
+            generate_report(".", log_prefix=3)
 
     def test_flat_files_beside_a_same_named_directory(self):
         # logs/my_app/ (an app's default log_path: a log directory) and
