@@ -18,7 +18,12 @@
  * Uses the fake NVML of the test suite when GP_BENCH_FAKE_NVML_DIR is set
  * in LD_LIBRARY_PATH by the caller; otherwise whatever NVML is installed.
  */
-#include "fl_internal.h"
+#include "recorder/scope.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "wire/records.h"
+#include "gpu_profile.h"
+#include "gpufl.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -17,6 +17,7 @@
  * The plugin is found beside GPU_PROFILE (libgpuprofile_cupti.so).
  */
 #include "gpu_metrics.h"
+#include "gpu_profile.h"
 
 #include <libgen.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * bench_read.c - reading a session back (src/fl_read.c): NDJSON throughput
+ * bench_read.c - reading a session back (src/reader/read.c): NDJSON throughput
  * of fl_read_session on kernel_event_batch lines, against Python's json
  * module and against jansson on the same lines.
  *
@@ -20,9 +20,13 @@
  * (256) MB of batch lines, each with our ratio.  The file is in the page
  * cache for every reader (it was just written).
  */
-#include "fl_internal.h"
-#include "fl_read.h"
-#include "fl_report.h"
+#include "abi/trace.h"
+#include "reader/read.h"
+#include "report/report.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/fs.h"
+#include "wire/records.h"
 #include "bench_common.h"
 
 #include <stdio.h>

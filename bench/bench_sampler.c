@@ -19,7 +19,9 @@
  * The fake's scenario is written to a temporary file (8 devices, constant
  * metrics) and passed through FAKE_NVML_SCENARIO.
  */
-#include "gp_internal.h"
+#include "sampler/backends/backend.h"
+#include "sampler/stats.h"
+#include "util/clock.h"
 #include "gpu_profile.h"
 
 #include <math.h>

@@ -17,7 +17,10 @@
  * here one 8 MiB buffer is refilled, as the pool recycles its buffers.
  */
 #include "decode.h"
-#include "fl_trace_writer.h"
+#include "abi/trace.h"
+#include "recorder/trace_sink.h"
+#include "util/buf.h"
+#include "wire/records.h"
 #include "synth.h"
 #include "bench_common.h"
 

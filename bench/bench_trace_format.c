@@ -11,7 +11,10 @@
  * 1-100 us, increasing correlation ids, kernel ids 1..50, a few launches
  * with dynamic shared memory or an external correlation.
  */
-#include "fl_internal.h"
+#include "abi/trace.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "wire/records.h"
 #include "bench_common.h"
 
 #include <stdio.h>

@@ -10,8 +10,15 @@
 #ifndef GP_CLI_H
 #define GP_CLI_H
 
-#include "fl_internal.h"
 #include "gpu_profile.h"
+#include "gpufl.h"
+
+/* The subsystems the command embeds, one internal header each (it links
+ * the static library for them): */
+#include "../src/recorder/launcher.h" /* a session fed by the command's own monitor */
+#include "../src/reader/read.h"       /* session logs read back */
+#include "../src/report/report.h"     /* the report and the exports of a session */
+#include "../src/util/util.h"         /* buffer, directories, booleans, errors */
 
 #include <signal.h>
 #include <stddef.h>
@@ -114,7 +121,7 @@ int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wa
 const char *cli_signal_name(int sig, char *buf, size_t len);
 
 /* json.c: the JSON conventions of docs/json-schema.md (escaping, numbers),
- * written into the library's text buffer (fl_buf, src/fl_buf.c). */
+ * written into the library's text buffer (fl_buf, src/util/buf.c). */
 void cli_json_key(fl_buf *b, const char *key); /* "key": */
 void cli_json_sep(fl_buf *b, int *first);      /* "," after the first member */
 
@@ -182,7 +189,7 @@ typedef struct cli_trace {
 
 void cli_trace_init(cli_trace *t, gpufl_engine engine);
 void cli_trace_free(cli_trace *t);
-/* Reads one session directory into t with fl_read_session (fl_read.h):
+/* Reads one session directory into t with fl_read_session (reader/read.h):
  * every channel file in it, plain and gzipped.  A directory that is no
  * session directory (no readable channel file directly in it: a session
  * below it or flat-layout files are not taken) adds nothing and returns

@@ -6,7 +6,7 @@
  *   gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME] [-o FILE] PATH
  *
  * PATH is a log directory, a session directory or a flat-layout prefix
- * (fl_read.h); --app NAME is GPUFlight's log_prefix, resolved under PATH
+ * (reader/read.h); --app NAME is GPUFlight's log_prefix, resolved under PATH
  * as fl_read_session_prefixed says.  The read streams: memory follows the number of distinct
  * kernels and scopes, not the number of events.  Problems in the input are
  * warnings on stderr (the first CLI_MAX_WARNINGS, then a count) and never
@@ -15,9 +15,6 @@
  * could be read or the output could not be written, 125 for a bad option.
  */
 #include "cli.h"
-#include "fl_export.h"
-#include "fl_read.h"
-#include "fl_report.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -21,7 +21,6 @@
  * with device metrics only.  docs/cli.md has the whole contract.
  */
 #include "cli.h"
-#include "fl_internal.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -6,7 +6,7 @@
  * memcpy per direction, memset, and what the sessions' last
  * capture_capabilities say was not fully collected.
  *
- * Each session directory is read by the session reader (fl_read.h), one
+ * Each session directory is read by the session reader (reader/read.h), one
  * fl_read_session call per directory: every channel (device, scope,
  * system; plain .log and the gzipped windows), the records common to every
  * channel given once.  Of what it delivers the summary takes
@@ -26,7 +26,6 @@
  * given, where they are told.
  */
 #include "cli.h"
-#include "fl_read.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@ for tool in cc c++ cmake make pkg-config nm clang-format python3; do
 done
 # jansson: the flight recorder's JSON config parser (docs/gpufl.md).
 [ -f /usr/include/jansson.h ] || need=1
-# zlib: reading the gzipped session windows <channel>.<N>.log.gz back (src/fl_read.c).
+# zlib: reading the gzipped session windows <channel>.<N>.log.gz back (src/reader/read.c).
 [ -f /usr/include/zlib.h ] || need=1
 if [ -z "$need" ]; then
     exit 0

@@ -1,7 +1,7 @@
 /*
  * report_session.h - the "rich" session the report and export tests read
  * (tests/test_report.c, tests/test_export.c), written with the recorder's
- * own record writers (src/fl_record.c) into <dir>/<RS_SID>/.  Test code
+ * own record writers (src/wire/records.c) into <dir>/<RS_SID>/.  Test code
  * only.
  *
  * What it holds (times in us after RS_T0, the job_start):
@@ -38,7 +38,10 @@
 #define GP_TEST_REPORT_SESSION_H
 
 #include "check.h"
-#include "fl_internal.h"
+#include "abi/trace.h"
+#include "util/buf.h"
+#include "wire/records.h"
+#include "gpu_profile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -136,7 +139,7 @@ static int rs_write(const char *base, bool crashed, char *out, size_t cap)
         fl_rec_dictionary(&ch[c], RS_SID, "scope_name_dict", sd, 3);
     }
 
-    /* ---- device: kernels, details first (as fl_trace.c writes them) */
+    /* ---- device: kernels, details first (as recorder/trace_sink.c writes them) */
     fl_occupancy occ_gemm = {0.5, 1.0, 0.5, 1.0, 1.0, 8, FL_LIMIT_REGISTERS};
     fl_occupancy occ_relu = {1.0, 1.0, 1.0, 1.0, 1.0, 16, FL_LIMIT_WARPS};
     fl_occupancy occ_odd = {0.25, 1.0, 1.0, 0.25, 1.0, 2, FL_LIMIT_SHARED_MEM};

@@ -1,6 +1,6 @@
 /*
  * fuzz_read_line.c - fuzz target of the session-log reader's line parser
- * (fl_read_line in src/fl_read.c): the batch scanner, jansson's path, the
+ * (fl_read_line in src/reader/read.c): the batch scanner, jansson's path, the
  * session filter.  The input is fed whole as one line, then split at '\n'
  * into lines fed one by one on the three channels, every other one with a
  * session filter.  The callbacks touch everything they are given, so a
@@ -10,7 +10,7 @@
  * without it, tests/test_fuzz_read.c includes this file and drives it with
  * its own mutation loop (docs/test-doubles.md, "Fuzzing").
  */
-#include "fl_read.h"
+#include "reader/read.h"
 
 #include <stddef.h>
 #include <stdint.h>

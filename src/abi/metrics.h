@@ -1,0 +1,85 @@
+/*
+ * abi/metrics.h - the second table the CUPTI plugin exports,
+ * gpufl_cupti_metrics_v1: the host side of hardware-counter profiling
+ * (CUPTI's Profiler Host API, plugin/metrics_host.cpp), driven by the core's
+ * gp_metrics_* functions (src/metrics.c, include/gpu_metrics.h).
+ *
+ * Core and plugin are built from one tree; GP_METRICS_ABI changes whenever
+ * this table or the meaning of a field changes, and the core refuses a
+ * plugin that speaks another number.  No CUDA or CUPTI type appears here:
+ * enums travel as the int values of include/gpu_metrics.h, statuses as
+ * gp_status values, and every function that can fail writes a message
+ * (CUPTI's, with the offending input named) into msg.
+ *
+ * Memory: lists are one malloc'd block (a NULL-terminated char* array
+ * followed by the strings; free() releases all), images and property
+ * blocks are malloc'd; the caller frees them with free().  Core and plugin
+ * share the process's malloc.
+ */
+#ifndef GP_METRICS_ABI_H
+#define GP_METRICS_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GP_METRICS_ABI 2u
+#define GP_METRICS_PLUGIN_SYMBOL "gpufl_cupti_metrics_v1"
+
+/* A metric's properties; the strings point into the same malloc'd block as
+ * the struct itself (one free()). */
+typedef struct gp_metrics_abi_props {
+    const char *description;
+    const char *hw_unit;
+    const char *dim_unit;
+    int type;  /* gp_metric_type */
+    int scope; /* gp_metric_scope */
+} gp_metrics_abi_props;
+
+typedef struct gp_metrics_plugin {
+    uint32_t abi; /* GP_METRICS_ABI */
+    /* cuptiGetVersion() of the loaded libcupti (0 if it failed). */
+    uint32_t (*cupti_version)(void);
+    /* Supported chip names (malloc'd list). */
+    int (*chips)(char ***out, size_t *n, char *msg, size_t len);
+    /* A cached host object for (chip, profiler); created (cuptiProfilerHost
+     * Initialize) on first use, shared by every acquire with the same key.
+     * canon receives the chip's canonical spelling (cap >= 64). */
+    int (*acquire)(const char *chip, int profiler, void **host, char *canon, size_t canon_len,
+                   char *msg, size_t len);
+    /* Drops one reference; the object stays cached (see release_all). */
+    void (*release)(void *host);
+    /* Deinitializes every cached object nobody holds; returns how many
+     * are still held. */
+    size_t (*release_all)(void);
+    int (*base_metrics)(void *host, int type, char ***out, size_t *n, char *msg, size_t len);
+    int (*sub_metrics)(void *host, const char *metric, int type, char ***out, size_t *n, char *msg,
+                       size_t len);
+    int (*properties)(void *host, const char *metric, gp_metrics_abi_props **out, char *msg,
+                      size_t len);
+    /* A config image for the metrics (a fresh CUPTI object each time: CUPTI
+     * accumulates added metrics in a host object). */
+    int (*config_image)(void *host, const char *const *metrics, size_t n, uint8_t **image,
+                        size_t *size, char *msg, size_t len);
+    int (*passes)(const uint8_t *image, size_t size, size_t *out, char *msg, size_t len);
+    int (*max_per_pass)(const char *chip, int profiler, size_t *out, char *msg, size_t len);
+    int (*evaluate)(void *host, const uint8_t *counter_data, size_t size, size_t index,
+                    const char *const *metrics, size_t n, double *values, char *msg, size_t len);
+    /* Resolved at run time; GP_ERR_NOT_SUPPORTED on a CUPTI without them. */
+    int (*single_pass_sets)(const char *chip, char ***out, size_t *n, char *msg, size_t len);
+    int (*single_pass_metrics)(const char *chip, const char *set, char ***out, size_t *n, char *msg,
+                               size_t len);
+    /* The chip name of CUDA device `device` (cuptiDeviceGetChipName), asked
+     * only when the driver lists that device: CUPTI's target call crashes
+     * without a driver. */
+    int (*local_chip)(int device, char *out, size_t cap, char *msg, size_t len);
+} gp_metrics_plugin;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GP_METRICS_ABI_H */

@@ -1,0 +1,219 @@
+/*
+ * abi/trace.h - the contract between the core library and the CUPTI plugin
+ * (libgpuprofile_cupti.so, plugin/), and the pure trace helpers both use.
+ *
+ * No CUDA type appears here: the core builds and runs without a toolkit.
+ * Core and plugin are built from one tree; FL_TRACE_ABI changes whenever
+ * a struct here changes, and the core refuses a plugin of another ABI.
+ *
+ * The plugin decodes CUPTI activity buffers into the neutral rows below
+ * (times already on the wall clock, kernel names already interned into
+ * kernel_dict ids) and hands them, in arrays of at most FL_TRACE_BATCH
+ * rows, to the core's sink on the core's writer thread.  The core formats
+ * them as the wire format's batches (wire/records.c) and writes them.
+ */
+#ifndef FL_TRACE_H
+#define FL_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FL_TRACE_ABI 1u
+#define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
+#define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
+
+/* ------------------------------------------------------------ devices */
+
+/*
+ * What theoretical occupancy needs to know about a device, and what
+ * job_start's cuda_static_devices lists.  The first group comes from the
+ * driver API (cuDeviceGetAttribute); the allocation granularities are not
+ * device attributes: the core sets them from the compute capability
+ * (recorder/occupancy.h, NVIDIA's occupancy calculator rules).  0 / "" = unknown.
+ */
+typedef struct fl_gpu_limits {
+    uint32_t device_id; /* CUDA device ordinal (CUPTI's deviceId) */
+    int cc_major, cc_minor;
+    int sm_count;
+    int warp_size;
+    int max_threads_per_block;
+    int max_threads_per_sm;
+    int max_blocks_per_sm;
+    int regs_per_sm;
+    int max_regs_per_block;
+    int smem_per_sm_bytes;             /* the most an SM can give to blocks */
+    int smem_per_block_bytes;          /* default per-block limit (48 KiB) */
+    int smem_per_block_optin_bytes;    /* with cudaFuncAttributeMaxDynamicSharedMemorySize */
+    int reserved_smem_per_block_bytes; /* taken by the system per block (1 KiB on sm_80+) */
+    int64_t l2_cache_bytes;
+    /* Granularities (set by the core: recorder/occupancy.h). */
+    int reg_alloc_unit;      /* registers are allocated per warp in units of this (256) */
+    int smem_alloc_unit;     /* shared memory per block is rounded up to this (128) */
+    int max_regs_per_thread; /* 255 */
+    char name[256];
+    char uuid[48]; /* "GPU-xxxxxxxx-...", "" if unknown */
+} fl_gpu_limits;
+
+/* --------------------------------------------------------------- rows */
+
+/* gpufl scopes open at a kernel's launch, outermost first (kernel_detail's
+ * user_scope); deeper ones are cut. */
+#define FL_SCOPE_PATH_MAX 8
+#define FL_SCOPE_UNKNOWN 0xffu /* scope_depth: not attributed */
+
+typedef struct fl_kernel_row {
+    uint64_t t_ns; /* start, wall-clock ns */
+    uint64_t duration_ns;
+    uint64_t external_id; /* 0: none */
+    uint64_t local_mem_total_bytes;
+    uint32_t kernel_id; /* kernel_dict */
+    uint32_t stream_id, corr_id, device_id, context_id;
+    uint32_t grid[3], block[3];
+    uint32_t static_smem_bytes, dynamic_smem_bytes;
+    uint32_t local_mem_per_thread_bytes;
+    uint32_t smem_executed_bytes;
+    uint32_t graph_id; /* 0: not a graph node */
+    uint16_t num_regs;
+    uint8_t external_kind; /* CUPTI_EXTERNAL_CORRELATION_KIND_*; 0: none */
+    uint8_t cache_requested, cache_executed;
+    uint8_t has_details; /* set by the core's sink */
+    /* The launching thread's open scopes (scope_name_dict ids): depth 0 is
+     * "global"; FL_SCOPE_UNKNOWN when no launch callback saw it. */
+    uint8_t scope_depth;
+    uint32_t scope_ids[FL_SCOPE_PATH_MAX];
+} fl_kernel_row;
+
+typedef struct fl_memcpy_row {
+    uint64_t t_ns, duration_ns, bytes;
+    uint32_t stream_id, corr_id, device_id, context_id;
+    uint32_t src_device_id, dst_device_id; /* peer-to-peer; else = device_id */
+    uint8_t copy_kind;                     /* CUPTI_ACTIVITY_MEMCPY_KIND_* (10 PtoP) */
+    uint8_t src_kind, dst_kind;            /* CUPTI_ACTIVITY_MEMORY_KIND_* */
+    uint8_t peer;                          /* from a MEMCPY2 (peer-to-peer) record */
+} fl_memcpy_row;
+
+typedef struct fl_memset_row {
+    uint64_t t_ns, duration_ns, bytes;
+    uint32_t stream_id, corr_id, device_id, context_id;
+    uint32_t value;
+    uint8_t memory_kind;
+} fl_memset_row;
+
+typedef struct fl_sync_row {
+    uint64_t t_ns, duration_ns;
+    uint32_t sync_type; /* CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_* (1..4) */
+    uint32_t stream_id; /* CUPTI's value (0xffffffff: not a stream sync) */
+    uint32_t event_id, context_id, corr_id;
+} fl_sync_row;
+
+typedef struct fl_alloc_row {
+    uint64_t t_ns, duration_ns; /* duration 0: CUPTI gives the operation one time stamp */
+    uint64_t address, bytes;
+    uint32_t device_id, stream_id, corr_id;
+    uint8_t memory_op;   /* 1 alloc, 2 free */
+    uint8_t memory_kind; /* CUPTI_ACTIVITY_MEMORY_KIND_* */
+} fl_alloc_row;
+
+typedef struct fl_graph_row {
+    uint64_t t_ns, duration_ns;
+    uint32_t graph_id, stream_id, corr_id, device_id;
+} fl_graph_row;
+
+/* An NVTX range as a scope: begin (name set) or end. */
+typedef struct fl_marker_row {
+    uint64_t t_ns;
+    uint64_t marker_id; /* CUPTI's id, shared by a range's start and end */
+    const char *name;   /* begin only; valid during the sink call */
+    uint32_t depth;     /* open NVTX ranges on that thread before this one */
+    uint8_t is_end;
+} fl_marker_row;
+
+/* The core's side: called on the core's writer thread from drain(), rows
+ * in arrays of at most FL_TRACE_BATCH (the sink may modify them). */
+typedef struct fl_trace_sink {
+    void *user;
+    /* New kernel_dict entries (demangled names), before any row using them. */
+    void (*kernel_names)(void *user, const uint32_t *ids, const char *const *names, size_t n);
+    /* A device's limits, before the first kernel row of that device. */
+    void (*device)(void *user, const fl_gpu_limits *lim);
+    void (*kernels)(void *user, fl_kernel_row *rows, size_t n);
+    void (*memcpys)(void *user, fl_memcpy_row *rows, size_t n);
+    void (*memsets)(void *user, fl_memset_row *rows, size_t n);
+    void (*syncs)(void *user, fl_sync_row *rows, size_t n);
+    void (*allocs)(void *user, fl_alloc_row *rows, size_t n);
+    void (*graphs)(void *user, fl_graph_row *rows, size_t n);
+    void (*markers)(void *user, fl_marker_row *rows, size_t n);
+} fl_trace_sink;
+
+/* ------------------------------------------------------------ plugin */
+
+typedef struct fl_trace_options {
+    bool synchronization;      /* CUPTI_ACTIVITY_KIND_SYNCHRONIZATION */
+    bool memory;               /* MEMORY2 (alloc/free) */
+    bool graphs;               /* GRAPH_TRACE: one record per graph launch */
+    bool external_correlation; /* EXTERNAL_CORRELATION */
+    bool nvtx;                 /* MARKER (NVTX ranges) */
+    size_t buffer_bytes;       /* per CUPTI buffer (0: default 8 MiB) */
+    uint32_t max_buffers;      /* the pool's bound (0: default 16) */
+    void (*kick)(void);        /* wakes the core's writer: buffers wait */
+    /* The calling thread's open gpufl scopes (name ids, outermost first,
+     * at most cap); called on the application's thread at every kernel
+     * launch, so it must be cheap and lock-free.  NULL: no attribution. */
+    size_t (*scope_path)(uint32_t *ids, size_t cap);
+} fl_trace_options;
+
+/* Activity kinds start() could not enable (fl_trace_stats.unavailable). */
+enum {
+    FL_FEAT_MEMCPY = 1u << 0,
+    FL_FEAT_MEMSET = 1u << 1,
+    FL_FEAT_SYNC = 1u << 2,
+    FL_FEAT_MEMORY = 1u << 3,
+    FL_FEAT_GRAPHS = 1u << 4,
+    FL_FEAT_EXTERNAL = 1u << 5,
+    FL_FEAT_NVTX = 1u << 6,
+    FL_FEAT_OVERHEAD = 1u << 7,
+    FL_FEAT_SCOPES = 1u << 8, /* launch callbacks for user_scope */
+};
+
+/* What the plugin counted; all since start(). */
+typedef struct fl_trace_stats {
+    uint64_t kernels, memcpys, memsets, syncs, allocs, graphs, markers, external;
+    uint64_t other_records;   /* kinds CUPTI knows that are not decoded (skipped) */
+    uint64_t cupti_dropped;   /* cuptiActivityGetNumDroppedRecords */
+    uint64_t buffers_refused; /* requests refused: every pool buffer in use */
+    uint64_t bad_buffers;     /* buffers that ended in a record CUPTI could not parse */
+    uint64_t buffers;         /* buffers completed */
+    uint64_t overhead_records;
+    uint64_t overhead_ns;      /* sum of CUPTI overhead records' durations */
+    uint64_t pool_bytes;       /* buffer memory allocated (high-water) */
+    uint32_t unavailable;      /* FL_FEAT_* bits: requested, refused by CUPTI */
+    char unavailable_msg[256]; /* CUPTI's message for the first of them */
+} fl_trace_stats;
+
+typedef struct fl_trace_plugin {
+    uint32_t abi; /* FL_TRACE_ABI */
+    const char *version;
+    /* Subscribes and enables the activity kinds.  Returns 0, or -1 with why
+     * naming CUPTI's error (then nothing stays enabled). */
+    int (*start)(const fl_trace_options *o, char *why, size_t why_len);
+    /* Devices the driver API reports now (not when injected: start runs
+     * inside cuInit); fills at most cap, returns the count. */
+    size_t (*devices)(fl_gpu_limits *out, size_t cap);
+    /* Writer thread: decodes every completed buffer into sink. */
+    void (*drain)(const fl_trace_sink *sink);
+    /* Writer thread, about once a second: hands over the buffers whose
+     * records are all complete, full or not (cuptiActivityFlushAll(0)), so
+     * a quiet program's kernels reach the disk without waiting for a full
+     * buffer.  CUPTI's own periodic flush returns full buffers only. */
+    void (*flush)(void);
+    /* cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) then disables
+     * everything; call drain() once more afterwards. */
+    void (*stop)(void);
+    void (*stats)(fl_trace_stats *out);
+    /* After the last drain() and stats(): frees the buffers and the
+     * decoder (start() may be called again later). */
+    void (*release)(void);
+} fl_trace_plugin;
+
+#endif /* FL_TRACE_H */

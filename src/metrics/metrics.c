@@ -1,0 +1,350 @@
+/*
+ * metrics/metrics.c - gp_metrics_* (include/gpu_metrics.h): the host side of
+ * hardware-counter profiling, served by the CUPTI plugin's second table
+ * (gpufl_cupti_metrics_v1, src/abi/metrics.h).  The plugin is loaded
+ * once per process (abi/plugin.c) on the first call; without it every call
+ * answers GP_ERR_NOT_SUPPORTED with the loader's message.  Everything CUPTI
+ * says comes back as a status and a message; nothing is printed.
+ */
+#include "../abi/metrics.h"
+#include "../abi/plugin.h"
+#include "../util/error.h"
+#include "gpu_metrics.h"
+#include "gpu_profile.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gp_metrics_host {
+    const gp_metrics_plugin *p;
+    void *obj; /* the plugin's cached entry */
+    char chip[64];
+    gp_metrics_profiler profiler;
+    gp_metrics_abi_props *props; /* the last properties handed out */
+};
+
+#define MSG_MAX GP_ERROR_MESSAGE_MAX
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static const gp_metrics_plugin *g_plugin;
+static char g_why[MSG_MAX];
+
+static void load_once(void)
+{
+    char path[PATH_MAX];
+    const gp_metrics_plugin *p =
+        fl_plugin_symbol(GP_METRICS_PLUGIN_SYMBOL, path, sizeof path, g_why, sizeof g_why);
+    if (!p)
+        return;
+    if (p->abi != GP_METRICS_ABI) {
+        snprintf(g_why, sizeof g_why,
+                 "the CUPTI plugin %s speaks metrics interface %u, this library %u: install the "
+                 "plugin built with this library",
+                 path, p->abi, GP_METRICS_ABI);
+        return;
+    }
+    g_plugin = p;
+}
+
+static const gp_metrics_plugin *plugin(gp_error *err)
+{
+    pthread_once(&g_once, load_once);
+    if (!g_plugin)
+        gp_error_set(err, GP_ERR_NOT_SUPPORTED, "hardware metrics are not available: %s", g_why);
+    return g_plugin;
+}
+
+/* Maps a plugin status and message into err. */
+static gp_status answer(int st, const char *msg, gp_error *err)
+{
+    if (st == GP_OK) {
+        gp_error_clear(err);
+        return GP_OK;
+    }
+    return gp_error_set(err, (gp_status)st, "%s", msg[0] ? msg : gp_strerror((gp_status)st));
+}
+
+static gp_status need(const void *ptr, const char *what, gp_error *err)
+{
+    if (!ptr)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "%s is NULL", what);
+    return GP_OK;
+}
+
+const char *gp_metric_type_name(gp_metric_type t)
+{
+    switch (t) {
+    case GP_METRIC_COUNTER:
+        return "counter";
+    case GP_METRIC_RATIO:
+        return "ratio";
+    case GP_METRIC_THROUGHPUT:
+        return "throughput";
+    }
+    return NULL;
+}
+
+const char *gp_metrics_profiler_name(gp_metrics_profiler p)
+{
+    switch (p) {
+    case GP_METRICS_RANGE:
+        return "range";
+    case GP_METRICS_PM_SAMPLING:
+        return "pm";
+    }
+    return NULL;
+}
+
+const char *gp_metric_scope_name(gp_metric_scope s)
+{
+    switch (s) {
+    case GP_METRIC_SCOPE_CONTEXT:
+        return "context";
+    case GP_METRIC_SCOPE_DEVICE:
+        return "device";
+    case GP_METRIC_SCOPE_INVALID:
+        return "invalid";
+    case GP_METRIC_SCOPE_UNKNOWN:
+        return "unknown";
+    }
+    return NULL;
+}
+
+void gp_metrics_free_list(char **list)
+{
+    free(list);
+}
+
+void gp_metrics_free_image(uint8_t *image)
+{
+    free(image);
+}
+
+uint32_t gp_metrics_cupti_version(void)
+{
+    const gp_metrics_plugin *p = plugin(NULL);
+    return p ? p->cupti_version() : 0;
+}
+
+size_t gp_metrics_release_cache(void)
+{
+    const gp_metrics_plugin *p = plugin(NULL);
+    return p ? p->release_all() : 0;
+}
+
+/* Clears the out-parameters of a list call and checks them. */
+static gp_status list_args(char ***out, size_t *n, gp_error *err)
+{
+    if (!out || !n)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "the list out-parameters are NULL");
+    *out = NULL;
+    *n = 0;
+    return GP_OK;
+}
+
+gp_status gp_metrics_chips(char ***out, size_t *n, gp_error *err)
+{
+    if (list_args(out, n, err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    const gp_metrics_plugin *p = plugin(err);
+    if (!p)
+        return GP_ERR_NOT_SUPPORTED;
+    char msg[MSG_MAX] = "";
+    return answer(p->chips(out, n, msg, sizeof msg), msg, err);
+}
+
+gp_status gp_metrics_host_create(const char *chip, gp_metrics_profiler profiler,
+                                 gp_metrics_host **out, gp_error *err)
+{
+    if (!out)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "the host out-parameter is NULL");
+    *out = NULL;
+    if (!chip || !*chip)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no chip name given");
+    if (profiler != GP_METRICS_RANGE && profiler != GP_METRICS_PM_SAMPLING)
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "profiler type %d is neither GP_METRICS_RANGE nor "
+                            "GP_METRICS_PM_SAMPLING",
+                            (int)profiler);
+    const gp_metrics_plugin *p = plugin(err);
+    if (!p)
+        return GP_ERR_NOT_SUPPORTED;
+    gp_metrics_host *h = calloc(1, sizeof *h);
+    if (!h)
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for a metrics host");
+    char msg[MSG_MAX] = "";
+    int st = p->acquire(chip, (int)profiler, &h->obj, h->chip, sizeof h->chip, msg, sizeof msg);
+    if (st != GP_OK) {
+        free(h);
+        return answer(st, msg, err);
+    }
+    h->p = p;
+    h->profiler = profiler;
+    *out = h;
+    gp_error_clear(err);
+    return GP_OK;
+}
+
+void gp_metrics_host_destroy(gp_metrics_host *h)
+{
+    if (!h)
+        return;
+    h->p->release(h->obj);
+    free(h->props);
+    free(h);
+}
+
+const char *gp_metrics_host_chip(const gp_metrics_host *h)
+{
+    return h ? h->chip : NULL;
+}
+
+gp_metrics_profiler gp_metrics_host_profiler(const gp_metrics_host *h)
+{
+    return h ? h->profiler : GP_METRICS_RANGE;
+}
+
+gp_status gp_metrics_base_metrics(gp_metrics_host *h, gp_metric_type type, char ***out, size_t *n,
+                                  gp_error *err)
+{
+    if (list_args(out, n, err) != GP_OK || need(h, "the host", err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    char msg[MSG_MAX] = "";
+    return answer(h->p->base_metrics(h->obj, (int)type, out, n, msg, sizeof msg), msg, err);
+}
+
+gp_status gp_metrics_sub_metrics(gp_metrics_host *h, const char *name, gp_metric_type type,
+                                 char ***out, size_t *n, gp_error *err)
+{
+    if (list_args(out, n, err) != GP_OK || need(h, "the host", err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    if (!name || !*name)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric name given");
+    char msg[MSG_MAX] = "";
+    return answer(h->p->sub_metrics(h->obj, name, (int)type, out, n, msg, sizeof msg), msg, err);
+}
+
+gp_status gp_metrics_properties(gp_metrics_host *h, const char *name, gp_metric_props *out,
+                                gp_error *err)
+{
+    if (need(h, "the host", err) != GP_OK || need(out, "the properties out-parameter", err))
+        return GP_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!name || !*name)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric name given");
+    char msg[MSG_MAX] = "";
+    gp_metrics_abi_props *pr = NULL;
+    int st = h->p->properties(h->obj, name, &pr, msg, sizeof msg);
+    if (st != GP_OK)
+        return answer(st, msg, err);
+    free(h->props);
+    h->props = pr;
+    out->description = pr->description;
+    out->hw_unit = pr->hw_unit;
+    out->dim_unit = pr->dim_unit;
+    out->type = (gp_metric_type)pr->type;
+    out->scope = (gp_metric_scope)pr->scope;
+    gp_error_clear(err);
+    return GP_OK;
+}
+
+gp_status gp_metrics_config_image(gp_metrics_host *h, const char *const *metrics, size_t n,
+                                  uint8_t **image, size_t *size, gp_error *err)
+{
+    if (need(h, "the host", err) != GP_OK || need(image, "the image out-parameter", err) ||
+        need(size, "the size out-parameter", err))
+        return GP_ERR_INVALID_ARG;
+    *image = NULL;
+    *size = 0;
+    if (!metrics || n == 0)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric given for the config image");
+    char msg[MSG_MAX] = "";
+    return answer(h->p->config_image(h->obj, metrics, n, image, size, msg, sizeof msg), msg, err);
+}
+
+gp_status gp_metrics_passes(const uint8_t *image, size_t size, size_t *passes, gp_error *err)
+{
+    if (need(passes, "the passes out-parameter", err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    *passes = 0;
+    if (!image || size == 0)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no config image given");
+    const gp_metrics_plugin *p = plugin(err);
+    if (!p)
+        return GP_ERR_NOT_SUPPORTED;
+    char msg[MSG_MAX] = "";
+    return answer(p->passes(image, size, passes, msg, sizeof msg), msg, err);
+}
+
+gp_status gp_metrics_local_chip(int device, char *buf, size_t cap, gp_error *err)
+{
+    if (need(buf, "the buffer", err) != GP_OK || cap == 0)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no buffer for the chip name");
+    buf[0] = '\0';
+    const gp_metrics_plugin *p = plugin(err);
+    if (!p)
+        return GP_ERR_NOT_SUPPORTED;
+    char msg[MSG_MAX] = "";
+    return answer(p->local_chip(device, buf, cap, msg, sizeof msg), msg, err);
+}
+
+gp_status gp_metrics_max_per_pass(const char *chip, gp_metrics_profiler profiler, size_t *out,
+                                  gp_error *err)
+{
+    if (need(out, "the out-parameter", err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    *out = 0;
+    if (!chip || !*chip)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no chip name given");
+    const gp_metrics_plugin *p = plugin(err);
+    if (!p)
+        return GP_ERR_NOT_SUPPORTED;
+    char msg[MSG_MAX] = "";
+    return answer(p->max_per_pass(chip, (int)profiler, out, msg, sizeof msg), msg, err);
+}
+
+gp_status gp_metrics_evaluate(gp_metrics_host *h, const uint8_t *counter_data, size_t size,
+                              size_t index, const char *const *metrics, size_t n, double *values,
+                              gp_error *err)
+{
+    if (need(h, "the host", err) != GP_OK || need(values, "the values array", err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    if (!counter_data || size == 0)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no counter-data image given");
+    if (!metrics || n == 0)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric given to evaluate");
+    char msg[MSG_MAX] = "";
+    return answer(
+        h->p->evaluate(h->obj, counter_data, size, index, metrics, n, values, msg, sizeof msg), msg,
+        err);
+}
+
+gp_status gp_metrics_single_pass_sets(const char *chip, char ***out, size_t *n, gp_error *err)
+{
+    if (list_args(out, n, err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    if (!chip || !*chip)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no chip name given");
+    const gp_metrics_plugin *p = plugin(err);
+    if (!p)
+        return GP_ERR_NOT_SUPPORTED;
+    char msg[MSG_MAX] = "";
+    return answer(p->single_pass_sets(chip, out, n, msg, sizeof msg), msg, err);
+}
+
+gp_status gp_metrics_single_pass_metrics(const char *chip, const char *set, char ***out, size_t *n,
+                                         gp_error *err)
+{
+    if (list_args(out, n, err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    if (!chip || !*chip)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no chip name given");
+    const gp_metrics_plugin *p = plugin(err);
+    if (!p)
+        return GP_ERR_NOT_SUPPORTED;
+    char msg[MSG_MAX] = "";
+    return answer(p->single_pass_metrics(chip, set, out, n, msg, sizeof msg), msg, err);
+}

@@ -1,0 +1,154 @@
+/*
+ * reader/read.h - reading GPUFlight session logs back, streaming (reader/read.c).
+ *
+ * Finds a session under a path (a log directory, a session directory, or
+ * the older flat layout <prefix>.<channel>.log), reads every channel file -
+ * plain <channel>.log and the gzipped windows <channel>.<N>.log.gz in
+ * window order - line by line, and hands each record to callbacks:
+ * columnar batches already split into cells (a specialised scanner: the
+ * batches are nearly all of a trace's bytes), every other record as a
+ * parsed JSON object (jansson).  Memory is one line and one batch at a
+ * time, whatever the file's size.  Bad input never stops the read: a torn
+ * last line, a line that is not JSON, an unknown type, a batch whose rows
+ * do not match its columns, a broken gzip stream - each is one warning
+ * with file and line, and the rest is still read.
+ *
+ * Not exported; the report (report/report.c), the exports and the CLI use it.
+ */
+#ifndef FL_READ_H
+#define FL_READ_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { FL_CH_DEVICE = 0, FL_CH_SCOPE = 1, FL_CH_SYSTEM = 2, FL_CH_COUNT = 3 };
+
+/* One cell of a batch row: JSON numbers become int (exact integers up to
+ * 2^64-1 / down to -2^63) or real; null stays null (a metric the device
+ * did not report); anything else in a row is an error of that row. */
+typedef enum fl_cell_kind {
+    FL_CELL_NULL = 0,
+    FL_CELL_INT,
+    FL_CELL_UINT,
+    FL_CELL_REAL
+} fl_cell_kind;
+typedef struct fl_cell {
+    uint8_t kind; /* fl_cell_kind; FL_CELL_UINT: above INT64_MAX, in u */
+    union {
+        int64_t i;
+        uint64_t u;
+        double d;
+    };
+} fl_cell;
+
+/* The value as a double (null: NaN) / as an int64 (null: def; real:
+ * truncated; uint above INT64_MAX: INT64_MAX). */
+double fl_cell_real(const fl_cell *c);
+int64_t fl_cell_int(const fl_cell *c, int64_t def);
+
+/* A columnar batch (`*_batch` records): rows x ncols cells, row-major.
+ * Valid only during the callback. */
+typedef struct fl_batch {
+    const char *type; /* "kernel_event_batch", ... */
+    int channel;      /* FL_CH_*: the file it came from */
+    uint64_t batch_id;
+    uint64_t base_time_ns;
+    size_t ncols;
+    const char *const *cols; /* column names */
+    size_t nrows;
+    const fl_cell *cells; /* nrows * ncols */
+    /* Every cell is an FL_CELL_INT (the writer's batches: a consumer may
+     * read cells[i].i without looking at the kind); false: not known. */
+    bool all_ints;
+    /* host_metric_batch only: the envelope's hostname (NULL if absent). */
+    const char *hostname;
+    const char *file; /* for messages */
+    uint64_t line;
+} fl_batch;
+
+/* The index of column name, -1 if the batch has none. */
+int fl_batch_col(const fl_batch *b, const char *name);
+/* Cell (row, col); a NULL-kind cell when col < 0. */
+const fl_cell *fl_batch_cell(const fl_batch *b, size_t row, int col);
+
+typedef struct fl_read_cb {
+    void *user;
+    /* Every record that is not a batch (job_start, shutdown,
+     * dictionary_update, capture_capabilities, kernel_detail,
+     * memset_event, system_start/stop, and types this reader does not
+     * know), parsed; borrowed for the call. */
+    void (*record)(void *user, int channel, const char *type, json_t *rec);
+    void (*batch)(void *user, const fl_batch *b);
+    /* A problem with the input; the read goes on. */
+    void (*warning)(void *user, const char *file, uint64_t line, const char *msg);
+} fl_read_cb;
+
+typedef struct fl_read_opts {
+    const char *session_id; /* NULL or "": the latest session */
+    /* NULL or "": any app.  Else only a session whose job_start "app" is
+     * this: in a log directory the latest such session directory (its app
+     * read from the first line of its channel files) or flat prefix, in a
+     * flat layout the last job_start of that app; a session directory
+     * given directly must be of that app.  Otherwise the read fails. */
+    const char *app;
+    /* Records go to every channel (job_start, dictionary_update,
+     * capture_capabilities, shutdown): give each only once, from the first
+     * channel file that has it (device, scope, system).  Default true. */
+    bool dedupe_common;
+} fl_read_opts;
+
+void fl_read_opts_init(fl_read_opts *o);
+
+/* What the read found. */
+typedef struct fl_read_result {
+    char session_id[64];    /* the session read ("" if none was found) */
+    char session_dir[4096]; /* its directory, or the flat prefix */
+    bool flat;              /* the older flat layout */
+    bool crashed;           /* no shutdown record on any channel */
+    uint64_t lines;         /* lines read */
+    uint64_t bytes;         /* uncompressed bytes read */
+    uint64_t bad_lines;     /* not JSON / torn / not an object */
+    uint64_t bad_records;   /* parsed, but unusable (missing fields, rows not matching) */
+    uint64_t other_session; /* records of another session_id, dropped */
+    uint64_t unknown_types; /* records of a type this reader does not know (still given) */
+    uint64_t files;         /* files read */
+    uint64_t gz_errors;     /* gzip streams that ended in an error */
+} fl_read_result;
+
+/*
+ * Reads the session at path.  Returns 0 when a session was found and read
+ * (warnings or not: see res to tell a clean read from a partial one), -1
+ * when none could be found or opened, with errbuf saying why and naming
+ * the path.  The session: with session_id, the one of that id; else the
+ * session directory path itself, or in a log directory the most recently
+ * modified session directory, or in a flat layout the last job_start -
+ * each of opts->app when set.
+ */
+int fl_read_session(const char *path, const fl_read_opts *opts, const fl_read_cb *cb,
+                    fl_read_result *res, char *errbuf, size_t errlen);
+
+/*
+ * GPUFlight's analyzer names a session by a log directory and a log_prefix
+ * (the app name, or its files' prefix).  With log_prefix NULL or "" this is
+ * fl_read_session(log_dir, ...).  Else the first that matches is read:
+ *   (a) flat files <log_dir>/<log_prefix>.<channel>.log: that flat prefix;
+ *   (b) <log_dir>/<log_prefix> is a directory (an app's default log_path is
+ *       its app_name): that path, as fl_read_session reads any path;
+ *   (c) log_dir itself with opts->app = log_prefix: the latest session of
+ *       that app.
+ * When none does, -1 with errbuf naming log_dir, log_prefix and the three
+ * places looked at.
+ */
+int fl_read_session_prefixed(const char *log_dir, const char *log_prefix, const fl_read_opts *opts,
+                             const fl_read_cb *cb, fl_read_result *res, char *errbuf,
+                             size_t errlen);
+
+/* Parses one NDJSON line (no '\n') as the reader does: for the fuzz
+ * target and the tests.  Calls cb like fl_read_session; returns 0 if the
+ * line was a usable record. */
+int fl_read_line(const char *line, size_t len, int channel, const char *want_session,
+                 const fl_read_cb *cb, fl_read_result *res, const char *file, uint64_t lineno);
+
+#endif /* FL_READ_H */

@@ -1,0 +1,28 @@
+/*
+ * recorder/launcher.h - what a launcher (the gpu-profile command) may use
+ * of the recorder beyond gpufl.h: a session fed by the launcher's own
+ * monitor, and the child's end in its shutdown records (session.c).  The
+ * one internal header the command includes for the recorder.
+ */
+#ifndef GP_RECORDER_LAUNCHER_H
+#define GP_RECORDER_LAUNCHER_H
+
+#include "gpu_profile.h"
+#include "gpufl.h"
+
+#include <stdbool.h>
+
+/* For the CLI: a session whose device metrics come from the caller's
+ * monitor (created, not started): the session sets its round hook and
+ * starts it (system_sample_rate_ms > 0); the caller stops it before
+ * gpufl_shutdown() and destroys it after.  One sampler for the summary and
+ * the log.  Same statuses as gpufl_init(). */
+gpufl_status fl_init_with_monitor(const gpufl_init_options *opts, gp_monitor *mon,
+                                  gpufl_error *err);
+
+/* For the CLI (a launcher): append a shutdown with the child's end to every
+ * channel at gpufl_shutdown() instead of the plain one.  Call before
+ * gpufl_shutdown(); no-op without a session. */
+void fl_session_set_child_exit(int exit_code, int signal, bool crashed);
+
+#endif /* GP_RECORDER_LAUNCHER_H */

@@ -1,0 +1,369 @@
+/*
+ * recorder/trace_sink.c - the core's side of the Trace engine: the sink the CUPTI
+ * plugin's decoder fills, turned into the wire format's records.
+ *
+ * Promises: rows are written in batches of at most FL_TRACE_BATCH, each
+ * batch sorted by time (CUPTI delivers nearly sorted rows: an insertion
+ * sort costs a pass); kernel_dict entries go to every channel before the
+ * first batch that uses them; a kernel_detail is written for a launch whose
+ * configuration (grid, block, registers, shared and local memory, device)
+ * differs from the previous launch of the same kernel, and only that
+ * launch has has_details = 1 - a launch with has_details = 0 has the detail
+ * of the nearest earlier row of its kernel_id with has_details = 1 (so a
+ * training loop writes one detail per kernel, not one per launch);
+ * occupancy is computed from the device's limits, or null when they are
+ * unknown; NVTX ranges become scope rows named through the same
+ * scope_name_dict as gpufl scopes.  All of it runs on the writer thread.
+ */
+#include "trace_sink.h"
+#include "../abi/trace.h"
+#include "../util/buf.h"
+#include "../wire/records.h"
+#include "occupancy.h"
+#include "scope.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MARK_SLOTS 4096u
+#define NVTX_INSTANCE_BIT (1ull << 62) /* keeps NVTX ids apart from gpufl scope ids */
+
+typedef struct kernel_sig {
+    uint32_t grid[3], block[3];
+    uint32_t static_smem, dynamic_smem, local_per_thread, smem_executed, device_id;
+    uint16_t regs;
+    uint8_t scope_depth;
+    bool set;
+    uint32_t scope_ids[FL_SCOPE_PATH_MAX];
+} kernel_sig;
+
+struct fl_trace_writer {
+    fl_ident ident;
+    uint32_t gen;
+    fl_buf *ch[3]; /* device, scope, system */
+    uint64_t batch_kernel, batch_memcpy, batch_sync, batch_alloc, batch_graph;
+
+    fl_gpu_limits limits[FL_TRACE_MAX_DEVICES];
+    bool have_limits[FL_TRACE_MAX_DEVICES];
+
+    kernel_sig *sig; /* by kernel_id */
+    size_t sig_cap;
+
+    fl_scope_row *scope_rows; /* NVTX rows waiting for the writer's scope batch */
+    size_t n_scope, scope_cap;
+    struct {
+        uint64_t id, start_ns;
+    } marks[MARK_SLOTS];
+
+    fl_trace_counts counts;
+};
+
+/* ------------------------------------------------------------- sorting */
+
+/* Every row type starts with its uint64_t t_ns. */
+static uint64_t t_of(const void *row)
+{
+    uint64_t t;
+    memcpy(&t, row, sizeof t);
+    return t;
+}
+
+static void sort_by_time(void *rows, size_t n, size_t size)
+{
+    char *p = rows;
+    size_t i = 1;
+    while (i < n && t_of(p + (i - 1) * size) <= t_of(p + i * size))
+        i++;
+    if (i >= n)
+        return;
+    unsigned char tmp[256];
+    if (size > sizeof tmp)
+        return;
+    for (; i < n; i++) {
+        uint64_t t = t_of(p + i * size);
+        size_t j = i;
+        if (t_of(p + (j - 1) * size) <= t)
+            continue;
+        memcpy(tmp, p + i * size, size);
+        while (j > 0 && t_of(p + (j - 1) * size) > t) {
+            memcpy(p + j * size, p + (j - 1) * size, size);
+            j--;
+        }
+        memcpy(p + j * size, tmp, size);
+    }
+}
+
+/* --------------------------------------------------------------- sinks */
+
+static void on_names(void *user, const uint32_t *ids, const char *const *names, size_t n)
+{
+    fl_trace_writer *w = user;
+    fl_dict_entry local[64];
+    for (size_t i = 0; i < n;) {
+        size_t k = 0;
+        for (; k < 64 && i < n; k++, i++)
+            local[k] = (fl_dict_entry){ids[i], names[i]};
+        for (int ch = 0; ch < 3; ch++)
+            fl_rec_dictionary(w->ch[ch], w->ident.session_id, "kernel_dict", local, k);
+    }
+}
+
+static void on_device(void *user, const fl_gpu_limits *lim)
+{
+    fl_trace_writer *w = user;
+    if (lim->device_id >= FL_TRACE_MAX_DEVICES)
+        return;
+    w->limits[lim->device_id] = *lim;
+    fl_gpu_limits_fill_arch(&w->limits[lim->device_id]);
+    w->have_limits[lim->device_id] = true;
+}
+
+static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k)
+{
+    if (k->kernel_id >= w->sig_cap) {
+        size_t cap = w->sig_cap ? w->sig_cap : 64;
+        while (cap <= k->kernel_id)
+            cap *= 2;
+        kernel_sig *p = realloc(w->sig, cap * sizeof *p);
+        if (!p)
+            return true; /* no memory to remember: a detail every time */
+        memset(p + w->sig_cap, 0, (cap - w->sig_cap) * sizeof *p);
+        w->sig = p;
+        w->sig_cap = cap;
+    }
+    /* Compared in place (the common case: the same as last time); the
+     * signature is rebuilt only when it changed. */
+    uint8_t sd = k->scope_depth;
+    size_t n_ids = sd == FL_SCOPE_UNKNOWN ? 0 : sd;
+    kernel_sig *old = &w->sig[k->kernel_id];
+    if (old->set && old->grid[0] == k->grid[0] && old->grid[1] == k->grid[1] &&
+        old->grid[2] == k->grid[2] && old->block[0] == k->block[0] &&
+        old->block[1] == k->block[1] && old->block[2] == k->block[2] && old->regs == k->num_regs &&
+        old->dynamic_smem == k->dynamic_smem_bytes && old->static_smem == k->static_smem_bytes &&
+        old->local_per_thread == k->local_mem_per_thread_bytes &&
+        old->smem_executed == k->smem_executed_bytes && old->device_id == k->device_id &&
+        old->scope_depth == sd &&
+        (n_ids == 0 || memcmp(old->scope_ids, k->scope_ids, n_ids * sizeof *k->scope_ids) == 0))
+        return false;
+    *old = (kernel_sig){.grid = {k->grid[0], k->grid[1], k->grid[2]},
+                        .block = {k->block[0], k->block[1], k->block[2]},
+                        .static_smem = k->static_smem_bytes,
+                        .dynamic_smem = k->dynamic_smem_bytes,
+                        .local_per_thread = k->local_mem_per_thread_bytes,
+                        .smem_executed = k->smem_executed_bytes,
+                        .device_id = k->device_id,
+                        .regs = k->num_regs,
+                        .scope_depth = sd,
+                        .set = true};
+    memcpy(old->scope_ids, k->scope_ids, n_ids * sizeof *k->scope_ids);
+    return true;
+}
+
+static const char *user_scope(const fl_trace_writer *w, const fl_kernel_row *k, char *buf,
+                              size_t cap)
+{
+    if (k->scope_depth == FL_SCOPE_UNKNOWN)
+        return NULL;
+    if (k->scope_depth == 0)
+        return "global";
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < k->scope_depth && i < FL_SCOPE_PATH_MAX; i++) {
+        const char *name = fl_scope_name_of(w->gen, k->scope_ids[i]);
+        int r = snprintf(buf + used, cap - used, "%s%s", i ? "|" : "", name ? name : "?");
+        if (r < 0 || (size_t)r >= cap - used)
+            break;
+        used += (size_t)r;
+    }
+    return buf;
+}
+
+static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    sort_by_time(rows, n, sizeof *rows);
+    /* Details first: a reader meets a detail before the row that says it
+     * has one. */
+    for (size_t i = 0; i < n; i++) {
+        fl_kernel_row *k = &rows[i];
+        k->has_details = sig_changed(w, k);
+        if (!k->has_details)
+            continue;
+        fl_occupancy occ;
+        const fl_occupancy *po = NULL;
+        if (k->device_id < FL_TRACE_MAX_DEVICES && w->have_limits[k->device_id]) {
+            fl_launch l = {.block_threads = (int)(k->block[0] * k->block[1] * k->block[2]),
+                           .regs_per_thread = k->num_regs,
+                           .static_smem_bytes = (int)k->static_smem_bytes,
+                           .dynamic_smem_bytes = (int)k->dynamic_smem_bytes,
+                           .smem_config_bytes = (int)k->smem_executed_bytes};
+            if (fl_occupancy_compute(&w->limits[k->device_id], &l, &occ))
+                po = &occ;
+        }
+        /* user_scope: the scopes open at launch ("outer|inner", "global"
+         * outside any), null when no launch callback saw this kernel;
+         * stack_trace is not collected: null, not a guess. */
+        char scope[512];
+        fl_rec_kernel_detail(w->ch[0], &w->ident, k, po, user_scope(w, k, scope, sizeof scope),
+                             NULL);
+        w->counts.details++;
+    }
+    fl_rec_kernel_batch(w->ch[0], w->ident.session_id, ++w->batch_kernel, rows, n);
+    w->counts.kernels += n;
+    for (size_t i = 0; i < n; i++)
+        w->counts.kernel_ns += rows[i].duration_ns;
+}
+
+static void on_memcpys(void *user, fl_memcpy_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    sort_by_time(rows, n, sizeof *rows);
+    fl_rec_memcpy_batch(w->ch[0], w->ident.session_id, ++w->batch_memcpy, rows, n);
+    w->counts.memcpys += n;
+}
+
+static void on_memsets(void *user, fl_memset_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    sort_by_time(rows, n, sizeof *rows);
+    for (size_t i = 0; i < n; i++)
+        fl_rec_memset_event(w->ch[0], &w->ident, &rows[i]);
+    w->counts.memsets += n;
+}
+
+static void on_syncs(void *user, fl_sync_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    sort_by_time(rows, n, sizeof *rows);
+    fl_rec_sync_batch(w->ch[1], w->ident.session_id, ++w->batch_sync, rows, n);
+    w->counts.syncs += n;
+}
+
+static void on_allocs(void *user, fl_alloc_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    sort_by_time(rows, n, sizeof *rows);
+    fl_rec_alloc_batch(w->ch[1], w->ident.session_id, ++w->batch_alloc, rows, n);
+    w->counts.allocs += n;
+}
+
+static void on_graphs(void *user, fl_graph_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    sort_by_time(rows, n, sizeof *rows);
+    fl_rec_graph_batch(w->ch[0], w->ident.session_id, ++w->batch_graph, rows, n);
+    w->counts.graphs += n;
+}
+
+static void on_markers(void *user, fl_marker_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    if (w->n_scope + n > w->scope_cap) {
+        size_t cap = w->scope_cap ? w->scope_cap : 256;
+        while (cap < w->n_scope + n)
+            cap *= 2;
+        fl_scope_row *p = realloc(w->scope_rows, cap * sizeof *p);
+        if (!p) {
+            w->counts.markers_lost += n;
+            return;
+        }
+        w->scope_rows = p;
+        w->scope_cap = cap;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const fl_marker_row *m = &rows[i];
+        size_t slot = m->marker_id & (MARK_SLOTS - 1);
+        fl_scope_row r = {.t_ns = m->t_ns,
+                          .instance_id = NVTX_INSTANCE_BIT | m->marker_id,
+                          .original_start_ns = m->t_ns,
+                          .name_id = 0,
+                          .depth = (uint16_t)(m->depth > 0xffff ? 0xffff : m->depth),
+                          .event_type = m->is_end ? FL_SCOPE_END : FL_SCOPE_BEGIN};
+        if (!m->is_end) {
+            r.name_id = fl_scope_intern(w->gen, m->name ? m->name : "");
+            w->marks[slot].id = m->marker_id;
+            w->marks[slot].start_ns = m->t_ns;
+        } else if (w->marks[slot].id == m->marker_id) {
+            r.original_start_ns = w->marks[slot].start_ns;
+        }
+        w->scope_rows[w->n_scope++] = r;
+    }
+    w->counts.markers += n;
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+fl_trace_writer *fl_trace_writer_create(const fl_ident *ident, uint32_t gen, fl_buf *device,
+                                        fl_buf *scope, fl_buf *system)
+{
+    fl_trace_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->ident = *ident;
+    w->gen = gen;
+    w->ch[0] = device;
+    w->ch[1] = scope;
+    w->ch[2] = system;
+    return w;
+}
+
+void fl_trace_writer_destroy(fl_trace_writer *w)
+{
+    if (!w)
+        return;
+    free(w->sig);
+    free(w->scope_rows);
+    free(w);
+}
+
+void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
+{
+    *out = (fl_trace_sink){.user = w,
+                           .kernel_names = on_names,
+                           .device = on_device,
+                           .kernels = on_kernels,
+                           .memcpys = on_memcpys,
+                           .memsets = on_memsets,
+                           .syncs = on_syncs,
+                           .allocs = on_allocs,
+                           .graphs = on_graphs,
+                           .markers = on_markers};
+}
+
+void fl_trace_writer_add_limits(fl_trace_writer *w, const fl_gpu_limits *lim)
+{
+    if (w && lim)
+        on_device(w, lim);
+}
+
+size_t fl_trace_writer_take_scope_rows(fl_trace_writer *w, fl_scope_row **rows, size_t n,
+                                       size_t *cap)
+{
+    if (!w || w->n_scope == 0)
+        return n;
+    if (n + w->n_scope > *cap) {
+        size_t c = *cap ? *cap : 256;
+        while (c < n + w->n_scope)
+            c *= 2;
+        fl_scope_row *p = realloc(*rows, c * sizeof *p);
+        if (!p) {
+            w->counts.markers_lost += w->n_scope;
+            w->n_scope = 0;
+            return n;
+        }
+        *rows = p;
+        *cap = c;
+    }
+    memcpy(*rows + n, w->scope_rows, w->n_scope * sizeof **rows);
+    n += w->n_scope;
+    w->n_scope = 0;
+    return n;
+}
+
+void fl_trace_writer_counts(const fl_trace_writer *w, fl_trace_counts *out)
+{
+    if (w)
+        *out = w->counts;
+    else
+        memset(out, 0, sizeof *out);
+}

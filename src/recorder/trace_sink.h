@@ -1,0 +1,43 @@
+/*
+ * recorder/trace_sink.h - the core's Trace-engine writer (recorder/trace_sink.c): the sink
+ * the CUPTI plugin fills on the writer thread, writing the wire format's
+ * trace records into a session's channel buffers.  Not exported.
+ */
+#ifndef FL_TRACE_WRITER_H
+#define FL_TRACE_WRITER_H
+
+#include "../wire/records.h"
+#include "../abi/trace.h"
+
+#define FL_TRACE_MAX_DEVICES 64
+
+typedef struct fl_trace_writer fl_trace_writer;
+
+/* What was written, for the closing capture_capabilities. */
+typedef struct fl_trace_counts {
+    uint64_t kernels, kernel_ns, details, memcpys, memsets, syncs, allocs, graphs, markers;
+    uint64_t markers_lost; /* out of memory for NVTX scope rows */
+} fl_trace_counts;
+
+/* device / scope / system: the session's channel buffers (borrowed; only
+ * the writer thread appends to them while the writer exists).  ident's
+ * strings must outlive the writer.  NULL when out of memory. */
+fl_trace_writer *fl_trace_writer_create(const fl_ident *ident, uint32_t gen, fl_buf *device,
+                                        fl_buf *scope, fl_buf *system);
+void fl_trace_writer_destroy(fl_trace_writer *w); /* NULL-safe */
+
+/* The sink to hand to the plugin's drain(). */
+void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out);
+
+/* A device's limits known before any kernel (the driver's list at init). */
+void fl_trace_writer_add_limits(fl_trace_writer *w, const fl_gpu_limits *lim);
+
+/* Appends the NVTX scope rows collected since the last call to *rows
+ * (grown as needed, *cap its capacity) from index n; returns the new
+ * count.  The caller sorts them with its own rows. */
+size_t fl_trace_writer_take_scope_rows(fl_trace_writer *w, fl_scope_row **rows, size_t n,
+                                       size_t *cap);
+
+void fl_trace_writer_counts(const fl_trace_writer *w, fl_trace_counts *out);
+
+#endif /* FL_TRACE_WRITER_H */

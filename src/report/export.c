@@ -1,0 +1,801 @@
+/*
+ * report/export.c - a session written out as a Chrome trace (Trace Event
+ * Format) or as a CSV of kernels, event by event as the reader gives them.
+ *
+ * Chrome trace mapping (ts / dur in microseconds with three decimals, so
+ * nanosecond precision, relative to the session's origin: job_start's
+ * ts_ns, else the first time read; "otherData.origin_ns" says which):
+ *
+ *   pid 1            "host: <app> (pid N)": tid 1 "scopes" (gpufl scopes),
+ *                    tid 2 "NVTX" (ranges: scope_instance_id bit 62),
+ *                    tid 3 "synchronization"; counters "cpu", "ram"
+ *   pid 100 + d      "GPU d: <name>": one tid per stream ("stream 7") with
+ *                    kernels, memcpys, memsets and graph launches as "X"
+ *                    events; counters "util", "memory", "power",
+ *                    "temperature" from device_metric_batch
+ *   pid 99           "GPU ?": rows that do not say their device when the
+ *                    session has more than one (kernel_event_batch and
+ *                    memcpy_event_batch have no device_id column; the only
+ *                    device job_start lists is used when there is one)
+ *
+ * Scopes are written at their end (X with the begin's ts); those still
+ * open at the end of the read are written at finish, up to the last time
+ * read, with args.open_at_end.  Metadata events (process_name,
+ * process_sort_index, thread_name) are written the first time a track is
+ * used.  Every string goes through fl_buf_str (JSON escaping).
+ *
+ * CSV: the header below, then one row per kernel in file order, RFC 4180
+ * quoting (a field with a comma, quote or line break is quoted, quotes
+ * doubled), an empty field for what was not recorded.
+ */
+#include "export.h"
+#include "../reader/read.h"
+#include "../util/buf.h"
+#include "report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NVTX_BIT (1ull << 62)
+#define PID_HOST 1
+#define PID_GPU_UNKNOWN 99
+#define PID_GPU_BASE 100
+#define TID_SCOPES 1
+#define TID_NVTX 2
+#define TID_SYNC 3
+
+static const char csv_header[] =
+    "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
+    "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
+    "external_id\n";
+
+struct fl_export {
+    fl_export_format fmt;
+    FILE *out;
+    fl_model *m;
+    fl_buf line;
+    bool started, finished, write_error, oom;
+    bool first_event;
+    uint64_t origin;
+    bool have_origin;
+    fl_u64map tracks; /* pid << 33 | tid, pid << 33 | 2^32 for the process */
+    fl_u64map open;   /* scope_instance_id -> a: start ns, b: name_id */
+    uint64_t events;
+};
+
+/* ------------------------------------------------------------- output */
+
+static void put_line(fl_export *e)
+{
+    if (e->line.oom) {
+        e->oom = true;
+    } else if (e->line.len && fwrite(e->line.p, 1, e->line.len, e->out) != e->line.len) {
+        e->write_error = true;
+    }
+    fl_buf_reset(&e->line);
+}
+
+static void start(fl_export *e)
+{
+    if (e->started)
+        return;
+    e->started = true;
+    fl_buf_puts(&e->line, e->fmt == FL_EXPORT_CSV_KERNELS ? csv_header : "{\"traceEvents\":[\n");
+    put_line(e);
+    e->first_event = true;
+}
+
+static uint64_t origin(fl_export *e)
+{
+    if (!e->have_origin) {
+        e->origin = fl_model_origin(e->m);
+        e->have_origin = true;
+    }
+    return e->origin;
+}
+
+/* Microseconds with three decimals (ns precision), signed. */
+static void put_us(fl_buf *b, int64_t ns)
+{
+    uint64_t a = ns < 0 ? 0u - (uint64_t)ns : (uint64_t)ns;
+    fl_buf_printf(b, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+}
+
+static void put_ts(fl_export *e, uint64_t t)
+{
+    uint64_t o = origin(e);
+    put_us(&e->line, t >= o ? (int64_t)(t - o) : -(int64_t)(o - t));
+}
+
+/* Opens an event: {"name":N,"cat":C,"ph":P,"ts":T,"pid":P,"tid":T - the
+ * caller adds the rest and closes it with end_event. */
+static void begin_event(fl_export *e, const char *name, const char *cat, const char *ph,
+                        bool have_ts, uint64_t t, int64_t pid, int64_t tid)
+{
+    fl_buf *b = &e->line;
+    fl_buf_puts(b, e->first_event ? "{\"name\":" : ",\n{\"name\":");
+    e->first_event = false;
+    fl_buf_str(b, name);
+    if (cat) {
+        fl_buf_puts(b, ",\"cat\":");
+        fl_buf_str(b, cat);
+    }
+    fl_buf_printf(b, ",\"ph\":\"%s\"", ph);
+    if (have_ts) {
+        fl_buf_puts(b, ",\"ts\":");
+        put_ts(e, t);
+    }
+    fl_buf_printf(b, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64, pid, tid);
+}
+
+static void end_event(fl_export *e)
+{
+    fl_buf_puts(&e->line, "}");
+    put_line(e);
+    e->events++;
+}
+
+static void meta(fl_export *e, const char *what, int64_t pid, int64_t tid, const char *key,
+                 const char *sval, int64_t ival)
+{
+    begin_event(e, what, NULL, "M", false, 0, pid, tid);
+    fl_buf_puts(&e->line, ",\"args\":{");
+    fl_buf_str(&e->line, key);
+    fl_buf_puts(&e->line, ":");
+    if (sval)
+        fl_buf_str(&e->line, sval);
+    else
+        fl_buf_i64(&e->line, ival);
+    fl_buf_puts(&e->line, "}");
+    end_event(e);
+}
+
+static const char *device_name(const fl_model *m, int64_t id)
+{
+    for (size_t i = 0; i < m->n_devices; i++)
+        if (m->devices[i].id == id)
+            return m->devices[i].name;
+    return NULL;
+}
+
+/* The pid of a device (-1: not recorded). */
+static int64_t gpu_pid(const fl_export *e, int64_t dev)
+{
+    if (dev < 0)
+        dev = e->m->default_device;
+    if (dev < 0 || dev > 1000000)
+        return PID_GPU_UNKNOWN;
+    return PID_GPU_BASE + dev;
+}
+
+/* Labels a track the first time it is used. */
+static void track(fl_export *e, int64_t pid, int64_t tid)
+{
+    bool fresh;
+    uint64_t pkey = (uint64_t)pid << 33 | 1ull << 32;
+    if (!fl_map_put(&e->tracks, pkey, &fresh)) {
+        e->oom = true;
+        return;
+    }
+    if (fresh) {
+        char name[512];
+        if (pid == PID_HOST) {
+            const fl_model *m = e->m;
+            if (m->have_pid)
+                snprintf(name, sizeof name, "host: %s (pid %" PRId64 ")", m->app ? m->app : "?",
+                         m->pid);
+            else
+                snprintf(name, sizeof name, "host: %s", m->app ? m->app : "?");
+        } else if (pid == PID_GPU_UNKNOWN) {
+            snprintf(name, sizeof name, "GPU ? (device not recorded)");
+        } else {
+            const char *dn = device_name(e->m, pid - PID_GPU_BASE);
+            snprintf(name, sizeof name, "GPU %" PRId64 "%s%s", pid - PID_GPU_BASE, dn ? ": " : "",
+                     dn ? dn : "");
+        }
+        meta(e, "process_name", pid, 0, "name", name, 0);
+        meta(e, "process_sort_index", pid, 0, "sort_index", NULL, pid);
+    }
+    if (tid < 0)
+        return;
+    if (!fl_map_put(&e->tracks, (uint64_t)pid << 33 | (uint32_t)tid, &fresh)) {
+        e->oom = true;
+        return;
+    }
+    if (!fresh)
+        return;
+    char name[64];
+    if (pid == PID_HOST)
+        snprintf(name, sizeof name, "%s",
+                 tid == TID_SCOPES ? "scopes"
+                 : tid == TID_NVTX ? "NVTX"
+                                   : "synchronization");
+    else
+        snprintf(name, sizeof name, "stream %" PRId64, tid);
+    meta(e, "thread_name", pid, tid, "name", name, 0);
+    meta(e, "thread_sort_index", pid, tid, "sort_index", NULL, tid);
+}
+
+/* ------------------------------------------------------ args helpers */
+
+static void arg_u64(fl_buf *b, bool *first, const char *key, uint64_t v)
+{
+    fl_buf_puts(b, *first ? "" : ",");
+    *first = false;
+    fl_buf_str(b, key);
+    fl_buf_puts(b, ":");
+    fl_buf_u64(b, v);
+}
+
+static void arg_i64(fl_buf *b, bool *first, const char *key, int64_t v)
+{
+    fl_buf_puts(b, *first ? "" : ",");
+    *first = false;
+    fl_buf_str(b, key);
+    fl_buf_puts(b, ":");
+    fl_buf_i64(b, v);
+}
+
+static void arg_dbl(fl_buf *b, bool *first, const char *key, double v)
+{
+    fl_buf_puts(b, *first ? "" : ",");
+    *first = false;
+    fl_buf_str(b, key);
+    fl_buf_puts(b, ":");
+    fl_buf_double(b, v);
+}
+
+static void arg_str(fl_buf *b, bool *first, const char *key, const char *v)
+{
+    fl_buf_puts(b, *first ? "" : ",");
+    *first = false;
+    fl_buf_str(b, key);
+    fl_buf_puts(b, ":");
+    fl_buf_str(b, v);
+}
+
+static void dim3(char *buf, size_t len, const uint32_t v[3])
+{
+    snprintf(buf, len, "(%" PRIu32 ",%" PRIu32 ",%" PRIu32 ")", v[0], v[1], v[2]);
+}
+
+/* ---------------------------------------------------------- kernels */
+
+static void csv_field(fl_buf *b, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\r\n")) {
+        fl_buf_puts(b, s);
+        return;
+    }
+    fl_buf_puts(b, "\"");
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            fl_buf_puts(b, "\"\"");
+        else
+            fl_buf_put(b, p, 1);
+    }
+    fl_buf_puts(b, "\"");
+}
+
+static void csv_kernel(fl_export *e, const fl_krow *k)
+{
+    fl_buf *b = &e->line;
+    const fl_kdetail *d = k->detail;
+    int64_t dev = k->device_id >= 0 ? k->device_id : e->m->default_device;
+    char buf[64];
+    fl_buf_printf(b, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", k->start_ns,
+                  k->start_ns + k->duration_ns, k->duration_ns);
+    if (dev >= 0)
+        fl_buf_i64(b, dev);
+    fl_buf_printf(b, ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",", k->stream_id, k->corr_id,
+                  k->kernel_id);
+    csv_field(b, fl_model_kernel_name(e->m, k->kernel_id));
+    fl_buf_puts(b, ",");
+    if (d && d->have_grid) {
+        dim3(buf, sizeof buf, d->grid);
+        csv_field(b, buf);
+    }
+    fl_buf_puts(b, ",");
+    if (d && d->have_block) {
+        dim3(buf, sizeof buf, d->block);
+        csv_field(b, buf);
+    }
+    fl_buf_puts(b, ",");
+    if (k->num_regs >= 0)
+        fl_buf_i64(b, k->num_regs);
+    fl_buf_puts(b, ",");
+    if (k->dyn_shared >= 0)
+        fl_buf_i64(b, k->dyn_shared);
+    fl_buf_puts(b, ",");
+    if (d && d->static_shared >= 0)
+        fl_buf_i64(b, d->static_shared);
+    fl_buf_puts(b, ",");
+    if (d && !isnan(d->occupancy))
+        fl_buf_double(b, d->occupancy);
+    fl_buf_puts(b, ",");
+    if (d)
+        csv_field(b, d->user_scope);
+    fl_buf_puts(b, ",");
+    if (k->external_kind > 0)
+        fl_buf_printf(b, "%" PRId64 ",%" PRIu64, k->external_kind, k->external_id);
+    else
+        fl_buf_puts(b, ",");
+    fl_buf_puts(b, "\n");
+    put_line(e);
+    e->events++;
+}
+
+static void chrome_kernel(fl_export *e, const fl_krow *k)
+{
+    int64_t pid = gpu_pid(e, k->device_id);
+    track(e, pid, k->stream_id);
+    const char *name = fl_model_kernel_name(e->m, k->kernel_id);
+    char buf[64];
+    if (!name) {
+        snprintf(buf, sizeof buf, "kernel %" PRIu32, k->kernel_id);
+        name = buf;
+    }
+    begin_event(e, name, "kernel", "X", true, k->start_ns, pid, k->stream_id);
+    fl_buf *b = &e->line;
+    fl_buf_puts(b, ",\"dur\":");
+    put_us(b, (int64_t)k->duration_ns);
+    fl_buf_puts(b, ",\"args\":{");
+    bool first = true;
+    arg_u64(b, &first, "kernel_id", k->kernel_id);
+    arg_u64(b, &first, "corr_id", k->corr_id);
+    const fl_kdetail *d = k->detail;
+    if (d && d->have_grid) {
+        dim3(buf, sizeof buf, d->grid);
+        arg_str(b, &first, "grid", buf);
+    }
+    if (d && d->have_block) {
+        dim3(buf, sizeof buf, d->block);
+        arg_str(b, &first, "block", buf);
+    }
+    if (k->num_regs >= 0)
+        arg_i64(b, &first, "registers", k->num_regs);
+    if (k->dyn_shared >= 0)
+        arg_i64(b, &first, "dyn_shared_bytes", k->dyn_shared);
+    if (d && d->static_shared >= 0)
+        arg_i64(b, &first, "static_shared_bytes", d->static_shared);
+    if (d && !isnan(d->occupancy))
+        arg_dbl(b, &first, "occupancy", d->occupancy);
+    if (d && d->limiting)
+        arg_str(b, &first, "limiting_resource", d->limiting);
+    if (d && d->user_scope)
+        arg_str(b, &first, "user_scope", d->user_scope);
+    if (k->external_kind > 0) {
+        arg_i64(b, &first, "external_kind", k->external_kind);
+        arg_u64(b, &first, "external_id", k->external_id);
+    }
+    fl_buf_puts(b, "}");
+    end_event(e);
+}
+
+static void on_kernel(void *user, const fl_krow *k)
+{
+    fl_export *e = user;
+    if (e->finished)
+        return;
+    start(e);
+    if (e->fmt == FL_EXPORT_CSV_KERNELS)
+        csv_kernel(e, k);
+    else
+        chrome_kernel(e, k);
+}
+
+/* ------------------------------------------------------------ others */
+
+static void device_event(fl_export *e, const char *name, const char *cat, uint64_t t, uint64_t dur,
+                         int64_t dev, uint64_t stream)
+{
+    int64_t pid = gpu_pid(e, dev);
+    track(e, pid, (int64_t)stream);
+    begin_event(e, name, cat, "X", true, t, pid, (int64_t)stream);
+    fl_buf_puts(&e->line, ",\"dur\":");
+    put_us(&e->line, (int64_t)dur);
+    fl_buf_puts(&e->line, ",\"args\":{");
+}
+
+static void memcpy_batch(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_rcol(b, "dt_ns"), c_stream = fl_rcol(b, "stream_id"),
+        c_dur = fl_rcol(b, "duration_ns"), c_bytes = fl_rcol(b, "bytes"),
+        c_kind = fl_rcol(b, "copy_kind"), c_corr = fl_rcol(b, "corr_id"),
+        c_src = fl_rcol(b, "src_device_id"), c_dst = fl_rcol(b, "dst_device_id"),
+        c_dev = fl_rcol(b, "device_id");
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, stream = 0, dur = 0, bytes = 0, kind = 0, corr = 0, src, dst, dev;
+        if (!fl_rcell_u64(b, i, c_dt, &dt))
+            continue;
+        fl_rcell_u64(b, i, c_stream, &stream);
+        fl_rcell_u64(b, i, c_dur, &dur);
+        fl_rcell_u64(b, i, c_bytes, &bytes);
+        fl_rcell_u64(b, i, c_kind, &kind);
+        fl_rcell_u64(b, i, c_corr, &corr);
+        bool have_src = fl_rcell_u64(b, i, c_src, &src);
+        bool have_dst = fl_rcell_u64(b, i, c_dst, &dst);
+        int64_t device = -1;
+        if (have_src && src <= INT32_MAX)
+            device = (int64_t)src;
+        else if (fl_rcell_u64(b, i, c_dev, &dev) && dev <= INT32_MAX)
+            device = (int64_t)dev;
+        char name[48];
+        const char *kn = fl_copy_kind_name(kind);
+        if (kn)
+            snprintf(name, sizeof name, "memcpy %s", kn);
+        else
+            snprintf(name, sizeof name, "memcpy kind %" PRIu64, kind);
+        device_event(e, name, "memcpy", b->base_time_ns + dt, dur, device, stream);
+        bool first = true;
+        arg_u64(&e->line, &first, "bytes", bytes);
+        arg_u64(&e->line, &first, "copy_kind", kind);
+        arg_u64(&e->line, &first, "corr_id", corr);
+        if (dur)
+            arg_dbl(&e->line, &first, "gb_per_s", (double)bytes / (double)dur);
+        if (have_src)
+            arg_u64(&e->line, &first, "src_device_id", src);
+        if (have_dst)
+            arg_u64(&e->line, &first, "dst_device_id", dst);
+        fl_buf_puts(&e->line, "}");
+        end_event(e);
+    }
+}
+
+static bool jget_u64(const json_t *obj, const char *key, uint64_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return false;
+    *out = (uint64_t)json_integer_value(v);
+    return true;
+}
+
+static void memset_event(fl_export *e, const json_t *rec)
+{
+    uint64_t ts, dur = 0, dev, stream = 0, bytes = 0, value, corr;
+    if (!jget_u64(rec, "ts_ns", &ts))
+        return;
+    jget_u64(rec, "duration_ns", &dur);
+    jget_u64(rec, "stream_id", &stream);
+    jget_u64(rec, "bytes", &bytes);
+    bool have_dev = jget_u64(rec, "device_id", &dev) && dev <= INT32_MAX;
+    device_event(e, "memset", "memset", ts, dur, have_dev ? (int64_t)dev : -1, stream);
+    bool first = true;
+    arg_u64(&e->line, &first, "bytes", bytes);
+    if (jget_u64(rec, "value", &value))
+        arg_u64(&e->line, &first, "value", value);
+    if (jget_u64(rec, "corr_id", &corr))
+        arg_u64(&e->line, &first, "corr_id", corr);
+    fl_buf_puts(&e->line, "}");
+    end_event(e);
+}
+
+static void graph_batch(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_rcol(b, "dt_ns"), c_graph = fl_rcol(b, "graph_id"),
+        c_stream = fl_rcol(b, "stream_id"), c_dur = fl_rcol(b, "duration_ns"),
+        c_corr = fl_rcol(b, "corr_id"), c_dev = fl_rcol(b, "device_id");
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, graph = 0, stream = 0, dur = 0, corr = 0, dev;
+        if (!fl_rcell_u64(b, i, c_dt, &dt))
+            continue;
+        fl_rcell_u64(b, i, c_graph, &graph);
+        fl_rcell_u64(b, i, c_stream, &stream);
+        fl_rcell_u64(b, i, c_dur, &dur);
+        fl_rcell_u64(b, i, c_corr, &corr);
+        bool have_dev = fl_rcell_u64(b, i, c_dev, &dev) && dev <= INT32_MAX;
+        device_event(e, "graph launch", "graph", b->base_time_ns + dt, dur,
+                     have_dev ? (int64_t)dev : -1, stream);
+        bool first = true;
+        arg_u64(&e->line, &first, "graph_id", graph);
+        arg_u64(&e->line, &first, "corr_id", corr);
+        fl_buf_puts(&e->line, "}");
+        end_event(e);
+    }
+}
+
+static void sync_batch(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_rcol(b, "dt_ns"), c_dur = fl_rcol(b, "duration_ns"),
+        c_type = fl_rcol(b, "sync_type"), c_stream = fl_rcol(b, "stream_id"),
+        c_corr = fl_rcol(b, "corr_id");
+    static const char *const names[] = {"sync (unknown)", "sync event", "sync stream wait event",
+                                        "sync stream", "sync context"};
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, dur = 0, type = 0, stream, corr = 0;
+        if (!fl_rcell_u64(b, i, c_dt, &dt))
+            continue;
+        fl_rcell_u64(b, i, c_dur, &dur);
+        fl_rcell_u64(b, i, c_type, &type);
+        fl_rcell_u64(b, i, c_corr, &corr);
+        track(e, PID_HOST, TID_SYNC);
+        begin_event(e, type < 5 ? names[type] : "sync", "sync", "X", true, b->base_time_ns + dt,
+                    PID_HOST, TID_SYNC);
+        fl_buf_puts(&e->line, ",\"dur\":");
+        put_us(&e->line, (int64_t)dur);
+        fl_buf_puts(&e->line, ",\"args\":{");
+        bool first = true;
+        arg_u64(&e->line, &first, "sync_type", type);
+        if (fl_rcell_u64(b, i, c_stream, &stream))
+            arg_u64(&e->line, &first, "stream_id", stream);
+        arg_u64(&e->line, &first, "corr_id", corr);
+        fl_buf_puts(&e->line, "}");
+        end_event(e);
+    }
+}
+
+static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint64_t t0, uint64_t t1,
+                        bool open_at_end)
+{
+    bool nvtx = (instance & NVTX_BIT) != 0;
+    int64_t tid = nvtx ? TID_NVTX : TID_SCOPES;
+    const char *name = fl_model_scope_name(e->m, name_id);
+    char buf[64];
+    if (!name) {
+        snprintf(buf, sizeof buf, "scope %" PRIu64, name_id);
+        name = buf;
+    }
+    track(e, PID_HOST, tid);
+    begin_event(e, name, nvtx ? "nvtx" : "scope", "X", true, t0, PID_HOST, tid);
+    fl_buf_puts(&e->line, ",\"dur\":");
+    put_us(&e->line, t1 > t0 ? (int64_t)(t1 - t0) : 0);
+    fl_buf_puts(&e->line, ",\"args\":{");
+    bool first = true;
+    arg_u64(&e->line, &first, "instance_id", nvtx ? instance & ~NVTX_BIT : instance);
+    if (open_at_end)
+        fl_buf_puts(&e->line, ",\"open_at_end\":true");
+    fl_buf_puts(&e->line, "}");
+    end_event(e);
+}
+
+static void scope_batch(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_rcol(b, "dt_ns"), c_id = fl_rcol(b, "scope_instance_id"),
+        c_name = fl_rcol(b, "name_id"), c_type = fl_rcol(b, "event_type"),
+        c_orig = fl_rcol(b, "original_start_ns");
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, id, name = 0, type, orig = 0;
+        if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_id, &id) ||
+            !fl_rcell_u64(b, i, c_type, &type))
+            continue;
+        fl_rcell_u64(b, i, c_name, &name);
+        fl_rcell_u64(b, i, c_orig, &orig);
+        uint64_t t = b->base_time_ns + dt;
+        fl_mval *v = fl_map_find(&e->open, id);
+        if (type == 0 || (type == 2 && !v)) {
+            v = fl_map_put(&e->open, id, NULL);
+            if (!v) {
+                e->oom = true;
+                return;
+            }
+            v->a = type == 2 && orig ? orig : t;
+            v->b = name;
+        } else if (type == 1) {
+            if (v) {
+                uint64_t s = v->a;
+                if (v->b)
+                    name = v->b;
+                fl_map_del(&e->open, id);
+                scope_event(e, id, name, s, t, false);
+            } else if (orig && orig <= t) {
+                scope_event(e, id, name, orig, t, false);
+            }
+        }
+    }
+}
+
+/* A counter event with up to four named values (NaN: left out); nothing
+ * when all are missing. */
+static void counter(fl_export *e, const char *name, int64_t pid, uint64_t t,
+                    const char *const *keys, const double *vals, size_t n)
+{
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        any |= !isnan(vals[i]);
+    if (!any)
+        return;
+    track(e, pid, -1);
+    begin_event(e, name, NULL, "C", true, t, pid, 0);
+    fl_buf_puts(&e->line, ",\"args\":{");
+    bool first = true;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(vals[i]))
+            arg_dbl(&e->line, &first, keys[i], vals[i]);
+    fl_buf_puts(&e->line, "}");
+    end_event(e);
+}
+
+static double cell(const fl_batch *b, size_t row, int col, double scale)
+{
+    double v;
+    return fl_rcell_real(b, row, col, &v) ? v * scale : NAN;
+}
+
+static void device_metrics(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_rcol(b, "dt_ns"), c_dev = fl_rcol(b, "device_id"), c_ug = fl_rcol(b, "gpu_util"),
+        c_um = fl_rcol(b, "mem_util"), c_temp = fl_rcol(b, "temp_c"), c_pw = fl_rcol(b, "power_mw"),
+        c_used = fl_rcol(b, "used_mib");
+    static const char *const util_keys[] = {"gpu_pct", "mem_pct"};
+    static const char *const mem_keys[] = {"used_mib"};
+    static const char *const power_keys[] = {"power_w"};
+    static const char *const temp_keys[] = {"temp_c"};
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, dev;
+        if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_dev, &dev) || dev > INT32_MAX)
+            continue;
+        uint64_t t = b->base_time_ns + dt;
+        int64_t pid = gpu_pid(e, (int64_t)dev);
+        double util[2] = {cell(b, i, c_ug, 1), cell(b, i, c_um, 1)};
+        double used = cell(b, i, c_used, 1), power = cell(b, i, c_pw, 1e-3),
+               temp = cell(b, i, c_temp, 1);
+        counter(e, "util", pid, t, util_keys, util, 2);
+        counter(e, "memory", pid, t, mem_keys, &used, 1);
+        counter(e, "power", pid, t, power_keys, &power, 1);
+        counter(e, "temperature", pid, t, temp_keys, &temp, 1);
+    }
+}
+
+static void host_metrics(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_rcol(b, "dt_ns"), c_cpu = fl_rcol(b, "cpu_pct_x100"),
+        c_used = fl_rcol(b, "ram_used_mib");
+    static const char *const cpu_keys[] = {"cpu_pct"};
+    static const char *const ram_keys[] = {"used_mib"};
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt;
+        if (!fl_rcell_u64(b, i, c_dt, &dt))
+            continue;
+        uint64_t t = b->base_time_ns + dt;
+        double cpu = cell(b, i, c_cpu, 0.01), used = cell(b, i, c_used, 1);
+        counter(e, "cpu", PID_HOST, t, cpu_keys, &cpu, 1);
+        counter(e, "ram", PID_HOST, t, ram_keys, &used, 1);
+    }
+}
+
+/* ---------------------------------------------------------- callbacks */
+
+static void cb_record(void *user, int channel, const char *type, json_t *rec)
+{
+    fl_export *e = user;
+    if (e->finished)
+        return;
+    fl_model_record(e->m, channel, type, rec);
+    if (e->fmt == FL_EXPORT_CHROME_TRACE && type && strcmp(type, "memset_event") == 0) {
+        start(e);
+        memset_event(e, rec);
+    }
+}
+
+static void cb_batch(void *user, const fl_batch *b)
+{
+    fl_export *e = user;
+    if (e->finished)
+        return;
+    fl_model_batch(e->m, b);
+    if (e->fmt != FL_EXPORT_CHROME_TRACE || !b || !b->type)
+        return;
+    start(e);
+    const char *t = b->type;
+    if (strcmp(t, "memcpy_event_batch") == 0)
+        memcpy_batch(e, b);
+    else if (strcmp(t, "scope_event_batch") == 0)
+        scope_batch(e, b);
+    else if (strcmp(t, "device_metric_batch") == 0)
+        device_metrics(e, b);
+    else if (strcmp(t, "host_metric_batch") == 0)
+        host_metrics(e, b);
+    else if (strcmp(t, "graph_event_batch") == 0)
+        graph_batch(e, b);
+    else if (strcmp(t, "synchronization_event_batch") == 0)
+        sync_batch(e, b);
+}
+
+static void cb_warning(void *user, const char *file, uint64_t line, const char *msg)
+{
+    (void)user;
+    (void)file;
+    (void)line;
+    (void)msg; /* the reader's result counts them; the caller reports */
+}
+
+fl_export *fl_export_create(fl_export_format fmt, FILE *out)
+{
+    if (!out || (fmt != FL_EXPORT_CHROME_TRACE && fmt != FL_EXPORT_CSV_KERNELS))
+        return NULL;
+    fl_export *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->fmt = fmt;
+    e->out = out;
+    e->m = fl_model_create(on_kernel, e);
+    if (!e->m) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void fl_export_callbacks(fl_export *e, fl_read_cb *cb)
+{
+    memset(cb, 0, sizeof *cb);
+    cb->user = e;
+    cb->record = cb_record;
+    cb->batch = cb_batch;
+    cb->warning = cb_warning;
+}
+
+static void other_data(fl_export *e, const fl_read_result *res)
+{
+    const fl_model *m = e->m;
+    fl_buf *b = &e->line;
+    bool first = true;
+    fl_buf_puts(b, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{");
+    arg_str(b, &first, "generator", "gpu-profile");
+    arg_str(b, &first, "app", m->app);
+    arg_str(b, &first, "session_id", m->session_id);
+    arg_str(b, &first, "hostname", m->hostname);
+    if (m->have_pid)
+        arg_i64(b, &first, "pid", m->pid);
+    arg_str(b, &first, "session_kind", m->session_kind);
+    arg_str(b, &first, "profiling_engine", m->engine);
+    if (e->have_origin || m->have_start || m->have_time) {
+        arg_u64(b, &first, "origin_ns", origin(e));
+        arg_str(b, &first, "origin", m->have_start ? "job_start" : "first_record");
+    }
+    if (m->have_shutdown)
+        arg_u64(b, &first, "end_ns", m->shutdown_ns);
+    else if (m->have_time)
+        arg_u64(b, &first, "end_ns", m->last_ns);
+    bool crashed = res ? res->crashed : !m->have_shutdown;
+    fl_buf_printf(b, ",\"crashed\":%s", crashed ? "true" : "false");
+    arg_u64(b, &first, "events", e->events);
+    if (res) {
+        arg_u64(b, &first, "bad_lines", res->bad_lines);
+        arg_u64(b, &first, "bad_records", res->bad_records);
+        arg_u64(b, &first, "other_session_records", res->other_session);
+        arg_u64(b, &first, "gz_errors", res->gz_errors);
+    }
+    fl_buf_puts(b, "}}\n");
+    put_line(e);
+}
+
+int fl_export_finish(fl_export *e, const fl_read_result *res)
+{
+    if (!e)
+        return -1;
+    if (!e->finished) {
+        start(e);
+        fl_model_finish(e->m);
+        e->finished = true;
+        if (e->fmt == FL_EXPORT_CHROME_TRACE) {
+            /* Scopes the read left open: up to the last time read. */
+            uint64_t end = e->m->have_shutdown ? e->m->shutdown_ns : e->m->last_ns;
+            for (size_t i = 0; i < e->open.cap; i++)
+                if (e->open.used[i])
+                    scope_event(e, e->open.keys[i], e->open.vals[i].b, e->open.vals[i].a, end,
+                                true);
+            fl_map_clear(&e->open);
+            other_data(e, res);
+        }
+        if (fflush(e->out) != 0 || ferror(e->out))
+            e->write_error = true;
+    }
+    return e->write_error || e->oom || e->line.oom || e->m->oom ? -1 : 0;
+}
+
+void fl_export_destroy(fl_export *e)
+{
+    if (!e)
+        return;
+    fl_model_destroy(e->m);
+    fl_buf_free(&e->line);
+    fl_map_free(&e->tracks);
+    fl_map_free(&e->open);
+    free(e);
+}

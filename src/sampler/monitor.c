@@ -1,0 +1,821 @@
+/*
+ * sampler/monitor.c - the start/stop monitor (the seed's GpuMonitor) and its
+ * sampling thread.
+ *
+ * Promises: options are validated before anything is opened; the sampling
+ * thread schedules rounds on absolute CLOCK_MONOTONIC deadlines (no drift
+ * accumulates; an overrunning round skips the deadlines it missed and counts
+ * them); a device that fails stops alone and keeps its error for its
+ * summary; stop() returns promptly whatever the backend does; signals are
+ * never delivered to the sampling thread.
+ */
+#include "../util/clock.h"
+#include "../util/error.h"
+#include "backends/backend.h"
+#include "hook.h"
+#include "stats.h"
+#include "gpu_profile.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum monitor_state { MON_CREATED, MON_RUNNING, MON_STOPPED };
+
+typedef struct slot_state {
+    unsigned index;
+    gp_device_info info;
+    gp_acc acc;
+    bool failed;
+    gp_status status;
+    char error[GP_NOTE_MAX];
+    double error_at_s;
+    bool have_latest;
+    gp_sample latest;
+    /* Energy-read schedule (sampler thread only). */
+    bool energy_read_once, energy_after_warmup;
+    uint64_t energy_last_ns;
+} slot_state;
+
+struct gp_monitor {
+    gp_options opts;
+    unsigned *devices_copy; /* opts.devices points here */
+    const gp_backend *be;
+    void *ctx;
+    char note[GP_NOTE_MAX];
+    uint64_t interval_ns;
+    uint64_t warmup_ns;
+
+    size_t n_slots;
+    slot_state *slots;
+    gp_summary *summaries;
+    gp_device_sample *round; /* scratch for one round, sampler thread only */
+    gp_status *round_status;
+    gp_error *round_err;
+
+    pthread_mutex_t mu; /* guards everything the sampler and callers share */
+    pthread_cond_t cv;
+    bool stop_requested;
+    enum monitor_state state;
+    pthread_t thread;
+    bool thread_started;
+
+    uint64_t t0_ns, t_end_ns;
+    gp_monitor_stats stats;
+
+    gp_round_hook hook;    /* the flight recorder's; zeroed when unused */
+    bool first_round_done; /* sampler thread only */
+
+    gp_sample *samples;
+    size_t n_samples, cap_samples;
+    bool samples_truncated; /* an allocation failed: keeping stopped */
+};
+
+void gp_options_init(gp_options *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->device = 0;
+    opts->interval_s = 0.2;
+    opts->backend = GP_BACKEND_AUTO;
+    opts->strict = 1;
+    opts->report = GP_REPORT_PRINT;
+    opts->backend_timeout_s = 5.0;
+}
+
+/* A NULL options pointer means "the defaults" everywhere. */
+static const gp_options *options_or_defaults(const gp_options *opts, gp_options *storage)
+{
+    if (opts)
+        return opts;
+    gp_options_init(storage);
+    return storage;
+}
+
+static gp_status validate_options(const gp_options *o, gp_error *err)
+{
+    if (!isfinite(o->interval_s) || o->interval_s < 0.001 || o->interval_s > 86400.0)
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "interval_s = %g is out of range: use 0.001 to 86400 seconds",
+                            o->interval_s);
+    if (!isfinite(o->warmup_s) || o->warmup_s < 0.0)
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "warmup_s = %g is invalid: use 0 or a positive number of seconds",
+                            o->warmup_s);
+    if (!isfinite(o->backend_timeout_s) || o->backend_timeout_s <= 0.0 ||
+        o->backend_timeout_s > 3600.0)
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "backend_timeout_s = %g is out of range: use more than 0 and at "
+                            "most 3600 seconds",
+                            o->backend_timeout_s);
+    if (!gp_backend_name(o->backend))
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "backend %d is unknown: use GP_BACKEND_AUTO, _NVML, _SMI or _NONE",
+                            (int)o->backend);
+    if (o->n_devices > 0) {
+        if (!o->devices)
+            return gp_error_set(err, GP_ERR_INVALID_ARG,
+                                "n_devices is %zu but devices is NULL: pass the list or set "
+                                "n_devices to 0",
+                                o->n_devices);
+        for (size_t i = 0; i < o->n_devices; i++)
+            for (size_t j = 0; j < i; j++)
+                if (o->devices[i] == o->devices[j])
+                    return gp_error_set(err, GP_ERR_INVALID_ARG,
+                                        "device %u is listed twice: list each device once",
+                                        o->devices[i]);
+    } else if (o->device < 0 && o->device != GP_ALL_DEVICES) {
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "device %d is invalid: use an index from 0, or GP_ALL_DEVICES",
+                            o->device);
+    }
+    if (o->report != GP_REPORT_PRINT && o->report != GP_REPORT_NONE &&
+        o->report != GP_REPORT_CALLBACK)
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "report mode %d is unknown: use GP_REPORT_PRINT, _NONE or _CALLBACK",
+                            (int)o->report);
+    if (o->report == GP_REPORT_CALLBACK && !o->report_fn)
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "report is GP_REPORT_CALLBACK but report_fn is NULL: set report_fn");
+    return GP_OK;
+}
+
+static gp_backend_config backend_config(const gp_options *o)
+{
+    gp_backend_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.nvml_library = o->nvml_library;
+    cfg.smi_path = o->smi_path;
+    cfg.timeout_ns = (uint64_t)(o->backend_timeout_s * 1e9);
+    cfg.sample_pcie = o->sample_pcie;
+    return cfg;
+}
+
+/* Opens the backend the options ask for, applying the strict policy. */
+static gp_status open_backend(const gp_options *o, const gp_backend **be, void **ctx, char *note,
+                              size_t note_len, gp_error *err)
+{
+    gp_backend_config cfg = backend_config(o);
+    return gp_backend_open_kind(o->backend, o->strict, &cfg, be, ctx, note, note_len, err);
+}
+
+/* Decides the device indices to sample; *out is malloc'd. */
+static gp_status resolve_devices(gp_monitor *m, gp_error *err)
+{
+    const gp_options *o = &m->opts;
+    unsigned count = 0;
+    bool none = m->be == &gp_backend_none;
+
+    if (!none) {
+        gp_status st = m->be->device_count(m->ctx, &count, err);
+        if (st != GP_OK)
+            return st;
+    }
+    size_t n = o->n_devices > 0 ? o->n_devices : (o->device == GP_ALL_DEVICES ? count : 1);
+    if (none && n == 0)
+        n = 1; /* a dry run still reports one (empty) device */
+    if (n == 0)
+        return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
+                            "%s sees no GPU: check that the driver is loaded and the device is "
+                            "visible (CUDA_VISIBLE_DEVICES, container --gpus)",
+                            m->be->name);
+    m->slots = calloc(n, sizeof *m->slots);
+    m->summaries = calloc(n, sizeof *m->summaries);
+    m->round = calloc(n, sizeof *m->round);
+    m->round_status = calloc(n, sizeof *m->round_status);
+    m->round_err = calloc(n, sizeof *m->round_err);
+    if (!m->slots || !m->summaries || !m->round || !m->round_status || !m->round_err)
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for %zu devices", n);
+    m->n_slots = n;
+    for (size_t i = 0; i < n; i++) {
+        unsigned idx = o->n_devices > 0              ? o->devices[i]
+                       : o->device == GP_ALL_DEVICES ? (unsigned)i
+                                                     : (unsigned)o->device;
+        if (!none && idx >= count) {
+            if (count == 1)
+                return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
+                                    "device %u does not exist: %s sees 1 device (0)", idx,
+                                    m->be->name);
+            return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
+                                "device %u does not exist: %s sees %u devices (0-%u)", idx,
+                                m->be->name, count, count - 1);
+        }
+        slot_state *s = &m->slots[i];
+        s->index = idx;
+        s->info.index = idx;
+        if (!none) {
+            gp_status st = m->be->device_info(m->ctx, idx, &s->info, err);
+            if (st != GP_OK)
+                return st;
+        }
+    }
+    return GP_OK;
+}
+
+gp_status gp_monitor_create(const gp_options *opts, gp_monitor **out, gp_error *err)
+{
+    gp_error_clear(err);
+    if (!out)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_monitor_create: out is NULL");
+    *out = NULL;
+    gp_options defaults;
+    opts = options_or_defaults(opts, &defaults);
+    gp_status st = validate_options(opts, err);
+    if (st != GP_OK)
+        return st;
+
+    gp_monitor *m = calloc(1, sizeof *m);
+    if (!m)
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for a monitor");
+    m->opts = *opts;
+    if (opts->n_devices > 0) {
+        m->devices_copy = malloc(opts->n_devices * sizeof *m->devices_copy);
+        if (!m->devices_copy) {
+            free(m);
+            return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the device list");
+        }
+        memcpy(m->devices_copy, opts->devices, opts->n_devices * sizeof *m->devices_copy);
+        m->opts.devices = m->devices_copy;
+    }
+    m->interval_ns = (uint64_t)llround(opts->interval_s * 1e9);
+    m->warmup_ns = (uint64_t)llround(opts->warmup_s * 1e9);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&m->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&m->mu, NULL);
+
+    st = open_backend(&m->opts, &m->be, &m->ctx, m->note, sizeof m->note, err);
+    if (st == GP_OK)
+        st = resolve_devices(m, err);
+    if (st != GP_OK) {
+        gp_monitor_destroy(m);
+        return st;
+    }
+    *out = m;
+    return GP_OK;
+}
+
+static void keep_sample(gp_monitor *m, const gp_sample *s)
+{
+    if (m->samples_truncated)
+        return;
+    if (m->n_samples == m->cap_samples) {
+        size_t cap = m->cap_samples ? m->cap_samples * 2 : 1024;
+        gp_sample *p = realloc(m->samples, cap * sizeof *p);
+        if (!p) {
+            m->samples_truncated = true;
+            return;
+        }
+        m->samples = p;
+        m->cap_samples = cap;
+    }
+    m->samples[m->n_samples++] = *s;
+}
+
+/* Records one device's reading; the caller holds m->mu. */
+static void record_locked(gp_monitor *m, size_t slot, uint64_t t_mono, uint64_t t_wall,
+                          const gp_device_sample *ds)
+{
+    slot_state *s = &m->slots[slot];
+    gp_acc_add(&s->acc, t_mono, ds);
+    s->latest.t_mono_ns = t_mono;
+    s->latest.t_wall_ns = t_wall;
+    s->latest.slot = (uint32_t)slot;
+    s->latest.device_index = s->index;
+    s->latest.m = *ds;
+    s->have_latest = true;
+    m->stats.device_samples++;
+    if (m->opts.keep_samples)
+        keep_sample(m, &s->latest);
+}
+
+static void fail_slot_locked(gp_monitor *m, size_t slot, uint64_t t_mono, gp_status st,
+                             const char *msg)
+{
+    slot_state *s = &m->slots[slot];
+    if (s->failed)
+        return;
+    s->failed = true;
+    s->status = st;
+    snprintf(s->error, sizeof s->error, "%s", msg && *msg ? msg : gp_strerror(st));
+    s->error_at_s = t_mono > m->t0_ns ? (double)(t_mono - m->t0_ns) / 1e9 : 0.0;
+}
+
+/* Whether slot s reads the (slow) energy counter in the round at t_mono:
+ * the first round, the first round after warmup and the last round bound
+ * the statistics window, and a reading every GP_ENERGY_PERIOD_NS lets the
+ * statistics notice a counter reset on a long run. */
+static unsigned read_flags(gp_monitor *m, slot_state *s, uint64_t t_mono, bool last)
+{
+    bool after_warmup = t_mono - m->t0_ns >= m->warmup_ns;
+    bool due = !s->energy_read_once || last || (after_warmup && !s->energy_after_warmup) ||
+               t_mono - s->energy_last_ns >= GP_ENERGY_PERIOD_NS;
+    if (!due)
+        return 0;
+    s->energy_read_once = true;
+    s->energy_last_ns = t_mono;
+    if (after_warmup)
+        s->energy_after_warmup = true;
+    return GP_READ_ENERGY;
+}
+
+/* The hook's gate: the first round is always read (the recorder's
+ * job_start shows it), later ones only while the gate is open. */
+static bool round_wanted(gp_monitor *m)
+{
+    bool first = !m->first_round_done;
+    m->first_round_done = true;
+    return first || !m->hook.gate || m->hook.gate(m->hook.user);
+}
+
+static void hook_round(gp_monitor *m, uint64_t t_mono, uint64_t t_wall)
+{
+    if (m->hook.on_round)
+        m->hook.on_round(m->hook.user, t_mono, t_wall, m->round, m->round_status, m->n_slots);
+}
+
+/* One polled round: read every live device, then record under one lock. */
+static void polled_round(gp_monitor *m, bool last)
+{
+    if (!round_wanted(m))
+        return;
+    uint64_t t_mono = gp_now_mono_ns();
+    uint64_t t_wall = gp_now_wall_ns();
+    for (size_t i = 0; i < m->n_slots; i++) {
+        m->round_status[i] = GP_ERR_STATE; /* "not read" */
+        if (m->slots[i].failed || !m->be->read)
+            continue; /* only the sampler thread sets failed, so no lock is needed */
+        m->round_err[i].message[0] = '\0';
+        unsigned flags = read_flags(m, &m->slots[i], t_mono, last);
+        m->round_status[i] = m->be->read(m->ctx, i, flags, &m->round[i], &m->round_err[i]);
+    }
+    pthread_mutex_lock(&m->mu);
+    m->stats.ticks++;
+    for (size_t i = 0; i < m->n_slots; i++) {
+        if (m->round_status[i] == GP_OK)
+            record_locked(m, i, t_mono, t_wall, &m->round[i]);
+        else if (m->round_status[i] != GP_ERR_STATE)
+            fail_slot_locked(m, i, t_mono, m->round_status[i], m->round_err[i].message);
+    }
+    pthread_mutex_unlock(&m->mu);
+    hook_round(m, t_mono, t_wall);
+}
+
+static void run_polled(gp_monitor *m)
+{
+    uint64_t next = m->t0_ns;
+    for (;;) {
+        polled_round(m, false);
+        next += m->interval_ns;
+        uint64_t now = gp_now_mono_ns();
+        if (now >= next) {
+            /* Overran: skip the deadlines already past, keep the phase. */
+            uint64_t missed = (now - next) / m->interval_ns + 1;
+            next += missed * m->interval_ns;
+            pthread_mutex_lock(&m->mu);
+            m->stats.missed_ticks += missed;
+            pthread_mutex_unlock(&m->mu);
+        }
+        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+        pthread_mutex_lock(&m->mu);
+        while (!m->stop_requested && gp_now_mono_ns() < next)
+            pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+        bool stop = m->stop_requested;
+        pthread_mutex_unlock(&m->mu);
+        if (stop)
+            break;
+    }
+    polled_round(m, true); /* the last sample, at stop */
+}
+
+static void run_self_paced(gp_monitor *m)
+{
+    /* nvidia-smi ticks by itself; a silent one must not hold us: the
+     * deadline only bounds one wait, stop() interrupts it at once. */
+    uint64_t patience = 4 * m->interval_ns;
+    if (patience < 2000000000ull)
+        patience = 2000000000ull;
+    bool producer_dead = false;
+    for (;;) {
+        pthread_mutex_lock(&m->mu);
+        bool stop = m->stop_requested;
+        if (!stop && producer_dead)
+            pthread_cond_wait(&m->cv, &m->mu);
+        stop = m->stop_requested;
+        pthread_mutex_unlock(&m->mu);
+        if (stop)
+            break;
+        if (producer_dead)
+            continue;
+        gp_error err;
+        gp_error_clear(&err);
+        for (size_t i = 0; i < m->n_slots; i++) {
+            m->round_status[i] = GP_ERR_TIMEOUT;
+            m->round_err[i].message[0] = '\0';
+        }
+        gp_status st = m->be->wait_tick(m->ctx, m->round, m->round_status, m->round_err,
+                                        gp_now_mono_ns() + patience, &err);
+        uint64_t t_mono = gp_now_mono_ns();
+        uint64_t t_wall = gp_now_wall_ns();
+        /* nvidia-smi ticks whatever the gate says; a closed gate drops the round. */
+        bool wanted = st == GP_OK && round_wanted(m);
+        pthread_mutex_lock(&m->mu);
+        if (st == GP_OK && wanted) {
+            m->stats.ticks++;
+            for (size_t i = 0; i < m->n_slots; i++) {
+                if (m->slots[i].failed) {
+                    m->round_status[i] = GP_ERR_STATE;
+                    continue;
+                }
+                if (m->round_status[i] == GP_OK)
+                    record_locked(m, i, t_mono, t_wall, &m->round[i]);
+                else if (m->round_status[i] != GP_ERR_TIMEOUT)
+                    fail_slot_locked(m, i, t_mono, m->round_status[i], m->round_err[i].message);
+            }
+        } else if (st == GP_ERR_TIMEOUT) {
+            m->stats.missed_ticks++;
+        } else if (st != GP_ERR_STATE) {
+            for (size_t i = 0; i < m->n_slots; i++)
+                fail_slot_locked(m, i, t_mono, st, err.message);
+            producer_dead = true;
+        }
+        pthread_mutex_unlock(&m->mu);
+        if (wanted)
+            hook_round(m, t_mono, t_wall);
+    }
+}
+
+static void *sampler_main(void *arg)
+{
+    gp_monitor *m = arg;
+    if (m->be->self_paced)
+        run_self_paced(m);
+    else
+        run_polled(m);
+    uint64_t cpu = gp_thread_cpu_ns();
+    pthread_mutex_lock(&m->mu);
+    m->stats.sampler_cpu_ns = cpu;
+    pthread_mutex_unlock(&m->mu);
+    return NULL;
+}
+
+gp_status gp_monitor_start(gp_monitor *m, gp_error *err)
+{
+    gp_error_clear(err);
+    if (!m)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_monitor_start: monitor is NULL");
+    if (m->state != MON_CREATED)
+        return gp_error_set(err, GP_ERR_STATE,
+                            "the monitor was already started: a monitor runs one region at a "
+                            "time (after gp_monitor_stop, gp_monitor_rearm makes it ready for "
+                            "another)");
+    if (m->opts.sync_fn)
+        m->opts.sync_fn(m->opts.sync_user);
+    m->t0_ns = gp_now_mono_ns();
+    for (size_t i = 0; i < m->n_slots; i++)
+        gp_acc_init(&m->slots[i].acc, m->t0_ns, m->warmup_ns);
+
+    bool sample = m->be != &gp_backend_none || m->hook.on_round;
+    if (sample) {
+        unsigned *idx = malloc(m->n_slots * sizeof *idx);
+        if (!idx)
+            return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory");
+        for (size_t i = 0; i < m->n_slots; i++)
+            idx[i] = m->slots[i].index;
+        gp_status st = m->be->start(m->ctx, idx, m->n_slots, m->interval_ns, err);
+        free(idx);
+        if (st != GP_OK)
+            return st;
+
+        /* Signals belong to the user's threads, never to ours. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int rc = pthread_create(&m->thread, NULL, sampler_main, m);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (rc != 0) {
+            m->be->stop(m->ctx);
+            return gp_error_set(err, GP_ERR_THREAD, "cannot start the sampling thread: %s",
+                                strerror(rc));
+        }
+        m->thread_started = true;
+    }
+    pthread_mutex_lock(&m->mu);
+    m->state = MON_RUNNING;
+    pthread_mutex_unlock(&m->mu);
+    return GP_OK;
+}
+
+gp_status gp_monitor_set_hook(gp_monitor *m, const gp_round_hook *hook, gp_error *err)
+{
+    if (!m)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_monitor_set_hook: monitor is NULL");
+    if (m->state != MON_CREATED)
+        return gp_error_set(err, GP_ERR_STATE, "the hook must be set before gp_monitor_start");
+    if (hook)
+        m->hook = *hook;
+    else
+        memset(&m->hook, 0, sizeof m->hook);
+    return GP_OK;
+}
+
+const char *gp_monitor_note(const gp_monitor *m)
+{
+    return m ? m->note : "";
+}
+
+const gp_device_info *gp_monitor_device_info(const gp_monitor *m, size_t slot)
+{
+    return m && slot < m->n_slots ? &m->slots[slot].info : NULL;
+}
+
+static void summarize(gp_monitor *m)
+{
+    const char *backend = m->be ? m->be->name : "none";
+    double duration_s = (double)(m->t_end_ns - m->t0_ns) / 1e9;
+    for (size_t i = 0; i < m->n_slots; i++) {
+        slot_state *s = &m->slots[i];
+        gp_summary *out = &m->summaries[i];
+        memset(out, 0, sizeof *out);
+        out->device_index = s->index;
+        snprintf(out->name, sizeof out->name, "%s", s->info.name);
+        snprintf(out->uuid, sizeof out->uuid, "%s", s->info.uuid);
+        snprintf(out->backend, sizeof out->backend, "%s", backend);
+        snprintf(out->note, sizeof out->note, "%s", m->note);
+        out->interval_s = m->opts.interval_s;
+        out->warmup_s = m->opts.warmup_s;
+        out->duration_s = duration_s;
+        gp_acc_summarize(&s->acc, out);
+        if (!(out->valid & GP_M_MEM_TOTAL) && (s->info.valid & GP_M_MEM_TOTAL)) {
+            out->mem_total_bytes = s->info.mem_total_bytes;
+            out->valid |= GP_M_MEM_TOTAL;
+        }
+        out->device_status = s->failed ? s->status : GP_OK;
+        if (s->failed) {
+            snprintf(out->device_error, sizeof out->device_error, "%s", s->error);
+            out->device_error_at_s = s->error_at_s;
+        }
+    }
+}
+
+gp_status gp_monitor_stop(gp_monitor *m, gp_error *err)
+{
+    gp_error_clear(err);
+    if (!m)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_monitor_stop: monitor is NULL");
+    if (m->state != MON_RUNNING)
+        return gp_error_set(err, GP_ERR_STATE,
+                            m->state == MON_CREATED
+                                ? "the monitor was not started: call gp_monitor_start first"
+                                : "the monitor was already stopped");
+    if (m->opts.sync_fn)
+        m->opts.sync_fn(m->opts.sync_user);
+    m->t_end_ns = gp_now_mono_ns();
+    pthread_mutex_lock(&m->mu);
+    m->stop_requested = true;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+    if (m->thread_started) {
+        if (m->be->interrupt)
+            m->be->interrupt(m->ctx);
+        pthread_join(m->thread, NULL);
+        m->thread_started = false;
+        m->be->stop(m->ctx);
+    }
+    summarize(m);
+    pthread_mutex_lock(&m->mu);
+    m->state = MON_STOPPED;
+    pthread_mutex_unlock(&m->mu);
+    return GP_OK;
+}
+
+gp_status gp_monitor_rearm(gp_monitor *m, gp_error *err)
+{
+    gp_error_clear(err);
+    if (!m)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_monitor_rearm: monitor is NULL");
+    if (m->state != MON_STOPPED)
+        return gp_error_set(err, GP_ERR_STATE,
+                            m->state == MON_CREATED
+                                ? "the monitor has not run a region yet: start it"
+                                : "the monitor is running: stop it first");
+    /* The sampler thread is joined: nothing else touches the monitor. */
+    for (size_t i = 0; i < m->n_slots; i++) {
+        slot_state *s = &m->slots[i];
+        unsigned index = s->index;
+        gp_device_info info = s->info;
+        memset(s, 0, sizeof *s);
+        s->index = index;
+        s->info = info;
+    }
+    memset(m->summaries, 0, m->n_slots * sizeof *m->summaries);
+    m->n_samples = 0;
+    m->samples_truncated = false;
+    memset(&m->stats, 0, sizeof m->stats);
+    m->stop_requested = false;
+    m->first_round_done = false;
+    m->t0_ns = m->t_end_ns = 0;
+    pthread_mutex_lock(&m->mu);
+    m->state = MON_CREATED;
+    pthread_mutex_unlock(&m->mu);
+    return GP_OK;
+}
+
+void gp_monitor_destroy(gp_monitor *m)
+{
+    if (!m)
+        return;
+    if (m->state == MON_RUNNING)
+        gp_monitor_stop(m, NULL);
+    if (m->be && m->be->close)
+        m->be->close(m->ctx);
+    pthread_mutex_destroy(&m->mu);
+    pthread_cond_destroy(&m->cv);
+    free(m->devices_copy);
+    free(m->slots);
+    free(m->summaries);
+    free(m->round);
+    free(m->round_status);
+    free(m->round_err);
+    free(m->samples);
+    free(m);
+}
+
+size_t gp_monitor_device_count(const gp_monitor *m)
+{
+    return m ? m->n_slots : 0;
+}
+
+const char *gp_monitor_backend(const gp_monitor *m)
+{
+    return m && m->be ? m->be->name : NULL;
+}
+
+const gp_summary *gp_monitor_summary(const gp_monitor *m, size_t slot)
+{
+    if (!m || m->state != MON_STOPPED || slot >= m->n_slots)
+        return NULL;
+    return &m->summaries[slot];
+}
+
+const gp_sample *gp_monitor_samples(const gp_monitor *m, size_t *count)
+{
+    if (count)
+        *count = 0;
+    if (!m || m->state != MON_STOPPED)
+        return NULL;
+    if (count)
+        *count = m->n_samples;
+    return m->samples;
+}
+
+gp_status gp_monitor_latest(gp_monitor *m, size_t slot, gp_sample *out)
+{
+    if (!m || !out)
+        return GP_ERR_INVALID_ARG;
+    if (slot >= m->n_slots)
+        return GP_ERR_DEVICE_NOT_FOUND;
+    pthread_mutex_lock(&m->mu);
+    gp_status st = GP_ERR_STATE;
+    if (m->slots[slot].have_latest) {
+        *out = m->slots[slot].latest;
+        st = GP_OK;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return st;
+}
+
+gp_status gp_monitor_get_stats(const gp_monitor *m, gp_monitor_stats *out)
+{
+    if (!m || !out)
+        return GP_ERR_INVALID_ARG;
+    pthread_mutex_lock((pthread_mutex_t *)&m->mu);
+    *out = m->stats;
+    pthread_mutex_unlock((pthread_mutex_t *)&m->mu);
+    return GP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static gp_status report(const gp_options *o, const gp_summary *s, gp_error *err)
+{
+    switch (o->report) {
+    case GP_REPORT_NONE:
+        return GP_OK;
+    case GP_REPORT_CALLBACK:
+        o->report_fn(s, o->report_user);
+        return GP_OK;
+    case GP_REPORT_PRINT:
+        return gp_summary_print(s, o->report_file ? o->report_file : stderr, o->report_flags, err);
+    }
+    return GP_OK;
+}
+
+gp_status gp_profile_call(const gp_options *opts, gp_call_fn fn, void *user,
+                          gp_profiled_result *result, gp_error *err)
+{
+    gp_error_clear(err);
+    if (result)
+        memset(result, 0, sizeof *result);
+    if (!fn)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_profile_call: fn is NULL");
+    gp_options defaults;
+    opts = options_or_defaults(opts, &defaults);
+    gp_monitor *m = NULL;
+    gp_status st = gp_monitor_create(opts, &m, err);
+    if (st == GP_OK)
+        st = gp_monitor_start(m, err);
+    if (st != GP_OK) {
+        gp_monitor_destroy(m);
+        return st; /* fn is not run when the profiler cannot start */
+    }
+    int value = fn(user);
+    st = gp_monitor_stop(m, err);
+    for (size_t i = 0; st == GP_OK && i < m->n_slots; i++)
+        st = report(opts, &m->summaries[i], err);
+    if (result) {
+        result->value = value;
+        result->gpus = malloc(m->n_slots * sizeof *result->gpus);
+        if (result->gpus) {
+            memcpy(result->gpus, m->summaries, m->n_slots * sizeof *result->gpus);
+            result->n_gpus = m->n_slots;
+        } else if (st == GP_OK) {
+            st = gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the summaries");
+        }
+        if (m->n_slots)
+            result->gpu = m->summaries[0];
+    }
+    gp_monitor_destroy(m);
+    return st;
+}
+
+void gp_profiled_result_free(gp_profiled_result *result)
+{
+    if (!result)
+        return;
+    free(result->gpus);
+    result->gpus = NULL;
+    result->n_gpus = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+
+gp_status gp_list_devices(const gp_options *opts, gp_device_info **out, size_t *count,
+                          char *driver_version, size_t driver_version_len,
+                          const char **backend_used, gp_error *err)
+{
+    gp_error_clear(err);
+    if (!out || !count)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_list_devices: out and count are required");
+    *out = NULL;
+    *count = 0;
+    if (driver_version && driver_version_len)
+        driver_version[0] = '\0';
+    gp_options defaults;
+    opts = options_or_defaults(opts, &defaults);
+    gp_status st = validate_options(opts, err);
+    if (st != GP_OK)
+        return st;
+    const gp_backend *be = NULL;
+    void *ctx = NULL;
+    char note[GP_NOTE_MAX];
+    st = open_backend(opts, &be, &ctx, note, sizeof note, err);
+    if (st != GP_OK)
+        return st;
+    if (backend_used)
+        *backend_used = be->name;
+    unsigned n = 0;
+    st = be->device_count(ctx, &n, err);
+    gp_device_info *list = NULL;
+    if (st == GP_OK && n > 0) {
+        list = calloc(n, sizeof *list);
+        if (!list)
+            st = gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for %u devices", n);
+    }
+    for (unsigned i = 0; st == GP_OK && i < n; i++)
+        st = be->device_info(ctx, i, &list[i], err);
+    if (st == GP_OK && driver_version && driver_version_len && be->driver_version) {
+        gp_error ignored;
+        if (be->driver_version(ctx, driver_version, driver_version_len, &ignored) != GP_OK)
+            driver_version[0] = '\0';
+    }
+    be->close(ctx);
+    if (st != GP_OK) {
+        free(list);
+        return st;
+    }
+    *out = list;
+    *count = n;
+    return GP_OK;
+}
+
+void gp_devices_free(gp_device_info *devices)
+{
+    free(devices);
+}

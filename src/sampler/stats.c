@@ -1,0 +1,261 @@
+/*
+ * sampler/stats.c - per-device running statistics in O(1) memory.
+ *
+ * gp_acc keeps sums, maxima, a 101-bin util.gpu histogram (so p50/p95 are
+ * exact nearest-rank percentiles without keeping samples), the energy
+ * counter's endpoints, a trapezoidal power integral and a fixed number of
+ * sparkline buckets.  Samples taken during the warmup are only counted.
+ * Nothing here allocates, locks or fails; the caller serialises access.
+ */
+#include "stats.h"
+#include "gpu_profile.h"
+
+#include <string.h>
+
+/* Bits the summary can say something about; PCIe is not summarised, and
+ * GP_M_ENERGY depends on the energy rule, not on the samples alone. */
+#define SUMMARY_BITS                                                                               \
+    (GP_M_UTIL_GPU | GP_M_UTIL_MEM | GP_M_MEM_USED | GP_M_MEM_TOTAL | GP_M_POWER | GP_M_TEMP |     \
+     GP_M_CLOCK_SM | GP_M_CLOCK_MEM | GP_M_THROTTLE)
+
+void gp_acc_init(gp_acc *a, uint64_t t0_ns, uint64_t warmup_ns)
+{
+    memset(a, 0, sizeof *a);
+    a->t0_ns = t0_ns;
+    a->warmup_ns = warmup_ns;
+    a->spark_span = 1;
+}
+
+/* Utilization is a percent of time; a backend that reports more is
+ * rounding noise, and a value > 100 would fall outside the histogram. */
+static uint32_t clamp_pct(uint32_t v)
+{
+    return v > 100 ? 100 : v;
+}
+
+static void spark_add(gp_acc *a, int has_util, uint32_t util)
+{
+    if (a->spark_used == 0) {
+        a->spark_used = 1;
+        a->spark_fill = 0;
+    } else if (a->spark_fill == a->spark_span) {
+        if (a->spark_used == GP_SPARK_BUCKETS) {
+            /* Every bucket is full: halve the resolution rather than grow. */
+            for (uint32_t i = 0; i < GP_SPARK_BUCKETS / 2; i++) {
+                a->spark_sum[i] = a->spark_sum[2 * i] + a->spark_sum[2 * i + 1];
+                a->spark_cnt[i] = a->spark_cnt[2 * i] + a->spark_cnt[2 * i + 1];
+            }
+            for (uint32_t i = GP_SPARK_BUCKETS / 2; i < GP_SPARK_BUCKETS; i++) {
+                a->spark_sum[i] = 0;
+                a->spark_cnt[i] = 0;
+            }
+            a->spark_used = GP_SPARK_BUCKETS / 2;
+            a->spark_span *= 2;
+        }
+        a->spark_used++;
+        a->spark_fill = 0;
+    }
+    uint32_t b = a->spark_used - 1;
+    a->spark_fill++;
+    /* An invalid reading still takes its place in time, so gaps show. */
+    if (has_util) {
+        a->spark_sum[b] += util;
+        a->spark_cnt[b]++;
+    }
+}
+
+void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
+{
+    if (!a || !s)
+        return;
+    uint64_t since_start_ns = t_ns > a->t0_ns ? t_ns - a->t0_ns : 0;
+    if (since_start_ns < a->warmup_ns) {
+        a->n_warmup++;
+        return;
+    }
+
+    uint32_t v = s->valid;
+    int first = a->n == 0;
+    if (first)
+        a->first_t_ns = t_ns;
+    a->last_t_ns = t_ns;
+    a->n++;
+    uint32_t seen_before = a->valid;
+    a->valid |= v;
+
+    if (v & GP_M_UTIL_GPU) {
+        uint32_t u = clamp_pct(s->util_gpu_pct);
+        a->n_util_gpu++;
+        a->sum_util_gpu += u;
+        a->hist_util_gpu[u]++;
+        if (u > a->max_util_gpu)
+            a->max_util_gpu = u;
+    }
+    if (v & GP_M_UTIL_MEM) {
+        uint32_t u = clamp_pct(s->util_mem_pct);
+        a->n_util_mem++;
+        a->sum_util_mem += u;
+        if (u > a->max_util_mem)
+            a->max_util_mem = u;
+    }
+    if ((v & GP_M_MEM_USED) && s->mem_used_bytes > a->mem_used_max)
+        a->mem_used_max = s->mem_used_bytes;
+    if (v & GP_M_MEM_TOTAL)
+        a->mem_total = s->mem_total_bytes;
+    if (v & GP_M_POWER) {
+        if (a->n_power == 0) {
+            a->power_first_t_ns = t_ns;
+        } else {
+            double dt_s =
+                t_ns > a->power_prev_t_ns ? (double)(t_ns - a->power_prev_t_ns) / 1e9 : 0.0;
+            a->power_integral_mj += 0.5 * ((double)a->power_prev_mw + (double)s->power_mw) * dt_s;
+        }
+        a->power_prev_t_ns = t_ns;
+        a->power_prev_mw = s->power_mw;
+        a->n_power++;
+        a->sum_power_mw += s->power_mw;
+        if (s->power_mw > a->max_power_mw)
+            a->max_power_mw = s->power_mw;
+    }
+    if (v & GP_M_TEMP) {
+        if (!(seen_before & GP_M_TEMP) || s->temp_c > a->temp_max)
+            a->temp_max = s->temp_c;
+    }
+    if (v & GP_M_CLOCK_SM) {
+        a->n_clock_sm++;
+        a->sum_clock_sm += s->clock_sm_mhz;
+    }
+    if (v & GP_M_CLOCK_MEM) {
+        a->n_clock_mem++;
+        a->sum_clock_mem += s->clock_mem_mhz;
+    }
+    if (v & GP_M_THROTTLE)
+        a->throttle_seen |= s->throttle_reasons;
+
+    /* The counter is read less often than the other metrics (it is slow in
+     * NVML and updates only every 20-100 ms), so gaps between readings are
+     * expected.  It is trusted when the first and the last stats samples
+     * carry it and no reading goes backwards (a driver reload resets it). */
+    int has_energy = (v & GP_M_ENERGY) != 0;
+    if (first) {
+        a->energy_first_valid = has_energy;
+        a->energy_monotonic = true;
+        a->energy_first_mj = s->energy_mj;
+        a->energy_last_mj = s->energy_mj;
+    } else if (has_energy) {
+        if (a->energy_seen && s->energy_mj < a->energy_last_mj)
+            a->energy_monotonic = false;
+        a->energy_last_mj = s->energy_mj;
+    }
+    if (has_energy)
+        a->energy_seen = true;
+    a->energy_last_valid = has_energy;
+
+    spark_add(a, (v & GP_M_UTIL_GPU) != 0, clamp_pct(s->util_gpu_pct));
+}
+
+/* Nearest rank: the smallest v with count(<= v) >= ceil(p/100 * n). */
+static uint32_t hist_percentile(const uint64_t hist[101], uint64_t n, uint32_t p)
+{
+    uint64_t rank = (p * n + 99) / 100;
+    if (rank == 0)
+        rank = 1;
+    uint64_t seen = 0;
+    for (uint32_t v = 0; v <= 100; v++) {
+        seen += hist[v];
+        if (seen >= rank)
+            return v;
+    }
+    return 100;
+}
+
+/* Mean of integers, rounded half up, in integers so the cell is exact. */
+static uint8_t spark_cell(uint64_t sum, uint64_t cnt)
+{
+    if (cnt == 0)
+        return GP_SPARK_NONE;
+    return (uint8_t)((2 * sum + cnt) / (2 * cnt));
+}
+
+static void summarize_spark(const gp_acc *a, gp_summary *out)
+{
+    memset(out->spark, GP_SPARK_NONE, sizeof out->spark);
+    out->spark_len = 0;
+    if (a->n == 0 || a->spark_used == 0)
+        return;
+    if (a->n < GP_SPARK_WIDTH) {
+        /* Fewer samples than cells: the span is still 1, one cell each. */
+        for (uint32_t i = 0; i < a->spark_used; i++)
+            out->spark[i] = spark_cell(a->spark_sum[i], a->spark_cnt[i]);
+        out->spark_len = a->spark_used;
+        return;
+    }
+    /* spark_used >= GP_SPARK_WIDTH here (a merge leaves exactly half of
+     * the buckets), so every cell gets at least one whole bucket. */
+    uint64_t used = a->spark_used;
+    for (uint32_t c = 0; c < GP_SPARK_WIDTH; c++) {
+        uint64_t b0 = c * used / GP_SPARK_WIDTH;
+        uint64_t b1 = (c + 1) * used / GP_SPARK_WIDTH;
+        uint64_t sum = 0, cnt = 0;
+        for (uint64_t b = b0; b < b1; b++) {
+            sum += a->spark_sum[b];
+            cnt += a->spark_cnt[b];
+        }
+        out->spark[c] = spark_cell(sum, cnt);
+    }
+    out->spark_len = GP_SPARK_WIDTH;
+}
+
+void gp_acc_summarize(const gp_acc *a, gp_summary *out)
+{
+    if (!a || !out)
+        return;
+    out->sample_count = a->n;
+    out->samples_warmup = a->n_warmup;
+    out->interval_mean_s = 0.0;
+    if (a->n >= 2 && a->last_t_ns >= a->first_t_ns)
+        out->interval_mean_s = (double)(a->last_t_ns - a->first_t_ns) / 1e9 / (double)(a->n - 1);
+
+    uint32_t valid = a->valid & SUMMARY_BITS;
+
+    out->util_gpu_mean = 0.0;
+    out->util_gpu_p50 = out->util_gpu_p95 = out->util_gpu_max = 0;
+    out->busy_time_est_s = 0.0;
+    if (a->n_util_gpu) {
+        out->util_gpu_mean = (double)a->sum_util_gpu / (double)a->n_util_gpu;
+        out->util_gpu_p50 = hist_percentile(a->hist_util_gpu, a->n_util_gpu, 50);
+        out->util_gpu_p95 = hist_percentile(a->hist_util_gpu, a->n_util_gpu, 95);
+        out->util_gpu_max = a->max_util_gpu;
+        out->busy_time_est_s = out->duration_s * out->util_gpu_mean / 100.0;
+    }
+    out->util_mem_mean = a->n_util_mem ? (double)a->sum_util_mem / (double)a->n_util_mem : 0.0;
+    out->util_mem_max = a->n_util_mem ? a->max_util_mem : 0;
+    out->mem_used_max_bytes = (valid & GP_M_MEM_USED) ? a->mem_used_max : 0;
+    out->mem_total_bytes = (valid & GP_M_MEM_TOTAL) ? a->mem_total : 0;
+    out->power_mean_mw = a->n_power ? (double)a->sum_power_mw / (double)a->n_power : 0.0;
+    out->power_max_mw = a->n_power ? a->max_power_mw : 0;
+    out->temp_max_c = (valid & GP_M_TEMP) ? a->temp_max : 0;
+    out->clock_sm_mean_mhz = a->n_clock_sm ? (double)a->sum_clock_sm / (double)a->n_clock_sm : 0.0;
+    out->clock_mem_mean_mhz =
+        a->n_clock_mem ? (double)a->sum_clock_mem / (double)a->n_clock_mem : 0.0;
+    out->throttle_reasons_seen = (valid & GP_M_THROTTLE) ? a->throttle_seen : 0;
+
+    /* The driver's counter is exact when it can be used; it ticks only
+     * every 20-100 ms, so a short region may see it flat, and a reload
+     * makes it go backwards: then integrate the power readings instead. */
+    out->energy_j = 0.0;
+    out->energy_source = GP_ENERGY_NONE;
+    if (a->n > 0 && a->energy_first_valid && a->energy_last_valid && a->energy_monotonic &&
+        a->energy_last_mj > a->energy_first_mj) {
+        out->energy_j = (double)(a->energy_last_mj - a->energy_first_mj) / 1000.0;
+        out->energy_source = GP_ENERGY_COUNTER;
+    } else if (a->n_power >= 2 && a->power_prev_t_ns > a->power_first_t_ns) {
+        out->energy_j = a->power_integral_mj / 1000.0;
+        out->energy_source = GP_ENERGY_POWER_INTEGRAL;
+    }
+    if (out->energy_source != GP_ENERGY_NONE)
+        valid |= GP_M_ENERGY;
+    out->valid = valid;
+
+    summarize_spark(a, out);
+}

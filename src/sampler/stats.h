@@ -1,0 +1,68 @@
+/*
+ * sampler/stats.h - per-device running statistics in O(1) memory (stats.c),
+ * fed by the sampling thread and turned into a gp_summary.
+ */
+#ifndef GP_SAMPLER_STATS_H
+#define GP_SAMPLER_STATS_H
+
+#include "gpu_profile.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GP_SPARK_BUCKETS (2 * GP_SPARK_WIDTH)
+
+/* Per-device running statistics in O(1) memory. */
+typedef struct gp_acc {
+    uint64_t t0_ns;     /* region start (monotonic) */
+    uint64_t warmup_ns; /* samples with t - t0 < warmup_ns are dropped */
+    uint64_t n;         /* samples in the stats */
+    uint64_t n_warmup;  /* samples dropped */
+    uint64_t first_t_ns, last_t_ns;
+    uint32_t valid; /* OR of sample validity in the stats */
+
+    /* Utilizations are clamped to 100 before they are counted. */
+    uint64_t n_util_gpu, sum_util_gpu;
+    uint64_t hist_util_gpu[101];
+    uint32_t max_util_gpu;
+    uint64_t n_util_mem, sum_util_mem;
+    uint32_t max_util_mem;
+    uint64_t mem_used_max, mem_total;
+    uint64_t n_power, sum_power_mw;
+    uint32_t max_power_mw;
+    int32_t temp_max;
+    uint64_t n_clock_sm, sum_clock_sm;
+    uint64_t n_clock_mem, sum_clock_mem;
+    uint64_t throttle_seen;
+
+    /* Energy: the counter at the first stats sample and at the last reading,
+     * whether the first and the last stats samples had it, whether the
+     * readings never went backwards, and the trapezoidal integral over
+     * consecutive valid power samples (power_first_t_ns to power_prev_t_ns). */
+    bool energy_first_valid, energy_last_valid, energy_monotonic, energy_seen;
+    uint64_t energy_first_mj, energy_last_mj;
+    uint64_t power_first_t_ns;
+    uint64_t power_prev_t_ns;
+    uint32_t power_prev_mw;
+    double power_integral_mj;
+
+    /* Sparkline: GP_SPARK_BUCKETS buckets of spark_span samples each (the
+     * last one holds spark_fill); when all are full, neighbours merge
+     * pairwise and the span doubles.  sum/cnt cover valid util.gpu only. */
+    uint64_t spark_sum[GP_SPARK_BUCKETS];
+    uint64_t spark_cnt[GP_SPARK_BUCKETS];
+    uint32_t spark_used; /* buckets in use */
+    uint64_t spark_span; /* samples per bucket */
+    uint64_t spark_fill; /* samples in the last bucket */
+} gp_acc;
+
+void gp_acc_init(gp_acc *a, uint64_t t0_ns, uint64_t warmup_ns);
+/* Adds one sample taken at monotonic t_ns. */
+void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s);
+/* Fills the statistics fields of out (valid, util_*, mem_*, power_*,
+ * energy_*, temp_*, clock_*, throttle_*, spark*, sample_count,
+ * samples_warmup, interval_mean_s, busy_time_est_s from out->duration_s,
+ * which the caller sets first).  Identity fields are left alone. */
+void gp_acc_summarize(const gp_acc *a, gp_summary *out);
+
+#endif /* GP_SAMPLER_STATS_H */

@@ -1,0 +1,235 @@
+/*
+ * util/buf.c - the growable text buffer every writer appends to, and the
+ * number writers (buf.h).
+ *
+ * Promises: it grows by doubling and stays NUL-terminated after every
+ * append, so p can be used as a C string.  After an allocation failure oom
+ * is set and appends are ignored until fl_buf_reset(), which lets the
+ * writer drop a damaged line and try the next one; nothing here prints or
+ * aborts.
+ */
+#include "buf.h"
+#include "text.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FL_BUF_MIN_CAP 256
+
+char *fl_buf_reserve(fl_buf *b, size_t n)
+{
+    if (b->oom)
+        return NULL;
+    if (n > SIZE_MAX - b->len - 1) {
+        b->oom = true;
+        return NULL;
+    }
+    size_t need = b->len + n + 1;
+    if (need > b->cap) {
+        size_t cap = b->cap ? b->cap : FL_BUF_MIN_CAP;
+        while (cap < need)
+            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return NULL;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    return b->p + b->len;
+}
+
+void fl_buf_commit(fl_buf *b, char *end)
+{
+    b->len = (size_t)(end - b->p);
+    b->p[b->len] = '\0';
+}
+
+void fl_buf_free(fl_buf *b)
+{
+    if (!b)
+        return;
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->oom = false;
+}
+
+void fl_buf_reset(fl_buf *b)
+{
+    b->len = 0;
+    b->oom = false;
+    if (b->p)
+        b->p[0] = '\0';
+}
+
+void fl_buf_put(fl_buf *b, const char *s, size_t n)
+{
+    char *d = fl_buf_reserve(b, n);
+    if (!d)
+        return;
+    if (n)
+        memcpy(d, s, n);
+    fl_buf_commit(b, d + n);
+}
+
+void fl_buf_puts(fl_buf *b, const char *s)
+{
+    fl_buf_put(b, s, strlen(s));
+}
+
+void fl_buf_printf(fl_buf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    size_t avail = b->cap > b->len ? b->cap - b->len : 0;
+    int n = vsnprintf(avail ? b->p + b->len : NULL, avail, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        /* vsnprintf may have stored part of the text: hide it again. */
+        if (b->p)
+            b->p[b->len] = '\0';
+    } else if ((size_t)n < avail) {
+        b->len += (size_t)n;
+    } else {
+        char *d = fl_buf_reserve(b, (size_t)n);
+        if (d) {
+            vsnprintf(d, (size_t)n + 1, fmt, again);
+            b->len += (size_t)n;
+        }
+    }
+    va_end(again);
+}
+
+static void emit_buf(void *ctx, const char *p, size_t n)
+{
+    fl_buf_put((fl_buf *)ctx, p, n);
+}
+
+/* The project's JSON conventions (gp_json_quote, gp_format_fixed), shared
+ * by the session records and the command's reports. */
+void fl_buf_str(fl_buf *b, const char *s)
+{
+    if (!s) {
+        fl_buf_put(b, "null", 4);
+        return;
+    }
+    gp_json_quote(s, strlen(s), emit_buf, b);
+}
+
+void fl_buf_double(fl_buf *b, double v)
+{
+    if (isfinite(v))
+        gp_format_fixed(v, 6, 1, emit_buf, b);
+    else
+        fl_buf_put(b, "null", 4);
+}
+
+void fl_buf_opt_u64(fl_buf *b, bool ok, uint64_t v)
+{
+    if (ok)
+        fl_buf_u64(b, v);
+    else
+        fl_buf_put(b, "null", 4);
+}
+
+void fl_buf_opt_i64(fl_buf *b, bool ok, int64_t v)
+{
+    if (ok)
+        fl_buf_i64(b, v);
+    else
+        fl_buf_put(b, "null", 4);
+}
+
+void fl_buf_opt_double(fl_buf *b, bool ok, double v)
+{
+    if (ok)
+        fl_buf_double(b, v);
+    else
+        fl_buf_put(b, "null", 4);
+}
+
+char *fl_buf_take(fl_buf *b)
+{
+    if (b->oom) {
+        fl_buf_free(b);
+        return NULL;
+    }
+    char *p = b->p ? b->p : strdup("");
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+int fl_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    while (c < need)
+        c *= 2;
+    if (size && c > SIZE_MAX / size)
+        return -1;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* ------------------------------------------------------------ numbers */
+
+const char fl_digit_pairs[201] = "00010203040506070809"
+                                 "10111213141516171819"
+                                 "20212223242526272829"
+                                 "30313233343536373839"
+                                 "40414243444546474849"
+                                 "50515253545556575859"
+                                 "60616263646566676869"
+                                 "70717273747576777879"
+                                 "80818283848586878889"
+                                 "90919293949596979899";
+
+const uint64_t fl_pow10_u64[20] = {1ull,
+                                   10ull,
+                                   100ull,
+                                   1000ull,
+                                   10000ull,
+                                   100000ull,
+                                   1000000ull,
+                                   10000000ull,
+                                   100000000ull,
+                                   1000000000ull,
+                                   10000000000ull,
+                                   100000000000ull,
+                                   1000000000000ull,
+                                   10000000000000ull,
+                                   100000000000000ull,
+                                   1000000000000000ull,
+                                   10000000000000000ull,
+                                   100000000000000000ull,
+                                   1000000000000000000ull,
+                                   10000000000000000000ull};
+
+void fl_buf_u64(fl_buf *b, uint64_t v)
+{
+    char *d = fl_buf_reserve(b, 20);
+    if (d)
+        fl_buf_commit(b, fl_put_u64(d, v));
+}
+
+void fl_buf_i64(fl_buf *b, int64_t v)
+{
+    char *d = fl_buf_reserve(b, 21);
+    if (d)
+        fl_buf_commit(b, fl_put_i64(d, v));
+}

@@ -1,0 +1,168 @@
+/*
+ * util/text.c - UTF-8 checking and JSON string literals, shared by the
+ * summary renderer and the command's run report so every JSON document the
+ * project writes escapes text the same way: valid UTF-8 passes through,
+ * quotes, backslashes and control characters are escaped, and a byte that
+ * is not well-formed UTF-8 becomes U+FFFD, so the output is always valid.
+ */
+#include "text.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <strings.h>
+
+/* Length of the well-formed UTF-8 sequence at s (1..4), 0 if ill-formed
+ * (stray continuation, overlong, surrogate, beyond U+10FFFF, cut short). */
+size_t gp_utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+void gp_json_quote(const char *s, size_t n, gp_emit_fn emit, void *ctx)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    emit(ctx, "\"", 1);
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = u[i];
+        size_t len = gp_utf8_len(u + i, n - i);
+        if (len == 0) {
+            /* Keep the document valid UTF-8 whatever the backend sent. */
+            emit(ctx, "\\ufffd", 6);
+            i++;
+            continue;
+        }
+        if (len > 1) {
+            emit(ctx, s + i, len);
+            i += len;
+            continue;
+        }
+        i++;
+        switch (c) {
+        case '"':
+            emit(ctx, "\\\"", 2);
+            break;
+        case '\\':
+            emit(ctx, "\\\\", 2);
+            break;
+        case '\b':
+            emit(ctx, "\\b", 2);
+            break;
+        case '\f':
+            emit(ctx, "\\f", 2);
+            break;
+        case '\n':
+            emit(ctx, "\\n", 2);
+            break;
+        case '\r':
+            emit(ctx, "\\r", 2);
+            break;
+        case '\t':
+            emit(ctx, "\\t", 2);
+            break;
+        default:
+            if (c < 0x20 || c == 0x7F) {
+                char tmp[8];
+                snprintf(tmp, sizeof tmp, "\\u%04x", c);
+                emit(ctx, tmp, 6);
+            } else {
+                emit(ctx, s + i - 1, 1);
+            }
+        }
+    }
+    emit(ctx, "\"", 1);
+}
+
+/*
+ * A finite double in fixed point with `decimals` digits (0..6), '.' as the
+ * separator whatever the locale; trailing zeros dropped with trim.  Values
+ * too large for the scaled integer fall back to %.0f, which prints no
+ * decimal point and so no locale-dependent character.  v must be finite.
+ */
+void gp_format_fixed(double v, int decimals, int trim, gp_emit_fn emit, void *ctx)
+{
+    static const double scale_of[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+    if (decimals < 0)
+        decimals = 0;
+    if (decimals > 6)
+        decimals = 6;
+    double scale = scale_of[decimals];
+    if (!(fabs(v) * scale < 9.0e18)) {
+        char big[400];
+        int len = snprintf(big, sizeof big, "%.0f", v);
+        emit(ctx, big, len > 0 ? (size_t)len : 0);
+        return;
+    }
+    long long q = llround(v * scale);
+    if (q < 0)
+        emit(ctx, "-", 1);
+    unsigned long long mag = q < 0 ? 0ull - (unsigned long long)q : (unsigned long long)q;
+    unsigned long long div = (unsigned long long)scale;
+    char ip[24];
+    int ni = snprintf(ip, sizeof ip, "%llu", mag / div);
+    emit(ctx, ip, (size_t)ni);
+    if (decimals == 0)
+        return;
+    char frac[8];
+    snprintf(frac, sizeof frac, "%0*llu", decimals, mag % div);
+    int n = decimals;
+    if (trim)
+        while (n > 0 && frac[n - 1] == '0')
+            n--;
+    if (n == 0)
+        return;
+    emit(ctx, ".", 1);
+    emit(ctx, frac, (size_t)n);
+}
+
+int gp_find_name(const char *const *names, size_t n, const char *text)
+{
+    if (!text)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(names[i], text) == 0)
+            return (int)i;
+    return -1;
+}
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+int fl_parse_bool(const char *text)
+{
+    static const char *const yes[] = {"1", "true", "yes", "on"};
+    static const char *const no[] = {"0", "false", "no", "off"};
+    if (gp_find_name(yes, N_OF(yes), text) >= 0)
+        return 1;
+    if (gp_find_name(no, N_OF(no), text) >= 0)
+        return 0;
+    return -1;
+}

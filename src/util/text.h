@@ -1,0 +1,31 @@
+/*
+ * util/text.h - UTF-8 checks, JSON string literals and locale-free numbers,
+ * shared by every writer of the project (text.c), and the one boolean
+ * spelling the options accept.
+ */
+#ifndef GP_UTIL_TEXT_H
+#define GP_UTIL_TEXT_H
+
+#include <stddef.h>
+
+/* Length of the well-formed UTF-8 sequence at s (1..4, 1 for ASCII), 0 if
+ * ill-formed (stray continuation, overlong, surrogate, > U+10FFFF, cut). */
+size_t gp_utf8_len(const unsigned char *s, size_t n);
+
+typedef void (*gp_emit_fn)(void *ctx, const char *p, size_t n);
+/* Writes s (n bytes) as a JSON string literal, quotes included, through
+ * emit: escapes quotes, backslashes and control characters; an ill-formed
+ * UTF-8 byte becomes \ufffd.  Used by every JSON writer of the project. */
+void gp_json_quote(const char *s, size_t n, gp_emit_fn emit, void *ctx);
+/* A finite double in fixed point with `decimals` (0..6) digits, '.' whatever
+ * the locale, trailing zeros dropped with trim.  JSON numbers use (6, 1). */
+void gp_format_fixed(double v, int decimals, int trim, gp_emit_fn emit, void *ctx);
+
+/* The index of text among names[0..n), compared without case; -1 when
+ * absent or text is NULL. */
+int gp_find_name(const char *const *names, size_t n, const char *text);
+
+/* "1/true/yes/on" -> 1, "0/false/no/off" -> 0 (any case), else -1. */
+int fl_parse_bool(const char *text);
+
+#endif /* GP_UTIL_TEXT_H */

@@ -1,0 +1,183 @@
+/*
+ * wire/records.h - the records of the GPUFlight wire format v1 as the
+ * writers take them (records.c: lifecycle records and dictionaries,
+ * batches.c: the columnar batches).  Pure functions: each appends one line
+ * to a buffer; no clock, no globals, no I/O.
+ */
+#ifndef GP_WIRE_RECORDS_H
+#define GP_WIRE_RECORDS_H
+
+#include "../abi/trace.h"
+#include "../util/buf.h"
+#include "gpu_profile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Host metrics; a field whose bit is clear is written as null. */
+enum { FL_HOST_CPU = 1u << 0, FL_HOST_RAM = 1u << 1 };
+typedef struct fl_host_sample {
+    unsigned valid;
+    double cpu_pct; /* 0..100, whole machine, since the previous reading */
+    uint64_t ram_used_mib;
+    uint64_t ram_total_mib;
+} fl_host_sample;
+
+/* A device as job_start / system_start list it: identity from the backend,
+ * live fields from the newest sample (have_sample = false: all null). */
+typedef struct fl_device_live {
+    uint32_t id;
+    const char *name, *uuid, *vendor, *pci_bus; /* NULL -> null */
+    bool have_sample;
+    gp_device_sample s;
+} fl_device_live;
+
+/* gpu_static_devices / cuda_static_devices entries; a negative number or a
+ * NULL string is written as null. */
+typedef struct fl_device_static {
+    uint32_t id;
+    const char *name, *uuid, *vendor, *architecture;
+    int compute_major, compute_minor;
+    int64_t l2_cache_size_bytes, shared_mem_per_block_bytes, regs_per_block;
+    int multi_processor_count, warp_size;
+} fl_device_static;
+
+/* Fields every lifecycle record of a session shares. */
+typedef struct fl_ident {
+    int64_t pid;
+    const char *app;
+    const char *session_id;
+} fl_ident;
+
+typedef struct fl_job_start {
+    const char *log_path;
+    uint64_t ts_ns;
+    const char *hostname, *ip_addr;
+    fl_host_sample host;
+    const fl_device_live *devices;
+    size_t n_devices;
+    const fl_device_static *gpu_static;
+    size_t n_gpu_static;
+    const fl_device_static *cuda_static;
+    size_t n_cuda_static;
+    const char *session_kind;     /* "monitor" | "trace" */
+    const char *profiling_engine; /* "nvidia.trace", ...; NULL: key left out */
+} fl_job_start;
+
+/* Each function appends exactly one line, '\n' included. */
+void fl_rec_job_start(fl_buf *b, const fl_ident *id, const fl_job_start *js);
+void fl_rec_shutdown(fl_buf *b, const fl_ident *id, uint64_t ts_ns);
+/* A launcher's shutdown for a child it saw end: exit_code (or -1 = null),
+ * signal (0 = null), crashed. */
+void fl_rec_shutdown_child(fl_buf *b, const fl_ident *id, uint64_t ts_ns, int exit_code, int signal,
+                           bool crashed);
+/* type: "system_start" | "system_stop". */
+void fl_rec_system(fl_buf *b, const fl_ident *id, const char *type, const char *name,
+                   uint64_t ts_ns, const fl_host_sample *host, const fl_device_live *devices,
+                   size_t n_devices);
+
+typedef struct fl_dict_entry {
+    uint32_t id;
+    const char *name;
+} fl_dict_entry;
+/* dict: "kernel_dict", "scope_name_dict", ... (one dictionary per line). */
+void fl_rec_dictionary(fl_buf *b, const char *session_id, const char *dict,
+                       const fl_dict_entry *entries, size_t n);
+
+typedef struct fl_capability {
+    const char *feature;
+    bool requested;
+    const char *status; /* collected | fallback | partial | skipped | enabled_no_data |
+                           not_requested */
+    const char *mode, *reason_code, *message;
+} fl_capability;
+void fl_rec_capabilities(fl_buf *b, const char *session_id, uint64_t ts_ns,
+                         const char *requested_engine, const char *selected_engine,
+                         const fl_capability *caps, size_t n);
+
+/* A launch's theoretical occupancy, as kernel_detail carries it
+ * (computed by recorder/occupancy.h). */
+typedef enum fl_limiter {
+    FL_LIMIT_WARPS = 0,
+    FL_LIMIT_REGISTERS,
+    FL_LIMIT_SHARED_MEM,
+    FL_LIMIT_BLOCKS,
+} fl_limiter;
+
+typedef struct fl_occupancy {
+    /* Fractions 0..1 of the SM's warp slots: each is what the one resource
+     * alone would allow; occupancy is the smallest of them. */
+    double occupancy;
+    double warp_occupancy;  /* max warps per SM vs the block's warps */
+    double reg_occupancy;   /* registers */
+    double smem_occupancy;  /* shared memory */
+    double block_occupancy; /* max resident blocks per SM */
+    int max_active_blocks;  /* per SM */
+    fl_limiter limiting;    /* the resource that sets occupancy (ties: the
+                               order of fl_limiter) */
+} fl_occupancy;
+
+/* "warps", "registers", "shared_mem", "blocks". */
+const char *fl_limiter_name(fl_limiter l);
+
+/* Rows of the batches.  t_ns is absolute; the writer turns it into dt_ns
+ * from base_time_ns = the first row's time (rows come sorted by time). */
+typedef struct fl_device_row {
+    uint64_t t_ns;
+    uint32_t device_id;
+    gp_device_sample s; /* invalid metrics are written as null */
+} fl_device_row;
+
+typedef struct fl_host_row {
+    uint64_t t_ns;
+    fl_host_sample h;
+} fl_host_row;
+
+enum { FL_SCOPE_BEGIN = 0, FL_SCOPE_END = 1 };
+typedef struct fl_scope_row {
+    uint64_t t_ns;
+    uint64_t instance_id;
+    uint64_t original_start_ns;
+    uint32_t name_id;
+    uint16_t depth;
+    uint8_t event_type; /* FL_SCOPE_* */
+    uint8_t pad_;
+} fl_scope_row;
+
+/* device_metric_batch: the nine base columns, then each optional column
+ * (energy_uj from GP_M_ENERGY, clock_mem from GP_M_CLOCK_MEM, pcie_bw_bps
+ * from GP_M_PCIE_*) only when some row has a non-zero value for it. */
+void fl_rec_device_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_device_row *rows, size_t n);
+void fl_rec_host_batch(fl_buf *b, const char *session_id, const char *hostname, const char *ip_addr,
+                       uint64_t batch_id, const fl_host_row *rows, size_t n);
+void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_scope_row *rows, size_t n);
+
+/* The Trace engine's records (abi/trace.h rows).  Batches: base_time_ns is
+ * the first row's t_ns, n == 0 appends nothing; channel device unless
+ * noted. */
+void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_kernel_row *rows, size_t n);
+/* memcpy_event_batch: the spec's six columns, then src_device_id and
+ * dst_device_id only when some row is peer-to-peer (row.peer != 0). */
+void fl_rec_memcpy_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_memcpy_row *rows, size_t n);
+/* memset_event: one record per memset (our definition of the spec's name). */
+void fl_rec_memset_event(fl_buf *b, const fl_ident *id, const fl_memset_row *r);
+/* synchronization_event_batch (channel scope). */
+void fl_rec_sync_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                       const fl_sync_row *rows, size_t n);
+/* memory_alloc_event_batch (channel scope). */
+void fl_rec_alloc_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_alloc_row *rows, size_t n);
+/* graph_event_batch: our extension (channel device). */
+void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_graph_row *rows, size_t n);
+/* kernel_detail: occ NULL (device limits unknown) writes the occupancy
+ * fields as null; user_scope / stack_trace NULL are null. */
+void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
+                          const fl_occupancy *occ, const char *user_scope, const char *stack_trace);
+
+#endif /* GP_WIRE_RECORDS_H */

@@ -1,0 +1,399 @@
+/*
+ * test_cupti_session.c - the Trace engine end to end in a session.
+ *
+ *  - the real plugin and the real libcupti on a machine without a driver:
+ *    every activity call fails (CUPTI_ERROR_UNKNOWN), so init says why,
+ *    records the fallback with CUPTI's message and runs Monitor;
+ *  - the fake plugin (tests/fakes/fake_cupti_plugin.c: synthetic CUPTI
+ *    buffers through the real decoder) drives the core's real writer: the
+ *    kernel dictionary before the batches, batches and details with
+ *    occupancy, memcpy / memset / sync records, NVTX ranges as scopes,
+ *    records delivered by the flush at shutdown, CUPTI's refusals and
+ *    dropped records in capture_capabilities, engines above Trace.
+ */
+#include "fl_log.h"
+#include "gpufl.h"
+
+#include <stdbool.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+static char g_tmp[256];
+
+static const char *env_or_die(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) {
+        fprintf(stderr, "%s is not set (run through ctest)\n", name);
+        exit(2);
+    }
+    return v;
+}
+
+/* What CUDA's launch callback would do for the fake plugin (a no-op with
+ * the real one, which has no such hook). */
+static void fake_launch(const char *plugin, uint32_t corr)
+{
+    void *h = dlopen(plugin, RTLD_NOW | RTLD_NOLOAD);
+    void *f = h ? dlsym(h, "fake_cupti_launch") : NULL;
+    void (*fn)(uint32_t);
+    memcpy(&fn, &f, sizeof f);
+    if (fn)
+        fn(corr);
+}
+
+/* Runs one session with engine and the plugin at plugin_env: launch 13
+ * outside any scope, launches 11 and 12 inside train > step, a flush
+ * there; leaves the session directory in dir. */
+static void run_session(const char *plugin, gpufl_engine engine, bool graphs, char *dir, size_t cap)
+{
+    setenv("GPUFL_CUPTI_PLUGIN", plugin, 1);
+    char base[512];
+    snprintf(base, sizeof base, "%s/s%d", g_tmp, rand());
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.app_name = "trace_test";
+    o.log_path = base;
+    o.backend = GPUFL_BACKEND_NONE;
+    o.profiling_engine = engine;
+    o.enable_cuda_graphs_tracking = graphs;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    fake_launch(plugin, 13);
+    gpufl_scope outer = gpufl_scope_begin("train");
+    gpufl_scope sc = gpufl_scope_begin("step");
+    fake_launch(plugin, 11);
+    fake_launch(plugin, 12);
+    gpufl_flush();
+    gpufl_scope_end(&sc);
+    gpufl_scope_end(&outer);
+    gpufl_shutdown();
+    CHECK_INT(fl_only_session(base, dir, cap), 0);
+}
+
+static json_t *last_caps(const fl_log *log)
+{
+    json_t *c = NULL;
+    for (size_t i = 0; i < log->n; i++)
+        if (strcmp(fl_type(log->lines[i]), "capture_capabilities") == 0)
+            c = log->lines[i];
+    return c;
+}
+
+static json_t *cap_of(json_t *caps, const char *feature)
+{
+    json_t *list = json_object_get(caps, "capabilities");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *c = json_array_get(list, i);
+        if (strcmp(json_string_value(json_object_get(c, "feature")), feature) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "(none)";
+}
+
+/* ------------------------------------------------------------ real CUPTI */
+
+static void test_real_cupti_without_driver(void)
+{
+    if (access("/dev/nvidiactl", F_OK) == 0) {
+        printf("note: a GPU driver is present; the no-driver fallback is not checked here\n");
+        return;
+    }
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_PLUGIN"), GPUFL_ENGINE_TRACE, false, dir, sizeof dir);
+    fl_log dev;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    json_t *js = fl_first(&dev, "job_start");
+    CHECK_STR(str(js, "session_kind"), "monitor");
+    json_t *caps = last_caps(&dev);
+    CHECK_STR(str(caps, "requested_engine"), "nvidia.trace");
+    CHECK_STR(str(caps, "selected_engine"), "nvidia.monitor");
+    json_t *k = cap_of(caps, "kernel_events");
+    CHECK_STR(str(k, "status"), "fallback");
+    CHECK_STR(str(k, "reason_code"), "cupti_unavailable");
+    CHECK_CONTAINS(str(k, "message"),
+                   "cuptiActivityEnable(CONCURRENT_KERNEL) failed: CUPTI_ERROR_UNKNOWN (999)");
+    CHECK_INT(fl_count(&dev, "kernel_event_batch"), 0);
+    CHECK_INT(fl_count(&dev, "shutdown"), 1);
+    fl_log_free(&dev);
+
+    /* The engine can be asked for again in the same process. */
+    run_session(env_or_die("GP_TEST_PLUGIN"), GPUFL_ENGINE_TRACE, false, dir, sizeof dir);
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    CHECK_STR(str(last_caps(&dev), "selected_engine"), "nvidia.monitor");
+    fl_log_free(&dev);
+}
+
+/* ------------------------------------------------------------ fake plugin */
+
+static json_t *dict_entry(const fl_log *log, const char *dict, const char *id, size_t *line)
+{
+    for (size_t i = 0; i < log->n; i++) {
+        json_t *d = json_object_get(log->lines[i], dict);
+        if (d && json_object_get(d, id)) {
+            if (line)
+                *line = i;
+            return json_object_get(d, id);
+        }
+    }
+    return NULL;
+}
+
+static json_t *detail_of(const fl_log *log, json_int_t corr)
+{
+    for (size_t i = 0; i < log->n; i++)
+        if (strcmp(fl_type(log->lines[i]), "kernel_detail") == 0 &&
+            fl_int(log->lines[i], "corr_id") == corr)
+            return log->lines[i];
+    return NULL;
+}
+
+static void test_fake_trace(void)
+{
+    setenv("FAKE_CUPTI_SCENARIO", "ok", 1);
+    char flushed[512];
+    snprintf(flushed, sizeof flushed, "%s.flushed", g_tmp);
+    unlink(flushed);
+    setenv("FAKE_CUPTI_FLUSH_FILE", flushed, 1);
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_TRACE, false, dir, sizeof dir);
+    /* The writer asked the plugin for CUPTI's partly filled buffers. */
+    CHECK(access(flushed, F_OK) == 0);
+    unlink(flushed);
+    unsetenv("FAKE_CUPTI_FLUSH_FILE");
+    fl_log dev, scope;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
+    CHECK_INT(dev.bad, 0);
+    CHECK_INT(scope.bad, 0);
+
+    json_t *js = fl_first(&dev, "job_start");
+    CHECK_STR(str(js, "session_kind"), "trace");
+    CHECK_STR(str(js, "profiling_engine"), "nvidia.trace");
+    json_t *cs = json_array_get(json_object_get(js, "cuda_static_devices"), 0);
+    CHECK_STR(str(cs, "name"), "Fake H100");
+    CHECK_STR(str(cs, "architecture"), "Hopper");
+    CHECK_INT(fl_int(cs, "compute_major"), 9);
+    CHECK_INT(fl_int(cs, "multi_processor_count"), 132);
+    CHECK_INT(fl_int(cs, "l2_cache_size_bytes"), 52428800);
+
+    /* Names in kernel_dict (demangled) before the first batch. */
+    size_t dict_line = 0, batch_line = 0;
+    json_t *n1 = dict_entry(&dev, "kernel_dict", "1", &dict_line);
+    CHECK_STR(json_string_value(n1), "vecAdd(float*, float*, float*, int)");
+    CHECK_STR(json_string_value(dict_entry(&dev, "kernel_dict", "2", NULL)),
+              "gemm(float const*, float const*, float*)");
+    for (size_t i = 0; i < dev.n; i++)
+        if (strcmp(fl_type(dev.lines[i]), "kernel_event_batch") == 0) {
+            batch_line = i;
+            break;
+        }
+    CHECK(dict_line < batch_line);
+
+    /* Kernel rows: three from the first buffer, one from the flush at
+     * shutdown.  has_details: a new configuration of a kernel only. */
+    json_int_t corr[8], has[8], ext[8], kid[8];
+    size_t nk = 0;
+    for (size_t i = 0; i < dev.n; i++) {
+        json_t *b = dev.lines[i];
+        if (strcmp(fl_type(b), "kernel_event_batch") != 0)
+            continue;
+        json_t *rows = json_object_get(b, "rows");
+        for (size_t r = 0; r < json_array_size(rows) && nk < 8; r++, nk++) {
+            json_t *row = json_array_get(rows, r);
+            corr[nk] = json_integer_value(json_array_get(row, (size_t)fl_col(b, "corr_id")));
+            has[nk] = json_integer_value(json_array_get(row, (size_t)fl_col(b, "has_details")));
+            ext[nk] = json_integer_value(json_array_get(row, (size_t)fl_col(b, "external_id")));
+            kid[nk] = json_integer_value(json_array_get(row, (size_t)fl_col(b, "kernel_id")));
+        }
+    }
+    CHECK_INT(nk, 4);
+    CHECK_INT(corr[0], 11);
+    CHECK_INT(corr[3], 16);
+    CHECK_INT(has[0], 1);
+    CHECK_INT(has[1], 0);
+    CHECK_INT(has[2], 1);
+    CHECK_INT(has[3], 1); /* vecAdd again, other grid */
+    CHECK_INT(ext[0], 4242);
+    CHECK_INT(ext[1], 0);
+    CHECK_INT(kid[0], 1);
+    CHECK_INT(kid[2], 2);
+    CHECK_INT(fl_count(&dev, "kernel_detail"), 3);
+
+    /* 256 threads, 16 registers on an H100: 8 blocks, warp-limited. */
+    json_t *d11 = detail_of(&dev, 11);
+    CHECK_STR(str(d11, "grid"), "(4096,1,1)");
+    CHECK_STR(str(d11, "block"), "(256,1,1)");
+    CHECK_NEAR(json_number_value(json_object_get(d11, "occupancy")), 1.0, 1e-9);
+    CHECK_STR(str(d11, "limiting_resource"), "warps");
+    CHECK_INT(fl_int(d11, "max_active_blocks"), 8);
+    CHECK_STR(str(d11, "user_scope"), "train|step");
+    /* 256 threads x 64 registers: 2048 per warp, 8 warps per sub-partition,
+     * 32 warps = 4 blocks: 50 %, register-limited. */
+    json_t *d13 = detail_of(&dev, 13);
+    CHECK_NEAR(json_number_value(json_object_get(d13, "occupancy")), 0.5, 1e-9);
+    CHECK_STR(str(d13, "limiting_resource"), "registers");
+    CHECK_INT(fl_int(d13, "max_active_blocks"), 4);
+    CHECK_INT(fl_int(d13, "static_shared"), 8192);
+    CHECK_STR(str(d13, "user_scope"), "global");
+    /* No launch callback saw 16: not attributed. */
+    CHECK(json_is_null(json_object_get(detail_of(&dev, 16), "user_scope")));
+    CHECK(detail_of(&dev, 16) != NULL);
+    CHECK_STR(str(detail_of(&dev, 16), "grid"), "(8192,1,1)");
+
+    /* memcpy: one before, one from the final flush; memset as an event. */
+    size_t n_memcpy_rows = 0;
+    for (size_t i = 0; i < dev.n; i++)
+        if (strcmp(fl_type(dev.lines[i]), "memcpy_event_batch") == 0)
+            n_memcpy_rows += json_array_size(json_object_get(dev.lines[i], "rows"));
+    CHECK_INT(n_memcpy_rows, 2);
+    json_t *ms = fl_first(&dev, "memset_event");
+    CHECK_INT(fl_int(ms, "bytes"), 1024);
+    CHECK_INT(fl_int(ms, "corr_id"), 14);
+
+    /* Sync in the scope channel; the NVTX range as a named scope. */
+    json_t *sy = fl_first(&scope, "synchronization_event_batch");
+    CHECK(sy != NULL);
+    json_t *row = json_array_get(json_object_get(sy, "rows"), 0);
+    CHECK_INT(json_integer_value(json_array_get(row, (size_t)fl_col(sy, "sync_type"))), 3);
+    CHECK_INT(json_integer_value(json_array_get(row, (size_t)fl_col(sy, "duration_ns"))), 2000);
+    json_int_t nvtx_id = 0;
+    json_t *names = NULL;
+    for (size_t i = 0; i < scope.n && !names; i++)
+        names = json_object_get(scope.lines[i], "scope_name_dict");
+    const char *key;
+    json_t *val;
+    json_object_foreach(names, key, val)
+    {
+        if (strcmp(json_string_value(val), "nvtx_outer") == 0)
+            nvtx_id = atoll(key);
+    }
+    CHECK(nvtx_id > 0);
+    int begins = 0, ends = 0;
+    for (size_t i = 0; i < scope.n; i++) {
+        json_t *b = scope.lines[i];
+        if (strcmp(fl_type(b), "scope_event_batch") != 0)
+            continue;
+        json_t *rows = json_object_get(b, "rows");
+        for (size_t r = 0; r < json_array_size(rows); r++) {
+            json_t *x = json_array_get(rows, r);
+            json_int_t inst = json_integer_value(json_array_get(x, 1));
+            if (inst != (json_int_t)((1ull << 62) | 1))
+                continue;
+            json_int_t et = json_integer_value(json_array_get(x, 3));
+            if (et == 0) {
+                begins++;
+                CHECK_INT(json_integer_value(json_array_get(x, 2)), nvtx_id);
+            } else {
+                ends++;
+            }
+        }
+    }
+    CHECK_INT(begins, 1);
+    CHECK_INT(ends, 1);
+
+    json_t *caps = last_caps(&dev);
+    CHECK_STR(str(caps, "selected_engine"), "nvidia.trace");
+    json_t *k = cap_of(caps, "kernel_events");
+    CHECK_STR(str(k, "status"), "collected");
+    CHECK_CONTAINS(str(k, "message"), "4 kernels (3 details), 2 memcpy, 1 memset, 1 sync");
+    CHECK_CONTAINS(str(k, "message"), "CUPTI overhead 0.001 ms in 1 records");
+    CHECK_STR(str(cap_of(caps, "cuda_graphs"), "status"), "not_requested");
+    CHECK_STR(str(cap_of(caps, "stack_trace"), "status"), "not_requested");
+    CHECK_STR(str(cap_of(caps, "synchronization"), "status"), "collected");
+    CHECK_STR(str(cap_of(caps, "user_scope"), "status"), "collected");
+    fl_log_free(&dev);
+    fl_log_free(&scope);
+}
+
+static void test_fake_scenarios(void)
+{
+    char dir[1024];
+    fl_log dev;
+    const char *fake = env_or_die("GP_TEST_FAKE_PLUGIN");
+
+    setenv("FAKE_CUPTI_SCENARIO", "graphs_refused", 1);
+    run_session(fake, GPUFL_ENGINE_TRACE, true, dir, sizeof dir);
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    json_t *g = cap_of(last_caps(&dev), "cuda_graphs");
+    CHECK_STR(str(g, "status"), "fallback");
+    CHECK_STR(str(g, "reason_code"), "cupti_refused");
+    CHECK_CONTAINS(str(g, "message"), "CUPTI_ERROR_NOT_COMPATIBLE");
+    CHECK_STR(str(cap_of(last_caps(&dev), "kernel_events"), "status"), "collected");
+    fl_log_free(&dev);
+
+    setenv("FAKE_CUPTI_SCENARIO", "drops", 1);
+    run_session(fake, GPUFL_ENGINE_TRACE, false, dir, sizeof dir);
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    json_t *k = cap_of(last_caps(&dev), "kernel_events");
+    CHECK_STR(str(k, "status"), "partial");
+    CHECK_STR(str(k, "reason_code"), "records_dropped");
+    CHECK_CONTAINS(str(k, "message"),
+                   "5 activity records dropped by CUPTI, 2 buffer requests refused");
+    CHECK_STR(str(cap_of(last_caps(&dev), "memcpy_events"), "status"), "partial");
+    /* The opening record still said collected: the last one is the verdict. */
+    CHECK_STR(str(cap_of(fl_first(&dev, "capture_capabilities"), "kernel_events"), "status"),
+              "collected");
+    fl_log_free(&dev);
+
+    setenv("FAKE_CUPTI_SCENARIO", "fail", 1);
+    run_session(fake, GPUFL_ENGINE_TRACE, false, dir, sizeof dir);
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    CHECK_STR(str(last_caps(&dev), "selected_engine"), "nvidia.monitor");
+    CHECK_STR(str(fl_first(&dev, "job_start"), "session_kind"), "monitor");
+    CHECK_CONTAINS(str(cap_of(last_caps(&dev), "kernel_events"), "message"),
+                   "CUPTI_ERROR_UNKNOWN (999)");
+    fl_log_free(&dev);
+
+    /* A rung above Trace: Trace runs, the rung says it is not there yet. */
+    setenv("FAKE_CUPTI_SCENARIO", "ok", 1);
+    run_session(fake, GPUFL_ENGINE_PC_SAMPLING, false, dir, sizeof dir);
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    json_t *caps = last_caps(&dev);
+    CHECK_STR(str(caps, "requested_engine"), "nvidia.pc_sampling");
+    CHECK_STR(str(caps, "selected_engine"), "nvidia.trace");
+    CHECK_STR(str(cap_of(caps, "pc_sampling"), "status"), "fallback");
+    CHECK_STR(str(cap_of(caps, "pc_sampling"), "reason_code"), "not_implemented");
+    CHECK_STR(str(cap_of(caps, "kernel_events"), "status"), "collected");
+    fl_log_free(&dev);
+    unsetenv("FAKE_CUPTI_SCENARIO");
+}
+
+static void test_buffer_options(void)
+{
+    setenv("GPUFL_CUPTI_MAX_BUFFERS", "300", 1);
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.log_path = g_tmp;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "cupti_max_buffers = 300 (env GPUFL_CUPTI_MAX_BUFFERS)");
+    CHECK_CONTAINS(err.message, "up to 256");
+    unsetenv("GPUFL_CUPTI_MAX_BUFFERS");
+    setenv("GPUFL_CUPTI_BUFFER_KIB", "8M", 1);
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_ERR_ENV);
+    CHECK_CONTAINS(err.message, "GPUFL_CUPTI_BUFFER_KIB=\"8M\" is not a whole number");
+    unsetenv("GPUFL_CUPTI_BUFFER_KIB");
+    o.cupti_buffer_kib = -1;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "cupti_buffer_kib = -1");
+}
+
+int main(void)
+{
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_session_%d", (int)getpid());
+    srand((unsigned)getpid());
+    test_real_cupti_without_driver();
+    test_fake_trace();
+    test_fake_scenarios();
+    test_buffer_options();
+    fl_rmtree(g_tmp);
+    return check_done("test_cupti_session");
+}

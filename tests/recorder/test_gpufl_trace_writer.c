@@ -1,0 +1,351 @@
+/*
+ * test_gpufl_trace_writer.c - the core's Trace-engine sink (src/recorder/trace_sink.c)
+ * driven directly, as the plugin's decoder drives it (no CUDA needed):
+ * kernel_dict to every channel before the batches, rows sorted by time
+ * within a batch, kernel_detail once per launch configuration (and again
+ * when a kernel goes back to an earlier one), occupancy from the device's
+ * limits or null without them, memset events, sync/alloc batches in the
+ * scope channel, graph batches, NVTX rows with their begin's time, and the
+ * counts the closing capture_capabilities reports.
+ */
+#include "check.h"
+#include "abi/trace.h"
+#include "recorder/scope.h"
+#include "recorder/trace_sink.h"
+#include "util/buf.h"
+#include "wire/records.h"
+#include "gpufl.h"
+
+#include <jansson.h>
+
+#define SID "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b"
+
+static json_t *lines_of(const fl_buf *b, size_t *n)
+{
+    json_t *arr = json_array();
+    const char *p = b->p ? b->p : "";
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        CHECK(nl != NULL);
+        if (!nl)
+            break;
+        json_error_t e;
+        json_t *j = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES, &e);
+        CHECK(j != NULL);
+        if (j)
+            json_array_append_new(arr, j);
+        p = nl + 1;
+    }
+    *n = json_array_size(arr);
+    return arr;
+}
+
+static const char *type_of(json_t *rec)
+{
+    const char *t = json_string_value(json_object_get(rec, "type"));
+    return t ? t : "";
+}
+
+static json_int_t col(json_t *batch, size_t row, const char *name)
+{
+    json_t *cols = json_object_get(batch, "columns");
+    for (size_t i = 0; i < json_array_size(cols); i++)
+        if (strcmp(json_string_value(json_array_get(cols, i)), name) == 0)
+            return json_integer_value(
+                json_array_get(json_array_get(json_object_get(batch, "rows"), row), i));
+    return -999;
+}
+
+static fl_kernel_row kernel(uint64_t t, uint32_t kid, uint32_t corr, uint32_t grid, uint16_t regs)
+{
+    fl_kernel_row k;
+    memset(&k, 0, sizeof k);
+    k.t_ns = t;
+    k.duration_ns = 1000;
+    k.kernel_id = kid;
+    k.corr_id = corr;
+    k.stream_id = 7;
+    k.grid[0] = grid;
+    k.grid[1] = k.grid[2] = 1;
+    k.block[0] = 256;
+    k.block[1] = k.block[2] = 1;
+    k.num_regs = regs;
+    k.device_id = 0;
+    return k;
+}
+
+static void test_kernels(void)
+{
+    fl_buf dev = {0}, scope = {0}, sys = {0};
+    fl_ident id = {4242, "app", SID};
+    fl_trace_writer *w = fl_trace_writer_create(&id, 1, &dev, &scope, &sys);
+    CHECK(w != NULL);
+    fl_trace_sink s;
+    fl_trace_writer_sink(w, &s);
+
+    uint32_t ids[2] = {1, 2};
+    const char *names[2] = {"vecAdd(float*, int)", "gemm(float const*)"};
+    s.kernel_names(s.user, ids, names, 2);
+
+    /* Device 0 known (an H100's attributes, granularities filled by the
+     * writer); device 1 not. */
+    fl_gpu_limits h100;
+    memset(&h100, 0, sizeof h100);
+    h100.device_id = 0;
+    h100.cc_major = 9;
+    h100.sm_count = 132;
+    h100.warp_size = 32;
+    h100.max_threads_per_block = 1024;
+    h100.max_threads_per_sm = 2048;
+    h100.max_blocks_per_sm = 32;
+    h100.regs_per_sm = 65536;
+    h100.max_regs_per_block = 65536;
+    h100.smem_per_sm_bytes = 233472;
+    h100.smem_per_block_optin_bytes = 232448;
+    h100.reserved_smem_per_block_bytes = 1024;
+    s.device(s.user, &h100);
+
+    /* Out of order in time; vecAdd: A, A, B (other grid), A again. */
+    fl_kernel_row rows[6] = {kernel(5000, 1, 13, 64, 16),  kernel(1000, 1, 11, 64, 16),
+                             kernel(3000, 1, 12, 64, 16),  kernel(7000, 1, 14, 64, 16),
+                             kernel(6000, 2, 15, 32, 128), kernel(8000, 2, 16, 32, 128)};
+    rows[3].grid[0] = 128;
+    rows[5].device_id = 1;
+    s.kernels(s.user, rows, 6);
+    fl_kernel_row again = kernel(9000, 1, 17, 64, 16);
+    s.kernels(s.user, &again, 1);
+
+    size_t n = 0;
+    json_t *L = lines_of(&dev, &n);
+    CHECK_STR(type_of(json_array_get(L, 0)), "dictionary_update");
+    CHECK_STR(json_string_value(
+                  json_object_get(json_object_get(json_array_get(L, 0), "kernel_dict"), "2")),
+              "gemm(float const*)");
+    /* The dictionary went to the other channels too. */
+    size_t ns = 0, ny = 0;
+    json_t *S = lines_of(&scope, &ns), *Y = lines_of(&sys, &ny);
+    CHECK_STR(type_of(json_array_get(S, 0)), "dictionary_update");
+    CHECK_STR(type_of(json_array_get(Y, 0)), "dictionary_update");
+
+    /* Details: corr 11 (first vecAdd configuration), 15 (gemm), 14 (grid
+     * 128), 16 (gemm on device 1: a new configuration), 17 (back to grid
+     * 64: differs from the previous launch). */
+    json_t *batch = NULL;
+    json_int_t detail_corr[8];
+    size_t nd = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *r = json_array_get(L, i);
+        if (strcmp(type_of(r), "kernel_detail") == 0 && nd < 8)
+            detail_corr[nd++] = json_integer_value(json_object_get(r, "corr_id"));
+        if (strcmp(type_of(r), "kernel_event_batch") == 0 && !batch)
+            batch = r;
+    }
+    CHECK_INT(nd, 5);
+    json_int_t want_details[5] = {11, 15, 14, 16, 17}; /* in time order */
+    for (size_t i = 0; i < 5 && i < nd; i++)
+        CHECK_INT(detail_corr[i], want_details[i]);
+    CHECK(batch != NULL);
+    CHECK_U64(json_integer_value(json_object_get(batch, "base_time_ns")), 1000);
+    json_int_t want_corr[6] = {11, 12, 13, 15, 14, 16};
+    json_int_t want_has[6] = {1, 0, 0, 1, 1, 1};
+    json_int_t want_dt[6] = {0, 2000, 4000, 5000, 6000, 7000};
+    for (size_t i = 0; i < 6; i++) {
+        CHECK_INT(col(batch, i, "corr_id"), want_corr[i]);
+        CHECK_INT(col(batch, i, "has_details"), want_has[i]);
+        CHECK_INT(col(batch, i, "dt_ns"), want_dt[i]);
+    }
+
+    /* Occupancy: 256 threads x 16 regs on the H100: 8 blocks, warps; 256
+     * x 128 regs: 4096 per warp, 4 warps per sub-partition = 16 warps, 2
+     * blocks = 25 %, registers; device 1: unknown limits, null. */
+    for (size_t i = 0; i < n; i++) {
+        json_t *r = json_array_get(L, i);
+        if (strcmp(type_of(r), "kernel_detail") != 0)
+            continue;
+        json_int_t c = json_integer_value(json_object_get(r, "corr_id"));
+        json_t *occ = json_object_get(r, "occupancy");
+        const char *lim = json_string_value(json_object_get(r, "limiting_resource"));
+        if (c == 11) {
+            CHECK_NEAR(json_number_value(occ), 1.0, 1e-9);
+            CHECK_STR(lim, "warps");
+        } else if (c == 15) {
+            CHECK_NEAR(json_number_value(occ), 0.25, 1e-9);
+            CHECK_STR(lim, "registers");
+            CHECK_INT(json_integer_value(json_object_get(r, "max_active_blocks")), 2);
+        } else if (c == 16) {
+            CHECK(json_is_null(occ));
+            CHECK(json_is_null(json_object_get(r, "limiting_resource")));
+        } else if (c == 14) {
+            CHECK_STR(json_string_value(json_object_get(r, "grid")), "(128,1,1)");
+        }
+    }
+    /* The second call: corr 17 goes back to grid 64 - a new detail. */
+    json_t *last = json_array_get(L, n - 1);
+    CHECK_STR(type_of(last), "kernel_event_batch");
+    CHECK_INT(col(last, 0, "has_details"), 1);
+    CHECK_INT(json_integer_value(json_object_get(last, "batch_id")), 2);
+    CHECK_STR(type_of(json_array_get(L, n - 2)), "kernel_detail");
+
+    fl_trace_counts cnt;
+    fl_trace_writer_counts(w, &cnt);
+    CHECK_U64(cnt.kernels, 7);
+    CHECK_U64(cnt.details, 5);
+    CHECK_U64(cnt.kernel_ns, 7000);
+    json_decref(L);
+    json_decref(S);
+    json_decref(Y);
+    fl_trace_writer_destroy(w);
+    fl_buf_free(&dev);
+    fl_buf_free(&scope);
+    fl_buf_free(&sys);
+}
+
+static void test_other_records(void)
+{
+    fl_buf dev = {0}, scope = {0}, sys = {0};
+    fl_ident id = {4242, "app", SID};
+    fl_trace_writer *w = fl_trace_writer_create(&id, 1, &dev, &scope, &sys);
+    fl_trace_sink s;
+    fl_trace_writer_sink(w, &s);
+
+    fl_memcpy_row mc[2] = {{.t_ns = 200, .bytes = 10, .copy_kind = 2},
+                           {.t_ns = 100, .bytes = 20, .copy_kind = 1}};
+    s.memcpys(s.user, mc, 2);
+    fl_memset_row ms = {.t_ns = 300, .duration_ns = 5, .bytes = 64, .value = 1};
+    s.memsets(s.user, &ms, 1);
+    fl_sync_row sy = {.t_ns = 400, .duration_ns = 50, .sync_type = 3, .stream_id = 7};
+    s.syncs(s.user, &sy, 1);
+    fl_alloc_row al = {.t_ns = 500, .memory_op = 1, .bytes = 4096, .address = 0x1000};
+    s.allocs(s.user, &al, 1);
+    fl_graph_row gr = {.t_ns = 600, .duration_ns = 70, .graph_id = 3};
+    s.graphs(s.user, &gr, 1);
+
+    size_t n = 0, ns = 0;
+    json_t *L = lines_of(&dev, &n), *S = lines_of(&scope, &ns);
+    CHECK_INT(n, 3);
+    CHECK_STR(type_of(json_array_get(L, 0)), "memcpy_event_batch");
+    CHECK_INT(col(json_array_get(L, 0), 0, "bytes"), 20); /* sorted: HtoD first */
+    CHECK_INT(col(json_array_get(L, 0), 1, "dt_ns"), 100);
+    CHECK_STR(type_of(json_array_get(L, 1)), "memset_event");
+    CHECK_INT(json_integer_value(json_object_get(json_array_get(L, 1), "bytes")), 64);
+    CHECK_STR(type_of(json_array_get(L, 2)), "graph_event_batch");
+    CHECK_INT(ns, 2);
+    CHECK_STR(type_of(json_array_get(S, 0)), "synchronization_event_batch");
+    CHECK_STR(type_of(json_array_get(S, 1)), "memory_alloc_event_batch");
+    CHECK_INT(col(json_array_get(S, 1), 0, "bytes"), 4096);
+    json_decref(L);
+    json_decref(S);
+
+    /* NVTX: rows wait for the writer; an end carries its begin's time. */
+    fl_marker_row mk[3] = {{.t_ns = 1000, .marker_id = 5, .name = "outer", .depth = 0},
+                           {.t_ns = 1500, .marker_id = 6, .name = "inner", .depth = 1},
+                           {.t_ns = 1700, .marker_id = 6, .is_end = 1, .depth = 1}};
+    s.markers(s.user, mk, 3);
+    fl_scope_row *rows = NULL;
+    size_t cap = 0;
+    size_t k = fl_trace_writer_take_scope_rows(w, &rows, 0, &cap);
+    CHECK_INT(k, 3);
+    CHECK_U64(rows[0].instance_id, (1ull << 62) | 5);
+    CHECK_INT(rows[0].event_type, FL_SCOPE_BEGIN);
+    CHECK_INT(rows[1].depth, 1);
+    CHECK_INT(rows[2].event_type, FL_SCOPE_END);
+    CHECK_U64(rows[2].original_start_ns, 1500);
+    /* No session generation 1 is open here: names are not interned. */
+    CHECK_INT(rows[0].name_id, 0);
+    CHECK_INT(fl_trace_writer_take_scope_rows(w, &rows, k, &cap), 3);
+    free(rows);
+
+    fl_trace_counts cnt;
+    fl_trace_writer_counts(w, &cnt);
+    CHECK_U64(cnt.memcpys, 2);
+    CHECK_U64(cnt.memsets, 1);
+    CHECK_U64(cnt.syncs, 1);
+    CHECK_U64(cnt.allocs, 1);
+    CHECK_U64(cnt.graphs, 1);
+    CHECK_U64(cnt.markers, 3);
+    fl_trace_writer_destroy(w);
+    fl_trace_writer_destroy(NULL);
+    fl_buf_free(&dev);
+    fl_buf_free(&scope);
+    fl_buf_free(&sys);
+}
+
+/* The scopes a thread has open, as the launch callback reads them, and
+ * kernel_detail's user_scope built from them. */
+static void test_user_scope(void)
+{
+    uint32_t gen = 77;
+    fl_scope_session_begin(gen, false, NULL);
+    uint32_t ids[FL_SCOPE_PATH_MAX + 2];
+    CHECK_INT(fl_scope_current_path(ids, FL_SCOPE_PATH_MAX), 0);
+    gpufl_scope a = gpufl_scope_begin("train");
+    gpufl_scope b = gpufl_scope_begin("step");
+    CHECK_INT(fl_scope_current_path(ids, FL_SCOPE_PATH_MAX), 2);
+    uint32_t train = ids[0], step = ids[1];
+    CHECK_STR(fl_scope_name_of(gen, train), "train");
+    CHECK_STR(fl_scope_name_of(gen, step), "step");
+    CHECK(fl_scope_name_of(gen, 999) == NULL);
+    CHECK(fl_scope_name_of(gen + 1, train) == NULL);
+    CHECK_INT(fl_scope_current_path(ids, 1), 1); /* cap */
+    /* Deeper than FL_SCOPE_PATH_MAX: the outermost ones are kept. */
+    gpufl_scope deep[FL_SCOPE_PATH_MAX];
+    for (int i = 0; i < FL_SCOPE_PATH_MAX; i++)
+        deep[i] = gpufl_scope_begin("deep");
+    CHECK_INT(fl_scope_current_path(ids, FL_SCOPE_PATH_MAX + 2), FL_SCOPE_PATH_MAX);
+    CHECK_INT(ids[0], train);
+    for (int i = FL_SCOPE_PATH_MAX; i-- > 0;)
+        gpufl_scope_end(&deep[i]);
+    gpufl_scope_end(&b);
+    CHECK_INT(fl_scope_current_path(ids, FL_SCOPE_PATH_MAX), 1);
+    gpufl_scope_end(&a);
+    CHECK_INT(fl_scope_current_path(ids, FL_SCOPE_PATH_MAX), 0);
+
+    fl_buf dev = {0}, scope = {0}, sys = {0};
+    fl_ident id = {4242, "app", SID};
+    fl_trace_writer *w = fl_trace_writer_create(&id, gen, &dev, &scope, &sys);
+    fl_trace_sink s;
+    fl_trace_writer_sink(w, &s);
+    fl_kernel_row k[4] = {kernel(100, 1, 1, 64, 16), kernel(200, 1, 2, 64, 16),
+                          kernel(300, 1, 3, 64, 16), kernel(400, 1, 4, 64, 16)};
+    k[0].scope_depth = 2;
+    k[0].scope_ids[0] = train;
+    k[0].scope_ids[1] = step;
+    k[1] = k[0]; /* same scopes, same configuration: no detail */
+    k[1].t_ns = 200;
+    k[1].corr_id = 2;
+    k[2].scope_depth = 0;                /* launched outside any scope */
+    k[3].scope_depth = FL_SCOPE_UNKNOWN; /* no callback saw it */
+    s.kernels(s.user, k, 4);
+    size_t n = 0;
+    json_t *L = lines_of(&dev, &n);
+    const char *want[5] = {"train|step", NULL, "global", NULL};
+    int details = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *r = json_array_get(L, i);
+        if (strcmp(type_of(r), "kernel_detail") != 0)
+            continue;
+        details++;
+        json_int_t c = json_integer_value(json_object_get(r, "corr_id"));
+        json_t *us = json_object_get(r, "user_scope");
+        if (c == 4)
+            CHECK(json_is_null(us));
+        else
+            CHECK_STR(json_string_value(us), want[c - 1]);
+        CHECK(c != 2);
+    }
+    CHECK_INT(details, 3);
+    json_decref(L);
+    fl_trace_writer_destroy(w);
+    fl_buf_free(&dev);
+    fl_buf_free(&scope);
+    fl_buf_free(&sys);
+    fl_scope_session_end();
+}
+
+int main(void)
+{
+    test_kernels();
+    test_other_records();
+    test_user_scope();
+    return check_done("test_gpufl_trace_writer");
+}
