@@ -81,7 +81,7 @@ static int write_common(const char *path, bool with_batches, size_t total, uint6
         dict[i].id = (uint32_t)i + 1;
         dict[i].name = names[i];
     }
-    fl_rec_dictionary(&b, SID, "kernel_dict", dict, 50);
+    fl_rec_dictionary(&b, SID, FL_DICT_KERNEL, dict, 50);
     int rc = write_buf(f, &b);
 
     uint64_t t = 1760000000001000000ull;

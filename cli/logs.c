@@ -40,11 +40,11 @@ static void on_warning(void *user, const char *file, uint64_t line, const char *
         w->inner.warning(w->inner.user, file, line, msg);
 }
 
-static void on_record(void *user, int channel, const char *type, json_t *rec)
+static void on_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
 {
     warn_ctx *w = user;
     if (w->inner.record)
-        w->inner.record(w->inner.user, channel, type, rec);
+        w->inner.record(w->inner.user, channel, t, type, rec);
 }
 
 static void on_batch(void *user, const fl_batch *b)

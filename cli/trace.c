@@ -192,7 +192,7 @@ static char *dup_or_oom(cli_trace *t, const char *s)
 
 static void on_dictionary(sess *s, const json_t *rec)
 {
-    const json_t *dict = json_object_get(rec, "kernel_dict");
+    const json_t *dict = json_object_get(rec, fl_dict_name(FL_DICT_KERNEL));
     if (!dict)
         return; /* scope_name_dict */
     if (!json_is_object(dict)) {
@@ -224,7 +224,8 @@ static void on_dictionary(sess *s, const json_t *rec)
 
 static void on_kernels(sess *s, const fl_batch *b)
 {
-    int ci = fl_batch_col(b, "kernel_id"), cd = fl_batch_col(b, "duration_ns");
+    int ci = fl_batch_colid(b, FL_COL_KERNEL_KERNEL_ID);
+    int cd = fl_batch_colid(b, FL_COL_KERNEL_DURATION_NS);
     if (ci < 0 || cd < 0) {
         s->bad++;
         return;
@@ -273,8 +274,9 @@ static void add_ops(cli_trace_ops *o, uint64_t count, uint64_t bytes, uint64_t d
 
 static void on_memcpys(sess *s, const fl_batch *b)
 {
-    int cb = fl_batch_col(b, "bytes"), cd = fl_batch_col(b, "duration_ns");
-    int ck = fl_batch_col(b, "copy_kind");
+    int cb = fl_batch_colid(b, FL_COL_MEMCPY_BYTES),
+        cd = fl_batch_colid(b, FL_COL_MEMCPY_DURATION_NS);
+    int ck = fl_batch_colid(b, FL_COL_MEMCPY_COPY_KIND);
     if (cb < 0 || cd < 0 || ck < 0) {
         s->bad++;
         return;
@@ -303,15 +305,16 @@ static void on_memset(sess *s, const json_t *rec)
 }
 
 /* The reader's callbacks: records (borrowed for the call) and batches. */
-static void on_record(void *user, int channel, const char *type, json_t *rec)
+static void on_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
 {
     (void)channel;
+    (void)type;
     sess *s = user;
-    if (strcmp(type, "dictionary_update") == 0) {
+    if (t == FL_T_DICTIONARY_UPDATE) {
         on_dictionary(s, rec);
-    } else if (strcmp(type, "memset_event") == 0) {
+    } else if (t == FL_T_MEMSET_EVENT) {
         on_memset(s, rec);
-    } else if (strcmp(type, "capture_capabilities") == 0) {
+    } else if (t == FL_T_CAPTURE_CAPABILITIES) {
         json_decref(s->caps);
         s->caps = json_incref(rec);
     }
@@ -320,9 +323,9 @@ static void on_record(void *user, int channel, const char *type, json_t *rec)
 static void on_batch(void *user, const fl_batch *b)
 {
     sess *s = user;
-    if (strcmp(b->type, "kernel_event_batch") == 0)
+    if (b->type_id == FL_T_KERNEL_EVENT_BATCH)
         on_kernels(s, b);
-    else if (strcmp(b->type, "memcpy_event_batch") == 0)
+    else if (b->type_id == FL_T_MEMCPY_EVENT_BATCH)
         on_memcpys(s, b);
 }
 
@@ -368,9 +371,10 @@ static void take_caps(cli_trace *t, const json_t *cc)
         const char *message = json_string_value(json_object_get(c, "message"));
         if (!feature || !status)
             continue;
-        if (strcmp(status, "fallback") != 0 && strcmp(status, "partial") != 0)
+        fl_cap_status cs = fl_cap_status_of(status);
+        if (cs != FL_CAP_FALLBACK && cs != FL_CAP_PARTIAL)
             continue;
-        if (!first_fallback && strcmp(status, "fallback") == 0 && message && message[0])
+        if (!first_fallback && cs == FL_CAP_FALLBACK && message && message[0])
             first_fallback = message;
         cli_trace_cap *k = find_cap(t, feature, status, message ? message : "");
         if (k)
@@ -517,18 +521,8 @@ static const char *const copy_names[CLI_COPY_KINDS] = {"HtoD", "DtoH", "DtoD", "
 /* "nvidia.monitor" -> "Monitor": the engine names of --engine. */
 static const char *engine_display(const char *wire)
 {
-    static const struct {
-        const char *wire, *name;
-    } names[] = {{"nvidia.monitor", "Monitor"},
-                 {"nvidia.trace", "Trace"},
-                 {"nvidia.pc_sampling", "PcSampling"},
-                 {"nvidia.sass_metrics", "SassMetrics"},
-                 {"nvidia.range_profiler", "RangeProfiler"},
-                 {"nvidia.deep", "Deep"}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(names[i].wire, wire) == 0)
-            return names[i].name;
-    return wire;
+    gpufl_engine e;
+    return fl_engine_of_wire(wire, &e) ? gpufl_engine_name(e) : wire;
 }
 
 /* A name as one line of at most `max` bytes: control characters as '?',
@@ -601,7 +595,7 @@ static void status_lines(const cli_trace *t, FILE *f)
         /* A feature that fell back with the engine is said by that line. */
         int said = 0;
         for (size_t k = 0; k < t->n_engines && !said; k++)
-            said = t->engines[k].message && strcmp(c->status, "fallback") == 0 &&
+            said = t->engines[k].message && fl_cap_status_of(c->status) == FL_CAP_FALLBACK &&
                    strcmp(t->engines[k].message, c->message) == 0;
         if (said)
             continue;

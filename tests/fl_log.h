@@ -60,7 +60,7 @@ static inline void fl_log_free(fl_log *log)
     memset(log, 0, sizeof *log);
 }
 
-static inline const char *fl_type(const json_t *rec)
+static inline const char *log_type(const json_t *rec)
 {
     const char *t = json_string_value(json_object_get(rec, "type"));
     return t ? t : "";
@@ -70,7 +70,7 @@ static inline size_t fl_count(const fl_log *log, const char *type)
 {
     size_t k = 0;
     for (size_t i = 0; i < log->n; i++)
-        if (strcmp(fl_type(log->lines[i]), type) == 0)
+        if (strcmp(log_type(log->lines[i]), type) == 0)
             k++;
     return k;
 }
@@ -78,7 +78,7 @@ static inline size_t fl_count(const fl_log *log, const char *type)
 static inline json_t *fl_first(const fl_log *log, const char *type)
 {
     for (size_t i = 0; i < log->n; i++)
-        if (strcmp(fl_type(log->lines[i]), type) == 0)
+        if (strcmp(log_type(log->lines[i]), type) == 0)
             return log->lines[i];
     return NULL;
 }

@@ -123,9 +123,9 @@ static int rs_write(const char *base, bool crashed, char *out, size_t cap)
                        .session_kind = "trace",
                        .profiling_engine = "nvidia.trace"};
     fl_capability caps0[] = {
-        {"kernel_events", true, "collected", "", "", ""},
-        {"user_scope", true, "collected", "", "", ""},
-        {"memory_tracking", false, "not_requested", "", "", ""},
+        {"kernel_events", true, FL_CAP_COLLECTED, "", "", ""},
+        {"user_scope", true, FL_CAP_COLLECTED, "", "", ""},
+        {"memory_tracking", false, FL_CAP_NOT_REQUESTED, "", "", ""},
     };
     fl_dict_entry kd[] = {{1, "gemm_kernel(float const*, float*)"},
                           {2, "relu(float*, int)"},
@@ -135,8 +135,8 @@ static int rs_write(const char *base, bool crashed, char *out, size_t cap)
     for (int c = 0; c < 3; c++) {
         fl_rec_job_start(&ch[c], &rs_ident, &js);
         fl_rec_capabilities(&ch[c], RS_SID, RS_T0, "nvidia.trace", "nvidia.trace", caps0, 3);
-        fl_rec_dictionary(&ch[c], RS_SID, "kernel_dict", kd, 4);
-        fl_rec_dictionary(&ch[c], RS_SID, "scope_name_dict", sd, 3);
+        fl_rec_dictionary(&ch[c], RS_SID, FL_DICT_KERNEL, kd, 4);
+        fl_rec_dictionary(&ch[c], RS_SID, FL_DICT_SCOPE_NAME, sd, 3);
     }
 
     /* ---- device: kernels, details first (as recorder/trace_sink.c writes them) */
@@ -250,12 +250,12 @@ static int rs_write(const char *base, bool crashed, char *out, size_t cap)
     /* ---- the end */
     if (!crashed) {
         fl_capability caps1[] = {
-            {"kernel_events", true, "collected", "", "", "8 kernels (5 details)"},
-            {"user_scope", true, "fallback", "", "cupti_subscriber_busy",
+            {"kernel_events", true, FL_CAP_COLLECTED, "", "", "8 kernels (5 details)"},
+            {"user_scope", true, FL_CAP_FALLBACK, "", "cupti_subscriber_busy",
              "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: another tool holds the callbacks"},
-            {"memory_tracking", true, "skipped", "", "needs_trace",
+            {"memory_tracking", true, FL_CAP_SKIPPED, "", "needs_trace",
              "needs profiling_engine Trace or above"},
-            {"pc_sampling", false, "not_requested", "", "", ""},
+            {"pc_sampling", false, FL_CAP_NOT_REQUESTED, "", "", ""},
         };
         for (int c = 0; c < 3; c++) {
             fl_rec_capabilities(&ch[c], RS_SID, RS_US(4990), "nvidia.trace", "nvidia.trace", caps1,
@@ -306,7 +306,7 @@ static int rs_write_nodev(const char *base, char *out, size_t cap)
                        .profiling_engine = "nvidia.trace"};
     fl_rec_job_start(&b, &rs_ident, &js);
     fl_dict_entry kd[] = {{1, "gemm_kernel(float const*, float*)"}, {2, "relu(float*, int)"}};
-    fl_rec_dictionary(&b, RS_SID, "kernel_dict", kd, 2);
+    fl_rec_dictionary(&b, RS_SID, FL_DICT_KERNEL, kd, 2);
     fl_buf_puts(&b, "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":\"" RS_SID
                     "\",\"batch_id\":1,\"base_time_ns\":1760000000001000000,\"columns\":"
                     "[\"dt_ns\",\"kernel_id\",\"stream_id\",\"duration_ns\",\"corr_id\","

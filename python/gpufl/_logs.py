@@ -38,16 +38,16 @@ import os
 import re
 import zlib
 
-from . import _report_c
+from . import _report_c, _wire
 
 __all__ = ["SessionLogs", "Contents", "TABLES", "table_rows", "CHANNELS"]
 
-CHANNELS = ("device", "scope", "system")
-COMMON_TYPES = frozenset(("job_start", "dictionary_update", "capture_capabilities", "shutdown"))
-DICTIONARIES = ("kernel_dict", "scope_name_dict", "function_dict", "metric_dict",
-                "source_file_dict", "func_symbol_dict")
+# The wire format's names (gpufl._wire: the C library's table, src/wire/vocab.h).
+CHANNELS = _wire.CHANNELS
+COMMON_TYPES = _wire.COMMON_TYPES
+DICTIONARIES = _wire.DICTIONARIES
 
-_WINDOW = re.compile(r"^(device|scope|system)\.([0-9]+)\.log\.gz$")
+_WINDOW = re.compile(r"^(%s)\.([0-9]+)\.log\.gz$" % "|".join(CHANNELS))
 _NUMBER = (int, float)
 
 
@@ -203,7 +203,7 @@ class SessionLogs:
         c = Contents(self.session_id)
         for _, rec in self.records(batch_types):
             t = rec["type"]
-            if t == "dictionary_update":
+            if t == _DICTIONARY_UPDATE:
                 for name in DICTIONARIES:
                     d = rec.get(name)
                     if isinstance(d, dict):
@@ -218,6 +218,9 @@ class SessionLogs:
             else:
                 c.records.append(rec)
         return c
+
+
+_DICTIONARY_UPDATE = _wire.record("dictionary_update")
 
 
 def _zero_problems():
@@ -280,20 +283,19 @@ COLUMNS = {
                "source_file", "source_line"),
     "scope_events": ("name", "kind", "start_ns", "end_ns", "duration_ns", "depth",
                      "scope_instance_id", "name_id", "open_at_end"),
-    "device_metrics": ("ts_ns", "device_id", "gpu_util", "mem_util", "temp_c", "power_mw",
-                       "used_mib", "total_mib", "clock_sm", "fan_speed_pct", "temp_mem_c",
-                       "temp_junction_c", "voltage_mv", "energy_uj", "clock_mem",
-                       "pcie_bw_bps", "ecc_corrected", "ecc_uncorrected"),
+    # ts_ns, then the batch's columns after its dt_ns.
+    "device_metrics": ("ts_ns",) + _wire.columns("device_metric_batch")[1:],
     "host_metrics": ("ts_ns", "cpu_pct", "cpu_pct_x100", "ram_used_mib", "ram_total_mib"),
     "perf": ("ts_ns", "sample_index", "device_id", "metric_id", "metric", "value",
              "scope_name_id", "scope_name"),
 }
 TABLES = tuple(COLUMNS)
 # The batches each table is built from.
-TABLE_BATCHES = {"kernels": "kernel_event_batch", "memcpy": "memcpy_event_batch",
-                 "scopes": "profile_sample_batch", "scope_events": "scope_event_batch",
-                 "device_metrics": "device_metric_batch", "host_metrics": "host_metric_batch",
-                 "perf": "pm_sample_batch"}
+TABLE_BATCHES = {table: _wire.batch(name) for table, name in (
+    ("kernels", "kernel_event_batch"), ("memcpy", "memcpy_event_batch"),
+    ("scopes", "profile_sample_batch"), ("scope_events", "scope_event_batch"),
+    ("device_metrics", "device_metric_batch"), ("host_metrics", "host_metric_batch"),
+    ("perf", "pm_sample_batch"))}
 
 # Batch columns that a table states under another key (or drops).
 _CONSUMED = {"dt_ns", "ts_ns"}
@@ -321,7 +323,7 @@ def _kernels(c):
     for r in c.records:
         if r.get("type") == "kernel_detail" and r.get("corr_id") is not None:
             details[r["corr_id"]] = r
-    src = c.rows("kernel_event_batch")
+    src = c.rows(TABLE_BATCHES["kernels"])
     current = {}  # kernel_id -> its detail in force (docs/gpufl.md's rule)
     out = []
     for r in src:
@@ -350,7 +352,7 @@ def _distinct_keysets(rows):
 
 
 def _memcpy(c):
-    src = c.rows("memcpy_event_batch")
+    src = c.rows(TABLE_BATCHES["memcpy"])
     out = []
     for r in src:
         row = dict(r)
@@ -363,7 +365,7 @@ def _memcpy(c):
 
 
 def _profile_samples(c):
-    src = c.rows("profile_sample_batch")
+    src = c.rows(TABLE_BATCHES["scopes"])
     out = []
     for r in src:
         row = dict(r)
@@ -380,7 +382,7 @@ def _scope_events(c):
     """Begin / end rows joined per instance, as the C report joins them."""
     open_ = {}  # scope_instance_id -> [start_ns, name_id, depth]
     out = []
-    for r in c.rows("scope_event_batch"):
+    for r in c.rows(TABLE_BATCHES["scope_events"]):
         iid, t, et = r.get("scope_instance_id"), r.get("ts_ns"), r.get("event_type")
         if iid is None or t is None or et is None:
             continue
@@ -416,12 +418,12 @@ def _scope_row(c, iid, start, end, name_id, depth):
 
 
 def _device_metrics(c):
-    src = c.rows("device_metric_batch")
+    src = c.rows(TABLE_BATCHES["device_metrics"])
     return _normalise("device_metrics", src, _distinct_keysets(src))
 
 
 def _host_metrics(c):
-    src = c.rows("host_metric_batch")
+    src = c.rows(TABLE_BATCHES["host_metrics"])
     out = []
     for r in src:
         row = dict(r)
@@ -432,7 +434,7 @@ def _host_metrics(c):
 
 
 def _perf(c):
-    src = c.rows("pm_sample_batch")
+    src = c.rows(TABLE_BATCHES["perf"])
     out = []
     for r in src:
         row = dict(r)

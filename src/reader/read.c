@@ -101,8 +101,6 @@
 #endif
 #endif
 
-static const char *const ch_name[FL_CH_COUNT] = {"device", "scope", "system"};
-
 /* Which row scanner a batch's rows take: 2 fast_rows_ssse3 (when the CPU
  * has SSSE3 and POPCNT), 1 fast_rows (SSE2), 0 none (byte by byte).
  * GP_READ_SIMD=sse2 or =off in the environment caps it (tests, and
@@ -182,6 +180,21 @@ int fl_batch_col(const fl_batch *b, const char *name)
         if (b->cols[i] && strcmp(b->cols[i], name) == 0)
             return (int)i;
     return -1;
+}
+
+int fl_batch_time_col(const fl_batch *b, bool duration)
+{
+    if (!b)
+        return -1;
+    const fl_type_info *ti = fl_type_get(b->type_id);
+    if (ti->batch) {
+        int id = duration ? ti->col_duration : ti->col_dt;
+        return id < 0 ? -1 : b->col[id];
+    }
+    /* A batch type the vocabulary does not know: by the names every
+     * batch gives these columns. */
+    const fl_type_info *k = fl_type_get(FL_T_KERNEL_EVENT_BATCH);
+    return fl_batch_col(b, k->cols[duration ? FL_COL_KERNEL_DURATION_NS : FL_COL_KERNEL_DT_NS]);
 }
 
 const fl_cell *fl_batch_cell(const fl_batch *b, size_t row, int col)
@@ -1108,36 +1121,35 @@ static int probe_type(rd *r, const char *line, char *buf)
 
 /* ------------------------------------------------------------ records */
 
-static bool type_in(const char *t, const char *const *list)
+/* A record type every channel carries (dedupe_common). */
+static bool is_common(fl_type t)
 {
-    for (; *list; list++)
-        if (strcmp(t, *list) == 0)
-            return true;
-    return false;
+    return t != FL_T_UNKNOWN && fl_type_get(t)->channel == FL_CH_ALL;
 }
 
-static const char *const known_records[] = {"job_start",
-                                            "shutdown",
-                                            "dictionary_update",
-                                            "capture_capabilities",
-                                            "kernel_detail",
-                                            "memset_event",
-                                            "system_start",
-                                            "system_stop",
-                                            NULL};
-static const char *const known_batches[] = {"kernel_event_batch",
-                                            "memcpy_event_batch",
-                                            "device_metric_batch",
-                                            "host_metric_batch",
-                                            "scope_event_batch",
-                                            "synchronization_event_batch",
-                                            "memory_alloc_event_batch",
-                                            "profile_sample_batch",
-                                            "pm_sample_batch",
-                                            "graph_event_batch",
-                                            NULL};
-static const char *const common_records[] = {"job_start", "dictionary_update",
-                                             "capture_capabilities", "shutdown", NULL};
+/* The writer's order is tried first, so the usual batch costs one compare
+ * a column. */
+void fl_batch_map_columns(fl_batch *b)
+{
+    for (int i = 0; i < FL_MAX_COLS; i++)
+        b->col[i] = -1;
+    b->type_id = fl_type_of(b->type, strlen(b->type));
+    const fl_type_info *ti = fl_type_get(b->type_id);
+    if (!ti->batch) {
+        b->type_id = FL_T_UNKNOWN;
+        return;
+    }
+    for (size_t i = 0; i < b->ncols && i < INT16_MAX; i++) {
+        const char *c = b->cols[i];
+        size_t k = i < ti->ncols && strcmp(ti->cols[i], c) == 0 ? i : SIZE_MAX;
+        for (size_t j = 0; k == SIZE_MAX && j < ti->ncols; j++)
+            if (strcmp(ti->cols[j], c) == 0)
+                k = j;
+        /* A duplicated name: the first one counts, as fl_batch_col finds it. */
+        if (k != SIZE_MAX && b->col[k] < 0)
+            b->col[k] = (int16_t)i;
+    }
+}
 
 static void bad_line(rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void bad_line(rd *r, const char *fmt, ...)
@@ -1639,7 +1651,8 @@ static int parse_batch(rd *r, const char *line, size_t len)
         .file = r->file,
         .line = r->line,
     };
-    if (!type_in(b.type, known_batches))
+    fl_batch_map_columns(&b);
+    if (b.type_id == FL_T_UNKNOWN)
         r->res->unknown_types++;
     if (r->cb && r->cb->batch)
         r->cb->batch(r->cb->user, &b);
@@ -1676,18 +1689,19 @@ static int parse_json(rd *r, const char *line, size_t len)
         warn(r, "bad %s: \"session_id\" is not a string; record skipped", type);
     } else if (sid && r->want && strcmp(json_string_value(sid), r->want) != 0) {
         r->res->other_session++;
-    } else if (strlen(type) >= 6 && strcmp(type + strlen(type) - 6, "_batch") == 0) {
+    } else if (fl_is_batch_name(type, strlen(type))) {
         /* Only when the scanner could not find its type (nesting beyond
          * its limit): not handed out as a plain record. */
         r->res->bad_records++;
         warn(r, "bad %s: batch the scanner cannot read; skipped", type);
     } else {
-        if (strcmp(type, "shutdown") == 0)
+        fl_type t = fl_type_of(type, strlen(type));
+        if (t == FL_T_SHUTDOWN)
             r->saw_shutdown = true;
-        if (!type_in(type, known_records))
+        if (t == FL_T_UNKNOWN)
             r->res->unknown_types++;
         if (r->cb && r->cb->record)
-            r->cb->record(r->cb->user, r->channel, type, j);
+            r->cb->record(r->cb->user, r->channel, t, type, j);
         rc = 0;
     }
     json_decref(j);
@@ -1751,9 +1765,9 @@ static int handle_line(rd *r, const char *line, size_t len)
 {
     char type[RD_TYPE_MAX];
     int tl = probe_type(r, line, type);
-    if (tl >= 6 && memcmp(type + tl - 6, "_batch", 6) == 0)
+    if (tl > 0 && fl_is_batch_name(type, (size_t)tl))
         return parse_batch(r, line, len);
-    if (tl > 0 && r->dedupe && type_in(type, common_records) &&
+    if (tl > 0 && r->dedupe && is_common(fl_type_of(type, (size_t)tl)) &&
         seen_before(r, hash_bytes(line, len)))
         return 0;
     return parse_json(r, line, len);
@@ -1987,8 +2001,8 @@ static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
 static bool chan_file(const char *name, int *ch, unsigned long *win)
 {
     for (int c = 0; c < FL_CH_COUNT; c++) {
-        size_t n = strlen(ch_name[c]);
-        if (strncmp(name, ch_name[c], n) != 0 || name[n] != '.')
+        size_t n = strlen(fl_channel_name(c));
+        if (strncmp(name, fl_channel_name(c), n) != 0 || name[n] != '.')
             continue;
         const char *rest = name + n + 1;
         if (strcmp(rest, "log") == 0) {
@@ -2073,7 +2087,7 @@ static char **channel_files(const char *where, bool flat, int ch)
         return NULL;
     if (flat) {
         char suffix[32];
-        snprintf(suffix, sizeof suffix, ".%s.log", ch_name[ch]);
+        snprintf(suffix, sizeof suffix, ".%s.log", fl_channel_name(ch));
         char *f = join(where, suffix, "");
         struct stat st;
         if (f && stat(f, &st) == 0 && S_ISREG(st.st_mode))
@@ -2113,9 +2127,9 @@ static char **channel_files(const char *where, bool flat, int ch)
     for (size_t i = 0; i <= nw; i++) {
         char name[64];
         if (i < nw)
-            snprintf(name, sizeof name, "/%s.%lu.log.gz", ch_name[ch], w[i]);
+            snprintf(name, sizeof name, "/%s.%lu.log.gz", fl_channel_name(ch), w[i]);
         else if (plain)
-            snprintf(name, sizeof name, "/%s.log", ch_name[ch]);
+            snprintf(name, sizeof name, "/%s.log", fl_channel_name(ch));
         else
             break;
         if (n == cap) {
@@ -2168,11 +2182,11 @@ static bool on_id_line(void *ctx, int ev, char *line, size_t len, uint64_t linen
         return false;
     char type[RD_TYPE_MAX];
     int tl = probe_type(&s->r, line, type);
-    bool js = tl == 9 && strcmp(type, "job_start") == 0;
+    bool js = tl > 0 && fl_type_of(type, (size_t)tl) == FL_T_JOB_START;
     if (s->first_any) {
         if (--s->lines_left < 0)
             return true;
-        if (tl >= 6 && memcmp(type + tl - 6, "_batch", 6) == 0) {
+        if (tl > 0 && fl_is_batch_name(type, (size_t)tl)) {
             /* The writer puts session_id right after type. */
             scan sc = {0};
             s->r.str.len = 0;
@@ -2264,7 +2278,8 @@ static bool on_app_line(void *ctx, int ev, char *line, size_t len, uint64_t line
     (void)msg;
     appscan *s = ctx;
     char type[RD_TYPE_MAX];
-    if (ev == EV_LINE && probe_type(&s->r, line, type) == 9 && strcmp(type, "job_start") == 0) {
+    int tl = ev == EV_LINE ? probe_type(&s->r, line, type) : -1;
+    if (tl > 0 && fl_type_of(type, (size_t)tl) == FL_T_JOB_START) {
         json_t *j = json_loadb(line, len, JSON_DECODE_INT_AS_REAL, NULL);
         const char *app = json_string_value(json_object_get(j, "app"));
         if (app) {
@@ -2304,7 +2319,7 @@ static bool flat_name(const char *name, char *prefix, size_t cap, int *chan)
 {
     for (int c = 0; c < FL_CH_COUNT; c++) {
         char suffix[32];
-        snprintf(suffix, sizeof suffix, ".%s.log", ch_name[c]);
+        snprintf(suffix, sizeof suffix, ".%s.log", fl_channel_name(c));
         size_t a = strlen(name), b = strlen(suffix);
         if (a > b && strcmp(name + a - b, suffix) == 0 && a - b < cap) {
             memcpy(prefix, name, a - b);
@@ -2323,7 +2338,7 @@ static bool first_flat_channel(const char *dir, const char *prefix, int ch)
 {
     for (int c = 0; c < ch; c++) {
         char name[1200];
-        snprintf(name, sizeof name, "%s/%s.%s.log", dir, prefix, ch_name[c]);
+        snprintf(name, sizeof name, "%s/%s.%s.log", dir, prefix, fl_channel_name(c));
         struct stat st;
         if (stat(name, &st) == 0 && S_ISREG(st.st_mode))
             return false;
@@ -2337,7 +2352,7 @@ static bool flat_exists(const char *prefix, int64_t *newest)
     int64_t t = 0;
     for (int c = 0; c < FL_CH_COUNT; c++) {
         char suffix[32];
-        snprintf(suffix, sizeof suffix, ".%s.log", ch_name[c]);
+        snprintf(suffix, sizeof suffix, ".%s.log", fl_channel_name(c));
         char *f = join(prefix, suffix, "");
         struct stat st;
         if (f && stat(f, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -2706,7 +2721,7 @@ int fl_read_session_prefixed(const char *log_dir, const char *log_prefix, const 
     int rc = 1;
     for (int c = 0; rc > 0 && c < FL_CH_COUNT; c++) {
         char suffix[32];
-        snprintf(suffix, sizeof suffix, ".%s.log", ch_name[c]);
+        snprintf(suffix, sizeof suffix, ".%s.log", fl_channel_name(c));
         char *f = join(at, suffix, "");
         /* A channel file's own path: read as its flat prefix even when
          * <log_dir>/<log_prefix> is also a directory. */

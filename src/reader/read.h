@@ -18,12 +18,12 @@
 #ifndef FL_READ_H
 #define FL_READ_H
 
+#include "../wire/vocab.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-enum { FL_CH_DEVICE = 0, FL_CH_SCOPE = 1, FL_CH_SYSTEM = 2, FL_CH_COUNT = 3 };
 
 /* One cell of a batch row: JSON numbers become int (exact integers up to
  * 2^64-1 / down to -2^63) or real; null stays null (a metric the device
@@ -52,6 +52,7 @@ int64_t fl_cell_int(const fl_cell *c, int64_t def);
  * Valid only during the callback. */
 typedef struct fl_batch {
     const char *type; /* "kernel_event_batch", ... */
+    fl_type type_id;  /* FL_T_UNKNOWN: a batch type wire/vocab.h does not know */
     int channel;      /* FL_CH_*: the file it came from */
     uint64_t batch_id;
     uint64_t base_time_ns;
@@ -66,10 +67,26 @@ typedef struct fl_batch {
     const char *hostname;
     const char *file; /* for messages */
     uint64_t line;
+    /* Known types: the index in cols of each of the type's columns in
+     * wire/vocab.h's order (FL_COL_<BATCH>_<COLUMN>), -1 when the batch
+     * does not have it; read through fl_batch_colid. */
+    int16_t col[FL_MAX_COLS];
 } fl_batch;
 
+/* Sets type_id and col from type, cols and ncols (the reader does it for
+ * every batch it gives; code that builds a batch itself calls it). */
+void fl_batch_map_columns(fl_batch *b);
 /* The index of column name, -1 if the batch has none. */
 int fl_batch_col(const fl_batch *b, const char *name);
+/* The index of a batch's dt_ns (duration false) or duration_ns column,
+ * whatever its type; -1 if it has none. */
+int fl_batch_time_col(const fl_batch *b, bool duration);
+/* The index of the type's column id (FL_COL_<BATCH>_*: of b's own type),
+ * -1 if the batch has none. */
+static inline int fl_batch_colid(const fl_batch *b, int id)
+{
+    return id >= 0 && id < FL_MAX_COLS ? b->col[id] : -1;
+}
 /* Cell (row, col); a NULL-kind cell when col < 0. */
 const fl_cell *fl_batch_cell(const fl_batch *b, size_t row, int col);
 
@@ -78,8 +95,8 @@ typedef struct fl_read_cb {
     /* Every record that is not a batch (job_start, shutdown,
      * dictionary_update, capture_capabilities, kernel_detail,
      * memset_event, system_start/stop, and types this reader does not
-     * know), parsed; borrowed for the call. */
-    void (*record)(void *user, int channel, const char *type, json_t *rec);
+     * know: t FL_T_UNKNOWN), parsed; borrowed for the call. */
+    void (*record)(void *user, int channel, fl_type t, const char *type, json_t *rec);
     void (*batch)(void *user, const fl_batch *b);
     /* A problem with the input; the read goes on. */
     void (*warning)(void *user, const char *file, uint64_t line, const char *msg);

@@ -57,8 +57,6 @@
 #define TRACE_FLUSH_PERIOD_NS 1000000000ull /* CUPTI's partly filled buffers, once a second */
 #define FLUSH_WAIT_NS 2000000000ull
 
-enum { CH_DEVICE, CH_SCOPE, CH_SYSTEM, N_CH };
-static const char *const channel_names[N_CH] = {"device", "scope", "system"};
 
 #define MAX_CAPS 24
 #define MAX_CUDA_DEVICES 16
@@ -78,8 +76,8 @@ typedef struct session {
     char hostname[256];
     char ip[64];
     fl_ident ident;
-    int fd[N_CH];
-    fl_buf out[N_CH]; /* writer thread (and init/shutdown when it is not running) */
+    int fd[FL_CH_COUNT];
+    fl_buf out[FL_CH_COUNT]; /* writer thread (and init/shutdown when it is not running) */
 
     /* Devices (identity fixed at init). */
     gp_monitor *mon;
@@ -264,7 +262,7 @@ static void write_channel(session *s, int ch, fl_buf *b)
 
 static void write_all_channels(session *s)
 {
-    for (int ch = 0; ch < N_CH; ch++)
+    for (int ch = 0; ch < FL_CH_COUNT; ch++)
         write_channel(s, ch, &s->out[ch]);
 }
 
@@ -288,9 +286,9 @@ static gpufl_status open_session_dir(session *s, gpufl_error *err)
                                 "writable log_path",
                                 s->dir, strerror(errno));
     }
-    for (int ch = 0; ch < N_CH; ch++) {
+    for (int ch = 0; ch < FL_CH_COUNT; ch++) {
         char path[PATH_MAX + 16];
-        snprintf(path, sizeof path, "%s/%s.log", s->dir, channel_names[ch]);
+        snprintf(path, sizeof path, "%s/%s.log", s->dir, fl_channel_name(ch));
         s->fd[ch] = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (s->fd[ch] < 0)
             return fl_error_set(err, GPUFL_ERR_IO, "cannot create \"%s\": %s", path,
@@ -427,13 +425,13 @@ static void writer_cycle(session *s)
     rowq_swap(&s->dev_q, &s->dev_w);
     rowq_swap(&s->host_q, &s->host_w);
     /* Phase lines are few and short: copied out under the lock. */
-    fl_buf_put(&s->out[CH_SYSTEM], s->sys_q.p, s->sys_q.len);
+    fl_buf_put(&s->out[FL_CH_SYSTEM], s->sys_q.p, s->sys_q.len);
     fl_buf_reset(&s->sys_q);
     pthread_mutex_unlock(&g_mu);
 
     if (n_names > 0)
-        for (int ch = 0; ch < N_CH; ch++)
-            fl_rec_dictionary(&s->out[ch], s->id, "scope_name_dict", s->names, n_names);
+        for (int ch = 0; ch < FL_CH_COUNT; ch++)
+            fl_rec_dictionary(&s->out[ch], s->id, FL_DICT_SCOPE_NAME, s->names, n_names);
 
     /* Each thread's rows come in time order; one thread (the common case)
      * needs no sort at all. */
@@ -446,12 +444,12 @@ static void writer_cycle(session *s)
     const fl_host_row *host = s->host_w.p;
     size_t dn = s->dev_w.n, hn = s->host_w.n;
     for (size_t i = 0; i < n_scope; i += BATCH_ROWS)
-        fl_rec_scope_batch(&s->out[CH_SCOPE], s->id, ++s->batch_scope, s->scope_rows + i,
+        fl_rec_scope_batch(&s->out[FL_CH_SCOPE], s->id, ++s->batch_scope, s->scope_rows + i,
                            batch_len(n_scope, i));
     for (size_t i = 0; i < dn; i += BATCH_ROWS)
-        fl_rec_device_batch(&s->out[CH_SYSTEM], s->id, ++s->batch_dev, dev + i, batch_len(dn, i));
+        fl_rec_device_batch(&s->out[FL_CH_SYSTEM], s->id, ++s->batch_dev, dev + i, batch_len(dn, i));
     for (size_t i = 0; i < hn; i += BATCH_ROWS)
-        fl_rec_host_batch(&s->out[CH_SYSTEM], s->id, s->hostname, s->ip, ++s->batch_host, host + i,
+        fl_rec_host_batch(&s->out[FL_CH_SYSTEM], s->id, s->hostname, s->ip, ++s->batch_host, host + i,
                           batch_len(hn, i));
     s->rows_scope += n_scope;
     s->rows_dev += dn;
@@ -486,29 +484,10 @@ static void *writer_main(void *arg)
 
 /* ---------------------------------------------------------- capabilities */
 
-static const char *wire_engine(gpufl_engine e)
-{
-    switch (e) {
-    case GPUFL_ENGINE_MONITOR:
-        return "nvidia.monitor";
-    case GPUFL_ENGINE_TRACE:
-        return "nvidia.trace";
-    case GPUFL_ENGINE_PC_SAMPLING:
-        return "nvidia.pc_sampling";
-    case GPUFL_ENGINE_SASS_METRICS:
-        return "nvidia.sass_metrics";
-    case GPUFL_ENGINE_RANGE_PROFILER:
-        return "nvidia.range_profiler";
-    case GPUFL_ENGINE_DEEP:
-        return "nvidia.deep";
-    }
-    return "nvidia.monitor";
-}
-
-static void add_cap(session *s, const char *feature, bool requested, const char *status,
+static void add_cap(session *s, const char *feature, bool requested, fl_cap_status status,
                     const char *reason_code, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
-static void add_cap(session *s, const char *feature, bool requested, const char *status,
+static void add_cap(session *s, const char *feature, bool requested, fl_cap_status status,
                     const char *reason_code, const char *fmt, ...)
 {
     if (s->n_caps == MAX_CAPS)
@@ -552,8 +531,8 @@ static bool start_trace(session *s, char *why, size_t len)
     const fl_trace_plugin *p = load_plugin(why, len);
     if (!p)
         return false;
-    s->tw = fl_trace_writer_create(&s->ident, s->gen, &s->out[CH_DEVICE], &s->out[CH_SCOPE],
-                                   &s->out[CH_SYSTEM]);
+    s->tw = fl_trace_writer_create(&s->ident, s->gen, &s->out[FL_CH_DEVICE], &s->out[FL_CH_SCOPE],
+                                   &s->out[FL_CH_SYSTEM]);
     if (!s->tw) {
         snprintf(why, len, "out of memory for the trace writer");
         return false;
@@ -602,40 +581,40 @@ static void add_trace_cap(session *s, const char *feature, uint32_t feat_bit,
                           const fl_trace_stats *st, const char *what)
 {
     if (st->unavailable & feat_bit)
-        add_cap(s, feature, true, "fallback", "cupti_refused", "%s", st->unavailable_msg);
+        add_cap(s, feature, true, FL_CAP_FALLBACK, "cupti_refused", "%s", st->unavailable_msg);
     else
-        add_cap(s, feature, true, "collected", "", "%s", what);
+        add_cap(s, feature, true, FL_CAP_COLLECTED, "", "%s", what);
 }
 
 static void build_capabilities(session *s, const char *device_note)
 {
     const fl_config *c = &s->cfg;
     gpufl_engine req = c->profiling_engine;
-    s->requested_engine = wire_engine(req);
-    s->selected_engine = wire_engine(GPUFL_ENGINE_MONITOR);
+    s->requested_engine = fl_engine_wire_name(req);
+    s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_MONITOR);
     char why[768] = "";
     bool tracing = req > GPUFL_ENGINE_MONITOR && start_trace(s, why, sizeof why);
     if (tracing)
-        s->selected_engine = wire_engine(GPUFL_ENGINE_TRACE);
+        s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
 
     bool sample = c->system_sample_rate_ms > 0;
     if (!sample)
-        add_cap(s, "device_metrics", false, "not_requested", "", "system_sample_rate_ms is 0");
+        add_cap(s, "device_metrics", false, FL_CAP_NOT_REQUESTED, "", "system_sample_rate_ms is 0");
     else if (c->backend == GPUFL_BACKEND_NONE)
-        add_cap(s, "device_metrics", true, "skipped", "backend_none", "backend is None");
+        add_cap(s, "device_metrics", true, FL_CAP_SKIPPED, "backend_none", "backend is None");
     else if (s->n_dev == 0)
-        add_cap(s, "device_metrics", true, "fallback", "no_backend", "%s",
+        add_cap(s, "device_metrics", true, FL_CAP_FALLBACK, "no_backend", "%s",
                 *device_note ? device_note : "no NVIDIA device was found");
     else
-        add_cap(s, "device_metrics", true, "collected", "", "%s every %d ms (%s)",
+        add_cap(s, "device_metrics", true, FL_CAP_COLLECTED, "", "%s every %d ms (%s)",
                 gp_monitor_backend(s->mon), c->system_sample_rate_ms,
                 c->continuous_system_sampling ? "continuous" : "inside scopes and system phases");
     if (sample)
-        add_cap(s, "host_metrics", true, "collected", "", "/proc every %d ms",
+        add_cap(s, "host_metrics", true, FL_CAP_COLLECTED, "", "/proc every %d ms",
                 c->system_sample_rate_ms);
     else
-        add_cap(s, "host_metrics", false, "not_requested", "", "system_sample_rate_ms is 0");
-    add_cap(s, "scope_events", true, "collected", "", "%s", "");
+        add_cap(s, "host_metrics", false, FL_CAP_NOT_REQUESTED, "", "system_sample_rate_ms is 0");
+    add_cap(s, "scope_events", true, FL_CAP_COLLECTED, "", "%s", "");
 
     /* Trace-level features: requested when the engine and the flag ask.  An
      * opt-in flag set under Monitor is reported as skipped, so the user
@@ -669,17 +648,17 @@ static void build_capabilities(session *s, const char *device_note)
     for (size_t i = 0; i < sizeof tf / sizeof tf[0]; i++) {
         bool stack = strcmp(tf[i].feature, "stack_trace") == 0;
         if (trace && tf[i].flag && tracing && stack)
-            add_cap(s, tf[i].feature, true, "skipped", "not_implemented",
+            add_cap(s, tf[i].feature, true, FL_CAP_SKIPPED, "not_implemented",
                     "CPU stacks at launch are not collected by this version");
         else if (trace && tf[i].flag && tracing)
             add_trace_cap(s, tf[i].feature, tf[i].bit, &st, tf[i].what);
         else if (trace && tf[i].flag)
-            add_cap(s, tf[i].feature, true, "fallback", "cupti_unavailable", "%s", why);
+            add_cap(s, tf[i].feature, true, FL_CAP_FALLBACK, "cupti_unavailable", "%s", why);
         else if (tf[i].flag && tf[i].opt_in)
-            add_cap(s, tf[i].feature, true, "skipped", "engine_monitor",
+            add_cap(s, tf[i].feature, true, FL_CAP_SKIPPED, "engine_monitor",
                     "needs profiling_engine Trace or above; this session runs Monitor");
         else
-            add_cap(s, tf[i].feature, false, "not_requested", "", "%s", "");
+            add_cap(s, tf[i].feature, false, FL_CAP_NOT_REQUESTED, "", "%s", "");
     }
     /* The rungs above Trace are later work: with the plugin running they
      * fall back to Trace, without it to Monitor. */
@@ -690,14 +669,14 @@ static void build_capabilities(session *s, const char *device_note)
     bool pc = req == GPUFL_ENGINE_PC_SAMPLING || req == GPUFL_ENGINE_DEEP;
     bool sass = req == GPUFL_ENGINE_SASS_METRICS || req == GPUFL_ENGINE_DEEP;
     bool range = req == GPUFL_ENGINE_RANGE_PROFILER;
-    add_cap(s, "pc_sampling", pc, pc ? "fallback" : "not_requested", pc ? above : "", "%s",
+    add_cap(s, "pc_sampling", pc, pc ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pc ? above : "", "%s",
             pc ? above_why : "");
-    add_cap(s, "sass_metrics", sass, sass ? "fallback" : "not_requested", sass ? above : "", "%s",
+    add_cap(s, "sass_metrics", sass, sass ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, sass ? above : "", "%s",
             sass ? above_why : "");
-    add_cap(s, "range_profiler", range, range ? "fallback" : "not_requested", range ? above : "",
+    add_cap(s, "range_profiler", range, range ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, range ? above : "",
             "%s", range ? above_why : "");
     bool src = c->enable_source_collection && (pc || sass);
-    add_cap(s, "source_collection", src, src ? "fallback" : "not_requested", src ? above : "", "%s",
+    add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, src ? above : "", "%s",
             src ? above_why : "");
     if (req > GPUFL_ENGINE_MONITOR && !tracing)
         DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req), why);
@@ -714,7 +693,7 @@ static void mark_partial(session *s, const char *feature, const char *reason, co
     for (size_t i = 0; i < s->n_caps; i++) {
         if (strcmp(s->caps[i].feature, feature) != 0)
             continue;
-        s->caps[i].status = "partial";
+        s->caps[i].status = FL_CAP_PARTIAL;
         s->caps[i].reason_code = reason;
         va_list ap;
         va_start(ap, fmt);
@@ -725,7 +704,7 @@ static void mark_partial(session *s, const char *feature, const char *reason, co
 
 static void write_capabilities(session *s, uint64_t ts)
 {
-    for (int ch = 0; ch < N_CH; ch++)
+    for (int ch = 0; ch < FL_CH_COUNT; ch++)
         fl_rec_capabilities(&s->out[ch], s->id, ts, s->requested_engine, s->selected_engine,
                             s->caps, s->n_caps);
 }
@@ -746,7 +725,7 @@ static void session_free(session *s)
         gp_monitor_stop(s->mon, NULL); /* its hook points here; already stopped normally */
     else if (!s->mon_borrowed)
         gp_monitor_destroy(s->mon);
-    for (int ch = 0; ch < N_CH; ch++) {
+    for (int ch = 0; ch < FL_CH_COUNT; ch++) {
         if (s->fd[ch] >= 0)
             close(s->fd[ch]);
         fl_buf_free(&s->out[ch]);
@@ -935,7 +914,7 @@ static gpufl_status session_init(const gpufl_init_options *opts, gp_monitor *bor
     s->cfg = cfg;
     s->mon = borrowed;
     s->mon_borrowed = borrowed != NULL;
-    for (int ch = 0; ch < N_CH; ch++)
+    for (int ch = 0; ch < FL_CH_COUNT; ch++)
         s->fd[ch] = -1;
     pthread_once(&g_cv_once, init_cvs);
     fl_host_init(&s->host, "/proc");
@@ -976,17 +955,17 @@ static gpufl_status session_init(const gpufl_init_options *opts, gp_monitor *bor
                            .n_gpu_static = s->n_dev,
                            .cuda_static = s->cuda_static,
                            .n_cuda_static = s->n_cuda,
-                           .session_kind = s->plugin ? "trace" : "monitor",
+                           .session_kind = s->plugin ? FL_SESSION_KIND_TRACE : FL_SESSION_KIND_MONITOR,
                            .profiling_engine = s->plugin ? s->selected_engine : NULL};
         pthread_mutex_lock(&g_mu);
-        for (int ch = 0; ch < N_CH; ch++)
+        for (int ch = 0; ch < FL_CH_COUNT; ch++)
             fl_rec_job_start(&s->out[ch], &s->ident, &js);
         pthread_mutex_unlock(&g_mu);
         write_capabilities(s, js.ts_ns);
         write_all_channels(s);
         if (s->io_errno)
             st = fl_error_set(err, GPUFL_ERR_IO, "cannot write %s/%s.log: %s", s->dir,
-                              channel_names[s->io_channel], strerror(s->io_errno));
+                              fl_channel_name(s->io_channel), strerror(s->io_errno));
     }
     if (st == GPUFL_OK) {
         atomic_store_explicit(&g_phases, 0, memory_order_relaxed);
@@ -1043,7 +1022,7 @@ static bool close_trace(session *s)
     s->plugin = NULL;
     for (size_t i = 0; i < s->n_caps; i++) {
         if (strcmp(s->caps[i].feature, "kernel_events") != 0 ||
-            strcmp(s->caps[i].status, "collected") != 0)
+            s->caps[i].status != FL_CAP_COLLECTED)
             continue;
         snprintf(s->cap_msg[i], sizeof s->cap_msg[i],
                  "%llu kernels (%llu details), %llu memcpy, %llu memset, %llu sync, %llu "
@@ -1064,7 +1043,7 @@ static bool close_trace(session *s)
             bool collected = false;
             for (size_t i = 0; i < s->n_caps; i++)
                 collected |= strcmp(s->caps[i].feature, feats[f]) == 0 &&
-                             strcmp(s->caps[i].status, "collected") == 0;
+                             s->caps[i].status == FL_CAP_COLLECTED;
             if (!collected)
                 continue;
             mark_partial(s, feats[f], "records_dropped",
@@ -1126,7 +1105,7 @@ void gpufl_shutdown(void)
     bool trace_final = s->plugin && close_trace(s);
     if (dropped > 0 || metric_dropped > 0 || trace_final)
         write_capabilities(s, ts);
-    for (int ch = 0; ch < N_CH; ch++) {
+    for (int ch = 0; ch < FL_CH_COUNT; ch++) {
         if (s->child_set)
             fl_rec_shutdown_child(&s->out[ch], &s->ident, ts, s->child_exit, s->child_signal,
                                   s->child_crashed);
@@ -1140,7 +1119,7 @@ void gpufl_shutdown(void)
           s->id, (unsigned long long)s->rows_scope, (unsigned long long)s->rows_dev,
           (unsigned long long)s->rows_host, (unsigned long long)dropped);
     if (s->io_errno)
-        DEBUG(s, "writing %s/%s.log failed: %s", s->dir, channel_names[s->io_channel],
+        DEBUG(s, "writing %s/%s.log failed: %s", s->dir, fl_channel_name(s->io_channel),
               strerror(s->io_errno));
     snprintf(g_last_dir, sizeof g_last_dir, "%s", s->dir);
     session_free(s);
@@ -1227,11 +1206,11 @@ static void system_phase(const char *name, bool start)
     }
     pthread_mutex_lock(&g_mu);
     fl_host_sample host = s->host_latest;
-    fl_rec_system(&s->sys_q, &s->ident, start ? "system_start" : "system_stop", name,
+    fl_rec_system(&s->sys_q, &s->ident, start, name,
                   gp_now_wall_ns(), &host, s->live, s->n_dev);
     pthread_mutex_unlock(&g_mu);
     fl_session_kick();
-    DEBUG(s, "%s %s", start ? "system_start" : "system_stop", name);
+    DEBUG(s, "%s %s", fl_type_name(start ? FL_T_SYSTEM_START : FL_T_SYSTEM_STOP), name);
     pthread_mutex_unlock(&g_life);
 }
 

@@ -104,7 +104,7 @@ static void on_names(void *user, const uint32_t *ids, const char *const *names, 
         for (; k < 64 && i < n; k++, i++)
             local[k] = (fl_dict_entry){ids[i], names[i]};
         for (int ch = 0; ch < 3; ch++)
-            fl_rec_dictionary(w->ch[ch], w->ident.session_id, "kernel_dict", local, k);
+            fl_rec_dictionary(w->ch[ch], w->ident.session_id, FL_DICT_KERNEL, local, k);
     }
 }
 

@@ -403,11 +403,15 @@ static void device_event(fl_export *e, const char *name, const char *cat, uint64
 
 static void memcpy_batch(fl_export *e, const fl_batch *b)
 {
-    int c_dt = fl_rcol(b, "dt_ns"), c_stream = fl_rcol(b, "stream_id"),
-        c_dur = fl_rcol(b, "duration_ns"), c_bytes = fl_rcol(b, "bytes"),
-        c_kind = fl_rcol(b, "copy_kind"), c_corr = fl_rcol(b, "corr_id"),
-        c_src = fl_rcol(b, "src_device_id"), c_dst = fl_rcol(b, "dst_device_id"),
-        c_dev = fl_rcol(b, "device_id");
+    int c_dt = fl_batch_colid(b, FL_COL_MEMCPY_DT_NS),
+        c_stream = fl_batch_colid(b, FL_COL_MEMCPY_STREAM_ID),
+        c_dur = fl_batch_colid(b, FL_COL_MEMCPY_DURATION_NS),
+        c_bytes = fl_batch_colid(b, FL_COL_MEMCPY_BYTES),
+        c_kind = fl_batch_colid(b, FL_COL_MEMCPY_COPY_KIND),
+        c_corr = fl_batch_colid(b, FL_COL_MEMCPY_CORR_ID),
+        c_src = fl_batch_colid(b, FL_COL_MEMCPY_SRC_DEVICE_ID),
+        c_dst = fl_batch_colid(b, FL_COL_MEMCPY_DST_DEVICE_ID),
+        c_dev = fl_batch_colid(b, FL_COL_MEMCPY_DEVICE_ID);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t dt, stream = 0, dur = 0, bytes = 0, kind = 0, corr = 0, src, dst, dev;
         if (!fl_rcell_u64(b, i, c_dt, &dt))
@@ -477,9 +481,12 @@ static void memset_event(fl_export *e, const json_t *rec)
 
 static void graph_batch(fl_export *e, const fl_batch *b)
 {
-    int c_dt = fl_rcol(b, "dt_ns"), c_graph = fl_rcol(b, "graph_id"),
-        c_stream = fl_rcol(b, "stream_id"), c_dur = fl_rcol(b, "duration_ns"),
-        c_corr = fl_rcol(b, "corr_id"), c_dev = fl_rcol(b, "device_id");
+    int c_dt = fl_batch_colid(b, FL_COL_GRAPH_DT_NS),
+        c_graph = fl_batch_colid(b, FL_COL_GRAPH_GRAPH_ID),
+        c_stream = fl_batch_colid(b, FL_COL_GRAPH_STREAM_ID),
+        c_dur = fl_batch_colid(b, FL_COL_GRAPH_DURATION_NS),
+        c_corr = fl_batch_colid(b, FL_COL_GRAPH_CORR_ID),
+        c_dev = fl_batch_colid(b, FL_COL_GRAPH_DEVICE_ID);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t dt, graph = 0, stream = 0, dur = 0, corr = 0, dev;
         if (!fl_rcell_u64(b, i, c_dt, &dt))
@@ -501,9 +508,11 @@ static void graph_batch(fl_export *e, const fl_batch *b)
 
 static void sync_batch(fl_export *e, const fl_batch *b)
 {
-    int c_dt = fl_rcol(b, "dt_ns"), c_dur = fl_rcol(b, "duration_ns"),
-        c_type = fl_rcol(b, "sync_type"), c_stream = fl_rcol(b, "stream_id"),
-        c_corr = fl_rcol(b, "corr_id");
+    int c_dt = fl_batch_colid(b, FL_COL_SYNC_DT_NS),
+        c_dur = fl_batch_colid(b, FL_COL_SYNC_DURATION_NS),
+        c_type = fl_batch_colid(b, FL_COL_SYNC_SYNC_TYPE),
+        c_stream = fl_batch_colid(b, FL_COL_SYNC_STREAM_ID),
+        c_corr = fl_batch_colid(b, FL_COL_SYNC_CORR_ID);
     static const char *const names[] = {"sync (unknown)", "sync event", "sync stream wait event",
                                         "sync stream", "sync context"};
     for (size_t i = 0; i < b->nrows; i++) {
@@ -555,9 +564,11 @@ static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint6
 
 static void scope_batch(fl_export *e, const fl_batch *b)
 {
-    int c_dt = fl_rcol(b, "dt_ns"), c_id = fl_rcol(b, "scope_instance_id"),
-        c_name = fl_rcol(b, "name_id"), c_type = fl_rcol(b, "event_type"),
-        c_orig = fl_rcol(b, "original_start_ns");
+    int c_dt = fl_batch_colid(b, FL_COL_SCOPE_DT_NS),
+        c_id = fl_batch_colid(b, FL_COL_SCOPE_SCOPE_INSTANCE_ID),
+        c_name = fl_batch_colid(b, FL_COL_SCOPE_NAME_ID),
+        c_type = fl_batch_colid(b, FL_COL_SCOPE_EVENT_TYPE),
+        c_orig = fl_batch_colid(b, FL_COL_SCOPE_ORIGINAL_START_NS);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t dt, id, name = 0, type, orig = 0;
         if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_id, &id) ||
@@ -618,9 +629,13 @@ static double cell(const fl_batch *b, size_t row, int col, double scale)
 
 static void device_metrics(fl_export *e, const fl_batch *b)
 {
-    int c_dt = fl_rcol(b, "dt_ns"), c_dev = fl_rcol(b, "device_id"), c_ug = fl_rcol(b, "gpu_util"),
-        c_um = fl_rcol(b, "mem_util"), c_temp = fl_rcol(b, "temp_c"), c_pw = fl_rcol(b, "power_mw"),
-        c_used = fl_rcol(b, "used_mib");
+    int c_dt = fl_batch_colid(b, FL_COL_DEVMETRIC_DT_NS),
+        c_dev = fl_batch_colid(b, FL_COL_DEVMETRIC_DEVICE_ID),
+        c_ug = fl_batch_colid(b, FL_COL_DEVMETRIC_GPU_UTIL),
+        c_um = fl_batch_colid(b, FL_COL_DEVMETRIC_MEM_UTIL),
+        c_temp = fl_batch_colid(b, FL_COL_DEVMETRIC_TEMP_C),
+        c_pw = fl_batch_colid(b, FL_COL_DEVMETRIC_POWER_MW),
+        c_used = fl_batch_colid(b, FL_COL_DEVMETRIC_USED_MIB);
     static const char *const util_keys[] = {"gpu_pct", "mem_pct"};
     static const char *const mem_keys[] = {"used_mib"};
     static const char *const power_keys[] = {"power_w"};
@@ -643,8 +658,9 @@ static void device_metrics(fl_export *e, const fl_batch *b)
 
 static void host_metrics(fl_export *e, const fl_batch *b)
 {
-    int c_dt = fl_rcol(b, "dt_ns"), c_cpu = fl_rcol(b, "cpu_pct_x100"),
-        c_used = fl_rcol(b, "ram_used_mib");
+    int c_dt = fl_batch_colid(b, FL_COL_HOSTMETRIC_DT_NS),
+        c_cpu = fl_batch_colid(b, FL_COL_HOSTMETRIC_CPU_PCT_X100),
+        c_used = fl_batch_colid(b, FL_COL_HOSTMETRIC_RAM_USED_MIB);
     static const char *const cpu_keys[] = {"cpu_pct"};
     static const char *const ram_keys[] = {"used_mib"};
     for (size_t i = 0; i < b->nrows; i++) {
@@ -660,13 +676,13 @@ static void host_metrics(fl_export *e, const fl_batch *b)
 
 /* ---------------------------------------------------------- callbacks */
 
-static void cb_record(void *user, int channel, const char *type, json_t *rec)
+static void cb_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
 {
     fl_export *e = user;
     if (e->finished)
         return;
-    fl_model_record(e->m, channel, type, rec);
-    if (e->fmt == FL_EXPORT_CHROME_TRACE && type && strcmp(type, "memset_event") == 0) {
+    fl_model_record(e->m, channel, t, type, rec);
+    if (e->fmt == FL_EXPORT_CHROME_TRACE && t == FL_T_MEMSET_EVENT) {
         start(e);
         memset_event(e, rec);
     }
@@ -681,19 +697,28 @@ static void cb_batch(void *user, const fl_batch *b)
     if (e->fmt != FL_EXPORT_CHROME_TRACE || !b || !b->type)
         return;
     start(e);
-    const char *t = b->type;
-    if (strcmp(t, "memcpy_event_batch") == 0)
+    switch (b->type_id) {
+    case FL_T_MEMCPY_EVENT_BATCH:
         memcpy_batch(e, b);
-    else if (strcmp(t, "scope_event_batch") == 0)
+        break;
+    case FL_T_SCOPE_EVENT_BATCH:
         scope_batch(e, b);
-    else if (strcmp(t, "device_metric_batch") == 0)
+        break;
+    case FL_T_DEVICE_METRIC_BATCH:
         device_metrics(e, b);
-    else if (strcmp(t, "host_metric_batch") == 0)
+        break;
+    case FL_T_HOST_METRIC_BATCH:
         host_metrics(e, b);
-    else if (strcmp(t, "graph_event_batch") == 0)
+        break;
+    case FL_T_GRAPH_EVENT_BATCH:
         graph_batch(e, b);
-    else if (strcmp(t, "synchronization_event_batch") == 0)
+        break;
+    case FL_T_SYNCHRONIZATION_EVENT_BATCH:
         sync_batch(e, b);
+        break;
+    default:
+        break;
+    }
 }
 
 static void cb_warning(void *user, const char *file, uint64_t line, const char *msg)
@@ -746,7 +771,7 @@ static void other_data(fl_export *e, const fl_read_result *res)
     arg_str(b, &first, "profiling_engine", m->engine);
     if (e->have_origin || m->have_start || m->have_time) {
         arg_u64(b, &first, "origin_ns", origin(e));
-        arg_str(b, &first, "origin", m->have_start ? "job_start" : "first_record");
+        arg_str(b, &first, "origin", m->have_start ? fl_type_name(FL_T_JOB_START) : "first_record");
     }
     if (m->have_shutdown)
         arg_u64(b, &first, "end_ns", m->shutdown_ns);

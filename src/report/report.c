@@ -346,14 +346,6 @@ static uint64_t hist_pct(const hist *h, uint64_t n, double p, uint64_t lo, uint6
 
 /* ==================================================== batch helpers */
 
-int fl_rcol(const fl_batch *b, const char *name)
-{
-    for (size_t i = 0; i < b->ncols; i++)
-        if (b->cols[i] && strcmp(b->cols[i], name) == 0)
-            return (int)i;
-    return -1;
-}
-
 bool fl_rcell_u64_slow(const fl_batch *b, size_t row, int col, uint64_t *out)
 {
     if (col < 0 || (size_t)col >= b->ncols || row >= b->nrows)
@@ -488,8 +480,24 @@ typedef struct kcols {
     int dt, kid, stream, dur, corr, dyn, regs, hd, ek, eid, dev;
 } kcols;
 
-static const char *const dict_keys[DICT_COUNT] = {"kernel_dict", "scope_name_dict", "metric_dict",
-                                                  "function_dict"};
+static kcols kcols_of(const fl_batch *b)
+{
+    return (kcols){.dt = fl_batch_colid(b, FL_COL_KERNEL_DT_NS),
+                   .kid = fl_batch_colid(b, FL_COL_KERNEL_KERNEL_ID),
+                   .stream = fl_batch_colid(b, FL_COL_KERNEL_STREAM_ID),
+                   .dur = fl_batch_colid(b, FL_COL_KERNEL_DURATION_NS),
+                   .corr = fl_batch_colid(b, FL_COL_KERNEL_CORR_ID),
+                   .dyn = fl_batch_colid(b, FL_COL_KERNEL_DYN_SHARED),
+                   .regs = fl_batch_colid(b, FL_COL_KERNEL_NUM_REGS),
+                   .hd = fl_batch_colid(b, FL_COL_KERNEL_HAS_DETAILS),
+                   .ek = fl_batch_colid(b, FL_COL_KERNEL_EXTERNAL_KIND),
+                   .eid = fl_batch_colid(b, FL_COL_KERNEL_EXTERNAL_ID),
+                   .dev = fl_batch_colid(b, FL_COL_KERNEL_DEVICE_ID)};
+}
+
+/* The dictionaries the report names things by (wire/vocab.h). */
+static const fl_dict dict_ids[DICT_COUNT] = {FL_DICT_KERNEL, FL_DICT_SCOPE_NAME, FL_DICT_METRIC,
+                                             FL_DICT_FUNCTION};
 
 struct fl_model_priv {
     fl_model_kernel_fn fn;
@@ -741,7 +749,7 @@ static void on_job_start(fl_model *m, const json_t *rec)
 static void on_dictionary(fl_model *m, const json_t *rec)
 {
     for (int d = 0; d < DICT_COUNT; d++) {
-        json_t *dict = json_object_get(rec, dict_keys[d]);
+        json_t *dict = json_object_get(rec, fl_dict_name(dict_ids[d]));
         if (!dict)
             continue;
         if (!json_is_object(dict)) {
@@ -812,12 +820,12 @@ static void on_detail(fl_model *m, const json_t *rec)
     v->a = (uintptr_t)d;
 }
 
-void fl_model_record(fl_model *m, int channel, const char *type, json_t *rec)
+void fl_model_record(fl_model *m, int channel, fl_type t, const char *type, json_t *rec)
 {
     (void)channel;
     if (!type || !rec)
         return;
-    if (strcmp(type, "kernel_detail") == 0) {
+    if (t == FL_T_KERNEL_DETAIL) {
         on_detail(m, rec);
         return;
     }
@@ -830,11 +838,14 @@ void fl_model_record(fl_model *m, int channel, const char *type, json_t *rec)
         if (dur)
             note_time(m, ts + dur);
     }
-    if (strcmp(type, "job_start") == 0) {
+    switch (t) {
+    case FL_T_JOB_START:
         on_job_start(m, rec);
-    } else if (strcmp(type, "dictionary_update") == 0) {
+        break;
+    case FL_T_DICTIONARY_UPDATE:
         on_dictionary(m, rec);
-    } else if (strcmp(type, "capture_capabilities") == 0) {
+        break;
+    case FL_T_CAPTURE_CAPABILITIES: {
         json_t *c = json_deep_copy(rec);
         if (!c) {
             m->oom = true;
@@ -842,7 +853,9 @@ void fl_model_record(fl_model *m, int channel, const char *type, json_t *rec)
         }
         json_decref(m->caps);
         m->caps = c; /* the last one wins */
-    } else if (strcmp(type, "shutdown") == 0) {
+        break;
+    }
+    case FL_T_SHUTDOWN: {
         if (jget_u64(rec, "ts_ns", &ts)) {
             m->shutdown_ns = ts;
             m->have_shutdown = true;
@@ -852,6 +865,10 @@ void fl_model_record(fl_model *m, int channel, const char *type, json_t *rec)
             json_decref(m->shutdown);
             m->shutdown = c;
         }
+        break;
+    }
+    default:
+        break;
     }
 }
 
@@ -943,10 +960,7 @@ static inline __attribute__((always_inline)) size_t take_rows(fl_model *m, const
 static void kernel_batch(fl_model *m, const fl_batch *b)
 {
     fl_model_priv *p = m->priv;
-    kcols c = {fl_rcol(b, "dt_ns"),       fl_rcol(b, "kernel_id"),   fl_rcol(b, "stream_id"),
-               fl_rcol(b, "duration_ns"), fl_rcol(b, "corr_id"),     fl_rcol(b, "dyn_shared"),
-               fl_rcol(b, "num_regs"),    fl_rcol(b, "has_details"), fl_rcol(b, "external_kind"),
-               fl_rcol(b, "external_id"), fl_rcol(b, "device_id")};
+    kcols c = kcols_of(b);
     if (c.dt < 0 || c.kid < 0 || c.dur < 0) {
         m->bad_rows += b->nrows ? b->nrows : 1;
         return;
@@ -983,11 +997,11 @@ void fl_model_batch(fl_model *m, const fl_batch *b)
     flush_held(m);
     if (!b || !b->type)
         return;
-    if (strcmp(b->type, "kernel_event_batch") == 0) {
+    if (b->type_id == FL_T_KERNEL_EVENT_BATCH) {
         kernel_batch(m, b); /* notes the batch's time span as it goes */
         return;
     }
-    int c_dt = fl_rcol(b, "dt_ns"), c_dur = fl_rcol(b, "duration_ns");
+    int c_dt = fl_batch_time_col(b, false), c_dur = fl_batch_time_col(b, true);
     if (c_dt >= 0) {
         uint64_t lo = UINT64_MAX, hi = 0;
         for (size_t r = 0; r < b->nrows; r++) {
@@ -1492,10 +1506,7 @@ static bool kernels_wait(const fl_report *r, const fl_batch *b, const kcols *c)
 static bool fast_kernels(fl_report *r, const fl_batch *b)
 {
     fl_model *m = r->m;
-    kcols c = {fl_rcol(b, "dt_ns"),       fl_rcol(b, "kernel_id"),   fl_rcol(b, "stream_id"),
-               fl_rcol(b, "duration_ns"), fl_rcol(b, "corr_id"),     fl_rcol(b, "dyn_shared"),
-               fl_rcol(b, "num_regs"),    fl_rcol(b, "has_details"), fl_rcol(b, "external_kind"),
-               fl_rcol(b, "external_id"), fl_rcol(b, "device_id")};
+    kcols c = kcols_of(b);
     if (!b->all_ints || !b->cells ||
         (c.dt | c.kid | c.stream | c.dur | c.corr | c.dyn | c.regs | c.hd | c.ek | c.eid | c.dev) <
             0)
@@ -1557,8 +1568,9 @@ static bool fast_kernels(fl_report *r, const fl_batch *b)
 
 static void memcpy_batch(fl_report *r, const fl_batch *b)
 {
-    int c_dur = fl_rcol(b, "duration_ns"), c_bytes = fl_rcol(b, "bytes"),
-        c_kind = fl_rcol(b, "copy_kind");
+    int c_dur = fl_batch_colid(b, FL_COL_MEMCPY_DURATION_NS),
+        c_bytes = fl_batch_colid(b, FL_COL_MEMCPY_BYTES),
+        c_kind = fl_batch_colid(b, FL_COL_MEMCPY_COPY_KIND);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t kind, bytes = 0, dur = 0;
         if (!fl_rcell_u64(b, i, c_kind, &kind)) {
@@ -1576,11 +1588,17 @@ static void memcpy_batch(fl_report *r, const fl_batch *b)
 
 static void device_batch(fl_report *r, const fl_batch *b)
 {
-    int c_dt = fl_rcol(b, "dt_ns"), c_dev = fl_rcol(b, "device_id"), c_ug = fl_rcol(b, "gpu_util"),
-        c_um = fl_rcol(b, "mem_util"), c_temp = fl_rcol(b, "temp_c"), c_pw = fl_rcol(b, "power_mw"),
-        c_used = fl_rcol(b, "used_mib"), c_total = fl_rcol(b, "total_mib"),
-        c_clk = fl_rcol(b, "clock_sm"), c_clkm = fl_rcol(b, "clock_mem"),
-        c_e = fl_rcol(b, "energy_uj");
+    int c_dt = fl_batch_colid(b, FL_COL_DEVMETRIC_DT_NS),
+        c_dev = fl_batch_colid(b, FL_COL_DEVMETRIC_DEVICE_ID),
+        c_ug = fl_batch_colid(b, FL_COL_DEVMETRIC_GPU_UTIL),
+        c_um = fl_batch_colid(b, FL_COL_DEVMETRIC_MEM_UTIL),
+        c_temp = fl_batch_colid(b, FL_COL_DEVMETRIC_TEMP_C),
+        c_pw = fl_batch_colid(b, FL_COL_DEVMETRIC_POWER_MW),
+        c_used = fl_batch_colid(b, FL_COL_DEVMETRIC_USED_MIB),
+        c_total = fl_batch_colid(b, FL_COL_DEVMETRIC_TOTAL_MIB),
+        c_clk = fl_batch_colid(b, FL_COL_DEVMETRIC_CLOCK_SM),
+        c_clkm = fl_batch_colid(b, FL_COL_DEVMETRIC_CLOCK_MEM),
+        c_e = fl_batch_colid(b, FL_COL_DEVMETRIC_ENERGY_UJ);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t dt, dev;
         if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_dev, &dev) || dev > INT64_MAX) {
@@ -1634,8 +1652,9 @@ static void device_batch(fl_report *r, const fl_batch *b)
 
 static void host_batch(fl_report *r, const fl_batch *b)
 {
-    int c_cpu = fl_rcol(b, "cpu_pct_x100"), c_used = fl_rcol(b, "ram_used_mib"),
-        c_total = fl_rcol(b, "ram_total_mib");
+    int c_cpu = fl_batch_colid(b, FL_COL_HOSTMETRIC_CPU_PCT_X100),
+        c_used = fl_batch_colid(b, FL_COL_HOSTMETRIC_RAM_USED_MIB),
+        c_total = fl_batch_colid(b, FL_COL_HOSTMETRIC_RAM_TOTAL_MIB);
     if (b->hostname && !r->host_name)
         r->host_name = pool_intern(&r->pool, b->hostname);
     for (size_t i = 0; i < b->nrows; i++) {
@@ -1681,9 +1700,11 @@ static void scope_done(fl_report *r, uint64_t instance, uint64_t name_id, uint64
 
 static void scope_batch(fl_report *r, const fl_batch *b)
 {
-    int c_dt = fl_rcol(b, "dt_ns"), c_id = fl_rcol(b, "scope_instance_id"),
-        c_name = fl_rcol(b, "name_id"), c_type = fl_rcol(b, "event_type"),
-        c_orig = fl_rcol(b, "original_start_ns");
+    int c_dt = fl_batch_colid(b, FL_COL_SCOPE_DT_NS),
+        c_id = fl_batch_colid(b, FL_COL_SCOPE_SCOPE_INSTANCE_ID),
+        c_name = fl_batch_colid(b, FL_COL_SCOPE_NAME_ID),
+        c_type = fl_batch_colid(b, FL_COL_SCOPE_EVENT_TYPE),
+        c_orig = fl_batch_colid(b, FL_COL_SCOPE_ORIGINAL_START_NS);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t dt, id, name = 0, type, orig = 0;
         if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_id, &id) ||
@@ -1732,9 +1753,11 @@ static void scope_batch(fl_report *r, const fl_batch *b)
 
 static void profile_batch(fl_report *r, const fl_batch *b)
 {
-    int c_kind = fl_rcol(b, "sample_kind"), c_reason = fl_rcol(b, "stall_reason"),
-        c_val = fl_rcol(b, "metric_value"), c_fn = fl_rcol(b, "function_id"),
-        c_metric = fl_rcol(b, "metric_id");
+    int c_kind = fl_batch_colid(b, FL_COL_PROFILE_SAMPLE_KIND),
+        c_reason = fl_batch_colid(b, FL_COL_PROFILE_STALL_REASON),
+        c_val = fl_batch_colid(b, FL_COL_PROFILE_METRIC_VALUE),
+        c_fn = fl_batch_colid(b, FL_COL_PROFILE_FUNCTION_ID),
+        c_metric = fl_batch_colid(b, FL_COL_PROFILE_METRIC_ID);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t kind = 0, reason, val, fn = 0, metric = 0;
         fl_rcell_u64(b, i, c_kind, &kind);
@@ -1789,7 +1812,8 @@ static void profile_batch(fl_report *r, const fl_batch *b)
 
 static void pm_batch(fl_report *r, const fl_batch *b)
 {
-    int c_metric = fl_rcol(b, "metric_id"), c_val = fl_rcol(b, "value");
+    int c_metric = fl_batch_colid(b, FL_COL_PM_METRIC_ID),
+        c_val = fl_batch_colid(b, FL_COL_PM_VALUE);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t metric;
         double v;
@@ -1822,7 +1846,7 @@ static void pm_batch(fl_report *r, const fl_batch *b)
 
 static void sum_durations(const fl_batch *b, uint64_t *count, uint64_t *ns)
 {
-    int c_dur = fl_rcol(b, "duration_ns");
+    int c_dur = fl_batch_time_col(b, true);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t d = 0;
         fl_rcell_u64(b, i, c_dur, &d);
@@ -1833,7 +1857,7 @@ static void sum_durations(const fl_batch *b, uint64_t *count, uint64_t *ns)
 
 static void alloc_batch(fl_report *r, const fl_batch *b)
 {
-    int c_op = fl_rcol(b, "memory_op");
+    int c_op = fl_batch_colid(b, FL_COL_ALLOC_MEMORY_OP);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t op = 0;
         fl_rcell_u64(b, i, c_op, &op);
@@ -1846,13 +1870,13 @@ static void alloc_batch(fl_report *r, const fl_batch *b)
 
 /* ----------------------------------------------------------- callbacks */
 
-static void cb_record(void *user, int channel, const char *type, json_t *rec)
+static void cb_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
 {
     fl_report *r = user;
-    if (type && rec && strcmp(type, "kernel_detail") != 0)
+    if (type && rec && t != FL_T_KERNEL_DETAIL)
         dq_flush(r);
-    fl_model_record(r->m, channel, type, rec);
-    if (type && strcmp(type, "memset_event") == 0) {
+    fl_model_record(r->m, channel, t, type, rec);
+    if (t == FL_T_MEMSET_EVENT) {
         uint64_t bytes = 0, dur = 0;
         jget_u64(rec, "bytes", &bytes);
         jget_u64(rec, "duration_ns", &dur);
@@ -1866,30 +1890,42 @@ static void cb_batch(void *user, const fl_batch *b)
 {
     fl_report *r = user;
     dq_flush(r);
-    if (b && b->type && strcmp(b->type, "kernel_event_batch") == 0 && fast_kernels(r, b))
+    if (b && b->type_id == FL_T_KERNEL_EVENT_BATCH && fast_kernels(r, b))
         return;
     fl_model_batch(r->m, b);
-    if (!b || !b->type)
+    if (!b)
         return;
-    const char *t = b->type;
-    if (strcmp(t, "memcpy_event_batch") == 0)
+    switch (b->type_id) {
+    case FL_T_MEMCPY_EVENT_BATCH:
         memcpy_batch(r, b);
-    else if (strcmp(t, "device_metric_batch") == 0)
+        break;
+    case FL_T_DEVICE_METRIC_BATCH:
         device_batch(r, b);
-    else if (strcmp(t, "host_metric_batch") == 0)
+        break;
+    case FL_T_HOST_METRIC_BATCH:
         host_batch(r, b);
-    else if (strcmp(t, "scope_event_batch") == 0)
+        break;
+    case FL_T_SCOPE_EVENT_BATCH:
         scope_batch(r, b);
-    else if (strcmp(t, "profile_sample_batch") == 0)
+        break;
+    case FL_T_PROFILE_SAMPLE_BATCH:
         profile_batch(r, b);
-    else if (strcmp(t, "pm_sample_batch") == 0)
+        break;
+    case FL_T_PM_SAMPLE_BATCH:
         pm_batch(r, b);
-    else if (strcmp(t, "graph_event_batch") == 0)
+        break;
+    case FL_T_GRAPH_EVENT_BATCH:
         sum_durations(b, &r->graphs, &r->graph_ns);
-    else if (strcmp(t, "synchronization_event_batch") == 0)
+        break;
+    case FL_T_SYNCHRONIZATION_EVENT_BATCH:
         sum_durations(b, &r->syncs, &r->sync_ns);
-    else if (strcmp(t, "memory_alloc_event_batch") == 0)
+        break;
+    case FL_T_MEMORY_ALLOC_EVENT_BATCH:
         alloc_batch(r, b);
+        break;
+    default:
+        break;
+    }
 }
 
 static void cb_warning(void *user, const char *file, uint64_t line, const char *msg)
@@ -2110,7 +2146,7 @@ static bool compute(const fl_report *r, int top_n, figures *f)
     f->start_ns = fl_model_origin(m);
     if (m->have_shutdown) {
         f->end_ns = m->shutdown_ns;
-        f->end_source = "shutdown";
+        f->end_source = fl_type_name(FL_T_SHUTDOWN);
         f->have_end = true;
     } else if (m->have_time) {
         f->end_ns = m->last_ns;
@@ -2797,8 +2833,8 @@ static void text_capture(const fl_report *r, fl_buf *b)
         size_t w = b->len - before;
         fl_buf_printf(b, "%*s", w < 22 ? (int)(22 - w) : 1, "");
         put_line(b, st ? st : "?", 30);
-        bool degraded = st && (strcmp(st, "fallback") == 0 || strcmp(st, "partial") == 0 ||
-                               strcmp(st, "skipped") == 0);
+        fl_cap_status cs = fl_cap_status_of(st);
+        bool degraded = cs == FL_CAP_FALLBACK || cs == FL_CAP_PARTIAL || cs == FL_CAP_SKIPPED;
         if (degraded || (msg && msg[0])) {
             if (reason && reason[0]) {
                 fl_buf_puts(b, " (");
@@ -3058,7 +3094,10 @@ static void json_session(const fl_report *r, const figures *f, jw *w)
     else
         j_str(w, "pid", NULL);
     j_opt_u64(w, "start_ns", f->have_start, f->start_ns);
-    j_str(w, "start_source", m->have_start ? "job_start" : f->have_start ? "first_record" : NULL);
+    j_str(w, "start_source",
+          m->have_start   ? fl_type_name(FL_T_JOB_START)
+          : f->have_start ? "first_record"
+                          : NULL);
     j_opt_u64(w, "end_ns", f->have_end, f->end_ns);
     j_str(w, "end_source", f->end_source);
     j_opt_u64(w, "duration_ns", f->have_start && f->have_end, f->duration_ns);

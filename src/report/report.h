@@ -182,7 +182,7 @@ typedef void (*fl_model_kernel_fn)(void *user, const fl_krow *k);
 fl_model *fl_model_create(fl_model_kernel_fn fn, void *user);
 void fl_model_destroy(fl_model *m); /* NULL-safe */
 /* Feed every record / batch to the model first; it calls fn from these. */
-void fl_model_record(fl_model *m, int channel, const char *type, json_t *rec);
+void fl_model_record(fl_model *m, int channel, fl_type t, const char *type, json_t *rec);
 void fl_model_batch(fl_model *m, const fl_batch *b);
 void fl_model_finish(fl_model *m);
 /* Dictionary names; NULL when the id is not in the dictionary. */
@@ -216,7 +216,6 @@ void fl_map_free(fl_u64map *m);
 size_t fl_map_bytes(const fl_u64map *m);
 
 /* Batch helpers (cells as reader/read.h describes them). */
-int fl_rcol(const fl_batch *b, const char *name); /* -1 if absent */
 /* Cell (row, col) as an integer; false for null, a negative col, a
  * negative or non-integral value. */
 bool fl_rcell_u64_slow(const fl_batch *b, size_t row, int col, uint64_t *out);

@@ -106,6 +106,13 @@ static inline char *fl_put_null(char *d)
     return fl_put_lit(d, "null", 4);
 }
 
+/* ,v - a number after the first of a list.  Needs 21 bytes. */
+static inline char *fl_put_col(char *d, uint64_t v)
+{
+    *d++ = ',';
+    return fl_put_u64(d, v);
+}
+
 static inline char *fl_put_opt_u64(char *d, bool ok, uint64_t v)
 {
     return ok ? fl_put_u64(d, v) : fl_put_null(d);

@@ -9,6 +9,7 @@
 
 #include "../abi/trace.h"
 #include "../util/buf.h"
+#include "vocab.h"
 #include "gpu_profile.h"
 
 #include <stdbool.h>
@@ -72,24 +73,22 @@ void fl_rec_shutdown(fl_buf *b, const fl_ident *id, uint64_t ts_ns);
  * signal (0 = null), crashed. */
 void fl_rec_shutdown_child(fl_buf *b, const fl_ident *id, uint64_t ts_ns, int exit_code, int signal,
                            bool crashed);
-/* type: "system_start" | "system_stop". */
-void fl_rec_system(fl_buf *b, const fl_ident *id, const char *type, const char *name,
-                   uint64_t ts_ns, const fl_host_sample *host, const fl_device_live *devices,
-                   size_t n_devices);
+/* system_start (start true) or system_stop. */
+void fl_rec_system(fl_buf *b, const fl_ident *id, bool start, const char *name, uint64_t ts_ns,
+                   const fl_host_sample *host, const fl_device_live *devices, size_t n_devices);
 
 typedef struct fl_dict_entry {
     uint32_t id;
     const char *name;
 } fl_dict_entry;
-/* dict: "kernel_dict", "scope_name_dict", ... (one dictionary per line). */
-void fl_rec_dictionary(fl_buf *b, const char *session_id, const char *dict,
+/* One dictionary per line. */
+void fl_rec_dictionary(fl_buf *b, const char *session_id, fl_dict dict,
                        const fl_dict_entry *entries, size_t n);
 
 typedef struct fl_capability {
     const char *feature;
     bool requested;
-    const char *status; /* collected | fallback | partial | skipped | enabled_no_data |
-                           not_requested */
+    fl_cap_status status;
     const char *mode, *reason_code, *message;
 } fl_capability;
 void fl_rec_capabilities(fl_buf *b, const char *session_id, uint64_t ts_ns,

@@ -37,7 +37,7 @@ static void test_recorded_run(void)
     CHECK(sys.n >= 4);
     if (sys.n >= 4) {
         json_t *js = sys.lines[0];
-        CHECK_STR(fl_type(js), "job_start");
+        CHECK_STR(log_type(js), "job_start");
         CHECK_STR(json_string_value(json_object_get(js, "app")), "myapp");
         CHECK_INT(json_array_size(json_object_get(js, "devices")), 2);
         CHECK(fl_count(&sys, "device_metric_batch") >= 1);
@@ -54,7 +54,7 @@ static void test_recorded_run(void)
         }
         CHECK(seen[0] >= 1 && seen[1] >= 1);
         json_t *sd = sys.lines[sys.n - 1];
-        CHECK_STR(fl_type(sd), "shutdown");
+        CHECK_STR(log_type(sd), "shutdown");
         CHECK_INT(fl_int(sd, "exit_code"), 3);
         CHECK(json_is_null(json_object_get(sd, "signal")));
         CHECK(json_is_false(json_object_get(sd, "crashed")));
@@ -75,7 +75,7 @@ static void test_recorded_run(void)
     if (sys.n >= 1) {
         CHECK_STR(json_string_value(json_object_get(sys.lines[0], "app")), "gp_cli_child");
         json_t *sd = sys.lines[sys.n - 1];
-        CHECK_STR(fl_type(sd), "shutdown");
+        CHECK_STR(log_type(sd), "shutdown");
         CHECK(json_is_null(json_object_get(sd, "exit_code")));
         CHECK_INT(fl_int(sd, "signal"), SIGSEGV);
         CHECK(json_is_true(json_object_get(sd, "crashed")));

@@ -20,10 +20,10 @@ typedef struct fuzz_sink {
     uint64_t sum;
 } fuzz_sink;
 
-static void fuzz_record(void *user, int channel, const char *type, json_t *rec)
+static void fuzz_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
 {
     fuzz_sink *s = user;
-    s->sum += (uint64_t)channel + strlen(type) + json_object_size(rec);
+    s->sum += (uint64_t)channel + (uint64_t)t + strlen(type) + json_object_size(rec);
     s->sum += (uint64_t)json_integer_value(json_object_get(rec, "ts_ns"));
 }
 

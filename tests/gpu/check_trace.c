@@ -179,7 +179,7 @@ static void session_load(session *s, const char *dir)
     }
     for (int c = 0; c < N_CHANNELS; c++)
         for (size_t i = 0; i < s->ch[c].n; i++)
-            if (strcmp(fl_type(s->ch[c].lines[i]), "kernel_event_batch") == 0)
+            if (strcmp(log_type(s->ch[c].lines[i]), "kernel_event_batch") == 0)
                 s->kernel_rows += json_array_size(json_object_get(s->ch[c].lines[i], "rows"));
 }
 
@@ -193,7 +193,7 @@ static void session_free(session *s)
 #define FOR_EACH_RECORD(s, type, rec)                                                              \
     for (int c_ = 0; c_ < N_CHANNELS; c_++)                                                        \
         for (size_t i_ = 0; i_ < (s)->ch[c_].n; i_++)                                              \
-            if (strcmp(fl_type((rec) = (s)->ch[c_].lines[i_]), (type)) == 0)
+            if (strcmp(log_type((rec) = (s)->ch[c_].lines[i_]), (type)) == 0)
 
 /* The first (last) record of type, the device channel first. */
 static json_t *first_record(const session *s, const char *type, bool last)

@@ -76,7 +76,7 @@ static json_t *last_caps(const fl_log *log)
 {
     json_t *c = NULL;
     for (size_t i = 0; i < log->n; i++)
-        if (strcmp(fl_type(log->lines[i]), "capture_capabilities") == 0)
+        if (strcmp(log_type(log->lines[i]), "capture_capabilities") == 0)
             c = log->lines[i];
     return c;
 }
@@ -149,7 +149,7 @@ static json_t *dict_entry(const fl_log *log, const char *dict, const char *id, s
 static json_t *detail_of(const fl_log *log, json_int_t corr)
 {
     for (size_t i = 0; i < log->n; i++)
-        if (strcmp(fl_type(log->lines[i]), "kernel_detail") == 0 &&
+        if (strcmp(log_type(log->lines[i]), "kernel_detail") == 0 &&
             fl_int(log->lines[i], "corr_id") == corr)
             return log->lines[i];
     return NULL;
@@ -191,7 +191,7 @@ static void test_fake_trace(void)
     CHECK_STR(json_string_value(dict_entry(&dev, "kernel_dict", "2", NULL)),
               "gemm(float const*, float const*, float*)");
     for (size_t i = 0; i < dev.n; i++)
-        if (strcmp(fl_type(dev.lines[i]), "kernel_event_batch") == 0) {
+        if (strcmp(log_type(dev.lines[i]), "kernel_event_batch") == 0) {
             batch_line = i;
             break;
         }
@@ -203,7 +203,7 @@ static void test_fake_trace(void)
     size_t nk = 0;
     for (size_t i = 0; i < dev.n; i++) {
         json_t *b = dev.lines[i];
-        if (strcmp(fl_type(b), "kernel_event_batch") != 0)
+        if (strcmp(log_type(b), "kernel_event_batch") != 0)
             continue;
         json_t *rows = json_object_get(b, "rows");
         for (size_t r = 0; r < json_array_size(rows) && nk < 8; r++, nk++) {
@@ -251,7 +251,7 @@ static void test_fake_trace(void)
     /* memcpy: one before, one from the final flush; memset as an event. */
     size_t n_memcpy_rows = 0;
     for (size_t i = 0; i < dev.n; i++)
-        if (strcmp(fl_type(dev.lines[i]), "memcpy_event_batch") == 0)
+        if (strcmp(log_type(dev.lines[i]), "memcpy_event_batch") == 0)
             n_memcpy_rows += json_array_size(json_object_get(dev.lines[i], "rows"));
     CHECK_INT(n_memcpy_rows, 2);
     json_t *ms = fl_first(&dev, "memset_event");
@@ -279,7 +279,7 @@ static void test_fake_trace(void)
     int begins = 0, ends = 0;
     for (size_t i = 0; i < scope.n; i++) {
         json_t *b = scope.lines[i];
-        if (strcmp(fl_type(b), "scope_event_batch") != 0)
+        if (strcmp(log_type(b), "scope_event_batch") != 0)
             continue;
         json_t *rows = json_object_get(b, "rows");
         for (size_t r = 0; r < json_array_size(rows); r++) {

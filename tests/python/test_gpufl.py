@@ -101,6 +101,35 @@ class LayoutTest(unittest.TestCase):
         self.assertEqual(checked, sum(len(c._fields_) + 1 for c in mirrors.values()))
 
 
+class WireVocabularyTest(unittest.TestCase):
+    """gpufl._wire (what the Python log reader names records and columns
+    by) against the C library's one table, src/wire/vocab.h."""
+
+    def test_python_copy_equals_c_table(self):
+        exe = os.environ.get("GP_WIRE_VOCAB_DUMP")
+        if not exe:
+            self.skipTest("GP_WIRE_VOCAB_DUMP is not set (run through CTest)")
+        from gpufl import _wire
+        c = json.loads(subprocess.run([exe], check=True, stdout=subprocess.PIPE,
+                                      universal_newlines=True).stdout)
+        self.assertEqual(list(_wire.CHANNELS), c["channels"])
+        self.assertEqual(list(_wire.DICTIONARIES), c["dictionaries"])
+        self.assertEqual({k: list(v) for k, v in _wire.RECORDS.items()}, c["records"])
+        self.assertEqual({k: [ch, ver, list(cols)] for k, (ch, ver, cols) in _wire.BATCHES.items()},
+                         c["batches"])
+        self.assertEqual(list(_wire.CAPABILITY_STATUSES), c["capability_statuses"])
+        self.assertEqual(list(_wire.ENGINES), c["engines"])
+        self.assertEqual(list(_wire.SESSION_KINDS), c["session_kinds"])
+
+    def test_log_reader_uses_the_vocabulary(self):
+        from gpufl import _logs, _wire
+        self.assertEqual(_logs.CHANNELS, _wire.CHANNELS)
+        self.assertEqual(_logs.DICTIONARIES, _wire.DICTIONARIES)
+        self.assertEqual(_logs.COMMON_TYPES, _wire.COMMON_TYPES)
+        for table, batch in _logs.TABLE_BATCHES.items():
+            self.assertIn(batch, _wire.BATCHES, table)
+
+
 class StatusNamesTest(unittest.TestCase):
     def test_names_match_the_header(self):
         import re

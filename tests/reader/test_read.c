@@ -45,9 +45,11 @@ typedef struct got {
     json_t *last_rec;
 } got;
 
-static void on_rec(void *user, int channel, const char *type, json_t *rec)
+static void on_rec(void *user, int channel, fl_type t, const char *type, json_t *rec)
 {
     got *g = user;
+    /* The reader names the type by its vocabulary id too. */
+    CHECK_INT(t, fl_type_of(type, strlen(type)));
     size_t n = strlen(g->rec_types);
     snprintf(g->rec_types + n, sizeof g->rec_types - n, "%d:%s ", channel, type);
     g->nrec++;

@@ -58,7 +58,7 @@ int main(void)
     CHECK_INT(fl_log_read(&sys, dir, "system"), 0);
     CHECK_INT(sys.bad, 0);
     json_t *js = sys.n ? sys.lines[0] : NULL;
-    CHECK(js && strcmp(fl_type(js), "job_start") == 0);
+    CHECK(js && strcmp(log_type(js), "job_start") == 0);
     json_t *devs = js ? json_object_get(js, "devices") : NULL;
     CHECK_U64(json_array_size(devs), n_nv);
     for (size_t i = 0; i < json_array_size(devs) && i < n_nv; i++) {
@@ -71,7 +71,7 @@ int main(void)
     }
     size_t rows = 0, null_cells = 0;
     for (size_t i = 0; i < sys.n; i++) {
-        if (strcmp(fl_type(sys.lines[i]), "device_metric_batch") != 0)
+        if (strcmp(log_type(sys.lines[i]), "device_metric_batch") != 0)
             continue;
         size_t k;
         json_t *row;

@@ -290,7 +290,7 @@ static void test_session_layout(void)
             continue;
         }
         json_t *js = log.lines[0];
-        CHECK_STR(fl_type(js), "job_start");
+        CHECK_STR(log_type(js), "job_start");
         CHECK_INT(fl_int(js, "version"), 1);
         CHECK_INT(fl_int(js, "pid"), getpid());
         CHECK_STR(json_string_value(json_object_get(js, "app")), "testapp");
@@ -307,8 +307,8 @@ static void test_session_layout(void)
         CHECK(json_is_null(json_object_get(d0, "clk_gfx_mhz")));
         CHECK_INT(json_array_size(json_object_get(js, "gpu_static_devices")), 1);
         CHECK_INT(json_array_size(json_object_get(js, "rocm_static_devices")), 0);
-        CHECK_STR(fl_type(log.lines[1]), "capture_capabilities");
-        CHECK_STR(fl_type(log.lines[log.n - 1]), "shutdown");
+        CHECK_STR(log_type(log.lines[1]), "capture_capabilities");
+        CHECK_STR(log_type(log.lines[log.n - 1]), "shutdown");
         CHECK(json_object_get(log.lines[log.n - 1], "version") == NULL);
         CHECK(fl_int(log.lines[log.n - 1], "ts_ns") >= fl_int(js, "ts_ns"));
         for (size_t i = 0; i < log.n; i++)
@@ -432,7 +432,7 @@ static void test_scopes_threads(int no_tsc)
     int out_of_range = 0;
     for (size_t i = 0; i < log.n; i++) {
         json_t *r = log.lines[i];
-        if (strcmp(fl_type(r), "dictionary_update") == 0) {
+        if (strcmp(log_type(r), "dictionary_update") == 0) {
             const char *k;
             json_t *v;
             json_object_foreach(json_object_get(r, "scope_name_dict"), k, v)
@@ -445,7 +445,7 @@ static void test_scopes_threads(int no_tsc)
                 }
             }
         }
-        if (strcmp(fl_type(r), "scope_event_batch") != 0)
+        if (strcmp(log_type(r), "scope_event_batch") != 0)
             continue;
         CHECK_INT(fl_int(r, "version"), 3);
         json_int_t base = fl_int(r, "base_time_ns");
@@ -589,7 +589,7 @@ static void test_scoped_sampling(void)
     const char *types[] = {"device_metric_batch", "host_metric_batch"};
     for (size_t i = 0; i < sys.n; i++) {
         for (int k = 0; k < 2; k++) {
-            if (strcmp(fl_type(sys.lines[i]), types[k]) != 0)
+            if (strcmp(log_type(sys.lines[i]), types[k]) != 0)
                 continue;
             json_int_t base = fl_int(sys.lines[i], "base_time_ns");
             size_t ri;
@@ -811,9 +811,9 @@ static void test_ring_full(void)
     size_t rows = 0;
     json_t *last_caps = NULL;
     for (size_t i = 0; i < log.n; i++) {
-        if (strcmp(fl_type(log.lines[i]), "scope_event_batch") == 0)
+        if (strcmp(log_type(log.lines[i]), "scope_event_batch") == 0)
             rows += json_array_size(json_object_get(log.lines[i], "rows"));
-        if (strcmp(fl_type(log.lines[i]), "capture_capabilities") == 0)
+        if (strcmp(log_type(log.lines[i]), "capture_capabilities") == 0)
             last_caps = log.lines[i];
     }
     CHECK_U64(rows, 16384);
@@ -862,7 +862,7 @@ static void test_fork(void)
     CHECK_INT(fl_count(&log, "shutdown"), 1);
     size_t rows = 0;
     for (size_t i = 0; i < log.n; i++)
-        if (strcmp(fl_type(log.lines[i]), "scope_event_batch") == 0)
+        if (strcmp(log_type(log.lines[i]), "scope_event_batch") == 0)
             rows += json_array_size(json_object_get(log.lines[i], "rows"));
     CHECK_U64(rows, 4); /* parent_before and parent_after, begin and end */
     fl_log_free(&log);
@@ -923,7 +923,7 @@ static void test_sigkill(void)
         CHECK(log.n >= 2);
         CHECK_INT(fl_count(&log, "shutdown"), 0); /* it died */
         if (log.n)
-            CHECK_STR(fl_type(log.lines[0]), "job_start");
+            CHECK_STR(log_type(log.lines[0]), "job_start");
         fl_log_free(&log);
     }
 }

@@ -547,6 +547,7 @@ static void test_direct(void)
     b.cols = gcols;
     b.nrows = 1;
     b.cells = cells;
+    fl_batch_map_columns(&b);
     cb.batch(cb.user, &b);
     int64_t sy[8] = {1500, 2500, 3, 9, 0, 1, 56, 0};
     for (int i = 0; i < 8; i++) {
@@ -556,6 +557,7 @@ static void test_direct(void)
     b.type = "synchronization_event_batch";
     b.ncols = 8;
     b.cols = scols;
+    fl_batch_map_columns(&b);
     cb.batch(cb.user, &b);
     int64_t k[10] = {500, 42, 9, 1000, 57, 0, 8, 0, 0, 0};
     for (int i = 0; i < 10; i++) {
@@ -565,6 +567,7 @@ static void test_direct(void)
     b.type = "kernel_event_batch";
     b.ncols = 10;
     b.cols = kcols_direct;
+    fl_batch_map_columns(&b);
     cb.batch(cb.user, &b);
     CHECK_INT(fl_export_finish(e, NULL), 0);
     fl_export_destroy(e);
@@ -601,7 +604,7 @@ static void test_write_error(void)
     fl_export_callbacks(e, &cb);
     json_t *js =
         json_pack("{s:s, s:I, s:s}", "type", "job_start", "ts_ns", (json_int_t)1000, "app", "x");
-    cb.record(cb.user, FL_CH_DEVICE, "job_start", js);
+    cb.record(cb.user, FL_CH_DEVICE, FL_T_JOB_START, "job_start", js);
     json_decref(js);
     CHECK_INT(fl_export_finish(e, NULL), -1);
     fl_export_destroy(e);
@@ -655,6 +658,7 @@ static void test_memory(void)
             }
             b.nrows++;
         }
+        fl_batch_map_columns(&b);
         cb.batch(cb.user, &b);
         if (done == 100352)
             heap_early = mallinfo2().uordblks;

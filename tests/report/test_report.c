@@ -590,13 +590,13 @@ static void test_details_order(void)
         fl_read_cb cb;
         fl_report_callbacks(rep, &cb);
         json_t *d = dict("kernel_dict", "1", "k1");
-        cb.record(cb.user, FL_CH_DEVICE, "dictionary_update", d);
+        cb.record(cb.user, FL_CH_DEVICE, FL_T_DICTIONARY_UPDATE, "dictionary_update", d);
         json_decref(d);
         d = dict("scope_name_dict", "1", "outer");
-        cb.record(cb.user, FL_CH_DEVICE, "dictionary_update", d);
+        cb.record(cb.user, FL_CH_DEVICE, FL_T_DICTIONARY_UPDATE, "dictionary_update", d);
         json_decref(d);
         d = dict("scope_name_dict", "2", "inner");
-        cb.record(cb.user, FL_CH_DEVICE, "dictionary_update", d);
+        cb.record(cb.user, FL_CH_DEVICE, FL_T_DICTIONARY_UPDATE, "dictionary_update", d);
         json_decref(d);
         fake_batch *fb = calloc(1, sizeof *fb);
         kbatch_init(fb, 1000000);
@@ -609,12 +609,14 @@ static void test_details_order(void)
         json_t *da = detail(1, "(1,1,1)", "outer|inner");
         json_t *db = detail(3, "(2,1,1)", "global");
         if (after) {
+            fl_batch_map_columns(&fb->b);
             cb.batch(cb.user, &fb->b);
-            cb.record(cb.user, FL_CH_DEVICE, "kernel_detail", da);
-            cb.record(cb.user, FL_CH_DEVICE, "kernel_detail", db);
+            cb.record(cb.user, FL_CH_DEVICE, FL_T_KERNEL_DETAIL, "kernel_detail", da);
+            cb.record(cb.user, FL_CH_DEVICE, FL_T_KERNEL_DETAIL, "kernel_detail", db);
         } else {
-            cb.record(cb.user, FL_CH_DEVICE, "kernel_detail", da);
-            cb.record(cb.user, FL_CH_DEVICE, "kernel_detail", db);
+            cb.record(cb.user, FL_CH_DEVICE, FL_T_KERNEL_DETAIL, "kernel_detail", da);
+            cb.record(cb.user, FL_CH_DEVICE, FL_T_KERNEL_DETAIL, "kernel_detail", db);
+            fl_batch_map_columns(&fb->b);
             cb.batch(cb.user, &fb->b);
         }
         json_decref(da);
@@ -682,6 +684,7 @@ static void test_percentiles(void)
             v[k] = (uint64_t)exp((double)(rng() % 20000) / 1000.0); /* 1 .. e^20 */
             krow(fb, i, 1, (int64_t)v[k], (int64_t)k + 1, 0);
         }
+        fl_batch_map_columns(&fb->b);
         cb.batch(cb.user, &fb->b);
     }
     rendered r;
@@ -724,7 +727,7 @@ static void test_memory(void)
         snprintf(id, sizeof id, "%d", i);
         snprintf(name, sizeof name, "kernel_%02d", i);
         json_t *d = dict("kernel_dict", id, name);
-        cb.record(cb.user, FL_CH_DEVICE, "dictionary_update", d);
+        cb.record(cb.user, FL_CH_DEVICE, FL_T_DICTIONARY_UPDATE, "dictionary_update", d);
         json_decref(d);
     }
     fake_batch *fb = calloc(1, sizeof *fb);
@@ -739,6 +742,7 @@ static void test_memory(void)
             krow(fb, (int64_t)i * 200000, kid, dur, (int64_t)++corr, 0);
         }
         t += per * 200000;
+        fl_batch_map_columns(&fb->b);
         cb.batch(cb.user, &fb->b);
         if (done == 100000) {
             mem_early = fl_report_mem_bytes(rep);
@@ -776,12 +780,12 @@ static void test_scopes_and_samples(void)
     fl_read_cb cb;
     fl_report_callbacks(rep, &cb);
     json_t *d = dict("scope_name_dict", "1", "phase");
-    cb.record(cb.user, FL_CH_SCOPE, "dictionary_update", d);
+    cb.record(cb.user, FL_CH_SCOPE, FL_T_DICTIONARY_UPDATE, "dictionary_update", d);
     json_decref(d);
     d = json_pack("{s:s, s:{s:s, s:s}, s:{s:s}}", "type", "dictionary_update", "metric_dict", "1",
                   "smsp__warp_issue_stalled_long_scoreboard", "2", "sm__throughput.avg.pct",
                   "function_dict", "9", "my_kernel");
-    cb.record(cb.user, FL_CH_SCOPE, "dictionary_update", d);
+    cb.record(cb.user, FL_CH_SCOPE, FL_T_DICTIONARY_UPDATE, "dictionary_update", d);
     json_decref(d);
     static const char *const scols[] = {
         "dt_ns",  "scope_instance_id", "name_id", "event_type", "depth", "repeat",
@@ -808,6 +812,7 @@ static void test_scopes_and_samples(void)
         for (size_t c = 0; c < 8; c++)
             fb->cells[i * 8 + c] = ci(rows[i][c]);
     fb->b.nrows = nr;
+    fl_batch_map_columns(&fb->b);
     cb.batch(cb.user, &fb->b);
 
     static const char *const pcols[] = {"dt_ns",         "corr_id",        "device_id",
@@ -829,6 +834,7 @@ static void test_scopes_and_samples(void)
         for (size_t c = 0; c < 12; c++)
             fb->cells[i * 12 + c] = ci(prow[i][c]);
     fb->b.nrows = 4;
+    fl_batch_map_columns(&fb->b);
     cb.batch(cb.user, &fb->b);
 
     static const char *const mcols[] = {"sample_index", "dt_ns", "device_id",
@@ -847,6 +853,7 @@ static void test_scopes_and_samples(void)
         fb->cells[i * 6 + 4].d = vals[i];
     }
     fb->b.nrows = 3;
+    fl_batch_map_columns(&fb->b);
     cb.batch(cb.user, &fb->b);
     static const char *const acols[] = {"dt_ns",       "duration_ns", "memory_op",
                                         "memory_kind", "address",     "bytes",
@@ -862,6 +869,7 @@ static void test_scopes_and_samples(void)
             fb->cells[i * 9 + c] = ci(v[c]);
     }
     fb->b.nrows = 3;
+    fl_batch_map_columns(&fb->b);
     cb.batch(cb.user, &fb->b);
     static const char *const ycols[] = {"dt_ns",    "duration_ns", "sync_type", "stream_id",
                                         "event_id", "context_id",  "corr_id",   "function_id"};
@@ -876,6 +884,7 @@ static void test_scopes_and_samples(void)
             fb->cells[i * 8 + c] = ci(v[c]);
     }
     fb->b.nrows = 2;
+    fl_batch_map_columns(&fb->b);
     cb.batch(cb.user, &fb->b);
     cb.warning(cb.user, "/x/device.log", 12, "line is not JSON");
 

@@ -226,12 +226,12 @@ static void golden_system(void)
     fl_device_live devs[2] = {live_dev0(), live_dev1()};
     fl_host_sample host = {FL_HOST_CPU | FL_HOST_RAM, 12.3456789, 3000, 16384};
     fl_buf b = {0};
-    fl_rec_system(&b, &ident, "system_start", "warm-up phase", 1760000000000100000ull, &host, devs,
+    fl_rec_system(&b, &ident, true, "warm-up phase", 1760000000000100000ull, &host, devs,
                   2);
     finish(&b, "system_start.ndjson");
 
     fl_host_sample none = {0, 0, 0, 0};
-    fl_rec_system(&b, &ident, "system_stop", "warm-up phase", 1760000000000900000ull, &none, devs,
+    fl_rec_system(&b, &ident, false, "warm-up phase", 1760000000000900000ull, &none, devs,
                   1);
     finish(&b, "system_stop.ndjson");
 }
@@ -250,19 +250,19 @@ static void golden_dictionary(void)
         {12, "over\xc0\xaflong"},
     };
     fl_buf b = {0};
-    fl_rec_dictionary(&b, SID, "scope_name_dict", scope, 3);
-    fl_rec_dictionary(&b, SID, "kernel_dict", kern, 3);
-    fl_rec_dictionary(&b, SID, "function_dict", NULL, 0);
+    fl_rec_dictionary(&b, SID, FL_DICT_SCOPE_NAME, scope, 3);
+    fl_rec_dictionary(&b, SID, FL_DICT_KERNEL, kern, 3);
+    fl_rec_dictionary(&b, SID, FL_DICT_FUNCTION, NULL, 0);
     finish(&b, "dictionary_update.ndjson");
 }
 
 static void golden_capabilities(void)
 {
     fl_capability caps[] = {
-        {"kernel_events", true, "fallback", "monitor", "cupti_unavailable",
+        {"kernel_events", true, FL_CAP_FALLBACK, "monitor", "cupti_unavailable",
          "CUPTI could not be loaded: libcupti.so.12: cannot open shared object file"},
-        {"pc_sampling", false, "not_requested", NULL, NULL, NULL},
-        {"host_metrics", true, "collected", "", NULL, NULL},
+        {"pc_sampling", false, FL_CAP_NOT_REQUESTED, NULL, NULL, NULL},
+        {"host_metrics", true, FL_CAP_COLLECTED, "", NULL, NULL},
     };
     fl_buf b = {0};
     fl_rec_capabilities(&b, SID, 1760000000000000001ull, "nvidia.trace", "nvidia.monitor", caps, 3);
@@ -462,10 +462,10 @@ static void check_batch_rules(void)
     CHECK(b.p && strstr(b.p, "\"hostname\":null,\"ip_addr\":null") != NULL);
     fl_buf_reset(&b);
     fl_host_sample hs = {FL_HOST_CPU, INFINITY, 0, 0};
-    fl_rec_system(&b, &ident, "system_start", "x", 1, &hs, NULL, 0);
+    fl_rec_system(&b, &ident, true, "x", 1, &hs, NULL, 0);
     CHECK(b.p && strstr(b.p, "\"cpu_pct\":null") != NULL);
     fl_buf_reset(&b);
-    fl_rec_system(&b, &ident, "system_stop", "x", 1, NULL, NULL, 0);
+    fl_rec_system(&b, &ident, false, "x", 1, NULL, NULL, 0);
     CHECK(b.p && strstr(b.p, "\"host\":{\"cpu_pct\":null,\"ram_used_mib\":null,"
                              "\"ram_total_mib\":null},\"devices\":[]}\n") != NULL);
     fl_buf_reset(&b);
@@ -640,8 +640,8 @@ static void write_fixture_equivalents(fl_buf *out, const char *type)
         js.profiling_engine = "nvidia.trace";
         fl_rec_job_start(out, &ident, &js);
     } else if (strcmp(type, "capture_capabilities") == 0) {
-        fl_capability caps[] = {{"kernel_events", true, "collected", "", "", ""},
-                                {"pc_sampling", false, "not_requested", NULL, NULL, NULL}};
+        fl_capability caps[] = {{"kernel_events", true, FL_CAP_COLLECTED, "", "", ""},
+                                {"pc_sampling", false, FL_CAP_NOT_REQUESTED, NULL, NULL, NULL}};
         fl_rec_capabilities(out, SID, ts0 + 2900000, "nvidia.trace", "nvidia.trace", caps, 2);
     } else if (strcmp(type, "shutdown") == 0) {
         fl_rec_shutdown(out, &ident, ts0 + 3000000);
@@ -771,7 +771,8 @@ static void check_against_fixture(void)
                                                  json_string_value(name)};
                 }
                 fl_buf_reset(&b);
-                fl_rec_dictionary(&b, SID, dict, e, n);
+                CHECK(fl_dict_of(dict) != FL_DICT_COUNT);
+                fl_rec_dictionary(&b, SID, fl_dict_of(dict), e, n);
                 json_t *ours = b.p ? parse_line(b.p) : NULL;
                 char ko[256], want[256];
                 snprintf(want, sizeof want, "version,type,session_id,%s", dict);
@@ -841,7 +842,7 @@ static void check_against_fixture(void)
      * line: the spec's key lists. */
     fl_buf b = {0};
     fl_host_sample hs = {0, 0, 0, 0};
-    fl_rec_system(&b, &ident, "system_start", "p", 1, &hs, NULL, 0);
+    fl_rec_system(&b, &ident, true, "p", 1, &hs, NULL, 0);
     j = b.p ? parse_line(b.p) : NULL;
     CHECK_STR(keys_of(j, kd, sizeof kd), "version,type,pid,app,session_id,name,ts_ns,host,devices");
     json_decref(j);

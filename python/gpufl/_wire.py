@@ -1,0 +1,93 @@
+"""gpufl._wire: the GPUFlight wire format's vocabulary as the C library
+defines it in src/wire/vocab.h - channels, dictionaries, record types with
+their channel and version, every batch's columns in the writer's order,
+capability statuses and the engines' wire names.
+
+The Python log reader (gpufl._logs) takes its names from here, and
+tests/python/test_gpufl.py compares this module with the C table entry by
+entry (through tests/wire/vocab_dump.c), so a name changed on one side
+only fails the suite.
+"""
+
+__all__ = ["CHANNELS", "ALL_CHANNELS", "DICTIONARIES", "RECORDS", "BATCHES", "COMMON_TYPES",
+           "CAPABILITY_STATUSES", "ENGINES", "SESSION_KINDS"]
+
+CHANNELS = ("device", "scope", "system")
+ALL_CHANNELS = "*"  # the channel of a record type written to every channel
+
+DICTIONARIES = ("kernel_dict", "scope_name_dict", "function_dict", "metric_dict",
+                "source_file_dict", "func_symbol_dict")
+
+# Records that are not batches: name -> (channel, version); version 0: the
+# record carries no "version" key.
+RECORDS = {
+    "job_start": (ALL_CHANNELS, 1),
+    "dictionary_update": (ALL_CHANNELS, 1),
+    "capture_capabilities": (ALL_CHANNELS, 1),
+    "shutdown": (ALL_CHANNELS, 0),
+    "system_start": ("system", 1),
+    "system_stop": ("system", 1),
+    "kernel_detail": ("device", 1),
+    "memset_event": ("device", 1),
+}
+
+# Columnar batches: name -> (channel, version, columns in the writer's order).
+BATCHES = {
+    "kernel_event_batch": ("device", 1, (
+        "dt_ns", "kernel_id", "stream_id", "duration_ns", "corr_id", "dyn_shared", "num_regs",
+        "has_details", "external_kind", "external_id", "device_id")),
+    "memcpy_event_batch": ("device", 1, (
+        "dt_ns", "stream_id", "duration_ns", "bytes", "copy_kind", "corr_id", "device_id",
+        "src_device_id", "dst_device_id")),
+    "device_metric_batch": ("system", 1, (
+        "dt_ns", "device_id", "gpu_util", "mem_util", "temp_c", "power_mw", "used_mib",
+        "total_mib", "clock_sm", "fan_speed_pct", "temp_mem_c", "temp_junction_c", "voltage_mv",
+        "energy_uj", "clock_mem", "pcie_bw_bps", "ecc_corrected", "ecc_uncorrected")),
+    "host_metric_batch": ("system", 1, (
+        "dt_ns", "cpu_pct_x100", "ram_used_mib", "ram_total_mib")),
+    "scope_event_batch": ("scope", 3, (
+        "dt_ns", "scope_instance_id", "name_id", "event_type", "depth", "repeat", "warmup",
+        "original_start_ns")),
+    "synchronization_event_batch": ("scope", 1, (
+        "dt_ns", "duration_ns", "sync_type", "stream_id", "event_id", "context_id", "corr_id",
+        "function_id")),
+    "memory_alloc_event_batch": ("scope", 1, (
+        "dt_ns", "duration_ns", "memory_op", "memory_kind", "address", "bytes", "device_id",
+        "stream_id", "corr_id")),
+    "profile_sample_batch": ("scope", 1, (
+        "dt_ns", "corr_id", "device_id", "function_id", "pc_offset", "metric_id", "metric_value",
+        "stall_reason", "sample_kind", "scope_name_id", "source_file_id", "source_line")),
+    "pm_sample_batch": ("scope", 1, (
+        "sample_index", "dt_ns", "device_id", "metric_id", "value", "scope_name_id")),
+    "graph_event_batch": ("device", 1, (
+        "dt_ns", "graph_id", "stream_id", "duration_ns", "corr_id", "device_id")),
+}
+
+COMMON_TYPES = frozenset(t for t, (ch, _) in RECORDS.items() if ch == ALL_CHANNELS)
+
+CAPABILITY_STATUSES = ("collected", "fallback", "partial", "skipped", "enabled_no_data",
+                       "not_requested")
+
+# In gpufl.ProfilingEngine's order.
+ENGINES = ("nvidia.monitor", "nvidia.trace", "nvidia.pc_sampling", "nvidia.sass_metrics",
+           "nvidia.range_profiler", "nvidia.deep")
+
+SESSION_KINDS = ("monitor", "trace")
+
+
+def columns(batch):
+    """A batch type's columns in the writer's order."""
+    return BATCHES[batch][2]
+
+
+def record(name):
+    """name, when it is a record type of the vocabulary (else KeyError): for
+    code that names a type, so that a misspelt name fails at import."""
+    RECORDS[name]
+    return name
+
+
+def batch(name):
+    """name, when it is a batch type of the vocabulary (else KeyError)."""
+    BATCHES[name]
+    return name

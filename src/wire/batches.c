@@ -1,0 +1,407 @@
+/*
+ * wire/batches.c - the columnar batches of the GPUFlight wire format v1,
+ * one line each (the other records: records.c).
+ *
+ * Promises: a batch with no rows appends nothing; its type, version and
+ * columns come from the vocabulary (vocab.h), columns in its order, the
+ * optional ones only when a row needs them; a metric whose validity bit is
+ * clear is null, never 0; the functions are pure.
+ *
+ * The row loops run on the writer thread for every sample, so they reserve
+ * room for a whole row once and format integers by hand (util/buf.h)
+ * instead of going through printf.
+ */
+#include "../util/buf.h"
+#include "put.h"
+#include "records.h"
+#include "vocab.h"
+#include "gpu_profile.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MIB 1048576ull
+/* The longest row any batch writes: 12 columns of at most 20 digits and a
+ * sign, their commas and the brackets - with room to spare. */
+#define ROW_MAX 512
+
+
+/* A row's offset from the batch base; a row older than the base (out of
+ * order) is pinned to 0 rather than wrapping to a huge unsigned number. */
+static uint64_t dt_of(uint64_t t, uint64_t base)
+{
+    return t > base ? t - base : 0;
+}
+
+/* "columns":[...] - the type's columns (vocab.h) whose bit is set in
+ * mask, in the vocabulary's order. */
+static void put_columns(fl_buf *b, fl_type t, uint32_t mask)
+{
+    const fl_type_info *ti = fl_type_get(t);
+    fl_put_key(b, "columns");
+    FL_BUF_LIT(b, "[");
+    bool first = true;
+    for (size_t i = 0; i < ti->ncols; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        if (!first)
+            FL_BUF_LIT(b, ",");
+        first = false;
+        fl_buf_str(b, ti->cols[i]);
+    }
+    FL_BUF_LIT(b, "]");
+}
+
+/* Every column of a type. */
+static uint32_t all_columns(fl_type t)
+{
+    return (uint32_t)((1ull << fl_type_get(t)->ncols) - 1);
+}
+
+static void put_batch_ids(fl_buf *b, uint64_t batch_id, uint64_t base)
+{
+    fl_put_key(b, "batch_id");
+    fl_buf_u64(b, batch_id);
+    fl_put_key(b, "base_time_ns");
+    fl_buf_u64(b, base);
+}
+
+/* The pcie_bw_bps column is the sum of both directions; with one of them
+ * unknown the sum is unknown too. */
+#define PCIE_BOTH (GP_M_PCIE_TX | GP_M_PCIE_RX)
+
+void fl_rec_device_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_device_row *rows, size_t n)
+{
+    if (!rows || n == 0)
+        return;
+    bool has_energy = false, has_clock_mem = false, has_pcie = false;
+    for (size_t i = 0; i < n; i++) {
+        const gp_device_sample *s = &rows[i].s;
+        if ((s->valid & GP_M_ENERGY) && s->energy_mj)
+            has_energy = true;
+        if ((s->valid & GP_M_CLOCK_MEM) && s->clock_mem_mhz)
+            has_clock_mem = true;
+        if ((s->valid & PCIE_BOTH) == PCIE_BOTH && (s->pcie_tx_kbps || s->pcie_rx_kbps))
+            has_pcie = true;
+    }
+
+    uint32_t cols = (1u << FL_DEVMETRIC_BASE_COLS) - 1;
+    if (has_energy)
+        cols |= 1u << FL_COL_DEVMETRIC_ENERGY_UJ;
+    if (has_clock_mem)
+        cols |= 1u << FL_COL_DEVMETRIC_CLOCK_MEM;
+    if (has_pcie)
+        cols |= 1u << FL_COL_DEVMETRIC_PCIE_BW_BPS;
+
+    uint64_t base = rows[0].t_ns;
+    fl_put_head(b, FL_T_DEVICE_METRIC_BATCH, session_id);
+    put_batch_ids(b, batch_id, base);
+    put_columns(b, FL_T_DEVICE_METRIC_BATCH, cols);
+    fl_put_key(b, "rows");
+    FL_BUF_LIT(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        const gp_device_sample *s = &rows[i].s;
+        uint32_t v = s->valid;
+        char *d = fl_buf_reserve(b, ROW_MAX);
+        if (!d)
+            return;
+        if (i)
+            *d++ = ',';
+        *d++ = '[';
+        d = fl_put_u64(d, dt_of(rows[i].t_ns, base));
+        *d++ = ',';
+        d = fl_put_u64(d, rows[i].device_id);
+        *d++ = ',';
+        d = fl_put_opt_u64(d, v & GP_M_UTIL_GPU, s->util_gpu_pct);
+        *d++ = ',';
+        d = fl_put_opt_u64(d, v & GP_M_UTIL_MEM, s->util_mem_pct);
+        *d++ = ',';
+        d = (v & GP_M_TEMP) ? fl_put_i64(d, s->temp_c) : fl_put_null(d);
+        *d++ = ',';
+        d = fl_put_opt_u64(d, v & GP_M_POWER, s->power_mw);
+        *d++ = ',';
+        d = fl_put_opt_u64(d, v & GP_M_MEM_USED, s->mem_used_bytes / MIB);
+        *d++ = ',';
+        d = fl_put_opt_u64(d, v & GP_M_MEM_TOTAL, s->mem_total_bytes / MIB);
+        *d++ = ',';
+        d = fl_put_opt_u64(d, v & GP_M_CLOCK_SM, s->clock_sm_mhz);
+        if (has_energy) {
+            *d++ = ',';
+            d = fl_put_opt_u64(d, v & GP_M_ENERGY, s->energy_mj * 1000);
+        }
+        if (has_clock_mem) {
+            *d++ = ',';
+            d = fl_put_opt_u64(d, v & GP_M_CLOCK_MEM, s->clock_mem_mhz);
+        }
+        if (has_pcie) {
+            *d++ = ',';
+            d = fl_put_opt_u64(d, (v & PCIE_BOTH) == PCIE_BOTH,
+                               ((uint64_t)s->pcie_tx_kbps + s->pcie_rx_kbps) * 1024);
+        }
+        *d++ = ']';
+        fl_buf_commit(b, d);
+    }
+    FL_BUF_LIT(b, "]}\n");
+}
+
+void fl_rec_host_batch(fl_buf *b, const char *session_id, const char *hostname, const char *ip_addr,
+                       uint64_t batch_id, const fl_host_row *rows, size_t n)
+{
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    fl_put_head(b, FL_T_HOST_METRIC_BATCH, session_id);
+    fl_put_key(b, "hostname");
+    fl_buf_str(b, hostname);
+    fl_put_key(b, "ip_addr");
+    fl_buf_str(b, ip_addr);
+    put_batch_ids(b, batch_id, base);
+    put_columns(b, FL_T_HOST_METRIC_BATCH, all_columns(FL_T_HOST_METRIC_BATCH));
+    fl_put_key(b, "rows");
+    FL_BUF_LIT(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        const fl_host_sample *h = &rows[i].h;
+        bool cpu = (h->valid & FL_HOST_CPU) && isfinite(h->cpu_pct);
+        bool ram = (h->valid & FL_HOST_RAM) != 0;
+        char *d = fl_buf_reserve(b, ROW_MAX);
+        if (!d)
+            return;
+        if (i)
+            *d++ = ',';
+        *d++ = '[';
+        d = fl_put_u64(d, dt_of(rows[i].t_ns, base));
+        *d++ = ',';
+        /* isfinite above keeps llround defined; the percentage is 0..100. */
+        d = cpu ? fl_put_i64(d, (int64_t)llround(h->cpu_pct * 100.0)) : fl_put_null(d);
+        *d++ = ',';
+        d = fl_put_opt_u64(d, ram, h->ram_used_mib);
+        *d++ = ',';
+        d = fl_put_opt_u64(d, ram, h->ram_total_mib);
+        *d++ = ']';
+        fl_buf_commit(b, d);
+    }
+    FL_BUF_LIT(b, "]}\n");
+}
+
+/* The envelope of a batch up to and including "rows":[ */
+static void put_batch_open(fl_buf *b, fl_type type, const char *session_id, uint64_t batch_id,
+                           uint64_t base, uint32_t cols)
+{
+    fl_put_head(b, type, session_id);
+    put_batch_ids(b, batch_id, base);
+    put_columns(b, type, cols);
+    fl_put_key(b, "rows");
+    FL_BUF_LIT(b, "[");
+}
+
+void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_scope_row *rows, size_t n)
+{
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    put_batch_open(b, FL_T_SCOPE_EVENT_BATCH, session_id, batch_id, base,
+                   all_columns(FL_T_SCOPE_EVENT_BATCH));
+    for (size_t i = 0; i < n; i++) {
+        const fl_scope_row *r = &rows[i];
+        char *d = fl_buf_reserve(b, ROW_MAX);
+        if (!d)
+            return;
+        if (i)
+            *d++ = ',';
+        *d++ = '[';
+        d = fl_put_u64(d, dt_of(r->t_ns, base));
+        *d++ = ',';
+        d = fl_put_u64(d, r->instance_id);
+        *d++ = ',';
+        d = fl_put_u64(d, r->name_id);
+        *d++ = ',';
+        d = fl_put_u64(d, r->event_type);
+        *d++ = ',';
+        d = fl_put_u64(d, r->depth);
+        /* repeat and warmup: this recorder has no repeat/warm-up scopes. */
+        d = fl_put_lit(d, ",0,0,", 5);
+        d = fl_put_u64(d, r->original_start_ns);
+        *d++ = ']';
+        fl_buf_commit(b, d);
+    }
+    FL_BUF_LIT(b, "]}\n");
+}
+
+/* ------------------------------------------------------- trace batches */
+
+
+
+/* Room for one row at most ROW_MAX long, its leading comma written after
+ * the first row and its '[' opened; NULL once oom. */
+static char *row_open(fl_buf *b, size_t i)
+{
+    char *d = fl_buf_reserve(b, ROW_MAX);
+    if (!d)
+        return NULL;
+    if (i)
+        *d++ = ',';
+    *d++ = '[';
+    return d;
+}
+
+static void row_close(fl_buf *b, char *d)
+{
+    *d++ = ']';
+    fl_buf_commit(b, d);
+}
+
+void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_kernel_row *rows, size_t n)
+{
+    /* device_id is our extension after the spec's ten columns (readers
+     * look columns up by name): a process that drives several GPUs (JAX,
+     * one process per host) needs it to split kernels per device. */
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    put_batch_open(b, FL_T_KERNEL_EVENT_BATCH, session_id, batch_id, base, all_columns(FL_T_KERNEL_EVENT_BATCH));
+    for (size_t i = 0; i < n; i++) {
+        const fl_kernel_row *r = &rows[i];
+        char *d = row_open(b, i);
+        if (!d)
+            return;
+        d = fl_put_u64(d, dt_of(r->t_ns, base));
+        d = fl_put_col(d, r->kernel_id);
+        d = fl_put_col(d, r->stream_id);
+        d = fl_put_col(d, r->duration_ns);
+        d = fl_put_col(d, r->corr_id);
+        d = fl_put_col(d, r->dynamic_smem_bytes);
+        d = fl_put_col(d, r->num_regs);
+        d = fl_put_col(d, r->has_details);
+        d = fl_put_col(d, r->external_kind);
+        d = fl_put_col(d, r->external_id);
+        d = fl_put_col(d, r->device_id);
+        row_close(b, d);
+    }
+    FL_BUF_LIT(b, "]}\n");
+}
+
+void fl_rec_memcpy_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_memcpy_row *rows, size_t n)
+{
+    /* Our extensions after the spec's six columns (readers look columns up
+     * by name, so the first six read as before): device_id always (the
+     * device that ran the copy: several per process under JAX), and
+     * src_device_id / dst_device_id only in a batch holding a
+     * peer-to-peer copy. */
+    if (!rows || n == 0)
+        return;
+    bool peer = false;
+    for (size_t i = 0; i < n && !peer; i++)
+        peer = rows[i].peer != 0;
+    uint64_t base = rows[0].t_ns;
+    uint32_t cols = all_columns(FL_T_MEMCPY_EVENT_BATCH);
+    if (!peer)
+        cols &= ~(1u << FL_COL_MEMCPY_SRC_DEVICE_ID | 1u << FL_COL_MEMCPY_DST_DEVICE_ID);
+    put_batch_open(b, FL_T_MEMCPY_EVENT_BATCH, session_id, batch_id, base, cols);
+    for (size_t i = 0; i < n; i++) {
+        const fl_memcpy_row *r = &rows[i];
+        char *d = row_open(b, i);
+        if (!d)
+            return;
+        d = fl_put_u64(d, dt_of(r->t_ns, base));
+        d = fl_put_col(d, r->stream_id);
+        d = fl_put_col(d, r->duration_ns);
+        d = fl_put_col(d, r->bytes);
+        d = fl_put_col(d, r->copy_kind);
+        d = fl_put_col(d, r->corr_id);
+        d = fl_put_col(d, r->device_id);
+        if (peer) {
+            /* A row that is not peer-to-peer has both set to its device. */
+            d = fl_put_col(d, r->src_device_id);
+            d = fl_put_col(d, r->dst_device_id);
+        }
+        row_close(b, d);
+    }
+    FL_BUF_LIT(b, "]}\n");
+}
+
+void fl_rec_sync_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                       const fl_sync_row *rows, size_t n)
+{
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    put_batch_open(b, FL_T_SYNCHRONIZATION_EVENT_BATCH, session_id, batch_id, base, all_columns(FL_T_SYNCHRONIZATION_EVENT_BATCH));
+    for (size_t i = 0; i < n; i++) {
+        const fl_sync_row *r = &rows[i];
+        char *d = row_open(b, i);
+        if (!d)
+            return;
+        d = fl_put_u64(d, dt_of(r->t_ns, base));
+        d = fl_put_col(d, r->duration_ns);
+        d = fl_put_col(d, r->sync_type);
+        /* CUPTI's value as it is: 4294967295 (0xffffffff) for a sync that
+         * is not on a stream (context or event synchronization). */
+        d = fl_put_col(d, r->stream_id);
+        d = fl_put_col(d, r->event_id);
+        d = fl_put_col(d, r->context_id);
+        d = fl_put_col(d, r->corr_id);
+        /* function_id indexes function_dict, which nothing fills for
+         * synchronizations yet (the API function that synchronized is not
+         * recorded): 0, "none", as the spec defines it. */
+        d = fl_put_lit(d, ",0", 2);
+        row_close(b, d);
+    }
+    FL_BUF_LIT(b, "]}\n");
+}
+
+void fl_rec_alloc_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_alloc_row *rows, size_t n)
+{
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    put_batch_open(b, FL_T_MEMORY_ALLOC_EVENT_BATCH, session_id, batch_id, base, all_columns(FL_T_MEMORY_ALLOC_EVENT_BATCH));
+    for (size_t i = 0; i < n; i++) {
+        const fl_alloc_row *r = &rows[i];
+        char *d = row_open(b, i);
+        if (!d)
+            return;
+        d = fl_put_u64(d, dt_of(r->t_ns, base));
+        d = fl_put_col(d, r->duration_ns);
+        d = fl_put_col(d, r->memory_op);
+        d = fl_put_col(d, r->memory_kind);
+        d = fl_put_col(d, r->address);
+        d = fl_put_col(d, r->bytes);
+        d = fl_put_col(d, r->device_id);
+        d = fl_put_col(d, r->stream_id);
+        d = fl_put_col(d, r->corr_id);
+        row_close(b, d);
+    }
+    FL_BUF_LIT(b, "]}\n");
+}
+
+/* graph_event_batch is our extension of the format (one row per graph
+ * launch, channel device); readers that do not know the type skip it. */
+void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_graph_row *rows, size_t n)
+{
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    put_batch_open(b, FL_T_GRAPH_EVENT_BATCH, session_id, batch_id, base, all_columns(FL_T_GRAPH_EVENT_BATCH));
+    for (size_t i = 0; i < n; i++) {
+        const fl_graph_row *r = &rows[i];
+        char *d = row_open(b, i);
+        if (!d)
+            return;
+        d = fl_put_u64(d, dt_of(r->t_ns, base));
+        d = fl_put_col(d, r->graph_id);
+        d = fl_put_col(d, r->stream_id);
+        d = fl_put_col(d, r->duration_ns);
+        d = fl_put_col(d, r->corr_id);
+        d = fl_put_col(d, r->device_id);
+        row_close(b, d);
+    }
+    FL_BUF_LIT(b, "]}\n");
+}
+

@@ -1,0 +1,305 @@
+/*
+ * wire/vocab.h - the GPUFlight wire format's vocabulary, defined once:
+ * channels, dictionaries, record types (with their channel and version),
+ * every batch's columns in the writer's order, capability statuses and
+ * the engines' wire names.  The writers (wire/), the session (recorder/),
+ * the reader, the report, the exports and the command all take their names
+ * from here (vocab.c holds the strings); python/gpufl/_wire.py is its
+ * Python copy, compared with this table by tests/python/test_gpufl.py.
+ *
+ * The lists are X-macros so that each enum and its strings come from one
+ * line.  Spec: shared/spec/session-log-format.md; extensions of ours are
+ * marked.
+ */
+#ifndef GP_WIRE_VOCAB_H
+#define GP_WIRE_VOCAB_H
+
+#include "gpufl.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------ channels */
+
+#define FL_CHANNELS(X) X(DEVICE, device) X(SCOPE, scope) X(SYSTEM, system)
+
+typedef enum fl_channel {
+#define FL_X(id, name) FL_CH_##id,
+    FL_CHANNELS(FL_X)
+#undef FL_X
+        FL_CH_COUNT,
+    FL_CH_ALL = FL_CH_COUNT /* a record type written to every channel */
+} fl_channel;
+
+/* "device", "scope", "system"; NULL for anything else. */
+const char *fl_channel_name(int ch);
+
+/* -------------------------------------------------------- dictionaries */
+
+#define FL_DICTS(X)                                                                                \
+    X(KERNEL, kernel_dict)                                                                         \
+    X(SCOPE_NAME, scope_name_dict)                                                                 \
+    X(FUNCTION, function_dict)                                                                     \
+    X(METRIC, metric_dict)                                                                         \
+    X(SOURCE_FILE, source_file_dict)                                                               \
+    X(FUNC_SYMBOL, func_symbol_dict)
+
+typedef enum fl_dict {
+#define FL_X(id, name) FL_DICT_##id,
+    FL_DICTS(FL_X)
+#undef FL_X
+        FL_DICT_COUNT
+} fl_dict;
+
+const char *fl_dict_name(fl_dict d);
+/* The dictionary of a name; FL_DICT_COUNT for none. */
+fl_dict fl_dict_of(const char *name);
+
+/* ------------------------------------------------------- batch columns */
+
+/* Each batch's columns in the order the writers write them (readers look
+ * them up by name): X(batch, COLUMN, column_name). */
+#define FL_COLS_KERNEL(X)                                                                          \
+    X(KERNEL, DT_NS, dt_ns)                                                                        \
+    X(KERNEL, KERNEL_ID, kernel_id)                                                                \
+    X(KERNEL, STREAM_ID, stream_id)                                                                \
+    X(KERNEL, DURATION_NS, duration_ns)                                                            \
+    X(KERNEL, CORR_ID, corr_id)                                                                    \
+    X(KERNEL, DYN_SHARED, dyn_shared)                                                              \
+    X(KERNEL, NUM_REGS, num_regs)                                                                  \
+    X(KERNEL, HAS_DETAILS, has_details)                                                            \
+    X(KERNEL, EXTERNAL_KIND, external_kind)                                                        \
+    X(KERNEL, EXTERNAL_ID, external_id)                                                            \
+    X(KERNEL, DEVICE_ID, device_id) /* ours */
+
+#define FL_COLS_MEMCPY(X)                                                                          \
+    X(MEMCPY, DT_NS, dt_ns)                                                                        \
+    X(MEMCPY, STREAM_ID, stream_id)                                                                \
+    X(MEMCPY, DURATION_NS, duration_ns)                                                            \
+    X(MEMCPY, BYTES, bytes)                                                                        \
+    X(MEMCPY, COPY_KIND, copy_kind)                                                                \
+    X(MEMCPY, CORR_ID, corr_id)                                                                    \
+    X(MEMCPY, DEVICE_ID, device_id)         /* ours */                                             \
+    X(MEMCPY, SRC_DEVICE_ID, src_device_id) /* ours, only with a peer-to-peer copy */              \
+    X(MEMCPY, DST_DEVICE_ID, dst_device_id) /* ours, only with a peer-to-peer copy */
+
+/* The nine first columns always; each later one only when some row of
+ * the batch has a non-zero value for it. */
+#define FL_COLS_DEVMETRIC(X)                                                                       \
+    X(DEVMETRIC, DT_NS, dt_ns)                                                                     \
+    X(DEVMETRIC, DEVICE_ID, device_id)                                                             \
+    X(DEVMETRIC, GPU_UTIL, gpu_util)                                                               \
+    X(DEVMETRIC, MEM_UTIL, mem_util)                                                               \
+    X(DEVMETRIC, TEMP_C, temp_c)                                                                   \
+    X(DEVMETRIC, POWER_MW, power_mw)                                                               \
+    X(DEVMETRIC, USED_MIB, used_mib)                                                               \
+    X(DEVMETRIC, TOTAL_MIB, total_mib)                                                             \
+    X(DEVMETRIC, CLOCK_SM, clock_sm)                                                               \
+    X(DEVMETRIC, FAN_SPEED_PCT, fan_speed_pct)                                                     \
+    X(DEVMETRIC, TEMP_MEM_C, temp_mem_c)                                                           \
+    X(DEVMETRIC, TEMP_JUNCTION_C, temp_junction_c)                                                 \
+    X(DEVMETRIC, VOLTAGE_MV, voltage_mv)                                                           \
+    X(DEVMETRIC, ENERGY_UJ, energy_uj)                                                             \
+    X(DEVMETRIC, CLOCK_MEM, clock_mem)                                                             \
+    X(DEVMETRIC, PCIE_BW_BPS, pcie_bw_bps)                                                         \
+    X(DEVMETRIC, ECC_CORRECTED, ecc_corrected)                                                     \
+    X(DEVMETRIC, ECC_UNCORRECTED, ecc_uncorrected)
+#define FL_DEVMETRIC_BASE_COLS 9
+
+#define FL_COLS_HOSTMETRIC(X)                                                                      \
+    X(HOSTMETRIC, DT_NS, dt_ns)                                                                    \
+    X(HOSTMETRIC, CPU_PCT_X100, cpu_pct_x100)                                                      \
+    X(HOSTMETRIC, RAM_USED_MIB, ram_used_mib)                                                      \
+    X(HOSTMETRIC, RAM_TOTAL_MIB, ram_total_mib)
+
+#define FL_COLS_SCOPE(X)                                                                           \
+    X(SCOPE, DT_NS, dt_ns)                                                                         \
+    X(SCOPE, SCOPE_INSTANCE_ID, scope_instance_id)                                                 \
+    X(SCOPE, NAME_ID, name_id)                                                                     \
+    X(SCOPE, EVENT_TYPE, event_type)                                                               \
+    X(SCOPE, DEPTH, depth)                                                                         \
+    X(SCOPE, REPEAT, repeat)                                                                       \
+    X(SCOPE, WARMUP, warmup)                                                                       \
+    X(SCOPE, ORIGINAL_START_NS, original_start_ns)
+
+#define FL_COLS_SYNC(X)                                                                            \
+    X(SYNC, DT_NS, dt_ns)                                                                          \
+    X(SYNC, DURATION_NS, duration_ns)                                                              \
+    X(SYNC, SYNC_TYPE, sync_type)                                                                  \
+    X(SYNC, STREAM_ID, stream_id)                                                                  \
+    X(SYNC, EVENT_ID, event_id)                                                                    \
+    X(SYNC, CONTEXT_ID, context_id)                                                                \
+    X(SYNC, CORR_ID, corr_id)                                                                      \
+    X(SYNC, FUNCTION_ID, function_id)
+
+#define FL_COLS_ALLOC(X)                                                                           \
+    X(ALLOC, DT_NS, dt_ns)                                                                         \
+    X(ALLOC, DURATION_NS, duration_ns)                                                             \
+    X(ALLOC, MEMORY_OP, memory_op)                                                                 \
+    X(ALLOC, MEMORY_KIND, memory_kind)                                                             \
+    X(ALLOC, ADDRESS, address)                                                                     \
+    X(ALLOC, BYTES, bytes)                                                                         \
+    X(ALLOC, DEVICE_ID, device_id)                                                                 \
+    X(ALLOC, STREAM_ID, stream_id)                                                                 \
+    X(ALLOC, CORR_ID, corr_id)
+
+#define FL_COLS_PROFILE(X)                                                                         \
+    X(PROFILE, DT_NS, dt_ns)                                                                       \
+    X(PROFILE, CORR_ID, corr_id)                                                                   \
+    X(PROFILE, DEVICE_ID, device_id)                                                               \
+    X(PROFILE, FUNCTION_ID, function_id)                                                           \
+    X(PROFILE, PC_OFFSET, pc_offset)                                                               \
+    X(PROFILE, METRIC_ID, metric_id)                                                               \
+    X(PROFILE, METRIC_VALUE, metric_value)                                                         \
+    X(PROFILE, STALL_REASON, stall_reason)                                                         \
+    X(PROFILE, SAMPLE_KIND, sample_kind)                                                           \
+    X(PROFILE, SCOPE_NAME_ID, scope_name_id)                                                       \
+    X(PROFILE, SOURCE_FILE_ID, source_file_id)                                                     \
+    X(PROFILE, SOURCE_LINE, source_line)
+
+#define FL_COLS_PM(X)                                                                              \
+    X(PM, SAMPLE_INDEX, sample_index)                                                              \
+    X(PM, DT_NS, dt_ns)                                                                            \
+    X(PM, DEVICE_ID, device_id)                                                                    \
+    X(PM, METRIC_ID, metric_id)                                                                    \
+    X(PM, VALUE, value)                                                                            \
+    X(PM, SCOPE_NAME_ID, scope_name_id)
+
+/* ours: one row per CUDA graph launch */
+#define FL_COLS_GRAPH(X)                                                                           \
+    X(GRAPH, DT_NS, dt_ns)                                                                         \
+    X(GRAPH, GRAPH_ID, graph_id)                                                                   \
+    X(GRAPH, STREAM_ID, stream_id)                                                                 \
+    X(GRAPH, DURATION_NS, duration_ns)                                                             \
+    X(GRAPH, CORR_ID, corr_id)                                                                     \
+    X(GRAPH, DEVICE_ID, device_id)
+
+/* FL_COL_<BATCH>_<COLUMN>: a column's index in its batch's list above. */
+#define FL_X(batch, id, name) FL_COL_##batch##_##id,
+enum { FL_COLS_KERNEL(FL_X) FL_COL_KERNEL_COUNT };
+enum { FL_COLS_MEMCPY(FL_X) FL_COL_MEMCPY_COUNT };
+enum { FL_COLS_DEVMETRIC(FL_X) FL_COL_DEVMETRIC_COUNT };
+enum { FL_COLS_HOSTMETRIC(FL_X) FL_COL_HOSTMETRIC_COUNT };
+enum { FL_COLS_SCOPE(FL_X) FL_COL_SCOPE_COUNT };
+enum { FL_COLS_SYNC(FL_X) FL_COL_SYNC_COUNT };
+enum { FL_COLS_ALLOC(FL_X) FL_COL_ALLOC_COUNT };
+enum { FL_COLS_PROFILE(FL_X) FL_COL_PROFILE_COUNT };
+enum { FL_COLS_PM(FL_X) FL_COL_PM_COUNT };
+enum { FL_COLS_GRAPH(FL_X) FL_COL_GRAPH_COUNT };
+#undef FL_X
+
+/* The most columns a known batch has (a reader's per-batch column map). */
+#define FL_MAX_COLS 24
+
+/* --------------------------------------------------------- record types */
+
+/* Records that are not batches: X(TYPE, name, channel, version); version
+ * 0 writes no "version" key. */
+#define FL_RECORD_TYPES(X)                                                                         \
+    X(JOB_START, job_start, ALL, 1)                                                                \
+    X(DICTIONARY_UPDATE, dictionary_update, ALL, 1)                                                \
+    X(CAPTURE_CAPABILITIES, capture_capabilities, ALL, 1)                                          \
+    X(SHUTDOWN, shutdown, ALL, 0)                                                                  \
+    X(SYSTEM_START, system_start, SYSTEM, 1)                                                       \
+    X(SYSTEM_STOP, system_stop, SYSTEM, 1)                                                         \
+    X(KERNEL_DETAIL, kernel_detail, DEVICE, 1)                                                     \
+    X(MEMSET_EVENT, memset_event, DEVICE, 1)
+
+/* Columnar batches: X(TYPE, name, channel, version, columns, the index of
+ * the duration column or -1).  Every batch has dt_ns. */
+#define FL_BATCH_TYPES(X)                                                                          \
+    X(KERNEL_EVENT_BATCH, kernel_event_batch, DEVICE, 1, KERNEL, FL_COL_KERNEL_DURATION_NS)        \
+    X(MEMCPY_EVENT_BATCH, memcpy_event_batch, DEVICE, 1, MEMCPY, FL_COL_MEMCPY_DURATION_NS)        \
+    X(DEVICE_METRIC_BATCH, device_metric_batch, SYSTEM, 1, DEVMETRIC, -1)                          \
+    X(HOST_METRIC_BATCH, host_metric_batch, SYSTEM, 1, HOSTMETRIC, -1)                             \
+    X(SCOPE_EVENT_BATCH, scope_event_batch, SCOPE, 3, SCOPE, -1)                                   \
+    X(SYNCHRONIZATION_EVENT_BATCH, synchronization_event_batch, SCOPE, 1, SYNC,                    \
+      FL_COL_SYNC_DURATION_NS)                                                                     \
+    X(MEMORY_ALLOC_EVENT_BATCH, memory_alloc_event_batch, SCOPE, 1, ALLOC,                         \
+      FL_COL_ALLOC_DURATION_NS)                                                                    \
+    X(PROFILE_SAMPLE_BATCH, profile_sample_batch, SCOPE, 1, PROFILE, -1)                           \
+    X(PM_SAMPLE_BATCH, pm_sample_batch, SCOPE, 1, PM, -1)                                          \
+    X(GRAPH_EVENT_BATCH, graph_event_batch, DEVICE, 1, GRAPH, FL_COL_GRAPH_DURATION_NS) /* ours */
+
+typedef enum fl_type {
+    FL_T_UNKNOWN = 0, /* a type this table does not know */
+#define FL_X(id, name, ch, ver) FL_T_##id,
+    FL_RECORD_TYPES(FL_X)
+#undef FL_X
+#define FL_X(id, name, ch, ver, cols, dur) FL_T_##id,
+        FL_BATCH_TYPES(FL_X)
+#undef FL_X
+            FL_T_COUNT
+} fl_type;
+
+typedef struct fl_type_info {
+    const char *name;
+    uint8_t channel; /* FL_CH_*; FL_CH_ALL: every channel */
+    uint8_t version; /* 0: no "version" key */
+    bool batch;
+    uint8_t ncols;           /* batches: their columns' count */
+    const char *const *cols; /* batches: the columns in order */
+    /* Batches: the index of dt_ns and duration_ns (-1: none). */
+    int8_t col_dt, col_duration;
+} fl_type_info;
+
+/* The entry of a type; FL_T_UNKNOWN (and anything out of range) gives an
+ * entry with name "" and no columns. */
+const fl_type_info *fl_type_get(fl_type t);
+static inline const char *fl_type_name(fl_type t)
+{
+    return fl_type_get(t)->name;
+}
+/* Whether a type name (n bytes) is a columnar batch's: the format's rule,
+ * for every type, known or not, is that a batch's name ends in "_batch". */
+static inline bool fl_is_batch_name(const char *name, size_t n)
+{
+    return n >= 6 && name && __builtin_memcmp(name + n - 6, "_batch", 6) == 0;
+}
+/* The type of a name (n bytes, no NUL needed); FL_T_UNKNOWN if none. */
+fl_type fl_type_of(const char *name, size_t n);
+
+/* ------------------------------------------------ capture_capabilities */
+
+#define FL_CAP_STATUSES(X)                                                                         \
+    X(COLLECTED, collected)                                                                        \
+    X(FALLBACK, fallback)                                                                          \
+    X(PARTIAL, partial)                                                                            \
+    X(SKIPPED, skipped)                                                                            \
+    X(ENABLED_NO_DATA, enabled_no_data)                                                            \
+    X(NOT_REQUESTED, not_requested)
+
+typedef enum fl_cap_status {
+#define FL_X(id, name) FL_CAP_##id,
+    FL_CAP_STATUSES(FL_X)
+#undef FL_X
+        FL_CAP_COUNT
+} fl_cap_status;
+
+const char *fl_cap_status_name(fl_cap_status s);
+/* FL_CAP_COUNT for a status this table does not know (or NULL). */
+fl_cap_status fl_cap_status_of(const char *name);
+
+/* --------------------------------------------------------------- engines */
+
+/* The engines' wire names (job_start profiling_engine, capture
+ * capabilities' requested/selected_engine), in gpufl_engine's order. */
+#define FL_ENGINES(X)                                                                              \
+    X(MONITOR, nvidia.monitor)                                                                     \
+    X(TRACE, nvidia.trace)                                                                         \
+    X(PC_SAMPLING, nvidia.pc_sampling)                                                             \
+    X(SASS_METRICS, nvidia.sass_metrics)                                                           \
+    X(RANGE_PROFILER, nvidia.range_profiler)                                                       \
+    X(DEEP, nvidia.deep)
+
+/* "nvidia.trace", ...; "nvidia.monitor" for a value out of range. */
+const char *fl_engine_wire_name(gpufl_engine e);
+/* The engine of a wire name; false when it is none of them. */
+bool fl_engine_of_wire(const char *name, gpufl_engine *out);
+
+/* job_start's session_kind. */
+#define FL_SESSION_KIND_MONITOR "monitor"
+#define FL_SESSION_KIND_TRACE "trace"
+
+#endif /* GP_WIRE_VOCAB_H */
