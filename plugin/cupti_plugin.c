@@ -514,8 +514,11 @@ static void plugin_release(void)
     pthread_mutex_unlock(&life);
 }
 
+static const fl_trace_layout layout = FL_TRACE_LAYOUT;
+
 EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .abi = FL_TRACE_ABI,
+    .layout = &layout,
     .version = GP_PLUGIN_VERSION,
     .start = plugin_start,
     .devices = plugin_devices,

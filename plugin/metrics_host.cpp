@@ -760,14 +760,15 @@ int m_single_pass_metrics(const char *chip, const char *set, char ***out, size_t
 
 } // namespace
 
+static const gp_metrics_layout layout = GP_METRICS_LAYOUT;
+
 extern "C" {
 EXPORT extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
 const gp_metrics_plugin gpufl_cupti_metrics_v1 = {
-    GP_METRICS_ABI,      m_cupti_version,    m_chips,
-    m_acquire,           m_release,          m_release_all,
-    m_base_metrics,      m_sub_metrics,      m_properties,
-    m_config_image,      m_passes,           m_max_per_pass,
-    m_evaluate,          m_single_pass_sets, m_single_pass_metrics,
+    GP_METRICS_ABI,      &layout,      m_cupti_version,    m_chips,
+    m_acquire,           m_release,    m_release_all,      m_base_metrics,
+    m_sub_metrics,       m_properties, m_config_image,     m_passes,
+    m_max_per_pass,      m_evaluate,   m_single_pass_sets, m_single_pass_metrics,
     gp_driver_chip_name,
 };
 }

@@ -5,11 +5,12 @@
  * gp_metrics_* functions (src/metrics.c, include/gpu_metrics.h).
  *
  * Core and plugin are built from one tree; GP_METRICS_ABI changes whenever
- * this table or the meaning of a field changes, and the core refuses a
- * plugin that speaks another number.  No CUDA or CUPTI type appears here:
- * enums travel as the int values of include/gpu_metrics.h, statuses as
- * gp_status values, and every function that can fail writes a message
- * (CUPTI's, with the offending input named) into msg.
+ * the meaning of a field changes, and the table carries the sizes of the
+ * structs it exchanges as the plugin was built (gp_metrics_layout): the
+ * core refuses a plugin that speaks another number or has other sizes.  No CUDA or CUPTI type
+ * appears here: enums travel as the int values of include/gpu_metrics.h, statuses as gp_status
+ * values, and every function that can fail writes a message (CUPTI's, with the offending input
+ * named) into msg.
  *
  * Memory: lists are one malloc'd block (a NULL-terminated char* array
  * followed by the strings; free() releases all), images and property
@@ -26,7 +27,7 @@
 extern "C" {
 #endif
 
-#define GP_METRICS_ABI 2u
+#define GP_METRICS_ABI 3u
 #define GP_METRICS_PLUGIN_SYMBOL "gpufl_cupti_metrics_v1"
 
 /* A metric's properties; the strings point into the same malloc'd block as
@@ -39,8 +40,20 @@ typedef struct gp_metrics_abi_props {
     int scope; /* gp_metric_scope */
 } gp_metrics_abi_props;
 
+/* The sizes of the structs of this header, as the side that was compiled
+ * saw them: X(field, struct). */
+#define GP_METRICS_LAYOUT_FIELDS(X)                                                                \
+    X(plugin_table, gp_metrics_plugin) X(props, gp_metrics_abi_props)
+
+typedef struct gp_metrics_layout {
+#define GP_X(field, type) uint32_t field;
+    GP_METRICS_LAYOUT_FIELDS(GP_X)
+#undef GP_X
+} gp_metrics_layout;
+
 typedef struct gp_metrics_plugin {
-    uint32_t abi; /* GP_METRICS_ABI */
+    uint32_t abi;                    /* GP_METRICS_ABI */
+    const gp_metrics_layout *layout; /* GP_METRICS_LAYOUT as the plugin was built */
     /* cuptiGetVersion() of the loaded libcupti (0 if it failed). */
     uint32_t (*cupti_version)(void);
     /* Supported chip names (malloc'd list). */
@@ -77,6 +90,13 @@ typedef struct gp_metrics_plugin {
      * without a driver. */
     int (*local_chip)(int device, char *out, size_t cap, char *msg, size_t len);
 } gp_metrics_plugin;
+
+/* Positional: metrics_host.cpp is C++11. */
+#define GP_METRICS_LAYOUT_SIZE(field, type) sizeof(type),
+#define GP_METRICS_LAYOUT                                                                          \
+    {                                                                                              \
+        GP_METRICS_LAYOUT_FIELDS(GP_METRICS_LAYOUT_SIZE)                                           \
+    }
 
 #ifdef __cplusplus
 }

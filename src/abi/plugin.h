@@ -6,6 +6,10 @@
 #ifndef GP_ABI_PLUGIN_H
 #define GP_ABI_PLUGIN_H
 
+#include "metrics.h"
+#include "trace.h"
+
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Opens the CUPTI plugin ($GPUFL_CUPTI_PLUGIN, else
@@ -16,5 +20,16 @@
  * tried.  A loaded plugin stays open for the process's life. */
 const void *fl_plugin_symbol(const char *symbol, char *path, size_t path_len, char *why,
                              size_t len);
+
+/* check.c: the Trace engine's table (trace.h) and the metrics table
+ * (metrics.h) of the plugin, loaded with fl_plugin_symbol and checked:
+ * NULL with why when the plugin cannot be loaded, speaks another interface
+ * number, or was built with other struct sizes (why names the struct and
+ * both sizes, and the fix). */
+const fl_trace_plugin *fl_trace_plugin_load(char *why, size_t len);
+const gp_metrics_plugin *gp_metrics_plugin_load(char *why, size_t len);
+/* The checks alone, for a table at hand; path names it in why. */
+bool fl_trace_plugin_check(const fl_trace_plugin *p, const char *path, char *why, size_t len);
+bool gp_metrics_plugin_check(const gp_metrics_plugin *p, const char *path, char *why, size_t len);
 
 #endif /* GP_ABI_PLUGIN_H */

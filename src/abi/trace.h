@@ -4,7 +4,11 @@
  *
  * No CUDA type appears here: the core builds and runs without a toolkit.
  * Core and plugin are built from one tree; FL_TRACE_ABI changes whenever
- * a struct here changes, and the core refuses a plugin of another ABI.
+ * the meaning of a field here changes, and the table carries the size of
+ * every struct the two exchange as the plugin was built (fl_trace_layout):
+ * the core refuses a plugin of another ABI or of other sizes, naming the
+ * mismatch (abi/plugin.h), so a struct edited without the bump is caught
+ * at load, not read with the wrong layout.
  *
  * The plugin decodes CUPTI activity buffers into the neutral rows below
  * (times already on the wall clock, kernel names already interned into
@@ -19,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 1u
+#define FL_TRACE_ABI 2u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -191,8 +195,31 @@ typedef struct fl_trace_stats {
     char unavailable_msg[256]; /* CUPTI's message for the first of them */
 } fl_trace_stats;
 
+/* The sizes of the structs of this header, as the side that was compiled
+ * saw them: X(field, struct). */
+#define FL_TRACE_LAYOUT_FIELDS(X)                                                                  \
+    X(plugin_table, fl_trace_plugin)                                                               \
+    X(options, fl_trace_options)                                                                   \
+    X(sink, fl_trace_sink)                                                                         \
+    X(stats, fl_trace_stats)                                                                       \
+    X(gpu_limits, fl_gpu_limits)                                                                   \
+    X(kernel_row, fl_kernel_row)                                                                   \
+    X(memcpy_row, fl_memcpy_row)                                                                   \
+    X(memset_row, fl_memset_row)                                                                   \
+    X(sync_row, fl_sync_row)                                                                       \
+    X(alloc_row, fl_alloc_row)                                                                     \
+    X(graph_row, fl_graph_row)                                                                     \
+    X(marker_row, fl_marker_row)
+
+typedef struct fl_trace_layout {
+#define FL_X(field, type) uint32_t field;
+    FL_TRACE_LAYOUT_FIELDS(FL_X)
+#undef FL_X
+} fl_trace_layout;
+
 typedef struct fl_trace_plugin {
-    uint32_t abi; /* FL_TRACE_ABI */
+    uint32_t abi;                  /* FL_TRACE_ABI */
+    const fl_trace_layout *layout; /* FL_TRACE_LAYOUT as the plugin was built */
     const char *version;
     /* Subscribes and enables the activity kinds.  Returns 0, or -1 with why
      * naming CUPTI's error (then nothing stays enabled). */
@@ -215,5 +242,13 @@ typedef struct fl_trace_plugin {
      * decoder (start() may be called again later). */
     void (*release)(void);
 } fl_trace_plugin;
+
+/* This side's fl_trace_layout: the plugin points its table's layout at
+ * one of these; the core compares the plugin's with its own. */
+#define FL_TRACE_LAYOUT_SIZE(field, type) .field = sizeof(type),
+#define FL_TRACE_LAYOUT                                                                            \
+    {                                                                                              \
+        FL_TRACE_LAYOUT_FIELDS(FL_TRACE_LAYOUT_SIZE)                                               \
+    }
 
 #endif /* FL_TRACE_H */

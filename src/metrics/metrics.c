@@ -34,19 +34,7 @@ static char g_why[MSG_MAX];
 
 static void load_once(void)
 {
-    char path[PATH_MAX];
-    const gp_metrics_plugin *p =
-        fl_plugin_symbol(GP_METRICS_PLUGIN_SYMBOL, path, sizeof path, g_why, sizeof g_why);
-    if (!p)
-        return;
-    if (p->abi != GP_METRICS_ABI) {
-        snprintf(g_why, sizeof g_why,
-                 "the CUPTI plugin %s speaks metrics interface %u, this library %u: install the "
-                 "plugin built with this library",
-                 path, p->abi, GP_METRICS_ABI);
-        return;
-    }
-    g_plugin = p;
+    g_plugin = gp_metrics_plugin_load(g_why, sizeof g_why);
 }
 
 static const gp_metrics_plugin *plugin(gp_error *err)

@@ -57,7 +57,6 @@
 #define TRACE_FLUSH_PERIOD_NS 1000000000ull /* CUPTI's partly filled buffers, once a second */
 #define FLUSH_WAIT_NS 2000000000ull
 
-
 #define MAX_CAPS 24
 #define MAX_CUDA_DEVICES 16
 
@@ -447,10 +446,11 @@ static void writer_cycle(session *s)
         fl_rec_scope_batch(&s->out[FL_CH_SCOPE], s->id, ++s->batch_scope, s->scope_rows + i,
                            batch_len(n_scope, i));
     for (size_t i = 0; i < dn; i += BATCH_ROWS)
-        fl_rec_device_batch(&s->out[FL_CH_SYSTEM], s->id, ++s->batch_dev, dev + i, batch_len(dn, i));
+        fl_rec_device_batch(&s->out[FL_CH_SYSTEM], s->id, ++s->batch_dev, dev + i,
+                            batch_len(dn, i));
     for (size_t i = 0; i < hn; i += BATCH_ROWS)
-        fl_rec_host_batch(&s->out[FL_CH_SYSTEM], s->id, s->hostname, s->ip, ++s->batch_host, host + i,
-                          batch_len(hn, i));
+        fl_rec_host_batch(&s->out[FL_CH_SYSTEM], s->id, s->hostname, s->ip, ++s->batch_host,
+                          host + i, batch_len(hn, i));
     s->rows_scope += n_scope;
     s->rows_dev += dn;
     s->rows_host += hn;
@@ -505,30 +505,11 @@ static void add_cap(session *s, const char *feature, bool requested, fl_cap_stat
                                  .message = s->cap_msg[i]};
 }
 
-/* Loads the CUPTI plugin: GPUFL_CUPTI_PLUGIN, else libgpuprofile_cupti.so
- * beside this library.  NULL with why set when it cannot be used. */
-static const fl_trace_plugin *load_plugin(char *why, size_t len)
-{
-    char path[PATH_MAX];
-    const fl_trace_plugin *p =
-        fl_plugin_symbol(FL_TRACE_PLUGIN_SYMBOL, path, sizeof path, why, len);
-    if (!p)
-        return NULL;
-    if (p->abi != FL_TRACE_ABI) {
-        snprintf(why, len,
-                 "the CUPTI plugin %s speaks interface %u, this library %u: install the plugin "
-                 "built with this library",
-                 path, p->abi, FL_TRACE_ABI);
-        return NULL;
-    }
-    return p;
-}
-
 /* Starts the Trace engine for an engine above Monitor.  False with why
  * (the plugin's or CUPTI's message) when the session must run Monitor. */
 static bool start_trace(session *s, char *why, size_t len)
 {
-    const fl_trace_plugin *p = load_plugin(why, len);
+    const fl_trace_plugin *p = fl_trace_plugin_load(why, len);
     if (!p)
         return false;
     s->tw = fl_trace_writer_create(&s->ident, s->gen, &s->out[FL_CH_DEVICE], &s->out[FL_CH_SCOPE],
@@ -669,15 +650,15 @@ static void build_capabilities(session *s, const char *device_note)
     bool pc = req == GPUFL_ENGINE_PC_SAMPLING || req == GPUFL_ENGINE_DEEP;
     bool sass = req == GPUFL_ENGINE_SASS_METRICS || req == GPUFL_ENGINE_DEEP;
     bool range = req == GPUFL_ENGINE_RANGE_PROFILER;
-    add_cap(s, "pc_sampling", pc, pc ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pc ? above : "", "%s",
-            pc ? above_why : "");
-    add_cap(s, "sass_metrics", sass, sass ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, sass ? above : "", "%s",
-            sass ? above_why : "");
-    add_cap(s, "range_profiler", range, range ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, range ? above : "",
-            "%s", range ? above_why : "");
+    add_cap(s, "pc_sampling", pc, pc ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pc ? above : "",
+            "%s", pc ? above_why : "");
+    add_cap(s, "sass_metrics", sass, sass ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
+            sass ? above : "", "%s", sass ? above_why : "");
+    add_cap(s, "range_profiler", range, range ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
+            range ? above : "", "%s", range ? above_why : "");
     bool src = c->enable_source_collection && (pc || sass);
-    add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, src ? above : "", "%s",
-            src ? above_why : "");
+    add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
+            src ? above : "", "%s", src ? above_why : "");
     if (req > GPUFL_ENGINE_MONITOR && !tracing)
         DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req), why);
     else if (req > GPUFL_ENGINE_TRACE)
@@ -955,7 +936,8 @@ static gpufl_status session_init(const gpufl_init_options *opts, gp_monitor *bor
                            .n_gpu_static = s->n_dev,
                            .cuda_static = s->cuda_static,
                            .n_cuda_static = s->n_cuda,
-                           .session_kind = s->plugin ? FL_SESSION_KIND_TRACE : FL_SESSION_KIND_MONITOR,
+                           .session_kind =
+                               s->plugin ? FL_SESSION_KIND_TRACE : FL_SESSION_KIND_MONITOR,
                            .profiling_engine = s->plugin ? s->selected_engine : NULL};
         pthread_mutex_lock(&g_mu);
         for (int ch = 0; ch < FL_CH_COUNT; ch++)
@@ -1206,8 +1188,7 @@ static void system_phase(const char *name, bool start)
     }
     pthread_mutex_lock(&g_mu);
     fl_host_sample host = s->host_latest;
-    fl_rec_system(&s->sys_q, &s->ident, start, name,
-                  gp_now_wall_ns(), &host, s->live, s->n_dev);
+    fl_rec_system(&s->sys_q, &s->ident, start, name, gp_now_wall_ns(), &host, s->live, s->n_dev);
     pthread_mutex_unlock(&g_mu);
     fl_session_kick();
     DEBUG(s, "%s %s", fl_type_name(start ? FL_T_SYSTEM_START : FL_T_SYSTEM_STOP), name);

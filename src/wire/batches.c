@@ -26,7 +26,6 @@
  * sign, their commas and the brackets - with room to spare. */
 #define ROW_MAX 512
 
-
 /* A row's offset from the batch base; a row older than the base (out of
  * order) is pinned to 0 rather than wrapping to a huge unsigned number. */
 static uint64_t dt_of(uint64_t t, uint64_t base)
@@ -232,8 +231,6 @@ void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
 
 /* ------------------------------------------------------- trace batches */
 
-
-
 /* Room for one row at most ROW_MAX long, its leading comma written after
  * the first row and its '[' opened; NULL once oom. */
 static char *row_open(fl_buf *b, size_t i)
@@ -262,7 +259,8 @@ void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
     if (!rows || n == 0)
         return;
     uint64_t base = rows[0].t_ns;
-    put_batch_open(b, FL_T_KERNEL_EVENT_BATCH, session_id, batch_id, base, all_columns(FL_T_KERNEL_EVENT_BATCH));
+    put_batch_open(b, FL_T_KERNEL_EVENT_BATCH, session_id, batch_id, base,
+                   all_columns(FL_T_KERNEL_EVENT_BATCH));
     for (size_t i = 0; i < n; i++) {
         const fl_kernel_row *r = &rows[i];
         char *d = row_open(b, i);
@@ -330,7 +328,8 @@ void fl_rec_sync_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
     if (!rows || n == 0)
         return;
     uint64_t base = rows[0].t_ns;
-    put_batch_open(b, FL_T_SYNCHRONIZATION_EVENT_BATCH, session_id, batch_id, base, all_columns(FL_T_SYNCHRONIZATION_EVENT_BATCH));
+    put_batch_open(b, FL_T_SYNCHRONIZATION_EVENT_BATCH, session_id, batch_id, base,
+                   all_columns(FL_T_SYNCHRONIZATION_EVENT_BATCH));
     for (size_t i = 0; i < n; i++) {
         const fl_sync_row *r = &rows[i];
         char *d = row_open(b, i);
@@ -360,7 +359,8 @@ void fl_rec_alloc_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
     if (!rows || n == 0)
         return;
     uint64_t base = rows[0].t_ns;
-    put_batch_open(b, FL_T_MEMORY_ALLOC_EVENT_BATCH, session_id, batch_id, base, all_columns(FL_T_MEMORY_ALLOC_EVENT_BATCH));
+    put_batch_open(b, FL_T_MEMORY_ALLOC_EVENT_BATCH, session_id, batch_id, base,
+                   all_columns(FL_T_MEMORY_ALLOC_EVENT_BATCH));
     for (size_t i = 0; i < n; i++) {
         const fl_alloc_row *r = &rows[i];
         char *d = row_open(b, i);
@@ -388,7 +388,8 @@ void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
     if (!rows || n == 0)
         return;
     uint64_t base = rows[0].t_ns;
-    put_batch_open(b, FL_T_GRAPH_EVENT_BATCH, session_id, batch_id, base, all_columns(FL_T_GRAPH_EVENT_BATCH));
+    put_batch_open(b, FL_T_GRAPH_EVENT_BATCH, session_id, batch_id, base,
+                   all_columns(FL_T_GRAPH_EVENT_BATCH));
     for (size_t i = 0; i < n; i++) {
         const fl_graph_row *r = &rows[i];
         char *d = row_open(b, i);
@@ -404,4 +405,3 @@ void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
     }
     FL_BUF_LIT(b, "]}\n");
 }
-

@@ -177,8 +177,20 @@ static void f_release(void)
     dec = NULL;
 }
 
+#ifdef FAKE_STALE_LAYOUT
+/* A plugin built from other headers: its fl_kernel_row one field longer. */
+static fl_trace_layout layout = FL_TRACE_LAYOUT;
+__attribute__((constructor)) static void stale_layout(void)
+{
+    layout.kernel_row += 8;
+}
+#else
+static const fl_trace_layout layout = FL_TRACE_LAYOUT;
+#endif
+
 EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .abi = FL_TRACE_ABI,
+    .layout = &layout,
     .version = "fake",
     .start = f_start,
     .devices = f_devices,

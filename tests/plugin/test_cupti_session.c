@@ -12,6 +12,7 @@
  *    dropped records in capture_capabilities, engines above Trace.
  */
 #include "fl_log.h"
+#include "abi/trace.h"
 #include "gpufl.h"
 
 #include <stdbool.h>
@@ -128,6 +129,32 @@ static void test_real_cupti_without_driver(void)
     run_session(env_or_die("GP_TEST_PLUGIN"), GPUFL_ENGINE_TRACE, false, dir, sizeof dir);
     CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
     CHECK_STR(str(last_caps(&dev), "selected_engine"), "nvidia.monitor");
+    fl_log_free(&dev);
+}
+
+/* A plugin built from other headers (one row struct larger, the ABI
+ * number the same) is refused at load, naming the struct and both sizes;
+ * the session runs Monitor and says why. */
+static void test_stale_plugin_refused(void)
+{
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_FAKE_PLUGIN_STALE"), GPUFL_ENGINE_TRACE, false, dir,
+                sizeof dir);
+    fl_log dev;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    CHECK_STR(str(fl_first(&dev, "job_start"), "session_kind"), "monitor");
+    json_t *caps = last_caps(&dev);
+    CHECK_STR(str(caps, "selected_engine"), "nvidia.monitor");
+    json_t *k = cap_of(caps, "kernel_events");
+    CHECK_STR(str(k, "status"), "fallback");
+    CHECK_STR(str(k, "reason_code"), "cupti_unavailable");
+    char want[256];
+    snprintf(want, sizeof want,
+             "was built with fl_kernel_row of %zu bytes, this library with %zu: install the "
+             "plugin built with this library",
+             sizeof(fl_kernel_row) + 8, sizeof(fl_kernel_row));
+    CHECK_CONTAINS(str(k, "message"), want);
+    CHECK_INT(fl_count(&dev, "kernel_event_batch"), 0);
     fl_log_free(&dev);
 }
 
@@ -391,6 +418,7 @@ int main(void)
     snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_session_%d", (int)getpid());
     srand((unsigned)getpid());
     test_real_cupti_without_driver();
+    test_stale_plugin_refused();
     test_fake_trace();
     test_fake_scenarios();
     test_buffer_options();

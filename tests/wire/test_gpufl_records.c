@@ -226,13 +226,11 @@ static void golden_system(void)
     fl_device_live devs[2] = {live_dev0(), live_dev1()};
     fl_host_sample host = {FL_HOST_CPU | FL_HOST_RAM, 12.3456789, 3000, 16384};
     fl_buf b = {0};
-    fl_rec_system(&b, &ident, true, "warm-up phase", 1760000000000100000ull, &host, devs,
-                  2);
+    fl_rec_system(&b, &ident, true, "warm-up phase", 1760000000000100000ull, &host, devs, 2);
     finish(&b, "system_start.ndjson");
 
     fl_host_sample none = {0, 0, 0, 0};
-    fl_rec_system(&b, &ident, false, "warm-up phase", 1760000000000900000ull, &none, devs,
-                  1);
+    fl_rec_system(&b, &ident, false, "warm-up phase", 1760000000000900000ull, &none, devs, 1);
     finish(&b, "system_stop.ndjson");
 }
 

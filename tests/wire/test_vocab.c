@@ -85,7 +85,7 @@ static void test_column_map(void)
 
     /* Another writer's order, a column of its own, a duplicate, missing
      * columns (GPUFlight's ten columns have no device_id). */
-    static const char *const other[] = {"duration_ns", "extra", "dt_ns",    "kernel_id",
+    static const char *const other[] = {"duration_ns", "extra",   "dt_ns",      "kernel_id",
                                         "dt_ns",       "corr_id", "has_details"};
     b.cols = other;
     b.ncols = 7;
