@@ -16,8 +16,7 @@
 /* The subsystems the command embeds, one internal header each (it links
  * the static library for them): */
 #include "../src/recorder/launcher.h" /* a session fed by the command's own monitor */
-#include "../src/reader/read.h"       /* session logs read back */
-#include "../src/report/report.h"     /* the report and the exports of a session */
+#include "../src/report/logs.h"       /* session logs read back, reported, exported */
 #include "../src/util/util.h"         /* buffer, directories, booleans, errors */
 
 #include <signal.h>

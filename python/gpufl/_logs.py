@@ -221,6 +221,7 @@ class SessionLogs:
 
 
 _DICTIONARY_UPDATE = _wire.record("dictionary_update")
+_KERNEL_DETAIL_TYPE = _wire.record("kernel_detail")
 
 
 def _zero_problems():
@@ -291,11 +292,13 @@ COLUMNS = {
 }
 TABLES = tuple(COLUMNS)
 # The batches each table is built from.
-TABLE_BATCHES = {table: _wire.batch(name) for table, name in (
-    ("kernels", "kernel_event_batch"), ("memcpy", "memcpy_event_batch"),
-    ("scopes", "profile_sample_batch"), ("scope_events", "scope_event_batch"),
-    ("device_metrics", "device_metric_batch"), ("host_metrics", "host_metric_batch"),
-    ("perf", "pm_sample_batch"))}
+TABLE_BATCHES = {"kernels": _wire.batch("kernel_event_batch"),
+                 "memcpy": _wire.batch("memcpy_event_batch"),
+                 "scopes": _wire.batch("profile_sample_batch"),
+                 "scope_events": _wire.batch("scope_event_batch"),
+                 "device_metrics": _wire.batch("device_metric_batch"),
+                 "host_metrics": _wire.batch("host_metric_batch"),
+                 "perf": _wire.batch("pm_sample_batch")}
 
 # Batch columns that a table states under another key (or drops).
 _CONSUMED = {"dt_ns", "ts_ns"}
@@ -321,7 +324,7 @@ def _end(start, dur):
 def _kernels(c):
     details = {}
     for r in c.records:
-        if r.get("type") == "kernel_detail" and r.get("corr_id") is not None:
+        if r.get("type") == _KERNEL_DETAIL_TYPE and r.get("corr_id") is not None:
             details[r["corr_id"]] = r
     src = c.rows(TABLE_BATCHES["kernels"])
     current = {}  # kernel_id -> its detail in force (docs/gpufl.md's rule)

@@ -35,6 +35,7 @@ import shutil
 import sys
 import warnings
 
+from . import _wire
 from ._report_c import ReportError
 
 __all__ = ["init", "show", "render", "sessions"]
@@ -239,7 +240,7 @@ def _render_session(s, cells):
 
     out = ["%s  session %s" % (r.get("app") or s.app or "?", r.get("session_id") or
                                s.session_id or "?")]
-    tail = "" if r.get("end_source") == "shutdown" else \
+    tail = "" if r.get("end_source") == _wire.record("shutdown") else \
         "  (no shutdown record: still recording, or the process died)"
     out.append("start %s  duration %s  (%d columns of %s)%s"
                % (_utc(t0), _fmt_ns(t1 - t0), cells, _fmt_ns(span.span // cells or 1), tail))

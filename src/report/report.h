@@ -22,7 +22,6 @@
 
 #include "../util/buf.h"
 #include "../reader/read.h"
-#include "export.h"
 
 #include <jansson.h>
 #include <stdbool.h>

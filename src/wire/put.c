@@ -52,13 +52,3 @@ void fl_put_head(fl_buf *b, fl_type t, const char *session_id)
     fl_put_key(b, "session_id");
     fl_buf_str(b, session_id);
 }
-
-void fl_put_ident(fl_buf *b, const fl_ident *id)
-{
-    FL_BUF_LIT(b, "\"pid\":");
-    fl_buf_i64(b, id->pid);
-    fl_put_key(b, "app");
-    fl_buf_str(b, id->app);
-    fl_put_key(b, "session_id");
-    fl_buf_str(b, id->session_id);
-}

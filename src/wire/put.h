@@ -1,13 +1,12 @@
 /*
  * wire/put.h - the pieces of JSON every record writer of wire/ shares
- * (put.c): keys, the envelope's opening from the vocabulary, the ident
- * fields.  Private to wire/.
+ * (put.c): keys, booleans, the envelope's opening from the vocabulary.
+ * Private to wire/.
  */
 #ifndef GP_WIRE_PUT_H
 #define GP_WIRE_PUT_H
 
 #include "../util/buf.h"
-#include "records.h"
 #include "vocab.h"
 
 #include <stdbool.h>
@@ -23,7 +22,5 @@ void fl_put_key(fl_buf *b, const char *key);
 void fl_put_open(fl_buf *b, fl_type t);
 /* fl_put_open, then ,"session_id":S - the opening most records share. */
 void fl_put_head(fl_buf *b, fl_type t, const char *session_id);
-/* "pid":P,"app":A,"session_id":S without a leading comma. */
-void fl_put_ident(fl_buf *b, const fl_ident *id);
 
 #endif /* GP_WIRE_PUT_H */

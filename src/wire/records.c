@@ -147,13 +147,24 @@ static void put_static_list(fl_buf *b, const fl_device_static *devs, size_t n)
     FL_BUF_LIT(b, "]");
 }
 
+/* "pid":P,"app":A,"session_id":S without a leading comma. */
+static void put_ident(fl_buf *b, const fl_ident *id)
+{
+    FL_BUF_LIT(b, "\"pid\":");
+    fl_buf_i64(b, id->pid);
+    fl_put_key(b, "app");
+    fl_buf_str(b, id->app);
+    fl_put_key(b, "session_id");
+    fl_buf_str(b, id->session_id);
+}
+
 /* ------------------------------------------------------------- lifecycle */
 
 void fl_rec_job_start(fl_buf *b, const fl_ident *id, const fl_job_start *js)
 {
     fl_put_open(b, FL_T_JOB_START);
     FL_BUF_LIT(b, ",");
-    fl_put_ident(b, id);
+    put_ident(b, id);
     fl_put_key(b, "log_path");
     fl_buf_str(b, js->log_path);
     fl_put_key(b, "ts_ns");
@@ -187,7 +198,7 @@ static void put_shutdown_head(fl_buf *b, const fl_ident *id, uint64_t ts_ns)
     /* The one lifecycle record without "version" (as the seed writes it). */
     fl_put_open(b, FL_T_SHUTDOWN);
     FL_BUF_LIT(b, ",");
-    fl_put_ident(b, id);
+    put_ident(b, id);
     fl_put_key(b, "ts_ns");
     fl_buf_u64(b, ts_ns);
 }
@@ -217,7 +228,7 @@ void fl_rec_system(fl_buf *b, const fl_ident *id, bool start, const char *name, 
 {
     fl_put_open(b, start ? FL_T_SYSTEM_START : FL_T_SYSTEM_STOP);
     FL_BUF_LIT(b, ",");
-    fl_put_ident(b, id);
+    put_ident(b, id);
     fl_put_key(b, "name");
     fl_buf_str(b, name);
     fl_put_key(b, "ts_ns");

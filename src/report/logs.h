@@ -1,0 +1,14 @@
+/*
+ * report/logs.h - the report subsystem as a program that embeds it (the
+ * gpu-profile command) includes it: session logs read back (reader/read.h),
+ * summed up into the report (report.h) or written out as another tool's
+ * format (export.h).  The library's own files include the one they use.
+ */
+#ifndef GP_REPORT_LOGS_H
+#define GP_REPORT_LOGS_H
+
+#include "../reader/read.h"
+#include "export.h"
+#include "report.h"
+
+#endif /* GP_REPORT_LOGS_H */

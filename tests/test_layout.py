@@ -1,0 +1,192 @@
+"""The source tree's shape, checked (docs/architecture.md, "Layout"):
+
+- each folder of src/ includes only the folders below it: util and abi at
+  the bottom, then sampler, wire and metrics, then recorder and reader, then
+  report; cli/ and plugin/ on top of what they embed;
+- no include circle between modules (a module is a .c and its .h, so a
+  call from one file into another shows as an include: with -Werror a call
+  needs its declaration);
+- no source file over 900 lines, no function over 150 lines;
+- every record type, batch and channel name of the wire format is spelled
+  in one place only, src/wire/vocab.h (and its Python copy,
+  python/gpufl/_wire.py, which test_python_gpufl compares with it);
+- each folder of src/ has a README.md saying what it owns and may include.
+
+Usage: python3 tests/test_layout.py SOURCE_DIR (CTest: test_layout).
+"""
+
+import os
+import re
+import sys
+
+ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                       os.path.join(os.path.dirname(__file__), ".."))
+
+# folder -> folders its files may include (besides itself and include/).
+ALLOWED = {
+    "src/util": set(),
+    "src/abi": {"src/util"},
+    "src/sampler": {"src/util", "src/sampler/backends"},
+    "src/sampler/backends": {"src/util"},
+    "src/wire": {"src/util", "src/abi"},
+    "src/metrics": {"src/util", "src/abi"},
+    "src/recorder": {"src/util", "src/abi", "src/sampler", "src/wire"},
+    "src/reader": {"src/util", "src/wire"},
+    "src/report": {"src/util", "src/wire", "src/reader", "src/recorder"},
+    "cli": {"src/util", "src/recorder", "src/reader", "src/report"},
+    "plugin": {"src/abi"},
+}
+MAX_FILE_LINES = 900
+MAX_FUNCTION_LINES = 150
+SOURCE_EXT = (".c", ".h", ".cpp")
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def sources():
+    for top in ALLOWED:
+        d = os.path.join(ROOT, top)
+        for name in sorted(os.listdir(d)):
+            p = os.path.join(d, name)
+            if os.path.isfile(p) and name.endswith(SOURCE_EXT):
+                yield p
+
+
+def includes(path):
+    """The project files path includes by a quoted name, resolved."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+            if not m:
+                continue
+            target = os.path.normpath(os.path.join(os.path.dirname(path), m.group(1)))
+            if os.path.exists(target):
+                out.append(target)
+            elif not os.path.exists(os.path.join(ROOT, "include", m.group(1))):
+                fail("%s: #include \"%s\" is neither beside it (by its relative path) nor a "
+                     "public header" % (rel(path), m.group(1)))
+    return out
+
+
+def check_directions(graph):
+    for path, targets in graph.items():
+        folder = os.path.dirname(rel(path))
+        for t in targets:
+            tf = os.path.dirname(rel(t))
+            if tf != folder and tf not in ALLOWED[folder]:
+                fail("%s includes %s: %s/ may include only %s" % (
+                    rel(path), rel(t), folder, ", ".join(sorted(ALLOWED[folder])) or "nothing"))
+
+
+def check_circles(graph):
+    module = lambda p: os.path.splitext(p)[0]
+    edges = {}
+    for path, targets in graph.items():
+        edges.setdefault(module(path), set()).update(
+            module(t) for t in targets if module(t) != module(path))
+    state = {}
+
+    def visit(m, stack):
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(edges.get(m, ())):
+            if state.get(n) == 1:
+                cyc = stack[stack.index(n):] + [n]
+                fail("include circle: " + " -> ".join(rel(c) for c in cyc))
+            elif n not in state:
+                visit(n, stack)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m, [])
+
+
+def check_sizes(path):
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    if len(lines) > MAX_FILE_LINES:
+        fail("%s has %d lines (at most %d: split it by responsibility)" % (
+            rel(path), len(lines), MAX_FILE_LINES))
+    if not path.endswith((".c", ".cpp")):
+        return
+    # clang-format puts a function's braces in column 0.
+    start = None
+    for i, line in enumerate(lines):
+        if line == "{" and start is None:
+            start = i
+        elif line.startswith("}") and start is not None and not line.startswith("};"):
+            n = i - start + 2  # the signature line and both braces
+            if n > MAX_FUNCTION_LINES:
+                fail("%s:%d: a function of %d lines (at most %d: split it into named steps)" % (
+                    rel(path), start, n, MAX_FUNCTION_LINES))
+            start = None
+
+
+def wire_names():
+    """Every record type and batch name of src/wire/vocab.h."""
+    with open(os.path.join(ROOT, "src/wire/vocab.h"), encoding="utf-8") as f:
+        text = f.read()
+    return set(re.findall(r"X\(\w+, (\w+), (?:ALL|DEVICE|SCOPE|SYSTEM)\b", text))
+
+
+def check_one_vocabulary():
+    names = wire_names()
+    if len(names) < 18:
+        fail("src/wire/vocab.h: found only %d wire names; the check cannot read it" % len(names))
+    quoted = re.compile(r'"(%s)"' % "|".join(sorted(names)))
+    places = [p for p in sources() if not rel(p).startswith("src/wire/vocab.")]
+    py = os.path.join(ROOT, "python/gpufl")
+    # (gpufl/__init__.py names functions shutdown, system_start, ...)
+    places += [os.path.join(py, n) for n in sorted(os.listdir(py))
+               if n.endswith(".py") and n not in ("_wire.py", "__init__.py")]
+    for p in places:
+        with open(p, encoding="utf-8") as f:
+            for no, line in enumerate(f, 1):
+                if p.endswith(".py"):
+                    code = line.split("#")[0]
+                else:
+                    code = re.sub(r"/\*.*?(\*/|$)", "", line.split("//")[0])
+                    if code.lstrip().startswith("*"):
+                        continue  # inside a comment
+                for m in quoted.finditer(code):
+                    if p.endswith(".py") and re.search(r"_wire\.(record|batch|columns)\(\s*$",
+                                                       code[:m.start()]):
+                        continue  # checked against the vocabulary by _wire
+                    fail("%s:%d: the wire name \"%s\" is spelled here; take it from "
+                         "src/wire/vocab.h (Python: gpufl._wire)" % (rel(p), no, m.group(1)))
+
+
+def check_readmes():
+    for folder in ALLOWED:
+        if folder.startswith("src/") and not os.path.isfile(
+                os.path.join(ROOT, folder, "README.md")):
+            fail("%s/ has no README.md saying what it owns and what it may include" % folder)
+
+
+def main():
+    graph = {p: includes(p) for p in sources()}
+    check_directions(graph)
+    check_circles(graph)
+    for p in graph:
+        check_sizes(p)
+    check_one_vocabulary()
+    check_readmes()
+    for f in failures:
+        print(f)
+    print("test_layout: %d files, %d problems" % (len(graph), len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
