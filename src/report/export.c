@@ -31,14 +31,14 @@
 #include "export.h"
 #include "../reader/read.h"
 #include "../util/buf.h"
-#include "report.h"
+#include "model.h"
+#include "scopes.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NVTX_BIT (1ull << 62)
 #define PID_HOST 1
 #define PID_GPU_UNKNOWN 99
 #define PID_GPU_BASE 100
@@ -152,14 +152,6 @@ static void meta(fl_export *e, const char *what, int64_t pid, int64_t tid, const
     end_event(e);
 }
 
-static const char *device_name(const fl_model *m, int64_t id)
-{
-    for (size_t i = 0; i < m->n_devices; i++)
-        if (m->devices[i].id == id)
-            return m->devices[i].name;
-    return NULL;
-}
-
 /* The pid of a device (-1: not recorded). */
 static int64_t gpu_pid(const fl_export *e, int64_t dev)
 {
@@ -191,7 +183,7 @@ static void track(fl_export *e, int64_t pid, int64_t tid)
         } else if (pid == PID_GPU_UNKNOWN) {
             snprintf(name, sizeof name, "GPU ? (device not recorded)");
         } else {
-            const char *dn = device_name(e->m, pid - PID_GPU_BASE);
+            const char *dn = fl_model_device_name(e->m, pid - PID_GPU_BASE);
             snprintf(name, sizeof name, "GPU %" PRId64 "%s%s", pid - PID_GPU_BASE, dn ? ": " : "",
                      dn ? dn : "");
         }
@@ -256,11 +248,6 @@ static void arg_str(fl_buf *b, bool *first, const char *key, const char *v)
     fl_buf_str(b, v);
 }
 
-static void dim3(char *buf, size_t len, const uint32_t v[3])
-{
-    snprintf(buf, len, "(%" PRIu32 ",%" PRIu32 ",%" PRIu32 ")", v[0], v[1], v[2]);
-}
-
 /* ---------------------------------------------------------- kernels */
 
 static void csv_field(fl_buf *b, const char *s)
@@ -295,15 +282,11 @@ static void csv_kernel(fl_export *e, const fl_krow *k)
                   k->kernel_id);
     csv_field(b, fl_model_kernel_name(e->m, k->kernel_id));
     fl_buf_puts(b, ",");
-    if (d && d->have_grid) {
-        dim3(buf, sizeof buf, d->grid);
-        csv_field(b, buf);
-    }
+    if (d && d->have_grid)
+        csv_field(b, fl_dim3_format(buf, sizeof buf, d->grid));
     fl_buf_puts(b, ",");
-    if (d && d->have_block) {
-        dim3(buf, sizeof buf, d->block);
-        csv_field(b, buf);
-    }
+    if (d && d->have_block)
+        csv_field(b, fl_dim3_format(buf, sizeof buf, d->block));
     fl_buf_puts(b, ",");
     if (k->num_regs >= 0)
         fl_buf_i64(b, k->num_regs);
@@ -348,14 +331,10 @@ static void chrome_kernel(fl_export *e, const fl_krow *k)
     arg_u64(b, &first, "kernel_id", k->kernel_id);
     arg_u64(b, &first, "corr_id", k->corr_id);
     const fl_kdetail *d = k->detail;
-    if (d && d->have_grid) {
-        dim3(buf, sizeof buf, d->grid);
-        arg_str(b, &first, "grid", buf);
-    }
-    if (d && d->have_block) {
-        dim3(buf, sizeof buf, d->block);
-        arg_str(b, &first, "block", buf);
-    }
+    if (d && d->have_grid)
+        arg_str(b, &first, "grid", fl_dim3_format(buf, sizeof buf, d->grid));
+    if (d && d->have_block)
+        arg_str(b, &first, "block", fl_dim3_format(buf, sizeof buf, d->block));
     if (k->num_regs >= 0)
         arg_i64(b, &first, "registers", k->num_regs);
     if (k->dyn_shared >= 0)
@@ -541,7 +520,7 @@ static void sync_batch(fl_export *e, const fl_batch *b)
 static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint64_t t0, uint64_t t1,
                         bool open_at_end)
 {
-    bool nvtx = (instance & NVTX_BIT) != 0;
+    bool nvtx = (instance & FL_NVTX_BIT) != 0;
     int64_t tid = nvtx ? TID_NVTX : TID_SCOPES;
     const char *name = fl_model_scope_name(e->m, name_id);
     char buf[64];
@@ -555,7 +534,7 @@ static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint6
     put_us(&e->line, t1 > t0 ? (int64_t)(t1 - t0) : 0);
     fl_buf_puts(&e->line, ",\"args\":{");
     bool first = true;
-    arg_u64(&e->line, &first, "instance_id", nvtx ? instance & ~NVTX_BIT : instance);
+    arg_u64(&e->line, &first, "instance_id", nvtx ? instance & ~FL_NVTX_BIT : instance);
     if (open_at_end)
         fl_buf_puts(&e->line, ",\"open_at_end\":true");
     fl_buf_puts(&e->line, "}");
@@ -564,39 +543,16 @@ static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint6
 
 static void scope_batch(fl_export *e, const fl_batch *b)
 {
-    int c_dt = fl_batch_colid(b, FL_COL_SCOPE_DT_NS),
-        c_id = fl_batch_colid(b, FL_COL_SCOPE_SCOPE_INSTANCE_ID),
-        c_name = fl_batch_colid(b, FL_COL_SCOPE_NAME_ID),
-        c_type = fl_batch_colid(b, FL_COL_SCOPE_EVENT_TYPE),
-        c_orig = fl_batch_colid(b, FL_COL_SCOPE_ORIGINAL_START_NS);
+    fl_scope_cols c = fl_scope_cols_of(b);
     for (size_t i = 0; i < b->nrows; i++) {
-        uint64_t dt, id, name = 0, type, orig = 0;
-        if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_id, &id) ||
-            !fl_rcell_u64(b, i, c_type, &type))
-            continue;
-        fl_rcell_u64(b, i, c_name, &name);
-        fl_rcell_u64(b, i, c_orig, &orig);
-        uint64_t t = b->base_time_ns + dt;
-        fl_mval *v = fl_map_find(&e->open, id);
-        if (type == 0 || (type == 2 && !v)) {
-            v = fl_map_put(&e->open, id, NULL);
-            if (!v) {
-                e->oom = true;
-                return;
-            }
-            v->a = type == 2 && orig ? orig : t;
-            v->b = name;
-        } else if (type == 1) {
-            if (v) {
-                uint64_t s = v->a;
-                if (v->b)
-                    name = v->b;
-                fl_map_del(&e->open, id);
-                scope_event(e, id, name, s, t, false);
-            } else if (orig && orig <= t) {
-                scope_event(e, id, name, orig, t, false);
-            }
+        fl_scope_end end;
+        fl_scope_step st = fl_scope_row(&e->open, b, &c, i, &end);
+        if (st == FL_SCOPE_OOM) {
+            e->oom = true;
+            return;
         }
+        if (st == FL_SCOPE_ENDED)
+            scope_event(e, end.instance, end.name_id, end.start_ns, end.end_ns, false);
     }
 }
 

@@ -1,0 +1,554 @@
+/*
+ * report/collect.c - the report's life and the reader's callbacks: every
+ * record and batch of a session summed up as it streams by, into counters
+ * and histograms whose size follows what is distinct in the session
+ * (scope names, devices, stall reasons, metrics), never its events.
+ * Kernel rows, the bulk of a session, are kernels.c's.
+ *
+ * A scope instance is remembered only while it is open (scopes.h pairs
+ * the rows); scopes still open at the end are counted as open_at_end.
+ */
+#include "report_int.h"
+#include "../reader/read.h"
+#include "../util/buf.h"
+#include "scopes.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ============================================================== tables */
+
+sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *index)
+{
+    if (!name)
+        return NULL;
+    uint64_t key = (uint64_t)(uintptr_t)name * 2 + (nvtx ? 1 : 0);
+    bool fresh;
+    fl_mval *v = fl_map_put(&r->s_by_name, key, &fresh);
+    if (!v) {
+        r->oom = true;
+        return NULL;
+    }
+    if (fresh) {
+        if (fl_grow((void **)&r->s, &r->cap_s, r->n_s + 1, sizeof *r->s) != 0) {
+            fl_map_del(&r->s_by_name, key);
+            r->oom = true;
+            return NULL;
+        }
+        v->a = r->n_s;
+        sstat *s = &r->s[r->n_s++];
+        memset(s, 0, sizeof *s);
+        s->name = name;
+        s->nvtx = nvtx;
+    }
+    if (index)
+        *index = (uint32_t)v->a;
+    return &r->s[v->a];
+}
+
+dstat *fl_report_device(fl_report *r, int64_t id)
+{
+    for (size_t i = 0; i < r->n_d; i++)
+        if (r->d[i].id == id)
+            return &r->d[i];
+    if (fl_grow((void **)&r->d, &r->cap_d, r->n_d + 1, sizeof *r->d) != 0) {
+        r->oom = true;
+        return NULL;
+    }
+    dstat *d = &r->d[r->n_d++];
+    memset(d, 0, sizeof *d);
+    d->id = id;
+    return d;
+}
+
+/* ============================================================= batches */
+
+static void acc_add(acc *a, double v)
+{
+    if (a->n == 0 || v > a->max)
+        a->max = v;
+    a->sum += v;
+    a->n++;
+}
+
+static void memcpy_batch(fl_report *r, const fl_batch *b)
+{
+    int c_dur = fl_batch_colid(b, FL_COL_MEMCPY_DURATION_NS),
+        c_bytes = fl_batch_colid(b, FL_COL_MEMCPY_BYTES),
+        c_kind = fl_batch_colid(b, FL_COL_MEMCPY_COPY_KIND);
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t kind, bytes = 0, dur = 0;
+        if (!fl_rcell_u64(b, i, c_kind, &kind)) {
+            r->m->bad_rows++;
+            continue;
+        }
+        fl_rcell_u64(b, i, c_bytes, &bytes);
+        fl_rcell_u64(b, i, c_dur, &dur);
+        opstat *o = &r->copies[kind < 256 ? kind : 256];
+        o->count++;
+        o->bytes += bytes;
+        o->time_ns += dur;
+    }
+}
+
+static void device_batch(fl_report *r, const fl_batch *b)
+{
+    int c_dt = fl_batch_colid(b, FL_COL_DEVMETRIC_DT_NS),
+        c_dev = fl_batch_colid(b, FL_COL_DEVMETRIC_DEVICE_ID),
+        c_ug = fl_batch_colid(b, FL_COL_DEVMETRIC_GPU_UTIL),
+        c_um = fl_batch_colid(b, FL_COL_DEVMETRIC_MEM_UTIL),
+        c_temp = fl_batch_colid(b, FL_COL_DEVMETRIC_TEMP_C),
+        c_pw = fl_batch_colid(b, FL_COL_DEVMETRIC_POWER_MW),
+        c_used = fl_batch_colid(b, FL_COL_DEVMETRIC_USED_MIB),
+        c_total = fl_batch_colid(b, FL_COL_DEVMETRIC_TOTAL_MIB),
+        c_clk = fl_batch_colid(b, FL_COL_DEVMETRIC_CLOCK_SM),
+        c_clkm = fl_batch_colid(b, FL_COL_DEVMETRIC_CLOCK_MEM),
+        c_e = fl_batch_colid(b, FL_COL_DEVMETRIC_ENERGY_UJ);
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, dev;
+        if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_dev, &dev) || dev > INT64_MAX) {
+            r->m->bad_rows++;
+            continue;
+        }
+        dstat *d = fl_report_device(r, (int64_t)dev);
+        if (!d)
+            return;
+        uint64_t t = b->base_time_ns + dt;
+        double v;
+        uint64_t u;
+        d->samples++;
+        if (fl_rcell_real(b, i, c_ug, &v))
+            acc_add(&d->util_gpu, v);
+        if (fl_rcell_real(b, i, c_um, &v))
+            acc_add(&d->util_mem, v);
+        if (fl_rcell_real(b, i, c_temp, &v))
+            acc_add(&d->temp, v);
+        if (fl_rcell_real(b, i, c_used, &v))
+            acc_add(&d->used, v);
+        if (fl_rcell_real(b, i, c_total, &v)) {
+            d->total_mib = v;
+            d->have_total = true;
+        }
+        if (fl_rcell_real(b, i, c_clk, &v))
+            acc_add(&d->clock_sm, v);
+        if (fl_rcell_real(b, i, c_clkm, &v))
+            acc_add(&d->clock_mem, v);
+        if (fl_rcell_u64(b, i, c_e, &u)) {
+            if (!d->have_energy)
+                d->energy_first = u;
+            d->energy_last = u;
+            d->have_energy = true;
+            d->energy_readings++;
+        }
+        if (fl_rcell_real(b, i, c_pw, &v)) {
+            acc_add(&d->power, v);
+            /* Trapezoids between consecutive readings of the device. */
+            if (d->have_prev_power && t > d->prev_t) {
+                d->power_integral_j +=
+                    (v + d->prev_power_mw) / 2.0 * 1e-3 * ((double)(t - d->prev_t) * 1e-9);
+                d->power_pairs++;
+            }
+            d->have_prev_power = true;
+            d->prev_t = t;
+            d->prev_power_mw = v;
+        }
+    }
+}
+
+static void host_batch(fl_report *r, const fl_batch *b)
+{
+    int c_cpu = fl_batch_colid(b, FL_COL_HOSTMETRIC_CPU_PCT_X100),
+        c_used = fl_batch_colid(b, FL_COL_HOSTMETRIC_RAM_USED_MIB),
+        c_total = fl_batch_colid(b, FL_COL_HOSTMETRIC_RAM_TOTAL_MIB);
+    if (b->hostname && !r->host_name)
+        r->host_name = fl_pool_intern(&r->pool, b->hostname);
+    for (size_t i = 0; i < b->nrows; i++) {
+        double v;
+        r->host_samples++;
+        if (fl_rcell_real(b, i, c_cpu, &v))
+            acc_add(&r->cpu, v / 100.0);
+        if (fl_rcell_real(b, i, c_used, &v))
+            acc_add(&r->ram_used, v);
+        if (fl_rcell_real(b, i, c_total, &v)) {
+            r->ram_total_mib = v;
+            r->have_ram_total = true;
+        }
+    }
+}
+
+static const char *scope_name(fl_report *r, uint64_t name_id)
+{
+    /* Interned in the report's pool, as the user_scope names are, so one
+     * name is one scope whichever way it came. */
+    const char *n = fl_model_scope_name(r->m, name_id);
+    if (n)
+        return fl_pool_intern(&r->pool, n);
+    char buf[64];
+    snprintf(buf, sizeof buf, "(scope id %" PRIu64 ", not in scope_name_dict)", name_id);
+    return fl_pool_intern(&r->pool, buf);
+}
+
+static void scope_done(fl_report *r, uint64_t instance, uint64_t name_id, uint64_t dur)
+{
+    sstat *s = fl_report_scope(r, scope_name(r, name_id), (instance & FL_NVTX_BIT) != 0, NULL);
+    if (!s)
+        return;
+    if (s->count == 0 || dur < s->min_ns)
+        s->min_ns = dur;
+    if (s->count == 0 || dur > s->max_ns)
+        s->max_ns = dur;
+    s->count++;
+    s->total_ns += dur;
+    if (!fl_hist_add(&s->h, dur))
+        r->oom = true;
+}
+
+static void scope_batch(fl_report *r, const fl_batch *b)
+{
+    fl_scope_cols c = fl_scope_cols_of(b);
+    for (size_t i = 0; i < b->nrows; i++) {
+        fl_scope_end e;
+        switch (fl_scope_row(&r->open, b, &c, i, &e)) {
+        case FL_SCOPE_BAD_ROW:
+            r->m->bad_rows++;
+            break;
+        case FL_SCOPE_OOM:
+            r->oom = true;
+            return;
+        case FL_SCOPE_UNMATCHED_END:
+            r->scope_unmatched_ends++;
+            break;
+        case FL_SCOPE_ENDED:
+            scope_done(r, e.instance, e.name_id, e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0);
+            break;
+        case FL_SCOPE_NOTHING:
+            break;
+        }
+    }
+}
+
+/* The stall reason's counters, made at its first sample; NULL when out
+ * of memory. */
+static stallstat *stall_of(fl_report *r, uint64_t reason)
+{
+    for (size_t k = 0; k < r->n_st; k++)
+        if (r->st[k].reason == reason)
+            return &r->st[k];
+    if (fl_grow((void **)&r->st, &r->cap_st, r->n_st + 1, sizeof *r->st) != 0) {
+        r->oom = true;
+        return NULL;
+    }
+    stallstat *s = &r->st[r->n_st++];
+    memset(s, 0, sizeof *s);
+    s->reason = reason;
+    return s;
+}
+
+/* The same for a function's samples. */
+static fnstat *function_of(fl_report *r, uint64_t function_id)
+{
+    for (size_t k = 0; k < r->n_fn; k++)
+        if (r->fn[k].function_id == function_id)
+            return &r->fn[k];
+    if (fl_grow((void **)&r->fn, &r->cap_fn, r->n_fn + 1, sizeof *r->fn) != 0) {
+        r->oom = true;
+        return NULL;
+    }
+    fnstat *f = &r->fn[r->n_fn++];
+    memset(f, 0, sizeof *f);
+    f->function_id = function_id;
+    return f;
+}
+
+static void profile_batch(fl_report *r, const fl_batch *b)
+{
+    int c_kind = fl_batch_colid(b, FL_COL_PROFILE_SAMPLE_KIND),
+        c_reason = fl_batch_colid(b, FL_COL_PROFILE_STALL_REASON),
+        c_val = fl_batch_colid(b, FL_COL_PROFILE_METRIC_VALUE),
+        c_fn = fl_batch_colid(b, FL_COL_PROFILE_FUNCTION_ID),
+        c_metric = fl_batch_colid(b, FL_COL_PROFILE_METRIC_ID);
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t kind = 0, reason, val, fn = 0, metric = 0;
+        fl_rcell_u64(b, i, c_kind, &kind);
+        if (kind == 1) {
+            r->sass_rows++;
+            continue;
+        }
+        if (kind != 0 || !fl_rcell_u64(b, i, c_reason, &reason)) {
+            r->other_profile_rows++;
+            continue;
+        }
+        /* metric_value: the samples the row stands for (1 if absent). */
+        if (!fl_rcell_u64(b, i, c_val, &val) || val == 0)
+            val = 1;
+        fl_rcell_u64(b, i, c_fn, &fn);
+        fl_rcell_u64(b, i, c_metric, &metric);
+        r->pc_samples += val;
+        stallstat *s = stall_of(r, reason);
+        if (!s)
+            return;
+        s->samples += val;
+        if (!s->metric_id)
+            s->metric_id = metric;
+        if (fn) {
+            fnstat *f = function_of(r, fn);
+            if (!f)
+                return;
+            f->samples += val;
+        }
+    }
+}
+
+static void pm_batch(fl_report *r, const fl_batch *b)
+{
+    int c_metric = fl_batch_colid(b, FL_COL_PM_METRIC_ID),
+        c_val = fl_batch_colid(b, FL_COL_PM_VALUE);
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t metric;
+        double v;
+        if (!fl_rcell_u64(b, i, c_metric, &metric) || !fl_rcell_real(b, i, c_val, &v)) {
+            r->m->bad_rows++;
+            continue;
+        }
+        pmstat *p = NULL;
+        for (size_t k = 0; k < r->n_pm && !p; k++)
+            if (r->pm[k].metric_id == metric)
+                p = &r->pm[k];
+        if (!p) {
+            if (fl_grow((void **)&r->pm, &r->cap_pm, r->n_pm + 1, sizeof *r->pm) != 0) {
+                r->oom = true;
+                return;
+            }
+            p = &r->pm[r->n_pm++];
+            memset(p, 0, sizeof *p);
+            p->metric_id = metric;
+            p->min = p->max = v;
+        }
+        p->n++;
+        p->sum += v;
+        if (v < p->min)
+            p->min = v;
+        if (v > p->max)
+            p->max = v;
+    }
+}
+
+static void sum_durations(const fl_batch *b, uint64_t *count, uint64_t *ns)
+{
+    int c_dur = fl_batch_time_col(b, true);
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t d = 0;
+        fl_rcell_u64(b, i, c_dur, &d);
+        (*count)++;
+        *ns += d;
+    }
+}
+
+static void alloc_batch(fl_report *r, const fl_batch *b)
+{
+    int c_op = fl_batch_colid(b, FL_COL_ALLOC_MEMORY_OP);
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t op = 0;
+        fl_rcell_u64(b, i, c_op, &op);
+        if (op == 2)
+            r->frees++;
+        else
+            r->allocs++;
+    }
+}
+
+/* =========================================================== callbacks */
+
+static void cb_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
+{
+    fl_report *r = user;
+    if (type && rec && t != FL_T_KERNEL_DETAIL)
+        fl_report_dq_flush(r);
+    fl_model_record(r->m, channel, t, type, rec);
+    if (t == FL_T_MEMSET_EVENT) {
+        uint64_t bytes = 0, dur = 0;
+        fl_jget_u64(rec, "bytes", &bytes);
+        fl_jget_u64(rec, "duration_ns", &dur);
+        r->memsets.count++;
+        r->memsets.bytes += bytes;
+        r->memsets.time_ns += dur;
+    }
+}
+
+static void cb_batch(void *user, const fl_batch *b)
+{
+    fl_report *r = user;
+    fl_report_dq_flush(r);
+    if (b && b->type_id == FL_T_KERNEL_EVENT_BATCH && fl_report_kernel_batch(r, b))
+        return;
+    fl_model_batch(r->m, b);
+    if (!b)
+        return;
+    switch (b->type_id) {
+    case FL_T_MEMCPY_EVENT_BATCH:
+        memcpy_batch(r, b);
+        break;
+    case FL_T_DEVICE_METRIC_BATCH:
+        device_batch(r, b);
+        break;
+    case FL_T_HOST_METRIC_BATCH:
+        host_batch(r, b);
+        break;
+    case FL_T_SCOPE_EVENT_BATCH:
+        scope_batch(r, b);
+        break;
+    case FL_T_PROFILE_SAMPLE_BATCH:
+        profile_batch(r, b);
+        break;
+    case FL_T_PM_SAMPLE_BATCH:
+        pm_batch(r, b);
+        break;
+    case FL_T_GRAPH_EVENT_BATCH:
+        sum_durations(b, &r->graphs, &r->graph_ns);
+        break;
+    case FL_T_SYNCHRONIZATION_EVENT_BATCH:
+        sum_durations(b, &r->syncs, &r->sync_ns);
+        break;
+    case FL_T_MEMORY_ALLOC_EVENT_BATCH:
+        alloc_batch(r, b);
+        break;
+    default:
+        break;
+    }
+}
+
+static void cb_warning(void *user, const char *file, uint64_t line, const char *msg)
+{
+    fl_report *r = user;
+    if (r->warnings < MAX_WARNINGS_KEPT) {
+        const char *base = file ? strrchr(file, '/') : NULL;
+        base = base ? base + 1 : file ? file : "?";
+        size_t len = strlen(base) + (msg ? strlen(msg) : 0) + 32;
+        char *t = malloc(len);
+        if (t) {
+            snprintf(t, len, "%s:%" PRIu64 ": %s", base, line, msg ? msg : "");
+            r->warning_text[r->warnings] = t;
+        }
+    }
+    r->warnings++;
+}
+
+fl_report *fl_report_create(void)
+{
+    fl_report *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->m = fl_model_create(fl_report_on_kernel, r);
+    if (!r->m) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void fl_report_destroy(fl_report *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n_k; i++) {
+        fl_hist_free(&r->k[i].h);
+        free(r->k[i].scope_idx);
+    }
+    free(r->k);
+    free(r->dq);
+    fl_map_free(&r->k_by_id);
+    free(r->k_dense);
+    for (size_t i = 0; i < r->n_s; i++)
+        fl_hist_free(&r->s[i].h);
+    free(r->s);
+    fl_map_free(&r->s_by_name);
+    fl_map_free(&r->open);
+    free(r->d);
+    free(r->st);
+    free(r->fn);
+    free(r->pm);
+    fl_pool_free(&r->pool);
+    for (size_t i = 0; i < MAX_WARNINGS_KEPT; i++)
+        free(r->warning_text[i]);
+    fl_model_destroy(r->m);
+    free(r);
+}
+
+void fl_report_callbacks(fl_report *r, fl_read_cb *cb)
+{
+    memset(cb, 0, sizeof *cb);
+    cb->user = r;
+    cb->record = cb_record;
+    cb->batch = cb_batch;
+    cb->warning = cb_warning;
+}
+
+static int cmp_stall(const void *a, const void *b)
+{
+    const stallstat *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    return x->reason < y->reason ? -1 : x->reason > y->reason;
+}
+
+static int cmp_fn(const void *a, const void *b)
+{
+    const fnstat *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    return x->function_id < y->function_id ? -1 : x->function_id > y->function_id;
+}
+
+static int cmp_pm(const void *a, const void *b)
+{
+    const pmstat *x = a, *y = b;
+    return x->metric_id < y->metric_id ? -1 : x->metric_id > y->metric_id;
+}
+
+void fl_report_finish(fl_report *r, const fl_read_result *res)
+{
+    fl_report_dq_flush(r);
+    fl_model_finish(r->m);
+    /* Scopes still open: begun, never ended (a crash, or a scope the
+     * program left open). */
+    for (size_t i = 0; i < r->open.cap; i++) {
+        if (!r->open.used[i])
+            continue;
+        sstat *s = fl_report_scope(r, scope_name(r, r->open.vals[i].b),
+                                   (r->open.keys[i] & FL_NVTX_BIT) != 0, NULL);
+        if (s)
+            s->open_at_end++;
+    }
+    if (res) {
+        r->res = *res;
+        r->have_res = true;
+    }
+    if (r->n_st > 1)
+        qsort(r->st, r->n_st, sizeof *r->st, cmp_stall);
+    if (r->n_fn > 1)
+        qsort(r->fn, r->n_fn, sizeof *r->fn, cmp_fn);
+    if (r->n_pm > 1)
+        qsort(r->pm, r->n_pm, sizeof *r->pm, cmp_pm);
+}
+
+size_t fl_report_mem_bytes(const fl_report *r)
+{
+    size_t n = sizeof *r + fl_model_mem_bytes(r->m) + fl_map_bytes(&r->k_by_id) +
+               r->n_dense * sizeof *r->k_dense + fl_map_bytes(&r->s_by_name) +
+               fl_map_bytes(&r->open) + fl_pool_bytes(&r->pool) + r->cap_k * sizeof *r->k +
+               r->cap_s * sizeof *r->s + r->cap_d * sizeof *r->d + r->cap_st * sizeof *r->st +
+               r->cap_fn * sizeof *r->fn + r->cap_pm * sizeof *r->pm + r->cap_dq * sizeof *r->dq;
+    for (size_t i = 0; i < r->n_k; i++)
+        n += fl_hist_bytes(&r->k[i].h) + r->k[i].n_scope_idx * sizeof(uint32_t);
+    for (size_t i = 0; i < r->n_s; i++)
+        n += fl_hist_bytes(&r->s[i].h);
+    return n;
+}
+
+void fl_report_set_live(fl_report *r, bool live)
+{
+    if (r)
+        r->live = live;
+}

@@ -1,0 +1,148 @@
+/*
+ * report/fields.c - reading the values of records and batch cells
+ * (fields.h): every reader of a session in the report and the exports goes
+ * through these, so a value that is damaged or missing is treated alike
+ * in every section and format.
+ */
+#include "fields.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+/* ========================================================= batch cells */
+
+bool fl_rcell_u64_slow(const fl_batch *b, size_t row, int col, uint64_t *out)
+{
+    if (col < 0 || (size_t)col >= b->ncols || row >= b->nrows)
+        return false;
+    const fl_cell *c = &b->cells[row * b->ncols + (size_t)col];
+    switch (c->kind) {
+    case FL_CELL_INT:
+        if (c->i < 0)
+            return false;
+        *out = (uint64_t)c->i;
+        return true;
+    case FL_CELL_UINT:
+        *out = c->u;
+        return true;
+    case FL_CELL_REAL:
+        if (!(c->d >= 0.0 && c->d < 18446744073709551616.0) || c->d != floor(c->d))
+            return false;
+        *out = (uint64_t)c->d;
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool fl_rcell_real(const fl_batch *b, size_t row, int col, double *out)
+{
+    if (col < 0 || (size_t)col >= b->ncols || row >= b->nrows)
+        return false;
+    const fl_cell *c = &b->cells[row * b->ncols + (size_t)col];
+    switch (c->kind) {
+    case FL_CELL_INT:
+        *out = (double)c->i;
+        return true;
+    case FL_CELL_UINT:
+        *out = (double)c->u;
+        return true;
+    case FL_CELL_REAL:
+        if (!isfinite(c->d))
+            return false;
+        *out = c->d;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ====================================================== record members */
+
+bool fl_jget_u64(const json_t *obj, const char *key, uint64_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (json_is_integer(v)) {
+        json_int_t i = json_integer_value(v);
+        if (i < 0)
+            return false;
+        *out = (uint64_t)i;
+        return true;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (!(d >= 0.0 && d < 18446744073709551616.0))
+            return false;
+        *out = (uint64_t)d;
+        return true;
+    }
+    return false;
+}
+
+bool fl_jget_i64(const json_t *obj, const char *key, int64_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return true;
+    }
+    return false;
+}
+
+bool fl_jget_real(const json_t *obj, const char *key, double *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!json_is_number(v))
+        return false;
+    *out = json_number_value(v);
+    return isfinite(*out);
+}
+
+const char *fl_jget_str(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(obj, key));
+}
+
+/* ========================================================== dimensions */
+
+/* "(x,y,z)" -> v; false if it is not that. */
+bool fl_dim3_parse(const char *s, uint32_t v[3])
+{
+    if (!s)
+        return false;
+    unsigned long a[3];
+    int end = 0;
+    if (sscanf(s, " (%lu,%lu,%lu)%n", &a[0], &a[1], &a[2], &end) != 3 || s[end] != '\0')
+        return false;
+    for (int i = 0; i < 3; i++) {
+        if (a[i] > UINT32_MAX)
+            return false;
+        v[i] = (uint32_t)a[i];
+    }
+    return true;
+}
+
+const char *fl_dim3_format(char *buf, size_t len, const uint32_t v[3])
+{
+    snprintf(buf, len, "(%" PRIu32 ",%" PRIu32 ",%" PRIu32 ")", v[0], v[1], v[2]);
+    return buf;
+}
+
+/* =============================================================== names */
+
+const char *fl_copy_kind_name(uint64_t kind)
+{
+    switch (kind) {
+    case 1:
+        return "HtoD";
+    case 2:
+        return "DtoH";
+    case 8:
+        return "DtoD";
+    case 10:
+        return "PtoP";
+    default:
+        return NULL;
+    }
+}

@@ -1,0 +1,57 @@
+/*
+ * report/fields.h - the values of a session's records and batch cells read
+ * the one way the report and the exports agree on (report/fields.c): a
+ * cell or member that is absent, null or of the wrong kind reads as "not
+ * recorded" (false), never as 0.
+ *
+ * Not exported; nothing here prints.
+ */
+#ifndef FL_REPORT_FIELDS_H
+#define FL_REPORT_FIELDS_H
+
+#include "../reader/read.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Batch cells (as reader/read.h describes them). */
+/* Cell (row, col) as an integer; false for null, a negative col, a
+ * negative or non-integral value. */
+bool fl_rcell_u64_slow(const fl_batch *b, size_t row, int col, uint64_t *out);
+/* Inline: called for every cell of every kernel row. */
+static inline bool fl_rcell_u64(const fl_batch *b, size_t row, int col, uint64_t *out)
+{
+    if (col >= 0 && (size_t)col < b->ncols && row < b->nrows) {
+        const fl_cell *c = &b->cells[row * b->ncols + (size_t)col];
+        if (c->kind == FL_CELL_INT && c->i >= 0) {
+            *out = (uint64_t)c->i;
+            return true;
+        }
+    }
+    return fl_rcell_u64_slow(b, row, col, out);
+}
+/* Cell as a double; false for null or a negative col. */
+bool fl_rcell_real(const fl_batch *b, size_t row, int col, double *out);
+
+/* Record members. */
+/* A non-negative number below 2^64 (a real is truncated). */
+bool fl_jget_u64(const json_t *obj, const char *key, uint64_t *out);
+/* An integer. */
+bool fl_jget_i64(const json_t *obj, const char *key, int64_t *out);
+/* A finite number. */
+bool fl_jget_real(const json_t *obj, const char *key, double *out);
+/* A string; NULL otherwise. */
+const char *fl_jget_str(const json_t *obj, const char *key);
+
+/* Grid and block dimensions as kernel_detail writes them, "(x,y,z)". */
+/* false if s is not that. */
+bool fl_dim3_parse(const char *s, uint32_t v[3]);
+/* v in that form into buf (48 bytes hold any); returns buf. */
+const char *fl_dim3_format(char *buf, size_t len, const uint32_t v[3]);
+
+/* The name of a CUPTI memcpy kind ("HtoD", ...), NULL for one without. */
+const char *fl_copy_kind_name(uint64_t kind);
+
+#endif /* FL_REPORT_FIELDS_H */

@@ -1,0 +1,543 @@
+/*
+ * report/json.c - the report as one JSON object (schema
+ * "gpu-profile.report", version 1; the keys and their order are
+ * report.h's): every key always present, units in the key names, null for
+ * what was not recorded, so a consumer never mistakes a missing figure
+ * for 0.  Strings and reals go through the project's own writers
+ * (fl_buf_str, fixed-point reals), never through the locale.
+ */
+#include "report_int.h"
+#include "../util/buf.h"
+
+#include <math.h>
+
+/* ============================================================== writer */
+
+/* A compact JSON writer: sep() before every value, a key resets it. */
+typedef struct jw {
+    fl_buf *b;
+    bool comma;
+} jw;
+
+static void j_sep(jw *w)
+{
+    if (w->comma)
+        fl_buf_put(w->b, ",", 1);
+    w->comma = true;
+}
+
+static void j_key(jw *w, const char *k)
+{
+    j_sep(w);
+    fl_buf_str(w->b, k);
+    fl_buf_put(w->b, ":", 1);
+    w->comma = false;
+}
+
+static void j_open(jw *w, const char *key, char c)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_put(w->b, &c, 1);
+    w->comma = false;
+}
+
+static void j_close(jw *w, char c)
+{
+    fl_buf_put(w->b, &c, 1);
+    w->comma = true;
+}
+
+static void j_u64(jw *w, const char *key, uint64_t v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_u64(w->b, v);
+}
+
+static void j_i64(jw *w, const char *key, int64_t v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_i64(w->b, v);
+}
+
+static void j_dbl(jw *w, const char *key, bool ok, double v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_opt_double(w->b, ok, v);
+}
+
+static void j_opt_u64(jw *w, const char *key, bool ok, uint64_t v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_opt_u64(w->b, ok, v);
+}
+
+static void j_str(jw *w, const char *key, const char *s)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_str(w->b, s);
+}
+
+static void j_bool(jw *w, const char *key, bool v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_puts(w->b, v ? "true" : "false");
+}
+
+static void j_raw_json(jw *w, const char *key, const json_t *v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    if (!v) {
+        fl_buf_puts(w->b, "null");
+        return;
+    }
+    /* Strings and numbers of the record, re-emitted through our own
+     * conventions (escaping, fixed-point reals). */
+    if (json_is_string(v)) {
+        fl_buf_str(w->b, json_string_value(v));
+    } else if (json_is_integer(v)) {
+        fl_buf_i64(w->b, (int64_t)json_integer_value(v));
+    } else if (json_is_real(v)) {
+        fl_buf_double(w->b, json_real_value(v));
+    } else if (json_is_true(v) || json_is_false(v)) {
+        fl_buf_puts(w->b, json_is_true(v) ? "true" : "false");
+    } else {
+        fl_buf_puts(w->b, "null");
+    }
+}
+
+static void j_dim(jw *w, const char *key, bool varies, bool have, const uint32_t v[3])
+{
+    char buf[48];
+    if (varies)
+        j_str(w, key, "varies");
+    else if (have)
+        j_str(w, key, fl_dim3_format(buf, sizeof buf, v));
+    else
+        j_str(w, key, NULL);
+}
+
+static void j_device_id(jw *w, const char *key, int64_t id)
+{
+    if (id == DEVICE_UNKNOWN)
+        j_str(w, key, NULL);
+    else
+        j_i64(w, key, id);
+}
+
+/* ============================================================ sections */
+
+static void json_session(const fl_report *r, const figures *f, jw *w)
+{
+    const fl_model *m = r->m;
+    j_open(w, "session", '{');
+    j_str(w, "app", m->app);
+    j_str(w, "session_id", m->session_id);
+    j_str(w, "hostname", m->hostname);
+    if (m->have_pid)
+        j_i64(w, "pid", m->pid);
+    else
+        j_str(w, "pid", NULL);
+    j_opt_u64(w, "start_ns", f->have_start, f->start_ns);
+    j_str(w, "start_source",
+          m->have_start   ? fl_type_name(FL_T_JOB_START)
+          : f->have_start ? "first_record"
+                          : NULL);
+    j_opt_u64(w, "end_ns", f->have_end, f->end_ns);
+    j_str(w, "end_source", f->end_source);
+    j_opt_u64(w, "duration_ns", f->have_start && f->have_end, f->duration_ns);
+    j_str(w, "session_kind", m->session_kind);
+    j_str(w, "profiling_engine", m->engine);
+    j_bool(w, "crashed", f->crashed && !r->live);
+    j_bool(w, "recording", r->live);
+    /* A launcher's shutdown says how the program ended. */
+    j_raw_json(w, "exit_code", json_object_get(m->shutdown, "exit_code"));
+    j_raw_json(w, "signal", json_object_get(m->shutdown, "signal"));
+    j_raw_json(w, "program_crashed", json_object_get(m->shutdown, "crashed"));
+    j_open(w, "devices", '[');
+    for (size_t i = 0; i < m->n_devices; i++) {
+        j_open(w, NULL, '{');
+        j_i64(w, "id", m->devices[i].id);
+        j_str(w, "name", m->devices[i].name);
+        j_str(w, "uuid", m->devices[i].uuid);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+    j_close(w, '}');
+}
+
+static void json_summary(const fl_report *r, const figures *f, jw *w)
+{
+    j_open(w, "summary", '{');
+    j_u64(w, "kernel_launches", r->kernel_launches);
+    j_u64(w, "kernel_distinct", r->n_k);
+    j_u64(w, "kernel_time_ns", r->kernel_ns);
+    j_open(w, "gpu_busy", '[');
+    for (size_t i = 0; i < r->n_d; i++) {
+        const dstat *d = &r->d[f->dorder[i]];
+        if (!d->kernels)
+            continue;
+        j_open(w, NULL, '{');
+        j_device_id(w, "device_id", d->id);
+        j_u64(w, "kernel_launches", d->kernels);
+        j_u64(w, "kernel_time_ns", d->kernel_ns);
+        j_u64(w, "busy_ns", fl_busy_of(d));
+        j_dbl(w, "busy_pct", f->duration_ns > 0,
+              f->duration_ns ? fl_busy_pct(d, f->duration_ns) : 0);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+    j_u64(w, "memcpy_count", f->copies);
+    j_u64(w, "memcpy_bytes", f->copy_bytes);
+    j_u64(w, "memcpy_time_ns", f->copy_ns);
+    j_u64(w, "memset_count", r->memsets.count);
+    j_u64(w, "memset_bytes", r->memsets.bytes);
+    j_u64(w, "memset_time_ns", r->memsets.time_ns);
+    j_u64(w, "graph_launches", r->graphs);
+    j_u64(w, "graph_time_ns", r->graph_ns);
+    j_u64(w, "synchronizations", r->syncs);
+    j_u64(w, "synchronization_time_ns", r->sync_ns);
+    j_u64(w, "allocations", r->allocs);
+    j_u64(w, "frees", r->frees);
+    j_dbl(w, "util_gpu_mean_pct", f->have_util, f->util_mean);
+    j_opt_u64(w, "mem_used_peak_bytes", f->have_used,
+              (uint64_t)(f->used_peak_mib * 1048576.0 + 0.5));
+    if (f->have_used)
+        j_device_id(w, "mem_used_peak_device_id", f->used_peak_dev);
+    else
+        j_str(w, "mem_used_peak_device_id", NULL);
+    j_dbl(w, "power_mean_sum_w", f->have_power, f->power_mean_sum_w);
+    j_dbl(w, "power_peak_w", f->have_power, f->power_peak_w);
+    j_dbl(w, "energy_j", f->have_energy, f->energy_j);
+    j_str(w, "energy_source", f->have_energy ? f->energy_source : NULL);
+    j_bool(w, "energy_partial", f->energy_partial);
+    j_close(w, '}');
+}
+
+static void json_scopes(const fl_report *r, const figures *f, jw *w)
+{
+    j_open(w, "scopes", '{');
+    j_dbl(w, "percentile_max_error_pct", true, FL_HIST_PCT_ERROR);
+    j_u64(w, "kernel_time_in_scopes_ns", r->kernel_scoped_ns);
+    j_u64(w, "kernel_time_outside_scopes_ns", r->kernel_global_ns);
+    j_u64(w, "kernel_time_unattributed_ns", r->kernel_unattributed_ns);
+    j_u64(w, "unmatched_ends", r->scope_unmatched_ends);
+    j_open(w, "items", '[');
+    for (size_t i = 0; i < r->n_s; i++) {
+        const sstat *s = &r->s[f->sorder[i]];
+        bool n = s->count > 0;
+        j_open(w, NULL, '{');
+        j_str(w, "name", s->name);
+        j_str(w, "kind", s->nvtx ? "nvtx" : "scope");
+        j_u64(w, "count", s->count);
+        j_u64(w, "total_ns", s->total_ns);
+        j_dbl(w, "mean_ns", n, n ? (double)s->total_ns / (double)s->count : 0);
+        j_opt_u64(w, "min_ns", n, s->min_ns);
+        j_opt_u64(w, "max_ns", n, s->max_ns);
+        j_opt_u64(w, "p50_ns", n, fl_hist_pct(&s->h, s->count, 50, s->min_ns, s->max_ns));
+        j_opt_u64(w, "p99_ns", n, fl_hist_pct(&s->h, s->count, 99, s->min_ns, s->max_ns));
+        /* null for NVTX ranges (user_scope names gpufl scopes only) and
+         * when no kernel was recorded at all (Monitor). */
+        bool gpu = !s->nvtx && r->kernel_launches > 0;
+        j_opt_u64(w, "gpu_time_inside_ns", gpu, s->gpu_ns);
+        j_opt_u64(w, "kernel_launches_inside", gpu, s->kernels);
+        j_u64(w, "open_at_end", s->open_at_end);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+    j_close(w, '}');
+}
+
+static void json_hotspots(const fl_report *r, const figures *f, jw *w)
+{
+    j_open(w, "hotspots", '{');
+    j_u64(w, "distinct_kernels", r->n_k);
+    j_u64(w, "top_n", f->top);
+    j_dbl(w, "percentile_max_error_pct", true, FL_HIST_PCT_ERROR);
+    j_u64(w, "details_missing", r->m->details_missing);
+    j_open(w, "kernels", '[');
+    for (size_t i = 0; i < f->top; i++) {
+        const kstat *k = &r->k[f->korder[i]];
+        char buf[96];
+        j_open(w, NULL, '{');
+        j_u64(w, "rank", i + 1);
+        j_u64(w, "kernel_id", k->kernel_id);
+        j_str(w, "name", fl_kernel_label(r, k, buf, sizeof buf));
+        j_bool(w, "name_known", fl_model_kernel_name(r->m, k->kernel_id) != NULL);
+        j_u64(w, "count", k->count);
+        j_u64(w, "total_ns", k->total_ns);
+        j_dbl(w, "time_pct", r->kernel_ns > 0,
+              100.0 * (double)k->total_ns / (double)(r->kernel_ns ? r->kernel_ns : 1));
+        j_dbl(w, "mean_ns", true, (double)k->total_ns / (double)k->count);
+        j_u64(w, "p50_ns", fl_hist_pct(&k->h, k->count, 50, k->min_ns, k->max_ns));
+        j_u64(w, "p90_ns", fl_hist_pct(&k->h, k->count, 90, k->min_ns, k->max_ns));
+        j_u64(w, "p99_ns", fl_hist_pct(&k->h, k->count, 99, k->min_ns, k->max_ns));
+        j_u64(w, "min_ns", k->min_ns);
+        j_u64(w, "max_ns", k->max_ns);
+        j_dim(w, "grid", k->grid_varies, k->have_detail && k->last.have_grid, k->last.grid);
+        j_dim(w, "block", k->block_varies, k->have_detail && k->last.have_block, k->last.block);
+        j_opt_u64(w, "registers_min", k->have_regs, (uint64_t)k->regs_min);
+        j_opt_u64(w, "registers_max", k->have_regs, (uint64_t)k->regs_max);
+        if (k->smem_varies)
+            j_str(w, "static_shared_bytes", "varies");
+        else
+            j_opt_u64(w, "static_shared_bytes", k->have_detail && k->last.static_shared >= 0,
+                      (uint64_t)k->last.static_shared);
+        if (k->occ_varies)
+            j_str(w, "occupancy_pct", "varies");
+        else
+            j_dbl(w, "occupancy_pct", k->have_detail && !isnan(k->last.occupancy),
+                  100.0 * k->last.occupancy);
+        if (k->lim_varies)
+            j_str(w, "limiting_resource", "varies");
+        else
+            j_str(w, "limiting_resource", k->have_detail ? k->last.limiting : NULL);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+    j_close(w, '}');
+}
+
+static void json_ops(jw *w, const opstat *o)
+{
+    j_u64(w, "count", o->count);
+    j_u64(w, "bytes", o->bytes);
+    j_u64(w, "time_ns", o->time_ns);
+    j_dbl(w, "throughput_gb_per_s", o->time_ns > 0,
+          (double)o->bytes / (double)(o->time_ns ? o->time_ns : 1));
+}
+
+static void json_memory(const fl_report *r, jw *w)
+{
+    j_open(w, "memcpy", '[');
+    static const uint64_t first[] = {1, 2, 8, 10};
+    for (size_t i = 0; i < 4 + 257; i++) {
+        uint64_t k = i < 4 ? first[i] : i - 4;
+        if (i >= 4 && fl_copy_kind_name(k))
+            continue;
+        if (!r->copies[k].count)
+            continue;
+        char buf[32];
+        j_open(w, NULL, '{');
+        j_str(w, "kind", fl_copy_label(k, buf, sizeof buf));
+        j_opt_u64(w, "copy_kind", k < 256, k);
+        json_ops(w, &r->copies[k]);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+    j_open(w, "memset", '{');
+    json_ops(w, &r->memsets);
+    j_close(w, '}');
+}
+
+static void j_acc(jw *w, const char *mean_key, const char *max_key, const acc *a, double scale)
+{
+    j_dbl(w, mean_key, a->n > 0, a->n ? a->sum / (double)a->n * scale : 0);
+    if (max_key)
+        j_dbl(w, max_key, a->n > 0, a->max * scale);
+}
+
+static void json_devices(const fl_report *r, const figures *f, jw *w)
+{
+    j_open(w, "devices", '[');
+    for (size_t i = 0; i < r->n_d; i++) {
+        const dstat *d = &r->d[f->dorder[i]];
+        if (!d->samples)
+            continue;
+        j_open(w, NULL, '{');
+        j_i64(w, "device_id", d->id);
+        j_str(w, "name", fl_model_device_name(r->m, d->id));
+        j_u64(w, "samples", d->samples);
+        j_acc(w, "util_gpu_mean_pct", "util_gpu_max_pct", &d->util_gpu, 1);
+        j_acc(w, "util_mem_mean_pct", "util_mem_max_pct", &d->util_mem, 1);
+        j_opt_u64(w, "mem_used_peak_bytes", d->used.n > 0,
+                  (uint64_t)(d->used.max * 1048576.0 + 0.5));
+        j_opt_u64(w, "mem_total_bytes", d->have_total, (uint64_t)(d->total_mib * 1048576.0 + 0.5));
+        j_dbl(w, "temp_max_c", d->temp.n > 0, d->temp.max);
+        j_acc(w, "power_mean_w", "power_max_w", &d->power, 1e-3);
+        j_acc(w, "clock_sm_mean_mhz", NULL, &d->clock_sm, 1);
+        j_acc(w, "clock_mem_mean_mhz", NULL, &d->clock_mem, 1);
+        double j = 0;
+        const char *src = NULL;
+        bool e = fl_device_energy(d, &j, &src);
+        j_dbl(w, "energy_j", e, j);
+        j_str(w, "energy_source", e ? src : NULL);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+}
+
+static void json_host(const fl_report *r, jw *w)
+{
+    if (!r->host_samples) {
+        j_str(w, "host", NULL);
+        return;
+    }
+    j_open(w, "host", '{');
+    j_str(w, "hostname", r->host_name ? r->host_name : r->m->hostname);
+    j_u64(w, "samples", r->host_samples);
+    j_acc(w, "cpu_mean_pct", "cpu_max_pct", &r->cpu, 1);
+    j_opt_u64(w, "ram_used_peak_bytes", r->ram_used.n > 0,
+              (uint64_t)(r->ram_used.max * 1048576.0 + 0.5));
+    j_opt_u64(w, "ram_total_bytes", r->have_ram_total,
+              (uint64_t)(r->ram_total_mib * 1048576.0 + 0.5));
+    j_close(w, '}');
+}
+
+static void json_stalls(const fl_report *r, jw *w)
+{
+    if (!r->n_st && !r->sass_rows) {
+        j_str(w, "stalls", NULL);
+        return;
+    }
+    j_open(w, "stalls", '{');
+    j_u64(w, "pc_samples", r->pc_samples);
+    j_u64(w, "sass_metric_rows", r->sass_rows);
+    j_open(w, "reasons", '[');
+    for (size_t i = 0; i < r->n_st; i++) {
+        const stallstat *s = &r->st[i];
+        j_open(w, NULL, '{');
+        j_u64(w, "stall_reason", s->reason);
+        j_str(w, "name", s->metric_id ? fl_model_metric_name(r->m, s->metric_id) : NULL);
+        j_u64(w, "samples", s->samples);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+    j_open(w, "functions", '[');
+    for (size_t i = 0; i < r->n_fn && i < 10; i++) {
+        const fnstat *fn = &r->fn[i];
+        j_open(w, NULL, '{');
+        j_u64(w, "function_id", fn->function_id);
+        j_str(w, "name", fl_model_function_name(r->m, fn->function_id));
+        j_u64(w, "samples", fn->samples);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+    j_close(w, '}');
+}
+
+static void json_perf(const fl_report *r, jw *w)
+{
+    if (!r->n_pm) {
+        j_str(w, "perf_metrics", NULL);
+        return;
+    }
+    j_open(w, "perf_metrics", '[');
+    for (size_t i = 0; i < r->n_pm; i++) {
+        const pmstat *p = &r->pm[i];
+        j_open(w, NULL, '{');
+        j_u64(w, "metric_id", p->metric_id);
+        j_str(w, "name", fl_model_metric_name(r->m, p->metric_id));
+        j_u64(w, "samples", p->n);
+        j_dbl(w, "mean", true, p->sum / (double)p->n);
+        j_dbl(w, "min", true, p->min);
+        j_dbl(w, "max", true, p->max);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+}
+
+static void json_capture(const fl_report *r, jw *w)
+{
+    const json_t *c = r->m->caps;
+    if (!c) {
+        j_str(w, "capture", NULL);
+        return;
+    }
+    j_open(w, "capture", '{');
+    j_str(w, "requested_engine", fl_jget_str(c, "requested_engine"));
+    j_str(w, "selected_engine", fl_jget_str(c, "selected_engine"));
+    j_opt_u64(w, "ts_ns", json_is_integer(json_object_get(c, "ts_ns")),
+              (uint64_t)json_integer_value(json_object_get(c, "ts_ns")));
+    j_open(w, "features", '[');
+    const json_t *caps = json_object_get(c, "capabilities");
+    static const char *const keys[] = {"feature", "requested",   "status",
+                                       "mode",    "reason_code", "message"};
+    for (size_t i = 0; i < json_array_size(caps); i++) {
+        const json_t *e = json_array_get(caps, i);
+        j_open(w, NULL, '{');
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            j_raw_json(w, keys[k], json_object_get(e, keys[k]));
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+    j_close(w, '}');
+}
+
+static void json_reader(const fl_report *r, jw *w)
+{
+    const fl_model *m = r->m;
+    const fl_read_result *res = &r->res;
+    bool h = r->have_res;
+    j_open(w, "read", '{');
+    j_bool(w, "partial", fl_report_partial(r));
+    j_str(w, "session_dir", h ? res->session_dir : NULL);
+    /* session_dir is a flat-layout prefix, not a directory. */
+    if (h)
+        j_bool(w, "flat", res->flat);
+    else
+        j_str(w, "flat", NULL);
+    j_opt_u64(w, "files", h, res->files);
+    j_opt_u64(w, "lines", h, res->lines);
+    j_opt_u64(w, "bytes", h, res->bytes);
+    j_opt_u64(w, "bad_lines", h, res->bad_lines);
+    j_opt_u64(w, "bad_records", h, res->bad_records);
+    j_opt_u64(w, "other_session_records", h, res->other_session);
+    j_opt_u64(w, "unknown_types", h, res->unknown_types);
+    j_opt_u64(w, "gz_errors", h, res->gz_errors);
+    j_u64(w, "bad_rows", m->bad_rows);
+    j_u64(w, "orphan_details", m->details_orphan);
+    j_bool(w, "out_of_memory", r->oom || m->oom);
+    j_u64(w, "warnings", r->warnings);
+    j_open(w, "first_warnings", '[');
+    for (size_t i = 0; i < MAX_WARNINGS_KEPT && i < r->warnings; i++)
+        if (r->warning_text[i])
+            j_str(w, NULL, r->warning_text[i]);
+    j_close(w, ']');
+    j_close(w, '}');
+}
+
+/* ============================================================ the JSON */
+
+void fl_report_json(const fl_report *r, int top_n, fl_buf *out)
+{
+    figures f;
+    jw w = {out, false};
+    if (!fl_report_figures(r, top_n, &f)) {
+        fl_figures_free(&f);
+        out->oom = true;
+        return;
+    }
+    j_open(&w, NULL, '{');
+    j_str(&w, "schema", "gpu-profile.report");
+    j_u64(&w, "schema_version", 1);
+    json_session(r, &f, &w);
+    json_summary(r, &f, &w);
+    json_scopes(r, &f, &w);
+    json_hotspots(r, &f, &w);
+    json_memory(r, &w);
+    json_devices(r, &f, &w);
+    json_host(r, &w);
+    json_stalls(r, &w);
+    json_perf(r, &w);
+    json_capture(r, &w);
+    json_reader(r, &w);
+    j_close(&w, '}');
+    fl_buf_puts(out, "\n");
+    fl_figures_free(&f);
+}

@@ -1,0 +1,383 @@
+/*
+ * report/kernels.c - kernel rows into the report's per-kernel, per-device
+ * and per-scope statistics: the report's hot path (every row of a session
+ * of millions of launches comes through here), kept in one file with its
+ * helpers inline so that a row costs no calls on the common path.
+ *
+ * Per row: counts, exact min / max / total, the histogram, registers, the
+ * device's busy intervals (kernel_stats), then the GPU time attribution by
+ * the row's detail's user_scope (kernel_attr).  The writer's batches are
+ * read straight from their cells (fl_report_kernel_batch), the others come
+ * from the model as fl_krow rows (fl_report_on_kernel); both join rows and
+ * details by the model's has_details rule (model_int.h).  A kernel keeps
+ * counters and a histogram, never its rows; a kernel batch is held (one
+ * batch) only while its details are awaited.
+ *
+ * GPU busy % merges kernel intervals per device as rows come (one current
+ * interval per device): exact when the rows of a device come in time order
+ * (the recorder sorts each batch); a row that starts before the current
+ * interval is counted for its own length, which can count an overlap
+ * twice - the figure is then capped at 100 % (figures.c).
+ */
+#include "report_int.h"
+#include "../reader/read.h"
+#include "../util/buf.h"
+#include "model_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ======================================================== kernel table */
+
+#define DENSE_MAX 4096u /* kernel ids below this have k_dense slots */
+
+static kstat *kernel_of_slow(fl_report *r, uint32_t id)
+{
+    bool fresh;
+    fl_mval *v = fl_map_put(&r->k_by_id, id, &fresh);
+    if (!v) {
+        r->oom = true;
+        return NULL;
+    }
+    if (!fresh)
+        return &r->k[v->a];
+    if (fl_grow((void **)&r->k, &r->cap_k, r->n_k + 1, sizeof *r->k) != 0) {
+        fl_map_del(&r->k_by_id, id);
+        r->oom = true;
+        return NULL;
+    }
+    v->a = r->n_k;
+    kstat *k = &r->k[r->n_k++];
+    memset(k, 0, sizeof *k);
+    k->kernel_id = id;
+    k->min_ns = UINT64_MAX;
+    k->regs_min = INT64_MAX;
+    k->regs_max = INT64_MIN;
+    if (id < DENSE_MAX) {
+        if (id >= r->n_dense) {
+            size_t n = r->n_dense ? r->n_dense : 64;
+            while (n <= id)
+                n *= 2;
+            uint32_t *d = realloc(r->k_dense, n * sizeof *d);
+            if (d) {
+                memset(d + r->n_dense, 0, (n - r->n_dense) * sizeof *d);
+                r->k_dense = d;
+                r->n_dense = n;
+            }
+        }
+        if (id < r->n_dense)
+            r->k_dense[id] = (uint32_t)r->n_k; /* index + 1 */
+    }
+    return k;
+}
+
+static inline kstat *kernel_of(fl_report *r, uint32_t id)
+{
+    if (id < r->n_dense && r->k_dense[id])
+        return &r->k[r->k_dense[id] - 1];
+    return kernel_of_slow(r, id);
+}
+
+/* The same as an index into r->k; -1: out of memory. */
+static inline int64_t kernel_index(fl_report *r, uint32_t id)
+{
+    if (id < r->n_dense && r->k_dense[id])
+        return (int64_t)r->k_dense[id] - 1;
+    kstat *k = kernel_of_slow(r, id);
+    return k ? k - r->k : -1;
+}
+
+/* ================================================================ rows */
+
+static bool dim_eq(bool ha, const uint32_t *a, bool hb, const uint32_t *b)
+{
+    return ha == hb && (!ha || (a[0] == b[0] && a[1] == b[1] && a[2] == b[2]));
+}
+
+static bool occ_eq(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
+
+static void take_detail(kstat *k, const fl_kdetail *d)
+{
+    if (k->have_detail) {
+        const fl_kdetail *o = &k->last;
+        k->grid_varies |= !dim_eq(o->have_grid, o->grid, d->have_grid, d->grid);
+        k->block_varies |= !dim_eq(o->have_block, o->block, d->have_block, d->block);
+        k->occ_varies |= !occ_eq(o->occupancy, d->occupancy);
+        k->lim_varies |= o->limiting != d->limiting; /* interned */
+        k->smem_varies |= o->static_shared != d->static_shared;
+    }
+    k->last = *d;
+    k->have_detail = true;
+    k->seq = d->seq;
+}
+
+/* The scopes of a user_scope path ("outer|inner"), each name once. */
+static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
+{
+    free(k->scope_idx);
+    k->scope_idx = NULL;
+    k->n_scope_idx = 0;
+    k->attr_seq = d ? d->seq : 0;
+    if (!d || !d->user_scope) {
+        k->attr = 0;
+        return;
+    }
+    if (strcmp(d->user_scope, "global") == 0 || d->user_scope[0] == '\0') {
+        k->attr = 1;
+        return;
+    }
+    k->attr = 2;
+    const char *s = d->user_scope;
+    size_t parts = 1;
+    for (const char *c = s; *c; c++)
+        parts += *c == '|';
+    k->scope_idx = malloc(parts * sizeof *k->scope_idx);
+    if (!k->scope_idx) {
+        r->oom = true;
+        k->attr = 0;
+        return;
+    }
+    char name[1024];
+    while (*s) {
+        const char *e = strchr(s, '|');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len >= sizeof name)
+            len = sizeof name - 1;
+        memcpy(name, s, len);
+        name[len] = '\0';
+        uint32_t idx;
+        if (fl_report_scope(r, fl_pool_intern(&r->pool, name), false, &idx)) {
+            bool dup = false;
+            for (size_t i = 0; i < k->n_scope_idx; i++)
+                dup |= k->scope_idx[i] == idx;
+            if (!dup)
+                k->scope_idx[k->n_scope_idx++] = idx;
+        }
+        if (!e)
+            break;
+        s = e + 1;
+    }
+}
+
+static inline __attribute__((always_inline)) void busy_add(dstat *d, uint64_t a, uint64_t b)
+{
+    if (!d->have_cur) {
+        d->cur_start = a;
+        d->cur_end = b;
+        d->have_cur = true;
+    } else if (a >= d->cur_start && a <= d->cur_end) {
+        if (b > d->cur_end)
+            d->cur_end = b;
+    } else if (a > d->cur_end) {
+        d->busy_ns += d->cur_end - d->cur_start;
+        d->cur_start = a;
+        d->cur_end = b;
+    } else if (b >= d->cur_start) {
+        /* Starts before the current interval and reaches into it. */
+        d->cur_start = a;
+        if (b > d->cur_end)
+            d->cur_end = b;
+    } else {
+        d->busy_ns += b - a; /* out of order: its own length */
+    }
+}
+
+static inline __attribute__((always_inline)) dstat *kernel_device(fl_report *r, int64_t id)
+{
+    if (r->last_dev < r->n_d && r->d[r->last_dev].id == id)
+        return &r->d[r->last_dev];
+    dstat *d = fl_report_device(r, id);
+    if (d)
+        r->last_dev = (size_t)(d - r->d);
+    return d;
+}
+
+/* The part of a kernel row that does not depend on its detail: counts,
+ * durations, registers, its device. */
+static inline __attribute__((always_inline)) void
+kernel_stats(fl_report *r, kstat *k, uint64_t start, uint64_t dur, int64_t regs, int64_t dev)
+{
+    k->min_ns = dur < k->min_ns ? dur : k->min_ns;
+    k->max_ns = dur > k->max_ns ? dur : k->max_ns;
+    k->count++;
+    k->total_ns += dur;
+    if (!fl_hist_add(&k->h, dur))
+        r->oom = true;
+    if (regs >= 0) {
+        k->regs_min = regs < k->regs_min ? regs : k->regs_min;
+        k->regs_max = regs > k->regs_max ? regs : k->regs_max;
+        k->have_regs = true;
+    }
+    dstat *ds = kernel_device(r, dev);
+    if (ds) {
+        ds->kernels++;
+        ds->kernel_ns += dur;
+        busy_add(ds, start, start + dur);
+    }
+}
+
+/* The part that does: the detail d the row has (NULL: none), its scopes. */
+static inline void kernel_attr(fl_report *r, kstat *k, const fl_kdetail *d, uint64_t dur)
+{
+    if (d && d->seq != k->seq)
+        take_detail(k, d);
+    if ((d ? d->seq : 0) != k->attr_seq)
+        resolve_scopes(r, k, d);
+    switch (k->attr) {
+    case 1:
+        r->kernel_global_ns += dur;
+        break;
+    case 2:
+        r->kernel_scoped_ns += dur;
+        for (size_t i = 0; i < k->n_scope_idx; i++) {
+            r->s[k->scope_idx[i]].gpu_ns += dur;
+            r->s[k->scope_idx[i]].kernels++;
+        }
+        break;
+    default:
+        r->kernel_unattributed_ns += dur;
+    }
+}
+
+static inline int64_t device_key(const fl_report *r, int64_t id)
+{
+    int64_t dev = id >= 0 ? id : r->m->default_device;
+    return dev >= 0 ? dev : DEVICE_UNKNOWN;
+}
+
+/* A row from the model (kernel batches fl_report_kernel_batch does not
+ * take). */
+void fl_report_on_kernel(void *user, const fl_krow *row)
+{
+    fl_report *r = user;
+    r->kernel_launches++;
+    r->kernel_ns += row->duration_ns;
+    kstat *k = kernel_of(r, row->kernel_id);
+    if (!k)
+        return;
+    kernel_stats(r, k, row->start_ns, row->duration_ns, row->num_regs,
+                 device_key(r, row->device_id));
+    kernel_attr(r, k, row->detail, row->duration_ns);
+}
+
+/*
+ * The writer's kernel batches (all cells ints, every column there), read
+ * straight from the cells, without fl_krow rows.  The model's rule for
+ * details (model.c's kernel_batch) holds the rows of a batch in which a
+ * has_details = 1 row finds no kernel_detail yet, until the next other
+ * record.  Only the attribution depends on the detail, so the rest of a
+ * row is taken at once; its attribution waits in r->dq (from the first
+ * such row on: the rows before read only the kernels' current details,
+ * which do not change until then) and is done by fl_report_dq_flush.
+ */
+#define DQ_HD 0x80000000u /* kdefer.k: the row has has_details = 1 */
+
+void fl_report_dq_flush(fl_report *r)
+{
+    fl_model *m = r->m;
+    fl_model_flush_held(m); /* rows of the model's (never both at once) */
+    if (!r->n_dq)
+        return;
+    fl_model_priv *p = m->priv;
+    if (!p->current.n && !p->pending.n) {
+        /* No detail came: none of these rows has one. */
+        m->details_missing += r->dq_hd;
+        r->kernel_unattributed_ns += r->dq_ns;
+        if (r->dq_reset)
+            for (size_t i = 0; i < r->n_dq; i++) {
+                kstat *k = &r->k[r->dq[i].k & ~DQ_HD];
+                if (k->attr_seq)
+                    resolve_scopes(r, k, NULL);
+            }
+    } else {
+        for (size_t i = 0; i < r->n_dq; i++) {
+            const kdefer *q = &r->dq[i];
+            kstat *k = &r->k[q->k & ~DQ_HD];
+            kernel_attr(r, k, fl_model_claim(m, k->kernel_id, q->corr, (q->k & DQ_HD) != 0),
+                        q->dur);
+        }
+    }
+    r->n_dq = 0;
+    r->dq_hd = r->dq_ns = 0;
+    r->dq_reset = false;
+}
+
+/* Whether a usable has_details = 1 row of b finds no kernel_detail. */
+static bool kernels_wait(const fl_report *r, const fl_batch *b, const kcols *c)
+{
+    const fl_u64map *pending = &r->m->priv->pending;
+    for (size_t i = 0; i < b->nrows; i++) {
+        const fl_cell *v = b->cells + i * b->ncols;
+        int64_t dt = v[c->dt].i, kid = v[c->kid].i, dur = v[c->dur].i;
+        if (dt < 0 || dur < 0 || (uint64_t)kid > UINT32_MAX || v[c->hd].i <= 0)
+            continue;
+        if (!pending->n || !fl_map_find(pending, (uint32_t)nonneg_or(v[c->corr].i, 0)))
+            return true;
+    }
+    return false;
+}
+
+bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
+{
+    fl_model *m = r->m;
+    kcols c = kcols_of(b);
+    if (!b->all_ints || !b->cells ||
+        (c.dt | c.kid | c.stream | c.dur | c.corr | c.dyn | c.regs | c.hd | c.ek | c.eid | c.dev) <
+            0)
+        return false;
+    if (r->cap_dq < b->nrows &&
+        fl_grow((void **)&r->dq, &r->cap_dq, b->nrows, sizeof *r->dq) != 0) {
+        r->oom = m->oom = true;
+        return false;
+    }
+    /* Whether the batch waits for details (see model.c's kernel_batch): with none
+     * pending, as soon as a has_details = 1 row comes. */
+    bool may_wait = !m->priv->pending.n || kernels_wait(r, b, &c);
+    bool waiting = false;
+    uint64_t bad = 0, lo = UINT64_MAX, hi = 0, launches = 0, ns = 0;
+    const size_t ncols = b->ncols;
+    const fl_cell *v = b->cells;
+    for (size_t i = 0; i < b->nrows; i++, v += ncols) {
+        int64_t dt = v[c.dt].i, kid = v[c.kid].i, sdur = v[c.dur].i;
+        if (dt < 0 || sdur < 0 || (uint64_t)kid > UINT32_MAX) {
+            bad++;
+            continue;
+        }
+        uint64_t start = b->base_time_ns + (uint64_t)dt, dur = (uint64_t)sdur;
+        lo = start < lo ? start : lo;
+        hi = start + dur > hi ? start + dur : hi;
+        launches++;
+        ns += dur;
+        int64_t ix = kernel_index(r, (uint32_t)kid);
+        if (ix < 0)
+            continue;
+        kstat *k = &r->k[ix];
+        kernel_stats(r, k, start, dur, v[c.regs].i >= 0 ? v[c.regs].i : -1,
+                     device_key(r, v[c.dev].i));
+        bool hd = v[c.hd].i > 0;
+        uint32_t corr = (uint32_t)nonneg_or(v[c.corr].i, 0);
+        waiting |= hd && may_wait;
+        if (waiting) {
+            r->dq[r->n_dq++] = (kdefer){dur, (uint32_t)ix | (hd ? DQ_HD : 0), corr};
+            r->dq_ns += dur;
+            r->dq_hd += hd;
+            r->dq_reset |= k->attr_seq != 0;
+        } else if (!hd && !m->priv->current.n) {
+            kernel_attr(r, k, NULL, dur);
+        } else {
+            kernel_attr(r, k, fl_model_claim(m, (uint32_t)kid, corr, hd), dur);
+        }
+    }
+    m->bad_rows += bad;
+    r->kernel_launches += launches;
+    r->kernel_ns += ns;
+    if (lo != UINT64_MAX) {
+        fl_model_note_time(m, lo);
+        fl_model_note_time(m, hi);
+    }
+    return true;
+}

@@ -1,0 +1,100 @@
+/*
+ * report/maps.h - the containers the report and the exports keep a session
+ * in (report/maps.c), so that their memory follows what is distinct in it,
+ * never the number of events: a uint64 hash map, a pool of interned
+ * strings (one stable pointer per text, so names compare by address), and
+ * a log-linear histogram of durations whose percentiles are estimates
+ * within FL_HIST_PCT_ERROR %.
+ *
+ * The histogram's add is inline here: the report calls it for every
+ * kernel row.  Not exported; nothing here prints.
+ */
+#ifndef FL_REPORT_MAPS_H
+#define FL_REPORT_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------ hash map */
+
+/* uint64 -> two uint64 (a hash map; entries move when it grows). */
+typedef struct fl_mval {
+    uint64_t a, b;
+} fl_mval;
+typedef struct fl_u64map {
+    uint64_t *keys;
+    fl_mval *vals;
+    uint8_t *used; /* used[i]: slot i holds keys[i] / vals[i] */
+    size_t cap, n; /* cap: 0 or a power of two */
+} fl_u64map;
+/* The value of key; NULL if absent. */
+fl_mval *fl_map_find(const fl_u64map *m, uint64_t key);
+/* The value of key, inserted zeroed (*fresh = true) if absent; NULL when
+ * out of memory.  Pointers into the map are valid until the next put. */
+fl_mval *fl_map_put(fl_u64map *m, uint64_t key, bool *fresh);
+void fl_map_del(fl_u64map *m, uint64_t key);
+void fl_map_clear(fl_u64map *m);
+void fl_map_free(fl_u64map *m);
+size_t fl_map_bytes(const fl_u64map *m);
+
+/* -------------------------------------------------------- string pool */
+
+/* Strings kept once for the life of their owner; stable pointers. */
+typedef struct fl_strpool {
+    char **slots;
+    size_t cap, n, bytes;
+} fl_strpool;
+/* The pool's copy of s (NULL: s is NULL, or out of memory). */
+const char *fl_pool_intern(fl_strpool *p, const char *s);
+void fl_pool_free(fl_strpool *p);
+size_t fl_pool_bytes(const fl_strpool *p);
+
+/* ---------------------------------------------------------- histogram */
+
+/*
+ * Durations in ns, log-linear: values below 32 exactly, each power of two
+ * above in 32 equal sub-buckets.  A bucket [lo, lo + w) has w <= lo / 32,
+ * and a percentile is given as the bucket's middle, so it is within
+ * w / 2 / lo <= 1/64 = 1.5625 % of the true nearest-rank value (and then
+ * clamped into [min, max]).  The range of octaves reached is allocated,
+ * in one array grown as needed: 256 bytes an octave, a few per kernel
+ * (durations seldom span more than 2^10).
+ */
+#define FL_HIST_SUB 32
+#define FL_HIST_PCT_ERROR 1.6 /* what the report says of its percentiles */
+
+typedef struct fl_hist {
+    /* The counters of octaves lo .. lo + n - 1, FL_HIST_SUB each, in one
+     * array (one load from the owner to the counter); grown to take in an
+     * octave outside. */
+    uint64_t *c;
+    uint8_t lo, n;
+} fl_hist;
+
+/* fl_hist_add's rare path: octave o is outside the array. */
+bool fl_hist_add_grow(fl_hist *h, size_t o, size_t sub);
+
+/* Counts v; false when out of memory. */
+static inline __attribute__((always_inline)) bool fl_hist_add(fl_hist *h, uint64_t v)
+{
+    /* v < 32: octave 0, sub-bucket v; else octave e - 4, the 5 bits
+     * below the top one (e = floor(log2 v)), without a branch. */
+    int e = 63 - __builtin_clzll(v | FL_HIST_SUB); /* 5..63 */
+    size_t big = v >= FL_HIST_SUB;
+    size_t o = big * ((size_t)e - 4);
+    size_t sub = (size_t)(v >> (e - 5)) - FL_HIST_SUB * big;
+    size_t i = o - h->lo; /* wraps when o < lo */
+    if (__builtin_expect(i >= h->n, 0))
+        return fl_hist_add_grow(h, o, sub);
+    h->c[i * FL_HIST_SUB + sub]++;
+    return true;
+}
+
+void fl_hist_free(fl_hist *h);
+size_t fl_hist_bytes(const fl_hist *h);
+/* The nearest-rank p-th percentile (0 < p <= 100) of n values, estimated;
+ * clamped into [lo, hi]. */
+uint64_t fl_hist_pct(const fl_hist *h, uint64_t n, double p, uint64_t lo, uint64_t hi);
+
+#endif /* FL_REPORT_MAPS_H */

@@ -1,0 +1,529 @@
+/*
+ * report/model.c - the session model (model.h): job_start, the
+ * dictionaries, capture_capabilities, shutdown and the time span, kept as
+ * records stream by, and every kernel row given to its owner once its
+ * detail is known, so the report and the exports join rows and details by
+ * the same has_details rule (docs/gpufl.md).
+ *
+ * A kernel batch written before its details is held (one batch) until the
+ * next record that is not a kernel_detail; details no row claimed are
+ * forgotten past PENDING_MAX and counted as orphans.
+ */
+#include "model.h"
+#include "../reader/read.h"
+#include "model_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PENDING_MAX 65536u /* kernel_details waiting for their row */
+
+/* The dictionaries the report names things by (wire/vocab.h). */
+static const fl_dict dict_ids[DICT_COUNT] = {FL_DICT_KERNEL, FL_DICT_SCOPE_NAME, FL_DICT_METRIC,
+                                             FL_DICT_FUNCTION};
+
+/* ====================================================== life and names */
+
+static char *dup_str(fl_model *m, const char *s)
+{
+    if (!s)
+        return NULL;
+    char *d = strdup(s);
+    if (!d)
+        m->oom = true;
+    return d;
+}
+
+fl_model *fl_model_create(fl_model_kernel_fn fn, void *user)
+{
+    fl_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->priv = calloc(1, sizeof *m->priv);
+    if (!m->priv) {
+        free(m);
+        return NULL;
+    }
+    m->priv->fn = fn;
+    m->priv->user = user;
+    m->default_device = -1;
+    return m;
+}
+
+static void free_details(fl_u64map *map)
+{
+    for (size_t i = 0; i < map->cap; i++)
+        if (map->used[i])
+            free((fl_kdetail *)(uintptr_t)map->vals[i].a);
+    fl_map_clear(map);
+}
+
+void fl_model_destroy(fl_model *m)
+{
+    if (!m)
+        return;
+    fl_model_priv *p = m->priv;
+    free(m->app);
+    free(m->session_id);
+    free(m->hostname);
+    free(m->session_kind);
+    free(m->engine);
+    for (size_t i = 0; i < m->n_devices; i++) {
+        free(m->devices[i].name);
+        free(m->devices[i].uuid);
+    }
+    free(m->devices);
+    json_decref(m->caps);
+    json_decref(m->shutdown);
+    if (p) {
+        for (int i = 0; i < DICT_COUNT; i++)
+            fl_map_free(&p->dict[i]);
+        free_details(&p->current);
+        fl_map_free(&p->current);
+        free_details(&p->pending);
+        fl_map_free(&p->pending);
+        free(p->held);
+        fl_pool_free(&p->pool);
+        free(p);
+    }
+    free(m);
+}
+
+static const char *dict_name(const fl_model *m, int dict, uint64_t id)
+{
+    const fl_mval *v = fl_map_find(&m->priv->dict[dict], id);
+    return v ? (const char *)(uintptr_t)v->a : NULL;
+}
+
+const char *fl_model_kernel_name(const fl_model *m, uint64_t id)
+{
+    return dict_name(m, DICT_KERNEL, id);
+}
+
+const char *fl_model_scope_name(const fl_model *m, uint64_t id)
+{
+    return dict_name(m, DICT_SCOPE, id);
+}
+
+const char *fl_model_metric_name(const fl_model *m, uint64_t id)
+{
+    return dict_name(m, DICT_METRIC, id);
+}
+
+const char *fl_model_function_name(const fl_model *m, uint64_t id)
+{
+    return dict_name(m, DICT_FUNCTION, id);
+}
+
+const char *fl_model_device_name(const fl_model *m, int64_t id)
+{
+    for (size_t i = 0; i < m->n_devices; i++)
+        if (m->devices[i].id == id)
+            return m->devices[i].name;
+    return NULL;
+}
+
+uint64_t fl_model_origin(const fl_model *m)
+{
+    if (m->have_start)
+        return m->start_ns;
+    return m->have_time ? m->first_ns : 0;
+}
+
+size_t fl_model_mem_bytes(const fl_model *m)
+{
+    const fl_model_priv *p = m->priv;
+    size_t n = sizeof *m + sizeof *p + fl_pool_bytes(&p->pool) + fl_map_bytes(&p->current) +
+               fl_map_bytes(&p->pending) + p->held_cap * sizeof(fl_krow) +
+               (p->current.n + p->pending.n) * sizeof(fl_kdetail);
+    for (int i = 0; i < DICT_COUNT; i++)
+        n += fl_map_bytes(&p->dict[i]);
+    return n;
+}
+
+/* ======================================= kernel rows and their details */
+
+const fl_kdetail *fl_model_claim(fl_model *m, uint32_t kernel_id, uint32_t corr_id,
+                                 bool has_details)
+{
+    fl_model_priv *p = m->priv;
+    if (has_details) {
+        fl_kdetail *d = NULL;
+        fl_mval *v = p->pending.n ? fl_map_find(&p->pending, corr_id) : NULL;
+        if (v) {
+            d = (fl_kdetail *)(uintptr_t)v->a;
+            fl_map_del(&p->pending, corr_id);
+        } else {
+            m->details_missing++;
+        }
+        fl_mval *cur = p->current.n ? fl_map_find(&p->current, kernel_id) : NULL;
+        if (cur) {
+            free((fl_kdetail *)(uintptr_t)cur->a);
+            if (d) {
+                cur->a = (uintptr_t)d;
+            } else {
+                /* Its detail was lost: this row and the later ones up to
+                 * the next detail have none. */
+                fl_map_del(&p->current, kernel_id);
+            }
+        } else if (d) {
+            cur = fl_map_put(&p->current, kernel_id, NULL);
+            if (cur) {
+                cur->a = (uintptr_t)d;
+            } else {
+                free(d);
+                m->oom = true;
+            }
+        }
+    }
+    const fl_mval *cur = p->current.n ? fl_map_find(&p->current, kernel_id) : NULL;
+    return cur ? (const fl_kdetail *)(uintptr_t)cur->a : NULL;
+}
+
+static void emit_row(fl_model *m, fl_krow *k)
+{
+    fl_model_priv *p = m->priv;
+    k->detail = fl_model_claim(m, k->kernel_id, k->corr_id, k->has_details);
+    if (p->fn)
+        p->fn(p->user, k);
+}
+
+void fl_model_flush_held(fl_model *m)
+{
+    fl_model_priv *p = m->priv;
+    if (!p->holding)
+        return;
+    p->holding = false;
+    for (size_t i = 0; i < p->n_held; i++)
+        emit_row(m, &p->held[i]);
+    p->n_held = 0;
+}
+
+void fl_model_finish(fl_model *m)
+{
+    fl_model_flush_held(m);
+    m->details_orphan += m->priv->pending.n;
+    free_details(&m->priv->pending);
+}
+
+/* ============================================================= records */
+
+static void add_device(fl_model *m, const json_t *dev)
+{
+    int64_t id;
+    if (!fl_jget_i64(dev, "id", &id))
+        return;
+    fl_model_device *d = NULL;
+    for (size_t i = 0; i < m->n_devices; i++)
+        if (m->devices[i].id == id)
+            d = &m->devices[i];
+    if (!d) {
+        fl_model_device *p = realloc(m->devices, (m->n_devices + 1) * sizeof *p);
+        if (!p) {
+            m->oom = true;
+            return;
+        }
+        m->devices = p;
+        d = &p[m->n_devices++];
+        memset(d, 0, sizeof *d);
+        d->id = id;
+    }
+    if (!d->name && fl_jget_str(dev, "name"))
+        d->name = dup_str(m, fl_jget_str(dev, "name"));
+    if (!d->uuid && fl_jget_str(dev, "uuid") && fl_jget_str(dev, "uuid")[0])
+        d->uuid = dup_str(m, fl_jget_str(dev, "uuid"));
+}
+
+static void on_job_start(fl_model *m, const json_t *rec)
+{
+    if (m->have_start || m->app)
+        return; /* the first one wins (every channel repeats it) */
+    m->app = dup_str(m, fl_jget_str(rec, "app"));
+    m->session_id = dup_str(m, fl_jget_str(rec, "session_id"));
+    m->hostname = dup_str(m, fl_jget_str(rec, "hostname"));
+    m->session_kind = dup_str(m, fl_jget_str(rec, "session_kind"));
+    m->engine = dup_str(m, fl_jget_str(rec, "profiling_engine"));
+    m->have_pid = fl_jget_i64(rec, "pid", &m->pid);
+    m->have_start = fl_jget_u64(rec, "ts_ns", &m->start_ns);
+    static const char *const lists[] = {"cuda_static_devices", "gpu_static_devices", "devices"};
+    for (size_t l = 0; l < 3; l++) {
+        const json_t *arr = json_object_get(rec, lists[l]);
+        for (size_t i = 0; i < json_array_size(arr); i++)
+            add_device(m, json_array_get(arr, i));
+    }
+    m->default_device = m->n_devices == 1 ? m->devices[0].id : -1;
+}
+
+static void on_dictionary(fl_model *m, const json_t *rec)
+{
+    for (int d = 0; d < DICT_COUNT; d++) {
+        json_t *dict = json_object_get(rec, fl_dict_name(dict_ids[d]));
+        if (!dict)
+            continue;
+        if (!json_is_object(dict)) {
+            m->bad_rows++;
+            continue;
+        }
+        const char *key;
+        json_t *val;
+        json_object_foreach(dict, key, val)
+        {
+            char *end = NULL;
+            unsigned long long id = strtoull(key, &end, 10);
+            const char *name = json_string_value(val);
+            if (!end || end == key || *end || !name) {
+                m->bad_rows++;
+                continue;
+            }
+            const char *s = fl_pool_intern(&m->priv->pool, name);
+            fl_mval *v = s ? fl_map_put(&m->priv->dict[d], id, NULL) : NULL;
+            if (!v) {
+                m->oom = true;
+                return;
+            }
+            v->a = (uintptr_t)s;
+        }
+    }
+}
+
+static void on_detail(fl_model *m, const json_t *rec)
+{
+    fl_model_priv *p = m->priv;
+    uint64_t corr;
+    if (!fl_jget_u64(rec, "corr_id", &corr)) {
+        m->bad_rows++;
+        return;
+    }
+    fl_kdetail *d = calloc(1, sizeof *d);
+    if (!d) {
+        m->oom = true;
+        return;
+    }
+    d->seq = ++p->seq;
+    d->corr_id = (uint32_t)corr;
+    d->have_grid = fl_dim3_parse(fl_jget_str(rec, "grid"), d->grid);
+    d->have_block = fl_dim3_parse(fl_jget_str(rec, "block"), d->block);
+    uint64_t ss;
+    d->static_shared = fl_jget_u64(rec, "static_shared", &ss) ? (int64_t)ss : -1;
+    if (!fl_jget_real(rec, "occupancy", &d->occupancy))
+        d->occupancy = NAN;
+    d->limiting = fl_pool_intern(&p->pool, fl_jget_str(rec, "limiting_resource"));
+    d->user_scope = fl_pool_intern(&p->pool, fl_jget_str(rec, "user_scope"));
+    if (p->pending.n >= PENDING_MAX) {
+        /* Details no row claimed (a damaged file): forget them. */
+        m->details_orphan += p->pending.n;
+        free_details(&p->pending);
+    }
+    bool fresh;
+    fl_mval *v = fl_map_put(&p->pending, corr, &fresh);
+    if (!v) {
+        free(d);
+        m->oom = true;
+        return;
+    }
+    if (!fresh) {
+        free((fl_kdetail *)(uintptr_t)v->a);
+        m->details_orphan++;
+    }
+    v->a = (uintptr_t)d;
+}
+
+void fl_model_record(fl_model *m, int channel, fl_type t, const char *type, json_t *rec)
+{
+    (void)channel;
+    if (!type || !rec)
+        return;
+    if (t == FL_T_KERNEL_DETAIL) {
+        on_detail(m, rec);
+        return;
+    }
+    fl_model_flush_held(m);
+    uint64_t ts;
+    if (fl_jget_u64(rec, "ts_ns", &ts)) {
+        uint64_t dur = 0;
+        fl_jget_u64(rec, "duration_ns", &dur);
+        fl_model_note_time(m, ts);
+        if (dur)
+            fl_model_note_time(m, ts + dur);
+    }
+    switch (t) {
+    case FL_T_JOB_START:
+        on_job_start(m, rec);
+        break;
+    case FL_T_DICTIONARY_UPDATE:
+        on_dictionary(m, rec);
+        break;
+    case FL_T_CAPTURE_CAPABILITIES: {
+        json_t *c = json_deep_copy(rec);
+        if (!c) {
+            m->oom = true;
+            return;
+        }
+        json_decref(m->caps);
+        m->caps = c; /* the last one wins */
+        break;
+    }
+    case FL_T_SHUTDOWN: {
+        if (fl_jget_u64(rec, "ts_ns", &ts)) {
+            m->shutdown_ns = ts;
+            m->have_shutdown = true;
+        }
+        json_t *c = json_deep_copy(rec);
+        if (c) {
+            json_decref(m->shutdown);
+            m->shutdown = c;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ====================================================== kernel batches */
+
+/*
+ * Row r into *k; false when it is not usable (dt_ns, kernel_id < 2^32 and
+ * duration_ns must be non-negative integers; the other cells, when not,
+ * take their "not recorded" value).  plain: the batch's cells are all
+ * ints (fl_batch.all_ints) and every column is there - the writer's
+ * batches: read straight, without looking at kinds.
+ */
+static inline __attribute__((always_inline)) bool krow_of(const fl_batch *b, const kcols *c,
+                                                          size_t r, bool plain, fl_krow *k)
+{
+    if (plain) {
+        const fl_cell *v = b->cells + r * b->ncols;
+        int64_t dt = v[c->dt].i, kid = v[c->kid].i, dur = v[c->dur].i;
+        if (dt < 0 || dur < 0 || (uint64_t)kid > UINT32_MAX)
+            return false;
+        k->start_ns = b->base_time_ns + (uint64_t)dt;
+        k->duration_ns = (uint64_t)dur;
+        k->kernel_id = (uint32_t)kid;
+        k->stream_id = (uint32_t)nonneg_or(v[c->stream].i, 0);
+        k->corr_id = (uint32_t)nonneg_or(v[c->corr].i, 0);
+        k->dyn_shared = nonneg_or(v[c->dyn].i, -1);
+        k->num_regs = nonneg_or(v[c->regs].i, -1);
+        k->has_details = v[c->hd].i > 0;
+        k->external_kind = nonneg_or(v[c->ek].i, 0);
+        k->external_id = (uint64_t)nonneg_or(v[c->eid].i, 0);
+        k->device_id = nonneg_or(v[c->dev].i, -1);
+        k->detail = NULL;
+        return true;
+    }
+    uint64_t dt, kid, dur, v;
+    if (!fl_rcell_u64(b, r, c->dt, &dt) || !fl_rcell_u64(b, r, c->kid, &kid) ||
+        !fl_rcell_u64(b, r, c->dur, &dur) || kid > UINT32_MAX)
+        return false;
+    k->start_ns = b->base_time_ns + dt;
+    k->duration_ns = dur;
+    k->kernel_id = (uint32_t)kid;
+    k->stream_id = fl_rcell_u64(b, r, c->stream, &v) ? (uint32_t)v : 0;
+    k->corr_id = fl_rcell_u64(b, r, c->corr, &v) ? (uint32_t)v : 0;
+    k->dyn_shared = fl_rcell_u64(b, r, c->dyn, &v) ? (int64_t)v : -1;
+    k->num_regs = fl_rcell_u64(b, r, c->regs, &v) ? (int64_t)v : -1;
+    k->has_details = fl_rcell_u64(b, r, c->hd, &v) && v != 0;
+    k->external_kind = fl_rcell_u64(b, r, c->ek, &v) ? (int64_t)v : 0;
+    k->external_id = fl_rcell_u64(b, r, c->eid, &v) ? v : 0;
+    k->device_id = fl_rcell_u64(b, r, c->dev, &v) ? (int64_t)v : -1;
+    k->detail = NULL;
+    return true;
+}
+
+/* The batch's usable rows into p->held: returns their count, in *wait
+ * whether one claims a detail not read yet, in *lo / *hi their time span
+ * (*lo UINT64_MAX: none). */
+static inline __attribute__((always_inline)) size_t take_rows(fl_model *m, const fl_batch *b,
+                                                              const kcols *c, bool plain,
+                                                              bool *wait, uint64_t *lo,
+                                                              uint64_t *hi)
+{
+    fl_model_priv *p = m->priv;
+    size_t n = 0;
+    uint64_t bad = 0, l = UINT64_MAX, h = 0;
+    bool w = false;
+    for (size_t r = 0; r < b->nrows; r++) {
+        fl_krow *k = &p->held[n];
+        if (!krow_of(b, c, r, plain, k)) {
+            bad++;
+            continue;
+        }
+        n++;
+        uint64_t t = k->start_ns, e = k->start_ns + k->duration_ns;
+        l = t < l ? t : l;
+        h = e > h ? e : h;
+        if (k->has_details && !w && !(p->pending.n && fl_map_find(&p->pending, k->corr_id)))
+            w = true;
+    }
+    m->bad_rows += bad;
+    *wait = w;
+    *lo = l;
+    *hi = h;
+    return n;
+}
+
+static void kernel_batch(fl_model *m, const fl_batch *b)
+{
+    fl_model_priv *p = m->priv;
+    kcols c = kcols_of(b);
+    if (c.dt < 0 || c.kid < 0 || c.dur < 0) {
+        m->bad_rows += b->nrows ? b->nrows : 1;
+        return;
+    }
+    if (p->held_cap < b->nrows) {
+        fl_krow *h = realloc(p->held, b->nrows * sizeof *h);
+        if (!h) {
+            m->oom = true;
+            return;
+        }
+        p->held = h;
+        p->held_cap = b->nrows;
+    }
+    bool plain = b->all_ints && b->cells &&
+                 (c.stream | c.corr | c.dyn | c.regs | c.hd | c.ek | c.eid | c.dev) >= 0;
+    bool wait;
+    uint64_t lo, hi; /* the batch's time span, for the session's */
+    size_t n = plain ? take_rows(m, b, &c, true, &wait, &lo, &hi)
+                     : take_rows(m, b, &c, false, &wait, &lo, &hi);
+    if (lo != UINT64_MAX) {
+        fl_model_note_time(m, lo);
+        fl_model_note_time(m, hi);
+    }
+    p->n_held = n;
+    p->holding = true;
+    /* Details written after their batch (the example session's order):
+     * wait for them until the next other record; else the rows go now. */
+    if (!wait)
+        fl_model_flush_held(m);
+}
+
+void fl_model_batch(fl_model *m, const fl_batch *b)
+{
+    fl_model_flush_held(m);
+    if (!b || !b->type)
+        return;
+    if (b->type_id == FL_T_KERNEL_EVENT_BATCH) {
+        kernel_batch(m, b); /* notes the batch's time span as it goes */
+        return;
+    }
+    int c_dt = fl_batch_time_col(b, false), c_dur = fl_batch_time_col(b, true);
+    if (c_dt >= 0) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t r = 0; r < b->nrows; r++) {
+            uint64_t dt, dur = 0;
+            if (!fl_rcell_u64(b, r, c_dt, &dt))
+                continue;
+            fl_rcell_u64(b, r, c_dur, &dur);
+            uint64_t t = b->base_time_ns + dt;
+            if (t < lo)
+                lo = t;
+            if (t + dur > hi)
+                hi = t + dur;
+        }
+        if (lo != UINT64_MAX) {
+            fl_model_note_time(m, lo);
+            fl_model_note_time(m, hi);
+        }
+    }
+}

@@ -1,0 +1,696 @@
+/*
+ * report/text.c - the report as aligned text, one section after another
+ * (report.h): each section brings its own leading blank line, so a caller
+ * asking for some sections gets byte for byte their part of the whole.
+ * Every string from the session goes through fl_put_line (one line, control
+ * characters as '?', cut), so a damaged name cannot break the layout; a
+ * value not recorded reads "n/a", never 0.
+ */
+#include "report_int.h"
+#include "../util/buf.h"
+#include "units.h"
+#include "gpufl.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ============================================================= helpers */
+
+static void label(fl_buf *b, const char *l)
+{
+    fl_buf_printf(b, "  %-18s", l);
+}
+
+static void gpu_label(fl_buf *b, int64_t id)
+{
+    if (id == DEVICE_UNKNOWN)
+        fl_buf_puts(b, "GPU ?");
+    else
+        fl_buf_printf(b, "GPU %" PRId64, id);
+}
+
+/* ============================================================= summary */
+
+/* What ran, and where. */
+static void summary_who(const fl_model *m, fl_buf *b)
+{
+    fl_buf_puts(b, "report  ");
+    fl_put_line(b, m->app ? m->app : "(no job_start)", 80);
+    if (m->session_id) {
+        fl_buf_puts(b, "  session ");
+        fl_put_line(b, m->session_id, 80);
+    }
+    fl_buf_puts(b, "\n");
+    label(b, "host");
+    fl_put_line(b, m->hostname ? m->hostname : "n/a", 80);
+    if (m->have_pid)
+        fl_buf_printf(b, "  pid %" PRId64, m->pid);
+    fl_buf_puts(b, "\n");
+}
+
+/* When: the span, and which records it comes from. */
+static void summary_when(const fl_model *m, const figures *f, fl_buf *b)
+{
+    label(b, "start");
+    if (f->have_start) {
+        fl_time_text(b, f->start_ns);
+        if (!m->have_start)
+            fl_buf_puts(b, " (first record: no job_start)");
+    } else {
+        fl_buf_puts(b, "n/a");
+    }
+    fl_buf_puts(b, "\n");
+    label(b, "end");
+    if (f->have_end) {
+        fl_time_text(b, f->end_ns);
+        fl_buf_puts(b, m->have_shutdown ? " (shutdown)" : " (last record)");
+    } else {
+        fl_buf_puts(b, "n/a");
+    }
+    fl_buf_puts(b, "\n");
+    label(b, "duration");
+    if (f->have_start && f->have_end)
+        fl_dur_text(b, f->duration_ns);
+    else
+        fl_buf_puts(b, "n/a");
+    fl_buf_puts(b, "\n");
+}
+
+/* How the session was recorded, and how the recording and the program
+ * ended when not normally. */
+static void summary_how(const fl_report *r, const figures *f, fl_buf *b)
+{
+    const fl_model *m = r->m;
+    label(b, "session");
+    fl_put_line(b, m->session_kind ? m->session_kind : "n/a", 40);
+    if (m->engine) {
+        fl_buf_puts(b, ", engine ");
+        fl_put_line(b, m->engine, 40);
+    }
+    fl_buf_puts(b, "\n");
+    if (f->crashed && r->live)
+        fl_buf_puts(b, "  the session is still recording: the report covers what reached the "
+                       "disk so far\n");
+    else if (f->crashed)
+        fl_buf_puts(b, "  the process did not shut down the recorder (crashed or killed): the "
+                       "report covers what reached the disk\n");
+    const json_t *sd = m->shutdown;
+    if (json_is_true(json_object_get(sd, "crashed")) ||
+        json_is_integer(json_object_get(sd, "signal"))) {
+        label(b, "program ended");
+        if (json_is_integer(json_object_get(sd, "signal")))
+            fl_buf_printf(b, "by signal %" PRId64,
+                          (int64_t)json_integer_value(json_object_get(sd, "signal")));
+        else if (json_is_integer(json_object_get(sd, "exit_code")))
+            fl_buf_printf(b, "with exit code %" PRId64,
+                          (int64_t)json_integer_value(json_object_get(sd, "exit_code")));
+        fl_buf_puts(b, json_is_true(json_object_get(sd, "crashed")) ? " (crashed)\n" : "\n");
+    }
+}
+
+/* Kernel launches, and how busy they kept each device. */
+static void summary_kernels(const fl_report *r, const figures *f, fl_buf *b)
+{
+    label(b, "kernels");
+    if (r->kernel_launches) {
+        fl_buf_printf(b, "%" PRIu64 " %s  ", r->kernel_launches,
+                      fl_plural(r->kernel_launches, "launch", "launches"));
+        fl_dur_text(b, r->kernel_ns);
+        fl_buf_printf(b, " GPU time  %zu distinct\n", r->n_k);
+    } else {
+        fl_buf_puts(b, "none\n");
+    }
+    for (size_t i = 0; i < r->n_d; i++) {
+        const dstat *d = &r->d[f->dorder[i]];
+        if (!d->kernels)
+            continue;
+        label(b, "GPU busy");
+        if (f->duration_ns) {
+            fl_buf_printf(b, "%.1f%%  ", fl_busy_pct(d, f->duration_ns));
+        } else {
+            fl_buf_puts(b, "n/a  ");
+        }
+        gpu_label(b, d->id);
+        if (d->id == DEVICE_UNKNOWN)
+            fl_buf_puts(b, " (the kernel rows do not say their device: all devices together)");
+        else
+            fl_buf_puts(b, " (union of its kernels' intervals over the duration)");
+        fl_buf_puts(b, "\n");
+    }
+}
+
+/* One line of memory operations (memcpy, memset): count, bytes, time. */
+static void summary_ops(fl_buf *b, const char *what, uint64_t n, const char *one, const char *many,
+                        uint64_t bytes, uint64_t ns)
+{
+    label(b, what);
+    if (n) {
+        fl_buf_printf(b, "%" PRIu64 " %s  ", n, fl_plural(n, one, many));
+        fl_bytes_text(b, (double)bytes);
+        fl_buf_puts(b, "  ");
+        fl_dur_text(b, ns);
+        fl_buf_puts(b, "\n");
+    } else {
+        fl_buf_puts(b, "none\n");
+    }
+}
+
+/* The device metrics over every device: utilisation, memory, power,
+ * energy. */
+static void summary_metrics(const figures *f, fl_buf *b)
+{
+    label(b, "util.gpu");
+    if (f->have_util)
+        fl_buf_printf(b, "mean %.1f%% (every sample of every device)\n", f->util_mean);
+    else
+        fl_buf_puts(b, "n/a\n");
+    label(b, "memory used");
+    if (f->have_used) {
+        fl_buf_puts(b, "peak ");
+        fl_bytes_text(b, f->used_peak_mib * 1048576.0);
+        fl_buf_puts(b, " (");
+        gpu_label(b, f->used_peak_dev);
+        fl_buf_puts(b, ")\n");
+    } else {
+        fl_buf_puts(b, "n/a\n");
+    }
+    label(b, "power");
+    if (f->have_power)
+        fl_buf_printf(b, "mean %.1f W (sum of the devices' means)  peak %.1f W (one device)\n",
+                      f->power_mean_sum_w, f->power_peak_w);
+    else
+        fl_buf_puts(b, "n/a\n");
+    label(b, "energy");
+    if (f->have_energy)
+        fl_buf_printf(b, "%.3f J (%s%s)\n", f->energy_j,
+                      strcmp(f->energy_source, "counter") == 0          ? "counter"
+                      : strcmp(f->energy_source, "power_integral") == 0 ? "power integral"
+                                                                        : "counter and power "
+                                                                          "integral",
+                      f->energy_partial ? "; some devices have none" : "");
+    else
+        fl_buf_puts(b, "n/a\n");
+}
+
+/* Graph launches, synchronizations, allocations: a line when any. */
+static void summary_other(const fl_report *r, fl_buf *b)
+{
+    if (!(r->graphs || r->syncs || r->allocs || r->frees))
+        return;
+    label(b, "other");
+    const char *sep = "";
+    if (r->graphs) {
+        fl_buf_printf(b, "%" PRIu64 " graph %s ", r->graphs,
+                      fl_plural(r->graphs, "launch", "launches"));
+        fl_dur_text(b, r->graph_ns);
+        sep = "  ";
+    }
+    if (r->syncs) {
+        fl_buf_printf(b, "%s%" PRIu64 " %s ", sep, r->syncs,
+                      fl_plural(r->syncs, "synchronization", "synchronizations"));
+        fl_dur_text(b, r->sync_ns);
+        sep = "  ";
+    }
+    if (r->allocs || r->frees)
+        fl_buf_printf(b, "%s%" PRIu64 " allocations %" PRIu64 " frees", sep, r->allocs, r->frees);
+    fl_buf_puts(b, "\n");
+}
+
+static void text_summary(const fl_report *r, const figures *f, fl_buf *b)
+{
+    summary_who(r->m, b);
+    summary_when(r->m, f, b);
+    summary_how(r, f, b);
+    summary_kernels(r, f, b);
+    summary_ops(b, "memcpy", f->copies, "copy", "copies", f->copy_bytes, f->copy_ns);
+    summary_ops(b, "memset", r->memsets.count, "memset", "memsets", r->memsets.bytes,
+                r->memsets.time_ns);
+    summary_metrics(f, b);
+    summary_other(r, b);
+}
+/* ====================================================== other sections */
+
+static void text_scopes(const fl_report *r, const figures *f, fl_buf *b)
+{
+    fl_buf_printf(b, "\nscopes  %zu %s  (p50/p99 within %.1f%%)\n", r->n_s,
+                  fl_plural(r->n_s, "name", "names"), FL_HIST_PCT_ERROR);
+    if (r->n_s == 0) {
+        fl_buf_puts(b, "  none recorded\n");
+    } else {
+        fl_buf_printf(b, "  %-5s %7s %11s %10s %10s %10s %12s  %s\n", "kind", "count", "total ms",
+                      "mean ms", "p50 ms", "p99 ms", "GPU ms in", "name");
+        for (size_t i = 0; i < r->n_s; i++) {
+            const sstat *s = &r->s[f->sorder[i]];
+            fl_buf_printf(b, "  %-5s %7" PRIu64 " ", s->nvtx ? "NVTX" : "scope", s->count);
+            if (s->count) {
+                fl_buf_printf(b, "%11.3f %10.3f %10.3f %10.3f ", (double)s->total_ns / 1e6,
+                              (double)s->total_ns / (double)s->count / 1e6,
+                              (double)fl_hist_pct(&s->h, s->count, 50, s->min_ns, s->max_ns) / 1e6,
+                              (double)fl_hist_pct(&s->h, s->count, 99, s->min_ns, s->max_ns) / 1e6);
+            } else {
+                fl_buf_printf(b, "%11s %10s %10s %10s ", "-", "-", "-", "-");
+            }
+            if (s->nvtx || !r->kernel_launches)
+                fl_buf_printf(b, "%12s  ", "-");
+            else
+                fl_buf_printf(b, "%12.3f  ", (double)s->gpu_ns / 1e6);
+            fl_put_line(b, s->name, 100);
+            if (s->open_at_end)
+                fl_buf_printf(b, "  (%" PRIu64 " still open at the end)", s->open_at_end);
+            fl_buf_puts(b, "\n");
+        }
+    }
+    if (r->kernel_launches) {
+        fl_buf_puts(b, "  kernel time       ");
+        fl_dur_text(b, r->kernel_scoped_ns);
+        fl_buf_puts(b, " inside scopes, ");
+        fl_dur_text(b, r->kernel_global_ns);
+        fl_buf_puts(b, " outside any, ");
+        fl_dur_text(b, r->kernel_unattributed_ns);
+        fl_buf_puts(b, " not attributed (no user_scope)\n");
+    }
+    if (r->scope_unmatched_ends)
+        fl_buf_printf(b, "  %" PRIu64 " scope %s without a begin (not counted)\n",
+                      r->scope_unmatched_ends, fl_plural(r->scope_unmatched_ends, "end", "ends"));
+}
+
+static void dim_text(fl_buf *b, bool varies, bool have, const uint32_t v[3])
+{
+    char buf[48];
+    if (varies)
+        fl_buf_puts(b, "varies");
+    else if (have)
+        fl_buf_puts(b, fl_dim3_format(buf, sizeof buf, v));
+    else
+        fl_buf_puts(b, "n/a");
+}
+
+static void text_hotspots(const fl_report *r, const figures *f, fl_buf *b)
+{
+    fl_buf_printf(b, "\nhotspots  top %zu of %zu %s by GPU time  (us; p50/p90/p99 within %.1f%%)\n",
+                  f->top, r->n_k, fl_plural(r->n_k, "kernel", "kernels"), FL_HIST_PCT_ERROR);
+    if (r->n_k == 0) {
+        fl_buf_puts(b, "  no kernels recorded\n");
+        return;
+    }
+    fl_buf_printf(b, "  %3s %8s %11s %6s %10s %10s %10s %10s %10s %10s  %s\n", "#", "calls",
+                  "total ms", "time", "mean", "p50", "p90", "p99", "min", "max", "name");
+    for (size_t i = 0; i < f->top; i++) {
+        const kstat *k = &r->k[f->korder[i]];
+        char buf[96];
+        fl_buf_printf(b, "  %3zu %8" PRIu64 " %11.3f ", i + 1, k->count, (double)k->total_ns / 1e6);
+        if (r->kernel_ns)
+            fl_buf_printf(b, "%5.1f%% ", 100.0 * (double)k->total_ns / (double)r->kernel_ns);
+        else
+            fl_buf_printf(b, "%6s ", "-");
+        fl_buf_printf(b, "%10.3f %10.3f %10.3f %10.3f %10.3f %10.3f  ",
+                      (double)k->total_ns / (double)k->count / 1e3,
+                      (double)fl_hist_pct(&k->h, k->count, 50, k->min_ns, k->max_ns) / 1e3,
+                      (double)fl_hist_pct(&k->h, k->count, 90, k->min_ns, k->max_ns) / 1e3,
+                      (double)fl_hist_pct(&k->h, k->count, 99, k->min_ns, k->max_ns) / 1e3,
+                      (double)k->min_ns / 1e3, (double)k->max_ns / 1e3);
+        fl_put_line(b, fl_kernel_label(r, k, buf, sizeof buf), 100);
+        fl_buf_puts(b, "\n      grid ");
+        dim_text(b, k->grid_varies, k->have_detail && k->last.have_grid, k->last.grid);
+        fl_buf_puts(b, "  block ");
+        dim_text(b, k->block_varies, k->have_detail && k->last.have_block, k->last.block);
+        fl_buf_puts(b, "  registers ");
+        if (!k->have_regs)
+            fl_buf_puts(b, "n/a");
+        else if (k->regs_min != k->regs_max)
+            fl_buf_printf(b, "varies (%" PRId64 "-%" PRId64 ")", k->regs_min, k->regs_max);
+        else
+            fl_buf_printf(b, "%" PRId64, k->regs_min);
+        fl_buf_puts(b, "  occupancy ");
+        if (k->occ_varies)
+            fl_buf_puts(b, "varies");
+        else if (k->have_detail && !isnan(k->last.occupancy))
+            fl_buf_printf(b, "%.1f%%", 100.0 * k->last.occupancy);
+        else
+            fl_buf_puts(b, "n/a");
+        fl_buf_puts(b, "  limited by ");
+        if (k->lim_varies)
+            fl_buf_puts(b, "varies");
+        else if (k->have_detail && k->last.limiting)
+            fl_put_line(b, k->last.limiting, 20);
+        else
+            fl_buf_puts(b, "n/a");
+        fl_buf_puts(b, "\n");
+    }
+    if (r->n_k > f->top) {
+        uint64_t calls = 0, ns = 0;
+        for (size_t i = f->top; i < r->n_k; i++) {
+            calls += r->k[f->korder[i]].count;
+            ns += r->k[f->korder[i]].total_ns;
+        }
+        fl_buf_printf(b, "  %3s %8" PRIu64 " %11.3f  (%zu more %s)\n", "", calls, (double)ns / 1e6,
+                      r->n_k - f->top, fl_plural(r->n_k - f->top, "kernel", "kernels"));
+    }
+    if (r->m->details_missing)
+        fl_buf_printf(b, "  %" PRIu64 " kernel %s announced a kernel_detail that was not found\n",
+                      r->m->details_missing,
+                      fl_plural(r->m->details_missing, "launch", "launches"));
+}
+
+static void text_ops_row(fl_buf *b, const char *name, const opstat *o)
+{
+    char bytes[32];
+    fl_bytes_str(bytes, sizeof bytes, (double)o->bytes);
+    fl_buf_printf(b, "  %-8s %8" PRIu64 " %12s %11.3f ", name, o->count, bytes,
+                  (double)o->time_ns / 1e6);
+    if (o->time_ns)
+        fl_buf_printf(b, "%9.2f\n", (double)o->bytes / (double)o->time_ns);
+    else
+        fl_buf_printf(b, "%9s\n", "-");
+}
+
+static void text_memory(const fl_report *r, const figures *f, fl_buf *b)
+{
+    fl_buf_puts(b, "\nmemcpy / memset\n");
+    if (f->copies == 0 && r->memsets.count == 0) {
+        fl_buf_puts(b, "  none recorded\n");
+        return;
+    }
+    fl_buf_printf(b, "  %-8s %8s %12s %11s %9s\n", "kind", "count", "bytes", "time ms", "GB/s");
+    static const uint64_t first[] = {1, 2, 8, 10};
+    for (size_t i = 0; i < 4; i++)
+        if (r->copies[first[i]].count)
+            text_ops_row(b, fl_copy_kind_name(first[i]), &r->copies[first[i]]);
+    for (uint64_t k = 0; k < 257; k++) {
+        if (!r->copies[k].count || fl_copy_kind_name(k))
+            continue;
+        char buf[32];
+        text_ops_row(b, fl_copy_label(k, buf, sizeof buf), &r->copies[k]);
+    }
+    if (r->memsets.count)
+        text_ops_row(b, "memset", &r->memsets);
+}
+
+static void text_devices(const fl_report *r, const figures *f, fl_buf *b)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < r->n_d; i++) {
+        const dstat *d = &r->d[f->dorder[i]];
+        if (!d->samples)
+            continue;
+        if (shown++ == 0)
+            fl_buf_puts(b, "\ndevices\n");
+        fl_buf_puts(b, "  ");
+        gpu_label(b, d->id);
+        const char *name = fl_model_device_name(r->m, d->id);
+        if (name) {
+            fl_buf_puts(b, "  ");
+            fl_put_line(b, name, 80);
+        }
+        fl_buf_printf(b, "  %" PRIu64 " %s\n", d->samples,
+                      fl_plural(d->samples, "sample", "samples"));
+        fl_buf_printf(b, "    %-18s", "util.gpu");
+        if (d->util_gpu.n)
+            fl_buf_printf(b, "mean %.1f%%  max %.0f%%\n", d->util_gpu.sum / (double)d->util_gpu.n,
+                          d->util_gpu.max);
+        else
+            fl_buf_puts(b, "n/a\n");
+        fl_buf_printf(b, "    %-18s", "util.mem");
+        if (d->util_mem.n)
+            fl_buf_printf(b, "mean %.1f%%  max %.0f%%\n", d->util_mem.sum / (double)d->util_mem.n,
+                          d->util_mem.max);
+        else
+            fl_buf_puts(b, "n/a\n");
+        fl_buf_printf(b, "    %-18s", "memory used");
+        if (d->used.n) {
+            fl_buf_puts(b, "peak ");
+            fl_bytes_text(b, d->used.max * 1048576.0);
+            if (d->have_total) {
+                fl_buf_puts(b, " of ");
+                fl_bytes_text(b, d->total_mib * 1048576.0);
+            }
+            fl_buf_puts(b, "\n");
+        } else {
+            fl_buf_puts(b, "n/a\n");
+        }
+        fl_buf_printf(b, "    %-18s", "temperature");
+        if (d->temp.n)
+            fl_buf_printf(b, "max %.0f C\n", d->temp.max);
+        else
+            fl_buf_puts(b, "n/a\n");
+        fl_buf_printf(b, "    %-18s", "power");
+        if (d->power.n)
+            fl_buf_printf(b, "mean %.1f W  max %.1f W\n",
+                          d->power.sum / (double)d->power.n / 1000.0, d->power.max / 1000.0);
+        else
+            fl_buf_puts(b, "n/a\n");
+        fl_buf_printf(b, "    %-18s", "clocks");
+        if (d->clock_sm.n || d->clock_mem.n) {
+            if (d->clock_sm.n)
+                fl_buf_printf(b, "SM mean %.0f MHz", d->clock_sm.sum / (double)d->clock_sm.n);
+            if (d->clock_mem.n)
+                fl_buf_printf(b, "%smem mean %.0f MHz", d->clock_sm.n ? "  " : "",
+                              d->clock_mem.sum / (double)d->clock_mem.n);
+            fl_buf_puts(b, "\n");
+        } else {
+            fl_buf_puts(b, "n/a\n");
+        }
+        fl_buf_printf(b, "    %-18s", "energy");
+        double j;
+        const char *src;
+        if (fl_device_energy(d, &j, &src))
+            fl_buf_printf(b, "%.3f J (%s)\n", j, src[0] == 'c' ? "counter" : "power integral");
+        else
+            fl_buf_puts(b, "n/a\n");
+    }
+}
+
+static void text_host(const fl_report *r, fl_buf *b)
+{
+    if (!r->host_samples)
+        return;
+    fl_buf_puts(b, "\nhost  ");
+    const char *h = r->host_name ? r->host_name : r->m->hostname;
+    fl_put_line(b, h ? h : "n/a", 80);
+    fl_buf_printf(b, "  %" PRIu64 " %s\n", r->host_samples,
+                  fl_plural(r->host_samples, "sample", "samples"));
+    label(b, "CPU");
+    if (r->cpu.n)
+        fl_buf_printf(b, "mean %.1f%%  max %.1f%%\n", r->cpu.sum / (double)r->cpu.n, r->cpu.max);
+    else
+        fl_buf_puts(b, "n/a\n");
+    label(b, "RAM used");
+    if (r->ram_used.n) {
+        fl_buf_puts(b, "peak ");
+        fl_bytes_text(b, r->ram_used.max * 1048576.0);
+        if (r->have_ram_total) {
+            fl_buf_puts(b, " of ");
+            fl_bytes_text(b, r->ram_total_mib * 1048576.0);
+        }
+        fl_buf_puts(b, "\n");
+    } else {
+        fl_buf_puts(b, "n/a\n");
+    }
+}
+
+static const char *stall_label(const fl_report *r, const stallstat *s, char *buf, size_t len)
+{
+    const char *n = s->metric_id ? fl_model_metric_name(r->m, s->metric_id) : NULL;
+    if (n)
+        return n;
+    snprintf(buf, len, "stall reason %" PRIu64, s->reason);
+    return buf;
+}
+
+static void text_stalls(const fl_report *r, fl_buf *b)
+{
+    if (r->n_st) {
+        fl_buf_printf(b, "\nstalls  %" PRIu64 " PC %s\n", r->pc_samples,
+                      fl_plural(r->pc_samples, "sample", "samples"));
+        for (size_t i = 0; i < r->n_st; i++) {
+            char buf[48];
+            const stallstat *s = &r->st[i];
+            fl_buf_printf(b, "  %10" PRIu64 " %6.1f%%  ", s->samples,
+                          100.0 * (double)s->samples / (double)r->pc_samples);
+            fl_put_line(b, stall_label(r, s, buf, sizeof buf), 80);
+            fl_buf_puts(b, "\n");
+        }
+        size_t nf = r->n_fn < 10 ? r->n_fn : 10;
+        if (nf)
+            fl_buf_puts(b, "  functions with the most samples\n");
+        for (size_t i = 0; i < nf; i++) {
+            const fnstat *fn = &r->fn[i];
+            const char *name = fl_model_function_name(r->m, fn->function_id);
+            fl_buf_printf(b, "  %10" PRIu64 " %6.1f%%  ", fn->samples,
+                          100.0 * (double)fn->samples / (double)r->pc_samples);
+            if (name)
+                fl_put_line(b, name, 100);
+            else
+                fl_buf_printf(b, "(function id %" PRIu64 ")", fn->function_id);
+            fl_buf_puts(b, "\n");
+        }
+    }
+    if (r->sass_rows)
+        fl_buf_printf(b, "  %" PRIu64 " SASS metric %s (not summarised here)\n", r->sass_rows,
+                      fl_plural(r->sass_rows, "row", "rows"));
+}
+
+static void text_perf(const fl_report *r, fl_buf *b)
+{
+    if (r->n_pm) {
+        fl_buf_puts(b, "\nperf metrics\n");
+        fl_buf_printf(b, "  %8s %14s %14s %14s  %s\n", "samples", "mean", "min", "max", "metric");
+        for (size_t i = 0; i < r->n_pm; i++) {
+            const pmstat *p = &r->pm[i];
+            const char *name = fl_model_metric_name(r->m, p->metric_id);
+            fl_buf_printf(b, "  %8" PRIu64 " %14.3f %14.3f %14.3f  ", p->n, p->sum / (double)p->n,
+                          p->min, p->max);
+            if (name)
+                fl_put_line(b, name, 100);
+            else
+                fl_buf_printf(b, "(metric id %" PRIu64 ")", p->metric_id);
+            fl_buf_puts(b, "\n");
+        }
+    }
+}
+
+static void text_capture(const fl_report *r, fl_buf *b)
+{
+    const json_t *c = r->m->caps;
+    fl_buf_puts(b, "\ncaptured");
+    if (!c) {
+        fl_buf_puts(b, "  no capture_capabilities record\n");
+        return;
+    }
+    const char *req = fl_jget_str(c, "requested_engine"), *sel = fl_jget_str(c, "selected_engine");
+    fl_buf_puts(b, "  requested ");
+    fl_put_line(b, req ? req : "n/a", 40);
+    fl_buf_puts(b, ", selected ");
+    fl_put_line(b, sel ? sel : "n/a", 40);
+    fl_buf_puts(b, "\n");
+    const json_t *caps = json_object_get(c, "capabilities");
+    for (size_t i = 0; i < json_array_size(caps); i++) {
+        const json_t *e = json_array_get(caps, i);
+        const char *feat = fl_jget_str(e, "feature"), *st = fl_jget_str(e, "status");
+        const char *reason = fl_jget_str(e, "reason_code"), *msg = fl_jget_str(e, "message");
+        fl_buf_puts(b, "  ");
+        size_t before = b->len;
+        fl_put_line(b, feat ? feat : "?", 40);
+        size_t w = b->len - before;
+        fl_buf_printf(b, "%*s", w < 22 ? (int)(22 - w) : 1, "");
+        fl_put_line(b, st ? st : "?", 30);
+        fl_cap_status cs = fl_cap_status_of(st);
+        bool degraded = cs == FL_CAP_FALLBACK || cs == FL_CAP_PARTIAL || cs == FL_CAP_SKIPPED;
+        if (degraded || (msg && msg[0])) {
+            if (reason && reason[0]) {
+                fl_buf_puts(b, " (");
+                fl_put_line(b, reason, 60);
+                fl_buf_puts(b, ")");
+            }
+            if (msg && msg[0]) {
+                fl_buf_puts(b, ": ");
+                fl_put_line(b, msg, 300);
+            }
+        }
+        fl_buf_puts(b, "\n");
+    }
+}
+
+static void text_reader(const fl_report *r, fl_buf *b)
+{
+    const fl_model *m = r->m;
+    const fl_read_result *res = &r->res;
+    if (!fl_report_partial(r))
+        return;
+    fl_buf_puts(b, "\npartial read:");
+    const char *sep = " ";
+    if (r->have_res) {
+        if (res->bad_lines) {
+            fl_buf_printf(b, "%s%" PRIu64 " unreadable %s (not JSON or cut)", sep, res->bad_lines,
+                          fl_plural(res->bad_lines, "line", "lines"));
+            sep = ", ";
+        }
+        if (res->bad_records) {
+            fl_buf_printf(b, "%s%" PRIu64 " unusable %s", sep, res->bad_records,
+                          fl_plural(res->bad_records, "record", "records"));
+            sep = ", ";
+        }
+        if (res->other_session) {
+            fl_buf_printf(b, "%s%" PRIu64 " %s of another session dropped", sep, res->other_session,
+                          fl_plural(res->other_session, "record", "records"));
+            sep = ", ";
+        }
+        if (res->gz_errors) {
+            fl_buf_printf(b, "%s%" PRIu64 " broken gzip %s", sep, res->gz_errors,
+                          fl_plural(res->gz_errors, "stream", "streams"));
+            sep = ", ";
+        }
+    }
+    if (m->bad_rows) {
+        fl_buf_printf(b, "%s%" PRIu64 " unusable %s or dictionary %s", sep, m->bad_rows,
+                      fl_plural(m->bad_rows, "row", "rows"),
+                      fl_plural(m->bad_rows, "entry", "entries"));
+        sep = ", ";
+    }
+    if (m->details_orphan) {
+        fl_buf_printf(b, "%s%" PRIu64 " kernel_detail %s no kernel row claimed", sep,
+                      m->details_orphan, fl_plural(m->details_orphan, "record", "records"));
+        sep = ", ";
+    }
+    if (r->oom || m->oom) {
+        fl_buf_printf(b, "%sout of memory: some figures are short", sep);
+        sep = ", ";
+    }
+    if (r->warnings) {
+        fl_buf_printf(b, "%s%" PRIu64 " reader %s", sep, r->warnings,
+                      fl_plural(r->warnings, "warning", "warnings"));
+    }
+    fl_buf_puts(b, "\n");
+    for (size_t i = 0; i < MAX_WARNINGS_KEPT && i < r->warnings; i++) {
+        if (!r->warning_text[i])
+            continue;
+        fl_buf_puts(b, "  ");
+        fl_put_line(b, r->warning_text[i], 300);
+        fl_buf_puts(b, "\n");
+    }
+}
+
+/* ============================================================ the text */
+
+void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, fl_buf *out)
+{
+    if (sections == 0)
+        sections = GPUFL_SECTION_ALL;
+    figures f;
+    if (!fl_report_figures(r, top_n, &f)) {
+        fl_figures_free(&f);
+        fl_buf_puts(out, "report: out of memory\n");
+        return;
+    }
+    /* The whole report is the concatenation of its sections, each of
+     * which brings its own leading blank line: a caller asking for one
+     * section (an analyzer's inspect_* method) gets exactly its part. */
+    if (sections & GPUFL_SECTION_SUMMARY)
+        text_summary(r, &f, out);
+    if (sections & GPUFL_SECTION_SCOPES)
+        text_scopes(r, &f, out);
+    if (sections & GPUFL_SECTION_HOTSPOTS)
+        text_hotspots(r, &f, out);
+    if (sections & GPUFL_SECTION_MEMORY)
+        text_memory(r, &f, out);
+    if (sections & GPUFL_SECTION_DEVICES)
+        text_devices(r, &f, out);
+    if (sections & GPUFL_SECTION_HOST)
+        text_host(r, out);
+    if (sections & GPUFL_SECTION_STALLS)
+        text_stalls(r, out);
+    if (sections & GPUFL_SECTION_PERF)
+        text_perf(r, out);
+    if (sections & GPUFL_SECTION_CAPTURE)
+        text_capture(r, out);
+    if (sections & GPUFL_SECTION_READ)
+        text_reader(r, out);
+    fl_figures_free(&f);
+}
+
+void fl_report_text(const fl_report *r, int top_n, fl_buf *out)
+{
+    fl_report_text_sections(r, top_n, GPUFL_SECTION_ALL, out);
+}

@@ -1,0 +1,78 @@
+/*
+ * report/units.c - the text report's units and one-line strings
+ * (units.h), locale-independent in what they choose (the unit, the cut)
+ * so that the report's text is the same on every machine.
+ */
+#include "units.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+void fl_put_line(fl_buf *b, const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    bool cut = n > max;
+    if (cut)
+        n = max > 3 ? max - 3 : 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char ch = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        fl_buf_put(b, &ch, 1);
+    }
+    if (cut)
+        fl_buf_puts(b, "...");
+}
+
+void fl_dur_text(fl_buf *b, uint64_t ns)
+{
+    if (ns >= 1000000000ull)
+        fl_buf_printf(b, "%.3f s", (double)ns / 1e9);
+    else if (ns >= 1000000ull)
+        fl_buf_printf(b, "%.3f ms", (double)ns / 1e6);
+    else
+        fl_buf_printf(b, "%.3f us", (double)ns / 1e3);
+}
+
+void fl_bytes_str(char *buf, size_t len, double bytes)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024.0) {
+        snprintf(buf, len, "%.0f B", bytes);
+        return;
+    }
+    double v = bytes / 1024.0;
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, "%.2f %s", v, units[u]);
+}
+
+void fl_bytes_text(fl_buf *b, double bytes)
+{
+    char buf[32];
+    fl_bytes_str(buf, sizeof buf, bytes);
+    fl_buf_puts(b, buf);
+}
+
+void fl_time_text(fl_buf *b, uint64_t ns)
+{
+    time_t s = (time_t)(ns / 1000000000ull);
+    struct tm tm;
+    if (!gmtime_r(&s, &tm)) {
+        fl_buf_printf(b, "%" PRIu64 " ns", ns);
+        return;
+    }
+    char buf[64];
+    strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+    fl_buf_printf(b, "%s.%06u UTC", buf, (unsigned)(ns % 1000000000ull / 1000));
+}
+
+const char *fl_plural(uint64_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
