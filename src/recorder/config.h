@@ -1,7 +1,7 @@
 /*
  * recorder/config.h - the flight recorder's options, resolved (config.c):
- * defaults, config_file (JSON, jansson), GPUFL_* environment, code, their
- * precedence and validation -> fl_config.
+ * defaults, config_file (JSON, jansson: config_file.c), GPUFL_* environment
+ * (config_env.c), code, their precedence and validation -> fl_config.
  */
 #ifndef GP_RECORDER_CONFIG_H
 #define GP_RECORDER_CONFIG_H

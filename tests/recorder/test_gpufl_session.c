@@ -8,7 +8,7 @@
  * flush_logs_always, and a SIGKILL in the middle of a run.
  */
 #include "recorder/scope.h"
-#include "recorder/session.h"
+#include "recorder/writer.h"
 #include "fl_log.h"
 #include "gpufl.h"
 

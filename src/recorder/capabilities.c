@@ -1,0 +1,255 @@
+/*
+ * recorder/capabilities.c - capture_capabilities: one entry per feature,
+ * requested or not, with its status and a message that says why.
+ *
+ * Promises: every feature the options can ask for has an entry, so a
+ * missing kind of row is always explained; an opt-in flag set under
+ * Monitor is reported as skipped, so the user learns that the flag alone
+ * does nothing; a feature that lost data ends as partial with the counts,
+ * never as collected.
+ */
+#include "capabilities.h"
+#include "say.h"
+#include "trace_engine.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void add_cap(session *s, const char *feature, bool requested, fl_cap_status status,
+                    const char *reason_code, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static void add_cap(session *s, const char *feature, bool requested, fl_cap_status status,
+                    const char *reason_code, const char *fmt, ...)
+{
+    if (s->n_caps == MAX_CAPS)
+        return;
+    size_t i = s->n_caps++;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->cap_msg[i], sizeof s->cap_msg[i], fmt, ap);
+    va_end(ap);
+    s->caps[i] = (fl_capability){.feature = feature,
+                                 .requested = requested,
+                                 .status = status,
+                                 .mode = "",
+                                 .reason_code = reason_code,
+                                 .message = s->cap_msg[i]};
+}
+
+/* The capability of a Trace feature the plugin runs: collected, or
+ * fallback with CUPTI's refusal. */
+static void add_trace_cap(session *s, const char *feature, uint32_t feat_bit,
+                          const fl_trace_stats *st, const char *what)
+{
+    if (st->unavailable & feat_bit)
+        add_cap(s, feature, true, FL_CAP_FALLBACK, "cupti_refused", "%s", st->unavailable_msg);
+    else
+        add_cap(s, feature, true, FL_CAP_COLLECTED, "", "%s", what);
+}
+
+/* The Monitor rung: device and host metrics from the sampler, scopes. */
+static void add_monitor_caps(session *s, const char *device_note)
+{
+    const fl_config *c = &s->cfg;
+    bool sample = c->system_sample_rate_ms > 0;
+    if (!sample)
+        add_cap(s, "device_metrics", false, FL_CAP_NOT_REQUESTED, "", "system_sample_rate_ms is 0");
+    else if (c->backend == GPUFL_BACKEND_NONE)
+        add_cap(s, "device_metrics", true, FL_CAP_SKIPPED, "backend_none", "backend is None");
+    else if (s->n_dev == 0)
+        add_cap(s, "device_metrics", true, FL_CAP_FALLBACK, "no_backend", "%s",
+                *device_note ? device_note : "no NVIDIA device was found");
+    else
+        add_cap(s, "device_metrics", true, FL_CAP_COLLECTED, "", "%s every %d ms (%s)",
+                gp_monitor_backend(s->mon), c->system_sample_rate_ms,
+                c->continuous_system_sampling ? "continuous" : "inside scopes and system phases");
+    if (sample)
+        add_cap(s, "host_metrics", true, FL_CAP_COLLECTED, "", "/proc every %d ms",
+                c->system_sample_rate_ms);
+    else
+        add_cap(s, "host_metrics", false, FL_CAP_NOT_REQUESTED, "", "system_sample_rate_ms is 0");
+    add_cap(s, "scope_events", true, FL_CAP_COLLECTED, "", "%s", "");
+}
+
+/* The Trace rung: requested when the engine and the flag ask. */
+static void add_trace_caps(session *s, bool tracing, const char *why)
+{
+    const fl_config *c = &s->cfg;
+    bool trace = c->profiling_engine >= GPUFL_ENGINE_TRACE;
+    fl_trace_stats st;
+    fl_trace_engine_stats(s, &st);
+    const struct {
+        const char *feature;
+        bool flag, opt_in;
+        uint32_t bit;
+        const char *what;
+    } tf[] = {{"kernel_events", true, false, 0, "CUPTI concurrent kernel activity"},
+              {"memcpy_events", true, false, FL_FEAT_MEMCPY, "CUPTI memcpy and peer-to-peer"},
+              {"memset_events", true, false, FL_FEAT_MEMSET, "CUPTI memset activity"},
+              {"synchronization", c->enable_synchronization, false, FL_FEAT_SYNC,
+               "CUPTI synchronization activity"},
+              {"memory_tracking", c->enable_memory_tracking, true, FL_FEAT_MEMORY,
+               "CUPTI MEMORY2 (allocations and frees), timed by API callbacks"},
+              {"cuda_graphs", c->enable_cuda_graphs_tracking, true, FL_FEAT_GRAPHS,
+               "CUPTI graph trace (one row per graph launch)"},
+              {"external_correlation", c->enable_external_correlation, false, FL_FEAT_EXTERNAL,
+               "CUPTI external correlation (framework ids on kernel rows)"},
+              {"nvtx_ranges", true, false, FL_FEAT_NVTX,
+               "NVTX ranges as scopes (needs NVTX_INJECTION64_PATH, set by gpu-profile)"},
+              {"user_scope", true, false, FL_FEAT_SCOPES,
+               "CUPTI launch callbacks: the gpufl scopes open at each launch in kernel_detail"},
+              {"stack_trace", c->enable_stack_trace, true, 0, ""}};
+    for (size_t i = 0; i < sizeof tf / sizeof tf[0]; i++) {
+        bool stack = strcmp(tf[i].feature, "stack_trace") == 0;
+        if (trace && tf[i].flag && tracing && stack)
+            add_cap(s, tf[i].feature, true, FL_CAP_SKIPPED, "not_implemented",
+                    "CPU stacks at launch are not collected by this version");
+        else if (trace && tf[i].flag && tracing)
+            add_trace_cap(s, tf[i].feature, tf[i].bit, &st, tf[i].what);
+        else if (trace && tf[i].flag)
+            add_cap(s, tf[i].feature, true, FL_CAP_FALLBACK, "cupti_unavailable", "%s", why);
+        else if (tf[i].flag && tf[i].opt_in)
+            add_cap(s, tf[i].feature, true, FL_CAP_SKIPPED, "engine_monitor",
+                    "needs profiling_engine Trace or above; this session runs Monitor");
+        else
+            add_cap(s, tf[i].feature, false, FL_CAP_NOT_REQUESTED, "", "%s", "");
+    }
+}
+
+/* The rungs above Trace are later work: with the plugin running they
+ * fall back to Trace, without it to Monitor (above_why says which). */
+static void add_above_trace_caps(session *s, bool tracing, const char *above_why)
+{
+    gpufl_engine req = s->cfg.profiling_engine;
+    const char *above = tracing ? "not_implemented" : "cupti_unavailable";
+    bool pc = req == GPUFL_ENGINE_PC_SAMPLING || req == GPUFL_ENGINE_DEEP;
+    bool sass = req == GPUFL_ENGINE_SASS_METRICS || req == GPUFL_ENGINE_DEEP;
+    bool range = req == GPUFL_ENGINE_RANGE_PROFILER;
+    add_cap(s, "pc_sampling", pc, pc ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pc ? above : "",
+            "%s", pc ? above_why : "");
+    add_cap(s, "sass_metrics", sass, sass ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
+            sass ? above : "", "%s", sass ? above_why : "");
+    add_cap(s, "range_profiler", range, range ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
+            range ? above : "", "%s", range ? above_why : "");
+    bool src = s->cfg.enable_source_collection && (pc || sass);
+    add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
+            src ? above : "", "%s", src ? above_why : "");
+}
+
+void fl_caps_build(session *s, bool tracing, const char *why, const char *device_note)
+{
+    gpufl_engine req = s->cfg.profiling_engine;
+    s->requested_engine = fl_engine_wire_name(req);
+    s->selected_engine = fl_engine_wire_name(tracing ? GPUFL_ENGINE_TRACE : GPUFL_ENGINE_MONITOR);
+    add_monitor_caps(s, device_note);
+    add_trace_caps(s, tracing, why);
+    char above_why[800];
+    snprintf(above_why, sizeof above_why, "%s",
+             tracing ? "not implemented by this version; the session runs Trace" : why);
+    add_above_trace_caps(s, tracing, above_why);
+    if (req > GPUFL_ENGINE_MONITOR && !tracing)
+        FL_DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req),
+                 why);
+    else if (req > GPUFL_ENGINE_TRACE)
+        FL_DEBUG(s, "profiling_engine %s requested, running Trace: %s", gpufl_engine_name(req),
+                 above_why);
+}
+
+/* The final word on a feature that lost data. */
+static void mark_partial(session *s, const char *feature, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void mark_partial(session *s, const char *feature, const char *reason, const char *fmt, ...)
+{
+    for (size_t i = 0; i < s->n_caps; i++) {
+        if (strcmp(s->caps[i].feature, feature) != 0)
+            continue;
+        s->caps[i].status = FL_CAP_PARTIAL;
+        s->caps[i].reason_code = reason;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->cap_msg[i], sizeof s->cap_msg[i], fmt, ap);
+        va_end(ap);
+    }
+}
+
+bool fl_caps_mark_lost_rows(session *s, uint64_t scope_dropped, uint64_t metric_dropped)
+{
+    if (scope_dropped > 0)
+        mark_partial(s, "scope_events", "ring_full",
+                     "%llu scope events dropped: a thread opened scopes faster than the writer "
+                     "drained them",
+                     (unsigned long long)scope_dropped);
+    if (metric_dropped > 0)
+        mark_partial(s, "device_metrics", "queue_full",
+                     "%llu metric rows dropped: the writer fell behind (a slow disk?)",
+                     (unsigned long long)metric_dropped);
+    return scope_dropped > 0 || metric_dropped > 0;
+}
+
+static bool is_collected(const session *s, const char *feature)
+{
+    for (size_t i = 0; i < s->n_caps; i++)
+        if (strcmp(s->caps[i].feature, feature) == 0 && s->caps[i].status == FL_CAP_COLLECTED)
+            return true;
+    return false;
+}
+
+/* kernel_events, collected, says what was written and what it cost. */
+static void put_trace_counts(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+{
+    for (size_t i = 0; i < s->n_caps; i++) {
+        if (strcmp(s->caps[i].feature, "kernel_events") != 0 ||
+            s->caps[i].status != FL_CAP_COLLECTED)
+            continue;
+        snprintf(s->cap_msg[i], sizeof s->cap_msg[i],
+                 "%llu kernels (%llu details), %llu memcpy, %llu memset, %llu sync, %llu "
+                 "alloc/free, %llu graph launches, %llu NVTX records; %llu CUPTI buffers, "
+                 "%llu other records skipped; CUPTI overhead %.3f ms in %llu records",
+                 (unsigned long long)n->kernels, (unsigned long long)n->details,
+                 (unsigned long long)n->memcpys, (unsigned long long)n->memsets,
+                 (unsigned long long)n->syncs, (unsigned long long)n->allocs,
+                 (unsigned long long)n->graphs, (unsigned long long)n->markers,
+                 (unsigned long long)st->buffers, (unsigned long long)st->other_records,
+                 st->overhead_ns / 1e6, (unsigned long long)st->overhead_records);
+    }
+}
+
+/* Records CUPTI dropped or refused make every collected activity feature
+ * partial (after put_trace_counts: the loss is the final word); NVTX
+ * records lost to memory make nvtx_ranges partial. */
+static void mark_trace_losses(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+{
+    if (st->cupti_dropped > 0 || st->buffers_refused > 0 || st->bad_buffers > 0 ||
+        n->markers_lost > 0) {
+        const char *feats[] = {"kernel_events",   "memcpy_events",   "memset_events",
+                               "synchronization", "memory_tracking", "cuda_graphs"};
+        for (size_t f = 0; f < sizeof feats / sizeof feats[0]; f++) {
+            if (!is_collected(s, feats[f]))
+                continue;
+            mark_partial(s, feats[f], "records_dropped",
+                         "%llu activity records dropped by CUPTI, %llu buffer requests refused "
+                         "(every buffer of the pool in use: raise cupti_max_buffers or "
+                         "cupti_buffer_kib), %llu buffers cut short by an unreadable record",
+                         (unsigned long long)st->cupti_dropped,
+                         (unsigned long long)st->buffers_refused,
+                         (unsigned long long)st->bad_buffers);
+        }
+    }
+    if (n->markers_lost > 0)
+        mark_partial(s, "nvtx_ranges", "out_of_memory", "%llu NVTX records lost",
+                     (unsigned long long)n->markers_lost);
+}
+
+void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+{
+    put_trace_counts(s, st, n);
+    mark_trace_losses(s, st, n);
+}
+
+void fl_caps_write(session *s, uint64_t ts)
+{
+    for (int ch = 0; ch < FL_CH_COUNT; ch++)
+        fl_rec_capabilities(&s->out[ch], s->id, ts, s->requested_engine, s->selected_engine,
+                            s->caps, s->n_caps);
+}

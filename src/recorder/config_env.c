@@ -1,0 +1,94 @@
+/*
+ * recorder/config_env.c - the GPUFL_* environment, read at init only (the
+ * variables of a running session never change it); parsed as strictly as
+ * the config file, so a typo fails init instead of silently doing nothing.
+ */
+#include "config_env.h"
+#include "../util/error.h"
+#include "../util/text.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *fl_config_getenv(const char *name)
+{
+    const char *s = getenv(name);
+    return s && *s ? s : NULL;
+}
+
+gpufl_status fl_config_env_kill_switch(gpufl_error *err)
+{
+    const char *dis = fl_config_getenv("GPUFL_DISABLED");
+    if (!dis)
+        return GPUFL_OK;
+    int b = fl_parse_bool(dis);
+    if (b < 0)
+        return fl_error_set(err, GPUFL_ERR_ENV,
+                            "GPUFL_DISABLED=\"%s\" is not a boolean: use 1, true, yes or on "
+                            "to disable the recorder, 0, false, no or off (or unset it) to "
+                            "keep it on (any case)",
+                            dis);
+    if (b == 1)
+        return fl_error_set(err, GPUFL_DISABLED,
+                            "GPUFL_DISABLED=%s: the recorder is off, nothing was started", dis);
+    return GPUFL_OK;
+}
+
+static gpufl_status apply_env(const fl_field *fd, fl_fval *dst, gpufl_error *err)
+{
+    const char *s = fl_config_getenv(fd->env);
+    if (!s)
+        return GPUFL_OK;
+    switch (fd->type) {
+    case FT_STR:
+        dst->s = s;
+        break;
+    case FT_BOOL: {
+        int b = fl_parse_bool(s);
+        if (b < 0)
+            return fl_error_set(err, GPUFL_ERR_ENV,
+                                "%s=\"%s\" is not a boolean: use one of 1, true, yes, on, 0, "
+                                "false, no, off (any case)",
+                                fd->env, s);
+        dst->b = b == 1;
+        break;
+    }
+    case FT_ENGINE: {
+        gpufl_engine e = GPUFL_ENGINE_MONITOR;
+        if (gpufl_engine_parse(s, &e) != GPUFL_OK)
+            return fl_error_set(err, GPUFL_ERR_ENV, "%s=\"%s\" is not an engine: use one of %s",
+                                fd->env, s, fl_config_engine_list);
+        dst->i = (int)e;
+        break;
+    }
+    case FT_INT: {
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno || end == s || *end || v < INT_MIN || v > INT_MAX)
+            return fl_error_set(err, GPUFL_ERR_ENV, "%s=\"%s\" is not a whole number", fd->env, s);
+        dst->i = (int)v;
+        break;
+    }
+    case FT_BACKEND:
+        /* No environment variable of this type exists. */
+        return GPUFL_OK;
+    }
+    dst->src = SRC_ENV;
+    return GPUFL_OK;
+}
+
+gpufl_status fl_config_env_layer(fl_fval v[FL_NFIELDS], gpufl_error *err)
+{
+    int cf = fl_config_field_index("config_file");
+    for (int i = 0; i < FL_NFIELDS; i++) {
+        if (!fl_config_fields[i].env || i == cf)
+            continue;
+        gpufl_status st = apply_env(&fl_config_fields[i], &v[i], err);
+        if (st != GPUFL_OK)
+            return st;
+    }
+    return GPUFL_OK;
+}

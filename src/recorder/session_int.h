@@ -1,0 +1,100 @@
+/*
+ * recorder/session_int.h - the session as the recorder's session files
+ * share it (session.c, writer.c, capabilities.c, trace_engine.c): one
+ * struct, so each file reads the same fields under the same rules.  Which
+ * thread or lock guards a field is written beside it ("mu" is writer.c's
+ * g_mu); the locks themselves stay static in the file that takes them
+ * (writer.h says why).
+ */
+#ifndef GP_RECORDER_SESSION_INT_H
+#define GP_RECORDER_SESSION_INT_H
+
+#include "../abi/trace.h"
+#include "../util/buf.h"
+#include "../wire/records.h"
+#include "config.h"
+#include "host.h"
+#include "trace_sink.h"
+#include "gpu_profile.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MAX_CAPS 24
+#define MAX_CUDA_DEVICES 16
+
+/* Rows queued by the sampler thread for the writer: the writer swaps a
+ * whole queue out under the lock and gives its old one back, emptied. */
+typedef struct rowq {
+    void *p;
+    size_t n, cap;
+} rowq;
+
+typedef struct session {
+    fl_config cfg;
+    uint32_t gen;
+    char id[37];
+    char dir[PATH_MAX];
+    char hostname[256];
+    char ip[64];
+    fl_ident ident;
+    int fd[FL_CH_COUNT];
+    fl_buf out[FL_CH_COUNT]; /* writer thread (and init/shutdown when it is not running) */
+
+    /* Devices (identity fixed at init). */
+    gp_monitor *mon;
+    bool mon_borrowed; /* the caller's (the CLI's): never stopped or destroyed here */
+    size_t n_dev;
+    fl_device_live *live; /* identity + latest sample, under mu */
+    fl_device_static *statics;
+    bool sampling; /* the sampler thread runs */
+
+    /* Shared with the sampler thread and the API, under mu. */
+    fl_host host; /* sampler thread after init */
+    fl_host_sample host_latest;
+    rowq dev_q;                   /* fl_device_row */
+    rowq host_q;                  /* fl_host_row */
+    uint64_t metric_rows_dropped; /* queue full or out of memory */
+    fl_buf sys_q;                 /* system_start / system_stop lines */
+    bool first_round;
+    uint64_t flush_req, flush_done;
+    bool stop;
+
+    /* Writer thread only. */
+    pthread_t writer;
+    bool writer_started;
+    fl_scope_row *scope_rows;
+    size_t scope_cap;
+    fl_dict_entry *names;
+    size_t names_cap;
+    rowq dev_w, host_w; /* the queues taken out, reused as the next ones */
+    uint64_t batch_scope, batch_dev, batch_host;
+    uint64_t rows_scope, rows_dev, rows_host;
+    int io_errno;
+    int io_channel;
+
+    /* capture_capabilities */
+    fl_capability caps[MAX_CAPS];
+    char cap_msg[MAX_CAPS][512];
+    size_t n_caps;
+    const char *requested_engine, *selected_engine;
+
+    bool child_set;
+    int child_exit, child_signal;
+    bool child_crashed;
+
+    /* The Trace engine (plugin != NULL while it runs).  The plugin's
+     * handle is never closed: CUPTI keeps pointers into it. */
+    const fl_trace_plugin *plugin;
+    fl_trace_writer *tw; /* writer thread while it runs */
+    fl_trace_sink sink;
+    uint64_t last_trace_flush_ns; /* writer thread */
+    fl_gpu_limits cuda_limits[MAX_CUDA_DEVICES];
+    fl_device_static cuda_static[MAX_CUDA_DEVICES];
+    size_t n_cuda;
+} session;
+
+#endif /* GP_RECORDER_SESSION_INT_H */

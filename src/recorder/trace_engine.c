@@ -1,0 +1,122 @@
+/*
+ * recorder/trace_engine.c - the Trace engine's life in a session, through
+ * the CUPTI plugin.
+ *
+ * Promises: the plugin is started only with a trace writer to drain into,
+ * and a failed start leaves nothing behind; the writer thread is woken by
+ * the kick it is given, never by a call back into the writer; the plugin's
+ * handle is never closed (CUPTI keeps pointers into it), only released.
+ */
+#include "trace_engine.h"
+#include "../abi/plugin.h"
+#include "../util/clock.h"
+#include "occupancy.h"
+#include "say.h"
+#include "scope.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define TRACE_FLUSH_PERIOD_NS 1000000000ull /* CUPTI's partly filled buffers, once a second */
+
+/* The CUDA-level identity and limits of a device, as job_start shows them. */
+static fl_device_static cuda_static_of(const fl_gpu_limits *l)
+{
+    return (fl_device_static){.id = l->device_id,
+                              .name = l->name,
+                              .uuid = l->uuid[0] ? l->uuid : NULL,
+                              .vendor = "NVIDIA",
+                              .architecture = fl_gpu_arch_name(l->cc_major, l->cc_minor),
+                              .compute_major = l->cc_major,
+                              .compute_minor = l->cc_minor,
+                              .l2_cache_size_bytes = l->l2_cache_bytes,
+                              .shared_mem_per_block_bytes = l->smem_per_block_bytes,
+                              .regs_per_block = l->max_regs_per_block,
+                              .multi_processor_count = l->sm_count,
+                              .warp_size = l->warp_size};
+}
+
+bool fl_trace_engine_start(session *s, void (*kick)(void), char *why, size_t len)
+{
+    const fl_trace_plugin *p = fl_trace_plugin_load(why, len);
+    if (!p)
+        return false;
+    s->tw = fl_trace_writer_create(&s->ident, s->gen, &s->out[FL_CH_DEVICE], &s->out[FL_CH_SCOPE],
+                                   &s->out[FL_CH_SYSTEM]);
+    if (!s->tw) {
+        snprintf(why, len, "out of memory for the trace writer");
+        return false;
+    }
+    const fl_config *c = &s->cfg;
+    fl_trace_options o = {.synchronization = c->enable_synchronization,
+                          .memory = c->enable_memory_tracking,
+                          .graphs = c->enable_cuda_graphs_tracking,
+                          .external_correlation = c->enable_external_correlation,
+                          .nvtx = true,
+                          .buffer_bytes = (size_t)c->cupti_buffer_kib * 1024u,
+                          .max_buffers = (uint32_t)c->cupti_max_buffers,
+                          .kick = kick,
+                          .scope_path = fl_scope_current_path};
+    if (p->start(&o, why, len) != 0) {
+        fl_trace_writer_destroy(s->tw);
+        s->tw = NULL;
+        return false;
+    }
+    s->plugin = p;
+    fl_trace_writer_sink(s->tw, &s->sink);
+    s->n_cuda = p->devices(s->cuda_limits, MAX_CUDA_DEVICES);
+    for (size_t i = 0; i < s->n_cuda; i++) {
+        fl_trace_writer_add_limits(s->tw, &s->cuda_limits[i]);
+        s->cuda_static[i] = cuda_static_of(&s->cuda_limits[i]);
+    }
+    return true;
+}
+
+size_t fl_trace_engine_drain(session *s, size_t n)
+{
+    if (!s->plugin)
+        return n;
+    uint64_t now = gp_now_mono_ns();
+    if (now - s->last_trace_flush_ns >= TRACE_FLUSH_PERIOD_NS) {
+        s->last_trace_flush_ns = now;
+        s->plugin->flush();
+    }
+    /* Kernel dictionaries and trace batches go straight into the
+     * channel buffers; NVTX ranges join the scope rows. */
+    s->plugin->drain(&s->sink);
+    return fl_trace_writer_take_scope_rows(s->tw, &s->scope_rows, n, &s->scope_cap);
+}
+
+void fl_trace_engine_stats(const session *s, fl_trace_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (s->plugin)
+        s->plugin->stats(st);
+}
+
+void fl_trace_engine_stop(session *s)
+{
+    if (s->plugin)
+        s->plugin->stop();
+}
+
+void fl_trace_engine_close(session *s, fl_trace_stats *st, fl_trace_counts *n)
+{
+    s->plugin->stats(st);
+    fl_trace_writer_counts(s->tw, n);
+    s->plugin->release();
+    s->plugin = NULL;
+    FL_DEBUG(s, "trace: %llu kernels, %llu records dropped, %llu buffers refused, pool %llu bytes",
+             (unsigned long long)n->kernels, (unsigned long long)st->cupti_dropped,
+             (unsigned long long)st->buffers_refused, (unsigned long long)st->pool_bytes);
+}
+
+void fl_trace_engine_free(session *s)
+{
+    if (s->plugin) {
+        /* A session that failed after the engine started. */
+        s->plugin->stop();
+        s->plugin->release();
+    }
+    fl_trace_writer_destroy(s->tw);
+}

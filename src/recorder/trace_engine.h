@@ -1,0 +1,40 @@
+/*
+ * recorder/trace_engine.h - the session's Trace engine, driven through the
+ * CUPTI plugin (trace_engine.c): every call into the plugin's table is
+ * here, so the order CUPTI needs (start, drain on the writer thread, stop
+ * before the last cycle, release at the end) reads in one place.
+ */
+#ifndef GP_RECORDER_TRACE_ENGINE_H
+#define GP_RECORDER_TRACE_ENGINE_H
+
+#include "session_int.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Starts the Trace engine for an engine above Monitor; kick wakes the
+ * writer when CUPTI hands a buffer over.  False with why (the plugin's or
+ * CUPTI's message) when the session must run Monitor. */
+bool fl_trace_engine_start(session *s, void (*kick)(void), char *why, size_t len);
+
+/* Writer thread: CUPTI's partly filled buffers out once a second, every
+ * finished one decoded into the channel buffers, and the NVTX ranges
+ * appended to s->scope_rows after its first n rows.  Returns the new row
+ * count (n without the engine). */
+size_t fl_trace_engine_drain(session *s, size_t n);
+
+/* What the plugin reports so far; all zero without the engine. */
+void fl_trace_engine_stats(const session *s, fl_trace_stats *st);
+
+/* Every CUPTI buffer out (a forced flush), for the writer's last cycle. */
+void fl_trace_engine_stop(session *s);
+
+/* The engine's last word, after the writer's last cycle: the plugin's
+ * stats and the counts written, then the plugin's memory released. */
+void fl_trace_engine_close(session *s, fl_trace_stats *st, fl_trace_counts *n);
+
+/* A session being freed: an engine still running (init failed after it
+ * started) is stopped and released; the trace writer is freed. */
+void fl_trace_engine_free(session *s);
+
+#endif /* GP_RECORDER_TRACE_ENGINE_H */
