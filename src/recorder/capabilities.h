@@ -8,7 +8,7 @@
 #ifndef GP_RECORDER_CAPABILITIES_H
 #define GP_RECORDER_CAPABILITIES_H
 
-#include "session_int.h"
+#include "session_state.h"
 
 #include <stdbool.h>
 #include <stdint.h>

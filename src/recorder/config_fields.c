@@ -4,7 +4,7 @@
  * written once.
  */
 #include "config_fields.h"
-#include "config.h"
+#include "config_types.h"
 #include "gpufl.h"
 
 #include <stddef.h>

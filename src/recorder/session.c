@@ -17,7 +17,7 @@
 #include "launcher.h"
 #include "say.h"
 #include "scope.h"
-#include "session_int.h"
+#include "session_state.h"
 #include "trace_engine.h"
 #include "writer.h"
 #include "gpu_profile.h"

@@ -7,7 +7,7 @@
 #ifndef GP_RECORDER_TRACE_ENGINE_H
 #define GP_RECORDER_TRACE_ENGINE_H
 
-#include "session_int.h"
+#include "session_state.h"
 
 #include <stdbool.h>
 #include <stddef.h>

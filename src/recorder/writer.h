@@ -12,7 +12,7 @@
 #ifndef GP_RECORDER_WRITER_H
 #define GP_RECORDER_WRITER_H
 
-#include "session_int.h"
+#include "session_state.h"
 #include "gpufl.h"
 
 #include <stdbool.h>

@@ -1,13 +1,13 @@
 /*
- * recorder/session_int.h - the session as the recorder's session files
+ * recorder/session_state.h - the session as the recorder's session files
  * share it (session.c, writer.c, capabilities.c, trace_engine.c): one
  * struct, so each file reads the same fields under the same rules.  Which
  * thread or lock guards a field is written beside it ("mu" is writer.c's
  * g_mu); the locks themselves stay static in the file that takes them
  * (writer.h says why).
  */
-#ifndef GP_RECORDER_SESSION_INT_H
-#define GP_RECORDER_SESSION_INT_H
+#ifndef GP_RECORDER_SESSION_STATE_H
+#define GP_RECORDER_SESSION_STATE_H
 
 #include "../abi/trace.h"
 #include "../util/buf.h"
@@ -97,4 +97,4 @@ typedef struct session {
     size_t n_cuda;
 } session;
 
-#endif /* GP_RECORDER_SESSION_INT_H */
+#endif /* GP_RECORDER_SESSION_STATE_H */
