@@ -295,6 +295,155 @@ static int is_stop_signal(int sig)
     return sig == SIGINT || sig == SIGQUIT || sig == SIGTERM || sig == SIGHUP;
 }
 
+/* The signalfd that receives the caught signals, and the close-on-exec
+ * pipe an exec failure comes back through; -1 with msg on failure. */
+static int open_channels(const cli_signals *sig, int *sfd, int ex[2], char *msg, size_t msg_len)
+{
+    *sfd = signalfd(-1, &sig->caught, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (*sfd < 0) {
+        snprintf(msg, msg_len, "cannot create a signalfd: %s", strerror(errno));
+        return -1;
+    }
+    if (pipe2(ex, O_CLOEXEC) != 0) {
+        snprintf(msg, msg_len, "cannot create a pipe: %s", strerror(errno));
+        close(*sfd);
+        return -1;
+    }
+    return 0;
+}
+
+/* In the forked child: CMD's signal state back as it was, then exec.
+ * Async-signal-safe calls only (ign was prepared before fork); never
+ * returns, an exec failure goes to ex_wr as errno. */
+static void exec_cmd(char **argv, char *const *envp, const cli_signals *sig,
+                     const struct sigaction *ign, int ex_wr)
+{
+    if (sig->chld_was_ignored)
+        sigaction(SIGCHLD, ign, NULL);
+    sigprocmask(SIG_SETMASK, &sig->orig_mask, NULL);
+    if (envp)
+        execvpe(argv[0], argv, envp); /* built before fork: nothing allocated here */
+    else
+        execvp(argv[0], argv);
+    int e = errno;
+    ssize_t w = write(ex_wr, &e, sizeof e);
+    (void)w;
+    _exit(e == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_NOT_EXEC);
+}
+
+/* Reads every pending signal: the first stop signal goes into res; while
+ * CMD runs a signal is forwarded to it (SIGINT and SIGQUIT only when a
+ * process sent them), after it a stop signal sets *stop_waiting.  Returns
+ * whether SIGCHLD was among them. */
+static int take_signals(sup *s, int sfd, cli_run_result *res, int *stop_waiting)
+{
+    int chld = 0;
+    struct signalfd_siginfo si;
+    while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+        int sg = (int)si.ssi_signo;
+        if (sg == SIGCHLD) {
+            chld = 1;
+            continue;
+        }
+        if (is_stop_signal(sg) && !res->interrupted_by)
+            res->interrupted_by = sg;
+        if (s->cmd_done) {
+            if (is_stop_signal(sg))
+                *stop_waiting = 1;
+            continue;
+        }
+        int from_process =
+            si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE || si.ssi_code == SI_TKILL;
+        if ((sg == SIGINT || sg == SIGQUIT) && !from_process)
+            continue;     /* the terminal sent CMD its own */
+        kill(s->cmd, sg); /* not yet reaped: the pid is still CMD's */
+    }
+    return chld;
+}
+
+/* poll()'s timeout: none without a live line, else until the next tick. */
+static int tick_timeout(cli_tick_fn tick, uint64_t next_tick)
+{
+    if (!tick)
+        return -1;
+    uint64_t now = now_ns();
+    return next_tick > now ? (int)((next_tick - now + 999999) / 1000000) : 0;
+}
+
+/* Calls tick when its second has come; the next one is a whole second on. */
+static void run_tick(cli_tick_fn tick, void *tick_user, uint64_t *next_tick)
+{
+    if (!tick)
+        return;
+    uint64_t now = now_ns();
+    if (now >= *next_tick) {
+        tick(tick_user);
+        while (*next_tick <= now)
+            *next_tick += 1000000000ull;
+    }
+}
+
+/* Waits, on the signalfd alone, until CMD has exited and, with wait_all,
+ * every process it left behind too (unless a stop signal ends that wait).
+ * Returns whether processes outlived CMD. */
+static int supervise(sup *s, int sfd, int wait_all, cli_tick_fn tick, void *tick_user, uint64_t t0,
+                     cli_run_result *res)
+{
+    int left = 1, stop_waiting = 0, outlived = 0;
+    uint64_t next_tick = t0 + 1000000000ull;
+    for (;;) {
+        if (s->cmd_done) {
+            if (!wait_all || !left || stop_waiting)
+                break;
+            outlived = 1; /* CMD is gone, processes it started are not */
+        }
+        struct pollfd pf = {.fd = sfd, .events = POLLIN};
+        int r = poll(&pf, 1, tick_timeout(tick, next_tick));
+        if (r < 0 && errno != EINTR) {
+            /* Not expected (ENOMEM); do not spin on it. */
+            struct timespec nap = {0, 10000000};
+            nanosleep(&nap, NULL);
+        }
+        if (take_signals(s, sfd, res, &stop_waiting))
+            left = reap(s);
+        run_tick(tick, tick_user, &next_tick);
+    }
+    return outlived;
+}
+
+/* CMD has exited, so the write end is closed: this read cannot block.
+ * 0 when CMD was exec'd. */
+static int read_exec_errno(int ex_rd)
+{
+    int exec_errno = 0;
+    ssize_t n;
+    do
+        n = read(ex_rd, &exec_errno, sizeof exec_errno);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof exec_errno)
+        exec_errno = 0;
+    return exec_errno;
+}
+
+/* How CMD ended, its times, and the exit code the profiler passes on. */
+static void fill_result(cli_run_result *res, const sup *s, int exec_errno, uint64_t t0,
+                        uint64_t t_end, int outlived)
+{
+    res->wait_status = s->cmd_status;
+    res->cmd_s = (double)(s->cmd_end_ns - t0) / 1e9;
+    res->descendants_s = outlived ? (double)(t_end - s->cmd_end_ns) / 1e9 : 0.0;
+    if (exec_errno) {
+        res->exec_errno = exec_errno;
+        res->exit_code = exec_errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_NOT_EXEC;
+    } else if (WIFSIGNALED(s->cmd_status)) {
+        res->term_signal = WTERMSIG(s->cmd_status);
+        res->core_dumped = WCOREDUMP(s->cmd_status) != 0;
+        res->exit_code = 128 + res->term_signal;
+    } else {
+        res->exit_code = WEXITSTATUS(s->cmd_status);
+    }
+}
+
 int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wait_all,
                   int lib_may_fork, cli_tick_fn tick, void *tick_user, cli_run_result *res,
                   char *msg, size_t msg_len)
@@ -303,17 +452,9 @@ int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wa
     sup s;
     memset(&s, 0, sizeof s);
 
-    int sfd = signalfd(-1, &sig->caught, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (sfd < 0) {
-        snprintf(msg, msg_len, "cannot create a signalfd: %s", strerror(errno));
+    int sfd, ex[2];
+    if (open_channels(sig, &sfd, ex, msg, msg_len) < 0)
         return -1;
-    }
-    int ex[2];
-    if (pipe2(ex, O_CLOEXEC) != 0) {
-        snprintf(msg, msg_len, "cannot create a pipe: %s", strerror(errno));
-        close(sfd);
-        return -1;
-    }
     if (wait_all)
         (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* best effort */
     /* Only the smi backend has children of its own; listing ours costs a
@@ -338,100 +479,17 @@ int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wa
         free(s.lib.p);
         return -1;
     }
-    if (pid == 0) {
-        if (sig->chld_was_ignored)
-            sigaction(SIGCHLD, &ign, NULL);
-        sigprocmask(SIG_SETMASK, &sig->orig_mask, NULL);
-        if (envp)
-            execvpe(argv[0], argv, envp); /* built before fork: nothing allocated here */
-        else
-            execvp(argv[0], argv);
-        int e = errno;
-        ssize_t w = write(ex[1], &e, sizeof e);
-        (void)w;
-        _exit(e == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_NOT_EXEC);
-    }
+    if (pid == 0)
+        exec_cmd(argv, envp, sig, &ign, ex[1]);
     close(ex[1]);
     s.cmd = pid;
 
-    int left = 1, stop_waiting = 0, outlived = 0;
-    uint64_t next_tick = t0 + 1000000000ull;
-    for (;;) {
-        if (s.cmd_done) {
-            if (!wait_all || !left || stop_waiting)
-                break;
-            outlived = 1; /* CMD is gone, processes it started are not */
-        }
-        int timeout = -1;
-        if (tick) {
-            uint64_t now = now_ns();
-            timeout = next_tick > now ? (int)((next_tick - now + 999999) / 1000000) : 0;
-        }
-        struct pollfd pf = {.fd = sfd, .events = POLLIN};
-        int r = poll(&pf, 1, timeout);
-        if (r < 0 && errno != EINTR) {
-            /* Not expected (ENOMEM); do not spin on it. */
-            struct timespec nap = {0, 10000000};
-            nanosleep(&nap, NULL);
-        }
-        int chld = 0;
-        struct signalfd_siginfo si;
-        while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-            int sg = (int)si.ssi_signo;
-            if (sg == SIGCHLD) {
-                chld = 1;
-                continue;
-            }
-            if (is_stop_signal(sg) && !res->interrupted_by)
-                res->interrupted_by = sg;
-            if (s.cmd_done) {
-                if (is_stop_signal(sg))
-                    stop_waiting = 1;
-                continue;
-            }
-            int from_process =
-                si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE || si.ssi_code == SI_TKILL;
-            if ((sg == SIGINT || sg == SIGQUIT) && !from_process)
-                continue;    /* the terminal sent CMD its own */
-            kill(s.cmd, sg); /* not yet reaped: the pid is still CMD's */
-        }
-        if (chld)
-            left = reap(&s);
-        if (tick) {
-            uint64_t now = now_ns();
-            if (now >= next_tick) {
-                tick(tick_user);
-                while (next_tick <= now)
-                    next_tick += 1000000000ull;
-            }
-        }
-    }
+    int outlived = supervise(&s, sfd, wait_all, tick, tick_user, t0, res);
     uint64_t t_end = now_ns();
-
-    /* CMD has exited, so the write end is closed: this read cannot block. */
-    int exec_errno = 0;
-    ssize_t n;
-    do
-        n = read(ex[0], &exec_errno, sizeof exec_errno);
-    while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof exec_errno)
-        exec_errno = 0;
+    int exec_errno = read_exec_errno(ex[0]);
     close(ex[0]);
     close(sfd);
     free(s.lib.p);
-
-    res->wait_status = s.cmd_status;
-    res->cmd_s = (double)(s.cmd_end_ns - t0) / 1e9;
-    res->descendants_s = outlived ? (double)(t_end - s.cmd_end_ns) / 1e9 : 0.0;
-    if (exec_errno) {
-        res->exec_errno = exec_errno;
-        res->exit_code = exec_errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_NOT_EXEC;
-    } else if (WIFSIGNALED(s.cmd_status)) {
-        res->term_signal = WTERMSIG(s.cmd_status);
-        res->core_dumped = WCOREDUMP(s.cmd_status) != 0;
-        res->exit_code = 128 + res->term_signal;
-    } else {
-        res->exit_code = WEXITSTATUS(s.cmd_status);
-    }
+    fill_result(res, &s, exec_errno, t0, t_end, outlived);
     return 0;
 }

@@ -170,6 +170,157 @@ static int takes_value(const char *name, const char **what)
     return 0;
 }
 
+/* What one option word asks of cli_parse_run_args. */
+enum { OPT_DONE = 0, OPT_EXIT = 1, OPT_FAILED = -1, OPT_UNKNOWN = 2 };
+
+static int unknown_option(const char *word)
+{
+    fprintf(stderr, "gpu-profile: unknown option '%s' (see gpu-profile --help)\n", word);
+    return OPT_FAILED;
+}
+
+/*
+ * Splits argv[*i] into its name and, for an option that takes one, its
+ * value: "--name=value", or the next word (then *i moves past it).  A
+ * missing or empty value, or a value given to an option that takes none,
+ * is reported here.
+ */
+static int read_option(int argc, char **argv, int *i, char *name, size_t name_cap,
+                       const char **value)
+{
+    const char *a = argv[*i];
+    *value = NULL;
+    const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+    if (eq) {
+        size_t n = (size_t)(eq - a);
+        if (n >= name_cap)
+            return unknown_option(a);
+        memcpy(name, a, n);
+        name[n] = '\0';
+        *value = eq + 1;
+    } else {
+        snprintf(name, name_cap, "%s", a);
+    }
+    const char *what = NULL;
+    if (takes_value(name, &what)) {
+        if (!*value) {
+            if (*i + 1 >= argc) {
+                fprintf(stderr, "gpu-profile: %s needs a value: %s\n", name, what);
+                return OPT_FAILED;
+            }
+            *value = argv[++*i];
+        }
+        if ((*value)[0] == '\0') {
+            fprintf(stderr, "gpu-profile: %s: the value is empty: give %s\n", name, what);
+            return OPT_FAILED;
+        }
+    } else if (*value) {
+        fprintf(stderr, "gpu-profile: %s takes no value (see gpu-profile --help)\n", name);
+        return OPT_FAILED;
+    }
+    return OPT_DONE;
+}
+
+/* The options without a value; --help and --version print and end. */
+static int apply_flag(const char *name, cli_opts *o)
+{
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+        cli_usage(stdout);
+        return OPT_EXIT;
+    } else if (strcmp(name, "--version") == 0) {
+        printf("gpu-profile %s\n", gp_version());
+        return OPT_EXIT;
+    } else if (strcmp(name, "--json") == 0) {
+        o->json = 1;
+    } else if (strcmp(name, "--ascii") == 0) {
+        o->ascii = 1;
+    } else if (strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0) {
+        o->quiet = 1;
+    } else if (strcmp(name, "--no-live") == 0) {
+        o->no_live = 1;
+    } else if (strcmp(name, "--strict") == 0) {
+        o->gp.strict = 1;
+    } else if (strcmp(name, "--no-strict") == 0) {
+        o->gp.strict = 0;
+    } else {
+        return OPT_UNKNOWN;
+    }
+    return OPT_DONE;
+}
+
+static int parse_engine(const char *value, cli_opts *o)
+{
+    if (gpufl_engine_parse(value, &o->engine) != GPUFL_OK) {
+        fprintf(stderr,
+                "gpu-profile: --engine: '%s' is not an engine: use Monitor, Trace, "
+                "PcSampling, SassMetrics, RangeProfiler or Deep (any case)\n",
+                value);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_wait(const char *value, cli_opts *o)
+{
+    if (strcmp(value, "all") == 0) {
+        o->wait_primary = 0;
+    } else if (strcmp(value, "primary") == 0) {
+        o->wait_primary = 1;
+    } else {
+        fprintf(stderr, "gpu-profile: --wait: '%s' is not a choice: use all or primary\n", value);
+        return -1;
+    }
+    return 0;
+}
+
+/* The options with a value (never empty here); a bad one is reported. */
+static int apply_valued(const char *name, const char *value, cli_opts *o)
+{
+    int bad = 0;
+    if (strcmp(name, "--interval") == 0) {
+        bad = cli_parse_seconds(name, value, 0.001, 86400, &o->gp.interval_s) < 0;
+    } else if (strcmp(name, "--warmup") == 0) {
+        bad = cli_parse_seconds(name, value, 0, 1e6, &o->gp.warmup_s) < 0;
+    } else if (strcmp(name, "--backend") == 0) {
+        bad = cli_parse_backend(name, value, &o->gp.backend) < 0;
+    } else if (strcmp(name, "--device") == 0) {
+        bad = parse_device_spec(name, value) < 0;
+        if (!bad)
+            o->device_spec = value;
+    } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
+        o->output = value;
+    } else if (strcmp(name, "--samples") == 0) {
+        bad = parse_samples(name, value, o) < 0;
+    } else if (strcmp(name, "--log-dir") == 0) {
+        o->log_dir = value;
+    } else if (strcmp(name, "--app") == 0) {
+        o->app = value;
+    } else if (strcmp(name, "--engine") == 0) {
+        bad = parse_engine(value, o) < 0;
+    } else if (strcmp(name, "--wait") == 0) {
+        bad = parse_wait(value, o) < 0;
+    } else {
+        return OPT_UNKNOWN;
+    }
+    return bad ? OPT_FAILED : OPT_DONE;
+}
+
+/* What must hold once the options end: a command, and --app only with
+ * --log-dir. */
+static int check_run_args(int argc, int i, const cli_opts *o)
+{
+    if (i >= argc) {
+        fprintf(stderr, "gpu-profile: no command to run: gpu-profile [OPTIONS] -- CMD [ARGS...] "
+                        "(see gpu-profile --help)\n");
+        return -1;
+    }
+    if (o->app && !o->log_dir) {
+        fprintf(stderr, "gpu-profile: --app names a session log: give --log-dir DIR too\n");
+        return -1;
+    }
+    return 0;
+}
+
 int cli_parse_run_args(int argc, char **argv, cli_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -186,112 +337,18 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o)
         if (a[0] != '-' || a[1] == '\0')
             break; /* the command starts here */
 
-        /* Split "--name=value". */
         char name[32];
-        const char *value = NULL;
-        const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
-        if (eq) {
-            size_t n = (size_t)(eq - a);
-            if (n >= sizeof name) {
-                fprintf(stderr, "gpu-profile: unknown option '%s' (see gpu-profile --help)\n", a);
-                return -1;
-            }
-            memcpy(name, a, n);
-            name[n] = '\0';
-            value = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a);
-        }
-        const char *what = NULL;
-        if (takes_value(name, &what)) {
-            if (!value) {
-                if (i + 1 >= argc) {
-                    fprintf(stderr, "gpu-profile: %s needs a value: %s\n", name, what);
-                    return -1;
-                }
-                value = argv[++i];
-            }
-            if (value[0] == '\0') {
-                fprintf(stderr, "gpu-profile: %s: the value is empty: give %s\n", name, what);
-                return -1;
-            }
-        } else if (value) {
-            fprintf(stderr, "gpu-profile: %s takes no value (see gpu-profile --help)\n", name);
+        const char *value;
+        if (read_option(argc, argv, &i, name, sizeof name, &value) != OPT_DONE)
             return -1;
-        }
-
-        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
-            cli_usage(stdout);
-            return 1;
-        } else if (strcmp(name, "--version") == 0) {
-            printf("gpu-profile %s\n", gp_version());
-            return 1;
-        } else if (strcmp(name, "--json") == 0) {
-            o->json = 1;
-        } else if (strcmp(name, "--ascii") == 0) {
-            o->ascii = 1;
-        } else if (strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0) {
-            o->quiet = 1;
-        } else if (strcmp(name, "--no-live") == 0) {
-            o->no_live = 1;
-        } else if (strcmp(name, "--strict") == 0) {
-            o->gp.strict = 1;
-        } else if (strcmp(name, "--no-strict") == 0) {
-            o->gp.strict = 0;
-        } else if (strcmp(name, "--interval") == 0) {
-            if (cli_parse_seconds(name, value, 0.001, 86400, &o->gp.interval_s) < 0)
-                return -1;
-        } else if (strcmp(name, "--warmup") == 0) {
-            if (cli_parse_seconds(name, value, 0, 1e6, &o->gp.warmup_s) < 0)
-                return -1;
-        } else if (strcmp(name, "--backend") == 0) {
-            if (cli_parse_backend(name, value, &o->gp.backend) < 0)
-                return -1;
-        } else if (strcmp(name, "--device") == 0) {
-            if (parse_device_spec(name, value) < 0)
-                return -1;
-            o->device_spec = value;
-        } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
-            o->output = value;
-        } else if (strcmp(name, "--samples") == 0) {
-            if (parse_samples(name, value, o) < 0)
-                return -1;
-        } else if (strcmp(name, "--log-dir") == 0) {
-            o->log_dir = value;
-        } else if (strcmp(name, "--app") == 0) {
-            o->app = value;
-        } else if (strcmp(name, "--engine") == 0) {
-            if (gpufl_engine_parse(value, &o->engine) != GPUFL_OK) {
-                fprintf(stderr,
-                        "gpu-profile: --engine: '%s' is not an engine: use Monitor, Trace, "
-                        "PcSampling, SassMetrics, RangeProfiler or Deep (any case)\n",
-                        value);
-                return -1;
-            }
-        } else if (strcmp(name, "--wait") == 0) {
-            if (strcmp(value, "all") == 0) {
-                o->wait_primary = 0;
-            } else if (strcmp(value, "primary") == 0) {
-                o->wait_primary = 1;
-            } else {
-                fprintf(stderr, "gpu-profile: --wait: '%s' is not a choice: use all or primary\n",
-                        value);
-                return -1;
-            }
-        } else {
-            fprintf(stderr, "gpu-profile: unknown option '%s' (see gpu-profile --help)\n", a);
-            return -1;
-        }
+        int r = value ? apply_valued(name, value, o) : apply_flag(name, o);
+        if (r == OPT_UNKNOWN)
+            r = unknown_option(a);
+        if (r != OPT_DONE)
+            return r == OPT_EXIT ? 1 : -1;
     }
-    if (i >= argc) {
-        fprintf(stderr, "gpu-profile: no command to run: gpu-profile [OPTIONS] -- CMD [ARGS...] "
-                        "(see gpu-profile --help)\n");
+    if (check_run_args(argc, i, o) < 0)
         return -1;
-    }
-    if (o->app && !o->log_dir) {
-        fprintf(stderr, "gpu-profile: --app names a session log: give --log-dir DIR too\n");
-        return -1;
-    }
     o->cmd = argv + i;
     o->cmd_argc = argc - i;
     return 0;

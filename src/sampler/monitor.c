@@ -13,6 +13,7 @@
 #include "../util/error.h"
 #include "backends/backend.h"
 #include "hook.h"
+#include "options.h"
 #include "stats.h"
 #include "gpu_profile.h"
 
@@ -74,95 +75,6 @@ struct gp_monitor {
     bool samples_truncated; /* an allocation failed: keeping stopped */
 };
 
-void gp_options_init(gp_options *opts)
-{
-    if (!opts)
-        return;
-    memset(opts, 0, sizeof *opts);
-    opts->device = 0;
-    opts->interval_s = 0.2;
-    opts->backend = GP_BACKEND_AUTO;
-    opts->strict = 1;
-    opts->report = GP_REPORT_PRINT;
-    opts->backend_timeout_s = 5.0;
-}
-
-/* A NULL options pointer means "the defaults" everywhere. */
-static const gp_options *options_or_defaults(const gp_options *opts, gp_options *storage)
-{
-    if (opts)
-        return opts;
-    gp_options_init(storage);
-    return storage;
-}
-
-static gp_status validate_options(const gp_options *o, gp_error *err)
-{
-    if (!isfinite(o->interval_s) || o->interval_s < 0.001 || o->interval_s > 86400.0)
-        return gp_error_set(err, GP_ERR_INVALID_ARG,
-                            "interval_s = %g is out of range: use 0.001 to 86400 seconds",
-                            o->interval_s);
-    if (!isfinite(o->warmup_s) || o->warmup_s < 0.0)
-        return gp_error_set(err, GP_ERR_INVALID_ARG,
-                            "warmup_s = %g is invalid: use 0 or a positive number of seconds",
-                            o->warmup_s);
-    if (!isfinite(o->backend_timeout_s) || o->backend_timeout_s <= 0.0 ||
-        o->backend_timeout_s > 3600.0)
-        return gp_error_set(err, GP_ERR_INVALID_ARG,
-                            "backend_timeout_s = %g is out of range: use more than 0 and at "
-                            "most 3600 seconds",
-                            o->backend_timeout_s);
-    if (!gp_backend_name(o->backend))
-        return gp_error_set(err, GP_ERR_INVALID_ARG,
-                            "backend %d is unknown: use GP_BACKEND_AUTO, _NVML, _SMI or _NONE",
-                            (int)o->backend);
-    if (o->n_devices > 0) {
-        if (!o->devices)
-            return gp_error_set(err, GP_ERR_INVALID_ARG,
-                                "n_devices is %zu but devices is NULL: pass the list or set "
-                                "n_devices to 0",
-                                o->n_devices);
-        for (size_t i = 0; i < o->n_devices; i++)
-            for (size_t j = 0; j < i; j++)
-                if (o->devices[i] == o->devices[j])
-                    return gp_error_set(err, GP_ERR_INVALID_ARG,
-                                        "device %u is listed twice: list each device once",
-                                        o->devices[i]);
-    } else if (o->device < 0 && o->device != GP_ALL_DEVICES) {
-        return gp_error_set(err, GP_ERR_INVALID_ARG,
-                            "device %d is invalid: use an index from 0, or GP_ALL_DEVICES",
-                            o->device);
-    }
-    if (o->report != GP_REPORT_PRINT && o->report != GP_REPORT_NONE &&
-        o->report != GP_REPORT_CALLBACK)
-        return gp_error_set(err, GP_ERR_INVALID_ARG,
-                            "report mode %d is unknown: use GP_REPORT_PRINT, _NONE or _CALLBACK",
-                            (int)o->report);
-    if (o->report == GP_REPORT_CALLBACK && !o->report_fn)
-        return gp_error_set(err, GP_ERR_INVALID_ARG,
-                            "report is GP_REPORT_CALLBACK but report_fn is NULL: set report_fn");
-    return GP_OK;
-}
-
-static gp_backend_config backend_config(const gp_options *o)
-{
-    gp_backend_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.nvml_library = o->nvml_library;
-    cfg.smi_path = o->smi_path;
-    cfg.timeout_ns = (uint64_t)(o->backend_timeout_s * 1e9);
-    cfg.sample_pcie = o->sample_pcie;
-    return cfg;
-}
-
-/* Opens the backend the options ask for, applying the strict policy. */
-static gp_status open_backend(const gp_options *o, const gp_backend **be, void **ctx, char *note,
-                              size_t note_len, gp_error *err)
-{
-    gp_backend_config cfg = backend_config(o);
-    return gp_backend_open_kind(o->backend, o->strict, &cfg, be, ctx, note, note_len, err);
-}
-
 /* Decides the device indices to sample; *out is malloc'd. */
 static gp_status resolve_devices(gp_monitor *m, gp_error *err)
 {
@@ -223,8 +135,8 @@ gp_status gp_monitor_create(const gp_options *opts, gp_monitor **out, gp_error *
         return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_monitor_create: out is NULL");
     *out = NULL;
     gp_options defaults;
-    opts = options_or_defaults(opts, &defaults);
-    gp_status st = validate_options(opts, err);
+    opts = gp_options_or_defaults(opts, &defaults);
+    gp_status st = gp_options_validate(opts, err);
     if (st != GP_OK)
         return st;
 
@@ -250,7 +162,7 @@ gp_status gp_monitor_create(const gp_options *opts, gp_monitor **out, gp_error *
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&m->mu, NULL);
 
-    st = open_backend(&m->opts, &m->be, &m->ctx, m->note, sizeof m->note, err);
+    st = gp_options_open_backend(&m->opts, &m->be, &m->ctx, m->note, sizeof m->note, err);
     if (st == GP_OK)
         st = resolve_devices(m, err);
     if (st != GP_OK) {
@@ -726,7 +638,7 @@ gp_status gp_profile_call(const gp_options *opts, gp_call_fn fn, void *user,
     if (!fn)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_profile_call: fn is NULL");
     gp_options defaults;
-    opts = options_or_defaults(opts, &defaults);
+    opts = gp_options_or_defaults(opts, &defaults);
     gp_monitor *m = NULL;
     gp_status st = gp_monitor_create(opts, &m, err);
     if (st == GP_OK)
@@ -762,60 +674,4 @@ void gp_profiled_result_free(gp_profiled_result *result)
     free(result->gpus);
     result->gpus = NULL;
     result->n_gpus = 0;
-}
-
-/* ------------------------------------------------------------------------ */
-
-gp_status gp_list_devices(const gp_options *opts, gp_device_info **out, size_t *count,
-                          char *driver_version, size_t driver_version_len,
-                          const char **backend_used, gp_error *err)
-{
-    gp_error_clear(err);
-    if (!out || !count)
-        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_list_devices: out and count are required");
-    *out = NULL;
-    *count = 0;
-    if (driver_version && driver_version_len)
-        driver_version[0] = '\0';
-    gp_options defaults;
-    opts = options_or_defaults(opts, &defaults);
-    gp_status st = validate_options(opts, err);
-    if (st != GP_OK)
-        return st;
-    const gp_backend *be = NULL;
-    void *ctx = NULL;
-    char note[GP_NOTE_MAX];
-    st = open_backend(opts, &be, &ctx, note, sizeof note, err);
-    if (st != GP_OK)
-        return st;
-    if (backend_used)
-        *backend_used = be->name;
-    unsigned n = 0;
-    st = be->device_count(ctx, &n, err);
-    gp_device_info *list = NULL;
-    if (st == GP_OK && n > 0) {
-        list = calloc(n, sizeof *list);
-        if (!list)
-            st = gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for %u devices", n);
-    }
-    for (unsigned i = 0; st == GP_OK && i < n; i++)
-        st = be->device_info(ctx, i, &list[i], err);
-    if (st == GP_OK && driver_version && driver_version_len && be->driver_version) {
-        gp_error ignored;
-        if (be->driver_version(ctx, driver_version, driver_version_len, &ignored) != GP_OK)
-            driver_version[0] = '\0';
-    }
-    be->close(ctx);
-    if (st != GP_OK) {
-        free(list);
-        return st;
-    }
-    *out = list;
-    *count = n;
-    return GP_OK;
-}
-
-void gp_devices_free(gp_device_info *devices)
-{
-    free(devices);
 }

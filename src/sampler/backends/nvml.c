@@ -511,110 +511,155 @@ static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64
         }                                                                                          \
     } while (0)
 
-static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sample *out,
-                           gp_error *err)
-{
-    nvml_ctx *c = ctx;
-    const nvml_api *a = &c->api;
-    memset(out, 0, sizeof *out);
-    if (slot >= c->n_slots)
-        return gp_error_set(err, GP_ERR_STATE, "nvml: slot %zu was not started (%zu slots)", slot,
-                            c->n_slots);
-    nvml_slot *s = &c->slots[slot];
-    nvmlDevice_t dev = s->dev;
+/* Each step below reads one group of metrics of slot s into out: GP_OK
+ * when every metric was read or is unavailable, else the failure (out
+ * cleared of valid bits, as METRIC does). */
 
+static gp_status read_utilization(nvml_ctx *c, nvml_slot *s, gp_device_sample *out, gp_error *err)
+{
     nvmlUtilization_t u = {0, 0};
-    METRIC(a->get_util(dev, &u), "nvmlDeviceGetUtilizationRates", {
+    METRIC(c->api.get_util(s->dev, &u), "nvmlDeviceGetUtilizationRates", {
         out->util_gpu_pct = u.gpu;
         out->util_mem_pct = u.memory;
         out->valid |= GP_M_UTIL_GPU | GP_M_UTIL_MEM;
     });
+    return GP_OK;
+}
 
+static gp_status read_memory_use(nvml_ctx *c, nvml_slot *s, gp_device_sample *out, gp_error *err)
+{
+    const nvml_api *a = &c->api;
     if (a->get_mem_v2 || a->get_mem_v1) {
         unsigned long long used = 0, total = 0;
         const char *fn = "";
-        METRIC(read_memory(a, dev, &s->mem_v2_ok, &used, &total, &fn), fn, {
+        METRIC(read_memory(a, s->dev, &s->mem_v2_ok, &used, &total, &fn), fn, {
             out->mem_used_bytes = used;
             out->mem_total_bytes = total;
             out->valid |= GP_M_MEM_USED | GP_M_MEM_TOTAL;
         });
     }
+    return GP_OK;
+}
 
+/* Power always; the energy counter only when flags ask for it (slow). */
+static gp_status read_power_energy(nvml_ctx *c, nvml_slot *s, unsigned flags, gp_device_sample *out,
+                                   gp_error *err)
+{
+    const nvml_api *a = &c->api;
     if (a->get_power) {
         unsigned power_mw = 0;
-        METRIC(a->get_power(dev, &power_mw), "nvmlDeviceGetPowerUsage", {
+        METRIC(a->get_power(s->dev, &power_mw), "nvmlDeviceGetPowerUsage", {
             out->power_mw = power_mw;
             out->valid |= GP_M_POWER;
         });
     }
-
     if (a->get_energy && (flags & GP_READ_ENERGY)) {
         unsigned long long energy_mj = 0;
-        METRIC(a->get_energy(dev, &energy_mj), "nvmlDeviceGetTotalEnergyConsumption", {
+        METRIC(a->get_energy(s->dev, &energy_mj), "nvmlDeviceGetTotalEnergyConsumption", {
             out->energy_mj = energy_mj;
             out->valid |= GP_M_ENERGY;
         });
     }
+    return GP_OK;
+}
 
-    bool temp_done = false;
+/* nvmlDeviceGetTemperatureV while the driver takes it, else the older call. */
+static gp_status read_temperature(nvml_ctx *c, nvml_slot *s, gp_device_sample *out, gp_error *err)
+{
+    const nvml_api *a = &c->api;
     if (a->get_temp_v && s->temp_v_ok) {
         nvmlTemperature_t t;
         memset(&t, 0, sizeof t);
         t.version = NVML_TEMPERATURE_V1_VERSION;
         t.sensorType = NVML_TEMPERATURE_GPU;
-        nvmlReturn_t rc = a->get_temp_v(dev, &t);
+        nvmlReturn_t rc = a->get_temp_v(s->dev, &t);
         if (rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH || rc == NVML_ERROR_FUNCTION_NOT_FOUND ||
             (rc == NVML_ERROR_NOT_SUPPORTED && a->get_temp_v1)) {
             s->temp_v_ok = false; /* ask the older call from now on */
         } else {
-            temp_done = true;
             METRIC(rc, "nvmlDeviceGetTemperatureV", {
                 out->temp_c = t.temperature;
                 out->valid |= GP_M_TEMP;
             });
+            return GP_OK;
         }
     }
-    if (!temp_done && a->get_temp_v1) {
+    if (a->get_temp_v1) {
         unsigned temp_c = 0;
-        METRIC(a->get_temp_v1(dev, NVML_TEMPERATURE_GPU, &temp_c), "nvmlDeviceGetTemperature", {
+        METRIC(a->get_temp_v1(s->dev, NVML_TEMPERATURE_GPU, &temp_c), "nvmlDeviceGetTemperature", {
             out->temp_c = (int32_t)temp_c;
             out->valid |= GP_M_TEMP;
         });
     }
+    return GP_OK;
+}
 
+/* The SM and memory clocks and the throttle reasons. */
+static gp_status read_clocks(nvml_ctx *c, nvml_slot *s, gp_device_sample *out, gp_error *err)
+{
+    const nvml_api *a = &c->api;
     if (a->get_clock) {
         unsigned sm_mhz = 0, mem_mhz = 0;
-        METRIC(a->get_clock(dev, NVML_CLOCK_SM, &sm_mhz), "nvmlDeviceGetClockInfo", {
+        METRIC(a->get_clock(s->dev, NVML_CLOCK_SM, &sm_mhz), "nvmlDeviceGetClockInfo", {
             out->clock_sm_mhz = sm_mhz;
             out->valid |= GP_M_CLOCK_SM;
         });
-        METRIC(a->get_clock(dev, NVML_CLOCK_MEM, &mem_mhz), "nvmlDeviceGetClockInfo", {
+        METRIC(a->get_clock(s->dev, NVML_CLOCK_MEM, &mem_mhz), "nvmlDeviceGetClockInfo", {
             out->clock_mem_mhz = mem_mhz;
             out->valid |= GP_M_CLOCK_MEM;
         });
     }
-
     if (a->get_reasons) {
         unsigned long long reasons = 0;
-        METRIC(a->get_reasons(dev, &reasons), a->reasons_name, {
+        METRIC(a->get_reasons(s->dev, &reasons), a->reasons_name, {
             out->throttle_reasons = reasons;
             out->valid |= GP_M_THROTTLE;
         });
     }
+    return GP_OK;
+}
 
-    /* Off by default: each call blocks ~20 ms in real NVML. */
+/* Off by default: each call blocks ~20 ms in real NVML. */
+static gp_status read_pcie(nvml_ctx *c, nvml_slot *s, gp_device_sample *out, gp_error *err)
+{
+    const nvml_api *a = &c->api;
     if (c->sample_pcie && a->get_pcie) {
         unsigned tx_kbps = 0, rx_kbps = 0;
-        METRIC(a->get_pcie(dev, NVML_PCIE_UTIL_TX_BYTES, &tx_kbps), "nvmlDeviceGetPcieThroughput", {
-            out->pcie_tx_kbps = tx_kbps;
-            out->valid |= GP_M_PCIE_TX;
-        });
-        METRIC(a->get_pcie(dev, NVML_PCIE_UTIL_RX_BYTES, &rx_kbps), "nvmlDeviceGetPcieThroughput", {
-            out->pcie_rx_kbps = rx_kbps;
-            out->valid |= GP_M_PCIE_RX;
-        });
+        METRIC(a->get_pcie(s->dev, NVML_PCIE_UTIL_TX_BYTES, &tx_kbps),
+               "nvmlDeviceGetPcieThroughput", {
+                   out->pcie_tx_kbps = tx_kbps;
+                   out->valid |= GP_M_PCIE_TX;
+               });
+        METRIC(a->get_pcie(s->dev, NVML_PCIE_UTIL_RX_BYTES, &rx_kbps),
+               "nvmlDeviceGetPcieThroughput", {
+                   out->pcie_rx_kbps = rx_kbps;
+                   out->valid |= GP_M_PCIE_RX;
+               });
     }
     return GP_OK;
+}
+
+static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sample *out,
+                           gp_error *err)
+{
+    nvml_ctx *c = ctx;
+    memset(out, 0, sizeof *out);
+    if (slot >= c->n_slots)
+        return gp_error_set(err, GP_ERR_STATE, "nvml: slot %zu was not started (%zu slots)", slot,
+                            c->n_slots);
+    nvml_slot *s = &c->slots[slot];
+    gp_status st = read_utilization(c, s, out, err);
+    if (st == GP_OK)
+        st = read_memory_use(c, s, out, err);
+    if (st == GP_OK)
+        st = read_power_energy(c, s, flags, out, err);
+    if (st == GP_OK)
+        st = read_temperature(c, s, out, err);
+    if (st == GP_OK)
+        st = read_clocks(c, s, out, err);
+    if (st == GP_OK)
+        st = read_pcie(c, s, out, err);
+    return st;
 }
 
 const gp_backend gp_backend_nvml = {

@@ -10,53 +10,32 @@
  * child (SIGTERM, then SIGKILL) and reaps it by its own pid only, so a
  * program's SIGCHLD handler or other children are left alone.
  *
- * Children are started with fork/execv, no shell, stdin from /dev/null,
- * stdout and stderr into the pipe (nvidia-smi's error text is what we
- * report), and every descriptor of ours is close-on-exec.
+ * The child processes themselves (spawn, reading with deadlines, kill,
+ * reap) are smi_proc.c's; this file decides what to ask nvidia-smi and
+ * turns its answers into devices, rounds and messages.
  */
-#include "../../util/clock.h"
 #include "../../util/error.h"
 #include "backend.h"
 #include "smi_parse.h"
+#include "smi_proc.h"
 #include "gpu_profile.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define SMI_DEFAULT_TIMEOUT_NS 5000000000ull
 #define SMI_MAX_TIMEOUT_NS (24ull * 3600ull * 1000000000ull)
-/* SIGTERM first so nvidia-smi can release NVML cleanly; a child that has not
- * gone after the grace gets SIGKILL. */
-#define SMI_TERM_GRACE_NS 200000000ull
-/* A process in uninterruptible sleep (stuck in the driver) does not die even
- * from SIGKILL; after this long we stop waiting rather than hang the caller. */
-#define SMI_KILL_WAIT_NS 2000000000ull
 /* How long a child that closed its output gets to exit before it is killed. */
 #define SMI_EXIT_WAIT_NS 500000000ull
-#define SMI_DISCOVERY_OUTPUT_MAX 65536
-#define SMI_LINE_MAX 4096
 #define SMI_TEXT_MAX 400
 #define SMI_DRIVER_MAX 64
-
-/* One child process and the read end of its output pipe. */
-typedef struct smi_child {
-    pid_t pid;   /* 0: none */
-    int fd;      /* -1: closed */
-    bool reaped; /* waitpid has returned for pid (or it was reaped elsewhere) */
-    bool status_known;
-    int wstatus;
-} smi_child;
 
 typedef struct smi_ctx {
     char path[PATH_MAX];
@@ -76,231 +55,15 @@ typedef struct smi_ctx {
     gp_device_sample *pend;
     bool *have;
     size_t n_have;
-    char buf[SMI_LINE_MAX];
-    size_t buf_start, buf_len; /* unconsumed bytes are buf[buf_start, buf_len) */
-    bool discarding;           /* inside an over-long line */
-    bool eof;
-    bool dead; /* the child is gone: wait_tick repeats dead_msg */
+    smi_lines lines; /* the child's output */
+    bool dead;       /* the child is gone: wait_tick repeats dead_msg */
     gp_status dead_status;
     char dead_msg[GP_ERROR_MESSAGE_MAX];
     char last_text[SMI_TEXT_MAX]; /* the last line that was not a row */
-    uint64_t malformed_lines;
+    uint64_t malformed_lines;     /* lines that were not rows (over-long ones: lines.overlong) */
 } smi_ctx;
 
 /* ------------------------------------------------------------- helpers */
-
-static void sleep_ns(uint64_t ns)
-{
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
-                          .tv_nsec = (long)(ns % 1000000000ull)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-static void close_fd(int *fd)
-{
-    if (*fd >= 0) {
-        close(*fd);
-        *fd = -1;
-    }
-}
-
-/* Moves fd above 0..2 so the child's dup2() onto stdin/stdout/stderr can
- * never overwrite another of the descriptors it still needs (a program that
- * closed its stdin would otherwise hand us fd 0). */
-static int fd_above_stdio(int fd)
-{
-    if (fd < 0 || fd > 2)
-        return fd;
-    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return moved;
-}
-
-static void format_seconds(char *buf, size_t len, uint64_t ns)
-{
-    if (ns % 100000000ull == 0)
-        snprintf(buf, len, "%.1f s", (double)ns / 1e9);
-    else
-        snprintf(buf, len, "%.3f s", (double)ns / 1e9);
-}
-
-static void describe_exit(const smi_child *ch, char *buf, size_t len)
-{
-    if (!ch->status_known)
-        snprintf(buf, len, "an unknown status (it was reaped outside gpu-profile)");
-    else if (WIFEXITED(ch->wstatus))
-        snprintf(buf, len, "exit status %d", WEXITSTATUS(ch->wstatus));
-    else if (WIFSIGNALED(ch->wstatus))
-        snprintf(buf, len, "signal %d", WTERMSIG(ch->wstatus));
-    else
-        snprintf(buf, len, "wait status 0x%x", (unsigned)ch->wstatus);
-}
-
-/* Polls waitpid(pid) for up to wait_ns.  ECHILD means someone else reaped
- * it (SIGCHLD set to SIG_IGN, or a handler calling waitpid(-1)): it is gone
- * and its status is lost, which is all we need to know. */
-static bool reap_within(smi_child *ch, uint64_t wait_ns)
-{
-    if (ch->pid <= 0 || ch->reaped)
-        return true;
-    uint64_t end = gp_now_mono_ns() + wait_ns;
-    uint64_t nap = 200000; /* 0.2 ms, doubling to 10 ms */
-    for (;;) {
-        int st = 0;
-        pid_t r = waitpid(ch->pid, &st, WNOHANG);
-        if (r == ch->pid) {
-            ch->reaped = true;
-            ch->status_known = true;
-            ch->wstatus = st;
-            return true;
-        }
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            ch->reaped = true;
-            ch->status_known = false;
-            return true;
-        }
-        uint64_t now = gp_now_mono_ns();
-        if (now >= end)
-            return false;
-        uint64_t left = end - now;
-        sleep_ns(nap < left ? nap : left);
-        if (nap < 10000000ull)
-            nap *= 2;
-    }
-}
-
-/* Ends a child whatever state it is in; bounded by the grace + kill wait. */
-static void child_end(smi_child *ch, bool gently)
-{
-    /* Closing our end first means a child that ignores SIGTERM still dies of
-     * SIGPIPE at its next write. */
-    close_fd(&ch->fd);
-    if (ch->pid <= 0)
-        return;
-    if (!reap_within(ch, 0)) {
-        if (gently) {
-            kill(ch->pid, SIGTERM);
-            reap_within(ch, SMI_TERM_GRACE_NS);
-        }
-        if (!ch->reaped) {
-            kill(ch->pid, SIGKILL);
-            reap_within(ch, SMI_KILL_WAIT_NS);
-        }
-        /* Still not reaped: stuck in the kernel.  We give up on it rather
-         * than block; it will be a zombie until it leaves the driver. */
-    }
-    ch->pid = 0;
-}
-
-/*
- * Starts argv[0] with stdin from /dev/null and stdout+stderr into a new
- * non-blocking pipe.  An exec failure is reported through a close-on-exec
- * pipe, so "permission denied" is an error here, not a mysterious exit 127.
- */
-static gp_status child_spawn(const char *path, char *const argv[], smi_child *ch, gp_error *err)
-{
-    int out[2] = {-1, -1}, ex[2] = {-1, -1};
-    int devnull = -1;
-    memset(ch, 0, sizeof *ch);
-    ch->fd = -1;
-
-    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(ex, O_CLOEXEC) != 0)
-        goto sys_fail;
-    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0)
-        goto sys_fail;
-    out[0] = fd_above_stdio(out[0]);
-    out[1] = fd_above_stdio(out[1]);
-    ex[0] = fd_above_stdio(ex[0]);
-    ex[1] = fd_above_stdio(ex[1]);
-    devnull = fd_above_stdio(devnull);
-    if (out[0] < 0 || out[1] < 0 || ex[0] < 0 || ex[1] < 0 || devnull < 0)
-        goto sys_fail;
-
-    /* Prepared before fork: the child of a threaded program may only make
-     * async-signal-safe calls. */
-    sigset_t none;
-    sigemptyset(&none);
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-
-    pid_t pid = fork();
-    if (pid < 0)
-        goto sys_fail;
-    if (pid == 0) {
-        /* A blocked or ignored SIGTERM/SIGPIPE would survive exec and make
-         * nvidia-smi unkillable by stop()'s first, gentle signal. */
-        sigaction(SIGTERM, &dfl, NULL);
-        sigaction(SIGINT, &dfl, NULL);
-        sigaction(SIGPIPE, &dfl, NULL);
-        sigaction(SIGHUP, &dfl, NULL);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        if (dup2(devnull, 0) < 0 || dup2(out[1], 1) < 0 || dup2(out[1], 2) < 0) {
-            int e = errno;
-            ssize_t w = write(ex[1], &e, sizeof e);
-            (void)w;
-            _exit(127);
-        }
-        execv(path, argv);
-        int e = errno;
-        ssize_t w = write(ex[1], &e, sizeof e);
-        (void)w;
-        _exit(127);
-    }
-
-    close_fd(&out[1]);
-    close_fd(&ex[1]);
-    close_fd(&devnull);
-    ch->pid = pid;
-    ch->fd = out[0];
-
-    /* EOF on ex[0] means exec happened.  Bounded: a process forked
-     * elsewhere in this program may hold a copy of the write end. */
-    int exec_errno = 0;
-    struct pollfd pfd = {.fd = ex[0], .events = POLLIN};
-    int pr;
-    do {
-        pr = poll(&pfd, 1, 2000);
-    } while (pr < 0 && errno == EINTR);
-    if (pr > 0) {
-        ssize_t r;
-        do {
-            r = read(ex[0], &exec_errno, sizeof exec_errno);
-        } while (r < 0 && errno == EINTR);
-        if (r != (ssize_t)sizeof exec_errno)
-            exec_errno = 0;
-    }
-    close_fd(&ex[0]);
-    if (exec_errno != 0) {
-        child_end(ch, false);
-        return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "smi: cannot run %s: %s", path,
-                            strerror(exec_errno));
-    }
-    if (fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK) != 0) {
-        int e = errno;
-        child_end(ch, false);
-        return gp_error_set(err, GP_ERR_IO, "smi: cannot make the pipe from %s non-blocking: %s",
-                            path, strerror(e));
-    }
-    return GP_OK;
-
-sys_fail : {
-    int e = errno;
-    close_fd(&out[0]);
-    close_fd(&out[1]);
-    close_fd(&ex[0]);
-    close_fd(&ex[1]);
-    close_fd(&devnull);
-    return gp_error_set(err, GP_ERR_IO, "smi: cannot start %s: %s", path, strerror(e));
-}
-}
 
 /* The first lines of a child's text, trimmed and joined, for messages. */
 static void summarize_text(const char *text, char *out, size_t cap)
@@ -386,106 +149,9 @@ static gp_status locate_binary(const char *want, char *out, size_t cap, gp_error
                         name, path);
 }
 
-/* Reads what fd has into text (at most SMI_DISCOVERY_OUTPUT_MAX bytes kept,
- * the excess read and dropped); true at end of output. */
-static bool drain_into(int fd, char *text, size_t *len)
+/* The discovery query's rows become c->devs and c->driver; text is freed. */
+static gp_status take_devices(smi_ctx *c, char *text, gp_error *err)
 {
-    for (;;) {
-        char tmp[4096];
-        ssize_t r = read(fd, tmp, sizeof tmp);
-        if (r > 0) {
-            size_t keep = (size_t)r;
-            if (keep > SMI_DISCOVERY_OUTPUT_MAX - *len)
-                keep = SMI_DISCOVERY_OUTPUT_MAX - *len;
-            memcpy(text + *len, tmp, keep);
-            *len += keep;
-            continue;
-        }
-        if (r < 0 && errno == EINTR)
-            continue;
-        return r == 0;
-    }
-}
-
-/* Reads everything a one-shot child prints, until it exits or the deadline. */
-static gp_status run_discovery(smi_ctx *c, char **text_out, smi_child *ch, gp_error *err)
-{
-    char *argv[] = {c->path, "--query-gpu=" SMI_DEVICE_FIELDS, "--format=csv,noheader,nounits",
-                    NULL};
-    gp_status st = child_spawn(c->path, argv, ch, err);
-    if (st != GP_OK)
-        return st;
-
-    char *text = malloc(SMI_DISCOVERY_OUTPUT_MAX + 1);
-    if (!text) {
-        child_end(ch, false);
-        return gp_error_set(err, GP_ERR_NO_MEMORY, "smi: out of memory");
-    }
-    size_t len = 0;
-    uint64_t deadline = gp_now_mono_ns() + c->timeout_ns;
-    bool eof = false;
-    for (;;) {
-        eof = drain_into(ch->fd, text, &len);
-        /* Either EOF or the child's exit ends the output: a process forked
-         * elsewhere may keep the pipe open after our child is gone. */
-        if (eof)
-            break;
-        if (reap_within(ch, 0)) {
-            drain_into(ch->fd, text, &len); /* what it wrote just before exiting */
-            break;
-        }
-        uint64_t now = gp_now_mono_ns();
-        if (now >= deadline)
-            break;
-        uint64_t left_ms = (deadline - now + 999999) / 1000000;
-        struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
-        int pr = poll(&pfd, 1, (int)(left_ms < 50 ? left_ms : 50));
-        if (pr < 0 && errno != EINTR)
-            break;
-    }
-    if (!ch->reaped) {
-        uint64_t now = gp_now_mono_ns();
-        reap_within(ch, now < deadline ? deadline - now : 0);
-    }
-    text[len] = '\0';
-    if (!ch->reaped) {
-        child_end(ch, false);
-        free(text);
-        char secs[32];
-        format_seconds(secs, sizeof secs, c->timeout_ns);
-        return gp_error_set(err, GP_ERR_TIMEOUT,
-                            "smi: nvidia-smi did not answer within %s (%s was killed; is the "
-                            "driver hung?)",
-                            secs, c->path);
-    }
-    close_fd(&ch->fd);
-    ch->pid = 0;
-    *text_out = text;
-    return GP_OK;
-}
-
-static gp_status discover(smi_ctx *c, gp_error *err)
-{
-    smi_child ch;
-    char *text = NULL;
-    gp_status st = run_discovery(c, &text, &ch, err);
-    if (st != GP_OK)
-        return st;
-
-    char said[SMI_TEXT_MAX];
-    summarize_text(text, said, sizeof said);
-    char how[96];
-    describe_exit(&ch, how, sizeof how);
-    /* An unknown status (a program that sets SIGCHLD to SIG_IGN reaps for
-     * us) is judged by the output alone. */
-    if (ch.status_known && (!WIFEXITED(ch.wstatus) || WEXITSTATUS(ch.wstatus) != 0)) {
-        /* nvidia-smi's own words say why (no driver, no device, bad field). */
-        st = gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "smi: %s failed with %s: %s", c->path,
-                          how, said[0] ? said : "(no output)");
-        free(text);
-        return st;
-    }
-
     size_t cap = 8, n = 0;
     gp_device_info *devs = malloc(cap * sizeof *devs);
     char other[SMI_TEXT_MAX] = "";
@@ -527,6 +193,33 @@ static gp_status discover(smi_ctx *c, gp_error *err)
     return GP_OK;
 }
 
+/* Runs the one-shot discovery query and keeps the devices it lists. */
+static gp_status discover(smi_ctx *c, gp_error *err)
+{
+    char *argv[] = {c->path, "--query-gpu=" SMI_DEVICE_FIELDS, "--format=csv,noheader,nounits",
+                    NULL};
+    smi_child ch;
+    char *text = NULL;
+    gp_status st = gp_smi_run_once(c->path, argv, c->timeout_ns, &ch, &text, err);
+    if (st != GP_OK)
+        return st;
+
+    char said[SMI_TEXT_MAX];
+    summarize_text(text, said, sizeof said);
+    char how[96];
+    gp_smi_child_describe_exit(&ch, how, sizeof how);
+    /* An unknown status (a program that sets SIGCHLD to SIG_IGN reaps for
+     * us) is judged by the output alone. */
+    if (ch.status_known && (!WIFEXITED(ch.wstatus) || WEXITSTATUS(ch.wstatus) != 0)) {
+        /* nvidia-smi's own words say why (no driver, no device, bad field). */
+        st = gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "smi: %s failed with %s: %s", c->path,
+                          how, said[0] ? said : "(no output)");
+        free(text);
+        return st;
+    }
+    return take_devices(c, text, err);
+}
+
 /* ------------------------------------------------------------- backend */
 
 static void smi_stop(void *ctx);
@@ -537,8 +230,8 @@ static void smi_close(void *ctx)
     if (!c)
         return;
     smi_stop(c);
-    close_fd(&c->wake_rd);
-    close_fd(&c->wake_wr);
+    gp_smi_close_fd(&c->wake_rd);
+    gp_smi_close_fd(&c->wake_wr);
     free(c->devs);
     free(c);
 }
@@ -640,10 +333,9 @@ static void free_run(smi_ctx *c)
     c->n_slots = 0;
 }
 
-static gp_status smi_start(void *ctx, const unsigned *indices, size_t n, uint64_t interval_ns,
-                           gp_error *err)
+/* start()'s preconditions: open, not sampling, devices that exist. */
+static gp_status check_start(const smi_ctx *c, const unsigned *indices, size_t n, gp_error *err)
 {
-    smi_ctx *c = ctx;
     if (!c)
         return gp_error_set(err, GP_ERR_STATE, "smi: the backend is not open");
     if (c->started)
@@ -658,11 +350,18 @@ static gp_status smi_start(void *ctx, const unsigned *indices, size_t n, uint64_
                                 indices[i], have);
         }
     }
+    return GP_OK;
+}
 
+/* The run's slots (slot -> nvidia-smi index, an empty round) and *ids, the
+ * "-i a,b,..." list (malloc'd) with each nvidia-smi index once, in slot
+ * order. */
+static gp_status make_slots(smi_ctx *c, const unsigned *indices, size_t n, char **ids_out,
+                            gp_error *err)
+{
     c->slot_index = calloc(n, sizeof *c->slot_index);
     c->pend = calloc(n, sizeof *c->pend);
     c->have = calloc(n, sizeof *c->have);
-    /* "-i a,b,..." with each nvidia-smi index once, in slot order. */
     size_t id_cap = n * 12 + 1;
     char *ids = malloc(id_cap);
     if (!c->slot_index || !c->pend || !c->have || !ids) {
@@ -683,6 +382,21 @@ static gp_status smi_start(void *ctx, const unsigned *indices, size_t n, uint64_
     }
     c->n_slots = n;
     c->n_have = 0;
+    *ids_out = ids;
+    return GP_OK;
+}
+
+static gp_status smi_start(void *ctx, const unsigned *indices, size_t n, uint64_t interval_ns,
+                           gp_error *err)
+{
+    smi_ctx *c = ctx;
+    gp_status st = check_start(c, indices, n, err);
+    if (st != GP_OK)
+        return st;
+    char *ids = NULL;
+    st = make_slots(c, indices, n, &ids, err);
+    if (st != GP_OK)
+        return st;
 
     uint64_t ms = (interval_ns + 500000) / 1000000;
     if (ms < 1)
@@ -700,15 +414,13 @@ static gp_status smi_start(void *ctx, const unsigned *indices, size_t n, uint64_
 
     /* A stale interrupt from before this run must not end its first wait. */
     drain_wake(c);
-    c->buf_start = c->buf_len = 0;
-    c->discarding = false;
-    c->eof = false;
+    gp_smi_lines_reset(&c->lines);
     c->dead = false;
     c->dead_msg[0] = '\0';
     c->last_text[0] = '\0';
     c->malformed_lines = 0;
 
-    gp_status st = child_spawn(c->path, argv, &c->child, err);
+    st = gp_smi_child_spawn(c->path, argv, &c->child, err);
     free(ids);
     if (st != GP_OK) {
         free_run(c);
@@ -799,80 +511,43 @@ static bool take_line(smi_ctx *c, char *line, gp_device_sample *out, gp_status *
 static bool take_buffered(smi_ctx *c, gp_device_sample *out, gp_status *slot_status,
                           gp_error *slot_err)
 {
-    while (c->buf_start < c->buf_len) {
-        char *b = c->buf + c->buf_start;
-        char *nl = memchr(b, '\n', c->buf_len - c->buf_start);
-        if (!nl)
-            break;
-        *nl = '\0';
-        c->buf_start = (size_t)(nl - c->buf) + 1;
-        if (c->discarding) {
-            c->discarding = false;
-            continue;
-        }
-        if (take_line(c, b, out, slot_status, slot_err))
+    char *line;
+    while ((line = gp_smi_lines_next(&c->lines)) != NULL)
+        if (take_line(c, line, out, slot_status, slot_err))
             return true;
-    }
     return false;
-}
-
-/* Reads what the pipe has; sets eof at end of output. */
-static gp_status read_pipe(smi_ctx *c)
-{
-    for (;;) {
-        if (c->buf_start > 0) {
-            memmove(c->buf, c->buf + c->buf_start, c->buf_len - c->buf_start);
-            c->buf_len -= c->buf_start;
-            c->buf_start = 0;
-        }
-        if (c->buf_len == sizeof c->buf - 1) {
-            /* A line longer than any row: drop it up to its newline. */
-            c->malformed_lines++;
-            c->discarding = true;
-            c->buf_len = 0;
-        }
-        ssize_t r = read(c->child.fd, c->buf + c->buf_len, sizeof c->buf - 1 - c->buf_len);
-        if (r > 0) {
-            c->buf_len += (size_t)r;
-            if (memchr(c->buf + c->buf_len - (size_t)r, '\n', (size_t)r))
-                return GP_OK;
-            continue;
-        }
-        if (r == 0) {
-            c->eof = true;
-            return GP_OK;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return GP_OK;
-        return GP_ERR_IO;
-    }
 }
 
 /* The child's output ended: reap it and keep the reason for every later call. */
 static gp_status producer_died(smi_ctx *c, gp_error *err)
 {
-    if (c->buf_start < c->buf_len && !c->discarding) {
-        /* A last line without a newline is still nvidia-smi's last word. */
-        c->buf[c->buf_len] = '\0';
-        summarize_text(c->buf + c->buf_start, c->last_text, sizeof c->last_text);
-    }
-    c->buf_start = c->buf_len = 0;
-    if (!reap_within(&c->child, SMI_EXIT_WAIT_NS))
-        child_end(&c->child, true);
-    close_fd(&c->child.fd);
+    /* A last line without a newline is still nvidia-smi's last word. */
+    const char *rest = gp_smi_lines_rest(&c->lines);
+    if (rest)
+        summarize_text(rest, c->last_text, sizeof c->last_text);
+    uint64_t not_rows = c->malformed_lines + c->lines.overlong;
+    gp_smi_lines_reset(&c->lines);
+    gp_smi_child_finish(&c->child, SMI_EXIT_WAIT_NS);
     char how[96];
-    describe_exit(&c->child, how, sizeof how);
-    c->child.pid = 0;
+    gp_smi_child_describe_exit(&c->child, how, sizeof how);
     c->dead = true;
     c->dead_status = GP_ERR_BACKEND;
     char skipped[64] = "";
-    if (c->malformed_lines > 1)
+    if (not_rows > 1)
         snprintf(skipped, sizeof skipped, " (%llu lines were not rows)",
-                 (unsigned long long)c->malformed_lines);
+                 (unsigned long long)not_rows);
     snprintf(c->dead_msg, sizeof c->dead_msg, "smi: nvidia-smi stopped sampling with %s: %s%s", how,
              c->last_text[0] ? c->last_text : "(no output)", skipped);
+    return gp_error_set(err, c->dead_status, "%s", c->dead_msg);
+}
+
+/* Reading the child's output failed: keep the reason for every later call. */
+static gp_status read_failed(smi_ctx *c, int e, gp_error *err)
+{
+    c->dead = true;
+    c->dead_status = GP_ERR_IO;
+    snprintf(c->dead_msg, sizeof c->dead_msg, "smi: reading nvidia-smi's output failed: %s",
+             strerror(e));
     return gp_error_set(err, c->dead_status, "%s", c->dead_msg);
 }
 
@@ -887,34 +562,21 @@ static gp_status smi_wait_tick(void *ctx, gp_device_sample *out, gp_status *slot
     for (;;) {
         if (take_buffered(c, out, slot_status, slot_err))
             return GP_OK;
-        if (c->eof)
+        if (c->lines.eof)
             return producer_died(c, err);
-        uint64_t now = gp_now_mono_ns();
-        if (now >= deadline_mono_ns)
+        switch (gp_smi_lines_wait(&c->lines, c->child.fd, c->wake_rd, deadline_mono_ns)) {
+        case SMI_WAIT_DATA:
+            break;
+        case SMI_WAIT_TIMEOUT:
             return gp_error_set(err, GP_ERR_TIMEOUT,
                                 "smi: nvidia-smi sent no complete round before the deadline");
-        uint64_t left_ms = (deadline_mono_ns - now + 999999) / 1000000;
-        struct pollfd pfd[2] = {{.fd = c->child.fd, .events = POLLIN},
-                                {.fd = c->wake_rd, .events = POLLIN}};
-        int pr = poll(pfd, 2, left_ms > INT_MAX ? INT_MAX : (int)left_ms);
-        if (pr < 0) {
-            if (errno == EINTR)
-                continue;
-            return gp_error_set(err, GP_ERR_IO, "smi: poll failed: %s", strerror(errno));
-        }
-        if (pfd[1].revents) {
+        case SMI_WAIT_WOKEN:
             drain_wake(c);
             return gp_error_set(err, GP_ERR_STATE, "smi: interrupted");
-        }
-        if (pfd[0].revents) {
-            if (read_pipe(c) != GP_OK) {
-                int e = errno;
-                c->dead = true;
-                c->dead_status = GP_ERR_IO;
-                snprintf(c->dead_msg, sizeof c->dead_msg,
-                         "smi: reading nvidia-smi's output failed: %s", strerror(e));
-                return gp_error_set(err, c->dead_status, "%s", c->dead_msg);
-            }
+        case SMI_WAIT_POLL_FAILED:
+            return gp_error_set(err, GP_ERR_IO, "smi: poll failed: %s", strerror(errno));
+        case SMI_WAIT_READ_FAILED:
+            return read_failed(c, errno, err);
         }
     }
 }
@@ -938,10 +600,10 @@ static void smi_stop(void *ctx)
     smi_ctx *c = ctx;
     if (!c || !c->started)
         return;
-    child_end(&c->child, true);
+    gp_smi_child_end(&c->child, true);
     free_run(c);
     c->started = false;
-    c->buf_start = c->buf_len = 0;
+    gp_smi_lines_reset(&c->lines);
 }
 
 const gp_backend gp_backend_smi = {

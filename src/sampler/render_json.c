@@ -1,0 +1,222 @@
+/*
+ * sampler/render_json.c - the JSON rendering of a gp_summary (schema
+ * GP_SUMMARY_SCHEMA): every key always present, null for what was not
+ * measured, stable identifiers rather than prose for statuses.
+ */
+#include "../util/text.h"
+#include "render_out.h"
+#include "gpu_profile.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ names */
+
+/* Stable identifiers for gp_status in JSON (gp_strerror is prose). */
+static const char *status_id(gp_status st)
+{
+    switch (st) {
+    case GP_OK:
+        return "ok";
+    case GP_ERR_INVALID_ARG:
+        return "invalid_arg";
+    case GP_ERR_NO_MEMORY:
+        return "no_memory";
+    case GP_ERR_BACKEND_UNAVAILABLE:
+        return "backend_unavailable";
+    case GP_ERR_BACKEND:
+        return "backend";
+    case GP_ERR_DEVICE_NOT_FOUND:
+        return "device_not_found";
+    case GP_ERR_DEVICE_LOST:
+        return "device_lost";
+    case GP_ERR_TIMEOUT:
+        return "timeout";
+    case GP_ERR_STATE:
+        return "state";
+    case GP_ERR_THREAD:
+        return "thread";
+    case GP_ERR_IO:
+        return "io";
+    case GP_ERR_NOT_SUPPORTED:
+        return "not_supported";
+    case GP_ERR_PARSE:
+        return "parse";
+    case GP_ERR_CUPTI:
+        return "cupti";
+    }
+    return "unknown";
+}
+
+/* ------------------------------------------------------------ JSON */
+
+typedef struct json {
+    gp_out *o;
+    int pretty;
+    int first;
+} json;
+
+static void json_str_n(gp_out *o, const char *s, size_t n)
+{
+    gp_json_quote(s, n, gp_out_emit, o);
+}
+
+static void json_key(json *j, const char *key)
+{
+    if (!j->first)
+        gp_out_ch(j->o, ',');
+    j->first = 0;
+    if (j->pretty)
+        gp_out_str(j->o, "\n  ");
+    gp_out_ch(j->o, '"');
+    gp_out_str(j->o, key);
+    gp_out_str(j->o, j->pretty ? "\": " : "\":");
+}
+
+static void json_null(json *j, const char *key)
+{
+    json_key(j, key);
+    gp_out_str(j->o, "null");
+}
+
+static void json_u64(json *j, const char *key, int ok, uint64_t v)
+{
+    json_key(j, key);
+    if (ok)
+        gp_out_u64(j->o, v);
+    else
+        gp_out_str(j->o, "null");
+}
+
+static void json_i64(json *j, const char *key, int ok, int64_t v)
+{
+    json_key(j, key);
+    if (ok)
+        gp_out_i64(j->o, v);
+    else
+        gp_out_str(j->o, "null");
+}
+
+/* Doubles: fixed point, 6 decimals at most, trailing zeros trimmed. */
+static void json_num(json *j, const char *key, int ok, double v)
+{
+    json_key(j, key);
+    if (ok && isfinite(v))
+        gp_out_fixed(j->o, v, 6, 1);
+    else
+        gp_out_str(j->o, "null");
+}
+
+/* A string field; empty means unknown and is written as null. */
+static void json_field(json *j, const char *key, const char *s, size_t size)
+{
+    json_key(j, key);
+    size_t n = gp_field_len(s, size);
+    if (n)
+        json_str_n(j->o, s, n);
+    else
+        gp_out_str(j->o, "null");
+}
+
+static void json_sep(json *j, int *first)
+{
+    if (!*first)
+        gp_out_str(j->o, j->pretty ? ", " : ",");
+    *first = 0;
+}
+
+static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
+{
+    json j = {o, (flags & GP_FMT_PRETTY) != 0, 1};
+    const uint32_t v = s->valid;
+    gp_out_ch(o, '{');
+
+    json_key(&j, "schema");
+    json_str_n(o, GP_SUMMARY_SCHEMA, strlen(GP_SUMMARY_SCHEMA));
+    json_u64(&j, "schema_version", 1, GP_SUMMARY_SCHEMA_VERSION);
+
+    json_u64(&j, "device_index", 1, s->device_index);
+    json_field(&j, "name", s->name, sizeof s->name);
+    json_field(&j, "uuid", s->uuid, sizeof s->uuid);
+    json_field(&j, "backend", s->backend, sizeof s->backend);
+    json_field(&j, "note", s->note, sizeof s->note);
+
+    json_num(&j, "duration_s", 1, s->duration_s);
+    json_num(&j, "interval_s", 1, s->interval_s);
+    json_num(&j, "warmup_s", 1, s->warmup_s);
+    json_u64(&j, "sample_count", 1, s->sample_count);
+    json_u64(&j, "samples_warmup", 1, s->samples_warmup);
+    json_num(&j, "interval_mean_s", s->sample_count >= 2, s->interval_mean_s);
+    json_u64(&j, "valid_mask", 1, v);
+
+    int ug = (v & GP_M_UTIL_GPU) != 0, um = (v & GP_M_UTIL_MEM) != 0;
+    json_num(&j, "util_gpu_mean_pct", ug, s->util_gpu_mean);
+    json_u64(&j, "util_gpu_p50_pct", ug, s->util_gpu_p50);
+    json_u64(&j, "util_gpu_p95_pct", ug, s->util_gpu_p95);
+    json_u64(&j, "util_gpu_max_pct", ug, s->util_gpu_max);
+    json_num(&j, "util_mem_mean_pct", um, s->util_mem_mean);
+    json_u64(&j, "util_mem_max_pct", um, s->util_mem_max);
+    json_u64(&j, "mem_used_max_bytes", (v & GP_M_MEM_USED) != 0, s->mem_used_max_bytes);
+    json_u64(&j, "mem_total_bytes", (v & GP_M_MEM_TOTAL) != 0, s->mem_total_bytes);
+    json_num(&j, "power_mean_mw", (v & GP_M_POWER) != 0, s->power_mean_mw);
+    json_u64(&j, "power_max_mw", (v & GP_M_POWER) != 0, s->power_max_mw);
+    json_num(&j, "energy_j", s->energy_source != GP_ENERGY_NONE, s->energy_j);
+    json_key(&j, "energy_source");
+    json_str_n(o, gp_energy_source_name(s->energy_source),
+               strlen(gp_energy_source_name(s->energy_source)));
+    json_i64(&j, "temp_max_c", (v & GP_M_TEMP) != 0, s->temp_max_c);
+    json_num(&j, "clock_sm_mean_mhz", (v & GP_M_CLOCK_SM) != 0, s->clock_sm_mean_mhz);
+    json_num(&j, "clock_mem_mean_mhz", (v & GP_M_CLOCK_MEM) != 0, s->clock_mem_mean_mhz);
+
+    if (v & GP_M_THROTTLE) {
+        json_key(&j, "throttle_reasons");
+        gp_out_ch(o, '[');
+        int first = 1;
+        for (unsigned bit = 0; bit < 64; bit++) {
+            if (!(s->throttle_reasons_seen & (1ull << bit)))
+                continue;
+            char name[32];
+            gp_throttle_name(name, sizeof name, bit);
+            json_sep(&j, &first);
+            json_str_n(o, name, strlen(name));
+        }
+        gp_out_ch(o, ']');
+        json_u64(&j, "throttle_reasons_mask", 1, s->throttle_reasons_seen);
+    } else {
+        json_null(&j, "throttle_reasons");
+        json_null(&j, "throttle_reasons_mask");
+    }
+    json_num(&j, "busy_time_est_s", ug, s->busy_time_est_s);
+
+    json_key(&j, "sparkline");
+    gp_out_ch(o, '[');
+    int first = 1;
+    for (uint32_t i = 0; i < gp_spark_cells(s); i++) {
+        json_sep(&j, &first);
+        if (s->spark[i] == GP_SPARK_NONE)
+            gp_out_str(o, "null");
+        else
+            gp_out_u64(o, s->spark[i] > 100 ? 100 : s->spark[i]);
+    }
+    gp_out_ch(o, ']');
+
+    json_key(&j, "device_status");
+    json_str_n(o, status_id(s->device_status), strlen(status_id(s->device_status)));
+    int failed = gp_has_device_error(s);
+    if (failed)
+        json_field(&j, "device_error", s->device_error, sizeof s->device_error);
+    else
+        json_null(&j, "device_error");
+    json_num(&j, "device_error_at_s", failed, s->device_error_at_s);
+
+    gp_out_str(o, j.pretty ? "\n}" : "}");
+}
+
+size_t gp_summary_to_json(const gp_summary *s, unsigned flags, char *buf, size_t cap)
+{
+    gp_out o;
+    gp_out_init(&o, buf, cap);
+    if (s)
+        format_json(&o, s, flags);
+    return gp_out_finish(&o);
+}
