@@ -9,7 +9,6 @@
 #include "config_types.h"
 #include "gpufl.h"
 
-
 /*
  * Resolves opts (NULL = defaults) into out.  Order of the checks:
  *  1. GPUFL_DISABLED (1/true/yes/on, any case: disabled; 0/false/no/off or
