@@ -6,7 +6,7 @@
 #ifndef GP_BENCH_COMMON_H
 #define GP_BENCH_COMMON_H
 
-#include "abi/trace.h"
+#include "abi/trace_abi.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -20,7 +20,7 @@
  * (256) MB of batch lines, each with our ratio.  The file is in the page
  * cache for every reader (it was just written).
  */
-#include "abi/trace.h"
+#include "abi/trace_abi.h"
 #include "reader/read.h"
 #include "report/report.h"
 #include "util/buf.h"

@@ -17,7 +17,7 @@
  * here one 8 MiB buffer is refilled, as the pool recycles its buffers.
  */
 #include "decode.h"
-#include "abi/trace.h"
+#include "abi/trace_abi.h"
 #include "recorder/trace_sink.h"
 #include "util/buf.h"
 #include "wire/records.h"

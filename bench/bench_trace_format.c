@@ -11,7 +11,7 @@
  * 1-100 us, increasing correlation ids, kernel ids 1..50, a few launches
  * with dynamic shared memory or an external correlation.
  */
-#include "abi/trace.h"
+#include "abi/trace_abi.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "wire/records.h"

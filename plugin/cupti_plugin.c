@@ -3,7 +3,7 @@
  *
  * Promises:
  *  - the core drives it through one exported table, gpufl_cupti_plugin_v1
- *    (abi/trace.h); nothing else of the core is needed in-process;
+ *    (abi/trace_abi.h); nothing else of the core is needed in-process;
  *  - CUPTI's buffers come from a pool bounded by max_buffers x buffer_bytes:
  *    when every buffer is in use a request is refused (CUPTI then drops
  *    records and counts them), so memory never grows with the run;

@@ -1,5 +1,5 @@
 /*
- * decode.c - CUPTI activity records -> abi/trace.h rows.
+ * decode.c - CUPTI activity records -> abi/trace_abi.h rows.
  *
  * Promises: every record of a buffer is visited once, in buffer order;
  * times are moved onto the wall clock by one addition; kernel names are

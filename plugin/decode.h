@@ -1,5 +1,5 @@
 /*
- * decode.h - CUPTI activity buffers -> the neutral rows of abi/trace.h.
+ * decode.h - CUPTI activity buffers -> the neutral rows of abi/trace_abi.h.
  *
  * The decoder is plain code over a buffer: no CUPTI call but
  * cuptiActivityGetNextRecord (which walks a buffer on the host and needs no
@@ -12,7 +12,7 @@
 #ifndef GP_PLUGIN_DECODE_H
 #define GP_PLUGIN_DECODE_H
 
-#include "../src/abi/trace.h"
+#include "../src/abi/trace_abi.h"
 
 #include <stdint.h>
 

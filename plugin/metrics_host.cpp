@@ -1,6 +1,6 @@
 /*
  * metrics_host.cpp - the plugin's second table, gpufl_cupti_metrics_v1
- * (src/abi/metrics.h): CUPTI's Profiler Host API, which needs no GPU.
+ * (src/abi/metrics_abi.h): CUPTI's Profiler Host API, which needs no GPU.
  *
  * Compiled as C++ only because cupti_profiler_host.h includes <string>; the
  * code is C-style (malloc, no exceptions, no RTTI, no C++ runtime), so the
@@ -15,7 +15,7 @@
  * cuptiProfilerHostConfigAddMetrics accumulates metrics in the object it is
  * given.  release_all deinitializes the cached objects nobody holds.
  */
-#include "../src/abi/metrics.h"
+#include "../src/abi/metrics_abi.h"
 #include "gpu_metrics.h"
 
 /* driver.c (C): the local device's chip, asked only when the driver lists it. */

@@ -3,13 +3,13 @@
  *
  *   cupti_plugin.c  the exported table (gpufl_cupti_plugin_v1), CUPTI
  *                   setup, the bounded buffer pool, injection entry points
- *   decode.c        activity buffers -> abi/trace.h rows (decode.h)
+ *   decode.c        activity buffers -> abi/trace_abi.h rows (decode.h)
  *   driver.c        device limits through libcuda, loaded at run time
  */
 #ifndef GP_PLUGIN_H
 #define GP_PLUGIN_H
 
-#include "../src/abi/trace.h"
+#include "../src/abi/trace_abi.h"
 
 #include <stdbool.h>
 #include <stddef.h>

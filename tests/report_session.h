@@ -38,7 +38,7 @@
 #define GP_TEST_REPORT_SESSION_H
 
 #include "check.h"
-#include "abi/trace.h"
+#include "abi/trace_abi.h"
 #include "util/buf.h"
 #include "wire/records.h"
 #include "gpu_profile.h"

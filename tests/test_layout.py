@@ -4,8 +4,8 @@
   the bottom, then sampler, wire and metrics, then recorder and reader, then
   report; cli/ and plugin/ on top of what they embed;
 - no include circle between modules (a module is a .c, its .h and its
-  private _int.h, so a call from one file into another shows as an
-  include: with -Werror a call needs its declaration);
+  private _int.h), and no call circle between .c files (a.c calls a
+  function b.c defines and b.c calls one of a.c's);
 - no source file over 900 lines, no function over 150 lines;
 - every record type, batch and channel name of the wire format is spelled
   in one place only, src/wire/vocab.h (and its Python copy,
@@ -98,6 +98,10 @@ def check_circles(graph):
     for path, targets in graph.items():
         edges.setdefault(module(path), set()).update(
             module(t) for t in targets if module(t) != module(path))
+    report_circles(edges, "include circle")
+
+
+def report_circles(edges, what):
     state = {}
 
     def visit(m, stack):
@@ -106,7 +110,7 @@ def check_circles(graph):
         for n in sorted(edges.get(m, ())):
             if state.get(n) == 1:
                 cyc = stack[stack.index(n):] + [n]
-                fail("include circle: " + " -> ".join(rel(c) for c in cyc))
+                fail(what + ": " + " -> ".join(rel(c) for c in cyc))
             elif n not in state:
                 visit(n, stack)
         stack.pop()
@@ -115,6 +119,48 @@ def check_circles(graph):
     for m in sorted(edges):
         if m not in state:
             visit(m, [])
+
+
+def strip_code(text):
+    """text without comments and string literals."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    return re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+
+
+def defined_functions(path):
+    """The functions path defines that other files may call (not static):
+    clang-format puts a definition's opening brace alone in column 0."""
+    with open(path, encoding="utf-8") as f:
+        lines = strip_code(f.read()).split("\n")
+    names, sig = set(), []
+    for line in lines:
+        if line == "{" and sig:
+            head = " ".join(sig)
+            m = re.search(r"(\w+)\s*\(", head)
+            if m and not re.match(r"\s*(static|typedef|struct|enum|union)\b", head):
+                names.add(m.group(1))
+            sig = []
+        elif not line.strip() or line.startswith(("}", "#")) or line.rstrip().endswith(";"):
+            sig = []
+        elif not line.startswith((" ", "\t")) or sig:
+            sig.append(line)
+    return names
+
+
+def check_call_circles(files):
+    """No circle of calls between the .c files: a.c calls b.c and b.c
+    calls a.c means the two are one module or need a third below them."""
+    defs = {}
+    for p in files:
+        for name in defined_functions(p):
+            defs.setdefault(name, p)
+    edges = {}
+    for p in files:
+        with open(p, encoding="utf-8") as f:
+            used = set(re.findall(r"\b\w+\b", strip_code(f.read())))
+        edges[p] = {defs[u] for u in used if u in defs and defs[u] != p}
+    report_circles(edges, "call circle")
 
 
 def check_sizes(path):
@@ -183,6 +229,7 @@ def main():
     graph = {p: includes(p) for p in sources()}
     check_directions(graph)
     check_circles(graph)
+    check_call_circles([p for p in graph if p.endswith(".c")])
     for p in graph:
         check_sizes(p)
     check_one_vocabulary()

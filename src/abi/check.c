@@ -5,9 +5,9 @@
  * is refused with a message naming the struct and both sizes instead of
  * being read with the wrong layout.
  */
-#include "metrics.h"
+#include "metrics_abi.h"
 #include "plugin.h"
-#include "trace.h"
+#include "trace_abi.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -1,13 +1,13 @@
 /*
  * abi/plugin.h - finding and opening the CUPTI plugin (plugin.c), shared by
- * the recorder's Trace engine (gpufl_cupti_plugin_v1, abi/trace.h) and the
- * metrics API (gpufl_cupti_metrics_v1, abi/metrics.h).
+ * the recorder's Trace engine (gpufl_cupti_plugin_v1, abi/trace_abi.h) and the
+ * metrics API (gpufl_cupti_metrics_v1, abi/metrics_abi.h).
  */
 #ifndef GP_ABI_PLUGIN_H
 #define GP_ABI_PLUGIN_H
 
-#include "metrics.h"
-#include "trace.h"
+#include "metrics_abi.h"
+#include "trace_abi.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,8 +21,8 @@
 const void *fl_plugin_symbol(const char *symbol, char *path, size_t path_len, char *why,
                              size_t len);
 
-/* check.c: the Trace engine's table (trace.h) and the metrics table
- * (metrics.h) of the plugin, loaded with fl_plugin_symbol and checked:
+/* check.c: the Trace engine's table (trace_abi.h) and the metrics table
+ * (metrics_abi.h) of the plugin, loaded with fl_plugin_symbol and checked:
  * NULL with why when the plugin cannot be loaded, speaks another interface
  * number, or was built with other struct sizes (why names the struct and
  * both sizes, and the fix). */

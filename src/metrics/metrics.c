@@ -1,12 +1,12 @@
 /*
  * metrics/metrics.c - gp_metrics_* (include/gpu_metrics.h): the host side of
  * hardware-counter profiling, served by the CUPTI plugin's second table
- * (gpufl_cupti_metrics_v1, src/abi/metrics.h).  The plugin is loaded
+ * (gpufl_cupti_metrics_v1, src/abi/metrics_abi.h).  The plugin is loaded
  * once per process (abi/plugin.c) on the first call; without it every call
  * answers GP_ERR_NOT_SUPPORTED with the loader's message.  Everything CUPTI
  * says comes back as a status and a message; nothing is printed.
  */
-#include "../abi/metrics.h"
+#include "../abi/metrics_abi.h"
 #include "../abi/plugin.h"
 #include "../util/error.h"
 #include "gpu_metrics.h"

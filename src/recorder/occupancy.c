@@ -25,7 +25,7 @@
  * later, a count no compiler emits).
  */
 #include "occupancy.h"
-#include "../abi/trace.h"
+#include "../abi/trace_abi.h"
 #include "../wire/records.h"
 
 #include <stdint.h>

@@ -5,7 +5,7 @@
 #ifndef GP_RECORDER_OCCUPANCY_H
 #define GP_RECORDER_OCCUPANCY_H
 
-#include "../abi/trace.h"
+#include "../abi/trace_abi.h"
 #include "../wire/records.h"
 
 #include <stdbool.h>

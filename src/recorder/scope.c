@@ -11,7 +11,7 @@
  * counts it: the application is never blocked by the recorder.
  */
 #include "scope.h"
-#include "../abi/trace.h"
+#include "../abi/trace_abi.h"
 #include "../wire/records.h"
 #include "gpufl.h"
 

@@ -9,7 +9,7 @@
 #ifndef GP_RECORDER_SESSION_STATE_H
 #define GP_RECORDER_SESSION_STATE_H
 
-#include "../abi/trace.h"
+#include "../abi/trace_abi.h"
 #include "../util/buf.h"
 #include "../wire/records.h"
 #include "config.h"

@@ -16,7 +16,7 @@
  * scope_name_dict as gpufl scopes.  All of it runs on the writer thread.
  */
 #include "trace_sink.h"
-#include "../abi/trace.h"
+#include "../abi/trace_abi.h"
 #include "../util/buf.h"
 #include "../wire/records.h"
 #include "occupancy.h"

@@ -7,7 +7,7 @@
 #define FL_TRACE_WRITER_H
 
 #include "../wire/records.h"
-#include "../abi/trace.h"
+#include "../abi/trace_abi.h"
 
 #define FL_TRACE_MAX_DEVICES 64
 

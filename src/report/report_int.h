@@ -155,13 +155,16 @@ struct fl_report {
     bool oom;
 };
 
-/* Collecting (collect.c, kernels.c). */
+/* Entries (entries.c). */
 
 /* The scope of that name (interned; NULL: none), made at its first use;
  * *index (if not NULL) its index into r->s.  NULL when out of memory. */
 sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *index);
 /* The device of that id, made at its first use; NULL when out of memory. */
 dstat *fl_report_device(fl_report *r, int64_t id);
+
+/* Kernel rows (kernels.c), called by collect.c. */
+
 /* The model's kernel rows (fl_model_kernel_fn): batches that
  * fl_report_kernel_batch does not take. */
 void fl_report_on_kernel(void *user, const fl_krow *row);

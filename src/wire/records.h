@@ -7,7 +7,7 @@
 #ifndef GP_WIRE_RECORDS_H
 #define GP_WIRE_RECORDS_H
 
-#include "../abi/trace.h"
+#include "../abi/trace_abi.h"
 #include "../util/buf.h"
 #include "vocab.h"
 #include "gpu_profile.h"
@@ -154,7 +154,7 @@ void fl_rec_host_batch(fl_buf *b, const char *session_id, const char *hostname, 
 void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                         const fl_scope_row *rows, size_t n);
 
-/* The Trace engine's records (abi/trace.h rows).  Batches: base_time_ns is
+/* The Trace engine's records (abi/trace_abi.h rows).  Batches: base_time_ns is
  * the first row's t_ns, n == 0 appends nothing; channel device unless
  * noted. */
 void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,

@@ -12,7 +12,7 @@
  *    dropped records in capture_capabilities, engines above Trace.
  */
 #include "fl_log.h"
-#include "abi/trace.h"
+#include "abi/trace_abi.h"
 #include "gpufl.h"
 
 #include <stdbool.h>

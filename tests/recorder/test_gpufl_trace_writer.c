@@ -9,7 +9,7 @@
  * counts the closing capture_capabilities reports.
  */
 #include "check.h"
-#include "abi/trace.h"
+#include "abi/trace_abi.h"
 #include "recorder/scope.h"
 #include "recorder/trace_sink.h"
 #include "util/buf.h"

@@ -16,7 +16,7 @@
  * in every case too.
  */
 #include "check.h"
-#include "abi/trace.h"
+#include "abi/trace_abi.h"
 #include "recorder/occupancy.h"
 #include "wire/records.h"
 

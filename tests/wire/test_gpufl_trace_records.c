@@ -17,7 +17,7 @@
  * values, as we write const_bytes as null and 1.0 as 1).
  */
 #include "check.h"
-#include "abi/trace.h"
+#include "abi/trace_abi.h"
 #include "util/buf.h"
 #include "wire/records.h"
 

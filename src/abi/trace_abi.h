@@ -1,6 +1,7 @@
 /*
- * abi/trace.h - the contract between the core library and the CUPTI plugin
- * (libgpuprofile_cupti.so, plugin/), and the pure trace helpers both use.
+ * abi/trace_abi.h - the Trace engine's contract between the core library
+ * and the CUPTI plugin (libgpuprofile_cupti.so, plugin/): device limits,
+ * the rows, the sink, the options, the statistics and the plugin's table.
  *
  * No CUDA type appears here: the core builds and runs without a toolkit.
  * Core and plugin are built from one tree; FL_TRACE_ABI changes whenever
@@ -14,10 +15,10 @@
  * (times already on the wall clock, kernel names already interned into
  * kernel_dict ids) and hands them, in arrays of at most FL_TRACE_BATCH
  * rows, to the core's sink on the core's writer thread.  The core formats
- * them as the wire format's batches (wire/records.c) and writes them.
+ * them as the wire format's batches (wire/batches.c) and writes them.
  */
-#ifndef FL_TRACE_H
-#define FL_TRACE_H
+#ifndef GP_ABI_TRACE_ABI_H
+#define GP_ABI_TRACE_ABI_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -251,4 +252,4 @@ typedef struct fl_trace_plugin {
         FL_TRACE_LAYOUT_FIELDS(FL_TRACE_LAYOUT_SIZE)                                               \
     }
 
-#endif /* FL_TRACE_H */
+#endif /* GP_ABI_TRACE_ABI_H */

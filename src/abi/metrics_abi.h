@@ -1,5 +1,5 @@
 /*
- * abi/metrics.h - the second table the CUPTI plugin exports,
+ * abi/metrics_abi.h - the second table the CUPTI plugin exports,
  * gpufl_cupti_metrics_v1: the host side of hardware-counter profiling
  * (CUPTI's Profiler Host API, plugin/metrics_host.cpp), driven by the core's
  * gp_metrics_* functions (src/metrics.c, include/gpu_metrics.h).
