@@ -1,6 +1,5 @@
 /*
- * recorder/names.c - the recorder's status strings, enum names and version.
- * Messages are truncated, never overflowed; a NULL gpufl_error is accepted.
+ * recorder/names.c - the recorder's enum names (backends, engines) and version.
  */
 #include "../util/text.h"
 #include "gpufl.h"
