@@ -86,9 +86,7 @@ static gpufl_status open_devices(session *s, char *note, size_t note_len, gpufl_
     gp_status st = gp_monitor_create(&o, &s->mon, &ge);
     if (st != GP_OK) {
         if (c->backend == GPUFL_BACKEND_NVIDIA)
-            return fl_error_set(err,
-                                st == GP_ERR_NO_MEMORY ? GPUFL_ERR_NO_MEMORY : GPUFL_ERR_BACKEND,
-                                "backend Nvidia: %s", ge.message);
+            return fl_error_from_gp(err, &ge, "backend Nvidia");
         /* Auto: no devices (e.g. the driver lists none); say why. */
         snprintf(note, note_len, "%s", ge.message);
         s->mon = NULL;
@@ -97,7 +95,7 @@ static gpufl_status open_devices(session *s, char *note, size_t note_len, gpufl_
         o.backend = GP_BACKEND_NONE;
         st = gp_monitor_create(&o, &s->mon, &ge);
         if (st != GP_OK)
-            return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "%s", ge.message);
+            return fl_error_from_gp(err, &ge, NULL);
     }
     return list_devices(s, note, note_len, err);
 }

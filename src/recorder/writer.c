@@ -276,7 +276,7 @@ gpufl_status fl_writer_start_sampler(session *s, gpufl_error *err)
     gp_round_hook hook = {.gate = hook_gate, .on_round = hook_round, .user = s};
     gp_error ge;
     if (gp_monitor_set_hook(s->mon, &hook, &ge) != GP_OK || gp_monitor_start(s->mon, &ge) != GP_OK)
-        return fl_error_set(err, GPUFL_ERR_BACKEND, "cannot start the sampler: %s", ge.message);
+        return fl_error_from_gp(err, &ge, "cannot start the sampler");
     s->sampling = true;
     /* job_start shows the devices' live values: wait for the first round
      * (a few ms with NVML), but never long. */

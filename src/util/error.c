@@ -143,7 +143,6 @@ gpufl_status fl_status_from_gp(gp_status st)
     case GP_ERR_THREAD:
         return GPUFL_ERR_THREAD;
     case GP_ERR_IO:
-    case GP_ERR_PARSE:
         return GPUFL_ERR_IO;
     case GP_ERR_STATE:
         return GPUFL_ERR_STATE;
@@ -154,6 +153,7 @@ gpufl_status fl_status_from_gp(gp_status st)
     case GP_ERR_DEVICE_NOT_FOUND:
     case GP_ERR_DEVICE_LOST:
     case GP_ERR_TIMEOUT:
+    case GP_ERR_PARSE:
     case GP_ERR_CUPTI:
         return GPUFL_ERR_BACKEND;
     }

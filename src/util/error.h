@@ -34,10 +34,11 @@ gpufl_status fl_error_set(gpufl_error *err, gpufl_status status, const char *fmt
  * API (a sampler, reader or plugin failure):
  *   GP_OK -> GPUFL_OK; GP_ERR_INVALID_ARG -> GPUFL_ERR_INVALID_ARG;
  *   GP_ERR_NO_MEMORY -> GPUFL_ERR_NO_MEMORY; GP_ERR_THREAD -> GPUFL_ERR_THREAD;
- *   GP_ERR_IO, GP_ERR_PARSE -> GPUFL_ERR_IO (a log that cannot be read);
+ *   GP_ERR_IO -> GPUFL_ERR_IO (a log that cannot be written or read);
  *   GP_ERR_STATE -> GPUFL_ERR_STATE; GP_ERR_NOT_SUPPORTED -> GPUFL_ERR_NOT_SUPPORTED;
  *   every device or backend failure (BACKEND_UNAVAILABLE, BACKEND,
- *   DEVICE_NOT_FOUND, DEVICE_LOST, TIMEOUT, CUPTI) -> GPUFL_ERR_BACKEND.
+ *   DEVICE_NOT_FOUND, DEVICE_LOST, TIMEOUT, PARSE: malformed backend
+ *   output, CUPTI) -> GPUFL_ERR_BACKEND.
  */
 gpufl_status fl_status_from_gp(gp_status st);
 /* Copies a gp_error into a gpufl_error with the mapped status and the
