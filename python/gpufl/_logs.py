@@ -265,7 +265,7 @@ def batch_rows(rec):
 
 COPY_KINDS = {1: "HtoD", 2: "DtoH", 8: "DtoD", 10: "PtoP"}  # as the C report
 SAMPLE_KINDS = {0: "pc_sampling", 1: "sass_metric", 2: "isa_source_map"}
-NVTX_INSTANCE_BASE = 1 << 62  # docs/gpufl.md: NVTX ranges' scope_instance_id
+NVTX_INSTANCE_BASE = _wire.NVTX_INSTANCE_BIT  # docs/gpufl.md: NVTX ranges' scope_instance_id
 
 _KERNEL_DETAIL = ("grid", "block", "static_shared", "local_bytes", "occupancy",
                   "reg_occupancy", "smem_occupancy", "warp_occupancy", "block_occupancy",

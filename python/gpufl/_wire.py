@@ -10,7 +10,7 @@ only fails the suite.
 """
 
 __all__ = ["CHANNELS", "ALL_CHANNELS", "DICTIONARIES", "RECORDS", "BATCHES", "COMMON_TYPES",
-           "CAPABILITY_STATUSES", "ENGINES", "SESSION_KINDS"]
+           "CAPABILITY_STATUSES", "ENGINES", "SESSION_KINDS", "NVTX_INSTANCE_BIT"]
 
 CHANNELS = ("device", "scope", "system")
 ALL_CHANNELS = "*"  # the channel of a record type written to every channel
@@ -73,6 +73,9 @@ ENGINES = ("nvidia.monitor", "nvidia.trace", "nvidia.pc_sampling", "nvidia.sass_
            "nvidia.range_profiler", "nvidia.deep")
 
 SESSION_KINDS = ("monitor", "trace")
+
+# scope_event_batch's scope_instance_id of an NVTX range has this bit set.
+NVTX_INSTANCE_BIT = 1 << 62
 
 
 def columns(batch):

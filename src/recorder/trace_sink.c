@@ -19,6 +19,7 @@
 #include "../abi/trace_abi.h"
 #include "../util/buf.h"
 #include "../wire/records.h"
+#include "../wire/vocab.h"
 #include "occupancy.h"
 #include "scope.h"
 
@@ -26,7 +27,6 @@
 #include <string.h>
 
 #define MARK_SLOTS 4096u
-#define NVTX_INSTANCE_BIT (1ull << 62) /* keeps NVTX ids apart from gpufl scope ids */
 
 typedef struct kernel_sig {
     uint32_t grid[3], block[3];
@@ -274,7 +274,7 @@ static void on_markers(void *user, fl_marker_row *rows, size_t n)
         const fl_marker_row *m = &rows[i];
         size_t slot = m->marker_id & (MARK_SLOTS - 1);
         fl_scope_row r = {.t_ns = m->t_ns,
-                          .instance_id = NVTX_INSTANCE_BIT | m->marker_id,
+                          .instance_id = FL_NVTX_INSTANCE_BIT | m->marker_id,
                           .original_start_ns = m->t_ns,
                           .name_id = 0,
                           .depth = (uint16_t)(m->depth > 0xffff ? 0xffff : m->depth),

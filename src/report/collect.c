@@ -147,7 +147,8 @@ static const char *scope_name(fl_report *r, uint64_t name_id)
 
 static void scope_done(fl_report *r, uint64_t instance, uint64_t name_id, uint64_t dur)
 {
-    sstat *s = fl_report_scope(r, scope_name(r, name_id), (instance & FL_NVTX_BIT) != 0, NULL);
+    sstat *s =
+        fl_report_scope(r, scope_name(r, name_id), (instance & FL_NVTX_INSTANCE_BIT) != 0, NULL);
     if (!s)
         return;
     if (s->count == 0 || dur < s->min_ns)
@@ -472,7 +473,7 @@ void fl_report_finish(fl_report *r, const fl_read_result *res)
         if (!r->open.used[i])
             continue;
         sstat *s = fl_report_scope(r, scope_name(r, r->open.vals[i].b),
-                                   (r->open.keys[i] & FL_NVTX_BIT) != 0, NULL);
+                                   (r->open.keys[i] & FL_NVTX_INSTANCE_BIT) != 0, NULL);
         if (s)
             s->open_at_end++;
     }

@@ -520,7 +520,7 @@ static void sync_batch(fl_export *e, const fl_batch *b)
 static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint64_t t0, uint64_t t1,
                         bool open_at_end)
 {
-    bool nvtx = (instance & FL_NVTX_BIT) != 0;
+    bool nvtx = (instance & FL_NVTX_INSTANCE_BIT) != 0;
     int64_t tid = nvtx ? TID_NVTX : TID_SCOPES;
     const char *name = fl_model_scope_name(e->m, name_id);
     char buf[64];
@@ -534,7 +534,7 @@ static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint6
     put_us(&e->line, t1 > t0 ? (int64_t)(t1 - t0) : 0);
     fl_buf_puts(&e->line, ",\"args\":{");
     bool first = true;
-    arg_u64(&e->line, &first, "instance_id", nvtx ? instance & ~FL_NVTX_BIT : instance);
+    arg_u64(&e->line, &first, "instance_id", nvtx ? instance & ~FL_NVTX_INSTANCE_BIT : instance);
     if (open_at_end)
         fl_buf_puts(&e->line, ",\"open_at_end\":true");
     fl_buf_puts(&e->line, "}");

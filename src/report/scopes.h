@@ -15,10 +15,9 @@
 #include "../reader/read.h"
 #include "fields.h"
 #include "maps.h"
+#include "../wire/vocab.h"
 
 #include <stdint.h>
-
-#define FL_NVTX_BIT (1ull << 62) /* scope_instance_id of an NVTX range */
 
 /* The columns of a scope_event_batch (-1: absent). */
 typedef struct fl_scope_cols {

@@ -20,6 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ------------------------------------------------------------ scopes */
+
+/* scope_event_batch's scope_instance_id of an NVTX range (recorded as a
+ * scope, docs/gpufl.md) has this bit set: it keeps NVTX ids apart from
+ * gpufl scope ids, and tells a reader which is which. */
+#define FL_NVTX_INSTANCE_BIT (1ull << 62)
+
 /* ------------------------------------------------------------ channels */
 
 #define FL_CHANNELS(X) X(DEVICE, device) X(SCOPE, scope) X(SYSTEM, system)

@@ -120,6 +120,7 @@ class WireVocabularyTest(unittest.TestCase):
         self.assertEqual(list(_wire.CAPABILITY_STATUSES), c["capability_statuses"])
         self.assertEqual(list(_wire.ENGINES), c["engines"])
         self.assertEqual(list(_wire.SESSION_KINDS), c["session_kinds"])
+        self.assertEqual(_wire.NVTX_INSTANCE_BIT, c["nvtx_instance_bit"])
 
     def test_log_reader_uses_the_vocabulary(self):
         from gpufl import _logs, _wire

@@ -80,7 +80,9 @@ int main(void)
     FL_BUF_LIT(&b, ",\"engines\":");
     str_list(&b, engine, GPUFL_ENGINE_DEEP + 1);
     FL_BUF_LIT(&b, ",\"session_kinds\":[\"" FL_SESSION_KIND_MONITOR "\",\"" FL_SESSION_KIND_TRACE
-                   "\"]}\n");
+                   "\"],\"nvtx_instance_bit\":");
+    fl_buf_u64(&b, FL_NVTX_INSTANCE_BIT);
+    FL_BUF_LIT(&b, "}\n");
     int ok = !b.oom && fwrite(b.p, 1, b.len, stdout) == b.len;
     fl_buf_free(&b);
     return ok ? 0 : 1;
