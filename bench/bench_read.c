@@ -238,10 +238,10 @@ int main(int argc, char **argv)
         sums s = {0};
         fl_read_cb cb = {.user = &s, .batch = on_batch, .warning = on_warning};
         fl_read_result res;
-        char err[512];
+        gp_error ge;
         uint64_t c0 = gp_thread_cpu_ns(), w0 = gp_now_mono_ns();
-        if (fl_read_session(root, NULL, &cb, &res, err, sizeof err) != 0) {
-            fprintf(stderr, "bench_read: %s\n", err);
+        if (fl_read_session(root, NULL, &cb, &res, &ge) != GP_OK) {
+            fprintf(stderr, "bench_read: %s\n", ge.message);
             return 1;
         }
         double cpu = (double)(gp_thread_cpu_ns() - c0) / 1e9;
@@ -280,11 +280,11 @@ int main(int argc, char **argv)
         fl_read_cb cb;
         fl_report_callbacks(rep, &cb);
         fl_read_result res;
-        char err[512];
+        gp_error ge;
         fl_buf out = {0};
         uint64_t c0 = gp_thread_cpu_ns(), w0 = gp_now_mono_ns();
-        if (fl_read_session(root, NULL, &cb, &res, err, sizeof err) != 0) {
-            fprintf(stderr, "bench_read: %s\n", err);
+        if (fl_read_session(root, NULL, &cb, &res, &ge) != GP_OK) {
+            fprintf(stderr, "bench_read: %s\n", ge.message);
             return 1;
         }
         fl_report_finish(rep, &res);

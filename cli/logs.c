@@ -202,9 +202,9 @@ static int read_into(const char *cmd, const log_args *a, const fl_read_cb *inner
     fl_read_opts o;
     fl_read_opts_init(&o);
     o.session_id = a->session;
-    char err[1024];
-    if (fl_read_session_prefixed(a->path, a->app, &o, &cb, res, err, sizeof err) != 0) {
-        fprintf(stderr, "gpu-profile: %s: %s\n", cmd, err);
+    gp_error ge;
+    if (fl_read_session_prefixed(a->path, a->app, &o, &cb, res, &ge) != GP_OK) {
+        fprintf(stderr, "gpu-profile: %s: %s\n", cmd, ge.message);
         return -1;
     }
     return 0;

@@ -1,5 +1,6 @@
 /*
- * reader/read.h - reading GPUFlight session logs back, streaming (reader/read.c).
+ * reader/read.h - reading GPUFlight session logs back, streaming
+ * (reader/read.c and the files of reader/read_int.h).
  *
  * Finds a session under a path (a log directory, a session directory, or
  * the older flat layout <prefix>.<channel>.log), reads every channel file -
@@ -19,6 +20,7 @@
 #define FL_READ_H
 
 #include "../wire/vocab.h"
+#include "gpu_profile.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -135,16 +137,18 @@ typedef struct fl_read_result {
 } fl_read_result;
 
 /*
- * Reads the session at path.  Returns 0 when a session was found and read
- * (warnings or not: see res to tell a clean read from a partial one), -1
- * when none could be found or opened, with errbuf saying why and naming
- * the path.  The session: with session_id, the one of that id; else the
- * session directory path itself, or in a log directory the most recently
- * modified session directory, or in a flat layout the last job_start -
- * each of opts->app when set.
+ * Reads the session at path.  Returns GP_OK when a session was found and
+ * read (warnings or not: see res to tell a clean read from a partial one;
+ * err is cleared).  Else err says why, naming the path: GP_ERR_IO when no
+ * session could be found there or none of its files opened,
+ * GP_ERR_INVALID_ARG for a NULL or empty path, GP_ERR_NO_MEMORY.  The
+ * session: with session_id, the one of that id; else the session
+ * directory path itself, or in a log directory the most recently modified
+ * session directory, or in a flat layout the last job_start - each of
+ * opts->app when set.  err may be NULL.
  */
-int fl_read_session(const char *path, const fl_read_opts *opts, const fl_read_cb *cb,
-                    fl_read_result *res, char *errbuf, size_t errlen);
+gp_status fl_read_session(const char *path, const fl_read_opts *opts, const fl_read_cb *cb,
+                          fl_read_result *res, gp_error *err);
 
 /*
  * GPUFlight's analyzer names a session by a log directory and a log_prefix
@@ -155,12 +159,12 @@ int fl_read_session(const char *path, const fl_read_opts *opts, const fl_read_cb
  *       its app_name): that path, as fl_read_session reads any path;
  *   (c) log_dir itself with opts->app = log_prefix: the latest session of
  *       that app.
- * When none does, -1 with errbuf naming log_dir, log_prefix and the three
- * places looked at.
+ * The statuses are fl_read_session's; when none matches, GP_ERR_IO with
+ * err naming log_dir, log_prefix and the three places looked at.
  */
-int fl_read_session_prefixed(const char *log_dir, const char *log_prefix, const fl_read_opts *opts,
-                             const fl_read_cb *cb, fl_read_result *res, char *errbuf,
-                             size_t errlen);
+gp_status fl_read_session_prefixed(const char *log_dir, const char *log_prefix,
+                                   const fl_read_opts *opts, const fl_read_cb *cb,
+                                   fl_read_result *res, gp_error *err);
 
 /* Parses one NDJSON line (no '\n') as the reader does: for the fuzz
  * target and the tests.  Calls cb like fl_read_session; returns 0 if the

@@ -45,10 +45,10 @@ static gpufl_status read_and_render(const render_req *q, bool live, fl_buf *out,
     fl_read_opts_init(&o);
     o.session_id = q->session_id;
     fl_read_result res;
-    char why[1024];
-    if (fl_read_session_prefixed(q->path, q->log_prefix, &o, &cb, &res, why, sizeof why) != 0) {
+    gp_error ge;
+    if (fl_read_session_prefixed(q->path, q->log_prefix, &o, &cb, &res, &ge) != GP_OK) {
         fl_report_destroy(r);
-        return fl_error_set(err, GPUFL_ERR_IO, "cannot read the session: %s", why);
+        return fl_error_from_gp(err, &ge, "cannot read the session");
     }
     if (!live && gpufl_is_active()) {
         /* Reading this process's own session by its path: it is live too. */

@@ -296,12 +296,12 @@ static void session_round(const char *data, size_t len)
     fl_read_cb cb = {
         .user = &sink, .record = fuzz_record, .batch = fuzz_batch, .warning = fuzz_warning};
     fl_read_result res;
-    char err[256];
+    gp_error err;
     fl_read_opts o;
     fl_read_opts_init(&o);
     o.dedupe_common = rnd(2);
     o.session_id = rnd(4) ? NULL : "s";
-    fl_read_session(tmp_root, &o, &cb, &res, err, sizeof err);
+    fl_read_session(tmp_root, &o, &cb, &res, &err);
 }
 
 int main(void)

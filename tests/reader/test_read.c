@@ -226,9 +226,10 @@ static void test_fixture(void)
     got g = {0};
     fl_read_cb cb = cb_of(&g);
     fl_read_result res;
-    char err[512] = "";
-    CHECK_INT(fl_read_session(dir, NULL, &cb, &res, err, sizeof err), 0);
-    CHECK_STR(err, "");
+    gp_error err;
+    CHECK_INT(fl_read_session(dir, NULL, &cb, &res, &err), GP_OK);
+    CHECK_STR(err.message, "");
+    CHECK_INT(err.status, GP_OK);
     CHECK_STR(res.session_id, FIX_ID);
     CHECK_STR(res.session_dir, dir);
     CHECK(!res.flat);
@@ -306,7 +307,7 @@ static void test_fixture(void)
     CHECK(o.session_id == NULL);
     o.dedupe_common = false;
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(dir, &o, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(dir, &o, &cb, &res, &err), GP_OK);
     CHECK_INT(g.nrec, 6 + 4 + 4);
     CHECK_INT(g.nb, 5);
     CHECK(!res.crashed);
@@ -316,7 +317,7 @@ static void test_fixture(void)
     char parent[1024];
     snprintf(parent, sizeof parent, "%s/fixtures/gpufl-session", check_env("GP_TEST_SOURCE_DIR"));
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(parent, NULL, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(parent, NULL, &cb, &res, &err), GP_OK);
     CHECK_STR(res.session_dir, dir);
     CHECK_STR(res.session_id, FIX_ID);
     CHECK_INT(g.nb, 5);
@@ -343,8 +344,8 @@ static void test_log_dir(void)
     got g = {0};
     fl_read_cb cb = cb_of(&g);
     fl_read_result res;
-    char err[512] = "";
-    CHECK_INT(fl_read_session(tmp_path("logs"), NULL, &cb, &res, err, sizeof err), 0);
+    gp_error err;
+    CHECK_INT(fl_read_session(tmp_path("logs"), NULL, &cb, &res, &err), GP_OK);
     CHECK_STR(res.session_id, SA);
     CHECK_STR(res.session_dir, tmp_path("logs/" SA));
     CHECK_INT(g.nb, 1);
@@ -356,7 +357,7 @@ static void test_log_dir(void)
     /* B made the newest: it is picked. */
     set_mtime(tmp_path("logs/" SB "/scope.log"), 1700000200);
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(tmp_path("logs/"), NULL, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(tmp_path("logs/"), NULL, &cb, &res, &err), GP_OK);
     CHECK_STR(res.session_id, SB);
     CHECK_INT(g.nb, 1);
     CHECK_U64(g.b[0].batch_id, 7);
@@ -369,7 +370,7 @@ static void test_log_dir(void)
     fl_read_opts_init(&o);
     o.session_id = SA;
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(tmp_path("logs"), &o, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(tmp_path("logs"), &o, &cb, &res, &err), GP_OK);
     CHECK_STR(res.session_id, SA);
     CHECK_U64(g.b[0].batch_id, 1);
     got_reset(&g);
@@ -377,28 +378,31 @@ static void test_log_dir(void)
     /* An id that is not there. */
     o.session_id = "cccccccc-0000-4000-8000-000000000003";
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(tmp_path("logs"), &o, &cb, &res, err, sizeof err), -1);
-    CHECK_CONTAINS(err, "cccccccc-0000-4000-8000-000000000003");
-    CHECK_CONTAINS(err, tmp_path("logs"));
+    CHECK_INT(fl_read_session(tmp_path("logs"), &o, &cb, &res, &err), GP_ERR_IO);
+    CHECK_INT(err.status, GP_ERR_IO);
+    CHECK_CONTAINS(err.message, "cccccccc-0000-4000-8000-000000000003");
+    CHECK_CONTAINS(err.message, tmp_path("logs"));
     CHECK_STR(res.session_id, "");
     CHECK_INT(g.nb + g.nrec, 0);
     got_reset(&g);
 
     /* A session directory asked for another id. */
     o.session_id = SB;
-    CHECK_INT(fl_read_session(tmp_path("logs/" SA), &o, &cb, &res, err, sizeof err), -1);
-    CHECK_CONTAINS(err, SA);
-    CHECK_CONTAINS(err, SB);
+    CHECK_INT(fl_read_session(tmp_path("logs/" SA), &o, &cb, &res, &err), GP_ERR_IO);
+    CHECK_CONTAINS(err.message, SA);
+    CHECK_CONTAINS(err.message, SB);
 
     /* Nothing there at all. */
     mkdir_p(tmp_path("empty"));
-    CHECK_INT(fl_read_session(tmp_path("empty"), NULL, &cb, &res, err, sizeof err), -1);
-    CHECK_CONTAINS(err, tmp_path("empty"));
-    CHECK_CONTAINS(err, "device.log");
-    CHECK_INT(fl_read_session(tmp_path("nowhere"), NULL, &cb, &res, err, sizeof err), -1);
-    CHECK_CONTAINS(err, tmp_path("nowhere"));
-    CHECK_CONTAINS(err, "nowhere.device.log");
-    CHECK_INT(fl_read_session(NULL, NULL, &cb, &res, err, sizeof err), -1);
+    CHECK_INT(fl_read_session(tmp_path("empty"), NULL, &cb, &res, &err), GP_ERR_IO);
+    CHECK_CONTAINS(err.message, tmp_path("empty"));
+    CHECK_CONTAINS(err.message, "device.log");
+    CHECK_INT(fl_read_session(tmp_path("nowhere"), NULL, &cb, &res, &err), GP_ERR_IO);
+    CHECK_CONTAINS(err.message, tmp_path("nowhere"));
+    CHECK_CONTAINS(err.message, "nowhere.device.log");
+    CHECK_INT(fl_read_session(NULL, NULL, &cb, &res, &err), GP_ERR_INVALID_ARG);
+    CHECK_INT(err.status, GP_ERR_INVALID_ARG);
+    CHECK_STR(err.message, "no session path given");
     CHECK_INT(g.nwarn, 0);
     got_reset(&g);
 }
@@ -419,8 +423,8 @@ static void test_gz_windows(void)
     got g = {0};
     fl_read_cb cb = cb_of(&g);
     fl_read_result res;
-    char err[512] = "";
-    CHECK_INT(fl_read_session(tmp_path("gz/s"), NULL, &cb, &res, err, sizeof err), 0);
+    gp_error err;
+    CHECK_INT(fl_read_session(tmp_path("gz/s"), NULL, &cb, &res, &err), GP_OK);
     CHECK_STR(res.session_id, SA);
     CHECK_INT(g.nb, 5);
     static const uint64_t order[] = {1, 2, 10, 11, 20};
@@ -453,7 +457,7 @@ static void test_gz_windows(void)
     CHECK(truncate(tmp_path("gz/t/device.1.log.gz"), st.st_size / 2) == 0);
     put_file(tmp_path("gz/t/device.log"), shutdown_line(SA));
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(tmp_path("gz/t"), NULL, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(tmp_path("gz/t"), NULL, &cb, &res, &err), GP_OK);
     CHECK_U64(res.gz_errors, 1);
     CHECK(g.nb > 10);
     CHECK(res.lines > 10 && res.lines < 301);
@@ -473,7 +477,7 @@ static void test_gz_windows(void)
     mkdir_p(tmp_path("gz/u"));
     put_file(tmp_path("gz/u/device.1.log.gz"), cat(job_start(SA), kbatch(SA, 3), NULL, NULL));
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(tmp_path("gz/u"), NULL, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(tmp_path("gz/u"), NULL, &cb, &res, &err), GP_OK);
     CHECK_INT(g.nb, 1);
     got_reset(&g);
 
@@ -488,7 +492,7 @@ static void test_gz_windows(void)
         fclose(f);
     }
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(tmp_path("gz/v"), NULL, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(tmp_path("gz/v"), NULL, &cb, &res, &err), GP_OK);
     CHECK_U64(res.gz_errors, 1);
     CHECK_CONTAINS(g.warns, "device.1.log.gz:");
     got_reset(&g);
@@ -509,8 +513,8 @@ static void test_flat(void)
     got g = {0};
     fl_read_cb cb = cb_of(&g);
     fl_read_result res;
-    char err[512] = "";
-    CHECK_INT(fl_read_session(tmp_path("flat/app"), NULL, &cb, &res, err, sizeof err), 0);
+    gp_error err;
+    CHECK_INT(fl_read_session(tmp_path("flat/app"), NULL, &cb, &res, &err), GP_OK);
     CHECK(res.flat);
     CHECK_STR(res.session_id, SB);
     CHECK_STR(res.session_dir, tmp_path("flat/app"));
@@ -530,7 +534,7 @@ static void test_flat(void)
     fl_read_opts_init(&o);
     o.session_id = SA;
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(tmp_path("flat/app"), &o, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(tmp_path("flat/app"), &o, &cb, &res, &err), GP_OK);
     CHECK_STR(res.session_id, SA);
     CHECK_INT(g.nb, 1);
     CHECK_U64(g.b[0].batch_id, 1);
@@ -542,14 +546,14 @@ static void test_flat(void)
     put_file(tmp_path("flat/old.device.log"), cat(job_start(SA), kbatch(SA, 5), NULL, NULL));
     set_mtime(tmp_path("flat/old.device.log"), 1600000000);
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(tmp_path("flat"), NULL, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(tmp_path("flat"), NULL, &cb, &res, &err), GP_OK);
     CHECK(res.flat);
     CHECK_STR(res.session_dir, tmp_path("flat/app"));
     CHECK_STR(res.session_id, SB);
     got_reset(&g);
     set_mtime(tmp_path("flat/old.device.log"), 1800000000);
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(tmp_path("flat"), NULL, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(tmp_path("flat"), NULL, &cb, &res, &err), GP_OK);
     CHECK_STR(res.session_dir, tmp_path("flat/old"));
     CHECK_INT(g.nb, 1);
     CHECK_U64(g.b[0].batch_id, 5);
@@ -557,20 +561,49 @@ static void test_flat(void)
     /* Several prefixes and an id: the prefix holding that session. */
     o.session_id = SB;
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(tmp_path("flat"), &o, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(tmp_path("flat"), &o, &cb, &res, &err), GP_OK);
     CHECK_STR(res.session_dir, tmp_path("flat/app"));
     CHECK_STR(res.session_id, SB);
     got_reset(&g);
     o.session_id = "nope";
-    CHECK_INT(fl_read_session(tmp_path("flat"), &o, &cb, &res, err, sizeof err), -1);
-    CHECK_CONTAINS(err, "nope");
-    CHECK_CONTAINS(err, tmp_path("flat"));
-    CHECK_INT(fl_read_session(tmp_path("flat/app"), &o, &cb, &res, err, sizeof err), -1);
-    CHECK_CONTAINS(err, "nope");
+    CHECK_INT(fl_read_session(tmp_path("flat"), &o, &cb, &res, &err), GP_ERR_IO);
+    CHECK_CONTAINS(err.message, "nope");
+    CHECK_CONTAINS(err.message, tmp_path("flat"));
+    CHECK_INT(fl_read_session(tmp_path("flat/app"), &o, &cb, &res, &err), GP_ERR_IO);
+    CHECK_CONTAINS(err.message, "nope");
     cb = cb_of(&g);
-    CHECK_INT(fl_read_session(tmp_path("flat/app.scope.log"), NULL, &cb, &res, err, sizeof err), 0);
+    CHECK_INT(fl_read_session(tmp_path("flat/app.scope.log"), NULL, &cb, &res, &err), GP_OK);
     CHECK_STR(res.session_dir, tmp_path("flat/app"));
     CHECK_STR(res.session_id, SB);
+    got_reset(&g);
+}
+
+/* fl_read_session_prefixed's statuses (its cases are read through
+ * gpufl_report_logs in test_gpufl_report_logs). */
+static void test_prefixed(void)
+{
+    got g = {0};
+    fl_read_cb cb = cb_of(&g);
+    fl_read_result res;
+    gp_error err;
+    mkdir_p(tmp_path("pfx"));
+    CHECK_INT(fl_read_session_prefixed(tmp_path("pfx"), "gamma", NULL, &cb, &res, &err), GP_ERR_IO);
+    CHECK_INT(err.status, GP_ERR_IO);
+    CHECK_CONTAINS(err.message, "no session for log_prefix \"gamma\" in ");
+    CHECK_CONTAINS(err.message, tmp_path("pfx"));
+    CHECK_INT(fl_read_session_prefixed("", "gamma", NULL, &cb, &res, &err), GP_ERR_INVALID_ARG);
+    CHECK_STR(err.message, "no log directory given for log_prefix \"gamma\"");
+    CHECK_INT(fl_read_session_prefixed(NULL, NULL, NULL, &cb, &res, &err), GP_ERR_INVALID_ARG);
+    CHECK_STR(err.message, "no session path given");
+    CHECK_INT(g.nb + g.nrec, 0);
+    /* (a): the flat files of that prefix. */
+    put_file(tmp_path("pfx/gamma.device.log"), cat(job_start(SA), kbatch(SA, 3), NULL, NULL));
+    CHECK_INT(fl_read_session_prefixed(tmp_path("pfx"), "gamma", NULL, &cb, &res, &err), GP_OK);
+    CHECK_INT(err.status, GP_OK);
+    CHECK_STR(err.message, "");
+    CHECK(res.flat);
+    CHECK_STR(res.session_id, SA);
+    CHECK_INT(g.nb, 1);
     got_reset(&g);
 }
 
@@ -629,8 +662,8 @@ static void test_bad_input(void)
     got g = {0};
     fl_read_cb cb = cb_of(&g);
     fl_read_result res;
-    char err[512] = "";
-    CHECK_INT(fl_read_session(tmp_path("bad/s"), NULL, &cb, &res, err, sizeof err), 0);
+    gp_error err;
+    CHECK_INT(fl_read_session(tmp_path("bad/s"), NULL, &cb, &res, &err), GP_OK);
     CHECK_STR(res.session_id, SA);
     CHECK(res.crashed);
     CHECK_U64(res.lines, 16);
@@ -1132,6 +1165,7 @@ int main(int argc, char **argv)
     test_log_dir();
     test_gz_windows();
     test_flat();
+    test_prefixed();
     test_bad_input();
     test_read_line();
     test_fast_rows();

@@ -42,11 +42,11 @@ static int run_export(const char *path, fl_export_format fmt, out *o)
     fl_export_callbacks(e, &cb);
     fl_read_opts opts;
     fl_read_opts_init(&opts);
-    char err[512] = "";
-    int rc = fl_read_session(path, &opts, &cb, &o->res, err, sizeof err);
-    if (rc != 0)
-        fprintf(stderr, "fl_read_session(%s): %s\n", path, err);
-    CHECK_INT(rc, 0);
+    gp_error err;
+    int rc = fl_read_session(path, &opts, &cb, &o->res, &err);
+    if (rc != GP_OK)
+        fprintf(stderr, "fl_read_session(%s): %s\n", path, err.message);
+    CHECK_INT(rc, GP_OK);
     o->finish_rc = fl_export_finish(e, &o->res);
     CHECK_INT(o->finish_rc, 0);
     fl_export_destroy(e);

@@ -128,11 +128,11 @@ static int read_report(const char *path, int top, rendered *out)
     fl_report_callbacks(rep, &cb);
     fl_read_opts o;
     fl_read_opts_init(&o);
-    char err[512] = "";
-    out->rc = fl_read_session(path, &o, &cb, &out->res, err, sizeof err);
-    if (out->rc != 0)
-        fprintf(stderr, "fl_read_session(%s): %s\n", path, err);
-    CHECK_INT(out->rc, 0);
+    gp_error err;
+    out->rc = fl_read_session(path, &o, &cb, &out->res, &err);
+    if (out->rc != GP_OK)
+        fprintf(stderr, "fl_read_session(%s): %s\n", path, err.message);
+    CHECK_INT(out->rc, GP_OK);
     render(rep, &out->res, top, out);
     fl_report_destroy(rep);
     return out->rc;

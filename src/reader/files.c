@@ -1,0 +1,217 @@
+/*
+ * reader/files.c - a channel file line by line: plain files by read(),
+ * gzipped windows through zlib, both through one growable buffer whose
+ * lines are handled in place, never copied, and small reads (RD_READ) so
+ * that the lines are still in the cache when they are parsed.
+ *
+ * A writer writes whole lines, so a last line without '\n' is torn: it is
+ * given as EV_TORN (the reader skips it with a warning, even when it
+ * happens to be complete JSON).  A line longer than RD_MAX_LINE is given
+ * as EV_LONG and skipped.  A broken or truncated gzip stream ends that
+ * file with EV_GZERR; the lines before it are kept.  Every line is
+ * NUL-terminated and followed by RD_PAD readable bytes (reader/scan.h).
+ */
+#include "read_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define RD_CHUNK ((size_t)1 << 20)
+/* One read() at most: small enough that the lines are still in the cache
+ * (L2) when they are parsed. */
+#define RD_READ ((size_t)256 << 10)
+
+/* An open channel file: plain (fd), or gzipped (z, over fd). */
+typedef struct input {
+    int fd;
+    gzFile z;
+} input;
+
+/* -1 if path cannot be opened (errno). */
+static int open_input(const char *path, bool gz, input *in)
+{
+    in->z = NULL;
+    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (in->fd < 0)
+        return -1;
+    if (gz) {
+        in->z = gzdopen(in->fd, "rb");
+        if (!in->z) {
+            close(in->fd);
+            errno = ENOMEM;
+            return -1;
+        }
+        gzbuffer(in->z, 256 * 1024);
+    } else {
+        posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
+    return 0;
+}
+
+static void close_input(input *in)
+{
+    if (in->z)
+        gzclose_r(in->z);
+    else
+        close(in->fd);
+}
+
+/* Where the reading is in the line buffer: have bytes in it, pos where the
+ * current line starts, scanned how far '\n' was looked for; lineno the
+ * number of the last line ended; skipping: the rest of a line too long. */
+typedef struct lpos {
+    size_t have, pos, scanned;
+    uint64_t lineno;
+    bool skipping;
+} lpos;
+
+/* Every complete line in the buffer to fn.  true: fn said stop. */
+static inline bool give_lines(lbuf *lb, lpos *at, line_fn fn, void *ctx)
+{
+    for (;;) {
+        char *nl = memchr(lb->p + at->scanned, '\n', at->have - at->scanned);
+        if (!nl) {
+            at->scanned = at->have;
+            return false;
+        }
+        size_t end = (size_t)(nl - lb->p);
+        at->lineno++;
+        bool stop = false;
+        if (at->skipping) {
+            at->skipping = false; /* the end of a line already reported */
+        } else {
+            *nl = '\0';
+            stop = fn(ctx, EV_LINE, lb->p + at->pos, end - at->pos, at->lineno, NULL);
+        }
+        at->pos = at->scanned = end + 1;
+        if (stop)
+            return true;
+    }
+}
+
+/* A line longer than RD_MAX_LINE so far: reported once, then its bytes
+ * are dropped as they come.  true: fn said stop. */
+static bool skip_long_line(lpos *at, line_fn fn, void *ctx)
+{
+    if (!at->skipping) {
+        at->skipping = true;
+        if (fn(ctx, EV_LONG, NULL, at->have - at->pos, at->lineno + 1, NULL))
+            return true;
+    }
+    at->pos = at->scanned = at->have;
+    return false;
+}
+
+/* The current line moved to the buffer's start, and room for one more
+ * read (up to what the longest line allowed needs, no more).  false: out
+ * of memory, told to fn. */
+static bool make_room(lbuf *lb, lpos *at, line_fn fn, void *ctx)
+{
+    if (at->pos > 0) {
+        memmove(lb->p, lb->p + at->pos, at->have - at->pos);
+        at->have -= at->pos;
+        at->scanned -= at->pos;
+        at->pos = 0;
+    }
+    if (lb->cap - at->have >= RD_CHUNK + 1 + RD_PAD)
+        return true;
+    size_t nc = lb->cap * 2;
+    if (nc > RD_MAX_LINE + 2 * RD_CHUNK)
+        nc = RD_MAX_LINE + 2 * RD_CHUNK;
+    char *n = nc > lb->cap ? realloc(lb->p, nc) : NULL;
+    if (!n) {
+        fn(ctx, EV_IOERR, NULL, 0, at->lineno + 1, "out of memory for a long line");
+        return false;
+    }
+    lb->p = n;
+    lb->cap = nc;
+    return true;
+}
+
+/* The next bytes of the file after the buffer's: their count, 0 at the
+ * end, -1 after an error told to fn (EV_GZERR, EV_IOERR). */
+static long read_more(input *in, lbuf *lb, const lpos *at, line_fn fn, void *ctx)
+{
+    size_t room = lb->cap - at->have - 1 - RD_PAD;
+    if (room > RD_READ)
+        room = RD_READ;
+    char m[300];
+    if (in->z) {
+        long n = gzread(in->z, lb->p + at->have, (unsigned)room);
+        int zerr = Z_OK;
+        const char *zmsg = gzerror(in->z, &zerr);
+        if (n <= 0 && zerr != Z_OK) {
+            /* zlib says "<fd:N>: why"; the warning names the file. */
+            if (zmsg && strncmp(zmsg, "<fd:", 4) == 0 && strstr(zmsg, ": "))
+                zmsg = strstr(zmsg, ": ") + 2;
+            snprintf(m, sizeof m, "gzip stream error: %s%s", zmsg ? zmsg : "?",
+                     at->have ? "; the partial line before it is dropped" : "");
+            fn(ctx, EV_GZERR, NULL, 0, at->lineno + 1, m);
+            return -1;
+        }
+        return n < 0 ? 0 : n;
+    }
+    for (;;) {
+        long n = (long)read(in->fd, lb->p + at->have, room);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(m, sizeof m, "read error: %s", strerror(errno));
+            fn(ctx, EV_IOERR, NULL, 0, at->lineno + 1, m);
+            return -1;
+        }
+        return n;
+    }
+}
+
+int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx, uint64_t *bytes)
+{
+    input in;
+    if (open_input(path, gz, &in) < 0)
+        return -1;
+    if (lb->cap < 4 * RD_CHUNK) {
+        char *n = realloc(lb->p, 4 * RD_CHUNK);
+        if (!n) {
+            close_input(&in);
+            errno = ENOMEM;
+            return -1;
+        }
+        lb->p = n;
+        lb->cap = 4 * RD_CHUNK;
+    }
+    lpos at = {0};
+    bool stop = false, failed = false;
+    for (;;) {
+        stop = give_lines(lb, &at, fn, ctx);
+        if (stop)
+            break;
+        if (at.skipping || at.have - at.pos > RD_MAX_LINE) {
+            stop = skip_long_line(&at, fn, ctx);
+            if (stop)
+                break;
+        }
+        if (!make_room(lb, &at, fn, ctx)) {
+            failed = true;
+            break;
+        }
+        long n = read_more(&in, lb, &at, fn, ctx);
+        failed = n < 0;
+        if (n <= 0)
+            break;
+        at.have += (size_t)n;
+        memset(lb->p + at.have, 0, 1 + RD_PAD);
+        if (bytes)
+            *bytes += (uint64_t)n;
+    }
+    if (!stop && !failed && !at.skipping && at.have > at.pos) {
+        lb->p[at.have] = '\0';
+        fn(ctx, EV_TORN, lb->p + at.pos, at.have - at.pos, at.lineno + 1, NULL);
+    }
+    close_input(&in);
+    return 0;
+}

@@ -1,0 +1,200 @@
+/*
+ * reader/line.c - one line of a channel file into a record: the value of
+ * the top-level "type" is found first (fl_probe_type, a few bytes for the
+ * writer's own lines); columnar batches (type ending in "_batch") go to
+ * the batch scanner (reader/batch.c), every other record to jansson.  The
+ * records every channel carries are given once (dedupe_common: a hash of
+ * each such line).  A line that is no record is a warning and a count,
+ * never the end of the read.
+ */
+#include "read_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void fl_rd_free(rd *r)
+{
+    free(r->cells);
+    free(r->str.p);
+    free(r->key.p);
+    free(r->col_off);
+    free(r->cols);
+    free(r->set);
+}
+
+void fl_rd_warn(rd *r, const char *fmt, ...)
+{
+    if (!r->cb || !r->cb->warning)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->cb->warning(r->cb->user, r->file, r->line, msg);
+}
+
+void fl_rd_bad_line(rd *r, const char *fmt, ...)
+{
+    r->res->bad_lines++;
+    if (!r->cb || !r->cb->warning)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->cb->warning(r->cb->user, r->file, r->line, msg);
+}
+
+/* A record type every channel carries (dedupe_common). */
+static bool is_common(fl_type t)
+{
+    return t != FL_T_UNKNOWN && fl_type_get(t)->channel == FL_CH_ALL;
+}
+
+/* Every other record: jansson. */
+static int parse_json(rd *r, const char *line, size_t len)
+{
+    json_error_t e;
+    json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, &e);
+    if (!j && json_error_code(&e) == json_error_numeric_overflow)
+        /* An integer above INT64_MAX (a uint64 counter): kept as a real
+         * rather than losing the record. */
+        j = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &e);
+    if (!j) {
+        fl_rd_bad_line(r, "not JSON: %s at column %d", e.text, e.column);
+        return 1;
+    }
+    int rc = 1;
+    const char *type = json_string_value(json_object_get(j, "type"));
+    json_t *sid = json_object_get(j, "session_id");
+    if (!json_is_object(j)) {
+        fl_rd_bad_line(r, "not a JSON object");
+    } else if (!type) {
+        fl_rd_bad_line(r, "no string \"type\" in the record");
+    } else if (sid && !json_is_string(sid)) {
+        r->res->bad_records++;
+        fl_rd_warn(r, "bad %s: \"session_id\" is not a string; record skipped", type);
+    } else if (sid && r->want && strcmp(json_string_value(sid), r->want) != 0) {
+        r->res->other_session++;
+    } else if (fl_is_batch_name(type, strlen(type))) {
+        /* Only when the scanner could not find its type (nesting beyond
+         * its limit): not handed out as a plain record. */
+        r->res->bad_records++;
+        fl_rd_warn(r, "bad %s: batch the scanner cannot read; skipped", type);
+    } else {
+        fl_type t = fl_type_of(type, strlen(type));
+        if (t == FL_T_SHUTDOWN)
+            r->saw_shutdown = true;
+        if (t == FL_T_UNKNOWN)
+            r->res->unknown_types++;
+        if (r->cb && r->cb->record)
+            r->cb->record(r->cb->user, r->channel, t, type, j);
+        rc = 0;
+    }
+    json_decref(j);
+    return rc;
+}
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)n * 0xff51afd7ed558ccdull);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x9fb21c651e98df25ull;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ w) * 0x9fb21c651e98df25ull;
+    h ^= h >> 32;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 29;
+    return h ? h : 1;
+}
+
+/* Adds h to the dedupe set; true if it was there already. */
+static bool seen_before(rd *r, uint64_t h)
+{
+    if ((r->set_n + 1) * 2 > r->set_cap) {
+        size_t nc = r->set_cap ? r->set_cap * 2 : 64;
+        uint64_t *ns = calloc(nc, sizeof *ns);
+        if (!ns)
+            return false; /* no dedupe rather than no record */
+        for (size_t i = 0; i < r->set_cap; i++) {
+            if (!r->set[i])
+                continue;
+            size_t j = r->set[i] & (nc - 1);
+            while (ns[j])
+                j = (j + 1) & (nc - 1);
+            ns[j] = r->set[i];
+        }
+        free(r->set);
+        r->set = ns;
+        r->set_cap = nc;
+    }
+    size_t m = r->set_cap - 1, i = h & m;
+    while (r->set[i]) {
+        if (r->set[i] == h)
+            return true;
+        i = (i + 1) & m;
+    }
+    r->set[i] = h;
+    r->set_n++;
+    return false;
+}
+
+int fl_rd_handle_line(rd *r, const char *line, size_t len)
+{
+    char type[RD_TYPE_MAX];
+    int tl = fl_probe_type(&r->key, line, type);
+    if (tl > 0 && fl_is_batch_name(type, (size_t)tl))
+        return fl_rd_parse_batch(r, line, len);
+    if (tl > 0 && r->dedupe && is_common(fl_type_of(type, (size_t)tl)) &&
+        seen_before(r, hash_bytes(line, len)))
+        return 0;
+    return parse_json(r, line, len);
+}
+
+int fl_read_line(const char *line, size_t len, int channel, const char *want_session,
+                 const fl_read_cb *cb, fl_read_result *res, const char *file, uint64_t lineno)
+{
+    fl_read_result dummy;
+    memset(&dummy, 0, sizeof dummy);
+    rd r;
+    memset(&r, 0, sizeof r);
+    r.cb = cb;
+    r.res = res ? res : &dummy;
+    r.want = want_session && *want_session ? want_session : NULL;
+    r.file = file ? file : "(line)";
+    r.line = lineno;
+    r.channel = channel;
+    r.res->lines++;
+    r.res->bytes += len;
+    if (!line && len) {
+        fl_rd_bad_line(&r, "no line given");
+        return 1;
+    }
+    if (len > RD_MAX_LINE) {
+        fl_rd_bad_line(&r, "line longer than %zu bytes: skipped", RD_MAX_LINE);
+        return 1;
+    }
+    char *copy = malloc(len + 1 + RD_PAD);
+    if (!copy) {
+        fl_rd_bad_line(&r, "out of memory");
+        return 1;
+    }
+    if (len)
+        memcpy(copy, line, len);
+    memset(copy + len, 0, 1 + RD_PAD);
+    int rc = fl_rd_handle_line(&r, copy, len);
+    free(copy);
+    fl_rd_free(&r);
+    return rc;
+}

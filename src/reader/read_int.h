@@ -1,0 +1,128 @@
+/*
+ * reader/read_int.h - what the reader's files share behind reader/read.h:
+ * the state of one read and the steps each piece of a read takes, so that
+ * each file holds one of them.  A session read (read.c) finds the session
+ * (discover.c, over the names of layout.c), reads its files line by line
+ * (files.c) and hands each line to the parser (line.c), which gives batch
+ * lines to the batch scanner (batch.c, its rows: rows.c) and the others to
+ * jansson.  The JSON primitives are in scan.h.
+ */
+#ifndef FL_READER_READ_INT_H
+#define FL_READER_READ_INT_H
+
+#include "read.h"
+#include "scan.h"
+#include "gpu_profile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A longer line is skipped with a warning (and bounds the line buffer). */
+#define RD_MAX_LINE ((size_t)256 << 20)
+
+/* ------------------------------------------------------ one read (line.c) */
+
+/* One read: callbacks, counters, the session filter and the scratch
+ * buffers reused from batch to batch. */
+typedef struct rd {
+    const fl_read_cb *cb;
+    fl_read_result *res;
+    const char *want; /* session filter; NULL: none */
+    bool dedupe;
+    bool saw_shutdown;
+    const char *file;
+    uint64_t line;
+    int channel;
+    fl_cell *cells;
+    size_t cell_cap;
+    bool any_kind; /* the batch has a cell that is not an FL_CELL_INT */
+    sbuf str;      /* a batch's type, session_id, hostname and column names */
+    sbuf key;      /* an escaped key */
+    size_t *col_off;
+    const char **cols;
+    size_t col_cap;
+    uint64_t *set; /* dedupe: hashes of the common records' lines */
+    size_t set_cap, set_n;
+} rd;
+
+void fl_rd_free(rd *r);
+/* A warning about the current line (file and line from r). */
+void fl_rd_warn(rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A line that is no record: counted in bad_lines, and a warning. */
+void fl_rd_bad_line(rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line, NUL at line[len] and RD_PAD readable bytes after it.  0: a
+ * usable record (given, or a duplicate of one given). */
+int fl_rd_handle_line(rd *r, const char *line, size_t len);
+
+/* ---------------------------------------------- batches (batch.c, rows.c) */
+
+/* A `*_batch` line (as fl_rd_handle_line's).  0: delivered. */
+int fl_rd_parse_batch(rd *r, const char *line, size_t len);
+
+/*
+ * p at the value of "rows" in line.  Cells go to r->cells; expect: the row
+ * length (the number of columns, or SIZE_MAX while not known: then the
+ * first row's length is expected of the others).  Sets *nrows, *ncells;
+ * errors of shape go to s->rec (cells are then no longer kept).
+ */
+const char *fl_rd_scan_rows(rd *r, scan *s, const char *line, const char *p, size_t expect,
+                            size_t *nrows, size_t *ncells);
+
+/* ------------------------------------------------- reading lines (files.c) */
+
+/* The line buffer, reused from file to file. */
+typedef struct lbuf {
+    char *p;
+    size_t cap;
+} lbuf;
+
+enum { EV_LINE, EV_TORN, EV_LONG, EV_GZERR, EV_IOERR };
+/* A line (NUL-terminated at len), or an event; returns true to stop. */
+typedef bool (*line_fn)(void *ctx, int ev, char *line, size_t len, uint64_t lineno,
+                        const char *msg);
+
+/* Reads path line by line (gz: through zlib), adding the bytes read to
+ * *bytes (if not NULL).  -1 if it cannot be opened (errno), else 0. */
+int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx, uint64_t *bytes);
+
+/* ---------------------------------------- a session's files (layout.c) */
+
+/* a b c concatenated, malloc'd; NULL when out of memory. */
+char *fl_rd_join(const char *a, const char *b, const char *c);
+bool fl_rd_ends_with(const char *s, const char *suf);
+/* A session directory: holds a channel file.  *newest (if not NULL): the
+ * latest mtime of the directory and its channel files. */
+bool fl_rd_session_dir(const char *dir, int64_t *newest);
+/* The files of channel ch in reading order (a session directory's windows
+ * by number, then its plain file; or the flat <prefix>.<channel>.log).
+ * NULL-terminated, malloc'd; NULL when out of memory. */
+char **fl_rd_channel_files(const char *where, bool flat, int ch);
+/* Every channel's files, in channel order. */
+char **fl_rd_all_files(const char *where, bool flat);
+void fl_rd_free_list(char **v);
+/* A flat prefix of name ("<prefix>.<channel>.log"), or false; *chan (if
+ * not NULL): the channel. */
+bool fl_rd_flat_name(const char *name, char *prefix, size_t cap, int *chan);
+/* Whether ch is the first channel that dir/prefix has a file of. */
+bool fl_rd_first_flat_channel(const char *dir, const char *prefix, int ch);
+/* Whether the flat prefix has a channel file; *newest (if not NULL): the
+ * latest mtime of its files. */
+bool fl_rd_flat_exists(const char *prefix, int64_t *newest);
+
+/* ------------------------------------------ finding a session (discover.c) */
+
+/* The session a path names. */
+typedef struct target {
+    char *where; /* directory or flat prefix (malloc'd) */
+    bool flat;
+    char id[256];
+} target;
+
+/* The session at path: with want, the one of that id; with app, of that
+ * app.  GP_ERR_IO when there is none (err says why and names the path),
+ * GP_ERR_NO_MEMORY.  lb: the line buffer, for the first lines it reads. */
+gp_status fl_rd_find_session(const char *path, const char *want, const char *app, target *t,
+                             lbuf *lb, gp_error *err);
+
+#endif /* FL_READER_READ_INT_H */
