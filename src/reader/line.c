@@ -14,41 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void fl_rd_free(rd *r)
-{
-    free(r->cells);
-    free(r->str.p);
-    free(r->key.p);
-    free(r->col_off);
-    free(r->cols);
-    free(r->set);
-}
-
-void fl_rd_warn(rd *r, const char *fmt, ...)
-{
-    if (!r->cb || !r->cb->warning)
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    r->cb->warning(r->cb->user, r->file, r->line, msg);
-}
-
-void fl_rd_bad_line(rd *r, const char *fmt, ...)
-{
-    r->res->bad_lines++;
-    if (!r->cb || !r->cb->warning)
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    r->cb->warning(r->cb->user, r->file, r->line, msg);
-}
-
 /* A record type every channel carries (dedupe_common). */
 static bool is_common(fl_type t)
 {

@@ -3,7 +3,9 @@
  * finds the session (reader/discover.c), then reads every channel's files
  * (reader/files.c) line by line into the parser (reader/line.c), whose
  * batches and records go to the caller's callbacks; and the accessors of
- * what the callbacks are given.  Memory is one line and one batch at a
+ * what the callbacks are given; fl_read_session_prefixed, GPUFlight's
+ * log_dir + log_prefix resolved into one fl_read_session.  Memory is one
+ * line and one batch at a
  * time, whatever the files' size.  A session that cannot be found or whose
  * files cannot be opened is the only error: everything wrong inside the
  * files is a warning, and the rest is still read.
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ------------------------------------------------------------ cells */
 
@@ -202,4 +205,62 @@ gp_status fl_read_session(const char *path, const fl_read_opts *opts, const fl_r
     }
     free(lb.p);
     return st;
+}
+
+/* ------------------------------------------------------------ log_prefix */
+
+gp_status fl_read_session_prefixed(const char *log_dir, const char *log_prefix,
+                                   const fl_read_opts *opts, const fl_read_cb *cb,
+                                   fl_read_result *res, gp_error *err)
+{
+    if (!log_prefix || !*log_prefix)
+        return fl_read_session(log_dir, opts, cb, res, err);
+    gp_error_clear(err);
+    if (res)
+        memset(res, 0, sizeof *res);
+    if (!log_dir || !*log_dir)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no log directory given for log_prefix \"%s\"",
+                            log_prefix);
+    fl_read_opts o;
+    fl_read_opts_init(&o);
+    if (opts)
+        o = *opts;
+    char *at = fl_rd_join(log_dir, "/", log_prefix);
+    if (!at)
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", log_dir);
+    /* (a) and (b) name the files or the directory themselves, which hold
+     * the app's sessions whatever name their job_start gives. */
+    o.app = NULL;
+    struct stat st;
+    bool tried = false;
+    gp_status rc = GP_OK;
+    for (int c = 0; !tried && c < FL_CH_COUNT; c++) {
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, ".%s.log", fl_channel_name(c));
+        char *f = fl_rd_join(at, suffix, "");
+        /* A channel file's own path: read as its flat prefix even when
+         * <log_dir>/<log_prefix> is also a directory. */
+        if (f && stat(f, &st) == 0 && S_ISREG(st.st_mode)) {
+            rc = fl_read_session(f, &o, cb, res, err);
+            tried = true;
+        }
+        free(f);
+    }
+    if (!tried && stat(at, &st) == 0 && S_ISDIR(st.st_mode)) {
+        rc = fl_read_session(at, &o, cb, res, err);
+        tried = true;
+    }
+    if (!tried) {
+        o.app = log_prefix;
+        gp_error why;
+        rc = fl_read_session(log_dir, &o, cb, res, &why);
+        if (rc != GP_OK)
+            gp_error_set(err, rc,
+                         "no session for log_prefix \"%s\" in %s: no %s.<channel>.log files (the "
+                         "flat layout), no directory %s, and no session of app \"%s\" read from "
+                         "%s: %s",
+                         log_prefix, log_dir, at, at, log_prefix, log_dir, why.message);
+    }
+    free(at);
+    return rc;
 }

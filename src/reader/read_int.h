@@ -5,7 +5,8 @@
  * (discover.c, over the names of layout.c), reads its files line by line
  * (files.c) and hands each line to the parser (line.c), which gives batch
  * lines to the batch scanner (batch.c, its rows: rows.c) and the others to
- * jansson.  The JSON primitives are in scan.h.
+ * jansson; every part reports through the read's state (state.c).  The
+ * JSON primitives are in scan.h.
  */
 #ifndef FL_READER_READ_INT_H
 #define FL_READER_READ_INT_H
@@ -21,7 +22,7 @@
 /* A longer line is skipped with a warning (and bounds the line buffer). */
 #define RD_MAX_LINE ((size_t)256 << 20)
 
-/* ------------------------------------------------------ one read (line.c) */
+/* ---------------------------------------- one read (state.c, line.c) */
 
 /* One read: callbacks, counters, the session filter and the scratch
  * buffers reused from batch to batch. */

@@ -15,7 +15,7 @@
 #ifndef FL_READER_SCAN_H
 #define FL_READER_SCAN_H
 
-#include "read.h"
+#include "cell.h"
 
 #include <stdbool.h>
 #include <stddef.h>
