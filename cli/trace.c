@@ -525,50 +525,13 @@ static const char *engine_display(const char *wire)
     return fl_engine_of_wire(wire, &e) ? gpufl_engine_name(e) : wire;
 }
 
-/* A name as one line of at most `max` bytes: control characters as '?',
- * "..." when cut (never inside a UTF-8 sequence). */
-static void one_line(const char *s, size_t max, char *buf, size_t len)
-{
-    size_t n = strlen(s), used = 0;
-    size_t keep = n <= max ? n : max - 3;
-    while (keep > 0 && keep < n && ((unsigned char)s[keep] & 0xC0) == 0x80)
-        keep--;
-    for (size_t i = 0; i < keep && used + 1 < len; i++)
-        buf[used++] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7F) ? '?' : s[i];
-    if (keep < n)
-        for (int i = 0; i < 3 && used + 1 < len; i++)
-            buf[used++] = '.';
-    buf[used] = '\0';
-}
-
-static void bytes_text(uint64_t b, char *buf, size_t len)
-{
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (b < 1024) {
-        snprintf(buf, len, "%llu B", (unsigned long long)b);
-        return;
-    }
-    double v = (double)b / 1024.0;
-    size_t u = 0;
-    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
-        v /= 1024.0;
-        u++;
-    }
-    snprintf(buf, len, "%.2f %s", v, units[u]);
-}
-
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-    return n == 1 ? one : many;
-}
-
 static void ops_text(FILE *f, const char *label, const cli_trace_ops *o, const char *one,
                      const char *many)
 {
     char b[32];
-    bytes_text(o->bytes, b, sizeof b);
+    fl_bytes_str(b, sizeof b, (double)o->bytes);
     fprintf(f, "  %-18s%llu %s  %s  %.3f ms\n", label, (unsigned long long)o->count,
-            plural(o->count, one, many), b, (double)o->time_ns / 1e6);
+            fl_plural(o->count, one, many), b, (double)o->time_ns / 1e6);
 }
 
 static void status_lines(const cli_trace *t, FILE *f)
@@ -587,7 +550,7 @@ static void status_lines(const cli_trace *t, FILE *f)
             continue;
         fprintf(f, "gpu-profile: trace: fallback to %s in %zu of %zu %s%s%s\n",
                 engine_display(e->engine), e->processes, t->processes,
-                plural(t->processes, "process", "processes"), e->message[0] ? ": " : "",
+                fl_plural(t->processes, "process", "processes"), e->message[0] ? ": " : "",
                 e->message);
     }
     for (size_t i = 0; i < t->n_caps; i++) {
@@ -600,22 +563,22 @@ static void status_lines(const cli_trace *t, FILE *f)
         if (said)
             continue;
         fprintf(f, "gpu-profile: trace: %s %s in %zu of %zu %s%s%s\n", c->feature, c->status,
-                c->processes, t->processes, plural(t->processes, "process", "processes"),
+                c->processes, t->processes, fl_plural(t->processes, "process", "processes"),
                 c->message[0] ? ": " : "", c->message);
     }
     if (t->bad_lines)
         fprintf(f,
                 "gpu-profile: trace: %llu unreadable %s skipped (not JSON; a process that "
                 "crashes leaves its last line cut)\n",
-                (unsigned long long)t->bad_lines, plural(t->bad_lines, "line", "lines"));
+                (unsigned long long)t->bad_lines, fl_plural(t->bad_lines, "line", "lines"));
     if (t->bad_rows)
         fprintf(f, "gpu-profile: trace: %llu malformed %s skipped\n",
-                (unsigned long long)t->bad_rows, plural(t->bad_rows, "record", "records"));
+                (unsigned long long)t->bad_rows, fl_plural(t->bad_rows, "record", "records"));
     if (t->dropped)
         fprintf(f,
                 "gpu-profile: trace: %llu %s of another session dropped (their session_id "
                 "is not the session's)\n",
-                (unsigned long long)t->dropped, plural(t->dropped, "record", "records"));
+                (unsigned long long)t->dropped, fl_plural(t->dropped, "record", "records"));
     if (t->oom)
         fputs("gpu-profile: trace: out of memory while reading: the figures may be short\n", f);
 }
@@ -624,13 +587,13 @@ void cli_trace_text(const cli_trace *t, FILE *f)
 {
     if (t->processes > 0) {
         fprintf(f, "trace  %s engine  %zu CUDA %s\n", gpufl_engine_name(t->engine), t->processes,
-                plural(t->processes, "process", "processes"));
+                fl_plural(t->processes, "process", "processes"));
         if (t->kernel_launches == 0) {
             fprintf(f, "  %-18snone\n", "kernels");
         } else {
             fprintf(f, "  %-18s%llu %s  %.3f ms GPU time  %zu distinct\n", "kernels",
                     (unsigned long long)t->kernel_launches,
-                    plural(t->kernel_launches, "launch", "launches"), (double)t->kernel_ns / 1e6,
+                    fl_plural(t->kernel_launches, "launch", "launches"), (double)t->kernel_ns / 1e6,
                     t->n_kernels);
             fprintf(f, "  %-18s%10s %8s %11s %7s  %s\n", "top kernels", "total ms", "calls",
                     "mean us", "time", "name");
@@ -638,7 +601,7 @@ void cli_trace_text(const cli_trace *t, FILE *f)
             for (size_t i = 0; i < top; i++) {
                 const cli_trace_kernel *k = &t->kernels[i];
                 char name[128];
-                one_line(k->name, 100, name, sizeof name);
+                *fl_line_into(name, k->name, 100) = '\0';
                 fprintf(f, "  %-18s%10.3f %8llu %11.3f ", "", (double)k->total_ns / 1e6,
                         (unsigned long long)k->calls, (double)k->total_ns / (double)k->calls / 1e3);
                 if (t->kernel_ns > 0)
@@ -655,7 +618,7 @@ void cli_trace_text(const cli_trace *t, FILE *f)
                 }
                 fprintf(f, "  %-18s%10.3f %8llu  (%zu more %s)\n", "", (double)ns / 1e6,
                         (unsigned long long)calls, t->n_kernels - top,
-                        plural(t->n_kernels - top, "kernel", "kernels"));
+                        fl_plural(t->n_kernels - top, "kernel", "kernels"));
             }
         }
         int any = 0;

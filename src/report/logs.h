@@ -2,7 +2,8 @@
  * report/logs.h - the report subsystem as a program that embeds it (the
  * gpu-profile command) includes it: session logs read back (reader/read.h),
  * summed up into the report (report.h) or written out as another tool's
- * format (export.h).  The library's own files include the one they use.
+ * format (export.h), and how the report writes its units for a person
+ * (units.h).  The library's own files include the one they use.
  */
 #ifndef GP_REPORT_LOGS_H
 #define GP_REPORT_LOGS_H
@@ -10,5 +11,6 @@
 #include "../reader/read.h"
 #include "export.h"
 #include "report.h"
+#include "units.h"
 
 #endif /* GP_REPORT_LOGS_H */

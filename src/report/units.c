@@ -11,19 +11,30 @@
 #include <string.h>
 #include <time.h>
 
-void fl_put_line(fl_buf *b, const char *s, size_t max)
+char *fl_line_into(char *d, const char *s, size_t max)
 {
     size_t n = strlen(s);
     bool cut = n > max;
-    if (cut)
+    if (cut) {
         n = max > 3 ? max - 3 : 0;
+        /* Never inside a UTF-8 sequence: back to its first byte. */
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        char ch = c < 0x20 || c == 0x7f ? '?' : (char)c;
-        fl_buf_put(b, &ch, 1);
+        *d++ = c < 0x20 || c == 0x7f ? '?' : (char)c;
     }
     if (cut)
-        fl_buf_puts(b, "...");
+        d = fl_put_lit(d, "...", 3);
+    return d;
+}
+
+void fl_put_line(fl_buf *b, const char *s, size_t max)
+{
+    char *d = fl_buf_reserve(b, (max > 3 ? max : 3) + 1);
+    if (d)
+        fl_buf_commit(b, fl_line_into(d, s, max));
 }
 
 void fl_dur_text(fl_buf *b, uint64_t ns)

@@ -14,8 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* s on one line, control characters as '?', cut to max bytes with "...". */
+/* s on one line, control characters as '?', cut to max bytes with "..."
+ * (never inside a UTF-8 sequence). */
 void fl_put_line(fl_buf *b, const char *s, size_t max);
+/* The same at d, which has room for max bytes (at least 3); returns the
+ * end (no NUL written). */
+char *fl_line_into(char *d, const char *s, size_t max);
 /* "1.234 s", "1.234 ms" or "1.234 us". */
 void fl_dur_text(fl_buf *b, uint64_t ns);
 /* "512 B", "1.50 KiB" ... "EiB" into buf (32 bytes hold any). */
