@@ -12,7 +12,8 @@ only fails the suite.
 __all__ = ["CHANNELS", "ALL_CHANNELS", "DICTIONARIES", "RECORDS", "BATCHES", "COMMON_TYPES",
            "CAPABILITY_STATUSES", "ENGINES", "SESSION_KINDS", "NVTX_INSTANCE_BIT"]
 
-CHANNELS = ("device", "scope", "system")
+# In reading order; sass (GPUFlight's disassembly) is read, never written.
+CHANNELS = ("device", "scope", "system", "sass")
 ALL_CHANNELS = "*"  # the channel of a record type written to every channel
 
 DICTIONARIES = ("kernel_dict", "scope_name_dict", "function_dict", "metric_dict",
@@ -29,6 +30,19 @@ RECORDS = {
     "system_stop": ("system", 1),
     "kernel_detail": ("device", 1),
     "memset_event": ("device", 1),
+    # GPUFlight 1.3's own records.
+    "kernel_perf_metric_event": ("device", 0),
+    "sass_config": ("device", 1),
+    "perf_metric_event": ("scope", 0),
+    "nvtx_marker_event": ("scope", 0),
+    "graph_launch_event": ("scope", 0),
+    "graph_node_definition": ("scope", 0),
+    "deep_window_event": ("scope", 0),
+    "pm_sampling_config": ("scope", 1),
+    "execution_signature": ("scope", 1),
+    "cubin_disassembly": ("sass", 1),
+    "ptx_disassembly": ("sass", 1),
+    "source_file_content": ("sass", 1),
 }
 
 # Columnar batches: name -> (channel, version, columns in the writer's order).

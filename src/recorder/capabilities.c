@@ -249,7 +249,7 @@ void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_co
 
 void fl_caps_write(session *s, uint64_t ts)
 {
-    for (int ch = 0; ch < FL_CH_COUNT; ch++)
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
         fl_rec_capabilities(&s->out[ch], s->id, ts, s->requested_engine, s->selected_engine,
                             s->caps, s->n_caps);
 }

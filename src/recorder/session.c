@@ -343,7 +343,7 @@ static uint64_t write_closing(session *s)
     }
     if (again)
         fl_caps_write(s, ts);
-    for (int ch = 0; ch < FL_CH_COUNT; ch++) {
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++) {
         if (s->child_set)
             fl_rec_shutdown_child(&s->out[ch], &s->ident, ts, s->child_exit, s->child_signal,
                                   s->child_crashed);

@@ -41,8 +41,8 @@ typedef struct session {
     char hostname[256];
     char ip[64];
     fl_ident ident;
-    int fd[FL_CH_COUNT];
-    fl_buf out[FL_CH_COUNT]; /* writer thread (and init/shutdown when it is not running) */
+    int fd[FL_CH_WRITTEN];
+    fl_buf out[FL_CH_WRITTEN]; /* writer thread (and init/shutdown when it is not running) */
 
     /* Devices (identity fixed at init). */
     gp_monitor *mon;

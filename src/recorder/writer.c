@@ -105,7 +105,7 @@ void fl_uuid4(char out[37])
 
 void fl_writer_init(session *s)
 {
-    for (int ch = 0; ch < FL_CH_COUNT; ch++)
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
         s->fd[ch] = -1;
     pthread_once(&g_cv_once, init_cvs);
 }
@@ -139,7 +139,7 @@ static void write_channel(session *s, int ch, fl_buf *b)
 
 void fl_writer_write_all(session *s)
 {
-    for (int ch = 0; ch < FL_CH_COUNT; ch++)
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
         write_channel(s, ch, &s->out[ch]);
 }
 
@@ -163,7 +163,7 @@ gpufl_status fl_writer_open_files(session *s, gpufl_error *err)
                                 "writable log_path",
                                 s->dir, strerror(errno));
     }
-    for (int ch = 0; ch < FL_CH_COUNT; ch++) {
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++) {
         char path[PATH_MAX + 16];
         snprintf(path, sizeof path, "%s/%s.log", s->dir, fl_channel_name(ch));
         s->fd[ch] = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -176,7 +176,7 @@ gpufl_status fl_writer_open_files(session *s, gpufl_error *err)
 
 void fl_writer_free(session *s)
 {
-    for (int ch = 0; ch < FL_CH_COUNT; ch++) {
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++) {
         if (s->fd[ch] >= 0)
             close(s->fd[ch]);
         fl_buf_free(&s->out[ch]);
@@ -300,7 +300,7 @@ fl_host_sample fl_writer_host_latest(session *s)
 void fl_writer_put_job_start(session *s, const fl_job_start *js)
 {
     pthread_mutex_lock(&g_mu);
-    for (int ch = 0; ch < FL_CH_COUNT; ch++)
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
         fl_rec_job_start(&s->out[ch], &s->ident, js);
     pthread_mutex_unlock(&g_mu);
 }
@@ -407,7 +407,7 @@ void fl_writer_cycle(session *s)
     size_t n_names = fl_scope_take_names(&s->names, &s->names_cap);
     take_queues(s);
     if (n_names > 0)
-        for (int ch = 0; ch < FL_CH_COUNT; ch++)
+        for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
             fl_rec_dictionary(&s->out[ch], s->id, FL_DICT_SCOPE_NAME, s->names, n_names);
     sort_scope_rows(s->scope_rows, n_scope);
     put_batches(s, n_scope);

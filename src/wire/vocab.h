@@ -29,7 +29,9 @@
 
 /* ------------------------------------------------------------ channels */
 
-#define FL_CHANNELS(X) X(DEVICE, device) X(SCOPE, scope) X(SYSTEM, system)
+/* The channels in reading order; sass (GPUFlight's disassembly: cubins,
+ * PTX, source files) is read, never written by this recorder. */
+#define FL_CHANNELS(X) X(DEVICE, device) X(SCOPE, scope) X(SYSTEM, system) X(SASS, sass)
 
 typedef enum fl_channel {
 #define FL_X(id, name) FL_CH_##id,
@@ -38,6 +40,10 @@ typedef enum fl_channel {
         FL_CH_COUNT,
     FL_CH_ALL = FL_CH_COUNT /* a record type written to every channel */
 } fl_channel;
+
+/* The channels this recorder writes: device, scope, system (a session's
+ * common records go to each of them, and only them). */
+#define FL_CH_WRITTEN FL_CH_SASS
 
 /* "device", "scope", "system"; NULL for anything else. */
 const char *fl_channel_name(int ch);
@@ -202,7 +208,9 @@ enum { FL_COLS_GRAPH(FL_X) FL_COL_GRAPH_COUNT };
 /* --------------------------------------------------------- record types */
 
 /* Records that are not batches: X(TYPE, name, channel, version); version
- * 0 writes no "version" key. */
+ * 0 writes no "version" key.  From kernel_perf_metric_event on, GPUFlight
+ * 1.3's records (shared/spec/session-log-format.md, "What GPUFlight 1.3
+ * writes"), with the channel and version its writer gives them. */
 #define FL_RECORD_TYPES(X)                                                                         \
     X(JOB_START, job_start, ALL, 1)                                                                \
     X(DICTIONARY_UPDATE, dictionary_update, ALL, 1)                                                \
@@ -211,7 +219,19 @@ enum { FL_COLS_GRAPH(FL_X) FL_COL_GRAPH_COUNT };
     X(SYSTEM_START, system_start, SYSTEM, 1)                                                       \
     X(SYSTEM_STOP, system_stop, SYSTEM, 1)                                                         \
     X(KERNEL_DETAIL, kernel_detail, DEVICE, 1)                                                     \
-    X(MEMSET_EVENT, memset_event, DEVICE, 1)
+    X(MEMSET_EVENT, memset_event, DEVICE, 1)                                                       \
+    X(KERNEL_PERF_METRIC_EVENT, kernel_perf_metric_event, DEVICE, 0)                               \
+    X(SASS_CONFIG, sass_config, DEVICE, 1)                                                         \
+    X(PERF_METRIC_EVENT, perf_metric_event, SCOPE, 0)                                              \
+    X(NVTX_MARKER_EVENT, nvtx_marker_event, SCOPE, 0)                                              \
+    X(GRAPH_LAUNCH_EVENT, graph_launch_event, SCOPE, 0)                                            \
+    X(GRAPH_NODE_DEFINITION, graph_node_definition, SCOPE, 0)                                      \
+    X(DEEP_WINDOW_EVENT, deep_window_event, SCOPE, 0)                                              \
+    X(PM_SAMPLING_CONFIG, pm_sampling_config, SCOPE, 1)                                            \
+    X(EXECUTION_SIGNATURE, execution_signature, SCOPE, 1)                                          \
+    X(CUBIN_DISASSEMBLY, cubin_disassembly, SASS, 1)                                               \
+    X(PTX_DISASSEMBLY, ptx_disassembly, SASS, 1)                                                   \
+    X(SOURCE_FILE_CONTENT, source_file_content, SASS, 1)
 
 /* Columnar batches: X(TYPE, name, channel, version, columns, the index of
  * the duration column or -1).  Every batch has dt_ns. */
