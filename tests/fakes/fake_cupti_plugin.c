@@ -6,7 +6,11 @@
  *
  * FAKE_CUPTI_SCENARIO: "ok" (default), "fail" (start refuses, like CUPTI
  * without a driver), "graphs_refused" (GRAPH_TRACE not enabled), "drops"
- * (CUPTI reports dropped records and refused buffers).  One buffer is
+ * (CUPTI reports dropped records and refused buffers), "launches" (every
+ * fake_cupti_launch is also a kernel - three names, two grids, durations
+ * 5-11 us - and every tenth a host-to-device copy of 4096 * corr bytes,
+ * delivered at the next drain: a workload of any size for the tests that
+ * run GPUFlight's analyzer over our sessions).  One buffer is
  * delivered at the first drain, one only after stop() - as a forced flush
  * delivers the records still in flight - so a test sees whether shutdown
  * drains after stopping.  Never installed.
@@ -14,6 +18,7 @@
 #include "decode.h"
 #include "synth.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +37,18 @@ static _Atomic int launched;
 static bool first_done;
 static size_t (*scope_path)(uint32_t *, size_t);
 
+static uint64_t now_ns(void);
+
+/* "launches": the launches not yet drained (the application's threads add,
+ * the writer thread takes). */
+#define QUEUE_MAX 65536
+static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint32_t corr;
+    uint64_t t_ns;
+} queue[QUEUE_MAX];
+static size_t queued;
+
 /* What CUPTI's launch callback does, for a launch with correlation id
  * corr on the calling thread (the test calls it inside its scopes). */
 __attribute__((visibility("default"))) void fake_cupti_launch(uint32_t corr)
@@ -39,7 +56,41 @@ __attribute__((visibility("default"))) void fake_cupti_launch(uint32_t corr)
     uint32_t ids[FL_SCOPE_PATH_MAX];
     size_t n = scope_path ? scope_path(ids, FL_SCOPE_PATH_MAX) : 0;
     fl_launch_scope_put(corr, ids, n);
+    if (strcmp(scenario, "launches") == 0) {
+        pthread_mutex_lock(&q_mu);
+        if (queued < QUEUE_MAX) {
+            queue[queued].corr = corr;
+            queue[queued].t_ns = now_ns();
+            queued++;
+        }
+        pthread_mutex_unlock(&q_mu);
+    }
     atomic_store(&launched, 1);
+}
+
+/* "launches": every queued launch as a kernel record (and every tenth a
+ * copy), in one buffer. */
+static void drain_launches(const fl_trace_sink *sink)
+{
+    static const char *const names[] = {"_Z6vecAddPfS_S_i", "_Z4gemmPKfS0_Pf",
+                                        "_Z9reduceSumPKfPfi"};
+    pthread_mutex_lock(&q_mu);
+    size_t n = queued;
+    synth s;
+    synth_init(&s, (n + 1) * 1024);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = queue[i].corr;
+        uint64_t t = queue[i].t_ns + 2000, dur = 5000 + (uint64_t)(c % 7) * 1000;
+        synth_kernel(&s, names[c % 3], t, t + dur, c, 7, 0, c % 2 ? 4096 : 1024, 256, 32, 0, 0);
+        if (c % 10 == 0)
+            synth_memcpy(&s, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096ull * c, t + dur, t + dur + 3000,
+                         c, 7);
+    }
+    queued = 0;
+    pthread_mutex_unlock(&q_mu);
+    fl_decoder_feed(dec, sink, s.p, s.len);
+    fl_decoder_flush(dec, sink);
+    synth_free(&s);
 }
 
 static uint64_t now_ns(void)
@@ -68,6 +119,9 @@ static int f_start(const fl_trace_options *o, char *why, size_t len)
     fl_decoder_config c = {.clock_offset_ns = 0, .limits = NULL, .demangle = true, .scopes = true};
     scope_path = o->scope_path;
     atomic_store(&launched, 0);
+    pthread_mutex_lock(&q_mu);
+    queued = 0;
+    pthread_mutex_unlock(&q_mu);
     first_done = false;
     fl_launch_scope_reset();
     dec = fl_decoder_create(&c);
@@ -107,6 +161,10 @@ static void f_drain(const fl_trace_sink *sink)
 {
     synth s;
     drains++;
+    if (strcmp(scenario, "launches") == 0) {
+        drain_launches(sink);
+        return;
+    }
     /* The first buffer once the test has launched (or at the end). */
     if (!first_done && (atomic_load(&launched) || atomic_load(&stopped))) {
         first_done = true;

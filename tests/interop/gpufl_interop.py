@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""GPUFlight's own analyzer over sessions we record, figure by figure.
+
+Records sessions with this build's flight recorder and the test doubles -
+Monitor with the fake NVML (scoped and continuous sampling, a device whose
+metrics are partly never reported), Monitor with the fake nvidia-smi, Trace
+through the fake CUPTI plugin (kernels in nested scopes, copies) - then runs
+GPUFlight's analyzer from a GPUFlight client checkout over each: every
+method (print_summary, inspect_scopes, inspect_hotspots, inspect_stalls,
+inspect_profile_samples, inspect_perf_metrics, inspect_pm_sampling, the
+DataFrames, generate_report, TextReport) must run without an exception, and
+the figures it computes must equal what `gpu-profile report --format json`
+says of the same session.
+
+Usage:
+  tests/interop/gpufl_interop.py --client DIR [--build DIR] [--python PY] [--keep]
+  (or GPUFL_CLIENT_DIR=DIR).  DIR is a checkout of gpu-flight/gpufl-client
+  (release 1.3: tag v1.3.0rc1); PY an interpreter with pandas and rich
+  (default: /usr/bin/python3, Debian: apt-get install python3-pandas
+  python3-rich).  Without a checkout it skips (exit 77), saying so.
+Exit: 0 every figure agrees, 1 a difference or an exception, 77 skipped.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SKIP = 77
+
+# ------------------------------------------------------------ recording
+
+# Runs in a child with our gpufl package; argv: kind, log_dir.
+RECORDER = r'''
+import ctypes, os, sys, time
+import gpufl
+kind, log_dir = sys.argv[1], sys.argv[2]
+opts = dict(app_name=kind, log_path=log_dir, system_sample_rate_ms=5)
+if kind.startswith("trace"):
+    opts.update(profiling_engine=gpufl.ProfilingEngine.Trace, backend=gpufl.BackendKind.None_)
+elif kind == "monitor_smi":
+    opts.update(backend=gpufl.BackendKind.Auto)
+else:
+    opts.update(backend=gpufl.BackendKind.Nvidia)
+if kind == "monitor_continuous":
+    opts.update(continuous_system_sampling=True)
+if not gpufl.init(**opts):
+    sys.exit("gpufl.init refused: %r" % (gpufl.last_error(),))
+launch = None
+if kind.startswith("trace"):
+    launch = ctypes.CDLL(os.environ["GPUFL_CUPTI_PLUGIN"]).fake_cupti_launch
+    launch.argtypes = [ctypes.c_uint32]
+corr = [100]
+def work(n):
+    for _ in range(n):
+        corr[0] += 1
+        if launch:
+            launch(corr[0])
+    time.sleep(0.03)
+gpufl.system_start("warmup")
+work(3)
+gpufl.system_stop("warmup")
+for epoch in range(2):
+    with gpufl.Scope("train"):
+        for step in range(3):
+            with gpufl.Scope("step"):
+                work(20)
+            with gpufl.Scope("eval"):
+                work(7)
+work(5)  # outside any scope
+gpufl.shutdown()
+'''
+
+SESSIONS = [
+    # name, environment beside the base one
+    ("monitor_scoped", {"FAKE_NVML_SCENARIO": "tests/scenarios/nvml_monitor.txt"}),
+    ("monitor_continuous", {"FAKE_NVML_SCENARIO": "tests/scenarios/nvml_monitor.txt"}),
+    ("monitor_unreported", {"FAKE_NVML_SCENARIO": "tests/scenarios/nvml_soft_errors.txt"}),
+    ("monitor_smi", {"FAKE_SMI_CAPTURES":
+                     "tests/fixtures/nvidia-smi/linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt"}),
+    ("trace", {"FAKE_CUPTI_SCENARIO": "launches"}),
+]
+
+
+def record(build, work, name, extra):
+    log_dir = os.path.join(work, name)
+    env = dict(os.environ)
+    env.update({
+        "PYTHONPATH": os.path.join(REPO, "python"),
+        "GPU_PROFILE_LIBRARY": os.path.join(build, "libgpuprofile.so.0"),
+        "GPUFL_CUPTI_PLUGIN": os.path.join(build, "tests/fake-cupti/libfake_cupti_plugin.so"),
+        "PATH": os.path.join(build, "tests/fake-smi") + os.pathsep + env.get("PATH", ""),
+    })
+    if name == "monitor_smi":
+        env.pop("LD_LIBRARY_PATH", None)  # no NVML: nvidia-smi answers
+    else:
+        env["LD_LIBRARY_PATH"] = os.path.join(build, "tests/fake-nvml")
+    for k, v in extra.items():
+        env[k] = os.path.join(REPO, v) if v.startswith("tests/") else v
+    for k in ("GPUFL_DISABLED", "GPUFL_CONFIG_FILE"):
+        env.pop(k, None)
+    subprocess.run([sys.executable, "-c", RECORDER, name, log_dir], env=env, check=True,
+                   cwd=work)
+    return log_dir
+
+
+# ----------------------------------------------------------------- ours
+
+def ours(build, log_dir):
+    out = subprocess.run([os.path.join(build, "gpu-profile"), "report", "--format", "json",
+                          log_dir], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True)
+    if out.returncode not in (0, 2):
+        raise RuntimeError("gpu-profile report %s: exit %d: %s" % (log_dir, out.returncode,
+                                                                  out.stderr))
+    r = json.loads(out.stdout)
+    s = r["summary"]
+    f = {}
+    # (GPUFlight's analyzer has no kernel or copy figures without rows.)
+    if s["kernel_launches"]:
+        f.update(kernels=s["kernel_launches"], kernel_time_ms=s["kernel_time_ns"] / 1e6)
+    if s["memcpy_count"]:
+        f.update(memcpy_count=s["memcpy_count"], memcpy_bytes=s["memcpy_bytes"])
+    if r["session"].get("duration_ns") is not None:
+        f["duration_ms"] = r["session"]["duration_ns"] / 1e6
+    scopes = {}
+    for it in r["scopes"]["items"]:
+        if it.get("kind") == "scope" and it.get("gpu_time_inside_ns") is not None:
+            scopes[it["name"]] = it["gpu_time_inside_ns"] / 1e6
+    if scopes:
+        f["scope_gpu_ms"] = scopes
+    begins = sum(it["count"] for it in r["scopes"]["items"] if it.get("kind") == "scope")
+    if begins:
+        f["scope_begins"] = begins
+    n, util, peak = 0, 0.0, None
+    for d in r["devices"]:
+        if d.get("util_gpu_mean_pct") is not None and d.get("util_samples", d["samples"]):
+            n += d["samples"]
+            util += d["util_gpu_mean_pct"] * d["samples"]
+        if d.get("mem_used_peak_bytes") is not None:
+            mib = d["mem_used_peak_bytes"] // 1048576
+            peak = mib if peak is None else max(peak, mib)
+    if n:
+        f["gpu_util_mean"] = util / n
+    if peak is not None:
+        f["vram_peak_mib"] = peak
+    if r.get("host") and r["host"].get("cpu_mean_pct") is not None:
+        f["host_cpu_mean"] = r["host"]["cpu_mean_pct"]
+    return f, r
+
+
+# ----------------------------------------------------------------- theirs
+
+# Runs under the analyzer's interpreter with the client's python/ first on
+# the path; argv: session dir.  Prints one JSON object.
+ANALYZER = r'''
+import io, json, sys, traceback, contextlib
+out = {"errors": []}
+buf = io.StringIO()
+try:
+    from gpufl.analyzer import GpuFlightSession
+    from gpufl.report import TextReport, generate_report
+except Exception:
+    print(json.dumps({"errors": ["import: " + traceback.format_exc()]})); sys.exit(0)
+with contextlib.redirect_stdout(buf):
+    try:
+        s = GpuFlightSession(sys.argv[1], log_prefix="", load_all_rotated=True)
+    except Exception:
+        out["errors"].append("GpuFlightSession: " + traceback.format_exc())
+        s = None
+    if s is not None:
+        s.console.file = buf
+        for m in ("print_summary", "inspect_scopes", "inspect_hotspots", "inspect_stalls",
+                  "inspect_profile_samples", "inspect_perf_metrics", "inspect_pm_sampling"):
+            try:
+                getattr(s, m)()
+            except Exception:
+                out["errors"].append(m + ": " + traceback.format_exc())
+        for m in ("generate_report", "TextReport"):
+            try:
+                text = (generate_report(sys.argv[1]) if m == "generate_report"
+                        else TextReport(s).generate())
+                out.setdefault("text_reports", []).append(len(text))
+            except TypeError:
+                try:
+                    TextReport(s).generate()
+                except Exception:
+                    out["errors"].append(m + ": " + traceback.format_exc())
+            except Exception:
+                out["errors"].append(m + ": " + traceback.format_exc())
+if s is not None:
+    f = {}
+    k = s.kernels
+    for name in ("kernels", "memcpy", "scopes", "perf", "pm_samples", "device_metrics",
+                 "host_metrics", "scope_events"):
+        df = getattr(s, name, None)
+        f.setdefault("frames", {})[name] = None if df is None else int(len(df))
+    if not k.empty:
+        f["kernels"] = int(len(k))
+        f["kernel_time_ms"] = float(k["duration_ms"].sum())
+        if "user_scope" in k.columns:
+            per_path = k.dropna(subset=["user_scope"]).groupby("user_scope")["duration_ms"].sum()
+            inclusive = {}
+            for path, ms in per_path.items():
+                for name in set(str(path).split("|")):
+                    if name and name != "global":
+                        inclusive[name] = inclusive.get(name, 0.0) + float(ms)
+            if inclusive:
+                f["scope_gpu_ms"] = inclusive
+    if not s.memcpy.empty:
+        f["memcpy_count"] = int(len(s.memcpy))
+        f["memcpy_bytes"] = int(s.memcpy["bytes"].sum())
+    if s.session_start_ns is not None and s.session_end_ns is not None:
+        f["duration_ms"] = float((s.session_end_ns - s.session_start_ns) / 1e6)
+    se = s.scope_events
+    if not se.empty and "event_type" in se.columns:
+        f["scope_begins"] = int((se["event_type"] == 0).sum())
+    dm = s.device_metrics
+    if not dm.empty and "gpu_util" in dm.columns:
+        import pandas as pd
+        u = pd.to_numeric(dm["gpu_util"], errors="coerce").dropna()
+        if not u.empty:
+            f["gpu_util_mean"] = float(u.mean())
+        m = pd.to_numeric(dm["used_mib"], errors="coerce").dropna()
+        if not m.empty:
+            f["vram_peak_mib"] = int(m.max())
+    hm = s.host_metrics
+    if not hm.empty and "cpu_pct" in hm.columns:
+        f["host_cpu_mean"] = float(hm["cpu_pct"].mean())
+    out["figures"] = f
+out["printed"] = buf.getvalue()[-4000:]
+print(json.dumps(out))
+'''
+
+
+def theirs(client, python, session_dir):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(client, "python")
+    env["COLUMNS"] = "120"
+    p = subprocess.run([python, "-c", ANALYZER, session_dir], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    try:
+        return json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"errors": ["the analyzer printed no result: exit %d\n%s" % (p.returncode,
+                                                                          p.stderr[-2000:])]}
+
+
+# ------------------------------------------------------------ comparing
+
+# (figure, relative tolerance): counts exact; times to the rounding of the
+# analyzer's float ms; means to their rounding in our JSON (integers there).
+TOLERANCE = {"kernels": 0, "memcpy_count": 0, "memcpy_bytes": 0, "scope_begins": 0,
+             "vram_peak_mib": 0, "kernel_time_ms": 1e-9, "duration_ms": 1e-6,
+             "scope_gpu_ms": 1e-9, "gpu_util_mean": 0.01, "host_cpu_mean": 0.02}
+
+
+def agree(name, a, b):
+    tol = TOLERANCE.get(name, 1e-9)
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b) and all(
+            agree(name, a[k], b[k]) for k in a)
+    if tol == 0:
+        return a == b
+    return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+def compare(name, our, their):
+    rows, ok = [], True
+    for fig in sorted(set(our) | set(their)):
+        a, b = our.get(fig), their.get(fig)
+        if fig == "gpu_util_mean" and a is not None and b is not None:
+            good = abs(a - b) <= 1.0  # our JSON rounds each device's mean
+        elif fig == "host_cpu_mean" and a is not None and b is not None:
+            good = abs(a - b) <= 1.0
+        else:
+            good = a is not None and b is not None and agree(fig, a, b)
+        ok &= good
+        rows.append("  %-16s %-34s %-34s %s" % (fig, short(a), short(b),
+                                                "ok" if good else "DIFFERS"))
+    return ok, rows
+
+
+def short(v):
+    if isinstance(v, float):
+        return "%.6g" % v
+    if isinstance(v, dict):
+        return "{" + ", ".join("%s: %.6g" % (k, v[k]) for k in sorted(v)) + "}"
+    return str(v)
+
+
+def can_run_analyzer(python):
+    r = subprocess.run([python, "-c", "import pandas, rich"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    return r.returncode == 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--client", default=os.environ.get("GPUFL_CLIENT_DIR"))
+    ap.add_argument("--build", default=os.path.join(REPO, "build"))
+    ap.add_argument("--python", default=None)
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    if not a.client:
+        print("SKIP: no GPUFlight client checkout given (--client DIR or GPUFL_CLIENT_DIR): "
+              "this check needs gpu-flight/gpufl-client's python/gpufl analyzer")
+        return SKIP
+    analyzer = os.path.join(a.client, "python", "gpufl", "analyzer", "analyzer.py")
+    if not os.path.isfile(analyzer):
+        print("FAIL: %s is not a GPUFlight client checkout (no %s)" % (a.client, analyzer))
+        return 1
+    python = a.python or ("/usr/bin/python3" if can_run_analyzer("/usr/bin/python3")
+                          else sys.executable)
+    if not can_run_analyzer(python):
+        print("SKIP: %s cannot import pandas and rich, which GPUFlight's analyzer needs "
+              "(Debian: apt-get install python3-pandas python3-rich; or --python PY)" % python)
+        return SKIP
+    build = os.path.abspath(a.build)
+    for need in ("gpu-profile", "libgpuprofile.so.0", "tests/fake-nvml/libnvidia-ml.so.1",
+                 "tests/fake-smi/nvidia-smi", "tests/fake-cupti/libfake_cupti_plugin.so"):
+        if not os.path.exists(os.path.join(build, need)):
+            print("SKIP: %s/%s is missing: build the project and its test doubles first "
+                  "(the CUPTI ones need a CUDA toolkit)" % (build, need))
+            return SKIP
+    work = tempfile.mkdtemp(prefix="gpufl_interop_")
+    all_ok = True
+    try:
+        for name, extra in SESSIONS:
+            log_dir = record(build, work, name, extra)
+            sessions = [os.path.join(log_dir, d) for d in os.listdir(log_dir)]
+            our, _ = ours(build, log_dir)
+            their = theirs(a.client, python, sessions[0])
+            ok, rows = compare(name, our, their.get("figures", {}))
+            errs = their.get("errors", [])
+            ok &= not errs
+            all_ok &= ok
+            print("%s: %s (%s)" % (name, "ok" if ok else "FAIL", sessions[0]))
+            print("  %-16s %-34s %-34s" % ("figure", "gpu-profile report", "GPUFlight analyzer"))
+            for r in rows:
+                print(r)
+            for e in errs:
+                print("  exception in " + e.strip().replace("\n", "\n    "))
+    finally:
+        if a.keep:
+            print("sessions kept in " + work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print("gpufl_interop: %s" % ("every figure agrees" if all_ok else "differences above"))
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
