@@ -121,6 +121,7 @@ class WireVocabularyTest(unittest.TestCase):
         self.assertEqual(list(_wire.ENGINES), c["engines"])
         self.assertEqual(list(_wire.SESSION_KINDS), c["session_kinds"])
         self.assertEqual(_wire.NVTX_INSTANCE_BIT, c["nvtx_instance_bit"])
+        self.assertEqual(_wire.WINDOW_SIDECAR_TYPE, c["window_sidecar_type"])
 
     def test_log_reader_uses_the_vocabulary(self):
         from gpufl import _logs, _wire
