@@ -143,8 +143,12 @@ static bool read_file(rd *r, const target *t, const rd_file *f, lbuf *lb, char *
     r->file = f->path;
     r->line = 0;
     r->channel = f->channel;
+    /* A window's sidecar is checked after it is read; a plain window's CRC
+     * is taken as it is read, only when there is a sidecar to check. */
+    bool check = !t->flat && f->window && fl_rd_has_sidecar(t->where, f);
     rd_crc crc;
-    if (fl_rd_read_lines(lb, f->path, f->gz, on_line, r, &r->res->bytes, &crc) < 0) {
+    if (fl_rd_read_lines(lb, f->path, f->gz, on_line, r, &r->res->bytes,
+                         check && !f->gz ? &crc : NULL) < 0) {
         char m[560];
         snprintf(m, sizeof m, "cannot open %s: %s", f->path, strerror(errno));
         if (!first_err[0])
@@ -155,7 +159,7 @@ static bool read_file(rd *r, const target *t, const rd_file *f, lbuf *lb, char *
     r->res->files++;
     if (f->in_tmp)
         r->res->tmp_files++;
-    if (!t->flat && f->window)
+    if (check)
         fl_rd_check_sidecar(r, t->where, f, f->gz ? NULL : &crc);
     return true;
 }

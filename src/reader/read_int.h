@@ -145,6 +145,8 @@ bool fl_rd_flat_exists(const char *prefix, int64_t *newest);
 
 /* ------------------------------------------------- sidecars (sidecar.c) */
 
+/* Whether window f of the session directory dir has a sidecar. */
+bool fl_rd_has_sidecar(const char *dir, const rd_file *f);
 /* Checks the sidecar of window f of the session directory dir, if it has
  * one, against its payload file (crc: the file's CRC as read, when f is
  * that file): a sidecar that is not valid or does not match is a warning

@@ -140,12 +140,27 @@ static void check_payload(rd *r, const char *dir, const json_t *j, const rd_file
             want_crc, got.crc);
 }
 
-void fl_rd_check_sidecar(rd *r, const char *dir, const rd_file *f, const rd_crc *crc)
+/* The path of window f's sidecar in dir (malloc'd; NULL: out of memory). */
+static char *sidecar_path(const char *dir, const rd_file *f)
 {
     char name[128];
     snprintf(name, sizeof name, "/%s%s.%lu.json", RD_SIDECAR_PREFIX, fl_channel_name(f->channel),
              f->window);
-    char *path = fl_rd_join(dir, name, "");
+    return fl_rd_join(dir, name, "");
+}
+
+bool fl_rd_has_sidecar(const char *dir, const rd_file *f)
+{
+    char *path = sidecar_path(dir, f);
+    struct stat st;
+    bool has = path && stat(path, &st) == 0;
+    free(path);
+    return has;
+}
+
+void fl_rd_check_sidecar(rd *r, const char *dir, const rd_file *f, const rd_crc *crc)
+{
+    char *path = sidecar_path(dir, f);
     if (!path)
         return;
     struct stat st;
