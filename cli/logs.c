@@ -56,7 +56,8 @@ static void on_batch(void *user, const fl_batch *b)
 
 static int partial(const fl_read_result *r, uint64_t warnings)
 {
-    return warnings > 0 || r->bad_lines > 0 || r->bad_records > 0 || r->gz_errors > 0;
+    return warnings > 0 || r->bad_lines > 0 || r->bad_records > 0 || r->gz_errors > 0 ||
+           r->bad_windows > 0;
 }
 
 static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warnings)
@@ -67,9 +68,11 @@ static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warni
     if (partial(r, warnings))
         fprintf(stderr,
                 "gpu-profile: %s: partial read of %s: %llu unreadable lines, %llu unusable "
-                "records, %llu broken gzip streams skipped\n",
+                "records, %llu broken gzip streams skipped, %llu windows not matching their "
+                "sidecar, %llu records of unknown types not read\n",
                 cmd, r->session_dir, (unsigned long long)r->bad_lines,
-                (unsigned long long)r->bad_records, (unsigned long long)r->gz_errors);
+                (unsigned long long)r->bad_records, (unsigned long long)r->gz_errors,
+                (unsigned long long)r->bad_windows, (unsigned long long)r->unknown_types);
 }
 
 /* Writes text to -o FILE (or stdout); 0 or -1 after a message. */
@@ -106,11 +109,13 @@ static void report_usage(FILE *f)
     fputs("usage: gpu-profile report [--session ID] [--app NAME] [--top N] [--format text|json]\n"
           "                          [-o FILE] PATH\n"
           "\n"
-          "Reads a GPUFlight session (PATH: a log directory, a session directory or a\n"
-          "flat-layout prefix; the latest session unless --session names one) and\n"
+          "Reads a GPUFlight session (PATH: a log directory, a session directory - its\n"
+          "windows <channel>.<N>.log[.gz], <channel>.log, a live or crashed session's\n"
+          ".tmp/<channel>.log - or a flat-layout prefix, <prefix>.<channel>[.<N>].log[.gz];\n"
+          "the latest session unless --session names one) and\n"
           "prints the report: summary, scopes, kernel hotspots, memcpy, device and host\n"
           "metrics, what was captured.  --app NAME (GPUFlight's log_prefix): the\n"
-          "flat files PATH/NAME.<channel>.log, else the directory PATH/NAME, else\n"
+          "flat files PATH/NAME.<channel>[.<N>].log[.gz], else the directory PATH/NAME, else\n"
           "the latest session in PATH whose job_start app is NAME.  Exit status 2\n"
           "when some input had to be skipped (the warnings say where), 1 when\n"
           "nothing could be read.\n",

@@ -9,11 +9,20 @@ What it promises:
   asks the C library: the JSON report's `read.session_dir` (a session
   directory, or a flat-layout prefix) and `session.session_id`.  Nothing
   here guesses a session on its own.
-- Files are read in the C reader's order: channels device, scope, system;
-  in a session directory each channel's gzipped windows
-  `<channel>.<N>.log.gz` by N, then its plain `<channel>.log`; in the flat
-  layout `<prefix>.<channel>.log`.  Lines are streamed, one JSON object per
-  line; nothing stops the read.  Skipped and counted (`SessionLogs.problems`):
+- Files are read in the C reader's order (src/reader/layout.c): channels
+  device, scope, system, sass; in each, the windows `<channel>.<N>.log` or
+  `.log.gz` by N (one file per window: the session root's before .tmp/'s,
+  a non-empty one before an empty husk, the uncompressed before the
+  gzipped), then the plain `<channel>.log` (or `.log.gz`), then a live or
+  crashed session's `.tmp/<channel>.log`; the flat layout's
+  `<prefix>.<channel>[.<N>].log[.gz]` the same way.  A window with a
+  sidecar `.gpufl-window.<channel>.<N>.json` is checked against it (size
+  and zlib CRC-32 of its payload file): a sidecar that is not valid or does
+  not match is counted (`bad_windows`) and said in `SessionLogs.warnings`,
+  and the window is read all the same.  A record type the vocabulary does
+  not know is yielded, counted (`unknown_types`) and said once per type.
+  Lines are streamed, one JSON object per line; nothing stops the read.
+  Skipped and counted (`SessionLogs.problems`):
   a line that is not a JSON object with a "type" (`bad_lines`; a last line
   without its newline, torn by a writer that was killed or is still
   writing, counts here too), a batch whose columns and rows do not match or
@@ -47,7 +56,10 @@ CHANNELS = _wire.CHANNELS
 COMMON_TYPES = _wire.COMMON_TYPES
 DICTIONARIES = _wire.DICTIONARIES
 
-_WINDOW = re.compile(r"^(%s)\.([0-9]+)\.log\.gz$" % "|".join(CHANNELS))
+# A channel file's name after its prefix: <channel>[.<N>].log[.gz].
+_TAIL = re.compile(r"^(%s)(?:\.([0-9]+))?\.log(\.gz)?$" % "|".join(CHANNELS))
+_TMP_DIR = ".tmp"
+_SIDECAR = ".gpufl-window.%s.%d.json"
 _NUMBER = (int, float)
 
 
@@ -96,6 +108,7 @@ class SessionLogs:
         self.where = os.path.abspath(where)
         self.session_id = session_id or None
         self.problems = _zero_problems()
+        self.warnings = []  # "file:line: message", as the C reader's
 
     @classmethod
     def from_report(cls, report):
@@ -112,29 +125,65 @@ class SessionLogs:
         reader's rules; ReportError when there is none) and return it."""
         return cls.from_report(_report_c.render_json(log_dir, log_prefix, session_id))
 
+    def _candidates(self):
+        """Every channel file: (channel, window, in_tmp, gz, size, path)."""
+        if self.flat:
+            d, prefix = os.path.split(self.where)
+            places = [(d or ".", prefix + ".", False)]
+        else:
+            places = [(self.where, "", False), (os.path.join(self.where, _TMP_DIR), "", True)]
+        out = []
+        for d, prefix, in_tmp in places:
+            try:
+                names = os.listdir(d)
+            except OSError:
+                continue
+            for n in names:
+                if not n.startswith(prefix):
+                    continue
+                m = _TAIL.match(n[len(prefix):])
+                path = os.path.join(d, n)
+                if not m or (m.group(2) is not None and int(m.group(2)) == 0):
+                    continue
+                try:
+                    size = os.stat(path).st_size
+                except OSError:
+                    continue
+                if os.path.isfile(path):
+                    out.append((m.group(1), int(m.group(2) or 0), in_tmp, bool(m.group(3)), size,
+                                path))
+        return out
+
+    def _file_list(self):
+        """[(channel, window, path)] in read order, one file per window."""
+        def slot(c):
+            ch, win, in_tmp = c[0], c[1], c[2]
+            return (CHANNELS.index(ch), 0 if win else 1 + in_tmp, win)
+        best = {}
+        for c in self._candidates():
+            # the session root's, a non-empty one, the uncompressed one
+            rank = (c[2], c[4] == 0, c[3], c[5])
+            k = slot(c)
+            if k not in best or rank < best[k][0]:
+                best[k] = (rank, c)
+        return [(c[0], c[1], c[5]) for _, (_, c) in sorted(best.items())]
+
     def files(self):
         """[(channel, path)] in read order."""
-        out = []
-        for ch in CHANNELS:
-            if self.flat:
-                path = "%s.%s.log" % (self.where, ch)
-                if os.path.isfile(path):
-                    out.append((ch, path))
-                continue
-            try:
-                names = os.listdir(self.where)
-            except OSError:
-                names = []
-            windows = []
-            for n in names:
-                m = _WINDOW.match(n)
-                if m and m.group(1) == ch and int(m.group(2)) > 0:
-                    windows.append((int(m.group(2)), n))
-            for _, n in sorted(windows):
-                out.append((ch, os.path.join(self.where, n)))
-            if "%s.log" % ch in names:
-                out.append((ch, os.path.join(self.where, "%s.log" % ch)))
-        return out
+        return [(ch, path) for ch, _, path in self._file_list()]
+
+    def _warn(self, path, msg):
+        self.warnings.append("%s:1: %s" % (path, msg))
+
+    def _check_sidecar(self, ch, window, path):
+        """The window's sidecar, if it has one, against its payload."""
+        side = os.path.join(self.where, _SIDECAR % (ch, window))
+        if not os.path.exists(side):
+            return
+        why = _sidecar_problem(side, ch, window, self.session_id, self.where, path)
+        if why:
+            self.problems["bad_windows"] += 1
+            self._warn(side, "window sidecar %s; the window is read all the same" % why)
 
     def _lines(self, path):
         """The file's complete lines (bytes, without the newline)."""
@@ -164,10 +213,15 @@ class SessionLogs:
         order; batch_types (None: all) limits the batches yielded to those
         types.  The counters in `problems` describe this pass."""
         self.problems = p = _zero_problems()
-        seen_common = set()
-        for ch, path in self.files():
+        self.warnings = []
+        seen_common, unknown = set(), set()
+        for ch, window, path in self._file_list():
             p["files"] += 1
-            for line in self._lines(path):
+            if os.path.basename(os.path.dirname(path)) == _TMP_DIR and not self.flat:
+                p["unpublished_files"] += 1
+            if window and not self.flat:
+                self._check_sidecar(ch, window, path)
+            for lineno, line in enumerate(self._lines(path), 1):
                 p["lines"] += 1
                 try:
                     rec = json.loads(line)
@@ -183,6 +237,13 @@ class SessionLogs:
                     p["other_session_records"] += 1
                     continue
                 t = rec["type"]
+                if t not in _wire.RECORDS and t not in _wire.BATCHES:
+                    p["unknown_types"] += 1
+                    if t not in unknown:
+                        unknown.add(t)
+                        self.warnings.append(
+                            "%s:%d: record type \"%s\" is not known to this reader: its records "
+                            "are counted, not read (one warning per type)" % (path, lineno, t))
                 if t in COMMON_TYPES:
                     key = json.dumps(rec, sort_keys=True)
                     if key in seen_common:
@@ -221,12 +282,69 @@ class SessionLogs:
 
 
 _DICTIONARY_UPDATE = _wire.record("dictionary_update")
+_NVTX_MARKER = _wire.record("nvtx_marker_event")
 _KERNEL_DETAIL_TYPE = _wire.record("kernel_detail")
 
 
 def _zero_problems():
     return {"files": 0, "lines": 0, "bad_lines": 0, "bad_records": 0,
-            "other_session_records": 0, "gz_errors": 0, "unreadable_files": 0}
+            "other_session_records": 0, "gz_errors": 0, "unreadable_files": 0,
+            "bad_windows": 0, "unknown_types": 0, "unpublished_files": 0}
+
+
+def _sidecar_problem(side, ch, window, session_id, where, read_path):
+    """What is wrong with a window's sidecar (the C reader's messages), or
+    None."""
+    try:
+        if os.path.getsize(side) > 64 << 10:
+            return "is not valid: not a file of at most 65536 bytes"
+        with open(side, "rb") as f:
+            j = json.loads(f.read())
+    except (OSError, ValueError) as e:
+        return "is not valid: not JSON (%s)" % e
+    if not isinstance(j, dict):
+        return "is not valid: not a JSON object"
+    if j.get("type") != _wire.WINDOW_SIDECAR_TYPE:
+        return "is not valid: its \"type\" is not \"%s\"" % _wire.WINDOW_SIDECAR_TYPE
+    if j.get("channel") != ch:
+        return "is not valid: its \"channel\" is not \"%s\"" % ch
+    if _uint(j.get("window_sequence")) != window:
+        return "is not valid: its \"window_sequence\" is not %d" % window
+    sid = j.get("session_id")
+    if isinstance(sid, str) and session_id and sid != session_id:
+        return "is not valid: it describes session %s, not %s" % (sid, session_id)
+    name = j.get("payload_file")
+    if not isinstance(name, str) or not name or "/" in name:
+        return "is not valid: no \"payload_file\" name"
+    want_bytes, want_crc = _uint(j.get("payload_bytes")), _uint(j.get("payload_crc32"))
+    if want_bytes is None or want_crc is None or want_crc > 0xFFFFFFFF:
+        return ("is not valid: \"payload_bytes\" or \"payload_crc32\" is missing or not a "
+                "non-negative integer")
+    base = os.path.basename(read_path)
+    payload = read_path if name == base else None
+    for d in ([] if payload else [where, os.path.join(where, _TMP_DIR)]):
+        if os.path.isfile(os.path.join(d, name)):
+            payload = os.path.join(d, name)
+            break
+    if payload is None:
+        return "names payload %s, which is not in the session directory (read %s)" % (name, base)
+    crc, size = 0, 0
+    try:
+        with open(payload, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 16), b""):
+                crc = zlib.crc32(chunk, crc)
+                size += len(chunk)
+    except OSError as e:
+        return "names payload %s, which cannot be read: %s" % (name, e.strerror)
+    if size != want_bytes:
+        return "does not match %s: payload_bytes %d, the file has %d" % (name, want_bytes, size)
+    if crc != want_crc:
+        return "does not match %s: payload_crc32 %d, the file's is %d" % (name, want_crc, crc)
+    return None
+
+
+def _uint(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
 def _batch_ok(rec):
@@ -264,6 +382,11 @@ def batch_rows(rec):
 # ------------------------------------------------------------------ tables
 
 COPY_KINDS = {1: "HtoD", 2: "DtoH", 8: "DtoD", 10: "PtoP"}  # as the C report
+# CUPTI's CUpti_ActivityPCSamplingStallReason (activity-API PC samples,
+# metric_id 0), as the C report names them (src/report/fields.c).
+STALL_REASONS = ("invalid", "none", "instruction fetch", "execution dependency",
+                 "memory dependency", "texture", "sync", "constant memory", "pipe busy",
+                 "memory throttle", "not selected", "other", "sleeping")
 SAMPLE_KINDS = {0: "pc_sampling", 1: "sass_metric", 2: "isa_source_map"}
 NVTX_INSTANCE_BASE = _wire.NVTX_INSTANCE_BIT  # docs/gpufl.md: NVTX ranges' scope_instance_id
 
@@ -279,9 +402,9 @@ COLUMNS = {
     "memcpy": ("start_ns", "end_ns", "duration_ns", "device_id", "stream_id", "corr_id",
                "bytes", "copy_kind", "kind", "src_device_id", "dst_device_id"),
     "scopes": ("ts_ns", "device_id", "corr_id", "function_id", "function", "pc_offset",
-               "metric_id", "metric", "metric_value", "stall_reason", "sample_kind",
-               "sample_kind_name", "scope_name_id", "scope_name", "source_file_id",
-               "source_file", "source_line"),
+               "metric_id", "metric", "metric_value", "stall_reason", "stall_reason_name",
+               "sample_kind", "sample_kind_name", "scope_name_id", "scope_name",
+               "source_file_id", "source_file", "source_line"),
     "scope_events": ("name", "kind", "start_ns", "end_ns", "duration_ns", "depth",
                      "scope_instance_id", "name_id", "open_at_end"),
     # ts_ns, then the batch's columns after its dt_ns.
@@ -377,8 +500,33 @@ def _profile_samples(c):
         row["scope_name"] = c.name("scope_name_dict", r.get("scope_name_id"))
         row["source_file"] = c.name("source_file_dict", r.get("source_file_id"))
         row["sample_kind_name"] = SAMPLE_KINDS.get(r.get("sample_kind"))
+        row["stall_reason_name"] = _stall_name(row)
         out.append(row)
     return _normalise("scopes", out, _distinct_keysets(src))
+
+
+def _stall_name(row):
+    """A PC sample's stall reason by name: metric_dict's (PC Sampling API
+    rows), else CUPTI's activity enum's; None for other samples."""
+    if row.get("sample_kind") != 0:
+        return None
+    if row.get("metric_id"):
+        return row.get("metric")
+    r = row.get("stall_reason")
+    return STALL_REASONS[r] if isinstance(r, int) and 0 <= r < len(STALL_REASONS) else None
+
+
+def _span(rec):
+    """A record's (start_ns, duration_ns): GPUFlight's start_ns / end_ns,
+    else ts_ns / duration_ns; None without a time (as the C report)."""
+    def num(k):
+        v = rec.get(k)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+    start, end, dur = num("start_ns"), num("end_ns"), num("duration_ns")
+    if start:
+        return start, (end - start if end is not None and end >= start else dur or 0)
+    ts = num("ts_ns")
+    return (ts, dur or 0) if ts else None
 
 
 def _scope_events(c):
@@ -407,7 +555,18 @@ def _scope_events(c):
         # 3, continuation-close: the scope is still open
     for iid, b in open_.items():
         out.append(_scope_row(c, iid, b[0], None, b[1], b[2]))
-    out.sort(key=lambda x: (x["start_ns"], x["scope_instance_id"]))
+    # GPUFlight's NVTX ranges: nvtx_marker_event records (no instance id).
+    for rec in c.records:
+        if rec.get("type") != _NVTX_MARKER:
+            continue
+        span = _span(rec)
+        if span is None or not isinstance(rec.get("name"), str):
+            continue
+        out.append({"name": rec["name"], "kind": "nvtx", "start_ns": span[0],
+                    "end_ns": span[0] + span[1], "duration_ns": span[1], "depth": None,
+                    "scope_instance_id": None, "name_id": None, "open_at_end": False})
+    out.sort(key=lambda x: (x["start_ns"], x["scope_instance_id"] is None,
+                            x["scope_instance_id"] or 0))
     return _normalise("scope_events", out, ())
 
 

@@ -10,7 +10,8 @@ only fails the suite.
 """
 
 __all__ = ["CHANNELS", "ALL_CHANNELS", "DICTIONARIES", "RECORDS", "BATCHES", "COMMON_TYPES",
-           "CAPABILITY_STATUSES", "ENGINES", "SESSION_KINDS", "NVTX_INSTANCE_BIT"]
+           "CAPABILITY_STATUSES", "ENGINES", "SESSION_KINDS", "NVTX_INSTANCE_BIT",
+           "WINDOW_SIDECAR_TYPE"]
 
 # In reading order; sass (GPUFlight's disassembly) is read, never written.
 CHANNELS = ("device", "scope", "system", "sass")
@@ -90,6 +91,10 @@ SESSION_KINDS = ("monitor", "trace")
 
 # scope_event_batch's scope_instance_id of an NVTX range has this bit set.
 NVTX_INSTANCE_BIT = 1 << 62
+
+# The "type" of a published window's sidecar, .gpufl-window.<channel>.<N>.json
+# (GPUFlight 1.3; read, never written).
+WINDOW_SIDECAR_TYPE = "transport_window"
 
 
 def columns(batch):

@@ -9,10 +9,11 @@ What it promises:
 
 - init(pattern_or_path, log_prefix=None, session_id=None) finds sessions:
   a glob pattern (or a plain path) whose matches are grouped into sessions -
-  flat-layout files `<prefix>.<channel>.log` are one session per prefix,
-  channel files of a session directory (`device.log`, `scope.3.log.gz`)
-  that directory, a directory a session directory or a log directory (its
-  latest session, or session_id's).  Each is read through the analyzer
+  flat-layout files `<prefix>.<channel>[.<N>].log[.gz]` are one session per
+  prefix, channel files of a session directory (`device.log`,
+  `scope.3.log.gz`, `system.2.log`, `.tmp/device.log`) that directory, a
+  directory a session directory or a log directory (its latest session, or
+  session_id's).  Each is read through the analyzer
   (gpufl.analyzer.GpuFlightSession: the C library locates it, gpufl._logs
   reads its rows).  Nothing matching, or nothing readable, is a
   FileNotFoundError naming the pattern.
@@ -47,8 +48,11 @@ TOP_SCOPES = 10
 BLOCKS = "▁▂▃▄▅▆▇█"  # 0 is the lowest block, not a blank: blank means no sample
 OPEN = "█"
 
-_FLAT = re.compile(r"^(.+)\.(?:device|scope|system)\.log$")
-_CHANNEL = re.compile(r"^(?:device|scope|system)(?:\.[0-9]+\.log\.gz|\.log)$")
+# A channel file's name (src/reader/layout.c): <channel>[.<N>].log[.gz] in a
+# session directory (or its .tmp/), <prefix>.<channel>[.<N>].log[.gz] flat.
+_TAIL = r"(?:%s)(?:\.[0-9]+)?\.log(?:\.gz)?" % "|".join(_wire.CHANNELS)
+_FLAT = re.compile(r"^(.+?)\.%s$" % _TAIL)
+_CHANNEL = re.compile(r"^%s$" % _TAIL)
 
 _sessions = []
 
@@ -99,10 +103,11 @@ def _locations(pattern):
         else:
             d, base = os.path.split(m)
             flat = _FLAT.match(base)
-            if flat:
+            if _CHANNEL.match(base):
+                # .tmp/<channel>.log: a live or crashed session's directory
+                loc = (os.path.dirname(d) if os.path.basename(d) == ".tmp" else d) or "."
+            elif flat:
                 loc = os.path.join(d, flat.group(1))
-            elif _CHANNEL.match(base):
-                loc = d or "."
             else:
                 continue  # not a channel file: another program's log
         if loc not in out:

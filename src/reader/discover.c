@@ -1,16 +1,17 @@
 /*
  * reader/discover.c - which session a path means: a session directory (it
- * holds <channel>.log or <channel>.<N>.log.gz), a log directory (its
- * subdirectories that are session directories: by session_id, else the
- * most recently modified), or the older flat layout (<prefix>.<channel>.log,
- * given as the prefix, as one of its files, or as the directory holding
- * them).  An app filter keeps only sessions whose job_start names that app
- * (for a session directory only its files' first lines are read), and
+ * holds a channel file of reader/layout.c's names, itself or in its .tmp/),
+ * a log directory (its subdirectories that are session directories: by
+ * session_id, else the most recently modified), or the older flat layout
+ * (<prefix>.<channel>[.<N>].log[.gz], given as the prefix, as one of its
+ * files, or as the directory holding them).  An app filter keeps only sessions whose job_start
+ * names that app (for a session directory only its files' first lines are read), and
  * fl_read_session_prefixed resolves GPUFlight's log_dir + log_prefix.
  *
  * When no session is found the error names the path and every place looked
  * at, so that a wrong path can be told from an empty session.
  */
+#include "../util/buf.h"
 #include "../util/error.h"
 #include "read_int.h"
 
@@ -97,14 +98,14 @@ static bool on_id_line(void *ctx, int ev, char *line, size_t len, uint64_t linen
  * with a session_id).  Stops at the first file that had one. */
 static void scan_ids(idscan *s, const char *where, bool flat, lbuf *lb)
 {
-    char **files = fl_rd_all_files(where, flat);
-    for (size_t i = 0; files && files[i]; i++) {
+    rd_file *files = fl_rd_all_files(where, flat);
+    for (size_t i = 0; files && files[i].path; i++) {
         s->lines_left = 64;
-        fl_rd_read_lines(lb, files[i], fl_rd_ends_with(files[i], ".gz"), on_id_line, s, NULL);
+        fl_rd_read_lines(lb, files[i].path, files[i].gz, on_id_line, s, NULL, NULL);
         if (s->id[0] || s->found_want)
             break;
     }
-    fl_rd_free_list(files);
+    fl_rd_free_files(files);
     free(s->key.p);
     s->key = (sbuf){0};
 }
@@ -142,10 +143,10 @@ static bool dir_app_is(const char *dir, const char *app, lbuf *lb, char *have, s
 {
     appscan s;
     memset(&s, 0, sizeof s);
-    char **files = fl_rd_all_files(dir, false);
-    for (size_t i = 0; files && files[i] && !s.found; i++)
-        fl_rd_read_lines(lb, files[i], fl_rd_ends_with(files[i], ".gz"), on_app_line, &s, NULL);
-    fl_rd_free_list(files);
+    rd_file *files = fl_rd_all_files(dir, false);
+    for (size_t i = 0; files && files[i].path && !s.found; i++)
+        fl_rd_read_lines(lb, files[i].path, files[i].gz, on_app_line, &s, NULL, NULL);
+    fl_rd_free_files(files);
     free(s.key.p);
     if (have && cap)
         snprintf(have, cap, "%s", s.found ? s.app : "");
@@ -239,7 +240,7 @@ static gp_status choose(dirpick *d, target *t, gp_error *err)
         if (d->want)
             return gp_error_set(err, GP_ERR_IO,
                                 "no session %s in the log directory %s (looked for %s/%s/ holding "
-                                "<channel>.log or <channel>.<N>.log.gz)",
+                                "<channel>.log, <channel>.<N>.log[.gz] or .tmp/<channel>.log)",
                                 d->want, d->dir, d->dir, d->want);
         t->where = d->best;
         d->best = NULL;
@@ -252,7 +253,7 @@ static gp_status choose(dirpick *d, target *t, gp_error *err)
     } else if (d->any_flat && d->want) {
         return gp_error_set(err, GP_ERR_IO,
                             "no session %s in %s: no job_start of that session in its "
-                            "<prefix>.<channel>.log files",
+                            "<prefix>.<channel>[.<N>].log[.gz] files",
                             d->want, d->dir);
     } else if (d->best_flat) {
         t->where = d->best_flat;
@@ -267,6 +268,26 @@ static gp_status choose(dirpick *d, target *t, gp_error *err)
     return GP_OK;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The distinct flat prefixes among a directory's file names (each prefix
+ * has files of several channels and windows): into *v, sorted. */
+static void add_prefix(char ***v, size_t *n, size_t *cap, const char *prefix)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*v)[i], prefix) == 0)
+            return;
+    char *p = strdup(prefix);
+    if (!p || fl_grow((void **)v, cap, *n + 1, sizeof **v) != 0) {
+        free(p);
+        return;
+    }
+    (*v)[(*n)++] = p;
+}
+
 /* In a directory: a log directory's session, or the flat layout's chosen
  * prefix, into t (GP_OK with t->where NULL: nothing there). */
 static gp_status pick_in_dir(const char *dir, const char *want, const char *app, target *t,
@@ -278,6 +299,8 @@ static gp_status pick_in_dir(const char *dir, const char *want, const char *app,
                             strerror(errno));
     dirpick d = {.dir = dir, .want = want, .app = app, .lb = lb};
     d.best_t = d.best_flat_t = INT64_MIN;
+    char **prefixes = NULL;
+    size_t n_pf = 0, cap_pf = 0;
     struct dirent *e;
     while ((e = readdir(dp))) {
         if (e->d_name[0] == '.')
@@ -287,18 +310,23 @@ static gp_status pick_in_dir(const char *dir, const char *want, const char *app,
             continue;
         struct stat st;
         char prefix[1024];
-        int fch = 0;
         bool ok = stat(sub, &st) == 0;
         if (ok && S_ISDIR(st.st_mode)) {
             consider_subdir(&d, sub);
             continue;
         }
-        if (ok && S_ISREG(st.st_mode) && fl_rd_flat_name(e->d_name, prefix, sizeof prefix, &fch) &&
-            fl_rd_first_flat_channel(dir, prefix, fch))
-            consider_flat(&d, prefix);
+        if (ok && S_ISREG(st.st_mode) && fl_rd_flat_name(e->d_name, prefix, sizeof prefix, NULL))
+            add_prefix(&prefixes, &n_pf, &cap_pf, prefix);
         free(sub);
     }
     closedir(dp);
+    if (n_pf > 1)
+        qsort(prefixes, n_pf, sizeof *prefixes, cmp_str);
+    for (size_t i = 0; i < n_pf; i++) {
+        consider_flat(&d, prefixes[i]);
+        free(prefixes[i]);
+    }
+    free(prefixes);
     gp_status st = choose(&d, t, err);
     free(d.best);
     free(d.best_flat);
@@ -324,10 +352,11 @@ static gp_status locate_in_dir(char *path, const char *want, const char *app, ta
         st = pick_in_dir(path, want, app, t, lb, err);
         if (st == GP_OK && !t->where)
             st = gp_error_set(err, GP_ERR_IO,
-                              "no session in %s: no device.log, scope.log, system.log or "
-                              "<channel>.<N>.log.gz there (a session directory), no subdirectory "
-                              "holding them (a log directory), no <prefix>.<channel>.log files "
-                              "(the flat layout)",
+                              "no session in %s: no <channel>.log, <channel>.<N>.log[.gz] or "
+                              ".tmp/<channel>.log there (a session directory; channels device, "
+                              "scope, system, sass), no subdirectory holding them (a log "
+                              "directory), no <prefix>.<channel>[.<N>].log[.gz] files (the flat "
+                              "layout)",
                               path);
     }
     free(sub);

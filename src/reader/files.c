@@ -10,6 +10,9 @@
  * as EV_LONG and skipped.  A broken or truncated gzip stream ends that
  * file with EV_GZERR; the lines before it are kept.  Every line is
  * NUL-terminated and followed by RD_PAD readable bytes (reader/scan.h).
+ * A plain file's CRC-32 is taken as it is read (a window's sidecar says
+ * it); fl_rd_file_crc reads a file for its CRC alone (a gzipped window's
+ * compressed bytes).
  */
 #include "read_int.h"
 
@@ -134,8 +137,9 @@ static bool make_room(lbuf *lb, lpos *at, line_fn fn, void *ctx)
 }
 
 /* The next bytes of the file after the buffer's: their count, 0 at the
- * end, -1 after an error told to fn (EV_GZERR, EV_IOERR). */
-static long read_more(input *in, lbuf *lb, const lpos *at, line_fn fn, void *ctx)
+ * end, -1 after an error told to fn (EV_GZERR, EV_IOERR); crc (plain
+ * files, if not NULL) takes them in. */
+static long read_more(input *in, lbuf *lb, const lpos *at, line_fn fn, void *ctx, rd_crc *crc)
 {
     size_t room = lb->cap - at->have - 1 - RD_PAD;
     if (room > RD_READ)
@@ -165,13 +169,22 @@ static long read_more(input *in, lbuf *lb, const lpos *at, line_fn fn, void *ctx
             fn(ctx, EV_IOERR, NULL, 0, at->lineno + 1, m);
             return -1;
         }
+        if (crc && n > 0) {
+            crc->crc = (uint32_t)crc32(crc->crc, (const Bytef *)(lb->p + at->have), (uInt)n);
+            crc->bytes += (uint64_t)n;
+        }
         return n;
     }
 }
 
-int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx, uint64_t *bytes)
+int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx, uint64_t *bytes,
+                     rd_crc *crc)
 {
     input in;
+    if (crc)
+        *crc = (rd_crc){.crc = (uint32_t)crc32(0L, Z_NULL, 0)};
+    if (gz)
+        crc = NULL;
     if (open_input(path, gz, &in) < 0)
         return -1;
     if (lb->cap < 4 * RD_CHUNK) {
@@ -199,10 +212,13 @@ int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx,
             failed = true;
             break;
         }
-        long n = read_more(&in, lb, &at, fn, ctx);
+        long n = read_more(&in, lb, &at, fn, ctx, crc);
         failed = n < 0;
-        if (n <= 0)
+        if (n <= 0) {
+            if (crc)
+                crc->complete = n == 0;
             break;
+        }
         at.have += (size_t)n;
         memset(lb->p + at.have, 0, 1 + RD_PAD);
         if (bytes)
@@ -213,5 +229,32 @@ int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx,
         fn(ctx, EV_TORN, lb->p + at.pos, at.have - at.pos, at.lineno + 1, NULL);
     }
     close_input(&in);
+    return 0;
+}
+
+int fl_rd_file_crc(const char *path, rd_crc *out)
+{
+    *out = (rd_crc){.crc = (uint32_t)crc32(0L, Z_NULL, 0)};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    unsigned char buf[64 * 1024];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        out->crc = (uint32_t)crc32(out->crc, buf, (uInt)n);
+        out->bytes += (uint64_t)n;
+    }
+    close(fd);
+    out->complete = true;
     return 0;
 }

@@ -1,10 +1,19 @@
 /*
- * reader/layout.c - the names of a session's files on disk, as the
- * recorder writes them: a session directory holds <channel>.log and the
- * gzipped windows <channel>.<N>.log.gz (read in window order, then the
- * plain file); the older flat layout is <prefix>.<channel>.log.  One place
- * knows these names, for finding a session and for reading it.
+ * reader/layout.c - the names of a session's files on disk, one place for
+ * finding a session and for reading it.  A session directory holds, per
+ * channel, published windows <channel>.<N>.log.gz or <channel>.<N>.log
+ * (N >= 1), a plain <channel>.log (or .log.gz), and - while GPUFlight
+ * writes, or after it crashed - .tmp/<channel>.log and retired windows
+ * .tmp/<channel>.<N>.log[.gz]; the older flat layout is
+ * <prefix>.<channel>[.<N>].log[.gz] beside each other.
+ *
+ * A channel's files are read in the order GPUFlight's own analyzer reads
+ * them with load_all_rotated: the windows by N, then the plain file; one
+ * file per window (the session root's before .tmp/'s, a non-empty one
+ * before an empty husk, the uncompressed before the gzipped), then the
+ * .tmp/ active file, the newest data.
  */
+#include "../util/buf.h"
 #include "read_int.h"
 
 #include <dirent.h>
@@ -14,28 +23,56 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* "<channel>.log" (*win = 0) or "<channel>.<N>.log.gz" (*win = N >= 1). */
-static bool chan_file(const char *name, int *ch, unsigned long *win)
+/* ------------------------------------------------------------ names */
+
+/* s is exactly "<channel>.log", "<channel>.log.gz" (*win 0) or
+ * "<channel>.<N>.log[.gz]" (*win N >= 1). */
+static bool chan_tail(const char *s, int *ch, unsigned long *win, bool *gz)
 {
     for (int c = 0; c < FL_CH_COUNT; c++) {
         size_t n = strlen(fl_channel_name(c));
-        if (strncmp(name, fl_channel_name(c), n) != 0 || name[n] != '.')
+        if (strncmp(s, fl_channel_name(c), n) != 0 || s[n] != '.')
             continue;
-        const char *rest = name + n + 1;
-        if (strcmp(rest, "log") == 0) {
-            *ch = c;
-            *win = 0;
-            return true;
+        const char *rest = s + n + 1;
+        unsigned long w = 0;
+        if (is_digit(*rest)) {
+            char *e;
+            errno = 0;
+            w = strtoul(rest, &e, 10);
+            if (errno || w == 0 || *e != '.')
+                return false;
+            rest = e + 1;
         }
-        if (!is_digit(*rest))
-            return false;
-        char *e;
-        errno = 0;
-        unsigned long w = strtoul(rest, &e, 10);
-        if (errno || w == 0 || strcmp(e, ".log.gz") != 0)
+        if (strcmp(rest, "log") != 0 && strcmp(rest, "log.gz") != 0)
             return false;
         *ch = c;
         *win = w;
+        *gz = rest[3] == '.';
+        return true;
+    }
+    return false;
+}
+
+bool fl_rd_flat_name(const char *name, char *prefix, size_t cap, int *chan)
+{
+    /* The first '.' of the file name after which a channel file's tail
+     * follows: the prefix is what comes before it (a directory part kept;
+     * the name's part not empty). */
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    for (const char *d = strchr(base, '.'); d; d = strchr(d + 1, '.')) {
+        int ch;
+        unsigned long w;
+        bool gz;
+        if (d == base || !chan_tail(d + 1, &ch, &w, &gz))
+            continue;
+        size_t n = (size_t)(d - name);
+        if (n >= cap)
+            return false;
+        memcpy(prefix, name, n);
+        prefix[n] = '\0';
+        if (chan)
+            *chan = ch;
         return true;
     }
     return false;
@@ -44,38 +81,6 @@ static bool chan_file(const char *name, int *ch, unsigned long *win)
 static int64_t mtime_ns(const struct stat *st)
 {
     return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
-/* A session directory: holds a channel file.  *newest: the latest mtime of
- * the directory and its channel files. */
-bool fl_rd_session_dir(const char *dir, int64_t *newest)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return false;
-    bool found = false;
-    struct stat st;
-    int64_t t = 0;
-    if (newest && fstat(dirfd(d), &st) == 0)
-        t = mtime_ns(&st);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        int ch;
-        unsigned long w;
-        if (!chan_file(e->d_name, &ch, &w))
-            continue;
-        if (fstatat(dirfd(d), e->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        found = true;
-        if (!newest)
-            break;
-        if (mtime_ns(&st) > t)
-            t = mtime_ns(&st);
-    }
-    closedir(d);
-    if (newest)
-        *newest = t;
-    return found;
 }
 
 char *fl_rd_join(const char *a, const char *b, const char *c)
@@ -87,170 +92,211 @@ char *fl_rd_join(const char *a, const char *b, const char *c)
     return s;
 }
 
-static int cmp_ulong(const void *a, const void *b)
-{
-    unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The files of channel ch, in reading order: the windows by number, then
- * the plain file (session directory), or <prefix>.<channel>.log (flat).
- * NULL-terminated, malloc'd; NULL when out of memory. */
-char **fl_rd_channel_files(const char *where, bool flat, int ch)
-{
-    size_t n = 0, cap = 8;
-    char **v = calloc(cap + 1, sizeof *v);
-    if (!v)
-        return NULL;
-    if (flat) {
-        char suffix[32];
-        snprintf(suffix, sizeof suffix, ".%s.log", fl_channel_name(ch));
-        char *f = fl_rd_join(where, suffix, "");
-        struct stat st;
-        if (f && stat(f, &st) == 0 && S_ISREG(st.st_mode))
-            v[n++] = f;
-        else
-            free(f);
-        return v;
-    }
-    unsigned long *w = NULL;
-    size_t nw = 0, wcap = 0;
-    bool plain = false;
-    DIR *d = opendir(where);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            int c;
-            unsigned long win;
-            if (!chan_file(e->d_name, &c, &win) || c != ch)
-                continue;
-            if (win == 0) {
-                plain = true;
-                continue;
-            }
-            if (nw == wcap) {
-                wcap = wcap ? wcap * 2 : 16;
-                unsigned long *nwv = realloc(w, wcap * sizeof *nwv);
-                if (!nwv)
-                    break;
-                w = nwv;
-            }
-            w[nw++] = win;
-        }
-        closedir(d);
-    }
-    if (nw)
-        qsort(w, nw, sizeof *w, cmp_ulong);
-    for (size_t i = 0; i <= nw; i++) {
-        char name[64];
-        if (i < nw)
-            snprintf(name, sizeof name, "/%s.%lu.log.gz", fl_channel_name(ch), w[i]);
-        else if (plain)
-            snprintf(name, sizeof name, "/%s.log", fl_channel_name(ch));
-        else
-            break;
-        if (n == cap) {
-            cap *= 2;
-            char **nv = realloc(v, (cap + 1) * sizeof *nv);
-            if (!nv)
-                break;
-            v = nv;
-        }
-        v[n] = fl_rd_join(where, name, "");
-        if (v[n])
-            n++;
-        v[n] = NULL;
-    }
-    free(w);
-    return v;
-}
-
-void fl_rd_free_list(char **v)
-{
-    for (size_t i = 0; v && v[i]; i++)
-        free(v[i]);
-    free(v);
-}
-
 bool fl_rd_ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
     return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-/* The channel files of a session (dir or flat prefix), in order. */
-char **fl_rd_all_files(const char *where, bool flat)
+/* ------------------------------------------------------------ a walk */
+
+/* A channel file found in a walk. */
+typedef struct cand {
+    char *path;
+    int ch;
+    unsigned long win;
+    bool gz, in_tmp;
+    off_t size;
+    int64_t mtime;
+} cand;
+
+typedef struct cands {
+    cand *v;
+    size_t n, cap;
+    bool oom;
+} cands;
+
+static void cands_free(cands *c)
 {
-    char **all = calloc(1, sizeof *all);
-    size_t n = 0;
-    for (int ch = 0; all && ch < FL_CH_COUNT; ch++) {
-        char **v = fl_rd_channel_files(where, flat, ch);
-        for (size_t i = 0; v && v[i]; i++) {
-            char **na = realloc(all, (n + 2) * sizeof *na);
-            if (!na) {
-                for (size_t k = i; v[k]; k++)
-                    free(v[k]);
-                break;
-            }
-            all = na;
-            all[n++] = v[i];
-            all[n] = NULL;
-        }
-        free(v);
-    }
-    return all;
+    for (size_t i = 0; i < c->n; i++)
+        free(c->v[i].path);
+    free(c->v);
+    memset(c, 0, sizeof *c);
 }
 
-/* A flat prefix of name in dir ("<prefix>.<channel>.log"), or false;
- * *chan: the channel. */
-bool fl_rd_flat_name(const char *name, char *prefix, size_t cap, int *chan)
+/* The channel files of dir into c: with prefix (the flat layout) the
+ * files <prefix>.<tail>, else the files <tail>; ch < 0: every channel. */
+static void walk(const char *dir, const char *prefix, bool in_tmp, int ch, cands *c)
 {
-    for (int c = 0; c < FL_CH_COUNT; c++) {
-        char suffix[32];
-        snprintf(suffix, sizeof suffix, ".%s.log", fl_channel_name(c));
-        size_t a = strlen(name), b = strlen(suffix);
-        if (a > b && strcmp(name + a - b, suffix) == 0 && a - b < cap) {
-            memcpy(prefix, name, a - b);
-            prefix[a - b] = '\0';
-            if (chan)
-                *chan = c;
-            return true;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    size_t pl = prefix ? strlen(prefix) : 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *tail = e->d_name;
+        if (prefix) {
+            if (strncmp(tail, prefix, pl) != 0 || tail[pl] != '.')
+                continue;
+            tail += pl + 1;
         }
-    }
-    return false;
-}
-
-/* Whether ch is the first channel that prefix has a file of (each prefix
- * is considered once). */
-bool fl_rd_first_flat_channel(const char *dir, const char *prefix, int ch)
-{
-    for (int c = 0; c < ch; c++) {
-        char name[1200];
-        snprintf(name, sizeof name, "%s/%s.%s.log", dir, prefix, fl_channel_name(c));
+        cand k = {.in_tmp = in_tmp};
         struct stat st;
-        if (stat(name, &st) == 0 && S_ISREG(st.st_mode))
-            return false;
+        if (!chan_tail(tail, &k.ch, &k.win, &k.gz) || (ch >= 0 && k.ch != ch) ||
+            fstatat(dirfd(d), e->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        k.size = st.st_size;
+        k.mtime = mtime_ns(&st);
+        k.path = fl_rd_join(dir, "/", e->d_name);
+        if (!k.path || fl_grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v) != 0) {
+            free(k.path);
+            c->oom = true;
+            break;
+        }
+        c->v[c->n++] = k;
     }
-    return true;
+    closedir(d);
+}
+
+/* Every channel file of a session (directory where, and its .tmp/; or the
+ * flat prefix where); ch < 0: every channel. */
+static void walk_session(const char *where, bool flat, int ch, cands *c)
+{
+    if (flat) {
+        const char *slash = strrchr(where, '/');
+        char *dir = slash ? strndup(where, (size_t)(slash - where)) : strdup(".");
+        if (dir)
+            walk(*dir ? dir : "/", slash ? slash + 1 : where, false, ch, c);
+        else
+            c->oom = true;
+        free(dir);
+        return;
+    }
+    walk(where, NULL, false, ch, c);
+    char *tmp = fl_rd_join(where, "/", RD_TMP_DIR);
+    if (tmp)
+        walk(tmp, NULL, true, ch, c);
+    else
+        c->oom = true;
+    free(tmp);
+}
+
+bool fl_rd_session_dir(const char *dir, int64_t *newest)
+{
+    cands c = {0};
+    walk_session(dir, false, -1, &c);
+    bool found = c.n > 0;
+    if (newest) {
+        struct stat st;
+        int64_t t = stat(dir, &st) == 0 ? mtime_ns(&st) : 0;
+        for (size_t i = 0; i < c.n; i++)
+            if (c.v[i].mtime > t)
+                t = c.v[i].mtime;
+        *newest = t;
+    }
+    cands_free(&c);
+    return found;
 }
 
 bool fl_rd_flat_exists(const char *prefix, int64_t *newest)
 {
-    bool found = false;
+    cands c = {0};
+    walk_session(prefix, true, -1, &c);
+    bool found = c.n > 0;
     int64_t t = 0;
-    for (int c = 0; c < FL_CH_COUNT; c++) {
-        char suffix[32];
-        snprintf(suffix, sizeof suffix, ".%s.log", fl_channel_name(c));
-        char *f = fl_rd_join(prefix, suffix, "");
-        struct stat st;
-        if (f && stat(f, &st) == 0 && S_ISREG(st.st_mode)) {
-            found = true;
-            if (mtime_ns(&st) > t)
-                t = mtime_ns(&st);
-        }
-        free(f);
-    }
+    for (size_t i = 0; i < c.n; i++)
+        if (c.v[i].mtime > t)
+            t = c.v[i].mtime;
     if (newest)
         *newest = t;
+    cands_free(&c);
     return found;
+}
+
+/* ------------------------------------------------------------ reading order */
+
+/* The slot of a file: its window (1..), then the plain file (0) of the
+ * session root, then the .tmp/ active file. */
+static int cmp_slot(const cand *x, const cand *y)
+{
+    int gx = x->win ? 0 : 1 + x->in_tmp, gy = y->win ? 0 : 1 + y->in_tmp;
+    if (gx != gy)
+        return gx < gy ? -1 : 1;
+    if (x->win != y->win)
+        return x->win < y->win ? -1 : 1;
+    return 0;
+}
+
+/* Within a slot, the file to read first: the session root's, a non-empty
+ * one, the uncompressed one (GPUFlight's analyzer's rule). */
+static int cmp_cand(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    int s = cmp_slot(x, y);
+    if (s)
+        return s;
+    if (x->in_tmp != y->in_tmp)
+        return x->in_tmp ? 1 : -1;
+    if ((x->size > 0) != (y->size > 0))
+        return x->size > 0 ? -1 : 1;
+    if (x->gz != y->gz)
+        return x->gz ? 1 : -1;
+    return strcmp(x->path, y->path);
+}
+
+static int cmp_channel_then_cand(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->ch != y->ch)
+        return x->ch < y->ch ? -1 : 1;
+    return cmp_cand(a, b);
+}
+
+/* The files of c in reading order, one per slot; the list is
+ * NULL-path-terminated (NULL when out of memory). */
+static rd_file *ordered(cands *c)
+{
+    if (c->oom) {
+        cands_free(c);
+        return NULL;
+    }
+    if (c->n > 1)
+        qsort(c->v, c->n, sizeof *c->v, cmp_channel_then_cand);
+    rd_file *v = calloc(c->n + 1, sizeof *v);
+    if (!v) {
+        cands_free(c);
+        return NULL;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        cand *k = &c->v[i];
+        if (i > 0 && c->v[i - 1].ch == k->ch && cmp_slot(&c->v[i - 1], k) == 0)
+            continue; /* the slot's other file: not read */
+        v[n++] = (rd_file){
+            .path = k->path, .channel = k->ch, .window = k->win, .gz = k->gz, .in_tmp = k->in_tmp};
+        k->path = NULL;
+    }
+    cands_free(c);
+    return v;
+}
+
+rd_file *fl_rd_channel_files(const char *where, bool flat, int ch)
+{
+    cands c = {0};
+    walk_session(where, flat, ch, &c);
+    return ordered(&c);
+}
+
+rd_file *fl_rd_all_files(const char *where, bool flat)
+{
+    cands c = {0};
+    walk_session(where, flat, -1, &c);
+    return ordered(&c);
+}
+
+void fl_rd_free_files(rd_file *v)
+{
+    for (size_t i = 0; v && v[i].path; i++)
+        free(v[i].path);
+    free(v);
 }

@@ -5,8 +5,10 @@
  * the batch scanner (reader/batch.c), every other record to jansson.  The
  * records every channel carries are given once (dedupe_common: a hash of
  * each such line).  A line that is no record is a warning and a count,
- * never the end of the read.
+ * never the end of the read; a type the vocabulary does not know is
+ * counted, and warned about once per type.
  */
+#include "../util/buf.h"
 #include "read_int.h"
 
 #include <stdarg.h>
@@ -18,6 +20,34 @@
 static bool is_common(fl_type t)
 {
     return t != FL_T_UNKNOWN && fl_type_get(t)->channel == FL_CH_ALL;
+}
+
+/* A record of a type wire/vocab.h does not know, just counted in
+ * unknown_types: the first of its type is also a warning naming it. */
+static void note_unknown(rd *r, const char *type, size_t n)
+{
+    for (size_t i = 0; i < r->n_unknown; i++)
+        if (strlen(r->unknown[i]) == n && memcmp(r->unknown[i], type, n) == 0)
+            return;
+    if (r->n_unknown == RD_MAX_UNKNOWN)
+        return;
+    char *copy = n < RD_TYPE_MAX ? strndup(type, n) : NULL;
+    if (!copy ||
+        fl_grow((void **)&r->unknown, &r->cap_unknown, r->n_unknown + 1, sizeof *r->unknown) != 0) {
+        free(copy);
+        return;
+    }
+    r->unknown[r->n_unknown++] = copy;
+    if (r->n_unknown == RD_MAX_UNKNOWN)
+        fl_rd_warn(r,
+                   "record type \"%.*s\" is not known to this reader (its records are counted, "
+                   "not read); %d unknown types: no more warnings for new ones",
+                   (int)n, type, RD_MAX_UNKNOWN);
+    else
+        fl_rd_warn(r,
+                   "record type \"%.*s\" is not known to this reader: its records are "
+                   "counted, not read (one warning per type)",
+                   (int)n, type);
 }
 
 /* Every other record: jansson. */
@@ -54,8 +84,10 @@ static int parse_json(rd *r, const char *line, size_t len)
         fl_type t = fl_type_of(type, strlen(type));
         if (t == FL_T_SHUTDOWN)
             r->saw_shutdown = true;
-        if (t == FL_T_UNKNOWN)
+        if (t == FL_T_UNKNOWN) {
             r->res->unknown_types++;
+            note_unknown(r, type, strlen(type));
+        }
         if (r->cb && r->cb->record)
             r->cb->record(r->cb->user, r->channel, t, type, j);
         rc = 0;
@@ -119,8 +151,13 @@ int fl_rd_handle_line(rd *r, const char *line, size_t len)
 {
     char type[RD_TYPE_MAX];
     int tl = fl_probe_type(&r->key, line, type);
-    if (tl > 0 && fl_is_batch_name(type, (size_t)tl))
-        return fl_rd_parse_batch(r, line, len);
+    if (tl > 0 && fl_is_batch_name(type, (size_t)tl)) {
+        uint64_t unknown = r->res->unknown_types;
+        int rc = fl_rd_parse_batch(r, line, len);
+        if (r->res->unknown_types != unknown)
+            note_unknown(r, type, (size_t)tl);
+        return rc;
+    }
     if (tl > 0 && r->dedupe && is_common(fl_type_of(type, (size_t)tl)) &&
         seen_before(r, hash_bytes(line, len)))
         return 0;

@@ -134,6 +134,36 @@ static bool on_line(void *ctx, int ev, char *line, size_t len, uint64_t lineno, 
     return false;
 }
 
+/* One file of session t through the parser, then its window's sidecar
+ * checked; false when it could not be opened (*first_err: the first such
+ * message). */
+static bool read_file(rd *r, const target *t, const rd_file *f, lbuf *lb, char *first_err,
+                      size_t cap)
+{
+    r->file = f->path;
+    r->line = 0;
+    r->channel = f->channel;
+    /* A window's sidecar is checked after it is read; a plain window's CRC
+     * is taken as it is read, only when there is a sidecar to check. */
+    bool check = !t->flat && f->window && fl_rd_has_sidecar(t->where, f);
+    rd_crc crc;
+    if (fl_rd_read_lines(lb, f->path, f->gz, on_line, r, &r->res->bytes,
+                         check && !f->gz ? &crc : NULL) < 0) {
+        char m[560];
+        snprintf(m, sizeof m, "cannot open %s: %s", f->path, strerror(errno));
+        if (!first_err[0])
+            snprintf(first_err, cap, "%s", m);
+        fl_rd_warn(r, "%s", m);
+        return false;
+    }
+    r->res->files++;
+    if (f->in_tmp)
+        r->res->tmp_files++;
+    if (check)
+        fl_rd_check_sidecar(r, t->where, f, f->gz ? NULL : &crc);
+    return true;
+}
+
 /* Every channel file of session t, channel by channel, through the parser.
  * GP_ERR_IO when none could be opened. */
 static gp_status read_channels(const target *t, const fl_read_opts *o, const fl_read_cb *cb,
@@ -147,26 +177,14 @@ static gp_status read_channels(const target *t, const fl_read_opts *o, const fl_
     r.dedupe = o->dedupe_common;
     int opened = 0;
     char first_err[600] = "";
-    for (int ch = 0; ch < FL_CH_COUNT; ch++) {
-        char **files = fl_rd_channel_files(t->where, t->flat, ch);
-        for (size_t i = 0; files && files[i]; i++) {
-            r.file = files[i];
-            r.line = 0;
-            r.channel = ch;
-            if (fl_rd_read_lines(lb, files[i], fl_rd_ends_with(files[i], ".gz"), on_line, &r,
-                                 &res->bytes) < 0) {
-                char m[560];
-                snprintf(m, sizeof m, "cannot open %s: %s", files[i], strerror(errno));
-                if (!first_err[0])
-                    snprintf(first_err, sizeof first_err, "%s", m);
-                fl_rd_warn(&r, "%s", m);
-                continue;
-            }
-            opened++;
-            res->files++;
-        }
-        fl_rd_free_list(files);
+    rd_file *files = fl_rd_all_files(t->where, t->flat);
+    if (!files) {
+        fl_rd_free(&r);
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory listing its files", t->where);
     }
+    for (size_t i = 0; files[i].path; i++)
+        opened += read_file(&r, t, &files[i], lb, first_err, sizeof first_err);
+    fl_rd_free_files(files);
     r.file = NULL;
     gp_status st = GP_OK;
     if (!opened)
@@ -234,18 +252,14 @@ gp_status fl_read_session_prefixed(const char *log_dir, const char *log_prefix,
     struct stat st;
     bool tried = false;
     gp_status rc = GP_OK;
-    for (int c = 0; !tried && c < FL_CH_COUNT; c++) {
-        char suffix[32];
-        snprintf(suffix, sizeof suffix, ".%s.log", fl_channel_name(c));
-        char *f = fl_rd_join(at, suffix, "");
-        /* A channel file's own path: read as its flat prefix even when
-         * <log_dir>/<log_prefix> is also a directory. */
-        if (f && stat(f, &st) == 0 && S_ISREG(st.st_mode)) {
-            rc = fl_read_session(f, &o, cb, res, err);
-            tried = true;
-        }
-        free(f);
+    /* The flat files' prefix, named by one of its files: read as such
+     * even when <log_dir>/<log_prefix> is also a directory. */
+    rd_file *flat = fl_rd_all_files(at, true);
+    if (flat && flat[0].path) {
+        rc = fl_read_session(flat[0].path, &o, cb, res, err);
+        tried = true;
     }
+    fl_rd_free_files(flat);
     if (!tried && stat(at, &st) == 0 && S_ISDIR(st.st_mode)) {
         rc = fl_read_session(at, &o, cb, res, err);
         tried = true;

@@ -3,9 +3,11 @@
  * (reader/read.c and the files of reader/read_int.h).
  *
  * Finds a session under a path (a log directory, a session directory, or
- * the older flat layout <prefix>.<channel>.log), reads every channel file -
- * plain <channel>.log and the gzipped windows <channel>.<N>.log.gz in
- * window order - line by line, and hands each record to callbacks:
+ * the older flat layout <prefix>.<channel>[.<N>].log[.gz]), reads every
+ * channel file - the windows <channel>.<N>.log[.gz] in window order, the
+ * plain <channel>.log, a live or crashed GPUFlight session's
+ * .tmp/<channel>.log (reader/layout.c) - line by line, checks each
+ * window's sidecar, and hands each record to callbacks:
  * columnar batches already split into cells (a specialised scanner: the
  * batches are nearly all of a trace's bytes), every other record as a
  * parsed JSON object (jansson).  Memory is one line and one batch at a
@@ -114,9 +116,17 @@ typedef struct fl_read_result {
     uint64_t bad_lines;     /* not JSON / torn / not an object */
     uint64_t bad_records;   /* parsed, but unusable (missing fields, rows not matching) */
     uint64_t other_session; /* records of another session_id, dropped */
-    uint64_t unknown_types; /* records of a type this reader does not know (still given) */
+    uint64_t unknown_types; /* records of a type this reader does not know (still given;
+                               one warning per type) */
     uint64_t files;         /* files read */
     uint64_t gz_errors;     /* gzip streams that ended in an error */
+    /* Windows whose sidecar (.gpufl-window.<channel>.<N>.json) is not valid
+     * or does not match its payload file's size or CRC-32 (a warning each;
+     * the window is read all the same). */
+    uint64_t bad_windows;
+    /* Files read from the session's .tmp/: GPUFlight had not published
+     * them, so the session was still recording or crashed. */
+    uint64_t tmp_files;
 } fl_read_result;
 
 /*

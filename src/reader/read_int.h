@@ -45,7 +45,13 @@ typedef struct rd {
     size_t col_cap;
     uint64_t *set; /* dedupe: hashes of the common records' lines */
     size_t set_cap, set_n;
+    /* Record types not in wire/vocab.h, each warned about once (up to
+     * RD_MAX_UNKNOWN names; then one warning that says so). */
+    char **unknown;
+    size_t n_unknown, cap_unknown;
 } rd;
+
+#define RD_MAX_UNKNOWN 256
 
 void fl_rd_free(rd *r);
 /* A warning about the current line (file and line from r). */
@@ -83,33 +89,69 @@ enum { EV_LINE, EV_TORN, EV_LONG, EV_GZERR, EV_IOERR };
 typedef bool (*line_fn)(void *ctx, int ev, char *line, size_t len, uint64_t lineno,
                         const char *msg);
 
+/* The CRC-32 (zlib's) and size of a file's bytes as read: complete when
+ * the whole file was read without an error. */
+typedef struct rd_crc {
+    uint32_t crc;
+    uint64_t bytes;
+    bool complete;
+} rd_crc;
+
 /* Reads path line by line (gz: through zlib), adding the bytes read to
- * *bytes (if not NULL).  -1 if it cannot be opened (errno), else 0. */
-int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx, uint64_t *bytes);
+ * *bytes (if not NULL); crc (if not NULL, plain files only): the CRC of
+ * the file's bytes.  -1 if it cannot be opened (errno), else 0. */
+int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx, uint64_t *bytes,
+                     rd_crc *crc);
+/* The CRC-32 and size of a whole file; -1 if it cannot be read (errno). */
+int fl_rd_file_crc(const char *path, rd_crc *out);
 
 /* ---------------------------------------- a session's files (layout.c) */
+
+/* A live or crashed GPUFlight session's directory of unpublished files,
+ * inside the session directory. */
+#define RD_TMP_DIR ".tmp"
+/* A published window's sidecar: <session>/.gpufl-window.<channel>.<N>.json. */
+#define RD_SIDECAR_PREFIX ".gpufl-window."
+
+/* One file of a session, as the reader reads it. */
+typedef struct rd_file {
+    char *path; /* NULL: the end of a list */
+    int channel;
+    unsigned long window; /* N of <channel>.<N>.log[.gz]; 0: the plain file */
+    bool gz, in_tmp;      /* in_tmp: in the session's .tmp/ */
+} rd_file;
 
 /* a b c concatenated, malloc'd; NULL when out of memory. */
 char *fl_rd_join(const char *a, const char *b, const char *c);
 bool fl_rd_ends_with(const char *s, const char *suf);
-/* A session directory: holds a channel file.  *newest (if not NULL): the
- * latest mtime of the directory and its channel files. */
+/* A session directory: holds a channel file, itself or in its .tmp/.
+ * *newest (if not NULL): the latest mtime of the directory and its channel
+ * files. */
 bool fl_rd_session_dir(const char *dir, int64_t *newest);
-/* The files of channel ch in reading order (a session directory's windows
- * by number, then its plain file; or the flat <prefix>.<channel>.log).
- * NULL-terminated, malloc'd; NULL when out of memory. */
-char **fl_rd_channel_files(const char *where, bool flat, int ch);
+/* The files of channel ch in reading order (a session directory's: the
+ * windows by number, then the plain file, then .tmp/'s active file; the
+ * flat prefix's the same way), one per window.  Terminated by a NULL
+ * path, malloc'd; NULL when out of memory. */
+rd_file *fl_rd_channel_files(const char *where, bool flat, int ch);
 /* Every channel's files, in channel order. */
-char **fl_rd_all_files(const char *where, bool flat);
-void fl_rd_free_list(char **v);
-/* A flat prefix of name ("<prefix>.<channel>.log"), or false; *chan (if
- * not NULL): the channel. */
+rd_file *fl_rd_all_files(const char *where, bool flat);
+void fl_rd_free_files(rd_file *v);
+/* A flat prefix of name ("<prefix>.<channel>[.<N>].log[.gz]"), or false;
+ * *chan (if not NULL): the channel. */
 bool fl_rd_flat_name(const char *name, char *prefix, size_t cap, int *chan);
-/* Whether ch is the first channel that dir/prefix has a file of. */
-bool fl_rd_first_flat_channel(const char *dir, const char *prefix, int ch);
 /* Whether the flat prefix has a channel file; *newest (if not NULL): the
  * latest mtime of its files. */
 bool fl_rd_flat_exists(const char *prefix, int64_t *newest);
+
+/* ------------------------------------------------- sidecars (sidecar.c) */
+
+/* Whether window f of the session directory dir has a sidecar. */
+bool fl_rd_has_sidecar(const char *dir, const rd_file *f);
+/* Checks the sidecar of window f of the session directory dir, if it has
+ * one, against its payload file (crc: the file's CRC as read, when f is
+ * that file): a sidecar that is not valid or does not match is a warning
+ * naming it, counted in bad_windows. */
+void fl_rd_check_sidecar(rd *r, const char *dir, const rd_file *f, const rd_crc *crc);
 
 /* ------------------------------------------ finding a session (discover.c) */
 

@@ -18,6 +18,9 @@ void fl_rd_free(rd *r)
     free(r->col_off);
     free(r->cols);
     free(r->set);
+    for (size_t i = 0; i < r->n_unknown; i++)
+        free(r->unknown[i]);
+    free(r->unknown);
 }
 
 static void vwarn(rd *r, const char *fmt, va_list ap)

@@ -3,7 +3,8 @@
  * record and batch of a session summed up as it streams by, into counters
  * and histograms whose size follows what is distinct in the session
  * (scope names, devices, stall reasons, metrics), never its events.
- * Kernel rows, the bulk of a session, are kernels.c's.
+ * Kernel rows, the bulk of a session, are kernels.c's; the records that
+ * are not batches, collect_records.c's.
  *
  * A scope instance is remembered only while it is open (scopes.h pairs
  * the rows); scopes still open at the end are counted as open_at_end.
@@ -149,16 +150,8 @@ static void scope_done(fl_report *r, uint64_t instance, uint64_t name_id, uint64
 {
     sstat *s =
         fl_report_scope(r, scope_name(r, name_id), (instance & FL_NVTX_INSTANCE_BIT) != 0, NULL);
-    if (!s)
-        return;
-    if (s->count == 0 || dur < s->min_ns)
-        s->min_ns = dur;
-    if (s->count == 0 || dur > s->max_ns)
-        s->max_ns = dur;
-    s->count++;
-    s->total_ns += dur;
-    if (!fl_hist_add(&s->h, dur))
-        r->oom = true;
+    if (s)
+        fl_report_scope_add(r, s, dur);
 }
 
 static void scope_batch(fl_report *r, const fl_batch *b)
@@ -186,11 +179,12 @@ static void scope_batch(fl_report *r, const fl_batch *b)
 }
 
 /* The stall reason's counters, made at its first sample; NULL when out
- * of memory. */
-static stallstat *stall_of(fl_report *r, uint64_t reason)
+ * of memory.  A PC Sampling API row's reason is the one metric_dict names
+ * (metric_id); an activity-API row's (metric_id 0) CUPTI's enum value. */
+static stallstat *stall_of(fl_report *r, uint64_t reason, uint64_t metric_id)
 {
     for (size_t k = 0; k < r->n_st; k++)
-        if (r->st[k].reason == reason)
+        if (r->st[k].metric_id == metric_id && (metric_id || r->st[k].reason == reason))
             return &r->st[k];
     if (fl_grow((void **)&r->st, &r->cap_st, r->n_st + 1, sizeof *r->st) != 0) {
         r->oom = true;
@@ -199,7 +193,28 @@ static stallstat *stall_of(fl_report *r, uint64_t reason)
     stallstat *s = &r->st[r->n_st++];
     memset(s, 0, sizeof *s);
     s->reason = reason;
+    s->metric_id = metric_id;
     return s;
+}
+
+/* A SASS metric row (sample_kind 1): metric_value of metric_id. */
+static void sass_metric(fl_report *r, uint64_t metric_id, double value)
+{
+    sassstat *m = NULL;
+    for (size_t k = 0; k < r->n_sm && !m; k++)
+        if (r->sm[k].metric_id == metric_id)
+            m = &r->sm[k];
+    if (!m) {
+        if (fl_grow((void **)&r->sm, &r->cap_sm, r->n_sm + 1, sizeof *r->sm) != 0) {
+            r->oom = true;
+            return;
+        }
+        m = &r->sm[r->n_sm++];
+        memset(m, 0, sizeof *m);
+        m->metric_id = metric_id;
+    }
+    m->rows++;
+    m->total += value;
 }
 
 /* The same for a function's samples. */
@@ -229,7 +244,11 @@ static void profile_batch(fl_report *r, const fl_batch *b)
         uint64_t kind = 0, reason, val, fn = 0, metric = 0;
         fl_rcell_u64(b, i, c_kind, &kind);
         if (kind == 1) {
+            double v = 0;
             r->sass_rows++;
+            fl_rcell_u64(b, i, c_metric, &metric);
+            fl_rcell_real(b, i, c_val, &v);
+            sass_metric(r, metric, v);
             continue;
         }
         if (kind != 0 || !fl_rcell_u64(b, i, c_reason, &reason)) {
@@ -242,12 +261,10 @@ static void profile_batch(fl_report *r, const fl_batch *b)
         fl_rcell_u64(b, i, c_fn, &fn);
         fl_rcell_u64(b, i, c_metric, &metric);
         r->pc_samples += val;
-        stallstat *s = stall_of(r, reason);
+        stallstat *s = stall_of(r, reason, metric);
         if (!s)
             return;
         s->samples += val;
-        if (!s->metric_id)
-            s->metric_id = metric;
         if (fn) {
             fnstat *f = function_of(r, fn);
             if (!f)
@@ -302,6 +319,18 @@ static void sum_durations(const fl_batch *b, uint64_t *count, uint64_t *ns)
     }
 }
 
+/* Our graph_event_batch: each row a launch of its graph_id. */
+static void graph_batch(fl_report *r, const fl_batch *b)
+{
+    int c_graph = fl_batch_colid(b, FL_COL_GRAPH_GRAPH_ID), c_dur = fl_batch_time_col(b, true);
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t id, d = 0;
+        bool have_id = fl_rcell_u64(b, i, c_graph, &id);
+        fl_rcell_u64(b, i, c_dur, &d);
+        fl_report_graph_launch(r, NULL, have_id, have_id ? id : 0, d);
+    }
+}
+
 static void alloc_batch(fl_report *r, const fl_batch *b)
 {
     int c_op = fl_batch_colid(b, FL_COL_ALLOC_MEMORY_OP);
@@ -323,14 +352,8 @@ static void cb_record(void *user, int channel, fl_type t, const char *type, json
     if (type && rec && t != FL_T_KERNEL_DETAIL)
         fl_report_dq_flush(r);
     fl_model_record(r->m, channel, t, type, rec);
-    if (t == FL_T_MEMSET_EVENT) {
-        uint64_t bytes = 0, dur = 0;
-        fl_jget_u64(rec, "bytes", &bytes);
-        fl_jget_u64(rec, "duration_ns", &dur);
-        r->memsets.count++;
-        r->memsets.bytes += bytes;
-        r->memsets.time_ns += dur;
-    }
+    if (type && rec)
+        fl_report_gpufl_record(r, channel, t, type, rec);
 }
 
 static void cb_batch(void *user, const fl_batch *b)
@@ -362,13 +385,16 @@ static void cb_batch(void *user, const fl_batch *b)
         pm_batch(r, b);
         break;
     case FL_T_GRAPH_EVENT_BATCH:
-        sum_durations(b, &r->graphs, &r->graph_ns);
+        graph_batch(r, b);
         break;
     case FL_T_SYNCHRONIZATION_EVENT_BATCH:
         sum_durations(b, &r->syncs, &r->sync_ns);
         break;
     case FL_T_MEMORY_ALLOC_EVENT_BATCH:
         alloc_batch(r, b);
+        break;
+    case FL_T_UNKNOWN:
+        fl_report_unknown_type(r, b->type);
         break;
     default:
         break;
@@ -424,7 +450,9 @@ void fl_report_destroy(fl_report *r)
     free(r->d);
     free(r->st);
     free(r->fn);
+    free(r->sm);
     free(r->pm);
+    fl_report_gpufl_free(r);
     fl_pool_free(&r->pool);
     for (size_t i = 0; i < MAX_WARNINGS_KEPT; i++)
         free(r->warning_text[i]);
@@ -463,6 +491,12 @@ static int cmp_pm(const void *a, const void *b)
     return x->metric_id < y->metric_id ? -1 : x->metric_id > y->metric_id;
 }
 
+static int cmp_sass(const void *a, const void *b)
+{
+    const sassstat *x = a, *y = b;
+    return x->metric_id < y->metric_id ? -1 : x->metric_id > y->metric_id;
+}
+
 void fl_report_finish(fl_report *r, const fl_read_result *res)
 {
     fl_report_dq_flush(r);
@@ -487,6 +521,8 @@ void fl_report_finish(fl_report *r, const fl_read_result *res)
         qsort(r->fn, r->n_fn, sizeof *r->fn, cmp_fn);
     if (r->n_pm > 1)
         qsort(r->pm, r->n_pm, sizeof *r->pm, cmp_pm);
+    if (r->n_sm > 1)
+        qsort(r->sm, r->n_sm, sizeof *r->sm, cmp_sass);
 }
 
 size_t fl_report_mem_bytes(const fl_report *r)
@@ -495,7 +531,13 @@ size_t fl_report_mem_bytes(const fl_report *r)
                r->n_dense * sizeof *r->k_dense + fl_map_bytes(&r->s_by_name) +
                fl_map_bytes(&r->open) + fl_pool_bytes(&r->pool) + r->cap_k * sizeof *r->k +
                r->cap_s * sizeof *r->s + r->cap_d * sizeof *r->d + r->cap_st * sizeof *r->st +
-               r->cap_fn * sizeof *r->fn + r->cap_pm * sizeof *r->pm + r->cap_dq * sizeof *r->dq;
+               r->cap_fn * sizeof *r->fn + r->cap_pm * sizeof *r->pm + r->cap_dq * sizeof *r->dq +
+               r->cap_sm * sizeof *r->sm + r->cap_kp * sizeof *r->kp + r->cap_sp * sizeof *r->sp +
+               r->cap_gr * sizeof *r->gr + r->cap_dw * sizeof *r->dw + r->cap_sg * sizeof *r->sg +
+               fl_map_bytes(&r->kp_by_name) + fl_map_bytes(&r->sp_by_name) +
+               fl_map_bytes(&r->gr_by_key) + fl_map_bytes(&r->dw_by_name) +
+               fl_map_bytes(&r->sg_by_key) + fl_map_bytes(&r->sass_seen) +
+               (r->cap_sass_fn + r->cap_sass_src) * sizeof(const char *);
     for (size_t i = 0; i < r->n_k; i++)
         n += fl_hist_bytes(&r->k[i].h) + r->k[i].n_scope_idx * sizeof(uint32_t);
     for (size_t i = 0; i < r->n_s; i++)

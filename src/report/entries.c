@@ -1,8 +1,9 @@
 /*
  * report/entries.c - the report's per-scope and per-device entries, found
  * or made at their first use: one place for both the kernel rows
- * (kernels.c) and the other batches (collect.c) to add to, so neither
- * calls into the other.
+ * (kernels.c) and the other batches (collect.c, collect_records.c) to add
+ * to, so neither calls into the other; and the keyed entries of
+ * collect_records.c's tables.
  */
 #include "report_int.h"
 #include "../util/buf.h"
@@ -51,4 +52,40 @@ dstat *fl_report_device(fl_report *r, int64_t id)
     memset(d, 0, sizeof *d);
     d->id = id;
     return d;
+}
+
+void *fl_report_entry(fl_report *r, fl_u64map *map, void **arr, size_t *n, size_t *cap, size_t size,
+                      uint64_t key, bool *fresh)
+{
+    bool f;
+    fl_mval *v = fl_map_put(map, key, &f);
+    if (!v) {
+        r->oom = true;
+        return NULL;
+    }
+    if (f) {
+        if (fl_grow(arr, cap, *n + 1, size) != 0) {
+            fl_map_del(map, key);
+            r->oom = true;
+            return NULL;
+        }
+        v->a = *n;
+        memset((char *)*arr + *n * size, 0, size);
+        (*n)++;
+    }
+    if (fresh)
+        *fresh = f;
+    return (char *)*arr + v->a * size;
+}
+
+void fl_report_scope_add(fl_report *r, sstat *s, uint64_t dur)
+{
+    if (s->count == 0 || dur < s->min_ns)
+        s->min_ns = dur;
+    if (s->count == 0 || dur > s->max_ns)
+        s->max_ns = dur;
+    s->count++;
+    s->total_ns += dur;
+    if (!fl_hist_add(&s->h, dur))
+        r->oom = true;
 }

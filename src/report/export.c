@@ -7,8 +7,10 @@
  * ts_ns, else the first time read; "otherData.origin_ns" says which):
  *
  *   pid 1            "host: <app> (pid N)": tid 1 "scopes" (gpufl scopes),
- *                    tid 2 "NVTX" (ranges: scope_instance_id bit 62),
- *                    tid 3 "synchronization"; counters "cpu", "ram"
+ *                    tid 2 "NVTX" (ranges: scope_instance_id bit 62, and
+ *                    nvtx_marker_event), tid 3 "synchronization", tid 4
+ *                    "perf ranges" (perf_metric_event), tid 5 "deep
+ *                    windows"; counters "cpu", "ram"
  *   pid 100 + d      "GPU d: <name>": one tid per stream ("stream 7") with
  *                    kernels, memcpys, memsets and graph launches as "X"
  *                    events; counters "util", "memory", "power",
@@ -22,13 +24,17 @@
  * open at the end of the read are written at finish, up to the last time
  * read, with args.open_at_end.  Metadata events (process_name,
  * process_sort_index, thread_name) are written the first time a track is
- * used.  Every string goes through fl_buf_str (JSON escaping).
+ * used.  Every string goes through fl_buf_str (JSON escaping).  The
+ * timed records besides kernels, copies, scopes and synchronizations
+ * (memsets, graph launches, NVTX markers, perf ranges, deep windows) are
+ * read by report/export_ranges.c and written here.
  *
  * CSV: the header below, then one row per kernel in file order, RFC 4180
  * quoting (a field with a comma, quote or line break is quoted, quotes
  * doubled), an empty field for what was not recorded.
  */
 #include "export.h"
+#include "export_ranges.h"
 #include "../reader/read.h"
 #include "../util/buf.h"
 #include "model.h"
@@ -45,6 +51,7 @@
 #define TID_SCOPES 1
 #define TID_NVTX 2
 #define TID_SYNC 3
+_Static_assert(TID_NVTX == FL_EX_TID_NVTX, "NVTX ranges and markers share a thread");
 
 static const char csv_header[] =
     "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
@@ -201,9 +208,11 @@ static void track(fl_export *e, int64_t pid, int64_t tid)
     char name[64];
     if (pid == PID_HOST)
         snprintf(name, sizeof name, "%s",
-                 tid == TID_SCOPES ? "scopes"
-                 : tid == TID_NVTX ? "NVTX"
-                                   : "synchronization");
+                 tid == TID_SCOPES       ? "scopes"
+                 : tid == TID_NVTX       ? "NVTX"
+                 : tid == FL_EX_TID_PERF ? "perf ranges"
+                 : tid == FL_EX_TID_DEEP ? "deep windows"
+                                         : "synchronization");
     else
         snprintf(name, sizeof name, "stream %" PRId64, tid);
     meta(e, "thread_name", pid, tid, "name", name, 0);
@@ -429,31 +438,30 @@ static void memcpy_batch(fl_export *e, const fl_batch *b)
     }
 }
 
-static bool jget_u64(const json_t *obj, const char *key, uint64_t *out)
+/* A timed record's complete event (export_ranges.c says which and where). */
+static void span_event(fl_export *e, const fl_ex_span *s)
 {
-    const json_t *v = json_object_get(obj, key);
-    if (!json_is_integer(v) || json_integer_value(v) < 0)
-        return false;
-    *out = (uint64_t)json_integer_value(v);
-    return true;
-}
-
-static void memset_event(fl_export *e, const json_t *rec)
-{
-    uint64_t ts, dur = 0, dev, stream = 0, bytes = 0, value, corr;
-    if (!jget_u64(rec, "ts_ns", &ts))
-        return;
-    jget_u64(rec, "duration_ns", &dur);
-    jget_u64(rec, "stream_id", &stream);
-    jget_u64(rec, "bytes", &bytes);
-    bool have_dev = jget_u64(rec, "device_id", &dev) && dev <= INT32_MAX;
-    device_event(e, "memset", "memset", ts, dur, have_dev ? (int64_t)dev : -1, stream);
+    if (s->on_device) {
+        device_event(e, s->name, s->cat, s->start_ns, s->dur_ns, s->device, s->stream);
+    } else {
+        track(e, PID_HOST, s->host_tid);
+        begin_event(e, s->name, s->cat, "X", true, s->start_ns, PID_HOST, s->host_tid);
+        fl_buf_puts(&e->line, ",\"dur\":");
+        put_us(&e->line, (int64_t)s->dur_ns);
+        fl_buf_puts(&e->line, ",\"args\":{");
+    }
     bool first = true;
-    arg_u64(&e->line, &first, "bytes", bytes);
-    if (jget_u64(rec, "value", &value))
-        arg_u64(&e->line, &first, "value", value);
-    if (jget_u64(rec, "corr_id", &corr))
-        arg_u64(&e->line, &first, "corr_id", corr);
+    for (size_t i = 0; i < s->nargs; i++) {
+        const fl_ex_arg *a = &s->args[i];
+        if (a->kind == FL_EX_ARG_U64)
+            arg_u64(&e->line, &first, a->key, a->u);
+        else if (a->kind == FL_EX_ARG_I64)
+            arg_i64(&e->line, &first, a->key, a->i);
+        else if (a->kind == FL_EX_ARG_DBL)
+            arg_dbl(&e->line, &first, a->key, a->d);
+        else
+            arg_str(&e->line, &first, a->key, a->s);
+    }
     fl_buf_puts(&e->line, "}");
     end_event(e);
 }
@@ -638,9 +646,13 @@ static void cb_record(void *user, int channel, fl_type t, const char *type, json
     if (e->finished)
         return;
     fl_model_record(e->m, channel, t, type, rec);
-    if (e->fmt == FL_EXPORT_CHROME_TRACE && t == FL_T_MEMSET_EVENT) {
-        start(e);
-        memset_event(e, rec);
+    if (e->fmt == FL_EXPORT_CHROME_TRACE && type && rec) {
+        fl_ex_span s;
+        if (fl_ex_record_span(t, rec, &s)) {
+            start(e);
+            span_event(e, &s);
+        }
+        fl_ex_span_free(&s);
     }
 }
 

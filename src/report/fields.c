@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 /* ========================================================= batch cells */
 
@@ -104,6 +105,42 @@ const char *fl_jget_str(const json_t *obj, const char *key)
     return json_string_value(json_object_get(obj, key));
 }
 
+bool fl_jget_id(const json_t *obj, const char *key, uint64_t *out)
+{
+    const char *s = fl_jget_str(obj, key);
+    if (!s)
+        return fl_jget_u64(obj, key, out);
+    if (!*s || strlen(s) > 20)
+        return false;
+    uint64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9' || v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    *out = v;
+    return true;
+}
+
+bool fl_jget_span(const json_t *obj, uint64_t *start, uint64_t *dur)
+{
+    uint64_t a, b, d;
+    if (fl_jget_u64(obj, "start_ns", &a) && a > 0) {
+        *start = a;
+        if (fl_jget_u64(obj, "end_ns", &b) && b >= a)
+            *dur = b - a;
+        else
+            *dur = fl_jget_u64(obj, "duration_ns", &d) ? d : 0;
+        return true;
+    }
+    if (fl_jget_u64(obj, "ts_ns", &a) && a > 0) {
+        *start = a;
+        *dur = fl_jget_u64(obj, "duration_ns", &d) ? d : 0;
+        return true;
+    }
+    return false;
+}
+
 /* ========================================================== dimensions */
 
 /* "(x,y,z)" -> v; false if it is not that. */
@@ -130,6 +167,39 @@ const char *fl_dim3_format(char *buf, size_t len, const uint32_t v[3])
 }
 
 /* =============================================================== names */
+
+const char *const fl_perf_keys[FL_PERF_COUNT] = {"sm_throughput_pct",
+                                                 "l1_hit_rate_pct",
+                                                 "l2_hit_rate_pct",
+                                                 "dram_read_bytes",
+                                                 "dram_write_bytes",
+                                                 "tensor_active_pct",
+                                                 "achieved_occupancy_pct",
+                                                 "shared_load_bank_conflicts",
+                                                 "shared_store_bank_conflicts",
+                                                 "shared_bank_conflicts",
+                                                 "shared_wavefronts",
+                                                 "shared_bank_conflict_overhead_pct",
+                                                 "shared_bank_conflict_nway"};
+
+const char *fl_stall_reason_name(uint64_t reason)
+{
+    /* CUPTI's CUpti_ActivityPCSamplingStallReason, as the spec lists it. */
+    static const char *const names[] = {"invalid",
+                                        "none",
+                                        "instruction fetch",
+                                        "execution dependency",
+                                        "memory dependency",
+                                        "texture",
+                                        "sync",
+                                        "constant memory",
+                                        "pipe busy",
+                                        "memory throttle",
+                                        "not selected",
+                                        "other",
+                                        "sleeping"};
+    return reason < sizeof names / sizeof names[0] ? names[reason] : NULL;
+}
 
 const char *fl_copy_kind_name(uint64_t kind)
 {

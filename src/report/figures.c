@@ -166,6 +166,12 @@ const char *fl_kernel_label(const fl_report *r, const kstat *k, char *buf, size_
     return buf;
 }
 
+const char *fl_stall_name(const fl_report *r, const stallstat *s)
+{
+    return s->metric_id ? fl_model_metric_name(r->m, s->metric_id)
+                        : fl_stall_reason_name(s->reason);
+}
+
 double fl_busy_pct(const dstat *d, uint64_t duration_ns)
 {
     double p = 100.0 * (double)fl_busy_of(d) / (double)duration_ns;
@@ -187,7 +193,7 @@ bool fl_report_partial(const fl_report *r)
 {
     const fl_model *m = r->m;
     const fl_read_result *res = &r->res;
-    return (r->have_res &&
-            (res->bad_lines || res->bad_records || res->other_session || res->gz_errors)) ||
-           m->bad_rows || r->warnings || r->oom || m->oom || m->details_orphan;
+    return (r->have_res && (res->bad_lines || res->bad_records || res->other_session ||
+                            res->gz_errors || res->bad_windows)) ||
+           m->bad_rows || r->warnings || r->oom || m->oom || m->details_orphan || r->n_unknown;
 }

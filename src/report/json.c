@@ -8,137 +8,9 @@
  */
 #include "report_int.h"
 #include "../util/buf.h"
+#include "json_write.h"
 
 #include <math.h>
-
-/* ============================================================== writer */
-
-/* A compact JSON writer: sep() before every value, a key resets it. */
-typedef struct jw {
-    fl_buf *b;
-    bool comma;
-} jw;
-
-static void j_sep(jw *w)
-{
-    if (w->comma)
-        fl_buf_put(w->b, ",", 1);
-    w->comma = true;
-}
-
-static void j_key(jw *w, const char *k)
-{
-    j_sep(w);
-    fl_buf_str(w->b, k);
-    fl_buf_put(w->b, ":", 1);
-    w->comma = false;
-}
-
-static void j_open(jw *w, const char *key, char c)
-{
-    if (key)
-        j_key(w, key);
-    j_sep(w);
-    fl_buf_put(w->b, &c, 1);
-    w->comma = false;
-}
-
-static void j_close(jw *w, char c)
-{
-    fl_buf_put(w->b, &c, 1);
-    w->comma = true;
-}
-
-static void j_u64(jw *w, const char *key, uint64_t v)
-{
-    if (key)
-        j_key(w, key);
-    j_sep(w);
-    fl_buf_u64(w->b, v);
-}
-
-static void j_i64(jw *w, const char *key, int64_t v)
-{
-    if (key)
-        j_key(w, key);
-    j_sep(w);
-    fl_buf_i64(w->b, v);
-}
-
-static void j_dbl(jw *w, const char *key, bool ok, double v)
-{
-    if (key)
-        j_key(w, key);
-    j_sep(w);
-    fl_buf_opt_double(w->b, ok, v);
-}
-
-static void j_opt_u64(jw *w, const char *key, bool ok, uint64_t v)
-{
-    if (key)
-        j_key(w, key);
-    j_sep(w);
-    fl_buf_opt_u64(w->b, ok, v);
-}
-
-static void j_str(jw *w, const char *key, const char *s)
-{
-    if (key)
-        j_key(w, key);
-    j_sep(w);
-    fl_buf_str(w->b, s);
-}
-
-static void j_bool(jw *w, const char *key, bool v)
-{
-    if (key)
-        j_key(w, key);
-    j_sep(w);
-    fl_buf_puts(w->b, v ? "true" : "false");
-}
-
-static void j_raw_json(jw *w, const char *key, const json_t *v)
-{
-    if (key)
-        j_key(w, key);
-    j_sep(w);
-    if (!v) {
-        fl_buf_puts(w->b, "null");
-        return;
-    }
-    /* Strings and numbers of the record, re-emitted through our own
-     * conventions (escaping, fixed-point reals). */
-    if (json_is_string(v)) {
-        fl_buf_str(w->b, json_string_value(v));
-    } else if (json_is_integer(v)) {
-        fl_buf_i64(w->b, (int64_t)json_integer_value(v));
-    } else if (json_is_real(v)) {
-        fl_buf_double(w->b, json_real_value(v));
-    } else if (json_is_true(v) || json_is_false(v)) {
-        fl_buf_puts(w->b, json_is_true(v) ? "true" : "false");
-    } else {
-        fl_buf_puts(w->b, "null");
-    }
-}
-
-static void j_dim(jw *w, const char *key, bool varies, bool have, const uint32_t v[3])
-{
-    char buf[48];
-    if (varies)
-        j_str(w, key, "varies");
-    else if (have)
-        j_str(w, key, fl_dim3_format(buf, sizeof buf, v));
-    else
-        j_str(w, key, NULL);
-}
-
-static void j_device_id(jw *w, const char *key, int64_t id)
-{
-    if (id == DEVICE_UNKNOWN)
-        j_str(w, key, NULL);
-    else
-        j_i64(w, key, id);
-}
 
 /* ============================================================ sections */
 
@@ -165,6 +37,9 @@ static void json_session(const fl_report *r, const figures *f, jw *w)
     j_str(w, "profiling_engine", m->engine);
     j_bool(w, "crashed", f->crashed && !r->live);
     j_bool(w, "recording", r->live);
+    /* Files read from the session's .tmp/: GPUFlight had not published
+     * them (still recording, or crashed). */
+    j_bool(w, "unpublished", r->have_res && r->res.tmp_files > 0);
     /* A launcher's shutdown says how the program ended. */
     j_raw_json(w, "exit_code", json_object_get(m->shutdown, "exit_code"));
     j_raw_json(w, "signal", json_object_get(m->shutdown, "signal"));
@@ -260,7 +135,65 @@ static void json_scopes(const fl_report *r, const figures *f, jw *w)
         j_close(w, '}');
     }
     j_close(w, ']');
+    j_open(w, "execution_signatures", '[');
+    for (size_t i = 0; i < r->n_sg; i++) {
+        const sigstat *g = &r->sg[i];
+        j_open(w, NULL, '{');
+        j_str(w, "scope", g->scope);
+        j_str(w, "signature", g->signature);
+        j_u64(w, "launch_count", g->launch_count);
+        j_u64(w, "distinct_kernels", g->distinct_kernels);
+        j_u64(w, "records", g->records);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
     j_close(w, '}');
+}
+
+static void json_graphs(const fl_report *r, jw *w)
+{
+    if (!r->n_gr) {
+        j_str(w, "graphs", NULL);
+        return;
+    }
+    j_open(w, "graphs", '{');
+    j_u64(w, "launches", r->graphs);
+    j_u64(w, "time_ns", r->graph_ns);
+    j_open(w, "items", '[');
+    for (size_t i = 0; i < r->n_gr; i++) {
+        const graphstat *g = &r->gr[i];
+        j_open(w, NULL, '{');
+        j_str(w, "graph_exec_key", g->exec_key);
+        j_opt_u64(w, "graph_id", g->have_graph_id, g->graph_id);
+        j_u64(w, "launches", g->launches);
+        j_u64(w, "time_ns", g->time_ns);
+        /* node definitions are per graph_exec_key: n/a without one */
+        j_opt_u64(w, "node_definitions", g->exec_key != NULL, g->nodes);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+    j_close(w, '}');
+}
+
+static void json_deep_windows(const fl_report *r, jw *w)
+{
+    if (!r->n_dw) {
+        j_str(w, "deep_windows", NULL);
+        return;
+    }
+    j_open(w, "deep_windows", '[');
+    for (size_t i = 0; i < r->n_dw; i++) {
+        const deepstat *d = &r->dw[i];
+        j_open(w, NULL, '{');
+        j_str(w, "name", d->name);
+        j_u64(w, "windows", d->count);
+        j_u64(w, "time_ns", d->time_ns);
+        j_u64(w, "launches_covered", d->launches);
+        j_str(w, "engines", d->engines);
+        j_str(w, "close_reason", d->close_reason);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
 }
 
 static void json_hotspots(const fl_report *r, const figures *f, jw *w)
@@ -399,59 +332,6 @@ static void json_host(const fl_report *r, jw *w)
     j_close(w, '}');
 }
 
-static void json_stalls(const fl_report *r, jw *w)
-{
-    if (!r->n_st && !r->sass_rows) {
-        j_str(w, "stalls", NULL);
-        return;
-    }
-    j_open(w, "stalls", '{');
-    j_u64(w, "pc_samples", r->pc_samples);
-    j_u64(w, "sass_metric_rows", r->sass_rows);
-    j_open(w, "reasons", '[');
-    for (size_t i = 0; i < r->n_st; i++) {
-        const stallstat *s = &r->st[i];
-        j_open(w, NULL, '{');
-        j_u64(w, "stall_reason", s->reason);
-        j_str(w, "name", s->metric_id ? fl_model_metric_name(r->m, s->metric_id) : NULL);
-        j_u64(w, "samples", s->samples);
-        j_close(w, '}');
-    }
-    j_close(w, ']');
-    j_open(w, "functions", '[');
-    for (size_t i = 0; i < r->n_fn && i < 10; i++) {
-        const fnstat *fn = &r->fn[i];
-        j_open(w, NULL, '{');
-        j_u64(w, "function_id", fn->function_id);
-        j_str(w, "name", fl_model_function_name(r->m, fn->function_id));
-        j_u64(w, "samples", fn->samples);
-        j_close(w, '}');
-    }
-    j_close(w, ']');
-    j_close(w, '}');
-}
-
-static void json_perf(const fl_report *r, jw *w)
-{
-    if (!r->n_pm) {
-        j_str(w, "perf_metrics", NULL);
-        return;
-    }
-    j_open(w, "perf_metrics", '[');
-    for (size_t i = 0; i < r->n_pm; i++) {
-        const pmstat *p = &r->pm[i];
-        j_open(w, NULL, '{');
-        j_u64(w, "metric_id", p->metric_id);
-        j_str(w, "name", fl_model_metric_name(r->m, p->metric_id));
-        j_u64(w, "samples", p->n);
-        j_dbl(w, "mean", true, p->sum / (double)p->n);
-        j_dbl(w, "min", true, p->min);
-        j_dbl(w, "max", true, p->max);
-        j_close(w, '}');
-    }
-    j_close(w, ']');
-}
-
 static void json_capture(const fl_report *r, jw *w)
 {
     const json_t *c = r->m->caps;
@@ -500,6 +380,8 @@ static void json_reader(const fl_report *r, jw *w)
     j_opt_u64(w, "other_session_records", h, res->other_session);
     j_opt_u64(w, "unknown_types", h, res->unknown_types);
     j_opt_u64(w, "gz_errors", h, res->gz_errors);
+    j_opt_u64(w, "bad_windows", h, res->bad_windows);
+    j_opt_u64(w, "unpublished_files", h, res->tmp_files);
     j_u64(w, "bad_rows", m->bad_rows);
     j_u64(w, "orphan_details", m->details_orphan);
     j_bool(w, "out_of_memory", r->oom || m->oom);
@@ -508,6 +390,14 @@ static void json_reader(const fl_report *r, jw *w)
     for (size_t i = 0; i < MAX_WARNINGS_KEPT && i < r->warnings; i++)
         if (r->warning_text[i])
             j_str(w, NULL, r->warning_text[i]);
+    j_close(w, ']');
+    j_open(w, "unknown_record_types", '[');
+    for (size_t i = 0; i < r->n_unknown; i++) {
+        j_open(w, NULL, '{');
+        j_str(w, "type", r->unknown[i].type);
+        j_u64(w, "records", r->unknown[i].records);
+        j_close(w, '}');
+    }
     j_close(w, ']');
     j_close(w, '}');
 }
@@ -530,12 +420,15 @@ void fl_report_json(const fl_report *r, int top_n, fl_buf *out)
     json_summary(r, &f, &w);
     json_scopes(r, &f, &w);
     json_hotspots(r, &f, &w);
+    json_graphs(r, &w);
     json_memory(r, &w);
     json_devices(r, &f, &w);
     json_host(r, &w);
-    json_stalls(r, &w);
-    json_perf(r, &w);
+    fl_json_stalls(r, &w);
+    fl_json_sass(r, &w);
+    fl_json_perf(r, &w);
     json_capture(r, &w);
+    json_deep_windows(r, &w);
     json_reader(r, &w);
     j_close(&w, '}');
     fl_buf_puts(out, "\n");

@@ -21,7 +21,7 @@
 
 /* The dictionaries the report names things by (wire/vocab.h). */
 static const fl_dict dict_ids[DICT_COUNT] = {FL_DICT_KERNEL, FL_DICT_SCOPE_NAME, FL_DICT_METRIC,
-                                             FL_DICT_FUNCTION};
+                                             FL_DICT_FUNCTION, FL_DICT_SOURCE_FILE};
 
 /* ====================================================== life and names */
 
@@ -114,6 +114,11 @@ const char *fl_model_metric_name(const fl_model *m, uint64_t id)
 const char *fl_model_function_name(const fl_model *m, uint64_t id)
 {
     return dict_name(m, DICT_FUNCTION, id);
+}
+
+const char *fl_model_source_file_name(const fl_model *m, uint64_t id)
+{
+    return dict_name(m, DICT_SOURCE_FILE, id);
 }
 
 const char *fl_model_device_name(const fl_model *m, int64_t id)
@@ -339,10 +344,8 @@ void fl_model_record(fl_model *m, int channel, fl_type t, const char *type, json
         return;
     }
     fl_model_flush_held(m);
-    uint64_t ts;
-    if (fl_jget_u64(rec, "ts_ns", &ts)) {
-        uint64_t dur = 0;
-        fl_jget_u64(rec, "duration_ns", &dur);
+    uint64_t ts, dur;
+    if (fl_jget_span(rec, &ts, &dur)) {
         fl_model_note_time(m, ts);
         if (dur)
             fl_model_note_time(m, ts + dur);

@@ -2,10 +2,11 @@
  * report/report.h - the session report: a GPUFlight session read
  * back through reader/read.h's callbacks and summed up, streaming, into the
  * sections of the gpufl analyzer's text report: executive summary, scopes,
- * kernel hotspots, memcpy / memset, device and host metrics, stalls and
- * perf metrics (when recorded), what was captured, and what the reader
- * could not read.  Rendered as aligned text or as one JSON object (schema
- * "gpu-profile.report", version 1).
+ * kernel hotspots (and graph launches), memcpy / memset, device and host
+ * metrics, stalls, SASS metrics and the sass channel, perf metrics (PM
+ * sampling, range profiler per kernel and per scope; when recorded), what
+ * was captured (and deep windows), and what the reader could not read.  Rendered as aligned text or
+ * as one JSON object (schema "gpu-profile.report", version 1).
  *
  * Memory grows with the number of distinct kernels, scopes, devices,
  * metrics and launch configurations, never with the number of events.
@@ -42,7 +43,8 @@
  *             ("job_start" | "first_record"), end_ns, end_source ("shutdown"
  *             | "last_record"), duration_ns, session_kind, profiling_engine,
  *             crashed (no shutdown, not live), recording (fl_report_set_live),
- *             exit_code, signal, program_crashed (a
+ *             unpublished (files read from .tmp/), exit_code, signal,
+ *             program_crashed (a
  *             launcher's shutdown), devices [{id, name, uuid}]}
  *   summary   {kernel_launches, kernel_distinct, kernel_time_ns, gpu_busy
  *             [{device_id (null: rows without a device), kernel_launches,
@@ -57,13 +59,17 @@
  *             kernel_time_outside_scopes_ns, kernel_time_unattributed_ns,
  *             unmatched_ends, items [{name, kind ("scope" | "nvtx"), count,
  *             total_ns, mean_ns, min_ns, max_ns, p50_ns, p99_ns,
- *             gpu_time_inside_ns, kernel_launches_inside, open_at_end}]}
+ *             gpu_time_inside_ns, kernel_launches_inside, open_at_end}],
+ *             execution_signatures [{scope, signature, launch_count,
+ *             distinct_kernels, records}]}
  *   hotspots  {distinct_kernels, top_n, percentile_max_error_pct,
  *             details_missing, kernels [{rank, kernel_id, name, name_known,
  *             count, total_ns, time_pct, mean_ns, p50_ns, p90_ns, p99_ns,
  *             min_ns, max_ns, grid, block ("(x,y,z)" | "varies"),
  *             registers_min, registers_max, static_shared_bytes,
  *             occupancy_pct, limiting_resource (value | "varies")}]}
+ *   graphs    null | {launches, time_ns, items [{graph_exec_key, graph_id,
+ *             launches, time_ns, node_definitions}]}
  *   memcpy    [{kind ("HtoD", "DtoH", "DtoD", "PtoP", "kind N"), copy_kind,
  *             count, bytes, time_ns, throughput_gb_per_s}]
  *   memset    {count, bytes, time_ns, throughput_gb_per_s}
@@ -75,15 +81,31 @@
  *   host      null | {hostname, samples, cpu_mean_pct, cpu_max_pct,
  *             ram_used_peak_bytes, ram_total_bytes}
  *   stalls    null | {pc_samples, sass_metric_rows, reasons [{stall_reason,
- *             name, samples}], functions [{function_id, name, samples}]}
+ *             metric_id, name, samples}], functions [{function_id, name,
+ *             samples}]}
+ *   sass_metrics null | {rows, configs [{device_id, configured_metrics,
+ *             skipped_metrics}], configs_not_kept, metrics [{metric_id, name,
+ *             rows, total}]}
+ *   sass      null | {cubin_disassemblies, ptx_disassemblies, source_files,
+ *             functions [name], source_file_names [name]}
  *   perf_metrics null | [{metric_id, name, samples, mean, min, max}]
+ *   pm_sampling null | [{device_id, interval_us, max_samples, preset,
+ *             metrics}]
+ *   kernel_perf_metrics null | [{kernel_name, ranges, <the 13 metrics of
+ *             kernel_perf_metric_event>: mean per range, null: none}]
+ *   scope_perf_metrics null | [{name, user_scope, ranges, time_ns, <the 6
+ *             metrics of perf_metric_event>}]
  *   capture   null | {requested_engine, selected_engine, ts_ns, features
  *             [{feature, requested, status, mode, reason_code, message}]}
+ *   deep_windows null | [{name, windows, time_ns, launches_covered, engines,
+ *             close_reason}]
  *   read      {partial, session_dir, flat (session_dir is a flat-layout
  *             prefix), files, lines, bytes, bad_lines,
- *             bad_records, other_session_records, unknown_types, gz_errors
- *             (null without a fl_read_result), bad_rows, orphan_details,
- *             out_of_memory, warnings, first_warnings [text]}
+ *             bad_records, other_session_records, unknown_types, gz_errors,
+ *             bad_windows, unpublished_files (null without a
+ *             fl_read_result), bad_rows, orphan_details, out_of_memory,
+ *             warnings, first_warnings [text], unknown_record_types [{type,
+ *             records}]}
  */
 
 typedef struct fl_report fl_report;

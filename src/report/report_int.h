@@ -12,6 +12,7 @@
 #define FL_REPORT_INT_H
 
 #include "report.h"
+#include "../util/buf.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -86,9 +87,61 @@ typedef struct pmstat {
     double sum, min, max;
 } pmstat;
 
+/* PC samples of one stall reason: a PC Sampling API row names its reason
+ * in metric_dict (metric_id != 0; reason is then the device's index), an
+ * activity-API row by CUPTI's enum alone (metric_id 0). */
 typedef struct stallstat {
     uint64_t reason, samples, metric_id;
 } stallstat;
+
+/* sample_kind 1 rows (SASS metrics) of one metric. */
+typedef struct sassstat {
+    uint64_t metric_id, rows;
+    double total;
+} sassstat;
+
+/* The range profiler's results (kernel_perf_metric_event per kernel name,
+ * perf_metric_event per scope name): per metric (fields.h's FL_PERF_*),
+ * the ranges that collected it (GPUFlight writes -1 for one it did not)
+ * and their sum. */
+typedef struct perfstat {
+    const char *name;         /* interned: kernel_name, or the scope's name */
+    const char *user_scope;   /* scopes: the first range's user_scope */
+    uint64_t ranges, time_ns; /* time_ns: scopes' ranges summed */
+    uint64_t n[FL_PERF_COUNT];
+    double sum[FL_PERF_COUNT];
+} perfstat;
+
+/* Launches of one CUDA graph: by graph_exec_key (graph_launch_event,
+ * graph_node_definition), else by graph_id (our graph_event_batch, or a
+ * launch without a key). */
+typedef struct graphstat {
+    const char *exec_key; /* interned; NULL: keyed by graph_id */
+    uint64_t graph_id;
+    bool have_graph_id;
+    uint64_t launches, time_ns, nodes;
+} graphstat;
+
+/* deep_window_event, per window name. */
+typedef struct deepstat {
+    const char *name, *engines, *close_reason; /* interned; close_reason: the last */
+    uint64_t count, time_ns, launches;
+} deepstat;
+
+/* execution_signature, per scope and signature. */
+typedef struct sigstat {
+    const char *scope, *signature;                    /* interned */
+    uint64_t records, launch_count, distinct_kernels; /* the last record's */
+} sigstat;
+
+/* An unknown record type's records. */
+typedef struct unkstat {
+    const char *type; /* interned */
+    uint64_t records;
+} unkstat;
+
+#define MAX_CONFIGS 16 /* pm_sampling_config / sass_config records kept */
+#define MAX_UNKNOWN 64 /* unknown record types listed */
 
 typedef struct kdefer {
     uint64_t dur;
@@ -144,8 +197,34 @@ struct fl_report {
     fnstat *fn;
     size_t n_fn, cap_fn;
     uint64_t pc_samples, sass_rows, other_profile_rows;
+    sassstat *sm;
+    size_t n_sm, cap_sm;
     pmstat *pm;
     size_t n_pm, cap_pm;
+    /* GPUFlight 1.3's records (collect_records.c); the maps: interned
+     * name -> a: index (graphs: a graph_id without a key, | 1 << 63). */
+    perfstat *kp, *sp; /* per kernel, per scope */
+    size_t n_kp, cap_kp, n_sp, cap_sp;
+    fl_u64map kp_by_name, sp_by_name;
+    graphstat *gr;
+    size_t n_gr, cap_gr;
+    fl_u64map gr_by_key;
+    deepstat *dw;
+    size_t n_dw, cap_dw;
+    fl_u64map dw_by_name;
+    sigstat *sg;
+    size_t n_sg, cap_sg;
+    fl_u64map sg_by_key;
+    json_t *pm_configs, *sass_configs; /* arrays of the records (MAX_CONFIGS) */
+    uint64_t pm_configs_more, sass_configs_more;
+    /* The sass channel: records, and the distinct functions and source
+     * files they hold (interned names in first-seen order). */
+    uint64_t cubins, ptxs, sources;
+    const char **sass_fn, **sass_src;
+    size_t n_sass_fn, cap_sass_fn, n_sass_src, cap_sass_src;
+    fl_u64map sass_seen;
+    unkstat unknown[MAX_UNKNOWN];
+    size_t n_unknown;
     fl_strpool pool;
     /* the reader */
     bool have_res;
@@ -160,8 +239,28 @@ struct fl_report {
 /* The scope of that name (interned; NULL: none), made at its first use;
  * *index (if not NULL) its index into r->s.  NULL when out of memory. */
 sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *index);
+/* One instance of scope s that lasted dur. */
+void fl_report_scope_add(fl_report *r, sstat *s, uint64_t dur);
 /* The device of that id, made at its first use; NULL when out of memory. */
 dstat *fl_report_device(fl_report *r, int64_t id);
+/* The entry of key in the array *arr (n, cap; elements of size bytes)
+ * indexed by map, made zeroed at its first use (*fresh); NULL when out of
+ * memory (r->oom set). */
+void *fl_report_entry(fl_report *r, fl_u64map *map, void **arr, size_t *n, size_t *cap, size_t size,
+                      uint64_t key, bool *fresh);
+
+/* GPUFlight 1.3's records (collect_records.c), called by collect.c. */
+
+/* A record that is not a batch, after the model has seen it. */
+void fl_report_gpufl_record(fl_report *r, int channel, fl_type t, const char *type,
+                            const json_t *rec);
+/* A graph launch (graph_event_batch's rows, graph_launch_event). */
+void fl_report_graph_launch(fl_report *r, const char *exec_key, bool have_graph_id,
+                            uint64_t graph_id, uint64_t dur);
+/* An unknown batch type's batch. */
+void fl_report_unknown_type(fl_report *r, const char *type);
+/* Frees what collect_records.c holds. */
+void fl_report_gpufl_free(fl_report *r);
 
 /* Kernel rows (kernels.c), called by collect.c. */
 
@@ -221,5 +320,21 @@ bool fl_report_partial(const fl_report *r);
 const char *fl_kernel_label(const fl_report *r, const kstat *k, char *buf, size_t len);
 /* A memcpy kind's name, "other" (256: out of range) or "kind N" (in buf). */
 const char *fl_copy_label(uint64_t kind, char *buf, size_t len);
+/* A stall reason's name: metric_dict's for a PC Sampling API row, CUPTI's
+ * activity enum's otherwise; NULL when neither knows it. */
+const char *fl_stall_name(const fl_report *r, const stallstat *s);
+
+/* ======================================================= renderings */
+
+/* Text of the sections "stalls" (stall reasons, SASS metrics, the sass
+ * channel) and "perf" (PM sampling, range profiler per kernel and per
+ * scope): text_profile.c. */
+void fl_text_stalls(const fl_report *r, fl_buf *b);
+void fl_text_perf(const fl_report *r, fl_buf *b);
+/* Graph launches (section "hotspots"), execution signatures ("scopes"),
+ * deep windows ("capture"): text_launch.c. */
+void fl_text_graphs(const fl_report *r, fl_buf *b);
+void fl_text_signatures(const fl_report *r, fl_buf *b);
+void fl_text_deep_windows(const fl_report *r, fl_buf *b);
 
 #endif /* FL_REPORT_INT_H */

@@ -93,6 +93,9 @@ static void summary_how(const fl_report *r, const figures *f, fl_buf *b)
     if (f->crashed && r->live)
         fl_buf_puts(b, "  the session is still recording: the report covers what reached the "
                        "disk so far\n");
+    else if (f->crashed && r->have_res && r->res.tmp_files)
+        fl_buf_puts(b, "  the session is live or crashed (its files are still in .tmp/, no "
+                       "shutdown): the report covers what reached the disk\n");
     else if (f->crashed)
         fl_buf_puts(b, "  the process did not shut down the recorder (crashed or killed): the "
                        "report covers what reached the disk\n");
@@ -490,67 +493,6 @@ static void text_host(const fl_report *r, fl_buf *b)
     }
 }
 
-static const char *stall_label(const fl_report *r, const stallstat *s, char *buf, size_t len)
-{
-    const char *n = s->metric_id ? fl_model_metric_name(r->m, s->metric_id) : NULL;
-    if (n)
-        return n;
-    snprintf(buf, len, "stall reason %" PRIu64, s->reason);
-    return buf;
-}
-
-static void text_stalls(const fl_report *r, fl_buf *b)
-{
-    if (r->n_st) {
-        fl_buf_printf(b, "\nstalls  %" PRIu64 " PC %s\n", r->pc_samples,
-                      fl_plural(r->pc_samples, "sample", "samples"));
-        for (size_t i = 0; i < r->n_st; i++) {
-            char buf[48];
-            const stallstat *s = &r->st[i];
-            fl_buf_printf(b, "  %10" PRIu64 " %6.1f%%  ", s->samples,
-                          100.0 * (double)s->samples / (double)r->pc_samples);
-            fl_put_line(b, stall_label(r, s, buf, sizeof buf), 80);
-            fl_buf_puts(b, "\n");
-        }
-        size_t nf = r->n_fn < 10 ? r->n_fn : 10;
-        if (nf)
-            fl_buf_puts(b, "  functions with the most samples\n");
-        for (size_t i = 0; i < nf; i++) {
-            const fnstat *fn = &r->fn[i];
-            const char *name = fl_model_function_name(r->m, fn->function_id);
-            fl_buf_printf(b, "  %10" PRIu64 " %6.1f%%  ", fn->samples,
-                          100.0 * (double)fn->samples / (double)r->pc_samples);
-            if (name)
-                fl_put_line(b, name, 100);
-            else
-                fl_buf_printf(b, "(function id %" PRIu64 ")", fn->function_id);
-            fl_buf_puts(b, "\n");
-        }
-    }
-    if (r->sass_rows)
-        fl_buf_printf(b, "  %" PRIu64 " SASS metric %s (not summarised here)\n", r->sass_rows,
-                      fl_plural(r->sass_rows, "row", "rows"));
-}
-
-static void text_perf(const fl_report *r, fl_buf *b)
-{
-    if (r->n_pm) {
-        fl_buf_puts(b, "\nperf metrics\n");
-        fl_buf_printf(b, "  %8s %14s %14s %14s  %s\n", "samples", "mean", "min", "max", "metric");
-        for (size_t i = 0; i < r->n_pm; i++) {
-            const pmstat *p = &r->pm[i];
-            const char *name = fl_model_metric_name(r->m, p->metric_id);
-            fl_buf_printf(b, "  %8" PRIu64 " %14.3f %14.3f %14.3f  ", p->n, p->sum / (double)p->n,
-                          p->min, p->max);
-            if (name)
-                fl_put_line(b, name, 100);
-            else
-                fl_buf_printf(b, "(metric id %" PRIu64 ")", p->metric_id);
-            fl_buf_puts(b, "\n");
-        }
-    }
-}
-
 static void text_capture(const fl_report *r, fl_buf *b)
 {
     const json_t *c = r->m->caps;
@@ -622,6 +564,17 @@ static void text_reader(const fl_report *r, fl_buf *b)
                           fl_plural(res->gz_errors, "stream", "streams"));
             sep = ", ";
         }
+        if (res->bad_windows) {
+            fl_buf_printf(b, "%s%" PRIu64 " %s not matching %s sidecar", sep, res->bad_windows,
+                          fl_plural(res->bad_windows, "window", "windows"),
+                          fl_plural(res->bad_windows, "its", "their"));
+            sep = ", ";
+        }
+        if (res->unknown_types) {
+            fl_buf_printf(b, "%s%" PRIu64 " %s of unknown types not read", sep, res->unknown_types,
+                          fl_plural(res->unknown_types, "record", "records"));
+            sep = ", ";
+        }
     }
     if (m->bad_rows) {
         fl_buf_printf(b, "%s%" PRIu64 " unusable %s or dictionary %s", sep, m->bad_rows,
@@ -643,6 +596,15 @@ static void text_reader(const fl_report *r, fl_buf *b)
                       fl_plural(r->warnings, "warning", "warnings"));
     }
     fl_buf_puts(b, "\n");
+    if (r->n_unknown) {
+        fl_buf_puts(b, "  unknown record types:");
+        for (size_t i = 0; i < r->n_unknown; i++) {
+            fl_buf_puts(b, i ? ", " : " ");
+            fl_put_line(b, r->unknown[i].type, 60);
+            fl_buf_printf(b, " (%" PRIu64 ")", r->unknown[i].records);
+        }
+        fl_buf_puts(b, "\n");
+    }
     for (size_t i = 0; i < MAX_WARNINGS_KEPT && i < r->warnings; i++) {
         if (!r->warning_text[i])
             continue;
@@ -669,10 +631,14 @@ void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, f
      * section (an analyzer's inspect_* method) gets exactly its part. */
     if (sections & GPUFL_SECTION_SUMMARY)
         text_summary(r, &f, out);
-    if (sections & GPUFL_SECTION_SCOPES)
+    if (sections & GPUFL_SECTION_SCOPES) {
         text_scopes(r, &f, out);
-    if (sections & GPUFL_SECTION_HOTSPOTS)
+        fl_text_signatures(r, out);
+    }
+    if (sections & GPUFL_SECTION_HOTSPOTS) {
         text_hotspots(r, &f, out);
+        fl_text_graphs(r, out);
+    }
     if (sections & GPUFL_SECTION_MEMORY)
         text_memory(r, &f, out);
     if (sections & GPUFL_SECTION_DEVICES)
@@ -680,11 +646,13 @@ void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, f
     if (sections & GPUFL_SECTION_HOST)
         text_host(r, out);
     if (sections & GPUFL_SECTION_STALLS)
-        text_stalls(r, out);
+        fl_text_stalls(r, out);
     if (sections & GPUFL_SECTION_PERF)
-        text_perf(r, out);
-    if (sections & GPUFL_SECTION_CAPTURE)
+        fl_text_perf(r, out);
+    if (sections & GPUFL_SECTION_CAPTURE) {
         text_capture(r, out);
+        fl_text_deep_windows(r, out);
+    }
     if (sections & GPUFL_SECTION_READ)
         text_reader(r, out);
     fl_figures_free(&f);

@@ -45,6 +45,11 @@ typedef enum fl_channel {
  * common records go to each of them, and only them). */
 #define FL_CH_WRITTEN FL_CH_SASS
 
+/* The "type" of a published window's sidecar file,
+ * <session>/.gpufl-window.<channel>.<N>.json (GPUFlight 1.3; read, never
+ * written by this recorder). */
+#define FL_WINDOW_SIDECAR_TYPE "transport_window"
+
 /* "device", "scope", "system"; NULL for anything else. */
 const char *fl_channel_name(int ch);
 

@@ -4,9 +4,14 @@
  * (text to stdout or -o FILE, JSON), a damaged session is still reported
  * with warnings naming file and line and exit status 2, a missing session
  * is status 1 with a message, bad options 125; the Chrome trace is JSON
- * Perfetto can load and the CSV has one line per kernel.
+ * Perfetto can load and the CSV has one line per kernel.  Every layout
+ * GPUFlight 1.3 writes (tests/gpufl13_layouts.h) gives the report and the
+ * trace of tests/golden/report/gpufl13_*, a bad sidecar and an unknown
+ * record type are warnings (one per type) and status 2, a live session is
+ * said to be one.
  */
 #include "cli/harness.h"
+#include "gpufl13_layouts.h"
 
 #include <jansson.h>
 
@@ -199,6 +204,130 @@ static void test_export(void)
     h_result_free(&r);
 }
 
+/* The report and the trace of each layout through the command. */
+static void test_gpufl13_layouts(void)
+{
+    const char *src = check_env("GP_TEST_SOURCE_DIR");
+    for (int l = 0; l < GL_COUNT; l++) {
+        char dir[512], path[4096], want_txt[1024], want_trace[1024], trace[1024];
+        h_path(dir, sizeof dir, gl_names[l]);
+        gl_build(l, dir, path, sizeof path);
+        bool gz = l == GL_GZ_WINDOWS || l == GL_BAD_CRC, live = l == GL_TMP_LIVE;
+        bool bad = l == GL_BAD_SIZE || l == GL_BAD_CRC;
+        snprintf(want_txt, sizeof want_txt, "%s/golden/report/gpufl13_%s.txt", src,
+                 gz ? "gz" : "plain");
+        snprintf(want_trace, sizeof want_trace, "%s/golden/report/gpufl13_%s.trace.json", src,
+                 gz ? "gz" : "plain");
+        h_result r;
+        const char *argv[] = {h_cli, "report", path, NULL};
+        run(argv, &r);
+        CHECK_INT(r.code, bad ? 2 : 0);
+        char *want = check_read_file(want_txt, NULL);
+        CHECK(want != NULL);
+        if (want && !live && !bad)
+            CHECK_STR(r.out, want);
+        if (want && bad) /* the report, then what was wrong */
+            CHECK(strncmp(r.out, want, strlen(want)) == 0);
+        free(want);
+        if (live) {
+            CHECK_CONTAINS(r.out, "  the session is live or crashed (its files are still in "
+                                  ".tmp/, no shutdown): the report covers what reached the disk\n");
+            CHECK_CONTAINS(r.out, "  kernels           6 launches  135.000 us GPU time  2 "
+                                  "distinct\n");
+        }
+        if (bad) {
+            char w[4300];
+            snprintf(w, sizeof w,
+                     "gpu-profile: report: %s/.gpufl-window.%s.1.json:1: window "
+                     "sidecar does not match %s",
+                     path, l == GL_BAD_SIZE ? "scope" : "device",
+                     l == GL_BAD_SIZE ? "scope.1.log: payload_bytes 6156, the file has 6155"
+                                      : "device.1.log.gz: payload_crc32 3608752562");
+            CHECK_CONTAINS(r.err, w);
+            CHECK_CONTAINS(r.err, "0 broken gzip streams skipped, 1 windows not matching their "
+                                  "sidecar, 0 records of unknown types not read\n");
+        } else {
+            CHECK_STR(r.err, "");
+        }
+        h_result_free(&r);
+
+        const char *json[] = {h_cli, "report", "--format", "json", path, NULL};
+        run(json, &r);
+        CHECK_INT(r.code, bad ? 2 : 0);
+        json_error_t e;
+        json_t *j = json_loads(r.out, 0, &e);
+        CHECK(j != NULL);
+        json_t *read = json_object_get(j, "read");
+        CHECK_STR(json_string_value(json_object_get(read, "session_dir")), path);
+        CHECK_INT(json_integer_value(json_object_get(read, "files")), 4);
+        CHECK_INT(json_integer_value(json_object_get(read, "unpublished_files")), live ? 4 : 0);
+        CHECK_INT(json_integer_value(json_object_get(read, "bad_windows")), bad);
+        CHECK_INT(json_is_true(json_object_get(json_object_get(j, "session"), "unpublished")),
+                  live);
+        CHECK_INT(json_array_size(json_object_get(j, "kernel_perf_metrics")), 1);
+        json_decref(j);
+        h_result_free(&r);
+
+        h_path(trace, sizeof trace, "gpufl13.trace.json");
+        const char *exp[] = {h_cli, "export", "--format", "chrome-trace", "-o", trace, path, NULL};
+        run(exp, &r);
+        CHECK_INT(r.code, bad ? 2 : 0);
+        char *got = check_read_file(trace, NULL);
+        want = check_read_file(want_trace, NULL);
+        CHECK(got && want);
+        if (got && want && !live)
+            CHECK_STR(got, want);
+        if (got && live) {
+            CHECK_CONTAINS(got, "\"name\":\"nvtx_range\",\"cat\":\"nvtx\",\"ph\":\"X\","
+                                "\"ts\":1.500,\"pid\":1,\"tid\":2,\"dur\":848.500");
+            CHECK_CONTAINS(got, "\"crashed\":true");
+        }
+        free(got);
+        free(want);
+        h_result_free(&r);
+    }
+    /* The flat layout through --app (GPUFlight's log_prefix). */
+    char dir[512];
+    h_path(dir, sizeof dir, gl_names[GL_FLAT_WINDOWS]);
+    h_result r;
+    const char *app[] = {h_cli, "report", "--app", GL_APP, dir, NULL};
+    run(app, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(r.out, "report  gfnative  session " GL_PLAIN_ID "\n");
+    h_result_free(&r);
+}
+
+/* Unknown record types: one warning per type on stderr, status 2. */
+static void test_unknown_types(void)
+{
+    char dir[512], path[4096], file[4200];
+    h_path(dir, sizeof dir, "unknown");
+    gl_build(GL_PLAIN_WINDOWS, dir, path, sizeof path);
+    snprintf(file, sizeof file, "%s/scope.2.log", path);
+    FILE *f = fopen(file, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    for (int i = 0; i < 3; i++)
+        fputs("{\"type\":\"mystery_event\",\"session_id\":\"" GL_PLAIN_ID "\"}\n", f);
+    fclose(f);
+    h_result r;
+    const char *argv[] = {h_cli, "report", path, NULL};
+    run(argv, &r);
+    CHECK_INT(r.code, 2);
+    char want[4400];
+    snprintf(want, sizeof want,
+             "gpu-profile: report: %s:1: record type \"mystery_event\" is not known to this "
+             "reader: its records are counted, not read (one warning per type)\n"
+             "gpu-profile: report: partial read of %s: 0 unreadable lines, 0 unusable records, 0 "
+             "broken gzip streams skipped, 0 windows not matching their sidecar, 3 records of "
+             "unknown types not read\n",
+             file, path);
+    CHECK_STR(r.err, want);
+    CHECK_CONTAINS(r.out, "  unknown record types: mystery_event (3)\n");
+    h_result_free(&r);
+}
+
 int main(void)
 {
     h_init();
@@ -211,6 +340,8 @@ int main(void)
     test_damaged();
     test_errors();
     test_export();
+    test_gpufl13_layouts();
+    test_unknown_types();
     h_cleanup();
     return check_done("test_cli_report");
 }

@@ -121,6 +121,7 @@ class WireVocabularyTest(unittest.TestCase):
         self.assertEqual(list(_wire.ENGINES), c["engines"])
         self.assertEqual(list(_wire.SESSION_KINDS), c["session_kinds"])
         self.assertEqual(_wire.NVTX_INSTANCE_BIT, c["nvtx_instance_bit"])
+        self.assertEqual(_wire.WINDOW_SIDECAR_TYPE, c["window_sidecar_type"])
 
     def test_log_reader_uses_the_vocabulary(self):
         from gpufl import _logs, _wire
@@ -977,6 +978,224 @@ class VizTest(unittest.TestCase):
         self.assertTrue(s._logs.flat)
         self.assertEqual(s._logs.where, os.path.join(self.tmp, "logs", "my_app"))
         self.assertEqual(self.viz.render(width=58), SYN_VIZ)
+
+
+# ------------------------------------------------------------ GPUFlight 1.3
+
+GL_PLAIN_ID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
+GL_GZ_ID = "11111111-2222-4333-8444-555555555555"
+GL_CHANNELS = ("device", "scope", "system", "sass")
+
+
+def gl_fixture(gz):
+    """A session GPUFlight 1.3's own writer wrote (tests/fixtures/gpufl-1.3)."""
+    return os.path.join(SOURCE_TESTS, "fixtures", "gpufl-1.3",
+                        "gzip-windows" if gz else "uncompressed-windows",
+                        GL_GZ_ID if gz else GL_PLAIN_ID)
+
+
+def gl_build(layout, d):
+    """One of GPUFlight 1.3's layouts under d, as tests/gpufl13_layouts.h
+    builds them; returns the path to read."""
+    import gzip
+    os.makedirs(d)
+    if layout in ("plain-windows", "gz-windows", "bad-size", "bad-crc"):
+        src = gl_fixture(layout in ("gz-windows", "bad-crc"))
+        for n in os.listdir(src):
+            shutil.copyfile(os.path.join(src, n), os.path.join(d, n))
+        if layout in ("bad-size", "bad-crc"):
+            ch, key = ("scope", "payload_bytes") if layout == "bad-size" else \
+                ("device", "payload_crc32")
+            side = os.path.join(d, ".gpufl-window.%s.1.json" % ch)
+            with open(side) as f:
+                j = json.load(f)
+            j[key] += 1
+            with open(side, "w") as f:
+                json.dump(j, f)
+        return d
+    texts = {}
+    for ch in GL_CHANNELS:
+        with open(os.path.join(gl_fixture(False), "%s.1.log" % ch), "rb") as f:
+            texts[ch] = f.read()
+    if layout == "tmp-live":
+        os.makedirs(os.path.join(d, ".tmp"))
+        open(os.path.join(d, ".gpufl-session.lock"), "w").close()
+        for ch, t in texts.items():
+            lines = [x for x in t.splitlines(True) if b'"type":"shutdown"' not in x]
+            with open(os.path.join(d, ".tmp", "%s.log" % ch), "wb") as f:
+                f.write(b"".join(lines))
+        return d
+    name = {"flat-windows": "gfnative.%s.1.log", "flat-gz": "gfnative.%s.1.log.gz",
+            "flat-plain": "gfnative.%s.log"}[layout]
+    for ch, t in texts.items():
+        opener = gzip.open if name.endswith(".gz") else open
+        with opener(os.path.join(d, name % ch), "wb") as f:
+            f.write(t)
+    return os.path.join(d, "gfnative")
+
+
+GL_LAYOUTS = ("plain-windows", "gz-windows", "tmp-live", "flat-windows", "flat-gz",
+              "flat-plain", "bad-size", "bad-crc")
+
+
+class Gpufl13Test(unittest.TestCase):
+    """The rows API (gpufl._logs through GpuFlightSession) on every layout
+    GPUFlight 1.3 writes: the C library locates the session, the Python
+    reader reads the same files in the same order, checks the sidecars and
+    turns GPUFlight's records into rows."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="gpufl-13-")
+        cls.paths = {l: gl_build(l, os.path.join(cls.tmp, l)) for l in GL_LAYOUTS}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_every_layout_same_rows(self):
+        for layout, path in self.paths.items():
+            with self.subTest(layout=layout):
+                gz = layout in ("gz-windows", "bad-crc")
+                s = GpuFlightSession(path)
+                self.assertEqual(s.session_id, GL_GZ_ID if gz else GL_PLAIN_ID)
+                self.assertEqual(s._logs.where, path)
+                self.assertEqual(s._logs.flat, layout.startswith("flat"))
+                k = s.rows("kernels")
+                self.assertEqual([r["corr_id"] for r in k], [100, 101, 102, 103, 104, 105])
+                self.assertEqual(k[1]["name"], "gemm(float const*, float const*, float*)")
+                self.assertEqual(k[1]["user_scope"], "train|step")
+                self.assertEqual(len(s.rows("memcpy")), 2)
+                p = s.read_problems
+                self.assertEqual((p["files"], p["bad_lines"], p["unknown_types"]), (4, 0, 0))
+                self.assertEqual(p["unpublished_files"], 4 if layout == "tmp-live" else 0)
+                self.assertEqual(p["bad_windows"], 1 if layout.startswith("bad") else 0)
+                self.assertEqual(s.report["read"]["bad_windows"], p["bad_windows"])
+
+    def test_files_in_read_order(self):
+        from gpufl import _logs
+        names = {
+            "plain-windows": ["device.1.log", "scope.1.log", "system.1.log", "sass.1.log"],
+            "gz-windows": ["device.1.log.gz", "scope.1.log.gz", "system.1.log.gz",
+                           "sass.1.log.gz"],
+            "tmp-live": [".tmp/device.log", ".tmp/scope.log", ".tmp/system.log",
+                         ".tmp/sass.log"],
+            "flat-windows": ["gfnative.%s.1.log" % c for c in GL_CHANNELS],
+            "flat-gz": ["gfnative.%s.1.log.gz" % c for c in GL_CHANNELS],
+            "flat-plain": ["gfnative.%s.log" % c for c in GL_CHANNELS],
+        }
+        for layout, want in names.items():
+            path = self.paths[layout]
+            logs = _logs.SessionLogs.open(path)
+            base = os.path.dirname(path) if layout.startswith("flat") else path
+            self.assertEqual([(ch, os.path.relpath(p, base)) for ch, p in logs.files()],
+                             list(zip(GL_CHANNELS, want)), layout)
+
+    def test_window_order_and_choice(self):
+        """As the C reader (tests/reader/test_read_layouts.c, test_order)."""
+        import gzip
+        from gpufl import _logs
+        d = os.path.join(self.tmp, "order")
+        os.makedirs(os.path.join(d, ".tmp"))
+
+        def put(name, text, gz=False):
+            with (gzip.open if gz else open)(os.path.join(d, name), "wb") as f:
+                f.write(text.encode())
+        put("system.1.log", "a\n")
+        put("system.1.log.gz", "b\n", gz=True)
+        put("system.2.log", "")
+        put("system.2.log.gz", "c\n", gz=True)
+        put("system.10.log", "d\n")
+        put(".tmp/system.3.log", "e\n")
+        put(".tmp/system.1.log", "f\n")
+        put("system.log", "g\n")
+        put(".tmp/system.log", "h\n")
+        for junk in ("system.0.log", "system.x.log", "system.1.log.gz.part", "other.1.log"):
+            put(junk, "z\n")
+        logs = _logs.SessionLogs(d)
+        self.assertEqual([os.path.relpath(p, d) for _, p in logs.files()],
+                         ["system.1.log", "system.2.log.gz", ".tmp/system.3.log",
+                          "system.10.log", "system.log", ".tmp/system.log"])
+
+    def test_bad_sidecars_warned(self):
+        from gpufl import _logs
+        for layout, want in (("bad-size", ".gpufl-window.scope.1.json:1: window sidecar does "
+                                          "not match scope.1.log: payload_bytes 6156, the file "
+                                          "has 6155; the window is read all the same"),
+                             ("bad-crc", ".gpufl-window.device.1.json:1: window sidecar does "
+                                         "not match device.1.log.gz: payload_crc32 3608752562, "
+                                         "the file's is 3608752561; the window is read all the "
+                                         "same")):
+            logs = _logs.SessionLogs.open(self.paths[layout])
+            c = logs.read()
+            self.assertEqual(len(c.rows("kernel_event_batch")), 6)
+            self.assertEqual(logs.problems["bad_windows"], 1)
+            self.assertEqual(logs.warnings, [os.path.join(self.paths[layout], want)])
+        d = os.path.join(self.tmp, "side")
+        os.makedirs(d)
+        with open(os.path.join(d, "system.1.log"), "w") as f:
+            f.write('{"type":"job_start","session_id":"s"}\n')
+        with open(os.path.join(d, ".gpufl-window.system.1.json"), "w") as f:
+            f.write('{"type":"transport_window","channel":"scope","window_sequence":1}')
+        logs = _logs.SessionLogs(d)
+        list(logs.records())
+        self.assertEqual(logs.warnings, [os.path.join(d, ".gpufl-window.system.1.json") +
+                                         ':1: window sidecar is not valid: its "channel" is '
+                                         'not "system"; the window is read all the same'])
+
+    def test_unknown_types_warned_once(self):
+        from gpufl import _logs
+        d = os.path.join(self.tmp, "unknown")
+        os.makedirs(d)
+        with open(os.path.join(d, "scope.log"), "w") as f:
+            f.write('{"type":"mystery"}\n{"type":"mystery"}\n{"type":"enigma_batch",'
+                    '"columns":[],"rows":[]}\n')
+        logs = _logs.SessionLogs(d)
+        self.assertEqual([r["type"] for _, r in logs.records()],
+                         ["mystery", "mystery", "enigma_batch"])
+        self.assertEqual(logs.problems["unknown_types"], 3)
+        f = os.path.join(d, "scope.log")
+        self.assertEqual(logs.warnings, [
+            '%s:1: record type "mystery" is not known to this reader: its records are counted, '
+            'not read (one warning per type)' % f,
+            '%s:3: record type "enigma_batch" is not known to this reader: its records are '
+            'counted, not read (one warning per type)' % f])
+
+    def test_nvtx_markers_and_stall_names(self):
+        s = GpuFlightSession(self.paths["gz-windows"])
+        ev = s.rows("scope_events")
+        self.assertEqual([(r["name"], r["kind"], r["start_ns"] - 1795600000000000000,
+                           r["duration_ns"]) for r in ev],
+                         [("train", "scope", 1000, 989000), ("nvtx_range", "nvtx", 1500, 848500),
+                          ("step", "scope", 2000, 898000)])
+        self.assertEqual(ev[1]["scope_instance_id"], None)
+        self.assertFalse(ev[1]["open_at_end"])
+        samples = s.rows("scopes")
+        self.assertEqual([(r["stall_reason"], r["stall_reason_name"], r["metric"])
+                          for r in samples],
+                         [(4, "memory dependency", None), (9, "memory throttle", None),
+                          (0, None, "smsp__sass_inst_executed"),
+                          (0, None, "smsp__sass_thread_inst_executed")])
+
+    def test_records_of_every_type(self):
+        from gpufl import _logs
+        c = _logs.SessionLogs.open(self.paths["plain-windows"]).read()
+        types = [r["type"] for r in c.records]
+        for t in ("memset_event", "kernel_perf_metric_event", "sass_config", "pm_sampling_config",
+                  "perf_metric_event", "nvtx_marker_event", "graph_launch_event",
+                  "graph_node_definition", "deep_window_event", "execution_signature",
+                  "cubin_disassembly"):
+            self.assertEqual(types.count(t), 1, t)
+
+    def test_viz_locations(self):
+        import gpufl.viz
+        flat = self.paths["flat-windows"]
+        self.assertEqual(gpufl.viz._locations(os.path.join(os.path.dirname(flat), "*.log")),
+                         [flat])
+        live = self.paths["tmp-live"]
+        self.assertEqual(gpufl.viz._locations(os.path.join(live, ".tmp", "*.log")), [live])
+        plain = self.paths["plain-windows"]
+        self.assertEqual(gpufl.viz._locations(os.path.join(plain, "*.log")), [plain])
 
 
 if __name__ == "__main__":

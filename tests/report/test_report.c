@@ -907,7 +907,11 @@ static void test_scopes_and_samples(void)
         CHECK_INT(jint(j, "stalls.reasons[0].stall_reason"), 4);
         CHECK_INT(jint(j, "stalls.reasons[0].samples"), 35);
         CHECK_STR(jstr(j, "stalls.reasons[0].name"), "smsp__warp_issue_stalled_long_scoreboard");
-        CHECK(jnull(j, "stalls.reasons[1].name"));
+        CHECK_INT(jint(j, "stalls.reasons[0].metric_id"), 1);
+        /* An activity-API row (metric_id 0): CUPTI's name of its reason. */
+        CHECK_INT(jint(j, "stalls.reasons[1].stall_reason"), 2);
+        CHECK(jnull(j, "stalls.reasons[1].metric_id"));
+        CHECK_STR(jstr(j, "stalls.reasons[1].name"), "instruction fetch");
         CHECK_STR(jstr(j, "stalls.functions[0].name"), "my_kernel");
         CHECK_INT(jint(j, "stalls.functions[0].samples"), 40);
         CHECK_STR(jstr(j, "perf_metrics[0].name"), "sm__throughput.avg.pct");

@@ -1,0 +1,154 @@
+/*
+ * report/json_write.h - the compact JSON writer the report's renderings
+ * share (report/json.c, report/json_profile.c): a separator before every
+ * value, a key resets it; strings through fl_buf_str (escaping), reals
+ * through the project's fixed-point writer, null for a value not
+ * recorded.  Inline: each is a few calls.
+ *
+ * Private to report/.
+ */
+#ifndef FL_REPORT_JSON_WRITE_H
+#define FL_REPORT_JSON_WRITE_H
+
+#include "report_int.h"
+#include "../util/buf.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A compact JSON writer: sep() before every value, a key resets it. */
+typedef struct jw {
+    fl_buf *b;
+    bool comma;
+} jw;
+
+static inline void j_sep(jw *w)
+{
+    if (w->comma)
+        fl_buf_put(w->b, ",", 1);
+    w->comma = true;
+}
+
+static inline void j_key(jw *w, const char *k)
+{
+    j_sep(w);
+    fl_buf_str(w->b, k);
+    fl_buf_put(w->b, ":", 1);
+    w->comma = false;
+}
+
+static inline void j_open(jw *w, const char *key, char c)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_put(w->b, &c, 1);
+    w->comma = false;
+}
+
+static inline void j_close(jw *w, char c)
+{
+    fl_buf_put(w->b, &c, 1);
+    w->comma = true;
+}
+
+static inline void j_u64(jw *w, const char *key, uint64_t v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_u64(w->b, v);
+}
+
+static inline void j_i64(jw *w, const char *key, int64_t v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_i64(w->b, v);
+}
+
+static inline void j_dbl(jw *w, const char *key, bool ok, double v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_opt_double(w->b, ok, v);
+}
+
+static inline void j_opt_u64(jw *w, const char *key, bool ok, uint64_t v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_opt_u64(w->b, ok, v);
+}
+
+static inline void j_str(jw *w, const char *key, const char *s)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_str(w->b, s);
+}
+
+static inline void j_bool(jw *w, const char *key, bool v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    fl_buf_puts(w->b, v ? "true" : "false");
+}
+
+static inline void j_raw_json(jw *w, const char *key, const json_t *v)
+{
+    if (key)
+        j_key(w, key);
+    j_sep(w);
+    if (!v) {
+        fl_buf_puts(w->b, "null");
+        return;
+    }
+    /* Strings and numbers of the record, re-emitted through our own
+     * conventions (escaping, fixed-point reals). */
+    if (json_is_string(v)) {
+        fl_buf_str(w->b, json_string_value(v));
+    } else if (json_is_integer(v)) {
+        fl_buf_i64(w->b, (int64_t)json_integer_value(v));
+    } else if (json_is_real(v)) {
+        fl_buf_double(w->b, json_real_value(v));
+    } else if (json_is_true(v) || json_is_false(v)) {
+        fl_buf_puts(w->b, json_is_true(v) ? "true" : "false");
+    } else {
+        fl_buf_puts(w->b, "null");
+    }
+}
+
+static inline void j_dim(jw *w, const char *key, bool varies, bool have, const uint32_t v[3])
+{
+    char buf[48];
+    if (varies)
+        j_str(w, key, "varies");
+    else if (have)
+        j_str(w, key, fl_dim3_format(buf, sizeof buf, v));
+    else
+        j_str(w, key, NULL);
+}
+
+static inline void j_device_id(jw *w, const char *key, int64_t id)
+{
+    if (id == DEVICE_UNKNOWN)
+        j_str(w, key, NULL);
+    else
+        j_i64(w, key, id);
+}
+
+/* The keys of json_profile.c, in the report's order: "stalls"; "sass_metrics"
+ * and "sass"; "perf_metrics", "pm_sampling", "kernel_perf_metrics" and
+ * "scope_perf_metrics". */
+void fl_json_stalls(const fl_report *r, jw *w);
+void fl_json_sass(const fl_report *r, jw *w);
+void fl_json_perf(const fl_report *r, jw *w);
+
+#endif /* FL_REPORT_JSON_WRITE_H */
