@@ -10,7 +10,10 @@
  * FLUSH_PERIOD_NS or sooner when a buffer fills, so the files are at most
  * about a second behind; dictionary entries are written before the first
  * batch that uses them; a writer stuck on a slow disk costs rows (counted),
- * never the application's time or the process's memory.
+ * never the application's time or the process's memory.  What GPUFlight's
+ * analyzer needs of the metric rows (docs/gpufl.md): a host row only when
+ * every value in it is known, and a device_metric_batch column only once
+ * some row of the session had a value for it, then in every later batch.
  */
 #include "writer.h"
 #include "../sampler/hook.h"
@@ -250,8 +253,11 @@ static void hook_round(void *user, uint64_t t_mono, uint64_t t_wall,
             s->live[i].have_sample = true;
         }
     if (emit) {
+        /* A host row only with every value known: the first round's CPU %
+         * (a difference of two readings) is not, so no row until then. */
         fl_host_row hr = {.t_ns = t_wall, .h = h};
-        s->metric_rows_dropped += !rowq_push(&s->host_q, &hr, sizeof hr);
+        if (fl_host_sample_complete(&h))
+            s->metric_rows_dropped += !rowq_push(&s->host_q, &hr, sizeof hr);
         for (size_t i = 0; i < n && i < s->n_dev; i++) {
             if (status[i] != GP_OK)
                 continue;
@@ -386,8 +392,8 @@ static void put_batches(session *s, size_t n_scope)
         fl_rec_scope_batch(&s->out[FL_CH_SCOPE], s->id, ++s->batch_scope, s->scope_rows + i,
                            batch_len(n_scope, i));
     for (size_t i = 0; i < dn; i += BATCH_ROWS)
-        fl_rec_device_batch(&s->out[FL_CH_SYSTEM], s->id, ++s->batch_dev, dev + i,
-                            batch_len(dn, i));
+        fl_rec_device_batch_cols(&s->out[FL_CH_SYSTEM], s->id, ++s->batch_dev, dev + i,
+                                 batch_len(dn, i), &s->dev_cols_seen);
     for (size_t i = 0; i < hn; i += BATCH_ROWS)
         fl_rec_host_batch(&s->out[FL_CH_SYSTEM], s->id, s->hostname, s->ip, ++s->batch_host,
                           host + i, batch_len(hn, i));

@@ -12,6 +12,7 @@
 #include "vocab.h"
 #include "gpu_profile.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,15 @@ typedef struct fl_host_sample {
     uint64_t ram_used_mib;
     uint64_t ram_total_mib;
 } fl_host_sample;
+
+/* Whether every value of a host sample is known (a finite CPU % and the
+ * RAM): the session writes a host_metric_batch row only then, because
+ * GPUFlight's analyzer does arithmetic on every cell of those rows. */
+static inline bool fl_host_sample_complete(const fl_host_sample *h)
+{
+    return (h->valid & (FL_HOST_CPU | FL_HOST_RAM)) == (FL_HOST_CPU | FL_HOST_RAM) &&
+           isfinite(h->cpu_pct);
+}
 
 /* A device as job_start / system_start list it: identity from the backend,
  * live fields from the newest sample (have_sample = false: all null). */
@@ -144,9 +154,17 @@ typedef struct fl_scope_row {
     uint8_t pad_;
 } fl_scope_row;
 
-/* device_metric_batch: the nine base columns, then each optional column
- * (energy_uj from GP_M_ENERGY, clock_mem from GP_M_CLOCK_MEM, pcie_bw_bps
- * from GP_M_PCIE_*) only when some row has a non-zero value for it. */
+/* device_metric_batch: dt_ns and device_id, then - in the vocabulary's
+ * order - each metric column that has had a value: a metric column once
+ * some row reported it (gpu_util ... clock_sm), an optional one (energy_uj
+ * from GP_M_ENERGY, clock_mem from GP_M_CLOCK_MEM, pcie_bw_bps from both
+ * GP_M_PCIE_*) once some row had a non-zero value for it; a written column
+ * is null in a row that did not report it.  *seen is the session's mask of
+ * such columns (bit FL_COL_DEVMETRIC_*), read and updated, so that a
+ * column stays in every later batch of the session; seen NULL: this
+ * batch's rows alone decide (fl_rec_device_batch). */
+void fl_rec_device_batch_cols(fl_buf *b, const char *session_id, uint64_t batch_id,
+                              const fl_device_row *rows, size_t n, uint32_t *seen);
 void fl_rec_device_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                          const fl_device_row *rows, size_t n);
 void fl_rec_host_batch(fl_buf *b, const char *session_id, const char *hostname, const char *ip_addr,

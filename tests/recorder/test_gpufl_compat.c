@@ -1,0 +1,166 @@
+/*
+ * test_gpufl_compat.c - what GPUFlight 1.3's analyzer needs of the sessions
+ * the recorder writes (issue 15, docs/gpufl.md "What GPUFlight's analyzer
+ * needs"), end to end against the fake NVML:
+ *
+ *  - host_metric_batch rows only with every value known (the analyzer
+ *    divides cpu_pct_x100 and takes int() of the RAM): no null cell, and
+ *    no row from the first round, whose CPU % is not known yet;
+ *  - device_metric_batch columns only once a row of the session had a
+ *    value (a device that never reports power or memory has no such
+ *    column; the analyzer's int(used_mib.max()) fails on an all-null one),
+ *    and from then on in every batch;
+ *  - scope_event_batch rows carry the thread they ran on (tid).
+ */
+#include "fl_log.h"
+#include "gpufl.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static char g_tmp[256];
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static gpufl_init_options base_opts(const char *sub)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", g_tmp, sub);
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.app_name = "compat";
+    o.log_path = path;
+    return o;
+}
+
+/* A fake NVML scenario file in the test's directory. */
+static const char *scenario(const char *name, const char *text)
+{
+    static char path[600];
+    snprintf(path, sizeof path, "%s/%s", g_tmp, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    return path;
+}
+
+static bool has_column(json_t *batch, const char *name)
+{
+    return fl_col(batch, name) >= 0;
+}
+
+/* ------------------------------------------------------------ metrics */
+
+static void test_metric_rows(void)
+{
+    /* One device that reports neither power nor memory. */
+    setenv("FAKE_NVML_SCENARIO",
+           scenario("no_power_mem.txt", "device 0 name \"Fake A\"\n"
+                                        "unsupported 0 power\n"
+                                        "unsupported 0 mem\n"),
+           1);
+    gpufl_init_options o = base_opts("metrics");
+    o.system_sample_rate_ms = 5;
+    o.continuous_system_sampling = true;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    char dir[600];
+    gpufl_session_dir(dir, sizeof dir);
+    /* Several batches of each (a loaded machine may run the sampler late). */
+    for (int i = 0; i < 300; i++) {
+        sleep_ms(10);
+        gpufl_flush();
+        fl_log now;
+        if (fl_log_read(&now, dir, "system") != 0)
+            continue;
+        bool enough =
+            fl_count(&now, "device_metric_batch") >= 3 && fl_count(&now, "host_metric_batch") >= 3;
+        fl_log_free(&now);
+        if (enough)
+            break;
+    }
+    gpufl_shutdown();
+    unsetenv("FAKE_NVML_SCENARIO");
+
+    fl_log sys;
+    CHECK_INT(fl_log_read(&sys, dir, "system"), 0);
+
+    /* Host rows: every cell a number (the first round's CPU % is usually
+     * unknown - /proc/stat had not ticked since init's reading - and that
+     * round then writes no host row). */
+    size_t host_rows = 0, host_batches = 0;
+    for (size_t i = 0; i < sys.n; i++) {
+        json_t *b = sys.lines[i];
+        if (strcmp(log_type(b), "host_metric_batch") != 0)
+            continue;
+        host_batches++;
+        size_t r;
+        json_t *row;
+        json_array_foreach(json_object_get(b, "rows"), r, row)
+        {
+            CHECK_INT(json_array_size(row), 4);
+            for (size_t c = 0; c < json_array_size(row); c++)
+                CHECK(json_is_integer(json_array_get(row, c)));
+            host_rows++;
+        }
+    }
+    CHECK(host_batches >= 3);
+    CHECK(host_rows >= 3);
+
+    /* Device columns: no power, no memory; the others in every batch, in
+     * the vocabulary's order; each column has a value in some row. */
+    size_t dev_batches = 0;
+    for (size_t i = 0; i < sys.n; i++) {
+        json_t *b = sys.lines[i];
+        if (strcmp(log_type(b), "device_metric_batch") != 0)
+            continue;
+        dev_batches++;
+        CHECK(!has_column(b, "power_mw"));
+        CHECK(!has_column(b, "used_mib"));
+        CHECK(!has_column(b, "total_mib"));
+        CHECK_INT(fl_col(b, "dt_ns"), 0);
+        CHECK_INT(fl_col(b, "device_id"), 1);
+        CHECK_INT(fl_col(b, "gpu_util"), 2);
+        CHECK_INT(fl_col(b, "mem_util"), 3);
+        CHECK_INT(fl_col(b, "temp_c"), 4);
+        CHECK_INT(fl_col(b, "clock_sm"), 5);
+        /* The energy counter is read in the first round and at the end:
+         * its column, once there, stays (null between the readings). */
+        if (dev_batches > 1)
+            CHECK_INT(fl_col(b, "energy_uj"), 6);
+        json_t *cols = json_object_get(b, "columns");
+        for (size_t c = 0; c < json_array_size(cols); c++) {
+            if (strcmp(json_string_value(json_array_get(cols, c)), "energy_uj") == 0)
+                continue;
+            size_t r;
+            json_t *row;
+            json_array_foreach(json_object_get(b, "rows"), r, row)
+                CHECK(!json_is_null(json_array_get(row, c)));
+        }
+    }
+    CHECK(dev_batches >= 3);
+    fl_log_free(&sys);
+}
+
+int main(void)
+{
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/gpufl_compat_XXXXXX");
+    if (!mkdtemp(g_tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_metric_rows();
+    fl_rmtree(g_tmp);
+    return check_done("test_gpufl_compat");
+}
