@@ -337,7 +337,7 @@ static uint64_t write_closing(session *s)
     if (s->plugin) {
         fl_trace_stats st;
         fl_trace_counts n;
-        fl_trace_engine_close(s, &st, &n);
+        fl_trace_engine_close(s, ts, &st, &n);
         fl_caps_trace_final(s, &st, &n);
         again = true;
     }

@@ -72,19 +72,18 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), char *why, size_t len
     return true;
 }
 
-size_t fl_trace_engine_drain(session *s, size_t n)
+void fl_trace_engine_drain(session *s)
 {
     if (!s->plugin)
-        return n;
+        return;
     uint64_t now = gp_now_mono_ns();
     if (now - s->last_trace_flush_ns >= TRACE_FLUSH_PERIOD_NS) {
         s->last_trace_flush_ns = now;
         s->plugin->flush();
     }
-    /* Kernel dictionaries and trace batches go straight into the
-     * channel buffers; NVTX ranges join the scope rows. */
+    /* Kernel dictionaries and the trace records go straight into the
+     * channel buffers. */
     s->plugin->drain(&s->sink);
-    return fl_trace_writer_take_scope_rows(s->tw, &s->scope_rows, n, &s->scope_cap);
 }
 
 void fl_trace_engine_stats(const session *s, fl_trace_stats *st)
@@ -100,8 +99,9 @@ void fl_trace_engine_stop(session *s)
         s->plugin->stop();
 }
 
-void fl_trace_engine_close(session *s, fl_trace_stats *st, fl_trace_counts *n)
+void fl_trace_engine_close(session *s, uint64_t end_ns, fl_trace_stats *st, fl_trace_counts *n)
 {
+    fl_trace_writer_close_ranges(s->tw, end_ns);
     s->plugin->stats(st);
     fl_trace_writer_counts(s->tw, n);
     s->plugin->release();

@@ -12,8 +12,11 @@
  * of the nearest earlier row of its kernel_id with has_details = 1 (so a
  * training loop writes one detail per kernel, not one per launch);
  * occupancy is computed from the device's limits, or null when they are
- * unknown; NVTX ranges become scope rows named through the same
- * scope_name_dict as gpufl scopes.  All of it runs on the writer thread.
+ * unknown; an NVTX range becomes one nvtx_marker_event when it ends (its
+ * begin kept until then; a range still open at shutdown is written then,
+ * marked open_at_shutdown) and a graph launch one graph_launch_event,
+ * GPUFlight 1.3's records for them (docs/gpufl.md).  All of it runs on the
+ * writer thread.
  */
 #include "trace_sink.h"
 #include "../abi/trace_abi.h"
@@ -26,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MARK_SLOTS 4096u
+#define RANGES_MAX 65536u /* NVTX ranges open at once; more are counted lost */
 
 typedef struct kernel_sig {
     uint32_t grid[3], block[3];
@@ -49,11 +52,14 @@ struct fl_trace_writer {
     kernel_sig *sig; /* by kernel_id */
     size_t sig_cap;
 
-    fl_scope_row *scope_rows; /* NVTX rows waiting for the writer's scope batch */
-    size_t n_scope, scope_cap;
-    struct {
+    /* NVTX ranges begun and not ended, by marker id: open addressing with
+     * linear probing (cap a power of two, at most half full). */
+    struct open_range {
         uint64_t id, start_ns;
-    } marks[MARK_SLOTS];
+        char *name, *domain; /* owned; domain NULL: the default one */
+        bool used;
+    } * ranges;
+    size_t ranges_cap, ranges_n;
 
     fl_trace_counts counts;
 };
@@ -251,44 +257,170 @@ static void on_graphs(void *user, fl_graph_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
     sort_by_time(rows, n, sizeof *rows);
-    fl_rec_graph_batch(w->ch[0], w->ident.session_id, ++w->batch_graph, rows, n);
+    for (size_t i = 0; i < n; i++)
+        fl_rec_graph_launch(w->ch[1], &w->ident, &rows[i]);
     w->counts.graphs += n;
+}
+
+/* ---------------------------------------------------------- NVTX ranges */
+
+static size_t range_slot(uint64_t id, size_t cap)
+{
+    return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static struct open_range *range_find(fl_trace_writer *w, uint64_t id)
+{
+    if (!w->ranges_n)
+        return NULL;
+    for (size_t j = range_slot(id, w->ranges_cap);; j = (j + 1) & (w->ranges_cap - 1)) {
+        struct open_range *r = &w->ranges[j];
+        if (!r->used)
+            return NULL;
+        if (r->id == id)
+            return r;
+    }
+}
+
+static bool ranges_grow(fl_trace_writer *w)
+{
+    size_t cap = w->ranges_cap ? w->ranges_cap * 2 : 64;
+    struct open_range *t = calloc(cap, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < w->ranges_cap; i++) {
+        if (!w->ranges[i].used)
+            continue;
+        size_t j = range_slot(w->ranges[i].id, cap);
+        while (t[j].used)
+            j = (j + 1) & (cap - 1);
+        t[j] = w->ranges[i];
+    }
+    free(w->ranges);
+    w->ranges = t;
+    w->ranges_cap = cap;
+    return true;
+}
+
+/* Frees an entry's names and closes the gap it leaves (backward shift:
+ * no tombstones, so a lookup stops at the first empty slot). */
+static void range_remove(fl_trace_writer *w, struct open_range *r)
+{
+    free(r->name);
+    free(r->domain);
+    size_t mask = w->ranges_cap - 1, i = (size_t)(r - w->ranges);
+    for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+        if (!w->ranges[j].used)
+            break;
+        size_t home = range_slot(w->ranges[j].id, w->ranges_cap);
+        /* Move j into the hole at i unless its home lies in (i, j]. */
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            w->ranges[i] = w->ranges[j];
+            i = j;
+        }
+    }
+    w->ranges[i] = (struct open_range){0};
+    w->ranges_n--;
+}
+
+static void range_begin(fl_trace_writer *w, const fl_marker_row *m)
+{
+    struct open_range *r = range_find(w, m->marker_id);
+    if (!r) {
+        if (w->ranges_n >= RANGES_MAX ||
+            ((w->ranges_n + 1) * 2 > w->ranges_cap && !ranges_grow(w))) {
+            w->counts.markers_lost++;
+            return;
+        }
+        size_t j = range_slot(m->marker_id, w->ranges_cap);
+        while (w->ranges[j].used)
+            j = (j + 1) & (w->ranges_cap - 1);
+        r = &w->ranges[j];
+        w->ranges_n++;
+    } else {
+        /* The id began again without an end: the first begin is lost. */
+        free(r->name);
+        free(r->domain);
+        w->counts.markers_lost++;
+    }
+    *r = (struct open_range){.id = m->marker_id,
+                             .start_ns = m->t_ns,
+                             .name = strdup(m->name ? m->name : ""),
+                             .domain = m->domain ? strdup(m->domain) : NULL,
+                             .used = true};
+}
+
+static void range_end(fl_trace_writer *w, const fl_marker_row *m)
+{
+    struct open_range *r = range_find(w, m->marker_id);
+    if (!r) {
+        /* Its begin was not seen (before the session, or lost): without a
+         * name or a start there is nothing to write. */
+        w->counts.markers_unmatched++;
+        return;
+    }
+    fl_nvtx_range e = {.name = r->name,
+                       .domain = r->domain,
+                       .start_ns = r->start_ns,
+                       .end_ns = m->t_ns,
+                       .marker_id = r->id};
+    fl_rec_nvtx_marker(w->ch[1], &w->ident, &e);
+    w->counts.ranges++;
+    range_remove(w, r);
 }
 
 static void on_markers(void *user, fl_marker_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
-    if (w->n_scope + n > w->scope_cap) {
-        size_t cap = w->scope_cap ? w->scope_cap : 256;
-        while (cap < w->n_scope + n)
-            cap *= 2;
-        fl_scope_row *p = realloc(w->scope_rows, cap * sizeof *p);
-        if (!p) {
-            w->counts.markers_lost += n;
-            return;
-        }
-        w->scope_rows = p;
-        w->scope_cap = cap;
-    }
     for (size_t i = 0; i < n; i++) {
-        const fl_marker_row *m = &rows[i];
-        size_t slot = m->marker_id & (MARK_SLOTS - 1);
-        fl_scope_row r = {.t_ns = m->t_ns,
-                          .instance_id = FL_NVTX_INSTANCE_BIT | m->marker_id,
-                          .original_start_ns = m->t_ns,
-                          .name_id = 0,
-                          .depth = (uint16_t)(m->depth > 0xffff ? 0xffff : m->depth),
-                          .event_type = m->is_end ? FL_SCOPE_END : FL_SCOPE_BEGIN};
-        if (!m->is_end) {
-            r.name_id = fl_scope_intern(w->gen, m->name ? m->name : "");
-            w->marks[slot].id = m->marker_id;
-            w->marks[slot].start_ns = m->t_ns;
-        } else if (w->marks[slot].id == m->marker_id) {
-            r.original_start_ns = w->marks[slot].start_ns;
-        }
-        w->scope_rows[w->n_scope++] = r;
+        if (rows[i].is_end)
+            range_end(w, &rows[i]);
+        else
+            range_begin(w, &rows[i]);
     }
     w->counts.markers += n;
+}
+
+static int cmp_open_range(const void *a, const void *b)
+{
+    const struct open_range *x = *(const struct open_range *const *)a,
+                            *y = *(const struct open_range *const *)b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+void fl_trace_writer_close_ranges(fl_trace_writer *w, uint64_t end_ns)
+{
+    if (!w || !w->ranges_n)
+        return;
+    struct open_range **open = malloc(w->ranges_n * sizeof *open);
+    size_t k = 0;
+    for (size_t i = 0; open && i < w->ranges_cap; i++)
+        if (w->ranges[i].used)
+            open[k++] = &w->ranges[i];
+    if (open)
+        qsort(open, k, sizeof *open, cmp_open_range);
+    for (size_t i = 0; i < k; i++) {
+        const struct open_range *r = open[i];
+        fl_nvtx_range e = {.name = r->name,
+                           .domain = r->domain,
+                           .start_ns = r->start_ns,
+                           .end_ns = end_ns > r->start_ns ? end_ns : r->start_ns,
+                           .marker_id = r->id,
+                           .open_at_shutdown = true};
+        fl_rec_nvtx_marker(w->ch[1], &w->ident, &e);
+        w->counts.ranges_open_at_end++;
+    }
+    if (!open)
+        w->counts.markers_lost += w->ranges_n;
+    free(open);
+    for (size_t i = 0; i < w->ranges_cap; i++) {
+        free(w->ranges[i].name);
+        free(w->ranges[i].domain);
+        w->ranges[i] = (struct open_range){0};
+    }
+    w->ranges_n = 0;
 }
 
 /* ------------------------------------------------------------ lifetime */
@@ -312,7 +444,11 @@ void fl_trace_writer_destroy(fl_trace_writer *w)
     if (!w)
         return;
     free(w->sig);
-    free(w->scope_rows);
+    for (size_t i = 0; i < w->ranges_cap; i++) {
+        free(w->ranges[i].name);
+        free(w->ranges[i].domain);
+    }
+    free(w->ranges);
     free(w);
 }
 
@@ -334,30 +470,6 @@ void fl_trace_writer_add_limits(fl_trace_writer *w, const fl_gpu_limits *lim)
 {
     if (w && lim)
         on_device(w, lim);
-}
-
-size_t fl_trace_writer_take_scope_rows(fl_trace_writer *w, fl_scope_row **rows, size_t n,
-                                       size_t *cap)
-{
-    if (!w || w->n_scope == 0)
-        return n;
-    if (n + w->n_scope > *cap) {
-        size_t c = *cap ? *cap : 256;
-        while (c < n + w->n_scope)
-            c *= 2;
-        fl_scope_row *p = realloc(*rows, c * sizeof *p);
-        if (!p) {
-            w->counts.markers_lost += w->n_scope;
-            w->n_scope = 0;
-            return n;
-        }
-        *rows = p;
-        *cap = c;
-    }
-    memcpy(*rows + n, w->scope_rows, w->n_scope * sizeof **rows);
-    n += w->n_scope;
-    w->n_scope = 0;
-    return n;
 }
 
 void fl_trace_writer_counts(const fl_trace_writer *w, fl_trace_counts *out)

@@ -331,6 +331,63 @@ void fl_rec_memset_event(fl_buf *b, const fl_ident *id, const fl_memset_row *r)
     FL_BUF_LIT(b, "}\n");
 }
 
+/* {"type":T,"pid":P,"app":A,"session_id":S - the opening of GPUFlight's
+ * per-event records (its order; "version" only for a type the vocabulary
+ * gives one: none of these). */
+static void put_open_ident(fl_buf *b, fl_type type, const fl_ident *id)
+{
+    fl_put_open(b, type);
+    FL_BUF_LIT(b, ",");
+    put_ident(b, id);
+}
+
+void fl_rec_nvtx_marker(fl_buf *b, const fl_ident *id, const fl_nvtx_range *r)
+{
+    put_open_ident(b, FL_T_NVTX_MARKER_EVENT, id);
+    fl_put_key(b, "name");
+    fl_put_str_or_empty(b, r->name);
+    /* GPUFlight's string for the default domain: "". */
+    fl_put_key(b, "domain");
+    fl_put_str_or_empty(b, r->domain);
+    fl_put_key(b, "start_ns");
+    fl_buf_u64(b, r->start_ns);
+    fl_put_key(b, "end_ns");
+    fl_buf_u64(b, r->end_ns);
+    fl_put_key(b, "duration_ns");
+    fl_buf_u64(b, r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0);
+    fl_put_key(b, "marker_id");
+    fl_buf_u64(b, r->marker_id);
+    if (r->open_at_shutdown) {
+        /* Ours: end_ns is when the session ended, not the range. */
+        fl_put_key(b, "open_at_shutdown");
+        fl_put_bool(b, true);
+    }
+    FL_BUF_LIT(b, "}\n");
+}
+
+void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r)
+{
+    put_open_ident(b, FL_T_GRAPH_LAUNCH_EVENT, id);
+    fl_put_key(b, "start_ns");
+    fl_buf_u64(b, r->t_ns);
+    fl_put_key(b, "end_ns");
+    fl_buf_u64(b, r->t_ns + r->duration_ns);
+    fl_put_key(b, "duration_ns");
+    fl_buf_u64(b, r->duration_ns);
+    fl_put_key(b, "graph_id");
+    fl_buf_u64(b, r->graph_id);
+    fl_put_key(b, "device_id");
+    fl_buf_u64(b, r->device_id);
+    fl_put_key(b, "stream_id");
+    fl_buf_u64(b, r->stream_id);
+    fl_put_key(b, "corr_id");
+    fl_buf_u64(b, r->corr_id);
+    /* graph_exec_key (GPUFlight's handle of the executable graph, from its
+     * launch callback) is not known here: left out, as GPUFlight leaves it
+     * out when it has none. */
+    FL_BUF_LIT(b, "}\n");
+}
+
 /* "(x,y,z)" - digits and punctuation only, so no escaping is needed. */
 static void put_dim3(fl_buf *b, const uint32_t v[3])
 {

@@ -189,7 +189,26 @@ void fl_rec_sync_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
 /* memory_alloc_event_batch (channel scope). */
 void fl_rec_alloc_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                         const fl_alloc_row *rows, size_t n);
-/* graph_event_batch: our extension (channel device). */
+/* An NVTX range as nvtx_marker_event carries it (channel scope, written
+ * when the range ends). */
+typedef struct fl_nvtx_range {
+    const char *name, *domain; /* NULL: "" (domain: the default one) */
+    uint64_t start_ns, end_ns;
+    uint64_t marker_id;    /* CUPTI's id of the range */
+    bool open_at_shutdown; /* ours, written only when true: the range had not
+                              ended when the session did; end_ns is the
+                              session's end */
+} fl_nvtx_range;
+/* nvtx_marker_event, GPUFlight 1.3's keys in its order: type, pid, app,
+ * session_id, name, domain, start_ns, end_ns, duration_ns, marker_id. */
+void fl_rec_nvtx_marker(fl_buf *b, const fl_ident *id, const fl_nvtx_range *r);
+/* graph_launch_event (channel scope), one per graph launch, GPUFlight's keys
+ * in its order: type, pid, app, session_id, start_ns, end_ns, duration_ns,
+ * graph_id, device_id, stream_id, corr_id (graph_exec_key left out: not
+ * known). */
+void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r);
+/* graph_event_batch: our extension (channel device), the form sessions
+ * before graph_launch_event carried; the recorder no longer writes it. */
 void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                         const fl_graph_row *rows, size_t n);
 /* kernel_detail: occ NULL (device limits unknown) writes the occupancy

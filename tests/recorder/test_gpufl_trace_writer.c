@@ -5,8 +5,10 @@
  * within a batch, kernel_detail once per launch configuration (and again
  * when a kernel goes back to an earlier one), occupancy from the device's
  * limits or null without them, memset events, sync/alloc batches in the
- * scope channel, graph batches, NVTX rows with their begin's time, and the
- * counts the closing capture_capabilities reports.
+ * scope channel, graph launches and NVTX ranges as GPUFlight's
+ * graph_launch_event and nvtx_marker_event (a range written at its end,
+ * the ones still open at shutdown), and the counts the closing
+ * capture_capabilities reports.
  */
 #include "check.h"
 #include "abi/trace_abi.h"
@@ -222,38 +224,57 @@ static void test_other_records(void)
 
     size_t n = 0, ns = 0;
     json_t *L = lines_of(&dev, &n), *S = lines_of(&scope, &ns);
-    CHECK_INT(n, 3);
+    CHECK_INT(n, 2);
     CHECK_STR(type_of(json_array_get(L, 0)), "memcpy_event_batch");
     CHECK_INT(col(json_array_get(L, 0), 0, "bytes"), 20); /* sorted: HtoD first */
     CHECK_INT(col(json_array_get(L, 0), 1, "dt_ns"), 100);
     CHECK_STR(type_of(json_array_get(L, 1)), "memset_event");
     CHECK_INT(json_integer_value(json_object_get(json_array_get(L, 1), "bytes")), 64);
-    CHECK_STR(type_of(json_array_get(L, 2)), "graph_event_batch");
-    CHECK_INT(ns, 2);
+    CHECK_INT(ns, 3);
     CHECK_STR(type_of(json_array_get(S, 0)), "synchronization_event_batch");
     CHECK_STR(type_of(json_array_get(S, 1)), "memory_alloc_event_batch");
     CHECK_INT(col(json_array_get(S, 1), 0, "bytes"), 4096);
     json_decref(L);
     json_decref(S);
+    /* A graph launch: GPUFlight's graph_launch_event in the scope channel,
+     * its keys in its order (no graph_exec_key: not known). */
+    const char *nl = strchr(scope.p, '\n');
+    nl = nl ? strchr(nl + 1, '\n') : NULL;
+    CHECK_STR(nl ? nl + 1 : "",
+              "{\"type\":\"graph_launch_event\",\"pid\":4242,\"app\":\"app\",\"session_id\":\"" SID
+              "\",\"start_ns\":600,\"end_ns\":670,\"duration_ns\":70,\"graph_id\":3,"
+              "\"device_id\":0,\"stream_id\":0,\"corr_id\":0}\n");
+    fl_buf_reset(&scope);
 
-    /* NVTX: rows wait for the writer; an end carries its begin's time. */
-    fl_marker_row mk[3] = {{.t_ns = 1000, .marker_id = 5, .name = "outer", .depth = 0},
-                           {.t_ns = 1500, .marker_id = 6, .name = "inner", .depth = 1},
-                           {.t_ns = 1700, .marker_id = 6, .is_end = 1, .depth = 1}};
-    s.markers(s.user, mk, 3);
-    fl_scope_row *rows = NULL;
-    size_t cap = 0;
-    size_t k = fl_trace_writer_take_scope_rows(w, &rows, 0, &cap);
-    CHECK_INT(k, 3);
-    CHECK_U64(rows[0].instance_id, (1ull << 62) | 5);
-    CHECK_INT(rows[0].event_type, FL_SCOPE_BEGIN);
-    CHECK_INT(rows[1].depth, 1);
-    CHECK_INT(rows[2].event_type, FL_SCOPE_END);
-    CHECK_U64(rows[2].original_start_ns, 1500);
-    /* No session generation 1 is open here: names are not interned. */
-    CHECK_INT(rows[0].name_id, 0);
-    CHECK_INT(fl_trace_writer_take_scope_rows(w, &rows, k, &cap), 3);
-    free(rows);
+    /* NVTX: one nvtx_marker_event when a range ends, with its begin's
+     * name, domain and time; an end without a begin writes nothing; the
+     * ranges still open are written at shutdown, marked. */
+    fl_marker_row mk[5] = {
+        {.t_ns = 1000, .marker_id = 5, .name = "outer", .depth = 0},
+        {.t_ns = 1500, .marker_id = 6, .name = "inner \"q\"", .depth = 1, .domain = "trainer"},
+        {.t_ns = 1700, .marker_id = 6, .is_end = 1, .depth = 1},
+        {.t_ns = 1800, .marker_id = 99, .is_end = 1},
+        {.t_ns = 1900, .marker_id = 7, .name = "mark"},
+    };
+    s.markers(s.user, mk, 5);
+    fl_marker_row mark_end = {.t_ns = 1900, .marker_id = 7, .is_end = 1};
+    s.markers(s.user, &mark_end, 1);
+    CHECK_STR(scope.p,
+              "{\"type\":\"nvtx_marker_event\",\"pid\":4242,\"app\":\"app\",\"session_id\":\"" SID
+              "\",\"name\":\"inner \\\"q\\\"\",\"domain\":\"trainer\",\"start_ns\":1500,"
+              "\"end_ns\":1700,\"duration_ns\":200,\"marker_id\":6}\n"
+              "{\"type\":\"nvtx_marker_event\",\"pid\":4242,\"app\":\"app\",\"session_id\":\"" SID
+              "\",\"name\":\"mark\",\"domain\":\"\",\"start_ns\":1900,\"end_ns\":1900,"
+              "\"duration_ns\":0,\"marker_id\":7}\n");
+    fl_buf_reset(&scope);
+    fl_trace_writer_close_ranges(w, 5000);
+    CHECK_STR(scope.p,
+              "{\"type\":\"nvtx_marker_event\",\"pid\":4242,\"app\":\"app\",\"session_id\":\"" SID
+              "\",\"name\":\"outer\",\"domain\":\"\",\"start_ns\":1000,\"end_ns\":5000,"
+              "\"duration_ns\":4000,\"marker_id\":5,\"open_at_shutdown\":true}\n");
+    fl_buf_reset(&scope);
+    fl_trace_writer_close_ranges(w, 6000); /* nothing open any more */
+    CHECK_U64(scope.len, 0);
 
     fl_trace_counts cnt;
     fl_trace_writer_counts(w, &cnt);
@@ -262,7 +283,11 @@ static void test_other_records(void)
     CHECK_U64(cnt.syncs, 1);
     CHECK_U64(cnt.allocs, 1);
     CHECK_U64(cnt.graphs, 1);
-    CHECK_U64(cnt.markers, 3);
+    CHECK_U64(cnt.markers, 6);
+    CHECK_U64(cnt.ranges, 2);
+    CHECK_U64(cnt.ranges_open_at_end, 1);
+    CHECK_U64(cnt.markers_unmatched, 1);
+    CHECK_U64(cnt.markers_lost, 0);
     fl_trace_writer_destroy(w);
     fl_trace_writer_destroy(NULL);
     fl_buf_free(&dev);
