@@ -66,7 +66,7 @@ typedef struct session {
     /* Writer thread only. */
     pthread_t writer;
     bool writer_started;
-    fl_scope_row *scope_rows;
+    fl_scope_event *scope_rows;
     size_t scope_cap;
     fl_dict_entry *names;
     size_t names_cap;

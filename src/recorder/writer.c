@@ -347,7 +347,8 @@ void fl_session_hold_writer(bool hold)
 
 static int cmp_scope_row(const void *a, const void *b)
 {
-    const fl_scope_row *x = a, *y = b;
+    const fl_scope_row *x = &((const fl_scope_event *)a)->row,
+                       *y = &((const fl_scope_event *)b)->row;
     if (x->t_ns != y->t_ns)
         return x->t_ns < y->t_ns ? -1 : 1;
     /* A begin and an end at the same ns: the begin first. */
@@ -356,7 +357,7 @@ static int cmp_scope_row(const void *a, const void *b)
 
 /* Each thread's rows come in time order; one thread (the common case)
  * needs no sort at all. */
-static void sort_scope_rows(fl_scope_row *rows, size_t n)
+static void sort_scope_rows(fl_scope_event *rows, size_t n)
 {
     bool sorted = true;
     for (size_t i = 1; i < n && sorted; i++)
@@ -389,8 +390,8 @@ static void put_batches(session *s, size_t n_scope)
     const fl_host_row *host = s->host_w.p;
     size_t dn = s->dev_w.n, hn = s->host_w.n;
     for (size_t i = 0; i < n_scope; i += BATCH_ROWS)
-        fl_rec_scope_batch(&s->out[FL_CH_SCOPE], s->id, ++s->batch_scope, s->scope_rows + i,
-                           batch_len(n_scope, i));
+        fl_rec_scope_events(&s->out[FL_CH_SCOPE], s->id, ++s->batch_scope, s->scope_rows + i,
+                            batch_len(n_scope, i));
     for (size_t i = 0; i < dn; i += BATCH_ROWS)
         fl_rec_device_batch_cols(&s->out[FL_CH_SYSTEM], s->id, ++s->batch_dev, dev + i,
                                  batch_len(dn, i), &s->dev_cols_seen);

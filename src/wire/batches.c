@@ -205,16 +205,21 @@ static void put_batch_open(fl_buf *b, fl_type type, const char *session_id, uint
     FL_BUF_LIT(b, "[");
 }
 
-void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                        const fl_scope_row *rows, size_t n)
+/* Rows of stride bytes, each starting with an fl_scope_row; with_tid:
+ * each is an fl_scope_event, and the tid column is written. */
+static void put_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id, const void *rows,
+                            size_t stride, size_t n, bool with_tid)
 {
     if (!rows || n == 0)
         return;
-    uint64_t base = rows[0].t_ns;
-    put_batch_open(b, FL_T_SCOPE_EVENT_BATCH, session_id, batch_id, base,
-                   all_columns(FL_T_SCOPE_EVENT_BATCH));
+    const char *p = rows;
+    uint64_t base = ((const fl_scope_row *)p)->t_ns;
+    uint32_t cols = all_columns(FL_T_SCOPE_EVENT_BATCH);
+    if (!with_tid)
+        cols &= ~(1u << FL_COL_SCOPE_TID);
+    put_batch_open(b, FL_T_SCOPE_EVENT_BATCH, session_id, batch_id, base, cols);
     for (size_t i = 0; i < n; i++) {
-        const fl_scope_row *r = &rows[i];
+        const fl_scope_row *r = (const fl_scope_row *)(p + i * stride);
         char *d = fl_buf_reserve(b, ROW_MAX);
         if (!d)
             return;
@@ -233,10 +238,24 @@ void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
         /* repeat and warmup: this recorder has no repeat/warm-up scopes. */
         d = fl_put_lit(d, ",0,0,", 5);
         d = fl_put_u64(d, r->original_start_ns);
+        if (with_tid)
+            d = fl_put_col(d, ((const fl_scope_event *)r)->tid);
         *d++ = ']';
         fl_buf_commit(b, d);
     }
     FL_BUF_LIT(b, "]}\n");
+}
+
+void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_scope_row *rows, size_t n)
+{
+    put_scope_batch(b, session_id, batch_id, rows, sizeof *rows, n, false);
+}
+
+void fl_rec_scope_events(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_scope_event *rows, size_t n)
+{
+    put_scope_batch(b, session_id, batch_id, rows, sizeof *rows, n, true);
 }
 
 /* ------------------------------------------------------- trace batches */

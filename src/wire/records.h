@@ -169,8 +169,20 @@ void fl_rec_device_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                          const fl_device_row *rows, size_t n);
 void fl_rec_host_batch(fl_buf *b, const char *session_id, const char *hostname, const char *ip_addr,
                        uint64_t batch_id, const fl_host_row *rows, size_t n);
+/* scope_event_batch: the spec's eight columns, without our tid (a writer
+ * that does not know the threads). */
 void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                         const fl_scope_row *rows, size_t n);
+/* A scope row with the thread it was recorded on, as the session's writer
+ * holds it once drained (the ring's 32-byte row has no room for the thread,
+ * and needs none: each ring is one thread's). */
+typedef struct fl_scope_event {
+    fl_scope_row row;
+    uint32_t tid; /* gettid() of the thread whose ring held the row */
+} fl_scope_event;
+/* scope_event_batch with every column: the spec's eight, then our tid. */
+void fl_rec_scope_events(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_scope_event *rows, size_t n);
 
 /* The Trace engine's records (abi/trace_abi.h rows).  Batches: base_time_ns is
  * the first row's t_ns, n == 0 appends nothing; channel device unless

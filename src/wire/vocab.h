@@ -135,7 +135,8 @@ fl_dict fl_dict_of(const char *name);
     X(SCOPE, DEPTH, depth)                                                                         \
     X(SCOPE, REPEAT, repeat)                                                                       \
     X(SCOPE, WARMUP, warmup)                                                                       \
-    X(SCOPE, ORIGINAL_START_NS, original_start_ns)
+    X(SCOPE, ORIGINAL_START_NS, original_start_ns)                                                 \
+    X(SCOPE, TID, tid) /* ours: the thread (gettid) the row was recorded on */
 
 #define FL_COLS_SYNC(X)                                                                            \
     X(SYNC, DT_NS, dt_ns)                                                                          \

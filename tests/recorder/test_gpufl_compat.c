@@ -153,6 +153,99 @@ static void test_metric_rows(void)
     fl_log_free(&sys);
 }
 
+/* ------------------------------------------------------------ threads */
+
+typedef struct worker {
+    const char *name;
+    pthread_barrier_t *both_open;
+    pid_t tid;
+} worker;
+
+/* Opens "name > inner" while the other worker has its scopes open too. */
+static void *scope_worker(void *arg)
+{
+    worker *w = arg;
+    w->tid = gettid();
+    gpufl_scope outer = gpufl_scope_begin(w->name);
+    gpufl_scope inner = gpufl_scope_begin("inner");
+    pthread_barrier_wait(w->both_open);
+    sleep_ms(2);
+    gpufl_scope_end(&inner);
+    gpufl_scope_end(&outer);
+    return NULL;
+}
+
+static void test_scope_threads(void)
+{
+    gpufl_init_options o = base_opts("threads");
+    o.backend = GPUFL_BACKEND_NONE;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    char dir[600];
+    gpufl_session_dir(dir, sizeof dir);
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, 2);
+    worker w[2] = {{"alpha", &bar, 0}, {"beta", &bar, 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, scope_worker, &w[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&bar);
+    gpufl_shutdown();
+    CHECK(w[0].tid != w[1].tid);
+
+    fl_log scope;
+    CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
+    json_t *names = NULL;
+    for (size_t i = 0; i < scope.n && !names; i++)
+        names = json_object_get(scope.lines[i], "scope_name_dict");
+    /* Each row's tid: the thread that ran it; alpha's and beta's rows,
+     * their inner scopes included, on their own threads. */
+    int rows = 0, per[2] = {0, 0};
+    for (size_t i = 0; i < scope.n; i++) {
+        json_t *b = scope.lines[i];
+        if (strcmp(log_type(b), "scope_event_batch") != 0)
+            continue;
+        int c_tid = fl_col(b, "tid");
+        CHECK_INT(c_tid, 8); /* after original_start_ns */
+        size_t r;
+        json_t *row;
+        json_array_foreach(json_object_get(b, "rows"), r, row)
+        {
+            json_int_t tid = json_integer_value(json_array_get(row, (size_t)c_tid));
+            CHECK(tid == w[0].tid || tid == w[1].tid);
+            per[tid == w[1].tid]++;
+            rows++;
+        }
+    }
+    CHECK_INT(rows, 8);
+    CHECK_INT(per[0], 4);
+    CHECK_INT(per[1], 4);
+    /* The outer scopes by name: alpha's begin is on alpha's thread. */
+    for (size_t i = 0; i < scope.n; i++) {
+        json_t *b = scope.lines[i];
+        if (strcmp(log_type(b), "scope_event_batch") != 0)
+            continue;
+        size_t r;
+        json_t *row;
+        json_array_foreach(json_object_get(b, "rows"), r, row)
+        {
+            char id[24];
+            snprintf(
+                id, sizeof id, "%lld",
+                (long long)json_integer_value(json_array_get(row, (size_t)fl_col(b, "name_id"))));
+            const char *name = json_string_value(json_object_get(names, id));
+            json_int_t tid = json_integer_value(json_array_get(row, (size_t)fl_col(b, "tid")));
+            if (name && strcmp(name, "alpha") == 0)
+                CHECK_INT(tid, w[0].tid);
+            if (name && strcmp(name, "beta") == 0)
+                CHECK_INT(tid, w[1].tid);
+        }
+    }
+    fl_log_free(&scope);
+}
+
 int main(void)
 {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/gpufl_compat_XXXXXX");
@@ -161,6 +254,7 @@ int main(void)
         return 1;
     }
     test_metric_rows();
+    test_scope_threads();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_compat");
 }

@@ -157,6 +157,9 @@ static void test_writers_write_the_vocabulary(void)
     check_written(&b, FL_T_HOST_METRIC_BATCH, FL_COL_HOSTMETRIC_COUNT);
     fl_scope_row sc = {.t_ns = 10, .name_id = 1};
     fl_rec_scope_batch(&b, "s", 1, &sc, 1);
+    check_written(&b, FL_T_SCOPE_EVENT_BATCH, FL_COL_SCOPE_TID);
+    fl_scope_event se = {.row = sc, .tid = 77};
+    fl_rec_scope_events(&b, "s", 1, &se, 1);
     check_written(&b, FL_T_SCOPE_EVENT_BATCH, FL_COL_SCOPE_COUNT);
     fl_sync_row sy = {.t_ns = 10};
     fl_rec_sync_batch(&b, "s", 1, &sy, 1);
