@@ -4,7 +4,8 @@
  *
  * Promises: the plugin is started only with a trace writer to drain into,
  * and a failed start leaves nothing behind; the writer thread is woken by
- * the kick it is given, never by a call back into the writer; the plugin's
+ * the kick it is given and writes out through the spill it is given, never
+ * by a direct call back into the writer; the plugin's
  * handle is never closed (CUPTI keeps pointers into it), only released.
  */
 #include "trace_engine.h"
@@ -36,7 +37,8 @@ static fl_device_static cuda_static_of(const fl_gpu_limits *l)
                               .warp_size = l->warp_size};
 }
 
-bool fl_trace_engine_start(session *s, void (*kick)(void), char *why, size_t len)
+bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *, fl_buf *),
+                           char *why, size_t len)
 {
     const fl_trace_plugin *p = fl_trace_plugin_load(why, len);
     if (!p)
@@ -63,6 +65,8 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), char *why, size_t len
         return false;
     }
     s->plugin = p;
+    fl_trace_writer_set_compact(s->tw, c->compact_kernel_details);
+    fl_trace_writer_set_spill(s->tw, spill, s);
     fl_trace_writer_sink(s->tw, &s->sink);
     s->n_cuda = p->devices(s->cuda_limits, MAX_CUDA_DEVICES);
     for (size_t i = 0; i < s->n_cuda; i++) {

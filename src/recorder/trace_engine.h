@@ -13,9 +13,12 @@
 #include <stddef.h>
 
 /* Starts the Trace engine for an engine above Monitor; kick wakes the
- * writer when CUPTI hands a buffer over.  False with why (the plugin's or
- * CUPTI's message) when the session must run Monitor. */
-bool fl_trace_engine_start(session *s, void (*kick)(void), char *why, size_t len);
+ * writer when CUPTI hands a buffer over; spill writes a large channel
+ * buffer out during a drain (the writer's fl_writer_spill).  False with
+ * why (the plugin's or CUPTI's message) when the session must run
+ * Monitor. */
+bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *, fl_buf *),
+                           char *why, size_t len);
 
 /* Writer thread: CUPTI's partly filled buffers out once a second, every
  * finished one decoded into the channel buffers (nothing without the

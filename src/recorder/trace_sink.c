@@ -5,13 +5,19 @@
  * Promises: rows are written in batches of at most FL_TRACE_BATCH, each
  * batch sorted by time (CUPTI delivers nearly sorted rows: an insertion
  * sort costs a pass); kernel_dict entries go to every channel before the
- * first batch that uses them; a kernel_detail is written for a launch whose
- * configuration (grid, block, registers, shared and local memory, device)
- * differs from the previous launch of the same kernel, and only that
- * launch has has_details = 1 - a launch with has_details = 0 has the detail
- * of the nearest earlier row of its kernel_id with has_details = 1 (so a
- * training loop writes one detail per kernel, not one per launch);
- * occupancy is computed from the device's limits, or null when they are
+ * first batch that uses them; one kernel_detail per launch, every row
+ * has_details = 1 (GPUFlight's analyzer joins kernels to details by
+ * corr_id), its text after corr_id kept per kernel and written again
+ * while the launch configuration stays the same, so a repeated launch
+ * costs two copies and a number; in compact mode (compact_kernel_details)
+ * a kernel_detail only for a launch whose configuration (grid, block,
+ * registers, shared and local memory, cache configuration, device and
+ * whether its limits are known, the scopes open) differs from the previous
+ * launch of the same kernel, and only that launch has has_details = 1 - a
+ * launch with has_details = 0 has the detail of the nearest earlier row
+ * of its kernel_id with has_details = 1 (a training loop writes one detail
+ * per kernel, not one per launch); details come before the batch that
+ * holds their launches; occupancy is computed from the device's limits, or null when they are
  * unknown; an NVTX range becomes one nvtx_marker_event when it ends (its
  * begin kept until then; a range still open at shutdown is written then,
  * marked open_at_shutdown) and a graph launch one graph_launch_event,
@@ -31,13 +37,21 @@
 
 #define RANGES_MAX 65536u /* NVTX ranges open at once; more are counted lost */
 
+/* A kernel's last launch configuration: everything its kernel_detail says
+ * besides corr_id. */
 typedef struct kernel_sig {
     uint32_t grid[3], block[3];
     uint32_t static_smem, dynamic_smem, local_per_thread, smem_executed, device_id;
+    uint64_t local_total;
     uint16_t regs;
-    uint8_t scope_depth;
+    uint8_t scope_depth, cache_req, cache_exec;
+    bool limits; /* the device's limits were known (occupancy not null) */
     bool set;
     uint32_t scope_ids[FL_SCOPE_PATH_MAX];
+    /* Per-launch details: the detail's text after the corr_id value for
+     * this configuration (NULL until made; freed when it changes). */
+    char *tail;
+    size_t tail_len;
 } kernel_sig;
 
 struct fl_trace_writer {
@@ -51,6 +65,12 @@ struct fl_trace_writer {
 
     kernel_sig *sig; /* by kernel_id */
     size_t sig_cap;
+    bool compact;      /* a kernel_detail per configuration, not per launch */
+    char *detail_head; /* kernel_detail up to "corr_id": (this session's) */
+    size_t detail_head_len;
+    fl_buf scratch; /* a tail being made */
+    void (*spill)(void *user, fl_buf *b);
+    void *spill_user;
 
     /* NVTX ranges begun and not ended, by marker id: open addressing with
      * linear probing (cap a power of two, at most half full). */
@@ -101,6 +121,13 @@ static void sort_by_time(void *rows, size_t n, size_t size)
 
 /* --------------------------------------------------------------- sinks */
 
+/* A channel's text out once it is large (fl_trace_writer_set_spill). */
+static void maybe_spill(fl_trace_writer *w, int ch)
+{
+    if (w->spill && w->ch[ch]->len >= FL_TRACE_SPILL_BYTES)
+        w->spill(w->spill_user, w->ch[ch]);
+}
+
 static void on_names(void *user, const uint32_t *ids, const char *const *names, size_t n)
 {
     fl_trace_writer *w = user;
@@ -124,8 +151,18 @@ static void on_device(void *user, const fl_gpu_limits *lim)
     w->have_limits[lim->device_id] = true;
 }
 
-static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k)
+static bool limits_known(const fl_trace_writer *w, uint32_t device_id)
 {
+    return device_id < FL_TRACE_MAX_DEVICES && w->have_limits[device_id];
+}
+
+/* Whether k's configuration differs from its kernel's last one (then the
+ * signature becomes k's and its tail is dropped); *out: the kernel's
+ * signature, NULL when there is no memory to keep one (then every launch
+ * counts as changed). */
+static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k, kernel_sig **out)
+{
+    *out = NULL;
     if (k->kernel_id >= w->sig_cap) {
         size_t cap = w->sig_cap ? w->sig_cap : 64;
         while (cap <= k->kernel_id)
@@ -141,16 +178,20 @@ static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k)
      * signature is rebuilt only when it changed. */
     uint8_t sd = k->scope_depth;
     size_t n_ids = sd == FL_SCOPE_UNKNOWN ? 0 : sd;
+    bool limits = limits_known(w, k->device_id);
     kernel_sig *old = &w->sig[k->kernel_id];
+    *out = old;
     if (old->set && old->grid[0] == k->grid[0] && old->grid[1] == k->grid[1] &&
         old->grid[2] == k->grid[2] && old->block[0] == k->block[0] &&
         old->block[1] == k->block[1] && old->block[2] == k->block[2] && old->regs == k->num_regs &&
         old->dynamic_smem == k->dynamic_smem_bytes && old->static_smem == k->static_smem_bytes &&
         old->local_per_thread == k->local_mem_per_thread_bytes &&
-        old->smem_executed == k->smem_executed_bytes && old->device_id == k->device_id &&
-        old->scope_depth == sd &&
+        old->local_total == k->local_mem_total_bytes && old->cache_req == k->cache_requested &&
+        old->cache_exec == k->cache_executed && old->smem_executed == k->smem_executed_bytes &&
+        old->device_id == k->device_id && old->limits == limits && old->scope_depth == sd &&
         (n_ids == 0 || memcmp(old->scope_ids, k->scope_ids, n_ids * sizeof *k->scope_ids) == 0))
         return false;
+    free(old->tail);
     *old = (kernel_sig){.grid = {k->grid[0], k->grid[1], k->grid[2]},
                         .block = {k->block[0], k->block[1], k->block[2]},
                         .static_smem = k->static_smem_bytes,
@@ -158,8 +199,12 @@ static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k)
                         .local_per_thread = k->local_mem_per_thread_bytes,
                         .smem_executed = k->smem_executed_bytes,
                         .device_id = k->device_id,
+                        .local_total = k->local_mem_total_bytes,
                         .regs = k->num_regs,
                         .scope_depth = sd,
+                        .cache_req = k->cache_requested,
+                        .cache_exec = k->cache_executed,
+                        .limits = limits,
                         .set = true};
     memcpy(old->scope_ids, k->scope_ids, n_ids * sizeof *k->scope_ids);
     return true;
@@ -184,6 +229,61 @@ static const char *user_scope(const fl_trace_writer *w, const fl_kernel_row *k, 
     return buf;
 }
 
+/* The launch's theoretical occupancy into *occ; NULL when the device's
+ * limits are not known. */
+static const fl_occupancy *occupancy_of(const fl_trace_writer *w, const fl_kernel_row *k,
+                                        fl_occupancy *occ)
+{
+    if (!limits_known(w, k->device_id))
+        return NULL;
+    fl_launch l = {.block_threads = (int)(k->block[0] * k->block[1] * k->block[2]),
+                   .regs_per_thread = k->num_regs,
+                   .static_smem_bytes = (int)k->static_smem_bytes,
+                   .dynamic_smem_bytes = (int)k->dynamic_smem_bytes,
+                   .smem_config_bytes = (int)k->smem_executed_bytes};
+    return fl_occupancy_compute(&w->limits[k->device_id], &l, occ) ? occ : NULL;
+}
+
+/* user_scope: the scopes open at launch ("outer|inner", "global" outside
+ * any), null when no launch callback saw this kernel; stack_trace is not
+ * collected: "" (a string always, for GPUFlight's analyzer). */
+static void detail_full(fl_trace_writer *w, fl_buf *b, const fl_kernel_row *k, bool tail_only)
+{
+    fl_occupancy occ;
+    char scope[512];
+    const fl_occupancy *po = occupancy_of(w, k, &occ);
+    const char *us = user_scope(w, k, scope, sizeof scope);
+    if (tail_only)
+        fl_rec_kernel_detail_tail(b, k, po, us, NULL);
+    else
+        fl_rec_kernel_detail(b, &w->ident, k, po, us, NULL);
+}
+
+/* k's detail from its configuration's tail, made the first time. */
+static void detail_per_launch(fl_trace_writer *w, const fl_kernel_row *k, kernel_sig *sig)
+{
+    if (!sig->tail) {
+        fl_buf_reset(&w->scratch);
+        detail_full(w, &w->scratch, k, true);
+        sig->tail = w->scratch.oom ? NULL : malloc(w->scratch.len);
+        if (sig->tail) {
+            memcpy(sig->tail, w->scratch.p, w->scratch.len);
+            sig->tail_len = w->scratch.len;
+        }
+    }
+    if (!sig->tail || !w->detail_head) {
+        detail_full(w, w->ch[0], k, false); /* no memory to keep it */
+        return;
+    }
+    char *d = fl_buf_reserve(w->ch[0], w->detail_head_len + 20 + sig->tail_len);
+    if (!d)
+        return;
+    d = fl_put_lit(d, w->detail_head, w->detail_head_len);
+    d = fl_put_u64(d, k->corr_id);
+    d = fl_put_lit(d, sig->tail, sig->tail_len);
+    fl_buf_commit(w->ch[0], d);
+}
+
 static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
@@ -192,32 +292,22 @@ static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
      * has one. */
     for (size_t i = 0; i < n; i++) {
         fl_kernel_row *k = &rows[i];
-        k->has_details = sig_changed(w, k);
+        kernel_sig *sig;
+        bool changed = sig_changed(w, k, &sig);
+        k->has_details = changed || !w->compact;
         if (!k->has_details)
             continue;
-        fl_occupancy occ;
-        const fl_occupancy *po = NULL;
-        if (k->device_id < FL_TRACE_MAX_DEVICES && w->have_limits[k->device_id]) {
-            fl_launch l = {.block_threads = (int)(k->block[0] * k->block[1] * k->block[2]),
-                           .regs_per_thread = k->num_regs,
-                           .static_smem_bytes = (int)k->static_smem_bytes,
-                           .dynamic_smem_bytes = (int)k->dynamic_smem_bytes,
-                           .smem_config_bytes = (int)k->smem_executed_bytes};
-            if (fl_occupancy_compute(&w->limits[k->device_id], &l, &occ))
-                po = &occ;
-        }
-        /* user_scope: the scopes open at launch ("outer|inner", "global"
-         * outside any), null when no launch callback saw this kernel;
-         * stack_trace is not collected: null, not a guess. */
-        char scope[512];
-        fl_rec_kernel_detail(w->ch[0], &w->ident, k, po, user_scope(w, k, scope, sizeof scope),
-                             NULL);
+        if (!w->compact && sig)
+            detail_per_launch(w, k, sig);
+        else
+            detail_full(w, w->ch[0], k, false);
         w->counts.details++;
     }
     fl_rec_kernel_batch(w->ch[0], w->ident.session_id, ++w->batch_kernel, rows, n);
     w->counts.kernels += n;
     for (size_t i = 0; i < n; i++)
         w->counts.kernel_ns += rows[i].duration_ns;
+    maybe_spill(w, 0);
 }
 
 static void on_memcpys(void *user, fl_memcpy_row *rows, size_t n)
@@ -226,6 +316,7 @@ static void on_memcpys(void *user, fl_memcpy_row *rows, size_t n)
     sort_by_time(rows, n, sizeof *rows);
     fl_rec_memcpy_batch(w->ch[0], w->ident.session_id, ++w->batch_memcpy, rows, n);
     w->counts.memcpys += n;
+    maybe_spill(w, 0);
 }
 
 static void on_memsets(void *user, fl_memset_row *rows, size_t n)
@@ -235,6 +326,7 @@ static void on_memsets(void *user, fl_memset_row *rows, size_t n)
     for (size_t i = 0; i < n; i++)
         fl_rec_memset_event(w->ch[0], &w->ident, &rows[i]);
     w->counts.memsets += n;
+    maybe_spill(w, 0);
 }
 
 static void on_syncs(void *user, fl_sync_row *rows, size_t n)
@@ -243,6 +335,7 @@ static void on_syncs(void *user, fl_sync_row *rows, size_t n)
     sort_by_time(rows, n, sizeof *rows);
     fl_rec_sync_batch(w->ch[1], w->ident.session_id, ++w->batch_sync, rows, n);
     w->counts.syncs += n;
+    maybe_spill(w, 1);
 }
 
 static void on_allocs(void *user, fl_alloc_row *rows, size_t n)
@@ -251,6 +344,7 @@ static void on_allocs(void *user, fl_alloc_row *rows, size_t n)
     sort_by_time(rows, n, sizeof *rows);
     fl_rec_alloc_batch(w->ch[1], w->ident.session_id, ++w->batch_alloc, rows, n);
     w->counts.allocs += n;
+    maybe_spill(w, 1);
 }
 
 static void on_graphs(void *user, fl_graph_row *rows, size_t n)
@@ -260,6 +354,7 @@ static void on_graphs(void *user, fl_graph_row *rows, size_t n)
     for (size_t i = 0; i < n; i++)
         fl_rec_graph_launch(w->ch[1], &w->ident, &rows[i]);
     w->counts.graphs += n;
+    maybe_spill(w, 1);
 }
 
 /* ---------------------------------------------------------- NVTX ranges */
@@ -379,6 +474,7 @@ static void on_markers(void *user, fl_marker_row *rows, size_t n)
             range_begin(w, &rows[i]);
     }
     w->counts.markers += n;
+    maybe_spill(w, 1);
 }
 
 static int cmp_open_range(const void *a, const void *b)
@@ -436,6 +532,10 @@ fl_trace_writer *fl_trace_writer_create(const fl_ident *ident, uint32_t gen, fl_
     w->ch[0] = device;
     w->ch[1] = scope;
     w->ch[2] = system;
+    fl_buf head = {0};
+    fl_rec_kernel_detail_head(&head, &w->ident);
+    w->detail_head_len = head.len;
+    w->detail_head = fl_buf_take(&head); /* NULL: every detail formatted whole */
     return w;
 }
 
@@ -443,7 +543,11 @@ void fl_trace_writer_destroy(fl_trace_writer *w)
 {
     if (!w)
         return;
+    for (size_t i = 0; i < w->sig_cap; i++)
+        free(w->sig[i].tail);
     free(w->sig);
+    free(w->detail_head);
+    fl_buf_free(&w->scratch);
     for (size_t i = 0; i < w->ranges_cap; i++) {
         free(w->ranges[i].name);
         free(w->ranges[i].domain);
@@ -464,6 +568,20 @@ void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
                            .allocs = on_allocs,
                            .graphs = on_graphs,
                            .markers = on_markers};
+}
+
+void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b), void *user)
+{
+    if (w) {
+        w->spill = spill;
+        w->spill_user = user;
+    }
+}
+
+void fl_trace_writer_set_compact(fl_trace_writer *w, bool compact)
+{
+    if (w)
+        w->compact = compact;
 }
 
 void fl_trace_writer_add_limits(fl_trace_writer *w, const fl_gpu_limits *lim)

@@ -33,6 +33,18 @@ void fl_trace_writer_destroy(fl_trace_writer *w); /* NULL-safe */
 /* The sink to hand to the plugin's drain(). */
 void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out);
 
+/* Once a channel buffer holds FL_TRACE_SPILL_BYTES after a sink call,
+ * spill(user, buffer) is called (writer thread) to write it out and empty
+ * it: a drain of many CUPTI buffers then never holds all their text at
+ * once (one kernel_detail per launch is ~500 bytes).  NULL: never. */
+#define FL_TRACE_SPILL_BYTES (1u << 20)
+void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b),
+                               void *user);
+
+/* compact: a kernel_detail per launch configuration (has_details 1 on
+ * that launch only), not one per launch (the default). */
+void fl_trace_writer_set_compact(fl_trace_writer *w, bool compact);
+
 /* A device's limits known before any kernel (the driver's list at init). */
 void fl_trace_writer_add_limits(fl_trace_writer *w, const fl_gpu_limits *lim);
 

@@ -140,6 +140,14 @@ static void write_channel(session *s, int ch, fl_buf *b)
     fl_buf_reset(b);
 }
 
+void fl_writer_spill(void *user, fl_buf *b)
+{
+    session *s = user;
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+        if (b == &s->out[ch])
+            write_channel(s, ch, b);
+}
+
 void fl_writer_write_all(session *s)
 {
     for (int ch = 0; ch < FL_CH_WRITTEN; ch++)

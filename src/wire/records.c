@@ -404,13 +404,16 @@ static void put_dim3(fl_buf *b, const uint32_t v[3])
     fl_buf_commit(b, d);
 }
 
-void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
-                          const fl_occupancy *occ, const char *user_scope, const char *stack_trace)
+void fl_rec_kernel_detail_head(fl_buf *b, const fl_ident *id)
 {
-    bool o = occ != NULL;
     put_head_ident(b, FL_T_KERNEL_DETAIL, id);
     fl_put_key(b, "corr_id");
-    fl_buf_u64(b, k->corr_id);
+}
+
+void fl_rec_kernel_detail_tail(fl_buf *b, const fl_kernel_row *k, const fl_occupancy *occ,
+                               const char *user_scope, const char *stack_trace)
+{
+    bool o = occ != NULL;
     fl_put_key(b, "grid");
     put_dim3(b, k->grid);
     fl_put_key(b, "block");
@@ -419,7 +422,8 @@ void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
     fl_buf_u64(b, k->static_smem_bytes);
     fl_put_key(b, "local_bytes");
     fl_buf_u64(b, k->local_mem_per_thread_bytes);
-    /* CUPTI's kernel record has no constant-memory size. */
+    /* CUPTI's kernel record has no constant-memory size: null, not a
+     * guess (GPUFlight's analyzer shows a null as 0 B). */
     fl_put_key(b, "const_bytes");
     FL_BUF_LIT(b, "null");
     fl_put_key(b, "occupancy");
@@ -448,9 +452,20 @@ void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
     fl_buf_u64(b, k->smem_executed_bytes);
     fl_put_key(b, "user_scope");
     fl_buf_str(b, user_scope);
+    /* Always a string, "" when no stack was collected: GPUFlight's
+     * analyzer groups hotspots by name and stack_trace, and pandas drops
+     * the rows whose key is null. */
     fl_put_key(b, "stack_trace");
-    fl_buf_str(b, stack_trace);
+    fl_put_str_or_empty(b, stack_trace);
     FL_BUF_LIT(b, "}\n");
+}
+
+void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
+                          const fl_occupancy *occ, const char *user_scope, const char *stack_trace)
+{
+    fl_rec_kernel_detail_head(b, id);
+    fl_buf_u64(b, k->corr_id);
+    fl_rec_kernel_detail_tail(b, k, occ, user_scope, stack_trace);
 }
 
 const char *fl_limiter_name(fl_limiter l)

@@ -224,8 +224,18 @@ void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r);
 void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                         const fl_graph_row *rows, size_t n);
 /* kernel_detail: occ NULL (device limits unknown) writes the occupancy
- * fields as null; user_scope / stack_trace NULL are null. */
+ * fields as null; user_scope NULL is null; stack_trace NULL is "" (a
+ * string always: GPUFlight's analyzer groups by it); const_bytes is null
+ * (CUPTI does not give it). */
 void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
                           const fl_occupancy *occ, const char *user_scope, const char *stack_trace);
+/* The same line in two parts, for a writer that writes one detail per
+ * launch and repeats a configuration's: the head, from '{' up to and
+ * including "corr_id": (the session's identity only), and the tail, from
+ * the ',' after the corr_id value to the '\n' (the launch's configuration
+ * only).  head + the corr_id's digits + tail = fl_rec_kernel_detail. */
+void fl_rec_kernel_detail_head(fl_buf *b, const fl_ident *id);
+void fl_rec_kernel_detail_tail(fl_buf *b, const fl_kernel_row *k, const fl_occupancy *occ,
+                               const char *user_scope, const char *stack_trace);
 
 #endif /* GP_WIRE_RECORDS_H */

@@ -227,7 +227,7 @@ static void test_fake_trace(void)
     CHECK(dict_line < batch_line);
 
     /* Kernel rows: three from the first buffer, one from the flush at
-     * shutdown.  has_details: a new configuration of a kernel only. */
+     * shutdown.  One kernel_detail per launch: has_details everywhere. */
     json_int_t corr[8], has[8], ext[8], kid[8];
     size_t nk = 0;
     for (size_t i = 0; i < dev.n; i++) {
@@ -246,15 +246,20 @@ static void test_fake_trace(void)
     CHECK_INT(nk, 4);
     CHECK_INT(corr[0], 11);
     CHECK_INT(corr[3], 16);
-    CHECK_INT(has[0], 1);
-    CHECK_INT(has[1], 0);
-    CHECK_INT(has[2], 1);
-    CHECK_INT(has[3], 1); /* vecAdd again, other grid */
+    for (size_t i = 0; i < 4; i++)
+        CHECK_INT(has[i], 1);
     CHECK_INT(ext[0], 4242);
     CHECK_INT(ext[1], 0);
     CHECK_INT(kid[0], 1);
     CHECK_INT(kid[2], 2);
-    CHECK_INT(fl_count(&dev, "kernel_detail"), 3);
+    CHECK_INT(fl_count(&dev, "kernel_detail"), 4);
+    /* 12 repeats 11's configuration: the same detail, its own corr_id. */
+    CHECK_STR(str(detail_of(&dev, 12), "grid"), "(4096,1,1)");
+    CHECK_STR(str(detail_of(&dev, 12), "user_scope"), "train|step");
+    /* No stack collected: "" (GPUFlight groups hotspots by it); CUPTI
+     * gives no constant-memory size: null. */
+    CHECK_STR(str(detail_of(&dev, 12), "stack_trace"), "");
+    CHECK(json_is_null(json_object_get(detail_of(&dev, 12), "const_bytes")));
 
     /* 256 threads, 16 registers on an H100: 8 blocks, warp-limited. */
     json_t *d11 = detail_of(&dev, 11);
@@ -317,7 +322,7 @@ static void test_fake_trace(void)
     CHECK_STR(str(caps, "selected_engine"), "nvidia.trace");
     json_t *k = cap_of(caps, "kernel_events");
     CHECK_STR(str(k, "status"), "collected");
-    CHECK_CONTAINS(str(k, "message"), "4 kernels (3 details), 2 memcpy, 1 memset, 1 sync");
+    CHECK_CONTAINS(str(k, "message"), "4 kernels (4 details), 2 memcpy, 1 memset, 1 sync");
     CHECK_CONTAINS(str(k, "message"), "0 graph launches, 1 NVTX ranges (0 open at shutdown)");
     CHECK_CONTAINS(str(k, "message"), "CUPTI overhead 0.001 ms in 1 records");
     CHECK_STR(str(cap_of(caps, "cuda_graphs"), "status"), "not_requested");
@@ -326,6 +331,40 @@ static void test_fake_trace(void)
     CHECK_STR(str(cap_of(caps, "user_scope"), "status"), "collected");
     fl_log_free(&dev);
     fl_log_free(&scope);
+}
+
+/* compact_kernel_details (here from GPUFL_COMPACT_KERNEL_DETAILS): a
+ * kernel_detail for a new configuration of a kernel only. */
+static void test_fake_compact(void)
+{
+    setenv("FAKE_CUPTI_SCENARIO", "ok", 1);
+    setenv("GPUFL_COMPACT_KERNEL_DETAILS", "1", 1);
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_TRACE, false, dir, sizeof dir);
+    unsetenv("GPUFL_COMPACT_KERNEL_DETAILS");
+    fl_log dev;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    json_int_t has[8];
+    size_t nk = 0;
+    for (size_t i = 0; i < dev.n; i++) {
+        json_t *b = dev.lines[i];
+        if (strcmp(log_type(b), "kernel_event_batch") != 0)
+            continue;
+        json_t *rows = json_object_get(b, "rows");
+        for (size_t r = 0; r < json_array_size(rows) && nk < 8; r++, nk++)
+            has[nk] = json_integer_value(
+                json_array_get(json_array_get(rows, r), (size_t)fl_col(b, "has_details")));
+    }
+    CHECK_INT(nk, 4);
+    CHECK_INT(has[0], 1);
+    CHECK_INT(has[1], 0); /* 12: 11's configuration */
+    CHECK_INT(has[2], 1);
+    CHECK_INT(has[3], 1); /* vecAdd again, other grid */
+    CHECK_INT(fl_count(&dev, "kernel_detail"), 3);
+    CHECK(detail_of(&dev, 12) == NULL);
+    CHECK_CONTAINS(str(cap_of(last_caps(&dev), "kernel_events"), "message"),
+                   "4 kernels (3 details)");
+    fl_log_free(&dev);
 }
 
 /* A graph launch and an NVTX range that never ends: graph_launch_event,
@@ -455,6 +494,7 @@ int main(void)
     test_real_cupti_without_driver();
     test_stale_plugin_refused();
     test_fake_trace();
+    test_fake_compact();
     test_fake_nvtx_graphs();
     test_fake_scenarios();
     test_buffer_options();

@@ -12,6 +12,7 @@
  */
 #include "check.h"
 #include "abi/trace_abi.h"
+#include "recorder/occupancy.h"
 #include "recorder/scope.h"
 #include "recorder/trace_sink.h"
 #include "util/buf.h"
@@ -58,6 +59,25 @@ static json_int_t col(json_t *batch, size_t row, const char *name)
     return -999;
 }
 
+static fl_gpu_limits h100_limits(void)
+{
+    fl_gpu_limits h100;
+    memset(&h100, 0, sizeof h100);
+    h100.device_id = 0;
+    h100.cc_major = 9;
+    h100.sm_count = 132;
+    h100.warp_size = 32;
+    h100.max_threads_per_block = 1024;
+    h100.max_threads_per_sm = 2048;
+    h100.max_blocks_per_sm = 32;
+    h100.regs_per_sm = 65536;
+    h100.max_regs_per_block = 65536;
+    h100.smem_per_sm_bytes = 233472;
+    h100.smem_per_block_optin_bytes = 232448;
+    h100.reserved_smem_per_block_bytes = 1024;
+    return h100;
+}
+
 static fl_kernel_row kernel(uint64_t t, uint32_t kid, uint32_t corr, uint32_t grid, uint16_t regs)
 {
     fl_kernel_row k;
@@ -76,12 +96,14 @@ static fl_kernel_row kernel(uint64_t t, uint32_t kid, uint32_t corr, uint32_t gr
     return k;
 }
 
-static void test_kernels(void)
+/* compact_kernel_details: a detail per launch configuration. */
+static void test_kernels_compact(void)
 {
     fl_buf dev = {0}, scope = {0}, sys = {0};
     fl_ident id = {4242, "app", SID};
     fl_trace_writer *w = fl_trace_writer_create(&id, 1, &dev, &scope, &sys);
     CHECK(w != NULL);
+    fl_trace_writer_set_compact(w, true);
     fl_trace_sink s;
     fl_trace_writer_sink(w, &s);
 
@@ -91,20 +113,7 @@ static void test_kernels(void)
 
     /* Device 0 known (an H100's attributes, granularities filled by the
      * writer); device 1 not. */
-    fl_gpu_limits h100;
-    memset(&h100, 0, sizeof h100);
-    h100.device_id = 0;
-    h100.cc_major = 9;
-    h100.sm_count = 132;
-    h100.warp_size = 32;
-    h100.max_threads_per_block = 1024;
-    h100.max_threads_per_sm = 2048;
-    h100.max_blocks_per_sm = 32;
-    h100.regs_per_sm = 65536;
-    h100.max_regs_per_block = 65536;
-    h100.smem_per_sm_bytes = 233472;
-    h100.smem_per_block_optin_bytes = 232448;
-    h100.reserved_smem_per_block_bytes = 1024;
+    fl_gpu_limits h100 = h100_limits();
     s.device(s.user, &h100);
 
     /* Out of order in time; vecAdd: A, A, B (other grid), A again. */
@@ -295,6 +304,119 @@ static void test_other_records(void)
     fl_buf_free(&sys);
 }
 
+/* The default: one kernel_detail per launch, every row has_details = 1,
+ * each line byte for byte what fl_rec_kernel_detail writes for its launch
+ * (a repeated configuration's text is reused, a changed one - grid, the
+ * local memory total, the device's limits becoming known - made again). */
+static void test_kernels_per_launch(void)
+{
+    fl_buf dev = {0}, scope = {0}, sys = {0};
+    fl_ident id = {4242, "app", SID};
+    fl_trace_writer *w = fl_trace_writer_create(&id, 1, &dev, &scope, &sys);
+    fl_trace_sink s;
+    fl_trace_writer_sink(w, &s);
+    fl_kernel_row rows[6] = {kernel(1000, 1, 11, 64, 16),  kernel(2000, 1, 12, 64, 16),
+                             kernel(3000, 1, 13, 128, 16), kernel(4000, 1, 14, 64, 16),
+                             kernel(5000, 1, 15, 64, 16),  kernel(6000, 1, 16, 64, 16)};
+    rows[4].local_mem_total_bytes = 1u << 20; /* not in the old signature */
+    rows[5].local_mem_total_bytes = 1u << 20;
+    s.kernels(s.user, rows, 4);
+    fl_gpu_limits h100 = h100_limits();
+    s.device(s.user, &h100); /* occupancy known from now on */
+    s.kernels(s.user, rows + 4, 2);
+
+    /* What each line must be: the launch's detail written whole (the
+     * limits known for the last two only). */
+    fl_buf want = {0};
+    fl_gpu_limits_fill_arch(&h100);
+    fl_occupancy occ;
+    CHECK(fl_occupancy_compute(&h100, &(fl_launch){.block_threads = 256, .regs_per_thread = 16},
+                               &occ));
+    size_t n = 0;
+    json_t *L = lines_of(&dev, &n);
+    CHECK_INT(n, 8); /* 4 details, a batch, 2 details, a batch */
+    const char *p = dev.p;
+    int details = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *r = json_array_get(L, i);
+        const char *nl = strchr(p, '\n');
+        if (strcmp(type_of(r), "kernel_detail") == 0) {
+            fl_kernel_row *k = &rows[details];
+            fl_buf_reset(&want);
+            fl_rec_kernel_detail(&want, &id, k, details >= 4 ? &occ : NULL, "global", NULL);
+            CHECK(nl && want.len == (size_t)(nl - p + 1) && memcmp(want.p, p, want.len) == 0);
+            CHECK_INT(json_integer_value(json_object_get(r, "corr_id")), k->corr_id);
+            CHECK_STR(json_string_value(json_object_get(r, "stack_trace")), "");
+            details++;
+        } else {
+            for (size_t row = 0; row < json_array_size(json_object_get(r, "rows")); row++)
+                CHECK_INT(col(r, row, "has_details"), 1);
+        }
+        p = nl ? nl + 1 : p;
+    }
+    CHECK_INT(details, 6);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(L, 2), "grid")), "(128,1,1)");
+    CHECK_NEAR(json_number_value(json_object_get(json_array_get(L, 5), "occupancy")), 1.0, 1e-9);
+    CHECK(json_is_null(json_object_get(json_array_get(L, 3), "occupancy")));
+    fl_trace_counts cnt;
+    fl_trace_writer_counts(w, &cnt);
+    CHECK_U64(cnt.kernels, 6);
+    CHECK_U64(cnt.details, 6);
+    json_decref(L);
+    fl_buf_free(&want);
+    fl_trace_writer_destroy(w);
+    fl_buf_free(&dev);
+    fl_buf_free(&scope);
+    fl_buf_free(&sys);
+}
+
+/* A drain that makes the device buffer large hands it to the spill
+ * callback (the session writes it out) as soon as it passes
+ * FL_TRACE_SPILL_BYTES: whole lines, in order, nothing lost. */
+static fl_buf g_spilled;
+static int g_spills;
+static void spill(void *user, fl_buf *b)
+{
+    CHECK(user == &g_spills);
+    CHECK(b->len >= FL_TRACE_SPILL_BYTES);
+    CHECK(b->len && b->p[b->len - 1] == '\n');
+    fl_buf_put(&g_spilled, b->p, b->len);
+    fl_buf_reset(b);
+    g_spills++;
+}
+
+static void test_spill(void)
+{
+    fl_buf dev = {0}, scope = {0}, sys = {0};
+    fl_ident id = {4242, "app", SID};
+    fl_trace_writer *w = fl_trace_writer_create(&id, 1, &dev, &scope, &sys);
+    fl_trace_writer_set_spill(w, spill, &g_spills);
+    fl_trace_sink s;
+    fl_trace_writer_sink(w, &s);
+    enum { ROWS = 1024, BATCHES = 6 };
+    static fl_kernel_row rows[ROWS];
+    for (int b = 0; b < BATCHES; b++) {
+        for (int i = 0; i < ROWS; i++)
+            rows[i] = kernel((uint64_t)(b * ROWS + i) * 1000, 1 + (uint32_t)i % 3,
+                             (uint32_t)(b * ROWS + i), 64, 16);
+        s.kernels(s.user, rows, ROWS);
+        CHECK(dev.len < FL_TRACE_SPILL_BYTES);
+    }
+    CHECK(g_spills >= 2);
+    fl_buf_put(&g_spilled, dev.p ? dev.p : "", dev.len);
+    size_t n = 0;
+    json_t *L = lines_of(&g_spilled, &n);
+    CHECK_INT(n, BATCHES * (ROWS + 1));
+    CHECK_INT(json_integer_value(json_object_get(json_array_get(L, n - 2), "corr_id")),
+              BATCHES * ROWS - 1);
+    json_decref(L);
+    fl_trace_writer_destroy(w);
+    fl_buf_free(&g_spilled);
+    fl_buf_free(&dev);
+    fl_buf_free(&scope);
+    fl_buf_free(&sys);
+}
+
 /* The scopes a thread has open, as the launch callback reads them, and
  * kernel_detail's user_scope built from them. */
 static void test_user_scope(void)
@@ -335,7 +457,7 @@ static void test_user_scope(void)
     k[0].scope_depth = 2;
     k[0].scope_ids[0] = train;
     k[0].scope_ids[1] = step;
-    k[1] = k[0]; /* same scopes, same configuration: no detail */
+    k[1] = k[0]; /* same scopes, same configuration: the same detail, its corr_id */
     k[1].t_ns = 200;
     k[1].corr_id = 2;
     k[2].scope_depth = 0;                /* launched outside any scope */
@@ -343,7 +465,7 @@ static void test_user_scope(void)
     s.kernels(s.user, k, 4);
     size_t n = 0;
     json_t *L = lines_of(&dev, &n);
-    const char *want[5] = {"train|step", NULL, "global", NULL};
+    const char *want[5] = {"train|step", "train|step", "global", NULL};
     int details = 0;
     for (size_t i = 0; i < n; i++) {
         json_t *r = json_array_get(L, i);
@@ -356,9 +478,8 @@ static void test_user_scope(void)
             CHECK(json_is_null(us));
         else
             CHECK_STR(json_string_value(us), want[c - 1]);
-        CHECK(c != 2);
     }
-    CHECK_INT(details, 3);
+    CHECK_INT(details, 4);
     json_decref(L);
     fl_trace_writer_destroy(w);
     fl_buf_free(&dev);
@@ -369,7 +490,9 @@ static void test_user_scope(void)
 
 int main(void)
 {
-    test_kernels();
+    test_kernels_compact();
+    test_kernels_per_launch();
+    test_spill();
     test_other_records();
     test_user_scope();
     return check_done("test_gpufl_trace_writer");

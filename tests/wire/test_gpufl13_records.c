@@ -5,7 +5,9 @@
  * (regenerate with GP_UPDATE_GOLDEN=1 ctest -R test_gpufl13_records and
  * review the diff), and their keys in the order GPUFlight 1.3's writer
  * gives them (copied below from the sessions its writer produced, the
- * project's shared fixtures, gpufl-1.3, scope.1.log of each session).
+ * project's shared fixtures, gpufl-1.3, scope.1.log of each session);
+ * kernel_detail's stack_trace always a string, and its two parts (head and
+ * tail, for the per-launch writer) making the whole line.
  */
 #include "check.h"
 #include "abi/trace_abi.h"
@@ -124,9 +126,37 @@ static void golden_graph(void)
     fl_buf_free(&b);
 }
 
+/* kernel_detail: stack_trace always a string ("" without a stack),
+ * const_bytes null; head + corr_id + tail is the whole line. */
+static void check_kernel_detail(void)
+{
+    fl_kernel_row k;
+    memset(&k, 0, sizeof k);
+    k.corr_id = 4711;
+    k.grid[0] = k.grid[1] = k.grid[2] = 2;
+    k.block[0] = 128;
+    k.block[1] = k.block[2] = 1;
+    fl_occupancy occ = {0.5, 0.75, 0.5, 1.0, 2.0 / 3.0, 8, FL_LIMIT_REGISTERS};
+    fl_buf whole = {0}, parts = {0};
+    fl_rec_kernel_detail(&whole, &ident, &k, &occ, "train|step", NULL);
+    CHECK(strstr(whole.p, ",\"stack_trace\":\"\"}\n") != NULL);
+    CHECK(strstr(whole.p, ",\"const_bytes\":null,") != NULL);
+    fl_rec_kernel_detail_head(&parts, &ident);
+    CHECK(parts.len > 9 && strcmp(parts.p + parts.len - 10, "\"corr_id\":") == 0);
+    fl_buf_u64(&parts, 4711);
+    fl_rec_kernel_detail_tail(&parts, &k, &occ, "train|step", NULL);
+    CHECK_STR(parts.p, whole.p);
+    fl_buf_reset(&whole);
+    fl_rec_kernel_detail(&whole, &ident, &k, NULL, NULL, "a|b");
+    CHECK(strstr(whole.p, ",\"user_scope\":null,\"stack_trace\":\"a|b\"}\n") != NULL);
+    fl_buf_free(&whole);
+    fl_buf_free(&parts);
+}
+
 int main(void)
 {
     golden_nvtx();
     golden_graph();
+    check_kernel_detail();
     return check_done("test_gpufl13_records");
 }
