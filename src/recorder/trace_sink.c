@@ -302,6 +302,9 @@ static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
         else
             detail_full(w, w->ch[0], k, false);
         w->counts.details++;
+        /* A batch's details are ~500 KiB: out before they leave the cache. */
+        if ((i & 63) == 63)
+            maybe_spill(w, 0);
     }
     fl_rec_kernel_batch(w->ch[0], w->ident.session_id, ++w->batch_kernel, rows, n);
     w->counts.kernels += n;

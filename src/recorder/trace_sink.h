@@ -33,11 +33,12 @@ void fl_trace_writer_destroy(fl_trace_writer *w); /* NULL-safe */
 /* The sink to hand to the plugin's drain(). */
 void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out);
 
-/* Once a channel buffer holds FL_TRACE_SPILL_BYTES after a sink call,
- * spill(user, buffer) is called (writer thread) to write it out and empty
- * it: a drain of many CUPTI buffers then never holds all their text at
- * once (one kernel_detail per launch is ~500 bytes).  NULL: never. */
-#define FL_TRACE_SPILL_BYTES (1u << 20)
+/* Once a channel buffer holds FL_TRACE_SPILL_BYTES after a sink call (or
+ * 64 kernel_details), spill(user, buffer) is called (writer thread) to
+ * write it out and empty it: a drain of many CUPTI buffers then never holds
+ * all their text at once (one kernel_detail per launch is ~500 bytes), and
+ * the text is written while it is still in the cache.  NULL: never. */
+#define FL_TRACE_SPILL_BYTES (256u << 10)
 void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b),
                                void *user);
 
