@@ -417,6 +417,73 @@ static void test_spill(void)
     fl_buf_free(&sys);
 }
 
+/* Many NVTX ranges open at once and ended in a scrambled order (the open
+ * ranges' table grows and closes its gaps): each written once, with its
+ * own begin's name and time; the ones never ended at shutdown. */
+static void test_many_ranges(void)
+{
+    fl_buf dev = {0}, scope = {0}, sys = {0};
+    fl_ident id = {4242, "app", SID};
+    fl_trace_writer *w = fl_trace_writer_create(&id, 1, &dev, &scope, &sys);
+    fl_trace_sink s;
+    fl_trace_writer_sink(w, &s);
+    enum { N = 3000 };
+    static char names[N][16];
+    for (uint64_t i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "r%llu", (unsigned long long)i);
+        /* Ids spread as CUPTI's are not: a multiplicative scramble. */
+        fl_marker_row m = {.t_ns = 1000 + i, .marker_id = i * 2654435761u + 1, .name = names[i]};
+        s.markers(s.user, &m, 1);
+    }
+    /* End all but every tenth, in a scrambled order. */
+    uint64_t x = 88172645463325252ull;
+    static bool ended[N];
+    size_t n_end = 0;
+    while (n_end < N - N / 10) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t i = x % N;
+        if (ended[i] || i % 10 == 0)
+            continue;
+        ended[i] = true;
+        n_end++;
+        fl_marker_row m = {.t_ns = 100000 + i, .marker_id = i * 2654435761u + 1, .is_end = 1};
+        s.markers(s.user, &m, 1);
+    }
+    fl_trace_writer_close_ranges(w, 500000);
+    size_t n = 0;
+    json_t *L = lines_of(&scope, &n);
+    CHECK_INT(n, N);
+    static int seen[N];
+    int open_flags = 0;
+    for (size_t k = 0; k < n; k++) {
+        json_t *r = json_array_get(L, k);
+        uint64_t i =
+            (uint64_t)strtoull(json_string_value(json_object_get(r, "name")) + 1, NULL, 10);
+        CHECK(i < N);
+        if (i >= N)
+            continue;
+        seen[i]++;
+        CHECK_U64((uint64_t)json_integer_value(json_object_get(r, "start_ns")), 1000 + i);
+        CHECK_U64((uint64_t)json_integer_value(json_object_get(r, "marker_id")),
+                  i * 2654435761u + 1);
+        bool open = json_object_get(r, "open_at_shutdown") != NULL;
+        open_flags += open;
+        CHECK_INT(open, i % 10 == 0);
+        CHECK_U64((uint64_t)json_integer_value(json_object_get(r, "end_ns")),
+                  open ? 500000 : 100000 + i);
+    }
+    for (size_t i = 0; i < N; i++)
+        CHECK_INT(seen[i], 1);
+    CHECK_INT(open_flags, N / 10);
+    json_decref(L);
+    fl_trace_writer_destroy(w);
+    fl_buf_free(&dev);
+    fl_buf_free(&scope);
+    fl_buf_free(&sys);
+}
+
 /* The scopes a thread has open, as the launch callback reads them, and
  * kernel_detail's user_scope built from them. */
 static void test_user_scope(void)
@@ -493,6 +560,7 @@ int main(void)
     test_kernels_compact();
     test_kernels_per_launch();
     test_spill();
+    test_many_ranges();
     test_other_records();
     test_user_scope();
     return check_done("test_gpufl_trace_writer");
