@@ -10,8 +10,12 @@
  *    value (a device that never reports power or memory has no such
  *    column; the analyzer's int(used_mib.max()) fails on an all-null one),
  *    and from then on in every batch;
- *  - scope_event_batch rows carry the thread they ran on (tid).
+ *  - scope_event_batch rows carry the thread they ran on (tid);
+ *  - compact_kernel_details (one kernel_detail per configuration instead
+ *    of per launch) from code, GPUFL_COMPACT_KERNEL_DETAILS and the config
+ *    file, false by default, with its provenance.
  */
+#include "recorder/config.h"
 #include "fl_log.h"
 #include "gpufl.h"
 
@@ -246,6 +250,51 @@ static void test_scope_threads(void)
     fl_log_free(&scope);
 }
 
+/* ------------------------------------------------------------ option */
+
+static void test_compact_option(void)
+{
+    unsetenv("GPUFL_COMPACT_KERNEL_DETAILS");
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    CHECK_INT(o.compact_kernel_details, false);
+    fl_config c;
+    gpufl_error e;
+    CHECK_INT(fl_config_resolve(&o, &c, &e), GPUFL_OK);
+    CHECK_INT(c.compact_kernel_details, false);
+    CHECK(strstr(c.provenance, "compact_kernel_details") == NULL);
+    fl_config_free(&c);
+
+    o.compact_kernel_details = true; /* code */
+    CHECK_INT(fl_config_resolve(&o, &c, &e), GPUFL_OK);
+    CHECK_INT(c.compact_kernel_details, true);
+    CHECK_CONTAINS(c.provenance, "  compact_kernel_details = true (code)\n");
+    fl_config_free(&c);
+
+    o.compact_kernel_details = false;
+    setenv("GPUFL_COMPACT_KERNEL_DETAILS", "yes", 1);
+    CHECK_INT(fl_config_resolve(&o, &c, &e), GPUFL_OK);
+    CHECK_INT(c.compact_kernel_details, true);
+    CHECK_CONTAINS(c.provenance,
+                   "  compact_kernel_details = true (env GPUFL_COMPACT_KERNEL_DETAILS)\n");
+    fl_config_free(&c);
+    setenv("GPUFL_COMPACT_KERNEL_DETAILS", "maybe", 1);
+    CHECK_INT(fl_config_resolve(&o, &c, &e), GPUFL_ERR_ENV);
+    CHECK_CONTAINS(e.message, "GPUFL_COMPACT_KERNEL_DETAILS");
+    unsetenv("GPUFL_COMPACT_KERNEL_DETAILS");
+
+    const char *path = scenario("compact.json", "{\"compact_kernel_details\": true}\n");
+    o.config_file = path;
+    CHECK_INT(fl_config_resolve(&o, &c, &e), GPUFL_OK);
+    CHECK_INT(c.compact_kernel_details, true);
+    CHECK_CONTAINS(c.provenance, "  compact_kernel_details = true (config ");
+    fl_config_free(&c);
+    path = scenario("compact_bad.json", "{\"compact_kernel_details\": 1}\n");
+    o.config_file = path;
+    CHECK_INT(fl_config_resolve(&o, &c, &e), GPUFL_ERR_CONFIG);
+    CHECK_CONTAINS(e.message, "key \"compact_kernel_details\" has the wrong type");
+}
+
 int main(void)
 {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/gpufl_compat_XXXXXX");
@@ -255,6 +304,7 @@ int main(void)
     }
     test_metric_rows();
     test_scope_threads();
+    test_compact_option();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_compat");
 }
