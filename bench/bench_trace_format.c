@@ -1,7 +1,7 @@
 /*
  * bench_trace_format.c - formatting cost of the Trace engine's kernel rows.
  *
- *   bench_trace_format [--quick]
+ *   bench_trace_format [--quick] [--details launch|compact]
  *
  * Prints, for the figures docs/performance.md records: rows per second,
  * bytes per row and MB/s of fl_rec_kernel_batch() on one core (the
@@ -10,8 +10,17 @@
  * The rows look like a real trace: start times ~5 us apart, durations
  * 1-100 us, increasing correlation ids, kernel ids 1..50, a few launches
  * with dynamic shared memory or an external correlation.
+ *
+ * --details: the rows go through the core's trace writer instead
+ * (recorder/trace_sink.c: sort check, launch-configuration check, the
+ * kernel_details, the batch), each of the 50 kernels with a configuration
+ * of its own that stays the same from launch to launch, as in a training
+ * loop; "launch" writes a kernel_detail per launch (the default of
+ * gpufl_init_options), "compact" one per configuration
+ * (compact_kernel_details).
  */
 #include "abi/trace_abi.h"
+#include "recorder/trace_sink.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "wire/records.h"
@@ -23,10 +32,112 @@
 
 #define SID "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b"
 
-/* xorshift64: deterministic, cheap, not part of the timing. */
+static fl_gpu_limits h100(void)
+{
+    fl_gpu_limits l;
+    memset(&l, 0, sizeof l);
+    l.cc_major = 9;
+    l.sm_count = 132;
+    l.warp_size = 32;
+    l.max_threads_per_block = 1024;
+    l.max_threads_per_sm = 2048;
+    l.max_blocks_per_sm = 32;
+    l.regs_per_sm = 65536;
+    l.max_regs_per_block = 65536;
+    l.smem_per_sm_bytes = 233472;
+    l.smem_per_block_optin_bytes = 232448;
+    l.reserved_smem_per_block_bytes = 1024;
+    return l;
+}
+
+static uint64_t g_spilled;
+static void spill(void *user, fl_buf *b)
+{
+    (void)user;
+    g_spilled += b->len;
+    fl_buf_reset(b);
+}
+
+/* The rows through a trace writer (compact or per launch); prints the
+ * figures.  The writer sets has_details and keeps the rows sorted, so the
+ * same batches can be fed again. */
+static int run_writer(fl_kernel_row *rows, size_t sets, size_t total, bool compact)
+{
+    enum { N = FL_TRACE_BATCH };
+    for (size_t i = 0; i < sets * N; i++) {
+        fl_kernel_row *r = &rows[i];
+        uint32_t k = r->kernel_id;
+        r->grid[0] = 1024u << (k % 4);
+        r->grid[1] = r->grid[2] = 1;
+        r->block[0] = 128u << (k % 3);
+        r->block[1] = r->block[2] = 1;
+        r->num_regs = (uint16_t)(16 + 8 * (k % 6));
+        r->static_smem_bytes = (k % 5) * 4096;
+        r->dynamic_smem_bytes = (k % 7) == 0 ? 8192 : 0;
+        r->scope_depth = 0;
+    }
+    fl_buf ch[3] = {{0}};
+    fl_ident id = {4242, "bench", SID};
+    fl_trace_writer *w = fl_trace_writer_create(&id, 1, &ch[0], &ch[1], &ch[2]);
+    if (!w)
+        return 1;
+    fl_trace_writer_set_compact(w, compact);
+    fl_trace_writer_set_spill(w, spill, NULL);
+    fl_trace_sink sink;
+    fl_trace_writer_sink(w, &sink);
+    fl_gpu_limits l = h100();
+    sink.device(sink.user, &l);
+    /* Warm: the buffer reaches its final size, each kernel's detail text
+     * is made. */
+    for (size_t s = 0; s < sets; s++) {
+        sink.kernels(sink.user, rows + s * N, N);
+        fl_buf_reset(&ch[0]);
+    }
+    size_t batches = (total + N - 1) / N, done = 0;
+    uint64_t bytes = 0;
+    g_spilled = 0;
+    fl_trace_counts warm;
+    fl_trace_writer_counts(w, &warm);
+    uint64_t c0 = gp_thread_cpu_ns(), w0 = gp_now_mono_ns();
+    for (size_t k = 0; k < batches; k++) {
+        size_t n = total - done < N ? total - done : N;
+        sink.kernels(sink.user, rows + (k % sets) * N, n);
+        bytes += ch[0].len;
+        fl_buf_reset(&ch[0]);
+        done += n;
+    }
+    double cpu = (double)(gp_thread_cpu_ns() - c0) / 1e9;
+    double wall = (double)(gp_now_mono_ns() - w0) / 1e9;
+    bytes += g_spilled;
+    fl_trace_counts cn;
+    fl_trace_writer_counts(w, &cn);
+    bool oom = ch[0].oom;
+    printf("kernel_row writer (%s): rows=%zu rows_per_s=%.3g ns_per_row=%.1f bytes_per_row=%.1f "
+           "MB_per_s=%.0f details=%llu (thread cpu %.3f s, wall %.3f s)\n",
+           compact ? "compact kernel_details" : "kernel_detail per launch", done,
+           (double)done / cpu, cpu * 1e9 / (double)done, (double)bytes / (double)done,
+           (double)bytes / cpu / 1e6, (unsigned long long)(cn.details - warm.details), cpu, wall);
+    fl_trace_writer_destroy(w);
+    for (int c = 0; c < 3; c++)
+        fl_buf_free(&ch[c]);
+    return oom ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-    bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    bool quick = false;
+    const char *details = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = true;
+        } else if (strcmp(argv[i], "--details") == 0 && i + 1 < argc &&
+                   (strcmp(argv[i + 1], "launch") == 0 || strcmp(argv[i + 1], "compact") == 0)) {
+            details = argv[++i];
+        } else {
+            fprintf(stderr, "usage: bench_trace_format [--quick] [--details launch|compact]\n");
+            return 2;
+        }
+    }
     const size_t total = quick ? 1000000 : 10000000;
     enum { N = FL_TRACE_BATCH, SETS = 64 };
 
@@ -40,6 +151,11 @@ int main(int argc, char **argv)
     uint32_t corr = 1000;
     for (size_t i = 0; i < (size_t)SETS * N; i++)
         bench_kernel_row(&rows[i], &t, &corr);
+    if (details) {
+        int rc = run_writer(rows, SETS, total, strcmp(details, "compact") == 0);
+        free(rows);
+        return rc;
+    }
 
     fl_buf b = {0};
     /* Warm: the buffer reaches its final size, the pages are touched. */

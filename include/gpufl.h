@@ -159,6 +159,15 @@ typedef struct gpufl_init_options {
      * GPUFL_CUPTI_MAX_BUFFERS. */
     int cupti_buffer_kib;
     int cupti_max_buffers;
+
+    /* Not in the seed: the Trace engine's kernel_detail records.  false
+     * (default): one per kernel launch, as GPUFlight writes them (its
+     * analyzer joins kernels to details by corr_id); true: one per launch
+     * configuration of a kernel, has_details = 1 on that launch only - a
+     * tenth of the bytes on disk for a long training loop, which
+     * GPUFlight's analyzer attributes only partly.  Env:
+     * GPUFL_COMPACT_KERNEL_DETAILS. */
+    bool compact_kernel_details;
 } gpufl_init_options;
 
 /* Fills the defaults above. */

@@ -576,16 +576,25 @@ static void on_marker(fl_decoder *d, const fl_trace_sink *s, const CUpti_Activit
     uint32_t tid = r->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? r->objectId.pt.threadId : 0;
     uint64_t t = wall(d, r->timestamp);
     if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
-        /* nvtxMark: a zero-length scope. */
+        /* nvtxMark: a zero-length range. */
         uint32_t depth = thread_of(d, tid)->open;
-        fl_marker_row m = {t, r->id, r->name ? r->name : "", depth, 0};
+        fl_marker_row m = {.t_ns = t,
+                           .marker_id = r->id,
+                           .name = r->name ? r->name : "",
+                           .depth = depth,
+                           .domain = r->domain};
         push_marker(d, s, &m);
         m.is_end = 1;
         m.name = NULL;
+        m.domain = NULL;
         push_marker(d, s, &m);
     } else if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
         thread_slot *th = thread_of(d, tid);
-        fl_marker_row m = {t, r->id, r->name ? r->name : "", th->open++, 0};
+        fl_marker_row m = {.t_ns = t,
+                           .marker_id = r->id,
+                           .name = r->name ? r->name : "",
+                           .depth = th->open++,
+                           .domain = r->domain};
         d->marks[r->id & (MARK_SLOTS - 1)] = (mark_slot){r->id, tid};
         push_marker(d, s, &m);
     } else if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
@@ -597,7 +606,7 @@ static void on_marker(fl_decoder *d, const fl_trace_sink *s, const CUpti_Activit
         thread_slot *th = thread_of(d, owner);
         if (th->open)
             th->open--;
-        fl_marker_row m = {t, r->id, NULL, th->open, 1};
+        fl_marker_row m = {.t_ns = t, .marker_id = r->id, .depth = th->open, .is_end = 1};
         push_marker(d, s, &m);
     } else {
         d->st.other_records++;

@@ -127,6 +127,7 @@ class _FlOptions(ctypes.Structure):
         ("log_user", ctypes.c_void_p),
         ("cupti_buffer_kib", ctypes.c_int),
         ("cupti_max_buffers", ctypes.c_int),
+        ("compact_kernel_details", ctypes.c_bool),
     ]
 
 
@@ -185,7 +186,7 @@ _BOOL_FIELDS = ("remote_upload", "enable_stack_trace", "enable_source_collection
                 "enable_external_correlation", "enable_synchronization",
                 "enable_memory_tracking", "enable_cuda_graphs_tracking",
                 "continuous_system_sampling", "flush_logs_always", "enable_debug_output",
-                "enabled")
+                "enabled", "compact_kernel_details")
 _INT_FIELDS = ("system_sample_rate_ms", "kernel_sample_rate_ms", "cupti_buffer_kib",
                "cupti_max_buffers")
 
@@ -255,7 +256,8 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
          profiling_engine: Union[ProfilingEngine, str] = ProfilingEngine.Monitor,
          config_file: str = "", flush_logs_always: bool = False,
          enable_debug_output: bool = False, enabled: bool = True,
-         cupti_buffer_kib: int = 0, cupti_max_buffers: int = 0, **legacy) -> bool:
+         cupti_buffer_kib: int = 0, cupti_max_buffers: int = 0,
+         compact_kernel_details: bool = False, **legacy) -> bool:
     """Start a recording session: every InitOptions field is a keyword.
 
     Returns True when a session started; False when the kill switch is on
@@ -263,7 +265,9 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
     library refused (a GpuflWarning carries its message, last_error() keeps
     it).  A field left at its default may be set by its GPUFL_* environment
     variable or by config_file (docs/gpufl.md).  cupti_buffer_kib and
-    cupti_max_buffers are ours, not the seed's (the Trace engine's buffers).
+    cupti_max_buffers are ours, not the seed's (the Trace engine's buffers),
+    and so is compact_kernel_details (True: a kernel_detail per launch
+    configuration instead of one per launch).
     """
     global _last_error, _disabled
     given = dict(locals())

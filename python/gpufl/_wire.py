@@ -62,7 +62,7 @@ BATCHES = {
         "dt_ns", "cpu_pct_x100", "ram_used_mib", "ram_total_mib")),
     "scope_event_batch": ("scope", 3, (
         "dt_ns", "scope_instance_id", "name_id", "event_type", "depth", "repeat", "warmup",
-        "original_start_ns")),
+        "original_start_ns", "tid")),
     "synchronization_event_batch": ("scope", 1, (
         "dt_ns", "duration_ns", "sync_type", "stream_id", "event_id", "context_id", "corr_id",
         "function_id")),

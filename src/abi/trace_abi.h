@@ -125,13 +125,15 @@ typedef struct fl_graph_row {
     uint32_t graph_id, stream_id, corr_id, device_id;
 } fl_graph_row;
 
-/* An NVTX range as a scope: begin (name set) or end. */
+/* An NVTX range's begin (name set) or end; an nvtxMark is a begin and an
+ * end at the same time. */
 typedef struct fl_marker_row {
     uint64_t t_ns;
     uint64_t marker_id; /* CUPTI's id, shared by a range's start and end */
     const char *name;   /* begin only; valid during the sink call */
     uint32_t depth;     /* open NVTX ranges on that thread before this one */
     uint8_t is_end;
+    const char *domain; /* begin only, valid during the sink call; NULL: the default domain */
 } fl_marker_row;
 
 /* The core's side: called on the core's writer thread from drain(), rows

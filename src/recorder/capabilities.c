@@ -92,11 +92,12 @@ static void add_trace_caps(session *s, bool tracing, const char *why)
               {"memory_tracking", c->enable_memory_tracking, true, FL_FEAT_MEMORY,
                "CUPTI MEMORY2 (allocations and frees), timed by API callbacks"},
               {"cuda_graphs", c->enable_cuda_graphs_tracking, true, FL_FEAT_GRAPHS,
-               "CUPTI graph trace (one row per graph launch)"},
+               "CUPTI graph trace (one graph_launch_event per graph launch)"},
               {"external_correlation", c->enable_external_correlation, false, FL_FEAT_EXTERNAL,
                "CUPTI external correlation (framework ids on kernel rows)"},
               {"nvtx_ranges", true, false, FL_FEAT_NVTX,
-               "NVTX ranges as scopes (needs NVTX_INJECTION64_PATH, set by gpu-profile)"},
+               "NVTX ranges as nvtx_marker_event (needs NVTX_INJECTION64_PATH, set by "
+               "gpu-profile)"},
               {"user_scope", true, false, FL_FEAT_SCOPES,
                "CUPTI launch callbacks: the gpufl scopes open at each launch in kernel_detail"},
               {"stack_trace", c->enable_stack_trace, true, 0, ""}};
@@ -204,24 +205,26 @@ static void put_trace_counts(session *s, const fl_trace_stats *st, const fl_trac
             continue;
         snprintf(s->cap_msg[i], sizeof s->cap_msg[i],
                  "%llu kernels (%llu details), %llu memcpy, %llu memset, %llu sync, %llu "
-                 "alloc/free, %llu graph launches, %llu NVTX records; %llu CUPTI buffers, "
-                 "%llu other records skipped; CUPTI overhead %.3f ms in %llu records",
+                 "alloc/free, %llu graph launches, %llu NVTX ranges (%llu open at shutdown); "
+                 "%llu CUPTI buffers, %llu other records skipped; CUPTI overhead %.3f ms in "
+                 "%llu records",
                  (unsigned long long)n->kernels, (unsigned long long)n->details,
                  (unsigned long long)n->memcpys, (unsigned long long)n->memsets,
                  (unsigned long long)n->syncs, (unsigned long long)n->allocs,
-                 (unsigned long long)n->graphs, (unsigned long long)n->markers,
-                 (unsigned long long)st->buffers, (unsigned long long)st->other_records,
-                 st->overhead_ns / 1e6, (unsigned long long)st->overhead_records);
+                 (unsigned long long)n->graphs,
+                 (unsigned long long)(n->ranges + n->ranges_open_at_end),
+                 (unsigned long long)n->ranges_open_at_end, (unsigned long long)st->buffers,
+                 (unsigned long long)st->other_records, st->overhead_ns / 1e6,
+                 (unsigned long long)st->overhead_records);
     }
 }
 
 /* Records CUPTI dropped or refused make every collected activity feature
  * partial (after put_trace_counts: the loss is the final word); NVTX
- * records lost to memory make nvtx_ranges partial. */
+ * ranges whose begin could not be kept make nvtx_ranges partial. */
 static void mark_trace_losses(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
 {
-    if (st->cupti_dropped > 0 || st->buffers_refused > 0 || st->bad_buffers > 0 ||
-        n->markers_lost > 0) {
+    if (st->cupti_dropped > 0 || st->buffers_refused > 0 || st->bad_buffers > 0) {
         const char *feats[] = {"kernel_events",   "memcpy_events",   "memset_events",
                                "synchronization", "memory_tracking", "cuda_graphs"};
         for (size_t f = 0; f < sizeof feats / sizeof feats[0]; f++) {
@@ -237,7 +240,9 @@ static void mark_trace_losses(session *s, const fl_trace_stats *st, const fl_tra
         }
     }
     if (n->markers_lost > 0)
-        mark_partial(s, "nvtx_ranges", "out_of_memory", "%llu NVTX records lost",
+        mark_partial(s, "nvtx_ranges", "ranges_lost",
+                     "%llu NVTX ranges lost: their begin could not be kept (out of memory, more "
+                     "than 65536 open at once, or an id begun twice)",
                      (unsigned long long)n->markers_lost);
 }
 

@@ -63,6 +63,7 @@ void gpufl_init_options_init(gpufl_init_options *opts)
     opts->enabled = true;
     opts->log_fn = NULL;
     opts->log_user = NULL;
+    opts->compact_kernel_details = false;
 }
 
 /* ------------------------------------------------------------ the checks */

@@ -46,6 +46,8 @@ const fl_field fl_config_fields[] = {
      "GPUFL_CUPTI_BUFFER_KIB"},
     {"cupti_max_buffers", FT_INT, OPT(cupti_max_buffers), OUT(cupti_max_buffers),
      "GPUFL_CUPTI_MAX_BUFFERS"},
+    {"compact_kernel_details", FT_BOOL, OPT(compact_kernel_details), OUT(compact_kernel_details),
+     "GPUFL_COMPACT_KERNEL_DETAILS"},
 };
 
 _Static_assert(sizeof fl_config_fields / sizeof fl_config_fields[0] == FL_NFIELDS,

@@ -37,8 +37,9 @@ typedef struct fl_config {
     char *config_file; /* the file that was applied, "" if none */
     bool flush_logs_always;
     bool enable_debug_output;
-    int cupti_buffer_kib;  /* 0: the plugin's default */
-    int cupti_max_buffers; /* 0: the plugin's default */
+    int cupti_buffer_kib;        /* 0: the plugin's default */
+    int cupti_max_buffers;       /* 0: the plugin's default */
+    bool compact_kernel_details; /* a kernel_detail per configuration */
     gpufl_log_fn log_fn;
     void *log_user;
 

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -65,6 +66,7 @@ typedef struct ring {
     _Alignas(64) _Atomic uint64_t tail; /* written by the writer thread */
     _Alignas(64) _Atomic uint64_t dropped;
     _Atomic int dead; /* the owner thread has exited */
+    uint32_t tid;     /* the owner's gettid(), set before the ring is shared */
     struct ring *next;
     tls_state owner; /* the owner thread's state, reached through tls */
     slot slots[RING_CAP];
@@ -212,6 +214,9 @@ static tls_state *attach(uint32_t gen)
         if (!r)
             return NULL;
         memset(r, 0, sizeof *r);
+        /* The thread's id for the rows' tid column: taken once, here, so
+         * the hot path does not pay for it. */
+        r->tid = (uint32_t)gettid();
         pthread_mutex_lock(&g_mu);
         r->next = g_rings;
         g_rings = r;
@@ -473,6 +478,9 @@ void fl_scope_after_fork_child(void)
     atomic_store_explicit(&g_hot.gen, 0, memory_order_relaxed);
     atomic_store_explicit(&g_hot.count_active, 0, memory_order_relaxed);
     pthread_mutex_init(&g_mu, NULL);
+    /* The forking thread's ring came along: it is another thread now. */
+    if (tls)
+        tls->tid = (uint32_t)gettid();
 }
 
 void fl_scope_session_end(void)
@@ -486,7 +494,7 @@ void fl_scope_session_end(void)
 /* Rows drained now were stamped before this anchor (or a hair after):
  * interpolate on the segment from the previous anchor, which makes the
  * mapping exact at every anchor and follows the wall clock's own rate. */
-static void convert_ticks(fl_scope_row *rows, size_t n)
+static void convert_ticks(fl_scope_event *rows, size_t n)
 {
     anchor now = take_anchor();
     const anchor *a = &g_conv.prev;
@@ -495,14 +503,14 @@ static void convert_ticks(fl_scope_row *rows, size_t n)
     /* Else (the wall clock was set back): keep the last good rate. */
     double slope = g_conv.slope > 0 ? g_conv.slope : 1.0;
     for (size_t i = 0; i < n; i++) {
-        rows[i].t_ns = to_wall(a, slope, rows[i].t_ns);
-        rows[i].original_start_ns = to_wall(a, slope, rows[i].original_start_ns);
+        rows[i].row.t_ns = to_wall(a, slope, rows[i].row.t_ns);
+        rows[i].row.original_start_ns = to_wall(a, slope, rows[i].row.original_start_ns);
     }
     if (now.wall > a->wall)
         g_conv.prev = now;
 }
 
-size_t fl_scope_drain(uint32_t gen, fl_scope_row **rows, size_t n, size_t *cap)
+size_t fl_scope_drain(uint32_t gen, fl_scope_event **rows, size_t n, size_t *cap)
 {
     pthread_mutex_lock(&g_mu);
     size_t first = n;
@@ -518,7 +526,7 @@ size_t fl_scope_drain(uint32_t gen, fl_scope_row **rows, size_t n, size_t *cap)
             size_t want = *cap ? *cap : 4096;
             while (want < n + (h - t))
                 want *= 2;
-            fl_scope_row *p = realloc(*rows, want * sizeof *p);
+            fl_scope_event *p = realloc(*rows, want * sizeof *p);
             if (p) {
                 *rows = p;
                 *cap = want;
@@ -531,8 +539,9 @@ size_t fl_scope_drain(uint32_t gen, fl_scope_row **rows, size_t n, size_t *cap)
         for (; t != h; t++) {
             const slot *s = &r->slots[t & RING_MASK];
             if (s->pad_ == (uint8_t)gen && gen) {
-                (*rows)[n] = *s;
-                (*rows)[n++].pad_ = 0;
+                (*rows)[n].row = *s;
+                (*rows)[n].row.pad_ = 0;
+                (*rows)[n++].tid = r->tid;
             }
         }
         atomic_store_explicit(&r->tail, h, memory_order_release);

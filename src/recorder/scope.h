@@ -23,9 +23,10 @@ void fl_scope_after_fork_child(void);
 /* Stops accepting scopes (later begin/end calls are no-ops). */
 void fl_scope_session_end(void);
 /* Writer thread: appends every published row of session gen to *rows
- * (grown as needed; *cap its capacity) from index n, returns the new count.
- * Frees the rings of threads that have exited once they are empty. */
-size_t fl_scope_drain(uint32_t gen, fl_scope_row **rows, size_t n, size_t *cap);
+ * (grown as needed; *cap its capacity) from index n, each with the thread
+ * of the ring that held it; returns the new count.  Frees the rings of
+ * threads that have exited once they are empty. */
+size_t fl_scope_drain(uint32_t gen, fl_scope_event **rows, size_t n, size_t *cap);
 /* Writer thread: the scope names interned since the last call, in id
  * order, into *out (grown as needed); returns their count.  The names
  * live as long as the process. */

@@ -210,7 +210,7 @@ static gpufl_status open_session(session *s, gpufl_error *err)
     s->gen = ++g_gen_counter ? g_gen_counter : ++g_gen_counter;
     char why[768] = "";
     bool tracing = s->cfg.profiling_engine > GPUFL_ENGINE_MONITOR &&
-                   fl_trace_engine_start(s, fl_session_kick, why, sizeof why);
+                   fl_trace_engine_start(s, fl_session_kick, fl_writer_spill, why, sizeof why);
     fl_caps_build(s, tracing, why, note);
     if (note[0])
         FL_DEBUG(s, "device metrics: %s", note);
@@ -337,7 +337,7 @@ static uint64_t write_closing(session *s)
     if (s->plugin) {
         fl_trace_stats st;
         fl_trace_counts n;
-        fl_trace_engine_close(s, &st, &n);
+        fl_trace_engine_close(s, ts, &st, &n);
         fl_caps_trace_final(s, &st, &n);
         again = true;
     }

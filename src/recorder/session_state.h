@@ -66,12 +66,13 @@ typedef struct session {
     /* Writer thread only. */
     pthread_t writer;
     bool writer_started;
-    fl_scope_row *scope_rows;
+    fl_scope_event *scope_rows;
     size_t scope_cap;
     fl_dict_entry *names;
     size_t names_cap;
     rowq dev_w, host_w; /* the queues taken out, reused as the next ones */
     uint64_t batch_scope, batch_dev, batch_host;
+    uint32_t dev_cols_seen; /* device_metric_batch columns that have had a value */
     uint64_t rows_scope, rows_dev, rows_host;
     int io_errno;
     int io_channel;

@@ -4,7 +4,8 @@
  *
  * Promises: the plugin is started only with a trace writer to drain into,
  * and a failed start leaves nothing behind; the writer thread is woken by
- * the kick it is given, never by a call back into the writer; the plugin's
+ * the kick it is given and writes out through the spill it is given, never
+ * by a direct call back into the writer; the plugin's
  * handle is never closed (CUPTI keeps pointers into it), only released.
  */
 #include "trace_engine.h"
@@ -36,7 +37,8 @@ static fl_device_static cuda_static_of(const fl_gpu_limits *l)
                               .warp_size = l->warp_size};
 }
 
-bool fl_trace_engine_start(session *s, void (*kick)(void), char *why, size_t len)
+bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *, fl_buf *),
+                           char *why, size_t len)
 {
     const fl_trace_plugin *p = fl_trace_plugin_load(why, len);
     if (!p)
@@ -63,6 +65,8 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), char *why, size_t len
         return false;
     }
     s->plugin = p;
+    fl_trace_writer_set_compact(s->tw, c->compact_kernel_details);
+    fl_trace_writer_set_spill(s->tw, spill, s);
     fl_trace_writer_sink(s->tw, &s->sink);
     s->n_cuda = p->devices(s->cuda_limits, MAX_CUDA_DEVICES);
     for (size_t i = 0; i < s->n_cuda; i++) {
@@ -72,19 +76,18 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), char *why, size_t len
     return true;
 }
 
-size_t fl_trace_engine_drain(session *s, size_t n)
+void fl_trace_engine_drain(session *s)
 {
     if (!s->plugin)
-        return n;
+        return;
     uint64_t now = gp_now_mono_ns();
     if (now - s->last_trace_flush_ns >= TRACE_FLUSH_PERIOD_NS) {
         s->last_trace_flush_ns = now;
         s->plugin->flush();
     }
-    /* Kernel dictionaries and trace batches go straight into the
-     * channel buffers; NVTX ranges join the scope rows. */
+    /* Kernel dictionaries and the trace records go straight into the
+     * channel buffers. */
     s->plugin->drain(&s->sink);
-    return fl_trace_writer_take_scope_rows(s->tw, &s->scope_rows, n, &s->scope_cap);
 }
 
 void fl_trace_engine_stats(const session *s, fl_trace_stats *st)
@@ -100,8 +103,9 @@ void fl_trace_engine_stop(session *s)
         s->plugin->stop();
 }
 
-void fl_trace_engine_close(session *s, fl_trace_stats *st, fl_trace_counts *n)
+void fl_trace_engine_close(session *s, uint64_t end_ns, fl_trace_stats *st, fl_trace_counts *n)
 {
+    fl_trace_writer_close_ranges(s->tw, end_ns);
     s->plugin->stats(st);
     fl_trace_writer_counts(s->tw, n);
     s->plugin->release();

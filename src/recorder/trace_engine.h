@@ -13,15 +13,17 @@
 #include <stddef.h>
 
 /* Starts the Trace engine for an engine above Monitor; kick wakes the
- * writer when CUPTI hands a buffer over.  False with why (the plugin's or
- * CUPTI's message) when the session must run Monitor. */
-bool fl_trace_engine_start(session *s, void (*kick)(void), char *why, size_t len);
+ * writer when CUPTI hands a buffer over; spill writes a large channel
+ * buffer out during a drain (the writer's fl_writer_spill).  False with
+ * why (the plugin's or CUPTI's message) when the session must run
+ * Monitor. */
+bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *, fl_buf *),
+                           char *why, size_t len);
 
 /* Writer thread: CUPTI's partly filled buffers out once a second, every
- * finished one decoded into the channel buffers, and the NVTX ranges
- * appended to s->scope_rows after its first n rows.  Returns the new row
- * count (n without the engine). */
-size_t fl_trace_engine_drain(session *s, size_t n);
+ * finished one decoded into the channel buffers (nothing without the
+ * engine). */
+void fl_trace_engine_drain(session *s);
 
 /* What the plugin reports so far; all zero without the engine. */
 void fl_trace_engine_stats(const session *s, fl_trace_stats *st);
@@ -29,9 +31,10 @@ void fl_trace_engine_stats(const session *s, fl_trace_stats *st);
 /* Every CUPTI buffer out (a forced flush), for the writer's last cycle. */
 void fl_trace_engine_stop(session *s);
 
-/* The engine's last word, after the writer's last cycle: the plugin's
+/* The engine's last word, after the writer's last cycle: the NVTX ranges
+ * still open written as ending at end_ns (open_at_shutdown), the plugin's
  * stats and the counts written, then the plugin's memory released. */
-void fl_trace_engine_close(session *s, fl_trace_stats *st, fl_trace_counts *n);
+void fl_trace_engine_close(session *s, uint64_t end_ns, fl_trace_stats *st, fl_trace_counts *n);
 
 /* A session being freed: an engine still running (init failed after it
  * started) is stopped and released; the trace writer is freed. */

@@ -5,15 +5,24 @@
  * Promises: rows are written in batches of at most FL_TRACE_BATCH, each
  * batch sorted by time (CUPTI delivers nearly sorted rows: an insertion
  * sort costs a pass); kernel_dict entries go to every channel before the
- * first batch that uses them; a kernel_detail is written for a launch whose
- * configuration (grid, block, registers, shared and local memory, device)
- * differs from the previous launch of the same kernel, and only that
- * launch has has_details = 1 - a launch with has_details = 0 has the detail
- * of the nearest earlier row of its kernel_id with has_details = 1 (so a
- * training loop writes one detail per kernel, not one per launch);
- * occupancy is computed from the device's limits, or null when they are
- * unknown; NVTX ranges become scope rows named through the same
- * scope_name_dict as gpufl scopes.  All of it runs on the writer thread.
+ * first batch that uses them; one kernel_detail per launch, every row
+ * has_details = 1 (GPUFlight's analyzer joins kernels to details by
+ * corr_id), its text after corr_id kept per kernel and written again
+ * while the launch configuration stays the same, so a repeated launch
+ * costs two copies and a number; in compact mode (compact_kernel_details)
+ * a kernel_detail only for a launch whose configuration (grid, block,
+ * registers, shared and local memory, cache configuration, device and
+ * whether its limits are known, the scopes open) differs from the previous
+ * launch of the same kernel, and only that launch has has_details = 1 - a
+ * launch with has_details = 0 has the detail of the nearest earlier row
+ * of its kernel_id with has_details = 1 (a training loop writes one detail
+ * per kernel, not one per launch); details come before the batch that
+ * holds their launches; occupancy is computed from the device's limits, or null when they are
+ * unknown; an NVTX range becomes one nvtx_marker_event when it ends (its
+ * begin kept until then; a range still open at shutdown is written then,
+ * marked open_at_shutdown) and a graph launch one graph_launch_event,
+ * GPUFlight 1.3's records for them (docs/gpufl.md).  All of it runs on the
+ * writer thread.
  */
 #include "trace_sink.h"
 #include "../abi/trace_abi.h"
@@ -26,15 +35,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MARK_SLOTS 4096u
+#define RANGES_MAX 65536u /* NVTX ranges open at once; more are counted lost */
 
+/* A kernel's last launch configuration: everything its kernel_detail says
+ * besides corr_id. */
 typedef struct kernel_sig {
     uint32_t grid[3], block[3];
     uint32_t static_smem, dynamic_smem, local_per_thread, smem_executed, device_id;
+    uint64_t local_total;
     uint16_t regs;
-    uint8_t scope_depth;
+    uint8_t scope_depth, cache_req, cache_exec;
+    bool limits; /* the device's limits were known (occupancy not null) */
     bool set;
     uint32_t scope_ids[FL_SCOPE_PATH_MAX];
+    /* Per-launch details: the detail's text after the corr_id value for
+     * this configuration (NULL until made; freed when it changes). */
+    char *tail;
+    size_t tail_len;
 } kernel_sig;
 
 struct fl_trace_writer {
@@ -48,12 +65,21 @@ struct fl_trace_writer {
 
     kernel_sig *sig; /* by kernel_id */
     size_t sig_cap;
+    bool compact;      /* a kernel_detail per configuration, not per launch */
+    char *detail_head; /* kernel_detail up to "corr_id": (this session's) */
+    size_t detail_head_len;
+    fl_buf scratch; /* a tail being made */
+    void (*spill)(void *user, fl_buf *b);
+    void *spill_user;
 
-    fl_scope_row *scope_rows; /* NVTX rows waiting for the writer's scope batch */
-    size_t n_scope, scope_cap;
-    struct {
+    /* NVTX ranges begun and not ended, by marker id: open addressing with
+     * linear probing (cap a power of two, at most half full). */
+    struct open_range {
         uint64_t id, start_ns;
-    } marks[MARK_SLOTS];
+        char *name, *domain; /* owned; domain NULL: the default one */
+        bool used;
+    } * ranges;
+    size_t ranges_cap, ranges_n;
 
     fl_trace_counts counts;
 };
@@ -95,6 +121,13 @@ static void sort_by_time(void *rows, size_t n, size_t size)
 
 /* --------------------------------------------------------------- sinks */
 
+/* A channel's text out once it is large (fl_trace_writer_set_spill). */
+static void maybe_spill(fl_trace_writer *w, int ch)
+{
+    if (w->spill && w->ch[ch]->len >= FL_TRACE_SPILL_BYTES)
+        w->spill(w->spill_user, w->ch[ch]);
+}
+
 static void on_names(void *user, const uint32_t *ids, const char *const *names, size_t n)
 {
     fl_trace_writer *w = user;
@@ -118,8 +151,18 @@ static void on_device(void *user, const fl_gpu_limits *lim)
     w->have_limits[lim->device_id] = true;
 }
 
-static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k)
+static bool limits_known(const fl_trace_writer *w, uint32_t device_id)
 {
+    return device_id < FL_TRACE_MAX_DEVICES && w->have_limits[device_id];
+}
+
+/* Whether k's configuration differs from its kernel's last one (then the
+ * signature becomes k's and its tail is dropped); *out: the kernel's
+ * signature, NULL when there is no memory to keep one (then every launch
+ * counts as changed). */
+static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k, kernel_sig **out)
+{
+    *out = NULL;
     if (k->kernel_id >= w->sig_cap) {
         size_t cap = w->sig_cap ? w->sig_cap : 64;
         while (cap <= k->kernel_id)
@@ -135,16 +178,20 @@ static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k)
      * signature is rebuilt only when it changed. */
     uint8_t sd = k->scope_depth;
     size_t n_ids = sd == FL_SCOPE_UNKNOWN ? 0 : sd;
+    bool limits = limits_known(w, k->device_id);
     kernel_sig *old = &w->sig[k->kernel_id];
+    *out = old;
     if (old->set && old->grid[0] == k->grid[0] && old->grid[1] == k->grid[1] &&
         old->grid[2] == k->grid[2] && old->block[0] == k->block[0] &&
         old->block[1] == k->block[1] && old->block[2] == k->block[2] && old->regs == k->num_regs &&
         old->dynamic_smem == k->dynamic_smem_bytes && old->static_smem == k->static_smem_bytes &&
         old->local_per_thread == k->local_mem_per_thread_bytes &&
-        old->smem_executed == k->smem_executed_bytes && old->device_id == k->device_id &&
-        old->scope_depth == sd &&
+        old->local_total == k->local_mem_total_bytes && old->cache_req == k->cache_requested &&
+        old->cache_exec == k->cache_executed && old->smem_executed == k->smem_executed_bytes &&
+        old->device_id == k->device_id && old->limits == limits && old->scope_depth == sd &&
         (n_ids == 0 || memcmp(old->scope_ids, k->scope_ids, n_ids * sizeof *k->scope_ids) == 0))
         return false;
+    free(old->tail);
     *old = (kernel_sig){.grid = {k->grid[0], k->grid[1], k->grid[2]},
                         .block = {k->block[0], k->block[1], k->block[2]},
                         .static_smem = k->static_smem_bytes,
@@ -152,8 +199,12 @@ static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k)
                         .local_per_thread = k->local_mem_per_thread_bytes,
                         .smem_executed = k->smem_executed_bytes,
                         .device_id = k->device_id,
+                        .local_total = k->local_mem_total_bytes,
                         .regs = k->num_regs,
                         .scope_depth = sd,
+                        .cache_req = k->cache_requested,
+                        .cache_exec = k->cache_executed,
+                        .limits = limits,
                         .set = true};
     memcpy(old->scope_ids, k->scope_ids, n_ids * sizeof *k->scope_ids);
     return true;
@@ -178,6 +229,61 @@ static const char *user_scope(const fl_trace_writer *w, const fl_kernel_row *k, 
     return buf;
 }
 
+/* The launch's theoretical occupancy into *occ; NULL when the device's
+ * limits are not known. */
+static const fl_occupancy *occupancy_of(const fl_trace_writer *w, const fl_kernel_row *k,
+                                        fl_occupancy *occ)
+{
+    if (!limits_known(w, k->device_id))
+        return NULL;
+    fl_launch l = {.block_threads = (int)(k->block[0] * k->block[1] * k->block[2]),
+                   .regs_per_thread = k->num_regs,
+                   .static_smem_bytes = (int)k->static_smem_bytes,
+                   .dynamic_smem_bytes = (int)k->dynamic_smem_bytes,
+                   .smem_config_bytes = (int)k->smem_executed_bytes};
+    return fl_occupancy_compute(&w->limits[k->device_id], &l, occ) ? occ : NULL;
+}
+
+/* user_scope: the scopes open at launch ("outer|inner", "global" outside
+ * any), null when no launch callback saw this kernel; stack_trace is not
+ * collected: "" (a string always, for GPUFlight's analyzer). */
+static void detail_full(fl_trace_writer *w, fl_buf *b, const fl_kernel_row *k, bool tail_only)
+{
+    fl_occupancy occ;
+    char scope[512];
+    const fl_occupancy *po = occupancy_of(w, k, &occ);
+    const char *us = user_scope(w, k, scope, sizeof scope);
+    if (tail_only)
+        fl_rec_kernel_detail_tail(b, k, po, us, NULL);
+    else
+        fl_rec_kernel_detail(b, &w->ident, k, po, us, NULL);
+}
+
+/* k's detail from its configuration's tail, made the first time. */
+static void detail_per_launch(fl_trace_writer *w, const fl_kernel_row *k, kernel_sig *sig)
+{
+    if (!sig->tail) {
+        fl_buf_reset(&w->scratch);
+        detail_full(w, &w->scratch, k, true);
+        sig->tail = w->scratch.oom ? NULL : malloc(w->scratch.len);
+        if (sig->tail) {
+            memcpy(sig->tail, w->scratch.p, w->scratch.len);
+            sig->tail_len = w->scratch.len;
+        }
+    }
+    if (!sig->tail || !w->detail_head) {
+        detail_full(w, w->ch[0], k, false); /* no memory to keep it */
+        return;
+    }
+    char *d = fl_buf_reserve(w->ch[0], w->detail_head_len + 20 + sig->tail_len);
+    if (!d)
+        return;
+    d = fl_put_lit(d, w->detail_head, w->detail_head_len);
+    d = fl_put_u64(d, k->corr_id);
+    d = fl_put_lit(d, sig->tail, sig->tail_len);
+    fl_buf_commit(w->ch[0], d);
+}
+
 static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
@@ -186,32 +292,25 @@ static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
      * has one. */
     for (size_t i = 0; i < n; i++) {
         fl_kernel_row *k = &rows[i];
-        k->has_details = sig_changed(w, k);
+        kernel_sig *sig;
+        bool changed = sig_changed(w, k, &sig);
+        k->has_details = changed || !w->compact;
         if (!k->has_details)
             continue;
-        fl_occupancy occ;
-        const fl_occupancy *po = NULL;
-        if (k->device_id < FL_TRACE_MAX_DEVICES && w->have_limits[k->device_id]) {
-            fl_launch l = {.block_threads = (int)(k->block[0] * k->block[1] * k->block[2]),
-                           .regs_per_thread = k->num_regs,
-                           .static_smem_bytes = (int)k->static_smem_bytes,
-                           .dynamic_smem_bytes = (int)k->dynamic_smem_bytes,
-                           .smem_config_bytes = (int)k->smem_executed_bytes};
-            if (fl_occupancy_compute(&w->limits[k->device_id], &l, &occ))
-                po = &occ;
-        }
-        /* user_scope: the scopes open at launch ("outer|inner", "global"
-         * outside any), null when no launch callback saw this kernel;
-         * stack_trace is not collected: null, not a guess. */
-        char scope[512];
-        fl_rec_kernel_detail(w->ch[0], &w->ident, k, po, user_scope(w, k, scope, sizeof scope),
-                             NULL);
+        if (!w->compact && sig)
+            detail_per_launch(w, k, sig);
+        else
+            detail_full(w, w->ch[0], k, false);
         w->counts.details++;
+        /* A batch's details are ~500 KiB: out before they leave the cache. */
+        if ((i & 63) == 63)
+            maybe_spill(w, 0);
     }
     fl_rec_kernel_batch(w->ch[0], w->ident.session_id, ++w->batch_kernel, rows, n);
     w->counts.kernels += n;
     for (size_t i = 0; i < n; i++)
         w->counts.kernel_ns += rows[i].duration_ns;
+    maybe_spill(w, 0);
 }
 
 static void on_memcpys(void *user, fl_memcpy_row *rows, size_t n)
@@ -220,6 +319,7 @@ static void on_memcpys(void *user, fl_memcpy_row *rows, size_t n)
     sort_by_time(rows, n, sizeof *rows);
     fl_rec_memcpy_batch(w->ch[0], w->ident.session_id, ++w->batch_memcpy, rows, n);
     w->counts.memcpys += n;
+    maybe_spill(w, 0);
 }
 
 static void on_memsets(void *user, fl_memset_row *rows, size_t n)
@@ -229,6 +329,7 @@ static void on_memsets(void *user, fl_memset_row *rows, size_t n)
     for (size_t i = 0; i < n; i++)
         fl_rec_memset_event(w->ch[0], &w->ident, &rows[i]);
     w->counts.memsets += n;
+    maybe_spill(w, 0);
 }
 
 static void on_syncs(void *user, fl_sync_row *rows, size_t n)
@@ -237,6 +338,7 @@ static void on_syncs(void *user, fl_sync_row *rows, size_t n)
     sort_by_time(rows, n, sizeof *rows);
     fl_rec_sync_batch(w->ch[1], w->ident.session_id, ++w->batch_sync, rows, n);
     w->counts.syncs += n;
+    maybe_spill(w, 1);
 }
 
 static void on_allocs(void *user, fl_alloc_row *rows, size_t n)
@@ -245,50 +347,179 @@ static void on_allocs(void *user, fl_alloc_row *rows, size_t n)
     sort_by_time(rows, n, sizeof *rows);
     fl_rec_alloc_batch(w->ch[1], w->ident.session_id, ++w->batch_alloc, rows, n);
     w->counts.allocs += n;
+    maybe_spill(w, 1);
 }
 
 static void on_graphs(void *user, fl_graph_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
     sort_by_time(rows, n, sizeof *rows);
-    fl_rec_graph_batch(w->ch[0], w->ident.session_id, ++w->batch_graph, rows, n);
+    for (size_t i = 0; i < n; i++)
+        fl_rec_graph_launch(w->ch[1], &w->ident, &rows[i]);
     w->counts.graphs += n;
+    maybe_spill(w, 1);
+}
+
+/* ---------------------------------------------------------- NVTX ranges */
+
+static size_t range_slot(uint64_t id, size_t cap)
+{
+    return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static struct open_range *range_find(fl_trace_writer *w, uint64_t id)
+{
+    if (!w->ranges_n)
+        return NULL;
+    for (size_t j = range_slot(id, w->ranges_cap);; j = (j + 1) & (w->ranges_cap - 1)) {
+        struct open_range *r = &w->ranges[j];
+        if (!r->used)
+            return NULL;
+        if (r->id == id)
+            return r;
+    }
+}
+
+static bool ranges_grow(fl_trace_writer *w)
+{
+    size_t cap = w->ranges_cap ? w->ranges_cap * 2 : 64;
+    struct open_range *t = calloc(cap, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < w->ranges_cap; i++) {
+        if (!w->ranges[i].used)
+            continue;
+        size_t j = range_slot(w->ranges[i].id, cap);
+        while (t[j].used)
+            j = (j + 1) & (cap - 1);
+        t[j] = w->ranges[i];
+    }
+    free(w->ranges);
+    w->ranges = t;
+    w->ranges_cap = cap;
+    return true;
+}
+
+/* Frees an entry's names and closes the gap it leaves (backward shift:
+ * no tombstones, so a lookup stops at the first empty slot). */
+static void range_remove(fl_trace_writer *w, struct open_range *r)
+{
+    free(r->name);
+    free(r->domain);
+    size_t mask = w->ranges_cap - 1, i = (size_t)(r - w->ranges);
+    for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+        if (!w->ranges[j].used)
+            break;
+        size_t home = range_slot(w->ranges[j].id, w->ranges_cap);
+        /* Move j into the hole at i unless its home lies in (i, j]. */
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            w->ranges[i] = w->ranges[j];
+            i = j;
+        }
+    }
+    w->ranges[i] = (struct open_range){0};
+    w->ranges_n--;
+}
+
+static void range_begin(fl_trace_writer *w, const fl_marker_row *m)
+{
+    struct open_range *r = range_find(w, m->marker_id);
+    if (!r) {
+        if (w->ranges_n >= RANGES_MAX ||
+            ((w->ranges_n + 1) * 2 > w->ranges_cap && !ranges_grow(w))) {
+            w->counts.markers_lost++;
+            return;
+        }
+        size_t j = range_slot(m->marker_id, w->ranges_cap);
+        while (w->ranges[j].used)
+            j = (j + 1) & (w->ranges_cap - 1);
+        r = &w->ranges[j];
+        w->ranges_n++;
+    } else {
+        /* The id began again without an end: the first begin is lost. */
+        free(r->name);
+        free(r->domain);
+        w->counts.markers_lost++;
+    }
+    *r = (struct open_range){.id = m->marker_id,
+                             .start_ns = m->t_ns,
+                             .name = strdup(m->name ? m->name : ""),
+                             .domain = m->domain ? strdup(m->domain) : NULL,
+                             .used = true};
+}
+
+static void range_end(fl_trace_writer *w, const fl_marker_row *m)
+{
+    struct open_range *r = range_find(w, m->marker_id);
+    if (!r) {
+        /* Its begin was not seen (before the session, or lost): without a
+         * name or a start there is nothing to write. */
+        w->counts.markers_unmatched++;
+        return;
+    }
+    fl_nvtx_range e = {.name = r->name,
+                       .domain = r->domain,
+                       .start_ns = r->start_ns,
+                       .end_ns = m->t_ns,
+                       .marker_id = r->id};
+    fl_rec_nvtx_marker(w->ch[1], &w->ident, &e);
+    w->counts.ranges++;
+    range_remove(w, r);
 }
 
 static void on_markers(void *user, fl_marker_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
-    if (w->n_scope + n > w->scope_cap) {
-        size_t cap = w->scope_cap ? w->scope_cap : 256;
-        while (cap < w->n_scope + n)
-            cap *= 2;
-        fl_scope_row *p = realloc(w->scope_rows, cap * sizeof *p);
-        if (!p) {
-            w->counts.markers_lost += n;
-            return;
-        }
-        w->scope_rows = p;
-        w->scope_cap = cap;
-    }
     for (size_t i = 0; i < n; i++) {
-        const fl_marker_row *m = &rows[i];
-        size_t slot = m->marker_id & (MARK_SLOTS - 1);
-        fl_scope_row r = {.t_ns = m->t_ns,
-                          .instance_id = FL_NVTX_INSTANCE_BIT | m->marker_id,
-                          .original_start_ns = m->t_ns,
-                          .name_id = 0,
-                          .depth = (uint16_t)(m->depth > 0xffff ? 0xffff : m->depth),
-                          .event_type = m->is_end ? FL_SCOPE_END : FL_SCOPE_BEGIN};
-        if (!m->is_end) {
-            r.name_id = fl_scope_intern(w->gen, m->name ? m->name : "");
-            w->marks[slot].id = m->marker_id;
-            w->marks[slot].start_ns = m->t_ns;
-        } else if (w->marks[slot].id == m->marker_id) {
-            r.original_start_ns = w->marks[slot].start_ns;
-        }
-        w->scope_rows[w->n_scope++] = r;
+        if (rows[i].is_end)
+            range_end(w, &rows[i]);
+        else
+            range_begin(w, &rows[i]);
     }
     w->counts.markers += n;
+    maybe_spill(w, 1);
+}
+
+static int cmp_open_range(const void *a, const void *b)
+{
+    const struct open_range *x = *(const struct open_range *const *)a,
+                            *y = *(const struct open_range *const *)b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+void fl_trace_writer_close_ranges(fl_trace_writer *w, uint64_t end_ns)
+{
+    if (!w || !w->ranges_n)
+        return;
+    struct open_range **open = malloc(w->ranges_n * sizeof *open);
+    size_t k = 0;
+    for (size_t i = 0; open && i < w->ranges_cap; i++)
+        if (w->ranges[i].used)
+            open[k++] = &w->ranges[i];
+    if (open)
+        qsort(open, k, sizeof *open, cmp_open_range);
+    for (size_t i = 0; i < k; i++) {
+        const struct open_range *r = open[i];
+        fl_nvtx_range e = {.name = r->name,
+                           .domain = r->domain,
+                           .start_ns = r->start_ns,
+                           .end_ns = end_ns > r->start_ns ? end_ns : r->start_ns,
+                           .marker_id = r->id,
+                           .open_at_shutdown = true};
+        fl_rec_nvtx_marker(w->ch[1], &w->ident, &e);
+        w->counts.ranges_open_at_end++;
+    }
+    if (!open)
+        w->counts.markers_lost += w->ranges_n;
+    free(open);
+    for (size_t i = 0; i < w->ranges_cap; i++) {
+        free(w->ranges[i].name);
+        free(w->ranges[i].domain);
+        w->ranges[i] = (struct open_range){0};
+    }
+    w->ranges_n = 0;
 }
 
 /* ------------------------------------------------------------ lifetime */
@@ -304,6 +535,10 @@ fl_trace_writer *fl_trace_writer_create(const fl_ident *ident, uint32_t gen, fl_
     w->ch[0] = device;
     w->ch[1] = scope;
     w->ch[2] = system;
+    fl_buf head = {0};
+    fl_rec_kernel_detail_head(&head, &w->ident);
+    w->detail_head_len = head.len;
+    w->detail_head = fl_buf_take(&head); /* NULL: every detail formatted whole */
     return w;
 }
 
@@ -311,8 +546,16 @@ void fl_trace_writer_destroy(fl_trace_writer *w)
 {
     if (!w)
         return;
+    for (size_t i = 0; i < w->sig_cap; i++)
+        free(w->sig[i].tail);
     free(w->sig);
-    free(w->scope_rows);
+    free(w->detail_head);
+    fl_buf_free(&w->scratch);
+    for (size_t i = 0; i < w->ranges_cap; i++) {
+        free(w->ranges[i].name);
+        free(w->ranges[i].domain);
+    }
+    free(w->ranges);
     free(w);
 }
 
@@ -330,34 +573,24 @@ void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
                            .markers = on_markers};
 }
 
+void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b), void *user)
+{
+    if (w) {
+        w->spill = spill;
+        w->spill_user = user;
+    }
+}
+
+void fl_trace_writer_set_compact(fl_trace_writer *w, bool compact)
+{
+    if (w)
+        w->compact = compact;
+}
+
 void fl_trace_writer_add_limits(fl_trace_writer *w, const fl_gpu_limits *lim)
 {
     if (w && lim)
         on_device(w, lim);
-}
-
-size_t fl_trace_writer_take_scope_rows(fl_trace_writer *w, fl_scope_row **rows, size_t n,
-                                       size_t *cap)
-{
-    if (!w || w->n_scope == 0)
-        return n;
-    if (n + w->n_scope > *cap) {
-        size_t c = *cap ? *cap : 256;
-        while (c < n + w->n_scope)
-            c *= 2;
-        fl_scope_row *p = realloc(*rows, c * sizeof *p);
-        if (!p) {
-            w->counts.markers_lost += w->n_scope;
-            w->n_scope = 0;
-            return n;
-        }
-        *rows = p;
-        *cap = c;
-    }
-    memcpy(*rows + n, w->scope_rows, w->n_scope * sizeof **rows);
-    n += w->n_scope;
-    w->n_scope = 0;
-    return n;
 }
 
 void fl_trace_writer_counts(const fl_trace_writer *w, fl_trace_counts *out)

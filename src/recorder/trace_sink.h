@@ -15,8 +15,12 @@ typedef struct fl_trace_writer fl_trace_writer;
 
 /* What was written, for the closing capture_capabilities. */
 typedef struct fl_trace_counts {
-    uint64_t kernels, kernel_ns, details, memcpys, memsets, syncs, allocs, graphs, markers;
-    uint64_t markers_lost; /* out of memory for NVTX scope rows */
+    uint64_t kernels, kernel_ns, details, memcpys, memsets, syncs, allocs, graphs;
+    uint64_t markers;            /* NVTX marker rows received (a range: two) */
+    uint64_t ranges;             /* nvtx_marker_event written at a range's end */
+    uint64_t ranges_open_at_end; /* written at shutdown, open_at_shutdown */
+    uint64_t markers_unmatched;  /* ends whose begin was not seen: not written */
+    uint64_t markers_lost;       /* begins not kept (out of memory, too many open) */
 } fl_trace_counts;
 
 /* device / scope / system: the session's channel buffers (borrowed; only
@@ -29,14 +33,26 @@ void fl_trace_writer_destroy(fl_trace_writer *w); /* NULL-safe */
 /* The sink to hand to the plugin's drain(). */
 void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out);
 
+/* Once a channel buffer holds FL_TRACE_SPILL_BYTES after a sink call (or
+ * 64 kernel_details), spill(user, buffer) is called (writer thread) to
+ * write it out and empty it: a drain of many CUPTI buffers then never holds
+ * all their text at once (one kernel_detail per launch is ~500 bytes), and
+ * the text is written while it is still in the cache.  NULL: never. */
+#define FL_TRACE_SPILL_BYTES (256u << 10)
+void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b),
+                               void *user);
+
+/* compact: a kernel_detail per launch configuration (has_details 1 on
+ * that launch only), not one per launch (the default). */
+void fl_trace_writer_set_compact(fl_trace_writer *w, bool compact);
+
 /* A device's limits known before any kernel (the driver's list at init). */
 void fl_trace_writer_add_limits(fl_trace_writer *w, const fl_gpu_limits *lim);
 
-/* Appends the NVTX scope rows collected since the last call to *rows
- * (grown as needed, *cap its capacity) from index n; returns the new
- * count.  The caller sorts them with its own rows. */
-size_t fl_trace_writer_take_scope_rows(fl_trace_writer *w, fl_scope_row **rows, size_t n,
-                                       size_t *cap);
+/* Writes each NVTX range still open as an nvtx_marker_event ending at
+ * end_ns with open_at_shutdown (in start order), and forgets them: the
+ * session's last word on its ranges, after the last drain. */
+void fl_trace_writer_close_ranges(fl_trace_writer *w, uint64_t end_ns);
 
 void fl_trace_writer_counts(const fl_trace_writer *w, fl_trace_counts *out);
 

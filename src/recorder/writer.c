@@ -10,7 +10,10 @@
  * FLUSH_PERIOD_NS or sooner when a buffer fills, so the files are at most
  * about a second behind; dictionary entries are written before the first
  * batch that uses them; a writer stuck on a slow disk costs rows (counted),
- * never the application's time or the process's memory.
+ * never the application's time or the process's memory.  What GPUFlight's
+ * analyzer needs of the metric rows (docs/gpufl.md): a host row only when
+ * every value in it is known, and a device_metric_batch column only once
+ * some row of the session had a value for it, then in every later batch.
  */
 #include "writer.h"
 #include "../sampler/hook.h"
@@ -137,6 +140,14 @@ static void write_channel(session *s, int ch, fl_buf *b)
     fl_buf_reset(b);
 }
 
+void fl_writer_spill(void *user, fl_buf *b)
+{
+    session *s = user;
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+        if (b == &s->out[ch])
+            write_channel(s, ch, b);
+}
+
 void fl_writer_write_all(session *s)
 {
     for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
@@ -250,8 +261,11 @@ static void hook_round(void *user, uint64_t t_mono, uint64_t t_wall,
             s->live[i].have_sample = true;
         }
     if (emit) {
+        /* A host row only with every value known: the first round's CPU %
+         * (a difference of two readings) is not, so no row until then. */
         fl_host_row hr = {.t_ns = t_wall, .h = h};
-        s->metric_rows_dropped += !rowq_push(&s->host_q, &hr, sizeof hr);
+        if (fl_host_sample_complete(&h))
+            s->metric_rows_dropped += !rowq_push(&s->host_q, &hr, sizeof hr);
         for (size_t i = 0; i < n && i < s->n_dev; i++) {
             if (status[i] != GP_OK)
                 continue;
@@ -341,7 +355,8 @@ void fl_session_hold_writer(bool hold)
 
 static int cmp_scope_row(const void *a, const void *b)
 {
-    const fl_scope_row *x = a, *y = b;
+    const fl_scope_row *x = &((const fl_scope_event *)a)->row,
+                       *y = &((const fl_scope_event *)b)->row;
     if (x->t_ns != y->t_ns)
         return x->t_ns < y->t_ns ? -1 : 1;
     /* A begin and an end at the same ns: the begin first. */
@@ -350,7 +365,7 @@ static int cmp_scope_row(const void *a, const void *b)
 
 /* Each thread's rows come in time order; one thread (the common case)
  * needs no sort at all. */
-static void sort_scope_rows(fl_scope_row *rows, size_t n)
+static void sort_scope_rows(fl_scope_event *rows, size_t n)
 {
     bool sorted = true;
     for (size_t i = 1; i < n && sorted; i++)
@@ -383,11 +398,11 @@ static void put_batches(session *s, size_t n_scope)
     const fl_host_row *host = s->host_w.p;
     size_t dn = s->dev_w.n, hn = s->host_w.n;
     for (size_t i = 0; i < n_scope; i += BATCH_ROWS)
-        fl_rec_scope_batch(&s->out[FL_CH_SCOPE], s->id, ++s->batch_scope, s->scope_rows + i,
-                           batch_len(n_scope, i));
+        fl_rec_scope_events(&s->out[FL_CH_SCOPE], s->id, ++s->batch_scope, s->scope_rows + i,
+                            batch_len(n_scope, i));
     for (size_t i = 0; i < dn; i += BATCH_ROWS)
-        fl_rec_device_batch(&s->out[FL_CH_SYSTEM], s->id, ++s->batch_dev, dev + i,
-                            batch_len(dn, i));
+        fl_rec_device_batch_cols(&s->out[FL_CH_SYSTEM], s->id, ++s->batch_dev, dev + i,
+                                 batch_len(dn, i), &s->dev_cols_seen);
     for (size_t i = 0; i < hn; i += BATCH_ROWS)
         fl_rec_host_batch(&s->out[FL_CH_SYSTEM], s->id, s->hostname, s->ip, ++s->batch_host,
                           host + i, batch_len(hn, i));
@@ -403,7 +418,7 @@ void fl_writer_cycle(session *s)
     /* Rows first, then names: a name is interned before any row that uses
      * it is published, so every row drained here has its name taken. */
     size_t n_scope = fl_scope_drain(s->gen, &s->scope_rows, 0, &s->scope_cap);
-    n_scope = fl_trace_engine_drain(s, n_scope);
+    fl_trace_engine_drain(s);
     size_t n_names = fl_scope_take_names(&s->names, &s->names_cap);
     take_queues(s);
     if (n_names > 0)

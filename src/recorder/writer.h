@@ -34,6 +34,13 @@ void fl_writer_init(session *s);
 /* Creates <log_path>/<uuid>/ and opens its channel files for appending. */
 gpufl_status fl_writer_open_files(session *s, gpufl_error *err);
 
+/* Writes one of the session's channel buffers (b: &s->out[ch]) to its
+ * file now and empties it: what the Trace engine's writer calls when a
+ * drain has made a buffer large.  The thread that runs the cycle only
+ * (the writer thread, or shutdown once it has stopped); user: the
+ * session. */
+void fl_writer_spill(void *user, fl_buf *b);
+
 /* Writes every channel buffer to its file (the first error is kept in
  * s->io_errno, s->io_channel).  Only with the writer thread not running. */
 void fl_writer_write_all(session *s);

@@ -6,10 +6,13 @@
  * nanosecond precision, relative to the session's origin: job_start's
  * ts_ns, else the first time read; "otherData.origin_ns" says which):
  *
- *   pid 1            "host: <app> (pid N)": tid 1 "scopes" (gpufl scopes),
- *                    tid 2 "NVTX" (ranges: scope_instance_id bit 62, and
- *                    nvtx_marker_event), tid 3 "synchronization", tid 4
- *                    "perf ranges" (perf_metric_event), tid 5 "deep
+ *   pid 1            "host: <app> (pid N)": gpufl scopes on one track per
+ *                    thread, tid 16 + T "scopes: thread T" (T the
+ *                    scope_event_batch's tid column of the scope's begin),
+ *                    or on tid 1 "scopes" in a session without that
+ *                    column; tid 2 "NVTX" (ranges: scope_instance_id bit
+ *                    62, and nvtx_marker_event), tid 3 "synchronization",
+ *                    tid 4 "perf ranges" (perf_metric_event), tid 5 "deep
  *                    windows"; counters "cpu", "ram"
  *   pid 100 + d      "GPU d: <name>": one tid per stream ("stream 7") with
  *                    kernels, memcpys, memsets and graph launches as "X"
@@ -51,6 +54,7 @@
 #define TID_SCOPES 1
 #define TID_NVTX 2
 #define TID_SYNC 3
+#define TID_THREAD_BASE 16 /* + a thread's tid (the tid column): its scopes' track */
 _Static_assert(TID_NVTX == FL_EX_TID_NVTX, "NVTX ranges and markers share a thread");
 
 static const char csv_header[] =
@@ -67,8 +71,9 @@ struct fl_export {
     bool first_event;
     uint64_t origin;
     bool have_origin;
-    fl_u64map tracks; /* pid << 33 | tid, pid << 33 | 2^32 for the process */
-    fl_u64map open;   /* scope_instance_id -> a: start ns, b: name_id */
+    fl_u64map tracks;   /* pid << 33 | tid, pid << 33 | 2^32 for the process */
+    fl_u64map open;     /* scope_instance_id -> a: start ns, b: name_id */
+    fl_u64map open_tid; /* scope_instance_id -> a: its begin's tid */
     uint64_t events;
 };
 
@@ -206,7 +211,9 @@ static void track(fl_export *e, int64_t pid, int64_t tid)
     if (!fresh)
         return;
     char name[64];
-    if (pid == PID_HOST)
+    if (pid == PID_HOST && tid >= TID_THREAD_BASE)
+        snprintf(name, sizeof name, "scopes: thread %" PRId64, tid - TID_THREAD_BASE);
+    else if (pid == PID_HOST)
         snprintf(name, sizeof name, "%s",
                  tid == TID_SCOPES       ? "scopes"
                  : tid == TID_NVTX       ? "NVTX"
@@ -525,11 +532,13 @@ static void sync_batch(fl_export *e, const fl_batch *b)
     }
 }
 
+/* thread: the tid of the scope's thread, -1 when the session does not say
+ * (one track for all scopes). */
 static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint64_t t0, uint64_t t1,
-                        bool open_at_end)
+                        bool open_at_end, int64_t thread)
 {
     bool nvtx = (instance & FL_NVTX_INSTANCE_BIT) != 0;
-    int64_t tid = nvtx ? TID_NVTX : TID_SCOPES;
+    int64_t tid = nvtx ? TID_NVTX : thread >= 0 ? TID_THREAD_BASE + thread : TID_SCOPES;
     const char *name = fl_model_scope_name(e->m, name_id);
     char buf[64];
     if (!name) {
@@ -543,16 +552,44 @@ static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint6
     fl_buf_puts(&e->line, ",\"args\":{");
     bool first = true;
     arg_u64(&e->line, &first, "instance_id", nvtx ? instance & ~FL_NVTX_INSTANCE_BIT : instance);
+    if (thread >= 0 && !nvtx)
+        arg_i64(&e->line, &first, "tid", thread);
     if (open_at_end)
         fl_buf_puts(&e->line, ",\"open_at_end\":true");
     fl_buf_puts(&e->line, "}");
     end_event(e);
 }
 
+/* The thread of a scope that ends: its begin's (a scope may end on
+ * another thread), else the end row's; -1 when neither says. */
+static int64_t ended_thread(fl_export *e, uint64_t instance, bool have_row_tid, uint64_t row_tid)
+{
+    fl_mval *v = e->open_tid.n ? fl_map_find(&e->open_tid, instance) : NULL;
+    if (v) {
+        int64_t t = (int64_t)v->a;
+        fl_map_del(&e->open_tid, instance);
+        return t;
+    }
+    return have_row_tid ? (int64_t)row_tid : -1;
+}
+
 static void scope_batch(fl_export *e, const fl_batch *b)
 {
     fl_scope_cols c = fl_scope_cols_of(b);
+    int c_tid = fl_batch_colid(b, FL_COL_SCOPE_TID);
     for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t tid = 0, type = 0, id = 0;
+        /* A tid past 31 bits (not a Linux thread id) is not a track. */
+        bool have_tid = c_tid >= 0 && fl_rcell_u64(b, i, c_tid, &tid) && tid <= INT32_MAX;
+        if (have_tid && fl_rcell_u64(b, i, c.type, &type) && (type == 0 || type == 2) &&
+            fl_rcell_u64(b, i, c.id, &id) && !fl_map_find(&e->open, id)) {
+            fl_mval *v = fl_map_put(&e->open_tid, id, NULL);
+            if (!v) {
+                e->oom = true;
+                return;
+            }
+            v->a = tid;
+        }
         fl_scope_end end;
         fl_scope_step st = fl_scope_row(&e->open, b, &c, i, &end);
         if (st == FL_SCOPE_OOM) {
@@ -560,7 +597,8 @@ static void scope_batch(fl_export *e, const fl_batch *b)
             return;
         }
         if (st == FL_SCOPE_ENDED)
-            scope_event(e, end.instance, end.name_id, end.start_ns, end.end_ns, false);
+            scope_event(e, end.instance, end.name_id, end.start_ns, end.end_ns, false,
+                        ended_thread(e, end.instance, have_tid, tid));
     }
 }
 
@@ -771,8 +809,8 @@ int fl_export_finish(fl_export *e, const fl_read_result *res)
             uint64_t end = e->m->have_shutdown ? e->m->shutdown_ns : e->m->last_ns;
             for (size_t i = 0; i < e->open.cap; i++)
                 if (e->open.used[i])
-                    scope_event(e, e->open.keys[i], e->open.vals[i].b, e->open.vals[i].a, end,
-                                true);
+                    scope_event(e, e->open.keys[i], e->open.vals[i].b, e->open.vals[i].a, end, true,
+                                ended_thread(e, e->open.keys[i], false, 0));
             fl_map_clear(&e->open);
             other_data(e, res);
         }
@@ -790,5 +828,6 @@ void fl_export_destroy(fl_export *e)
     fl_buf_free(&e->line);
     fl_map_free(&e->tracks);
     fl_map_free(&e->open);
+    fl_map_free(&e->open_tid);
     free(e);
 }

@@ -6,25 +6,28 @@
  * so that the text and the JSON cannot disagree.
  */
 #include "report_int.h"
+#include "../util/energy.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The one energy rule (util/energy.h), on what the logs hold: the first
+ * and the last energy_uj reading of the device, and the power integral. */
 bool fl_device_energy(const dstat *d, double *j, const char **source)
 {
-    if (d->have_energy && d->energy_readings >= 2 && d->energy_last >= d->energy_first) {
-        *j = (double)(d->energy_last - d->energy_first) / 1e6;
-        *source = "counter";
-        return true;
-    }
-    if (d->power_pairs > 0) {
-        *j = d->power_integral_j;
-        *source = "power_integral";
-        return true;
-    }
-    return false;
+    gp_energy_obs eo = {.counter_usable = d->have_energy && d->energy_readings >= 2,
+                        .counter_first = d->energy_first,
+                        .counter_last = d->energy_last,
+                        .joules_per_unit = 1e-6,
+                        .integral_usable = d->power_pairs > 0,
+                        .integral_j = d->power_integral_j};
+    gp_energy_source src = gp_energy_pick(&eo, j);
+    *source = src == GP_ENERGY_COUNTER          ? "counter"
+              : src == GP_ENERGY_POWER_INTEGRAL ? "power_integral"
+                                                : NULL;
+    return src != GP_ENERGY_NONE;
 }
 
 static int cmp_kernel(const void *a, const void *b, void *ctx)

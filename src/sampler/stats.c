@@ -8,6 +8,7 @@
  * Nothing here allocates, locks or fails; the caller serialises access.
  */
 #include "stats.h"
+#include "../util/energy.h"
 #include "gpu_profile.h"
 
 #include <string.h>
@@ -242,17 +243,17 @@ void gp_acc_summarize(const gp_acc *a, gp_summary *out)
 
     /* The driver's counter is exact when it can be used; it ticks only
      * every 20-100 ms, so a short region may see it flat, and a reload
-     * makes it go backwards: then integrate the power readings instead. */
-    out->energy_j = 0.0;
-    out->energy_source = GP_ENERGY_NONE;
-    if (a->n > 0 && a->energy_first_valid && a->energy_last_valid && a->energy_monotonic &&
-        a->energy_last_mj > a->energy_first_mj) {
-        out->energy_j = (double)(a->energy_last_mj - a->energy_first_mj) / 1000.0;
-        out->energy_source = GP_ENERGY_COUNTER;
-    } else if (a->n_power >= 2 && a->power_prev_t_ns > a->power_first_t_ns) {
-        out->energy_j = a->power_integral_mj / 1000.0;
-        out->energy_source = GP_ENERGY_POWER_INTEGRAL;
-    }
+     * makes it go backwards: then integrate the power readings instead
+     * (util/energy.h, the rule the report of a session's logs follows). */
+    gp_energy_obs eo = {.counter_usable = a->n > 0 && a->energy_first_valid &&
+                                          a->energy_last_valid && a->energy_monotonic,
+                        .counter_first = a->energy_first_mj,
+                        .counter_last = a->energy_last_mj,
+                        .joules_per_unit = 1e-3,
+                        .integral_usable =
+                            a->n_power >= 2 && a->power_prev_t_ns > a->power_first_t_ns,
+                        .integral_j = a->power_integral_mj / 1000.0};
+    out->energy_source = gp_energy_pick(&eo, &out->energy_j);
     if (out->energy_source != GP_ENERGY_NONE)
         valid |= GP_M_ENERGY;
     out->valid = valid;

@@ -69,30 +69,47 @@ static void put_batch_ids(fl_buf *b, uint64_t batch_id, uint64_t base)
 /* The pcie_bw_bps column is the sum of both directions; with one of them
  * unknown the sum is unknown too. */
 #define PCIE_BOTH (GP_M_PCIE_TX | GP_M_PCIE_RX)
+#define COL(c) (1u << FL_COL_DEVMETRIC_##c)
 
-void fl_rec_device_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                         const fl_device_row *rows, size_t n)
+/* The columns a row has a value for: a metric the device reported (the
+ * optional ones - energy, memory clock, PCIe - only when non-zero, the
+ * spec's rule for them); dt_ns and device_id always. */
+static uint32_t device_row_cols(const gp_device_sample *s)
+{
+    uint32_t v = s->valid, c = COL(DT_NS) | COL(DEVICE_ID);
+    c |= (v & GP_M_UTIL_GPU) ? COL(GPU_UTIL) : 0;
+    c |= (v & GP_M_UTIL_MEM) ? COL(MEM_UTIL) : 0;
+    c |= (v & GP_M_TEMP) ? COL(TEMP_C) : 0;
+    c |= (v & GP_M_POWER) ? COL(POWER_MW) : 0;
+    c |= (v & GP_M_MEM_USED) ? COL(USED_MIB) : 0;
+    c |= (v & GP_M_MEM_TOTAL) ? COL(TOTAL_MIB) : 0;
+    c |= (v & GP_M_CLOCK_SM) ? COL(CLOCK_SM) : 0;
+    c |= ((v & GP_M_ENERGY) && s->energy_mj) ? COL(ENERGY_UJ) : 0;
+    c |= ((v & GP_M_CLOCK_MEM) && s->clock_mem_mhz) ? COL(CLOCK_MEM) : 0;
+    c |= ((v & PCIE_BOTH) == PCIE_BOTH && (s->pcie_tx_kbps || s->pcie_rx_kbps)) ? COL(PCIE_BW_BPS)
+                                                                                : 0;
+    return c;
+}
+
+/* ,value or ,null for a column of the batch (nothing when it is not). */
+static inline char *opt_col(char *d, uint32_t cols, uint32_t col, bool ok, uint64_t v)
+{
+    if (!(cols & col))
+        return d;
+    *d++ = ',';
+    return fl_put_opt_u64(d, ok, v);
+}
+
+void fl_rec_device_batch_cols(fl_buf *b, const char *session_id, uint64_t batch_id,
+                              const fl_device_row *rows, size_t n, uint32_t *seen)
 {
     if (!rows || n == 0)
         return;
-    bool has_energy = false, has_clock_mem = false, has_pcie = false;
-    for (size_t i = 0; i < n; i++) {
-        const gp_device_sample *s = &rows[i].s;
-        if ((s->valid & GP_M_ENERGY) && s->energy_mj)
-            has_energy = true;
-        if ((s->valid & GP_M_CLOCK_MEM) && s->clock_mem_mhz)
-            has_clock_mem = true;
-        if ((s->valid & PCIE_BOTH) == PCIE_BOTH && (s->pcie_tx_kbps || s->pcie_rx_kbps))
-            has_pcie = true;
-    }
-
-    uint32_t cols = (1u << FL_DEVMETRIC_BASE_COLS) - 1;
-    if (has_energy)
-        cols |= 1u << FL_COL_DEVMETRIC_ENERGY_UJ;
-    if (has_clock_mem)
-        cols |= 1u << FL_COL_DEVMETRIC_CLOCK_MEM;
-    if (has_pcie)
-        cols |= 1u << FL_COL_DEVMETRIC_PCIE_BW_BPS;
+    uint32_t cols = seen ? *seen : 0;
+    for (size_t i = 0; i < n; i++)
+        cols |= device_row_cols(&rows[i].s);
+    if (seen)
+        *seen = cols;
 
     uint64_t base = rows[0].t_ns;
     fl_put_head(b, FL_T_DEVICE_METRIC_BATCH, session_id);
@@ -112,37 +129,30 @@ void fl_rec_device_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
         d = fl_put_u64(d, dt_of(rows[i].t_ns, base));
         *d++ = ',';
         d = fl_put_u64(d, rows[i].device_id);
-        *d++ = ',';
-        d = fl_put_opt_u64(d, v & GP_M_UTIL_GPU, s->util_gpu_pct);
-        *d++ = ',';
-        d = fl_put_opt_u64(d, v & GP_M_UTIL_MEM, s->util_mem_pct);
-        *d++ = ',';
-        d = (v & GP_M_TEMP) ? fl_put_i64(d, s->temp_c) : fl_put_null(d);
-        *d++ = ',';
-        d = fl_put_opt_u64(d, v & GP_M_POWER, s->power_mw);
-        *d++ = ',';
-        d = fl_put_opt_u64(d, v & GP_M_MEM_USED, s->mem_used_bytes / MIB);
-        *d++ = ',';
-        d = fl_put_opt_u64(d, v & GP_M_MEM_TOTAL, s->mem_total_bytes / MIB);
-        *d++ = ',';
-        d = fl_put_opt_u64(d, v & GP_M_CLOCK_SM, s->clock_sm_mhz);
-        if (has_energy) {
+        d = opt_col(d, cols, COL(GPU_UTIL), v & GP_M_UTIL_GPU, s->util_gpu_pct);
+        d = opt_col(d, cols, COL(MEM_UTIL), v & GP_M_UTIL_MEM, s->util_mem_pct);
+        if (cols & COL(TEMP_C)) {
             *d++ = ',';
-            d = fl_put_opt_u64(d, v & GP_M_ENERGY, s->energy_mj * 1000);
+            d = (v & GP_M_TEMP) ? fl_put_i64(d, s->temp_c) : fl_put_null(d);
         }
-        if (has_clock_mem) {
-            *d++ = ',';
-            d = fl_put_opt_u64(d, v & GP_M_CLOCK_MEM, s->clock_mem_mhz);
-        }
-        if (has_pcie) {
-            *d++ = ',';
-            d = fl_put_opt_u64(d, (v & PCIE_BOTH) == PCIE_BOTH,
-                               ((uint64_t)s->pcie_tx_kbps + s->pcie_rx_kbps) * 1024);
-        }
+        d = opt_col(d, cols, COL(POWER_MW), v & GP_M_POWER, s->power_mw);
+        d = opt_col(d, cols, COL(USED_MIB), v & GP_M_MEM_USED, s->mem_used_bytes / MIB);
+        d = opt_col(d, cols, COL(TOTAL_MIB), v & GP_M_MEM_TOTAL, s->mem_total_bytes / MIB);
+        d = opt_col(d, cols, COL(CLOCK_SM), v & GP_M_CLOCK_SM, s->clock_sm_mhz);
+        d = opt_col(d, cols, COL(ENERGY_UJ), v & GP_M_ENERGY, s->energy_mj * 1000);
+        d = opt_col(d, cols, COL(CLOCK_MEM), v & GP_M_CLOCK_MEM, s->clock_mem_mhz);
+        d = opt_col(d, cols, COL(PCIE_BW_BPS), (v & PCIE_BOTH) == PCIE_BOTH,
+                    ((uint64_t)s->pcie_tx_kbps + s->pcie_rx_kbps) * 1024);
         *d++ = ']';
         fl_buf_commit(b, d);
     }
     FL_BUF_LIT(b, "]}\n");
+}
+
+void fl_rec_device_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_device_row *rows, size_t n)
+{
+    fl_rec_device_batch_cols(b, session_id, batch_id, rows, n, NULL);
 }
 
 void fl_rec_host_batch(fl_buf *b, const char *session_id, const char *hostname, const char *ip_addr,
@@ -195,16 +205,21 @@ static void put_batch_open(fl_buf *b, fl_type type, const char *session_id, uint
     FL_BUF_LIT(b, "[");
 }
 
-void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                        const fl_scope_row *rows, size_t n)
+/* Rows of stride bytes, each starting with an fl_scope_row; with_tid:
+ * each is an fl_scope_event, and the tid column is written. */
+static void put_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id, const void *rows,
+                            size_t stride, size_t n, bool with_tid)
 {
     if (!rows || n == 0)
         return;
-    uint64_t base = rows[0].t_ns;
-    put_batch_open(b, FL_T_SCOPE_EVENT_BATCH, session_id, batch_id, base,
-                   all_columns(FL_T_SCOPE_EVENT_BATCH));
+    const char *p = rows;
+    uint64_t base = ((const fl_scope_row *)p)->t_ns;
+    uint32_t cols = all_columns(FL_T_SCOPE_EVENT_BATCH);
+    if (!with_tid)
+        cols &= ~(1u << FL_COL_SCOPE_TID);
+    put_batch_open(b, FL_T_SCOPE_EVENT_BATCH, session_id, batch_id, base, cols);
     for (size_t i = 0; i < n; i++) {
-        const fl_scope_row *r = &rows[i];
+        const fl_scope_row *r = (const fl_scope_row *)(p + i * stride);
         char *d = fl_buf_reserve(b, ROW_MAX);
         if (!d)
             return;
@@ -223,10 +238,24 @@ void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
         /* repeat and warmup: this recorder has no repeat/warm-up scopes. */
         d = fl_put_lit(d, ",0,0,", 5);
         d = fl_put_u64(d, r->original_start_ns);
+        if (with_tid)
+            d = fl_put_col(d, ((const fl_scope_event *)r)->tid);
         *d++ = ']';
         fl_buf_commit(b, d);
     }
     FL_BUF_LIT(b, "]}\n");
+}
+
+void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_scope_row *rows, size_t n)
+{
+    put_scope_batch(b, session_id, batch_id, rows, sizeof *rows, n, false);
+}
+
+void fl_rec_scope_events(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_scope_event *rows, size_t n)
+{
+    put_scope_batch(b, session_id, batch_id, rows, sizeof *rows, n, true);
 }
 
 /* ------------------------------------------------------- trace batches */

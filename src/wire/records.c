@@ -331,6 +331,63 @@ void fl_rec_memset_event(fl_buf *b, const fl_ident *id, const fl_memset_row *r)
     FL_BUF_LIT(b, "}\n");
 }
 
+/* {"type":T,"pid":P,"app":A,"session_id":S - the opening of GPUFlight's
+ * per-event records (its order; "version" only for a type the vocabulary
+ * gives one: none of these). */
+static void put_open_ident(fl_buf *b, fl_type type, const fl_ident *id)
+{
+    fl_put_open(b, type);
+    FL_BUF_LIT(b, ",");
+    put_ident(b, id);
+}
+
+void fl_rec_nvtx_marker(fl_buf *b, const fl_ident *id, const fl_nvtx_range *r)
+{
+    put_open_ident(b, FL_T_NVTX_MARKER_EVENT, id);
+    fl_put_key(b, "name");
+    fl_put_str_or_empty(b, r->name);
+    /* GPUFlight's string for the default domain: "". */
+    fl_put_key(b, "domain");
+    fl_put_str_or_empty(b, r->domain);
+    fl_put_key(b, "start_ns");
+    fl_buf_u64(b, r->start_ns);
+    fl_put_key(b, "end_ns");
+    fl_buf_u64(b, r->end_ns);
+    fl_put_key(b, "duration_ns");
+    fl_buf_u64(b, r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0);
+    fl_put_key(b, "marker_id");
+    fl_buf_u64(b, r->marker_id);
+    if (r->open_at_shutdown) {
+        /* Ours: end_ns is when the session ended, not the range. */
+        fl_put_key(b, "open_at_shutdown");
+        fl_put_bool(b, true);
+    }
+    FL_BUF_LIT(b, "}\n");
+}
+
+void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r)
+{
+    put_open_ident(b, FL_T_GRAPH_LAUNCH_EVENT, id);
+    fl_put_key(b, "start_ns");
+    fl_buf_u64(b, r->t_ns);
+    fl_put_key(b, "end_ns");
+    fl_buf_u64(b, r->t_ns + r->duration_ns);
+    fl_put_key(b, "duration_ns");
+    fl_buf_u64(b, r->duration_ns);
+    fl_put_key(b, "graph_id");
+    fl_buf_u64(b, r->graph_id);
+    fl_put_key(b, "device_id");
+    fl_buf_u64(b, r->device_id);
+    fl_put_key(b, "stream_id");
+    fl_buf_u64(b, r->stream_id);
+    fl_put_key(b, "corr_id");
+    fl_buf_u64(b, r->corr_id);
+    /* graph_exec_key (GPUFlight's handle of the executable graph, from its
+     * launch callback) is not known here: left out, as GPUFlight leaves it
+     * out when it has none. */
+    FL_BUF_LIT(b, "}\n");
+}
+
 /* "(x,y,z)" - digits and punctuation only, so no escaping is needed. */
 static void put_dim3(fl_buf *b, const uint32_t v[3])
 {
@@ -347,13 +404,16 @@ static void put_dim3(fl_buf *b, const uint32_t v[3])
     fl_buf_commit(b, d);
 }
 
-void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
-                          const fl_occupancy *occ, const char *user_scope, const char *stack_trace)
+void fl_rec_kernel_detail_head(fl_buf *b, const fl_ident *id)
 {
-    bool o = occ != NULL;
     put_head_ident(b, FL_T_KERNEL_DETAIL, id);
     fl_put_key(b, "corr_id");
-    fl_buf_u64(b, k->corr_id);
+}
+
+void fl_rec_kernel_detail_tail(fl_buf *b, const fl_kernel_row *k, const fl_occupancy *occ,
+                               const char *user_scope, const char *stack_trace)
+{
+    bool o = occ != NULL;
     fl_put_key(b, "grid");
     put_dim3(b, k->grid);
     fl_put_key(b, "block");
@@ -362,7 +422,8 @@ void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
     fl_buf_u64(b, k->static_smem_bytes);
     fl_put_key(b, "local_bytes");
     fl_buf_u64(b, k->local_mem_per_thread_bytes);
-    /* CUPTI's kernel record has no constant-memory size. */
+    /* CUPTI's kernel record has no constant-memory size: null, not a
+     * guess (GPUFlight's analyzer shows a null as 0 B). */
     fl_put_key(b, "const_bytes");
     FL_BUF_LIT(b, "null");
     fl_put_key(b, "occupancy");
@@ -391,9 +452,20 @@ void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
     fl_buf_u64(b, k->smem_executed_bytes);
     fl_put_key(b, "user_scope");
     fl_buf_str(b, user_scope);
+    /* Always a string, "" when no stack was collected: GPUFlight's
+     * analyzer groups hotspots by name and stack_trace, and pandas drops
+     * the rows whose key is null. */
     fl_put_key(b, "stack_trace");
-    fl_buf_str(b, stack_trace);
+    fl_put_str_or_empty(b, stack_trace);
     FL_BUF_LIT(b, "}\n");
+}
+
+void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
+                          const fl_occupancy *occ, const char *user_scope, const char *stack_trace)
+{
+    fl_rec_kernel_detail_head(b, id);
+    fl_buf_u64(b, k->corr_id);
+    fl_rec_kernel_detail_tail(b, k, occ, user_scope, stack_trace);
 }
 
 const char *fl_limiter_name(fl_limiter l)

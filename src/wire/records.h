@@ -12,6 +12,7 @@
 #include "vocab.h"
 #include "gpu_profile.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,15 @@ typedef struct fl_host_sample {
     uint64_t ram_used_mib;
     uint64_t ram_total_mib;
 } fl_host_sample;
+
+/* Whether every value of a host sample is known (a finite CPU % and the
+ * RAM): the session writes a host_metric_batch row only then, because
+ * GPUFlight's analyzer does arithmetic on every cell of those rows. */
+static inline bool fl_host_sample_complete(const fl_host_sample *h)
+{
+    return (h->valid & (FL_HOST_CPU | FL_HOST_RAM)) == (FL_HOST_CPU | FL_HOST_RAM) &&
+           isfinite(h->cpu_pct);
+}
 
 /* A device as job_start / system_start list it: identity from the backend,
  * live fields from the newest sample (have_sample = false: all null). */
@@ -144,15 +154,35 @@ typedef struct fl_scope_row {
     uint8_t pad_;
 } fl_scope_row;
 
-/* device_metric_batch: the nine base columns, then each optional column
- * (energy_uj from GP_M_ENERGY, clock_mem from GP_M_CLOCK_MEM, pcie_bw_bps
- * from GP_M_PCIE_*) only when some row has a non-zero value for it. */
+/* device_metric_batch: dt_ns and device_id, then - in the vocabulary's
+ * order - each metric column that has had a value: a metric column once
+ * some row reported it (gpu_util ... clock_sm), an optional one (energy_uj
+ * from GP_M_ENERGY, clock_mem from GP_M_CLOCK_MEM, pcie_bw_bps from both
+ * GP_M_PCIE_*) once some row had a non-zero value for it; a written column
+ * is null in a row that did not report it.  *seen is the session's mask of
+ * such columns (bit FL_COL_DEVMETRIC_*), read and updated, so that a
+ * column stays in every later batch of the session; seen NULL: this
+ * batch's rows alone decide (fl_rec_device_batch). */
+void fl_rec_device_batch_cols(fl_buf *b, const char *session_id, uint64_t batch_id,
+                              const fl_device_row *rows, size_t n, uint32_t *seen);
 void fl_rec_device_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                          const fl_device_row *rows, size_t n);
 void fl_rec_host_batch(fl_buf *b, const char *session_id, const char *hostname, const char *ip_addr,
                        uint64_t batch_id, const fl_host_row *rows, size_t n);
+/* scope_event_batch: the spec's eight columns, without our tid (a writer
+ * that does not know the threads). */
 void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                         const fl_scope_row *rows, size_t n);
+/* A scope row with the thread it was recorded on, as the session's writer
+ * holds it once drained (the ring's 32-byte row has no room for the thread,
+ * and needs none: each ring is one thread's). */
+typedef struct fl_scope_event {
+    fl_scope_row row;
+    uint32_t tid; /* gettid() of the thread whose ring held the row */
+} fl_scope_event;
+/* scope_event_batch with every column: the spec's eight, then our tid. */
+void fl_rec_scope_events(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_scope_event *rows, size_t n);
 
 /* The Trace engine's records (abi/trace_abi.h rows).  Batches: base_time_ns is
  * the first row's t_ns, n == 0 appends nothing; channel device unless
@@ -171,12 +201,41 @@ void fl_rec_sync_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
 /* memory_alloc_event_batch (channel scope). */
 void fl_rec_alloc_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                         const fl_alloc_row *rows, size_t n);
-/* graph_event_batch: our extension (channel device). */
+/* An NVTX range as nvtx_marker_event carries it (channel scope, written
+ * when the range ends). */
+typedef struct fl_nvtx_range {
+    const char *name, *domain; /* NULL: "" (domain: the default one) */
+    uint64_t start_ns, end_ns;
+    uint64_t marker_id;    /* CUPTI's id of the range */
+    bool open_at_shutdown; /* ours, written only when true: the range had not
+                              ended when the session did; end_ns is the
+                              session's end */
+} fl_nvtx_range;
+/* nvtx_marker_event, GPUFlight 1.3's keys in its order: type, pid, app,
+ * session_id, name, domain, start_ns, end_ns, duration_ns, marker_id. */
+void fl_rec_nvtx_marker(fl_buf *b, const fl_ident *id, const fl_nvtx_range *r);
+/* graph_launch_event (channel scope), one per graph launch, GPUFlight's keys
+ * in its order: type, pid, app, session_id, start_ns, end_ns, duration_ns,
+ * graph_id, device_id, stream_id, corr_id (graph_exec_key left out: not
+ * known). */
+void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r);
+/* graph_event_batch: our extension (channel device), the form sessions
+ * before graph_launch_event carried; the recorder no longer writes it. */
 void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                         const fl_graph_row *rows, size_t n);
 /* kernel_detail: occ NULL (device limits unknown) writes the occupancy
- * fields as null; user_scope / stack_trace NULL are null. */
+ * fields as null; user_scope NULL is null; stack_trace NULL is "" (a
+ * string always: GPUFlight's analyzer groups by it); const_bytes is null
+ * (CUPTI does not give it). */
 void fl_rec_kernel_detail(fl_buf *b, const fl_ident *id, const fl_kernel_row *k,
                           const fl_occupancy *occ, const char *user_scope, const char *stack_trace);
+/* The same line in two parts, for a writer that writes one detail per
+ * launch and repeats a configuration's: the head, from '{' up to and
+ * including "corr_id": (the session's identity only), and the tail, from
+ * the ',' after the corr_id value to the '\n' (the launch's configuration
+ * only).  head + the corr_id's digits + tail = fl_rec_kernel_detail. */
+void fl_rec_kernel_detail_head(fl_buf *b, const fl_ident *id);
+void fl_rec_kernel_detail_tail(fl_buf *b, const fl_kernel_row *k, const fl_occupancy *occ,
+                               const char *user_scope, const char *stack_trace);
 
 #endif /* GP_WIRE_RECORDS_H */

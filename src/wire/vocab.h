@@ -102,8 +102,9 @@ fl_dict fl_dict_of(const char *name);
     X(MEMCPY, SRC_DEVICE_ID, src_device_id) /* ours, only with a peer-to-peer copy */              \
     X(MEMCPY, DST_DEVICE_ID, dst_device_id) /* ours, only with a peer-to-peer copy */
 
-/* The nine first columns always; each later one only when some row of
- * the batch has a non-zero value for it. */
+/* dt_ns and device_id always; each later one once some row of the
+ * session has had a value for it (the optional ones from fan_speed_pct
+ * on: a non-zero value), wire/batches.c. */
 #define FL_COLS_DEVMETRIC(X)                                                                       \
     X(DEVMETRIC, DT_NS, dt_ns)                                                                     \
     X(DEVMETRIC, DEVICE_ID, device_id)                                                             \
@@ -139,7 +140,8 @@ fl_dict fl_dict_of(const char *name);
     X(SCOPE, DEPTH, depth)                                                                         \
     X(SCOPE, REPEAT, repeat)                                                                       \
     X(SCOPE, WARMUP, warmup)                                                                       \
-    X(SCOPE, ORIGINAL_START_NS, original_start_ns)
+    X(SCOPE, ORIGINAL_START_NS, original_start_ns)                                                 \
+    X(SCOPE, TID, tid) /* ours: the thread (gettid) the row was recorded on */
 
 #define FL_COLS_SYNC(X)                                                                            \
     X(SYNC, DT_NS, dt_ns)                                                                          \

@@ -124,9 +124,11 @@ static void test_errors_and_switch(void)
     CHECK(!h_exists(base));
     h_result_free(&r);
 
-    /* No GPU backend: the session still records the run (host metrics). */
+    /* No GPU backend: the session still records the run (host metrics; a
+     * host row needs a CPU %, two /proc/stat readings a tick apart: CMD
+     * runs 0.1 s). */
     const char *a4[] = {h_cli, "--backend", "none",  "--interval", "0.01", "--log-dir",
-                        base,  "--",        h_child, "exit",       "0",    NULL};
+                        base,  "--",        "sleep", "0.1",        NULL};
     h_run(a4, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 0);
     char dir[1024];

@@ -6,11 +6,13 @@
  *
  * FAKE_CUPTI_SCENARIO: "ok" (default), "fail" (start refuses, like CUPTI
  * without a driver), "graphs_refused" (GRAPH_TRACE not enabled), "drops"
- * (CUPTI reports dropped records and refused buffers), "launches" (every
- * fake_cupti_launch is also a kernel - three names, two grids, durations
- * 5-11 us - and every tenth a host-to-device copy of 4096 * corr bytes,
- * delivered at the next drain: a workload of any size for the tests that
- * run GPUFlight's analyzer over our sessions).  One buffer is
+ * (CUPTI reports dropped records and refused buffers), "nvtx_graphs" (as
+ * "ok", plus an NVTX range of domain "trainer" that never ends and, with
+ * graph tracing on, a graph launch), "launches" (every fake_cupti_launch
+ * is also a kernel - three names, two grids, durations 5-11 us - and
+ * every tenth a host-to-device copy of 4096 * corr bytes, delivered at
+ * the next drain: a workload of any size for the tests that run
+ * GPUFlight's analyzer over our sessions).  One buffer is
  * delivered at the first drain, one only after stop() - as a forced flush
  * delivers the records still in flight - so a test sees whether shutdown
  * drains after stopping.  Never installed.
@@ -36,6 +38,7 @@ static _Atomic int flushes;
 static _Atomic int launched;
 static bool first_done;
 static size_t (*scope_path)(uint32_t *, size_t);
+static bool graphs_on;
 
 static uint64_t now_ns(void);
 
@@ -118,6 +121,7 @@ static int f_start(const fl_trace_options *o, char *why, size_t len)
     /* Buffer times are CUPTI's clock: "now" with offset 0. */
     fl_decoder_config c = {.clock_offset_ns = 0, .limits = NULL, .demangle = true, .scopes = true};
     scope_path = o->scope_path;
+    graphs_on = o->graphs;
     atomic_store(&launched, 0);
     pthread_mutex_lock(&q_mu);
     queued = 0;
@@ -180,6 +184,12 @@ static void f_drain(const fl_trace_sink *sink)
         synth_sync(&s, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, t + 58000, t + 60000,
                    15, 7);
         synth_marker(&s, CUPTI_ACTIVITY_FLAG_MARKER_END, 1, NULL, t + 61000, 9);
+        if (strcmp(scenario, "nvtx_graphs") == 0) {
+            synth_marker_domain(&s, CUPTI_ACTIVITY_FLAG_MARKER_START, 2, "open_range", "trainer",
+                                t + 100, 9);
+            if (graphs_on)
+                synth_graph(&s, 3, t + 62000, t + 70000, 18);
+        }
         synth_overhead(&s, t, t + 500);
         fl_decoder_feed(dec, sink, s.p, s.len);
         fl_decoder_flush(dec, sink);

@@ -204,6 +204,25 @@ static inline int synth_marker(synth *s, CUpti_ActivityFlag flag, uint32_t id, c
     return synth_put(s, &m, sizeof m);
 }
 
+/* A marker of a named NVTX domain (synth_marker: the default one). */
+static inline int synth_marker_domain(synth *s, CUpti_ActivityFlag flag, uint32_t id,
+                                      const char *name, const char *domain, uint64_t t,
+                                      uint32_t thread)
+{
+    CUpti_ActivityMarker2 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    m.flags = flag;
+    m.timestamp = t;
+    m.id = id;
+    m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+    m.objectId.pt.processId = 1;
+    m.objectId.pt.threadId = thread;
+    m.name = name;
+    m.domain = domain;
+    return synth_put(s, &m, sizeof m);
+}
+
 static inline int synth_overhead(synth *s, uint64_t start, uint64_t end)
 {
     CUpti_ActivityOverhead3 o;

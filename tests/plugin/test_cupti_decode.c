@@ -135,7 +135,7 @@ static void test_every_kind(void)
                        1900, 19));
     CHECK(synth_graph(&s, 3, 2000, 2600, 20));
     CHECK(synth_marker(&s, CUPTI_ACTIVITY_FLAG_MARKER_START, 1, "epoch", 10, 42));
-    CHECK(synth_marker(&s, CUPTI_ACTIVITY_FLAG_MARKER_START, 2, "step", 20, 42));
+    CHECK(synth_marker_domain(&s, CUPTI_ACTIVITY_FLAG_MARKER_START, 2, "step", "trainer", 20, 42));
     CHECK(synth_marker(&s, CUPTI_ACTIVITY_FLAG_MARKER_END, 2, NULL, 2700, 42));
     CHECK(synth_marker(&s, CUPTI_ACTIVITY_FLAG_MARKER_END, 1, NULL, 2800, 42));
     CHECK(synth_marker(&s, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 3, "tick", 2900, 43));
@@ -231,6 +231,10 @@ static void test_every_kind(void)
     CHECK_INT(got.mk[0].is_end, 0);
     CHECK_STR(got.mk_names[1], "step");
     CHECK_INT(got.mk[1].depth, 1);
+    /* The domain of a begin (NULL: the default domain), none on an end. */
+    CHECK(got.mk[0].domain == NULL);
+    CHECK_STR(got.mk[1].domain, "trainer");
+    CHECK(got.mk[2].domain == NULL);
     CHECK_INT(got.mk[2].is_end, 1);
     CHECK_U64(got.mk[2].marker_id, 2);
     CHECK_INT(got.mk[2].depth, 1);

@@ -7,7 +7,9 @@
  *  - the fake plugin (tests/fakes/fake_cupti_plugin.c: synthetic CUPTI
  *    buffers through the real decoder) drives the core's real writer: the
  *    kernel dictionary before the batches, batches and details with
- *    occupancy, memcpy / memset / sync records, NVTX ranges as scopes,
+ *    occupancy, memcpy / memset / sync records, NVTX ranges and graph
+ *    launches as GPUFlight's nvtx_marker_event and graph_launch_event (a
+ *    range still open at shutdown written then),
  *    records delivered by the flush at shutdown, CUPTI's refusals and
  *    dropped records in capture_capabilities, engines above Trace.
  */
@@ -225,7 +227,7 @@ static void test_fake_trace(void)
     CHECK(dict_line < batch_line);
 
     /* Kernel rows: three from the first buffer, one from the flush at
-     * shutdown.  has_details: a new configuration of a kernel only. */
+     * shutdown.  One kernel_detail per launch: has_details everywhere. */
     json_int_t corr[8], has[8], ext[8], kid[8];
     size_t nk = 0;
     for (size_t i = 0; i < dev.n; i++) {
@@ -244,15 +246,20 @@ static void test_fake_trace(void)
     CHECK_INT(nk, 4);
     CHECK_INT(corr[0], 11);
     CHECK_INT(corr[3], 16);
-    CHECK_INT(has[0], 1);
-    CHECK_INT(has[1], 0);
-    CHECK_INT(has[2], 1);
-    CHECK_INT(has[3], 1); /* vecAdd again, other grid */
+    for (size_t i = 0; i < 4; i++)
+        CHECK_INT(has[i], 1);
     CHECK_INT(ext[0], 4242);
     CHECK_INT(ext[1], 0);
     CHECK_INT(kid[0], 1);
     CHECK_INT(kid[2], 2);
-    CHECK_INT(fl_count(&dev, "kernel_detail"), 3);
+    CHECK_INT(fl_count(&dev, "kernel_detail"), 4);
+    /* 12 repeats 11's configuration: the same detail, its own corr_id. */
+    CHECK_STR(str(detail_of(&dev, 12), "grid"), "(4096,1,1)");
+    CHECK_STR(str(detail_of(&dev, 12), "user_scope"), "train|step");
+    /* No stack collected: "" (GPUFlight groups hotspots by it); CUPTI
+     * gives no constant-memory size: null. */
+    CHECK_STR(str(detail_of(&dev, 12), "stack_trace"), "");
+    CHECK(json_is_null(json_object_get(detail_of(&dev, 12), "const_bytes")));
 
     /* 256 threads, 16 registers on an H100: 8 blocks, warp-limited. */
     json_t *d11 = detail_of(&dev, 11);
@@ -285,57 +292,124 @@ static void test_fake_trace(void)
     CHECK_INT(fl_int(ms, "bytes"), 1024);
     CHECK_INT(fl_int(ms, "corr_id"), 14);
 
-    /* Sync in the scope channel; the NVTX range as a named scope. */
+    /* Sync in the scope channel; the NVTX range as GPUFlight's
+     * nvtx_marker_event, written at its end; no scope rows for it. */
     json_t *sy = fl_first(&scope, "synchronization_event_batch");
     CHECK(sy != NULL);
     json_t *row = json_array_get(json_object_get(sy, "rows"), 0);
     CHECK_INT(json_integer_value(json_array_get(row, (size_t)fl_col(sy, "sync_type"))), 3);
     CHECK_INT(json_integer_value(json_array_get(row, (size_t)fl_col(sy, "duration_ns"))), 2000);
-    json_int_t nvtx_id = 0;
-    json_t *names = NULL;
-    for (size_t i = 0; i < scope.n && !names; i++)
-        names = json_object_get(scope.lines[i], "scope_name_dict");
-    const char *key;
-    json_t *val;
-    json_object_foreach(names, key, val)
-    {
-        if (strcmp(json_string_value(val), "nvtx_outer") == 0)
-            nvtx_id = atoll(key);
-    }
-    CHECK(nvtx_id > 0);
-    int begins = 0, ends = 0;
+    CHECK_INT(fl_count(&scope, "nvtx_marker_event"), 1);
+    json_t *nv = fl_first(&scope, "nvtx_marker_event");
+    CHECK_STR(str(nv, "name"), "nvtx_outer");
+    CHECK_STR(str(nv, "domain"), "");
+    CHECK_INT(fl_int(nv, "marker_id"), 1);
+    CHECK_INT(fl_int(nv, "duration_ns"), 61000);
+    CHECK_INT(fl_int(nv, "end_ns") - fl_int(nv, "start_ns"), 61000);
+    CHECK(json_object_get(nv, "open_at_shutdown") == NULL);
     for (size_t i = 0; i < scope.n; i++) {
         json_t *b = scope.lines[i];
         if (strcmp(log_type(b), "scope_event_batch") != 0)
             continue;
         json_t *rows = json_object_get(b, "rows");
         for (size_t r = 0; r < json_array_size(rows); r++) {
-            json_t *x = json_array_get(rows, r);
-            json_int_t inst = json_integer_value(json_array_get(x, 1));
-            if (inst != (json_int_t)((1ull << 62) | 1))
-                continue;
-            json_int_t et = json_integer_value(json_array_get(x, 3));
-            if (et == 0) {
-                begins++;
-                CHECK_INT(json_integer_value(json_array_get(x, 2)), nvtx_id);
-            } else {
-                ends++;
-            }
+            json_int_t inst = json_integer_value(json_array_get(json_array_get(rows, r), 1));
+            CHECK(!(inst & (json_int_t)(1ull << 62)));
         }
     }
-    CHECK_INT(begins, 1);
-    CHECK_INT(ends, 1);
 
     json_t *caps = last_caps(&dev);
     CHECK_STR(str(caps, "selected_engine"), "nvidia.trace");
     json_t *k = cap_of(caps, "kernel_events");
     CHECK_STR(str(k, "status"), "collected");
-    CHECK_CONTAINS(str(k, "message"), "4 kernels (3 details), 2 memcpy, 1 memset, 1 sync");
+    CHECK_CONTAINS(str(k, "message"), "4 kernels (4 details), 2 memcpy, 1 memset, 1 sync");
+    CHECK_CONTAINS(str(k, "message"), "0 graph launches, 1 NVTX ranges (0 open at shutdown)");
     CHECK_CONTAINS(str(k, "message"), "CUPTI overhead 0.001 ms in 1 records");
     CHECK_STR(str(cap_of(caps, "cuda_graphs"), "status"), "not_requested");
     CHECK_STR(str(cap_of(caps, "stack_trace"), "status"), "not_requested");
     CHECK_STR(str(cap_of(caps, "synchronization"), "status"), "collected");
     CHECK_STR(str(cap_of(caps, "user_scope"), "status"), "collected");
+    fl_log_free(&dev);
+    fl_log_free(&scope);
+}
+
+/* compact_kernel_details (here from GPUFL_COMPACT_KERNEL_DETAILS): a
+ * kernel_detail for a new configuration of a kernel only. */
+static void test_fake_compact(void)
+{
+    setenv("FAKE_CUPTI_SCENARIO", "ok", 1);
+    setenv("GPUFL_COMPACT_KERNEL_DETAILS", "1", 1);
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_TRACE, false, dir, sizeof dir);
+    unsetenv("GPUFL_COMPACT_KERNEL_DETAILS");
+    fl_log dev;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    json_int_t has[8];
+    size_t nk = 0;
+    for (size_t i = 0; i < dev.n; i++) {
+        json_t *b = dev.lines[i];
+        if (strcmp(log_type(b), "kernel_event_batch") != 0)
+            continue;
+        json_t *rows = json_object_get(b, "rows");
+        for (size_t r = 0; r < json_array_size(rows) && nk < 8; r++, nk++)
+            has[nk] = json_integer_value(
+                json_array_get(json_array_get(rows, r), (size_t)fl_col(b, "has_details")));
+    }
+    CHECK_INT(nk, 4);
+    CHECK_INT(has[0], 1);
+    CHECK_INT(has[1], 0); /* 12: 11's configuration */
+    CHECK_INT(has[2], 1);
+    CHECK_INT(has[3], 1); /* vecAdd again, other grid */
+    CHECK_INT(fl_count(&dev, "kernel_detail"), 3);
+    CHECK(detail_of(&dev, 12) == NULL);
+    CHECK_CONTAINS(str(cap_of(last_caps(&dev), "kernel_events"), "message"),
+                   "4 kernels (3 details)");
+    fl_log_free(&dev);
+}
+
+/* A graph launch and an NVTX range that never ends: graph_launch_event,
+ * and the range written at shutdown with open_at_shutdown, its domain. */
+static void test_fake_nvtx_graphs(void)
+{
+    setenv("FAKE_CUPTI_SCENARIO", "nvtx_graphs", 1);
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_TRACE, true, dir, sizeof dir);
+    unsetenv("FAKE_CUPTI_SCENARIO");
+    fl_log dev, scope;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
+    CHECK_INT(fl_count(&dev, "graph_event_batch"), 0);
+    CHECK_INT(fl_count(&scope, "graph_launch_event"), 1);
+    json_t *g = fl_first(&scope, "graph_launch_event");
+    CHECK_INT(fl_int(g, "graph_id"), 3);
+    CHECK_INT(fl_int(g, "corr_id"), 18);
+    CHECK_INT(fl_int(g, "stream_id"), 7);
+    CHECK_INT(fl_int(g, "duration_ns"), 8000);
+    CHECK_INT(fl_int(g, "end_ns") - fl_int(g, "start_ns"), 8000);
+    CHECK(json_object_get(g, "graph_exec_key") == NULL);
+    CHECK_INT(fl_count(&scope, "nvtx_marker_event"), 2);
+    json_t *open = NULL;
+    for (size_t i = 0; i < scope.n; i++)
+        if (strcmp(log_type(scope.lines[i]), "nvtx_marker_event") == 0)
+            open = scope.lines[i]; /* the last one: written at shutdown */
+    CHECK_STR(str(open, "name"), "open_range");
+    CHECK_STR(str(open, "domain"), "trainer");
+    CHECK(json_is_true(json_object_get(open, "open_at_shutdown")));
+    json_t *sd = fl_first(&scope, "shutdown");
+    CHECK(fl_int(open, "end_ns") == fl_int(sd, "ts_ns"));
+    CHECK_INT(fl_int(open, "duration_ns"), fl_int(open, "end_ns") - fl_int(open, "start_ns"));
+    /* Before shutdown in the file. */
+    size_t at_open = 0, at_shutdown = 0;
+    for (size_t i = 0; i < scope.n; i++) {
+        if (scope.lines[i] == open)
+            at_open = i;
+        if (scope.lines[i] == sd)
+            at_shutdown = i;
+    }
+    CHECK(at_open < at_shutdown);
+    json_t *k = cap_of(last_caps(&dev), "kernel_events");
+    CHECK_CONTAINS(str(k, "message"), "1 graph launches, 2 NVTX ranges (1 open at shutdown)");
+    CHECK_STR(str(cap_of(last_caps(&dev), "cuda_graphs"), "status"), "collected");
     fl_log_free(&dev);
     fl_log_free(&scope);
 }
@@ -420,6 +494,8 @@ int main(void)
     test_real_cupti_without_driver();
     test_stale_plugin_refused();
     test_fake_trace();
+    test_fake_compact();
+    test_fake_nvtx_graphs();
     test_fake_scenarios();
     test_buffer_options();
     fl_rmtree(g_tmp);

@@ -124,6 +124,7 @@ int main(void)
     OFF(gpufl_init_options, log_user);
     OFF(gpufl_init_options, cupti_buffer_kib);
     OFF(gpufl_init_options, cupti_max_buffers);
+    OFF(gpufl_init_options, compact_kernel_details);
 
     SIZE(gpufl_scope);
     OFF(gpufl_scope, instance_id);

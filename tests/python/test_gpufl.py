@@ -163,7 +163,8 @@ class OptionsTest(unittest.TestCase):
     """Every keyword reaches its C field (the struct init() hands to C)."""
 
     def defaults(self, **over):
-        d = dict(SEED_FIELDS, cupti_buffer_kib=0, cupti_max_buffers=0)
+        d = dict(SEED_FIELDS, cupti_buffer_kib=0, cupti_max_buffers=0,
+                 compact_kernel_details=False)
         d.update(over)
         return d
 
@@ -199,7 +200,8 @@ class OptionsTest(unittest.TestCase):
                       backend=gfl.BackendKind.Nvidia,
                       profiling_engine=gfl.ProfilingEngine.RangeProfiler,
                       config_file="c.json", flush_logs_always=True, enable_debug_output=True,
-                      enabled=False, cupti_buffer_kib=64, cupti_max_buffers=3)
+                      enabled=False, cupti_buffer_kib=64, cupti_max_buffers=3,
+                      compact_kernel_details=True)
         o, keep = gfl._make_options(self.defaults(**values))
         for name, v in values.items():
             got = getattr(o, name)

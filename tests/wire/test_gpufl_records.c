@@ -282,6 +282,7 @@ static void golden_device_batch(void)
 {
     const uint64_t t0 = 1760000000000200000ull;
     fl_buf b = {0};
+    uint32_t seen = 0; /* one session's columns, batch after batch */
 
     /* 1. Base columns only: energy, memory clock and PCIe are valid but
      *    zero everywhere, or not valid at all. */
@@ -293,7 +294,8 @@ static void golden_device_batch(void)
         a[i].s.pcie_tx_kbps = a[i].s.pcie_rx_kbps = 0;
     }
     a[2].s.valid &= ~(uint32_t)(GP_M_ENERGY | GP_M_CLOCK_MEM);
-    fl_rec_device_batch(&b, SID, 1, a, 3);
+    fl_rec_device_batch_cols(&b, SID, 1, a, 3, &seen);
+    CHECK_U64(seen, (1u << FL_DEVMETRIC_BASE_COLS) - 1);
 
     /* 2. Every optional column; an invalid value in one row is null there. */
     fl_device_row o[3] = {base_row(t0 + 3000000, 0, 50), base_row(t0 + 4000000, 0, 60),
@@ -301,17 +303,30 @@ static void golden_device_batch(void)
     o[1].s.valid &= ~(uint32_t)(GP_M_ENERGY | GP_M_PCIE_RX);
     o[2].s.valid &= ~(uint32_t)GP_M_CLOCK_MEM;
     o[2].s.energy_mj = 9;
-    fl_rec_device_batch(&b, SID, 2, o, 3);
+    fl_rec_device_batch_cols(&b, SID, 2, o, 3, &seen);
 
     /* 3. Invalid metrics are null, never 0; a row older than the base has
-     *    dt 0; only clock_mem qualifies among the optional columns. */
+     *    dt 0; every column the session has seen stays, null where this
+     *    batch has no value. */
     fl_device_row z[3] = {base_row(t0 + 7000000, 0, 0), base_row(t0 + 6000000, 0, 0),
                           base_row(t0 + 8000000, 1, 0)};
     z[0].s.valid = GP_M_UTIL_GPU | GP_M_CLOCK_MEM;
     z[1].s.valid = 0;
     z[2].s.valid = GP_M_TEMP | GP_M_MEM_TOTAL | GP_M_PCIE_TX;
     z[2].s.temp_c = -5;
-    fl_rec_device_batch(&b, SID, 3, z, 3);
+    fl_rec_device_batch_cols(&b, SID, 3, z, 3, &seen);
+
+    /* 4. The same rows in a session that has seen nothing yet: only the
+     *    columns some row has a value for (no all-null column). */
+    uint32_t fresh = 0;
+    fl_rec_device_batch_cols(&b, SID, 4, z, 3, &fresh);
+    CHECK_U64(fresh, 1u << FL_COL_DEVMETRIC_DT_NS | 1u << FL_COL_DEVMETRIC_DEVICE_ID |
+                         1u << FL_COL_DEVMETRIC_GPU_UTIL | 1u << FL_COL_DEVMETRIC_TEMP_C |
+                         1u << FL_COL_DEVMETRIC_TOTAL_MIB | 1u << FL_COL_DEVMETRIC_CLOCK_MEM);
+    /* 5. That session's next batch: power appears, and what it had stays. */
+    fl_device_row p = base_row(t0 + 9000000, 0, 33);
+    p.s.valid = GP_M_POWER;
+    fl_rec_device_batch_cols(&b, SID, 5, &p, 1, &fresh);
     finish(&b, "device_metric_batch.ndjson");
 }
 
@@ -342,6 +357,9 @@ static void golden_scope_batch(void)
     };
     fl_buf b = {0};
     fl_rec_scope_batch(&b, SID, 1, r, 5);
+    /* With the threads: our tid column after the spec's eight. */
+    fl_scope_event e[3] = {{r[0], 4242}, {r[1], 4243}, {r[2], 4294967295u}};
+    fl_rec_scope_events(&b, SID, 2, e, 3);
     finish(&b, "scope_event_batch.ndjson");
 }
 

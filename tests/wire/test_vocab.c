@@ -148,6 +148,8 @@ static void test_writers_write_the_vocabulary(void)
     fl_rec_memcpy_batch(&b, "s", 1, &m, 1);
     check_written(&b, FL_T_MEMCPY_EVENT_BATCH, FL_COL_MEMCPY_COUNT);
     fl_device_row d = {.t_ns = 10};
+    d.s.valid = GP_M_UTIL_GPU | GP_M_UTIL_MEM | GP_M_TEMP | GP_M_POWER | GP_M_MEM_USED |
+                GP_M_MEM_TOTAL | GP_M_CLOCK_SM;
     fl_rec_device_batch(&b, "s", 1, &d, 1);
     check_written(&b, FL_T_DEVICE_METRIC_BATCH, FL_DEVMETRIC_BASE_COLS);
     fl_host_row h = {.t_ns = 10};
@@ -155,6 +157,9 @@ static void test_writers_write_the_vocabulary(void)
     check_written(&b, FL_T_HOST_METRIC_BATCH, FL_COL_HOSTMETRIC_COUNT);
     fl_scope_row sc = {.t_ns = 10, .name_id = 1};
     fl_rec_scope_batch(&b, "s", 1, &sc, 1);
+    check_written(&b, FL_T_SCOPE_EVENT_BATCH, FL_COL_SCOPE_TID);
+    fl_scope_event se = {.row = sc, .tid = 77};
+    fl_rec_scope_events(&b, "s", 1, &se, 1);
     check_written(&b, FL_T_SCOPE_EVENT_BATCH, FL_COL_SCOPE_COUNT);
     fl_sync_row sy = {.t_ns = 10};
     fl_rec_sync_batch(&b, "s", 1, &sy, 1);
