@@ -41,8 +41,10 @@ import ctypes, os, sys, time
 import gpufl
 kind, log_dir = sys.argv[1], sys.argv[2]
 opts = dict(app_name=kind, log_path=log_dir, system_sample_rate_ms=5)
-if kind.startswith("trace"):
+if kind == "trace":
     opts.update(profiling_engine=gpufl.ProfilingEngine.Trace, backend=gpufl.BackendKind.None_)
+elif kind == "trace_threads":
+    opts.update(profiling_engine=gpufl.ProfilingEngine.Trace, backend=gpufl.BackendKind.Nvidia)
 elif kind == "monitor_smi":
     opts.update(backend=gpufl.BackendKind.Auto)
 else:
@@ -55,12 +57,15 @@ launch = None
 if kind.startswith("trace"):
     launch = ctypes.CDLL(os.environ["GPUFL_CUPTI_PLUGIN"]).fake_cupti_launch
     launch.argtypes = [ctypes.c_uint32]
-corr = [100]
+import itertools, threading
+corr = itertools.count(101)
+lock = threading.Lock()
 def work(n):
     for _ in range(n):
-        corr[0] += 1
+        with lock:
+            c = next(corr)
         if launch:
-            launch(corr[0])
+            launch(c)
     time.sleep(0.03)
 gpufl.system_start("warmup")
 work(3)
@@ -73,6 +78,18 @@ for epoch in range(2):
             with gpufl.Scope("eval"):
                 work(7)
 work(5)  # outside any scope
+if kind == "trace_threads":
+    # Two threads whose scopes overlap in time (each its own track).
+    def worker(tag):
+        for _ in range(3):
+            with gpufl.Scope("worker_" + tag):
+                with gpufl.Scope("inner"):
+                    work(4)
+    ts = [threading.Thread(target=worker, args=(t,)) for t in "ab"]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
 gpufl.shutdown()
 '''
 
@@ -84,6 +101,8 @@ SESSIONS = [
     ("monitor_smi", {"FAKE_SMI_CAPTURES":
                      "tests/fixtures/nvidia-smi/linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt"}),
     ("trace", {"FAKE_CUPTI_SCENARIO": "launches"}),
+    ("trace_threads", {"FAKE_CUPTI_SCENARIO": "launches",
+                       "FAKE_NVML_SCENARIO": "tests/scenarios/nvml_monitor.txt"}),
 ]
 
 
@@ -137,8 +156,14 @@ def ours(build, log_dir):
     begins = sum(it["count"] for it in r["scopes"]["items"] if it.get("kind") == "scope")
     if begins:
         f["scope_begins"] = begins
-    n, util, peak = 0, 0.0, None
+    hot = {k["name"]: k["count"] for k in r["hotspots"]["kernels"]}
+    if hot:
+        f["hotspot_calls"] = hot
+    n, util, peak, pn, power = 0, 0.0, None, 0, 0.0
     for d in r["devices"]:
+        if d.get("power_mean_w") is not None:
+            pn += d["samples"]
+            power += d["power_mean_w"] * d["samples"]
         if d.get("util_gpu_mean_pct") is not None and d.get("util_samples", d["samples"]):
             n += d["samples"]
             util += d["util_gpu_mean_pct"] * d["samples"]
@@ -147,6 +172,8 @@ def ours(build, log_dir):
             peak = mib if peak is None else max(peak, mib)
     if n:
         f["gpu_util_mean"] = util / n
+    if pn:
+        f["power_mean_w"] = power / pn
     if peak is not None:
         f["vram_peak_mib"] = peak
     if r.get("host") and r["host"].get("cpu_mean_pct") is not None:
@@ -199,8 +226,15 @@ if s is not None:
     for name in ("kernels", "memcpy", "scopes", "perf", "pm_samples", "device_metrics",
                  "host_metrics", "scope_events"):
         df = getattr(s, name, None)
-        f.setdefault("frames", {})[name] = None if df is None else int(len(df))
+        out.setdefault("frames", {})[name] = None if df is None else int(len(df))
     if not k.empty:
+        # inspect_hotspots' grouping: by name and stack_trace (NaN keys drop out).
+        keys = ["name"] + (["stack_trace"] if "stack_trace" in k.columns else [])
+        calls = {}
+        for key, n in k.groupby(keys)["duration_ms"].count().items():
+            name = key[0] if isinstance(key, tuple) else key
+            calls[name] = calls.get(name, 0) + int(n)
+        f["hotspot_calls"] = calls
         f["kernels"] = int(len(k))
         f["kernel_time_ms"] = float(k["duration_ms"].sum())
         if "user_scope" in k.columns:
@@ -229,6 +263,9 @@ if s is not None:
         m = pd.to_numeric(dm["used_mib"], errors="coerce").dropna()
         if not m.empty:
             f["vram_peak_mib"] = int(m.max())
+        p = pd.to_numeric(dm["power_mw"], errors="coerce").dropna()
+        if not p.empty:
+            f["power_mean_w"] = float(p.mean()) / 1000.0
     hm = s.host_metrics
     if not hm.empty and "cpu_pct" in hm.columns:
         f["host_cpu_mean"] = float(hm["cpu_pct"].mean())
@@ -256,7 +293,7 @@ def theirs(client, python, session_dir):
 # (figure, relative tolerance): counts exact; times to the rounding of the
 # analyzer's float ms; means to their rounding in our JSON (integers there).
 TOLERANCE = {"kernels": 0, "memcpy_count": 0, "memcpy_bytes": 0, "scope_begins": 0,
-             "vram_peak_mib": 0, "kernel_time_ms": 1e-9, "duration_ms": 1e-6,
+             "vram_peak_mib": 0, "hotspot_calls": 0, "power_mean_w": 0.01, "kernel_time_ms": 1e-9, "duration_ms": 1e-6,
              "scope_gpu_ms": 1e-9, "gpu_util_mean": 0.01, "host_cpu_mean": 0.02}
 
 
@@ -344,6 +381,9 @@ def main():
             print("  %-16s %-34s %-34s" % ("figure", "gpu-profile report", "GPUFlight analyzer"))
             for r in rows:
                 print(r)
+            print("  (the analyzer's frames: %s; text reports: %s characters)" % (
+                ", ".join("%s %s" % kv for kv in sorted(their.get("frames", {}).items())),
+                their.get("text_reports")))
             for e in errs:
                 print("  exception in " + e.strip().replace("\n", "\n    "))
     finally:
