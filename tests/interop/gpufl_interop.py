@@ -8,7 +8,8 @@ through the fake CUPTI plugin (kernels in nested scopes, copies) - then runs
 GPUFlight's analyzer from a GPUFlight client checkout over each: every
 method (print_summary, inspect_scopes, inspect_hotspots, inspect_stalls,
 inspect_profile_samples, inspect_perf_metrics, inspect_pm_sampling, the
-DataFrames, generate_report, TextReport) must run without an exception, and
+DataFrames, generate_report, TextReport, and viz's init / show / compare
+when matplotlib is there) must run without an exception, and
 the figures it computes must equal what `gpu-profile report --format json`
 says of the same session.
 
@@ -208,6 +209,21 @@ with contextlib.redirect_stdout(buf):
                 getattr(s, m)()
             except Exception:
                 out["errors"].append(m + ": " + traceback.format_exc())
+        # viz draws with matplotlib (Agg: no display); without it, say so.
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+        except ImportError:
+            out["viz"] = "skipped: no matplotlib"
+        else:
+            try:
+                from gpufl import viz
+                viz.init(sys.argv[1])
+                viz.show()
+                viz.compare()
+                out["viz"] = "ran (init, show, compare)"
+            except Exception:
+                out["errors"].append("viz: " + traceback.format_exc())
         for m in ("generate_report", "TextReport"):
             try:
                 text = (generate_report(sys.argv[1]) if m == "generate_report"
@@ -381,9 +397,9 @@ def main():
             print("  %-16s %-34s %-34s" % ("figure", "gpu-profile report", "GPUFlight analyzer"))
             for r in rows:
                 print(r)
-            print("  (the analyzer's frames: %s; text reports: %s characters)" % (
+            print("  (the analyzer's frames: %s; text reports: %s characters; viz: %s)" % (
                 ", ".join("%s %s" % kv for kv in sorted(their.get("frames", {}).items())),
-                their.get("text_reports")))
+                their.get("text_reports"), their.get("viz")))
             for e in errs:
                 print("  exception in " + e.strip().replace("\n", "\n    "))
     finally:
