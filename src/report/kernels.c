@@ -6,9 +6,10 @@
  *
  * Per row: counts, exact min / max / total, the histogram, registers, the
  * device's busy intervals (kernel_stats), then the GPU time attribution by
- * the row's detail's user_scope (kernel_attr).  The writer's batches are
- * read straight from their cells (fl_report_kernel_batch), the others come
- * from the model as fl_krow rows (fl_report_on_kernel); both join rows and
+ * the row's detail's user_scope (kernel_attr).  Batches of integer cells
+ * (ours and GPUFlight's) are read straight from their cells
+ * (fl_report_kernel_batch), the others come from the model as fl_krow
+ * rows (fl_report_on_kernel); both join rows and
  * details by the model's has_details rule (model_int.h).  A kernel keeps
  * counters and a histogram, never its rows; a kernel batch is held (one
  * batch) only while its details are awaited.
@@ -220,13 +221,10 @@ kernel_stats(fl_report *r, kstat *k, uint64_t start, uint64_t dur, int64_t regs,
     }
 }
 
-/* The part that does: the detail d the row has (NULL: none), its scopes. */
-static inline void kernel_attr(fl_report *r, kstat *k, const fl_kdetail *d, uint64_t dur)
+/* A row's GPU time by its kernel's attribution as it stands. */
+static inline __attribute__((always_inline)) void kernel_attr_current(fl_report *r, kstat *k,
+                                                                      uint64_t dur)
 {
-    if (d && d->seq != k->seq)
-        take_detail(k, d);
-    if ((d ? d->seq : 0) != k->attr_seq)
-        resolve_scopes(r, k, d);
     switch (k->attr) {
     case 1:
         r->kernel_global_ns += dur;
@@ -241,6 +239,16 @@ static inline void kernel_attr(fl_report *r, kstat *k, const fl_kdetail *d, uint
     default:
         r->kernel_unattributed_ns += dur;
     }
+}
+
+/* The part that does: the detail d the row has (NULL: none), its scopes. */
+static inline void kernel_attr(fl_report *r, kstat *k, const fl_kdetail *d, uint64_t dur)
+{
+    if (d && d->seq != k->seq)
+        take_detail(k, d);
+    if ((d ? d->seq : 0) != k->attr_seq)
+        resolve_scopes(r, k, d);
+    kernel_attr_current(r, k, dur);
 }
 
 static inline int64_t device_key(const fl_report *r, int64_t id)
@@ -265,8 +273,10 @@ void fl_report_on_kernel(void *user, const fl_krow *row)
 }
 
 /*
- * The writer's kernel batches (all cells ints, every column there), read
- * straight from the cells, without fl_krow rows.  The model's rule for
+ * Kernel batches whose cells are all ints and that have dt_ns, kernel_id
+ * and duration_ns (ours, and GPUFlight's without device_id), read straight
+ * from the cells, without fl_krow rows; a column that is not there reads
+ * as not recorded, as the model reads it (krow_of).  The model's rule for
  * details (model.c's kernel_batch) holds the rows of a batch in which a
  * has_details = 1 row finds no kernel_detail yet, until the next other
  * record.  Only the attribution depends on the detail, so the rest of a
@@ -306,37 +316,36 @@ void fl_report_dq_flush(fl_report *r)
     r->dq_reset = false;
 }
 
+/* Cell c of row v; def when the batch has no such column (c < 0). */
+static inline __attribute__((always_inline)) int64_t cell_or(const fl_cell *v, int c, int64_t def)
+{
+    return c >= 0 ? v[c].i : def;
+}
+
 /* Whether a usable has_details = 1 row of b finds no kernel_detail. */
 static bool kernels_wait(const fl_report *r, const fl_batch *b, const kcols *c)
 {
     const fl_u64map *pending = &r->m->priv->pending;
+    if (c->hd < 0)
+        return false;
     for (size_t i = 0; i < b->nrows; i++) {
         const fl_cell *v = b->cells + i * b->ncols;
         int64_t dt = v[c->dt].i, kid = v[c->kid].i, dur = v[c->dur].i;
         if (dt < 0 || dur < 0 || (uint64_t)kid > UINT32_MAX || v[c->hd].i <= 0)
             continue;
-        if (!pending->n || !fl_map_find(pending, (uint32_t)nonneg_or(v[c->corr].i, 0)))
+        if (!pending->n || !fl_map_find(pending, (uint32_t)nonneg_or(cell_or(v, c->corr, 0), 0)))
             return true;
     }
     return false;
 }
 
-bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
+/* The rows of b (see fl_report_kernel_batch); full: every column is there
+ * (else a missing one reads as not recorded, as the model reads it). */
+static inline __attribute__((always_inline)) void
+kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, bool full)
 {
     fl_model *m = r->m;
-    kcols c = kcols_of(b);
-    if (!b->all_ints || !b->cells ||
-        (c.dt | c.kid | c.stream | c.dur | c.corr | c.dyn | c.regs | c.hd | c.ek | c.eid | c.dev) <
-            0)
-        return false;
-    if (r->cap_dq < b->nrows &&
-        fl_grow((void **)&r->dq, &r->cap_dq, b->nrows, sizeof *r->dq) != 0) {
-        r->oom = m->oom = true;
-        return false;
-    }
-    /* Whether the batch waits for details (see model.c's kernel_batch): with none
-     * pending, as soon as a has_details = 1 row comes. */
-    bool may_wait = !m->priv->pending.n || kernels_wait(r, b, &c);
+    const kcols c = *cp;
     bool waiting = false;
     uint64_t bad = 0, lo = UINT64_MAX, hi = 0, launches = 0, ns = 0;
     const size_t ncols = b->ncols;
@@ -356,11 +365,20 @@ bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
         if (ix < 0)
             continue;
         kstat *k = &r->k[ix];
-        kernel_stats(r, k, start, dur, v[c.regs].i >= 0 ? v[c.regs].i : -1,
-                     device_key(r, v[c.dev].i));
-        bool hd = v[c.hd].i > 0;
-        uint32_t corr = (uint32_t)nonneg_or(v[c.corr].i, 0);
+        int64_t regs = full ? v[c.regs].i : cell_or(v, c.regs, -1);
+        int64_t dev = full ? v[c.dev].i : cell_or(v, c.dev, -1);
+        kernel_stats(r, k, start, dur, regs >= 0 ? regs : -1, device_key(r, dev));
+        bool hd = (full ? v[c.hd].i : cell_or(v, c.hd, 0)) > 0;
         waiting |= hd && may_wait;
+        if (!hd && !waiting && !r->oom) {
+            /* The kernel's current detail, which kernel_attr has taken
+             * already: every row that changes it (a has_details = 1 row's
+             * claim) goes through kernel_attr with it, unless memory ran
+             * out.  So only the attribution is left. */
+            kernel_attr_current(r, k, dur);
+            continue;
+        }
+        uint32_t corr = (uint32_t)nonneg_or(full ? v[c.corr].i : cell_or(v, c.corr, 0), 0);
         if (waiting) {
             r->dq[r->n_dq++] = (kdefer){dur, (uint32_t)ix | (hd ? DQ_HD : 0), corr};
             r->dq_ns += dur;
@@ -379,5 +397,25 @@ bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
         fl_model_note_time(m, lo);
         fl_model_note_time(m, hi);
     }
+}
+
+bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
+{
+    fl_model *m = r->m;
+    kcols c = kcols_of(b);
+    if (!b->all_ints || !b->cells || (c.dt | c.kid | c.dur) < 0)
+        return false;
+    if (r->cap_dq < b->nrows &&
+        fl_grow((void **)&r->dq, &r->cap_dq, b->nrows, sizeof *r->dq) != 0) {
+        r->oom = m->oom = true;
+        return false;
+    }
+    /* Whether the batch waits for details (see model.c's kernel_batch): with none
+     * pending, as soon as a has_details = 1 row comes. */
+    bool may_wait = !m->priv->pending.n || kernels_wait(r, b, &c);
+    if ((c.regs | c.hd | c.corr | c.dev) >= 0)
+        kernel_rows(r, b, &c, may_wait, true);
+    else
+        kernel_rows(r, b, &c, may_wait, false);
     return true;
 }

@@ -168,7 +168,8 @@ dstat *fl_report_device(fl_report *r, int64_t id);
 /* The model's kernel rows (fl_model_kernel_fn): batches that
  * fl_report_kernel_batch does not take. */
 void fl_report_on_kernel(void *user, const fl_krow *row);
-/* A kernel_event_batch as the writer writes them, read straight from its
+/* A kernel_event_batch of integer cells with dt_ns, kernel_id and
+ * duration_ns (the other columns may be missing), read straight from its
  * cells; false: not such a batch, the model takes it. */
 bool fl_report_kernel_batch(fl_report *r, const fl_batch *b);
 /* The kernel rows waiting for their details, before any record that is
