@@ -116,9 +116,41 @@ static void take_detail(kstat *k, const fl_kdetail *d)
     k->seq = d->seq;
 }
 
+/* The GPU time ns of n rows of kernel k, by its attribution as it
+ * stands. */
+static inline __attribute__((always_inline)) void attr_add(fl_report *r, const kstat *k,
+                                                           uint64_t ns, uint64_t n)
+{
+    switch (k->attr) {
+    case 1:
+        r->kernel_global_ns += ns;
+        break;
+    case 2:
+        r->kernel_scoped_ns += ns;
+        for (size_t i = 0; i < k->n_scope_idx; i++) {
+            r->s[k->scope_idx[i]].gpu_ns += ns;
+            r->s[k->scope_idx[i]].kernels += n;
+        }
+        break;
+    default:
+        r->kernel_unattributed_ns += ns;
+    }
+}
+
+/* k's pending rows (kstat.pend_n) attributed, before the attribution
+ * changes or the batch ends. */
+static void pend_fold(fl_report *r, kstat *k)
+{
+    attr_add(r, k, k->pend_ns, k->pend_n);
+    k->pend_ns = 0;
+    k->pend_n = 0;
+}
+
 /* The scopes of a user_scope path ("outer|inner"), each name once. */
 static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
 {
+    if (k->pend_n)
+        pend_fold(r, k);
     free(k->scope_idx);
     k->scope_idx = NULL;
     k->n_scope_idx = 0;
@@ -221,26 +253,6 @@ kernel_stats(fl_report *r, kstat *k, uint64_t start, uint64_t dur, int64_t regs,
     }
 }
 
-/* A row's GPU time by its kernel's attribution as it stands. */
-static inline __attribute__((always_inline)) void kernel_attr_current(fl_report *r, kstat *k,
-                                                                      uint64_t dur)
-{
-    switch (k->attr) {
-    case 1:
-        r->kernel_global_ns += dur;
-        break;
-    case 2:
-        r->kernel_scoped_ns += dur;
-        for (size_t i = 0; i < k->n_scope_idx; i++) {
-            r->s[k->scope_idx[i]].gpu_ns += dur;
-            r->s[k->scope_idx[i]].kernels++;
-        }
-        break;
-    default:
-        r->kernel_unattributed_ns += dur;
-    }
-}
-
 /* The part that does: the detail d the row has (NULL: none), its scopes. */
 static inline void kernel_attr(fl_report *r, kstat *k, const fl_kdetail *d, uint64_t dur)
 {
@@ -248,7 +260,7 @@ static inline void kernel_attr(fl_report *r, kstat *k, const fl_kdetail *d, uint
         take_detail(k, d);
     if ((d ? d->seq : 0) != k->attr_seq)
         resolve_scopes(r, k, d);
-    kernel_attr_current(r, k, dur);
+    attr_add(r, k, dur, 1);
 }
 
 static inline int64_t device_key(const fl_report *r, int64_t id)
@@ -339,18 +351,58 @@ static bool kernels_wait(const fl_report *r, const fl_batch *b, const kcols *c)
     return false;
 }
 
-/* The rows of b (see fl_report_kernel_batch); full: every column is there
- * (else a missing one reads as not recorded, as the model reads it). */
+/* How many rows ahead the row loop asks for a row's kstat (2 KPREFETCH)
+ * and then its histogram counter (KPREFETCH): with hundreds of kernels
+ * their histograms (2 KB each for durations of 1-100 us) are far larger
+ * than the caches, and the counter's miss was the row's costliest step. */
+#define KPREFETCH 8
+/* Below this many kernels their histograms stay in the caches. */
+#define KPREFETCH_KERNELS 128
+
+/* The kstat of the kernel of row v (one seen before), or NULL. */
+static inline __attribute__((always_inline)) const kstat *
+kstat_of_row(const fl_report *r, const fl_cell *v, const kcols *c)
+{
+    uint64_t kid = (uint64_t)v[c->kid].i;
+    return kid < r->n_dense && r->k_dense[kid] ? &r->k[r->k_dense[kid] - 1] : NULL;
+}
+
+/* Asks the cache for what the rows KPREFETCH and 2 KPREFETCH after row v
+ * will touch (their values as they are: a bad row asks for nothing or for
+ * something it will not touch). */
 static inline __attribute__((always_inline)) void
-kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, bool full)
+prefetch_rows(const fl_report *r, const fl_cell *v, size_t ahead, size_t ncols, const kcols *c)
+{
+    if (ahead > 2 * KPREFETCH) {
+        const kstat *k = kstat_of_row(r, v + 2 * KPREFETCH * ncols, c);
+        if (k)
+            __builtin_prefetch(k, 1);
+    }
+    if (ahead > KPREFETCH) {
+        const fl_cell *w = v + KPREFETCH * ncols;
+        const kstat *k = kstat_of_row(r, w, c);
+        if (k)
+            fl_hist_prefetch(&k->h, (uint64_t)w[c->dur].i);
+    }
+}
+
+/* The rows of b (see fl_report_kernel_batch); full: every column is there
+ * (else a missing one reads as not recorded, as the model reads it);
+ * prefetch: ask for the rows' kstat and counter ahead (many kernels). */
+static inline __attribute__((always_inline)) void kernel_rows(fl_report *r, const fl_batch *b,
+                                                              const kcols *cp, bool may_wait,
+                                                              bool full, bool prefetch)
 {
     fl_model *m = r->m;
     const kcols c = *cp;
     bool waiting = false;
     uint64_t bad = 0, lo = UINT64_MAX, hi = 0, launches = 0, ns = 0;
+    size_t npend = 0; /* kernels listed at the top of r->dq */
     const size_t ncols = b->ncols;
     const fl_cell *v = b->cells;
     for (size_t i = 0; i < b->nrows; i++, v += ncols) {
+        if (prefetch)
+            prefetch_rows(r, v, b->nrows - i, ncols, &c);
         int64_t dt = v[c.dt].i, kid = v[c.kid].i, sdur = v[c.dur].i;
         if (dt < 0 || sdur < 0 || (uint64_t)kid > UINT32_MAX) {
             bad++;
@@ -374,8 +426,12 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, boo
             /* The kernel's current detail, which kernel_attr has taken
              * already: every row that changes it (a has_details = 1 row's
              * claim) goes through kernel_attr with it, unless memory ran
-             * out.  So only the attribution is left. */
-            kernel_attr_current(r, k, dur);
+             * out.  So only the attribution is left: it waits in
+             * pend_ns, a sum by kernel, until the attribution changes
+             * (resolve_scopes) or the batch ends. */
+            if (!k->pend_n++)
+                r->dq[r->cap_dq - 1 - npend++].k = (uint32_t)ix;
+            k->pend_ns += dur;
             continue;
         }
         uint32_t corr = (uint32_t)nonneg_or(full ? v[c.corr].i : cell_or(v, c.corr, 0), 0);
@@ -390,6 +446,8 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, boo
             kernel_attr(r, k, fl_model_claim(m, (uint32_t)kid, corr, hd), dur);
         }
     }
+    for (size_t j = 0; j < npend; j++)
+        pend_fold(r, &r->k[r->dq[r->cap_dq - 1 - j].k]);
     m->bad_rows += bad;
     r->kernel_launches += launches;
     r->kernel_ns += ns;
@@ -405,17 +463,24 @@ bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
     kcols c = kcols_of(b);
     if (!b->all_ints || !b->cells || (c.dt | c.kid | c.dur) < 0)
         return false;
-    if (r->cap_dq < b->nrows &&
-        fl_grow((void **)&r->dq, &r->cap_dq, b->nrows, sizeof *r->dq) != 0) {
+    /* Room for a row each: deferred rows from the bottom, the kernels of
+     * the rows before them (one at most a row) from the top. */
+    if (r->cap_dq < r->n_dq + b->nrows &&
+        fl_grow((void **)&r->dq, &r->cap_dq, r->n_dq + b->nrows, sizeof *r->dq) != 0) {
         r->oom = m->oom = true;
         return false;
     }
     /* Whether the batch waits for details (see model.c's kernel_batch): with none
      * pending, as soon as a has_details = 1 row comes. */
     bool may_wait = !m->priv->pending.n || kernels_wait(r, b, &c);
-    if ((c.regs | c.hd | c.corr | c.dev) >= 0)
-        kernel_rows(r, b, &c, may_wait, true);
+    bool full = (c.regs | c.hd | c.corr | c.dev) >= 0, many = r->n_k > KPREFETCH_KERNELS;
+    if (full && many)
+        kernel_rows(r, b, &c, may_wait, true, true);
+    else if (full)
+        kernel_rows(r, b, &c, may_wait, true, false);
+    else if (many)
+        kernel_rows(r, b, &c, may_wait, false, true);
     else
-        kernel_rows(r, b, &c, may_wait, false);
+        kernel_rows(r, b, &c, may_wait, false, false);
     return true;
 }

@@ -23,14 +23,18 @@
 /* ========================================================== statistics */
 
 typedef struct kstat {
-    /* Touched by every row: first, together (72 bytes). min_ns starts at
+    /* Touched by every row: first, together (88 bytes). min_ns starts at
      * UINT64_MAX, regs_min / regs_max at INT64_MAX / INT64_MIN (a kstat
      * is made for a row, so count >= 1 once it is seen). */
     uint64_t count, total_ns, min_ns, max_ns;
     fl_hist h;
     uint32_t kernel_id;
-    bool have_regs;
+    /* Rows of the current kernel batch whose GPU time is still to be
+     * attributed (by attr, which they share): their count and time. */
+    uint32_t pend_n;
     int64_t regs_min, regs_max;
+    uint64_t pend_ns;
+    bool have_regs;
     /* The most recent detail, and which fields took several values. */
     uint64_t seq;
     fl_kdetail last;
@@ -112,7 +116,9 @@ struct fl_report {
     uint32_t *k_dense;
     size_t n_dense;
     size_t last_dev; /* the index of the device of the last kernel row */
-    /* Kernel rows waiting for their details (fl_report_kernel_batch). */
+    /* Kernel rows waiting for their details (fl_report_kernel_batch); the
+     * top of the array, during a kernel batch, lists the kernels with
+     * pending time (kstat.pend_n; kdefer.k, from cap_dq - 1 down). */
     kdefer *dq;
     size_t n_dq, cap_dq;
     uint64_t dq_ns, dq_hd; /* their durations, has_details = 1 rows */
