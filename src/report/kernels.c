@@ -33,6 +33,24 @@
 
 #define DENSE_MAX 4096u /* kernel ids below this have k_dense slots */
 
+/* r->k with room for one more, 64-byte aligned (a kstat's first cache
+ * line is what a row touches); false when out of memory. */
+static bool grow_kernels(fl_report *r)
+{
+    if (r->n_k < r->cap_k)
+        return true;
+    size_t cap = r->cap_k ? r->cap_k * 2 : 16;
+    kstat *k = cap <= SIZE_MAX / sizeof *k ? aligned_alloc(64, cap * sizeof *k) : NULL;
+    if (!k)
+        return false;
+    if (r->n_k)
+        memcpy(k, r->k, r->n_k * sizeof *k);
+    free(r->k);
+    r->k = k;
+    r->cap_k = cap;
+    return true;
+}
+
 static kstat *kernel_of_slow(fl_report *r, uint32_t id)
 {
     bool fresh;
@@ -43,7 +61,7 @@ static kstat *kernel_of_slow(fl_report *r, uint32_t id)
     }
     if (!fresh)
         return &r->k[v->a];
-    if (fl_grow((void **)&r->k, &r->cap_k, r->n_k + 1, sizeof *r->k) != 0) {
+    if (!grow_kernels(r)) {
         fl_map_del(&r->k_by_id, id);
         r->oom = true;
         return NULL;
@@ -125,13 +143,15 @@ static inline __attribute__((always_inline)) void attr_add(fl_report *r, const k
     case 1:
         r->kernel_global_ns += ns;
         break;
-    case 2:
+    case 2: {
         r->kernel_scoped_ns += ns;
+        const uint32_t *sx = k->n_scope_idx <= KSCOPE_IN ? k->scope_in : k->scope_idx;
         for (size_t i = 0; i < k->n_scope_idx; i++) {
-            r->s[k->scope_idx[i]].gpu_ns += ns;
-            r->s[k->scope_idx[i]].kernels += n;
+            r->s[sx[i]].gpu_ns += ns;
+            r->s[sx[i]].kernels += n;
         }
         break;
+    }
     default:
         r->kernel_unattributed_ns += ns;
     }
@@ -194,6 +214,8 @@ static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
             break;
         s = e + 1;
     }
+    for (size_t i = 0; i < k->n_scope_idx && i < KSCOPE_IN; i++)
+        k->scope_in[i] = k->scope_idx[i];
 }
 
 static inline __attribute__((always_inline)) void busy_add(dstat *d, uint64_t a, uint64_t b)
@@ -229,16 +251,44 @@ static inline __attribute__((always_inline)) dstat *kernel_device(fl_report *r, 
     return d;
 }
 
+/* Counts the queued histogram counters (r->hq). */
+static void hq_flush(fl_report *r)
+{
+    for (size_t i = 0; i < r->n_hq; i++)
+        (*r->hq[i])++;
+    r->n_hq = 0;
+}
+
+/* Counts v in h later (hq_flush), or now when h has to grow (which moves
+ * its counters: the queue is counted first). */
+static inline __attribute__((always_inline)) void hist_queue(fl_report *r, fl_hist *h, uint64_t v)
+{
+    uint64_t *c = fl_hist_slot(h, v);
+    if (__builtin_expect(c != NULL, 1)) {
+        r->hq[r->n_hq++] = c;
+        if (r->n_hq == sizeof r->hq / sizeof r->hq[0])
+            hq_flush(r);
+        return;
+    }
+    hq_flush(r);
+    if (!fl_hist_add(h, v))
+        r->oom = true;
+}
+
 /* The part of a kernel row that does not depend on its detail: counts,
  * durations, registers, its device. */
-static inline __attribute__((always_inline)) void
-kernel_stats(fl_report *r, kstat *k, uint64_t start, uint64_t dur, int64_t regs, int64_t dev)
+static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kstat *k,
+                                                               uint64_t start, uint64_t dur,
+                                                               int64_t regs, int64_t dev,
+                                                               bool queue)
 {
     k->min_ns = dur < k->min_ns ? dur : k->min_ns;
     k->max_ns = dur > k->max_ns ? dur : k->max_ns;
     k->count++;
     k->total_ns += dur;
-    if (!fl_hist_add(&k->h, dur))
+    if (queue)
+        hist_queue(r, &k->h, dur);
+    else if (!fl_hist_add(&k->h, dur))
         r->oom = true;
     if (regs >= 0) {
         k->regs_min = regs < k->regs_min ? regs : k->regs_min;
@@ -280,7 +330,7 @@ void fl_report_on_kernel(void *user, const fl_krow *row)
     if (!k)
         return;
     kernel_stats(r, k, row->start_ns, row->duration_ns, row->num_regs,
-                 device_key(r, row->device_id));
+                 device_key(r, row->device_id), false);
     kernel_attr(r, k, row->detail, row->duration_ns);
 }
 
@@ -351,47 +401,31 @@ static bool kernels_wait(const fl_report *r, const fl_batch *b, const kcols *c)
     return false;
 }
 
-/* How many rows ahead the row loop asks for a row's kstat (2 KPREFETCH)
- * and then its histogram counter (KPREFETCH): with hundreds of kernels
- * their histograms (2 KB each for durations of 1-100 us) are far larger
- * than the caches, and the counter's miss was the row's costliest step. */
-#define KPREFETCH 8
-/* Below this many kernels their histograms stay in the caches. */
-#define KPREFETCH_KERNELS 128
+/* From this many kernels on, their histograms outgrow the caches (2 KB
+ * each for durations of 1-100 us): the rows' counts are queued (r->hq). */
+#define KQUEUE_KERNELS 128
 
-/* The kstat of the kernel of row v (one seen before), or NULL. */
-static inline __attribute__((always_inline)) const kstat *
-kstat_of_row(const fl_report *r, const fl_cell *v, const kcols *c)
+/* How far ahead the row loop asks for a row's kstat (many kernels). */
+#define KPREFETCH 8
+
+/* Asks the cache for the first two lines of row v's kstat (a kernel seen
+ * before; a bad row asks for nothing or for one it will not touch). */
+static inline __attribute__((always_inline)) void prefetch_kstat(const fl_report *r,
+                                                                 const fl_cell *v, const kcols *c)
 {
     uint64_t kid = (uint64_t)v[c->kid].i;
-    return kid < r->n_dense && r->k_dense[kid] ? &r->k[r->k_dense[kid] - 1] : NULL;
-}
-
-/* Asks the cache for what the rows KPREFETCH and 2 KPREFETCH after row v
- * will touch (their values as they are: a bad row asks for nothing or for
- * something it will not touch). */
-static inline __attribute__((always_inline)) void
-prefetch_rows(const fl_report *r, const fl_cell *v, size_t ahead, size_t ncols, const kcols *c)
-{
-    if (ahead > 2 * KPREFETCH) {
-        const kstat *k = kstat_of_row(r, v + 2 * KPREFETCH * ncols, c);
-        if (k)
-            __builtin_prefetch(k, 1);
-    }
-    if (ahead > KPREFETCH) {
-        const fl_cell *w = v + KPREFETCH * ncols;
-        const kstat *k = kstat_of_row(r, w, c);
-        if (k)
-            fl_hist_prefetch(&k->h, (uint64_t)w[c->dur].i);
+    if (kid < r->n_dense && r->k_dense[kid]) {
+        const char *k = (const char *)&r->k[r->k_dense[kid] - 1];
+        __builtin_prefetch(k, 1);
+        __builtin_prefetch(k + 64, 1);
     }
 }
 
 /* The rows of b (see fl_report_kernel_batch); full: every column is there
  * (else a missing one reads as not recorded, as the model reads it);
- * prefetch: ask for the rows' kstat and counter ahead (many kernels). */
-static inline __attribute__((always_inline)) void kernel_rows(fl_report *r, const fl_batch *b,
-                                                              const kcols *cp, bool may_wait,
-                                                              bool full, bool prefetch)
+ * queue: the histogram counts are queued (many kernels). */
+static inline __attribute__((always_inline)) void
+kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, bool full, bool queue)
 {
     fl_model *m = r->m;
     const kcols c = *cp;
@@ -401,8 +435,8 @@ static inline __attribute__((always_inline)) void kernel_rows(fl_report *r, cons
     const size_t ncols = b->ncols;
     const fl_cell *v = b->cells;
     for (size_t i = 0; i < b->nrows; i++, v += ncols) {
-        if (prefetch)
-            prefetch_rows(r, v, b->nrows - i, ncols, &c);
+        if (queue && i + KPREFETCH < b->nrows)
+            prefetch_kstat(r, v + KPREFETCH * ncols, &c);
         int64_t dt = v[c.dt].i, kid = v[c.kid].i, sdur = v[c.dur].i;
         if (dt < 0 || sdur < 0 || (uint64_t)kid > UINT32_MAX) {
             bad++;
@@ -419,7 +453,7 @@ static inline __attribute__((always_inline)) void kernel_rows(fl_report *r, cons
         kstat *k = &r->k[ix];
         int64_t regs = full ? v[c.regs].i : cell_or(v, c.regs, -1);
         int64_t dev = full ? v[c.dev].i : cell_or(v, c.dev, -1);
-        kernel_stats(r, k, start, dur, regs >= 0 ? regs : -1, device_key(r, dev));
+        kernel_stats(r, k, start, dur, regs >= 0 ? regs : -1, device_key(r, dev), queue);
         bool hd = (full ? v[c.hd].i : cell_or(v, c.hd, 0)) > 0;
         waiting |= hd && may_wait;
         if (!hd && !waiting && !r->oom) {
@@ -429,6 +463,12 @@ static inline __attribute__((always_inline)) void kernel_rows(fl_report *r, cons
              * out.  So only the attribution is left: it waits in
              * pend_ns, a sum by kernel, until the attribution changes
              * (resolve_scopes) or the batch ends. */
+            if (queue) {
+                /* Many kernels: the kstat's line is here now, and would
+                 * not be at the batch's end. */
+                attr_add(r, k, dur, 1);
+                continue;
+            }
             if (!k->pend_n++)
                 r->dq[r->cap_dq - 1 - npend++].k = (uint32_t)ix;
             k->pend_ns += dur;
@@ -448,6 +488,7 @@ static inline __attribute__((always_inline)) void kernel_rows(fl_report *r, cons
     }
     for (size_t j = 0; j < npend; j++)
         pend_fold(r, &r->k[r->dq[r->cap_dq - 1 - j].k]);
+    hq_flush(r);
     m->bad_rows += bad;
     r->kernel_launches += launches;
     r->kernel_ns += ns;
@@ -473,7 +514,7 @@ bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
     /* Whether the batch waits for details (see model.c's kernel_batch): with none
      * pending, as soon as a has_details = 1 row comes. */
     bool may_wait = !m->priv->pending.n || kernels_wait(r, b, &c);
-    bool full = (c.regs | c.hd | c.corr | c.dev) >= 0, many = r->n_k > KPREFETCH_KERNELS;
+    bool full = (c.regs | c.hd | c.corr | c.dev) >= 0, many = r->n_k >= KQUEUE_KERNELS;
     if (full && many)
         kernel_rows(r, b, &c, may_wait, true, true);
     else if (full)

@@ -96,13 +96,13 @@ static inline __attribute__((always_inline)) bool fl_hist_add(fl_hist *h, uint64
     return true;
 }
 
-/* Asks the cache for v's counter, which fl_hist_add(h, v) will count
- * soon (nothing when it is not allocated yet). */
-static inline __attribute__((always_inline)) void fl_hist_prefetch(const fl_hist *h, uint64_t v)
+/* v's counter, to be counted later (fl_hist_add without the count); NULL
+ * when it is not allocated yet (then fl_hist_add allocates it).  Valid
+ * until h grows. */
+static inline __attribute__((always_inline)) uint64_t *fl_hist_slot(const fl_hist *h, uint64_t v)
 {
     size_t i = fl_hist_index(v) - (size_t)h->lo * FL_HIST_SUB;
-    if (i < (size_t)h->n * FL_HIST_SUB)
-        __builtin_prefetch(h->c + i, 1);
+    return i < (size_t)h->n * FL_HIST_SUB ? h->c + i : NULL;
 }
 
 void fl_hist_free(fl_hist *h);

@@ -22,29 +22,35 @@
 
 /* ========================================================== statistics */
 
+#define KSCOPE_IN 4 /* scope indices a kstat keeps in its second cache line */
+
 typedef struct kstat {
-    /* Touched by every row: first, together (88 bytes). min_ns starts at
-     * UINT64_MAX, regs_min / regs_max at INT64_MAX / INT64_MIN (a kstat
-     * is made for a row, so count >= 1 once it is seen). */
-    uint64_t count, total_ns, min_ns, max_ns;
+    /* Touched by every row: the first two cache lines (kstats are 64-byte
+     * aligned, kernels.c).  min_ns starts at UINT64_MAX, regs_min /
+     * regs_max at INT64_MAX / INT64_MIN (a kstat is made for a row, so
+     * count >= 1 once it is seen). */
+    _Alignas(64) uint64_t count;
+    uint64_t total_ns, min_ns, max_ns;
     fl_hist h;
-    uint32_t kernel_id;
-    /* Rows of the current kernel batch whose GPU time is still to be
-     * attributed (by attr, which they share): their count and time. */
-    uint32_t pend_n;
     int64_t regs_min, regs_max;
+    /* Rows of the current kernel batch whose GPU time is still to be
+     * attributed (by attr, which they share): their time and count. */
     uint64_t pend_ns;
+    uint32_t pend_n;
     bool have_regs;
+    /* GPU time attribution of the current detail: 0 none known, 1 global,
+     * 2 the scopes in scope_idx (indices into the scope table); next to
+     * the fields above, which attributing pend_ns reads with them. */
+    int attr;
+    uint32_t *scope_idx;
+    size_t n_scope_idx;
+    uint32_t scope_in[KSCOPE_IN]; /* the first of scope_idx, in this line */
+    uint64_t attr_seq;            /* the seq of the detail attr is of */
+    uint32_t kernel_id;
     /* The most recent detail, and which fields took several values. */
     uint64_t seq;
     fl_kdetail last;
     bool have_detail, grid_varies, block_varies, occ_varies, lim_varies, smem_varies;
-    /* GPU time attribution of the current detail: 0 none known, 1 global,
-     * 2 the scopes in scope_idx (indices into the scope table). */
-    uint64_t attr_seq;
-    int attr;
-    uint32_t *scope_idx;
-    size_t n_scope_idx;
 } kstat;
 
 typedef struct sstat {
@@ -123,6 +129,11 @@ struct fl_report {
     size_t n_dq, cap_dq;
     uint64_t dq_ns, dq_hd; /* their durations, has_details = 1 rows */
     bool dq_reset;         /* one's kernel has an attribution (attr_seq) */
+    /* With many kernels (their histograms far larger than the caches),
+     * the histogram counters a kernel batch's rows count, counted a few
+     * hundred at a time (fl_report_kernel_batch): the misses overlap. */
+    uint64_t *hq[256];
+    size_t n_hq;
     uint64_t kernel_launches, kernel_ns, kernel_global_ns, kernel_unattributed_ns;
     uint64_t kernel_scoped_ns;
     /* scopes */
