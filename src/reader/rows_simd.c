@@ -377,9 +377,10 @@ fast_rows_ssse3(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect
  * lanes of one vector, digit_groups' steps on both, then groups_value's
  * on four, which leaves numbers 0 and 2 in the low lane and 1 and 3 in the
  * high one - so that unpacking them with their kind gives cells 0, 1 and
- * then 2, 3 as two 32-byte stores.  The last one to three numbers of a
- * row take one more such step (the missing ones repeat the last one; only
- * the row's cells are stored).  Reads what fast_rows_ssse3 reads.
+ * then 2, 3 as two 32-byte stores.  The last one to four numbers of a
+ * row take one more such step, which stores four cells (those after the
+ * row's are overwritten by the next row: it needs room for them).  Reads
+ * what fast_rows_ssse3 reads.
  */
 
 /* The numbers of lengths la and lb that end just before r[ea] and r[eb]:
@@ -429,13 +430,17 @@ __attribute__((target("avx2"))) static inline void masks64_avx2(const char *r, u
 #undef RD_IS_ZERO
 }
 
-/* The numbers cut by the bits of ends (expect of them: ends has at least
- * that many bits), converted into cells at c: nquads steps of four, then
- * rem (0..3) more. */
-#define RD_CONVERT_ROW4(CTZ)                                                                       \
+/* The numbers cut by the bits of ends (expect of them; the last one is
+ * the ']', at endbit), converted into cells at c: nfull steps of four,
+ * then one for the last 1..4 (nlast), which stores four cells whatever
+ * nlast is - once the row's numbers are used up, the step takes the ']'
+ * again (ends keeps its bit) and a length wrapped into 0..15: values that
+ * land in the cells after the row's, which the next row overwrites (the
+ * caller makes room for them), and no branch on nlast. */
+#define RD_CONVERT_ROW4(CTZ, ENDBIT)                                                               \
     do {                                                                                           \
         size_t b_ = 0;                                                                             \
-        for (size_t k_ = nquads; k_; k_--) {                                                       \
+        for (size_t k_ = nfull; k_; k_--) {                                                        \
             size_t e0 = CTZ(ends);                                                                 \
             ends &= ends - 1;                                                                      \
             size_t e1 = CTZ(ends);                                                                 \
@@ -451,30 +456,19 @@ __attribute__((target("avx2"))) static inline void masks64_avx2(const char *r, u
             c += 4;                                                                                \
             b_ = e3 + 1;                                                                           \
         }                                                                                          \
-        if (rem) {                                                                                 \
-            size_t e0 = CTZ(ends), l0 = e0 - b_, e1 = e0, l1 = l0, e2 = e0, l2 = l0;               \
-            if (rem > 1) {                                                                         \
-                ends &= ends - 1;                                                                  \
-                e1 = e2 = CTZ(ends);                                                               \
-                l1 = l2 = e1 - e0 - 1;                                                             \
-            }                                                                                      \
-            if (rem > 2) {                                                                         \
-                ends &= ends - 1;                                                                  \
-                e2 = CTZ(ends);                                                                    \
-                l2 = e2 - e1 - 1;                                                                  \
-            }                                                                                      \
-            __m256i v =                                                                            \
-                groups_value4(digit_groups2(r, e0, l0, e1, l1), digit_groups2(r, e2, l2, e2, l2)); \
-            __m256i lo = _mm256_unpacklo_epi64(v_kind, v);                                         \
-            if (rem > 1)                                                                           \
-                _mm256_storeu_si256((__m256i *)(void *)c, lo);                                     \
-            else                                                                                   \
-                _mm_storeu_si128((__m128i *)(void *)c, _mm256_castsi256_si128(lo));                \
-            if (rem > 2)                                                                           \
-                _mm_storeu_si128((__m128i *)(void *)(c + 2),                                       \
-                                 _mm256_castsi256_si128(_mm256_unpackhi_epi64(v_kind, v)));        \
-            c += rem;                                                                              \
-        }                                                                                          \
+        size_t e0 = CTZ(ends);                                                                     \
+        ends = (ends & (ends - 1)) | (ENDBIT);                                                     \
+        size_t e1 = CTZ(ends);                                                                     \
+        ends = (ends & (ends - 1)) | (ENDBIT);                                                     \
+        size_t e2 = CTZ(ends);                                                                     \
+        ends = (ends & (ends - 1)) | (ENDBIT);                                                     \
+        size_t e3 = CTZ(ends);                                                                     \
+        __m256i v =                                                                                \
+            groups_value4(digit_groups2(r, e0, e0 - b_, e1, (e1 - e0 - 1) & 15),                   \
+                          digit_groups2(r, e2, (e2 - e1 - 1) & 15, e3, (e3 - e2 - 1) & 15));       \
+        _mm256_storeu_si256((__m256i *)(void *)c, _mm256_unpacklo_epi64(v_kind, v));               \
+        _mm256_storeu_si256((__m256i *)(void *)(c + 2), _mm256_unpackhi_epi64(v_kind, v));         \
+        c += nlast;                                                                                \
     } while (0)
 
 __attribute__((target("avx2,bmi,popcnt"), noinline)) static const char *
@@ -489,9 +483,10 @@ fast_rows_avx2(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect,
         *done = 0;
         return p;
     }
-    const size_t nquads = expect / 4, rem = expect % 4;
+    /* Whole steps of four, then the last 1..4 numbers (stored as four). */
+    const size_t nfull = (expect - 1) / 4, nlast = expect - 4 * nfull;
     const unsigned ncommas = (unsigned)expect - 1;
-    while (*p == '[' && (size_t)(cend - cp) >= expect) {
+    while (*p == '[' && (size_t)(cend - cp) >= 4 * nfull + 4) {
         const char *r = p + 1;
         uint64_t comma, digit, zero;
         masks64_avx2(r, &comma, &digit, &zero);
@@ -516,7 +511,7 @@ fast_rows_avx2(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect,
                 (unsigned)__builtin_popcountll(comma) != ncommas)
                 break;
             uint64_t ends = comma | (1ull << end);
-            RD_CONVERT_ROW4((unsigned)__builtin_ctzll);
+            RD_CONVERT_ROW4((unsigned)__builtin_ctzll, 1ull << end);
         } else {
             uint64_t comma1, digit1, zero1;
             masks64_avx2(r + 64, &comma1, &digit1, &zero1);
@@ -541,7 +536,7 @@ fast_rows_avx2(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect,
                            __builtin_popcountll((uint64_t)(cm >> 64))) != ncommas)
                 break;
             rd_u128 ends = cm | ((rd_u128)1 << end);
-            RD_CONVERT_ROW4(ctz128);
+            RD_CONVERT_ROW4(ctz128, (rd_u128)1 << end);
         }
         cp = c;
         rows++;
