@@ -276,11 +276,10 @@ static inline __attribute__((always_inline)) void hist_queue(fl_report *r, fl_hi
 }
 
 /* The part of a kernel row that does not depend on its detail: counts,
- * durations, registers, its device. */
+ * durations, registers, its device's (ds; NULL: out of memory). */
 static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kstat *k,
                                                                uint64_t start, uint64_t dur,
-                                                               int64_t regs, int64_t dev,
-                                                               bool queue)
+                                                               int64_t regs, dstat *ds, bool queue)
 {
     k->min_ns = dur < k->min_ns ? dur : k->min_ns;
     k->max_ns = dur > k->max_ns ? dur : k->max_ns;
@@ -295,7 +294,6 @@ static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kst
         k->regs_max = regs > k->regs_max ? regs : k->regs_max;
         k->have_regs = true;
     }
-    dstat *ds = kernel_device(r, dev);
     if (ds) {
         ds->kernels++;
         ds->kernel_ns += dur;
@@ -330,7 +328,7 @@ void fl_report_on_kernel(void *user, const fl_krow *row)
     if (!k)
         return;
     kernel_stats(r, k, row->start_ns, row->duration_ns, row->num_regs,
-                 device_key(r, row->device_id), false);
+                 kernel_device(r, device_key(r, row->device_id)), false);
     kernel_attr(r, k, row->detail, row->duration_ns);
 }
 
@@ -432,6 +430,11 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, boo
     bool waiting = false;
     uint64_t bad = 0, lo = UINT64_MAX, hi = 0, launches = 0, ns = 0;
     size_t npend = 0; /* kernels listed at the top of r->dq */
+    /* The device of the last row: its key and entry; rows without one
+     * take the model's default device (which no kernel row changes). */
+    const int64_t def_dev = device_key(r, -1);
+    int64_t ds_key = DEVICE_UNKNOWN;
+    dstat *ds = NULL;
     const size_t ncols = b->ncols;
     const fl_cell *v = b->cells;
     for (size_t i = 0; i < b->nrows; i++, v += ncols) {
@@ -453,10 +456,15 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, boo
         kstat *k = &r->k[ix];
         int64_t regs = full ? v[c.regs].i : cell_or(v, c.regs, -1);
         int64_t dev = full ? v[c.dev].i : cell_or(v, c.dev, -1);
-        kernel_stats(r, k, start, dur, regs >= 0 ? regs : -1, device_key(r, dev), queue);
+        int64_t dkey = dev >= 0 ? dev : def_dev;
+        if (dkey != ds_key || !ds) {
+            /* (r->d moves only when kernel_device adds a device) */
+            ds = kernel_device(r, dkey);
+            ds_key = dkey;
+        }
+        kernel_stats(r, k, start, dur, regs >= 0 ? regs : -1, ds, queue);
         bool hd = (full ? v[c.hd].i : cell_or(v, c.hd, 0)) > 0;
-        waiting |= hd && may_wait;
-        if (!hd && !waiting && !r->oom) {
+        if (!(hd | waiting) && !r->oom) {
             /* The kernel's current detail, which kernel_attr has taken
              * already: every row that changes it (a has_details = 1 row's
              * claim) goes through kernel_attr with it, unless memory ran
@@ -474,6 +482,7 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, boo
             k->pend_ns += dur;
             continue;
         }
+        waiting |= hd && may_wait;
         uint32_t corr = (uint32_t)nonneg_or(full ? v[c.corr].i : cell_or(v, c.corr, 0), 0);
         if (waiting) {
             r->dq[r->n_dq++] = (kdefer){dur, (uint32_t)ix | (hd ? DQ_HD : 0), corr};
