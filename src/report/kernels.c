@@ -419,11 +419,18 @@ static inline __attribute__((always_inline)) void prefetch_kstat(const fl_report
     }
 }
 
-/* The rows of b (see fl_report_kernel_batch); full: every column is there
- * (else a missing one reads as not recorded, as the model reads it);
- * queue: the histogram counts are queued (many kernels). */
+/* Which of the optional columns a kernel batch has (kernel_rows). */
+enum {
+    KC_ALL,   /* every one (ours) */
+    KC_NODEV, /* all but device_id (GPUFlight's: the spec's ten) */
+    KC_SOME,  /* others missing */
+};
+
+/* The rows of b (see fl_report_kernel_batch); cols: KC_*, a missing
+ * column read as not recorded, as the model reads it; queue: the
+ * histogram counts are queued (many kernels). */
 static inline __attribute__((always_inline)) void
-kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, bool full, bool queue)
+kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, int cols, bool queue)
 {
     fl_model *m = r->m;
     const kcols c = *cp;
@@ -454,8 +461,9 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, boo
         if (ix < 0)
             continue;
         kstat *k = &r->k[ix];
-        int64_t regs = full ? v[c.regs].i : cell_or(v, c.regs, -1);
-        int64_t dev = full ? v[c.dev].i : cell_or(v, c.dev, -1);
+        const bool some = cols == KC_SOME;
+        int64_t regs = some ? cell_or(v, c.regs, -1) : v[c.regs].i;
+        int64_t dev = cols == KC_ALL ? v[c.dev].i : cols == KC_NODEV ? -1 : cell_or(v, c.dev, -1);
         int64_t dkey = dev >= 0 ? dev : def_dev;
         if (dkey != ds_key || !ds) {
             /* (r->d moves only when kernel_device adds a device) */
@@ -463,7 +471,7 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, boo
             ds_key = dkey;
         }
         kernel_stats(r, k, start, dur, regs >= 0 ? regs : -1, ds, queue);
-        bool hd = (full ? v[c.hd].i : cell_or(v, c.hd, 0)) > 0;
+        bool hd = (some ? cell_or(v, c.hd, 0) : v[c.hd].i) > 0;
         if (!(hd | waiting) && !r->oom) {
             /* The kernel's current detail, which kernel_attr has taken
              * already: every row that changes it (a has_details = 1 row's
@@ -483,7 +491,7 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, boo
             continue;
         }
         waiting |= hd && may_wait;
-        uint32_t corr = (uint32_t)nonneg_or(full ? v[c.corr].i : cell_or(v, c.corr, 0), 0);
+        uint32_t corr = (uint32_t)nonneg_or(some ? cell_or(v, c.corr, 0) : v[c.corr].i, 0);
         if (waiting) {
             r->dq[r->n_dq++] = (kdefer){dur, (uint32_t)ix | (hd ? DQ_HD : 0), corr};
             r->dq_ns += dur;
@@ -523,14 +531,21 @@ bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
     /* Whether the batch waits for details (see model.c's kernel_batch): with none
      * pending, as soon as a has_details = 1 row comes. */
     bool may_wait = !m->priv->pending.n || kernels_wait(r, b, &c);
-    bool full = (c.regs | c.hd | c.corr | c.dev) >= 0, many = r->n_k >= KQUEUE_KERNELS;
-    if (full && many)
-        kernel_rows(r, b, &c, may_wait, true, true);
-    else if (full)
-        kernel_rows(r, b, &c, may_wait, true, false);
-    else if (many)
-        kernel_rows(r, b, &c, may_wait, false, true);
-    else
-        kernel_rows(r, b, &c, may_wait, false, false);
+    int cols = (c.regs | c.hd | c.corr) < 0 ? KC_SOME : c.dev < 0 ? KC_NODEV : KC_ALL;
+    if (r->n_k >= KQUEUE_KERNELS) {
+        if (cols == KC_ALL)
+            kernel_rows(r, b, &c, may_wait, KC_ALL, true);
+        else if (cols == KC_NODEV)
+            kernel_rows(r, b, &c, may_wait, KC_NODEV, true);
+        else
+            kernel_rows(r, b, &c, may_wait, KC_SOME, true);
+    } else {
+        if (cols == KC_ALL)
+            kernel_rows(r, b, &c, may_wait, KC_ALL, false);
+        else if (cols == KC_NODEV)
+            kernel_rows(r, b, &c, may_wait, KC_NODEV, false);
+        else
+            kernel_rows(r, b, &c, may_wait, KC_SOME, false);
+    }
     return true;
 }
