@@ -18,11 +18,14 @@
  *    1 s or 10 s (dt_ns of up to 7, 10 or 11 digits), corr_id of 5, 7 or
  *    8 digits, 50 kernels on 4 streams (10s: 1000 on 8), one device,
  *    an external id on one launch in 16, has_details on each kernel's first
- *    launch and one in 1000, with their details; the options change them:
+ *    launch and one in 10000, with their details; the options change them:
  *    --span-ms X, --corr-digits D (1-9), --kernels N, --streams N,
- *    --devices N, --ext-every N (0: none), --detail-every N (0: none),
- *    --orphan-details (has_details rows without details: the report
- *    waits for them), --rows N (per batch), --dur-us MIN MAX.
+ *    --devices N, --ext-every N (0: none), --detail-every N (after the
+ *    first launches; 0: none), --no-details, --orphan-details
+ *    (has_details rows without details: the report waits for them),
+ *    --spec-columns (the spec's ten columns, without device_id, as
+ *    GPUFlight's own sessions have them), --rows N (per batch),
+ *    --dur-us MIN MAX.
  * It prints the shape (mean row length, digits of dt_ns and corr_id,
  * batch span).  Then, N times (3), reads it with fl_read_session, a batch
  * callback summing duration_ns, and prints MB/s of NDJSON per core (the
