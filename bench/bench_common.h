@@ -64,4 +64,73 @@ static inline void bench_kernel_row(fl_kernel_row *r, uint64_t *t, uint32_t *cor
     }
 }
 
+/* The shape of a generated kernel trace (bench_kernel_shaped): how long a
+ * batch's rows span (the digits of dt_ns), how many digits the
+ * correlation ids have, how many kernels, streams and devices, how often
+ * a launch has an external id or a detail. */
+typedef struct bench_kshape {
+    uint64_t span_ns;      /* a batch's time span: starts span / rows apart on average */
+    unsigned rows;         /* rows per batch (the recorder's: FL_TRACE_BATCH) */
+    unsigned corr_digits;  /* corr_id digits, 1..9 (they wrap around within them) */
+    unsigned kernels;      /* distinct kernel ids 1..kernels, uniform */
+    unsigned streams;      /* stream ids 7.. */
+    unsigned devices;      /* device ids 0.. */
+    unsigned ext_every;    /* an external id (1..10^6) on one launch in N; 0: none */
+    bool details;          /* has_details on each kernel's first launch and, */
+    unsigned detail_every; /* then, on one launch in N (a new signature); 0: never */
+    uint64_t dur_min_ns, dur_max_ns;
+} bench_kshape;
+
+/* The generator's state between rows: the clock, the correlation
+ * sequence, which kernels have had a launch. */
+typedef struct bench_kgen {
+    uint64_t t, corr_seq;
+    unsigned char seen[4096]; /* kernel id % 4096 launched before */
+} bench_kgen;
+
+static inline uint64_t bench_pow10(unsigned d)
+{
+    uint64_t p = 1;
+    while (d--)
+        p *= 10;
+    return p;
+}
+
+/* The next kernel row of shape sh into *r, g advancing: starts on average
+ * span / rows apart (half to one and a half times that), durations uniform
+ * in [dur_min, dur_max], correlation ids of corr_digits digits increasing
+ * with gaps of 1-3; a kernel keeps its registers and dynamic shared memory
+ * (so that its signature changes only where has_details says). */
+static inline void bench_kernel_shaped(fl_kernel_row *r, const bench_kshape *sh, bench_kgen *g)
+{
+    memset(r, 0, sizeof *r);
+    uint64_t x = rng(), y = rng();
+    uint64_t step = sh->span_ns / (sh->rows ? sh->rows : 1);
+    g->t += step / 2 + x % (step + 1);
+    r->t_ns = g->t;
+    r->duration_ns = sh->dur_min_ns + (x >> 20) % (sh->dur_max_ns - sh->dur_min_ns + 1);
+    unsigned cd = sh->corr_digits ? sh->corr_digits : 1;
+    uint64_t lo = cd > 1 ? bench_pow10(cd - 1) : 1, hi = bench_pow10(cd);
+    r->corr_id = (uint32_t)(lo + g->corr_seq % (hi - lo));
+    g->corr_seq += 1 + y % 3;
+    uint32_t k = 1 + (uint32_t)((y >> 8) % (sh->kernels ? sh->kernels : 1));
+    r->kernel_id = k;
+    r->stream_id = 7 + (uint32_t)((y >> 24) % (sh->streams ? sh->streams : 1));
+    r->device_id = (uint32_t)((y >> 36) % (sh->devices ? sh->devices : 1));
+    r->dynamic_smem_bytes = k % 8 == 0 ? 4096u * (1 + k % 12) : 0;
+    r->num_regs = (uint16_t)(16 + (k * 37u) % 112);
+    r->grid[0] = 1 + k % 512;
+    r->grid[1] = r->grid[2] = 1;
+    r->block[0] = 128u << (k % 3);
+    r->block[1] = r->block[2] = 1;
+    bool first = !g->seen[k % 4096];
+    g->seen[k % 4096] = 1;
+    r->has_details =
+        sh->details && (first || (sh->detail_every && (y >> 44) % sh->detail_every == 0));
+    if (sh->ext_every && (y >> 52) % sh->ext_every == 0) {
+        r->external_kind = 1;
+        r->external_id = 1 + (x >> 8) % 1000000;
+    }
+}
+
 #endif /* GP_BENCH_COMMON_H */

@@ -76,6 +76,35 @@ int fl_rd_parse_batch(rd *r, const char *line, size_t len);
 const char *fl_rd_scan_rows(rd *r, scan *s, const char *line, const char *p, size_t expect,
                             size_t *nrows, size_t *ncells);
 
+/* The row scanners at SIMD speed (rows_simd.c).  Which one batches take:
+ * 3 AVX2, 2 SSSE3, 1 SSE2, 0 none (byte by byte), by what the build and
+ * the CPU have; GP_READ_SIMD=ssse3, =sse2 or =off caps it. */
+int fl_rd_simd_level(void);
+
+/*
+ * The writer's rows, as many as come in a row, by the scanner of that
+ * level: p at a row's '['; each row = expect non-negative integers of at
+ * most 15 digits without leading zeros, separated by ',' without spaces,
+ * rows separated by ','.  Cells go to *cpp (advanced, not past cend), *done
+ * the rows read; returns where it stopped: at the '[' of a row it does not
+ * take (the byte path then reads that one, and reports any error), or
+ * (*after) just after a row's ']' that is not followed by ",[".  Reads 128
+ * bytes from p (within the line's NUL + RD_PAD) and, at a level above 1,
+ * the 16 bytes before p (the caller makes sure they are the line's).
+ */
+const char *fl_rd_fast_rows(int level, const char *p, fl_cell **cpp, const fl_cell *cend,
+                            size_t expect, size_t *done, bool *after);
+
+/* Eight digits, one per byte (0..9, the first in the lowest byte): their
+ * value (fast_float's parse_eight_digits_unrolled). */
+static inline uint64_t rd_swar8(uint64_t d)
+{
+    d = d * 10 + (d >> 8);
+    return (((d & 0x000000FF000000FFull) * 0x000F424000000064ull) +
+            (((d >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >>
+           32;
+}
+
 /* ------------------------------------------------- reading lines (files.c) */
 
 /* The line buffer, reused from file to file. */

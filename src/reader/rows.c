@@ -1,32 +1,19 @@
 /*
  * reader/rows.c - the "rows" of a batch into cells: nearly all of a
- * trace's bytes go through here, so the writer's rows take a SIMD path and
- * everything else JSON allows a byte-by-byte one with the same answers.
+ * trace's bytes go through here, so the writer's rows take a SIMD path
+ * (reader/rows_simd.c: AVX2, SSSE3 or SSE2, chosen at run time) and
+ * everything else JSON allows a byte-by-byte one with the same answers
+ * (spaces, null, negative and real numbers, longer rows, rows before
+ * "columns", errors, GP_READ_SIMD=off): scan_row, integers still 8 digits
+ * at a time (SWAR), the rest through fl_scan_num.
  *
- *  - fast_rows_ssse3 (x86-64 with SSSE3 and POPCNT, chosen at run time;
- *    rows up to 128 bytes): the same masks as fast_rows, the column count
- *    checked on them too, then two numbers at a time converted by
- *    pmaddubsw/pmaddwd (see there).  Else fast_rows (x86-64, SSE2): the
- *    writer's rows - integers, no spaces, at most 64 bytes - one row at a
- *    time: four 16-byte compares give the bit masks of ',', ']', digits
- *    and '0's; the row's shape (only digits and commas, no empty number, no
- *    leading zero, at most 15 digits, the expected count) is checked on the
- *    masks, then each number is cut between two bits and converted 8
- *    digits at a time with three multiplications (SWAR), and stored with
- *    its kind in one 16-byte store.  No branch depends on a digit, and
- *    finding the next number never waits on converting this one.
- *  - anything else (spaces, null, negative and real numbers, longer rows,
- *    rows before "columns", errors, GP_READ_SIMD=off): byte by byte
- *    (scan_row), integers still 8 digits at a time, the rest through
- *    fl_scan_num.
- *
- * Everything a row's values go through is in this file or static inline,
- * so that the per-value loops call nothing but the rare paths.
+ * Everything a row's values go through on the byte path is in this file
+ * or static inline, so that the per-value loops call nothing but the rare
+ * paths.
  */
 #include "read_int.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,62 +23,12 @@
  * batch to 64 MiB whatever the line. */
 #define RD_MAX_CELLS ((size_t)1 << 22)
 
-/* The row paths this build has: SWAR (little-endian), fast_rows (SSE2),
- * fast_rows_ssse3 (x86-64, chosen at run time). */
+/* The byte path's SWAR (little-endian). */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define RD_SWAR 1
-#if defined(__SSE2__)
-#define RD_SSE2 1
-#include <emmintrin.h>
-#if defined(__x86_64__) && defined(__GNUC__)
-#define RD_SSSE3 1
-#include <tmmintrin.h>
 #endif
-#endif
-#endif
-
-/* Which row scanner a batch's rows take: 2 fast_rows_ssse3 (when the CPU
- * has SSSE3 and POPCNT), 1 fast_rows (SSE2), 0 none (byte by byte).
- * GP_READ_SIMD=sse2 or =off in the environment caps it (tests, and
- * comparing the paths on one build). */
-static int simd_level;
-static pthread_once_t simd_once = PTHREAD_ONCE_INIT;
-static void simd_init(void)
-{
-    int lv = 0;
-#ifdef RD_SSE2
-    lv = 1;
-#endif
-#ifdef RD_SSSE3
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt"))
-        lv = 2;
-#endif
-    const char *e = getenv("GP_READ_SIMD");
-    if (e && strcmp(e, "off") == 0)
-        lv = 0;
-    else if (e && strcmp(e, "sse2") == 0 && lv > 1)
-        lv = 1;
-    simd_level = lv;
-}
-
-static int rd_simd_level(void)
-{
-    pthread_once(&simd_once, simd_init);
-    return simd_level;
-}
 
 #ifdef RD_SWAR
-/* Eight digits, one per byte (0..9, the first in the lowest byte): their
- * value (fast_float's parse_eight_digits_unrolled). */
-static inline uint64_t swar8(uint64_t d)
-{
-    d = d * 10 + (d >> 8);
-    return (((d & 0x000000FF000000FFull) * 0x000F424000000064ull) +
-            (((d >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >>
-           32;
-}
-
 /* d: 8 bytes XOR '0'.  0x80 in each byte that is not a digit. */
 static inline uint64_t nondigits(uint64_t d)
 {
@@ -106,317 +43,22 @@ static inline const char *swar_uint(const char *p, uint64_t d, uint64_t nd, uint
     static const uint64_t p10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
     if (nd) {
         unsigned k = (unsigned)__builtin_ctzll(nd) >> 3;
-        *v = swar8(d << (64 - 8 * k));
+        *v = rd_swar8(d << (64 - 8 * k));
         return p + k;
     }
     uint64_t w2;
     memcpy(&w2, p + 8, 8);
     uint64_t d2 = w2 ^ 0x3030303030303030ull, nd2 = nondigits(d2);
     if (nd2 & 0x80) {
-        *v = swar8(d);
+        *v = rd_swar8(d);
         return p + 8;
     }
     if (!nd2)
         return NULL;
     unsigned k = (unsigned)__builtin_ctzll(nd2) >> 3;
-    *v = swar8(d) * p10[k] + swar8(d2 << (64 - 8 * k));
+    *v = rd_swar8(d) * p10[k] + rd_swar8(d2 << (64 - 8 * k));
     return p + 8 + k;
 }
-#endif
-
-#ifdef RD_SSE2
-/*
- * The writer's rows, as many as come in a row: p at a row's '['; each row
- * = expect non-negative integers of at most 15 digits without leading
- * zeros, separated by ',' without spaces, closed by ']' within 64 bytes,
- * rows separated by ','.  For each row one pass of SSE2 compares gives
- * bit masks of the ',', the ']', the digits and the '0's; the shape is
- * checked on the masks, and the numbers are cut between the bits, so that
- * finding the next number never waits on converting this one.  Cells go
- * to *cpp (advanced), *done the rows read; returns where it stopped: at
- * the '[' of a row it does not take (the caller parses that one byte by
- * byte, which reports any error), or (*after) just after a row's ']' that
- * is not followed by ",[".  Reads 64 bytes from a row's '[' and 16 from
- * each number: within the line's NUL + RD_PAD.
- */
-/* fast_rows stores a cell as one 16 bytes: the kind, then the value. */
-_Static_assert(sizeof(fl_cell) == 16 && offsetof(fl_cell, kind) == 0 && offsetof(fl_cell, i) == 8,
-               "fl_cell layout");
-
-__attribute__((noinline)) static const char *fast_rows(const char *p, fl_cell **cpp,
-                                                       const fl_cell *cend, size_t expect,
-                                                       size_t *done, bool *after)
-{
-    static const uint64_t p10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-    const __m128i v_comma = _mm_set1_epi8(','), v_close = _mm_set1_epi8(']');
-    const __m128i v_lo = _mm_set1_epi8('0' - 1), v_hi = _mm_set1_epi8('9' + 1);
-    const __m128i v_zero = _mm_set1_epi8('0');
-    const __m128i v_kind = _mm_cvtsi32_si128(FL_CELL_INT);
-    const uint64_t K = 0x3030303030303030ull;
-    fl_cell *cp = *cpp;
-    size_t rows = 0;
-    *after = false;
-    while (*p == '[' && (size_t)(cend - cp) >= 32) {
-        const char *r = p + 1;
-        __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)r);
-        __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(r + 16));
-        __m128i v2 = _mm_loadu_si128((const __m128i *)(const void *)(r + 32));
-        __m128i v3 = _mm_loadu_si128((const __m128i *)(const void *)(r + 48));
-#define MASK64(expr_of)                                                                            \
-    ((uint64_t)(unsigned)_mm_movemask_epi8(expr_of(v0)) |                                          \
-     (uint64_t)(unsigned)_mm_movemask_epi8(expr_of(v1)) << 16 |                                    \
-     (uint64_t)(unsigned)_mm_movemask_epi8(expr_of(v2)) << 32 |                                    \
-     (uint64_t)(unsigned)_mm_movemask_epi8(expr_of(v3)) << 48)
-#define IS_COMMA(v) _mm_cmpeq_epi8(v, v_comma)
-#define IS_CLOSE(v) _mm_cmpeq_epi8(v, v_close)
-#define IS_ZERO(v) _mm_cmpeq_epi8(v, v_zero)
-#define IS_DIGIT(v) _mm_and_si128(_mm_cmpgt_epi8(v, v_lo), _mm_cmplt_epi8(v, v_hi))
-        uint64_t comma = MASK64(IS_COMMA), close = MASK64(IS_CLOSE);
-        uint64_t digit = MASK64(IS_DIGIT), zero = MASK64(IS_ZERO);
-#undef MASK64
-#undef IS_COMMA
-#undef IS_CLOSE
-#undef IS_ZERO
-#undef IS_DIGIT
-        if (!close)
-            break;
-        unsigned end = (unsigned)__builtin_ctzll(close);
-        if (end == 0)
-            break;
-        uint64_t below = (1ull << end) - 1;
-        comma &= below;
-        digit &= below;
-        uint64_t starts = ((comma << 1) | 1) & below;
-        uint64_t run = digit;
-        run &= run >> 1;
-        run &= run >> 2;
-        run &= run >> 4;
-        run &= run >> 8;
-        /* Only digits and commas; no empty number (a ',' first, after a
-         * ',' or last); no leading zero; no run of 16 digits. */
-        if ((comma | digit) != below || (starts & comma) || (comma >> (end - 1)) ||
-            (zero & starts & (digit >> 1)) || run)
-            break;
-        uint64_t ends = comma | (1ull << end);
-        fl_cell *c = cp;
-        unsigned b = 0;
-        while (ends) {
-            unsigned e = (unsigned)__builtin_ctzll(ends);
-            unsigned len = e - b;
-            uint64_t w;
-            memcpy(&w, r + b, 8);
-            uint64_t v;
-            if (len <= 8) {
-                v = swar8((w ^ K) << (64 - 8 * len));
-            } else {
-                uint64_t w2;
-                memcpy(&w2, r + b + 8, 8);
-                v = swar8(w ^ K) * p10[len - 8] + swar8((w2 ^ K) << (128 - 8 * len));
-            }
-            /* kind and value in one 16-byte store */
-            _mm_storeu_si128((__m128i *)(void *)c,
-                             _mm_unpacklo_epi64(v_kind, _mm_cvtsi64_si128((long long)v)));
-            c++;
-            ends &= ends - 1;
-            b = e + 1;
-        }
-        if ((size_t)(c - cp) != expect)
-            break;
-        cp = c;
-        rows++;
-        p = r + end + 1;
-        if (p[0] == ',' && p[1] == '[') {
-            p++;
-            continue;
-        }
-        *after = true;
-        break;
-    }
-    *cpp = cp;
-    *done = rows;
-    return p;
-}
-#endif
-
-#ifdef RD_SSSE3
-/*
- * fast_rows with SSSE3 (chosen at run time, rd_simd_level): the same rows
- * and the same answers, rows of up to 128 bytes, and a cheaper conversion.
- * The shape is checked on the masks first, the column count included (one
- * popcount), so the conversion takes a fixed number of steps per row:
- * each number is loaded as the 16 bytes that end at its ',' or ']', one
- * saturating subtraction (a table row by its length) zeroes the bytes
- * before its first digit and turns its digits into 0..9, and two numbers
- * at a time are combined by pmaddubsw, pmaddwd, packssdw, pmaddwd and
- * pmuludq into two 64-bit values, stored with their kind.  No branch
- * depends on a digit or a length.  Reads 64 bytes from a row's '[' (128
- * when the row is longer; within the line's NUL + RD_PAD, the '[' being
- * before the NUL) and the 16 bytes before each number's end: the caller
- * makes sure that the 16 bytes before p are the line's.
- */
-__extension__ typedef unsigned __int128 rd_u128;
-
-/* Row len: (16 - len) bytes 0xff, then len bytes '0'. */
-static const unsigned char rd_digit_sub[32] = {
-    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-    '0',  '0',  '0',  '0',  '0',  '0',  '0',  '0',  '0',  '0',  '0',  '0',  '0',  '0',  '0',  '0'};
-
-/* The number of len (1..16) digits that ends just before r[e]: its four
- * groups of four digits, 32 bits each, the most significant first. */
-__attribute__((target("ssse3"))) static inline __m128i digit_groups(const char *r, size_t e,
-                                                                    size_t len)
-{
-    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(r + e - 16));
-    x = _mm_subs_epu8(x, _mm_loadu_si128((const __m128i *)(const void *)(rd_digit_sub + len)));
-    x = _mm_maddubs_epi16(x, _mm_set1_epi16(0x010a));     /* 10, 1 */
-    return _mm_madd_epi16(x, _mm_set1_epi32(0x00010064)); /* 100, 1 */
-}
-
-/* Two numbers' groups: their values, 64 bits each. */
-__attribute__((target("ssse3"))) static inline __m128i groups_value(__m128i a, __m128i b)
-{
-    __m128i z = _mm_madd_epi16(_mm_packs_epi32(a, b), _mm_set1_epi32(0x00012710)); /* 10^4, 1 */
-    return _mm_add_epi64(_mm_mul_epu32(z, _mm_set1_epi64x(100000000)), _mm_srli_epi64(z, 32));
-}
-
-/* 64 bytes from r: the masks of ',', digits and '0'. */
-__attribute__((target("ssse3"))) static inline void masks64(const char *r, uint64_t *comma,
-                                                            uint64_t *digit, uint64_t *zero)
-{
-    const __m128i v_comma = _mm_set1_epi8(','), v_zero = _mm_set1_epi8('0');
-    /* c + 0x50 = (c - '0') ^ 0x80: below -118 (10 ^ 0x80) as signed for
-     * the digits only. */
-    const __m128i v_off = _mm_set1_epi8(0x50), v_lim = _mm_set1_epi8(-118);
-    uint64_t c = 0, d = 0, z = 0;
-    for (int i = 0; i < 4; i++) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(r + 16 * i));
-        c |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, v_comma)) << (16 * i);
-        d |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(v, v_off), v_lim))
-             << (16 * i);
-        z |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, v_zero)) << (16 * i);
-    }
-    *comma = c;
-    *digit = d;
-    *zero = z;
-}
-
-/* The numbers cut by the bits of ends (n of them: ends has at least n
- * bits), converted into cells at c. */
-#define RD_CONVERT_ROW(CTZ)                                                                        \
-    do {                                                                                           \
-        size_t b_ = 0;                                                                             \
-        for (size_t k_ = npairs; k_; k_--) {                                                       \
-            size_t e0 = CTZ(ends);                                                                 \
-            ends &= ends - 1;                                                                      \
-            size_t e1 = CTZ(ends);                                                                 \
-            ends &= ends - 1;                                                                      \
-            __m128i v =                                                                            \
-                groups_value(digit_groups(r, e0, e0 - b_), digit_groups(r, e1, e1 - e0 - 1));      \
-            _mm_storeu_si128((__m128i *)(void *)c, _mm_unpacklo_epi64(v_kind, v));                 \
-            _mm_storeu_si128((__m128i *)(void *)(c + 1), _mm_unpackhi_epi64(v_kind_hi, v));        \
-            c += 2;                                                                                \
-            b_ = e1 + 1;                                                                           \
-        }                                                                                          \
-        if (odd) {                                                                                 \
-            size_t e0 = CTZ(ends);                                                                 \
-            __m128i g = digit_groups(r, e0, e0 - b_);                                              \
-            _mm_storeu_si128((__m128i *)(void *)c,                                                 \
-                             _mm_unpacklo_epi64(v_kind, groups_value(g, g)));                      \
-            c++;                                                                                   \
-        }                                                                                          \
-    } while (0)
-
-static inline unsigned ctz128(rd_u128 x)
-{
-    uint64_t lo = (uint64_t)x;
-    return lo ? (unsigned)__builtin_ctzll(lo) : 64 + (unsigned)__builtin_ctzll((uint64_t)(x >> 64));
-}
-
-__attribute__((target("ssse3,popcnt"), noinline)) static const char *
-fast_rows_ssse3(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect, size_t *done,
-                bool *after)
-{
-    const __m128i v_kind = _mm_cvtsi32_si128(FL_CELL_INT), v_kind_hi = _mm_slli_si128(v_kind, 8);
-    fl_cell *cp = *cpp;
-    size_t rows = 0;
-    *after = false;
-    if (expect == 0 || expect > 64) {
-        *done = 0;
-        return p;
-    }
-    const size_t npairs = expect / 2;
-    const bool odd = expect & 1;
-    const unsigned ncommas = (unsigned)expect - 1;
-    while (*p == '[' && (size_t)(cend - cp) >= expect) {
-        const char *r = p + 1;
-        uint64_t comma, digit, zero;
-        masks64(r, &comma, &digit, &zero);
-        uint64_t other = ~(comma | digit);
-        unsigned end;
-        fl_cell *c = cp;
-        if (other) {
-            /* The first byte that is neither a digit nor a ',' must be
-             * the ']'; a row of at least one number, each of 1..15 digits
-             * without a leading zero, expect of them. */
-            end = (unsigned)__builtin_ctzll(other);
-            if (r[end] != ']' || end == 0)
-                break;
-            uint64_t below = (1ull << end) - 1;
-            comma &= below;
-            digit &= below;
-            uint64_t starts = ((comma << 1) | 1) & below;
-            uint64_t run = digit;
-            run &= run >> 1;
-            run &= run >> 2;
-            run &= run >> 4;
-            run &= run >> 8;
-            if ((starts & comma) || (comma >> (end - 1)) || (zero & starts & (digit >> 1)) || run ||
-                (unsigned)__builtin_popcountll(comma) != ncommas)
-                break;
-            uint64_t ends = comma | (1ull << end);
-            RD_CONVERT_ROW((unsigned)__builtin_ctzll);
-        } else {
-            /* 64 digits and commas: a longer row, up to 128 bytes. */
-            uint64_t comma1, digit1, zero1;
-            masks64(r + 64, &comma1, &digit1, &zero1);
-            uint64_t other1 = ~(comma1 | digit1);
-            if (!other1)
-                break;
-            end = 64 + (unsigned)__builtin_ctzll(other1);
-            if (r[end] != ']')
-                break;
-            rd_u128 below = ((rd_u128)1 << end) - 1;
-            rd_u128 cm = (comma | (rd_u128)comma1 << 64) & below;
-            rd_u128 dg = (digit | (rd_u128)digit1 << 64) & below;
-            rd_u128 zr = zero | (rd_u128)zero1 << 64;
-            rd_u128 starts = ((cm << 1) | 1) & below;
-            rd_u128 run = dg;
-            run &= run >> 1;
-            run &= run >> 2;
-            run &= run >> 4;
-            run &= run >> 8;
-            if ((starts & cm) || (cm >> (end - 1)) || (zr & starts & (dg >> 1)) || run ||
-                (unsigned)(__builtin_popcountll((uint64_t)cm) +
-                           __builtin_popcountll((uint64_t)(cm >> 64))) != ncommas)
-                break;
-            rd_u128 ends = cm | ((rd_u128)1 << end);
-            RD_CONVERT_ROW(ctz128);
-        }
-        cp = c;
-        rows++;
-        p = r + end + 1;
-        if (p[0] == ',' && p[1] == '[') {
-            p++;
-            continue;
-        }
-        *after = true;
-        break;
-    }
-    *cpp = cp;
-    *done = rows;
-    return p;
-}
-#undef RD_CONVERT_ROW
 #endif
 
 static bool grow_cells(rd *r, size_t need)
@@ -449,28 +91,14 @@ static inline const char *take_fast_rows(scan *s, const char *line, const char *
                                          size_t expect, cellpos *at, size_t *nrows, bool *after)
 {
     *after = false;
-#ifdef RD_SSE2
     if (simd && expect != SIZE_MAX && !s->rec[0] && *p == '[') {
         size_t nfast;
         fl_cell *cp = at->cp;
-#ifdef RD_SSSE3
-        /* It reads the 16 bytes before p. */
-        if (simd > 1 && p - line >= 16)
-            p = fast_rows_ssse3(p, &cp, at->cend, expect, &nfast, after);
-        else
-#endif
-            p = fast_rows(p, &cp, at->cend, expect, &nfast, after);
+        /* Above SSE2 they read the 16 bytes before p. */
+        p = fl_rd_fast_rows(p - line >= 16 ? simd : 1, p, &cp, at->cend, expect, &nfast, after);
         at->cp = cp;
         *nrows += nfast;
     }
-#else
-    (void)s;
-    (void)line;
-    (void)simd;
-    (void)expect;
-    (void)at;
-    (void)nrows;
-#endif
     return p;
 }
 
@@ -637,11 +265,7 @@ const char *fl_rd_scan_rows(rd *r, scan *s, const char *line, const char *p, siz
                             size_t *nrows_out, size_t *ncells_out)
 {
     size_t nrows = 0;
-#ifdef RD_SSE2
-    const int simd = rd_simd_level();
-#else
-    const int simd = 0;
-#endif
+    const int simd = fl_rd_simd_level();
     if (*p != '[') {
         fl_scan_rec_err(s, "\"rows\" is not an array");
         return fl_skip_value(s, p);

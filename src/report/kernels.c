@@ -6,9 +6,10 @@
  *
  * Per row: counts, exact min / max / total, the histogram, registers, the
  * device's busy intervals (kernel_stats), then the GPU time attribution by
- * the row's detail's user_scope (kernel_attr).  The writer's batches are
- * read straight from their cells (fl_report_kernel_batch), the others come
- * from the model as fl_krow rows (fl_report_on_kernel); both join rows and
+ * the row's detail's user_scope (kernel_attr).  Batches of integer cells
+ * (ours and GPUFlight's) are read straight from their cells
+ * (fl_report_kernel_batch), the others come from the model as fl_krow
+ * rows (fl_report_on_kernel); both join rows and
  * details by the model's has_details rule (model_int.h).  A kernel keeps
  * counters and a histogram, never its rows; a kernel batch is held (one
  * batch) only while its details are awaited.
@@ -32,6 +33,24 @@
 
 #define DENSE_MAX 4096u /* kernel ids below this have k_dense slots */
 
+/* r->k with room for one more, 64-byte aligned (a kstat's first cache
+ * line is what a row touches); false when out of memory. */
+static bool grow_kernels(fl_report *r)
+{
+    if (r->n_k < r->cap_k)
+        return true;
+    size_t cap = r->cap_k ? r->cap_k * 2 : 16;
+    kstat *k = cap <= SIZE_MAX / sizeof *k ? aligned_alloc(64, cap * sizeof *k) : NULL;
+    if (!k)
+        return false;
+    if (r->n_k)
+        memcpy(k, r->k, r->n_k * sizeof *k);
+    free(r->k);
+    r->k = k;
+    r->cap_k = cap;
+    return true;
+}
+
 static kstat *kernel_of_slow(fl_report *r, uint32_t id)
 {
     bool fresh;
@@ -42,7 +61,7 @@ static kstat *kernel_of_slow(fl_report *r, uint32_t id)
     }
     if (!fresh)
         return &r->k[v->a];
-    if (fl_grow((void **)&r->k, &r->cap_k, r->n_k + 1, sizeof *r->k) != 0) {
+    if (!grow_kernels(r)) {
         fl_map_del(&r->k_by_id, id);
         r->oom = true;
         return NULL;
@@ -115,9 +134,43 @@ static void take_detail(kstat *k, const fl_kdetail *d)
     k->seq = d->seq;
 }
 
+/* The GPU time ns of n rows of kernel k, by its attribution as it
+ * stands. */
+static inline __attribute__((always_inline)) void attr_add(fl_report *r, const kstat *k,
+                                                           uint64_t ns, uint64_t n)
+{
+    switch (k->attr) {
+    case 1:
+        r->kernel_global_ns += ns;
+        break;
+    case 2: {
+        r->kernel_scoped_ns += ns;
+        const uint32_t *sx = k->n_scope_idx <= KSCOPE_IN ? k->scope_in : k->scope_idx;
+        for (size_t i = 0; i < k->n_scope_idx; i++) {
+            r->s[sx[i]].gpu_ns += ns;
+            r->s[sx[i]].kernels += n;
+        }
+        break;
+    }
+    default:
+        r->kernel_unattributed_ns += ns;
+    }
+}
+
+/* k's pending rows (kstat.pend_n) attributed, before the attribution
+ * changes or the batch ends. */
+static void pend_fold(fl_report *r, kstat *k)
+{
+    attr_add(r, k, k->pend_ns, k->pend_n);
+    k->pend_ns = 0;
+    k->pend_n = 0;
+}
+
 /* The scopes of a user_scope path ("outer|inner"), each name once. */
 static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
 {
+    if (k->pend_n)
+        pend_fold(r, k);
     free(k->scope_idx);
     k->scope_idx = NULL;
     k->n_scope_idx = 0;
@@ -161,6 +214,8 @@ static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
             break;
         s = e + 1;
     }
+    for (size_t i = 0; i < k->n_scope_idx && i < KSCOPE_IN; i++)
+        k->scope_in[i] = k->scope_idx[i];
 }
 
 static inline __attribute__((always_inline)) void busy_add(dstat *d, uint64_t a, uint64_t b)
@@ -196,23 +251,49 @@ static inline __attribute__((always_inline)) dstat *kernel_device(fl_report *r, 
     return d;
 }
 
+/* Counts the queued histogram counters (r->hq). */
+static void hq_flush(fl_report *r)
+{
+    for (size_t i = 0; i < r->n_hq; i++)
+        (*r->hq[i])++;
+    r->n_hq = 0;
+}
+
+/* Counts v in h later (hq_flush), or now when h has to grow (which moves
+ * its counters: the queue is counted first). */
+static inline __attribute__((always_inline)) void hist_queue(fl_report *r, fl_hist *h, uint64_t v)
+{
+    uint64_t *c = fl_hist_slot(h, v);
+    if (__builtin_expect(c != NULL, 1)) {
+        r->hq[r->n_hq++] = c;
+        if (r->n_hq == sizeof r->hq / sizeof r->hq[0])
+            hq_flush(r);
+        return;
+    }
+    hq_flush(r);
+    if (!fl_hist_add(h, v))
+        r->oom = true;
+}
+
 /* The part of a kernel row that does not depend on its detail: counts,
- * durations, registers, its device. */
-static inline __attribute__((always_inline)) void
-kernel_stats(fl_report *r, kstat *k, uint64_t start, uint64_t dur, int64_t regs, int64_t dev)
+ * durations, registers, its device's (ds; NULL: out of memory). */
+static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kstat *k,
+                                                               uint64_t start, uint64_t dur,
+                                                               int64_t regs, dstat *ds, bool queue)
 {
     k->min_ns = dur < k->min_ns ? dur : k->min_ns;
     k->max_ns = dur > k->max_ns ? dur : k->max_ns;
     k->count++;
     k->total_ns += dur;
-    if (!fl_hist_add(&k->h, dur))
+    if (queue)
+        hist_queue(r, &k->h, dur);
+    else if (!fl_hist_add(&k->h, dur))
         r->oom = true;
     if (regs >= 0) {
         k->regs_min = regs < k->regs_min ? regs : k->regs_min;
         k->regs_max = regs > k->regs_max ? regs : k->regs_max;
         k->have_regs = true;
     }
-    dstat *ds = kernel_device(r, dev);
     if (ds) {
         ds->kernels++;
         ds->kernel_ns += dur;
@@ -227,20 +308,7 @@ static inline void kernel_attr(fl_report *r, kstat *k, const fl_kdetail *d, uint
         take_detail(k, d);
     if ((d ? d->seq : 0) != k->attr_seq)
         resolve_scopes(r, k, d);
-    switch (k->attr) {
-    case 1:
-        r->kernel_global_ns += dur;
-        break;
-    case 2:
-        r->kernel_scoped_ns += dur;
-        for (size_t i = 0; i < k->n_scope_idx; i++) {
-            r->s[k->scope_idx[i]].gpu_ns += dur;
-            r->s[k->scope_idx[i]].kernels++;
-        }
-        break;
-    default:
-        r->kernel_unattributed_ns += dur;
-    }
+    attr_add(r, k, dur, 1);
 }
 
 static inline int64_t device_key(const fl_report *r, int64_t id)
@@ -260,13 +328,15 @@ void fl_report_on_kernel(void *user, const fl_krow *row)
     if (!k)
         return;
     kernel_stats(r, k, row->start_ns, row->duration_ns, row->num_regs,
-                 device_key(r, row->device_id));
+                 kernel_device(r, device_key(r, row->device_id)), false);
     kernel_attr(r, k, row->detail, row->duration_ns);
 }
 
 /*
- * The writer's kernel batches (all cells ints, every column there), read
- * straight from the cells, without fl_krow rows.  The model's rule for
+ * Kernel batches whose cells are all ints and that have dt_ns, kernel_id
+ * and duration_ns (ours, and GPUFlight's without device_id), read straight
+ * from the cells, without fl_krow rows; a column that is not there reads
+ * as not recorded, as the model reads it (krow_of).  The model's rule for
  * details (model.c's kernel_batch) holds the rows of a batch in which a
  * has_details = 1 row finds no kernel_detail yet, until the next other
  * record.  Only the attribution depends on the detail, so the rest of a
@@ -306,42 +376,77 @@ void fl_report_dq_flush(fl_report *r)
     r->dq_reset = false;
 }
 
+/* Cell c of row v; def when the batch has no such column (c < 0). */
+static inline __attribute__((always_inline)) int64_t cell_or(const fl_cell *v, int c, int64_t def)
+{
+    return c >= 0 ? v[c].i : def;
+}
+
 /* Whether a usable has_details = 1 row of b finds no kernel_detail. */
 static bool kernels_wait(const fl_report *r, const fl_batch *b, const kcols *c)
 {
     const fl_u64map *pending = &r->m->priv->pending;
+    if (c->hd < 0)
+        return false;
     for (size_t i = 0; i < b->nrows; i++) {
         const fl_cell *v = b->cells + i * b->ncols;
         int64_t dt = v[c->dt].i, kid = v[c->kid].i, dur = v[c->dur].i;
         if (dt < 0 || dur < 0 || (uint64_t)kid > UINT32_MAX || v[c->hd].i <= 0)
             continue;
-        if (!pending->n || !fl_map_find(pending, (uint32_t)nonneg_or(v[c->corr].i, 0)))
+        if (!pending->n || !fl_map_find(pending, (uint32_t)nonneg_or(cell_or(v, c->corr, 0), 0)))
             return true;
     }
     return false;
 }
 
-bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
+/* From this many kernels on, their histograms outgrow the caches (2 KB
+ * each for durations of 1-100 us): the rows' counts are queued (r->hq). */
+#define KQUEUE_KERNELS 128
+
+/* How far ahead the row loop asks for a row's kstat (many kernels). */
+#define KPREFETCH 8
+
+/* Asks the cache for the first two lines of row v's kstat (a kernel seen
+ * before; a bad row asks for nothing or for one it will not touch). */
+static inline __attribute__((always_inline)) void prefetch_kstat(const fl_report *r,
+                                                                 const fl_cell *v, const kcols *c)
+{
+    uint64_t kid = (uint64_t)v[c->kid].i;
+    if (kid < r->n_dense && r->k_dense[kid]) {
+        const char *k = (const char *)&r->k[r->k_dense[kid] - 1];
+        __builtin_prefetch(k, 1);
+        __builtin_prefetch(k + 64, 1);
+    }
+}
+
+/* Which of the optional columns a kernel batch has (kernel_rows). */
+enum {
+    KC_ALL,   /* every one (ours) */
+    KC_NODEV, /* all but device_id (GPUFlight's: the spec's ten) */
+    KC_SOME,  /* others missing */
+};
+
+/* The rows of b (see fl_report_kernel_batch); cols: KC_*, a missing
+ * column read as not recorded, as the model reads it; queue: the
+ * histogram counts are queued (many kernels). */
+static inline __attribute__((always_inline)) void
+kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, int cols, bool queue)
 {
     fl_model *m = r->m;
-    kcols c = kcols_of(b);
-    if (!b->all_ints || !b->cells ||
-        (c.dt | c.kid | c.stream | c.dur | c.corr | c.dyn | c.regs | c.hd | c.ek | c.eid | c.dev) <
-            0)
-        return false;
-    if (r->cap_dq < b->nrows &&
-        fl_grow((void **)&r->dq, &r->cap_dq, b->nrows, sizeof *r->dq) != 0) {
-        r->oom = m->oom = true;
-        return false;
-    }
-    /* Whether the batch waits for details (see model.c's kernel_batch): with none
-     * pending, as soon as a has_details = 1 row comes. */
-    bool may_wait = !m->priv->pending.n || kernels_wait(r, b, &c);
+    const kcols c = *cp;
     bool waiting = false;
     uint64_t bad = 0, lo = UINT64_MAX, hi = 0, launches = 0, ns = 0;
+    size_t npend = 0; /* kernels listed at the top of r->dq */
+    /* The device of the last row: its key and entry; rows without one
+     * take the model's default device (which no kernel row changes). */
+    const int64_t def_dev = device_key(r, -1);
+    int64_t ds_key = DEVICE_UNKNOWN;
+    dstat *ds = NULL;
     const size_t ncols = b->ncols;
     const fl_cell *v = b->cells;
     for (size_t i = 0; i < b->nrows; i++, v += ncols) {
+        if (queue && i + KPREFETCH < b->nrows)
+            prefetch_kstat(r, v + KPREFETCH * ncols, &c);
         int64_t dt = v[c.dt].i, kid = v[c.kid].i, sdur = v[c.dur].i;
         if (dt < 0 || sdur < 0 || (uint64_t)kid > UINT32_MAX) {
             bad++;
@@ -356,11 +461,37 @@ bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
         if (ix < 0)
             continue;
         kstat *k = &r->k[ix];
-        kernel_stats(r, k, start, dur, v[c.regs].i >= 0 ? v[c.regs].i : -1,
-                     device_key(r, v[c.dev].i));
-        bool hd = v[c.hd].i > 0;
-        uint32_t corr = (uint32_t)nonneg_or(v[c.corr].i, 0);
+        const bool some = cols == KC_SOME;
+        int64_t regs = some ? cell_or(v, c.regs, -1) : v[c.regs].i;
+        int64_t dev = cols == KC_ALL ? v[c.dev].i : cols == KC_NODEV ? -1 : cell_or(v, c.dev, -1);
+        int64_t dkey = dev >= 0 ? dev : def_dev;
+        if (dkey != ds_key || !ds) {
+            /* (r->d moves only when kernel_device adds a device) */
+            ds = kernel_device(r, dkey);
+            ds_key = dkey;
+        }
+        kernel_stats(r, k, start, dur, regs >= 0 ? regs : -1, ds, queue);
+        bool hd = (some ? cell_or(v, c.hd, 0) : v[c.hd].i) > 0;
+        if (!(hd | waiting) && !r->oom) {
+            /* The kernel's current detail, which kernel_attr has taken
+             * already: every row that changes it (a has_details = 1 row's
+             * claim) goes through kernel_attr with it, unless memory ran
+             * out.  So only the attribution is left: it waits in
+             * pend_ns, a sum by kernel, until the attribution changes
+             * (resolve_scopes) or the batch ends. */
+            if (queue) {
+                /* Many kernels: the kstat's line is here now, and would
+                 * not be at the batch's end. */
+                attr_add(r, k, dur, 1);
+                continue;
+            }
+            if (!k->pend_n++)
+                r->dq[r->cap_dq - 1 - npend++].k = (uint32_t)ix;
+            k->pend_ns += dur;
+            continue;
+        }
         waiting |= hd && may_wait;
+        uint32_t corr = (uint32_t)nonneg_or(some ? cell_or(v, c.corr, 0) : v[c.corr].i, 0);
         if (waiting) {
             r->dq[r->n_dq++] = (kdefer){dur, (uint32_t)ix | (hd ? DQ_HD : 0), corr};
             r->dq_ns += dur;
@@ -372,12 +503,49 @@ bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
             kernel_attr(r, k, fl_model_claim(m, (uint32_t)kid, corr, hd), dur);
         }
     }
+    for (size_t j = 0; j < npend; j++)
+        pend_fold(r, &r->k[r->dq[r->cap_dq - 1 - j].k]);
+    hq_flush(r);
     m->bad_rows += bad;
     r->kernel_launches += launches;
     r->kernel_ns += ns;
     if (lo != UINT64_MAX) {
         fl_model_note_time(m, lo);
         fl_model_note_time(m, hi);
+    }
+}
+
+bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
+{
+    fl_model *m = r->m;
+    kcols c = kcols_of(b);
+    if (!b->all_ints || !b->cells || (c.dt | c.kid | c.dur) < 0)
+        return false;
+    /* Room for a row each: deferred rows from the bottom, the kernels of
+     * the rows before them (one at most a row) from the top. */
+    if (r->cap_dq < r->n_dq + b->nrows &&
+        fl_grow((void **)&r->dq, &r->cap_dq, r->n_dq + b->nrows, sizeof *r->dq) != 0) {
+        r->oom = m->oom = true;
+        return false;
+    }
+    /* Whether the batch waits for details (see model.c's kernel_batch): with none
+     * pending, as soon as a has_details = 1 row comes. */
+    bool may_wait = !m->priv->pending.n || kernels_wait(r, b, &c);
+    int cols = (c.regs | c.hd | c.corr) < 0 ? KC_SOME : c.dev < 0 ? KC_NODEV : KC_ALL;
+    if (r->n_k >= KQUEUE_KERNELS) {
+        if (cols == KC_ALL)
+            kernel_rows(r, b, &c, may_wait, KC_ALL, true);
+        else if (cols == KC_NODEV)
+            kernel_rows(r, b, &c, may_wait, KC_NODEV, true);
+        else
+            kernel_rows(r, b, &c, may_wait, KC_SOME, true);
+    } else {
+        if (cols == KC_ALL)
+            kernel_rows(r, b, &c, may_wait, KC_ALL, false);
+        else if (cols == KC_NODEV)
+            kernel_rows(r, b, &c, may_wait, KC_NODEV, false);
+        else
+            kernel_rows(r, b, &c, may_wait, KC_SOME, false);
     }
     return true;
 }

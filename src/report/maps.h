@@ -75,20 +75,34 @@ typedef struct fl_hist {
 /* fl_hist_add's rare path: octave o is outside the array. */
 bool fl_hist_add_grow(fl_hist *h, size_t o, size_t sub);
 
+/* v's counter among all octaves' (octave * FL_HIST_SUB + sub-bucket): v
+ * < 32: octave 0, sub-bucket v; else octave e - 4, the 5 bits below the
+ * top one (e = floor(log2 v)).  Both are 32 s + (v >> s) for s = e - 5
+ * (0 below 32), without a branch. */
+static inline __attribute__((always_inline)) size_t fl_hist_index(uint64_t v)
+{
+    unsigned s = 58u - (unsigned)__builtin_clzll(v | FL_HIST_SUB); /* 0..58 */
+    return ((size_t)s * FL_HIST_SUB) + (size_t)(v >> s);
+}
+
 /* Counts v; false when out of memory. */
 static inline __attribute__((always_inline)) bool fl_hist_add(fl_hist *h, uint64_t v)
 {
-    /* v < 32: octave 0, sub-bucket v; else octave e - 4, the 5 bits
-     * below the top one (e = floor(log2 v)), without a branch. */
-    int e = 63 - __builtin_clzll(v | FL_HIST_SUB); /* 5..63 */
-    size_t big = v >= FL_HIST_SUB;
-    size_t o = big * ((size_t)e - 4);
-    size_t sub = (size_t)(v >> (e - 5)) - FL_HIST_SUB * big;
-    size_t i = o - h->lo; /* wraps when o < lo */
-    if (__builtin_expect(i >= h->n, 0))
-        return fl_hist_add_grow(h, o, sub);
-    h->c[i * FL_HIST_SUB + sub]++;
+    size_t b = fl_hist_index(v);
+    size_t i = b - (size_t)h->lo * FL_HIST_SUB; /* wraps when below lo */
+    if (__builtin_expect(i >= (size_t)h->n * FL_HIST_SUB, 0))
+        return fl_hist_add_grow(h, b / FL_HIST_SUB, b % FL_HIST_SUB);
+    h->c[i]++;
     return true;
+}
+
+/* v's counter, to be counted later (fl_hist_add without the count); NULL
+ * when it is not allocated yet (then fl_hist_add allocates it).  Valid
+ * until h grows. */
+static inline __attribute__((always_inline)) uint64_t *fl_hist_slot(const fl_hist *h, uint64_t v)
+{
+    size_t i = fl_hist_index(v) - (size_t)h->lo * FL_HIST_SUB;
+    return i < (size_t)h->n * FL_HIST_SUB ? h->c + i : NULL;
 }
 
 void fl_hist_free(fl_hist *h);

@@ -23,25 +23,35 @@
 
 /* ========================================================== statistics */
 
+#define KSCOPE_IN 4 /* scope indices a kstat keeps in its second cache line */
+
 typedef struct kstat {
-    /* Touched by every row: first, together (72 bytes). min_ns starts at
-     * UINT64_MAX, regs_min / regs_max at INT64_MAX / INT64_MIN (a kstat
-     * is made for a row, so count >= 1 once it is seen). */
-    uint64_t count, total_ns, min_ns, max_ns;
+    /* Touched by every row: the first two cache lines (kstats are 64-byte
+     * aligned, kernels.c).  min_ns starts at UINT64_MAX, regs_min /
+     * regs_max at INT64_MAX / INT64_MIN (a kstat is made for a row, so
+     * count >= 1 once it is seen). */
+    _Alignas(64) uint64_t count;
+    uint64_t total_ns, min_ns, max_ns;
     fl_hist h;
-    uint32_t kernel_id;
-    bool have_regs;
     int64_t regs_min, regs_max;
+    /* Rows of the current kernel batch whose GPU time is still to be
+     * attributed (by attr, which they share): their time and count. */
+    uint64_t pend_ns;
+    uint32_t pend_n;
+    bool have_regs;
+    /* GPU time attribution of the current detail: 0 none known, 1 global,
+     * 2 the scopes in scope_idx (indices into the scope table); next to
+     * the fields above, which attributing pend_ns reads with them. */
+    int attr;
+    uint32_t *scope_idx;
+    size_t n_scope_idx;
+    uint32_t scope_in[KSCOPE_IN]; /* the first of scope_idx, in this line */
+    uint64_t attr_seq;            /* the seq of the detail attr is of */
+    uint32_t kernel_id;
     /* The most recent detail, and which fields took several values. */
     uint64_t seq;
     fl_kdetail last;
     bool have_detail, grid_varies, block_varies, occ_varies, lim_varies, smem_varies;
-    /* GPU time attribution of the current detail: 0 none known, 1 global,
-     * 2 the scopes in scope_idx (indices into the scope table). */
-    uint64_t attr_seq;
-    int attr;
-    uint32_t *scope_idx;
-    size_t n_scope_idx;
 } kstat;
 
 typedef struct sstat {
@@ -165,11 +175,18 @@ struct fl_report {
     uint32_t *k_dense;
     size_t n_dense;
     size_t last_dev; /* the index of the device of the last kernel row */
-    /* Kernel rows waiting for their details (fl_report_kernel_batch). */
+    /* Kernel rows waiting for their details (fl_report_kernel_batch); the
+     * top of the array, during a kernel batch, lists the kernels with
+     * pending time (kstat.pend_n; kdefer.k, from cap_dq - 1 down). */
     kdefer *dq;
     size_t n_dq, cap_dq;
     uint64_t dq_ns, dq_hd; /* their durations, has_details = 1 rows */
     bool dq_reset;         /* one's kernel has an attribution (attr_seq) */
+    /* With many kernels (their histograms far larger than the caches),
+     * the histogram counters a kernel batch's rows count, counted a few
+     * hundred at a time (fl_report_kernel_batch): the misses overlap. */
+    uint64_t *hq[256];
+    size_t n_hq;
     uint64_t kernel_launches, kernel_ns, kernel_global_ns, kernel_unattributed_ns;
     uint64_t kernel_scoped_ns;
     /* scopes */
@@ -267,7 +284,8 @@ void fl_report_gpufl_free(fl_report *r);
 /* The model's kernel rows (fl_model_kernel_fn): batches that
  * fl_report_kernel_batch does not take. */
 void fl_report_on_kernel(void *user, const fl_krow *row);
-/* A kernel_event_batch as the writer writes them, read straight from its
+/* A kernel_event_batch of integer cells with dt_ns, kernel_id and
+ * duration_ns (the other columns may be missing), read straight from its
  * cells; false: not such a batch, the model takes it. */
 bool fl_report_kernel_batch(fl_report *r, const fl_batch *b);
 /* The kernel rows waiting for their details, before any record that is

@@ -1132,11 +1132,12 @@ static void test_read_line(void)
     got_reset(&g);
 }
 
-/* The row tests again with the scanner capped (GP_READ_SIMD: the SSE2
- * rows, none): a child process each, the level being read once. */
+/* The row tests again with the scanner capped (GP_READ_SIMD: the SSSE3
+ * rows, the SSE2 rows, none): a child process each, the level being read
+ * once. */
 static void test_levels(const char *self)
 {
-    static const char *const levels[] = {"sse2", "off"};
+    static const char *const levels[] = {"ssse3", "sse2", "off"};
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
         pid_t pid = fork();
         if (pid == 0) {
