@@ -918,8 +918,11 @@ static void test_sigkill(void)
     for (int c = 0; c < 3; c++) {
         fl_log log;
         CHECK_INT(fl_log_read(&log, dir, chans[c]), 0);
-        CHECK_INT(log.bad, 0); /* every complete line parses */
-        CHECK_INT(log.last_partial, 0);
+        /* Every complete line parses.  The last line may be cut: Linux
+         * ends a write() to a regular file early when SIGKILL arrives in
+         * the middle of it (the copy loop stops at a fatal signal), so a
+         * killed writer can leave half of its last line - only that one. */
+        CHECK_INT(log.bad, log.last_partial);
         CHECK(log.n >= 2);
         CHECK_INT(fl_count(&log, "shutdown"), 0); /* it died */
         if (log.n)
