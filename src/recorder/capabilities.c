@@ -157,7 +157,9 @@ void fl_caps_build(session *s, bool tracing, const char *why, const char *device
                  above_why);
 }
 
-/* The final word on a feature that lost data. */
+/* The final word on a feature that lost data: partial, with the reason;
+ * a feature already partial keeps its first reason and gets this message
+ * after its own. */
 static void mark_partial(session *s, const char *feature, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void mark_partial(session *s, const char *feature, const char *reason, const char *fmt, ...)
@@ -165,11 +167,20 @@ static void mark_partial(session *s, const char *feature, const char *reason, co
     for (size_t i = 0; i < s->n_caps; i++) {
         if (strcmp(s->caps[i].feature, feature) != 0)
             continue;
-        s->caps[i].status = FL_CAP_PARTIAL;
-        s->caps[i].reason_code = reason;
+        char *msg = s->cap_msg[i];
+        size_t at = 0;
+        if (s->caps[i].status == FL_CAP_PARTIAL && msg[0]) {
+            at = strlen(msg);
+            at += (size_t)snprintf(msg + at, sizeof s->cap_msg[i] - at, "; ");
+            if (at >= sizeof s->cap_msg[i])
+                return;
+        } else {
+            s->caps[i].status = FL_CAP_PARTIAL;
+            s->caps[i].reason_code = reason;
+        }
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(s->cap_msg[i], sizeof s->cap_msg[i], fmt, ap);
+        vsnprintf(msg + at, sizeof s->cap_msg[i] - at, fmt, ap);
         va_end(ap);
     }
 }
@@ -252,9 +263,75 @@ void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_co
     mark_trace_losses(s, st, n);
 }
 
+/* ------------------------------------------------- what the files lost */
+
+/* The record types that carry each feature's data, for the losses of the
+ * session's files (FL_T_UNKNOWN ends a list). */
+static const struct {
+    const char *feature;
+    fl_type types[3];
+} feature_types[] = {
+    {"device_metrics", {FL_T_DEVICE_METRIC_BATCH}},
+    {"host_metrics", {FL_T_HOST_METRIC_BATCH}},
+    {"scope_events", {FL_T_SCOPE_EVENT_BATCH}},
+    {"kernel_events", {FL_T_KERNEL_EVENT_BATCH, FL_T_KERNEL_DETAIL}},
+    {"memcpy_events", {FL_T_MEMCPY_EVENT_BATCH}},
+    {"memset_events", {FL_T_MEMSET_EVENT}},
+    {"synchronization", {FL_T_SYNCHRONIZATION_EVENT_BATCH}},
+    {"memory_tracking", {FL_T_MEMORY_ALLOC_EVENT_BATCH}},
+    {"cuda_graphs", {FL_T_GRAPH_LAUNCH_EVENT}},
+    {"nvtx_ranges", {FL_T_NVTX_MARKER_EVENT}},
+};
+#define N_FEATURE_TYPES (sizeof feature_types / sizeof feature_types[0])
+
+void fl_caps_mark_removed(session *s, int ch)
+{
+    for (size_t f = 0; f < N_FEATURE_TYPES; f++) {
+        bool here = false;
+        for (size_t k = 0; k < 3 && feature_types[f].types[k] != FL_T_UNKNOWN; k++)
+            here = here || fl_type_get(feature_types[f].types[k])->channel == ch;
+        if (here && is_collected(s, feature_types[f].feature))
+            mark_partial(s, feature_types[f].feature, "log_dir_removed",
+                         "%s/%s.log was removed while recording: its records up to then are "
+                         "gone, later ones were not written (shutdown's lines_lost, rows_lost)",
+                         s->dir, fl_channel_name(ch));
+    }
+}
+
+bool fl_caps_mark_losses(session *s)
+{
+    bool any = false;
+    for (size_t f = 0; f < N_FEATURE_TYPES; f++) {
+        uint64_t lines[FL_LOSS_CAUSES] = {0}, rows[FL_LOSS_CAUSES] = {0};
+        for (size_t k = 0; k < 3 && feature_types[f].types[k] != FL_T_UNKNOWN; k++)
+            for (int c = 0; c < FL_LOSS_CAUSES; c++) {
+                lines[c] += s->loss.lines[c][feature_types[f].types[k]];
+                rows[c] += s->loss.rows[c][feature_types[f].types[k]];
+            }
+        if (lines[FL_LOSS_WRITE] > 0)
+            mark_partial(s, feature_types[f].feature, "write_failed",
+                         "%llu rows in %llu lines lost: writing %s/%s.log failed: %s",
+                         (unsigned long long)rows[FL_LOSS_WRITE],
+                         (unsigned long long)lines[FL_LOSS_WRITE], s->dir,
+                         fl_channel_name(s->loss.first_channel), strerror(s->loss.first_errno));
+        if (lines[FL_LOSS_REMOVED] > 0)
+            mark_partial(s, feature_types[f].feature, "log_dir_removed",
+                         "%llu rows in %llu lines not written: the session's files were removed "
+                         "while recording",
+                         (unsigned long long)rows[FL_LOSS_REMOVED],
+                         (unsigned long long)lines[FL_LOSS_REMOVED]);
+        any = any || lines[FL_LOSS_WRITE] > 0 || lines[FL_LOSS_REMOVED] > 0;
+    }
+    return any || s->loss.removed || s->loss.lines_total > 0;
+}
+
+void fl_caps_put(session *s, fl_buf *b, uint64_t ts)
+{
+    fl_rec_capabilities(b, s->id, ts, s->requested_engine, s->selected_engine, s->caps, s->n_caps);
+}
+
 void fl_caps_write(session *s, uint64_t ts)
 {
     for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
-        fl_rec_capabilities(&s->out[ch], s->id, ts, s->requested_engine, s->selected_engine,
-                            s->caps, s->n_caps);
+        fl_caps_put(s, &s->out[ch], ts);
 }

@@ -26,6 +26,18 @@ bool fl_caps_mark_lost_rows(session *s, uint64_t scope_dropped, uint64_t metric_
  * features whose records CUPTI dropped. */
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n);
 
+/* Channel ch's file was removed while recording: the collected features
+ * whose records it holds become partial (log_dir_removed). */
+void fl_caps_mark_removed(session *s, int ch);
+
+/* The features whose records the session's files lost (s->loss: a failed
+ * write, a removed file) become partial with the counts (write_failed,
+ * log_dir_removed).  True when the files lost anything or were removed. */
+bool fl_caps_mark_losses(session *s);
+
+/* Appends capture_capabilities at ts to b. */
+void fl_caps_put(session *s, fl_buf *b, uint64_t ts);
+
 /* Appends capture_capabilities at ts to every channel buffer. */
 void fl_caps_write(session *s, uint64_t ts);
 

@@ -13,7 +13,9 @@
 #include "../sampler/hook.h"
 #include "../util/clock.h"
 #include "../util/error.h"
+#include "../util/fs.h"
 #include "capabilities.h"
+#include "files.h"
 #include "launcher.h"
 #include "say.h"
 #include "scope.h"
@@ -23,6 +25,7 @@
 #include "gpu_profile.h"
 #include "gpufl.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -200,10 +203,15 @@ static gpufl_status session_new(const gpufl_init_options *opts, gp_monitor *borr
  * the session will capture. */
 static gpufl_status open_session(session *s, gpufl_error *err)
 {
+    /* Before any descriptor of ours (NVML's, the files): a program started
+     * with its standard streams closed must not print into a log file. */
+    if (fl_fd_reserve_stdio() < 0)
+        FL_DEBUG(s, "cannot open /dev/null for a closed stdin, stdout or stderr: %s",
+                 strerror(errno));
     char note[GP_NOTE_MAX];
     gpufl_status st = open_devices(s, note, sizeof note, err);
     if (st == GPUFL_OK)
-        st = fl_writer_open_files(s, err);
+        st = fl_files_open(s, err);
     if (st != GPUFL_OK)
         return st;
     s->ident = (fl_ident){.pid = getpid(), .app = s->cfg.app_name, .session_id = s->id};
@@ -238,9 +246,9 @@ static gpufl_status write_job_start(session *s, gpufl_error *err)
     fl_writer_put_job_start(s, &js);
     fl_caps_write(s, js.ts_ns);
     fl_writer_write_all(s);
-    if (s->io_errno)
+    if (s->loss.first_errno)
         return fl_error_set(err, GPUFL_ERR_IO, "cannot write %s/%s.log: %s", s->dir,
-                            fl_channel_name(s->io_channel), strerror(s->io_errno));
+                            fl_channel_name(s->loss.first_channel), strerror(s->loss.first_errno));
     return GPUFL_OK;
 }
 
@@ -325,9 +333,10 @@ static void stop_recording(session *s)
 }
 
 /* The closing records: capture_capabilities again when a feature lost
- * data or the Trace engine has its counts, then shutdown (with a
- * launcher's child's end) on every channel.  Returns the scope rows
- * dropped. */
+ * data or the Trace engine has its counts, then shutdown (with what the
+ * files lost, and a launcher's child's end) on every channel.  The last
+ * data is written first, so that the counts are final.  Returns the scope
+ * rows dropped. */
 static uint64_t write_closing(session *s)
 {
     uint64_t ts = gp_now_wall_ns();
@@ -341,15 +350,20 @@ static uint64_t write_closing(session *s)
         fl_caps_trace_final(s, &st, &n);
         again = true;
     }
+    fl_writer_write_all(s);
+    again = fl_caps_mark_losses(s) || again;
+    s->closing = true;
     if (again)
         fl_caps_write(s, ts);
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++) {
-        if (s->child_set)
-            fl_rec_shutdown_child(&s->out[ch], &s->ident, ts, s->child_exit, s->child_signal,
-                                  s->child_crashed);
-        else
-            fl_rec_shutdown(&s->out[ch], &s->ident, ts);
-    }
+    fl_shutdown sd = {.ts_ns = ts,
+                      .child = s->child_set,
+                      .exit_code = s->child_exit,
+                      .signal = s->child_signal,
+                      .crashed = s->child_crashed,
+                      .lines_lost = s->loss.lines_total,
+                      .rows_lost = s->loss.rows_total};
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+        fl_rec_shutdown_session(&s->out[ch], &s->ident, &sd);
     fl_writer_write_all(s);
     return dropped;
 }
@@ -372,9 +386,11 @@ void gpufl_shutdown(void)
              "rows dropped",
              s->id, (unsigned long long)s->rows_scope, (unsigned long long)s->rows_dev,
              (unsigned long long)s->rows_host, (unsigned long long)dropped);
-    if (s->io_errno)
-        FL_DEBUG(s, "writing %s/%s.log failed: %s", s->dir, fl_channel_name(s->io_channel),
-                 strerror(s->io_errno));
+    if (s->loss.first_errno || s->loss.lines_total)
+        FL_DEBUG(s, "session %s lost %llu lines (%llu rows) it could not write%s%s", s->id,
+                 (unsigned long long)s->loss.lines_total, (unsigned long long)s->loss.rows_total,
+                 s->loss.first_errno ? ": " : "",
+                 s->loss.first_errno ? strerror(s->loss.first_errno) : "");
     snprintf(g_last_dir, sizeof g_last_dir, "%s", s->dir);
     session_free(s);
     pthread_mutex_unlock(&g_life);

@@ -33,6 +33,30 @@ typedef struct rowq {
     size_t n, cap;
 } rowq;
 
+/* A channel file's state (files.c). */
+typedef enum fl_file_state {
+    FL_FILE_OK = 0,
+    FL_FILE_TORN, /* a cut line could not be removed: the next write ends it first */
+    FL_FILE_GONE, /* removed while recording: fd is the file made in its place, which
+                     gets the closing records only */
+    FL_FILE_DEAD, /* no file: everything for it is lost (counted) */
+} fl_file_state;
+
+/* Why lines were lost (fl_loss's first index). */
+enum { FL_LOSS_WRITE = 0, FL_LOSS_REMOVED = 1, FL_LOSS_CAUSES = 2 };
+
+/* What the session's files lost (files.c): lines and batch rows per record
+ * type and cause, and the first write error. */
+typedef struct fl_loss {
+    uint64_t lines[FL_LOSS_CAUSES][FL_T_COUNT];
+    uint64_t rows[FL_LOSS_CAUSES][FL_T_COUNT];
+    uint64_t lines_total, rows_total;
+    int first_errno;   /* 0: no write failed */
+    int first_channel; /* of first_errno */
+    bool removed;      /* a channel file (or the directory) was removed */
+    uint64_t removed_ns;
+} fl_loss;
+
 typedef struct session {
     fl_config cfg;
     uint32_t gen;
@@ -41,7 +65,16 @@ typedef struct session {
     char hostname[256];
     char ip[64];
     fl_ident ident;
+
+    /* The files (files.c): the writer thread's, and init's and shutdown's
+     * while it does not run. */
+    int base_fd, dir_fd; /* log_path and the session directory, checked at open */
     int fd[FL_CH_WRITTEN];
+    fl_file_state fstate[FL_CH_WRITTEN];
+    fl_buf redo[FL_CH_WRITTEN]; /* dictionary lines a failed write lost, written first next */
+    fl_loss loss;
+    bool closing;              /* the closing records are being written */
+    fl_buf job_start_line;     /* for a file made again after a removal */
     fl_buf out[FL_CH_WRITTEN]; /* writer thread (and init/shutdown when it is not running) */
 
     /* Devices (identity fixed at init). */
@@ -74,8 +107,6 @@ typedef struct session {
     uint64_t batch_scope, batch_dev, batch_host;
     uint32_t dev_cols_seen; /* device_metric_batch columns that have had a value */
     uint64_t rows_scope, rows_dev, rows_host;
-    int io_errno;
-    int io_channel;
 
     /* capture_capabilities */
     fl_capability caps[MAX_CAPS];

@@ -1,37 +1,31 @@
 /*
  * recorder/writer.c - the session's files and the writer thread.
  *
- * Promises: a session writes <log_path>/<session_id>/{device,scope,
- * system}.log, each line by one write() of whole lines, so a process
- * killed at any moment leaves every line written before its last flush
- * readable; the writer thread formats and writes everything (scope rows
- * from the per-thread rings, device and host rows from the sampler's
- * thread, system phases, the Trace engine's records) every
- * FLUSH_PERIOD_NS or sooner when a buffer fills, so the files are at most
- * about a second behind; dictionary entries are written before the first
- * batch that uses them; a writer stuck on a slow disk costs rows (counted),
- * never the application's time or the process's memory.  What GPUFlight's
- * analyzer needs of the metric rows (docs/gpufl.md): a host row only when
- * every value in it is known, and a device_metric_batch column only once
- * some row of the session had a value for it, then in every later batch.
+ * Promises: each cycle's lines go to each channel file (files.c) in one
+ * write() of whole lines, so a process killed at any moment leaves every
+ * line written before its last flush readable; the writer thread formats and writes everything
+ * (scope rows from the per-thread rings, device and host rows from the sampler's thread, system
+ * phases, the Trace engine's records) every FLUSH_PERIOD_NS or sooner when a buffer fills, so the
+ * files are at most about a second behind; dictionary entries are written before the first batch
+ * that uses them; a writer stuck on a slow disk costs rows (counted), never the application's time
+ * or the process's memory.  What GPUFlight's analyzer needs of the metric rows (docs/gpufl.md): a
+ * host row only when every value in it is known, and a device_metric_batch column only once some
+ * row of the session had a value for it, then in every later batch.
  */
 #include "writer.h"
 #include "../sampler/hook.h"
 #include "../util/clock.h"
 #include "../util/error.h"
-#include "../util/fs.h"
+#include "files.h"
 #include "scope.h"
 #include "trace_engine.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define FLUSH_PERIOD_NS 250000000ull /* the files lag at most ~0.25 s + a cycle */
@@ -71,73 +65,12 @@ static struct timespec deadline_in(uint64_t ns)
     return ts;
 }
 
-void fl_uuid4(char out[37])
-{
-    unsigned char b[16];
-    size_t got = 0;
-    while (got < sizeof b) {
-        ssize_t r = getrandom(b + got, sizeof b - got, 0);
-        if (r > 0) {
-            got += (size_t)r;
-            continue;
-        }
-        if (r < 0 && errno == EINTR)
-            continue;
-        /* No entropy source: the clock and the pid still make ids that do
-         * not collide on one machine. */
-        uint64_t t = gp_now_wall_ns() ^ ((uint64_t)getpid() << 32) ^ gp_now_mono_ns();
-        for (size_t i = got; i < sizeof b;
-             i++, t = t * 6364136223846793005ull + 1442695040888963407ull)
-            b[i] = (unsigned char)(t >> 56);
-        break;
-    }
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-    static const char hex[] = "0123456789abcdef";
-    size_t k = 0;
-    for (size_t i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            out[k++] = '-';
-        out[k++] = hex[b[i] >> 4];
-        out[k++] = hex[b[i] & 15];
-    }
-    out[k] = '\0';
-}
-
 /* ---------------------------------------------------------------- files */
 
 void fl_writer_init(session *s)
 {
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
-        s->fd[ch] = -1;
+    fl_files_init(s);
     pthread_once(&g_cv_once, init_cvs);
-}
-
-/* Writes a whole buffer; remembers the first error (disk full, ...) and
- * goes on, so a later cycle may still succeed. */
-static void write_channel(session *s, int ch, fl_buf *b)
-{
-    if (b->len == 0 || s->fd[ch] < 0)
-        return;
-    const char *p = b->p;
-    size_t left = b->len;
-    while (left > 0) {
-        ssize_t w = write(s->fd[ch], p, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (!s->io_errno) {
-                s->io_errno = w < 0 ? errno : EIO;
-                s->io_channel = ch;
-            }
-            break;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    if (s->cfg.flush_logs_always)
-        fsync(s->fd[ch]);
-    fl_buf_reset(b);
 }
 
 void fl_writer_spill(void *user, fl_buf *b)
@@ -145,53 +78,20 @@ void fl_writer_spill(void *user, fl_buf *b)
     session *s = user;
     for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
         if (b == &s->out[ch])
-            write_channel(s, ch, b);
+            fl_files_write(s, ch, b);
 }
 
 void fl_writer_write_all(session *s)
 {
     for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
-        write_channel(s, ch, &s->out[ch]);
-}
-
-gpufl_status fl_writer_open_files(session *s, gpufl_error *err)
-{
-    const char *base = s->cfg.log_path;
-    if (fl_make_dirs(base) != 0)
-        return fl_error_set(err, GPUFL_ERR_IO,
-                            "cannot create the log directory \"%s\" (log_path): %s: choose a "
-                            "writable log_path",
-                            base, strerror(errno));
-    for (int attempt = 0;; attempt++) {
-        fl_uuid4(s->id);
-        if (snprintf(s->dir, sizeof s->dir, "%s/%s", base, s->id) >= (int)sizeof s->dir)
-            return fl_error_set(err, GPUFL_ERR_IO, "log_path \"%s\" is too long", base);
-        if (mkdir(s->dir, 0755) == 0)
-            break;
-        if (errno != EEXIST || attempt == 3)
-            return fl_error_set(err, GPUFL_ERR_IO,
-                                "cannot create the session directory \"%s\": %s: choose a "
-                                "writable log_path",
-                                s->dir, strerror(errno));
-    }
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++) {
-        char path[PATH_MAX + 16];
-        snprintf(path, sizeof path, "%s/%s.log", s->dir, fl_channel_name(ch));
-        s->fd[ch] = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (s->fd[ch] < 0)
-            return fl_error_set(err, GPUFL_ERR_IO, "cannot create \"%s\": %s", path,
-                                strerror(errno));
-    }
-    return GPUFL_OK;
+        fl_files_write(s, ch, &s->out[ch]);
 }
 
 void fl_writer_free(session *s)
 {
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++) {
-        if (s->fd[ch] >= 0)
-            close(s->fd[ch]);
+    fl_files_close(s);
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
         fl_buf_free(&s->out[ch]);
-    }
     fl_buf_free(&s->sys_q);
     free(s->dev_q.p);
     free(s->dev_w.p);
@@ -314,9 +214,11 @@ fl_host_sample fl_writer_host_latest(session *s)
 void fl_writer_put_job_start(session *s, const fl_job_start *js)
 {
     pthread_mutex_lock(&g_mu);
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
-        fl_rec_job_start(&s->out[ch], &s->ident, js);
+    fl_buf_reset(&s->job_start_line);
+    fl_rec_job_start(&s->job_start_line, &s->ident, js);
     pthread_mutex_unlock(&g_mu);
+    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+        fl_buf_put(&s->out[ch], s->job_start_line.p, s->job_start_line.len);
 }
 
 void fl_writer_queue_phase(session *s, const char *name, bool start)

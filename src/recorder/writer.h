@@ -17,9 +17,6 @@
 
 #include <stdbool.h>
 
-/* A random RFC 4122 version 4 UUID, lower-case, 36 characters + NUL. */
-void fl_uuid4(char out[37]);
-
 /* Asks the writer thread to run a cycle soon (any thread; cheap). */
 void fl_session_kick(void);
 
@@ -31,9 +28,6 @@ void fl_session_hold_writer(bool hold);
  * condition variables made (once per process, on the monotonic clock). */
 void fl_writer_init(session *s);
 
-/* Creates <log_path>/<uuid>/ and opens its channel files for appending. */
-gpufl_status fl_writer_open_files(session *s, gpufl_error *err);
-
 /* Writes one of the session's channel buffers (b: &s->out[ch]) to its
  * file now and empties it: what the Trace engine's writer calls when a
  * drain has made a buffer large.  The thread that runs the cycle only
@@ -41,8 +35,8 @@ gpufl_status fl_writer_open_files(session *s, gpufl_error *err);
  * session. */
 void fl_writer_spill(void *user, fl_buf *b);
 
-/* Writes every channel buffer to its file (the first error is kept in
- * s->io_errno, s->io_channel).  Only with the writer thread not running. */
+/* Writes every channel buffer to its file (what cannot be written is
+ * counted in s->loss, files.h).  Only with the writer thread not running. */
 void fl_writer_write_all(session *s);
 
 /* Starts the sampler with the session's round hook (when the session
@@ -52,8 +46,9 @@ gpufl_status fl_writer_start_sampler(session *s, gpufl_error *err);
 /* The sampler's newest host reading. */
 fl_host_sample fl_writer_host_latest(session *s);
 
-/* Appends js to every channel buffer; js->devices are the live samples
- * that the sampler thread updates. */
+/* Appends js to every channel buffer (and keeps its line for a file made
+ * again, files.h); js->devices are the live samples that the sampler
+ * thread updates. */
 void fl_writer_put_job_start(session *s, const fl_job_start *js);
 
 /* Opens the scope rings for the session and starts the writer thread. */

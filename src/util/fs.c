@@ -1,10 +1,13 @@
-/* util/fs.c - directories (fs.h). */
+/* util/fs.c - directories and descriptors (fs.h): mkdir -p, the safety of
+ * a shared directory, descriptors kept off 0, 1 and 2. */
 #include "fs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int fl_make_dirs(const char *path)
 {
@@ -31,4 +34,48 @@ int fl_make_dirs(const char *path)
         return -1;
     }
     return 0;
+}
+
+fl_dir_safety fl_dir_check(const struct stat *st, uid_t me)
+{
+    if (!S_ISDIR(st->st_mode))
+        return FL_DIR_NOT_DIR;
+    if (st->st_mode & S_ISVTX)
+        return FL_DIR_SAFE; /* only an entry's owner (and the directory's) may move it */
+    if (st->st_mode & S_IWOTH)
+        return FL_DIR_WORLD_WRITABLE;
+    if (st->st_uid != me && st->st_uid != 0 && (st->st_mode & S_IWGRP))
+        return FL_DIR_OTHERS_WRITABLE;
+    return FL_DIR_SAFE;
+}
+
+int fl_fd_reserve_stdio(void)
+{
+    int opened = 0;
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        /* Not close-on-exec: a child should find its streams too. */
+        int n = open("/dev/null", O_RDWR);
+        if (n < 0)
+            return -1;
+        if (n != fd) {
+            /* Another thread took fd meanwhile: it is not ours to fill. */
+            close(n);
+            continue;
+        }
+        opened++;
+    }
+    return opened;
+}
+
+int fl_fd_above_stdio(int fd)
+{
+    if (fd < 0 || fd > 2)
+        return fd;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return high;
 }

@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MIB 1048576ull
 /* The longest row any batch writes: 12 columns of at most 20 digits and a
@@ -433,4 +434,29 @@ void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
         row_close(b, d);
     }
     FL_BUF_LIT(b, "]}\n");
+}
+
+/* ------------------------------------------------------------ accounting */
+
+fl_type fl_line_account(const char *line, size_t n, uint64_t *rows)
+{
+    static const char type_key[] = "\"type\":\"", rows_key[] = "\"rows\":[";
+    *rows = 0;
+    /* Inside a JSON string every '"' is escaped, so these keys, quotes
+     * included, can only be the record's own. */
+    const char *k = memmem(line, n, type_key, sizeof type_key - 1);
+    if (!k)
+        return FL_T_UNKNOWN;
+    const char *name = k + sizeof type_key - 1, *end = line + n;
+    const char *q = memchr(name, '"', (size_t)(end - name));
+    if (!q)
+        return FL_T_UNKNOWN;
+    fl_type t = fl_type_of(name, (size_t)(q - name));
+    if (!fl_type_get(t)->batch)
+        return t;
+    const char *r = memmem(q, (size_t)(end - q), rows_key, sizeof rows_key - 1);
+    /* The rows come last and hold numbers and nulls only: one '[' each. */
+    for (r = r ? r + sizeof rows_key - 1 : end; r < end; r++)
+        *rows += *r == '[';
+    return t;
 }

@@ -209,10 +209,8 @@ void fl_rec_shutdown(fl_buf *b, const fl_ident *id, uint64_t ts_ns)
     FL_BUF_LIT(b, "}\n");
 }
 
-void fl_rec_shutdown_child(fl_buf *b, const fl_ident *id, uint64_t ts_ns, int exit_code, int signal,
-                           bool crashed)
+static void put_child_end(fl_buf *b, int exit_code, int signal, bool crashed)
 {
-    put_shutdown_head(b, id, ts_ns);
     /* Exit statuses are 0..255, so any negative one means "none". */
     fl_put_key(b, "exit_code");
     fl_buf_opt_i64(b, exit_code >= 0, exit_code);
@@ -220,6 +218,25 @@ void fl_rec_shutdown_child(fl_buf *b, const fl_ident *id, uint64_t ts_ns, int ex
     fl_buf_opt_i64(b, signal != 0, signal);
     fl_put_key(b, "crashed");
     fl_put_bool(b, crashed);
+}
+
+void fl_rec_shutdown_child(fl_buf *b, const fl_ident *id, uint64_t ts_ns, int exit_code, int signal,
+                           bool crashed)
+{
+    put_shutdown_head(b, id, ts_ns);
+    put_child_end(b, exit_code, signal, crashed);
+    FL_BUF_LIT(b, "}\n");
+}
+
+void fl_rec_shutdown_session(fl_buf *b, const fl_ident *id, const fl_shutdown *sd)
+{
+    put_shutdown_head(b, id, sd->ts_ns);
+    if (sd->child)
+        put_child_end(b, sd->exit_code, sd->signal, sd->crashed);
+    fl_put_key(b, "lines_lost");
+    fl_buf_u64(b, sd->lines_lost);
+    fl_put_key(b, "rows_lost");
+    fl_buf_u64(b, sd->rows_lost);
     FL_BUF_LIT(b, "}\n");
 }
 

@@ -83,6 +83,18 @@ void fl_rec_shutdown(fl_buf *b, const fl_ident *id, uint64_t ts_ns);
  * signal (0 = null), crashed. */
 void fl_rec_shutdown_child(fl_buf *b, const fl_ident *id, uint64_t ts_ns, int exit_code, int signal,
                            bool crashed);
+/* shutdown as a session of ours ends: a launcher's child's end when child
+ * is set (as fl_rec_shutdown_child), then our lines_lost and rows_lost:
+ * the lines (and batch rows among them) the session's files could not
+ * take - a failed write, a removed file - 0 when none. */
+typedef struct fl_shutdown {
+    uint64_t ts_ns;
+    bool child;
+    int exit_code, signal;
+    bool crashed;
+    uint64_t lines_lost, rows_lost;
+} fl_shutdown;
+void fl_rec_shutdown_session(fl_buf *b, const fl_ident *id, const fl_shutdown *sd);
 /* system_start (start true) or system_stop. */
 void fl_rec_system(fl_buf *b, const fl_ident *id, bool start, const char *name, uint64_t ts_ns,
                    const fl_host_sample *host, const fl_device_live *devices, size_t n_devices);
@@ -183,6 +195,11 @@ typedef struct fl_scope_event {
 /* scope_event_batch with every column: the spec's eight, then our tid. */
 void fl_rec_scope_events(fl_buf *b, const char *session_id, uint64_t batch_id,
                          const fl_scope_event *rows, size_t n);
+
+/* One line a writer of ours made (n bytes, its '\n' or not): its type
+ * (FL_T_UNKNOWN when it names none we know) and, for a batch, its rows in
+ * *rows (0 otherwise) - what losing the line costs. */
+fl_type fl_line_account(const char *line, size_t n, uint64_t *rows);
 
 /* The Trace engine's records (abi/trace_abi.h rows).  Batches: base_time_ns is
  * the first row's t_ns, n == 0 appends nothing; channel device unless
