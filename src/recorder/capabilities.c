@@ -10,6 +10,7 @@
  */
 #include "capabilities.h"
 #include "say.h"
+#include "scope.h"
 #include "trace_engine.h"
 
 #include <stdarg.h>
@@ -185,18 +186,25 @@ static void mark_partial(session *s, const char *feature, const char *reason, co
     }
 }
 
-bool fl_caps_mark_lost_rows(session *s, uint64_t scope_dropped, uint64_t metric_dropped)
+bool fl_caps_mark_lost_rows(session *s, uint64_t scope_dropped, uint64_t names_over,
+                            uint64_t metric_dropped)
 {
     if (scope_dropped > 0)
         mark_partial(s, "scope_events", "ring_full",
                      "%llu scope events dropped: a thread opened scopes faster than the writer "
                      "drained them",
                      (unsigned long long)scope_dropped);
+    if (names_over > 0)
+        mark_partial(s, "scope_events", "name_limit",
+                     "%llu scopes recorded under the name \"%s\": the process had %u distinct "
+                     "scope names or %u bytes of them already",
+                     (unsigned long long)names_over, FL_SCOPE_OVERFLOW_NAME, FL_SCOPE_NAMES_MAX,
+                     FL_SCOPE_NAME_BYTES_MAX);
     if (metric_dropped > 0)
         mark_partial(s, "device_metrics", "queue_full",
                      "%llu metric rows dropped: the writer fell behind (a slow disk?)",
                      (unsigned long long)metric_dropped);
-    return scope_dropped > 0 || metric_dropped > 0;
+    return scope_dropped > 0 || names_over > 0 || metric_dropped > 0;
 }
 
 static bool is_collected(const session *s, const char *feature)

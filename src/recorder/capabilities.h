@@ -18,9 +18,11 @@
  * device_note (why there are no device metrics, or ""). */
 void fl_caps_build(session *s, bool tracing, const char *why, const char *device_note);
 
-/* The features that lost rows in the recorder itself (scope rings, metric
- * queues) become partial.  True when any did. */
-bool fl_caps_mark_lost_rows(session *s, uint64_t scope_dropped, uint64_t metric_dropped);
+/* The features that lost rows or names in the recorder itself (scope
+ * rings, scope names beyond the limits, metric queues) become partial.
+ * True when any did. */
+bool fl_caps_mark_lost_rows(session *s, uint64_t scope_dropped, uint64_t names_over,
+                            uint64_t metric_dropped);
 
 /* The Trace engine's final counts on kernel_events, and partial for the
  * features whose records CUPTI dropped. */

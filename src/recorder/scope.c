@@ -8,7 +8,11 @@
  * are then no-ops); nothing a producer can still touch is ever freed while
  * it may touch it (interned names live as long as the process, a ring is
  * freed only after its thread has exited).  A full ring drops the row and
- * counts it: the application is never blocked by the recorder.
+ * counts it: the application is never blocked by the recorder.  The names
+ * are bounded (FL_SCOPE_NAMES_MAX, FL_SCOPE_NAME_BYTES_MAX for the
+ * process's life): a scope named beyond them is recorded under
+ * FL_SCOPE_OVERFLOW_NAME and counted, so no name costs memory without
+ * end.
  */
 #include "scope.h"
 #include "../abi/trace_abi.h"
@@ -111,6 +115,8 @@ typedef struct intern {
 } intern;
 static intern *g_names; /* open addressing, g_names_cap a power of two */
 static size_t g_names_cap, g_names_used;
+static size_t g_name_bytes;   /* of the names' text, NULs included */
+static uint64_t g_names_over; /* scopes named beyond the limits, this session */
 static uint32_t g_next_name_id;
 static intern **g_pending; /* interned this session, not yet taken by the writer */
 static intern **g_by_id;   /* this session's names by id (user_scope) */
@@ -277,26 +283,57 @@ static bool grow_names(void)
     return true;
 }
 
-/* The slow path: the global table, under the registry lock.  Returns the
- * name's id in session gen (0 on allocation failure) and its interned copy. */
-static uint32_t intern_name(const char *name, uint32_t gen, const char **interned)
+/* The entry of name in the table (the table has room: see intern_name). */
+static intern *lookup(const char *name)
 {
-    uint32_t id = 0;
-    pthread_mutex_lock(&g_mu);
-    if (gen != atomic_load_explicit(&g_hot.gen, memory_order_relaxed))
-        goto out; /* the session ended meanwhile */
-    if ((g_names_used + 1) * 2 > g_names_cap && !grow_names())
-        goto out;
     size_t j = hash_str(name) & (g_names_cap - 1);
     while (g_names[j].name && strcmp(g_names[j].name, name) != 0)
         j = (j + 1) & (g_names_cap - 1);
-    intern *e = &g_names[j];
-    if (!e->name) {
-        e->name = strdup(name);
-        if (!e->name)
-            goto out;
-        g_names_used++;
+    return &g_names[j];
+}
+
+/* A name not in the table yet: its entry filled, or - beyond the limits -
+ * the overflow name's (the last of the FL_SCOPE_NAMES_MAX, kept for it),
+ * counted.  NULL when out of memory. */
+static intern *add_name(intern *e, const char *name, bool *over)
+{
+    size_t len = strlen(name) + 1;
+    /* g_name_bytes may pass the limit by the overflow name's length. */
+    *over = g_names_used + 1 >= FL_SCOPE_NAMES_MAX || g_name_bytes + len > FL_SCOPE_NAME_BYTES_MAX;
+    if (*over) {
+        g_names_over++;
+        e = lookup(FL_SCOPE_OVERFLOW_NAME);
+        if (e->name)
+            return e;
+        name = FL_SCOPE_OVERFLOW_NAME;
+        len = sizeof FL_SCOPE_OVERFLOW_NAME;
     }
+    e->name = malloc(len);
+    if (!e->name)
+        return NULL;
+    memcpy(e->name, name, len);
+    g_names_used++;
+    g_name_bytes += len;
+    return e;
+}
+
+/* The slow path: the global table, under the registry lock.  Returns the
+ * name's id in session gen (0 on allocation failure) and its interned copy
+ * (NULL when the name was beyond the limits: the overflow name's id). */
+static uint32_t intern_name(const char *name, uint32_t gen, const char **interned)
+{
+    uint32_t id = 0;
+    bool over = false;
+    *interned = NULL;
+    pthread_mutex_lock(&g_mu);
+    if (gen != atomic_load_explicit(&g_hot.gen, memory_order_relaxed))
+        goto out; /* the session ended meanwhile */
+    /* At most FL_SCOPE_NAMES_MAX entries: the table stops growing there. */
+    if (g_names_used < FL_SCOPE_NAMES_MAX && (g_names_used + 1) * 2 > g_names_cap && !grow_names())
+        goto out;
+    intern *e = lookup(name);
+    if (!e->name && !(e = add_name(e, name, &over)))
+        goto out;
     if (e->gen != gen) {
         if (g_pending_n == g_pending_cap) {
             size_t cap = g_pending_cap ? g_pending_cap * 2 : 64;
@@ -320,7 +357,8 @@ static uint32_t intern_name(const char *name, uint32_t gen, const char **interne
         g_pending[g_pending_n++] = e;
     }
     id = e->id;
-    *interned = e->name;
+    if (!over)
+        *interned = e->name;
 out:
     pthread_mutex_unlock(&g_mu);
     return id;
@@ -334,7 +372,7 @@ static uint32_t name_id(tls_state *t, const char *name)
         return c->id;
     const char *interned = NULL;
     uint32_t id = intern_name(name, t->gen, &interned);
-    if (id) {
+    if (interned) { /* a name beyond the limits is counted at every scope */
         c->ptr = name;
         c->name = interned;
         c->id = id;
@@ -458,6 +496,7 @@ void fl_scope_session_begin(uint32_t gen, bool count_active, void (*kick)(void))
     }
     g_pending_n = 0;
     g_next_name_id = 0;
+    g_names_over = 0;
     g_dropped_base = 0;
     g_open_base = 0;
     atomic_store_explicit(&g_hot.count_active, count_active ? 1 : 0, memory_order_relaxed);
@@ -578,6 +617,14 @@ size_t fl_scope_take_names(fl_dict_entry **out, size_t *cap)
         (*out)[i].name = g_pending[i]->name;
     }
     g_pending_n = 0;
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
+uint64_t fl_scope_names_over(void)
+{
+    pthread_mutex_lock(&g_mu);
+    uint64_t n = g_names_over;
     pthread_mutex_unlock(&g_mu);
     return n;
 }

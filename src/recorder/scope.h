@@ -12,6 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The scope names the process keeps (they live as long as it does, shared
+ * by its sessions): at most FL_SCOPE_NAMES_MAX distinct names, the last of
+ * them kept for FL_SCOPE_OVERFLOW_NAME, and FL_SCOPE_NAME_BYTES_MAX bytes
+ * of text.  A scope (or NVTX range) whose name is new once either is
+ * reached is recorded under FL_SCOPE_OVERFLOW_NAME and counted
+ * (fl_scope_names_over).  About 8 MiB at most in all (docs/gpufl.md). */
+#define FL_SCOPE_NAMES_MAX 65536u
+#define FL_SCOPE_NAME_BYTES_MAX (4u << 20)
+#define FL_SCOPE_OVERFLOW_NAME "(other scope names)"
+
 /* Begins accepting scopes for session generation gen (non-zero).
  * count_active: keep the count of open outermost scopes that
  * fl_scope_any_open() reads (continuous_system_sampling = false).  kick
@@ -42,6 +52,9 @@ size_t fl_scope_current_path(uint32_t *ids, size_t cap);
 /* The name of scope_name_dict id in session gen; NULL if unknown.  The
  * text lives as long as the process. */
 const char *fl_scope_name_of(uint32_t gen, uint32_t id);
+/* Scopes (and NVTX ranges) of this session recorded under
+ * FL_SCOPE_OVERFLOW_NAME because their name was beyond the limits. */
+uint64_t fl_scope_names_over(void);
 /* Rows dropped because a thread's ring was full, this session. */
 uint64_t fl_scope_dropped(void);
 /* Whether some thread is inside an outermost scope now. */

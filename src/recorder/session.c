@@ -342,7 +342,7 @@ static uint64_t write_closing(session *s)
     uint64_t ts = gp_now_wall_ns();
     uint64_t dropped = fl_scope_dropped();
     uint64_t metric_dropped = s->metric_rows_dropped; /* the sampler has stopped */
-    bool again = fl_caps_mark_lost_rows(s, dropped, metric_dropped);
+    bool again = fl_caps_mark_lost_rows(s, dropped, fl_scope_names_over(), metric_dropped);
     if (s->plugin) {
         fl_trace_stats st;
         fl_trace_counts n;
