@@ -31,6 +31,7 @@ RECORDS = {
     "system_stop": ("system", 1),
     "kernel_detail": ("device", 1),
     "memset_event": ("device", 1),
+    "device_lost_event": ("system", 1),  # ours: a device whose sampling failed
     # GPUFlight 1.3's own records.
     "kernel_perf_metric_event": ("device", 0),
     "sass_config": ("device", 1),

@@ -11,6 +11,7 @@
 #include "capabilities.h"
 #include "say.h"
 #include "scope.h"
+#include "../util/error.h"
 #include "trace_engine.h"
 
 #include <stdarg.h>
@@ -207,6 +208,23 @@ bool fl_caps_mark_lost_rows(session *s, uint64_t scope_dropped, uint64_t names_o
     return scope_dropped > 0 || names_over > 0 || metric_dropped > 0;
 }
 
+bool fl_caps_mark_failed_devices(session *s, const fl_device_failure *failures)
+{
+    bool any = false;
+    for (size_t i = 0; i < s->n_dev; i++) {
+        const fl_device_failure *f = &failures[i];
+        if (!f->failed)
+            continue;
+        any = true;
+        mark_partial(s, "device_metrics",
+                     f->status == GP_ERR_DEVICE_LOST ? "device_lost" : "device_failed",
+                     "device %u (%s) stopped reporting at ts_ns %llu (%s: %s): no row after that",
+                     s->live[i].id, s->live[i].uuid ? s->live[i].uuid : "no uuid",
+                     (unsigned long long)f->t_ns, gp_status_id(f->status), f->message);
+    }
+    return any;
+}
+
 static bool is_collected(const session *s, const char *feature)
 {
     for (size_t i = 0; i < s->n_caps; i++)
@@ -279,7 +297,7 @@ static const struct {
     const char *feature;
     fl_type types[3];
 } feature_types[] = {
-    {"device_metrics", {FL_T_DEVICE_METRIC_BATCH}},
+    {"device_metrics", {FL_T_DEVICE_METRIC_BATCH, FL_T_DEVICE_LOST_EVENT}},
     {"host_metrics", {FL_T_HOST_METRIC_BATCH}},
     {"scope_events", {FL_T_SCOPE_EVENT_BATCH}},
     {"kernel_events", {FL_T_KERNEL_EVENT_BATCH, FL_T_KERNEL_DETAIL}},

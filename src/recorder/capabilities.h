@@ -24,6 +24,11 @@ void fl_caps_build(session *s, bool tracing, const char *why, const char *device
 bool fl_caps_mark_lost_rows(session *s, uint64_t scope_dropped, uint64_t names_over,
                             uint64_t metric_dropped);
 
+/* device_metrics partial for each device whose sampling failed
+ * (failures: s->n_dev entries): device_lost when the device fell off the
+ * bus, device_failed for any other failure.  True when any did. */
+bool fl_caps_mark_failed_devices(session *s, const fl_device_failure *failures);
+
 /* The Trace engine's final counts on kernel_events, and partial for the
  * features whose records CUPTI dropped. */
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n);

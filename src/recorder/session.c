@@ -54,6 +54,7 @@ static void session_free(session *s)
     fl_writer_free(s);
     free(s->live);
     free(s->statics);
+    free(s->failures);
     fl_config_free(&s->cfg);
     free(s);
 }
@@ -115,7 +116,8 @@ static gpufl_status list_devices(session *s, char *note, size_t note_len, gpufl_
     if (s->n_dev > 0) {
         s->live = calloc(s->n_dev, sizeof *s->live);
         s->statics = calloc(s->n_dev, sizeof *s->statics);
-        if (!s->live || !s->statics)
+        s->failures = calloc(s->n_dev, sizeof *s->failures);
+        if (!s->live || !s->statics || !s->failures)
             return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory for %zu devices",
                                 s->n_dev);
     }
@@ -332,6 +334,20 @@ static void stop_recording(session *s)
     g_s = NULL;
 }
 
+/* device_metrics partial for each device whose sampling failed. */
+static bool mark_failed_devices(session *s)
+{
+    if (s->n_dev == 0)
+        return false;
+    fl_device_failure *f = calloc(s->n_dev, sizeof *f);
+    if (!f)
+        return false;
+    fl_writer_failures(s, f);
+    bool any = fl_caps_mark_failed_devices(s, f);
+    free(f);
+    return any;
+}
+
 /* The closing records: capture_capabilities again when a feature lost
  * data or the Trace engine has its counts, then shutdown (with what the
  * files lost, and a launcher's child's end) on every channel.  The last
@@ -343,6 +359,7 @@ static uint64_t write_closing(session *s)
     uint64_t dropped = fl_scope_dropped();
     uint64_t metric_dropped = s->metric_rows_dropped; /* the sampler has stopped */
     bool again = fl_caps_mark_lost_rows(s, dropped, fl_scope_names_over(), metric_dropped);
+    again = mark_failed_devices(s) || again;
     if (s->plugin) {
         fl_trace_stats st;
         fl_trace_counts n;

@@ -26,6 +26,14 @@
 #define MAX_CAPS 24
 #define MAX_CUDA_DEVICES 16
 
+/* A device whose sampling failed (the monitor does not read it again). */
+typedef struct fl_device_failure {
+    bool failed;
+    gp_status status;
+    uint64_t t_ns; /* wall clock */
+    char message[GP_ERROR_MESSAGE_MAX];
+} fl_device_failure;
+
 /* Rows queued by the sampler thread for the writer: the writer swaps a
  * whole queue out under the lock and gives its old one back, emptied. */
 typedef struct rowq {
@@ -81,7 +89,8 @@ typedef struct session {
     gp_monitor *mon;
     bool mon_borrowed; /* the caller's (the CLI's): never stopped or destroyed here */
     size_t n_dev;
-    fl_device_live *live; /* identity + latest sample, under mu */
+    fl_device_live *live;        /* identity + latest sample, under mu */
+    fl_device_failure *failures; /* per device, under mu */
     fl_device_static *statics;
     bool sampling; /* the sampler thread runs */
 

@@ -17,6 +17,7 @@
 #include "../util/clock.h"
 #include "../util/error.h"
 #include "files.h"
+#include "say.h"
 #include "scope.h"
 #include "trace_engine.h"
 
@@ -141,10 +142,39 @@ static void rowq_swap(rowq *live, rowq *taken)
     live->n = 0;
 }
 
+/* A slot the monitor reports failed this round (and will not read again):
+ * not GP_OK, not "not read", not a self-paced backend's quiet tick. */
+static bool slot_failed(gp_status st)
+{
+    return st != GP_OK && st != GP_ERR_STATE && st != GP_ERR_TIMEOUT;
+}
+
+/* Device i failed at t_wall (mu held): remembered, its live values gone,
+ * and its device_lost_event record queued for the system channel. */
+static void note_failure(session *s, size_t i, uint64_t t_wall, gp_status st, const gp_error *e)
+{
+    fl_device_failure *f = &s->failures[i];
+    f->failed = true;
+    f->status = st;
+    f->t_ns = t_wall;
+    snprintf(f->message, sizeof f->message, "%s",
+             e && e->message[0] ? e->message : gp_strerror(st));
+    s->live[i].have_sample = false;
+    fl_device_lost rec = {.ts_ns = t_wall,
+                          .device_id = s->live[i].id,
+                          .name = s->live[i].name,
+                          .uuid = s->live[i].uuid,
+                          .status = gp_status_id(st),
+                          .message = f->message};
+    fl_rec_device_lost_event(&s->sys_q, &s->ident, &rec);
+}
+
 /* The sampler thread's round: keep the newest values for system_start and
- * job_start, queue rows while the gate is open. */
+ * job_start, record a device that failed, queue rows while the gate is
+ * open. */
 static void hook_round(void *user, uint64_t t_mono, uint64_t t_wall,
-                       const gp_device_sample *samples, const gp_status *status, size_t n)
+                       const gp_device_sample *samples, const gp_status *status,
+                       const gp_error *errors, size_t n)
 {
     (void)t_mono;
     session *s = user;
@@ -152,14 +182,19 @@ static void hook_round(void *user, uint64_t t_mono, uint64_t t_wall,
     fl_host_read(&s->host, &h);
     bool emit = s->cfg.continuous_system_sampling || gate_open();
     bool kick = false;
+    size_t failed = 0;
     pthread_mutex_lock(&g_mu);
     bool first = !s->first_round;
     s->host_latest = h;
-    for (size_t i = 0; i < n && i < s->n_dev; i++)
+    for (size_t i = 0; i < n && i < s->n_dev; i++) {
         if (status[i] == GP_OK) {
             s->live[i].s = samples[i];
             s->live[i].have_sample = true;
+        } else if (slot_failed(status[i]) && !s->failures[i].failed) {
+            note_failure(s, i, t_wall, status[i], errors ? &errors[i] : NULL);
+            failed++;
         }
+    }
     if (emit) {
         /* A host row only with every value known: the first round's CPU %
          * (a difference of two readings) is not, so no row until then. */
@@ -179,8 +214,21 @@ static void hook_round(void *user, uint64_t t_mono, uint64_t t_wall,
         pthread_cond_broadcast(&g_done_cv);
     }
     pthread_mutex_unlock(&g_mu);
-    if (kick)
+    for (size_t i = 0; failed && i < n && i < s->n_dev; i++)
+        if (slot_failed(status[i]))
+            FL_DEBUG(s, "device %u stopped reporting (%s): %s; recorded as %s", s->live[i].id,
+                     gp_status_id(status[i]),
+                     errors && errors[i].message[0] ? errors[i].message : gp_strerror(status[i]),
+                     fl_type_name(FL_T_DEVICE_LOST_EVENT));
+    if (kick || failed)
         fl_session_kick();
+}
+
+void fl_writer_failures(session *s, fl_device_failure *out)
+{
+    pthread_mutex_lock(&g_mu);
+    memcpy(out, s->failures, s->n_dev * sizeof *out);
+    pthread_mutex_unlock(&g_mu);
 }
 
 gpufl_status fl_writer_start_sampler(session *s, gpufl_error *err)

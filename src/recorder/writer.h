@@ -43,6 +43,9 @@ void fl_writer_write_all(session *s);
  * samples) and waits, briefly, for its first round. */
 gpufl_status fl_writer_start_sampler(session *s, gpufl_error *err);
 
+/* Copies the devices' failures (s->n_dev entries) into out. */
+void fl_writer_failures(session *s, fl_device_failure *out);
+
 /* The sampler's newest host reading. */
 fl_host_sample fl_writer_host_latest(session *s);
 

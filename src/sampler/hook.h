@@ -16,15 +16,18 @@
  * What the flight recorder needs from a monitor's sampling thread (called on
  * that thread).  gate(user) is asked before every round but the first; a
  * false answer skips the round: nothing is read.  on_round gets every round
- * that was read: one sample and status per slot (GP_OK: the sample is
- * valid; GP_ERR_STATE: the slot was not read - a failed device, or the
- * none backend).  With a hook the thread runs even for the none backend,
- * so the hook still ticks.
+ * that was read: one sample, status and error per slot (GP_OK: the sample
+ * is valid; GP_ERR_STATE: the slot was not read - a failed device, or the
+ * none backend; GP_ERR_TIMEOUT from a self-paced backend: no value this
+ * tick; any other: the slot failed this round, errors[slot] says how, and
+ * it is not read again).  With a hook the thread runs even for the none
+ * backend, so the hook still ticks.
  */
 typedef struct gp_round_hook {
     bool (*gate)(void *user);
     void (*on_round)(void *user, uint64_t t_mono_ns, uint64_t t_wall_ns,
-                     const gp_device_sample *samples, const gp_status *status, size_t n);
+                     const gp_device_sample *samples, const gp_status *status,
+                     const gp_error *errors, size_t n);
     void *user;
 } gp_round_hook;
 

@@ -249,7 +249,8 @@ static bool round_wanted(gp_monitor *m)
 static void hook_round(gp_monitor *m, uint64_t t_mono, uint64_t t_wall)
 {
     if (m->hook.on_round)
-        m->hook.on_round(m->hook.user, t_mono, t_wall, m->round, m->round_status, m->n_slots);
+        m->hook.on_round(m->hook.user, t_mono, t_wall, m->round, m->round_status, m->round_err,
+                         m->n_slots);
 }
 
 /* One polled round: read every live device, then record under one lock. */

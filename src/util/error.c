@@ -47,6 +47,28 @@ const char *gp_strerror(gp_status status)
     return "unknown status";
 }
 
+const char *gp_status_id(gp_status status)
+{
+    static const char *const ids[] = {
+        [GP_OK] = "ok",
+        [GP_ERR_INVALID_ARG] = "invalid_arg",
+        [GP_ERR_NO_MEMORY] = "no_memory",
+        [GP_ERR_BACKEND_UNAVAILABLE] = "backend_unavailable",
+        [GP_ERR_BACKEND] = "backend",
+        [GP_ERR_DEVICE_NOT_FOUND] = "device_not_found",
+        [GP_ERR_DEVICE_LOST] = "device_lost",
+        [GP_ERR_TIMEOUT] = "timeout",
+        [GP_ERR_STATE] = "state",
+        [GP_ERR_THREAD] = "thread",
+        [GP_ERR_IO] = "io",
+        [GP_ERR_NOT_SUPPORTED] = "not_supported",
+        [GP_ERR_PARSE] = "parse",
+        [GP_ERR_CUPTI] = "cupti",
+    };
+    unsigned i = (unsigned)status;
+    return i < sizeof ids / sizeof ids[0] && ids[i] ? ids[i] : "unknown";
+}
+
 gp_status gp_error_set(gp_error *err, gp_status status, const char *fmt, ...)
 {
     if (err) {

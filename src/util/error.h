@@ -23,6 +23,10 @@ gp_status gp_error_set(gp_error *err, gp_status status, const char *fmt, ...)
 /* Prefixes an existing message: "<prefix>: <old message>". */
 void gp_error_prefix(gp_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gp_error_clear(gp_error *err);
+/* A status's stable name for records and JSON ("ok", "device_lost",
+ * "backend", "timeout", ...); gp_strerror() is the prose.  "unknown" for
+ * a value this version does not know. */
+const char *gp_status_id(gp_status status);
 
 /* The recorder's API side of the same convention. */
 void fl_error_clear(gpufl_error *err);

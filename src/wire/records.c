@@ -257,6 +257,26 @@ void fl_rec_system(fl_buf *b, const fl_ident *id, bool start, const char *name, 
     FL_BUF_LIT(b, "}\n");
 }
 
+void fl_rec_device_lost_event(fl_buf *b, const fl_ident *id, const fl_device_lost *d)
+{
+    fl_put_open(b, FL_T_DEVICE_LOST_EVENT);
+    FL_BUF_LIT(b, ",");
+    put_ident(b, id);
+    fl_put_key(b, "ts_ns");
+    fl_buf_u64(b, d->ts_ns);
+    fl_put_key(b, "device_id");
+    fl_buf_u64(b, d->device_id);
+    fl_put_key(b, "name");
+    fl_buf_str(b, d->name);
+    fl_put_key(b, "uuid");
+    fl_buf_str(b, d->uuid);
+    fl_put_key(b, "status");
+    fl_put_str_or_empty(b, d->status);
+    fl_put_key(b, "message");
+    fl_put_str_or_empty(b, d->message);
+    FL_BUF_LIT(b, "}\n");
+}
+
 void fl_rec_dictionary(fl_buf *b, const char *session_id, fl_dict dict,
                        const fl_dict_entry *entries, size_t n)
 {

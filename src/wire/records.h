@@ -95,6 +95,18 @@ typedef struct fl_shutdown {
     uint64_t lines_lost, rows_lost;
 } fl_shutdown;
 void fl_rec_shutdown_session(fl_buf *b, const fl_ident *id, const fl_shutdown *sd);
+/* device_lost_event (ours, channel system): a device whose sampling failed - it
+ * is not read again this session.  Keys: version, type, pid, app,
+ * session_id, ts_ns, device_id, name, uuid (NULL: null), status (the
+ * failure's stable name: "device_lost", "backend", "timeout", ...),
+ * message (the backend's words). */
+typedef struct fl_device_lost {
+    uint64_t ts_ns;
+    uint32_t device_id;
+    const char *name, *uuid;
+    const char *status, *message;
+} fl_device_lost;
+void fl_rec_device_lost_event(fl_buf *b, const fl_ident *id, const fl_device_lost *d);
 /* system_start (start true) or system_stop. */
 void fl_rec_system(fl_buf *b, const fl_ident *id, bool start, const char *name, uint64_t ts_ns,
                    const fl_host_sample *host, const fl_device_live *devices, size_t n_devices);

@@ -22,6 +22,18 @@ static void test_strings(void)
     CHECK_STR(gpufl_strerror(GPUFL_ERR_IO), "cannot read or write the session logs");
 }
 
+/* The stable names records carry (device_lost_event's status). */
+static void test_status_ids(void)
+{
+    CHECK_STR(gp_status_id(GP_OK), "ok");
+    CHECK_STR(gp_status_id(GP_ERR_DEVICE_LOST), "device_lost");
+    CHECK_STR(gp_status_id(GP_ERR_BACKEND), "backend");
+    CHECK_STR(gp_status_id(GP_ERR_TIMEOUT), "timeout");
+    CHECK_STR(gp_status_id(GP_ERR_CUPTI), "cupti");
+    CHECK_STR(gp_status_id((gp_status)99), "unknown");
+    CHECK_STR(gp_status_id((gp_status)-1), "unknown");
+}
+
 static void test_mapping(void)
 {
     static const struct {
@@ -72,6 +84,7 @@ static void test_copy_across(void)
 int main(void)
 {
     test_strings();
+    test_status_ids();
     test_mapping();
     test_copy_across();
     return check_done("test_error");

@@ -1,0 +1,150 @@
+/*
+ * test_gpufl_devices.c - a GPU lost in the middle of a session (issue 16):
+ * the fake NVML's nvml_lost.txt loses device 1 at its fourth utilization
+ * read.  The session records it: one device_lost_event record (system channel)
+ * with its time, device id, name, uuid, status and the backend's message,
+ * written after device 1's last row and before shutdown; no row of device
+ * 1 after it while device 0 goes on; device_metrics partial (device_lost)
+ * in the closing capture_capabilities; and a debug line.
+ */
+#include "fl_log.h"
+#include "gpufl.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+static char g_tmp[256];
+static char captured[64][1400];
+static int n_captured;
+static pthread_mutex_t cap_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void capture_line(const char *line, void *user)
+{
+    (void)user;
+    pthread_mutex_lock(&cap_mu);
+    if (n_captured < 64)
+        snprintf(captured[n_captured++], sizeof captured[0], "%s", line);
+    pthread_mutex_unlock(&cap_mu);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static json_t *last_caps_entry(const fl_log *log, const char *feature)
+{
+    json_t *caps = NULL;
+    for (size_t i = 0; i < log->n; i++)
+        if (strcmp(log_type(log->lines[i]), "capture_capabilities") == 0)
+            caps = log->lines[i];
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(caps, "capabilities"), i, c)
+    {
+        if (strcmp(json_string_value(json_object_get(c, "feature")), feature) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static void test_device_lost(void)
+{
+    char scen[600], base[400];
+    snprintf(scen, sizeof scen, "%s/scenarios/nvml_lost.txt", check_env("GP_TEST_SOURCE_DIR"));
+    setenv("FAKE_NVML_SCENARIO", scen, 1);
+    snprintf(base, sizeof base, "%s/lost", g_tmp);
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.log_path = base;
+    o.system_sample_rate_ms = 5;
+    o.continuous_system_sampling = true;
+    o.enable_debug_output = true;
+    o.log_fn = capture_line;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    char dir[600];
+    gpufl_session_dir(dir, sizeof dir);
+    sleep_ms(100);
+    gpufl_shutdown();
+    unsetenv("FAKE_NVML_SCENARIO");
+
+    fl_log log;
+    CHECK_INT(fl_log_read(&log, dir, "system"), 0);
+    CHECK_INT(log.bad, 0);
+    CHECK_INT(fl_count(&log, "device_lost_event"), 1);
+    json_t *lost = fl_first(&log, "device_lost_event");
+    size_t lost_at = 0, rows_dev[2] = {0, 0}, rows_after[2] = {0, 0};
+    for (size_t i = 0; i < log.n; i++) {
+        json_t *r = log.lines[i];
+        if (r == lost)
+            lost_at = i;
+        if (strcmp(log_type(r), "device_metric_batch") != 0)
+            continue;
+        json_int_t base_t = fl_int(r, "base_time_ns");
+        int cdev = fl_col(r, "device_id"), cdt = fl_col(r, "dt_ns");
+        size_t ri;
+        json_t *row;
+        json_array_foreach(json_object_get(r, "rows"), ri, row)
+        {
+            json_int_t d = json_integer_value(json_array_get(row, cdev));
+            json_int_t t = base_t + json_integer_value(json_array_get(row, cdt));
+            if (d < 0 || d > 1)
+                continue;
+            rows_dev[d]++;
+            if (lost && t > fl_int(lost, "ts_ns"))
+                rows_after[d]++;
+        }
+    }
+    CHECK(lost != NULL);
+    if (lost) {
+        CHECK_INT(fl_int(lost, "version"), 1);
+        CHECK_INT(fl_int(lost, "device_id"), 1);
+        CHECK_STR(json_string_value(json_object_get(lost, "uuid")),
+                  "GPU-bbbbbbbb-0000-0000-0000-000000000001");
+        CHECK_STR(json_string_value(json_object_get(lost, "name")), "NVIDIA H100 80GB HBM3");
+        CHECK_STR(json_string_value(json_object_get(lost, "status")), "device_lost");
+        CHECK_CONTAINS(json_string_value(json_object_get(lost, "message")), "device 1");
+        CHECK_CONTAINS(json_string_value(json_object_get(lost, "message")), "returned 15");
+        CHECK(fl_int(lost, "ts_ns") >= fl_int(log.lines[0], "ts_ns") - 2000000000ll);
+        CHECK(fl_int(lost, "ts_ns") <= fl_int(log.lines[log.n - 1], "ts_ns"));
+        CHECK_STR(json_string_value(json_object_get(lost, "session_id")),
+                  json_string_value(json_object_get(log.lines[0], "session_id")));
+        CHECK(lost_at > 0 && lost_at < log.n - 1);
+    }
+    CHECK_U64(rows_dev[1], 3); /* three reads, then GPU_IS_LOST */
+    CHECK_U64(rows_after[1], 0);
+    CHECK(rows_dev[0] >= 10); /* device 0 goes on */
+    CHECK(rows_after[0] >= 5);
+    json_t *c = last_caps_entry(&log, "device_metrics");
+    CHECK(c != NULL);
+    if (c) {
+        CHECK_STR(json_string_value(json_object_get(c, "status")), "partial");
+        CHECK_STR(json_string_value(json_object_get(c, "reason_code")), "device_lost");
+        const char *m = json_string_value(json_object_get(c, "message"));
+        CHECK_CONTAINS(m, "device 1 (GPU-bbbbbbbb-0000-0000-0000-000000000001) stopped reporting");
+        CHECK_CONTAINS(m, "device_lost");
+    }
+    fl_log_free(&log);
+    bool said = false;
+    for (int i = 0; i < n_captured; i++)
+        said = said || strstr(captured[i], "device 1 stopped reporting (device_lost)");
+    CHECK(said);
+}
+
+int main(void)
+{
+    unsetenv("GPUFL_CONFIG_FILE");
+    unsetenv("GPUFL_DISABLED");
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/gpufl_devices_XXXXXX");
+    if (!mkdtemp(g_tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_device_lost();
+    fl_rmtree(g_tmp);
+    return check_done("test_gpufl_devices");
+}
