@@ -13,11 +13,16 @@
  *  - Every failure returns a status and a message that names the input
  *    (variable, file with line and column, key, field) and the fix; out is
  *    then left zeroed, and fl_config_free() on it is a no-op.
+ *  - No message, warning or provenance line contains an API key's value
+ *    (code's, GPUFL_API_KEY's or the file's, whatever the key's spelling):
+ *    each is redacted on the way out.
  *  - Nothing is printed; the library never exits or aborts here.
  */
 #include "config.h"
 #include "../util/buf.h"
+#include "../util/env.h"
 #include "../util/error.h"
+#include "../util/text.h"
 #include "config_env.h"
 #include "config_fields.h"
 #include "config_file.h"
@@ -365,12 +370,10 @@ static void apply_code(const fl_fval *code, const fl_fval *def, fl_fval *v)
     }
 }
 
-gpufl_status fl_config_resolve(const gpufl_init_options *opts, fl_config *out, gpufl_error *err)
+/* The layers, checks and result; file is the wrapper's (freed there). */
+static gpufl_status resolve(const gpufl_init_options *opts, fl_config *out, fl_config_file *file,
+                            gpufl_error *err)
 {
-    if (!out)
-        return fl_error_set(err, GPUFL_ERR_INVALID_ARG, "fl_config_resolve: out is NULL");
-    memset(out, 0, sizeof *out);
-
     /* 1. The kill switch, before anything can fail or touch the disk. */
     gpufl_status st = fl_config_env_kill_switch(err);
     if (st != GPUFL_OK)
@@ -392,34 +395,74 @@ gpufl_status fl_config_resolve(const gpufl_init_options *opts, fl_config *out, g
     /* 3. The config file: code's config_file, else GPUFL_CONFIG_FILE. */
     bool cf_env;
     const char *cfg_path = choose_config_file(code, v, &cf_env);
-    fl_config_file file = {0};
     if (cfg_path) {
-        file.path = cfg_path;
-        st = fl_config_file_load(&file, cf_env, v, err);
+        file->path = cfg_path;
+        file->hide_quotes = (o->api_key && *o->api_key) || fl_config_getenv(GP_API_KEY_ENV);
+        st = fl_config_file_load(file, cf_env, v, err);
         if (st != GPUFL_OK)
-            goto done;
+            return st;
     }
 
     /* 4. Environment over config, code over environment. */
     st = fl_config_env_layer(v, err);
     if (st != GPUFL_OK)
-        goto done;
+        return st;
     apply_code(code, def, v);
 
     /* 5. */
     st = validate(v, cfg_path, err);
     if (st != GPUFL_OK)
-        goto done;
+        return st;
 
+    /* Strings in v borrow from the parsed file: build_out copies them. */
     st = build_out(v, cfg_path, o, out);
     if (st == GPUFL_ERR_NO_MEMORY)
         fl_error_set(err, st, "out of memory resolving the options");
     else
         fl_error_set(err, GPUFL_OK, "%s", "");
+    return st;
+}
 
-done:
-    /* Strings in v borrow from the parsed file: build_out copied them. */
+static void emit_buf(void *ctx, const char *p, size_t n)
+{
+    fl_buf_put(ctx, p, n);
+}
+
+/* No message and no debug text carries an API key's value, whichever
+ * layer set it and however its key was spelt (the file's value is the
+ * decoded one): the error's message, the warnings and the provenance are
+ * redacted against every value given (code, GPUFL_API_KEY, the file). */
+static void hide_api_keys(const gpufl_init_options *opts, const fl_config_file *file,
+                          fl_config *out, gpufl_error *err)
+{
+    const char *keys[3] = {opts ? opts->api_key : NULL, fl_config_getenv(GP_API_KEY_ENV),
+                           fl_config_file_api_key(file)};
+    if (err)
+        gp_redact_in_place(err->message, sizeof err->message, keys, 3);
+    for (int i = 0; i < out->n_warnings; i++)
+        if (out->warnings[i])
+            gp_redact_in_place(out->warnings[i], strlen(out->warnings[i]) + 1, keys, 3);
+    if (out->provenance) {
+        fl_buf b = {0};
+        gp_redact(out->provenance, keys, 3, emit_buf, &b);
+        char *text = fl_buf_take(&b);
+        free(out->provenance);
+        out->provenance = text ? text : strdup("");
+    }
+}
+
+gpufl_status fl_config_resolve(const gpufl_init_options *opts, fl_config *out, gpufl_error *err)
+{
+    if (!out)
+        return fl_error_set(err, GPUFL_ERR_INVALID_ARG, "fl_config_resolve: out is NULL");
+    memset(out, 0, sizeof *out);
+    fl_config_file file = {0};
+    gpufl_status st = resolve(opts, out, &file, err);
+    hide_api_keys(opts, &file, out, err);
     fl_config_file_free(&file);
+    if (st == GPUFL_OK && !out->provenance) {
+        st = fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory resolving the options");
+    }
     if (st != GPUFL_OK)
         fl_config_free(out);
     return st;

@@ -4,6 +4,7 @@
  * written once.
  */
 #include "config_fields.h"
+#include "../util/env.h"
 #include "config_types.h"
 #include "gpufl.h"
 
@@ -17,7 +18,7 @@ const fl_field fl_config_fields[] = {
     {"app_name", FT_STR, OPT(app_name), OUT(app_name), NULL},
     {"log_path", FT_STR, OPT(log_path), OUT(log_path), NULL},
     {"backend_url", FT_STR, OPT(backend_url), OUT(backend_url), "GPUFL_BACKEND_URL"},
-    {"api_key", FT_STR, OPT(api_key), OUT(api_key), "GPUFL_API_KEY"},
+    {"api_key", FT_STR, OPT(api_key), OUT(api_key), GP_API_KEY_ENV},
     {"api_path", FT_STR, OPT(api_path), OUT(api_path), "GPUFL_API_PATH"},
     {"remote_upload", FT_BOOL, OPT(remote_upload), OUT(remote_upload), "GPUFL_REMOTE_UPLOAD"},
     {"enable_stack_trace", FT_BOOL, OPT(enable_stack_trace), OUT(enable_stack_trace), NULL},

@@ -6,7 +6,9 @@
  * malformed JSON each fail with the file, line, column and the fix; an
  * empty string is "left at default", as in code and the environment; a
  * failed allocation is reported as memory, never blamed on the file; the
- * API key is never quoted back in a message.
+ * text near a syntax error is not quoted when an API key is set anywhere
+ * or the file names one in any spelling (config.c then removes any key
+ * value from whatever message is left).
  */
 #include "config_file.h"
 #include "../util/error.h"
@@ -430,13 +432,36 @@ static gpufl_status duplicate_key(fl_config_file *f, const json_error_t *jerr, g
     return GPUFL_OK;
 }
 
+/* Whether some string literal of the text, once its escapes are decoded
+ * ("api\u005fkey"), is "api_key" - wherever it is and whatever follows. */
+static bool names_api_key(const char *t, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (t[i] != '"')
+            continue;
+        size_t end = skip_string(t, len, i);
+        bool hit = false;
+        if (end - i >= 2 && end - i < 64) {
+            char *name = decode_key(t + i, end - i);
+            hit = !name || strcmp(name, "api_key") == 0; /* no memory: assume so */
+            free(name);
+        }
+        if (hit)
+            return true;
+        i = end - 1;
+    }
+    return false;
+}
+
 /* jansson's own account of a syntax error, with its place. */
 static gpufl_status malformed(const fl_config_file *f, json_error_t *jerr, gpufl_error *err)
 {
-    /* jansson quotes the text near the error, which may be the api key
-     * (an unterminated string, say): drop the quote when a key is near. */
+    /* jansson quotes the text near the error, which may be (a part of) the
+     * API key - an unterminated string, a control character in it: no
+     * quote when a key is set anywhere or the file names one, in any
+     * spelling.  The line and column still say where. */
     char *near = strstr(jerr->text, " near '");
-    if (near && memmem(f->text, f->len, "api_key", 7))
+    if (near && (f->hide_quotes || names_api_key(f->text, f->len)))
         *near = '\0';
     int col = jerr->column > 0 ? jerr->column : 1;
     int line = jerr->line > 0 ? jerr->line : 1;
@@ -462,6 +487,12 @@ static gpufl_status parse(fl_config_file *f, gpufl_error *err)
             return st;
     }
     return malformed(f, &jerr, err);
+}
+
+const char *fl_config_file_api_key(const fl_config_file *f)
+{
+    json_t *k = f->root ? json_object_get(f->root, "api_key") : NULL;
+    return json_is_string(k) ? json_string_value(k) : NULL;
 }
 
 gpufl_status fl_config_file_load(fl_config_file *f, bool from_env, fl_fval v[FL_NFIELDS],

@@ -29,9 +29,12 @@ typedef struct fl_keylist {
 
 /* A config file while the options are resolved: the values applied from
  * it borrow their strings from root, so it lives until they are copied
- * out.  Set path, zero the rest; the other fields are config_file.c's. */
+ * out.  Set path (and hide_quotes: an API key is set in code or the
+ * environment, so no text of the file is quoted), zero the rest; the other
+ * fields are config_file.c's. */
 typedef struct fl_config_file {
     const char *path;
+    bool hide_quotes;
     char *text;
     size_t len;
     struct json_t *root;
@@ -44,6 +47,10 @@ typedef struct fl_config_file {
  * earlier). */
 gpufl_status fl_config_file_load(fl_config_file *f, bool from_env, fl_fval v[FL_NFIELDS],
                                  gpufl_error *err);
+
+/* The file's api_key as it decodes (escapes and all), NULL when it has
+ * none or did not parse. */
+const char *fl_config_file_api_key(const fl_config_file *f);
 
 void fl_config_file_free(fl_config_file *f); /* the values taken from it go too */
 

@@ -4,11 +4,16 @@
  * project writes escapes text the same way: valid UTF-8 passes through,
  * quotes, backslashes and control characters are escaped, and a byte that
  * is not well-formed UTF-8 becomes U+FFFD, so the output is always valid.
+ * A text redacted of secrets never contains one of them, whatever the
+ * text around them.
  */
 #include "text.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 /* Length of the well-formed UTF-8 sequence at s (1..4), 0 if ill-formed
@@ -165,4 +170,110 @@ int fl_parse_bool(const char *text)
     if (gp_find_name(no, N_OF(no), text) >= 0)
         return 0;
     return -1;
+}
+
+static bool in_any(unsigned c, const char *const *secrets, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (secrets[i] && strchr(secrets[i], (int)c))
+            return true;
+    return false;
+}
+
+/* The mask: "<redacted>" when no secret holds '<' or '>' or is a part of
+ * it (an occurrence overlapping the mask would then have to hold one of
+ * its ends), else three times a character no secret has, else nothing -
+ * so that no secret can be made of the mask and the text around it. */
+static void pick_mask(const char *const *secrets, size_t n, char mask[16])
+{
+    static const char redacted[] = "<redacted>";
+    bool clash = in_any('<', secrets, n) || in_any('>', secrets, n);
+    for (size_t i = 0; i < n && !clash; i++)
+        clash = secrets[i] && *secrets[i] && strstr(redacted, secrets[i]);
+    if (!clash) {
+        memcpy(mask, redacted, sizeof redacted);
+        return;
+    }
+    for (unsigned k = 0; k < 255; k++) {
+        unsigned c = k < 94 ? 0x21 + k : k - 93; /* printable first, then any byte */
+        if (c != 0 && c < 256 && !in_any(c, secrets, n)) {
+            memset(mask, (int)c, 3);
+            mask[3] = '\0';
+            return;
+        }
+    }
+    mask[0] = '\0';
+}
+
+void gp_redact(const char *s, const char *const *secrets, size_t n, gp_emit_fn emit, void *ctx)
+{
+    char mask[16];
+    pick_mask(secrets, n, mask);
+    while (*s) {
+        /* The leftmost occurrence of any secret (the longest at a tie). */
+        const char *at = NULL;
+        size_t len = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!secrets[i] || !*secrets[i])
+                continue;
+            const char *p = strstr(s, secrets[i]);
+            size_t l = strlen(secrets[i]);
+            if (p && (!at || p < at || (p == at && l > len))) {
+                at = p;
+                len = l;
+            }
+        }
+        if (!at) {
+            emit(ctx, s, strlen(s));
+            return;
+        }
+        emit(ctx, s, (size_t)(at - s));
+        emit(ctx, mask, strlen(mask));
+        s = at + len;
+    }
+}
+
+typedef struct fixed_out {
+    char *p;
+    size_t cap, len;
+} fixed_out;
+
+static void emit_fixed(void *ctx, const char *p, size_t n)
+{
+    fixed_out *o = ctx;
+    size_t room = o->cap - 1 - o->len;
+    if (n > room)
+        n = room;
+    memcpy(o->p + o->len, p, n);
+    o->len += n;
+}
+
+bool gp_redact_in_place(char *s, size_t cap, const char *const *secrets, size_t n)
+{
+    if (!s || cap == 0)
+        return false;
+    bool any = false;
+    for (size_t i = 0; i < n && !any; i++)
+        any = secrets[i] && *secrets[i] && strstr(s, secrets[i]);
+    if (!any)
+        return false;
+    char *copy = strdup(s);
+    if (!copy) {
+        s[0] = '\0'; /* nothing, rather than the secret */
+        return true;
+    }
+    /* Again while one is left: only an empty mask (secrets holding every
+     * byte) can join two pieces into one, and each pass shortens s. */
+    for (bool again = true; again;) {
+        fixed_out o = {s, cap, 0};
+        gp_redact(copy, secrets, n, emit_fixed, &o);
+        s[o.len] = '\0';
+        again = false;
+        for (size_t i = 0; i < n && !again; i++)
+            again = secrets[i] && *secrets[i] && strstr(s, secrets[i]);
+        if (again)
+            memcpy(copy, s, o.len + 1);
+    }
+    free(copy);
+    return true;
 }

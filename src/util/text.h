@@ -6,6 +6,7 @@
 #ifndef GP_UTIL_TEXT_H
 #define GP_UTIL_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Length of the well-formed UTF-8 sequence at s (1..4, 1 for ASCII), 0 if
@@ -24,6 +25,15 @@ void gp_format_fixed(double v, int decimals, int trim, gp_emit_fn emit, void *ct
 /* The index of text among names[0..n), compared without case; -1 when
  * absent or text is NULL. */
 int gp_find_name(const char *const *names, size_t n, const char *text);
+
+/* s through emit with every occurrence of any of secrets[0..n) (NULL or
+ * "" ones skipped) replaced by a mask - "<redacted>", or another that
+ * shares no character with a secret, or nothing - so that the output
+ * contains no secret however the text around one reads. */
+void gp_redact(const char *s, const char *const *secrets, size_t n, gp_emit_fn emit, void *ctx);
+/* gp_redact on a NUL-terminated buffer of cap bytes, in place (truncated
+ * to fit; emptied when out of memory).  True when it held a secret. */
+bool gp_redact_in_place(char *s, size_t cap, const char *const *secrets, size_t n);
 
 /* "1/true/yes/on" -> 1, "0/false/no/off" -> 0 (any case), else -1. */
 int fl_parse_bool(const char *text);

@@ -8,6 +8,7 @@
  * SIGTERM first, then SIGKILL, and reaped by their own pid only.
  */
 #include "../../util/clock.h"
+#include "../../util/env.h"
 #include "../../util/error.h"
 #include "smi_proc.h"
 #include "gpu_profile.h"
@@ -192,6 +193,7 @@ static void exec_child(const char *path, char *const argv[], int devnull, int ou
         (void)w;
         _exit(127);
     }
+    gp_child_env_scrub(); /* no secret of ours (GPUFL_API_KEY) for nvidia-smi */
     execv(path, argv);
     int e = errno;
     ssize_t w = write(ex_wr, &e, sizeof e);

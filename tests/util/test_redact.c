@@ -1,0 +1,69 @@
+/*
+ * test_redact.c - util/text.h's redaction (issue 16): every occurrence of
+ * every secret replaced, overlapping ones included; the mask "<redacted>"
+ * unless a secret could be made with it (a '<' or '>' in a secret, or a
+ * secret inside the mask), then a run of a character no secret holds;
+ * truncation to the buffer; and whatever the secrets, the result never
+ * holds one.
+ */
+#include "check.h"
+#include "util/text.h"
+
+static void redact(char *buf, size_t cap, const char *text, const char *a, const char *b)
+{
+    const char *secrets[2] = {a, b};
+    snprintf(buf, cap, "%s", text);
+    gp_redact_in_place(buf, cap, secrets, 2);
+}
+
+static void test_cases(void)
+{
+    char b[128];
+    redact(b, sizeof b, "key k3y in k3y.", "k3y", NULL);
+    CHECK_STR(b, "key <redacted> in <redacted>.");
+    redact(b, sizeof b, "aaaaa", "aa", NULL);
+    CHECK_STR(b, "<redacted><redacted>a");
+    redact(b, sizeof b, "x abc y abcd z", "abc", "abcd");
+    CHECK_STR(b, "x <redacted> y <redacted> z");
+    redact(b, sizeof b, "nothing here", "", NULL);
+    CHECK_STR(b, "nothing here");
+    redact(b, sizeof b, "nothing here", "k3y", NULL);
+    CHECK_STR(b, "nothing here");
+    /* A secret that could be made with the mask's ends: another mask. */
+    redact(b, sizeof b, "a y>x b", "y>x", NULL);
+    CHECK_STR(b, "a !!! b");
+    redact(b, sizeof b, "the act", "act", NULL);
+    CHECK_STR(b, "the !!!");
+    redact(b, sizeof b, "! and act", "act", "!");
+    CHECK_STR(b, "\"\"\" and \"\"\"");
+    /* Truncated to the buffer, never past it. */
+    char small[12];
+    redact(small, sizeof small, "ab ab ab", "ab", NULL);
+    CHECK_STR(small, "<redacted> ");
+    /* True only when a secret was there. */
+    const char *s1[1] = {"zz"};
+    char t[16] = "no secret";
+    CHECK(!gp_redact_in_place(t, sizeof t, s1, 1));
+    CHECK(gp_redact_in_place(strcpy(t, "a zz"), sizeof t, s1, 1));
+}
+
+/* A secret that holds every byte leaves no mask: pieces are joined, and
+ * redacted again until none is left. */
+static void test_every_byte(void)
+{
+    char every[256];
+    for (int i = 1; i < 256; i++)
+        every[i - 1] = (char)i;
+    every[255] = '\0';
+    const char *secrets[2] = {every, "ab"};
+    char b[64] = "aabb";
+    CHECK(gp_redact_in_place(b, sizeof b, secrets, 2));
+    CHECK_STR(b, "");
+}
+
+int main(void)
+{
+    test_cases();
+    test_every_byte();
+    return check_done("test_redact");
+}
