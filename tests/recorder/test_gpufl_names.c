@@ -188,6 +188,7 @@ static void test_bytes_limit(void)
     check_cap(dir, "partial", "name_limit", "2 scopes recorded under");
 }
 
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 /* What malloc has handed out: the arena's chunks in use and the large
  * blocks it mapped on their own. */
 static size_t heap_in_use(void)
@@ -195,6 +196,7 @@ static size_t heap_in_use(void)
     struct mallinfo2 m = mallinfo2();
     return m.uordblks + m.hblkhd;
 }
+#endif
 
 /* A million distinct names (the issue's 128 MiB), in a child that starts
  * with no name kept: the heap grows by the limits' worth at most. */
