@@ -1,0 +1,422 @@
+/*
+ * stacks.c - CPU call stacks at kernel launch: capture and de-duplication
+ * on the application's thread, symbolisation on the writer thread
+ * (stacks.h says what each call promises).
+ *
+ * Why two libraries: libunwind's unw_backtrace walks the stack from the
+ * callers' unwind tables with a per-thread cache and no lock and no
+ * allocation, which is what a launch callback may afford; elfutils'
+ * libdw (Dwfl) reads the symbol tables and DWARF line tables of every
+ * mapped module, which gives file:line where glibc's backtrace_symbols
+ * gives only exported names, and it runs once per distinct stack, on the
+ * writer thread.  Both are kept by Debian (libunwind-dev, libdw-dev).
+ *
+ * The table: capacity a power of two at least twice max_stacks, so a probe
+ * always ends; a slot, once published (its hash stored with release after
+ * its addresses), never changes until fl_stacks_destroy, so lookups read
+ * it without a lock.  Inserts take the mutex and probe again under it.
+ */
+#include "stacks.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef GP_HAVE_STACKS
+#define UNW_LOCAL_ONLY
+#include <elfutils/libdwfl.h>
+#include <libunwind.h>
+#include <unistd.h>
+#endif
+
+#define ANNOUNCE_CHUNK 16
+
+typedef struct stack_slot {
+    _Atomic uint64_t hash; /* 0: empty */
+    uint32_t id;
+    uint32_t n;
+    uintptr_t *pcs; /* innermost first */
+} stack_slot;
+
+struct fl_stacks {
+    fl_stacks_config cfg;
+    stack_slot *slots;
+    size_t mask;
+    stack_slot **by_id; /* [id]: 1..max_stacks */
+    pthread_mutex_t mu; /* inserts */
+    _Atomic uint32_t published;
+    _Atomic uint64_t overflow, captures;
+    uint32_t announced;               /* writer thread */
+    char (*texts)[FL_STACK_TEXT_MAX]; /* [ANNOUNCE_CHUNK], writer thread */
+#ifdef GP_HAVE_STACKS
+    Dwfl *dwfl; /* writer thread */
+#endif
+};
+
+#ifndef GP_HAVE_STACKS
+
+fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, char *why, size_t why_len)
+{
+    (void)cfg;
+    snprintf(why, why_len,
+             "this CUPTI plugin was built without libunwind and libdw: install libunwind-dev and "
+             "libdw-dev (scripts/install-deps.sh) and rebuild");
+    return NULL;
+}
+
+void fl_stacks_destroy(fl_stacks *s)
+{
+    (void)s;
+}
+
+uint32_t fl_stacks_capture(fl_stacks *s, unsigned skip_frames)
+{
+    (void)s;
+    (void)skip_frames;
+    return 0;
+}
+
+size_t fl_stacks_announce(fl_stacks *s, fl_stacks_emit_fn emit, void *user)
+{
+    (void)s;
+    (void)emit;
+    (void)user;
+    return 0;
+}
+
+void fl_stacks_counts(const fl_stacks *s, fl_stacks_stats *out)
+{
+    (void)s;
+    memset(out, 0, sizeof *out);
+}
+
+#else /* GP_HAVE_STACKS */
+
+/* ----------------------------------------------------------- lifetime */
+
+fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, char *why, size_t why_len)
+{
+    fl_stacks *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(why, why_len, "out of memory for the stack table");
+        return NULL;
+    }
+    s->cfg = *cfg;
+    if (!s->cfg.max_stacks)
+        s->cfg.max_stacks = FL_STACKS_DEFAULT_MAX;
+    size_t cap = 16;
+    while (cap < 2 * (size_t)s->cfg.max_stacks)
+        cap *= 2;
+    s->slots = calloc(cap, sizeof *s->slots);
+    s->by_id = calloc((size_t)s->cfg.max_stacks + 1, sizeof *s->by_id);
+    if (!s->slots || !s->by_id) {
+        free(s->slots);
+        free(s->by_id);
+        free(s);
+        snprintf(why, why_len, "out of memory for the stack table");
+        return NULL;
+    }
+    s->mask = cap - 1;
+    pthread_mutex_init(&s->mu, NULL);
+    return s;
+}
+
+void fl_stacks_destroy(fl_stacks *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i <= s->mask; i++)
+        free(s->slots[i].pcs);
+    free(s->slots);
+    free(s->by_id);
+    free(s->texts);
+    if (s->dwfl)
+        dwfl_end(s->dwfl);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+/* ------------------------------------------------------------ capture */
+
+static uint64_t hash_pcs(const uintptr_t *pcs, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (uint64_t)pcs[i];
+        h *= 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h ? h : 1;
+}
+
+/* The id of the published stack (h, pcs, n); 0 when not there. */
+static uint32_t find(const fl_stacks *s, uint64_t h, const uintptr_t *pcs, size_t n)
+{
+    for (size_t i = h & s->mask;; i = (i + 1) & s->mask) {
+        stack_slot *t = &s->slots[i];
+        uint64_t th = atomic_load_explicit(&t->hash, memory_order_acquire);
+        if (th == 0)
+            return 0;
+        if (th == h && t->n == n && memcmp(t->pcs, pcs, n * sizeof *pcs) == 0)
+            return t->id;
+    }
+}
+
+static uint32_t insert(fl_stacks *s, uint64_t h, const uintptr_t *pcs, size_t n)
+{
+    pthread_mutex_lock(&s->mu);
+    uint32_t id = find(s, h, pcs, n); /* another thread may have won */
+    uint32_t count = atomic_load_explicit(&s->published, memory_order_relaxed);
+    if (id || count >= s->cfg.max_stacks) {
+        pthread_mutex_unlock(&s->mu);
+        if (!id)
+            atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
+        return id;
+    }
+    uintptr_t *copy = malloc(n * sizeof *copy);
+    if (!copy) {
+        pthread_mutex_unlock(&s->mu);
+        atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
+        return 0;
+    }
+    memcpy(copy, pcs, n * sizeof *pcs);
+    size_t i = h & s->mask;
+    while (atomic_load_explicit(&s->slots[i].hash, memory_order_relaxed))
+        i = (i + 1) & s->mask;
+    stack_slot *t = &s->slots[i];
+    id = count + 1;
+    t->id = id;
+    t->n = (uint32_t)n;
+    t->pcs = copy;
+    s->by_id[id] = t;
+    atomic_store_explicit(&t->hash, h, memory_order_release);
+    atomic_store_explicit(&s->published, id, memory_order_release);
+    pthread_mutex_unlock(&s->mu);
+    return id;
+}
+
+__attribute__((noinline)) uint32_t fl_stacks_capture(fl_stacks *s, unsigned skip_frames)
+{
+    if (!s)
+        return 0;
+    void *raw[FL_STACK_MAX_FRAMES + 8];
+    size_t skip = (size_t)skip_frames + 1; /* + this function */
+    if (skip > 8)
+        skip = 8;
+    int got = unw_backtrace(raw, (int)(FL_STACK_MAX_FRAMES + skip));
+    if (got <= (int)skip)
+        return 0;
+    size_t n = (size_t)got - skip;
+    uintptr_t pcs[FL_STACK_MAX_FRAMES];
+    for (size_t i = 0; i < n; i++)
+        pcs[i] = (uintptr_t)raw[skip + i];
+    uint64_t h = hash_pcs(pcs, n);
+    uint32_t id = find(s, h, pcs, n);
+    if (!id)
+        id = insert(s, h, pcs, n);
+    if (id)
+        atomic_fetch_add_explicit(&s->captures, 1, memory_order_relaxed);
+    return id;
+}
+
+void fl_stacks_counts(const fl_stacks *s, fl_stacks_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s)
+        return;
+    out->distinct = atomic_load_explicit(&((fl_stacks *)s)->published, memory_order_acquire);
+    out->overflow = atomic_load_explicit(&((fl_stacks *)s)->overflow, memory_order_relaxed);
+    out->captures = atomic_load_explicit(&((fl_stacks *)s)->captures, memory_order_relaxed);
+    out->max_stacks = s->cfg.max_stacks;
+}
+
+/* ------------------------------------------------------- symbolisation */
+
+/* One frame, resolved. */
+typedef struct frame_info {
+    const char *module; /* file name of the module, NULL: unknown */
+    const char *name;   /* ELF symbol, NULL: unknown */
+    const char *file;   /* source file, NULL: no line info */
+    int line;
+    uintptr_t offset; /* from the module's start */
+} frame_info;
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+/* (Re)reads the process's mappings: modules loaded since are found. */
+static bool dwfl_refresh(fl_stacks *s)
+{
+    if (!s->dwfl) {
+        s->dwfl = dwfl_begin(&dwfl_callbacks);
+        if (!s->dwfl)
+            return false;
+    }
+    dwfl_report_begin(s->dwfl);
+    int r = dwfl_linux_proc_report(s->dwfl, getpid());
+    dwfl_report_end(s->dwfl, NULL, NULL);
+    return r == 0;
+}
+
+static void resolve(fl_stacks *s, uintptr_t pc, bool *refreshed, frame_info *f)
+{
+    memset(f, 0, sizeof *f);
+    /* A return address: the call is the byte before it. */
+    Dwarf_Addr a = pc ? (Dwarf_Addr)pc - 1 : 0;
+    Dwfl_Module *m = s->dwfl ? dwfl_addrmodule(s->dwfl, a) : NULL;
+    if (!m && !*refreshed) {
+        *refreshed = true;
+        if (dwfl_refresh(s))
+            m = dwfl_addrmodule(s->dwfl, a);
+    }
+    f->offset = pc;
+    if (!m)
+        return;
+    Dwarf_Addr start = 0;
+    f->module = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+    f->offset = (uintptr_t)(a + 1 - start);
+    f->name = dwfl_module_addrname(m, a);
+    Dwfl_Line *l = dwfl_module_getsrc(m, a);
+    if (l)
+        f->file = dwfl_lineinfo(l, NULL, &f->line, NULL, NULL, NULL);
+}
+
+static const char *base_name(const char *p)
+{
+    const char *b = p ? strrchr(p, '/') : NULL;
+    return b ? b + 1 : p;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+    return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The tool's frames: our modules, or the CUDA runtime's launch path. */
+static bool tool_frame(const fl_stacks *s, const frame_info *f)
+{
+    static const char *const wrappers[] = {
+        "__device_stub", "cudaLaunch", "cudaGraphLaunch", "__cudart", "libcudart_static_",
+        "__cudaLaunch",  NULL};
+    for (size_t i = 0; f->name && wrappers[i]; i++)
+        if (starts(f->name, wrappers[i]))
+            return true;
+    const char *mod = base_name(f->module);
+    for (size_t i = 0; mod && s->cfg.skip_modules && s->cfg.skip_modules[i]; i++)
+        if (strstr(mod, s->cfg.skip_modules[i]))
+            return true;
+    return false;
+}
+
+static bool libc_start_frame(const frame_info *f)
+{
+    static const char *const names[] = {
+        "_start", "__libc_start_main", "__libc_start_call_main", "start_thread", "clone", "clone3",
+        NULL};
+    size_t len = f->name ? strcspn(f->name, "@") : 0;
+    for (size_t i = 0; f->name && names[i]; i++)
+        if (strlen(names[i]) == len && strncmp(f->name, names[i], len) == 0)
+            return true;
+    return false;
+}
+
+/* One frame's text into out (cap > 0); returns its length. */
+static size_t frame_text(const fl_stacks *s, const frame_info *f, char *out, size_t cap)
+{
+    char name[512];
+    int r;
+    if (f->name) {
+        /* "memcpy@@GLIBC_2.14": the name without its version. */
+        char plain[512];
+        snprintf(plain, sizeof plain, "%.*s", (int)strcspn(f->name, "@"), f->name);
+        if (s->cfg.demangle)
+            s->cfg.demangle(plain, name, sizeof name);
+        else
+            snprintf(name, sizeof name, "%s", plain);
+        if (f->file)
+            r = snprintf(out, cap, "%s (%s:%d)", name, base_name(f->file), f->line);
+        else
+            r = snprintf(out, cap, "%s", name);
+    } else {
+        r = snprintf(out, cap, "%s+0x%llx", f->module ? base_name(f->module) : "?",
+                     (unsigned long long)f->offset);
+    }
+    size_t len = r < 0 ? 0 : (size_t)r >= cap ? cap - 1 : (size_t)r;
+    for (size_t i = 0; i < len; i++)
+        if (out[i] == '|')
+            out[i] = '/';
+    return len;
+}
+
+/* The text of a stack into out (FL_STACK_TEXT_MAX bytes). */
+static void symbolise(fl_stacks *s, const stack_slot *t, bool *refreshed, char *out)
+{
+    frame_info f[FL_STACK_MAX_FRAMES];
+    size_t n = t->n < FL_STACK_MAX_FRAMES ? t->n : FL_STACK_MAX_FRAMES;
+    for (size_t i = 0; i < n; i++)
+        resolve(s, t->pcs[i], refreshed, &f[i]);
+    size_t lo = 0, hi = n; /* innermost first: [lo, hi) kept */
+    while (lo < hi && tool_frame(s, &f[lo]))
+        lo++;
+    while (hi > lo && libc_start_frame(&f[hi - 1]))
+        hi--;
+    /* Which frames fit, from the innermost out. */
+    char texts[FL_STACK_MAX_FRAMES][256];
+    size_t lens[FL_STACK_MAX_FRAMES], total = 0, top = lo;
+    for (size_t i = lo; i < hi; i++) {
+        lens[i] = frame_text(s, &f[i], texts[i], sizeof texts[i]);
+        if (total + lens[i] + 1 >= FL_STACK_TEXT_MAX)
+            break;
+        total += lens[i] + 1;
+        top = i + 1;
+    }
+    size_t used = 0;
+    for (size_t i = top; i-- > lo;) {
+        if (used)
+            out[used++] = '|';
+        memcpy(out + used, texts[i], lens[i]);
+        used += lens[i];
+    }
+    out[used] = '\0';
+}
+
+size_t fl_stacks_announce(fl_stacks *s, fl_stacks_emit_fn emit, void *user)
+{
+    if (!s || !emit)
+        return 0;
+    uint32_t pub = atomic_load_explicit(&s->published, memory_order_acquire);
+    if (pub == s->announced)
+        return 0;
+    bool refreshed = false;
+    if (!s->dwfl) {
+        refreshed = true;
+        dwfl_refresh(s);
+    }
+    if (!s->texts && !(s->texts = malloc(ANNOUNCE_CHUNK * sizeof *s->texts)))
+        return 0; /* announced at the next call */
+    char(*texts)[FL_STACK_TEXT_MAX] = s->texts;
+    const char *ptrs[ANNOUNCE_CHUNK];
+    uint32_t ids[ANNOUNCE_CHUNK];
+    size_t done = 0;
+    while (s->announced < pub) {
+        size_t k = 0;
+        for (; k < ANNOUNCE_CHUNK && s->announced < pub; k++) {
+            uint32_t id = ++s->announced;
+            symbolise(s, s->by_id[id], &refreshed, texts[k]);
+            ids[k] = id;
+            ptrs[k] = texts[k];
+        }
+        emit(user, ids, ptrs, k);
+        done += k;
+    }
+    return done;
+}
+
+#endif /* GP_HAVE_STACKS */
