@@ -15,6 +15,10 @@
  *  - no CUPTI function that takes a context is called with one we made up:
  *    the only one used (cuptiActivityGetNumDroppedRecords) gets the context
  *    CUPTI handed to the completion callback;
+ *  - with stack_trace, each launch callback captures the launching
+ *    thread's CPU stack (stacks.h: addresses, a hash and a lookup there;
+ *    symbolised on the writer thread in drain(), before the buffers, so a
+ *    stack is announced before the first kernel row that uses it);
  *  - InitializeInjection (CUDA_INJECTION64_PATH) is idempotent and
  *    thread-safe: the first call starts a session through the core library
  *    found beside this file; InitializeInjectionNvtx2 (NVTX_INJECTION64_PATH)
@@ -22,6 +26,7 @@
  */
 #include "decode.h"
 #include "plugin.h"
+#include "stacks.h"
 
 #include "gpufl.h"
 
@@ -75,6 +80,14 @@ static bool subscribed;
  * callbacks are enabled, cleared after they are disabled. */
 static size_t (*_Atomic scope_path_fn)(uint32_t *, size_t);
 static _Atomic int injecting; /* start() runs inside cuInit */
+/* CPU stacks (stack_trace): read at every launch like scope_path_fn; the
+ * table itself lives from start() to release(). */
+static fl_stacks *_Atomic stacks_fn;
+static fl_stacks *stacks; /* under life */
+static uint64_t stacks_announced;
+/* The modules whose frames are the tool's: dropped from a stack's inner end. */
+static const char *const tool_modules[] = {"libgpuprofile", "libcupti", "libcuda.so", "libcudart",
+                                           NULL};
 
 /* ---------------------------------------------------------------- buffers */
 
@@ -257,11 +270,12 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
     if (kind == CB_LAUNCH) {
         size_t (*fn)(uint32_t *, size_t) =
             atomic_load_explicit(&scope_path_fn, memory_order_acquire);
-        if (!fn || cb->callbackSite != CUPTI_API_ENTER)
+        fl_stacks *st = atomic_load_explicit(&stacks_fn, memory_order_acquire);
+        if ((!fn && !st) || cb->callbackSite != CUPTI_API_ENTER)
             return;
         uint32_t ids[FL_SCOPE_PATH_MAX];
-        size_t n = fn(ids, FL_SCOPE_PATH_MAX);
-        fl_launch_scope_put(cb->correlationId, ids, n);
+        size_t n = fn ? fn(ids, FL_SCOPE_PATH_MAX) : 0;
+        fl_launch_put(cb->correlationId, ids, n, st ? fl_stacks_capture(st, 0) : 0);
     } else if (kind == CB_MEMOP) {
         uint64_t now = 0;
         cuptiGetTimestamp(&now); /* the activity records' clock */
@@ -290,35 +304,45 @@ static CUptiResult enable_list(const cb_id *ids, size_t n, uint8_t kind)
 }
 
 /* Subscribes the API callbacks the options need: launches for user_scope
- * (scope_fn set), allocation calls for their durations (memory).  CUPTI
+ * (scope_fn set) and CPU stacks (st set), allocation calls for their
+ * durations (memory).  CUPTI
  * allows one subscriber per process: when another tool (a framework's own
  * profiler) holds it, kernels stay unattributed, allocations untimed, and
  * the reason is noted.  Returns the CB_* kinds now enabled. */
-static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), bool memory)
+static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_stacks *st,
+                                    bool memory)
 {
-    if (!scope_fn && !memory)
+    bool launches = scope_fn || st;
+    if (!launches && !memory)
         return CB_NONE;
     fl_launch_scope_reset();
     memset(cb_kind, 0, sizeof cb_kind);
     atomic_store_explicit(&scope_path_fn, scope_fn, memory_order_release);
+    atomic_store_explicit(&stacks_fn, st, memory_order_release);
     CUptiResult r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
-    if (r == CUPTI_SUCCESS && scope_fn)
+    if (r == CUPTI_SUCCESS && launches)
         r = enable_list(launch_cbids, sizeof launch_cbids / sizeof launch_cbids[0], CB_LAUNCH);
     if (r == CUPTI_SUCCESS && memory)
         r = enable_list(memop_cbids, sizeof memop_cbids / sizeof memop_cbids[0], CB_MEMOP);
     if (r == CUPTI_SUCCESS) {
         subscribed = true;
-        return (scope_fn ? CB_LAUNCH : 0u) | (memory ? CB_MEMOP : 0u);
+        return (launches ? CB_LAUNCH : 0u) | (memory ? CB_MEMOP : 0u);
     }
     if (!start_notes.unavailable)
         cupti_message(r, start_notes.unavailable_msg, sizeof start_notes.unavailable_msg,
                       "cuptiSubscribe (API callbacks for user_scope and allocation timing)");
     if (scope_fn)
         start_notes.unavailable |= FL_FEAT_SCOPES;
+    if (st) {
+        start_notes.unavailable |= FL_FEAT_STACKS;
+        cupti_message(r, start_notes.stacks_msg, sizeof start_notes.stacks_msg,
+                      "cuptiSubscribe (launch callbacks for CPU stacks)");
+    }
     if (subscriber)
         cuptiUnsubscribe(subscriber);
     subscriber = NULL;
     atomic_store_explicit(&scope_path_fn, NULL, memory_order_release);
+    atomic_store_explicit(&stacks_fn, NULL, memory_order_release);
     return CB_NONE;
 }
 
@@ -330,6 +354,21 @@ static void unsubscribe_callbacks(void)
         subscriber = NULL;
     }
     atomic_store_explicit(&scope_path_fn, NULL, memory_order_release);
+    atomic_store_explicit(&stacks_fn, NULL, memory_order_release);
+}
+
+/* The stack table when stack_trace is asked for; NULL with the reason
+ * noted (FL_FEAT_STACKS) when it cannot be made. */
+static fl_stacks *make_stacks(const fl_trace_options *o)
+{
+    if (!o->stack_trace)
+        return NULL;
+    fl_stacks_config sc = {
+        .max_stacks = o->max_stacks, .skip_modules = tool_modules, .demangle = fl_demangle};
+    fl_stacks *st = fl_stacks_create(&sc, start_notes.stacks_msg, sizeof start_notes.stacks_msg);
+    if (!st)
+        start_notes.unavailable |= FL_FEAT_STACKS;
+    return st;
 }
 
 static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
@@ -408,12 +447,21 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     if (o->graphs)
         enable_optional(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, FL_FEAT_GRAPHS,
                         "cuptiActivityEnable(GRAPH_TRACE)");
-    unsigned cbs = subscribe_callbacks(o->scope_path, o->memory);
+    fl_stacks_destroy(stacks); /* a previous session's, released without stop */
+    stacks = make_stacks(o);
+    stacks_announced = 0;
+    unsigned cbs = subscribe_callbacks(o->scope_path, stacks, o->memory);
+    if (!(cbs & CB_LAUNCH)) {
+        fl_stacks_destroy(stacks);
+        stacks = NULL;
+    }
     dc.scopes = (cbs & CB_LAUNCH) != 0;
     dc.memop_durations = (cbs & CB_MEMOP) != 0;
     fl_decoder *d = fl_decoder_create(&dc);
     if (!d) {
         unsubscribe_callbacks();
+        fl_stacks_destroy(stacks);
+        stacks = NULL;
         disable_all();
         snprintf(why, why_len, "out of memory for the activity decoder");
         pthread_mutex_unlock(&life);
@@ -435,8 +483,18 @@ static size_t plugin_devices(fl_gpu_limits *out, size_t cap)
 
 /* ------------------------------------------------------------------ drain */
 
+static void emit_stacks(void *user, const uint32_t *ids, const char *const *texts, size_t n)
+{
+    const fl_trace_sink *sink = user;
+    sink->stacks(sink->user, ids, texts, n);
+}
+
 static void plugin_drain(const fl_trace_sink *sink)
 {
+    /* Stacks first: every stack a row below can name was captured at its
+     * launch, before its buffer completed. */
+    if (stacks && sink->stacks)
+        stacks_announced += fl_stacks_announce(stacks, emit_stacks, (void *)sink);
     done_buf local[MAX_POOL];
     pthread_mutex_lock(&pool.mu);
     size_t n = pool.n_done;
@@ -486,6 +544,13 @@ static void plugin_stats(fl_trace_stats *out)
     fl_decoder_stats(decoder, out);
     out->unavailable = start_notes.unavailable;
     memcpy(out->unavailable_msg, start_notes.unavailable_msg, sizeof out->unavailable_msg);
+    memcpy(out->stacks_msg, start_notes.stacks_msg, sizeof out->stacks_msg);
+    fl_stacks_stats ss;
+    fl_stacks_counts(stacks, &ss);
+    out->stacks = stacks_announced;
+    out->stack_captures = ss.captures;
+    out->stacks_overflow = ss.overflow;
+    out->stacks_max = ss.max_stacks;
     pthread_mutex_unlock(&life);
     pthread_mutex_lock(&pool.mu);
     out->cupti_dropped = pool.dropped;
@@ -501,6 +566,8 @@ static void plugin_release(void)
     if (!running) {
         fl_decoder_destroy(decoder);
         decoder = NULL;
+        fl_stacks_destroy(stacks);
+        stacks = NULL;
         pthread_mutex_lock(&pool.mu);
         /* Buffers CUPTI still holds (none after a forced flush) stay
          * counted in allocated and are never freed here. */

@@ -90,6 +90,7 @@ typedef struct launch_slot {
     uint32_t corr_id; /* 0: empty */
     uint8_t n;
     uint32_t ids[FL_SCOPE_PATH_MAX];
+    uint32_t stack_id;
 } launch_slot;
 
 static launch_slot launches[LAUNCH_SLOTS];
@@ -108,6 +109,11 @@ static void slot_unlock(launch_slot *s)
 
 void fl_launch_scope_put(uint32_t corr_id, const uint32_t *ids, size_t n)
 {
+    fl_launch_put(corr_id, ids, n, 0);
+}
+
+void fl_launch_put(uint32_t corr_id, const uint32_t *ids, size_t n, uint32_t stack_id)
+{
     if (!corr_id)
         return;
     if (n > FL_SCOPE_PATH_MAX)
@@ -118,6 +124,7 @@ void fl_launch_scope_put(uint32_t corr_id, const uint32_t *ids, size_t n)
     slot_lock(s);
     s->corr_id = corr_id;
     s->n = (uint8_t)n;
+    s->stack_id = stack_id;
     if (n)
         memcpy(s->ids, ids, n * sizeof *ids);
     slot_unlock(s);
@@ -171,12 +178,14 @@ static uint64_t memop_duration(uint32_t corr_id)
 static void take_launch_scope(uint32_t corr_id, fl_kernel_row *k)
 {
     k->scope_depth = FL_SCOPE_UNKNOWN;
+    k->stack_id = 0;
     launch_slot *s = &launches[corr_id & (LAUNCH_SLOTS - 1)];
     slot_lock(s);
     /* Left in place: the nodes of one graph launch share its correlation
      * id (and its scopes); ids are unique, so a stale entry matches none. */
     if (corr_id && s->corr_id == corr_id) {
         k->scope_depth = s->n;
+        k->stack_id = s->stack_id;
         memcpy(k->scope_ids, s->ids, s->n * sizeof *s->ids);
     }
     slot_unlock(s);
@@ -430,8 +439,10 @@ static void on_kernel(fl_decoder *d, const fl_trace_sink *s, const CUpti_Activit
     k->external_id = 0;
     if (d->cfg.scopes)
         take_launch_scope(r->correlationId, k);
-    else
+    else {
         k->scope_depth = FL_SCOPE_UNKNOWN;
+        k->stack_id = 0;
+    }
     ext_slot *e = &d->ext[r->correlationId & (EXT_SLOTS - 1)];
     if (r->correlationId && e->corr_id == r->correlationId) {
         k->external_kind = e->kind;

@@ -54,6 +54,9 @@ void fl_decoder_stats(const fl_decoder *d, fl_trace_stats *out);
  * in between) is left unattributed, never given another launch's scopes.
  * Lock-free for the launching threads but for a per-slot flag. */
 void fl_launch_scope_put(uint32_t corr_id, const uint32_t *ids, size_t n);
+/* The same with the launch's CPU stack id (0: none), which the decoder
+ * puts in the kernel row's stack_id. */
+void fl_launch_put(uint32_t corr_id, const uint32_t *ids, size_t n, uint32_t stack_id);
 /* Empties the table (a new session). */
 void fl_launch_scope_reset(void);
 

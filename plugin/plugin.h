@@ -5,6 +5,7 @@
  *                   setup, the bounded buffer pool, injection entry points
  *   decode.c        activity buffers -> abi/trace_abi.h rows (decode.h)
  *   driver.c        device limits through libcuda, loaded at run time
+ *   stacks.c        CPU stacks at launch: libunwind + libdw (stacks.h)
  */
 #ifndef GP_PLUGIN_H
 #define GP_PLUGIN_H

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 2u
+#define FL_TRACE_ABI 3u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -87,6 +87,9 @@ typedef struct fl_kernel_row {
      * "global"; FL_SCOPE_UNKNOWN when no launch callback saw it. */
     uint8_t scope_depth;
     uint32_t scope_ids[FL_SCOPE_PATH_MAX];
+    /* The launching thread's CPU stack (enable_stack_trace): an id the
+     * sink's stacks() announced before this row; 0: none. */
+    uint32_t stack_id;
 } fl_kernel_row;
 
 typedef struct fl_memcpy_row {
@@ -151,6 +154,10 @@ typedef struct fl_trace_sink {
     void (*allocs)(void *user, fl_alloc_row *rows, size_t n);
     void (*graphs)(void *user, fl_graph_row *rows, size_t n);
     void (*markers)(void *user, fl_marker_row *rows, size_t n);
+    /* New CPU stacks (enable_stack_trace), before any row using them: id ->
+     * "outer|...|inner", each frame "function (file:line)", "function" or
+     * "module+0xoffset" (plugin/stacks.h); texts valid during the call. */
+    void (*stacks)(void *user, const uint32_t *ids, const char *const *texts, size_t n);
 } fl_trace_sink;
 
 /* ------------------------------------------------------------ plugin */
@@ -168,6 +175,10 @@ typedef struct fl_trace_options {
      * at most cap); called on the application's thread at every kernel
      * launch, so it must be cheap and lock-free.  NULL: no attribution. */
     size_t (*scope_path)(uint32_t *ids, size_t cap);
+    /* CPU stacks at every kernel launch (fl_kernel_row.stack_id), at most
+     * max_stacks distinct ones (0: the plugin's default, 4096). */
+    bool stack_trace;
+    uint32_t max_stacks;
 } fl_trace_options;
 
 /* Activity kinds start() could not enable (fl_trace_stats.unavailable). */
@@ -180,7 +191,8 @@ enum {
     FL_FEAT_EXTERNAL = 1u << 5,
     FL_FEAT_NVTX = 1u << 6,
     FL_FEAT_OVERHEAD = 1u << 7,
-    FL_FEAT_SCOPES = 1u << 8, /* launch callbacks for user_scope */
+    FL_FEAT_SCOPES = 1u << 8,  /* launch callbacks for user_scope */
+    FL_FEAT_STACKS = 1u << 16, /* CPU stacks: why in fl_trace_stats.stacks_msg */
 };
 
 /* What the plugin counted; all since start(). */
@@ -196,6 +208,12 @@ typedef struct fl_trace_stats {
     uint64_t pool_bytes;       /* buffer memory allocated (high-water) */
     uint32_t unavailable;      /* FL_FEAT_* bits: requested, refused by CUPTI */
     char unavailable_msg[256]; /* CUPTI's message for the first of them */
+    /* CPU stacks (enable_stack_trace). */
+    uint64_t stacks;          /* distinct stacks announced to the sink */
+    uint64_t stack_captures;  /* launches given a stack */
+    uint64_t stacks_overflow; /* launches left without one: max_stacks reached */
+    uint32_t stacks_max;
+    char stacks_msg[256]; /* why stacks are not collected (FL_FEAT_STACKS) */
 } fl_trace_stats;
 
 /* The sizes of the structs of this header, as the side that was compiled

@@ -102,12 +102,17 @@ static void add_trace_caps(session *s, bool tracing, const char *why)
                "gpu-profile)"},
               {"user_scope", true, false, FL_FEAT_SCOPES,
                "CUPTI launch callbacks: the gpufl scopes open at each launch in kernel_detail"},
-              {"stack_trace", c->enable_stack_trace, true, 0, ""}};
+              {"stack_trace", c->enable_stack_trace, true, FL_FEAT_STACKS, ""}};
     for (size_t i = 0; i < sizeof tf / sizeof tf[0]; i++) {
         bool stack = strcmp(tf[i].feature, "stack_trace") == 0;
-        if (trace && tf[i].flag && tracing && stack)
-            add_cap(s, tf[i].feature, true, FL_CAP_SKIPPED, "not_implemented",
-                    "CPU stacks at launch are not collected by this version");
+        if (trace && tf[i].flag && tracing && stack && (st.unavailable & FL_FEAT_STACKS))
+            add_cap(s, tf[i].feature, true, FL_CAP_FALLBACK, "stacks_unavailable", "%s",
+                    st.stacks_msg);
+        else if (trace && tf[i].flag && tracing && stack)
+            add_cap(s, tf[i].feature, true, FL_CAP_COLLECTED, "",
+                    "CPU stack at each kernel launch (libunwind), symbolised once per distinct "
+                    "stack (libdw), at most %u distinct stacks",
+                    st.stacks_max);
         else if (trace && tf[i].flag && tracing)
             add_trace_cap(s, tf[i].feature, tf[i].bit, &st, tf[i].what);
         else if (trace && tf[i].flag)
@@ -283,9 +288,28 @@ static void mark_trace_losses(session *s, const fl_trace_stats *st, const fl_tra
                      (unsigned long long)n->markers_lost);
 }
 
+/* stack_trace, collected: what was captured; launches left without a
+ * stack because the table was full make it partial. */
+static void put_stack_counts(session *s, const fl_trace_stats *st)
+{
+    for (size_t i = 0; i < s->n_caps; i++)
+        if (strcmp(s->caps[i].feature, "stack_trace") == 0 && s->caps[i].status == FL_CAP_COLLECTED)
+            snprintf(s->cap_msg[i], sizeof s->cap_msg[i],
+                     "%llu launches with a CPU stack (libunwind), %llu distinct stacks "
+                     "symbolised (libdw), at most %u",
+                     (unsigned long long)st->stack_captures, (unsigned long long)st->stacks,
+                     st->stacks_max);
+    if (st->stacks_overflow > 0 && is_collected(s, "stack_trace"))
+        mark_partial(s, "stack_trace", "stacks_overflow",
+                     "%llu launches have no stack: more than %u distinct stacks (their "
+                     "stack_trace is \"\")",
+                     (unsigned long long)st->stacks_overflow, st->stacks_max);
+}
+
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
 {
     put_trace_counts(s, st, n);
+    put_stack_counts(s, st);
     mark_trace_losses(s, st, n);
 }
 

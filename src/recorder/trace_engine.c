@@ -58,7 +58,8 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
                           .buffer_bytes = (size_t)c->cupti_buffer_kib * 1024u,
                           .max_buffers = (uint32_t)c->cupti_max_buffers,
                           .kick = kick,
-                          .scope_path = fl_scope_current_path};
+                          .scope_path = fl_scope_current_path,
+                          .stack_trace = c->enable_stack_trace};
     if (p->start(&o, why, len) != 0) {
         fl_trace_writer_destroy(s->tw);
         s->tw = NULL;

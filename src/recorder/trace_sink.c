@@ -12,7 +12,7 @@
  * costs two copies and a number; in compact mode (compact_kernel_details)
  * a kernel_detail only for a launch whose configuration (grid, block,
  * registers, shared and local memory, cache configuration, device and
- * whether its limits are known, the scopes open) differs from the previous
+ * whether its limits are known, the scopes open, the CPU stack) differs from the previous
  * launch of the same kernel, and only that launch has has_details = 1 - a
  * launch with has_details = 0 has the detail of the nearest earlier row
  * of its kernel_id with has_details = 1 (a training loop writes one detail
@@ -35,7 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RANGES_MAX 65536u /* NVTX ranges open at once; more are counted lost */
+#define RANGES_MAX 65536u        /* NVTX ranges open at once; more are counted lost */
+#define STACK_IDS_MAX (1u << 20) /* stack ids kept (the plugin hands out at most its cap) */
 
 /* A kernel's last launch configuration: everything its kernel_detail says
  * besides corr_id. */
@@ -45,6 +46,7 @@ typedef struct kernel_sig {
     uint64_t local_total;
     uint16_t regs;
     uint8_t scope_depth, cache_req, cache_exec;
+    uint32_t stack_id;
     bool limits; /* the device's limits were known (occupancy not null) */
     bool set;
     uint32_t scope_ids[FL_SCOPE_PATH_MAX];
@@ -80,6 +82,10 @@ struct fl_trace_writer {
         bool used;
     } * ranges;
     size_t ranges_cap, ranges_n;
+
+    /* CPU stacks by id (the plugin's announcements); NULL: not known. */
+    char **stacks;
+    size_t stacks_cap;
 
     fl_trace_counts counts;
 };
@@ -151,6 +157,36 @@ static void on_device(void *user, const fl_gpu_limits *lim)
     w->have_limits[lim->device_id] = true;
 }
 
+static void on_stacks(void *user, const uint32_t *ids, const char *const *texts, size_t n)
+{
+    fl_trace_writer *w = user;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = ids[i];
+        if (id == 0 || id >= STACK_IDS_MAX)
+            continue;
+        if (id >= w->stacks_cap) {
+            size_t cap = w->stacks_cap ? w->stacks_cap : 64;
+            while (cap <= id)
+                cap *= 2;
+            char **p = realloc(w->stacks, cap * sizeof *p);
+            if (!p)
+                continue; /* its launches' stack_trace stays "" */
+            memset(p + w->stacks_cap, 0, (cap - w->stacks_cap) * sizeof *p);
+            w->stacks = p;
+            w->stacks_cap = cap;
+        }
+        free(w->stacks[id]);
+        w->stacks[id] = strdup(texts[i] ? texts[i] : "");
+        w->counts.stacks++;
+    }
+}
+
+/* The text of stack id; NULL (written "") when none or not announced. */
+static const char *stack_text(const fl_trace_writer *w, uint32_t id)
+{
+    return id && id < w->stacks_cap ? w->stacks[id] : NULL;
+}
+
 static bool limits_known(const fl_trace_writer *w, uint32_t device_id)
 {
     return device_id < FL_TRACE_MAX_DEVICES && w->have_limits[device_id];
@@ -189,6 +225,7 @@ static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k, kernel_sig *
         old->local_total == k->local_mem_total_bytes && old->cache_req == k->cache_requested &&
         old->cache_exec == k->cache_executed && old->smem_executed == k->smem_executed_bytes &&
         old->device_id == k->device_id && old->limits == limits && old->scope_depth == sd &&
+        old->stack_id == k->stack_id &&
         (n_ids == 0 || memcmp(old->scope_ids, k->scope_ids, n_ids * sizeof *k->scope_ids) == 0))
         return false;
     free(old->tail);
@@ -202,6 +239,7 @@ static bool sig_changed(fl_trace_writer *w, const fl_kernel_row *k, kernel_sig *
                         .local_total = k->local_mem_total_bytes,
                         .regs = k->num_regs,
                         .scope_depth = sd,
+                        .stack_id = k->stack_id,
                         .cache_req = k->cache_requested,
                         .cache_exec = k->cache_executed,
                         .limits = limits,
@@ -245,8 +283,9 @@ static const fl_occupancy *occupancy_of(const fl_trace_writer *w, const fl_kerne
 }
 
 /* user_scope: the scopes open at launch ("outer|inner", "global" outside
- * any), null when no launch callback saw this kernel; stack_trace is not
- * collected: "" (a string always, for GPUFlight's analyzer). */
+ * any), null when no launch callback saw this kernel; stack_trace: the CPU
+ * stack at launch (enable_stack_trace), "" when none (a string always,
+ * for GPUFlight's analyzer). */
 static void detail_full(fl_trace_writer *w, fl_buf *b, const fl_kernel_row *k, bool tail_only)
 {
     fl_occupancy occ;
@@ -254,9 +293,9 @@ static void detail_full(fl_trace_writer *w, fl_buf *b, const fl_kernel_row *k, b
     const fl_occupancy *po = occupancy_of(w, k, &occ);
     const char *us = user_scope(w, k, scope, sizeof scope);
     if (tail_only)
-        fl_rec_kernel_detail_tail(b, k, po, us, NULL);
+        fl_rec_kernel_detail_tail(b, k, po, us, stack_text(w, k->stack_id));
     else
-        fl_rec_kernel_detail(b, &w->ident, k, po, us, NULL);
+        fl_rec_kernel_detail(b, &w->ident, k, po, us, stack_text(w, k->stack_id));
 }
 
 /* k's detail from its configuration's tail, made the first time. */
@@ -556,6 +595,9 @@ void fl_trace_writer_destroy(fl_trace_writer *w)
         free(w->ranges[i].domain);
     }
     free(w->ranges);
+    for (size_t i = 0; i < w->stacks_cap; i++)
+        free(w->stacks[i]);
+    free(w->stacks);
     free(w);
 }
 
@@ -570,7 +612,8 @@ void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
                            .syncs = on_syncs,
                            .allocs = on_allocs,
                            .graphs = on_graphs,
-                           .markers = on_markers};
+                           .markers = on_markers,
+                           .stacks = on_stacks};
 }
 
 void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b), void *user)

@@ -21,6 +21,7 @@ typedef struct fl_trace_counts {
     uint64_t ranges_open_at_end; /* written at shutdown, open_at_shutdown */
     uint64_t markers_unmatched;  /* ends whose begin was not seen: not written */
     uint64_t markers_lost;       /* begins not kept (out of memory, too many open) */
+    uint64_t stacks;             /* CPU stacks announced (kernel_detail.stack_trace) */
 } fl_trace_counts;
 
 /* device / scope / system: the session's channel buffers (borrowed; only

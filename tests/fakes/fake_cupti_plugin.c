@@ -15,9 +15,13 @@
  * GPUFlight's analyzer over our sessions).  One buffer is
  * delivered at the first drain, one only after stop() - as a forced flush
  * delivers the records still in flight - so a test sees whether shutdown
- * drains after stopping.  Never installed.
+ * drains after stopping.  With stack_trace, every fake_cupti_launch
+ * captures the caller's CPU stack through the real plugin/stacks.c (this
+ * module's own frame dropped as the plugin's are), announced at the next
+ * drain before its buffer.  Never installed.
  */
 #include "decode.h"
+#include "stacks.h"
 #include "synth.h"
 
 #include <pthread.h>
@@ -39,6 +43,8 @@ static _Atomic int launched;
 static bool first_done;
 static size_t (*scope_path)(uint32_t *, size_t);
 static bool graphs_on;
+static fl_stacks *stacks;
+static uint64_t stacks_announced;
 
 static uint64_t now_ns(void);
 
@@ -58,7 +64,7 @@ __attribute__((visibility("default"))) void fake_cupti_launch(uint32_t corr)
 {
     uint32_t ids[FL_SCOPE_PATH_MAX];
     size_t n = scope_path ? scope_path(ids, FL_SCOPE_PATH_MAX) : 0;
-    fl_launch_scope_put(corr, ids, n);
+    fl_launch_put(corr, ids, n, fl_stacks_capture(stacks, 0));
     if (strcmp(scenario, "launches") == 0) {
         pthread_mutex_lock(&q_mu);
         if (queued < QUEUE_MAX) {
@@ -122,6 +128,17 @@ static int f_start(const fl_trace_options *o, char *why, size_t len)
     fl_decoder_config c = {.clock_offset_ns = 0, .limits = NULL, .demangle = true, .scopes = true};
     scope_path = o->scope_path;
     graphs_on = o->graphs;
+    fl_stacks_destroy(stacks);
+    stacks = NULL;
+    stacks_announced = 0;
+    if (o->stack_trace) {
+        static const char *const mine[] = {"fake_cupti_plugin", NULL};
+        fl_stacks_config sc = {
+            .max_stacks = o->max_stacks, .skip_modules = mine, .demangle = fl_demangle};
+        stacks = fl_stacks_create(&sc, notes.stacks_msg, sizeof notes.stacks_msg);
+        if (!stacks)
+            notes.unavailable |= FL_FEAT_STACKS;
+    }
     atomic_store(&launched, 0);
     pthread_mutex_lock(&q_mu);
     queued = 0;
@@ -161,10 +178,18 @@ static size_t f_devices(fl_gpu_limits *out, size_t cap)
     return 1;
 }
 
+static void emit_stacks(void *user, const uint32_t *ids, const char *const *texts, size_t n)
+{
+    const fl_trace_sink *sink = user;
+    sink->stacks(sink->user, ids, texts, n);
+}
+
 static void f_drain(const fl_trace_sink *sink)
 {
     synth s;
     drains++;
+    if (stacks)
+        stacks_announced += fl_stacks_announce(stacks, emit_stacks, (void *)sink);
     if (strcmp(scenario, "launches") == 0) {
         drain_launches(sink);
         return;
@@ -232,6 +257,13 @@ static void f_stats(fl_trace_stats *out)
     fl_decoder_stats(dec, out);
     out->unavailable = notes.unavailable;
     memcpy(out->unavailable_msg, notes.unavailable_msg, sizeof out->unavailable_msg);
+    memcpy(out->stacks_msg, notes.stacks_msg, sizeof out->stacks_msg);
+    fl_stacks_stats ss;
+    fl_stacks_counts(stacks, &ss);
+    out->stacks = stacks_announced;
+    out->stack_captures = ss.captures;
+    out->stacks_overflow = ss.overflow;
+    out->stacks_max = ss.max_stacks;
     out->buffers = (uint64_t)drains;
     if (strcmp(scenario, "drops") == 0) {
         out->cupti_dropped = 5;
@@ -243,6 +275,8 @@ static void f_release(void)
 {
     fl_decoder_destroy(dec);
     dec = NULL;
+    fl_stacks_destroy(stacks);
+    stacks = NULL;
 }
 
 #ifdef FAKE_STALE_LAYOUT

@@ -20,8 +20,9 @@ static char written[256][512];
 static int n_written;
 
 static const char *const env_vars[] = {
-    "GPUFL_DISABLED",         "GPUFL_BACKEND_URL",   "GPUFL_API_KEY",     "GPUFL_API_PATH",
-    "GPUFL_PROFILING_ENGINE", "GPUFL_REMOTE_UPLOAD", "GPUFL_CONFIG_FILE",
+    "GPUFL_DISABLED",    "GPUFL_BACKEND_URL",        "GPUFL_API_KEY",
+    "GPUFL_API_PATH",    "GPUFL_PROFILING_ENGINE",   "GPUFL_REMOTE_UPLOAD",
+    "GPUFL_CONFIG_FILE", "GPUFL_ENABLE_STACK_TRACE",
 };
 
 static void clean_env(void)
@@ -397,6 +398,7 @@ static void test_fields_from_env(void)
     setenv("GPUFL_API_PATH", "/env/api", 1);
     setenv("GPUFL_PROFILING_ENGINE", "trace", 1);
     setenv("GPUFL_REMOTE_UPLOAD", "YES", 1);
+    setenv("GPUFL_ENABLE_STACK_TRACE", "1", 1);
     fl_config c;
     gpufl_error e;
     CHECK_INT(resolve(NULL, &c, &e), GPUFL_OK);
@@ -405,10 +407,12 @@ static void test_fields_from_env(void)
     CHECK_STR(c.api_path, "/env/api");
     CHECK_INT(c.profiling_engine, GPUFL_ENGINE_TRACE);
     CHECK_INT(c.remote_upload, true);
+    CHECK_INT(c.enable_stack_trace, true);
     CHECK_STR(c.provenance, "  backend_url = https://env.example.com (env GPUFL_BACKEND_URL)\n"
                             "  api_key = <set> (env GPUFL_API_KEY)\n"
                             "  api_path = /env/api (env GPUFL_API_PATH)\n"
                             "  remote_upload = true (env GPUFL_REMOTE_UPLOAD)\n"
+                            "  enable_stack_trace = true (env GPUFL_ENABLE_STACK_TRACE)\n"
                             "  profiling_engine = Trace (env GPUFL_PROFILING_ENGINE)\n");
     CHECK(strstr(c.provenance, "gpfl_envsecret") == NULL);
     fl_config_free(&c);
