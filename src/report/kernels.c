@@ -129,6 +129,10 @@ static void take_detail(kstat *k, const fl_kdetail *d)
         k->lim_varies |= o->limiting != d->limiting; /* interned */
         k->smem_varies |= o->static_shared != d->static_shared;
     }
+    if (d->stack_trace && d->stack_trace[0]) {
+        k->stack_varies |= k->stack && k->stack != d->stack_trace; /* interned */
+        k->stack = d->stack_trace;
+    }
     k->last = *d;
     k->have_detail = true;
     k->seq = d->seq;

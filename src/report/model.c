@@ -315,6 +315,7 @@ static void on_detail(fl_model *m, const json_t *rec)
         d->occupancy = NAN;
     d->limiting = fl_pool_intern(&p->pool, fl_jget_str(rec, "limiting_resource"));
     d->user_scope = fl_pool_intern(&p->pool, fl_jget_str(rec, "user_scope"));
+    d->stack_trace = fl_pool_intern(&p->pool, fl_jget_str(rec, "stack_trace"));
     if (p->pending.n >= PENDING_MAX) {
         /* Details no row claimed (a damaged file): forget them. */
         m->details_orphan += p->pending.n;

@@ -27,10 +27,11 @@ typedef struct fl_kdetail {
     uint32_t corr_id;
     bool have_grid, have_block;
     uint32_t grid[3], block[3];
-    int64_t static_shared;  /* bytes; -1: not recorded */
-    double occupancy;       /* 0..1; NaN: null */
-    const char *limiting;   /* "warps", ...; NULL: null */
-    const char *user_scope; /* "outer|inner", "global"; NULL: null */
+    int64_t static_shared;   /* bytes; -1: not recorded */
+    double occupancy;        /* 0..1; NaN: null */
+    const char *limiting;    /* "warps", ...; NULL: null */
+    const char *user_scope;  /* "outer|inner", "global"; NULL: null */
+    const char *stack_trace; /* CPU stack at launch, "outer|...|inner"; NULL or "": none */
 } fl_kdetail;
 
 /* One kernel_event_batch row with its detail resolved by the has_details

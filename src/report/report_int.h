@@ -52,6 +52,8 @@ typedef struct kstat {
     uint64_t seq;
     fl_kdetail last;
     bool have_detail, grid_varies, block_varies, occ_varies, lim_varies, smem_varies;
+    const char *stack; /* the last CPU stack seen (interned), NULL: none */
+    bool stack_varies; /* launches with a stack had several */
 } kstat;
 
 typedef struct sstat {

@@ -290,6 +290,39 @@ static void dim_text(fl_buf *b, bool varies, bool have, const uint32_t v[3])
         fl_buf_puts(b, "n/a");
 }
 
+/* A kernel's CPU stack at launch (enable_stack_trace), innermost first:
+ * "      launched from c (app.c:12) <- b (app.c:30) <- ... (N more)"; the
+ * last one seen when its launches had several.  Nothing without one. */
+static void text_stack(const kstat *k, fl_buf *b)
+{
+    const char *st = k->stack;
+    if (!st || !*st)
+        return;
+    const char *frames[64];
+    size_t n = 0;
+    for (const char *p = st; n < 64;) {
+        frames[n++] = p;
+        p = strchr(p, '|');
+        if (!p)
+            break;
+        p++;
+    }
+    fl_buf_puts(b, k->stack_varies ? "      launched from (last of several stacks) "
+                                   : "      launched from ");
+    size_t shown = n < 4 ? n : 4;
+    for (size_t i = 0; i < shown; i++) {
+        const char *f = frames[n - 1 - i], *end = strchr(f, '|');
+        char one[256];
+        snprintf(one, sizeof one, "%.*s", (int)(end ? (size_t)(end - f) : strlen(f)), f);
+        if (i)
+            fl_buf_puts(b, " <- ");
+        fl_put_line(b, one, 120);
+    }
+    if (n > shown)
+        fl_buf_printf(b, " <- ... (%zu more)", n - shown);
+    fl_buf_puts(b, "\n");
+}
+
 static void text_hotspots(const fl_report *r, const figures *f, fl_buf *b)
 {
     fl_buf_printf(b, "\nhotspots  top %zu of %zu %s by GPU time  (us; p50/p90/p99 within %.1f%%)\n",
@@ -341,6 +374,7 @@ static void text_hotspots(const fl_report *r, const figures *f, fl_buf *b)
         else
             fl_buf_puts(b, "n/a");
         fl_buf_puts(b, "\n");
+        text_stack(k, b);
     }
     if (r->n_k > f->top) {
         uint64_t calls = 0, ns = 0;

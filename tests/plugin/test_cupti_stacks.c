@@ -1,0 +1,207 @@
+/*
+ * test_cupti_stacks.c - CPU stacks at kernel launch (enable_stack_trace)
+ * through a whole session: the fake plugin (tests/fakes/fake_cupti_plugin.c)
+ * captures the stack of each fake launch with the real plugin/stacks.c,
+ * the core's sink writes it in kernel_detail.stack_trace, and
+ * `gpu-profile report` reads it back under the kernel's hotspot.  Built
+ * with -O0 so the stacks are this file's functions as written.
+ *
+ * Launches 11 and 12 come from one call site (one stack, written twice),
+ * 13 from another; 16 (delivered at shutdown, no launch callback) has
+ * none ("").  Skips (77) when the plugin is built without libunwind and
+ * libdw, after checking capture_capabilities says why.
+ */
+#include "fl_log.h"
+#include "abi/trace_abi.h"
+#include "gpufl.h"
+
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+#define AT(line) (line = __LINE__)
+
+static char g_tmp[256];
+static const char *g_plugin;
+static int line_main, line_session, line_session_outer, line_step, line_outer, line_fake;
+static volatile int sink_;
+
+static const char *env_or_die(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) {
+        fprintf(stderr, "%s is not set (run through ctest)\n", name);
+        exit(2);
+    }
+    return v;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "(none)";
+}
+
+/* What CUDA's launch callback does, for the fake plugin. */
+NOINLINE static void fake_launch(uint32_t corr)
+{
+    void *h = dlopen(g_plugin, RTLD_NOW | RTLD_NOLOAD);
+    void *f = h ? dlsym(h, "fake_cupti_launch") : NULL;
+    void (*fn)(uint32_t);
+    memcpy(&fn, &f, sizeof f);
+    if (fn)
+        (AT(line_fake), fn(corr));
+    sink_++;
+}
+
+NOINLINE static void in_step(void)
+{
+    for (uint32_t corr = 11; corr <= 12; corr++)
+        (AT(line_step), fake_launch(corr));
+    sink_++;
+}
+
+NOINLINE static void outer(void)
+{
+    (AT(line_outer), fake_launch(13));
+    sink_++;
+}
+
+/* One session; its directory in dir. */
+NOINLINE static void session(char *dir, size_t cap)
+{
+    setenv("GPUFL_CUPTI_PLUGIN", g_plugin, 1);
+    setenv("FAKE_CUPTI_SCENARIO", "ok", 1);
+    char base[512];
+    snprintf(base, sizeof base, "%s/s", g_tmp);
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.app_name = "stacks_test";
+    o.log_path = base;
+    o.backend = GPUFL_BACKEND_NONE;
+    o.profiling_engine = GPUFL_ENGINE_TRACE;
+    o.enable_stack_trace = true;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    (AT(line_session_outer), outer());
+    gpufl_scope sc = gpufl_scope_begin("step");
+    (AT(line_session), in_step());
+    gpufl_scope_end(&sc);
+    gpufl_shutdown();
+    CHECK_INT(fl_only_session(base, dir, cap), 0);
+}
+
+static json_t *last_of(const fl_log *log, const char *type)
+{
+    json_t *c = NULL;
+    for (size_t i = 0; i < log->n; i++)
+        if (strcmp(log_type(log->lines[i]), type) == 0)
+            c = log->lines[i];
+    return c;
+}
+
+static json_t *cap_of(json_t *caps, const char *feature)
+{
+    json_t *list = json_object_get(caps, "capabilities");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *c = json_array_get(list, i);
+        if (strcmp(str(c, "feature"), feature) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* The stack_trace of the kernel_detail of corr. */
+static const char *stack_of(const fl_log *dev, json_int_t corr)
+{
+    for (size_t i = 0; i < dev->n; i++) {
+        json_t *d = dev->lines[i];
+        if (strcmp(log_type(d), "kernel_detail") == 0 &&
+            json_integer_value(json_object_get(d, "corr_id")) == corr)
+            return str(d, "stack_trace");
+    }
+    return "(no detail)";
+}
+
+/* The stdout of `gpu-profile report dir` into out. */
+static void report_of(const char *dir, char *out, size_t cap)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' report '%s' 2>&1", env_or_die("GP_TEST_CLI"), dir);
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, cap - 1, p) : 0;
+    out[n] = '\0';
+    if (p)
+        CHECK_INT(pclose(p), 0);
+}
+
+static int test_stacks(void)
+{
+    char dir[1024];
+    (AT(line_main), session(dir, sizeof dir));
+    fl_log dev, scope;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
+    json_t *st = cap_of(last_of(&dev, "capture_capabilities"), "stack_trace");
+    if (strcmp(str(st, "status"), "fallback") == 0) {
+        CHECK_STR(str(st, "reason_code"), "stacks_unavailable");
+        CHECK_CONTAINS(str(st, "message"), "built without libunwind and libdw");
+        printf("SKIP: %s\n", str(st, "message"));
+        fl_log_free(&dev);
+        fl_log_free(&scope);
+        return 77;
+    }
+    CHECK_STR(str(st, "status"), "collected");
+    CHECK_STR(str(st, "message"), "3 launches with a CPU stack (libunwind), 2 distinct stacks "
+                                  "symbolised (libdw), at most 4096");
+
+    /* This file's frames, outermost first; the fake plugin's own frame
+     * (fake_cupti_launch) and the C library's are not there. */
+    char step[1024], out[1024];
+    snprintf(step, sizeof step,
+             "test_stacks (test_cupti_stacks.c:%d)|session (test_cupti_stacks.c:%d)|in_step "
+             "(test_cupti_stacks.c:%d)|fake_launch (test_cupti_stacks.c:%d)",
+             line_main, line_session, line_step, line_fake);
+    const char *s11 = stack_of(&dev, 11);
+    CHECK(strncmp(s11, "main (test_cupti_stacks.c:", 26) == 0);
+    const char *tail = strchr(s11, '|');
+    CHECK_STR(tail ? tail + 1 : s11, step);
+    CHECK_STR(stack_of(&dev, 12), s11); /* the same call site */
+    snprintf(out, sizeof out,
+             "|session (test_cupti_stacks.c:%d)|outer (test_cupti_stacks.c:%d)|fake_launch "
+             "(test_cupti_stacks.c:%d)",
+             line_session_outer, line_outer, line_fake);
+    const char *s13 = stack_of(&dev, 13);
+    CHECK(strstr(s13, out) != NULL);
+    if (!strstr(s13, out))
+        fprintf(stderr, "got  %s\nwant ...%s\n", s13, out);
+    CHECK_STR(stack_of(&dev, 16), ""); /* no launch callback saw it */
+
+    /* The report shows each hotspot's stack, innermost first. */
+    static char rep[1 << 16];
+    report_of(dir, rep, sizeof rep);
+    snprintf(out, sizeof out,
+             "      launched from fake_launch (test_cupti_stacks.c:%d) <- in_step "
+             "(test_cupti_stacks.c:%d) <- session (test_cupti_stacks.c:%d) <- test_stacks "
+             "(test_cupti_stacks.c:%d) <- ... (1 more)\n",
+             line_fake, line_step, line_session, line_main);
+    CHECK_CONTAINS(rep, out);
+    snprintf(out, sizeof out,
+             "      launched from fake_launch (test_cupti_stacks.c:%d) <- outer "
+             "(test_cupti_stacks.c:%d) <- session (test_cupti_stacks.c:%d)",
+             line_fake, line_outer, line_session_outer);
+    CHECK_CONTAINS(rep, out);
+    fl_log_free(&dev);
+    fl_log_free(&scope);
+    return 0;
+}
+
+int main(void)
+{
+    g_plugin = env_or_die("GP_TEST_FAKE_PLUGIN");
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_stacks_%d", (int)getpid());
+    int rc = test_stacks();
+    fl_rmtree(g_tmp);
+    return rc == 77 ? 77 : check_done("test_cupti_stacks");
+}
