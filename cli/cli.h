@@ -49,6 +49,7 @@ typedef struct cli_opts {
     const char *log_dir; /* --log-dir: a GPUFlight session of the run */
     const char *app;     /* --app: its app name */
     gpufl_engine engine; /* --engine; GPUFL_ENGINE_MONITOR: no injection */
+    int stack_trace;     /* --stack-trace: GPUFL_ENABLE_STACK_TRACE=1 for CMD */
     char **cmd;          /* NULL-terminated argv of CMD */
     int cmd_argc;
 } cli_opts;

@@ -47,6 +47,8 @@ void cli_usage(FILE *f)
           "                         above Monitor, loads the CUPTI plugin into CMD's CUDA\n"
           "                         processes and adds their kernels, copies and\n"
           "                         memsets to the report\n"
+          "  --stack-trace          with --engine trace or above: the CPU stack of each\n"
+          "                         kernel launch in the session (costs ~1-3 us a launch)\n"
           "  --wait all|primary     all (default): sample until CMD and every process it\n"
           "                         left behind have exited; primary: until CMD exits\n"
           "  --no-live              no live status line on a terminal stderr\n"
@@ -238,6 +240,8 @@ static int apply_flag(const char *name, cli_opts *o)
         o->quiet = 1;
     } else if (strcmp(name, "--no-live") == 0) {
         o->no_live = 1;
+    } else if (strcmp(name, "--stack-trace") == 0) {
+        o->stack_trace = 1;
     } else if (strcmp(name, "--strict") == 0) {
         o->gp.strict = 1;
     } else if (strcmp(name, "--no-strict") == 0) {
@@ -316,6 +320,11 @@ static int check_run_args(int argc, int i, const cli_opts *o)
     }
     if (o->app && !o->log_dir) {
         fprintf(stderr, "gpu-profile: --app names a session log: give --log-dir DIR too\n");
+        return -1;
+    }
+    if (o->stack_trace && o->engine == GPUFL_ENGINE_MONITOR) {
+        fprintf(stderr, "gpu-profile: --stack-trace needs --engine trace (or above): stacks are "
+                        "taken at kernel launches\n");
         return -1;
     }
     return 0;

@@ -310,6 +310,8 @@ int main(int argc, char **argv)
         return mode_sigstate();
     if (strcmp(mode, "inject") == 0 && argc > 6)
         return mode_inject(argv + 2, argc - 2);
+    if (strcmp(mode, "env") == 0 && argc > 3) /* env NAME VALUE: 0 when set so */
+        return expect_env(argv[2], argv[3]) == 0 ? 0 : 97;
     if (strcmp(mode, "noinject") == 0 && argc > 2)
         return mode_noinject(argv[2]);
     fprintf(stderr, "cli_child: unknown mode '%s'\n", mode);

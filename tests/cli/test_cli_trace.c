@@ -733,6 +733,30 @@ static void test_engine_option(void)
     jn_free(d1);
     jn_free(d2);
 
+    /* --stack-trace: only with an engine that traces launches; then the
+     * child has GPUFL_ENABLE_STACK_TRACE=1 (the recorder's option). */
+    const char *a6[] = {h_cli, "--stack-trace", "--", h_child, "touch", marker, NULL};
+    h_run(a6, env, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: --stack-trace needs --engine trace (or above): stacks are "
+                     "taken at kernel launches\n");
+    CHECK(!h_exists(marker));
+    h_result_free(&r);
+    const char *a7[] = {h_cli,
+                        "-q",
+                        "--engine",
+                        "trace",
+                        "--stack-trace",
+                        "--",
+                        h_child,
+                        "env",
+                        "GPUFL_ENABLE_STACK_TRACE",
+                        "1",
+                        NULL};
+    h_run(a7, env, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    h_result_free(&r);
+
     /* The text report of Monitor has no trace line. */
     const char *a5[] = {h_cli, "--engine", "monitor", "--", h_child, "noinject", "0", NULL};
     h_run(a5, env, NULL, 0, &r);
