@@ -32,6 +32,16 @@
 #endif
 
 #define ANNOUNCE_CHUNK 16
+#define FRAME_CACHE 16384  /* resolved return addresses kept (a power of two) */
+#define FRAME_TEXT_MAX 256 /* bytes of one frame's text */
+
+/* A return address, resolved once: its frame's text and where it stands. */
+typedef struct frame_res {
+    uintptr_t pc; /* 0: empty */
+    char *text;
+    uint16_t len;
+    bool tool, libc_start;
+} frame_res;
 
 typedef struct stack_slot {
     _Atomic uint64_t hash; /* 0: empty */
@@ -50,6 +60,12 @@ struct fl_stacks {
     _Atomic uint64_t overflow, captures;
     uint32_t announced;               /* writer thread */
     char (*texts)[FL_STACK_TEXT_MAX]; /* [ANNOUNCE_CHUNK], writer thread */
+    /* Resolved frames by return address (writer thread), and the room for
+     * the frames of one stack the cache does not keep. */
+    struct frame_res *frames; /* [FRAME_CACHE] */
+    size_t n_frames;
+    struct frame_res *tmp;            /* [FL_STACK_MAX_FRAMES] */
+    char (*tmp_text)[FRAME_TEXT_MAX]; /* [FL_STACK_MAX_FRAMES] */
 #ifdef GP_HAVE_STACKS
     Dwfl *dwfl; /* writer thread */
 #endif
@@ -132,6 +148,11 @@ void fl_stacks_destroy(fl_stacks *s)
     free(s->slots);
     free(s->by_id);
     free(s->texts);
+    for (size_t i = 0; s->frames && i < FRAME_CACHE; i++)
+        free(s->frames[i].text);
+    free(s->frames);
+    free(s->tmp);
+    free(s->tmp_text);
     if (s->dwfl)
         dwfl_end(s->dwfl);
     pthread_mutex_destroy(&s->mu);
@@ -355,34 +376,62 @@ static size_t frame_text(const fl_stacks *s, const frame_info *f, char *out, siz
     return len;
 }
 
+/* pc's frame from the cache, resolved and kept there on a miss (into
+ * *tmp, not kept, once the cache is 3/4 full or out of memory). */
+static const frame_res *frame_of(fl_stacks *s, uintptr_t pc, bool *refreshed, frame_res *tmp,
+                                 char *tmp_text)
+{
+    size_t mask = FRAME_CACHE - 1, i = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+    if (!s->frames && !(s->frames = calloc(FRAME_CACHE, sizeof *s->frames)))
+        s->n_frames = FRAME_CACHE; /* no cache: every frame resolved */
+    for (; s->frames && s->frames[i].pc; i = (i + 1) & mask)
+        if (s->frames[i].pc == pc)
+            return &s->frames[i];
+    frame_info f;
+    resolve(s, pc, refreshed, &f);
+    size_t len = frame_text(s, &f, tmp_text, FRAME_TEXT_MAX);
+    *tmp = (frame_res){.pc = pc,
+                       .text = tmp_text,
+                       .len = (uint16_t)len,
+                       .tool = tool_frame(s, &f),
+                       .libc_start = libc_start_frame(&f)};
+    if (!s->frames || s->n_frames >= FRAME_CACHE / 4 * 3)
+        return tmp;
+    char *keep = malloc(len + 1);
+    if (!keep)
+        return tmp;
+    memcpy(keep, tmp_text, len + 1);
+    s->frames[i] = *tmp;
+    s->frames[i].text = keep;
+    s->n_frames++;
+    return &s->frames[i];
+}
+
 /* The text of a stack into out (FL_STACK_TEXT_MAX bytes). */
 static void symbolise(fl_stacks *s, const stack_slot *t, bool *refreshed, char *out)
 {
-    frame_info f[FL_STACK_MAX_FRAMES];
+    const frame_res *f[FL_STACK_MAX_FRAMES];
+    frame_res *tmp = s->tmp;
     size_t n = t->n < FL_STACK_MAX_FRAMES ? t->n : FL_STACK_MAX_FRAMES;
     for (size_t i = 0; i < n; i++)
-        resolve(s, t->pcs[i], refreshed, &f[i]);
+        f[i] = frame_of(s, t->pcs[i], refreshed, &tmp[i], s->tmp_text[i]);
     size_t lo = 0, hi = n; /* innermost first: [lo, hi) kept */
-    while (lo < hi && tool_frame(s, &f[lo]))
+    while (lo < hi && f[lo]->tool)
         lo++;
-    while (hi > lo && libc_start_frame(&f[hi - 1]))
+    while (hi > lo && f[hi - 1]->libc_start)
         hi--;
     /* Which frames fit, from the innermost out. */
-    char texts[FL_STACK_MAX_FRAMES][256];
-    size_t lens[FL_STACK_MAX_FRAMES], total = 0, top = lo;
-    for (size_t i = lo; i < hi; i++) {
-        lens[i] = frame_text(s, &f[i], texts[i], sizeof texts[i]);
-        if (total + lens[i] + 1 >= FL_STACK_TEXT_MAX)
-            break;
-        total += lens[i] + 1;
+    size_t total = 0, top = lo;
+    for (size_t i = lo; i < hi && total + f[i]->len + 1 < FL_STACK_TEXT_MAX; i++) {
+        total += f[i]->len + 1;
         top = i + 1;
     }
     size_t used = 0;
     for (size_t i = top; i-- > lo;) {
         if (used)
             out[used++] = '|';
-        memcpy(out + used, texts[i], lens[i]);
-        used += lens[i];
+        memcpy(out + used, f[i]->text, f[i]->len);
+        used += f[i]->len;
     }
     out[used] = '\0';
 }
@@ -399,7 +448,13 @@ size_t fl_stacks_announce(fl_stacks *s, fl_stacks_emit_fn emit, void *user)
         refreshed = true;
         dwfl_refresh(s);
     }
-    if (!s->texts && !(s->texts = malloc(ANNOUNCE_CHUNK * sizeof *s->texts)))
+    if (!s->texts)
+        s->texts = malloc(ANNOUNCE_CHUNK * sizeof *s->texts);
+    if (!s->tmp)
+        s->tmp = malloc(FL_STACK_MAX_FRAMES * sizeof *s->tmp);
+    if (!s->tmp_text)
+        s->tmp_text = malloc(FL_STACK_MAX_FRAMES * sizeof *s->tmp_text);
+    if (!s->texts || !s->tmp || !s->tmp_text)
         return 0; /* announced at the next call */
     char(*texts)[FL_STACK_TEXT_MAX] = s->texts;
     const char *ptrs[ANNOUNCE_CHUNK];
