@@ -48,7 +48,7 @@ void cli_usage(FILE *f)
           "                         processes and adds their kernels, copies and\n"
           "                         memsets to the report\n"
           "  --stack-trace          with --engine trace or above: the CPU stack of each\n"
-          "                         kernel launch in the session (costs ~1-3 us a launch)\n"
+          "                         kernel launch in the session (costs 0.1-1 us a launch)\n"
           "  --wait all|primary     all (default): sample until CMD and every process it\n"
           "                         left behind have exited; primary: until CMD exits\n"
           "  --no-live              no live status line on a terminal stderr\n"

@@ -2,7 +2,7 @@
 # Installs what building and testing gpu-profile needs on Debian 12: a C
 # compiler, CMake, make, pkg-config, the sanitizer runtimes (shipped with
 # gcc), clang-format (the tests check the formatting), libjansson-dev
-# (the flight recorder's config-file parser) and zlib1g-dev (gzipped session logs).  No CUDA or NVML is needed to build or test.  Skips apt-get when
+# (the flight recorder's config-file parser), zlib1g-dev (gzipped session logs), libunwind-dev and libdw-dev (the CUPTI plugin's CPU stacks).  No CUDA or NVML is needed to build or test.  Skips apt-get when
 # everything is already there.
 set -eu
 need=""
@@ -14,6 +14,10 @@ done
 [ -f /usr/include/jansson.h ] || need=1
 # zlib: reading the gzipped session windows <channel>.<N>.log.gz back (src/reader/read.c).
 [ -f /usr/include/zlib.h ] || need=1
+# libunwind + libdw (elfutils): the CUPTI plugin's CPU stacks at launch
+# (enable_stack_trace, docs/gpufl.md); without them the plugin builds without stacks.
+[ -f /usr/include/libunwind.h ] || need=1
+[ -f /usr/include/elfutils/libdwfl.h ] || need=1
 if [ -z "$need" ]; then
     exit 0
 fi
@@ -24,4 +28,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
-    libjansson-dev zlib1g-dev python3
+    libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3

@@ -11,6 +11,10 @@
 #      (CUPTI injection into an uninstrumented program);
 #   4. a small PyTorch script through gpu-profile --engine trace, if
 #      PyTorch with CUDA is installed (lenient checks);
+#   5. stack_workload.cu (-g -O0) through gpu-profile --engine trace
+#      --stack-trace: each launch's kernel_detail.stack_trace names the
+#      program's own functions with their lines (when the plugin was built
+#      with libunwind and libdw);
 # and checks each session with check_trace.
 #
 # Exit status: 0 all passed, 1 a check failed, 77 skipped (no GPU, no nvcc),
@@ -103,6 +107,9 @@ nvcc_build "$work/trace_workload" "$work/nvcc1.log" -I "$src/include" "$here/tra
 pid1=$!
 nvcc_build "$work/trace_workload_plain" "$work/nvcc2.log" -DTW_NO_GPUFL "$here/trace_workload.cu" &
 pid2=$!
+# -g -O0 after nvcc_build's -O2: the stacks are the functions as written.
+nvcc_build "$work/stack_workload" "$work/nvcc3.log" -g -O0 -Xcompiler -fno-omit-frame-pointer \
+    "$here/stack_workload.cu" || cat "$work/nvcc3.log"
 "${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" -o "$work/check_trace" \
     "$here/check_trace.c" -ljansson >"$work/cc.log" 2>&1
 cc_rc=$?
@@ -187,6 +194,28 @@ if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; 
 else
     echo "SKIP: PyTorch with CUDA not available"
     result "$n" SKIP
+fi
+
+n="5 CPU stacks at launch (--stack-trace)"
+if run "$n" "$work/run5.log" "$build/gpu-profile" --engine trace --stack-trace \
+    --log-dir "$work/logs5" -- "$work/stack_workload" "$work/expect5.txt"; then
+    want=$(cat "$work/expect5.txt")
+    details=$(cat "$work"/logs5/*/device.log | grep '"type":"kernel_detail"' | grep -c 'tick')
+    stacked=$(cat "$work"/logs5/*/device.log | grep '"type":"kernel_detail"' | grep -F "$want" |
+        grep -c '"stack_trace":"main (stack_workload.cu:')
+    if grep -q '"feature":"stack_trace","requested":true,"status":"fallback"' \
+        "$work"/logs5/*/device.log; then
+        echo "SKIP: the plugin collects no stacks (built without libunwind and libdw?)"
+        result "$n" SKIP
+    elif [ "$details" -eq 3 ] && [ "$stacked" -eq 3 ]; then
+        result "$n" PASS
+    else
+        echo "run.sh: want 3 kernel_detail of tick whose stack_trace starts with main and holds:"
+        echo "  $want"
+        echo "got $details details, $stacked such stacks:"
+        grep '"type":"kernel_detail"' "$work"/logs5/*/device.log | sed 's/.*"stack_trace"/  /'
+        result "$n" FAIL
+    fi
 fi
 
 echo
