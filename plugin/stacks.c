@@ -24,6 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GP_TSAN_CLANG 1
+#endif
+#endif
+
 #ifdef GP_HAVE_STACKS
 #define UNW_LOCAL_ONLY
 #include <elfutils/libdwfl.h>
@@ -221,6 +227,32 @@ static uint32_t insert(fl_stacks *s, uint64_t h, const uintptr_t *pcs, size_t n)
     return id;
 }
 
+/* The return addresses from the caller's own frame outwards, at most max.
+ * unw_backtrace, but in ThreadSanitizer builds: libunwind frees its
+ * per-thread trace cache in a thread-specific destructor that re-arms
+ * itself until the last round, after TSan has retired the thread (a crash
+ * in TSan's mutex interceptor at thread exit); there the same walk with
+ * unw_step, which keeps no per-thread state (unw_backtrace's own fallback). */
+static inline __attribute__((always_inline)) int walk(void **out, int max)
+{
+#if defined(__SANITIZE_THREAD__) || defined(GP_TSAN_CLANG)
+    unw_context_t ctx;
+    unw_cursor_t cur;
+    int n = 0;
+    if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0)
+        return 0;
+    do {
+        unw_word_t ip;
+        if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0)
+            break;
+        out[n++] = (void *)(uintptr_t)ip;
+    } while (n < max && unw_step(&cur) > 0);
+    return n;
+#else
+    return unw_backtrace(out, max);
+#endif
+}
+
 __attribute__((noinline)) uint32_t fl_stacks_capture(fl_stacks *s, unsigned skip_frames)
 {
     if (!s)
@@ -229,7 +261,7 @@ __attribute__((noinline)) uint32_t fl_stacks_capture(fl_stacks *s, unsigned skip
     size_t skip = (size_t)skip_frames + 1; /* + this function */
     if (skip > 8)
         skip = 8;
-    int got = unw_backtrace(raw, (int)(FL_STACK_MAX_FRAMES + skip));
+    int got = walk(raw, (int)(FL_STACK_MAX_FRAMES + skip));
     if (got <= (int)skip)
         return 0;
     size_t n = (size_t)got - skip;

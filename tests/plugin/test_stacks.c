@@ -12,6 +12,7 @@
 #include "stacks.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@
 
 static fl_stacks *S;
 static int line_frames, line_a, line_b, line_b2, line_c, line_wrap, line_w;
-static volatile int sink_;
+static _Atomic int sink_; /* keeps each frame (no tail call); threads share it */
 
 /* Texts announced, by id. */
 #define MAX_IDS 64
