@@ -8,18 +8,23 @@
  * failed allocation is reported as memory, never blamed on the file; the
  * text near a syntax error is not quoted when an API key is set anywhere
  * or the file names one in any spelling (config.c then removes any key
- * value from whatever message is left).
+ * value from whatever message is left); only a regular file of at most
+ * FL_CONFIG_FILE_MAX bytes is read (a FIFO, a device such as /dev/zero,
+ * a socket or a directory is refused without blocking on it).
  */
 #include "config_file.h"
 #include "../util/error.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* DECODE_ANY so a scalar top level gets the "not an object" message rather
  * than a parse error. */
@@ -201,49 +206,102 @@ static const char *json_kind(const json_t *j)
     return "an unknown value";
 }
 
+/* What a path that is not a regular file is, for the message. */
+static const char *file_kind(mode_t m)
+{
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    if (S_ISDIR(m))
+        return "a directory";
+    return "not a regular file";
+}
+
+/* Opens path to read: a regular file of at most FL_CONFIG_FILE_MAX bytes
+ * (O_NONBLOCK: a FIFO without a writer does not block the open). */
+static gpufl_status open_config(const char *path, const char *via, int *fd, gpufl_error *err)
+{
+    char ebuf[128]; /* strerror_r: init may run beside other threads */
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (*fd < 0 && errno == ENOMEM)
+        return fl_error_set(err, GPUFL_ERR_NO_MEMORY,
+                            "config file \"%s\": out of memory opening it", path);
+    if (*fd < 0)
+        return fl_error_set(err, GPUFL_ERR_CONFIG,
+                            "config file \"%s\"%s cannot be read: %s; check the path", path, via,
+                            strerror_r(errno, ebuf, sizeof ebuf));
+    struct stat st;
+    const char *why = NULL;
+    if (fstat(*fd, &st) != 0)
+        why = strerror_r(errno, ebuf, sizeof ebuf);
+    else if (!S_ISREG(st.st_mode))
+        why = file_kind(st.st_mode);
+    if (why) {
+        close(*fd);
+        return fl_error_set(err, GPUFL_ERR_CONFIG,
+                            "config file \"%s\"%s cannot be read: %s, not a regular file; name a "
+                            "JSON file",
+                            path, via, why);
+    }
+    if ((uint64_t)st.st_size > FL_CONFIG_FILE_MAX) {
+        close(*fd);
+        return fl_error_set(err, GPUFL_ERR_CONFIG,
+                            "config file \"%s\"%s is %llu bytes, more than the %u bytes (1 MiB) a "
+                            "config file may have; check the path",
+                            path, via, (unsigned long long)st.st_size, FL_CONFIG_FILE_MAX);
+    }
+    int fl = fcntl(*fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(*fd, F_SETFL, fl & ~O_NONBLOCK);
+    return GPUFL_OK;
+}
+
 static gpufl_status read_text(const char *path, bool from_env, char **text, size_t *len,
                               gpufl_error *err)
 {
     const char *via = from_env ? " (named by GPUFL_CONFIG_FILE)" : "";
-    char ebuf[128]; /* strerror_r: init may run beside other threads */
-    FILE *fp = fopen(path, "rb");
-    if (!fp && errno == ENOMEM)
+    char ebuf[128];
+    int fd;
+    gpufl_status st = open_config(path, via, &fd, err);
+    if (st != GPUFL_OK)
+        return st;
+    /* One byte more than the cap: a file that grew past it since fstat. */
+    char *buf = malloc((size_t)FL_CONFIG_FILE_MAX + 2);
+    if (!buf) {
+        close(fd);
         return fl_error_set(err, GPUFL_ERR_NO_MEMORY,
-                            "config file \"%s\": out of memory opening it", path);
-    if (!fp)
-        return fl_error_set(err, GPUFL_ERR_CONFIG,
-                            "config file \"%s\"%s cannot be read: %s; check the path", path, via,
-                            strerror_r(errno, ebuf, sizeof ebuf));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (cap - n < 4096) {
-            size_t ncap = cap ? cap * 2 : 8192;
-            char *p = realloc(buf, ncap + 1);
-            if (!p) {
-                free(buf);
-                fclose(fp);
-                return fl_error_set(err, GPUFL_ERR_NO_MEMORY,
-                                    "config file \"%s\": out of memory reading it", path);
-            }
-            buf = p;
-            cap = ncap;
-        }
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) {
-            if (ferror(fp)) {
-                int e = errno;
-                free(buf);
-                fclose(fp);
-                return fl_error_set(err, GPUFL_ERR_CONFIG,
-                                    "config file \"%s\"%s cannot be read: %s; check the path", path,
-                                    via, strerror_r(e, ebuf, sizeof ebuf));
-            }
-            break;
-        }
+                            "config file \"%s\": out of memory reading it", path);
     }
-    fclose(fp);
+    size_t n = 0;
+    while (n <= FL_CONFIG_FILE_MAX) {
+        ssize_t got = read(fd, buf + n, (size_t)FL_CONFIG_FILE_MAX + 1 - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            return fl_error_set(err, GPUFL_ERR_CONFIG,
+                                "config file \"%s\"%s cannot be read: %s; check the path", path,
+                                via, strerror_r(e, ebuf, sizeof ebuf));
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fd);
+    if (n > FL_CONFIG_FILE_MAX) {
+        free(buf);
+        return fl_error_set(err, GPUFL_ERR_CONFIG,
+                            "config file \"%s\"%s is more than the %u bytes (1 MiB) a config "
+                            "file may have; check the path",
+                            path, via, FL_CONFIG_FILE_MAX);
+    }
     buf[n] = '\0';
     *text = buf;
     *len = n;
@@ -501,6 +559,12 @@ gpufl_status fl_config_file_load(fl_config_file *f, bool from_env, fl_fval v[FL_
     gpufl_status st = read_text(f->path, from_env, &f->text, &f->len, err);
     if (st != GPUFL_OK)
         return st;
+    return fl_config_file_apply_text(f, v, err);
+}
+
+gpufl_status fl_config_file_apply_text(fl_config_file *f, fl_fval v[FL_NFIELDS], gpufl_error *err)
+{
+    gpufl_status st;
 
     size_t first = 0;
     while (first < f->len && is_ws(f->text[first]))

@@ -41,12 +41,21 @@ typedef struct fl_config_file {
     fl_keylist keys;
 } fl_config_file;
 
+/* A config file larger than this is refused (GPUFL_ERR_CONFIG, naming it
+ * and the cap), as is anything that is not a regular file (a FIFO, a
+ * device such as /dev/zero, a socket, a directory). */
+#define FL_CONFIG_FILE_MAX (1u << 20)
+
 /* Reads, parses and applies the file f->path over v (SRC_CONFIG); from_env:
  * GPUFL_CONFIG_FILE named it (messages say so).  GPUFL_DISABLED when it
  * says "enabled": false (code cannot have said false: that returned
  * earlier). */
 gpufl_status fl_config_file_load(fl_config_file *f, bool from_env, fl_fval v[FL_NFIELDS],
                                  gpufl_error *err);
+/* The same for a text already in f->text (f->len bytes, NUL after them,
+ * malloc'd: fl_config_file_free frees it) named f->path: the parse and the
+ * checks alone (the fuzz target's entry). */
+gpufl_status fl_config_file_apply_text(fl_config_file *f, fl_fval v[FL_NFIELDS], gpufl_error *err);
 
 /* The file's api_key as it decodes (escapes and all), NULL when it has
  * none or did not parse. */

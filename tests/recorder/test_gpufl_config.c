@@ -985,7 +985,8 @@ static void test_config_errors(void)
     CHECK_INT(mkdir(dir, 0700), 0);
     o.config_file = dir;
     CHECK_INT(resolve(&o, &c, &e), GPUFL_ERR_CONFIG);
-    snprintf(want, sizeof want, "config file \"%s\" cannot be read: Is a directory", dir);
+    snprintf(want, sizeof want,
+             "config file \"%s\" cannot be read: a directory, not a regular file", dir);
     CHECK_CONTAINS(e.message, want);
     rmdir(dir);
 }
