@@ -13,6 +13,12 @@
  * A plain file's CRC-32 is taken as it is read (a window's sidecar says
  * it); fl_rd_file_crc reads a file for its CRC alone (a gzipped window's
  * compressed bytes).
+ *
+ * Only regular files are read: a FIFO, a device (a symlink to /dev/zero),
+ * a socket or a directory is refused when it is opened, without blocking
+ * (O_NONBLOCK until fstat says what it is), naming what it is.  A file is
+ * read up to lb's caps (lbuf: decompressed bytes and lines, RD_MAX_*
+ * below by default): past one, EV_CAP, and the lines before it are kept.
  */
 #include "read_int.h"
 
@@ -21,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -35,11 +42,53 @@ typedef struct input {
     gzFile z;
 } input;
 
-/* -1 if path cannot be opened (errno). */
-static int open_input(const char *path, bool gz, input *in)
+/* What a file that is not a regular file is, for the message. */
+static const char *file_kind(mode_t m)
+{
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    if (S_ISDIR(m))
+        return "a directory";
+    return "not a regular file";
+}
+
+int fl_rd_open_regular(const char *path, const char **why)
+{
+    *why = NULL;
+    /* O_NONBLOCK: opening a FIFO without a writer does not wait. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        *why = file_kind(st.st_mode);
+        errno = EINVAL;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+/* -1 if path cannot be opened (errno; lb->why: not a regular file). */
+static int open_input(const char *path, bool gz, input *in, lbuf *lb)
 {
     in->z = NULL;
-    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    in->fd = fl_rd_open_regular(path, &lb->why);
     if (in->fd < 0)
         return -1;
     if (gz) {
@@ -69,14 +118,18 @@ static void close_input(input *in)
  * number of the last line ended; skipping: the rest of a line too long. */
 typedef struct lpos {
     size_t have, pos, scanned;
-    uint64_t lineno;
-    bool skipping;
+    uint64_t lineno, max_lines;
+    bool skipping, capped; /* capped: max_lines lines were given */
 } lpos;
 
 /* Every complete line in the buffer to fn.  true: fn said stop. */
 static inline bool give_lines(lbuf *lb, lpos *at, line_fn fn, void *ctx)
 {
     for (;;) {
+        if (__builtin_expect(at->lineno >= at->max_lines, 0)) {
+            at->capped = true;
+            return true;
+        }
         char *nl = memchr(lb->p + at->scanned, '\n', at->have - at->scanned);
         if (!nl) {
             at->scanned = at->have;
@@ -177,6 +230,26 @@ static long read_more(input *in, lbuf *lb, const lpos *at, line_fn fn, void *ctx
     }
 }
 
+/* A file past one of its caps: the lines given so far are kept, the rest
+ * is not read (EV_CAP).  Always true: the file's read ends. */
+static bool over_cap(lpos *at, line_fn fn, void *ctx, bool gz, uint64_t max_bytes)
+{
+    char m[300];
+    if (at->capped)
+        snprintf(m, sizeof m,
+                 "more than %llu lines: the rest of the file is not read (the reader's cap per "
+                 "file; GPU_PROFILE_MAX_FILE_LINES raises it)",
+                 (unsigned long long)at->max_lines);
+    else
+        snprintf(m, sizeof m,
+                 "more than %llu %sbytes: the rest of the file is not read (the reader's cap per "
+                 "file; GPU_PROFILE_MAX_FILE_BYTES raises it)",
+                 (unsigned long long)max_bytes, gz ? "decompressed " : "");
+    fn(ctx, EV_CAP, NULL, 0, at->lineno + 1, m);
+    at->pos = at->have; /* no torn line at the cut */
+    return true;
+}
+
 int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx, uint64_t *bytes,
                      rd_crc *crc)
 {
@@ -185,7 +258,7 @@ int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx,
         *crc = (rd_crc){.crc = (uint32_t)crc32(0L, Z_NULL, 0)};
     if (gz)
         crc = NULL;
-    if (open_input(path, gz, &in) < 0)
+    if (open_input(path, gz, &in, lb) < 0)
         return -1;
     if (lb->cap < 4 * RD_CHUNK) {
         char *n = realloc(lb->p, 4 * RD_CHUNK);
@@ -197,12 +270,18 @@ int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx,
         lb->p = n;
         lb->cap = 4 * RD_CHUNK;
     }
-    lpos at = {0};
+    lpos at = {.max_lines = lb->max_lines ? lb->max_lines : RD_MAX_FILE_LINES};
     bool stop = false, failed = false;
+    uint64_t max_bytes = lb->max_bytes ? lb->max_bytes : RD_MAX_FILE_BYTES;
+    uint64_t got = 0;
     for (;;) {
         stop = give_lines(lb, &at, fn, ctx);
-        if (stop)
+        if (stop && !at.capped)
             break;
+        if (at.capped || got >= max_bytes) {
+            stop = over_cap(&at, fn, ctx, gz, max_bytes);
+            break;
+        }
         if (at.skipping || at.have - at.pos > RD_MAX_LINE) {
             stop = skip_long_line(&at, fn, ctx);
             if (stop)
@@ -220,6 +299,7 @@ int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx,
             break;
         }
         at.have += (size_t)n;
+        got += (uint64_t)n;
         memset(lb->p + at.have, 0, 1 + RD_PAD);
         if (bytes)
             *bytes += (uint64_t)n;
@@ -235,7 +315,8 @@ int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx,
 int fl_rd_file_crc(const char *path, rd_crc *out)
 {
     *out = (rd_crc){.crc = (uint32_t)crc32(0L, Z_NULL, 0)};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    const char *why;
+    int fd = fl_rd_open_regular(path, &why);
     if (fd < 0)
         return -1;
     unsigned char buf[64 * 1024];

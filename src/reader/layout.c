@@ -142,8 +142,11 @@ static void walk(const char *dir, const char *prefix, bool in_tmp, int ch, cands
         }
         cand k = {.in_tmp = in_tmp};
         struct stat st;
+        /* Not only regular files: a FIFO or a device by a channel file's
+         * name is listed, so that the read refuses it naming it
+         * (files.c), rather than the session seeming to lack it. */
         if (!chan_tail(tail, &k.ch, &k.win, &k.gz) || (ch >= 0 && k.ch != ch) ||
-            fstatat(dirfd(d), e->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode))
+            fstatat(dirfd(d), e->d_name, &st, 0) != 0 || S_ISDIR(st.st_mode))
             continue;
         k.size = st.st_size;
         k.mtime = mtime_ns(&st);

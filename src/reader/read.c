@@ -105,6 +105,18 @@ void fl_read_opts_init(fl_read_opts *o)
 
 /* ------------------------------------------------------------ a session */
 
+/* A cap from the environment: a whole number > 0, else 0 (the default). */
+static uint64_t env_cap(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    return errno || *end || v[0] == '-' ? 0 : (uint64_t)n;
+}
+
 /* The reader's handler of lines and events. */
 static bool on_line(void *ctx, int ev, char *line, size_t len, uint64_t lineno, const char *msg)
 {
@@ -127,9 +139,17 @@ static bool on_line(void *ctx, int ev, char *line, size_t len, uint64_t lineno, 
         r->res->gz_errors++;
         fl_rd_warn(r, "%s", msg);
         break;
+    case EV_CAP:
+        r->res->capped_files++;
+        fl_rd_warn(r, "%s", msg);
+        break;
     default:
         fl_rd_warn(r, "%s", msg);
         break;
+    }
+    if (r->cb && r->cb->stop) {
+        r->stop_why = r->cb->stop(r->cb->user);
+        return r->stop_why != NULL;
     }
     return false;
 }
@@ -149,8 +169,14 @@ static bool read_file(rd *r, const target *t, const rd_file *f, lbuf *lb, char *
     rd_crc crc;
     if (fl_rd_read_lines(lb, f->path, f->gz, on_line, r, &r->res->bytes,
                          check && !f->gz ? &crc : NULL) < 0) {
-        char m[560];
-        snprintf(m, sizeof m, "cannot open %s: %s", f->path, strerror(errno));
+        char m[700];
+        if (lb->why)
+            snprintf(m, sizeof m,
+                     "cannot read %s: it is %s, not a regular file (the reader reads regular "
+                     "files only: copy the session's files, or name the session directory)",
+                     f->path, lb->why);
+        else
+            snprintf(m, sizeof m, "cannot open %s: %s", f->path, strerror(errno));
         if (!first_err[0])
             snprintf(first_err, cap, "%s", m);
         fl_rd_warn(r, "%s", m);
@@ -176,18 +202,21 @@ static gp_status read_channels(const target *t, const fl_read_opts *o, const fl_
     r.want = t->id[0] ? t->id : NULL;
     r.dedupe = o->dedupe_common;
     int opened = 0;
-    char first_err[600] = "";
+    char first_err[760] = "";
     rd_file *files = fl_rd_all_files(t->where, t->flat);
     if (!files) {
         fl_rd_free(&r);
         return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory listing its files", t->where);
     }
-    for (size_t i = 0; files[i].path; i++)
+    gp_status st = GP_OK;
+    for (size_t i = 0; files[i].path && !r.stop_why; i++)
         opened += read_file(&r, t, &files[i], lb, first_err, sizeof first_err);
+    if (r.stop_why)
+        st = gp_error_set(err, GP_ERR_NO_MEMORY, "%s:%llu: the read was stopped: %s", r.file,
+                          (unsigned long long)r.line, r.stop_why);
     fl_rd_free_files(files);
     r.file = NULL;
-    gp_status st = GP_OK;
-    if (!opened)
+    if (!opened && st == GP_OK)
         st = gp_error_set(err, GP_ERR_IO, "%s: no channel file could be read%s%s", t->where,
                           first_err[0] ? ": " : "", first_err);
     res->crashed = !r.saw_shutdown;
@@ -212,6 +241,8 @@ gp_status fl_read_session(const char *path, const fl_read_opts *opts, const fl_r
     if (!path || !*path)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "no session path given");
     lbuf lb = {0};
+    lb.max_lines = o.max_file_lines ? o.max_file_lines : env_cap("GPU_PROFILE_MAX_FILE_LINES");
+    lb.max_bytes = o.max_file_bytes ? o.max_file_bytes : env_cap("GPU_PROFILE_MAX_FILE_BYTES");
     target t;
     gp_status st = fl_rd_find_session(path, want, app, &t, &lb, err);
     if (st == GP_OK) {

@@ -87,6 +87,11 @@ typedef struct fl_read_cb {
     void (*batch)(void *user, const fl_batch *b);
     /* A problem with the input; the read goes on. */
     void (*warning)(void *user, const char *file, uint64_t line, const char *msg);
+    /* Optional, asked after every line: NULL to go on, else why the read
+     * must stop (the consumer is out of memory or past its limit): then
+     * fl_read_session stops and fails with GP_ERR_NO_MEMORY, its message
+     * naming the file and line, then why. */
+    const char *(*stop)(void *user);
 } fl_read_cb;
 
 typedef struct fl_read_opts {
@@ -101,6 +106,12 @@ typedef struct fl_read_opts {
      * capture_capabilities, shutdown): give each only once, from the first
      * channel file that has it (device, scope, system).  Default true. */
     bool dedupe_common;
+    /* Each file is read up to this many lines and (decompressed) bytes: the
+     * rest of it is skipped with a warning naming the file and the cap
+     * (res.capped_files), the lines before are kept.  0: the environment's
+     * GPU_PROFILE_MAX_FILE_LINES / GPU_PROFILE_MAX_FILE_BYTES, else 2^26
+     * (67108864) lines and 16 GiB. */
+    uint64_t max_file_lines, max_file_bytes;
 } fl_read_opts;
 
 void fl_read_opts_init(fl_read_opts *o);
@@ -127,14 +138,19 @@ typedef struct fl_read_result {
     /* Files read from the session's .tmp/: GPUFlight had not published
      * them, so the session was still recording or crashed. */
     uint64_t tmp_files;
+    /* Files not read to their end: past a cap of fl_read_opts (a warning
+     * each). */
+    uint64_t capped_files;
 } fl_read_result;
 
 /*
  * Reads the session at path.  Returns GP_OK when a session was found and
  * read (warnings or not: see res to tell a clean read from a partial one;
  * err is cleared).  Else err says why, naming the path: GP_ERR_IO when no
- * session could be found there or none of its files opened,
- * GP_ERR_INVALID_ARG for a NULL or empty path, GP_ERR_NO_MEMORY.  The
+ * session could be found there or none of its files opened (a file that
+ * is not a regular file - a FIFO, a device, a socket - is not opened),
+ * GP_ERR_INVALID_ARG for a NULL or empty path, GP_ERR_NO_MEMORY (also
+ * when cb->stop stopped the read).  The
  * session: with session_id, the one of that id; else the session
  * directory path itself, or in a log directory the most recently modified
  * session directory, or in a flat layout the last job_start - each of

@@ -32,6 +32,7 @@ typedef struct rd {
     const char *want; /* session filter; NULL: none */
     bool dedupe;
     bool saw_shutdown;
+    const char *stop_why; /* cb->stop's answer: the read stops */
     const char *file;
     uint64_t line;
     int channel;
@@ -107,13 +108,29 @@ static inline uint64_t rd_swar8(uint64_t d)
 
 /* ------------------------------------------------- reading lines (files.c) */
 
-/* The line buffer, reused from file to file. */
+/* A file's read stops (a warning, EV_CAP; the lines before are kept) past
+ * this many lines or (decompressed) bytes, unless fl_read_opts (or the
+ * environment: GPU_PROFILE_MAX_FILE_LINES, GPU_PROFILE_MAX_FILE_BYTES)
+ * says otherwise. */
+#define RD_MAX_FILE_LINES ((uint64_t)1 << 26)
+#define RD_MAX_FILE_BYTES ((uint64_t)16 << 30)
+
+/* The line buffer, reused from file to file, and the caps of a file's
+ * read (0: RD_MAX_FILE_*); why: after an open that failed because the
+ * path is not a regular file, what it is ("a FIFO", ...), else NULL. */
 typedef struct lbuf {
     char *p;
     size_t cap;
+    uint64_t max_bytes, max_lines;
+    const char *why;
 } lbuf;
 
-enum { EV_LINE, EV_TORN, EV_LONG, EV_GZERR, EV_IOERR };
+/* Opens path to read: a regular file only (a FIFO, a device, a socket or
+ * a directory is refused without blocking: -1, errno EINVAL, *why what it
+ * is).  -1 with errno (*why NULL) when it cannot be opened. */
+int fl_rd_open_regular(const char *path, const char **why);
+
+enum { EV_LINE, EV_TORN, EV_LONG, EV_GZERR, EV_IOERR, EV_CAP };
 /* A line (NUL-terminated at len), or an event; returns true to stop. */
 typedef bool (*line_fn)(void *ctx, int ev, char *line, size_t len, uint64_t lineno,
                         const char *msg);
@@ -128,7 +145,8 @@ typedef struct rd_crc {
 
 /* Reads path line by line (gz: through zlib), adding the bytes read to
  * *bytes (if not NULL); crc (if not NULL, plain files only): the CRC of
- * the file's bytes.  -1 if it cannot be opened (errno), else 0. */
+ * the file's bytes.  -1 if it cannot be opened (errno; lb->why when it is
+ * not a regular file), else 0. */
 int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx, uint64_t *bytes,
                      rd_crc *crc);
 /* The CRC-32 and size of a whole file; -1 if it cannot be read (errno). */

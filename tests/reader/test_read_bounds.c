@@ -1,0 +1,230 @@
+/*
+ * test_read_bounds.c - the reader's bounds on what it opens and how much of
+ * a file it reads (src/reader/files.c, issue 16 point 7):
+ *   - a FIFO as device.log, and device.log a symlink to /dev/zero, are
+ *     refused at once, naming the file and what it is (before, the FIFO
+ *     blocked the read and /dev/zero was read for ever); with another
+ *     channel file readable the read goes on with a warning;
+ *   - a gzip bomb (a window of a few records and then a million empty
+ *     lines, or 8 MiB without a newline, each a few KiB compressed) is
+ *     read up to the caps of fl_read_opts (lines, decompressed bytes) and
+ *     no further: a warning naming the file and the cap, capped_files, and
+ *     the records before the cap kept;
+ *   - the caps from the environment (GPU_PROFILE_MAX_FILE_LINES).
+ * An alarm fails the test if a read blocks or runs on.
+ */
+#include "check.h"
+#include "fl_log.h"
+#include "reader/read.h"
+#include "util/fs.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define SID "aaaaaaaa-0000-4000-8000-00000000b0b0"
+
+static char root[256];
+
+typedef struct got {
+    int records, batches, warnings;
+    char warns[4096];
+} got;
+
+static void on_rec(void *user, int channel, fl_type t, const char *type, json_t *rec)
+{
+    (void)channel, (void)t, (void)type, (void)rec;
+    ((got *)user)->records++;
+}
+
+static void on_batch(void *user, const fl_batch *b)
+{
+    (void)b;
+    ((got *)user)->batches++;
+}
+
+static void on_warn(void *user, const char *file, uint64_t line, const char *msg)
+{
+    got *g = user;
+    g->warnings++;
+    if (strncmp(msg, "not JSON", 8) == 0)
+        return; /* the bombs' empty lines */
+    size_t n = strlen(g->warns);
+    snprintf(g->warns + n, sizeof g->warns - n, "%s:%llu: %s\n", file ? file : "?",
+             (unsigned long long)line, msg);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char m[] = "test_read_bounds: a read blocked or ran on (alarm)\n";
+    if (write(2, m, sizeof m - 1) < 0)
+        _exit(3);
+    _exit(3);
+}
+
+static gp_status read_dir(const char *dir, const fl_read_opts *o, got *g, fl_read_result *res,
+                          gp_error *err)
+{
+    memset(g, 0, sizeof *g);
+    fl_read_cb cb = {.user = g, .record = on_rec, .batch = on_batch, .warning = on_warn};
+    alarm(30);
+    gp_status st = fl_read_session(dir, o, &cb, res, err);
+    alarm(0);
+    return st;
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    char *p = buf[k++ & 3];
+    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+    return p;
+}
+
+static void put_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static const char job_start[] = "{\"version\":1,\"type\":\"job_start\",\"pid\":1,\"app\":\"a\","
+                                "\"session_id\":\"" SID "\",\"ts_ns\":1760000000000000000}\n";
+static const char kbatch[] =
+    "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":\"" SID "\",\"batch_id\":1,"
+    "\"base_time_ns\":5,\"columns\":[\"dt_ns\",\"duration_ns\"],\"rows\":[[0,7],[5,6]]}\n";
+
+static void test_not_regular(void)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path_in(root, "fifo"));
+    CHECK(fl_make_dirs(dir) == 0);
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s", path_in(dir, "device.log"));
+    CHECK_INT(mkfifo(fifo, 0600), 0);
+    got g;
+    fl_read_result res;
+    gp_error err;
+    /* The FIFO alone: an error naming it. */
+    CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_ERR_IO);
+    CHECK_CONTAINS(err.message, fifo);
+    CHECK_CONTAINS(err.message, "it is a FIFO, not a regular file");
+    /* Beside a readable channel file: a warning, the rest is read. */
+    put_file(path_in(dir, "scope.log"), job_start);
+    CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_OK);
+    CHECK_INT(g.records, 1);
+    CHECK_U64(res.files, 1);
+    CHECK_CONTAINS(g.warns, fifo);
+    CHECK_CONTAINS(g.warns, "it is a FIFO, not a regular file");
+    unlink(fifo);
+
+    /* device.log -> /dev/zero (and a window -> /dev/zero, gzipped). */
+    CHECK_INT(symlink("/dev/zero", fifo), 0);
+    CHECK_INT(symlink("/dev/zero", path_in(dir, "device.1.log.gz")), 0);
+    CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_OK);
+    CHECK_U64(res.files, 1);
+    CHECK_CONTAINS(g.warns, "device.log: it is a character device, not a regular file");
+    CHECK_CONTAINS(g.warns, "device.1.log.gz: it is a character device, not a regular file");
+    unlink(path_in(dir, "scope.log"));
+    CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_ERR_IO);
+    CHECK_CONTAINS(err.message, "a character device, not a regular file");
+    fl_rmtree(dir);
+}
+
+/* A gzipped window: head, then n copies of fill (a few KiB compressed). */
+static void put_bomb(const char *path, const char *head, const char *fill, size_t n)
+{
+    gzFile z = gzopen(path, "wb9");
+    CHECK(z != NULL);
+    if (!z)
+        return;
+    gzputs(z, head);
+    char block[65536];
+    size_t fl = strlen(fill), per = sizeof block / fl;
+    for (size_t i = 0; i < per; i++)
+        memcpy(block + i * fl, fill, fl);
+    for (size_t done = 0; done < n; done += per) {
+        size_t k = n - done < per ? n - done : per;
+        CHECK(gzwrite(z, block, (unsigned)(k * fl)) == (int)(k * fl));
+    }
+    gzclose(z);
+}
+
+static void test_bombs(void)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path_in(root, "bomb"));
+    CHECK(fl_make_dirs(dir) == 0);
+    char head[1024];
+    snprintf(head, sizeof head, "%s%s", job_start, kbatch);
+    char lines_gz[512];
+    snprintf(lines_gz, sizeof lines_gz, "%s", path_in(dir, "device.1.log.gz"));
+    put_bomb(lines_gz, head, "\n", 1000000);
+    struct stat st;
+    CHECK(stat(lines_gz, &st) == 0 && st.st_size < 64 * 1024);
+
+    got g;
+    fl_read_result res;
+    gp_error err;
+    fl_read_opts o;
+    fl_read_opts_init(&o);
+    o.max_file_lines = 1000;
+    CHECK_INT(read_dir(dir, &o, &g, &res, &err), GP_OK);
+    CHECK_INT(g.records, 1); /* job_start and the batch before the cap */
+    CHECK_INT(g.batches, 1);
+    CHECK_U64(res.lines, 1000);
+    CHECK_U64(res.capped_files, 1);
+    CHECK_CONTAINS(g.warns, "device.1.log.gz:1001: more than 1000 lines: the rest of the file is "
+                            "not read (the reader's cap per file; GPU_PROFILE_MAX_FILE_LINES "
+                            "raises it)");
+
+    /* The same cap from the environment. */
+    setenv("GPU_PROFILE_MAX_FILE_LINES", "5000", 1);
+    CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_OK);
+    unsetenv("GPU_PROFILE_MAX_FILE_LINES");
+    CHECK_U64(res.lines, 5000);
+    CHECK_U64(res.capped_files, 1);
+    CHECK_CONTAINS(g.warns, "more than 5000 lines");
+
+    /* 8 MiB without a newline after the records, capped at 1 MiB. */
+    unlink(lines_gz);
+    put_bomb(path_in(dir, "scope.1.log.gz"), head, "x", 8u << 20);
+    fl_read_opts_init(&o);
+    o.max_file_bytes = 1u << 20;
+    CHECK_INT(read_dir(dir, &o, &g, &res, &err), GP_OK);
+    CHECK_INT(g.records, 1);
+    CHECK_INT(g.batches, 1);
+    CHECK_U64(res.capped_files, 1);
+    CHECK(res.bytes < (2u << 20));
+    CHECK_CONTAINS(g.warns, "scope.1.log.gz:3: more than 1048576 decompressed bytes: the rest of "
+                            "the file is not read");
+
+    /* Within the caps: read whole, no warning. */
+    CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_OK);
+    CHECK_U64(res.capped_files, 0);
+    CHECK(res.bytes > (8u << 20));
+    fl_rmtree(dir);
+}
+
+int main(void)
+{
+    signal(SIGALRM, on_alarm);
+    unsetenv("GPU_PROFILE_MAX_FILE_LINES");
+    unsetenv("GPU_PROFILE_MAX_FILE_BYTES");
+    const char *base = getenv("TMPDIR");
+    snprintf(root, sizeof root, "%s/gp_read_bounds_XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    test_not_regular();
+    test_bombs();
+    fl_rmtree(root);
+    return check_done("test_read_bounds");
+}
