@@ -2,8 +2,9 @@
  * logs.c - the commands that read session logs back:
  *
  *   gpu-profile report [--session ID] [--app NAME] [--top N] [--format text|json]
- *                      [-o FILE] PATH
- *   gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME] [-o FILE] PATH
+ *                      [--max-distinct N] [-o FILE] PATH
+ *   gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME]
+ *                      [--max-distinct N] [-o FILE] PATH
  *
  * PATH is a log directory, a session directory or a flat-layout prefix
  * (reader/read.h); --app NAME is GPUFlight's log_prefix, resolved under PATH
@@ -12,7 +13,10 @@
  * warnings on stderr (the first CLI_MAX_WARNINGS, then a count) and never
  * stop the read.  Exit status: 0 for a complete read, 2 when the output was
  * written but some input was skipped (a partial read), 1 when no session
- * could be read or the output could not be written, 125 for a bad option.
+ * could be read, the read was stopped (more distinct keys than
+ * --max-distinct N, or out of memory: then nothing is written on stdout)
+ * or the output could not be written, 125 for a bad option.  Every
+ * message goes to stderr.
  */
 #include "cli.h"
 
@@ -54,10 +58,16 @@ static void on_batch(void *user, const fl_batch *b)
         w->inner.batch(w->inner.user, b);
 }
 
+static const char *on_stop(void *user)
+{
+    warn_ctx *w = user;
+    return w->inner.stop ? w->inner.stop(w->inner.user) : NULL;
+}
+
 static int partial(const fl_read_result *r, uint64_t warnings)
 {
     return warnings > 0 || r->bad_lines > 0 || r->bad_records > 0 || r->gz_errors > 0 ||
-           r->bad_windows > 0;
+           r->bad_windows > 0 || r->capped_files > 0;
 }
 
 static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warnings)
@@ -65,14 +75,19 @@ static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warni
     if (warnings > CLI_MAX_WARNINGS)
         fprintf(stderr, "gpu-profile: %s: %llu more warnings not shown\n", cmd,
                 (unsigned long long)(warnings - CLI_MAX_WARNINGS));
-    if (partial(r, warnings))
-        fprintf(stderr,
-                "gpu-profile: %s: partial read of %s: %llu unreadable lines, %llu unusable "
-                "records, %llu broken gzip streams skipped, %llu windows not matching their "
-                "sidecar, %llu records of unknown types not read\n",
-                cmd, r->session_dir, (unsigned long long)r->bad_lines,
-                (unsigned long long)r->bad_records, (unsigned long long)r->gz_errors,
-                (unsigned long long)r->bad_windows, (unsigned long long)r->unknown_types);
+    if (!partial(r, warnings))
+        return;
+    char capped[96] = "";
+    if (r->capped_files)
+        snprintf(capped, sizeof capped, ", %llu files past a cap not read to their end",
+                 (unsigned long long)r->capped_files);
+    fprintf(stderr,
+            "gpu-profile: %s: partial read of %s: %llu unreadable lines, %llu unusable "
+            "records, %llu broken gzip streams skipped, %llu windows not matching their "
+            "sidecar, %llu records of unknown types not read%s\n",
+            cmd, r->session_dir, (unsigned long long)r->bad_lines,
+            (unsigned long long)r->bad_records, (unsigned long long)r->gz_errors,
+            (unsigned long long)r->bad_windows, (unsigned long long)r->unknown_types, capped);
 }
 
 /* Writes text to -o FILE (or stdout); 0 or -1 after a message. */
@@ -102,12 +117,13 @@ typedef struct log_args {
     const char *output;
     const char *path;
     int top;
+    uint64_t max_distinct; /* 0: the default (GPU_PROFILE_MAX_DISTINCT, else 2^20) */
 } log_args;
 
 static void report_usage(FILE *f)
 {
     fputs("usage: gpu-profile report [--session ID] [--app NAME] [--top N] [--format text|json]\n"
-          "                          [-o FILE] PATH\n"
+          "                          [--max-distinct N] [-o FILE] PATH\n"
           "\n"
           "Reads a GPUFlight session (PATH: a log directory, a session directory - its\n"
           "windows <channel>.<N>.log[.gz], <channel>.log, a live or crashed session's\n"
@@ -118,19 +134,21 @@ static void report_usage(FILE *f)
           "flat files PATH/NAME.<channel>[.<N>].log[.gz], else the directory PATH/NAME, else\n"
           "the latest session in PATH whose job_start app is NAME.  Exit status 2\n"
           "when some input had to be skipped (the warnings say where), 1 when\n"
-          "nothing could be read.\n",
+          "nothing could be read, or the session has more than --max-distinct N\n"
+          "distinct kernel ids, names, scopes and correlation ids (default\n"
+          "GPU_PROFILE_MAX_DISTINCT, else 1048576: about 0.5 GiB), or memory ran out.\n",
           f);
 }
 
 static void export_usage(FILE *f)
 {
     fputs("usage: gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME]\n"
-          "                          [-o FILE] PATH\n"
+          "                          [--max-distinct N] [-o FILE] PATH\n"
           "\n"
           "chrome-trace: Trace Event Format JSON for Perfetto or chrome://tracing\n"
           "(kernels and copies per GPU and stream, scopes, metric counters);\n"
-          "csv: one line per kernel.  Streams: any size of session.  PATH, --session\n"
-          "and --app choose the session as for gpu-profile report.\n",
+          "csv: one line per kernel.  Streams: any size of session.  PATH, --session,\n"
+          "--app and --max-distinct N as for gpu-profile report.\n",
           f);
 }
 
@@ -147,7 +165,8 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
             return 1;
         }
         if (strcmp(s, "--session") == 0 || strcmp(s, "--format") == 0 || strcmp(s, "-o") == 0 ||
-            strcmp(s, "--output") == 0 || strcmp(s, "--top") == 0 || strcmp(s, "--app") == 0) {
+            strcmp(s, "--output") == 0 || strcmp(s, "--top") == 0 || strcmp(s, "--app") == 0 ||
+            strcmp(s, "--max-distinct") == 0) {
             if (!val) {
                 fprintf(stderr, "gpu-profile: %s: %s needs a value\n", cmd, s);
                 return -1;
@@ -173,6 +192,17 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
                     return -1;
                 }
                 a->top = (int)n;
+            } else if (strcmp(s, "--max-distinct") == 0) {
+                char *end = NULL;
+                errno = 0;
+                unsigned long long n = strtoull(val, &end, 10);
+                if (!*val || *end || errno || val[0] == '-' || n < 1) {
+                    fprintf(stderr,
+                            "gpu-profile: %s: --max-distinct '%s': use a whole number from 1\n",
+                            cmd, val);
+                    return -1;
+                }
+                a->max_distinct = (uint64_t)n;
             } else {
                 a->output = val;
             }
@@ -203,7 +233,8 @@ static int read_into(const char *cmd, const log_args *a, const fl_read_cb *inner
                      fl_read_result *res)
 {
     *w = (warn_ctx){.cmd = cmd, .n = 0, .inner = *inner};
-    fl_read_cb cb = {.user = w, .record = on_record, .batch = on_batch, .warning = on_warning};
+    fl_read_cb cb = {
+        .user = w, .record = on_record, .batch = on_batch, .warning = on_warning, .stop = on_stop};
     fl_read_opts o;
     fl_read_opts_init(&o);
     o.session_id = a->session;
@@ -233,6 +264,8 @@ int cli_report_main(int argc, char **argv)
         fprintf(stderr, "gpu-profile: report: out of memory\n");
         return EXIT_NOTHING;
     }
+    if (a.max_distinct)
+        fl_report_set_max_distinct(r, a.max_distinct);
     warn_ctx w;
     fl_read_cb inner;
     fl_report_callbacks(r, &inner);
@@ -243,14 +276,22 @@ int cli_report_main(int argc, char **argv)
     }
     fl_report_finish(r, &res);
     fl_buf out = {0};
-    if (json)
+    /* Short of memory, the figures are short: no report rather than a
+     * wrong one (an allocation failed after the read, e.g. at the end). */
+    bool oom = fl_report_out_of_memory(r);
+    if (!oom && json)
         fl_report_json(r, a.top, &out);
-    else
+    else if (!oom)
         fl_report_text(r, a.top, &out);
     fl_report_destroy(r);
-    int code = out.oom ? -1 : write_out("report", a.output, out.p ? out.p : "", out.len);
-    if (out.oom)
-        fprintf(stderr, "gpu-profile: report: out of memory\n");
+    oom |= out.oom;
+    int code = oom ? -1 : write_out("report", a.output, out.p ? out.p : "", out.len);
+    if (oom)
+        fprintf(stderr,
+                "gpu-profile: report: %s: out of memory: no report written; give the process more "
+                "memory, or lower --max-distinct N (GPU_PROFILE_MAX_DISTINCT) to be stopped at a "
+                "limit instead\n",
+                res.session_dir);
     fl_buf_free(&out);
     say_partial("report", &res, w.n);
     if (code != 0)
@@ -286,6 +327,8 @@ int cli_export_main(int argc, char **argv)
             fclose(f);
         return EXIT_NOTHING;
     }
+    if (a.max_distinct)
+        fl_export_set_max_distinct(e, a.max_distinct);
     warn_ctx w;
     fl_read_cb inner;
     fl_export_callbacks(e, &inner);

@@ -186,7 +186,8 @@ static stallstat *stall_of(fl_report *r, uint64_t reason, uint64_t metric_id)
     for (size_t k = 0; k < r->n_st; k++)
         if (r->st[k].metric_id == metric_id && (metric_id || r->st[k].reason == reason))
             return &r->st[k];
-    if (fl_grow((void **)&r->st, &r->cap_st, r->n_st + 1, sizeof *r->st) != 0) {
+    if (!fl_keys_take(&r->m->keys) ||
+        fl_grow((void **)&r->st, &r->cap_st, r->n_st + 1, sizeof *r->st) != 0) {
         r->oom = true;
         return NULL;
     }
@@ -205,7 +206,8 @@ static void sass_metric(fl_report *r, uint64_t metric_id, double value)
         if (r->sm[k].metric_id == metric_id)
             m = &r->sm[k];
     if (!m) {
-        if (fl_grow((void **)&r->sm, &r->cap_sm, r->n_sm + 1, sizeof *r->sm) != 0) {
+        if (!fl_keys_take(&r->m->keys) ||
+            fl_grow((void **)&r->sm, &r->cap_sm, r->n_sm + 1, sizeof *r->sm) != 0) {
             r->oom = true;
             return;
         }
@@ -223,7 +225,8 @@ static fnstat *function_of(fl_report *r, uint64_t function_id)
     for (size_t k = 0; k < r->n_fn; k++)
         if (r->fn[k].function_id == function_id)
             return &r->fn[k];
-    if (fl_grow((void **)&r->fn, &r->cap_fn, r->n_fn + 1, sizeof *r->fn) != 0) {
+    if (!fl_keys_take(&r->m->keys) ||
+        fl_grow((void **)&r->fn, &r->cap_fn, r->n_fn + 1, sizeof *r->fn) != 0) {
         r->oom = true;
         return NULL;
     }
@@ -290,7 +293,8 @@ static void pm_batch(fl_report *r, const fl_batch *b)
             if (r->pm[k].metric_id == metric)
                 p = &r->pm[k];
         if (!p) {
-            if (fl_grow((void **)&r->pm, &r->cap_pm, r->n_pm + 1, sizeof *r->pm) != 0) {
+            if (!fl_keys_take(&r->m->keys) ||
+                fl_grow((void **)&r->pm, &r->cap_pm, r->n_pm + 1, sizeof *r->pm) != 0) {
                 r->oom = true;
                 return;
             }
@@ -427,6 +431,7 @@ fl_report *fl_report_create(void)
         free(r);
         return NULL;
     }
+    fl_report_budget_init(r);
     return r;
 }
 
@@ -467,6 +472,7 @@ void fl_report_callbacks(fl_report *r, fl_read_cb *cb)
     cb->record = cb_record;
     cb->batch = cb_batch;
     cb->warning = cb_warning;
+    cb->stop = fl_report_stop;
 }
 
 static int cmp_stall(const void *a, const void *b)

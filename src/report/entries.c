@@ -8,7 +8,9 @@
 #include "report_int.h"
 #include "../util/buf.h"
 
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *index)
@@ -44,7 +46,8 @@ dstat *fl_report_device(fl_report *r, int64_t id)
     for (size_t i = 0; i < r->n_d; i++)
         if (r->d[i].id == id)
             return &r->d[i];
-    if (fl_grow((void **)&r->d, &r->cap_d, r->n_d + 1, sizeof *r->d) != 0) {
+    if (!fl_keys_take(&r->m->keys) ||
+        fl_grow((void **)&r->d, &r->cap_d, r->n_d + 1, sizeof *r->d) != 0) {
         r->oom = true;
         return NULL;
     }
@@ -88,4 +91,52 @@ void fl_report_scope_add(fl_report *r, sstat *s, uint64_t dur)
     s->total_ns += dur;
     if (!fl_hist_add(&s->h, dur))
         r->oom = true;
+}
+
+/* ================================================= the budget of keys */
+
+void fl_report_budget_init(fl_report *r)
+{
+    fl_keys *k = &r->m->keys;
+    fl_u64map *maps[] = {&r->k_by_id,    &r->s_by_name,  &r->open,
+                         &r->kp_by_name, &r->sp_by_name, &r->gr_by_key,
+                         &r->dw_by_name, &r->sg_by_key,  &r->sass_seen};
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
+        maps[i]->budget = k;
+    r->pool.budget = k;
+}
+
+void fl_report_set_max_distinct(fl_report *r, uint64_t max)
+{
+    if (r)
+        r->m->keys.max = max;
+}
+
+bool fl_report_out_of_memory(const fl_report *r)
+{
+    return r->oom || r->m->oom;
+}
+
+const char *fl_report_stop(void *user)
+{
+    fl_report *r = user;
+    const fl_keys *k = &r->m->keys;
+    if (k->over) {
+        snprintf(r->stop_why, sizeof r->stop_why,
+                 "more than %" PRIu64 " distinct keys (kernel ids, names, scopes, correlation "
+                 "ids, devices: the report's limit, about 0.5 KiB each); raise it with "
+                 "GPU_PROFILE_MAX_DISTINCT=N (gpu-profile report --max-distinct N)",
+                 k->max);
+        return r->stop_why;
+    }
+    if (r->oom || r->m->oom) {
+        snprintf(r->stop_why, sizeof r->stop_why,
+                 "out of memory with %" PRIu64 " distinct keys (kernel ids, names, scopes, "
+                 "correlation ids, devices) kept; lower GPU_PROFILE_MAX_DISTINCT "
+                 "(--max-distinct N) below that to be stopped at a limit instead, or give the "
+                 "process more memory",
+                 k->n);
+        return r->stop_why;
+    }
+    return NULL;
 }

@@ -68,6 +68,7 @@ struct fl_export {
     fl_model *m;
     fl_buf line;
     bool started, finished, write_error, oom;
+    char stop_why[400]; /* cb_stop's answer */
     bool first_event;
     uint64_t origin;
     bool have_origin;
@@ -749,7 +750,37 @@ fl_export *fl_export_create(fl_export_format fmt, FILE *out)
         free(e);
         return NULL;
     }
+    e->tracks.budget = e->open.budget = e->open_tid.budget = &e->m->keys;
     return e;
+}
+
+void fl_export_set_max_distinct(fl_export *e, uint64_t max)
+{
+    if (e)
+        e->m->keys.max = max;
+}
+
+/* fl_read_cb.stop: past the budget of keys, or out of memory. */
+static const char *cb_stop(void *user)
+{
+    fl_export *e = user;
+    if (e->m->keys.over) {
+        snprintf(e->stop_why, sizeof e->stop_why,
+                 "more than %" PRIu64 " distinct keys (kernel ids, names, streams, open scopes, "
+                 "correlation ids: the export's limit); raise it with GPU_PROFILE_MAX_DISTINCT=N "
+                 "(gpu-profile export --max-distinct N)",
+                 e->m->keys.max);
+        return e->stop_why;
+    }
+    if (e->oom || e->m->oom || e->line.oom) {
+        snprintf(e->stop_why, sizeof e->stop_why,
+                 "out of memory with %" PRIu64 " distinct keys kept; lower "
+                 "GPU_PROFILE_MAX_DISTINCT (--max-distinct N) below that to be stopped at a "
+                 "limit instead, or give the process more memory",
+                 e->m->keys.n);
+        return e->stop_why;
+    }
+    return NULL;
 }
 
 void fl_export_callbacks(fl_export *e, fl_read_cb *cb)
@@ -759,6 +790,7 @@ void fl_export_callbacks(fl_export *e, fl_read_cb *cb)
     cb->record = cb_record;
     cb->batch = cb_batch;
     cb->warning = cb_warning;
+    cb->stop = cb_stop;
 }
 
 static void other_data(fl_export *e, const fl_read_result *res)

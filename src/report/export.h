@@ -16,6 +16,8 @@
 
 #include "../reader/read.h"
 
+#include <stdint.h>
+
 #include <stdio.h>
 
 typedef struct fl_export fl_export;
@@ -25,8 +27,13 @@ typedef enum { FL_EXPORT_CHROME_TRACE, FL_EXPORT_CSV_KERNELS } fl_export_format;
 /* Writes to out (not closed by the export) as records stream in; NULL
  * when out of memory. */
 fl_export *fl_export_create(fl_export_format fmt, FILE *out);
-/* Fills cb (user, record, batch, warning) for fl_read_session(). */
+/* Fills cb (user, record, batch, warning, stop) for fl_read_session(): the
+ * read stops (GP_ERR_NO_MEMORY, naming the file, line and why) when the
+ * export runs out of memory or past its cap of distinct keys. */
 void fl_export_callbacks(fl_export *e, fl_read_cb *cb);
+/* The cap on distinct keys (report/maps.h); 0: none.  Default: the
+ * environment's GPU_PROFILE_MAX_DISTINCT, else 2^20. */
+void fl_export_set_max_distinct(fl_export *e, uint64_t max);
 /* After the read (res may be NULL): writes what was held back (kernel
  * rows awaiting their details, scopes still open) and closes the JSON,
  * then flushes out.  0, or -1 when a write failed (or memory ran out, so

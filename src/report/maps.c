@@ -5,9 +5,25 @@
  */
 #include "maps.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ======================================================= distinct keys */
+
+uint64_t fl_keys_default_max(void)
+{
+    const char *v = getenv(FL_MAX_DISTINCT_ENV);
+    if (v && *v && *v != '-') {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (!errno && !*end && n > 0)
+            return (uint64_t)n;
+    }
+    return FL_MAX_DISTINCT_DEFAULT;
+}
 
 /* ============================================================ hash map */
 
@@ -76,6 +92,8 @@ fl_mval *fl_map_put(fl_u64map *m, uint64_t key, bool *fresh)
         return v;
     if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m) != 0)
         return NULL;
+    if (!fl_keys_take(m->budget))
+        return NULL;
     size_t i = map_slot(key, m->cap);
     while (m->used[i])
         i = (i + 1) & (m->cap - 1);
@@ -97,6 +115,8 @@ void fl_map_del(fl_u64map *m, uint64_t key)
         return;
     m->used[i] = 0;
     m->n--;
+    if (m->budget)
+        m->budget->n--;
     /* Backward shift: move up every later entry of the run that may sit
      * before its home slot. */
     size_t j = i;
@@ -121,15 +141,21 @@ void fl_map_clear(fl_u64map *m)
 {
     if (m->cap)
         memset(m->used, 0, m->cap);
+    if (m->budget)
+        m->budget->n -= m->n;
     m->n = 0;
 }
 
 void fl_map_free(fl_u64map *m)
 {
+    fl_keys *b = m->budget;
+    if (b)
+        b->n -= m->n;
     free(m->keys);
     free(m->vals);
     free(m->used);
     memset(m, 0, sizeof *m);
+    m->budget = b;
 }
 
 size_t fl_map_bytes(const fl_u64map *m)
@@ -177,9 +203,14 @@ const char *fl_pool_intern(fl_strpool *p, const char *s)
             return p->slots[k];
         k = (k + 1) & (p->cap - 1);
     }
-    char *d = malloc(len + 1);
-    if (!d)
+    if (!fl_keys_take(p->budget))
         return NULL;
+    char *d = malloc(len + 1);
+    if (!d) {
+        if (p->budget)
+            p->budget->n--;
+        return NULL;
+    }
     memcpy(d, s, len + 1);
     p->slots[k] = d;
     p->n++;
@@ -189,10 +220,14 @@ const char *fl_pool_intern(fl_strpool *p, const char *s)
 
 void fl_pool_free(fl_strpool *p)
 {
+    fl_keys *b = p->budget;
+    if (b)
+        b->n -= p->n;
     for (size_t i = 0; i < p->cap; i++)
         free(p->slots[i]);
     free(p->slots);
     memset(p, 0, sizeof *p);
+    p->budget = b;
 }
 
 size_t fl_pool_bytes(const fl_strpool *p)

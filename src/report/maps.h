@@ -16,6 +16,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ------------------------------------------------------- distinct keys */
+
+/*
+ * The budget of distinct keys of a report or an export: every entry of its
+ * maps and string pools (kernel ids, dictionary ids and names, scope names
+ * and open scope instances, kernel details by kernel id and correlation
+ * id, devices, ...) is one key.  Past max a map or pool refuses the new
+ * key (as when out of memory) and sets over; the consumer then stops the
+ * read (fl_read_cb.stop) and says so.  A key costs about 100 to 500 bytes
+ * (a kernel: its counters, its share of the map, a histogram of a few
+ * octaves), so the default cap bounds the memory to about 0.5 GiB.
+ */
+#define FL_MAX_DISTINCT_DEFAULT ((uint64_t)1 << 20)
+#define FL_MAX_DISTINCT_ENV "GPU_PROFILE_MAX_DISTINCT"
+typedef struct fl_keys {
+    uint64_t n, max; /* max 0: no cap */
+    bool over;
+} fl_keys;
+/* One more key; false (over set) past the cap. */
+static inline bool fl_keys_take(fl_keys *k)
+{
+    if (!k)
+        return true;
+    if (k->max && k->n >= k->max) {
+        k->over = true;
+        return false;
+    }
+    k->n++;
+    return true;
+}
+/* The cap: GPU_PROFILE_MAX_DISTINCT when it is a whole number > 0, else
+ * FL_MAX_DISTINCT_DEFAULT. */
+uint64_t fl_keys_default_max(void);
+
 /* ------------------------------------------------------------ hash map */
 
 /* uint64 -> two uint64 (a hash map; entries move when it grows). */
@@ -25,13 +59,15 @@ typedef struct fl_mval {
 typedef struct fl_u64map {
     uint64_t *keys;
     fl_mval *vals;
-    uint8_t *used; /* used[i]: slot i holds keys[i] / vals[i] */
-    size_t cap, n; /* cap: 0 or a power of two */
+    uint8_t *used;   /* used[i]: slot i holds keys[i] / vals[i] */
+    size_t cap, n;   /* cap: 0 or a power of two */
+    fl_keys *budget; /* NULL: none; else every entry is one of its keys */
 } fl_u64map;
 /* The value of key; NULL if absent. */
 fl_mval *fl_map_find(const fl_u64map *m, uint64_t key);
 /* The value of key, inserted zeroed (*fresh = true) if absent; NULL when
- * out of memory.  Pointers into the map are valid until the next put. */
+ * out of memory or past the budget's cap.  Pointers into the map are valid
+ * until the next put. */
 fl_mval *fl_map_put(fl_u64map *m, uint64_t key, bool *fresh);
 void fl_map_del(fl_u64map *m, uint64_t key);
 void fl_map_clear(fl_u64map *m);
@@ -44,8 +80,10 @@ size_t fl_map_bytes(const fl_u64map *m);
 typedef struct fl_strpool {
     char **slots;
     size_t cap, n, bytes;
+    fl_keys *budget; /* NULL: none; else every string is one of its keys */
 } fl_strpool;
-/* The pool's copy of s (NULL: s is NULL, or out of memory). */
+/* The pool's copy of s (NULL: s is NULL, out of memory, or past the
+ * budget's cap). */
 const char *fl_pool_intern(fl_strpool *p, const char *s);
 void fl_pool_free(fl_strpool *p);
 size_t fl_pool_bytes(const fl_strpool *p);

@@ -48,6 +48,10 @@ fl_model *fl_model_create(fl_model_kernel_fn fn, void *user)
     m->priv->fn = fn;
     m->priv->user = user;
     m->default_device = -1;
+    m->keys.max = fl_keys_default_max();
+    m->priv->pool.budget = m->priv->current.budget = m->priv->pending.budget = &m->keys;
+    for (int i = 0; i < DICT_COUNT; i++)
+        m->priv->dict[i].budget = &m->keys;
     return m;
 }
 

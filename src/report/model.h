@@ -81,6 +81,10 @@ typedef struct fl_model {
      * that no row claimed; rows or batches that could not be used. */
     uint64_t details_missing, details_orphan, bad_rows;
     bool oom;
+    /* The distinct keys of the model's maps and pool, and of its owner's
+     * (the report's, the export's), against one cap (maps.h; max from
+     * fl_keys_default_max at creation). */
+    fl_keys keys;
     fl_model_priv *priv;
 } fl_model;
 

@@ -112,8 +112,18 @@ typedef struct fl_report fl_report;
 
 fl_report *fl_report_create(void);    /* NULL: out of memory */
 void fl_report_destroy(fl_report *r); /* NULL-safe */
-/* Fills cb (user, record, batch, warning) for fl_read_session(). */
+/* Fills cb (user, record, batch, warning, stop) for fl_read_session():
+ * the read stops (GP_ERR_NO_MEMORY, naming the file, line and why) when
+ * the report runs out of memory or past its cap of distinct keys. */
 void fl_report_callbacks(fl_report *r, fl_read_cb *cb);
+/* The cap on the distinct keys (maps.h: kernel ids, names, scopes,
+ * correlation ids, devices) the report keeps; 0: none.  Default: the
+ * environment's GPU_PROFILE_MAX_DISTINCT, else FL_MAX_DISTINCT_DEFAULT
+ * (2^20, about 0.5 GiB). */
+void fl_report_set_max_distinct(fl_report *r, uint64_t max);
+/* Whether an allocation failed (some figures are short: the report is not
+ * to be given as complete). */
+bool fl_report_out_of_memory(const fl_report *r);
 /* After the read: res (NULL: none, the callbacks were fed directly) gives
  * the reader's counters; a kernel batch still waiting for its details is
  * counted now.  Call once, before rendering. */

@@ -251,9 +251,16 @@ struct fl_report {
     uint64_t warnings;
     char *warning_text[MAX_WARNINGS_KEPT];
     bool oom;
+    char stop_why[400]; /* fl_report_stop's answer */
 };
 
 /* Entries (entries.c). */
+
+/* The report's maps and pool on its model's budget of keys. */
+void fl_report_budget_init(fl_report *r);
+/* fl_read_cb.stop: why the read must stop (past the budget of keys, out
+ * of memory), NULL to go on. */
+const char *fl_report_stop(void *user);
 
 /* The scope of that name (interned; NULL: none), made at its first use;
  * *index (if not NULL) its index into r->s.  NULL when out of memory. */

@@ -657,7 +657,7 @@ void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, f
     figures f;
     if (!fl_report_figures(r, top_n, &f)) {
         fl_figures_free(&f);
-        fl_buf_puts(out, "report: out of memory\n");
+        out->oom = true; /* the caller says so, never the report's text */
         return;
     }
     /* The whole report is the concatenation of its sections, each of
