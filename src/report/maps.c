@@ -146,16 +146,14 @@ void fl_map_clear(fl_u64map *m)
     m->n = 0;
 }
 
+/* At the owner's end: the budget (which may be gone already) is not
+ * touched, and the map no longer has one. */
 void fl_map_free(fl_u64map *m)
 {
-    fl_keys *b = m->budget;
-    if (b)
-        b->n -= m->n;
     free(m->keys);
     free(m->vals);
     free(m->used);
     memset(m, 0, sizeof *m);
-    m->budget = b;
 }
 
 size_t fl_map_bytes(const fl_u64map *m)
@@ -220,14 +218,10 @@ const char *fl_pool_intern(fl_strpool *p, const char *s)
 
 void fl_pool_free(fl_strpool *p)
 {
-    fl_keys *b = p->budget;
-    if (b)
-        b->n -= p->n;
     for (size_t i = 0; i < p->cap; i++)
         free(p->slots[i]);
     free(p->slots);
     memset(p, 0, sizeof *p);
-    p->budget = b;
 }
 
 size_t fl_pool_bytes(const fl_strpool *p)

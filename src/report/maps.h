@@ -71,6 +71,7 @@ fl_mval *fl_map_find(const fl_u64map *m, uint64_t key);
 fl_mval *fl_map_put(fl_u64map *m, uint64_t key, bool *fresh);
 void fl_map_del(fl_u64map *m, uint64_t key);
 void fl_map_clear(fl_u64map *m);
+/* At the owner's end: frees the map, its budget untouched (and dropped). */
 void fl_map_free(fl_u64map *m);
 size_t fl_map_bytes(const fl_u64map *m);
 
@@ -85,6 +86,7 @@ typedef struct fl_strpool {
 /* The pool's copy of s (NULL: s is NULL, out of memory, or past the
  * budget's cap). */
 const char *fl_pool_intern(fl_strpool *p, const char *s);
+/* At the owner's end, as fl_map_free. */
 void fl_pool_free(fl_strpool *p);
 size_t fl_pool_bytes(const fl_strpool *p);
 
