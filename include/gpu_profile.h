@@ -218,8 +218,9 @@ typedef struct gp_summary {
     uint8_t spark[GP_SPARK_WIDTH];
     uint32_t spark_len;
 
-    /* A device that failed mid-run (GPU_IS_LOST, ...): the statistics cover
-     * the samples before the failure. */
+    /* A device that failed mid-run (GPU_IS_LOST, ...), or whose backend
+     * call did not answer in time (GP_ERR_TIMEOUT; at 0 s when that was at
+     * discovery): the statistics cover the samples before the failure. */
     gp_status device_status;
     char device_error[GP_NOTE_MAX];
     double device_error_at_s; /* seconds into the region */
@@ -285,7 +286,8 @@ typedef struct gp_options {
     const char *nvml_library;
     const char *smi_path;
     /* How long a backend may take to answer a one-shot query before it is
-     * given up on (nvidia-smi discovery); default 5 s. */
+     * given up on (nvidia-smi discovery); default 5 s.  Every NVML call is
+     * bounded by 2 s, or by this when smaller (docs/concepts.md). */
     double backend_timeout_s;
 } gp_options;
 

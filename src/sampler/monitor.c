@@ -120,9 +120,22 @@ static gp_status resolve_devices(gp_monitor *m, gp_error *err)
         s->index = idx;
         s->info.index = idx;
         if (!none) {
-            gp_status st = m->be->device_info(m->ctx, idx, &s->info, err);
-            if (st != GP_OK)
+            gp_error e;
+            gp_error_clear(&e);
+            gp_status st = m->be->device_info(m->ctx, idx, &s->info, &e);
+            if (st == GP_ERR_TIMEOUT) {
+                /* A device that does not answer is reported as failed from
+                 * the start; the others are sampled. */
+                s->info.index = idx;
+                s->failed = true;
+                s->status = st;
+                snprintf(s->error, sizeof s->error, "%s", e.message);
+                s->error_at_s = 0.0;
+            } else if (st != GP_OK) {
+                if (err)
+                    *err = e;
                 return st;
+            }
         }
     }
     return GP_OK;

@@ -39,6 +39,11 @@
  *                              message on stderr
  *   noinject S                 exits S when none of the variables above is
  *                              set, else 97 with a message on stderr
+ *   sleep MS [S]               sleeps MS milliseconds, exits S (default 0)
+ *   fds PATH                   writes "0 A 1 B 2 C" to PATH (A, B, C: 1 when
+ *                              that descriptor is open, 0 when closed, looked
+ *                              at before PATH is opened), exits 0
+ *   env NAME...                prints "NAME=VALUE" (or "NAME unset") per name
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -187,6 +192,15 @@ static int mode_sigstate(void)
     return 0;
 }
 
+static int mode_fds(const char *path)
+{
+    int open0 = fcntl(0, F_GETFD) >= 0, open1 = fcntl(1, F_GETFD) >= 0;
+    int open2 = fcntl(2, F_GETFD) >= 0;
+    char line[64];
+    snprintf(line, sizeof line, "0 %d 1 %d 2 %d\n", open0, open1, open2);
+    return append_line(path, line) == 0 ? 0 : 2;
+}
+
 static int mode_tty(void)
 {
     int tty = isatty(0);
@@ -314,6 +328,25 @@ int main(int argc, char **argv)
         return expect_env(argv[2], argv[3]) == 0 ? 0 : 97;
     if (strcmp(mode, "noinject") == 0 && argc > 2)
         return mode_noinject(argv[2]);
+    if (strcmp(mode, "sleep") == 0 && argc > 2) {
+        long ms = atol(argv[2]);
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+        return argc > 3 ? atoi(argv[3]) : 0;
+    }
+    if (strcmp(mode, "fds") == 0 && argc > 2)
+        return mode_fds(argv[2]);
+    if (strcmp(mode, "env") == 0) {
+        for (int i = 2; i < argc; i++) {
+            const char *v = getenv(argv[i]);
+            if (v)
+                printf("%s=%s\n", argv[i], v);
+            else
+                printf("%s unset\n", argv[i]);
+        }
+        return 0;
+    }
     fprintf(stderr, "cli_child: unknown mode '%s'\n", mode);
     return 98;
 }

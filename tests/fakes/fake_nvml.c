@@ -11,8 +11,9 @@
  * structs are checked like NVML checks them (a wrong version word gets
  * ARGUMENT_VERSION_MISMATCH), and its struct declarations are its own, made
  * from the spec independently of src/nvml_abi.h, so a layout mistake on
- * either side fails a test.  All state is behind one mutex; "slow" calls
- * sleep outside it.  With $FAKE_NVML_STATS set, the final nvmlShutdown
+ * either side fails a test.  All state is behind one mutex; "slow" and
+ * "hang" calls sleep outside it (a hung call blocks its caller only, like
+ * a driver call on a GPU that fell off the bus).  With $FAKE_NVML_STATS set, the final nvmlShutdown
  * writes how often each function was called to that file.
  *
  * Built twice: FAKE_NVML_OLD=1 leaves out every _v2 / V symbol,
@@ -208,12 +209,18 @@ typedef struct device {
     bool lost;
 } device;
 
+/* Calls that name no device, as the targets of hang rules. */
+enum sys_fn { S_NONE, S_INIT, S_COUNT, S_DRIVER, S_SHUTDOWN };
+static const char *const sys_fn_names[] = {"", "init", "count", "driver_version", "shutdown"};
+
 typedef struct rule {
     unsigned dev;
     unsigned mask; /* 1 << key */
-    int code;      /* 0: a slow rule */
+    int code;      /* 0: a slow or hang rule */
     unsigned long long after, times, seen, fired;
     unsigned delay_us;
+    unsigned long long hang_ms; /* a hang rule: from its (after+1)th call, `times` times */
+    enum sys_fn sys;            /* a hang rule on a call that names no device */
 } rule;
 
 typedef struct state {
@@ -377,6 +384,51 @@ static rule *new_rule(const parser *p)
     return &st.rules[st.n_rules++];
 }
 
+/* "after N" / "times M" pairs from t[i] on into r; 0 or -1. */
+static int parse_counts(const parser *p, size_t i, rule *r)
+{
+    for (; i < p->n; i += 2) {
+        unsigned long long v;
+        if (i + 1 >= p->n || !parse_uint(p->tok[i + 1], ~0ull, &v))
+            return parse_error(p, "expected a count after 'after' / 'times'");
+        if (strcmp(p->tok[i], "after") == 0)
+            r->after = v;
+        else if (strcmp(p->tok[i], "times") == 0)
+            r->times = v;
+        else
+            return parse_error(p, "unknown option (after, times)");
+    }
+    return 0;
+}
+
+/* hang DEVICE FUNCTION MS [after N] [times M] | hang SYSFN MS [after N] [times M] */
+static int parse_hang(parser *p)
+{
+    char **t = p->tok;
+    if (p->n < 3)
+        return parse_error(p, "expected: hang DEVICE FUNCTION MILLISECONDS [after N] [times M] | "
+                              "hang init|count|driver_version|shutdown MILLISECONDS ...");
+    rule r = {0};
+    size_t ms_at = 2;
+    for (int f = S_INIT; f <= S_SHUTDOWN; f++)
+        if (strcmp(t[1], sys_fn_names[f]) == 0)
+            r.sys = (enum sys_fn)f;
+    if (r.sys == S_NONE) {
+        if (p->n < 4 || parse_dev(p, t[1], &r.dev) != 0 || parse_key(p, t[2], &r.mask) != 0)
+            return p->n < 4 ? parse_error(p, "expected: hang DEVICE FUNCTION MILLISECONDS") : -1;
+        ms_at = 3;
+    }
+    if (!parse_uint(t[ms_at], 3600000, &r.hang_ms) || r.hang_ms == 0)
+        return parse_error(p, "bad milliseconds (1 to 3600000)");
+    if (parse_counts(p, ms_at + 1, &r) != 0)
+        return -1;
+    rule *slot = new_rule(p);
+    if (!slot)
+        return -1;
+    *slot = r;
+    return 0;
+}
+
 static int parse_line(parser *p)
 {
     char **t = p->tok;
@@ -514,6 +566,8 @@ static int parse_line(parser *p)
         *r = (rule){.dev = dev, .mask = mask, .delay_us = (unsigned)us};
         return 0;
     }
+    if (strcmp(cmd, "hang") == 0)
+        return parse_hang(p);
     return parse_error(p, "unknown line");
 }
 
@@ -584,7 +638,7 @@ static void write_stats(void)
 /* One device call in progress: the lock is held between begin and finish. */
 typedef struct call {
     device *d;
-    unsigned delay_us;
+    unsigned long long delay_us;
 } call;
 
 static device *device_of(const void *handle)
@@ -624,6 +678,13 @@ static int begin(enum fn f, const void *handle, unsigned index, enum key k, call
         rule *r = &st.rules[i];
         if (r->dev != dev || !(r->mask & (1u << k)))
             continue;
+        if (r->hang_ms) {
+            if (++r->seen > r->after && (r->times == 0 || r->fired < r->times)) {
+                r->fired++;
+                c->delay_us += r->hang_ms * 1000ull;
+            }
+            continue;
+        }
         if (r->code == 0) {
             c->delay_us += r->delay_us;
             continue;
@@ -641,17 +702,38 @@ static int begin(enum fn f, const void *handle, unsigned index, enum key k, call
     return code;
 }
 
+static void sleep_us(unsigned long long us)
+{
+    if (!us)
+        return;
+    struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* The delay of the hang rules on a call that names no device (lock held). */
+static unsigned long long sys_delay_us(enum sys_fn f)
+{
+    unsigned long long us = 0;
+    for (size_t i = 0; i < st.n_rules; i++) {
+        rule *r = &st.rules[i];
+        if (r->sys != f)
+            continue;
+        if (++r->seen > r->after && (r->times == 0 || r->fired < r->times)) {
+            r->fired++;
+            us += r->hang_ms * 1000ull;
+        }
+    }
+    return us;
+}
+
 /* Unlocks, then sleeps for a slow rule (outside the lock, like a driver
  * call blocking its own caller only). */
 static int finish(call *c, int code)
 {
-    unsigned us = c->delay_us;
+    unsigned long long us = c->delay_us;
     pthread_mutex_unlock(&mu);
-    if (us) {
-        struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-        }
-    }
+    sleep_us(us);
     return code;
 }
 
@@ -682,9 +764,13 @@ static int init_common(enum fn f)
         if (code != R_SUCCESS)
             free_scenario();
     }
-    if (code == R_SUCCESS)
+    unsigned long long us = 0;
+    if (code == R_SUCCESS) {
         st.refcount++;
+        us = sys_delay_us(S_INIT);
+    }
     pthread_mutex_unlock(&mu);
+    sleep_us(us);
     return code;
 }
 
@@ -698,13 +784,18 @@ FAKE_API int nvmlShutdown(void)
     pthread_mutex_lock(&mu);
     st.fn_calls[F_nvmlShutdown]++;
     int code = R_SUCCESS;
+    unsigned long long us = 0;
     if (st.refcount == 0) {
         code = R_UNINITIALIZED;
-    } else if (--st.refcount == 0) {
-        write_stats();
-        free_scenario();
+    } else {
+        us = sys_delay_us(S_SHUTDOWN);
+        if (--st.refcount == 0) {
+            write_stats();
+            free_scenario();
+        }
     }
     pthread_mutex_unlock(&mu);
+    sleep_us(us);
     return code;
 }
 
@@ -761,6 +852,7 @@ FAKE_API int nvmlSystemGetDriverVersion(char *buf, unsigned len)
     pthread_mutex_lock(&mu);
     st.fn_calls[F_nvmlSystemGetDriverVersion]++;
     int code = R_SUCCESS;
+    unsigned long long us = st.refcount ? sys_delay_us(S_DRIVER) : 0;
     if (st.refcount == 0)
         code = R_UNINITIALIZED;
     else if (st.driver_error)
@@ -772,6 +864,7 @@ FAKE_API int nvmlSystemGetDriverVersion(char *buf, unsigned len)
     else
         memcpy(buf, st.driver_version, strlen(st.driver_version) + 1);
     pthread_mutex_unlock(&mu);
+    sleep_us(us);
     return code;
 }
 
@@ -780,6 +873,7 @@ static int count_common(enum fn f, unsigned *count)
     pthread_mutex_lock(&mu);
     st.fn_calls[f]++;
     int code = R_SUCCESS;
+    unsigned long long us = st.refcount ? sys_delay_us(S_COUNT) : 0;
     if (st.refcount == 0)
         code = R_UNINITIALIZED;
     else if (st.count_error)
@@ -789,6 +883,7 @@ static int count_common(enum fn f, unsigned *count)
     else
         *count = st.count_override >= 0 ? (unsigned)st.count_override : st.n_devices;
     pthread_mutex_unlock(&mu);
+    sleep_us(us);
     return code;
 }
 

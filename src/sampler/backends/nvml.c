@@ -1,239 +1,262 @@
 /*
- * sampler/backends/nvml.c - the NVML backend (polled), libnvidia-ml loaded with dlopen.
+ * sampler/backends/nvml.c - the NVML backend (polled), libnvidia-ml loaded
+ * with dlopen, every NVML call bounded in time.
  *
- * Promises: open() loads the library (cfg->nvml_library, else
- * libnvidia-ml.so.1, then libnvidia-ml.so), resolves the newest symbol of
- * each function with a fallback to the older name, and initialises NVML;
- * on any failure it unloads what it loaded and says why (the library and
- * dlerror's text, the missing symbol, or NVML's own error string and code).
- * A metric whose function is absent or answers "not supported / no
- * permission / no data" keeps its valid bit clear and is never an error;
- * GPU_IS_LOST is GP_ERR_DEVICE_LOST and any other code GP_ERR_BACKEND, with
- * the device, the function and the code in the message.  read() allocates
- * nothing and formats nothing unless it fails.  Every message starts with
- * "nvml: ".  State lives in the context only.
+ * Promises: no call of this backend waits for NVML longer than its bound:
+ * NVML_CALL_TIMEOUT_NS (2 s), or the configured timeout when smaller.  The
+ * calls themselves (nvml_calls.c) run on worker threads (runner.h): one for
+ * the calls that name no device (nvmlInit, nvmlDeviceGetCount,
+ * nvmlSystemGetDriverVersion, nvmlShutdown) and one per device, waited for
+ * with that deadline.  A call that misses it - a GPU that fell off the bus
+ * hangs NVML's calls on it - fails with GP_ERR_TIMEOUT, "did not answer
+ * within 2 s", naming the device and the NVML function; its thread is
+ * abandoned, never cancelled, and keeps the library loaded (and NVML
+ * initialised) until the call returns.  Until then that device (or, for a
+ * call that names none, NVML as a whole) is not asked again by any
+ * context of this process: every later call on it fails at once with how
+ * long the call has been stuck.  That registry of stuck calls is the only
+ * state outside a context, because the threads are the process's.  A
+ * device whose start() does not answer is left to its first read (which
+ * fails at once while it is stuck): start() itself fails only for other
+ * errors.  Every message starts with "nvml: ".
  */
+#include "../../util/clock.h"
 #include "../../util/error.h"
 #include "backend.h"
-#include "nvml_abi.h"
+#include "nvml_dev.h"
+#include "runner.h"
 #include "gpu_profile.h"
 
-#include <dlfcn.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The public reason bits are NVML's, so a mask passes through unchanged. */
-#define SAME_BIT(x) ((long long)GP_THROTTLE_##x == (long long)NVML_CLOCKS_EVENT_##x)
-_Static_assert(SAME_BIT(GPU_IDLE) && SAME_BIT(APP_CLOCKS) && SAME_BIT(SW_POWER_CAP) &&
-                   SAME_BIT(HW_SLOWDOWN) && SAME_BIT(SYNC_BOOST) && SAME_BIT(SW_THERMAL) &&
-                   SAME_BIT(HW_THERMAL) && SAME_BIT(HW_POWER_BRAKE) && SAME_BIT(DISPLAY_CLOCK),
-               "GP_THROTTLE_* must be NVML's clock event reason bits");
+#define NVML_CALL_TIMEOUT_NS 2000000000ull
+#define NVML_MAX_INDEX 65536u /* device indices past this get no thread */
+#define MAX_STUCK 64
 
-/* One resolved function: the pointer and the symbol it came from (for
- * messages).  fn is NULL when the library has neither name. */
-typedef struct nvml_sym {
-    void *fn;
-    const char *name;
-} nvml_sym;
-
-typedef struct nvml_api {
-    nvml_init_fn init;
-    nvml_shutdown_fn shutdown;
-    nvml_error_string_fn error_string;
-    nvml_device_get_count_fn get_count;
-    nvml_device_get_handle_by_index_fn get_handle;
-    nvml_device_get_name_fn get_name;
-    nvml_device_get_uuid_fn get_uuid;
-    nvml_device_get_utilization_rates_fn get_util;
-    /* Optional: NULL when the library lacks them. */
-    nvml_device_get_memory_info_v2_fn get_mem_v2;
-    nvml_device_get_memory_info_fn get_mem_v1;
-    nvml_device_get_power_usage_fn get_power;
-    nvml_device_get_total_energy_consumption_fn get_energy;
-    nvml_device_get_temperature_v_fn get_temp_v;
-    nvml_device_get_temperature_fn get_temp_v1;
-    nvml_device_get_clock_info_fn get_clock;
-    nvml_device_get_clocks_event_reasons_fn get_reasons;
-    nvml_device_get_pcie_throughput_fn get_pcie;
-    nvml_system_get_driver_version_fn get_driver_version;
-
-    /* The symbol names actually resolved, for error messages. */
-    const char *init_name;
-    const char *count_name;
-    const char *handle_name;
-    const char *reasons_name;
-} nvml_api;
-
-typedef struct nvml_slot {
-    unsigned index;
-    nvmlDevice_t dev;
-    /* Cleared for good once the newer call answers that it does not know
-     * the struct version (older driver behind a newer library) or is not
-     * supported, so later reads go straight to the older call. */
-    bool mem_v2_ok;
-    bool temp_v_ok;
-    char name[NVML_DEVICE_NAME_BUFFER_SIZE];
-} nvml_slot;
+typedef struct nvml_devref {
+    gp_runner *r;           /* NULL until the device is first asked */
+    char name[GP_NAME_MAX]; /* for messages, copied from the jobs' answers */
+} nvml_devref;
 
 typedef struct nvml_ctx {
-    void *lib;
-    char lib_name[512]; /* as given to dlopen, for messages */
-    bool initialized;
+    nvml_lib *lib;
     bool sample_pcie;
-    nvml_api api;
-    nvml_slot *slots;
+    uint64_t call_ns; /* the bound of one call */
+    gp_runner *sys;
+    nvml_devref *devs; /* by device index */
+    size_t n_devs;
+    unsigned *slot_index; /* slot -> device index, while sampling */
     size_t n_slots;
+    uint64_t gen; /* sampling runs started */
 } nvml_ctx;
 
-/* Codes that mean "this metric is not available here", never an error. */
-static bool is_unavailable(nvmlReturn_t rc)
+/* ------------------------------------------------- calls stuck in NVML */
+
+typedef struct stuck_call {
+    const void *handle; /* the library (dlopen's handle: one per library) */
+    unsigned index;     /* the device, or NVML_SYSTEM */
+    const void *token;  /* the job area: removed when that job returns */
+    const char *what;
+    uint64_t since_ns;
+} stuck_call;
+
+static pthread_mutex_t g_stuck_mu = PTHREAD_MUTEX_INITIALIZER;
+static stuck_call g_stuck[MAX_STUCK];
+static size_t g_n_stuck;
+
+static void on_abandon(void *job, const char *what, uint64_t since_ns)
 {
-    switch (rc) {
-    case NVML_ERROR_NOT_SUPPORTED:
-    case NVML_ERROR_NO_PERMISSION:
-    case NVML_ERROR_NOT_FOUND:
-    case NVML_ERROR_FUNCTION_NOT_FOUND:
-    case NVML_ERROR_NO_DATA:
-    case NVML_ERROR_NOT_READY:
-        return true;
-    default:
-        return false;
-    }
+    const nvml_key *k = job;
+    pthread_mutex_lock(&g_stuck_mu);
+    if (g_n_stuck < MAX_STUCK)
+        g_stuck[g_n_stuck++] = (stuck_call){k->lib->handle, k->index, job, what, since_ns};
+    pthread_mutex_unlock(&g_stuck_mu);
 }
 
-static const char *error_text(const nvml_ctx *c, nvmlReturn_t rc)
+static void on_late_done(void *job)
 {
-    const char *s = c->api.error_string ? c->api.error_string(rc) : NULL;
-    return s && *s ? s : "unknown NVML error";
-}
-
-/* ------------------------------------------------------------------ loading */
-
-static void *sym(void *lib, const char *name)
-{
-    dlerror(); /* a NULL result is only an error if dlerror says so */
-    void *p = dlsym(lib, name);
-    return dlerror() ? NULL : p;
-}
-
-/* The newer symbol if present, else the older one (either may be NULL). */
-static nvml_sym sym2(void *lib, const char *newer, const char *older)
-{
-    nvml_sym s = {sym(lib, newer), newer};
-    if (!s.fn && older) {
-        s.fn = sym(lib, older);
-        s.name = older;
-    }
-    if (!s.fn)
-        s.name = newer;
-    return s;
-}
-
-/* dlerror's text usually starts with the path we passed: drop that copy. */
-static const char *strip_path(const char *dl_text, const char *path)
-{
-    size_t n = strlen(path);
-    if (dl_text && strncmp(dl_text, path, n) == 0 && dl_text[n] == ':' && dl_text[n + 1] == ' ')
-        return dl_text + n + 2;
-    return dl_text ? dl_text : "unknown dlopen error";
-}
-
-static gp_status load_library(nvml_ctx *c, const char *path_cfg, gp_error *err)
-{
-    static const char *const defaults[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
-    if (path_cfg && *path_cfg) {
-        c->lib = dlopen(path_cfg, RTLD_NOW | RTLD_LOCAL);
-        if (!c->lib)
-            return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
-                                "nvml: cannot load %s: %s: check the nvml_library path", path_cfg,
-                                strip_path(dlerror(), path_cfg));
-        snprintf(c->lib_name, sizeof c->lib_name, "%s", path_cfg);
-        return GP_OK;
-    }
-    char first_error[GP_ERROR_MESSAGE_MAX / 2] = "";
-    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
-        c->lib = dlopen(defaults[i], RTLD_NOW | RTLD_LOCAL);
-        if (c->lib) {
-            snprintf(c->lib_name, sizeof c->lib_name, "%s", defaults[i]);
-            return GP_OK;
-        }
-        const char *e = dlerror();
-        if (i == 0)
-            snprintf(first_error, sizeof first_error, "%s", strip_path(e, defaults[i]));
+    pthread_mutex_lock(&g_stuck_mu);
+    for (size_t i = 0; i < g_n_stuck;) {
+        if (g_stuck[i].token == job)
+            g_stuck[i] = g_stuck[--g_n_stuck];
         else
-            return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
-                                "nvml: neither %s (%s) nor %s (%s) could be loaded: is the "
-                                "NVIDIA driver installed? Otherwise set nvml_library to its path",
-                                defaults[0], first_error, defaults[i], strip_path(e, defaults[i]));
+            i++;
     }
-    return GP_ERR_BACKEND_UNAVAILABLE; /* not reached: the loop returns */
+    pthread_mutex_unlock(&g_stuck_mu);
 }
 
-static gp_status missing(const nvml_ctx *c, const char *newer, const char *older, gp_error *err)
+static void on_free(void *job)
 {
-    if (older)
-        return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
-                            "nvml: %s exports neither %s nor %s: it is not NVML, or an NVML too "
-                            "old for this library",
-                            c->lib_name, newer, older);
-    return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
-                        "nvml: %s does not export %s: it is not NVML, or an NVML too old for "
-                        "this library",
-                        c->lib_name, newer);
+    nvml_key *k = job;
+    gp_nvml_lib_unref(k->lib);
 }
 
-/* Stores a dlsym result in a function pointer without a cast ISO C lacks. */
-#define SET_FN(dst, p)                                                                             \
-    do {                                                                                           \
-        void *p_ = (p);                                                                            \
-        _Static_assert(sizeof(dst) == sizeof p_, "function and data pointers differ in size");     \
-        memcpy(&(dst), &p_, sizeof p_);                                                            \
-    } while (0)
+static const gp_runner_hooks hooks = {on_abandon, on_late_done, on_free};
 
-/* A required function: the newer name, else the older; absent is fatal. */
-#define REQUIRE(dst, newer, older, used_name)                                                      \
-    do {                                                                                           \
-        nvml_sym s_ = sym2(c->lib, newer, older);                                                  \
-        if (!s_.fn)                                                                                \
-            return missing(c, newer, older, err);                                                  \
-        SET_FN(dst, s_.fn);                                                                        \
-        used_name = s_.name;                                                                       \
-    } while (0)
-
-static gp_status resolve(nvml_ctx *c, gp_error *err)
+/* A call of this library still stuck on device index (or on a call that
+ * names no device, which holds every device). */
+static bool find_stuck(const nvml_ctx *c, unsigned index, stuck_call *out)
 {
-    nvml_api *a = &c->api;
-    const char *unused_name;
-    REQUIRE(a->init, "nvmlInit_v2", "nvmlInit", a->init_name);
-    REQUIRE(a->shutdown, "nvmlShutdown", NULL, unused_name);
-    REQUIRE(a->error_string, "nvmlErrorString", NULL, unused_name);
-    REQUIRE(a->get_count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount", a->count_name);
-    REQUIRE(a->get_handle, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex",
-            a->handle_name);
-    REQUIRE(a->get_name, "nvmlDeviceGetName", NULL, unused_name);
-    REQUIRE(a->get_uuid, "nvmlDeviceGetUUID", NULL, unused_name);
-    REQUIRE(a->get_util, "nvmlDeviceGetUtilizationRates", NULL, unused_name);
-    (void)unused_name;
+    bool found = false;
+    pthread_mutex_lock(&g_stuck_mu);
+    for (size_t i = 0; i < g_n_stuck && !found; i++) {
+        const stuck_call *s = &g_stuck[i];
+        if (s->handle == c->lib->handle && (s->index == index || s->index == NVML_SYSTEM)) {
+            *out = *s;
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&g_stuck_mu);
+    return found;
+}
 
-    /* Optional: an absent function is an unsupported metric.  The v2 and
-     * V calls are resolved beside the older ones, not instead of them, so a
-     * driver that rejects the newer struct is still read. */
-    SET_FN(a->get_mem_v2, sym(c->lib, "nvmlDeviceGetMemoryInfo_v2"));
-    SET_FN(a->get_mem_v1, sym(c->lib, "nvmlDeviceGetMemoryInfo"));
-    SET_FN(a->get_power, sym(c->lib, "nvmlDeviceGetPowerUsage"));
-    SET_FN(a->get_energy, sym(c->lib, "nvmlDeviceGetTotalEnergyConsumption"));
-    SET_FN(a->get_temp_v, sym(c->lib, "nvmlDeviceGetTemperatureV"));
-    SET_FN(a->get_temp_v1, sym(c->lib, "nvmlDeviceGetTemperature"));
-    SET_FN(a->get_clock, sym(c->lib, "nvmlDeviceGetClockInfo"));
-    nvml_sym r = sym2(c->lib, "nvmlDeviceGetCurrentClocksEventReasons",
-                      "nvmlDeviceGetCurrentClocksThrottleReasons");
-    SET_FN(a->get_reasons, r.fn);
-    a->reasons_name = r.name;
-    SET_FN(a->get_pcie, sym(c->lib, "nvmlDeviceGetPcieThroughput"));
-    SET_FN(a->get_driver_version, sym(c->lib, "nvmlSystemGetDriverVersion"));
+static gp_status timeout_error(const nvml_ctx *c, unsigned index, const char *what,
+                               uint64_t since_ns, bool before, gp_error *err)
+{
+    char dev[GP_NAME_MAX + 48] = "";
+    const char *who = "NVML";
+    if (index != NVML_SYSTEM) {
+        const char *name = index < c->n_devs ? c->devs[index].name : "";
+        if (name[0])
+            snprintf(dev, sizeof dev, "device %u (%s): ", index, name);
+        else
+            snprintf(dev, sizeof dev, "device %u: ", index);
+        who = "the device";
+    }
+    if (!what || !what[0])
+        what = "an NVML call";
+    if (before) {
+        uint64_t now = gp_now_mono_ns();
+        double for_s = now > since_ns ? (double)(now - since_ns) / 1e9 : 0.0;
+        return gp_error_set(err, GP_ERR_TIMEOUT,
+                            "nvml: %s%s has not answered for %.1f s: %s is not asked again until "
+                            "it does",
+                            dev, what, for_s, who);
+    }
+    return gp_error_set(err, GP_ERR_TIMEOUT,
+                        "nvml: %s%s did not answer within %.3g s: %s is not asked again until "
+                        "that call returns",
+                        dev, what, (double)c->call_ns / 1e9, who);
+}
+
+/* ------------------------------------------------------------- runners */
+
+static gp_runner *new_runner(nvml_ctx *c, unsigned index, size_t job_size)
+{
+    gp_runner *r = gp_runner_create(job_size, &hooks);
+    if (!r)
+        return NULL;
+    nvml_key *k = gp_runner_job(r);
+    gp_nvml_lib_ref(c->lib);
+    k->lib = c->lib;
+    k->index = index;
+    return r;
+}
+
+/* Runs fn on r (whose job area is set up) and maps what did not complete. */
+static gp_status run(nvml_ctx *c, gp_runner *r, unsigned index, gp_runner_fn fn, const char *what,
+                     gp_error *err)
+{
+    gp_runner_stuck why;
+    gp_status st = gp_runner_call(r, fn, what, gp_now_mono_ns() + c->call_ns, &why);
+    if (st == GP_ERR_TIMEOUT)
+        return timeout_error(c, index, why.what, why.since_ns, why.before, err);
+    if (st != GP_OK)
+        return gp_error_set(err, st, "nvml: cannot start a thread for NVML's calls");
     return GP_OK;
+}
+
+/* A call that names no device; its answer stays in the system job area. */
+static gp_status sys_call(nvml_ctx *c, enum nvml_sys_op op, gp_error *err)
+{
+    stuck_call sc;
+    gp_runner_stuck why;
+    if (find_stuck(c, NVML_SYSTEM, &sc))
+        return timeout_error(c, NVML_SYSTEM, sc.what, sc.since_ns, true, err);
+    if (gp_runner_stuck_now(c->sys, &why))
+        return timeout_error(c, NVML_SYSTEM, why.what, why.since_ns, true, err);
+    nvml_sys *j = gp_runner_job(c->sys);
+    j->op = op;
+    gp_status st = run(c, c->sys, NVML_SYSTEM, gp_nvml_job_system, "NVML", err);
+    if (st != GP_OK)
+        return st;
+    if (j->status != GP_OK && err)
+        *err = j->err;
+    return j->status;
+}
+
+/* The idle job area of device index's runner (made on first use), or NULL
+ * with *st and err set: a call on it still stuck, no memory. */
+static nvml_dev *dev_ready(nvml_ctx *c, unsigned index, gp_status *st, gp_error *err)
+{
+    stuck_call sc;
+    gp_runner_stuck why;
+    if (index >= NVML_MAX_INDEX) {
+        *st = gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND, "nvml: device %u does not exist", index);
+        return NULL;
+    }
+    if (find_stuck(c, index, &sc)) {
+        *st = timeout_error(c, index, sc.what, sc.since_ns, true, err);
+        return NULL;
+    }
+    if (index >= c->n_devs) {
+        size_t n = (size_t)index + 1;
+        nvml_devref *d = realloc(c->devs, n * sizeof *d);
+        if (!d) {
+            *st = gp_error_set(err, GP_ERR_NO_MEMORY, "nvml: out of memory");
+            return NULL;
+        }
+        memset(d + c->n_devs, 0, (n - c->n_devs) * sizeof *d);
+        c->devs = d;
+        c->n_devs = n;
+    }
+    nvml_devref *ref = &c->devs[index];
+    if (!ref->r && !(ref->r = new_runner(c, index, sizeof(nvml_dev)))) {
+        *st = gp_error_set(err, GP_ERR_NO_MEMORY, "nvml: out of memory");
+        return NULL;
+    }
+    if (gp_runner_stuck_now(ref->r, &why)) {
+        *st = timeout_error(c, index, why.what, why.since_ns, true, err);
+        return NULL;
+    }
+    nvml_dev *d = gp_runner_job(ref->r);
+    d->sample_pcie = c->sample_pcie;
+    d->gen = c->gen;
+    return d;
+}
+
+/* Runs a device job on d (from dev_ready); its status, err copied. */
+static gp_status dev_run(nvml_ctx *c, unsigned index, nvml_dev *d, gp_runner_fn fn,
+                         const char *what, gp_error *err)
+{
+    gp_status st = run(c, c->devs[index].r, index, fn, what, err);
+    if (st != GP_OK)
+        return st;
+    if (d->status != GP_OK && err)
+        *err = d->err;
+    return d->status;
+}
+
+static void keep_name(nvml_ctx *c, unsigned index, const char *name)
+{
+    if (name[0])
+        snprintf(c->devs[index].name, sizeof c->devs[index].name, "%s", name);
+}
+
+/* ------------------------------------------------------------- backend */
+
+static bool any_stuck(nvml_ctx *c)
+{
+    if (c->sys && gp_runner_stuck_now(c->sys, NULL))
+        return true;
+    for (size_t i = 0; i < c->n_devs; i++)
+        if (c->devs[i].r && gp_runner_stuck_now(c->devs[i].r, NULL))
+            return true;
+    return false;
 }
 
 static void nvml_close(void *ctx)
@@ -241,28 +264,29 @@ static void nvml_close(void *ctx)
     nvml_ctx *c = ctx;
     if (!c)
         return;
-    free(c->slots);
-    if (c->initialized)
-        c->api.shutdown();
-    if (c->lib)
-        dlclose(c->lib);
-    free(c);
-}
-
-/* A hint for the init failures a user can do something about. */
-static const char *init_hint(nvmlReturn_t rc)
-{
-    switch (rc) {
-    case NVML_ERROR_DRIVER_NOT_LOADED:
-        return ": the NVIDIA kernel driver is not loaded (is there a GPU? see dmesg)";
-    case NVML_ERROR_NO_PERMISSION:
-        return ": no permission to open the GPU device files (/dev/nvidia*)";
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
-        return ": libnvidia-ml and the kernel driver are different versions (reload the driver "
-               "or reboot)";
-    default:
-        return "";
+    /* NVML is shut down (bounded) unless a call of ours is still inside it;
+     * then the thread of that call holds the last reference to the library
+     * and shuts NVML down when the call returns.  A shutdown refused because
+     * another context's call is stuck in NVML is not made at all: the last
+     * reference may be this thread's, which never waits for NVML unbounded. */
+    if (c->sys && c->lib) {
+        pthread_mutex_lock(&c->lib->mu);
+        bool initialized = c->lib->initialized;
+        pthread_mutex_unlock(&c->lib->mu);
+        if (initialized && !any_stuck(c) && sys_call(c, NVML_OP_SHUTDOWN, NULL) != GP_OK &&
+            !gp_runner_stuck_now(c->sys, NULL)) {
+            pthread_mutex_lock(&c->lib->mu);
+            c->lib->shut_down = true;
+            pthread_mutex_unlock(&c->lib->mu);
+        }
     }
+    for (size_t i = 0; i < c->n_devs; i++)
+        gp_runner_release(c->devs[i].r);
+    gp_runner_release(c->sys);
+    gp_nvml_lib_unref(c->lib);
+    free(c->devs);
+    free(c->slot_index);
+    free(c);
 }
 
 static gp_status nvml_open(const gp_backend_config *cfg, void **ctx, gp_error *err)
@@ -272,18 +296,14 @@ static gp_status nvml_open(const gp_backend_config *cfg, void **ctx, gp_error *e
     if (!c)
         return gp_error_set(err, GP_ERR_NO_MEMORY, "nvml: out of memory");
     c->sample_pcie = cfg && cfg->sample_pcie;
-    gp_status st = load_library(c, cfg ? cfg->nvml_library : NULL, err);
+    c->call_ns = NVML_CALL_TIMEOUT_NS;
+    if (cfg && cfg->timeout_ns && cfg->timeout_ns < c->call_ns)
+        c->call_ns = cfg->timeout_ns;
+    gp_status st = gp_nvml_lib_load(cfg ? cfg->nvml_library : NULL, &c->lib, err);
+    if (st == GP_OK && !(c->sys = new_runner(c, NVML_SYSTEM, sizeof(nvml_sys))))
+        st = gp_error_set(err, GP_ERR_NO_MEMORY, "nvml: out of memory");
     if (st == GP_OK)
-        st = resolve(c, err);
-    if (st == GP_OK) {
-        nvmlReturn_t rc = c->api.init();
-        if (rc == NVML_SUCCESS)
-            c->initialized = true;
-        else
-            st = gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
-                              "nvml: %s failed: %s (NVML error %d)%s", c->api.init_name,
-                              error_text(c, rc), (int)rc, init_hint(rc));
-    }
+        st = sys_call(c, NVML_OP_INIT, err);
     if (st != GP_OK) {
         nvml_close(c);
         return st;
@@ -292,118 +312,13 @@ static gp_status nvml_open(const gp_backend_config *cfg, void **ctx, gp_error *e
     return GP_OK;
 }
 
-/* -------------------------------------------------------------- discovery */
-
-#define NO_DEVICE UINT32_MAX
-
-/* Fills err for a failed call: "nvml: [device I (NAME): ]TEXT (FN returned
- * RC)", with TEXT NVML's own error string.  Returns the status. */
-static gp_status fail(const nvml_ctx *c, gp_status st, unsigned index, const char *name,
-                      const char *fn, nvmlReturn_t rc, gp_error *err)
-{
-    if (index == NO_DEVICE)
-        return gp_error_set(err, st, "nvml: %s (%s returned %d)", error_text(c, rc), fn, rc);
-    if (name && *name)
-        return gp_error_set(err, st, "nvml: device %u (%s): %s (%s returned %d)", index, name,
-                            error_text(c, rc), fn, rc);
-    return gp_error_set(err, st, "nvml: device %u: %s (%s returned %d)", index, error_text(c, rc),
-                        fn, rc);
-}
-
-static gp_status status_for(nvmlReturn_t rc)
-{
-    return rc == NVML_ERROR_GPU_IS_LOST ? GP_ERR_DEVICE_LOST : GP_ERR_BACKEND;
-}
-
 static gp_status nvml_device_count(void *ctx, unsigned *count, gp_error *err)
 {
     nvml_ctx *c = ctx;
-    unsigned n = 0;
-    nvmlReturn_t rc = c->api.get_count(&n);
-    if (rc != NVML_SUCCESS)
-        return fail(c, status_for(rc), NO_DEVICE, NULL, c->api.count_name, rc, err);
-    *count = n;
-    return GP_OK;
-}
-
-static gp_status check_index(nvml_ctx *c, unsigned index, gp_error *err)
-{
-    unsigned count = 0;
-    gp_status st = nvml_device_count(c, &count, err);
-    if (st != GP_OK || index < count)
-        return st;
-    if (count == 0)
-        return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
-                            "nvml: device %u does not exist: NVML sees no device", index);
-    if (count == 1)
-        return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
-                            "nvml: device %u does not exist: 1 device (0)", index);
-    return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
-                        "nvml: device %u does not exist: %u devices (0-%u)", index, count,
-                        count - 1);
-}
-
-static gp_status get_handle(nvml_ctx *c, unsigned index, nvmlDevice_t *dev, gp_error *err)
-{
-    nvmlReturn_t rc = c->api.get_handle(index, dev);
-    if (rc == NVML_SUCCESS)
-        return GP_OK;
-    return fail(c, status_for(rc), index, NULL, c->api.handle_name, rc, err);
-}
-
-/* Name or UUID: "" when the device will not say (not an error). */
-static gp_status get_text(nvml_ctx *c, unsigned index, nvmlDevice_t dev,
-                          nvmlReturn_t (*fn)(nvmlDevice_t, char *, unsigned), const char *fn_name,
-                          const char *dev_name, char *buf, unsigned len, gp_error *err)
-{
-    buf[0] = '\0';
-    nvmlReturn_t rc = fn(dev, buf, len);
-    buf[len - 1] = '\0'; /* never trust the terminator */
-    if (rc == NVML_SUCCESS)
-        return GP_OK;
-    buf[0] = '\0';
-    if (is_unavailable(rc))
-        return GP_OK;
-    return fail(c, status_for(rc), index, dev_name, fn_name, rc, err);
-}
-
-/* The device's memory: v2 where it answers, else v1.  Returns the NVML code
- * of the call that decided; *v2_ok is cleared when v2 is to be skipped. */
-static nvmlReturn_t read_memory(const nvml_api *a, nvmlDevice_t dev, bool *v2_ok,
-                                unsigned long long *used, unsigned long long *total,
-                                const char **fn_name)
-{
-    if (a->get_mem_v2 && *v2_ok) {
-        nvmlMemory_v2_t m2;
-        memset(&m2, 0, sizeof m2);
-        m2.version = NVML_MEMORY_V2_VERSION;
-        *fn_name = "nvmlDeviceGetMemoryInfo_v2";
-        nvmlReturn_t rc = a->get_mem_v2(dev, &m2);
-        if (rc == NVML_SUCCESS) {
-            *used = m2.used;
-            *total = m2.total;
-            return rc;
-        }
-        /* Driver 580 answers an unknown version word with FUNCTION_NOT_FOUND
-         * rather than ARGUMENT_VERSION_MISMATCH: both mean "ask v1". */
-        if (rc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH && rc != NVML_ERROR_NOT_SUPPORTED &&
-            rc != NVML_ERROR_FUNCTION_NOT_FOUND)
-            return rc;
-        *v2_ok = false;
-    }
-    if (!a->get_mem_v1) {
-        *fn_name = "nvmlDeviceGetMemoryInfo";
-        return NVML_ERROR_FUNCTION_NOT_FOUND;
-    }
-    nvmlMemory_t m1;
-    memset(&m1, 0, sizeof m1);
-    *fn_name = "nvmlDeviceGetMemoryInfo";
-    nvmlReturn_t rc = a->get_mem_v1(dev, &m1);
-    if (rc == NVML_SUCCESS) {
-        *used = m1.used;
-        *total = m1.total;
-    }
-    return rc;
+    gp_status st = sys_call(c, NVML_OP_COUNT, err);
+    if (st == GP_OK)
+        *count = ((nvml_sys *)gp_runner_job(c->sys))->count;
+    return st;
 }
 
 static gp_status nvml_device_info(void *ctx, unsigned index, gp_device_info *out, gp_error *err)
@@ -411,29 +326,16 @@ static gp_status nvml_device_info(void *ctx, unsigned index, gp_device_info *out
     nvml_ctx *c = ctx;
     memset(out, 0, sizeof *out);
     out->index = index;
-    gp_status st = check_index(c, index, err);
-    nvmlDevice_t dev = NULL;
-    if (st == GP_OK)
-        st = get_handle(c, index, &dev, err);
-    if (st == GP_OK)
-        st = get_text(c, index, dev, c->api.get_name, "nvmlDeviceGetName", NULL, out->name,
-                      sizeof out->name, err);
-    if (st == GP_OK)
-        st = get_text(c, index, dev, c->api.get_uuid, "nvmlDeviceGetUUID", out->name, out->uuid,
-                      sizeof out->uuid, err);
-    if (st != GP_OK)
+    gp_status st;
+    nvml_dev *d = dev_ready(c, index, &st, err);
+    if (!d)
         return st;
-    bool v2_ok = true;
-    unsigned long long used = 0, total = 0;
-    const char *fn = "";
-    nvmlReturn_t rc = read_memory(&c->api, dev, &v2_ok, &used, &total, &fn);
-    if (rc == NVML_SUCCESS) {
-        out->mem_total_bytes = total;
-        out->valid |= GP_M_MEM_TOTAL;
-    } else if (!is_unavailable(rc)) {
-        return fail(c, status_for(rc), index, out->name, fn, rc, err);
+    st = dev_run(c, index, d, gp_nvml_job_info, "nvmlDeviceGetHandleByIndex", err);
+    if (st == GP_OK) {
+        *out = d->info;
+        keep_name(c, index, d->info.name);
     }
-    return GP_OK;
+    return st;
 }
 
 static gp_status nvml_driver_version(void *ctx, char *buf, size_t len, gp_error *err)
@@ -441,18 +343,10 @@ static gp_status nvml_driver_version(void *ctx, char *buf, size_t len, gp_error 
     nvml_ctx *c = ctx;
     if (len)
         buf[0] = '\0';
-    if (!c->api.get_driver_version)
-        return gp_error_set(err, GP_ERR_NOT_SUPPORTED,
-                            "nvml: %s does not export nvmlSystemGetDriverVersion", c->lib_name);
-    char v[NVML_DRIVER_VERSION_BUFFER_SIZE] = "";
-    nvmlReturn_t rc = c->api.get_driver_version(v, sizeof v);
-    v[sizeof v - 1] = '\0';
-    if (rc != NVML_SUCCESS)
-        return fail(c, is_unavailable(rc) ? GP_ERR_NOT_SUPPORTED : status_for(rc), NO_DEVICE, NULL,
-                    "nvmlSystemGetDriverVersion", rc, err);
-    if (len)
-        snprintf(buf, len, "%s", v);
-    return GP_OK;
+    gp_status st = sys_call(c, NVML_OP_DRIVER, err);
+    if (st == GP_OK && len)
+        snprintf(buf, len, "%s", ((nvml_sys *)gp_runner_job(c->sys))->driver);
+    return st;
 }
 
 /* --------------------------------------------------------------- sampling */
@@ -462,8 +356,8 @@ static void nvml_stop(void *ctx)
     nvml_ctx *c = ctx;
     if (!c)
         return;
-    free(c->slots);
-    c->slots = NULL;
+    free(c->slot_index);
+    c->slot_index = NULL;
     c->n_slots = 0;
 }
 
@@ -473,169 +367,30 @@ static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64
     nvml_ctx *c = ctx;
     (void)interval_ns; /* polled: the sampler keeps the time */
     nvml_stop(c);
-    nvml_slot *slots = calloc(n ? n : 1, sizeof *slots);
+    unsigned *slots = calloc(n ? n : 1, sizeof *slots);
     if (!slots)
         return gp_error_set(err, GP_ERR_NO_MEMORY, "nvml: out of memory for %zu devices", n);
+    c->gen++;
     gp_status st = GP_OK;
     for (size_t i = 0; i < n && st == GP_OK; i++) {
-        nvml_slot *s = &slots[i];
-        s->index = indices[i];
-        s->mem_v2_ok = true;
-        s->temp_v_ok = true;
-        st = check_index(c, s->index, err);
-        if (st == GP_OK)
-            st = get_handle(c, s->index, &s->dev, err);
-        if (st == GP_OK)
-            st = get_text(c, s->index, s->dev, c->api.get_name, "nvmlDeviceGetName", NULL, s->name,
-                          sizeof s->name, err);
+        slots[i] = indices[i];
+        nvml_dev *d = dev_ready(c, indices[i], &st, err);
+        if (d) {
+            st = dev_run(c, indices[i], d, gp_nvml_job_start, "nvmlDeviceGetHandleByIndex", err);
+            if (st == GP_OK)
+                keep_name(c, indices[i], d->name);
+        }
+        /* A device that does not answer fails at its first read instead:
+         * the others are sampled. */
+        if (st == GP_ERR_TIMEOUT)
+            st = GP_OK;
     }
     if (st != GP_OK) {
         free(slots);
         return st;
     }
-    c->slots = slots;
+    c->slot_index = slots;
     c->n_slots = n;
-    return GP_OK;
-}
-
-/* Per metric: success sets the bit, "unavailable" leaves it clear, anything
- * else ends the read with that function's name and code. */
-#define METRIC(call, fn_name, on_success)                                                          \
-    do {                                                                                           \
-        nvmlReturn_t rc_ = (call);                                                                 \
-        if (rc_ == NVML_SUCCESS) {                                                                 \
-            on_success;                                                                            \
-        } else if (!is_unavailable(rc_)) {                                                         \
-            out->valid = 0; /* a failed read reports nothing */                                    \
-            return fail(c, status_for(rc_), s->index, s->name, (fn_name), rc_, err);               \
-        }                                                                                          \
-    } while (0)
-
-/* Each step below reads one group of metrics of slot s into out: GP_OK
- * when every metric was read or is unavailable, else the failure (out
- * cleared of valid bits, as METRIC does). */
-
-static gp_status read_utilization(nvml_ctx *c, nvml_slot *s, gp_device_sample *out, gp_error *err)
-{
-    nvmlUtilization_t u = {0, 0};
-    METRIC(c->api.get_util(s->dev, &u), "nvmlDeviceGetUtilizationRates", {
-        out->util_gpu_pct = u.gpu;
-        out->util_mem_pct = u.memory;
-        out->valid |= GP_M_UTIL_GPU | GP_M_UTIL_MEM;
-    });
-    return GP_OK;
-}
-
-static gp_status read_memory_use(nvml_ctx *c, nvml_slot *s, gp_device_sample *out, gp_error *err)
-{
-    const nvml_api *a = &c->api;
-    if (a->get_mem_v2 || a->get_mem_v1) {
-        unsigned long long used = 0, total = 0;
-        const char *fn = "";
-        METRIC(read_memory(a, s->dev, &s->mem_v2_ok, &used, &total, &fn), fn, {
-            out->mem_used_bytes = used;
-            out->mem_total_bytes = total;
-            out->valid |= GP_M_MEM_USED | GP_M_MEM_TOTAL;
-        });
-    }
-    return GP_OK;
-}
-
-/* Power always; the energy counter only when flags ask for it (slow). */
-static gp_status read_power_energy(nvml_ctx *c, nvml_slot *s, unsigned flags, gp_device_sample *out,
-                                   gp_error *err)
-{
-    const nvml_api *a = &c->api;
-    if (a->get_power) {
-        unsigned power_mw = 0;
-        METRIC(a->get_power(s->dev, &power_mw), "nvmlDeviceGetPowerUsage", {
-            out->power_mw = power_mw;
-            out->valid |= GP_M_POWER;
-        });
-    }
-    if (a->get_energy && (flags & GP_READ_ENERGY)) {
-        unsigned long long energy_mj = 0;
-        METRIC(a->get_energy(s->dev, &energy_mj), "nvmlDeviceGetTotalEnergyConsumption", {
-            out->energy_mj = energy_mj;
-            out->valid |= GP_M_ENERGY;
-        });
-    }
-    return GP_OK;
-}
-
-/* nvmlDeviceGetTemperatureV while the driver takes it, else the older call. */
-static gp_status read_temperature(nvml_ctx *c, nvml_slot *s, gp_device_sample *out, gp_error *err)
-{
-    const nvml_api *a = &c->api;
-    if (a->get_temp_v && s->temp_v_ok) {
-        nvmlTemperature_t t;
-        memset(&t, 0, sizeof t);
-        t.version = NVML_TEMPERATURE_V1_VERSION;
-        t.sensorType = NVML_TEMPERATURE_GPU;
-        nvmlReturn_t rc = a->get_temp_v(s->dev, &t);
-        if (rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH || rc == NVML_ERROR_FUNCTION_NOT_FOUND ||
-            (rc == NVML_ERROR_NOT_SUPPORTED && a->get_temp_v1)) {
-            s->temp_v_ok = false; /* ask the older call from now on */
-        } else {
-            METRIC(rc, "nvmlDeviceGetTemperatureV", {
-                out->temp_c = t.temperature;
-                out->valid |= GP_M_TEMP;
-            });
-            return GP_OK;
-        }
-    }
-    if (a->get_temp_v1) {
-        unsigned temp_c = 0;
-        METRIC(a->get_temp_v1(s->dev, NVML_TEMPERATURE_GPU, &temp_c), "nvmlDeviceGetTemperature", {
-            out->temp_c = (int32_t)temp_c;
-            out->valid |= GP_M_TEMP;
-        });
-    }
-    return GP_OK;
-}
-
-/* The SM and memory clocks and the throttle reasons. */
-static gp_status read_clocks(nvml_ctx *c, nvml_slot *s, gp_device_sample *out, gp_error *err)
-{
-    const nvml_api *a = &c->api;
-    if (a->get_clock) {
-        unsigned sm_mhz = 0, mem_mhz = 0;
-        METRIC(a->get_clock(s->dev, NVML_CLOCK_SM, &sm_mhz), "nvmlDeviceGetClockInfo", {
-            out->clock_sm_mhz = sm_mhz;
-            out->valid |= GP_M_CLOCK_SM;
-        });
-        METRIC(a->get_clock(s->dev, NVML_CLOCK_MEM, &mem_mhz), "nvmlDeviceGetClockInfo", {
-            out->clock_mem_mhz = mem_mhz;
-            out->valid |= GP_M_CLOCK_MEM;
-        });
-    }
-    if (a->get_reasons) {
-        unsigned long long reasons = 0;
-        METRIC(a->get_reasons(s->dev, &reasons), a->reasons_name, {
-            out->throttle_reasons = reasons;
-            out->valid |= GP_M_THROTTLE;
-        });
-    }
-    return GP_OK;
-}
-
-/* Off by default: each call blocks ~20 ms in real NVML. */
-static gp_status read_pcie(nvml_ctx *c, nvml_slot *s, gp_device_sample *out, gp_error *err)
-{
-    const nvml_api *a = &c->api;
-    if (c->sample_pcie && a->get_pcie) {
-        unsigned tx_kbps = 0, rx_kbps = 0;
-        METRIC(a->get_pcie(s->dev, NVML_PCIE_UTIL_TX_BYTES, &tx_kbps),
-               "nvmlDeviceGetPcieThroughput", {
-                   out->pcie_tx_kbps = tx_kbps;
-                   out->valid |= GP_M_PCIE_TX;
-               });
-        METRIC(a->get_pcie(s->dev, NVML_PCIE_UTIL_RX_BYTES, &rx_kbps),
-               "nvmlDeviceGetPcieThroughput", {
-                   out->pcie_rx_kbps = rx_kbps;
-                   out->valid |= GP_M_PCIE_RX;
-               });
-    }
     return GP_OK;
 }
 
@@ -647,18 +402,15 @@ static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sam
     if (slot >= c->n_slots)
         return gp_error_set(err, GP_ERR_STATE, "nvml: slot %zu was not started (%zu slots)", slot,
                             c->n_slots);
-    nvml_slot *s = &c->slots[slot];
-    gp_status st = read_utilization(c, s, out, err);
-    if (st == GP_OK)
-        st = read_memory_use(c, s, out, err);
-    if (st == GP_OK)
-        st = read_power_energy(c, s, flags, out, err);
-    if (st == GP_OK)
-        st = read_temperature(c, s, out, err);
-    if (st == GP_OK)
-        st = read_clocks(c, s, out, err);
-    if (st == GP_OK)
-        st = read_pcie(c, s, out, err);
+    unsigned index = c->slot_index[slot];
+    gp_status st;
+    nvml_dev *d = dev_ready(c, index, &st, err);
+    if (!d)
+        return st;
+    d->flags = flags;
+    st = dev_run(c, index, d, gp_nvml_job_read, "nvmlDeviceGetUtilizationRates", err);
+    if (st != GP_ERR_TIMEOUT)
+        *out = d->sample;
     return st;
 }
 

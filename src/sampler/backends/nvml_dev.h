@@ -1,0 +1,112 @@
+/*
+ * sampler/backends/nvml_dev.h - what the NVML backend's two halves share:
+ * nvml_calls.c makes the NVML calls (loading the library, and the jobs
+ * that run on the runners' threads), nvml.c is the backend the sampler
+ * sees, which runs those jobs with a deadline (runner.h).  Private to
+ * sampler/backends/.
+ */
+#ifndef GP_SAMPLER_NVML_DEV_H
+#define GP_SAMPLER_NVML_DEV_H
+
+#include "nvml_abi.h"
+#include "runner.h"
+#include "gpu_profile.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct nvml_api {
+    nvml_init_fn init;
+    nvml_shutdown_fn shutdown;
+    nvml_error_string_fn error_string;
+    nvml_device_get_count_fn get_count;
+    nvml_device_get_handle_by_index_fn get_handle;
+    nvml_device_get_name_fn get_name;
+    nvml_device_get_uuid_fn get_uuid;
+    nvml_device_get_utilization_rates_fn get_util;
+    /* Optional: NULL when the library lacks them. */
+    nvml_device_get_memory_info_v2_fn get_mem_v2;
+    nvml_device_get_memory_info_fn get_mem_v1;
+    nvml_device_get_power_usage_fn get_power;
+    nvml_device_get_total_energy_consumption_fn get_energy;
+    nvml_device_get_temperature_v_fn get_temp_v;
+    nvml_device_get_temperature_fn get_temp_v1;
+    nvml_device_get_clock_info_fn get_clock;
+    nvml_device_get_clocks_event_reasons_fn get_reasons;
+    nvml_device_get_pcie_throughput_fn get_pcie;
+    nvml_system_get_driver_version_fn get_driver_version;
+
+    /* The symbol names actually resolved, for error messages. */
+    const char *init_name;
+    const char *count_name;
+    const char *handle_name;
+    const char *reasons_name;
+} nvml_api;
+
+/*
+ * The loaded library, shared by a context and its runners (reference
+ * counted): it stays loaded while any of them holds it, so a call stuck in
+ * NVML never finds its code unmapped.  The last reference shuts NVML down
+ * (if it was initialised and not shut down yet) and unloads it: on the
+ * thread of a stuck call when that call was the last holder.
+ */
+typedef struct nvml_lib {
+    pthread_mutex_t mu;
+    int refs;
+    bool initialized, shut_down; /* under mu */
+    void *handle;
+    char name[512]; /* as given to dlopen, for messages */
+    nvml_api api;
+} nvml_lib;
+
+gp_status gp_nvml_lib_load(const char *path, nvml_lib **out, gp_error *err);
+void gp_nvml_lib_ref(nvml_lib *l);
+void gp_nvml_lib_unref(nvml_lib *l);
+
+/* A job area's first member: which library, and which device (NVML_SYSTEM
+ * for the calls that name none). */
+#define NVML_SYSTEM UINT32_MAX
+typedef struct nvml_key {
+    nvml_lib *lib; /* a reference, dropped by the runner's on_free */
+    unsigned index;
+} nvml_key;
+
+/* The system runner's job area: nvmlInit, nvmlDeviceGetCount,
+ * nvmlSystemGetDriverVersion, nvmlShutdown. */
+enum nvml_sys_op { NVML_OP_INIT, NVML_OP_COUNT, NVML_OP_DRIVER, NVML_OP_SHUTDOWN };
+typedef struct nvml_sys {
+    nvml_key key;
+    enum nvml_sys_op op;
+    unsigned count;
+    char driver[NVML_DRIVER_VERSION_BUFFER_SIZE];
+    gp_status status;
+    gp_error err;
+} nvml_sys;
+
+/* A device runner's job area: what is kept between calls (the handle of
+ * the current sampling run, which calls the driver takes), one call's
+ * input (gen, flags) and its output. */
+typedef struct nvml_dev {
+    nvml_key key;
+    bool sample_pcie;
+    uint64_t gen;         /* input: the sampling run (start() counts them) */
+    uint64_t started_gen; /* the run the handle below belongs to; 0: none */
+    nvmlDevice_t dev;
+    bool mem_v2_ok, temp_v_ok;
+    char name[NVML_DEVICE_NAME_BUFFER_SIZE];
+    unsigned flags; /* input: GP_READ_* */
+    gp_device_info info;
+    gp_device_sample sample;
+    gp_status status;
+    gp_error err;
+} nvml_dev;
+
+/* The jobs (run on a runner's thread; every NVML call is named first with
+ * gp_runner_doing).  Each fills status and err of its area. */
+void gp_nvml_job_system(gp_runner *r, void *job); /* nvml_sys, by op */
+void gp_nvml_job_info(gp_runner *r, void *job);   /* nvml_dev: info of key.index */
+void gp_nvml_job_start(gp_runner *r, void *job);  /* nvml_dev: handle and name for gen */
+void gp_nvml_job_read(gp_runner *r, void *job);   /* nvml_dev: sample (starts if needed) */
+
+#endif /* GP_SAMPLER_NVML_DEV_H */

@@ -1,0 +1,205 @@
+/*
+ * sampler/backends/runner.c - calls bounded in time: one worker thread per
+ * runner, one job at a time, the owner waiting with a deadline.
+ *
+ * Promises: the owner never waits past its deadline; a job is never
+ * cancelled or freed under its thread (an abandoned job runs to its end,
+ * then the hooks say so); the runner's thread has every signal blocked;
+ * whoever lets go last (the owner, or the thread of a job that was stuck
+ * when the owner let go) frees the runner and calls on_free once.
+ */
+#include "../../util/clock.h"
+#include "runner.h"
+#include "gpu_profile.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct gp_runner {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* CLOCK_MONOTONIC: a job posted, a job done */
+    pthread_t thread;
+    bool thread_started;
+    gp_runner_fn pending; /* posted, not yet taken by the thread */
+    bool running;         /* the thread is inside a job */
+    bool abandoned;       /* the owner gave up on the job posted last */
+    bool quit;            /* the owner let go */
+    bool orphaned;        /* ... while a job was stuck: the thread frees */
+    uint64_t posted, done;
+    const char *what;
+    uint64_t since_ns;
+    gp_runner_hooks hooks;
+    void *job;
+};
+
+static void destroy(gp_runner *r)
+{
+    if (r->hooks.on_free)
+        r->hooks.on_free(r->job);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    free(r->job);
+    free(r);
+}
+
+gp_runner *gp_runner_create(size_t job_size, const gp_runner_hooks *hooks)
+{
+    gp_runner *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->job = calloc(1, job_size ? job_size : 1);
+    if (!r->job) {
+        free(r);
+        return NULL;
+    }
+    if (hooks)
+        r->hooks = *hooks;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&r->mu, NULL);
+    return r;
+}
+
+void *gp_runner_job(gp_runner *r)
+{
+    return r->job;
+}
+
+static bool busy_locked(const gp_runner *r)
+{
+    return r->running || r->pending;
+}
+
+static void fill_why(const gp_runner *r, gp_runner_stuck *why, bool before)
+{
+    if (!why)
+        return;
+    why->what = r->what ? r->what : "";
+    why->since_ns = r->since_ns;
+    why->before = before;
+}
+
+bool gp_runner_stuck_now(gp_runner *r, gp_runner_stuck *why)
+{
+    pthread_mutex_lock(&r->mu);
+    bool stuck = busy_locked(r);
+    if (stuck)
+        fill_why(r, why, true);
+    pthread_mutex_unlock(&r->mu);
+    return stuck;
+}
+
+void gp_runner_doing(gp_runner *r, const char *what)
+{
+    pthread_mutex_lock(&r->mu);
+    r->what = what;
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void *runner_main(void *arg)
+{
+    gp_runner *r = arg;
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        while (!r->pending && !r->quit)
+            pthread_cond_wait(&r->cv, &r->mu);
+        if (!r->pending)
+            break; /* quit, idle */
+        gp_runner_fn fn = r->pending;
+        r->pending = NULL;
+        r->running = true;
+        pthread_mutex_unlock(&r->mu);
+        fn(r, r->job);
+        pthread_mutex_lock(&r->mu);
+        r->running = false;
+        r->done = r->posted;
+        if (r->abandoned) {
+            r->abandoned = false;
+            if (r->hooks.on_late_done)
+                r->hooks.on_late_done(r->job);
+        }
+        pthread_cond_broadcast(&r->cv);
+        if (r->quit)
+            break;
+    }
+    bool free_it = r->orphaned;
+    pthread_mutex_unlock(&r->mu);
+    if (free_it)
+        destroy(r);
+    return NULL;
+}
+
+/* Starts the thread with every signal blocked: signals belong to the
+ * program's threads.  Called with the lock held. */
+static int start_thread(gp_runner *r)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&r->thread, NULL, runner_main, r);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        r->thread_started = true;
+    return rc;
+}
+
+gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t deadline_mono_ns,
+                         gp_runner_stuck *why)
+{
+    pthread_mutex_lock(&r->mu);
+    if (busy_locked(r)) {
+        fill_why(r, why, true);
+        pthread_mutex_unlock(&r->mu);
+        return GP_ERR_TIMEOUT;
+    }
+    if (!r->thread_started && start_thread(r) != 0) {
+        pthread_mutex_unlock(&r->mu);
+        return GP_ERR_THREAD;
+    }
+    r->pending = fn;
+    r->what = what;
+    r->since_ns = gp_now_mono_ns();
+    uint64_t seq = ++r->posted;
+    pthread_cond_broadcast(&r->cv);
+    struct timespec ts = {(time_t)(deadline_mono_ns / 1000000000ull),
+                          (long)(deadline_mono_ns % 1000000000ull)};
+    while (r->done < seq && gp_now_mono_ns() < deadline_mono_ns)
+        pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+    gp_status st = GP_OK;
+    if (r->done < seq) {
+        r->abandoned = true;
+        fill_why(r, why, false);
+        if (r->hooks.on_abandon)
+            r->hooks.on_abandon(r->job, r->what ? r->what : "", r->since_ns);
+        st = GP_ERR_TIMEOUT;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return st;
+}
+
+void gp_runner_release(gp_runner *r)
+{
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->mu);
+    r->quit = true;
+    bool stuck = busy_locked(r);
+    if (stuck && r->thread_started) {
+        r->orphaned = true;
+        pthread_detach(r->thread);
+        pthread_mutex_unlock(&r->mu);
+        return; /* the thread frees the runner when its job returns */
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    if (r->thread_started)
+        pthread_join(r->thread, NULL);
+    destroy(r);
+}

@@ -1,0 +1,64 @@
+/*
+ * sampler/backends/runner.h - calls bounded in time (runner.c).
+ *
+ * A runner is one worker thread that runs one job at a time for its owner,
+ * who waits for it with a deadline.  A job that misses its deadline is
+ * abandoned, never cancelled: the owner returns at once, the thread
+ * finishes the job on its own whenever the call it is blocked in returns,
+ * and the runner (the thread's state and the job area) lives until both
+ * have let go, so nothing is ever freed under a stuck call.  The NVML
+ * backend makes every NVML call through runners (nvml.c).
+ */
+#ifndef GP_SAMPLER_RUNNER_H
+#define GP_SAMPLER_RUNNER_H
+
+#include "gpu_profile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct gp_runner gp_runner;
+
+/* A job: runs on the runner's thread with the job area (see gp_runner_job). */
+typedef void (*gp_runner_fn)(gp_runner *r, void *job);
+
+/* Called with the runner's lock held, so each sees the other's effects in
+ * order; they must not call back into the runner. */
+typedef struct gp_runner_hooks {
+    void (*on_abandon)(void *job, const char *what, uint64_t since_ns); /* owner's thread */
+    void (*on_late_done)(void *job); /* the runner's thread: an abandoned job returned */
+    void (*on_free)(void *job);      /* whoever lets go last: release what the area holds */
+} gp_runner_hooks;
+
+/* Why a call did not complete: the blocking call a job named last
+ * (gp_runner_doing), since when its job runs, and whether it was already
+ * stuck before this call (then the job was not run at all). */
+typedef struct gp_runner_stuck {
+    const char *what;
+    uint64_t since_ns;
+    bool before;
+} gp_runner_stuck;
+
+/* A runner with a zeroed job area of job_size bytes; its thread starts at
+ * the first call.  NULL when out of memory. */
+gp_runner *gp_runner_create(size_t job_size, const gp_runner_hooks *hooks);
+/* The job area.  The owner may read and write it only while the runner is
+ * not stuck (gp_runner_stuck_now false): its thread is then waiting. */
+void *gp_runner_job(gp_runner *r);
+/* Whether an abandoned job still runs; fills why when so. */
+bool gp_runner_stuck_now(gp_runner *r, gp_runner_stuck *why);
+/* Runs fn(job) on the runner's thread and waits until it returns or
+ * deadline_mono_ns passes.  GP_OK: it returned.  GP_ERR_TIMEOUT: it did
+ * not, or an earlier job still runs (why says which).  GP_ERR_THREAD: the
+ * thread could not be started.  what names the job until it names its
+ * own blocking calls. */
+gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t deadline_mono_ns,
+                         gp_runner_stuck *why);
+/* Inside a job: the blocking call about to be made (a static string). */
+void gp_runner_doing(gp_runner *r, const char *what);
+/* The owner lets go: an idle thread is joined and everything freed now; a
+ * stuck one is detached and frees everything when its job returns. */
+void gp_runner_release(gp_runner *r);
+
+#endif /* GP_SAMPLER_RUNNER_H */

@@ -1,0 +1,316 @@
+/*
+ * test_nvml_hang.c - NVML calls that do not return (a GPU that fell off
+ * the bus), with the fake NVML's hang rules (docs/test-doubles.md): every
+ * call of the backend is bounded (2 s), at discovery, at start, while
+ * sampling and at stop; the device whose call hangs is reported as failed,
+ * naming the call, the others are sampled; a later context does not ask
+ * it again while the call is stuck; a hung nvmlInit fails the open.
+ *
+ * Each case runs in its own process: a stuck call keeps its thread (and
+ * the fake's NVML initialised) until the process ends.  The hangs last
+ * 30 s, far beyond the bounds checked (a few seconds, generous for a
+ * loaded machine): the checks tell "returned" from "hung", not timings.
+ */
+#include "check.h"
+#include "sampler/backends/backend.h"
+#include "sampler/hook.h"
+#include "util/clock.h"
+#include "util/error.h"
+#include "gpu_profile.h"
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *fake_new;
+static char scenario_path[512];
+
+/* A call that should return at its 2 s bound, not after the 30 s hang. */
+#define BOUND_S 8.0
+
+#define CHECK_PREFIX_(s, prefix)                                                                   \
+    do {                                                                                           \
+        const char *s_ = (s), *p_ = (prefix);                                                      \
+        CHECK(s_ &&strncmp(s_, p_, strlen(p_)) == 0);                                              \
+        if (s_ && strncmp(s_, p_, strlen(p_)) != 0)                                                \
+            fprintf(stderr, "  got:  \"%s\"\n  want: \"%s...\"\n", s_, p_);                        \
+    } while (0)
+
+static void use_scenario(const char *text)
+{
+    FILE *f = fopen(scenario_path, "w");
+    if (!f || fputs(text, f) < 0) {
+        perror(scenario_path);
+        exit(2);
+    }
+    fclose(f);
+    setenv("FAKE_NVML_SCENARIO", scenario_path, 1);
+}
+
+static double since_s(uint64_t t0)
+{
+    return (double)(gp_now_mono_ns() - t0) / 1e9;
+}
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static gp_options nvml_options(int device)
+{
+    gp_options o;
+    gp_options_init(&o);
+    o.backend = GP_BACKEND_NVML;
+    o.device = device;
+    o.interval_s = 0.02;
+    o.nvml_library = fake_new;
+    o.report = GP_REPORT_NONE;
+    return o;
+}
+
+/* Waits (bounded) until the monitor has done `ticks` rounds. */
+static void wait_ticks(gp_monitor *m, uint64_t ticks)
+{
+    gp_monitor_stats st;
+    for (int i = 0; i < 3000 && gp_monitor_get_stats(m, &st) == GP_OK && st.ticks < ticks; i++)
+        nap_ms(5);
+}
+
+/* Device 1's utilization call hangs from its third call on: device 1 is
+ * failed at that round, within the bound, and device 0 goes on; stop and
+ * destroy do not wait for the hung call. */
+static void case_read_hangs(void)
+{
+    use_scenario("device 0\ndevice 1\nhang 1 util 30000 after 2\n");
+    gp_options o = nvml_options(GP_ALL_DEVICES);
+    gp_monitor *m = NULL;
+    gp_error err;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    if (!m)
+        return;
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    /* Rounds 1 and 2 read device 1; round 3 hangs for 2 s, then more. */
+    wait_ticks(m, 6);
+    uint64_t t0 = gp_now_mono_ns();
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    double stop_s = since_s(t0);
+    printf("stop with a device hung: %.3f s\n", stop_s);
+    CHECK(stop_s < BOUND_S);
+    const gp_summary *s0 = gp_monitor_summary(m, 0), *s1 = gp_monitor_summary(m, 1);
+    CHECK(s0 && s1);
+    if (s0 && s1) {
+        CHECK_INT(s0->device_status, GP_OK);
+        CHECK(s0->sample_count >= 4);
+        CHECK_INT(s1->device_status, GP_ERR_TIMEOUT);
+        CHECK_STR(s1->device_error,
+                  "nvml: device 1 (Fake NVIDIA GPU): nvmlDeviceGetUtilizationRates did not answer "
+                  "within 2 s: the device is not asked again until that call returns");
+        CHECK_U64(s1->sample_count, 2);
+        CHECK(s1->device_error_at_s > 0.0);
+    }
+    t0 = gp_now_mono_ns();
+    gp_monitor_destroy(m);
+    CHECK(since_s(t0) < BOUND_S);
+
+    /* A new monitor on the same library does not ask device 1 while its
+     * call is stuck: it is failed at once, device 0 is sampled. */
+    t0 = gp_now_mono_ns();
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    CHECK(since_s(t0) < 1.5);
+    if (!m)
+        return;
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    wait_ticks(m, 2);
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    s1 = gp_monitor_summary(m, 1);
+    CHECK(s1 != NULL);
+    if (s1) {
+        CHECK_INT(s1->device_status, GP_ERR_TIMEOUT);
+        CHECK_PREFIX_(s1->device_error, "nvml: device 1: nvmlDeviceGetUtilizationRates has not "
+                                        "answered for ");
+        CHECK_CONTAINS(s1->device_error, " s: the device is not asked again until it does");
+        CHECK_U64(s1->sample_count, 0);
+    }
+    CHECK_INT(gp_monitor_summary(m, 0)->device_status, GP_OK);
+    gp_monitor_destroy(m);
+}
+
+/* The only device hangs while the sampler is inside its read: stop()
+ * returns at the call's bound, the device failed. */
+static void case_stop_during_hang(void)
+{
+    use_scenario("device 0\nhang 0 power 30000 after 1\n");
+    gp_options o = nvml_options(0);
+    o.interval_s = 0.005;
+    gp_monitor *m = NULL;
+    gp_error err;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    if (!m)
+        return;
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    wait_ticks(m, 1);
+    nap_ms(100); /* the second round is inside the hung call now */
+    uint64_t t0 = gp_now_mono_ns();
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    double stop_s = since_s(t0);
+    printf("stop during a hung call: %.3f s\n", stop_s);
+    CHECK(stop_s < BOUND_S);
+    const gp_summary *s = gp_monitor_summary(m, 0);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_INT(s->device_status, GP_ERR_TIMEOUT);
+        CHECK_STR(s->device_error, "nvml: device 0 (Fake NVIDIA GPU): nvmlDeviceGetPowerUsage did "
+                                   "not answer within 2 s: the device is not asked again until "
+                                   "that call returns");
+        CHECK_U64(s->sample_count, 1);
+    }
+    t0 = gp_now_mono_ns();
+    gp_monitor_destroy(m);
+    CHECK(since_s(t0) < BOUND_S);
+}
+
+/* Discovery: device 0's name hangs.  create() returns at the bound with
+ * device 0 failed from the start (device 1 sampled); start and stop do not
+ * ask it again. */
+static void case_discovery_hangs(void)
+{
+    use_scenario("device 0\ndevice 1\nhang 0 name 30000\n");
+    gp_options o = nvml_options(GP_ALL_DEVICES);
+    gp_monitor *m = NULL;
+    gp_error err;
+    uint64_t t0 = gp_now_mono_ns();
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    double create_s = since_s(t0);
+    printf("create with a hung discovery call: %.3f s\n", create_s);
+    CHECK(create_s < BOUND_S);
+    if (!m)
+        return;
+    t0 = gp_now_mono_ns();
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    CHECK(since_s(t0) < 1.5); /* device 0 is not asked again */
+    wait_ticks(m, 3);
+    t0 = gp_now_mono_ns();
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    CHECK(since_s(t0) < 1.5);
+    const gp_summary *s0 = gp_monitor_summary(m, 0), *s1 = gp_monitor_summary(m, 1);
+    CHECK(s0 && s1);
+    if (s0 && s1) {
+        CHECK_INT(s0->device_status, GP_ERR_TIMEOUT);
+        CHECK_STR(s0->device_error, "nvml: device 0: nvmlDeviceGetName did not answer within "
+                                    "2 s: the device is not asked again until that call returns");
+        CHECK_NEAR(s0->device_error_at_s, 0.0, 0);
+        CHECK_U64(s0->sample_count, 0);
+        CHECK_STR(s0->name, "");
+        CHECK_INT(s1->device_status, GP_OK);
+        CHECK_STR(s1->name, "Fake NVIDIA GPU");
+        CHECK(s1->sample_count >= 3);
+    }
+    gp_monitor_destroy(m);
+
+    /* gp_list_devices (a new context) is not held up by it either. */
+    gp_device_info *devs = NULL;
+    size_t n = 0;
+    t0 = gp_now_mono_ns();
+    CHECK_INT(gp_list_devices(&o, &devs, &n, NULL, 0, NULL, &err), GP_ERR_TIMEOUT);
+    CHECK(since_s(t0) < 1.5);
+    CHECK_PREFIX_(err.message, "nvml: device 0: nvmlDeviceGetName has not answered for ");
+    gp_devices_free(devs);
+}
+
+/* nvmlInit hangs: the open fails at the bound, and a second open at once. */
+static void case_init_hangs(void)
+{
+    use_scenario("device 0\nhang init 30000\n");
+    gp_options o = nvml_options(0);
+    gp_monitor *m = NULL;
+    gp_error err;
+    uint64_t t0 = gp_now_mono_ns();
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_ERR_TIMEOUT);
+    CHECK(since_s(t0) < BOUND_S);
+    CHECK(m == NULL);
+    CHECK_STR(err.message, "nvml: nvmlInit_v2 did not answer within 2 s: NVML is not asked again "
+                           "until that call returns");
+    t0 = gp_now_mono_ns();
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_ERR_TIMEOUT);
+    CHECK(since_s(t0) < 1.5);
+    CHECK_PREFIX_(err.message, "nvml: nvmlInit_v2 has not answered for ");
+    /* Not strict: the note says why nothing is sampled. */
+    o.strict = 0;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    CHECK_STR(gp_monitor_backend(m), "none");
+    CHECK_CONTAINS(gp_monitor_note(m), "nvmlInit_v2 has not answered for ");
+    gp_monitor_destroy(m);
+}
+
+/* A smaller backend_timeout_s bounds the calls too; a call that answers
+ * late (before the test ends) frees its device again. */
+static void case_recovers(void)
+{
+    use_scenario("device 0\nhang 0 util 1500 after 1 times 1\n");
+    gp_options o = nvml_options(0);
+    o.backend_timeout_s = 0.3;
+    gp_monitor *m = NULL;
+    gp_error err;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    if (!m)
+        return;
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    wait_ticks(m, 3);
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    const gp_summary *s = gp_monitor_summary(m, 0);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_INT(s->device_status, GP_ERR_TIMEOUT);
+        CHECK_CONTAINS(s->device_error, "did not answer within 0.3 s");
+    }
+    /* The hung call returns after 1.5 s: the next region reads the device. */
+    nap_ms(2000);
+    CHECK_INT(gp_monitor_rearm(m, &err), GP_OK);
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    wait_ticks(m, 3);
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    s = gp_monitor_summary(m, 0);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_INT(s->device_status, GP_OK);
+        CHECK(s->sample_count >= 3);
+    }
+    gp_monitor_destroy(m);
+}
+
+/* Runs a case in a child process; returns its failures. */
+static int run_case(const char *name, void (*fn)(void))
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        fn();
+        fflush(stdout);
+        _exit(check_failed_ ? 1 : 0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (!ok)
+        fprintf(stderr, "case %s failed (status 0x%x)\n", name, st);
+    CHECK(ok);
+    return !ok;
+}
+
+int main(void)
+{
+    fake_new = check_env("GP_TEST_FAKE_NVML");
+    snprintf(scenario_path, sizeof scenario_path, "%s/nvml-hang-%ld.txt",
+             getenv("GP_TEST_BINARY_DIR") ? getenv("GP_TEST_BINARY_DIR") : "/tmp", (long)getpid());
+    run_case("read_hangs", case_read_hangs);
+    run_case("stop_during_hang", case_stop_during_hang);
+    run_case("discovery_hangs", case_discovery_hangs);
+    run_case("init_hangs", case_init_hangs);
+    run_case("recovers", case_recovers);
+    unlink(scenario_path);
+    return check_done("test_nvml_hang");
+}
