@@ -24,6 +24,12 @@
  *   - Children of the library (the smi backend's nvidia-smi) are never
  *     reaped here: when the library has children, CMD's side is found by
  *     listing our children, and each one is waited for by pid.
+ *   - Descriptors 0-2 that were closed when the profiler started (it put
+ *     /dev/null there, cli_std_fds_reserve) are closed again in CMD.
+ *   - CMD's time is its own: fork to the moment the kernel says it ended,
+ *     stamped by a small helper process (waiting on CMD's pidfd), so a
+ *     profiler that was stopped (SIGSTOP) or starved when CMD ended does
+ *     not lengthen it; how late the profiler saw the end is kept apart.
  */
 #include "cli.h"
 
@@ -37,11 +43,41 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 static const int forwarded[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+
+void cli_std_fds_reserve(int closed[3])
+{
+    for (int fd = 0; fd < 3; fd++) {
+        closed[fd] = 0;
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        /* The lowest free descriptor: this one, as the lower ones are open. */
+        int n = open("/dev/null", O_RDWR);
+        if (n < 0)
+            continue;
+        if (n != fd) {
+            dup2(n, fd);
+            close(n);
+        }
+        closed[fd] = 1;
+    }
+}
+
+void cli_signals_restore(const cli_signals *s)
+{
+    if (s->chld_was_ignored) {
+        struct sigaction ign;
+        memset(&ign, 0, sizeof ign);
+        ign.sa_handler = SIG_IGN;
+        sigaction(SIGCHLD, &ign, NULL);
+    }
+    sigprocmask(SIG_SETMASK, &s->orig_mask, NULL);
+}
 
 void cli_signals_block(cli_signals *s)
 {
@@ -66,6 +102,9 @@ void cli_signals_block(cli_signals *s)
         sigaction(SIGCHLD, &dfl, NULL);
     }
     sigaddset(&s->caught, SIGCHLD);
+    /* Read to know the profiler was stopped; its continuing is the
+     * kernel's business, blocked or not. */
+    sigaddset(&s->caught, SIGCONT);
     sigset_t block = s->caught;
     /* A report to a closed pipe is an EPIPE error, not our death. */
     sigaddset(&block, SIGPIPE);
@@ -216,11 +255,99 @@ static int list_children(pidlist *out)
 
 /* ---------------------------------------------------------- supervise */
 
+/* The end stamp: a helper process that waits on CMD's pidfd and writes
+ * the CLOCK_MONOTONIC time it saw CMD end into a pipe.  It is a process
+ * of its own, so it runs on when the profiler alone is stopped. */
+typedef struct stamp {
+    pid_t pid; /* -1: none (no pidfd_open, fork failed): the reap time counts */
+    int rd;
+    int reaped;
+} stamp;
+
+#define STAMP_WAIT_MS 1000 /* how long a reaped CMD's stamp is waited for */
+
+static void stamp_start(stamp *st, pid_t cmd)
+{
+    st->pid = -1;
+    st->rd = -1;
+    st->reaped = 0;
+#ifdef SYS_pidfd_open
+    int pfd = (int)syscall(SYS_pidfd_open, cmd, 0); /* close-on-exec */
+    if (pfd < 0)
+        return;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        close(pfd);
+        return;
+    }
+    sigset_t all;
+    sigfillset(&all);
+    pid_t h = fork();
+    if (h == 0) {
+        /* Async-signal-safe calls only (a fork of a threaded process). */
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        struct pollfd pf = {.fd = pfd, .events = POLLIN};
+        int r;
+        while ((r = poll(&pf, 1, -1)) < 0 && errno == EINTR)
+            ;
+        if (r != 1)
+            _exit(1); /* no stamp: the reap time counts */
+        uint64_t t = now_ns();
+        ssize_t w = write(p[1], &t, sizeof t);
+        _exit(w == (ssize_t)sizeof t ? 0 : 1);
+    }
+    close(pfd);
+    close(p[1]);
+    if (h < 0) {
+        close(p[0]);
+        return;
+    }
+    st->pid = h;
+    st->rd = p[0];
+#else
+    (void)cmd;
+#endif
+}
+
+/* CMD was reaped: its end as the helper saw it (else `fallback`); the
+ * helper is reaped, bounded. */
+static uint64_t stamp_collect(stamp *st, uint64_t fallback)
+{
+    if (st->pid < 0)
+        return fallback;
+    uint64_t t = 0;
+    struct pollfd pf = {.fd = st->rd, .events = POLLIN};
+    int r;
+    do
+        r = poll(&pf, 1, STAMP_WAIT_MS);
+    while (r < 0 && errno == EINTR);
+    ssize_t n = r > 0 ? read(st->rd, &t, sizeof t) : -1;
+    close(st->rd);
+    st->rd = -1;
+    if (!st->reaped) {
+        int ws;
+        pid_t p;
+        do
+            p = waitpid(st->pid, &ws, r > 0 ? 0 : WNOHANG);
+        while (p < 0 && errno == EINTR);
+        if (p == 0) {
+            kill(st->pid, SIGKILL);
+            while (waitpid(st->pid, &ws, 0) < 0 && errno == EINTR)
+                ;
+        }
+        st->reaped = 1;
+    }
+    return n == (ssize_t)sizeof t && t > 0 && t <= fallback ? t : fallback;
+}
+
 typedef struct sup {
     pid_t cmd;
     int cmd_done;
     int cmd_status;
-    uint64_t cmd_end_ns;
+    uint64_t cmd_end_ns;  /* CMD's end (the stamp) */
+    uint64_t cmd_seen_ns; /* when the profiler reaped it */
+    int continued;        /* SIGCONT: the profiler was stopped */
+    stamp st;
     int lib_may_fork; /* the library has children of its own */
     pidlist lib;      /* ... these, listed before CMD started: never ours to reap */
     int lib_known;    /* the list could be taken */
@@ -228,10 +355,15 @@ typedef struct sup {
 
 static void on_reaped(sup *s, pid_t pid, int status)
 {
+    if (pid == s->st.pid) {
+        s->st.reaped = 1;
+        return;
+    }
     if (pid == s->cmd && !s->cmd_done) {
         s->cmd_done = 1;
         s->cmd_status = status;
-        s->cmd_end_ns = now_ns();
+        s->cmd_seen_ns = now_ns();
+        s->cmd_end_ns = stamp_collect(&s->st, s->cmd_seen_ns);
     }
 }
 
@@ -272,7 +404,7 @@ static int reap(sup *s)
     }
     int left = 0;
     for (size_t i = 0; i < kids.n; i++) {
-        if (pidlist_has(&s->lib, kids.p[i]))
+        if (pidlist_has(&s->lib, kids.p[i]) || (kids.p[i] == s->st.pid && s->st.reaped))
             continue;
         int st = 0;
         pid_t p;
@@ -321,6 +453,9 @@ static void exec_cmd(char **argv, char *const *envp, const cli_signals *sig,
     if (sig->chld_was_ignored)
         sigaction(SIGCHLD, ign, NULL);
     sigprocmask(SIG_SETMASK, &sig->orig_mask, NULL);
+    for (int fd = 0; fd < 3; fd++)
+        if (sig->std_closed[fd])
+            close(fd); /* as the user gave them: closed */
     if (envp)
         execvpe(argv[0], argv, envp); /* built before fork: nothing allocated here */
     else
@@ -343,6 +478,10 @@ static int take_signals(sup *s, int sfd, cli_run_result *res, int *stop_waiting)
         int sg = (int)si.ssi_signo;
         if (sg == SIGCHLD) {
             chld = 1;
+            continue;
+        }
+        if (sg == SIGCONT) { /* ours, not CMD's: never forwarded */
+            s->continued = 1;
             continue;
         }
         if (is_stop_signal(sg) && !res->interrupted_by)
@@ -432,6 +571,8 @@ static void fill_result(cli_run_result *res, const sup *s, int exec_errno, uint6
     res->wait_status = s->cmd_status;
     res->cmd_s = (double)(s->cmd_end_ns - t0) / 1e9;
     res->descendants_s = outlived ? (double)(t_end - s->cmd_end_ns) / 1e9 : 0.0;
+    res->late_s = (double)(s->cmd_seen_ns - s->cmd_end_ns) / 1e9;
+    res->profiler_stopped = s->continued;
     if (exec_errno) {
         res->exec_errno = exec_errno;
         res->exit_code = exec_errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_NOT_EXEC;
@@ -483,6 +624,7 @@ int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wa
         exec_cmd(argv, envp, sig, &ign, ex[1]);
     close(ex[1]);
     s.cmd = pid;
+    stamp_start(&s.st, pid);
 
     int outlived = supervise(&s, sfd, wait_all, tick, tick_user, t0, res);
     uint64_t t_end = now_ns();

@@ -32,6 +32,8 @@
 #define CLI_EXIT_DEVICES_FAIL 1 /* `gpu-profile devices`: no backend answered */
 
 #define CLI_MAX_DEVICES 64
+/* The profiler seeing CMD's end this late (stopped, starved) is noted. */
+#define CLI_LATE_NOTE_S 0.5
 
 enum cli_samples_format { CLI_SAMPLES_NONE = 0, CLI_SAMPLES_CSV, CLI_SAMPLES_NDJSON };
 
@@ -53,6 +55,13 @@ typedef struct cli_opts {
     char **cmd;          /* NULL-terminated argv of CMD */
     int cmd_argc;
 } cli_opts;
+
+/* say.c: the command's messages, "gpu-profile: " + the text + "\n" in one
+ * write, every control character of the text shown as '?'. */
+void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_fsay(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Control characters of s as '?', in place. */
+void cli_clean_text(char *s);
 
 /* options.c.  Returns 0 to run, 1 when it printed help or the version
  * (exit 0), -1 after printing why the arguments are wrong (exit 125). */
@@ -89,11 +98,19 @@ typedef struct cli_signals {
     sigset_t caught;    /* read through a signalfd */
     sigset_t orig_mask; /* restored in CMD */
     int chld_was_ignored;
+    int std_closed[3]; /* fds 0-2 that were closed at start: closed in CMD */
 } cli_signals;
 
-/* Blocks the signals the profiler handles; call first thing in main, before
- * any thread exists, so every thread inherits the mask. */
+/* Puts /dev/null on each of fds 0-2 that is closed, so that nothing the
+ * profiler opens lands there (its messages would go into that file);
+ * closed[fd] says which.  Call first thing in main. */
+void cli_std_fds_reserve(int closed[3]);
+/* Blocks the signals the profiler handles; call in main before any thread
+ * exists, so every thread inherits the mask. */
 void cli_signals_block(cli_signals *s);
+/* Puts back the mask and SIGCHLD disposition the process started with
+ * (the subcommands, which end on INT/TERM/HUP/QUIT as a program does). */
+void cli_signals_restore(const cli_signals *s);
 
 typedef struct cli_run_result {
     int exec_errno;       /* != 0: CMD could not be executed */
@@ -102,8 +119,10 @@ typedef struct cli_run_result {
     int term_signal;      /* the signal that killed CMD, or 0 */
     int core_dumped;      /* with term_signal */
     int interrupted_by;   /* first INT/QUIT/TERM/HUP the profiler received, or 0 */
-    double cmd_s;         /* CMD's wall time, fork to exit */
+    double cmd_s;         /* CMD's wall time, fork to its exit as the kernel saw it */
     double descendants_s; /* how long descendants ran after CMD exited */
+    double late_s;        /* how long after CMD's exit the profiler saw it (stopped, starved) */
+    int profiler_stopped; /* the profiler got SIGCONT: it was stopped during the run */
 } cli_run_result;
 
 typedef void (*cli_tick_fn)(void *user);
@@ -239,6 +258,24 @@ int cli_report_write(const cli_report *r, FILE *f);
 int cli_samples_write(gp_monitor *m, enum cli_samples_format fmt, FILE *f);
 /* Formats the live status line (no "\r", no newline) into buf. */
 void cli_live_format(gp_monitor *m, double elapsed_s, char *buf, size_t len);
+
+/* outfile.c: `-o FILE` of report and export, written whole or not at all
+ * (a temporary file beside FILE, renamed over it; removed on a failure or
+ * INT/TERM/HUP/QUIT, which then end the process as by default).  One at a
+ * time. */
+#define CLI_OUTFILE_PATH_MAX 4096
+typedef struct cli_outfile {
+    FILE *f; /* write here */
+    const char *path;
+    char target[CLI_OUTFILE_PATH_MAX + 1]; /* path, or the file it links to */
+    int direct;                            /* not a regular file: written in place */
+} cli_outfile;
+/* 0, or -1 with msg ("cannot create 'FILE': ..."). */
+int cli_outfile_open(cli_outfile *o, const char *path, char *msg, size_t msg_len);
+/* Flushes, closes and renames into place: 0, or -1 with msg (FILE as it was). */
+int cli_outfile_commit(cli_outfile *o, char *msg, size_t msg_len);
+/* Drops the output: FILE as it was. */
+void cli_outfile_abort(cli_outfile *o);
 
 /* devices.c: `gpu-profile devices [--json] [--backend B]`. */
 int cli_devices_main(int argc, char **argv);

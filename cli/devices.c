@@ -84,17 +84,13 @@ int cli_devices_main(int argc, char **argv)
         } else if (strcmp(a, "--backend") == 0 || strncmp(a, "--backend=", 10) == 0) {
             const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v) {
-                fprintf(stderr, "gpu-profile: devices: --backend needs a value: auto, nvml, "
-                                "smi or none\n");
+                cli_say("devices: --backend needs a value: auto, nvml, smi or none");
                 return CLI_EXIT_PROFILER;
             }
             if (cli_parse_backend("--backend", v, &o.backend) < 0)
                 return CLI_EXIT_PROFILER;
         } else {
-            fprintf(stderr,
-                    "gpu-profile: devices: unknown argument '%s' (see gpu-profile devices "
-                    "--help)\n",
-                    a);
+            cli_say("devices: unknown argument '%s' (see gpu-profile devices --help)", a);
             return CLI_EXIT_PROFILER;
         }
     }
@@ -104,7 +100,7 @@ int cli_devices_main(int argc, char **argv)
     const char *be = NULL;
     gp_error err;
     if (gp_list_devices(&o, &devs, &n, driver, sizeof driver, &be, &err) != GP_OK) {
-        fprintf(stderr, "gpu-profile: devices: %s\n", err.message);
+        cli_say("devices: %s", err.message);
         return CLI_EXIT_DEVICES_FAIL;
     }
     int rc = 0;
@@ -114,7 +110,7 @@ int cli_devices_main(int argc, char **argv)
         write_text(devs, n, driver, be ? be : "none");
     gp_devices_free(devs);
     if (fflush(stdout) != 0 || rc < 0) {
-        fprintf(stderr, "gpu-profile: devices: cannot write the list to stdout\n");
+        cli_say("devices: cannot write the list to stdout");
         return CLI_EXIT_DEVICES_FAIL;
     }
     return 0;

@@ -38,8 +38,7 @@ static void on_warning(void *user, const char *file, uint64_t line, const char *
 {
     warn_ctx *w = user;
     if (w->n++ < CLI_MAX_WARNINGS)
-        fprintf(stderr, "gpu-profile: %s: %s:%llu: %s\n", w->cmd, file ? file : "?",
-                (unsigned long long)line, msg);
+        cli_say("%s: %s:%llu: %s", w->cmd, file ? file : "?", (unsigned long long)line, msg);
     if (w->inner.warning)
         w->inner.warning(w->inner.user, file, line, msg);
 }
@@ -73,7 +72,7 @@ static int partial(const fl_read_result *r, uint64_t warnings)
 static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warnings)
 {
     if (warnings > CLI_MAX_WARNINGS)
-        fprintf(stderr, "gpu-profile: %s: %llu more warnings not shown\n", cmd,
+        cli_say("%s: %llu more warnings not shown", cmd,
                 (unsigned long long)(warnings - CLI_MAX_WARNINGS));
     if (!partial(r, warnings))
         return;
@@ -81,10 +80,9 @@ static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warni
     if (r->capped_files)
         snprintf(capped, sizeof capped, ", %llu files past a cap not read to their end",
                  (unsigned long long)r->capped_files);
-    fprintf(stderr,
-            "gpu-profile: %s: partial read of %s: %llu unreadable lines, %llu unusable "
-            "records, %llu broken gzip streams skipped, %llu windows not matching their "
-            "sidecar, %llu records of unknown types not read%s\n",
+    cli_say("%s: partial read of %s: %llu unreadable lines, %llu unusable records, %llu broken "
+            "gzip streams skipped, %llu windows not matching their sidecar, %llu records of "
+            "unknown types not read%s",
             cmd, r->session_dir, (unsigned long long)r->bad_lines,
             (unsigned long long)r->bad_records, (unsigned long long)r->gz_errors,
             (unsigned long long)r->bad_windows, (unsigned long long)r->unknown_types, capped);
@@ -93,18 +91,24 @@ static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warni
 /* Writes text to -o FILE (or stdout); 0 or -1 after a message. */
 static int write_out(const char *cmd, const char *path, const char *text, size_t len)
 {
-    FILE *f = path ? fopen(path, "w") : stdout;
-    if (!f) {
-        fprintf(stderr, "gpu-profile: %s: cannot create '%s': %s\n", cmd, path, strerror(errno));
+    char msg[CLI_OUTFILE_PATH_MAX + 256];
+    if (!path) {
+        size_t w = fwrite(text, 1, len, stdout);
+        if (w != len || fflush(stdout) != 0) {
+            cli_say("%s: cannot write 'stdout': %s", cmd, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    cli_outfile of;
+    if (cli_outfile_open(&of, path, msg, sizeof msg) != 0) {
+        cli_say("%s: %s", cmd, msg);
         return -1;
     }
-    size_t w = fwrite(text, 1, len, f);
-    int bad = w != len || fflush(f) != 0;
-    if (path && fclose(f) != 0)
-        bad = 1;
-    if (bad) {
-        fprintf(stderr, "gpu-profile: %s: cannot write '%s': %s\n", cmd, path ? path : "stdout",
-                strerror(errno));
+    size_t w = fwrite(text, 1, len, of.f); /* a short write sets the stream's error: */
+    (void)w;                               /* the commit says why */
+    if (cli_outfile_commit(&of, msg, sizeof msg) != 0) {
+        cli_say("%s: %s", cmd, msg);
         return -1;
     }
     return 0;
@@ -168,7 +172,7 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
             strcmp(s, "--output") == 0 || strcmp(s, "--top") == 0 || strcmp(s, "--app") == 0 ||
             strcmp(s, "--max-distinct") == 0) {
             if (!val) {
-                fprintf(stderr, "gpu-profile: %s: %s needs a value\n", cmd, s);
+                cli_say("%s: %s needs a value", cmd, s);
                 return -1;
             }
             i++;
@@ -176,7 +180,7 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
                 a->session = val;
             } else if (strcmp(s, "--app") == 0) {
                 if (!*val) {
-                    fprintf(stderr, "gpu-profile: %s: --app needs a non-empty NAME\n", cmd);
+                    cli_say("%s: --app needs a non-empty NAME", cmd);
                     return -1;
                 }
                 a->app = val;
@@ -186,9 +190,7 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
                 char *end = NULL;
                 long n = strtol(val, &end, 10);
                 if (!*val || *end || n < 1 || n > 100000) {
-                    fprintf(stderr,
-                            "gpu-profile: %s: --top '%s': use a whole number from 1 to 100000\n",
-                            cmd, val);
+                    cli_say("%s: --top '%s': use a whole number from 1 to 100000", cmd, val);
                     return -1;
                 }
                 a->top = (int)n;
@@ -197,9 +199,7 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
                 errno = 0;
                 unsigned long long n = strtoull(val, &end, 10);
                 if (!*val || *end || errno || val[0] == '-' || n < 1) {
-                    fprintf(stderr,
-                            "gpu-profile: %s: --max-distinct '%s': use a whole number from 1\n",
-                            cmd, val);
+                    cli_say("%s: --max-distinct '%s': use a whole number from 1", cmd, val);
                     return -1;
                 }
                 a->max_distinct = (uint64_t)n;
@@ -209,18 +209,17 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
             continue;
         }
         if (s[0] == '-' && s[1]) {
-            fprintf(stderr, "gpu-profile: %s: unknown option '%s' (see gpu-profile %s --help)\n",
-                    cmd, s, cmd);
+            cli_say("%s: unknown option '%s' (see gpu-profile %s --help)", cmd, s, cmd);
             return -1;
         }
         if (a->path) {
-            fprintf(stderr, "gpu-profile: %s: one PATH only ('%s' and '%s')\n", cmd, a->path, s);
+            cli_say("%s: one PATH only ('%s' and '%s')", cmd, a->path, s);
             return -1;
         }
         a->path = s;
     }
     if (!a->path) {
-        fprintf(stderr, "gpu-profile: %s: PATH is missing\n", cmd);
+        cli_say("%s: PATH is missing", cmd);
         usage(stderr);
         return -1;
     }
@@ -240,7 +239,7 @@ static int read_into(const char *cmd, const log_args *a, const fl_read_cb *inner
     o.session_id = a->session;
     gp_error ge;
     if (fl_read_session_prefixed(a->path, a->app, &o, &cb, res, &ge) != GP_OK) {
-        fprintf(stderr, "gpu-profile: %s: %s\n", cmd, ge.message);
+        cli_say("%s: %s", cmd, ge.message);
         return -1;
     }
     return 0;
@@ -256,12 +255,12 @@ int cli_report_main(int argc, char **argv)
     if (a.format && strcmp(a.format, "json") == 0) {
         json = 1;
     } else if (a.format && strcmp(a.format, "text") != 0) {
-        fprintf(stderr, "gpu-profile: report: --format '%s': use text or json\n", a.format);
+        cli_say("report: --format '%s': use text or json", a.format);
         return CLI_EXIT_PROFILER;
     }
     fl_report *r = fl_report_create();
     if (!r) {
-        fprintf(stderr, "gpu-profile: report: out of memory\n");
+        cli_say("report: out of memory");
         return EXIT_NOTHING;
     }
     if (a.max_distinct)
@@ -287,10 +286,9 @@ int cli_report_main(int argc, char **argv)
     oom |= out.oom;
     int code = oom ? -1 : write_out("report", a.output, out.p ? out.p : "", out.len);
     if (oom)
-        fprintf(stderr,
-                "gpu-profile: report: %s: out of memory: no report written; give the process more "
-                "memory, or lower --max-distinct N (GPU_PROFILE_MAX_DISTINCT) to be stopped at a "
-                "limit instead\n",
+        cli_say("report: %s: out of memory: no report written; give the process more memory, or "
+                "lower --max-distinct N (GPU_PROFILE_MAX_DISTINCT) to be stopped at a limit "
+                "instead",
                 res.session_dir);
     fl_buf_free(&out);
     say_partial("report", &res, w.n);
@@ -311,20 +309,22 @@ int cli_export_main(int argc, char **argv)
     } else if (a.format && strcmp(a.format, "csv") == 0) {
         fmt = FL_EXPORT_CSV_KERNELS;
     } else {
-        fprintf(stderr, "gpu-profile: export: --format %s%s%s: use chrome-trace or csv\n",
-                a.format ? "'" : "", a.format ? a.format : "is missing", a.format ? "'" : "");
+        cli_say("export: --format %s%s%s: use chrome-trace or csv", a.format ? "'" : "",
+                a.format ? a.format : "is missing", a.format ? "'" : "");
         return CLI_EXIT_PROFILER;
     }
-    FILE *f = a.output ? fopen(a.output, "w") : stdout;
-    if (!f) {
-        fprintf(stderr, "gpu-profile: export: cannot create '%s': %s\n", a.output, strerror(errno));
+    char msg[CLI_OUTFILE_PATH_MAX + 256];
+    cli_outfile of = {.f = stdout, .direct = 1};
+    if (a.output && cli_outfile_open(&of, a.output, msg, sizeof msg) != 0) {
+        cli_say("export: %s", msg);
         return EXIT_NOTHING;
     }
+    FILE *f = of.f;
     fl_export *e = fl_export_create(fmt, f);
     if (!e) {
-        fprintf(stderr, "gpu-profile: export: out of memory\n");
+        cli_say("export: out of memory");
         if (a.output)
-            fclose(f);
+            cli_outfile_abort(&of);
         return EXIT_NOTHING;
     }
     if (a.max_distinct)
@@ -337,13 +337,14 @@ int cli_export_main(int argc, char **argv)
     if (read_into("export", &a, &inner, &w, &res) != 0) {
         code = EXIT_NOTHING;
     } else if (fl_export_finish(e, &res) != 0 || fflush(f) != 0) {
-        fprintf(stderr, "gpu-profile: export: cannot write '%s': %s\n",
-                a.output ? a.output : "stdout", strerror(errno));
+        cli_say("export: cannot write '%s': %s", a.output ? a.output : "stdout", strerror(errno));
         code = EXIT_NOTHING;
     }
     fl_export_destroy(e);
-    if (a.output && fclose(f) != 0 && code == 0) {
-        fprintf(stderr, "gpu-profile: export: cannot write '%s': %s\n", a.output, strerror(errno));
+    if (a.output && code != 0) {
+        cli_outfile_abort(&of); /* FILE as it was: no half export */
+    } else if (a.output && cli_outfile_commit(&of, msg, sizeof msg) != 0) {
+        cli_say("export: %s", msg);
         code = EXIT_NOTHING;
     }
     if (code == 0) {

@@ -72,7 +72,7 @@ static int create_none(const cli_opts *o, gp_monitor **mon)
     g.n_devices = 0;
     gp_error err;
     if (gp_monitor_create(&g, mon, &err) != GP_OK) {
-        fprintf(stderr, "gpu-profile: %s\n", err.message);
+        cli_say("%s", err.message);
         return -1;
     }
     return 0;
@@ -84,9 +84,8 @@ static int cannot_sample(const cli_opts *o, gp_status st, const char *reason, gp
                          char *note)
 {
     if (o->gp.strict) {
-        fprintf(stderr, "gpu-profile: %s\n", reason);
-        fprintf(stderr, "gpu-profile: --strict: the command was not run (--no-strict runs it "
-                        "without sampling)\n");
+        cli_say("%s", reason);
+        cli_say("--strict: the command was not run (--no-strict runs it without sampling)");
         return -1;
     }
     char buf[NOTE_MAX], why[NOTE_MAX];
@@ -215,30 +214,52 @@ static void exec_failed(const cli_opts *o, int e)
 {
     const char *cmd = o->cmd[0];
     if (e == ENOENT && !strchr(cmd, '/'))
-        fprintf(stderr, "gpu-profile: cannot run '%s': %s (not found in PATH)\n", cmd, strerror(e));
+        cli_say("cannot run '%s': %s (not found in PATH)", cmd, strerror(e));
     else
-        fprintf(stderr, "gpu-profile: cannot run '%s': %s\n", cmd, strerror(e));
+        cli_say("cannot run '%s': %s", cmd, strerror(e));
 }
 
 static FILE *open_output(const char *opt, const char *path)
 {
     FILE *f = fopen(path, "we"); /* close-on-exec: CMD must not inherit it */
     if (!f)
-        fprintf(stderr, "gpu-profile: %s: cannot create '%s': %s\n", opt, path, strerror(errno));
+        cli_say("%s: cannot create '%s': %s", opt, path, strerror(errno));
     return f;
 }
 
-static int close_output(FILE *f, const char *what, const char *path)
+/* Closes an output file, and says once why it could not be written: from
+ * the write that failed (write_errno, when one did) or from the close. */
+static int close_output(FILE *f, const char *what, const char *path, int write_errno)
 {
     if (!f)
         return 0;
-    int bad = ferror(f) != 0;
-    if (fclose(f) != 0)
+    errno = 0;
+    int bad = write_errno != 0 || ferror(f) != 0;
+    int e = write_errno;
+    if (fclose(f) != 0) {
         bad = 1;
+        if (!e)
+            e = errno;
+    }
     if (bad)
-        fprintf(stderr, "gpu-profile: cannot write the %s to '%s': %s\n", what, path,
-                strerror(errno ? errno : EIO));
+        cli_say("cannot write the %s to '%s': %s", what, path, strerror(e ? e : EIO));
     return bad ? -1 : 0;
+}
+
+/* What the profiler's own stops did to the run, in the note. */
+static void note_stopped(const cli_run_result *res, char *note)
+{
+    char buf[256];
+    if (res->late_s >= CLI_LATE_NOTE_S) {
+        snprintf(buf, sizeof buf,
+                 "gpu-profile saw the command end %.3f s late (it was stopped or not scheduled "
+                 "meanwhile): the command's time is its own, to its exit",
+                 res->late_s);
+        note_add(note, buf);
+    } else if (res->profiler_stopped) {
+        note_add(note, "gpu-profile was stopped during the run (SIGSTOP or SIGTSTP): sampling "
+                       "paused meanwhile");
+    }
 }
 
 /* --log-dir: a Monitor session of the run, fed by the run's own monitor
@@ -259,7 +280,7 @@ static int start_session(const cli_opts *o, gp_monitor *mon, gp_error *mon_err)
     gpufl_status st = fl_init_with_monitor(&fo, mon, &err);
     if (st == GPUFL_DISABLED) {
         if (!o->quiet)
-            fprintf(stderr, "gpu-profile: GPUFL_DISABLED is set: no session log is written\n");
+            cli_say("GPUFL_DISABLED is set: no session log is written");
         return 1;
     }
     if (st != GPUFL_OK) {
@@ -268,13 +289,13 @@ static int start_session(const cli_opts *o, gp_monitor *mon, gp_error *mon_err)
             gp_error_set(mon_err, GP_ERR_BACKEND, "%s", err.message);
             return -2;
         }
-        fprintf(stderr, "gpu-profile: --log-dir: %s\n", err.message);
+        cli_say("--log-dir: %s", err.message);
         return -1;
     }
     if (!o->quiet) {
         char dir[4096];
         gpufl_session_dir(dir, sizeof dir);
-        fprintf(stderr, "gpu-profile: recording session %s\n", dir);
+        cli_say("recording session %s", dir);
     }
     return 0;
 }
@@ -336,22 +357,20 @@ static int trace_prepare(const cli_opts *o, tracing *tr)
     if (disabled && fl_parse_bool(disabled) == 1) {
         snprintf(tr->note, sizeof tr->note, "GPUFL_DISABLED is set");
         if (!o->quiet)
-            fprintf(stderr, "gpu-profile: GPUFL_DISABLED is set: nothing is traced\n");
+            cli_say("GPUFL_DISABLED is set: nothing is traced");
         return 0;
     }
     char msg[NOTE_MAX];
     int found = cli_find_plugin(tr->plugin, sizeof tr->plugin, msg, sizeof msg);
     if (found < 0) {
-        fprintf(stderr, "gpu-profile: --engine %s: %s\n", engine, msg);
+        cli_say("--engine %s: %s", engine, msg);
         return -1;
     }
     if (found == 0) {
         snprintf(tr->note, sizeof tr->note, "%s", msg);
         if (!o->quiet)
-            fprintf(stderr,
-                    "gpu-profile: warning: --engine %s: %s: the run goes on with device metrics "
-                    "only\n",
-                    engine, msg);
+            cli_say("warning: --engine %s: %s: the run goes on with device metrics only", engine,
+                    msg);
         return 0;
     }
 
@@ -363,8 +382,7 @@ static int trace_prepare(const cli_opts *o, tracing *tr)
         if (n > 4 && strcmp(base + n - 4, ".log") == 0)
             base[n - 4] = '\0';
         if (fl_make_dirs(base) != 0 || !realpath(base, tr->dir)) {
-            fprintf(stderr, "gpu-profile: --log-dir: cannot create the log directory '%s': %s\n",
-                    base, strerror(errno));
+            cli_say("--log-dir: cannot create the log directory '%s': %s", base, strerror(errno));
             return -1;
         }
     } else {
@@ -372,9 +390,8 @@ static int trace_prepare(const cli_opts *o, tracing *tr)
         char templ[PATH_MAX];
         snprintf(templ, sizeof templ, "%s/gpu-profile-trace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
         if (!mkdtemp(templ)) {
-            fprintf(stderr,
-                    "gpu-profile: --engine %s: cannot create a temporary directory '%s': %s\n",
-                    engine, templ, strerror(errno));
+            cli_say("--engine %s: cannot create a temporary directory '%s': %s", engine, templ,
+                    strerror(errno));
             return -1;
         }
         tr->temp = 1;
@@ -388,10 +405,9 @@ static int trace_prepare(const cli_opts *o, tracing *tr)
     if (cur && *cur && !o->quiet) {
         char real[PATH_MAX];
         if (!realpath(cur, real) || strcmp(real, tr->plugin) != 0)
-            fprintf(stderr,
-                    "gpu-profile: warning: CUDA_INJECTION64_PATH=%s is replaced by %s for the "
-                    "command (--engine %s)\n",
-                    cur, tr->plugin, engine);
+            cli_say(
+                "warning: CUDA_INJECTION64_PATH=%s is replaced by %s for the command (--engine %s)",
+                cur, tr->plugin, engine);
     }
     const char *base = strrchr(o->cmd[0], '/');
     const char *app = o->app ? o->app : base ? base + 1 : o->cmd[0];
@@ -402,7 +418,7 @@ static int trace_prepare(const cli_opts *o, tracing *tr)
     }
     tr->env = cli_child_env(tr->plugin, engine, tr->dir, app);
     if (!tr->env) {
-        fprintf(stderr, "gpu-profile: out of memory\n");
+        cli_say("out of memory");
         return -1;
     }
     tr->injected = 1;
@@ -463,7 +479,7 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     if (o->output && !(out = open_output("--output", o->output)))
         return CLI_EXIT_PROFILER;
     if (o->samples && !(samples = open_output("--samples", o->samples))) {
-        close_output(out, "report", o->output);
+        close_output(out, "report", o->output, 0);
         return CLI_EXIT_PROFILER;
     }
     o->gp.keep_samples = samples != NULL;
@@ -483,14 +499,14 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
         snprintf(why, sizeof why, "%s", err.message);
         rc = cannot_sample(o, err.status, why, &mon, note);
         if (rc == 0 && start_sampling(o, mon, &session, &err) != 0) {
-            fprintf(stderr, "gpu-profile: %s\n", err.message);
+            cli_say("%s", err.message);
             rc = -1;
         }
     }
     if (rc < 0) {
         gp_monitor_destroy(mon);
-        close_output(out, "report", o->output);
-        close_output(samples, "samples", o->samples);
+        close_output(out, "report", o->output, 0);
+        close_output(samples, "samples", o->samples, 0);
         return CLI_EXIT_PROFILER;
     }
     const char *backend = gp_monitor_backend(mon);
@@ -503,60 +519,83 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     char msg[256];
     if (cli_run_child(o->cmd, tr->env, sig, !o->wait_primary, strcmp(backend, "smi") == 0,
                       show_live ? live_tick : NULL, &l, &res, msg, sizeof msg) < 0) {
-        fprintf(stderr, "gpu-profile: %s\n", msg);
+        cli_say("%s", msg);
         if (session) {
             gp_monitor_stop(mon, NULL);
             gpufl_shutdown();
         }
         gp_monitor_destroy(mon);
-        close_output(out, "report", o->output);
-        close_output(samples, "samples", o->samples);
+        close_output(out, "report", o->output, 0);
+        close_output(samples, "samples", o->samples, 0);
         return CLI_EXIT_PROFILER;
     }
     live_clear(&l);
     if (gp_monitor_stop(mon, &err) != GP_OK)
-        fprintf(stderr, "gpu-profile: %s\n", err.message);
+        cli_say("%s", err.message);
     if (session)
         end_session(&res);
+    note_stopped(&res, note);
 
+    int out_errno = 0, samples_errno = 0;
     if (res.exec_errno) {
         /* Nothing ran, so there is nothing to report. */
         exec_failed(o, res.exec_errno);
     } else {
+        errno = 0;
         if (samples && cli_samples_write(mon, o->samples_format, samples) < 0)
-            fprintf(stderr, "gpu-profile: cannot write the samples to '%s': %s\n", o->samples,
-                    strerror(errno ? errno : EIO));
+            samples_errno = errno ? errno : EIO;
         FILE *f = out ? out : o->quiet ? NULL : stderr;
         cli_trace t;
         if (f && tr->on)
             trace_collect(o, tr, &t);
         cli_report r = {o, mon, sampled, note, &res, f && tr->on ? &t : NULL};
+        errno = 0;
         if (f && cli_report_write(&r, f) < 0 && f != stderr)
-            fprintf(stderr, "gpu-profile: cannot write the report to '%s': %s\n", o->output,
-                    strerror(errno ? errno : EIO));
+            out_errno = errno ? errno : EIO;
         if (f && tr->on)
             cli_trace_free(&t);
     }
-    close_output(out, "report", o->output);
-    close_output(samples, "samples", o->samples);
+    close_output(out, "report", o->output, out_errno);
+    close_output(samples, "samples", o->samples, samples_errno);
     gp_monitor_destroy(mon);
     return res.exit_code;
 }
 
+/* The subcommands that do not run CMD: they end on INT/TERM/HUP/QUIT
+ * like any program (the signal's default action, so the parent sees it).
+ * -1 when argv names none. */
+static int subcommand(int argc, char **argv, const cli_signals *sig)
+{
+    static const struct {
+        const char *name;
+        int (*main)(int, char **);
+    } subs[] = {{"devices", cli_devices_main},
+                {"report", cli_report_main},
+                {"export", cli_export_main},
+                {"metrics", cli_metrics_main}};
+    for (size_t i = 0; argc >= 2 && i < sizeof subs / sizeof subs[0]; i++) {
+        if (strcmp(argv[1], subs[i].name) == 0) {
+            cli_signals_restore(sig);
+            return subs[i].main(argc - 1, argv + 1);
+        }
+    }
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
-    /* First: every thread the library or NVML starts inherits this mask. */
+    /* First: nothing opened from here on may land on fds 0-2. */
+    int std_closed[3];
+    cli_std_fds_reserve(std_closed);
+    /* Then, before any thread: every thread the library or NVML starts
+     * inherits this mask. */
     cli_signals sig;
     cli_signals_block(&sig);
+    memcpy(sig.std_closed, std_closed, sizeof std_closed);
 
-    if (argc >= 2 && strcmp(argv[1], "devices") == 0)
-        return cli_devices_main(argc - 1, argv + 1);
-    if (argc >= 2 && strcmp(argv[1], "report") == 0)
-        return cli_report_main(argc - 1, argv + 1);
-    if (argc >= 2 && strcmp(argv[1], "export") == 0)
-        return cli_export_main(argc - 1, argv + 1);
-    if (argc >= 2 && strcmp(argv[1], "metrics") == 0)
-        return cli_metrics_main(argc - 1, argv + 1);
+    int sub = subcommand(argc, argv, &sig);
+    if (sub >= 0)
+        return sub;
     cli_opts o;
     int p = cli_parse_run_args(argc, argv, &o);
     if (p != 0)

@@ -50,9 +50,9 @@ typedef struct mopts {
 
 static int bad(const char *fmt, const char *a, const char *b)
 {
-    fprintf(stderr, "gpu-profile: metrics: ");
-    fprintf(stderr, fmt, a, b);
-    fprintf(stderr, " (see gpu-profile metrics --help)\n");
+    char what[1024];
+    snprintf(what, sizeof what, fmt, a, b);
+    cli_say("metrics: %s (see gpu-profile metrics --help)", what);
     return CLI_EXIT_PROFILER;
 }
 
@@ -96,7 +96,7 @@ static int parse(int argc, char **argv, mopts *o)
     int is_list = strcmp(o->cmd, "list") == 0, is_chips = strcmp(o->cmd, "chips") == 0;
     o->names = calloc((size_t)argc, sizeof *o->names);
     if (!o->names) {
-        fprintf(stderr, "gpu-profile: metrics: out of memory\n");
+        cli_say("metrics: out of memory");
         return EXIT_FAIL;
     }
     int only_names = 0;
@@ -155,9 +155,8 @@ static int parse(int argc, char **argv, mopts *o)
         if (gp_metrics_local_chip(0, local, sizeof local, &err) == GP_OK && local[0]) {
             o->chip = local;
         } else {
-            fprintf(stderr,
-                    "gpu-profile: metrics: no --chip given and no local GPU chip known (%s): pass "
-                    "--chip (see gpu-profile metrics chips)\n",
+            cli_say("metrics: no --chip given and no local GPU chip known (%s): pass --chip (see "
+                    "gpu-profile metrics chips)",
                     err.message);
             return CLI_EXIT_PROFILER;
         }
@@ -167,7 +166,7 @@ static int parse(int argc, char **argv, mopts *o)
 
 static int fail(const gp_error *err)
 {
-    fprintf(stderr, "gpu-profile: metrics: %s\n", err->message);
+    cli_say("metrics: %s", err->message);
     return EXIT_FAIL;
 }
 
@@ -176,7 +175,7 @@ static int flush_out(fl_buf *b)
     int badw = b->oom || fwrite(b->p, 1, b->len, stdout) != b->len;
     fl_buf_free(b);
     if (fflush(stdout) != 0 || badw) {
-        fprintf(stderr, "gpu-profile: metrics: cannot write to stdout\n");
+        cli_say("metrics: cannot write to stdout");
         return EXIT_FAIL;
     }
     return 0;
@@ -400,7 +399,7 @@ int cli_metrics_main(int argc, char **argv)
     char path[4096], msg[1024];
     int found = cli_find_plugin(path, sizeof path, msg, sizeof msg);
     if (found <= 0) {
-        fprintf(stderr, "gpu-profile: metrics: %s\n", msg);
+        cli_say("metrics: %s", msg);
         free(o.names);
         return EXIT_FAIL;
     }

@@ -84,12 +84,11 @@ int cli_parse_seconds(const char *opt, const char *text, double min, double max,
             plain = 0;
     double d = plain ? strtod(text, &end) : NAN;
     if (!plain || end == text || *end || errno == ERANGE || !isfinite(d)) {
-        fprintf(stderr, "gpu-profile: %s: '%s' is not a number of seconds (e.g. 0.2)\n", opt, text);
+        cli_say("%s: '%s' is not a number of seconds (e.g. 0.2)", opt, text);
         return -1;
     }
     if (d < min || d > max) {
-        fprintf(stderr, "gpu-profile: %s: %s is out of range: use %.10g to %.10g seconds\n", opt,
-                text, min, max);
+        cli_say("%s: %s is out of range: use %.10g to %.10g seconds", opt, text, min, max);
         return -1;
     }
     *out = d;
@@ -100,8 +99,7 @@ int cli_parse_backend(const char *opt, const char *text, gp_backend_kind *out)
 {
     gp_error err;
     if (gp_backend_parse(text, out, &err) != GP_OK) {
-        fprintf(stderr, "gpu-profile: %s: '%s' is not a backend: use auto, nvml, smi or none\n",
-                opt, text);
+        cli_say("%s: '%s' is not a backend: use auto, nvml, smi or none", opt, text);
         return -1;
     }
     return 0;
@@ -115,7 +113,7 @@ static int parse_device_spec(const char *opt, const char *text)
     size_t n = 0;
     char msg[512];
     if (cli_list_indices_only(text, idx, CLI_MAX_DEVICES, &n, msg, sizeof msg) < 0) {
-        fprintf(stderr, "gpu-profile: %s: %s\n", opt, msg);
+        cli_say("%s: %s", opt, msg);
         return -1;
     }
     return 0;
@@ -134,10 +132,7 @@ static int parse_samples(const char *opt, const char *text, cli_opts *o)
     } else if (ends_with(text, ".ndjson") || ends_with(text, ".jsonl")) {
         o->samples_format = CLI_SAMPLES_NDJSON;
     } else {
-        fprintf(stderr,
-                "gpu-profile: %s: '%s' has no known extension: name it .csv, .ndjson or "
-                ".jsonl\n",
-                opt, text);
+        cli_say("%s: '%s' has no known extension: name it .csv, .ndjson or .jsonl", opt, text);
         return -1;
     }
     o->samples = text;
@@ -177,7 +172,7 @@ enum { OPT_DONE = 0, OPT_EXIT = 1, OPT_FAILED = -1, OPT_UNKNOWN = 2 };
 
 static int unknown_option(const char *word)
 {
-    fprintf(stderr, "gpu-profile: unknown option '%s' (see gpu-profile --help)\n", word);
+    cli_say("unknown option '%s' (see gpu-profile --help)", word);
     return OPT_FAILED;
 }
 
@@ -207,17 +202,17 @@ static int read_option(int argc, char **argv, int *i, char *name, size_t name_ca
     if (takes_value(name, &what)) {
         if (!*value) {
             if (*i + 1 >= argc) {
-                fprintf(stderr, "gpu-profile: %s needs a value: %s\n", name, what);
+                cli_say("%s needs a value: %s", name, what);
                 return OPT_FAILED;
             }
             *value = argv[++*i];
         }
         if ((*value)[0] == '\0') {
-            fprintf(stderr, "gpu-profile: %s: the value is empty: give %s\n", name, what);
+            cli_say("%s: the value is empty: give %s", name, what);
             return OPT_FAILED;
         }
     } else if (*value) {
-        fprintf(stderr, "gpu-profile: %s takes no value (see gpu-profile --help)\n", name);
+        cli_say("%s takes no value (see gpu-profile --help)", name);
         return OPT_FAILED;
     }
     return OPT_DONE;
@@ -255,9 +250,8 @@ static int apply_flag(const char *name, cli_opts *o)
 static int parse_engine(const char *value, cli_opts *o)
 {
     if (gpufl_engine_parse(value, &o->engine) != GPUFL_OK) {
-        fprintf(stderr,
-                "gpu-profile: --engine: '%s' is not an engine: use Monitor, Trace, "
-                "PcSampling, SassMetrics, RangeProfiler or Deep (any case)\n",
+        cli_say("--engine: '%s' is not an engine: use Monitor, Trace, PcSampling, SassMetrics, "
+                "RangeProfiler or Deep (any case)",
                 value);
         return -1;
     }
@@ -271,7 +265,7 @@ static int parse_wait(const char *value, cli_opts *o)
     } else if (strcmp(value, "primary") == 0) {
         o->wait_primary = 1;
     } else {
-        fprintf(stderr, "gpu-profile: --wait: '%s' is not a choice: use all or primary\n", value);
+        cli_say("--wait: '%s' is not a choice: use all or primary", value);
         return -1;
     }
     return 0;
@@ -314,12 +308,12 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
 static int check_run_args(int argc, int i, const cli_opts *o)
 {
     if (i >= argc) {
-        fprintf(stderr, "gpu-profile: no command to run: gpu-profile [OPTIONS] -- CMD [ARGS...] "
-                        "(see gpu-profile --help)\n");
+        cli_say(
+            "no command to run: gpu-profile [OPTIONS] -- CMD [ARGS...] (see gpu-profile --help)");
         return -1;
     }
     if (o->app && !o->log_dir) {
-        fprintf(stderr, "gpu-profile: --app names a session log: give --log-dir DIR too\n");
+        cli_say("--app names a session log: give --log-dir DIR too");
         return -1;
     }
     if (o->stack_trace && o->engine == GPUFL_ENGINE_MONITOR) {

@@ -183,7 +183,7 @@ static void write_text(const cli_report *r, FILE *f)
         cli_trace_text(r->trace, f);
     }
     if (r->note && r->note[0])
-        fprintf(f, "gpu-profile: %s\n", r->note);
+        cli_fsay(f, "%s", r->note);
     write_status_line(f, r);
 }
 
