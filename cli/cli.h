@@ -229,10 +229,13 @@ typedef struct cli_names {
 /* The plugin to inject: $GPUFL_CUPTI_PLUGIN (must exist: else -1 with msg),
  * else next to the executable, in ../lib and ../<libdir>.  Returns 1 with
  * an absolute path in path, 0 when not found (msg says where it looked),
- * -1 on an error. */
+ * -1 on an error.  The file found must pass fl_library_check (regular, ours
+ * or root's, writable by no other user): else -1, nothing loaded. */
 int cli_find_plugin(char *path, size_t len, char *msg, size_t msg_len);
 /* A copy of environ without the variables the injection sets, then those
- * (NULL-terminated, malloc'd; cli_env_free).  NULL when out of memory. */
+ * (NULL-terminated, malloc'd; cli_env_free): both *_INJECTION64_PATH and
+ * GPUFL_CUPTI_PLUGIN are the absolute plugin path.  NULL when out of
+ * memory. */
 char **cli_child_env(const char *plugin, const char *engine, const char *log_path, const char *app);
 void cli_env_free(char **env);
 /* The subdirectory names of dir (none when it cannot be read). */

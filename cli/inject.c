@@ -43,20 +43,22 @@ int cli_find_plugin(char *path, size_t len, char *msg, size_t msg_len)
     msg[0] = '\0';
     const char *env = getenv("GPUFL_CUPTI_PLUGIN");
     if (env && env[0]) {
-        struct stat st;
-        char real[PATH_MAX];
-        const char *why = NULL;
-        if (stat(env, &st) != 0)
-            why = strerror(errno);
-        else if (!S_ISREG(st.st_mode))
-            why = "not a file";
-        else if (!realpath(env, real))
-            why = strerror(errno);
-        if (why) {
+        /* Made absolute and checked before anything loads it: a relative
+         * name would be looked up again from CMD's directories, and a file
+         * others can write is their code in CMD and in us. */
+        char real[PATH_MAX], why[PATH_MAX + 160];
+        if (fl_library_check(env, real, sizeof real, why, sizeof why) != 0) {
+            /* why names the file; once is enough when that is env itself. */
+            size_t k = strlen(env);
+            int same = strncmp(why, env, k) == 0 && (why[k] == ':' || why[k] == ' ');
             snprintf(msg, msg_len,
-                     "GPUFL_CUPTI_PLUGIN=%s: %s: point it at libgpuprofile_cupti.so, or unset it "
+                     "GPUFL_CUPTI_PLUGIN=%s%s%s: point it at libgpuprofile_cupti.so, or unset it "
                      "to use the one installed with gpu-profile",
-                     env, why);
+                     same ? "" : env, same ? "" : ": ", why);
+            return -1;
+        }
+        if (strlen(real) >= len) {
+            snprintf(msg, msg_len, "GPUFL_CUPTI_PLUGIN=%s: %s", env, strerror(ENAMETOOLONG));
             return -1;
         }
         snprintf(path, len, "%s", real);
@@ -82,11 +84,15 @@ int cli_find_plugin(char *path, size_t len, char *msg, size_t msg_len)
     else if (strcmp(GP_INSTALL_LIBDIR, "lib") != 0)
         snprintf(cand[nc++], sizeof cand[0], "%s/../%s/" PLUGIN_NAME, exe, GP_INSTALL_LIBDIR);
     for (size_t i = 0; i < nc; i++) {
-        char real[PATH_MAX];
-        if (is_file(cand[i]) && realpath(cand[i], real)) {
-            snprintf(path, len, "%s", real);
-            return 1;
+        char real[PATH_MAX], why[PATH_MAX + 160];
+        if (!is_file(cand[i]))
+            continue;
+        if (fl_library_check(cand[i], real, sizeof real, why, sizeof why) != 0) {
+            snprintf(msg, msg_len, "%s", why); /* found, and not safe to load */
+            return -1;
         }
+        snprintf(path, len, "%s", real);
+        return 1;
     }
     char where[3 * (PATH_MAX + 64)] = "";
     for (size_t i = 0; i < nc; i++)
@@ -100,7 +106,8 @@ int cli_find_plugin(char *path, size_t len, char *msg, size_t msg_len)
 
 /* The variables the injection owns. */
 static const char *const owned[] = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
-                                    "GPUFL_PROFILING_ENGINE", "GPUFL_LOG_PATH", "GPUFL_APP_NAME"};
+                                    "GPUFL_CUPTI_PLUGIN",    "GPUFL_PROFILING_ENGINE",
+                                    "GPUFL_LOG_PATH",        "GPUFL_APP_NAME"};
 #define N_OWNED (sizeof owned / sizeof owned[0])
 
 static int is_owned(const char *entry)
@@ -146,7 +153,7 @@ char **cli_child_env(const char *plugin, const char *engine, const char *log_pat
         if (!(env[k++] = strdup(environ[i])))
             goto oom;
     }
-    const char *values[N_OWNED] = {plugin, plugin, engine, log_path, app};
+    const char *values[N_OWNED] = {plugin, plugin, plugin, engine, log_path, app};
     for (size_t i = 0; i < N_OWNED; i++)
         if (!(env[k++] = pair(owned[i], values[i])))
             goto oom;

@@ -1,9 +1,11 @@
 /* util/fs.h - directories and descriptors (fs.c): mkdir -p, the checks
- * that make a shared directory safe to create files in, and keeping our
- * descriptors off the standard streams. */
+ * that make a shared directory safe to create files in, the checks a
+ * library must pass before we load it, and keeping our descriptors off
+ * the standard streams. */
 #ifndef GP_UTIL_FS_H
 #define GP_UTIL_FS_H
 
+#include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -27,6 +29,16 @@ typedef enum fl_dir_safety {
  * through a verified descriptor: they can move our entries, never make us
  * write through their links.) */
 fl_dir_safety fl_dir_check(const struct stat *st, uid_t me);
+
+/* Whether the shared library `path` may be loaded (dlopen runs its
+ * constructors, so a file that another user can write is code they run in
+ * us): made absolute (realpath, relative to the working directory) into
+ * real, then checked: a regular file, owned by us (the effective user) or
+ * root, not writable by others, nor by its group unless that group is
+ * ours; its directory not one where another user can replace it
+ * (fl_dir_check).  0, or -1 with why ("... is writable by other users").
+ * Load `real`, never `path`. */
+int fl_library_check(const char *path, char *real, size_t real_len, char *why, size_t why_len);
 
 /* Opens /dev/null on each of the descriptors 0, 1 and 2 that is closed, so
  * that no file we open later becomes the process's stdin, stdout or stderr
