@@ -19,8 +19,9 @@
  *   - With wait_all the profiler is a child subreaper: processes CMD leaves
  *     behind are reparented to it, reaped, and waited for.  A SIGINT,
  *     SIGQUIT, SIGTERM or SIGHUP after CMD has exited stops that wait.
- *   - It never busy-waits: one poll() on the signalfd, with a timeout only
- *     when a live line is to be refreshed (about once a second).
+ *   - It never busy-waits: one poll() on the signalfd, woken at least every
+ *     STOP_PROBE_MS (0.1 s), so that when the profiler itself was stopped
+ *     (SIGSTOP, SIGTSTP) the SIGCONT that resumes it tells for how long.
  *   - Children of the library (the smi backend's nvidia-smi) are never
  *     reaped here: when the library has children, CMD's side is found by
  *     listing our children, and each one is waited for by pid.
@@ -265,6 +266,10 @@ typedef struct stamp {
 } stamp;
 
 #define STAMP_WAIT_MS 1000 /* how long a reaped CMD's stamp is waited for */
+/* The supervising loop runs at least this often, so that a SIGCONT tells
+ * how long the profiler was stopped (the gap since it last ran, less half
+ * a period: within STOP_PROBE_MS / 2). */
+#define STOP_PROBE_MS 100
 
 static void stamp_start(stamp *st, pid_t cmd)
 {
@@ -347,6 +352,8 @@ typedef struct sup {
     uint64_t cmd_end_ns;  /* CMD's end (the stamp) */
     uint64_t cmd_seen_ns; /* when the profiler reaped it */
     int continued;        /* SIGCONT: the profiler was stopped */
+    uint64_t awake_ns;    /* the last time the loop ran (STOP_PROBE_MS apart at most) */
+    uint64_t stopped_ns;  /* how long the profiler was stopped, measured at SIGCONT */
     stamp st;
     int lib_may_fork; /* the library has children of its own */
     pidlist lib;      /* ... these, listed before CMD started: never ours to reap */
@@ -481,7 +488,11 @@ static int take_signals(sup *s, int sfd, cli_run_result *res, int *stop_waiting)
             continue;
         }
         if (sg == SIGCONT) { /* ours, not CMD's: never forwarded */
+            uint64_t now = now_ns(), probe = STOP_PROBE_MS * 1000000ull;
             s->continued = 1;
+            if (now - s->awake_ns > probe)
+                s->stopped_ns += now - s->awake_ns - probe / 2;
+            s->awake_ns = now;
             continue;
         }
         if (is_stop_signal(sg) && !res->interrupted_by)
@@ -500,13 +511,14 @@ static int take_signals(sup *s, int sfd, cli_run_result *res, int *stop_waiting)
     return chld;
 }
 
-/* poll()'s timeout: none without a live line, else until the next tick. */
+/* poll()'s timeout: STOP_PROBE_MS, or less until the live line's next tick. */
 static int tick_timeout(cli_tick_fn tick, uint64_t next_tick)
 {
     if (!tick)
-        return -1;
+        return STOP_PROBE_MS;
     uint64_t now = now_ns();
-    return next_tick > now ? (int)((next_tick - now + 999999) / 1000000) : 0;
+    int ms = next_tick > now ? (int)((next_tick - now + 999999) / 1000000) : 0;
+    return ms < STOP_PROBE_MS ? ms : STOP_PROBE_MS;
 }
 
 /* Calls tick when its second has come; the next one is a whole second on. */
@@ -546,6 +558,7 @@ static int supervise(sup *s, int sfd, int wait_all, cli_tick_fn tick, void *tick
         if (take_signals(s, sfd, res, &stop_waiting))
             left = reap(s);
         run_tick(tick, tick_user, &next_tick);
+        s->awake_ns = now_ns();
     }
     return outlived;
 }
@@ -573,6 +586,7 @@ static void fill_result(cli_run_result *res, const sup *s, int exec_errno, uint6
     res->descendants_s = outlived ? (double)(t_end - s->cmd_end_ns) / 1e9 : 0.0;
     res->late_s = (double)(s->cmd_seen_ns - s->cmd_end_ns) / 1e9;
     res->profiler_stopped = s->continued;
+    res->profiler_stopped_s = (double)s->stopped_ns / 1e9;
     if (exec_errno) {
         res->exec_errno = exec_errno;
         res->exit_code = exec_errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_NOT_EXEC;
@@ -625,6 +639,7 @@ int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wa
     close(ex[1]);
     s.cmd = pid;
     stamp_start(&s.st, pid);
+    s.awake_ns = now_ns();
 
     int outlived = supervise(&s, sfd, wait_all, tick, tick_user, t0, res);
     uint64_t t_end = now_ns();

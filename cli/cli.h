@@ -123,6 +123,7 @@ typedef struct cli_run_result {
     double descendants_s; /* how long descendants ran after CMD exited */
     double late_s;        /* how long after CMD's exit the profiler saw it (stopped, starved) */
     int profiler_stopped; /* the profiler got SIGCONT: it was stopped during the run */
+    double profiler_stopped_s; /* ... this long (within 0.05 s) */
 } cli_run_result;
 
 typedef void (*cli_tick_fn)(void *user);
@@ -242,6 +243,13 @@ void cli_env_free(char **env);
 void cli_names_list(const char *dir, cli_names *out);
 int cli_names_has(const cli_names *l, const char *name);
 void cli_names_free(cli_names *l);
+/* The private log directory of --engine without --log-dir:
+ * $TMPDIR/gpu-profile-trace-<our pid>-XXXXXX, removed at the end. */
+#define CLI_TRACE_DIR_PREFIX "gpu-profile-trace-"
+/* Removes those in tmp that a run which is gone left (killed with SIGKILL,
+ * crashed): ours (same user), a real directory, and its pid no longer
+ * running. */
+void cli_trace_dirs_clean(const char *tmp);
 /* rm -r, without following links; 0 or -1. */
 int cli_remove_tree(const char *path);
 

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <dirent.h>
+#include <signal.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -220,4 +221,31 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 int cli_remove_tree(const char *path)
 {
     return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
+
+void cli_trace_dirs_clean(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    if (!d)
+        return;
+    const size_t plen = strlen(CLI_TRACE_DIR_PREFIX);
+    uid_t me = geteuid();
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, CLI_TRACE_DIR_PREFIX, plen) != 0)
+            continue;
+        char *end = NULL;
+        long pid = strtol(e->d_name + plen, &end, 10);
+        if (end == e->d_name + plen || *end != '-' || pid <= 0)
+            continue; /* not a name we give */
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* its run may still be going */
+        char path[PATH_MAX];
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/%s", tmp, e->d_name) >= (int)sizeof path ||
+            lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != me)
+            continue;
+        cli_remove_tree(path);
+    }
+    closedir(d);
 }

@@ -249,16 +249,19 @@ static int close_output(FILE *f, const char *what, const char *path, int write_e
 /* What the profiler's own stops did to the run, in the note. */
 static void note_stopped(const cli_run_result *res, char *note)
 {
-    char buf[256];
-    if (res->late_s >= CLI_LATE_NOTE_S) {
+    char buf[512];
+    if (res->profiler_stopped) {
         snprintf(buf, sizeof buf,
-                 "gpu-profile saw the command end %.3f s late (it was stopped or not scheduled "
-                 "meanwhile): the command's time is its own, to its exit",
-                 res->late_s);
+                 "gpu-profile was stopped %.1f s during the run (SIGSTOP or SIGTSTP): no samples "
+                 "meanwhile; the command's time, %.3f s, is its own (fork to its exit)",
+                 res->profiler_stopped_s, res->cmd_s);
         note_add(note, buf);
-    } else if (res->profiler_stopped) {
-        note_add(note, "gpu-profile was stopped during the run (SIGSTOP or SIGTSTP): sampling "
-                       "paused meanwhile");
+    } else if (res->late_s >= CLI_LATE_NOTE_S) {
+        snprintf(buf, sizeof buf,
+                 "gpu-profile saw the command end %.1f s late (it was not scheduled meanwhile): "
+                 "the command's time, %.3f s, is its own (fork to its exit)",
+                 res->late_s, res->cmd_s);
+        note_add(note, buf);
     }
 }
 
@@ -387,8 +390,11 @@ static int trace_prepare(const cli_opts *o, tracing *tr)
         }
     } else {
         const char *tmp = getenv("TMPDIR");
+        tmp = tmp && *tmp ? tmp : "/tmp";
+        /* Those an earlier run left (it was killed): gone first. */
+        cli_trace_dirs_clean(tmp);
         char templ[PATH_MAX];
-        snprintf(templ, sizeof templ, "%s/gpu-profile-trace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        snprintf(templ, sizeof templ, "%s/" CLI_TRACE_DIR_PREFIX "%ld-XXXXXX", tmp, (long)getpid());
         if (!mkdtemp(templ)) {
             cli_say("--engine %s: cannot create a temporary directory '%s': %s", engine, templ,
                     strerror(errno));

@@ -212,6 +212,11 @@ static void write_json(const cli_report *r, fl_buf *b)
     fl_buf_double(b, res->cmd_s);
     fl_buf_puts(b, ",\"descendants_s\":");
     fl_buf_double(b, res->descendants_s);
+    fl_buf_puts(b, ",\"profiler_stopped_s\":");
+    if (res->profiler_stopped)
+        fl_buf_double(b, res->profiler_stopped_s);
+    else
+        fl_buf_puts(b, "null");
     fl_buf_puts(b, ",\"backend\":");
     fl_buf_str(b, gp_monitor_backend(r->mon));
     fl_buf_puts(b, ",\"note\":");

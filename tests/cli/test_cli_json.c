@@ -100,11 +100,22 @@ static void test_json_report(void)
     int code = -1;
     jn *doc = run_json(argv, NULL, report, &code);
     CHECK_INT(code, 3);
-    static const char *const keys[] = {"schema",        "schema_version", "gpu_profile_version",
-                                       "command",       "exit_status",    "signal",
-                                       "core_dumped",   "interrupted_by", "duration_s",
-                                       "descendants_s", "backend",        "note",
-                                       "devices",       "total",          "samples_file"};
+    static const char *const keys[] = {"schema",
+                                       "schema_version",
+                                       "gpu_profile_version",
+                                       "command",
+                                       "exit_status",
+                                       "signal",
+                                       "core_dumped",
+                                       "interrupted_by",
+                                       "duration_s",
+                                       "descendants_s",
+                                       "profiler_stopped_s",
+                                       "backend",
+                                       "note",
+                                       "devices",
+                                       "total",
+                                       "samples_file"};
     check_keys(doc, keys, sizeof keys / sizeof keys[0]);
     CHECK_STR(jn_str(jn_get(doc, "schema")), "gpu-profile.run");
     CHECK_INT(jn_int(jn_get(doc, "schema_version")), 1);
@@ -121,6 +132,7 @@ static void test_json_report(void)
     CHECK(jn_is_null(jn_get(doc, "interrupted_by")));
     CHECK(jn_num(jn_get(doc, "duration_s")) > 0);
     CHECK_NEAR(jn_num(jn_get(doc, "descendants_s")), 0, 0);
+    CHECK(jn_is_null(jn_get(doc, "profiler_stopped_s")));
     CHECK_STR(jn_str(jn_get(doc, "backend")), "nvml");
     CHECK(jn_is_null(jn_get(doc, "note")));
     CHECK(jn_is_null(jn_get(doc, "samples_file")));
