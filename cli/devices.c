@@ -104,10 +104,18 @@ int cli_devices_main(int argc, char **argv)
         return CLI_EXIT_DEVICES_FAIL;
     }
     int rc = 0;
-    if (json)
-        rc = write_json(devs, n, driver, be ? be : "none");
-    else
+    if (json) {
+        rc = write_json(devs, n, driver, be ? be : "none"); /* JSON escapes them */
+    } else {
+        /* Names come from the driver or nvidia-smi's output: no control
+         * character of theirs reaches the terminal. */
+        for (size_t i = 0; i < n; i++) {
+            cli_clean_text(devs[i].name);
+            cli_clean_text(devs[i].uuid);
+        }
+        cli_clean_text(driver);
         write_text(devs, n, driver, be ? be : "none");
+    }
     gp_devices_free(devs);
     if (fflush(stdout) != 0 || rc < 0) {
         cli_say("devices: cannot write the list to stdout");

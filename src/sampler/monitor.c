@@ -63,6 +63,7 @@ struct gp_monitor {
     enum monitor_state state;
     pthread_t thread;
     bool thread_started;
+    bool thread_ran; /* this region had a sampling thread */
 
     uint64_t t0_ns, t_end_ns;
     gp_monitor_stats stats;
@@ -73,7 +74,22 @@ struct gp_monitor {
     gp_sample *samples;
     size_t n_samples, cap_samples;
     bool samples_truncated; /* an allocation failed: keeping stopped */
+
+    /* A self-paced producer's health (sampler thread; read after join). */
+    uint64_t paced_rounds;        /* rounds it delivered (kept or dropped) */
+    uint64_t paced_last_ns;       /* when the last one came; 0: none yet */
+    uint64_t paced_gap_ns;        /* the longest wait between two of them */
+    uint64_t paced_gap_from_ns;   /* ... which began then */
+    uint64_t paced_flood_dropped; /* rounds over the asked rate, dropped */
 };
+
+/* A producer that sends nothing for this long (and at least 4 intervals)
+ * stalled; one that runs more than this many rounds ahead of the asked
+ * rate floods, and its extra rounds are dropped. */
+#define GP_STALL_MIN_NS 500000000ull
+/* Before its first row, nvidia-smi is starting (that can take a second). */
+#define GP_NO_ROW_NS 2000000000ull
+#define GP_FLOOD_BURST 10
 
 /* Decides the device indices to sample; *out is malloc'd. */
 static gp_status resolve_devices(gp_monitor *m, gp_error *err)
@@ -320,6 +336,26 @@ static void run_polled(gp_monitor *m)
     polled_round(m, true); /* the last sample, at stop */
 }
 
+/* Books a round the producer delivered at t_mono; true when it comes
+ * faster than the asked rate allows (GP_FLOOD_BURST rounds of slack): it is
+ * dropped, and counted. */
+static bool paced_round_floods(gp_monitor *m, uint64_t t_mono)
+{
+    /* Gaps between rows only: nvidia-smi's start may take a while. */
+    if (m->paced_last_ns && t_mono - m->paced_last_ns > m->paced_gap_ns) {
+        m->paced_gap_ns = t_mono - m->paced_last_ns;
+        m->paced_gap_from_ns = m->paced_last_ns;
+    }
+    m->paced_last_ns = t_mono;
+    uint64_t allowed = (t_mono - m->t0_ns) / m->interval_ns + GP_FLOOD_BURST;
+    if (m->paced_rounds >= allowed) {
+        m->paced_flood_dropped++;
+        return true;
+    }
+    m->paced_rounds++;
+    return false;
+}
+
 static void run_self_paced(gp_monitor *m)
 {
     /* nvidia-smi ticks by itself; a silent one must not hold us: the
@@ -349,6 +385,8 @@ static void run_self_paced(gp_monitor *m)
                                         gp_now_mono_ns() + patience, &err);
         uint64_t t_mono = gp_now_mono_ns();
         uint64_t t_wall = gp_now_wall_ns();
+        if (st == GP_OK && paced_round_floods(m, t_mono))
+            continue;
         /* nvidia-smi ticks whatever the gate says; a closed gate drops the round. */
         bool wanted = st == GP_OK && round_wanted(m);
         pthread_mutex_lock(&m->mu);
@@ -431,6 +469,7 @@ gp_status gp_monitor_start(gp_monitor *m, gp_error *err)
                                 strerror(rc));
         }
         m->thread_started = true;
+        m->thread_ran = true;
     }
     pthread_mutex_lock(&m->mu);
     m->state = MON_RUNNING;
@@ -461,10 +500,47 @@ const gp_device_info *gp_monitor_device_info(const gp_monitor *m, size_t slot)
     return m && slot < m->n_slots ? &m->slots[slot].info : NULL;
 }
 
+/* What the self-paced producer did wrong, for the summaries' note: it
+ * stalled (nothing for GP_STALL_MIN_NS and 4 intervals: at the end, or
+ * mid-run) or flooded (rounds dropped).  "" when neither. */
+static void paced_note(const gp_monitor *m, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!m->be || !m->be->self_paced || !m->thread_ran)
+        return;
+    uint64_t stall = 4 * m->interval_ns;
+    if (stall < GP_STALL_MIN_NS)
+        stall = GP_STALL_MIN_NS;
+    size_t used = 0;
+    uint64_t from = m->paced_last_ns;
+    double at = (double)(from - m->t0_ns) / 1e9;
+    if (!from && m->t_end_ns - m->t0_ns > GP_NO_ROW_NS) {
+        used += (size_t)snprintf(out, cap, "%s: nvidia-smi sent no row in %.2f s", m->be->name,
+                                 (double)(m->t_end_ns - m->t0_ns) / 1e9);
+    } else if (from && m->t_end_ns > from && m->t_end_ns - from > stall) {
+        used += (size_t)snprintf(out, cap,
+                                 "%s: nvidia-smi stalled after %.2f s: no row in the last %.2f s "
+                                 "of the run",
+                                 m->be->name, at, (double)(m->t_end_ns - from) / 1e9);
+    } else if (m->paced_gap_ns > stall && m->paced_last_ns) {
+        used += (size_t)snprintf(out, cap, "%s: nvidia-smi stalled %.2f s at %.2f s", m->be->name,
+                                 (double)m->paced_gap_ns / 1e9,
+                                 (double)(m->paced_gap_from_ns - m->t0_ns) / 1e9);
+    }
+    if (m->paced_flood_dropped && used < cap)
+        snprintf(out + used, cap - used,
+                 "%s%s: nvidia-smi flooded: %llu rounds came faster than one every %.3f s and "
+                 "were dropped",
+                 used ? "; " : "", m->be->name, (unsigned long long)m->paced_flood_dropped,
+                 (double)m->interval_ns / 1e9);
+}
+
 static void summarize(gp_monitor *m)
 {
     const char *backend = m->be ? m->be->name : "none";
     double duration_s = (double)(m->t_end_ns - m->t0_ns) / 1e9;
+    char paced[GP_NOTE_MAX];
+    paced_note(m, paced, sizeof paced);
     for (size_t i = 0; i < m->n_slots; i++) {
         slot_state *s = &m->slots[i];
         gp_summary *out = &m->summaries[i];
@@ -473,7 +549,8 @@ static void summarize(gp_monitor *m)
         snprintf(out->name, sizeof out->name, "%s", s->info.name);
         snprintf(out->uuid, sizeof out->uuid, "%s", s->info.uuid);
         snprintf(out->backend, sizeof out->backend, "%s", backend);
-        snprintf(out->note, sizeof out->note, "%s", m->note);
+        snprintf(out->note, sizeof out->note, "%s%s%s", m->note, m->note[0] && paced[0] ? "; " : "",
+                 paced);
         out->interval_s = m->opts.interval_s;
         out->warmup_s = m->opts.warmup_s;
         out->duration_s = duration_s;
@@ -546,6 +623,9 @@ gp_status gp_monitor_rearm(gp_monitor *m, gp_error *err)
     memset(&m->stats, 0, sizeof m->stats);
     m->stop_requested = false;
     m->first_round_done = false;
+    m->thread_ran = false;
+    m->paced_rounds = m->paced_last_ns = m->paced_gap_ns = m->paced_gap_from_ns = 0;
+    m->paced_flood_dropped = 0;
     m->t0_ns = m->t_end_ns = 0;
     pthread_mutex_lock(&m->mu);
     m->state = MON_CREATED;

@@ -13,7 +13,9 @@
  *   FAKE_SMI_CAPTURES  comma-separated capture paths, one per GPU (unset:
  *                      behave like a machine without the driver)
  *   FAKE_SMI_STATE     load (default) | idle | alternate
- *   FAKE_SMI_FAIL      driver | hang | hang_after=N | exit_after=N | garbage
+ *   FAKE_SMI_FAIL      driver | hang | hang_after=N | exit_after=N | garbage |
+ *                      flood_after=N (from tick N on, no pause between
+ *                      ticks: rows as fast as the pipe takes them)
  *   FAKE_SMI_DROP      a GPU index whose row is left out of every odd tick
  *   FAKE_SMI_LOG       file to which each invocation's arguments are appended
  *
@@ -537,8 +539,9 @@ int main(int argc, char **argv)
         hang();
     long exit_after = parse_count(fail, "exit_after");
     long hang_after = parse_count(fail, "hang_after");
+    long flood_after = parse_count(fail, "flood_after");
     bool garbage = strcmp(fail, "garbage") == 0;
-    if (*fail && !garbage && exit_after < 0 && hang_after < 0) {
+    if (*fail && !garbage && exit_after < 0 && hang_after < 0 && flood_after < 0) {
         fprintf(stderr, "fake nvidia-smi: FAKE_SMI_FAIL=%s is not a scenario\n", fail);
         return 99;
     }
@@ -739,7 +742,8 @@ int main(int argc, char **argv)
         }
         if (!loop)
             break;
-        sleep_ms(loop_ms);
+        if (flood_after < 0 || tick + 1 < (unsigned long)flood_after)
+            sleep_ms(loop_ms);
     }
     free(fields);
     free(cap_list);
