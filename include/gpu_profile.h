@@ -186,7 +186,9 @@ typedef struct gp_summary {
     char name[GP_NAME_MAX];
     char uuid[GP_NAME_MAX];
     char backend[16];       /* backend that sampled: "nvml", "smi", "none" */
-    char note[GP_NOTE_MAX]; /* why the backend fell back to none; "" if not */
+    char note[GP_NOTE_MAX]; /* why the backend fell back to none, and what
+                               nvidia-smi's pace did (stalled, flooded:
+                               docs/concepts.md); "" if neither */
 
     double duration_s;       /* region wall time, start to stop */
     double interval_s;       /* requested sampling interval */
