@@ -369,13 +369,30 @@ static void on_reaped(sup *s, pid_t pid, int status)
     if (pid == s->cmd && !s->cmd_done) {
         s->cmd_done = 1;
         s->cmd_status = status;
+        /* The stamp is collected after the loop: waiting for it here
+         * would hold up reaping what CMD left behind. */
         s->cmd_seen_ns = now_ns();
-        s->cmd_end_ns = stamp_collect(&s->st, s->cmd_seen_ns);
     }
 }
 
+/* Whether a child other than the stamp helper is alive (1 when the list
+ * cannot be taken). */
+static int others_alive(const sup *s)
+{
+    pidlist kids = {0};
+    int alive = 1;
+    if (list_children(&kids) == 0) {
+        alive = 0;
+        for (size_t i = 0; i < kids.n; i++)
+            if (kids.p[i] != s->st.pid)
+                alive = 1;
+    }
+    free(kids.p);
+    return alive;
+}
+
 /* Reaps every exited child that is CMD or came from it; returns whether any
- * such child is still alive. */
+ * such child is still alive (the stamp helper is not one). */
 static int reap(sup *s)
 {
     if (!s->lib_may_fork) {
@@ -386,8 +403,8 @@ static int reap(sup *s)
                 on_reaped(s, p, st);
                 continue;
             }
-            if (p == 0)
-                return 1;
+            if (p == 0) /* someone is alive: only the helper, once CMD is gone? */
+                return s->cmd_done && s->st.pid > 0 && !s->st.reaped ? others_alive(s) : 1;
             if (errno == EINTR)
                 continue;
             return 0; /* ECHILD: nobody left */
@@ -420,7 +437,7 @@ static int reap(sup *s)
         while (p < 0 && errno == EINTR);
         if (p == kids.p[i])
             on_reaped(s, p, st);
-        else if (p == 0)
+        else if (p == 0 && kids.p[i] != s->st.pid)
             left = 1;
     }
     free(kids.p);
@@ -643,6 +660,7 @@ int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wa
 
     int outlived = supervise(&s, sfd, wait_all, tick, tick_user, t0, res);
     uint64_t t_end = now_ns();
+    s.cmd_end_ns = stamp_collect(&s.st, s.cmd_seen_ns);
     int exec_errno = read_exec_errno(ex[0]);
     close(ex[0]);
     close(sfd);

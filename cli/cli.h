@@ -33,7 +33,7 @@
 
 #define CLI_MAX_DEVICES 64
 /* The profiler seeing CMD's end this late (stopped, starved) is noted. */
-#define CLI_LATE_NOTE_S 0.5
+#define CLI_LATE_NOTE_S 2.0
 
 enum cli_samples_format { CLI_SAMPLES_NONE = 0, CLI_SAMPLES_CSV, CLI_SAMPLES_NDJSON };
 
