@@ -43,7 +43,8 @@
  *   fds PATH                   writes "0 A 1 B 2 C" to PATH (A, B, C: 1 when
  *                              that descriptor is open, 0 when closed, looked
  *                              at before PATH is opened), exits 0
- *   env NAME...                prints "NAME=VALUE" (or "NAME unset") per name
+ *   env NAME VALUE             exits 0 when NAME is set to VALUE, else 97
+ *   printenv NAME...           prints "NAME=VALUE" (or "NAME unset") per name
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -337,7 +338,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "fds") == 0 && argc > 2)
         return mode_fds(argv[2]);
-    if (strcmp(mode, "env") == 0) {
+    if (strcmp(mode, "printenv") == 0) {
         for (int i = 2; i < argc; i++) {
             const char *v = getenv(argv[i]);
             if (v)

@@ -67,7 +67,7 @@ static void test_relative_made_absolute(void)
                           "trace",
                           "--",
                           h_child,
-                          "env",
+                          "printenv",
                           "CUDA_INJECTION64_PATH",
                           "GPUFL_CUPTI_PLUGIN",
                           NULL};
