@@ -132,8 +132,7 @@ const char *fl_scan_str(scan *s, const char *p, sbuf *out)
     }
     for (;;) {
         const unsigned char *run = q;
-        while (*q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\')
-            q++;
+        q = (const unsigned char *)fl_scan_plain((const char *)q);
         if (out && q > run && !sb_put(out, run, (size_t)(q - run)))
             return scan_fail(s, p, "out of memory");
         unsigned char c = *q;
@@ -429,9 +428,7 @@ const char *fl_skip_value(scan *s, const char *p)
  * no copy), else unescaped into key. */
 const char *fl_scan_key(sbuf *key, scan *s, const char *p, const char **k, size_t *kn)
 {
-    const unsigned char *q = (const unsigned char *)p + 1;
-    while (*q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\')
-        q++;
+    const unsigned char *q = (const unsigned char *)fl_scan_plain(p + 1);
     if (*q == '"') {
         *k = p + 1;
         *kn = (size_t)((const char *)q - (p + 1));
@@ -448,7 +445,9 @@ const char *fl_scan_key(sbuf *key, scan *s, const char *p, const char **k, size_
  * scratch before it is copied to buf. */
 int fl_probe_type(sbuf *scratch, const char *line, char *buf)
 {
-    scan s = {0};
+    scan s; /* its errors are not read: not all 200 bytes of rec cleared */
+    s.err = s.at = NULL;
+    s.rec[0] = '\0';
     const char *p = skip_ws(line);
     if (*p != '{')
         return -1;
@@ -467,6 +466,14 @@ int fl_probe_type(sbuf *scratch, const char *line, char *buf)
         if (is_type) {
             if (*p != '"')
                 return -1;
+            const char *e = fl_scan_plain(p + 1);
+            if (*e == '"' && e - (p + 1) < RD_TYPE_MAX) {
+                /* No escapes (the writer's): as it is. */
+                size_t n = (size_t)(e - (p + 1));
+                memcpy(buf, p + 1, n);
+                buf[n] = '\0';
+                return (int)n;
+            }
             scratch->len = 0;
             if (!fl_scan_str(&s, p, scratch) || scratch->len >= RD_TYPE_MAX)
                 return -1;

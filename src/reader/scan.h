@@ -21,6 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* Nesting that skipping a value accepts (jansson's limit). */
 #define RD_MAX_DEPTH 2048
@@ -85,6 +88,32 @@ static inline const char *skip_ws(const char *p)
 static inline bool is_digit(char c)
 {
     return (unsigned)((unsigned char)c - '0') < 10u;
+}
+
+/* The first byte from p on that ends a plain run of a string: '"', '\\',
+ * a control character (the NUL included) or a byte above 0x7f.  Sixteen
+ * bytes a step where the build has SSE2 (it may read 15 bytes past that
+ * byte: within the line's RD_PAD). */
+static inline const char *fl_scan_plain(const char *p)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                  space = _mm_set1_epi8(0x20);
+    for (;; p += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        /* Signed: bytes above 0x7f are below 0x20 too. */
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                                 _mm_cmplt_epi8(x, space));
+        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits)
+            return p + __builtin_ctz(bits);
+    }
+#else
+    const unsigned char *q = (const unsigned char *)p;
+    while (*q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\')
+        q++;
+    return (const char *)q;
+#endif
 }
 
 /* p at '"': validates the string (escapes, UTF-8, no control characters,
