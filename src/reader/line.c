@@ -2,7 +2,9 @@
  * reader/line.c - one line of a channel file into a record: the value of
  * the top-level "type" is found first (fl_probe_type, a few bytes for the
  * writer's own lines); columnar batches (type ending in "_batch") go to
- * the batch scanner (reader/batch.c), every other record to jansson.  The
+ * the batch scanner (reader/batch.c), kernel_detail lines to theirs when
+ * the reader's user takes them as such (reader/detail.c: jansson's path
+ * for any line it does not take), every other record to jansson.  The
  * records every channel carries are given once (dedupe_common: a hash of
  * each such line).  A line that is no record is a warning and a count,
  * never the end of the read; a type the vocabulary does not know is
@@ -88,8 +90,13 @@ static int parse_json(rd *r, const char *line, size_t len)
             r->res->unknown_types++;
             note_unknown(r, type, strlen(type));
         }
-        if (r->cb && r->cb->record)
+        if (t == FL_T_KERNEL_DETAIL && r->cb && r->cb->detail) {
+            fl_detail d;
+            fl_detail_of_json(j, &d);
+            r->cb->detail(r->cb->user, r->channel, &d);
+        } else if (r->cb && r->cb->record) {
             r->cb->record(r->cb->user, r->channel, t, type, j);
+        }
         rc = 0;
     }
     json_decref(j);
@@ -157,6 +164,11 @@ int fl_rd_handle_line(rd *r, const char *line, size_t len)
         if (r->res->unknown_types != unknown)
             note_unknown(r, type, (size_t)tl);
         return rc;
+    }
+    if (tl > 0 && r->cb && r->cb->detail && fl_type_of(type, (size_t)tl) == FL_T_KERNEL_DETAIL) {
+        int rc = fl_rd_fast_detail(r, line, len);
+        if (rc >= 0)
+            return rc;
     }
     if (tl > 0 && r->dedupe && is_common(fl_type_of(type, (size_t)tl)) &&
         seen_before(r, hash_bytes(line, len)))

@@ -77,13 +77,63 @@ static inline int fl_batch_colid(const fl_batch *b, int id)
 /* Cell (row, col); a NULL-kind cell when col < 0. */
 const fl_cell *fl_batch_cell(const fl_batch *b, size_t row, int col);
 
+/* One member of a record as jansson reads it (JSON_REJECT_DUPLICATES; an
+ * integer beyond int64 makes every number of its record a real). */
+typedef enum fl_jkind {
+    FL_J_ABSENT = 0, /* no such key */
+    FL_J_NULL,
+    FL_J_TRUE,
+    FL_J_FALSE,
+    FL_J_INT,    /* i */
+    FL_J_REAL,   /* d */
+    FL_J_STRING, /* s: unescaped, NUL-terminated (JSON has no \u0000) */
+    FL_J_OTHER   /* an object or an array */
+} fl_jkind;
+typedef struct fl_jval {
+    uint8_t kind; /* fl_jkind */
+    union {
+        int64_t i;
+        double d;
+        const char *s;
+    };
+} fl_jval;
+/* A member as an fl_jval (v NULL: FL_J_ABSENT); s borrowed from v. */
+fl_jval fl_jval_of(const json_t *v);
+
+/* The members of a kernel_detail its readers use (the report's model:
+ * report/model.c), in fl_detail.v by these indexes. */
+typedef enum fl_detail_key {
+    FL_KD_CORR_ID,
+    FL_KD_GRID,
+    FL_KD_BLOCK,
+    FL_KD_STATIC_SHARED,
+    FL_KD_OCCUPANCY,
+    FL_KD_LIMITING_RESOURCE,
+    FL_KD_USER_SCOPE,
+    FL_KD_STACK_TRACE,
+    FL_KD_COUNT
+} fl_detail_key;
+typedef struct fl_detail {
+    fl_jval v[FL_KD_COUNT];
+} fl_detail;
+/* A kernel_detail record's members, as the detail callback gets them
+ * (strings borrowed from rec). */
+void fl_detail_of_json(const json_t *rec, fl_detail *d);
+
 typedef struct fl_read_cb {
     void *user;
     /* Every record that is not a batch (job_start, shutdown,
-     * dictionary_update, capture_capabilities, kernel_detail,
-     * memset_event, system_start/stop, and types this reader does not
-     * know: t FL_T_UNKNOWN), parsed; borrowed for the call. */
+     * dictionary_update, capture_capabilities, kernel_detail unless
+     * detail is set, memset_event, system_start/stop, and types this
+     * reader does not know: t FL_T_UNKNOWN), parsed; borrowed for the
+     * call. */
     void (*record)(void *user, int channel, fl_type t, const char *type, json_t *rec);
+    /* When set, every kernel_detail record (of the session read) comes
+     * here instead, its members read straight from the line - the
+     * writer's one per launch, at the batches' speed - or through jansson
+     * when the line is anything else; the same members either way (what
+     * fl_detail_of_json gives), borrowed for the call. */
+    void (*detail)(void *user, int channel, const fl_detail *d);
     void (*batch)(void *user, const fl_batch *b);
     /* A problem with the input; the read goes on. */
     void (*warning)(void *user, const char *file, uint64_t line, const char *msg);
@@ -118,19 +168,21 @@ void fl_read_opts_init(fl_read_opts *o);
 
 /* What the read found. */
 typedef struct fl_read_result {
-    char session_id[64];    /* the session read ("" if none was found) */
-    char session_dir[4096]; /* its directory, or the flat prefix */
-    bool flat;              /* the older flat layout */
-    bool crashed;           /* no shutdown record on any channel */
-    uint64_t lines;         /* lines read */
-    uint64_t bytes;         /* uncompressed bytes read */
-    uint64_t bad_lines;     /* not JSON / torn / not an object */
-    uint64_t bad_records;   /* parsed, but unusable (missing fields, rows not matching) */
-    uint64_t other_session; /* records of another session_id, dropped */
-    uint64_t unknown_types; /* records of a type this reader does not know (still given;
-                               one warning per type) */
-    uint64_t files;         /* files read */
-    uint64_t gz_errors;     /* gzip streams that ended in an error */
+    char session_id[64];     /* the session read ("" if none was found) */
+    char session_dir[4096];  /* its directory, or the flat prefix */
+    bool flat;               /* the older flat layout */
+    bool crashed;            /* no shutdown record on any channel */
+    uint64_t lines;          /* lines read */
+    uint64_t bytes;          /* uncompressed bytes read */
+    uint64_t bad_lines;      /* not JSON / torn / not an object */
+    uint64_t bad_records;    /* parsed, but unusable (missing fields, rows not matching) */
+    uint64_t other_session;  /* records of another session_id, dropped */
+    uint64_t unknown_types;  /* records of a type this reader does not know (still given;
+                                one warning per type) */
+    uint64_t details_direct; /* kernel_detail lines read without jansson (the detail
+                                callback's direct path) */
+    uint64_t files;          /* files read */
+    uint64_t gz_errors;      /* gzip streams that ended in an error */
     /* Windows whose sidecar (.gpufl-window.<channel>.<N>.json) is not valid
      * or does not match its payload file's size or CRC-32 (a warning each;
      * the window is read all the same). */

@@ -4,9 +4,9 @@
  * each file holds one of them.  A session read (read.c) finds the session
  * (discover.c, over the names of layout.c), reads its files line by line
  * (files.c) and hands each line to the parser (line.c), which gives batch
- * lines to the batch scanner (batch.c, its rows: rows.c) and the others to
- * jansson; every part reports through the read's state (state.c).  The
- * JSON primitives are in scan.h.
+ * lines to the batch scanner (batch.c, its rows: rows.c), kernel_detail
+ * lines to theirs (detail.c) and the others to jansson; every part reports through the read's state
+ * (state.c).  The JSON primitives are in scan.h.
  */
 #ifndef FL_READER_READ_INT_H
 #define FL_READER_READ_INT_H
@@ -41,6 +41,7 @@ typedef struct rd {
     bool any_kind; /* the batch has a cell that is not an FL_CELL_INT */
     sbuf str;      /* a batch's type, session_id, hostname and column names */
     sbuf key;      /* an escaped key */
+    sbuf dstr;     /* a kernel_detail's strings (detail.c) */
     size_t *col_off;
     const char **cols;
     size_t col_cap;
@@ -62,6 +63,13 @@ void fl_rd_bad_line(rd *r, const char *fmt, ...) __attribute__((format(printf, 2
 /* One line, NUL at line[len] and RD_PAD readable bytes after it.  0: a
  * usable record (given, or a duplicate of one given). */
 int fl_rd_handle_line(rd *r, const char *line, size_t len);
+
+/* ---------------------------------------------- kernel_detail (detail.c) */
+
+/* A kernel_detail line (as fl_rd_handle_line's) read straight into the
+ * detail callback (which must be set): 0 delivered, 1 of another session
+ * (counted), -1 not taken - jansson's path reads it. */
+int fl_rd_fast_detail(rd *r, const char *line, size_t len);
 
 /* ---------------------------------------------- batches (batch.c, rows.c) */
 

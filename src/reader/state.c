@@ -15,6 +15,7 @@ void fl_rd_free(rd *r)
     free(r->cells);
     free(r->str.p);
     free(r->key.p);
+    free(r->dstr.p);
     free(r->col_off);
     free(r->cols);
     free(r->set);

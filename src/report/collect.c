@@ -360,6 +360,14 @@ static void cb_record(void *user, int channel, fl_type t, const char *type, json
         fl_report_gpufl_record(r, channel, t, type, rec);
 }
 
+/* A kernel_detail (cb_record's, read without jansson): the model's. */
+static void cb_detail(void *user, int channel, const fl_detail *d)
+{
+    fl_report *r = user;
+    (void)channel;
+    fl_model_detail(r->m, d);
+}
+
 static void cb_batch(void *user, const fl_batch *b)
 {
     fl_report *r = user;
@@ -470,6 +478,7 @@ void fl_report_callbacks(fl_report *r, fl_read_cb *cb)
     memset(cb, 0, sizeof *cb);
     cb->user = r;
     cb->record = cb_record;
+    cb->detail = cb_detail;
     cb->batch = cb_batch;
     cb->warning = cb_warning;
     cb->stop = fl_report_stop;

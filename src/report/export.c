@@ -695,6 +695,15 @@ static void cb_record(void *user, int channel, fl_type t, const char *type, json
     }
 }
 
+/* A kernel_detail (cb_record's, read without jansson): the model's. */
+static void cb_detail(void *user, int channel, const fl_detail *d)
+{
+    fl_export *e = user;
+    (void)channel;
+    if (!e->finished)
+        fl_model_detail(e->m, d);
+}
+
 static void cb_batch(void *user, const fl_batch *b)
 {
     fl_export *e = user;
@@ -788,6 +797,7 @@ void fl_export_callbacks(fl_export *e, fl_read_cb *cb)
     memset(cb, 0, sizeof *cb);
     cb->user = e;
     cb->record = cb_record;
+    cb->detail = cb_detail;
     cb->batch = cb_batch;
     cb->warning = cb_warning;
     cb->stop = cb_stop;

@@ -61,24 +61,39 @@ bool fl_rcell_real(const fl_batch *b, size_t row, int col, double *out)
 
 /* ====================================================== record members */
 
-bool fl_jget_u64(const json_t *obj, const char *key, uint64_t *out)
+bool fl_jval_u64(const fl_jval *v, uint64_t *out)
 {
-    const json_t *v = json_object_get(obj, key);
-    if (json_is_integer(v)) {
-        json_int_t i = json_integer_value(v);
-        if (i < 0)
+    if (v->kind == FL_J_INT) {
+        if (v->i < 0)
             return false;
-        *out = (uint64_t)i;
+        *out = (uint64_t)v->i;
         return true;
     }
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
+    if (v->kind == FL_J_REAL) {
+        double d = v->d;
         if (!(d >= 0.0 && d < 18446744073709551616.0))
             return false;
         *out = (uint64_t)d;
         return true;
     }
     return false;
+}
+
+bool fl_jval_real(const fl_jval *v, double *out)
+{
+    if (v->kind == FL_J_INT)
+        *out = (double)v->i;
+    else if (v->kind == FL_J_REAL)
+        *out = v->d;
+    else
+        return false;
+    return isfinite(*out);
+}
+
+bool fl_jget_u64(const json_t *obj, const char *key, uint64_t *out)
+{
+    fl_jval v = fl_jval_of(json_object_get(obj, key));
+    return fl_jval_u64(&v, out);
 }
 
 bool fl_jget_i64(const json_t *obj, const char *key, int64_t *out)
@@ -93,11 +108,8 @@ bool fl_jget_i64(const json_t *obj, const char *key, int64_t *out)
 
 bool fl_jget_real(const json_t *obj, const char *key, double *out)
 {
-    const json_t *v = json_object_get(obj, key);
-    if (!json_is_number(v))
-        return false;
-    *out = json_number_value(v);
-    return isfinite(*out);
+    fl_jval v = fl_jval_of(json_object_get(obj, key));
+    return fl_jval_real(&v, out);
 }
 
 const char *fl_jget_str(const json_t *obj, const char *key)
@@ -143,11 +155,32 @@ bool fl_jget_span(const json_t *obj, uint64_t *start, uint64_t *dur)
 
 /* ========================================================== dimensions */
 
+/* The writer's "(x,y,z)": three runs of 1-9 plain digits, nothing else
+ * (what sscanf below reads the same way); false: not that form. */
+static bool dim3_plain(const char *s, uint32_t v[3])
+{
+    if (*s++ != '(')
+        return false;
+    for (int i = 0; i < 3; i++) {
+        const char *d = s;
+        uint32_t x = 0;
+        while (*s >= '0' && *s <= '9' && s - d < 9)
+            x = x * 10 + (uint32_t)(*s++ - '0');
+        if (s == d || *s != (i < 2 ? ',' : ')'))
+            return false;
+        s++;
+        v[i] = x;
+    }
+    return *s == '\0';
+}
+
 /* "(x,y,z)" -> v; false if it is not that. */
 bool fl_dim3_parse(const char *s, uint32_t v[3])
 {
     if (!s)
         return false;
+    if (dim3_plain(s, v))
+        return true;
     unsigned long a[3];
     int end = 0;
     if (sscanf(s, " (%lu,%lu,%lu)%n", &a[0], &a[1], &a[2], &end) != 3 || s[end] != '\0')

@@ -35,6 +35,18 @@ static inline bool fl_rcell_u64(const fl_batch *b, size_t row, int col, uint64_t
 /* Cell as a double; false for null or a negative col. */
 bool fl_rcell_real(const fl_batch *b, size_t row, int col, double *out);
 
+/* Record members as fl_jval (reader/read.h): the one rule of the
+ * fl_jget_* below, and of the kernel_detail members the reader gives. */
+/* A non-negative number below 2^64 (a real is truncated). */
+bool fl_jval_u64(const fl_jval *v, uint64_t *out);
+/* A finite number. */
+bool fl_jval_real(const fl_jval *v, double *out);
+/* A string; NULL otherwise. */
+static inline const char *fl_jval_str(const fl_jval *v)
+{
+    return v->kind == FL_J_STRING ? v->s : NULL;
+}
+
 /* Record members. */
 /* A non-negative number below 2^64 (a real is truncated). */
 bool fl_jget_u64(const json_t *obj, const char *key, uint64_t *out);

@@ -296,11 +296,11 @@ static void on_dictionary(fl_model *m, const json_t *rec)
     }
 }
 
-static void on_detail(fl_model *m, const json_t *rec)
+void fl_model_detail(fl_model *m, const fl_detail *x)
 {
     fl_model_priv *p = m->priv;
     uint64_t corr;
-    if (!fl_jget_u64(rec, "corr_id", &corr)) {
+    if (!fl_jval_u64(&x->v[FL_KD_CORR_ID], &corr)) {
         m->bad_rows++;
         return;
     }
@@ -311,15 +311,15 @@ static void on_detail(fl_model *m, const json_t *rec)
     }
     d->seq = ++p->seq;
     d->corr_id = (uint32_t)corr;
-    d->have_grid = fl_dim3_parse(fl_jget_str(rec, "grid"), d->grid);
-    d->have_block = fl_dim3_parse(fl_jget_str(rec, "block"), d->block);
+    d->have_grid = fl_dim3_parse(fl_jval_str(&x->v[FL_KD_GRID]), d->grid);
+    d->have_block = fl_dim3_parse(fl_jval_str(&x->v[FL_KD_BLOCK]), d->block);
     uint64_t ss;
-    d->static_shared = fl_jget_u64(rec, "static_shared", &ss) ? (int64_t)ss : -1;
-    if (!fl_jget_real(rec, "occupancy", &d->occupancy))
+    d->static_shared = fl_jval_u64(&x->v[FL_KD_STATIC_SHARED], &ss) ? (int64_t)ss : -1;
+    if (!fl_jval_real(&x->v[FL_KD_OCCUPANCY], &d->occupancy))
         d->occupancy = NAN;
-    d->limiting = fl_pool_intern(&p->pool, fl_jget_str(rec, "limiting_resource"));
-    d->user_scope = fl_pool_intern(&p->pool, fl_jget_str(rec, "user_scope"));
-    d->stack_trace = fl_pool_intern(&p->pool, fl_jget_str(rec, "stack_trace"));
+    d->limiting = fl_pool_intern(&p->pool, fl_jval_str(&x->v[FL_KD_LIMITING_RESOURCE]));
+    d->user_scope = fl_pool_intern(&p->pool, fl_jval_str(&x->v[FL_KD_USER_SCOPE]));
+    d->stack_trace = fl_pool_intern(&p->pool, fl_jval_str(&x->v[FL_KD_STACK_TRACE]));
     if (p->pending.n >= PENDING_MAX) {
         /* Details no row claimed (a damaged file): forget them. */
         m->details_orphan += p->pending.n;
@@ -345,7 +345,9 @@ void fl_model_record(fl_model *m, int channel, fl_type t, const char *type, json
     if (!type || !rec)
         return;
     if (t == FL_T_KERNEL_DETAIL) {
-        on_detail(m, rec);
+        fl_detail d;
+        fl_detail_of_json(rec, &d);
+        fl_model_detail(m, &d);
         return;
     }
     fl_model_flush_held(m);

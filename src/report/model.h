@@ -98,6 +98,9 @@ void fl_model_destroy(fl_model *m); /* NULL-safe */
 /* Feed every record / batch to the model first; it calls fn from these. */
 void fl_model_record(fl_model *m, int channel, fl_type t, const char *type, json_t *rec);
 void fl_model_batch(fl_model *m, const fl_batch *b);
+/* A kernel_detail from the reader's detail callback (fl_model_record
+ * takes one as a record the same way). */
+void fl_model_detail(fl_model *m, const fl_detail *d);
 void fl_model_finish(fl_model *m);
 /* Dictionary names; NULL when the id is not in the dictionary. */
 const char *fl_model_kernel_name(const fl_model *m, uint64_t id);

@@ -4,7 +4,10 @@
  * session filter.  The input is fed whole as one line, then split at '\n'
  * into lines fed one by one on the three channels, every other one with a
  * session filter.  The callbacks touch everything they are given, so a
- * sanitizer sees any read out of bounds.
+ * sanitizer sees any read out of bounds.  Each line (the whole input and
+ * its first 64 lines) is also read through the detail callback and
+ * through jansson's record: a kernel_detail must give the same counts,
+ * warnings and members both ways (fuzz_detail_differs), else it traps.
  *
  * libFuzzer: cmake -DGP_LIBFUZZER=ON with clang (tests/CMakeLists.txt);
  * without it, tests/test_fuzz_read.c includes this file and drives it with
@@ -49,6 +52,120 @@ static void fuzz_warning(void *user, const char *file, uint64_t line, const char
     s->sum += strlen(file) + line + strlen(msg);
 }
 
+/* ------------------------------------------- kernel_detail, both paths */
+
+/* What one line gave: its counts, return, warnings and details (the
+ * values, strings copied), as the detail callback or jansson's record
+ * gave them. */
+typedef struct dseen {
+    int rc, n;
+    uint64_t bad_lines, bad_records, other_session, unknown;
+    uint64_t warn_hash;
+    fl_jval v[2][FL_KD_COUNT];
+    char str[2][FL_KD_COUNT][96];
+    size_t slen[2][FL_KD_COUNT];
+} dseen;
+
+static void dseen_add(dseen *s, const fl_detail *d)
+{
+    if (s->n < 2)
+        for (int i = 0; i < FL_KD_COUNT; i++) {
+            s->v[s->n][i] = d->v[i];
+            if (d->v[i].kind == FL_J_STRING) {
+                size_t n = strlen(d->v[i].s);
+                s->slen[s->n][i] = n;
+                memcpy(s->str[s->n][i], d->v[i].s, n < 95 ? n : 95);
+                s->str[s->n][i][n < 95 ? n : 95] = '\0';
+                s->v[s->n][i].s = NULL;
+            }
+        }
+    s->n++;
+}
+
+static void dseen_detail(void *user, int channel, const fl_detail *d)
+{
+    (void)channel;
+    dseen_add(user, d);
+}
+
+static void dseen_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
+{
+    (void)channel;
+    (void)type;
+    if (t == FL_T_KERNEL_DETAIL) {
+        fl_detail d;
+        fl_detail_of_json(rec, &d);
+        dseen_add(user, &d);
+    }
+}
+
+static void dseen_warning(void *user, const char *file, uint64_t line, const char *msg)
+{
+    dseen *s = user;
+    (void)file;
+    (void)line;
+    for (const char *p = msg; *p; p++)
+        s->warn_hash = (s->warn_hash ^ (unsigned char)*p) * 0x100000001b3ull;
+}
+
+/* kernel_detail lines the direct path took (test_fuzz_read: it was
+ * exercised). */
+static uint64_t fuzz_details_direct;
+
+static void dseen_read(const char *line, size_t len, const char *want, bool fast, dseen *s)
+{
+    memset(s, 0, sizeof *s);
+    fl_read_cb cb = {.user = s, .record = dseen_record, .warning = dseen_warning};
+    if (fast)
+        cb.detail = dseen_detail;
+    fl_read_result res;
+    memset(&res, 0, sizeof res);
+    s->rc = fl_read_line(line, len, FL_CH_DEVICE, want, &cb, &res, "fuzz", 1);
+    s->bad_lines = res.bad_lines;
+    s->bad_records = res.bad_records;
+    s->other_session = res.other_session;
+    s->unknown = res.unknown_types;
+    fuzz_details_direct += res.details_direct;
+}
+
+/* Whether a kernel_detail line reads differently through the detail
+ * callback (read.h: the fast scanner, or jansson where it does not take
+ * the line) and through jansson's record: every count, warning and
+ * member must be the same, a real bit for bit. */
+static bool fuzz_detail_differs(const char *line, size_t len, const char *want)
+{
+    static dseen a, b;
+    dseen_read(line, len, want, true, &a);
+    dseen_read(line, len, want, false, &b);
+    if (a.rc != b.rc || a.n != b.n || a.bad_lines != b.bad_lines ||
+        a.bad_records != b.bad_records || a.other_session != b.other_session ||
+        a.unknown != b.unknown || a.warn_hash != b.warn_hash)
+        return true;
+    for (int n = 0; n < a.n && n < 2; n++)
+        for (int i = 0; i < FL_KD_COUNT; i++) {
+            const fl_jval *x = &a.v[n][i], *y = &b.v[n][i];
+            if (x->kind != y->kind || a.slen[n][i] != b.slen[n][i] ||
+                strcmp(a.str[n][i], b.str[n][i]) != 0)
+                return true;
+            if ((x->kind == FL_J_INT && x->i != y->i) ||
+                (x->kind == FL_J_REAL && memcmp(&x->d, &y->d, sizeof x->d) != 0))
+                return true;
+        }
+    return false;
+}
+
+#ifndef FUZZ_DETAIL_MISMATCH
+#define FUZZ_DETAIL_MISMATCH(line, len) __builtin_trap()
+#endif
+
+static void fuzz_detail_check(const char *line, size_t len)
+{
+    static const char *const wants[] = {NULL, "s", "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b"};
+    for (size_t w = 0; w < sizeof wants / sizeof wants[0]; w++)
+        if (fuzz_detail_differs(line, len, wants[w]))
+            FUZZ_DETAIL_MISMATCH(line, len);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -59,6 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&res, 0, sizeof res);
     const char *text = (const char *)data;
     fl_read_line(text, size, FL_CH_DEVICE, NULL, &cb, &res, "fuzz", 1);
+    fuzz_detail_check(text, size);
     const char *p = text, *end = text + size;
     uint64_t lineno = 0;
     while (p < end) {
@@ -67,6 +185,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lineno++;
         fl_read_line(p, len, (int)(lineno % FL_CH_COUNT), (lineno & 1) ? "s" : NULL, &cb, &res,
                      "fuzz", lineno);
+        if (nl && lineno < 64)
+            fuzz_detail_check(p, len);
         if (!nl)
             break;
         p = nl + 1;

@@ -18,6 +18,11 @@
 #include "check.h"
 #include "fl_log.h"
 
+/* A kernel_detail read differently by the detail callback and by
+ * jansson's record (fuzz_read_line.c): an oracle mismatch, not a trap. */
+static void report(const char *what, const char *line, size_t len);
+#define FUZZ_DETAIL_MISMATCH(line, len)                                                            \
+    report("kernel_detail differs between the detail callback and jansson", line, len)
 #include "fuzz/fuzz_read_line.c"
 
 #include <glob.h>
@@ -81,6 +86,26 @@ static const char *const batch_seeds[] = {
     "{\"rows\":[[1]],\"type\":\"b_batch\",\"columns\":[\"c\"],\"session_id\":\"s\"}",
     "{\"type\":\"mystery\",\"rows\":[[\"x\"]],\"session_id\":\"t\"}",
     "{\"type\":\"kernel_detail\",\"corr_id\":18446744073709551615,\"occupancy\":0.5}",
+    /* kernel_detail as the writer writes it, and odd ones (the detail
+     * callback's scanner against jansson). */
+    "{\"version\":1,\"type\":\"kernel_detail\",\"session_id\":\"s\",\"pid\":4242,\"app\":\"a\","
+    "\"corr_id\":1000000,\"grid\":\"(28,1,1)\",\"block\":\"(128,1,1)\",\"static_shared\":0,"
+    "\"local_bytes\":0,\"const_bytes\":null,\"occupancy\":0.75,\"reg_occupancy\":1.0,"
+    "\"smem_occupancy\":1e0,\"warp_occupancy\":null,\"block_occupancy\":null,"
+    "\"limiting_resource\":\"warps\",\"max_active_blocks\":8,\"local_mem_total_bytes\":0,"
+    "\"local_mem_per_thread_bytes\":0,\"cache_config_requested\":0,\"cache_config_executed\":0,"
+    "\"shared_mem_executed_bytes\":0,\"user_scope\":\"train|forward\",\"stack_trace\":\"\"}",
+    " { \"type\" : \"kernel_detail\" , \"user_scope\":\"a\\\"b\\u00e9\\ud83d\\ude00|c\\n\","
+    "\"corr_id\":-0,\"grid\":\"( 1,2,3)\",\"block\":\"(+1,-0,4294967295)\",\"x\":[1,{\"y\":2}],"
+    "\"static_shared\":1.5e3,\"occupancy\":12345678901234567890,\"limiting_resource\":7} ",
+    "{\"type\":\"kernel_detail\",\"corr_id\":5,\"corr_id\":6,\"session_id\":\"s\"}",
+    "{\"session_id\":\"t\",\"type\":\"kernel_detail\",\"corr_id\":9223372036854775807,"
+    "\"grid\":\"(4294967296,1,1)\",\"occupancy\":-1e400,\"user_scope\":null,\"z\":true,"
+    "\"w\":false,\"z2\":1,\"z3\":2}",
+    "{\"type\":\"kernel_detail\",\"session_id\":5,\"corr_id\":\"12\",\"static_shared\":-3,"
+    "\"occupancy\":\"0.5\",\"grid\":[1,2,3],\"user_scope\":\"\",\"ty\\u0070e\":1}",
+    "{\"type\":\"kernel_detail\",\"corr_id\":0.000000001e9,\"occupancy\":4.9e-324,"
+    "\"static_shared\":18446744073709551616.0,\"grid\":\"(1,1,1) \",\"block\":\"(01,1,1)\"}",
 };
 
 static void load_seeds(void)
@@ -363,9 +388,12 @@ int main(void)
         execs++;
     }
     free(buf);
-    printf("test_fuzz_read: %llu executions in %.0f s (GP_FUZZ_SECONDS), %zu seeds\n",
-           (unsigned long long)execs, seconds, nseeds);
+    uint64_t direct = fuzz_details_direct;
+    printf("test_fuzz_read: %llu executions in %.0f s (GP_FUZZ_SECONDS), %zu seeds, %llu "
+           "kernel_details read by the direct path\n",
+           (unsigned long long)execs, seconds, nseeds, (unsigned long long)direct);
     CHECK_INT(mismatches, 0);
+    CHECK(direct > 0); /* the kernel_detail scanner was exercised */
     CHECK(execs > 0);
     fl_rmtree(tmp_root);
     for (size_t i = 0; i < nseeds; i++)
