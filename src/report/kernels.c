@@ -170,25 +170,33 @@ static void pend_fold(fl_report *r, kstat *k)
     k->pend_n = 0;
 }
 
-/* The scopes of a user_scope path ("outer|inner"), each name once. */
+/* The scopes of a user_scope path ("outer|inner"), each name once; the
+ * same as they are when the path is the one they were resolved from
+ * (interned: the same text is the same pointer; scopes are never taken
+ * out of the table). */
 static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
 {
+    const char *us = d ? d->user_scope : NULL;
+    k->attr_seq = d ? d->seq : 0;
+    if (k->attr_valid && us == k->attr_scope)
+        return;
     if (k->pend_n)
         pend_fold(r, k);
     free(k->scope_idx);
     k->scope_idx = NULL;
     k->n_scope_idx = 0;
-    k->attr_seq = d ? d->seq : 0;
-    if (!d || !d->user_scope) {
+    k->attr_scope = us;
+    k->attr_valid = true;
+    if (!us) {
         k->attr = 0;
         return;
     }
-    if (strcmp(d->user_scope, "global") == 0 || d->user_scope[0] == '\0') {
+    if (strcmp(us, "global") == 0 || us[0] == '\0') {
         k->attr = 1;
         return;
     }
     k->attr = 2;
-    const char *s = d->user_scope;
+    const char *s = us;
     size_t parts = 1;
     for (const char *c = s; *c; c++)
         parts += *c == '|';
@@ -196,6 +204,7 @@ static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
     if (!k->scope_idx) {
         r->oom = true;
         k->attr = 0;
+        k->attr_valid = false;
         return;
     }
     char name[1024];
@@ -220,6 +229,7 @@ static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
     }
     for (size_t i = 0; i < k->n_scope_idx && i < KSCOPE_IN; i++)
         k->scope_in[i] = k->scope_idx[i];
+    k->attr_valid = !r->oom;
 }
 
 static inline __attribute__((always_inline)) void busy_add(dstat *d, uint64_t a, uint64_t b)

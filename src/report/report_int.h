@@ -47,6 +47,10 @@ typedef struct kstat {
     size_t n_scope_idx;
     uint32_t scope_in[KSCOPE_IN]; /* the first of scope_idx, in this line */
     uint64_t attr_seq;            /* the seq of the detail attr is of */
+    /* The user_scope (interned) attr was resolved from, when attr_valid:
+     * a detail of the same scope leaves attr as it is. */
+    const char *attr_scope;
+    bool attr_valid;
     uint32_t kernel_id;
     /* The most recent detail, and which fields took several values. */
     uint64_t seq;
