@@ -28,11 +28,11 @@
  *    --dur-us MIN MAX.
  * It prints the shape (mean row length, digits of dt_ns and corr_id,
  * batch span).  Then, N times (3), reads it with fl_read_session, a batch
- * callback summing duration_ns, and prints MB/s of NDJSON per core (the
- * thread's CPU time) and per wall second, rows/s and the peak RSS.  Then
- * the report itself, N times: what `gpu-profile report` does -
- * fl_read_session into fl_report's callbacks, fl_report_finish and the
- * text rendering - the same figures.  Then, if python3 is on the PATH, the
+ * callback summing duration_ns and a detail callback counting the
+ * kernel_details (read.h's fl_detail, as the report takes them), and prints MB/s of NDJSON per core
+ * (the thread's CPU time) and per wall second, rows/s and the peak RSS.  Then the report itself, N
+ * times: what `gpu-profile report` does - fl_read_session into fl_report's callbacks,
+ * fl_report_finish and the text rendering - the same figures.  Then, if python3 is on the PATH, the
  * same device.log read line by line with json.loads (summing duration_ns
  * the same way), and jansson's json_loadb over the first --jansson-mb
  * (256; 0: none) MB of batch lines, each with our ratio.  The file is in
@@ -318,8 +318,15 @@ static void print_shape(const gen_opts *o, const gen_stats *st, size_t total, ui
 }
 
 typedef struct sums {
-    uint64_t rows, duration, batches;
+    uint64_t rows, duration, batches, details;
 } sums;
+
+static void on_detail(void *user, int channel, const fl_detail *d)
+{
+    sums *s = user;
+    (void)channel;
+    s->details += d->v[FL_KD_CORR_ID].kind == FL_J_INT ? 1 : 0;
+}
 
 static void on_batch(void *user, const fl_batch *b)
 {
@@ -391,7 +398,7 @@ static int time_reader(const char *root, int runs, size_t total, const char *tag
     long rss_after = 0;
     for (int k = 0; k < runs; k++) {
         sums s = {0};
-        fl_read_cb cb = {.user = &s, .batch = on_batch, .warning = on_warning};
+        fl_read_cb cb = {.user = &s, .batch = on_batch, .detail = on_detail, .warning = on_warning};
         fl_read_result res;
         gp_error ge;
         uint64_t c0 = gp_thread_cpu_ns(), w0 = gp_now_mono_ns();
@@ -404,12 +411,12 @@ static int time_reader(const char *root, int runs, size_t total, const char *tag
         rss_after = peak_rss_kib();
         double mb = (double)res.bytes / 1e6;
         printf("fl_read_session run %d: %.1f MB in %.3f s CPU / %.3f s wall: %.0f MB/s per core, "
-               "%.0f MB/s wall, %.1f M rows/s per core; %llu rows, %llu batches, sum(duration) "
-               "%llu, bad %llu/%llu, crashed %d\n",
+               "%.0f MB/s wall, %.1f M rows/s per core; %llu rows, %llu batches, %llu details, "
+               "sum(duration) %llu, bad %llu/%llu, crashed %d\n",
                k + 1, mb, cpu, wall, mb / cpu, mb / wall, (double)s.rows / cpu / 1e6,
                (unsigned long long)s.rows, (unsigned long long)s.batches,
-               (unsigned long long)s.duration, (unsigned long long)res.bad_lines,
-               (unsigned long long)res.bad_records, res.crashed);
+               (unsigned long long)s.details, (unsigned long long)s.duration,
+               (unsigned long long)res.bad_lines, (unsigned long long)res.bad_records, res.crashed);
         if (s.rows != total) {
             fprintf(stderr, "bench_read: read %llu rows, wrote %zu\n", (unsigned long long)s.rows,
                     total);
