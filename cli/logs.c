@@ -50,6 +50,12 @@ static void on_record(void *user, int channel, fl_type t, const char *type, json
         w->inner.record(w->inner.user, channel, t, type, rec);
 }
 
+static void on_detail(void *user, int channel, const fl_detail *d)
+{
+    warn_ctx *w = user;
+    w->inner.detail(w->inner.user, channel, d);
+}
+
 static void on_batch(void *user, const fl_batch *b)
 {
     warn_ctx *w = user;
@@ -234,6 +240,8 @@ static int read_into(const char *cmd, const log_args *a, const fl_read_cb *inner
     *w = (warn_ctx){.cmd = cmd, .n = 0, .inner = *inner};
     fl_read_cb cb = {
         .user = w, .record = on_record, .batch = on_batch, .warning = on_warning, .stop = on_stop};
+    if (inner->detail) /* kernel_details without jansson (reader/detail.c) */
+        cb.detail = on_detail;
     fl_read_opts o;
     fl_read_opts_init(&o);
     o.session_id = a->session;
