@@ -28,6 +28,8 @@
 #include "plugin.h"
 #include "stacks.h"
 
+#include "../src/util/fs.h" /* fl_library_check: the core library we load */
+
 #include "gpufl.h"
 
 #include <cupti.h>
@@ -610,11 +612,19 @@ static void inject_say(const char *fmt, const char *arg)
     fprintf(stderr, "[gpufl] CUDA injection: %s\n", line);
 }
 
-static void *open_core(void)
+/* The core library: $GPUFL_CORE_LIBRARY when set, checked before dlopen
+ * runs its constructors (made absolute, ours or root's, writable by no
+ * other user: util/fs.h), else the one beside this file, else the
+ * loader's search.  NULL with why set when the named file was refused. */
+static void *open_core(char *why, size_t why_len)
 {
     const char *env = getenv("GPUFL_CORE_LIBRARY");
-    if (env && *env)
-        return dlopen(env, RTLD_NOW | RTLD_GLOBAL);
+    if (env && *env) {
+        char real[PATH_MAX];
+        if (fl_library_check(env, real, sizeof real, why, why_len) != 0)
+            return NULL;
+        return dlopen(real, RTLD_NOW | RTLD_GLOBAL);
+    }
     char path[PATH_MAX];
     Dl_info di;
     if (dladdr((const void *)&gpufl_cupti_plugin_v1, &di) && di.dli_fname) {
@@ -633,9 +643,10 @@ static void *open_core(void)
 
 static void inject(void)
 {
-    void *core = open_core();
+    char why[PATH_MAX + 256] = "";
+    void *core = open_core(why, sizeof why);
     if (!core) {
-        const char *e = dlerror();
+        const char *e = why[0] ? why : dlerror();
         inject_say("the gpu-profile library could not be loaded (%s): set GPUFL_CORE_LIBRARY",
                    e ? e : "libgpuprofile");
         return;

@@ -5,7 +5,9 @@
  * GPUFL_* environment the gpu-profile command sets.  Called from several
  * threads at once and again later: one session, every call answers 1.
  * Without a driver the session records the fallback with CUPTI's message.
- * A core library that cannot be found: 0 and one line on stderr.
+ * A core library that cannot be found, or that GPUFL_CORE_LIBRARY names
+ * but another user could have written: 0 and one line on stderr, and the
+ * refused file is never loaded.
  *
  * This executable links nothing of gpu-profile: it loads both libraries as
  * a CUDA program would.
@@ -75,6 +77,71 @@ static void test_core_missing(const char *plugin)
     CHECK_CONTAINS(buf, "/nonexistent/libgpuprofile.so.0");
 }
 
+/* Copies src to dst with mode; 0 on success. */
+static int copy_file(const char *src, const char *dst, mode_t mode)
+{
+    size_t len = 0;
+    char *data = check_read_file(src, &len);
+    if (!data)
+        return -1;
+    FILE *f = fopen(dst, "wb");
+    int ok = f && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    free(data);
+    return ok && chmod(dst, mode) == 0 ? 0 : -1;
+}
+
+/* In a child: GPUFL_CORE_LIBRARY names, relative to the working directory,
+ * a library every user may write: it is refused before dlopen, so its
+ * constructor never runs (it would leave a marker); 0 and one line. */
+static void test_core_refused(const char *plugin)
+{
+    const char *rogue = getenv("GP_TEST_FAKE_LIB");
+    CHECK(rogue != NULL);
+    if (!rogue)
+        return;
+    char dir[256], lib[300], marker[300];
+    snprintf(dir, sizeof dir, "/tmp/gp_cupti_inject_rogue_%d", (int)getpid());
+    snprintf(lib, sizeof lib, "%s/librogue.so", dir);
+    snprintf(marker, sizeof marker, "%s/marker", dir);
+    CHECK_INT(mkdir(dir, 0755), 0);
+    CHECK_INT(copy_file(rogue, lib, 0666), 0);
+    int fds[2];
+    CHECK_INT(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        if (chdir(dir) != 0)
+            _exit(5);
+        setenv("FAKE_LIB_MARKER", marker, 1);
+        setenv("GPUFL_CORE_LIBRARY", "./librogue.so", 1);
+        inject_fn fn = load_inject(plugin);
+        _exit(fn ? 10 + fn() : 3);
+    }
+    close(fds[1]);
+    char buf[2048] = "";
+    size_t len = 0;
+    ssize_t r;
+    while ((r = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0)
+        len += (size_t)r;
+    buf[len] = '\0';
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st));
+    CHECK_INT(WEXITSTATUS(st), 10); /* InitializeInjection returned 0 */
+    char want[400];
+    snprintf(want, sizeof want,
+             "[gpufl] CUDA injection: the gpu-profile library could not be loaded (%s is "
+             "writable by every user: not loaded): set GPUFL_CORE_LIBRARY",
+             lib); /* made absolute */
+    CHECK_CONTAINS(buf, want);
+    CHECK(access(marker, F_OK) != 0); /* its constructor never ran */
+    fl_rmtree(dir);
+}
+
 /* In a child: the program already runs a session of its own when CUDA
  * calls the injection: 1, no second session, nothing on stderr. */
 static void test_session_already_active(const char *plugin, const char *core)
@@ -138,6 +205,7 @@ int main(void)
         return 2;
     }
     test_core_missing(plugin);
+    test_core_refused(plugin);
     test_session_already_active(plugin, core);
 
     snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_inject_%d", (int)getpid());
