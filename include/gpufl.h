@@ -168,6 +168,13 @@ typedef struct gpufl_init_options {
      * GPUFlight's analyzer attributes only partly.  Env:
      * GPUFL_COMPACT_KERNEL_DETAILS. */
     bool compact_kernel_details;
+
+    /* Not in the seed: PC sampling (profiling_engine PcSampling) samples
+     * each SM sub-partition's warps every 2^pc_sampling_period cycles;
+     * 5..31, 0 = the default (18: 2^18 = 262144 cycles, about 0.15 ms at
+     * 1.75 GHz).  Smaller periods sample more (and drop more when CUPTI's
+     * buffers overflow).  Env: GPUFL_PC_SAMPLING_PERIOD. */
+    int pc_sampling_period;
 } gpufl_init_options;
 
 /* Fills the defaults above. */

@@ -19,12 +19,17 @@
  *    thread's CPU stack (stacks.h: addresses, a hash and a lookup there;
  *    symbolised on the writer thread in drain(), before the buffers, so a
  *    stack is announced before the first kernel row that uses it);
+ *  - PC sampling (pcsamp.c) shares the one CUPTI subscriber: its resource
+ *    callbacks (contexts, modules) arrive through on_api; its collections
+ *    run in drain(), and no activity flush is asked for while it is armed
+ *    (CUPTI then returns no kernel record);
  *  - InitializeInjection (CUDA_INJECTION64_PATH) is idempotent and
  *    thread-safe: the first call starts a session through the core library
  *    found beside this file; InitializeInjectionNvtx2 (NVTX_INJECTION64_PATH)
  *    hands NVTX to CUPTI so ranges arrive as MARKER records.
  */
 #include "decode.h"
+#include "pcsamp.h"
 #include "plugin.h"
 #include "stacks.h"
 
@@ -265,6 +270,10 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
                             const void *data)
 {
     (void)user;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        fl_pcs_on_resource(cbid, data);
+        return;
+    }
     const CUpti_CallbackData *cb = data;
     if (!cb)
         return;
@@ -312,10 +321,10 @@ static CUptiResult enable_list(const cb_id *ids, size_t n, uint8_t kind)
  * profiler) holds it, kernels stay unattributed, allocations untimed, and
  * the reason is noted.  Returns the CB_* kinds now enabled. */
 static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_stacks *st,
-                                    bool memory)
+                                    bool memory, bool pc)
 {
     bool launches = scope_fn || st;
-    if (!launches && !memory)
+    if (!launches && !memory && !pc)
         return CB_NONE;
     fl_launch_scope_reset();
     memset(cb_kind, 0, sizeof cb_kind);
@@ -326,6 +335,8 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
         r = enable_list(launch_cbids, sizeof launch_cbids / sizeof launch_cbids[0], CB_LAUNCH);
     if (r == CUPTI_SUCCESS && memory)
         r = enable_list(memop_cbids, sizeof memop_cbids / sizeof memop_cbids[0], CB_MEMOP);
+    if (r == CUPTI_SUCCESS && pc)
+        r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
     if (r == CUPTI_SUCCESS) {
         subscribed = true;
         return (launches ? CB_LAUNCH : 0u) | (memory ? CB_MEMOP : 0u);
@@ -452,18 +463,23 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     fl_stacks_destroy(stacks); /* a previous session's, released without stop */
     stacks = make_stacks(o);
     stacks_announced = 0;
-    unsigned cbs = subscribe_callbacks(o->scope_path, stacks, o->memory);
+    /* PC sampling: on the context current here (gpufl_init after CUDA
+     * came up), and on each context created later (resource callbacks). */
+    uint32_t pcs = fl_pcs_engine_start(o, atomic_load(&injecting) ? NULL : gp_driver_context());
+    unsigned cbs = subscribe_callbacks(o->scope_path, stacks, o->memory, pcs == FL_PC_ACTIVE);
     if (!(cbs & CB_LAUNCH)) {
         fl_stacks_destroy(stacks);
         stacks = NULL;
     }
     dc.scopes = (cbs & CB_LAUNCH) != 0;
     dc.memop_durations = (cbs & CB_MEMOP) != 0;
+    dc.pcs = fl_pcs_engine_activity_sink();
     fl_decoder *d = fl_decoder_create(&dc);
     if (!d) {
         unsubscribe_callbacks();
         fl_stacks_destroy(stacks);
         stacks = NULL;
+        fl_pcs_engine_release();
         disable_all();
         snprintf(why, why_len, "out of memory for the activity decoder");
         pthread_mutex_unlock(&life);
@@ -491,7 +507,13 @@ static void emit_stacks(void *user, const uint32_t *ids, const char *const *text
     sink->stacks(sink->user, ids, texts, n);
 }
 
-static void plugin_drain(const fl_trace_sink *sink)
+static void flush_completed(void)
+{
+    cuptiActivityFlushAll(0);
+}
+
+/* The activity buffers completed so far, decoded into sink. */
+static void drain_buffers(const fl_trace_sink *sink)
 {
     /* Stacks first: every stack a row below can name was captured at its
      * launch, before its buffer completed. */
@@ -516,11 +538,20 @@ static void plugin_drain(const fl_trace_sink *sink)
     pthread_mutex_unlock(&pool.mu);
 }
 
+static void plugin_drain(const fl_trace_sink *sink)
+{
+    drain_buffers(sink);
+    /* PC sampling's collection point, if one is due (it flushes the
+     * activity buffers while sampling is stopped), then its rows. */
+    fl_pcs_engine_drain(sink, flush_completed);
+}
+
 static void plugin_flush(void)
 {
-    /* Under life: never concurrent with stop() disabling the kinds. */
+    /* Under life: never concurrent with stop() disabling the kinds; not
+     * while PC sampling is armed (CUPTI would return no kernel record). */
     pthread_mutex_lock(&life);
-    if (running)
+    if (running && !fl_pcs_armed())
         cuptiActivityFlushAll(0);
     pthread_mutex_unlock(&life);
 }
@@ -529,6 +560,9 @@ static void plugin_stop(void)
 {
     pthread_mutex_lock(&life);
     if (running) {
+        /* PC sampling stopped first: a forced flush returns no kernel
+         * record while it is armed.  The next drain reads it. */
+        fl_pcs_engine_stop();
         unsubscribe_callbacks();
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -560,6 +594,7 @@ static void plugin_stats(fl_trace_stats *out)
     out->buffers = pool.buffers;
     out->pool_bytes = (uint64_t)pool.allocated * pool.buffer_bytes;
     pthread_mutex_unlock(&pool.mu);
+    fl_pcs_engine_stats(out);
 }
 
 static void plugin_release(void)
@@ -570,6 +605,7 @@ static void plugin_release(void)
         decoder = NULL;
         fl_stacks_destroy(stacks);
         stacks = NULL;
+        fl_pcs_engine_release();
         pthread_mutex_lock(&pool.mu);
         /* Buffers CUPTI still holds (none after a forced flush) stay
          * counted in allocated and are never freed here. */
@@ -596,6 +632,7 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .stop = plugin_stop,
     .stats = plugin_stats,
     .release = plugin_release,
+    .collect = fl_pcs_request_collect,
 };
 
 /* -------------------------------------------------------------- injection */

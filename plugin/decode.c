@@ -12,6 +12,7 @@
  * associations, never memory.
  */
 #include "decode.h"
+#include "pcsamp.h"
 
 #include <cupti.h>
 #include <dlfcn.h>
@@ -19,13 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define EXT_SLOTS 16384u  /* correlation id -> external id, direct-mapped */
 #define MARK_SLOTS 4096u  /* NVTX range id -> its thread */
 #define THREAD_SLOTS 256u /* thread -> open NVTX ranges */
 #define MAX_DEVICES 256u
-#define LAUNCH_SLOTS 65536u /* correlation id -> scopes at launch, direct-mapped */
-#define MEMOP_SLOTS 16384u  /* correlation id -> allocation call's duration */
+#define MEMOP_SLOTS 16384u /* correlation id -> allocation call's duration */
 
 typedef struct ext_slot {
     uint32_t corr_id; /* 0: empty */
@@ -83,66 +84,6 @@ struct fl_decoder {
     fl_trace_stats st;
 };
 
-/* --------------------------------------------------------- launch scopes */
-
-typedef struct launch_slot {
-    atomic_flag busy;
-    uint32_t corr_id; /* 0: empty */
-    uint8_t n;
-    uint32_t ids[FL_SCOPE_PATH_MAX];
-    uint32_t stack_id;
-} launch_slot;
-
-static launch_slot launches[LAUNCH_SLOTS];
-static _Atomic int launches_used;
-
-static void slot_lock(launch_slot *s)
-{
-    while (atomic_flag_test_and_set_explicit(&s->busy, memory_order_acquire))
-        ;
-}
-
-static void slot_unlock(launch_slot *s)
-{
-    atomic_flag_clear_explicit(&s->busy, memory_order_release);
-}
-
-void fl_launch_scope_put(uint32_t corr_id, const uint32_t *ids, size_t n)
-{
-    fl_launch_put(corr_id, ids, n, 0);
-}
-
-void fl_launch_put(uint32_t corr_id, const uint32_t *ids, size_t n, uint32_t stack_id)
-{
-    if (!corr_id)
-        return;
-    if (n > FL_SCOPE_PATH_MAX)
-        n = FL_SCOPE_PATH_MAX;
-    if (!atomic_load_explicit(&launches_used, memory_order_relaxed))
-        atomic_store_explicit(&launches_used, 1, memory_order_relaxed);
-    launch_slot *s = &launches[corr_id & (LAUNCH_SLOTS - 1)];
-    slot_lock(s);
-    s->corr_id = corr_id;
-    s->n = (uint8_t)n;
-    s->stack_id = stack_id;
-    if (n)
-        memcpy(s->ids, ids, n * sizeof *ids);
-    slot_unlock(s);
-}
-
-void fl_launch_scope_reset(void)
-{
-    /* 2.5 MiB the first session never touched: leave it untouched. */
-    if (!atomic_load_explicit(&launches_used, memory_order_relaxed))
-        return;
-    for (size_t i = 0; i < LAUNCH_SLOTS; i++) {
-        launch_slot *s = &launches[i];
-        slot_lock(s);
-        s->corr_id = 0;
-        slot_unlock(s);
-    }
-}
-
 typedef struct memop_slot {
     atomic_flag busy;
     uint32_t corr_id;
@@ -179,16 +120,9 @@ static void take_launch_scope(uint32_t corr_id, fl_kernel_row *k)
 {
     k->scope_depth = FL_SCOPE_UNKNOWN;
     k->stack_id = 0;
-    launch_slot *s = &launches[corr_id & (LAUNCH_SLOTS - 1)];
-    slot_lock(s);
-    /* Left in place: the nodes of one graph launch share its correlation
-     * id (and its scopes); ids are unique, so a stale entry matches none. */
-    if (corr_id && s->corr_id == corr_id) {
-        k->scope_depth = s->n;
-        k->stack_id = s->stack_id;
-        memcpy(k->scope_ids, s->ids, s->n * sizeof *s->ids);
-    }
-    slot_unlock(s);
+    uint8_t n = 0;
+    if (fl_launch_find(corr_id, k->scope_ids, FL_SCOPE_PATH_MAX, &n, &k->stack_id))
+        k->scope_depth = n;
 }
 
 /* ------------------------------------------------------------ demangling */
@@ -378,6 +312,8 @@ void fl_decoder_flush(fl_decoder *d, const fl_trace_sink *s)
     FLUSH_ROWS(d, s, al, nal, allocs);
     FLUSH_ROWS(d, s, gr, ngr, graphs);
     FLUSH_ROWS(d, s, mk, nmk, markers);
+    if (d->cfg.pcs)
+        fl_pcs_flush(d->cfg.pcs, s);
 }
 
 /* --------------------------------------------------------------- records */
@@ -630,10 +566,42 @@ static void on_overhead(fl_decoder *d, const CUpti_ActivityOverhead3 *r)
     d->st.overhead_ns += span(r->start, r->end);
 }
 
+/* The activity API's PC sampling records, to the aggregator (t_ns: when
+ * the buffer was decoded; the records carry no time). */
+static bool on_pc_record(fl_decoder *d, const fl_trace_sink *s, const CUpti_Activity *rec,
+                         uint64_t *t_ns)
+{
+    fl_pcs *p = d->cfg.pcs;
+    if (!p)
+        return false;
+    if (!*t_ns) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        *t_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_PC_SAMPLING:
+        fl_pcs_on_sample(p, s, (const CUpti_ActivityPCSampling3 *)rec, *t_ns);
+        return true;
+    case CUPTI_ACTIVITY_KIND_FUNCTION:
+        fl_pcs_on_function(p, (const CUpti_ActivityFunction *)rec);
+        return true;
+    case CUPTI_ACTIVITY_KIND_SOURCE_LOCATOR:
+        fl_pcs_on_source(p, (const CUpti_ActivitySourceLocator *)rec);
+        return true;
+    case CUPTI_ACTIVITY_KIND_PC_SAMPLING_RECORD_INFO:
+        fl_pcs_on_info(p, (const CUpti_ActivityPCSamplingRecordInfo *)rec);
+        return true;
+    default:
+        return false;
+    }
+}
+
 void fl_decoder_feed(fl_decoder *d, const fl_trace_sink *s, uint8_t *buf, size_t valid)
 {
     if (!d || !s || !buf || valid == 0)
         return;
+    uint64_t t_pc = 0;
     CUpti_Activity *rec = NULL;
     for (;;) {
         CUptiResult r = cuptiActivityGetNextRecord(buf, valid, &rec);
@@ -675,6 +643,13 @@ void fl_decoder_feed(fl_decoder *d, const fl_trace_sink *s, uint8_t *buf, size_t
             break;
         case CUPTI_ACTIVITY_KIND_OVERHEAD:
             on_overhead(d, (const CUpti_ActivityOverhead3 *)rec);
+            break;
+        case CUPTI_ACTIVITY_KIND_PC_SAMPLING:
+        case CUPTI_ACTIVITY_KIND_FUNCTION:
+        case CUPTI_ACTIVITY_KIND_SOURCE_LOCATOR:
+        case CUPTI_ACTIVITY_KIND_PC_SAMPLING_RECORD_INFO:
+            if (!on_pc_record(d, s, rec, &t_pc))
+                d->st.other_records++;
             break;
         default:
             d->st.other_records++;

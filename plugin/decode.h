@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 typedef struct fl_decoder fl_decoder;
+typedef struct fl_pcs fl_pcs; /* pcsamp.h */
 
 /* Limits of a device for kernel_detail's occupancy; returns false when
  * unknown (the detail's occupancy is then null). */
@@ -29,6 +30,10 @@ typedef struct fl_decoder_config {
     bool demangle;        /* kernel names as nsys shows them (default on) */
     bool scopes;          /* launches are recorded (fl_launch_scope_put): attribute kernels */
     bool memop_durations; /* allocation API calls are timed (fl_memop_duration_put) */
+    /* The activity API's PC sampling: PC_SAMPLING, FUNCTION, SOURCE_LOCATOR
+     * and PC_SAMPLING_RECORD_INFO records go to this aggregator
+     * (pcsamp_decode.c), its rows out at each flush; NULL: skipped. */
+    fl_pcs *pcs;
 } fl_decoder_config;
 
 /* NULL when out of memory. */
@@ -57,6 +62,13 @@ void fl_launch_scope_put(uint32_t corr_id, const uint32_t *ids, size_t n);
 /* The same with the launch's CPU stack id (0: none), which the decoder
  * puts in the kernel row's stack_id. */
 void fl_launch_put(uint32_t corr_id, const uint32_t *ids, size_t n, uint32_t stack_id);
+/* The scopes launch corr_id had open (at most cap, outermost first);
+ * 0 when not known (launch.c). */
+size_t fl_launch_scope_get(uint32_t corr_id, uint32_t *ids, size_t cap);
+/* The same, telling "not known" (false) from "no scope open" (true, *n 0). */
+bool fl_launch_scope_find(uint32_t corr_id, uint32_t *ids, size_t cap, uint8_t *n);
+/* The same with the launch's CPU stack id (0: none). */
+bool fl_launch_find(uint32_t corr_id, uint32_t *ids, size_t cap, uint8_t *n, uint32_t *stack_id);
 /* Empties the table (a new session). */
 void fl_launch_scope_reset(void);
 

@@ -25,6 +25,7 @@ typedef CUresult (*get_fn)(CUdevice *, int);
 typedef CUresult (*attr_fn)(int *, CUdevice_attribute, CUdevice);
 typedef CUresult (*name_fn)(char *, int, CUdevice);
 typedef CUresult (*uuid_fn)(CUuuid *, CUdevice);
+typedef CUresult (*ctx_fn)(CUcontext *);
 
 static struct {
     pthread_once_t once;
@@ -35,6 +36,7 @@ static struct {
     attr_fn attr;
     name_fn name;
     uuid_fn uuid;
+    ctx_fn current; /* NULL: not found */
 } drv = {PTHREAD_ONCE_INIT};
 
 static void *sym(void *h, const char *name)
@@ -61,6 +63,8 @@ static void load(void)
     memcpy(&drv.attr, &p[3], sizeof p[3]);
     memcpy(&drv.name, &p[4], sizeof p[4]);
     memcpy(&drv.uuid, &p[5], sizeof p[5]);
+    void *cur = sym(h, "cuCtxGetCurrent");
+    memcpy(&drv.current, &cur, sizeof cur);
     drv.ok = drv.init(0) == CUDA_SUCCESS;
 }
 
@@ -154,4 +158,12 @@ int gp_driver_chip_name(int device, char *out, size_t cap, char *msg, size_t len
     }
     snprintf(out, cap, "%s", p.pChipName);
     return 0;
+}
+
+void *gp_driver_context(void)
+{
+    CUcontext c = NULL;
+    if (!ready() || !drv.current || drv.current(&c) != CUDA_SUCCESS)
+        return NULL;
+    return c;
 }

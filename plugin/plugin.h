@@ -6,6 +6,7 @@
  *   decode.c        activity buffers -> abi/trace_abi.h rows (decode.h)
  *   driver.c        device limits through libcuda, loaded at run time
  *   stacks.c        CPU stacks at launch: libunwind + libdw (stacks.h)
+ *   pcsamp*.c       PC sampling (pcsamp.h)
  */
 #ifndef GP_PLUGIN_H
 #define GP_PLUGIN_H
@@ -19,6 +20,9 @@
 /* The limits of CUDA device `ordinal` (attributes only; the core adds the
  * granularities).  False without a driver or for an unknown ordinal. */
 bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *out);
+/* The CUDA context current on the calling thread; NULL without a driver
+ * or a context. */
+void *gp_driver_context(void);
 /* Every device the driver lists, at most cap; 0 without a driver. */
 size_t gp_driver_devices(fl_gpu_limits *out, size_t cap);
 /* The chip name (e.g. "GH100") of CUDA device `device` through CUPTI, only

@@ -128,6 +128,7 @@ class _FlOptions(ctypes.Structure):
         ("cupti_buffer_kib", ctypes.c_int),
         ("cupti_max_buffers", ctypes.c_int),
         ("compact_kernel_details", ctypes.c_bool),
+        ("pc_sampling_period", ctypes.c_int),
     ]
 
 
@@ -188,7 +189,7 @@ _BOOL_FIELDS = ("remote_upload", "enable_stack_trace", "enable_source_collection
                 "continuous_system_sampling", "flush_logs_always", "enable_debug_output",
                 "enabled", "compact_kernel_details")
 _INT_FIELDS = ("system_sample_rate_ms", "kernel_sample_rate_ms", "cupti_buffer_kib",
-               "cupti_max_buffers")
+               "cupti_max_buffers", "pc_sampling_period")
 
 # Keywords of pre-1.0 releases (the seed's migration table): each is a
 # TypeError that says what to write instead.
@@ -257,7 +258,8 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
          config_file: str = "", flush_logs_always: bool = False,
          enable_debug_output: bool = False, enabled: bool = True,
          cupti_buffer_kib: int = 0, cupti_max_buffers: int = 0,
-         compact_kernel_details: bool = False, **legacy) -> bool:
+         compact_kernel_details: bool = False, pc_sampling_period: int = 0,
+         **legacy) -> bool:
     """Start a recording session: every InitOptions field is a keyword.
 
     Returns True when a session started; False when the kill switch is on
@@ -267,7 +269,8 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
     variable or by config_file (docs/gpufl.md).  cupti_buffer_kib and
     cupti_max_buffers are ours, not the seed's (the Trace engine's buffers),
     and so is compact_kernel_details (True: a kernel_detail per launch
-    configuration instead of one per launch).
+    configuration instead of one per launch), and pc_sampling_period
+    (PcSampling: 2^n cycles between samples, 5..31; 0 = the default 18).
     """
     global _last_error, _disabled
     given = dict(locals())

@@ -16,6 +16,13 @@
  * kernel_dict ids) and hands them, in arrays of at most FL_TRACE_BATCH
  * rows, to the core's sink on the core's writer thread.  The core formats
  * them as the wire format's batches (wire/batches.c) and writes them.
+ *
+ * PC sampling (profiling_engine PcSampling) adds one row type,
+ * fl_sample_row, aggregated per (device, kernel, function, PC offset,
+ * stall reason) by the plugin, the dictionaries its rows index (function,
+ * stall-reason name, source file), options, statistics and one table
+ * entry (collect); all of it after the Trace engine's fields, in fields of
+ * its own.
  */
 #ifndef GP_ABI_TRACE_ABI_H
 #define GP_ABI_TRACE_ABI_H
@@ -24,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 3u
+#define FL_TRACE_ABI 4u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -139,6 +146,27 @@ typedef struct fl_marker_row {
     const char *domain; /* begin only, valid during the sink call; NULL: the default domain */
 } fl_marker_row;
 
+/* PC sampling: the samples of one (device, kernel launch, function, PC
+ * offset, stall reason), summed over a collection (profile_sample_batch,
+ * sample_kind 0). */
+typedef struct fl_sample_row {
+    uint64_t t_ns;           /* the collection's wall-clock time */
+    uint64_t pc_offset;      /* from the function's start, bytes */
+    uint64_t samples;        /* metric_value */
+    uint32_t corr_id;        /* the kernel launch; 0: not known (continuous mode) */
+    uint32_t device_id;      /* CUDA device ordinal */
+    uint32_t function_id;    /* function_dict ("mangled@source file") */
+    uint32_t metric_id;      /* metric_dict: the stall reason's name; 0: none (activity API) */
+    uint32_t stall_reason;   /* the device's stall index (PC Sampling API), or
+                                CUpti_ActivityPCSamplingStallReason (activity API) */
+    uint32_t source_file_id; /* source_file_dict; 0: no line information */
+    uint32_t source_line;    /* 0: unknown */
+    uint32_t scope_name_id;  /* innermost gpufl scope open at the launch; 0: none known */
+} fl_sample_row;
+
+/* The dictionaries sample rows index (fl_trace_sink.sample_names). */
+enum { FL_SAMPLE_DICT_FUNCTION = 0, FL_SAMPLE_DICT_METRIC = 1, FL_SAMPLE_DICT_SOURCE_FILE = 2 };
+
 /* The core's side: called on the core's writer thread from drain(), rows
  * in arrays of at most FL_TRACE_BATCH (the sink may modify them). */
 typedef struct fl_trace_sink {
@@ -158,6 +186,11 @@ typedef struct fl_trace_sink {
      * "outer|...|inner", each frame "function (file:line)", "function" or
      * "module+0xoffset" (plugin/stacks.h); texts valid during the call. */
     void (*stacks)(void *user, const uint32_t *ids, const char *const *texts, size_t n);
+    /* PC sampling: new entries of dictionary `dict` (FL_SAMPLE_DICT_*),
+     * before any row using them; then the rows. */
+    void (*sample_names)(void *user, int dict, const uint32_t *ids, const char *const *names,
+                         size_t n);
+    void (*samples)(void *user, fl_sample_row *rows, size_t n);
 } fl_trace_sink;
 
 /* ------------------------------------------------------------ plugin */
@@ -179,7 +212,36 @@ typedef struct fl_trace_options {
      * max_stacks distinct ones (0: the plugin's default, 4096). */
     bool stack_trace;
     uint32_t max_stacks;
+    /* PC sampling (profiling_engine PcSampling): off unless pc_sampling. */
+    bool pc_sampling;
+    bool source_collection;     /* PC offsets to file:line through the loaded cubins */
+    uint8_t pc_collection_mode; /* FL_PC_MODE_* */
+    uint32_t pc_period_log2;    /* 2^n cycles between samples (5..31); 0: FL_PC_PERIOD_DEFAULT */
+    size_t pc_scratch_bytes;    /* CUPTI's host buffer per context; 0: default 16 MiB */
+    size_t pc_hw_buffer_bytes;  /* the device buffer per context; 0: default 256 MiB */
 } fl_trace_options;
+
+/* 2^18 cycles between samples: about 0.15 ms at 1.75 GHz */
+#define FL_PC_PERIOD_DEFAULT 18u
+#define FL_PC_PERIOD_MIN 5u
+#define FL_PC_PERIOD_MAX 31u
+enum {
+    FL_PC_MODE_KERNEL = 0,    /* kernels serialised: each sample knows its launch (corr_id) */
+    FL_PC_MODE_CONTINUOUS = 1 /* kernels run concurrently; corr_id 0 */
+};
+
+/* How PC sampling went (fl_trace_stats.pc_status). */
+enum {
+    FL_PC_OFF = 0,           /* not requested */
+    FL_PC_ACTIVE = 1,        /* enabled (collected, or waiting for a context) */
+    FL_PC_NO_PERMISSION = 2, /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES */
+    FL_PC_NOT_SUPPORTED = 3, /* device, driver or CUPTI without PC sampling */
+    FL_PC_VIRTUALIZED = 4,   /* a virtual GPU (vGPU) refuses profiling */
+    FL_PC_NO_DRIVER = 5,     /* CUPTI_ERROR_UNKNOWN (999) and the like: no working driver */
+    FL_PC_FAILED = 6,        /* any other CUPTI error */
+    FL_PC_CONFLICT = 7       /* another profiling session (Profiler API) holds the device */
+};
+enum { FL_PC_METHOD_NONE = 0, FL_PC_METHOD_SAMPLING_API = 1, FL_PC_METHOD_ACTIVITY = 2 };
 
 /* Activity kinds start() could not enable (fl_trace_stats.unavailable). */
 enum {
@@ -214,6 +276,26 @@ typedef struct fl_trace_stats {
     uint64_t stacks_overflow; /* launches left without one: max_stacks reached */
     uint32_t stacks_max;
     char stacks_msg[256]; /* why stacks are not collected (FL_FEAT_STACKS) */
+    /* PC sampling. */
+    uint32_t pc_status;           /* FL_PC_* */
+    uint32_t pc_method;           /* FL_PC_METHOD_* */
+    uint32_t pc_period_log2;      /* as configured */
+    uint32_t pc_stall_reasons;    /* the device's count (the last context's) */
+    uint32_t pc_contexts;         /* contexts sampled */
+    uint32_t pc_cubins;           /* cubins kept for source correlation */
+    uint32_t pc_cubins_no_lines;  /* of which without line information (no -lineinfo) */
+    uint32_t pc_cubins_over;      /* not kept: over the memory bound */
+    uint64_t pc_cubin_bytes;      /* kept, bytes */
+    uint64_t pc_samples;          /* samples in rows (sum of metric_value) */
+    uint64_t pc_rows;             /* rows handed to the sink */
+    uint64_t pc_collections;      /* reads of CUPTI's buffers (GetData, activity buffers) */
+    uint64_t pc_total_samples;    /* CUPTI's totalSamples (all kernels, all reasons) */
+    uint64_t pc_dropped_samples;  /* CUPTI's droppedSamples: the hardware buffer overflowed */
+    uint64_t pc_non_user_samples; /* in kernels CUPTI gives no PC records for */
+    uint64_t pc_hw_buffer_full;   /* reads that found the hardware buffer full */
+    uint64_t pc_lost_samples;     /* ours: samples not kept (a table full without a sink) */
+    uint64_t pc_no_line_samples;  /* samples whose PC maps to no source line */
+    char pc_msg[512];             /* why PC sampling is not active, and the fix */
 } fl_trace_stats;
 
 /* The sizes of the structs of this header, as the side that was compiled
@@ -230,7 +312,8 @@ typedef struct fl_trace_stats {
     X(sync_row, fl_sync_row)                                                                       \
     X(alloc_row, fl_alloc_row)                                                                     \
     X(graph_row, fl_graph_row)                                                                     \
-    X(marker_row, fl_marker_row)
+    X(marker_row, fl_marker_row)                                                                   \
+    X(sample_row, fl_sample_row)
 
 typedef struct fl_trace_layout {
 #define FL_X(field, type) uint32_t field;
@@ -262,6 +345,10 @@ typedef struct fl_trace_plugin {
     /* After the last drain() and stats(): frees the buffers and the
      * decoder (start() may be called again later). */
     void (*release)(void);
+    /* Any thread: a PC-sampling collection point (a scope window ended).
+     * The next drain() stops sampling, reads CUPTI's buffers into sample
+     * rows and arms it again; nothing here blocks.  NULL-safe to skip. */
+    void (*collect)(void);
 } fl_trace_plugin;
 
 /* This side's fl_trace_layout: the plugin points its table's layout at

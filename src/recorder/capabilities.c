@@ -125,43 +125,122 @@ static void add_trace_caps(session *s, bool tracing, const char *why)
     }
 }
 
-/* The rungs above Trace are later work: with the plugin running they
- * fall back to Trace, without it to Monitor (above_why says which). */
+/* PC sampling's reason code for a status (FL_PC_*). */
+static const char *pc_reason(uint32_t status)
+{
+    switch (status) {
+    case FL_PC_NO_PERMISSION:
+        return "insufficient_privilege";
+    case FL_PC_NOT_SUPPORTED:
+        return "not_supported";
+    case FL_PC_VIRTUALIZED:
+        return "virtualized_device";
+    case FL_PC_NO_DRIVER:
+        return "cupti_unavailable";
+    case FL_PC_CONFLICT:
+        return "profiler_conflict";
+    default:
+        return "cupti_error";
+    }
+}
+
+/* pc_sampling, source_collection and cubin_disassembly when PC sampling
+ * was asked for and the Trace engine runs: what the plugin's start said. */
+static void add_pc_caps(session *s, const fl_trace_stats *st)
+{
+    bool src = s->cfg.enable_source_collection;
+    if (st->pc_status != FL_PC_ACTIVE) {
+        const char *msg = st->pc_msg[0] ? st->pc_msg : "the CUPTI plugin did not start it";
+        add_cap(s, "pc_sampling", true, FL_CAP_FALLBACK, pc_reason(st->pc_status), "%s", msg);
+        add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
+                src ? pc_reason(st->pc_status) : "", "%s", src ? msg : "");
+    } else {
+        add_cap(s, "pc_sampling", true, FL_CAP_COLLECTED, "",
+                "CUPTI PC sampling every 2^%u cycles, all stall reasons, kernels serialised; "
+                "enabled on each CUDA context, read at each outermost scope's end and when "
+                "the session ends",
+                st->pc_period_log2);
+        if (src)
+            add_cap(s, "source_collection", true, FL_CAP_COLLECTED, "",
+                    "PC offsets mapped to file:line with cuptiGetSassToSourceCorrelation on the "
+                    "cubins loaded (kept up to 64 MiB)");
+        else
+            add_cap(s, "source_collection", false, FL_CAP_NOT_REQUESTED, "", "%s", "");
+    }
+    add_cap(s, "cubin_disassembly", false, FL_CAP_SKIPPED, "disassembler_absent",
+            "disassembler absent: this build has no nvdisasm, so no cubin_disassembly records "
+            "(the sass channel) are written; samples carry PC offsets and source lines");
+}
+
+/* The rungs above Trace: PC sampling runs in the plugin; the others are
+ * later work and fall back to Trace with the plugin running, to Monitor
+ * without it (above_why says which). */
 static void add_above_trace_caps(session *s, bool tracing, const char *above_why)
 {
     gpufl_engine req = s->cfg.profiling_engine;
     const char *above = tracing ? "not_implemented" : "cupti_unavailable";
-    bool pc = req == GPUFL_ENGINE_PC_SAMPLING || req == GPUFL_ENGINE_DEEP;
+    bool pc = fl_trace_engine_wants_pc(req);
     bool sass = req == GPUFL_ENGINE_SASS_METRICS || req == GPUFL_ENGINE_DEEP;
     bool range = req == GPUFL_ENGINE_RANGE_PROFILER;
-    add_cap(s, "pc_sampling", pc, pc ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pc ? above : "",
-            "%s", pc ? above_why : "");
+    if (pc && tracing) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        add_pc_caps(s, &st);
+    } else {
+        add_cap(s, "pc_sampling", pc, pc ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pc ? above : "",
+                "%s", pc ? above_why : "");
+    }
     add_cap(s, "sass_metrics", sass, sass ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
             sass ? above : "", "%s", sass ? above_why : "");
     add_cap(s, "range_profiler", range, range ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
             range ? above : "", "%s", range ? above_why : "");
+    if (pc && tracing)
+        return;
     bool src = s->cfg.enable_source_collection && (pc || sass);
     add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
             src ? above : "", "%s", src ? above_why : "");
 }
 
+/* The engine a session runs: PcSampling while its sampling is active. */
+static gpufl_engine selected_of(session *s, bool tracing)
+{
+    if (!tracing)
+        return GPUFL_ENGINE_MONITOR;
+    if (fl_trace_engine_wants_pc(s->cfg.profiling_engine)) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        if (st.pc_status == FL_PC_ACTIVE)
+            return GPUFL_ENGINE_PC_SAMPLING;
+    }
+    return GPUFL_ENGINE_TRACE;
+}
+
 void fl_caps_build(session *s, bool tracing, const char *why, const char *device_note)
 {
     gpufl_engine req = s->cfg.profiling_engine;
+    gpufl_engine sel = selected_of(s, tracing);
     s->requested_engine = fl_engine_wire_name(req);
-    s->selected_engine = fl_engine_wire_name(tracing ? GPUFL_ENGINE_TRACE : GPUFL_ENGINE_MONITOR);
+    s->selected_engine = fl_engine_wire_name(sel);
     add_monitor_caps(s, device_note);
     add_trace_caps(s, tracing, why);
     char above_why[800];
     snprintf(above_why, sizeof above_why, "%s",
              tracing ? "not implemented by this version; the session runs Trace" : why);
+    if (tracing && sel == GPUFL_ENGINE_PC_SAMPLING)
+        snprintf(above_why, sizeof above_why, "%s",
+                 "not implemented by this version; the session runs PcSampling");
     add_above_trace_caps(s, tracing, above_why);
     if (req > GPUFL_ENGINE_MONITOR && !tracing)
         FL_DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req),
                  why);
-    else if (req > GPUFL_ENGINE_TRACE)
-        FL_DEBUG(s, "profiling_engine %s requested, running Trace: %s", gpufl_engine_name(req),
-                 above_why);
+    else if (fl_trace_engine_wants_pc(req) && sel != GPUFL_ENGINE_PC_SAMPLING) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        FL_DEBUG(s, "profiling_engine %s requested, running Trace: PC sampling: %s",
+                 gpufl_engine_name(req), st.pc_msg);
+    } else if (req > sel)
+        FL_DEBUG(s, "profiling_engine %s requested, running %s: %s", gpufl_engine_name(req),
+                 gpufl_engine_name(sel), above_why);
 }
 
 /* The final word on a feature that lost data: partial, with the reason;
@@ -306,11 +385,96 @@ static void put_stack_counts(session *s, const fl_trace_stats *st)
                      (unsigned long long)st->stacks_overflow, st->stacks_max);
 }
 
+/* A feature's status and message set anew (its first word replaced). */
+static void set_cap(session *s, const char *feature, fl_cap_status status, const char *reason,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void set_cap(session *s, const char *feature, fl_cap_status status, const char *reason,
+                    const char *fmt, ...)
+{
+    for (size_t i = 0; i < s->n_caps; i++) {
+        if (strcmp(s->caps[i].feature, feature) != 0)
+            continue;
+        s->caps[i].status = status;
+        s->caps[i].reason_code = reason;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->cap_msg[i], sizeof s->cap_msg[i], fmt, ap);
+        va_end(ap);
+    }
+}
+
+/* source_collection's last word: the cubins kept and what they lacked. */
+static void pc_source_final(session *s, const fl_trace_stats *st)
+{
+    if (!is_collected(s, "source_collection"))
+        return;
+    set_cap(s, "source_collection", FL_CAP_COLLECTED, "",
+            "%u cubins kept (%llu bytes); %llu samples without a source line", st->pc_cubins,
+            (unsigned long long)st->pc_cubin_bytes, (unsigned long long)st->pc_no_line_samples);
+    if (st->pc_cubins_no_lines > 0)
+        mark_partial(s, "source_collection", "no_line_info",
+                     "%u of %u cubins have no line information: build the CUDA code with "
+                     "-lineinfo (nvcc) for file:line",
+                     st->pc_cubins_no_lines, st->pc_cubins);
+    if (st->pc_cubins_over > 0)
+        mark_partial(s, "source_collection", "cubin_bound",
+                     "%u cubins not kept: the 64 MiB bound on cubin copies was reached; their "
+                     "samples have no source line",
+                     st->pc_cubins_over);
+}
+
+/* pc_sampling's last word: a fall-back found after init (a context that
+ * refused), no sample at all, or the counts and what was lost. */
+static void pc_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+{
+    if (!fl_trace_engine_wants_pc(s->cfg.profiling_engine) || !is_collected(s, "pc_sampling"))
+        return;
+    if (st->pc_status != FL_PC_ACTIVE) {
+        set_cap(s, "pc_sampling", FL_CAP_FALLBACK, pc_reason(st->pc_status), "%s", st->pc_msg);
+        if (is_collected(s, "source_collection"))
+            set_cap(s, "source_collection", FL_CAP_FALLBACK, pc_reason(st->pc_status), "%s",
+                    st->pc_msg);
+        s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
+        return;
+    }
+    const char *how = st->pc_method == FL_PC_METHOD_ACTIVITY ? "activity API (PC_SAMPLING records)"
+                                                             : "PC Sampling API";
+    if (n->samples == 0) {
+        set_cap(s, "pc_sampling", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
+                "%s on %u contexts, every 2^%u cycles: no sample was collected (%llu reads; "
+                "CUPTI counted %llu samples, %llu in kernels it gives no PCs for)%s",
+                how, st->pc_contexts, st->pc_period_log2, (unsigned long long)st->pc_collections,
+                (unsigned long long)st->pc_total_samples,
+                (unsigned long long)st->pc_non_user_samples,
+                st->pc_contexts ? "" : ": no CUDA context was created");
+        return;
+    }
+    set_cap(s, "pc_sampling", FL_CAP_COLLECTED, "",
+            "%s, every 2^%u cycles, %u stall reasons: %llu samples in %llu rows from %llu reads "
+            "on %u contexts",
+            how, st->pc_period_log2, st->pc_stall_reasons, (unsigned long long)n->samples,
+            (unsigned long long)n->sample_rows, (unsigned long long)st->pc_collections,
+            st->pc_contexts);
+    if (st->pc_dropped_samples > 0 || st->pc_hw_buffer_full > 0)
+        mark_partial(s, "pc_sampling", "samples_dropped",
+                     "%llu samples dropped by the hardware (buffer full %llu times): raise "
+                     "pc_sampling_period",
+                     (unsigned long long)st->pc_dropped_samples,
+                     (unsigned long long)st->pc_hw_buffer_full);
+    if (st->pc_lost_samples > 0)
+        mark_partial(s, "pc_sampling", "samples_lost",
+                     "%llu samples not kept: read while no sink was there and the aggregation "
+                     "table was full",
+                     (unsigned long long)st->pc_lost_samples);
+    pc_source_final(s, st);
+}
+
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
 {
     put_trace_counts(s, st, n);
     put_stack_counts(s, st);
     mark_trace_losses(s, st, n);
+    pc_final(s, st, n);
 }
 
 /* ------------------------------------------------- what the files lost */
@@ -331,6 +495,7 @@ static const struct {
     {"memory_tracking", {FL_T_MEMORY_ALLOC_EVENT_BATCH}},
     {"cuda_graphs", {FL_T_GRAPH_LAUNCH_EVENT}},
     {"nvtx_ranges", {FL_T_NVTX_MARKER_EVENT}},
+    {"pc_sampling", {FL_T_PROFILE_SAMPLE_BATCH}},
 };
 #define N_FEATURE_TYPES (sizeof feature_types / sizeof feature_types[0])
 

@@ -19,6 +19,7 @@
  *  - Nothing is printed; the library never exits or aborts here.
  */
 #include "config.h"
+#include "../abi/trace_abi.h"
 #include "../util/buf.h"
 #include "../util/env.h"
 #include "../util/error.h"
@@ -69,6 +70,7 @@ void gpufl_init_options_init(gpufl_init_options *opts)
     opts->log_fn = NULL;
     opts->log_user = NULL;
     opts->compact_kernel_details = false;
+    opts->pc_sampling_period = 0;
 }
 
 /* ------------------------------------------------------------ the checks */
@@ -107,6 +109,15 @@ static gpufl_status check_numbers(const fl_fval *v, const char *cfg_path, gpufl_
                                     "%s = %d (%s) is out of range: use 0 (the default) or a "
                                     "value up to %d",
                                     fd->name, x->i, from, hi);
+            continue;
+        }
+        if (fd->type == FT_INT && strcmp(fd->name, "pc_sampling_period") == 0) {
+            if (x->i != 0 && (x->i < (int)FL_PC_PERIOD_MIN || x->i > (int)FL_PC_PERIOD_MAX))
+                return fl_error_set(err, GPUFL_ERR_INVALID_ARG,
+                                    "%s = %d (%s) is out of range: use 0 (the default, 2^%u "
+                                    "cycles) or %u..%u (2^n cycles between samples)",
+                                    fd->name, x->i, from, FL_PC_PERIOD_DEFAULT, FL_PC_PERIOD_MIN,
+                                    FL_PC_PERIOD_MAX);
             continue;
         }
         if (fd->type == FT_INT && x->i < 0)

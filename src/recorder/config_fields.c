@@ -50,6 +50,8 @@ const fl_field fl_config_fields[] = {
      "GPUFL_CUPTI_MAX_BUFFERS"},
     {"compact_kernel_details", FT_BOOL, OPT(compact_kernel_details), OUT(compact_kernel_details),
      "GPUFL_COMPACT_KERNEL_DETAILS"},
+    {"pc_sampling_period", FT_INT, OPT(pc_sampling_period), OUT(pc_sampling_period),
+     "GPUFL_PC_SAMPLING_PERIOD"},
 };
 
 _Static_assert(sizeof fl_config_fields / sizeof fl_config_fields[0] == FL_NFIELDS,

@@ -40,6 +40,7 @@ typedef struct fl_config {
     int cupti_buffer_kib;        /* 0: the plugin's default */
     int cupti_max_buffers;       /* 0: the plugin's default */
     bool compact_kernel_details; /* a kernel_detail per configuration */
+    int pc_sampling_period;      /* log2 cycles, 5..31; 0: the plugin's default */
     gpufl_log_fn log_fn;
     void *log_user;
 

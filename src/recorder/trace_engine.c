@@ -59,7 +59,11 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
                           .max_buffers = (uint32_t)c->cupti_max_buffers,
                           .kick = kick,
                           .scope_path = fl_scope_current_path,
-                          .stack_trace = c->enable_stack_trace};
+                          .stack_trace = c->enable_stack_trace,
+                          .pc_sampling = fl_trace_engine_wants_pc(c->profiling_engine),
+                          .source_collection = c->enable_source_collection,
+                          .pc_collection_mode = FL_PC_MODE_KERNEL,
+                          .pc_period_log2 = (uint32_t)c->pc_sampling_period};
     if (p->start(&o, why, len) != 0) {
         fl_trace_writer_destroy(s->tw);
         s->tw = NULL;
@@ -77,10 +81,23 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
     return true;
 }
 
-void fl_trace_engine_drain(session *s)
+bool fl_trace_engine_wants_pc(gpufl_engine e)
+{
+    return e == GPUFL_ENGINE_PC_SAMPLING || e == GPUFL_ENGINE_DEEP;
+}
+
+void fl_trace_engine_drain(session *s, const fl_scope_event *rows, size_t n)
 {
     if (!s->plugin)
         return;
+    /* An outermost scope that ended is a PC-sampling collection point:
+     * the plugin reads CUPTI's buffers in this drain, off the application's
+     * threads. */
+    bool window_end = false;
+    for (size_t i = 0; i < n && !window_end; i++)
+        window_end = rows[i].row.event_type == FL_SCOPE_END && rows[i].row.depth == 0;
+    if (window_end && s->plugin->collect)
+        s->plugin->collect();
     uint64_t now = gp_now_mono_ns();
     if (now - s->last_trace_flush_ns >= TRACE_FLUSH_PERIOD_NS) {
         s->last_trace_flush_ns = now;
@@ -114,6 +131,18 @@ void fl_trace_engine_close(session *s, uint64_t end_ns, fl_trace_stats *st, fl_t
     FL_DEBUG(s, "trace: %llu kernels, %llu records dropped, %llu buffers refused, pool %llu bytes",
              (unsigned long long)n->kernels, (unsigned long long)st->cupti_dropped,
              (unsigned long long)st->buffers_refused, (unsigned long long)st->pool_bytes);
+    if (st->pc_status != FL_PC_OFF)
+        FL_DEBUG(s,
+                 "pc sampling: %llu samples in %llu rows, %llu collections, CUPTI total %llu, "
+                 "dropped by hardware %llu, non-user %llu, lost %llu, without a source line "
+                 "%llu; %u cubins kept (%u without line info, %u over the bound)%s%s",
+                 (unsigned long long)n->samples, (unsigned long long)n->sample_rows,
+                 (unsigned long long)st->pc_collections, (unsigned long long)st->pc_total_samples,
+                 (unsigned long long)st->pc_dropped_samples,
+                 (unsigned long long)st->pc_non_user_samples,
+                 (unsigned long long)st->pc_lost_samples,
+                 (unsigned long long)st->pc_no_line_samples, st->pc_cubins, st->pc_cubins_no_lines,
+                 st->pc_cubins_over, st->pc_msg[0] ? ": " : "", st->pc_msg);
 }
 
 void fl_trace_engine_free(session *s)

@@ -22,8 +22,12 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
 
 /* Writer thread: CUPTI's partly filled buffers out once a second, every
  * finished one decoded into the channel buffers (nothing without the
- * engine). */
-void fl_trace_engine_drain(session *s);
+ * engine).  rows: the scope rows drained this cycle; an outermost scope's
+ * end among them is a PC-sampling collection point. */
+void fl_trace_engine_drain(session *s, const fl_scope_event *rows, size_t n);
+
+/* Whether engine e samples PCs (PcSampling, and Deep which includes it). */
+bool fl_trace_engine_wants_pc(gpufl_engine e);
 
 /* What the plugin reports so far; all zero without the engine. */
 void fl_trace_engine_stats(const session *s, fl_trace_stats *st);

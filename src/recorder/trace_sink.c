@@ -60,7 +60,7 @@ struct fl_trace_writer {
     fl_ident ident;
     uint32_t gen;
     fl_buf *ch[3]; /* device, scope, system */
-    uint64_t batch_kernel, batch_memcpy, batch_sync, batch_alloc, batch_graph;
+    uint64_t batch_kernel, batch_memcpy, batch_sync, batch_alloc, batch_graph, batch_sample;
 
     fl_gpu_limits limits[FL_TRACE_MAX_DEVICES];
     bool have_limits[FL_TRACE_MAX_DEVICES];
@@ -389,6 +389,34 @@ static void on_allocs(void *user, fl_alloc_row *rows, size_t n)
     maybe_spill(w, 1);
 }
 
+/* PC sampling's dictionaries (function, stall-reason names, source
+ * files): on the scope channel, where their rows go. */
+static void on_sample_names(void *user, int dict, const uint32_t *ids, const char *const *names,
+                            size_t n)
+{
+    fl_trace_writer *w = user;
+    fl_dict d = dict == FL_SAMPLE_DICT_FUNCTION ? FL_DICT_FUNCTION
+                : dict == FL_SAMPLE_DICT_METRIC ? FL_DICT_METRIC
+                                                : FL_DICT_SOURCE_FILE;
+    fl_dict_entry local[64];
+    for (size_t i = 0; i < n;) {
+        size_t k = 0;
+        for (; k < 64 && i < n; k++, i++)
+            local[k] = (fl_dict_entry){ids[i], names[i]};
+        fl_rec_dictionary(w->ch[1], w->ident.session_id, d, local, k);
+    }
+}
+
+static void on_samples(void *user, fl_sample_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    fl_rec_profile_batch(w->ch[1], w->ident.session_id, ++w->batch_sample, rows, n);
+    w->counts.sample_rows += n;
+    for (size_t i = 0; i < n; i++)
+        w->counts.samples += rows[i].samples;
+    maybe_spill(w, 1);
+}
+
 static void on_graphs(void *user, fl_graph_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
@@ -613,7 +641,9 @@ void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
                            .allocs = on_allocs,
                            .graphs = on_graphs,
                            .markers = on_markers,
-                           .stacks = on_stacks};
+                           .stacks = on_stacks,
+                           .sample_names = on_sample_names,
+                           .samples = on_samples};
 }
 
 void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b), void *user)

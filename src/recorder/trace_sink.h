@@ -22,6 +22,8 @@ typedef struct fl_trace_counts {
     uint64_t markers_unmatched;  /* ends whose begin was not seen: not written */
     uint64_t markers_lost;       /* begins not kept (out of memory, too many open) */
     uint64_t stacks;             /* CPU stacks announced (kernel_detail.stack_trace) */
+    uint64_t sample_rows;        /* profile_sample_batch rows (PC sampling) */
+    uint64_t samples;            /* their metric_value summed */
 } fl_trace_counts;
 
 /* device / scope / system: the session's channel buffers (borrowed; only

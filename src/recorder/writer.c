@@ -368,7 +368,7 @@ void fl_writer_cycle(session *s)
     /* Rows first, then names: a name is interned before any row that uses
      * it is published, so every row drained here has its name taken. */
     size_t n_scope = fl_scope_drain(s->gen, &s->scope_rows, 0, &s->scope_cap);
-    fl_trace_engine_drain(s);
+    fl_trace_engine_drain(s, s->scope_rows, n_scope);
     size_t n_names = fl_scope_take_names(&s->names, &s->names_cap);
     take_queues(s);
     if (n_names > 0)

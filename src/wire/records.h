@@ -252,6 +252,11 @@ void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r);
  * before graph_launch_event carried; the recorder no longer writes it. */
 void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                         const fl_graph_row *rows, size_t n);
+
+/* profile_sample_batch (channel scope): PC-sampling rows, sample_kind 0,
+ * every column of the spec's in its order (GPUFlight 1.3's layout). */
+void fl_rec_profile_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                          const fl_sample_row *rows, size_t n);
 /* kernel_detail: occ NULL (device limits unknown) writes the occupancy
  * fields as null; user_scope NULL is null; stack_trace NULL is "" (a
  * string always: GPUFlight's analyzer groups by it); const_bytes is null

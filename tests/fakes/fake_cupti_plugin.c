@@ -12,7 +12,11 @@
  * is also a kernel - three names, two grids, durations 5-11 us - and
  * every tenth a host-to-device copy of 4096 * corr bytes, delivered at
  * the next drain: a workload of any size for the tests that run
- * GPUFlight's analyzer over our sessions).  One buffer is
+ * GPUFlight's analyzer over our sessions), "pcsampling" (as "ok", and with
+ * profiling_engine PcSampling, PC samples of the PC Sampling API through
+ * the real aggregator, plugin/pcsamp_decode.c: see feed_pc), "pc_noperm",
+ * "pc_unsupported", "pc_virtual" (PC sampling refused at start with
+ * CUPTI's error for it: the session runs Trace).  One buffer is
  * delivered at the first drain, one only after stop() - as a forced flush
  * delivers the records still in flight - so a test sees whether shutdown
  * drains after stopping.  With stack_trace, every fake_cupti_launch
@@ -22,6 +26,7 @@
  */
 #include "decode.h"
 #include "stacks.h"
+#include "pcsamp.h"
 #include "synth.h"
 
 #include <pthread.h>
@@ -45,6 +50,9 @@ static size_t (*scope_path)(uint32_t *, size_t);
 static bool graphs_on;
 static fl_stacks *stacks;
 static uint64_t stacks_announced;
+static fl_pcs *pcs;        /* PC sampling, active */
+static uint32_t pc_status; /* FL_PC_* */
+static char pc_msg[512];
 
 static uint64_t now_ns(void);
 
@@ -102,6 +110,66 @@ static void drain_launches(const fl_trace_sink *sink)
     synth_free(&s);
 }
 
+/* "pcsampling": the PC records of the first read (the kernels of the first
+ * buffer: corr 11 and 12 vecAdd, 13 gemm) and, after stop, of the last
+ * (corr 16).  Device 0's stall reasons: 0 selected, 7 long scoreboard,
+ * 9 barrier; 99 has no name.  Samples (corr, function, pc, reason):
+ *   11 vecAdd 0x40 7: 20 + 10 (two reads, one row)   11 vecAdd 0x40 0: 5
+ *   12 vecAdd 0x40 7: 10                             13 gemm   0x80 9: 20
+ *   13 gemm   0x80 99: 2                             16 vecAdd 0x40 7: 4 (last read) */
+static void feed_pc(const fl_trace_sink *sink, bool last)
+{
+    static const uint32_t idx[] = {0, 7, 9, 99};
+    static const char *const names[] = {"smsp__pcsamp_warps_issue_stalled_selected",
+                                        "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+                                        "smsp__pcsamp_warps_issue_stalled_barrier"};
+    static synth_pc d;
+    uint64_t t = now_ns();
+    if (!last) {
+        fl_pcs_stall_names(pcs, 0, idx, names, 3);
+        synth_pc_init(&d);
+        synth_pc_add(&d, 0x1234, "_Z6vecAddPfS_S_i", 0x40, 11, 2, (const uint32_t[]){7, 0},
+                     (const uint32_t[]){20, 5});
+        synth_pc_add(&d, 0x1234, "_Z6vecAddPfS_S_i", 0x40, 12, 1, (const uint32_t[]){7},
+                     (const uint32_t[]){10});
+        synth_pc_add(&d, 0x1234, "_Z4gemmPKfS0_Pf", 0x80, 13, 2, (const uint32_t[]){9, 99},
+                     (const uint32_t[]){20, 2});
+        d.data.droppedSamples = 0;
+        fl_pcs_feed(pcs, sink, &d.data, 0, t);
+        synth_pc_init(&d);
+        synth_pc_add(&d, 0x1234, "_Z6vecAddPfS_S_i", 0x40, 11, 1, (const uint32_t[]){7},
+                     (const uint32_t[]){10});
+        fl_pcs_feed(pcs, sink, &d.data, 0, t + 1);
+    } else {
+        synth_pc_init(&d);
+        synth_pc_add(&d, 0x1234, "_Z6vecAddPfS_S_i", 0x40, 16, 1, (const uint32_t[]){7},
+                     (const uint32_t[]){4});
+        fl_pcs_feed(pcs, sink, &d.data, 0, t);
+    }
+    fl_pcs_flush(pcs, sink);
+}
+
+/* PC sampling at start: a refusal (pc_* scenarios) or the aggregator. */
+static void start_pc(const fl_trace_options *o)
+{
+    pc_status = FL_PC_OFF;
+    pc_msg[0] = '\0';
+    if (!o->pc_sampling)
+        return;
+    CUptiResult r = strcmp(scenario, "pc_noperm") == 0        ? CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+                    : strcmp(scenario, "pc_unsupported") == 0 ? CUPTI_ERROR_NOT_SUPPORTED
+                    : strcmp(scenario, "pc_virtual") == 0
+                        ? CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED
+                        : CUPTI_SUCCESS;
+    pc_status = fl_pcs_status_of(r);
+    if (r != CUPTI_SUCCESS) {
+        fl_pcs_explain(r, "cuptiPCSamplingEnable", pc_msg, sizeof pc_msg);
+        return;
+    }
+    fl_pcs_config c = {.source = o->source_collection, .scopes = true};
+    pcs = fl_pcs_create(&c);
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -144,6 +212,7 @@ static int f_start(const fl_trace_options *o, char *why, size_t len)
     queued = 0;
     pthread_mutex_unlock(&q_mu);
     first_done = false;
+    start_pc(o);
     fl_launch_scope_reset();
     dec = fl_decoder_create(&c);
     drains = 0;
@@ -219,6 +288,8 @@ static void f_drain(const fl_trace_sink *sink)
         fl_decoder_feed(dec, sink, s.p, s.len);
         fl_decoder_flush(dec, sink);
         synth_free(&s);
+        if (pcs && strcmp(scenario, "pcsampling") == 0)
+            feed_pc(sink, false);
     }
     if (atomic_load(&stopped) && !late_done) {
         late_done = true;
@@ -229,6 +300,8 @@ static void f_drain(const fl_trace_sink *sink)
         fl_decoder_feed(dec, sink, s.p, s.len);
         fl_decoder_flush(dec, sink);
         synth_free(&s);
+        if (pcs && strcmp(scenario, "pcsampling") == 0)
+            feed_pc(sink, true);
     }
 }
 
@@ -269,6 +342,15 @@ static void f_stats(fl_trace_stats *out)
         out->cupti_dropped = 5;
         out->buffers_refused = 2;
     }
+    out->pc_status = pc_status;
+    out->pc_period_log2 = FL_PC_PERIOD_DEFAULT;
+    snprintf(out->pc_msg, sizeof out->pc_msg, "%s", pc_msg);
+    if (pcs) {
+        out->pc_method = FL_PC_METHOD_SAMPLING_API;
+        out->pc_contexts = 1;
+        out->pc_stall_reasons = 3;
+        fl_pcs_stats(pcs, out);
+    }
 }
 
 static void f_release(void)
@@ -277,6 +359,8 @@ static void f_release(void)
     dec = NULL;
     fl_stacks_destroy(stacks);
     stacks = NULL;
+    fl_pcs_destroy(pcs);
+    pcs = NULL;
 }
 
 #ifdef FAKE_STALE_LAYOUT
@@ -301,4 +385,5 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .stop = f_stop,
     .stats = f_stats,
     .release = f_release,
+    .collect = NULL,
 };

@@ -10,6 +10,7 @@
 #define GP_TEST_SYNTH_H
 
 #include <cupti.h>
+#include <cupti_pcsampling.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,110 @@ static inline int synth_garbage(synth *s)
     memset(&a, 0, sizeof a);
     a.kind = (CUpti_ActivityKind)0x7ffffff0;
     return synth_put(s, &a, sizeof a);
+}
+
+/* ---------------------------------------------------------- PC sampling */
+
+/* The activity API's PC sampling records. */
+static inline int synth_function(synth *s, uint32_t id, const char *name)
+{
+    CUpti_ActivityFunction f;
+    memset(&f, 0, sizeof f);
+    f.kind = CUPTI_ACTIVITY_KIND_FUNCTION;
+    f.id = id;
+    f.contextId = 1;
+    f.moduleId = 1;
+    f.functionIndex = id;
+    f.name = name;
+    return synth_put(s, &f, sizeof f);
+}
+
+static inline int synth_source(synth *s, uint32_t id, const char *file, uint32_t line)
+{
+    CUpti_ActivitySourceLocator l;
+    memset(&l, 0, sizeof l);
+    l.kind = CUPTI_ACTIVITY_KIND_SOURCE_LOCATOR;
+    l.id = id;
+    l.lineNumber = line;
+    l.fileName = file;
+    return synth_put(s, &l, sizeof l);
+}
+
+static inline int synth_pc_sample(synth *s, uint32_t function, uint32_t source, uint32_t corr,
+                                  uint64_t pc, CUpti_ActivityPCSamplingStallReason reason,
+                                  uint32_t samples)
+{
+    CUpti_ActivityPCSampling3 p;
+    memset(&p, 0, sizeof p);
+    p.kind = CUPTI_ACTIVITY_KIND_PC_SAMPLING;
+    p.sourceLocatorId = source;
+    p.correlationId = corr;
+    p.functionId = function;
+    p.samples = samples;
+    p.stallReason = reason;
+    p.pcOffset = pc;
+    return synth_put(s, &p, sizeof p);
+}
+
+static inline int synth_pc_info(synth *s, uint32_t corr, uint64_t total, uint64_t dropped)
+{
+    CUpti_ActivityPCSamplingRecordInfo r;
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_PC_SAMPLING_RECORD_INFO;
+    r.correlationId = corr;
+    r.totalSamples = total;
+    r.droppedSamples = dropped;
+    r.samplingPeriodInCycles = 1u << 18;
+    return synth_put(s, &r, sizeof r);
+}
+
+/* The PC Sampling API's GetData output: a CUpti_PCSamplingData with its
+ * records and their stall slots, as CUPTI fills it (parsed format). */
+#define SYNTH_PC_MAX 64
+#define SYNTH_PC_SLOTS 8
+typedef struct synth_pc {
+    CUpti_PCSamplingData data;
+    CUpti_PCSamplingPCData pcs[SYNTH_PC_MAX];
+    CUpti_PCSamplingStallReason slots[SYNTH_PC_MAX][SYNTH_PC_SLOTS];
+} synth_pc;
+
+static inline void synth_pc_init(synth_pc *s)
+{
+    memset(s, 0, sizeof *s);
+    s->data.size = sizeof s->data;
+    s->data.collectNumPcs = SYNTH_PC_MAX;
+    s->data.pPcData = s->pcs;
+    for (size_t i = 0; i < SYNTH_PC_MAX; i++) {
+        s->pcs[i].size = sizeof s->pcs[i];
+        s->pcs[i].stallReason = s->slots[i];
+    }
+}
+
+/* One PC record of n stall reasons (index[i], samples[i]); 0 when full. */
+static inline int synth_pc_add(synth_pc *s, uint64_t crc, const char *fn, uint64_t pc,
+                               uint32_t corr, size_t n, const uint32_t *index,
+                               const uint32_t *samples)
+{
+    size_t at = s->data.totalNumPcs;
+    if (at == SYNTH_PC_MAX || n > SYNTH_PC_SLOTS)
+        return 0;
+    CUpti_PCSamplingPCData *r = &s->pcs[at];
+    r->cubinCrc = crc;
+    r->pcOffset = pc;
+    r->functionIndex = 0;
+    r->functionName = (char *)fn;
+    r->correlationId = corr;
+    r->stallReasonCount = n;
+    for (size_t i = 0; i < n; i++) {
+        s->slots[at][i].pcSamplingStallReasonIndex = index[i];
+        s->slots[at][i].samples = samples[i];
+    }
+    s->data.totalNumPcs = at + 1;
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += samples[i];
+    s->data.totalSamples += total;
+    return 1;
 }
 
 #endif /* GP_TEST_SYNTH_H */

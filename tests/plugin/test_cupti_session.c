@@ -453,15 +453,17 @@ static void test_fake_scenarios(void)
                    "CUPTI_ERROR_UNKNOWN (999)");
     fl_log_free(&dev);
 
-    /* A rung above Trace: Trace runs, the rung says it is not there yet. */
+    /* A rung above PcSampling: PcSampling runs (its samples in
+     * test_cupti_pcsampling.c), the rung says it is not there yet. */
     setenv("FAKE_CUPTI_SCENARIO", "ok", 1);
-    run_session(fake, GPUFL_ENGINE_PC_SAMPLING, false, dir, sizeof dir);
+    run_session(fake, GPUFL_ENGINE_SASS_METRICS, false, dir, sizeof dir);
     CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
     json_t *caps = last_caps(&dev);
-    CHECK_STR(str(caps, "requested_engine"), "nvidia.pc_sampling");
+    CHECK_STR(str(caps, "requested_engine"), "nvidia.sass_metrics");
     CHECK_STR(str(caps, "selected_engine"), "nvidia.trace");
-    CHECK_STR(str(cap_of(caps, "pc_sampling"), "status"), "fallback");
-    CHECK_STR(str(cap_of(caps, "pc_sampling"), "reason_code"), "not_implemented");
+    CHECK_STR(str(cap_of(caps, "sass_metrics"), "status"), "fallback");
+    CHECK_STR(str(cap_of(caps, "sass_metrics"), "reason_code"), "not_implemented");
+    CHECK_STR(str(cap_of(caps, "pc_sampling"), "status"), "not_requested");
     CHECK_STR(str(cap_of(caps, "kernel_events"), "status"), "collected");
     fl_log_free(&dev);
     unsetenv("FAKE_CUPTI_SCENARIO");

@@ -125,6 +125,7 @@ int main(void)
     OFF(gpufl_init_options, cupti_buffer_kib);
     OFF(gpufl_init_options, cupti_max_buffers);
     OFF(gpufl_init_options, compact_kernel_details);
+    OFF(gpufl_init_options, pc_sampling_period);
 
     SIZE(gpufl_scope);
     OFF(gpufl_scope, instance_id);

@@ -1,0 +1,376 @@
+/*
+ * test_cupti_pcsampling.c - the PcSampling engine end to end in a session.
+ *
+ *  - the real plugin and the real libcupti without a driver: PcSampling
+ *    falls back (to Monitor: CUPTI's activity calls fail with 999), with
+ *    the reason in capture_capabilities and in the debug output;
+ *  - the fake plugin's "pcsampling" scenario (PC records through the real
+ *    aggregator, plugin/pcsamp_decode.c, into the core's real writer): the
+ *    function, stall-reason and source-file dictionaries before the rows,
+ *    profile_sample_batch rows with exact values (kernel, scope, stall
+ *    index and name, counts summed over reads), the final counts in
+ *    capture_capabilities, and the report's stalls section over the files;
+ *  - PC sampling refused (no permission, not supported, virtual GPU):
+ *    Trace runs, the reason and its fix in capture_capabilities and the
+ *    debug output;
+ *  - the engine and the period from the environment, a bad period refused.
+ */
+#include "fl_log.h"
+#include "abi/trace_abi.h"
+#include "gpufl.h"
+
+#include <stdbool.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+static char g_tmp[256];
+static char g_debug[65536]; /* the session's debug lines */
+
+static const char *env_or_die(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) {
+        fprintf(stderr, "%s is not set (run through ctest)\n", name);
+        exit(2);
+    }
+    return v;
+}
+
+static void on_log(const char *line, void *user)
+{
+    (void)user;
+    size_t n = strlen(g_debug);
+    snprintf(g_debug + n, sizeof g_debug - n, "%s\n", line);
+}
+
+static void fake_launch(const char *plugin, uint32_t corr)
+{
+    void *h = dlopen(plugin, RTLD_NOW | RTLD_NOLOAD);
+    void *f = h ? dlsym(h, "fake_cupti_launch") : NULL;
+    void (*fn)(uint32_t);
+    memcpy(&fn, &f, sizeof f);
+    if (fn)
+        fn(corr);
+}
+
+/* A session with engine: launch 13 outside any scope, 11 and 12 inside
+ * train > step; its directory into dir. */
+static void run_session(const char *plugin, gpufl_engine engine, char *dir, size_t cap)
+{
+    setenv("GPUFL_CUPTI_PLUGIN", plugin, 1);
+    char base[512];
+    snprintf(base, sizeof base, "%s/s%d", g_tmp, rand());
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.app_name = "pcs_test";
+    o.log_path = base;
+    o.backend = GPUFL_BACKEND_NONE;
+    o.profiling_engine = engine;
+    o.enable_debug_output = true;
+    o.log_fn = on_log;
+    g_debug[0] = '\0';
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    fake_launch(plugin, 13);
+    gpufl_scope outer = gpufl_scope_begin("train");
+    gpufl_scope sc = gpufl_scope_begin("step");
+    fake_launch(plugin, 11);
+    fake_launch(plugin, 12);
+    gpufl_flush();
+    gpufl_scope_end(&sc);
+    gpufl_scope_end(&outer);
+    gpufl_shutdown();
+    CHECK_INT(fl_only_session(base, dir, cap), 0);
+}
+
+static json_t *last_caps(const fl_log *log)
+{
+    json_t *c = NULL;
+    for (size_t i = 0; i < log->n; i++)
+        if (strcmp(log_type(log->lines[i]), "capture_capabilities") == 0)
+            c = log->lines[i];
+    return c;
+}
+
+static json_t *cap_of(json_t *caps, const char *feature)
+{
+    json_t *list = json_object_get(caps, "capabilities");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *c = json_array_get(list, i);
+        if (strcmp(json_string_value(json_object_get(c, "feature")), feature) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "(none)";
+}
+
+/* The text of dictionary dict's entry id, and the line it is on. */
+static const char *dict_text(const fl_log *log, const char *dict, const char *id, size_t *line)
+{
+    for (size_t i = 0; i < log->n; i++) {
+        json_t *d = json_object_get(log->lines[i], dict);
+        if (d && json_object_get(d, id)) {
+            if (line)
+                *line = i;
+            return json_string_value(json_object_get(d, id));
+        }
+    }
+    return "(none)";
+}
+
+/* The scope_name_dict id of name, as text. */
+static json_int_t scope_id(const fl_log *log, const char *name)
+{
+    for (size_t i = 0; i < log->n; i++) {
+        json_t *d = json_object_get(log->lines[i], "scope_name_dict");
+        const char *k;
+        json_t *v;
+        json_object_foreach(d, k, v)
+        {
+            if (strcmp(json_string_value(v), name) == 0)
+                return strtoll(k, NULL, 10);
+        }
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------ real CUPTI */
+
+static void test_real_cupti_without_driver(void)
+{
+    if (access("/dev/nvidiactl", F_OK) == 0) {
+        printf("note: a GPU driver is present; the no-driver fallback is not checked here\n");
+        return;
+    }
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_PLUGIN"), GPUFL_ENGINE_PC_SAMPLING, dir, sizeof dir);
+    fl_log dev;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    json_t *caps = last_caps(&dev);
+    CHECK_STR(str(caps, "requested_engine"), "nvidia.pc_sampling");
+    CHECK_STR(str(caps, "selected_engine"), "nvidia.monitor");
+    json_t *pc = cap_of(caps, "pc_sampling");
+    CHECK_STR(str(pc, "status"), "fallback");
+    CHECK_STR(str(pc, "reason_code"), "cupti_unavailable");
+    CHECK_CONTAINS(str(pc, "message"), "CUPTI_ERROR_UNKNOWN (999)");
+    CHECK_STR(str(cap_of(caps, "source_collection"), "status"), "fallback");
+    CHECK_INT(fl_count(&dev, "profile_sample_batch"), 0);
+    fl_log_free(&dev);
+    CHECK_CONTAINS(g_debug, "profiling_engine PcSampling requested, running Monitor");
+    CHECK_CONTAINS(g_debug, "CUPTI_ERROR_UNKNOWN (999)");
+}
+
+/* ------------------------------------------------------------ fake CUPTI */
+
+/* Row r of the scope channel's profile_sample_batch rows, in file order. */
+static json_t *sample_row(const fl_log *log, size_t r, json_t **batch)
+{
+    for (size_t i = 0; i < log->n; i++) {
+        json_t *b = log->lines[i];
+        if (strcmp(log_type(b), "profile_sample_batch") != 0)
+            continue;
+        json_t *rows = json_object_get(b, "rows");
+        if (r < json_array_size(rows)) {
+            *batch = b;
+            return json_array_get(rows, r);
+        }
+        r -= json_array_size(rows);
+    }
+    return NULL;
+}
+
+static json_int_t cell(json_t *batch, json_t *row, const char *col)
+{
+    return json_integer_value(json_array_get(row, (size_t)fl_col(batch, col)));
+}
+
+static void check_rows(const fl_log *scope)
+{
+    json_int_t step = scope_id(scope, "step");
+    CHECK(step > 0);
+    /* corr, function, pc, metric, samples, stall, scope: in the order
+     * the aggregator met them. */
+    const json_int_t want[6][7] = {
+        {11, 1, 0x40, 2, 30, 7, step}, {11, 1, 0x40, 1, 5, 0, step}, {12, 1, 0x40, 2, 10, 7, step},
+        {13, 2, 0x80, 3, 20, 9, 0},    {13, 2, 0x80, 4, 2, 99, 0},   {16, 1, 0x40, 2, 4, 7, 0},
+    };
+    for (size_t r = 0; r < 6; r++) {
+        json_t *b = NULL, *row = sample_row(scope, r, &b);
+        CHECK(row != NULL);
+        if (!row)
+            return;
+        CHECK_INT(json_array_size(row), 12);
+        CHECK_INT(cell(b, row, "corr_id"), want[r][0]);
+        CHECK_INT(cell(b, row, "device_id"), 0);
+        CHECK_INT(cell(b, row, "function_id"), want[r][1]);
+        CHECK_INT(cell(b, row, "pc_offset"), want[r][2]);
+        CHECK_INT(cell(b, row, "metric_id"), want[r][3]);
+        CHECK_INT(cell(b, row, "metric_value"), want[r][4]);
+        CHECK_INT(cell(b, row, "stall_reason"), want[r][5]);
+        CHECK_INT(cell(b, row, "sample_kind"), 0);
+        CHECK_INT(cell(b, row, "scope_name_id"), want[r][6]);
+        CHECK_INT(cell(b, row, "source_file_id"), 0);
+        CHECK_INT(cell(b, row, "source_line"), 0);
+    }
+    json_t *b = NULL;
+    CHECK(sample_row(scope, 6, &b) == NULL);
+}
+
+static void check_report(const char *dir)
+{
+    char *out = NULL;
+    gpufl_error err;
+    CHECK_INT(gpufl_report_logs(dir, NULL, &out, NULL, &err), GPUFL_OK);
+    if (!out)
+        return;
+    CHECK_CONTAINS(out, "stalls  71 PC samples");
+    CHECK_CONTAINS(out, "44   62.0%  smsp__pcsamp_warps_issue_stalled_long_scoreboard");
+    CHECK_CONTAINS(out, "20   28.2%  smsp__pcsamp_warps_issue_stalled_barrier");
+    CHECK_CONTAINS(out, "5    7.0%  smsp__pcsamp_warps_issue_stalled_selected");
+    CHECK_CONTAINS(out, "2    2.8%  stall_reason_99");
+    CHECK_CONTAINS(out, "49   69.0%  _Z6vecAddPfS_S_i@");
+    gpufl_free(out);
+}
+
+static void test_fake_pcsampling(void)
+{
+    setenv("FAKE_CUPTI_SCENARIO", "pcsampling", 1);
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_PC_SAMPLING, dir, sizeof dir);
+    fl_log dev, scope;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
+    CHECK_INT(scope.bad, 0);
+    CHECK_STR(str(fl_first(&dev, "job_start"), "profiling_engine"), "nvidia.pc_sampling");
+    json_t *caps = last_caps(&dev);
+    CHECK_STR(str(caps, "selected_engine"), "nvidia.pc_sampling");
+    json_t *pc = cap_of(caps, "pc_sampling");
+    CHECK_STR(str(pc, "status"), "collected");
+    CHECK_CONTAINS(str(pc, "message"), "PC Sampling API, every 2^18 cycles, 3 stall reasons: "
+                                       "71 samples in 6 rows from 3 reads on 1 contexts");
+    json_t *src = cap_of(caps, "source_collection");
+    CHECK_STR(str(src, "status"), "collected");
+    CHECK_CONTAINS(str(src, "message"), "71 samples without a source line");
+    json_t *dis = cap_of(caps, "cubin_disassembly");
+    CHECK_STR(str(dis, "status"), "skipped");
+    CHECK_CONTAINS(str(dis, "message"), "disassembler absent");
+    /* The opening record already said PcSampling. */
+    CHECK_STR(str(fl_first(&dev, "capture_capabilities"), "selected_engine"), "nvidia.pc_sampling");
+
+    size_t fn_line = 0, metric_line = 0, batch_line = SIZE_MAX;
+    CHECK_STR(dict_text(&scope, "function_dict", "1", &fn_line), "_Z6vecAddPfS_S_i@");
+    CHECK_STR(dict_text(&scope, "function_dict", "2", NULL), "_Z4gemmPKfS0_Pf@");
+    CHECK_STR(dict_text(&scope, "metric_dict", "1", &metric_line),
+              "smsp__pcsamp_warps_issue_stalled_selected");
+    CHECK_STR(dict_text(&scope, "metric_dict", "2", NULL),
+              "smsp__pcsamp_warps_issue_stalled_long_scoreboard");
+    CHECK_STR(dict_text(&scope, "metric_dict", "3", NULL),
+              "smsp__pcsamp_warps_issue_stalled_barrier");
+    CHECK_STR(dict_text(&scope, "metric_dict", "4", NULL), "stall_reason_99");
+    for (size_t i = 0; i < scope.n && batch_line == SIZE_MAX; i++)
+        if (strcmp(log_type(scope.lines[i]), "profile_sample_batch") == 0)
+            batch_line = i;
+    CHECK(fn_line < batch_line && metric_line < batch_line);
+    CHECK_INT(fl_count(&dev, "profile_sample_batch"), 0);
+    check_rows(&scope);
+    fl_log_free(&dev);
+    fl_log_free(&scope);
+    check_report(dir);
+    CHECK_CONTAINS(g_debug, "pc sampling: 71 samples in 6 rows");
+    unsetenv("FAKE_CUPTI_SCENARIO");
+}
+
+static void test_fake_refused(void)
+{
+    static const struct {
+        const char *scenario, *reason, *fix;
+    } cases[] = {
+        {"pc_noperm", "insufficient_privilege", "NVreg_RestrictProfilingToAdminUsers=0"},
+        {"pc_unsupported", "not_supported", "compute capability 7.0 or newer"},
+        {"pc_virtual", "virtualized_device", "virtual GPU (vGPU)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setenv("FAKE_CUPTI_SCENARIO", cases[i].scenario, 1);
+        char dir[1024];
+        run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_PC_SAMPLING, dir, sizeof dir);
+        fl_log dev;
+        CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+        json_t *caps = last_caps(&dev);
+        CHECK_STR(str(caps, "selected_engine"), "nvidia.trace");
+        CHECK_STR(str(fl_first(&dev, "job_start"), "profiling_engine"), "nvidia.trace");
+        json_t *pc = cap_of(caps, "pc_sampling");
+        CHECK_STR(str(pc, "status"), "fallback");
+        CHECK_STR(str(pc, "reason_code"), cases[i].reason);
+        CHECK_CONTAINS(str(pc, "message"), "cuptiPCSamplingEnable failed");
+        CHECK_CONTAINS(str(pc, "message"), cases[i].fix);
+        CHECK_CONTAINS(str(pc, "message"), "the session runs Trace");
+        CHECK_STR(str(cap_of(caps, "kernel_events"), "status"), "collected");
+        CHECK_CONTAINS(g_debug, "profiling_engine PcSampling requested, running Trace");
+        CHECK_CONTAINS(g_debug, cases[i].fix);
+        fl_log_free(&dev);
+    }
+    unsetenv("FAKE_CUPTI_SCENARIO");
+}
+
+/* PcSampling on and nothing sampled: enabled_no_data, saying so. */
+static void test_fake_no_samples(void)
+{
+    setenv("FAKE_CUPTI_SCENARIO", "ok", 1);
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_PC_SAMPLING, dir, sizeof dir);
+    fl_log dev;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    json_t *pc = cap_of(last_caps(&dev), "pc_sampling");
+    CHECK_STR(str(pc, "status"), "enabled_no_data");
+    CHECK_STR(str(pc, "reason_code"), "enabled_but_no_samples");
+    CHECK_CONTAINS(str(pc, "message"), "no sample was collected");
+    fl_log_free(&dev);
+    unsetenv("FAKE_CUPTI_SCENARIO");
+}
+
+/* GPUFL_PROFILING_ENGINE=PcSampling and GPUFL_PC_SAMPLING_PERIOD. */
+static void test_options(void)
+{
+    setenv("FAKE_CUPTI_SCENARIO", "pcsampling", 1);
+    setenv("GPUFL_PROFILING_ENGINE", "PcSampling", 1);
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_MONITOR, dir, sizeof dir);
+    unsetenv("GPUFL_PROFILING_ENGINE");
+    fl_log dev;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    CHECK_STR(str(last_caps(&dev), "selected_engine"), "nvidia.pc_sampling");
+    fl_log_free(&dev);
+
+    setenv("GPUFL_PC_SAMPLING_PERIOD", "40", 1);
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    CHECK_INT(o.pc_sampling_period, 0);
+    o.log_path = g_tmp;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "pc_sampling_period = 40 (env GPUFL_PC_SAMPLING_PERIOD)");
+    CHECK_CONTAINS(err.message, "5..31");
+    unsetenv("GPUFL_PC_SAMPLING_PERIOD");
+    o.pc_sampling_period = 4;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_ERR_INVALID_ARG);
+    unsetenv("FAKE_CUPTI_SCENARIO");
+}
+
+int main(void)
+{
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_pcs_%d", (int)getpid());
+    srand((unsigned)getpid());
+    test_real_cupti_without_driver();
+    test_fake_pcsampling();
+    test_fake_refused();
+    test_fake_no_samples();
+    test_options();
+    fl_rmtree(g_tmp);
+    return check_done("test_cupti_pcsampling");
+}
