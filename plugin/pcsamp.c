@@ -317,8 +317,12 @@ static void ctx_read(pc_ctx *c, const fl_trace_sink *sink)
          * out: give every record its full room again. */
         for (size_t k = 0; k < PCS_PER_READ; k++)
             c->pcs[k].stallReasonCount = STALL_SLOTS;
+        /* CUPTI's counts are per call: never counted twice. */
         c->data.totalNumPcs = 0;
         c->data.remainingNumPcs = 0;
+        c->data.totalSamples = 0;
+        c->data.droppedSamples = 0;
+        c->data.nonUsrKernelsTotalSamples = 0;
         c->data.hardwareBufferFull = 0;
         CUptiResult r = api->get_data(&p);
         bool more = r == CUPTI_ERROR_OUT_OF_MEMORY; /* the hardware buffer was full */
