@@ -21,7 +21,7 @@
 
 #define DEFAULT_ROWS 65536u
 #define LINE_CACHE 16384u  /* (cubin, function, PC) -> file:line */
-#define FN_CACHE 4096u     /* CUPTI's name pointer and cubin -> function id */
+#define FN_CACHE 16384u    /* CUPTI's name pointer and cubin -> function id */
 #define ACT_FN_SLOTS 4096u /* activity API: function id -> name */
 #define ACT_SRC_SLOTS 16384u
 #define MAX_DEVICES 64u
@@ -224,13 +224,22 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h;
 }
 
-/* Adds samples to the row of key k (k->samples ignored), making it. */
-static void add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint64_t samples)
+/* The hash of a row's PC (device, launch, function, offset): its stall
+ * reasons then take consecutive slots, so one PC record's entries share a
+ * cache line of the index. */
+static uint64_t pc_hash(const fl_sample_row *k)
 {
-    uint64_t h = mix(mix(mix(k->pc_offset, k->function_id), k->stall_reason),
-                     (uint64_t)k->corr_id << 8 | k->device_id);
+    uint64_t h = mix(mix(k->pc_offset, k->function_id), (uint64_t)k->corr_id << 8 | k->device_id);
     h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 29;
+    return h ^ h >> 29;
+}
+
+/* Adds samples to the row of key k (k->samples ignored; h its pc_hash),
+ * making it. */
+static void add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint64_t h,
+                uint64_t samples)
+{
+    h += k->stall_reason;
     size_t j = h & p->idx_mask;
     for (uint32_t r; (r = p->idx[j]) != 0; j = (j + 1) & p->idx_mask) {
         fl_sample_row *x = &p->rows[r - 1];
@@ -375,6 +384,7 @@ void fl_pcs_feed(fl_pcs *p, const fl_trace_sink *s, const CUpti_PCSamplingData *
         k.source_file_id =
             line_of(p, crc, k.function_id, pc->functionName, k.pc_offset, &k.source_line);
         k.scope_name_id = scope_of(p, k.corr_id);
+        uint64_t h = pc_hash(&k);
         for (size_t j = 0; j < ns; j++) {
             uint32_t samples = sr[j].samples;
             if (!samples)
@@ -383,7 +393,7 @@ void fl_pcs_feed(fl_pcs *p, const fl_trace_sink *s, const CUpti_PCSamplingData *
             k.metric_id = metric_of(p, device_id, k.stall_reason);
             if (!k.source_file_id)
                 p->st.pc_no_line_samples += samples;
-            add(p, s, &k, samples);
+            add(p, s, &k, h, samples);
         }
     }
 }
@@ -455,7 +465,7 @@ void fl_pcs_on_sample(fl_pcs *p, const fl_trace_sink *s, const CUpti_ActivityPCS
                        .scope_name_id = scope_of(p, r->correlationId)};
     if (!k.source_file_id)
         p->st.pc_no_line_samples += r->samples;
-    add(p, s, &k, r->samples);
+    add(p, s, &k, pc_hash(&k), r->samples);
 }
 
 void fl_pcs_stats(const fl_pcs *p, fl_trace_stats *out)
