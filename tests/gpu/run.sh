@@ -15,6 +15,9 @@
 #      --stack-trace: each launch's kernel_detail.stack_trace names the
 #      program's own functions with their lines (when the plugin was built
 #      with libunwind and libdw);
+#   6. pcsamp_workload (built with -lineinfo): gpufl_init(PcSampling), a
+#      pointer chase and a barrier-bound kernel; check_pcsamp checks the
+#      top stall reasons and the source lines they land on;
 # and checks each session with check_trace.
 #
 # Exit status: 0 all passed, 1 a check failed, 77 skipped (no GPU, no nvcc),
@@ -110,6 +113,12 @@ pid2=$!
 # -g -O0 after nvcc_build's -O2: the stacks are the functions as written.
 nvcc_build "$work/stack_workload" "$work/nvcc3.log" -g -O0 -Xcompiler -fno-omit-frame-pointer \
     "$here/stack_workload.cu" || cat "$work/nvcc3.log"
+nvcc_build "$work/pcsamp_workload" "$work/nvcc4.log" -lineinfo -I "$src/include" \
+    "$here/pcsamp_workload.cu" -L "$build" -lgpuprofile -Xlinker -rpath -Xlinker "$build" &
+pid3=$!
+"${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" -o "$work/check_pcsamp" \
+    "$here/check_pcsamp.c" -ljansson >"$work/cc2.log" 2>&1
+cc2_rc=$?
 "${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" -o "$work/check_trace" \
     "$here/check_trace.c" -ljansson >"$work/cc.log" 2>&1
 cc_rc=$?
@@ -117,8 +126,10 @@ wait $pid1
 rc1=$?
 wait $pid2
 rc2=$?
-if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ] || [ $cc_rc -ne 0 ]; then
-    cat "$work/nvcc1.log" "$work/nvcc2.log" "$work/cc.log"
+wait $pid3
+rc3=$?
+if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ] || [ $rc3 -ne 0 ] || [ $cc_rc -ne 0 ] || [ $cc2_rc -ne 0 ]; then
+    cat "$work/nvcc1.log" "$work/nvcc2.log" "$work/nvcc4.log" "$work/cc.log" "$work/cc2.log"
     echo "FAIL: building the workload or the checker failed (files in $work)"
     exit 1
 fi
@@ -214,6 +225,15 @@ if run "$n" "$work/run5.log" "$build/gpu-profile" --engine trace --stack-trace \
         echo "  $want"
         echo "got $details details, $stacked such stacks:"
         grep '"type":"kernel_detail"' "$work"/logs5/*/device.log | sed 's/.*"stack_trace"/  /'
+        result "$n" FAIL
+    fi
+fi
+
+n="6 PC sampling in-process (stall reasons and source lines)"
+if run "$n" "$work/run6.log" "$work/pcsamp_workload" "$work/logs6" --expect "$work/expect6.json"; then
+    if "$work/check_pcsamp" --expect "$work/expect6.json" --log-dir "$work/logs6"; then
+        result "$n" PASS
+    else
         result "$n" FAIL
     fi
 fi
