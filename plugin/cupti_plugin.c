@@ -351,6 +351,9 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
         cupti_message(r, start_notes.stacks_msg, sizeof start_notes.stacks_msg,
                       "cuptiSubscribe (launch callbacks for CPU stacks)");
     }
+    /* Without resource callbacks no later context is seen. */
+    if (pc)
+        fl_pcs_engine_fail(r, "cuptiSubscribe (CUDA contexts and modules for PC sampling)");
     if (subscriber)
         cuptiUnsubscribe(subscriber);
     subscriber = NULL;

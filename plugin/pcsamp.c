@@ -496,6 +496,14 @@ uint32_t fl_pcs_engine_start(const fl_trace_options *o, void *ctx)
     return st;
 }
 
+void fl_pcs_engine_fail(CUptiResult r, const char *what)
+{
+    pthread_mutex_lock(&mu);
+    if (E.on)
+        fail(r, what);
+    pthread_mutex_unlock(&mu);
+}
+
 void fl_pcs_request_collect(void)
 {
     atomic_store(&collect_req, 1);

@@ -142,6 +142,10 @@ void fl_pcs_on_resource(CUpti_CallbackId cbid, const void *data);
 void fl_pcs_context_created(void *ctx);
 void fl_pcs_context_destroying(void *ctx);
 
+/* A refusal found by the plugin (its CUPTI subscription): the session's
+ * reason, if it has none yet. */
+void fl_pcs_engine_fail(CUptiResult r, const char *what);
+
 /* Any thread: the next drain is a collection point. */
 void fl_pcs_request_collect(void);
 
