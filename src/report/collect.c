@@ -10,6 +10,7 @@
  * the rows); scopes still open at the end are counted as open_at_end.
  */
 #include "report_int.h"
+#include "stalls.h"
 #include "../reader/read.h"
 #include "../util/buf.h"
 #include "scopes.h"
@@ -242,7 +243,12 @@ static void profile_batch(fl_report *r, const fl_batch *b)
         c_reason = fl_batch_colid(b, FL_COL_PROFILE_STALL_REASON),
         c_val = fl_batch_colid(b, FL_COL_PROFILE_METRIC_VALUE),
         c_fn = fl_batch_colid(b, FL_COL_PROFILE_FUNCTION_ID),
-        c_metric = fl_batch_colid(b, FL_COL_PROFILE_METRIC_ID);
+        c_metric = fl_batch_colid(b, FL_COL_PROFILE_METRIC_ID),
+        c_corr = fl_batch_colid(b, FL_COL_PROFILE_CORR_ID),
+        c_pc = fl_batch_colid(b, FL_COL_PROFILE_PC_OFFSET),
+        c_scope = fl_batch_colid(b, FL_COL_PROFILE_SCOPE_NAME_ID),
+        c_file = fl_batch_colid(b, FL_COL_PROFILE_SOURCE_FILE_ID),
+        c_line = fl_batch_colid(b, FL_COL_PROFILE_SOURCE_LINE);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t kind = 0, reason, val, fn = 0, metric = 0;
         fl_rcell_u64(b, i, c_kind, &kind);
@@ -262,13 +268,25 @@ static void profile_batch(fl_report *r, const fl_batch *b)
         if (!fl_rcell_u64(b, i, c_val, &val) || val == 0)
             val = 1;
         fl_rcell_u64(b, i, c_fn, &fn);
-        fl_rcell_u64(b, i, c_metric, &metric);
+        bool have_metric = fl_rcell_u64(b, i, c_metric, &metric);
+        psrow row = {.function_id = fn,
+                     .metric_id = metric,
+                     .reason = reason,
+                     .samples = val,
+                     .have_metric = have_metric};
+        row.have_corr = fl_rcell_u64(b, i, c_corr, &row.corr);
+        row.have_pc = fl_rcell_u64(b, i, c_pc, &row.pc);
+        fl_rcell_u64(b, i, c_scope, &row.scope);
+        fl_rcell_u64(b, i, c_file, &row.file);
+        fl_rcell_u64(b, i, c_line, &row.line);
+        if (!fl_stalls_row(r, &row))
+            return;
         r->pc_samples += val;
         stallstat *s = stall_of(r, reason, metric);
         if (!s)
             return;
         s->samples += val;
-        if (fn) {
+        if (fn && !row.not_issued) {
             fnstat *f = function_of(r, fn);
             if (!f)
                 return;
@@ -356,8 +374,10 @@ static void cb_record(void *user, int channel, fl_type t, const char *type, json
     if (type && rec && t != FL_T_KERNEL_DETAIL)
         fl_report_dq_flush(r);
     fl_model_record(r->m, channel, t, type, rec);
-    if (type && rec)
+    if (type && rec) {
         fl_report_gpufl_record(r, channel, t, type, rec);
+        fl_stalls_record(r, t, rec);
+    }
 }
 
 /* A kernel_detail (cb_record's, read without jansson): the model's. */
@@ -372,8 +392,11 @@ static void cb_batch(void *user, const fl_batch *b)
 {
     fl_report *r = user;
     fl_report_dq_flush(r);
-    if (b && b->type_id == FL_T_KERNEL_EVENT_BATCH && fl_report_kernel_batch(r, b))
-        return;
+    if (b && b->type_id == FL_T_KERNEL_EVENT_BATCH) {
+        fl_stalls_kernels(r, b);
+        if (fl_report_kernel_batch(r, b))
+            return;
+    }
     fl_model_batch(r->m, b);
     if (!b)
         return;
@@ -466,6 +489,7 @@ void fl_report_destroy(fl_report *r)
     free(r->sm);
     free(r->pm);
     fl_report_gpufl_free(r);
+    fl_stalls_free(r);
     fl_pool_free(&r->pool);
     for (size_t i = 0; i < MAX_WARNINGS_KEPT; i++)
         free(r->warning_text[i]);
@@ -538,6 +562,10 @@ void fl_report_finish(fl_report *r, const fl_read_result *res)
         qsort(r->pm, r->n_pm, sizeof *r->pm, cmp_pm);
     if (r->n_sm > 1)
         qsort(r->sm, r->n_sm, sizeof *r->sm, cmp_sass);
+    if (!fl_stalls_finish(r))
+        r->oom = true;
+    if (r->ps) /* the not-issued samples are a subset, not more samples */
+        r->pc_samples = r->ps->samples;
 }
 
 size_t fl_report_mem_bytes(const fl_report *r)
@@ -552,7 +580,7 @@ size_t fl_report_mem_bytes(const fl_report *r)
                fl_map_bytes(&r->kp_by_name) + fl_map_bytes(&r->sp_by_name) +
                fl_map_bytes(&r->gr_by_key) + fl_map_bytes(&r->dw_by_name) +
                fl_map_bytes(&r->sg_by_key) + fl_map_bytes(&r->sass_seen) +
-               (r->cap_sass_fn + r->cap_sass_src) * sizeof(const char *);
+               (r->cap_sass_fn + r->cap_sass_src) * sizeof(const char *) + fl_stalls_bytes(r);
     for (size_t i = 0; i < r->n_k; i++)
         n += fl_hist_bytes(&r->k[i].h) + r->k[i].n_scope_idx * sizeof(uint32_t);
     for (size_t i = 0; i < r->n_s; i++)

@@ -240,6 +240,9 @@ static void json_hotspots(const fl_report *r, const figures *f, jw *w)
             j_str(w, "limiting_resource", "varies");
         else
             j_str(w, "limiting_resource", k->have_detail ? k->last.limiting : NULL);
+        /* the CPU stack at launch (the last seen; stack_trace_varies: there were several) */
+        j_str(w, "stack_trace", k->stack && *k->stack ? k->stack : NULL);
+        j_bool(w, "stack_trace_varies", k->stack_varies);
         j_close(w, '}');
     }
     j_close(w, ']');
@@ -424,7 +427,7 @@ void fl_report_json(const fl_report *r, int top_n, fl_buf *out)
     json_memory(r, &w);
     json_devices(r, &f, &w);
     json_host(r, &w);
-    fl_json_stalls(r, &w);
+    fl_json_stalls(r, top_n, &w);
     fl_json_sass(r, &w);
     fl_json_perf(r, &w);
     json_capture(r, &w);

@@ -9,6 +9,7 @@
  * null when the session has none of it.
  */
 #include "report_int.h"
+#include "stalls.h"
 #include "../util/buf.h"
 #include "json_write.h"
 
@@ -41,7 +42,7 @@ static void j_config_device(jw *w, const json_t *rec)
     j_opt_u64(w, "device_id", ok, dev);
 }
 
-void fl_json_stalls(const fl_report *r, jw *w)
+void fl_json_stalls(const fl_report *r, int top, jw *w)
 {
     if (!r->n_st && !r->sass_rows) {
         j_str(w, "stalls", NULL);
@@ -56,7 +57,16 @@ void fl_json_stalls(const fl_report *r, jw *w)
         j_open(w, NULL, '{');
         j_u64(w, "stall_reason", s->reason);
         j_opt_u64(w, "metric_id", s->metric_id != 0, s->metric_id);
-        j_str(w, "name", fl_stall_name(r, s));
+        const char *name = fl_stall_name(r, s);
+        char sh[160];
+        bool ni = false;
+        const fl_stall_info *info =
+            name ? fl_stall_info_of(s->metric_id ? fl_stall_short(name, sh, sizeof sh, &ni) : name)
+                 : NULL;
+        j_str(w, "name", name);
+        j_str(w, "display_name", info ? info->display : name);
+        j_str(w, "meaning", info ? info->meaning : NULL);
+        j_bool(w, "not_issued", ni);
         j_u64(w, "samples", s->samples);
         j_close(w, '}');
     }
@@ -71,6 +81,7 @@ void fl_json_stalls(const fl_report *r, jw *w)
         j_close(w, '}');
     }
     j_close(w, ']');
+    fl_json_stall_detail(r, top, w);
     j_close(w, '}');
 }
 

@@ -220,6 +220,7 @@ struct fl_report {
     fnstat *fn;
     size_t n_fn, cap_fn;
     uint64_t pc_samples, sass_rows, other_profile_rows;
+    struct fl_stalls *ps; /* PC samples by reason, kernel, scope, PC, line (stalls.h) */
     sassstat *sm;
     size_t n_sm, cap_sm;
     pmstat *pm;
@@ -360,7 +361,7 @@ const char *fl_stall_name(const fl_report *r, const stallstat *s);
 /* Text of the sections "stalls" (stall reasons, SASS metrics, the sass
  * channel) and "perf" (PM sampling, range profiler per kernel and per
  * scope): text_profile.c. */
-void fl_text_stalls(const fl_report *r, fl_buf *b);
+void fl_text_stalls(const fl_report *r, int top, fl_buf *b);
 void fl_text_perf(const fl_report *r, fl_buf *b);
 /* Graph launches (section "hotspots"), execution signatures ("scopes"),
  * deep windows ("capture"): text_launch.c. */

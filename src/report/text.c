@@ -680,7 +680,7 @@ void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, f
     if (sections & GPUFL_SECTION_HOST)
         text_host(r, out);
     if (sections & GPUFL_SECTION_STALLS)
-        fl_text_stalls(r, out);
+        fl_text_stalls(r, top_n, out);
     if (sections & GPUFL_SECTION_PERF)
         fl_text_perf(r, out);
     if (sections & GPUFL_SECTION_CAPTURE) {

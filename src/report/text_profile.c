@@ -7,6 +7,7 @@
  * kernel and per scope.  A metric not collected reads "n/a".
  */
 #include "report_int.h"
+#include "stalls.h"
 #include "../util/buf.h"
 #include "units.h"
 
@@ -45,27 +46,9 @@ static void device_of(fl_buf *b, const json_t *rec)
 
 /* ============================================================== stalls */
 
-static const char *stall_label(const fl_report *r, const stallstat *s, char *buf, size_t len)
-{
-    const char *n = fl_stall_name(r, s);
-    if (n)
-        return n;
-    snprintf(buf, len, "stall reason %" PRIu64, s->reason);
-    return buf;
-}
-
+/* The functions with most samples (the reasons: text_stalls.c). */
 static void stall_reasons(const fl_report *r, fl_buf *b)
 {
-    fl_buf_printf(b, "\nstalls  %" PRIu64 " PC %s\n", r->pc_samples,
-                  fl_plural(r->pc_samples, "sample", "samples"));
-    for (size_t i = 0; i < r->n_st; i++) {
-        char buf[48];
-        const stallstat *s = &r->st[i];
-        fl_buf_printf(b, "  %10" PRIu64 " %6.1f%%  ", s->samples,
-                      100.0 * (double)s->samples / (double)r->pc_samples);
-        fl_put_line(b, stall_label(r, s, buf, sizeof buf), 80);
-        fl_buf_puts(b, "\n");
-    }
     size_t nf = r->n_fn < 10 ? r->n_fn : 10;
     if (nf)
         fl_buf_puts(b, "  functions with the most samples\n");
@@ -137,8 +120,10 @@ static void sass_channel(const fl_report *r, fl_buf *b)
     name_list(b, "source files", r->sass_src, r->n_sass_src);
 }
 
-void fl_text_stalls(const fl_report *r, fl_buf *b)
+void fl_text_stalls(const fl_report *r, int top, fl_buf *b)
 {
+    if (r->ps && r->ps->n_rs)
+        fl_text_stall_detail(r, top, b);
     if (r->n_st)
         stall_reasons(r, b);
     if (r->sass_rows || r->sass_configs)

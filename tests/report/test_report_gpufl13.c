@@ -228,8 +228,20 @@ static void check_records(const rendered *r)
     CHECK(jnull(j, "stalls.reasons[0].metric_id"));
     CHECK_INT(jint(j, "stalls.reasons[0].samples"), 30);
     CHECK_STR(jstr(j, "stalls.reasons[1].name"), "memory dependency");
-    CHECK_CONTAINS(t, "          30   71.4%  memory throttle\n"
-                      "          12   28.6%  memory dependency\n");
+    CHECK_CONTAINS(t, "          30   71.4%  Memory Throttle                too many memory "
+                      "requests pending\n"
+                      "          12   28.6%  Memory Dependency              waiting on a memory "
+                      "load or store to complete\n");
+    /* joined by corr_id (101: gemm), per scope, per PC and line */
+    CHECK_CONTAINS(t, "  by kernel (corr_id joined to the kernel rows; 0 samples matched no "
+                      "kernel)\n"
+                      "          42  100.0%  gemm(float const*, float const*, float*)\n"
+                      "                      Memory Throttle 71.4%, Memory Dependency 28.6%\n");
+    CHECK_CONTAINS(t, "            30   71.4%  0x80  _Z4gemmPKfS0_Pf@gemm.cu  gemm.cu:18: Memory "
+                      "Throttle 100.0%\n");
+    CHECK_INT(jint(j, "stalls.kernels[0].kernel_id"), 2);
+    CHECK_INT(jint(j, "stalls.kernels[0].hot_lines[1].source_line"), 17);
+    CHECK_STR(jstr(j, "stalls.scopes[0].name"), "step");
     /* SASS metric rows and sass_config. */
     CHECK_INT(jint(j, "sass_metrics.rows"), 2);
     CHECK_INT(jint(j, "sass_metrics.configs[0].device_id"), 0);
@@ -511,10 +523,15 @@ static void test_direct(void)
         CHECK_INT(jint(j, "read.unknown_record_types[1].records"), 1);
         CHECK(json_is_true(jpath(j, "read.partial")));
     }
+    /* one reason per name, NVIDIA's name and meaning; an unknown as given */
     CHECK_CONTAINS(r.text,
-                   "          20   66.7%  smsp__pcsamp_warps_issue_stalled_long_scoreboard\n"
-                   "           8   26.7%  smsp__pcsamp_warps_issue_stalled_barrier\n"
-                   "           2    6.7%  stall reason 13\n");
+                   "          20   66.7%  Long Scoreboard                waiting on an L1TEX "
+                   "(local, global, surface, texture) memory result\n"
+                   "           8   26.7%  Barrier                        waiting at a CTA "
+                   "barrier (__syncthreads) for sibling warps\n"
+                   "           2    6.7%  stall reason 13                (not in the table "
+                   "of reasons: as given)\n");
+    CHECK_CONTAINS(r.text, "  by kernel: n/a (the session does not say it samples PCs");
     CHECK_CONTAINS(r.text, "         1               40  (metric id 9)\n");
     CHECK_CONTAINS(r.text, "\ngraphs  3 launches  10.000 us  3 graphs\n");
     CHECK_CONTAINS(r.text, "         2       0.010     n/a  graph 9\n");

@@ -1,0 +1,200 @@
+/*
+ * report/text_stalls.c - the text of the PC samples (stalls.h), in the
+ * report's "stalls" section: the stall-reason distribution with NVIDIA's
+ * names and a one-line meaning each; the samples per kernel (with the
+ * samples whose corr_id matched no kernel counted) and per scope, each
+ * with its top reasons; then for the kernels with most samples their
+ * hottest PCs (function, offset, source line) and source lines with their
+ * stall mix.  Bounded by the report's --top.
+ */
+#include "stalls.h"
+#include "../util/buf.h"
+#include "units.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static double pct(uint64_t n, uint64_t of)
+{
+    return of ? 100.0 * (double)n / (double)of : 0.0;
+}
+
+static void distribution(const fl_report *r, const fl_stalls *ps, fl_buf *b)
+{
+    fl_buf_printf(b, "\nstalls  %" PRIu64 " PC %s", ps->samples,
+                  fl_plural(ps->samples, "sample", "samples"));
+    if (ps->not_issued)
+        fl_buf_printf(b, " (%" PRIu64 " of them also counted not issued)", ps->not_issued);
+    fl_buf_printf(b, ", %zu %s\n", ps->n_rs, fl_plural(ps->n_rs, "reason", "reasons"));
+    fl_buf_printf(b, "  %10s %7s  %-30s %s\n", "samples", "%", "reason", "meaning");
+    for (size_t k = 0; k < ps->n_rs; k++) {
+        const psreason *s = &ps->rs[ps->rorder ? ps->rorder[k] : k];
+        char buf[96];
+        fl_buf_printf(b, "  %10" PRIu64 " %6.1f%%  ", s->samples, pct(s->samples, ps->samples));
+        fl_buf_printf(b, "%-30s ", fl_stalls_reason_label(s, buf, sizeof buf));
+        fl_put_line(b, s->info ? s->info->meaning : "(not in the table of reasons: as given)", 120);
+        fl_buf_puts(b, "\n");
+    }
+    (void)r;
+}
+
+/* "Long Scoreboard 80.0%, Barrier 10.0%" of a group's samples. */
+static void mix(const fl_stalls *ps, int kind, size_t g, fl_buf *b)
+{
+    size_t idx[FL_STALL_MIX];
+    uint64_t n[FL_STALL_MIX];
+    size_t got = fl_stalls_mix(ps, kind, g, idx, n, FL_STALL_MIX);
+    const psgroup *gr = &ps->g[kind][g];
+    for (size_t i = 0; i < got; i++) {
+        char buf[96];
+        fl_buf_puts(b, i ? ", " : "");
+        fl_put_line(b, fl_stalls_reason_label(&ps->rs[idx[i]], buf, sizeof buf), 60);
+        fl_buf_printf(b, " %.1f%%", pct(n[i], gr->samples ? gr->samples : gr->not_issued));
+    }
+}
+
+/* One group: samples, % of total, name, then its mix on the next line. */
+static void group_line(const fl_stalls *ps, int kind, size_t g, const char *name, uint64_t total,
+                       fl_buf *b)
+{
+    const psgroup *gr = &ps->g[kind][g];
+    fl_buf_printf(b, "  %10" PRIu64 " %6.1f%%  ", gr->samples, pct(gr->samples, total));
+    fl_put_line(b, name, 100);
+    fl_buf_puts(b, "\n  ");
+    fl_buf_printf(b, "%20s", "");
+    mix(ps, kind, g, b);
+    fl_buf_puts(b, "\n");
+}
+
+static void per_kernel(const fl_report *r, const fl_stalls *ps, size_t top, fl_buf *b)
+{
+    if (!fl_stalls_joined(ps)) {
+        fl_buf_puts(b, "  by kernel: n/a (the session does not say it samples PCs: the kernel "
+                       "rows' corr ids were not kept)\n");
+        return;
+    }
+    fl_buf_printf(b,
+                  "  by kernel (corr_id joined to the kernel rows; %" PRIu64 " %s matched no "
+                  "kernel)\n",
+                  ps->no_kernel, fl_plural(ps->no_kernel, "sample", "samples"));
+    size_t n = ps->n_g[PS_KERNEL], shown = 0;
+    for (size_t k = 0; k < n && shown < top; k++) {
+        size_t g = ps->order[PS_KERNEL][k];
+        char buf[96];
+        if (!ps->g[PS_KERNEL][g].samples)
+            continue;
+        group_line(ps, PS_KERNEL, g,
+                   fl_stalls_kernel_label(r, ps->g[PS_KERNEL][g].a, buf, sizeof buf), ps->samples,
+                   b);
+        shown++;
+    }
+    if (n > shown)
+        fl_buf_printf(b, "  (%zu more)\n", n - shown);
+}
+
+static void per_scope(const fl_report *r, const fl_stalls *ps, size_t top, fl_buf *b)
+{
+    fl_buf_puts(b, "  by scope\n");
+    size_t n = ps->n_g[PS_SCOPE], shown = 0;
+    for (size_t k = 0; k < n && shown < top; k++) {
+        size_t g = ps->order[PS_SCOPE][k];
+        uint64_t id = ps->g[PS_SCOPE][g].a;
+        const char *name = id ? fl_model_scope_name(r->m, id) : "(no scope)";
+        char buf[64];
+        if (!name) {
+            snprintf(buf, sizeof buf, "(scope name id %" PRIu64 ")", id);
+            name = buf;
+        }
+        if (!ps->g[PS_SCOPE][g].samples)
+            continue;
+        group_line(ps, PS_SCOPE, g, name, ps->samples, b);
+        shown++;
+    }
+    if (n > shown)
+        fl_buf_printf(b, "  (%zu more)\n", n - shown);
+}
+
+/* "file.cu:17", or "-" (in buf). */
+static const char *source_of(const fl_report *r, uint64_t file, uint64_t line, char *buf,
+                             size_t len)
+{
+    const char *f = file ? fl_model_source_file_name(r->m, file) : NULL;
+    if (!file || !line)
+        snprintf(buf, len, "-");
+    else if (f)
+        snprintf(buf, len, "%s:%" PRIu64, f, line);
+    else
+        snprintf(buf, len, "(file id %" PRIu64 "):%" PRIu64, file, line);
+    return buf;
+}
+
+/* The hot PCs (kind PS_PC) or source lines (PS_LINE) of kernel kid. */
+static void hot(const fl_report *r, const fl_stalls *ps, int kind, uint64_t kid, uint64_t total,
+                size_t top, fl_buf *b)
+{
+    size_t n = ps->n_g[kind], shown = 0, more = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t g = ps->order[kind][k];
+        const psgroup *gr = &ps->g[kind][g];
+        if (gr->a != kid || !gr->samples || (kind == PS_LINE && !gr->b))
+            continue;
+        if (shown == top) {
+            more++;
+            continue;
+        }
+        if (!shown++)
+            fl_buf_printf(b, "    %10s %7s  %s\n", "samples", "%",
+                          kind == PS_PC ? "pc  function  source: top reasons"
+                                        : "source: top reasons");
+        char buf[300];
+        fl_buf_printf(b, "    %10" PRIu64 " %6.1f%%  ", gr->samples, pct(gr->samples, total));
+        if (kind == PS_PC) {
+            const char *fn = gr->b ? fl_model_function_name(r->m, gr->b) : NULL;
+            fl_buf_printf(b, "0x%" PRIx64 "  ", gr->c);
+            if (fn)
+                fl_put_line(b, fn, 60);
+            else
+                fl_buf_printf(b, "(function id %" PRIu64 ")", gr->b);
+            fl_buf_puts(b, "  ");
+            fl_put_line(b, source_of(r, gr->file, gr->line, buf, sizeof buf), 80);
+        } else {
+            fl_put_line(b, source_of(r, gr->b, gr->c, buf, sizeof buf), 80);
+        }
+        fl_buf_puts(b, ": ");
+        mix(ps, kind, g, b);
+        fl_buf_puts(b, "\n");
+    }
+    if (more)
+        fl_buf_printf(b, "    (%zu more)\n", more);
+}
+
+static void hot_kernels(const fl_report *r, const fl_stalls *ps, int top, fl_buf *b)
+{
+    size_t nk = fl_stalls_hot_kernels(top), shown = 0;
+    for (size_t k = 0; k < ps->n_g[PS_KERNEL] && shown < nk; k++) {
+        size_t g = ps->order[PS_KERNEL][k];
+        const psgroup *gr = &ps->g[PS_KERNEL][g];
+        char buf[96];
+        if (!gr->samples)
+            continue;
+        shown++;
+        fl_buf_puts(b, "  hot PCs of ");
+        fl_put_line(b, fl_stalls_kernel_label(r, gr->a, buf, sizeof buf), 100);
+        fl_buf_printf(b, "  (%" PRIu64 " %s)\n", gr->samples,
+                      fl_plural(gr->samples, "sample", "samples"));
+        hot(r, ps, PS_PC, gr->a, gr->samples, fl_stalls_top(top), b);
+        hot(r, ps, PS_LINE, gr->a, gr->samples, fl_stalls_top(top), b);
+    }
+}
+
+void fl_text_stall_detail(const fl_report *r, int top, fl_buf *b)
+{
+    const fl_stalls *ps = r->ps;
+    if (!ps || !ps->n_rs)
+        return;
+    distribution(r, ps, b);
+    per_kernel(r, ps, fl_stalls_top(top), b);
+    per_scope(r, ps, fl_stalls_top(top), b);
+    hot_kernels(r, ps, top, b);
+}
