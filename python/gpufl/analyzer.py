@@ -79,13 +79,16 @@ class GpuFlightSession:
         self._print(_c.SECTION_HOTSPOTS, top_n=top_n, file=file)
 
     def inspect_stalls(self, file=None) -> None:
-        """PC-sampling stall reasons and the functions with most samples."""
+        """PC-sampling stall reasons (NVIDIA's names, a meaning each) overall, per
+        kernel and per scope, then the hottest PCs and source lines."""
         self._print(_c.SECTION_STALLS, "stalls",
                     "no PC samples in this session: the PcSampling or Deep engine records them",
                     file=file)
 
     def inspect_profile_samples(self, file=None) -> None:
-        """The PC / SASS samples behind the stall distribution."""
+        """The PC / SASS samples behind the stall distribution: the report's
+        stalls section (hot PCs and source lines per kernel with their stall
+        mix, SASS metric rows)."""
         self._print(_c.SECTION_STALLS, "stalls",
                     "no PC or SASS samples in this session: the PcSampling, SassMetrics or "
                     "Deep engine records them", file=file)

@@ -1055,6 +1055,25 @@ class Gpufl13Test(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
+    def test_inspect_stalls_and_samples(self):
+        """inspect_stalls / inspect_profile_samples print the C report's
+        stalls section: NVIDIA's names, per kernel and scope, hot PCs."""
+        s = GpuFlightSession(gl_fixture(False))
+        for method in (s.inspect_stalls, s.inspect_profile_samples):
+            out = io.StringIO()
+            method(file=out)
+            t = out.getvalue()
+            self.assertIn("stalls  42 PC samples, 2 reasons\n", t)
+            self.assertIn("          30   71.4%  Memory Throttle                too many memory "
+                          "requests pending\n", t)
+            self.assertIn("(corr_id joined to the kernel rows; 0 samples matched no kernel)", t)
+            self.assertIn("          42  100.0%  step\n", t)
+            self.assertIn("  hot PCs of gemm(float const*, float const*, float*)  (42 samples)", t)
+            self.assertIn("0x80  _Z4gemmPKfS0_Pf@gemm.cu  gemm.cu:18: Memory Throttle 100.0%", t)
+        st = s.report["stalls"]
+        self.assertEqual(st["kernels"][0]["hot_pcs"][0]["pc_offset_hex"], "0x80")
+        self.assertEqual(st["distribution"][0]["display_name"], "Memory Throttle")
+
     def test_every_layout_same_rows(self):
         for layout, path in self.paths.items():
             with self.subTest(layout=layout):
