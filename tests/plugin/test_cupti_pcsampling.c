@@ -229,11 +229,16 @@ static void check_report(const char *dir)
     CHECK_INT(gpufl_report_logs(dir, NULL, &out, NULL, &err), GPUFL_OK);
     if (!out)
         return;
-    CHECK_CONTAINS(out, "stalls  71 PC samples");
-    CHECK_CONTAINS(out, "44   62.0%  smsp__pcsamp_warps_issue_stalled_long_scoreboard");
-    CHECK_CONTAINS(out, "20   28.2%  smsp__pcsamp_warps_issue_stalled_barrier");
-    CHECK_CONTAINS(out, "5    7.0%  smsp__pcsamp_warps_issue_stalled_selected");
-    CHECK_CONTAINS(out, "2    2.8%  stall_reason_99");
+    CHECK_CONTAINS(out, "stalls  71 PC samples, 4 reasons");
+    CHECK_CONTAINS(out, "44   62.0%  Long Scoreboard                waiting on an L1TEX");
+    CHECK_CONTAINS(out, "20   28.2%  Barrier ");
+    CHECK_CONTAINS(out, "5    7.0%  Selected ");
+    CHECK_CONTAINS(out, "2    2.8%  stall_reason_99 ");
+    /* Joined to our own kernel rows through corr_id, and to the scope. */
+    CHECK_CONTAINS(out, "(corr_id joined to the kernel rows; 0 samples matched no kernel)");
+    CHECK_CONTAINS(out, "49   69.0%  vecAdd(float*, float*, float*, int)\n"
+                        "                      Long Scoreboard 89.8%, Selected 10.2%");
+    CHECK_CONTAINS(out, "45   63.4%  step\n");
     CHECK_CONTAINS(out, "49   69.0%  _Z6vecAddPfS_S_i@");
     gpufl_free(out);
 }
