@@ -4,7 +4,8 @@
 Records sessions with this build's flight recorder and the test doubles -
 Monitor with the fake NVML (scoped and continuous sampling, a device whose
 metrics are partly never reported), Monitor with the fake nvidia-smi, Trace
-through the fake CUPTI plugin (kernels in nested scopes, copies) - then runs
+through the fake CUPTI plugin (kernels in nested scopes, copies), PcSampling
+through the fake plugin's pcsampling scenario - then runs
 GPUFlight's analyzer from a GPUFlight client checkout over each: every
 method (print_summary, inspect_scopes, inspect_hotspots, inspect_stalls,
 inspect_profile_samples, inspect_perf_metrics, inspect_pm_sampling, the
@@ -46,6 +47,8 @@ if kind == "trace":
     opts.update(profiling_engine=gpufl.ProfilingEngine.Trace, backend=gpufl.BackendKind.None_)
 elif kind == "trace_threads":
     opts.update(profiling_engine=gpufl.ProfilingEngine.Trace, backend=gpufl.BackendKind.Nvidia)
+elif kind == "pcsampling":
+    opts.update(profiling_engine=gpufl.ProfilingEngine.PcSampling, backend=gpufl.BackendKind.None_)
 elif kind == "monitor_smi":
     opts.update(backend=gpufl.BackendKind.Auto)
 else:
@@ -55,7 +58,7 @@ if kind == "monitor_continuous":
 if not gpufl.init(**opts):
     sys.exit("gpufl.init refused: %r" % (gpufl.last_error(),))
 launch = None
-if kind.startswith("trace"):
+if kind.startswith("trace") or kind == "pcsampling":
     launch = ctypes.CDLL(os.environ["GPUFL_CUPTI_PLUGIN"]).fake_cupti_launch
     launch.argtypes = [ctypes.c_uint32]
 import itertools, threading
@@ -104,6 +107,8 @@ SESSIONS = [
     ("trace", {"FAKE_CUPTI_SCENARIO": "launches"}),
     ("trace_threads", {"FAKE_CUPTI_SCENARIO": "launches",
                        "FAKE_NVML_SCENARIO": "tests/scenarios/nvml_monitor.txt"}),
+    # PC samples through the real aggregator (plugin/pcsamp_decode.c).
+    ("pcsampling", {"FAKE_CUPTI_SCENARIO": "pcsampling"}),
 ]
 
 
@@ -150,7 +155,9 @@ def ours(build, log_dir):
         f["duration_ms"] = r["session"]["duration_ns"] / 1e6
     scopes = {}
     for it in r["scopes"]["items"]:
-        if it.get("kind") == "scope" and it.get("gpu_time_inside_ns") is not None:
+        # (A scope no kernel was attributed to has no entry in the
+        # analyzer's sums: it cannot say 0.)
+        if it.get("kind") == "scope" and it.get("gpu_time_inside_ns"):
             scopes[it["name"]] = it["gpu_time_inside_ns"] / 1e6
     if scopes:
         f["scope_gpu_ms"] = scopes
@@ -179,6 +186,14 @@ def ours(build, log_dir):
         f["vram_peak_mib"] = peak
     if r.get("host") and r["host"].get("cpu_mean_pct") is not None:
         f["host_cpu_mean"] = r["host"]["cpu_mean_pct"]
+    st = r.get("stalls")
+    if st and st.get("pc_samples"):
+        f["pc_samples"] = st["pc_samples"]
+        by_reason = {}
+        for it in st["reasons"]:
+            key = it.get("metric_name") or it["name"]
+            by_reason[key] = by_reason.get(key, 0) + it["samples"]
+        f["pc_samples_by_reason"] = by_reason
     return f, r
 
 
@@ -285,6 +300,22 @@ if s is not None:
     hm = s.host_metrics
     if not hm.empty and "cpu_pct" in hm.columns:
         f["host_cpu_mean"] = float(hm["cpu_pct"].mean())
+    sc = s.scopes
+    if not sc.empty and "type" in sc.columns:
+        # inspect_stalls' rows: profile_sample of kind pc_sampling.
+        pc = sc[sc["type"] == "profile_sample"]
+        if "sample_kind" in pc.columns:
+            pc = pc[pc["sample_kind"] == "pc_sampling"]
+        if not pc.empty and "sample_count" in pc.columns:
+            import pandas as pd
+            n = pd.to_numeric(pc["sample_count"], errors="coerce").fillna(0)
+            f["pc_samples"] = int(n.sum())
+            # By metric_dict's name: its reason_name reads a PC Sampling
+            # API row's stall_reason (the device's index) as the activity
+            # API's enum (7 "Constant Memory"), and index 0 as null - for
+            # GPUFlight's own sessions too (docs/gpufl.md).
+            f["pc_samples_by_reason"] = {str(k): int(v) for k, v in
+                                         n.groupby(pc["metric_name"]).sum().items()}
     out["figures"] = f
 out["printed"] = buf.getvalue()[-4000:]
 print(json.dumps(out))
@@ -308,7 +339,7 @@ def theirs(client, python, session_dir):
 
 # (figure, relative tolerance): counts exact; times to the rounding of the
 # analyzer's float ms; means to their rounding in our JSON (integers there).
-TOLERANCE = {"kernels": 0, "memcpy_count": 0, "memcpy_bytes": 0, "scope_begins": 0,
+TOLERANCE = {"pc_samples": 0, "pc_samples_by_reason": 0, "kernels": 0, "memcpy_count": 0, "memcpy_bytes": 0, "scope_begins": 0,
              "vram_peak_mib": 0, "hotspot_calls": 0, "power_mean_w": 0.01, "kernel_time_ms": 1e-9, "duration_ms": 1e-6,
              "scope_gpu_ms": 1e-9, "gpu_util_mean": 0.01, "host_cpu_mean": 0.02}
 
