@@ -161,13 +161,33 @@ static inline __attribute__((always_inline)) void attr_add(fl_report *r, const k
     }
 }
 
-/* k's pending rows (kstat.pend_n) attributed, before the attribution
- * changes or the batch ends. */
-static void pend_fold(fl_report *r, kstat *k)
+/* k's rows not yet attributed (those of count and total_ns beyond
+ * attr_base_n / attr_base_ns) attributed, before the attribution changes
+ * or the figures are made. */
+static void attr_fold(fl_report *r, kstat *k)
 {
-    attr_add(r, k, k->pend_ns, k->pend_n);
-    k->pend_ns = 0;
-    k->pend_n = 0;
+    if (k->count == k->attr_base_n)
+        return;
+    attr_add(r, k, k->total_ns - k->attr_base_ns, k->count - k->attr_base_n);
+    k->attr_base_n = k->count;
+    k->attr_base_ns = k->total_ns;
+}
+
+/* A row of k (counted by kernel_stats already) that is attributed on its
+ * own: not one of the rows attr_fold attributes. */
+static inline __attribute__((always_inline)) void attr_own(kstat *k, uint64_t dur)
+{
+    k->attr_base_n++;
+    k->attr_base_ns += dur;
+}
+
+void fl_report_kernels_done(fl_report *r)
+{
+    for (size_t i = 0; i < r->n_k; i++) {
+        kstat *k = &r->k[i];
+        attr_fold(r, k);
+        k->have_regs = k->regs_min <= k->regs_max;
+    }
 }
 
 /* The scopes of a user_scope path ("outer|inner"), each name once; the
@@ -180,8 +200,7 @@ static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
     k->attr_seq = d ? d->seq : 0;
     if (k->attr_valid && us == k->attr_scope)
         return;
-    if (k->pend_n)
-        pend_fold(r, k);
+    attr_fold(r, k);
     free(k->scope_idx);
     k->scope_idx = NULL;
     k->n_scope_idx = 0;
@@ -306,7 +325,6 @@ static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kst
     if (regs >= 0) {
         k->regs_min = regs < k->regs_min ? regs : k->regs_min;
         k->regs_max = regs > k->regs_max ? regs : k->regs_max;
-        k->have_regs = true;
     }
     if (ds) {
         ds->kernels++;
@@ -315,7 +333,8 @@ static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kst
     }
 }
 
-/* The part that does: the detail d the row has (NULL: none), its scopes. */
+/* The part that does: the detail d the row has (NULL: none), its scopes;
+ * the row attributed on its own (attr_own: already). */
 static inline void kernel_attr(fl_report *r, kstat *k, const fl_kdetail *d, uint64_t dur)
 {
     if (d && d->seq != k->seq)
@@ -343,6 +362,7 @@ void fl_report_on_kernel(void *user, const fl_krow *row)
         return;
     kernel_stats(r, k, row->start_ns, row->duration_ns, row->num_regs,
                  kernel_device(r, device_key(r, row->device_id)), false);
+    attr_own(k, row->duration_ns);
     kernel_attr(r, k, row->detail, row->duration_ns);
 }
 
@@ -420,16 +440,14 @@ static bool kernels_wait(const fl_report *r, const fl_batch *b, const kcols *c)
 /* How far ahead the row loop asks for a row's kstat (many kernels). */
 #define KPREFETCH 8
 
-/* Asks the cache for the first two lines of row v's kstat (a kernel seen
+/* Asks the cache for the first line of row v's kstat (a kernel seen
  * before; a bad row asks for nothing or for one it will not touch). */
 static inline __attribute__((always_inline)) void prefetch_kstat(const fl_report *r,
                                                                  const fl_cell *v, const kcols *c)
 {
     uint64_t kid = (uint64_t)v[c->kid].i;
     if (kid < r->n_dense && r->k_dense[kid]) {
-        const char *k = (const char *)&r->k[r->k_dense[kid] - 1];
-        __builtin_prefetch(k, 1);
-        __builtin_prefetch(k + 64, 1);
+        __builtin_prefetch(&r->k[r->k_dense[kid] - 1], 1);
     }
 }
 
@@ -450,7 +468,6 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, int
     const kcols c = *cp;
     bool waiting = false;
     uint64_t bad = 0, lo = UINT64_MAX, hi = 0, launches = 0, ns = 0;
-    size_t npend = 0; /* kernels listed at the top of r->dq */
     /* The device of the last row: its key and entry; rows without one
      * take the model's default device (which no kernel row changes). */
     const int64_t def_dev = device_key(r, -1);
@@ -490,20 +507,14 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, int
             /* The kernel's current detail, which kernel_attr has taken
              * already: every row that changes it (a has_details = 1 row's
              * claim) goes through kernel_attr with it, unless memory ran
-             * out.  So only the attribution is left: it waits in
-             * pend_ns, a sum by kernel, until the attribution changes
-             * (resolve_scopes) or the batch ends. */
-            if (queue) {
-                /* Many kernels: the kstat's line is here now, and would
-                 * not be at the batch's end. */
-                attr_add(r, k, dur, 1);
-                continue;
-            }
-            if (!k->pend_n++)
-                r->dq[r->cap_dq - 1 - npend++].k = (uint32_t)ix;
-            k->pend_ns += dur;
+             * out.  So only the attribution is left, and it is the
+             * kernel's as it stands: kernel_stats counted the row, which
+             * attr_fold attributes before the attribution changes
+             * (resolve_scopes) or the report is finished.  Nothing else
+             * of the kstat than its first line is touched. */
             continue;
         }
+        attr_own(k, dur);
         waiting |= hd && may_wait;
         uint32_t corr = (uint32_t)nonneg_or(some ? cell_or(v, c.corr, 0) : v[c.corr].i, 0);
         if (waiting) {
@@ -517,8 +528,6 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, int
             kernel_attr(r, k, fl_model_claim(m, (uint32_t)kid, corr, hd), dur);
         }
     }
-    for (size_t j = 0; j < npend; j++)
-        pend_fold(r, &r->k[r->dq[r->cap_dq - 1 - j].k]);
     hq_flush(r);
     m->bad_rows += bad;
     r->kernel_launches += launches;
@@ -535,8 +544,7 @@ bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
     kcols c = kcols_of(b);
     if (!b->all_ints || !b->cells || (c.dt | c.kid | c.dur) < 0)
         return false;
-    /* Room for a row each: deferred rows from the bottom, the kernels of
-     * the rows before them (one at most a row) from the top. */
+    /* Room for a row each (deferred rows). */
     if (r->cap_dq < r->n_dq + b->nrows &&
         fl_grow((void **)&r->dq, &r->cap_dq, r->n_dq + b->nrows, sizeof *r->dq) != 0) {
         r->oom = m->oom = true;

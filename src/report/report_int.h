@@ -26,22 +26,25 @@
 #define KSCOPE_IN 4 /* scope indices a kstat keeps in its second cache line */
 
 typedef struct kstat {
-    /* Touched by every row: the first two cache lines (kstats are 64-byte
+    /* Touched by every row: the first cache line (kstats are 64-byte
      * aligned, kernels.c).  min_ns starts at UINT64_MAX, regs_min /
      * regs_max at INT64_MAX / INT64_MIN (a kstat is made for a row, so
-     * count >= 1 once it is seen). */
+     * count >= 1 once it is seen; regs_min <= regs_max once a row gave
+     * its registers). */
     _Alignas(64) uint64_t count;
     uint64_t total_ns, min_ns, max_ns;
     fl_hist h;
     int64_t regs_min, regs_max;
-    /* Rows of the current kernel batch whose GPU time is still to be
-     * attributed (by attr, which they share): their time and count. */
-    uint64_t pend_ns;
-    uint32_t pend_n;
-    bool have_regs;
+    /* Rows whose GPU time is still to be attributed (by attr, which they
+     * share) are those of count and total_ns beyond these: a row that
+     * keeps its kernel's attribution adds nothing else, the others (a
+     * detail to take, a row held for its detail) add themselves here and
+     * are attributed on their own; kernels.c's attr_fold attributes the
+     * rest before attr changes and when the report is finished. */
+    uint64_t attr_base_n, attr_base_ns;
+    bool have_regs; /* set when the report is finished (regs_min <= regs_max) */
     /* GPU time attribution of the current detail: 0 none known, 1 global,
-     * 2 the scopes in scope_idx (indices into the scope table); next to
-     * the fields above, which attributing pend_ns reads with them. */
+     * 2 the scopes in scope_idx (indices into the scope table). */
     int attr;
     uint32_t *scope_idx;
     size_t n_scope_idx;
@@ -181,9 +184,7 @@ struct fl_report {
     uint32_t *k_dense;
     size_t n_dense;
     size_t last_dev; /* the index of the device of the last kernel row */
-    /* Kernel rows waiting for their details (fl_report_kernel_batch); the
-     * top of the array, during a kernel batch, lists the kernels with
-     * pending time (kstat.pend_n; kdefer.k, from cap_dq - 1 down). */
+    /* Kernel rows waiting for their details (fl_report_kernel_batch). */
     kdefer *dq;
     size_t n_dq, cap_dq;
     uint64_t dq_ns, dq_hd; /* their durations, has_details = 1 rows */
@@ -305,6 +306,9 @@ bool fl_report_kernel_batch(fl_report *r, const fl_batch *b);
 /* The kernel rows waiting for their details, before any record that is
  * not a kernel_detail: their details are known by now. */
 void fl_report_dq_flush(fl_report *r);
+/* The kernels' time still to be attributed, attributed (kstat.attr_base_n),
+ * and have_regs set: once the rows are read, before the figures. */
+void fl_report_kernels_done(fl_report *r);
 
 /* ============================================================= figures */
 
