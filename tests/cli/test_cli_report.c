@@ -63,6 +63,10 @@ static void test_report_json(void)
     CHECK_INT(json_integer_value(json_object_get(sum, "kernel_time_ns")), 1000000);
     CHECK_INT(json_array_size(json_object_get(json_object_get(j, "hotspots"), "kernels")), 3);
     CHECK(json_is_false(json_object_get(json_object_get(j, "read"), "partial")));
+    /* Both kernel_detail lines took the reader's direct path: the CLI's
+     * wrapper of the callbacks (cli/logs.c) passes the report's detail
+     * callback on (without it, they go through jansson and this is 0). */
+    CHECK_INT(json_integer_value(json_object_get(json_object_get(j, "read"), "details_direct")), 2);
     json_decref(j);
     h_result_free(&r);
 }
@@ -262,6 +266,7 @@ static void test_gpufl13_layouts(void)
         CHECK_INT(json_integer_value(json_object_get(read, "files")), 4);
         CHECK_INT(json_integer_value(json_object_get(read, "unpublished_files")), live ? 4 : 0);
         CHECK_INT(json_integer_value(json_object_get(read, "bad_windows")), bad);
+        CHECK(json_integer_value(json_object_get(read, "details_direct")) > 0);
         CHECK_INT(json_is_true(json_object_get(json_object_get(j, "session"), "unpublished")),
                   live);
         CHECK_INT(json_array_size(json_object_get(j, "kernel_perf_metrics")), 1);
