@@ -288,7 +288,7 @@ static inline __attribute__((always_inline)) dstat *kernel_device(fl_report *r, 
 static void hq_flush(fl_report *r)
 {
     for (size_t i = 0; i < r->n_hq; i++)
-        (*r->hq[i])++;
+        fl_hist_count(r->hq[i].low, r->hq[i].c);
     r->n_hq = 0;
 }
 
@@ -296,9 +296,9 @@ static void hq_flush(fl_report *r)
  * its counters: the queue is counted first). */
 static inline __attribute__((always_inline)) void hist_queue(fl_report *r, fl_hist *h, uint64_t v)
 {
-    uint64_t *c = fl_hist_slot(h, v);
-    if (__builtin_expect(c != NULL, 1)) {
-        r->hq[r->n_hq++] = c;
+    size_t i = fl_hist_slot(h, v);
+    if (__builtin_expect(i != SIZE_MAX, 1)) {
+        r->hq[r->n_hq++] = (hqslot){fl_hist_low(h) + i, h->c + i};
         if (r->n_hq == sizeof r->hq / sizeof r->hq[0])
             hq_flush(r);
         return;

@@ -238,11 +238,15 @@ static bool hist_grow(fl_hist *h, size_t o)
 {
     size_t lo = h->n && h->lo < o ? h->lo : o;
     size_t hi = h->n && (size_t)h->lo + h->n - 1 > o ? (size_t)h->lo + h->n - 1 : o;
-    uint64_t *c = calloc((hi - lo + 1) * FL_HIST_SUB, sizeof *c);
+    size_t n = (hi - lo + 1) * FL_HIST_SUB;
+    uint64_t *c = calloc(n, sizeof *c + 1); /* the 64-bit counters, then the low bytes */
     if (!c)
         return false;
-    if (h->n)
-        memcpy(c + (h->lo - lo) * FL_HIST_SUB, h->c, (size_t)h->n * FL_HIST_SUB * sizeof *c);
+    if (h->n) {
+        size_t at = (h->lo - lo) * FL_HIST_SUB, had = (size_t)h->n * FL_HIST_SUB;
+        memcpy(c + at, h->c, had * sizeof *c);
+        memcpy((uint8_t *)(c + n) + at, fl_hist_low(h), had);
+    }
     free(h->c);
     h->c = c;
     h->lo = (uint8_t)lo;
@@ -254,7 +258,8 @@ bool fl_hist_add_grow(fl_hist *h, size_t o, size_t sub)
 {
     if (!hist_grow(h, o))
         return false;
-    h->c[(o - h->lo) * FL_HIST_SUB + sub]++;
+    size_t i = (o - h->lo) * FL_HIST_SUB + sub;
+    fl_hist_count(fl_hist_low(h) + i, h->c + i);
     return true;
 }
 
@@ -266,7 +271,7 @@ void fl_hist_free(fl_hist *h)
 
 size_t fl_hist_bytes(const fl_hist *h)
 {
-    return (size_t)h->n * FL_HIST_SUB * sizeof(uint64_t);
+    return (size_t)h->n * FL_HIST_SUB * (sizeof(uint64_t) + 1);
 }
 
 /* The nearest-rank p-th percentile (0 < p <= 100) of n values, estimated;
@@ -281,9 +286,11 @@ uint64_t fl_hist_pct(const fl_hist *h, uint64_t n, double p, uint64_t lo, uint64
     if (rank >= n)
         return hi;
     uint64_t seen = 0;
+    const uint8_t *low = fl_hist_low(h);
     for (size_t o = h->lo; o < (size_t)h->lo + h->n; o++) {
         for (size_t s = 0; s < FL_HIST_SUB; s++) {
-            seen += h->c[(o - h->lo) * FL_HIST_SUB + s];
+            size_t i = (o - h->lo) * FL_HIST_SUB + s;
+            seen += h->c[i] + low[i];
             if (seen < rank)
                 continue;
             uint64_t v;

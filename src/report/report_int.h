@@ -162,6 +162,13 @@ typedef struct unkstat {
 #define MAX_CONFIGS 16 /* pm_sampling_config / sass_config records kept */
 #define MAX_UNKNOWN 64 /* unknown record types listed */
 
+/* A queued histogram count: the bucket's low byte and 64-bit counter
+ * (fl_hist_count). */
+typedef struct hqslot {
+    uint8_t *low;
+    uint64_t *c;
+} hqslot;
+
 typedef struct kdefer {
     uint64_t dur;
     uint32_t k; /* index into fl_report.k, | DQ_HD */
@@ -192,7 +199,7 @@ struct fl_report {
     /* With many kernels (their histograms far larger than the caches),
      * the histogram counters a kernel batch's rows count, counted a few
      * hundred at a time (fl_report_kernel_batch): the misses overlap. */
-    uint64_t *hq[256];
+    hqslot hq[256];
     size_t n_hq;
     uint64_t kernel_launches, kernel_ns, kernel_global_ns, kernel_unattributed_ns;
     uint64_t kernel_scoped_ns;
