@@ -149,7 +149,8 @@ void cli_json_sep(fl_buf *b, int *first);      /* "," after the first member */
  * directory during the run (one per CUDA process).  A pure reader: it
  * never prints, never fails on a bad log (what it could not read is
  * counted), and its renderers write only what they are given. */
-#define CLI_TRACE_TOP 10 /* kernels listed by name in the reports */
+#define CLI_TRACE_TOP 10       /* kernels listed by name in the reports */
+#define CLI_TRACE_TOP_STALLS 3 /* stall reasons named in the text summary */
 
 enum cli_copy_kind {
     CLI_COPY_HTOD, /* CUPTI memcpy kind 1 */
@@ -164,6 +165,12 @@ typedef struct cli_trace_kernel {
     char *name;
     uint64_t calls, total_ns;
 } cli_trace_kernel;
+
+/* PC samples of one stall reason (its display name), all processes'. */
+typedef struct cli_trace_stall {
+    char *name;
+    uint64_t samples;
+} cli_trace_stall;
 
 typedef struct cli_trace_ops {
     uint64_t count, bytes, time_ns;
@@ -194,6 +201,9 @@ typedef struct cli_trace {
     cli_trace_kernel *kernels; /* merged by name, by total_ns descending (after finish) */
     size_t n_kernels, cap_kernels;
     cli_trace_ops copies[CLI_COPY_KINDS], memsets;
+    uint64_t pc_samples;     /* PcSampling's samples ("_not_issued" subsets left out) */
+    cli_trace_stall *stalls; /* by reason, by samples descending (after finish) */
+    size_t n_stalls, cap_stalls;
     cli_trace_cap *caps;
     size_t n_caps, cap_caps;
     cli_trace_engine *engines;

@@ -150,6 +150,10 @@ static void kmap_free(kmap *m)
 typedef struct sess {
     cli_trace *t; /* for oom */
     kmap kernels;
+    kmap metrics; /* metric_dict: the names of PC sampling's stall reasons */
+    cli_trace_stall *stalls;
+    size_t n_stalls, cap_stalls;
+    uint64_t pc_samples;
     json_t *caps; /* the last capture_capabilities */
     uint64_t launches, kernel_ns;
     cli_trace_ops copies[CLI_COPY_KINDS], memsets;
@@ -179,6 +183,9 @@ void cli_trace_free(cli_trace *t)
         free(t->engines[i].message);
     }
     free(t->engines);
+    for (size_t i = 0; i < t->n_stalls; i++)
+        free(t->stalls[i].name);
+    free(t->stalls);
     memset(t, 0, sizeof *t);
 }
 
@@ -190,11 +197,9 @@ static char *dup_or_oom(cli_trace *t, const char *s)
     return d;
 }
 
-static void on_dictionary(sess *s, const json_t *rec)
+/* One dictionary's entries (id -> name) into m. */
+static void take_dict(sess *s, const json_t *dict, kmap *m)
 {
-    const json_t *dict = json_object_get(rec, fl_dict_name(FL_DICT_KERNEL));
-    if (!dict)
-        return; /* scope_name_dict */
     if (!json_is_object(dict)) {
         s->bad++;
         return;
@@ -210,7 +215,7 @@ static void on_dictionary(sess *s, const json_t *rec)
             s->bad++;
             continue;
         }
-        kent *e = kmap_get(&s->kernels, id);
+        kent *e = kmap_get(m, id);
         char *copy = strdup(name);
         if (!e || !copy) {
             free(copy);
@@ -219,6 +224,71 @@ static void on_dictionary(sess *s, const json_t *rec)
         }
         free(e->name);
         e->name = copy;
+    }
+}
+
+static void on_dictionary(sess *s, const json_t *rec)
+{
+    const json_t *kd = json_object_get(rec, fl_dict_name(FL_DICT_KERNEL));
+    const json_t *md = json_object_get(rec, fl_dict_name(FL_DICT_METRIC));
+    if (kd)
+        take_dict(s, kd, &s->kernels);
+    if (md)
+        take_dict(s, md, &s->metrics);
+}
+
+/* samples more of the reason called name, in a table of reasons. */
+static int add_stall(cli_trace_stall **v, size_t *n, size_t *cap, const char *name,
+                     uint64_t samples)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*v)[i].name, name)) {
+            (*v)[i].samples = sat_add((*v)[i].samples, samples);
+            return 0;
+        }
+    char *copy = strdup(name);
+    if (!copy || fl_grow((void **)v, cap, *n + 1, sizeof **v) < 0) {
+        free(copy);
+        return -1;
+    }
+    (*v)[(*n)++] = (cli_trace_stall){copy, samples};
+    return 0;
+}
+
+/* PC sampling's rows (sample_kind 0): samples per stall reason, named
+ * through metric_dict. */
+static void on_samples(sess *s, const fl_batch *b)
+{
+    int cm = fl_batch_colid(b, FL_COL_PROFILE_METRIC_ID);
+    int cv = fl_batch_colid(b, FL_COL_PROFILE_METRIC_VALUE);
+    int cr = fl_batch_colid(b, FL_COL_PROFILE_STALL_REASON);
+    int ck = fl_batch_colid(b, FL_COL_PROFILE_SAMPLE_KIND);
+    if (cv < 0 || cr < 0) {
+        s->bad++;
+        return;
+    }
+    for (size_t r = 0; r < b->nrows; r++) {
+        uint64_t kind = 0, metric = 0, n, reason;
+        if ((ck >= 0 && cell_u64(fl_batch_cell(b, r, ck), &kind) < 0) ||
+            (cm >= 0 && cell_u64(fl_batch_cell(b, r, cm), &metric) < 0) ||
+            cell_u64(fl_batch_cell(b, r, cv), &n) < 0 ||
+            cell_u64(fl_batch_cell(b, r, cr), &reason) < 0) {
+            s->bad++;
+            continue;
+        }
+        if (kind != 0)
+            continue; /* SASS metrics, source maps */
+        const kent *e = metric ? kmap_get(&s->metrics, metric) : NULL;
+        char label[160];
+        bool not_issued;
+        fl_stall_label(e ? e->name : NULL, reason, label, sizeof label, &not_issued);
+        if (not_issued)
+            continue;
+        s->pc_samples = sat_add(s->pc_samples, n);
+        if (add_stall(&s->stalls, &s->n_stalls, &s->cap_stalls, label, n) < 0) {
+            s->t->oom = 1;
+            return;
+        }
     }
 }
 
@@ -327,6 +397,8 @@ static void on_batch(void *user, const fl_batch *b)
         on_kernels(s, b);
     else if (b->type_id == FL_T_MEMCPY_EVENT_BATCH)
         on_memcpys(s, b);
+    else if (b->type_id == FL_T_PROFILE_SAMPLE_BATCH)
+        on_samples(s, b);
 }
 
 /* ------------------------------------------------------ end of a session */
@@ -445,6 +517,11 @@ static void merge_session(cli_trace *t, sess *s, const fl_read_result *res)
     }
     if (s->caps)
         take_caps(t, s->caps);
+    t->pc_samples = sat_add(t->pc_samples, s->pc_samples);
+    for (size_t i = 0; i < s->n_stalls; i++)
+        if (add_stall(&t->stalls, &t->n_stalls, &t->cap_stalls, s->stalls[i].name,
+                      s->stalls[i].samples) < 0)
+            t->oom = 1;
 }
 
 /* Whether the reader read dir itself (not a session it found below it, nor
@@ -473,6 +550,10 @@ int cli_trace_read_session(cli_trace *t, const char *session_dir)
     if (rc == 0)
         merge_session(t, &s, &res);
     kmap_free(&s.kernels);
+    kmap_free(&s.metrics);
+    for (size_t i = 0; i < s.n_stalls; i++)
+        free(s.stalls[i].name);
+    free(s.stalls);
     json_decref(s.caps);
     return rc;
 }
@@ -494,8 +575,18 @@ static int by_time(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+static int by_samples(const void *a, const void *b)
+{
+    const cli_trace_stall *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
 void cli_trace_finish(cli_trace *t)
 {
+    if (t->n_stalls)
+        qsort(t->stalls, t->n_stalls, sizeof *t->stalls, by_samples);
     if (t->n_kernels == 0)
         return;
     qsort(t->kernels, t->n_kernels, sizeof *t->kernels, by_name);
@@ -583,6 +674,24 @@ static void status_lines(const cli_trace *t, FILE *f)
         fputs("gpu-profile: trace: out of memory while reading: the figures may be short\n", f);
 }
 
+/* PcSampling's top stall reasons, one line: "top stalls  Long Scoreboard
+ * 62.0%, Barrier 28.2%, ...  (71 PC samples)". */
+static void stalls_text(const cli_trace *t, FILE *f)
+{
+    if (!t->pc_samples)
+        return;
+    fprintf(f, "  %-18s", "top stalls");
+    size_t top = t->n_stalls < CLI_TRACE_TOP_STALLS ? t->n_stalls : CLI_TRACE_TOP_STALLS;
+    for (size_t i = 0; i < top; i++) {
+        char name[64];
+        *fl_line_into(name, t->stalls[i].name, 48) = '\0';
+        fprintf(f, "%s%s %.1f%%", i ? ", " : "", name,
+                100.0 * (double)t->stalls[i].samples / (double)t->pc_samples);
+    }
+    fprintf(f, "  (%llu PC %s)\n", (unsigned long long)t->pc_samples,
+            fl_plural(t->pc_samples, "sample", "samples"));
+}
+
 void cli_trace_text(const cli_trace *t, FILE *f)
 {
     if (t->processes > 0) {
@@ -621,6 +730,7 @@ void cli_trace_text(const cli_trace *t, FILE *f)
                         fl_plural(t->n_kernels - top, "kernel", "kernels"));
             }
         }
+        stalls_text(t, f);
         int any = 0;
         for (int k = 0; k < CLI_COPY_KINDS; k++) {
             if (t->copies[k].count == 0)
@@ -685,6 +795,15 @@ void cli_trace_json(const cli_trace *t, fl_buf *b)
     }
     fl_buf_puts(b, "},\"memset\":");
     ops_json(b, &t->memsets);
+    fl_buf_printf(b, ",\"pc_samples\":%llu,\"top_stalls\":[", (unsigned long long)t->pc_samples);
+    for (size_t i = 0; i < t->n_stalls && i < CLI_TRACE_TOP; i++) {
+        fl_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+        fl_buf_str(b, t->stalls[i].name);
+        fl_buf_printf(b, ",\"samples\":%llu,\"pct\":", (unsigned long long)t->stalls[i].samples);
+        fl_buf_double(b, 100.0 * (double)t->stalls[i].samples / (double)t->pc_samples);
+        fl_buf_puts(b, "}");
+    }
+    fl_buf_puts(b, "]");
     fl_buf_puts(b, ",\"engines\":[");
     for (size_t i = 0; i < t->n_engines; i++) {
         const cli_trace_engine *e = &t->engines[i];

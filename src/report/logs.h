@@ -13,4 +13,16 @@
 #include "report.h"
 #include "units.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A PC-sampling row's stall reason as the command's summary names it:
+ * NVIDIA's display name of metric_dict's name (stall_names.c's table;
+ * a name not in it as given), or, with no name, of the activity API's
+ * reason number - written to buf; *not_issued set for a "_not_issued"
+ * reason (a subset of its samples, never added to a total). */
+const char *fl_stall_label(const char *metric_name, uint64_t reason, char *buf, size_t len,
+                           bool *not_issued);
+
 #endif /* GP_REPORT_LOGS_H */

@@ -8,6 +8,8 @@
  * CUpti_ActivityPCSamplingStallReason.  A name not in the table is
  * shown as given.
  */
+#include "fields.h"
+#include "logs.h"
 #include "stalls.h"
 
 #include <stdio.h>
@@ -88,5 +90,25 @@ const char *fl_stall_short(const char *name, char *buf, size_t len, bool *not_is
     if (*not_issued)
         n -= ns;
     snprintf(buf, len, "%.*s", (int)n, s);
+    return buf;
+}
+
+const char *fl_stall_label(const char *metric_name, uint64_t reason, char *buf, size_t len,
+                           bool *not_issued)
+{
+    *not_issued = false;
+    if (!metric_name || !*metric_name) {
+        const char *n = fl_stall_reason_name(reason);
+        const fl_stall_info *in = fl_stall_info_of(n);
+        if (in)
+            snprintf(buf, len, "%s", in->display);
+        else
+            snprintf(buf, len, "stall reason %llu", (unsigned long long)reason);
+        return buf;
+    }
+    char shortn[128];
+    fl_stall_short(metric_name, shortn, sizeof shortn, not_issued);
+    const fl_stall_info *in = fl_stall_info_of(shortn);
+    snprintf(buf, len, "%s", in ? in->display : metric_name);
     return buf;
 }

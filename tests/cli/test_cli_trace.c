@@ -198,8 +198,26 @@ static const char session_c[] = JOB(SC) HEAD(
         "{\"feature\":\"pc_sampling\",\"requested\":false,\"status\":\"not_requested\",\"mode\":"
         "\"\","
         "\"reason_code\":\"\",\"message\":\"\"}]}\n"
-        "{\"type\":\"shutdown\",\"pid\":12,\"app\":\"gp_cli_child\",\"session_id\":\"" SC
-        "\",\"ts_ns\":1760000000005000000}\n";
+    /* PC samples: two reasons named by metric_dict, a _not_issued subset
+     * (not counted), an activity-API reason (no name: 3, execution
+     * dependency), a SASS metric row (not a stall). */
+    HEAD("dictionary_update",
+         SC) ",\"metric_dict\":{\"1\":"
+             "\"smsp__pcsamp_warps_issue_stalled_long_scoreboard\",\"2\":"
+             "\"smsp__pcsamp_warps_issue_stalled_barrier\",\"3\":"
+             "\"smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued\"}}\n" HEAD(
+                 "profile_sample_batch",
+                 SC) ",\"batch_id\":1,\"base_time_ns\":1760000000004500000,"
+                     "\"columns\":[\"dt_ns\",\"corr_id\",\"device_id\",\"function_id\",\"pc_"
+                     "offset\","
+                     "\"metric_id\",\"metric_value\",\"stall_reason\",\"sample_kind\",\"scope_name_"
+                     "id\","
+                     "\"source_file_id\",\"source_line\"],\"rows\":[[0,11,0,1,64,1,60,7,0,0,0,0],"
+                     "[0,11,0,1,64,2,30,9,0,0,0,0],[0,11,0,1,64,3,20,7,0,0,0,0],[0,12,0,1,64,0,10,"
+                     "3,0,0,0,0],"
+                     "[0,12,0,1,64,1,5,7,1,0,0,0]]}\n"
+                     "{\"type\":\"shutdown\",\"pid\":12,\"app\":\"gp_cli_child\",\"session_id\":"
+                     "\"" SC "\",\"ts_ns\":1760000000005000000}\n";
 
 static char plugin[PATH_MAX]; /* an existing file standing for the plugin, realpath */
 static char file_a[512], file_b[512], file_c[512], record[512], tmpdir[512];
@@ -335,10 +353,10 @@ static void check_kernel(const jn *k, const char *name, const char *calls, const
 static void check_trace_object(const jn *t, const char *log_dir)
 {
     static const char *const keys[] = {
-        "engine",      "plugin",          "log_dir",        "note",
-        "processes",   "kernel_launches", "kernel_time_ns", "distinct_kernels",
-        "top_kernels", "memcpy",          "memset",         "engines",
-        "degraded",    "bad_lines",       "bad_records",    "dropped_records"};
+        "engine",          "plugin",         "log_dir",          "note",        "processes",
+        "kernel_launches", "kernel_time_ns", "distinct_kernels", "top_kernels", "memcpy",
+        "memset",          "pc_samples",     "top_stalls",       "engines",     "degraded",
+        "bad_lines",       "bad_records",    "dropped_records"};
     CHECK(t && t->t == JN_OBJ);
     if (!t || t->t != JN_OBJ)
         return;
@@ -381,6 +399,19 @@ static void check_trace_object(const jn *t, const char *log_dir)
     check_ops(jn_get(mc, "PtoP"), "1", "2097152", "30000");
     check_ops(jn_get(mc, "other"), "1", "512", "1000");
     check_ops(jn_get(t, "memset"), "1", "4096", "10000");
+    CHECK_NUM(t, "pc_samples", "100");
+    const jn *ts = jn_get(t, "top_stalls");
+    CHECK(ts && ts->t == JN_ARR && ts->n == 3);
+    if (ts && ts->n == 3) {
+        static const char *const want[3][3] = {{"Long Scoreboard", "60", "60"},
+                                               {"Barrier", "30", "30"},
+                                               {"Execution Dependency", "10", "10"}};
+        for (size_t i = 0; i < 3; i++) {
+            CHECK_STR(jn_str(jn_get(jn_at(ts, i), "name")), want[i][0]);
+            CHECK_NUM(jn_at(ts, i), "samples", want[i][1]);
+            CHECK_NUM(jn_at(ts, i), "pct", want[i][2]);
+        }
+    }
     const jn *en = jn_get(t, "engines");
     CHECK(en && en->t == JN_ARR && en->n == 2);
     if (en && en->n == 2) {
@@ -790,6 +821,8 @@ static void test_edges(void)
     h_run(a2, env, NULL, 0, &r);
     CHECK_INT(r.code, 139);
     CHECK_CONTAINS(r.err, "trace  Trace engine  1 CUDA process\n  kernels           none\n"
+                          "  top stalls        Long Scoreboard 60.0%, Barrier 30.0%, Execution "
+                          "Dependency 10.0%  (100 PC samples)\n"
                           "  memcpy            none\n  memset            none\n");
     CHECK_INT(dir_entries(tmpdir), 0);
     remove(record);
