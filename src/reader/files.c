@@ -21,6 +21,7 @@
  * below by default): past one, EV_CAP, and the lines before it are kept.
  */
 #include "read_int.h"
+#include "../util/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,22 +43,6 @@ typedef struct input {
     gzFile z;
 } input;
 
-/* What a file that is not a regular file is, for the message. */
-static const char *file_kind(mode_t m)
-{
-    if (S_ISFIFO(m))
-        return "a FIFO";
-    if (S_ISCHR(m))
-        return "a character device";
-    if (S_ISBLK(m))
-        return "a block device";
-    if (S_ISSOCK(m))
-        return "a socket";
-    if (S_ISDIR(m))
-        return "a directory";
-    return "not a regular file";
-}
-
 int fl_rd_open_regular(const char *path, const char **why)
 {
     *why = NULL;
@@ -74,7 +59,7 @@ int fl_rd_open_regular(const char *path, const char **why)
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        *why = file_kind(st.st_mode);
+        *why = fl_file_kind(st.st_mode);
         errno = EINVAL;
         return -1;
     }

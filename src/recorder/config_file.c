@@ -14,6 +14,7 @@
  */
 #include "config_file.h"
 #include "../util/error.h"
+#include "../util/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -206,22 +207,6 @@ static const char *json_kind(const json_t *j)
     return "an unknown value";
 }
 
-/* What a path that is not a regular file is, for the message. */
-static const char *file_kind(mode_t m)
-{
-    if (S_ISFIFO(m))
-        return "a FIFO";
-    if (S_ISCHR(m))
-        return "a character device";
-    if (S_ISBLK(m))
-        return "a block device";
-    if (S_ISSOCK(m))
-        return "a socket";
-    if (S_ISDIR(m))
-        return "a directory";
-    return "not a regular file";
-}
-
 /* Opens path to read: a regular file of at most FL_CONFIG_FILE_MAX bytes
  * (O_NONBLOCK: a FIFO without a writer does not block the open). */
 static gpufl_status open_config(const char *path, const char *via, int *fd, gpufl_error *err)
@@ -240,7 +225,7 @@ static gpufl_status open_config(const char *path, const char *via, int *fd, gpuf
     if (fstat(*fd, &st) != 0)
         why = strerror_r(errno, ebuf, sizeof ebuf);
     else if (!S_ISREG(st.st_mode))
-        why = file_kind(st.st_mode);
+        why = fl_file_kind(st.st_mode);
     if (why) {
         close(*fd);
         return fl_error_set(err, GPUFL_ERR_CONFIG,

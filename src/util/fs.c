@@ -39,6 +39,21 @@ int fl_make_dirs(const char *path)
     return 0;
 }
 
+const char *fl_file_kind(mode_t m)
+{
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    if (S_ISDIR(m))
+        return "a directory";
+    return "not a regular file";
+}
+
 fl_dir_safety fl_dir_check(const struct stat *st, uid_t me)
 {
     if (!S_ISDIR(st->st_mode))

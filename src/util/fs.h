@@ -30,6 +30,10 @@ typedef enum fl_dir_safety {
  * write through their links.) */
 fl_dir_safety fl_dir_check(const struct stat *st, uid_t me);
 
+/* What a file of mode m that is not a regular file is, for a message
+ * refusing it: "a FIFO", "a character device", "a directory", ... */
+const char *fl_file_kind(mode_t m);
+
 /* Whether the shared library `path` may be loaded (dlopen runs its
  * constructors, so a file that another user can write is code they run in
  * us): made absolute (realpath, relative to the working directory) into

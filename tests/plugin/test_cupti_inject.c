@@ -48,6 +48,22 @@ static inject_fn load_inject(const char *plugin)
     return fn;
 }
 
+/* The stderr a child wrote into the pipe fds (to its end), then its wait
+ * status. */
+static int child_stderr(pid_t pid, int fds[2], char *buf, size_t cap)
+{
+    close(fds[1]);
+    size_t len = 0;
+    ssize_t r;
+    while (len + 1 < cap && (r = read(fds[0], buf + len, cap - 1 - len)) > 0)
+        len += (size_t)r;
+    buf[len] = '\0';
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return st;
+}
+
 /* In a child: the core library is not where the plugin looks. */
 static void test_core_missing(const char *plugin)
 {
@@ -61,16 +77,8 @@ static void test_core_missing(const char *plugin)
         inject_fn fn = load_inject(plugin);
         _exit(fn ? 10 + fn() : 3);
     }
-    close(fds[1]);
-    char buf[2048] = "";
-    size_t len = 0;
-    ssize_t r;
-    while ((r = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0)
-        len += (size_t)r;
-    buf[len] = '\0';
-    close(fds[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
+    char buf[2048];
+    int st = child_stderr(pid, fds, buf, sizeof buf);
     CHECK(WIFEXITED(st));
     CHECK_INT(WEXITSTATUS(st), 10); /* InitializeInjection returned 0 */
     CHECK_CONTAINS(buf, "[gpufl] CUDA injection: the gpu-profile library could not be loaded");
@@ -120,16 +128,8 @@ static void test_core_refused(const char *plugin)
         inject_fn fn = load_inject(plugin);
         _exit(fn ? 10 + fn() : 3);
     }
-    close(fds[1]);
-    char buf[2048] = "";
-    size_t len = 0;
-    ssize_t r;
-    while ((r = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0)
-        len += (size_t)r;
-    buf[len] = '\0';
-    close(fds[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
+    char buf[2048];
+    int st = child_stderr(pid, fds, buf, sizeof buf);
     CHECK(WIFEXITED(st));
     CHECK_INT(WEXITSTATUS(st), 10); /* InitializeInjection returned 0 */
     char want[400];
@@ -176,16 +176,8 @@ static void test_session_already_active(const char *plugin, const char *core)
         fini();
         _exit(10 + r);
     }
-    close(fds[1]);
-    char buf[2048] = "";
-    size_t len = 0;
-    ssize_t r;
-    while ((r = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0)
-        len += (size_t)r;
-    buf[len] = '\0';
-    close(fds[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
+    char buf[2048];
+    int st = child_stderr(pid, fds, buf, sizeof buf);
     CHECK(WIFEXITED(st));
     CHECK_INT(WEXITSTATUS(st), 11);
     CHECK_STR(buf, "");
