@@ -195,8 +195,13 @@ static void enable_optional(CUpti_ActivityKind kind, uint32_t feat, const char *
  *    the same id) - kernel_detail's user_scope;
  *  - entry and exit of an allocation or free (enable_memory_tracking): the
  *    call's duration, keyed by its correlation id (the MEMORY2 record of
- *    the operation carries it) - memory_alloc_event_batch's duration_ns. */
-enum { CB_NONE = 0, CB_LAUNCH = 1, CB_MEMOP = 2 };
+ *    the operation carries it) - memory_alloc_event_batch's duration_ns;
+ *  - entry of a call that blocks the host until the GPU is done
+ *    (enable_stack_trace with synchronization): the thread's CPU stack,
+ *    keyed by the call's correlation id like a launch's (the
+ *    SYNCHRONIZATION record carries it) - synchronization_event_batch's
+ *    stack_id. */
+enum { CB_NONE = 0, CB_LAUNCH = 1, CB_MEMOP = 2, CB_SYNC = 4 };
 #define CB_IDS 2048
 static uint8_t cb_kind[2][CB_IDS]; /* [runtime, driver][cbid]; set before subscribing */
 
@@ -251,6 +256,50 @@ static const cb_id memop_cbids[] = {
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync},
 };
 
+/* The calls that block the calling thread until the GPU is done
+ * (cudaStreamWaitEvent makes a stream wait, not the host: not here). */
+static const cb_id sync_cbids[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize},
+};
+
+/* The synchronising call in progress on this thread: a runtime call wraps
+ * a driver call, which gets the runtime call's stack without a second
+ * walk (whichever correlation id the record carries finds it).  gen: the
+ * subscription it belongs to (an exit a past session missed is forgotten). */
+static _Atomic unsigned sync_gen;
+static _Thread_local struct {
+    unsigned gen, depth;
+    uint32_t stack_id;
+} sync_tls;
+
+static void on_sync_api(const CUpti_CallbackData *cb)
+{
+    unsigned gen = atomic_load_explicit(&sync_gen, memory_order_relaxed);
+    if (sync_tls.gen != gen) {
+        sync_tls.gen = gen;
+        sync_tls.depth = 0;
+    }
+    if (cb->callbackSite != CUPTI_API_ENTER) {
+        if (sync_tls.depth)
+            sync_tls.depth--;
+        return;
+    }
+    if (!sync_tls.depth++) {
+        fl_stacks *st = atomic_load_explicit(&stacks_fn, memory_order_acquire);
+        sync_tls.stack_id = st ? fl_stacks_capture(st, 0) : 0;
+    }
+    fl_sync_put(cb->correlationId, sync_tls.stack_id);
+}
+
 /* The entry times of the allocation calls in progress on this thread (a
  * runtime call wraps a driver call). */
 static _Thread_local struct {
@@ -299,6 +348,8 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
             if (memop_tls.n < 4 && now >= memop_tls.t[memop_tls.n])
                 fl_memop_duration_put(cb->correlationId, now - memop_tls.t[memop_tls.n]);
         }
+    } else if (kind == CB_SYNC) {
+        on_sync_api(cb);
     }
 }
 
@@ -315,14 +366,16 @@ static CUptiResult enable_list(const cb_id *ids, size_t n, uint8_t kind)
 }
 
 /* Subscribes the API callbacks the options need: launches for user_scope
- * (scope_fn set) and CPU stacks (st set), allocation calls for their
- * durations (memory).  CUPTI
+ * (scope_fn set) and CPU stacks (st set), synchronising calls for their
+ * CPU stacks (st and syncs set), allocation calls for their durations
+ * (memory).  CUPTI
  * allows one subscriber per process: when another tool (a framework's own
  * profiler) holds it, kernels stay unattributed, allocations untimed, and
  * the reason is noted.  Returns the CB_* kinds now enabled. */
 static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_stacks *st,
-                                    bool memory, bool pc)
+                                    bool syncs, bool memory, bool pc)
 {
+    syncs = syncs && st;
     bool launches = scope_fn || st;
     if (!launches && !memory && !pc)
         return CB_NONE;
@@ -333,13 +386,17 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
     CUptiResult r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
     if (r == CUPTI_SUCCESS && launches)
         r = enable_list(launch_cbids, sizeof launch_cbids / sizeof launch_cbids[0], CB_LAUNCH);
+    if (r == CUPTI_SUCCESS && syncs) {
+        atomic_fetch_add_explicit(&sync_gen, 1, memory_order_relaxed);
+        r = enable_list(sync_cbids, sizeof sync_cbids / sizeof sync_cbids[0], CB_SYNC);
+    }
     if (r == CUPTI_SUCCESS && memory)
         r = enable_list(memop_cbids, sizeof memop_cbids / sizeof memop_cbids[0], CB_MEMOP);
     if (r == CUPTI_SUCCESS && pc)
         r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
     if (r == CUPTI_SUCCESS) {
         subscribed = true;
-        return (launches ? CB_LAUNCH : 0u) | (memory ? CB_MEMOP : 0u);
+        return (launches ? CB_LAUNCH : 0u) | (memory ? CB_MEMOP : 0u) | (syncs ? CB_SYNC : 0u);
     }
     if (!start_notes.unavailable)
         cupti_message(r, start_notes.unavailable_msg, sizeof start_notes.unavailable_msg,
@@ -469,7 +526,8 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     /* PC sampling: on the context current here (gpufl_init after CUDA
      * came up), and on each context created later (resource callbacks). */
     uint32_t pcs = fl_pcs_engine_start(o, atomic_load(&injecting) ? NULL : gp_driver_context());
-    unsigned cbs = subscribe_callbacks(o->scope_path, stacks, o->memory, pcs == FL_PC_ACTIVE);
+    unsigned cbs = subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory,
+                                       pcs == FL_PC_ACTIVE);
     if (!(cbs & CB_LAUNCH)) {
         fl_stacks_destroy(stacks);
         stacks = NULL;

@@ -445,6 +445,10 @@ static void on_sync(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityS
                                   .event_id = r->cudaEventId,
                                   .context_id = r->contextId,
                                   .corr_id = r->correlationId};
+    /* The stack the synchronising call's callback captured (fl_sync_put). */
+    uint32_t ids[FL_SCOPE_PATH_MAX];
+    uint8_t n;
+    fl_launch_find(r->correlationId, ids, FL_SCOPE_PATH_MAX, &n, &d->sy[d->nsy].stack_id);
     if (++d->nsy == FL_TRACE_BATCH)
         FLUSH_ROWS(d, s, sy, nsy, syncs);
 }

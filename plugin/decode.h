@@ -71,6 +71,11 @@ bool fl_launch_scope_find(uint32_t corr_id, uint32_t *ids, size_t cap, uint8_t *
 bool fl_launch_find(uint32_t corr_id, uint32_t *ids, size_t cap, uint8_t *n, uint32_t *stack_id);
 /* Empties the table (a new session). */
 void fl_launch_scope_reset(void);
+/* At the entry of a synchronising call (cudaDeviceSynchronize, ...), on
+ * the calling thread: its CPU stack id (0: none), in the same table under
+ * the call's correlation id, for the decoder to put in the
+ * SYNCHRONIZATION row's stack_id (fl_launch_find).  No-op for 0. */
+void fl_sync_put(uint32_t corr_id, uint32_t stack_id);
 
 /* At the exit of an allocation or free API call (cudaMalloc, cuMemFree,
  * ...): how long it took, keyed by its correlation id, which CUPTI's

@@ -3,7 +3,7 @@
  * correlation id (decode.h's fl_launch_scope_*): written on the launching
  * threads by CUPTI's launch callback, read on the writer thread by the
  * activity decoder (kernel_detail's user_scope and the launch's CPU stack
- * id) and the PC-sampling
+ * id; a synchronising call's stack id, fl_sync_put) and the PC-sampling
  * aggregator (profile_sample_batch's scope_name_id).
  *
  * Promises: a fixed, direct-mapped table (2.5 MiB, untouched until the
@@ -61,6 +61,12 @@ void fl_launch_put(uint32_t corr_id, const uint32_t *ids, size_t n, uint32_t sta
     if (n)
         memcpy(s->ids, ids, n * sizeof *ids);
     slot_unlock(s);
+}
+
+void fl_sync_put(uint32_t corr_id, uint32_t stack_id)
+{
+    if (stack_id)
+        fl_launch_put(corr_id, NULL, 0, stack_id);
 }
 
 void fl_launch_scope_reset(void)

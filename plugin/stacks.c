@@ -352,12 +352,21 @@ static bool starts(const char *s, const char *prefix)
     return s && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* The tool's frames: our modules, or the CUDA runtime's launch path. */
+/* The tool's frames: our modules, or the CUDA runtime's launch and
+ * synchronisation paths (a static libcudart is linked into the program). */
 static bool tool_frame(const fl_stacks *s, const frame_info *f)
 {
-    static const char *const wrappers[] = {
-        "__device_stub", "cudaLaunch", "cudaGraphLaunch", "__cudart", "libcudart_static_",
-        "__cudaLaunch",  NULL};
+    static const char *const wrappers[] = {"__device_stub",
+                                           "cudaLaunch",
+                                           "cudaGraphLaunch",
+                                           "__cudart",
+                                           "libcudart_static_",
+                                           "__cudaLaunch",
+                                           "cudaDeviceSynchronize",
+                                           "cudaThreadSynchronize",
+                                           "cudaStreamSynchronize",
+                                           "cudaEventSynchronize",
+                                           NULL};
     for (size_t i = 0; f->name && wrappers[i]; i++)
         if (starts(f->name, wrappers[i]))
             return true;

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 4u
+#define FL_TRACE_ABI 5u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -120,6 +120,10 @@ typedef struct fl_sync_row {
     uint32_t sync_type; /* CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_* (1..4) */
     uint32_t stream_id; /* CUPTI's value (0xffffffff: not a stream sync) */
     uint32_t event_id, context_id, corr_id;
+    /* The CPU stack of the thread that called the synchronising API
+     * (enable_stack_trace; 0: none), an id the sink's stacks announced;
+     * FL_TRACE_ABI 5 (the struct's size did not change). */
+    uint32_t stack_id;
 } fl_sync_row;
 
 typedef struct fl_alloc_row {
@@ -272,7 +276,7 @@ typedef struct fl_trace_stats {
     char unavailable_msg[256]; /* CUPTI's message for the first of them */
     /* CPU stacks (enable_stack_trace). */
     uint64_t stacks;          /* distinct stacks announced to the sink */
-    uint64_t stack_captures;  /* launches given a stack */
+    uint64_t stack_captures;  /* launches and synchronizations given a stack */
     uint64_t stacks_overflow; /* launches left without one: max_stacks reached */
     uint32_t stacks_max;
     char stacks_msg[256]; /* why stacks are not collected (FL_FEAT_STACKS) */
