@@ -18,7 +18,7 @@ CHANNELS = ("device", "scope", "system", "sass")
 ALL_CHANNELS = "*"  # the channel of a record type written to every channel
 
 DICTIONARIES = ("kernel_dict", "scope_name_dict", "function_dict", "metric_dict",
-                "source_file_dict", "func_symbol_dict")
+                "source_file_dict", "func_symbol_dict", "stack_dict")
 
 # Records that are not batches: name -> (channel, version); version 0: the
 # record carries no "version" key.
@@ -66,7 +66,7 @@ BATCHES = {
         "original_start_ns", "tid")),
     "synchronization_event_batch": ("scope", 1, (
         "dt_ns", "duration_ns", "sync_type", "stream_id", "event_id", "context_id", "corr_id",
-        "function_id")),
+        "function_id", "stack_id")),
     "memory_alloc_event_batch": ("scope", 1, (
         "dt_ns", "duration_ns", "memory_op", "memory_kind", "address", "bytes", "device_id",
         "stream_id", "corr_id")),

@@ -374,7 +374,8 @@ static void put_stack_counts(session *s, const fl_trace_stats *st)
     for (size_t i = 0; i < s->n_caps; i++)
         if (strcmp(s->caps[i].feature, "stack_trace") == 0 && s->caps[i].status == FL_CAP_COLLECTED)
             snprintf(s->cap_msg[i], sizeof s->cap_msg[i],
-                     "%llu launches with a CPU stack (libunwind), %llu distinct stacks "
+                     "%llu launches and synchronizations with a CPU stack (libunwind), %llu "
+                     "distinct stacks "
                      "symbolised (libdw), at most %u",
                      (unsigned long long)st->stack_captures, (unsigned long long)st->stacks,
                      st->stacks_max);

@@ -83,8 +83,12 @@ struct fl_trace_writer {
     } * ranges;
     size_t ranges_cap, ranges_n;
 
-    /* CPU stacks by id (the plugin's announcements); NULL: not known. */
-    char **stacks;
+    /* CPU stacks by id (the plugin's announcements); text NULL: not known;
+     * in_dict: written to stack_dict (a synchronization used it). */
+    struct stack_text {
+        char *text;
+        bool in_dict;
+    } * stacks;
     size_t stacks_cap;
 
     fl_trace_counts counts;
@@ -168,15 +172,16 @@ static void on_stacks(void *user, const uint32_t *ids, const char *const *texts,
             size_t cap = w->stacks_cap ? w->stacks_cap : 64;
             while (cap <= id)
                 cap *= 2;
-            char **p = realloc(w->stacks, cap * sizeof *p);
+            struct stack_text *p = realloc(w->stacks, cap * sizeof *p);
             if (!p)
                 continue; /* its launches' stack_trace stays "" */
             memset(p + w->stacks_cap, 0, (cap - w->stacks_cap) * sizeof *p);
             w->stacks = p;
             w->stacks_cap = cap;
         }
-        free(w->stacks[id]);
-        w->stacks[id] = strdup(texts[i] ? texts[i] : "");
+        free(w->stacks[id].text);
+        w->stacks[id].text = strdup(texts[i] ? texts[i] : "");
+        w->stacks[id].in_dict = false;
         w->counts.stacks++;
     }
 }
@@ -184,7 +189,7 @@ static void on_stacks(void *user, const uint32_t *ids, const char *const *texts,
 /* The text of stack id; NULL (written "") when none or not announced. */
 static const char *stack_text(const fl_trace_writer *w, uint32_t id)
 {
-    return id && id < w->stacks_cap ? w->stacks[id] : NULL;
+    return id && id < w->stacks_cap ? w->stacks[id].text : NULL;
 }
 
 static bool limits_known(const fl_trace_writer *w, uint32_t device_id)
@@ -371,10 +376,37 @@ static void on_memsets(void *user, fl_memset_row *rows, size_t n)
     maybe_spill(w, 0);
 }
 
+/* Our stack_dict: the stacks of rows not written there yet, on the scope
+ * channel before the batch that uses them (a stack id whose text is not
+ * known is written 0). */
+static void sync_stacks(fl_trace_writer *w, fl_sync_row *rows, size_t n)
+{
+    fl_dict_entry local[64];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = rows[i].stack_id;
+        if (!stack_text(w, id)) {
+            rows[i].stack_id = 0;
+            continue;
+        }
+        if (w->stacks[id].in_dict)
+            continue;
+        w->stacks[id].in_dict = true;
+        local[k++] = (fl_dict_entry){id, w->stacks[id].text};
+        if (k == 64) {
+            fl_rec_dictionary(w->ch[1], w->ident.session_id, FL_DICT_STACK, local, k);
+            k = 0;
+        }
+    }
+    if (k)
+        fl_rec_dictionary(w->ch[1], w->ident.session_id, FL_DICT_STACK, local, k);
+}
+
 static void on_syncs(void *user, fl_sync_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
     sort_by_time(rows, n, sizeof *rows);
+    sync_stacks(w, rows, n);
     fl_rec_sync_batch(w->ch[1], w->ident.session_id, ++w->batch_sync, rows, n);
     w->counts.syncs += n;
     maybe_spill(w, 1);
@@ -624,7 +656,7 @@ void fl_trace_writer_destroy(fl_trace_writer *w)
     }
     free(w->ranges);
     for (size_t i = 0; i < w->stacks_cap; i++)
-        free(w->stacks[i]);
+        free(w->stacks[i].text);
     free(w->stacks);
     free(w);
 }

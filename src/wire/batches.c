@@ -378,6 +378,7 @@ void fl_rec_sync_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
          * synchronizations yet (the API function that synchronized is not
          * recorded): 0, "none", as the spec defines it. */
         d = fl_put_lit(d, ",0", 2);
+        d = fl_put_col(d, r->stack_id); /* ours: into stack_dict, 0 none */
         row_close(b, d);
     }
     FL_BUF_LIT(b, "]}\n");

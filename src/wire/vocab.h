@@ -61,7 +61,8 @@ const char *fl_channel_name(int ch);
     X(FUNCTION, function_dict)                                                                     \
     X(METRIC, metric_dict)                                                                         \
     X(SOURCE_FILE, source_file_dict)                                                               \
-    X(FUNC_SYMBOL, func_symbol_dict)
+    X(FUNC_SYMBOL, func_symbol_dict)                                                               \
+    X(STACK, stack_dict) /* ours: CPU stack id -> "outer|...|inner" (synchronizations) */
 
 typedef enum fl_dict {
 #define FL_X(id, name) FL_DICT_##id,
@@ -151,7 +152,8 @@ fl_dict fl_dict_of(const char *name);
     X(SYNC, EVENT_ID, event_id)                                                                    \
     X(SYNC, CONTEXT_ID, context_id)                                                                \
     X(SYNC, CORR_ID, corr_id)                                                                      \
-    X(SYNC, FUNCTION_ID, function_id)
+    X(SYNC, FUNCTION_ID, function_id)                                                              \
+    X(SYNC, STACK_ID, stack_id) /* ours: into stack_dict, 0 none (enable_stack_trace) */
 
 #define FL_COLS_ALLOC(X)                                                                           \
     X(ALLOC, DT_NS, dt_ns)                                                                         \

@@ -101,7 +101,8 @@ static const char *spec_columns(const char *type, bool peer)
                       "src_device_id,dst_device_id"
                     : "dt_ns,stream_id,duration_ns,bytes,copy_kind,corr_id,device_id";
     if (strcmp(type, "synchronization_event_batch") == 0)
-        return "dt_ns,duration_ns,sync_type,stream_id,event_id,context_id,corr_id,function_id";
+        return "dt_ns,duration_ns,sync_type,stream_id,event_id,context_id,corr_id,function_id,"
+               "stack_id"; /* + our stack_id */
     if (strcmp(type, "memory_alloc_event_batch") == 0)
         return "dt_ns,duration_ns,memory_op,memory_kind,address,bytes,device_id,stream_id,"
                "corr_id";
@@ -297,8 +298,8 @@ static void golden_sync_batch(void)
 {
     fl_buf b = {0};
     fl_sync_row r[3] = {
-        /* t, duration, sync_type, stream, event, context, corr */
-        {TS0 + 3000000, 45000, 3, 7, 0, 1, 30},             /* stream synchronize */
+        /* t, duration, sync_type, stream, event, context, corr, stack (ours) */
+        {TS0 + 3000000, 45000, 3, 7, 0, 1, 30, 2},          /* stream synchronize, stack 2 */
         {TS0 + 3100000, 1200000, 4, 0xffffffffu, 0, 1, 31}, /* context: not a stream */
         {TS0 + 3400000, 800, 1, 0xffffffffu, 5, 1, 32},     /* event synchronize */
     };
