@@ -330,17 +330,6 @@ static void pm_batch(fl_report *r, const fl_batch *b)
     }
 }
 
-static void sum_durations(const fl_batch *b, uint64_t *count, uint64_t *ns)
-{
-    int c_dur = fl_batch_time_col(b, true);
-    for (size_t i = 0; i < b->nrows; i++) {
-        uint64_t d = 0;
-        fl_rcell_u64(b, i, c_dur, &d);
-        (*count)++;
-        *ns += d;
-    }
-}
-
 /* Our graph_event_batch: each row a launch of its graph_id. */
 static void graph_batch(fl_report *r, const fl_batch *b)
 {
@@ -423,7 +412,7 @@ static void cb_batch(void *user, const fl_batch *b)
         graph_batch(r, b);
         break;
     case FL_T_SYNCHRONIZATION_EVENT_BATCH:
-        sum_durations(b, &r->syncs, &r->sync_ns);
+        fl_report_sync_batch(r, b);
         break;
     case FL_T_MEMORY_ALLOC_EVENT_BATCH:
         alloc_batch(r, b);
@@ -489,6 +478,7 @@ void fl_report_destroy(fl_report *r)
     free(r->sm);
     free(r->pm);
     fl_report_gpufl_free(r);
+    fl_report_syncs_free(r);
     fl_stalls_free(r);
     fl_pool_free(&r->pool);
     for (size_t i = 0; i < MAX_WARNINGS_KEPT; i++)

@@ -87,6 +87,7 @@ static void json_summary(const fl_report *r, const figures *f, jw *w)
     j_u64(w, "graph_time_ns", r->graph_ns);
     j_u64(w, "synchronizations", r->syncs);
     j_u64(w, "synchronization_time_ns", r->sync_ns);
+    fl_json_sync_stacks(r, w);
     j_u64(w, "allocations", r->allocs);
     j_u64(w, "frees", r->frees);
     j_dbl(w, "util_gpu_mean_pct", f->have_util, f->util_mean);

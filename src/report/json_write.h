@@ -152,5 +152,7 @@ void fl_json_stalls(const fl_report *r, int top, jw *w);
 void fl_json_stall_detail(const fl_report *r, int top, jw *w);
 void fl_json_sass(const fl_report *r, jw *w);
 void fl_json_perf(const fl_report *r, jw *w);
+/* summary.synchronization_stacks (syncs.c). */
+void fl_json_sync_stacks(const fl_report *r, jw *w);
 
 #endif /* FL_REPORT_JSON_WRITE_H */

@@ -20,8 +20,8 @@
 #define PENDING_MAX 65536u /* kernel_details waiting for their row */
 
 /* The dictionaries the report names things by (wire/vocab.h). */
-static const fl_dict dict_ids[DICT_COUNT] = {FL_DICT_KERNEL, FL_DICT_SCOPE_NAME, FL_DICT_METRIC,
-                                             FL_DICT_FUNCTION, FL_DICT_SOURCE_FILE};
+static const fl_dict dict_ids[DICT_COUNT] = {FL_DICT_KERNEL,   FL_DICT_SCOPE_NAME,  FL_DICT_METRIC,
+                                             FL_DICT_FUNCTION, FL_DICT_SOURCE_FILE, FL_DICT_STACK};
 
 /* ====================================================== life and names */
 
@@ -123,6 +123,11 @@ const char *fl_model_function_name(const fl_model *m, uint64_t id)
 const char *fl_model_source_file_name(const fl_model *m, uint64_t id)
 {
     return dict_name(m, DICT_SOURCE_FILE, id);
+}
+
+const char *fl_model_stack_text(const fl_model *m, uint64_t id)
+{
+    return dict_name(m, DICT_STACK, id);
 }
 
 const char *fl_model_device_name(const fl_model *m, int64_t id)

@@ -108,6 +108,8 @@ const char *fl_model_scope_name(const fl_model *m, uint64_t id);
 const char *fl_model_metric_name(const fl_model *m, uint64_t id);
 const char *fl_model_function_name(const fl_model *m, uint64_t id);
 const char *fl_model_source_file_name(const fl_model *m, uint64_t id);
+/* Our stack_dict: a CPU stack's text ("outer|...|inner", interned). */
+const char *fl_model_stack_text(const fl_model *m, uint64_t id);
 /* The session's time origin: job_start's ts_ns, else the first time seen. */
 uint64_t fl_model_origin(const fl_model *m);
 /* The bytes the model's structures hold. */

@@ -12,7 +12,15 @@
 
 #include "model.h"
 
-enum { DICT_KERNEL, DICT_SCOPE, DICT_METRIC, DICT_FUNCTION, DICT_SOURCE_FILE, DICT_COUNT };
+enum {
+    DICT_KERNEL,
+    DICT_SCOPE,
+    DICT_METRIC,
+    DICT_FUNCTION,
+    DICT_SOURCE_FILE,
+    DICT_STACK,
+    DICT_COUNT
+};
 
 struct fl_model_priv {
     fl_model_kernel_fn fn;

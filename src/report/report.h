@@ -51,7 +51,9 @@
  *             kernel_time_ns, busy_ns, busy_pct}], memcpy_count,
  *             memcpy_bytes, memcpy_time_ns, memset_count, memset_bytes,
  *             memset_time_ns, graph_launches, graph_time_ns,
- *             synchronizations, synchronization_time_ns, allocations, frees,
+ *             synchronizations, synchronization_time_ns,
+ *             synchronization_stacks [{stack_trace, synchronizations,
+ *             time_ns}] (top 5 by time_ns), allocations, frees,
  *             util_gpu_mean_pct, mem_used_peak_bytes, mem_used_peak_device_id,
  *             power_mean_sum_w, power_peak_w, energy_j, energy_source
  *             ("counter" | "power_integral" | "mixed"), energy_partial}

@@ -216,6 +216,9 @@ struct fl_report {
     opstat copies[257];
     opstat memsets;
     uint64_t graphs, graph_ns, syncs, sync_ns, allocs, frees;
+    /* synchronizations by the CPU stack that waited (syncs.c): interned
+     * stack_dict text -> a: count, b: summed duration_ns */
+    fl_u64map sync_by_stack;
     /* host */
     uint64_t host_samples;
     acc cpu, ram_used;
@@ -379,5 +382,13 @@ void fl_text_perf(const fl_report *r, fl_buf *b);
 void fl_text_graphs(const fl_report *r, fl_buf *b);
 void fl_text_signatures(const fl_report *r, fl_buf *b);
 void fl_text_deep_windows(const fl_report *r, fl_buf *b);
+
+/* Synchronizations (syncs.c): a batch's rows counted, and by CPU stack
+ * (our stack_id column into stack_dict); the top stacks by wait as text
+ * lines under the summary's "other" line. */
+#define FL_SYNC_STACKS_TOP 5
+void fl_report_sync_batch(fl_report *r, const fl_batch *b);
+void fl_text_sync_stacks(const fl_report *r, fl_buf *b);
+void fl_report_syncs_free(fl_report *r);
 
 #endif /* FL_REPORT_INT_H */

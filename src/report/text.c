@@ -219,6 +219,7 @@ static void summary_other(const fl_report *r, fl_buf *b)
     if (r->allocs || r->frees)
         fl_buf_printf(b, "%s%" PRIu64 " allocations %" PRIu64 " frees", sep, r->allocs, r->frees);
     fl_buf_puts(b, "\n");
+    fl_text_sync_stacks(r, b);
 }
 
 static void text_summary(const fl_report *r, const figures *f, fl_buf *b)
