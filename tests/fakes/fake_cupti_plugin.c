@@ -19,9 +19,9 @@
  * CUPTI's error for it: the session runs Trace).  One buffer is
  * delivered at the first drain, one only after stop() - as a forced flush
  * delivers the records still in flight - so a test sees whether shutdown
- * drains after stopping.  With stack_trace, every fake_cupti_launch
- * captures the caller's CPU stack through the real plugin/stacks.c (this
- * module's own frame dropped as the plugin's are), announced at the next
+ * drains after stopping.  With stack_trace, every fake_cupti_launch (and
+ * fake_cupti_sync, a synchronising call's entry) captures the caller's CPU stack through the real
+ * plugin/stacks.c (this module's own frame dropped as the plugin's are), announced at the next
  * drain before its buffer.  Never installed.
  */
 #include "decode.h"
@@ -83,6 +83,15 @@ __attribute__((visibility("default"))) void fake_cupti_launch(uint32_t corr)
         pthread_mutex_unlock(&q_mu);
     }
     atomic_store(&launched, 1);
+}
+
+/* What CUPTI's callback does at the entry of a synchronising call
+ * (cudaStreamSynchronize, ...) with correlation id corr, with stack_trace:
+ * the caller's stack, for the SYNCHRONIZATION record of corr (the first
+ * buffer's is corr 15). */
+__attribute__((visibility("default"))) void fake_cupti_sync(uint32_t corr)
+{
+    fl_sync_put(corr, fl_stacks_capture(stacks, 0));
 }
 
 /* "launches": every queued launch as a kernel record (and every tenth a

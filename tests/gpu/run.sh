@@ -210,7 +210,13 @@ fi
 n="5 CPU stacks at launch (--stack-trace)"
 if run "$n" "$work/run5.log" "$build/gpu-profile" --engine trace --stack-trace \
     --log-dir "$work/logs5" -- "$work/stack_workload" "$work/expect5.txt"; then
-    want=$(cat "$work/expect5.txt")
+    want=$(sed -n 1p "$work/expect5.txt")
+    want_sync=$(sed -n 2p "$work/expect5.txt")
+    # the cudaDeviceSynchronize's stack: in our stack_dict, its id in the
+    # synchronization_event_batch's stack_id column
+    sync_stacks=$(cat "$work"/logs5/*/scope.log | grep '"stack_dict"' | grep -cF "$want_sync")
+    sync_cols=$(cat "$work"/logs5/*/scope.log | grep '"type":"synchronization_event_batch"' |
+        grep -c '"function_id","stack_id"\]')
     details=$(cat "$work"/logs5/*/device.log | grep '"type":"kernel_detail"' | grep -c 'tick')
     stacked=$(cat "$work"/logs5/*/device.log | grep '"type":"kernel_detail"' | grep -F "$want" |
         grep -c '"stack_trace":"main (stack_workload.cu:')
@@ -218,13 +224,16 @@ if run "$n" "$work/run5.log" "$build/gpu-profile" --engine trace --stack-trace \
         "$work"/logs5/*/device.log; then
         echo "SKIP: the plugin collects no stacks (built without libunwind and libdw?)"
         result "$n" SKIP
-    elif [ "$details" -eq 3 ] && [ "$stacked" -eq 3 ]; then
+    elif [ "$details" -eq 3 ] && [ "$stacked" -eq 3 ] && [ "$sync_stacks" -ge 1 ] &&
+        [ "$sync_cols" -ge 1 ]; then
         result "$n" PASS
     else
         echo "run.sh: want 3 kernel_detail of tick whose stack_trace starts with main and holds:"
         echo "  $want"
         echo "got $details details, $stacked such stacks:"
         grep '"type":"kernel_detail"' "$work"/logs5/*/device.log | sed 's/.*"stack_trace"/  /'
+        echo "want a stack_dict entry holding $want_sync: $sync_stacks; sync batches: $sync_cols"
+        grep -h '"stack_dict"\|synchronization_event_batch' "$work"/logs5/*/scope.log
         result "$n" FAIL
     fi
 fi

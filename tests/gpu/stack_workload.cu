@@ -7,7 +7,10 @@
  * file's lines: "main (stack_workload.cu:L)|launch_outer
  * (stack_workload.cu:L)|launch_inner (stack_workload.cu:L)" (the CUDA
  * runtime's own frames below it are dropped by the plugin, the host stub
- * nvcc makes for the kernel may remain).
+ * nvcc makes for the kernel may remain); then, on a second line, the text
+ * the stack of launch_outer's cudaDeviceSynchronize must contain (our
+ * stack_dict, named by synchronization_event_batch's stack_id):
+ * "main (stack_workload.cu:L)|launch_outer(int*) (stack_workload.cu:L)".
  *
  *   stack_workload EXPECT_FILE
  */
@@ -19,7 +22,7 @@ __global__ void tick(int *x)
     atomicAdd(x, 1);
 }
 
-static int line_main, line_outer, line_inner;
+static int line_main, line_outer, line_inner, line_sync;
 #define AT(line) (line = __LINE__)
 
 __attribute__((noinline)) static void launch_inner(int *x)
@@ -31,7 +34,7 @@ __attribute__((noinline)) static void launch_inner(int *x)
 __attribute__((noinline)) static void launch_outer(int *x)
 {
     (AT(line_outer), launch_inner(x));
-    cudaDeviceSynchronize();
+    (AT(line_sync), cudaDeviceSynchronize());
 }
 
 int main(int argc, char **argv)
@@ -54,5 +57,7 @@ int main(int argc, char **argv)
             "main (stack_workload.cu:%d)|launch_outer(int*) (stack_workload.cu:%d)|"
             "launch_inner(int*) (stack_workload.cu:%d)\n",
             line_main, line_outer, line_inner);
+    fprintf(f, "main (stack_workload.cu:%d)|launch_outer(int*) (stack_workload.cu:%d)\n", line_main,
+            line_sync);
     return fclose(f) == 0 ? 0 : 1;
 }

@@ -48,7 +48,10 @@ if kind == "trace":
 elif kind == "trace_threads":
     opts.update(profiling_engine=gpufl.ProfilingEngine.Trace, backend=gpufl.BackendKind.Nvidia)
 elif kind == "pcsampling":
-    opts.update(profiling_engine=gpufl.ProfilingEngine.PcSampling, backend=gpufl.BackendKind.None_)
+    # With CPU stacks: kernel_detail.stack_trace, and our stack_dict and
+    # synchronization_event_batch's stack_id (the first buffer's sync, 15).
+    opts.update(profiling_engine=gpufl.ProfilingEngine.PcSampling, backend=gpufl.BackendKind.None_,
+                enable_stack_trace=True)
 elif kind == "monitor_smi":
     opts.update(backend=gpufl.BackendKind.Auto)
 else:
@@ -61,6 +64,10 @@ launch = None
 if kind.startswith("trace") or kind == "pcsampling":
     launch = ctypes.CDLL(os.environ["GPUFL_CUPTI_PLUGIN"]).fake_cupti_launch
     launch.argtypes = [ctypes.c_uint32]
+if kind == "pcsampling":
+    sync = ctypes.CDLL(os.environ["GPUFL_CUPTI_PLUGIN"]).fake_cupti_sync
+    sync.argtypes = [ctypes.c_uint32]
+    sync(15)
 import itertools, threading
 corr = itertools.count(101)
 lock = threading.Lock()

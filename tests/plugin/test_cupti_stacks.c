@@ -8,7 +8,10 @@
  *
  * Launches 11 and 12 come from one call site (one stack, written twice),
  * 13 from another; 16 (delivered at shutdown, no launch callback) has
- * none ("").  Skips (77) when the plugin is built without libunwind and
+ * none ("").  The stream synchronization 15 was called from wait_here:
+ * its synchronization_event_batch row's stack_id (ours) names that stack
+ * in our stack_dict, and the report shows it as where the program waited
+ * (text and JSON).  Skips (77) when the plugin is built without libunwind and
  * libdw, after checking capture_capabilities says why.
  */
 #include "fl_log.h"
@@ -25,6 +28,7 @@
 static char g_tmp[256];
 static const char *g_plugin;
 static int line_main, line_session, line_session_outer, line_step, line_outer, line_fake;
+static int line_session_wait, line_wait, line_fake_sync;
 static volatile int sink_;
 
 static const char *env_or_die(const char *name)
@@ -52,6 +56,24 @@ NOINLINE static void fake_launch(uint32_t corr)
     memcpy(&fn, &f, sizeof f);
     if (fn)
         (AT(line_fake), fn(corr));
+    sink_++;
+}
+
+/* What CUDA's callback does at a synchronising call's entry. */
+NOINLINE static void fake_sync(uint32_t corr)
+{
+    void *h = dlopen(g_plugin, RTLD_NOW | RTLD_NOLOAD);
+    void *f = h ? dlsym(h, "fake_cupti_sync") : NULL;
+    void (*fn)(uint32_t);
+    memcpy(&fn, &f, sizeof f);
+    if (fn)
+        (AT(line_fake_sync), fn(corr));
+    sink_++;
+}
+
+NOINLINE static void wait_here(void)
+{
+    (AT(line_wait), fake_sync(15));
     sink_++;
 }
 
@@ -84,6 +106,7 @@ NOINLINE static void session(char *dir, size_t cap)
     o.enable_stack_trace = true;
     gpufl_error err;
     CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    (AT(line_session_wait), wait_here());
     (AT(line_session_outer), outer());
     gpufl_scope sc = gpufl_scope_begin("step");
     (AT(line_session), in_step());
@@ -136,6 +159,86 @@ static void report_of(const char *dir, char *out, size_t cap)
         CHECK_INT(pclose(p), 0);
 }
 
+/* The stdout of `gpu-profile report --format json dir`, parsed. */
+static json_t *report_json(const char *dir)
+{
+    static char out[1 << 17];
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' report --format json '%s' 2>&1", env_or_die("GP_TEST_CLI"),
+             dir);
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    out[n] = '\0';
+    if (p)
+        CHECK_INT(pclose(p), 0);
+    json_error_t e;
+    json_t *j = json_loads(out, 0, &e);
+    if (!j)
+        fprintf(stderr, "report json: %s\n%s\n", e.text, out);
+    return j;
+}
+
+/* Synchronization 15 (2 us, from wait_here): its row's stack_id (ours,
+ * the batch's last column) names its stack in our stack_dict, written
+ * before the batch; the report shows where the program waited. */
+static void check_sync(const char *dir, const fl_log *scope)
+{
+    char want[1024], out[1024];
+    snprintf(want, sizeof want,
+             "test_stacks (test_cupti_stacks.c:%d)|session (test_cupti_stacks.c:%d)|wait_here "
+             "(test_cupti_stacks.c:%d)|fake_sync (test_cupti_stacks.c:%d)",
+             line_main, line_session_wait, line_wait, line_fake_sync);
+    json_int_t stack_id = -1;
+    const char *text = "(no stack_dict)";
+    bool dict_first = false;
+    for (size_t i = 0; i < scope->n; i++) {
+        json_t *l = scope->lines[i];
+        const char *type = log_type(l);
+        json_t *dict = json_object_get(l, "stack_dict");
+        if (strcmp(type, "dictionary_update") == 0 && dict && stack_id < 0) {
+            const char *k;
+            json_t *v;
+            json_object_foreach(dict, k, v)
+            {
+                text = json_string_value(v);
+                stack_id = strtoll(k, NULL, 10);
+            }
+            dict_first = true;
+        }
+        if (strcmp(type, "synchronization_event_batch") != 0)
+            continue;
+        json_t *cols = json_object_get(l, "columns"),
+               *row = json_array_get(json_object_get(l, "rows"), 0);
+        size_t nc = json_array_size(cols);
+        CHECK_STR(json_string_value(json_array_get(cols, nc - 1)), "stack_id");
+        CHECK_STR(json_string_value(json_array_get(cols, nc - 2)), "function_id");
+        CHECK(dict_first); /* the dictionary before the batch */
+        CHECK(json_integer_value(json_array_get(row, nc - 1)) == stack_id);
+        CHECK(json_integer_value(json_array_get(row, nc - 3)) == 15); /* corr_id */
+    }
+    CHECK(stack_id > 0);
+    CHECK(text && strncmp(text, "main (test_cupti_stacks.c:", 26) == 0);
+    const char *tail = text ? strchr(text, '|') : NULL;
+    CHECK_STR(tail ? tail + 1 : "(none)", want);
+
+    static char rep[1 << 16];
+    report_of(dir, rep, sizeof rep);
+    snprintf(out, sizeof out,
+             "\n  waited at         2.000 us in 1 sync: fake_sync (test_cupti_stacks.c:%d) <- "
+             "wait_here (test_cupti_stacks.c:%d) <- session (test_cupti_stacks.c:%d) <- "
+             "test_stacks (test_cupti_stacks.c:%d) <- ... (1 more)\n",
+             line_fake_sync, line_wait, line_session_wait, line_main);
+    CHECK_CONTAINS(rep, out);
+    json_t *j = report_json(dir);
+    json_t *top = json_object_get(json_object_get(j, "summary"), "synchronization_stacks");
+    CHECK_INT((int)json_array_size(top), 1);
+    json_t *s0 = json_array_get(top, 0);
+    CHECK_STR(str(s0, "stack_trace"), text ? text : "");
+    CHECK(json_integer_value(json_object_get(s0, "synchronizations")) == 1);
+    CHECK(json_integer_value(json_object_get(s0, "time_ns")) == 2000);
+    json_decref(j);
+}
+
 static int test_stacks(void)
 {
     char dir[1024];
@@ -153,8 +256,8 @@ static int test_stacks(void)
         return 77;
     }
     CHECK_STR(str(st, "status"), "collected");
-    CHECK_STR(str(st, "message"), "3 launches with a CPU stack (libunwind), 2 distinct stacks "
-                                  "symbolised (libdw), at most 4096");
+    CHECK_STR(str(st, "message"), "4 launches and synchronizations with a CPU stack (libunwind), "
+                                  "3 distinct stacks symbolised (libdw), at most 4096");
 
     /* This file's frames, outermost first; the fake plugin's own frame
      * (fake_cupti_launch) and the C library's are not there. */
@@ -192,6 +295,7 @@ static int test_stacks(void)
              "(test_cupti_stacks.c:%d) <- session (test_cupti_stacks.c:%d)",
              line_fake, line_outer, line_session_outer);
     CHECK_CONTAINS(rep, out);
+    check_sync(dir, &scope);
     fl_log_free(&dev);
     fl_log_free(&scope);
     return 0;
