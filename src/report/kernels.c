@@ -101,7 +101,7 @@ static inline kstat *kernel_of(fl_report *r, uint32_t id)
 /* The same as an index into r->k; -1: out of memory. */
 static inline int64_t kernel_index(fl_report *r, uint32_t id)
 {
-    if (id < r->n_dense && r->k_dense[id])
+    if (__builtin_expect(id < r->n_dense && r->k_dense[id], 1))
         return (int64_t)r->k_dense[id] - 1;
     kstat *k = kernel_of_slow(r, id);
     return k ? k - r->k : -1;
@@ -458,22 +458,41 @@ enum {
     KC_SOME,  /* others missing */
 };
 
+/* The writer's column order (wire/vocab): a batch with its eleven columns,
+ * or the spec's first ten, in this order has them at fixed places, which
+ * kernel_rows then reads without the column table (fewer loads a row). */
+static const kcols kc_writer = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+
+static bool kcols_writer(const kcols *c, size_t ncols)
+{
+    kcols w = kc_writer;
+    if (ncols == 10)
+        w.dev = -1;
+    else if (ncols != 11)
+        return false;
+    return memcmp(c, &w, sizeof w) == 0;
+}
+
 /* The rows of b (see fl_report_kernel_batch); cols: KC_*, a missing
  * column read as not recorded, as the model reads it; queue: the
- * histogram counts are queued (many kernels). */
-static inline __attribute__((always_inline)) void
-kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, int cols, bool queue)
+ * histogram counts are queued (many kernels); fixed: the columns are in
+ * the writer's order (kcols_writer: KC_ALL or KC_NODEV only). */
+static inline __attribute__((always_inline)) void kernel_rows(fl_report *r, const fl_batch *b,
+                                                              const kcols *cp, bool may_wait,
+                                                              int cols, bool queue, bool fixed)
 {
     fl_model *m = r->m;
-    const kcols c = *cp;
+    kcols c = fixed ? kc_writer : *cp;
+    if (fixed && cols == KC_NODEV)
+        c.dev = -1;
     bool waiting = false;
-    uint64_t bad = 0, lo = UINT64_MAX, hi = 0, launches = 0, ns = 0;
+    uint64_t bad = 0, lo = UINT64_MAX, hi = 0, ns = 0;
     /* The device of the last row: its key and entry; rows without one
      * take the model's default device (which no kernel row changes). */
     const int64_t def_dev = device_key(r, -1);
     int64_t ds_key = DEVICE_UNKNOWN;
     dstat *ds = NULL;
-    const size_t ncols = b->ncols;
+    const size_t ncols = fixed ? (cols == KC_ALL ? 11 : 10) : b->ncols;
     const fl_cell *v = b->cells;
     for (size_t i = 0; i < b->nrows; i++, v += ncols) {
         if (queue && i + KPREFETCH < b->nrows)
@@ -486,7 +505,6 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, int
         uint64_t start = b->base_time_ns + (uint64_t)dt, dur = (uint64_t)sdur;
         lo = start < lo ? start : lo;
         hi = start + dur > hi ? start + dur : hi;
-        launches++;
         ns += dur;
         int64_t ix = kernel_index(r, (uint32_t)kid);
         if (ix < 0)
@@ -530,13 +548,33 @@ kernel_rows(fl_report *r, const fl_batch *b, const kcols *cp, bool may_wait, int
     }
     hq_flush(r);
     m->bad_rows += bad;
-    r->kernel_launches += launches;
+    r->kernel_launches += b->nrows - bad;
     r->kernel_ns += ns;
     if (lo != UINT64_MAX) {
         fl_model_note_time(m, lo);
         fl_model_note_time(m, hi);
     }
 }
+
+/* kernel_rows's instances: one per column set, queued or not. */
+#define KERNEL_ROWS_BY_COLS(name, queue)                                                           \
+    static void name(fl_report *r, const fl_batch *b, const kcols *c, bool may_wait, int cols,     \
+                     bool fixed)                                                                   \
+    {                                                                                              \
+        if (cols == KC_ALL && fixed)                                                               \
+            kernel_rows(r, b, c, may_wait, KC_ALL, queue, true);                                   \
+        else if (cols == KC_ALL)                                                                   \
+            kernel_rows(r, b, c, may_wait, KC_ALL, queue, false);                                  \
+        else if (cols == KC_NODEV && fixed)                                                        \
+            kernel_rows(r, b, c, may_wait, KC_NODEV, queue, true);                                 \
+        else if (cols == KC_NODEV)                                                                 \
+            kernel_rows(r, b, c, may_wait, KC_NODEV, queue, false);                                \
+        else                                                                                       \
+            kernel_rows(r, b, c, may_wait, KC_SOME, queue, false);                                 \
+    }
+KERNEL_ROWS_BY_COLS(kernel_rows_queued, true)
+KERNEL_ROWS_BY_COLS(kernel_rows_direct, false)
+#undef KERNEL_ROWS_BY_COLS
 
 bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
 {
@@ -554,20 +592,10 @@ bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
      * pending, as soon as a has_details = 1 row comes. */
     bool may_wait = !m->priv->pending.n || kernels_wait(r, b, &c);
     int cols = (c.regs | c.hd | c.corr) < 0 ? KC_SOME : c.dev < 0 ? KC_NODEV : KC_ALL;
-    if (r->n_k >= KQUEUE_KERNELS) {
-        if (cols == KC_ALL)
-            kernel_rows(r, b, &c, may_wait, KC_ALL, true);
-        else if (cols == KC_NODEV)
-            kernel_rows(r, b, &c, may_wait, KC_NODEV, true);
-        else
-            kernel_rows(r, b, &c, may_wait, KC_SOME, true);
-    } else {
-        if (cols == KC_ALL)
-            kernel_rows(r, b, &c, may_wait, KC_ALL, false);
-        else if (cols == KC_NODEV)
-            kernel_rows(r, b, &c, may_wait, KC_NODEV, false);
-        else
-            kernel_rows(r, b, &c, may_wait, KC_SOME, false);
-    }
+    bool fixed = cols != KC_SOME && kcols_writer(&c, b->ncols);
+    if (r->n_k >= KQUEUE_KERNELS)
+        kernel_rows_queued(r, b, &c, may_wait, cols, fixed);
+    else
+        kernel_rows_direct(r, b, &c, may_wait, cols, fixed);
     return true;
 }
