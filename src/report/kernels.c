@@ -494,15 +494,17 @@ static inline __attribute__((always_inline)) void kernel_rows(fl_report *r, cons
     dstat *ds = NULL;
     const size_t ncols = fixed ? (cols == KC_ALL ? 11 : 10) : b->ncols;
     const fl_cell *v = b->cells;
-    for (size_t i = 0; i < b->nrows; i++, v += ncols) {
-        if (queue && i + KPREFETCH < b->nrows)
+    const size_t nrows = b->nrows;
+    const uint64_t base = b->base_time_ns;
+    for (size_t i = 0; i < nrows; i++, v += ncols) {
+        if (queue && i + KPREFETCH < nrows)
             prefetch_kstat(r, v + KPREFETCH * ncols, &c);
         int64_t dt = v[c.dt].i, kid = v[c.kid].i, sdur = v[c.dur].i;
         if (dt < 0 || sdur < 0 || (uint64_t)kid > UINT32_MAX) {
             bad++;
             continue;
         }
-        uint64_t start = b->base_time_ns + (uint64_t)dt, dur = (uint64_t)sdur;
+        uint64_t start = base + (uint64_t)dt, dur = (uint64_t)sdur;
         lo = start < lo ? start : lo;
         hi = start + dur > hi ? start + dur : hi;
         ns += dur;
