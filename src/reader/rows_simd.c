@@ -471,21 +471,18 @@ __attribute__((target("avx2"))) static inline void masks64_avx2(const char *r, u
         c += nlast;                                                                                \
     } while (0)
 
-__attribute__((target("avx2,bmi,popcnt"), noinline)) static const char *
-fast_rows_avx2(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect, size_t *done,
-               bool *after)
+/* fast_rows_avx2 for expect = 4 * nfull + nlast numbers a row (1 <= nlast
+ * <= 4): inlined with constants for the writer's rows (its eleven
+ * columns, the spec's ten), so that the steps of four are unrolled. */
+__attribute__((target("avx2,bmi,popcnt"), always_inline)) static inline const char *
+fast_rows_avx2_n(const char *p, fl_cell **cpp, const fl_cell *cend, size_t nfull, size_t nlast,
+                 size_t *done, bool *after)
 {
     const __m256i v_kind = _mm256_set1_epi64x(FL_CELL_INT);
     fl_cell *cp = *cpp;
     size_t rows = 0;
     *after = false;
-    if (expect == 0 || expect > 64) {
-        *done = 0;
-        return p;
-    }
-    /* Whole steps of four, then the last 1..4 numbers (stored as four). */
-    const size_t nfull = (expect - 1) / 4, nlast = expect - 4 * nfull;
-    const unsigned ncommas = (unsigned)expect - 1;
+    const unsigned ncommas = (unsigned)(4 * nfull + nlast) - 1;
     while (*p == '[' && (size_t)(cend - cp) >= 4 * nfull + 4) {
         const char *r = p + 1;
         uint64_t comma, digit, zero;
@@ -553,6 +550,24 @@ fast_rows_avx2(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect,
     return p;
 }
 #undef RD_CONVERT_ROW4
+
+__attribute__((target("avx2,bmi,popcnt"), noinline)) static const char *
+fast_rows_avx2(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect, size_t *done,
+               bool *after)
+{
+    if (expect == 0 || expect > 64) {
+        *after = false;
+        *done = 0;
+        return p;
+    }
+    /* Whole steps of four, then the last 1..4 numbers (stored as four). */
+    if (expect == 11)
+        return fast_rows_avx2_n(p, cpp, cend, 2, 3, done, after);
+    if (expect == 10)
+        return fast_rows_avx2_n(p, cpp, cend, 2, 2, done, after);
+    size_t nfull = (expect - 1) / 4;
+    return fast_rows_avx2_n(p, cpp, cend, nfull, expect - 4 * nfull, done, after);
+}
 #endif
 
 const char *fl_rd_fast_rows(int level, const char *p, fl_cell **cpp, const fl_cell *cend,
