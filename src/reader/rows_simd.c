@@ -440,7 +440,8 @@ __attribute__((target("avx2"))) static inline void masks64_avx2(const char *r, u
 #define RD_CONVERT_ROW4(CTZ, ENDBIT)                                                               \
     do {                                                                                           \
         size_t b_ = 0;                                                                             \
-        for (size_t k_ = nfull; k_; k_--) {                                                        \
+        _Pragma("GCC unroll 4") for (size_t k_ = nfull; k_; k_--)                                  \
+        {                                                                                          \
             size_t e0 = CTZ(ends);                                                                 \
             ends &= ends - 1;                                                                      \
             size_t e1 = CTZ(ends);                                                                 \
