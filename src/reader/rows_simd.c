@@ -88,6 +88,26 @@ int fl_rd_simd_level(void)
  * is not followed by ",[".  Reads 64 bytes from a row's '[' and 16 from
  * each number: within the line's NUL + RD_PAD.
  */
+/* The numbers of a row, in bit masks of its bytes (bit i: byte i after
+ * the '['; comma, digit and zero already cut to the bytes below the ']',
+ * at bit end): none empty (a ',' first, after a ',' or last), none with a
+ * leading zero, none of 16 digits or more.  One rule for every scanner,
+ * over 64 or 128 bytes of row. */
+#define RD_NUMBERS_OK(name, T)                                                                     \
+    static inline __attribute__((always_inline)) bool name(T comma, T digit, T zero, T below,      \
+                                                           unsigned end)                           \
+    {                                                                                              \
+        T starts = ((comma << 1) | 1) & below;                                                     \
+        T run = digit;                                                                             \
+        run &= run >> 1;                                                                           \
+        run &= run >> 2;                                                                           \
+        run &= run >> 4;                                                                           \
+        run &= run >> 8;                                                                           \
+        return ((starts & comma) | (comma >> (end - 1)) | (zero & starts & (digit >> 1)) | run) == \
+               0;                                                                                  \
+    }
+RD_NUMBERS_OK(numbers_ok64, uint64_t)
+
 /* fast_rows stores a cell as one 16 bytes: the kind, then the value. */
 _Static_assert(sizeof(fl_cell) == 16 && offsetof(fl_cell, kind) == 0 && offsetof(fl_cell, i) == 8,
                "fl_cell layout");
@@ -135,16 +155,8 @@ __attribute__((noinline)) static const char *fast_rows(const char *p, fl_cell **
         uint64_t below = (1ull << end) - 1;
         comma &= below;
         digit &= below;
-        uint64_t starts = ((comma << 1) | 1) & below;
-        uint64_t run = digit;
-        run &= run >> 1;
-        run &= run >> 2;
-        run &= run >> 4;
-        run &= run >> 8;
-        /* Only digits and commas; no empty number (a ',' first, after a
-         * ',' or last); no leading zero; no run of 16 digits. */
-        if ((comma | digit) != below || (starts & comma) || (comma >> (end - 1)) ||
-            (zero & starts & (digit >> 1)) || run)
+        /* Only digits and commas, numbers as numbers_ok64 takes them. */
+        if ((comma | digit) != below || !numbers_ok64(comma, digit, zero, below, end))
             break;
         uint64_t ends = comma | (1ull << end);
         fl_cell *c = cp;
@@ -204,6 +216,7 @@ __attribute__((noinline)) static const char *fast_rows(const char *p, fl_cell **
  * makes sure that the 16 bytes before p are the line's.
  */
 __extension__ typedef unsigned __int128 rd_u128;
+RD_NUMBERS_OK(numbers_ok128, rd_u128)
 
 /* Row len: (16 - len) bytes 0xff, then len bytes '0'. */
 static const unsigned char rd_digit_sub[32] = {
@@ -313,13 +326,7 @@ fast_rows_ssse3(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect
             uint64_t below = (1ull << end) - 1;
             comma &= below;
             digit &= below;
-            uint64_t starts = ((comma << 1) | 1) & below;
-            uint64_t run = digit;
-            run &= run >> 1;
-            run &= run >> 2;
-            run &= run >> 4;
-            run &= run >> 8;
-            if ((starts & comma) || (comma >> (end - 1)) || (zero & starts & (digit >> 1)) || run ||
+            if (!numbers_ok64(comma, digit, zero, below, end) ||
                 (unsigned)__builtin_popcountll(comma) != ncommas)
                 break;
             uint64_t ends = comma | (1ull << end);
@@ -338,13 +345,7 @@ fast_rows_ssse3(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect
             rd_u128 cm = (comma | (rd_u128)comma1 << 64) & below;
             rd_u128 dg = (digit | (rd_u128)digit1 << 64) & below;
             rd_u128 zr = zero | (rd_u128)zero1 << 64;
-            rd_u128 starts = ((cm << 1) | 1) & below;
-            rd_u128 run = dg;
-            run &= run >> 1;
-            run &= run >> 2;
-            run &= run >> 4;
-            run &= run >> 8;
-            if ((starts & cm) || (cm >> (end - 1)) || (zr & starts & (dg >> 1)) || run ||
+            if (!numbers_ok128(cm, dg, zr, below, end) ||
                 (unsigned)(__builtin_popcountll((uint64_t)cm) +
                            __builtin_popcountll((uint64_t)(cm >> 64))) != ncommas)
                 break;
@@ -499,13 +500,7 @@ fast_rows_avx2_n(const char *p, fl_cell **cpp, const fl_cell *cend, size_t nfull
             uint64_t below = (1ull << end) - 1;
             comma &= below;
             digit &= below;
-            uint64_t starts = ((comma << 1) | 1) & below;
-            uint64_t run = digit;
-            run &= run >> 1;
-            run &= run >> 2;
-            run &= run >> 4;
-            run &= run >> 8;
-            if ((starts & comma) || (comma >> (end - 1)) || (zero & starts & (digit >> 1)) || run ||
+            if (!numbers_ok64(comma, digit, zero, below, end) ||
                 (unsigned)__builtin_popcountll(comma) != ncommas)
                 break;
             uint64_t ends = comma | (1ull << end);
@@ -523,13 +518,7 @@ fast_rows_avx2_n(const char *p, fl_cell **cpp, const fl_cell *cend, size_t nfull
             rd_u128 cm = (comma | (rd_u128)comma1 << 64) & below;
             rd_u128 dg = (digit | (rd_u128)digit1 << 64) & below;
             rd_u128 zr = zero | (rd_u128)zero1 << 64;
-            rd_u128 starts = ((cm << 1) | 1) & below;
-            rd_u128 run = dg;
-            run &= run >> 1;
-            run &= run >> 2;
-            run &= run >> 4;
-            run &= run >> 8;
-            if ((starts & cm) || (cm >> (end - 1)) || (zr & starts & (dg >> 1)) || run ||
+            if (!numbers_ok128(cm, dg, zr, below, end) ||
                 (unsigned)(__builtin_popcountll((uint64_t)cm) +
                            __builtin_popcountll((uint64_t)(cm >> 64))) != ncommas)
                 break;
