@@ -13,6 +13,7 @@
  */
 #include "check.h"
 #include "fl_log.h"
+#include "json_pretty.h"
 #include "gpufl13_layouts.h"
 #include "reader/read.h"
 #include "report/report.h"
@@ -110,60 +111,6 @@ static const char *jstr(json_t *j, const char *path)
 static bool jnull(json_t *j, const char *path)
 {
     return json_is_null(jpath(j, path));
-}
-
-/* Compact JSON re-indented: one key or element per line, two spaces per
- * level, strings untouched. */
-static char *pretty(const char *s)
-{
-    fl_buf b = {0};
-    int depth = 0;
-    bool in_str = false, esc = false;
-    for (const char *p = s; *p; p++) {
-        char c = *p;
-        if (in_str) {
-            fl_buf_put(&b, p, 1);
-            if (esc)
-                esc = false;
-            else if (c == '\\')
-                esc = true;
-            else if (c == '"')
-                in_str = false;
-            continue;
-        }
-        switch (c) {
-        case '"':
-            in_str = true;
-            fl_buf_put(&b, p, 1);
-            break;
-        case '{':
-        case '[':
-            fl_buf_put(&b, p, 1);
-            if (p[1] == '}' || p[1] == ']') {
-                fl_buf_put(&b, p + 1, 1);
-                p++;
-                break;
-            }
-            depth++;
-            fl_buf_printf(&b, "\n%*s", depth * 2, "");
-            break;
-        case '}':
-        case ']':
-            depth--;
-            fl_buf_printf(&b, "\n%*s", depth * 2, "");
-            fl_buf_put(&b, p, 1);
-            break;
-        case ',':
-            fl_buf_printf(&b, ",\n%*s", depth * 2, "");
-            break;
-        case ':':
-            fl_buf_puts(&b, ": ");
-            break;
-        default:
-            fl_buf_put(&b, p, 1);
-        }
-    }
-    return fl_buf_take(&b);
 }
 
 static char *replace_all(const char *s, const char *from, const char *to)
