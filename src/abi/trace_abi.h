@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 5u
+#define FL_TRACE_ABI 6u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -168,6 +168,14 @@ typedef struct fl_sample_row {
     uint32_t scope_name_id;  /* innermost gpufl scope open at the launch; 0: none known */
 } fl_sample_row;
 
+/* One instruction of a function's disassembly (fl_trace_sink.disassembly):
+ * its offset from the function's start and the disassembler's text
+ * ("LDG.E R2, desc[UR4][R2.64]"), valid during the sink call. */
+typedef struct fl_sass_entry {
+    uint32_t pc_offset;
+    const char *sass;
+} fl_sass_entry;
+
 /* The dictionaries sample rows index (fl_trace_sink.sample_names). */
 enum { FL_SAMPLE_DICT_FUNCTION = 0, FL_SAMPLE_DICT_METRIC = 1, FL_SAMPLE_DICT_SOURCE_FILE = 2 };
 
@@ -195,6 +203,11 @@ typedef struct fl_trace_sink {
     void (*sample_names)(void *user, int dict, const uint32_t *ids, const char *const *names,
                          size_t n);
     void (*samples)(void *user, fl_sample_row *rows, size_t n);
+    /* The disassembly of one sampled function (fl_trace_options.disassembler)
+     * of the cubin whose CRC is cubin_crc: function_id is its function_dict
+     * entry (already announced), name its mangled name. */
+    void (*disassembly)(void *user, uint64_t cubin_crc, uint32_t function_id, const char *name,
+                        const fl_sass_entry *entries, size_t n);
 } fl_trace_sink;
 
 /* ------------------------------------------------------------ plugin */
@@ -223,6 +236,9 @@ typedef struct fl_trace_options {
     uint32_t pc_period_log2;    /* 2^n cycles between samples (5..31); 0: FL_PC_PERIOD_DEFAULT */
     size_t pc_scratch_bytes;    /* CUPTI's host buffer per context; 0: default 16 MiB */
     size_t pc_hw_buffer_bytes;  /* the device buffer per context; 0: default 256 MiB */
+    /* The disassembler (nvdisasm) as an absolute path the core checked, run
+     * on the cubins of sampled functions (sink.disassembly); NULL: none. */
+    const char *disassembler;
 } fl_trace_options;
 
 /* 2^18 cycles between samples: about 0.15 ms at 1.75 GHz */
@@ -300,6 +316,12 @@ typedef struct fl_trace_stats {
     uint64_t pc_lost_samples;     /* ours: samples not kept (a table full without a sink) */
     uint64_t pc_no_line_samples;  /* samples whose PC maps to no source line */
     char pc_msg[512];             /* why PC sampling is not active, and the fix */
+    /* The disassembler's runs (options.disassembler). */
+    uint32_t disasm_runs;      /* runs, one per cubin and collection with new functions */
+    uint32_t disasm_failed;    /* runs that failed (exit status, time limit, output) */
+    uint32_t disasm_functions; /* functions handed to sink.disassembly */
+    uint32_t disasm_skipped;   /* sampled functions left without: bound, no cubin, failure */
+    char disasm_msg[512];      /* the first failure, and the fix */
 } fl_trace_stats;
 
 /* The sizes of the structs of this header, as the side that was compiled
@@ -317,7 +339,8 @@ typedef struct fl_trace_stats {
     X(alloc_row, fl_alloc_row)                                                                     \
     X(graph_row, fl_graph_row)                                                                     \
     X(marker_row, fl_marker_row)                                                                   \
-    X(sample_row, fl_sample_row)
+    X(sample_row, fl_sample_row)                                                                   \
+    X(sass_entry, fl_sass_entry)
 
 typedef struct fl_trace_layout {
 #define FL_X(field, type) uint32_t field;

@@ -59,7 +59,7 @@ typedef struct kernel_sig {
 struct fl_trace_writer {
     fl_ident ident;
     uint32_t gen;
-    fl_buf *ch[3]; /* device, scope, system */
+    fl_buf *ch[4]; /* device, scope, system, sass (NULL: not written) */
     uint64_t batch_kernel, batch_memcpy, batch_sync, batch_alloc, batch_graph, batch_sample;
 
     fl_gpu_limits limits[FL_TRACE_MAX_DEVICES];
@@ -449,6 +449,17 @@ static void on_samples(void *user, fl_sample_row *rows, size_t n)
     maybe_spill(w, 1);
 }
 
+static void on_disassembly(void *user, uint64_t crc, uint32_t function_id, const char *name,
+                           const fl_sass_entry *entries, size_t n)
+{
+    fl_trace_writer *w = user;
+    if (!w->ch[3])
+        return;
+    fl_rec_cubin_disassembly(w->ch[3], w->ident.session_id, crc, name, function_id, entries, n);
+    w->counts.disassembled++;
+    maybe_spill(w, 3);
+}
+
 static void on_graphs(void *user, fl_graph_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
@@ -675,7 +686,8 @@ void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
                            .markers = on_markers,
                            .stacks = on_stacks,
                            .sample_names = on_sample_names,
-                           .samples = on_samples};
+                           .samples = on_samples,
+                           .disassembly = on_disassembly};
 }
 
 void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b), void *user)
@@ -684,6 +696,12 @@ void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_
         w->spill = spill;
         w->spill_user = user;
     }
+}
+
+void fl_trace_writer_set_sass(fl_trace_writer *w, fl_buf *sass)
+{
+    if (w)
+        w->ch[3] = sass;
 }
 
 void fl_trace_writer_set_compact(fl_trace_writer *w, bool compact)
