@@ -422,6 +422,11 @@ static int trace_prepare(const cli_opts *o, tracing *tr)
         fprintf(stderr, "gpu-profile: out of memory\n");
         return -1;
     }
+    if ((o->pm_metrics && setenv("GPUFL_PM_SAMPLING_METRICS", o->pm_metrics, 1) != 0) ||
+        (o->pm_interval && setenv("GPUFL_PM_SAMPLING_INTERVAL_US", o->pm_interval, 1) != 0)) {
+        fprintf(stderr, "gpu-profile: out of memory\n");
+        return -1;
+    }
     tr->env = cli_child_env(tr->plugin, engine, tr->dir, app);
     if (!tr->env) {
         cli_say("out of memory");

@@ -43,12 +43,17 @@ void cli_usage(FILE *f)
           "                         engine) in DIR/<session_id>/{device,scope,system}.log\n"
           "  --app NAME             the session's app name (default: CMD's file name)\n"
           "  --engine NAME          Monitor (default: device metrics only) | Trace |\n"
-          "                         PcSampling | SassMetrics | RangeProfiler | Deep:\n"
+          "                         PcSampling | SassMetrics | RangeProfiler | Deep |\n"
+          "                         PmSampling:\n"
           "                         above Monitor, loads the CUPTI plugin into CMD's CUDA\n"
           "                         processes and adds their kernels, copies and\n"
           "                         memsets to the report\n"
           "  --stack-trace          with --engine trace or above: the CPU stack of each\n"
           "                         kernel launch in the session (costs 0.1-1 us a launch)\n"
+          "  --metrics LIST         with --engine pmsampling: the metrics sampled, comma-\n"
+          "                         separated (default: SM, tensor, DRAM, GR active %)\n"
+          "  --pm-interval US       with --engine pmsampling: microseconds of GPU time\n"
+          "                         between samples (1..1000000; default 100)\n"
           "  --wait all|primary     all (default): sample until CMD and every process it\n"
           "                         left behind have exited; primary: until CMD exits\n"
           "  --no-live              no live status line on a terminal stderr\n"
@@ -154,7 +159,9 @@ static const struct {
     {"--wait", "all or primary"},
     {"--log-dir", "a directory"},
     {"--app", "a name"},
-    {"--engine", "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler or Deep"},
+    {"--engine", "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep or PmSampling"},
+    {"--metrics", "a comma-separated list of metric names"},
+    {"--pm-interval", "microseconds between PM samples (1..1000000)"},
 };
 
 static int takes_value(const char *name, const char **what)
@@ -251,7 +258,7 @@ static int parse_engine(const char *value, cli_opts *o)
 {
     if (gpufl_engine_parse(value, &o->engine) != GPUFL_OK) {
         cli_say("--engine: '%s' is not an engine: use Monitor, Trace, PcSampling, SassMetrics, "
-                "RangeProfiler or Deep (any case)",
+                "RangeProfiler, Deep or PmSampling (any case)",
                 value);
         return -1;
     }
@@ -295,6 +302,15 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
         o->app = value;
     } else if (strcmp(name, "--engine") == 0) {
         bad = parse_engine(value, o) < 0;
+    } else if (strcmp(name, "--metrics") == 0) {
+        o->pm_metrics = value;
+    } else if (strcmp(name, "--pm-interval") == 0) {
+        char *end = NULL;
+        long us = strtol(value, &end, 10);
+        bad = !end || *end || us < 1 || us > 1000000;
+        if (bad)
+            cli_say("--pm-interval: '%s' is not a number of microseconds from 1 to 1000000", value);
+        o->pm_interval = value;
     } else if (strcmp(name, "--wait") == 0) {
         bad = parse_wait(value, o) < 0;
     } else {
@@ -314,6 +330,11 @@ static int check_run_args(int argc, int i, const cli_opts *o)
     }
     if (o->app && !o->log_dir) {
         cli_say("--app names a session log: give --log-dir DIR too");
+        return -1;
+    }
+    if ((o->pm_metrics || o->pm_interval) && o->engine != GPUFL_ENGINE_PM_SAMPLING) {
+        cli_say("%s needs --engine pmsampling: it sets what PM sampling collects",
+                o->pm_metrics ? "--metrics" : "--pm-interval");
         return -1;
     }
     if (o->stack_trace && o->engine == GPUFL_ENGINE_MONITOR) {

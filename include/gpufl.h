@@ -92,11 +92,13 @@ typedef enum gpufl_engine {
     GPUFL_ENGINE_PC_SAMPLING = 2,
     GPUFL_ENGINE_SASS_METRICS = 3,
     GPUFL_ENGINE_RANGE_PROFILER = 4,
-    GPUFL_ENGINE_DEEP = 5
+    GPUFL_ENGINE_DEEP = 5,
+    GPUFL_ENGINE_PM_SAMPLING = 6 /* Trace + a timeline of hardware counters (PM sampling) */
 } gpufl_engine;
 
 /* "Auto", "Nvidia", "Amd", "None" / "Monitor", "Trace", "PcSampling",
- * "SassMetrics", "RangeProfiler", "Deep"; NULL for an unknown value. */
+ * "SassMetrics", "RangeProfiler", "Deep", "PmSampling"; NULL for an unknown
+ * value. */
 GPUFL_API const char *gpufl_backend_name(gpufl_backend_kind kind);
 GPUFL_API const char *gpufl_engine_name(gpufl_engine engine);
 /* Case-insensitive parse of the names above; GPUFL_ERR_INVALID_ARG if unknown. */
@@ -175,6 +177,19 @@ typedef struct gpufl_init_options {
      * 1.75 GHz).  Smaller periods sample more (and drop more when CUPTI's
      * buffers overflow).  Env: GPUFL_PC_SAMPLING_PERIOD. */
     int pc_sampling_period;
+
+    /* Not in the seed: PM sampling (profiling_engine PmSampling) reads
+     * the device's performance monitors every pm_sampling_interval_us of
+     * GPU time (0 = 100 us; at most 1000000) into a timeline of single-pass
+     * metrics.  pm_sampling_metrics: comma-separated metric names ("" =
+     * the engine's default: SM active, tensor pipes active, DRAM
+     * throughput, graphics engine active, as the chip has them in one
+     * pass).  pm_sampling_max_samples: the samples one decode holds (0 =
+     * 4096).  Env: GPUFL_PM_SAMPLING_METRICS, GPUFL_PM_SAMPLING_INTERVAL_US,
+     * GPUFL_PM_SAMPLING_MAX_SAMPLES. */
+    const char *pm_sampling_metrics;
+    int pm_sampling_interval_us;
+    int pm_sampling_max_samples;
 } gpufl_init_options;
 
 /* Fills the defaults above. */

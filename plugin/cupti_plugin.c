@@ -30,6 +30,7 @@
  */
 #include "decode.h"
 #include "pcsamp.h"
+#include "pmsamp.h"
 #include "plugin.h"
 #include "stacks.h"
 
@@ -46,6 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* metrics_host.cpp's table: PM sampling's config images and evaluation. */
+extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -321,6 +325,9 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
     (void)user;
     if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
         fl_pcs_on_resource(cbid, data);
+        const CUpti_ResourceData *rd = data;
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && rd)
+            fl_pms_context_created(rd->context);
         return;
     }
     const CUpti_CallbackData *cb = data;
@@ -409,8 +416,10 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
                       "cuptiSubscribe (launch callbacks for CPU stacks)");
     }
     /* Without resource callbacks no later context is seen. */
-    if (pc)
+    if (pc) {
         fl_pcs_engine_fail(r, "cuptiSubscribe (CUDA contexts and modules for PC sampling)");
+        fl_pms_engine_fail(r, "cuptiSubscribe (CUDA contexts for PM sampling)");
+    }
     if (subscriber)
         cuptiUnsubscribe(subscriber);
     subscriber = NULL;
@@ -525,9 +534,15 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     stacks_announced = 0;
     /* PC sampling: on the context current here (gpufl_init after CUDA
      * came up), and on each context created later (resource callbacks). */
-    uint32_t pcs = fl_pcs_engine_start(o, atomic_load(&injecting) ? NULL : gp_driver_context());
+    void *ctx0 = atomic_load(&injecting) ? NULL : gp_driver_context();
+    uint32_t pcs = fl_pcs_engine_start(o, ctx0);
+    /* PM sampling: the same contexts; its clock is the activity records'. */
+    fl_trace_options pmo = *o;
+    pmo.clock_offset_ns = dc.clock_offset_ns;
+    fl_pms_set_host(&gpufl_cupti_metrics_v1);
+    uint32_t pms = fl_pms_engine_start(&pmo, ctx0);
     unsigned cbs = subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory,
-                                       pcs == FL_PC_ACTIVE);
+                                       pcs == FL_PC_ACTIVE || pms == FL_PC_ACTIVE);
     if (!(cbs & CB_LAUNCH)) {
         fl_stacks_destroy(stacks);
         stacks = NULL;
@@ -541,6 +556,7 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
         fl_stacks_destroy(stacks);
         stacks = NULL;
         fl_pcs_engine_release();
+        fl_pms_engine_release();
         disable_all();
         snprintf(why, why_len, "out of memory for the activity decoder");
         pthread_mutex_unlock(&life);
@@ -605,6 +621,7 @@ static void plugin_drain(const fl_trace_sink *sink)
     /* PC sampling's collection point, if one is due (it flushes the
      * activity buffers while sampling is stopped), then its rows. */
     fl_pcs_engine_drain(sink, flush_completed);
+    fl_pms_engine_drain(sink);
 }
 
 static void plugin_flush(void)
@@ -624,6 +641,7 @@ static void plugin_stop(void)
         /* PC sampling stopped first: a forced flush returns no kernel
          * record while it is armed.  The next drain reads it. */
         fl_pcs_engine_stop();
+        fl_pms_engine_stop();
         unsubscribe_callbacks();
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -656,6 +674,7 @@ static void plugin_stats(fl_trace_stats *out)
     out->pool_bytes = (uint64_t)pool.allocated * pool.buffer_bytes;
     pthread_mutex_unlock(&pool.mu);
     fl_pcs_engine_stats(out);
+    fl_pms_engine_stats(out);
 }
 
 static void plugin_release(void)
@@ -667,6 +686,7 @@ static void plugin_release(void)
         fl_stacks_destroy(stacks);
         stacks = NULL;
         fl_pcs_engine_release();
+        fl_pms_engine_release();
         pthread_mutex_lock(&pool.mu);
         /* Buffers CUPTI still holds (none after a forced flush) stay
          * counted in allocated and are never freed here. */

@@ -76,6 +76,7 @@ class ProfilingEngine(enum.IntEnum):
     SassMetrics = 3
     RangeProfiler = 4
     Deep = 5
+    PmSampling = 6
 
 
 # ------------------------------------------------------- C declarations
@@ -129,6 +130,9 @@ class _FlOptions(ctypes.Structure):
         ("cupti_max_buffers", ctypes.c_int),
         ("compact_kernel_details", ctypes.c_bool),
         ("pc_sampling_period", ctypes.c_int),
+        ("pm_sampling_metrics", ctypes.c_char_p),
+        ("pm_sampling_interval_us", ctypes.c_int),
+        ("pm_sampling_max_samples", ctypes.c_int),
     ]
 
 
@@ -182,14 +186,16 @@ _get_ident = threading.get_ident
 # ----------------------------------------------------------------- init
 
 # The seed's InitOptions, in its order, with its defaults.
-_STRING_FIELDS = ("app_name", "log_path", "backend_url", "api_key", "api_path", "config_file")
+_STRING_FIELDS = ("app_name", "log_path", "backend_url", "api_key", "api_path", "config_file",
+                  "pm_sampling_metrics")
 _BOOL_FIELDS = ("remote_upload", "enable_stack_trace", "enable_source_collection",
                 "enable_external_correlation", "enable_synchronization",
                 "enable_memory_tracking", "enable_cuda_graphs_tracking",
                 "continuous_system_sampling", "flush_logs_always", "enable_debug_output",
                 "enabled", "compact_kernel_details")
 _INT_FIELDS = ("system_sample_rate_ms", "kernel_sample_rate_ms", "cupti_buffer_kib",
-               "cupti_max_buffers", "pc_sampling_period")
+               "cupti_max_buffers", "pc_sampling_period", "pm_sampling_interval_us",
+               "pm_sampling_max_samples")
 
 # Keywords of pre-1.0 releases (the seed's migration table): each is a
 # TypeError that says what to write instead.
@@ -259,7 +265,8 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
          enable_debug_output: bool = False, enabled: bool = True,
          cupti_buffer_kib: int = 0, cupti_max_buffers: int = 0,
          compact_kernel_details: bool = False, pc_sampling_period: int = 0,
-         **legacy) -> bool:
+         pm_sampling_metrics: str = "", pm_sampling_interval_us: int = 0,
+         pm_sampling_max_samples: int = 0, **legacy) -> bool:
     """Start a recording session: every InitOptions field is a keyword.
 
     Returns True when a session started; False when the kill switch is on
@@ -270,7 +277,10 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
     cupti_max_buffers are ours, not the seed's (the Trace engine's buffers),
     and so is compact_kernel_details (True: a kernel_detail per launch
     configuration instead of one per launch), and pc_sampling_period
-    (PcSampling: 2^n cycles between samples, 5..31; 0 = the default 18).
+    (PcSampling: 2^n cycles between samples, 5..31; 0 = the default 18),
+    and pm_sampling_metrics / pm_sampling_interval_us / pm_sampling_max_samples
+    (PmSampling: comma-separated metrics, "" = the default set; microseconds
+    between samples, 0 = 100; samples per decode, 0 = 4096).
     """
     global _last_error, _disabled
     given = dict(locals())

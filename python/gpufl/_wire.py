@@ -86,7 +86,7 @@ CAPABILITY_STATUSES = ("collected", "fallback", "partial", "skipped", "enabled_n
 
 # In gpufl.ProfilingEngine's order.
 ENGINES = ("nvidia.monitor", "nvidia.trace", "nvidia.pc_sampling", "nvidia.sass_metrics",
-           "nvidia.range_profiler", "nvidia.deep")
+           "nvidia.range_profiler", "nvidia.deep", "nvidia.pm_sampling")
 
 SESSION_KINDS = ("monitor", "trace")
 

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 6u
+#define FL_TRACE_ABI 7u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -175,6 +175,28 @@ typedef struct fl_sass_entry {
     uint32_t pc_offset;
     const char *sass;
 } fl_sass_entry;
+/* PM sampling (profiling_engine PmSampling, FL_TRACE_ABI 6): one metric's
+ * value in one sample of a device's performance monitors (pm_sample_batch). */
+typedef struct fl_pm_row {
+    uint64_t t_ns;          /* the sample's midpoint, wall-clock ns */
+    double value;           /* finite: a value CUPTI gives as NaN or inf is left out */
+    uint32_t sample_index;  /* the device's sample count since its sampling began */
+    uint32_t device_id;     /* CUDA device ordinal */
+    uint32_t metric_id;     /* metric_dict (sample_names FL_SAMPLE_DICT_METRIC) */
+    uint32_t scope_name_id; /* 0: none known */
+} fl_pm_row;
+
+/* A device's PM sampling configuration (pm_sampling_config), once per
+ * device, before its first row. */
+typedef struct fl_pm_config {
+    uint64_t t_ns;
+    uint32_t device_id;
+    uint32_t interval_us;       /* between samples, GPU time */
+    uint32_t max_samples;       /* the counter-data image's capacity per decode */
+    const char *preset;         /* "default" (the engine's set) or "custom" (pm_metrics) */
+    const char *const *metrics; /* valid during the call */
+    size_t n_metrics;
+} fl_pm_config;
 
 /* The dictionaries sample rows index (fl_trace_sink.sample_names). */
 enum { FL_SAMPLE_DICT_FUNCTION = 0, FL_SAMPLE_DICT_METRIC = 1, FL_SAMPLE_DICT_SOURCE_FILE = 2 };
@@ -208,6 +230,10 @@ typedef struct fl_trace_sink {
      * entry (already announced), name its mangled name. */
     void (*disassembly)(void *user, uint64_t cubin_crc, uint32_t function_id, const char *name,
                         const fl_sass_entry *entries, size_t n);
+    /* PM sampling: a device's configuration, before its rows; the rows'
+     * metric names come through sample_names (FL_SAMPLE_DICT_METRIC). */
+    void (*pm_config)(void *user, const fl_pm_config *c);
+    void (*pm_samples)(void *user, fl_pm_row *rows, size_t n);
 } fl_trace_sink;
 
 /* ------------------------------------------------------------ plugin */
@@ -239,7 +265,19 @@ typedef struct fl_trace_options {
     /* The disassembler (nvdisasm) as an absolute path the core checked, run
      * on the cubins of sampled functions (sink.disassembly); NULL: none. */
     const char *disassembler;
+    /* PM sampling (profiling_engine PmSampling): off unless pm_sampling. */
+    bool pm_sampling;
+    const char *pm_metrics;  /* comma-separated; NULL or "": the engine's default set */
+    uint32_t pm_interval_us; /* 0: FL_PM_INTERVAL_DEFAULT_US */
+    uint32_t pm_max_samples; /* per decode; 0: FL_PM_MAX_SAMPLES_DEFAULT */
+    int64_t clock_offset_ns; /* set by the plugin: wall ns = CUPTI ns + offset */
 } fl_trace_options;
+
+#define FL_PM_INTERVAL_DEFAULT_US 100u
+#define FL_PM_INTERVAL_MIN_US 1u
+#define FL_PM_INTERVAL_MAX_US 1000000u
+#define FL_PM_MAX_SAMPLES_DEFAULT 4096u
+#define FL_PM_MAX_METRICS 32u
 
 /* 2^18 cycles between samples: about 0.15 ms at 1.75 GHz */
 #define FL_PC_PERIOD_DEFAULT 18u
@@ -259,7 +297,8 @@ enum {
     FL_PC_VIRTUALIZED = 4,   /* a virtual GPU (vGPU) refuses profiling */
     FL_PC_NO_DRIVER = 5,     /* CUPTI_ERROR_UNKNOWN (999) and the like: no working driver */
     FL_PC_FAILED = 6,        /* any other CUPTI error */
-    FL_PC_CONFLICT = 7       /* another profiling session (Profiler API) holds the device */
+    FL_PC_CONFLICT = 7,      /* another profiling session (Profiler API) holds the device */
+    FL_PC_MIG = 8            /* a MIG instance (PM sampling: the whole GPU only) */
 };
 enum { FL_PC_METHOD_NONE = 0, FL_PC_METHOD_SAMPLING_API = 1, FL_PC_METHOD_ACTIVITY = 2 };
 
@@ -322,6 +361,18 @@ typedef struct fl_trace_stats {
     uint32_t disasm_functions; /* functions handed to sink.disassembly */
     uint32_t disasm_skipped;   /* sampled functions left without: bound, no cubin, failure */
     char disasm_msg[512];      /* the first failure, and the fix */
+    /* PM sampling (statuses FL_PC_*: the same causes, the same fixes). */
+    uint32_t pm_status;
+    uint32_t pm_interval_us; /* as configured */
+    uint32_t pm_metrics;     /* metrics per sample */
+    uint32_t pm_devices;     /* devices sampling */
+    uint64_t pm_samples;     /* samples decoded */
+    uint64_t pm_rows;        /* rows handed to the sink */
+    uint64_t pm_decodes;     /* cuptiPmSamplingDecodeData calls that succeeded */
+    uint64_t pm_overflows;   /* decodes that found the hardware buffer overflowed */
+    uint64_t pm_bad_values;  /* values left out: not finite, or evaluation failed */
+    char pm_preset[32];      /* "default" or "custom" */
+    char pm_msg[512];        /* why PM sampling is not active, and the fix */
 } fl_trace_stats;
 
 /* The sizes of the structs of this header, as the side that was compiled
@@ -340,7 +391,9 @@ typedef struct fl_trace_stats {
     X(graph_row, fl_graph_row)                                                                     \
     X(marker_row, fl_marker_row)                                                                   \
     X(sample_row, fl_sample_row)                                                                   \
-    X(sass_entry, fl_sass_entry)
+    X(sass_entry, fl_sass_entry)                                                                   \
+    X(pm_row, fl_pm_row)                                                                           \
+    X(pm_config, fl_pm_config)
 
 typedef struct fl_trace_layout {
 #define FL_X(field, type) uint32_t field;

@@ -179,6 +179,27 @@ static void add_pc_caps(session *s, const fl_trace_stats *st)
                 s->disasm_why[0] ? s->disasm_why : "PC sampling is not active");
 }
 
+/* PM sampling's reason code for a status (FL_PC_*): PC sampling's, and
+ * mig_device of its own. */
+static const char *pm_reason(uint32_t status)
+{
+    return status == FL_PC_MIG ? "mig_device" : pc_reason(status);
+}
+
+/* pm_sampling when the PmSampling engine was asked for and Trace runs. */
+static void add_pm_caps(session *s, const fl_trace_stats *st)
+{
+    if (st->pm_status != FL_PC_ACTIVE)
+        add_cap(s, "pm_sampling", true, FL_CAP_FALLBACK, pm_reason(st->pm_status), "%s",
+                st->pm_msg[0] ? st->pm_msg : "the CUPTI plugin did not start it");
+    else
+        add_cap(s, "pm_sampling", true, FL_CAP_COLLECTED, "",
+                "CUPTI PM sampling every %u us of GPU time, %u metrics (%s set) in one pass; "
+                "set up on each device when its first CUDA context is created, decoded on the "
+                "writer thread",
+                st->pm_interval_us, st->pm_metrics, st->pm_preset);
+}
+
 /* The rungs above Trace: PC sampling runs in the plugin; the others are
  * later work and fall back to Trace with the plugin running, to Monitor
  * without it (above_why says which). */
@@ -189,6 +210,15 @@ static void add_above_trace_caps(session *s, bool tracing, const char *above_why
     bool pc = fl_trace_engine_wants_pc(req);
     bool sass = req == GPUFL_ENGINE_SASS_METRICS || req == GPUFL_ENGINE_DEEP;
     bool range = req == GPUFL_ENGINE_RANGE_PROFILER;
+    bool pm = req == GPUFL_ENGINE_PM_SAMPLING;
+    if (pm && tracing) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        add_pm_caps(s, &st);
+    } else {
+        add_cap(s, "pm_sampling", pm, pm ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pm ? above : "",
+                "%s", pm ? above_why : "");
+    }
     if (pc && tracing) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
@@ -219,6 +249,12 @@ static gpufl_engine selected_of(session *s, bool tracing)
         if (st.pc_status == FL_PC_ACTIVE)
             return GPUFL_ENGINE_PC_SAMPLING;
     }
+    if (s->cfg.profiling_engine == GPUFL_ENGINE_PM_SAMPLING) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        if (st.pm_status == FL_PC_ACTIVE)
+            return GPUFL_ENGINE_PM_SAMPLING;
+    }
     return GPUFL_ENGINE_TRACE;
 }
 
@@ -233,9 +269,9 @@ void fl_caps_build(session *s, bool tracing, const char *why, const char *device
     char above_why[800];
     snprintf(above_why, sizeof above_why, "%s",
              tracing ? "not implemented by this version; the session runs Trace" : why);
-    if (tracing && sel == GPUFL_ENGINE_PC_SAMPLING)
-        snprintf(above_why, sizeof above_why, "%s",
-                 "not implemented by this version; the session runs PcSampling");
+    if (tracing && sel != GPUFL_ENGINE_TRACE)
+        snprintf(above_why, sizeof above_why,
+                 "not implemented by this version; the session runs %s", gpufl_engine_name(sel));
     add_above_trace_caps(s, tracing, above_why);
     if (req > GPUFL_ENGINE_MONITOR && !tracing)
         FL_DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req),
@@ -245,6 +281,11 @@ void fl_caps_build(session *s, bool tracing, const char *why, const char *device
         fl_trace_engine_stats(s, &st);
         FL_DEBUG(s, "profiling_engine %s requested, running Trace: PC sampling: %s",
                  gpufl_engine_name(req), st.pc_msg);
+    } else if (req == GPUFL_ENGINE_PM_SAMPLING && sel != req) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        FL_DEBUG(s, "profiling_engine %s requested, running Trace: PM sampling: %s",
+                 gpufl_engine_name(req), st.pm_msg);
     } else if (req > sel)
         FL_DEBUG(s, "profiling_engine %s requested, running %s: %s", gpufl_engine_name(req),
                  gpufl_engine_name(sel), above_why);
@@ -505,12 +546,48 @@ static void pc_final(session *s, const fl_trace_stats *st, const fl_trace_counts
     disasm_final(s, st, n);
 }
 
+/* pm_sampling's last word: a fall-back found after init (a device that
+ * refused), no samples, or the counts and what was dropped. */
+static void pm_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+{
+    if (s->cfg.profiling_engine != GPUFL_ENGINE_PM_SAMPLING || !is_collected(s, "pm_sampling"))
+        return;
+    if (st->pm_status != FL_PC_ACTIVE) {
+        set_cap(s, "pm_sampling", FL_CAP_FALLBACK, pm_reason(st->pm_status), "%s", st->pm_msg);
+        return;
+    }
+    if (n->pm_rows == 0) {
+        set_cap(s, "pm_sampling", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
+                "PM sampling every %u us on %u devices, %llu decodes, no sample%s%s",
+                st->pm_interval_us, st->pm_devices, (unsigned long long)st->pm_decodes,
+                st->pm_devices ? "" : ": no CUDA context was created", st->pm_msg[0] ? "; " : "");
+        if (st->pm_msg[0])
+            mark_partial(s, "pm_sampling", "cupti_error", "%s", st->pm_msg);
+        return;
+    }
+    set_cap(s, "pm_sampling", FL_CAP_COLLECTED, "",
+            "PM sampling every %u us, %u metrics (%s set): %llu samples, %llu rows, %llu "
+            "decodes, %u devices",
+            st->pm_interval_us, st->pm_metrics, st->pm_preset, (unsigned long long)st->pm_samples,
+            (unsigned long long)n->pm_rows, (unsigned long long)st->pm_decodes, st->pm_devices);
+    if (st->pm_overflows > 0)
+        mark_partial(s, "pm_sampling", "samples_dropped",
+                     "the hardware buffer overflowed in %llu decodes (the oldest samples were "
+                     "overwritten): raise pm_sampling_interval_us",
+                     (unsigned long long)st->pm_overflows);
+    if (st->pm_bad_values > 0)
+        mark_partial(s, "pm_sampling", "values_dropped",
+                     "%llu values left out (not finite, or CUPTI could not evaluate them)%s%s",
+                     (unsigned long long)st->pm_bad_values, st->pm_msg[0] ? ": " : "", st->pm_msg);
+}
+
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
 {
     put_trace_counts(s, st, n);
     put_stack_counts(s, st);
     mark_trace_losses(s, st, n);
     pc_final(s, st, n);
+    pm_final(s, st, n);
 }
 
 /* ------------------------------------------------- what the files lost */
@@ -532,6 +609,7 @@ static const struct {
     {"cuda_graphs", {FL_T_GRAPH_LAUNCH_EVENT}},
     {"nvtx_ranges", {FL_T_NVTX_MARKER_EVENT}},
     {"pc_sampling", {FL_T_PROFILE_SAMPLE_BATCH}},
+    {"pm_sampling", {FL_T_PM_SAMPLE_BATCH, FL_T_PM_SAMPLING_CONFIG}},
 };
 #define N_FEATURE_TYPES (sizeof feature_types / sizeof feature_types[0])
 

@@ -71,6 +71,9 @@ void gpufl_init_options_init(gpufl_init_options *opts)
     opts->log_user = NULL;
     opts->compact_kernel_details = false;
     opts->pc_sampling_period = 0;
+    opts->pm_sampling_metrics = "";
+    opts->pm_sampling_interval_us = 0;
+    opts->pm_sampling_max_samples = 0;
 }
 
 /* ------------------------------------------------------------ the checks */
@@ -120,6 +123,19 @@ static gpufl_status check_numbers(const fl_fval *v, const char *cfg_path, gpufl_
                                     FL_PC_PERIOD_MAX);
             continue;
         }
+        if (fd->type == FT_INT && strncmp(fd->name, "pm_sampling_", 12) == 0) {
+            bool iv = strcmp(fd->name, "pm_sampling_interval_us") == 0;
+            int hi = iv ? (int)FL_PM_INTERVAL_MAX_US : (1 << 20);
+            if (x->i < 0 || x->i > hi)
+                return fl_error_set(err, GPUFL_ERR_INVALID_ARG,
+                                    "%s = %d (%s) is out of range: use 0 (the default, %u) or "
+                                    "1..%d (%s)",
+                                    fd->name, x->i, from,
+                                    iv ? FL_PM_INTERVAL_DEFAULT_US : FL_PM_MAX_SAMPLES_DEFAULT, hi,
+                                    iv ? "microseconds between samples"
+                                       : "samples held per decode");
+            continue;
+        }
         if (fd->type == FT_INT && x->i < 0)
             return fl_error_set(err, GPUFL_ERR_INVALID_ARG,
                                 "%s = %d (%s) is negative: use 0 (off) or a period in "
@@ -135,7 +151,7 @@ static gpufl_status check_numbers(const fl_fval *v, const char *cfg_path, gpufl_
                                 "%s = %d (%s) is not an engine: use one of GPUFL_ENGINE_MONITOR, "
                                 "GPUFL_ENGINE_TRACE, GPUFL_ENGINE_PC_SAMPLING, "
                                 "GPUFL_ENGINE_SASS_METRICS, GPUFL_ENGINE_RANGE_PROFILER, "
-                                "GPUFL_ENGINE_DEEP",
+                                "GPUFL_ENGINE_DEEP, GPUFL_ENGINE_PM_SAMPLING",
                                 fd->name, x->i, from);
     }
     return GPUFL_OK;

@@ -52,6 +52,12 @@ const fl_field fl_config_fields[] = {
      "GPUFL_COMPACT_KERNEL_DETAILS"},
     {"pc_sampling_period", FT_INT, OPT(pc_sampling_period), OUT(pc_sampling_period),
      "GPUFL_PC_SAMPLING_PERIOD"},
+    {"pm_sampling_metrics", FT_STR, OPT(pm_sampling_metrics), OUT(pm_sampling_metrics),
+     "GPUFL_PM_SAMPLING_METRICS"},
+    {"pm_sampling_interval_us", FT_INT, OPT(pm_sampling_interval_us), OUT(pm_sampling_interval_us),
+     "GPUFL_PM_SAMPLING_INTERVAL_US"},
+    {"pm_sampling_max_samples", FT_INT, OPT(pm_sampling_max_samples), OUT(pm_sampling_max_samples),
+     "GPUFL_PM_SAMPLING_MAX_SAMPLES"},
 };
 
 _Static_assert(sizeof fl_config_fields / sizeof fl_config_fields[0] == FL_NFIELDS,
@@ -59,7 +65,7 @@ _Static_assert(sizeof fl_config_fields / sizeof fl_config_fields[0] == FL_NFIELD
 
 const char *const fl_config_backend_list = "Auto, Nvidia, Amd, None";
 const char *const fl_config_engine_list =
-    "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep";
+    "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep, PmSampling";
 
 int fl_config_field_index(const char *name)
 {

@@ -41,6 +41,9 @@ typedef struct fl_config {
     int cupti_max_buffers;       /* 0: the plugin's default */
     bool compact_kernel_details; /* a kernel_detail per configuration */
     int pc_sampling_period;      /* log2 cycles, 5..31; 0: the plugin's default */
+    char *pm_sampling_metrics;   /* comma-separated; "": the engine's default set */
+    int pm_sampling_interval_us; /* 0: the plugin's default (100) */
+    int pm_sampling_max_samples; /* 0: the plugin's default (4096) */
     gpufl_log_fn log_fn;
     void *log_user;
 

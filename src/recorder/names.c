@@ -14,8 +14,8 @@ const char *gpufl_version(void)
 }
 
 static const char *const backend_names[] = {"Auto", "Nvidia", "Amd", "None"};
-static const char *const engine_names[] = {"Monitor",     "Trace",         "PcSampling",
-                                           "SassMetrics", "RangeProfiler", "Deep"};
+static const char *const engine_names[] = {"Monitor",       "Trace", "PcSampling", "SassMetrics",
+                                           "RangeProfiler", "Deep",  "PmSampling"};
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 const char *gpufl_backend_name(gpufl_backend_kind kind)

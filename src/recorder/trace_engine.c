@@ -74,7 +74,11 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
                           .source_collection = c->enable_source_collection,
                           .pc_collection_mode = FL_PC_MODE_KERNEL,
                           .pc_period_log2 = (uint32_t)c->pc_sampling_period,
-                          .disassembler = s->disasm_path[0] ? s->disasm_path : NULL};
+                          .disassembler = s->disasm_path[0] ? s->disasm_path : NULL,
+                          .pm_sampling = c->profiling_engine == GPUFL_ENGINE_PM_SAMPLING,
+                          .pm_metrics = c->pm_sampling_metrics,
+                          .pm_interval_us = (uint32_t)c->pm_sampling_interval_us,
+                          .pm_max_samples = (uint32_t)c->pm_sampling_max_samples};
     if (p->start(&o, why, len) != 0) {
         fl_trace_writer_destroy(s->tw);
         s->tw = NULL;
@@ -154,6 +158,14 @@ void fl_trace_engine_close(session *s, uint64_t end_ns, fl_trace_stats *st, fl_t
                  (unsigned long long)st->pc_lost_samples,
                  (unsigned long long)st->pc_no_line_samples, st->pc_cubins, st->pc_cubins_no_lines,
                  st->pc_cubins_over, st->pc_msg[0] ? ": " : "", st->pc_msg);
+    if (st->pm_status != FL_PC_OFF)
+        FL_DEBUG(s,
+                 "pm sampling: %llu samples in %llu rows, %llu decodes, %llu overflows, %llu "
+                 "values left out, %u devices%s%s",
+                 (unsigned long long)st->pm_samples, (unsigned long long)n->pm_rows,
+                 (unsigned long long)st->pm_decodes, (unsigned long long)st->pm_overflows,
+                 (unsigned long long)st->pm_bad_values, st->pm_devices, st->pm_msg[0] ? ": " : "",
+                 st->pm_msg);
 }
 
 void fl_trace_engine_free(session *s)

@@ -61,6 +61,7 @@ struct fl_trace_writer {
     uint32_t gen;
     fl_buf *ch[4]; /* device, scope, system, sass (NULL: not written) */
     uint64_t batch_kernel, batch_memcpy, batch_sync, batch_alloc, batch_graph, batch_sample;
+    uint64_t batch_pm;
 
     fl_gpu_limits limits[FL_TRACE_MAX_DEVICES];
     bool have_limits[FL_TRACE_MAX_DEVICES];
@@ -460,6 +461,23 @@ static void on_disassembly(void *user, uint64_t crc, uint32_t function_id, const
     maybe_spill(w, 3);
 }
 
+/* PM sampling: a device's configuration, then its rows (scope channel,
+ * GPUFlight 1.3's). */
+static void on_pm_config(void *user, const fl_pm_config *c)
+{
+    fl_trace_writer *w = user;
+    fl_rec_pm_config(w->ch[1], w->ident.session_id, c);
+    w->counts.pm_configs++;
+}
+
+static void on_pm_samples(void *user, fl_pm_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    fl_rec_pm_batch(w->ch[1], w->ident.session_id, ++w->batch_pm, rows, n);
+    w->counts.pm_rows += n;
+    maybe_spill(w, 1);
+}
+
 static void on_graphs(void *user, fl_graph_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
@@ -687,7 +705,9 @@ void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
                            .stacks = on_stacks,
                            .sample_names = on_sample_names,
                            .samples = on_samples,
-                           .disassembly = on_disassembly};
+                           .disassembly = on_disassembly,
+                           .pm_config = on_pm_config,
+                           .pm_samples = on_pm_samples};
 }
 
 void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b), void *user)

@@ -470,6 +470,38 @@ void fl_rec_profile_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
     FL_BUF_LIT(b, "]}\n");
 }
 
+void fl_rec_pm_batch(fl_buf *b, const char *session_id, uint64_t batch_id, const fl_pm_row *rows,
+                     size_t n)
+{
+    if (!rows || n == 0)
+        return;
+    uint64_t base = rows[0].t_ns;
+    for (size_t i = 1; i < n; i++)
+        if (rows[i].t_ns < base)
+            base = rows[i].t_ns;
+    put_batch_open(b, FL_T_PM_SAMPLE_BATCH, session_id, batch_id, base,
+                   all_columns(FL_T_PM_SAMPLE_BATCH));
+    for (size_t i = 0; i < n; i++) {
+        const fl_pm_row *r = &rows[i];
+        char *d = row_open(b, i);
+        if (!d)
+            return;
+        d = fl_put_u64(d, r->sample_index);
+        d = fl_put_col(d, r->t_ns - base);
+        d = fl_put_col(d, r->device_id);
+        d = fl_put_col(d, r->metric_id);
+        *d++ = ',';
+        fl_buf_commit(b, d);
+        fl_buf_double(b, r->value);
+        d = fl_buf_reserve(b, 32);
+        if (!d)
+            return;
+        d = fl_put_col(d, r->scope_name_id);
+        row_close(b, d);
+    }
+    FL_BUF_LIT(b, "]}\n");
+}
+
 /* ------------------------------------------------------------ accounting */
 
 fl_type fl_line_account(const char *line, size_t n, uint64_t *rows)

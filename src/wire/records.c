@@ -544,3 +544,26 @@ const char *fl_limiter_name(fl_limiter l)
     }
     return NULL;
 }
+
+void fl_rec_pm_config(fl_buf *b, const char *session_id, const fl_pm_config *c)
+{
+    fl_put_head(b, FL_T_PM_SAMPLING_CONFIG, session_id);
+    fl_put_key(b, "ts_ns");
+    fl_buf_u64(b, c->t_ns);
+    fl_put_key(b, "device_id");
+    fl_buf_u64(b, c->device_id);
+    fl_put_key(b, "interval_us");
+    fl_buf_u64(b, c->interval_us);
+    fl_put_key(b, "max_samples");
+    fl_buf_u64(b, c->max_samples);
+    fl_put_key(b, "preset");
+    fl_put_str_or_empty(b, c->preset);
+    fl_put_key(b, "metrics");
+    FL_BUF_LIT(b, "[");
+    for (size_t i = 0; i < c->n_metrics; i++) {
+        if (i)
+            FL_BUF_LIT(b, ",");
+        fl_buf_str(b, c->metrics[i]);
+    }
+    FL_BUF_LIT(b, "]}\n");
+}

@@ -266,6 +266,13 @@ void fl_rec_cubin_disassembly(fl_buf *b, const char *session_id, uint64_t cubin_
  * every column of the spec's in its order (GPUFlight 1.3's layout). */
 void fl_rec_profile_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                           const fl_sample_row *rows, size_t n);
+/* pm_sample_batch (channel scope): PM-sampling rows, the spec's six
+ * columns in its order; value with at most six decimals (the rows' values
+ * are finite: the plugin leaves the others out). */
+void fl_rec_pm_batch(fl_buf *b, const char *session_id, uint64_t batch_id, const fl_pm_row *rows,
+                     size_t n);
+/* pm_sampling_config (channel scope): GPUFlight 1.3's keys and order. */
+void fl_rec_pm_config(fl_buf *b, const char *session_id, const fl_pm_config *c);
 /* kernel_detail: occ NULL (device limits unknown) writes the occupancy
  * fields as null; user_scope NULL is null; stack_trace NULL is "" (a
  * string always: GPUFlight's analyzer groups by it); const_bytes is null

@@ -330,7 +330,8 @@ fl_cap_status fl_cap_status_of(const char *name);
     X(PC_SAMPLING, nvidia.pc_sampling)                                                             \
     X(SASS_METRICS, nvidia.sass_metrics)                                                           \
     X(RANGE_PROFILER, nvidia.range_profiler)                                                       \
-    X(DEEP, nvidia.deep)
+    X(DEEP, nvidia.deep)                                                                           \
+    X(PM_SAMPLING, nvidia.pm_sampling)
 
 /* "nvidia.trace", ...; "nvidia.monitor" for a value out of range. */
 const char *fl_engine_wire_name(gpufl_engine e);

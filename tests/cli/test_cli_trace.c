@@ -725,7 +725,7 @@ static void test_engine_option(void)
     h_run(a1, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 125);
     CHECK_STR(r.err, "gpu-profile: --engine: 'bogus' is not an engine: use Monitor, Trace, "
-                     "PcSampling, SassMetrics, RangeProfiler or Deep (any case)\n");
+                     "PcSampling, SassMetrics, RangeProfiler, Deep or PmSampling (any case)\n");
     CHECK(!h_exists(marker));
     h_result_free(&r);
 
@@ -733,7 +733,7 @@ static void test_engine_option(void)
     h_run(a2, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 125);
     CHECK_STR(r.err, "gpu-profile: --engine needs a value: Monitor, Trace, PcSampling, "
-                     "SassMetrics, RangeProfiler or Deep\n");
+                     "SassMetrics, RangeProfiler, Deep or PmSampling\n");
     h_result_free(&r);
 
     /* --engine monitor is the run without the option: no injection, no

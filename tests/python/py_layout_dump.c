@@ -126,6 +126,9 @@ int main(void)
     OFF(gpufl_init_options, cupti_max_buffers);
     OFF(gpufl_init_options, compact_kernel_details);
     OFF(gpufl_init_options, pc_sampling_period);
+    OFF(gpufl_init_options, pm_sampling_metrics);
+    OFF(gpufl_init_options, pm_sampling_interval_us);
+    OFF(gpufl_init_options, pm_sampling_max_samples);
 
     SIZE(gpufl_scope);
     OFF(gpufl_scope, instance_id);

@@ -156,7 +156,7 @@ class EnumTest(unittest.TestCase):
         E = gfl.ProfilingEngine
         self.assertEqual([(m.name, int(m)) for m in E],
                          [("Monitor", 0), ("Trace", 1), ("PcSampling", 2), ("SassMetrics", 3),
-                          ("RangeProfiler", 4), ("Deep", 5)])
+                          ("RangeProfiler", 4), ("Deep", 5), ("PmSampling", 6)])
 
 
 class OptionsTest(unittest.TestCase):
@@ -164,7 +164,8 @@ class OptionsTest(unittest.TestCase):
 
     def defaults(self, **over):
         d = dict(SEED_FIELDS, cupti_buffer_kib=0, cupti_max_buffers=0,
-                 compact_kernel_details=False, pc_sampling_period=0)
+                 compact_kernel_details=False, pc_sampling_period=0,
+                 pm_sampling_metrics="", pm_sampling_interval_us=0, pm_sampling_max_samples=0)
         d.update(over)
         return d
 
@@ -201,7 +202,9 @@ class OptionsTest(unittest.TestCase):
                       profiling_engine=gfl.ProfilingEngine.RangeProfiler,
                       config_file="c.json", flush_logs_always=True, enable_debug_output=True,
                       enabled=False, cupti_buffer_kib=64, cupti_max_buffers=3,
-                      compact_kernel_details=True, pc_sampling_period=12)
+                      compact_kernel_details=True, pc_sampling_period=12,
+                      pm_sampling_metrics="sm__cycles_active.avg", pm_sampling_interval_us=250,
+                      pm_sampling_max_samples=512)
         o, keep = gfl._make_options(self.defaults(**values))
         for name, v in values.items():
             got = getattr(o, name)
@@ -211,6 +214,8 @@ class OptionsTest(unittest.TestCase):
     def test_enum_names_as_strings(self):
         o, _ = gfl._make_options(self.defaults(backend="none", profiling_engine="pcsampling"))
         self.assertEqual((o.backend, o.profiling_engine), (3, 2))
+        o, _ = gfl._make_options(self.defaults(profiling_engine="PMSAMPLING"))
+        self.assertEqual(o.profiling_engine, 6)
 
     def test_bad_values(self):
         with self.assertRaisesRegex(ValueError, r"profiling_engine='Fast' is not a "

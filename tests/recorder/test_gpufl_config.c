@@ -915,7 +915,7 @@ static void test_config_errors(void)
                  NULL, NULL);
     config_error("type_engine.json", "{\"profiling_engine\": true}", 1, 2,
                  "key \"profiling_engine\" has the wrong type: expected a string, one of Monitor, "
-                 "Trace, PcSampling, SassMetrics, RangeProfiler, Deep, got a boolean",
+                 "Trace, PcSampling, SassMetrics, RangeProfiler, Deep, PmSampling, got a boolean",
                  NULL, NULL);
 
     /* Values out of range. */
@@ -931,11 +931,11 @@ static void test_config_errors(void)
                  "key \"backend\" has an unknown value \"gpu\": expected one of Auto, Nvidia, Amd, "
                  "None (any case)",
                  NULL, NULL);
-    config_error("engine_value.json", "{\"app_name\": \"x\", \"profiling_engine\": \"fast\"}", 1,
-                 19,
-                 "key \"profiling_engine\" has an unknown value \"fast\": expected one of "
-                 "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep (any case)",
-                 NULL, NULL);
+    config_error(
+        "engine_value.json", "{\"app_name\": \"x\", \"profiling_engine\": \"fast\"}", 1, 19,
+        "key \"profiling_engine\" has an unknown value \"fast\": expected one of "
+        "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep, PmSampling (any case)",
+        NULL, NULL);
 
     /* Duplicate keys: the second one, with where the first is. */
     config_error("dup.json",
@@ -1002,7 +1002,7 @@ static void test_env_errors(void)
     CHECK_INT(resolve(NULL, &c, &e), GPUFL_ERR_ENV);
     CHECK_INT(e.status, GPUFL_ERR_ENV);
     CHECK_STR(e.message, "GPUFL_PROFILING_ENGINE=\"fast\" is not an engine: use one of Monitor, "
-                         "Trace, PcSampling, SassMetrics, RangeProfiler, Deep");
+                         "Trace, PcSampling, SassMetrics, RangeProfiler, Deep, PmSampling");
     check_empty(&c);
     setenv("GPUFL_PROFILING_ENGINE", "Auto", 1); /* a backend, not an engine */
     CHECK_INT(resolve(NULL, &c, &e), GPUFL_ERR_ENV);
@@ -1068,17 +1068,17 @@ static void test_validation(void)
     validation_error(&o, "backend = -1 (code) is not a backend: use one of GPUFL_BACKEND_AUTO, "
                          "GPUFL_BACKEND_NVIDIA, GPUFL_BACKEND_AMD, GPUFL_BACKEND_NONE");
     gpufl_init_options_init(&o);
-    o.profiling_engine = (gpufl_engine)6;
-    validation_error(&o, "profiling_engine = 6 (code) is not an engine: use one of "
+    o.profiling_engine = (gpufl_engine)7;
+    validation_error(&o, "profiling_engine = 7 (code) is not an engine: use one of "
                          "GPUFL_ENGINE_MONITOR, GPUFL_ENGINE_TRACE, GPUFL_ENGINE_PC_SAMPLING, "
                          "GPUFL_ENGINE_SASS_METRICS, GPUFL_ENGINE_RANGE_PROFILER, "
-                         "GPUFL_ENGINE_DEEP");
+                         "GPUFL_ENGINE_DEEP, GPUFL_ENGINE_PM_SAMPLING");
     /* Code overriding a valid env value with an invalid one still fails. */
     setenv("GPUFL_PROFILING_ENGINE", "trace", 1);
-    validation_error(&o, "profiling_engine = 6 (code) is not an engine: use one of "
+    validation_error(&o, "profiling_engine = 7 (code) is not an engine: use one of "
                          "GPUFL_ENGINE_MONITOR, GPUFL_ENGINE_TRACE, GPUFL_ENGINE_PC_SAMPLING, "
                          "GPUFL_ENGINE_SASS_METRICS, GPUFL_ENGINE_RANGE_PROFILER, "
-                         "GPUFL_ENGINE_DEEP");
+                         "GPUFL_ENGINE_DEEP, GPUFL_ENGINE_PM_SAMPLING");
     clean_env();
     gpufl_init_options_init(&o);
     o.app_name = "a/b";

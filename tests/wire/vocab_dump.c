@@ -78,7 +78,7 @@ int main(void)
     FL_BUF_LIT(&b, ",\"capability_statuses\":");
     str_list(&b, cap_status, FL_CAP_COUNT);
     FL_BUF_LIT(&b, ",\"engines\":");
-    str_list(&b, engine, GPUFL_ENGINE_DEEP + 1);
+    str_list(&b, engine, GPUFL_ENGINE_PM_SAMPLING + 1);
     FL_BUF_LIT(&b, ",\"session_kinds\":[\"" FL_SESSION_KIND_MONITOR "\",\"" FL_SESSION_KIND_TRACE
                    "\"],\"nvtx_instance_bit\":");
     fl_buf_u64(&b, FL_NVTX_INSTANCE_BIT);

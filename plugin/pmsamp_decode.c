@@ -1,0 +1,299 @@
+/*
+ * pmsamp_decode.c - PM sampling's metric set and decoder (pmsamp.h).
+ *
+ * Promises: the default set is the preferred metrics the chip has, cut to
+ * one pass (PM sampling cannot replay); a caller's list is refused, with
+ * the metric or the pass count named, rather than changed; a decode hands
+ * the sink one row per (completed sample, metric) whose value is finite,
+ * times on the wall clock at the sample's midpoint, and never reads past
+ * the samples CUPTI says are complete.  No CUPTI call but through the
+ * fl_pms_api table.
+ */
+#include "pcsamp.h"
+#include "pmsamp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t fl_pms_status_of(CUptiResult r)
+{
+    return r == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED ? FL_PC_MIG : fl_pcs_status_of(r);
+}
+
+static const char *fix_of(uint32_t status)
+{
+    switch (status) {
+    case FL_PC_NO_PERMISSION:
+        return "GPU performance counters are restricted to administrators: run as root, or "
+               "allow them for every user with the nvidia module option "
+               "NVreg_RestrictProfilingToAdminUsers=0 (a line 'options nvidia "
+               "NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d/, then reload the "
+               "driver or reboot)";
+    case FL_PC_VIRTUALIZED:
+        return "a virtual GPU (vGPU) allows profiling only when its host enables it for the "
+               "VM (the vGPU's enable_profiling setting): ask the host's administrator, or run "
+               "on a physical GPU";
+    case FL_PC_MIG:
+        return "PM sampling needs the whole GPU, not a MIG instance: run on a GPU with MIG "
+               "disabled (nvidia-smi -i N -mig 0, as root, with no process on it)";
+    case FL_PC_NOT_SUPPORTED:
+        return "this device, driver or CUPTI has no PM sampling (it needs compute capability "
+               "7.5 or newer, CUDA 12.6 or newer, a driver no older than its CUPTI)";
+    case FL_PC_NO_DRIVER:
+        return "CUPTI found no working NVIDIA driver (no GPU, or the driver is not loaded)";
+    case FL_PC_CONFLICT:
+        return "another profiler holds the device (Nsight, the range profiler, or a second "
+               "CUPTI subscriber): stop the other tool";
+    default:
+        return "see CUPTI's message";
+    }
+}
+
+void fl_pms_explain(CUptiResult r, const char *what, char *out, size_t len)
+{
+    const char *m = NULL;
+    if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
+        m = "unknown CUPTI error";
+    snprintf(out, len, "%s failed: %s (%d): %s; the session runs Trace", what, m, (int)r,
+             fix_of(fl_pms_status_of(r)));
+}
+
+const char *const fl_pms_default_metrics[] = {
+    "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gr__cycles_active.avg.pct_of_peak_sustained_elapsed",
+};
+const size_t fl_pms_n_default_metrics =
+    sizeof fl_pms_default_metrics / sizeof fl_pms_default_metrics[0];
+
+void fl_pms_free_metrics(char **m, size_t n)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(m[i]);
+    free(m);
+}
+
+/* list split at commas, blanks trimmed, empty items skipped. */
+static int split(const char *list, char **out, size_t *n, char *msg, size_t len)
+{
+    *n = 0;
+    for (const char *p = list; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',')
+            e++;
+        const char *t = e;
+        while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
+            t--;
+        if (t > p) {
+            if (*n == FL_PM_MAX_METRICS) {
+                snprintf(msg, len,
+                         "pm_sampling_metrics lists more than %u metrics: give at most %u",
+                         FL_PM_MAX_METRICS, FL_PM_MAX_METRICS);
+                return -1;
+            }
+            out[*n] = strndup(p, (size_t)(t - p));
+            if (!out[*n]) {
+                snprintf(msg, len, "out of memory for the PM sampling metrics");
+                return -1;
+            }
+            (*n)++;
+        }
+        p = e;
+    }
+    return 0;
+}
+
+/* The config image of names[0..n) and its passes; 0, else the host's status. */
+static int image_of(const gp_metrics_plugin *h, void *hobj, char **names, size_t n, uint8_t **img,
+                    size_t *size, size_t *passes, char *msg, size_t len)
+{
+    *img = NULL;
+    int st = h->config_image(hobj, (const char *const *)names, n, img, size, msg, len);
+    if (st != 0)
+        return st;
+    st = h->passes(*img, *size, passes, msg, len);
+    if (st != 0) {
+        free(*img);
+        *img = NULL;
+    }
+    return st;
+}
+
+/* The default set for the chip (see pmsamp.h). */
+static int default_set(const gp_metrics_plugin *h, void *hobj, const char *chip, char **names,
+                       size_t *n, uint8_t **img, size_t *size, char *msg, size_t len)
+{
+    *n = 0;
+    for (size_t i = 0; i < fl_pms_n_default_metrics; i++) {
+        char *one = (char *)fl_pms_default_metrics[i];
+        uint8_t *im = NULL;
+        size_t sz = 0, passes = 0;
+        if (image_of(h, hobj, &one, 1, &im, &sz, &passes, msg, len) == 0 && passes == 1)
+            names[(*n)++] = strdup(one);
+        free(im);
+        if (*n && !names[*n - 1]) {
+            (*n)--;
+            snprintf(msg, len, "out of memory for the PM sampling metrics");
+            return -1;
+        }
+    }
+    while (*n > 0) {
+        size_t passes = 0;
+        if (image_of(h, hobj, names, *n, img, size, &passes, msg, len) == 0 && passes == 1)
+            return 0;
+        free(*img);
+        *img = NULL;
+        free(names[--*n]);
+    }
+    snprintf(msg, len,
+             "none of the default PM sampling metrics can be collected in one pass on %s: "
+             "name the metrics with pm_sampling_metrics (gpu-profile metrics list --profiler pm "
+             "--chip %s lists them)",
+             chip, chip);
+    return -1;
+}
+
+int fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip, const char *list,
+                      char ***out, size_t *n, uint8_t **image, size_t *image_size, char *msg,
+                      size_t len)
+{
+    *out = NULL;
+    *n = 0;
+    *image = NULL;
+    *image_size = 0;
+    const gp_metrics_plugin *h = api->host;
+    if (!h) {
+        snprintf(msg, len, "the plugin has no Profiler Host API table");
+        return -1;
+    }
+    char **names = calloc(FL_PM_MAX_METRICS, sizeof *names);
+    if (!names) {
+        snprintf(msg, len, "out of memory for the PM sampling metrics");
+        return -1;
+    }
+    size_t k = 0;
+    int rc;
+    if (!list || !*list) {
+        rc = default_set(h, hobj, chip, names, &k, image, image_size, msg, len);
+    } else if ((rc = split(list, names, &k, msg, len)) == 0 && k == 0) {
+        snprintf(msg, len, "pm_sampling_metrics '%s' names no metric", list);
+        rc = -1;
+    } else if (rc == 0) {
+        char why[512];
+        size_t passes = 0;
+        if (image_of(h, hobj, names, k, image, image_size, &passes, why, sizeof why) != 0) {
+            snprintf(msg, len, "PM sampling metrics refused: %s", why);
+            rc = -1;
+        } else if (passes != 1) {
+            snprintf(msg, len,
+                     "the %zu PM sampling metrics need %zu passes on %s; PM sampling collects "
+                     "one: name fewer metrics (gpu-profile metrics passes --profiler pm --chip %s "
+                     "NAME... counts them)",
+                     k, passes, chip, chip);
+            free(*image);
+            *image = NULL;
+            rc = -1;
+        }
+    }
+    if (rc != 0) {
+        fl_pms_free_metrics(names, k);
+        return -1;
+    }
+    *out = names;
+    *n = k;
+    return 0;
+}
+
+/* Rows held for the sink. */
+typedef struct rows_buf {
+    fl_pm_row r[FL_TRACE_BATCH];
+    size_t n;
+} rows_buf;
+
+static void flush_rows(rows_buf *rb, const fl_trace_sink *sink, fl_pms_decode_out *out)
+{
+    if (rb->n && sink && sink->pm_samples)
+        sink->pm_samples(sink->user, rb->r, rb->n);
+    out->rows += rb->n;
+    rb->n = 0;
+}
+
+bool fl_pms_decode(const fl_pms_api *api, const fl_pms_decode_in *in, const fl_trace_sink *sink,
+                   fl_pms_decode_out *out)
+{
+    CUpti_PmSampling_GetCounterDataInfo_Params info = {
+        .structSize = CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE,
+        .pCounterDataImage = in->image,
+        .counterDataImageSize = in->image_size};
+    CUptiResult r = api->data_info(&info);
+    if (r != CUPTI_SUCCESS) {
+        fl_pms_explain(r, "cuptiPmSamplingGetCounterDataInfo", out->msg, sizeof out->msg);
+        return false;
+    }
+    size_t done = info.numCompletedSamples;
+    if (done > info.numTotalSamples)
+        done = info.numTotalSamples; /* never past the image's capacity */
+    double values[FL_PM_MAX_METRICS];
+    size_t nm = in->n_metrics < FL_PM_MAX_METRICS ? in->n_metrics : FL_PM_MAX_METRICS;
+    rows_buf *rb = malloc(sizeof *rb);
+    if (!rb) {
+        snprintf(out->msg, sizeof out->msg, "out of memory for PM sample rows");
+        return false;
+    }
+    rb->n = 0;
+    for (size_t s = 0; s < done; s++) {
+        CUpti_PmSampling_CounterData_GetSampleInfo_Params si = {
+            .structSize = CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE,
+            .pPmSamplingObject = in->pm,
+            .pCounterDataImage = in->image,
+            .counterDataImageSize = in->image_size,
+            .sampleIndex = s};
+        out->samples++;
+        r = api->sample_info(&si);
+        char why[256];
+        if (r != CUPTI_SUCCESS) {
+            out->bad_values += nm;
+            if (!out->msg[0])
+                fl_pms_explain(r, "cuptiPmSamplingCounterDataGetSampleInfo", out->msg,
+                               sizeof out->msg);
+            continue;
+        }
+        uint64_t end = si.endTimestamp > si.startTimestamp ? si.endTimestamp : si.startTimestamp;
+        uint64_t mid = si.startTimestamp + (end - si.startTimestamp) / 2;
+        uint64_t t = (uint64_t)((int64_t)mid + in->clock_offset_ns);
+        if (t < in->not_before_ns) {
+            out->early++;
+            continue;
+        }
+        if (api->host->evaluate(in->host, in->image, in->image_size, s, in->metrics, nm, values,
+                                why, sizeof why) != 0) {
+            out->bad_values += nm;
+            if (!out->msg[0])
+                snprintf(out->msg, sizeof out->msg, "%s", why);
+            continue;
+        }
+        for (size_t m = 0; m < nm; m++) {
+            if (!isfinite(values[m])) {
+                out->bad_values++;
+                continue;
+            }
+            rb->r[rb->n++] = (fl_pm_row){.t_ns = t,
+                                         .value = values[m],
+                                         .sample_index = in->first_index + (uint32_t)s,
+                                         .device_id = in->device_id,
+                                         .metric_id = in->metric_ids[m]};
+            if (rb->n == FL_TRACE_BATCH)
+                flush_rows(rb, sink, out);
+        }
+    }
+    flush_rows(rb, sink, out);
+    free(rb);
+    return true;
+}
