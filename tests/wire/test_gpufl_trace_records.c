@@ -108,6 +108,8 @@ static const char *spec_columns(const char *type, bool peer)
                "corr_id";
     if (strcmp(type, "graph_event_batch") == 0)
         return "dt_ns,graph_id,stream_id,duration_ns,corr_id,device_id";
+    if (strcmp(type, "pm_sample_batch") == 0)
+        return "sample_index,dt_ns,device_id,metric_id,value,scope_name_id";
     return "(unknown type)";
 }
 
@@ -156,6 +158,10 @@ static void check_lines(const char *text, const char *what)
             CHECK_STR(keys_of(j, kb, sizeof kb), MEMSET_KEYS);
         } else if (type && strcmp(type, "kernel_detail") == 0) {
             CHECK_STR(keys_of(j, kb, sizeof kb), DETAIL_KEYS);
+        } else if (type && strcmp(type, "pm_sampling_config") == 0) {
+            /* GPUFlight 1.3's keys in its order (the fixture's line). */
+            CHECK_STR(keys_of(j, kb, sizeof kb), "version,type,session_id,ts_ns,device_id,"
+                                                 "interval_us,max_samples,preset,metrics");
         } else {
             fprintf(stderr, "%s line %d: unexpected type %s\n", what, lines + 1,
                     type ? type : "(none)");
@@ -338,6 +344,43 @@ static void golden_graph_batch(void)
     memset(&m, 0xff, sizeof m);
     fl_rec_graph_batch(&b, SID, UINT64_MAX, &m, 1);
     finish(&b, "graph_event_batch.ndjson");
+}
+
+/* PM sampling: the fixture's two samples (metric 3, scope 2), a value with
+ * more than six decimals, a negative one, a large one; then the extremes;
+ * and the configuration (GPUFlight 1.3's keys, the fixture's order). */
+static void golden_pm(void)
+{
+    fl_buf b = {0};
+    fl_pm_row r[5] = {
+        /* t, value, sample_index, device, metric, scope */
+        {TS0 + 100000, 55.5, 0, 0, 3, 2},
+        {TS0 + 200000, 61.25, 1, 0, 3, 2},
+        {TS0 + 200000, 1.0 / 3.0, 1, 0, 4, 2},
+        {TS0 + 150000, -2.5, 7, 1, 5, 0}, /* out of order: the base is the earliest */
+        {TS0 + 300000, 123456789.125, 2, 0, 3, 0},
+    };
+    fl_rec_pm_batch(&b, SID, 1, r, 5);
+    fl_pm_row m;
+    memset(&m, 0xff, sizeof m);
+    m.value = 0;
+    fl_rec_pm_batch(&b, SID, UINT64_MAX, &m, 1);
+    fl_rec_pm_batch(&b, SID, 2, r, 0); /* no rows: nothing */
+    const char *metrics[] = {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+                             "dram__throughput.avg.pct_of_peak_sustained_elapsed"};
+    fl_pm_config c = {.t_ns = TS0,
+                      .device_id = 0,
+                      .interval_us = 100,
+                      .max_samples = 1000,
+                      .preset = "default",
+                      .metrics = metrics,
+                      .n_metrics = 2};
+    fl_rec_pm_config(&b, SID, &c);
+    c.preset = "custom";
+    c.n_metrics = 0;
+    c.device_id = 3;
+    fl_rec_pm_config(&b, SID, &c);
+    finish(&b, "pm_sampling.ndjson");
 }
 
 static fl_kernel_row detail_kernel(void)
@@ -638,10 +681,11 @@ int main(void)
     golden_alloc_batch();
     golden_graph_batch();
     golden_kernel_detail();
+    golden_pm();
     check_rules();
     check_against_fixture();
     /* The max-value lines of the goldens (kernel, memcpy peer, memset,
      * sync, alloc, graph, kernel_detail) and the 1024-row batch. */
-    CHECK_INT(big_int_lines, 8);
+    CHECK_INT(big_int_lines, 9);
     return check_done("test_gpufl_trace_records");
 }
