@@ -17,7 +17,7 @@
  *   pid 100 + d      "GPU d: <name>": one tid per stream ("stream 7") with
  *                    kernels, memcpys, memsets and graph launches as "X"
  *                    events; counters "util", "memory", "power",
- *                    "temperature" from device_metric_batch
+ *                    "temperature" (device_metric_batch), "pm: <metric>" (PM)
  *   pid 99           "GPU ?": rows that do not say their device when the
  *                    session has more than one (kernel_event_batch and
  *                    memcpy_event_batch have no device_id column; the only
@@ -45,6 +45,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -677,6 +678,26 @@ static void host_metrics(fl_export *e, const fl_batch *b)
     }
 }
 
+/* PM samples: a counter per metric on its GPU, "pm: <metric>" (or its id). */
+static void pm_counters(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_batch_colid(b, FL_COL_PM_DT_NS), c_dev = fl_batch_colid(b, FL_COL_PM_DEVICE_ID),
+        c_m = fl_batch_colid(b, FL_COL_PM_METRIC_ID), c_v = fl_batch_colid(b, FL_COL_PM_VALUE);
+    static const char *const keys[] = {"value"};
+    char name[160];
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, dev, m;
+        double v = cell(b, i, c_v, 1);
+        if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_dev, &dev) ||
+            !fl_rcell_u64(b, i, c_m, &m) || dev > INT32_MAX)
+            continue;
+        const char *mn = fl_model_metric_name(e->m, m);
+        if (!mn || snprintf(name, sizeof name, "pm: %s", mn) < 0)
+            snprintf(name, sizeof name, "pm: metric %" PRIu64, m);
+        counter(e, name, gpu_pid(e, (int64_t)dev), b->base_time_ns + dt, keys, &v, 1);
+    }
+}
+
 /* ---------------------------------------------------------- callbacks */
 
 static void cb_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
@@ -731,6 +752,9 @@ static void cb_batch(void *user, const fl_batch *b)
         break;
     case FL_T_SYNCHRONIZATION_EVENT_BATCH:
         sync_batch(e, b);
+        break;
+    case FL_T_PM_SAMPLE_BATCH:
+        pm_counters(e, b);
         break;
     default:
         break;
