@@ -18,7 +18,10 @@
  * FAKE_CUBIN a cubin kept and a sample in its function, and the functions
  * through the real disassembler runner, plugin/disasm.c), "pc_noperm",
  * "pc_unsupported", "pc_virtual" (PC sampling refused at start with
- * CUPTI's error for it: the session runs Trace).  One buffer is
+ * CUPTI's error for it: the session runs Trace); with profiling_engine
+ * PmSampling, the real PM engine (plugin/pmsamp.c) over tests/plugin/
+ * pm_fake.h's CUPTI: 3 samples a drain of the default metrics, or refused
+ * at Enable ("pm_noperm", "pm_mig", "pm_virtual").  One buffer is
  * delivered at the first drain, one only after stop() - as a forced flush
  * delivers the records still in flight - so a test sees whether shutdown
  * drains after stopping.  With stack_trace, every fake_cupti_launch (and
@@ -29,6 +32,7 @@
 #include "decode.h"
 #include "stacks.h"
 #include "pcsamp.h"
+#include "pm_fake.h"
 #include "synth.h"
 
 #include <pthread.h>
@@ -185,6 +189,23 @@ static void keep_fake_cubin(void)
     cubin_crc = cuptiGetCubinCrc(&c) == CUPTI_SUCCESS ? c.cubinCrc : 0;
 }
 
+/* PM sampling at start: the real engine over the fake CUPTI, on a context
+ * "current" at start. */
+static int fake_ctx;
+static void start_pm(const fl_trace_options *o)
+{
+    pmf_reset(now_ns() + 1000000, 3);
+    pmf.enable = strcmp(scenario, "pm_noperm") == 0 ? CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+                 : strcmp(scenario, "pm_mig") == 0  ? CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED
+                 : strcmp(scenario, "pm_virtual") == 0
+                     ? CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED
+                     : CUPTI_SUCCESS;
+    fl_pms_set_api(&pmf_api);
+    fl_trace_options pmo = *o;
+    pmo.clock_offset_ns = 0; /* the fake GPU clock is the wall clock */
+    fl_pms_engine_start(&pmo, &fake_ctx);
+}
+
 /* PC sampling at start: a refusal (pc_* scenarios) or the aggregator. */
 static void start_pc(const fl_trace_options *o)
 {
@@ -252,6 +273,7 @@ static int f_start(const fl_trace_options *o, char *why, size_t len)
     pthread_mutex_unlock(&q_mu);
     first_done = false;
     start_pc(o);
+    start_pm(o);
     fl_launch_scope_reset();
     dec = fl_decoder_create(&c);
     drains = 0;
@@ -298,6 +320,11 @@ static void f_drain(const fl_trace_sink *sink)
     drains++;
     if (stacks)
         stacks_announced += fl_stacks_announce(stacks, emit_stacks, (void *)sink);
+    /* PM sampling (nothing when it is off): read at the first drain and
+     * after stop only, so a session's counts do not depend on how many
+     * writer cycles it had. */
+    if (drains == 1 || stopped)
+        fl_pms_engine_drain(sink);
     if (strcmp(scenario, "launches") == 0) {
         drain_launches(sink);
         return;
@@ -360,6 +387,7 @@ static void f_flush(void)
 
 static void f_stop(void)
 {
+    fl_pms_engine_stop();
     stopped = true;
 }
 
@@ -381,6 +409,7 @@ static void f_stats(fl_trace_stats *out)
         out->cupti_dropped = 5;
         out->buffers_refused = 2;
     }
+    fl_pms_engine_stats(out);
     out->pc_status = pc_status;
     out->pc_period_log2 = FL_PC_PERIOD_DEFAULT;
     snprintf(out->pc_msg, sizeof out->pc_msg, "%s", pc_msg);
@@ -402,6 +431,7 @@ static void f_release(void)
     fl_pcs_destroy(pcs);
     pcs = NULL;
     fl_cubin_reset();
+    fl_pms_engine_release();
 }
 
 #ifdef FAKE_STALE_LAYOUT
