@@ -265,7 +265,9 @@ const char *fl_rd_scan_rows(rd *r, scan *s, const char *line, const char *p, siz
                             size_t *nrows_out, size_t *ncells_out)
 {
     size_t nrows = 0;
-    const int simd = fl_rd_simd_level();
+    /* A batch whose rows the SIMD scanners keep refusing (PM samples:
+     * every row has a real) stops asking them after a few rows. */
+    int simd = fl_rd_simd_level(), refused = 0;
     if (*p != '[') {
         fl_scan_rec_err(s, "\"rows\" is not an array");
         return fl_skip_value(s, p);
@@ -280,7 +282,10 @@ const char *fl_rd_scan_rows(rd *r, scan *s, const char *line, const char *p, siz
     } else {
         for (;;) {
             bool after;
+            size_t before = nrows;
             p = take_fast_rows(s, line, p, simd, expect, &at, &nrows, &after);
+            if (simd && nrows == before && !after && ++refused == 4)
+                simd = 0;
             if (!after) {
                 p = scan_row(r, s, p, &at, &expect, nrows);
                 if (!p)

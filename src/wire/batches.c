@@ -470,6 +470,35 @@ void fl_rec_profile_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
     FL_BUF_LIT(b, "]}\n");
 }
 
+/* v as fl_buf_double writes it (six decimals at most, trailing zeros
+ * dropped), by hand; NULL (nothing written) when v is not finite or too
+ * large for this path. */
+static inline char *put_fixed6(char *d, double v)
+{
+    if (!(fabs(v) < 9.0e12))
+        return NULL;
+    long long q = llround(v * 1e6);
+    if (q < 0)
+        *d++ = '-';
+    unsigned long long mag = q < 0 ? 0ull - (unsigned long long)q : (unsigned long long)q;
+    d = fl_put_u64(d, mag / 1000000u);
+    unsigned frac = (unsigned)(mag % 1000000u);
+    if (frac) {
+        int n = 6;
+        while (frac % 10 == 0) {
+            frac /= 10;
+            n--;
+        }
+        *d++ = '.';
+        for (int i = n - 1; i >= 0; i--) {
+            d[i] = (char)('0' + frac % 10);
+            frac /= 10;
+        }
+        d += n;
+    }
+    return d;
+}
+
 void fl_rec_pm_batch(fl_buf *b, const char *session_id, uint64_t batch_id, const fl_pm_row *rows,
                      size_t n)
 {
@@ -491,11 +520,15 @@ void fl_rec_pm_batch(fl_buf *b, const char *session_id, uint64_t batch_id, const
         d = fl_put_col(d, r->device_id);
         d = fl_put_col(d, r->metric_id);
         *d++ = ',';
-        fl_buf_commit(b, d);
-        fl_buf_double(b, r->value);
-        d = fl_buf_reserve(b, 32);
-        if (!d)
-            return;
+        char *v = put_fixed6(d, r->value);
+        if (v) {
+            d = v;
+        } else { /* not finite (null) or huge: the general writer */
+            fl_buf_commit(b, d);
+            fl_buf_double(b, r->value);
+            if (!(d = fl_buf_reserve(b, 32)))
+                return;
+        }
         d = fl_put_col(d, r->scope_name_id);
         row_close(b, d);
     }

@@ -18,6 +18,9 @@
 #   6. pcsamp_workload (built with -lineinfo): gpufl_init(PcSampling), a
 #      pointer chase and a barrier-bound kernel; check_pcsamp checks the
 #      top stall reasons and the source lines they land on;
+#   7. pmsamp_workload: gpufl_init(PmSampling), idle, a kernel that keeps
+#      every SM busy ~400 ms, idle; check_pmsamp checks that the SM-active
+#      samples are high while it runs and low before and after;
 # and checks each session with check_trace.
 #
 # Exit status: 0 all passed, 1 a check failed, 77 skipped (no GPU, no nvcc),
@@ -116,8 +119,13 @@ nvcc_build "$work/stack_workload" "$work/nvcc3.log" -g -O0 -Xcompiler -fno-omit-
 nvcc_build "$work/pcsamp_workload" "$work/nvcc4.log" -lineinfo -I "$src/include" \
     "$here/pcsamp_workload.cu" -L "$build" -lgpuprofile -Xlinker -rpath -Xlinker "$build" &
 pid3=$!
+nvcc_build "$work/pmsamp_workload" "$work/nvcc5.log" -I "$src/include" \
+    "$here/pmsamp_workload.cu" -L "$build" -lgpuprofile -Xlinker -rpath -Xlinker "$build" ||
+    cat "$work/nvcc5.log"
 "${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" -o "$work/check_pcsamp" \
-    "$here/check_pcsamp.c" -ljansson >"$work/cc2.log" 2>&1
+    "$here/check_pcsamp.c" -ljansson >"$work/cc2.log" 2>&1 &&
+    "${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" \
+        -o "$work/check_pmsamp" "$here/check_pmsamp.c" -ljansson >>"$work/cc2.log" 2>&1
 cc2_rc=$?
 "${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" -o "$work/check_trace" \
     "$here/check_trace.c" -ljansson >"$work/cc.log" 2>&1
@@ -241,6 +249,18 @@ fi
 n="6 PC sampling in-process (stall reasons and source lines)"
 if run "$n" "$work/run6.log" "$work/pcsamp_workload" "$work/logs6" --expect "$work/expect6.json"; then
     if "$work/check_pcsamp" --expect "$work/expect6.json" --log-dir "$work/logs6"; then
+        result "$n" PASS
+    else
+        result "$n" FAIL
+    fi
+fi
+
+n="7 PM sampling in-process (SM activity tracks a kernel)"
+if [ ! -x "$work/pmsamp_workload" ]; then
+    echo "run.sh: $n: pmsamp_workload did not build (see above)"
+    result "$n" FAIL
+elif run "$n" "$work/run7.log" "$work/pmsamp_workload" "$work/logs7"; then
+    if "$work/check_pmsamp" --log-dir "$work/logs7"; then
         result "$n" PASS
     else
         result "$n" FAIL
