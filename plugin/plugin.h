@@ -7,6 +7,7 @@
  *   driver.c        device limits through libcuda, loaded at run time
  *   stacks.c        CPU stacks at launch: libunwind + libdw (stacks.h)
  *   pcsamp*.c       PC sampling (pcsamp.h)
+ *   pmsamp*.c       PM sampling (pmsamp.h)
  */
 #ifndef GP_PLUGIN_H
 #define GP_PLUGIN_H
