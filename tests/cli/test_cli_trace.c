@@ -788,6 +788,37 @@ static void test_engine_option(void)
     CHECK_INT(r.code, 0);
     h_result_free(&r);
 
+    /* --metrics and --pm-interval: only with --engine pmsampling; then the
+     * child has them as GPUFL_PM_SAMPLING_METRICS / _INTERVAL_US. */
+    const char *a8[] = {h_cli, "--metrics", "sm__a", "--", h_child, "touch", marker, NULL};
+    h_run(a8, env, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: --metrics needs --engine pmsampling: it sets what PM sampling "
+                     "collects\n");
+    CHECK(!h_exists(marker));
+    h_result_free(&r);
+    const char *a9[] = {h_cli, "--engine", "pmsampling", "--pm-interval", "0",
+                        "--",  h_child,    "touch",      marker,          NULL};
+    h_run(a9, env, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: --pm-interval: '0' is not a number of microseconds from 1 to "
+                     "1000000\n");
+    CHECK(!h_exists(marker));
+    h_result_free(&r);
+    const char *a10[] = {
+        h_cli,           "-q",  "--engine", "PMSAMPLING", "--metrics", "sm__a,dram__b",
+        "--pm-interval", "250", "--",       h_child,      "env",       "GPUFL_PM_SAMPLING_METRICS",
+        "sm__a,dram__b", NULL};
+    h_run(a10, env, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    h_result_free(&r);
+    const char *a11[] = {h_cli, "-q", "--engine", "pmsampling", "--pm-interval",
+                         "250", "--", h_child,    "env",        "GPUFL_PM_SAMPLING_INTERVAL_US",
+                         "250", NULL};
+    h_run(a11, env, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    h_result_free(&r);
+
     /* The text report of Monitor has no trace line. */
     const char *a5[] = {h_cli, "--engine", "monitor", "--", h_child, "noinject", "0", NULL};
     h_run(a5, env, NULL, 0, &r);
