@@ -328,6 +328,8 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
         const CUpti_ResourceData *rd = data;
         if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && rd)
             fl_pms_context_created(rd->context);
+        else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && rd)
+            fl_pms_context_destroying(rd->context);
         return;
     }
     const CUpti_CallbackData *cb = data;

@@ -321,6 +321,37 @@ void fl_pms_context_created(void *ctx)
     pthread_mutex_unlock(&mu);
 }
 
+void fl_pms_context_destroying(void *ctx)
+{
+    pthread_mutex_lock(&mu);
+    uint32_t id = 0;
+    if (E.on && ctx && api_now.device_id((CUcontext)ctx, &id) == CUPTI_SUCCESS) {
+        for (size_t i = 0; i < FL_PMS_MAX_DEVICES; i++) {
+            pm_dev *d = &E.dev[i];
+            if (!d->used || d->device_id != id || !d->pm)
+                continue;
+            /* Stopped and disabled while the context still exists; what
+             * was sampled since the last drain is not read (no sink here). */
+            if (d->running) {
+                CUpti_PmSampling_Stop_Params sp = {.structSize =
+                                                       CUpti_PmSampling_Stop_Params_STRUCT_SIZE,
+                                                   .pPmSamplingObject = d->pm};
+                api_now.stop(&sp);
+            }
+            dev_free(d);
+            d->used = true; /* not set up again */
+            d->device_id = id;
+            if (!E.st.pm_msg[0])
+                snprintf(E.st.pm_msg, sizeof E.st.pm_msg,
+                         "a CUDA context of device %u was destroyed before the session ended: "
+                         "its PM sampling stopped there, the samples since the writer's last "
+                         "cycle (at most 250 ms) were not read",
+                         id);
+        }
+    }
+    pthread_mutex_unlock(&mu);
+}
+
 void fl_pms_engine_fail(CUptiResult r, const char *what)
 {
     pthread_mutex_lock(&mu);

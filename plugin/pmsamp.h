@@ -127,8 +127,12 @@ bool fl_pms_decode(const fl_pms_api *api, const fl_pms_decode_in *in, const fl_t
  * calling thread (ctx; NULL: none), sets its device up now.  Returns the
  * FL_PC_* status; the reason is kept for fl_pms_engine_stats. */
 uint32_t fl_pms_engine_start(const fl_trace_options *o, void *ctx);
-/* A CUDA context created (any thread): its device set up once. */
+/* A CUDA context created (any thread): its device set up once.  A context
+ * about to be destroyed: its device's sampling stopped and disabled while
+ * it still exists (the samples since the last drain are not read; noted
+ * in pm_msg). */
 void fl_pms_context_created(void *ctx);
+void fl_pms_context_destroying(void *ctx);
 /* A refusal found by the plugin: the session's reason, if it has none. */
 void fl_pms_engine_fail(CUptiResult r, const char *what);
 /* Writer thread: every sampling device's buffer decoded into rows for

@@ -575,6 +575,8 @@ static void pm_final(session *s, const fl_trace_stats *st, const fl_trace_counts
                      "the hardware buffer overflowed in %llu decodes (the oldest samples were "
                      "overwritten): raise pm_sampling_interval_us",
                      (unsigned long long)st->pm_overflows);
+    if (st->pm_bad_values == 0 && st->pm_msg[0])
+        mark_partial(s, "pm_sampling", "incomplete", "%s", st->pm_msg);
     if (st->pm_bad_values > 0)
         mark_partial(s, "pm_sampling", "values_dropped",
                      "%llu values left out (not finite, or CUPTI could not evaluate them)%s%s",

@@ -306,6 +306,25 @@ static void test_engine(void)
     CHECK_STR(pmf.calls, "");
     fl_pms_engine_release();
 
+    /* A context destroyed while sampling: Stop and Disable there, noted;
+     * the device is not set up again, nothing is read later. */
+    pmf_reset(t0, 3);
+    CHECK_INT(fl_pms_engine_start(&o, &ctx_dummy), FL_PC_ACTIVE);
+    pmf.calls[0] = '\0';
+    fl_pms_context_destroying(&ctx_dummy);
+    CHECK_STR(pmf.calls, "GTX");
+    fl_pms_context_created(&ctx_dummy);
+    memset(&got, 0, sizeof got);
+    fl_pms_engine_drain(&sink);
+    CHECK_STR(pmf.calls, "GTXG");
+    CHECK_INT(got.n, 0);
+    memset(&st, 0, sizeof st);
+    fl_pms_engine_stats(&st);
+    CHECK_INT(st.pm_status, FL_PC_ACTIVE);
+    CHECK_CONTAINS(st.pm_msg, "a CUDA context of device 0 was destroyed before the session ended");
+    fl_pms_engine_release();
+    CHECK_STR(pmf.calls, "GTXG");
+
     /* No context yet: active, waiting; a later context sets it up. */
     pmf_reset(t0, 1);
     CHECK_INT(fl_pms_engine_start(&o, NULL), FL_PC_ACTIVE);
