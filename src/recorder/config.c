@@ -198,6 +198,7 @@ void fl_config_free(fl_config *c)
     free(c->api_key);
     free(c->api_path);
     free(c->config_file);
+    free(c->pm_sampling_metrics);
     for (int i = 0; i < FL_MAX_WARNINGS; i++)
         free(c->warnings[i]);
     free(c->provenance);
