@@ -94,10 +94,11 @@ class GpuFlightSession:
                     "Deep engine records them", file=file)
 
     def inspect_perf_metrics(self, file=None) -> None:
-        """Hardware counter results (RangeProfiler)."""
+        """Hardware counter results (RangeProfiler) and PM-sampling timelines
+        (PmSampling: per metric, samples, mean, min, max)."""
         self._print(_c.SECTION_PERF, "perf_metrics",
-                    "no hardware counter results in this session: the RangeProfiler engine "
-                    "records them", file=file)
+                    "no hardware counter results in this session: the RangeProfiler and "
+                    "PmSampling engines record them", file=file)
 
     def text_report(self, top_n: Optional[int] = None) -> TextReport:
         return TextReport(self, self.top_n if top_n is None else top_n)

@@ -588,7 +588,7 @@ class ReportTest(Base):
                          "Deep engine records them (this session's engine: nvidia.monitor)\n")
         out = io.StringIO()
         s.inspect_perf_metrics(file=out)
-        self.assertIn("RangeProfiler engine", out.getvalue())
+        self.assertIn("RangeProfiler and PmSampling engines", out.getvalue())
         # Pinned: a newer session of the same app does not change it.
         self.record()
         r = TextReport(s, top_n=10)
