@@ -30,6 +30,7 @@
  */
 #include "decode.h"
 #include "pcsamp.h"
+#include "sassmetrics.h"
 #include "plugin.h"
 #include "stacks.h"
 
@@ -321,6 +322,7 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
     (void)user;
     if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
         fl_pcs_on_resource(cbid, data);
+        fl_sass_on_resource(cbid, data);
         return;
     }
     const CUpti_CallbackData *cb = data;
@@ -409,8 +411,10 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
                       "cuptiSubscribe (launch callbacks for CPU stacks)");
     }
     /* Without resource callbacks no later context is seen. */
-    if (pc)
+    if (pc) {
         fl_pcs_engine_fail(r, "cuptiSubscribe (CUDA contexts and modules for PC sampling)");
+        fl_sass_engine_fail(r, "cuptiSubscribe (CUDA contexts and modules for SASS metrics)");
+    }
     if (subscriber)
         cuptiUnsubscribe(subscriber);
     subscriber = NULL;
@@ -526,8 +530,10 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     /* PC sampling: on the context current here (gpufl_init after CUDA
      * came up), and on each context created later (resource callbacks). */
     uint32_t pcs = fl_pcs_engine_start(o, atomic_load(&injecting) ? NULL : gp_driver_context());
+    /* SASS metrics likewise (sassmetrics.c). */
+    uint32_t sass = fl_sass_engine_start(o, atomic_load(&injecting) ? NULL : gp_driver_context());
     unsigned cbs = subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory,
-                                       pcs == FL_PC_ACTIVE);
+                                       pcs == FL_PC_ACTIVE || sass == FL_PC_ACTIVE);
     if (!(cbs & CB_LAUNCH)) {
         fl_stacks_destroy(stacks);
         stacks = NULL;
@@ -541,6 +547,7 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
         fl_stacks_destroy(stacks);
         stacks = NULL;
         fl_pcs_engine_release();
+        fl_sass_engine_release();
         disable_all();
         snprintf(why, why_len, "out of memory for the activity decoder");
         pthread_mutex_unlock(&life);
@@ -605,6 +612,14 @@ static void plugin_drain(const fl_trace_sink *sink)
     /* PC sampling's collection point, if one is due (it flushes the
      * activity buffers while sampling is stopped), then its rows. */
     fl_pcs_engine_drain(sink, flush_completed);
+    fl_sass_engine_drain(sink);
+}
+
+/* A collection point for both PC sampling and SASS metrics. */
+static void plugin_collect(void)
+{
+    fl_pcs_request_collect();
+    fl_sass_request_collect();
 }
 
 static void plugin_flush(void)
@@ -624,6 +639,7 @@ static void plugin_stop(void)
         /* PC sampling stopped first: a forced flush returns no kernel
          * record while it is armed.  The next drain reads it. */
         fl_pcs_engine_stop();
+        fl_sass_engine_stop();
         unsubscribe_callbacks();
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -656,6 +672,9 @@ static void plugin_stats(fl_trace_stats *out)
     out->pool_bytes = (uint64_t)pool.allocated * pool.buffer_bytes;
     pthread_mutex_unlock(&pool.mu);
     fl_pcs_engine_stats(out);
+    fl_sass_engine_stats(out);
+    if (out->sass_status != FL_PC_OFF && out->pc_status == FL_PC_OFF)
+        fl_cubin_stats(out);
 }
 
 static void plugin_release(void)
@@ -666,6 +685,7 @@ static void plugin_release(void)
         decoder = NULL;
         fl_stacks_destroy(stacks);
         stacks = NULL;
+        fl_sass_engine_release();
         fl_pcs_engine_release();
         pthread_mutex_lock(&pool.mu);
         /* Buffers CUPTI still holds (none after a forced flush) stay
@@ -693,7 +713,7 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .stop = plugin_stop,
     .stats = plugin_stats,
     .release = plugin_release,
-    .collect = fl_pcs_request_collect,
+    .collect = plugin_collect,
 };
 
 /* -------------------------------------------------------------- injection */

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 5u
+#define FL_TRACE_ABI 6u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -166,7 +166,15 @@ typedef struct fl_sample_row {
     uint32_t source_file_id; /* source_file_dict; 0: no line information */
     uint32_t source_line;    /* 0: unknown */
     uint32_t scope_name_id;  /* innermost gpufl scope open at the launch; 0: none known */
+    /* FL_TRACE_ABI 6: FL_SAMPLE_KIND_* (profile_sample_batch's sample_kind).
+     * A SASS-metric row (1) is one (device, function, PC offset, metric):
+     * samples is the metric's value summed over the launches read in a
+     * collection, metric_id its metric_dict name, corr_id 0 (CUPTI gives
+     * no launch), stall_reason unused (written null). */
+    uint32_t sample_kind;
 } fl_sample_row;
+
+enum { FL_SAMPLE_KIND_PC = 0, FL_SAMPLE_KIND_SASS = 1 };
 
 /* The dictionaries sample rows index (fl_trace_sink.sample_names). */
 enum { FL_SAMPLE_DICT_FUNCTION = 0, FL_SAMPLE_DICT_METRIC = 1, FL_SAMPLE_DICT_SOURCE_FILE = 2 };
@@ -195,6 +203,12 @@ typedef struct fl_trace_sink {
     void (*sample_names)(void *user, int dict, const uint32_t *ids, const char *const *names,
                          size_t n);
     void (*samples)(void *user, fl_sample_row *rows, size_t n);
+    /* SASS metrics (FL_TRACE_ABI 6): the metrics configured on a device and
+     * those CUPTI refused or that were left out (sass_config), once per
+     * device before its first row; names valid during the call.  NULL-safe
+     * to leave out. */
+    void (*sass_config)(void *user, uint32_t device_id, const char *const *configured,
+                        size_t n_configured, const char *const *skipped, size_t n_skipped);
 } fl_trace_sink;
 
 /* ------------------------------------------------------------ plugin */
@@ -223,6 +237,12 @@ typedef struct fl_trace_options {
     uint32_t pc_period_log2;    /* 2^n cycles between samples (5..31); 0: FL_PC_PERIOD_DEFAULT */
     size_t pc_scratch_bytes;    /* CUPTI's host buffer per context; 0: default 16 MiB */
     size_t pc_hw_buffer_bytes;  /* the device buffer per context; 0: default 256 MiB */
+    /* SASS metrics (profiling_engine SassMetrics, FL_TRACE_ABI 6): off
+     * unless sass_metrics; per-instruction counters of every kernel run
+     * while enabled, read at the collection points (as PC sampling's);
+     * source lines with source_collection. */
+    bool sass_metrics;
+    bool sass_eager_patching; /* patch every function at enable (default: lazily, at first run) */
 } fl_trace_options;
 
 /* 2^18 cycles between samples: about 0.15 ms at 1.75 GHz */
@@ -300,6 +320,18 @@ typedef struct fl_trace_stats {
     uint64_t pc_lost_samples;     /* ours: samples not kept (a table full without a sink) */
     uint64_t pc_no_line_samples;  /* samples whose PC maps to no source line */
     char pc_msg[512];             /* why PC sampling is not active, and the fix */
+    /* SASS metrics (FL_TRACE_ABI 6); statuses are FL_PC_*'s. */
+    uint32_t sass_status;          /* FL_PC_* (FL_PC_OFF: not requested) */
+    uint32_t sass_metrics;         /* metrics configured (the last device's) */
+    uint32_t sass_metrics_skipped; /* refused by cuptiSassMetricsGetProperties */
+    uint32_t sass_contexts;        /* contexts enabled */
+    uint64_t sass_rows;            /* rows handed to the sink */
+    uint64_t sass_records;         /* CUPTI's patched-instruction records read */
+    uint64_t sass_collections;     /* FlushData calls that returned records */
+    uint64_t sass_dropped_records; /* cuptiSassMetricsDisable's numOfDroppedRecords */
+    uint64_t sass_lost_values;     /* ours: values not kept (table full without a sink) */
+    uint64_t sass_no_line_values;  /* (record, instance) values without a source line */
+    char sass_msg[512];            /* why SASS metrics are not active, and the fix */
 } fl_trace_stats;
 
 /* The sizes of the structs of this header, as the side that was compiled

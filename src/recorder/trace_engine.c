@@ -63,7 +63,8 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
                           .pc_sampling = fl_trace_engine_wants_pc(c->profiling_engine),
                           .source_collection = c->enable_source_collection,
                           .pc_collection_mode = FL_PC_MODE_KERNEL,
-                          .pc_period_log2 = (uint32_t)c->pc_sampling_period};
+                          .pc_period_log2 = (uint32_t)c->pc_sampling_period,
+                          .sass_metrics = fl_trace_engine_wants_sass(c->profiling_engine)};
     if (p->start(&o, why, len) != 0) {
         fl_trace_writer_destroy(s->tw);
         s->tw = NULL;
@@ -84,6 +85,11 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
 bool fl_trace_engine_wants_pc(gpufl_engine e)
 {
     return e == GPUFL_ENGINE_PC_SAMPLING || e == GPUFL_ENGINE_DEEP;
+}
+
+bool fl_trace_engine_wants_sass(gpufl_engine e)
+{
+    return e == GPUFL_ENGINE_SASS_METRICS;
 }
 
 void fl_trace_engine_drain(session *s, const fl_scope_event *rows, size_t n)
@@ -143,6 +149,16 @@ void fl_trace_engine_close(session *s, uint64_t end_ns, fl_trace_stats *st, fl_t
                  (unsigned long long)st->pc_lost_samples,
                  (unsigned long long)st->pc_no_line_samples, st->pc_cubins, st->pc_cubins_no_lines,
                  st->pc_cubins_over, st->pc_msg[0] ? ": " : "", st->pc_msg);
+    if (st->sass_status != FL_PC_OFF)
+        FL_DEBUG(
+            s,
+            "sass metrics: %u metrics (%u skipped) on %u contexts, %llu records in %llu "
+            "rows from %llu reads, dropped %llu, lost %llu, without a source line %llu%s%s",
+            st->sass_metrics, st->sass_metrics_skipped, st->sass_contexts,
+            (unsigned long long)st->sass_records, (unsigned long long)n->sass_rows,
+            (unsigned long long)st->sass_collections, (unsigned long long)st->sass_dropped_records,
+            (unsigned long long)st->sass_lost_values, (unsigned long long)st->sass_no_line_values,
+            st->sass_msg[0] ? ": " : "", st->sass_msg);
 }
 
 void fl_trace_engine_free(session *s)

@@ -24,6 +24,8 @@ typedef struct fl_trace_counts {
     uint64_t stacks;             /* CPU stacks announced (kernel_detail.stack_trace) */
     uint64_t sample_rows;        /* profile_sample_batch rows (PC sampling) */
     uint64_t samples;            /* their metric_value summed */
+    uint64_t sass_rows;          /* profile_sample_batch rows of sample_kind 1 (SASS metrics) */
+    uint64_t sass_configs;       /* sass_config records */
 } fl_trace_counts;
 
 /* device / scope / system: the session's channel buffers (borrowed; only
