@@ -269,15 +269,18 @@ static void on_samples(sess *s, const fl_batch *b)
     }
     for (size_t r = 0; r < b->nrows; r++) {
         uint64_t kind = 0, metric = 0, n, reason;
-        if ((ck >= 0 && cell_u64(fl_batch_cell(b, r, ck), &kind) < 0) ||
-            (cm >= 0 && cell_u64(fl_batch_cell(b, r, cm), &metric) < 0) ||
+        if (ck >= 0 && cell_u64(fl_batch_cell(b, r, ck), &kind) < 0) {
+            s->bad++;
+            continue;
+        }
+        if (kind != 0)
+            continue; /* SASS metrics, source maps: their stall_reason may be null */
+        if ((cm >= 0 && cell_u64(fl_batch_cell(b, r, cm), &metric) < 0) ||
             cell_u64(fl_batch_cell(b, r, cv), &n) < 0 ||
             cell_u64(fl_batch_cell(b, r, cr), &reason) < 0) {
             s->bad++;
             continue;
         }
-        if (kind != 0)
-            continue; /* SASS metrics, source maps */
         const kent *e = metric ? kmap_get(&s->metrics, metric) : NULL;
         char label[160];
         bool not_issued;

@@ -170,7 +170,7 @@ typedef struct fl_sample_row {
      * A SASS-metric row (1) is one (device, function, PC offset, metric):
      * samples is the metric's value summed over the launches read in a
      * collection, metric_id its metric_dict name, corr_id 0 (CUPTI gives
-     * no launch), stall_reason unused (written null). */
+     * no launch), stall_reason unused (written 0, as GPUFlight does). */
     uint32_t sample_kind;
 } fl_sample_row;
 
