@@ -18,6 +18,10 @@
 #   6. pcsamp_workload (built with -lineinfo): gpufl_init(PcSampling), a
 #      pointer chase and a barrier-bound kernel; check_pcsamp checks the
 #      top stall reasons and the source lines they land on;
+#   7. sass_workload (built with -lineinfo): gpufl_init(SassMetrics), a
+#      unit-stride, a strided and a divergent kernel; check_sass checks
+#      that the strided one shows worse coalescing (sectors per request)
+#      and the divergent one fewer threads per warp instruction;
 # and checks each session with check_trace.
 #
 # Exit status: 0 all passed, 1 a check failed, 77 skipped (no GPU, no nvcc),
@@ -116,6 +120,12 @@ nvcc_build "$work/stack_workload" "$work/nvcc3.log" -g -O0 -Xcompiler -fno-omit-
 nvcc_build "$work/pcsamp_workload" "$work/nvcc4.log" -lineinfo -I "$src/include" \
     "$here/pcsamp_workload.cu" -L "$build" -lgpuprofile -Xlinker -rpath -Xlinker "$build" &
 pid3=$!
+nvcc_build "$work/sass_workload" "$work/nvcc5.log" -lineinfo -I "$src/include" \
+    "$here/sass_workload.cu" -L "$build" -lgpuprofile -Xlinker -rpath -Xlinker "$build" &
+pid4=$!
+"${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" -o "$work/check_sass" \
+    "$here/check_sass.c" -ljansson >"$work/cc3.log" 2>&1
+cc3_rc=$?
 "${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" -o "$work/check_pcsamp" \
     "$here/check_pcsamp.c" -ljansson >"$work/cc2.log" 2>&1
 cc2_rc=$?
@@ -128,8 +138,12 @@ wait $pid2
 rc2=$?
 wait $pid3
 rc3=$?
-if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ] || [ $rc3 -ne 0 ] || [ $cc_rc -ne 0 ] || [ $cc2_rc -ne 0 ]; then
-    cat "$work/nvcc1.log" "$work/nvcc2.log" "$work/nvcc4.log" "$work/cc.log" "$work/cc2.log"
+wait $pid4
+rc4=$?
+if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ] || [ $rc3 -ne 0 ] || [ $rc4 -ne 0 ] || [ $cc_rc -ne 0 ] ||
+    [ $cc2_rc -ne 0 ] || [ $cc3_rc -ne 0 ]; then
+    cat "$work/nvcc1.log" "$work/nvcc2.log" "$work/nvcc4.log" "$work/nvcc5.log" "$work/cc.log" \
+        "$work/cc2.log" "$work/cc3.log"
     echo "FAIL: building the workload or the checker failed (files in $work)"
     exit 1
 fi
@@ -241,6 +255,15 @@ fi
 n="6 PC sampling in-process (stall reasons and source lines)"
 if run "$n" "$work/run6.log" "$work/pcsamp_workload" "$work/logs6" --expect "$work/expect6.json"; then
     if "$work/check_pcsamp" --expect "$work/expect6.json" --log-dir "$work/logs6"; then
+        result "$n" PASS
+    else
+        result "$n" FAIL
+    fi
+fi
+
+n="7 SASS metrics in-process (coalescing and divergence)"
+if run "$n" "$work/run7.log" "$work/sass_workload" "$work/logs7" --expect "$work/expect7.json"; then
+    if "$work/check_sass" --expect "$work/expect7.json" --log-dir "$work/logs7"; then
         result "$n" PASS
     else
         result "$n" FAIL
