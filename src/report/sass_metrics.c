@@ -42,6 +42,14 @@ static fl_sassm *sassm_of(fl_report *r)
     return r->sx;
 }
 
+int fl_sass_metric_kind(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i].name) == 0)
+            return names[i].kind;
+    return -1;
+}
+
 /* SM_* of a metric id; -1: not one the report reads (or out of memory). */
 static int kind_of(fl_report *r, fl_sassm *x, uint64_t metric)
 {
@@ -50,11 +58,7 @@ static int kind_of(fl_report *r, fl_sassm *x, uint64_t metric)
     if (!v)
         return -1;
     if (fresh) {
-        const char *n = fl_model_metric_name(r->m, metric);
-        v->a = 0;
-        for (size_t i = 0; n && i < sizeof names / sizeof names[0]; i++)
-            if (strcmp(n, names[i].name) == 0)
-                v->a = (uint64_t)names[i].kind + 1;
+        v->a = (uint64_t)(fl_sass_metric_kind(fl_model_metric_name(r->m, metric)) + 1);
     }
     return (int)v->a - 1;
 }
