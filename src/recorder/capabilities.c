@@ -452,13 +452,14 @@ static void set_cap(session *s, const char *feature, fl_cap_status status, const
 }
 
 /* source_collection's last word: the cubins kept and what they lacked. */
-static void pc_source_final(session *s, const fl_trace_stats *st)
+static void pc_source_final(session *s, const fl_trace_stats *st, uint64_t no_line,
+                            const char *unit)
 {
     if (!is_collected(s, "source_collection"))
         return;
     set_cap(s, "source_collection", FL_CAP_COLLECTED, "",
-            "%u cubins kept (%llu bytes); %llu samples without a source line", st->pc_cubins,
-            (unsigned long long)st->pc_cubin_bytes, (unsigned long long)st->pc_no_line_samples);
+            "%u cubins kept (%llu bytes); %llu %s without a source line", st->pc_cubins,
+            (unsigned long long)st->pc_cubin_bytes, (unsigned long long)no_line, unit);
     if (st->pc_cubins_no_lines > 0)
         mark_partial(s, "source_collection", "no_line_info",
                      "%u of %u cubins have no line information: build the CUDA code with "
@@ -514,7 +515,7 @@ static void pc_final(session *s, const fl_trace_stats *st, const fl_trace_counts
                      "%llu samples not kept: read while no sink was there and the aggregation "
                      "table was full",
                      (unsigned long long)st->pc_lost_samples);
-    pc_source_final(s, st);
+    pc_source_final(s, st, st->pc_no_line_samples, "samples");
 }
 
 /* sass_metrics' last word: a fall-back found after init (a context that
@@ -555,6 +556,7 @@ static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_coun
                      "%llu values not kept: read while no sink was there and the aggregation "
                      "table was full",
                      (unsigned long long)st->sass_lost_values);
+    pc_source_final(s, st, st->sass_no_line_values, "SASS values");
 }
 
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)

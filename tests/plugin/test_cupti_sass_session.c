@@ -91,6 +91,9 @@ static void test_fake_sassmetrics(void)
     CHECK_STR(str(sm, "status"), "collected");
     CHECK_STR(str(sm, "message"), "10 metrics (1 skipped): 5 patched-instruction records in 17 "
                                   "rows from 1 reads on 1 contexts");
+    json_t *src = cap_of(caps, "source_collection");
+    CHECK_STR(str(src, "status"), "collected");
+    CHECK_STR(str(src, "message"), "0 cubins kept (0 bytes); 17 SASS values without a source line");
     CHECK_STR(str(cap_of(caps, "pc_sampling"), "status"), "not_requested");
     CHECK_STR(str(cap_of(caps, "kernel_events"), "status"), "collected");
     /* sass_config: the ten names CUPTI took, the one it refused. */
