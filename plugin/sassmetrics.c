@@ -3,7 +3,9 @@
  * for the SassMetrics engine.
  *
  * Promises:
- *  - CUPTI's order: cuptiProfilerInitialize once per session; per device,
+ *  - CUPTI's order: cuptiProfilerInitialize once per session, at the first
+ *    context (not at start: under injection start runs inside cuInit, and
+ *    the Profiler API wants the driver up); per device,
  *    once, its chip (cuptiDeviceGetChipName), the id of each metric of
  *    fl_sass_metric_names on that chip (cuptiSassMetricsGetProperties; a
  *    name refused is skipped and listed) and cuptiSassMetricsSetConfig;
@@ -270,8 +272,18 @@ static void ctx_add(CUcontext ctx)
             return;
     if (E.n_ctx == MAX_CTX || E.status != FL_PC_ACTIVE)
         return;
+    CUptiResult r;
+    if (!E.profiler) {
+        CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE, NULL};
+        r = api->profiler_init(&ip);
+        if (r != CUPTI_SUCCESS) {
+            fail(r, "cuptiProfilerInitialize");
+            return;
+        }
+        E.profiler = true;
+    }
     uint32_t device = 0;
-    CUptiResult r = api->device_id(ctx, &device);
+    r = api->device_id(ctx, &device);
     if (r != CUPTI_SUCCESS) {
         fail(r, "cuptiGetDeviceId");
         return;
@@ -351,12 +363,6 @@ uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx)
         snprintf(E.msg, sizeof E.msg, "out of memory for the SASS metrics table");
     } else {
         E.on = true;
-        CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE, NULL};
-        CUptiResult r = api->profiler_init(&ip);
-        if (r == CUPTI_SUCCESS)
-            E.profiler = true;
-        else
-            fail(r, "cuptiProfilerInitialize");
     }
     if (E.status == FL_PC_ACTIVE && ctx)
         ctx_add(ctx);

@@ -81,8 +81,8 @@ typedef struct fl_sass_api {
 void fl_sass_set_api(const fl_sass_api *api);
 
 /* Starts SASS metrics for a session (o->sass_metrics; else FL_PC_OFF):
- * the Profiler API initialised, and the context current on the calling
- * thread (ctx; NULL: none) enabled now.  Returns the FL_PC_* status; the
+ * the context current on the calling thread (ctx; NULL: none) enabled now,
+ * the Profiler API initialised before the first context is.  Returns the FL_PC_* status; the
  * reason is kept for fl_sass_engine_stats. */
 uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx);
 
