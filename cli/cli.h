@@ -322,4 +322,23 @@ int cli_export_main(int argc, char **argv);
  * 1 CUPTI or the plugin failed, 125 bad option. */
 int cli_metrics_main(int argc, char **argv);
 
+/* serve.c: `gpu-profile serve [--listen ADDR:PORT] ...` (argv[0] is
+ * "serve"): a Prometheus exporter until INT/TERM/HUP/QUIT, which then end
+ * the process as by default.  1 the listener or the devices could not be
+ * opened, 125 bad option. */
+int cli_serve_main(int argc, char **argv);
+
+/* prom.c: the exposition of devs[0..n) (have: a sample exists) with
+ * dcgm-exporter's names and labels, Hostname host; sample ages against
+ * now_wall_ns, values of samples older than stale_ns left out.  Appends to
+ * b. */
+typedef struct cli_prom_device {
+    uint32_t index;
+    char name[GP_NAME_MAX], uuid[GP_NAME_MAX];
+    bool have;
+    gp_sample sample;
+} cli_prom_device;
+void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const char *host,
+                     uint64_t now_wall_ns, uint64_t stale_ns);
+
 #endif

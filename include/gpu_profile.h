@@ -326,7 +326,9 @@ GP_API const gp_summary *gp_monitor_summary(const gp_monitor *m, size_t slot);
 /* Every raw sample in time order (keep_samples); valid after stop. */
 GP_API const gp_sample *gp_monitor_samples(const gp_monitor *m, size_t *count);
 /* The newest sample of device `slot` while running (thread-safe);
- * GP_ERR_STATE when none was taken yet. */
+ * GP_ERR_STATE when none was taken yet.  Its energy_mj is the counter's
+ * newest reading: the counter is slow to read, so it is read at the
+ * region's ends and every 30 s in between, not every sample. */
 GP_API gp_status gp_monitor_latest(gp_monitor *m, size_t slot, gp_sample *out);
 
 /* Sampler health, for benchmarks and diagnostics. */

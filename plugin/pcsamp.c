@@ -25,7 +25,9 @@
  *  - memory per context: 4096 PC records of 128 stall slots (4.2 MiB),
  *    CUPTI's scratch and hardware buffers as configured; at most 16
  *    contexts;
- *  - every CUPTI call goes through `api` (tests inject answers).
+ *  - every CUPTI call goes through `api` (tests inject answers);
+ *  - the functions sampled for the first time go to the disassembler
+ *    (disasm.c) after each drain, with mu released.
  */
 #include "pcsamp.h"
 
@@ -480,7 +482,10 @@ uint32_t fl_pcs_engine_start(const fl_trace_options *o, void *ctx)
                    ? o->pc_period_log2
                    : FL_PC_PERIOD_DEFAULT;
     E.status = FL_PC_ACTIVE;
-    fl_pcs_config pc = {.source = o->source_collection, .scopes = o->scope_path != NULL};
+    bool disasm = o->disassembler && o->disassembler[0];
+    fl_pcs_config pc = {
+        .source = o->source_collection, .scopes = o->scope_path != NULL, .disasm = disasm};
+    fl_disasm_start(disasm ? o->disassembler : NULL, 0);
     E.agg = fl_pcs_create(&pc);
     if (!E.agg) {
         E.status = FL_PC_FAILED;
@@ -555,9 +560,18 @@ void fl_pcs_engine_drain(const fl_trace_sink *sink, void (*activity_flush)(void)
             E.n_ctx = 0;
         }
     }
-    if (E.on)
+    fl_pcs_fn *fns = NULL;
+    size_t n_fns = 0;
+    if (E.on) {
         fl_pcs_flush(E.agg, sink);
+        n_fns = fl_pcs_take_functions(E.agg, &fns);
+    }
     pthread_mutex_unlock(&mu);
+    /* The disassembler runs for a while: without mu, which the
+     * application's threads take when they create a context. */
+    if (n_fns)
+        fl_disasm_functions(sink, fns, n_fns);
+    fl_pcs_free_functions(fns, n_fns);
 }
 
 void fl_pcs_engine_stop(void)
@@ -588,8 +602,10 @@ void fl_pcs_engine_stats(fl_trace_stats *out)
     snprintf(out->pc_msg, sizeof out->pc_msg, "%s", E.msg);
     fl_pcs_stats(E.agg, out);
     pthread_mutex_unlock(&mu);
-    if (out->pc_status != FL_PC_OFF)
+    if (out->pc_status != FL_PC_OFF) {
         fl_cubin_stats(out);
+        fl_disasm_stats(out);
+    }
 }
 
 void fl_pcs_engine_release(void)

@@ -40,6 +40,7 @@ typedef struct fl_pcs_config {
     bool source;     /* map PC offsets to file:line (pcsamp_source.c) */
     size_t max_rows; /* distinct rows held before they go to the sink; 0: 65536 */
     bool scopes;     /* look up the launch's scopes (fl_launch_scope_get) */
+    bool disasm;     /* keep the functions met for the disassembly (fl_pcs_take_functions) */
 } fl_pcs_config;
 
 /* NULL when out of memory. */
@@ -120,6 +121,53 @@ void fl_cubin_stats(fl_trace_stats *out);
 
 /* Forgets every cubin (release). */
 void fl_cubin_reset(void);
+
+/* Writer thread: the copy of the cubin whose CRC is crc (*bytes its size),
+ * NULL when none is kept; valid until fl_cubin_reset. */
+const void *fl_cubin_bytes(uint64_t crc, size_t *bytes);
+
+/* The ELF symbol-table index of function name in a cubin (what nvdisasm's
+ * -fun takes); false when the cubin has no such function symbol. */
+bool fl_cubin_symbol(const void *elf, size_t bytes, const char *name, uint32_t *index);
+
+/* ------------------------------------------------------ the disassembly */
+
+/* A function sampled for the first time (fl_pcs_take_functions). */
+typedef struct fl_pcs_fn {
+    uint64_t crc;         /* its cubin's */
+    uint32_t function_id; /* its function_dict entry */
+    bool done;            /* disasm.c: handled */
+    char *name;           /* mangled */
+} fl_pcs_fn;
+
+/* The functions the aggregator met since the last call (*out: an array the
+ * caller frees with fl_pcs_free_functions); 0 when none. */
+size_t fl_pcs_take_functions(fl_pcs *p, fl_pcs_fn **out);
+void fl_pcs_free_functions(fl_pcs_fn *fns, size_t n);
+
+/* The session's disassembler (an absolute path; NULL or "": none) and one
+ * run's time limit in ms (0: 30 s); the counts start again. */
+void fl_disasm_start(const char *tool, uint32_t run_ms);
+
+/* Writer thread, no lock held: each function of fns, grouped by cubin
+ * (one run of the disassembler a cubin), handed to sink->disassembly. */
+void fl_disasm_functions(const fl_trace_sink *sink, fl_pcs_fn *fns, size_t n);
+
+/* Adds the disasm_* counts into out, and the first failure's message if
+ * out has none. */
+void fl_disasm_stats(fl_trace_stats *out);
+
+/* nvdisasm -c output (text[len] == '\0', changed in place): fn once per
+ * function with its instructions; returns the functions, -1 when out of
+ * memory. */
+typedef void (*fl_disasm_fn)(void *user, const char *name, const fl_sass_entry *e, size_t n);
+int fl_disasm_parse(char *text, size_t len, fl_disasm_fn fn, void *user);
+
+/* One run: tool -c -fun <symbols> <the cubin in a temporary file>; its
+ * output (malloc, *len bytes, NUL-terminated) or NULL, the failure counted
+ * with its reason (fl_disasm_stats). */
+char *fl_disasm_run(const char *tool, const void *cubin, size_t bytes, const uint32_t *symbols,
+                    size_t n_symbols, size_t *len);
 
 /* ------------------------------------------------- the PC Sampling API */
 

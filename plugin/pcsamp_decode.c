@@ -77,6 +77,8 @@ struct fl_pcs {
     act_src act_srcs[ACT_SRC_SLOTS];
     uint32_t last_corr, last_scope; /* the last launch's scope, cached */
     fl_trace_stats st;
+    fl_pcs_fn *new_fns; /* functions met since fl_pcs_take_functions (cfg.disasm) */
+    size_t n_new_fns, cap_new_fns;
 };
 
 /* ---------------------------------------------------------------- dicts */
@@ -191,6 +193,7 @@ void fl_pcs_destroy(fl_pcs *p)
     dict_free(&p->file);
     for (size_t i = 0; i < ACT_FN_SLOTS; i++)
         free(p->act_fns[i].name);
+    fl_pcs_free_functions(p->new_fns, p->n_new_fns);
     free(p->rows);
     free(p->row_slot);
     free(p->idx);
@@ -351,6 +354,50 @@ uint32_t fl_pcs_metric_id(fl_pcs *p, const char *name)
     return p && name ? intern(&p->metric, name) : 0;
 }
 
+/* A function met for the first time, kept for the disassembly (at most
+ * FL_PCS_NEW_FNS_MAX between two takes; the rest counted). */
+#define FL_PCS_NEW_FNS_MAX 4096u
+static void new_function(fl_pcs *p, uint64_t crc, uint32_t id, const char *name)
+{
+    if (!p->cfg.disasm)
+        return;
+    if (p->n_new_fns == p->cap_new_fns) {
+        size_t nc = p->cap_new_fns ? p->cap_new_fns * 2 : 16;
+        fl_pcs_fn *g = nc <= FL_PCS_NEW_FNS_MAX ? realloc(p->new_fns, nc * sizeof *g) : NULL;
+        if (!g) {
+            p->st.disasm_skipped++;
+            return;
+        }
+        p->new_fns = g;
+        p->cap_new_fns = nc;
+    }
+    char *copy = strdup(name);
+    if (!copy) {
+        p->st.disasm_skipped++;
+        return;
+    }
+    p->new_fns[p->n_new_fns++] = (fl_pcs_fn){.crc = crc, .function_id = id, .name = copy};
+}
+
+size_t fl_pcs_take_functions(fl_pcs *p, fl_pcs_fn **out)
+{
+    *out = NULL;
+    if (!p || !p->n_new_fns)
+        return 0;
+    size_t n = p->n_new_fns;
+    *out = p->new_fns;
+    p->new_fns = NULL;
+    p->n_new_fns = p->cap_new_fns = 0;
+    return n;
+}
+
+void fl_pcs_free_functions(fl_pcs_fn *fns, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(fns[i].name);
+    free(fns);
+}
+
 /* The function_dict id of CUPTI's function name in cubin crc:
  * "mangled@dir/file" with the file of the function's first instruction
  * ("mangled@" without line information, as GPUFlight writes it). */
@@ -368,8 +415,11 @@ uint32_t fl_pcs_function_id(fl_pcs *p, const char *name, uint64_t crc)
     memcpy(text, key, kl);
     text[kl] = '@';
     memcpy(text + kl + 1, file, fl + 1);
+    size_t before = p->fn.used;
     uint32_t id = intern(&p->fn, text);
     free(text);
+    if (id && p->fn.used > before && name)
+        new_function(p, crc, id, name);
     return id;
 }
 
@@ -513,4 +563,5 @@ void fl_pcs_stats(const fl_pcs *p, fl_trace_stats *out)
     out->pc_hw_buffer_full += p->st.pc_hw_buffer_full;
     out->pc_lost_samples += p->st.pc_lost_samples;
     out->pc_no_line_samples += p->st.pc_no_line_samples;
+    out->disasm_skipped += p->st.disasm_skipped;
 }

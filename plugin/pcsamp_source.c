@@ -100,6 +100,48 @@ bool fl_cubin_has_lines(const void *elf, size_t bytes)
     return false;
 }
 
+/* The bounds-checked section header i of e (NULL when out of range). */
+static const uint8_t *section(const uint8_t *e, size_t bytes, uint64_t i)
+{
+    uint64_t shoff = rd(e + 0x28, 8), shentsize = rd(e + 0x3a, 2), shnum = rd(e + 0x3c, 2);
+    if (shentsize < 64 || i >= shnum || shoff > bytes || shnum * shentsize > bytes - shoff)
+        return NULL;
+    return e + shoff + i * shentsize;
+}
+
+bool fl_cubin_symbol(const void *elf, size_t bytes, const char *name, uint32_t *index)
+{
+    const uint8_t *e = elf;
+    if (!e || !name || bytes < 64 || memcmp(e, "\177ELF", 4) != 0 || e[4] != 2 || e[5] != 1)
+        return false;
+    uint64_t shnum = rd(e + 0x3c, 2);
+    size_t nl = strlen(name);
+    for (uint64_t i = 0; i < shnum; i++) {
+        const uint8_t *sh = section(e, bytes, i);
+        if (!sh || rd(sh + 4, 4) != 2 /* SHT_SYMTAB */)
+            continue;
+        const uint8_t *strsh = section(e, bytes, rd(sh + 0x28, 4));
+        uint64_t off = rd(sh + 0x18, 8), size = rd(sh + 0x20, 8), ent = rd(sh + 0x38, 8);
+        if (!strsh || ent < 24 || off > bytes || size > bytes - off)
+            continue;
+        uint64_t str_off = rd(strsh + 0x18, 8), str_size = rd(strsh + 0x20, 8);
+        if (str_off > bytes || str_size > bytes - str_off)
+            continue;
+        for (uint64_t k = 0; k < size / ent && k <= UINT32_MAX; k++) {
+            const uint8_t *sym = e + off + k * ent;
+            uint64_t at = rd(sym, 4);
+            if ((sym[4] & 0xf) != 2 /* STT_FUNC */ || at >= str_size || str_size - at <= nl)
+                continue;
+            const char *n = (const char *)e + str_off + at;
+            if (memcmp(n, name, nl) == 0 && n[nl] == '\0') {
+                *index = (uint32_t)k;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* ------------------------------------------------------------- lookup */
 
 /* CRCs of the cubins that have none yet (writer thread, mu not held
@@ -191,6 +233,13 @@ bool fl_cubin_line(uint64_t crc, const char *fn, uint64_t pc_offset, char *file,
     free(q.fileName);
     free(q.dirName);
     return ok;
+}
+
+const void *fl_cubin_bytes(uint64_t crc, size_t *bytes)
+{
+    const cubin *c = crc ? find(crc) : NULL;
+    *bytes = c ? c->bytes : 0;
+    return c ? c->p : NULL;
 }
 
 void fl_cubin_stats(fl_trace_stats *out)

@@ -18,6 +18,10 @@ done
 # (enable_stack_trace, docs/gpufl.md); without them the plugin builds without stacks.
 [ -f /usr/include/libunwind.h ] || need=1
 [ -f /usr/include/elfutils/libdwfl.h ] || need=1
+# libmicrohttpd: the HTTP server of `gpu-profile serve`; prometheus (promtool
+# and the server): its tests check the exposition and scrape it for real.
+[ -f /usr/include/microhttpd.h ] || need=1
+command -v promtool >/dev/null 2>&1 || need=1
 if [ -z "$need" ]; then
     exit 0
 fi
@@ -28,4 +32,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
-    libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3
+    libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus

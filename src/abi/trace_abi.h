@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 6u
+#define FL_TRACE_ABI 7u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -166,13 +166,21 @@ typedef struct fl_sample_row {
     uint32_t source_file_id; /* source_file_dict; 0: no line information */
     uint32_t source_line;    /* 0: unknown */
     uint32_t scope_name_id;  /* innermost gpufl scope open at the launch; 0: none known */
-    /* FL_TRACE_ABI 6: FL_SAMPLE_KIND_* (profile_sample_batch's sample_kind).
+    /* FL_TRACE_ABI 7: FL_SAMPLE_KIND_* (profile_sample_batch's sample_kind).
      * A SASS-metric row (1) is one (device, function, PC offset, metric):
      * samples is the metric's value summed over the launches read in a
      * collection, metric_id its metric_dict name, corr_id 0 (CUPTI gives
      * no launch), stall_reason unused (written 0, as GPUFlight does). */
     uint32_t sample_kind;
 } fl_sample_row;
+
+/* One instruction of a function's disassembly (fl_trace_sink.disassembly):
+ * its offset from the function's start and the disassembler's text
+ * ("LDG.E R2, desc[UR4][R2.64]"), valid during the sink call. */
+typedef struct fl_sass_entry {
+    uint32_t pc_offset;
+    const char *sass;
+} fl_sass_entry;
 
 enum { FL_SAMPLE_KIND_PC = 0, FL_SAMPLE_KIND_SASS = 1 };
 
@@ -203,7 +211,12 @@ typedef struct fl_trace_sink {
     void (*sample_names)(void *user, int dict, const uint32_t *ids, const char *const *names,
                          size_t n);
     void (*samples)(void *user, fl_sample_row *rows, size_t n);
-    /* SASS metrics (FL_TRACE_ABI 6): the metrics configured on a device and
+    /* The disassembly of one sampled function (fl_trace_options.disassembler)
+     * of the cubin whose CRC is cubin_crc: function_id is its function_dict
+     * entry (already announced), name its mangled name. */
+    void (*disassembly)(void *user, uint64_t cubin_crc, uint32_t function_id, const char *name,
+                        const fl_sass_entry *entries, size_t n);
+    /* SASS metrics (FL_TRACE_ABI 7): the metrics configured on a device and
      * those CUPTI refused or that were left out (sass_config), once per
      * device before its first row; names valid during the call.  NULL-safe
      * to leave out. */
@@ -237,7 +250,10 @@ typedef struct fl_trace_options {
     uint32_t pc_period_log2;    /* 2^n cycles between samples (5..31); 0: FL_PC_PERIOD_DEFAULT */
     size_t pc_scratch_bytes;    /* CUPTI's host buffer per context; 0: default 16 MiB */
     size_t pc_hw_buffer_bytes;  /* the device buffer per context; 0: default 256 MiB */
-    /* SASS metrics (profiling_engine SassMetrics, FL_TRACE_ABI 6): off
+    /* The disassembler (nvdisasm) as an absolute path the core checked, run
+     * on the cubins of sampled functions (sink.disassembly); NULL: none. */
+    const char *disassembler;
+    /* SASS metrics (profiling_engine SassMetrics, FL_TRACE_ABI 7): off
      * unless sass_metrics; per-instruction counters of every kernel run
      * while enabled, read at the collection points (as PC sampling's);
      * source lines with source_collection. */
@@ -320,7 +336,13 @@ typedef struct fl_trace_stats {
     uint64_t pc_lost_samples;     /* ours: samples not kept (a table full without a sink) */
     uint64_t pc_no_line_samples;  /* samples whose PC maps to no source line */
     char pc_msg[512];             /* why PC sampling is not active, and the fix */
-    /* SASS metrics (FL_TRACE_ABI 6); statuses are FL_PC_*'s. */
+    /* The disassembler's runs (options.disassembler). */
+    uint32_t disasm_runs;      /* runs, one per cubin and collection with new functions */
+    uint32_t disasm_failed;    /* runs that failed (exit status, time limit, output) */
+    uint32_t disasm_functions; /* functions handed to sink.disassembly */
+    uint32_t disasm_skipped;   /* sampled functions left without: bound, no cubin, failure */
+    char disasm_msg[512];      /* the first failure, and the fix */
+    /* SASS metrics (FL_TRACE_ABI 7); statuses are FL_PC_*'s. */
     uint32_t sass_status;          /* FL_PC_* (FL_PC_OFF: not requested) */
     uint32_t sass_metrics;         /* metrics configured (the last device's) */
     uint32_t sass_metrics_skipped; /* refused by cuptiSassMetricsGetProperties */
@@ -349,7 +371,8 @@ typedef struct fl_trace_stats {
     X(alloc_row, fl_alloc_row)                                                                     \
     X(graph_row, fl_graph_row)                                                                     \
     X(marker_row, fl_marker_row)                                                                   \
-    X(sample_row, fl_sample_row)
+    X(sample_row, fl_sample_row)                                                                   \
+    X(sass_entry, fl_sass_entry)
 
 typedef struct fl_trace_layout {
 #define FL_X(field, type) uint32_t field;

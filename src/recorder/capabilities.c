@@ -167,9 +167,16 @@ static void add_pc_caps(session *s, const fl_trace_stats *st)
         else
             add_cap(s, "source_collection", false, FL_CAP_NOT_REQUESTED, "", "%s", "");
     }
-    add_cap(s, "cubin_disassembly", false, FL_CAP_SKIPPED, "disassembler_absent",
-            "disassembler absent: this build has no nvdisasm, so no cubin_disassembly records "
-            "(the sass channel) are written; samples carry PC offsets and source lines");
+    if (s->n_ch > FL_CH_SASS)
+        add_cap(s, "cubin_disassembly", true, FL_CAP_COLLECTED, "",
+                "%s -c on the cubin of each function sampled, once per function: one "
+                "cubin_disassembly record each on the sass channel",
+                s->disasm_path);
+    else
+        add_cap(s, "cubin_disassembly", false, FL_CAP_SKIPPED, "disassembler_absent",
+                "disassembler absent (%s), so no cubin_disassembly records (the sass channel) "
+                "are written; samples carry PC offsets and source lines",
+                s->disasm_why[0] ? s->disasm_why : "PC sampling is not active");
 }
 
 /* sass_metrics (and source_collection when PC sampling does not say it)
@@ -472,6 +479,33 @@ static void pc_source_final(session *s, const fl_trace_stats *st, uint64_t no_li
                      st->pc_cubins_over);
 }
 
+/* cubin_disassembly's last word: the functions written, and what the
+ * disassembler's failures or the bounds left out. */
+static void disasm_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+{
+    if (!is_collected(s, "cubin_disassembly"))
+        return;
+    if (n->disassembled == 0 && st->disasm_failed > 0) {
+        set_cap(s, "cubin_disassembly", FL_CAP_SKIPPED, "disassembler_failed", "%s",
+                st->disasm_msg);
+        return;
+    }
+    char done[PATH_MAX + 96];
+    snprintf(done, sizeof done, "%s: %llu functions disassembled in %u runs", s->disasm_path,
+             (unsigned long long)n->disassembled, st->disasm_runs);
+    if (st->disasm_failed > 0)
+        mark_partial(s, "cubin_disassembly", "disassembler_failed",
+                     "%s; %u runs failed, %u functions left without: %s", done, st->disasm_failed,
+                     st->disasm_skipped, st->disasm_msg);
+    else if (st->disasm_skipped > 0)
+        mark_partial(s, "cubin_disassembly", "functions_skipped",
+                     "%s; %u functions left without disassembly (no cubin copy kept for them, or "
+                     "the bound of 4096 functions reached)",
+                     done, st->disasm_skipped);
+    else
+        set_cap(s, "cubin_disassembly", FL_CAP_COLLECTED, "", "%s", done);
+}
+
 /* pc_sampling's last word: a fall-back found after init (a context that
  * refused), no sample at all, or the counts and what was lost. */
 static void pc_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
@@ -516,6 +550,7 @@ static void pc_final(session *s, const fl_trace_stats *st, const fl_trace_counts
                      "table was full",
                      (unsigned long long)st->pc_lost_samples);
     pc_source_final(s, st, st->pc_no_line_samples, "samples");
+    disasm_final(s, st, n);
 }
 
 /* sass_metrics' last word: a fall-back found after init (a context that
@@ -639,6 +674,6 @@ void fl_caps_put(session *s, fl_buf *b, uint64_t ts)
 
 void fl_caps_write(session *s, uint64_t ts)
 {
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+    for (int ch = 0; ch < s->n_ch; ch++)
         fl_caps_put(s, &s->out[ch], ts);
 }

@@ -74,7 +74,8 @@ void fl_uuid4(char out[37])
 void fl_files_init(session *s)
 {
     s->base_fd = s->dir_fd = -1;
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+    s->n_ch = FL_CH_WRITTEN;
+    for (int ch = 0; ch < FL_CH_COUNT; ch++)
         s->fd[ch] = -1;
 }
 
@@ -183,7 +184,7 @@ gpufl_status fl_files_open(session *s, gpufl_error *err)
     gpufl_status st = open_base(s, err);
     if (st == GPUFL_OK)
         st = make_session_dir(s, err);
-    for (int ch = 0; st == GPUFL_OK && ch < FL_CH_WRITTEN; ch++) {
+    for (int ch = 0; st == GPUFL_OK && ch < s->n_ch; ch++) {
         s->fd[ch] = open_channel(s->dir_fd, ch);
         if (s->fd[ch] < 0)
             st = fl_error_set(err, GPUFL_ERR_IO, "cannot create \"%s/%s.log\": %s", s->dir,
@@ -192,9 +193,19 @@ gpufl_status fl_files_open(session *s, gpufl_error *err)
     return st;
 }
 
+gpufl_status fl_files_open_sass(session *s, gpufl_error *err)
+{
+    s->fd[FL_CH_SASS] = open_channel(s->dir_fd, FL_CH_SASS);
+    if (s->fd[FL_CH_SASS] < 0)
+        return fl_error_set(err, GPUFL_ERR_IO, "cannot create \"%s/%s.log\": %s", s->dir,
+                            fl_channel_name(FL_CH_SASS), strerror(errno));
+    s->n_ch = FL_CH_COUNT;
+    return GPUFL_OK;
+}
+
 void fl_files_close(session *s)
 {
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++) {
+    for (int ch = 0; ch < FL_CH_COUNT; ch++) {
         if (s->fd[ch] >= 0)
             close(s->fd[ch]);
         s->fd[ch] = -1;

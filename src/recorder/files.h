@@ -28,6 +28,10 @@ void fl_files_init(session *s);
  * never through a link), all kept above descriptor 2. */
 gpufl_status fl_files_open(session *s, gpufl_error *err);
 
+/* The sass channel's file too (the disassembler runs), from then on
+ * written like the others. */
+gpufl_status fl_files_open_sass(session *s, gpufl_error *err);
+
 /* Writes b (whole lines) to channel ch's file and empties it.  A short
  * write is continued and a failed one tried once more; what still cannot
  * be written is lost whole lines only (a cut line is removed, or ended

@@ -21,6 +21,7 @@
 #include "scope.h"
 #include "session_state.h"
 #include "trace_engine.h"
+#include "trace_sink.h"
 #include "writer.h"
 #include "gpu_profile.h"
 #include "gpufl.h"
@@ -201,6 +202,25 @@ static gpufl_status session_new(const gpufl_init_options *opts, gp_monitor *borr
     return GPUFL_OK;
 }
 
+/* After the Trace engine's start: the sass channel's file when PC sampling
+ * is on and a disassembler was found (s->disasm_path), so that the opening
+ * records go to it too; a file that cannot be made leaves the reason in
+ * s->disasm_why. */
+static void open_sass(session *s)
+{
+    fl_trace_stats st;
+    fl_trace_engine_stats(s, &st);
+    if (!s->disasm_path[0] || st.pc_status != FL_PC_ACTIVE)
+        return;
+    gpufl_error err = {0};
+    if (fl_files_open_sass(s, &err) != GPUFL_OK) {
+        snprintf(s->disasm_why, sizeof s->disasm_why, "%s", err.message);
+        s->disasm_path[0] = '\0';
+        return;
+    }
+    fl_trace_writer_set_sass(s->tw, &s->out[FL_CH_SASS]);
+}
+
 /* Step 2: the devices, the session directory and the engine, and so what
  * the session will capture. */
 static gpufl_status open_session(session *s, gpufl_error *err)
@@ -221,6 +241,8 @@ static gpufl_status open_session(session *s, gpufl_error *err)
     char why[768] = "";
     bool tracing = s->cfg.profiling_engine > GPUFL_ENGINE_MONITOR &&
                    fl_trace_engine_start(s, fl_session_kick, fl_writer_spill, why, sizeof why);
+    if (tracing)
+        open_sass(s);
     fl_caps_build(s, tracing, why, note);
     if (note[0])
         FL_DEBUG(s, "device metrics: %s", note);
@@ -379,7 +401,7 @@ static uint64_t write_closing(session *s)
                       .crashed = s->child_crashed,
                       .lines_lost = s->loss.lines_total,
                       .rows_lost = s->loss.rows_total};
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+    for (int ch = 0; ch < s->n_ch; ch++)
         fl_rec_shutdown_session(&s->out[ch], &s->ident, &sd);
     fl_writer_write_all(s);
     return dropped;

@@ -77,13 +77,16 @@ typedef struct session {
     /* The files (files.c): the writer thread's, and init's and shutdown's
      * while it does not run. */
     int base_fd, dir_fd; /* log_path and the session directory, checked at open */
-    int fd[FL_CH_WRITTEN];
-    fl_file_state fstate[FL_CH_WRITTEN];
-    fl_buf redo[FL_CH_WRITTEN]; /* dictionary lines a failed write lost, written first next */
+    /* The channels written: FL_CH_WRITTEN, and the sass channel too when
+     * the disassembler runs (set at init, before the writer starts). */
+    int n_ch;
+    int fd[FL_CH_COUNT];
+    fl_file_state fstate[FL_CH_COUNT];
+    fl_buf redo[FL_CH_COUNT]; /* dictionary lines a failed write lost, written first next */
     fl_loss loss;
-    bool closing;              /* the closing records are being written */
-    fl_buf job_start_line;     /* for a file made again after a removal */
-    fl_buf out[FL_CH_WRITTEN]; /* writer thread (and init/shutdown when it is not running) */
+    bool closing;            /* the closing records are being written */
+    fl_buf job_start_line;   /* for a file made again after a removal */
+    fl_buf out[FL_CH_COUNT]; /* writer thread (and init/shutdown when it is not running) */
 
     /* Devices (identity fixed at init). */
     gp_monitor *mon;
@@ -132,6 +135,10 @@ typedef struct session {
     const fl_trace_plugin *plugin;
     fl_trace_writer *tw; /* writer thread while it runs */
     fl_trace_sink sink;
+    /* The disassembler the plugin runs (disasm_tool.c; "": none), or why
+     * there is none. */
+    char disasm_path[PATH_MAX];
+    char disasm_why[768];
     uint64_t last_trace_flush_ns; /* writer thread */
     fl_gpu_limits cuda_limits[MAX_CUDA_DEVICES];
     fl_device_static cuda_static[MAX_CUDA_DEVICES];

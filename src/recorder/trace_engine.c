@@ -11,6 +11,7 @@
 #include "trace_engine.h"
 #include "../abi/plugin.h"
 #include "../util/clock.h"
+#include "disasm_tool.h"
 #include "occupancy.h"
 #include "say.h"
 #include "scope.h"
@@ -50,6 +51,15 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
         return false;
     }
     const fl_config *c = &s->cfg;
+    bool pc = fl_trace_engine_wants_pc(c->profiling_engine);
+    s->disasm_path[0] = s->disasm_why[0] = '\0';
+    bool bad_env = false;
+    if (pc && !fl_disasm_tool_find(s->disasm_path, sizeof s->disasm_path, s->disasm_why,
+                                   sizeof s->disasm_why, &bad_env)) {
+        s->disasm_path[0] = '\0';
+        if (bad_env)
+            fl_say(&s->cfg, "%s", s->disasm_why);
+    }
     fl_trace_options o = {.synchronization = c->enable_synchronization,
                           .memory = c->enable_memory_tracking,
                           .graphs = c->enable_cuda_graphs_tracking,
@@ -60,10 +70,11 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
                           .kick = kick,
                           .scope_path = fl_scope_current_path,
                           .stack_trace = c->enable_stack_trace,
-                          .pc_sampling = fl_trace_engine_wants_pc(c->profiling_engine),
+                          .pc_sampling = pc,
                           .source_collection = c->enable_source_collection,
                           .pc_collection_mode = FL_PC_MODE_KERNEL,
                           .pc_period_log2 = (uint32_t)c->pc_sampling_period,
+                          .disassembler = s->disasm_path[0] ? s->disasm_path : NULL,
                           .sass_metrics = fl_trace_engine_wants_sass(c->profiling_engine)};
     if (p->start(&o, why, len) != 0) {
         fl_trace_writer_destroy(s->tw);

@@ -60,7 +60,7 @@ typedef struct kernel_sig {
 struct fl_trace_writer {
     fl_ident ident;
     uint32_t gen;
-    fl_buf *ch[3]; /* device, scope, system */
+    fl_buf *ch[4]; /* device, scope, system, sass (NULL: not written) */
     uint64_t batch_kernel, batch_memcpy, batch_sync, batch_alloc, batch_graph, batch_sample;
 
     fl_gpu_limits limits[FL_TRACE_MAX_DEVICES];
@@ -453,6 +453,17 @@ static void on_samples(void *user, fl_sample_row *rows, size_t n)
     maybe_spill(w, 1);
 }
 
+static void on_disassembly(void *user, uint64_t crc, uint32_t function_id, const char *name,
+                           const fl_sass_entry *entries, size_t n)
+{
+    fl_trace_writer *w = user;
+    if (!w->ch[3])
+        return;
+    fl_rec_cubin_disassembly(w->ch[3], w->ident.session_id, crc, name, function_id, entries, n);
+    w->counts.disassembled++;
+    maybe_spill(w, 3);
+}
+
 /* SASS metrics' configuration of a device: on the device channel. */
 static void on_sass_config(void *user, uint32_t device_id, const char *const *configured,
                            size_t n_configured, const char *const *skipped, size_t n_skipped)
@@ -690,6 +701,7 @@ void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
                            .stacks = on_stacks,
                            .sample_names = on_sample_names,
                            .samples = on_samples,
+                           .disassembly = on_disassembly,
                            .sass_config = on_sass_config};
 }
 
@@ -699,6 +711,12 @@ void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_
         w->spill = spill;
         w->spill_user = user;
     }
+}
+
+void fl_trace_writer_set_sass(fl_trace_writer *w, fl_buf *sass)
+{
+    if (w)
+        w->ch[3] = sass;
 }
 
 void fl_trace_writer_set_compact(fl_trace_writer *w, bool compact)

@@ -24,6 +24,7 @@ typedef struct fl_trace_counts {
     uint64_t stacks;             /* CPU stacks announced (kernel_detail.stack_trace) */
     uint64_t sample_rows;        /* profile_sample_batch rows (PC sampling) */
     uint64_t samples;            /* their metric_value summed */
+    uint64_t disassembled;       /* cubin_disassembly records (functions) written */
     uint64_t sass_rows;          /* profile_sample_batch rows of sample_kind 1 (SASS metrics) */
     uint64_t sass_configs;       /* sass_config records */
 } fl_trace_counts;
@@ -50,6 +51,10 @@ void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_
 /* compact: a kernel_detail per launch configuration (has_details 1 on
  * that launch only), not one per launch (the default). */
 void fl_trace_writer_set_compact(fl_trace_writer *w, bool compact);
+
+/* The sass channel's buffer (borrowed, as the others), from when its file
+ * is open; until then cubin_disassembly records are not written. */
+void fl_trace_writer_set_sass(fl_trace_writer *w, fl_buf *sass);
 
 /* A device's limits known before any kernel (the driver's list at init). */
 void fl_trace_writer_add_limits(fl_trace_writer *w, const fl_gpu_limits *lim);

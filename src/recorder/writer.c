@@ -77,21 +77,21 @@ void fl_writer_init(session *s)
 void fl_writer_spill(void *user, fl_buf *b)
 {
     session *s = user;
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+    for (int ch = 0; ch < s->n_ch; ch++)
         if (b == &s->out[ch])
             fl_files_write(s, ch, b);
 }
 
 void fl_writer_write_all(session *s)
 {
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+    for (int ch = 0; ch < s->n_ch; ch++)
         fl_files_write(s, ch, &s->out[ch]);
 }
 
 void fl_writer_free(session *s)
 {
     fl_files_close(s);
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+    for (int ch = 0; ch < FL_CH_COUNT; ch++)
         fl_buf_free(&s->out[ch]);
     fl_buf_free(&s->sys_q);
     free(s->dev_q.p);
@@ -265,7 +265,7 @@ void fl_writer_put_job_start(session *s, const fl_job_start *js)
     fl_buf_reset(&s->job_start_line);
     fl_rec_job_start(&s->job_start_line, &s->ident, js);
     pthread_mutex_unlock(&g_mu);
-    for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+    for (int ch = 0; ch < s->n_ch; ch++)
         fl_buf_put(&s->out[ch], s->job_start_line.p, s->job_start_line.len);
 }
 
@@ -372,7 +372,7 @@ void fl_writer_cycle(session *s)
     size_t n_names = fl_scope_take_names(&s->names, &s->names_cap);
     take_queues(s);
     if (n_names > 0)
-        for (int ch = 0; ch < FL_CH_WRITTEN; ch++)
+        for (int ch = 0; ch < s->n_ch; ch++)
             fl_rec_dictionary(&s->out[ch], s->id, FL_DICT_SCOPE_NAME, s->names, n_names);
     sort_scope_rows(s->scope_rows, n_scope);
     put_batches(s, n_scope);

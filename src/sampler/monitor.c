@@ -36,6 +36,10 @@ typedef struct slot_state {
     double error_at_s;
     bool have_latest;
     gp_sample latest;
+    /* The energy counter's newest reading: read only now and then (slow),
+     * so gp_monitor_latest gives it with samples that did not read it. */
+    bool have_energy;
+    uint64_t energy_mj;
     /* Energy-read schedule (sampler thread only). */
     bool energy_read_once, energy_after_warmup;
     uint64_t energy_last_ns;
@@ -231,6 +235,10 @@ static void record_locked(gp_monitor *m, size_t slot, uint64_t t_mono, uint64_t 
     s->latest.device_index = s->index;
     s->latest.m = *ds;
     s->have_latest = true;
+    if (ds->valid & GP_M_ENERGY) {
+        s->have_energy = true;
+        s->energy_mj = ds->energy_mj;
+    }
     m->stats.device_samples++;
     if (m->opts.keep_samples)
         keep_sample(m, &s->latest);
@@ -689,8 +697,13 @@ gp_status gp_monitor_latest(gp_monitor *m, size_t slot, gp_sample *out)
         return GP_ERR_DEVICE_NOT_FOUND;
     pthread_mutex_lock(&m->mu);
     gp_status st = GP_ERR_STATE;
-    if (m->slots[slot].have_latest) {
-        *out = m->slots[slot].latest;
+    const slot_state *s = &m->slots[slot];
+    if (s->have_latest) {
+        *out = s->latest;
+        if (!(out->m.valid & GP_M_ENERGY) && s->have_energy) {
+            out->m.energy_mj = s->energy_mj;
+            out->m.valid |= GP_M_ENERGY;
+        }
         st = GP_OK;
     }
     pthread_mutex_unlock(&m->mu);

@@ -425,6 +425,31 @@ void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r)
     FL_BUF_LIT(b, "}\n");
 }
 
+void fl_rec_cubin_disassembly(fl_buf *b, const char *session_id, uint64_t cubin_crc,
+                              const char *function_name, uint32_t function_id,
+                              const fl_sass_entry *entries, size_t n)
+{
+    fl_put_head(b, FL_T_CUBIN_DISASSEMBLY, session_id);
+    fl_put_key(b, "cubin_crc");
+    fl_buf_u64(b, cubin_crc);
+    fl_put_key(b, "function_name");
+    fl_put_str_or_empty(b, function_name);
+    fl_put_key(b, "function_id");
+    fl_buf_u64(b, function_id);
+    fl_put_key(b, "entries");
+    FL_BUF_LIT(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            FL_BUF_LIT(b, ",");
+        FL_BUF_LIT(b, "{\"pc\":");
+        fl_buf_u64(b, entries[i].pc_offset);
+        FL_BUF_LIT(b, ",\"sass\":");
+        fl_put_str_or_empty(b, entries[i].sass);
+        FL_BUF_LIT(b, "}");
+    }
+    FL_BUF_LIT(b, "]}\n");
+}
+
 /* "(x,y,z)" - digits and punctuation only, so no escaping is needed. */
 static void put_dim3(fl_buf *b, const uint32_t v[3])
 {

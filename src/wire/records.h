@@ -253,6 +253,15 @@ void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r);
 void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                         const fl_graph_row *rows, size_t n);
 
+/* cubin_disassembly (channel sass), one per function, GPUFlight 1.3's
+ * writer's keys in its order - version, type, session_id, cubin_crc,
+ * function_name, entries [{pc, sass}] - with ours after function_name:
+ * function_id (its function_dict entry, which profile_sample_batch rows
+ * use). */
+void fl_rec_cubin_disassembly(fl_buf *b, const char *session_id, uint64_t cubin_crc,
+                              const char *function_name, uint32_t function_id,
+                              const fl_sass_entry *entries, size_t n);
+
 /* profile_sample_batch (channel scope): PC-sampling rows, sample_kind 0,
  * every column of the spec's in its order (GPUFlight 1.3's layout). */
 void fl_rec_profile_batch(fl_buf *b, const char *session_id, uint64_t batch_id,

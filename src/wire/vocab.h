@@ -30,7 +30,8 @@
 /* ------------------------------------------------------------ channels */
 
 /* The channels in reading order; sass (GPUFlight's disassembly: cubins,
- * PTX, source files) is read, never written by this recorder. */
+ * PTX, source files) is written only when the PcSampling engine runs a
+ * disassembler (recorder/disasm_tool.c). */
 #define FL_CHANNELS(X) X(DEVICE, device) X(SCOPE, scope) X(SYSTEM, system) X(SASS, sass)
 
 typedef enum fl_channel {
@@ -41,8 +42,9 @@ typedef enum fl_channel {
     FL_CH_ALL = FL_CH_COUNT /* a record type written to every channel */
 } fl_channel;
 
-/* The channels this recorder writes: device, scope, system (a session's
- * common records go to each of them, and only them). */
+/* The channels every session writes: device, scope, system (a session's
+ * common records go to each channel it writes: these, and sass when it
+ * writes that). */
 #define FL_CH_WRITTEN FL_CH_SASS
 
 /* The "type" of a published window's sidecar file,
@@ -50,7 +52,7 @@ typedef enum fl_channel {
  * written by this recorder). */
 #define FL_WINDOW_SIDECAR_TYPE "transport_window"
 
-/* "device", "scope", "system"; NULL for anything else. */
+/* "device", "scope", "system", "sass"; NULL for anything else. */
 const char *fl_channel_name(int ch);
 
 /* -------------------------------------------------------- dictionaries */

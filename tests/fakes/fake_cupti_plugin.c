@@ -14,7 +14,9 @@
  * the next drain: a workload of any size for the tests that run
  * GPUFlight's analyzer over our sessions), "pcsampling" (as "ok", and with
  * profiling_engine PcSampling, PC samples of the PC Sampling API through
- * the real aggregator, plugin/pcsamp_decode.c: see feed_pc), "pc_noperm",
+ * the real aggregator, plugin/pcsamp_decode.c: see feed_pc; with
+ * FAKE_CUBIN a cubin kept and a sample in its function, and the functions
+ * through the real disassembler runner, plugin/disasm.c), "pc_noperm",
  * "pc_unsupported", "pc_virtual" (PC sampling refused at start with
  * CUPTI's error for it: the session runs Trace), "sassmetrics" (as
  * "ok", and with profiling_engine SassMetrics the real engine,
@@ -57,6 +59,7 @@ static bool graphs_on;
 static fl_stacks *stacks;
 static uint64_t stacks_announced;
 static fl_pcs *pcs;        /* PC sampling, active */
+static uint64_t cubin_crc; /* FAKE_CUBIN's, 0: none */
 static uint32_t pc_status; /* FL_PC_* */
 static char pc_msg[512];
 static bool sass_on; /* the SASS engine started (over sass_fake.h) */
@@ -155,6 +158,9 @@ static void feed_pc(const fl_trace_sink *sink, bool last)
         synth_pc_init(&d);
         synth_pc_add(&d, 0x1234, "_Z6vecAddPfS_S_i", 0x40, 11, 1, (const uint32_t[]){7},
                      (const uint32_t[]){10});
+        if (cubin_crc) /* FAKE_CUBIN: a function the disassembler finds */
+            synth_pc_add(&d, cubin_crc, "_Z5chasePKjPji", 0x60, 11, 1, (const uint32_t[]){7},
+                         (const uint32_t[]){3});
         fl_pcs_feed(pcs, sink, &d.data, 0, t + 1);
     } else {
         synth_pc_init(&d);
@@ -163,6 +169,27 @@ static void feed_pc(const fl_trace_sink *sink, bool last)
         fl_pcs_feed(pcs, sink, &d.data, 0, t);
     }
     fl_pcs_flush(pcs, sink);
+    fl_pcs_fn *fns = NULL;
+    size_t n = fl_pcs_take_functions(pcs, &fns);
+    fl_disasm_functions(sink, fns, n);
+    fl_pcs_free_functions(fns, n);
+}
+
+/* FAKE_CUBIN (a cubin file): kept as the module-load callback keeps one,
+ * its CRC for the PC records of feed_pc. */
+static void keep_fake_cubin(void)
+{
+    const char *path = getenv("FAKE_CUBIN");
+    cubin_crc = 0;
+    FILE *f = path && *path ? fopen(path, "rb") : NULL;
+    if (!f)
+        return;
+    static uint8_t buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    fl_cubin_keep(buf, n);
+    CUpti_GetCubinCrcParams c = {.size = CUpti_GetCubinCrcParamsSize, .cubin = buf, .cubinSize = n};
+    cubin_crc = cuptiGetCubinCrc(&c) == CUPTI_SUCCESS ? c.cubinCrc : 0;
 }
 
 /* PC sampling at start: a refusal (pc_* scenarios) or the aggregator. */
@@ -182,8 +209,11 @@ static void start_pc(const fl_trace_options *o)
         fl_pcs_explain(r, "cuptiPCSamplingEnable", pc_msg, sizeof pc_msg);
         return;
     }
-    fl_pcs_config c = {.source = o->source_collection, .scopes = true};
+    fl_pcs_config c = {
+        .source = o->source_collection, .scopes = true, .disasm = o->disassembler != NULL};
     pcs = fl_pcs_create(&c);
+    fl_disasm_start(o->disassembler, 0);
+    keep_fake_cubin();
 }
 
 static uint64_t now_ns(void)
@@ -423,6 +453,7 @@ static void f_stats(fl_trace_stats *out)
         out->pc_contexts = 1;
         out->pc_stall_reasons = 3;
         fl_pcs_stats(pcs, out);
+        fl_disasm_stats(out);
     }
     if (sass_on)
         fl_sass_engine_stats(out);
@@ -441,6 +472,7 @@ static void f_release(void)
         fl_sass_set_api(NULL);
         sass_on = false;
     }
+    fl_cubin_reset();
 }
 
 #ifdef FAKE_STALE_LAYOUT

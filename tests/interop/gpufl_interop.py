@@ -114,8 +114,13 @@ SESSIONS = [
     ("trace", {"FAKE_CUPTI_SCENARIO": "launches"}),
     ("trace_threads", {"FAKE_CUPTI_SCENARIO": "launches",
                        "FAKE_NVML_SCENARIO": "tests/scenarios/nvml_monitor.txt"}),
-    # PC samples through the real aggregator (plugin/pcsamp_decode.c).
-    ("pcsampling", {"FAKE_CUPTI_SCENARIO": "pcsampling"}),
+    # PC samples through the real aggregator (plugin/pcsamp_decode.c), and
+    # the sass channel: a kept cubin's function disassembled by the real
+    # runner (plugin/disasm.c) through the fake nvdisasm.
+    ("pcsampling", {"FAKE_CUPTI_SCENARIO": "pcsampling",
+                    "GPUFL_NVDISASM": "tests/fakes/fake_nvdisasm.sh",
+                    "FAKE_NVDISASM_OUT": "tests/plugin/data/pcsamp_kernel.sass",
+                    "FAKE_CUBIN": "tests/plugin/data/pcsamp_lines.cubin"}),
 ]
 
 

@@ -13,7 +13,13 @@
  *  - PC sampling refused (no permission, not supported, virtual GPU):
  *    Trace runs, the reason and its fix in capture_capabilities and the
  *    debug output;
- *  - the engine and the period from the environment, a bad period refused.
+ *  - the engine and the period from the environment, a bad period refused;
+ *  - the sass channel: with a disassembler (the fake nvdisasm, replaying a
+ *    real capture) sass.log holds the opening records, one
+ *    cubin_disassembly per sampled function found in a kept cubin (its
+ *    function_dict id, CRC and instructions) and shutdown, the counts in
+ *    capture_capabilities; a GPUFL_NVDISASM that names nothing usable is
+ *    said, with the fix, and no sass.log is made.
  */
 #include "engine_session.h"
 
@@ -222,6 +228,71 @@ static void test_options(void)
     unsetenv("FAKE_CUPTI_SCENARIO");
 }
 
+static void test_fake_disassembly(void)
+{
+    const char *src = env_or_die("GP_TEST_SOURCE_DIR");
+    char fake[1024], sass[1024], cubin[1024];
+    snprintf(fake, sizeof fake, "%s/fakes/fake_nvdisasm.sh", src);
+    snprintf(sass, sizeof sass, "%s/plugin/data/pcsamp_kernel.sass", src);
+    snprintf(cubin, sizeof cubin, "%s/plugin/data/pcsamp_lines.cubin", src);
+    setenv("FAKE_CUPTI_SCENARIO", "pcsampling", 1);
+    setenv("GPUFL_NVDISASM", fake, 1);
+    setenv("FAKE_NVDISASM_OUT", sass, 1);
+    setenv("FAKE_CUBIN", cubin, 1);
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_PC_SAMPLING, dir, sizeof dir);
+    fl_log dev, scope, sl;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
+    CHECK_INT(fl_log_read(&sl, dir, "sass"), 0);
+    CHECK_INT(sl.bad, 0);
+    CHECK(sl.n >= 4);
+    if (sl.n >= 4) {
+        CHECK_STR(log_type(sl.lines[0]), "job_start");
+        CHECK_STR(log_type(sl.lines[1]), "capture_capabilities");
+        CHECK_STR(log_type(sl.lines[sl.n - 1]), "shutdown");
+    }
+    CHECK_INT(fl_count(&sl, "cubin_disassembly"), 1);
+    CHECK_INT(fl_count(&dev, "cubin_disassembly") + fl_count(&scope, "cubin_disassembly"), 0);
+    json_t *d = fl_first(&sl, "cubin_disassembly");
+    CHECK_STR(str(d, "function_name"), "_Z5chasePKjPji");
+    json_int_t fid = json_integer_value(json_object_get(d, "function_id"));
+    char key[32];
+    snprintf(key, sizeof key, "%lld", (long long)fid);
+    CHECK_CONTAINS(dict_text(&scope, "function_dict", key, NULL), "_Z5chasePKjPji@");
+    CHECK(json_integer_value(json_object_get(d, "cubin_crc")) != 0);
+    json_t *entries = json_object_get(d, "entries");
+    CHECK_INT(json_array_size(entries), 112);
+    json_t *e6 = json_array_get(entries, 6);
+    CHECK_INT(json_integer_value(json_object_get(e6, "pc")), 0x60);
+    CHECK_STR(str(e6, "sass"), "@!P0 BRA `(.L_x_0)");
+    json_t *dis = cap_of(last_caps(&dev), "cubin_disassembly");
+    CHECK_STR(str(dis, "status"), "partial");
+    CHECK_STR(str(dis, "reason_code"), "functions_skipped");
+    CHECK_CONTAINS(str(dis, "message"), "fake_nvdisasm.sh: 1 functions disassembled in 1 runs");
+    CHECK_CONTAINS(str(dis, "message"), "2 functions left without disassembly");
+    CHECK_STR(str(cap_of(fl_first(&dev, "capture_capabilities"), "cubin_disassembly"), "status"),
+              "collected");
+    fl_log_free(&dev);
+    fl_log_free(&scope);
+    fl_log_free(&sl);
+
+    /* A GPUFL_NVDISASM that cannot be used: said, no sass channel. */
+    setenv("GPUFL_NVDISASM", "/nonexistent/nvdisasm", 1);
+    run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_PC_SAMPLING, dir, sizeof dir);
+    CHECK_CONTAINS(g_debug, "GPUFL_NVDISASM=/nonexistent/nvdisasm cannot be used");
+    CHECK_INT(fl_log_read(&sl, dir, "sass"), -1);
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    dis = cap_of(last_caps(&dev), "cubin_disassembly");
+    CHECK_STR(str(dis, "status"), "skipped");
+    CHECK_STR(str(dis, "reason_code"), "disassembler_absent");
+    CHECK_CONTAINS(str(dis, "message"), "set it to nvdisasm's path");
+    fl_log_free(&dev);
+    setenv("GPUFL_NVDISASM", "", 1);
+    unsetenv("FAKE_CUBIN");
+    unsetenv("FAKE_CUPTI_SCENARIO");
+}
+
 int main(void)
 {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_pcs_%d", (int)getpid());
@@ -231,6 +302,7 @@ int main(void)
     test_fake_refused();
     test_fake_no_samples();
     test_options();
+    test_fake_disassembly();
     fl_rmtree(g_tmp);
     return check_done("test_cupti_pcsampling");
 }

@@ -1,0 +1,167 @@
+/*
+ * prom.c - the Prometheus text exposition of the newest samples, for
+ * `gpu-profile serve` (serve.c): dcgm-exporter's metric names, types, help
+ * texts and labels where DCGM has the metric (etc/default-counters.csv and
+ * dcp-metrics-included.csv of NVIDIA/dcgm-exporter), ours under the
+ * gpu_profile_ prefix where it has none.
+ *
+ * Promises: a metric a device does not report has no sample line for that
+ * device (never a 0), nor has a device whose newest sample is older than
+ * stale_ns (a lost GPU: its last values are not current; only its
+ * gpu_profile_sample_age_seconds stays), and a family no device reports is
+ * left out whole;
+ * label values escaped as the format says (backslash, quote, newline);
+ * reads only what it is given (no NVML call, no lock).
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* One family: name, type, help, the validity bit it needs (0: always), how
+ * to print a device's value. */
+typedef enum {
+    V_UTIL_GPU,
+    V_UTIL_MEM,
+    V_FB_USED,
+    V_FB_FREE,
+    V_POWER,
+    V_ENERGY,
+    V_TEMP,
+    V_CLOCK_SM,
+    V_CLOCK_MEM,
+    V_THROTTLE,
+    V_PCIE_TX,
+    V_PCIE_RX,
+    V_AGE
+} value_kind;
+
+static const struct family {
+    const char *name, *type, *help;
+    uint32_t need;
+    value_kind v;
+} families[] = {
+    {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", GP_M_CLOCK_SM, V_CLOCK_SM},
+    {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", GP_M_CLOCK_MEM,
+     V_CLOCK_MEM},
+    {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", GP_M_TEMP, V_TEMP},
+    {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", GP_M_POWER, V_POWER},
+    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
+     "Total energy consumption since boot (in mJ).", GP_M_ENERGY, V_ENERGY},
+    {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", GP_M_UTIL_GPU, V_UTIL_GPU},
+    {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", GP_M_UTIL_MEM, V_UTIL_MEM},
+    {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).",
+     GP_M_MEM_USED | GP_M_MEM_TOTAL, V_FB_FREE},
+    {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", GP_M_MEM_USED, V_FB_USED},
+    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge",
+     "Current clock throttle reasons (bitmask of NVML's clocks event reasons).", GP_M_THROTTLE,
+     V_THROTTLE},
+    {"gpu_profile_pcie_tx_bytes_per_second", "gauge",
+     "PCIe transmit throughput over NVML's 20 ms window (in bytes per second).", GP_M_PCIE_TX,
+     V_PCIE_TX},
+    {"gpu_profile_pcie_rx_bytes_per_second", "gauge",
+     "PCIe receive throughput over NVML's 20 ms window (in bytes per second).", GP_M_PCIE_RX,
+     V_PCIE_RX},
+    {"gpu_profile_sample_age_seconds", "gauge",
+     "Seconds since this GPU's newest sample was taken (a stalled driver shows here).", 0, V_AGE},
+};
+
+static void label_value(fl_buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '\\')
+            fl_buf_puts(b, "\\\\");
+        else if (*s == '"')
+            fl_buf_puts(b, "\\\"");
+        else if (*s == '\n')
+            fl_buf_puts(b, "\\n");
+        else
+            fl_buf_put(b, s, 1);
+    }
+}
+
+static void labels(fl_buf *b, const cli_prom_device *d, const char *host)
+{
+    fl_buf_printf(b, "{gpu=\"%" PRIu32 "\",UUID=\"", d->index);
+    label_value(b, d->uuid);
+    fl_buf_printf(b, "\",device=\"nvidia%" PRIu32 "\",modelName=\"", d->index);
+    label_value(b, d->name);
+    fl_buf_puts(b, "\",Hostname=\"");
+    label_value(b, host);
+    fl_buf_puts(b, "\"}");
+}
+
+static void value(fl_buf *b, value_kind v, const cli_prom_device *d, uint64_t now_wall_ns)
+{
+    const gp_device_sample *m = &d->sample.m;
+    const double mib = 1024.0 * 1024.0;
+    switch (v) {
+    case V_UTIL_GPU:
+        fl_buf_printf(b, " %" PRIu32 "\n", m->util_gpu_pct);
+        break;
+    case V_UTIL_MEM:
+        fl_buf_printf(b, " %" PRIu32 "\n", m->util_mem_pct);
+        break;
+    case V_FB_USED:
+        fl_buf_printf(b, " %.0f\n", (double)m->mem_used_bytes / mib);
+        break;
+    case V_FB_FREE:
+        fl_buf_printf(b, " %.0f\n",
+                      m->mem_total_bytes > m->mem_used_bytes
+                          ? (double)(m->mem_total_bytes - m->mem_used_bytes) / mib
+                          : 0.0);
+        break;
+    case V_POWER:
+        fl_buf_printf(b, " %.3f\n", m->power_mw / 1000.0);
+        break;
+    case V_ENERGY:
+        fl_buf_printf(b, " %" PRIu64 "\n", m->energy_mj);
+        break;
+    case V_TEMP:
+        fl_buf_printf(b, " %" PRId32 "\n", m->temp_c);
+        break;
+    case V_CLOCK_SM:
+        fl_buf_printf(b, " %" PRIu32 "\n", m->clock_sm_mhz);
+        break;
+    case V_CLOCK_MEM:
+        fl_buf_printf(b, " %" PRIu32 "\n", m->clock_mem_mhz);
+        break;
+    case V_THROTTLE:
+        fl_buf_printf(b, " %" PRIu64 "\n", m->throttle_reasons);
+        break;
+    case V_PCIE_TX:
+        fl_buf_printf(b, " %" PRIu64 "\n", (uint64_t)m->pcie_tx_kbps * 1024u);
+        break;
+    case V_PCIE_RX:
+        fl_buf_printf(b, " %" PRIu64 "\n", (uint64_t)m->pcie_rx_kbps * 1024u);
+        break;
+    case V_AGE: {
+        uint64_t t = d->sample.t_wall_ns;
+        fl_buf_printf(b, " %.3f\n", now_wall_ns > t ? (double)(now_wall_ns - t) / 1e9 : 0.0);
+        break;
+    }
+    }
+}
+
+void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const char *host,
+                     uint64_t now_wall_ns, uint64_t stale_ns)
+{
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+        const struct family *fm = &families[f];
+        bool head = false;
+        for (size_t i = 0; i < n; i++) {
+            const gp_sample *sm = &devs[i].sample;
+            bool stale = now_wall_ns > sm->t_wall_ns && now_wall_ns - sm->t_wall_ns > stale_ns;
+            if (!devs[i].have || (sm->m.valid & fm->need) != fm->need || (stale && fm->v != V_AGE))
+                continue;
+            if (!head) {
+                fl_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name,
+                              fm->type);
+                head = true;
+            }
+            fl_buf_puts(b, fm->name);
+            labels(b, &devs[i], host);
+            value(b, fm->v, &devs[i], now_wall_ns);
+        }
+    }
+}

@@ -1,0 +1,438 @@
+/*
+ * test_cli_serve.c - `gpu-profile serve`, the Prometheus exporter, over the
+ * fake NVML:
+ *
+ *  - /metrics: dcgm-exporter's names, types, help texts and labels with the
+ *    fake GPUs' exact values; a metric a GPU does not report has no line
+ *    for it (never a 0); a label with a backslash or a quote escaped; the
+ *    energy counter although the sampler reads it only now and then; a GPU
+ *    lost mid-run keeps only its sample age once its values are stale;
+ *  - `promtool check metrics` on the output (Debian's prometheus package);
+ *  - a real Prometheus server on loopback scraping it, and a PromQL query
+ *    over its HTTP API that returns the fake GPU's value;
+ *  - 50 concurrent scrapers for 10 s: every answer complete;
+ *  - bad requests answered or dropped without blocking others: an unknown
+ *    path (404), POST (405 with Allow), 64 KiB of headers, a client that
+ *    never finishes its request;
+ *  - bad options (125), an address in use (1), and SIGTERM ending it with
+ *    128 + 15.
+ */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <pthread.h>
+#include <sys/socket.h>
+
+static const char *g_scenario =
+    "device 0 name \"NVIDIA H100 80GB HBM3\" uuid GPU-5a1e1f4e-0c7d-4c43-9a52-3b8a1d2e6f01\n"
+    "device 1 name \"Odd \\GPU\" uuid GPU-00000000-0000-0000-0000-000000000001\n"
+    "device 2 name \"Lost GPU\" uuid GPU-00000000-0000-0000-0000-000000000002\n"
+    "seq 0 util_gpu 55\n"
+    "seq 0 util_mem 21\n"
+    "seq 0 power_mw 123456\n"
+    "seq 0 temp_c 61\n"
+    "unsupported 1 power\n"
+    "unsupported 1 temp\n"
+    "error 2 lost_after 3\n";
+
+/* A connection to 127.0.0.1:port, or -1. */
+static int dial(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Sends req and reads the answer until the server closes (at most
+ * limit_ms): its status (0: none), the whole answer into out. */
+static int exchange(int port, const char *req, size_t req_len, char *out, size_t cap, int limit_ms)
+{
+    out[0] = '\0';
+    int fd = dial(port);
+    if (fd < 0)
+        return 0;
+    size_t sent = 0;
+    while (sent < req_len) {
+        ssize_t w = send(fd, req + sent, req_len - sent, MSG_NOSIGNAL);
+        if (w <= 0)
+            break;
+        sent += (size_t)w;
+    }
+    size_t got = 0;
+    struct pollfd p = {fd, POLLIN, 0};
+    while (got + 1 < cap && poll(&p, 1, limit_ms) > 0) {
+        ssize_t r = recv(fd, out + got, cap - 1 - got, 0);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    out[got] = '\0';
+    close(fd);
+    int status = 0;
+    if (sscanf(out, "HTTP/1.%*d %d", &status) != 1)
+        status = 0;
+    return status;
+}
+
+static int get(int port, const char *method, const char *path, char *out, size_t cap)
+{
+    char req[256];
+    int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                     method, path);
+    return exchange(port, req, (size_t)n, out, cap, 5000);
+}
+
+static const char *body_of(const char *answer)
+{
+    const char *b = strstr(answer, "\r\n\r\n");
+    return b ? b + 4 : "";
+}
+
+static int read_port(const void *err_path)
+{
+    FILE *f = fopen(err_path, "r");
+    if (!f)
+        return 0;
+    char line[512];
+    int port = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, "http://127.0.0.1:");
+        if (at)
+            port = atoi(at + strlen("http://127.0.0.1:"));
+    }
+    fclose(f);
+    return port;
+}
+
+static int cond_port(const void *err_path)
+{
+    return read_port(err_path) > 0;
+}
+
+/* ------------------------------------------------------------- values */
+
+static const char *LBL0 = "{gpu=\"0\",UUID=\"GPU-5a1e1f4e-0c7d-4c43-9a52-3b8a1d2e6f01\","
+                          "device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"";
+static const char *LBL1 = "{gpu=\"1\",UUID=\"GPU-00000000-0000-0000-0000-000000000001\","
+                          "device=\"nvidia1\",modelName=\"Odd \\\\GPU\",Hostname=\"";
+
+static void expect(const char *body, const char *metric, const char *lbl, const char *value)
+{
+    char want[512];
+    snprintf(want, sizeof want, "%s%s", metric, lbl);
+    const char *at = strstr(body, want);
+    CHECK(at != NULL);
+    if (!at) {
+        fprintf(stderr, "  missing: %s ... %s\n", want, value);
+        return;
+    }
+    const char *end = strchr(at, '\n');
+    const char *sp = end ? end : at + strlen(at);
+    while (sp > at && sp[-1] != ' ')
+        sp--;
+    char v[64];
+    snprintf(v, sizeof v, "%.*s", (int)((end ? end : sp + strlen(sp)) - sp), sp);
+    CHECK_STR(v, value);
+}
+
+static void absent(const char *body, const char *metric, const char *lbl)
+{
+    char want[512];
+    snprintf(want, sizeof want, "%s%s", metric, lbl);
+    CHECK(strstr(body, want) == NULL);
+}
+
+static void test_values(int port)
+{
+    static char a[1 << 16];
+    CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+    CHECK_CONTAINS(a, "Content-Type: text/plain; version=0.0.4; charset=utf-8");
+    const char *b = body_of(a);
+    CHECK_CONTAINS(b, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+                      "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n");
+    CHECK_CONTAINS(b, "# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption "
+                      "since boot (in mJ).\n# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n");
+    CHECK_CONTAINS(b, "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n");
+    expect(b, "DCGM_FI_DEV_GPU_UTIL", LBL0, "55");
+    expect(b, "DCGM_FI_DEV_MEM_COPY_UTIL", LBL0, "21");
+    expect(b, "DCGM_FI_DEV_POWER_USAGE", LBL0, "123.456");
+    expect(b, "DCGM_FI_DEV_GPU_TEMP", LBL0, "61");
+    expect(b, "DCGM_FI_DEV_SM_CLOCK", LBL0, "1980");
+    expect(b, "DCGM_FI_DEV_MEM_CLOCK", LBL0, "2619");
+    expect(b, "DCGM_FI_DEV_FB_USED", LBL0, "1024");
+    expect(b, "DCGM_FI_DEV_FB_FREE", LBL0, "80896");
+    expect(b, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", LBL0, "123456789");
+    expect(b, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", LBL0, "1");
+    /* GPU 1: no power, no temperature - no line, not a 0. */
+    expect(b, "DCGM_FI_DEV_GPU_UTIL", LBL1, "42");
+    absent(b, "DCGM_FI_DEV_POWER_USAGE", LBL1);
+    absent(b, "DCGM_FI_DEV_GPU_TEMP", LBL1);
+    /* PCIe only with --pcie. */
+    CHECK(strstr(b, "gpu_profile_pcie_tx_bytes_per_second") == NULL);
+    CHECK_CONTAINS(b, "gpu_profile_sample_age_seconds{gpu=\"2\"");
+}
+
+static int count_lines_of(const char *body, const char *prefix)
+{
+    int n = 0;
+    for (const char *p = body; (p = strstr(p, prefix)); p++)
+        n++;
+    return n;
+}
+
+/* ----------------------------------------------------- promtool, server */
+
+static void test_promtool(int port)
+{
+    if (system("command -v promtool >/dev/null 2>&1") != 0) {
+        printf("promtool: skipped: no promtool (Debian package prometheus)\n");
+        return;
+    }
+    static char a[1 << 16];
+    CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+    char path[512], cmd[1200];
+    h_path(path, sizeof path, "metrics.txt");
+    const char *b = body_of(a);
+    h_write_file(path, b, strlen(b));
+    char out[512];
+    h_path(out, sizeof out, "promtool.out");
+    snprintf(cmd, sizeof cmd, "promtool check metrics < %s > %s 2>&1", path, out);
+    int st = system(cmd);
+    /* Exit 3 is lint advice only; dcgm-exporter's own names draw two kinds
+     * (camelCase labels UUID/modelName/Hostname, a counter without _total),
+     * which we keep for its dashboards.  Anything else - a parse error
+     * above all - fails. */
+    size_t len = 0;
+    char *text = check_read_file(out, &len);
+    int other = 0;
+    for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n"))
+        if (!strstr(line, "label names should be written in 'snake_case' not 'camelCase'") &&
+            !strstr(line, "counter metrics should have \"_total\" suffix")) {
+            fprintf(stderr, "  promtool: %s\n", line);
+            other++;
+        }
+    free(text);
+    printf("promtool check metrics: exit %d, %d complaints besides dcgm-exporter's naming\n",
+           WIFEXITED(st) ? WEXITSTATUS(st) : -1, other);
+    CHECK(WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 3));
+    CHECK_INT(other, 0);
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t l = sizeof a;
+    int port = 0;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &l) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static void test_prometheus(int port)
+{
+    if (system("command -v prometheus >/dev/null 2>&1") != 0) {
+        printf("prometheus: skipped: no prometheus server (Debian package prometheus)\n");
+        return;
+    }
+    char cfg[512], data[512], log[512], listen[64], text[512];
+    h_path(cfg, sizeof cfg, "prometheus.yml");
+    h_path(data, sizeof data, "tsdb");
+    h_path(log, sizeof log, "prometheus.log");
+    int pport = free_port();
+    snprintf(listen, sizeof listen, "--web.listen-address=127.0.0.1:%d", pport);
+    int n = snprintf(text, sizeof text,
+                     "global:\n  scrape_interval: 1s\nscrape_configs:\n"
+                     "  - job_name: gpu\n    static_configs:\n"
+                     "      - targets: ['127.0.0.1:%d']\n",
+                     port);
+    h_write_file(cfg, text, (size_t)n);
+    char cfg_arg[600], data_arg[600];
+    snprintf(cfg_arg, sizeof cfg_arg, "--config.file=%s", cfg);
+    snprintf(data_arg, sizeof data_arg, "--storage.tsdb.path=%s", data);
+    const char *argv[] = {"/usr/bin/prometheus", cfg_arg, data_arg, listen, NULL};
+    pid_t pid = h_spawn(argv, NULL, NULL, log, log);
+    static char a[1 << 16];
+    bool found = false;
+    const char *q = "/api/v1/query?query=DCGM_FI_DEV_GPU_UTIL%7Bgpu%3D%220%22%7D";
+    for (int i = 0; i < 300 && !found; i++) { /* 30 s at most: it never came */
+        h_nap_ms(100);
+        if (get(pport, "GET", q, a, sizeof a) == 200 && strstr(a, "\"modelName\":\"NVIDIA H100") &&
+            strstr(a, "\"55\"]"))
+            found = true;
+    }
+    printf("prometheus: PromQL DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"}: %s\n",
+           found ? "55, scraped from the exporter" : "no answer");
+    CHECK(found);
+    if (!found)
+        fprintf(stderr, "  last answer: %.400s\n", a);
+    kill(pid, SIGTERM);
+    h_wait(pid);
+}
+
+/* ------------------------------------------------------------ load */
+
+typedef struct scraper {
+    int port;
+    int ok, bad;
+    volatile int *stop;
+} scraper;
+
+static void *scrape_loop(void *arg)
+{
+    scraper *s = arg;
+    static __thread char a[1 << 16];
+    while (!*s->stop) {
+        int st = get(s->port, "GET", "/metrics", a, sizeof a);
+        const char *b = body_of(a);
+        /* Complete: three GPUs' utilisation and the last family. */
+        if (st == 200 && count_lines_of(b, "DCGM_FI_DEV_GPU_UTIL{") >= 2 &&
+            strstr(b, "gpu_profile_sample_age_seconds{gpu=\"2\""))
+            s->ok++;
+        else
+            s->bad++;
+    }
+    return NULL;
+}
+
+static void test_load(int port)
+{
+    enum { N = 50 };
+    static scraper s[N];
+    pthread_t t[N];
+    volatile int stop = 0;
+    for (int i = 0; i < N; i++) {
+        s[i] = (scraper){.port = port, .stop = &stop};
+        pthread_create(&t[i], NULL, scrape_loop, &s[i]);
+    }
+    h_nap_ms(10000);
+    stop = 1;
+    int ok = 0, bad = 0, idle = 0;
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        ok += s[i].ok;
+        bad += s[i].bad;
+        idle += s[i].ok == 0;
+    }
+    printf("50 scrapers for 10 s: %d complete answers, %d incomplete, %d scrapers never answered\n",
+           ok, bad, idle);
+    CHECK_INT(bad, 0);
+    CHECK_INT(idle, 0);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+static void test_bad_requests(int port)
+{
+    static char a[1 << 16];
+    CHECK_INT(get(port, "GET", "/nope", a, sizeof a), 404);
+    CHECK_INT(get(port, "POST", "/metrics", a, sizeof a), 405);
+    CHECK_CONTAINS(a, "Allow: GET, HEAD");
+    CHECK_INT(get(port, "HEAD", "/metrics", a, sizeof a), 200);
+    CHECK_STR(body_of(a), "");
+    CHECK_INT(get(port, "GET", "/", a, sizeof a), 200);
+    CHECK_CONTAINS(a, "href=\"/metrics\"");
+
+    /* A client that never finishes its request holds only its own
+     * connection. */
+    int slow = dial(port);
+    CHECK(slow >= 0);
+    const char *part = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+    CHECK((size_t)send(slow, part, strlen(part), MSG_NOSIGNAL) == strlen(part));
+    CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+
+    /* 64 KiB of headers: refused (an error status, or the connection
+     * closed), and the server goes on. */
+    size_t big = 64u << 10;
+    char *req = malloc(big + 256);
+    int n = snprintf(req, 256, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ");
+    memset(req + n, 'a', big);
+    memcpy(req + n + big, "\r\n\r\n", 5);
+    int st = exchange(port, req, (size_t)n + big + 4, a, sizeof a, 5000);
+    printf("64 KiB of headers: status %d\n", st);
+    CHECK(st != 200);
+    free(req);
+    CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+    close(slow);
+}
+
+static void test_options(void)
+{
+    static const char *const bad[][4] = {
+        {"serve", "--listen", "nonsense", NULL}, {"serve", "--listen", "127.0.0.1:99999", NULL},
+        {"serve", "--interval", "0", NULL},      {"serve", "--bogus", NULL, NULL},
+        {"serve", "--device", "7", NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *argv[6] = {h_cli};
+        for (int k = 0; k < 4 && bad[i][k]; k++)
+            argv[k + 1] = bad[i][k];
+        h_result r;
+        h_run(argv, NULL, NULL, 0, &r);
+        printf("%s %s: %d: %s", bad[i][1], bad[i][2] ? bad[i][2] : "", r.code, r.err);
+        CHECK_INT(r.code, 125);
+        CHECK_CONTAINS(r.err, "gpu-profile: ");
+        h_result_free(&r);
+    }
+    const char *help[] = {h_cli, "serve", "--help", NULL};
+    h_result r;
+    h_run(help, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(r.out, "usage: gpu-profile serve [--listen ADDR:PORT]");
+    h_result_free(&r);
+}
+
+int main(void)
+{
+    h_init();
+    h_scenario(g_scenario);
+    test_options();
+    char err[512];
+    h_path(err, sizeof err, "serve.err");
+    const char *argv[] = {h_cli, "serve", "--listen", "127.0.0.1:0", "--interval", "0.05", NULL};
+    pid_t pid = h_spawn(argv, NULL, NULL, NULL, err);
+    CHECK(h_wait_for(cond_port, err, 20));
+    int port = read_port(err);
+    printf("serving on port %d\n", port);
+    if (port > 0) {
+        test_values(port);
+        test_promtool(port);
+        test_bad_requests(port);
+
+        /* The same address again: in use. */
+        char spec[64];
+        snprintf(spec, sizeof spec, "127.0.0.1:%d", port);
+        const char *again[] = {h_cli, "serve", "--listen", spec, NULL};
+        h_result r;
+        h_run(again, NULL, NULL, 0, &r);
+        CHECK_INT(r.code, 1);
+        CHECK_CONTAINS(r.err, "cannot listen on");
+        h_result_free(&r);
+
+        test_load(port);
+        /* By now the lost GPU's values are stale: its age alone. */
+        static char a[1 << 16];
+        CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+        CHECK(strstr(a, "DCGM_FI_DEV_GPU_UTIL{gpu=\"2\"") == NULL);
+        CHECK_CONTAINS(a, "gpu_profile_sample_age_seconds{gpu=\"2\"");
+        expect(body_of(a), "DCGM_FI_DEV_GPU_UTIL", LBL0, "55");
+        test_prometheus(port);
+    }
+    kill(pid, SIGTERM);
+    int st = h_wait(pid);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    h_cleanup();
+    return check_done("test_cli_serve");
+}
