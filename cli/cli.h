@@ -217,6 +217,12 @@ typedef struct cli_trace {
                            the summary reads with a missing or bad field */
     uint64_t dropped;   /* records of another session_id (fl_read_result.other_session) */
     int oom;            /* an allocation failed: the figures may be short */
+    /* SassMetrics' rows (sample_kind 1) and the sums of the metrics the
+     * summary line uses (CLI_SASS_*), a bit each in sass_have when a row
+     * carried it. */
+    uint64_t sass_rows;
+    uint64_t sass_v[6];
+    unsigned sass_have;
 } cli_trace;
 
 void cli_trace_init(cli_trace *t, gpufl_engine engine);
@@ -232,6 +238,12 @@ void cli_trace_finish(cli_trace *t);
 /* The text block (after the device summary) and the JSON object. */
 void cli_trace_text(const cli_trace *t, FILE *f);
 void cli_trace_json(const cli_trace *t, fl_buf *b);
+/* trace_sass.c: a SASS-metric row's value into the sums (metric_dict's
+ * name; one the summary does not use is left out), and its line and
+ * JSON object ("sass_metrics"). */
+void cli_trace_sass_add(uint64_t v[6], unsigned *have, const char *metric_name, uint64_t value);
+void cli_trace_sass_text(const cli_trace *t, FILE *f);
+void cli_trace_sass_json(const cli_trace *t, fl_buf *b);
 
 /* inject.c: what --engine above Monitor does around CMD. */
 typedef struct cli_names {

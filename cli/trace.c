@@ -154,6 +154,8 @@ typedef struct sess {
     cli_trace_stall *stalls;
     size_t n_stalls, cap_stalls;
     uint64_t pc_samples;
+    uint64_t sass_rows, sass_v[6]; /* SASS metrics: fl_sass_metric_kind 0..5 */
+    unsigned sass_have;
     json_t *caps; /* the last capture_capabilities */
     uint64_t launches, kernel_ns;
     cli_trace_ops copies[CLI_COPY_KINDS], memsets;
@@ -255,6 +257,20 @@ static int add_stall(cli_trace_stall **v, size_t *n, size_t *cap, const char *na
     return 0;
 }
 
+/* A SASS-metric row (sample_kind 1): its value into the summary's sums. */
+static void on_sass(sess *s, const fl_batch *b, size_t r)
+{
+    int cm = fl_batch_colid(b, FL_COL_PROFILE_METRIC_ID);
+    int cv = fl_batch_colid(b, FL_COL_PROFILE_METRIC_VALUE);
+    uint64_t metric = 0, v = 0;
+    s->sass_rows++;
+    if (cm < 0 || cell_u64(fl_batch_cell(b, r, cm), &metric) < 0 ||
+        cell_u64(fl_batch_cell(b, r, cv), &v) < 0)
+        return;
+    const kent *e = metric ? kmap_get(&s->metrics, metric) : NULL;
+    cli_trace_sass_add(s->sass_v, &s->sass_have, e ? e->name : NULL, v);
+}
+
 /* PC sampling's rows (sample_kind 0): samples per stall reason, named
  * through metric_dict. */
 static void on_samples(sess *s, const fl_batch *b)
@@ -269,15 +285,20 @@ static void on_samples(sess *s, const fl_batch *b)
     }
     for (size_t r = 0; r < b->nrows; r++) {
         uint64_t kind = 0, metric = 0, n, reason;
-        if ((ck >= 0 && cell_u64(fl_batch_cell(b, r, ck), &kind) < 0) ||
-            (cm >= 0 && cell_u64(fl_batch_cell(b, r, cm), &metric) < 0) ||
+        if (ck >= 0 && cell_u64(fl_batch_cell(b, r, ck), &kind) < 0) {
+            s->bad++;
+            continue;
+        }
+        if (kind == 1)
+            on_sass(s, b, r);
+        if (kind != 0)
+            continue; /* SASS metrics, source maps: their stall_reason may be null */
+        if ((cm >= 0 && cell_u64(fl_batch_cell(b, r, cm), &metric) < 0) ||
             cell_u64(fl_batch_cell(b, r, cv), &n) < 0 ||
             cell_u64(fl_batch_cell(b, r, cr), &reason) < 0) {
             s->bad++;
             continue;
         }
-        if (kind != 0)
-            continue; /* SASS metrics, source maps */
         const kent *e = metric ? kmap_get(&s->metrics, metric) : NULL;
         char label[160];
         bool not_issued;
@@ -518,6 +539,10 @@ static void merge_session(cli_trace *t, sess *s, const fl_read_result *res)
     if (s->caps)
         take_caps(t, s->caps);
     t->pc_samples = sat_add(t->pc_samples, s->pc_samples);
+    t->sass_rows = sat_add(t->sass_rows, s->sass_rows);
+    for (int k = 0; k < 6; k++)
+        t->sass_v[k] = sat_add(t->sass_v[k], s->sass_v[k]);
+    t->sass_have |= s->sass_have;
     for (size_t i = 0; i < s->n_stalls; i++)
         if (add_stall(&t->stalls, &t->n_stalls, &t->cap_stalls, s->stalls[i].name,
                       s->stalls[i].samples) < 0)
@@ -731,6 +756,7 @@ void cli_trace_text(const cli_trace *t, FILE *f)
             }
         }
         stalls_text(t, f);
+        cli_trace_sass_text(t, f);
         int any = 0;
         for (int k = 0; k < CLI_COPY_KINDS; k++) {
             if (t->copies[k].count == 0)
@@ -804,6 +830,7 @@ void cli_trace_json(const cli_trace *t, fl_buf *b)
         fl_buf_puts(b, "}");
     }
     fl_buf_puts(b, "]");
+    cli_trace_sass_json(t, b);
     fl_buf_puts(b, ",\"engines\":[");
     for (size_t i = 0; i < t->n_engines; i++) {
         const cli_trace_engine *e = &t->engines[i];

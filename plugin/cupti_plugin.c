@@ -31,6 +31,7 @@
 #include "decode.h"
 #include "pcsamp.h"
 #include "pmsamp.h"
+#include "sassmetrics.h"
 #include "plugin.h"
 #include "stacks.h"
 
@@ -330,6 +331,7 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
             fl_pms_context_created(rd->context);
         else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && rd)
             fl_pms_context_destroying(rd->context);
+        fl_sass_on_resource(cbid, data);
         return;
     }
     const CUpti_CallbackData *cb = data;
@@ -421,6 +423,7 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
     if (pc) {
         fl_pcs_engine_fail(r, "cuptiSubscribe (CUDA contexts and modules for PC sampling)");
         fl_pms_engine_fail(r, "cuptiSubscribe (CUDA contexts for PM sampling)");
+        fl_sass_engine_fail(r, "cuptiSubscribe (CUDA contexts and modules for SASS metrics)");
     }
     if (subscriber)
         cuptiUnsubscribe(subscriber);
@@ -543,8 +546,11 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     pmo.clock_offset_ns = dc.clock_offset_ns;
     fl_pms_set_host(&gpufl_cupti_metrics_v1);
     uint32_t pms = fl_pms_engine_start(&pmo, ctx0);
-    unsigned cbs = subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory,
-                                       pcs == FL_PC_ACTIVE || pms == FL_PC_ACTIVE);
+    /* SASS metrics likewise (sassmetrics.c). */
+    uint32_t sass = fl_sass_engine_start(o, ctx0);
+    unsigned cbs =
+        subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory,
+                            pcs == FL_PC_ACTIVE || pms == FL_PC_ACTIVE || sass == FL_PC_ACTIVE);
     if (!(cbs & CB_LAUNCH)) {
         fl_stacks_destroy(stacks);
         stacks = NULL;
@@ -559,6 +565,7 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
         stacks = NULL;
         fl_pcs_engine_release();
         fl_pms_engine_release();
+        fl_sass_engine_release();
         disable_all();
         snprintf(why, why_len, "out of memory for the activity decoder");
         pthread_mutex_unlock(&life);
@@ -624,6 +631,14 @@ static void plugin_drain(const fl_trace_sink *sink)
      * activity buffers while sampling is stopped), then its rows. */
     fl_pcs_engine_drain(sink, flush_completed);
     fl_pms_engine_drain(sink);
+    fl_sass_engine_drain(sink);
+}
+
+/* A collection point for both PC sampling and SASS metrics. */
+static void plugin_collect(void)
+{
+    fl_pcs_request_collect();
+    fl_sass_request_collect();
 }
 
 static void plugin_flush(void)
@@ -644,6 +659,7 @@ static void plugin_stop(void)
          * record while it is armed.  The next drain reads it. */
         fl_pcs_engine_stop();
         fl_pms_engine_stop();
+        fl_sass_engine_stop();
         unsubscribe_callbacks();
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -677,6 +693,9 @@ static void plugin_stats(fl_trace_stats *out)
     pthread_mutex_unlock(&pool.mu);
     fl_pcs_engine_stats(out);
     fl_pms_engine_stats(out);
+    fl_sass_engine_stats(out);
+    if (out->sass_status != FL_PC_OFF && out->pc_status == FL_PC_OFF)
+        fl_cubin_stats(out);
 }
 
 static void plugin_release(void)
@@ -687,6 +706,7 @@ static void plugin_release(void)
         decoder = NULL;
         fl_stacks_destroy(stacks);
         stacks = NULL;
+        fl_sass_engine_release();
         fl_pcs_engine_release();
         fl_pms_engine_release();
         pthread_mutex_lock(&pool.mu);
@@ -715,7 +735,7 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .stop = plugin_stop,
     .stats = plugin_stats,
     .release = plugin_release,
-    .collect = fl_pcs_request_collect,
+    .collect = plugin_collect,
 };
 
 /* -------------------------------------------------------------- injection */

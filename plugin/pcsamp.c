@@ -122,7 +122,7 @@ uint32_t fl_pcs_status_of(CUptiResult r)
     }
 }
 
-static const char *fix_of(uint32_t status)
+const char *fl_pcs_fix(uint32_t status)
 {
     switch (status) {
     case FL_PC_NO_PERMISSION:
@@ -154,7 +154,7 @@ void fl_pcs_explain(CUptiResult r, const char *what, char *out, size_t len)
     if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
         m = "unknown CUPTI error";
     snprintf(out, len, "%s failed: %s (%d): %s; the session runs Trace", what, m, (int)r,
-             fix_of(fl_pcs_status_of(r)));
+             fl_pcs_fix(fl_pcs_status_of(r)));
 }
 
 /* The first failure is the session's reason (mu held). */
@@ -258,7 +258,7 @@ static bool ctx_stall_names(pc_ctx *c)
                      "cuptiPCSamplingGetNumStallReasons gave 0 stall reasons: %s (often a CUPTI "
                      "older than the driver: use the toolkit that matches it); the session runs "
                      "Trace",
-                     fix_of(FL_PC_NOT_SUPPORTED));
+                     fl_pcs_fix(FL_PC_NOT_SUPPORTED));
         }
         fail(r, "cuptiPCSamplingGetNumStallReasons");
         return false;

@@ -76,6 +76,26 @@ void fl_pcs_flush(fl_pcs *p, const fl_trace_sink *sink);
  * CUPTI's totals, lost and no-line samples, cubins) into out. */
 void fl_pcs_stats(const fl_pcs *p, fl_trace_stats *out);
 
+/* What sassmetrics_decode.c shares of the aggregator (one table, one set
+ * of dictionaries and one source-line cache per fl_pcs):
+ *  fl_pcs_function_id  function_dict id of "mangled@file" (not cached)
+ *  fl_pcs_source_line  source_file_dict id and *line of pc in fn (cached;
+ *                      0 when unknown or source is off)
+ *  fl_pcs_metric_id    metric_dict id of a name
+ *  fl_pcs_row_hash     the hash fl_pcs_add wants of a row's PC
+ *  fl_pcs_add          value added to the row of key k (k's samples
+ *                      ignored; keyed by every field but t_ns, samples,
+ *                      the source and the scope), made when new; the
+ *                      table handed to sink when full (sink NULL: the
+ *                      value counted lost). */
+uint32_t fl_pcs_function_id(fl_pcs *p, const char *name, uint64_t crc);
+uint32_t fl_pcs_source_line(fl_pcs *p, uint64_t crc, uint32_t fn_id, const char *name, uint64_t pc,
+                            uint32_t *line);
+uint32_t fl_pcs_metric_id(fl_pcs *p, const char *name);
+uint64_t fl_pcs_row_hash(const fl_sample_row *k);
+void fl_pcs_add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint64_t h,
+                uint64_t value);
+
 /* ----------------------------------------------------------- the cubins */
 
 #define FL_PCS_CUBIN_BYTES_MAX (64u << 20) /* copies kept, in all */
@@ -172,6 +192,7 @@ void fl_pcs_set_api(const fl_pcs_api *api);
 /* The FL_PC_* status of a CUPTI error, and its message with the fix
  * ("<what> failed: <CUPTI's text> (<code>): <why and what to do>"). */
 uint32_t fl_pcs_status_of(CUptiResult r);
+const char *fl_pcs_fix(uint32_t status); /* the why and what to do of a status */
 void fl_pcs_explain(CUptiResult r, const char *what, char *out, size_t len);
 
 /* Starts PC sampling for a session (options o): chooses the method (the

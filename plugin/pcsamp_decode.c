@@ -242,13 +242,14 @@ static uint64_t pc_hash(const fl_sample_row *k)
 static void add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint64_t h,
                 uint64_t samples)
 {
-    h += k->stall_reason;
+    h += k->stall_reason + k->metric_id;
     size_t j = h & p->idx_mask;
     for (uint32_t r; (r = p->idx[j]) != 0; j = (j + 1) & p->idx_mask) {
         fl_sample_row *x = &p->rows[r - 1];
         if (x->pc_offset == k->pc_offset && x->function_id == k->function_id &&
-            x->stall_reason == k->stall_reason && x->corr_id == k->corr_id &&
-            x->device_id == k->device_id) {
+            x->stall_reason == k->stall_reason && x->metric_id == k->metric_id &&
+            x->corr_id == k->corr_id && x->device_id == k->device_id &&
+            x->sample_kind == k->sample_kind) {
             x->samples += samples;
             return;
         }
@@ -265,6 +266,17 @@ static void add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint6
     p->rows[p->n].samples = samples;
     p->row_slot[p->n] = (uint32_t)j;
     p->idx[j] = (uint32_t)++p->n;
+}
+
+void fl_pcs_add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint64_t h,
+                uint64_t value)
+{
+    add(p, s, k, h, value);
+}
+
+uint64_t fl_pcs_row_hash(const fl_sample_row *k)
+{
+    return pc_hash(k);
 }
 
 /* The innermost scope open at launch corr (0: none known). */
@@ -331,6 +343,17 @@ static uint32_t line_of(fl_pcs *p, uint64_t crc, uint32_t fn_id, const char *nam
     return file_id;
 }
 
+uint32_t fl_pcs_source_line(fl_pcs *p, uint64_t crc, uint32_t fn_id, const char *name, uint64_t pc,
+                            uint32_t *line)
+{
+    return line_of(p, crc, fn_id, name, pc, line);
+}
+
+uint32_t fl_pcs_metric_id(fl_pcs *p, const char *name)
+{
+    return p && name ? intern(&p->metric, name) : 0;
+}
+
 /* A function met for the first time, kept for the disassembly (at most
  * FL_PCS_NEW_FNS_MAX between two takes; the rest counted). */
 #define FL_PCS_NEW_FNS_MAX 4096u
@@ -378,13 +401,9 @@ void fl_pcs_free_functions(fl_pcs_fn *fns, size_t n)
 /* The function_dict id of CUPTI's function name in cubin crc:
  * "mangled@dir/file" with the file of the function's first instruction
  * ("mangled@" without line information, as GPUFlight writes it). */
-static uint32_t function_of(fl_pcs *p, const char *name, uint64_t crc)
+uint32_t fl_pcs_function_id(fl_pcs *p, const char *name, uint64_t crc)
 {
     const char *key = name ? name : "<unknown>";
-    uint64_t h = mix((uint64_t)(uintptr_t)key, crc) * 0x9e3779b97f4a7c15ull;
-    fn_slot *c = &p->fns[(h >> 40) & (FN_CACHE - 1)];
-    if (c->ptr == key && c->crc == crc)
-        return c->id;
     char file[1024] = "";
     uint32_t ln = 0;
     if (p->cfg.source && name && !fl_cubin_line(crc, name, 0, file, sizeof file, &ln))
@@ -399,9 +418,22 @@ static uint32_t function_of(fl_pcs *p, const char *name, uint64_t crc)
     size_t before = p->fn.used;
     uint32_t id = intern(&p->fn, text);
     free(text);
-    *c = (fn_slot){key, crc, id};
     if (id && p->fn.used > before && name)
         new_function(p, crc, id, name);
+    return id;
+}
+
+/* The same, cached by CUPTI's name pointer (stable for the PC Sampling
+ * API's records of a cubin). */
+static uint32_t function_of(fl_pcs *p, const char *name, uint64_t crc)
+{
+    const char *key = name ? name : "<unknown>";
+    uint64_t h = mix((uint64_t)(uintptr_t)key, crc) * 0x9e3779b97f4a7c15ull;
+    fn_slot *c = &p->fns[(h >> 40) & (FN_CACHE - 1)];
+    if (c->ptr == key && c->crc == crc)
+        return c->id;
+    uint32_t id = fl_pcs_function_id(p, name, crc);
+    *c = (fn_slot){key, crc, id};
     return id;
 }
 

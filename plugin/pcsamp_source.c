@@ -172,12 +172,19 @@ static void compute_crcs(void)
     }
 }
 
+/* A CRC matches a cubin's; one of 32 bits (the SASS metrics API's
+ * cubinCrc) matches the low half of CUPTI's 64-bit value. */
+static bool crc_is(const cubin *c, uint64_t crc)
+{
+    return c->crc == crc || (crc <= 0xffffffffu && (c->crc & 0xffffffffu) == crc);
+}
+
 static const cubin *find(uint64_t crc)
 {
     const cubin *hit = NULL;
     pthread_mutex_lock(&mu);
     for (size_t i = 0; i < n_cubins && !hit; i++)
-        if (cubins[i].crc_done && cubins[i].crc == crc)
+        if (cubins[i].crc_done && crc_is(&cubins[i], crc))
             hit = &cubins[i];
     bool pending = false;
     for (size_t i = 0; i < n_cubins && !hit && !pending; i++)
@@ -188,7 +195,7 @@ static const cubin *find(uint64_t crc)
     compute_crcs();
     pthread_mutex_lock(&mu);
     for (size_t i = 0; i < n_cubins && !hit; i++)
-        if (cubins[i].crc == crc)
+        if (crc_is(&cubins[i], crc))
             hit = &cubins[i];
     pthread_mutex_unlock(&mu);
     return hit;

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 7u
+#define FL_TRACE_ABI 8u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -166,6 +166,12 @@ typedef struct fl_sample_row {
     uint32_t source_file_id; /* source_file_dict; 0: no line information */
     uint32_t source_line;    /* 0: unknown */
     uint32_t scope_name_id;  /* innermost gpufl scope open at the launch; 0: none known */
+    /* FL_TRACE_ABI 8: FL_SAMPLE_KIND_* (profile_sample_batch's sample_kind).
+     * A SASS-metric row (1) is one (device, function, PC offset, metric):
+     * samples is the metric's value summed over the launches read in a
+     * collection, metric_id its metric_dict name, corr_id 0 (CUPTI gives
+     * no launch), stall_reason unused (written 0, as GPUFlight does). */
+    uint32_t sample_kind;
 } fl_sample_row;
 
 /* One instruction of a function's disassembly (fl_trace_sink.disassembly):
@@ -175,7 +181,7 @@ typedef struct fl_sass_entry {
     uint32_t pc_offset;
     const char *sass;
 } fl_sass_entry;
-/* PM sampling (profiling_engine PmSampling, FL_TRACE_ABI 6): one metric's
+/* PM sampling (profiling_engine PmSampling, FL_TRACE_ABI 7): one metric's
  * value in one sample of a device's performance monitors (pm_sample_batch). */
 typedef struct fl_pm_row {
     uint64_t t_ns;          /* the sample's midpoint, wall-clock ns */
@@ -197,6 +203,8 @@ typedef struct fl_pm_config {
     const char *const *metrics; /* valid during the call */
     size_t n_metrics;
 } fl_pm_config;
+
+enum { FL_SAMPLE_KIND_PC = 0, FL_SAMPLE_KIND_SASS = 1 };
 
 /* The dictionaries sample rows index (fl_trace_sink.sample_names). */
 enum { FL_SAMPLE_DICT_FUNCTION = 0, FL_SAMPLE_DICT_METRIC = 1, FL_SAMPLE_DICT_SOURCE_FILE = 2 };
@@ -234,6 +242,12 @@ typedef struct fl_trace_sink {
      * metric names come through sample_names (FL_SAMPLE_DICT_METRIC). */
     void (*pm_config)(void *user, const fl_pm_config *c);
     void (*pm_samples)(void *user, fl_pm_row *rows, size_t n);
+    /* SASS metrics (FL_TRACE_ABI 8): the metrics configured on a device and
+     * those CUPTI refused or that were left out (sass_config), once per
+     * device before its first row; names valid during the call.  NULL-safe
+     * to leave out. */
+    void (*sass_config)(void *user, uint32_t device_id, const char *const *configured,
+                        size_t n_configured, const char *const *skipped, size_t n_skipped);
 } fl_trace_sink;
 
 /* ------------------------------------------------------------ plugin */
@@ -271,6 +285,12 @@ typedef struct fl_trace_options {
     uint32_t pm_interval_us; /* 0: FL_PM_INTERVAL_DEFAULT_US */
     uint32_t pm_max_samples; /* per decode; 0: FL_PM_MAX_SAMPLES_DEFAULT */
     int64_t clock_offset_ns; /* set by the plugin: wall ns = CUPTI ns + offset */
+    /* SASS metrics (profiling_engine SassMetrics, FL_TRACE_ABI 8): off
+     * unless sass_metrics; per-instruction counters of every kernel run
+     * while enabled, read at the collection points (as PC sampling's);
+     * source lines with source_collection. */
+    bool sass_metrics;
+    bool sass_eager_patching; /* patch every function at enable (default: lazily, at first run) */
 } fl_trace_options;
 
 #define FL_PM_INTERVAL_DEFAULT_US 100u
@@ -373,6 +393,18 @@ typedef struct fl_trace_stats {
     uint64_t pm_bad_values;  /* values left out: not finite, or evaluation failed */
     char pm_preset[32];      /* "default" or "custom" */
     char pm_msg[512];        /* why PM sampling is not active, and the fix */
+    /* SASS metrics (FL_TRACE_ABI 8); statuses are FL_PC_*'s. */
+    uint32_t sass_status;          /* FL_PC_* (FL_PC_OFF: not requested) */
+    uint32_t sass_metrics;         /* metrics configured (the last device's) */
+    uint32_t sass_metrics_skipped; /* refused by cuptiSassMetricsGetProperties */
+    uint32_t sass_contexts;        /* contexts enabled */
+    uint64_t sass_rows;            /* rows handed to the sink */
+    uint64_t sass_records;         /* CUPTI's patched-instruction records read */
+    uint64_t sass_collections;     /* FlushData calls that returned records */
+    uint64_t sass_dropped_records; /* cuptiSassMetricsDisable's numOfDroppedRecords */
+    uint64_t sass_lost_values;     /* ours: values not kept (table full without a sink) */
+    uint64_t sass_no_line_values;  /* (record, instance) values without a source line */
+    char sass_msg[512];            /* why SASS metrics are not active, and the fix */
 } fl_trace_stats;
 
 /* The sizes of the structs of this header, as the side that was compiled

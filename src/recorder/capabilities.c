@@ -200,6 +200,35 @@ static void add_pm_caps(session *s, const fl_trace_stats *st)
                 st->pm_interval_us, st->pm_metrics, st->pm_preset);
 }
 
+/* sass_metrics (and source_collection when PC sampling does not say it)
+ * when SASS metrics were asked for and the Trace engine runs. */
+static void add_sass_caps(session *s, const fl_trace_stats *st, bool say_source)
+{
+    bool src = s->cfg.enable_source_collection;
+    if (st->sass_status != FL_PC_ACTIVE) {
+        /* Off although asked: a plugin without SASS metrics. */
+        bool none = st->sass_status == FL_PC_OFF;
+        const char *msg = st->sass_msg[0] ? st->sass_msg
+                          : none ? "not implemented by this CUPTI plugin; the session runs Trace"
+                                 : "the CUPTI plugin did not start it";
+        add_cap(s, "sass_metrics", true, FL_CAP_FALLBACK,
+                none ? "not_implemented" : pc_reason(st->sass_status), "%s", msg);
+        if (say_source)
+            add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
+                    src ? pc_reason(st->sass_status) : "", "%s", src ? msg : "");
+        return;
+    }
+    add_cap(s, "sass_metrics", true, FL_CAP_COLLECTED, "",
+            "CUPTI SASS metrics per instruction of every kernel run, enabled on each CUDA "
+            "context, read at each outermost scope's end and when the session ends");
+    if (say_source)
+        add_cap(s, "source_collection", src, src ? FL_CAP_COLLECTED : FL_CAP_NOT_REQUESTED, "",
+                "%s",
+                src ? "PC offsets mapped to file:line with cuptiGetSassToSourceCorrelation on the "
+                      "cubins loaded (kept up to 64 MiB)"
+                    : "");
+}
+
 /* The rungs above Trace: PC sampling runs in the plugin; the others are
  * later work and fall back to Trace with the plugin running, to Monitor
  * without it (above_why says which). */
@@ -227,11 +256,18 @@ static void add_above_trace_caps(session *s, bool tracing, const char *above_why
         add_cap(s, "pc_sampling", pc, pc ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pc ? above : "",
                 "%s", pc ? above_why : "");
     }
-    add_cap(s, "sass_metrics", sass, sass ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-            sass ? above : "", "%s", sass ? above_why : "");
+    bool sass_run = tracing && fl_trace_engine_wants_sass(req);
+    if (sass_run) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        add_sass_caps(s, &st, !(pc && tracing));
+    } else {
+        add_cap(s, "sass_metrics", sass, sass ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
+                sass ? above : "", "%s", sass ? above_why : "");
+    }
     add_cap(s, "range_profiler", range, range ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
             range ? above : "", "%s", range ? above_why : "");
-    if (pc && tracing)
+    if ((pc && tracing) || sass_run)
         return;
     bool src = s->cfg.enable_source_collection && (pc || sass);
     add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
@@ -254,6 +290,12 @@ static gpufl_engine selected_of(session *s, bool tracing)
         fl_trace_engine_stats(s, &st);
         if (st.pm_status == FL_PC_ACTIVE)
             return GPUFL_ENGINE_PM_SAMPLING;
+    }
+    if (fl_trace_engine_wants_sass(s->cfg.profiling_engine)) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        if (st.sass_status == FL_PC_ACTIVE)
+            return GPUFL_ENGINE_SASS_METRICS;
     }
     return GPUFL_ENGINE_TRACE;
 }
@@ -286,6 +328,11 @@ void fl_caps_build(session *s, bool tracing, const char *why, const char *device
         fl_trace_engine_stats(s, &st);
         FL_DEBUG(s, "profiling_engine %s requested, running Trace: PM sampling: %s",
                  gpufl_engine_name(req), st.pm_msg);
+    } else if (fl_trace_engine_wants_sass(req) && sel != GPUFL_ENGINE_SASS_METRICS) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        FL_DEBUG(s, "profiling_engine %s requested, running Trace: SASS metrics: %s",
+                 gpufl_engine_name(req), st.sass_msg);
     } else if (req > sel)
         FL_DEBUG(s, "profiling_engine %s requested, running %s: %s", gpufl_engine_name(req),
                  gpufl_engine_name(sel), above_why);
@@ -453,13 +500,14 @@ static void set_cap(session *s, const char *feature, fl_cap_status status, const
 }
 
 /* source_collection's last word: the cubins kept and what they lacked. */
-static void pc_source_final(session *s, const fl_trace_stats *st)
+static void pc_source_final(session *s, const fl_trace_stats *st, uint64_t no_line,
+                            const char *unit)
 {
     if (!is_collected(s, "source_collection"))
         return;
     set_cap(s, "source_collection", FL_CAP_COLLECTED, "",
-            "%u cubins kept (%llu bytes); %llu samples without a source line", st->pc_cubins,
-            (unsigned long long)st->pc_cubin_bytes, (unsigned long long)st->pc_no_line_samples);
+            "%u cubins kept (%llu bytes); %llu %s without a source line", st->pc_cubins,
+            (unsigned long long)st->pc_cubin_bytes, (unsigned long long)no_line, unit);
     if (st->pc_cubins_no_lines > 0)
         mark_partial(s, "source_collection", "no_line_info",
                      "%u of %u cubins have no line information: build the CUDA code with "
@@ -542,7 +590,7 @@ static void pc_final(session *s, const fl_trace_stats *st, const fl_trace_counts
                      "%llu samples not kept: read while no sink was there and the aggregation "
                      "table was full",
                      (unsigned long long)st->pc_lost_samples);
-    pc_source_final(s, st);
+    pc_source_final(s, st, st->pc_no_line_samples, "samples");
     disasm_final(s, st, n);
 }
 
@@ -583,8 +631,50 @@ static void pm_final(session *s, const fl_trace_stats *st, const fl_trace_counts
                      (unsigned long long)st->pm_bad_values, st->pm_msg[0] ? ": " : "", st->pm_msg);
 }
 
+/* sass_metrics' last word: a fall-back found after init (a context that
+ * refused), no row at all, or the counts and what was lost. */
+static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+{
+    if (!fl_trace_engine_wants_sass(s->cfg.profiling_engine) || !is_collected(s, "sass_metrics"))
+        return;
+    if (st->sass_status != FL_PC_ACTIVE) {
+        set_cap(s, "sass_metrics", FL_CAP_FALLBACK, pc_reason(st->sass_status), "%s", st->sass_msg);
+        if (is_collected(s, "source_collection"))
+            set_cap(s, "source_collection", FL_CAP_FALLBACK, pc_reason(st->sass_status), "%s",
+                    st->sass_msg);
+        s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
+        return;
+    }
+    if (n->sass_rows == 0) {
+        set_cap(s, "sass_metrics", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
+                "%u metrics (%u skipped) on %u contexts: no instruction was counted (%llu "
+                "reads)%s",
+                st->sass_metrics, st->sass_metrics_skipped, st->sass_contexts,
+                (unsigned long long)st->sass_collections,
+                st->sass_contexts ? "" : ": no CUDA context was created");
+        return;
+    }
+    set_cap(s, "sass_metrics", FL_CAP_COLLECTED, "",
+            "%u metrics (%u skipped): %llu patched-instruction records in %llu rows from %llu "
+            "reads on %u contexts",
+            st->sass_metrics, st->sass_metrics_skipped, (unsigned long long)st->sass_records,
+            (unsigned long long)n->sass_rows, (unsigned long long)st->sass_collections,
+            st->sass_contexts);
+    if (st->sass_dropped_records > 0)
+        mark_partial(s, "sass_metrics", "samples_dropped",
+                     "%llu records dropped by CUPTI at disable (not read before it)",
+                     (unsigned long long)st->sass_dropped_records);
+    if (st->sass_lost_values > 0)
+        mark_partial(s, "sass_metrics", "samples_lost",
+                     "%llu values not kept: read while no sink was there and the aggregation "
+                     "table was full",
+                     (unsigned long long)st->sass_lost_values);
+    pc_source_final(s, st, st->sass_no_line_values, "SASS values");
+}
+
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
 {
+    sass_final(s, st, n);
     put_trace_counts(s, st, n);
     put_stack_counts(s, st);
     mark_trace_losses(s, st, n);
@@ -612,6 +702,7 @@ static const struct {
     {"nvtx_ranges", {FL_T_NVTX_MARKER_EVENT}},
     {"pc_sampling", {FL_T_PROFILE_SAMPLE_BATCH}},
     {"pm_sampling", {FL_T_PM_SAMPLE_BATCH, FL_T_PM_SAMPLING_CONFIG}},
+    {"sass_metrics", {FL_T_PROFILE_SAMPLE_BATCH, FL_T_SASS_CONFIG}},
 };
 #define N_FEATURE_TYPES (sizeof feature_types / sizeof feature_types[0])
 

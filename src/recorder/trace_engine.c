@@ -78,7 +78,8 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
                           .pm_sampling = c->profiling_engine == GPUFL_ENGINE_PM_SAMPLING,
                           .pm_metrics = c->pm_sampling_metrics,
                           .pm_interval_us = (uint32_t)c->pm_sampling_interval_us,
-                          .pm_max_samples = (uint32_t)c->pm_sampling_max_samples};
+                          .pm_max_samples = (uint32_t)c->pm_sampling_max_samples,
+                          .sass_metrics = fl_trace_engine_wants_sass(c->profiling_engine)};
     if (p->start(&o, why, len) != 0) {
         fl_trace_writer_destroy(s->tw);
         s->tw = NULL;
@@ -99,6 +100,11 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
 bool fl_trace_engine_wants_pc(gpufl_engine e)
 {
     return e == GPUFL_ENGINE_PC_SAMPLING || e == GPUFL_ENGINE_DEEP;
+}
+
+bool fl_trace_engine_wants_sass(gpufl_engine e)
+{
+    return e == GPUFL_ENGINE_SASS_METRICS;
 }
 
 void fl_trace_engine_drain(session *s, const fl_scope_event *rows, size_t n)
@@ -166,6 +172,16 @@ void fl_trace_engine_close(session *s, uint64_t end_ns, fl_trace_stats *st, fl_t
                  (unsigned long long)st->pm_decodes, (unsigned long long)st->pm_overflows,
                  (unsigned long long)st->pm_bad_values, st->pm_devices, st->pm_msg[0] ? ": " : "",
                  st->pm_msg);
+    if (st->sass_status != FL_PC_OFF)
+        FL_DEBUG(
+            s,
+            "sass metrics: %u metrics (%u skipped) on %u contexts, %llu records in %llu "
+            "rows from %llu reads, dropped %llu, lost %llu, without a source line %llu%s%s",
+            st->sass_metrics, st->sass_metrics_skipped, st->sass_contexts,
+            (unsigned long long)st->sass_records, (unsigned long long)n->sass_rows,
+            (unsigned long long)st->sass_collections, (unsigned long long)st->sass_dropped_records,
+            (unsigned long long)st->sass_lost_values, (unsigned long long)st->sass_no_line_values,
+            st->sass_msg[0] ? ": " : "", st->sass_msg);
 }
 
 void fl_trace_engine_free(session *s)

@@ -28,6 +28,7 @@ void fl_trace_engine_drain(session *s, const fl_scope_event *rows, size_t n);
 
 /* Whether engine e samples PCs (PcSampling, and Deep which includes it). */
 bool fl_trace_engine_wants_pc(gpufl_engine e);
+bool fl_trace_engine_wants_sass(gpufl_engine e); /* SassMetrics */
 
 /* What the plugin reports so far; all zero without the engine. */
 void fl_trace_engine_stats(const session *s, fl_trace_stats *st);

@@ -27,6 +27,7 @@
 #include "trace_sink.h"
 #include "../abi/trace_abi.h"
 #include "../util/buf.h"
+#include "../util/clock.h"
 #include "../wire/records.h"
 #include "../wire/vocab.h"
 #include "occupancy.h"
@@ -444,9 +445,12 @@ static void on_samples(void *user, fl_sample_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
     fl_rec_profile_batch(w->ch[1], w->ident.session_id, ++w->batch_sample, rows, n);
-    w->counts.sample_rows += n;
-    for (size_t i = 0; i < n; i++)
-        w->counts.samples += rows[i].samples;
+    for (size_t i = 0; i < n; i++) {
+        bool sass = rows[i].sample_kind == FL_SAMPLE_KIND_SASS;
+        w->counts.sample_rows += sass ? 0 : 1;
+        w->counts.samples += sass ? 0 : rows[i].samples;
+        w->counts.sass_rows += sass ? 1 : 0;
+    }
     maybe_spill(w, 1);
 }
 
@@ -476,6 +480,16 @@ static void on_pm_samples(void *user, fl_pm_row *rows, size_t n)
     fl_rec_pm_batch(w->ch[1], w->ident.session_id, ++w->batch_pm, rows, n);
     w->counts.pm_rows += n;
     maybe_spill(w, 1);
+}
+
+/* SASS metrics' configuration of a device: on the device channel. */
+static void on_sass_config(void *user, uint32_t device_id, const char *const *configured,
+                           size_t n_configured, const char *const *skipped, size_t n_skipped)
+{
+    fl_trace_writer *w = user;
+    fl_rec_sass_config(w->ch[0], w->ident.session_id, gp_now_wall_ns(), device_id, configured,
+                       n_configured, skipped, n_skipped);
+    w->counts.sass_configs++;
 }
 
 static void on_graphs(void *user, fl_graph_row *rows, size_t n)
@@ -707,7 +721,8 @@ void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
                            .samples = on_samples,
                            .disassembly = on_disassembly,
                            .pm_config = on_pm_config,
-                           .pm_samples = on_pm_samples};
+                           .pm_samples = on_pm_samples,
+                           .sass_config = on_sass_config};
 }
 
 void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b), void *user)

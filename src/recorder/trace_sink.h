@@ -27,6 +27,8 @@ typedef struct fl_trace_counts {
     uint64_t disassembled;       /* cubin_disassembly records (functions) written */
     uint64_t pm_rows;            /* pm_sample_batch rows (PM sampling) */
     uint64_t pm_configs;         /* pm_sampling_config records */
+    uint64_t sass_rows;          /* profile_sample_batch rows of sample_kind 1 (SASS metrics) */
+    uint64_t sass_configs;       /* sass_config records */
 } fl_trace_counts;
 
 /* device / scope / system: the session's channel buffers (borrowed; only

@@ -10,6 +10,7 @@
  * the rows); scopes still open at the end are counted as open_at_end.
  */
 #include "report_int.h"
+#include "sass_metrics.h"
 #include "stalls.h"
 #include "../reader/read.h"
 #include "../util/buf.h"
@@ -254,10 +255,16 @@ static void profile_batch(fl_report *r, const fl_batch *b)
         fl_rcell_u64(b, i, c_kind, &kind);
         if (kind == 1) {
             double v = 0;
+            uint64_t u = 0, file = 0, line = 0;
             r->sass_rows++;
             fl_rcell_u64(b, i, c_metric, &metric);
             fl_rcell_real(b, i, c_val, &v);
             sass_metric(r, metric, v);
+            fl_rcell_u64(b, i, c_fn, &fn);
+            fl_rcell_u64(b, i, c_file, &file);
+            fl_rcell_u64(b, i, c_line, &line);
+            if (fl_rcell_u64(b, i, c_val, &u) && !fl_sassm_row(r, fn, metric, u, file, line))
+                return;
             continue;
         }
         if (kind != 0 || !fl_rcell_u64(b, i, c_reason, &reason)) {
@@ -480,6 +487,7 @@ void fl_report_destroy(fl_report *r)
     fl_report_gpufl_free(r);
     fl_report_syncs_free(r);
     fl_stalls_free(r);
+    fl_sassm_free(r);
     fl_pool_free(&r->pool);
     for (size_t i = 0; i < MAX_WARNINGS_KEPT; i++)
         free(r->warning_text[i]);
@@ -553,7 +561,7 @@ void fl_report_finish(fl_report *r, const fl_read_result *res)
         qsort(r->pm, r->n_pm, sizeof *r->pm, cmp_pm);
     if (r->n_sm > 1)
         qsort(r->sm, r->n_sm, sizeof *r->sm, cmp_sass);
-    if (!fl_stalls_finish(r))
+    if (!fl_stalls_finish(r) || !fl_sassm_finish(r))
         r->oom = true;
     if (r->ps) /* the not-issued samples are a subset, not more samples */
         r->pc_samples = r->ps->samples;
@@ -571,7 +579,8 @@ size_t fl_report_mem_bytes(const fl_report *r)
                fl_map_bytes(&r->kp_by_name) + fl_map_bytes(&r->sp_by_name) +
                fl_map_bytes(&r->gr_by_key) + fl_map_bytes(&r->dw_by_name) +
                fl_map_bytes(&r->sg_by_key) + fl_map_bytes(&r->sass_seen) +
-               (r->cap_sass_fn + r->cap_sass_src) * sizeof(const char *) + fl_stalls_bytes(r);
+               (r->cap_sass_fn + r->cap_sass_src) * sizeof(const char *) + fl_stalls_bytes(r) +
+               fl_sassm_bytes(r);
     for (size_t i = 0; i < r->n_k; i++)
         n += fl_hist_bytes(&r->k[i].h) + r->k[i].n_scope_idx * sizeof(uint32_t);
     for (size_t i = 0; i < r->n_s; i++)

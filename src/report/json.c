@@ -430,7 +430,7 @@ void fl_report_json(const fl_report *r, int top_n, fl_buf *out)
     json_devices(r, &f, &w);
     json_host(r, &w);
     fl_json_stalls(r, top_n, &w);
-    fl_json_sass(r, &w);
+    fl_json_sass(r, top_n, &w);
     fl_json_perf(r, &w);
     json_capture(r, &w);
     json_deep_windows(r, &w);

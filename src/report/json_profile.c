@@ -9,6 +9,7 @@
  * null when the session has none of it.
  */
 #include "report_int.h"
+#include "sass_metrics.h"
 #include "stalls.h"
 #include "../util/buf.h"
 #include "json_write.h"
@@ -85,7 +86,7 @@ void fl_json_stalls(const fl_report *r, int top, jw *w)
     j_close(w, '}');
 }
 
-void fl_json_sass(const fl_report *r, jw *w)
+void fl_json_sass(const fl_report *r, int top, jw *w)
 {
     if (!r->sass_rows && !r->sass_configs) {
         j_str(w, "sass_metrics", NULL);
@@ -113,6 +114,7 @@ void fl_json_sass(const fl_report *r, jw *w)
             j_close(w, '}');
         }
         j_close(w, ']');
+        fl_json_sass_detail(r, top, w);
         j_close(w, '}');
     }
     if (!r->cubins && !r->ptxs && !r->sources) {

@@ -150,7 +150,7 @@ static inline void j_device_id(jw *w, const char *key, int64_t id)
 void fl_json_stalls(const fl_report *r, int top, jw *w);
 /* The PC samples' keys inside "stalls" (json_stalls.c). */
 void fl_json_stall_detail(const fl_report *r, int top, jw *w);
-void fl_json_sass(const fl_report *r, jw *w);
+void fl_json_sass(const fl_report *r, int top, jw *w);
 void fl_json_perf(const fl_report *r, jw *w);
 /* summary.synchronization_stacks (syncs.c). */
 void fl_json_sync_stacks(const fl_report *r, jw *w);

@@ -22,6 +22,12 @@
  * a name not in it as given), or, with no name, of the activity API's
  * reason number - written to buf; *not_issued set for a "_not_issued"
  * reason (a subset of its samples, never added to a total). */
+/* The kind of a SASS metric's metric_dict name (sass_metrics.h's SM_*:
+ * 0 instructions executed, 1 thread-instructions, 2 global loads, 3
+ * global stores, 4 global sectors, 5 their ideal, ...); -1: a metric the
+ * report does not read. */
+int fl_sass_metric_kind(const char *name);
+
 const char *fl_stall_label(const char *metric_name, uint64_t reason, char *buf, size_t len,
                            bool *not_issued);
 

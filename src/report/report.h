@@ -87,7 +87,16 @@
  *             samples}]}
  *   sass_metrics null | {rows, configs [{device_id, configured_metrics,
  *             skipped_metrics}], configs_not_kept, metrics [{metric_id, name,
- *             rows, total}]}
+ *             rows, total}], kernels [{function, function_id, instructions,
+ *             thread_instructions, threads_per_instruction,
+ *             warp_efficiency_pct, mix_pct {global_ld, global_st, shared_ld,
+ *             shared_st, branch, other}, global_requests, global_sectors,
+ *             global_sectors_ideal, sectors_per_request,
+ *             ideal_sectors_per_request, coalescing_efficiency_pct,
+ *             shared_wavefronts, divergent_branch_targets}],
+ *             kernels_not_shown, lines [the same + source_file,
+ *             source_line], lines_not_shown, rows_without_source_line}
+ *             (sass_metrics.h; a metric not collected: null)
  *   sass      null | {cubin_disassemblies, ptx_disassemblies, source_files,
  *             functions [name], source_file_names [name]}
  *   perf_metrics null | [{metric_id, name, samples, mean, min, max}]

@@ -234,6 +234,7 @@ struct fl_report {
     struct fl_stalls *ps; /* PC samples by reason, kernel, scope, PC, line (stalls.h) */
     sassstat *sm;
     size_t n_sm, cap_sm;
+    struct fl_sassm *sx; /* SASS metrics per function and source line (sass_metrics.h) */
     pmstat *pm;
     size_t n_pm, cap_pm;
     /* GPUFlight 1.3's records (collect_records.c); the maps: interned

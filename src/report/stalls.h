@@ -122,6 +122,9 @@ const char *fl_stalls_reason_label(const psreason *s, char *buf, size_t len);
 /* A kernel_id's name; "(kernel id N, not in kernel_dict)", or for 0
  * "(no kernel: corr_id matched none)", in buf. */
 const char *fl_stalls_kernel_label(const fl_report *r, uint64_t kid, char *buf, size_t len);
+/* "file.cu:17", or "-" without a file or line (in buf). */
+const char *fl_stalls_source_label(const fl_report *r, uint64_t file, uint64_t line, char *buf,
+                                   size_t len);
 /* Rows listed: top (< 1: 10), and the kernels with hot PCs. */
 size_t fl_stalls_top(int top);
 size_t fl_stalls_hot_kernels(int top);

@@ -7,6 +7,7 @@
  * kernel and per scope.  A metric not collected reads "n/a".
  */
 #include "report_int.h"
+#include "sass_metrics.h"
 #include "stalls.h"
 #include "../util/buf.h"
 #include "units.h"
@@ -65,7 +66,7 @@ static void stall_reasons(const fl_report *r, fl_buf *b)
     }
 }
 
-static void sass_metrics(const fl_report *r, fl_buf *b)
+static void sass_metrics(const fl_report *r, int top, fl_buf *b)
 {
     fl_buf_printf(b, "\nSASS metrics  %" PRIu64 " %s\n", r->sass_rows,
                   fl_plural(r->sass_rows, "row", "rows"));
@@ -92,6 +93,7 @@ static void sass_metrics(const fl_report *r, fl_buf *b)
             fl_buf_printf(b, "(metric id %" PRIu64 ")", m->metric_id);
         fl_buf_puts(b, "\n");
     }
+    fl_text_sass_detail(r, top, b);
 }
 
 static void name_list(fl_buf *b, const char *what, const char *const *v, size_t n)
@@ -127,7 +129,7 @@ void fl_text_stalls(const fl_report *r, int top, fl_buf *b)
     if (r->n_st)
         stall_reasons(r, b);
     if (r->sass_rows || r->sass_configs)
-        sass_metrics(r, b);
+        sass_metrics(r, top, b);
     if (r->cubins || r->ptxs || r->sources)
         sass_channel(r, b);
 }

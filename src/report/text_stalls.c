@@ -115,9 +115,8 @@ static void per_scope(const fl_report *r, const fl_stalls *ps, size_t top, fl_bu
         fl_buf_printf(b, "  (%zu more)\n", n - shown);
 }
 
-/* "file.cu:17", or "-" (in buf). */
-static const char *source_of(const fl_report *r, uint64_t file, uint64_t line, char *buf,
-                             size_t len)
+const char *fl_stalls_source_label(const fl_report *r, uint64_t file, uint64_t line, char *buf,
+                                   size_t len)
 {
     const char *f = file ? fl_model_source_file_name(r->m, file) : NULL;
     if (!file || !line)
@@ -157,9 +156,9 @@ static void hot(const fl_report *r, const fl_stalls *ps, int kind, uint64_t kid,
             else
                 fl_buf_printf(b, "(function id %" PRIu64 ")", gr->b);
             fl_buf_puts(b, "  ");
-            fl_put_line(b, source_of(r, gr->file, gr->line, buf, sizeof buf), 80);
+            fl_put_line(b, fl_stalls_source_label(r, gr->file, gr->line, buf, sizeof buf), 80);
         } else {
-            fl_put_line(b, source_of(r, gr->b, gr->c, buf, sizeof buf), 80);
+            fl_put_line(b, fl_stalls_source_label(r, gr->b, gr->c, buf, sizeof buf), 80);
         }
         fl_buf_puts(b, ": ");
         mix(ps, kind, g, b);

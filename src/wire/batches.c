@@ -460,8 +460,11 @@ void fl_rec_profile_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
         d = fl_put_col(d, r->pc_offset);
         d = fl_put_col(d, r->metric_id);
         d = fl_put_col(d, r->samples);
-        d = fl_put_col(d, r->stall_reason);
-        d = fl_put_lit(d, ",0", 2); /* sample_kind 0: PC sampling */
+        /* A SASS-metric row (sample_kind 1) has no stall reason: 0, as
+         * GPUFlight writes it (its analyzer compares the cell with 0, so a
+         * null would break it). */
+        d = fl_put_col(d, r->sample_kind == FL_SAMPLE_KIND_SASS ? 0 : r->stall_reason);
+        d = fl_put_col(d, r->sample_kind);
         d = fl_put_col(d, r->scope_name_id);
         d = fl_put_col(d, r->source_file_id);
         d = fl_put_col(d, r->source_line);

@@ -567,3 +567,29 @@ void fl_rec_pm_config(fl_buf *b, const char *session_id, const fl_pm_config *c)
     }
     FL_BUF_LIT(b, "]}\n");
 }
+
+static void put_names(fl_buf *b, const char *key, const char *const *v, size_t n)
+{
+    fl_put_key(b, key);
+    FL_BUF_LIT(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            FL_BUF_LIT(b, ",");
+        fl_put_str_or_empty(b, v[i]);
+    }
+    FL_BUF_LIT(b, "]");
+}
+
+void fl_rec_sass_config(fl_buf *b, const char *session_id, uint64_t ts_ns, uint32_t device_id,
+                        const char *const *configured, size_t n_configured,
+                        const char *const *skipped, size_t n_skipped)
+{
+    fl_put_head(b, FL_T_SASS_CONFIG, session_id);
+    fl_put_key(b, "ts_ns");
+    fl_buf_u64(b, ts_ns);
+    fl_put_key(b, "device_id");
+    fl_buf_u64(b, device_id);
+    put_names(b, "configured_metrics", configured, n_configured);
+    put_names(b, "skipped_metrics", skipped, n_skipped);
+    FL_BUF_LIT(b, "}\n");
+}

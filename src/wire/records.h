@@ -288,4 +288,10 @@ void fl_rec_kernel_detail_head(fl_buf *b, const fl_ident *id);
 void fl_rec_kernel_detail_tail(fl_buf *b, const fl_kernel_row *k, const fl_occupancy *occ,
                                const char *user_scope, const char *stack_trace);
 
+/* sass_config (device channel): the SASS metrics configured on a device
+ * and those skipped (refused by CUPTI on its chip). */
+void fl_rec_sass_config(fl_buf *b, const char *session_id, uint64_t ts_ns, uint32_t device_id,
+                        const char *const *configured, size_t n_configured,
+                        const char *const *skipped, size_t n_skipped);
+
 #endif /* GP_WIRE_RECORDS_H */

@@ -200,12 +200,14 @@ static const char session_c[] = JOB(SC) HEAD(
         "\"reason_code\":\"\",\"message\":\"\"}]}\n"
     /* PC samples: two reasons named by metric_dict, a _not_issued subset
      * (not counted), an activity-API reason (no name: 3, execution
-     * dependency), a SASS metric row (not a stall). */
+     * dependency); SASS metric rows (not stalls): one of a stall name
+     * (counted as a row, in no figure), 100 instructions at 24 threads. */
     HEAD("dictionary_update",
          SC) ",\"metric_dict\":{\"1\":"
              "\"smsp__pcsamp_warps_issue_stalled_long_scoreboard\",\"2\":"
              "\"smsp__pcsamp_warps_issue_stalled_barrier\",\"3\":"
-             "\"smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued\"}}\n" HEAD(
+             "\"smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued\",\"4\":"
+             "\"smsp__sass_inst_executed\",\"5\":\"smsp__sass_thread_inst_executed\"}}\n" HEAD(
                  "profile_sample_batch",
                  SC) ",\"batch_id\":1,\"base_time_ns\":1760000000004500000,"
                      "\"columns\":[\"dt_ns\",\"corr_id\",\"device_id\",\"function_id\",\"pc_"
@@ -215,7 +217,8 @@ static const char session_c[] = JOB(SC) HEAD(
                      "\"source_file_id\",\"source_line\"],\"rows\":[[0,11,0,1,64,1,60,7,0,0,0,0],"
                      "[0,11,0,1,64,2,30,9,0,0,0,0],[0,11,0,1,64,3,20,7,0,0,0,0],[0,12,0,1,64,0,10,"
                      "3,0,0,0,0],"
-                     "[0,12,0,1,64,1,5,7,1,0,0,0]]}\n"
+                     "[0,12,0,1,64,1,5,7,1,0,0,0],[0,0,0,1,64,4,100,0,1,0,0,0],"
+                     "[0,0,0,1,64,5,2400,0,1,0,0,0]]}\n"
                      "{\"type\":\"shutdown\",\"pid\":12,\"app\":\"gp_cli_child\",\"session_id\":"
                      "\"" SC "\",\"ts_ns\":1760000000005000000}\n";
 
@@ -353,10 +356,10 @@ static void check_kernel(const jn *k, const char *name, const char *calls, const
 static void check_trace_object(const jn *t, const char *log_dir)
 {
     static const char *const keys[] = {
-        "engine",          "plugin",         "log_dir",          "note",        "processes",
-        "kernel_launches", "kernel_time_ns", "distinct_kernels", "top_kernels", "memcpy",
-        "memset",          "pc_samples",     "top_stalls",       "engines",     "degraded",
-        "bad_lines",       "bad_records",    "dropped_records"};
+        "engine",          "plugin",         "log_dir",          "note",           "processes",
+        "kernel_launches", "kernel_time_ns", "distinct_kernels", "top_kernels",    "memcpy",
+        "memset",          "pc_samples",     "top_stalls",       "sass_metrics",   "engines",
+        "degraded",        "bad_lines",      "bad_records",      "dropped_records"};
     CHECK(t && t->t == JN_OBJ);
     if (!t || t->t != JN_OBJ)
         return;
@@ -400,6 +403,11 @@ static void check_trace_object(const jn *t, const char *log_dir)
     check_ops(jn_get(mc, "other"), "1", "512", "1000");
     check_ops(jn_get(t, "memset"), "1", "4096", "10000");
     CHECK_NUM(t, "pc_samples", "100");
+    const jn *sm = jn_get(t, "sass_metrics");
+    CHECK_NUM(sm, "rows", "3");
+    CHECK_NUM(sm, "instructions", "100");
+    CHECK_NUM(sm, "threads_per_instruction", "24");
+    CHECK(jn_is_null(jn_get(sm, "sectors_per_request")));
     const jn *ts = jn_get(t, "top_stalls");
     CHECK(ts && ts->t == JN_ARR && ts->n == 3);
     if (ts && ts->n == 3) {
@@ -664,6 +672,15 @@ static void test_plugin_lookup(void)
     CHECK(!strstr(r.err, "warning"));
     remove(record);
     h_result_free(&r);
+    /* --engine sassmetrics: the seed's name in any case. */
+    const char *a3s[] = {cli,           "--backend", "none",   "--engine", "sassmetrics",
+                         "--",          h_child,     "inject", real,       "gp_cli_child",
+                         "SassMetrics", record,      "0",      NULL};
+    h_run(a3s, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK(!strstr(r.err, "warning"));
+    remove(record);
+    h_result_free(&r);
 
     /* GPUFL_CUPTI_PLUGIN wins over both; a user's CUDA_INJECTION64_PATH
      * is replaced, with a warning. */
@@ -854,6 +871,8 @@ static void test_edges(void)
     CHECK_CONTAINS(r.err, "trace  Trace engine  1 CUDA process\n  kernels           none\n"
                           "  top stalls        Long Scoreboard 60.0%, Barrier 30.0%, Execution "
                           "Dependency 10.0%  (100 PC samples)\n"
+                          "  sass metrics      3 rows  100 instructions  24.0 threads per warp "
+                          "instruction (of 32)\n"
                           "  memcpy            none\n  memset            none\n");
     CHECK_INT(dir_entries(tmpdir), 0);
     remove(record);

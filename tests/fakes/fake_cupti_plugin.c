@@ -18,7 +18,12 @@
  * FAKE_CUBIN a cubin kept and a sample in its function, and the functions
  * through the real disassembler runner, plugin/disasm.c), "pc_noperm",
  * "pc_unsupported", "pc_virtual" (PC sampling refused at start with
- * CUPTI's error for it: the session runs Trace); with profiling_engine
+ * CUPTI's error for it: the session runs Trace), "sassmetrics" (as
+ * "ok", and with profiling_engine SassMetrics the real engine,
+ * plugin/sassmetrics.c, over the fake SASS Metrics API of
+ * tests/plugin/sass_fake.h: see start_sass), "sass_noperm",
+ * "sass_unsupported", "sass_mig", "sass_virtual" (SASS metrics refused
+ * with CUPTI's error for it: the session runs Trace); with profiling_engine
  * PmSampling, the real PM engine (plugin/pmsamp.c) over tests/plugin/
  * pm_fake.h's CUPTI: 3 samples a drain of the default metrics, or refused
  * at Enable ("pm_noperm", "pm_mig", "pm_virtual").  One buffer is
@@ -33,6 +38,7 @@
 #include "stacks.h"
 #include "pcsamp.h"
 #include "pm_fake.h"
+#include "sass_fake.h"
 #include "synth.h"
 
 #include <pthread.h>
@@ -60,6 +66,7 @@ static fl_pcs *pcs;        /* PC sampling, active */
 static uint64_t cubin_crc; /* FAKE_CUBIN's, 0: none */
 static uint32_t pc_status; /* FL_PC_* */
 static char pc_msg[512];
+static bool sass_on; /* the SASS engine started (over sass_fake.h) */
 
 static uint64_t now_ns(void);
 
@@ -237,6 +244,51 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* SASS metrics over the fake API: three kernels' instructions at the
+ * first collection point - unit-stride loads (4 sectors a request, the
+ * ideal), strided loads (32 sectors a request against 4), a branch where
+ * half the warp's threads diverge - or the scenario's refusal. */
+static void start_sass(const fl_trace_options *o)
+{
+    sass_on = false;
+    if (!o->sass_metrics || strncmp(scenario, "sass", 4) != 0)
+        return;
+    sf_reset();
+    CUptiResult r = strcmp(scenario, "sass_noperm") == 0 ? CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+                    : strcmp(scenario, "sass_unsupported") == 0 ? CUPTI_ERROR_NOT_SUPPORTED
+                    : strcmp(scenario, "sass_mig") == 0 ? CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED
+                    : strcmp(scenario, "sass_virtual") == 0
+                        ? CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED
+                        : CUPTI_SUCCESS;
+    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+        sf.init = r;
+    else if (r == CUPTI_ERROR_NOT_SUPPORTED)
+        sf.set_config = r;
+    else
+        sf.props_all = r;
+    sf.refuse = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared";
+    uint64_t m[6] = {sf_metric_id("smsp__sass_inst_executed"),
+                     sf_metric_id("smsp__sass_thread_inst_executed"),
+                     sf_metric_id("smsp__sass_inst_executed_op_global_ld"),
+                     sf_metric_id("smsp__sass_sectors_mem_global"),
+                     sf_metric_id("smsp__sass_sectors_mem_global_ideal"),
+                     sf_metric_id("smsp__sass_branch_targets_threads_divergent")};
+    sf_add(0x1234, "_Z6vecAddPfS_S_i", 1, 0x40, 5, m, (const uint64_t[]){100, 3200, 100, 400, 400});
+    sf_add(0x1234, "_Z6vecAddPfS_S_i", 1, 0x50, 2, m, (const uint64_t[]){100, 3200});
+    sf_add(0x1234, "_Z7stridedPfi", 2, 0x30, 5, m, (const uint64_t[]){50, 1600, 50, 1600, 200});
+    sf_add(0x1234, "_Z9divergentPi", 3, 0x60, 2, m, (const uint64_t[]){80, 1280});
+    sf_add(0x1234, "_Z9divergentPi", 3, 0x70, 6, m, (const uint64_t[]){10, 320, 0, 0, 0, 8});
+    sf.reads_left = 1;
+    fl_sass_set_api(&sf_api);
+    fl_sass_engine_start(o, (void *)0x1000);
+    sass_on = true;
+}
+
+static void f_collect(void)
+{
+    fl_sass_request_collect();
+}
+
 static int f_start(const fl_trace_options *o, char *why, size_t len)
 {
     const char *sc = getenv("FAKE_CUPTI_SCENARIO");
@@ -274,6 +326,7 @@ static int f_start(const fl_trace_options *o, char *why, size_t len)
     first_done = false;
     start_pc(o);
     start_pm(o);
+    start_sass(o);
     fl_launch_scope_reset();
     dec = fl_decoder_create(&c);
     drains = 0;
@@ -314,7 +367,16 @@ static void emit_stacks(void *user, const uint32_t *ids, const char *const *text
     sink->stacks(sink->user, ids, texts, n);
 }
 
+static void f_drain_trace(const fl_trace_sink *sink);
+
 static void f_drain(const fl_trace_sink *sink)
+{
+    f_drain_trace(sink);
+    if (sass_on)
+        fl_sass_engine_drain(sink);
+}
+
+static void f_drain_trace(const fl_trace_sink *sink)
 {
     synth s;
     drains++;
@@ -389,6 +451,8 @@ static void f_stop(void)
 {
     fl_pms_engine_stop();
     stopped = true;
+    if (sass_on)
+        fl_sass_engine_stop();
 }
 
 static void f_stats(fl_trace_stats *out)
@@ -420,6 +484,8 @@ static void f_stats(fl_trace_stats *out)
         fl_pcs_stats(pcs, out);
         fl_disasm_stats(out);
     }
+    if (sass_on)
+        fl_sass_engine_stats(out);
 }
 
 static void f_release(void)
@@ -430,6 +496,11 @@ static void f_release(void)
     stacks = NULL;
     fl_pcs_destroy(pcs);
     pcs = NULL;
+    if (sass_on) {
+        fl_sass_engine_release();
+        fl_sass_set_api(NULL);
+        sass_on = false;
+    }
     fl_cubin_reset();
     fl_pms_engine_release();
 }
@@ -456,5 +527,5 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .stop = f_stop,
     .stats = f_stats,
     .release = f_release,
-    .collect = NULL,
+    .collect = f_collect,
 };

@@ -21,6 +21,10 @@
 #   7. pmsamp_workload: gpufl_init(PmSampling), idle, a kernel that keeps
 #      every SM busy ~400 ms, idle; check_pmsamp checks that the SM-active
 #      samples are high while it runs and low before and after;
+#   8. sass_workload (built with -lineinfo): gpufl_init(SassMetrics), a
+#      unit-stride, a strided and a divergent kernel; check_sass checks
+#      that the strided one shows worse coalescing (sectors per request)
+#      and the divergent one fewer threads per warp instruction;
 # and checks each session with check_trace.
 #
 # Exit status: 0 all passed, 1 a check failed, 77 skipped (no GPU, no nvcc),
@@ -122,6 +126,12 @@ pid3=$!
 nvcc_build "$work/pmsamp_workload" "$work/nvcc5.log" -I "$src/include" \
     "$here/pmsamp_workload.cu" -L "$build" -lgpuprofile -Xlinker -rpath -Xlinker "$build" ||
     cat "$work/nvcc5.log"
+nvcc_build "$work/sass_workload" "$work/nvcc6.log" -lineinfo -I "$src/include" \
+    "$here/sass_workload.cu" -L "$build" -lgpuprofile -Xlinker -rpath -Xlinker "$build" &
+pid4=$!
+"${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" -o "$work/check_sass" \
+    "$here/check_sass.c" -ljansson >"$work/cc3.log" 2>&1
+cc3_rc=$?
 "${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" -o "$work/check_pcsamp" \
     "$here/check_pcsamp.c" -ljansson >"$work/cc2.log" 2>&1 &&
     "${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I "$tests_dir" \
@@ -136,8 +146,13 @@ wait $pid2
 rc2=$?
 wait $pid3
 rc3=$?
-if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ] || [ $rc3 -ne 0 ] || [ $cc_rc -ne 0 ] || [ $cc2_rc -ne 0 ]; then
-    cat "$work/nvcc1.log" "$work/nvcc2.log" "$work/nvcc4.log" "$work/cc.log" "$work/cc2.log"
+wait $pid4
+rc4=$?
+if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ] || [ $rc3 -ne 0 ] || [ $rc4 -ne 0 ] || [ $cc_rc -ne 0 ] ||
+    [ $cc2_rc -ne 0 ] || [ $cc3_rc -ne 0 ]; then
+    cat "$work/nvcc1.log" "$work/nvcc2.log" "$work/nvcc4.log" "$work/nvcc5.log" "$work/nvcc6.log" \
+        "$work/cc.log" \
+        "$work/cc2.log" "$work/cc3.log"
     echo "FAIL: building the workload or the checker failed (files in $work)"
     exit 1
 fi
@@ -261,6 +276,15 @@ if [ ! -x "$work/pmsamp_workload" ]; then
     result "$n" FAIL
 elif run "$n" "$work/run7.log" "$work/pmsamp_workload" "$work/logs7"; then
     if "$work/check_pmsamp" --log-dir "$work/logs7"; then
+        result "$n" PASS
+    else
+        result "$n" FAIL
+    fi
+fi
+
+n="8 SASS metrics in-process (coalescing and divergence)"
+if run "$n" "$work/run8.log" "$work/sass_workload" "$work/logs8" --expect "$work/expect8.json"; then
+    if "$work/check_sass" --expect "$work/expect8.json" --log-dir "$work/logs8"; then
         result "$n" PASS
     else
         result "$n" FAIL

@@ -216,6 +216,12 @@ class OptionsTest(unittest.TestCase):
         self.assertEqual((o.backend, o.profiling_engine), (3, 2))
         o, _ = gfl._make_options(self.defaults(profiling_engine="PMSAMPLING"))
         self.assertEqual(o.profiling_engine, 6)
+        # SassMetrics by its name in any case, and by the enum.
+        o, _ = gfl._make_options(self.defaults(backend="none", profiling_engine="SASSMETRICS"))
+        self.assertEqual(o.profiling_engine, 3)
+        o, _ = gfl._make_options(self.defaults(
+            backend="none", profiling_engine=gfl.ProfilingEngine.SassMetrics))
+        self.assertEqual(o.profiling_engine, 3)
 
     def test_bad_values(self):
         with self.assertRaisesRegex(ValueError, r"profiling_engine='Fast' is not a "

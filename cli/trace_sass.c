@@ -1,0 +1,82 @@
+/*
+ * trace_sass.c - the SassMetrics part of the Trace engine's summary
+ * (trace.c): the sums of the SASS metrics the summary line uses, and the
+ * line and the JSON object they give - instructions executed, threads per
+ * warp instruction (of 32), global sectors per request and their ideal;
+ * a figure whose metrics no row carried is left out (null in JSON).
+ */
+#include "cli.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+void cli_trace_sass_add(uint64_t v[6], unsigned *have, const char *metric_name, uint64_t value)
+{
+    int k = fl_sass_metric_kind(metric_name);
+    if (k < 0 || k >= 6)
+        return;
+    v[k] = v[k] + value < v[k] ? UINT64_MAX : v[k] + value;
+    *have |= 1u << k;
+}
+
+/* What the summary line says of the SASS metrics (a quantity without its
+ * metrics: not known). */
+typedef struct sass_fig {
+    bool inst, threads, sectors, ideal;
+    double threads_per_inst, sect_per_req, ideal_per_req;
+} sass_fig;
+
+static sass_fig sass_figures(const cli_trace *t)
+{
+    sass_fig g = {0};
+    const uint64_t *v = t->sass_v;
+    unsigned h = t->sass_have;
+    double req = (double)v[2] + (double)v[3];
+    g.inst = (h & 1u) && v[0] > 0;
+    g.threads = g.inst && (h & 2u);
+    g.threads_per_inst = g.threads ? (double)v[1] / (double)v[0] : 0;
+    g.sectors = (h & 12u) && (h & 16u) && req > 0;
+    g.sect_per_req = g.sectors ? (double)v[4] / req : 0;
+    g.ideal = g.sectors && (h & 32u);
+    g.ideal_per_req = g.ideal ? (double)v[5] / req : 0;
+    return g;
+}
+
+/* SassMetrics, one line: "sass metrics  17 rows  590 instructions  28.9
+ * threads per warp instruction (of 32)  8.70 global sectors per request
+ * (ideal 4.00)". */
+void cli_trace_sass_text(const cli_trace *t, FILE *f)
+{
+    if (!t->sass_rows)
+        return;
+    sass_fig g = sass_figures(t);
+    fprintf(f, "  %-18s%llu %s", "sass metrics", (unsigned long long)t->sass_rows,
+            fl_plural(t->sass_rows, "row", "rows"));
+    if (g.inst)
+        fprintf(f, "  %llu instructions", (unsigned long long)t->sass_v[0]);
+    if (g.threads)
+        fprintf(f, "  %.1f threads per warp instruction (of 32)", g.threads_per_inst);
+    if (g.sectors)
+        fprintf(f, "  %.2f global sectors per request", g.sect_per_req);
+    if (g.ideal)
+        fprintf(f, " (ideal %.2f)", g.ideal_per_req);
+    fputc('\n', f);
+}
+
+void cli_trace_sass_json(const cli_trace *t, fl_buf *b)
+{
+    sass_fig g = sass_figures(t);
+    fl_buf_printf(
+        b, ",\"sass_metrics\":{\"rows\":%llu,\"instructions\":", (unsigned long long)t->sass_rows);
+    if (g.inst)
+        fl_buf_printf(b, "%llu", (unsigned long long)t->sass_v[0]);
+    else
+        fl_buf_puts(b, "null");
+    fl_buf_puts(b, ",\"threads_per_instruction\":");
+    fl_buf_opt_double(b, g.threads, g.threads_per_inst);
+    fl_buf_puts(b, ",\"sectors_per_request\":");
+    fl_buf_opt_double(b, g.sectors, g.sect_per_req);
+    fl_buf_puts(b, ",\"ideal_sectors_per_request\":");
+    fl_buf_opt_double(b, g.ideal, g.ideal_per_req);
+    fl_buf_puts(b, "}");
+}

@@ -1,0 +1,468 @@
+/*
+ * sassmetrics.c - CUPTI's SASS Metrics API per device and CUDA context,
+ * for the SassMetrics engine.
+ *
+ * Promises:
+ *  - CUPTI's order: cuptiProfilerInitialize once per session, at the first
+ *    context (not at start: under injection start runs inside cuInit, and
+ *    the Profiler API wants the driver up); per device,
+ *    once, its chip (cuptiDeviceGetChipName), the id of each metric of
+ *    fl_sass_metric_names on that chip (cuptiSassMetricsGetProperties; a
+ *    name refused is skipped and listed) and cuptiSassMetricsSetConfig;
+ *    per context cuptiSassMetricsEnable (lazy patching unless
+ *    sass_eager_patching); reads by GetDataProperties then FlushData into
+ *    buffers sized by it; at the end Disable per context, UnsetConfig per
+ *    device, cuptiProfilerDeInitialize;
+ *  - a CUPTI refusal becomes a status (FL_PC_*: permissions, unsupported
+ *    device or driver, MIG, vGPU, no driver, another profiler) and a
+ *    message naming the call, CUPTI's error and the fix; the first is the
+ *    session's, which then runs Trace; never a crash;
+ *  - reads run on the writer thread at the collection points the core asks
+ *    for and after stop(), or at a context's destruction (rows into the
+ *    bounded table, what finds no room counted); CUPTI's function names
+ *    (allocated by FlushData) are freed after each read;
+ *  - at most 16 contexts and 16 devices; every CUPTI call goes through
+ *    `api` (tests inject answers).
+ */
+#include "sassmetrics.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_CTX 16
+#define MAX_DEV 16
+#define MAX_METRICS 16
+#define RECORDS_MAX (1u << 24) /* records read per context and collection */
+
+const char *const fl_sass_metric_names[] = {
+    "smsp__sass_inst_executed",
+    "smsp__sass_thread_inst_executed",
+    "smsp__sass_inst_executed_op_global_ld",
+    "smsp__sass_inst_executed_op_global_st",
+    "smsp__sass_sectors_mem_global",
+    "smsp__sass_sectors_mem_global_ideal",
+    "smsp__sass_inst_executed_op_shared_ld",
+    "smsp__sass_inst_executed_op_shared_st",
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared",
+    "smsp__sass_inst_executed_op_branch",
+    "smsp__sass_branch_targets_threads_divergent",
+};
+const size_t fl_sass_n_metric_names = sizeof fl_sass_metric_names / sizeof *fl_sass_metric_names;
+
+static const fl_sass_api real_api = {
+    .profiler_init = cuptiProfilerInitialize,
+    .profiler_deinit = cuptiProfilerDeInitialize,
+    .chip_name = cuptiDeviceGetChipName,
+    .get_properties = cuptiSassMetricsGetProperties,
+    .set_config = cuptiSassMetricsSetConfig,
+    .unset_config = cuptiSassMetricsUnsetConfig,
+    .enable = cuptiSassMetricsEnable,
+    .disable = cuptiSassMetricsDisable,
+    .data_properties = cuptiSassMetricsGetDataProperties,
+    .flush_data = cuptiSassMetricsFlushData,
+    .device_id = cuptiGetDeviceId,
+};
+static const fl_sass_api *api = &real_api;
+
+typedef struct sass_dev {
+    uint32_t device;
+    bool set, announced;
+    size_t n_ok, n_skipped;
+    const char *ok[MAX_METRICS], *skipped[MAX_METRICS];
+} sass_dev;
+
+typedef struct sass_ctx {
+    CUcontext ctx;
+    uint32_t device;
+} sass_ctx;
+
+/* Everything below under mu. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    bool on, profiler, final;
+    uint32_t status;
+    char msg[512];
+    fl_trace_options opt;
+    sass_ctx ctx[MAX_CTX];
+    size_t n_ctx;
+    sass_dev dev[MAX_DEV];
+    size_t n_dev;
+    uint32_t contexts, metrics, skipped;
+    uint64_t collections, dropped;
+    fl_sass *agg;
+} E;
+static _Atomic int collect_req;
+
+void fl_sass_set_api(const fl_sass_api *a)
+{
+    api = a ? a : &real_api;
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static const char *fix_of(uint32_t status)
+{
+    switch (status) {
+    case FL_PC_NOT_SUPPORTED:
+        return "this device, driver or CUPTI has no SASS metrics (they need compute capability "
+               "7.5 or newer, a whole GPU rather than a MIG instance, not WSL, and a CUPTI no "
+               "older than the driver)";
+    case FL_PC_CONFLICT:
+        return "another profiler holds the device (Nsight, PC sampling or the Profiler API in "
+               "another tool, or a second CUPTI subscriber): stop the other tool";
+    default:
+        return fl_pcs_fix(status);
+    }
+}
+
+/* The first failure is the session's reason (mu held). */
+static void fail(CUptiResult r, const char *what)
+{
+    if (E.status != FL_PC_ACTIVE)
+        return;
+    E.status = fl_pcs_status_of(r);
+    if (E.status == FL_PC_ACTIVE)
+        E.status = FL_PC_FAILED;
+    const char *m = NULL;
+    if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
+        m = "unknown CUPTI error";
+    snprintf(E.msg, sizeof E.msg, "%s failed: %s (%d): %s; the session runs Trace", what, m, (int)r,
+             fix_of(E.status));
+}
+
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --------------------------------------------------------------- devices */
+
+/* A metric's refusal that says the whole API cannot work on this device
+ * (not merely that the chip lacks that name). */
+static bool fatal_refusal(CUptiResult r)
+{
+    uint32_t st = fl_pcs_status_of(r);
+    return st == FL_PC_NO_PERMISSION || st == FL_PC_VIRTUALIZED || st == FL_PC_NO_DRIVER ||
+           st == FL_PC_CONFLICT || r == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED;
+}
+
+/* Device dev's metric ids and configuration, once (mu held). */
+static bool dev_configure(uint32_t device)
+{
+    for (size_t i = 0; i < E.n_dev; i++)
+        if (E.dev[i].device == device)
+            return E.dev[i].set;
+    if (E.n_dev == MAX_DEV)
+        return false;
+    sass_dev *d = &E.dev[E.n_dev];
+    memset(d, 0, sizeof *d);
+    d->device = device;
+    CUpti_Device_GetChipName_Params cp = {CUpti_Device_GetChipName_Params_STRUCT_SIZE, NULL, device,
+                                          NULL};
+    CUptiResult r = api->chip_name(&cp);
+    if (r != CUPTI_SUCCESS || !cp.pChipName) {
+        fail(r != CUPTI_SUCCESS ? r : CUPTI_ERROR_UNKNOWN, "cuptiDeviceGetChipName");
+        return false;
+    }
+    CUpti_SassMetrics_Config cfg[MAX_METRICS];
+    size_t n = 0;
+    for (size_t i = 0; i < fl_sass_n_metric_names && i < MAX_METRICS; i++) {
+        CUpti_SassMetrics_GetProperties_Params pp;
+        memset(&pp, 0, sizeof pp);
+        pp.structSize = CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE;
+        pp.pChipName = cp.pChipName;
+        pp.pMetricName = fl_sass_metric_names[i];
+        r = api->get_properties(&pp);
+        if (r != CUPTI_SUCCESS && fatal_refusal(r)) {
+            fail(r, "cuptiSassMetricsGetProperties");
+            return false;
+        }
+        if (r != CUPTI_SUCCESS) {
+            d->skipped[d->n_skipped++] = fl_sass_metric_names[i];
+            continue;
+        }
+        cfg[n].metricId = pp.metric.metricId;
+        cfg[n].outputGranularity = CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU;
+        n++;
+        d->ok[d->n_ok++] = fl_sass_metric_names[i];
+        fl_sass_metric_name(E.agg, device, pp.metric.metricId, fl_sass_metric_names[i]);
+    }
+    E.n_dev++;
+    E.metrics = (uint32_t)d->n_ok;
+    E.skipped = (uint32_t)d->n_skipped;
+    if (n == 0) {
+        if (E.status == FL_PC_ACTIVE) {
+            E.status = FL_PC_NOT_SUPPORTED;
+            snprintf(E.msg, sizeof E.msg,
+                     "cuptiSassMetricsGetProperties refused every metric on chip %.32s: %s; the "
+                     "session runs Trace",
+                     cp.pChipName, fix_of(FL_PC_NOT_SUPPORTED));
+        }
+        return false;
+    }
+    CUpti_SassMetricsSetConfig_Params sp = {CUpti_SassMetricsSetConfig_Params_STRUCT_SIZE, NULL, n,
+                                            cfg, device};
+    r = api->set_config(&sp);
+    if (r != CUPTI_SUCCESS) {
+        fail(r, "cuptiSassMetricsSetConfig");
+        return false;
+    }
+    d->set = true;
+    return true;
+}
+
+/* ------------------------------------------------------------- contexts */
+
+static void ctx_disable(sass_ctx *c)
+{
+    CUpti_SassMetricsDisable_Params p = {CUpti_SassMetricsDisable_Params_STRUCT_SIZE, NULL, c->ctx,
+                                         0};
+    if (api->disable(&p) == CUPTI_SUCCESS)
+        E.dropped += p.numOfDroppedRecords;
+}
+
+/* Everything CUPTI holds for c, into the table (mu held). */
+static void ctx_read(sass_ctx *c, const fl_trace_sink *sink)
+{
+    CUpti_SassMetricsGetDataProperties_Params dp = {
+        CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE, NULL, c->ctx, 0, 0};
+    CUptiResult r = api->data_properties(&dp);
+    if (r != CUPTI_SUCCESS) {
+        fail(r, "cuptiSassMetricsGetDataProperties");
+        return;
+    }
+    size_t n = dp.numOfPatchedInstructionRecords, ni = dp.numOfInstances;
+    if (n == 0 || ni == 0 || n > RECORDS_MAX || ni > 4096)
+        return;
+    CUpti_SassMetrics_Data *d = calloc(n, sizeof *d);
+    CUpti_SassMetrics_InstanceValue *v = calloc(n * ni, sizeof *v);
+    if (d && v) {
+        for (size_t i = 0; i < n; i++) {
+            d[i].structSize = sizeof d[i];
+            d[i].pInstanceValues = v + i * ni;
+        }
+        CUpti_SassMetricsFlushData_Params fp = {
+            CUpti_SassMetricsFlushData_Params_STRUCT_SIZE, NULL, c->ctx, n, ni, d};
+        r = api->flush_data(&fp);
+        if (r == CUPTI_SUCCESS) {
+            E.collections++;
+            fl_sass_feed(E.agg, sink, d, n, ni, c->device, wall_ns());
+        } else {
+            fail(r, "cuptiSassMetricsFlushData");
+        }
+        /* FlushData allocates each record's name: ours to free. */
+        for (size_t i = 0; i < n; i++)
+            free((void *)d[i].functionName);
+    }
+    free(v);
+    free(d);
+}
+
+/* A context's SASS metrics enabled (mu held). */
+static void ctx_add(CUcontext ctx)
+{
+    for (size_t i = 0; i < E.n_ctx; i++)
+        if (E.ctx[i].ctx == ctx)
+            return;
+    if (E.n_ctx == MAX_CTX || E.status != FL_PC_ACTIVE)
+        return;
+    CUptiResult r;
+    if (!E.profiler) {
+        CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE, NULL};
+        r = api->profiler_init(&ip);
+        if (r != CUPTI_SUCCESS) {
+            fail(r, "cuptiProfilerInitialize");
+            return;
+        }
+        E.profiler = true;
+    }
+    uint32_t device = 0;
+    r = api->device_id(ctx, &device);
+    if (r != CUPTI_SUCCESS) {
+        fail(r, "cuptiGetDeviceId");
+        return;
+    }
+    if (!dev_configure(device))
+        return;
+    CUpti_SassMetricsEnable_Params ep = {CUpti_SassMetricsEnable_Params_STRUCT_SIZE, NULL, ctx,
+                                         E.opt.sass_eager_patching ? 0 : 1};
+    r = api->enable(&ep);
+    if (r != CUPTI_SUCCESS) {
+        fail(r, "cuptiSassMetricsEnable");
+        return;
+    }
+    E.ctx[E.n_ctx++] = (sass_ctx){ctx, device};
+    E.contexts++;
+}
+
+void fl_sass_context_created(void *ctx)
+{
+    pthread_mutex_lock(&mu);
+    if (E.on && ctx)
+        ctx_add(ctx);
+    pthread_mutex_unlock(&mu);
+}
+
+void fl_sass_context_destroying(void *ctx)
+{
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; E.on && i < E.n_ctx; i++) {
+        sass_ctx *c = &E.ctx[i];
+        if (c->ctx != ctx)
+            continue;
+        ctx_read(c, NULL);
+        ctx_disable(c);
+        E.ctx[i] = E.ctx[--E.n_ctx];
+        break;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void fl_sass_on_resource(CUpti_CallbackId cbid, const void *data)
+{
+    const CUpti_ResourceData *rd = data;
+    if (!rd)
+        return;
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        fl_sass_context_created(rd->context);
+    } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+        fl_sass_context_destroying(rd->context);
+    } else if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+        const CUpti_ModuleResourceData *m = rd->resourceDescriptor;
+        pthread_mutex_lock(&mu);
+        bool keep = E.on && E.opt.source_collection;
+        pthread_mutex_unlock(&mu);
+        if (keep && m && m->pCubin && m->cubinSize)
+            fl_cubin_keep(m->pCubin, m->cubinSize);
+    }
+}
+
+/* --------------------------------------------------------------- session */
+
+uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx)
+{
+    pthread_mutex_lock(&mu);
+    memset(&E, 0, sizeof E);
+    atomic_store(&collect_req, 0);
+    if (!o->sass_metrics) {
+        pthread_mutex_unlock(&mu);
+        return FL_PC_OFF;
+    }
+    E.opt = *o;
+    E.status = FL_PC_ACTIVE;
+    fl_pcs_config pc = {.source = o->source_collection};
+    E.agg = fl_sass_create(&pc);
+    if (!E.agg) {
+        E.status = FL_PC_FAILED;
+        snprintf(E.msg, sizeof E.msg, "out of memory for the SASS metrics table");
+    } else {
+        E.on = true;
+    }
+    if (E.status == FL_PC_ACTIVE && ctx)
+        ctx_add(ctx);
+    uint32_t st = E.status;
+    pthread_mutex_unlock(&mu);
+    return st;
+}
+
+void fl_sass_engine_fail(CUptiResult r, const char *what)
+{
+    pthread_mutex_lock(&mu);
+    if (E.on)
+        fail(r, what);
+    pthread_mutex_unlock(&mu);
+}
+
+void fl_sass_request_collect(void)
+{
+    atomic_store(&collect_req, 1);
+}
+
+/* sass_config of each device configured since the last drain (mu held). */
+static void announce(const fl_trace_sink *sink)
+{
+    for (size_t i = 0; sink && sink->sass_config && i < E.n_dev; i++) {
+        sass_dev *d = &E.dev[i];
+        if (d->announced)
+            continue;
+        d->announced = true;
+        sink->sass_config(sink->user, d->device, d->ok, d->n_ok, d->skipped, d->n_skipped);
+    }
+}
+
+/* The end: every context disabled, every device unset, the Profiler API
+ * de-initialised (mu held). */
+static void teardown(void)
+{
+    for (size_t i = 0; i < E.n_ctx; i++)
+        ctx_disable(&E.ctx[i]);
+    E.n_ctx = 0;
+    for (size_t i = 0; i < E.n_dev; i++) {
+        if (!E.dev[i].set)
+            continue;
+        CUpti_SassMetricsUnsetConfig_Params up = {CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE,
+                                                  NULL, E.dev[i].device};
+        api->unset_config(&up);
+        E.dev[i].set = false;
+    }
+    if (E.profiler) {
+        CUpti_Profiler_DeInitialize_Params dp = {CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE,
+                                                 NULL};
+        api->profiler_deinit(&dp);
+        E.profiler = false;
+    }
+}
+
+void fl_sass_engine_drain(const fl_trace_sink *sink)
+{
+    pthread_mutex_lock(&mu);
+    if (E.on) {
+        announce(sink);
+        bool req = atomic_exchange(&collect_req, 0) != 0;
+        /* After a refusal nothing more is read (the session runs Trace). */
+        if (req || E.final)
+            for (size_t i = 0; i < E.n_ctx && E.status == FL_PC_ACTIVE; i++)
+                ctx_read(&E.ctx[i], sink);
+        if (E.final)
+            teardown();
+        fl_sass_flush(E.agg, sink);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void fl_sass_engine_stop(void)
+{
+    pthread_mutex_lock(&mu);
+    E.final = E.on;
+    pthread_mutex_unlock(&mu);
+}
+
+void fl_sass_engine_stats(fl_trace_stats *out)
+{
+    pthread_mutex_lock(&mu);
+    out->sass_status = E.opt.sass_metrics ? E.status : FL_PC_OFF;
+    out->sass_metrics = E.metrics;
+    out->sass_metrics_skipped = E.skipped;
+    out->sass_contexts = E.contexts;
+    out->sass_collections = E.collections;
+    out->sass_dropped_records = E.dropped;
+    snprintf(out->sass_msg, sizeof out->sass_msg, "%s", E.msg);
+    fl_sass_stats(E.agg, out);
+    pthread_mutex_unlock(&mu);
+}
+
+void fl_sass_engine_release(void)
+{
+    pthread_mutex_lock(&mu);
+    teardown();
+    fl_sass_destroy(E.agg);
+    E.agg = NULL;
+    E.on = false;
+    pthread_mutex_unlock(&mu);
+}

@@ -1,0 +1,117 @@
+/*
+ * sassmetrics.h - SASS metrics in the CUPTI plugin (profiling_engine
+ * SassMetrics): what its two files promise each other and the plugin.
+ *
+ *   sassmetrics_decode.c  CUPTI's patched-instruction records
+ *                         (CUpti_SassMetrics_Data, cupti_sass_metrics.h)
+ *                         summed per (device, function, PC offset, metric)
+ *                         into fl_sample_row of sample_kind 1, through PC
+ *                         sampling's aggregator (pcsamp_decode.c: one
+ *                         table, the same dictionaries, the same source
+ *                         lines through the cubins kept by pcsamp_source.c)
+ *   sassmetrics.c         the SASS Metrics API's life: the Profiler API
+ *                         initialised once, each device configured once
+ *                         (its chip's metric ids, SetConfig), each CUDA
+ *                         context enabled (lazy patching unless asked),
+ *                         read (GetDataProperties, FlushData) on the writer
+ *                         thread at the collection points, disabled; every
+ *                         CUPTI call behind fl_sass_api so tests inject
+ *                         CUPTI's answers
+ *
+ * A refusal is a status (FL_PC_*, the same meanings as PC sampling's) and
+ * a message with the fix; the session then runs Trace, never crashes.
+ */
+#ifndef GP_PLUGIN_SASSMETRICS_H
+#define GP_PLUGIN_SASSMETRICS_H
+
+#include "pcsamp.h"
+
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
+#include <cupti_sass_metrics.h>
+
+/* ------------------------------------------------------- the decoder */
+
+typedef struct fl_sass fl_sass;
+
+/* cfg as PC sampling's (source lines, table size); NULL when out of memory. */
+fl_sass *fl_sass_create(const fl_pcs_config *cfg);
+void fl_sass_destroy(fl_sass *x); /* NULL-safe */
+
+/* CUPTI's metric id on device device_id is name (metric_dict).  An id
+ * never named is written "metric_<id>". */
+void fl_sass_metric_name(fl_sass *x, uint32_t device_id, uint64_t metric_id, const char *name);
+
+/* One FlushData's records (n of them, n_instances values each) of device
+ * device_id, read at wall time t_ns.  A value of 0 makes no row (a row
+ * absent is 0).  sink NULL: a full table counts the rest lost. */
+void fl_sass_feed(fl_sass *x, const fl_trace_sink *sink, const CUpti_SassMetrics_Data *d, size_t n,
+                  size_t n_instances, uint32_t device_id, uint64_t t_ns);
+
+/* Every row held (after the dictionary entries it uses) to sink. */
+void fl_sass_flush(fl_sass *x, const fl_trace_sink *sink);
+
+/* Adds the decoder's counts into out's sass_* fields. */
+void fl_sass_stats(const fl_sass *x, fl_trace_stats *out);
+
+/* ------------------------------------------------- the SASS Metrics API */
+
+/* The metrics asked of each device, in this order (a name CUPTI's
+ * cuptiSassMetricsGetProperties refuses on a chip is skipped and listed
+ * in sass_config's skipped_metrics). */
+extern const char *const fl_sass_metric_names[];
+extern const size_t fl_sass_n_metric_names;
+
+/* Every CUPTI call sassmetrics.c makes; tests replace them. */
+typedef struct fl_sass_api {
+    CUptiResult (*profiler_init)(CUpti_Profiler_Initialize_Params *);
+    CUptiResult (*profiler_deinit)(CUpti_Profiler_DeInitialize_Params *);
+    CUptiResult (*chip_name)(CUpti_Device_GetChipName_Params *);
+    CUptiResult (*get_properties)(CUpti_SassMetrics_GetProperties_Params *);
+    CUptiResult (*set_config)(CUpti_SassMetricsSetConfig_Params *);
+    CUptiResult (*unset_config)(CUpti_SassMetricsUnsetConfig_Params *);
+    CUptiResult (*enable)(CUpti_SassMetricsEnable_Params *);
+    CUptiResult (*disable)(CUpti_SassMetricsDisable_Params *);
+    CUptiResult (*data_properties)(CUpti_SassMetricsGetDataProperties_Params *);
+    CUptiResult (*flush_data)(CUpti_SassMetricsFlushData_Params *);
+    CUptiResult (*device_id)(CUcontext, uint32_t *);
+} fl_sass_api;
+
+/* NULL: CUPTI's own functions again. */
+void fl_sass_set_api(const fl_sass_api *api);
+
+/* Starts SASS metrics for a session (o->sass_metrics; else FL_PC_OFF):
+ * the context current on the calling thread (ctx; NULL: none) enabled now,
+ * the Profiler API initialised before the first context is.  Returns the FL_PC_* status; the
+ * reason is kept for fl_sass_engine_stats. */
+uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx);
+
+/* Resource callbacks (application threads): a context created (enabled),
+ * about to be destroyed (read into the table, disabled), a module loaded
+ * (its cubin kept for source lines). */
+void fl_sass_on_resource(CUpti_CallbackId cbid, const void *data);
+void fl_sass_context_created(void *ctx);
+void fl_sass_context_destroying(void *ctx);
+
+/* A refusal the plugin found (its subscription): the session's reason. */
+void fl_sass_engine_fail(CUptiResult r, const char *what);
+
+/* Any thread: the next drain reads every context. */
+void fl_sass_request_collect(void);
+
+/* Writer thread: at a collection point (or after stop) every context is
+ * read; after stop each is disabled, each device's configuration unset
+ * and the Profiler API de-initialised; then the rows go to sink (the
+ * sass_config of a newly configured device first). */
+void fl_sass_engine_drain(const fl_trace_sink *sink);
+
+/* The session ends: the next drain reads what is left and disables. */
+void fl_sass_engine_stop(void);
+
+/* Status, reason and counts into out's sass_* fields. */
+void fl_sass_engine_stats(fl_trace_stats *out);
+
+/* Everything freed (contexts still enabled are disabled unread). */
+void fl_sass_engine_release(void);
+
+#endif /* GP_PLUGIN_SASSMETRICS_H */

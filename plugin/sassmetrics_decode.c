@@ -1,0 +1,160 @@
+/*
+ * sassmetrics_decode.c - CUPTI's SASS-metric records -> fl_sample_row of
+ * sample_kind 1, aggregated.
+ *
+ * Promises: every non-zero (record, instance) value fed is added once, to
+ * the row of its (device, function, PC offset, metric), in PC sampling's
+ * aggregator (pcsamp_decode.c: the same bounded table, dictionaries handed
+ * to the sink before the rows that use them, the same source-line cache);
+ * a function is named once per (cubin CRC, symbol index) - never by
+ * CUPTI's name pointer, which FlushData allocates anew each call; a
+ * metric's dictionary id is found through a small open table keyed by
+ * (device, CUPTI metric id); no lock: one thread at a time.
+ */
+#include "sassmetrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FN_SLOTS 16384u
+#define METRIC_SLOTS 256u
+
+typedef struct fn_slot {
+    uint32_t crc, index, id; /* id 0: empty */
+} fn_slot;
+
+typedef struct metric_slot {
+    uint64_t metric;
+    uint32_t device, id; /* id 0: empty */
+} metric_slot;
+
+struct fl_sass {
+    fl_pcs *agg;
+    fn_slot fns[FN_SLOTS];
+    metric_slot metrics[METRIC_SLOTS];
+    uint64_t records, no_line;
+};
+
+fl_sass *fl_sass_create(const fl_pcs_config *cfg)
+{
+    fl_sass *x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    fl_pcs_config c = cfg ? *cfg : (fl_pcs_config){0};
+    c.scopes = false; /* SASS records carry no launch */
+    x->agg = fl_pcs_create(&c);
+    if (!x->agg) {
+        free(x);
+        return NULL;
+    }
+    return x;
+}
+
+void fl_sass_destroy(fl_sass *x)
+{
+    if (!x)
+        return;
+    fl_pcs_destroy(x->agg);
+    free(x);
+}
+
+static uint32_t metric_hash(uint32_t device, uint64_t metric)
+{
+    uint64_t h = (metric ^ (uint64_t)device << 56) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h >> 40);
+}
+
+/* The slot of (device, metric): its own or the empty one where it goes;
+ * NULL when the table is full. */
+static metric_slot *metric_slot_of(fl_sass *x, uint32_t device, uint64_t metric)
+{
+    uint32_t j = metric_hash(device, metric);
+    for (uint32_t n = 0; n < METRIC_SLOTS; n++, j++) {
+        metric_slot *m = &x->metrics[j & (METRIC_SLOTS - 1)];
+        if (!m->id || (m->metric == metric && m->device == device))
+            return m;
+    }
+    return NULL;
+}
+
+void fl_sass_metric_name(fl_sass *x, uint32_t device_id, uint64_t metric_id, const char *name)
+{
+    if (!x || !name)
+        return;
+    metric_slot *m = metric_slot_of(x, device_id, metric_id);
+    uint32_t id = fl_pcs_metric_id(x->agg, name);
+    if (m && id)
+        *m = (metric_slot){metric_id, device_id, id};
+}
+
+static uint32_t metric_of(fl_sass *x, uint32_t device, uint64_t metric)
+{
+    metric_slot *m = metric_slot_of(x, device, metric);
+    if (m && m->id)
+        return m->id;
+    char name[48];
+    snprintf(name, sizeof name, "metric_%llu", (unsigned long long)metric);
+    uint32_t id = fl_pcs_metric_id(x->agg, name);
+    if (m && id)
+        *m = (metric_slot){metric, device, id};
+    return id;
+}
+
+static uint32_t function_of(fl_sass *x, const CUpti_SassMetrics_Data *r)
+{
+    uint64_t h = ((uint64_t)r->cubinCrc << 32 | r->functionIndex) * 0x9e3779b97f4a7c15ull;
+    fn_slot *c = &x->fns[(h >> 40) & (FN_SLOTS - 1)];
+    if (c->id && c->crc == r->cubinCrc && c->index == r->functionIndex)
+        return c->id;
+    uint32_t id = fl_pcs_function_id(x->agg, r->functionName, r->cubinCrc);
+    if (id)
+        *c = (fn_slot){r->cubinCrc, r->functionIndex, id};
+    return id;
+}
+
+void fl_sass_feed(fl_sass *x, const fl_trace_sink *s, const CUpti_SassMetrics_Data *d, size_t n,
+                  size_t n_instances, uint32_t device_id, uint64_t t_ns)
+{
+    if (!x || !d)
+        return;
+    x->records += n;
+    fl_sample_row k = {.t_ns = t_ns, .device_id = device_id, .sample_kind = FL_SAMPLE_KIND_SASS};
+    for (size_t i = 0; i < n; i++) {
+        const CUpti_SassMetrics_Data *r = &d[i];
+        const CUpti_SassMetrics_InstanceValue *v = r->pInstanceValues;
+        if (!v)
+            continue;
+        k.function_id = function_of(x, r);
+        k.pc_offset = r->pcOffset;
+        k.source_file_id = fl_pcs_source_line(x->agg, r->cubinCrc, k.function_id, r->functionName,
+                                              k.pc_offset, &k.source_line);
+        uint64_t h = fl_pcs_row_hash(&k);
+        for (size_t j = 0; j < n_instances; j++) {
+            if (!v[j].value)
+                continue;
+            k.metric_id = metric_of(x, device_id, v[j].metricId);
+            x->no_line += k.source_file_id ? 0 : 1;
+            fl_pcs_add(x->agg, s, &k, h, v[j].value);
+        }
+    }
+}
+
+void fl_sass_flush(fl_sass *x, const fl_trace_sink *s)
+{
+    if (x)
+        fl_pcs_flush(x->agg, s);
+}
+
+void fl_sass_stats(const fl_sass *x, fl_trace_stats *out)
+{
+    if (!x || !out)
+        return;
+    fl_trace_stats t;
+    memset(&t, 0, sizeof t);
+    fl_pcs_stats(x->agg, &t);
+    out->sass_rows += t.pc_rows;
+    out->sass_lost_values += t.pc_lost_samples;
+    out->sass_records += x->records;
+    out->sass_no_line_values += x->no_line;
+}
