@@ -31,6 +31,7 @@
 #include "decode.h"
 #include "pcsamp.h"
 #include "plugin.h"
+#include "rangeprof.h"
 #include "stacks.h"
 
 #include "../src/util/fs.h" /* fl_library_check: the core library we load */
@@ -444,6 +445,14 @@ static fl_stacks *make_stacks(const fl_trace_options *o)
     return st;
 }
 
+/* metrics_host.cpp's table: the range profiler's config images. */
+extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
+
+static void *current_context(void)
+{
+    return atomic_load(&injecting) ? NULL : gp_driver_context();
+}
+
 static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
 {
     pthread_mutex_lock(&life);
@@ -526,6 +535,11 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     /* PC sampling: on the context current here (gpufl_init after CUDA
      * came up), and on each context created later (resource callbacks). */
     uint32_t pcs = fl_pcs_engine_start(o, atomic_load(&injecting) ? NULL : gp_driver_context());
+    /* The range profiler: its contexts at the first outermost scope. */
+    fl_rp_env rpe = {.host = &gpufl_cupti_metrics_v1,
+                     .current_ctx = current_context,
+                     .late = !atomic_load(&injecting) && gp_driver_context() != NULL};
+    fl_rp_engine_start(o, &rpe);
     unsigned cbs = subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory,
                                        pcs == FL_PC_ACTIVE);
     if (!(cbs & CB_LAUNCH)) {
@@ -541,6 +555,7 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
         fl_stacks_destroy(stacks);
         stacks = NULL;
         fl_pcs_engine_release();
+        fl_rp_engine_release();
         disable_all();
         snprintf(why, why_len, "out of memory for the activity decoder");
         pthread_mutex_unlock(&life);
@@ -605,6 +620,8 @@ static void plugin_drain(const fl_trace_sink *sink)
     /* PC sampling's collection point, if one is due (it flushes the
      * activity buffers while sampling is stopped), then its rows. */
     fl_pcs_engine_drain(sink, flush_completed);
+    /* The range profiler's decoded ranges, evaluated here. */
+    fl_rp_engine_drain(sink);
 }
 
 static void plugin_flush(void)
@@ -624,6 +641,7 @@ static void plugin_stop(void)
         /* PC sampling stopped first: a forced flush returns no kernel
          * record while it is armed.  The next drain reads it. */
         fl_pcs_engine_stop();
+        fl_rp_engine_stop();
         unsubscribe_callbacks();
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -656,6 +674,7 @@ static void plugin_stats(fl_trace_stats *out)
     out->pool_bytes = (uint64_t)pool.allocated * pool.buffer_bytes;
     pthread_mutex_unlock(&pool.mu);
     fl_pcs_engine_stats(out);
+    fl_rp_engine_stats(out);
 }
 
 static void plugin_release(void)
@@ -667,6 +686,7 @@ static void plugin_release(void)
         fl_stacks_destroy(stacks);
         stacks = NULL;
         fl_pcs_engine_release();
+        fl_rp_engine_release();
         pthread_mutex_lock(&pool.mu);
         /* Buffers CUPTI still holds (none after a forced flush) stay
          * counted in allocated and are never freed here. */
@@ -694,6 +714,8 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .stats = plugin_stats,
     .release = plugin_release,
     .collect = fl_pcs_request_collect,
+    .range_begin = fl_rp_range_begin,
+    .range_end = fl_rp_range_end,
 };
 
 /* -------------------------------------------------------------- injection */

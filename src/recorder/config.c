@@ -71,6 +71,8 @@ void gpufl_init_options_init(gpufl_init_options *opts)
     opts->log_user = NULL;
     opts->compact_kernel_details = false;
     opts->pc_sampling_period = 0;
+    opts->metrics = "";
+    opts->range_per_kernel = false;
 }
 
 /* ------------------------------------------------------------ the checks */
@@ -182,6 +184,7 @@ void fl_config_free(fl_config *c)
     free(c->api_key);
     free(c->api_path);
     free(c->config_file);
+    free(c->metrics);
     for (int i = 0; i < FL_MAX_WARNINGS; i++)
         free(c->warnings[i]);
     free(c->provenance);

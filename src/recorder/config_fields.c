@@ -52,6 +52,9 @@ const fl_field fl_config_fields[] = {
      "GPUFL_COMPACT_KERNEL_DETAILS"},
     {"pc_sampling_period", FT_INT, OPT(pc_sampling_period), OUT(pc_sampling_period),
      "GPUFL_PC_SAMPLING_PERIOD"},
+    {"metrics", FT_STR, OPT(metrics), OUT(metrics), "GPUFL_METRICS"},
+    {"range_per_kernel", FT_BOOL, OPT(range_per_kernel), OUT(range_per_kernel),
+     "GPUFL_RANGE_PER_KERNEL"},
 };
 
 _Static_assert(sizeof fl_config_fields / sizeof fl_config_fields[0] == FL_NFIELDS,

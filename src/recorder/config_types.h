@@ -41,6 +41,8 @@ typedef struct fl_config {
     int cupti_max_buffers;       /* 0: the plugin's default */
     bool compact_kernel_details; /* a kernel_detail per configuration */
     int pc_sampling_period;      /* log2 cycles, 5..31; 0: the plugin's default */
+    char *metrics;               /* the range profiler's metrics, comma separated; "": defaults */
+    bool range_per_kernel;       /* kernel ranges (kernel replay) */
     gpufl_log_fn log_fn;
     void *log_user;
 

@@ -74,13 +74,18 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
                           .source_collection = c->enable_source_collection,
                           .pc_collection_mode = FL_PC_MODE_KERNEL,
                           .pc_period_log2 = (uint32_t)c->pc_sampling_period,
-                          .disassembler = s->disasm_path[0] ? s->disasm_path : NULL};
+                          .disassembler = s->disasm_path[0] ? s->disasm_path : NULL,
+                          .range_profiler = c->profiling_engine == GPUFL_ENGINE_RANGE_PROFILER,
+                          .perf_per_kernel = c->range_per_kernel,
+                          .perf_metrics = c->metrics};
     if (p->start(&o, why, len) != 0) {
         fl_trace_writer_destroy(s->tw);
         s->tw = NULL;
         return false;
     }
     s->plugin = p;
+    if (o.range_profiler && p->range_begin && p->range_end)
+        fl_scope_set_range_hooks(p->range_begin, p->range_end);
     fl_trace_writer_set_compact(s->tw, c->compact_kernel_details);
     fl_trace_writer_set_spill(s->tw, spill, s);
     fl_trace_writer_sink(s->tw, &s->sink);
@@ -128,6 +133,7 @@ void fl_trace_engine_stats(const session *s, fl_trace_stats *st)
 
 void fl_trace_engine_stop(session *s)
 {
+    fl_scope_set_range_hooks(NULL, NULL);
     if (s->plugin)
         s->plugin->stop();
 }
@@ -158,6 +164,7 @@ void fl_trace_engine_close(session *s, uint64_t end_ns, fl_trace_stats *st, fl_t
 
 void fl_trace_engine_free(session *s)
 {
+    fl_scope_set_range_hooks(NULL, NULL);
     if (s->plugin) {
         /* A session that failed after the engine started. */
         s->plugin->stop();

@@ -460,6 +460,23 @@ static void on_disassembly(void *user, uint64_t crc, uint32_t function_id, const
     maybe_spill(w, 3);
 }
 
+/* The range profiler: scope ranges on the scope channel, kernel ranges on
+ * the device channel (vocab.h's channels). */
+static void on_perf_ranges(void *user, const fl_perf_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].kind == FL_PERF_RANGE_KERNEL) {
+            fl_rec_kernel_perf_metric(w->ch[0], &w->ident, &rows[i]);
+            maybe_spill(w, 0);
+        } else {
+            fl_rec_perf_metric(w->ch[1], &w->ident, &rows[i]);
+            maybe_spill(w, 1);
+        }
+        w->counts.perf_ranges++;
+    }
+}
+
 static void on_graphs(void *user, fl_graph_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
@@ -687,7 +704,8 @@ void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
                            .stacks = on_stacks,
                            .sample_names = on_sample_names,
                            .samples = on_samples,
-                           .disassembly = on_disassembly};
+                           .disassembly = on_disassembly,
+                           .perf_ranges = on_perf_ranges};
 }
 
 void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b), void *user)

@@ -25,6 +25,7 @@ typedef struct fl_trace_counts {
     uint64_t sample_rows;        /* profile_sample_batch rows (PC sampling) */
     uint64_t samples;            /* their metric_value summed */
     uint64_t disassembled;       /* cubin_disassembly records (functions) written */
+    uint64_t perf_ranges;        /* perf_metric_event + kernel_perf_metric_event written */
 } fl_trace_counts;
 
 /* device / scope / system: the session's channel buffers (borrowed; only
