@@ -48,11 +48,13 @@ typedef struct cli_opts {
     const char *output;
     const char *samples;
     enum cli_samples_format samples_format;
-    const char *log_dir; /* --log-dir: a GPUFlight session of the run */
-    const char *app;     /* --app: its app name */
-    gpufl_engine engine; /* --engine; GPUFL_ENGINE_MONITOR: no injection */
-    int stack_trace;     /* --stack-trace: GPUFL_ENABLE_STACK_TRACE=1 for CMD */
-    char **cmd;          /* NULL-terminated argv of CMD */
+    const char *log_dir;  /* --log-dir: a GPUFlight session of the run */
+    const char *app;      /* --app: its app name */
+    gpufl_engine engine;  /* --engine; GPUFL_ENGINE_MONITOR: no injection */
+    int stack_trace;      /* --stack-trace: GPUFL_ENABLE_STACK_TRACE=1 for CMD */
+    const char *metrics;  /* --metrics: GPUFL_METRICS for CMD */
+    int range_per_kernel; /* --range-per-kernel: GPUFL_RANGE_PER_KERNEL=1 for CMD */
+    char **cmd;           /* NULL-terminated argv of CMD */
     int cmd_argc;
 } cli_opts;
 

@@ -49,6 +49,11 @@ void cli_usage(FILE *f)
           "                         memsets to the report\n"
           "  --stack-trace          with --engine trace or above: the CPU stack of each\n"
           "                         kernel launch in the session (costs 0.1-1 us a launch)\n"
+          "  --metrics LIST         with --engine rangeprofiler: CUPTI metric names,\n"
+          "                         comma separated (default: occupancy, DRAM throughput\n"
+          "                         and bytes, L1/L2 hit rates, tensor pipe, SM throughput)\n"
+          "  --range-per-kernel     with --engine rangeprofiler: one range per kernel\n"
+          "                         (kernel replay, every pass) instead of per scope\n"
           "  --wait all|primary     all (default): sample until CMD and every process it\n"
           "                         left behind have exited; primary: until CMD exits\n"
           "  --no-live              no live status line on a terminal stderr\n"
@@ -155,6 +160,7 @@ static const struct {
     {"--log-dir", "a directory"},
     {"--app", "a name"},
     {"--engine", "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler or Deep"},
+    {"--metrics", "CUPTI metric names separated by commas"},
 };
 
 static int takes_value(const char *name, const char **what)
@@ -237,6 +243,8 @@ static int apply_flag(const char *name, cli_opts *o)
         o->no_live = 1;
     } else if (strcmp(name, "--stack-trace") == 0) {
         o->stack_trace = 1;
+    } else if (strcmp(name, "--range-per-kernel") == 0) {
+        o->range_per_kernel = 1;
     } else if (strcmp(name, "--strict") == 0) {
         o->gp.strict = 1;
     } else if (strcmp(name, "--no-strict") == 0) {
@@ -295,6 +303,8 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
         o->app = value;
     } else if (strcmp(name, "--engine") == 0) {
         bad = parse_engine(value, o) < 0;
+    } else if (strcmp(name, "--metrics") == 0) {
+        o->metrics = value;
     } else if (strcmp(name, "--wait") == 0) {
         bad = parse_wait(value, o) < 0;
     } else {
@@ -314,6 +324,11 @@ static int check_run_args(int argc, int i, const cli_opts *o)
     }
     if (o->app && !o->log_dir) {
         cli_say("--app names a session log: give --log-dir DIR too");
+        return -1;
+    }
+    if ((o->metrics || o->range_per_kernel) && o->engine != GPUFL_ENGINE_RANGE_PROFILER) {
+        cli_say("%s needs --engine rangeprofiler: the range profiler's metrics",
+                o->metrics ? "--metrics" : "--range-per-kernel");
         return -1;
     }
     if (o->stack_trace && o->engine == GPUFL_ENGINE_MONITOR) {

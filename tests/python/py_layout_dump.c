@@ -126,6 +126,8 @@ int main(void)
     OFF(gpufl_init_options, cupti_max_buffers);
     OFF(gpufl_init_options, compact_kernel_details);
     OFF(gpufl_init_options, pc_sampling_period);
+    OFF(gpufl_init_options, metrics);
+    OFF(gpufl_init_options, range_per_kernel);
 
     SIZE(gpufl_scope);
     OFF(gpufl_scope, instance_id);

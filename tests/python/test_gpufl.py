@@ -164,7 +164,8 @@ class OptionsTest(unittest.TestCase):
 
     def defaults(self, **over):
         d = dict(SEED_FIELDS, cupti_buffer_kib=0, cupti_max_buffers=0,
-                 compact_kernel_details=False, pc_sampling_period=0)
+                 compact_kernel_details=False, pc_sampling_period=0, metrics="",
+                 range_per_kernel=False)
         d.update(over)
         return d
 
@@ -201,7 +202,10 @@ class OptionsTest(unittest.TestCase):
                       profiling_engine=gfl.ProfilingEngine.RangeProfiler,
                       config_file="c.json", flush_logs_always=True, enable_debug_output=True,
                       enabled=False, cupti_buffer_kib=64, cupti_max_buffers=3,
-                      compact_kernel_details=True, pc_sampling_period=12)
+                      compact_kernel_details=True, pc_sampling_period=12,
+                      metrics="dram__throughput.avg.pct_of_peak_sustained_elapsed,"
+                              "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                      range_per_kernel=True)
         o, keep = gfl._make_options(self.defaults(**values))
         for name, v in values.items():
             got = getattr(o, name)
