@@ -18,6 +18,10 @@
 #   6. pcsamp_workload (built with -lineinfo): gpufl_init(PcSampling), a
 #      pointer chase and a barrier-bound kernel; check_pcsamp checks the
 #      top stall reasons and the source lines they land on;
+#   7. rangeprof_workload: gpufl_init(RangeProfiler, range_per_kernel), a
+#      DRAM-bound copy and an SM-bound FMA chain; check_rangeprof.py wants
+#      DRAM / SM throughput above 50 % (and within 5 % of ncu's where ncu
+#      is installed);
 # and checks each session with check_trace.
 #
 # Exit status: 0 all passed, 1 a check failed, 77 skipped (no GPU, no nvcc),
@@ -245,6 +249,27 @@ if run "$n" "$work/run6.log" "$work/pcsamp_workload" "$work/logs6" --expect "$wo
     else
         result "$n" FAIL
     fi
+fi
+
+n="7 RangeProfiler per kernel: DRAM- and SM-bound kernels"
+if nvcc_build "$work/rangeprof_workload" "$work/nvcc7.log" -I "$src/include" \
+    "$here/rangeprof_workload.cu" -L "$build" -lgpuprofile -Xlinker -rpath -Xlinker "$build"; then
+    if run "$n" "$work/run7.log" "$work/rangeprof_workload" "$work/logs7"; then
+        ncu_csv=""
+        if command -v ncu >/dev/null 2>&1 &&
+            ncu --csv --metrics dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed \
+                "$work/rangeprof_workload" "$work/logs7ncu" >"$work/ncu7.csv" 2>/dev/null; then
+            ncu_csv="$work/ncu7.csv"
+        fi
+        if NCU_REPORT="$ncu_csv" python3 "$here/check_rangeprof.py" "$work/logs7"; then
+            result "$n" PASS
+        else
+            result "$n" FAIL
+        fi
+    fi
+else
+    cat "$work/nvcc7.log"
+    result "$n" FAIL
 fi
 
 echo
