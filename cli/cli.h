@@ -52,8 +52,10 @@ typedef struct cli_opts {
     const char *app;         /* --app: its app name */
     gpufl_engine engine;     /* --engine; GPUFL_ENGINE_MONITOR: no injection */
     int stack_trace;         /* --stack-trace: GPUFL_ENABLE_STACK_TRACE=1 for CMD */
-    const char *pm_metrics;  /* --metrics: GPUFL_PM_SAMPLING_METRICS for CMD */
+    const char *metrics;     /* --metrics: GPUFL_PM_SAMPLING_METRICS (pmsampling) or
+                                GPUFL_METRICS (rangeprofiler) for CMD */
     const char *pm_interval; /* --pm-interval: GPUFL_PM_SAMPLING_INTERVAL_US for CMD */
+    int range_per_kernel;    /* --range-per-kernel: GPUFL_RANGE_PER_KERNEL=1 for CMD */
     char **cmd;              /* NULL-terminated argv of CMD */
     int cmd_argc;
 } cli_opts;

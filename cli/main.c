@@ -418,11 +418,11 @@ static int trace_prepare(const cli_opts *o, tracing *tr)
     const char *base = strrchr(o->cmd[0], '/');
     const char *app = o->app ? o->app : base ? base + 1 : o->cmd[0];
     /* The child inherits it (cli_child_env keeps what it does not own). */
-    if (o->stack_trace && setenv("GPUFL_ENABLE_STACK_TRACE", "1", 1) != 0) {
-        fprintf(stderr, "gpu-profile: out of memory\n");
-        return -1;
-    }
-    if ((o->pm_metrics && setenv("GPUFL_PM_SAMPLING_METRICS", o->pm_metrics, 1) != 0) ||
+    if ((o->stack_trace && setenv("GPUFL_ENABLE_STACK_TRACE", "1", 1) != 0) ||
+        (o->metrics && setenv(o->engine == GPUFL_ENGINE_PM_SAMPLING ? "GPUFL_PM_SAMPLING_METRICS"
+                                                                    : "GPUFL_METRICS",
+                              o->metrics, 1) != 0) ||
+        (o->range_per_kernel && setenv("GPUFL_RANGE_PER_KERNEL", "1", 1) != 0) ||
         (o->pm_interval && setenv("GPUFL_PM_SAMPLING_INTERVAL_US", o->pm_interval, 1) != 0)) {
         fprintf(stderr, "gpu-profile: out of memory\n");
         return -1;

@@ -50,10 +50,15 @@ void cli_usage(FILE *f)
           "                         memsets to the report\n"
           "  --stack-trace          with --engine trace or above: the CPU stack of each\n"
           "                         kernel launch in the session (costs 0.1-1 us a launch)\n"
-          "  --metrics LIST         with --engine pmsampling: the metrics sampled, comma-\n"
-          "                         separated (default: SM, tensor, DRAM, GR active %)\n"
+          "  --metrics LIST         with --engine pmsampling or rangeprofiler: the metrics,\n"
+          "                         CUPTI names separated by commas (pmsampling default:\n"
+          "                         SM, tensor, DRAM, GR active %; rangeprofiler default:\n"
+          "                         occupancy, DRAM throughput and bytes, L1/L2 hit rates,\n"
+          "                         tensor pipe, SM throughput)\n"
           "  --pm-interval US       with --engine pmsampling: microseconds of GPU time\n"
           "                         between samples (1..1000000; default 100)\n"
+          "  --range-per-kernel     with --engine rangeprofiler: one range per kernel\n"
+          "                         (kernel replay, every pass) instead of per scope\n"
           "  --wait all|primary     all (default): sample until CMD and every process it\n"
           "                         left behind have exited; primary: until CMD exits\n"
           "  --no-live              no live status line on a terminal stderr\n"
@@ -244,6 +249,8 @@ static int apply_flag(const char *name, cli_opts *o)
         o->no_live = 1;
     } else if (strcmp(name, "--stack-trace") == 0) {
         o->stack_trace = 1;
+    } else if (strcmp(name, "--range-per-kernel") == 0) {
+        o->range_per_kernel = 1;
     } else if (strcmp(name, "--strict") == 0) {
         o->gp.strict = 1;
     } else if (strcmp(name, "--no-strict") == 0) {
@@ -303,7 +310,7 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
     } else if (strcmp(name, "--engine") == 0) {
         bad = parse_engine(value, o) < 0;
     } else if (strcmp(name, "--metrics") == 0) {
-        o->pm_metrics = value;
+        o->metrics = value;
     } else if (strcmp(name, "--pm-interval") == 0) {
         char *end = NULL;
         long us = strtol(value, &end, 10);
@@ -332,9 +339,18 @@ static int check_run_args(int argc, int i, const cli_opts *o)
         cli_say("--app names a session log: give --log-dir DIR too");
         return -1;
     }
-    if ((o->pm_metrics || o->pm_interval) && o->engine != GPUFL_ENGINE_PM_SAMPLING) {
-        cli_say("%s needs --engine pmsampling: it sets what PM sampling collects",
-                o->pm_metrics ? "--metrics" : "--pm-interval");
+    if (o->metrics && o->engine != GPUFL_ENGINE_PM_SAMPLING &&
+        o->engine != GPUFL_ENGINE_RANGE_PROFILER) {
+        cli_say("--metrics needs --engine pmsampling or --engine rangeprofiler: it sets the "
+                "metrics they collect");
+        return -1;
+    }
+    if (o->pm_interval && o->engine != GPUFL_ENGINE_PM_SAMPLING) {
+        cli_say("--pm-interval needs --engine pmsampling: it sets how often PM sampling reads");
+        return -1;
+    }
+    if (o->range_per_kernel && o->engine != GPUFL_ENGINE_RANGE_PROFILER) {
+        cli_say("--range-per-kernel needs --engine rangeprofiler: the range profiler's ranges");
         return -1;
     }
     if (o->stack_trace && o->engine == GPUFL_ENGINE_MONITOR) {

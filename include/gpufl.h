@@ -190,6 +190,20 @@ typedef struct gpufl_init_options {
     const char *pm_sampling_metrics;
     int pm_sampling_interval_us;
     int pm_sampling_max_samples;
+    /* Not in the seed's C API: the range profiler's metrics
+     * (profiling_engine RangeProfiler), CUPTI metric names separated by
+     * commas ("dram__throughput.avg.pct_of_peak_sustained_elapsed,..."); ""
+     * = the default set (achieved occupancy, DRAM throughput and bytes,
+     * L1/L2 hit rates, tensor-pipe activity, SM throughput: docs/gpufl.md),
+     * cut to what the chip holds in one pass for scope ranges.  `gpu-profile
+     * metrics list|passes` shows a chip's names and pass counts.  Env:
+     * GPUFL_METRICS. */
+    const char *metrics;
+    /* Not in the seed: the range profiler measures each kernel launch inside
+     * an outermost scope (kernel replay: CUPTI re-runs each kernel once per
+     * pass the set needs, so every metric of the set is kept) instead of the
+     * scope as one range (one pass).  Env: GPUFL_RANGE_PER_KERNEL. */
+    bool range_per_kernel;
 } gpufl_init_options;
 
 /* Fills the defaults above. */

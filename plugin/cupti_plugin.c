@@ -33,6 +33,7 @@
 #include "pmsamp.h"
 #include "sassmetrics.h"
 #include "plugin.h"
+#include "rangeprof.h"
 #include "stacks.h"
 
 #include "../src/util/fs.h" /* fl_library_check: the core library we load */
@@ -458,6 +459,14 @@ static fl_stacks *make_stacks(const fl_trace_options *o)
     return st;
 }
 
+/* metrics_host.cpp's table: the range profiler's config images. */
+extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
+
+static void *current_context(void)
+{
+    return atomic_load(&injecting) ? NULL : gp_driver_context();
+}
+
 static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
 {
     pthread_mutex_lock(&life);
@@ -548,6 +557,11 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     uint32_t pms = fl_pms_engine_start(&pmo, ctx0);
     /* SASS metrics likewise (sassmetrics.c). */
     uint32_t sass = fl_sass_engine_start(o, ctx0);
+    /* The range profiler: its contexts at the first outermost scope. */
+    fl_rp_env rpe = {.host = &gpufl_cupti_metrics_v1,
+                     .current_ctx = current_context,
+                     .late = !atomic_load(&injecting) && ctx0 != NULL};
+    fl_rp_engine_start(o, &rpe);
     unsigned cbs =
         subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory,
                             pcs == FL_PC_ACTIVE || pms == FL_PC_ACTIVE || sass == FL_PC_ACTIVE);
@@ -566,6 +580,7 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
         fl_pcs_engine_release();
         fl_pms_engine_release();
         fl_sass_engine_release();
+        fl_rp_engine_release();
         disable_all();
         snprintf(why, why_len, "out of memory for the activity decoder");
         pthread_mutex_unlock(&life);
@@ -632,6 +647,8 @@ static void plugin_drain(const fl_trace_sink *sink)
     fl_pcs_engine_drain(sink, flush_completed);
     fl_pms_engine_drain(sink);
     fl_sass_engine_drain(sink);
+    /* The range profiler's decoded ranges, evaluated here. */
+    fl_rp_engine_drain(sink);
 }
 
 /* A collection point for both PC sampling and SASS metrics. */
@@ -660,6 +677,7 @@ static void plugin_stop(void)
         fl_pcs_engine_stop();
         fl_pms_engine_stop();
         fl_sass_engine_stop();
+        fl_rp_engine_stop();
         unsubscribe_callbacks();
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -696,6 +714,7 @@ static void plugin_stats(fl_trace_stats *out)
     fl_sass_engine_stats(out);
     if (out->sass_status != FL_PC_OFF && out->pc_status == FL_PC_OFF)
         fl_cubin_stats(out);
+    fl_rp_engine_stats(out);
 }
 
 static void plugin_release(void)
@@ -709,6 +728,7 @@ static void plugin_release(void)
         fl_sass_engine_release();
         fl_pcs_engine_release();
         fl_pms_engine_release();
+        fl_rp_engine_release();
         pthread_mutex_lock(&pool.mu);
         /* Buffers CUPTI still holds (none after a forced flush) stay
          * counted in allocated and are never freed here. */
@@ -736,6 +756,8 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .stats = plugin_stats,
     .release = plugin_release,
     .collect = plugin_collect,
+    .range_begin = fl_rp_range_begin,
+    .range_end = fl_rp_range_end,
 };
 
 /* -------------------------------------------------------------- injection */

@@ -133,6 +133,8 @@ class _FlOptions(ctypes.Structure):
         ("pm_sampling_metrics", ctypes.c_char_p),
         ("pm_sampling_interval_us", ctypes.c_int),
         ("pm_sampling_max_samples", ctypes.c_int),
+        ("metrics", ctypes.c_char_p),
+        ("range_per_kernel", ctypes.c_bool),
     ]
 
 
@@ -187,12 +189,12 @@ _get_ident = threading.get_ident
 
 # The seed's InitOptions, in its order, with its defaults.
 _STRING_FIELDS = ("app_name", "log_path", "backend_url", "api_key", "api_path", "config_file",
-                  "pm_sampling_metrics")
+                  "pm_sampling_metrics", "metrics")
 _BOOL_FIELDS = ("remote_upload", "enable_stack_trace", "enable_source_collection",
                 "enable_external_correlation", "enable_synchronization",
                 "enable_memory_tracking", "enable_cuda_graphs_tracking",
                 "continuous_system_sampling", "flush_logs_always", "enable_debug_output",
-                "enabled", "compact_kernel_details")
+                "enabled", "compact_kernel_details", "range_per_kernel")
 _INT_FIELDS = ("system_sample_rate_ms", "kernel_sample_rate_ms", "cupti_buffer_kib",
                "cupti_max_buffers", "pc_sampling_period", "pm_sampling_interval_us",
                "pm_sampling_max_samples")
@@ -266,7 +268,9 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
          cupti_buffer_kib: int = 0, cupti_max_buffers: int = 0,
          compact_kernel_details: bool = False, pc_sampling_period: int = 0,
          pm_sampling_metrics: str = "", pm_sampling_interval_us: int = 0,
-         pm_sampling_max_samples: int = 0, **legacy) -> bool:
+         pm_sampling_max_samples: int = 0,
+         metrics: Union[str, list, tuple] = "", range_per_kernel: bool = False,
+         **legacy) -> bool:
     """Start a recording session: every InitOptions field is a keyword.
 
     Returns True when a session started; False when the kill switch is on
@@ -280,11 +284,16 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
     (PcSampling: 2^n cycles between samples, 5..31; 0 = the default 18),
     and pm_sampling_metrics / pm_sampling_interval_us / pm_sampling_max_samples
     (PmSampling: comma-separated metrics, "" = the default set; microseconds
-    between samples, 0 = 100; samples per decode, 0 = 4096).
+    between samples, 0 = 100; samples per decode, 0 = 4096);
+    metrics (RangeProfiler: CUPTI metric names, a comma-separated string or
+    a list; "" = the default set) and range_per_kernel (RangeProfiler: one
+    range per kernel, kernel replay, instead of one per outermost scope).
     """
     global _last_error, _disabled
     given = dict(locals())
     del given["legacy"]
+    if not isinstance(metrics, str):
+        given["metrics"] = ",".join(str(m) for m in metrics)
     for key in legacy:
         if key in _REMOVED:
             raise TypeError("init() got an unexpected keyword argument %r: it was removed in "

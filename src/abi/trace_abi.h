@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 8u
+#define FL_TRACE_ABI 9u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -206,6 +206,45 @@ typedef struct fl_pm_config {
 
 enum { FL_SAMPLE_KIND_PC = 0, FL_SAMPLE_KIND_SASS = 1 };
 
+/* The range profiler (profiling_engine RangeProfiler): the values of one
+ * range (fl_trace_sink.perf_ranges).  A scope range is one outermost gpufl
+ * scope (perf_metric_event); a kernel range one kernel launch inside such a
+ * scope, replayed by CUPTI as often as the metric set needs passes
+ * (kernel_perf_metric_event). */
+enum { FL_PERF_RANGE_SCOPE = 0, FL_PERF_RANGE_KERNEL = 1 };
+/* The metrics GPUFlight's records name, in kernel_perf_metric_event's order
+ * (fl_perf_row.known; NaN: not collected). */
+enum {
+    FL_PV_SM_THROUGHPUT = 0, /* sm__throughput.avg.pct_of_peak_sustained_elapsed */
+    FL_PV_L1_HIT,            /* l1tex__t_sector_hit_rate.pct */
+    FL_PV_L2_HIT,            /* lts__t_sector_hit_rate.pct */
+    FL_PV_DRAM_READ,         /* dram__bytes_read.sum (dram__bytes_op_read.sum) */
+    FL_PV_DRAM_WRITE,        /* dram__bytes_write.sum (dram__bytes_op_write.sum) */
+    FL_PV_TENSOR,            /* sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active */
+    FL_PV_OCCUPANCY,         /* sm__warps_active.avg.pct_of_peak_sustained_active */
+    FL_PV_SHARED_LD_CONFLICTS,
+    FL_PV_SHARED_ST_CONFLICTS,
+    FL_PV_SHARED_CONFLICTS,
+    FL_PV_SHARED_WAVEFRONTS,
+    FL_PV_COUNT
+};
+typedef struct fl_perf_row {
+    uint64_t start_ns, end_ns; /* wall clock of the range's push and pop (the window's for
+                                  kernel ranges) */
+    uint32_t kind;             /* FL_PERF_RANGE_* */
+    uint32_t device_id;
+    uint32_t range_index;    /* CUPTI's index in the counter data (kernel ranges) */
+    uint32_t launch_ordinal; /* kernel ranges: 1, 2, ... within the session */
+    uint32_t scope_depth;
+    const char *name;       /* the scope's name, or the kernel's (CUPTI's range name) */
+    const char *user_scope; /* "outer|...|inner" of the scope; "" none */
+    double known[FL_PV_COUNT];
+    /* Every metric evaluated, by CUPTI's name (NaN: no value). */
+    const char *const *metric_names;
+    const double *metric_values;
+    size_t n_metrics;
+} fl_perf_row;
+
 /* The dictionaries sample rows index (fl_trace_sink.sample_names). */
 enum { FL_SAMPLE_DICT_FUNCTION = 0, FL_SAMPLE_DICT_METRIC = 1, FL_SAMPLE_DICT_SOURCE_FILE = 2 };
 
@@ -248,6 +287,9 @@ typedef struct fl_trace_sink {
      * to leave out. */
     void (*sass_config)(void *user, uint32_t device_id, const char *const *configured,
                         size_t n_configured, const char *const *skipped, size_t n_skipped);
+    /* The range profiler: ranges evaluated on the writer thread (strings
+     * valid during the call). */
+    void (*perf_ranges)(void *user, const fl_perf_row *rows, size_t n);
 } fl_trace_sink;
 
 /* ------------------------------------------------------------ plugin */
@@ -291,6 +333,14 @@ typedef struct fl_trace_options {
      * source lines with source_collection. */
     bool sass_metrics;
     bool sass_eager_patching; /* patch every function at enable (default: lazily, at first run) */
+    /* The range profiler (profiling_engine RangeProfiler): off unless
+     * range_profiler.  perf_metrics: CUPTI metric names separated by commas
+     * (NULL or "": the default set, plugin/rangeprof.c); perf_per_kernel:
+     * one range per kernel launch (kernel replay: any pass count) instead
+     * of one per outermost scope (user replay: one pass). */
+    bool range_profiler;
+    bool perf_per_kernel;
+    const char *perf_metrics;
 } fl_trace_options;
 
 #define FL_PM_INTERVAL_DEFAULT_US 100u
@@ -319,6 +369,13 @@ enum {
     FL_PC_FAILED = 6,        /* any other CUPTI error */
     FL_PC_CONFLICT = 7,      /* another profiling session (Profiler API) holds the device */
     FL_PC_MIG = 8            /* a MIG instance (PM sampling: the whole GPU only) */
+};
+/* How the range profiler went (fl_trace_stats.rp_status): FL_PC_*'s
+ * codes, and: */
+enum {
+    FL_RP_LATE_INIT = 8,  /* refused on a context that had run CUDA work before gpufl_init */
+    FL_RP_NO_METRICS = 9, /* no metric of the set can be collected on this chip */
+    FL_RP_NO_CONTEXT = 10 /* no CUDA context was current at any outermost scope */
 };
 enum { FL_PC_METHOD_NONE = 0, FL_PC_METHOD_SAMPLING_API = 1, FL_PC_METHOD_ACTIVITY = 2 };
 
@@ -405,6 +462,21 @@ typedef struct fl_trace_stats {
     uint64_t sass_lost_values;     /* ours: values not kept (table full without a sink) */
     uint64_t sass_no_line_values;  /* (record, instance) values without a source line */
     char sass_msg[512];            /* why SASS metrics are not active, and the fix */
+    /* The range profiler. */
+    uint32_t rp_status;     /* FL_PC_* / FL_RP_* (FL_PC_OFF: not requested) */
+    uint32_t rp_per_kernel; /* 1: kernel ranges (kernel replay) */
+    uint32_t rp_passes;     /* passes the scheduled set needs */
+    uint32_t rp_metrics;    /* metrics scheduled */
+    uint64_t rp_windows;    /* ranges (scope) or windows (kernel) collected */
+    uint64_t rp_ranges;     /* rows handed to the sink */
+    uint64_t rp_dropped;    /* ranges lost: CUPTI's numOfRangeDropped, our queue full */
+    uint64_t rp_skipped;    /* outermost scopes not profiled (another open, another
+                               context) */
+    uint64_t rp_incomplete; /* windows whose passes were not all submitted */
+    char rp_chip[32];       /* the device's chip ("GH100") */
+    char rp_scheduled[512]; /* the metrics scheduled, comma separated */
+    char rp_left_out[512];  /* metrics of the set not scheduled, each with why */
+    char rp_msg[512];       /* why the range profiler is not active, and the fix */
 } fl_trace_stats;
 
 /* The sizes of the structs of this header, as the side that was compiled
@@ -425,7 +497,8 @@ typedef struct fl_trace_stats {
     X(sample_row, fl_sample_row)                                                                   \
     X(sass_entry, fl_sass_entry)                                                                   \
     X(pm_row, fl_pm_row)                                                                           \
-    X(pm_config, fl_pm_config)
+    X(pm_config, fl_pm_config)                                                                     \
+    X(perf_row, fl_perf_row)
 
 typedef struct fl_trace_layout {
 #define FL_X(field, type) uint32_t field;
@@ -461,6 +534,11 @@ typedef struct fl_trace_plugin {
      * The next drain() stops sampling, reads CUPTI's buffers into sample
      * rows and arms it again; nothing here blocks.  NULL-safe to skip. */
     void (*collect)(void);
+    /* The application's thread, at an outermost gpufl scope's begin and end
+     * (RangeProfiler only; NULL-safe to skip): the range profiler's range
+     * (or kernel window) opens and closes there. */
+    void (*range_begin)(const char *name);
+    void (*range_end)(void);
 } fl_trace_plugin;
 
 /* This side's fl_trace_layout: the plugin points its table's layout at

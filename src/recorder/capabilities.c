@@ -146,6 +146,36 @@ static const char *pc_reason(uint32_t status)
 
 /* pc_sampling, source_collection and cubin_disassembly when PC sampling
  * was asked for and the Trace engine runs: what the plugin's start said. */
+/* The range profiler's reason codes: PC sampling's, and its own. */
+static const char *rp_reason(uint32_t status)
+{
+    switch (status) {
+    case FL_RP_LATE_INIT:
+        return "initialized_after_cuda_work";
+    case FL_RP_NO_METRICS:
+        return "metrics_unavailable";
+    case FL_RP_NO_CONTEXT:
+        return "no_cuda_context";
+    default:
+        return pc_reason(status);
+    }
+}
+
+static void add_rp_cap(session *s, const fl_trace_stats *st)
+{
+    if (st->rp_status != FL_PC_ACTIVE) {
+        const char *msg = st->rp_msg[0] ? st->rp_msg : "the CUPTI plugin did not start it";
+        add_cap(s, "range_profiler", true, FL_CAP_FALLBACK, rp_reason(st->rp_status), "%s", msg);
+        return;
+    }
+    add_cap(s, "range_profiler", true, FL_CAP_COLLECTED, "",
+            "CUPTI range profiler: %s; the metric set is chosen for the chip at the first "
+            "outermost scope with a CUDA context",
+            st->rp_per_kernel ? "one range per kernel launch inside outermost scopes (kernel "
+                                "replay, any pass count)"
+                              : "one range per outermost scope (user replay, one pass)");
+}
+
 static void add_pc_caps(session *s, const fl_trace_stats *st)
 {
     bool src = s->cfg.enable_source_collection;
@@ -265,8 +295,13 @@ static void add_above_trace_caps(session *s, bool tracing, const char *above_why
         add_cap(s, "sass_metrics", sass, sass ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
                 sass ? above : "", "%s", sass ? above_why : "");
     }
-    add_cap(s, "range_profiler", range, range ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-            range ? above : "", "%s", range ? above_why : "");
+    if (range && tracing) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        add_rp_cap(s, &st);
+    } else
+        add_cap(s, "range_profiler", range, range ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
+                range ? above : "", "%s", range ? above_why : "");
     if ((pc && tracing) || sass_run)
         return;
     bool src = s->cfg.enable_source_collection && (pc || sass);
@@ -296,6 +331,12 @@ static gpufl_engine selected_of(session *s, bool tracing)
         fl_trace_engine_stats(s, &st);
         if (st.sass_status == FL_PC_ACTIVE)
             return GPUFL_ENGINE_SASS_METRICS;
+    }
+    if (s->cfg.profiling_engine == GPUFL_ENGINE_RANGE_PROFILER) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        if (st.rp_status == FL_PC_ACTIVE)
+            return GPUFL_ENGINE_RANGE_PROFILER;
     }
     return GPUFL_ENGINE_TRACE;
 }
@@ -672,9 +713,47 @@ static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_coun
     pc_source_final(s, st, st->sass_no_line_values, "SASS values");
 }
 
+/* range_profiler's last word: a fall-back found at the first scope (the
+ * chip's metrics, a refusal), no range at all, or the counts. */
+static void rp_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+{
+    if (s->cfg.profiling_engine != GPUFL_ENGINE_RANGE_PROFILER ||
+        !is_collected(s, "range_profiler"))
+        return;
+    if (st->rp_status != FL_PC_ACTIVE) {
+        set_cap(s, "range_profiler", FL_CAP_FALLBACK, rp_reason(st->rp_status), "%s", st->rp_msg);
+        s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
+        return;
+    }
+    char what[1400];
+    snprintf(what, sizeof what, "%s on %s, %u metrics in %u pass%s (%s)%s%s",
+             st->rp_per_kernel ? "kernel ranges (kernel replay)" : "scope ranges (user replay)",
+             st->rp_chip, st->rp_metrics, st->rp_passes, st->rp_passes == 1 ? "" : "es",
+             st->rp_scheduled, st->rp_left_out[0] ? "; left out: " : "", st->rp_left_out);
+    if (n->perf_ranges == 0) {
+        set_cap(s, "range_profiler", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_ranges",
+                "%s: no range was collected (%llu outermost scopes skipped)", what,
+                (unsigned long long)st->rp_skipped);
+        return;
+    }
+    set_cap(s, "range_profiler", FL_CAP_COLLECTED, "", "%s: %llu ranges written", what,
+            (unsigned long long)n->perf_ranges);
+    if (st->rp_dropped > 0 || st->rp_incomplete > 0)
+        mark_partial(s, "range_profiler", "ranges_dropped",
+                     "%llu ranges dropped (CUPTI's image or our queue full), %llu windows "
+                     "without all passes submitted",
+                     (unsigned long long)st->rp_dropped, (unsigned long long)st->rp_incomplete);
+    if (st->rp_skipped > 0)
+        mark_partial(s, "range_profiler", "scopes_skipped",
+                     "%llu outermost scopes not profiled: another thread's range was open, or "
+                     "they ran on another CUDA context (one range at a time, one context)",
+                     (unsigned long long)st->rp_skipped);
+}
+
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
 {
     sass_final(s, st, n);
+    rp_final(s, st, n);
     put_trace_counts(s, st, n);
     put_stack_counts(s, st);
     mark_trace_losses(s, st, n);

@@ -74,6 +74,8 @@ void gpufl_init_options_init(gpufl_init_options *opts)
     opts->pm_sampling_metrics = "";
     opts->pm_sampling_interval_us = 0;
     opts->pm_sampling_max_samples = 0;
+    opts->metrics = "";
+    opts->range_per_kernel = false;
 }
 
 /* ------------------------------------------------------------ the checks */
@@ -199,6 +201,7 @@ void fl_config_free(fl_config *c)
     free(c->api_path);
     free(c->config_file);
     free(c->pm_sampling_metrics);
+    free(c->metrics);
     for (int i = 0; i < FL_MAX_WARNINGS; i++)
         free(c->warnings[i]);
     free(c->provenance);

@@ -58,6 +58,9 @@ const fl_field fl_config_fields[] = {
      "GPUFL_PM_SAMPLING_INTERVAL_US"},
     {"pm_sampling_max_samples", FT_INT, OPT(pm_sampling_max_samples), OUT(pm_sampling_max_samples),
      "GPUFL_PM_SAMPLING_MAX_SAMPLES"},
+    {"metrics", FT_STR, OPT(metrics), OUT(metrics), "GPUFL_METRICS"},
+    {"range_per_kernel", FT_BOOL, OPT(range_per_kernel), OUT(range_per_kernel),
+     "GPUFL_RANGE_PER_KERNEL"},
 };
 
 _Static_assert(sizeof fl_config_fields / sizeof fl_config_fields[0] == FL_NFIELDS,

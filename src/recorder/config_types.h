@@ -44,6 +44,8 @@ typedef struct fl_config {
     char *pm_sampling_metrics;   /* comma-separated; "": the engine's default set */
     int pm_sampling_interval_us; /* 0: the plugin's default (100) */
     int pm_sampling_max_samples; /* 0: the plugin's default (4096) */
+    char *metrics;               /* the range profiler's metrics, comma separated; "": defaults */
+    bool range_per_kernel;       /* kernel ranges (kernel replay) */
     gpufl_log_fn log_fn;
     void *log_user;
 

@@ -404,6 +404,18 @@ static void push(tls_state *t, const fl_scope_row *row)
         kick_writer();
 }
 
+/* The range profiler's hooks at outermost scopes (fl_scope_set_range_hooks):
+ * NULL unless a RangeProfiler session runs, so the hot path pays one
+ * relaxed load per outermost scope. */
+static void (*_Atomic g_range_begin)(const char *name);
+static void (*_Atomic g_range_end)(void);
+
+void fl_scope_set_range_hooks(void (*begin)(const char *name), void (*end)(void))
+{
+    atomic_store_explicit(&g_range_end, end, memory_order_release);
+    atomic_store_explicit(&g_range_begin, begin, memory_order_release);
+}
+
 /* Only the owner thread writes its counter: a load and a store, no
  * locked read-modify-write. */
 static void add_open(ring *r, int64_t d)
@@ -445,6 +457,11 @@ gpufl_scope gpufl_scope_begin(const char *name)
                         .depth = (uint16_t)(s.depth > UINT16_MAX ? UINT16_MAX : s.depth),
                         .event_type = FL_SCOPE_BEGIN};
     push(t, &row);
+    if (s.depth == 0) {
+        void (*rb)(const char *) = atomic_load_explicit(&g_range_begin, memory_order_acquire);
+        if (rb)
+            rb(name);
+    }
     return s;
 }
 
@@ -460,6 +477,11 @@ void gpufl_scope_end(gpufl_scope *scope)
     tls_state *t = state_for(gen);
     if (!t)
         return;
+    if (s.depth == 0) {
+        void (*re)(void) = atomic_load_explicit(&g_range_end, memory_order_acquire);
+        if (re)
+            re();
+    }
     uint64_t end = now_ticks();
     /* Ended on the thread that began it, innermost first: the usual case.
      * Anything else keeps this thread's depth as it is. */

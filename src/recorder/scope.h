@@ -59,5 +59,9 @@ uint64_t fl_scope_names_over(void);
 uint64_t fl_scope_dropped(void);
 /* Whether some thread is inside an outermost scope now. */
 bool fl_scope_any_open(void);
+/* The range profiler's hooks, called on the application's thread at each
+ * outermost scope's begin (after its row) and end (before its row); NULL,
+ * NULL: none.  Any thread. */
+void fl_scope_set_range_hooks(void (*begin)(const char *name), void (*end)(void));
 
 #endif /* GP_RECORDER_SCOPE_H */

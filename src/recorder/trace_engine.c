@@ -79,13 +79,18 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
                           .pm_metrics = c->pm_sampling_metrics,
                           .pm_interval_us = (uint32_t)c->pm_sampling_interval_us,
                           .pm_max_samples = (uint32_t)c->pm_sampling_max_samples,
-                          .sass_metrics = fl_trace_engine_wants_sass(c->profiling_engine)};
+                          .sass_metrics = fl_trace_engine_wants_sass(c->profiling_engine),
+                          .range_profiler = c->profiling_engine == GPUFL_ENGINE_RANGE_PROFILER,
+                          .perf_per_kernel = c->range_per_kernel,
+                          .perf_metrics = c->metrics};
     if (p->start(&o, why, len) != 0) {
         fl_trace_writer_destroy(s->tw);
         s->tw = NULL;
         return false;
     }
     s->plugin = p;
+    if (o.range_profiler && p->range_begin && p->range_end)
+        fl_scope_set_range_hooks(p->range_begin, p->range_end);
     fl_trace_writer_set_compact(s->tw, c->compact_kernel_details);
     fl_trace_writer_set_spill(s->tw, spill, s);
     fl_trace_writer_sink(s->tw, &s->sink);
@@ -138,6 +143,7 @@ void fl_trace_engine_stats(const session *s, fl_trace_stats *st)
 
 void fl_trace_engine_stop(session *s)
 {
+    fl_scope_set_range_hooks(NULL, NULL);
     if (s->plugin)
         s->plugin->stop();
 }
@@ -186,6 +192,7 @@ void fl_trace_engine_close(session *s, uint64_t end_ns, fl_trace_stats *st, fl_t
 
 void fl_trace_engine_free(session *s)
 {
+    fl_scope_set_range_hooks(NULL, NULL);
     if (s->plugin) {
         /* A session that failed after the engine started. */
         s->plugin->stop();

@@ -492,6 +492,23 @@ static void on_sass_config(void *user, uint32_t device_id, const char *const *co
     w->counts.sass_configs++;
 }
 
+/* The range profiler: scope ranges on the scope channel, kernel ranges on
+ * the device channel (vocab.h's channels). */
+static void on_perf_ranges(void *user, const fl_perf_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].kind == FL_PERF_RANGE_KERNEL) {
+            fl_rec_kernel_perf_metric(w->ch[0], &w->ident, &rows[i]);
+            maybe_spill(w, 0);
+        } else {
+            fl_rec_perf_metric(w->ch[1], &w->ident, &rows[i]);
+            maybe_spill(w, 1);
+        }
+        w->counts.perf_ranges++;
+    }
+}
+
 static void on_graphs(void *user, fl_graph_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
@@ -722,7 +739,8 @@ void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
                            .disassembly = on_disassembly,
                            .pm_config = on_pm_config,
                            .pm_samples = on_pm_samples,
-                           .sass_config = on_sass_config};
+                           .sass_config = on_sass_config,
+                           .perf_ranges = on_perf_ranges};
 }
 
 void fl_trace_writer_set_spill(fl_trace_writer *w, void (*spill)(void *user, fl_buf *b), void *user)

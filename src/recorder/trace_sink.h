@@ -29,6 +29,7 @@ typedef struct fl_trace_counts {
     uint64_t pm_configs;         /* pm_sampling_config records */
     uint64_t sass_rows;          /* profile_sample_batch rows of sample_kind 1 (SASS metrics) */
     uint64_t sass_configs;       /* sass_config records */
+    uint64_t perf_ranges;        /* perf_metric_event + kernel_perf_metric_event written */
 } fl_trace_counts;
 
 /* device / scope / system: the session's channel buffers (borrowed; only

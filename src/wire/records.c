@@ -17,9 +17,11 @@
 #include "records.h"
 #include "vocab.h"
 #include "gpu_profile.h"
+#include "../util/text.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 #define MIB 1048576ull
@@ -448,6 +450,113 @@ void fl_rec_cubin_disassembly(fl_buf *b, const char *session_id, uint64_t cubin_
         FL_BUF_LIT(b, "}");
     }
     FL_BUF_LIT(b, "]}\n");
+}
+
+/* ------------------------------------------------- range profiler records */
+
+static void emit_fl_buf(void *ctx, const char *p, size_t n)
+{
+    fl_buf_put(ctx, p, n);
+}
+
+/* GPUFlight's "%.4f", and -1.0000 where not collected. */
+static void put_fixed4(fl_buf *b, const char *key, double v)
+{
+    fl_put_key(b, key);
+    gp_format_fixed(isfinite(v) ? v : -1.0, 4, 0, emit_fl_buf, b);
+}
+
+/* A count (bytes, conflicts): an integer, -1 where not collected. */
+static void put_count(fl_buf *b, const char *key, double v)
+{
+    fl_put_key(b, key);
+    if (isfinite(v) && v >= 0)
+        fl_buf_i64(b, (int64_t)llround(v));
+    else
+        FL_BUF_LIT(b, "-1");
+}
+
+static void put_common_perf(fl_buf *b, const fl_perf_row *r)
+{
+    put_fixed4(b, "sm_throughput_pct", r->known[FL_PV_SM_THROUGHPUT]);
+    put_fixed4(b, "l1_hit_rate_pct", r->known[FL_PV_L1_HIT]);
+    put_fixed4(b, "l2_hit_rate_pct", r->known[FL_PV_L2_HIT]);
+    /* GPUFlight truncates the byte counts. */
+    put_count(b, "dram_read_bytes", floor(r->known[FL_PV_DRAM_READ]));
+    put_count(b, "dram_write_bytes", floor(r->known[FL_PV_DRAM_WRITE]));
+    put_fixed4(b, "tensor_active_pct", r->known[FL_PV_TENSOR]);
+}
+
+static void put_metrics_obj(fl_buf *b, const fl_perf_row *r)
+{
+    if (r->n_metrics == 0)
+        return;
+    FL_BUF_LIT(b, ",\"metrics\":{");
+    for (size_t i = 0; i < r->n_metrics; i++) {
+        if (i)
+            FL_BUF_LIT(b, ",");
+        fl_put_str_or_empty(b, r->metric_names[i]);
+        FL_BUF_LIT(b, ":");
+        fl_buf_double(b, r->metric_values[i]);
+    }
+    FL_BUF_LIT(b, "}");
+}
+
+void fl_rec_perf_metric(fl_buf *b, const fl_ident *id, const fl_perf_row *r)
+{
+    put_open_ident(b, FL_T_PERF_METRIC_EVENT, id);
+    fl_put_key(b, "name");
+    fl_put_str_or_empty(b, r->name);
+    fl_put_key(b, "start_ns");
+    fl_buf_u64(b, r->start_ns);
+    fl_put_key(b, "end_ns");
+    fl_buf_u64(b, r->end_ns);
+    fl_put_key(b, "device_id");
+    fl_buf_u64(b, r->device_id);
+    put_common_perf(b, r);
+    fl_put_key(b, "user_scope");
+    fl_put_str_or_empty(b, r->user_scope);
+    fl_put_key(b, "scope_depth");
+    fl_buf_u64(b, r->scope_depth);
+    put_metrics_obj(b, r);
+    FL_BUF_LIT(b, "}\n");
+}
+
+void fl_rec_kernel_perf_metric(fl_buf *b, const fl_ident *id, const fl_perf_row *r)
+{
+    put_open_ident(b, FL_T_KERNEL_PERF_METRIC_EVENT, id);
+    fl_put_key(b, "device_id");
+    fl_buf_u64(b, r->device_id);
+    fl_put_key(b, "range_index");
+    fl_buf_u64(b, r->range_index);
+    fl_put_key(b, "range_name");
+    fl_put_str_or_empty(b, r->name);
+    fl_put_key(b, "kernel_name");
+    fl_put_str_or_empty(b, r->name);
+    fl_put_key(b, "launch_ordinal");
+    fl_buf_u64(b, r->launch_ordinal);
+    put_common_perf(b, r);
+    put_fixed4(b, "achieved_occupancy_pct", r->known[FL_PV_OCCUPANCY]);
+    double ld = r->known[FL_PV_SHARED_LD_CONFLICTS], st = r->known[FL_PV_SHARED_ST_CONFLICTS];
+    double all = r->known[FL_PV_SHARED_CONFLICTS], wf = r->known[FL_PV_SHARED_WAVEFRONTS];
+    /* GPUFlight's rules: all = load + store when not measured; overhead =
+     * conflicts / wavefronts; n-way = wavefronts / (wavefronts - conflicts). */
+    if (!isfinite(all) && isfinite(ld) && isfinite(st))
+        all = ld + st;
+    double over = NAN, nway = NAN;
+    if (isfinite(all) && isfinite(wf) && wf > 0) {
+        over = 100.0 * all / wf;
+        if (wf - all > 0)
+            nway = wf / (wf - all);
+    }
+    put_count(b, "shared_load_bank_conflicts", ld);
+    put_count(b, "shared_store_bank_conflicts", st);
+    put_count(b, "shared_bank_conflicts", all);
+    put_count(b, "shared_wavefronts", wf);
+    put_fixed4(b, "shared_bank_conflict_overhead_pct", over);
+    put_fixed4(b, "shared_bank_conflict_nway", nway);
+    put_metrics_obj(b, r);
+    FL_BUF_LIT(b, "}\n");
 }
 
 /* "(x,y,z)" - digits and punctuation only, so no escaping is needed. */

@@ -262,6 +262,22 @@ void fl_rec_cubin_disassembly(fl_buf *b, const char *session_id, uint64_t cubin_
                               const char *function_name, uint32_t function_id,
                               const fl_sass_entry *entries, size_t n);
 
+/* The range profiler's records, GPUFlight 1.3's keys in its order, numbers
+ * as it writes them (fixed, 4 decimals; -1 / -1.0000 where not collected),
+ * then ours: "metrics" {CUPTI name: value or null, ...} with every metric
+ * evaluated (left out when there are none).
+ * perf_metric_event (channel scope, a scope range): pid, app, session_id,
+ * name, start_ns, end_ns, device_id, sm_throughput_pct, l1_hit_rate_pct,
+ * l2_hit_rate_pct, dram_read_bytes, dram_write_bytes, tensor_active_pct,
+ * user_scope, scope_depth. */
+void fl_rec_perf_metric(fl_buf *b, const fl_ident *id, const fl_perf_row *r);
+/* kernel_perf_metric_event (channel device, a kernel range): pid, app,
+ * session_id, device_id, range_index, range_name, kernel_name,
+ * launch_ordinal, the six above, achieved_occupancy_pct, the shared-memory
+ * bank conflicts (load, store, all, wavefronts) and GPUFlight's derived
+ * shared_bank_conflict_overhead_pct and shared_bank_conflict_nway. */
+void fl_rec_kernel_perf_metric(fl_buf *b, const fl_ident *id, const fl_perf_row *r);
+
 /* profile_sample_batch (channel scope): PC-sampling rows, sample_kind 0,
  * every column of the spec's in its order (GPUFlight 1.3's layout). */
 void fl_rec_profile_batch(fl_buf *b, const char *session_id, uint64_t batch_id,

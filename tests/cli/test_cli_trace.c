@@ -810,8 +810,8 @@ static void test_engine_option(void)
     const char *a8[] = {h_cli, "--metrics", "sm__a", "--", h_child, "touch", marker, NULL};
     h_run(a8, env, NULL, 0, &r);
     CHECK_INT(r.code, 125);
-    CHECK_STR(r.err, "gpu-profile: --metrics needs --engine pmsampling: it sets what PM sampling "
-                     "collects\n");
+    CHECK_STR(r.err, "gpu-profile: --metrics needs --engine pmsampling or --engine "
+                     "rangeprofiler: it sets the metrics they collect\n");
     CHECK(!h_exists(marker));
     h_result_free(&r);
     const char *a9[] = {h_cli, "--engine", "pmsampling", "--pm-interval", "0",
@@ -834,6 +834,44 @@ static void test_engine_option(void)
                          "250", NULL};
     h_run(a11, env, NULL, 0, &r);
     CHECK_INT(r.code, 0);
+    h_result_free(&r);
+    /* With --engine rangeprofiler, --metrics is GPUFL_METRICS, and
+     * --range-per-kernel GPUFL_RANGE_PER_KERNEL=1; --pm-interval is not its. */
+    const char *a12[] = {h_cli,
+                         "-q",
+                         "--engine",
+                         "rangeprofiler",
+                         "--metrics",
+                         "sm__a,dram__b",
+                         "--range-per-kernel",
+                         "--",
+                         h_child,
+                         "env",
+                         "GPUFL_METRICS",
+                         "sm__a,dram__b",
+                         NULL};
+    h_run(a12, env, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    h_result_free(&r);
+    const char *a13[] = {h_cli, "-q",    "--engine", "rangeprofiler",          "--range-per-kernel",
+                         "--",  h_child, "env",      "GPUFL_RANGE_PER_KERNEL", "1",
+                         NULL};
+    h_run(a13, env, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    h_result_free(&r);
+    const char *a14[] = {h_cli, "--engine", "rangeprofiler", "--pm-interval", "250",
+                         "--",  h_child,    "touch",         marker,          NULL};
+    h_run(a14, env, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: --pm-interval needs --engine pmsampling: it sets how often PM "
+                     "sampling reads\n");
+    CHECK(!h_exists(marker));
+    h_result_free(&r);
+    const char *a15[] = {h_cli, "--range-per-kernel", "--", h_child, "touch", marker, NULL};
+    h_run(a15, env, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: --range-per-kernel needs --engine rangeprofiler: the range "
+                     "profiler's ranges\n");
     h_result_free(&r);
 
     /* The text report of Monitor has no trace line. */

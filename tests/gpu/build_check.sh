@@ -18,7 +18,7 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/gp-gpu-build.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 rc=0
-for cu in pcsamp_workload pmsamp_workload sass_workload trace_workload; do
+for cu in pcsamp_workload pmsamp_workload sass_workload trace_workload rangeprof_workload; do
     "$nvcc" -lineinfo -arch=sm_90 -I "$src/include" -c "$here/$cu.cu" -o "$work/$cu.o" ||
         rc=1
 done

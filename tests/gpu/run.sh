@@ -25,6 +25,10 @@
 #      unit-stride, a strided and a divergent kernel; check_sass checks
 #      that the strided one shows worse coalescing (sectors per request)
 #      and the divergent one fewer threads per warp instruction;
+#   9. rangeprof_workload: gpufl_init(RangeProfiler, range_per_kernel), a
+#      DRAM-bound copy and an SM-bound FMA chain; check_rangeprof.py wants
+#      DRAM / SM throughput above 50 % (and within 5 % of ncu's where ncu
+#      is installed);
 # and checks each session with check_trace.
 #
 # Exit status: 0 all passed, 1 a check failed, 77 skipped (no GPU, no nvcc),
@@ -289,6 +293,27 @@ if run "$n" "$work/run8.log" "$work/sass_workload" "$work/logs8" --expect "$work
     else
         result "$n" FAIL
     fi
+fi
+
+n="9 RangeProfiler per kernel: DRAM- and SM-bound kernels"
+if nvcc_build "$work/rangeprof_workload" "$work/nvcc9.log" -I "$src/include" \
+    "$here/rangeprof_workload.cu" -L "$build" -lgpuprofile -Xlinker -rpath -Xlinker "$build"; then
+    if run "$n" "$work/run9.log" "$work/rangeprof_workload" "$work/logs9"; then
+        ncu_csv=""
+        if command -v ncu >/dev/null 2>&1 &&
+            ncu --csv --metrics dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed \
+                "$work/rangeprof_workload" "$work/logs9ncu" >"$work/ncu9.csv" 2>/dev/null; then
+            ncu_csv="$work/ncu9.csv"
+        fi
+        if NCU_REPORT="$ncu_csv" python3 "$here/check_rangeprof.py" "$work/logs9"; then
+            result "$n" PASS
+        else
+            result "$n" FAIL
+        fi
+    fi
+else
+    cat "$work/nvcc9.log"
+    result "$n" FAIL
 fi
 
 echo

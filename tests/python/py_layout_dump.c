@@ -129,6 +129,8 @@ int main(void)
     OFF(gpufl_init_options, pm_sampling_metrics);
     OFF(gpufl_init_options, pm_sampling_interval_us);
     OFF(gpufl_init_options, pm_sampling_max_samples);
+    OFF(gpufl_init_options, metrics);
+    OFF(gpufl_init_options, range_per_kernel);
 
     SIZE(gpufl_scope);
     OFF(gpufl_scope, instance_id);

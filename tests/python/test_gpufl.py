@@ -165,7 +165,8 @@ class OptionsTest(unittest.TestCase):
     def defaults(self, **over):
         d = dict(SEED_FIELDS, cupti_buffer_kib=0, cupti_max_buffers=0,
                  compact_kernel_details=False, pc_sampling_period=0,
-                 pm_sampling_metrics="", pm_sampling_interval_us=0, pm_sampling_max_samples=0)
+                 pm_sampling_metrics="", pm_sampling_interval_us=0, pm_sampling_max_samples=0,
+                 metrics="", range_per_kernel=False)
         d.update(over)
         return d
 
@@ -204,7 +205,10 @@ class OptionsTest(unittest.TestCase):
                       enabled=False, cupti_buffer_kib=64, cupti_max_buffers=3,
                       compact_kernel_details=True, pc_sampling_period=12,
                       pm_sampling_metrics="sm__cycles_active.avg", pm_sampling_interval_us=250,
-                      pm_sampling_max_samples=512)
+                      pm_sampling_max_samples=512,
+                      metrics="dram__throughput.avg.pct_of_peak_sustained_elapsed,"
+                              "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                      range_per_kernel=True)
         o, keep = gfl._make_options(self.defaults(**values))
         for name, v in values.items():
             got = getattr(o, name)
