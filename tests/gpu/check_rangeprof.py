@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_rangeprof.py LOG_DIR - tests/gpu/run.sh step 7: the session of
+"""check_rangeprof.py LOG_DIR - tests/gpu/run.sh step 9: the session of
 rangeprof_workload has kernel_perf_metric_event rows; the copy kernel's DRAM
 throughput is above 50 % of peak and the FMA kernel's SM throughput above
 50 %; where `ncu` is installed (NCU_REPORT=FILE.csv: ncu --csv --metrics

@@ -1,5 +1,5 @@
 // rangeprof_workload.cu - the range profiler on a GPU (tests/gpu/run.sh
-// step 7): gpufl_init(RangeProfiler, range_per_kernel) first (the Profiler
+// step 9): gpufl_init(RangeProfiler, range_per_kernel) first (the Profiler
 // API needs a clean context), then two outermost scopes: "membound" (a
 // 256 MiB copy, DRAM-bound) and "compute" (a dependent FMA chain in
 // registers, SM-bound).  check_rangeprof.py then wants DRAM throughput
