@@ -5,7 +5,8 @@ Records sessions with this build's flight recorder and the test doubles -
 Monitor with the fake NVML (scoped and continuous sampling, a device whose
 metrics are partly never reported), Monitor with the fake nvidia-smi, Trace
 through the fake CUPTI plugin (kernels in nested scopes, copies), PcSampling
-through the fake plugin's pcsampling scenario - then runs
+through the fake plugin's pcsampling scenario, PmSampling and SassMetrics
+through the real engines over the fake plugin's CUPTI - then runs
 GPUFlight's analyzer from a GPUFlight client checkout over each: every
 method (print_summary, inspect_scopes, inspect_hotspots, inspect_stalls,
 inspect_profile_samples, inspect_perf_metrics, inspect_pm_sampling, the
@@ -52,6 +53,10 @@ elif kind == "pcsampling":
     # synchronization_event_batch's stack_id (the first buffer's sync, 15).
     opts.update(profiling_engine=gpufl.ProfilingEngine.PcSampling, backend=gpufl.BackendKind.None_,
                 enable_stack_trace=True)
+elif kind == "pmsampling":
+    opts.update(profiling_engine="PmSampling", backend=gpufl.BackendKind.None_)
+elif kind == "sassmetrics":
+    opts.update(profiling_engine="SassMetrics", backend=gpufl.BackendKind.None_)
 elif kind == "monitor_smi":
     opts.update(backend=gpufl.BackendKind.Auto)
 else:
@@ -61,7 +66,7 @@ if kind == "monitor_continuous":
 if not gpufl.init(**opts):
     sys.exit("gpufl.init refused: %r" % (gpufl.last_error(),))
 launch = None
-if kind.startswith("trace") or kind == "pcsampling":
+if kind.startswith("trace") or kind in ("pcsampling", "pmsampling", "sassmetrics"):
     launch = ctypes.CDLL(os.environ["GPUFL_CUPTI_PLUGIN"]).fake_cupti_launch
     launch.argtypes = [ctypes.c_uint32]
 if kind == "pcsampling":
@@ -121,6 +126,10 @@ SESSIONS = [
                     "GPUFL_NVDISASM": "tests/fakes/fake_nvdisasm.sh",
                     "FAKE_NVDISASM_OUT": "tests/plugin/data/pcsamp_kernel.sass",
                     "FAKE_CUBIN": "tests/plugin/data/pcsamp_lines.cubin"}),
+    # PM samples through the real PM engine over the fake PM sampling API.
+    ("pmsampling", {"FAKE_CUPTI_SCENARIO": "launches"}),
+    # SASS metrics (sample_kind 1 rows) through the real SASS engine.
+    ("sassmetrics", {"FAKE_CUPTI_SCENARIO": "sassmetrics"}),
 ]
 
 
@@ -198,6 +207,13 @@ def ours(build, log_dir):
         f["vram_peak_mib"] = peak
     if r.get("host") and r["host"].get("cpu_mean_pct") is not None:
         f["host_cpu_mean"] = r["host"]["cpu_mean_pct"]
+    pm = r.get("perf_metrics")
+    if isinstance(pm, list) and pm:
+        f["pm_samples"] = sum(it["samples"] for it in pm)
+        f["pm_mean_by_metric"] = {it["name"]: it["mean"] for it in pm}
+    sm = r.get("sass_metrics")
+    if isinstance(sm, dict) and sm.get("rows"):
+        f["sass_rows"] = sm["rows"]
     st = r.get("stalls")
     if st and st.get("pc_samples"):
         f["pc_samples"] = st["pc_samples"]
@@ -312,7 +328,19 @@ if s is not None:
     hm = s.host_metrics
     if not hm.empty and "cpu_pct" in hm.columns:
         f["host_cpu_mean"] = float(hm["cpu_pct"].mean())
+    pms = s.pm_samples
+    if not pms.empty and "value" in pms.columns:
+        import pandas as pd
+        f["pm_samples"] = int(len(pms))
+        v = pd.to_numeric(pms["value"], errors="coerce")
+        f["pm_mean_by_metric"] = {str(k): float(x) for k, x in
+                                  v.groupby(pms["metric_name"]).mean().items()}
     sc = s.scopes
+    if not sc.empty and "type" in sc.columns and "sample_kind" in sc.columns:
+        # inspect_profile_samples' SASS rows: profile_sample of kind sass_metric.
+        n_sass = int(((sc["type"] == "profile_sample") & (sc["sample_kind"] == "sass_metric")).sum())
+        if n_sass:
+            f["sass_rows"] = n_sass
     if not sc.empty and "type" in sc.columns:
         # inspect_stalls' rows: profile_sample of kind pc_sampling.
         pc = sc[sc["type"] == "profile_sample"]
@@ -351,7 +379,8 @@ def theirs(client, python, session_dir):
 
 # (figure, relative tolerance): counts exact; times to the rounding of the
 # analyzer's float ms; means to their rounding in our JSON (integers there).
-TOLERANCE = {"pc_samples": 0, "pc_samples_by_reason": 0, "kernels": 0, "memcpy_count": 0, "memcpy_bytes": 0, "scope_begins": 0,
+TOLERANCE = {"pc_samples": 0, "pc_samples_by_reason": 0, "pm_samples": 0, "sass_rows": 0,
+             "pm_mean_by_metric": 1e-9, "kernels": 0, "memcpy_count": 0, "memcpy_bytes": 0, "scope_begins": 0,
              "vram_peak_mib": 0, "hotspot_calls": 0, "power_mean_w": 0.01, "kernel_time_ms": 1e-9, "duration_ms": 1e-6,
              "scope_gpu_ms": 1e-9, "gpu_util_mean": 0.01, "host_cpu_mean": 0.02}
 
