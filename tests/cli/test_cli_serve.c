@@ -24,6 +24,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 
 static const char *g_scenario =
@@ -287,14 +288,14 @@ static void test_prometheus(int port)
 typedef struct scraper {
     int port;
     int ok, bad;
-    volatile int *stop;
+    atomic_int *stop;
 } scraper;
 
 static void *scrape_loop(void *arg)
 {
     scraper *s = arg;
     static __thread char a[1 << 16];
-    while (!*s->stop) {
+    while (!atomic_load(s->stop)) {
         int st = get(s->port, "GET", "/metrics", a, sizeof a);
         const char *b = body_of(a);
         /* Complete: three GPUs' utilisation and the last family. */
@@ -312,13 +313,13 @@ static void test_load(int port)
     enum { N = 50 };
     static scraper s[N];
     pthread_t t[N];
-    volatile int stop = 0;
+    atomic_int stop = 0;
     for (int i = 0; i < N; i++) {
         s[i] = (scraper){.port = port, .stop = &stop};
         pthread_create(&t[i], NULL, scrape_loop, &s[i]);
     }
     h_nap_ms(10000);
-    stop = 1;
+    atomic_store(&stop, 1);
     int ok = 0, bad = 0, idle = 0;
     for (int i = 0; i < N; i++) {
         pthread_join(t[i], NULL);
@@ -399,10 +400,13 @@ int main(void)
     h_init();
     h_scenario(g_scenario);
     test_options();
-    char err[512];
+    char err[512], out[512];
     h_path(err, sizeof err, "serve.err");
+    h_path(out, sizeof out, "serve.out");
     const char *argv[] = {h_cli, "serve", "--listen", "127.0.0.1:0", "--interval", "0.05", NULL};
-    pid_t pid = h_spawn(argv, NULL, NULL, NULL, err);
+    /* Its output into files: a test that dies early leaves no process
+     * holding CTest's pipe. */
+    pid_t pid = h_spawn(argv, NULL, NULL, out, err);
     CHECK(h_wait_for(cond_port, err, 20));
     int port = read_port(err);
     printf("serving on port %d\n", port);
