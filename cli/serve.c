@@ -2,7 +2,9 @@
  * serve.c - `gpu-profile serve`: a long-running Prometheus exporter of the
  * GPUs' newest samples at /metrics (prom.c), served by libmicrohttpd.
  *
- * Promises: bound to loopback unless --listen names another address; a
+ * Promises: bound to loopback unless --listen names another address, and
+ * only after the first round of samples (at most 5 s: a scrape right after
+ * the address is printed has values); a
  * scrape reads the monitor's newest samples (gp_monitor_latest: a mutex, no
  * NVML call) and never waits on sampling, which runs on the monitor's own
  * thread at --interval; one libmicrohttpd polling thread serves every
@@ -190,6 +192,20 @@ static int open_devices(server *s, const gp_options *o)
         return -1;
     }
     s->n = gp_monitor_device_count(s->mon);
+    /* The first round, before the listener opens: a scrape right after the
+     * address is announced has values, and each slot's device index is
+     * known (the first sample carries it).  Bounded: a device that never
+     * answers is served without values (its sample age tells). */
+    for (int waited_ms = 0; waited_ms < 5000; waited_ms += 10) {
+        size_t have = 0;
+        gp_sample first;
+        for (size_t i = 0; i < s->n; i++)
+            have += gp_monitor_latest(s->mon, i, &first) == GP_OK;
+        if (have == s->n)
+            break;
+        struct timespec ten_ms = {0, 10000000};
+        nanosleep(&ten_ms, NULL);
+    }
     s->devs = calloc(s->n ? s->n : 1, sizeof *s->devs);
     gp_device_info *all = NULL;
     size_t n_all = 0;
