@@ -325,6 +325,10 @@ int cli_export_main(int argc, char **argv);
  * is "metrics"): the hardware-metric catalogue of CUPTI's host API.  0 ok,
  * 1 CUPTI or the plugin failed, 125 bad option. */
 int cli_metrics_main(int argc, char **argv);
+/* metrics_sets.c: `metrics sets` (engine -1: every engine) and `metrics
+ * fits` (engine a gp_metrics_engine) on chip; the same exit statuses. */
+int cli_metrics_sets(const char *chip, int engine, int json);
+int cli_metrics_fits(const char *chip, int engine, char **args, size_t nargs, int json);
 
 /* serve.c: `gpu-profile serve [--listen ADDR:PORT] ...` (argv[0] is
  * "serve"): a Prometheus exporter until INT/TERM/HUP/QUIT, which then end

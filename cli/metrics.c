@@ -1,5 +1,6 @@
 /*
- * metrics.c - `gpu-profile metrics chips|list|describe|passes`: the host
+ * metrics.c - `gpu-profile metrics chips|list|describe|passes|sets|fits`
+ * (sets and fits: metrics_sets.c, the engines' metric sets): the host
  * side of hardware-counter profiling (include/gpu_metrics.h) from the
  * command line: the chips CUPTI knows, the metrics of a chip, what they
  * mean, and how many passes a set of them needs.  No GPU is needed, only
@@ -28,11 +29,17 @@ static void usage(FILE *f)
           "NAME...\n"
           "       gpu-profile metrics passes [--chip CHIP] [--profiler range|pm] [--json] "
           "NAME...\n"
+          "       gpu-profile metrics sets [--chip CHIP] [--engine ENGINE] [--json]\n"
+          "       gpu-profile metrics fits [--chip CHIP] --engine ENGINE [--json] NAME[,NAME...]\n"
           "\n"
           "The host side of hardware-counter profiling (CUPTI's Profiler Host API; no GPU\n"
           "needed): the chips CUPTI supports, the base metrics of a chip, what a metric\n"
           "means (description, units, type, sub-metrics), and how many passes and how\n"
           "large a config image a set of metrics needs.  --profiler defaults to range.\n"
+          "sets: each engine's default set on the chip (ENGINE: rangeprofiler, pmsampling,\n"
+          "sassmetrics; default all), each metric's passes, what the engine schedules and\n"
+          "why a candidate is left out.  fits: whether NAMEs fit one pass for the engine\n"
+          "(rangeprofiler or pmsampling), which one to drop, what the engine would do.\n"
           "Exit status 1 when CUPTI or the plugin fails, 125 for a bad option.\n",
           f);
 }
@@ -43,6 +50,7 @@ typedef struct mopts {
     int type; /* -1: all */
     gp_metrics_profiler profiler;
     const char *grep;
+    int engine; /* -1: none given */
     int json;
     char **names;
     size_t n_names;
@@ -74,11 +82,27 @@ static const char *opt_value(const char *opt, int argc, char **argv, int *i, int
     return argv[++*i];
 }
 
+/* The gp_metrics_engine of an --engine value (profiling_engine's
+ * spelling, case-insensitive); -1 for another. */
+static int engine_of(const char *v)
+{
+    if (!v)
+        return -1;
+    if (strcasecmp(v, "rangeprofiler") == 0 || strcasecmp(v, "range") == 0)
+        return GP_METRICS_ENGINE_RANGE_PROFILER;
+    if (strcasecmp(v, "pmsampling") == 0 || strcasecmp(v, "pm") == 0)
+        return GP_METRICS_ENGINE_PM_SAMPLING;
+    if (strcasecmp(v, "sassmetrics") == 0 || strcasecmp(v, "sass") == 0)
+        return GP_METRICS_ENGINE_SASS_METRICS;
+    return -1;
+}
+
 /* 0 ok, 1 help printed, CLI_EXIT_PROFILER on a bad option. */
 static int parse(int argc, char **argv, mopts *o)
 {
     memset(o, 0, sizeof *o);
     o->type = -1;
+    o->engine = -1;
     o->profiler = GP_METRICS_RANGE;
     if (argc < 2) {
         usage(stderr);
@@ -90,9 +114,12 @@ static int parse(int argc, char **argv, mopts *o)
         return 1;
     }
     if (strcmp(o->cmd, "chips") != 0 && strcmp(o->cmd, "list") != 0 &&
-        strcmp(o->cmd, "describe") != 0 && strcmp(o->cmd, "passes") != 0)
-        return bad("unknown subcommand '%s'%s: chips, list, describe or passes", o->cmd, "");
-    int takes_names = strcmp(o->cmd, "describe") == 0 || strcmp(o->cmd, "passes") == 0;
+        strcmp(o->cmd, "describe") != 0 && strcmp(o->cmd, "passes") != 0 &&
+        strcmp(o->cmd, "sets") != 0 && strcmp(o->cmd, "fits") != 0)
+        return bad("unknown subcommand '%s'%s: chips, list, describe, passes, sets or fits", o->cmd,
+                   "");
+    int is_fits = strcmp(o->cmd, "fits") == 0, is_sets = strcmp(o->cmd, "sets") == 0;
+    int takes_names = strcmp(o->cmd, "describe") == 0 || strcmp(o->cmd, "passes") == 0 || is_fits;
     int is_list = strcmp(o->cmd, "list") == 0, is_chips = strcmp(o->cmd, "chips") == 0;
     o->names = calloc((size_t)argc, sizeof *o->names);
     if (!o->names) {
@@ -120,7 +147,12 @@ static int parse(int argc, char **argv, mopts *o)
             if (!v || !*v)
                 return bad("--chip needs a chip name%s%s", " (see gpu-profile metrics chips)", "");
             o->chip = v;
-        } else if (!is_chips &&
+        } else if ((is_sets || is_fits) &&
+                   ((v = opt_value("--engine", argc, argv, &i, &missing)) || missing)) {
+            if ((o->engine = engine_of(v)) < 0)
+                return bad("--engine must be rangeprofiler, pmsampling or sassmetrics, not '%s'%s",
+                           v ? v : "", "");
+        } else if (!is_chips && !is_sets && !is_fits &&
                    ((v = opt_value("--profiler", argc, argv, &i, &missing)) || missing)) {
             if (v && strcmp(v, "range") == 0)
                 o->profiler = GP_METRICS_RANGE;
@@ -148,6 +180,13 @@ static int parse(int argc, char **argv, mopts *o)
     }
     if (takes_names && o->n_names == 0)
         return bad("'%s' needs at least one metric NAME%s", o->cmd, "");
+    if (is_fits && (o->engine < 0 || o->engine == GP_METRICS_ENGINE_SASS_METRICS))
+        return bad("'fits' needs --engine rangeprofiler or pmsampling%s%s",
+                   o->engine < 0 ? ""
+                                 : " (SASS metrics need no passes: the engine collects its "
+                                   "built-in set, see gpu-profile metrics sets --engine "
+                                   "sassmetrics)",
+                   "");
     if (!is_chips && !o->chip) {
         /* The local GPU's chip, when there is one. */
         static char local[64];
@@ -407,6 +446,10 @@ int cli_metrics_main(int argc, char **argv)
     int code;
     if (strcmp(o.cmd, "chips") == 0) {
         code = do_chips(&o);
+    } else if (strcmp(o.cmd, "sets") == 0) {
+        code = cli_metrics_sets(o.chip, o.engine, o.json);
+    } else if (strcmp(o.cmd, "fits") == 0) {
+        code = cli_metrics_fits(o.chip, o.engine, o.names, o.n_names, o.json);
     } else {
         gp_metrics_host *h = NULL;
         gp_error err;

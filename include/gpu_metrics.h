@@ -152,6 +152,35 @@ GP_API gp_status gp_metrics_single_pass_sets(const char *chip, char ***out, size
 GP_API gp_status gp_metrics_single_pass_metrics(const char *chip, const char *set, char ***out,
                                                 size_t *n, gp_error *err);
 
+/* The profiling engines that collect hardware metrics (profiling_engine). */
+typedef enum gp_metrics_engine {
+    GP_METRICS_ENGINE_RANGE_PROFILER = 0, /* range host; per kernel, or per scope in one pass */
+    GP_METRICS_ENGINE_PM_SAMPLING = 1,    /* pm host; one pass (sampling cannot replay) */
+    GP_METRICS_ENGINE_SASS_METRICS = 2    /* no host side: names checked on the device */
+} gp_metrics_engine;
+
+/* "RangeProfiler", "PmSampling", "SassMetrics" (NULL for another value). */
+GP_API const char *gp_metrics_engine_name(gp_metrics_engine e);
+/* The profiler type an engine's metrics are scheduled for (SassMetrics:
+ * GP_ERR_NOT_SUPPORTED, it has none). */
+GP_API gp_status gp_metrics_engine_profiler(gp_metrics_engine e, gp_metrics_profiler *out,
+                                            gp_error *err);
+/* The engine's default metrics, the very list the engine uses, in order of
+ * preference; slots (NULL or cap entries) receives each name's slot: the
+ * range profiler's alternates of one metric (e.g. dram__bytes_read.sum,
+ * then dram__bytes_op_read.sum on chips without it) share a slot. */
+GP_API gp_status gp_metrics_engine_defaults(gp_metrics_engine e, char ***out, size_t *n,
+                                            unsigned *slots, size_t cap, gp_error *err);
+/* What the engine schedules from list (comma-separated; NULL or "": its
+ * default set) on h's chip, decided by the engine's own code: the names
+ * and the passes they need.  one_pass: range profiler per-scope ranges
+ * (user replay; per-kernel ranges replay each kernel).  h's profiler must
+ * be the engine's.  GP_ERR_INVALID_ARG with the engine's reason when it
+ * would refuse the list; GP_ERR_NOT_SUPPORTED for SassMetrics. */
+GP_API gp_status gp_metrics_engine_choose(gp_metrics_host *h, gp_metrics_engine e, const char *list,
+                                          int one_pass, char ***out, size_t *n, size_t *passes,
+                                          gp_error *err);
+
 /* cuptiGetVersion() of the plugin's libcupti (0 when no plugin loads). */
 GP_API uint32_t gp_metrics_cupti_version(void);
 

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define GP_METRICS_ABI 3u
+#define GP_METRICS_ABI 4u
 #define GP_METRICS_PLUGIN_SYMBOL "gpufl_cupti_metrics_v1"
 
 /* A metric's properties; the strings point into the same malloc'd block as
@@ -89,6 +89,18 @@ typedef struct gp_metrics_plugin {
      * only when the driver lists that device: CUPTI's target call crashes
      * without a driver. */
     int (*local_chip)(int device, char *out, size_t cap, char *msg, size_t len);
+    /* GP_METRICS_ABI 4 (plugin/engine_sets.c): the engines' own metric
+     * sets, the lists the engines use (gp_metrics_engine values).  The
+     * default candidates in order, slots[i] the slot of out[i] (a range
+     * profiler slot's alternates share it; cap >= the count). */
+    int (*engine_defaults)(int engine, char ***out, size_t *n, unsigned *slots, size_t cap,
+                           char *msg, size_t len);
+    /* What the engine schedules from list (NULL or "": its default set) on
+     * host's chip, by the engine's own code: the names and their passes;
+     * one_pass: scope ranges (range profiler only).  GP_ERR_INVALID_ARG
+     * with the engine's message when it would refuse the list. */
+    int (*engine_choose)(void *host, int engine, const char *chip, const char *list, int one_pass,
+                         char ***out, size_t *n, size_t *passes, char *msg, size_t len);
 } gp_metrics_plugin;
 
 /* Positional: metrics_host.cpp is C++11. */

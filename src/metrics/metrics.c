@@ -336,3 +336,69 @@ gp_status gp_metrics_single_pass_metrics(const char *chip, const char *set, char
     char msg[MSG_MAX] = "";
     return answer(p->single_pass_metrics(chip, set, out, n, msg, sizeof msg), msg, err);
 }
+
+const char *gp_metrics_engine_name(gp_metrics_engine e)
+{
+    switch (e) {
+    case GP_METRICS_ENGINE_RANGE_PROFILER:
+        return "RangeProfiler";
+    case GP_METRICS_ENGINE_PM_SAMPLING:
+        return "PmSampling";
+    case GP_METRICS_ENGINE_SASS_METRICS:
+        return "SassMetrics";
+    }
+    return NULL;
+}
+
+gp_status gp_metrics_engine_profiler(gp_metrics_engine e, gp_metrics_profiler *out, gp_error *err)
+{
+    if (need(out, "the out-parameter", err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    if (e == GP_METRICS_ENGINE_RANGE_PROFILER || e == GP_METRICS_ENGINE_PM_SAMPLING) {
+        *out = e == GP_METRICS_ENGINE_PM_SAMPLING ? GP_METRICS_PM_SAMPLING : GP_METRICS_RANGE;
+        gp_error_clear(err);
+        return GP_OK;
+    }
+    if (e == GP_METRICS_ENGINE_SASS_METRICS)
+        return gp_error_set(err, GP_ERR_NOT_SUPPORTED,
+                            "SassMetrics has no profiler type: its metrics are patched "
+                            "instructions, checked on the device at run time");
+    return gp_error_set(err, GP_ERR_INVALID_ARG, "unknown engine %d", (int)e);
+}
+
+gp_status gp_metrics_engine_defaults(gp_metrics_engine e, char ***out, size_t *n, unsigned *slots,
+                                     size_t cap, gp_error *err)
+{
+    if (list_args(out, n, err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    const gp_metrics_plugin *p = plugin(err);
+    if (!p)
+        return GP_ERR_NOT_SUPPORTED;
+    char msg[MSG_MAX] = "";
+    return answer(p->engine_defaults((int)e, out, n, slots, cap, msg, sizeof msg), msg, err);
+}
+
+gp_status gp_metrics_engine_choose(gp_metrics_host *h, gp_metrics_engine e, const char *list,
+                                   int one_pass, char ***out, size_t *n, size_t *passes,
+                                   gp_error *err)
+{
+    if (list_args(out, n, err) != GP_OK || need(passes, "the passes out-parameter", err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    *passes = 0;
+    if (need(h, "the host", err) != GP_OK)
+        return GP_ERR_INVALID_ARG;
+    gp_metrics_profiler want;
+    gp_status st = gp_metrics_engine_profiler(e, &want, err);
+    if (st != GP_OK)
+        return st;
+    if (want != h->profiler)
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "%s schedules metrics for the %s profiler; this host is for %s: "
+                            "create one with gp_metrics_engine_profiler()",
+                            gp_metrics_engine_name(e), gp_metrics_profiler_name(want),
+                            gp_metrics_profiler_name(h->profiler));
+    char msg[MSG_MAX] = "";
+    return answer(h->p->engine_choose(h->obj, (int)e, h->chip, list, one_pass, out, n, passes, msg,
+                                      sizeof msg),
+                  msg, err);
+}

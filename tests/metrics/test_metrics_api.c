@@ -41,6 +41,28 @@ int main(void)
     size_t passes = 1;
     CHECK_INT(gp_metrics_passes(img, sizeof img, &passes, &err), GP_ERR_NOT_SUPPORTED);
     CHECK_INT(gp_metrics_passes(NULL, 0, &passes, &err), GP_ERR_INVALID_ARG);
+    /* the engines' sets: names, profilers, no plugin */
+    CHECK_STR(gp_metrics_engine_name(GP_METRICS_ENGINE_RANGE_PROFILER), "RangeProfiler");
+    CHECK_STR(gp_metrics_engine_name(GP_METRICS_ENGINE_PM_SAMPLING), "PmSampling");
+    CHECK_STR(gp_metrics_engine_name(GP_METRICS_ENGINE_SASS_METRICS), "SassMetrics");
+    CHECK(gp_metrics_engine_name((gp_metrics_engine)9) == NULL);
+    gp_metrics_profiler prof = GP_METRICS_RANGE;
+    CHECK_INT(gp_metrics_engine_profiler(GP_METRICS_ENGINE_PM_SAMPLING, &prof, &err), GP_OK);
+    CHECK_INT(prof, GP_METRICS_PM_SAMPLING);
+    CHECK_INT(gp_metrics_engine_profiler(GP_METRICS_ENGINE_RANGE_PROFILER, &prof, &err), GP_OK);
+    CHECK_INT(prof, GP_METRICS_RANGE);
+    CHECK_INT(gp_metrics_engine_profiler(GP_METRICS_ENGINE_SASS_METRICS, &prof, &err),
+              GP_ERR_NOT_SUPPORTED);
+    CHECK_CONTAINS(err.message, "checked on the device at run time");
+    CHECK_INT(gp_metrics_engine_profiler((gp_metrics_engine)9, &prof, &err), GP_ERR_INVALID_ARG);
+    unsigned slots[64];
+    CHECK_INT(gp_metrics_engine_defaults(GP_METRICS_ENGINE_PM_SAMPLING, &list, &n, slots, 64, &err),
+              GP_ERR_NOT_SUPPORTED);
+    CHECK(list == NULL && n == 0);
+    CHECK_INT(gp_metrics_engine_choose(NULL, GP_METRICS_ENGINE_PM_SAMPLING, NULL, 0, &list, &n,
+                                       &passes, &err),
+              GP_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "the host is NULL");
     CHECK_U64(gp_metrics_cupti_version(), 0);
     CHECK_U64(gp_metrics_release_cache(), 0);
     gp_metrics_host_destroy(NULL);
