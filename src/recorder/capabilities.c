@@ -369,6 +369,11 @@ void fl_caps_build(session *s, bool tracing, const char *why, const char *device
         fl_trace_engine_stats(s, &st);
         FL_DEBUG(s, "profiling_engine %s requested, running Trace: PM sampling: %s",
                  gpufl_engine_name(req), st.pm_msg);
+    } else if (req == GPUFL_ENGINE_RANGE_PROFILER && sel != req) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        FL_DEBUG(s, "profiling_engine %s requested, running Trace: range profiler: %s",
+                 gpufl_engine_name(req), st.rp_msg);
     } else if (fl_trace_engine_wants_sass(req) && sel != GPUFL_ENGINE_SASS_METRICS) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);

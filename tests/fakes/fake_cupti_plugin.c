@@ -26,7 +26,12 @@
  * with CUPTI's error for it: the session runs Trace); with profiling_engine
  * PmSampling, the real PM engine (plugin/pmsamp.c) over tests/plugin/
  * pm_fake.h's CUPTI: 3 samples a drain of the default metrics, or refused
- * at Enable ("pm_noperm", "pm_mig", "pm_virtual").  One buffer is
+ * at Enable ("pm_noperm", "pm_mig", "pm_virtual"); with range_profiler
+ * (profiling_engine RangeProfiler), the real range profiler
+ * (plugin/rangeprof.c) over tests/plugin/rp_fake.h's CUPTI, at the core's
+ * outermost scopes (range_begin/range_end): two kernel ranges a window, or
+ * refused ("rp_noperm": cuptiProfilerInitialize without permission;
+ * "rp_late": a context current at start and SetConfig refused).  One buffer is
  * delivered at the first drain, one only after stop() - as a forced flush
  * delivers the records still in flight - so a test sees whether shutdown
  * drains after stopping.  With stack_trace, every fake_cupti_launch (and
@@ -38,6 +43,7 @@
 #include "stacks.h"
 #include "pcsamp.h"
 #include "pm_fake.h"
+#include "rp_fake.h"
 #include "sass_fake.h"
 #include "synth.h"
 
@@ -213,6 +219,25 @@ static void start_pm(const fl_trace_options *o)
     fl_pms_engine_start(&pmo, &fake_ctx);
 }
 
+static void *fake_current_ctx(void)
+{
+    return &fake_ctx;
+}
+
+/* The range profiler at start: the real engine over rp_fake.h (every
+ * scenario; off unless range_profiler). */
+static void start_rp(const fl_trace_options *o)
+{
+    rpf_reset(2);
+    bool late = strcmp(scenario, "rp_late") == 0;
+    rpf.init =
+        strcmp(scenario, "rp_noperm") == 0 ? CUPTI_ERROR_INSUFFICIENT_PRIVILEGES : CUPTI_SUCCESS;
+    rpf.config = late ? CUPTI_ERROR_INVALID_OPERATION : CUPTI_SUCCESS;
+    fl_rp_set_api(&rpf_api);
+    fl_rp_env env = {.host = &rpf_host, .current_ctx = fake_current_ctx, .late = late};
+    fl_rp_engine_start(o, &env);
+}
+
 /* PC sampling at start: a refusal (pc_* scenarios) or the aggregator. */
 static void start_pc(const fl_trace_options *o)
 {
@@ -327,6 +352,7 @@ static int f_start(const fl_trace_options *o, char *why, size_t len)
     start_pc(o);
     start_pm(o);
     start_sass(o);
+    start_rp(o);
     fl_launch_scope_reset();
     dec = fl_decoder_create(&c);
     drains = 0;
@@ -374,6 +400,7 @@ static void f_drain(const fl_trace_sink *sink)
     f_drain_trace(sink);
     if (sass_on)
         fl_sass_engine_drain(sink);
+    fl_rp_engine_drain(sink);
 }
 
 static void f_drain_trace(const fl_trace_sink *sink)
@@ -450,6 +477,7 @@ static void f_flush(void)
 static void f_stop(void)
 {
     fl_pms_engine_stop();
+    fl_rp_engine_stop();
     stopped = true;
     if (sass_on)
         fl_sass_engine_stop();
@@ -486,6 +514,7 @@ static void f_stats(fl_trace_stats *out)
     }
     if (sass_on)
         fl_sass_engine_stats(out);
+    fl_rp_engine_stats(out);
 }
 
 static void f_release(void)
@@ -503,6 +532,8 @@ static void f_release(void)
     }
     fl_cubin_reset();
     fl_pms_engine_release();
+    fl_rp_engine_release();
+    fl_rp_set_api(NULL);
 }
 
 #ifdef FAKE_STALE_LAYOUT
@@ -528,4 +559,6 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .stats = f_stats,
     .release = f_release,
     .collect = f_collect,
+    .range_begin = fl_rp_range_begin,
+    .range_end = fl_rp_range_end,
 };
