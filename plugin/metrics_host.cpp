@@ -770,10 +770,15 @@ int fl_engine_choose(void *host, int engine, const char *chip, const char *list,
                      char ***out, size_t *n, size_t *passes, char *msg, size_t len);
 EXPORT extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
 const gp_metrics_plugin gpufl_cupti_metrics_v1 = {
-    GP_METRICS_ABI,      &layout,      m_cupti_version,    m_chips,
-    m_acquire,           m_release,    m_release_all,      m_base_metrics,
-    m_sub_metrics,       m_properties, m_config_image,     m_passes,
-    m_max_per_pass,      m_evaluate,   m_single_pass_sets, m_single_pass_metrics,
-    gp_driver_chip_name, fl_engine_defaults, fl_engine_choose,
+    GP_METRICS_ABI,      &layout,
+    m_cupti_version,     m_chips,
+    m_acquire,           m_release,
+    m_release_all,       m_base_metrics,
+    m_sub_metrics,       m_properties,
+    m_config_image,      m_passes,
+    m_max_per_pass,      m_evaluate,
+    m_single_pass_sets,  m_single_pass_metrics,
+    gp_driver_chip_name, fl_engine_defaults,
+    fl_engine_choose,
 };
 }
