@@ -549,18 +549,31 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     /* PC sampling: on the context current here (gpufl_init after CUDA
      * came up), and on each context created later (resource callbacks). */
     void *ctx0 = atomic_load(&injecting) ? NULL : gp_driver_context();
+    /* The one test of a late start (CUDA work before gpufl_init) the
+     * Profiler API's engines share: a context already current here. */
+    bool late = !atomic_load(&injecting) && ctx0 != NULL;
     uint32_t pcs = fl_pcs_engine_start(o, ctx0);
     /* PM sampling: the same contexts; its clock is the activity records'. */
     fl_trace_options pmo = *o;
     pmo.clock_offset_ns = dc.clock_offset_ns;
     fl_pms_set_host(&gpufl_cupti_metrics_v1);
     uint32_t pms = fl_pms_engine_start(&pmo, ctx0);
-    /* SASS metrics likewise (sassmetrics.c). */
-    uint32_t sass = fl_sass_engine_start(o, ctx0);
+    /* SASS metrics likewise (sassmetrics.c); under Deep into PC
+     * sampling's aggregator: one set of dictionaries for both kinds. */
+    fl_sass_env se = {.late = late};
+    if (o->pc_sampling && o->sass_metrics) {
+        se.agg = fl_pcs_engine_shared();
+        se.lock = fl_pcs_engine_lock;
+        se.unlock = fl_pcs_engine_unlock;
+        if (!se.agg && pcs == FL_PC_ACTIVE)
+            se.refuse = "Deep's SASS metrics share PC sampling's dictionaries, which needs "
+                        "CUPTI's PC Sampling API; this device samples PCs through the "
+                        "activity API (a GPU older than Volta, which has no SASS metrics "
+                        "either)";
+    }
+    uint32_t sass = fl_sass_engine_start(o, ctx0, &se);
     /* The range profiler: its contexts at the first outermost scope. */
-    fl_rp_env rpe = {.host = &gpufl_cupti_metrics_v1,
-                     .current_ctx = current_context,
-                     .late = !atomic_load(&injecting) && ctx0 != NULL};
+    fl_rp_env rpe = {.host = &gpufl_cupti_metrics_v1, .current_ctx = current_context, .late = late};
     fl_rp_engine_start(o, &rpe);
     unsigned cbs =
         subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory,

@@ -157,6 +157,22 @@ void fl_pcs_explain(CUptiResult r, const char *what, char *out, size_t len)
              fl_pcs_fix(fl_pcs_status_of(r)));
 }
 
+uint32_t fl_profiler_status(CUptiResult r, bool late)
+{
+    uint32_t st = fl_pcs_status_of(r);
+    if (st == FL_PC_ACTIVE || st == FL_PC_FAILED)
+        return late ? FL_RP_LATE_INIT : FL_PC_FAILED;
+    return st;
+}
+
+const char *fl_late_init_advice(bool late)
+{
+    return late ? "; gpufl_init ran after CUDA work had started on this context: the "
+                  "Profiler API needs a clean context, so call gpufl_init before the first "
+                  "kernel (in PyTorch right after `import torch`)"
+                : "";
+}
+
 /* The first failure is the session's reason (mu held). */
 static void fail(CUptiResult r, const char *what)
 {
@@ -499,6 +515,24 @@ uint32_t fl_pcs_engine_start(const fl_trace_options *o, void *ctx)
     uint32_t st = E.status;
     pthread_mutex_unlock(&mu);
     return st;
+}
+
+fl_pcs *fl_pcs_engine_shared(void)
+{
+    pthread_mutex_lock(&mu);
+    fl_pcs *p = E.method == FL_PC_METHOD_ACTIVITY ? NULL : E.agg;
+    pthread_mutex_unlock(&mu);
+    return p;
+}
+
+void fl_pcs_engine_lock(void)
+{
+    pthread_mutex_lock(&mu);
+}
+
+void fl_pcs_engine_unlock(void)
+{
+    pthread_mutex_unlock(&mu);
 }
 
 void fl_pcs_engine_fail(CUptiResult r, const char *what)

@@ -195,6 +195,25 @@ uint32_t fl_pcs_status_of(CUptiResult r);
 const char *fl_pcs_fix(uint32_t status); /* the why and what to do of a status */
 void fl_pcs_explain(CUptiResult r, const char *what, char *out, size_t len);
 
+/* The Profiler API's late start (SASS metrics, the range profiler, Deep):
+ * late is "a CUDA context was current when the session started" (CUDA
+ * work came before gpufl_init).  fl_profiler_status: the FL_PC_* status
+ * of a refusal, FL_RP_LATE_INIT for one without a specific cause when
+ * late; fl_late_init_advice: the seed's advice to append to its message
+ * ("" when not late). */
+uint32_t fl_profiler_status(CUptiResult r, bool late);
+const char *fl_late_init_advice(bool late);
+
+/* Deep: the session's aggregator, shared with the SASS engine so both
+ * kinds of rows index one set of dictionaries (NULL: PC sampling off, out
+ * of memory, or the activity method, whose decoder reads the aggregator
+ * without the lock); valid until fl_pcs_engine_release.  Every use of it
+ * outside pcsamp.c holds fl_pcs_engine_lock (the lock pcsamp.c holds for
+ * its own uses). */
+fl_pcs *fl_pcs_engine_shared(void);
+void fl_pcs_engine_lock(void);
+void fl_pcs_engine_unlock(void);
+
 /* Starts PC sampling for a session (options o): chooses the method (the
  * activity API where CUPTI still has it, else the PC Sampling API) and,
  * for a context already current on the calling thread (ctx, NULL: none),

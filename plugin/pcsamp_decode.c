@@ -210,10 +210,12 @@ void fl_pcs_flush(fl_pcs *p, const fl_trace_sink *s)
     dict_announce(&p->metric, s, FL_SAMPLE_DICT_METRIC);
     dict_announce(&p->file, s, FL_SAMPLE_DICT_SOURCE_FILE);
     for (size_t i = 0; i < p->n; i++) {
-        p->st.pc_samples += p->rows[i].samples;
+        bool sass = p->rows[i].sample_kind == FL_SAMPLE_KIND_SASS;
+        p->st.pc_samples += sass ? 0 : p->rows[i].samples;
+        p->st.pc_rows += sass ? 0 : 1;
+        p->st.sass_rows += sass ? 1 : 0;
         p->idx[p->row_slot[i]] = 0;
     }
-    p->st.pc_rows += p->n;
     for (size_t i = 0; i < p->n && s->samples; i += FL_TRACE_BATCH)
         s->samples(s->user, p->rows + i, p->n - i < FL_TRACE_BATCH ? p->n - i : FL_TRACE_BATCH);
     p->n = 0;
@@ -256,7 +258,10 @@ static void add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint6
     }
     if (p->n == p->cap) {
         if (!s) {
-            p->st.pc_lost_samples += samples;
+            if (k->sample_kind == FL_SAMPLE_KIND_SASS)
+                p->st.sass_lost_values += samples;
+            else
+                p->st.pc_lost_samples += samples;
             return;
         }
         fl_pcs_flush(p, s);
@@ -562,6 +567,8 @@ void fl_pcs_stats(const fl_pcs *p, fl_trace_stats *out)
     out->pc_non_user_samples += p->st.pc_non_user_samples;
     out->pc_hw_buffer_full += p->st.pc_hw_buffer_full;
     out->pc_lost_samples += p->st.pc_lost_samples;
+    out->sass_rows += p->st.sass_rows; /* rows of sample_kind 1 (SASS metrics) */
+    out->sass_lost_values += p->st.sass_lost_values;
     out->pc_no_line_samples += p->st.pc_no_line_samples;
     out->disasm_skipped += p->st.disasm_skipped;
 }

@@ -279,26 +279,16 @@ static uint64_t wall_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static const char *late_advice(void)
-{
-    return R.env.late ? "; gpufl_init ran after CUDA work had started on this context: the "
-                        "Profiler API needs a clean context, so call gpufl_init before the first "
-                        "kernel (in PyTorch right after `import torch`)"
-                      : "";
-}
-
 /* The first failure is the session's reason (mu held). */
 static void fail(CUptiResult r, const char *what)
 {
     if (R.status != FL_PC_ACTIVE)
         return;
-    R.status = fl_pcs_status_of(r);
-    if (R.status == FL_PC_ACTIVE || R.status == FL_PC_FAILED)
-        R.status = R.env.late ? FL_RP_LATE_INIT : FL_PC_FAILED;
+    R.status = fl_profiler_status(r, R.env.late);
     char m[400];
     fl_pcs_explain(r, what, m, sizeof m);
     /* fl_pcs_explain speaks of PC sampling: the fixes are the same. */
-    snprintf(R.msg, sizeof R.msg, "%s%s", m, late_advice());
+    snprintf(R.msg, sizeof R.msg, "%s%s", m, fl_late_init_advice(R.env.late));
 }
 
 static void fail_text(uint32_t status, const char *text)

@@ -94,6 +94,7 @@ static struct {
     uint32_t contexts, metrics, skipped;
     uint64_t collections, dropped;
     fl_sass *agg;
+    bool late; /* CUDA work came before the session (fl_sass_env) */
 } E;
 static _Atomic int collect_req;
 
@@ -119,19 +120,25 @@ static const char *fix_of(uint32_t status)
     }
 }
 
+/* What the session runs without SASS metrics (mu held). */
+static const char *instead(void)
+{
+    return E.opt.pc_sampling ? "Deep runs PcSampling (Trace if PC sampling is refused too)"
+                             : "the session runs Trace";
+}
+
 /* The first failure is the session's reason (mu held). */
 static void fail(CUptiResult r, const char *what)
 {
     if (E.status != FL_PC_ACTIVE)
         return;
-    E.status = fl_pcs_status_of(r);
-    if (E.status == FL_PC_ACTIVE)
-        E.status = FL_PC_FAILED;
+    E.status = fl_profiler_status(r, E.late);
     const char *m = NULL;
     if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
         m = "unknown CUPTI error";
-    snprintf(E.msg, sizeof E.msg, "%s failed: %s (%d): %s; the session runs Trace", what, m, (int)r,
-             fix_of(E.status));
+    snprintf(E.msg, sizeof E.msg, "%s failed: %s (%d): %s%s; %s", what, m, (int)r,
+             fix_of(E.status == FL_RP_LATE_INIT ? FL_PC_FAILED : E.status),
+             fl_late_init_advice(E.late), instead());
 }
 
 static uint64_t wall_ns(void)
@@ -200,9 +207,8 @@ static bool dev_configure(uint32_t device)
         if (E.status == FL_PC_ACTIVE) {
             E.status = FL_PC_NOT_SUPPORTED;
             snprintf(E.msg, sizeof E.msg,
-                     "cuptiSassMetricsGetProperties refused every metric on chip %.32s: %s; the "
-                     "session runs Trace",
-                     cp.pChipName, fix_of(FL_PC_NOT_SUPPORTED));
+                     "cuptiSassMetricsGetProperties refused every metric on chip %.32s: %s; %s",
+                     cp.pChipName, fix_of(FL_PC_NOT_SUPPORTED), instead());
         }
         return false;
     }
@@ -345,8 +351,10 @@ void fl_sass_on_resource(CUpti_CallbackId cbid, const void *data)
 
 /* --------------------------------------------------------------- session */
 
-uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx)
+uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_sass_env *env)
 {
+    static const fl_sass_env none;
+    env = env ? env : &none;
     pthread_mutex_lock(&mu);
     memset(&E, 0, sizeof E);
     atomic_store(&collect_req, 0);
@@ -355,12 +363,17 @@ uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx)
         return FL_PC_OFF;
     }
     E.opt = *o;
+    E.late = env->late;
     E.status = FL_PC_ACTIVE;
     fl_pcs_config pc = {.source = o->source_collection};
-    E.agg = fl_sass_create(&pc);
-    if (!E.agg) {
+    E.agg =
+        env->agg ? fl_sass_create_shared(env->agg, env->lock, env->unlock) : fl_sass_create(&pc);
+    if (env->refuse) {
+        E.status = FL_PC_NOT_SUPPORTED;
+        snprintf(E.msg, sizeof E.msg, "%s; %s", env->refuse, instead());
+    } else if (!E.agg) {
         E.status = FL_PC_FAILED;
-        snprintf(E.msg, sizeof E.msg, "out of memory for the SASS metrics table");
+        snprintf(E.msg, sizeof E.msg, "out of memory for the SASS metrics table; %s", instead());
     } else {
         E.on = true;
     }

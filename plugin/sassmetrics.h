@@ -36,6 +36,12 @@ typedef struct fl_sass fl_sass;
 
 /* cfg as PC sampling's (source lines, table size); NULL when out of memory. */
 fl_sass *fl_sass_create(const fl_pcs_config *cfg);
+
+/* Deep: a decoder over PC sampling's aggregator agg (not owned: it must
+ * outlive the decoder), so both kinds of rows share one table and one set
+ * of dictionaries; each entry point holds lock/unlock (NULL: none) while
+ * it uses agg.  NULL when out of memory. */
+fl_sass *fl_sass_create_shared(fl_pcs *agg, void (*lock)(void), void (*unlock)(void));
 void fl_sass_destroy(fl_sass *x); /* NULL-safe */
 
 /* CUPTI's metric id on device device_id is name (metric_dict).  An id
@@ -80,11 +86,21 @@ typedef struct fl_sass_api {
 /* NULL: CUPTI's own functions again. */
 void fl_sass_set_api(const fl_sass_api *api);
 
+/* What the engine gets from the plugin (NULL: all zero). */
+typedef struct fl_sass_env {
+    bool late;   /* a context was current at start: CUDA work came first */
+    fl_pcs *agg; /* Deep: PC sampling's aggregator (fl_sass_create_shared); NULL: its own */
+    void (*lock)(void), (*unlock)(void); /* what guards agg */
+    const char *refuse; /* Deep without a shared aggregator: why SASS metrics cannot run */
+} fl_sass_env;
+
 /* Starts SASS metrics for a session (o->sass_metrics; else FL_PC_OFF):
  * the context current on the calling thread (ctx; NULL: none) enabled now,
- * the Profiler API initialised before the first context is.  Returns the FL_PC_* status; the
- * reason is kept for fl_sass_engine_stats. */
-uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx);
+ * the Profiler API initialised before the first context is.  Returns the
+ * FL_PC_* status (FL_RP_LATE_INIT: refused after a late start); the
+ * reason, with the fix, is kept for fl_sass_engine_stats and ends with
+ * the engine the session runs instead (Trace; PcSampling under Deep). */
+uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_sass_env *env);
 
 /* Resource callbacks (application threads): a context created (enabled),
  * about to be destroyed (read into the table, disabled), a module loaded

@@ -9,7 +9,9 @@
  * a function is named once per (cubin CRC, symbol index) - never by
  * CUPTI's name pointer, which FlushData allocates anew each call; a
  * metric's dictionary id is found through a small open table keyed by
- * (device, CUPTI metric id); no lock: one thread at a time.
+ * (device, CUPTI metric id); no lock of its own: one thread at a time,
+ * and under Deep (fl_sass_create_shared) PC sampling's aggregator is used
+ * only under the lock it shares with PC sampling.
  */
 #include "sassmetrics.h"
 
@@ -31,6 +33,8 @@ typedef struct metric_slot {
 
 struct fl_sass {
     fl_pcs *agg;
+    bool shared;                         /* agg is PC sampling's (Deep), not ours */
+    void (*lock)(void), (*unlock)(void); /* what guards a shared agg; NULL: none */
     fn_slot fns[FN_SLOTS];
     metric_slot metrics[METRIC_SLOTS];
     uint64_t records, no_line;
@@ -51,12 +55,37 @@ fl_sass *fl_sass_create(const fl_pcs_config *cfg)
     return x;
 }
 
+fl_sass *fl_sass_create_shared(fl_pcs *agg, void (*lock)(void), void (*unlock)(void))
+{
+    fl_sass *x = agg ? calloc(1, sizeof *x) : NULL;
+    if (!x)
+        return NULL;
+    x->agg = agg;
+    x->shared = true;
+    x->lock = lock;
+    x->unlock = unlock;
+    return x;
+}
+
 void fl_sass_destroy(fl_sass *x)
 {
     if (!x)
         return;
-    fl_pcs_destroy(x->agg);
+    if (!x->shared)
+        fl_pcs_destroy(x->agg);
     free(x);
+}
+
+static void agg_lock(const fl_sass *x)
+{
+    if (x->lock)
+        x->lock();
+}
+
+static void agg_unlock(const fl_sass *x)
+{
+    if (x->unlock)
+        x->unlock();
 }
 
 static uint32_t metric_hash(uint32_t device, uint64_t metric)
@@ -83,7 +112,9 @@ void fl_sass_metric_name(fl_sass *x, uint32_t device_id, uint64_t metric_id, con
     if (!x || !name)
         return;
     metric_slot *m = metric_slot_of(x, device_id, metric_id);
+    agg_lock(x);
     uint32_t id = fl_pcs_metric_id(x->agg, name);
+    agg_unlock(x);
     if (m && id)
         *m = (metric_slot){metric_id, device_id, id};
 }
@@ -119,6 +150,7 @@ void fl_sass_feed(fl_sass *x, const fl_trace_sink *s, const CUpti_SassMetrics_Da
     if (!x || !d)
         return;
     x->records += n;
+    agg_lock(x);
     fl_sample_row k = {.t_ns = t_ns, .device_id = device_id, .sample_kind = FL_SAMPLE_KIND_SASS};
     for (size_t i = 0; i < n; i++) {
         const CUpti_SassMetrics_Data *r = &d[i];
@@ -138,23 +170,31 @@ void fl_sass_feed(fl_sass *x, const fl_trace_sink *s, const CUpti_SassMetrics_Da
             fl_pcs_add(x->agg, s, &k, h, v[j].value);
         }
     }
+    agg_unlock(x);
 }
 
 void fl_sass_flush(fl_sass *x, const fl_trace_sink *s)
 {
-    if (x)
-        fl_pcs_flush(x->agg, s);
+    if (!x)
+        return;
+    agg_lock(x);
+    fl_pcs_flush(x->agg, s);
+    agg_unlock(x);
 }
 
 void fl_sass_stats(const fl_sass *x, fl_trace_stats *out)
 {
     if (!x || !out)
         return;
-    fl_trace_stats t;
-    memset(&t, 0, sizeof t);
-    fl_pcs_stats(x->agg, &t);
-    out->sass_rows += t.pc_rows;
-    out->sass_lost_values += t.pc_lost_samples;
+    /* A shared aggregator's rows of sample_kind 1 are PC sampling's
+     * fl_pcs_stats to report (once). */
+    if (!x->shared) {
+        fl_trace_stats t;
+        memset(&t, 0, sizeof t);
+        fl_pcs_stats(x->agg, &t);
+        out->sass_rows += t.sass_rows;
+        out->sass_lost_values += t.sass_lost_values;
+    }
     out->sass_records += x->records;
     out->sass_no_line_values += x->no_line;
 }

@@ -242,10 +242,10 @@ static void add_sass_caps(session *s, const fl_trace_stats *st, bool say_source)
                           : none ? "not implemented by this CUPTI plugin; the session runs Trace"
                                  : "the CUPTI plugin did not start it";
         add_cap(s, "sass_metrics", true, FL_CAP_FALLBACK,
-                none ? "not_implemented" : pc_reason(st->sass_status), "%s", msg);
+                none ? "not_implemented" : rp_reason(st->sass_status), "%s", msg);
         if (say_source)
             add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                    src ? pc_reason(st->sass_status) : "", "%s", src ? msg : "");
+                    src ? rp_reason(st->sass_status) : "", "%s", src ? msg : "");
         return;
     }
     add_cap(s, "sass_metrics", true, FL_CAP_COLLECTED, "",
@@ -314,6 +314,16 @@ static gpufl_engine selected_of(session *s, bool tracing)
 {
     if (!tracing)
         return GPUFL_ENGINE_MONITOR;
+    if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP) {
+        /* Deep -> PcSampling -> Trace; SASS metrics alone say so. */
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        bool pc = st.pc_status == FL_PC_ACTIVE, sass = st.sass_status == FL_PC_ACTIVE;
+        return pc && sass ? GPUFL_ENGINE_DEEP
+               : pc       ? GPUFL_ENGINE_PC_SAMPLING
+               : sass     ? GPUFL_ENGINE_SASS_METRICS
+                          : GPUFL_ENGINE_TRACE;
+    }
     if (fl_trace_engine_wants_pc(s->cfg.profiling_engine)) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
@@ -359,7 +369,14 @@ void fl_caps_build(session *s, bool tracing, const char *why, const char *device
     if (req > GPUFL_ENGINE_MONITOR && !tracing)
         FL_DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req),
                  why);
-    else if (fl_trace_engine_wants_pc(req) && sel != GPUFL_ENGINE_PC_SAMPLING) {
+    else if (req == GPUFL_ENGINE_DEEP && sel != req) {
+        fl_trace_stats st;
+        fl_trace_engine_stats(s, &st);
+        FL_DEBUG(s, "profiling_engine %s requested, running %s: PC sampling: %s; SASS metrics: %s",
+                 gpufl_engine_name(req), gpufl_engine_name(sel),
+                 st.pc_status == FL_PC_ACTIVE ? "active" : st.pc_msg,
+                 st.sass_status == FL_PC_ACTIVE ? "active" : st.sass_msg);
+    } else if (fl_trace_engine_wants_pc(req) && sel != GPUFL_ENGINE_PC_SAMPLING) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
         FL_DEBUG(s, "profiling_engine %s requested, running Trace: PC sampling: %s",
@@ -684,9 +701,9 @@ static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_coun
     if (!fl_trace_engine_wants_sass(s->cfg.profiling_engine) || !is_collected(s, "sass_metrics"))
         return;
     if (st->sass_status != FL_PC_ACTIVE) {
-        set_cap(s, "sass_metrics", FL_CAP_FALLBACK, pc_reason(st->sass_status), "%s", st->sass_msg);
+        set_cap(s, "sass_metrics", FL_CAP_FALLBACK, rp_reason(st->sass_status), "%s", st->sass_msg);
         if (is_collected(s, "source_collection"))
-            set_cap(s, "source_collection", FL_CAP_FALLBACK, pc_reason(st->sass_status), "%s",
+            set_cap(s, "source_collection", FL_CAP_FALLBACK, rp_reason(st->sass_status), "%s",
                     st->sass_msg);
         s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
         return;

@@ -109,7 +109,7 @@ bool fl_trace_engine_wants_pc(gpufl_engine e)
 
 bool fl_trace_engine_wants_sass(gpufl_engine e)
 {
-    return e == GPUFL_ENGINE_SASS_METRICS;
+    return e == GPUFL_ENGINE_SASS_METRICS || e == GPUFL_ENGINE_DEEP;
 }
 
 void fl_trace_engine_drain(session *s, const fl_scope_event *rows, size_t n)

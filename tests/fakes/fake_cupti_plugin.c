@@ -23,7 +23,13 @@
  * plugin/sassmetrics.c, over the fake SASS Metrics API of
  * tests/plugin/sass_fake.h: see start_sass), "sass_noperm",
  * "sass_unsupported", "sass_mig", "sass_virtual" (SASS metrics refused
- * with CUPTI's error for it: the session runs Trace); with profiling_engine
+ * with CUPTI's error for it: the session runs Trace), "deep" (with
+ * profiling_engine Deep both: feed_pc's PC samples and start_sass's SASS
+ * metrics into one aggregator, as plugin/cupti_plugin.c shares PC
+ * sampling's with the SASS engine), "deep_sass_refused" (SASS metrics
+ * refused: no permission), "deep_refused" (PC sampling and SASS metrics
+ * refused: no permission), "deep_late" (a context current at start, and
+ * cuptiProfilerInitialize failing without a specific cause); with profiling_engine
  * PmSampling, the real PM engine (plugin/pmsamp.c) over tests/plugin/
  * pm_fake.h's CUPTI: 3 samples a drain of the default metrics, or refused
  * at Enable ("pm_noperm", "pm_mig", "pm_virtual"); with range_profiler
@@ -245,7 +251,8 @@ static void start_pc(const fl_trace_options *o)
     pc_msg[0] = '\0';
     if (!o->pc_sampling)
         return;
-    CUptiResult r = strcmp(scenario, "pc_noperm") == 0        ? CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+    bool refused = strcmp(scenario, "pc_noperm") == 0 || strcmp(scenario, "deep_refused") == 0;
+    CUptiResult r = refused                                   ? CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
                     : strcmp(scenario, "pc_unsupported") == 0 ? CUPTI_ERROR_NOT_SUPPORTED
                     : strcmp(scenario, "pc_virtual") == 0
                         ? CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED
@@ -262,6 +269,12 @@ static void start_pc(const fl_trace_options *o)
     keep_fake_cubin();
 }
 
+/* The scenarios whose PC sampling feeds samples. */
+static bool pc_scenario(void)
+{
+    return strcmp(scenario, "pcsampling") == 0 || strncmp(scenario, "deep", 4) == 0;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -276,16 +289,21 @@ static uint64_t now_ns(void)
 static void start_sass(const fl_trace_options *o)
 {
     sass_on = false;
-    if (!o->sass_metrics || strncmp(scenario, "sass", 4) != 0)
+    bool deep = strncmp(scenario, "deep", 4) == 0;
+    if (!o->sass_metrics || (strncmp(scenario, "sass", 4) != 0 && !deep))
         return;
     sf_reset();
-    CUptiResult r = strcmp(scenario, "sass_noperm") == 0 ? CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+    bool noperm = strcmp(scenario, "sass_noperm") == 0 ||
+                  strcmp(scenario, "deep_sass_refused") == 0 ||
+                  strcmp(scenario, "deep_refused") == 0;
+    CUptiResult r = noperm                               ? CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+                    : strcmp(scenario, "deep_late") == 0 ? CUPTI_ERROR_INVALID_OPERATION
                     : strcmp(scenario, "sass_unsupported") == 0 ? CUPTI_ERROR_NOT_SUPPORTED
                     : strcmp(scenario, "sass_mig") == 0 ? CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED
                     : strcmp(scenario, "sass_virtual") == 0
                         ? CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED
                         : CUPTI_SUCCESS;
-    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_INVALID_OPERATION)
         sf.init = r;
     else if (r == CUPTI_ERROR_NOT_SUPPORTED)
         sf.set_config = r;
@@ -305,7 +323,10 @@ static void start_sass(const fl_trace_options *o)
     sf_add(0x1234, "_Z9divergentPi", 3, 0x70, 6, m, (const uint64_t[]){10, 320, 0, 0, 0, 8});
     sf.reads_left = 1;
     fl_sass_set_api(&sf_api);
-    fl_sass_engine_start(o, (void *)0x1000);
+    /* Deep: PC sampling's aggregator shared (NULL when PC sampling was
+     * refused: the SASS engine's own). */
+    fl_sass_env env = {.late = strcmp(scenario, "deep_late") == 0, .agg = deep ? pcs : NULL};
+    fl_sass_engine_start(o, (void *)0x1000, &env);
     sass_on = true;
 }
 
@@ -443,7 +464,7 @@ static void f_drain_trace(const fl_trace_sink *sink)
         fl_decoder_feed(dec, sink, s.p, s.len);
         fl_decoder_flush(dec, sink);
         synth_free(&s);
-        if (pcs && strcmp(scenario, "pcsampling") == 0)
+        if (pcs && pc_scenario())
             feed_pc(sink, false);
     }
     if (atomic_load(&stopped) && !late_done) {
@@ -455,7 +476,7 @@ static void f_drain_trace(const fl_trace_sink *sink)
         fl_decoder_feed(dec, sink, s.p, s.len);
         fl_decoder_flush(dec, sink);
         synth_free(&s);
-        if (pcs && strcmp(scenario, "pcsampling") == 0)
+        if (pcs && pc_scenario())
             feed_pc(sink, true);
     }
 }
@@ -523,13 +544,13 @@ static void f_release(void)
     dec = NULL;
     fl_stacks_destroy(stacks);
     stacks = NULL;
-    fl_pcs_destroy(pcs);
-    pcs = NULL;
-    if (sass_on) {
+    if (sass_on) { /* first: it may use pcs */
         fl_sass_engine_release();
         fl_sass_set_api(NULL);
         sass_on = false;
     }
+    fl_pcs_destroy(pcs);
+    pcs = NULL;
     fl_cubin_reset();
     fl_pms_engine_release();
     fl_rp_engine_release();

@@ -18,7 +18,11 @@
  *    sass_config with the skipped metrics, a context destroyed before the
  *    drain, and every fall-back (permission, not supported, MIG, vGPU,
  *    another profiler, every metric refused) with its reason and fix;
- *  - the fall-back with the real libcupti and no driver.
+ *  - Deep: the decoder over PC sampling's aggregator (one set of
+ *    dictionaries, the shared lock, rows counted once), the engine
+ *    refusing without it;
+ *  - the fall-back with the real libcupti and no driver, and under Deep
+ *    after CUDA work (the late-start advice).
  */
 #include "check.h"
 #include "sass_fake.h"
@@ -304,7 +308,7 @@ static void test_engine(void)
     sf.refuse = "smsp__sass_sectors_mem_global_ideal";
     sf.device = 2;
     fl_trace_options o = opts(false);
-    CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000), FL_PC_ACTIVE);
+    CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000, NULL), FL_PC_ACTIVE);
     /* I, N, one P per metric, S, E. */
     char want[64] = "IN";
     for (size_t i = 0; i < fl_sass_n_metric_names; i++)
@@ -374,14 +378,14 @@ static void test_engine(void)
     /* Eager patching when asked. */
     sf_reset();
     o.sass_eager_patching = true;
-    CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000), FL_PC_ACTIVE);
+    CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000, NULL), FL_PC_ACTIVE);
     CHECK_INT(sf.lazy, 0);
     fl_sass_engine_release();
     CHECK_CONTAINS(sf.calls, "EDUX");
     /* Off unless asked: no CUPTI call. */
     sf_reset();
     o.sass_metrics = false;
-    CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000), FL_PC_OFF);
+    CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000, NULL), FL_PC_OFF);
     CHECK_STR(sf.calls, "");
     memset(&st, 0, sizeof st);
     fl_sass_engine_stats(&st);
@@ -396,7 +400,7 @@ static void refused(const char *what, uint32_t status, const char *words, const 
 {
     fl_trace_options o = opts(true);
     fl_sass_set_api(&sf_api);
-    uint32_t st = fl_sass_engine_start(&o, (void *)0x1000);
+    uint32_t st = fl_sass_engine_start(&o, (void *)0x1000, NULL);
     fl_sass_context_created((void *)0x3000); /* after a refusal: nothing */
     fl_sass_request_collect();
     fl_sass_engine_drain(&sink);
@@ -468,6 +472,71 @@ static void test_fallbacks(void)
     refused("read", FL_PC_NOT_SUPPORTED, "cuptiSassMetricsGetDataProperties", want, false);
 }
 
+/* Deep: the decoder over PC sampling's aggregator - one set of
+ * dictionaries (a metric named by PC sampling keeps its id, SASS names
+ * follow it), every use under the shared lock, the rows of kind 1
+ * counted once (by fl_pcs_stats), the aggregator not freed with the
+ * decoder; fl_sass_engine_start refusing with env->refuse. */
+static int n_locks, n_unlocks, held;
+static void t_lock(void)
+{
+    n_locks++;
+    CHECK_INT(held++, 0);
+}
+static void t_unlock(void)
+{
+    n_unlocks++;
+    CHECK_INT(--held, 0);
+}
+
+static void test_shared(void)
+{
+    reset_got();
+    CHECK(fl_sass_create_shared(NULL, NULL, NULL) == NULL);
+    fl_pcs *agg = fl_pcs_create(NULL);
+    CHECK_INT(fl_pcs_metric_id(agg, "smsp__pcsamp_warps_issue_stalled_selected"), 1);
+    CHECK_INT(fl_pcs_function_id(agg, "_Z6vecAddPfS_S_i", 0xabc), 1);
+    fl_sass *x = fl_sass_create_shared(agg, t_lock, t_unlock);
+    CHECK(x != NULL);
+    fl_sass_metric_name(x, 0, 7, "smsp__sass_inst_executed");
+    CUpti_SassMetrics_InstanceValue v[2] = {{7, 10}, {8, 3}};
+    CUpti_SassMetrics_Data d = rec(0xabc, 3, "_Z6vecAddPfS_S_i", 0x10, v);
+    fl_sass_feed(x, &sink, &d, 1, 2, 0, 1000);
+    fl_sass_flush(x, &sink);
+    CHECK_INT(n_locks, 3);
+    CHECK_INT(n_unlocks, 3);
+    CHECK_INT(got.n, 2);
+    CHECK_INT(got.r[0].function_id, 1); /* PC sampling's id of vecAdd */
+    CHECK_STR(dict_name(FL_SAMPLE_DICT_METRIC, 1), "smsp__pcsamp_warps_issue_stalled_selected");
+    CHECK_STR(dict_name(FL_SAMPLE_DICT_METRIC, 2), "smsp__sass_inst_executed");
+    CHECK_STR(dict_name(FL_SAMPLE_DICT_METRIC, 3), "metric_8");
+    CHECK_U64(value_of(0, "_Z6vecAddPfS_S_i@", 0x10, "smsp__sass_inst_executed"), 10);
+    fl_trace_stats st;
+    memset(&st, 0, sizeof st);
+    fl_sass_stats(x, &st);
+    CHECK_U64(st.sass_rows, 0); /* the aggregator's owner reports them */
+    CHECK_U64(st.sass_records, 1);
+    fl_pcs_stats(agg, &st);
+    CHECK_U64(st.sass_rows, 2);
+    CHECK_U64(st.pc_rows, 0);
+    CHECK_U64(st.pc_samples, 0);
+    fl_sass_destroy(x);
+    fl_pcs_destroy(agg); /* still ours: ASan sees a double free otherwise */
+
+    fl_sass_set_api(&sf_api);
+    sf_reset();
+    fl_trace_options o = opts(true);
+    o.pc_sampling = true;
+    fl_sass_env env = {.refuse = "no shared aggregator"};
+    CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000, &env), FL_PC_NOT_SUPPORTED);
+    memset(&st, 0, sizeof st);
+    fl_sass_engine_stats(&st);
+    CHECK_STR(st.sass_msg,
+              "no shared aggregator; Deep runs PcSampling (Trace if PC sampling is refused too)");
+    fl_sass_engine_release();
+    fl_sass_set_api(NULL);
+}
+
 /* The real libcupti without a driver: a status and a message, no crash. */
 static void test_real_cupti(void)
 {
@@ -478,7 +547,7 @@ static void test_real_cupti(void)
     fl_sass_set_api(NULL);
     fl_trace_options o = opts(true);
     /* No context yet: nothing asked of CUPTI. */
-    CHECK_INT(fl_sass_engine_start(&o, NULL), FL_PC_ACTIVE);
+    CHECK_INT(fl_sass_engine_start(&o, NULL, NULL), FL_PC_ACTIVE);
     /* A context (a pointer CUPTI never gets to read: the Profiler API's
      * initialisation, the first call, fails without a driver). */
     fl_sass_context_created((void *)0x1000);
@@ -494,6 +563,21 @@ static void test_real_cupti(void)
     fl_sass_engine_stop();
     fl_sass_engine_drain(&sink);
     fl_sass_engine_release();
+    /* Deep after CUDA work: the driver's absence is the cause, the advice
+     * is given, and PC sampling runs on. */
+    o.pc_sampling = true;
+    fl_sass_env env = {.late = true};
+    CHECK_INT(fl_sass_engine_start(&o, NULL, &env), FL_PC_ACTIVE);
+    fl_sass_context_created((void *)0x1000);
+    memset(&s, 0, sizeof s);
+    fl_sass_engine_stats(&s);
+    CHECK_INT(s.sass_status, FL_PC_NO_DRIVER);
+    CHECK_CONTAINS(s.sass_msg, "the driver is not loaded); gpufl_init ran after CUDA work had "
+                               "started on this context");
+    CHECK_CONTAINS(s.sass_msg, "call gpufl_init before the first kernel (in PyTorch right after "
+                               "`import torch`); Deep runs PcSampling (Trace if PC sampling is "
+                               "refused too)");
+    fl_sass_engine_release();
 }
 
 int main(void)
@@ -503,6 +587,7 @@ int main(void)
     test_source_lines();
     test_engine();
     test_fallbacks();
+    test_shared();
     test_real_cupti();
     return check_done("test_cupti_sassmetrics");
 }
