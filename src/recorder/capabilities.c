@@ -610,6 +610,18 @@ static void disasm_final(session *s, const fl_trace_stats *st, const fl_trace_co
         set_cap(s, "cubin_disassembly", FL_CAP_COLLECTED, "", "%s", done);
 }
 
+/* The engine a session runs once one of its rungs fell back after init:
+ * Trace; under Deep the rung left (Deep -> PcSampling -> Trace). */
+static void fell_back(session *s, const fl_trace_stats *st)
+{
+    gpufl_engine e = GPUFL_ENGINE_TRACE;
+    if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP && st->pc_status == FL_PC_ACTIVE)
+        e = GPUFL_ENGINE_PC_SAMPLING;
+    else if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP && st->sass_status == FL_PC_ACTIVE)
+        e = GPUFL_ENGINE_SASS_METRICS;
+    s->selected_engine = fl_engine_wire_name(e);
+}
+
 /* pc_sampling's last word: a fall-back found after init (a context that
  * refused), no sample at all, or the counts and what was lost. */
 static void pc_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
@@ -621,7 +633,7 @@ static void pc_final(session *s, const fl_trace_stats *st, const fl_trace_counts
         if (is_collected(s, "source_collection"))
             set_cap(s, "source_collection", FL_CAP_FALLBACK, pc_reason(st->pc_status), "%s",
                     st->pc_msg);
-        s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
+        fell_back(s, st);
         return;
     }
     const char *how = st->pc_method == FL_PC_METHOD_ACTIVITY ? "activity API (PC_SAMPLING records)"
@@ -702,10 +714,11 @@ static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_coun
         return;
     if (st->sass_status != FL_PC_ACTIVE) {
         set_cap(s, "sass_metrics", FL_CAP_FALLBACK, rp_reason(st->sass_status), "%s", st->sass_msg);
-        if (is_collected(s, "source_collection"))
+        /* Under Deep source_collection is PC sampling's to say. */
+        if (s->cfg.profiling_engine != GPUFL_ENGINE_DEEP && is_collected(s, "source_collection"))
             set_cap(s, "source_collection", FL_CAP_FALLBACK, rp_reason(st->sass_status), "%s",
                     st->sass_msg);
-        s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
+        fell_back(s, st);
         return;
     }
     if (n->sass_rows == 0) {

@@ -28,7 +28,8 @@
  * metrics into one aggregator, as plugin/cupti_plugin.c shares PC
  * sampling's with the SASS engine), "deep_sass_refused" (SASS metrics
  * refused: no permission), "deep_refused" (PC sampling and SASS metrics
- * refused: no permission), "deep_late" (a context current at start, and
+ * refused: no permission), "deep_read_refused" (SASS metrics refused at
+ * their first read, after init: not supported), "deep_late" (a context current at start, and
  * cuptiProfilerInitialize failing without a specific cause); with profiling_engine
  * PmSampling, the real PM engine (plugin/pmsamp.c) over tests/plugin/
  * pm_fake.h's CUPTI: 3 samples a drain of the default metrics, or refused
@@ -303,7 +304,9 @@ static void start_sass(const fl_trace_options *o)
                     : strcmp(scenario, "sass_virtual") == 0
                         ? CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED
                         : CUPTI_SUCCESS;
-    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_INVALID_OPERATION)
+    if (strcmp(scenario, "deep_read_refused") == 0)
+        sf.data_props = CUPTI_ERROR_NOT_SUPPORTED;
+    else if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_INVALID_OPERATION)
         sf.init = r;
     else if (r == CUPTI_ERROR_NOT_SUPPORTED)
         sf.set_config = r;

@@ -2,8 +2,13 @@
  * check_sass.c - checks a SassMetrics session of sass_workload.cu
  * (tests/gpu/run.sh, step 7) against what the program knows it did.
  *
- *   check_sass --expect FILE --log-dir DIR
+ *   check_sass [--deep] --expect FILE --log-dir DIR
  *
+ * With --deep (the same program under profiling_engine Deep, step 10):
+ * selected_engine "nvidia.deep", pc_sampling collected, rows of
+ * sample_kind 0 (PC samples) and 1 (SASS metrics) in the one session, and
+ * one set of dictionaries (no function or metric text under two ids);
+ * then the SASS checks below.
  * DIR holds the program's one session.  Checks:
  *   - capture_capabilities' selected_engine is "nvidia.sass_metrics" and
  *     sass_metrics collected (or partial), a sass_config record;
@@ -109,10 +114,68 @@ static double sectors_ratio(const sums *s, const char **how)
     return -1;
 }
 
+/* Rows of sample_kind kind. */
+static size_t count_kind(const fl_log *scope, json_int_t kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < scope->n; i++) {
+        json_t *b = scope->lines[i];
+        if (strcmp(log_type(b), "profile_sample_batch") != 0)
+            continue;
+        int ck = fl_col(b, "sample_kind");
+        json_t *rows = json_object_get(b, "rows");
+        for (size_t r = 0; r < json_array_size(rows); r++)
+            n += json_integer_value(json_array_get(json_array_get(rows, r), (size_t)ck)) == kind;
+    }
+    return n;
+}
+
+/* Texts of dictionary dict under more than one id. */
+static size_t twice_named(const fl_log *scope, const char *dict)
+{
+    json_t *ids = json_object();
+    size_t bad = 0;
+    for (size_t i = 0; i < scope->n; i++) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(scope->lines[i], dict), k, v)
+        {
+            json_t *had = json_object_get(ids, json_string_value(v));
+            bad += had && strcmp(json_string_value(had), k) != 0;
+            json_object_set_new(ids, json_string_value(v), json_string(k));
+        }
+    }
+    json_decref(ids);
+    return bad;
+}
+
+static void check_deep(const fl_log *scope, json_t *caps)
+{
+    json_t *list = json_object_get(caps, "capabilities");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *c = json_array_get(list, i);
+        const char *f = json_string_value(json_object_get(c, "feature"));
+        const char *st = json_string_value(json_object_get(c, "status"));
+        if (f && !strcmp(f, "pc_sampling"))
+            report(st && (!strcmp(st, "collected") || !strcmp(st, "partial")), "%s: %s (%s)", f,
+                   st ? st : "?", json_string_value(json_object_get(c, "message")));
+    }
+    size_t pc = count_kind(scope, 0), sass = count_kind(scope, 1);
+    report(pc > 0 && sass > 0, "rows: %zu of sample_kind 0 (PC), %zu of sample_kind 1 (SASS)", pc,
+           sass);
+    size_t bad_fn = twice_named(scope, "function_dict"), bad_m = twice_named(scope, "metric_dict");
+    report(bad_fn == 0 && bad_m == 0,
+           "one set of dictionaries: %zu function and %zu metric texts under two ids", bad_fn,
+           bad_m);
+}
+
 int main(int argc, char **argv)
 {
+    bool deep = argc > 1 && !strcmp(argv[1], "--deep");
+    argv += deep;
+    argc -= deep;
     if (argc != 5 || strcmp(argv[1], "--expect") || strcmp(argv[3], "--log-dir")) {
-        fprintf(stderr, "usage: check_sass --expect FILE --log-dir DIR\n");
+        fprintf(stderr, "usage: check_sass [--deep] --expect FILE --log-dir DIR\n");
         return 2;
     }
     json_error_t je;
@@ -129,8 +192,11 @@ int main(int argc, char **argv)
         if (strcmp(log_type(dev.lines[i]), "capture_capabilities") == 0)
             caps = dev.lines[i];
     const char *sel = json_string_value(json_object_get(caps, "selected_engine"));
-    report(sel && strcmp(sel, "nvidia.sass_metrics") == 0, "selected_engine %s",
-           sel ? sel : "(none)");
+    const char *want = deep ? "nvidia.deep" : "nvidia.sass_metrics";
+    report(sel && strcmp(sel, want) == 0, "selected_engine %s (want %s)", sel ? sel : "(none)",
+           want);
+    if (deep)
+        check_deep(&scope, caps);
     json_t *list = json_object_get(caps, "capabilities");
     for (size_t i = 0; i < json_array_size(list); i++) {
         json_t *c = json_array_get(list, i);

@@ -29,6 +29,9 @@
 #      DRAM-bound copy and an SM-bound FMA chain; check_rangeprof.py wants
 #      DRAM / SM throughput above 50 % (and within 5 % of ncu's where ncu
 #      is installed);
+#  10. sass_workload --deep (gpufl_init(Deep)): check_sass
+#      --deep wants selected_engine nvidia.deep, rows of sample_kind 0 and
+#      1 in one session over one set of dictionaries, and the SASS checks;
 # and checks each session with check_trace.
 #
 # Exit status: 0 all passed, 1 a check failed, 77 skipped (no GPU, no nvcc),
@@ -314,6 +317,16 @@ if nvcc_build "$work/rangeprof_workload" "$work/nvcc9.log" -I "$src/include" \
 else
     cat "$work/nvcc9.log"
     result "$n" FAIL
+fi
+
+n="10 Deep in-process (PC samples and SASS metrics in one run)"
+if run "$n" "$work/run10.log" "$work/sass_workload" "$work/logs10" \
+    --expect "$work/expect10.json" --deep; then
+    if "$work/check_sass" --deep --expect "$work/expect10.json" --log-dir "$work/logs10"; then
+        result "$n" PASS
+    else
+        result "$n" FAIL
+    fi
 fi
 
 echo

@@ -2,9 +2,9 @@
 // advance, for the SassMetrics engine on a real GPU (tests/gpu/run.sh,
 // step 7).
 //
-//   sass_workload LOGDIR [--expect FILE]
+//   sass_workload LOGDIR [--expect FILE] [--deep]
 //
-// gpufl_init(SassMetrics) in the program, then three kernels, each in its
+// gpufl_init(SassMetrics) in the program (Deep with --deep: step 10), then three kernels, each in its
 // own gpufl scope (an outermost scope's end is a collection point):
 //   unit       out[i] = in[i] * 2: a warp's 32 loads of 4 bytes fall in 4
 //              sectors of 32 bytes - the ideal;
@@ -62,14 +62,17 @@ __global__ void divergent(float *out, int iters)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: sass_workload LOGDIR [--expect FILE]\n");
+        fprintf(stderr, "usage: sass_workload LOGDIR [--expect FILE] [--deep]\n");
         return 2;
     }
     gpufl_init_options o;
     gpufl_init_options_init(&o);
     o.app_name = "sass_workload";
     o.log_path = argv[1];
-    o.profiling_engine = GPUFL_ENGINE_SASS_METRICS;
+    bool deep = false; /* --deep: profiling_engine Deep, run.sh step 10 */
+    for (int i = 2; i < argc; i++)
+        deep = deep || !strcmp(argv[i], "--deep");
+    o.profiling_engine = deep ? GPUFL_ENGINE_DEEP : GPUFL_ENGINE_SASS_METRICS;
     o.enable_source_collection = true;
     o.enable_debug_output = getenv("GPUFL_ENABLE_DEBUG_OUTPUT") != NULL;
     gpufl_error err;

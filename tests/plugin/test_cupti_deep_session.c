@@ -13,7 +13,8 @@
  *  - the degrade rule with exact capture_capabilities: SASS metrics
  *    refused -> PcSampling; both refused -> Trace; a late start (a context
  *    current at init, the Profiler API failing) -> PcSampling with the
- *    seed's advice (gpufl_init before the first kernel).
+ *    seed's advice (gpufl_init before the first kernel); SASS metrics
+ *    refused at their first read -> the closing record says PcSampling.
  */
 #include "engine_session.h"
 
@@ -218,6 +219,39 @@ static void test_fake_degrade(void)
     unsetenv("FAKE_CUPTI_SCENARIO");
 }
 
+/* SASS metrics refused at their first read (after init): the closing
+ * capture_capabilities says PcSampling, the opening one said Deep;
+ * source_collection stays PC sampling's. */
+static void test_fake_late_refusal(void)
+{
+    setenv("FAKE_CUPTI_SCENARIO", "deep_read_refused", 1);
+    char dir[1024];
+    run_session(env_or_die("GP_TEST_FAKE_PLUGIN"), GPUFL_ENGINE_DEEP, dir, sizeof dir);
+    fl_log dev, scope;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
+    CHECK_STR(str(fl_first(&dev, "capture_capabilities"), "selected_engine"), "nvidia.deep");
+    json_t *caps = last_caps(&dev);
+    CHECK_STR(str(caps, "selected_engine"), "nvidia.pc_sampling");
+    json_t *sm = cap_of(caps, "sass_metrics");
+    CHECK_STR(str(sm, "status"), "fallback");
+    CHECK_STR(str(sm, "reason_code"), "not_supported");
+    CHECK_STR(str(sm, "message"),
+              "cuptiSassMetricsGetDataProperties failed: CUPTI_ERROR_NOT_SUPPORTED (27): this "
+              "device, driver or CUPTI has no SASS metrics (they need compute capability 7.5 or "
+              "newer, a whole GPU rather than a MIG instance, not WSL, and a CUPTI no older than "
+              "the driver); Deep runs PcSampling (Trace if PC sampling is refused too)");
+    CHECK_STR(str(cap_of(caps, "pc_sampling"), "status"), "collected");
+    CHECK_STR(str(cap_of(caps, "source_collection"), "status"), "collected");
+    size_t n_pc = 0, n_sass = 0;
+    count_rows(&scope, &n_pc, &n_sass);
+    CHECK_INT(n_pc, 6);
+    CHECK_INT(n_sass, 0);
+    fl_log_free(&dev);
+    fl_log_free(&scope);
+    unsetenv("FAKE_CUPTI_SCENARIO");
+}
+
 /* GPUFL_PROFILING_ENGINE=Deep. */
 static void test_options(void)
 {
@@ -240,6 +274,7 @@ int main(void)
     test_real_cupti_without_driver();
     test_fake_deep();
     test_fake_degrade();
+    test_fake_late_refusal();
     test_options();
     fl_rmtree(g_tmp);
     return check_done("test_cupti_deep_session");
