@@ -19,7 +19,8 @@
  *                         CUPTI's answers
  *
  * A refusal is a status (FL_PC_*, the same meanings as PC sampling's) and
- * a message with the fix; the session then runs Trace, never crashes.
+ * a message with the fix; the session then runs Trace (PcSampling under
+ * Deep), never crashes.
  */
 #ifndef GP_PLUGIN_SASSMETRICS_H
 #define GP_PLUGIN_SASSMETRICS_H
