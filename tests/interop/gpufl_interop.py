@@ -5,8 +5,8 @@ Records sessions with this build's flight recorder and the test doubles -
 Monitor with the fake NVML (scoped and continuous sampling, a device whose
 metrics are partly never reported), Monitor with the fake nvidia-smi, Trace
 through the fake CUPTI plugin (kernels in nested scopes, copies), PcSampling
-through the fake plugin's pcsampling scenario, PmSampling and SassMetrics
-through the real engines over the fake plugin's CUPTI - then runs
+through the fake plugin's pcsampling scenario, PmSampling, SassMetrics and
+Deep through the real engines over the fake plugin's CUPTI - then runs
 GPUFlight's analyzer from a GPUFlight client checkout over each: every
 method (print_summary, inspect_scopes, inspect_hotspots, inspect_stalls,
 inspect_profile_samples, inspect_perf_metrics, inspect_pm_sampling, the
@@ -57,6 +57,9 @@ elif kind == "pmsampling":
     opts.update(profiling_engine="PmSampling", backend=gpufl.BackendKind.None_)
 elif kind == "sassmetrics":
     opts.update(profiling_engine="SassMetrics", backend=gpufl.BackendKind.None_)
+elif kind == "deep":
+    # PC samples and SASS metrics in one session (the fake's deep scenario).
+    opts.update(profiling_engine=gpufl.ProfilingEngine.Deep, backend=gpufl.BackendKind.None_)
 elif kind == "monitor_smi":
     opts.update(backend=gpufl.BackendKind.Auto)
 else:
@@ -66,7 +69,7 @@ if kind == "monitor_continuous":
 if not gpufl.init(**opts):
     sys.exit("gpufl.init refused: %r" % (gpufl.last_error(),))
 launch = None
-if kind.startswith("trace") or kind in ("pcsampling", "pmsampling", "sassmetrics"):
+if kind.startswith("trace") or kind in ("pcsampling", "pmsampling", "sassmetrics", "deep"):
     launch = ctypes.CDLL(os.environ["GPUFL_CUPTI_PLUGIN"]).fake_cupti_launch
     launch.argtypes = [ctypes.c_uint32]
 if kind == "pcsampling":
@@ -130,6 +133,9 @@ SESSIONS = [
     ("pmsampling", {"FAKE_CUPTI_SCENARIO": "launches"}),
     # SASS metrics (sample_kind 1 rows) through the real SASS engine.
     ("sassmetrics", {"FAKE_CUPTI_SCENARIO": "sassmetrics"}),
+    # Deep: rows of sample_kind 0 and 1 over one set of dictionaries; the
+    # analyzer's PC figures must ignore the SASS rows as ours do.
+    ("deep", {"FAKE_CUPTI_SCENARIO": "deep"}),
 ]
 
 
