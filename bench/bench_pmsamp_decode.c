@@ -1,6 +1,7 @@
 /*
  * bench_pmsamp_decode.c - PM-sample records, both ways, on one core:
  *
+ *  0. decode: fl_pms_decode alone, into a sink that counts rows;
  *  1. write: the PmSampling engine's data path from a decoded counter-data
  *     image to disk - plugin/pmsamp_decode.c's fl_pms_decode (CUPTI's
  *     GetCounterDataInfo / CounterDataGetSampleInfo and the host's
@@ -176,6 +177,63 @@ static int run_write(const shape *s, uint64_t total, const char *dir, double *cp
     return rc;
 }
 
+/* 0. decode: fl_pms_decode into a sink that only counts the rows - the
+ * decode's own cost, without formatting or the disk (the unit the SASS
+ * decoder's "rows into memory" figure uses). */
+static uint64_t g_decoded;
+static void count_rows(void *user, fl_pm_row *rows, size_t n)
+{
+    (void)user;
+    (void)rows;
+    g_decoded += n;
+}
+
+static int run_decode(const shape *s, uint64_t total, double *cpu)
+{
+    static char names[FL_PM_MAX_METRICS][64];
+    const char *metrics[FL_PM_MAX_METRICS];
+    uint32_t ids[FL_PM_MAX_METRICS];
+    for (size_t m = 0; m < s->metrics; m++) {
+        snprintf(names[m], sizeof names[m], "metric_%02zu__x.avg.pct_of_peak_sustained_elapsed", m);
+        metrics[m] = names[m];
+        ids[m] = (uint32_t)m + 1;
+    }
+    fl_trace_sink sink = {.pm_samples = count_rows};
+    size_t image_size = sizeof(pmf_hdr) + s->samples_per_decode * 16;
+    uint8_t *image = malloc(image_size);
+    if (!image)
+        return -1;
+    pmf_reset(T0, (uint32_t)s->samples_per_decode);
+    pmf.interval_ns = (uint64_t)s->interval_us * 1000u;
+    pmf.running = true;
+    CUpti_PmSampling_CounterDataImage_Initialize_Params ip = {.counterDataSize = image_size,
+                                                              .pCounterData = image};
+    g_decoded = 0;
+    double fill = 0, c0 = bench_now(CLOCK_THREAD_CPUTIME_ID);
+    while (g_decoded < total) {
+        double f0 = bench_now(CLOCK_THREAD_CPUTIME_ID);
+        pmf_data_init(&ip);
+        CUpti_PmSampling_DecodeData_Params dd = {.pCounterDataImage = image,
+                                                 .counterDataImageSize = image_size};
+        pmf_decode(&dd);
+        fill += bench_now(CLOCK_THREAD_CPUTIME_ID) - f0;
+        fl_pms_decode_in in = {.image = image,
+                               .image_size = image_size,
+                               .metrics = metrics,
+                               .metric_ids = ids,
+                               .n_metrics = s->metrics,
+                               .first_index = (uint32_t)(g_decoded / s->metrics)};
+        fl_pms_decode_out out = {0};
+        if (!fl_pms_decode(&pmf_api, &in, &sink, &out) || out.rows == 0) {
+            free(image);
+            return -1;
+        }
+    }
+    *cpu = bench_now(CLOCK_THREAD_CPUTIME_ID) - c0 - fill;
+    free(image);
+    return 0;
+}
+
 typedef struct sums {
     uint64_t rows;
     double value;
@@ -272,13 +330,20 @@ int main(int argc, char **argv)
         snprintf(dir, sizeof dir, "%s/%s", root, SID);
         if (mkdir(dir, 0755) != 0)
             return 1;
-        double wcpu = 0, rcpu = 0, pcpu = 0;
+        double dcpu = 0, wcpu = 0, rcpu = 0, pcpu = 0;
         uint64_t bytes = 0, t_end = 0, rows = 0;
+        if (run_decode(s, total, &dcpu) != 0) {
+            fprintf(stderr, "bench_pmsamp_decode: shape %s: decode failed\n", s->name);
+            return 1;
+        }
+        uint64_t decoded = g_decoded;
         if (run_write(s, total, dir, &wcpu, &bytes, &t_end, &rows) != 0 ||
             run_read(root, rows, &rcpu) != 0 || run_report(root, &pcpu) != 0) {
             fprintf(stderr, "bench_pmsamp_decode: shape %s failed (%s)\n", s->name, root);
             return 1;
         }
+        printf("%-16s decode %6.2f M rows/s per core (into memory)\n", s->name,
+               decoded / dcpu / 1e6);
         printf("%-16s %2zu metrics, %4zu samples/decode, %5u us: write %6.2f M rows/s per core, "
                "read %6.2f M rows/s per core, report %6.2f M rows/s per core; %.1f bytes/row; "
                "peak RSS %ld KiB; read >= 10 M rows/s %s\n",
