@@ -204,6 +204,11 @@ typedef struct gpufl_init_options {
      * pass the set needs, so every metric of the set is kept) instead of the
      * scope as one range (one pass).  Env: GPUFL_RANGE_PER_KERNEL. */
     bool range_per_kernel;
+    /* Not in the seed: SassMetrics counts every kernel of the session
+     * instead of only those run inside outermost scopes (the default, as
+     * GPUFlight: enabled at the scope's begin; synchronised, read and
+     * disabled at its end).  Env: GPUFL_SASS_ALL_KERNELS. */
+    bool sass_all_kernels;
 } gpufl_init_options;
 
 /* Fills the defaults above. */

@@ -32,6 +32,7 @@
 #include "pcsamp.h"
 #include "pmsamp.h"
 #include "sassmetrics.h"
+#include "scope_hooks.h"
 #include "plugin.h"
 #include "rangeprof.h"
 #include "stacks.h"
@@ -560,7 +561,9 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     uint32_t pms = fl_pms_engine_start(&pmo, ctx0);
     /* SASS metrics likewise (sassmetrics.c); under Deep into PC
      * sampling's aggregator: one set of dictionaries for both kinds. */
-    fl_sass_env se = {.late = late};
+    fl_sass_env se = {
+        .late = late, .current_ctx = current_context, .ctx_synchronize = gp_driver_ctx_synchronize};
+    fl_scope_hooks_select(o);
     if (o->pc_sampling && o->sass_metrics) {
         se.agg = fl_pcs_engine_shared();
         se.lock = fl_pcs_engine_lock;
@@ -769,8 +772,8 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .stats = plugin_stats,
     .release = plugin_release,
     .collect = plugin_collect,
-    .range_begin = fl_rp_range_begin,
-    .range_end = fl_rp_range_end,
+    .range_begin = fl_scope_hooks_begin,
+    .range_end = fl_scope_hooks_end,
 };
 
 /* -------------------------------------------------------------- injection */

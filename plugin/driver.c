@@ -26,6 +26,7 @@ typedef CUresult (*attr_fn)(int *, CUdevice_attribute, CUdevice);
 typedef CUresult (*name_fn)(char *, int, CUdevice);
 typedef CUresult (*uuid_fn)(CUuuid *, CUdevice);
 typedef CUresult (*ctx_fn)(CUcontext *);
+typedef CUresult (*sync_fn)(void);
 
 static struct {
     pthread_once_t once;
@@ -37,6 +38,7 @@ static struct {
     name_fn name;
     uuid_fn uuid;
     ctx_fn current; /* NULL: not found */
+    sync_fn sync;   /* cuCtxSynchronize; NULL: not found */
 } drv = {PTHREAD_ONCE_INIT};
 
 static void *sym(void *h, const char *name)
@@ -65,6 +67,8 @@ static void load(void)
     memcpy(&drv.uuid, &p[5], sizeof p[5]);
     void *cur = sym(h, "cuCtxGetCurrent");
     memcpy(&drv.current, &cur, sizeof cur);
+    void *sy = sym(h, "cuCtxSynchronize");
+    memcpy(&drv.sync, &sy, sizeof sy);
     drv.ok = drv.init(0) == CUDA_SUCCESS;
 }
 
@@ -166,4 +170,11 @@ void *gp_driver_context(void)
     if (!ready() || !drv.current || drv.current(&c) != CUDA_SUCCESS)
         return NULL;
     return c;
+}
+
+int gp_driver_ctx_synchronize(void)
+{
+    if (!ready() || !drv.sync)
+        return (int)CUDA_ERROR_NOT_INITIALIZED;
+    return (int)drv.sync();
 }

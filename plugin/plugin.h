@@ -24,6 +24,9 @@ bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *out);
 /* The CUDA context current on the calling thread; NULL without a driver
  * or a context. */
 void *gp_driver_context(void);
+/* cuCtxSynchronize on the calling thread's context: its CUresult
+ * (CUDA_ERROR_NOT_INITIALIZED without a driver). */
+int gp_driver_ctx_synchronize(void);
 /* Every device the driver lists, at most cap; 0 without a driver. */
 size_t gp_driver_devices(fl_gpu_limits *out, size_t cap);
 /* The chip name (e.g. "GH100") of CUDA device `device` through CUPTI, only

@@ -13,12 +13,20 @@
  *    sass_eager_patching); reads by GetDataProperties then FlushData into
  *    buffers sized by it; at the end Disable per context, UnsetConfig per
  *    device, cuptiProfilerDeInitialize;
+ *  - which kernels: with sass_all_kernels each context is enabled from its
+ *    creation (every kernel counted); by default (as GPUFlight) a context
+ *    is only registered then, and enabled at the begin of an outermost
+ *    scope run with it current (fl_sass_scope_begin), and at that scope's
+ *    end the device is synchronised (env->ctx_synchronize, libcuda's
+ *    cuCtxSynchronize, outside the lock), read, and disabled - the last
+ *    of overlapping outermost scopes (several threads) closes it;
  *  - a CUPTI refusal becomes a status (FL_PC_*: permissions, unsupported
  *    device or driver, MIG, vGPU, no driver, another profiler) and a
  *    message naming the call, CUPTI's error and the fix; the first is the
  *    session's, which then runs Trace; never a crash;
  *  - reads run on the writer thread at the collection points the core asks
- *    for and after stop(), or at a context's destruction (rows into the
+ *    for and after stop(), at an outermost scope's end (default mode) or
+ *    at a context's destruction (rows into the
  *    bounded table, what finds no room counted); CUPTI's function names
  *    (allocated by FlushData) are freed after each read;
  *  - at most 16 contexts and 16 devices; every CUPTI call goes through
@@ -78,6 +86,8 @@ typedef struct sass_dev {
 typedef struct sass_ctx {
     CUcontext ctx;
     uint32_t device;
+    bool enabled;  /* cuptiSassMetricsEnable answered success, no Disable since */
+    uint32_t open; /* outermost scopes open with it (default mode) */
 } sass_ctx;
 
 /* Everything below under mu. */
@@ -94,9 +104,14 @@ static struct {
     uint32_t contexts, metrics, skipped;
     uint64_t collections, dropped;
     fl_sass *agg;
-    bool late; /* CUDA work came before the session (fl_sass_env) */
+    bool late;   /* CUDA work came before the session (fl_sass_env) */
+    bool scoped; /* !sass_all_kernels: enabled inside outermost scopes only */
+    void *(*current_ctx)(void);
+    int (*ctx_synchronize)(void);
 } E;
 static _Atomic int collect_req;
+/* The context this thread's open outermost scope enabled (default mode). */
+static _Thread_local CUcontext tls_scope_ctx;
 
 void fl_sass_set_api(const fl_sass_api *a)
 {
@@ -227,6 +242,9 @@ static bool dev_configure(uint32_t device)
 
 static void ctx_disable(sass_ctx *c)
 {
+    if (!c->enabled)
+        return;
+    c->enabled = false;
     CUpti_SassMetricsDisable_Params p = {CUpti_SassMetricsDisable_Params_STRUCT_SIZE, NULL, c->ctx,
                                          0};
     if (api->disable(&p) == CUPTI_SUCCESS)
@@ -270,12 +288,34 @@ static void ctx_read(sass_ctx *c, const fl_trace_sink *sink)
     free(d);
 }
 
-/* A context's SASS metrics enabled (mu held). */
-static void ctx_add(CUcontext ctx)
+/* Enables c (mu held); false after a refusal. */
+static bool ctx_enable(sass_ctx *c)
+{
+    CUpti_SassMetricsEnable_Params ep = {CUpti_SassMetricsEnable_Params_STRUCT_SIZE, NULL, c->ctx,
+                                         E.opt.sass_eager_patching ? 0 : 1};
+    CUptiResult r = api->enable(&ep);
+    if (r != CUPTI_SUCCESS) {
+        fail(r, "cuptiSassMetricsEnable");
+        return false;
+    }
+    c->enabled = true;
+    return true;
+}
+
+static sass_ctx *ctx_find(CUcontext ctx)
 {
     for (size_t i = 0; i < E.n_ctx; i++)
         if (E.ctx[i].ctx == ctx)
-            return;
+            return &E.ctx[i];
+    return NULL;
+}
+
+/* A context registered (its device configured) and, with
+ * sass_all_kernels, enabled (mu held). */
+static void ctx_add(CUcontext ctx)
+{
+    if (ctx_find(ctx))
+        return;
     if (E.n_ctx == MAX_CTX || E.status != FL_PC_ACTIVE)
         return;
     CUptiResult r;
@@ -296,14 +336,10 @@ static void ctx_add(CUcontext ctx)
     }
     if (!dev_configure(device))
         return;
-    CUpti_SassMetricsEnable_Params ep = {CUpti_SassMetricsEnable_Params_STRUCT_SIZE, NULL, ctx,
-                                         E.opt.sass_eager_patching ? 0 : 1};
-    r = api->enable(&ep);
-    if (r != CUPTI_SUCCESS) {
-        fail(r, "cuptiSassMetricsEnable");
+    sass_ctx c = {ctx, device, false, 0};
+    if (!E.scoped && !ctx_enable(&c))
         return;
-    }
-    E.ctx[E.n_ctx++] = (sass_ctx){ctx, device};
+    E.ctx[E.n_ctx++] = c;
     E.contexts++;
 }
 
@@ -322,7 +358,8 @@ void fl_sass_context_destroying(void *ctx)
         sass_ctx *c = &E.ctx[i];
         if (c->ctx != ctx)
             continue;
-        ctx_read(c, NULL);
+        if (c->enabled)
+            ctx_read(c, NULL);
         ctx_disable(c);
         E.ctx[i] = E.ctx[--E.n_ctx];
         break;
@@ -364,6 +401,9 @@ uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_sas
     }
     E.opt = *o;
     E.late = env->late;
+    E.scoped = !o->sass_all_kernels;
+    E.current_ctx = env->current_ctx;
+    E.ctx_synchronize = env->ctx_synchronize;
     E.status = FL_PC_ACTIVE;
     fl_pcs_config pc = {.source = o->source_collection};
     E.agg =
@@ -441,10 +481,58 @@ void fl_sass_engine_drain(const fl_trace_sink *sink)
         /* After a refusal nothing more is read (the session runs Trace). */
         if (req || E.final)
             for (size_t i = 0; i < E.n_ctx && E.status == FL_PC_ACTIVE; i++)
-                ctx_read(&E.ctx[i], sink);
+                if (E.ctx[i].enabled)
+                    ctx_read(&E.ctx[i], sink);
         if (E.final)
             teardown();
         fl_sass_flush(E.agg, sink);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* ------------------------------------------------ outermost scopes */
+
+void fl_sass_scope_begin(const char *name)
+{
+    (void)name;
+    tls_scope_ctx = NULL;
+    pthread_mutex_lock(&mu);
+    if (E.on && E.scoped && !E.final && E.status == FL_PC_ACTIVE && E.current_ctx) {
+        CUcontext ctx = E.current_ctx();
+        if (ctx)
+            ctx_add(ctx);
+        sass_ctx *c = ctx ? ctx_find(ctx) : NULL;
+        if (c && (c->enabled || ctx_enable(c))) {
+            c->open++;
+            tls_scope_ctx = ctx;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void fl_sass_scope_end(void)
+{
+    CUcontext ctx = tls_scope_ctx;
+    tls_scope_ctx = NULL;
+    if (!ctx)
+        return;
+    pthread_mutex_lock(&mu);
+    sass_ctx *c = E.on ? ctx_find(ctx) : NULL;
+    bool last = c && c->open > 0 && --c->open == 0;
+    int (*sync)(void) = E.ctx_synchronize;
+    pthread_mutex_unlock(&mu);
+    if (!last)
+        return;
+    /* The kernels of the scope finish before the read (outside the lock:
+     * the writer's drain and other threads' scopes go on meanwhile). */
+    if (sync)
+        (void)sync();
+    pthread_mutex_lock(&mu);
+    c = E.on ? ctx_find(ctx) : NULL; /* destroyed meanwhile: read there */
+    if (c && c->open == 0 && c->enabled) {
+        if (E.status == FL_PC_ACTIVE)
+            ctx_read(c, NULL);
+        ctx_disable(c);
     }
     pthread_mutex_unlock(&mu);
 }

@@ -12,9 +12,13 @@
  *   sassmetrics.c         the SASS Metrics API's life: the Profiler API
  *                         initialised once, each device configured once
  *                         (its chip's metric ids, SetConfig), each CUDA
- *                         context enabled (lazy patching unless asked),
- *                         read (GetDataProperties, FlushData) on the writer
- *                         thread at the collection points, disabled; every
+ *                         context enabled (lazy patching unless asked) -
+ *                         by default only inside outermost scopes
+ *                         (enabled at the begin; synchronised, read and
+ *                         disabled at the end), with sass_all_kernels from
+ *                         its creation - read (GetDataProperties,
+ *                         FlushData) on the writer thread at the collection
+ *                         points, disabled; every
  *                         CUPTI call behind fl_sass_api so tests inject
  *                         CUPTI's answers
  *
@@ -93,6 +97,12 @@ typedef struct fl_sass_env {
     fl_pcs *agg; /* Deep: PC sampling's aggregator (fl_sass_create_shared); NULL: its own */
     void (*lock)(void), (*unlock)(void); /* what guards agg */
     const char *refuse; /* Deep without a shared aggregator: why SASS metrics cannot run */
+    /* The driver calls of the default mode (outermost scopes; tests inject
+     * them): the calling thread's CUDA context (NULL: none) and libcuda's
+     * cuCtxSynchronize on it (a CUresult).  NULL: scopes enable nothing /
+     * nothing is synchronised. */
+    void *(*current_ctx)(void);
+    int (*ctx_synchronize)(void);
 } fl_sass_env;
 
 /* Starts SASS metrics for a session (o->sass_metrics; else FL_PC_OFF):
@@ -109,6 +119,15 @@ uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_sas
 void fl_sass_on_resource(CUpti_CallbackId cbid, const void *data);
 void fl_sass_context_created(void *ctx);
 void fl_sass_context_destroying(void *ctx);
+
+/* The application's thread, at an outermost gpufl scope's begin and end
+ * (the plugin's range_begin/range_end; default mode only, else no-ops):
+ * begin enables the calling thread's current context (registered first if
+ * new) unless an overlapping scope has; end, by the last open scope of
+ * that context, synchronises it (ctx_synchronize), reads it into the table
+ * (GetDataProperties, FlushData) and disables it. */
+void fl_sass_scope_begin(const char *name);
+void fl_sass_scope_end(void);
 
 /* A refusal the plugin found (its subscription): the session's reason. */
 void fl_sass_engine_fail(CUptiResult r, const char *what);

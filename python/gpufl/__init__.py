@@ -135,6 +135,7 @@ class _FlOptions(ctypes.Structure):
         ("pm_sampling_max_samples", ctypes.c_int),
         ("metrics", ctypes.c_char_p),
         ("range_per_kernel", ctypes.c_bool),
+        ("sass_all_kernels", ctypes.c_bool),
     ]
 
 
@@ -194,7 +195,8 @@ _BOOL_FIELDS = ("remote_upload", "enable_stack_trace", "enable_source_collection
                 "enable_external_correlation", "enable_synchronization",
                 "enable_memory_tracking", "enable_cuda_graphs_tracking",
                 "continuous_system_sampling", "flush_logs_always", "enable_debug_output",
-                "enabled", "compact_kernel_details", "range_per_kernel")
+                "enabled", "compact_kernel_details", "range_per_kernel",
+                "sass_all_kernels")
 _INT_FIELDS = ("system_sample_rate_ms", "kernel_sample_rate_ms", "cupti_buffer_kib",
                "cupti_max_buffers", "pc_sampling_period", "pm_sampling_interval_us",
                "pm_sampling_max_samples")
@@ -270,7 +272,7 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
          pm_sampling_metrics: str = "", pm_sampling_interval_us: int = 0,
          pm_sampling_max_samples: int = 0,
          metrics: Union[str, list, tuple] = "", range_per_kernel: bool = False,
-         **legacy) -> bool:
+         sass_all_kernels: bool = False, **legacy) -> bool:
     """Start a recording session: every InitOptions field is a keyword.
 
     Returns True when a session started; False when the kill switch is on
@@ -287,7 +289,9 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
     between samples, 0 = 100; samples per decode, 0 = 4096);
     metrics (RangeProfiler: CUPTI metric names, a comma-separated string or
     a list; "" = the default set) and range_per_kernel (RangeProfiler: one
-    range per kernel, kernel replay, instead of one per outermost scope).
+    range per kernel, kernel replay, instead of one per outermost scope);
+    sass_all_kernels (SassMetrics: count every kernel instead of only those
+    run inside outermost scopes, the default).
     """
     global _last_error, _disabled
     given = dict(locals())

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 9u
+#define FL_TRACE_ABI 10u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -341,6 +341,11 @@ typedef struct fl_trace_options {
     bool range_profiler;
     bool perf_per_kernel;
     const char *perf_metrics;
+    /* FL_TRACE_ABI 10: SASS metrics count every kernel (enabled per context
+     * from its creation) instead of only those run inside outermost scopes
+     * (the default: enabled at the scope's begin, the device synchronised,
+     * read and disabled at its end, through range_begin/range_end). */
+    bool sass_all_kernels;
 } fl_trace_options;
 
 #define FL_PM_INTERVAL_DEFAULT_US 100u
@@ -535,8 +540,11 @@ typedef struct fl_trace_plugin {
      * rows and arms it again; nothing here blocks.  NULL-safe to skip. */
     void (*collect)(void);
     /* The application's thread, at an outermost gpufl scope's begin and end
-     * (RangeProfiler only; NULL-safe to skip): the range profiler's range
-     * (or kernel window) opens and closes there. */
+     * (NULL-safe to skip; installed only for RangeProfiler and for SASS
+     * metrics without sass_all_kernels, FL_TRACE_ABI 10): the plugin hands
+     * them to each engine that wants scope boundaries - the range
+     * profiler's range (or kernel window), SASS metrics' enable and
+     * synchronise/read/disable. */
     void (*range_begin)(const char *name);
     void (*range_end)(void);
 } fl_trace_plugin;

@@ -76,6 +76,7 @@ void gpufl_init_options_init(gpufl_init_options *opts)
     opts->pm_sampling_max_samples = 0;
     opts->metrics = "";
     opts->range_per_kernel = false;
+    opts->sass_all_kernels = false;
 }
 
 /* ------------------------------------------------------------ the checks */

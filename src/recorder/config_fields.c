@@ -61,6 +61,8 @@ const fl_field fl_config_fields[] = {
     {"metrics", FT_STR, OPT(metrics), OUT(metrics), "GPUFL_METRICS"},
     {"range_per_kernel", FT_BOOL, OPT(range_per_kernel), OUT(range_per_kernel),
      "GPUFL_RANGE_PER_KERNEL"},
+    {"sass_all_kernels", FT_BOOL, OPT(sass_all_kernels), OUT(sass_all_kernels),
+     "GPUFL_SASS_ALL_KERNELS"},
 };
 
 _Static_assert(sizeof fl_config_fields / sizeof fl_config_fields[0] == FL_NFIELDS,

@@ -46,6 +46,7 @@ typedef struct fl_config {
     int pm_sampling_max_samples; /* 0: the plugin's default (4096) */
     char *metrics;               /* the range profiler's metrics, comma separated; "": defaults */
     bool range_per_kernel;       /* kernel ranges (kernel replay) */
+    bool sass_all_kernels;       /* SassMetrics: every kernel, not only those inside scopes */
     gpufl_log_fn log_fn;
     void *log_user;
 

@@ -82,14 +82,17 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
                           .sass_metrics = fl_trace_engine_wants_sass(c->profiling_engine),
                           .range_profiler = c->profiling_engine == GPUFL_ENGINE_RANGE_PROFILER,
                           .perf_per_kernel = c->range_per_kernel,
-                          .perf_metrics = c->metrics};
+                          .perf_metrics = c->metrics,
+                          .sass_all_kernels = c->sass_all_kernels};
     if (p->start(&o, why, len) != 0) {
         fl_trace_writer_destroy(s->tw);
         s->tw = NULL;
         return false;
     }
     s->plugin = p;
-    if (o.range_profiler && p->range_begin && p->range_end)
+    /* The one scope-boundary hook: off (NULL) unless an engine wants it. */
+    bool scope_hooks = o.range_profiler || (o.sass_metrics && !o.sass_all_kernels);
+    if (scope_hooks && p->range_begin && p->range_end)
         fl_scope_set_range_hooks(p->range_begin, p->range_end);
     fl_trace_writer_set_compact(s->tw, c->compact_kernel_details);
     fl_trace_writer_set_spill(s->tw, spill, s);

@@ -52,6 +52,7 @@
 #include "pm_fake.h"
 #include "rp_fake.h"
 #include "sass_fake.h"
+#include "scope_hooks.h"
 #include "synth.h"
 
 #include <pthread.h>
@@ -328,7 +329,11 @@ static void start_sass(const fl_trace_options *o)
     fl_sass_set_api(&sf_api);
     /* Deep: PC sampling's aggregator shared (NULL when PC sampling was
      * refused: the SASS engine's own). */
-    fl_sass_env env = {.late = strcmp(scenario, "deep_late") == 0, .agg = deep ? pcs : NULL};
+    sf.current = (void *)0x1000; /* the context of start, current on every thread */
+    fl_sass_env env = {.late = strcmp(scenario, "deep_late") == 0,
+                       .agg = deep ? pcs : NULL,
+                       .current_ctx = sf_current_ctx,
+                       .ctx_synchronize = sf_sync};
     fl_sass_engine_start(o, (void *)0x1000, &env);
     sass_on = true;
 }
@@ -375,6 +380,7 @@ static int f_start(const fl_trace_options *o, char *why, size_t len)
     first_done = false;
     start_pc(o);
     start_pm(o);
+    fl_scope_hooks_select(o);
     start_sass(o);
     start_rp(o);
     fl_launch_scope_reset();
@@ -583,6 +589,6 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .stats = f_stats,
     .release = f_release,
     .collect = f_collect,
-    .range_begin = fl_rp_range_begin,
-    .range_end = fl_rp_range_end,
+    .range_begin = fl_scope_hooks_begin,
+    .range_end = fl_scope_hooks_end,
 };

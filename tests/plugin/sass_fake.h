@@ -3,7 +3,9 @@
  * tests of plugin/sassmetrics.c and for the fake plugin's "sassmetrics"
  * scenarios: answers set per call, the calls recorded one letter each
  * (I init, N chip name, P get properties, S set config, E enable, G get
- * data properties, F flush data, D disable, U unset config, X deinit),
+ * data properties, F flush data, D disable, U unset config, X deinit,
+ * Y the driver's cuCtxSynchronize of fl_sass_env: sf_sync, with
+ * sf_current_ctx the context current on every thread, sf.current),
  * and FlushData's records made from sf.rec (names allocated as CUPTI
  * allocates them: the engine frees them).
  */
@@ -38,6 +40,8 @@ static struct {
     uint8_t lazy;         /* Enable's enableLazyPatching */
     size_t dropped;       /* Disable's numOfDroppedRecords */
     int flush_bad_size;   /* FlushData called with other counts than GetDataProperties' */
+    void *current;        /* sf_current_ctx's answer */
+    int sync;             /* sf_sync's answer (a CUresult) */
 } sf;
 
 static void sf_call(char c)
@@ -166,6 +170,17 @@ static const fl_sass_api sf_api = {
     .flush_data = sf_flush,
     .device_id = sf_device_id,
 };
+
+/* fl_sass_env's driver calls. */
+static void *sf_current_ctx(void)
+{
+    return sf.current;
+}
+static int sf_sync(void)
+{
+    sf_call('Y');
+    return sf.sync;
+}
 
 /* Record i: pc of function fn (index, cubin crc) with n (metric, value). */
 static void sf_add(uint32_t crc, const char *fn, uint32_t fn_index, uint32_t pc, size_t n,

@@ -14,6 +14,8 @@
  *  - SASS metrics refused (no permission, not supported, MIG, vGPU): Trace
  *    runs, the reason and its fix in capture_capabilities and the debug
  *    output;
+ *  - kernels outside scopes: no SASS rows by default, every kernel's with
+ *    GPUFL_SASS_ALL_KERNELS=1;
  *  - the engine from GPUFL_PROFILING_ENGINE.
  */
 #include "engine_session.h"
@@ -170,6 +172,58 @@ static void test_fake_refused(void)
     unsetenv("FAKE_CUPTI_SCENARIO");
 }
 
+/* A session whose kernels all run outside scopes: by default no SASS
+ * read and no rows; with GPUFL_SASS_ALL_KERNELS=1 (the option) the rows of
+ * every kernel, read at the flush. */
+static void no_scope_session(char *dir, size_t cap)
+{
+    const char *plugin = env_or_die("GP_TEST_FAKE_PLUGIN");
+    setenv("GPUFL_CUPTI_PLUGIN", plugin, 1);
+    char base[512];
+    snprintf(base, sizeof base, "%s/s%d", g_tmp, rand());
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.app_name = "sass_test";
+    o.log_path = base;
+    o.backend = GPUFL_BACKEND_NONE;
+    o.profiling_engine = GPUFL_ENGINE_SASS_METRICS;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    fake_launch(plugin, 11);
+    gpufl_flush();
+    gpufl_shutdown();
+    CHECK_INT(fl_only_session(base, dir, cap), 0);
+}
+
+static void test_outside_scopes(void)
+{
+    setenv("FAKE_CUPTI_SCENARIO", "sassmetrics", 1);
+    for (int all = 0; all < 2; all++) {
+        if (all)
+            setenv("GPUFL_SASS_ALL_KERNELS", "1", 1);
+        char dir[1024];
+        no_scope_session(dir, sizeof dir);
+        unsetenv("GPUFL_SASS_ALL_KERNELS");
+        fl_log dev, scope;
+        CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+        CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
+        json_t *sm = cap_of(last_caps(&dev), "sass_metrics");
+        CHECK_STR(str(last_caps(&dev), "selected_engine"), "nvidia.sass_metrics");
+        if (all) {
+            CHECK_STR(str(sm, "message"), "10 metrics (1 skipped): 5 patched-instruction records "
+                                          "in 17 rows from 1 reads on 1 contexts");
+            check_rows(&scope);
+        } else {
+            CHECK_STR(str(sm, "message"),
+                      "10 metrics (1 skipped) on 1 contexts: no instruction was counted (0 reads)");
+            CHECK_INT(fl_count(&scope, "profile_sample_batch"), 0);
+        }
+        fl_log_free(&dev);
+        fl_log_free(&scope);
+    }
+    unsetenv("FAKE_CUPTI_SCENARIO");
+}
+
 /* GPUFL_PROFILING_ENGINE=SassMetrics; a plugin without SASS data. */
 static void test_options(void)
 {
@@ -192,6 +246,7 @@ int main(void)
     test_real_cupti_without_driver();
     test_fake_sassmetrics();
     test_fake_refused();
+    test_outside_scopes();
     test_options();
     fl_rmtree(g_tmp);
     return check_done("test_cupti_sass_session");

@@ -28,6 +28,7 @@
 #include "sass_fake.h"
 #include "sassmetrics.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -295,7 +296,9 @@ static void test_source_lines(void)
 
 static fl_trace_options opts(bool source)
 {
-    return (fl_trace_options){.sass_metrics = true, .source_collection = source};
+    /* Every kernel (the option); test_scopes runs the default. */
+    return (fl_trace_options){
+        .sass_metrics = true, .source_collection = source, .sass_all_kernels = true};
 }
 
 static const char *const M[] = {"smsp__sass_inst_executed", "smsp__sass_thread_inst_executed"};
@@ -321,6 +324,10 @@ static void test_engine(void)
     sf.calls[0] = '\0';
     fl_sass_context_created((void *)0x2000);
     fl_sass_context_created((void *)0x2000); /* seen twice: once */
+    CHECK_STR(sf.calls, "E");
+    /* sass_all_kernels: outermost scopes change nothing. */
+    fl_sass_scope_begin("step");
+    fl_sass_scope_end();
     CHECK_STR(sf.calls, "E");
     /* A drain without a collection point reads nothing; sass_config first. */
     sf.calls[0] = '\0';
@@ -390,6 +397,93 @@ static void test_engine(void)
     memset(&st, 0, sizeof st);
     fl_sass_engine_stats(&st);
     CHECK_INT(st.sass_status, FL_PC_OFF);
+    fl_sass_engine_release();
+    fl_sass_set_api(NULL);
+}
+
+/* Overlapping outermost scopes: thread_scope's begin and end while the
+ * main thread's scope is open. */
+static void *thread_scope(void *arg)
+{
+    (void)arg;
+    fl_sass_scope_begin("other");
+    fl_sass_scope_end();
+    return NULL;
+}
+
+/* The default (no sass_all_kernels, as GPUFlight): contexts registered,
+ * not enabled; an outermost scope enables the current context at its begin
+ * and at its end synchronises, reads and disables it; a kernel outside
+ * scopes is never read. */
+static void test_scopes(void)
+{
+    sf_reset();
+    reset_got();
+    fl_sass_set_api(&sf_api);
+    sf.current = (void *)0x1000;
+    fl_trace_options o = opts(false);
+    o.sass_all_kernels = false;
+    fl_sass_env env = {.current_ctx = sf_current_ctx, .ctx_synchronize = sf_sync};
+    CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000, &env), FL_PC_ACTIVE);
+    char want[64] = "IN";
+    for (size_t i = 0; i < fl_sass_n_metric_names; i++)
+        strcat(want, "P");
+    strcat(want, "S"); /* configured, not enabled */
+    CHECK_STR(sf.calls, want);
+    /* What a kernel outside scopes would leave: nothing reads it. */
+    sf_add(0x55, "_Z6vecAddPfS_S_i", 1, 0x10, 2,
+           (const uint64_t[]){sf_metric_id(M[0]), sf_metric_id(M[1])}, (const uint64_t[]){4, 128});
+    sf.reads_left = 1;
+    sf.calls[0] = '\0';
+    fl_sass_request_collect();
+    fl_sass_engine_drain(&sink);
+    CHECK_STR(sf.calls, "");
+    CHECK_INT(got.n, 0);
+    /* An outermost scope: Enable at its begin; Sync, GetDataProperties,
+     * FlushData, Disable at its end; the rows at the next drain. */
+    fl_sass_scope_begin("step");
+    CHECK_STR(sf.calls, "E");
+    CHECK_INT(sf.lazy, 1);
+    fl_sass_scope_end();
+    CHECK_STR(sf.calls, "EYGFD");
+    CHECK_INT(got.n, 0);
+    fl_sass_engine_drain(&sink);
+    CHECK_INT(got.n, 2);
+    CHECK_U64(value_of(0, "_Z6vecAddPfS_S_i@", 0x10, M[1]), 128);
+    /* Two threads' outermost scopes overlapping: one Enable; the last end
+     * synchronises, reads (nothing left) and disables. */
+    sf.calls[0] = '\0';
+    fl_sass_scope_begin("step");
+    pthread_t th;
+    CHECK_INT(pthread_create(&th, NULL, thread_scope, NULL), 0);
+    pthread_join(th, NULL);
+    CHECK_STR(sf.calls, "E");
+    fl_sass_scope_end();
+    CHECK_STR(sf.calls, "EYGD");
+    /* No context current: nothing enabled, nothing at the end. */
+    sf.calls[0] = '\0';
+    sf.current = NULL;
+    fl_sass_scope_begin("step");
+    fl_sass_scope_end();
+    CHECK_STR(sf.calls, "");
+    /* A new context: registered at its first scope (its device already
+     * configured), enabled; a scope open at the end is read by the last
+     * drain, and its end then does nothing. */
+    sf.current = (void *)0x2000;
+    fl_sass_scope_begin("step");
+    CHECK_STR(sf.calls, "E");
+    fl_sass_engine_stop();
+    fl_sass_engine_drain(&sink);
+    CHECK_STR(sf.calls, "EGDUX");
+    fl_sass_scope_end();
+    CHECK_STR(sf.calls, "EGDUX");
+    fl_trace_stats st;
+    memset(&st, 0, sizeof st);
+    fl_sass_engine_stats(&st);
+    CHECK_INT(st.sass_status, FL_PC_ACTIVE);
+    CHECK_INT(st.sass_contexts, 2);
+    CHECK_U64(st.sass_collections, 1);
+    CHECK_U64(st.sass_rows, 2);
     fl_sass_engine_release();
     fl_sass_set_api(NULL);
 }
@@ -586,6 +680,7 @@ int main(void)
     test_table_full();
     test_source_lines();
     test_engine();
+    test_scopes();
     test_fallbacks();
     test_shared();
     test_real_cupti();

@@ -131,6 +131,7 @@ int main(void)
     OFF(gpufl_init_options, pm_sampling_max_samples);
     OFF(gpufl_init_options, metrics);
     OFF(gpufl_init_options, range_per_kernel);
+    OFF(gpufl_init_options, sass_all_kernels);
 
     SIZE(gpufl_scope);
     OFF(gpufl_scope, instance_id);

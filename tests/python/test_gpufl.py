@@ -166,7 +166,7 @@ class OptionsTest(unittest.TestCase):
         d = dict(SEED_FIELDS, cupti_buffer_kib=0, cupti_max_buffers=0,
                  compact_kernel_details=False, pc_sampling_period=0,
                  pm_sampling_metrics="", pm_sampling_interval_us=0, pm_sampling_max_samples=0,
-                 metrics="", range_per_kernel=False)
+                 metrics="", range_per_kernel=False, sass_all_kernels=False)
         d.update(over)
         return d
 
@@ -208,7 +208,7 @@ class OptionsTest(unittest.TestCase):
                       pm_sampling_max_samples=512,
                       metrics="dram__throughput.avg.pct_of_peak_sustained_elapsed,"
                               "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-                      range_per_kernel=True)
+                      range_per_kernel=True, sass_all_kernels=True)
         o, keep = gfl._make_options(self.defaults(**values))
         for name, v in values.items():
             got = getattr(o, name)
