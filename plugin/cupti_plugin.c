@@ -35,6 +35,7 @@
 #include "scope_hooks.h"
 #include "plugin.h"
 #include "rangeprof.h"
+#include "resources.h"
 #include "stacks.h"
 
 #include "../src/util/fs.h" /* fl_library_check: the core library we load */
@@ -327,13 +328,7 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
 {
     (void)user;
     if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-        fl_pcs_on_resource(cbid, data);
-        const CUpti_ResourceData *rd = data;
-        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && rd)
-            fl_pms_context_created(rd->context);
-        else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && rd)
-            fl_pms_context_destroying(rd->context);
-        fl_sass_on_resource(cbid, data);
+        fl_resource_event(cbid, data);
         return;
     }
     const CUpti_CallbackData *cb = data;

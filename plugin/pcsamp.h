@@ -219,14 +219,15 @@ void fl_pcs_engine_unlock(void);
  * for a context already current on the calling thread (ctx, NULL: none),
  * enables it now.  Returns the FL_PC_* status; the reason is kept for
  * fl_pcs_engine_stats.  Contexts created later come through
- * fl_pcs_on_context. */
+ * fl_pcs_context_created. */
 uint32_t fl_pcs_engine_start(const fl_trace_options *o, void *ctx);
 
-/* Resource callbacks (the application's threads): a context created (its
- * sampling enabled, configured and armed), a context about to be destroyed
- * (stopped, read without a sink, disabled), a module loaded (its cubin
- * kept). */
-void fl_pcs_on_resource(CUpti_CallbackId cbid, const void *data);
+/* Resource callbacks (the application's threads, through the plugin's one
+ * resource dispatcher): a context created (its sampling enabled,
+ * configured and armed), a context about to be destroyed (stopped, read
+ * without a sink, disabled).  fl_pcs_keeps_cubins: whether a loaded
+ * module's cubin is to be kept (source lines) for this engine. */
+bool fl_pcs_keeps_cubins(void);
 void fl_pcs_context_created(void *ctx);
 void fl_pcs_context_destroying(void *ctx);
 

@@ -367,23 +367,12 @@ void fl_sass_context_destroying(void *ctx)
     pthread_mutex_unlock(&mu);
 }
 
-void fl_sass_on_resource(CUpti_CallbackId cbid, const void *data)
+bool fl_sass_keeps_cubins(void)
 {
-    const CUpti_ResourceData *rd = data;
-    if (!rd)
-        return;
-    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
-        fl_sass_context_created(rd->context);
-    } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-        fl_sass_context_destroying(rd->context);
-    } else if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
-        const CUpti_ModuleResourceData *m = rd->resourceDescriptor;
-        pthread_mutex_lock(&mu);
-        bool keep = E.on && E.opt.source_collection;
-        pthread_mutex_unlock(&mu);
-        if (keep && m && m->pCubin && m->cubinSize)
-            fl_cubin_keep(m->pCubin, m->cubinSize);
-    }
+    pthread_mutex_lock(&mu);
+    bool keep = E.on && E.opt.source_collection;
+    pthread_mutex_unlock(&mu);
+    return keep;
 }
 
 /* --------------------------------------------------------------- session */

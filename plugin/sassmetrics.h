@@ -113,10 +113,11 @@ typedef struct fl_sass_env {
  * the engine the session runs instead (Trace; PcSampling under Deep). */
 uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_sass_env *env);
 
-/* Resource callbacks (application threads): a context created (enabled),
- * about to be destroyed (read into the table, disabled), a module loaded
- * (its cubin kept for source lines). */
-void fl_sass_on_resource(CUpti_CallbackId cbid, const void *data);
+/* Resource callbacks (application threads, through the plugin's one
+ * resource dispatcher): a context created (enabled), about to be destroyed
+ * (read into the table, disabled).  fl_sass_keeps_cubins: whether a loaded
+ * module's cubin is to be kept (source lines) for this engine. */
+bool fl_sass_keeps_cubins(void);
 void fl_sass_context_created(void *ctx);
 void fl_sass_context_destroying(void *ctx);
 
