@@ -1,6 +1,7 @@
 /*
  * engine_session.h - what the profiling engines' session tests share
- * (test_cupti_pcsampling.c, test_cupti_sass_session.c): a session run
+ * (test_cupti_pcsampling.c, test_cupti_sass_session.c, test_cupti_deep_session.c,
+ * test_cupti_pmsampling.c, test_cupti_rangeprof_session.c): a session run
  * through a plugin with three fake launches (13 outside any scope, 11 and
  * 12 inside train > step), its debug lines, and readers of its records
  * (the last capture_capabilities, a feature's entry, a dictionary's text,

@@ -14,48 +14,11 @@
  *  - `gpu-profile report` over the files: the perf metrics per scope and
  *    per kernel.
  */
-#include "fl_log.h"
-#include "abi/trace_abi.h"
-#include "gpufl.h"
-
-#include <stdbool.h>
-
-#include <dlfcn.h>
-#include <unistd.h>
-
-static char g_tmp[256];
-static char g_debug[65536];
-
-static const char *env_or_die(const char *name)
-{
-    const char *v = getenv(name);
-    if (!v || !*v) {
-        fprintf(stderr, "%s is not set (run through ctest)\n", name);
-        exit(2);
-    }
-    return v;
-}
-
-static void on_log(const char *line, void *user)
-{
-    (void)user;
-    size_t n = strlen(g_debug);
-    snprintf(g_debug + n, sizeof g_debug - n, "%s\n", line);
-}
-
-static void fake_launch(const char *plugin, uint32_t corr)
-{
-    void *h = dlopen(plugin, RTLD_NOW | RTLD_NOLOAD);
-    void *f = h ? dlsym(h, "fake_cupti_launch") : NULL;
-    void (*fn)(uint32_t);
-    memcpy(&fn, &f, sizeof f);
-    if (fn)
-        fn(corr);
-}
+#include "engine_session.h"
 
 /* A RangeProfiler session: train > step (launches 11, 12), then eval
  * (launch 13); its directory into dir. */
-static void run_session(bool per_kernel, char *dir, size_t cap)
+static void run_rp_session(bool per_kernel, char *dir, size_t cap)
 {
     const char *plugin = env_or_die("GP_TEST_FAKE_PLUGIN");
     setenv("GPUFL_CUPTI_PLUGIN", plugin, 1);
@@ -86,33 +49,6 @@ static void run_session(bool per_kernel, char *dir, size_t cap)
     CHECK_INT(fl_only_session(base, dir, cap), 0);
 }
 
-static json_t *last_caps(const fl_log *log)
-{
-    json_t *c = NULL;
-    for (size_t i = 0; i < log->n; i++)
-        if (strcmp(log_type(log->lines[i]), "capture_capabilities") == 0)
-            c = log->lines[i];
-    return c;
-}
-
-static json_t *cap_of(json_t *caps, const char *feature)
-{
-    json_t *list = json_object_get(caps, "capabilities");
-    for (size_t i = 0; i < json_array_size(list); i++) {
-        json_t *c = json_array_get(list, i);
-        if (strcmp(json_string_value(json_object_get(c, "feature")), feature) == 0)
-            return c;
-    }
-    return NULL;
-}
-
-static const char *str(json_t *o, const char *key)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "(none)";
-}
-
-/* The n-th line of type t. */
 static json_t *nth(const fl_log *log, const char *t, size_t n)
 {
     for (size_t i = 0; i < log->n; i++)
@@ -156,7 +92,7 @@ static void test_scope_ranges(void)
 {
     unsetenv("FAKE_CUPTI_SCENARIO");
     char dir[1024];
-    run_session(false, dir, sizeof dir);
+    run_rp_session(false, dir, sizeof dir);
     fl_log dev, scope;
     CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
     CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
@@ -217,7 +153,7 @@ static void test_kernel_ranges(void)
 {
     unsetenv("FAKE_CUPTI_SCENARIO");
     char dir[1024];
-    run_session(true, dir, sizeof dir);
+    run_rp_session(true, dir, sizeof dir);
     fl_log dev, scope;
     CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
     CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
@@ -284,7 +220,7 @@ static void test_refused(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         setenv("FAKE_CUPTI_SCENARIO", cases[i].scenario, 1);
         char dir[1024];
-        run_session(false, dir, sizeof dir);
+        run_rp_session(false, dir, sizeof dir);
         fl_log dev, scope;
         CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
         CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
