@@ -29,6 +29,17 @@
 
 /* A row's offset from the batch base; a row older than the base (out of
  * order) is pinned to 0 rather than wrapping to a huge unsigned number. */
+/* The earliest t_ns of rows[0..n) (n > 0), for batches whose rows are
+ * not in time order: every dt_ns must be >= 0. */
+#define MIN_T_NS(rows, n)                                                                          \
+    __extension__({                                                                                \
+        uint64_t m_ = (rows)[0].t_ns;                                                              \
+        for (size_t k_ = 1; k_ < (n); k_++)                                                        \
+            if ((rows)[k_].t_ns < m_)                                                              \
+                m_ = (rows)[k_].t_ns;                                                              \
+        m_;                                                                                        \
+    })
+
 static uint64_t dt_of(uint64_t t, uint64_t base)
 {
     return t > base ? t - base : 0;
@@ -442,10 +453,7 @@ void fl_rec_profile_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
 {
     if (!rows || n == 0)
         return;
-    uint64_t base = rows[0].t_ns;
-    for (size_t i = 1; i < n; i++)
-        if (rows[i].t_ns < base)
-            base = rows[i].t_ns;
+    uint64_t base = MIN_T_NS(rows, n);
     put_batch_open(b, FL_T_PROFILE_SAMPLE_BATCH, session_id, batch_id, base,
                    all_columns(FL_T_PROFILE_SAMPLE_BATCH));
     for (size_t i = 0; i < n; i++) {
@@ -507,10 +515,7 @@ void fl_rec_pm_batch(fl_buf *b, const char *session_id, uint64_t batch_id, const
 {
     if (!rows || n == 0)
         return;
-    uint64_t base = rows[0].t_ns;
-    for (size_t i = 1; i < n; i++)
-        if (rows[i].t_ns < base)
-            base = rows[i].t_ns;
+    uint64_t base = MIN_T_NS(rows, n);
     put_batch_open(b, FL_T_PM_SAMPLE_BATCH, session_id, batch_id, base,
                    all_columns(FL_T_PM_SAMPLE_BATCH));
     for (size_t i = 0; i < n; i++) {
