@@ -5,35 +5,7 @@
  * back, and bad options and unknown chips or metrics give their exit
  * statuses and messages.  Skips (77) in a build without the plugin.
  */
-#include "harness.h"
-#include "json_mini.h"
-
-#include <libgen.h>
-
-/* CUPTI's host API dlopens libnvperf_host.so with RTLD_DEEPBIND, which the
- * ASan and TSan runtimes refuse (they end the process): sanitizer builds
- * skip. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define GP_SANITIZED_SKIP 1
-#else
-#define GP_SANITIZED_SKIP 0
-#endif
-
-#define SM_TPUT "sm__throughput.avg.pct_of_peak_sustained_elapsed"
-
-static jn *run_json(const char *const *argv, int *code)
-{
-    h_result r;
-    h_run(argv, NULL, NULL, 0, &r);
-    *code = r.code;
-    const char *why = NULL;
-    jn *doc = jn_parse(r.out, r.out_len, &why);
-    if (!doc)
-        fprintf(stderr, "not JSON (%s):\n%s\nstderr: %s\n", why ? why : "?", r.out, r.err);
-    CHECK(doc != NULL);
-    h_result_free(&r);
-    return doc;
-}
+#include "metrics_cli.h"
 
 static int arr_has(const jn *a, const char *s)
 {
@@ -55,7 +27,7 @@ static void test_chips(void)
 {
     int code;
     const char *argv[] = {h_cli, "metrics", "chips", "--json", NULL};
-    jn *d = run_json(argv, &code);
+    jn *d = run_json(argv, &code, NULL);
     CHECK_INT(code, 0);
     check_head(d, "chips");
     const jn *c = jn_get(d, "chips");
@@ -77,7 +49,7 @@ static void test_list(void)
     int code;
     const char *argv[] = {h_cli,        "metrics", "list",  "--chip", "GH100", "--type",
                           "throughput", "--grep",  "^sm__", "--json", NULL};
-    jn *d = run_json(argv, &code);
+    jn *d = run_json(argv, &code, NULL);
     CHECK_INT(code, 0);
     check_head(d, "list");
     CHECK_STR(jn_str(jn_get(d, "chip")), "GH100");
@@ -101,7 +73,7 @@ static void test_list(void)
         for (int t = 0; t < 3; t++) {
             const char *a[] = {h_cli,    "metrics",    "list",   "--chip=gh100", "--type",
                                types[t], "--profiler", profs[p], "--json",       NULL};
-            d = run_json(a, &code);
+            d = run_json(a, &code, NULL);
             CHECK_INT(code, 0);
             CHECK_STR(jn_str(jn_get(d, "profiler")), profs[p]);
             m = jn_get(d, "metrics");
@@ -126,7 +98,7 @@ static void test_describe(void)
     const char *argv[] = {h_cli,   "metrics", "describe", "--chip",
                           "GH100", "--json",  SM_TPUT,    "gpu__time_duration.sum",
                           NULL};
-    jn *d = run_json(argv, &code);
+    jn *d = run_json(argv, &code, NULL);
     CHECK_INT(code, 0);
     check_head(d, "describe");
     const jn *m = jn_get(d, "metrics");
@@ -155,7 +127,7 @@ static void test_passes(void)
 {
     int code;
     const char *argv[] = {h_cli, "metrics", "passes", "--chip", "GH100", "--json", SM_TPUT, NULL};
-    jn *d = run_json(argv, &code);
+    jn *d = run_json(argv, &code, NULL);
     CHECK_INT(code, 0);
     check_head(d, "passes");
     long long p_one = jn_int(jn_get(d, "passes"));
@@ -167,7 +139,7 @@ static void test_passes(void)
     jn_free(d);
     const char *tri[] = {
         h_cli, "metrics", "passes", "--chip", "GH100", "--json", "TriageCompute." SM_TPUT, NULL};
-    d = run_json(tri, &code);
+    d = run_json(tri, &code, NULL);
     CHECK_INT(code, 0);
     long long p_tri = jn_int(jn_get(d, "passes"));
     CHECK(p_tri >= 1 && p_tri < p_one);
@@ -262,21 +234,9 @@ static void test_errors(void)
 
 int main(void)
 {
-    if (GP_SANITIZED_SKIP) {
-        printf("skipped: CUPTI loads libnvperf_host.so with RTLD_DEEPBIND, which this "
-               "sanitizer build's runtime refuses\n");
-        return 77;
-    }
-    h_init();
-    char dir[4096], plugin[4200];
-    snprintf(dir, sizeof dir, "%s", h_cli);
-    snprintf(plugin, sizeof plugin, "%s/libgpuprofile_cupti.so", dirname(dir));
-    if (access(plugin, R_OK) != 0) {
-        printf("skipped: this build has no CUPTI plugin (%s)\n", plugin);
-        h_cleanup();
-        return 77;
-    }
-    unsetenv("GPUFL_CUPTI_PLUGIN");
+    int skip = metrics_cli_start();
+    if (skip)
+        return skip;
     test_chips();
     test_list();
     test_describe();

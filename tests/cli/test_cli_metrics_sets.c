@@ -8,18 +8,8 @@
  * (1 unknown chip or metric, 125 bad option).  Skips (77) in a build
  * without the plugin or under a sanitizer (CUPTI's RTLD_DEEPBIND).
  */
-#include "harness.h"
-#include "json_mini.h"
+#include "metrics_cli.h"
 
-#include <libgen.h>
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define GP_SANITIZED_SKIP 1
-#else
-#define GP_SANITIZED_SKIP 0
-#endif
-
-#define SM_TPUT "sm__throughput.avg.pct_of_peak_sustained_elapsed"
 #define LTS_HIT "lts__t_sector_hit_rate.pct"
 #define SM_ACT "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
 #define DRAM_TPUT "dram__throughput.avg.pct_of_peak_sustained_elapsed"
@@ -29,22 +19,6 @@ static long long cupti_ver;
 static int is_bool(const jn *v, int b)
 {
     return v && v->t == JN_BOOL && v->b == b;
-}
-
-static jn *run_json(const char *const *argv, int *code, char **raw)
-{
-    h_result r;
-    h_run(argv, NULL, NULL, 0, &r);
-    *code = r.code;
-    const char *why = NULL;
-    jn *doc = jn_parse(r.out, r.out_len, &why);
-    if (!doc)
-        fprintf(stderr, "not JSON (%s):\n%s\nstderr: %s\n", why ? why : "?", r.out, r.err);
-    CHECK(doc != NULL);
-    if (raw)
-        *raw = strdup(r.out);
-    h_result_free(&r);
-    return doc;
 }
 
 static const jn *engine_of(const jn *d, const char *name)
@@ -315,21 +289,9 @@ static void test_errors(void)
 
 int main(void)
 {
-    if (GP_SANITIZED_SKIP) {
-        printf("skipped: CUPTI loads libnvperf_host.so with RTLD_DEEPBIND, which this "
-               "sanitizer build's runtime refuses\n");
-        return 77;
-    }
-    h_init();
-    char dir[4096], plugin[4200];
-    snprintf(dir, sizeof dir, "%s", h_cli);
-    snprintf(plugin, sizeof plugin, "%s/libgpuprofile_cupti.so", dirname(dir));
-    if (access(plugin, R_OK) != 0) {
-        printf("skipped: this build has no CUPTI plugin (%s)\n", plugin);
-        h_cleanup();
-        return 77;
-    }
-    unsetenv("GPUFL_CUPTI_PLUGIN");
+    int skip = metrics_cli_start();
+    if (skip)
+        return skip;
     int code;
     const char *chips[] = {h_cli, "metrics", "chips", "--json", NULL};
     jn *d = run_json(chips, &code, NULL);
