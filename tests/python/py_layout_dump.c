@@ -30,6 +30,7 @@ int main(void)
     OFF(gp_device_sample, throttle_reasons);
     OFF(gp_device_sample, pcie_tx_kbps);
     OFF(gp_device_sample, pcie_rx_kbps);
+    OFF(gp_device_sample, gpm);
 
     SIZE(gp_sample);
     OFF(gp_sample, t_mono_ns);
@@ -73,6 +74,9 @@ int main(void)
     OFF(gp_summary, device_status);
     OFF(gp_summary, device_error);
     OFF(gp_summary, device_error_at_s);
+    OFF(gp_summary, gpm_mean);
+    OFF(gp_summary, gpm_p95);
+    OFF(gp_summary, gpm_max);
 
     SIZE(gp_options);
     OFF(gp_options, device);
