@@ -309,12 +309,47 @@ static const column columns[] = {
     {"throttle_reasons_mask", GP_M_THROTTLE},
     {"pcie_tx_kbps", GP_M_PCIE_TX},
     {"pcie_rx_kbps", GP_M_PCIE_RX},
+    /* GPM (gp_gpm_metric order): percent with 2 decimals, bytes/s. */
+    {"sm_active_pct", GP_M_GPM(GP_GPM_SM_ACTIVE)},
+    {"sm_occupancy_pct", GP_M_GPM(GP_GPM_SM_OCCUPANCY)},
+    {"tensor_active_pct", GP_M_GPM(GP_GPM_TENSOR_ACTIVE)},
+    {"tensor_dfma_active_pct", GP_M_GPM(GP_GPM_TENSOR_DFMA)},
+    {"tensor_hmma_active_pct", GP_M_GPM(GP_GPM_TENSOR_HMMA)},
+    {"tensor_imma_active_pct", GP_M_GPM(GP_GPM_TENSOR_IMMA)},
+    {"dram_active_pct", GP_M_GPM(GP_GPM_DRAM_ACTIVE)},
+    {"fp64_active_pct", GP_M_GPM(GP_GPM_FP64_ACTIVE)},
+    {"fp32_active_pct", GP_M_GPM(GP_GPM_FP32_ACTIVE)},
+    {"fp16_active_pct", GP_M_GPM(GP_GPM_FP16_ACTIVE)},
+    {"gpm_pcie_tx_bps", GP_M_GPM(GP_GPM_PCIE_TX)},
+    {"gpm_pcie_rx_bps", GP_M_GPM(GP_GPM_PCIE_RX)},
+    {"nvlink_tx_bps", GP_M_GPM(GP_GPM_NVLINK_TX)},
+    {"nvlink_rx_bps", GP_M_GPM(GP_GPM_NVLINK_RX)},
 };
+#define FIRST_GPM_COLUMN 12
 #define N_COLUMNS (sizeof columns / sizeof columns[0])
 
-/* Column k of a sample as text (integers only: no locale involved). */
-static void column_value(const gp_device_sample *m, size_t k, char *buf, size_t len)
+/* A GPM value: percent as an integer count of hundredths written with its
+ * point, bytes/s whole (integers only: no locale involved). */
+static int gpm_value(double v, int rate, char *buf, size_t len)
 {
+    if (!(v >= 0.0) || v > 9e15) /* not from a backend: no value rather than a bogus one */
+        return 0;
+    long long x = llround(rate ? v : v * 100.0);
+    if (rate)
+        snprintf(buf, len, "%lld", x);
+    else
+        snprintf(buf, len, "%lld.%02lld", x / 100, x % 100);
+    return 1;
+}
+
+/* Column k of a sample as text (integers only: no locale involved); 0
+ * when it has none. */
+static int column_value(const gp_device_sample *m, size_t k, char *buf, size_t len)
+{
+    if (k >= FIRST_GPM_COLUMN) {
+        size_t g = k - FIRST_GPM_COLUMN;
+        return gpm_value(m->gpm[g], gp_gpm_metric_is_rate((gp_gpm_metric)g), buf, len);
+    }
     switch (k) {
     case 0:
         snprintf(buf, len, "%" PRIu32, m->util_gpu_pct);
@@ -353,6 +388,7 @@ static void column_value(const gp_device_sample *m, size_t k, char *buf, size_t 
         snprintf(buf, len, "%" PRIu32, m->pcie_rx_kbps);
         break;
     }
+    return 1;
 }
 
 int cli_samples_write(gp_monitor *m, enum cli_samples_format fmt, FILE *f)
@@ -378,7 +414,7 @@ int cli_samples_write(gp_monitor *m, enum cli_samples_format fmt, FILE *f)
         for (size_t k = 0; k < N_COLUMNS; k++) {
             int ok = (x->m.valid & columns[k].bit) != 0;
             if (ok)
-                column_value(&x->m, k, v, sizeof v);
+                ok = column_value(&x->m, k, v, sizeof v);
             if (fmt == CLI_SAMPLES_CSV)
                 fprintf(f, ",%s", ok ? v : "");
             else

@@ -231,7 +231,9 @@ static const char samples_scenario[] = "device 0 uuid GPU-00000000-0000-0000-000
                                        "seq 0 util_gpu 10 20 30\n"
                                        "seq 0 temp_c -5\n"
                                        "seq 1 util_gpu 90 80\n"
-                                       "unsupported 1 power\n";
+                                       "unsupported 1 power\n"
+                                       "gpm 0\n"
+                                       "seq 0 gpm_sm_active 37 38\n";
 
 static const char *const sample_columns[] = {"t_wall_ns",
                                              "t_mono_ns",
@@ -247,7 +249,21 @@ static const char *const sample_columns[] = {"t_wall_ns",
                                              "clock_mem_mhz",
                                              "throttle_reasons_mask",
                                              "pcie_tx_kbps",
-                                             "pcie_rx_kbps"};
+                                             "pcie_rx_kbps",
+                                             "sm_active_pct",
+                                             "sm_occupancy_pct",
+                                             "tensor_active_pct",
+                                             "tensor_dfma_active_pct",
+                                             "tensor_hmma_active_pct",
+                                             "tensor_imma_active_pct",
+                                             "dram_active_pct",
+                                             "fp64_active_pct",
+                                             "fp32_active_pct",
+                                             "fp16_active_pct",
+                                             "gpm_pcie_tx_bps",
+                                             "gpm_pcie_rx_bps",
+                                             "nvlink_tx_bps",
+                                             "nvlink_rx_bps"};
 #define N_COLS (sizeof sample_columns / sizeof sample_columns[0])
 
 /* One sample row as text cells ("" for an empty cell or null). */
@@ -294,6 +310,14 @@ static void check_rows(const row *rows, size_t n, const jn *report)
         /* PCIe is not read unless asked for. */
         CHECK_STR(r->cell[13], "");
         CHECK_STR(r->cell[14], "");
+        /* GPM on device 0 from its second sample on (percent with two
+         * decimals, bytes/s: the fake's 1000 MiB/s); never on device 1. */
+        int gpm = d == 0 && k > 0;
+        CHECK_STR(r->cell[15], gpm ? (k == 1 ? "37.00" : "38.00") : "");
+        CHECK_STR(r->cell[17], gpm ? "12.00" : "");
+        CHECK_STR(r->cell[18], gpm ? "0.00" : "");
+        CHECK_STR(r->cell[25], gpm ? "1048576000" : "");
+        CHECK_STR(r->cell[28], gpm ? "0" : "");
     }
     /* The slow energy counter: read in the first and the last round only. */
     for (size_t i = 0; i < n; i++) {
