@@ -527,6 +527,27 @@ class MoreOptionsTest(unittest.TestCase):
         self.assertIsNone(off.samples[0].pcie_tx_kbps)
 
 
+    def test_gpm(self):
+        # nvml_gpm.txt: device 0 has GPM (no DFMA/IMMA tensor), device 1 none.
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_gpm.txt")):
+            with GpuMonitor(device="all", interval_s=FAST, keep_samples=True) as mon:
+                pass
+        s0, s1 = mon.summaries
+        self.assertEqual(gp.GP_GPM_COUNT, 14)
+        self.assertIsNone(s1.gpm)
+        if s0.sample_count >= 2:
+            self.assertNotIn("tensor_dfma_active", s0.gpm)
+            self.assertEqual(s0.gpm["fp32_active"], (20.0, 20.0, 20.0))
+            self.assertEqual(s0.gpm["gpm_pcie_rx"][0], 2000 * 1048576.0)
+            self.assertIn('"gpm":{"sm_active":{', s0.to_json())
+        first = [x for x in mon.samples if x.device == 0][0]
+        self.assertIsNone(first.gpm)  # the first sample of a run has none
+        later = [x for x in mon.samples if x.device == 0][1:]
+        for x in later:
+            self.assertEqual(x.gpm["fp16_active"], 5.0)
+        self.assertTrue(all(x.gpm is None for x in mon.samples if x.device == 1))
+
+
 class StrictTest(unittest.TestCase):
     def test_strict_failure_raises_with_c_message(self):
         calls = []
