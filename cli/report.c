@@ -30,7 +30,28 @@ typedef struct total {
     double power_mean_mw;
     uint64_t mem_used_max_bytes, mem_total_bytes;
     double util_gpu_mean_pct, busy_time_est_s;
+    size_t n_failed;  /* devices that failed mid-run: their figures cover less */
+    char failed[256]; /* "GPU1 lost at 0.500 s, ..." */
+    int failed_idx[8];
+    double failed_at_s[8];
 } total;
+
+/* "GPU1 lost at 0.500 s" for each device that failed mid-run, so the
+ * total says which of its parts cover less than the run. */
+static void note_failed(total *t, const gp_summary *s)
+{
+    if (s->device_status == GP_OK || !(s->device_error_at_s < s->duration_s))
+        return;
+    size_t used = strlen(t->failed);
+    snprintf(t->failed + used, sizeof t->failed - used, "%sGPU%" PRIu32 " %s at %.3f s",
+             t->n_failed ? ", " : "", s->device_index,
+             s->device_status == GP_ERR_DEVICE_LOST ? "lost" : "failed", s->device_error_at_s);
+    if (t->n_failed < sizeof t->failed_idx / sizeof t->failed_idx[0]) {
+        t->failed_idx[t->n_failed] = (int)s->device_index;
+        t->failed_at_s[t->n_failed] = s->device_error_at_s;
+    }
+    t->n_failed++;
+}
 
 static void compute_total(gp_monitor *m, total *t)
 {
@@ -60,6 +81,7 @@ static void compute_total(gp_monitor *m, total *t)
         t->has_util &= (s->valid & GP_M_UTIL_GPU) != 0;
         t->util_gpu_mean_pct += s->util_gpu_mean;
         t->busy_time_est_s += s->busy_time_est_s;
+        note_failed(t, s);
     }
     if (t->n)
         t->util_gpu_mean_pct /= (double)t->n;
@@ -109,6 +131,7 @@ static void write_total_text(FILE *f, const total *t)
                                                                 : t->energy_source);
     else
         fputs("n/a (not every device has an energy figure)\n", f);
+
     fprintf(f, "  %-18s", "power");
     if (t->has_power)
         fprintf(f, "mean %.1f W (sum of the devices' means)\n", t->power_mean_mw / 1000.0);
@@ -134,6 +157,9 @@ static void write_total_text(FILE *f, const total *t)
         fprintf(f, "%.3f s (sum over the devices)\n", t->busy_time_est_s);
     else
         fputs("n/a\n", f);
+    if (t->n_failed)
+        fprintf(f, "  %-18s%s: energy and busy time count only the samples before\n", "",
+                t->failed);
 }
 
 static void write_status_line(FILE *f, const cli_report *r)
@@ -259,7 +285,14 @@ static void write_json(const cli_report *r, fl_buf *b)
         fl_buf_opt_double(b, t.has_util, t.util_gpu_mean_pct);
         fl_buf_puts(b, ",\"busy_time_est_s\":");
         fl_buf_opt_double(b, t.has_util, t.busy_time_est_s);
-        fl_buf_puts(b, "}");
+        /* the devices whose figures cover less than the run */
+        fl_buf_puts(b, ",\"failed_devices\":[");
+        for (size_t k = 0; k < t.n_failed && k < 8; k++) {
+            fl_buf_printf(b, "%s{\"device_index\":%d,\"at_s\":", k ? "," : "", t.failed_idx[k]);
+            fl_buf_double(b, t.failed_at_s[k]);
+            fl_buf_puts(b, "}");
+        }
+        fl_buf_puts(b, "]}");
     } else {
         fl_buf_puts(b, "null");
     }
@@ -443,6 +476,12 @@ void cli_live_format(gp_monitor *m, double elapsed_s, char *buf, size_t len)
             continue;
         }
         fl_buf_printf(&b, " | GPU%" PRIu32, s.device_index);
+        if (gp_monitor_device_status(m, i, NULL) != GP_OK) {
+            /* its last values are not current: say so, not show them */
+            fl_buf_puts(&b, gp_monitor_device_status(m, i, NULL) == GP_ERR_DEVICE_LOST ? " lost"
+                                                                                       : " failed");
+            continue;
+        }
         if (s.m.valid & GP_M_UTIL_GPU)
             fl_buf_printf(&b, " %" PRIu32 "%%", s.m.util_gpu_pct);
         else

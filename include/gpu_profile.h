@@ -249,7 +249,9 @@ typedef struct gp_summary {
     double clock_sm_mean_mhz;
     double clock_mem_mean_mhz;
     uint64_t throttle_reasons_seen; /* OR of every sample's reasons */
-    double busy_time_est_s;         /* duration_s * util_gpu_mean / 100 */
+    double busy_time_est_s;         /* live span * util_gpu_mean / 100: the live
+                                       span is duration_s, or device_error_at_s
+                                       for a device that failed mid-run */
 
     /* Mean util.gpu per cell (0..100) or GP_SPARK_NONE; spark_len cells. */
     uint8_t spark[GP_SPARK_WIDTH];
@@ -373,6 +375,11 @@ GP_API const gp_sample *gp_monitor_samples(const gp_monitor *m, size_t *count);
  * newest reading: the counter is slow to read, so it is read at the
  * region's ends and every 30 s in between, not every sample. */
 GP_API gp_status gp_monitor_latest(gp_monitor *m, size_t slot, gp_sample *out);
+/* While running or after: GP_OK when device `slot` still answers, else the
+ * status that ended its sampling (GP_ERR_DEVICE_LOST, GP_ERR_TIMEOUT, ...)
+ * with *at_s (may be NULL) the seconds into the region when it did; its
+ * gp_monitor_latest sample is then its last, not a current one. */
+GP_API gp_status gp_monitor_device_status(gp_monitor *m, size_t slot, double *at_s);
 
 /* Sampler health, for benchmarks and diagnostics. */
 typedef struct gp_monitor_stats {

@@ -571,6 +571,10 @@ static void summarize(gp_monitor *m)
         if (s->failed) {
             snprintf(out->device_error, sizeof out->device_error, "%s", s->error);
             out->device_error_at_s = s->error_at_s;
+            /* A device that failed was busy, at most, while it answered:
+             * its mean util.gpu is over the samples before the failure. */
+            if (s->error_at_s < duration_s)
+                out->busy_time_est_s = s->error_at_s * out->util_gpu_mean / 100.0;
         }
     }
 }
@@ -687,6 +691,21 @@ const gp_sample *gp_monitor_samples(const gp_monitor *m, size_t *count)
     if (count)
         *count = m->n_samples;
     return m->samples;
+}
+
+gp_status gp_monitor_device_status(gp_monitor *m, size_t slot, double *at_s)
+{
+    if (!m)
+        return GP_ERR_INVALID_ARG;
+    if (slot >= m->n_slots)
+        return GP_ERR_DEVICE_NOT_FOUND;
+    pthread_mutex_lock(&m->mu);
+    const slot_state *s = &m->slots[slot];
+    gp_status st = s->failed ? s->status : GP_OK;
+    if (s->failed && at_s)
+        *at_s = s->error_at_s;
+    pthread_mutex_unlock(&m->mu);
+    return st;
 }
 
 gp_status gp_monitor_latest(gp_monitor *m, size_t slot, gp_sample *out)

@@ -519,7 +519,13 @@ static void put_activity(gp_out *o, const gp_summary *s, unsigned flags)
     put_label(o, "busy time est.");
     if ((s->valid & GP_M_UTIL_GPU) && isfinite(s->busy_time_est_s)) {
         put_seconds(o, s->busy_time_est_s);
-        gp_out_str(o, " (duration x mean util.gpu)");
+        if (s->device_status != GP_OK && s->device_error_at_s < s->duration_s) {
+            gp_out_str(o, " (live ");
+            put_seconds(o, s->device_error_at_s);
+            gp_out_str(o, " until it failed x mean util.gpu)");
+        } else {
+            gp_out_str(o, " (duration x mean util.gpu)");
+        }
     } else {
         gp_out_str(o, "n/a");
     }

@@ -147,9 +147,9 @@ static void test_json_report(void)
 
     const jn *t = jn_get(doc, "total");
     static const char *const tkeys[] = {
-        "devices",         "duration_s",        "energy_j",
-        "energy_source",   "power_mean_mw",     "mem_used_max_bytes",
-        "mem_total_bytes", "util_gpu_mean_pct", "busy_time_est_s"};
+        "devices",         "duration_s",         "energy_j",        "energy_source",
+        "power_mean_mw",   "mem_used_max_bytes", "mem_total_bytes", "util_gpu_mean_pct",
+        "busy_time_est_s", "failed_devices"};
     check_keys(t, tkeys, sizeof tkeys / sizeof tkeys[0]);
     CHECK_INT(jn_int(jn_get(t, "devices")), 2);
     CHECK_NEAR(jn_num(jn_get(t, "duration_s")), jn_num(jn_get(d0, "duration_s")), 1e-9);
@@ -161,6 +161,7 @@ static void test_json_report(void)
     CHECK_NEAR(jn_num(jn_get(t, "util_gpu_mean_pct")), 66, 1e-9);
     CHECK_NEAR(jn_num(jn_get(t, "busy_time_est_s")),
                jn_num(jn_get(d0, "busy_time_est_s")) + jn_num(jn_get(d1, "busy_time_est_s")), 2e-6);
+    CHECK_INT(jn_get(t, "failed_devices") ? jn_get(t, "failed_devices")->n : 99, 0);
     jn_free(doc);
 
     /* Without -o the same object is the last thing on stderr. */
@@ -205,6 +206,42 @@ static void test_text_total(void)
     CHECK_CONTAINS(r.err, "\n  memory used       max 3.00 GiB of 120.00 GiB (sum of the "
                           "devices' peaks)\n");
     CHECK_CONTAINS(r.err, "\n  util.gpu          mean 66.0% (mean over the devices)\n");
+    h_result_free(&r);
+}
+
+/* A GPU lost mid-run: its busy time covers only the span it answered
+ * (not the whole run), and the total says which device covers less. */
+static void test_lost_gpu(void)
+{
+    char scen[sizeof two_gpus + 64];
+    snprintf(scen, sizeof scen, "%serror 1 lost_after 5\n", two_gpus);
+    h_scenario(scen);
+    const char *argv[] = {h_cli,   "--json", "--interval", "0.05", "--",
+                          h_child, "sleep",  "1000",       NULL};
+    int code = -1;
+    jn *doc = run_json(argv, NULL, NULL, &code);
+    CHECK_INT(code, 0);
+    const jn *d1 = jn_at(jn_get(doc, "devices"), 1);
+    CHECK_STR(jn_str(jn_get(d1, "device_status")), "device_lost");
+    double at_s = jn_num(jn_get(d1, "device_error_at_s"));
+    double dur_s = jn_num(jn_get(d1, "duration_s"));
+    CHECK(at_s > 0 && at_s < dur_s - 0.3);
+    CHECK_NEAR(jn_num(jn_get(d1, "busy_time_est_s")), at_s * 77 / 100.0, 2e-6);
+    const jn *d0 = jn_at(jn_get(doc, "devices"), 0);
+    CHECK_NEAR(jn_num(jn_get(d0, "busy_time_est_s")), dur_s * 55 / 100.0, 2e-6);
+    const jn *f = jn_get(jn_get(doc, "total"), "failed_devices");
+    CHECK_INT(f ? f->n : 99, 1);
+    CHECK_INT(jn_int(jn_get(jn_at(f, 0), "device_index")), 1);
+    CHECK_NEAR(jn_num(jn_get(jn_at(f, 0), "at_s")), at_s, 1e-6);
+    jn_free(doc);
+
+    const char *argv2[] = {h_cli, "--interval", "0.05", "--", h_child, "sleep", "1000", NULL};
+    h_result r;
+    h_run(argv2, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(r.err, "until it failed x mean util.gpu)");
+    CHECK_CONTAINS(r.err, "GPU1 lost at ");
+    CHECK_CONTAINS(r.err, ": energy and busy time count only the samples before\n");
     h_result_free(&r);
 }
 
@@ -635,6 +672,7 @@ int main(void)
     h_init();
     test_json_report();
     test_text_total();
+    test_lost_gpu();
     test_json_strings();
     test_samples_csv();
     test_samples_ndjson();
