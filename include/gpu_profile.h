@@ -271,6 +271,12 @@ typedef struct gp_summary {
     double gpm_mean[GP_GPM_COUNT];
     double gpm_p95[GP_GPM_COUNT];
     double gpm_max[GP_GPM_COUNT];
+
+    /* Appended: the seconds the energy figure covers (first to last
+     * counter reading, or first to last power reading), valid with
+     * energy_source != NONE: a figure that covers less than duration_s
+     * (nvidia-smi's first row comes late, a device lost mid-run) says so. */
+    double energy_span_s;
 } gp_summary;
 
 enum {

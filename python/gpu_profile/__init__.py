@@ -168,6 +168,7 @@ class _GpSummary(ctypes.Structure):
         ("gpm_mean", ctypes.c_double * GP_GPM_COUNT),
         ("gpm_p95", ctypes.c_double * GP_GPM_COUNT),
         ("gpm_max", ctypes.c_double * GP_GPM_COUNT),
+        ("energy_span_s", ctypes.c_double),
     ]
 
 

@@ -543,6 +543,25 @@ static void paced_note(const gp_monitor *m, char *out, size_t cap)
                  (double)m->interval_ns / 1e9);
 }
 
+/* Why a device has no sample in its statistics, appended to its note: a
+ * summary of n/a everywhere must say what to change. */
+static void no_sample_note(const gp_monitor *m, const slot_state *s, gp_summary *out)
+{
+    if (out->sample_count > 0 || !m->be || strcmp(m->be->name, "none") == 0)
+        return;
+    const char *why =
+        out->samples_warmup > 0
+            ? "no sample after the warmup: every sample fell within it (shorten --warmup)"
+        : s->failed ? "no sample: the device failed before its first reading"
+        : strcmp(m->be->name, "smi") == 0
+            ? "no sample: nvidia-smi gave no row during the region (its first row comes about "
+              "a second after it starts, and a shorter region gets none): use the NVML backend "
+              "(--backend nvml) or profile a longer region"
+            : "no sample: the region ended before the first sampling round";
+    size_t used = strlen(out->note);
+    snprintf(out->note + used, sizeof out->note - used, "%s%s", used ? "; " : "", why);
+}
+
 static void summarize(gp_monitor *m)
 {
     const char *backend = m->be ? m->be->name : "none";
@@ -567,6 +586,7 @@ static void summarize(gp_monitor *m)
             out->mem_total_bytes = s->info.mem_total_bytes;
             out->valid |= GP_M_MEM_TOTAL;
         }
+        no_sample_note(m, s, out);
         out->device_status = s->failed ? s->status : GP_OK;
         if (s->failed) {
             snprintf(out->device_error, sizeof out->device_error, "%s", s->error);

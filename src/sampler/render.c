@@ -399,8 +399,15 @@ static void put_power_energy(gp_out *o, const gp_summary *s)
     put_label(o, "energy");
     if (s->energy_source != GP_ENERGY_NONE && isfinite(s->energy_j)) {
         put_sig(o, s->energy_j);
-        gp_out_str(o,
-                   s->energy_source == GP_ENERGY_COUNTER ? " J (counter)" : " J (power integral)");
+        gp_out_str(o, s->energy_source == GP_ENERGY_COUNTER ? " J (counter" : " J (power integral");
+        /* A figure over much less than the region is not the region's. */
+        if (s->energy_span_s < 0.9 * s->duration_s) {
+            gp_out_str(o, ", covers ");
+            put_seconds(o, s->energy_span_s);
+            gp_out_str(o, " of ");
+            put_seconds(o, s->duration_s);
+        }
+        gp_out_ch(o, ')');
     } else {
         gp_out_str(o, "n/a");
     }

@@ -77,6 +77,7 @@ int main(void)
     OFF(gp_summary, gpm_mean);
     OFF(gp_summary, gpm_p95);
     OFF(gp_summary, gpm_max);
+    OFF(gp_summary, energy_span_s);
 
     SIZE(gp_options);
     OFF(gp_options, device);
