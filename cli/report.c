@@ -14,6 +14,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -424,38 +425,58 @@ static int column_value(const gp_device_sample *m, size_t k, char *buf, size_t l
     return 1;
 }
 
-int cli_samples_write(gp_monitor *m, enum cli_samples_format fmt, FILE *f)
+int cli_samples_open(cli_samples_stream *st, FILE *f, enum cli_samples_format fmt)
 {
-    size_t n = 0;
-    const gp_sample *s = gp_monitor_samples(m, &n);
-    char v[32];
+    st->f = f;
+    st->fmt = fmt;
+    st->err = 0;
+    /* A line at a time: rows reach the file as they are taken, so a
+     * profiler killed mid-run leaves every finished row behind. */
+    setvbuf(f, NULL, _IOLBF, 0);
     if (fmt == CLI_SAMPLES_CSV) {
         fputs("t_wall_ns,t_mono_ns,device_index", f);
         for (size_t k = 0; k < N_COLUMNS; k++)
             fprintf(f, ",%s", columns[k].name);
         fputc('\n', f);
     }
-    for (size_t i = 0; i < n; i++) {
-        const gp_sample *x = &s[i];
-        if (fmt == CLI_SAMPLES_CSV)
-            fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu32, x->t_wall_ns, x->t_mono_ns,
-                    x->device_index);
-        else
-            fprintf(
-                f, "{\"t_wall_ns\":%" PRIu64 ",\"t_mono_ns\":%" PRIu64 ",\"device_index\":%" PRIu32,
+    if (ferror(f))
+        st->err = errno ? errno : EIO;
+    return st->err ? -1 : 0;
+}
+
+void cli_samples_on_sample(const gp_sample *x, void *user)
+{
+    cli_samples_stream *st = user;
+    FILE *f = st->f;
+    if (st->err)
+        return; /* said once, at the end */
+    char v[32];
+    if (st->fmt == CLI_SAMPLES_CSV)
+        fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu32, x->t_wall_ns, x->t_mono_ns, x->device_index);
+    else
+        fprintf(f, "{\"t_wall_ns\":%" PRIu64 ",\"t_mono_ns\":%" PRIu64 ",\"device_index\":%" PRIu32,
                 x->t_wall_ns, x->t_mono_ns, x->device_index);
-        for (size_t k = 0; k < N_COLUMNS; k++) {
-            int ok = (x->m.valid & columns[k].bit) != 0;
-            if (ok)
-                ok = column_value(&x->m, k, v, sizeof v);
-            if (fmt == CLI_SAMPLES_CSV)
-                fprintf(f, ",%s", ok ? v : "");
-            else
-                fprintf(f, ",\"%s\":%s", columns[k].name, ok ? v : "null");
-        }
-        fputs(fmt == CLI_SAMPLES_CSV ? "\n" : "}\n", f);
+    for (size_t k = 0; k < N_COLUMNS; k++) {
+        int ok = (x->m.valid & columns[k].bit) != 0;
+        if (ok)
+            ok = column_value(&x->m, k, v, sizeof v);
+        if (st->fmt == CLI_SAMPLES_CSV)
+            fprintf(f, ",%s", ok ? v : "");
+        else
+            fprintf(f, ",\"%s\":%s", columns[k].name, ok ? v : "null");
     }
-    return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+    errno = 0;
+    fputs(st->fmt == CLI_SAMPLES_CSV ? "\n" : "}\n", f);
+    if (ferror(f))
+        st->err = errno ? errno : EIO;
+}
+
+int cli_samples_close(cli_samples_stream *st)
+{
+    errno = 0;
+    if (!st->err && (fflush(st->f) != 0 || ferror(st->f)))
+        st->err = errno ? errno : EIO;
+    return st->err ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ live line */

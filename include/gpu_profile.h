@@ -300,6 +300,7 @@ GP_API gp_status gp_summary_print(const gp_summary *s, FILE *f, unsigned flags, 
 
 typedef void (*gp_sync_fn)(void *user);
 typedef void (*gp_report_fn)(const gp_summary *summary, void *user);
+typedef void (*gp_sample_fn)(const gp_sample *sample, void *user);
 
 typedef enum gp_report_mode {
     GP_REPORT_PRINT = 0,   /* gp_summary_format() to report_file (NULL: stderr) */
@@ -342,6 +343,14 @@ typedef struct gp_options {
      * given up on (nvidia-smi discovery); default 5 s.  Every NVML call is
      * bounded by 2 s, or by this when smaller (docs/concepts.md). */
     double backend_timeout_s;
+
+    /* Appended: every sample as it is taken (warmup ones too), on the
+     * sampling thread, outside the monitor's lock, before the next round:
+     * for writing samples out while the region runs (a profiler killed
+     * mid-run keeps what it wrote) without keep_samples' memory.  Keep it
+     * short: the next round waits for it.  NULL: none. */
+    gp_sample_fn on_sample;
+    void *on_sample_user;
 } gp_options;
 
 /* Fills the defaults above. */

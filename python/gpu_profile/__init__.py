@@ -197,6 +197,8 @@ class _GpOptions(ctypes.Structure):
         ("nvml_library", ctypes.c_char_p),
         ("smi_path", ctypes.c_char_p),
         ("backend_timeout_s", ctypes.c_double),
+        ("on_sample", ctypes.c_void_p),
+        ("on_sample_user", ctypes.c_void_p),
     ]
 
 

@@ -285,6 +285,16 @@ static bool round_wanted(gp_monitor *m)
 
 static void hook_round(gp_monitor *m, uint64_t t_mono, uint64_t t_wall)
 {
+    for (size_t i = 0; m->opts.on_sample && i < m->n_slots; i++) {
+        if (m->round_status[i] != GP_OK)
+            continue;
+        gp_sample s = {.t_mono_ns = t_mono,
+                       .t_wall_ns = t_wall,
+                       .slot = (uint32_t)i,
+                       .device_index = m->slots[i].index,
+                       .m = m->round[i]};
+        m->opts.on_sample(&s, m->opts.on_sample_user);
+    }
     if (m->hook.on_round)
         m->hook.on_round(m->hook.user, t_mono, t_wall, m->round, m->round_status, m->round_err,
                          m->n_slots);

@@ -508,6 +508,48 @@ static int devices_for(const char *cvd, const char *opt, const char *val, char *
     return code;
 }
 
+static int five_rows(const void *path)
+{
+    char *text = check_read_file(path, NULL);
+    int n = text ? h_count_lines(text) : 0;
+    free(text);
+    return n >= 5;
+}
+
+/* --samples rows are written as they are taken: a profiler killed mid-run
+ * (SIGKILL: no chance to write anything at exit) leaves them all behind,
+ * each line whole. */
+static void test_samples_killed(void)
+{
+    h_scenario(samples_scenario);
+    char nd[512];
+    h_path(nd, sizeof nd, "killed.ndjson");
+    unlink(nd);
+    const char *argv[] = {h_cli, "--samples", nd,      "--interval", "0.01", "--no-live",
+                          "--",  h_child,     "sleep", "1500",       NULL};
+    pid_t pid = h_spawn(argv, NULL, NULL, "/dev/null", "/dev/null");
+    CHECK(h_wait_for(five_rows, nd, 30.0));
+    CHECK_INT(kill(pid, SIGKILL), 0);
+    CHECK_INT(h_code(h_wait(pid)), 128 + SIGKILL);
+    char *text = check_read_file(nd, NULL);
+    CHECK(text != NULL && h_count_lines(text) >= 5);
+    size_t len = text ? strlen(text) : 0;
+    CHECK(len > 0 && text[len - 1] == '\n'); /* no half line */
+    char line[2048];
+    for (int i = 0; text && i < h_count_lines(text); i++) {
+        const char *why = NULL;
+        h_line(text, i, line, sizeof line);
+        jn *row = jn_parse(line, strlen(line), &why);
+        if (!row)
+            fprintf(stderr, "row %d not JSON (%s): %s\n", i, why ? why : "?", line);
+        CHECK(row != NULL);
+        CHECK(jn_u64(jn_get(row, "t_wall_ns")) > 0);
+        jn_free(row);
+    }
+    free(text);
+    h_nap_ms(1600); /* CMD, orphaned by the kill, ends on its own */
+}
+
 static void test_visible_devices(void)
 {
     h_scenario(three_gpus);
@@ -676,6 +718,7 @@ int main(void)
     test_json_strings();
     test_samples_csv();
     test_samples_ndjson();
+    test_samples_killed();
     test_visible_devices();
     test_devices_command();
     h_cleanup();

@@ -99,6 +99,8 @@ int main(void)
     OFF(gp_options, nvml_library);
     OFF(gp_options, smi_path);
     OFF(gp_options, backend_timeout_s);
+    OFF(gp_options, on_sample);
+    OFF(gp_options, on_sample_user);
     SIZE(gpufl_error);
     OFF(gpufl_error, status);
     OFF(gpufl_error, message);
