@@ -215,8 +215,8 @@ template <class F> auto monitor(const std::string &name, F &&f) -> decltype(std:
 // GFL_SCOPE("name") { ... }: the block runs once inside a scope, closed when
 // the block is left: its end, return, break / continue (which act on the
 // enclosing loop, as for a plain block), goto, an exception.  The guard
-// lives in an if-statement's initializer; the block is its else branch, so
-// a stray `else` after the block does not compile.
+// lives in an if-statement's initializer and the block is its else branch,
+// so an `else` after the block can only belong to an enclosing `if`.
 #define GFL_SCOPE(name)                                                                            \
     if (::gpufl::ScopedMonitor GFL_UNIQUE_(gfl_scope_guard_){name}; false) {                       \
     } else

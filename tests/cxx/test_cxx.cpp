@@ -206,6 +206,21 @@ out:
     CHECK(&ref == &x);
     std::unique_ptr<int> p = gpufl::monitor("move_only", [] { return std::make_unique<int>(5); });
     CHECK(p && *p == 5);
+    // An else after the block belongs to the enclosing if.
+    int branch = 0;
+    if (x == 1)
+        GFL_SCOPE("if_taken")
+        {
+            branch = 1;
+        }
+    else
+        branch = 2;
+    CHECK_INT(branch, 1);
+    if (x == 2)
+        GFL_SCOPE("if_not_taken") {}
+    else
+        branch = 3;
+    CHECK_INT(branch, 3);
 }
 
 const char *const EXPECTED[] = {
@@ -253,6 +268,8 @@ const char *const EXPECTED[] = {
     "E ref 0",
     "B move_only 0",
     "E move_only 0",
+    "B if_taken 0",
+    "E if_taken 0",
 };
 
 void test_session()
