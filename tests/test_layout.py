@@ -14,7 +14,10 @@
 - git tracks no compiled Python (.pyc, __pycache__/): .gitignore lists it,
   a `git add -A` must not bring it back (issue 20);
 - no document sends users to chrome://tracing, which current Chromium no
-  longer has: Perfetto and speedscope (docs/report.md).
+  longer has: Perfetto and speedscope (docs/report.md);
+- one version: CMakeLists.txt's project(... VERSION) is python/pyproject.toml's
+  and both packages' __version__ (test_python_pip_install checks what pip
+  records).
 
 Usage: python3 tests/test_layout.py SOURCE_DIR (CTest: test_layout).
 """
@@ -258,6 +261,21 @@ def check_docs_viewers():
                          "https://ui.perfetto.dev or https://www.speedscope.app" % (rel(p), no))
 
 
+def check_versions():
+    def grab(path, pattern):
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            m = re.search(pattern, f.read(), re.M)
+        return m.group(1) if m else None
+    want = grab("CMakeLists.txt", r"^project\(\w+ VERSION ([0-9.]+)")
+    for path, pattern in (("python/pyproject.toml", r'^version = "([^"]*)"'),
+                          ("python/gpu_profile/__init__.py", r'^__version__ = "([^"]*)"'),
+                          ("python/gpufl/__init__.py", r'^__version__ = "([^"]*)"')):
+        got = grab(path, pattern)
+        if got != want:
+            fail("%s: version %s, but CMakeLists.txt's project() says %s; make them equal"
+                 % (path, got, want))
+
+
 def main():
     graph = {p: includes(p) for p in sources()}
     check_directions(graph)
@@ -269,6 +287,7 @@ def main():
     check_readmes()
     check_no_bytecode_tracked()
     check_docs_viewers()
+    check_versions()
     for f in failures:
         print(f)
     print("test_layout: %d files, %d problems" % (len(graph), len(failures)))
