@@ -632,9 +632,10 @@ static void test_devices_command(void)
     const char *why = NULL;
     jn *doc = jn_parse(r.out, r.out_len, &why);
     CHECK(doc != NULL);
-    static const char *const keys[] = {"schema", "schema_version", "backend", "driver_version",
-                                       "devices"};
-    check_keys(doc, keys, 5);
+    static const char *const keys[] = {"schema",         "schema_version", "backend",
+                                       "driver_version", "devices",        "error"};
+    check_keys(doc, keys, 6);
+    CHECK(jn_is_null(jn_get(doc, "error")));
     CHECK_STR(jn_str(jn_get(doc, "schema")), "gpu-profile.devices");
     CHECK_INT(jn_int(jn_get(doc, "schema_version")), 1);
     CHECK_STR(jn_str(jn_get(doc, "backend")), "nvml");
@@ -694,6 +695,19 @@ static void test_devices_command(void)
     CHECK_INT(r.code, 1);
     CHECK_INT(r.out_len, 0);
     CHECK_PREFIX(r.err, "gpu-profile: devices: no GPU backend could be opened (tried nvml, smi): ");
+    h_result_free(&r);
+    /* ... and with --json a document all the same, saying why. */
+    const char *argv5j[] = {h_cli, "devices", "--json", NULL};
+    h_run(argv5j, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 1);
+    doc = jn_parse(r.out, r.out_len, &why);
+    CHECK(doc != NULL);
+    check_keys(doc, keys, 6);
+    CHECK_STR(jn_str(jn_get(doc, "backend")), "none");
+    CHECK_INT(jn_get(doc, "devices") ? jn_get(doc, "devices")->n : 99, 0);
+    CHECK_PREFIX(jn_str(jn_get(doc, "error")),
+                 "no GPU backend could be opened (tried nvml, smi): ");
+    jn_free(doc);
     h_result_free(&r);
     const char *argv6[] = {h_cli, "devices", "--all", NULL};
     h_run(argv6, NULL, NULL, 0, &r);
