@@ -107,7 +107,7 @@ static bool scan_dir(up_session *s, size_t *cap, const char *dir, bool in_tmp)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return !in_tmp;
+        return true; /* no .tmp/, or a directory gone: no files */
     bool ok = true;
     struct dirent *e;
     while (ok && (e = readdir(d))) {
