@@ -114,12 +114,10 @@ static bool scan_dir(up_session *s, size_t *cap, const char *dir, bool in_tmp)
         int ch;
         long win;
         bool gz;
-        if (e->d_name[0] == '.') {
-            if (!in_tmp &&
-                (strcmp(e->d_name, ".tmp") == 0 || strcmp(e->d_name, ".gpufl-session.lock") == 0))
-                s->has_tmp = true;
+        /* Dot files: the cursor, GPUFlight's sidecars and its lock (which
+         * a finished GPUFlight session keeps too). */
+        if (e->d_name[0] == '.')
             continue;
-        }
         if (!channel_name(e->d_name, &ch, &win, &gz))
             continue;
         char *path = join(dir, e->d_name);
@@ -130,6 +128,9 @@ static bool scan_dir(up_session *s, size_t *cap, const char *dir, bool in_tmp)
             char rel[512];
             snprintf(rel, sizeof rel, "%s%s", in_tmp ? ".tmp/" : "", e->d_name);
             ok = add_file(s, cap, rel, path, ch, in_tmp ? LONG_MAX : win, gz, (uint64_t)st.st_size);
+            /* A file still in .tmp/: GPUFlight has not published it, the
+             * session is live or crashed. */
+            s->has_tmp |= in_tmp;
         }
         free(path);
     }
@@ -137,7 +138,8 @@ static bool scan_dir(up_session *s, size_t *cap, const char *dir, bool in_tmp)
     return ok;
 }
 
-/* 1: dir is a session (has channel files or .tmp/), 0: not, -1: no memory. */
+/* 1: dir is a session (has channel files, here or in .tmp/), 0: not, -1:
+ * no memory. */
 static int load_session(const char *dir, const char *base, up_session *s)
 {
     memset(s, 0, sizeof *s);
@@ -145,7 +147,7 @@ static int load_session(const char *dir, const char *base, up_session *s)
     char *tmp = join(dir, ".tmp");
     bool ok = tmp && scan_dir(s, &cap, dir, false) && scan_dir(s, &cap, tmp, true);
     free(tmp);
-    if (ok && s->n_files == 0 && !s->has_tmp) {
+    if (ok && s->n_files == 0) {
         session_clear(s);
         return 0;
     }

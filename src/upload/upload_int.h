@@ -29,7 +29,7 @@ typedef struct up_session {
     char *base; /* the directory's name */
     up_file *files;
     size_t n_files;
-    bool has_tmp; /* GPUFlight's .tmp/ or .gpufl-session.lock: live or crashed */
+    bool has_tmp; /* files in GPUFlight's .tmp/: live or crashed */
 } up_session;
 
 /* The sessions at log_path (a session directory, or a log directory: its

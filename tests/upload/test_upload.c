@@ -466,6 +466,63 @@ static void test_no_curl(void)
     CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 }
 
+/* GPUFlight 1.3's own sessions (tests/fixtures/gpufl-1.3): published
+ * windows, a .gz window sent as it is (the server gunzips it), the lock
+ * and sidecars left alone; a file still in .tmp/ makes the session live. */
+static void test_gpufl13(const char *layout, const char *sid)
+{
+    srv s;
+    CHECK_INT(srv_start(&s, layout, NULL, NULL, NULL), 0);
+    char cmd[1200], dir[600];
+    const char *src = getenv("GP_TEST_SOURCE_DIR");
+    snprintf(dir, sizeof dir, "%s/%s", root, layout);
+    snprintf(cmd, sizeof cmd, "cp -r %s/fixtures/gpufl-1.3/%s %s && chmod -R u+w %s",
+             src ? src : "tests", layout, dir, dir);
+    CHECK_INT(system(cmd), 0);
+    gpufl_upload_options o;
+    opts(&o, dir, &s);
+    gpufl_upload_result r;
+    gpufl_error err;
+    CHECK_INT(gpufl_upload_logs(&o, &r, &err), GPUFL_OK);
+    CHECK_U64(r.files_processed, 4);
+    CHECK_U64(r.sessions_uploaded, 1);
+    json_t *reqs = srv_requests(&s);
+    CHECK_U64(json_array_size(reqs), 5);
+    size_t total = 0;
+    for (size_t i = 0; i < 4 && i < json_array_size(reqs); i++) {
+        json_t *q = json_array_get(reqs, i);
+        CHECK_STR(hdr(q, "x-gpuflight-session-id"), sid);
+        CHECK(!json_object_get(q, "body_error"));
+        json_t *lines = json_object_get(q, "lines");
+        total += json_array_size(lines);
+        CHECK(json_array_size(lines) > 1);
+        json_t *first = json_loads(json_string_value(json_array_get(lines, 0)), 0, NULL);
+        CHECK_STR(json_string_value(json_object_get(first, "session_id")), sid);
+        json_decref(first);
+    }
+    CHECK_U64(r.events_uploaded, total);
+    json_decref(reqs);
+    /* A file in .tmp/: live (or crashed) - not sent without force. */
+    char sdir[700], tmpd[800], cur[800];
+    snprintf(sdir, sizeof sdir, "%s/%s", dir, sid);
+    snprintf(cur, sizeof cur, "%s/.gpufl-upload-cursor.json", sdir);
+    remove(cur);
+    snprintf(tmpd, sizeof tmpd, "%s/.tmp", sdir);
+    mkdir(tmpd, 0755);
+    snprintf(tmpd, sizeof tmpd, "%s/.tmp/system.log", sdir);
+    write_file(tmpd, "{\"type\":\"test_event\",\"session_id\":\"x\"}\n");
+    CHECK_INT(gpufl_upload_logs(&o, &r, &err), GPUFL_ERR_STATE);
+    o.force = true;
+    CHECK_INT(gpufl_upload_logs(&o, &r, &err), GPUFL_OK);
+    CHECK_U64(r.files_processed, 5);
+    reqs = srv_requests(&s);
+    CHECK_U64(json_array_size(reqs), 11);
+    /* .tmp/ last: after the system window, before the sass one. */
+    CHECK_INT(json_array_size(json_object_get(json_array_get(reqs, 8), "lines")), 1);
+    json_decref(reqs);
+    srv_stop(&s);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -490,6 +547,8 @@ int main(void)
     test_status("400", 400, "answered HTTP 400");
     test_kill_switch();
     test_unfinished();
+    test_gpufl13("gzip-windows", "11111111-2222-4333-8444-555555555555");
+    test_gpufl13("uncompressed-windows", "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
     char cmd[300];
     snprintf(cmd, sizeof cmd, "grep -rl '%s' %s >/dev/null 2>&1", KEY, root);
     CHECK(system(cmd) != 0); /* the key in no file the runs produced */
