@@ -22,6 +22,10 @@ done
 # and the server): its tests check the exposition and scrape it for real.
 [ -f /usr/include/microhttpd.h ] || need=1
 command -v promtool >/dev/null 2>&1 || need=1
+# libcurl4: HTTP for gpufl_upload_logs / `gpu-profile upload`, loaded with
+# dlopen("libcurl.so.4") at the first upload (never linked; no headers
+# needed), and its tests (docs/gpufl.md, "Upload").
+[ -n "$(ls /usr/lib/*/libcurl.so.4 /usr/lib/libcurl.so.4 2>/dev/null)" ] || need=1
 if [ -z "$need" ]; then
     exit 0
 fi
@@ -32,4 +36,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
-    libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus
+    libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus libcurl4
