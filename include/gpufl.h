@@ -54,17 +54,17 @@ GPUFL_API const char *gpufl_version(void);
 
 typedef enum gpufl_status {
     GPUFL_OK = 0,
-    GPUFL_DISABLED = 1,          /* the kill switch is on: nothing was started */
-    GPUFL_ERR_INVALID_ARG = 2,   /* an option value out of range */
-    GPUFL_ERR_ENV = 3,           /* a GPUFL_* environment variable has a bad value */
-    GPUFL_ERR_CONFIG = 4,        /* config_file unreadable, malformed or invalid */
-    GPUFL_ERR_STATE = 5,         /* init while a session is active */
-    GPUFL_ERR_IO = 6,            /* the session directory or a log file */
-    GPUFL_ERR_NO_MEMORY = 7,     /* an allocation failed */
-    GPUFL_ERR_THREAD = 8,        /* a thread could not be created */
-    GPUFL_ERR_BACKEND = 9,       /* backend = Nvidia and no NVIDIA backend answered */
+    GPUFL_DISABLED = 1,           /* the kill switch is on: nothing was started */
+    GPUFL_ERR_INVALID_ARG = 2,    /* an option value out of range */
+    GPUFL_ERR_ENV = 3,            /* a GPUFL_* environment variable has a bad value */
+    GPUFL_ERR_CONFIG = 4,         /* config_file unreadable, malformed or invalid */
+    GPUFL_ERR_STATE = 5,          /* init while a session is active */
+    GPUFL_ERR_IO = 6,             /* the session directory or a log file */
+    GPUFL_ERR_NO_MEMORY = 7,      /* an allocation failed */
+    GPUFL_ERR_THREAD = 8,         /* a thread could not be created */
+    GPUFL_ERR_BACKEND = 9,        /* backend = Nvidia and no NVIDIA backend answered */
     GPUFL_ERR_NOT_SUPPORTED = 10, /* backend = Amd: not in this build; libcurl absent (upload) */
-    GPUFL_ERR_UPLOAD = 11         /* gpufl_upload_logs: the backend refused or could not be reached */
+    GPUFL_ERR_UPLOAD = 11 /* gpufl_upload_logs: the backend refused or could not be reached */
 } gpufl_status;
 
 #define GPUFL_ERROR_MESSAGE_MAX 1024
