@@ -159,6 +159,13 @@ gpufl_status up_content_load(const up_file *f, up_content *c, gpufl_error *err)
                             "cannot be sent)",
                             f->path, errno ? strerror(errno) : "corrupt or out of memory");
     }
+    if (text.len > 0xffffffffu) { /* zlib's one-call deflate takes 32-bit lengths */
+        free(text.p);
+        return fl_error_set(err, GPUFL_ERR_IO,
+                            "\"%s\" holds more than 4 GiB of NDJSON: too large for one request; "
+                            "record with smaller windows",
+                            f->path);
+    }
     inspect(text.p, text.len, c);
     c->text_len = text.len;
     bool ok = f->gz ? read_raw(f->path, &body) : gzip_text(text.p, text.len, &body);
