@@ -347,6 +347,10 @@ int cli_metrics_fits(const char *chip, int engine, char **args, size_t nargs, in
  * the process as by default.  1 the listener or the devices could not be
  * opened, 125 bad option. */
 int cli_serve_main(int argc, char **argv);
+/* upload.c: `gpu-profile upload [...] LOG_PATH` (argv[0] is "upload"):
+ * gpufl_upload_logs.  0 uploaded (or the kill switch on), 1 failed, 125 bad
+ * option or value. */
+int cli_upload_main(int argc, char **argv);
 
 /* prom.c: the exposition of devs[0..n) (have: a sample exists) with
  * dcgm-exporter's names and labels, Hostname host; sample ages against

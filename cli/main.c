@@ -584,11 +584,9 @@ static int subcommand(int argc, char **argv, const cli_signals *sig)
     static const struct {
         const char *name;
         int (*main)(int, char **);
-    } subs[] = {{"devices", cli_devices_main},
-                {"report", cli_report_main},
-                {"export", cli_export_main},
-                {"metrics", cli_metrics_main},
-                {"serve", cli_serve_main}};
+    } subs[] = {{"devices", cli_devices_main}, {"report", cli_report_main},
+                {"export", cli_export_main},   {"metrics", cli_metrics_main},
+                {"serve", cli_serve_main},     {"upload", cli_upload_main}};
     for (size_t i = 0; argc >= 2 && i < sizeof subs / sizeof subs[0]; i++) {
         if (strcmp(argv[1], subs[i].name) == 0) {
             cli_signals_restore(sig);

@@ -155,5 +155,30 @@ int main(void)
     OFF(gpufl_report_options, format);
     OFF(gpufl_report_options, sections);
 
+    SIZE(gpufl_upload_options);
+    OFF(gpufl_upload_options, log_path);
+    OFF(gpufl_upload_options, backend_url);
+    OFF(gpufl_upload_options, api_key);
+    OFF(gpufl_upload_options, api_path);
+    OFF(gpufl_upload_options, session_id);
+    OFF(gpufl_upload_options, force);
+    OFF(gpufl_upload_options, enabled);
+    OFF(gpufl_upload_options, timeout_s);
+    OFF(gpufl_upload_options, connect_timeout_s);
+    OFF(gpufl_upload_options, max_retries);
+    OFF(gpufl_upload_options, retry_delay_ms);
+
+    SIZE(gpufl_upload_result);
+    OFF(gpufl_upload_result, success);
+    OFF(gpufl_upload_result, events_uploaded);
+    OFF(gpufl_upload_result, events_rejected);
+    OFF(gpufl_upload_result, files_processed);
+    OFF(gpufl_upload_result, files_skipped_by_cursor);
+    OFF(gpufl_upload_result, bytes_uploaded);
+    OFF(gpufl_upload_result, sessions_uploaded);
+    OFF(gpufl_upload_result, sessions_skipped);
+    OFF(gpufl_upload_result, http_status);
+    OFF(gpufl_upload_result, message);
+
     return 0;
 }
