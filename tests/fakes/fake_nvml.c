@@ -43,6 +43,7 @@ enum {
     R_UNINITIALIZED = 1,
     R_INVALID_ARGUMENT = 2,
     R_NOT_SUPPORTED = 3,
+    R_NOT_FOUND = 6,
     R_INSUFFICIENT_SIZE = 7,
     R_GPU_IS_LOST = 15,
     R_ARGUMENT_VERSION_MISMATCH = 25,
@@ -165,13 +166,15 @@ enum key {
     K_GPM_QUERY,
     K_GPM_SAMPLE,
     K_GPM_METRICS,
+    K_PROCS,
+    K_PROC_UTIL,
     N_KEYS
 };
 
 static const char *const key_names[N_KEYS] = {
-    "handle",   "name",    "uuid",    "util",      "mem_v1",     "mem_v2",
-    "power",    "energy",  "temp_v1", "temp_v",    "clock_sm",   "clock_mem",
-    "throttle", "pcie_tx", "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics",
+    "handle",  "name",      "uuid",       "util",        "mem_v1",    "mem_v2",    "power",
+    "energy",  "temp_v1",   "temp_v",     "clock_sm",    "clock_mem", "throttle",  "pcie_tx",
+    "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics", "procs",     "proc_util",
 };
 
 /* Names that stand for several functions (either API generation). */
@@ -214,7 +217,9 @@ static const struct {
     X(nvmlGpmSampleAlloc)                                                                          \
     X(nvmlGpmSampleFree)                                                                           \
     X(nvmlGpmSampleGet)                                                                            \
-    X(nvmlGpmMetricsGet)
+    X(nvmlGpmMetricsGet)                                                                           \
+    X(nvmlDeviceGetComputeRunningProcesses_v3)                                                     \
+    X(nvmlDeviceGetProcessUtilization)
 
 #define AS_ENUM(f) F_##f,
 #define AS_NAME(f) #f,
@@ -227,8 +232,21 @@ typedef struct seq {
     size_t next; /* successful reads so far */
 } seq;
 
+/* A compute process on a device (`proc` lines): its PID, or the file the
+ * PID is read from at each call (absent or empty: not running yet); its
+ * memory and utilisation sequences, one step per call that lists it. */
+#define MAX_PROCS 8
+typedef struct fake_proc {
+    unsigned pid;
+    char pid_file[512];
+    seq mem, sm, memutil;
+} fake_proc;
+
 typedef struct device {
     bool declared;
+    fake_proc procs[MAX_PROCS];
+    unsigned n_procs;
+    unsigned long long util_ts; /* the newest utilisation sample time, us */
     char name[TEXT_MAX];
     char uuid[TEXT_MAX];
     seq seqs[N_METRICS];
@@ -277,6 +295,12 @@ static void free_scenario(void)
     for (size_t d = 0; d < MAX_DEVICES; d++)
         for (size_t m = 0; m < N_METRICS; m++)
             free(st.devs[d].seqs[m].v);
+    for (size_t d = 0; d < MAX_DEVICES; d++)
+        for (size_t i = 0; i < st.devs[d].n_procs; i++) {
+            free(st.devs[d].procs[i].mem.v);
+            free(st.devs[d].procs[i].sm.v);
+            free(st.devs[d].procs[i].memutil.v);
+        }
     memset(&st, 0, sizeof st);
 }
 
@@ -463,6 +487,59 @@ static int parse_hang(parser *p)
     return 0;
 }
 
+/* "V[,V...]" into a sequence. */
+static int parse_csv_seq(const parser *p, const char *t, seq *s)
+{
+    size_t n = 1;
+    for (const char *c = t; *c; c++)
+        n += *c == ',';
+    free(s->v);
+    s->n = 0;
+    s->v = malloc(n * sizeof *s->v);
+    if (!s->v)
+        return parse_error(p, "out of memory");
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", t);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (!parse_ll(tok, &s->v[s->n++]))
+            return parse_error(p, "bad value in a comma list");
+    return 0;
+}
+
+/* proc DEVICE PID|file:PATH [mem V,..] [sm V,..] [memutil V,..] */
+static int parse_proc(parser *p)
+{
+    char **t = p->tok;
+    unsigned dev;
+    if (p->n < 3 || (p->n - 3) % 2 != 0)
+        return parse_error(p, "expected: proc DEVICE PID|file:PATH [mem V,..] [sm V,..] "
+                              "[memutil V,..]");
+    if (parse_dev(p, t[1], &dev) != 0)
+        return -1;
+    device *d = &st.devs[dev];
+    if (d->n_procs == MAX_PROCS)
+        return parse_error(p, "too many processes on one device (8)");
+    fake_proc *f = &d->procs[d->n_procs++];
+    unsigned long long pid;
+    if (strncmp(t[2], "file:", 5) == 0)
+        snprintf(f->pid_file, sizeof f->pid_file, "%s", t[2] + 5);
+    else if (parse_uint(t[2], 0x7fffffff, &pid) && pid > 0)
+        f->pid = (unsigned)pid;
+    else
+        return parse_error(p, "bad PID (a number, or file:PATH)");
+    for (size_t i = 3; i < p->n; i += 2) {
+        seq *s = strcmp(t[i], "mem") == 0       ? &f->mem
+                 : strcmp(t[i], "sm") == 0      ? &f->sm
+                 : strcmp(t[i], "memutil") == 0 ? &f->memutil
+                                                : NULL;
+        if (!s)
+            return parse_error(p, "unknown process attribute (mem, sm, memutil)");
+        if (parse_csv_seq(p, t[i + 1], s) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int parse_line(parser *p)
 {
     char **t = p->tok;
@@ -620,6 +697,8 @@ static int parse_line(parser *p)
     }
     if (strcmp(cmd, "hang") == 0)
         return parse_hang(p);
+    if (strcmp(cmd, "proc") == 0)
+        return parse_proc(p);
     return parse_error(p, "unknown line");
 }
 
@@ -1087,6 +1166,76 @@ FAKE_API int nvmlDeviceGetPcieThroughput(void *dev, int counter, unsigned *kb_pe
     return finish(&c, code);
 }
 
+/* ----------------------------------------------------- processes */
+
+struct fake_process_util {
+    unsigned pid;
+    unsigned long long ts;
+    unsigned sm, mem, enc, dec;
+};
+_Static_assert(sizeof(struct fake_process_util) == 32, "nvmlProcessUtilizationSample_t is 32");
+
+/* The PID of a process now (its file read again), 0: not running. */
+static unsigned proc_pid(const fake_proc *f)
+{
+    if (!f->pid_file[0])
+        return f->pid;
+    FILE *fp = fopen(f->pid_file, "r");
+    if (!fp)
+        return 0;
+    unsigned pid = 0;
+    if (fscanf(fp, "%u", &pid) != 1)
+        pid = 0;
+    fclose(fp);
+    return pid;
+}
+
+/* A process sequence's next value (empty: fallback). */
+static long long proc_take(seq *s, long long fallback)
+{
+    if (s->n == 0)
+        return fallback;
+    long long v = s->v[s->next < s->n ? s->next : s->n - 1];
+    s->next++;
+    return v;
+}
+
+/* One sample per running process, stamped 1 ms after the previous call's,
+ * and only when newer than last_seen (else NOT_FOUND, as NVML). */
+FAKE_API int nvmlDeviceGetProcessUtilization(void *dev, struct fake_process_util *out,
+                                             unsigned *count, unsigned long long last_seen)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetProcessUtilization, K_PROC_UTIL, dev, &c);
+    if (code == R_SUCCESS && !count)
+        code = R_INVALID_ARGUMENT;
+    unsigned pids[MAX_PROCS], n = 0;
+    for (unsigned i = 0; code == R_SUCCESS && i < c.d->n_procs; i++)
+        if ((pids[i] = proc_pid(&c.d->procs[i])) != 0)
+            n++;
+    if (code == R_SUCCESS && (!out || *count < n)) {
+        *count = n;
+        code = R_INSUFFICIENT_SIZE;
+    }
+    unsigned long long ts = c.d->util_ts ? c.d->util_ts + 1000 : 1000000;
+    if (code == R_SUCCESS && (n == 0 || ts <= last_seen))
+        code = R_NOT_FOUND;
+    if (code == R_SUCCESS) {
+        c.d->util_ts = ts;
+        unsigned k = 0;
+        for (unsigned i = 0; i < c.d->n_procs; i++) {
+            if (!pids[i])
+                continue;
+            fake_proc *f = &c.d->procs[i];
+            out[k++] = (struct fake_process_util){
+                pids[i], ts, (unsigned)proc_take(&f->sm, 0), (unsigned)proc_take(&f->memutil, 0),
+                0,       0};
+        }
+        *count = n;
+    }
+    return finish(&c, code);
+}
+
 /* ------------------------------------------------ newer symbols (not OLD) */
 
 #if !FAKE_NVML_OLD
@@ -1282,6 +1431,42 @@ FAKE_API int nvmlGpmMetricsGet(struct fake_gpm_metrics_get *m)
         e->short_name = metric_info[M_GPM_FIRST + idx].name + 4;
         e->long_name = metric_info[M_GPM_FIRST + idx].name;
         e->unit = idx >= 10 ? "MiB/s" : "%"; /* NVML's units */
+    }
+    return finish(&c, code);
+}
+
+struct fake_process_info {
+    unsigned pid;
+    unsigned long long used;
+    unsigned gpu_instance, compute_instance;
+};
+_Static_assert(sizeof(struct fake_process_info) == 24, "nvmlProcessInfo_t is 24 bytes");
+
+FAKE_API int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned *count,
+                                                     struct fake_process_info *out)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetComputeRunningProcesses_v3, K_PROCS, dev, &c);
+    if (code == R_SUCCESS && !count)
+        code = R_INVALID_ARGUMENT;
+    unsigned pids[MAX_PROCS], n = 0;
+    for (unsigned i = 0; code == R_SUCCESS && i < c.d->n_procs; i++)
+        if ((pids[i] = proc_pid(&c.d->procs[i])) != 0)
+            n++;
+    if (code == R_SUCCESS && (*count < n || (n && !out))) {
+        *count = n;
+        code = R_INSUFFICIENT_SIZE;
+    }
+    if (code == R_SUCCESS) {
+        unsigned k = 0;
+        for (unsigned i = 0; i < c.d->n_procs; i++) {
+            if (!pids[i])
+                continue;
+            long long used = proc_take(&c.d->procs[i].mem, 1 << 20);
+            out[k++] = (struct fake_process_info){
+                pids[i], used < 0 ? ~0ull : (unsigned long long)used, 0xffffffffu, 0xffffffffu};
+        }
+        *count = n;
     }
     return finish(&c, code);
 }

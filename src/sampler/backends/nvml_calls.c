@@ -198,6 +198,8 @@ static gp_status resolve(nvml_lib *l, gp_error *err)
     SET_FN(a->gpm_metrics, sym(h, "nvmlGpmMetricsGet"));
     if (!a->gpm_alloc || !a->gpm_free || !a->gpm_get || !a->gpm_metrics)
         a->gpm_query = NULL; /* GPM needs all five: without one, no GPM */
+    SET_FN(a->get_procs, sym(h, "nvmlDeviceGetComputeRunningProcesses_v3"));
+    SET_FN(a->get_proc_util, sym(h, "nvmlDeviceGetProcessUtilization"));
     return GP_OK;
 }
 
@@ -540,6 +542,8 @@ static gp_status start_device(gp_runner *r, nvml_dev *d, gp_error *err)
     d->started_gen = 0;
     d->mem_v2_ok = true;
     d->temp_v_ok = true;
+    d->proc_last_ts = 0;
+    d->proc_have_util = false;
     d->name[0] = '\0';
     gp_status st = check_index(r, l, index, err);
     if (st == GP_OK)
@@ -804,5 +808,7 @@ void gp_nvml_job_read(gp_runner *r, void *job)
         st = read_pcie(r, d, out, err);
     if (st == GP_OK)
         st = read_gpm(r, d, out, err);
+    if (st == GP_OK)
+        gp_nvml_read_procs(r, d, out);
     d->status = st;
 }
