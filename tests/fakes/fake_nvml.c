@@ -168,6 +168,7 @@ enum key {
     K_GPM_METRICS,
     K_PROCS,
     K_PROC_UTIL,
+    K_FIELDS,
     N_KEYS
 };
 
@@ -219,7 +220,8 @@ static const struct {
     X(nvmlGpmSampleGet)                                                                            \
     X(nvmlGpmMetricsGet)                                                                           \
     X(nvmlDeviceGetComputeRunningProcesses_v3)                                                     \
-    X(nvmlDeviceGetProcessUtilization)
+    X(nvmlDeviceGetProcessUtilization)                                                             \
+    X(nvmlDeviceGetFieldValues)
 
 #define AS_ENUM(f) F_##f,
 #define AS_NAME(f) #f,
@@ -247,6 +249,8 @@ typedef struct device {
     fake_proc procs[MAX_PROCS];
     unsigned n_procs;
     unsigned long long util_ts; /* the newest utilisation sample time, us */
+    unsigned nofield[8];        /* `nofield D ID`: entries answering NOT_SUPPORTED */
+    unsigned n_nofield;
     char name[TEXT_MAX];
     char uuid[TEXT_MAX];
     seq seqs[N_METRICS];
@@ -699,6 +703,17 @@ static int parse_line(parser *p)
         return parse_hang(p);
     if (strcmp(cmd, "proc") == 0)
         return parse_proc(p);
+    if (strcmp(cmd, "nofield") == 0) {
+        unsigned dev;
+        unsigned long long id;
+        if (n != 3 || parse_dev(p, t[1], &dev) != 0 || !parse_uint(t[2], 100000, &id))
+            return parse_error(p, "expected: nofield DEVICE FIELD_ID");
+        device *d = &st.devs[dev];
+        if (d->n_nofield == 8)
+            return parse_error(p, "too many nofield lines for one device (8)");
+        d->nofield[d->n_nofield++] = (unsigned)id;
+        return 0;
+    }
     return parse_error(p, "unknown line");
 }
 
@@ -787,6 +802,36 @@ static device *device_of(const void *handle)
 static const char by_index_tag;
 #define BY_INDEX ((const void *)&by_index_tag)
 
+/* The error / slow / hang rules of device d's function k (lock held):
+ * the code the call must return; delays added to *delay_us. */
+static int apply_rules(device *d, enum key k, unsigned long long *delay_us)
+{
+    unsigned dev = (unsigned)(d - st.devs);
+    int code = R_SUCCESS;
+    for (size_t i = 0; i < st.n_rules; i++) {
+        rule *r = &st.rules[i];
+        if (r->dev != dev || !(r->mask & (1u << k)))
+            continue;
+        if (r->hang_ms) {
+            if (++r->seen > r->after && (r->times == 0 || r->fired < r->times)) {
+                r->fired++;
+                *delay_us += r->hang_ms * 1000ull;
+            }
+            continue;
+        }
+        if (r->code == 0) {
+            *delay_us += r->delay_us;
+            continue;
+        }
+        r->seen++;
+        if (r->seen > r->after && (r->times == 0 || r->fired < r->times) && code == R_SUCCESS) {
+            r->fired++;
+            code = r->code;
+        }
+    }
+    return code;
+}
+
 /* Locks; resolves the device (by handle, or by index with BY_INDEX);
  * counts; applies the lost / error / slow rules.  Returns the code the call
  * must return (R_SUCCESS: go on and fill the values, then finish()). */
@@ -805,29 +850,7 @@ static int begin(enum fn f, const void *handle, unsigned index, enum key k, call
     if (!d)
         return R_INVALID_ARGUMENT;
     d->calls[k]++;
-    unsigned dev = (unsigned)(d - st.devs);
-    int code = R_SUCCESS;
-    for (size_t i = 0; i < st.n_rules; i++) {
-        rule *r = &st.rules[i];
-        if (r->dev != dev || !(r->mask & (1u << k)))
-            continue;
-        if (r->hang_ms) {
-            if (++r->seen > r->after && (r->times == 0 || r->fired < r->times)) {
-                r->fired++;
-                c->delay_us += r->hang_ms * 1000ull;
-            }
-            continue;
-        }
-        if (r->code == 0) {
-            c->delay_us += r->delay_us;
-            continue;
-        }
-        r->seen++;
-        if (r->seen > r->after && (r->times == 0 || r->fired < r->times) && code == R_SUCCESS) {
-            r->fired++;
-            code = r->code;
-        }
-    }
+    int code = apply_rules(d, k, &c->delay_us);
     if (k == K_UTIL && d->has_lost_after && !d->lost && ++d->util_calls > d->lost_after)
         d->lost = true;
     if (d->lost)
@@ -1431,6 +1454,53 @@ FAKE_API int nvmlGpmMetricsGet(struct fake_gpm_metrics_get *m)
         e->short_name = metric_info[M_GPM_FIRST + idx].name + 4;
         e->long_name = metric_info[M_GPM_FIRST + idx].name;
         e->unit = idx >= 10 ? "MiB/s" : "%"; /* NVML's units */
+    }
+    return finish(&c, code);
+}
+
+/* nvmlFieldValue_t in the fake's words. */
+struct fake_field_value {
+    unsigned id, scope;
+    long long ts, latency_us;
+    int type, ret;
+    union {
+        double d;
+        unsigned ui;
+        unsigned long long ull;
+    } v;
+};
+_Static_assert(sizeof(struct fake_field_value) == 40, "nvmlFieldValue_t is 40 bytes");
+
+/* Field 83 (TOTAL_ENERGY_CONSUMPTION) takes the energy sequence like
+ * nvmlDeviceGetTotalEnergyConsumption; any other id, or one of a `nofield`
+ * line, answers NOT_SUPPORTED in its entry.  $FAKE_NVML_NO_FIELD_VALUES
+ * set: the whole call answers NOT_SUPPORTED (a driver without them). */
+FAKE_API int nvmlDeviceGetFieldValues(void *dev, int count, struct fake_field_value *v)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetFieldValues, K_FIELDS, dev, &c);
+    const char *off = getenv("FAKE_NVML_NO_FIELD_VALUES");
+    if (code == R_SUCCESS && off && *off)
+        code = R_NOT_SUPPORTED;
+    if (code == R_SUCCESS && (count <= 0 || !v))
+        code = R_INVALID_ARGUMENT;
+    for (int k = 0; code == R_SUCCESS && k < count; k++) {
+        bool no = v[k].id != 83;
+        for (unsigned i = 0; i < c.d->n_nofield; i++)
+            no = no || c.d->nofield[i] == v[k].id;
+        v[k].ts = 1000000;
+        v[k].latency_us = 0;
+        v[k].v.ull = 0;
+        v[k].type = 3;
+        v[k].ret = no ? R_NOT_SUPPORTED : R_SUCCESS;
+        if (!no) {
+            /* The energy function's own rules apply to its field. */
+            c.d->calls[K_ENERGY]++;
+            int rc = c.d->lost ? R_GPU_IS_LOST : apply_rules(c.d, K_ENERGY, &c.delay_us);
+            v[k].ret = rc;
+            if (rc == R_SUCCESS)
+                v[k].v.ull = (unsigned long long)take(c.d, M_ENERGY_MJ);
+        }
     }
     return finish(&c, code);
 }
