@@ -133,8 +133,8 @@ static int bench_path(int rounds, int n_dev)
         }
         double per = (double)(gp_thread_cpu_ns() - c0) / ((double)rounds * n_dev);
         printf("path read+stats (%s NVML, %d devices, %s%s): cpu_per_device_sample_us=%.3f\n",
-               nvml_path ? "fake" : "real", n_dev,
-               with_energy ? "with energy" : "without energy", gpm_label, per / 1e3);
+               nvml_path ? "fake" : "real", n_dev, with_energy ? "with energy" : "without energy",
+               gpm_label, per / 1e3);
     }
     gp_backend_nvml.close(ctx);
     return 0;
@@ -300,8 +300,9 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int d = 0; d < 8; d++)
-        fprintf(f, "device %d name \"NVIDIA H100 80GB HBM3\"\nproc %d %d mem 1073741824 sm 30\n"
-                   "proc %d 1 mem 2147483648 sm 20\n",
+        fprintf(f,
+                "device %d name \"NVIDIA H100 80GB HBM3\"\nproc %d %d mem 1073741824 sm 30\n"
+                "proc %d 1 mem 2147483648 sm 20\n",
                 d, d, (int)getpid(), d);
     fclose(f);
     bench_pid = (int)getpid();

@@ -172,11 +172,12 @@ enum key {
     N_KEYS
 };
 
-static const char *const key_names[N_KEYS] = {
+static const char *const key_names[] = {
     "handle",  "name",      "uuid",       "util",        "mem_v1",    "mem_v2",    "power",
     "energy",  "temp_v1",   "temp_v",     "clock_sm",    "clock_mem", "throttle",  "pcie_tx",
-    "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics", "procs",     "proc_util",
+    "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics", "procs",     "proc_util", "fields",
 };
+_Static_assert(sizeof key_names / sizeof key_names[0] == N_KEYS, "a name for every key");
 
 /* Names that stand for several functions (either API generation). */
 static const struct {
