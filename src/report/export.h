@@ -4,7 +4,7 @@
  * (report/export.c):
  *
  *  - FL_EXPORT_CHROME_TRACE: the Trace Event Format JSON that Perfetto
- *    (ui.perfetto.dev) and chrome://tracing load;
+ *    (ui.perfetto.dev) and speedscope (www.speedscope.app) load;
  *  - FL_EXPORT_CSV_KERNELS: one CSV row per kernel launch.
  *
  * Memory is bounded by the session's distinct streams, devices, kernels

@@ -85,6 +85,7 @@ int main(void)
     OFF(gp_summary, gpm_mean);
     OFF(gp_summary, gpm_p95);
     OFF(gp_summary, gpm_max);
+    OFF(gp_summary, energy_span_s);
     OFF(gp_summary, proc_requested);
     OFF(gp_summary, proc_count_max);
     OFF(gp_summary, proc_mem_used_mean_bytes);
@@ -116,6 +117,8 @@ int main(void)
     OFF(gp_options, nvml_library);
     OFF(gp_options, smi_path);
     OFF(gp_options, backend_timeout_s);
+    OFF(gp_options, on_sample);
+    OFF(gp_options, on_sample_user);
     OFF(gp_options, pids);
     OFF(gp_options, n_pids);
     OFF(gp_options, pid_tree);
