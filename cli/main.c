@@ -499,6 +499,14 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
         o->gp.on_sample = cli_samples_on_sample;
         o->gp.on_sample_user = &stream;
     }
+    /* Per-process attribution: this process and every descendant, read
+     * again each round (the command's children come and go; this process
+     * itself has no GPU context).  docs/cli.md. */
+    static int self_pid[1];
+    self_pid[0] = (int)getpid();
+    o->gp.pids = self_pid;
+    o->gp.n_pids = 1;
+    o->gp.pid_tree = 1;
 
     char note[NOTE_MAX] = "";
     gp_monitor *mon = NULL;

@@ -198,6 +198,9 @@ static gp_status resolve(nvml_lib *l, gp_error *err)
     SET_FN(a->gpm_metrics, sym(h, "nvmlGpmMetricsGet"));
     if (!a->gpm_alloc || !a->gpm_free || !a->gpm_get || !a->gpm_metrics)
         a->gpm_query = NULL; /* GPM needs all five: without one, no GPM */
+    SET_FN(a->get_procs, sym(h, "nvmlDeviceGetComputeRunningProcesses_v3"));
+    SET_FN(a->get_proc_util, sym(h, "nvmlDeviceGetProcessUtilization"));
+    SET_FN(a->get_fields, sym(h, "nvmlDeviceGetFieldValues"));
     return GP_OK;
 }
 
@@ -540,6 +543,9 @@ static gp_status start_device(gp_runner *r, nvml_dev *d, gp_error *err)
     d->started_gen = 0;
     d->mem_v2_ok = true;
     d->temp_v_ok = true;
+    d->proc_last_ts = 0;
+    d->proc_have_util = false;
+    d->field_metrics = l->api.get_fields ? NVML_FIELD_METRICS : 0;
     d->name[0] = '\0';
     gp_status st = check_index(r, l, index, err);
     if (st == GP_OK)
@@ -618,7 +624,8 @@ static gp_status read_power_energy(gp_runner *r, nvml_dev *d, gp_device_sample *
             out->valid |= GP_M_POWER;
         });
     }
-    if (a->get_energy && (d->flags & GP_READ_ENERGY)) {
+    /* Skipped when the field values gave it (nvml_fields.c). */
+    if (a->get_energy && (d->flags & GP_READ_ENERGY) && !(out->valid & GP_M_ENERGY)) {
         unsigned long long energy_mj = 0;
         METRIC(a->get_energy(d->dev, &energy_mj), "nvmlDeviceGetTotalEnergyConsumption", {
             out->energy_mj = energy_mj;
@@ -795,6 +802,8 @@ void gp_nvml_job_read(gp_runner *r, void *job)
     if (st == GP_OK)
         st = read_memory_use(r, d, out, err);
     if (st == GP_OK)
+        (void)gp_nvml_read_fields(r, d, out);
+    if (st == GP_OK)
         st = read_power_energy(r, d, out, err);
     if (st == GP_OK)
         st = read_temperature(r, d, out, err);
@@ -804,5 +813,7 @@ void gp_nvml_job_read(gp_runner *r, void *job)
         st = read_pcie(r, d, out, err);
     if (st == GP_OK)
         st = read_gpm(r, d, out, err);
+    if (st == GP_OK)
+        gp_nvml_read_procs(r, d, out);
     d->status = st;
 }
