@@ -580,14 +580,15 @@ static int subcommand(int argc, char **argv, const cli_signals *sig)
     static const struct {
         const char *name;
         int (*main)(int, char **);
-    } subs[] = {{"devices", cli_devices_main},
-                {"report", cli_report_main},
-                {"export", cli_export_main},
-                {"metrics", cli_metrics_main},
-                {"serve", cli_serve_main}};
+    } subs[] = {{"devices", cli_devices_main}, {"report", cli_report_main},
+                {"export", cli_export_main},   {"metrics", cli_metrics_main},
+                {"serve", cli_serve_main},     {"help", cli_help_main}};
     for (size_t i = 0; argc >= 2 && i < sizeof subs / sizeof subs[0]; i++) {
         if (strcmp(argv[1], subs[i].name) == 0) {
             cli_signals_restore(sig);
+            /* serve writes to sockets, never stdout: its SIGPIPE stays. */
+            if (strcmp(argv[1], "serve") != 0)
+                cli_pipe_default();
             return subs[i].main(argc - 1, argv + 1);
         }
     }
@@ -610,8 +611,18 @@ int main(int argc, char **argv)
         return sub;
     cli_opts o;
     int p = cli_parse_run_args(argc, argv, &o);
-    if (p != 0)
-        return p > 0 ? 0 : CLI_EXIT_PROFILER;
+    if (p > 0) {
+        /* --help / --version: printed as the subcommands print (no CMD). */
+        cli_signals_restore(&sig);
+        cli_pipe_default();
+        if (o.version)
+            printf("gpu-profile %s\n", gp_version());
+        else
+            cli_usage(stdout);
+        return fflush(stdout) == 0 ? 0 : cli_stdout_failed("--help");
+    }
+    if (p < 0)
+        return CLI_EXIT_USAGE;
     tracing tr;
     int code = trace_prepare(&o, &tr) < 0 ? CLI_EXIT_PROFILER : run(&o, &sig, &tr);
     trace_end(&tr);

@@ -19,8 +19,7 @@
 void cli_usage(FILE *f)
 {
     fputs("usage: gpu-profile [OPTIONS] [--] CMD [ARGS...]\n"
-          "       gpu-profile devices [--json] [--backend B]\n"
-          "       gpu-profile metrics chips|list|describe|passes ... (see metrics --help)\n"
+          "       gpu-profile SUBCOMMAND [OPTIONS] ... (the list below)\n"
           "\n"
           "Runs CMD, samples the GPUs while it runs, and reports when it ends.  CMD's\n"
           "stdin, stdout, stderr and terminal are its own; the report goes to stderr\n"
@@ -78,8 +77,10 @@ void cli_usage(FILE *f)
           "  gpu-profile --log-dir logs --app train -- python train.py\n"
           "  gpu-profile --engine trace -- ./app            # + kernels, memcpy, memset\n"
           "  CUDA_VISIBLE_DEVICES=1 gpu-profile -- ./app     # samples GPU 1 only\n"
-          "  gpu-profile devices --json\n",
+          "  gpu-profile devices --json\n"
+          "\n",
           f);
+    cli_help_subcommands(f);
 }
 
 int cli_parse_seconds(const char *opt, const char *text, double min, double max, double *out)
@@ -149,95 +150,69 @@ static int parse_samples(const char *opt, const char *text, cli_opts *o)
     return 0;
 }
 
-/* The options that take a value, and what a missing value should say. */
-static const struct {
-    const char *name;
-    const char *what;
-} valued[] = {
-    {"--device", "an index, a comma list (0,2), a GPU UUID or all"},
-    {"--interval", "a number of seconds (e.g. 0.2)"},
-    {"--backend", "auto, nvml, smi or none"},
-    {"--warmup", "a number of seconds (e.g. 1.5)"},
-    {"--output", "a file name"},
-    {"-o", "a file name"},
-    {"--samples", "a file name ending in .csv, .ndjson or .jsonl"},
-    {"--wait", "all or primary"},
-    {"--log-dir", "a directory"},
-    {"--app", "a name"},
-    {"--engine", "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep or PmSampling"},
-    {"--metrics", "a comma-separated list of metric names"},
-    {"--pm-interval", "microseconds between PM samples (1..1000000)"},
+/* Keys of the long-only options (getopt's val). */
+enum {
+    K_DEVICE = 256,
+    K_INTERVAL,
+    K_BACKEND,
+    K_WARMUP,
+    K_SAMPLES,
+    K_WAIT,
+    K_LOG_DIR,
+    K_APP,
+    K_ENGINE,
+    K_METRICS,
+    K_PM_INTERVAL,
+    K_JSON,
+    K_ASCII,
+    K_NO_LIVE,
+    K_STACK_TRACE,
+    K_RANGE_PER_KERNEL,
+    K_STRICT,
+    K_NO_STRICT,
+    K_VERSION
 };
 
-static int takes_value(const char *name, const char **what)
-{
-    for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
-        if (strcmp(name, valued[i].name) == 0) {
-            *what = valued[i].what;
-            return 1;
-        }
-    return 0;
-}
+const cli_opt cli_run_opts[] = {
+    {"device", K_DEVICE, 1, "LIST", "an index, a comma list (0,2), a GPU UUID or all", NULL},
+    {"interval", K_INTERVAL, 1, "SECONDS", "a number of seconds (e.g. 0.2)", NULL},
+    {"backend", K_BACKEND, 1, "B", "auto, nvml, smi or none", "auto nvml smi none"},
+    {"warmup", K_WARMUP, 1, "SECONDS", "a number of seconds (e.g. 1.5)", NULL},
+    {"output", 'o', 1, "FILE", "a file name", NULL},
+    {"samples", K_SAMPLES, 1, "FILE", "a file name ending in .csv, .ndjson or .jsonl", NULL},
+    {"wait", K_WAIT, 1, "WHICH", "all or primary", "all primary"},
+    {"log-dir", K_LOG_DIR, 1, "DIR", "a directory", NULL},
+    {"app", K_APP, 1, "NAME", "a name", NULL},
+    {"engine", K_ENGINE, 1, "NAME",
+     "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep or PmSampling",
+     "Monitor Trace PcSampling SassMetrics RangeProfiler Deep PmSampling"},
+    {"metrics", K_METRICS, 1, "LIST", "a comma-separated list of metric names", NULL},
+    {"pm-interval", K_PM_INTERVAL, 1, "US", "microseconds between PM samples (1..1000000)", NULL},
+    {"json", K_JSON, 0, NULL, NULL, NULL},
+    {"ascii", K_ASCII, 0, NULL, NULL, NULL},
+    {"quiet", 'q', 0, NULL, NULL, NULL},
+    {"no-live", K_NO_LIVE, 0, NULL, NULL, NULL},
+    {"stack-trace", K_STACK_TRACE, 0, NULL, NULL, NULL},
+    {"range-per-kernel", K_RANGE_PER_KERNEL, 0, NULL, NULL, NULL},
+    {"strict", K_STRICT, 0, NULL, NULL, NULL},
+    {"no-strict", K_NO_STRICT, 0, NULL, NULL, NULL},
+    {"version", K_VERSION, 0, NULL, NULL, NULL},
+    {"help", 'h', 0, NULL, NULL, NULL},
+};
+const size_t cli_run_n_opts = sizeof cli_run_opts / sizeof cli_run_opts[0];
 
-/* What one option word asks of cli_parse_run_args. */
+/* What one option asks of cli_parse_run_args. */
 enum { OPT_DONE = 0, OPT_EXIT = 1, OPT_FAILED = -1, OPT_UNKNOWN = 2 };
 
-static int unknown_option(const char *word)
-{
-    cli_say("unknown option '%s' (see gpu-profile --help)", word);
-    return OPT_FAILED;
-}
-
-/*
- * Splits argv[*i] into its name and, for an option that takes one, its
- * value: "--name=value", or the next word (then *i moves past it).  A
- * missing or empty value, or a value given to an option that takes none,
- * is reported here.
- */
-static int read_option(int argc, char **argv, int *i, char *name, size_t name_cap,
-                       const char **value)
-{
-    const char *a = argv[*i];
-    *value = NULL;
-    const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
-    if (eq) {
-        size_t n = (size_t)(eq - a);
-        if (n >= name_cap)
-            return unknown_option(a);
-        memcpy(name, a, n);
-        name[n] = '\0';
-        *value = eq + 1;
-    } else {
-        snprintf(name, name_cap, "%s", a);
-    }
-    const char *what = NULL;
-    if (takes_value(name, &what)) {
-        if (!*value) {
-            if (*i + 1 >= argc) {
-                cli_say("%s needs a value: %s", name, what);
-                return OPT_FAILED;
-            }
-            *value = argv[++*i];
-        }
-        if ((*value)[0] == '\0') {
-            cli_say("%s: the value is empty: give %s", name, what);
-            return OPT_FAILED;
-        }
-    } else if (*value) {
-        cli_say("%s takes no value (see gpu-profile --help)", name);
-        return OPT_FAILED;
-    }
-    return OPT_DONE;
-}
-
-/* The options without a value; --help and --version print and end. */
+/* The options without a value; --help and --version end the parse (main
+ * prints them, with the subcommands' stdout conventions). */
 static int apply_flag(const char *name, cli_opts *o)
 {
     if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
-        cli_usage(stdout);
+        o->help = 1;
         return OPT_EXIT;
     } else if (strcmp(name, "--version") == 0) {
-        printf("gpu-profile %s\n", gp_version());
+        o->version = 1;
         return OPT_EXIT;
     } else if (strcmp(name, "--json") == 0) {
         o->json = 1;
@@ -367,26 +342,21 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o)
     gp_options_init(&o->gp);
     o->gp.strict = 0;
     o->gp.report = GP_REPORT_NONE;
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (a[0] != '-' || a[1] == '\0')
-            break; /* the command starts here */
-
-        char name[32];
-        const char *value;
-        if (read_option(argc, argv, &i, name, sizeof name, &value) != OPT_DONE)
+    cli_getopt g;
+    cli_getopt_init(&g, NULL, cli_run_opts, cli_run_n_opts, 1);
+    const char *value;
+    int key;
+    while ((key = cli_getopt_next(&g, argc, argv, &value)) != -1) {
+        if (key == CLI_OPT_ERROR)
             return -1;
+        const cli_opt *op = cli_opt_of(cli_run_opts, cli_run_n_opts, key);
+        char name[40];
+        snprintf(name, sizeof name, "--%s", op ? op->name : "?");
         int r = value ? apply_valued(name, value, o) : apply_flag(name, o);
-        if (r == OPT_UNKNOWN)
-            r = unknown_option(a);
         if (r != OPT_DONE)
             return r == OPT_EXIT ? 1 : -1;
     }
+    int i = optind;
     if (check_run_args(argc, i, o) < 0)
         return -1;
     o->cmd = argv + i;

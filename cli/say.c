@@ -9,6 +9,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,4 +59,25 @@ void cli_fsay(FILE *f, const char *fmt, ...)
     va_start(ap, fmt);
     vsay(f, fmt, ap);
     va_end(ap);
+}
+
+int cli_stdout_failed(const char *cmd)
+{
+    /* A reader that stopped reading (`| head`) is no error to report: the
+     * end `cat` has when SIGPIPE is ignored, without its message. */
+    if (errno != EPIPE)
+        cli_say("%s: cannot write to stdout: %s", cmd, strerror(errno ? errno : EIO));
+    return CLI_EXIT_FAIL;
+}
+
+void cli_pipe_default(void)
+{
+    /* The subcommands write to stdout for a pipe: a closed one ends them
+     * as it ends cat, by SIGPIPE's default action (the shell's 141),
+     * whatever disposition or mask the process was started with. */
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    sigprocmask(SIG_UNBLOCK, &s, NULL);
 }
