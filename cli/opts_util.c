@@ -54,29 +54,31 @@ static const cli_opt *by_key(const cli_getopt *g, int key)
     return NULL;
 }
 
+/* Edits from a[0..la) to b: insertions, deletions, substitutions and
+ * swaps of two neighbours (the usual typos), each one. */
 static size_t edit_distance(const char *a, size_t la, const char *b)
 {
     size_t lb = strlen(b);
     if (la > 63 || lb > 63)
         return 99;
-    size_t row[64];
+    unsigned char d[64][64];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (unsigned char)i;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
+        d[0][j] = (unsigned char)j;
+    for (size_t i = 1; i <= la; i++)
         for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
+            unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1u < best)
+                best = d[i - 1][j] + 1u;
+            if (d[i][j - 1] + 1u < best)
+                best = d[i][j - 1] + 1u;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1u < best)
+                best = d[i - 2][j - 2] + 1u;
+            d[i][j] = (unsigned char)best;
         }
-    }
-    return row[lb];
+    return d[la][lb];
 }
 
 const char *cli_opt_nearest(const cli_opt *tab, size_t n, const char *word)
