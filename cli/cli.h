@@ -71,6 +71,10 @@ void cli_clean_text(char *s);
 /* stdout could not be written (errno): a message, except for a closed pipe
  * (EPIPE: the reader is gone, nothing to say); returns CLI_EXIT_FAIL. */
 int cli_stdout_failed(const char *cmd);
+/* in with the library's field names as the command's flags (nvml_library
+ * as --nvml-library, log_path as --log-dir, ...) and without the $PATH a
+ * "not found in PATH (...)" pastes; every cli_say line goes through it. */
+void cli_flag_words(const char *in, char *out, size_t cap);
 /* SIGPIPE back to its default action and unblocked (the subcommands). */
 void cli_pipe_default(void);
 

@@ -12,17 +12,20 @@
 #include <inttypes.h>
 #include <string.h>
 
-enum { K_JSON = 256, K_BACKEND };
+enum { K_JSON = 256, K_BACKEND, K_NVML_LIBRARY, K_SMI_PATH };
 const cli_opt cli_devices_opts[] = {
     {"json", K_JSON, 0, NULL, NULL, NULL},
     {"backend", K_BACKEND, 1, "B", "auto, nvml, smi or none", "auto nvml smi none"},
     {"help", 'h', 0, NULL, NULL, NULL},
+    {"nvml-library", K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL},
+    {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
 };
 const size_t cli_devices_n_opts = sizeof cli_devices_opts / sizeof cli_devices_opts[0];
 
 void cli_devices_usage(FILE *f)
 {
     fputs("usage: gpu-profile devices [--json] [--backend auto|nvml|smi|none]\n"
+          "                           [--nvml-library FILE] [--smi-path FILE]\n"
           "\n"
           "Lists the GPUs the backend sees: index, name, UUID, memory, driver version\n"
           "and the backend that answered.  Exit status 1 when no backend answers.\n",
@@ -96,6 +99,10 @@ int cli_devices_main(int argc, char **argv)
             return 0;
         } else if (key == K_BACKEND && cli_parse_backend("--backend", v, &o.backend) < 0) {
             return CLI_EXIT_USAGE;
+        } else if (key == K_NVML_LIBRARY) {
+            o.nvml_library = v;
+        } else if (key == K_SMI_PATH) {
+            o.smi_path = v;
         }
     }
     if (optind < argc) {

@@ -88,12 +88,15 @@ static int cannot_sample(const cli_opts *o, gp_status st, const char *reason, gp
         cli_say("--strict: the command was not run (--no-strict runs it without sampling)");
         return -1;
     }
-    char buf[NOTE_MAX], why[NOTE_MAX];
-    if (st == GP_ERR_DEVICE_NOT_FOUND)
-        snprintf(buf, sizeof buf, "nothing sampled (%s)", reason);
-    else
-        snprintf(buf, sizeof buf, "no GPU backend, nothing sampled (%s)",
-                 backend_reasons(reason, why, sizeof why));
+    char buf[NOTE_MAX], why[NOTE_MAX], flags[NOTE_MAX];
+    /* The note is the command's words too: flags, not library fields. */
+    if (st == GP_ERR_DEVICE_NOT_FOUND) {
+        cli_flag_words(reason, flags, sizeof flags);
+        snprintf(buf, sizeof buf, "nothing sampled (%s)", flags);
+    } else {
+        cli_flag_words(backend_reasons(reason, why, sizeof why), flags, sizeof flags);
+        snprintf(buf, sizeof buf, "no GPU backend, nothing sampled (%s)", flags);
+    }
     note_add(note, buf);
     return create_none(o, mon);
 }

@@ -30,6 +30,9 @@ void cli_usage(FILE *f)
           "                         every GPU, filtered by CUDA_VISIBLE_DEVICES)\n"
           "  --interval SECONDS     sampling period, 0.001 to 86400 (default 0.2)\n"
           "  --backend B            auto | nvml | smi | none (default auto: nvml, else smi)\n"
+          "  --nvml-library FILE    the NVML to load (default libnvidia-ml.so.1 from the\n"
+          "                         loader's path)\n"
+          "  --smi-path FILE        the nvidia-smi to run (default: the one in PATH)\n"
           "  --warmup SECONDS       leave the first seconds out of the statistics\n"
           "  --strict               no GPU backend is an error: exit 125, CMD not run\n"
           "  --no-strict            without a GPU backend run CMD anyway and say why\n"
@@ -170,7 +173,9 @@ enum {
     K_RANGE_PER_KERNEL,
     K_STRICT,
     K_NO_STRICT,
-    K_VERSION
+    K_VERSION,
+    K_NVML_LIBRARY,
+    K_SMI_PATH
 };
 
 const cli_opt cli_run_opts[] = {
@@ -198,6 +203,8 @@ const cli_opt cli_run_opts[] = {
     {"no-strict", K_NO_STRICT, 0, NULL, NULL, NULL},
     {"version", K_VERSION, 0, NULL, NULL, NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
+    {"nvml-library", K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL},
+    {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
 };
 const size_t cli_run_n_opts = sizeof cli_run_opts / sizeof cli_run_opts[0];
 
@@ -295,6 +302,10 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
         o->pm_interval = value;
     } else if (strcmp(name, "--wait") == 0) {
         bad = parse_wait(value, o) < 0;
+    } else if (strcmp(name, "--nvml-library") == 0) {
+        o->gp.nvml_library = value;
+    } else if (strcmp(name, "--smi-path") == 0) {
+        o->gp.smi_path = value;
     } else {
         return OPT_UNKNOWN;
     }

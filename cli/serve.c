@@ -45,6 +45,7 @@ void cli_serve_usage(FILE *f)
 {
     fputs("usage: gpu-profile serve [--listen ADDR:PORT] [--interval SECONDS] [--device LIST]\n"
           "                         [--backend auto|nvml|smi|none] [--pcie]\n"
+          "                         [--nvml-library FILE] [--smi-path FILE]\n"
           "\n"
           "Samples the GPUs every --interval (default 1 s) and serves the newest values at\n"
           "http://ADDR:PORT/metrics in Prometheus' text format, with dcgm-exporter's metric\n"
@@ -233,7 +234,7 @@ static int open_devices(server *s, const gp_options *o)
     return 0;
 }
 
-enum { K_LISTEN = 256, K_INTERVAL, K_DEVICE, K_BACKEND, K_PCIE };
+enum { K_LISTEN = 256, K_INTERVAL, K_DEVICE, K_BACKEND, K_PCIE, K_NVML_LIBRARY, K_SMI_PATH };
 const cli_opt cli_serve_opts[] = {
     {"listen", K_LISTEN, 1, "ADDR:PORT", "ADDR:PORT (e.g. 127.0.0.1:9400, :9400)", NULL},
     {"interval", K_INTERVAL, 1, "SECONDS", "a number of seconds (e.g. 1)", NULL},
@@ -241,6 +242,8 @@ const cli_opt cli_serve_opts[] = {
     {"backend", K_BACKEND, 1, "B", "auto, nvml, smi or none", "auto nvml smi none"},
     {"pcie", K_PCIE, 0, NULL, NULL, NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
+    {"nvml-library", K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL},
+    {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
 };
 const size_t cli_serve_n_opts = sizeof cli_serve_opts / sizeof cli_serve_opts[0];
 
@@ -261,6 +264,10 @@ static int apply(int key, const char *v, gp_options *o, const char **listen_spec
         return cli_parse_seconds("--interval", v, 0.001, 86400, &o->interval_s);
     } else if (key == K_BACKEND) {
         return cli_parse_backend("--backend", v, &o->backend);
+    } else if (key == K_NVML_LIBRARY) {
+        o->nvml_library = v;
+    } else if (key == K_SMI_PATH) {
+        o->smi_path = v;
     } else {
         snprintf(list, list_cap, "%s", v);
     }
