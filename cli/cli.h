@@ -417,8 +417,10 @@ extern const cli_opt cli_run_opts[];
 extern const size_t cli_run_n_opts;
 extern const cli_opt cli_devices_opts[];
 extern const size_t cli_devices_n_opts;
-extern const cli_opt cli_logs_opts[]; /* report and export */
+extern const cli_opt cli_logs_opts[]; /* report */
 extern const size_t cli_logs_n_opts;
+extern const cli_opt cli_export_opts[];
+extern const size_t cli_export_n_opts;
 extern const cli_opt cli_metrics_opts[];
 extern const size_t cli_metrics_n_opts;
 extern const cli_opt cli_serve_opts[];

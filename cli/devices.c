@@ -28,7 +28,9 @@ void cli_devices_usage(FILE *f)
           "                           [--nvml-library FILE] [--smi-path FILE]\n"
           "\n"
           "Lists the GPUs the backend sees: index, name, UUID, memory, driver version\n"
-          "and the backend that answered.  Exit status 1 when no backend answers.\n",
+          "and the backend that answered.  Exit status 1 when no backend answers.\n"
+          "--nvml-library / --smi-path: the NVML or nvidia-smi to use instead of the\n"
+          "default ones.  -h, --help: this text.\n",
           f);
 }
 

@@ -133,7 +133,7 @@ typedef struct log_args {
 void cli_report_usage(FILE *f)
 {
     fputs("usage: gpu-profile report [--session ID] [--app NAME] [--top N] [--format text|json]\n"
-          "                          [--max-distinct N] [-o FILE] PATH\n"
+          "                          [--max-distinct N] [-o|--output FILE] PATH\n"
           "\n"
           "Reads a GPUFlight session (PATH: a log directory, a session directory - its\n"
           "windows <channel>.<N>.log[.gz], <channel>.log, a live or crashed session's\n"
@@ -146,19 +146,20 @@ void cli_report_usage(FILE *f)
           "when some input had to be skipped (the warnings say where), 1 when\n"
           "nothing could be read, or the session has more than --max-distinct N\n"
           "distinct kernel ids, names, scopes and correlation ids (default\n"
-          "GPU_PROFILE_MAX_DISTINCT, else 1048576: about 0.5 GiB), or memory ran out.\n",
+          "GPU_PROFILE_MAX_DISTINCT, else 1048576: about 0.5 GiB), or memory ran out.\n"
+          "-o FILE is written whole or not at all.  -h, --help: this text.\n",
           f);
 }
 
 void cli_export_usage(FILE *f)
 {
     fputs("usage: gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME]\n"
-          "                          [--max-distinct N] [-o FILE] PATH\n"
+          "                          [--max-distinct N] [-o|--output FILE] PATH\n"
           "\n"
           "chrome-trace: Trace Event Format JSON for Perfetto or chrome://tracing\n"
           "(kernels and copies per GPU and stream, scopes, metric counters);\n"
           "csv: one line per kernel.  Streams: any size of session.  PATH, --session,\n"
-          "--app and --max-distinct N as for gpu-profile report.\n",
+          "--app and --max-distinct N as for gpu-profile report.  -h, --help: this text.\n",
           f);
 }
 
@@ -167,13 +168,22 @@ const cli_opt cli_logs_opts[] = {
     {"session", K_SESSION, 1, "ID", "a session id", NULL},
     {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
     {"top", K_TOP, 1, "N", "a whole number from 1 to 100000", NULL},
-    {"format", K_FORMAT, 1, "FORMAT", "text or json (report), chrome-trace or csv (export)",
-     "text json chrome-trace csv"},
+    {"format", K_FORMAT, 1, "FORMAT", "text or json", "text json"},
     {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
     {"output", 'o', 1, "FILE", "a file name", NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
 };
 const size_t cli_logs_n_opts = sizeof cli_logs_opts / sizeof cli_logs_opts[0];
+/* export: the same without --top. */
+const cli_opt cli_export_opts[] = {
+    {"session", K_SESSION, 1, "ID", "a session id", NULL},
+    {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
+    {"format", K_FORMAT, 1, "FORMAT", "chrome-trace or csv", "chrome-trace csv"},
+    {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
+    {"output", 'o', 1, "FILE", "a file name", NULL},
+    {"help", 'h', 0, NULL, NULL, NULL},
+};
+const size_t cli_export_n_opts = sizeof cli_export_opts / sizeof cli_export_opts[0];
 
 /* One valued option into a; -1 after a message. */
 static int apply(const char *cmd, int key, const char *val, log_args *a)
@@ -213,7 +223,9 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
     memset(a, 0, sizeof *a);
     a->top = 10;
     cli_getopt g;
-    cli_getopt_init(&g, cmd, cli_logs_opts, cli_logs_n_opts, 0);
+    int exp = strcmp(cmd, "export") == 0;
+    cli_getopt_init(&g, cmd, exp ? cli_export_opts : cli_logs_opts,
+                    exp ? cli_export_n_opts : cli_logs_n_opts, 0);
     const char *val;
     int key;
     while ((key = cli_getopt_next(&g, argc, argv, &val)) != -1) {

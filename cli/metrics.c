@@ -40,7 +40,8 @@ void cli_metrics_usage(FILE *f)
           "sassmetrics; default all), each metric's passes, what the engine schedules and\n"
           "why a candidate is left out.  fits: whether NAMEs fit one pass for the engine\n"
           "(rangeprofiler or pmsampling), which one to drop, what the engine would do.\n"
-          "Exit status 1 when CUPTI or the plugin fails, 125 for a bad option.\n",
+          "Exit status 1 when CUPTI or the plugin fails, 125 for a bad option or a chip or\n"
+          "metric CUPTI does not know.  -h, --help: this text.\n",
           f);
 }
 

@@ -54,7 +54,8 @@ void cli_serve_usage(FILE *f)
           "address, \"[::1]:9400\" on IPv6 loopback, port 0 on a free port (printed).\n"
           "--pcie also reads PCIe throughput (NVML blocks ~20 ms a reading).\n"
           "Runs until INT/TERM/HUP/QUIT.  Exit status 1 when the address or the devices\n"
-          "cannot be opened, 125 for a bad option.\n",
+          "cannot be opened, 125 for a bad option.  --nvml-library / --smi-path: the NVML\n"
+          "or nvidia-smi to use instead of the default ones.  -h, --help: this text.\n",
           f);
 }
 
