@@ -58,8 +58,10 @@ typedef struct cli_opts {
     int range_per_kernel;    /* --range-per-kernel: GPUFL_RANGE_PER_KERNEL=1 for CMD */
     char **cmd;              /* NULL-terminated argv of CMD */
     int cmd_argc;
-    int help;    /* --help: main prints the page */
-    int version; /* --version: main prints it */
+    int help;          /* --help: main prints the page */
+    int version;       /* --version: main prints it */
+    double duration_s; /* --duration without CMD: watch this long; 0: not given */
+    pid_t pid;         /* --pid without CMD: watch until it exits; 0: not given */
 } cli_opts;
 
 /* say.c: the command's messages, "gpu-profile: " + the text + "\n" in one
@@ -149,6 +151,7 @@ typedef struct cli_run_result {
     double late_s;        /* how long after CMD's exit the profiler saw it (stopped, starved) */
     int profiler_stopped; /* the profiler got SIGCONT: it was stopped during the run */
     double profiler_stopped_s; /* ... this long (within 0.05 s) */
+    int watch_pid_exited;      /* no CMD: --pid's process exited (else --duration or a signal) */
 } cli_run_result;
 
 typedef void (*cli_tick_fn)(void *user);
@@ -161,6 +164,14 @@ typedef void (*cli_tick_fn)(void *user);
 int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wait_all,
                   int lib_may_fork, cli_tick_fn tick, void *tick_user, cli_run_result *res,
                   char *msg, size_t msg_len);
+
+/* watch.c: no CMD (--duration, --pid).  cli_watch_check: -1 after a
+ * message when --pid names no process.  cli_watch: waits as cli_run_child
+ * does for CMD, filling res (cmd_s: the time watched; exit_code 0, or
+ * 128+N when signal N ended it); -1 with msg when it cannot wait. */
+int cli_watch_check(const cli_opts *o);
+int cli_watch(const cli_opts *o, cli_tick_fn tick, void *tick_user, cli_run_result *res, char *msg,
+              size_t msg_len);
 
 /* "SIGTERM" for 15, "SIGRTMIN+3", "signal 99". */
 const char *cli_signal_name(int sig, char *buf, size_t len);

@@ -276,8 +276,10 @@ static int start_session(const cli_opts *o, gp_monitor *mon, gp_error *mon_err)
 {
     gpufl_init_options fo;
     gpufl_init_options_init(&fo);
-    const char *base = strrchr(o->cmd[0], '/');
-    fo.app_name = o->app ? o->app : base ? base + 1 : o->cmd[0];
+    /* Without CMD (--duration, --pid) the app is gpu-profile's own. */
+    const char *cmd0 = o->cmd ? o->cmd[0] : "gpu-profile";
+    const char *base = strrchr(cmd0, '/');
+    fo.app_name = o->app ? o->app : base ? base + 1 : cmd0;
     fo.log_path = o->log_dir;
     fo.continuous_system_sampling = true;
     long ms = (long)(o->gp.interval_s * 1000.0 + 0.5);
@@ -324,8 +326,12 @@ static int start_sampling(const cli_opts *o, gp_monitor *mon, int *session, gp_e
 }
 
 /* The session's shutdown says how CMD ended. */
-static void end_session(const cli_run_result *res)
+static void end_session(const cli_opts *o, const cli_run_result *res)
 {
+    if (!o->cmd) { /* watched: no child's end to tell */
+        gpufl_shutdown();
+        return;
+    }
     int sig = res->term_signal;
     bool crashed = res->core_dumped || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
                    sig == SIGILL || sig == SIGABRT;
@@ -531,8 +537,11 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     int show_live = sampled && !o->quiet && !o->no_live && isatty(STDERR_FILENO);
     cli_run_result res;
     char msg[256];
-    if (cli_run_child(o->cmd, tr->env, sig, !o->wait_primary, strcmp(backend, "smi") == 0,
-                      show_live ? live_tick : NULL, &l, &res, msg, sizeof msg) < 0) {
+    int waited =
+        o->cmd ? cli_run_child(o->cmd, tr->env, sig, !o->wait_primary, strcmp(backend, "smi") == 0,
+                               show_live ? live_tick : NULL, &l, &res, msg, sizeof msg)
+               : cli_watch(o, show_live ? live_tick : NULL, &l, &res, msg, sizeof msg);
+    if (waited < 0) {
         cli_say("%s", msg);
         if (session) {
             gp_monitor_stop(mon, NULL);
@@ -547,7 +556,7 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     if (gp_monitor_stop(mon, &err) != GP_OK)
         cli_say("%s", err.message);
     if (session)
-        end_session(&res);
+        end_session(o, &res);
     note_stopped(&res, note);
 
     int out_errno = 0, samples_errno = 0;
@@ -625,6 +634,8 @@ int main(int argc, char **argv)
         return fflush(stdout) == 0 ? 0 : cli_stdout_failed("--help");
     }
     if (p < 0)
+        return CLI_EXIT_USAGE;
+    if (!o.cmd && cli_watch_check(&o) < 0)
         return CLI_EXIT_USAGE;
     tracing tr;
     int code = trace_prepare(&o, &tr) < 0 ? CLI_EXIT_PROFILER : run(&o, &sig, &tr);

@@ -19,6 +19,7 @@
 void cli_usage(FILE *f)
 {
     fputs("usage: gpu-profile [OPTIONS] [--] CMD [ARGS...]\n"
+          "       gpu-profile [OPTIONS] --duration SECONDS | --pid PID\n"
           "       gpu-profile SUBCOMMAND [OPTIONS] ... (the list below)\n"
           "\n"
           "Runs CMD, samples the GPUs while it runs, and reports when it ends.  CMD's\n"
@@ -33,6 +34,10 @@ void cli_usage(FILE *f)
           "  --nvml-library FILE    the NVML to load (default libnvidia-ml.so.1 from the\n"
           "                         loader's path)\n"
           "  --smi-path FILE        the nvidia-smi to run (default: the one in PATH)\n"
+          "  --duration SECONDS     without CMD: sample this long, then report\n"
+          "  --pid PID              without CMD: sample until process PID exits (with\n"
+          "                         --duration: whichever ends first; Ctrl-C ends early,\n"
+          "                         the report still printed)\n"
           "  --warmup SECONDS       leave the first seconds out of the statistics\n"
           "  --strict               no GPU backend is an error: exit 125, CMD not run\n"
           "  --no-strict            without a GPU backend run CMD anyway and say why\n"
@@ -81,6 +86,8 @@ void cli_usage(FILE *f)
           "  gpu-profile --engine trace -- ./app            # + kernels, memcpy, memset\n"
           "  CUDA_VISIBLE_DEVICES=1 gpu-profile -- ./app     # samples GPU 1 only\n"
           "  gpu-profile devices --json\n"
+          "  gpu-profile --duration 60 --json -o idle.json   # watch the GPUs, no command\n"
+          "  gpu-profile --pid 4242 --log-dir logs          # until a running job exits\n"
           "\n",
           f);
     cli_help_subcommands(f);
@@ -175,7 +182,9 @@ enum {
     K_NO_STRICT,
     K_VERSION,
     K_NVML_LIBRARY,
-    K_SMI_PATH
+    K_SMI_PATH,
+    K_DURATION,
+    K_PID
 };
 
 const cli_opt cli_run_opts[] = {
@@ -205,6 +214,8 @@ const cli_opt cli_run_opts[] = {
     {"help", 'h', 0, NULL, NULL, NULL},
     {"nvml-library", K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL},
     {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
+    {"duration", K_DURATION, 1, "SECONDS", "a number of seconds (e.g. 60)", NULL},
+    {"pid", K_PID, 1, "PID", "a process id", NULL},
 };
 const size_t cli_run_n_opts = sizeof cli_run_opts / sizeof cli_run_opts[0];
 
@@ -306,6 +317,16 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
         o->gp.nvml_library = value;
     } else if (strcmp(name, "--smi-path") == 0) {
         o->gp.smi_path = value;
+    } else if (strcmp(name, "--duration") == 0) {
+        bad = cli_parse_seconds(name, value, 0.001, 1e7, &o->duration_s) < 0;
+    } else if (strcmp(name, "--pid") == 0) {
+        char *end = NULL;
+        errno = 0;
+        long pid = strtol(value, &end, 10);
+        bad = !isdigit((unsigned char)value[0]) || *end || errno || pid < 1 || pid > 0x3fffffff;
+        if (bad)
+            cli_say("--pid: '%s' is not a process id (a whole number from 1)", value);
+        o->pid = (pid_t)pid;
     } else {
         return OPT_UNKNOWN;
     }
@@ -316,9 +337,21 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
  * --log-dir. */
 static int check_run_args(int argc, int i, const cli_opts *o)
 {
-    if (i >= argc) {
+    int watch = o->duration_s > 0 || o->pid;
+    if (i >= argc && !watch) {
         cli_say(
             "no command to run: gpu-profile [OPTIONS] -- CMD [ARGS...] (see gpu-profile --help)");
+        return -1;
+    }
+    if (i < argc && watch) {
+        cli_say("--%s watches without a command: give either CMD or --duration / --pid",
+                o->pid ? "pid" : "duration");
+        return -1;
+    }
+    if (watch && o->engine != GPUFL_ENGINE_MONITOR) {
+        cli_say("--engine %s traces a command's CUDA processes: it needs CMD, not --duration / "
+                "--pid",
+                gpufl_engine_name(o->engine));
         return -1;
     }
     if (o->app && !o->log_dir) {
@@ -370,7 +403,7 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o)
     int i = optind;
     if (check_run_args(argc, i, o) < 0)
         return -1;
-    o->cmd = argv + i;
+    o->cmd = i < argc ? argv + i : NULL; /* NULL: watch (--duration, --pid) */
     o->cmd_argc = argc - i;
     return 0;
 }
