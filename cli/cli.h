@@ -86,17 +86,17 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o);
 /* Strict number parsing shared with `devices`: 0 or -1 after a message. */
 int cli_parse_seconds(const char *opt, const char *text, double min, double max, double *out);
 int cli_parse_backend(const char *opt, const char *text, gp_backend_kind *out);
-void cli_usage(FILE *f);
+void cli_usage(FILE *f); /* the run form's page alone: cli_help_top adds the subcommands */
 /* Each subcommand's page (its --help). */
 void cli_devices_usage(FILE *f);
 void cli_report_usage(FILE *f);
 void cli_export_usage(FILE *f);
 void cli_metrics_usage(FILE *f);
 void cli_serve_usage(FILE *f);
-/* help.c: `gpu-profile help [CMD]` (argv[0] is "help"), and the
- * subcommand list of the run form's page. */
+/* help.c: `gpu-profile help [CMD]` (argv[0] is "help"), and `gpu-profile
+ * --help`: the run form's page (cli_usage) and the subcommand list. */
 int cli_help_main(int argc, char **argv);
-void cli_help_subcommands(FILE *f);
+void cli_help_top(FILE *f);
 
 /* visible.c: a device list ("0,2", "GPU-1f2e...,1", "all") resolved
  * against the devices a backend sees.

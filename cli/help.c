@@ -59,11 +59,17 @@ static const sub subs[] = {
 };
 #define N_SUBS (sizeof subs / sizeof subs[0])
 
-void cli_help_subcommands(FILE *f)
+static void subcommands(FILE *f)
 {
     fputs("subcommands (gpu-profile help CMD, or CMD --help, for each one's page):\n", f);
     for (size_t i = 0; i < N_SUBS; i++)
         fprintf(f, "  %-8s %-38s %s\n", subs[i].name, subs[i].summary, subs[i].example);
+}
+
+void cli_help_top(FILE *f)
+{
+    cli_usage(f);
+    subcommands(f);
 }
 
 static const sub *find(const char *name)
@@ -137,7 +143,7 @@ int cli_help_main(int argc, char **argv)
     } else if (s) {
         s->usage(stdout);
     } else {
-        cli_usage(stdout);
+        cli_help_top(stdout);
     }
     return fflush(stdout) == 0 ? 0 : cli_stdout_failed("help");
 }

@@ -630,7 +630,7 @@ int main(int argc, char **argv)
         if (o.version)
             printf("gpu-profile %s\n", gp_version());
         else
-            cli_usage(stdout);
+            cli_help_top(stdout);
         return fflush(stdout) == 0 ? 0 : cli_stdout_failed("--help");
     }
     if (p < 0)

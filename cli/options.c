@@ -90,7 +90,6 @@ void cli_usage(FILE *f)
           "  gpu-profile --pid 4242 --log-dir logs          # until a running job exits\n"
           "\n",
           f);
-    cli_help_subcommands(f);
 }
 
 int cli_parse_seconds(const char *opt, const char *text, double min, double max, double *out)
