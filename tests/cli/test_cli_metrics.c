@@ -3,7 +3,8 @@
  * end to end with the real CUPTI host library (no GPU needed): the built
  * command finds the plugin beside itself, its --json objects are parsed
  * back, and bad options and unknown chips or metrics give their exit
- * statuses (125: a name CUPTI does not know is a bad value) and messages.  Skips (77) in a build without the plugin.
+ * statuses (125: a name CUPTI does not know is a bad value) and messages.  Skips (77) in a build
+ * without the plugin.
  */
 #include "metrics_cli.h"
 
