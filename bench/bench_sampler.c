@@ -17,7 +17,8 @@
  *      nanosleep loop burns per wake-up, and the per-device-sample cost of
  *      our own code path (backend read + statistics) in a tight loop.
  * The fake's scenario is written to a temporary file (8 devices, constant
- * metrics) and passed through FAKE_NVML_SCENARIO.
+ * metrics) and passed through FAKE_NVML_SCENARIO; 1. is measured again
+ * with GPM on every device (", with GPM").
  */
 #include "sampler/backends/backend.h"
 #include "sampler/stats.h"
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 static const char *nvml_path;
+static const char *gpm_label = ""; /* ", with GPM" for the GPM scenario */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -125,9 +127,9 @@ static int bench_path(int rounds, int n_dev)
             }
         }
         double per = (double)(gp_thread_cpu_ns() - c0) / ((double)rounds * n_dev);
-        printf("path read+stats (%s NVML, %s): cpu_per_device_sample_us=%.3f\n",
+        printf("path read+stats (%s NVML, %s%s): cpu_per_device_sample_us=%.3f\n",
                nvml_path ? "fake" : "real", with_energy ? "with energy" : "without energy",
-               per / 1e3);
+               gpm_label, per / 1e3);
     }
     gp_backend_nvml.close(ctx);
     return 0;
@@ -142,9 +144,9 @@ static int bench_cpu(unsigned n_dev, double seconds)
     gp_monitor_get_stats(m, &st);
     double per = st.device_samples ? (double)st.sampler_cpu_ns / (double)st.device_samples : 0;
     double per_round = st.ticks ? (double)st.sampler_cpu_ns / (double)st.ticks : 0;
-    printf("cpu  devices=%u interval=1ms rounds=%llu device_samples=%llu missed=%llu "
+    printf("cpu%s  devices=%u interval=1ms rounds=%llu device_samples=%llu missed=%llu "
            "cpu_per_round_us=%.2f cpu_per_device_sample_us=%.3f\n",
-           n_dev, (unsigned long long)st.ticks, (unsigned long long)st.device_samples,
+           gpm_label, n_dev, (unsigned long long)st.ticks, (unsigned long long)st.device_samples,
            (unsigned long long)st.missed_ticks, per_round / 1e3, per / 1e3);
     gp_monitor_destroy(m);
     return 0;
@@ -270,6 +272,21 @@ int main(int argc, char **argv)
     rc |= bench_timing(0.200, 60 * k);
     if (longrun)
         rc |= bench_timing(0.001, 120); /* drift over 120 000 rounds */
+
+    /* The same devices with GPM: two more NVML calls per device-sample
+     * (nvmlGpmSampleGet, nvmlGpmMetricsGet) and the GPM statistics. */
+    f = fopen(scen, "w");
+    if (!f) {
+        perror("bench_sampler: scenario");
+        return 1;
+    }
+    for (int d = 0; d < 8; d++)
+        fprintf(f, "device %d name \"NVIDIA H100 80GB HBM3\"\ngpm %d\n", d, d);
+    fclose(f);
+    gpm_label = ", with GPM";
+    rc |= bench_path(quick ? 20000 : 100000, 8);
+    rc |= bench_cpu(1, 3 * k);
+    rc |= bench_cpu(8, 3 * k);
     unlink(scen);
     return rc;
 }

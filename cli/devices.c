@@ -57,7 +57,11 @@ static void write_text(const gp_device_info *d, size_t n, const char *driver, co
     printf("backend %s, driver %s\n", be, driver[0] ? driver : "n/a");
 }
 
-static int write_json(const gp_device_info *d, size_t n, const char *driver, const char *be)
+/* error: NULL when the list is the backend's answer; else why there is
+ * none (the list is then empty and the backend "none"): a consumer of
+ * --json always gets a document, never an empty stdout. */
+static int write_json(const gp_device_info *d, size_t n, const char *driver, const char *be,
+                      const char *error)
 {
     fl_buf b = {0};
     fl_buf_puts(&b, "{\"schema\":\"gpu-profile.devices\",\"schema_version\":1,\"backend\":");
@@ -75,7 +79,9 @@ static int write_json(const gp_device_info *d, size_t n, const char *driver, con
         else
             fl_buf_puts(&b, ",\"mem_total_bytes\":null}");
     }
-    fl_buf_puts(&b, "]}\n");
+    fl_buf_puts(&b, "],\"error\":");
+    fl_buf_str(&b, error);
+    fl_buf_puts(&b, "}\n");
     int bad = b.oom || fwrite(b.p, 1, b.len, stdout) != b.len;
     fl_buf_free(&b);
     return bad ? -1 : 0;
@@ -118,11 +124,13 @@ int cli_devices_main(int argc, char **argv)
     gp_error err;
     if (gp_list_devices(&o, &devs, &n, driver, sizeof driver, &be, &err) != GP_OK) {
         cli_say("devices: %s", err.message);
+        if (json && (write_json(NULL, 0, "", "none", err.message) < 0 || fflush(stdout) != 0))
+            cli_stdout_failed("devices");
         return CLI_EXIT_FAIL;
     }
     int rc = 0;
     if (json) {
-        rc = write_json(devs, n, driver, be ? be : "none"); /* JSON escapes them */
+        rc = write_json(devs, n, driver, be ? be : "none", NULL); /* JSON escapes them */
     } else {
         /* Names come from the driver or nvidia-smi's output: no control
          * character of theirs reaches the terminal. */

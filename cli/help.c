@@ -54,8 +54,9 @@ static const sub subs[] = {
     {"serve", "a Prometheus exporter of the GPUs", "gpu-profile serve --listen :9400",
      cli_serve_usage, cli_serve_opts, &cli_serve_n_opts},
     {"help", "a subcommand's page", "gpu-profile help report", help_usage, help_opts, &help_n_opts},
-    /* upload: one line here once cli/upload.c is on main (name, summary,
-     * example, its usage function and option table). */
+    {"upload", "send sessions to a GPUFlight backend",
+     "gpu-profile upload --backend-url https://host logs", cli_upload_usage, cli_upload_opts,
+     &cli_upload_n_opts},
 };
 #define N_SUBS (sizeof subs / sizeof subs[0])
 
@@ -102,8 +103,8 @@ static int unknown_sub(const char *name)
         cli_say("help: no subcommand '%s'; did you mean '%s'? (see gpu-profile --help)", name,
                 near);
     else
-        cli_say("help: no subcommand '%s': devices, report, export, metrics, serve or help (see "
-                "gpu-profile --help)",
+        cli_say("help: no subcommand '%s': devices, report, export, metrics, serve, help or "
+                "upload (see gpu-profile --help)",
                 name);
     return CLI_EXIT_USAGE;
 }

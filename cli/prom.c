@@ -33,6 +33,8 @@ typedef enum {
     V_THROTTLE,
     V_PCIE_TX,
     V_PCIE_RX,
+    V_GPM_RATIO, /* a GPM percentage as DCGM's ratio 0..1 (family.gpm) */
+    V_GPM_BPS,   /* a GPM rate in bytes/s */
     V_AGE
 } value_kind;
 
@@ -40,6 +42,7 @@ static const struct family {
     const char *name, *type, *help;
     uint32_t need;
     value_kind v;
+    int gpm; /* the gp_gpm_metric of V_GPM_* */
 } families[] = {
     {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", GP_M_CLOCK_SM, V_CLOCK_SM},
     {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", GP_M_CLOCK_MEM,
@@ -62,6 +65,44 @@ static const struct family {
     {"gpu_profile_pcie_rx_bytes_per_second", "gauge",
      "PCIe receive throughput over NVML's 20 ms window (in bytes per second).", GP_M_PCIE_RX,
      V_PCIE_RX},
+    /* DCGM's profiling (DCP) fields where NVML's GPM gives the same
+     * measure, over the interval since the device's previous sample:
+     * percentages become DCGM's ratios, PCIe stays in bytes/s.  DCGM's
+     * PIPE_TENSOR_ACTIVE is the HMMA pipe (its help text), so it is GPM's
+     * HMMA tensor metric, not "any tensor". */
+    {"DCGM_FI_PROF_SM_ACTIVE", "gauge", "The ratio of cycles an SM has at least 1 warp assigned.",
+     GP_M_GPM(GP_GPM_SM_ACTIVE), V_GPM_RATIO, GP_GPM_SM_ACTIVE},
+    {"DCGM_FI_PROF_SM_OCCUPANCY", "gauge", "The ratio of number of warps resident on an SM.",
+     GP_M_GPM(GP_GPM_SM_OCCUPANCY), V_GPM_RATIO, GP_GPM_SM_OCCUPANCY},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge",
+     "Ratio of cycles the tensor (HMMA) pipe is active.", GP_M_GPM(GP_GPM_TENSOR_HMMA), V_GPM_RATIO,
+     GP_GPM_TENSOR_HMMA},
+    {"DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
+     "Ratio of cycles the device memory interface is active sending or receiving data.",
+     GP_M_GPM(GP_GPM_DRAM_ACTIVE), V_GPM_RATIO, GP_GPM_DRAM_ACTIVE},
+    {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", "gauge", "Ratio of cycles the fp64 pipes are active.",
+     GP_M_GPM(GP_GPM_FP64_ACTIVE), V_GPM_RATIO, GP_GPM_FP64_ACTIVE},
+    {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", "gauge", "Ratio of cycles the fp32 pipes are active.",
+     GP_M_GPM(GP_GPM_FP32_ACTIVE), V_GPM_RATIO, GP_GPM_FP32_ACTIVE},
+    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", "gauge", "Ratio of cycles the fp16 pipes are active.",
+     GP_M_GPM(GP_GPM_FP16_ACTIVE), V_GPM_RATIO, GP_GPM_FP16_ACTIVE},
+    {"DCGM_FI_PROF_PCIE_TX_BYTES", "gauge",
+     "The rate of data transmitted over the PCIe bus - including both protocol headers and data "
+     "payloads - in bytes per second.",
+     GP_M_GPM(GP_GPM_PCIE_TX), V_GPM_BPS, GP_GPM_PCIE_TX},
+    {"DCGM_FI_PROF_PCIE_RX_BYTES", "gauge",
+     "The rate of data received over the PCIe bus - including both protocol headers and data "
+     "payloads - in bytes per second.",
+     GP_M_GPM(GP_GPM_PCIE_RX), V_GPM_BPS, GP_GPM_PCIE_RX},
+    {"gpu_profile_tensor_active_ratio", "gauge",
+     "Ratio of cycles any tensor pipe is active (NVML GPM).", GP_M_GPM(GP_GPM_TENSOR_ACTIVE),
+     V_GPM_RATIO, GP_GPM_TENSOR_ACTIVE},
+    {"gpu_profile_nvlink_tx_bytes_per_second", "gauge",
+     "NVLink transmit throughput over every link (NVML GPM, in bytes per second).",
+     GP_M_GPM(GP_GPM_NVLINK_TX), V_GPM_BPS, GP_GPM_NVLINK_TX},
+    {"gpu_profile_nvlink_rx_bytes_per_second", "gauge",
+     "NVLink receive throughput over every link (NVML GPM, in bytes per second).",
+     GP_M_GPM(GP_GPM_NVLINK_RX), V_GPM_BPS, GP_GPM_NVLINK_RX},
     {"gpu_profile_sample_age_seconds", "gauge",
      "Seconds since this GPU's newest sample was taken (a stalled driver shows here).", 0, V_AGE},
 };
@@ -91,8 +132,10 @@ static void labels(fl_buf *b, const cli_prom_device *d, const char *host)
     fl_buf_puts(b, "\"}");
 }
 
-static void value(fl_buf *b, value_kind v, const cli_prom_device *d, uint64_t now_wall_ns)
+static void value(fl_buf *b, const struct family *fm, const cli_prom_device *d,
+                  uint64_t now_wall_ns)
 {
+    value_kind v = fm->v;
     const gp_device_sample *m = &d->sample.m;
     const double mib = 1024.0 * 1024.0;
     switch (v) {
@@ -135,6 +178,12 @@ static void value(fl_buf *b, value_kind v, const cli_prom_device *d, uint64_t no
     case V_PCIE_RX:
         fl_buf_printf(b, " %" PRIu64 "\n", (uint64_t)m->pcie_rx_kbps * 1024u);
         break;
+    case V_GPM_RATIO:
+        fl_buf_printf(b, " %.6g\n", m->gpm[fm->gpm] / 100.0);
+        break;
+    case V_GPM_BPS:
+        fl_buf_printf(b, " %.0f\n", m->gpm[fm->gpm]);
+        break;
     case V_AGE: {
         uint64_t t = d->sample.t_wall_ns;
         fl_buf_printf(b, " %.3f\n", now_wall_ns > t ? (double)(now_wall_ns - t) / 1e9 : 0.0);
@@ -161,7 +210,7 @@ void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const cha
             }
             fl_buf_puts(b, fm->name);
             labels(b, &devs[i], host);
-            value(b, fm->v, &devs[i], now_wall_ns);
+            value(b, fm, &devs[i], now_wall_ns);
         }
     }
 }

@@ -14,6 +14,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -30,7 +31,28 @@ typedef struct total {
     double power_mean_mw;
     uint64_t mem_used_max_bytes, mem_total_bytes;
     double util_gpu_mean_pct, busy_time_est_s;
+    size_t n_failed;  /* devices that failed mid-run: their figures cover less */
+    char failed[256]; /* "GPU1 lost at 0.500 s, ..." */
+    int failed_idx[8];
+    double failed_at_s[8];
 } total;
+
+/* "GPU1 lost at 0.500 s" for each device that failed mid-run, so the
+ * total says which of its parts cover less than the run. */
+static void note_failed(total *t, const gp_summary *s)
+{
+    if (s->device_status == GP_OK || !(s->device_error_at_s < s->duration_s))
+        return;
+    size_t used = strlen(t->failed);
+    snprintf(t->failed + used, sizeof t->failed - used, "%sGPU%" PRIu32 " %s at %.3f s",
+             t->n_failed ? ", " : "", s->device_index,
+             s->device_status == GP_ERR_DEVICE_LOST ? "lost" : "failed", s->device_error_at_s);
+    if (t->n_failed < sizeof t->failed_idx / sizeof t->failed_idx[0]) {
+        t->failed_idx[t->n_failed] = (int)s->device_index;
+        t->failed_at_s[t->n_failed] = s->device_error_at_s;
+    }
+    t->n_failed++;
+}
 
 static void compute_total(gp_monitor *m, total *t)
 {
@@ -60,6 +82,7 @@ static void compute_total(gp_monitor *m, total *t)
         t->has_util &= (s->valid & GP_M_UTIL_GPU) != 0;
         t->util_gpu_mean_pct += s->util_gpu_mean;
         t->busy_time_est_s += s->busy_time_est_s;
+        note_failed(t, s);
     }
     if (t->n)
         t->util_gpu_mean_pct /= (double)t->n;
@@ -109,6 +132,7 @@ static void write_total_text(FILE *f, const total *t)
                                                                 : t->energy_source);
     else
         fputs("n/a (not every device has an energy figure)\n", f);
+
     fprintf(f, "  %-18s", "power");
     if (t->has_power)
         fprintf(f, "mean %.1f W (sum of the devices' means)\n", t->power_mean_mw / 1000.0);
@@ -134,6 +158,9 @@ static void write_total_text(FILE *f, const total *t)
         fprintf(f, "%.3f s (sum over the devices)\n", t->busy_time_est_s);
     else
         fputs("n/a\n", f);
+    if (t->n_failed)
+        fprintf(f, "  %-18s%s: energy and busy time count only the samples before\n", "",
+                t->failed);
 }
 
 static void write_status_line(FILE *f, const cli_report *r)
@@ -278,7 +305,14 @@ static void write_json(const cli_report *r, fl_buf *b)
         fl_buf_opt_double(b, t.has_util, t.util_gpu_mean_pct);
         fl_buf_puts(b, ",\"busy_time_est_s\":");
         fl_buf_opt_double(b, t.has_util, t.busy_time_est_s);
-        fl_buf_puts(b, "}");
+        /* the devices whose figures cover less than the run */
+        fl_buf_puts(b, ",\"failed_devices\":[");
+        for (size_t k = 0; k < t.n_failed && k < 8; k++) {
+            fl_buf_printf(b, "%s{\"device_index\":%d,\"at_s\":", k ? "," : "", t.failed_idx[k]);
+            fl_buf_double(b, t.failed_at_s[k]);
+            fl_buf_puts(b, "}");
+        }
+        fl_buf_puts(b, "]}");
     } else {
         fl_buf_puts(b, "null");
     }
@@ -328,12 +362,47 @@ static const column columns[] = {
     {"throttle_reasons_mask", GP_M_THROTTLE},
     {"pcie_tx_kbps", GP_M_PCIE_TX},
     {"pcie_rx_kbps", GP_M_PCIE_RX},
+    /* GPM (gp_gpm_metric order): percent with 2 decimals, bytes/s. */
+    {"sm_active_pct", GP_M_GPM(GP_GPM_SM_ACTIVE)},
+    {"sm_occupancy_pct", GP_M_GPM(GP_GPM_SM_OCCUPANCY)},
+    {"tensor_active_pct", GP_M_GPM(GP_GPM_TENSOR_ACTIVE)},
+    {"tensor_dfma_active_pct", GP_M_GPM(GP_GPM_TENSOR_DFMA)},
+    {"tensor_hmma_active_pct", GP_M_GPM(GP_GPM_TENSOR_HMMA)},
+    {"tensor_imma_active_pct", GP_M_GPM(GP_GPM_TENSOR_IMMA)},
+    {"dram_active_pct", GP_M_GPM(GP_GPM_DRAM_ACTIVE)},
+    {"fp64_active_pct", GP_M_GPM(GP_GPM_FP64_ACTIVE)},
+    {"fp32_active_pct", GP_M_GPM(GP_GPM_FP32_ACTIVE)},
+    {"fp16_active_pct", GP_M_GPM(GP_GPM_FP16_ACTIVE)},
+    {"gpm_pcie_tx_bps", GP_M_GPM(GP_GPM_PCIE_TX)},
+    {"gpm_pcie_rx_bps", GP_M_GPM(GP_GPM_PCIE_RX)},
+    {"nvlink_tx_bps", GP_M_GPM(GP_GPM_NVLINK_TX)},
+    {"nvlink_rx_bps", GP_M_GPM(GP_GPM_NVLINK_RX)},
 };
+#define FIRST_GPM_COLUMN 12
 #define N_COLUMNS (sizeof columns / sizeof columns[0])
 
-/* Column k of a sample as text (integers only: no locale involved). */
-static void column_value(const gp_device_sample *m, size_t k, char *buf, size_t len)
+/* A GPM value: percent as an integer count of hundredths written with its
+ * point, bytes/s whole (integers only: no locale involved). */
+static int gpm_value(double v, int rate, char *buf, size_t len)
 {
+    if (!(v >= 0.0) || v > 9e15) /* not from a backend: no value rather than a bogus one */
+        return 0;
+    long long x = llround(rate ? v : v * 100.0);
+    if (rate)
+        snprintf(buf, len, "%lld", x);
+    else
+        snprintf(buf, len, "%lld.%02lld", x / 100, x % 100);
+    return 1;
+}
+
+/* Column k of a sample as text (integers only: no locale involved); 0
+ * when it has none. */
+static int column_value(const gp_device_sample *m, size_t k, char *buf, size_t len)
+{
+    if (k >= FIRST_GPM_COLUMN) {
+        size_t g = k - FIRST_GPM_COLUMN;
+        return gpm_value(m->gpm[g], gp_gpm_metric_is_rate((gp_gpm_metric)g), buf, len);
+    }
     switch (k) {
     case 0:
         snprintf(buf, len, "%" PRIu32, m->util_gpu_pct);
@@ -372,40 +441,61 @@ static void column_value(const gp_device_sample *m, size_t k, char *buf, size_t 
         snprintf(buf, len, "%" PRIu32, m->pcie_rx_kbps);
         break;
     }
+    return 1;
 }
 
-int cli_samples_write(gp_monitor *m, enum cli_samples_format fmt, FILE *f)
+int cli_samples_open(cli_samples_stream *st, FILE *f, enum cli_samples_format fmt)
 {
-    size_t n = 0;
-    const gp_sample *s = gp_monitor_samples(m, &n);
-    char v[32];
+    st->f = f;
+    st->fmt = fmt;
+    st->err = 0;
+    /* A line at a time: rows reach the file as they are taken, so a
+     * profiler killed mid-run leaves every finished row behind. */
+    setvbuf(f, NULL, _IOLBF, 0);
     if (fmt == CLI_SAMPLES_CSV) {
         fputs("t_wall_ns,t_mono_ns,device_index", f);
         for (size_t k = 0; k < N_COLUMNS; k++)
             fprintf(f, ",%s", columns[k].name);
         fputc('\n', f);
     }
-    for (size_t i = 0; i < n; i++) {
-        const gp_sample *x = &s[i];
-        if (fmt == CLI_SAMPLES_CSV)
-            fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu32, x->t_wall_ns, x->t_mono_ns,
-                    x->device_index);
-        else
-            fprintf(
-                f, "{\"t_wall_ns\":%" PRIu64 ",\"t_mono_ns\":%" PRIu64 ",\"device_index\":%" PRIu32,
+    if (ferror(f))
+        st->err = errno ? errno : EIO;
+    return st->err ? -1 : 0;
+}
+
+void cli_samples_on_sample(const gp_sample *x, void *user)
+{
+    cli_samples_stream *st = user;
+    FILE *f = st->f;
+    if (st->err)
+        return; /* said once, at the end */
+    char v[32];
+    if (st->fmt == CLI_SAMPLES_CSV)
+        fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu32, x->t_wall_ns, x->t_mono_ns, x->device_index);
+    else
+        fprintf(f, "{\"t_wall_ns\":%" PRIu64 ",\"t_mono_ns\":%" PRIu64 ",\"device_index\":%" PRIu32,
                 x->t_wall_ns, x->t_mono_ns, x->device_index);
-        for (size_t k = 0; k < N_COLUMNS; k++) {
-            int ok = (x->m.valid & columns[k].bit) != 0;
-            if (ok)
-                column_value(&x->m, k, v, sizeof v);
-            if (fmt == CLI_SAMPLES_CSV)
-                fprintf(f, ",%s", ok ? v : "");
-            else
-                fprintf(f, ",\"%s\":%s", columns[k].name, ok ? v : "null");
-        }
-        fputs(fmt == CLI_SAMPLES_CSV ? "\n" : "}\n", f);
+    for (size_t k = 0; k < N_COLUMNS; k++) {
+        int ok = (x->m.valid & columns[k].bit) != 0;
+        if (ok)
+            ok = column_value(&x->m, k, v, sizeof v);
+        if (st->fmt == CLI_SAMPLES_CSV)
+            fprintf(f, ",%s", ok ? v : "");
+        else
+            fprintf(f, ",\"%s\":%s", columns[k].name, ok ? v : "null");
     }
-    return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+    errno = 0;
+    fputs(st->fmt == CLI_SAMPLES_CSV ? "\n" : "}\n", f);
+    if (ferror(f))
+        st->err = errno ? errno : EIO;
+}
+
+int cli_samples_close(cli_samples_stream *st)
+{
+    errno = 0;
+    if (!st->err && (fflush(st->f) != 0 || ferror(st->f)))
+        st->err = errno ? errno : EIO;
+    return st->err ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ live line */
@@ -426,6 +516,12 @@ void cli_live_format(gp_monitor *m, double elapsed_s, char *buf, size_t len)
             continue;
         }
         fl_buf_printf(&b, " | GPU%" PRIu32, s.device_index);
+        if (gp_monitor_device_status(m, i, NULL) != GP_OK) {
+            /* its last values are not current: say so, not show them */
+            fl_buf_puts(&b, gp_monitor_device_status(m, i, NULL) == GP_ERR_DEVICE_LOST ? " lost"
+                                                                                       : " failed");
+            continue;
+        }
         if (s.m.valid & GP_M_UTIL_GPU)
             fl_buf_printf(&b, " %" PRIu32 "%%", s.m.util_gpu_pct);
         else

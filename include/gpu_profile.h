@@ -108,6 +108,39 @@ enum {
     GP_M_PCIE_RX = 1u << 11
 };
 
+/* GPM metrics (NVML's GPU Performance Monitoring, Hopper and later),
+ * computed by the driver between two consecutive samples of a device, so
+ * a device's first sample of a region has none.  gp_device_sample.gpm[i]
+ * and gp_summary.gpm_*[i] are meaningful only when GP_M_GPM(i) is set in
+ * their `valid`; a device without GPM never sets them (docs/concepts.md). */
+typedef enum gp_gpm_metric {
+    GP_GPM_SM_ACTIVE = 0,     /* % of time an SM had a warp resident (SM activity) */
+    GP_GPM_SM_OCCUPANCY = 1,  /* % of the SMs' warp slots in use */
+    GP_GPM_TENSOR_ACTIVE = 2, /* % of cycles any tensor pipe was active */
+    GP_GPM_TENSOR_DFMA = 3,   /* % tensor (FP64 DFMA) */
+    GP_GPM_TENSOR_HMMA = 4,   /* % tensor (HMMA: FP16/BF16/TF32) */
+    GP_GPM_TENSOR_IMMA = 5,   /* % tensor (IMMA: integer) */
+    GP_GPM_DRAM_ACTIVE = 6,   /* % of peak DRAM bandwidth */
+    GP_GPM_FP64_ACTIVE = 7,   /* % of cycles the FP64 pipe was active */
+    GP_GPM_FP32_ACTIVE = 8,
+    GP_GPM_FP16_ACTIVE = 9,
+    GP_GPM_PCIE_TX = 10,   /* bytes/s */
+    GP_GPM_PCIE_RX = 11,   /* bytes/s */
+    GP_GPM_NVLINK_TX = 12, /* bytes/s, every link */
+    GP_GPM_NVLINK_RX = 13, /* bytes/s, every link */
+    GP_GPM_COUNT = 14
+} gp_gpm_metric;
+
+/* The valid bit of GPM metric i (bits 12..25). */
+#define GP_M_GPM(i) (1u << (12u + (unsigned)(i)))
+#define GP_M_GPM_ALL (((1u << GP_GPM_COUNT) - 1u) << 12u)
+
+/* The metric's name as the JSON and the recorder write it ("sm_active",
+ * "tensor_active", "pcie_tx_bps", ...); NULL for an unknown one. */
+GP_API const char *gp_gpm_metric_name(gp_gpm_metric m);
+/* 1 for the bytes/s metrics (GP_GPM_PCIE_*, GP_GPM_NVLINK_*), 0 for %. */
+GP_API int gp_gpm_metric_is_rate(gp_gpm_metric m);
+
 /* Throttle ("clock event") reason bits, as NVML defines them. */
 enum {
     GP_THROTTLE_GPU_IDLE = 0x1ull,
@@ -136,6 +169,8 @@ typedef struct gp_device_sample {
     uint64_t throttle_reasons; /* GP_THROTTLE_* bits */
     uint32_t pcie_tx_kbps;     /* KB/s */
     uint32_t pcie_rx_kbps;
+    /* Appended (GPM): GPM metrics (gp_gpm_metric), valid with GP_M_GPM(i). */
+    double gpm[GP_GPM_COUNT];
 } gp_device_sample;
 
 /* A sample as kept by a monitor (keep_samples). */
@@ -178,7 +213,7 @@ GP_API const char *gp_energy_source_name(gp_energy_source src);
  * (util_* <- GP_M_UTIL_GPU/GP_M_UTIL_MEM, mem_used_max <- GP_M_MEM_USED,
  * power_* <- GP_M_POWER, temp_max_c <- GP_M_TEMP, clock_* <- GP_M_CLOCK_*,
  * throttle_reasons_seen <- GP_M_THROTTLE, energy_j <- energy_source != NONE,
- * busy_time_est_s <- GP_M_UTIL_GPU).  Statistics cover the samples taken
+ * busy_time_est_s <- GP_M_UTIL_GPU, gpm_*[i] <- GP_M_GPM(i)).  Statistics cover the samples taken
  * after warmup_s; percentiles are exact (nearest rank).
  */
 typedef struct gp_summary {
@@ -214,7 +249,9 @@ typedef struct gp_summary {
     double clock_sm_mean_mhz;
     double clock_mem_mean_mhz;
     uint64_t throttle_reasons_seen; /* OR of every sample's reasons */
-    double busy_time_est_s;         /* duration_s * util_gpu_mean / 100 */
+    double busy_time_est_s;         /* live span * util_gpu_mean / 100: the live
+                                       span is duration_s, or device_error_at_s
+                                       for a device that failed mid-run */
 
     /* Mean util.gpu per cell (0..100) or GP_SPARK_NONE; spark_len cells. */
     uint8_t spark[GP_SPARK_WIDTH];
@@ -226,6 +263,20 @@ typedef struct gp_summary {
     gp_status device_status;
     char device_error[GP_NOTE_MAX];
     double device_error_at_s; /* seconds into the region */
+
+    /* Appended (GPM): GPM statistics per gp_gpm_metric, valid with
+     * GP_M_GPM(i) in `valid`.  Percentages' p95 is the nearest rank over
+     * values rounded to 0.1 %; rates' over a log scale of 1/32 octave
+     * (within 2.2 % below the true value; docs/concepts.md). */
+    double gpm_mean[GP_GPM_COUNT];
+    double gpm_p95[GP_GPM_COUNT];
+    double gpm_max[GP_GPM_COUNT];
+
+    /* Appended: the seconds the energy figure covers (first to last
+     * counter reading, or first to last power reading), valid with
+     * energy_source != NONE: a figure that covers less than duration_s
+     * (nvidia-smi's first row comes late, a device lost mid-run) says so. */
+    double energy_span_s;
 } gp_summary;
 
 enum {
@@ -249,6 +300,7 @@ GP_API gp_status gp_summary_print(const gp_summary *s, FILE *f, unsigned flags, 
 
 typedef void (*gp_sync_fn)(void *user);
 typedef void (*gp_report_fn)(const gp_summary *summary, void *user);
+typedef void (*gp_sample_fn)(const gp_sample *sample, void *user);
 
 typedef enum gp_report_mode {
     GP_REPORT_PRINT = 0,   /* gp_summary_format() to report_file (NULL: stderr) */
@@ -291,6 +343,14 @@ typedef struct gp_options {
      * given up on (nvidia-smi discovery); default 5 s.  Every NVML call is
      * bounded by 2 s, or by this when smaller (docs/concepts.md). */
     double backend_timeout_s;
+
+    /* Appended: every sample as it is taken (warmup ones too), on the
+     * sampling thread, outside the monitor's lock, before the next round:
+     * for writing samples out while the region runs (a profiler killed
+     * mid-run keeps what it wrote) without keep_samples' memory.  Keep it
+     * short: the next round waits for it.  NULL: none. */
+    gp_sample_fn on_sample;
+    void *on_sample_user;
 } gp_options;
 
 /* Fills the defaults above. */
@@ -330,6 +390,11 @@ GP_API const gp_sample *gp_monitor_samples(const gp_monitor *m, size_t *count);
  * newest reading: the counter is slow to read, so it is read at the
  * region's ends and every 30 s in between, not every sample. */
 GP_API gp_status gp_monitor_latest(gp_monitor *m, size_t slot, gp_sample *out);
+/* While running or after: GP_OK when device `slot` still answers, else the
+ * status that ended its sampling (GP_ERR_DEVICE_LOST, GP_ERR_TIMEOUT, ...)
+ * with *at_s (may be NULL) the seconds into the region when it did; its
+ * gp_monitor_latest sample is then its last, not a current one. */
+GP_API gp_status gp_monitor_device_status(gp_monitor *m, size_t slot, double *at_s);
 
 /* Sampler health, for benchmarks and diagnostics. */
 typedef struct gp_monitor_stats {

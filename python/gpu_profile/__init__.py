@@ -61,6 +61,17 @@ GP_M_CLOCK_MEM = 1 << 8
 GP_M_THROTTLE = 1 << 9
 GP_M_PCIE_TX = 1 << 10
 GP_M_PCIE_RX = 1 << 11
+# GPM metrics (gp_gpm_metric order; docs/concepts.md): valid bit GP_M_GPM(i).
+GPM_METRICS = (
+    "sm_active", "sm_occupancy", "tensor_active", "tensor_dfma_active",
+    "tensor_hmma_active", "tensor_imma_active", "dram_active", "fp64_active",
+    "fp32_active", "fp16_active", "gpm_pcie_tx", "gpm_pcie_rx", "nvlink_tx", "nvlink_rx",
+)
+GP_GPM_COUNT = len(GPM_METRICS)
+
+
+def GP_M_GPM(i):
+    return 1 << (12 + i)
 
 GP_FMT_ASCII = 1 << 0
 
@@ -104,6 +115,7 @@ class _GpDeviceSample(ctypes.Structure):
         ("throttle_reasons", ctypes.c_uint64),
         ("pcie_tx_kbps", ctypes.c_uint32),
         ("pcie_rx_kbps", ctypes.c_uint32),
+        ("gpm", ctypes.c_double * GP_GPM_COUNT),
     ]
 
 
@@ -153,6 +165,10 @@ class _GpSummary(ctypes.Structure):
         ("device_status", _c_enum),
         ("device_error", ctypes.c_char * GP_NOTE_MAX),
         ("device_error_at_s", ctypes.c_double),
+        ("gpm_mean", ctypes.c_double * GP_GPM_COUNT),
+        ("gpm_p95", ctypes.c_double * GP_GPM_COUNT),
+        ("gpm_max", ctypes.c_double * GP_GPM_COUNT),
+        ("energy_span_s", ctypes.c_double),
     ]
 
 
@@ -181,6 +197,8 @@ class _GpOptions(ctypes.Structure):
         ("nvml_library", ctypes.c_char_p),
         ("smi_path", ctypes.c_char_p),
         ("backend_timeout_s", ctypes.c_double),
+        ("on_sample", ctypes.c_void_p),
+        ("on_sample_user", ctypes.c_void_p),
     ]
 
 
@@ -287,6 +305,9 @@ class GpuSummary:
     spark: Tuple[Optional[int], ...]
     device_error: Optional[str]
     device_error_at_s: Optional[float]
+    # GPM: {name: (mean, p95, max)} for the metrics the device reported
+    # (percent, or bytes/s for *_pcie_*/nvlink_*); None without GPM.
+    gpm: Optional[dict] = None
     _raw: bytes = dataclasses.field(default=b"", repr=False, compare=False)
 
     def format(self, ascii: bool = False) -> str:
@@ -348,6 +369,8 @@ class GpuSummary:
             spark=spark,
             device_error=s.device_error.decode("utf-8", "replace") if failed else None,
             device_error_at_s=s.device_error_at_s if failed else None,
+            gpm={n: (s.gpm_mean[i], s.gpm_p95[i], s.gpm_max[i])
+                 for i, n in enumerate(GPM_METRICS) if v & GP_M_GPM(i)} or None,
             _raw=raw,
         )
 
@@ -372,6 +395,8 @@ class GpuSample:
     throttle_reasons_mask: Optional[int]
     pcie_tx_kbps: Optional[int]
     pcie_rx_kbps: Optional[int]
+    # GPM: {name: value} since the device's previous sample; None without.
+    gpm: Optional[dict] = None
 
     @classmethod
     def _from_c(cls, s):
@@ -398,6 +423,7 @@ class GpuSample:
             throttle_reasons_mask=ok(GP_M_THROTTLE, m.throttle_reasons),
             pcie_tx_kbps=ok(GP_M_PCIE_TX, m.pcie_tx_kbps),
             pcie_rx_kbps=ok(GP_M_PCIE_RX, m.pcie_rx_kbps),
+            gpm={n: m.gpm[i] for i, n in enumerate(GPM_METRICS) if v & GP_M_GPM(i)} or None,
         )
 
 

@@ -58,7 +58,12 @@ BATCHES = {
     "device_metric_batch": ("system", 1, (
         "dt_ns", "device_id", "gpu_util", "mem_util", "temp_c", "power_mw", "used_mib",
         "total_mib", "clock_sm", "fan_speed_pct", "temp_mem_c", "temp_junction_c", "voltage_mv",
-        "energy_uj", "clock_mem", "pcie_bw_bps", "ecc_corrected", "ecc_uncorrected")),
+        "energy_uj", "clock_mem", "pcie_bw_bps", "ecc_corrected", "ecc_uncorrected",
+        "sm_active_pct_x100", "sm_occupancy_pct_x100", "tensor_active_pct_x100",
+        "tensor_dfma_pct_x100", "tensor_hmma_pct_x100", "tensor_imma_pct_x100",
+        "dram_active_pct_x100", "fp64_active_pct_x100", "fp32_active_pct_x100",
+        "fp16_active_pct_x100", "gpm_pcie_tx_bps", "gpm_pcie_rx_bps", "nvlink_tx_bps",
+        "nvlink_rx_bps")),
     "host_metric_batch": ("system", 1, (
         "dt_ns", "cpu_pct_x100", "ram_used_mib", "ram_total_mib")),
     "scope_event_batch": ("scope", 3, (

@@ -64,6 +64,9 @@ static void device_batch(fl_report *r, const fl_batch *b)
         c_clk = fl_batch_colid(b, FL_COL_DEVMETRIC_CLOCK_SM),
         c_clkm = fl_batch_colid(b, FL_COL_DEVMETRIC_CLOCK_MEM),
         c_e = fl_batch_colid(b, FL_COL_DEVMETRIC_ENERGY_UJ);
+    int c_gpm[FL_GPM_N];
+    for (int g = 0; g < FL_GPM_N; g++)
+        c_gpm[g] = fl_batch_colid(b, FL_COL_DEVMETRIC_SM_ACTIVE + g);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t dt, dev;
         if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_dev, &dev) || dev > INT64_MAX) {
@@ -100,6 +103,9 @@ static void device_batch(fl_report *r, const fl_batch *b)
             d->have_energy = true;
             d->energy_readings++;
         }
+        for (int g = 0; g < FL_GPM_N; g++)
+            if (fl_rcell_real(b, i, c_gpm[g], &v))
+                acc_add(&d->gpm[g], g < FL_GPM_FIRST_RATE ? v / 100.0 : v);
         if (fl_rcell_real(b, i, c_pw, &v)) {
             acc_add(&d->power, v);
             /* Trapezoids between consecutive readings of the device. */

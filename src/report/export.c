@@ -4,7 +4,10 @@
  *
  * Chrome trace mapping (ts / dur in microseconds with three decimals, so
  * nanosecond precision, relative to the session's origin: job_start's
- * ts_ns, else the first time read; "otherData.origin_ns" says which):
+ * ts_ns, else the first time read; "otherData.origin_ns" says which; with
+ * absolute time, from the Unix epoch, origin_ns 0, to line the trace up
+ * with other tools' - a viewer reading ts as a double keeps about 0.25 us
+ * of it at today's dates):
  *
  *   pid 1            "host: <app> (pid N)": gpufl scopes on one track per
  *                    thread, tid 16 + T "scopes: thread T" (T the
@@ -73,6 +76,7 @@ struct fl_export {
     bool first_event;
     uint64_t origin;
     bool have_origin;
+    bool absolute;      /* ts from the Unix epoch, not from the session's origin */
     fl_u64map tracks;   /* pid << 33 | tid, pid << 33 | 2^32 for the process */
     fl_u64map open;     /* scope_instance_id -> a: start ns, b: name_id */
     fl_u64map open_tid; /* scope_instance_id -> a: its begin's tid */
@@ -104,7 +108,7 @@ static void start(fl_export *e)
 static uint64_t origin(fl_export *e)
 {
     if (!e->have_origin) {
-        e->origin = fl_model_origin(e->m);
+        e->origin = e->absolute ? 0 : fl_model_origin(e->m);
         e->have_origin = true;
     }
     return e->origin;
@@ -787,6 +791,12 @@ fl_export *fl_export_create(fl_export_format fmt, FILE *out)
     return e;
 }
 
+void fl_export_set_absolute_time(fl_export *e, bool absolute)
+{
+    if (e && !e->have_origin)
+        e->absolute = absolute;
+}
+
 void fl_export_set_max_distinct(fl_export *e, uint64_t max)
 {
     if (e)
@@ -843,7 +853,10 @@ static void other_data(fl_export *e, const fl_read_result *res)
     arg_str(b, &first, "profiling_engine", m->engine);
     if (e->have_origin || m->have_start || m->have_time) {
         arg_u64(b, &first, "origin_ns", origin(e));
-        arg_str(b, &first, "origin", m->have_start ? fl_type_name(FL_T_JOB_START) : "first_record");
+        arg_str(b, &first, "origin",
+                e->absolute     ? "unix_epoch"
+                : m->have_start ? fl_type_name(FL_T_JOB_START)
+                                : "first_record");
     }
     if (m->have_shutdown)
         arg_u64(b, &first, "end_ns", m->shutdown_ns);

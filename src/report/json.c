@@ -289,6 +289,36 @@ static void j_acc(jw *w, const char *mean_key, const char *max_key, const acc *a
         j_dbl(w, max_key, a->n > 0, a->max * scale);
 }
 
+/* "gpm": null without GPM columns, else per metric null or {mean, max}
+ * in percent or bytes/s (names as in the summary JSON). */
+static void json_gpm(const dstat *d, jw *w)
+{
+    static const char *const names[FL_GPM_N] = {
+        "sm_active",          "sm_occupancy",       "tensor_active", "tensor_dfma_active",
+        "tensor_hmma_active", "tensor_imma_active", "dram_active",   "fp64_active",
+        "fp32_active",        "fp16_active",        "gpm_pcie_tx",   "gpm_pcie_rx",
+        "nvlink_tx",          "nvlink_rx"};
+    bool any = false;
+    for (int g = 0; g < FL_GPM_N; g++)
+        any = any || d->gpm[g].n > 0;
+    if (!any) {
+        j_str(w, "gpm", NULL);
+        return;
+    }
+    j_open(w, "gpm", '{');
+    for (int g = 0; g < FL_GPM_N; g++) {
+        if (!d->gpm[g].n) {
+            j_str(w, names[g], NULL);
+            continue;
+        }
+        bool rate = g >= FL_GPM_FIRST_RATE;
+        j_open(w, names[g], '{');
+        j_acc(w, rate ? "mean_bps" : "mean_pct", rate ? "max_bps" : "max_pct", &d->gpm[g], 1);
+        j_close(w, '}');
+    }
+    j_close(w, '}');
+}
+
 static void json_devices(const fl_report *r, const figures *f, jw *w)
 {
     j_open(w, "devices", '[');
@@ -314,6 +344,7 @@ static void json_devices(const fl_report *r, const figures *f, jw *w)
         bool e = fl_device_energy(d, &j, &src);
         j_dbl(w, "energy_j", e, j);
         j_str(w, "energy_source", e ? src : NULL);
+        json_gpm(d, w);
         j_close(w, '}');
     }
     j_close(w, ']');

@@ -79,7 +79,8 @@
  *             util_gpu_max_pct, util_mem_mean_pct, util_mem_max_pct,
  *             mem_used_peak_bytes, mem_total_bytes, temp_max_c, power_mean_w,
  *             power_max_w, clock_sm_mean_mhz, clock_mem_mean_mhz, energy_j,
- *             energy_source}]
+ *             energy_source, gpm: null | {NAME: null | {mean_pct|mean_bps,
+ *             max_pct|max_bps}}}]
  *   host      null | {hostname, samples, cpu_mean_pct, cpu_max_pct,
  *             ram_used_peak_bytes, ram_total_bytes}
  *   stalls    null | {pc_samples, sass_metric_rows, reasons [{stall_reason,

@@ -78,6 +78,9 @@ typedef struct acc {
     double sum, max;
 } acc;
 
+#define FL_GPM_N (FL_COL_DEVMETRIC_NVLINK_RX - FL_COL_DEVMETRIC_SM_ACTIVE + 1)
+#define FL_GPM_FIRST_RATE (FL_COL_DEVMETRIC_GPM_PCIE_TX - FL_COL_DEVMETRIC_SM_ACTIVE)
+
 typedef struct dstat {
     int64_t id; /* DEVICE_UNKNOWN: rows that do not say their device */
     /* kernels */
@@ -95,6 +98,9 @@ typedef struct dstat {
     uint64_t prev_t;
     double prev_power_mw, power_integral_j;
     uint64_t power_pairs;
+    /* GPM extension columns, in their order (percent; bytes/s from
+     * FL_GPM_FIRST_RATE on). */
+    acc gpm[FL_GPM_N];
 } dstat;
 
 typedef struct opstat {

@@ -426,6 +426,27 @@ static void text_memory(const fl_report *r, const figures *f, fl_buf *b)
         text_ops_row(b, "memset", &r->memsets);
 }
 
+/* A line per GPM metric the device's rows had (none without GPM). */
+static void text_gpm(const dstat *d, fl_buf *b)
+{
+    static const char *const labels[FL_GPM_N] = {
+        "SM active",     "SM occupancy",   "tensor active", "tensor DFMA", "tensor HMMA",
+        "tensor IMMA",   "DRAM bandwidth", "FP64 active",   "FP32 active", "FP16 active",
+        "PCIe tx (GPM)", "PCIe rx (GPM)",  "NVLink tx",     "NVLink rx"};
+    for (int g = 0; g < FL_GPM_N; g++) {
+        const acc *a = &d->gpm[g];
+        if (!a->n)
+            continue;
+        fl_buf_printf(b, "    %-18s", labels[g]);
+        if (g < FL_GPM_FIRST_RATE) {
+            fl_buf_printf(b, "mean %.1f%%  max %.1f%%\n", a->sum / (double)a->n, a->max);
+        } else {
+            fl_buf_printf(b, "mean %.3f GB/s  max %.3f GB/s\n", a->sum / (double)a->n / 1e9,
+                          a->max / 1e9);
+        }
+    }
+}
+
 static void text_devices(const fl_report *r, const figures *f, fl_buf *b)
 {
     size_t shown = 0;
@@ -497,6 +518,7 @@ static void text_devices(const fl_report *r, const figures *f, fl_buf *b)
             fl_buf_printf(b, "%.3f J (%s)\n", j, src[0] == 'c' ? "counter" : "power integral");
         else
             fl_buf_puts(b, "n/a\n");
+        text_gpm(d, b);
     }
 }
 

@@ -34,6 +34,38 @@ const char *gp_energy_source_name(gp_energy_source src)
     return "none";
 }
 
+/* ------------------------------------------------------------------ GPM */
+
+static const struct {
+    const char *name;  /* JSON / recorder stem */
+    const char *label; /* text */
+} gpm_names[GP_GPM_COUNT] = {
+    [GP_GPM_SM_ACTIVE] = {"sm_active", "SM active"},
+    [GP_GPM_SM_OCCUPANCY] = {"sm_occupancy", "SM occupancy"},
+    [GP_GPM_TENSOR_ACTIVE] = {"tensor_active", "tensor active"},
+    [GP_GPM_TENSOR_DFMA] = {"tensor_dfma_active", "tensor DFMA"},
+    [GP_GPM_TENSOR_HMMA] = {"tensor_hmma_active", "tensor HMMA"},
+    [GP_GPM_TENSOR_IMMA] = {"tensor_imma_active", "tensor IMMA"},
+    [GP_GPM_DRAM_ACTIVE] = {"dram_active", "DRAM bandwidth"},
+    [GP_GPM_FP64_ACTIVE] = {"fp64_active", "FP64 active"},
+    [GP_GPM_FP32_ACTIVE] = {"fp32_active", "FP32 active"},
+    [GP_GPM_FP16_ACTIVE] = {"fp16_active", "FP16 active"},
+    [GP_GPM_PCIE_TX] = {"gpm_pcie_tx", "PCIe tx (GPM)"},
+    [GP_GPM_PCIE_RX] = {"gpm_pcie_rx", "PCIe rx (GPM)"},
+    [GP_GPM_NVLINK_TX] = {"nvlink_tx", "NVLink tx"},
+    [GP_GPM_NVLINK_RX] = {"nvlink_rx", "NVLink rx"},
+};
+
+const char *gp_gpm_metric_name(gp_gpm_metric m)
+{
+    return (unsigned)m < GP_GPM_COUNT ? gpm_names[m].name : NULL;
+}
+
+int gp_gpm_metric_is_rate(gp_gpm_metric m)
+{
+    return m >= GP_GPM_PCIE_TX && m < GP_GPM_COUNT;
+}
+
 /* ------------------------------------------------------------ terminal text */
 
 static void put_spaces(gp_out *o, size_t n)
@@ -367,8 +399,15 @@ static void put_power_energy(gp_out *o, const gp_summary *s)
     put_label(o, "energy");
     if (s->energy_source != GP_ENERGY_NONE && isfinite(s->energy_j)) {
         put_sig(o, s->energy_j);
-        gp_out_str(o,
-                   s->energy_source == GP_ENERGY_COUNTER ? " J (counter)" : " J (power integral)");
+        gp_out_str(o, s->energy_source == GP_ENERGY_COUNTER ? " J (counter" : " J (power integral");
+        /* A figure over much less than the region is not the region's. */
+        if (s->energy_span_s < 0.9 * s->duration_s) {
+            gp_out_str(o, ", covers ");
+            put_seconds(o, s->energy_span_s);
+            gp_out_str(o, " of ");
+            put_seconds(o, s->duration_s);
+        }
+        gp_out_ch(o, ')');
     } else {
         gp_out_str(o, "n/a");
     }
@@ -413,13 +452,87 @@ static void put_clocks(gp_out *o, const gp_summary *s)
     gp_out_ch(o, '\n');
 }
 
+/* Bytes per second in decimal units (kB/s, MB/s, GB/s), 3 digits or so. */
+static void put_rate(gp_out *o, double v)
+{
+    static const char *const units[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"};
+    unsigned u = 0;
+    while (v >= 1000.0 && u < 4) {
+        v /= 1000.0;
+        u++;
+    }
+    put_sig(o, v);
+    gp_out_ch(o, ' ');
+    gp_out_str(o, units[u]);
+}
+
+static void put_gpm_value(gp_out *o, unsigned i, double v)
+{
+    if (gp_gpm_metric_is_rate((gp_gpm_metric)i))
+        put_rate(o, v);
+    else
+        put_pct(o, v, 1);
+}
+
+/* The GPM headline ("util.gpu 94 % · SM active 38 % · tensor 12 % · DRAM
+ * 61 %", means rounded) and a line per GPM metric the device reported;
+ * nothing at all for a device without GPM. */
+static void put_gpm(gp_out *o, const gp_summary *s, unsigned flags)
+{
+    if (!(s->valid & GP_M_GPM_ALL))
+        return;
+    static const struct {
+        int metric; /* -1: util.gpu */
+        const char *label;
+    } head[] = {{-1, "util.gpu"},
+                {GP_GPM_SM_ACTIVE, "SM active"},
+                {GP_GPM_TENSOR_ACTIVE, "tensor"},
+                {GP_GPM_DRAM_ACTIVE, "DRAM"}};
+    const char *sep = (flags & GP_FMT_ASCII) ? " | " : " \xc2\xb7 ";
+    put_label(o, "activity");
+    for (size_t k = 0; k < sizeof head / sizeof head[0]; k++) {
+        if (k)
+            gp_out_str(o, sep);
+        gp_out_str(o, head[k].label);
+        gp_out_ch(o, ' ');
+        int m = head[k].metric;
+        int ok = m < 0 ? (s->valid & GP_M_UTIL_GPU) != 0 : (s->valid & GP_M_GPM(m)) != 0;
+        double v = m < 0 ? s->util_gpu_mean : s->gpm_mean[m];
+        if (ok) {
+            gp_out_fixed(o, v, 0, 0);
+            gp_out_str(o, " %");
+        } else {
+            gp_out_str(o, "n/a");
+        }
+    }
+    gp_out_ch(o, '\n');
+    for (unsigned i = 0; i < GP_GPM_COUNT; i++) {
+        if (!(s->valid & GP_M_GPM(i)))
+            continue;
+        put_label(o, gpm_names[i].label);
+        gp_out_str(o, "mean ");
+        put_gpm_value(o, i, s->gpm_mean[i]);
+        gp_out_str(o, "  p95 ");
+        put_gpm_value(o, i, s->gpm_p95[i]);
+        gp_out_str(o, "  max ");
+        put_gpm_value(o, i, s->gpm_max[i]);
+        gp_out_ch(o, '\n');
+    }
+}
+
 /* busy time est. and the util.gpu sparkline */
 static void put_activity(gp_out *o, const gp_summary *s, unsigned flags)
 {
     put_label(o, "busy time est.");
     if ((s->valid & GP_M_UTIL_GPU) && isfinite(s->busy_time_est_s)) {
         put_seconds(o, s->busy_time_est_s);
-        gp_out_str(o, " (duration x mean util.gpu)");
+        if (s->device_status != GP_OK && s->device_error_at_s < s->duration_s) {
+            gp_out_str(o, " (live ");
+            put_seconds(o, s->device_error_at_s);
+            gp_out_str(o, " until it failed x mean util.gpu)");
+        } else {
+            gp_out_str(o, " (duration x mean util.gpu)");
+        }
     } else {
         gp_out_str(o, "n/a");
     }
@@ -470,6 +583,7 @@ static void format_text(gp_out *o, const gp_summary *s, unsigned flags)
     put_header(o, s);
     put_timing(o, s);
     put_utilization(o, s);
+    put_gpm(o, s, flags);
     put_memory(o, s);
     put_power_energy(o, s);
     put_temperature(o, s, flags);

@@ -125,6 +125,40 @@ static void json_sep(json *j, int *first)
     *first = 0;
 }
 
+/* "gpm": null for a device without GPM, else an object with one member
+ * per metric: null when not reported, else {mean, p95, max} in percent
+ * ("mean_pct", ...) or bytes/s ("mean_bps", ...). */
+static void put_gpm(json *j, const gp_summary *s)
+{
+    json_key(j, "gpm");
+    if (!(s->valid & GP_M_GPM_ALL)) {
+        gp_out_str(j->o, "null");
+        return;
+    }
+    gp_out_ch(j->o, '{');
+    for (unsigned i = 0; i < GP_GPM_COUNT; i++) {
+        if (i)
+            gp_out_ch(j->o, ',');
+        if (j->pretty)
+            gp_out_str(j->o, "\n    ");
+        const char *name = gp_gpm_metric_name((gp_gpm_metric)i);
+        json_str_n(j->o, name, strlen(name));
+        gp_out_str(j->o, j->pretty ? ": " : ":");
+        if (!(s->valid & GP_M_GPM(i))) {
+            gp_out_str(j->o, "null");
+            continue;
+        }
+        int rate = gp_gpm_metric_is_rate((gp_gpm_metric)i);
+        json inner = {j->o, 0, 1};
+        gp_out_ch(j->o, '{');
+        json_num(&inner, rate ? "mean_bps" : "mean_pct", 1, s->gpm_mean[i]);
+        json_num(&inner, rate ? "p95_bps" : "p95_pct", 1, s->gpm_p95[i]);
+        json_num(&inner, rate ? "max_bps" : "max_pct", 1, s->gpm_max[i]);
+        gp_out_ch(j->o, '}');
+    }
+    gp_out_str(j->o, j->pretty ? "\n  }" : "}");
+}
+
 static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
 {
     json j = {o, (flags & GP_FMT_PRETTY) != 0, 1};
@@ -161,6 +195,7 @@ static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
     json_num(&j, "power_mean_mw", (v & GP_M_POWER) != 0, s->power_mean_mw);
     json_u64(&j, "power_max_mw", (v & GP_M_POWER) != 0, s->power_max_mw);
     json_num(&j, "energy_j", s->energy_source != GP_ENERGY_NONE, s->energy_j);
+    json_num(&j, "energy_span_s", s->energy_source != GP_ENERGY_NONE, s->energy_span_s);
     json_key(&j, "energy_source");
     json_str_n(o, gp_energy_source_name(s->energy_source),
                strlen(gp_energy_source_name(s->energy_source)));
@@ -208,6 +243,7 @@ static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
     else
         json_null(&j, "device_error");
     json_num(&j, "device_error_at_s", failed, s->device_error_at_s);
+    put_gpm(&j, s);
 
     gp_out_str(o, j.pretty ? "\n}" : "}");
 }

@@ -2,7 +2,9 @@
  * sampler/stats.c - per-device running statistics in O(1) memory.
  *
  * gp_acc keeps sums, maxima, a 101-bin util.gpu histogram (so p50/p95 are
- * exact nearest-rank percentiles without keeping samples), the energy
+ * exact nearest-rank percentiles without keeping samples), per GPM metric
+ * a histogram (0.1 % steps; 1/32 octave for bytes/s, so a rate's p95 is
+ * at most 2.2 % below the true nearest rank), the energy
  * counter's endpoints, a trapezoidal power integral and a fixed number of
  * sparkline buckets.  Samples taken during the warmup are only counted.
  * Nothing here allocates, locks or fails; the caller serialises access.
@@ -11,13 +13,14 @@
 #include "../util/energy.h"
 #include "gpu_profile.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Bits the summary can say something about; PCIe is not summarised, and
  * GP_M_ENERGY depends on the energy rule, not on the samples alone. */
 #define SUMMARY_BITS                                                                               \
     (GP_M_UTIL_GPU | GP_M_UTIL_MEM | GP_M_MEM_USED | GP_M_MEM_TOTAL | GP_M_POWER | GP_M_TEMP |     \
-     GP_M_CLOCK_SM | GP_M_CLOCK_MEM | GP_M_THROTTLE)
+     GP_M_CLOCK_SM | GP_M_CLOCK_MEM | GP_M_THROTTLE | GP_M_GPM_ALL)
 
 void gp_acc_init(gp_acc *a, uint64_t t0_ns, uint64_t warmup_ns)
 {
@@ -62,6 +65,43 @@ static void spark_add(gp_acc *a, int has_util, uint32_t util)
     if (has_util) {
         a->spark_sum[b] += util;
         a->spark_cnt[b]++;
+    }
+}
+
+/* A rate's bin: 0 below 1 B/s, else 1 + floor(32 log2 v), capped. */
+static uint32_t rate_bin(double v)
+{
+    if (!(v >= 1.0))
+        return 0;
+    double b = 1.0 + floor(32.0 * log2(v));
+    return b >= GP_GPM_RATE_BINS - 1 ? GP_GPM_RATE_BINS - 1 : (uint32_t)b;
+}
+
+/* The lowest value of a rate bin. */
+static double rate_bin_value(uint32_t b)
+{
+    return b == 0 ? 0.0 : exp2((double)(b - 1) / 32.0);
+}
+
+static void gpm_add(gp_acc *a, const gp_device_sample *s)
+{
+    for (unsigned i = 0; i < GP_GPM_COUNT; i++) {
+        if (!(s->valid & GP_M_GPM(i)))
+            continue;
+        double v = s->gpm[i];
+        if (!(v >= 0.0) || !isfinite(v))
+            continue; /* backends give none of these; never a bin */
+        if (i < GP_GPM_PCT_METRICS) {
+            if (v > 100.0)
+                v = 100.0;
+            a->gpm_hist_pct[i][(uint32_t)(v * 10.0 + 0.5)]++;
+        } else {
+            a->gpm_hist_rate[i - GP_GPM_PCT_METRICS][rate_bin(v)]++;
+        }
+        if (a->gpm_n[i] == 0 || v > a->gpm_max[i])
+            a->gpm_max[i] = v;
+        a->gpm_n[i]++;
+        a->gpm_sum[i] += v;
     }
 }
 
@@ -132,6 +172,8 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
     }
     if (v & GP_M_THROTTLE)
         a->throttle_seen |= s->throttle_reasons;
+    if (v & GP_M_GPM_ALL)
+        gpm_add(a, s);
 
     /* The counter is read less often than the other metrics (it is slow in
      * NVML and updates only every 20-100 ms), so gaps between readings are
@@ -168,6 +210,47 @@ static uint32_t hist_percentile(const uint64_t hist[101], uint64_t n, uint32_t p
             return v;
     }
     return 100;
+}
+
+/* Nearest rank over a histogram of `bins` bins: the bin index. */
+static uint32_t bin_percentile(const uint64_t *hist, uint32_t bins, uint64_t n, uint32_t p)
+{
+    uint64_t rank = (p * n + 99) / 100;
+    if (rank == 0)
+        rank = 1;
+    uint64_t seen = 0;
+    for (uint32_t b = 0; b < bins; b++) {
+        seen += hist[b];
+        if (seen >= rank)
+            return b;
+    }
+    return bins - 1;
+}
+
+/* mean, p95, max of each GPM metric; a metric with no valid sample keeps
+ * its bit clear in *valid and its fields 0. */
+static void summarize_gpm(const gp_acc *a, gp_summary *out, uint32_t *valid)
+{
+    for (unsigned i = 0; i < GP_GPM_COUNT; i++) {
+        out->gpm_mean[i] = out->gpm_p95[i] = out->gpm_max[i] = 0.0;
+        uint64_t n = a->gpm_n[i];
+        if (n == 0) {
+            *valid &= ~GP_M_GPM(i);
+            continue;
+        }
+        out->gpm_mean[i] = a->gpm_sum[i] / (double)n;
+        out->gpm_max[i] = a->gpm_max[i];
+        if (i < GP_GPM_PCT_METRICS) {
+            uint32_t b = bin_percentile(a->gpm_hist_pct[i], GP_GPM_PCT_BINS, n, 95);
+            out->gpm_p95[i] = (double)b / 10.0;
+        } else {
+            uint32_t b =
+                bin_percentile(a->gpm_hist_rate[i - GP_GPM_PCT_METRICS], GP_GPM_RATE_BINS, n, 95);
+            out->gpm_p95[i] = rate_bin_value(b);
+        }
+        if (out->gpm_p95[i] > out->gpm_max[i])
+            out->gpm_p95[i] = out->gpm_max[i]; /* rounding up to the bin passed the maximum */
+    }
 }
 
 /* Mean of integers, rounded half up, in integers so the cell is exact. */
@@ -253,7 +336,13 @@ void gp_acc_summarize(const gp_acc *a, gp_summary *out)
                         .integral_usable =
                             a->n_power >= 2 && a->power_prev_t_ns > a->power_first_t_ns,
                         .integral_j = a->power_integral_mj / 1000.0};
+    summarize_gpm(a, out, &valid);
     out->energy_source = gp_energy_pick(&eo, &out->energy_j);
+    out->energy_span_s = 0.0;
+    if (out->energy_source == GP_ENERGY_COUNTER)
+        out->energy_span_s = (double)(a->last_t_ns - a->first_t_ns) / 1e9;
+    else if (out->energy_source == GP_ENERGY_POWER_INTEGRAL)
+        out->energy_span_s = (double)(a->power_prev_t_ns - a->power_first_t_ns) / 1e9;
     if (out->energy_source != GP_ENERGY_NONE)
         valid |= GP_M_ENERGY;
     out->valid = valid;

@@ -12,6 +12,12 @@
 
 #define GP_SPARK_BUCKETS (2 * GP_SPARK_WIDTH)
 
+/* GPM histograms: percentages in 0.1 % steps; rates (bytes/s) on a log
+ * scale of 1/32 octave, bin 0 for < 1 B/s (stats.c). */
+#define GP_GPM_PCT_METRICS GP_GPM_PCIE_TX /* the first GP_GPM_PCT_METRICS are % */
+#define GP_GPM_PCT_BINS 1001
+#define GP_GPM_RATE_BINS 2049
+
 /* Per-device running statistics in O(1) memory. */
 typedef struct gp_acc {
     uint64_t t0_ns;     /* region start (monotonic) */
@@ -45,6 +51,13 @@ typedef struct gp_acc {
     uint64_t power_prev_t_ns;
     uint32_t power_prev_mw;
     double power_integral_mj;
+
+    /* GPM: per metric, valid samples, their sum and maximum, and the
+     * histogram p95 is read from. */
+    uint64_t gpm_n[GP_GPM_COUNT];
+    double gpm_sum[GP_GPM_COUNT], gpm_max[GP_GPM_COUNT];
+    uint64_t gpm_hist_pct[GP_GPM_PCT_METRICS][GP_GPM_PCT_BINS];
+    uint64_t gpm_hist_rate[GP_GPM_COUNT - GP_GPM_PCT_METRICS][GP_GPM_RATE_BINS];
 
     /* Sparkline: GP_SPARK_BUCKETS buckets of spark_span samples each (the
      * last one holds spark_fill); when all are full, neighbours merge

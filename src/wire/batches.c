@@ -82,6 +82,17 @@ static void put_batch_ids(fl_buf *b, uint64_t batch_id, uint64_t base)
  * unknown the sum is unknown too. */
 #define PCIE_BOTH (GP_M_PCIE_TX | GP_M_PCIE_RX)
 #define COL(c) (1u << FL_COL_DEVMETRIC_##c)
+#define GPM_COL0 FL_COL_DEVMETRIC_SM_ACTIVE
+_Static_assert(FL_COL_DEVMETRIC_NVLINK_RX == GPM_COL0 + GP_GPM_COUNT - 1 &&
+                   FL_COL_DEVMETRIC_COUNT <= 32,
+               "the GPM columns follow gp_gpm_metric and fit the 32-bit column mask");
+
+/* A GPM value as its column writes it: percent x 100 or bytes/s, rounded. */
+static uint64_t gpm_col_value(unsigned i, double v)
+{
+    double x = i < GP_GPM_PCIE_TX ? v * 100.0 : v;
+    return x > 0 && x < 9e18 ? (uint64_t)llround(x) : 0; /* llround is defined there */
+}
 
 /* The columns a row has a value for: a metric the device reported (the
  * optional ones - energy, memory clock, PCIe - only when non-zero, the
@@ -100,6 +111,9 @@ static uint32_t device_row_cols(const gp_device_sample *s)
     c |= ((v & GP_M_CLOCK_MEM) && s->clock_mem_mhz) ? COL(CLOCK_MEM) : 0;
     c |= ((v & PCIE_BOTH) == PCIE_BOTH && (s->pcie_tx_kbps || s->pcie_rx_kbps)) ? COL(PCIE_BW_BPS)
                                                                                 : 0;
+    /* GPM extension columns: one per metric the device reported. */
+    for (unsigned i = 0; i < GP_GPM_COUNT; i++)
+        c |= (v & GP_M_GPM(i)) ? 1u << (GPM_COL0 + i) : 0;
     return c;
 }
 
@@ -155,6 +169,9 @@ void fl_rec_device_batch_cols(fl_buf *b, const char *session_id, uint64_t batch_
         d = opt_col(d, cols, COL(CLOCK_MEM), v & GP_M_CLOCK_MEM, s->clock_mem_mhz);
         d = opt_col(d, cols, COL(PCIE_BW_BPS), (v & PCIE_BOTH) == PCIE_BOTH,
                     ((uint64_t)s->pcie_tx_kbps + s->pcie_rx_kbps) * 1024);
+        for (unsigned g = 0; g < GP_GPM_COUNT; g++)
+            d = opt_col(d, cols, 1u << (GPM_COL0 + g), v & GP_M_GPM(g),
+                        gpm_col_value(g, s->gpm[g]));
         *d++ = ']';
         fl_buf_commit(b, d);
     }

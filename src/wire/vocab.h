@@ -107,7 +107,9 @@ fl_dict fl_dict_of(const char *name);
 
 /* dt_ns and device_id always; each later one once some row of the
  * session has had a value for it (the optional ones from fan_speed_pct
- * on: a non-zero value), wire/batches.c. */
+ * to ecc_uncorrected: a non-zero value), wire/batches.c.  From
+ * sm_active_pct_x100 on: our extension columns (docs/gpufl.md), NVML GPM
+ * in gp_gpm_metric order, once some row has the metric. */
 #define FL_COLS_DEVMETRIC(X)                                                                       \
     X(DEVMETRIC, DT_NS, dt_ns)                                                                     \
     X(DEVMETRIC, DEVICE_ID, device_id)                                                             \
@@ -126,7 +128,21 @@ fl_dict fl_dict_of(const char *name);
     X(DEVMETRIC, CLOCK_MEM, clock_mem)                                                             \
     X(DEVMETRIC, PCIE_BW_BPS, pcie_bw_bps)                                                         \
     X(DEVMETRIC, ECC_CORRECTED, ecc_corrected)                                                     \
-    X(DEVMETRIC, ECC_UNCORRECTED, ecc_uncorrected)
+    X(DEVMETRIC, ECC_UNCORRECTED, ecc_uncorrected)                                                 \
+    X(DEVMETRIC, SM_ACTIVE, sm_active_pct_x100)                                                    \
+    X(DEVMETRIC, SM_OCCUPANCY, sm_occupancy_pct_x100)                                              \
+    X(DEVMETRIC, TENSOR_ACTIVE, tensor_active_pct_x100)                                            \
+    X(DEVMETRIC, TENSOR_DFMA, tensor_dfma_pct_x100)                                                \
+    X(DEVMETRIC, TENSOR_HMMA, tensor_hmma_pct_x100)                                                \
+    X(DEVMETRIC, TENSOR_IMMA, tensor_imma_pct_x100)                                                \
+    X(DEVMETRIC, DRAM_ACTIVE, dram_active_pct_x100)                                                \
+    X(DEVMETRIC, FP64_ACTIVE, fp64_active_pct_x100)                                                \
+    X(DEVMETRIC, FP32_ACTIVE, fp32_active_pct_x100)                                                \
+    X(DEVMETRIC, FP16_ACTIVE, fp16_active_pct_x100)                                                \
+    X(DEVMETRIC, GPM_PCIE_TX, gpm_pcie_tx_bps)                                                     \
+    X(DEVMETRIC, GPM_PCIE_RX, gpm_pcie_rx_bps)                                                     \
+    X(DEVMETRIC, NVLINK_TX, nvlink_tx_bps)                                                         \
+    X(DEVMETRIC, NVLINK_RX, nvlink_rx_bps)
 #define FL_DEVMETRIC_BASE_COLS 9
 
 #define FL_COLS_HOSTMETRIC(X)                                                                      \
@@ -214,7 +230,7 @@ enum { FL_COLS_GRAPH(FL_X) FL_COL_GRAPH_COUNT };
 #undef FL_X
 
 /* The most columns a known batch has (a reader's per-batch column map). */
-#define FL_MAX_COLS 24
+#define FL_MAX_COLS 32
 
 /* --------------------------------------------------------- record types */
 

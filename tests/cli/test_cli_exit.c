@@ -48,16 +48,20 @@ static void test_usage(void)
     ST(125, NULL, "serve", "--interval", "-1");
     ST(125, NULL, "help", "nosuch");
     ST(125, NULL, "help", "--bogus");
+    ST(125, NULL, "upload", "--bogus", "x");
+    ST(125, NULL, "upload", "--retries", "1.5", "x");
 }
 
 static void test_nothing_done(const char *fixture)
 {
-    (void)fixture;
     ST(1, no_gpu, "devices", "--backend", "smi");
     ST(1, no_gpu, "serve", "--backend", "smi", "--listen", "127.0.0.1:0");
     ST(1, NULL, "report", "/nonexistent/logs");
     ST(1, NULL, "export", "--format", "csv", "/nonexistent/logs");
     ST(1, no_plugin, "metrics", "chips");
+    /* Nothing listens on port 1: the upload fails at once. */
+    ST(1, NULL, "upload", "--backend-url", "http://127.0.0.1:1", "--api-key", "gp-test-key-123",
+       "--retries", "0", "--timeout", "5", fixture);
 }
 
 static void test_partial_and_ok(const char *fixture)

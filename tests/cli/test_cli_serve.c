@@ -35,6 +35,7 @@ static const char *g_scenario =
     "seq 0 util_mem 21\n"
     "seq 0 power_mw 123456\n"
     "seq 0 temp_c 61\n"
+    "gpm 0\n" /* GPM on GPU 0 only: the fake's default GPM values */
     "unsupported 1 power\n"
     "unsupported 1 temp\n"
     "error 2 lost_after 3\n";
@@ -155,7 +156,14 @@ static void absent(const char *body, const char *metric, const char *lbl)
 static void test_values(int port)
 {
     static char a[1 << 16];
-    CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+    /* GPM needs two samples of a device: wait for the second (at most 5 s). */
+    for (int i = 0; i < 100; i++) {
+        CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+        if (strstr(a, "DCGM_FI_PROF_SM_ACTIVE{"))
+            break;
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
     CHECK_CONTAINS(a, "Content-Type: text/plain; version=0.0.4; charset=utf-8");
     const char *b = body_of(a);
     CHECK_CONTAINS(b, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
@@ -177,6 +185,29 @@ static void test_values(int port)
     expect(b, "DCGM_FI_DEV_GPU_UTIL", LBL1, "42");
     absent(b, "DCGM_FI_DEV_POWER_USAGE", LBL1);
     absent(b, "DCGM_FI_DEV_GPU_TEMP", LBL1);
+    /* DCGM's profiling fields from GPM on GPU 0: ratios, PCIe in bytes/s
+     * (NVML's MiB/s converted); none at all for GPU 1, which has no GPM. */
+    CHECK_CONTAINS(b, "# HELP DCGM_FI_PROF_SM_ACTIVE The ratio of cycles an SM has at least 1 "
+                      "warp assigned.\n# TYPE DCGM_FI_PROF_SM_ACTIVE gauge\n");
+    expect(b, "DCGM_FI_PROF_SM_ACTIVE", LBL0, "0.38");
+    expect(b, "DCGM_FI_PROF_SM_OCCUPANCY", LBL0, "0.25");
+    expect(b, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", LBL0, "0.12");
+    expect(b, "DCGM_FI_PROF_DRAM_ACTIVE", LBL0, "0.61");
+    expect(b, "DCGM_FI_PROF_PIPE_FP64_ACTIVE", LBL0, "0.01");
+    expect(b, "DCGM_FI_PROF_PIPE_FP32_ACTIVE", LBL0, "0.2");
+    expect(b, "DCGM_FI_PROF_PIPE_FP16_ACTIVE", LBL0, "0.05");
+    expect(b, "DCGM_FI_PROF_PCIE_TX_BYTES", LBL0, "1048576000");
+    expect(b, "DCGM_FI_PROF_PCIE_RX_BYTES", LBL0, "2097152000");
+    expect(b, "gpu_profile_tensor_active_ratio", LBL0, "0.12");
+    expect(b, "gpu_profile_nvlink_rx_bytes_per_second", LBL0, "0");
+    static const char *const prof[] = {
+        "DCGM_FI_PROF_SM_ACTIVE",          "DCGM_FI_PROF_SM_OCCUPANCY",
+        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE",
+        "DCGM_FI_PROF_PIPE_FP64_ACTIVE",   "DCGM_FI_PROF_PIPE_FP32_ACTIVE",
+        "DCGM_FI_PROF_PIPE_FP16_ACTIVE",   "DCGM_FI_PROF_PCIE_TX_BYTES",
+        "DCGM_FI_PROF_PCIE_RX_BYTES",      "gpu_profile_tensor_active_ratio"};
+    for (size_t i = 0; i < sizeof prof / sizeof prof[0]; i++)
+        absent(b, prof[i], LBL1);
     /* PCIe only with --pcie. */
     CHECK(strstr(b, "gpu_profile_pcie_tx_bytes_per_second") == NULL);
     CHECK_CONTAINS(b, "gpu_profile_sample_age_seconds{gpu=\"2\"");

@@ -103,6 +103,8 @@ enum metric {
     M_THROTTLE,
     M_PCIE_TX,
     M_PCIE_RX,
+    M_GPM_FIRST, /* the GPM metrics, in the backend's gp_gpm_metric order */
+    M_GPM_LAST = M_GPM_FIRST + 13,
     N_METRICS
 };
 
@@ -123,7 +125,25 @@ static const struct {
     [M_THROTTLE] = {"throttle", 0x1},
     [M_PCIE_TX] = {"pcie_tx", 1000},
     [M_PCIE_RX] = {"pcie_rx", 2000},
+    [M_GPM_FIRST + 0] = {"gpm_sm_active", 38},
+    [M_GPM_FIRST + 1] = {"gpm_sm_occupancy", 25},
+    [M_GPM_FIRST + 2] = {"gpm_tensor", 12},
+    [M_GPM_FIRST + 3] = {"gpm_tensor_dfma", 0},
+    [M_GPM_FIRST + 4] = {"gpm_tensor_hmma", 12},
+    [M_GPM_FIRST + 5] = {"gpm_tensor_imma", 0},
+    [M_GPM_FIRST + 6] = {"gpm_dram", 61},
+    [M_GPM_FIRST + 7] = {"gpm_fp64", 1},
+    [M_GPM_FIRST + 8] = {"gpm_fp32", 20},
+    [M_GPM_FIRST + 9] = {"gpm_fp16", 5},
+    [M_GPM_FIRST + 10] = {"gpm_pcie_tx", 1000},
+    [M_GPM_FIRST + 11] = {"gpm_pcie_rx", 2000},
+    [M_GPM_FIRST + 12] = {"gpm_nvlink_tx", 0},
+    [M_GPM_FIRST + 13] = {"gpm_nvlink_rx", 0},
 };
+
+/* The NVML metric id of each GPM metric above (the spec's numbers). */
+__attribute__((unused)) static const unsigned gpm_metric_ids[14] = {2,  3,  5,  6,  7,  9,  10,
+                                                                    11, 12, 13, 20, 21, 61, 60};
 
 /* Device functions, as the targets of error / unsupported / slow rules. */
 enum key {
@@ -142,12 +162,16 @@ enum key {
     K_THROTTLE,
     K_PCIE_TX,
     K_PCIE_RX,
+    K_GPM_QUERY,
+    K_GPM_SAMPLE,
+    K_GPM_METRICS,
     N_KEYS
 };
 
 static const char *const key_names[N_KEYS] = {
-    "handle",  "name",   "uuid",     "util",      "mem_v1",   "mem_v2",  "power",   "energy",
-    "temp_v1", "temp_v", "clock_sm", "clock_mem", "throttle", "pcie_tx", "pcie_rx",
+    "handle",   "name",    "uuid",    "util",      "mem_v1",     "mem_v2",
+    "power",    "energy",  "temp_v1", "temp_v",    "clock_sm",   "clock_mem",
+    "throttle", "pcie_tx", "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics",
 };
 
 /* Names that stand for several functions (either API generation). */
@@ -159,6 +183,7 @@ static const struct {
     {"temp", (1u << K_TEMP_V1) | (1u << K_TEMP_V)},
     {"clock", (1u << K_CLOCK_SM) | (1u << K_CLOCK_MEM)},
     {"pcie", (1u << K_PCIE_TX) | (1u << K_PCIE_RX)},
+    {"gpm", (1u << K_GPM_QUERY) | (1u << K_GPM_SAMPLE) | (1u << K_GPM_METRICS)},
 };
 
 /* Exported functions, for the call counts. */
@@ -184,7 +209,12 @@ static const struct {
     X(nvmlDeviceGetClockInfo)                                                                      \
     X(nvmlDeviceGetCurrentClocksEventReasons)                                                      \
     X(nvmlDeviceGetCurrentClocksThrottleReasons)                                                   \
-    X(nvmlDeviceGetPcieThroughput)
+    X(nvmlDeviceGetPcieThroughput)                                                                 \
+    X(nvmlGpmQueryDeviceSupport)                                                                   \
+    X(nvmlGpmSampleAlloc)                                                                          \
+    X(nvmlGpmSampleFree)                                                                           \
+    X(nvmlGpmSampleGet)                                                                            \
+    X(nvmlGpmMetricsGet)
 
 #define AS_ENUM(f) F_##f,
 #define AS_NAME(f) #f,
@@ -207,6 +237,9 @@ typedef struct device {
     unsigned long long lost_after; /* utilization calls that still succeed */
     unsigned long long util_calls;
     bool lost;
+    bool gpm;                     /* a `gpm D` line: the device has GPM */
+    bool gpm_no[14];              /* `gpm D no METRIC`: that metric is NOT_SUPPORTED */
+    unsigned long long gpm_taken; /* nvmlGpmSampleGet calls that succeeded */
 } device;
 
 /* Calls that name no device, as the targets of hang rules. */
@@ -233,6 +266,7 @@ typedef struct state {
     rule rules[MAX_RULES];
     size_t n_rules;
     unsigned long long fn_calls[N_FNS];
+    long long gpm_live; /* GPM samples allocated and not freed */
 } state;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -566,6 +600,24 @@ static int parse_line(parser *p)
         *r = (rule){.dev = dev, .mask = mask, .delay_us = (unsigned)us};
         return 0;
     }
+    if (strcmp(cmd, "gpm") == 0) {
+        unsigned dev;
+        if (n < 2 || parse_dev(p, t[1], &dev) != 0)
+            return n < 2 ? parse_error(p, "expected: gpm DEVICE [no METRIC...]") : -1;
+        st.devs[dev].gpm = true;
+        if (n > 2 && strcmp(t[2], "no") != 0)
+            return parse_error(p, "expected: gpm DEVICE [no METRIC...]");
+        for (size_t i = 3; i < n; i++) {
+            int m = -1;
+            for (int k = M_GPM_FIRST; k <= M_GPM_LAST; k++)
+                if (strcmp(t[i], metric_info[k].name) == 0)
+                    m = k - M_GPM_FIRST;
+            if (m < 0)
+                return parse_error(p, "unknown GPM metric (gpm_sm_active, ...)");
+            st.devs[dev].gpm_no[m] = true;
+        }
+        return 0;
+    }
     if (strcmp(cmd, "hang") == 0)
         return parse_hang(p);
     return parse_error(p, "unknown line");
@@ -626,6 +678,8 @@ static void write_stats(void)
     for (int i = 0; i < N_FNS; i++)
         if (st.fn_calls[i])
             fprintf(f, "%s %llu\n", fn_names[i], st.fn_calls[i]);
+    if (st.fn_calls[F_nvmlGpmSampleAlloc])
+        fprintf(f, "gpm_samples_live %lld\n", st.gpm_live);
     for (unsigned d = 0; d < st.n_devices; d++)
         for (int k = 0; k < N_KEYS; k++)
             if (st.devs[d].calls[k])
@@ -1101,6 +1155,135 @@ FAKE_API int nvmlDeviceGetTemperatureV(void *dev, struct fake_temperature *t)
 FAKE_API int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *mask)
 {
     return reasons_common(F_nvmlDeviceGetCurrentClocksEventReasons, dev, mask);
+}
+
+/* GPM (Hopper and later).  Structs in the fake's own words, sized for
+ * NVML 13.0 (210 metrics): the backend's larger struct (333) must work,
+ * and only the first numMetrics entries are written. */
+struct fake_gpm_support {
+    unsigned version;
+    unsigned is_supported;
+};
+struct fake_gpm_metric {
+    unsigned id;
+    int ret;
+    double value;
+    const char *short_name, *long_name, *unit;
+};
+struct fake_gpm_metrics_get {
+    unsigned version;
+    unsigned num;
+    void *sample1, *sample2;
+    struct fake_gpm_metric metrics[210];
+};
+_Static_assert(sizeof(struct fake_gpm_support) == 8, "nvmlGpmSupport_t is 8 bytes");
+_Static_assert(sizeof(struct fake_gpm_metric) == 40, "nvmlGpmMetric_t is 40 bytes");
+_Static_assert(offsetof(struct fake_gpm_metrics_get, metrics) == 24, "metrics at 24");
+
+#define GPM_MAGIC 0x67706d73u
+typedef struct fake_gpm_sample {
+    unsigned magic;
+    device *d;                /* NULL until a SampleGet succeeds */
+    unsigned long long taken; /* the device's gpm_taken at that get */
+} fake_gpm_sample;
+
+FAKE_API int nvmlGpmQueryDeviceSupport(void *dev, struct fake_gpm_support *sup)
+{
+    call c;
+    int code = BEGIN(nvmlGpmQueryDeviceSupport, K_GPM_QUERY, dev, &c);
+    if (code == R_SUCCESS && !sup)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS && sup->version != 1)
+        code = R_ARGUMENT_VERSION_MISMATCH;
+    if (code == R_SUCCESS)
+        sup->is_supported = c.d->gpm ? 1u : 0u;
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlGpmSampleAlloc(void **out)
+{
+    pthread_mutex_lock(&mu);
+    st.fn_calls[F_nvmlGpmSampleAlloc]++;
+    int code = st.refcount == 0 ? R_UNINITIALIZED : !out ? R_INVALID_ARGUMENT : R_SUCCESS;
+    if (code == R_SUCCESS) {
+        fake_gpm_sample *g = calloc(1, sizeof *g);
+        if (!g) {
+            code = R_UNKNOWN;
+        } else {
+            g->magic = GPM_MAGIC;
+            *out = g;
+            st.gpm_live++;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return code;
+}
+
+FAKE_API int nvmlGpmSampleFree(void *sample)
+{
+    pthread_mutex_lock(&mu);
+    st.fn_calls[F_nvmlGpmSampleFree]++;
+    fake_gpm_sample *g = sample;
+    int code = R_SUCCESS;
+    if (!g || g->magic != GPM_MAGIC) {
+        code = R_INVALID_ARGUMENT;
+    } else {
+        g->magic = 0;
+        free(g);
+        st.gpm_live--;
+    }
+    pthread_mutex_unlock(&mu);
+    return code;
+}
+
+FAKE_API int nvmlGpmSampleGet(void *dev, void *sample)
+{
+    call c;
+    int code = BEGIN(nvmlGpmSampleGet, K_GPM_SAMPLE, dev, &c);
+    fake_gpm_sample *g = sample;
+    if (code == R_SUCCESS && (!g || g->magic != GPM_MAGIC))
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS && !c.d->gpm)
+        code = R_NOT_SUPPORTED;
+    if (code == R_SUCCESS) {
+        g->d = c.d;
+        g->taken = ++c.d->gpm_taken;
+    }
+    return finish(&c, code);
+}
+
+/* One value per metric asked for (its sequence's next), computed "between"
+ * two samples of one device taken in that order. */
+FAKE_API int nvmlGpmMetricsGet(struct fake_gpm_metrics_get *m)
+{
+    const fake_gpm_sample *s1 = m ? m->sample1 : NULL, *s2 = m ? m->sample2 : NULL;
+    bool ok = s1 && s2 && s1->magic == GPM_MAGIC && s2->magic == GPM_MAGIC && s1->d &&
+              s1->d == s2->d && s2->taken > s1->taken;
+    call c;
+    int code = BEGIN(nvmlGpmMetricsGet, K_GPM_METRICS, ok ? (void *)s1->d : NULL, &c);
+    if (code == R_SUCCESS && m->version != 1)
+        code = R_ARGUMENT_VERSION_MISMATCH;
+    if (code == R_SUCCESS && (m->num == 0 || m->num > 210))
+        code = R_INVALID_ARGUMENT;
+    for (unsigned k = 0; code == R_SUCCESS && k < m->num; k++) {
+        struct fake_gpm_metric *e = &m->metrics[k];
+        int idx = -1;
+        for (int i = 0; i < 14; i++)
+            if (gpm_metric_ids[i] == e->id)
+                idx = i;
+        e->value = 0.0;
+        e->short_name = e->long_name = e->unit = NULL;
+        if (idx < 0 || c.d->gpm_no[idx]) {
+            e->ret = R_NOT_SUPPORTED;
+            continue;
+        }
+        e->ret = R_SUCCESS;
+        e->value = (double)take(c.d, (enum metric)(M_GPM_FIRST + idx));
+        e->short_name = metric_info[M_GPM_FIRST + idx].name + 4;
+        e->long_name = metric_info[M_GPM_FIRST + idx].name;
+        e->unit = idx >= 10 ? "MiB/s" : "%"; /* NVML's units */
+    }
+    return finish(&c, code);
 }
 
 #endif /* !FAKE_NVML_OLD */

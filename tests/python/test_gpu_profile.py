@@ -66,6 +66,20 @@ def thread_count():
     return len(os.listdir("/proc/self/task"))
 
 
+def settled_thread_count(expected, timeout_s=5.0):
+    """The thread count once it reaches expected (or the deadline passes).
+    A joined thread has finished, but the kernel may list its task in
+    /proc/self/task for a moment after pthread_join returns (the join wakes
+    on the tid futex, cleared before the task is released), more so on a
+    loaded machine."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while thread_count() != expected and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return thread_count()
+
+
 class LayoutTest(unittest.TestCase):
     """The ctypes mirrors match the C header, field by field."""
 
@@ -117,6 +131,27 @@ class LoadTest(unittest.TestCase):
         self.assertIn("ImportError", r.stderr)
         self.assertIn("/nonexistent/libgpuprofile.so.0: no such file", r.stderr)
         self.assertIn("GPU_PROFILE_LIBRARY", r.stderr)
+
+    def test_search_order(self):
+        # docs/python.md: the package folder, _install.py (absent in the
+        # source tree), the source tree's build/, the standard folders
+        # (/usr/local first), the system loader last.
+        from gpu_profile import _native
+        saved = os.environ.pop("GPU_PROFILE_LIBRARY", None)
+        try:
+            paths, explicit = _native.candidates()
+        finally:
+            if saved is not None:
+                os.environ["GPU_PROFILE_LIBRARY"] = saved
+        here = os.path.dirname(os.path.abspath(_native.__file__))
+        self.assertFalse(explicit)
+        self.assertEqual(paths[0], os.path.join(here, "libgpuprofile.so.0"))
+        self.assertEqual(paths[1], os.path.normpath(
+            os.path.join(here, "..", "..", "build", "libgpuprofile.so.0")))
+        self.assertEqual(paths[2], "/usr/local/lib/libgpuprofile.so.0")
+        self.assertIn("/usr/lib/libgpuprofile.so.0", paths)
+        self.assertEqual(paths[-1], "libgpuprofile.so.0")
+        self.assertEqual(len(paths), len(set(paths)))
 
 
 class DefaultsTest(unittest.TestCase):
@@ -269,7 +304,7 @@ class DecoratorTest(unittest.TestCase):
         self.assertEqual(str(cm.exception), "inside")
         # the sampler is joined; the monitor stays idle in the function's
         # pool with its backend open, and so its two NVML threads
-        self.assertEqual(thread_count(), before + 2)
+        self.assertEqual(settled_thread_count(before + 2), before + 2)
         self.assertEqual(seen, [])  # no report for a call that raised
         self.assertEqual(len(calls), 2)
 
@@ -370,10 +405,7 @@ class BackendKeptOpenTest(unittest.TestCase):
         import time
         del work, body
         gc.collect()
-        deadline = time.monotonic() + 5
-        while thread_count() != before and time.monotonic() < deadline:
-            time.sleep(0.01)
-        self.assertEqual(thread_count(), before)
+        self.assertEqual(settled_thread_count(before), before)
         self.assertEqual(sorted(r[0] for r in results), list(range(40)))
         for i, v, name in results:
             self.assertEqual(v, i)
@@ -527,6 +559,27 @@ class MoreOptionsTest(unittest.TestCase):
         self.assertIsNone(off.samples[0].pcie_tx_kbps)
 
 
+    def test_gpm(self):
+        # nvml_gpm.txt: device 0 has GPM (no DFMA/IMMA tensor), device 1 none.
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_gpm.txt")):
+            with GpuMonitor(device="all", interval_s=FAST, keep_samples=True) as mon:
+                pass
+        s0, s1 = mon.summaries
+        self.assertEqual(gp.GP_GPM_COUNT, 14)
+        self.assertIsNone(s1.gpm)
+        if s0.sample_count >= 2:
+            self.assertNotIn("tensor_dfma_active", s0.gpm)
+            self.assertEqual(s0.gpm["fp32_active"], (20.0, 20.0, 20.0))
+            self.assertEqual(s0.gpm["gpm_pcie_rx"][0], 2000 * 1048576.0)
+            self.assertIn('"gpm":{"sm_active":{', s0.to_json())
+        first = [x for x in mon.samples if x.device == 0][0]
+        self.assertIsNone(first.gpm)  # the first sample of a run has none
+        later = [x for x in mon.samples if x.device == 0][1:]
+        for x in later:
+            self.assertEqual(x.gpm["fp16_active"], 5.0)
+        self.assertTrue(all(x.gpm is None for x in mon.samples if x.device == 1))
+
+
 class StrictTest(unittest.TestCase):
     def test_strict_failure_raises_with_c_message(self):
         calls = []
@@ -608,7 +661,7 @@ class MonitorTest(unittest.TestCase):
             with GpuMonitor(interval_s=FAST) as mon:
                 raise KeyError("k")
         self.assertFalse(mon.running)
-        self.assertEqual(thread_count(), before)
+        self.assertEqual(settled_thread_count(before), before)
         self.assertIsNotNone(mon.summary)
 
     def test_runs_once(self):

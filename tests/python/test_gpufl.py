@@ -84,6 +84,8 @@ class LayoutTest(unittest.TestCase):
             "gpufl_init_options": gfl._FlOptions,
             "gpufl_scope": gfl._FlScope,
             "gpufl_report_options": _report_c._ReportOptions,
+            "gpufl_upload_options": gfl._upload._UploadOptions,
+            "gpufl_upload_result": gfl._upload._UploadResult,
         }
         out = subprocess.run([exe], check=True, stdout=subprocess.PIPE,
                              universal_newlines=True).stdout
@@ -758,7 +760,12 @@ def _dm(ts, util, power, **kw):
     d = {"ts_ns": SYN_T0 + ts, "device_id": 0, "gpu_util": util, "mem_util": 1, "temp_c": 30,
          "power_mw": power, "used_mib": None, "total_mib": 1000, "clock_sm": 1500}
     for k in ("fan_speed_pct", "temp_mem_c", "temp_junction_c", "voltage_mv", "energy_uj",
-              "clock_mem", "pcie_bw_bps", "ecc_corrected", "ecc_uncorrected"):
+              "clock_mem", "pcie_bw_bps", "ecc_corrected", "ecc_uncorrected",
+              "sm_active_pct_x100", "sm_occupancy_pct_x100", "tensor_active_pct_x100",
+              "tensor_dfma_pct_x100", "tensor_hmma_pct_x100", "tensor_imma_pct_x100",
+              "dram_active_pct_x100", "fp64_active_pct_x100", "fp32_active_pct_x100",
+              "fp16_active_pct_x100", "gpm_pcie_tx_bps", "gpm_pcie_rx_bps", "nvlink_tx_bps",
+              "nvlink_rx_bps"):
         d[k] = None
     return d
 

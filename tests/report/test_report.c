@@ -887,6 +887,48 @@ static void test_scopes_and_samples(void)
     fl_report_destroy(rep);
 }
 
+/* GPM extension columns of device_metric_batch: per device mean and max
+ * (percent x 100 back to percent; bytes/s), null for a device without. */
+static void test_gpm_columns(void)
+{
+    static const char *const cols[] = {"dt_ns", "device_id", "gpu_util", "sm_active_pct_x100",
+                                       "gpm_pcie_tx_bps"};
+    fl_report *rep = fl_report_create();
+    fl_read_cb cb;
+    fl_report_callbacks(rep, &cb);
+    fake_batch *fb = calloc(1, sizeof *fb);
+    fb->b.type = "device_metric_batch";
+    fb->b.channel = FL_CH_SYSTEM;
+    fb->b.base_time_ns = 1000;
+    fb->b.ncols = 5;
+    fb->b.cols = cols;
+    fb->b.cells = fb->cells;
+    int64_t rows[3][5] = {
+        {0, 0, 90, 3826, 1000000000}, {1000, 0, 91, 3926, 3000000000}, {1000, 1, 50, -1, -1}};
+    for (int i = 0; i < 3; i++)
+        for (int c = 0; c < 5; c++)
+            fb->cells[i * 5 + c] =
+                rows[i][c] < 0 ? (fl_cell){.kind = FL_CELL_NULL} : ci(rows[i][c]);
+    fb->b.nrows = 3;
+    fl_batch_map_columns(&fb->b);
+    cb.batch(cb.user, &fb->b);
+    rendered r;
+    render(rep, NULL, 1, &r);
+    if (r.j) {
+        CHECK_NEAR(jnum(r.j, "devices[0].gpm.sm_active.mean_pct"), 38.76, 1e-9);
+        CHECK_NEAR(jnum(r.j, "devices[0].gpm.sm_active.max_pct"), 39.26, 1e-9);
+        CHECK_NEAR(jnum(r.j, "devices[0].gpm.gpm_pcie_tx.mean_bps"), 2e9, 0);
+        CHECK_NEAR(jnum(r.j, "devices[0].gpm.gpm_pcie_tx.max_bps"), 3e9, 0);
+        CHECK(jnull(r.j, "devices[0].gpm.tensor_active"));
+        CHECK(jnull(r.j, "devices[1].gpm"));
+    }
+    CHECK_CONTAINS(r.text, "    SM active         mean 38.8%  max 39.3%\n"
+                           "    PCIe tx (GPM)     mean 2.000 GB/s  max 3.000 GB/s\n");
+    rendered_free(&r);
+    free(fb);
+    fl_report_destroy(rep);
+}
+
 /* An empty report: every figure n/a or null, nothing crashes. */
 static void test_empty(void)
 {
@@ -910,6 +952,7 @@ static void test_empty(void)
 int main(void)
 {
     test_fixture();
+    test_gpm_columns();
     test_rich();
     test_crashed();
     test_device_not_recorded();

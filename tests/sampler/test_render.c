@@ -474,6 +474,7 @@ static gp_summary full_h100(void)
     s.power_max_mw = 698123;
     s.energy_j = 6324.512;
     s.energy_source = GP_ENERGY_COUNTER;
+    s.energy_span_s = s.duration_s - s.interval_s; /* first to last reading */
     s.temp_max_c = 71;
     s.clock_sm_mean_mhz = 1755.423729;
     s.clock_mem_mean_mhz = 2619;
@@ -521,10 +522,11 @@ static gp_summary lost_device(void)
     s.power_max_mw = 301500;
     s.energy_j = 0.5625;
     s.energy_source = GP_ENERGY_POWER_INTEGRAL;
+    s.energy_span_s = 3.0; /* its power readings until the loss at 3.2125 s */
     s.temp_max_c = 58;
     s.clock_sm_mean_mhz = 2610.5;
     s.throttle_reasons_seen = 0;
-    s.busy_time_est_s = s.duration_s * s.util_gpu_mean / 100.0;
+    s.busy_time_est_s = 3.2125 * s.util_gpu_mean / 100.0; /* live until the loss */
     static const uint8_t cells[7] = {0, 35, 70, GP_SPARK_NONE, 97, 96, 62};
     memcpy(s.spark, cells, sizeof cells);
     s.spark_len = 7;
@@ -555,6 +557,7 @@ static gp_summary throttled(void)
     s.power_max_mw = 400000;
     s.energy_j = 240100.0;
     s.energy_source = GP_ENERGY_COUNTER;
+    s.energy_span_s = s.duration_s - s.interval_s; /* first to last reading */
     s.temp_max_c = 92;
     s.clock_sm_mean_mhz = 1005.25;
     s.clock_mem_mean_mhz = 1593;
@@ -570,16 +573,37 @@ static gp_summary throttled(void)
     return s;
 }
 
+/* An H100 with GPM: every GPM metric but the DFMA and IMMA tensor pipes. */
+static gp_summary gpm_h100(void)
+{
+    gp_summary s = full_h100();
+    s.util_gpu_mean = 94.2;
+    s.busy_time_est_s = s.duration_s * s.util_gpu_mean / 100.0;
+    static const double mean[GP_GPM_COUNT] = {38.25, 24.5,   12.4, 0,      12.4,  0, 61.0,
+                                              0.5,   20.125, 4.75, 1.25e9, 3.5e9, 0, 512e6};
+    static const double p95[GP_GPM_COUNT] = {41.5, 30, 15.1, 0,   15.1,   0, 70.2,
+                                             1.1,  25, 6,    2e9, 4.99e9, 0, 999.5e6};
+    static const double max[GP_GPM_COUNT] = {42.0, 31.6, 16,   0,     16,  0, 72.9,
+                                             1.2,  25.5, 6.25, 2.1e9, 5e9, 0, 1e9};
+    for (int i = 0; i < GP_GPM_COUNT; i++) {
+        if (i == GP_GPM_TENSOR_DFMA || i == GP_GPM_TENSOR_IMMA)
+            continue;
+        s.valid |= GP_M_GPM(i);
+        s.gpm_mean[i] = mean[i];
+        s.gpm_p95[i] = p95[i];
+        s.gpm_max[i] = max[i];
+    }
+    return s;
+}
+
 typedef struct named {
     const char *name;
     gp_summary (*make)(void);
 } named;
 
 static const named cases[] = {
-    {"full_h100", full_h100},
-    {"none_backend", none_backend},
-    {"lost_device", lost_device},
-    {"throttled", throttled},
+    {"full_h100", full_h100}, {"none_backend", none_backend}, {"lost_device", lost_device},
+    {"throttled", throttled}, {"gpm_h100", gpm_h100},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
@@ -797,14 +821,28 @@ static void invalid_is_null(void)
 
     char *j = render(gp_summary_to_json, &s, 0, NULL);
     check_json_valid(j, "invalid_is_null");
-    static const char *const null_keys[] = {
-        "interval_mean_s",  "util_gpu_mean_pct",     "util_gpu_p50_pct",
-        "util_gpu_p95_pct", "util_gpu_max_pct",      "util_mem_mean_pct",
-        "util_mem_max_pct", "mem_used_max_bytes",    "mem_total_bytes",
-        "power_mean_mw",    "power_max_mw",          "energy_j",
-        "temp_max_c",       "clock_sm_mean_mhz",     "clock_mem_mean_mhz",
-        "throttle_reasons", "throttle_reasons_mask", "busy_time_est_s",
-        "device_error",     "device_error_at_s",     "note"};
+    static const char *const null_keys[] = {"interval_mean_s",
+                                            "util_gpu_mean_pct",
+                                            "util_gpu_p50_pct",
+                                            "util_gpu_p95_pct",
+                                            "util_gpu_max_pct",
+                                            "util_mem_mean_pct",
+                                            "util_mem_max_pct",
+                                            "mem_used_max_bytes",
+                                            "mem_total_bytes",
+                                            "power_mean_mw",
+                                            "power_max_mw",
+                                            "energy_j",
+                                            "temp_max_c",
+                                            "clock_sm_mean_mhz",
+                                            "clock_mem_mean_mhz",
+                                            "throttle_reasons",
+                                            "throttle_reasons_mask",
+                                            "busy_time_est_s",
+                                            "device_error",
+                                            "device_error_at_s",
+                                            "note",
+                                            "gpm"};
     for (size_t i = 0; i < sizeof null_keys / sizeof null_keys[0]; i++)
         CHECK_JSON_KEY(j, null_keys[i], "null");
     CHECK_JSON_KEY(j, "energy_source", "\"none\"");

@@ -703,8 +703,50 @@ static void edges(void)
     CHECK_U64(a.n, 1);
 }
 
+/* GPM: mean, p95 (0.1 % bins; 1/32-octave bins for bytes/s) and max over
+ * the samples that carry each metric; a metric no sample carries keeps its
+ * bit clear. */
+static void gpm_stats(void)
+{
+    static gp_acc a; /* ~150 KB of histograms */
+    gp_acc_init(&a, 0, 0);
+    for (int i = 0; i < 100; i++) {
+        gp_device_sample s;
+        memset(&s, 0, sizeof s);
+        s.valid = GP_M_UTIL_GPU | GP_M_GPM(GP_GPM_SM_ACTIVE) | GP_M_GPM(GP_GPM_PCIE_TX);
+        s.util_gpu_pct = 50;
+        s.gpm[GP_GPM_SM_ACTIVE] = 99.04 - i; /* 99.04 .. 0.04, in falling order */
+        s.gpm[GP_GPM_PCIE_TX] = 1e9;
+        if (i == 7) { /* DRAM in one sample only, above 100: clamped */
+            s.valid |= GP_M_GPM(GP_GPM_DRAM_ACTIVE);
+            s.gpm[GP_GPM_DRAM_ACTIVE] = 100.5;
+        }
+        gp_acc_add(&a, (uint64_t)i * 1000000ull, &s);
+        s.valid = GP_M_UTIL_GPU; /* a sample with no GPM: counts for nothing GPM */
+        s.gpm[GP_GPM_SM_ACTIVE] = 1000;
+        gp_acc_add(&a, (uint64_t)i * 1000000ull + 1, &s);
+    }
+    gp_summary out;
+    memset(&out, 0, sizeof out);
+    out.duration_s = 1.0;
+    gp_acc_summarize(&a, &out);
+    CHECK_INT(out.valid & GP_M_GPM_ALL,
+              GP_M_GPM(GP_GPM_SM_ACTIVE) | GP_M_GPM(GP_GPM_PCIE_TX) | GP_M_GPM(GP_GPM_DRAM_ACTIVE));
+    CHECK_NEAR(out.gpm_mean[GP_GPM_SM_ACTIVE], 49.54, 1e-9);
+    CHECK_NEAR(out.gpm_p95[GP_GPM_SM_ACTIVE], 94.0, 1e-12); /* rank 95: 94.04, its bin 94.0 */
+    CHECK_NEAR(out.gpm_max[GP_GPM_SM_ACTIVE], 99.04, 1e-12);
+    CHECK_NEAR(out.gpm_mean[GP_GPM_DRAM_ACTIVE], 100.0, 0);
+    CHECK_NEAR(out.gpm_p95[GP_GPM_DRAM_ACTIVE], 100.0, 0);
+    CHECK_NEAR(out.gpm_mean[GP_GPM_PCIE_TX], 1e9, 0);
+    CHECK_NEAR(out.gpm_max[GP_GPM_PCIE_TX], 1e9, 0);
+    /* 1e9 B/s is in the bin from 2^(956/32) = 984.6 MB/s: 1.5 % below. */
+    CHECK_NEAR(out.gpm_p95[GP_GPM_PCIE_TX], 984625593.97, 1.0);
+    CHECK_NEAR(out.gpm_mean[GP_GPM_FP32_ACTIVE], 0, 0);
+}
+
 int main(void)
 {
+    gpm_stats();
     percentiles();
     warmup();
     edges();

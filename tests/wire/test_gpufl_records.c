@@ -327,6 +327,25 @@ static void golden_device_batch(void)
     fl_device_row p = base_row(t0 + 9000000, 0, 33);
     p.s.valid = GP_M_POWER;
     fl_rec_device_batch_cols(&b, SID, 5, &p, 1, &fresh);
+    /* 6. GPM extension columns in a fresh session: percent x 100 and
+     *    bytes/s, rounded; a metric missing in one row is null there; a
+     *    GPM metric no row has gets no column. */
+    fl_device_row g[2] = {base_row(t0 + 10000000, 0, 90), base_row(t0 + 11000000, 0, 91)};
+    uint32_t gseen = 0;
+    for (int i = 0; i < 2; i++) {
+        g[i].s.valid = GP_M_UTIL_GPU | GP_M_GPM(GP_GPM_SM_ACTIVE) | GP_M_GPM(GP_GPM_PCIE_TX) |
+                       GP_M_GPM(GP_GPM_NVLINK_RX);
+        g[i].s.gpm[GP_GPM_SM_ACTIVE] = 38.256 + i;
+        g[i].s.gpm[GP_GPM_PCIE_TX] = 1048576000.4;
+        g[i].s.gpm[GP_GPM_NVLINK_RX] = 0; /* reported as 0: a real 0 */
+    }
+    g[0].s.valid |= GP_M_GPM(GP_GPM_TENSOR_ACTIVE);
+    g[0].s.gpm[GP_GPM_TENSOR_ACTIVE] = 12.5;
+    fl_rec_device_batch_cols(&b, SID, 6, g, 2, &gseen);
+    CHECK_U64(gseen, 1u << FL_COL_DEVMETRIC_DT_NS | 1u << FL_COL_DEVMETRIC_DEVICE_ID |
+                         1u << FL_COL_DEVMETRIC_GPU_UTIL | 1u << FL_COL_DEVMETRIC_SM_ACTIVE |
+                         1u << FL_COL_DEVMETRIC_TENSOR_ACTIVE | 1u << FL_COL_DEVMETRIC_GPM_PCIE_TX |
+                         1u << FL_COL_DEVMETRIC_NVLINK_RX);
     finish(&b, "device_metric_batch.ndjson");
 }
 

@@ -259,11 +259,14 @@ static bool any_stuck(nvml_ctx *c)
     return false;
 }
 
+static void nvml_stop(void *ctx);
+
 static void nvml_close(void *ctx)
 {
     nvml_ctx *c = ctx;
     if (!c)
         return;
+    nvml_stop(c); /* hands back the GPM samples of a run not stopped */
     /* NVML is shut down (bounded) unless a call of ours is still inside it;
      * then the thread of that call holds the last reference to the library
      * and shuts NVML down when the call returns.  A shutdown refused because
@@ -356,6 +359,15 @@ static void nvml_stop(void *ctx)
     nvml_ctx *c = ctx;
     if (!c)
         return;
+    /* The run's GPM samples go back to NVML (bounded like any call; a
+     * device stuck in a call keeps them until its next start). */
+    for (size_t i = 0; i < c->n_slots; i++) {
+        unsigned index = c->slot_index[i];
+        gp_status st;
+        nvml_dev *d = index < c->n_devs && c->devs[index].r ? dev_ready(c, index, &st, NULL) : NULL;
+        if (d && (d->gpm_prev || d->gpm_cur))
+            (void)dev_run(c, index, d, gp_nvml_job_stop, "nvmlGpmSampleFree", NULL);
+    }
     free(c->slot_index);
     c->slot_index = NULL;
     c->n_slots = 0;

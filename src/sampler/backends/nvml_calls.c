@@ -191,6 +191,13 @@ static gp_status resolve(nvml_lib *l, gp_error *err)
     a->reasons_name = r.name;
     SET_FN(a->get_pcie, sym(h, "nvmlDeviceGetPcieThroughput"));
     SET_FN(a->get_driver_version, sym(h, "nvmlSystemGetDriverVersion"));
+    SET_FN(a->gpm_query, sym(h, "nvmlGpmQueryDeviceSupport"));
+    SET_FN(a->gpm_alloc, sym(h, "nvmlGpmSampleAlloc"));
+    SET_FN(a->gpm_free, sym(h, "nvmlGpmSampleFree"));
+    SET_FN(a->gpm_get, sym(h, "nvmlGpmSampleGet"));
+    SET_FN(a->gpm_metrics, sym(h, "nvmlGpmMetricsGet"));
+    if (!a->gpm_alloc || !a->gpm_free || !a->gpm_get || !a->gpm_metrics)
+        a->gpm_query = NULL; /* GPM needs all five: without one, no GPM */
     return GP_OK;
 }
 
@@ -467,6 +474,63 @@ void gp_nvml_job_info(gp_runner *r, void *job)
     d->status = device_info(r, d->key.lib, d->key.index, &d->info, &d->err);
 }
 
+/* ------------------------------------------------------------------ GPM */
+
+/* Frees the run's GPM samples (a sample left from a run whose stop did not
+ * come, too). */
+static void gpm_release(gp_runner *r, nvml_dev *d)
+{
+    const nvml_api *a = &d->key.lib->api;
+    nvmlGpmSample_t *s[2] = {&d->gpm_prev, &d->gpm_cur};
+    for (int i = 0; i < 2; i++) {
+        if (*s[i] && a->gpm_free) {
+            gp_runner_doing(r, "nvmlGpmSampleFree");
+            a->gpm_free(*s[i]);
+        }
+        *s[i] = NULL;
+    }
+    d->gpm_ok = d->gpm_have_prev = false;
+}
+
+/* GPM for this run where the device has it: two samples.  A device or
+ * driver without GPM, or one that refuses a sample, is sampled without. */
+static gp_status gpm_setup(gp_runner *r, nvml_dev *d, gp_error *err)
+{
+    const nvml_api *a = &d->key.lib->api;
+    gpm_release(r, d);
+    if (!a->gpm_query)
+        return GP_OK;
+    nvmlGpmSupport_t sup = {NVML_GPM_SUPPORT_VERSION, 0};
+    gp_runner_doing(r, "nvmlGpmQueryDeviceSupport");
+    nvmlReturn_t rc = a->gpm_query(d->dev, &sup);
+    if (rc == NVML_ERROR_GPU_IS_LOST)
+        return fail(d->key.lib, GP_ERR_DEVICE_LOST, d->key.index, d->name,
+                    "nvmlGpmQueryDeviceSupport", rc, err);
+    if (rc != NVML_SUCCESS || !sup.isSupportedDevice)
+        return GP_OK;
+    gp_runner_doing(r, "nvmlGpmSampleAlloc");
+    if (a->gpm_alloc(&d->gpm_prev) != NVML_SUCCESS) {
+        d->gpm_prev = NULL;
+        return GP_OK;
+    }
+    gp_runner_doing(r, "nvmlGpmSampleAlloc");
+    if (a->gpm_alloc(&d->gpm_cur) != NVML_SUCCESS) {
+        d->gpm_cur = NULL;
+        gpm_release(r, d);
+        return GP_OK;
+    }
+    d->gpm_ok = true;
+    return GP_OK;
+}
+
+void gp_nvml_job_stop(gp_runner *r, void *job)
+{
+    nvml_dev *d = job;
+    gp_error_clear(&d->err);
+    gpm_release(r, d);
+    d->status = GP_OK;
+}
+
 /* The handle and name of the device for the run d->gen, the newer calls
  * tried afresh. */
 static gp_status start_device(gp_runner *r, nvml_dev *d, gp_error *err)
@@ -483,6 +547,8 @@ static gp_status start_device(gp_runner *r, nvml_dev *d, gp_error *err)
     if (st == GP_OK)
         st = get_text(r, l, index, d->dev, l->api.get_name, "nvmlDeviceGetName", NULL, d->name,
                       sizeof d->name, err);
+    if (st == GP_OK)
+        st = gpm_setup(r, d, err);
     if (st == GP_OK)
         d->started_gen = d->gen;
     return st;
@@ -639,6 +705,81 @@ static gp_status read_pcie(gp_runner *r, nvml_dev *d, gp_device_sample *out, gp_
     return GP_OK;
 }
 
+/* The metrics asked of nvmlGpmMetricsGet, in gp_gpm_metric order. */
+static const unsigned gpm_ids[GP_GPM_COUNT] = {
+    [GP_GPM_SM_ACTIVE] = NVML_GPM_METRIC_SM_UTIL,
+    [GP_GPM_SM_OCCUPANCY] = NVML_GPM_METRIC_SM_OCCUPANCY,
+    [GP_GPM_TENSOR_ACTIVE] = NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+    [GP_GPM_TENSOR_DFMA] = NVML_GPM_METRIC_DFMA_TENSOR_UTIL,
+    [GP_GPM_TENSOR_HMMA] = NVML_GPM_METRIC_HMMA_TENSOR_UTIL,
+    [GP_GPM_TENSOR_IMMA] = NVML_GPM_METRIC_IMMA_TENSOR_UTIL,
+    [GP_GPM_DRAM_ACTIVE] = NVML_GPM_METRIC_DRAM_BW_UTIL,
+    [GP_GPM_FP64_ACTIVE] = NVML_GPM_METRIC_FP64_UTIL,
+    [GP_GPM_FP32_ACTIVE] = NVML_GPM_METRIC_FP32_UTIL,
+    [GP_GPM_FP16_ACTIVE] = NVML_GPM_METRIC_FP16_UTIL,
+    [GP_GPM_PCIE_TX] = NVML_GPM_METRIC_PCIE_TX_PER_SEC,
+    [GP_GPM_PCIE_RX] = NVML_GPM_METRIC_PCIE_RX_PER_SEC,
+    [GP_GPM_NVLINK_TX] = NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC,
+    [GP_GPM_NVLINK_RX] = NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC,
+};
+
+/* Copies the metrics NVML computed: only the first numMetrics entries are
+ * read, each by its own metricId (never by position), and only a finite,
+ * non-negative value with a SUCCESS code sets its bit. */
+static void gpm_take(const nvmlGpmMetricsGet_t *m, gp_device_sample *out)
+{
+    unsigned n = m->numMetrics < NVML_GPM_METRIC_MAX ? m->numMetrics : NVML_GPM_METRIC_MAX;
+    for (unsigned k = 0; k < n; k++) {
+        const nvmlGpmMetric_t *e = &m->metrics[k];
+        double v = e->value;
+        if (e->nvmlReturn != NVML_SUCCESS || !(v >= 0.0) || v > 1e300)
+            continue;
+        for (unsigned i = 0; i < GP_GPM_COUNT; i++) {
+            if (gpm_ids[i] != e->metricId)
+                continue;
+            /* NVML gives PCIe and NVLink in MiB/s (nvml.h's comments);
+             * ours are bytes/s.  Percentages above 100 are rounding noise,
+             * as for util.gpu. */
+            if (i >= GP_GPM_PCIE_TX)
+                out->gpm[i] = v * 1048576.0;
+            else
+                out->gpm[i] = v > 100.0 ? 100.0 : v;
+            out->valid |= GP_M_GPM(i);
+        }
+    }
+}
+
+/* A GPM sample now, and the metrics since the previous one.  "Unavailable"
+ * codes leave the bits clear (the next read starts a new pair); a lost GPU
+ * fails the read like any metric. */
+static gp_status read_gpm(gp_runner *r, nvml_dev *d, gp_device_sample *out, gp_error *err)
+{
+    if (!d->gpm_ok)
+        return GP_OK;
+    const nvml_api *a = &d->key.lib->api;
+    bool have_prev = d->gpm_have_prev;
+    d->gpm_have_prev = false;
+    METRIC(a->gpm_get(d->dev, d->gpm_cur), "nvmlGpmSampleGet", { d->gpm_have_prev = true; });
+    if (!d->gpm_have_prev || !have_prev)
+        goto swap;
+    nvmlGpmMetricsGet_t *m = &d->gpm_req;
+    memset(m, 0, offsetof(nvmlGpmMetricsGet_t, metrics) + GP_GPM_COUNT * sizeof m->metrics[0]);
+    m->version = NVML_GPM_METRICS_GET_VERSION;
+    m->numMetrics = GP_GPM_COUNT;
+    m->sample1 = d->gpm_prev;
+    m->sample2 = d->gpm_cur;
+    for (unsigned i = 0; i < GP_GPM_COUNT; i++)
+        m->metrics[i].metricId = gpm_ids[i];
+    METRIC(a->gpm_metrics(m), "nvmlGpmMetricsGet", gpm_take(m, out));
+swap:
+    if (d->gpm_have_prev) {
+        nvmlGpmSample_t t = d->gpm_prev;
+        d->gpm_prev = d->gpm_cur;
+        d->gpm_cur = t;
+    }
+    return GP_OK;
+}
+
 /* read() allocates nothing and formats nothing unless it fails. */
 void gp_nvml_job_read(gp_runner *r, void *job)
 {
@@ -661,5 +802,7 @@ void gp_nvml_job_read(gp_runner *r, void *job)
         st = read_clocks(r, d, out, err);
     if (st == GP_OK)
         st = read_pcie(r, d, out, err);
+    if (st == GP_OK)
+        st = read_gpm(r, d, out, err);
     d->status = st;
 }

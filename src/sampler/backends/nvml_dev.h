@@ -36,6 +36,12 @@ typedef struct nvml_api {
     nvml_device_get_clocks_event_reasons_fn get_reasons;
     nvml_device_get_pcie_throughput_fn get_pcie;
     nvml_system_get_driver_version_fn get_driver_version;
+    /* GPM: all five or none (gpm_query NULL then). */
+    nvml_gpm_query_device_support_fn gpm_query;
+    nvml_gpm_sample_alloc_fn gpm_alloc;
+    nvml_gpm_sample_free_fn gpm_free;
+    nvml_gpm_sample_get_fn gpm_get;
+    nvml_gpm_metrics_get_fn gpm_metrics;
 
     /* The symbol names actually resolved, for error messages. */
     const char *init_name;
@@ -95,7 +101,13 @@ typedef struct nvml_dev {
     nvmlDevice_t dev;
     bool mem_v2_ok, temp_v_ok;
     char name[NVML_DEVICE_NAME_BUFFER_SIZE];
-    unsigned flags; /* input: GP_READ_* */
+    /* GPM, per run: two samples (the previous reading and the next), set
+     * up by start when the device supports GPM; freed by gp_nvml_job_stop
+     * or the next start. */
+    bool gpm_ok, gpm_have_prev;
+    nvmlGpmSample_t gpm_prev, gpm_cur;
+    nvmlGpmMetricsGet_t gpm_req; /* ~13 KB: kept here, not on a stack */
+    unsigned flags;              /* input: GP_READ_* */
     gp_device_info info;
     gp_device_sample sample;
     gp_status status;
@@ -108,5 +120,6 @@ void gp_nvml_job_system(gp_runner *r, void *job); /* nvml_sys, by op */
 void gp_nvml_job_info(gp_runner *r, void *job);   /* nvml_dev: info of key.index */
 void gp_nvml_job_start(gp_runner *r, void *job);  /* nvml_dev: handle and name for gen */
 void gp_nvml_job_read(gp_runner *r, void *job);   /* nvml_dev: sample (starts if needed) */
+void gp_nvml_job_stop(gp_runner *r, void *job);   /* nvml_dev: frees the run's GPM samples */
 
 #endif /* GP_SAMPLER_NVML_DEV_H */
