@@ -20,6 +20,7 @@
 
 #include "../gpufl.h"
 
+#include <cstddef>
 #include <string>
 #include <utility>
 
@@ -200,6 +201,69 @@ template <class F> auto monitor(const std::string &name, F &&f) -> decltype(std:
 {
     ScopedMonitor scope(name);
     return std::forward<F>(f)();
+}
+
+// Upload (GPUFlight's uploadLogs; docs/gpufl.md, "Upload"): the options and
+// result of gpufl_upload_logs with GPUFlight 1.3's field names where it has
+// one.  Empty strings: the environment (GPUFL_BACKEND_URL, GPUFL_API_KEY,
+// GPUFL_API_PATH), then "/api/v1" for api_path.
+struct UploadOptions {
+    std::string log_path;          // a session directory, or a log directory
+    std::string backend_url;       // "https://host", no /api/v1
+    std::string api_key;           // sent as Authorization: Bearer; never logged
+    std::string api_path;          // "" = "/api/v1"
+    std::string session_id_filter; // "" = every finished session under log_path
+    bool force = false;            // also unfinished (live or crashed) sessions
+    int connect_timeout_ms = 10 * 1000;
+    int read_timeout_ms = 60 * 1000; // per request
+    int max_retries = 2;             // after a 5xx, a timeout or a dropped connection
+    int retry_delay_ms = 500;        // doubled at each retry
+};
+
+struct UploadResult {
+    bool success = false;
+    gpufl_status status = GPUFL_OK; // GPUFL_DISABLED: the kill switch, nothing sent
+    std::size_t files_processed = 0;
+    std::size_t files_skipped_by_cursor = 0;
+    std::size_t events_uploaded = 0;
+    std::size_t events_rejected = 0;
+    std::size_t bytes_uploaded = 0;
+    std::size_t sessions_uploaded = 0;
+    int http_status = -1; // of the request that failed; -1: none, or no HTTP answer
+    std::string message;  // what failed or was skipped; never the key
+};
+
+// Uploads what opts.log_path holds (after shutdown(): only finished
+// sessions unless force).  Never throws for an upload failure: see
+// success, status, http_status and message.
+inline UploadResult uploadLogs(const UploadOptions &opts)
+{
+    gpufl_upload_options o;
+    gpufl_upload_options_init(&o);
+    o.log_path = opts.log_path.c_str();
+    o.backend_url = opts.backend_url.c_str();
+    o.api_key = opts.api_key.c_str();
+    o.api_path = opts.api_path.c_str();
+    o.session_id = opts.session_id_filter.c_str();
+    o.force = opts.force;
+    o.connect_timeout_s = opts.connect_timeout_ms / 1000.0;
+    o.timeout_s = opts.read_timeout_ms / 1000.0;
+    o.max_retries = opts.max_retries;
+    o.retry_delay_ms = opts.retry_delay_ms;
+    gpufl_upload_result r{};
+    gpufl_error e{};
+    UploadResult out;
+    out.status = gpufl_upload_logs(&o, &r, &e);
+    out.success = r.success;
+    out.files_processed = static_cast<std::size_t>(r.files_processed);
+    out.files_skipped_by_cursor = static_cast<std::size_t>(r.files_skipped_by_cursor);
+    out.events_uploaded = static_cast<std::size_t>(r.events_uploaded);
+    out.events_rejected = static_cast<std::size_t>(r.events_rejected);
+    out.bytes_uploaded = static_cast<std::size_t>(r.bytes_uploaded);
+    out.sessions_uploaded = static_cast<std::size_t>(r.sessions_uploaded);
+    out.http_status = r.http_status;
+    out.message = r.message[0] ? r.message : e.message;
+    return out;
 }
 
 } // namespace gpufl

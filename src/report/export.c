@@ -35,11 +35,11 @@
  * (memsets, graph launches, NVTX markers, perf ranges, deep windows) are
  * read by report/export_ranges.c and written here.
  *
- * CSV: the header below, then one row per kernel in file order, RFC 4180
- * quoting (a field with a comma, quote or line break is quoted, quotes
- * doubled), an empty field for what was not recorded.
+ * CSV: report/export_csv.c's header, then one row per kernel in file order (RFC 4180
+ * quoting; an empty field for what was not recorded).
  */
 #include "export.h"
+#include "export_csv.h"
 #include "export_ranges.h"
 #include "../reader/read.h"
 #include "../util/buf.h"
@@ -60,11 +60,6 @@
 #define TID_SYNC 3
 #define TID_THREAD_BASE 16 /* + a thread's tid (the tid column): its scopes' track */
 _Static_assert(TID_NVTX == FL_EX_TID_NVTX, "NVTX ranges and markers share a thread");
-
-static const char csv_header[] =
-    "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
-    "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
-    "external_id\n";
 
 struct fl_export {
     fl_export_format fmt;
@@ -100,7 +95,8 @@ static void start(fl_export *e)
     if (e->started)
         return;
     e->started = true;
-    fl_buf_puts(&e->line, e->fmt == FL_EXPORT_CSV_KERNELS ? csv_header : "{\"traceEvents\":[\n");
+    fl_buf_puts(&e->line,
+                e->fmt == FL_EXPORT_CSV_KERNELS ? fl_export_csv_header : "{\"traceEvents\":[\n");
     put_line(e);
     e->first_event = true;
 }
@@ -272,64 +268,9 @@ static void arg_str(fl_buf *b, bool *first, const char *key, const char *v)
 
 /* ---------------------------------------------------------- kernels */
 
-static void csv_field(fl_buf *b, const char *s)
-{
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\r\n")) {
-        fl_buf_puts(b, s);
-        return;
-    }
-    fl_buf_puts(b, "\"");
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            fl_buf_puts(b, "\"\"");
-        else
-            fl_buf_put(b, p, 1);
-    }
-    fl_buf_puts(b, "\"");
-}
-
 static void csv_kernel(fl_export *e, const fl_krow *k)
 {
-    fl_buf *b = &e->line;
-    const fl_kdetail *d = k->detail;
-    int64_t dev = k->device_id >= 0 ? k->device_id : e->m->default_device;
-    char buf[64];
-    fl_buf_printf(b, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", k->start_ns,
-                  k->start_ns + k->duration_ns, k->duration_ns);
-    if (dev >= 0)
-        fl_buf_i64(b, dev);
-    fl_buf_printf(b, ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",", k->stream_id, k->corr_id,
-                  k->kernel_id);
-    csv_field(b, fl_model_kernel_name(e->m, k->kernel_id));
-    fl_buf_puts(b, ",");
-    if (d && d->have_grid)
-        csv_field(b, fl_dim3_format(buf, sizeof buf, d->grid));
-    fl_buf_puts(b, ",");
-    if (d && d->have_block)
-        csv_field(b, fl_dim3_format(buf, sizeof buf, d->block));
-    fl_buf_puts(b, ",");
-    if (k->num_regs >= 0)
-        fl_buf_i64(b, k->num_regs);
-    fl_buf_puts(b, ",");
-    if (k->dyn_shared >= 0)
-        fl_buf_i64(b, k->dyn_shared);
-    fl_buf_puts(b, ",");
-    if (d && d->static_shared >= 0)
-        fl_buf_i64(b, d->static_shared);
-    fl_buf_puts(b, ",");
-    if (d && !isnan(d->occupancy))
-        fl_buf_double(b, d->occupancy);
-    fl_buf_puts(b, ",");
-    if (d)
-        csv_field(b, d->user_scope);
-    fl_buf_puts(b, ",");
-    if (k->external_kind > 0)
-        fl_buf_printf(b, "%" PRId64 ",%" PRIu64, k->external_kind, k->external_id);
-    else
-        fl_buf_puts(b, ",");
-    fl_buf_puts(b, "\n");
+    fl_export_csv_row(&e->line, e->m, k);
     put_line(e);
     e->events++;
 }

@@ -414,6 +414,40 @@ void test_mapping()
     CHECK_SSTR(cxx_test::seed_init_options_mismatches(), "");
 }
 
+// uploadLogs over gpufl_upload_logs: the options reach it (a URL nothing
+// listens on is named in the message, the key never), a missing URL is an
+// argument error, and the kill switch sends nothing and succeeds.
+void test_upload_logs()
+{
+    unsetenv("GPUFL_BACKEND_URL");
+    unsetenv("GPUFL_API_KEY");
+    gpufl::UploadOptions u;
+    u.log_path = g_tmp + "/logs"; // test_session's finished session
+    gpufl::UploadResult r = gpufl::uploadLogs(u);
+    CHECK_INT(r.status, GPUFL_ERR_INVALID_ARG);
+    CHECK(!r.success);
+    CHECK(!r.message.empty());
+
+    u.backend_url = "http://127.0.0.1:1";
+    u.api_key = "gpfl_cxxsecret9876";
+    u.max_retries = 0;
+    u.connect_timeout_ms = 2000;
+    r = gpufl::uploadLogs(u);
+    CHECK_INT(r.status, GPUFL_ERR_UPLOAD);
+    CHECK(!r.success);
+    CHECK(r.message.find("http://127.0.0.1:1") != std::string::npos);
+    CHECK(r.message.find("cxxsecret") == std::string::npos);
+    CHECK_INT(r.events_uploaded, 0);
+
+    setenv("GPUFL_DISABLED", "1", 1);
+    r = gpufl::uploadLogs(u);
+    unsetenv("GPUFL_DISABLED");
+    CHECK_INT(r.status, GPUFL_DISABLED);
+    CHECK(r.success);
+    CHECK_INT(r.events_uploaded, 0);
+    CHECK_INT(r.files_processed, 0);
+}
+
 } // namespace
 
 int main()
@@ -428,6 +462,7 @@ int main()
     test_session();
     test_init_errors();
     test_remote_upload();
+    test_upload_logs();
     std::string rm = "rm -rf '" + g_tmp + "'";
     CHECK_INT(system(rm.c_str()), 0);
     return check_done("test_cxx");
