@@ -128,6 +128,7 @@ typedef struct log_args {
     const char *path;
     int top;
     uint64_t max_distinct; /* 0: the default (GPU_PROFILE_MAX_DISTINCT, else 2^20) */
+    int absolute_time;     /* export --absolute-time: Chrome trace ts from the Unix epoch */
 } log_args;
 
 void cli_report_usage(FILE *f)
@@ -154,16 +155,18 @@ void cli_report_usage(FILE *f)
 void cli_export_usage(FILE *f)
 {
     fputs("usage: gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME]\n"
-          "                          [--max-distinct N] [-o|--output FILE] PATH\n"
+          "                          [--max-distinct N] [--absolute-time] [-o|--output FILE] PATH\n"
           "\n"
           "chrome-trace: Trace Event Format JSON for Perfetto or chrome://tracing\n"
           "(kernels and copies per GPU and stream, scopes, metric counters);\n"
           "csv: one line per kernel.  Streams: any size of session.  PATH, --session,\n"
-          "--app and --max-distinct N as for gpu-profile report.  -h, --help: this text.\n",
+          "--app and --max-distinct N as for gpu-profile report.  --absolute-time\n"
+          "(chrome-trace): timestamps from the Unix epoch instead of the session's start,\n"
+          "so traces of other tools line up.  -h, --help: this text.\n",
           f);
 }
 
-enum { K_SESSION = 256, K_APP, K_TOP, K_FORMAT, K_MAX_DISTINCT };
+enum { K_SESSION = 256, K_APP, K_TOP, K_FORMAT, K_MAX_DISTINCT, K_ABSOLUTE_TIME };
 const cli_opt cli_logs_opts[] = {
     {"session", K_SESSION, 1, "ID", "a session id", NULL},
     {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
@@ -182,6 +185,7 @@ const cli_opt cli_export_opts[] = {
     {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
     {"output", 'o', 1, "FILE", "a file name", NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
+    {"absolute-time", K_ABSOLUTE_TIME, 0, NULL, NULL, NULL},
 };
 const size_t cli_export_n_opts = sizeof cli_export_opts / sizeof cli_export_opts[0];
 
@@ -234,6 +238,10 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
         if (key == 'h') {
             usage(stdout);
             return 1;
+        }
+        if (key == K_ABSOLUTE_TIME) {
+            a->absolute_time = 1;
+            continue;
         }
         if (apply(cmd, key, val, a) < 0)
             return -1;
@@ -358,6 +366,14 @@ int cli_export_main(int argc, char **argv)
     }
     if (a.max_distinct)
         fl_export_set_max_distinct(e, a.max_distinct);
+    if (a.absolute_time && fmt != FL_EXPORT_CHROME_TRACE) {
+        cli_say("export: --absolute-time is for --format chrome-trace");
+        fl_export_destroy(e);
+        if (a.output)
+            cli_outfile_abort(&of);
+        return CLI_EXIT_USAGE;
+    }
+    fl_export_set_absolute_time(e, a.absolute_time != 0);
     warn_ctx w;
     fl_read_cb inner;
     fl_export_callbacks(e, &inner);

@@ -109,6 +109,29 @@ static void test_subcommands(void)
     CHECK_CONTAINS(r.out, "--format\tFORMAT\ttext json\n");
     CHECK_CONTAINS(r.out, "-o\tFILE\t\n");
     h_result_free(&r);
+
+    /* export --absolute-time: the trace's clock is the Unix epoch. */
+    char fixture[1024];
+    snprintf(fixture, sizeof fixture,
+             "%s/fixtures/gpufl-session/3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b",
+             check_env("GP_TEST_SOURCE_DIR"));
+    const char *abs_time[] = {h_cli, "export", fixture, "--absolute-time", "--format=chrome-trace",
+                              NULL};
+    run(abs_time, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(r.out, "unix_epoch");
+    h_result_free(&r);
+    const char *rel_time[] = {h_cli, "export", "--format", "chrome-trace", fixture, NULL};
+    run(rel_time, &r);
+    CHECK_INT(r.code, 0);
+    CHECK(strstr(r.out, "unix_epoch") == NULL);
+    h_result_free(&r);
+    const char *abs_csv[] = {h_cli, "export", "--absolute-time", "--format", "csv", fixture, NULL};
+    run(abs_csv, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: export: --absolute-time is for --format chrome-trace\n");
+    CHECK_STR(r.out, "");
+    h_result_free(&r);
 }
 
 static void test_suggestions(void)
