@@ -713,7 +713,7 @@ static void test_devices_command(void)
     const char *argv6[] = {h_cli, "devices", "--all", NULL};
     h_run(argv6, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 125);
-    CHECK_STR(r.err, "gpu-profile: devices: unknown argument '--all' (see gpu-profile devices "
+    CHECK_STR(r.err, "gpu-profile: devices: unknown option '--all' (see gpu-profile devices "
                      "--help)\n");
     h_result_free(&r);
     const char *argv7[] = {h_cli, "devices", "--backend", "gpu", NULL};
