@@ -157,7 +157,7 @@ void cli_export_usage(FILE *f)
     fputs("usage: gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME]\n"
           "                          [--max-distinct N] [--absolute-time] [-o|--output FILE] PATH\n"
           "\n"
-          "chrome-trace: Trace Event Format JSON for Perfetto or chrome://tracing\n"
+          "chrome-trace: Trace Event Format JSON for ui.perfetto.dev or speedscope\n"
           "(kernels and copies per GPU and stream, scopes, metric counters);\n"
           "csv: one line per kernel.  Streams: any size of session.  PATH, --session,\n"
           "--app and --max-distinct N as for gpu-profile report.  --absolute-time\n"
