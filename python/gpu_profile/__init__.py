@@ -129,6 +129,20 @@ class _GpSample(ctypes.Structure):
     ]
 
 
+class _GpMigInfo(ctypes.Structure):
+    """gp_mig_info (include/gpu_profile.h): a MIG instance's identity."""
+
+    _fields_ = [
+        ("is_mig", ctypes.c_uint32),
+        ("parent_index", ctypes.c_uint32),
+        ("parent_uuid", ctypes.c_char * GP_NAME_MAX),
+        ("parent_name", ctypes.c_char * GP_NAME_MAX),
+        ("profile", ctypes.c_char * 32),
+        ("gpu_instance_id", ctypes.c_int32),
+        ("compute_instance_id", ctypes.c_int32),
+    ]
+
+
 class _GpSummary(ctypes.Structure):
     _fields_ = [
         ("device_index", ctypes.c_uint32),
@@ -168,6 +182,7 @@ class _GpSummary(ctypes.Structure):
         ("gpm_mean", ctypes.c_double * GP_GPM_COUNT),
         ("gpm_p95", ctypes.c_double * GP_GPM_COUNT),
         ("gpm_max", ctypes.c_double * GP_GPM_COUNT),
+        ("mig", _GpMigInfo),
     ]
 
 

@@ -198,6 +198,13 @@ static gp_status resolve(nvml_lib *l, gp_error *err)
     SET_FN(a->gpm_metrics, sym(h, "nvmlGpmMetricsGet"));
     if (!a->gpm_alloc || !a->gpm_free || !a->gpm_get || !a->gpm_metrics)
         a->gpm_query = NULL; /* GPM needs all five: without one, no GPM */
+    SET_FN(a->mig_mode, sym(h, "nvmlDeviceGetMigMode"));
+    SET_FN(a->mig_max, sym(h, "nvmlDeviceGetMaxMigDeviceCount"));
+    SET_FN(a->mig_handle, sym(h, "nvmlDeviceGetMigDeviceHandleByIndex"));
+    SET_FN(a->gi_id, sym(h, "nvmlDeviceGetGpuInstanceId"));
+    SET_FN(a->ci_id, sym(h, "nvmlDeviceGetComputeInstanceId"));
+    if (!a->mig_max || !a->mig_handle)
+        a->mig_mode = NULL; /* listing instances needs all three */
     return GP_OK;
 }
 
@@ -437,21 +444,100 @@ static nvmlReturn_t read_memory(gp_runner *r, const nvml_api *a, nvmlDevice_t de
     return rc;
 }
 
-static gp_status device_info(gp_runner *r, nvml_lib *l, unsigned index, gp_device_info *out,
+/* The handle of d's device: a whole GPU by its index, a MIG instance by
+ * its slot under its parent's handle (*parent, when asked: NULL for a
+ * whole GPU). */
+static gp_status open_device(gp_runner *r, nvml_dev *d, nvmlDevice_t *dev, nvmlDevice_t *parent,
                              gp_error *err)
 {
+    nvml_lib *l = d->key.lib;
+    if (parent)
+        *parent = NULL;
+    if (!d->is_mig) {
+        gp_status st = check_index(r, l, d->key.index, err);
+        return st == GP_OK ? get_handle(r, l, d->key.index, dev, err) : st;
+    }
+    nvmlDevice_t p = NULL;
+    gp_status st = check_index(r, l, d->parent, err);
+    if (st == GP_OK)
+        st = get_handle(r, l, d->parent, &p, err);
+    if (st != GP_OK)
+        return st;
+    if (!l->api.mig_mode)
+        return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
+                            "nvml: device %u: this libnvidia-ml has no MIG calls "
+                            "(nvmlDeviceGetMigDeviceHandleByIndex): update the driver",
+                            d->key.index);
+    gp_runner_doing(r, "nvmlDeviceGetMigDeviceHandleByIndex");
+    nvmlReturn_t rc = l->api.mig_handle(p, d->mig_slot, dev);
+    if (rc == NVML_ERROR_NOT_FOUND || rc == NVML_ERROR_INVALID_ARGUMENT)
+        return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
+                            "nvml: device %u: MIG device %u of GPU %u is gone (destroyed since "
+                            "the devices were listed): list the devices again",
+                            d->key.index, d->mig_slot, d->parent);
+    if (rc != NVML_SUCCESS)
+        return fail(l, status_for(rc), d->key.index, NULL, "nvmlDeviceGetMigDeviceHandleByIndex",
+                    rc, err);
+    if (parent)
+        *parent = p;
+    return GP_OK;
+}
+
+/* A GPU or compute instance id, -1 when the driver will not say. */
+static int32_t instance_id(gp_runner *r, nvml_device_get_instance_id_fn fn, const char *fn_name,
+                           nvmlDevice_t dev)
+{
+    unsigned id = 0;
+    if (!fn)
+        return -1;
+    gp_runner_doing(r, fn_name);
+    return fn(dev, &id) == NVML_SUCCESS && id <= INT32_MAX ? (int32_t)id : -1;
+}
+
+/* NVML names a MIG device "<parent's name> MIG <profile>": the profile is
+ * what follows the last " MIG " ("" without one). */
+static void profile_of(const char *name, char *out, size_t cap)
+{
+    const char *p = NULL;
+    for (const char *q = strstr(name, " MIG "); q; q = strstr(q + 1, " MIG "))
+        p = q;
+    snprintf(out, cap, "%s", p ? p + 5 : "");
+}
+
+/* The parent, ids and profile of MIG device d (its name in name). */
+static gp_status mig_identity(gp_runner *r, nvml_dev *d, nvmlDevice_t dev, nvmlDevice_t parent,
+                              const char *name, gp_mig_info *out, gp_error *err)
+{
+    nvml_lib *l = d->key.lib;
+    out->is_mig = 1;
+    out->parent_index = d->parent;
+    profile_of(name, out->profile, sizeof out->profile);
+    gp_status st = get_text(r, l, d->parent, parent, l->api.get_name, "nvmlDeviceGetName", NULL,
+                            out->parent_name, sizeof out->parent_name, err);
+    if (st == GP_OK)
+        st = get_text(r, l, d->parent, parent, l->api.get_uuid, "nvmlDeviceGetUUID",
+                      out->parent_name, out->parent_uuid, sizeof out->parent_uuid, err);
+    out->gpu_instance_id = instance_id(r, l->api.gi_id, "nvmlDeviceGetGpuInstanceId", dev);
+    out->compute_instance_id = instance_id(r, l->api.ci_id, "nvmlDeviceGetComputeInstanceId", dev);
+    return st;
+}
+
+static gp_status device_info(gp_runner *r, nvml_dev *d, gp_device_info *out, gp_error *err)
+{
+    nvml_lib *l = d->key.lib;
+    unsigned index = d->key.index;
     memset(out, 0, sizeof *out);
     out->index = index;
-    gp_status st = check_index(r, l, index, err);
-    nvmlDevice_t dev = NULL;
-    if (st == GP_OK)
-        st = get_handle(r, l, index, &dev, err);
+    nvmlDevice_t dev = NULL, parent = NULL;
+    gp_status st = open_device(r, d, &dev, &parent, err);
     if (st == GP_OK)
         st = get_text(r, l, index, dev, l->api.get_name, "nvmlDeviceGetName", NULL, out->name,
                       sizeof out->name, err);
     if (st == GP_OK)
         st = get_text(r, l, index, dev, l->api.get_uuid, "nvmlDeviceGetUUID", out->name, out->uuid,
                       sizeof out->uuid, err);
+    if (st == GP_OK && d->is_mig)
+        st = mig_identity(r, d, dev, parent, out->name, &out->mig, err);
     if (st != GP_OK)
         return st;
     bool v2_ok = true;
@@ -471,7 +557,59 @@ void gp_nvml_job_info(gp_runner *r, void *job)
 {
     nvml_dev *d = job;
     gp_error_clear(&d->err);
-    d->status = device_info(r, d->key.lib, d->key.index, &d->info, &d->err);
+    d->status = device_info(r, d, &d->info, &d->err);
+}
+
+/* A MIG call's answer: SUCCESS, "not here" (a GPU without MIG, an empty
+ * slot: skipped), or a failure. */
+#define MIG_SKIP(rc)                                                                               \
+    ((rc) == NVML_ERROR_INVALID_ARGUMENT || (rc) == NVML_ERROR_NOT_FOUND || is_unavailable(rc))
+
+static gp_status mig_list(gp_runner *r, nvml_dev *d, gp_error *err)
+{
+    nvml_lib *l = d->key.lib;
+    const nvml_api *a = &l->api;
+    unsigned index = d->key.index;
+    d->n_mig = 0;
+    if (!a->mig_mode)
+        return GP_OK;
+    nvmlDevice_t dev = NULL;
+    gp_status st = check_index(r, l, index, err);
+    if (st == GP_OK)
+        st = get_handle(r, l, index, &dev, err);
+    if (st != GP_OK)
+        return st;
+    unsigned cur = 0, pending = 0, max = 0;
+    gp_runner_doing(r, "nvmlDeviceGetMigMode");
+    nvmlReturn_t rc = a->mig_mode(dev, &cur, &pending);
+    if (rc != NVML_SUCCESS || cur != NVML_DEVICE_MIG_ENABLE)
+        return rc == NVML_SUCCESS || MIG_SKIP(rc)
+                   ? GP_OK
+                   : fail(l, status_for(rc), index, NULL, "nvmlDeviceGetMigMode", rc, err);
+    gp_runner_doing(r, "nvmlDeviceGetMaxMigDeviceCount");
+    rc = a->mig_max(dev, &max);
+    if (rc != NVML_SUCCESS)
+        return MIG_SKIP(rc) ? GP_OK
+                            : fail(l, status_for(rc), index, NULL, "nvmlDeviceGetMaxMigDeviceCount",
+                                   rc, err);
+    for (unsigned i = 0; i < max && i < NVML_MIG_MAX; i++) {
+        nvmlDevice_t h = NULL;
+        gp_runner_doing(r, "nvmlDeviceGetMigDeviceHandleByIndex");
+        rc = a->mig_handle(dev, i, &h);
+        if (rc == NVML_SUCCESS)
+            d->mig_slots[d->n_mig++] = i;
+        else if (!MIG_SKIP(rc))
+            return fail(l, status_for(rc), index, NULL, "nvmlDeviceGetMigDeviceHandleByIndex", rc,
+                        err);
+    }
+    return GP_OK;
+}
+
+void gp_nvml_job_mig_list(gp_runner *r, void *job)
+{
+    nvml_dev *d = job;
+    gp_error_clear(&d->err);
+    d->status = mig_list(r, d, &d->err);
 }
 
 /* ------------------------------------------------------------------ GPM */
@@ -541,13 +679,12 @@ static gp_status start_device(gp_runner *r, nvml_dev *d, gp_error *err)
     d->mem_v2_ok = true;
     d->temp_v_ok = true;
     d->name[0] = '\0';
-    gp_status st = check_index(r, l, index, err);
-    if (st == GP_OK)
-        st = get_handle(r, l, index, &d->dev, err);
+    gp_status st = open_device(r, d, &d->dev, NULL, err);
     if (st == GP_OK)
         st = get_text(r, l, index, d->dev, l->api.get_name, "nvmlDeviceGetName", NULL, d->name,
                       sizeof d->name, err);
-    if (st == GP_OK)
+    /* GPM on a MIG instance needs nvmlGpmMigSampleGet: not read (n/a). */
+    if (st == GP_OK && !d->is_mig)
         st = gpm_setup(r, d, err);
     if (st == GP_OK)
         d->started_gen = d->gen;
@@ -794,6 +931,12 @@ void gp_nvml_job_read(gp_runner *r, void *job)
         st = read_utilization(r, d, out, err);
     if (st == GP_OK)
         st = read_memory_use(r, d, out, err);
+    /* A MIG instance has its own memory only: power, temperature, clocks,
+     * PCIe and GPM are its parent's, read on the parent (n/a here). */
+    if (d->is_mig) {
+        d->status = st;
+        return;
+    }
     if (st == GP_OK)
         st = read_power_energy(r, d, out, err);
     if (st == GP_OK)

@@ -42,6 +42,13 @@ typedef struct nvml_api {
     nvml_gpm_sample_free_fn gpm_free;
     nvml_gpm_sample_get_fn gpm_get;
     nvml_gpm_metrics_get_fn gpm_metrics;
+    /* MIG: the first three or none (mig_mode NULL then: no instances
+     * listed); the instance ids optional (-1 without them). */
+    nvml_device_get_mig_mode_fn mig_mode;
+    nvml_device_get_max_mig_device_count_fn mig_max;
+    nvml_device_get_mig_device_handle_by_index_fn mig_handle;
+    nvml_device_get_instance_id_fn gi_id;
+    nvml_device_get_instance_id_fn ci_id;
 
     /* The symbol names actually resolved, for error messages. */
     const char *init_name;
@@ -90,6 +97,9 @@ typedef struct nvml_sys {
     gp_error err;
 } nvml_sys;
 
+/* MIG device handles looked at per GPU (an H100 has at most 7). */
+#define NVML_MIG_MAX 16
+
 /* A device runner's job area: what is kept between calls (the handle of
  * the current sampling run, which calls the driver takes), one call's
  * input (gen, flags) and its output. */
@@ -108,6 +118,13 @@ typedef struct nvml_dev {
     nvmlGpmSample_t gpm_prev, gpm_cur;
     nvmlGpmMetricsGet_t gpm_req; /* ~13 KB: kept here, not on a stack */
     unsigned flags;              /* input: GP_READ_* */
+    /* Input, set before every job: this device is MIG handle mig_slot of
+     * the GPU at NVML index parent (is_mig false: a whole GPU, key.index). */
+    bool is_mig;
+    unsigned parent, mig_slot;
+    /* gp_nvml_job_mig_list's answer: key.index's occupied MIG slots. */
+    unsigned n_mig;
+    unsigned mig_slots[NVML_MIG_MAX];
     gp_device_info info;
     gp_device_sample sample;
     gp_status status;
@@ -121,5 +138,6 @@ void gp_nvml_job_info(gp_runner *r, void *job);   /* nvml_dev: info of key.index
 void gp_nvml_job_start(gp_runner *r, void *job);  /* nvml_dev: handle and name for gen */
 void gp_nvml_job_read(gp_runner *r, void *job);   /* nvml_dev: sample (starts if needed) */
 void gp_nvml_job_stop(gp_runner *r, void *job);   /* nvml_dev: frees the run's GPM samples */
+void gp_nvml_job_mig_list(gp_runner *r, void *job); /* nvml_dev: key.index's MIG slots */
 
 #endif /* GP_SAMPLER_NVML_DEV_H */
