@@ -172,10 +172,9 @@ enum key {
 };
 
 static const char *const key_names[N_KEYS] = {
-    "handle",   "name",    "uuid",    "util",      "mem_v1",     "mem_v2",
-    "power",    "energy",  "temp_v1", "temp_v",    "clock_sm",   "clock_mem",
-    "throttle", "pcie_tx", "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics",
-    "mig",
+    "handle",  "name",      "uuid",       "util",        "mem_v1",    "mem_v2",   "power",
+    "energy",  "temp_v1",   "temp_v",     "clock_sm",    "clock_mem", "throttle", "pcie_tx",
+    "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics", "mig",
 };
 
 /* Names that stand for several functions (either API generation). */

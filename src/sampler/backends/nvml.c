@@ -57,7 +57,7 @@ typedef struct nvml_ctx {
     unsigned n_gpus;
     struct nvml_mig_ref {
         unsigned parent, slot;
-    } *mig;
+    } * mig;
     size_t n_mig;
 } nvml_ctx;
 
@@ -204,6 +204,14 @@ static nvml_dev *dev_ready(nvml_ctx *c, unsigned index, gp_status *st, gp_error 
     gp_runner_stuck why;
     if (index >= NVML_MAX_INDEX) {
         *st = gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND, "nvml: device %u does not exist", index);
+        return NULL;
+    }
+    if (c->n_mig && index >= c->n_gpus + c->n_mig) {
+        unsigned n = c->n_gpus + (unsigned)c->n_mig;
+        *st = gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
+                           "nvml: device %u does not exist: %u devices (0-%u; MIG instances from "
+                           "%u)",
+                           index, n, n - 1, c->n_gpus);
         return NULL;
     }
     if (find_stuck(c, index, &sc)) {

@@ -133,11 +133,11 @@ typedef struct nvml_dev {
 
 /* The jobs (run on a runner's thread; every NVML call is named first with
  * gp_runner_doing).  Each fills status and err of its area. */
-void gp_nvml_job_system(gp_runner *r, void *job); /* nvml_sys, by op */
-void gp_nvml_job_info(gp_runner *r, void *job);   /* nvml_dev: info of key.index */
-void gp_nvml_job_start(gp_runner *r, void *job);  /* nvml_dev: handle and name for gen */
-void gp_nvml_job_read(gp_runner *r, void *job);   /* nvml_dev: sample (starts if needed) */
-void gp_nvml_job_stop(gp_runner *r, void *job);   /* nvml_dev: frees the run's GPM samples */
+void gp_nvml_job_system(gp_runner *r, void *job);   /* nvml_sys, by op */
+void gp_nvml_job_info(gp_runner *r, void *job);     /* nvml_dev: info of key.index */
+void gp_nvml_job_start(gp_runner *r, void *job);    /* nvml_dev: handle and name for gen */
+void gp_nvml_job_read(gp_runner *r, void *job);     /* nvml_dev: sample (starts if needed) */
+void gp_nvml_job_stop(gp_runner *r, void *job);     /* nvml_dev: frees the run's GPM samples */
 void gp_nvml_job_mig_list(gp_runner *r, void *job); /* nvml_dev: key.index's MIG slots */
 
 #endif /* GP_SAMPLER_NVML_DEV_H */
