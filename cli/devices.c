@@ -36,8 +36,8 @@ static void mig_cell(const gp_device_info *d, char *buf, size_t cap)
         snprintf(gi, sizeof gi, "%d", (int)m->gpu_instance_id);
     if (m->compute_instance_id >= 0)
         snprintf(ci, sizeof ci, "%d", (int)m->compute_instance_id);
-    snprintf(buf, cap, "%s GI %s CI %s of GPU %" PRIu32, m->profile[0] ? m->profile : "n/a", gi,
-             ci, m->parent_index);
+    snprintf(buf, cap, "%s GI %s CI %s of GPU %" PRIu32, m->profile[0] ? m->profile : "n/a", gi, ci,
+             m->parent_index);
 }
 
 static void write_text(const gp_device_info *d, size_t n, const char *driver, const char *be)
