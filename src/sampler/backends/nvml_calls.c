@@ -451,23 +451,16 @@ static gp_status open_device(gp_runner *r, nvml_dev *d, nvmlDevice_t *dev, nvmlD
                              gp_error *err)
 {
     nvml_lib *l = d->key.lib;
-    if (parent)
-        *parent = NULL;
-    if (!d->is_mig) {
-        gp_status st = check_index(r, l, d->key.index, err);
-        return st == GP_OK ? get_handle(r, l, d->key.index, dev, err) : st;
-    }
+    unsigned gpu = d->is_mig ? d->parent : d->key.index;
     nvmlDevice_t p = NULL;
-    gp_status st = check_index(r, l, d->parent, err);
+    gp_status st = check_index(r, l, gpu, err);
     if (st == GP_OK)
-        st = get_handle(r, l, d->parent, &p, err);
-    if (st != GP_OK)
+        st = get_handle(r, l, gpu, d->is_mig ? &p : dev, err);
+    if (parent)
+        *parent = p;
+    if (st != GP_OK || !d->is_mig)
         return st;
-    if (!l->api.mig_mode)
-        return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
-                            "nvml: device %u: this libnvidia-ml has no MIG calls "
-                            "(nvmlDeviceGetMigDeviceHandleByIndex): update the driver",
-                            d->key.index);
+    /* is_mig: the instance was listed, so the library has the MIG calls. */
     gp_runner_doing(r, "nvmlDeviceGetMigDeviceHandleByIndex");
     nvmlReturn_t rc = l->api.mig_handle(p, d->mig_slot, dev);
     if (rc == NVML_ERROR_NOT_FOUND || rc == NVML_ERROR_INVALID_ARGUMENT)
@@ -478,30 +471,7 @@ static gp_status open_device(gp_runner *r, nvml_dev *d, nvmlDevice_t *dev, nvmlD
     if (rc != NVML_SUCCESS)
         return fail(l, status_for(rc), d->key.index, NULL, "nvmlDeviceGetMigDeviceHandleByIndex",
                     rc, err);
-    if (parent)
-        *parent = p;
     return GP_OK;
-}
-
-/* A GPU or compute instance id, -1 when the driver will not say. */
-static int32_t instance_id(gp_runner *r, nvml_device_get_instance_id_fn fn, const char *fn_name,
-                           nvmlDevice_t dev)
-{
-    unsigned id = 0;
-    if (!fn)
-        return -1;
-    gp_runner_doing(r, fn_name);
-    return fn(dev, &id) == NVML_SUCCESS && id <= INT32_MAX ? (int32_t)id : -1;
-}
-
-/* NVML names a MIG device "<parent's name> MIG <profile>": the profile is
- * what follows the last " MIG " ("" without one). */
-static void profile_of(const char *name, char *out, size_t cap)
-{
-    const char *p = NULL;
-    for (const char *q = strstr(name, " MIG "); q; q = strstr(q + 1, " MIG "))
-        p = q;
-    snprintf(out, cap, "%s", p ? p + 5 : "");
 }
 
 /* The parent, ids and profile of MIG device d (its name in name). */
@@ -511,14 +481,13 @@ static gp_status mig_identity(gp_runner *r, nvml_dev *d, nvmlDevice_t dev, nvmlD
     nvml_lib *l = d->key.lib;
     out->is_mig = 1;
     out->parent_index = d->parent;
-    profile_of(name, out->profile, sizeof out->profile);
+    gp_nvml_mig_profile(name, out->profile, sizeof out->profile);
     gp_status st = get_text(r, l, d->parent, parent, l->api.get_name, "nvmlDeviceGetName", NULL,
                             out->parent_name, sizeof out->parent_name, err);
     if (st == GP_OK)
         st = get_text(r, l, d->parent, parent, l->api.get_uuid, "nvmlDeviceGetUUID",
                       out->parent_name, out->parent_uuid, sizeof out->parent_uuid, err);
-    out->gpu_instance_id = instance_id(r, l->api.gi_id, "nvmlDeviceGetGpuInstanceId", dev);
-    out->compute_instance_id = instance_id(r, l->api.ci_id, "nvmlDeviceGetComputeInstanceId", dev);
+    gp_nvml_mig_ids(r, &l->api, dev, &out->gpu_instance_id, &out->compute_instance_id);
     return st;
 }
 
@@ -560,49 +529,24 @@ void gp_nvml_job_info(gp_runner *r, void *job)
     d->status = device_info(r, d, &d->info, &d->err);
 }
 
-/* A MIG call's answer: SUCCESS, "not here" (a GPU without MIG, an empty
- * slot: skipped), or a failure. */
-#define MIG_SKIP(rc)                                                                               \
-    ((rc) == NVML_ERROR_INVALID_ARGUMENT || (rc) == NVML_ERROR_NOT_FOUND || is_unavailable(rc))
-
 static gp_status mig_list(gp_runner *r, nvml_dev *d, gp_error *err)
 {
     nvml_lib *l = d->key.lib;
-    const nvml_api *a = &l->api;
     unsigned index = d->key.index;
     d->n_mig = 0;
-    if (!a->mig_mode)
+    if (!l->api.mig_mode)
         return GP_OK;
     nvmlDevice_t dev = NULL;
     gp_status st = check_index(r, l, index, err);
     if (st == GP_OK)
         st = get_handle(r, l, index, &dev, err);
-    if (st != GP_OK)
-        return st;
-    unsigned cur = 0, pending = 0, max = 0;
-    gp_runner_doing(r, "nvmlDeviceGetMigMode");
-    nvmlReturn_t rc = a->mig_mode(dev, &cur, &pending);
-    if (rc != NVML_SUCCESS || cur != NVML_DEVICE_MIG_ENABLE)
-        return rc == NVML_SUCCESS || MIG_SKIP(rc)
-                   ? GP_OK
-                   : fail(l, status_for(rc), index, NULL, "nvmlDeviceGetMigMode", rc, err);
-    gp_runner_doing(r, "nvmlDeviceGetMaxMigDeviceCount");
-    rc = a->mig_max(dev, &max);
-    if (rc != NVML_SUCCESS)
-        return MIG_SKIP(rc) ? GP_OK
-                            : fail(l, status_for(rc), index, NULL, "nvmlDeviceGetMaxMigDeviceCount",
-                                   rc, err);
-    for (unsigned i = 0; i < max && i < NVML_MIG_MAX; i++) {
-        nvmlDevice_t h = NULL;
-        gp_runner_doing(r, "nvmlDeviceGetMigDeviceHandleByIndex");
-        rc = a->mig_handle(dev, i, &h);
-        if (rc == NVML_SUCCESS)
-            d->mig_slots[d->n_mig++] = i;
-        else if (!MIG_SKIP(rc))
-            return fail(l, status_for(rc), index, NULL, "nvmlDeviceGetMigDeviceHandleByIndex", rc,
-                        err);
-    }
-    return GP_OK;
+    const char *fn = "";
+    nvmlReturn_t rc = NVML_SUCCESS;
+    if (st == GP_OK)
+        rc = gp_nvml_mig_slots(r, &l->api, dev, d->mig_slots, &d->n_mig, &fn);
+    if (st == GP_OK && rc != NVML_SUCCESS)
+        st = fail(l, status_for(rc), index, NULL, fn, rc, err);
+    return st;
 }
 
 void gp_nvml_job_mig_list(gp_runner *r, void *job)

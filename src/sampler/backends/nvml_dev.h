@@ -140,4 +140,14 @@ void gp_nvml_job_read(gp_runner *r, void *job);     /* nvml_dev: sample (starts 
 void gp_nvml_job_stop(gp_runner *r, void *job);     /* nvml_dev: frees the run's GPM samples */
 void gp_nvml_job_mig_list(gp_runner *r, void *job); /* nvml_dev: key.index's MIG slots */
 
+/* nvml_mig.c.  The occupied MIG slots of GPU dev into slots[NVML_MIG_MAX]
+ * (none when MIG is off or absent); an unexpected code is returned with
+ * *fn the function that gave it.  An instance's GPU / compute instance
+ * ids (-1 unknown).  NVML names an instance "<parent's name> MIG
+ * <profile>": the profile is what follows the last " MIG " ("" without). */
+nvmlReturn_t gp_nvml_mig_slots(gp_runner *r, const nvml_api *a, nvmlDevice_t dev, unsigned *slots,
+                               unsigned *n, const char **fn);
+void gp_nvml_mig_ids(gp_runner *r, const nvml_api *a, nvmlDevice_t dev, int32_t *gi, int32_t *ci);
+void gp_nvml_mig_profile(const char *name, char *out, size_t cap);
+
 #endif /* GP_SAMPLER_NVML_DEV_H */
