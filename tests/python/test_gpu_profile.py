@@ -94,6 +94,7 @@ class LayoutTest(unittest.TestCase):
             "gp_device_sample": gp._GpDeviceSample,
             "gp_sample": gp._GpSample,
             "gp_summary": gp._GpSummary,
+            "gp_mig_info": gp._GpMigInfo,
             "gp_options": gp._GpOptions,
         }
         checked = 0
@@ -273,17 +274,19 @@ class DecoratorTest(unittest.TestCase):
 
         @gpu_profile(interval_s=FAST, report=seen.append, sync_fn=lambda: calls.append(1))
         def work():
-            # the sampling thread, and the NVML backend's two threads for its
-            # calls (bounded in time): one for NVML, one for the device
-            self.assertEqual(thread_count(), before + 3)
+            # the sampling thread, and the NVML backend's threads for its
+            # calls (bounded in time): one for NVML, one per GPU of the
+            # scenario (two: each is asked for its MIG instances when the
+            # devices are counted)
+            self.assertEqual(thread_count(), before + 4)
             raise Boom("inside")
 
         with self.assertRaises(Boom) as cm:
             work()
         self.assertEqual(str(cm.exception), "inside")
         # the sampler is joined; the monitor stays idle in the function's
-        # pool with its backend open, and so its two NVML threads
-        self.assertEqual(settled_thread_count(before + 2), before + 2)
+        # pool with its backend open, and so its three NVML threads
+        self.assertEqual(settled_thread_count(before + 3), before + 3)
         self.assertEqual(seen, [])  # no report for a call that raised
         self.assertEqual(len(calls), 2)
 

@@ -40,6 +40,10 @@
 typedef struct nvml_devref {
     gp_runner *r;           /* NULL until the device is first asked */
     char name[GP_NAME_MAX]; /* for messages, copied from the jobs' answers */
+    /* A call of device_count's MIG listing that missed its deadline: the
+     * device's next device_info reports it as its own call would have. */
+    gp_status count_st;
+    gp_error count_err;
 } nvml_devref;
 
 typedef struct nvml_ctx {
@@ -343,8 +347,17 @@ static gp_status list_mig(nvml_ctx *c, unsigned n, gp_error *err)
     c->n_mig = 0;
     for (unsigned i = 0; i < n && c->lib->api.mig_mode; i++) {
         gp_status st;
+        gp_error e;
         nvml_dev *d = dev_ready(c, i, &st, NULL);
-        if (!d || dev_run(c, i, d, gp_nvml_job_mig_list, "nvmlDeviceGetMigMode", NULL) != GP_OK)
+        if (!d)
+            continue;
+        c->devs[i].count_st = st =
+            dev_run(c, i, d, gp_nvml_job_mig_list, "nvmlDeviceGetMigMode", &e);
+        if (st == GP_ERR_TIMEOUT)
+            c->devs[i].count_err = e;
+        else
+            c->devs[i].count_st = GP_OK;
+        if (st != GP_OK)
             continue;
         if (d->n_mig == 0)
             continue;
@@ -379,6 +392,13 @@ static gp_status nvml_device_info(void *ctx, unsigned index, gp_device_info *out
     memset(out, 0, sizeof *out);
     out->index = index;
     gp_status st;
+    if (index < c->n_devs && c->devs[index].count_st != GP_OK) {
+        st = c->devs[index].count_st;
+        c->devs[index].count_st = GP_OK;
+        if (err)
+            *err = c->devs[index].count_err;
+        return st;
+    }
     nvml_dev *d = dev_ready(c, index, &st, err);
     if (!d)
         return st;
