@@ -541,6 +541,22 @@ class MoreOptionsTest(unittest.TestCase):
         self.assertIsNone(off.samples[0].pcie_tx_kbps)
 
 
+    def test_mig(self):
+        # nvml_mig.txt: GPU 0 in MIG mode with 3 instances (devices 2-4).
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_mig.txt")):
+            with GpuMonitor(device=[0, 4], interval_s=FAST) as mon:
+                pass
+        parent, inst = mon.summaries
+        self.assertIsNone(parent.mig)
+        self.assertEqual(inst.device, 4)
+        self.assertEqual(inst.mig, {
+            "profile": "1g.10gb", "gpu_instance_id": 10, "compute_instance_id": 0,
+            "parent_index": 0, "parent_uuid": "GPU-00000000-0000-0000-0000-000000000000",
+            "parent_name": "NVIDIA H100 80GB HBM3"})
+        self.assertIsNone(inst.util_gpu_mean)  # n/a on an instance, never 0
+        self.assertIsNone(inst.power_mean_w)
+        self.assertEqual(inst.mem_total_bytes, 10468982784)
+
     def test_gpm(self):
         # nvml_gpm.txt: device 0 has GPM (no DFMA/IMMA tensor), device 1 none.
         with env(FAKE_NVML_SCENARIO=scenario("nvml_gpm.txt")):
