@@ -18,7 +18,8 @@ static void usage(FILE *f)
     fputs("usage: gpu-profile devices [--json] [--backend auto|nvml|smi|none]\n"
           "\n"
           "Lists the GPUs the backend sees: index, name, UUID, memory, driver version\n"
-          "and the backend that answered.  Exit status 1 when no backend answers.\n",
+          "and the backend that answered; MIG instances after the GPUs, their parent\n"
+          "named.  Exit status 1 when no backend answers.\n",
           f);
 }
 

@@ -15,7 +15,9 @@
  *    path (404), POST (405 with Allow), 64 KiB of headers, a client that
  *    never finishes its request;
  *  - bad options (125), an address in use (1), and SIGTERM ending it with
- *    128 + 15.
+ *    128 + 15;
+ *  - MIG instances (tests/scenarios/nvml_mig.txt) labelled as dcgm-exporter
+ *    labels them: the parent's gpu / UUID, GPU_I_PROFILE, GPU_I_ID.
  */
 #include "harness.h"
 

@@ -3,8 +3,9 @@
  * process: --device syntax (indices only or with UUIDs, each mistake named),
  * --device resolved strictly (a wrong entry is an error), and
  * CUDA_VISIBLE_DEVICES under CUDA's rules (the first entry that names no
- * device ends the list; MIG instances are left out with a note; empty
- * means no GPU).
+ * device ends the list; a MIG instance the backend does not list is left
+ * out with a note; empty means no GPU), and MIG UUIDs resolved against a
+ * list with MIG instances.
  */
 #include "check.h"
 #include "cli.h"
