@@ -292,7 +292,19 @@ typedef struct cli_report {
 /* Writes the text or JSON report to f.  Returns 0 or -1 (write error). */
 int cli_report_write(const cli_report *r, FILE *f);
 /* Writes every kept sample to f in the format; 0 or -1. */
-int cli_samples_write(gp_monitor *m, enum cli_samples_format fmt, FILE *f);
+/* --samples, written as they are taken: cli_samples_open writes the
+ * header (CSV) and makes f line-buffered; cli_samples_on_sample (a
+ * gp_sample_fn, user = the stream) writes one row; the first write error
+ * is kept in err and stops the rows; cli_samples_close flushes.  -1 and
+ * err set on a write error. */
+typedef struct cli_samples_stream {
+    FILE *f;
+    enum cli_samples_format fmt;
+    int err;
+} cli_samples_stream;
+int cli_samples_open(cli_samples_stream *st, FILE *f, enum cli_samples_format fmt);
+void cli_samples_on_sample(const gp_sample *s, void *user);
+int cli_samples_close(cli_samples_stream *st);
 /* Formats the live status line (no "\r", no newline) into buf. */
 void cli_live_format(gp_monitor *m, double elapsed_s, char *buf, size_t len);
 
@@ -335,6 +347,10 @@ int cli_metrics_fits(const char *chip, int engine, char **args, size_t nargs, in
  * the process as by default.  1 the listener or the devices could not be
  * opened, 125 bad option. */
 int cli_serve_main(int argc, char **argv);
+/* upload.c: `gpu-profile upload [...] LOG_PATH` (argv[0] is "upload"):
+ * gpufl_upload_logs.  0 uploaded (or the kill switch on), 1 failed, 125 bad
+ * option or value. */
+int cli_upload_main(int argc, char **argv);
 
 /* prom.c: the exposition of devs[0..n) (have: a sample exists) with
  * dcgm-exporter's names and labels, Hostname host; sample ages against

@@ -97,7 +97,11 @@ static void write_json_mig(fl_buf *b, const gp_mig_info *m)
     fl_buf_puts(b, "}");
 }
 
-static int write_json(const gp_device_info *d, size_t n, const char *driver, const char *be)
+/* error: NULL when the list is the backend's answer; else why there is
+ * none (the list is then empty and the backend "none"): a consumer of
+ * --json always gets a document, never an empty stdout. */
+static int write_json(const gp_device_info *d, size_t n, const char *driver, const char *be,
+                      const char *error)
 {
     fl_buf b = {0};
     fl_buf_puts(&b, "{\"schema\":\"gpu-profile.devices\",\"schema_version\":1,\"backend\":");
@@ -117,7 +121,9 @@ static int write_json(const gp_device_info *d, size_t n, const char *driver, con
         write_json_mig(&b, &d[i].mig);
         fl_buf_puts(&b, "}");
     }
-    fl_buf_puts(&b, "]}\n");
+    fl_buf_puts(&b, "],\"error\":");
+    fl_buf_str(&b, error);
+    fl_buf_puts(&b, "}\n");
     int bad = b.oom || fwrite(b.p, 1, b.len, stdout) != b.len;
     fl_buf_free(&b);
     return bad ? -1 : 0;
@@ -156,11 +162,13 @@ int cli_devices_main(int argc, char **argv)
     gp_error err;
     if (gp_list_devices(&o, &devs, &n, driver, sizeof driver, &be, &err) != GP_OK) {
         cli_say("devices: %s", err.message);
+        if (json && (write_json(NULL, 0, "", "none", err.message) < 0 || fflush(stdout) != 0))
+            cli_say("devices: cannot write the list to stdout");
         return CLI_EXIT_DEVICES_FAIL;
     }
     int rc = 0;
     if (json) {
-        rc = write_json(devs, n, driver, be ? be : "none"); /* JSON escapes them */
+        rc = write_json(devs, n, driver, be ? be : "none", NULL); /* JSON escapes them */
     } else {
         /* Names come from the driver or nvidia-smi's output: no control
          * character of theirs reaches the terminal. */

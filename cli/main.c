@@ -493,7 +493,12 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
         close_output(out, "report", o->output, 0);
         return CLI_EXIT_PROFILER;
     }
-    o->gp.keep_samples = samples != NULL;
+    cli_samples_stream stream = {0};
+    if (samples) {
+        (void)cli_samples_open(&stream, samples, o->samples_format);
+        o->gp.on_sample = cli_samples_on_sample;
+        o->gp.on_sample_user = &stream;
+    }
 
     char note[NOTE_MAX] = "";
     gp_monitor *mon = NULL;
@@ -552,9 +557,6 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
         /* Nothing ran, so there is nothing to report. */
         exec_failed(o, res.exec_errno);
     } else {
-        errno = 0;
-        if (samples && cli_samples_write(mon, o->samples_format, samples) < 0)
-            samples_errno = errno ? errno : EIO;
         FILE *f = out ? out : o->quiet ? NULL : stderr;
         cli_trace t;
         if (f && tr->on)
@@ -566,6 +568,8 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
         if (f && tr->on)
             cli_trace_free(&t);
     }
+    if (samples && cli_samples_close(&stream) < 0)
+        samples_errno = stream.err;
     close_output(out, "report", o->output, out_errno);
     close_output(samples, "samples", o->samples, samples_errno);
     gp_monitor_destroy(mon);
@@ -580,11 +584,9 @@ static int subcommand(int argc, char **argv, const cli_signals *sig)
     static const struct {
         const char *name;
         int (*main)(int, char **);
-    } subs[] = {{"devices", cli_devices_main},
-                {"report", cli_report_main},
-                {"export", cli_export_main},
-                {"metrics", cli_metrics_main},
-                {"serve", cli_serve_main}};
+    } subs[] = {{"devices", cli_devices_main}, {"report", cli_report_main},
+                {"export", cli_export_main},   {"metrics", cli_metrics_main},
+                {"serve", cli_serve_main},     {"upload", cli_upload_main}};
     for (size_t i = 0; argc >= 2 && i < sizeof subs / sizeof subs[0]; i++) {
         if (strcmp(argv[1], subs[i].name) == 0) {
             cli_signals_restore(sig);

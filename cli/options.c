@@ -38,7 +38,7 @@ void cli_usage(FILE *f)
           "  --json                 the report as one JSON object (gpu-profile.run)\n"
           "  -o, --output FILE      write the report to FILE instead of stderr\n"
           "  --samples FILE         every raw sample, as CSV (.csv) or NDJSON (.ndjson,\n"
-          "                         .jsonl), written when CMD ends\n"
+          "                         .jsonl), written as taken\n"
           "  --log-dir DIR          also record the run as a GPUFlight session (Monitor\n"
           "                         engine) in DIR/<session_id>/{device,scope,system}.log\n"
           "  --app NAME             the session's app name (default: CMD's file name)\n"

@@ -14,6 +14,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -30,6 +31,10 @@ typedef struct total {
     double power_mean_mw;
     uint64_t mem_used_max_bytes, mem_total_bytes;
     double util_gpu_mean_pct, busy_time_est_s;
+    size_t n_failed;  /* devices that failed mid-run: their figures cover less */
+    char failed[256]; /* "GPU1 lost at 0.500 s, ..." */
+    int failed_idx[8];
+    double failed_at_s[8];
 } total;
 
 /* A MIG instance whose parent GPU is also sampled: the parent's figures
@@ -44,6 +49,23 @@ static int covered_by_parent(gp_monitor *m, const gp_summary *s)
             return 1;
     }
     return 0;
+}
+
+/* "GPU1 lost at 0.500 s" for each device that failed mid-run, so the
+ * total says which of its parts cover less than the run. */
+static void note_failed(total *t, const gp_summary *s)
+{
+    if (s->device_status == GP_OK || !(s->device_error_at_s < s->duration_s))
+        return;
+    size_t used = strlen(t->failed);
+    snprintf(t->failed + used, sizeof t->failed - used, "%sGPU%" PRIu32 " %s at %.3f s",
+             t->n_failed ? ", " : "", s->device_index,
+             s->device_status == GP_ERR_DEVICE_LOST ? "lost" : "failed", s->device_error_at_s);
+    if (t->n_failed < sizeof t->failed_idx / sizeof t->failed_idx[0]) {
+        t->failed_idx[t->n_failed] = (int)s->device_index;
+        t->failed_at_s[t->n_failed] = s->device_error_at_s;
+    }
+    t->n_failed++;
 }
 
 static void compute_total(gp_monitor *m, total *t)
@@ -76,6 +98,7 @@ static void compute_total(gp_monitor *m, total *t)
         t->has_util &= (s->valid & GP_M_UTIL_GPU) != 0;
         t->util_gpu_mean_pct += s->util_gpu_mean;
         t->busy_time_est_s += s->busy_time_est_s;
+        note_failed(t, s);
     }
     if (counted)
         t->util_gpu_mean_pct /= (double)counted;
@@ -125,6 +148,7 @@ static void write_total_text(FILE *f, const total *t)
                                                                 : t->energy_source);
     else
         fputs("n/a (not every device has an energy figure)\n", f);
+
     fprintf(f, "  %-18s", "power");
     if (t->has_power)
         fprintf(f, "mean %.1f W (sum of the devices' means)\n", t->power_mean_mw / 1000.0);
@@ -150,6 +174,9 @@ static void write_total_text(FILE *f, const total *t)
         fprintf(f, "%.3f s (sum over the devices)\n", t->busy_time_est_s);
     else
         fputs("n/a\n", f);
+    if (t->n_failed)
+        fprintf(f, "  %-18s%s: energy and busy time count only the samples before\n", "",
+                t->failed);
 }
 
 static void write_status_line(FILE *f, const cli_report *r)
@@ -275,7 +302,14 @@ static void write_json(const cli_report *r, fl_buf *b)
         fl_buf_opt_double(b, t.has_util, t.util_gpu_mean_pct);
         fl_buf_puts(b, ",\"busy_time_est_s\":");
         fl_buf_opt_double(b, t.has_util, t.busy_time_est_s);
-        fl_buf_puts(b, "}");
+        /* the devices whose figures cover less than the run */
+        fl_buf_puts(b, ",\"failed_devices\":[");
+        for (size_t k = 0; k < t.n_failed && k < 8; k++) {
+            fl_buf_printf(b, "%s{\"device_index\":%d,\"at_s\":", k ? "," : "", t.failed_idx[k]);
+            fl_buf_double(b, t.failed_at_s[k]);
+            fl_buf_puts(b, "}");
+        }
+        fl_buf_puts(b, "]}");
     } else {
         fl_buf_puts(b, "null");
     }
@@ -407,38 +441,58 @@ static int column_value(const gp_device_sample *m, size_t k, char *buf, size_t l
     return 1;
 }
 
-int cli_samples_write(gp_monitor *m, enum cli_samples_format fmt, FILE *f)
+int cli_samples_open(cli_samples_stream *st, FILE *f, enum cli_samples_format fmt)
 {
-    size_t n = 0;
-    const gp_sample *s = gp_monitor_samples(m, &n);
-    char v[32];
+    st->f = f;
+    st->fmt = fmt;
+    st->err = 0;
+    /* A line at a time: rows reach the file as they are taken, so a
+     * profiler killed mid-run leaves every finished row behind. */
+    setvbuf(f, NULL, _IOLBF, 0);
     if (fmt == CLI_SAMPLES_CSV) {
         fputs("t_wall_ns,t_mono_ns,device_index", f);
         for (size_t k = 0; k < N_COLUMNS; k++)
             fprintf(f, ",%s", columns[k].name);
         fputc('\n', f);
     }
-    for (size_t i = 0; i < n; i++) {
-        const gp_sample *x = &s[i];
-        if (fmt == CLI_SAMPLES_CSV)
-            fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu32, x->t_wall_ns, x->t_mono_ns,
-                    x->device_index);
-        else
-            fprintf(
-                f, "{\"t_wall_ns\":%" PRIu64 ",\"t_mono_ns\":%" PRIu64 ",\"device_index\":%" PRIu32,
+    if (ferror(f))
+        st->err = errno ? errno : EIO;
+    return st->err ? -1 : 0;
+}
+
+void cli_samples_on_sample(const gp_sample *x, void *user)
+{
+    cli_samples_stream *st = user;
+    FILE *f = st->f;
+    if (st->err)
+        return; /* said once, at the end */
+    char v[32];
+    if (st->fmt == CLI_SAMPLES_CSV)
+        fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu32, x->t_wall_ns, x->t_mono_ns, x->device_index);
+    else
+        fprintf(f, "{\"t_wall_ns\":%" PRIu64 ",\"t_mono_ns\":%" PRIu64 ",\"device_index\":%" PRIu32,
                 x->t_wall_ns, x->t_mono_ns, x->device_index);
-        for (size_t k = 0; k < N_COLUMNS; k++) {
-            int ok = (x->m.valid & columns[k].bit) != 0;
-            if (ok)
-                ok = column_value(&x->m, k, v, sizeof v);
-            if (fmt == CLI_SAMPLES_CSV)
-                fprintf(f, ",%s", ok ? v : "");
-            else
-                fprintf(f, ",\"%s\":%s", columns[k].name, ok ? v : "null");
-        }
-        fputs(fmt == CLI_SAMPLES_CSV ? "\n" : "}\n", f);
+    for (size_t k = 0; k < N_COLUMNS; k++) {
+        int ok = (x->m.valid & columns[k].bit) != 0;
+        if (ok)
+            ok = column_value(&x->m, k, v, sizeof v);
+        if (st->fmt == CLI_SAMPLES_CSV)
+            fprintf(f, ",%s", ok ? v : "");
+        else
+            fprintf(f, ",\"%s\":%s", columns[k].name, ok ? v : "null");
     }
-    return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+    errno = 0;
+    fputs(st->fmt == CLI_SAMPLES_CSV ? "\n" : "}\n", f);
+    if (ferror(f))
+        st->err = errno ? errno : EIO;
+}
+
+int cli_samples_close(cli_samples_stream *st)
+{
+    errno = 0;
+    if (!st->err && (fflush(st->f) != 0 || ferror(st->f)))
+        st->err = errno ? errno : EIO;
+    return st->err ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ live line */
@@ -459,6 +513,12 @@ void cli_live_format(gp_monitor *m, double elapsed_s, char *buf, size_t len)
             continue;
         }
         fl_buf_printf(&b, " | GPU%" PRIu32, s.device_index);
+        if (gp_monitor_device_status(m, i, NULL) != GP_OK) {
+            /* its last values are not current: say so, not show them */
+            fl_buf_puts(&b, gp_monitor_device_status(m, i, NULL) == GP_ERR_DEVICE_LOST ? " lost"
+                                                                                       : " failed");
+            continue;
+        }
         if (s.m.valid & GP_M_UTIL_GPU)
             fl_buf_printf(&b, " %" PRIu32 "%%", s.m.util_gpu_pct);
         else

@@ -33,7 +33,11 @@ int main(void)
         fprintf(stderr, "%s\n", err.message); /* the seed's GpuBackendError */
         return 1;
     }
-    printf("train returned %d, util.gpu mean %.1f %%\n", r.value, r.gpu.util_gpu_mean);
+    printf("train returned %d, util.gpu mean ", r.value);
+    if (r.gpu.valid & GP_M_UTIL_GPU) /* never 0 for a region with no sample */
+        printf("%.1f %%\n", r.gpu.util_gpu_mean);
+    else
+        printf("n/a\n");
     gp_profiled_result_free(&r);
     return 0;
 }

@@ -269,7 +269,9 @@ typedef struct gp_summary {
     double clock_sm_mean_mhz;
     double clock_mem_mean_mhz;
     uint64_t throttle_reasons_seen; /* OR of every sample's reasons */
-    double busy_time_est_s;         /* duration_s * util_gpu_mean / 100 */
+    double busy_time_est_s;         /* live span * util_gpu_mean / 100: the live
+                                       span is duration_s, or device_error_at_s
+                                       for a device that failed mid-run */
 
     /* Mean util.gpu per cell (0..100) or GP_SPARK_NONE; spark_len cells. */
     uint8_t spark[GP_SPARK_WIDTH];
@@ -289,6 +291,12 @@ typedef struct gp_summary {
     double gpm_mean[GP_GPM_COUNT];
     double gpm_p95[GP_GPM_COUNT];
     double gpm_max[GP_GPM_COUNT];
+
+    /* Appended: the seconds the energy figure covers (first to last
+     * counter reading, or first to last power reading), valid with
+     * energy_source != NONE: a figure that covers less than duration_s
+     * (nvidia-smi's first row comes late, a device lost mid-run) says so. */
+    double energy_span_s;
 
     /* Appended (MIG): the device's MIG identity (gp_device_info.mig). */
     gp_mig_info mig;
@@ -315,6 +323,7 @@ GP_API gp_status gp_summary_print(const gp_summary *s, FILE *f, unsigned flags, 
 
 typedef void (*gp_sync_fn)(void *user);
 typedef void (*gp_report_fn)(const gp_summary *summary, void *user);
+typedef void (*gp_sample_fn)(const gp_sample *sample, void *user);
 
 typedef enum gp_report_mode {
     GP_REPORT_PRINT = 0,   /* gp_summary_format() to report_file (NULL: stderr) */
@@ -357,6 +366,14 @@ typedef struct gp_options {
      * given up on (nvidia-smi discovery); default 5 s.  Every NVML call is
      * bounded by 2 s, or by this when smaller (docs/concepts.md). */
     double backend_timeout_s;
+
+    /* Appended: every sample as it is taken (warmup ones too), on the
+     * sampling thread, outside the monitor's lock, before the next round:
+     * for writing samples out while the region runs (a profiler killed
+     * mid-run keeps what it wrote) without keep_samples' memory.  Keep it
+     * short: the next round waits for it.  NULL: none. */
+    gp_sample_fn on_sample;
+    void *on_sample_user;
 } gp_options;
 
 /* Fills the defaults above. */
@@ -396,6 +413,11 @@ GP_API const gp_sample *gp_monitor_samples(const gp_monitor *m, size_t *count);
  * newest reading: the counter is slow to read, so it is read at the
  * region's ends and every 30 s in between, not every sample. */
 GP_API gp_status gp_monitor_latest(gp_monitor *m, size_t slot, gp_sample *out);
+/* While running or after: GP_OK when device `slot` still answers, else the
+ * status that ended its sampling (GP_ERR_DEVICE_LOST, GP_ERR_TIMEOUT, ...)
+ * with *at_s (may be NULL) the seconds into the region when it did; its
+ * gp_monitor_latest sample is then its last, not a current one. */
+GP_API gp_status gp_monitor_device_status(gp_monitor *m, size_t slot, double *at_s);
 
 /* Sampler health, for benchmarks and diagnostics. */
 typedef struct gp_monitor_stats {

@@ -54,16 +54,17 @@ GPUFL_API const char *gpufl_version(void);
 
 typedef enum gpufl_status {
     GPUFL_OK = 0,
-    GPUFL_DISABLED = 1,          /* the kill switch is on: nothing was started */
-    GPUFL_ERR_INVALID_ARG = 2,   /* an option value out of range */
-    GPUFL_ERR_ENV = 3,           /* a GPUFL_* environment variable has a bad value */
-    GPUFL_ERR_CONFIG = 4,        /* config_file unreadable, malformed or invalid */
-    GPUFL_ERR_STATE = 5,         /* init while a session is active */
-    GPUFL_ERR_IO = 6,            /* the session directory or a log file */
-    GPUFL_ERR_NO_MEMORY = 7,     /* an allocation failed */
-    GPUFL_ERR_THREAD = 8,        /* a thread could not be created */
-    GPUFL_ERR_BACKEND = 9,       /* backend = Nvidia and no NVIDIA backend answered */
-    GPUFL_ERR_NOT_SUPPORTED = 10 /* backend = Amd: not in this build */
+    GPUFL_DISABLED = 1,           /* the kill switch is on: nothing was started */
+    GPUFL_ERR_INVALID_ARG = 2,    /* an option value out of range */
+    GPUFL_ERR_ENV = 3,            /* a GPUFL_* environment variable has a bad value */
+    GPUFL_ERR_CONFIG = 4,         /* config_file unreadable, malformed or invalid */
+    GPUFL_ERR_STATE = 5,          /* init while a session is active */
+    GPUFL_ERR_IO = 6,             /* the session directory or a log file */
+    GPUFL_ERR_NO_MEMORY = 7,      /* an allocation failed */
+    GPUFL_ERR_THREAD = 8,         /* a thread could not be created */
+    GPUFL_ERR_BACKEND = 9,        /* backend = Nvidia and no NVIDIA backend answered */
+    GPUFL_ERR_NOT_SUPPORTED = 10, /* backend = Amd: not in this build; libcurl absent (upload) */
+    GPUFL_ERR_UPLOAD = 11 /* gpufl_upload_logs: the backend refused or could not be reached */
 } gpufl_status;
 
 #define GPUFL_ERROR_MESSAGE_MAX 1024
@@ -375,6 +376,83 @@ static inline gpufl_scope_guard_ gpufl_scope_guard_begin_(const char *name)
              __attribute__((cleanup(gpufl_scope_guard_end_))) = gpufl_scope_guard_begin_(name);    \
          GPUFL_CAT_(gpufl_guard_, __LINE__).once; GPUFL_CAT_(gpufl_guard_, __LINE__).once = 0)
 #endif
+
+/* ----------------------------------------------------------------- upload */
+
+/*
+ * Uploading finished sessions to a GPUFlight backend (the seed's
+ * uploadLogs; protocol: shared/spec/session-log-format.md, "Upload
+ * protocol"; docs/gpufl.md, "Upload").  HTTP goes through libcurl, loaded
+ * with dlopen("libcurl.so.4") at the first upload: the library works
+ * without it, and an upload then fails with GPUFL_ERR_NOT_SUPPORTED saying
+ * how to install it.  The API key is sent only in the Authorization header:
+ * never in a message, a log line, a session file or the cursor file.
+ */
+typedef struct gpufl_upload_options {
+    /* A session directory (<log_path>/<session_id>) or a log directory
+     * (every session in it).  Required. */
+    const char *log_path;
+    /* NULL or "": GPUFL_BACKEND_URL.  http:// or https://, host only
+     * (no /api/v1). */
+    const char *backend_url;
+    /* NULL or "": GPUFL_API_KEY.  Sent as "Authorization: Bearer <key>". */
+    const char *api_key;
+    /* NULL or "": GPUFL_API_PATH, else "/api/v1". */
+    const char *api_path;
+    /* NULL or "": every session under log_path; else only this one. */
+    const char *session_id;
+    /* Also upload sessions not finished: still recording or crashed (no
+     * shutdown record, or GPUFlight's .tmp/ still there). */
+    bool force;
+    /* false: the kill switch (as GPUFL_DISABLED): nothing read or sent. */
+    bool enabled;
+    double timeout_s;         /* per request, > 0; default 60 */
+    double connect_timeout_s; /* per request, > 0; default 10 */
+    /* Retries of one request after a 5xx answer, a timeout or a dropped
+     * connection (0..10; default 2), the first after retry_delay_ms
+     * (0..60000; default 500), each next one after twice as long. */
+    int max_retries;
+    int retry_delay_ms;
+} gpufl_upload_options;
+
+/* Fills the defaults above (enabled, 60 s, 10 s, 2 retries, 500 ms). */
+GPUFL_API void gpufl_upload_options_init(gpufl_upload_options *opts);
+
+typedef struct gpufl_upload_result {
+    bool success;             /* every file of every session taken went through */
+    uint64_t events_uploaded; /* lines the backend accepted (its "accepted"; else lines sent) */
+    uint64_t events_rejected; /* lines the backend rejected (its "rejected") */
+    uint64_t files_processed; /* channel files looked at, sent or skipped by the cursor */
+    uint64_t files_skipped_by_cursor; /* already sent by an earlier run */
+    uint64_t bytes_uploaded;          /* uncompressed NDJSON bytes of the files sent */
+    uint64_t sessions_uploaded;       /* sessions completed (session-complete sent) */
+    uint64_t sessions_skipped;        /* not finished (without force), or already complete */
+    /* The HTTP status of the request that failed; -1 when none failed or
+     * no HTTP answer came (a connection or TLS failure: see message). */
+    int http_status;
+    /* What happened, one line (the failure, or what was skipped). */
+    char message[GPUFL_ERROR_MESSAGE_MAX];
+} gpufl_upload_result;
+
+/*
+ * Uploads the sessions found at opts->log_path: per session, one POST
+ * {backend_url}{api_path}/events/stream per channel file (gzipped), then
+ * POST .../events/session-complete.  Progress is kept in
+ * <session>/.gpufl-upload-cursor.json: a re-run after a failure resumes
+ * with the files not yet sent, and a completed session is not sent again.
+ * Returns GPUFL_OK (result->success); GPUFL_DISABLED with result->success
+ * true and nothing read or sent when the kill switch is on (opts->enabled
+ * false or GPUFL_DISABLED); GPUFL_ERR_ENV (GPUFL_DISABLED not a boolean);
+ * GPUFL_ERR_INVALID_ARG (no log_path, backend URL or key, a bad value);
+ * GPUFL_ERR_IO (no session there, a file unreadable); GPUFL_ERR_STATE (only
+ * unfinished sessions, without force); GPUFL_ERR_NOT_SUPPORTED (libcurl
+ * absent); GPUFL_ERR_UPLOAD (the backend answered 4xx, or 5xx / no answer
+ * after the retries); GPUFL_ERR_NO_MEMORY.  err and result->message say
+ * what, naming the URL (never the key) and the HTTP status.  opts NULL:
+ * defaults (then log_path is missing).  result may be NULL.
+ */
+GPUFL_API gpufl_status gpufl_upload_logs(const gpufl_upload_options *opts,
+                                         gpufl_upload_result *result, gpufl_error *err);
 
 #ifdef __cplusplus
 }

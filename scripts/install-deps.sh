@@ -22,6 +22,15 @@ done
 # and the server): its tests check the exposition and scrape it for real.
 [ -f /usr/include/microhttpd.h ] || need=1
 command -v promtool >/dev/null 2>&1 || need=1
+# python3-venv, python3-setuptools, python3-wheel-whl: the offline pip install
+# of the Python packages (docs/python.md, "With pip"; test_python_pip_install).
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import ensurepip, venv" 2>/dev/null || need=1
+[ -d /usr/lib/python3/dist-packages/setuptools ] || need=1
+ls /usr/share/python-wheels/wheel-*.whl >/dev/null 2>&1 || need=1
+# libcurl4: HTTP for gpufl_upload_logs / `gpu-profile upload`, loaded with
+# dlopen("libcurl.so.4") at the first upload (never linked; no headers
+# needed), and its tests (docs/gpufl.md, "Upload").
+[ -n "$(ls /usr/lib/*/libcurl.so.4 /usr/lib/libcurl.so.4 2>/dev/null)" ] || need=1
 if [ -z "$need" ]; then
     exit 0
 fi
@@ -32,4 +41,5 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
-    libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus
+    libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus \
+    python3-venv python3-setuptools python3-wheel-whl libcurl4

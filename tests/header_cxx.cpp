@@ -1,6 +1,8 @@
-// The public headers compile as C++ and their symbols link with C linkage.
+// The public headers compile as C++ and their symbols link with C linkage;
+// the C++ API's header (C++17) compiles beside them.
 #include "gpu_profile.h"
 #include "gpufl.h"
+#include "gpufl/gpufl.hpp"
 
 #include <cstring>
 
@@ -30,5 +32,8 @@ int main()
         return 1;
     gpufl_scope s = gpufl_scope_begin("inert"); // no session: a no-op
     gpufl_scope_end(&s);
+    GFL_SCOPE("inert") {}
+    if (gpufl::detail::to_c(gpufl::InitOptions()).enabled != fo.enabled)
+        return 1;
     return gp_strerror(GP_OK) == nullptr || gpufl_strerror(GPUFL_OK) == nullptr;
 }

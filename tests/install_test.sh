@@ -12,6 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 test -f "$tmp/prefix/include/gpu_profile.h"
 test -f "$tmp/prefix/include/gpufl.h"
+test -f "$tmp/prefix/include/gpufl/gpufl.hpp"
 lib=$(ls "$tmp"/prefix/lib*/libgpuprofile.so.0* | head -n 1)
 bad=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBR]$/ {print $3}' | grep -v -E '^(gp|gpufl)_' || true)
 if [ -n "$bad" ]; then
@@ -48,10 +49,16 @@ cmake -S "$src/tests/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/pref
 cmake --build "$tmp/consumer" >/dev/null
 LD_LIBRARY_PATH=$(dirname "$lib") "$tmp/consumer/consumer_shared"
 "$tmp/consumer/consumer_static"
+LD_LIBRARY_PATH=$(dirname "$lib") "$tmp/consumer/consumer_cxx" "$tmp/logs-cmake"
+grep -q '"consumer"' "$tmp"/logs-cmake/*/scope.log
 pc=$(ls -d "$tmp"/prefix/lib*/pkgconfig | head -n 1)
 flags=$(PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs gpu-profile)
 cc -o "$tmp/consumer_pc" "$src/tests/consumer/consumer.c" $flags
 LD_LIBRARY_PATH=$(dirname "$lib") "$tmp/consumer_pc"
+# The C++ API through the same pkg-config flags.
+c++ -std=c++17 -Wall -Wextra -Werror -pedantic -o "$tmp/consumer_cxx_pc" "$src/tests/consumer/consumer.cpp" $flags
+LD_LIBRARY_PATH=$(dirname "$lib") "$tmp/consumer_cxx_pc" "$tmp/logs-pc"
+grep -q '"inner"' "$tmp"/logs-pc/*/scope.log
 # The Python packages (docs/python.md): installed with _install.py naming the
 # installed library, which they load with no environment help at all.
 if command -v python3 >/dev/null 2>&1; then

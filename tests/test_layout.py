@@ -10,13 +10,21 @@
 - every record type, batch and channel name of the wire format is spelled
   in one place only, src/wire/vocab.h (and its Python copy,
   python/gpufl/_wire.py, which test_python_gpufl compares with it);
-- each folder of src/ has a README.md saying what it owns and may include.
+- each folder of src/ has a README.md saying what it owns and may include;
+- git tracks no compiled Python (.pyc, __pycache__/): .gitignore lists it,
+  a `git add -A` must not bring it back (issue 20);
+- no document sends users to chrome://tracing, which current Chromium no
+  longer has: Perfetto and speedscope (docs/report.md);
+- one version: CMakeLists.txt's project(... VERSION) is python/pyproject.toml's
+  and both packages' __version__ (test_python_pip_install checks what pip
+  records).
 
 Usage: python3 tests/test_layout.py SOURCE_DIR (CTest: test_layout).
 """
 
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
@@ -35,6 +43,7 @@ ALLOWED = {
     "src/report": {"src/util", "src/wire", "src/reader", "src/recorder"},
     "cli": {"src/util", "src/recorder", "src/reader", "src/report"},
     "plugin": {"src/abi", "src/util"},
+    "src/upload": {"src/util", "src/wire"},
 }
 MAX_FILE_LINES = 900
 MAX_FUNCTION_LINES = 150
@@ -225,6 +234,49 @@ def check_readmes():
             fail("%s/ has no README.md saying what it owns and what it may include" % folder)
 
 
+def check_no_bytecode_tracked():
+    """Skipped (said) outside a git checkout, e.g. an unpacked tarball."""
+    try:
+        r = subprocess.run(["git", "-C", ROOT, "ls-files", "-z"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL)
+    except OSError:
+        r = None
+    if r is None or r.returncode != 0:
+        print("test_layout: not a git checkout (or no git): tracked-bytecode check skipped")
+        return
+    for path in r.stdout.decode("utf-8", "replace").split("\0"):
+        if path.endswith((".pyc", ".pyo")) or "__pycache__" in path.split("/"):
+            fail("%s: compiled Python is tracked by git; git rm --cached it "
+                 "(.gitignore lists __pycache__/)" % path)
+
+
+def check_docs_viewers():
+    docs = [os.path.join(ROOT, "README.md")]
+    for top, _, names in os.walk(os.path.join(ROOT, "docs")):
+        docs += [os.path.join(top, n) for n in sorted(names) if n.endswith(".md")]
+    for p in docs:
+        with open(p, encoding="utf-8") as f:
+            for no, line in enumerate(f, 1):
+                if "chrome://tracing" in line:
+                    fail("%s:%d: chrome://tracing is gone from current Chromium; name "
+                         "https://ui.perfetto.dev or https://www.speedscope.app" % (rel(p), no))
+
+
+def check_versions():
+    def grab(path, pattern):
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            m = re.search(pattern, f.read(), re.M)
+        return m.group(1) if m else None
+    want = grab("CMakeLists.txt", r"^project\(\w+ VERSION ([0-9.]+)")
+    for path, pattern in (("python/pyproject.toml", r'^version = "([^"]*)"'),
+                          ("python/gpu_profile/__init__.py", r'^__version__ = "([^"]*)"'),
+                          ("python/gpufl/__init__.py", r'^__version__ = "([^"]*)"')):
+        got = grab(path, pattern)
+        if got != want:
+            fail("%s: version %s, but CMakeLists.txt's project() says %s; make them equal"
+                 % (path, got, want))
+
+
 def main():
     graph = {p: includes(p) for p in sources()}
     check_directions(graph)
@@ -234,6 +286,9 @@ def main():
         check_sizes(p)
     check_one_vocabulary()
     check_readmes()
+    check_no_bytecode_tracked()
+    check_docs_viewers()
+    check_versions()
     for f in failures:
         print(f)
     print("test_layout: %d files, %d problems" % (len(graph), len(failures)))

@@ -199,6 +199,7 @@ class _GpSummary(ctypes.Structure):
         ("gpm_mean", ctypes.c_double * GP_GPM_COUNT),
         ("gpm_p95", ctypes.c_double * GP_GPM_COUNT),
         ("gpm_max", ctypes.c_double * GP_GPM_COUNT),
+        ("energy_span_s", ctypes.c_double),
         ("mig", _GpMigInfo),
     ]
 
@@ -228,6 +229,8 @@ class _GpOptions(ctypes.Structure):
         ("nvml_library", ctypes.c_char_p),
         ("smi_path", ctypes.c_char_p),
         ("backend_timeout_s", ctypes.c_double),
+        ("on_sample", ctypes.c_void_p),
+        ("on_sample_user", ctypes.c_void_p),
     ]
 
 

@@ -2,15 +2,30 @@
 gpu_profile and gpufl packages, so both always talk to the same copy).
 
 Candidates, in order (docs/python.md): $GPU_PROFILE_LIBRARY (alone: a wrong
-path is an error, never a silent fall-through), the library directory
-recorded by `cmake --install` (_install.py), the source tree's build/
-folder, the package folder itself, then the system loader.
+path is an error, never a silent fall-through), the package folder itself,
+the library directory recorded at install (_install.py, by `cmake --install`
+or by `pip install` with GPU_PROFILE_PREFIX), the source tree's build/
+folder, the standard library folders, then the system loader.
 """
 
 import ctypes
 import os
+import sysconfig
 
 LIB_NAME = "libgpuprofile.so.0"
+
+
+def standard_dirs():
+    """Where `cmake --install` puts the library with the usual prefixes
+    (/usr/local first: scripts/install.sh), before ldconfig has run."""
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    dirs = []
+    for prefix in ("/usr/local", "/usr"):
+        dirs.append(prefix + "/lib")
+        if multiarch:
+            dirs.append(prefix + "/lib/" + multiarch)
+        dirs.append(prefix + "/lib64")
+    return dirs
 
 
 def candidates():
@@ -19,17 +34,18 @@ def candidates():
     if env:
         return [env], True
     here = os.path.dirname(os.path.abspath(__file__))
-    paths = []
+    paths = [os.path.join(here, LIB_NAME)]  # a copy that ships the library
     try:
-        from . import _install  # written by `cmake --install`
+        from . import _install  # written by `cmake --install` or pip
         paths.append(os.path.join(_install.LIBDIR, LIB_NAME))
     except ImportError:
         pass
-    paths += [
-        os.path.normpath(os.path.join(here, "..", "..", "build", LIB_NAME)),
-        os.path.join(here, LIB_NAME),
-        LIB_NAME,  # the system loader (LD_LIBRARY_PATH, ld.so.cache)
-    ]
+    paths.append(os.path.normpath(os.path.join(here, "..", "..", "build", LIB_NAME)))
+    for d in standard_dirs():
+        p = os.path.join(d, LIB_NAME)
+        if p not in paths:
+            paths.append(p)
+    paths.append(LIB_NAME)  # the system loader (LD_LIBRARY_PATH, ld.so.cache)
     return paths, False
 
 

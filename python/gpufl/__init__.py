@@ -50,6 +50,9 @@ __all__ = [
     "flush",
     "last_error",
     "library_path",
+    "upload_logs",
+    "session",
+    "UploadResult",
 ]
 
 __version__ = "0.1.0"
@@ -88,7 +91,7 @@ GPUFL_DISABLED = 1
 STATUS_NAMES = {0: "GPUFL_OK", 1: "GPUFL_DISABLED", 2: "GPUFL_ERR_INVALID_ARG",
                 3: "GPUFL_ERR_ENV", 4: "GPUFL_ERR_CONFIG", 5: "GPUFL_ERR_STATE",
                 6: "GPUFL_ERR_IO", 7: "GPUFL_ERR_NO_MEMORY", 8: "GPUFL_ERR_THREAD",
-                9: "GPUFL_ERR_BACKEND", 10: "GPUFL_ERR_NOT_SUPPORTED"}
+                9: "GPUFL_ERR_BACKEND", 10: "GPUFL_ERR_NOT_SUPPORTED", 11: "GPUFL_ERR_UPLOAD"}
 GPUFL_ERROR_MESSAGE_MAX = 1024
 
 _log_fn_t = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_void_p)
@@ -316,9 +319,10 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
     o, keep = _make_options(given)
     if remote_upload:
         # The seed's one-release shim: the C library logs its deprecation
-        # line; upload itself is a separate command (docs/python.md).
-        warnings.warn("gpufl.init(remote_upload=True) is deprecated (v1.1) and has no effect: "
-                      "upload the logs with a separate upload step", DeprecationWarning,
+        # line; here an atexit handler calls upload_logs() (docs/python.md).
+        warnings.warn("gpufl.init(remote_upload=True) is deprecated (v1.1): the session is "
+                      "uploaded at interpreter exit; call gpufl.upload_logs() after shutdown() "
+                      "or use `with gpufl.session(...)` instead", DeprecationWarning,
                       stacklevel=2)
 
     err = _FlError()
@@ -328,6 +332,8 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
             _disabled = False
             _last_error = None
             _remember_dir()
+            if remote_upload:
+                _upload.register_remote_upload(_last_session_dir, backend_url, api_key, api_path)
             return True
         msg = err.message.decode("utf-8", "replace") or _fl_strerror(st).decode()
         _last_error = (STATUS_NAMES.get(st, "status %d" % st), msg)
@@ -499,3 +505,9 @@ def system_stop(name: str) -> None:
     """End the system phase started with the same name."""
     if not _disabled:
         _fl_system_stop(_name_arg(name))
+
+
+# ----------------------------------------------------------------- upload
+# (at the end: _upload reads this module's state when called)
+from gpufl import _upload  # noqa: E402
+from gpufl._upload import UploadResult, session, upload_logs  # noqa: E402,F401

@@ -363,6 +363,20 @@ static gp_status locate_in_dir(char *path, const char *want, const char *app, ta
     return st;
 }
 
+/* The session directory of a channel file's path: its directory, or the
+ * parent of a .tmp/ one (malloc'd; NULL when out of memory). */
+static char *session_of_channel_file(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    size_t n = (size_t)(slash - path);
+    if (n >= 4 && strncmp(slash - 4, ".tmp", 4) == 0 && (n == 4 || slash[-5] == '/'))
+        n = n == 4 ? 0 : n - 5;
+    char *dir = n ? strndup(path, n) : strdup(slash == path ? "/" : ".");
+    return dir;
+}
+
 /* Where path (path_in without its trailing '/') has a session: t->where
  * (which may be path itself) and t->flat. */
 static gp_status locate(const char *path_in, char *path, const char *want, const char *app,
@@ -373,6 +387,18 @@ static gp_status locate(const char *path_in, char *path, const char *want, const
     char prefix[4096];
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return locate_in_dir(path, want, app, t, lb, err);
+    if (S_ISREG(st.st_mode) && fl_rd_channel_file_name(path)) {
+        /* One channel file of a session directory (SESSION/device.log, or a
+         * live one's SESSION/.tmp/scope.log): the session it belongs to. */
+        char *dir = session_of_channel_file(path);
+        if (!dir)
+            return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", path);
+        if (fl_rd_session_dir(dir, NULL)) {
+            t->where = dir;
+            return GP_OK;
+        }
+        free(dir);
+    }
     if (fl_rd_flat_exists(path, NULL)) {
         t->where = path;
         t->flat = true;

@@ -53,6 +53,15 @@ static bool chan_tail(const char *s, int *ch, unsigned long *win, bool *gz)
     return false;
 }
 
+bool fl_rd_channel_file_name(const char *name)
+{
+    const char *base = strrchr(name, '/');
+    int ch;
+    unsigned long w;
+    bool gz;
+    return chan_tail(base ? base + 1 : name, &ch, &w, &gz);
+}
+
 bool fl_rd_flat_name(const char *name, char *prefix, size_t cap, int *chan)
 {
     /* The first '.' of the file name after which a channel file's tail

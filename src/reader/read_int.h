@@ -194,6 +194,9 @@ void fl_rd_free_files(rd_file *v);
 /* A flat prefix of name ("<prefix>.<channel>[.<N>].log[.gz]"), or false;
  * *chan (if not NULL): the channel. */
 bool fl_rd_flat_name(const char *name, char *prefix, size_t cap, int *chan);
+/* Whether name's last component is a session directory's channel file
+ * ("<channel>.log", "<channel>.<N>.log[.gz]"). */
+bool fl_rd_channel_file_name(const char *name);
 /* Whether the flat prefix has a channel file; *newest (if not NULL): the
  * latest mtime of its files. */
 bool fl_rd_flat_exists(const char *prefix, int64_t *newest);

@@ -39,7 +39,8 @@ _Static_assert(sizeof(gpufl_engine) == sizeof(int), "engine enum is int-sized");
 
 static const char remote_upload_warning[] =
     "remote_upload is deprecated (GPUFlight v1.1, removed in v1.2) and has no effect: "
-    "live upload was removed; upload a finished session's logs instead";
+    "live upload was removed; upload a finished session's logs instead (gpufl_upload_logs() "
+    "after gpufl_shutdown(), or gpu-profile upload)";
 
 void gpufl_init_options_init(gpufl_init_options *opts)
 {

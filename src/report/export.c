@@ -4,7 +4,10 @@
  *
  * Chrome trace mapping (ts / dur in microseconds with three decimals, so
  * nanosecond precision, relative to the session's origin: job_start's
- * ts_ns, else the first time read; "otherData.origin_ns" says which):
+ * ts_ns, else the first time read; "otherData.origin_ns" says which; with
+ * absolute time, from the Unix epoch, origin_ns 0, to line the trace up
+ * with other tools' - a viewer reading ts as a double keeps about 0.25 us
+ * of it at today's dates):
  *
  *   pid 1            "host: <app> (pid N)": gpufl scopes on one track per
  *                    thread, tid 16 + T "scopes: thread T" (T the
@@ -32,11 +35,11 @@
  * (memsets, graph launches, NVTX markers, perf ranges, deep windows) are
  * read by report/export_ranges.c and written here.
  *
- * CSV: the header below, then one row per kernel in file order, RFC 4180
- * quoting (a field with a comma, quote or line break is quoted, quotes
- * doubled), an empty field for what was not recorded.
+ * CSV: report/export_csv.c's header, then one row per kernel in file order (RFC 4180
+ * quoting; an empty field for what was not recorded).
  */
 #include "export.h"
+#include "export_csv.h"
 #include "export_ranges.h"
 #include "../reader/read.h"
 #include "../util/buf.h"
@@ -58,11 +61,6 @@
 #define TID_THREAD_BASE 16 /* + a thread's tid (the tid column): its scopes' track */
 _Static_assert(TID_NVTX == FL_EX_TID_NVTX, "NVTX ranges and markers share a thread");
 
-static const char csv_header[] =
-    "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
-    "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
-    "external_id\n";
-
 struct fl_export {
     fl_export_format fmt;
     FILE *out;
@@ -73,6 +71,7 @@ struct fl_export {
     bool first_event;
     uint64_t origin;
     bool have_origin;
+    bool absolute;      /* ts from the Unix epoch, not from the session's origin */
     fl_u64map tracks;   /* pid << 33 | tid, pid << 33 | 2^32 for the process */
     fl_u64map open;     /* scope_instance_id -> a: start ns, b: name_id */
     fl_u64map open_tid; /* scope_instance_id -> a: its begin's tid */
@@ -96,7 +95,8 @@ static void start(fl_export *e)
     if (e->started)
         return;
     e->started = true;
-    fl_buf_puts(&e->line, e->fmt == FL_EXPORT_CSV_KERNELS ? csv_header : "{\"traceEvents\":[\n");
+    fl_buf_puts(&e->line,
+                e->fmt == FL_EXPORT_CSV_KERNELS ? fl_export_csv_header : "{\"traceEvents\":[\n");
     put_line(e);
     e->first_event = true;
 }
@@ -104,7 +104,7 @@ static void start(fl_export *e)
 static uint64_t origin(fl_export *e)
 {
     if (!e->have_origin) {
-        e->origin = fl_model_origin(e->m);
+        e->origin = e->absolute ? 0 : fl_model_origin(e->m);
         e->have_origin = true;
     }
     return e->origin;
@@ -268,64 +268,9 @@ static void arg_str(fl_buf *b, bool *first, const char *key, const char *v)
 
 /* ---------------------------------------------------------- kernels */
 
-static void csv_field(fl_buf *b, const char *s)
-{
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\r\n")) {
-        fl_buf_puts(b, s);
-        return;
-    }
-    fl_buf_puts(b, "\"");
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            fl_buf_puts(b, "\"\"");
-        else
-            fl_buf_put(b, p, 1);
-    }
-    fl_buf_puts(b, "\"");
-}
-
 static void csv_kernel(fl_export *e, const fl_krow *k)
 {
-    fl_buf *b = &e->line;
-    const fl_kdetail *d = k->detail;
-    int64_t dev = k->device_id >= 0 ? k->device_id : e->m->default_device;
-    char buf[64];
-    fl_buf_printf(b, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", k->start_ns,
-                  k->start_ns + k->duration_ns, k->duration_ns);
-    if (dev >= 0)
-        fl_buf_i64(b, dev);
-    fl_buf_printf(b, ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",", k->stream_id, k->corr_id,
-                  k->kernel_id);
-    csv_field(b, fl_model_kernel_name(e->m, k->kernel_id));
-    fl_buf_puts(b, ",");
-    if (d && d->have_grid)
-        csv_field(b, fl_dim3_format(buf, sizeof buf, d->grid));
-    fl_buf_puts(b, ",");
-    if (d && d->have_block)
-        csv_field(b, fl_dim3_format(buf, sizeof buf, d->block));
-    fl_buf_puts(b, ",");
-    if (k->num_regs >= 0)
-        fl_buf_i64(b, k->num_regs);
-    fl_buf_puts(b, ",");
-    if (k->dyn_shared >= 0)
-        fl_buf_i64(b, k->dyn_shared);
-    fl_buf_puts(b, ",");
-    if (d && d->static_shared >= 0)
-        fl_buf_i64(b, d->static_shared);
-    fl_buf_puts(b, ",");
-    if (d && !isnan(d->occupancy))
-        fl_buf_double(b, d->occupancy);
-    fl_buf_puts(b, ",");
-    if (d)
-        csv_field(b, d->user_scope);
-    fl_buf_puts(b, ",");
-    if (k->external_kind > 0)
-        fl_buf_printf(b, "%" PRId64 ",%" PRIu64, k->external_kind, k->external_id);
-    else
-        fl_buf_puts(b, ",");
-    fl_buf_puts(b, "\n");
+    fl_export_csv_row(&e->line, e->m, k);
     put_line(e);
     e->events++;
 }
@@ -787,6 +732,12 @@ fl_export *fl_export_create(fl_export_format fmt, FILE *out)
     return e;
 }
 
+void fl_export_set_absolute_time(fl_export *e, bool absolute)
+{
+    if (e && !e->have_origin)
+        e->absolute = absolute;
+}
+
 void fl_export_set_max_distinct(fl_export *e, uint64_t max)
 {
     if (e)
@@ -843,7 +794,10 @@ static void other_data(fl_export *e, const fl_read_result *res)
     arg_str(b, &first, "profiling_engine", m->engine);
     if (e->have_origin || m->have_start || m->have_time) {
         arg_u64(b, &first, "origin_ns", origin(e));
-        arg_str(b, &first, "origin", m->have_start ? fl_type_name(FL_T_JOB_START) : "first_record");
+        arg_str(b, &first, "origin",
+                e->absolute     ? "unix_epoch"
+                : m->have_start ? fl_type_name(FL_T_JOB_START)
+                                : "first_record");
     }
     if (m->have_shutdown)
         arg_u64(b, &first, "end_ns", m->shutdown_ns);

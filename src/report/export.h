@@ -4,7 +4,7 @@
  * (report/export.c):
  *
  *  - FL_EXPORT_CHROME_TRACE: the Trace Event Format JSON that Perfetto
- *    (ui.perfetto.dev) and chrome://tracing load;
+ *    (ui.perfetto.dev) and speedscope (www.speedscope.app) load;
  *  - FL_EXPORT_CSV_KERNELS: one CSV row per kernel launch.
  *
  * Memory is bounded by the session's distinct streams, devices, kernels
@@ -16,6 +16,7 @@
 
 #include "../reader/read.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <stdio.h>
@@ -34,6 +35,10 @@ void fl_export_callbacks(fl_export *e, fl_read_cb *cb);
 /* The cap on distinct keys (report/maps.h); 0: none.  Default: the
  * environment's GPU_PROFILE_MAX_DISTINCT, else 2^20. */
 void fl_export_set_max_distinct(fl_export *e, uint64_t max);
+/* Chrome trace: ts from the Unix epoch (CLOCK_REALTIME, as the session
+ * records it) instead of from the session's start, so that traces of
+ * other tools line up; before the read only. */
+void fl_export_set_absolute_time(fl_export *e, bool absolute);
 /* After the read (res may be NULL): writes what was held back (kernel
  * rows awaiting their details, scopes still open) and closes the JSON,
  * then flushes out.  0, or -1 when a write failed (or memory ran out, so

@@ -285,6 +285,16 @@ static bool round_wanted(gp_monitor *m)
 
 static void hook_round(gp_monitor *m, uint64_t t_mono, uint64_t t_wall)
 {
+    for (size_t i = 0; m->opts.on_sample && i < m->n_slots; i++) {
+        if (m->round_status[i] != GP_OK)
+            continue;
+        gp_sample s = {.t_mono_ns = t_mono,
+                       .t_wall_ns = t_wall,
+                       .slot = (uint32_t)i,
+                       .device_index = m->slots[i].index,
+                       .m = m->round[i]};
+        m->opts.on_sample(&s, m->opts.on_sample_user);
+    }
     if (m->hook.on_round)
         m->hook.on_round(m->hook.user, t_mono, t_wall, m->round, m->round_status, m->round_err,
                          m->n_slots);
@@ -543,6 +553,25 @@ static void paced_note(const gp_monitor *m, char *out, size_t cap)
                  (double)m->interval_ns / 1e9);
 }
 
+/* Why a device has no sample in its statistics, appended to its note: a
+ * summary of n/a everywhere must say what to change. */
+static void no_sample_note(const gp_monitor *m, const slot_state *s, gp_summary *out)
+{
+    if (out->sample_count > 0 || !m->be || strcmp(m->be->name, "none") == 0)
+        return;
+    const char *why =
+        out->samples_warmup > 0
+            ? "no sample after the warmup: every sample fell within it (shorten --warmup)"
+        : s->failed ? "no sample: the device failed before its first reading"
+        : strcmp(m->be->name, "smi") == 0
+            ? "no sample: nvidia-smi gave no row during the region (its first row comes about "
+              "a second after it starts, and a shorter region gets none): use the NVML backend "
+              "(--backend nvml) or profile a longer region"
+            : "no sample: the region ended before the first sampling round";
+    size_t used = strlen(out->note);
+    snprintf(out->note + used, sizeof out->note - used, "%s%s", used ? "; " : "", why);
+}
+
 static void summarize(gp_monitor *m)
 {
     const char *backend = m->be ? m->be->name : "none";
@@ -568,10 +597,15 @@ static void summarize(gp_monitor *m)
             out->mem_total_bytes = s->info.mem_total_bytes;
             out->valid |= GP_M_MEM_TOTAL;
         }
+        no_sample_note(m, s, out);
         out->device_status = s->failed ? s->status : GP_OK;
         if (s->failed) {
             snprintf(out->device_error, sizeof out->device_error, "%s", s->error);
             out->device_error_at_s = s->error_at_s;
+            /* A device that failed was busy, at most, while it answered:
+             * its mean util.gpu is over the samples before the failure. */
+            if (s->error_at_s < duration_s)
+                out->busy_time_est_s = s->error_at_s * out->util_gpu_mean / 100.0;
         }
     }
 }
@@ -688,6 +722,21 @@ const gp_sample *gp_monitor_samples(const gp_monitor *m, size_t *count)
     if (count)
         *count = m->n_samples;
     return m->samples;
+}
+
+gp_status gp_monitor_device_status(gp_monitor *m, size_t slot, double *at_s)
+{
+    if (!m)
+        return GP_ERR_INVALID_ARG;
+    if (slot >= m->n_slots)
+        return GP_ERR_DEVICE_NOT_FOUND;
+    pthread_mutex_lock(&m->mu);
+    const slot_state *s = &m->slots[slot];
+    gp_status st = s->failed ? s->status : GP_OK;
+    if (s->failed && at_s)
+        *at_s = s->error_at_s;
+    pthread_mutex_unlock(&m->mu);
+    return st;
 }
 
 gp_status gp_monitor_latest(gp_monitor *m, size_t slot, gp_sample *out)

@@ -421,8 +421,15 @@ static void put_power_energy(gp_out *o, const gp_summary *s)
     put_label(o, "energy");
     if (s->energy_source != GP_ENERGY_NONE && isfinite(s->energy_j)) {
         put_sig(o, s->energy_j);
-        gp_out_str(o,
-                   s->energy_source == GP_ENERGY_COUNTER ? " J (counter)" : " J (power integral)");
+        gp_out_str(o, s->energy_source == GP_ENERGY_COUNTER ? " J (counter" : " J (power integral");
+        /* A figure over much less than the region is not the region's. */
+        if (s->energy_span_s < 0.9 * s->duration_s) {
+            gp_out_str(o, ", covers ");
+            put_seconds(o, s->energy_span_s);
+            gp_out_str(o, " of ");
+            put_seconds(o, s->duration_s);
+        }
+        gp_out_ch(o, ')');
     } else {
         gp_out_str(o, "n/a");
     }
@@ -541,7 +548,13 @@ static void put_activity(gp_out *o, const gp_summary *s, unsigned flags)
     put_label(o, "busy time est.");
     if ((s->valid & GP_M_UTIL_GPU) && isfinite(s->busy_time_est_s)) {
         put_seconds(o, s->busy_time_est_s);
-        gp_out_str(o, " (duration x mean util.gpu)");
+        if (s->device_status != GP_OK && s->device_error_at_s < s->duration_s) {
+            gp_out_str(o, " (live ");
+            put_seconds(o, s->device_error_at_s);
+            gp_out_str(o, " until it failed x mean util.gpu)");
+        } else {
+            gp_out_str(o, " (duration x mean util.gpu)");
+        }
     } else {
         gp_out_str(o, "n/a");
     }

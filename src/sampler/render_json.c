@@ -217,6 +217,7 @@ static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
     json_num(&j, "power_mean_mw", (v & GP_M_POWER) != 0, s->power_mean_mw);
     json_u64(&j, "power_max_mw", (v & GP_M_POWER) != 0, s->power_max_mw);
     json_num(&j, "energy_j", s->energy_source != GP_ENERGY_NONE, s->energy_j);
+    json_num(&j, "energy_span_s", s->energy_source != GP_ENERGY_NONE, s->energy_span_s);
     json_key(&j, "energy_source");
     json_str_n(o, gp_energy_source_name(s->energy_source),
                strlen(gp_energy_source_name(s->energy_source)));

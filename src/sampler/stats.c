@@ -338,6 +338,11 @@ void gp_acc_summarize(const gp_acc *a, gp_summary *out)
                         .integral_j = a->power_integral_mj / 1000.0};
     summarize_gpm(a, out, &valid);
     out->energy_source = gp_energy_pick(&eo, &out->energy_j);
+    out->energy_span_s = 0.0;
+    if (out->energy_source == GP_ENERGY_COUNTER)
+        out->energy_span_s = (double)(a->last_t_ns - a->first_t_ns) / 1e9;
+    else if (out->energy_source == GP_ENERGY_POWER_INTEGRAL)
+        out->energy_span_s = (double)(a->power_prev_t_ns - a->power_first_t_ns) / 1e9;
     if (out->energy_source != GP_ENERGY_NONE)
         valid |= GP_M_ENERGY;
     out->valid = valid;

@@ -129,6 +129,8 @@ const char *gpufl_strerror(gpufl_status status)
         return "no NVIDIA backend";
     case GPUFL_ERR_NOT_SUPPORTED:
         return "not supported by this build";
+    case GPUFL_ERR_UPLOAD:
+        return "the upload failed (the backend refused it or could not be reached)";
     }
     return "unknown status";
 }

@@ -147,9 +147,9 @@ static void test_json_report(void)
 
     const jn *t = jn_get(doc, "total");
     static const char *const tkeys[] = {
-        "devices",         "duration_s",        "energy_j",
-        "energy_source",   "power_mean_mw",     "mem_used_max_bytes",
-        "mem_total_bytes", "util_gpu_mean_pct", "busy_time_est_s"};
+        "devices",         "duration_s",         "energy_j",        "energy_source",
+        "power_mean_mw",   "mem_used_max_bytes", "mem_total_bytes", "util_gpu_mean_pct",
+        "busy_time_est_s", "failed_devices"};
     check_keys(t, tkeys, sizeof tkeys / sizeof tkeys[0]);
     CHECK_INT(jn_int(jn_get(t, "devices")), 2);
     CHECK_NEAR(jn_num(jn_get(t, "duration_s")), jn_num(jn_get(d0, "duration_s")), 1e-9);
@@ -161,6 +161,7 @@ static void test_json_report(void)
     CHECK_NEAR(jn_num(jn_get(t, "util_gpu_mean_pct")), 66, 1e-9);
     CHECK_NEAR(jn_num(jn_get(t, "busy_time_est_s")),
                jn_num(jn_get(d0, "busy_time_est_s")) + jn_num(jn_get(d1, "busy_time_est_s")), 2e-6);
+    CHECK_INT(jn_get(t, "failed_devices") ? jn_get(t, "failed_devices")->n : 99, 0);
     jn_free(doc);
 
     /* Without -o the same object is the last thing on stderr. */
@@ -205,6 +206,42 @@ static void test_text_total(void)
     CHECK_CONTAINS(r.err, "\n  memory used       max 3.00 GiB of 120.00 GiB (sum of the "
                           "devices' peaks)\n");
     CHECK_CONTAINS(r.err, "\n  util.gpu          mean 66.0% (mean over the devices)\n");
+    h_result_free(&r);
+}
+
+/* A GPU lost mid-run: its busy time covers only the span it answered
+ * (not the whole run), and the total says which device covers less. */
+static void test_lost_gpu(void)
+{
+    char scen[sizeof two_gpus + 64];
+    snprintf(scen, sizeof scen, "%serror 1 lost_after 5\n", two_gpus);
+    h_scenario(scen);
+    const char *argv[] = {h_cli,   "--json", "--interval", "0.05", "--",
+                          h_child, "sleep",  "1000",       NULL};
+    int code = -1;
+    jn *doc = run_json(argv, NULL, NULL, &code);
+    CHECK_INT(code, 0);
+    const jn *d1 = jn_at(jn_get(doc, "devices"), 1);
+    CHECK_STR(jn_str(jn_get(d1, "device_status")), "device_lost");
+    double at_s = jn_num(jn_get(d1, "device_error_at_s"));
+    double dur_s = jn_num(jn_get(d1, "duration_s"));
+    CHECK(at_s > 0 && at_s < dur_s - 0.3);
+    CHECK_NEAR(jn_num(jn_get(d1, "busy_time_est_s")), at_s * 77 / 100.0, 2e-6);
+    const jn *d0 = jn_at(jn_get(doc, "devices"), 0);
+    CHECK_NEAR(jn_num(jn_get(d0, "busy_time_est_s")), dur_s * 55 / 100.0, 2e-6);
+    const jn *f = jn_get(jn_get(doc, "total"), "failed_devices");
+    CHECK_INT(f ? f->n : 99, 1);
+    CHECK_INT(jn_int(jn_get(jn_at(f, 0), "device_index")), 1);
+    CHECK_NEAR(jn_num(jn_get(jn_at(f, 0), "at_s")), at_s, 1e-6);
+    jn_free(doc);
+
+    const char *argv2[] = {h_cli, "--interval", "0.05", "--", h_child, "sleep", "1000", NULL};
+    h_result r;
+    h_run(argv2, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(r.err, "until it failed x mean util.gpu)");
+    CHECK_CONTAINS(r.err, "GPU1 lost at ");
+    CHECK_CONTAINS(r.err, ": energy and busy time count only the samples before\n");
     h_result_free(&r);
 }
 
@@ -471,6 +508,48 @@ static int devices_for(const char *cvd, const char *opt, const char *val, char *
     return code;
 }
 
+static int five_rows(const void *path)
+{
+    char *text = check_read_file(path, NULL);
+    int n = text ? h_count_lines(text) : 0;
+    free(text);
+    return n >= 5;
+}
+
+/* --samples rows are written as they are taken: a profiler killed mid-run
+ * (SIGKILL: no chance to write anything at exit) leaves them all behind,
+ * each line whole. */
+static void test_samples_killed(void)
+{
+    h_scenario(samples_scenario);
+    char nd[512];
+    h_path(nd, sizeof nd, "killed.ndjson");
+    unlink(nd);
+    const char *argv[] = {h_cli, "--samples", nd,      "--interval", "0.01", "--no-live",
+                          "--",  h_child,     "sleep", "1500",       NULL};
+    pid_t pid = h_spawn(argv, NULL, NULL, "/dev/null", "/dev/null");
+    CHECK(h_wait_for(five_rows, nd, 30.0));
+    CHECK_INT(kill(pid, SIGKILL), 0);
+    CHECK_INT(h_code(h_wait(pid)), 128 + SIGKILL);
+    char *text = check_read_file(nd, NULL);
+    CHECK(text != NULL && h_count_lines(text) >= 5);
+    size_t len = text ? strlen(text) : 0;
+    CHECK(len > 0 && text[len - 1] == '\n'); /* no half line */
+    char line[2048];
+    for (int i = 0; text && i < h_count_lines(text); i++) {
+        const char *why = NULL;
+        h_line(text, i, line, sizeof line);
+        jn *row = jn_parse(line, strlen(line), &why);
+        if (!row)
+            fprintf(stderr, "row %d not JSON (%s): %s\n", i, why ? why : "?", line);
+        CHECK(row != NULL);
+        CHECK(jn_u64(jn_get(row, "t_wall_ns")) > 0);
+        jn_free(row);
+    }
+    free(text);
+    h_nap_ms(1600); /* CMD, orphaned by the kill, ends on its own */
+}
+
 static void test_visible_devices(void)
 {
     h_scenario(three_gpus);
@@ -572,7 +651,7 @@ static void test_devices_mig(void)
                "00000003-0000-0000-0000-000000000003\",\"mem_total_bytes\":10468982784,\"mig\":"
                "{\"profile\":\"1g.10gb\",\"gpu_instance_id\":10,\"compute_instance_id\":0,"
                "\"parent_index\":0,\"parent_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\","
-               "\"parent_name\":\"NVIDIA H100 80GB HBM3\"}}]}\n");
+               "\"parent_name\":\"NVIDIA H100 80GB HBM3\"}}],\"error\":null}\n");
     CHECK_CONTAINS(r.out, "\"mem_total_bytes\":85899345920,\"mig\":null},");
     h_result_free(&r);
 
@@ -617,9 +696,10 @@ static void test_devices_command(void)
     const char *why = NULL;
     jn *doc = jn_parse(r.out, r.out_len, &why);
     CHECK(doc != NULL);
-    static const char *const keys[] = {"schema", "schema_version", "backend", "driver_version",
-                                       "devices"};
-    check_keys(doc, keys, 5);
+    static const char *const keys[] = {"schema",         "schema_version", "backend",
+                                       "driver_version", "devices",        "error"};
+    check_keys(doc, keys, 6);
+    CHECK(jn_is_null(jn_get(doc, "error")));
     CHECK_STR(jn_str(jn_get(doc, "schema")), "gpu-profile.devices");
     CHECK_INT(jn_int(jn_get(doc, "schema_version")), 1);
     CHECK_STR(jn_str(jn_get(doc, "backend")), "nvml");
@@ -681,6 +761,19 @@ static void test_devices_command(void)
     CHECK_INT(r.out_len, 0);
     CHECK_PREFIX(r.err, "gpu-profile: devices: no GPU backend could be opened (tried nvml, smi): ");
     h_result_free(&r);
+    /* ... and with --json a document all the same, saying why. */
+    const char *argv5j[] = {h_cli, "devices", "--json", NULL};
+    h_run(argv5j, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 1);
+    doc = jn_parse(r.out, r.out_len, &why);
+    CHECK(doc != NULL);
+    check_keys(doc, keys, 6);
+    CHECK_STR(jn_str(jn_get(doc, "backend")), "none");
+    CHECK_INT(jn_get(doc, "devices") ? jn_get(doc, "devices")->n : 99, 0);
+    CHECK_PREFIX(jn_str(jn_get(doc, "error")),
+                 "no GPU backend could be opened (tried nvml, smi): ");
+    jn_free(doc);
+    h_result_free(&r);
     const char *argv6[] = {h_cli, "devices", "--all", NULL};
     h_run(argv6, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 125);
@@ -700,9 +793,11 @@ int main(void)
     h_init();
     test_json_report();
     test_text_total();
+    test_lost_gpu();
     test_json_strings();
     test_samples_csv();
     test_samples_ndjson();
+    test_samples_killed();
     test_visible_devices();
     test_devices_command();
     test_devices_mig();

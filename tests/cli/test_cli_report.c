@@ -291,6 +291,36 @@ static void test_gpufl13_layouts(void)
         free(want);
         h_result_free(&r);
     }
+    /* One channel file of a session directory stands for its session:
+     * plain and gzipped windows, and a live session's .tmp/ file. */
+    static const struct {
+        int layout;
+        const char *file;
+    } chans[] = {{GL_PLAIN_WINDOWS, "device.1.log"},
+                 {GL_GZ_WINDOWS, "scope.1.log.gz"},
+                 {GL_TMP_LIVE, ".tmp/device.log"}};
+    for (size_t i = 0; i < sizeof chans / sizeof chans[0]; i++) {
+        char sdir[512], path[4096], file[4200];
+        h_path(sdir, sizeof sdir, gl_names[chans[i].layout]);
+        gl_build(chans[i].layout, sdir, path, sizeof path);
+        snprintf(file, sizeof file, "%s/%s", path, chans[i].file);
+        h_result a, b;
+        const char *by_dir[] = {h_cli, "report", "--format", "json", path, NULL};
+        const char *by_file[] = {h_cli, "report", "--format", "json", file, NULL};
+        run(by_dir, &a);
+        run(by_file, &b);
+        CHECK_INT(b.code, a.code);
+        CHECK_STR(b.out, a.out); /* the same session, read the same: session_dir too */
+        CHECK_STR(b.err, a.err);
+        h_result_free(&a);
+        h_result_free(&b);
+        const char *exp[] = {h_cli, "export", "--format", "csv", file, NULL};
+        run(exp, &b);
+        CHECK_INT(b.code, 0);
+        CHECK_PREFIX(b.out, "start_ns,end_ns,duration_ns,");
+        h_result_free(&b);
+    }
+
     /* The flat layout through --app (GPUFlight's log_prefix). */
     char dir[512];
     h_path(dir, sizeof dir, gl_names[GL_FLAT_WINDOWS]);

@@ -485,6 +485,17 @@ static void test_terminal_owner_and_live_line(void)
     CHECK(strstr(t.text, "\x1b[K") == NULL);
     CHECK_CONTAINS(t.text, "GPU 0  Fake NVIDIA GPU");
     free(t.text);
+
+    /* A GPU lost mid-run: the live line says so instead of showing its
+     * last values as if current. */
+    h_scenario("device 0\ndevice 1\nerror 1 lost_after 3\n");
+    if (term_start(&t, argv) < 0)
+        return;
+    CHECK(term_read_until(&t, "stdin-tty 1 fg 1"));
+    CHECK(term_read_until(&t, " | GPU0 42% 1.0/80G 75W | GPU1 lost\x1b[K"));
+    CHECK_INT(write(t.master, "go\n", 3), 3);
+    CHECK_INT(term_finish(&t), 0);
+    free(t.text);
 }
 
 int main(void)

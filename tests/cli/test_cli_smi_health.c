@@ -63,6 +63,38 @@ static void test_stall(void)
     h_result_free(&r);
 }
 
+/* What a summary of few or no samples says: a stalled nvidia-smi's power
+ * integral covers its few rows, not the run, and says how much; one that
+ * never sent a row says why there is no sample and what to do. */
+static void test_coverage_and_no_sample(void)
+{
+    h_result r;
+    jn *doc = run_json("hang_after=3", 1000, &r);
+    double span = jn_num(jn_get(dev0(doc), "energy_span_s"));
+    double dur = jn_num(jn_get(dev0(doc), "duration_s"));
+    CHECK_STR(jn_str(jn_get(dev0(doc), "energy_source")), "power_integral");
+    CHECK(span > 0.05 && span < 0.5 && dur >= 1.0);
+    jn_free(doc);
+    h_result_free(&r);
+    const char *env[] = {env_caps, "FAKE_SMI_FAIL=hang_after=3", NULL};
+    const char *argv[] = {h_cli, "--backend", "smi",   "--interval", "0.05",
+                          "--",  h_child,     "sleep", "1000",       NULL};
+    h_run(argv, env, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(r.err, " J (power integral, covers ");
+    h_result_free(&r);
+
+    doc = run_json("hang_after=0", 300, &r);
+    CHECK_INT(jn_int(jn_get(dev0(doc), "sample_count")), 0);
+    CHECK_CONTAINS(jn_str(jn_get(dev0(doc), "note")),
+                   "no sample: nvidia-smi gave no row during the region (its first row comes "
+                   "about a second after it starts, and a shorter region gets none): use the "
+                   "NVML backend (--backend nvml) or profile a longer region");
+    CHECK(jn_is_null(jn_get(dev0(doc), "energy_span_s")));
+    jn_free(doc);
+    h_result_free(&r);
+}
+
 static void test_flood(void)
 {
     h_result r;
@@ -140,6 +172,7 @@ int main(void)
              check_env("GP_TEST_SOURCE_DIR"));
     snprintf(env_caps, sizeof env_caps, "FAKE_SMI_CAPTURES=%s", capture);
     test_stall();
+    test_coverage_and_no_sample();
     test_flood();
     test_healthy();
     test_control_characters();

@@ -77,6 +77,7 @@ int main(void)
     OFF(gp_summary, gpm_mean);
     OFF(gp_summary, gpm_p95);
     OFF(gp_summary, gpm_max);
+    OFF(gp_summary, energy_span_s);
     OFF(gp_summary, mig);
     SIZE(gp_mig_info);
     OFF(gp_mig_info, is_mig);
@@ -107,6 +108,8 @@ int main(void)
     OFF(gp_options, nvml_library);
     OFF(gp_options, smi_path);
     OFF(gp_options, backend_timeout_s);
+    OFF(gp_options, on_sample);
+    OFF(gp_options, on_sample_user);
     SIZE(gpufl_error);
     OFF(gpufl_error, status);
     OFF(gpufl_error, message);
@@ -160,6 +163,31 @@ int main(void)
     OFF(gpufl_report_options, top_n);
     OFF(gpufl_report_options, format);
     OFF(gpufl_report_options, sections);
+
+    SIZE(gpufl_upload_options);
+    OFF(gpufl_upload_options, log_path);
+    OFF(gpufl_upload_options, backend_url);
+    OFF(gpufl_upload_options, api_key);
+    OFF(gpufl_upload_options, api_path);
+    OFF(gpufl_upload_options, session_id);
+    OFF(gpufl_upload_options, force);
+    OFF(gpufl_upload_options, enabled);
+    OFF(gpufl_upload_options, timeout_s);
+    OFF(gpufl_upload_options, connect_timeout_s);
+    OFF(gpufl_upload_options, max_retries);
+    OFF(gpufl_upload_options, retry_delay_ms);
+
+    SIZE(gpufl_upload_result);
+    OFF(gpufl_upload_result, success);
+    OFF(gpufl_upload_result, events_uploaded);
+    OFF(gpufl_upload_result, events_rejected);
+    OFF(gpufl_upload_result, files_processed);
+    OFF(gpufl_upload_result, files_skipped_by_cursor);
+    OFF(gpufl_upload_result, bytes_uploaded);
+    OFF(gpufl_upload_result, sessions_uploaded);
+    OFF(gpufl_upload_result, sessions_skipped);
+    OFF(gpufl_upload_result, http_status);
+    OFF(gpufl_upload_result, message);
 
     return 0;
 }

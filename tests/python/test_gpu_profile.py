@@ -133,6 +133,27 @@ class LoadTest(unittest.TestCase):
         self.assertIn("/nonexistent/libgpuprofile.so.0: no such file", r.stderr)
         self.assertIn("GPU_PROFILE_LIBRARY", r.stderr)
 
+    def test_search_order(self):
+        # docs/python.md: the package folder, _install.py (absent in the
+        # source tree), the source tree's build/, the standard folders
+        # (/usr/local first), the system loader last.
+        from gpu_profile import _native
+        saved = os.environ.pop("GPU_PROFILE_LIBRARY", None)
+        try:
+            paths, explicit = _native.candidates()
+        finally:
+            if saved is not None:
+                os.environ["GPU_PROFILE_LIBRARY"] = saved
+        here = os.path.dirname(os.path.abspath(_native.__file__))
+        self.assertFalse(explicit)
+        self.assertEqual(paths[0], os.path.join(here, "libgpuprofile.so.0"))
+        self.assertEqual(paths[1], os.path.normpath(
+            os.path.join(here, "..", "..", "build", "libgpuprofile.so.0")))
+        self.assertEqual(paths[2], "/usr/local/lib/libgpuprofile.so.0")
+        self.assertIn("/usr/lib/libgpuprofile.so.0", paths)
+        self.assertEqual(paths[-1], "libgpuprofile.so.0")
+        self.assertEqual(len(paths), len(set(paths)))
+
 
 class DefaultsTest(unittest.TestCase):
     def test_decorator_defaults(self):

@@ -84,6 +84,8 @@ class LayoutTest(unittest.TestCase):
             "gpufl_init_options": gfl._FlOptions,
             "gpufl_scope": gfl._FlScope,
             "gpufl_report_options": _report_c._ReportOptions,
+            "gpufl_upload_options": gfl._upload._UploadOptions,
+            "gpufl_upload_result": gfl._upload._UploadResult,
         }
         out = subprocess.run([exe], check=True, stdout=subprocess.PIPE,
                              universal_newlines=True).stdout

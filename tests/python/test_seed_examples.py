@@ -25,6 +25,12 @@ a short name.  Two kinds of check:
   When the example's last statement is an expression its value is kept in
   `_`, as the interactive interpreter does, for the epilogue to check.
 
+The C++ examples (seed 002) are compiled and run by tests/cxx (CTest
+test_cxx, test_cxx_compilers), which #includes each one from
+tests/cxx/seed/<name>.inc; here each of those files must be its
+transcription byte for byte, so the chain seed -> transcription -> compiled
+text cannot drift.
+
 Examples that need torch or cupy skip, naming the missing module, when it
 cannot be imported (or no CUDA device is usable).  By hand, from the build
 folder (with the environment of test_gpu_profile.py):
@@ -52,6 +58,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_TESTS = os.environ.get("GP_TEST_SOURCE_DIR") or os.path.dirname(HERE)
 SOURCE_ROOT = os.path.dirname(SOURCE_TESTS)
 PYTHON_DIR = os.path.join(SOURCE_ROOT, "python")
+# Seed 002's C++ blocks as tests/cxx compiles them (one file per example).
+CXX_SEED_DIR = os.path.join(SOURCE_TESTS, "cxx", "seed")
 if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, PYTHON_DIR)
 
@@ -207,7 +215,7 @@ EXAMPLES = [
     # ------------------------------------------------------------- seed 002
     ex("002", "cxx-include", """
         #include <gpufl/gpufl.hpp>
-        """, lang="c++", doc_only="C++ API (C: #include <gpufl.h>)"),
+        """, lang="c++"),
     ex("002", "cxx-init-options", """
         namespace gpufl {
 
@@ -250,9 +258,7 @@ EXAMPLES = [
         void shutdown();
         void generateReport(const std::string& output_path = "");
         }
-        """, lang="c++",
-       doc_only="C++ API; the project implements it in C (include/gpufl.h, tests/test_gpufl_*.c); "
-                "its fields are gfl.init's keywords, which the Core Functions example uses"),
+        """, lang="c++"),
     ex("002", "cxx-scoping", """
         // Macro-based (recommended)
         GFL_SCOPE("name") {
@@ -269,16 +275,15 @@ EXAMPLES = [
         gpufl::monitor("name", [&]() {
             // ...
         });
-        """, lang="c++",
-       doc_only="C++ API (C: GPUFL_SCOPE, gpufl_scope_begin/end, gpufl_monitor)"),
+        """, lang="c++"),
     ex("002", "cxx-system-monitoring", """
         gpufl::systemStart("phase_name");
         // ... GPU work ...
         gpufl::systemStop("phase_name");
-        """, lang="c++", doc_only="C++ API (C: gpufl_system_start/stop)"),
+        """, lang="c++"),
     ex("002", "cxx-backend-kind", """
         enum class BackendKind { Auto, Nvidia, Amd, None };
-        """, lang="c++", doc_only="C++ API (C: gpufl_backend_kind)"),
+        """, lang="c++"),
     ex("002", "cxx-profiling-engine", """
         enum class ProfilingEngine {
             Monitor, // Health metrics only — no CUPTI. The default.
@@ -288,7 +293,7 @@ EXAMPLES = [
             RangeProfiler, // + hardware throughput counters (Perfworks)
             Deep, // PcSampling + SassMetrics in one run
         };
-        """, lang="c++", doc_only="C++ API (C: gpufl_engine)"),
+        """, lang="c++"),
     ex("002", "core-functions", """
         import gpufl as gfl
 
@@ -604,7 +609,10 @@ class TranscriptionTest(unittest.TestCase):
         for e in EXAMPLES:
             self.assertIn(e.lang, ("python", "sh", "c++", "formula"), e.name)
             if e.lang == "c++":
-                self.assertTrue(e.doc_only, "%s: C++ is not run" % e.name)
+                self.assertFalse(e.doc_only, "%s: tests/cxx covers it" % e.name)
+        # Every file of tests/cxx/seed is one of the C++ examples.
+        self.assertEqual(sorted(os.listdir(CXX_SEED_DIR)),
+                         sorted(e.name + ".inc" for e in EXAMPLES if e.lang == "c++"))
 
     def test_every_transcription_occurs_in_its_seed(self):
         texts = self.seeds()
@@ -665,11 +673,7 @@ class TranscriptionTest(unittest.TestCase):
 class DocOnlyBlocksTest(unittest.TestCase):
     def test_doc_only_reasons(self):
         doc = [e for e in EXAMPLES if e.doc_only]
-        self.assertEqual(sorted((e.seed, e.name) for e in doc), [
-            ("000", "signature"), ("002", "cxx-backend-kind"), ("002", "cxx-include"),
-            ("002", "cxx-init-options"),
-            ("002", "cxx-profiling-engine"), ("002", "cxx-scoping"),
-            ("002", "cxx-system-monitoring")])
+        self.assertEqual(sorted((e.seed, e.name) for e in doc), [("000", "signature")])
 
     def test_simplified_signature_matches_the_decorator(self):
         e = next(e for e in EXAMPLES if e.name == "signature")
@@ -761,6 +765,8 @@ class SeedExamplesRun(unittest.TestCase):
     def run_example(self, e):
         if e.doc_only:
             self.skipTest("not run: " + e.doc_only)
+        if e.lang == "c++":
+            return self.check_cxx_copy(e)
         for m in e.needs:
             if m == "cuda":
                 continue
@@ -803,6 +809,16 @@ class SeedExamplesRun(unittest.TestCase):
         if e.check:
             getattr(self, e.check)(e, cwd, r)
         return r
+
+    def check_cxx_copy(self, e):
+        """A C++ example is compiled and run by CTest's test_cxx (and
+        test_cxx_compilers: g++ and clang++), which #includes
+        tests/cxx/seed/<name>.inc verbatim: that file is this transcription,
+        byte for byte."""
+        path = os.path.join(CXX_SEED_DIR, e.name + ".inc")
+        self.assertTrue(os.path.isfile(path), "%s: no %s" % (e.name, path))
+        with open(path, encoding="utf-8") as f:
+            self.assertEqual(f.read(), e.text, "%s differs from the seed's transcription" % path)
 
     # --------------------------------------------- checks after the run
 

@@ -1184,7 +1184,8 @@ static void test_derived(void)
 
 static const char remote_warning[] =
     "remote_upload is deprecated (GPUFlight v1.1, removed in v1.2) and has no effect: live "
-    "upload was removed; upload a finished session's logs instead";
+    "upload was removed; upload a finished session's logs instead (gpufl_upload_logs() "
+    "after gpufl_shutdown(), or gpu-profile upload)";
 
 static void test_warnings(void)
 {

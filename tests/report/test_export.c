@@ -29,6 +29,8 @@ typedef struct out {
     fl_read_result res;
 } out;
 
+static bool absolute_time; /* run_export's exports: fl_export_set_absolute_time */
+
 static int run_export(const char *path, fl_export_format fmt, out *o)
 {
     memset(o, 0, sizeof *o);
@@ -38,6 +40,7 @@ static int run_export(const char *path, fl_export_format fmt, out *o)
         return -1;
     fl_export *e = fl_export_create(fmt, f);
     CHECK(e != NULL);
+    fl_export_set_absolute_time(e, absolute_time);
     fl_read_cb cb;
     fl_export_callbacks(e, &cb);
     fl_read_opts opts;
@@ -237,6 +240,35 @@ static void test_fixture_trace(void)
     CHECK_INT(json_integer_value(meta(ev, "process_sort_index", 100, -1)), 100);
     /* 6 X + 3x4 + 2x2 counters + metadata: 2 processes x 2, 2 threads x 2. */
     CHECK_INT(json_array_size(ev), 6 + 12 + 4 + 4 + 4);
+    json_decref(j);
+    free(o.text);
+}
+
+/* Absolute time: every ts from the Unix epoch (the session's origin
+ * added back), the origin said to be the epoch; durations unchanged. */
+static void test_fixture_absolute(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fixtures/gpufl-session/%s", check_env("GP_TEST_SOURCE_DIR"),
+             FIX_ID);
+    out o;
+    absolute_time = true;
+    int rc = run_export(path, FL_EXPORT_CHROME_TRACE, &o);
+    absolute_time = false;
+    if (rc != 0) {
+        free(o.text);
+        return;
+    }
+    /* exact in the text (the double a JSON parser makes of it is not) */
+    CHECK_CONTAINS(o.text, "\"name\":\"vecAdd(float*, float*, float*, int)\",\"cat\":\"kernel\","
+                           "\"ph\":\"X\",\"ts\":1760000000001000.000,");
+    CHECK_CONTAINS(o.text, "\"name\":\"train_step\",\"cat\":\"scope\",\"ph\":\"X\",\"ts\":"
+                           "1760000000000900.000,\"pid\":1,\"tid\":1,\"dur\":1300.000");
+    json_t *j = parse(o.text);
+    json_t *od = json_object_get(j, "otherData");
+    CHECK_U64(iget(od, "origin_ns"), 0);
+    CHECK_STR(sget(od, "origin"), "unix_epoch");
+    check_shapes(json_object_get(j, "traceEvents"));
     json_decref(j);
     free(o.text);
 }
@@ -677,6 +709,7 @@ static void test_memory(void)
 int main(void)
 {
     test_fixture_trace();
+    test_fixture_absolute();
     test_fixture_csv();
     test_rich_trace(false);
     test_rich_trace(true);

@@ -474,6 +474,7 @@ static gp_summary full_h100(void)
     s.power_max_mw = 698123;
     s.energy_j = 6324.512;
     s.energy_source = GP_ENERGY_COUNTER;
+    s.energy_span_s = s.duration_s - s.interval_s; /* first to last reading */
     s.temp_max_c = 71;
     s.clock_sm_mean_mhz = 1755.423729;
     s.clock_mem_mean_mhz = 2619;
@@ -521,10 +522,11 @@ static gp_summary lost_device(void)
     s.power_max_mw = 301500;
     s.energy_j = 0.5625;
     s.energy_source = GP_ENERGY_POWER_INTEGRAL;
+    s.energy_span_s = 3.0; /* its power readings until the loss at 3.2125 s */
     s.temp_max_c = 58;
     s.clock_sm_mean_mhz = 2610.5;
     s.throttle_reasons_seen = 0;
-    s.busy_time_est_s = s.duration_s * s.util_gpu_mean / 100.0;
+    s.busy_time_est_s = 3.2125 * s.util_gpu_mean / 100.0; /* live until the loss */
     static const uint8_t cells[7] = {0, 35, 70, GP_SPARK_NONE, 97, 96, 62};
     memcpy(s.spark, cells, sizeof cells);
     s.spark_len = 7;
@@ -555,6 +557,7 @@ static gp_summary throttled(void)
     s.power_max_mw = 400000;
     s.energy_j = 240100.0;
     s.energy_source = GP_ENERGY_COUNTER;
+    s.energy_span_s = s.duration_s - s.interval_s; /* first to last reading */
     s.temp_max_c = 92;
     s.clock_sm_mean_mhz = 1005.25;
     s.clock_mem_mean_mhz = 1593;
