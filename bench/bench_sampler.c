@@ -17,8 +17,10 @@
  *      nanosleep loop burns per wake-up, and the per-device-sample cost of
  *      our own code path (backend read + statistics) in a tight loop.
  * The fake's scenario is written to a temporary file (8 devices, constant
- * metrics) and passed through FAKE_NVML_SCENARIO; 1. is measured again
- * with GPM on every device (", with GPM").
+ * metrics) and passed through FAKE_NVML_SCENARIO; the tight loop is
+ * measured again with the energy counter read through field values and
+ * by its own call (", field values" / ", separate calls"), and 1. with GPM
+ * on every device (", with GPM").
  */
 #include "sampler/backends/backend.h"
 #include "sampler/stats.h"
@@ -34,6 +36,7 @@
 
 static const char *nvml_path;
 static const char *gpm_label = ""; /* ", with GPM" for the GPM scenario */
+static int bench_pid;              /* non-zero: attribute to this process */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -113,6 +116,8 @@ static int bench_path(int rounds, int n_dev)
         gp_backend_nvml.close(ctx);
         return 1;
     }
+    if (bench_pid)
+        gp_backend_nvml.set_pids(ctx, &bench_pid, 1);
     static gp_acc acc[8];
     for (int d = 0; d < n_dev; d++)
         gp_acc_init(&acc[d], 0, 0);
@@ -127,8 +132,8 @@ static int bench_path(int rounds, int n_dev)
             }
         }
         double per = (double)(gp_thread_cpu_ns() - c0) / ((double)rounds * n_dev);
-        printf("path read+stats (%s NVML, %s%s): cpu_per_device_sample_us=%.3f\n",
-               nvml_path ? "fake" : "real", with_energy ? "with energy" : "without energy",
+        printf("path read+stats (%s NVML, %d devices, %s%s): cpu_per_device_sample_us=%.3f\n",
+               nvml_path ? "fake" : "real", n_dev, with_energy ? "with energy" : "without energy",
                gpm_label, per / 1e3);
     }
     gp_backend_nvml.close(ctx);
@@ -272,6 +277,39 @@ int main(int argc, char **argv)
     rc |= bench_timing(0.200, 60 * k);
     if (longrun)
         rc |= bench_timing(0.001, 120); /* drift over 120 000 rounds */
+
+    /* Field values (issue 19): the energy counter through
+     * nvmlDeviceGetFieldValues vs its own call (the fake refusing the
+     * field call: $FAKE_NVML_NO_FIELD_VALUES), 1 and 8 devices. */
+    for (int off = 0; off < 2; off++) {
+        if (off)
+            setenv("FAKE_NVML_NO_FIELD_VALUES", "1", 1);
+        else
+            unsetenv("FAKE_NVML_NO_FIELD_VALUES");
+        gpm_label = off ? ", separate calls" : ", field values";
+        rc |= bench_path(quick ? 20000 : 100000, 1);
+        rc |= bench_path(quick ? 20000 : 100000, 8);
+    }
+    unsetenv("FAKE_NVML_NO_FIELD_VALUES");
+
+    /* Per-process attribution (issue 19): two more NVML calls per
+     * device-sample, on devices running this process and a foreign one. */
+    f = fopen(scen, "w");
+    if (!f) {
+        perror("bench_sampler: scenario");
+        return 1;
+    }
+    for (int d = 0; d < 8; d++)
+        fprintf(f,
+                "device %d name \"NVIDIA H100 80GB HBM3\"\nproc %d %d mem 1073741824 sm 30\n"
+                "proc %d 1 mem 2147483648 sm 20\n",
+                d, d, (int)getpid(), d);
+    fclose(f);
+    bench_pid = (int)getpid();
+    gpm_label = ", per-process";
+    rc |= bench_path(quick ? 20000 : 100000, 1);
+    rc |= bench_path(quick ? 20000 : 100000, 8);
+    bench_pid = 0;
 
     /* The same devices with GPM: two more NVML calls per device-sample
      * (nvmlGpmSampleGet, nvmlGpmMetricsGet) and the GPM statistics. */

@@ -58,6 +58,10 @@ typedef struct cli_opts {
     int range_per_kernel;    /* --range-per-kernel: GPUFL_RANGE_PER_KERNEL=1 for CMD */
     char **cmd;              /* NULL-terminated argv of CMD */
     int cmd_argc;
+    int help;          /* --help: main prints the page */
+    int version;       /* --version: main prints it */
+    double duration_s; /* --duration without CMD: watch this long; 0: not given */
+    pid_t pid;         /* --pid without CMD: watch until it exits; 0: not given */
 } cli_opts;
 
 /* say.c: the command's messages, "gpu-profile: " + the text + "\n" in one
@@ -66,6 +70,15 @@ void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_fsay(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Control characters of s as '?', in place. */
 void cli_clean_text(char *s);
+/* stdout could not be written (errno): a message, except for a closed pipe
+ * (EPIPE: the reader is gone, nothing to say); returns CLI_EXIT_FAIL. */
+int cli_stdout_failed(const char *cmd);
+/* in with the library's field names as the command's flags (nvml_library
+ * as --nvml-library, log_path as --log-dir, ...) and without the $PATH a
+ * "not found in PATH (...)" pastes; every cli_say line goes through it. */
+void cli_flag_words(const char *in, char *out, size_t cap);
+/* SIGPIPE back to its default action and unblocked (the subcommands). */
+void cli_pipe_default(void);
 
 /* options.c.  Returns 0 to run, 1 when it printed help or the version
  * (exit 0), -1 after printing why the arguments are wrong (exit 125). */
@@ -73,7 +86,17 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o);
 /* Strict number parsing shared with `devices`: 0 or -1 after a message. */
 int cli_parse_seconds(const char *opt, const char *text, double min, double max, double *out);
 int cli_parse_backend(const char *opt, const char *text, gp_backend_kind *out);
-void cli_usage(FILE *f);
+void cli_usage(FILE *f); /* the run form's page alone: cli_help_top adds the subcommands */
+/* Each subcommand's page (its --help). */
+void cli_devices_usage(FILE *f);
+void cli_report_usage(FILE *f);
+void cli_export_usage(FILE *f);
+void cli_metrics_usage(FILE *f);
+void cli_serve_usage(FILE *f);
+/* help.c: `gpu-profile help [CMD]` (argv[0] is "help"), and `gpu-profile
+ * --help`: the run form's page (cli_usage) and the subcommand list. */
+int cli_help_main(int argc, char **argv);
+void cli_help_top(FILE *f);
 
 /* visible.c: a device list ("0,2", "GPU-1f2e...,1", "all") resolved
  * against the devices a backend sees.
@@ -128,6 +151,7 @@ typedef struct cli_run_result {
     double late_s;        /* how long after CMD's exit the profiler saw it (stopped, starved) */
     int profiler_stopped; /* the profiler got SIGCONT: it was stopped during the run */
     double profiler_stopped_s; /* ... this long (within 0.05 s) */
+    int watch_pid_exited;      /* no CMD: --pid's process exited (else --duration or a signal) */
 } cli_run_result;
 
 typedef void (*cli_tick_fn)(void *user);
@@ -140,6 +164,14 @@ typedef void (*cli_tick_fn)(void *user);
 int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wait_all,
                   int lib_may_fork, cli_tick_fn tick, void *tick_user, cli_run_result *res,
                   char *msg, size_t msg_len);
+
+/* watch.c: no CMD (--duration, --pid).  cli_watch_check: -1 after a
+ * message when --pid names no process.  cli_watch: waits as cli_run_child
+ * does for CMD, filling res (cmd_s: the time watched; exit_code 0, or
+ * 128+N when signal N ended it); -1 with msg when it cannot wait. */
+int cli_watch_check(const cli_opts *o);
+int cli_watch(const cli_opts *o, cli_tick_fn tick, void *tick_user, cli_run_result *res, char *msg,
+              size_t msg_len);
 
 /* "SIGTERM" for 15, "SIGRTMIN+3", "signal 99". */
 const char *cli_signal_name(int sig, char *buf, size_t len);
@@ -365,5 +397,64 @@ typedef struct cli_prom_device {
 } cli_prom_device;
 void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const char *host,
                      uint64_t now_wall_ns, uint64_t stale_ns);
+
+/* ------------------------------------------------------------------ */
+/* Exit statuses, one rule for every subcommand (docs/cli.md "Exit
+ * status"): the run form adds CMD's own status, 126 and 127. */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1    /* nothing done: no backend, CUPTI failed, nothing read, output lost */
+#define CLI_EXIT_PARTIAL 2 /* done, but some input was skipped (report, export) */
+#define CLI_EXIT_USAGE                                                                             \
+    125 /* a bad option, value or name: nothing was done (run form: CMD                            \
+           not run; it also covers "the profiler could not start") */
+
+/* opts_util.c: the options of a subcommand (or the run form) as a table
+ * for getopt_long; the help texts, `help --options` and the bash
+ * completion are checked or built from the same tables. */
+#include <getopt.h>
+#define CLI_MAX_OPTS 48
+#define CLI_OPT_ERROR (-2)
+typedef struct cli_opt {
+    const char *name;    /* the long name, without "--" */
+    int key;             /* a letter: also -<letter>; >= 256: long only */
+    int has_arg;         /* takes a value */
+    const char *arg;     /* the value's name in the help ("SECONDS"); "FILE"/"DIR"
+                            complete as paths */
+    const char *what;    /* what the value must be, for "needs a value: ..." */
+    const char *choices; /* the fixed values, space-separated, for completion; NULL */
+} cli_opt;
+typedef struct cli_getopt {
+    const char *cmd; /* "report", or NULL for the run form */
+    const cli_opt *tab;
+    size_t n;
+    struct option lo[CLI_MAX_OPTS + 1];
+    char shorts[2 * CLI_MAX_OPTS + 4];
+} cli_getopt;
+/* stop_at_cmd: options end at the first word that is not one (the run
+ * form: CMD's own options are CMD's); else operands may come anywhere. */
+void cli_getopt_init(cli_getopt *g, const char *cmd, const cli_opt *tab, size_t n, int stop_at_cmd);
+/* The next option's key, *value its value (never empty); -1 when the
+ * options end (optind: the first operand); CLI_OPT_ERROR after a message. */
+int cli_getopt_next(cli_getopt *g, int argc, char **argv, const char **value);
+/* The long name nearest to word (a typo or two away), or NULL. */
+const char *cli_opt_nearest(const cli_opt *tab, size_t n, const char *word);
+const cli_opt *cli_opt_of(const cli_opt *tab, size_t n, int key);
+
+/* The option tables (each file's own). */
+extern const cli_opt cli_run_opts[];
+extern const size_t cli_run_n_opts;
+extern const cli_opt cli_devices_opts[];
+extern const size_t cli_devices_n_opts;
+extern const cli_opt cli_logs_opts[]; /* report */
+extern const size_t cli_logs_n_opts;
+extern const cli_opt cli_export_opts[];
+extern const size_t cli_export_n_opts;
+extern const cli_opt cli_metrics_opts[];
+extern const size_t cli_metrics_n_opts;
+extern const cli_opt cli_serve_opts[];
+extern const size_t cli_serve_n_opts;
+extern const cli_opt cli_upload_opts[];
+extern const size_t cli_upload_n_opts;
+void cli_upload_usage(FILE *f);
 
 #endif

@@ -13,13 +13,26 @@
 #include <inttypes.h>
 #include <string.h>
 
-static void usage(FILE *f)
+enum { K_JSON = 256, K_BACKEND, K_NVML_LIBRARY, K_SMI_PATH };
+const cli_opt cli_devices_opts[] = {
+    {"json", K_JSON, 0, NULL, NULL, NULL},
+    {"backend", K_BACKEND, 1, "B", "auto, nvml, smi or none", "auto nvml smi none"},
+    {"help", 'h', 0, NULL, NULL, NULL},
+    {"nvml-library", K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL},
+    {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
+};
+const size_t cli_devices_n_opts = sizeof cli_devices_opts / sizeof cli_devices_opts[0];
+
+void cli_devices_usage(FILE *f)
 {
     fputs("usage: gpu-profile devices [--json] [--backend auto|nvml|smi|none]\n"
+          "                           [--nvml-library FILE] [--smi-path FILE]\n"
           "\n"
           "Lists the GPUs the backend sees: index, name, UUID, memory, driver version\n"
           "and the backend that answered; MIG instances after the GPUs, their parent\n"
-          "named.  Exit status 1 when no backend answers.\n",
+          "named.  Exit status 1 when no backend answers.\n"
+          "--nvml-library / --smi-path: the NVML or nvidia-smi to use instead of the\n"
+          "default ones.  -h, --help: this text.\n",
           f);
 }
 
@@ -135,25 +148,29 @@ int cli_devices_main(int argc, char **argv)
     gp_options_init(&o);
     o.strict = 1;
     int json = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--json") == 0) {
+    cli_getopt g;
+    cli_getopt_init(&g, "devices", cli_devices_opts, cli_devices_n_opts, 0);
+    const char *v;
+    int key;
+    while ((key = cli_getopt_next(&g, argc, argv, &v)) != -1) {
+        if (key == CLI_OPT_ERROR)
+            return CLI_EXIT_USAGE;
+        if (key == K_JSON) {
             json = 1;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
+        } else if (key == 'h') {
+            cli_devices_usage(stdout);
             return 0;
-        } else if (strcmp(a, "--backend") == 0 || strncmp(a, "--backend=", 10) == 0) {
-            const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v) {
-                cli_say("devices: --backend needs a value: auto, nvml, smi or none");
-                return CLI_EXIT_PROFILER;
-            }
-            if (cli_parse_backend("--backend", v, &o.backend) < 0)
-                return CLI_EXIT_PROFILER;
-        } else {
-            cli_say("devices: unknown argument '%s' (see gpu-profile devices --help)", a);
-            return CLI_EXIT_PROFILER;
+        } else if (key == K_BACKEND && cli_parse_backend("--backend", v, &o.backend) < 0) {
+            return CLI_EXIT_USAGE;
+        } else if (key == K_NVML_LIBRARY) {
+            o.nvml_library = v;
+        } else if (key == K_SMI_PATH) {
+            o.smi_path = v;
         }
+    }
+    if (optind < argc) {
+        cli_say("devices: unknown argument '%s' (see gpu-profile devices --help)", argv[optind]);
+        return CLI_EXIT_USAGE;
     }
     gp_device_info *devs = NULL;
     size_t n = 0;
@@ -163,8 +180,8 @@ int cli_devices_main(int argc, char **argv)
     if (gp_list_devices(&o, &devs, &n, driver, sizeof driver, &be, &err) != GP_OK) {
         cli_say("devices: %s", err.message);
         if (json && (write_json(NULL, 0, "", "none", err.message) < 0 || fflush(stdout) != 0))
-            cli_say("devices: cannot write the list to stdout");
-        return CLI_EXIT_DEVICES_FAIL;
+            cli_stdout_failed("devices");
+        return CLI_EXIT_FAIL;
     }
     int rc = 0;
     if (json) {
@@ -181,9 +198,7 @@ int cli_devices_main(int argc, char **argv)
         write_text(devs, n, driver, be ? be : "none");
     }
     gp_devices_free(devs);
-    if (fflush(stdout) != 0 || rc < 0) {
-        cli_say("devices: cannot write the list to stdout");
-        return CLI_EXIT_DEVICES_FAIL;
-    }
+    if (fflush(stdout) != 0 || rc < 0)
+        return cli_stdout_failed("devices");
     return 0;
 }

@@ -25,8 +25,8 @@
 #include <string.h>
 
 #define CLI_MAX_WARNINGS 20
-#define EXIT_PARTIAL 2
-#define EXIT_NOTHING 1
+#define EXIT_PARTIAL CLI_EXIT_PARTIAL
+#define EXIT_NOTHING CLI_EXIT_FAIL
 
 typedef struct warn_ctx {
     const char *cmd;
@@ -101,7 +101,7 @@ static int write_out(const char *cmd, const char *path, const char *text, size_t
     if (!path) {
         size_t w = fwrite(text, 1, len, stdout);
         if (w != len || fflush(stdout) != 0) {
-            cli_say("%s: cannot write 'stdout': %s", cmd, strerror(errno));
+            cli_stdout_failed(cmd);
             return -1;
         }
         return 0;
@@ -128,12 +128,13 @@ typedef struct log_args {
     const char *path;
     int top;
     uint64_t max_distinct; /* 0: the default (GPU_PROFILE_MAX_DISTINCT, else 2^20) */
+    int absolute_time;     /* export --absolute-time: Chrome trace ts from the Unix epoch */
 } log_args;
 
-static void report_usage(FILE *f)
+void cli_report_usage(FILE *f)
 {
     fputs("usage: gpu-profile report [--session ID] [--app NAME] [--top N] [--format text|json]\n"
-          "                          [--max-distinct N] [-o FILE] PATH\n"
+          "                          [--max-distinct N] [-o|--output FILE] PATH\n"
           "\n"
           "Reads a GPUFlight session (PATH: a log directory, a session directory - its\n"
           "windows <channel>.<N>.log[.gz], <channel>.log, a live or crashed session's\n"
@@ -146,20 +147,78 @@ static void report_usage(FILE *f)
           "when some input had to be skipped (the warnings say where), 1 when\n"
           "nothing could be read, or the session has more than --max-distinct N\n"
           "distinct kernel ids, names, scopes and correlation ids (default\n"
-          "GPU_PROFILE_MAX_DISTINCT, else 1048576: about 0.5 GiB), or memory ran out.\n",
+          "GPU_PROFILE_MAX_DISTINCT, else 1048576: about 0.5 GiB), or memory ran out.\n"
+          "-o FILE is written whole or not at all.  -h, --help: this text.\n",
           f);
 }
 
-static void export_usage(FILE *f)
+void cli_export_usage(FILE *f)
 {
     fputs("usage: gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME]\n"
-          "                          [--max-distinct N] [-o FILE] PATH\n"
+          "                          [--max-distinct N] [--absolute-time] [-o|--output FILE] PATH\n"
           "\n"
           "chrome-trace: Trace Event Format JSON for Perfetto or chrome://tracing\n"
           "(kernels and copies per GPU and stream, scopes, metric counters);\n"
           "csv: one line per kernel.  Streams: any size of session.  PATH, --session,\n"
-          "--app and --max-distinct N as for gpu-profile report.\n",
+          "--app and --max-distinct N as for gpu-profile report.  --absolute-time\n"
+          "(chrome-trace): timestamps from the Unix epoch instead of the session's start,\n"
+          "so traces of other tools line up.  -h, --help: this text.\n",
           f);
+}
+
+enum { K_SESSION = 256, K_APP, K_TOP, K_FORMAT, K_MAX_DISTINCT, K_ABSOLUTE_TIME };
+const cli_opt cli_logs_opts[] = {
+    {"session", K_SESSION, 1, "ID", "a session id", NULL},
+    {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
+    {"top", K_TOP, 1, "N", "a whole number from 1 to 100000", NULL},
+    {"format", K_FORMAT, 1, "FORMAT", "text or json", "text json"},
+    {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
+    {"output", 'o', 1, "FILE", "a file name", NULL},
+    {"help", 'h', 0, NULL, NULL, NULL},
+};
+const size_t cli_logs_n_opts = sizeof cli_logs_opts / sizeof cli_logs_opts[0];
+/* export: the same without --top. */
+const cli_opt cli_export_opts[] = {
+    {"session", K_SESSION, 1, "ID", "a session id", NULL},
+    {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
+    {"format", K_FORMAT, 1, "FORMAT", "chrome-trace or csv", "chrome-trace csv"},
+    {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
+    {"output", 'o', 1, "FILE", "a file name", NULL},
+    {"help", 'h', 0, NULL, NULL, NULL},
+    {"absolute-time", K_ABSOLUTE_TIME, 0, NULL, NULL, NULL},
+};
+const size_t cli_export_n_opts = sizeof cli_export_opts / sizeof cli_export_opts[0];
+
+/* One valued option into a; -1 after a message. */
+static int apply(const char *cmd, int key, const char *val, log_args *a)
+{
+    if (key == K_SESSION) {
+        a->session = val;
+    } else if (key == K_APP) {
+        a->app = val;
+    } else if (key == K_FORMAT) {
+        a->format = val;
+    } else if (key == K_TOP) {
+        char *end = NULL;
+        long n = strtol(val, &end, 10);
+        if (!*val || *end || n < 1 || n > 100000) {
+            cli_say("%s: --top '%s': use a whole number from 1 to 100000", cmd, val);
+            return -1;
+        }
+        a->top = (int)n;
+    } else if (key == K_MAX_DISTINCT) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long n = strtoull(val, &end, 10);
+        if (!*val || *end || errno || val[0] == '-' || n < 1) {
+            cli_say("%s: --max-distinct '%s': use a whole number from 1", cmd, val);
+            return -1;
+        }
+        a->max_distinct = (uint64_t)n;
+    } else {
+        a->output = val;
+    }
+    return 0;
 }
 
 /* -1: usage error (after a message), 1: --help printed, 0: go. */
@@ -167,62 +226,32 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
 {
     memset(a, 0, sizeof *a);
     a->top = 10;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+    cli_getopt g;
+    int exp = strcmp(cmd, "export") == 0;
+    cli_getopt_init(&g, cmd, exp ? cli_export_opts : cli_logs_opts,
+                    exp ? cli_export_n_opts : cli_logs_n_opts, 0);
+    const char *val;
+    int key;
+    while ((key = cli_getopt_next(&g, argc, argv, &val)) != -1) {
+        if (key == CLI_OPT_ERROR)
+            return -1;
+        if (key == 'h') {
             usage(stdout);
             return 1;
         }
-        if (strcmp(s, "--session") == 0 || strcmp(s, "--format") == 0 || strcmp(s, "-o") == 0 ||
-            strcmp(s, "--output") == 0 || strcmp(s, "--top") == 0 || strcmp(s, "--app") == 0 ||
-            strcmp(s, "--max-distinct") == 0) {
-            if (!val) {
-                cli_say("%s: %s needs a value", cmd, s);
-                return -1;
-            }
-            i++;
-            if (strcmp(s, "--session") == 0) {
-                a->session = val;
-            } else if (strcmp(s, "--app") == 0) {
-                if (!*val) {
-                    cli_say("%s: --app needs a non-empty NAME", cmd);
-                    return -1;
-                }
-                a->app = val;
-            } else if (strcmp(s, "--format") == 0) {
-                a->format = val;
-            } else if (strcmp(s, "--top") == 0) {
-                char *end = NULL;
-                long n = strtol(val, &end, 10);
-                if (!*val || *end || n < 1 || n > 100000) {
-                    cli_say("%s: --top '%s': use a whole number from 1 to 100000", cmd, val);
-                    return -1;
-                }
-                a->top = (int)n;
-            } else if (strcmp(s, "--max-distinct") == 0) {
-                char *end = NULL;
-                errno = 0;
-                unsigned long long n = strtoull(val, &end, 10);
-                if (!*val || *end || errno || val[0] == '-' || n < 1) {
-                    cli_say("%s: --max-distinct '%s': use a whole number from 1", cmd, val);
-                    return -1;
-                }
-                a->max_distinct = (uint64_t)n;
-            } else {
-                a->output = val;
-            }
+        if (key == K_ABSOLUTE_TIME) {
+            a->absolute_time = 1;
             continue;
         }
-        if (s[0] == '-' && s[1]) {
-            cli_say("%s: unknown option '%s' (see gpu-profile %s --help)", cmd, s, cmd);
+        if (apply(cmd, key, val, a) < 0)
             return -1;
-        }
+    }
+    for (int i = optind; i < argc; i++) {
         if (a->path) {
-            cli_say("%s: one PATH only ('%s' and '%s')", cmd, a->path, s);
+            cli_say("%s: one PATH only ('%s' and '%s')", cmd, a->path, argv[i]);
             return -1;
         }
-        a->path = s;
+        a->path = argv[i];
     }
     if (!a->path) {
         cli_say("%s: PATH is missing", cmd);
@@ -256,15 +285,15 @@ static int read_into(const char *cmd, const log_args *a, const fl_read_cb *inner
 int cli_report_main(int argc, char **argv)
 {
     log_args a;
-    int p = parse("report", argc, argv, &a, report_usage);
+    int p = parse("report", argc, argv, &a, cli_report_usage);
     if (p)
-        return p > 0 ? 0 : CLI_EXIT_PROFILER;
+        return p > 0 ? 0 : CLI_EXIT_USAGE;
     int json = 0;
     if (a.format && strcmp(a.format, "json") == 0) {
         json = 1;
     } else if (a.format && strcmp(a.format, "text") != 0) {
         cli_say("report: --format '%s': use text or json", a.format);
-        return CLI_EXIT_PROFILER;
+        return CLI_EXIT_USAGE;
     }
     fl_report *r = fl_report_create();
     if (!r) {
@@ -308,9 +337,9 @@ int cli_report_main(int argc, char **argv)
 int cli_export_main(int argc, char **argv)
 {
     log_args a;
-    int p = parse("export", argc, argv, &a, export_usage);
+    int p = parse("export", argc, argv, &a, cli_export_usage);
     if (p)
-        return p > 0 ? 0 : CLI_EXIT_PROFILER;
+        return p > 0 ? 0 : CLI_EXIT_USAGE;
     fl_export_format fmt;
     if (a.format && strcmp(a.format, "chrome-trace") == 0) {
         fmt = FL_EXPORT_CHROME_TRACE;
@@ -319,7 +348,7 @@ int cli_export_main(int argc, char **argv)
     } else {
         cli_say("export: --format %s%s%s: use chrome-trace or csv", a.format ? "'" : "",
                 a.format ? a.format : "is missing", a.format ? "'" : "");
-        return CLI_EXIT_PROFILER;
+        return CLI_EXIT_USAGE;
     }
     char msg[CLI_OUTFILE_PATH_MAX + 256];
     cli_outfile of = {.f = stdout, .direct = 1};
@@ -337,6 +366,14 @@ int cli_export_main(int argc, char **argv)
     }
     if (a.max_distinct)
         fl_export_set_max_distinct(e, a.max_distinct);
+    if (a.absolute_time && fmt != FL_EXPORT_CHROME_TRACE) {
+        cli_say("export: --absolute-time is for --format chrome-trace");
+        fl_export_destroy(e);
+        if (a.output)
+            cli_outfile_abort(&of);
+        return CLI_EXIT_USAGE;
+    }
+    fl_export_set_absolute_time(e, a.absolute_time != 0);
     warn_ctx w;
     fl_read_cb inner;
     fl_export_callbacks(e, &inner);
@@ -345,7 +382,10 @@ int cli_export_main(int argc, char **argv)
     if (read_into("export", &a, &inner, &w, &res) != 0) {
         code = EXIT_NOTHING;
     } else if (fl_export_finish(e, &res) != 0 || fflush(f) != 0) {
-        cli_say("export: cannot write '%s': %s", a.output ? a.output : "stdout", strerror(errno));
+        if (a.output)
+            cli_say("export: cannot write '%s': %s", a.output, strerror(errno));
+        else
+            cli_stdout_failed("export");
         code = EXIT_NOTHING;
     }
     fl_export_destroy(e);

@@ -88,12 +88,15 @@ static int cannot_sample(const cli_opts *o, gp_status st, const char *reason, gp
         cli_say("--strict: the command was not run (--no-strict runs it without sampling)");
         return -1;
     }
-    char buf[NOTE_MAX], why[NOTE_MAX];
-    if (st == GP_ERR_DEVICE_NOT_FOUND)
-        snprintf(buf, sizeof buf, "nothing sampled (%s)", reason);
-    else
-        snprintf(buf, sizeof buf, "no GPU backend, nothing sampled (%s)",
-                 backend_reasons(reason, why, sizeof why));
+    char buf[NOTE_MAX], why[NOTE_MAX], flags[NOTE_MAX];
+    /* The note is the command's words too: flags, not library fields. */
+    if (st == GP_ERR_DEVICE_NOT_FOUND) {
+        cli_flag_words(reason, flags, sizeof flags);
+        snprintf(buf, sizeof buf, "nothing sampled (%s)", flags);
+    } else {
+        cli_flag_words(backend_reasons(reason, why, sizeof why), flags, sizeof flags);
+        snprintf(buf, sizeof buf, "no GPU backend, nothing sampled (%s)", flags);
+    }
     note_add(note, buf);
     return create_none(o, mon);
 }
@@ -273,8 +276,10 @@ static int start_session(const cli_opts *o, gp_monitor *mon, gp_error *mon_err)
 {
     gpufl_init_options fo;
     gpufl_init_options_init(&fo);
-    const char *base = strrchr(o->cmd[0], '/');
-    fo.app_name = o->app ? o->app : base ? base + 1 : o->cmd[0];
+    /* Without CMD (--duration, --pid) the app is gpu-profile's own. */
+    const char *cmd0 = o->cmd ? o->cmd[0] : "gpu-profile";
+    const char *base = strrchr(cmd0, '/');
+    fo.app_name = o->app ? o->app : base ? base + 1 : cmd0;
     fo.log_path = o->log_dir;
     fo.continuous_system_sampling = true;
     long ms = (long)(o->gp.interval_s * 1000.0 + 0.5);
@@ -321,8 +326,12 @@ static int start_sampling(const cli_opts *o, gp_monitor *mon, int *session, gp_e
 }
 
 /* The session's shutdown says how CMD ended. */
-static void end_session(const cli_run_result *res)
+static void end_session(const cli_opts *o, const cli_run_result *res)
 {
+    if (!o->cmd) { /* watched: no child's end to tell */
+        gpufl_shutdown();
+        return;
+    }
     int sig = res->term_signal;
     bool crashed = res->core_dumped || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
                    sig == SIGILL || sig == SIGABRT;
@@ -499,6 +508,14 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
         o->gp.on_sample = cli_samples_on_sample;
         o->gp.on_sample_user = &stream;
     }
+    /* Per-process attribution: this process and every descendant, read
+     * again each round (the command's children come and go; this process
+     * itself has no GPU context).  docs/cli.md. */
+    static int self_pid[1];
+    self_pid[0] = (int)getpid();
+    o->gp.pids = self_pid;
+    o->gp.n_pids = 1;
+    o->gp.pid_tree = 1;
 
     char note[NOTE_MAX] = "";
     gp_monitor *mon = NULL;
@@ -533,8 +550,11 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     int show_live = sampled && !o->quiet && !o->no_live && isatty(STDERR_FILENO);
     cli_run_result res;
     char msg[256];
-    if (cli_run_child(o->cmd, tr->env, sig, !o->wait_primary, strcmp(backend, "smi") == 0,
-                      show_live ? live_tick : NULL, &l, &res, msg, sizeof msg) < 0) {
+    int waited =
+        o->cmd ? cli_run_child(o->cmd, tr->env, sig, !o->wait_primary, strcmp(backend, "smi") == 0,
+                               show_live ? live_tick : NULL, &l, &res, msg, sizeof msg)
+               : cli_watch(o, show_live ? live_tick : NULL, &l, &res, msg, sizeof msg);
+    if (waited < 0) {
         cli_say("%s", msg);
         if (session) {
             gp_monitor_stop(mon, NULL);
@@ -549,7 +569,7 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     if (gp_monitor_stop(mon, &err) != GP_OK)
         cli_say("%s", err.message);
     if (session)
-        end_session(&res);
+        end_session(o, &res);
     note_stopped(&res, note);
 
     int out_errno = 0, samples_errno = 0;
@@ -586,10 +606,14 @@ static int subcommand(int argc, char **argv, const cli_signals *sig)
         int (*main)(int, char **);
     } subs[] = {{"devices", cli_devices_main}, {"report", cli_report_main},
                 {"export", cli_export_main},   {"metrics", cli_metrics_main},
-                {"serve", cli_serve_main},     {"upload", cli_upload_main}};
+                {"serve", cli_serve_main},     {"help", cli_help_main},
+                {"upload", cli_upload_main}};
     for (size_t i = 0; argc >= 2 && i < sizeof subs / sizeof subs[0]; i++) {
         if (strcmp(argv[1], subs[i].name) == 0) {
             cli_signals_restore(sig);
+            /* serve writes to sockets, never stdout: its SIGPIPE stays. */
+            if (strcmp(argv[1], "serve") != 0)
+                cli_pipe_default();
             return subs[i].main(argc - 1, argv + 1);
         }
     }
@@ -612,8 +636,20 @@ int main(int argc, char **argv)
         return sub;
     cli_opts o;
     int p = cli_parse_run_args(argc, argv, &o);
-    if (p != 0)
-        return p > 0 ? 0 : CLI_EXIT_PROFILER;
+    if (p > 0) {
+        /* --help / --version: printed as the subcommands print (no CMD). */
+        cli_signals_restore(&sig);
+        cli_pipe_default();
+        if (o.version)
+            printf("gpu-profile %s\n", gp_version());
+        else
+            cli_help_top(stdout);
+        return fflush(stdout) == 0 ? 0 : cli_stdout_failed("--help");
+    }
+    if (p < 0)
+        return CLI_EXIT_USAGE;
+    if (!o.cmd && cli_watch_check(&o) < 0)
+        return CLI_EXIT_USAGE;
     tracing tr;
     int code = trace_prepare(&o, &tr) < 0 ? CLI_EXIT_PROFILER : run(&o, &sig, &tr);
     trace_end(&tr);

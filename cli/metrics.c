@@ -20,7 +20,7 @@
 
 #define EXIT_FAIL 1
 
-static void usage(FILE *f)
+void cli_metrics_usage(FILE *f)
 {
     fputs("usage: gpu-profile metrics chips [--json]\n"
           "       gpu-profile metrics list [--chip CHIP] [--type counter|ratio|throughput]\n"
@@ -40,7 +40,8 @@ static void usage(FILE *f)
           "sassmetrics; default all), each metric's passes, what the engine schedules and\n"
           "why a candidate is left out.  fits: whether NAMEs fit one pass for the engine\n"
           "(rangeprofiler or pmsampling), which one to drop, what the engine would do.\n"
-          "Exit status 1 when CUPTI or the plugin fails, 125 for a bad option.\n",
+          "Exit status 1 when CUPTI or the plugin fails, 125 for a bad option or a chip or\n"
+          "metric CUPTI does not know.  -h, --help: this text.\n",
           f);
 }
 
@@ -61,25 +62,7 @@ static int bad(const char *fmt, const char *a, const char *b)
     char what[1024];
     snprintf(what, sizeof what, fmt, a, b);
     cli_say("metrics: %s (see gpu-profile metrics --help)", what);
-    return CLI_EXIT_PROFILER;
-}
-
-/* The value of --opt (as "--opt V" or "--opt=V"); NULL when a is not opt. */
-static const char *opt_value(const char *opt, int argc, char **argv, int *i, int *missing)
-{
-    size_t l = strlen(opt);
-    const char *a = argv[*i];
-    if (strncmp(a, opt, l) != 0)
-        return NULL;
-    if (a[l] == '=')
-        return a + l + 1;
-    if (a[l] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
-    }
-    return argv[++*i];
+    return CLI_EXIT_USAGE;
 }
 
 /* The gp_metrics_engine of an --engine value (profiling_engine's
@@ -97,7 +80,51 @@ static int engine_of(const char *v)
     return -1;
 }
 
-/* 0 ok, 1 help printed, CLI_EXIT_PROFILER on a bad option. */
+enum { K_JSON = 256, K_CHIP, K_ENGINE, K_PROFILER, K_TYPE, K_GREP };
+const cli_opt cli_metrics_opts[] = {
+    {"chip", K_CHIP, 1, "CHIP", "a chip name (see gpu-profile metrics chips)", NULL},
+    {"type", K_TYPE, 1, "TYPE", "counter, ratio or throughput", "counter ratio throughput"},
+    {"profiler", K_PROFILER, 1, "P", "range or pm", "range pm"},
+    {"grep", K_GREP, 1, "REGEX", "a pattern", NULL},
+    {"engine", K_ENGINE, 1, "ENGINE", "rangeprofiler, pmsampling or sassmetrics",
+     "rangeprofiler pmsampling sassmetrics"},
+    {"json", K_JSON, 0, NULL, NULL, NULL},
+    {"help", 'h', 0, NULL, NULL, NULL},
+};
+const size_t cli_metrics_n_opts = sizeof cli_metrics_opts / sizeof cli_metrics_opts[0];
+
+/* One valued option into o; CLI_EXIT_USAGE after a message. */
+static int apply(int key, const char *v, mopts *o)
+{
+    if (key == K_CHIP) {
+        o->chip = v;
+    } else if (key == K_ENGINE) {
+        if ((o->engine = engine_of(v)) < 0)
+            return bad("--engine must be rangeprofiler, pmsampling or sassmetrics, not '%s'%s", v,
+                       "");
+    } else if (key == K_PROFILER) {
+        if (strcmp(v, "range") == 0)
+            o->profiler = GP_METRICS_RANGE;
+        else if (strcmp(v, "pm") == 0 || strcmp(v, "pm_sampling") == 0)
+            o->profiler = GP_METRICS_PM_SAMPLING;
+        else
+            return bad("--profiler must be range or pm, not '%s'%s", v, "");
+    } else if (key == K_TYPE) {
+        if (strcmp(v, "counter") == 0)
+            o->type = GP_METRIC_COUNTER;
+        else if (strcmp(v, "ratio") == 0)
+            o->type = GP_METRIC_RATIO;
+        else if (strcmp(v, "throughput") == 0)
+            o->type = GP_METRIC_THROUGHPUT;
+        else
+            return bad("--type must be counter, ratio or throughput, not '%s'%s", v, "");
+    } else if (key == K_GREP) {
+        o->grep = v;
+    }
+    return 0;
+}
+
+/* 0 ok, 1 help printed, CLI_EXIT_USAGE on a bad option. */
 static int parse(int argc, char **argv, mopts *o)
 {
     memset(o, 0, sizeof *o);
@@ -105,12 +132,12 @@ static int parse(int argc, char **argv, mopts *o)
     o->engine = -1;
     o->profiler = GP_METRICS_RANGE;
     if (argc < 2) {
-        usage(stderr);
-        return CLI_EXIT_PROFILER;
+        cli_metrics_usage(stderr);
+        return CLI_EXIT_USAGE;
     }
     o->cmd = argv[1];
     if (strcmp(o->cmd, "-h") == 0 || strcmp(o->cmd, "--help") == 0) {
-        usage(stdout);
+        cli_metrics_usage(stdout);
         return 1;
     }
     if (strcmp(o->cmd, "chips") != 0 && strcmp(o->cmd, "list") != 0 &&
@@ -126,57 +153,33 @@ static int parse(int argc, char **argv, mopts *o)
         cli_say("metrics: out of memory");
         return EXIT_FAIL;
     }
-    int only_names = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int missing = 0;
-        if (only_names || a[0] != '-') {
-            if (!takes_names)
-                return bad("'%s' takes no metric names ('%s')", o->cmd, a);
-            o->names[o->n_names++] = argv[i];
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            only_names = 1;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
+    cli_getopt g;
+    cli_getopt_init(&g, "metrics", cli_metrics_opts, cli_metrics_n_opts, 0);
+    const char *v;
+    int key;
+    while ((key = cli_getopt_next(&g, argc - 1, argv + 1, &v)) != -1) {
+        if (key == CLI_OPT_ERROR)
+            return CLI_EXIT_USAGE;
+        int ok = key == 'h' || key == K_JSON || (key == K_CHIP && !is_chips) ||
+                 (key == K_ENGINE && (is_sets || is_fits)) ||
+                 (key == K_PROFILER && !is_chips && !is_sets && !is_fits) ||
+                 ((key == K_TYPE || key == K_GREP) && is_list);
+        if (!ok)
+            return bad("unknown option '--%s' for '%s'",
+                       cli_opt_of(cli_metrics_opts, cli_metrics_n_opts, key)->name, o->cmd);
+        if (key == 'h') {
+            cli_metrics_usage(stdout);
             return 1;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json = 1;
-        } else if (!is_chips && ((v = opt_value("--chip", argc, argv, &i, &missing)) || missing)) {
-            if (!v || !*v)
-                return bad("--chip needs a chip name%s%s", " (see gpu-profile metrics chips)", "");
-            o->chip = v;
-        } else if ((is_sets || is_fits) &&
-                   ((v = opt_value("--engine", argc, argv, &i, &missing)) || missing)) {
-            if ((o->engine = engine_of(v)) < 0)
-                return bad("--engine must be rangeprofiler, pmsampling or sassmetrics, not '%s'%s",
-                           v ? v : "", "");
-        } else if (!is_chips && !is_sets && !is_fits &&
-                   ((v = opt_value("--profiler", argc, argv, &i, &missing)) || missing)) {
-            if (v && strcmp(v, "range") == 0)
-                o->profiler = GP_METRICS_RANGE;
-            else if (v && (strcmp(v, "pm") == 0 || strcmp(v, "pm_sampling") == 0))
-                o->profiler = GP_METRICS_PM_SAMPLING;
-            else
-                return bad("--profiler must be range or pm, not '%s'%s", v ? v : "", "");
-        } else if (is_list && ((v = opt_value("--type", argc, argv, &i, &missing)) || missing)) {
-            if (v && strcmp(v, "counter") == 0)
-                o->type = GP_METRIC_COUNTER;
-            else if (v && strcmp(v, "ratio") == 0)
-                o->type = GP_METRIC_RATIO;
-            else if (v && strcmp(v, "throughput") == 0)
-                o->type = GP_METRIC_THROUGHPUT;
-            else
-                return bad("--type must be counter, ratio or throughput, not '%s'%s", v ? v : "",
-                           "");
-        } else if (is_list && ((v = opt_value("--grep", argc, argv, &i, &missing)) || missing)) {
-            if (!v)
-                return bad("--grep needs a pattern%s%s", "", "");
-            o->grep = v;
-        } else {
-            return bad("unknown option '%s' for '%s'", a, o->cmd);
         }
+        if (key == K_JSON)
+            o->json = 1;
+        else if (apply(key, v, o) != 0)
+            return CLI_EXIT_USAGE;
+    }
+    for (int i = optind + 1; i < argc; i++) {
+        if (!takes_names)
+            return bad("'%s' takes no metric names ('%s')", o->cmd, argv[i]);
+        o->names[o->n_names++] = argv[i];
     }
     if (takes_names && o->n_names == 0)
         return bad("'%s' needs at least one metric NAME%s", o->cmd, "");
@@ -197,7 +200,7 @@ static int parse(int argc, char **argv, mopts *o)
             cli_say("metrics: no --chip given and no local GPU chip known (%s): pass --chip (see "
                     "gpu-profile metrics chips)",
                     err.message);
-            return CLI_EXIT_PROFILER;
+            return CLI_EXIT_USAGE;
         }
     }
     return 0;
@@ -206,17 +209,15 @@ static int parse(int argc, char **argv, mopts *o)
 static int fail(const gp_error *err)
 {
     cli_say("metrics: %s", err->message);
-    return EXIT_FAIL;
+    return err->status == GP_ERR_INVALID_ARG ? CLI_EXIT_USAGE : EXIT_FAIL; /* a name it lacks */
 }
 
 static int flush_out(fl_buf *b)
 {
     int badw = b->oom || fwrite(b->p, 1, b->len, stdout) != b->len;
     fl_buf_free(b);
-    if (fflush(stdout) != 0 || badw) {
-        cli_say("metrics: cannot write to stdout");
-        return EXIT_FAIL;
-    }
+    if (fflush(stdout) != 0 || badw)
+        return cli_stdout_failed("metrics");
     return 0;
 }
 

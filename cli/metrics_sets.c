@@ -38,7 +38,7 @@ typedef struct cand {
 static int fail(const gp_error *err)
 {
     cli_say("metrics: %s", err->message);
-    return EXIT_FAIL;
+    return err->status == GP_ERR_INVALID_ARG ? CLI_EXIT_USAGE : EXIT_FAIL; /* a name it lacks */
 }
 
 /* The passes names[0..n) need: GP_OK, GP_ERR_INVALID_ARG (a metric the
@@ -280,10 +280,8 @@ static int emit(fl_buf *b, int code)
     }
     int badw = b->oom || fwrite(b->p, 1, b->len, stdout) != b->len;
     fl_buf_free(b);
-    if (fflush(stdout) != 0 || badw) {
-        cli_say("metrics: cannot write to stdout");
-        return EXIT_FAIL;
-    }
+    if (fflush(stdout) != 0 || badw)
+        return cli_stdout_failed("metrics");
     return 0;
 }
 
@@ -471,7 +469,7 @@ int cli_metrics_fits(const char *chip, int engine, char **args, size_t nargs, in
     long got = split_names(args, nargs, v, MAX_CAND);
     if (got <= 0) {
         cli_say(got < 0 ? "metrics: out of memory" : "metrics: 'fits' names no metric");
-        return got < 0 ? EXIT_FAIL : CLI_EXIT_PROFILER;
+        return got < 0 ? EXIT_FAIL : CLI_EXIT_USAGE;
     }
     size_t n = (size_t)got;
     gp_metrics_engine e = (gp_metrics_engine)engine;
@@ -495,7 +493,7 @@ int cli_metrics_fits(const char *chip, int engine, char **args, size_t nargs, in
                     "%s --chip %s lists what it can)",
                     gp_metrics_engine_name(e), v[i], gp_metrics_host_chip(h), err.message,
                     gp_metrics_profiler_name(prof), gp_metrics_host_chip(h));
-            code = EXIT_FAIL;
+            code = err.status == GP_ERR_INVALID_ARG ? CLI_EXIT_USAGE : EXIT_FAIL;
         }
     }
     fl_buf list = {0};

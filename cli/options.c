@@ -19,8 +19,8 @@
 void cli_usage(FILE *f)
 {
     fputs("usage: gpu-profile [OPTIONS] [--] CMD [ARGS...]\n"
-          "       gpu-profile devices [--json] [--backend B]\n"
-          "       gpu-profile metrics chips|list|describe|passes ... (see metrics --help)\n"
+          "       gpu-profile [OPTIONS] --duration SECONDS | --pid PID\n"
+          "       gpu-profile SUBCOMMAND [OPTIONS] ... (the list below)\n"
           "\n"
           "Runs CMD, samples the GPUs while it runs, and reports when it ends.  CMD's\n"
           "stdin, stdout, stderr and terminal are its own; the report goes to stderr\n"
@@ -31,6 +31,13 @@ void cli_usage(FILE *f)
           "                         every GPU, filtered by CUDA_VISIBLE_DEVICES)\n"
           "  --interval SECONDS     sampling period, 0.001 to 86400 (default 0.2)\n"
           "  --backend B            auto | nvml | smi | none (default auto: nvml, else smi)\n"
+          "  --nvml-library FILE    the NVML to load (default libnvidia-ml.so.1 from the\n"
+          "                         loader's path)\n"
+          "  --smi-path FILE        the nvidia-smi to run (default: the one in PATH)\n"
+          "  --duration SECONDS     without CMD: sample this long, then report\n"
+          "  --pid PID              without CMD: sample until process PID exits (with\n"
+          "                         --duration: whichever ends first; Ctrl-C ends early,\n"
+          "                         the report still printed)\n"
           "  --warmup SECONDS       leave the first seconds out of the statistics\n"
           "  --strict               no GPU backend is an error: exit 125, CMD not run\n"
           "  --no-strict            without a GPU backend run CMD anyway and say why\n"
@@ -78,7 +85,10 @@ void cli_usage(FILE *f)
           "  gpu-profile --log-dir logs --app train -- python train.py\n"
           "  gpu-profile --engine trace -- ./app            # + kernels, memcpy, memset\n"
           "  CUDA_VISIBLE_DEVICES=1 gpu-profile -- ./app     # samples GPU 1 only\n"
-          "  gpu-profile devices --json\n",
+          "  gpu-profile devices --json\n"
+          "  gpu-profile --duration 60 --json -o idle.json   # watch the GPUs, no command\n"
+          "  gpu-profile --pid 4242 --log-dir logs          # until a running job exits\n"
+          "\n",
           f);
 }
 
@@ -149,95 +159,77 @@ static int parse_samples(const char *opt, const char *text, cli_opts *o)
     return 0;
 }
 
-/* The options that take a value, and what a missing value should say. */
-static const struct {
-    const char *name;
-    const char *what;
-} valued[] = {
-    {"--device", "an index, a comma list (0,2), a GPU UUID or all"},
-    {"--interval", "a number of seconds (e.g. 0.2)"},
-    {"--backend", "auto, nvml, smi or none"},
-    {"--warmup", "a number of seconds (e.g. 1.5)"},
-    {"--output", "a file name"},
-    {"-o", "a file name"},
-    {"--samples", "a file name ending in .csv, .ndjson or .jsonl"},
-    {"--wait", "all or primary"},
-    {"--log-dir", "a directory"},
-    {"--app", "a name"},
-    {"--engine", "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep or PmSampling"},
-    {"--metrics", "a comma-separated list of metric names"},
-    {"--pm-interval", "microseconds between PM samples (1..1000000)"},
+/* Keys of the long-only options (getopt's val). */
+enum {
+    K_DEVICE = 256,
+    K_INTERVAL,
+    K_BACKEND,
+    K_WARMUP,
+    K_SAMPLES,
+    K_WAIT,
+    K_LOG_DIR,
+    K_APP,
+    K_ENGINE,
+    K_METRICS,
+    K_PM_INTERVAL,
+    K_JSON,
+    K_ASCII,
+    K_NO_LIVE,
+    K_STACK_TRACE,
+    K_RANGE_PER_KERNEL,
+    K_STRICT,
+    K_NO_STRICT,
+    K_VERSION,
+    K_NVML_LIBRARY,
+    K_SMI_PATH,
+    K_DURATION,
+    K_PID
 };
 
-static int takes_value(const char *name, const char **what)
-{
-    for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
-        if (strcmp(name, valued[i].name) == 0) {
-            *what = valued[i].what;
-            return 1;
-        }
-    return 0;
-}
+const cli_opt cli_run_opts[] = {
+    {"device", K_DEVICE, 1, "LIST", "an index, a comma list (0,2), a GPU UUID or all", NULL},
+    {"interval", K_INTERVAL, 1, "SECONDS", "a number of seconds (e.g. 0.2)", NULL},
+    {"backend", K_BACKEND, 1, "B", "auto, nvml, smi or none", "auto nvml smi none"},
+    {"warmup", K_WARMUP, 1, "SECONDS", "a number of seconds (e.g. 1.5)", NULL},
+    {"output", 'o', 1, "FILE", "a file name", NULL},
+    {"samples", K_SAMPLES, 1, "FILE", "a file name ending in .csv, .ndjson or .jsonl", NULL},
+    {"wait", K_WAIT, 1, "WHICH", "all or primary", "all primary"},
+    {"log-dir", K_LOG_DIR, 1, "DIR", "a directory", NULL},
+    {"app", K_APP, 1, "NAME", "a name", NULL},
+    {"engine", K_ENGINE, 1, "NAME",
+     "Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep or PmSampling",
+     "Monitor Trace PcSampling SassMetrics RangeProfiler Deep PmSampling"},
+    {"metrics", K_METRICS, 1, "LIST", "a comma-separated list of metric names", NULL},
+    {"pm-interval", K_PM_INTERVAL, 1, "US", "microseconds between PM samples (1..1000000)", NULL},
+    {"json", K_JSON, 0, NULL, NULL, NULL},
+    {"ascii", K_ASCII, 0, NULL, NULL, NULL},
+    {"quiet", 'q', 0, NULL, NULL, NULL},
+    {"no-live", K_NO_LIVE, 0, NULL, NULL, NULL},
+    {"stack-trace", K_STACK_TRACE, 0, NULL, NULL, NULL},
+    {"range-per-kernel", K_RANGE_PER_KERNEL, 0, NULL, NULL, NULL},
+    {"strict", K_STRICT, 0, NULL, NULL, NULL},
+    {"no-strict", K_NO_STRICT, 0, NULL, NULL, NULL},
+    {"version", K_VERSION, 0, NULL, NULL, NULL},
+    {"help", 'h', 0, NULL, NULL, NULL},
+    {"nvml-library", K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL},
+    {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
+    {"duration", K_DURATION, 1, "SECONDS", "a number of seconds (e.g. 60)", NULL},
+    {"pid", K_PID, 1, "PID", "a process id", NULL},
+};
+const size_t cli_run_n_opts = sizeof cli_run_opts / sizeof cli_run_opts[0];
 
-/* What one option word asks of cli_parse_run_args. */
+/* What one option asks of cli_parse_run_args. */
 enum { OPT_DONE = 0, OPT_EXIT = 1, OPT_FAILED = -1, OPT_UNKNOWN = 2 };
 
-static int unknown_option(const char *word)
-{
-    cli_say("unknown option '%s' (see gpu-profile --help)", word);
-    return OPT_FAILED;
-}
-
-/*
- * Splits argv[*i] into its name and, for an option that takes one, its
- * value: "--name=value", or the next word (then *i moves past it).  A
- * missing or empty value, or a value given to an option that takes none,
- * is reported here.
- */
-static int read_option(int argc, char **argv, int *i, char *name, size_t name_cap,
-                       const char **value)
-{
-    const char *a = argv[*i];
-    *value = NULL;
-    const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
-    if (eq) {
-        size_t n = (size_t)(eq - a);
-        if (n >= name_cap)
-            return unknown_option(a);
-        memcpy(name, a, n);
-        name[n] = '\0';
-        *value = eq + 1;
-    } else {
-        snprintf(name, name_cap, "%s", a);
-    }
-    const char *what = NULL;
-    if (takes_value(name, &what)) {
-        if (!*value) {
-            if (*i + 1 >= argc) {
-                cli_say("%s needs a value: %s", name, what);
-                return OPT_FAILED;
-            }
-            *value = argv[++*i];
-        }
-        if ((*value)[0] == '\0') {
-            cli_say("%s: the value is empty: give %s", name, what);
-            return OPT_FAILED;
-        }
-    } else if (*value) {
-        cli_say("%s takes no value (see gpu-profile --help)", name);
-        return OPT_FAILED;
-    }
-    return OPT_DONE;
-}
-
-/* The options without a value; --help and --version print and end. */
+/* The options without a value; --help and --version end the parse (main
+ * prints them, with the subcommands' stdout conventions). */
 static int apply_flag(const char *name, cli_opts *o)
 {
     if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
-        cli_usage(stdout);
+        o->help = 1;
         return OPT_EXIT;
     } else if (strcmp(name, "--version") == 0) {
-        printf("gpu-profile %s\n", gp_version());
+        o->version = 1;
         return OPT_EXIT;
     } else if (strcmp(name, "--json") == 0) {
         o->json = 1;
@@ -320,6 +312,20 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
         o->pm_interval = value;
     } else if (strcmp(name, "--wait") == 0) {
         bad = parse_wait(value, o) < 0;
+    } else if (strcmp(name, "--nvml-library") == 0) {
+        o->gp.nvml_library = value;
+    } else if (strcmp(name, "--smi-path") == 0) {
+        o->gp.smi_path = value;
+    } else if (strcmp(name, "--duration") == 0) {
+        bad = cli_parse_seconds(name, value, 0.001, 1e7, &o->duration_s) < 0;
+    } else if (strcmp(name, "--pid") == 0) {
+        char *end = NULL;
+        errno = 0;
+        long pid = strtol(value, &end, 10);
+        bad = !isdigit((unsigned char)value[0]) || *end || errno || pid < 1 || pid > 0x3fffffff;
+        if (bad)
+            cli_say("--pid: '%s' is not a process id (a whole number from 1)", value);
+        o->pid = (pid_t)pid;
     } else {
         return OPT_UNKNOWN;
     }
@@ -330,9 +336,21 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
  * --log-dir. */
 static int check_run_args(int argc, int i, const cli_opts *o)
 {
-    if (i >= argc) {
+    int watch = o->duration_s > 0 || o->pid;
+    if (i >= argc && !watch) {
         cli_say(
             "no command to run: gpu-profile [OPTIONS] -- CMD [ARGS...] (see gpu-profile --help)");
+        return -1;
+    }
+    if (i < argc && watch) {
+        cli_say("--%s watches without a command: give either CMD or --duration / --pid",
+                o->pid ? "pid" : "duration");
+        return -1;
+    }
+    if (watch && o->engine != GPUFL_ENGINE_MONITOR) {
+        cli_say("--engine %s traces a command's CUDA processes: it needs CMD, not --duration / "
+                "--pid",
+                gpufl_engine_name(o->engine));
         return -1;
     }
     if (o->app && !o->log_dir) {
@@ -367,29 +385,24 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o)
     gp_options_init(&o->gp);
     o->gp.strict = 0;
     o->gp.report = GP_REPORT_NONE;
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (a[0] != '-' || a[1] == '\0')
-            break; /* the command starts here */
-
-        char name[32];
-        const char *value;
-        if (read_option(argc, argv, &i, name, sizeof name, &value) != OPT_DONE)
+    cli_getopt g;
+    cli_getopt_init(&g, NULL, cli_run_opts, cli_run_n_opts, 1);
+    const char *value;
+    int key;
+    while ((key = cli_getopt_next(&g, argc, argv, &value)) != -1) {
+        if (key == CLI_OPT_ERROR)
             return -1;
+        const cli_opt *op = cli_opt_of(cli_run_opts, cli_run_n_opts, key);
+        char name[40];
+        snprintf(name, sizeof name, "--%s", op ? op->name : "?");
         int r = value ? apply_valued(name, value, o) : apply_flag(name, o);
-        if (r == OPT_UNKNOWN)
-            r = unknown_option(a);
         if (r != OPT_DONE)
             return r == OPT_EXIT ? 1 : -1;
     }
+    int i = optind;
     if (check_run_args(argc, i, o) < 0)
         return -1;
-    o->cmd = argv + i;
+    o->cmd = i < argc ? argv + i : NULL; /* NULL: watch (--duration, --pid) */
     o->cmd_argc = argc - i;
     return 0;
 }

@@ -183,6 +183,21 @@ static void write_status_line(FILE *f, const cli_report *r)
 {
     const cli_run_result *res = r->res;
     char cmd[64], name[32];
+    const cli_opts *o = r->opts;
+    if (!o->cmd) {
+        /* Watched without a command: what ended the watch. */
+        if (res->watch_pid_exited)
+            fprintf(f, "gpu-profile: watched %.3f s, until process %ld exited", res->cmd_s,
+                    (long)o->pid);
+        else
+            fprintf(f, "gpu-profile: watched %.3f s%s", res->cmd_s,
+                    res->interrupted_by ? "" : " (--duration)");
+        if (res->interrupted_by)
+            fprintf(f, " (gpu-profile got %s)",
+                    cli_signal_name(res->interrupted_by, name, sizeof name));
+        fputc('\n', f);
+        return;
+    }
     command_text(r->opts, cmd, sizeof cmd);
     if (res->term_signal) {
         fprintf(f, "gpu-profile: '%s' was killed by %s (signal %d%s) after %.3f s: exit status %d",
@@ -245,7 +260,11 @@ static void write_json(const cli_report *r, fl_buf *b)
             fl_buf_puts(b, ",");
         fl_buf_str(b, r->opts->cmd[i]);
     }
-    fl_buf_printf(b, "],\"exit_status\":%d,\"signal\":", res->exit_code);
+    /* Watched without a command: no command, no exit status of one. */
+    if (r->opts->cmd)
+        fl_buf_printf(b, "],\"exit_status\":%d,\"signal\":", res->exit_code);
+    else
+        fl_buf_puts(b, "],\"exit_status\":null,\"signal\":");
     fl_buf_str(b, res->term_signal ? cli_signal_name(res->term_signal, name, sizeof name) : NULL);
     fl_buf_printf(b,
                   ",\"core_dumped\":%s,\"interrupted_by\":", res->core_dumped ? "true" : "false");

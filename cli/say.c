@@ -9,6 +9,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,79 @@ void cli_clean_text(char *s)
     for (unsigned char *p = (unsigned char *)s; *p; p++)
         if (*p < 0x20 || *p == 0x7F)
             *p = '?';
+}
+
+/* The library's messages name gp_options / gpufl_init_options fields
+ * (nvml_library, smi_path, log_path, "backend none"); a command-line user
+ * has flags.  Specific phrases first, then the bare field names. */
+static const char *const lib_words[][2] = {
+    {"set nvml_library to its path", "give --nvml-library PATH"},
+    {"check the nvml_library path", "check --nvml-library PATH"},
+    {"or set smi_path", "or give --smi-path PATH"},
+    {"or fix smi_path", "or fix --smi-path PATH"},
+    {"use backend none", "use --backend none"},
+    {"a writable log_path", "a writable --log-dir"},
+    {"a log_path you can read", "a --log-dir you can read"},
+    {"nvml_library", "--nvml-library"},
+    {"smi_path", "--smi-path"},
+    {"log_path", "--log-dir"},
+};
+
+static int word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+}
+
+/* The length of the "($PATH)" that follows "not found in PATH " at p, or 0:
+ * up to the ")" before ": " (a PATH entry may hold parentheses). */
+static size_t path_dump_len(const char *p)
+{
+    if (p[0] != '(')
+        return 0;
+    const char *end = strstr(p, "): ");
+    if (!end)
+        end = strrchr(p, ')');
+    return end ? (size_t)(end - p) + 1 : 0;
+}
+
+void cli_flag_words(const char *in, char *out, size_t cap)
+{
+    static const char not_found[] = "not found in PATH ";
+    size_t o = 0;
+    if (cap == 0)
+        return;
+    for (const char *p = in; *p && o + 1 < cap;) {
+        if (strncmp(p, not_found, sizeof not_found - 1) == 0 &&
+            path_dump_len(p + sizeof not_found - 1)) {
+            /* "not found in PATH" says it; the whole $PATH is noise. */
+            size_t k = sizeof not_found - 2;
+            size_t w = k < cap - 1 - o ? k : cap - 1 - o;
+            memcpy(out + o, p, w);
+            o += w;
+            p += sizeof not_found - 1 + path_dump_len(p + sizeof not_found - 1);
+            continue;
+        }
+        size_t i = 0;
+        size_t n_words = sizeof lib_words / sizeof lib_words[0];
+        for (; i < n_words; i++) {
+            size_t k = strlen(lib_words[i][0]);
+            if (strncmp(p, lib_words[i][0], k) == 0 && (p == in || !word_char(p[-1])) &&
+                !word_char(p[k]))
+                break;
+        }
+        if (i < n_words) {
+            const char *to = lib_words[i][1];
+            size_t k = strlen(to);
+            size_t w = k < cap - 1 - o ? k : cap - 1 - o;
+            memcpy(out + o, to, w);
+            o += w;
+            p += strlen(lib_words[i][0]);
+            continue;
+        }
+        out[o++] = *p++;
+    }
+    out[o] = '\0';
 }
 
 static void vsay(FILE *f, const char *fmt, va_list ap)
@@ -38,6 +112,16 @@ static void vsay(FILE *f, const char *fmt, va_list ap)
     memcpy(line, prefix, p);
     vsnprintf(line + p, (size_t)n + 1, fmt, ap);
     cli_clean_text(line + p);
+    /* Each rewrite adds at most 16 bytes to a phrase of 8 or more. */
+    size_t cap = p + 3 * (size_t)n + 2;
+    char *flags = malloc(cap);
+    if (flags) {
+        memcpy(flags, prefix, p);
+        cli_flag_words(line + p, flags + p, cap - p - 1);
+        free(line);
+        line = flags;
+        n = (int)strlen(line + p);
+    }
     line[p + (size_t)n] = '\n';
     fwrite(line, 1, p + (size_t)n + 1, f);
     fflush(f);
@@ -58,4 +142,25 @@ void cli_fsay(FILE *f, const char *fmt, ...)
     va_start(ap, fmt);
     vsay(f, fmt, ap);
     va_end(ap);
+}
+
+int cli_stdout_failed(const char *cmd)
+{
+    /* A reader that stopped reading (`| head`) is no error to report: the
+     * end `cat` has when SIGPIPE is ignored, without its message. */
+    if (errno != EPIPE)
+        cli_say("%s: cannot write to stdout: %s", cmd, strerror(errno ? errno : EIO));
+    return CLI_EXIT_FAIL;
+}
+
+void cli_pipe_default(void)
+{
+    /* The subcommands write to stdout for a pipe: a closed one ends them
+     * as it ends cat, by SIGPIPE's default action (the shell's 141),
+     * whatever disposition or mask the process was started with. */
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    sigprocmask(SIG_UNBLOCK, &s, NULL);
 }

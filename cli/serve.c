@@ -41,10 +41,11 @@ typedef struct server {
     char host[256];
 } server;
 
-static void usage(FILE *f)
+void cli_serve_usage(FILE *f)
 {
     fputs("usage: gpu-profile serve [--listen ADDR:PORT] [--interval SECONDS] [--device LIST]\n"
           "                         [--backend auto|nvml|smi|none] [--pcie]\n"
+          "                         [--nvml-library FILE] [--smi-path FILE]\n"
           "\n"
           "Samples the GPUs every --interval (default 1 s) and serves the newest values at\n"
           "http://ADDR:PORT/metrics in Prometheus' text format, with dcgm-exporter's metric\n"
@@ -53,7 +54,8 @@ static void usage(FILE *f)
           "address, \"[::1]:9400\" on IPv6 loopback, port 0 on a free port (printed).\n"
           "--pcie also reads PCIe throughput (NVML blocks ~20 ms a reading).\n"
           "Runs until INT/TERM/HUP/QUIT.  Exit status 1 when the address or the devices\n"
-          "cannot be opened, 125 for a bad option.\n",
+          "cannot be opened, 125 for a bad option.  --nvml-library / --smi-path: the NVML\n"
+          "or nvidia-smi to use instead of the default ones.  -h, --help: this text.\n",
           f);
 }
 
@@ -234,53 +236,68 @@ static int open_devices(server *s, const gp_options *o)
     return 0;
 }
 
-static int parse(int argc, char **argv, gp_options *o, const char **listen_spec, char *list,
+enum { K_LISTEN = 256, K_INTERVAL, K_DEVICE, K_BACKEND, K_PCIE, K_NVML_LIBRARY, K_SMI_PATH };
+const cli_opt cli_serve_opts[] = {
+    {"listen", K_LISTEN, 1, "ADDR:PORT", "ADDR:PORT (e.g. 127.0.0.1:9400, :9400)", NULL},
+    {"interval", K_INTERVAL, 1, "SECONDS", "a number of seconds (e.g. 1)", NULL},
+    {"device", K_DEVICE, 1, "LIST", "an index, a comma list (0,2), a GPU UUID or all", NULL},
+    {"backend", K_BACKEND, 1, "B", "auto, nvml, smi or none", "auto nvml smi none"},
+    {"pcie", K_PCIE, 0, NULL, NULL, NULL},
+    {"help", 'h', 0, NULL, NULL, NULL},
+    {"nvml-library", K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL},
+    {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
+};
+const size_t cli_serve_n_opts = sizeof cli_serve_opts / sizeof cli_serve_opts[0];
+
+/* One valued option; -1 after a message. */
+static int apply(int key, const char *v, gp_options *o, const char **listen_spec, char *list,
                  size_t list_cap)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 1;
-        }
-        if (strcmp(a, "--pcie") == 0) {
-            o->sample_pcie = 1;
-            continue;
-        }
-        static const char *const with_value[] = {"--listen", "--interval", "--device", "--backend"};
-        const char *v = NULL, *name = NULL;
-        for (size_t k = 0; k < 4 && !name; k++) {
-            size_t l = strlen(with_value[k]);
-            if (strncmp(a, with_value[k], l) == 0 && (a[l] == '\0' || a[l] == '=')) {
-                name = with_value[k];
-                v = a[l] == '=' ? a + l + 1 : (i + 1 < argc ? argv[++i] : NULL);
-            }
-        }
-        if (!name) {
-            cli_say("serve: unknown argument '%s' (see gpu-profile serve --help)", a);
-            return -1;
-        }
-        if (!v) {
-            cli_say("serve: %s needs a value (see gpu-profile serve --help)", name);
-            return -1;
-        }
-        char h[256], port[16];
-        if (strcmp(name, "--listen") == 0 && split_listen(v, h, sizeof h, port, sizeof port) != 0) {
+    char h[256], port[16];
+    if (key == K_LISTEN) {
+        if (split_listen(v, h, sizeof h, port, sizeof port) != 0) {
             cli_say("serve: --listen '%s' is not ADDR:PORT with a port of 0 to 65535 (e.g. "
                     "127.0.0.1:9400, :9400, [::1]:9400)",
                     v);
             return -1;
         }
-        if (strcmp(name, "--listen") == 0)
-            *listen_spec = v;
-        else if (strcmp(name, "--interval") == 0) {
-            if (cli_parse_seconds("--interval", v, 0.001, 86400, &o->interval_s) < 0)
-                return -1;
-        } else if (strcmp(name, "--backend") == 0) {
-            if (cli_parse_backend("--backend", v, &o->backend) < 0)
-                return -1;
-        } else
-            snprintf(list, list_cap, "%s", v);
+        *listen_spec = v;
+    } else if (key == K_INTERVAL) {
+        return cli_parse_seconds("--interval", v, 0.001, 86400, &o->interval_s);
+    } else if (key == K_BACKEND) {
+        return cli_parse_backend("--backend", v, &o->backend);
+    } else if (key == K_NVML_LIBRARY) {
+        o->nvml_library = v;
+    } else if (key == K_SMI_PATH) {
+        o->smi_path = v;
+    } else {
+        snprintf(list, list_cap, "%s", v);
+    }
+    return 0;
+}
+
+static int parse(int argc, char **argv, gp_options *o, const char **listen_spec, char *list,
+                 size_t list_cap)
+{
+    cli_getopt g;
+    cli_getopt_init(&g, "serve", cli_serve_opts, cli_serve_n_opts, 0);
+    const char *v;
+    int key;
+    while ((key = cli_getopt_next(&g, argc, argv, &v)) != -1) {
+        if (key == CLI_OPT_ERROR)
+            return -1;
+        if (key == 'h') {
+            cli_serve_usage(stdout);
+            return 1;
+        }
+        if (key == K_PCIE)
+            o->sample_pcie = 1;
+        else if (apply(key, v, o, listen_spec, list, list_cap) < 0)
+            return -1;
+    }
+    if (optind < argc) {
+        cli_say("serve: unknown argument '%s' (see gpu-profile serve --help)", argv[optind]);
+        return -1;
     }
     return 0;
 }
@@ -321,7 +338,7 @@ int cli_serve_main(int argc, char **argv)
     char list[1024] = "";
     int p = parse(argc, argv, &o, &spec, list, sizeof list);
     if (p != 0)
-        return p > 0 ? 0 : CLI_EXIT_PROFILER;
+        return p > 0 ? 0 : CLI_EXIT_USAGE;
     /* Until the listener runs the signals end the process at once; then
      * they are waited for, so the listener and monitor stop first. */
     sigset_t stop;
@@ -335,9 +352,9 @@ int cli_serve_main(int argc, char **argv)
     gethostname(s.host, sizeof s.host - 1);
     char shown[300];
     struct MHD_Daemon *d = NULL;
-    int rc = 1;
+    int rc = CLI_EXIT_FAIL;
     if (resolve_devices(&o, list, idx, 256) != 0)
-        rc = CLI_EXIT_PROFILER;
+        rc = CLI_EXIT_USAGE;
     else if (open_devices(&s, &o) == 0 && (d = listen_on(spec, &s, shown, sizeof shown)))
         rc = 0;
     if (rc == 0) {

@@ -11,11 +11,10 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f)
+void cli_upload_usage(FILE *f)
 {
     fputs("usage: gpu-profile upload [--backend-url URL] [--api-key KEY] [--api-path P]\n"
           "                          [--session ID] [--force] [--timeout S] [--retries N]\n"
@@ -25,14 +24,15 @@ static void usage(FILE *f)
           "directory) to a GPUFlight backend.  URL, KEY and P default to\n"
           "GPUFL_BACKEND_URL, GPUFL_API_KEY and GPUFL_API_PATH (else /api/v1).\n"
           "A re-run resumes where a failed upload stopped.  --force also sends\n"
-          "sessions still recording or crashed.  Exit status 0 uploaded, 1 failed.\n",
+          "sessions still recording or crashed.  Exit status 0 uploaded, 1 failed, 125\n"
+          "for a bad option.  -h, --help: this text.\n",
           f);
 }
 
 static int bad(const char *fmt, const char *v)
 {
     cli_say(fmt, v);
-    return CLI_EXIT_PROFILER;
+    return CLI_EXIT_USAGE;
 }
 
 static int number(const char *opt, const char *v, double lo, double hi, double *out)
@@ -55,61 +55,64 @@ static char *take_key(char *arg)
     return k;
 }
 
+const cli_opt cli_upload_opts[] = {
+    {"backend-url", 'u' + 256, 1, "URL", "the backend's URL (e.g. https://host)", NULL},
+    {"api-key", 'k' + 256, 1, "KEY", "an API key", NULL},
+    {"api-path", 'p' + 256, 1, "P", "the API path (e.g. /api/v1)", NULL},
+    {"session", 's' + 256, 1, "ID", "a session id", NULL},
+    {"force", 'f' + 256, 0, NULL, NULL, NULL},
+    {"timeout", 't' + 256, 1, "SECONDS", "a number of seconds (0.001..86400)", NULL},
+    {"retries", 'r' + 256, 1, "N", "a whole number in 0..10", NULL},
+    {"help", 'h', 0, NULL, NULL, NULL},
+};
+const size_t cli_upload_n_opts = sizeof cli_upload_opts / sizeof cli_upload_opts[0];
+
 int cli_upload_main(int argc, char **argv)
 {
-    static const struct option longs[] = {{"backend-url", required_argument, NULL, 'u'},
-                                          {"api-key", required_argument, NULL, 'k'},
-                                          {"api-path", required_argument, NULL, 'p'},
-                                          {"session", required_argument, NULL, 's'},
-                                          {"force", no_argument, NULL, 'f'},
-                                          {"timeout", required_argument, NULL, 't'},
-                                          {"retries", required_argument, NULL, 'r'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
     gpufl_upload_options o;
     gpufl_upload_options_init(&o);
     char *key = NULL;
     double d;
     int c, rc = -1;
-    opterr = 0;
-    optind = 1;
-    while (rc < 0 && (c = getopt_long(argc, argv, "+h", longs, NULL)) != -1) {
+    cli_getopt g;
+    cli_getopt_init(&g, "upload", cli_upload_opts, cli_upload_n_opts, 0);
+    const char *optv;
+    while (rc < 0 && (c = cli_getopt_next(&g, argc, argv, &optv)) != -1) {
         switch (c) {
-        case 'u':
-            o.backend_url = optarg;
+        case 'u' + 256:
+            o.backend_url = optv;
             break;
-        case 'k':
+        case 'k' + 256:
             free(key);
-            key = take_key(optarg);
+            key = take_key((char *)optv); /* optv is argv's own text: wiped there */
             break;
-        case 'p':
-            o.api_path = optarg;
+        case 'p' + 256:
+            o.api_path = optv;
             break;
-        case 's':
-            o.session_id = optarg;
+        case 's' + 256:
+            o.session_id = optv;
             break;
-        case 'f':
+        case 'f' + 256:
             o.force = true;
             break;
-        case 't':
-            if (number("--timeout", optarg, 0.001, 86400, &o.timeout_s) < 0)
-                rc = CLI_EXIT_PROFILER;
+        case 't' + 256:
+            if (number("--timeout", optv, 0.001, 86400, &o.timeout_s) < 0)
+                rc = CLI_EXIT_USAGE;
             break;
-        case 'r':
-            if (number("--retries", optarg, 0, 10, &d) < 0)
-                rc = CLI_EXIT_PROFILER;
+        case 'r' + 256:
+            if (number("--retries", optv, 0, 10, &d) < 0)
+                rc = CLI_EXIT_USAGE;
             else if (d != (int)d)
-                rc = bad("upload: --retries '%s' is not a whole number in 0..10", optarg);
+                rc = bad("upload: --retries '%s' is not a whole number in 0..10", optv);
             else
                 o.max_retries = (int)d;
             break;
         case 'h':
-            usage(stdout);
+            cli_upload_usage(stdout);
             rc = 0;
             break;
-        default:
-            rc = bad("upload: unknown or incomplete option '%s' (see gpu-profile upload --help)",
-                     argv[optind - 1]);
+        default: /* CLI_OPT_ERROR: said */
+            rc = CLI_EXIT_USAGE;
         }
     }
     if (rc < 0 && optind != argc - 1)
@@ -133,5 +136,5 @@ int cli_upload_main(int argc, char **argv)
         return 0;
     }
     cli_say("upload: %s", err.message);
-    return st == GPUFL_ERR_INVALID_ARG || st == GPUFL_ERR_ENV ? CLI_EXIT_PROFILER : 1;
+    return st == GPUFL_ERR_INVALID_ARG || st == GPUFL_ERR_ENV ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 }

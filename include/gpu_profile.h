@@ -171,7 +171,24 @@ typedef struct gp_device_sample {
     uint32_t pcie_rx_kbps;
     /* Appended (GPM): GPM metrics (gp_gpm_metric), valid with GP_M_GPM(i). */
     double gpm[GP_GPM_COUNT];
+    /* Appended (per-process, NVML only, when gp_options.pids names
+     * processes): "ours" are the listed processes (and their descendants
+     * with pid_tree), "all" every compute process NVML lists on the device.
+     * Memory with GP_M_PROC_MEM, utilisation with GP_M_PROC_UTIL
+     * (docs/concepts.md, "Per-process attribution"). */
+    uint64_t proc_mem_used_bytes;     /* ours: sum of their GPU memory */
+    uint64_t proc_all_mem_used_bytes; /* every process NVML lists */
+    uint32_t proc_count;              /* ours running on the device */
+    uint32_t proc_all_count;          /* every process NVML lists */
+    uint32_t proc_sm_pct;             /* ours: sum of their SM utilisation, % */
+    uint32_t proc_mem_pct;            /* ours: sum of their memory-controller utilisation, % */
+    uint32_t proc_all_sm_pct;         /* every process with a sample */
+    uint32_t proc_all_mem_pct;
 } gp_device_sample;
+
+/* The valid bits of the per-process fields (after GPM's 12..25). */
+#define GP_M_PROC_MEM (1u << 26)
+#define GP_M_PROC_UTIL (1u << 27)
 
 /* A sample as kept by a monitor (keep_samples). */
 typedef struct gp_sample {
@@ -297,6 +314,20 @@ typedef struct gp_summary {
      * energy_source != NONE: a figure that covers less than duration_s
      * (nvidia-smi's first row comes late, a device lost mid-run) says so. */
     double energy_span_s;
+    /* Appended (per-process): proc_requested is 1 when the monitor was
+     * given processes (gp_options.pids); the rest is valid with
+     * GP_M_PROC_MEM (memory, process counts) or GP_M_PROC_UTIL
+     * (utilisation) in `valid`.  "ours" and "all" as in gp_device_sample. */
+    uint32_t proc_requested;
+    uint32_t proc_count_max;              /* most of ours seen at once on the device */
+    double proc_mem_used_mean_bytes;      /* ours */
+    uint64_t proc_mem_used_max_bytes;     /* ours */
+    uint64_t proc_all_mem_used_max_bytes; /* every process */
+    double proc_sm_mean_pct;              /* ours */
+    uint32_t proc_sm_max_pct;             /* ours */
+    double proc_mem_mean_pct;             /* ours */
+    uint32_t proc_mem_max_pct;            /* ours */
+    double proc_all_sm_mean_pct;          /* every process */
 
     /* Appended (MIG): the device's MIG identity (gp_device_info.mig). */
     gp_mig_info mig;
@@ -374,7 +405,19 @@ typedef struct gp_options {
      * short: the next round waits for it.  NULL: none. */
     gp_sample_fn on_sample;
     void *on_sample_user;
+    /* Per-process attribution (NVML only; docs/concepts.md): the processes
+     * whose GPU memory and SM / memory utilisation are summed per device
+     * and sample, beside the whole device's.  n_pids 0 (the default): none
+     * is read.  With pid_tree, every sampling round also counts the
+     * processes descending from them, read from /proc then (children
+     * started during the region included).  The list is copied at
+     * gp_monitor_create; at most GP_PROC_PIDS_MAX processes in all. */
+    const int *pids;
+    size_t n_pids;
+    int pid_tree;
 } gp_options;
+
+#define GP_PROC_PIDS_MAX 256
 
 /* Fills the defaults above. */
 GP_API void gp_options_init(gp_options *opts);

@@ -116,6 +116,15 @@ class _GpDeviceSample(ctypes.Structure):
         ("pcie_tx_kbps", ctypes.c_uint32),
         ("pcie_rx_kbps", ctypes.c_uint32),
         ("gpm", ctypes.c_double * GP_GPM_COUNT),
+        # Per-process attribution (not offered by this package yet).
+        ("proc_mem_used_bytes", ctypes.c_uint64),
+        ("proc_all_mem_used_bytes", ctypes.c_uint64),
+        ("proc_count", ctypes.c_uint32),
+        ("proc_all_count", ctypes.c_uint32),
+        ("proc_sm_pct", ctypes.c_uint32),
+        ("proc_mem_pct", ctypes.c_uint32),
+        ("proc_all_sm_pct", ctypes.c_uint32),
+        ("proc_all_mem_pct", ctypes.c_uint32),
     ]
 
 
@@ -200,6 +209,16 @@ class _GpSummary(ctypes.Structure):
         ("gpm_p95", ctypes.c_double * GP_GPM_COUNT),
         ("gpm_max", ctypes.c_double * GP_GPM_COUNT),
         ("energy_span_s", ctypes.c_double),
+        ("proc_requested", ctypes.c_uint32),
+        ("proc_count_max", ctypes.c_uint32),
+        ("proc_mem_used_mean_bytes", ctypes.c_double),
+        ("proc_mem_used_max_bytes", ctypes.c_uint64),
+        ("proc_all_mem_used_max_bytes", ctypes.c_uint64),
+        ("proc_sm_mean_pct", ctypes.c_double),
+        ("proc_sm_max_pct", ctypes.c_uint32),
+        ("proc_mem_mean_pct", ctypes.c_double),
+        ("proc_mem_max_pct", ctypes.c_uint32),
+        ("proc_all_sm_mean_pct", ctypes.c_double),
         ("mig", _GpMigInfo),
     ]
 
@@ -231,6 +250,9 @@ class _GpOptions(ctypes.Structure):
         ("backend_timeout_s", ctypes.c_double),
         ("on_sample", ctypes.c_void_p),
         ("on_sample_user", ctypes.c_void_p),
+        ("pids", ctypes.POINTER(ctypes.c_int)),
+        ("n_pids", ctypes.c_size_t),
+        ("pid_tree", ctypes.c_int),
     ]
 
 

@@ -11,6 +11,7 @@
  */
 #include "../util/clock.h"
 #include "../util/error.h"
+#include "../util/proc.h"
 #include "backends/backend.h"
 #include "hook.h"
 #include "options.h"
@@ -47,7 +48,9 @@ typedef struct slot_state {
 
 struct gp_monitor {
     gp_options opts;
-    unsigned *devices_copy; /* opts.devices points here */
+    unsigned *devices_copy;           /* opts.devices points here */
+    int pids_copy[GP_PROC_PIDS_MAX];  /* opts.pids points here */
+    int round_pids[GP_PROC_PIDS_MAX]; /* the processes of a round (sampler thread) */
     const gp_backend *be;
     void *ctx;
     char note[GP_NOTE_MAX];
@@ -186,6 +189,10 @@ gp_status gp_monitor_create(const gp_options *opts, gp_monitor **out, gp_error *
         memcpy(m->devices_copy, opts->devices, opts->n_devices * sizeof *m->devices_copy);
         m->opts.devices = m->devices_copy;
     }
+    if (opts->n_pids > 0) {
+        memcpy(m->pids_copy, opts->pids, opts->n_pids * sizeof m->pids_copy[0]);
+        m->opts.pids = m->pids_copy;
+    }
     m->interval_ns = (uint64_t)llround(opts->interval_s * 1e9);
     m->warmup_ns = (uint64_t)llround(opts->warmup_s * 1e9);
     pthread_condattr_t ca;
@@ -300,11 +307,27 @@ static void hook_round(gp_monitor *m, uint64_t t_mono, uint64_t t_wall)
                          m->n_slots);
 }
 
+/* The processes this round attributes to (the tree is read again each
+ * round: the profiled command starts children as it runs). */
+static void round_pids(gp_monitor *m)
+{
+    const gp_options *o = &m->opts;
+    if (o->n_pids == 0 || !m->be->set_pids)
+        return;
+    size_t n = o->n_pids;
+    if (o->pid_tree)
+        n = gp_proc_tree(o->pids, o->n_pids, m->round_pids, GP_PROC_PIDS_MAX);
+    else
+        memcpy(m->round_pids, o->pids, n * sizeof m->round_pids[0]);
+    m->be->set_pids(m->ctx, m->round_pids, n);
+}
+
 /* One polled round: read every live device, then record under one lock. */
 static void polled_round(gp_monitor *m, bool last)
 {
     if (!round_wanted(m))
         return;
+    round_pids(m);
     uint64_t t_mono = gp_now_mono_ns();
     uint64_t t_wall = gp_now_wall_ns();
     for (size_t i = 0; i < m->n_slots; i++) {
@@ -593,6 +616,7 @@ static void summarize(gp_monitor *m)
         out->warmup_s = m->opts.warmup_s;
         out->duration_s = duration_s;
         gp_acc_summarize(&s->acc, out);
+        out->proc_requested = m->opts.n_pids > 0 && m->be && m->be->set_pids;
         if (!(out->valid & GP_M_MEM_TOTAL) && (s->info.valid & GP_M_MEM_TOTAL)) {
             out->mem_total_bytes = s->info.mem_total_bytes;
             out->valid |= GP_M_MEM_TOTAL;

@@ -78,6 +78,20 @@ gp_status gp_options_validate(const gp_options *o, gp_error *err)
     if (o->report == GP_REPORT_CALLBACK && !o->report_fn)
         return gp_error_set(err, GP_ERR_INVALID_ARG,
                             "report is GP_REPORT_CALLBACK but report_fn is NULL: set report_fn");
+    if (o->n_pids > 0 && !o->pids)
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "n_pids is %zu but pids is NULL: pass the list or set n_pids to 0",
+                            o->n_pids);
+    if (o->n_pids > GP_PROC_PIDS_MAX)
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "n_pids = %zu is too many: at most %d processes (GP_PROC_PIDS_MAX); "
+                            "list their parents with pid_tree instead",
+                            o->n_pids, GP_PROC_PIDS_MAX);
+    for (size_t i = 0; i < o->n_pids; i++)
+        if (o->pids[i] <= 0)
+            return gp_error_set(err, GP_ERR_INVALID_ARG,
+                                "pids[%zu] = %d is not a process id: use PIDs from 1", i,
+                                o->pids[i]);
     return GP_OK;
 }
 

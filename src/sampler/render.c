@@ -542,6 +542,56 @@ static void put_gpm(gp_out *o, const gp_summary *s, unsigned flags)
     }
 }
 
+/* A mean percentage and the device's beside it ("30.0% of 42.0%"). */
+static void put_pct_of(gp_out *o, double ours, int device_ok, double device)
+{
+    put_pct(o, ours, 1);
+    gp_out_str(o, " of ");
+    if (device_ok)
+        put_pct(o, device, 1);
+    else
+        gp_out_str(o, "n/a");
+}
+
+/* The profiled processes' share of the device (only when processes were
+ * named): memory, then SM and memory utilisation, means beside the
+ * device's own figures. */
+static void put_process(gp_out *o, const gp_summary *s, unsigned flags)
+{
+    if (!s->proc_requested)
+        return;
+    const uint32_t v = s->valid;
+    put_label(o, "process memory");
+    if (v & GP_M_PROC_MEM) {
+        uint64_t dev = (v & GP_M_MEM_USED) ? s->mem_used_max_bytes : 0;
+        uint64_t scale = dev > s->proc_mem_used_max_bytes ? dev : s->proc_mem_used_max_bytes;
+        gp_out_str(o, "max ");
+        put_bytes(o, s->proc_mem_used_max_bytes, scale);
+        gp_out_str(o, " of ");
+        if (v & GP_M_MEM_USED)
+            put_bytes(o, dev, scale);
+        else
+            gp_out_str(o, "n/a");
+        gp_out_str(o, " used (");
+        gp_out_u64(o, s->proc_count_max);
+        gp_out_str(o, s->proc_count_max == 1 ? " process)" : " processes)");
+    } else {
+        gp_out_str(o, "n/a");
+    }
+    gp_out_ch(o, '\n');
+    put_label(o, "process util");
+    if (v & GP_M_PROC_UTIL) {
+        gp_out_str(o, "SM ");
+        put_pct_of(o, s->proc_sm_mean_pct, (v & GP_M_UTIL_GPU) != 0, s->util_gpu_mean);
+        gp_out_str(o, (flags & GP_FMT_ASCII) ? " | mem " : " \xc2\xb7 mem ");
+        put_pct_of(o, s->proc_mem_mean_pct, (v & GP_M_UTIL_MEM) != 0, s->util_mem_mean);
+        gp_out_str(o, " (means)");
+    } else {
+        gp_out_str(o, "n/a");
+    }
+    gp_out_ch(o, '\n');
+}
+
 /* busy time est. and the util.gpu sparkline */
 static void put_activity(gp_out *o, const gp_summary *s, unsigned flags)
 {
@@ -607,6 +657,7 @@ static void format_text(gp_out *o, const gp_summary *s, unsigned flags)
     put_utilization(o, s);
     put_gpm(o, s, flags);
     put_memory(o, s);
+    put_process(o, s, flags);
     put_power_energy(o, s);
     put_temperature(o, s, flags);
     put_clocks(o, s);

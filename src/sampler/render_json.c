@@ -1,7 +1,8 @@
 /*
  * sampler/render_json.c - the JSON rendering of a gp_summary (schema
- * GP_SUMMARY_SCHEMA): every key always present, null for what was not
- * measured, stable identifiers rather than prose for statuses.
+ * GP_SUMMARY_SCHEMA): every key always present (but "process", present
+ * only when processes were named), null for what was not measured, stable identifiers rather than
+ * prose for statuses.
  */
 #include "../util/text.h"
 #include "render_out.h"
@@ -159,6 +160,30 @@ static void put_gpm(json *j, const gp_summary *s)
     gp_out_str(j->o, j->pretty ? "\n  }" : "}");
 }
 
+/* "process": present only when the monitor was given processes
+ * (gp_options.pids; the gpu-profile command always names its command's),
+ * so summaries of regions without them read as before.  Their share of
+ * the device; null where NVML did not answer. */
+static void put_process(json *j, const gp_summary *s)
+{
+    if (!s->proc_requested)
+        return;
+    json_key(j, "process");
+    int pm = (s->valid & GP_M_PROC_MEM) != 0, pu = (s->valid & GP_M_PROC_UTIL) != 0;
+    json inner = {j->o, 0, 1};
+    gp_out_ch(j->o, '{');
+    json_u64(&inner, "count_max", pm, s->proc_count_max);
+    json_num(&inner, "mem_used_mean_bytes", pm, s->proc_mem_used_mean_bytes);
+    json_u64(&inner, "mem_used_max_bytes", pm, s->proc_mem_used_max_bytes);
+    json_u64(&inner, "all_mem_used_max_bytes", pm, s->proc_all_mem_used_max_bytes);
+    json_num(&inner, "sm_mean_pct", pu, s->proc_sm_mean_pct);
+    json_u64(&inner, "sm_max_pct", pu, s->proc_sm_max_pct);
+    json_num(&inner, "mem_mean_pct", pu, s->proc_mem_mean_pct);
+    json_u64(&inner, "mem_max_pct", pu, s->proc_mem_max_pct);
+    json_num(&inner, "all_sm_mean_pct", pu, s->proc_all_sm_mean_pct);
+    gp_out_ch(j->o, '}');
+}
+
 /* "mig": null for a whole GPU, else the instance's identity in one line:
  * {profile, gpu_instance_id, compute_instance_id, parent_index,
  * parent_uuid, parent_name}, unknowns null. */
@@ -266,6 +291,7 @@ static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
         json_null(&j, "device_error");
     json_num(&j, "device_error_at_s", failed, s->device_error_at_s);
     put_gpm(&j, s);
+    put_process(&j, s);
     put_mig(&j, s);
 
     gp_out_str(o, j.pretty ? "\n}" : "}");

@@ -20,7 +20,10 @@
  * GP_M_ENERGY depends on the energy rule, not on the samples alone. */
 #define SUMMARY_BITS                                                                               \
     (GP_M_UTIL_GPU | GP_M_UTIL_MEM | GP_M_MEM_USED | GP_M_MEM_TOTAL | GP_M_POWER | GP_M_TEMP |     \
-     GP_M_CLOCK_SM | GP_M_CLOCK_MEM | GP_M_THROTTLE | GP_M_GPM_ALL)
+     GP_M_CLOCK_SM | GP_M_CLOCK_MEM | GP_M_THROTTLE | GP_M_GPM_ALL | GP_M_PROC_MEM |               \
+     GP_M_PROC_UTIL)
+
+static void proc_add(gp_acc *a, const gp_device_sample *s);
 
 void gp_acc_init(gp_acc *a, uint64_t t0_ns, uint64_t warmup_ns)
 {
@@ -174,6 +177,8 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
         a->throttle_seen |= s->throttle_reasons;
     if (v & GP_M_GPM_ALL)
         gpm_add(a, s);
+    if (v & (GP_M_PROC_MEM | GP_M_PROC_UTIL))
+        proc_add(a, s);
 
     /* The counter is read less often than the other metrics (it is slow in
      * NVML and updates only every 20-100 ms), so gaps between readings are
@@ -195,6 +200,47 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
     a->energy_last_valid = has_energy;
 
     spark_add(a, (v & GP_M_UTIL_GPU) != 0, clamp_pct(s->util_gpu_pct));
+}
+
+/* Sums of percentages over several processes are not clamped: two
+ * processes at 60 % each read 120 %, as NVML reports them. */
+static void proc_add(gp_acc *a, const gp_device_sample *s)
+{
+    if (s->valid & GP_M_PROC_MEM) {
+        a->proc_n_mem++;
+        a->proc_mem_sum += s->proc_mem_used_bytes;
+        if (s->proc_mem_used_bytes > a->proc_mem_max)
+            a->proc_mem_max = s->proc_mem_used_bytes;
+        if (s->proc_all_mem_used_bytes > a->proc_all_mem_max)
+            a->proc_all_mem_max = s->proc_all_mem_used_bytes;
+        if (s->proc_count > a->proc_count_max)
+            a->proc_count_max = s->proc_count;
+    }
+    if (s->valid & GP_M_PROC_UTIL) {
+        a->proc_n_util++;
+        a->proc_sm_sum += s->proc_sm_pct;
+        a->proc_mem_pct_sum += s->proc_mem_pct;
+        a->proc_all_sm_sum += s->proc_all_sm_pct;
+        if (s->proc_sm_pct > a->proc_sm_max)
+            a->proc_sm_max = s->proc_sm_pct;
+        if (s->proc_mem_pct > a->proc_mem_pct_max)
+            a->proc_mem_pct_max = s->proc_mem_pct;
+    }
+}
+
+static void summarize_proc(const gp_acc *a, gp_summary *out)
+{
+    out->proc_count_max = (uint32_t)(a->proc_n_mem ? a->proc_count_max : 0);
+    out->proc_mem_used_mean_bytes =
+        a->proc_n_mem ? (double)a->proc_mem_sum / (double)a->proc_n_mem : 0.0;
+    out->proc_mem_used_max_bytes = a->proc_n_mem ? a->proc_mem_max : 0;
+    out->proc_all_mem_used_max_bytes = a->proc_n_mem ? a->proc_all_mem_max : 0;
+    double n = (double)a->proc_n_util;
+    out->proc_sm_mean_pct = a->proc_n_util ? (double)a->proc_sm_sum / n : 0.0;
+    out->proc_sm_max_pct = a->proc_n_util ? a->proc_sm_max : 0;
+    out->proc_mem_mean_pct = a->proc_n_util ? (double)a->proc_mem_pct_sum / n : 0.0;
+    out->proc_mem_max_pct = a->proc_n_util ? a->proc_mem_pct_max : 0;
+    out->proc_all_sm_mean_pct = a->proc_n_util ? (double)a->proc_all_sm_sum / n : 0.0;
 }
 
 /* Nearest rank: the smallest v with count(<= v) >= ceil(p/100 * n). */
@@ -337,6 +383,7 @@ void gp_acc_summarize(const gp_acc *a, gp_summary *out)
                             a->n_power >= 2 && a->power_prev_t_ns > a->power_first_t_ns,
                         .integral_j = a->power_integral_mj / 1000.0};
     summarize_gpm(a, out, &valid);
+    summarize_proc(a, out);
     out->energy_source = gp_energy_pick(&eo, &out->energy_j);
     out->energy_span_s = 0.0;
     if (out->energy_source == GP_ENERGY_COUNTER)

@@ -59,6 +59,13 @@ typedef struct gp_acc {
     uint64_t gpm_hist_pct[GP_GPM_PCT_METRICS][GP_GPM_PCT_BINS];
     uint64_t gpm_hist_rate[GP_GPM_COUNT - GP_GPM_PCT_METRICS][GP_GPM_RATE_BINS];
 
+    /* Per-process attribution: samples with GP_M_PROC_MEM and with
+     * GP_M_PROC_UTIL, their sums and maxima (ours, and every process). */
+    uint64_t proc_n_mem, proc_mem_sum, proc_mem_max, proc_all_mem_max;
+    uint32_t proc_count_max;
+    uint64_t proc_n_util, proc_sm_sum, proc_mem_pct_sum, proc_all_sm_sum;
+    uint32_t proc_sm_max, proc_mem_pct_max;
+
     /* Sparkline: GP_SPARK_BUCKETS buckets of spark_span samples each (the
      * last one holds spark_fill); when all are full, neighbours merge
      * pairwise and the span doubles.  sum/cnt cover valid util.gpu only. */

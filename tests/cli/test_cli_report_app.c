@@ -88,7 +88,7 @@ int main(void)
     const char *empty[] = {h_cli, "report", "--app", "", logs, NULL};
     run(empty, &r);
     CHECK_INT(r.code, 125);
-    CHECK_CONTAINS(r.err, "--app needs a non-empty NAME");
+    CHECK_CONTAINS(r.err, "--app: the value is empty: give a non-empty NAME");
     h_result_free(&r);
     const char *noval[] = {h_cli, "report", logs, "--app", NULL};
     run(noval, &r);

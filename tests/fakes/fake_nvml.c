@@ -167,15 +167,20 @@ enum key {
     K_GPM_QUERY,
     K_GPM_SAMPLE,
     K_GPM_METRICS,
+    K_PROCS,
+    K_PROC_UTIL,
+    K_FIELDS,
     K_MIG, /* the MIG calls: mode, max count, handle by index, instance ids */
     N_KEYS
 };
 
-static const char *const key_names[N_KEYS] = {
-    "handle",  "name",      "uuid",       "util",        "mem_v1",    "mem_v2",   "power",
-    "energy",  "temp_v1",   "temp_v",     "clock_sm",    "clock_mem", "throttle", "pcie_tx",
-    "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics", "mig",
+static const char *const key_names[] = {
+    "handle",   "name",      "uuid",    "util",      "mem_v1",     "mem_v2",
+    "power",    "energy",    "temp_v1", "temp_v",    "clock_sm",   "clock_mem",
+    "throttle", "pcie_tx",   "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics",
+    "procs",    "proc_util", "fields",  "mig",
 };
+_Static_assert(sizeof key_names / sizeof key_names[0] == N_KEYS, "a name for every key");
 
 /* Names that stand for several functions (either API generation). */
 static const struct {
@@ -218,6 +223,9 @@ static const struct {
     X(nvmlGpmSampleFree)                                                                           \
     X(nvmlGpmSampleGet)                                                                            \
     X(nvmlGpmMetricsGet)                                                                           \
+    X(nvmlDeviceGetComputeRunningProcesses_v3)                                                     \
+    X(nvmlDeviceGetProcessUtilization)                                                             \
+    X(nvmlDeviceGetFieldValues)                                                                    \
     X(nvmlDeviceGetMigMode)                                                                        \
     X(nvmlDeviceGetMaxMigDeviceCount)                                                              \
     X(nvmlDeviceGetMigDeviceHandleByIndex)                                                         \
@@ -235,8 +243,23 @@ typedef struct seq {
     size_t next; /* successful reads so far */
 } seq;
 
+/* A compute process on a device (`proc` lines): its PID, or the file the
+ * PID is read from at each call (absent or empty: not running yet); its
+ * memory and utilisation sequences, one step per call that lists it. */
+#define MAX_PROCS 8
+typedef struct fake_proc {
+    unsigned pid;
+    char pid_file[512];
+    seq mem, sm, memutil;
+} fake_proc;
+
 typedef struct device {
     bool declared;
+    fake_proc procs[MAX_PROCS];
+    unsigned n_procs;
+    unsigned long long util_ts; /* the newest utilisation sample time, us */
+    unsigned nofield[8];        /* `nofield D ID`: entries answering NOT_SUPPORTED */
+    unsigned n_nofield;
     char name[TEXT_MAX];
     char uuid[TEXT_MAX];
     seq seqs[N_METRICS];
@@ -293,6 +316,12 @@ static void free_scenario(void)
     for (size_t d = 0; d < MAX_DEVICES; d++)
         for (size_t m = 0; m < N_METRICS; m++)
             free(st.devs[d].seqs[m].v);
+    for (size_t d = 0; d < MAX_DEVICES; d++)
+        for (size_t i = 0; i < st.devs[d].n_procs; i++) {
+            free(st.devs[d].procs[i].mem.v);
+            free(st.devs[d].procs[i].sm.v);
+            free(st.devs[d].procs[i].memutil.v);
+        }
     memset(&st, 0, sizeof st);
 }
 
@@ -476,6 +505,59 @@ static int parse_hang(parser *p)
     if (!slot)
         return -1;
     *slot = r;
+    return 0;
+}
+
+/* "V[,V...]" into a sequence. */
+static int parse_csv_seq(const parser *p, const char *t, seq *s)
+{
+    size_t n = 1;
+    for (const char *c = t; *c; c++)
+        n += *c == ',';
+    free(s->v);
+    s->n = 0;
+    s->v = malloc(n * sizeof *s->v);
+    if (!s->v)
+        return parse_error(p, "out of memory");
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", t);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (!parse_ll(tok, &s->v[s->n++]))
+            return parse_error(p, "bad value in a comma list");
+    return 0;
+}
+
+/* proc DEVICE PID|file:PATH [mem V,..] [sm V,..] [memutil V,..] */
+static int parse_proc(parser *p)
+{
+    char **t = p->tok;
+    unsigned dev;
+    if (p->n < 3 || (p->n - 3) % 2 != 0)
+        return parse_error(p, "expected: proc DEVICE PID|file:PATH [mem V,..] [sm V,..] "
+                              "[memutil V,..]");
+    if (parse_dev(p, t[1], &dev) != 0)
+        return -1;
+    device *d = &st.devs[dev];
+    if (d->n_procs == MAX_PROCS)
+        return parse_error(p, "too many processes on one device (8)");
+    fake_proc *f = &d->procs[d->n_procs++];
+    unsigned long long pid;
+    if (strncmp(t[2], "file:", 5) == 0)
+        snprintf(f->pid_file, sizeof f->pid_file, "%s", t[2] + 5);
+    else if (parse_uint(t[2], 0x7fffffff, &pid) && pid > 0)
+        f->pid = (unsigned)pid;
+    else
+        return parse_error(p, "bad PID (a number, or file:PATH)");
+    for (size_t i = 3; i < p->n; i += 2) {
+        seq *s = strcmp(t[i], "mem") == 0       ? &f->mem
+                 : strcmp(t[i], "sm") == 0      ? &f->sm
+                 : strcmp(t[i], "memutil") == 0 ? &f->memutil
+                                                : NULL;
+        if (!s)
+            return parse_error(p, "unknown process attribute (mem, sm, memutil)");
+        if (parse_csv_seq(p, t[i + 1], s) != 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -664,6 +746,19 @@ static int parse_line(parser *p)
     }
     if (strcmp(cmd, "hang") == 0)
         return parse_hang(p);
+    if (strcmp(cmd, "proc") == 0)
+        return parse_proc(p);
+    if (strcmp(cmd, "nofield") == 0) {
+        unsigned dev;
+        unsigned long long id;
+        if (n != 3 || parse_dev(p, t[1], &dev) != 0 || !parse_uint(t[2], 100000, &id))
+            return parse_error(p, "expected: nofield DEVICE FIELD_ID");
+        device *d = &st.devs[dev];
+        if (d->n_nofield == 8)
+            return parse_error(p, "too many nofield lines for one device (8)");
+        d->nofield[d->n_nofield++] = (unsigned)id;
+        return 0;
+    }
     if (strcmp(cmd, "mig") == 0) {
         unsigned dev;
         if (n != 3 || (strcmp(t[2], "on") != 0 && strcmp(t[2], "off") != 0))
@@ -765,6 +860,36 @@ static device *device_of(const void *handle)
 static const char by_index_tag;
 #define BY_INDEX ((const void *)&by_index_tag)
 
+/* The error / slow / hang rules of device d's function k (lock held):
+ * the code the call must return; delays added to *delay_us. */
+static int apply_rules(device *d, enum key k, unsigned long long *delay_us)
+{
+    unsigned dev = (unsigned)(d - st.devs);
+    int code = R_SUCCESS;
+    for (size_t i = 0; i < st.n_rules; i++) {
+        rule *r = &st.rules[i];
+        if (r->dev != dev || !(r->mask & (1u << k)))
+            continue;
+        if (r->hang_ms) {
+            if (++r->seen > r->after && (r->times == 0 || r->fired < r->times)) {
+                r->fired++;
+                *delay_us += r->hang_ms * 1000ull;
+            }
+            continue;
+        }
+        if (r->code == 0) {
+            *delay_us += r->delay_us;
+            continue;
+        }
+        r->seen++;
+        if (r->seen > r->after && (r->times == 0 || r->fired < r->times) && code == R_SUCCESS) {
+            r->fired++;
+            code = r->code;
+        }
+    }
+    return code;
+}
+
 /* Locks; resolves the device (by handle, or by index with BY_INDEX);
  * counts; applies the lost / error / slow rules.  Returns the code the call
  * must return (R_SUCCESS: go on and fill the values, then finish()). */
@@ -783,29 +908,7 @@ static int begin(enum fn f, const void *handle, unsigned index, enum key k, call
     if (!d)
         return R_INVALID_ARGUMENT;
     d->calls[k]++;
-    unsigned dev = (unsigned)(d - st.devs);
-    int code = R_SUCCESS;
-    for (size_t i = 0; i < st.n_rules; i++) {
-        rule *r = &st.rules[i];
-        if (r->dev != dev || !(r->mask & (1u << k)))
-            continue;
-        if (r->hang_ms) {
-            if (++r->seen > r->after && (r->times == 0 || r->fired < r->times)) {
-                r->fired++;
-                c->delay_us += r->hang_ms * 1000ull;
-            }
-            continue;
-        }
-        if (r->code == 0) {
-            c->delay_us += r->delay_us;
-            continue;
-        }
-        r->seen++;
-        if (r->seen > r->after && (r->times == 0 || r->fired < r->times) && code == R_SUCCESS) {
-            r->fired++;
-            code = r->code;
-        }
-    }
+    int code = apply_rules(d, k, &c->delay_us);
     if (k == K_UTIL && d->has_lost_after && !d->lost && ++d->util_calls > d->lost_after)
         d->lost = true;
     if (d->lost)
@@ -1149,6 +1252,76 @@ FAKE_API int nvmlDeviceGetPcieThroughput(void *dev, int counter, unsigned *kb_pe
     return finish(&c, code);
 }
 
+/* ----------------------------------------------------- processes */
+
+struct fake_process_util {
+    unsigned pid;
+    unsigned long long ts;
+    unsigned sm, mem, enc, dec;
+};
+_Static_assert(sizeof(struct fake_process_util) == 32, "nvmlProcessUtilizationSample_t is 32");
+
+/* The PID of a process now (its file read again), 0: not running. */
+static unsigned proc_pid(const fake_proc *f)
+{
+    if (!f->pid_file[0])
+        return f->pid;
+    FILE *fp = fopen(f->pid_file, "r");
+    if (!fp)
+        return 0;
+    unsigned pid = 0;
+    if (fscanf(fp, "%u", &pid) != 1)
+        pid = 0;
+    fclose(fp);
+    return pid;
+}
+
+/* A process sequence's next value (empty: fallback). */
+static long long proc_take(seq *s, long long fallback)
+{
+    if (s->n == 0)
+        return fallback;
+    long long v = s->v[s->next < s->n ? s->next : s->n - 1];
+    s->next++;
+    return v;
+}
+
+/* One sample per running process, stamped 1 ms after the previous call's,
+ * and only when newer than last_seen (else NOT_FOUND, as NVML). */
+FAKE_API int nvmlDeviceGetProcessUtilization(void *dev, struct fake_process_util *out,
+                                             unsigned *count, unsigned long long last_seen)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetProcessUtilization, K_PROC_UTIL, dev, &c);
+    if (code == R_SUCCESS && !count)
+        code = R_INVALID_ARGUMENT;
+    unsigned pids[MAX_PROCS], n = 0;
+    for (unsigned i = 0; code == R_SUCCESS && i < c.d->n_procs; i++)
+        if ((pids[i] = proc_pid(&c.d->procs[i])) != 0)
+            n++;
+    if (code == R_SUCCESS && (!out || *count < n)) {
+        *count = n;
+        code = R_INSUFFICIENT_SIZE;
+    }
+    unsigned long long ts = c.d->util_ts ? c.d->util_ts + 1000 : 1000000;
+    if (code == R_SUCCESS && (n == 0 || ts <= last_seen))
+        code = R_NOT_FOUND;
+    if (code == R_SUCCESS) {
+        c.d->util_ts = ts;
+        unsigned k = 0;
+        for (unsigned i = 0; i < c.d->n_procs; i++) {
+            if (!pids[i])
+                continue;
+            fake_proc *f = &c.d->procs[i];
+            out[k++] = (struct fake_process_util){
+                pids[i], ts, (unsigned)proc_take(&f->sm, 0), (unsigned)proc_take(&f->memutil, 0),
+                0,       0};
+        }
+        *count = n;
+    }
+    return finish(&c, code);
+}
+
 /* ------------------------------------------------ newer symbols (not OLD) */
 
 #if !FAKE_NVML_OLD
@@ -1344,6 +1517,89 @@ FAKE_API int nvmlGpmMetricsGet(struct fake_gpm_metrics_get *m)
         e->short_name = metric_info[M_GPM_FIRST + idx].name + 4;
         e->long_name = metric_info[M_GPM_FIRST + idx].name;
         e->unit = idx >= 10 ? "MiB/s" : "%"; /* NVML's units */
+    }
+    return finish(&c, code);
+}
+
+/* nvmlFieldValue_t in the fake's words. */
+struct fake_field_value {
+    unsigned id, scope;
+    long long ts, latency_us;
+    int type, ret;
+    union {
+        double d;
+        unsigned ui;
+        unsigned long long ull;
+    } v;
+};
+_Static_assert(sizeof(struct fake_field_value) == 40, "nvmlFieldValue_t is 40 bytes");
+
+/* Field 83 (TOTAL_ENERGY_CONSUMPTION) takes the energy sequence like
+ * nvmlDeviceGetTotalEnergyConsumption; any other id, or one of a `nofield`
+ * line, answers NOT_SUPPORTED in its entry.  $FAKE_NVML_NO_FIELD_VALUES
+ * set: the whole call answers NOT_SUPPORTED (a driver without them). */
+FAKE_API int nvmlDeviceGetFieldValues(void *dev, int count, struct fake_field_value *v)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetFieldValues, K_FIELDS, dev, &c);
+    const char *off = getenv("FAKE_NVML_NO_FIELD_VALUES");
+    if (code == R_SUCCESS && off && *off)
+        code = R_NOT_SUPPORTED;
+    if (code == R_SUCCESS && (count <= 0 || !v))
+        code = R_INVALID_ARGUMENT;
+    for (int k = 0; code == R_SUCCESS && k < count; k++) {
+        bool no = v[k].id != 83;
+        for (unsigned i = 0; i < c.d->n_nofield; i++)
+            no = no || c.d->nofield[i] == v[k].id;
+        v[k].ts = 1000000;
+        v[k].latency_us = 0;
+        v[k].v.ull = 0;
+        v[k].type = 3;
+        v[k].ret = no ? R_NOT_SUPPORTED : R_SUCCESS;
+        if (!no) {
+            /* The energy function's own rules apply to its field. */
+            c.d->calls[K_ENERGY]++;
+            int rc = c.d->lost ? R_GPU_IS_LOST : apply_rules(c.d, K_ENERGY, &c.delay_us);
+            v[k].ret = rc;
+            if (rc == R_SUCCESS)
+                v[k].v.ull = (unsigned long long)take(c.d, M_ENERGY_MJ);
+        }
+    }
+    return finish(&c, code);
+}
+
+struct fake_process_info {
+    unsigned pid;
+    unsigned long long used;
+    unsigned gpu_instance, compute_instance;
+};
+_Static_assert(sizeof(struct fake_process_info) == 24, "nvmlProcessInfo_t is 24 bytes");
+
+FAKE_API int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned *count,
+                                                     struct fake_process_info *out)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetComputeRunningProcesses_v3, K_PROCS, dev, &c);
+    if (code == R_SUCCESS && !count)
+        code = R_INVALID_ARGUMENT;
+    unsigned pids[MAX_PROCS], n = 0;
+    for (unsigned i = 0; code == R_SUCCESS && i < c.d->n_procs; i++)
+        if ((pids[i] = proc_pid(&c.d->procs[i])) != 0)
+            n++;
+    if (code == R_SUCCESS && (*count < n || (n && !out))) {
+        *count = n;
+        code = R_INSUFFICIENT_SIZE;
+    }
+    if (code == R_SUCCESS) {
+        unsigned k = 0;
+        for (unsigned i = 0; i < c.d->n_procs; i++) {
+            if (!pids[i])
+                continue;
+            long long used = proc_take(&c.d->procs[i].mem, 1 << 20);
+            out[k++] = (struct fake_process_info){
+                pids[i], used < 0 ? ~0ull : (unsigned long long)used, 0xffffffffu, 0xffffffffu};
+        }
+        *count = n;
     }
     return finish(&c, code);
 }

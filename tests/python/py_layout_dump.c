@@ -31,6 +31,14 @@ int main(void)
     OFF(gp_device_sample, pcie_tx_kbps);
     OFF(gp_device_sample, pcie_rx_kbps);
     OFF(gp_device_sample, gpm);
+    OFF(gp_device_sample, proc_mem_used_bytes);
+    OFF(gp_device_sample, proc_all_mem_used_bytes);
+    OFF(gp_device_sample, proc_count);
+    OFF(gp_device_sample, proc_all_count);
+    OFF(gp_device_sample, proc_sm_pct);
+    OFF(gp_device_sample, proc_mem_pct);
+    OFF(gp_device_sample, proc_all_sm_pct);
+    OFF(gp_device_sample, proc_all_mem_pct);
 
     SIZE(gp_sample);
     OFF(gp_sample, t_mono_ns);
@@ -78,6 +86,16 @@ int main(void)
     OFF(gp_summary, gpm_p95);
     OFF(gp_summary, gpm_max);
     OFF(gp_summary, energy_span_s);
+    OFF(gp_summary, proc_requested);
+    OFF(gp_summary, proc_count_max);
+    OFF(gp_summary, proc_mem_used_mean_bytes);
+    OFF(gp_summary, proc_mem_used_max_bytes);
+    OFF(gp_summary, proc_all_mem_used_max_bytes);
+    OFF(gp_summary, proc_sm_mean_pct);
+    OFF(gp_summary, proc_sm_max_pct);
+    OFF(gp_summary, proc_mem_mean_pct);
+    OFF(gp_summary, proc_mem_max_pct);
+    OFF(gp_summary, proc_all_sm_mean_pct);
     OFF(gp_summary, mig);
     SIZE(gp_mig_info);
     OFF(gp_mig_info, is_mig);
@@ -110,6 +128,9 @@ int main(void)
     OFF(gp_options, backend_timeout_s);
     OFF(gp_options, on_sample);
     OFF(gp_options, on_sample_user);
+    OFF(gp_options, pids);
+    OFF(gp_options, n_pids);
+    OFF(gp_options, pid_tree);
     SIZE(gpufl_error);
     OFF(gpufl_error, status);
     OFF(gpufl_error, message);

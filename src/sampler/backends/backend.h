@@ -63,6 +63,10 @@ typedef struct gp_backend {
     void (*interrupt)(void *ctx);
     /* End sampling; idempotent. */
     void (*stop)(void *ctx);
+    /* Optional (NULL: the backend cannot attribute to processes): the
+     * processes whose use the next reads sum (per-process fields of
+     * gp_device_sample); n == 0: none.  The list is copied. */
+    void (*set_pids)(void *ctx, const int *pids, size_t n);
 } gp_backend;
 
 /* Read the energy counter this time.  NVML's nvmlDeviceGetTotalEnergyConsumption

@@ -55,7 +55,9 @@ typedef struct nvml_ctx {
     size_t n_devs;
     unsigned *slot_index; /* slot -> device index, while sampling */
     size_t n_slots;
-    uint64_t gen; /* sampling runs started */
+    uint64_t gen;               /* sampling runs started */
+    int pids[GP_PROC_PIDS_MAX]; /* set_pids: copied into each read job */
+    size_t n_pids;
     /* MIG instances, listed by device_count: device index n_gpus + i is
      * MIG slot mig[i].slot of the GPU at NVML index mig[i].parent. */
     unsigned n_gpus;
@@ -489,10 +491,20 @@ static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sam
     if (!d)
         return st;
     d->flags = flags;
+    memcpy(d->pids, c->pids, c->n_pids * sizeof c->pids[0]);
+    d->n_pids = c->n_pids;
     st = dev_run(c, index, d, gp_nvml_job_read, "nvmlDeviceGetUtilizationRates", err);
     if (st != GP_ERR_TIMEOUT)
         *out = d->sample;
     return st;
+}
+
+static void nvml_set_pids(void *ctx, const int *pids, size_t n)
+{
+    nvml_ctx *c = ctx;
+    c->n_pids = n < GP_PROC_PIDS_MAX ? n : GP_PROC_PIDS_MAX;
+    if (c->n_pids)
+        memcpy(c->pids, pids, c->n_pids * sizeof c->pids[0]);
 }
 
 const gp_backend gp_backend_nvml = {
@@ -508,4 +520,5 @@ const gp_backend gp_backend_nvml = {
     .wait_tick = NULL,
     .interrupt = NULL,
     .stop = nvml_stop,
+    .set_pids = nvml_set_pids,
 };

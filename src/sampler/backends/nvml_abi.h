@@ -166,6 +166,25 @@ typedef struct nvmlSample_t {
     nvmlValue_t sampleValue;
 } nvmlSample_t;
 
+/* nvmlDeviceGetFieldValues: one entry per field asked (fieldId and
+ * scopeId in, the rest out; nvmlReturn says whether that field answered).
+ * valueType: NVML_VALUE_TYPE_* (DOUBLE 0, UNSIGNED_INT 1, UNSIGNED_LONG 2,
+ * UNSIGNED_LONG_LONG 3, SIGNED_LONG_LONG 4, SIGNED_INT 5). */
+typedef struct nvmlFieldValue_t {
+    unsigned int fieldId;
+    unsigned int scopeId;
+    long long timestamp;   /* CPU microseconds */
+    long long latencyUsec; /* how old the value is */
+    int valueType;
+    nvmlReturn_t nvmlReturn;
+    nvmlValue_t value;
+} nvmlFieldValue_t;
+#define NVML_VALUE_TYPE_UNSIGNED_INT 1
+#define NVML_VALUE_TYPE_UNSIGNED_LONG_LONG 3
+/* The energy counter since the driver loaded, mJ: the same counter as
+ * nvmlDeviceGetTotalEnergyConsumption (NVML 12's nvml.h). */
+#define NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION 83
+
 typedef struct nvmlProcessUtilizationSample_t {
     unsigned int pid;
     unsigned long long timeStamp; /* CPU microseconds */
@@ -232,6 +251,11 @@ _Static_assert(offsetof(nvmlTemperature_t, temperature) == 8, "nvmlTemperature_t
 _Static_assert(NVML_TEMPERATURE_V1_VERSION == 0x0100000cu, "nvmlTemperature_t version word");
 _Static_assert(sizeof(nvmlValue_t) == 8, "nvmlValue_t size");
 _Static_assert(sizeof(nvmlSample_t) == 16, "nvmlSample_t size");
+_Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t size");
+_Static_assert(offsetof(nvmlFieldValue_t, timestamp) == 8, "nvmlFieldValue_t.timestamp");
+_Static_assert(offsetof(nvmlFieldValue_t, valueType) == 24, "nvmlFieldValue_t.valueType");
+_Static_assert(offsetof(nvmlFieldValue_t, nvmlReturn) == 28, "nvmlFieldValue_t.nvmlReturn");
+_Static_assert(offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t.value");
 _Static_assert(offsetof(nvmlSample_t, sampleValue) == 8, "nvmlSample_t.sampleValue");
 _Static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32, "nvmlProcessUtilizationSample_t");
 _Static_assert(offsetof(nvmlProcessUtilizationSample_t, timeStamp) == 8,
@@ -298,6 +322,8 @@ typedef nvmlReturn_t (*nvml_device_get_process_utilization_fn)(
 typedef nvmlReturn_t (*nvml_device_get_compute_running_processes_fn)(nvmlDevice_t device,
                                                                      unsigned int *count,
                                                                      nvmlProcessInfo_t *infos);
+typedef nvmlReturn_t (*nvml_device_get_field_values_fn)(nvmlDevice_t device, int count,
+                                                        nvmlFieldValue_t *values);
 typedef nvmlReturn_t (*nvml_gpm_query_device_support_fn)(nvmlDevice_t device,
                                                          nvmlGpmSupport_t *support);
 typedef nvmlReturn_t (*nvml_gpm_sample_alloc_fn)(nvmlGpmSample_t *sample);

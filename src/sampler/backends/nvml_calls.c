@@ -198,6 +198,9 @@ static gp_status resolve(nvml_lib *l, gp_error *err)
     SET_FN(a->gpm_metrics, sym(h, "nvmlGpmMetricsGet"));
     if (!a->gpm_alloc || !a->gpm_free || !a->gpm_get || !a->gpm_metrics)
         a->gpm_query = NULL; /* GPM needs all five: without one, no GPM */
+    SET_FN(a->get_procs, sym(h, "nvmlDeviceGetComputeRunningProcesses_v3"));
+    SET_FN(a->get_proc_util, sym(h, "nvmlDeviceGetProcessUtilization"));
+    SET_FN(a->get_fields, sym(h, "nvmlDeviceGetFieldValues"));
     SET_FN(a->mig_mode, sym(h, "nvmlDeviceGetMigMode"));
     SET_FN(a->mig_max, sym(h, "nvmlDeviceGetMaxMigDeviceCount"));
     SET_FN(a->mig_handle, sym(h, "nvmlDeviceGetMigDeviceHandleByIndex"));
@@ -460,18 +463,7 @@ static gp_status open_device(gp_runner *r, nvml_dev *d, nvmlDevice_t *dev, nvmlD
         *parent = p;
     if (st != GP_OK || !d->is_mig)
         return st;
-    /* is_mig: the instance was listed, so the library has the MIG calls. */
-    gp_runner_doing(r, "nvmlDeviceGetMigDeviceHandleByIndex");
-    nvmlReturn_t rc = l->api.mig_handle(p, d->mig_slot, dev);
-    if (rc == NVML_ERROR_NOT_FOUND || rc == NVML_ERROR_INVALID_ARGUMENT)
-        return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
-                            "nvml: device %u: MIG device %u of GPU %u is gone (destroyed since "
-                            "the devices were listed): list the devices again",
-                            d->key.index, d->mig_slot, d->parent);
-    if (rc != NVML_SUCCESS)
-        return fail(l, status_for(rc), d->key.index, NULL, "nvmlDeviceGetMigDeviceHandleByIndex",
-                    rc, err);
-    return GP_OK;
+    return gp_nvml_mig_open(r, d, p, dev, err);
 }
 
 /* The parent, ids and profile of MIG device d (its name in name). */
@@ -622,6 +614,9 @@ static gp_status start_device(gp_runner *r, nvml_dev *d, gp_error *err)
     d->started_gen = 0;
     d->mem_v2_ok = true;
     d->temp_v_ok = true;
+    d->proc_last_ts = 0;
+    d->proc_have_util = false;
+    d->field_metrics = l->api.get_fields ? NVML_FIELD_METRICS : 0;
     d->name[0] = '\0';
     gp_status st = open_device(r, d, &d->dev, NULL, err);
     if (st == GP_OK)
@@ -699,7 +694,8 @@ static gp_status read_power_energy(gp_runner *r, nvml_dev *d, gp_device_sample *
             out->valid |= GP_M_POWER;
         });
     }
-    if (a->get_energy && (d->flags & GP_READ_ENERGY)) {
+    /* Skipped when the field values gave it (nvml_fields.c). */
+    if (a->get_energy && (d->flags & GP_READ_ENERGY) && !(out->valid & GP_M_ENERGY)) {
         unsigned long long energy_mj = 0;
         METRIC(a->get_energy(d->dev, &energy_mj), "nvmlDeviceGetTotalEnergyConsumption", {
             out->energy_mj = energy_mj;
@@ -882,6 +878,8 @@ void gp_nvml_job_read(gp_runner *r, void *job)
         return;
     }
     if (st == GP_OK)
+        (void)gp_nvml_read_fields(r, d, out);
+    if (st == GP_OK)
         st = read_power_energy(r, d, out, err);
     if (st == GP_OK)
         st = read_temperature(r, d, out, err);
@@ -891,5 +889,7 @@ void gp_nvml_job_read(gp_runner *r, void *job)
         st = read_pcie(r, d, out, err);
     if (st == GP_OK)
         st = read_gpm(r, d, out, err);
+    if (st == GP_OK)
+        gp_nvml_read_procs(r, d, out);
     d->status = st;
 }

@@ -42,6 +42,10 @@ typedef struct nvml_api {
     nvml_gpm_sample_free_fn gpm_free;
     nvml_gpm_sample_get_fn gpm_get;
     nvml_gpm_metrics_get_fn gpm_metrics;
+    /* Per-process attribution (NULL when absent). */
+    nvml_device_get_compute_running_processes_fn get_procs;
+    nvml_device_get_process_utilization_fn get_proc_util;
+    nvml_device_get_field_values_fn get_fields; /* NULL: every metric by its own call */
     /* MIG: the first three or none (mig_mode NULL then: no instances
      * listed); the instance ids optional (-1 without them). */
     nvml_device_get_mig_mode_fn mig_mode;
@@ -97,6 +101,8 @@ typedef struct nvml_sys {
     gp_error err;
 } nvml_sys;
 
+/* The most processes read per device and sample (more: n/a). */
+#define NVML_PROC_MAX 256
 /* MIG device handles looked at per GPU (an H100 has at most 7). */
 #define NVML_MIG_MAX 16
 
@@ -118,6 +124,21 @@ typedef struct nvml_dev {
     nvmlGpmSample_t gpm_prev, gpm_cur;
     nvmlGpmMetricsGet_t gpm_req; /* ~13 KB: kept here, not on a stack */
     unsigned flags;              /* input: GP_READ_* */
+    /* Per-process attribution (nvml_procs.c): input, the processes to sum
+     * (n_pids 0: none); kept between reads, the newest utilisation sample
+     * time seen and the last sums (repeated while the driver has no newer
+     * sample); scratch for NVML's answers. */
+    /* Field values (nvml_fields.c), per run: the GP_M_* metrics still
+     * read through nvmlDeviceGetFieldValues (a field that once answered
+     * anything but success is read by its own call from then on). */
+    uint32_t field_metrics;
+    int pids[GP_PROC_PIDS_MAX];
+    size_t n_pids;
+    unsigned long long proc_last_ts;
+    bool proc_have_util;
+    uint32_t proc_util[4]; /* ours sm, mem; all sm, mem */
+    nvmlProcessInfo_t proc_infos[NVML_PROC_MAX];
+    nvmlProcessUtilizationSample_t proc_samples[NVML_PROC_MAX];
     /* Input, set before every job: this device is MIG handle mig_slot of
      * the GPU at NVML index parent (is_mig false: a whole GPU, key.index). */
     bool is_mig;
@@ -130,6 +151,19 @@ typedef struct nvml_dev {
     gp_status status;
     gp_error err;
 } nvml_dev;
+
+/* Adds the per-process fields to out (nvml_procs.c): never fails the read
+ * (an NVML answer other than success leaves the bits clear). */
+void gp_nvml_read_procs(gp_runner *r, nvml_dev *d, gp_device_sample *out);
+
+/* The metrics read through nvmlDeviceGetFieldValues where the driver
+ * answers them (nvml_fields.c). */
+#define NVML_FIELD_METRICS GP_M_ENERGY
+
+/* Reads the metrics of d->field_metrics this read wants in one
+ * nvmlDeviceGetFieldValues call; returns the GP_M_* bits it filled (the
+ * caller reads the rest by their own calls).  Never fails the read. */
+uint32_t gp_nvml_read_fields(gp_runner *r, nvml_dev *d, gp_device_sample *out);
 
 /* The jobs (run on a runner's thread; every NVML call is named first with
  * gp_runner_doing).  Each fills status and err of its area. */
@@ -149,5 +183,9 @@ nvmlReturn_t gp_nvml_mig_slots(gp_runner *r, const nvml_api *a, nvmlDevice_t dev
                                unsigned *n, const char **fn);
 void gp_nvml_mig_ids(gp_runner *r, const nvml_api *a, nvmlDevice_t dev, int32_t *gi, int32_t *ci);
 void gp_nvml_mig_profile(const char *name, char *out, size_t cap);
+/* MIG instance d's handle under its parent's (an instance gone since the
+ * listing: GP_ERR_DEVICE_NOT_FOUND, saying so). */
+gp_status gp_nvml_mig_open(gp_runner *r, const nvml_dev *d, nvmlDevice_t parent, nvmlDevice_t *dev,
+                           gp_error *err);
 
 #endif /* GP_SAMPLER_NVML_DEV_H */

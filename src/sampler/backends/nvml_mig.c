@@ -9,6 +9,7 @@
  * MIG calls lists none and is not a failure; any other code is returned
  * with the function that gave it.  An id the driver will not give is -1.
  */
+#include "../../util/error.h"
 #include "nvml_abi.h"
 #include "nvml_dev.h"
 #include "runner.h"
@@ -89,4 +90,25 @@ void gp_nvml_mig_profile(const char *name, char *out, size_t cap)
     for (const char *q = strstr(name, " MIG "); q; q = strstr(q + 1, " MIG "))
         p = q;
     snprintf(out, cap, "%s", p ? p + 5 : "");
+}
+
+gp_status gp_nvml_mig_open(gp_runner *r, const nvml_dev *d, nvmlDevice_t parent, nvmlDevice_t *dev,
+                           gp_error *err)
+{
+    /* The instance was listed, so the library has the MIG calls. */
+    const nvml_api *a = &d->key.lib->api;
+    const char *fn = "nvmlDeviceGetMigDeviceHandleByIndex";
+    gp_runner_doing(r, fn);
+    nvmlReturn_t rc = a->mig_handle(parent, d->mig_slot, dev);
+    if (rc == NVML_SUCCESS)
+        return GP_OK;
+    if (rc == NVML_ERROR_NOT_FOUND || rc == NVML_ERROR_INVALID_ARGUMENT)
+        return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
+                            "nvml: device %u: MIG device %u of GPU %u is gone (destroyed since "
+                            "the devices were listed): list the devices again",
+                            d->key.index, d->mig_slot, d->parent);
+    const char *text = a->error_string ? a->error_string(rc) : NULL;
+    return gp_error_set(err, rc == NVML_ERROR_GPU_IS_LOST ? GP_ERR_DEVICE_LOST : GP_ERR_BACKEND,
+                        "nvml: device %u: %s (%s returned %d)", d->key.index,
+                        text && *text ? text : "unknown NVML error", fn, rc);
 }

@@ -1,0 +1,140 @@
+/*
+ * sampler/backends/nvml_procs.c - per-process attribution in the NVML
+ * backend: the GPU memory and SM / memory utilisation of the processes the
+ * sampler names, summed per device, beside every process NVML lists.
+ *
+ * Promises: runs on the device's runner thread inside a read job and never
+ * fails the read: an answer other than success (not supported, no
+ * permission, more than NVML_PROC_MAX processes, a lost GPU: the other
+ * metrics report that) leaves GP_M_PROC_MEM / GP_M_PROC_UTIL clear.  When
+ * NVML lists a process this process cannot see in /proc (a container with
+ * its own PID namespace: NVML's PIDs are the host's), nothing can be
+ * attributed and both bits stay clear.  Utilisation sums, per process, the
+ * newest sample newer than the last one seen; while the driver has no
+ * newer sample (its period is 1/6 s to 1 s) the previous sums are repeated.
+ */
+#include "nvml_abi.h"
+#include "nvml_dev.h"
+#include "runner.h"
+#include "gpu_profile.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/types.h>
+
+/* NVML's usedGpuMemory when it cannot tell (NVML_VALUE_NOT_AVAILABLE). */
+#define PROC_MEM_UNKNOWN 0xffffffffffffffffull
+
+static bool ours(const nvml_dev *d, unsigned pid)
+{
+    for (size_t i = 0; i < d->n_pids; i++)
+        if ((unsigned)d->pids[i] == pid)
+            return true;
+    return false;
+}
+
+/* Whether this process can see pid (kill 0 signals nothing: EPERM means
+ * it exists, owned by someone else). */
+static bool visible(unsigned pid)
+{
+    return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
+}
+
+/* Memory and process counts; false when NVML lists a PID we cannot see. */
+static bool read_memory(gp_runner *r, nvml_dev *d, gp_device_sample *out)
+{
+    const nvml_api *a = &d->key.lib->api;
+    if (!a->get_procs)
+        return true;
+    unsigned n = NVML_PROC_MAX;
+    gp_runner_doing(r, "nvmlDeviceGetComputeRunningProcesses_v3");
+    if (a->get_procs(d->dev, &n, d->proc_infos) != NVML_SUCCESS || n > NVML_PROC_MAX)
+        return true;
+    bool mem_known = true;
+    for (unsigned i = 0; i < n; i++) {
+        const nvmlProcessInfo_t *p = &d->proc_infos[i];
+        bool mine = ours(d, p->pid);
+        if (!mine && !visible(p->pid))
+            return false;
+        bool known = p->usedGpuMemory != PROC_MEM_UNKNOWN;
+        out->proc_all_count++;
+        out->proc_all_mem_used_bytes += known ? p->usedGpuMemory : 0;
+        if (mine) {
+            out->proc_count++;
+            out->proc_mem_used_bytes += known ? p->usedGpuMemory : 0;
+        }
+        mem_known = mem_known && known;
+    }
+    if (mem_known)
+        out->valid |= GP_M_PROC_MEM;
+    return true;
+}
+
+/* Whether sample k is the newest of its process among the n returned. */
+static bool newest_of_pid(const nvmlProcessUtilizationSample_t *s, unsigned n, unsigned k)
+{
+    for (unsigned j = 0; j < n; j++)
+        if (j != k && s[j].pid == s[k].pid &&
+            (s[j].timeStamp > s[k].timeStamp || (s[j].timeStamp == s[k].timeStamp && j > k)))
+            return false;
+    return true;
+}
+
+static void read_utilization(gp_runner *r, nvml_dev *d, gp_device_sample *out)
+{
+    const nvml_api *a = &d->key.lib->api;
+    if (!a->get_proc_util)
+        return;
+    unsigned n = NVML_PROC_MAX;
+    gp_runner_doing(r, "nvmlDeviceGetProcessUtilization");
+    nvmlReturn_t rc = a->get_proc_util(d->dev, d->proc_samples, &n, d->proc_last_ts);
+    if (rc == NVML_ERROR_NOT_FOUND) {
+        /* Nothing newer: no process ran since, or the driver's period is
+         * not over; before any sample, no process has used the device. */
+        n = 0;
+    } else if (rc != NVML_SUCCESS || n > NVML_PROC_MAX) {
+        d->proc_have_util = false;
+        return;
+    }
+    uint32_t sum[4] = {0, 0, 0, 0};
+    unsigned fresh = 0;
+    unsigned long long newest = d->proc_last_ts;
+    for (unsigned k = 0; k < n; k++) {
+        const nvmlProcessUtilizationSample_t *s = &d->proc_samples[k];
+        if (s->timeStamp <= d->proc_last_ts || !newest_of_pid(d->proc_samples, n, k))
+            continue;
+        fresh++;
+        if (s->timeStamp > newest)
+            newest = s->timeStamp;
+        if (ours(d, s->pid)) {
+            sum[0] += s->smUtil;
+            sum[1] += s->memUtil;
+        }
+        sum[2] += s->smUtil;
+        sum[3] += s->memUtil;
+    }
+    if (fresh > 0 || !d->proc_have_util)
+        memcpy(d->proc_util, sum, sizeof sum);
+    d->proc_last_ts = newest;
+    d->proc_have_util = true;
+    out->proc_sm_pct = d->proc_util[0];
+    out->proc_mem_pct = d->proc_util[1];
+    out->proc_all_sm_pct = d->proc_util[2];
+    out->proc_all_mem_pct = d->proc_util[3];
+    out->valid |= GP_M_PROC_UTIL;
+}
+
+void gp_nvml_read_procs(gp_runner *r, nvml_dev *d, gp_device_sample *out)
+{
+    if (d->n_pids == 0)
+        return;
+    if (!read_memory(r, d, out)) {
+        out->valid &= ~GP_M_PROC_MEM;
+        out->proc_count = out->proc_all_count = 0;
+        out->proc_mem_used_bytes = out->proc_all_mem_used_bytes = 0;
+        return;
+    }
+    read_utilization(r, d, out);
+}

@@ -1,0 +1,138 @@
+/*
+ * util/proc.c - the processes descending from a PID list, read from /proc.
+ *
+ * Promises: as util/proc.h.  The children files cost a read per task of
+ * the tree only; the fallback (a kernel built without
+ * CONFIG_PROC_CHILDREN) reads /proc/N/stat of every process, so it is
+ * taken only when the first root's children file is missing.
+ */
+#include "proc.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool has(const int *list, size_t n, int pid)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == pid)
+            return true;
+    return false;
+}
+
+static size_t add(int *out, size_t n, size_t cap, int pid)
+{
+    if (pid > 0 && n < cap && !has(out, n, pid))
+        out[n++] = pid;
+    return n;
+}
+
+/* Reads a small file into buf (NUL-terminated); its length or -1. */
+static long read_small(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = '\0';
+    return (long)n;
+}
+
+/* Adds the children of every task of pid; false when pid's own task has no
+ * children file (the kernel lacks them, or pid is gone). */
+static bool add_children(int pid, int *out, size_t *n, size_t cap)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return false;
+    bool any_file = false;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%.16s/children", pid, e->d_name);
+        if (read_small(path, buf, sizeof buf) < 0)
+            continue;
+        any_file = true;
+        for (char *p = buf, *end; *p; p = end) {
+            long c = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            *n = add(out, *n, cap, (int)c);
+        }
+    }
+    closedir(d);
+    return any_file;
+}
+
+/* The parent of pid from /proc/pid/stat (after the command's last ')'). */
+static int parent_of(const char *pid_text)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%.16s/stat", pid_text);
+    if (read_small(path, buf, sizeof buf) <= 0)
+        return -1;
+    const char *p = strrchr(buf, ')');
+    int ppid = -1;
+    if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+        return -1;
+    return ppid;
+}
+
+/* The fallback: passes over every process's parent until none is added. */
+static size_t scan_all(int *out, size_t n, size_t cap)
+{
+    for (bool grew = true; grew && n < cap;) {
+        grew = false;
+        DIR *d = opendir("/proc");
+        if (!d)
+            return n;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL && n < cap) {
+            if (!isdigit((unsigned char)e->d_name[0]))
+                continue;
+            int pid = atoi(e->d_name);
+            if (has(out, n, pid))
+                continue;
+            int ppid = parent_of(e->d_name);
+            if (ppid > 0 && has(out, n, ppid)) {
+                out[n++] = pid;
+                grew = true;
+            }
+        }
+        closedir(d);
+    }
+    return n;
+}
+
+size_t gp_proc_tree(const int *roots, size_t n_roots, int *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < n_roots; i++)
+        n = add(out, n, cap, roots[i]);
+    size_t n_roots_kept = n;
+    /* Breadth first: out[] is the queue, each entry visited once. */
+    for (size_t i = 0; i < n; i++) {
+        if (!add_children(out[i], out, &n, cap) && i == 0 && n == n_roots_kept) {
+            char probe[64];
+            snprintf(probe, sizeof probe, "/proc/%d", out[0]);
+            if (access(probe, F_OK) == 0)
+                return scan_all(out, n, cap); /* alive, yet no children file */
+        }
+    }
+    return n;
+}
