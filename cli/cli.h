@@ -103,8 +103,8 @@ void cli_help_top(FILE *f);
  *
  * CLI_LIST_STRICT (--device): every entry must name one device; a wrong
  * entry is an error.  CLI_LIST_CUDA (CUDA_VISIBLE_DEVICES): CUDA's rules:
- * the first entry that names no device ends the list, MIG instances are
- * skipped; `note` says what was left out. */
+ * the first entry that names no device ends the list, MIG instances the
+ * backend does not list are skipped; `note` says what was left out. */
 enum cli_list_rule { CLI_LIST_STRICT, CLI_LIST_CUDA };
 
 /* Whether every entry of `spec` is a plain index, so it needs no device
@@ -393,6 +393,7 @@ typedef struct cli_prom_device {
     char name[GP_NAME_MAX], uuid[GP_NAME_MAX];
     bool have;
     gp_sample sample;
+    gp_mig_info mig; /* a MIG instance: dcgm-exporter's labels (prom.c) */
 } cli_prom_device;
 void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const char *host,
                      uint64_t now_wall_ns, uint64_t stale_ns);

@@ -1,6 +1,7 @@
 /*
  * devices.c - `gpu-profile devices [--json] [--backend B]`: the devices a
- * backend sees (index, name, UUID, memory), the driver version and which
+ * backend sees (index, name, UUID, memory; for a MIG instance its profile,
+ * GPU / compute instance ids and parent), the driver version and which
  * backend answered, on stdout as an aligned table or one
  * "gpu-profile.devices" JSON object.  Every device the backend sees is
  * listed; CUDA_VISIBLE_DEVICES does not filter the list.  Exit status 0
@@ -28,14 +29,36 @@ void cli_devices_usage(FILE *f)
           "                           [--nvml-library FILE] [--smi-path FILE]\n"
           "\n"
           "Lists the GPUs the backend sees: index, name, UUID, memory, driver version\n"
-          "and the backend that answered.  Exit status 1 when no backend answers.\n"
+          "and the backend that answered; MIG instances after the GPUs, their parent\n"
+          "named.  Exit status 1 when no backend answers.\n"
           "--nvml-library / --smi-path: the NVML or nvidia-smi to use instead of the\n"
           "default ones.  -h, --help: this text.\n",
           f);
 }
 
+/* The "mig" column of a MIG instance: "3g.40gb GI 2 CI 0 of GPU 0" (an
+ * unknown part as n/a); "-" for a whole GPU. */
+static void mig_cell(const gp_device_info *d, char *buf, size_t cap)
+{
+    const gp_mig_info *m = &d->mig;
+    if (!m->is_mig) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    char gi[16] = "n/a", ci[16] = "n/a";
+    if (m->gpu_instance_id >= 0)
+        snprintf(gi, sizeof gi, "%d", (int)m->gpu_instance_id);
+    if (m->compute_instance_id >= 0)
+        snprintf(ci, sizeof ci, "%d", (int)m->compute_instance_id);
+    snprintf(buf, cap, "%s GI %s CI %s of GPU %" PRIu32, m->profile[0] ? m->profile : "n/a", gi, ci,
+             m->parent_index);
+}
+
 static void write_text(const gp_device_info *d, size_t n, const char *driver, const char *be)
 {
+    int any_mig = 0;
+    for (size_t i = 0; i < n; i++)
+        any_mig |= d[i].mig.is_mig != 0;
     if (n == 0) {
         printf("no GPU found (backend %s%s%s)\n", be, driver[0] ? ", driver " : "", driver);
         return;
@@ -46,15 +69,45 @@ static void write_text(const gp_device_info *d, size_t n, const char *driver, co
         wn = a > wn ? a : wn;
         wu = b > wu ? b : wu;
     }
-    printf("%-5s  %-*s  %-*s  %s\n", "index", wn, "name", wu, "uuid", "memory");
+    /* The mig column only when a MIG instance is listed. */
+    printf("%-5s  %-*s  %-*s  %-*s%s\n", "index", wn, "name", wu, "uuid", any_mig ? 10 : 0,
+           "memory", any_mig ? "  mig" : "");
     for (size_t i = 0; i < n; i++) {
-        char mem[32] = "n/a";
+        char mem[32] = "n/a", mig[GP_MIG_PROFILE_MAX + 64] = "";
         if (d[i].valid & GP_M_MEM_TOTAL)
             snprintf(mem, sizeof mem, "%.2f GiB",
                      (double)d[i].mem_total_bytes / (1024.0 * 1024.0 * 1024.0));
-        printf("%-5" PRIu32 "  %-*s  %-*s  %s\n", d[i].index, wn, d[i].name, wu, d[i].uuid, mem);
+        if (any_mig)
+            mig_cell(&d[i], mig, sizeof mig);
+        printf("%-5" PRIu32 "  %-*s  %-*s  %-*s%s%s\n", d[i].index, wn, d[i].name, wu, d[i].uuid,
+               any_mig ? 10 : 0, mem, any_mig ? "  " : "", mig);
     }
     printf("backend %s, driver %s\n", be, driver[0] ? driver : "n/a");
+}
+
+/* ,"mig":null for a whole GPU, else the summary's "mig" object
+ * (docs/json-schema.md). */
+static void write_json_mig(fl_buf *b, const gp_mig_info *m)
+{
+    if (!m->is_mig) {
+        fl_buf_puts(b, ",\"mig\":null");
+        return;
+    }
+    fl_buf_puts(b, ",\"mig\":{\"profile\":");
+    fl_buf_str(b, m->profile[0] ? m->profile : NULL);
+    if (m->gpu_instance_id >= 0)
+        fl_buf_printf(b, ",\"gpu_instance_id\":%d", (int)m->gpu_instance_id);
+    else
+        fl_buf_puts(b, ",\"gpu_instance_id\":null");
+    if (m->compute_instance_id >= 0)
+        fl_buf_printf(b, ",\"compute_instance_id\":%d", (int)m->compute_instance_id);
+    else
+        fl_buf_puts(b, ",\"compute_instance_id\":null");
+    fl_buf_printf(b, ",\"parent_index\":%" PRIu32 ",\"parent_uuid\":", m->parent_index);
+    fl_buf_str(b, m->parent_uuid[0] ? m->parent_uuid : NULL);
+    fl_buf_puts(b, ",\"parent_name\":");
+    fl_buf_str(b, m->parent_name[0] ? m->parent_name : NULL);
+    fl_buf_puts(b, "}");
 }
 
 /* error: NULL when the list is the backend's answer; else why there is
@@ -75,9 +128,11 @@ static int write_json(const gp_device_info *d, size_t n, const char *driver, con
         fl_buf_puts(&b, ",\"uuid\":");
         fl_buf_str(&b, d[i].uuid[0] ? d[i].uuid : NULL);
         if (d[i].valid & GP_M_MEM_TOTAL)
-            fl_buf_printf(&b, ",\"mem_total_bytes\":%" PRIu64 "}", d[i].mem_total_bytes);
+            fl_buf_printf(&b, ",\"mem_total_bytes\":%" PRIu64, d[i].mem_total_bytes);
         else
-            fl_buf_puts(&b, ",\"mem_total_bytes\":null}");
+            fl_buf_puts(&b, ",\"mem_total_bytes\":null");
+        write_json_mig(&b, &d[i].mig);
+        fl_buf_puts(&b, "}");
     }
     fl_buf_puts(&b, "],\"error\":");
     fl_buf_str(&b, error);
@@ -137,6 +192,7 @@ int cli_devices_main(int argc, char **argv)
         for (size_t i = 0; i < n; i++) {
             cli_clean_text(devs[i].name);
             cli_clean_text(devs[i].uuid);
+            cli_clean_text(devs[i].mig.profile);
         }
         cli_clean_text(driver);
         write_text(devs, n, driver, be ? be : "none");

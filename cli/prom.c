@@ -121,14 +121,25 @@ static void label_value(fl_buf *b, const char *s)
     }
 }
 
+/* A MIG instance is labelled as dcgm-exporter labels one: gpu, UUID,
+ * device and modelName are its parent GPU's, GPU_I_PROFILE and GPU_I_ID
+ * name the instance (an unknown one left out). */
 static void labels(fl_buf *b, const cli_prom_device *d, const char *host)
 {
-    fl_buf_printf(b, "{gpu=\"%" PRIu32 "\",UUID=\"", d->index);
-    label_value(b, d->uuid);
-    fl_buf_printf(b, "\",device=\"nvidia%" PRIu32 "\",modelName=\"", d->index);
-    label_value(b, d->name);
+    const gp_mig_info *m = &d->mig;
+    uint32_t gpu = m->is_mig ? m->parent_index : d->index;
+    fl_buf_printf(b, "{gpu=\"%" PRIu32 "\",UUID=\"", gpu);
+    label_value(b, m->is_mig ? m->parent_uuid : d->uuid);
+    fl_buf_printf(b, "\",device=\"nvidia%" PRIu32 "\",modelName=\"", gpu);
+    label_value(b, m->is_mig ? m->parent_name : d->name);
     fl_buf_puts(b, "\",Hostname=\"");
     label_value(b, host);
+    if (m->is_mig && m->profile[0]) {
+        fl_buf_puts(b, "\",GPU_I_PROFILE=\"");
+        label_value(b, m->profile);
+    }
+    if (m->is_mig && m->gpu_instance_id >= 0)
+        fl_buf_printf(b, "\",GPU_I_ID=\"%d", (int)m->gpu_instance_id);
     fl_buf_puts(b, "\"}");
 }
 

@@ -37,6 +37,20 @@ typedef struct total {
     double failed_at_s[8];
 } total;
 
+/* A MIG instance whose parent GPU is also sampled: the parent's figures
+ * already cover it, so the total leaves it out (docs/concepts.md). */
+static int covered_by_parent(gp_monitor *m, const gp_summary *s)
+{
+    if (!s->mig.is_mig)
+        return 0;
+    for (size_t i = 0; i < gp_monitor_device_count(m); i++) {
+        const gp_summary *p = gp_monitor_summary(m, i);
+        if (p && !p->mig.is_mig && p->device_index == s->mig.parent_index)
+            return 1;
+    }
+    return 0;
+}
+
 /* "GPU1 lost at 0.500 s" for each device that failed mid-run, so the
  * total says which of its parts cover less than the run. */
 static void note_failed(total *t, const gp_summary *s)
@@ -61,15 +75,17 @@ static void compute_total(gp_monitor *m, total *t)
     t->has_energy = t->has_power = t->has_mem_used = t->has_mem_total = t->has_util = 1;
     gp_energy_source src = GP_ENERGY_NONE;
     int mixed = 0;
+    size_t counted = 0;
     for (size_t i = 0; i < t->n; i++) {
         const gp_summary *s = gp_monitor_summary(m, i);
-        if (!s)
+        if (!s || covered_by_parent(m, s))
             continue;
+        counted++;
         if (s->duration_s > t->duration_s)
             t->duration_s = s->duration_s;
         if (s->energy_source == GP_ENERGY_NONE)
             t->has_energy = 0;
-        else if (i > 0 && s->energy_source != src)
+        else if (counted > 1 && s->energy_source != src)
             mixed = 1;
         src = s->energy_source;
         t->energy_j += s->energy_j;
@@ -84,8 +100,8 @@ static void compute_total(gp_monitor *m, total *t)
         t->busy_time_est_s += s->busy_time_est_s;
         note_failed(t, s);
     }
-    if (t->n)
-        t->util_gpu_mean_pct /= (double)t->n;
+    if (counted)
+        t->util_gpu_mean_pct /= (double)counted;
     t->energy_source = !t->has_energy ? "none" : mixed ? "mixed" : gp_energy_source_name(src);
 }
 

@@ -229,6 +229,7 @@ static int open_devices(server *s, const gp_options *o)
             if (all[k].index == idx) {
                 snprintf(s->devs[i].name, sizeof s->devs[i].name, "%s", all[k].name);
                 snprintf(s->devs[i].uuid, sizeof s->devs[i].uuid, "%s", all[k].uuid);
+                s->devs[i].mig = all[k].mig;
             }
     }
     gp_devices_free(all);

@@ -4,9 +4,10 @@
  *
  * An entry is a decimal index (the backend's order, which is NVML's PCI
  * bus order), a GPU UUID written in full or as a prefix that only one
- * device has ("GPU-1f2e"), or, in CUDA_VISIBLE_DEVICES only, a MIG
- * instance ("MIG-..."), which is left out with a note: we sample whole
- * GPUs.  Blanks around an entry are ignored.  Under CUDA's rule the first
+ * device has ("GPU-1f2e"), or a MIG instance's UUID ("MIG-...", full or a
+ * prefix) where the backend lists MIG instances as devices; a MIG UUID
+ * that names none of them is left out with a note in CUDA_VISIBLE_DEVICES
+ * and an error for --device.  Blanks around an entry are ignored.  Under CUDA's rule the first
  * entry that names no device (unknown, out of range, ambiguous, repeated,
  * malformed) ends the list, as the CUDA runtime does; under the strict rule
  * of --device it is an error naming the entry.  Pure functions: no I/O.
@@ -113,14 +114,8 @@ int cli_list_indices_only(const char *spec, unsigned *out, size_t cap, size_t *n
                     return -1;
                 }
             out[(*n)++] = idx;
-        } else if (has_prefix_ci(e, "GPU-") && !too_long && e[4]) {
+        } else if ((has_prefix_ci(e, "GPU-") || has_prefix_ci(e, "MIG-")) && !too_long && e[4]) {
             only_indices = 0;
-        } else if (has_prefix_ci(e, "MIG-")) {
-            snprintf(msg, msg_len,
-                     "'%s' is a MIG instance: gpu-profile samples whole GPUs, name the parent "
-                     "GPU's index or UUID",
-                     e);
-            return -1;
         } else {
             snprintf(msg, msg_len,
                      "'%s' is not a device: use an index (0), a comma list (0,2), a GPU UUID "
@@ -192,18 +187,27 @@ int cli_list_resolve(const char *spec, enum cli_list_rule rule, const gp_device_
                                  : "'%s': no GPU has this UUID",
                          e);
             }
-        } else if (has_prefix_ci(e, "MIG-")) {
-            if (cuda) {
+        } else if (has_prefix_ci(e, "MIG-") && e[4] && !too_long) {
+            /* A MIG instance the backend lists as a device of its own. */
+            int k = match_uuid(e, devs, n_devs);
+            if (k >= 0) {
+                idx = devs[k].index;
+                ok = 1;
+            } else if (k == -2) {
+                snprintf(why, sizeof why, "'%s': more than one MIG instance has this UUID prefix",
+                         e);
+            } else if (cuda) {
                 append(msg, msg_len,
-                       "CUDA_VISIBLE_DEVICES: %s is a MIG instance, not sampled (gpu-profile "
-                       "samples whole GPUs: name the parent GPU with --device)",
+                       "CUDA_VISIBLE_DEVICES: %s is a MIG instance, not sampled: the backend "
+                       "lists no MIG instance with this UUID (see gpu-profile devices)",
                        e);
                 continue;
+            } else {
+                snprintf(why, sizeof why,
+                         "'%s': no MIG instance has this UUID (gpu-profile devices lists the "
+                         "ones the backend sees; or name the parent GPU's index or UUID)",
+                         e);
             }
-            snprintf(why, sizeof why,
-                     "'%s' is a MIG instance: gpu-profile samples whole GPUs, name the parent "
-                     "GPU's index or UUID",
-                     e);
         } else {
             snprintf(why, sizeof why, "'%s' is not a device index or GPU UUID", e);
         }

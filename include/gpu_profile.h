@@ -201,12 +201,32 @@ typedef struct gp_sample {
 
 #define GP_NAME_MAX 96
 
+/*
+ * A MIG instance's identity (docs/concepts.md, "MIG instances").  A GPU in
+ * MIG mode is listed as itself (its power, temperature and clocks) and
+ * each of its MIG instances as a device of its own, numbered after every
+ * whole GPU; is_mig is 0 for a whole GPU and the other fields are then
+ * empty.  Unknown ids are -1 (0 is a real instance id).
+ */
+#define GP_MIG_PROFILE_MAX 32
+typedef struct gp_mig_info {
+    uint32_t is_mig;       /* 1: a MIG instance of parent_index */
+    uint32_t parent_index; /* the parent GPU's device index */
+    char parent_uuid[GP_NAME_MAX];
+    char parent_name[GP_NAME_MAX];
+    char profile[GP_MIG_PROFILE_MAX]; /* "1g.10gb"; "" when unknown */
+    int32_t gpu_instance_id;          /* GI id; -1 when unknown */
+    int32_t compute_instance_id;      /* CI id; -1 when unknown */
+} gp_mig_info;
+
 typedef struct gp_device_info {
     uint32_t index;
     char name[GP_NAME_MAX];
     char uuid[GP_NAME_MAX];
     uint32_t valid; /* GP_M_MEM_TOTAL when mem_total_bytes is known */
     uint64_t mem_total_bytes;
+    /* Appended (MIG): set when this device is a MIG instance. */
+    gp_mig_info mig;
 } gp_device_info;
 
 /* ---------------------------------------------------------------- summary */
@@ -308,6 +328,9 @@ typedef struct gp_summary {
     double proc_mem_mean_pct;             /* ours */
     uint32_t proc_mem_max_pct;            /* ours */
     double proc_all_sm_mean_pct;          /* every process */
+
+    /* Appended (MIG): the device's MIG identity (gp_device_info.mig). */
+    gp_mig_info mig;
 } gp_summary;
 
 enum {

@@ -138,6 +138,37 @@ class _GpSample(ctypes.Structure):
     ]
 
 
+class _GpMigInfo(ctypes.Structure):
+    """gp_mig_info (include/gpu_profile.h): a MIG instance's identity."""
+
+    _fields_ = [
+        ("is_mig", ctypes.c_uint32),
+        ("parent_index", ctypes.c_uint32),
+        ("parent_uuid", ctypes.c_char * GP_NAME_MAX),
+        ("parent_name", ctypes.c_char * GP_NAME_MAX),
+        ("profile", ctypes.c_char * 32),
+        ("gpu_instance_id", ctypes.c_int32),
+        ("compute_instance_id", ctypes.c_int32),
+    ]
+
+
+def _mig_dict(m):
+    """gp_mig_info as GpuSummary.mig: None for a whole GPU, unknowns None."""
+    if not m.is_mig:
+        return None
+    def text(b):
+        return b.decode("utf-8", "replace") or None
+
+    return {
+        "profile": text(m.profile),
+        "gpu_instance_id": m.gpu_instance_id if m.gpu_instance_id >= 0 else None,
+        "compute_instance_id": m.compute_instance_id if m.compute_instance_id >= 0 else None,
+        "parent_index": m.parent_index,
+        "parent_uuid": text(m.parent_uuid),
+        "parent_name": text(m.parent_name),
+    }
+
+
 class _GpSummary(ctypes.Structure):
     _fields_ = [
         ("device_index", ctypes.c_uint32),
@@ -188,6 +219,7 @@ class _GpSummary(ctypes.Structure):
         ("proc_mem_mean_pct", ctypes.c_double),
         ("proc_mem_max_pct", ctypes.c_uint32),
         ("proc_all_sm_mean_pct", ctypes.c_double),
+        ("mig", _GpMigInfo),
     ]
 
 
@@ -330,6 +362,10 @@ class GpuSummary:
     # GPM: {name: (mean, p95, max)} for the metrics the device reported
     # (percent, or bytes/s for *_pcie_*/nvlink_*); None without GPM.
     gpm: Optional[dict] = None
+    # A MIG instance (docs/concepts.md, "MIG instances"): {"profile",
+    # "gpu_instance_id", "compute_instance_id", "parent_index",
+    # "parent_uuid", "parent_name"}, unknowns None; None for a whole GPU.
+    mig: Optional[dict] = None
     _raw: bytes = dataclasses.field(default=b"", repr=False, compare=False)
 
     def format(self, ascii: bool = False) -> str:
@@ -393,6 +429,7 @@ class GpuSummary:
             device_error_at_s=s.device_error_at_s if failed else None,
             gpm={n: (s.gpm_mean[i], s.gpm_p95[i], s.gpm_max[i])
                  for i, n in enumerate(GPM_METRICS) if v & GP_M_GPM(i)} or None,
+            mig=_mig_dict(s.mig),
             _raw=raw,
         )
 

@@ -608,6 +608,7 @@ static void summarize(gp_monitor *m)
         out->device_index = s->index;
         snprintf(out->name, sizeof out->name, "%s", s->info.name);
         snprintf(out->uuid, sizeof out->uuid, "%s", s->info.uuid);
+        out->mig = s->info.mig;
         snprintf(out->backend, sizeof out->backend, "%s", backend);
         snprintf(out->note, sizeof out->note, "%s%s%s", m->note, m->note[0] && paced[0] ? "; " : "",
                  paced);

@@ -222,9 +222,31 @@ static void put_wrapped(gp_out *o, const char *s, size_t n, size_t col)
     }
 }
 
+/* A MIG instance's title: "MIG 1g.10gb (GI 9 CI 0) of GPU 0 <parent's
+ * name>", an unknown part as n/a. */
+static void mig_title(const gp_mig_info *m, char *buf, size_t cap)
+{
+    char gi[16] = "n/a", ci[16] = "n/a";
+    if (m->gpu_instance_id >= 0)
+        snprintf(gi, sizeof gi, "%d", (int)m->gpu_instance_id);
+    if (m->compute_instance_id >= 0)
+        snprintf(ci, sizeof ci, "%d", (int)m->compute_instance_id);
+    size_t pn = gp_field_len(m->parent_name, sizeof m->parent_name);
+    snprintf(buf, cap, "MIG %.*s (GI %s CI %s) of GPU %u%s%.*s",
+             (int)gp_field_len(m->profile, sizeof m->profile), m->profile, gi, ci,
+             (unsigned)m->parent_index, pn ? " " : "", (int)pn, m->parent_name);
+}
+
 static void put_header(gp_out *o, const gp_summary *s)
 {
+    char title[GP_NAME_MAX + GP_MIG_PROFILE_MAX + 64];
+    const char *name = s->name;
     size_t name_n = gp_field_len(s->name, sizeof s->name);
+    if (s->mig.is_mig) {
+        mig_title(&s->mig, title, sizeof title);
+        name = title;
+        name_n = strlen(title);
+    }
     size_t uuid_n = gp_field_len(s->uuid, sizeof s->uuid);
     size_t be_n = gp_field_len(s->backend, sizeof s->backend);
     char idx[24];
@@ -233,8 +255,8 @@ static void put_header(gp_out *o, const gp_summary *s)
     size_t col = strlen(idx);
     if (name_n) {
         gp_out_str(o, "  ");
-        put_clean(o, s->name, name_n);
-        col += 2 + text_cols(s->name, name_n);
+        put_clean(o, name, name_n);
+        col += 2 + text_cols(name, name_n);
     }
     size_t tail = (uuid_n ? 2 + text_cols(s->uuid, uuid_n) : 0) + 4 +
                   (be_n ? text_cols(s->backend, be_n) : 3);

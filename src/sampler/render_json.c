@@ -184,6 +184,28 @@ static void put_process(json *j, const gp_summary *s)
     gp_out_ch(j->o, '}');
 }
 
+/* "mig": null for a whole GPU, else the instance's identity in one line:
+ * {profile, gpu_instance_id, compute_instance_id, parent_index,
+ * parent_uuid, parent_name}, unknowns null. */
+static void put_mig(json *j, const gp_summary *s)
+{
+    json_key(j, "mig");
+    if (!s->mig.is_mig) {
+        gp_out_str(j->o, "null");
+        return;
+    }
+    const gp_mig_info *m = &s->mig;
+    json inner = {j->o, 0, 1};
+    gp_out_ch(j->o, '{');
+    json_field(&inner, "profile", m->profile, sizeof m->profile);
+    json_i64(&inner, "gpu_instance_id", m->gpu_instance_id >= 0, m->gpu_instance_id);
+    json_i64(&inner, "compute_instance_id", m->compute_instance_id >= 0, m->compute_instance_id);
+    json_u64(&inner, "parent_index", 1, m->parent_index);
+    json_field(&inner, "parent_uuid", m->parent_uuid, sizeof m->parent_uuid);
+    json_field(&inner, "parent_name", m->parent_name, sizeof m->parent_name);
+    gp_out_ch(j->o, '}');
+}
+
 static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
 {
     json j = {o, (flags & GP_FMT_PRETTY) != 0, 1};
@@ -270,6 +292,7 @@ static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
     json_num(&j, "device_error_at_s", failed, s->device_error_at_s);
     put_gpm(&j, s);
     put_process(&j, s);
+    put_mig(&j, s);
 
     gp_out_str(o, j.pretty ? "\n}" : "}");
 }

@@ -618,6 +618,70 @@ static void test_visible_devices(void)
 
 /* ------------------------------------------------- gpu-profile devices */
 
+/* MIG instances listed after the whole GPUs (tests/scenarios/nvml_mig.txt). */
+static void test_devices_mig(void)
+{
+    char scen[1024];
+    snprintf(scen, sizeof scen, "%s/scenarios/nvml_mig.txt", check_env("GP_TEST_SOURCE_DIR"));
+    setenv("FAKE_NVML_SCENARIO", scen, 1);
+    const char *argv[] = {h_cli, "devices", NULL};
+    h_result r;
+    h_run(argv, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_STR(r.out,
+              "index  name                               uuid                                     "
+              " memory      mig\n"
+              "0      NVIDIA H100 80GB HBM3              GPU-00000000-0000-0000-0000-000000000000 "
+              " 80.00 GiB   -\n"
+              "1      NVIDIA H100 80GB HBM3              GPU-11111111-1111-1111-1111-111111111111 "
+              " 80.00 GiB   -\n"
+              "2      NVIDIA H100 80GB HBM3 MIG 3g.40gb  MIG-00000000-0000-0000-0000-000000000000 "
+              " 39.50 GiB   3g.40gb GI 2 CI 0 of GPU 0\n"
+              "3      NVIDIA H100 80GB HBM3 MIG 2g.20gb  MIG-00000001-0000-0000-0000-000000000001 "
+              " 19.62 GiB   2g.20gb GI 3 CI 0 of GPU 0\n"
+              "4      NVIDIA H100 80GB HBM3 MIG 1g.10gb  MIG-00000003-0000-0000-0000-000000000003 "
+              " 9.75 GiB    1g.10gb GI 10 CI 0 of GPU 0\n"
+              "backend nvml, driver 590.48.01\n");
+    h_result_free(&r);
+
+    const char *argv2[] = {h_cli, "devices", "--json", NULL};
+    h_run(argv2, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(
+        r.out, "{\"index\":4,\"name\":\"NVIDIA H100 80GB HBM3 MIG 1g.10gb\",\"uuid\":\"MIG-"
+               "00000003-0000-0000-0000-000000000003\",\"mem_total_bytes\":10468982784,\"mig\":"
+               "{\"profile\":\"1g.10gb\",\"gpu_instance_id\":10,\"compute_instance_id\":0,"
+               "\"parent_index\":0,\"parent_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\","
+               "\"parent_name\":\"NVIDIA H100 80GB HBM3\"}}],\"error\":null}\n");
+    CHECK_CONTAINS(r.out, "\"mem_total_bytes\":85899345920,\"mig\":null},");
+    h_result_free(&r);
+
+    /* Selected by MIG UUID, with its parent: the total counts the parent
+     * once (the instance's memory is part of it). */
+    const char *argv3[] = {h_cli, "--device", "MIG-00000003,0", "--interval", "0.02",
+                           "--",  h_child,    "sleep",          "100",        NULL};
+    h_run(argv3, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(r.err, "GPU 4  MIG 1g.10gb (GI 10 CI 0) of GPU 0 NVIDIA H100 80GB HBM3\n"
+                          "       MIG-00000003-0000-0000-0000-000000000003  [nvml]\n");
+    CHECK_CONTAINS(r.err, "\ntotal  2 GPUs\n");
+    CHECK_CONTAINS(r.err, "memory used       max 1.00 GiB of 80.00 GiB (sum of the devices' "
+                          "peaks)\n");
+    h_result_free(&r);
+
+    /* CUDA_VISIBLE_DEVICES naming an instance by its full UUID. */
+    const char *env[] = {"CUDA_VISIBLE_DEVICES=MIG-00000001-0000-0000-0000-000000000001", NULL};
+    const char *argv4[] = {h_cli,   "--json", "--interval", "0.02", "--",
+                           h_child, "sleep",  "100",        NULL};
+    h_run(argv4, env, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    /* The JSON report goes to stderr. */
+    CHECK_CONTAINS(r.err, "\"devices\":[{\"schema\":\"gpu-profile.summary\",\"schema_version\":1,"
+                          "\"device_index\":3,");
+    CHECK_CONTAINS(r.err, "\"mig\":{\"profile\":\"2g.20gb\",\"gpu_instance_id\":3,");
+    h_result_free(&r);
+}
+
 static void test_devices_command(void)
 {
     h_scenario(
@@ -643,8 +707,9 @@ static void test_devices_command(void)
     CHECK_STR(jn_str(jn_get(doc, "driver_version")), "555.42.06");
     const jn *devs = jn_get(doc, "devices");
     CHECK_INT(devs ? devs->n : 0, 2);
-    static const char *const dkeys[] = {"index", "name", "uuid", "mem_total_bytes"};
-    check_keys(jn_at(devs, 0), dkeys, 4);
+    static const char *const dkeys[] = {"index", "name", "uuid", "mem_total_bytes", "mig"};
+    check_keys(jn_at(devs, 0), dkeys, 5);
+    CHECK(jn_get(jn_at(devs, 0), "mig") && jn_get(jn_at(devs, 0), "mig")->t == JN_NULL);
     CHECK_INT(jn_int(jn_get(jn_at(devs, 0), "index")), 0);
     CHECK_STR(jn_str(jn_get(jn_at(devs, 0), "name")), "NVIDIA H100 80GB HBM3");
     CHECK_STR(jn_str(jn_get(jn_at(devs, 0), "uuid")), "GPU-5a1e1f4e-0c7d-4c43-9a52-3b8a1d2e6f01");
@@ -736,6 +801,7 @@ int main(void)
     test_samples_killed();
     test_visible_devices();
     test_devices_command();
+    test_devices_mig();
     h_cleanup();
     return check_done("test_cli_json");
 }

@@ -129,10 +129,9 @@ static void test_bad_options(void)
          "gpu-profile: --device: '1,1' names device 1 twice: list each device once\n"},
         {{"--device=0,,1"},
          "gpu-profile: --device: '0,,1' has an empty entry: write indices or UUIDs like 0,2\n"},
-        {{"--device", "MIG-7e0a"},
-         "gpu-profile: --device: 'MIG-7e0a' is a MIG instance: "
-         "gpu-profile samples whole GPUs, name the parent GPU's "
-         "index or UUID\n"},
+        {{"--device", "MIG-"},
+         "gpu-profile: --device: 'MIG-' is not a device: use an index (0), a "
+         "comma list (0,2), a GPU UUID (GPU-...) or all\n"},
         {{"--backend", "cuda"},
          "gpu-profile: --backend: 'cuda' is not a backend: use auto, nvml, smi or none\n"},
         {{"--samples", "out.txt"},

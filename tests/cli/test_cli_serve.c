@@ -15,7 +15,9 @@
  *    path (404), POST (405 with Allow), 64 KiB of headers, a client that
  *    never finishes its request;
  *  - bad options (125), an address in use (1), and SIGTERM ending it with
- *    128 + 15.
+ *    128 + 15;
+ *  - MIG instances (tests/scenarios/nvml_mig.txt) labelled as dcgm-exporter
+ *    labels them: the parent's gpu / UUID, GPU_I_PROFILE, GPU_I_ID.
  */
 #include "harness.h"
 
@@ -426,6 +428,51 @@ static void test_options(void)
     h_result_free(&r);
 }
 
+/* MIG instances (tests/scenarios/nvml_mig.txt) carry dcgm-exporter's
+ * labels: gpu, UUID, device and modelName of the parent GPU, then
+ * GPU_I_PROFILE and GPU_I_ID; no utilisation line (n/a on an instance). */
+static void test_mig(void)
+{
+    char scen[1024], err[512], out[512];
+    snprintf(scen, sizeof scen, "%s/scenarios/nvml_mig.txt", check_env("GP_TEST_SOURCE_DIR"));
+    setenv("FAKE_NVML_SCENARIO", scen, 1);
+    h_path(err, sizeof err, "serve-mig.err");
+    h_path(out, sizeof out, "serve-mig.out");
+    const char *argv[] = {h_cli, "serve", "--listen", "127.0.0.1:0", "--interval", "0.05", NULL};
+    pid_t pid = h_spawn(argv, NULL, NULL, out, err);
+    CHECK(h_wait_for(cond_port, err, 20));
+    int port = read_port(err);
+    static char a[1 << 16];
+    if (port > 0) {
+        for (int i = 0; i < 100; i++) {
+            CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+            if (strstr(a, "GPU_I_ID=\"10\"} 10\n"))
+                break;
+            h_nap_ms(50);
+        }
+        const char *lbl = "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-00000000-0000-0000-0000-"
+                          "000000000000\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\","
+                          "Hostname=\"";
+        CHECK_CONTAINS(a, lbl);
+        CHECK_CONTAINS(a, "\",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"2\"} 11091\n");
+        CHECK_CONTAINS(a, "\",GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"3\"} 17\n");
+        CHECK_CONTAINS(a, "\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"10\"} 10\n");
+        /* The parent GPU's own series has no instance labels. */
+        CHECK_CONTAINS(a, "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"");
+        /* No utilisation line for an instance (n/a there, never 0). */
+        for (const char *l = a; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+            const char *e = strchr(l, '\n');
+            size_t n = e ? (size_t)(e - l) : strlen(l);
+            char line[1024];
+            snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), l);
+            if (strncmp(line, "DCGM_FI_DEV_GPU_UTIL{", 21) == 0)
+                CHECK(strstr(line, "GPU_I_ID") == NULL);
+        }
+    }
+    kill(pid, SIGTERM);
+    h_wait(pid);
+}
+
 int main(void)
 {
     h_init();
@@ -468,6 +515,7 @@ int main(void)
     kill(pid, SIGTERM);
     int st = h_wait(pid);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    test_mig();
     h_cleanup();
     return check_done("test_cli_serve");
 }

@@ -3,8 +3,9 @@
  * process: --device syntax (indices only or with UUIDs, each mistake named),
  * --device resolved strictly (a wrong entry is an error), and
  * CUDA_VISIBLE_DEVICES under CUDA's rules (the first entry that names no
- * device ends the list; MIG instances are left out with a note; empty
- * means no GPU).
+ * device ends the list; a MIG instance the backend does not list is left
+ * out with a note; empty means no GPU), and MIG UUIDs resolved against a
+ * list with MIG instances.
  */
 #include "check.h"
 #include "cli.h"
@@ -62,9 +63,10 @@ static void test_syntax(void)
                    "(GPU-...) or all");
     CHECK_INT(cli_list_indices_only("12345", out, CLI_MAX_DEVICES, &n, msg, sizeof msg), -1);
     CHECK_INT(cli_list_indices_only("GPU-", out, CLI_MAX_DEVICES, &n, msg, sizeof msg), -1);
-    CHECK_INT(cli_list_indices_only("MIG-1", out, CLI_MAX_DEVICES, &n, msg, sizeof msg), -1);
-    CHECK_STR(msg, "'MIG-1' is a MIG instance: gpu-profile samples whole GPUs, name the parent "
-                   "GPU's index or UUID");
+    /* A MIG UUID is resolved against the device list, like a GPU UUID. */
+    CHECK_INT(cli_list_indices_only("MIG-1", out, CLI_MAX_DEVICES, &n, msg, sizeof msg), 0);
+    CHECK_INT(n, 0);
+    CHECK_INT(cli_list_indices_only("MIG-", out, CLI_MAX_DEVICES, &n, msg, sizeof msg), -1);
     CHECK_INT(cli_list_indices_only("", out, CLI_MAX_DEVICES, &n, msg, sizeof msg), -1);
     CHECK_INT(cli_list_indices_only("0,1,2", out, 2, &n, msg, sizeof msg), -1);
     CHECK_STR(msg, "'0,1,2' names more than 2 devices");
@@ -125,8 +127,8 @@ static void test_cuda(void)
 
     CHECK_INT(resolve("MIG-4f1c,1", CLI_LIST_CUDA, list, sizeof list, msg, sizeof msg), 0);
     CHECK_STR(list, "1");
-    CHECK_STR(msg, "CUDA_VISIBLE_DEVICES: MIG-4f1c is a MIG instance, not sampled (gpu-profile "
-                   "samples whole GPUs: name the parent GPU with --device)");
+    CHECK_STR(msg, "CUDA_VISIBLE_DEVICES: MIG-4f1c is a MIG instance, not sampled: the backend "
+                   "lists no MIG instance with this UUID (see gpu-profile devices)");
     CHECK_INT(resolve("MIG-4f1c", CLI_LIST_CUDA, list, sizeof list, msg, sizeof msg), 0);
     CHECK_STR(list, "");
 
@@ -138,11 +140,51 @@ static void test_cuda(void)
                    "after it are ignored, as CUDA does");
 }
 
+/* A backend that lists MIG instances: GPU 0 and its instances 1 and 2. */
+static void test_mig(void)
+{
+    gp_device_info mig[3];
+    memset(mig, 0, sizeof mig);
+    static const char *uuids[] = {"GPU-aaaaaaaa-0000-0000-0000-000000000000",
+                                  "MIG-11111111-0000-0000-0000-000000000000",
+                                  "MIG-11112222-0000-0000-0000-000000000000"};
+    for (unsigned i = 0; i < 3; i++) {
+        mig[i].index = i;
+        snprintf(mig[i].uuid, sizeof mig[i].uuid, "%s", uuids[i]);
+        mig[i].mig.is_mig = i > 0;
+    }
+    unsigned out[CLI_MAX_DEVICES];
+    size_t n = 0;
+    char msg[512];
+    CHECK_INT(cli_list_resolve("MIG-11112222,0", CLI_LIST_STRICT, mig, 3, out, CLI_MAX_DEVICES, &n,
+                               msg, sizeof msg),
+              0);
+    CHECK_INT(n, 2);
+    CHECK_INT(out[0], 2);
+    CHECK_INT(out[1], 0);
+    CHECK_INT(cli_list_resolve("mig-11111111-0000-0000-0000-000000000000", CLI_LIST_CUDA, mig, 3,
+                               out, CLI_MAX_DEVICES, &n, msg, sizeof msg),
+              0);
+    CHECK_INT(n, 1);
+    CHECK_INT(out[0], 1);
+    CHECK_STR(msg, "");
+    CHECK_INT(cli_list_resolve("MIG-1111", CLI_LIST_STRICT, mig, 3, out, CLI_MAX_DEVICES, &n, msg,
+                               sizeof msg),
+              -1);
+    CHECK_STR(msg, "'MIG-1111': more than one MIG instance has this UUID prefix");
+    CHECK_INT(cli_list_resolve("MIG-9", CLI_LIST_STRICT, mig, 3, out, CLI_MAX_DEVICES, &n, msg,
+                               sizeof msg),
+              -1);
+    CHECK_STR(msg, "'MIG-9': no MIG instance has this UUID (gpu-profile devices lists the ones "
+                   "the backend sees; or name the parent GPU's index or UUID)");
+}
+
 int main(void)
 {
     setup();
     test_syntax();
     test_strict();
     test_cuda();
+    test_mig();
     return check_done("test_cli_visible");
 }

@@ -18,7 +18,8 @@
  *
  * Built twice: FAKE_NVML_OLD=1 leaves out every _v2 / V symbol,
  * nvmlDeviceGetCurrentClocksEventReasons and
- * nvmlDeviceGetTotalEnergyConsumption, like a driver from before them.
+ * nvmlDeviceGetTotalEnergyConsumption and the MIG calls, like a driver
+ * from before them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -169,13 +170,15 @@ enum key {
     K_PROCS,
     K_PROC_UTIL,
     K_FIELDS,
+    K_MIG, /* the MIG calls: mode, max count, handle by index, instance ids */
     N_KEYS
 };
 
 static const char *const key_names[] = {
-    "handle",  "name",      "uuid",       "util",        "mem_v1",    "mem_v2",    "power",
-    "energy",  "temp_v1",   "temp_v",     "clock_sm",    "clock_mem", "throttle",  "pcie_tx",
-    "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics", "procs",     "proc_util", "fields",
+    "handle",   "name",      "uuid",    "util",      "mem_v1",     "mem_v2",
+    "power",    "energy",    "temp_v1", "temp_v",    "clock_sm",   "clock_mem",
+    "throttle", "pcie_tx",   "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics",
+    "procs",    "proc_util", "fields",  "mig",
 };
 _Static_assert(sizeof key_names / sizeof key_names[0] == N_KEYS, "a name for every key");
 
@@ -222,7 +225,12 @@ static const struct {
     X(nvmlGpmMetricsGet)                                                                           \
     X(nvmlDeviceGetComputeRunningProcesses_v3)                                                     \
     X(nvmlDeviceGetProcessUtilization)                                                             \
-    X(nvmlDeviceGetFieldValues)
+    X(nvmlDeviceGetFieldValues)                                                                    \
+    X(nvmlDeviceGetMigMode)                                                                        \
+    X(nvmlDeviceGetMaxMigDeviceCount)                                                              \
+    X(nvmlDeviceGetMigDeviceHandleByIndex)                                                         \
+    X(nvmlDeviceGetGpuInstanceId)                                                                  \
+    X(nvmlDeviceGetComputeInstanceId)
 
 #define AS_ENUM(f) F_##f,
 #define AS_NAME(f) #f,
@@ -263,7 +271,15 @@ typedef struct device {
     bool gpm;                     /* a `gpm D` line: the device has GPM */
     bool gpm_no[14];              /* `gpm D no METRIC`: that metric is NOT_SUPPORTED */
     unsigned long long gpm_taken; /* nvmlGpmSampleGet calls that succeeded */
+    /* MIG: a GPU with MIG (`mig D on|off`, or an instance naming it) and
+     * its mode; a MIG instance (`mig_of P slot S gi G ci C`). */
+    bool mig_capable, mig_on;
+    bool is_mig;
+    unsigned mig_parent, mig_slot, gi, ci;
 } device;
+
+/* MIG device handles per GPU (an H100's most). */
+#define FAKE_MIG_MAX 7
 
 /* Calls that name no device, as the targets of hang rules. */
 enum sys_fn { S_NONE, S_INIT, S_COUNT, S_DRIVER, S_SHUTDOWN };
@@ -545,6 +561,34 @@ static int parse_proc(parser *p)
     return 0;
 }
 
+/* A MIG instance's attribute of a device line: mig_of PARENT, slot S,
+ * gi G, ci C (0 or -1). */
+static int parse_mig_attr(const parser *p, device *d, const char *key, const char *val)
+{
+    unsigned long long v;
+    if (strcmp(key, "mig_of") == 0) {
+        unsigned parent;
+        if (parse_dev(p, val, &parent) != 0)
+            return -1;
+        if (st.devs[parent].is_mig)
+            return parse_error(p, "a MIG instance cannot be a parent");
+        d->is_mig = true;
+        d->mig_parent = parent;
+        st.devs[parent].mig_capable = st.devs[parent].mig_on = true;
+        return 0;
+    }
+    unsigned *dst = strcmp(key, "slot") == 0 ? &d->mig_slot
+                    : strcmp(key, "gi") == 0 ? &d->gi
+                    : strcmp(key, "ci") == 0 ? &d->ci
+                                             : NULL;
+    if (!dst)
+        return parse_error(p, "unknown device attribute (name, uuid, mig_of, slot, gi, ci)");
+    if (!parse_uint(val, strcmp(key, "slot") == 0 ? FAKE_MIG_MAX - 1 : 1000, &v))
+        return parse_error(p, "bad MIG slot / instance id");
+    *dst = (unsigned)v;
+    return 0;
+}
+
 static int parse_line(parser *p)
 {
     char **t = p->tok;
@@ -568,8 +612,8 @@ static int parse_line(parser *p)
                 snprintf(d->name, sizeof d->name, "%s", t[i + 1]);
             else if (strcmp(t[i], "uuid") == 0)
                 snprintf(d->uuid, sizeof d->uuid, "%s", t[i + 1]);
-            else
-                return parse_error(p, "unknown device attribute (name, uuid)");
+            else if (parse_mig_attr(p, d, t[i], t[i + 1]) != 0)
+                return -1;
         }
         return 0;
     }
@@ -715,6 +759,16 @@ static int parse_line(parser *p)
         d->nofield[d->n_nofield++] = (unsigned)id;
         return 0;
     }
+    if (strcmp(cmd, "mig") == 0) {
+        unsigned dev;
+        if (n != 3 || (strcmp(t[2], "on") != 0 && strcmp(t[2], "off") != 0))
+            return parse_error(p, "expected: mig DEVICE on|off");
+        if (parse_dev(p, t[1], &dev) != 0)
+            return -1;
+        st.devs[dev].mig_capable = true;
+        st.devs[dev].mig_on = strcmp(t[2], "on") == 0;
+        return 0;
+    }
     return parse_error(p, "unknown line");
 }
 
@@ -748,10 +802,12 @@ static int load_scenario(void)
     fclose(f);
     if (rc != 0)
         return -1;
-    while (st.n_devices < MAX_DEVICES && st.devs[st.n_devices].declared)
+    /* Whole GPUs are 0..N-1; MIG instances (not counted) after them. */
+    while (st.n_devices < MAX_DEVICES && st.devs[st.n_devices].declared &&
+           !st.devs[st.n_devices].is_mig)
         st.n_devices++;
     for (unsigned d = st.n_devices; d < MAX_DEVICES; d++) {
-        if (st.devs[d].declared) {
+        if (st.devs[d].declared && !st.devs[d].is_mig) {
             fprintf(stderr, "fake_nvml: %s: devices must be numbered 0..N-1 without a gap\n", path);
             return -1;
         }
@@ -775,7 +831,7 @@ static void write_stats(void)
             fprintf(f, "%s %llu\n", fn_names[i], st.fn_calls[i]);
     if (st.fn_calls[F_nvmlGpmSampleAlloc])
         fprintf(f, "gpm_samples_live %lld\n", st.gpm_live);
-    for (unsigned d = 0; d < st.n_devices; d++)
+    for (unsigned d = 0; d < MAX_DEVICES; d++)
         for (int k = 0; k < N_KEYS; k++)
             if (st.devs[d].calls[k])
                 fprintf(f, "device %u %s %llu\n", d, key_names[k], st.devs[d].calls[k]);
@@ -794,9 +850,10 @@ static device *device_of(const void *handle)
 {
     /* Compared as integers: a foreign pointer is not part of st.devs. */
     uintptr_t p = (uintptr_t)handle, base = (uintptr_t)st.devs;
-    if (p < base || p >= base + st.n_devices * sizeof(device) || (p - base) % sizeof(device))
+    if (p < base || p >= base + MAX_DEVICES * sizeof(device) || (p - base) % sizeof(device))
         return NULL;
-    return &st.devs[(p - base) / sizeof(device)];
+    device *d = &st.devs[(p - base) / sizeof(device)];
+    return (d - st.devs) < (ptrdiff_t)st.n_devices || d->is_mig ? d : NULL;
 }
 
 /* begin()'s handle for a call that names its device by index. */
@@ -856,6 +913,11 @@ static int begin(enum fn f, const void *handle, unsigned index, enum key k, call
         d->lost = true;
     if (d->lost)
         return R_GPU_IS_LOST;
+    /* A MIG handle answers its name, UUID, memory and ids; the rest
+     * (utilisation included) is NOT_SUPPORTED, as on a real driver. */
+    if (d->is_mig && code == R_SUCCESS && k != K_NAME && k != K_UUID && k != K_MEM_V1 &&
+        k != K_MEM_V2 && k != K_MIG)
+        code = R_NOT_SUPPORTED;
     return code;
 }
 
@@ -1542,4 +1604,81 @@ FAKE_API int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned *count,
     return finish(&c, code);
 }
 
+#endif /* !FAKE_NVML_OLD */
+
+/* ------------------------------------------------------------------- MIG */
+
+/* The old build has none of these: a library without MIG calls. */
+#if !FAKE_NVML_OLD
+
+FAKE_API int nvmlDeviceGetMigMode(void *dev, unsigned *current, unsigned *pending)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetMigMode, K_MIG, dev, &c);
+    if (code == R_SUCCESS && (!current || !pending))
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS && (c.d->is_mig || !c.d->mig_capable))
+        code = R_NOT_SUPPORTED;
+    if (code == R_SUCCESS)
+        *current = *pending = c.d->mig_on ? 1u : 0u;
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetMaxMigDeviceCount(void *dev, unsigned *count)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetMaxMigDeviceCount, K_MIG, dev, &c);
+    if (code == R_SUCCESS && !count)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS && (c.d->is_mig || !c.d->mig_capable))
+        code = R_NOT_SUPPORTED;
+    if (code == R_SUCCESS)
+        *count = FAKE_MIG_MAX;
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetMigDeviceHandleByIndex(void *dev, unsigned index, void **out)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetMigDeviceHandleByIndex, K_MIG, dev, &c);
+    if (code == R_SUCCESS && (!out || index >= FAKE_MIG_MAX))
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS && (c.d->is_mig || !c.d->mig_on))
+        code = R_NOT_SUPPORTED;
+    if (code == R_SUCCESS) {
+        unsigned parent = (unsigned)(c.d - st.devs);
+        code = R_NOT_FOUND;
+        for (unsigned i = 0; i < MAX_DEVICES; i++) {
+            const device *m = &st.devs[i];
+            if (m->declared && m->is_mig && m->mig_parent == parent && m->mig_slot == index) {
+                *out = &st.devs[i];
+                code = R_SUCCESS;
+            }
+        }
+    }
+    return finish(&c, code);
+}
+
+static int instance_id_common(enum fn f, void *dev, unsigned *id, bool gpu_instance)
+{
+    call c;
+    int code = begin(f, dev, 0, K_MIG, &c);
+    if (code == R_SUCCESS && !id)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS && !c.d->is_mig)
+        code = R_INVALID_ARGUMENT; /* a whole GPU has no instance id */
+    if (code == R_SUCCESS)
+        *id = gpu_instance ? c.d->gi : c.d->ci;
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetGpuInstanceId(void *dev, unsigned *id)
+{
+    return instance_id_common(F_nvmlDeviceGetGpuInstanceId, dev, id, true);
+}
+
+FAKE_API int nvmlDeviceGetComputeInstanceId(void *dev, unsigned *id)
+{
+    return instance_id_common(F_nvmlDeviceGetComputeInstanceId, dev, id, false);
+}
 #endif /* !FAKE_NVML_OLD */

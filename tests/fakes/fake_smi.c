@@ -128,7 +128,7 @@ static void log_invocation(int argc, char **argv)
     const char *path = getenv("FAKE_SMI_LOG");
     if (!path || !*path)
         return;
-    size_t len = 1;
+    size_t len = 2; /* the newline and the NUL (a bare `nvidia-smi` has no argument) */
     for (int i = 1; i < argc; i++)
         len += strlen(argv[i]) + 1;
     char *line = xmalloc(len);

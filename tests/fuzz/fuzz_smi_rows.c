@@ -3,7 +3,8 @@
  * (src/sampler/backends/smi_parse.c): every line of the input (split at
  * '\n') as a sample row (gp_smi_parse_sample), a device row
  * (gp_smi_parse_device), split into cells (gp_smi_split) whose cells go
- * through each cell parser.  Each line is copied to a buffer of its exact
+ * through each cell parser; the whole input also as `nvidia-smi -L` output
+ * and the default table (the MIG parsers).  Each line is copied to a buffer of its exact
  * length (+ NUL), so a sanitizer sees a read past it.
  *
  * Driven by tests/fuzz/driver.c (gcc, CTest) or libFuzzer (GP_LIBFUZZER);
@@ -62,6 +63,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!nl)
             break;
         p = nl + 1;
+    }
+    /* The whole input as `nvidia-smi -L` output and as the default table
+     * (the MIG parsers take text, not lines), copied to its exact length. */
+    char *text = malloc(size + 1);
+    if (text) {
+        memcpy(text, data, size);
+        text[size] = '\0';
+        smi_mig_row rows[8];
+        size_t n = gp_smi_parse_mig_list(text, rows, 8);
+        sum += n + gp_smi_parse_mig_table(text, rows, n < 8 ? n : 8);
+        free(text);
     }
     return sum == UINT64_MAX;
 }

@@ -96,6 +96,15 @@ int main(void)
     OFF(gp_summary, proc_mem_mean_pct);
     OFF(gp_summary, proc_mem_max_pct);
     OFF(gp_summary, proc_all_sm_mean_pct);
+    OFF(gp_summary, mig);
+    SIZE(gp_mig_info);
+    OFF(gp_mig_info, is_mig);
+    OFF(gp_mig_info, parent_index);
+    OFF(gp_mig_info, parent_uuid);
+    OFF(gp_mig_info, parent_name);
+    OFF(gp_mig_info, profile);
+    OFF(gp_mig_info, gpu_instance_id);
+    OFF(gp_mig_info, compute_instance_id);
 
     SIZE(gp_options);
     OFF(gp_options, device);

@@ -94,6 +94,7 @@ class LayoutTest(unittest.TestCase):
             "gp_device_sample": gp._GpDeviceSample,
             "gp_sample": gp._GpSample,
             "gp_summary": gp._GpSummary,
+            "gp_mig_info": gp._GpMigInfo,
             "gp_options": gp._GpOptions,
         }
         checked = 0
@@ -294,17 +295,19 @@ class DecoratorTest(unittest.TestCase):
 
         @gpu_profile(interval_s=FAST, report=seen.append, sync_fn=lambda: calls.append(1))
         def work():
-            # the sampling thread, and the NVML backend's two threads for its
-            # calls (bounded in time): one for NVML, one for the device
-            self.assertEqual(thread_count(), before + 3)
+            # the sampling thread, and the NVML backend's threads for its
+            # calls (bounded in time): one for NVML, one per GPU of the
+            # scenario (two: each is asked for its MIG instances when the
+            # devices are counted)
+            self.assertEqual(thread_count(), before + 4)
             raise Boom("inside")
 
         with self.assertRaises(Boom) as cm:
             work()
         self.assertEqual(str(cm.exception), "inside")
         # the sampler is joined; the monitor stays idle in the function's
-        # pool with its backend open, and so its two NVML threads
-        self.assertEqual(settled_thread_count(before + 2), before + 2)
+        # pool with its backend open, and so its three NVML threads
+        self.assertEqual(settled_thread_count(before + 3), before + 3)
         self.assertEqual(seen, [])  # no report for a call that raised
         self.assertEqual(len(calls), 2)
 
@@ -558,6 +561,22 @@ class MoreOptionsTest(unittest.TestCase):
         self.assertIsNotNone(mon.samples[0].pcie_tx_kbps)
         self.assertIsNone(off.samples[0].pcie_tx_kbps)
 
+
+    def test_mig(self):
+        # nvml_mig.txt: GPU 0 in MIG mode with 3 instances (devices 2-4).
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_mig.txt")):
+            with GpuMonitor(device=[0, 4], interval_s=FAST) as mon:
+                pass
+        parent, inst = mon.summaries
+        self.assertIsNone(parent.mig)
+        self.assertEqual(inst.device, 4)
+        self.assertEqual(inst.mig, {
+            "profile": "1g.10gb", "gpu_instance_id": 10, "compute_instance_id": 0,
+            "parent_index": 0, "parent_uuid": "GPU-00000000-0000-0000-0000-000000000000",
+            "parent_name": "NVIDIA H100 80GB HBM3"})
+        self.assertIsNone(inst.util_gpu_mean)  # n/a on an instance, never 0
+        self.assertIsNone(inst.power_mean_w)
+        self.assertEqual(inst.mem_total_bytes, 10468982784)
 
     def test_gpm(self):
         # nvml_gpm.txt: device 0 has GPM (no DFMA/IMMA tensor), device 1 none.

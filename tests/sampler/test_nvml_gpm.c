@@ -222,7 +222,7 @@ static void test_monitor(void)
         gp_summary_format(s1, GP_FMT_ASCII, text, sizeof text);
         CHECK(strstr(text, "SM active") == NULL);
         gp_summary_to_json(s1, 0, text, sizeof text);
-        CHECK_CONTAINS(text, ",\"gpm\":null}");
+        CHECK_CONTAINS(text, ",\"gpm\":null,\"mig\":null}");
     }
     gp_monitor_destroy(m);
 }

@@ -194,7 +194,7 @@ static void test_monitor_summary(void)
     CHECK_CONTAINS(json, ",\"process\":{\"count_max\":2,\"mem_used_mean_bytes\":2147483648,"
                          "\"mem_used_max_bytes\":2684354560,\"all_mem_used_max_bytes\":"
                          "6979321856,\"sm_mean_pct\":45,\"sm_max_pct\":55,\"mem_mean_pct\":16,"
-                         "\"mem_max_pct\":21,\"all_sm_mean_pct\":85}}");
+                         "\"mem_max_pct\":21,\"all_sm_mean_pct\":85},\"mig\":null}");
     gp_monitor_destroy(m);
 
     /* NOT_SUPPORTED through the monitor: the lines say n/a, JSON null. */
@@ -209,7 +209,7 @@ static void test_monitor_summary(void)
     CHECK_CONTAINS(json, ",\"process\":{\"count_max\":null,\"mem_used_mean_bytes\":null,"
                          "\"mem_used_max_bytes\":null,\"all_mem_used_max_bytes\":null,"
                          "\"sm_mean_pct\":null,\"sm_max_pct\":null,\"mem_mean_pct\":null,"
-                         "\"mem_max_pct\":null,\"all_sm_mean_pct\":null}}");
+                         "\"mem_max_pct\":null,\"all_sm_mean_pct\":null},\"mig\":null}");
     gp_monitor_destroy(m);
 
     /* No processes named: no lines, no "process" key. */

@@ -596,6 +596,31 @@ static gp_summary gpm_h100(void)
     return s;
 }
 
+/* A MIG instance over the nvml backend: its own memory, nothing else
+ * (utilisation, power, temperature and clocks are n/a on an instance). */
+static gp_summary mig_instance(void)
+{
+    gp_summary s = base(4, "NVIDIA H100 80GB HBM3 MIG 1g.10gb",
+                        "MIG-00000002-0000-0000-0000-000000000002", "nvml");
+    s.duration_s = 5.0;
+    s.interval_s = 0.1;
+    s.sample_count = 50;
+    s.interval_mean_s = 0.1;
+    s.valid = GP_M_MEM_USED | GP_M_MEM_TOTAL;
+    s.mem_used_max_bytes = 9437184;
+    s.mem_total_bytes = 10468982784ull;
+    s.spark_len = 0;
+    s.mig.is_mig = 1;
+    s.mig.parent_index = 0;
+    snprintf(s.mig.parent_uuid, sizeof s.mig.parent_uuid, "%s",
+             "GPU-00000000-0000-0000-0000-000000000000");
+    snprintf(s.mig.parent_name, sizeof s.mig.parent_name, "%s", "NVIDIA H100 80GB HBM3");
+    snprintf(s.mig.profile, sizeof s.mig.profile, "%s", "1g.10gb");
+    s.mig.gpu_instance_id = 9;
+    s.mig.compute_instance_id = 0;
+    return s;
+}
+
 typedef struct named {
     const char *name;
     gp_summary (*make)(void);
@@ -603,7 +628,7 @@ typedef struct named {
 
 static const named cases[] = {
     {"full_h100", full_h100}, {"none_backend", none_backend}, {"lost_device", lost_device},
-    {"throttled", throttled}, {"gpm_h100", gpm_h100},
+    {"throttled", throttled}, {"gpm_h100", gpm_h100},         {"mig_instance", mig_instance},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 

@@ -180,7 +180,7 @@ static void one_round(const char *capture, const char *state, const char *driver
     }
     unsigned n = 0;
     CHECK_INT(B->device_count(ctx, &n, &err), GP_OK);
-    CHECK_INT(n, 1);
+    CHECK_INT(n, strcmp(capture, MIG) == 0 ? 5 : 1); /* the GPU, then its 4 MIG instances */
     char drv[64];
     CHECK_INT(B->driver_version(ctx, drv, sizeof drv, &err), GP_OK);
     CHECK_STR(drv, driver);
@@ -233,8 +233,16 @@ static void test_multi_gpu(void)
         return;
     unsigned n = 0;
     CHECK_INT(B->device_count(ctx, &n, &err), GP_OK);
-    CHECK_INT(n, 3);
+    CHECK_INT(n, 7); /* 3 GPUs, then GPU 1's 4 MIG instances */
     gp_device_info info;
+    CHECK_INT(B->device_info(ctx, 3, &info, &err), GP_OK);
+    CHECK_INT(info.mig.is_mig, 1);
+    CHECK_INT(info.mig.parent_index, 1);
+    CHECK_STR(info.mig.parent_uuid, "GPU-00000000-0000-0000-0000-000000000001");
+    /* The fake prints the first capture's default table (no MIG section):
+     * ids and memory unknown, never 0. */
+    CHECK_INT(info.mig.gpu_instance_id, -1);
+    CHECK_U64(info.valid, 0);
     CHECK_INT(B->device_info(ctx, 2, &info, &err), GP_OK);
     CHECK_INT(info.index, 2);
     CHECK_STR(info.name, "NVIDIA GeForce RTX 4080 SUPER");
@@ -266,6 +274,87 @@ static void test_multi_gpu(void)
     check_h100_load(&s[1]);
     B->close(ctx); /* close without stop ends the child too */
     CHECK(no_children());
+}
+
+static size_t count_lines_with(const char *text, const char *needle);
+
+/* The MIG capture: its 4 instances listed after the GPU from -L and the
+ * default table; their slots get no values (nvidia-smi has none per
+ * instance), at the parent's pace, whether the parent is sampled or not. */
+static void check_instance(void *ctx, unsigned index, const char *profile, const char *uuid, int gi,
+                           uint64_t mem_mib)
+{
+    gp_device_info info;
+    gp_error err;
+    CHECK_INT(B->device_info(ctx, index, &info, &err), GP_OK);
+    CHECK_INT(info.index, index);
+    char name[128];
+    snprintf(name, sizeof name, "NVIDIA H100 80GB HBM3 MIG %s", profile);
+    CHECK_STR(info.name, name);
+    CHECK_STR(info.uuid, uuid);
+    CHECK_U64(info.valid, GP_M_MEM_TOTAL);
+    CHECK_U64(info.mem_total_bytes, mem_mib * MIB);
+    CHECK_INT(info.mig.is_mig, 1);
+    CHECK_INT(info.mig.parent_index, 0);
+    CHECK_STR(info.mig.parent_uuid, "GPU-00000000-0000-0000-0000-000000000000");
+    CHECK_STR(info.mig.parent_name, "NVIDIA H100 80GB HBM3");
+    CHECK_STR(info.mig.profile, profile);
+    CHECK_INT(info.mig.gpu_instance_id, gi);
+    CHECK_INT(info.mig.compute_instance_id, 0);
+}
+
+static void test_mig(void)
+{
+    char log[256];
+    snprintf(log, sizeof log, "/tmp/gp-test-smi-mig-log-%d.txt", (int)getpid());
+    unlink(log);
+    scenario(MIG, NULL, NULL);
+    setenv("FAKE_SMI_LOG", log, 1);
+    void *ctx = NULL;
+    gp_error err;
+    CHECK_INT(open_smi(&ctx, 10, &err), GP_OK);
+    if (!ctx)
+        return;
+    gp_device_info info;
+    CHECK_INT(B->device_info(ctx, 0, &info, &err), GP_OK);
+    CHECK_INT(info.mig.is_mig, 0);
+    check_instance(ctx, 1, "3g.40gb", "MIG-00000000-0000-0000-0000-000000000000", 2, 40448);
+    check_instance(ctx, 2, "2g.20gb", "MIG-00000001-0000-0000-0000-000000000001", 3, 20096);
+    check_instance(ctx, 3, "1g.10gb", "MIG-00000002-0000-0000-0000-000000000002", 9, 9984);
+    check_instance(ctx, 4, "1g.10gb", "MIG-00000003-0000-0000-0000-000000000003", 10, 9984);
+
+    unsigned idx[3] = {3, 0, 4};
+    gp_device_sample s[3];
+    gp_status st[3];
+    gp_error serr[3];
+    CHECK_INT(B->start(ctx, idx, 3, 10 * MS, &err), GP_OK);
+    for (int round = 0; round < 3; round++) {
+        memset(s, 0xa5, sizeof s);
+        CHECK_INT(tick(ctx, 3, s, st, serr, 10 * SEC, &err), GP_OK);
+        CHECK_INT(st[0], GP_OK);
+        CHECK_INT(st[1], GP_OK);
+        CHECK_INT(st[2], GP_OK);
+        CHECK_U64(s[0].valid, 0);
+        check_mig_load(&s[1]);
+        CHECK_U64(s[2].valid, 0);
+    }
+    B->stop(ctx);
+    /* An instance alone: the parent's rows still pace its rounds. */
+    CHECK_INT(B->start(ctx, idx, 1, 10 * MS, &err), GP_OK);
+    CHECK_INT(tick(ctx, 1, s, st, serr, 10 * SEC, &err), GP_OK);
+    CHECK_INT(st[0], GP_OK);
+    CHECK_U64(s[0].valid, 0);
+    B->close(ctx);
+    CHECK(no_children());
+    char *text = check_read_file(log, NULL);
+    CHECK(text != NULL);
+    if (text) {
+        CHECK_INT(count_lines_with(text, NULL), 5); /* query, -L, table, 2 streams */
+        CHECK_INT(count_lines_with(text, "-L"), 1);
+        CHECK_INT(count_lines_with(text, "-lms 10 -i 0"), 2);
+        free(text);
+    }
+    unlink(log);
 }
 
 static void test_device_not_found(void)
@@ -353,8 +442,11 @@ static void test_one_streaming_process(void)
     char *text = check_read_file(log, NULL);
     CHECK(text != NULL);
     if (text) {
-        /* One discovery and one streaming process per run: never one per sample. */
-        CHECK_INT(count_lines_with(text, NULL), 3);
+        /* One discovery (the query, then -L for MIG instances: this GPU
+         * has none, so no table) and one streaming process per run: never
+         * one per sample. */
+        CHECK_INT(count_lines_with(text, NULL), 4);
+        CHECK_INT(count_lines_with(text, "-L"), 1);
         CHECK_INT(count_lines_with(text, "-lms"), 2);
         CHECK_INT(count_lines_with(text, "--query-gpu=index,name,uuid,memory.total,driver_version "
                                          "--format=csv,noheader,nounits"),
@@ -725,6 +817,7 @@ int main(void)
     test_multi_gpu();
     test_device_not_found();
     test_one_streaming_process();
+    test_mig();
     test_missing_binary();
     test_driver_failure();
     test_hang_at_discovery();

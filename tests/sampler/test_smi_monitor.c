@@ -133,7 +133,7 @@ static void test_mig_and_several(void)
         fprintf(stderr, "  create: %s\n", err.message);
         return;
     }
-    CHECK_INT(gp_monitor_device_count(m), 3);
+    CHECK_INT(gp_monitor_device_count(m), 7); /* 3 GPUs, then GPU 1's 4 MIG instances */
     CHECK_INT(gp_monitor_start(m, &err), GP_OK);
     wait_ticks(m, 2);
     CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
@@ -148,6 +148,15 @@ static void test_mig_and_several(void)
         CHECK_STR(rtx->name, "NVIDIA GeForce RTX 4080 SUPER");
         CHECK_INT(rtx->util_gpu_max, 7);
         CHECK_INT(rtx->power_max_mw, 84240);
+        /* An instance: sampled at its parent's pace, no value of its own. */
+        const gp_summary *inst = gp_monitor_summary(m, 3);
+        CHECK(inst != NULL);
+        if (inst) {
+            CHECK(inst->sample_count >= 1);
+            CHECK_INT(inst->mig.is_mig, 1);
+            CHECK_INT(inst->mig.parent_index, 1);
+            CHECK_U64(inst->valid, 0);
+        }
     }
     gp_monitor_destroy(m);
     CHECK(no_children());

@@ -252,6 +252,81 @@ static void test_device_rows(void)
     CHECK_INT(gp_smi_parse_device("No devices were found", &d, drv, sizeof drv), GP_ERR_PARSE);
 }
 
+/* `nvidia-smi -L` and the default table of the MIG capture
+ * (tests/fixtures/nvidia-smi/linux-x86_64__nvidia-h100-mig__590.48.01.txt). */
+static const char *const mig_list =
+    "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-00000000-0000-0000-0000-000000000000)\n"
+    "  MIG 3g.40gb     Device  0: (UUID: MIG-00000000-0000-0000-0000-000000000000)\n"
+    "  MIG 2g.20gb     Device  1: (UUID: MIG-00000001-0000-0000-0000-000000000001)\n"
+    "  MIG 1g.10gb     Device  2: (UUID: MIG-00000002-0000-0000-0000-000000000002)\n"
+    "  MIG 1g.10gb     Device  3: (UUID: MIG-00000003-0000-0000-0000-000000000003)\n"
+    "GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-11111111-0000-0000-0000-000000000000)\n"
+    "  MIG 7g.80gb     Device  0: (UUID: MIG-77777777-0000-0000-0000-000000000000)\n"
+    "  MIG broken line without a device\n";
+
+static const char *const mig_table =
+    "+-----------------------------------------------------------------------------------------+\n"
+    "| MIG devices:                                                                            |\n"
+    "+------------------+----------------------------------+-----------+-----------------------+\n"
+    "| GPU  GI  CI  MIG |              Shared Memory-Usage |        Vol|        Shared         |\n"
+    "|      ID  ID  Dev |                Shared BAR1-Usage | SM     Unc| CE ENC  DEC  OFA  JPG |\n"
+    "|                  |                                  |        ECC|                       |\n"
+    "|==================+==================================+===========+=======================|\n"
+    "|  0    2   0   0  |           11091MiB / 40448MiB    | 60      0 |  3   0    3    0    3 |\n"
+    "|                  |               0MiB / 24739MiB    |           |                       |\n"
+    "+------------------+----------------------------------+-----------+-----------------------+\n"
+    "|  0    3   0   1  |              17MiB / 20096MiB    | 32      0 |  2   0    2    0    2 |\n"
+    "|  0    9   0   2  |               9MiB /  9984MiB    | 16      0 |  1   0    1    0    1 |\n"
+    "|  0   10   0   3  |               9MiB /  9984MiB    | 16      0 |  1   0    1    0    1 |\n"
+    "+------------------+----------------------------------+-----------+-----------------------+\n"
+    "| Processes:                                                                              |\n"
+    "|  GPU   GI   CI              PID   Type   Process name                        GPU Memory |\n"
+    "|    0    2    0            21180      C   /root/tools/memhog                     2296MiB |\n";
+
+static void test_mig_list_and_table(void)
+{
+    smi_mig_row rows[8];
+    size_t n = gp_smi_parse_mig_list(mig_list, rows, 8);
+    CHECK_INT(n, 5);
+    static const struct {
+        unsigned gpu, dev;
+        const char *profile, *uuid;
+        int gi;
+        uint64_t mem_mib;
+    } want[5] = {
+        {0, 0, "3g.40gb", "MIG-00000000-0000-0000-0000-000000000000", 2, 40448},
+        {0, 1, "2g.20gb", "MIG-00000001-0000-0000-0000-000000000001", 3, 20096},
+        {0, 2, "1g.10gb", "MIG-00000002-0000-0000-0000-000000000002", 9, 9984},
+        {0, 3, "1g.10gb", "MIG-00000003-0000-0000-0000-000000000003", 10, 9984},
+        {1, 0, "7g.80gb", "MIG-77777777-0000-0000-0000-000000000000", -1, 0},
+    };
+    for (size_t i = 0; i < 5 && i < n; i++) {
+        CHECK_INT(rows[i].gpu, want[i].gpu);
+        CHECK_INT(rows[i].mig_dev, want[i].dev);
+        CHECK_STR(rows[i].profile, want[i].profile);
+        CHECK_STR(rows[i].uuid, want[i].uuid);
+        CHECK_INT(rows[i].gi, -1);
+        CHECK_INT(rows[i].ci, -1);
+        CHECK(!rows[i].have_mem);
+    }
+    /* The table fills the H100's four; GPU 1's instance is not in it. */
+    CHECK_INT(gp_smi_parse_mig_table(mig_table, rows, n), 4);
+    for (size_t i = 0; i < 5 && i < n; i++) {
+        CHECK_INT(rows[i].gi, want[i].gi);
+        CHECK_INT(rows[i].ci, want[i].gi >= 0 ? 0 : -1);
+        CHECK(rows[i].have_mem == (want[i].mem_mib != 0));
+        CHECK_U64(rows[i].mem_total_bytes, want[i].mem_mib * 1048576ull);
+    }
+    /* Only the count past cap; no instance before a GPU line (the H100's
+     * are skipped without theirs, the A100's is kept). */
+    CHECK_INT(gp_smi_parse_mig_list(mig_list, rows, 2), 5);
+    CHECK_INT(gp_smi_parse_mig_list(strchr(mig_list, '\n') + 1, rows, 8), 1);
+    CHECK_STR(rows[0].profile, "7g.80gb");
+    CHECK_INT(gp_smi_parse_mig_list("", rows, 8), 0);
+    /* A table without the MIG section fills nothing. */
+    CHECK_INT(gp_smi_parse_mig_table(strstr(mig_table, "| Processes:"), rows, n), 0);
+}
+
 int main(void)
 {
     test_h100_row();
@@ -262,5 +337,6 @@ int main(void)
     test_numbers();
     test_split();
     test_device_rows();
+    test_mig_list_and_table();
     return check_done("test_smi_parse");
 }

@@ -40,6 +40,10 @@
 typedef struct nvml_devref {
     gp_runner *r;           /* NULL until the device is first asked */
     char name[GP_NAME_MAX]; /* for messages, copied from the jobs' answers */
+    /* A call of device_count's MIG listing that missed its deadline: the
+     * device's next device_info reports it as its own call would have. */
+    gp_status count_st;
+    gp_error count_err;
 } nvml_devref;
 
 typedef struct nvml_ctx {
@@ -54,6 +58,13 @@ typedef struct nvml_ctx {
     uint64_t gen;               /* sampling runs started */
     int pids[GP_PROC_PIDS_MAX]; /* set_pids: copied into each read job */
     size_t n_pids;
+    /* MIG instances, listed by device_count: device index n_gpus + i is
+     * MIG slot mig[i].slot of the GPU at NVML index mig[i].parent. */
+    unsigned n_gpus;
+    struct nvml_mig_ref {
+        unsigned parent, slot;
+    } * mig;
+    size_t n_mig;
 } nvml_ctx;
 
 /* ------------------------------------------------- calls stuck in NVML */
@@ -201,6 +212,14 @@ static nvml_dev *dev_ready(nvml_ctx *c, unsigned index, gp_status *st, gp_error 
         *st = gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND, "nvml: device %u does not exist", index);
         return NULL;
     }
+    if (c->n_mig && index >= c->n_gpus + c->n_mig) {
+        unsigned n = c->n_gpus + (unsigned)c->n_mig;
+        *st = gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
+                           "nvml: device %u does not exist: %u devices (0-%u; MIG instances from "
+                           "%u)",
+                           index, n, n - 1, c->n_gpus);
+        return NULL;
+    }
     if (find_stuck(c, index, &sc)) {
         *st = timeout_error(c, index, sc.what, sc.since_ns, true, err);
         return NULL;
@@ -228,6 +247,9 @@ static nvml_dev *dev_ready(nvml_ctx *c, unsigned index, gp_status *st, gp_error 
     nvml_dev *d = gp_runner_job(ref->r);
     d->sample_pcie = c->sample_pcie;
     d->gen = c->gen;
+    d->is_mig = c->n_mig && index >= c->n_gpus && index - c->n_gpus < c->n_mig;
+    d->parent = d->is_mig ? c->mig[index - c->n_gpus].parent : index;
+    d->mig_slot = d->is_mig ? c->mig[index - c->n_gpus].slot : 0;
     return d;
 }
 
@@ -290,6 +312,7 @@ static void nvml_close(void *ctx)
     gp_runner_release(c->sys);
     gp_nvml_lib_unref(c->lib);
     free(c->devs);
+    free(c->mig);
     free(c->slot_index);
     free(c);
 }
@@ -317,12 +340,51 @@ static gp_status nvml_open(const gp_backend_config *cfg, void **ctx, gp_error *e
     return GP_OK;
 }
 
+/* The MIG instances of the n GPUs, listed anew (GPU by GPU, slot by
+ * slot): a GPU that does not answer, or fails, lists none (it fails again
+ * where it is sampled as itself). */
+static gp_status list_mig(nvml_ctx *c, unsigned n, gp_error *err)
+{
+    c->n_gpus = n;
+    c->n_mig = 0;
+    for (unsigned i = 0; i < n && c->lib->api.mig_mode; i++) {
+        gp_status st;
+        gp_error e;
+        nvml_dev *d = dev_ready(c, i, &st, NULL);
+        if (!d)
+            continue;
+        c->devs[i].count_st = st =
+            dev_run(c, i, d, gp_nvml_job_mig_list, "nvmlDeviceGetMigMode", &e);
+        if (st == GP_ERR_TIMEOUT)
+            c->devs[i].count_err = e;
+        else
+            c->devs[i].count_st = GP_OK;
+        if (st != GP_OK)
+            continue;
+        if (d->n_mig == 0)
+            continue;
+        struct nvml_mig_ref *m = realloc(c->mig, (c->n_mig + d->n_mig) * sizeof *m);
+        if (!m)
+            return gp_error_set(err, GP_ERR_NO_MEMORY, "nvml: out of memory");
+        c->mig = m;
+        for (unsigned k = 0; k < d->n_mig; k++)
+            c->mig[c->n_mig++] = (struct nvml_mig_ref){i, d->mig_slots[k]};
+    }
+    return GP_OK;
+}
+
 static gp_status nvml_device_count(void *ctx, unsigned *count, gp_error *err)
 {
     nvml_ctx *c = ctx;
     gp_status st = sys_call(c, NVML_OP_COUNT, err);
+    if (st != GP_OK)
+        return st;
+    unsigned n = ((nvml_sys *)gp_runner_job(c->sys))->count;
+    if (n > NVML_MAX_INDEX / 2)
+        n = NVML_MAX_INDEX / 2; /* room for the instances' indices */
+    st = list_mig(c, n, err);
     if (st == GP_OK)
-        *count = ((nvml_sys *)gp_runner_job(c->sys))->count;
+        *count = n + (unsigned)c->n_mig;
     return st;
 }
 
@@ -332,6 +394,13 @@ static gp_status nvml_device_info(void *ctx, unsigned index, gp_device_info *out
     memset(out, 0, sizeof *out);
     out->index = index;
     gp_status st;
+    if (index < c->n_devs && c->devs[index].count_st != GP_OK) {
+        st = c->devs[index].count_st;
+        c->devs[index].count_st = GP_OK;
+        if (err)
+            *err = c->devs[index].count_err;
+        return st;
+    }
     nvml_dev *d = dev_ready(c, index, &st, err);
     if (!d)
         return st;

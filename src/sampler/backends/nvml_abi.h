@@ -331,4 +331,20 @@ typedef nvmlReturn_t (*nvml_gpm_sample_free_fn)(nvmlGpmSample_t sample);
 typedef nvmlReturn_t (*nvml_gpm_sample_get_fn)(nvmlDevice_t device, nvmlGpmSample_t sample);
 typedef nvmlReturn_t (*nvml_gpm_metrics_get_fn)(nvmlGpmMetricsGet_t *metrics);
 
+/* MIG.  A GPU's MIG mode: current and pending, 1 (NVML_DEVICE_MIG_ENABLE)
+ * when on.  A parent handle has up to nvmlDeviceGetMaxMigDeviceCount MIG
+ * device handles, by index; an empty index answers NOT_FOUND.  A MIG
+ * handle answers name, UUID ("MIG-..."), memory and its GPU / compute
+ * instance ids; utilisation NOT_SUPPORTED. */
+#define NVML_DEVICE_MIG_ENABLE 1u
+typedef nvmlReturn_t (*nvml_device_get_mig_mode_fn)(nvmlDevice_t device, unsigned int *current,
+                                                    unsigned int *pending);
+typedef nvmlReturn_t (*nvml_device_get_max_mig_device_count_fn)(nvmlDevice_t device,
+                                                                unsigned int *count);
+typedef nvmlReturn_t (*nvml_device_get_mig_device_handle_by_index_fn)(nvmlDevice_t device,
+                                                                      unsigned int index,
+                                                                      nvmlDevice_t *mig_device);
+/* nvmlDeviceGetGpuInstanceId, nvmlDeviceGetComputeInstanceId */
+typedef nvmlReturn_t (*nvml_device_get_instance_id_fn)(nvmlDevice_t device, unsigned int *id);
+
 #endif /* GP_NVML_ABI_H */

@@ -201,6 +201,13 @@ static gp_status resolve(nvml_lib *l, gp_error *err)
     SET_FN(a->get_procs, sym(h, "nvmlDeviceGetComputeRunningProcesses_v3"));
     SET_FN(a->get_proc_util, sym(h, "nvmlDeviceGetProcessUtilization"));
     SET_FN(a->get_fields, sym(h, "nvmlDeviceGetFieldValues"));
+    SET_FN(a->mig_mode, sym(h, "nvmlDeviceGetMigMode"));
+    SET_FN(a->mig_max, sym(h, "nvmlDeviceGetMaxMigDeviceCount"));
+    SET_FN(a->mig_handle, sym(h, "nvmlDeviceGetMigDeviceHandleByIndex"));
+    SET_FN(a->gi_id, sym(h, "nvmlDeviceGetGpuInstanceId"));
+    SET_FN(a->ci_id, sym(h, "nvmlDeviceGetComputeInstanceId"));
+    if (!a->mig_max || !a->mig_handle)
+        a->mig_mode = NULL; /* listing instances needs all three */
     return GP_OK;
 }
 
@@ -440,21 +447,58 @@ static nvmlReturn_t read_memory(gp_runner *r, const nvml_api *a, nvmlDevice_t de
     return rc;
 }
 
-static gp_status device_info(gp_runner *r, nvml_lib *l, unsigned index, gp_device_info *out,
+/* The handle of d's device: a whole GPU by its index, a MIG instance by
+ * its slot under its parent's handle (*parent, when asked: NULL for a
+ * whole GPU). */
+static gp_status open_device(gp_runner *r, nvml_dev *d, nvmlDevice_t *dev, nvmlDevice_t *parent,
                              gp_error *err)
 {
+    nvml_lib *l = d->key.lib;
+    unsigned gpu = d->is_mig ? d->parent : d->key.index;
+    nvmlDevice_t p = NULL;
+    gp_status st = check_index(r, l, gpu, err);
+    if (st == GP_OK)
+        st = get_handle(r, l, gpu, d->is_mig ? &p : dev, err);
+    if (parent)
+        *parent = p;
+    if (st != GP_OK || !d->is_mig)
+        return st;
+    return gp_nvml_mig_open(r, d, p, dev, err);
+}
+
+/* The parent, ids and profile of MIG device d (its name in name). */
+static gp_status mig_identity(gp_runner *r, nvml_dev *d, nvmlDevice_t dev, nvmlDevice_t parent,
+                              const char *name, gp_mig_info *out, gp_error *err)
+{
+    nvml_lib *l = d->key.lib;
+    out->is_mig = 1;
+    out->parent_index = d->parent;
+    gp_nvml_mig_profile(name, out->profile, sizeof out->profile);
+    gp_status st = get_text(r, l, d->parent, parent, l->api.get_name, "nvmlDeviceGetName", NULL,
+                            out->parent_name, sizeof out->parent_name, err);
+    if (st == GP_OK)
+        st = get_text(r, l, d->parent, parent, l->api.get_uuid, "nvmlDeviceGetUUID",
+                      out->parent_name, out->parent_uuid, sizeof out->parent_uuid, err);
+    gp_nvml_mig_ids(r, &l->api, dev, &out->gpu_instance_id, &out->compute_instance_id);
+    return st;
+}
+
+static gp_status device_info(gp_runner *r, nvml_dev *d, gp_device_info *out, gp_error *err)
+{
+    nvml_lib *l = d->key.lib;
+    unsigned index = d->key.index;
     memset(out, 0, sizeof *out);
     out->index = index;
-    gp_status st = check_index(r, l, index, err);
-    nvmlDevice_t dev = NULL;
-    if (st == GP_OK)
-        st = get_handle(r, l, index, &dev, err);
+    nvmlDevice_t dev = NULL, parent = NULL;
+    gp_status st = open_device(r, d, &dev, &parent, err);
     if (st == GP_OK)
         st = get_text(r, l, index, dev, l->api.get_name, "nvmlDeviceGetName", NULL, out->name,
                       sizeof out->name, err);
     if (st == GP_OK)
         st = get_text(r, l, index, dev, l->api.get_uuid, "nvmlDeviceGetUUID", out->name, out->uuid,
                       sizeof out->uuid, err);
+    if (st == GP_OK && d->is_mig)
+        st = mig_identity(r, d, dev, parent, out->name, &out->mig, err);
     if (st != GP_OK)
         return st;
     bool v2_ok = true;
@@ -474,7 +518,34 @@ void gp_nvml_job_info(gp_runner *r, void *job)
 {
     nvml_dev *d = job;
     gp_error_clear(&d->err);
-    d->status = device_info(r, d->key.lib, d->key.index, &d->info, &d->err);
+    d->status = device_info(r, d, &d->info, &d->err);
+}
+
+static gp_status mig_list(gp_runner *r, nvml_dev *d, gp_error *err)
+{
+    nvml_lib *l = d->key.lib;
+    unsigned index = d->key.index;
+    d->n_mig = 0;
+    if (!l->api.mig_mode)
+        return GP_OK;
+    nvmlDevice_t dev = NULL;
+    gp_status st = check_index(r, l, index, err);
+    if (st == GP_OK)
+        st = get_handle(r, l, index, &dev, err);
+    const char *fn = "";
+    nvmlReturn_t rc = NVML_SUCCESS;
+    if (st == GP_OK)
+        rc = gp_nvml_mig_slots(r, &l->api, dev, d->mig_slots, &d->n_mig, &fn);
+    if (st == GP_OK && rc != NVML_SUCCESS)
+        st = fail(l, status_for(rc), index, NULL, fn, rc, err);
+    return st;
+}
+
+void gp_nvml_job_mig_list(gp_runner *r, void *job)
+{
+    nvml_dev *d = job;
+    gp_error_clear(&d->err);
+    d->status = mig_list(r, d, &d->err);
 }
 
 /* ------------------------------------------------------------------ GPM */
@@ -547,13 +618,12 @@ static gp_status start_device(gp_runner *r, nvml_dev *d, gp_error *err)
     d->proc_have_util = false;
     d->field_metrics = l->api.get_fields ? NVML_FIELD_METRICS : 0;
     d->name[0] = '\0';
-    gp_status st = check_index(r, l, index, err);
-    if (st == GP_OK)
-        st = get_handle(r, l, index, &d->dev, err);
+    gp_status st = open_device(r, d, &d->dev, NULL, err);
     if (st == GP_OK)
         st = get_text(r, l, index, d->dev, l->api.get_name, "nvmlDeviceGetName", NULL, d->name,
                       sizeof d->name, err);
-    if (st == GP_OK)
+    /* GPM on a MIG instance needs nvmlGpmMigSampleGet: not read (n/a). */
+    if (st == GP_OK && !d->is_mig)
         st = gpm_setup(r, d, err);
     if (st == GP_OK)
         d->started_gen = d->gen;
@@ -801,6 +871,12 @@ void gp_nvml_job_read(gp_runner *r, void *job)
         st = read_utilization(r, d, out, err);
     if (st == GP_OK)
         st = read_memory_use(r, d, out, err);
+    /* A MIG instance has its own memory only: power, temperature, clocks,
+     * PCIe and GPM are its parent's, read on the parent (n/a here). */
+    if (d->is_mig) {
+        d->status = st;
+        return;
+    }
     if (st == GP_OK)
         (void)gp_nvml_read_fields(r, d, out);
     if (st == GP_OK)

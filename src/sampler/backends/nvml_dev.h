@@ -46,6 +46,13 @@ typedef struct nvml_api {
     nvml_device_get_compute_running_processes_fn get_procs;
     nvml_device_get_process_utilization_fn get_proc_util;
     nvml_device_get_field_values_fn get_fields; /* NULL: every metric by its own call */
+    /* MIG: the first three or none (mig_mode NULL then: no instances
+     * listed); the instance ids optional (-1 without them). */
+    nvml_device_get_mig_mode_fn mig_mode;
+    nvml_device_get_max_mig_device_count_fn mig_max;
+    nvml_device_get_mig_device_handle_by_index_fn mig_handle;
+    nvml_device_get_instance_id_fn gi_id;
+    nvml_device_get_instance_id_fn ci_id;
 
     /* The symbol names actually resolved, for error messages. */
     const char *init_name;
@@ -96,6 +103,8 @@ typedef struct nvml_sys {
 
 /* The most processes read per device and sample (more: n/a). */
 #define NVML_PROC_MAX 256
+/* MIG device handles looked at per GPU (an H100 has at most 7). */
+#define NVML_MIG_MAX 16
 
 /* A device runner's job area: what is kept between calls (the handle of
  * the current sampling run, which calls the driver takes), one call's
@@ -130,6 +139,13 @@ typedef struct nvml_dev {
     uint32_t proc_util[4]; /* ours sm, mem; all sm, mem */
     nvmlProcessInfo_t proc_infos[NVML_PROC_MAX];
     nvmlProcessUtilizationSample_t proc_samples[NVML_PROC_MAX];
+    /* Input, set before every job: this device is MIG handle mig_slot of
+     * the GPU at NVML index parent (is_mig false: a whole GPU, key.index). */
+    bool is_mig;
+    unsigned parent, mig_slot;
+    /* gp_nvml_job_mig_list's answer: key.index's occupied MIG slots. */
+    unsigned n_mig;
+    unsigned mig_slots[NVML_MIG_MAX];
     gp_device_info info;
     gp_device_sample sample;
     gp_status status;
@@ -151,10 +167,25 @@ uint32_t gp_nvml_read_fields(gp_runner *r, nvml_dev *d, gp_device_sample *out);
 
 /* The jobs (run on a runner's thread; every NVML call is named first with
  * gp_runner_doing).  Each fills status and err of its area. */
-void gp_nvml_job_system(gp_runner *r, void *job); /* nvml_sys, by op */
-void gp_nvml_job_info(gp_runner *r, void *job);   /* nvml_dev: info of key.index */
-void gp_nvml_job_start(gp_runner *r, void *job);  /* nvml_dev: handle and name for gen */
-void gp_nvml_job_read(gp_runner *r, void *job);   /* nvml_dev: sample (starts if needed) */
-void gp_nvml_job_stop(gp_runner *r, void *job);   /* nvml_dev: frees the run's GPM samples */
+void gp_nvml_job_system(gp_runner *r, void *job);   /* nvml_sys, by op */
+void gp_nvml_job_info(gp_runner *r, void *job);     /* nvml_dev: info of key.index */
+void gp_nvml_job_start(gp_runner *r, void *job);    /* nvml_dev: handle and name for gen */
+void gp_nvml_job_read(gp_runner *r, void *job);     /* nvml_dev: sample (starts if needed) */
+void gp_nvml_job_stop(gp_runner *r, void *job);     /* nvml_dev: frees the run's GPM samples */
+void gp_nvml_job_mig_list(gp_runner *r, void *job); /* nvml_dev: key.index's MIG slots */
+
+/* nvml_mig.c.  The occupied MIG slots of GPU dev into slots[NVML_MIG_MAX]
+ * (none when MIG is off or absent); an unexpected code is returned with
+ * *fn the function that gave it.  An instance's GPU / compute instance
+ * ids (-1 unknown).  NVML names an instance "<parent's name> MIG
+ * <profile>": the profile is what follows the last " MIG " ("" without). */
+nvmlReturn_t gp_nvml_mig_slots(gp_runner *r, const nvml_api *a, nvmlDevice_t dev, unsigned *slots,
+                               unsigned *n, const char **fn);
+void gp_nvml_mig_ids(gp_runner *r, const nvml_api *a, nvmlDevice_t dev, int32_t *gi, int32_t *ci);
+void gp_nvml_mig_profile(const char *name, char *out, size_t cap);
+/* MIG instance d's handle under its parent's (an instance gone since the
+ * listing: GP_ERR_DEVICE_NOT_FOUND, saying so). */
+gp_status gp_nvml_mig_open(gp_runner *r, const nvml_dev *d, nvmlDevice_t parent, nvmlDevice_t *dev,
+                           gp_error *err);
 
 #endif /* GP_SAMPLER_NVML_DEV_H */

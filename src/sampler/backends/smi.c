@@ -51,7 +51,8 @@ typedef struct smi_ctx {
     bool started;
     smi_child child;
     size_t n_slots;
-    unsigned *slot_index; /* slot -> nvidia-smi index */
+    unsigned *slot_index; /* slot -> nvidia-smi index (a MIG instance: its parent's) */
+    bool *slot_mig;       /* a MIG instance: its parent's rows, no values of its own */
     gp_device_sample *pend;
     bool *have;
     size_t n_have;
@@ -193,6 +194,89 @@ static gp_status take_devices(smi_ctx *c, char *text, gp_error *err)
     return GP_OK;
 }
 
+/* ------------------------------------------------------------------- MIG */
+
+#define SMI_MIG_MAX 64
+
+/* The output of one `nvidia-smi ARGS` run for MIG discovery, or NULL when
+ * it failed (then no instance is listed: the GPUs are sampled as before). */
+static char *run_quiet(smi_ctx *c, char *const argv[])
+{
+    smi_child ch;
+    char *text = NULL;
+    gp_error e;
+    if (gp_smi_run_once(c->path, argv, c->timeout_ns, &ch, &text, &e) != GP_OK)
+        return NULL;
+    if (ch.status_known && (!WIFEXITED(ch.wstatus) || WEXITSTATUS(ch.wstatus) != 0)) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* One MIG instance as a device after the GPUs: parent p (a position in
+ * c->devs), named like NVML names it ("<parent> MIG <profile>"). */
+static void add_instance(smi_ctx *c, unsigned p, const smi_mig_row *r)
+{
+    const gp_device_info parent = c->devs[p]; /* a copy: m is in the same array */
+    const gp_device_info *g = &parent;
+    gp_device_info *m = &c->devs[c->n_dev++];
+    memset(m, 0, sizeof *m);
+    m->index = g->index; /* what -i gets: the parent's rows carry its pace */
+    size_t gn = strnlen(g->name, sizeof g->name), pn = strnlen(r->profile, sizeof r->profile);
+    snprintf(m->name, sizeof m->name, "%.*s MIG %.*s", (int)gn, g->name, (int)pn, r->profile);
+    snprintf(m->uuid, sizeof m->uuid, "%s", r->uuid);
+    if (r->have_mem) {
+        m->valid = GP_M_MEM_TOTAL;
+        m->mem_total_bytes = r->mem_total_bytes;
+    }
+    m->mig.is_mig = 1;
+    m->mig.parent_index = p;
+    snprintf(m->mig.parent_uuid, sizeof m->mig.parent_uuid, "%s", g->uuid);
+    snprintf(m->mig.parent_name, sizeof m->mig.parent_name, "%s", g->name);
+    snprintf(m->mig.profile, sizeof m->mig.profile, "%s", r->profile);
+    m->mig.gpu_instance_id = r->gi;
+    m->mig.compute_instance_id = r->ci;
+}
+
+/* MIG instances, which --query-gpu does not list: `nvidia-smi -L` names
+ * them; the default table (run only when there is one) gives their ids and
+ * memory.  Either run failing lists no instance, or leaves ids and memory
+ * unknown: never an error. */
+static gp_status discover_mig(smi_ctx *c, gp_error *err)
+{
+    char *list_argv[] = {c->path, "-L", NULL};
+    char *text = run_quiet(c, list_argv);
+    if (!text)
+        return GP_OK;
+    smi_mig_row rows[SMI_MIG_MAX];
+    size_t n = gp_smi_parse_mig_list(text, rows, SMI_MIG_MAX);
+    free(text);
+    if (n == 0)
+        return GP_OK;
+    if (n > SMI_MIG_MAX)
+        n = SMI_MIG_MAX;
+    char *table_argv[] = {c->path, NULL};
+    if ((text = run_quiet(c, table_argv)) != NULL) {
+        gp_smi_parse_mig_table(text, rows, n);
+        free(text);
+    }
+    gp_device_info *d = realloc(c->devs, (c->n_dev + n) * sizeof *d);
+    if (!d)
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "smi: out of memory");
+    c->devs = d;
+    unsigned n_gpus = c->n_dev;
+    for (size_t i = 0; i < n; i++) {
+        for (unsigned p = 0; p < n_gpus; p++) {
+            if (d[p].index == rows[i].gpu) {
+                add_instance(c, p, &rows[i]);
+                break;
+            }
+        }
+    }
+    return GP_OK;
+}
+
 /* Runs the one-shot discovery query and keeps the devices it lists. */
 static gp_status discover(smi_ctx *c, gp_error *err)
 {
@@ -217,7 +301,8 @@ static gp_status discover(smi_ctx *c, gp_error *err)
         free(text);
         return st;
     }
-    return take_devices(c, text, err);
+    st = take_devices(c, text, err);
+    return st == GP_OK ? discover_mig(c, err) : st;
 }
 
 /* ------------------------------------------------------------- backend */
@@ -325,9 +410,11 @@ static void drain_wake(smi_ctx *c)
 static void free_run(smi_ctx *c)
 {
     free(c->slot_index);
+    free(c->slot_mig);
     free(c->pend);
     free(c->have);
     c->slot_index = NULL;
+    c->slot_mig = NULL;
     c->pend = NULL;
     c->have = NULL;
     c->n_slots = 0;
@@ -360,11 +447,12 @@ static gp_status make_slots(smi_ctx *c, const unsigned *indices, size_t n, char 
                             gp_error *err)
 {
     c->slot_index = calloc(n, sizeof *c->slot_index);
+    c->slot_mig = calloc(n, sizeof *c->slot_mig);
     c->pend = calloc(n, sizeof *c->pend);
     c->have = calloc(n, sizeof *c->have);
     size_t id_cap = n * 12 + 1;
     char *ids = malloc(id_cap);
-    if (!c->slot_index || !c->pend || !c->have || !ids) {
+    if (!c->slot_index || !c->slot_mig || !c->pend || !c->have || !ids) {
         free(ids);
         free_run(c);
         return gp_error_set(err, GP_ERR_NO_MEMORY, "smi: out of memory");
@@ -374,6 +462,7 @@ static gp_status make_slots(smi_ctx *c, const unsigned *indices, size_t n, char 
     for (size_t i = 0; i < n; i++) {
         unsigned smi_index = c->devs[indices[i]].index;
         c->slot_index[i] = smi_index;
+        c->slot_mig[i] = c->devs[indices[i]].mig.is_mig != 0;
         bool dup = false;
         for (size_t j = 0; j < i; j++)
             dup = dup || c->slot_index[j] == smi_index;
@@ -454,22 +543,29 @@ static void emit_round(smi_ctx *c, gp_device_sample *out, gp_status *slot_status
     c->n_have = 0;
 }
 
-/* Puts a row into the first slot of its index that is still empty. */
+/* Puts a row into the first slot of its index that is still empty, and
+ * an empty sample into the empty slots of that GPU's MIG instances
+ * (nvidia-smi has no per-instance values: they are n/a, never the GPU's). */
 static bool place_row(smi_ctx *c, unsigned index, const gp_device_sample *s, bool *known)
 {
     *known = false;
+    bool whole = false, placed = false;
     for (size_t i = 0; i < c->n_slots; i++) {
-        if (c->slot_index[i] != index)
+        if (c->slot_index[i] != index || c->have[i] || (whole && !c->slot_mig[i])) {
+            *known = *known || c->slot_index[i] == index;
             continue;
-        *known = true;
-        if (!c->have[i]) {
-            c->pend[i] = *s;
-            c->have[i] = true;
-            c->n_have++;
-            return true;
         }
+        *known = true;
+        if (c->slot_mig[i])
+            memset(&c->pend[i], 0, sizeof c->pend[i]);
+        else
+            c->pend[i] = *s;
+        whole = whole || !c->slot_mig[i];
+        c->have[i] = true;
+        c->n_have++;
+        placed = true;
     }
-    return false;
+    return placed;
 }
 
 /* One line of output; true when it completed a round (out is filled). */

@@ -353,3 +353,97 @@ gp_status gp_smi_parse_device(const char *line, gp_device_info *out, char *drive
     *out = d;
     return GP_OK;
 }
+
+/* ------------------------------------------------------------------- MIG */
+
+/* The next line of text into buf (cut at cap - 1); NULL at the end. */
+static const char *next_line(const char *p, char *buf, size_t cap)
+{
+    if (!p || !*p)
+        return NULL;
+    const char *e = strchr(p, '\n');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    snprintf(buf, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
+    return e ? e + 1 : p + n;
+}
+
+/* "(UUID: X)" in line: X into out; false without one. */
+static bool uuid_in(const char *line, char *out, size_t cap)
+{
+    const char *u = strstr(line, "(UUID: ");
+    const char *e = u ? strchr(u, ')') : NULL;
+    if (!e)
+        return false;
+    copy_trimmed(out, cap, u + 7, e);
+    return out[0] != '\0';
+}
+
+size_t gp_smi_parse_mig_list(const char *text, smi_mig_row *rows, size_t cap)
+{
+    char line[512], uuid[GP_NAME_MAX], profile[GP_MIG_PROFILE_MAX];
+    size_t n = 0;
+    bool have_gpu = false;
+    unsigned gpu = 0, dev = 0;
+    for (const char *p = text; (p = next_line(p, line, sizeof line)) != NULL;) {
+        const char *t = line;
+        while (is_blank(*t))
+            t++;
+        int used = 0;
+        if (t == line && sscanf(line, "GPU %u:%n", &gpu, &used) == 1 && used > 0) {
+            have_gpu = true;
+            continue;
+        }
+        /* "MIG <profile> Device <n>: (UUID: MIG-...)", indented under its GPU. */
+        if (!have_gpu || t == line || strncmp(t, "MIG ", 4) != 0)
+            continue;
+        const char *d = strstr(t, " Device ");
+        if (!d || sscanf(d, " Device %u:", &dev) != 1 || !uuid_in(t, uuid, sizeof uuid))
+            continue;
+        copy_trimmed(profile, sizeof profile, t + 4, d);
+        if (n < cap) {
+            smi_mig_row *r = &rows[n];
+            memset(r, 0, sizeof *r);
+            r->gpu = gpu;
+            r->mig_dev = dev;
+            snprintf(r->profile, sizeof r->profile, "%s", profile);
+            snprintf(r->uuid, sizeof r->uuid, "%s", uuid);
+            r->gi = r->ci = -1;
+        }
+        n++;
+    }
+    return n;
+}
+
+size_t gp_smi_parse_mig_table(const char *text, smi_mig_row *rows, size_t n)
+{
+    char line[512];
+    bool in_mig = false;
+    size_t filled = 0;
+    for (const char *p = text; (p = next_line(p, line, sizeof line)) != NULL;) {
+        if (strstr(line, "MIG devices:")) {
+            in_mig = true;
+            continue;
+        }
+        if (strstr(line, "Processes:"))
+            in_mig = false;
+        unsigned gpu, gi, ci, dev;
+        if (!in_mig || sscanf(line, "| %u %u %u %u |", &gpu, &gi, &ci, &dev) != 4)
+            continue;
+        /* The second cell: "<used>MiB / <total>MiB". */
+        const char *cell = strchr(line + 1, '|');
+        unsigned long long used_mib = 0, total_mib = 0;
+        bool mem = cell && sscanf(cell, "| %lluMiB / %lluMiB", &used_mib, &total_mib) == 2 &&
+                   total_mib <= UINT64_MAX / MIB_BYTES;
+        for (size_t i = 0; i < n; i++) {
+            smi_mig_row *r = &rows[i];
+            if (r->gpu != gpu || r->mig_dev != dev || gi > INT32_MAX || ci > INT32_MAX)
+                continue;
+            r->gi = (int32_t)gi;
+            r->ci = (int32_t)ci;
+            r->have_mem = mem;
+            r->mem_total_bytes = mem ? total_mib * MIB_BYTES : 0;
+            filled++;
+        }
+    }
+    return filled;
+}

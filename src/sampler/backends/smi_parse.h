@@ -63,4 +63,29 @@ gp_status gp_smi_parse_sample(char *line, unsigned *index, gp_device_sample *out
 gp_status gp_smi_parse_device(const char *line, gp_device_info *out, char *driver,
                               size_t driver_len);
 
+/*
+ * MIG instances, which --query-gpu does not list: `nvidia-smi -L` names
+ * them under their GPU ("  MIG 1g.10gb     Device  2: (UUID: MIG-...)")
+ * and the default table's "MIG devices:" section gives their GPU / compute
+ * instance ids and memory ("|  0    9   0   2  |  9MiB /  9984MiB  | ...").
+ */
+typedef struct smi_mig_row {
+    unsigned gpu;     /* nvidia-smi's index of the parent GPU */
+    unsigned mig_dev; /* the instance's MIG device index under it */
+    char profile[GP_MIG_PROFILE_MAX];
+    char uuid[GP_NAME_MAX];
+    int32_t gi, ci; /* -1 until the table names them */
+    bool have_mem;
+    uint64_t mem_total_bytes;
+} smi_mig_row;
+
+/* The MIG rows of `nvidia-smi -L` output, in order, at most cap (the count
+ * found is returned, which may exceed cap).  Lines that are neither a GPU
+ * nor a MIG line are skipped. */
+size_t gp_smi_parse_mig_list(const char *text, smi_mig_row *rows, size_t cap);
+/* Fills gi, ci and the memory of rows[0..n) from the default table's "MIG
+ * devices:" section (matched by GPU and MIG device index).  Returns how many
+ * rows it filled. */
+size_t gp_smi_parse_mig_table(const char *text, smi_mig_row *rows, size_t n);
+
 #endif /* GP_SMI_PARSE_H */
