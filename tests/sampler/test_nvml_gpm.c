@@ -12,6 +12,7 @@
 #include "sampler/backends/backend.h"
 #include "util/error.h"
 #include "gpu_profile.h"
+#include "sampler/nvml_open.h"
 
 #include <time.h>
 #include <unistd.h>
@@ -20,32 +21,6 @@ static const char *src_dir;
 static const char *fake_new;
 static const char *fake_old;
 static char stats_path[512];
-
-static void use_scenario(const char *name)
-{
-    static char path[1024];
-    snprintf(path, sizeof path, "%s/scenarios/%s", src_dir, name);
-    setenv("FAKE_NVML_SCENARIO", path, 1);
-}
-
-static void *open_start(const char *scenario, const char *lib, const unsigned *idx, size_t n)
-{
-    use_scenario(scenario);
-    gp_backend_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.nvml_library = lib;
-    cfg.timeout_ns = 5000000000ull;
-    void *ctx = NULL;
-    gp_error err;
-    gp_error_clear(&err);
-    CHECK_INT(gp_backend_nvml.open(&cfg, &ctx, &err), GP_OK);
-    if (!ctx) {
-        fprintf(stderr, "  open: %s\n", err.message);
-        return NULL;
-    }
-    CHECK_INT(gp_backend_nvml.start(ctx, idx, n, 100000000ull, &err), GP_OK);
-    return ctx;
-}
 
 static gp_status read_slot(void *ctx, size_t slot, gp_device_sample *s, gp_error *err)
 {
@@ -69,7 +44,7 @@ static void test_values(void)
     unlink(stats_path);
     setenv("FAKE_NVML_STATS", stats_path, 1);
     unsigned idx[2] = {0, 1};
-    void *ctx = open_start("nvml_gpm.txt", fake_new, idx, 2);
+    void *ctx = nvml_open_start(src_dir, "nvml_gpm.txt", fake_new, idx, 2);
     if (!ctx)
         return;
     gp_device_sample s;
@@ -133,7 +108,7 @@ static void test_close_without_stop(void)
     unlink(stats_path);
     setenv("FAKE_NVML_STATS", stats_path, 1);
     unsigned idx[1] = {0};
-    void *ctx = open_start("nvml_gpm.txt", fake_new, idx, 1);
+    void *ctx = nvml_open_start(src_dir, "nvml_gpm.txt", fake_new, idx, 1);
     if (!ctx)
         return;
     gp_device_sample s;
@@ -151,7 +126,7 @@ static void test_close_without_stop(void)
 static void test_old_driver(void)
 {
     unsigned idx[1] = {0};
-    void *ctx = open_start("nvml_gpm.txt", fake_old, idx, 1);
+    void *ctx = nvml_open_start(src_dir, "nvml_gpm.txt", fake_old, idx, 1);
     if (!ctx)
         return;
     gp_device_sample s;
@@ -167,7 +142,7 @@ static void test_old_driver(void)
 static void test_lost(void)
 {
     unsigned idx[1] = {0};
-    void *ctx = open_start("nvml_gpm_lost.txt", fake_new, idx, 1);
+    void *ctx = nvml_open_start(src_dir, "nvml_gpm_lost.txt", fake_new, idx, 1);
     if (!ctx)
         return;
     gp_device_sample s;
@@ -187,7 +162,7 @@ static void test_lost(void)
 /* A region through the public API: GPM statistics for device 0 only. */
 static void test_monitor(void)
 {
-    use_scenario("nvml_gpm.txt");
+    nvml_use_scenario(src_dir, "nvml_gpm.txt");
     gp_options o;
     gp_options_init(&o);
     o.backend = GP_BACKEND_NVML;

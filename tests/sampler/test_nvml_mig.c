@@ -13,6 +13,7 @@
 #include "sampler/backends/backend.h"
 #include "util/error.h"
 #include "gpu_profile.h"
+#include "sampler/nvml_open.h"
 
 #include <time.h>
 #include <unistd.h>
@@ -21,16 +22,9 @@ static const char *src_dir;
 static const char *fake_new;
 static const char *fake_old;
 
-static void use_scenario(const char *name)
-{
-    static char path[1024];
-    snprintf(path, sizeof path, "%s/scenarios/%s", src_dir, name);
-    setenv("FAKE_NVML_SCENARIO", path, 1);
-}
-
 static void *open_ok(const char *lib)
 {
-    use_scenario("nvml_mig.txt");
+    nvml_use_scenario(src_dir, "nvml_mig.txt");
     gp_backend_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.nvml_library = lib;
@@ -144,7 +138,7 @@ static void test_old_driver(void)
 /* gp_list_devices and a region over the parent and one instance. */
 static void test_monitor(void)
 {
-    use_scenario("nvml_mig.txt");
+    nvml_use_scenario(src_dir, "nvml_mig.txt");
     gp_options o;
     gp_options_init(&o);
     o.backend = GP_BACKEND_NVML;

@@ -13,6 +13,7 @@
 #include "sampler/backends/backend.h"
 #include "util/error.h"
 #include "gpu_profile.h"
+#include "sampler/nvml_open.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -25,32 +26,6 @@
 
 static const char *src_dir;
 static const char *fake_new;
-
-static void use_scenario(const char *name)
-{
-    static char path[1024];
-    snprintf(path, sizeof path, "%s/scenarios/%s", src_dir, name);
-    setenv("FAKE_NVML_SCENARIO", path, 1);
-}
-
-static void *open_start(const char *scenario, const unsigned *idx, size_t n)
-{
-    use_scenario(scenario);
-    gp_backend_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.nvml_library = fake_new;
-    cfg.timeout_ns = 5000000000ull;
-    void *ctx = NULL;
-    gp_error err;
-    gp_error_clear(&err);
-    CHECK_INT(gp_backend_nvml.open(&cfg, &ctx, &err), GP_OK);
-    if (!ctx) {
-        fprintf(stderr, "  open: %s\n", err.message);
-        return NULL;
-    }
-    CHECK_INT(gp_backend_nvml.start(ctx, idx, n, 100000000ull, &err), GP_OK);
-    return ctx;
-}
 
 static void read_slot(void *ctx, size_t slot, gp_device_sample *s)
 {
@@ -65,7 +40,7 @@ static const int our_pids[2] = {4000001, 4000002};
 static void test_ours_and_foreign(void)
 {
     unsigned idx[4] = {0, 1, 2, 3};
-    void *ctx = open_start("nvml_procs.txt", idx, 4);
+    void *ctx = nvml_open_start(src_dir, "nvml_procs.txt", fake_new, idx, 4);
     if (!ctx)
         return;
     gp_device_sample s;
@@ -128,7 +103,7 @@ static void test_ours_and_foreign(void)
 static void test_hidden_pid(void)
 {
     unsigned idx[1] = {0};
-    void *ctx = open_start("nvml_procs_hidden.txt", idx, 1);
+    void *ctx = nvml_open_start(src_dir, "nvml_procs_hidden.txt", fake_new, idx, 1);
     if (!ctx)
         return;
     gp_backend_nvml.set_pids(ctx, our_pids, 1);
@@ -166,7 +141,7 @@ static gp_monitor *region(const int *pids, size_t n, int tree, int device, gp_er
 
 static void test_monitor_summary(void)
 {
-    use_scenario("nvml_procs.txt");
+    nvml_use_scenario(src_dir, "nvml_procs.txt");
     gp_error err;
     gp_monitor *m = region(our_pids, 2, 0, 0, &err);
     if (!m)
