@@ -56,6 +56,7 @@ typedef struct cli_opts {
                                 GPUFL_METRICS (rangeprofiler) for CMD */
     const char *pm_interval; /* --pm-interval: GPUFL_PM_SAMPLING_INTERVAL_US for CMD */
     int range_per_kernel;    /* --range-per-kernel: GPUFL_RANGE_PER_KERNEL=1 for CMD */
+    int sass_all_kernels;    /* --sass-all-kernels: GPUFL_SASS_ALL_KERNELS=1 for CMD */
     char **cmd;              /* NULL-terminated argv of CMD */
     int cmd_argc;
     int help;          /* --help: main prints the page */
@@ -257,6 +258,8 @@ typedef struct cli_trace {
     uint64_t sass_rows;
     uint64_t sass_v[6];
     unsigned sass_have;
+    uint64_t perf_ranges; /* RangeProfiler: perf_metric_event + kernel_perf_metric_event */
+    int sass_all_kernels; /* --sass-all-kernels (or GPUFL_SASS_ALL_KERNELS) reached CMD */
 } cli_trace;
 
 void cli_trace_init(cli_trace *t, gpufl_engine engine);
@@ -278,6 +281,9 @@ void cli_trace_json(const cli_trace *t, fl_buf *b);
 void cli_trace_sass_add(uint64_t v[6], unsigned *have, const char *metric_name, uint64_t value);
 void cli_trace_sass_text(const cli_trace *t, FILE *f);
 void cli_trace_sass_json(const cli_trace *t, fl_buf *b);
+/* Why SassMetrics / RangeProfiler gave nothing although kernels ran and
+ * the engine did not fall back: their window is the gpufl scopes. */
+void cli_trace_window_hint(const cli_trace *t, FILE *f);
 
 /* inject.c: what --engine above Monitor does around CMD. */
 typedef struct cli_names {

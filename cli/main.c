@@ -432,6 +432,7 @@ static int trace_prepare(const cli_opts *o, tracing *tr)
                                                                     : "GPUFL_METRICS",
                               o->metrics, 1) != 0) ||
         (o->range_per_kernel && setenv("GPUFL_RANGE_PER_KERNEL", "1", 1) != 0) ||
+        (o->sass_all_kernels && setenv("GPUFL_SASS_ALL_KERNELS", "1", 1) != 0) ||
         (o->pm_interval && setenv("GPUFL_PM_SAMPLING_INTERVAL_US", o->pm_interval, 1) != 0)) {
         fprintf(stderr, "gpu-profile: out of memory\n");
         return -1;
@@ -463,6 +464,8 @@ static int by_str(const void *a, const void *b)
 static void trace_collect(const cli_opts *o, tracing *tr, cli_trace *t)
 {
     cli_trace_init(t, o->engine);
+    const char *all = getenv("GPUFL_SASS_ALL_KERNELS"); /* what CMD got (set above) */
+    t->sass_all_kernels = all && fl_parse_bool(all) == 1;
     t->note = tr->note[0] ? tr->note : NULL;
     if (!tr->injected)
         return;

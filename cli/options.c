@@ -66,6 +66,9 @@ void cli_usage(FILE *f)
           "                         between samples (1..1000000; default 100)\n"
           "  --range-per-kernel     with --engine rangeprofiler: one range per kernel\n"
           "                         (kernel replay, every pass) instead of per scope\n"
+          "  --sass-all-kernels     with --engine sassmetrics or deep: count every kernel,\n"
+          "                         not only those inside gpufl scopes (an unmodified\n"
+          "                         program opens none)\n"
           "  --wait all|primary     all (default): sample until CMD and every process it\n"
           "                         left behind have exited; primary: until CMD exits\n"
           "  --no-live              no live status line on a terminal stderr\n"
@@ -177,6 +180,7 @@ enum {
     K_NO_LIVE,
     K_STACK_TRACE,
     K_RANGE_PER_KERNEL,
+    K_SASS_ALL_KERNELS,
     K_STRICT,
     K_NO_STRICT,
     K_VERSION,
@@ -207,6 +211,7 @@ const cli_opt cli_run_opts[] = {
     {"no-live", K_NO_LIVE, 0, NULL, NULL, NULL},
     {"stack-trace", K_STACK_TRACE, 0, NULL, NULL, NULL},
     {"range-per-kernel", K_RANGE_PER_KERNEL, 0, NULL, NULL, NULL},
+    {"sass-all-kernels", K_SASS_ALL_KERNELS, 0, NULL, NULL, NULL},
     {"strict", K_STRICT, 0, NULL, NULL, NULL},
     {"no-strict", K_NO_STRICT, 0, NULL, NULL, NULL},
     {"version", K_VERSION, 0, NULL, NULL, NULL},
@@ -243,6 +248,8 @@ static int apply_flag(const char *name, cli_opts *o)
         o->stack_trace = 1;
     } else if (strcmp(name, "--range-per-kernel") == 0) {
         o->range_per_kernel = 1;
+    } else if (strcmp(name, "--sass-all-kernels") == 0) {
+        o->sass_all_kernels = 1;
     } else if (strcmp(name, "--strict") == 0) {
         o->gp.strict = 1;
     } else if (strcmp(name, "--no-strict") == 0) {
@@ -369,6 +376,12 @@ static int check_run_args(int argc, int i, const cli_opts *o)
     }
     if (o->range_per_kernel && o->engine != GPUFL_ENGINE_RANGE_PROFILER) {
         cli_say("--range-per-kernel needs --engine rangeprofiler: the range profiler's ranges");
+        return -1;
+    }
+    if (o->sass_all_kernels && o->engine != GPUFL_ENGINE_SASS_METRICS &&
+        o->engine != GPUFL_ENGINE_DEEP) {
+        cli_say("--sass-all-kernels needs --engine sassmetrics or --engine deep: the kernels "
+                "SassMetrics counts");
         return -1;
     }
     if (o->stack_trace && o->engine == GPUFL_ENGINE_MONITOR) {

@@ -156,7 +156,8 @@ typedef struct sess {
     uint64_t pc_samples;
     uint64_t sass_rows, sass_v[6]; /* SASS metrics: fl_sass_metric_kind 0..5 */
     unsigned sass_have;
-    json_t *caps; /* the last capture_capabilities */
+    uint64_t perf_ranges; /* RangeProfiler's records: scope and kernel ranges */
+    json_t *caps;         /* the last capture_capabilities */
     uint64_t launches, kernel_ns;
     cli_trace_ops copies[CLI_COPY_KINDS], memsets;
     uint64_t bad; /* records and rows the summary could not use */
@@ -405,6 +406,8 @@ static void on_record(void *user, int channel, fl_type t, const char *type, json
         on_dictionary(s, rec);
     } else if (t == FL_T_MEMSET_EVENT) {
         on_memset(s, rec);
+    } else if (t == FL_T_PERF_METRIC_EVENT || t == FL_T_KERNEL_PERF_METRIC_EVENT) {
+        s->perf_ranges++;
     } else if (t == FL_T_CAPTURE_CAPABILITIES) {
         json_decref(s->caps);
         s->caps = json_incref(rec);
@@ -543,6 +546,7 @@ static void merge_session(cli_trace *t, sess *s, const fl_read_result *res)
     for (int k = 0; k < 6; k++)
         t->sass_v[k] = sat_add(t->sass_v[k], s->sass_v[k]);
     t->sass_have |= s->sass_have;
+    t->perf_ranges = sat_add(t->perf_ranges, s->perf_ranges);
     for (size_t i = 0; i < s->n_stalls; i++)
         if (add_stall(&t->stalls, &t->n_stalls, &t->cap_stalls, s->stalls[i].name,
                       s->stalls[i].samples) < 0)
@@ -669,6 +673,7 @@ static void status_lines(const cli_trace *t, FILE *f)
                 fl_plural(t->processes, "process", "processes"), e->message[0] ? ": " : "",
                 e->message);
     }
+    cli_trace_window_hint(t, f);
     for (size_t i = 0; i < t->n_caps; i++) {
         const cli_trace_cap *c = &t->caps[i];
         /* A feature that fell back with the engine is said by that line. */

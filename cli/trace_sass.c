@@ -3,7 +3,9 @@
  * (trace.c): the sums of the SASS metrics the summary line uses, and the
  * line and the JSON object they give - instructions executed, threads per
  * warp instruction (of 32), global sectors per request and their ideal;
- * a figure whose metrics no row carried is left out (null in JSON).
+ * a figure whose metrics no row carried is left out (null in JSON); and
+ * the hint when SassMetrics or RangeProfiler measured nothing because no
+ * kernel ran in their window (the gpufl scopes).
  */
 #include "cli.h"
 
@@ -79,4 +81,26 @@ void cli_trace_sass_json(const cli_trace *t, fl_buf *b)
     fl_buf_puts(b, ",\"ideal_sectors_per_request\":");
     fl_buf_opt_double(b, g.ideal, g.ideal_per_req);
     fl_buf_puts(b, "}");
+}
+
+/* An unmodified program opens no gpufl scope, so the scoped engines see
+ * nothing: say so, with the way out, instead of a silent empty section.
+ * Only when some process ran the engine asked for (a fallback is said by
+ * its own line) and launched kernels. */
+void cli_trace_window_hint(const cli_trace *t, FILE *f)
+{
+    int ran = 0;
+    for (size_t i = 0; i < t->n_engines; i++)
+        ran |= t->engines[i].message == NULL;
+    if (!ran || t->kernel_launches == 0)
+        return;
+    bool sass = t->engine == GPUFL_ENGINE_SASS_METRICS || t->engine == GPUFL_ENGINE_DEEP;
+    if (sass && t->sass_rows == 0 && !t->sass_all_kernels)
+        fputs("gpu-profile: trace: SassMetrics counted no kernel: it counts kernels run inside "
+              "gpufl scopes and none ran inside one (--sass-all-kernels counts every kernel)\n",
+              f);
+    if (t->engine == GPUFL_ENGINE_RANGE_PROFILER && t->perf_ranges == 0)
+        fputs("gpu-profile: trace: RangeProfiler profiled no range: its ranges are gpufl scopes "
+              "(gpufl_scope_begin, GFL_SCOPE, gpufl.scope) and no kernel ran inside one\n",
+              f);
 }
