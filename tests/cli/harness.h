@@ -91,6 +91,18 @@ static inline void h_write_file(const char *path, const char *text, size_t len)
 }
 
 /* Makes `text` the fake NVML's scenario for every later run. */
+/* None of the test's own environment reaches the --engine runs: the
+ * variables the command sets for CMD, and those that would change it. */
+static inline void h_clear_inject_env(void)
+{
+    static const char *const names[] = {
+        "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "GPUFL_PROFILING_ENGINE",
+        "GPUFL_LOG_PATH",        "GPUFL_APP_NAME",        "GPUFL_CUPTI_PLUGIN",
+        "GPUFL_DISABLED",        "GPUFL_CONFIG_FILE",     "GPUFL_SASS_ALL_KERNELS"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        unsetenv(names[i]);
+}
+
 static inline void h_scenario(const char *text)
 {
     char path[512];

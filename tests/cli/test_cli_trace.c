@@ -241,15 +241,7 @@ static void setup(void)
     h_path(tmpdir, sizeof tmpdir, "tmp");
     CHECK_INT(mkdir(tmpdir, 0755), 0);
     h_scenario("device 0\n");
-    /* None of the test's own environment leaks into the runs below. */
-    unsetenv("CUDA_INJECTION64_PATH");
-    unsetenv("NVTX_INJECTION64_PATH");
-    unsetenv("GPUFL_PROFILING_ENGINE");
-    unsetenv("GPUFL_LOG_PATH");
-    unsetenv("GPUFL_APP_NAME");
-    unsetenv("GPUFL_CUPTI_PLUGIN");
-    unsetenv("GPUFL_DISABLED");
-    unsetenv("GPUFL_CONFIG_FILE");
+    h_clear_inject_env();
 }
 
 static int dir_entries(const char *path)

@@ -48,14 +48,7 @@ static void setup(void)
     CHECK(realpath(p, plugin) != NULL);
     h_path(record, sizeof record, "logpath.txt");
     h_scenario("device 0\n");
-    unsetenv("CUDA_INJECTION64_PATH");
-    unsetenv("NVTX_INJECTION64_PATH");
-    unsetenv("GPUFL_PROFILING_ENGINE");
-    unsetenv("GPUFL_LOG_PATH");
-    unsetenv("GPUFL_APP_NAME");
-    unsetenv("GPUFL_DISABLED");
-    unsetenv("GPUFL_CONFIG_FILE");
-    unsetenv("GPUFL_SASS_ALL_KERNELS");
+    h_clear_inject_env();
 }
 
 /* Runs `gpu-profile --backend none [flag] --engine ENGINE -- child inject`
