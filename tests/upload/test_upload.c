@@ -170,6 +170,18 @@ static void opts(gpufl_upload_options *o, const char *path, const srv *s)
     o->timeout_s = 10;
 }
 
+/* One case's server (started with srv_start's name and arguments), a
+ * session of n records a channel in root/<dir_name>, and the options
+ * pointing at both. */
+static void one_case(srv *s, const char *name, const char *a1, const char *a2, const char *dir_name,
+                     int n, bool finished, char *dir, size_t len, gpufl_upload_options *o)
+{
+    CHECK_INT(srv_start(s, name, a1, a2, NULL), 0);
+    snprintf(dir, len, "%s/%s", root, dir_name);
+    make_session(dir, n, finished);
+    opts(o, dir, s);
+}
+
 /* Each line of the 200-answered stream requests, counted: every line of
  * the session exactly once (total lines == distinct lines == expected). */
 static void check_exactly_once(json_t *reqs, size_t expected)
@@ -328,12 +340,10 @@ static void test_resume(const char *name, const char *fault, int want_http)
 static void test_status(const char *status, int code, const char *words)
 {
     srv s;
-    CHECK_INT(srv_start(&s, "status", "--status", status, NULL), 0);
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/status-%s-" SID, root, status);
-    make_session(dir, 2, true);
+    char dir[512], name[64];
+    snprintf(name, sizeof name, "status-%s-" SID, status);
     gpufl_upload_options o;
-    opts(&o, dir, &s);
+    one_case(&s, "status", "--status", status, name, 2, true, dir, sizeof dir, &o);
     gpufl_upload_result r;
     gpufl_error err;
     CHECK_INT(gpufl_upload_logs(&o, &r, &err), GPUFL_ERR_UPLOAD);
@@ -353,12 +363,9 @@ static void test_status(const char *status, int code, const char *words)
 static void test_kill_switch(void)
 {
     srv s;
-    CHECK_INT(srv_start(&s, "kill", NULL, NULL, NULL), 0);
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/kill-" SID, root);
-    make_session(dir, 2, true);
     gpufl_upload_options o;
-    opts(&o, dir, &s);
+    one_case(&s, "kill", NULL, NULL, "kill-" SID, 2, true, dir, sizeof dir, &o);
     gpufl_upload_result r;
     gpufl_error err;
     setenv("GPUFL_DISABLED", "yes", 1);
@@ -383,12 +390,9 @@ static void test_kill_switch(void)
 static void test_unfinished(void)
 {
     srv s;
-    CHECK_INT(srv_start(&s, "live", NULL, NULL, NULL), 0);
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/live-" SID, root);
-    make_session(dir, 3, false);
     gpufl_upload_options o;
-    opts(&o, dir, &s);
+    one_case(&s, "live", NULL, NULL, "live-" SID, 3, false, dir, sizeof dir, &o);
     gpufl_upload_result r;
     gpufl_error err;
     CHECK_INT(gpufl_upload_logs(&o, &r, &err), GPUFL_ERR_STATE);
