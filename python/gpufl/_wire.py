@@ -102,6 +102,12 @@ NVTX_INSTANCE_BIT = 1 << 62
 # (GPUFlight 1.3; read, never written).
 WINDOW_SIDECAR_TYPE = "transport_window"
 
+# Ours: a MIG instance's gpu_static_devices entry ends with the object
+# MIG_KEY, these members in this order; a whole GPU's has no such key.
+MIG_KEY = "mig"
+MIG_KEYS = ("profile", "gpu_instance_id", "compute_instance_id", "parent_id", "parent_uuid",
+            "parent_name")
+
 
 def columns(batch):
     """A batch type's columns in the writer's order."""

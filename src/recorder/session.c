@@ -142,7 +142,8 @@ static gpufl_status list_devices(session *s, char *note, size_t note_len, gpufl_
                                            .shared_mem_per_block_bytes = -1,
                                            .regs_per_block = -1,
                                            .multi_processor_count = -1,
-                                           .warp_size = -1};
+                                           .warp_size = -1,
+                                           .mig = &di->mig};
     }
     return GPUFL_OK;
 }

@@ -14,6 +14,21 @@
 
 /* ============================================================ sections */
 
+/* "mig": a MIG instance's identity as the session gave it, the wire's
+ * member names (wire/vocab.h), null where unknown. */
+static void json_mig(jw *w, const fl_model_device *d)
+{
+    j_open(w, FL_KEY_MIG, '{');
+    j_str(w, fl_mig_key_name(FL_MIG_PROFILE), d->mig_profile);
+    j_opt_u64(w, fl_mig_key_name(FL_MIG_GPU_INSTANCE_ID), d->mig_gi >= 0, (uint64_t)d->mig_gi);
+    j_opt_u64(w, fl_mig_key_name(FL_MIG_COMPUTE_INSTANCE_ID), d->mig_ci >= 0, (uint64_t)d->mig_ci);
+    j_opt_u64(w, fl_mig_key_name(FL_MIG_PARENT_ID), d->mig_parent_id >= 0,
+              (uint64_t)d->mig_parent_id);
+    j_str(w, fl_mig_key_name(FL_MIG_PARENT_UUID), d->mig_parent_uuid);
+    j_str(w, fl_mig_key_name(FL_MIG_PARENT_NAME), d->mig_parent_name);
+    j_close(w, '}');
+}
+
 static void json_session(const fl_report *r, const figures *f, jw *w)
 {
     const fl_model *m = r->m;
@@ -50,6 +65,8 @@ static void json_session(const fl_report *r, const figures *f, jw *w)
         j_i64(w, "id", m->devices[i].id);
         j_str(w, "name", m->devices[i].name);
         j_str(w, "uuid", m->devices[i].uuid);
+        if (m->devices[i].is_mig) /* ours, a MIG instance only */
+            json_mig(w, &m->devices[i]);
         j_close(w, '}');
     }
     j_close(w, ']');

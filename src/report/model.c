@@ -13,7 +13,9 @@
 #include "../reader/read.h"
 #include "model_int.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +78,9 @@ void fl_model_destroy(fl_model *m)
     for (size_t i = 0; i < m->n_devices; i++) {
         free(m->devices[i].name);
         free(m->devices[i].uuid);
+        free(m->devices[i].mig_profile);
+        free(m->devices[i].mig_parent_uuid);
+        free(m->devices[i].mig_parent_name);
     }
     free(m->devices);
     json_decref(m->caps);
@@ -130,12 +135,38 @@ const char *fl_model_stack_text(const fl_model *m, uint64_t id)
     return dict_name(m, DICT_STACK, id);
 }
 
-const char *fl_model_device_name(const fl_model *m, int64_t id)
+const fl_model_device *fl_model_device_of(const fl_model *m, int64_t id)
 {
     for (size_t i = 0; i < m->n_devices; i++)
         if (m->devices[i].id == id)
-            return m->devices[i].name;
+            return &m->devices[i];
     return NULL;
+}
+
+const char *fl_model_device_name(const fl_model *m, int64_t id)
+{
+    const fl_model_device *d = fl_model_device_of(m, id);
+    return d ? d->name : NULL;
+}
+
+bool fl_model_mig_title(const fl_model *m, int64_t id, char *buf, size_t cap)
+{
+    const fl_model_device *d = fl_model_device_of(m, id);
+    if (cap)
+        buf[0] = '\0';
+    if (!d || !d->is_mig)
+        return false;
+    char gi[24] = "n/a", ci[24] = "n/a", parent[24] = "?";
+    if (d->mig_gi >= 0)
+        snprintf(gi, sizeof gi, "%" PRId64, d->mig_gi);
+    if (d->mig_ci >= 0)
+        snprintf(ci, sizeof ci, "%" PRId64, d->mig_ci);
+    if (d->mig_parent_id >= 0)
+        snprintf(parent, sizeof parent, "%" PRId64, d->mig_parent_id);
+    snprintf(buf, cap, "MIG %s (GI %s CI %s) of GPU %s%s%s",
+             d->mig_profile ? d->mig_profile : "n/a", gi, ci, parent, d->mig_parent_name ? " " : "",
+             d->mig_parent_name ? d->mig_parent_name : "");
+    return true;
 }
 
 uint64_t fl_model_origin(const fl_model *m)
@@ -223,6 +254,27 @@ void fl_model_finish(fl_model *m)
 
 /* ============================================================= records */
 
+/* Our "mig" object (wire/vocab.h's FL_MIG_KEYS); a member absent, null or
+ * of another type is unknown. */
+static void add_mig(fl_model *m, fl_model_device *d, const json_t *mig)
+{
+    d->is_mig = true;
+    int64_t *ids[FL_MIG_KEY_COUNT] = {[FL_MIG_GPU_INSTANCE_ID] = &d->mig_gi,
+                                      [FL_MIG_COMPUTE_INSTANCE_ID] = &d->mig_ci,
+                                      [FL_MIG_PARENT_ID] = &d->mig_parent_id};
+    char **texts[FL_MIG_KEY_COUNT] = {[FL_MIG_PROFILE] = &d->mig_profile,
+                                      [FL_MIG_PARENT_UUID] = &d->mig_parent_uuid,
+                                      [FL_MIG_PARENT_NAME] = &d->mig_parent_name};
+    for (int k = 0; k < FL_MIG_KEY_COUNT; k++) {
+        const char *key = fl_mig_key_name(k);
+        if (ids[k] && (!fl_jget_i64(mig, key, ids[k]) || *ids[k] < 0))
+            *ids[k] = -1;
+        const char *text = fl_jget_str(mig, key);
+        if (texts[k] && text && text[0])
+            *texts[k] = dup_str(m, text);
+    }
+}
+
 static void add_device(fl_model *m, const json_t *dev)
 {
     int64_t id;
@@ -247,6 +299,9 @@ static void add_device(fl_model *m, const json_t *dev)
         d->name = dup_str(m, fl_jget_str(dev, "name"));
     if (!d->uuid && fl_jget_str(dev, "uuid") && fl_jget_str(dev, "uuid")[0])
         d->uuid = dup_str(m, fl_jget_str(dev, "uuid"));
+    const json_t *mig = json_object_get(dev, FL_KEY_MIG);
+    if (!d->is_mig && json_is_object(mig))
+        add_mig(m, d, mig);
 }
 
 static void on_job_start(fl_model *m, const json_t *rec)

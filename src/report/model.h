@@ -52,6 +52,11 @@ typedef struct fl_krow {
 typedef struct fl_model_device {
     int64_t id;
     char *name, *uuid; /* NULL: unknown */
+    /* Ours: a MIG instance's identity (its gpu_static_devices entry's
+     * "mig" object); is_mig false for a whole GPU.  NULL / -1: unknown. */
+    bool is_mig;
+    char *mig_profile, *mig_parent_uuid, *mig_parent_name;
+    int64_t mig_gi, mig_ci, mig_parent_id;
 } fl_model_device;
 
 typedef struct fl_model_priv fl_model_priv;
@@ -116,5 +121,11 @@ uint64_t fl_model_origin(const fl_model *m);
 size_t fl_model_mem_bytes(const fl_model *m);
 /* The name job_start gives device id; NULL: none. */
 const char *fl_model_device_name(const fl_model *m, int64_t id);
+/* Device id's entry; NULL when job_start did not list it. */
+const fl_model_device *fl_model_device_of(const fl_model *m, int64_t id);
+/* A MIG instance's title, "MIG 1g.10gb (GI 9 CI 0) of GPU 0 <parent's
+ * name>" (an unknown part n/a) into buf; false (buf "") for a whole GPU
+ * or a device job_start did not list. */
+bool fl_model_mig_title(const fl_model *m, int64_t id, char *buf, size_t cap);
 
 #endif /* FL_REPORT_MODEL_H */

@@ -45,7 +45,9 @@
  *             crashed (no shutdown, not live), recording (fl_report_set_live),
  *             unpublished (files read from .tmp/), exit_code, signal,
  *             program_crashed (a
- *             launcher's shutdown), devices [{id, name, uuid}]}
+ *             launcher's shutdown), devices [{id, name, uuid, and for a MIG
+ *             instance only mig {profile, gpu_instance_id,
+ *             compute_instance_id, parent_id, parent_uuid, parent_name}}]}
  *   summary   {kernel_launches, kernel_distinct, kernel_time_ns, gpu_busy
  *             [{device_id (null: rows without a device), kernel_launches,
  *             kernel_time_ns, busy_ns, busy_pct}], memcpy_count,

@@ -458,7 +458,10 @@ static void text_devices(const fl_report *r, const figures *f, fl_buf *b)
             fl_buf_puts(b, "\ndevices\n");
         fl_buf_puts(b, "  ");
         gpu_label(b, d->id);
-        const char *name = fl_model_device_name(r->m, d->id);
+        char mig[512];
+        const char *name = fl_model_mig_title(r->m, d->id, mig, sizeof mig)
+                               ? mig
+                               : fl_model_device_name(r->m, d->id);
         if (name) {
             fl_buf_puts(b, "  ");
             fl_put_line(b, name, 80);

@@ -98,6 +98,32 @@ static void put_device_live(fl_buf *b, const fl_device_live *dv)
     FL_BUF_LIT(b, "}");
 }
 
+/* ,"mig":{...}: a MIG instance's identity (vocab.h's FL_MIG_KEYS order);
+ * an empty string or a negative id is null. */
+static void put_mig(fl_buf *b, const gp_mig_info *m)
+{
+    fl_put_key(b, FL_KEY_MIG);
+    FL_BUF_LIT(b, "{");
+    for (int k = 0; k < FL_MIG_KEY_COUNT; k++) {
+        if (k)
+            FL_BUF_LIT(b, ",");
+        fl_buf_str(b, fl_mig_key_name(k));
+        FL_BUF_LIT(b, ":");
+        const char *text = k == FL_MIG_PROFILE       ? m->profile
+                           : k == FL_MIG_PARENT_UUID ? m->parent_uuid
+                           : k == FL_MIG_PARENT_NAME ? m->parent_name
+                                                     : NULL;
+        int64_t id = k == FL_MIG_GPU_INSTANCE_ID       ? m->gpu_instance_id
+                     : k == FL_MIG_COMPUTE_INSTANCE_ID ? m->compute_instance_id
+                                                       : (int64_t)m->parent_index;
+        if (text)
+            fl_buf_str(b, text[0] ? text : NULL);
+        else
+            fl_buf_opt_i64(b, id >= 0, id);
+    }
+    FL_BUF_LIT(b, "}");
+}
+
 static void put_device_static(fl_buf *b, const fl_device_static *d)
 {
     FL_BUF_LIT(b, "{\"id\":");
@@ -124,6 +150,8 @@ static void put_device_static(fl_buf *b, const fl_device_static *d)
     fl_buf_opt_i64(b, d->multi_processor_count >= 0, d->multi_processor_count);
     fl_put_key(b, "warp_size");
     fl_buf_opt_i64(b, d->warp_size >= 0, d->warp_size);
+    if (d->mig && d->mig->is_mig)
+        put_mig(b, d->mig);
     FL_BUF_LIT(b, "}");
 }
 

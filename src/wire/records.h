@@ -52,6 +52,9 @@ typedef struct fl_device_static {
     int compute_major, compute_minor;
     int64_t l2_cache_size_bytes, shared_mem_per_block_bytes, regs_per_block;
     int multi_processor_count, warp_size;
+    /* Appended (ours): a MIG instance's identity, written as the entry's
+     * FL_KEY_MIG object when is_mig; NULL or a whole GPU: no such key. */
+    const gp_mig_info *mig;
 } fl_device_static;
 
 /* Fields every lifecycle record of a session shares. */

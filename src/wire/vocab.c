@@ -144,3 +144,14 @@ bool fl_engine_of_wire(const char *name, gpufl_engine *out)
         }
     return false;
 }
+
+static const char *const mig_keys[] = {
+#define FL_X(id, name) #name,
+    FL_MIG_KEYS(FL_X)
+#undef FL_X
+};
+
+const char *fl_mig_key_name(int k)
+{
+    return k >= 0 && (size_t)k < N_OF(mig_keys) ? mig_keys[k] : NULL;
+}

@@ -354,6 +354,31 @@ const char *fl_engine_wire_name(gpufl_engine e);
 /* The engine of a wire name; false when it is none of them. */
 bool fl_engine_of_wire(const char *name, gpufl_engine *out);
 
+/* ------------------------------------------------------- MIG identity */
+
+/* Ours: the gpu_static_devices entry of a MIG instance ends with the
+ * object FL_KEY_MIG, these members in this order (a member the backend did
+ * not report is null).  A whole GPU's entry has no such key, so a reader
+ * that never saw it (GPUFlight's) reads the entry as before. */
+#define FL_KEY_MIG "mig"
+#define FL_MIG_KEYS(X)                                                                             \
+    X(PROFILE, profile)                                                                            \
+    X(GPU_INSTANCE_ID, gpu_instance_id)                                                            \
+    X(COMPUTE_INSTANCE_ID, compute_instance_id)                                                    \
+    X(PARENT_ID, parent_id)                                                                        \
+    X(PARENT_UUID, parent_uuid)                                                                    \
+    X(PARENT_NAME, parent_name)
+
+typedef enum fl_mig_key {
+#define FL_X(id, name) FL_MIG_##id,
+    FL_MIG_KEYS(FL_X)
+#undef FL_X
+        FL_MIG_KEY_COUNT
+} fl_mig_key;
+
+/* "profile", ...; NULL out of range. */
+const char *fl_mig_key_name(int k);
+
 /* job_start's session_kind. */
 #define FL_SESSION_KIND_MONITOR "monitor"
 #define FL_SESSION_KIND_TRACE "trace"

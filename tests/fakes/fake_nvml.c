@@ -230,7 +230,8 @@ static const struct {
     X(nvmlDeviceGetMaxMigDeviceCount)                                                              \
     X(nvmlDeviceGetMigDeviceHandleByIndex)                                                         \
     X(nvmlDeviceGetGpuInstanceId)                                                                  \
-    X(nvmlDeviceGetComputeInstanceId)
+    X(nvmlDeviceGetComputeInstanceId)                                                              \
+    X(nvmlGpmMigSampleGet)
 
 #define AS_ENUM(f) F_##f,
 #define AS_NAME(f) #f,
@@ -916,7 +917,7 @@ static int begin(enum fn f, const void *handle, unsigned index, enum key k, call
     /* A MIG handle answers its name, UUID, memory and ids; the rest
      * (utilisation included) is NOT_SUPPORTED, as on a real driver. */
     if (d->is_mig && code == R_SUCCESS && k != K_NAME && k != K_UUID && k != K_MEM_V1 &&
-        k != K_MEM_V2 && k != K_MIG)
+        k != K_MEM_V2 && k != K_MIG && k != K_GPM_METRICS)
         code = R_NOT_SUPPORTED;
     return code;
 }
@@ -1680,5 +1681,34 @@ FAKE_API int nvmlDeviceGetGpuInstanceId(void *dev, unsigned *id)
 FAKE_API int nvmlDeviceGetComputeInstanceId(void *dev, unsigned *id)
 {
     return instance_id_common(F_nvmlDeviceGetComputeInstanceId, dev, id, false);
+}
+
+/* A GPM sample of GPU instance gi of the parent dev: the instance of dev
+ * with that GI id (INVALID_ARGUMENT when none), which must have GPM, like
+ * its parent (NOT_SUPPORTED otherwise).  The parent's gpm_sample rules
+ * apply; the metrics between two such samples are the instance's. */
+FAKE_API int nvmlGpmMigSampleGet(void *dev, unsigned gi, void *sample)
+{
+    call c;
+    int code = BEGIN(nvmlGpmMigSampleGet, K_GPM_SAMPLE, dev, &c);
+    fake_gpm_sample *g = sample;
+    if (code == R_SUCCESS && (!g || g->magic != GPM_MAGIC || c.d->is_mig))
+        code = R_INVALID_ARGUMENT;
+    device *inst = NULL;
+    for (unsigned i = 0; code == R_SUCCESS && i < MAX_DEVICES; i++) {
+        device *m = &st.devs[i];
+        if (m->declared && m->is_mig && &st.devs[m->mig_parent] == c.d && m->gi == gi)
+            inst = m;
+    }
+    if (code == R_SUCCESS && !inst)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS && (!c.d->gpm || !inst->gpm))
+        code = R_NOT_SUPPORTED;
+    if (code == R_SUCCESS) {
+        inst->calls[K_GPM_SAMPLE]++;
+        g->d = inst;
+        g->taken = ++inst->gpm_taken;
+    }
+    return finish(&c, code);
 }
 #endif /* !FAKE_NVML_OLD */

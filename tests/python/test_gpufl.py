@@ -124,6 +124,8 @@ class WireVocabularyTest(unittest.TestCase):
         self.assertEqual(list(_wire.SESSION_KINDS), c["session_kinds"])
         self.assertEqual(_wire.NVTX_INSTANCE_BIT, c["nvtx_instance_bit"])
         self.assertEqual(_wire.WINDOW_SIDECAR_TYPE, c["window_sidecar_type"])
+        self.assertEqual(_wire.MIG_KEY, c["mig_key"])
+        self.assertEqual(list(_wire.MIG_KEYS), c["mig_keys"])
 
     def test_log_reader_uses_the_vocabulary(self):
         from gpufl import _logs, _wire

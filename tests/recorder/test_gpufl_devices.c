@@ -5,7 +5,8 @@
  * with its time, device id, name, uuid, status and the backend's message,
  * written after device 1's last row and before shutdown; no row of device
  * 1 after it while device 0 goes on; device_metrics partial (device_lost)
- * in the closing capture_capabilities; and a debug line.
+ * in the closing capture_capabilities; and a debug line.  And a session on
+ * MIG instances (nvml_mig.txt): their identity in job_start and the report.
  */
 #include "fl_log.h"
 #include "gpufl.h"
@@ -135,6 +136,68 @@ static void test_device_lost(void)
     CHECK(said);
 }
 
+/* A session recorded over the fake NVML's MIG scenario (nvml_mig.txt: GPU 0
+ * in MIG mode with instances 2-4, GPU 1 whole): job_start's
+ * gpu_static_devices gives each instance our "mig" object and no whole GPU
+ * one; the report names an instance by its profile, ids and parent, in
+ * text and in JSON. */
+static void test_mig_session(void)
+{
+    char scen[600], base[400];
+    snprintf(scen, sizeof scen, "%s/scenarios/nvml_mig.txt", check_env("GP_TEST_SOURCE_DIR"));
+    setenv("FAKE_NVML_SCENARIO", scen, 1);
+    snprintf(base, sizeof base, "%s/mig", g_tmp);
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.log_path = base;
+    o.system_sample_rate_ms = 5;
+    o.continuous_system_sampling = true;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    char dir[600];
+    gpufl_session_dir(dir, sizeof dir);
+    sleep_ms(60);
+    gpufl_shutdown();
+    unsetenv("FAKE_NVML_SCENARIO");
+
+    fl_log log;
+    CHECK_INT(fl_log_read(&log, dir, "system"), 0);
+    json_t *js = fl_first(&log, "job_start");
+    json_t *gs = json_object_get(js, "gpu_static_devices");
+    CHECK_INT((int)json_array_size(gs), 5);
+    for (size_t i = 0; i < json_array_size(gs) && i < 2; i++)
+        CHECK(json_object_get(json_array_get(gs, i), "mig") == NULL);
+    json_t *m = json_object_get(json_array_get(gs, 4), "mig");
+    char *text = m ? json_dumps(m, JSON_PRESERVE_ORDER | JSON_COMPACT) : NULL;
+    CHECK_STR(text ? text : "(none)",
+              "{\"profile\":\"1g.10gb\",\"gpu_instance_id\":10,\"compute_instance_id\":0,"
+              "\"parent_id\":0,\"parent_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\","
+              "\"parent_name\":\"NVIDIA H100 80GB HBM3\"}");
+    free(text);
+    /* The live devices list of job_start stays GPUFlight's. */
+    CHECK(json_object_get(json_array_get(json_object_get(js, "devices"), 4), "mig") == NULL);
+    fl_log_free(&log);
+
+    gpufl_report_options ro;
+    gpufl_report_options_init(&ro);
+    ro.sections = GPUFL_SECTION_DEVICES;
+    char *out = NULL;
+    CHECK_INT(gpufl_report_logs(dir, &ro, &out, NULL, &err), GPUFL_OK);
+    CHECK_CONTAINS(out ? out : "",
+                   "  GPU 2  MIG 3g.40gb (GI 2 CI 0) of GPU 0 NVIDIA H100 80GB HBM3  ");
+    CHECK_CONTAINS(out ? out : "", "  GPU 1  NVIDIA H100 80GB HBM3  ");
+    gpufl_free(out);
+    ro.format = GPUFL_REPORT_JSON;
+    CHECK_INT(gpufl_report_logs(dir, &ro, &out, NULL, &err), GPUFL_OK);
+    CHECK_CONTAINS(out ? out : "",
+                   "\"uuid\":\"MIG-00000001-0000-0000-0000-000000000001\",\"mig\":{\"profile\":"
+                   "\"2g.20gb\",\"gpu_instance_id\":3,\"compute_instance_id\":0,\"parent_id\":0,"
+                   "\"parent_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\",\"parent_name\":"
+                   "\"NVIDIA H100 80GB HBM3\"}}");
+    CHECK_CONTAINS(out ? out : "", "\"uuid\":\"GPU-11111111-1111-1111-1111-111111111111\"}");
+    gpufl_free(out);
+}
+
 int main(void)
 {
     unsetenv("GPUFL_CONFIG_FILE");
@@ -145,6 +208,7 @@ int main(void)
         return 1;
     }
     test_device_lost();
+    test_mig_session();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_devices");
 }

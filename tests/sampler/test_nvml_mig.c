@@ -5,9 +5,10 @@
  * Checks the device list (whole GPUs first, then each MIG instance with its
  * parent, profile and GPU / compute instance ids), the exact values and
  * valid bits of an instance's samples (memory only: the rest is the
- * parent's, n/a on the instance), a library without the MIG calls, and a
+ * parent's, n/a on the instance), a library without the MIG calls, a
  * region through the public API with an instance's summary, its text and
- * JSON.
+ * JSON, and GPM per instance (nvmlGpmMigSampleGet on the parent, by GPU
+ * instance id; n/a where NVML answers NOT_SUPPORTED).
  */
 #include "check.h"
 #include "sampler/backends/backend.h"
@@ -119,6 +120,77 @@ static void test_samples(void)
     gp_backend_nvml.close(ctx);
 }
 
+/* GPM per MIG instance (scenario nvml_mig_gpm.txt): sampled on the parent
+ * with the instance's GPU instance id (nvmlGpmMigSampleGet), the metrics
+ * between two samples the instance's own; an instance whose GI answers
+ * NOT_SUPPORTED has GPM n/a, never 0. */
+static void test_gpm(void)
+{
+    char stats_path[512];
+    snprintf(stats_path, sizeof stats_path, "%s/nvml-mig-gpm-stats-%ld.txt",
+             getenv("GP_TEST_BINARY_DIR") ? getenv("GP_TEST_BINARY_DIR") : "/tmp", (long)getpid());
+    unlink(stats_path);
+    setenv("FAKE_NVML_STATS", stats_path, 1);
+    nvml_use_scenario(src_dir, "nvml_mig_gpm.txt");
+    gp_backend_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.nvml_library = fake_new;
+    cfg.timeout_ns = 5000000000ull;
+    void *ctx = NULL;
+    gp_error err;
+    CHECK_INT(gp_backend_nvml.open(&cfg, &ctx, &err), GP_OK);
+    if (!ctx)
+        return;
+    unsigned count = 0, idx[2] = {1, 2};
+    CHECK_INT(gp_backend_nvml.device_count(ctx, &count, &err), GP_OK); /* lists the instances */
+    CHECK_INT(count, 3);
+    CHECK_INT(gp_backend_nvml.start(ctx, idx, 2, 100000000ull, &err), GP_OK);
+    const uint32_t reported = GP_M_GPM_ALL & ~GP_M_GPM(GP_GPM_TENSOR_DFMA) &
+                              ~GP_M_GPM(GP_GPM_TENSOR_IMMA) & ~GP_M_GPM(GP_GPM_NVLINK_TX) &
+                              ~GP_M_GPM(GP_GPM_NVLINK_RX);
+    static const double sm[] = {0, 30, 45, 45}, dram[] = {0, 55, 65, 65};
+    for (int n = 0; n < 4; n++) {
+        gp_device_sample s;
+        memset(&s, 0xa5, sizeof s);
+        gp_error_clear(&err);
+        CHECK_INT(gp_backend_nvml.read(ctx, 0, 0, &s, &err), GP_OK);
+        /* The first sample of the run has nothing to compare with. */
+        CHECK_INT(s.valid, GP_M_MEM_USED | GP_M_MEM_TOTAL | (n ? reported : 0));
+        CHECK_U64(s.mem_used_bytes, 1048576);
+        CHECK_NEAR(s.gpm[GP_GPM_SM_ACTIVE], sm[n], 0);
+        CHECK_NEAR(s.gpm[GP_GPM_DRAM_ACTIVE], dram[n], 0);
+        CHECK_NEAR(s.gpm[GP_GPM_SM_OCCUPANCY], n ? 12 : 0, 0);
+        CHECK_NEAR(s.gpm[GP_GPM_TENSOR_HMMA], n ? 7 : 0, 0);
+        CHECK_NEAR(s.gpm[GP_GPM_FP64_ACTIVE], 0, 0); /* a measured 0 (bit set) */
+        CHECK_NEAR(s.gpm[GP_GPM_FP32_ACTIVE], n ? 20 : 0, 0);
+        CHECK_NEAR(s.gpm[GP_GPM_PCIE_TX], n ? 4 * 1048576.0 : 0, 0);
+        CHECK_NEAR(s.gpm[GP_GPM_PCIE_RX], n ? 8 * 1048576.0 : 0, 0);
+        CHECK_NEAR(s.gpm[GP_GPM_NVLINK_TX], 0, 0);
+        /* GI 9 has no GPM: memory only. */
+        memset(&s, 0xa5, sizeof s);
+        CHECK_INT(gp_backend_nvml.read(ctx, 1, 0, &s, &err), GP_OK);
+        CHECK_INT(s.valid, GP_M_MEM_USED | GP_M_MEM_TOTAL);
+        CHECK_NEAR(s.gpm[GP_GPM_SM_ACTIVE], 0, 0);
+    }
+    gp_backend_nvml.stop(ctx);
+    gp_backend_nvml.close(ctx);
+    unsetenv("FAKE_NVML_STATS");
+    char *stats = check_read_file(stats_path, NULL);
+    CHECK(stats != NULL);
+    if (stats) {
+        /* 4 reads of GI 2 plus 4 refused for GI 9; never the whole-GPU call. */
+        CHECK_CONTAINS(stats, "nvmlGpmMigSampleGet 8\n");
+        CHECK(strstr(stats, "nvmlGpmSampleGet ") == NULL);
+        CHECK_CONTAINS(stats, "nvmlGpmMetricsGet 3\n");
+        CHECK_CONTAINS(stats, "device 0 gpm_query 2\n"); /* asked of the parent */
+        CHECK_CONTAINS(stats, "device 1 gpm_sample 4\n");
+        CHECK(strstr(stats, "device 2 gpm_sample") == NULL);
+        CHECK_CONTAINS(stats, "gpm_samples_live 0\n");
+        free(stats);
+    }
+    unlink(stats_path);
+}
+
 /* A library without the MIG calls lists the whole GPUs only. */
 static void test_old_driver(void)
 {
@@ -206,5 +278,6 @@ int main(void)
     test_samples();
     test_old_driver();
     test_monitor();
+    test_gpm();
     return check_done("test_nvml_mig");
 }

@@ -156,6 +156,21 @@ static void test_mig_and_several(void)
             CHECK_INT(inst->mig.is_mig, 1);
             CHECK_INT(inst->mig.parent_index, 1);
             CHECK_U64(inst->valid, 0);
+            /* nvidia-smi has no per-instance utilisation: n/a and null
+             * in the summary, never 0. */
+            char text[4096];
+            gp_summary_format(inst, GP_FMT_ASCII, text, sizeof text);
+            CHECK_CONTAINS(text, "  util.gpu          n/a\n"
+                                 "  util.mem          n/a\n"
+                                 "  memory used       n/a\n"
+                                 "  power             n/a\n");
+            CHECK_CONTAINS(text, "  busy time est.    n/a\n");
+            gp_summary_to_json(inst, 0, text, sizeof text);
+            CHECK_CONTAINS(text, "\"valid_mask\":0,\"util_gpu_mean_pct\":null,\"util_gpu_p50_pct\":"
+                                 "null,\"util_gpu_p95_pct\":null,\"util_gpu_max_pct\":null,"
+                                 "\"util_mem_mean_pct\":null,\"util_mem_max_pct\":null,");
+            CHECK_CONTAINS(text, "\"busy_time_est_s\":null,\"sparkline\":[null,");
+            CHECK_CONTAINS(text, "\"gpm\":null,\"mig\":{\"profile\":\"3g.40gb\",");
         }
     }
     gp_monitor_destroy(m);

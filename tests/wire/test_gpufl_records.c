@@ -176,6 +176,11 @@ static fl_device_static static_unknown(void)
     return d;
 }
 
+/* A MIG instance (device 2) of GPU 0; its compute instance id unknown. */
+static const gp_mig_info mig_info = {
+    1, 0, "GPU-5a6b7c8d-0000-1111-2222-333344445555", "NVIDIA H100 80GB HBM3", "1g.10gb", 10, -1};
+static const gp_mig_info whole_gpu = {0, 0, "", "", "", -1, -1};
+
 /* ------------------------------------------------------------- goldens */
 
 static void golden_job_start(void)
@@ -208,6 +213,38 @@ static void golden_job_start(void)
     /* Without an engine the key is left out, not null. */
     CHECK(b.p && strstr(b.p, "profiling_engine") == NULL);
     finish(&b, "job_start.ndjson");
+}
+
+/* gpu_static_devices with a whole GPU (mig info given, is_mig 0: no key)
+ * and a MIG instance (the "mig" object, a member not known null). */
+static void golden_job_start_mig(void)
+{
+    fl_device_static gs[2] = {static_full(), static_unknown()};
+    gs[0].mig = &whole_gpu;
+    gs[1].id = 2;
+    gs[1].name = "NVIDIA H100 80GB HBM3 MIG 1g.10gb";
+    gs[1].uuid = "MIG-00000003-0000-0000-0000-000000000003";
+    gs[1].mig = &mig_info;
+    fl_job_start js;
+    memset(&js, 0, sizeof js);
+    js.log_path = "/var/log/gpufl/sample_app";
+    js.ts_ns = 1760000000000000000ull;
+    js.hostname = "node-7";
+    js.gpu_static = gs;
+    js.n_gpu_static = 2;
+    js.session_kind = "monitor";
+    fl_buf b = {0};
+    fl_rec_job_start(&b, &ident, &js);
+    json_t *rec = parse_line(b.p ? b.p : "");
+    json_t *arr = json_object_get(rec, "gpu_static_devices");
+    CHECK(json_object_get(json_array_get(arr, 0), "mig") == NULL);
+    json_t *m = json_object_get(json_array_get(arr, 1), "mig");
+    CHECK_STR(json_string_value(json_object_get(m, "profile")), "1g.10gb");
+    CHECK_INT(json_integer_value(json_object_get(m, "gpu_instance_id")), 10);
+    CHECK(json_is_null(json_object_get(m, "compute_instance_id")));
+    CHECK_INT(json_integer_value(json_object_get(m, "parent_id")), 0);
+    json_decref(rec);
+    finish(&b, "job_start_mig.ndjson");
 }
 
 static void golden_shutdown(void)
@@ -904,6 +941,7 @@ int main(void)
 {
     check_buf();
     golden_job_start();
+    golden_job_start_mig();
     golden_shutdown();
     golden_system();
     golden_dictionary();

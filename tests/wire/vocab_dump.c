@@ -82,7 +82,10 @@ int main(void)
     FL_BUF_LIT(&b, ",\"session_kinds\":[\"" FL_SESSION_KIND_MONITOR "\",\"" FL_SESSION_KIND_TRACE
                    "\"],\"nvtx_instance_bit\":");
     fl_buf_u64(&b, FL_NVTX_INSTANCE_BIT);
-    FL_BUF_LIT(&b, ",\"window_sidecar_type\":\"" FL_WINDOW_SIDECAR_TYPE "\"}\n");
+    FL_BUF_LIT(&b, ",\"window_sidecar_type\":\"" FL_WINDOW_SIDECAR_TYPE "\"");
+    FL_BUF_LIT(&b, ",\"mig_key\":\"" FL_KEY_MIG "\",\"mig_keys\":");
+    str_list(&b, fl_mig_key_name, FL_MIG_KEY_COUNT);
+    FL_BUF_LIT(&b, "}\n");
     int ok = !b.oom && fwrite(b.p, 1, b.len, stdout) == b.len;
     fl_buf_free(&b);
     return ok ? 0 : 1;

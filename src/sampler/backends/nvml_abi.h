@@ -346,5 +346,17 @@ typedef nvmlReturn_t (*nvml_device_get_mig_device_handle_by_index_fn)(nvmlDevice
                                                                       nvmlDevice_t *mig_device);
 /* nvmlDeviceGetGpuInstanceId, nvmlDeviceGetComputeInstanceId */
 typedef nvmlReturn_t (*nvml_device_get_instance_id_fn)(nvmlDevice_t device, unsigned int *id);
+/* GPM of one MIG GPU instance: nvmlGpmMigSampleGet(parent, gpuInstanceId,
+ * sample) takes the sample on the PARENT GPU's handle, naming the instance
+ * by its GPU instance id (nvmlDeviceGetGpuInstanceId of the MIG handle);
+ * GPM support is asked of the parent (nvmlGpmQueryDeviceSupport), and the
+ * pair of samples goes to nvmlGpmMetricsGet as for a whole GPU.  NVML
+ * 12.x+ (driver 520+); sources: nvml.h as NVIDIA's go-nvml binds it
+ * (pkg/nvml/gpm.go: GpmMigSampleGet(Device, GpuInstanceId, GpmSample)) and
+ * DCGM's GPM manager, which calls it with the parent's handle and the GI's
+ * NVML id.  Optional: absent, an instance's GPM is n/a. */
+typedef nvmlReturn_t (*nvml_gpm_mig_sample_get_fn)(nvmlDevice_t parent,
+                                                   unsigned int gpu_instance_id,
+                                                   nvmlGpmSample_t sample);
 
 #endif /* GP_NVML_ABI_H */

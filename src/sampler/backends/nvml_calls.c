@@ -196,6 +196,7 @@ static gp_status resolve(nvml_lib *l, gp_error *err)
     SET_FN(a->gpm_free, sym(h, "nvmlGpmSampleFree"));
     SET_FN(a->gpm_get, sym(h, "nvmlGpmSampleGet"));
     SET_FN(a->gpm_metrics, sym(h, "nvmlGpmMetricsGet"));
+    SET_FN(a->gpm_mig_get, sym(h, "nvmlGpmMigSampleGet"));
     if (!a->gpm_alloc || !a->gpm_free || !a->gpm_get || !a->gpm_metrics)
         a->gpm_query = NULL; /* GPM needs all five: without one, no GPM */
     SET_FN(a->get_procs, sym(h, "nvmlDeviceGetComputeRunningProcesses_v3"));
@@ -575,8 +576,7 @@ static gp_status gpm_setup(gp_runner *r, nvml_dev *d, gp_error *err)
     if (!a->gpm_query)
         return GP_OK;
     nvmlGpmSupport_t sup = {NVML_GPM_SUPPORT_VERSION, 0};
-    gp_runner_doing(r, "nvmlGpmQueryDeviceSupport");
-    nvmlReturn_t rc = a->gpm_query(d->dev, &sup);
+    nvmlReturn_t rc = gp_nvml_gpm_support(r, d, &sup);
     if (rc == NVML_ERROR_GPU_IS_LOST)
         return fail(d->key.lib, GP_ERR_DEVICE_LOST, d->key.index, d->name,
                     "nvmlGpmQueryDeviceSupport", rc, err);
@@ -618,12 +618,12 @@ static gp_status start_device(gp_runner *r, nvml_dev *d, gp_error *err)
     d->proc_have_util = false;
     d->field_metrics = l->api.get_fields ? NVML_FIELD_METRICS : 0;
     d->name[0] = '\0';
-    gp_status st = open_device(r, d, &d->dev, NULL, err);
+    gp_status st = open_device(r, d, &d->dev, &d->parent_dev, err);
     if (st == GP_OK)
         st = get_text(r, l, index, d->dev, l->api.get_name, "nvmlDeviceGetName", NULL, d->name,
                       sizeof d->name, err);
-    /* GPM on a MIG instance needs nvmlGpmMigSampleGet: not read (n/a). */
-    if (st == GP_OK && !d->is_mig)
+    /* A MIG instance's GPM is its GPU instance's, through its parent. */
+    if (st == GP_OK)
         st = gpm_setup(r, d, err);
     if (st == GP_OK)
         d->started_gen = d->gen;
@@ -836,7 +836,8 @@ static gp_status read_gpm(gp_runner *r, nvml_dev *d, gp_device_sample *out, gp_e
     const nvml_api *a = &d->key.lib->api;
     bool have_prev = d->gpm_have_prev;
     d->gpm_have_prev = false;
-    METRIC(a->gpm_get(d->dev, d->gpm_cur), "nvmlGpmSampleGet", { d->gpm_have_prev = true; });
+    METRIC(gp_nvml_gpm_sample(r, d, d->gpm_cur), GP_NVML_GPM_SAMPLE_FN(d),
+           { d->gpm_have_prev = true; });
     if (!d->gpm_have_prev || !have_prev)
         goto swap;
     nvmlGpmMetricsGet_t *m = &d->gpm_req;
@@ -871,10 +872,10 @@ void gp_nvml_job_read(gp_runner *r, void *job)
         st = read_utilization(r, d, out, err);
     if (st == GP_OK)
         st = read_memory_use(r, d, out, err);
-    /* A MIG instance has its own memory only: power, temperature, clocks,
-     * PCIe and GPM are its parent's, read on the parent (n/a here). */
+    /* A MIG instance has its own memory and GPU instance's GPM only: power,
+     * temperature, clocks and PCIe are its parent's (n/a here). */
     if (d->is_mig) {
-        d->status = st;
+        d->status = st == GP_OK ? read_gpm(r, d, out, err) : st;
         return;
     }
     if (st == GP_OK)

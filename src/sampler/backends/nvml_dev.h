@@ -42,6 +42,7 @@ typedef struct nvml_api {
     nvml_gpm_sample_free_fn gpm_free;
     nvml_gpm_sample_get_fn gpm_get;
     nvml_gpm_metrics_get_fn gpm_metrics;
+    nvml_gpm_mig_sample_get_fn gpm_mig_get; /* NULL: no GPM on MIG instances */
     /* Per-process attribution (NULL when absent). */
     nvml_device_get_compute_running_processes_fn get_procs;
     nvml_device_get_process_utilization_fn get_proc_util;
@@ -143,6 +144,10 @@ typedef struct nvml_dev {
      * the GPU at NVML index parent (is_mig false: a whole GPU, key.index). */
     bool is_mig;
     unsigned parent, mig_slot;
+    /* A MIG instance's run (start_device): its parent's handle and GPU
+     * instance id, which its GPM samples are taken with (nvml_mig.c). */
+    nvmlDevice_t parent_dev;
+    int32_t mig_gi;
     /* gp_nvml_job_mig_list's answer: key.index's occupied MIG slots. */
     unsigned n_mig;
     unsigned mig_slots[NVML_MIG_MAX];
@@ -183,6 +188,13 @@ nvmlReturn_t gp_nvml_mig_slots(gp_runner *r, const nvml_api *a, nvmlDevice_t dev
                                unsigned *n, const char **fn);
 void gp_nvml_mig_ids(gp_runner *r, const nvml_api *a, nvmlDevice_t dev, int32_t *gi, int32_t *ci);
 void gp_nvml_mig_profile(const char *name, char *out, size_t cap);
+/* GPM on d (nvml_mig.c): support asked of the device, or for a MIG
+ * instance of its parent (NOT_SUPPORTED without nvmlGpmMigSampleGet or a
+ * GPU instance id); a sample of the device, or of the instance's GPU
+ * instance through its parent.  Each names its call to the runner. */
+nvmlReturn_t gp_nvml_gpm_support(gp_runner *r, nvml_dev *d, nvmlGpmSupport_t *sup);
+nvmlReturn_t gp_nvml_gpm_sample(gp_runner *r, const nvml_dev *d, nvmlGpmSample_t sample);
+#define GP_NVML_GPM_SAMPLE_FN(d) ((d)->is_mig ? "nvmlGpmMigSampleGet" : "nvmlGpmSampleGet")
 /* MIG instance d's handle under its parent's (an instance gone since the
  * listing: GP_ERR_DEVICE_NOT_FOUND, saying so). */
 gp_status gp_nvml_mig_open(gp_runner *r, const nvml_dev *d, nvmlDevice_t parent, nvmlDevice_t *dev,

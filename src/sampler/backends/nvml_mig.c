@@ -8,6 +8,9 @@
  * a GPU without MIG (or MIG off), an empty slot, or a library without the
  * MIG calls lists none and is not a failure; any other code is returned
  * with the function that gave it.  An id the driver will not give is -1.
+ * GPM of an instance is its GPU instance's, sampled on the parent's handle
+ * (nvmlGpmMigSampleGet); without that call or a GPU instance id it is
+ * NOT_SUPPORTED, which the reader turns into n/a.
  */
 #include "../../util/error.h"
 #include "nvml_abi.h"
@@ -111,4 +114,29 @@ gp_status gp_nvml_mig_open(gp_runner *r, const nvml_dev *d, nvmlDevice_t parent,
     return gp_error_set(err, rc == NVML_ERROR_GPU_IS_LOST ? GP_ERR_DEVICE_LOST : GP_ERR_BACKEND,
                         "nvml: device %u: %s (%s returned %d)", d->key.index,
                         text && *text ? text : "unknown NVML error", fn, rc);
+}
+
+nvmlReturn_t gp_nvml_gpm_support(gp_runner *r, nvml_dev *d, nvmlGpmSupport_t *sup)
+{
+    const nvml_api *a = &d->key.lib->api;
+    nvmlDevice_t on = d->dev;
+    if (d->is_mig) {
+        /* The GI id is read afresh each run: an instance recreated in the
+         * same slot may have another. */
+        d->mig_gi = instance_id(r, a->gi_id, "nvmlDeviceGetGpuInstanceId", d->dev);
+        if (!a->gpm_mig_get || d->mig_gi < 0 || !d->parent_dev)
+            return NVML_ERROR_NOT_SUPPORTED;
+        on = d->parent_dev;
+    }
+    gp_runner_doing(r, "nvmlGpmQueryDeviceSupport");
+    return a->gpm_query(on, sup);
+}
+
+nvmlReturn_t gp_nvml_gpm_sample(gp_runner *r, const nvml_dev *d, nvmlGpmSample_t sample)
+{
+    const nvml_api *a = &d->key.lib->api;
+    gp_runner_doing(r, GP_NVML_GPM_SAMPLE_FN(d));
+    if (d->is_mig)
+        return a->gpm_mig_get(d->parent_dev, (unsigned)d->mig_gi, sample);
+    return a->gpm_get(d->dev, sample);
 }
