@@ -393,9 +393,21 @@ static const column columns[] = {
     {"gpm_pcie_rx_bps", GP_M_GPM(GP_GPM_PCIE_RX)},
     {"nvlink_tx_bps", GP_M_GPM(GP_GPM_NVLINK_TX)},
     {"nvlink_rx_bps", GP_M_GPM(GP_GPM_NVLINK_RX)},
+    /* Per-process (the command's process tree, then every process NVML
+     * lists on the device; docs/cli.md): counts and bytes, whole percent. */
+    {"proc_count", GP_M_PROC_MEM},
+    {"proc_all_count", GP_M_PROC_MEM},
+    {"proc_mem_used_bytes", GP_M_PROC_MEM},
+    {"proc_all_mem_used_bytes", GP_M_PROC_MEM},
+    {"proc_sm_pct", GP_M_PROC_UTIL},
+    {"proc_mem_pct", GP_M_PROC_UTIL},
+    {"proc_all_sm_pct", GP_M_PROC_UTIL},
+    {"proc_all_mem_pct", GP_M_PROC_UTIL},
 };
 #define FIRST_GPM_COLUMN 12
+#define FIRST_PROC_COLUMN (FIRST_GPM_COLUMN + GP_GPM_COUNT)
 #define N_COLUMNS (sizeof columns / sizeof columns[0])
+_Static_assert(N_COLUMNS == FIRST_PROC_COLUMN + 8, "columns[]: 8 per-process columns last");
 
 /* A GPM value: percent as an integer count of hundredths written with its
  * point, bytes/s whole (integers only: no locale involved). */
@@ -411,10 +423,23 @@ static int gpm_value(double v, int rate, char *buf, size_t len)
     return 1;
 }
 
+/* A per-process column (FIRST_PROC_COLUMN on, in columns[] order). */
+static void proc_value(const gp_device_sample *m, size_t p, char *buf, size_t len)
+{
+    const uint64_t v[] = {
+        m->proc_count,  m->proc_all_count, m->proc_mem_used_bytes, m->proc_all_mem_used_bytes,
+        m->proc_sm_pct, m->proc_mem_pct,   m->proc_all_sm_pct,     m->proc_all_mem_pct};
+    snprintf(buf, len, "%" PRIu64, v[p]); /* p < 8: the _Static_assert on columns[] */
+}
+
 /* Column k of a sample as text (integers only: no locale involved); 0
  * when it has none. */
 static int column_value(const gp_device_sample *m, size_t k, char *buf, size_t len)
 {
+    if (k >= FIRST_PROC_COLUMN) {
+        proc_value(m, k - FIRST_PROC_COLUMN, buf, len);
+        return 1;
+    }
     if (k >= FIRST_GPM_COLUMN) {
         size_t g = k - FIRST_GPM_COLUMN;
         return gpm_value(m->gpm[g], gp_gpm_metric_is_rate((gp_gpm_metric)g), buf, len);

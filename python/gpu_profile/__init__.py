@@ -37,6 +37,10 @@ __version__ = "0.1.0"
 # One loader for gpu_profile and gpufl (_native.py).
 from ._native import (c_enum as _c_enum, c_string as _c_string,  # noqa: E402,F401
                       declare as _declare, library_path)
+# Per-process attribution: the pids keywords and the figures (_process.py).
+from ._process import (GP_M_PROC_MEM, GP_M_PROC_UTIL, GP_PROC_PIDS_MAX,  # noqa: E402,F401
+                       pids_arg as _pids_arg, sample_process as _sample_process,
+                       summary_process as _summary_process)
 
 
 # ------------------------------------------------------- C declarations
@@ -116,7 +120,7 @@ class _GpDeviceSample(ctypes.Structure):
         ("pcie_tx_kbps", ctypes.c_uint32),
         ("pcie_rx_kbps", ctypes.c_uint32),
         ("gpm", ctypes.c_double * GP_GPM_COUNT),
-        # Per-process attribution (not offered by this package yet).
+        # Per-process attribution (GpuSample.process).
         ("proc_mem_used_bytes", ctypes.c_uint64),
         ("proc_all_mem_used_bytes", ctypes.c_uint64),
         ("proc_count", ctypes.c_uint32),
@@ -366,6 +370,10 @@ class GpuSummary:
     # "gpu_instance_id", "compute_instance_id", "parent_index",
     # "parent_uuid", "parent_name"}, unknowns None; None for a whole GPU.
     mig: Optional[dict] = None
+    # Per-process attribution (GpuMonitor(pids=...); docs/concepts.md): the
+    # keys of the JSON's "process" object, each None where NVML did not
+    # answer; None when no processes were named.
+    process: Optional[dict] = None
     _raw: bytes = dataclasses.field(default=b"", repr=False, compare=False)
 
     def format(self, ascii: bool = False) -> str:
@@ -430,6 +438,7 @@ class GpuSummary:
             gpm={n: (s.gpm_mean[i], s.gpm_p95[i], s.gpm_max[i])
                  for i, n in enumerate(GPM_METRICS) if v & GP_M_GPM(i)} or None,
             mig=_mig_dict(s.mig),
+            process=_summary_process(s),
             _raw=raw,
         )
 
@@ -456,6 +465,11 @@ class GpuSample:
     pcie_rx_kbps: Optional[int]
     # GPM: {name: value} since the device's previous sample; None without.
     gpm: Optional[dict] = None
+    # Per-process attribution: {"count", "all_count", "mem_used_bytes",
+    # "all_mem_used_bytes", "sm_pct", "mem_pct", "all_sm_pct",
+    # "all_mem_pct"} ("all": every process NVML lists), each None where NVML
+    # did not answer; None when neither was read (no processes named).
+    process: Optional[dict] = None
 
     @classmethod
     def _from_c(cls, s):
@@ -483,6 +497,7 @@ class GpuSample:
             pcie_tx_kbps=ok(GP_M_PCIE_TX, m.pcie_tx_kbps),
             pcie_rx_kbps=ok(GP_M_PCIE_RX, m.pcie_rx_kbps),
             gpm={n: m.gpm[i] for i, n in enumerate(GPM_METRICS) if v & GP_M_GPM(i)} or None,
+            process=_sample_process(m),
         )
 
 
@@ -524,7 +539,8 @@ def _device_arg(device, o):
 
 
 def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples,
-                  sample_pcie=False, nvml_library=None, smi_path=None, backend_timeout_s=5.0):
+                  sample_pcie=False, nvml_library=None, smi_path=None, backend_timeout_s=5.0,
+                  pids=None, pid_tree=False):
     if backend not in _BACKENDS:
         raise ValueError("backend must be one of %s, not %r"
                          % (", ".join(repr(b) for b in _BACKENDS), backend))
@@ -540,6 +556,7 @@ def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples,
     o.nvml_library = _c_string("nvml_library", nvml_library, "a path (str)", none_ok=True)
     o.smi_path = _c_string("smi_path", smi_path, "a path (str)", none_ok=True)
     o.backend_timeout_s = float(backend_timeout_s)
+    _pids_arg(pids, pid_tree, o)
     o.report = 1  # GP_REPORT_NONE: Python does the reporting
     return o
 
@@ -573,7 +590,8 @@ class GpuMonitor:
                  sync_fn: Optional[Callable[[], None]] = None, warmup_s: float = 0.0,
                  keep_samples: bool = False, *, sample_pcie: bool = False,
                  nvml_library: Optional[str] = None, smi_path: Optional[str] = None,
-                 backend_timeout_s: float = 5.0):
+                 backend_timeout_s: float = 5.0,
+                 pids: Union[None, int, Sequence[int]] = None, pid_tree: bool = False):
         self.device = device
         self.interval_s = interval_s
         self.backend = backend
@@ -586,7 +604,7 @@ class GpuMonitor:
         self.samples: List[GpuSample] = []
         self._opts = _make_options(device, interval_s, backend, strict, warmup_s,
                                    keep_samples, sample_pcie, nvml_library, smi_path,
-                                   backend_timeout_s)
+                                   backend_timeout_s, pids, pid_tree)
         self._mon = None
 
     @property
@@ -768,7 +786,8 @@ def gpu_profile(func=None, *, device: Union[int, str, Sequence[int]] = 0,
                 report: Union[bool, Callable[[GpuSummary], None]] = True,
                 return_profile: bool = False, sample_pcie: bool = False,
                 nvml_library: Optional[str] = None, smi_path: Optional[str] = None,
-                backend_timeout_s: float = 5.0):
+                backend_timeout_s: float = 5.0,
+                pids: Union[None, int, Sequence[int]] = None, pid_tree: bool = False):
     """Profile each call of a function: @gpu_profile or @gpu_profile(...).
 
     report: True prints the summary to stderr, False prints nothing, a
@@ -782,7 +801,7 @@ def gpu_profile(func=None, *, device: Union[int, str, Sequence[int]] = 0,
         raise TypeError("report must be True, False or a callable, not %r" % (report,))
     # Validate once, at decoration time.
     opts = _make_options(device, interval_s, backend, strict, warmup_s, False, sample_pcie,
-                         nvml_library, smi_path, backend_timeout_s)
+                         nvml_library, smi_path, backend_timeout_s, pids, pid_tree)
     need_summary = report is not False or return_profile
 
     def decorate(fn):

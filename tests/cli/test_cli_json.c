@@ -301,7 +301,15 @@ static const char *const sample_columns[] = {"t_wall_ns",
                                              "gpm_pcie_tx_bps",
                                              "gpm_pcie_rx_bps",
                                              "nvlink_tx_bps",
-                                             "nvlink_rx_bps"};
+                                             "nvlink_rx_bps",
+                                             "proc_count",
+                                             "proc_all_count",
+                                             "proc_mem_used_bytes",
+                                             "proc_all_mem_used_bytes",
+                                             "proc_sm_pct",
+                                             "proc_mem_pct",
+                                             "proc_all_sm_pct",
+                                             "proc_all_mem_pct"};
 #define N_COLS (sizeof sample_columns / sizeof sample_columns[0])
 
 /* One sample row as text cells ("" for an empty cell or null). */
@@ -356,6 +364,10 @@ static void check_rows(const row *rows, size_t n, const jn *report)
         CHECK_STR(r->cell[18], gpm ? "0.00" : "");
         CHECK_STR(r->cell[25], gpm ? "1048576000" : "");
         CHECK_STR(r->cell[28], gpm ? "0" : "");
+        /* No process on either device: known to be none (test_cli_procs
+         * has the values). */
+        for (size_t c = 29; c < N_COLS; c++)
+            CHECK_STR(r->cell[c], "0");
     }
     /* The slow energy counter: read in the first and the last round only. */
     for (size_t i = 0; i < n; i++) {
