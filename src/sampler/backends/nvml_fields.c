@@ -99,7 +99,13 @@ uint32_t gp_nvml_read_fields(gp_runner *r, nvml_dev *d, gp_device_sample *out)
         v[n].scopeId = NVML_FI_SCOPE_GPU; /* power: the GPU's, as GetPowerUsage */
         which[n++] = fields[i].metric;
     }
-    gp_runner_doing(r, "nvmlDeviceGetFieldValues");
+    /* Names the metrics asked, for a call that does not answer. */
+    uint32_t asked = 0;
+    for (int k = 0; k < n; k++)
+        asked |= which[k];
+    gp_runner_doing(r, asked == GP_M_ENERGY  ? "nvmlDeviceGetFieldValues (energy)"
+                       : asked == GP_M_POWER ? "nvmlDeviceGetFieldValues (power)"
+                                             : "nvmlDeviceGetFieldValues (energy, power)");
     if (a->get_fields(d->dev, n, v) != NVML_SUCCESS) {
         d->field_metrics = 0; /* the whole call: every metric by its own call */
         return 0;
