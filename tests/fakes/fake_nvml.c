@@ -1535,10 +1535,27 @@ struct fake_field_value {
 };
 _Static_assert(sizeof(struct fake_field_value) == 40, "nvmlFieldValue_t is 40 bytes");
 
-/* Field 83 (TOTAL_ENERGY_CONSUMPTION) takes the energy sequence like
- * nvmlDeviceGetTotalEnergyConsumption; any other id, or one of a `nofield`
- * line, answers NOT_SUPPORTED in its entry.  $FAKE_NVML_NO_FIELD_VALUES
- * set: the whole call answers NOT_SUPPORTED (a driver without them). */
+/* The fields the fake answers: 83 (TOTAL_ENERGY_CONSUMPTION) takes the
+ * energy sequence like nvmlDeviceGetTotalEnergyConsumption, 185
+ * (POWER_AVERAGE, GPU scope) the power sequence like
+ * nvmlDeviceGetPowerUsage, each entry under its function's own rules. */
+static bool field_key(unsigned id, enum key *k, enum metric *m, int *type)
+{
+    if (id == 83) {
+        *k = K_ENERGY, *m = M_ENERGY_MJ, *type = 3; /* unsigned long long */
+        return true;
+    }
+    if (id == 185) {
+        *k = K_POWER, *m = M_POWER_MW, *type = 1; /* unsigned int */
+        return true;
+    }
+    return false;
+}
+
+/* Any other id, one of a `nofield` line (a GA100 or older GPU answers 185
+ * so), or 185 asked for another scope than the GPU's, answers
+ * NOT_SUPPORTED in its entry.  $FAKE_NVML_NO_FIELD_VALUES set: the whole
+ * call answers NOT_SUPPORTED (a driver without them). */
 FAKE_API int nvmlDeviceGetFieldValues(void *dev, int count, struct fake_field_value *v)
 {
     call c;
@@ -1549,21 +1566,26 @@ FAKE_API int nvmlDeviceGetFieldValues(void *dev, int count, struct fake_field_va
     if (code == R_SUCCESS && (count <= 0 || !v))
         code = R_INVALID_ARGUMENT;
     for (int k = 0; code == R_SUCCESS && k < count; k++) {
-        bool no = v[k].id != 83;
+        enum key key = K_ENERGY;
+        enum metric m = M_ENERGY_MJ;
+        int type = 3;
+        bool no = !field_key(v[k].id, &key, &m, &type) || (v[k].id == 185 && v[k].scope != 0);
         for (unsigned i = 0; i < c.d->n_nofield; i++)
             no = no || c.d->nofield[i] == v[k].id;
         v[k].ts = 1000000;
         v[k].latency_us = 0;
         v[k].v.ull = 0;
-        v[k].type = 3;
+        v[k].type = type;
         v[k].ret = no ? R_NOT_SUPPORTED : R_SUCCESS;
         if (!no) {
-            /* The energy function's own rules apply to its field. */
-            c.d->calls[K_ENERGY]++;
-            int rc = c.d->lost ? R_GPU_IS_LOST : apply_rules(c.d, K_ENERGY, &c.delay_us);
+            /* The function's own rules apply to its field. */
+            c.d->calls[key]++;
+            int rc = c.d->lost ? R_GPU_IS_LOST : apply_rules(c.d, key, &c.delay_us);
             v[k].ret = rc;
-            if (rc == R_SUCCESS)
-                v[k].v.ull = (unsigned long long)take(c.d, M_ENERGY_MJ);
+            if (rc == R_SUCCESS && type == 1)
+                v[k].v.ui = (unsigned)take(c.d, m);
+            else if (rc == R_SUCCESS)
+                v[k].v.ull = (unsigned long long)take(c.d, m);
         }
     }
     return finish(&c, code);

@@ -5,9 +5,10 @@
  *
  * Checks that every sample field is identical with field values on and
  * off (the fake's $FAKE_NVML_NO_FIELD_VALUES), that a field whose entry
- * fails is read by its own call from then on (counted by the fake), that
- * a read that does not want the energy counter makes no field call, and
- * that a library without the function (the old fake) reads as before.
+ * fails is read by its own call from then on (counted by the fake): the
+ * energy field (83) on device 1, the power field (185) on a GA100-class
+ * device 3, that power alone still goes through the field call, and that
+ * a library without the function (the old fake) reads as before.
  */
 #include "check.h"
 #include "sampler/backends/backend.h"
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 #define READS 5
-#define DEVICES 3
+#define DEVICES 4
 
 static const char *src_dir;
 static const char *fake_new;
@@ -41,7 +42,7 @@ static void run(const char *lib, gp_device_sample out[READS][DEVICES], char **st
     CHECK_INT(gp_backend_nvml.open(&cfg, &ctx, &err), GP_OK);
     if (!ctx)
         return;
-    unsigned idx[DEVICES] = {0, 1, 2};
+    unsigned idx[DEVICES] = {0, 1, 2, 3};
     CHECK_INT(gp_backend_nvml.start(ctx, idx, DEVICES, 100000000ull, &err), GP_OK);
     for (int k = 0; k < READS; k++)
         for (size_t s = 0; s < DEVICES; s++) {
@@ -79,18 +80,33 @@ static void test_same_values(void)
     CHECK_U64(on[4][1].energy_mj, 9);
     CHECK_INT(on[0][2].valid & GP_M_ENERGY, 0);
     CHECK_INT(on[0][0].power_mw, 71234);
+    CHECK_INT(on[4][0].power_mw, 699999);
     CHECK_INT(on[2][0].temp_c, -3);
+    /* Power through the field on device 1, by its own call on device 3:
+     * one value per read either way, the same sequence. */
+    CHECK_INT(on[0][1].power_mw, 250000);
+    CHECK_INT(on[2][1].power_mw, 250001);
+    static const uint32_t power3[READS] = {60000, 61000, 62000, 63000, 64000};
+    static const uint64_t energy3[READS] = {10, 20, 0, 30, 40};
+    for (int k = 0; k < READS; k++) {
+        CHECK_INT((on[k][3].valid & GP_M_POWER) != 0, 1);
+        CHECK_INT(on[k][3].power_mw, power3[k]);
+        CHECK_U64(on[k][3].energy_mj, energy3[k]);
+    }
     if (stats_on && stats_off) {
-        /* On: 4 field calls on device 0 (the energy reads), 1 on device 1
-         * (its entry failed: its own call from then on), 1 on device 2
-         * (its entry failed with NOT_SUPPORTED); the energy function only
-         * for devices 1 (4 reads) and 2 (4 reads, each unsupported). */
-        CHECK_CONTAINS(stats_on, "nvmlDeviceGetFieldValues 6\n");
+        /* On: devices 0-2 make one field call per read (power is asked
+         * every read, energy in 4 of them): 15; device 3 one per energy
+         * read (its power entry failed in the first: its own call from
+         * then on): 4.  The energy function for devices 1 and 2 (4 reads
+         * each); the power function for device 3 only (5 reads). */
+        CHECK_CONTAINS(stats_on, "nvmlDeviceGetFieldValues 19\n");
         CHECK_CONTAINS(stats_on, "nvmlDeviceGetTotalEnergyConsumption 8\n");
+        CHECK_CONTAINS(stats_on, "nvmlDeviceGetPowerUsage 5\n");
         /* Off: the first call of each device fails as a whole; every
-         * energy read by its own call. */
-        CHECK_CONTAINS(stats_off, "nvmlDeviceGetFieldValues 3\n");
-        CHECK_CONTAINS(stats_off, "nvmlDeviceGetTotalEnergyConsumption 12\n");
+         * metric by its own call. */
+        CHECK_CONTAINS(stats_off, "nvmlDeviceGetFieldValues 4\n");
+        CHECK_CONTAINS(stats_off, "nvmlDeviceGetTotalEnergyConsumption 16\n");
+        CHECK_CONTAINS(stats_off, "nvmlDeviceGetPowerUsage 20\n");
     }
     free(stats_on);
     free(stats_off);
@@ -105,8 +121,11 @@ static void test_old_library(void)
     run(check_env("GP_TEST_FAKE_NVML_OLD"), old, &stats);
     CHECK_INT(old[0][0].valid & GP_M_ENERGY, 0);
     CHECK_INT(old[0][0].power_mw, 71234);
-    if (stats)
+    CHECK_INT(old[0][3].power_mw, 60000);
+    if (stats) {
         CHECK(strstr(stats, "nvmlDeviceGetFieldValues") == NULL);
+        CHECK_CONTAINS(stats, "nvmlDeviceGetPowerUsage 20\n");
+    }
     free(stats);
 }
 

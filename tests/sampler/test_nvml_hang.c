@@ -162,9 +162,10 @@ static void case_stop_during_hang(void)
     CHECK(s != NULL);
     if (s) {
         CHECK_INT(s->device_status, GP_ERR_TIMEOUT);
-        CHECK_STR(s->device_error, "nvml: device 0 (Fake NVIDIA GPU): nvmlDeviceGetPowerUsage did "
-                                   "not answer within 2 s: the device is not asked again until "
-                                   "that call returns");
+        /* Power is read through the field values call (nvml_fields.c). */
+        CHECK_STR(s->device_error, "nvml: device 0 (Fake NVIDIA GPU): nvmlDeviceGetFieldValues "
+                                   "(power) did not answer within 2 s: the device is not asked "
+                                   "again until that call returns");
         CHECK_U64(s->sample_count, 1);
     }
     t0 = gp_now_mono_ns();

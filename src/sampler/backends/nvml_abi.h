@@ -184,6 +184,14 @@ typedef struct nvmlFieldValue_t {
 /* The energy counter since the driver loaded, mJ: the same counter as
  * nvmlDeviceGetTotalEnergyConsumption (NVML 12's nvml.h). */
 #define NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION 83
+/* Power in mW averaged over 1 s, "supported on Ampere (except GA100) or
+ * newer" (later NVML 12 headers on; scopeId 0: the GPU alone, 1: the
+ * module).  On exactly those GPUs nvmlDeviceGetPowerUsage documents the
+ * same 1 s average, so where this field answers it is that call's value. */
+#define NVML_FI_DEV_POWER_AVERAGE 185
+#define NVML_FI_SCOPE_GPU 0
+#define NVML_VALUE_TYPE_SIGNED_LONG_LONG 4
+#define NVML_VALUE_TYPE_SIGNED_INT 5
 
 typedef struct nvmlProcessUtilizationSample_t {
     unsigned int pid;

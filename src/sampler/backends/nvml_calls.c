@@ -683,18 +683,18 @@ static gp_status read_memory_use(gp_runner *r, nvml_dev *d, gp_device_sample *ou
     return GP_OK;
 }
 
-/* Power always; the energy counter only when flags ask for it (slow). */
+/* Power always; the energy counter only when flags ask for it (slow).
+ * Either skipped when the field values gave it (nvml_fields.c). */
 static gp_status read_power_energy(gp_runner *r, nvml_dev *d, gp_device_sample *out, gp_error *err)
 {
     const nvml_api *a = &d->key.lib->api;
-    if (a->get_power) {
+    if (a->get_power && !(out->valid & GP_M_POWER)) {
         unsigned power_mw = 0;
         METRIC(a->get_power(d->dev, &power_mw), "nvmlDeviceGetPowerUsage", {
             out->power_mw = power_mw;
             out->valid |= GP_M_POWER;
         });
     }
-    /* Skipped when the field values gave it (nvml_fields.c). */
     if (a->get_energy && (d->flags & GP_READ_ENERGY) && !(out->valid & GP_M_ENERGY)) {
         unsigned long long energy_mj = 0;
         METRIC(a->get_energy(d->dev, &energy_mj), "nvmlDeviceGetTotalEnergyConsumption", {

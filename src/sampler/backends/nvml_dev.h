@@ -163,7 +163,7 @@ void gp_nvml_read_procs(gp_runner *r, nvml_dev *d, gp_device_sample *out);
 
 /* The metrics read through nvmlDeviceGetFieldValues where the driver
  * answers them (nvml_fields.c). */
-#define NVML_FIELD_METRICS GP_M_ENERGY
+#define NVML_FIELD_METRICS (GP_M_ENERGY | GP_M_POWER)
 
 /* Reads the metrics of d->field_metrics this read wants in one
  * nvmlDeviceGetFieldValues call; returns the GP_M_* bits it filled (the

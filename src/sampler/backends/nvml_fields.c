@@ -9,14 +9,18 @@
  * library without it, sends every metric to its own call.  Never fails the
  * read: its own call then reports what is wrong.
  *
- * Which metrics: NVML 12's field list (nvml.h, NVML_FI_DEV_*) has the
- * energy counter (TOTAL_ENERGY_CONSUMPTION, the counter of
- * nvmlDeviceGetTotalEnergyConsumption).  Power has fields (POWER_AVERAGE
- * 185, POWER_INSTANT 186, later headers) whose meaning differs from
- * nvmlDeviceGetPowerUsage on some GPUs (the 1 s average on Ampere and
- * later, but not GA100; instantaneous before), so it keeps its own call;
- * the GPU temperature, the clocks, utilisation, memory and the throttle
- * reasons have no field (MEMORY_TEMP, 82, is the HBM's).  docs/performance.md.
+ * Which metrics (docs/performance.md has the whole list, field by field):
+ * the energy counter (TOTAL_ENERGY_CONSUMPTION, 83, the counter of
+ * nvmlDeviceGetTotalEnergyConsumption) and power (POWER_AVERAGE, 185, GPU
+ * scope).  NVML documents 185 as the 1 s average "supported on Ampere
+ * (except GA100) or newer", and nvmlDeviceGetPowerUsage as the 1 s average
+ * on exactly those GPUs (instantaneous on GA100 and older): where 185
+ * answers, both are the same average; where it does not (GA100 and older,
+ * drivers older than the field), power comes from its own call, as
+ * before.  POWER_INSTANT (186) is not used: NVML does not say it is the
+ * value GetPowerUsage gives on the older GPUs.  The GPU temperature, the
+ * clocks, utilisation, memory, the throttle reasons and PCIe throughput
+ * have no field with their meaning in NVML 12 or 13.
  */
 #include "backend.h"
 #include "nvml_abi.h"
@@ -24,6 +28,8 @@
 #include "runner.h"
 #include "gpu_profile.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
 static const struct {
@@ -31,10 +37,12 @@ static const struct {
     unsigned field;  /* NVML_FI_DEV_* */
 } fields[] = {
     {GP_M_ENERGY, NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION},
+    {GP_M_POWER, NVML_FI_DEV_POWER_AVERAGE},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
-/* The metrics this read asks for: energy only when flags say so. */
+/* The metrics this read asks for: power always, energy only when flags
+ * say so. */
 static uint32_t wanted(const nvml_dev *d)
 {
     uint32_t w = d->field_metrics;
@@ -43,18 +51,35 @@ static uint32_t wanted(const nvml_dev *d)
     return w;
 }
 
-static bool take(const nvmlFieldValue_t *v, unsigned long long *out)
+/* The entry's value as a non-negative integer no larger than max; false
+ * for any other type or value (then the metric's own call reads it). */
+static bool take(const nvmlFieldValue_t *v, unsigned long long max, unsigned long long *out)
 {
+    unsigned long long x;
     switch (v->valueType) {
     case NVML_VALUE_TYPE_UNSIGNED_INT:
-        *out = v->value.uiVal;
-        return true;
+        x = v->value.uiVal;
+        break;
     case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-        *out = v->value.ullVal;
-        return true;
+        x = v->value.ullVal;
+        break;
+    case NVML_VALUE_TYPE_SIGNED_INT:
+        if (v->value.siVal < 0)
+            return false;
+        x = (unsigned long long)v->value.siVal;
+        break;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+        if (v->value.sllVal < 0)
+            return false;
+        x = (unsigned long long)v->value.sllVal;
+        break;
     default:
         return false;
     }
+    if (x > max)
+        return false;
+    *out = x;
+    return true;
 }
 
 uint32_t gp_nvml_read_fields(gp_runner *r, nvml_dev *d, gp_device_sample *out)
@@ -71,9 +96,16 @@ uint32_t gp_nvml_read_fields(gp_runner *r, nvml_dev *d, gp_device_sample *out)
             continue;
         memset(&v[n], 0, sizeof v[n]);
         v[n].fieldId = fields[i].field;
+        v[n].scopeId = NVML_FI_SCOPE_GPU; /* power: the GPU's, as GetPowerUsage */
         which[n++] = fields[i].metric;
     }
-    gp_runner_doing(r, "nvmlDeviceGetFieldValues");
+    /* Names the metrics asked, for a call that does not answer. */
+    uint32_t asked = 0;
+    for (int k = 0; k < n; k++)
+        asked |= which[k];
+    gp_runner_doing(r, asked == GP_M_ENERGY  ? "nvmlDeviceGetFieldValues (energy)"
+                       : asked == GP_M_POWER ? "nvmlDeviceGetFieldValues (power)"
+                                             : "nvmlDeviceGetFieldValues (energy, power)");
     if (a->get_fields(d->dev, n, v) != NVML_SUCCESS) {
         d->field_metrics = 0; /* the whole call: every metric by its own call */
         return 0;
@@ -81,12 +113,15 @@ uint32_t gp_nvml_read_fields(gp_runner *r, nvml_dev *d, gp_device_sample *out)
     uint32_t got = 0;
     for (int k = 0; k < n; k++) {
         unsigned long long x = 0;
-        if (v[k].nvmlReturn != NVML_SUCCESS || !take(&v[k], &x)) {
+        unsigned long long max = which[k] == GP_M_POWER ? UINT32_MAX : ULLONG_MAX;
+        if (v[k].nvmlReturn != NVML_SUCCESS || !take(&v[k], max, &x)) {
             d->field_metrics &= ~which[k];
             continue;
         }
         if (which[k] == GP_M_ENERGY)
             out->energy_mj = x;
+        else if (which[k] == GP_M_POWER)
+            out->power_mw = (uint32_t)x;
         out->valid |= which[k];
         got |= which[k];
     }
