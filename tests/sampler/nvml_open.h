@@ -18,10 +18,9 @@ static inline void nvml_use_scenario(const char *src_dir, const char *name)
     setenv("FAKE_NVML_SCENARIO", path, 1);
 }
 
-/* The backend opened over lib (a fake NVML build) and started on idx[0..n);
- * NULL (after a failed CHECK saying why) when it did not open. */
-static inline void *nvml_open_start(const char *src_dir, const char *scenario, const char *lib,
-                                    const unsigned *idx, size_t n)
+/* The backend opened over lib (a fake NVML build) with the scenario; NULL
+ * (after a failed CHECK saying why) when it did not open. */
+static inline void *nvml_open(const char *src_dir, const char *scenario, const char *lib)
 {
     nvml_use_scenario(src_dir, scenario);
     gp_backend_config cfg;
@@ -32,10 +31,19 @@ static inline void *nvml_open_start(const char *src_dir, const char *scenario, c
     gp_error err;
     gp_error_clear(&err);
     CHECK_INT(gp_backend_nvml.open(&cfg, &ctx, &err), GP_OK);
-    if (!ctx) {
+    if (!ctx)
         fprintf(stderr, "  open: %s\n", err.message);
+    return ctx;
+}
+
+/* nvml_open, then started on idx[0..n). */
+static inline void *nvml_open_start(const char *src_dir, const char *scenario, const char *lib,
+                                    const unsigned *idx, size_t n)
+{
+    void *ctx = nvml_open(src_dir, scenario, lib);
+    if (!ctx)
         return NULL;
-    }
+    gp_error err;
     CHECK_INT(gp_backend_nvml.start(ctx, idx, n, 100000000ull, &err), GP_OK);
     return ctx;
 }

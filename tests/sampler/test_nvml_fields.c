@@ -14,6 +14,7 @@
 #include "sampler/backends/backend.h"
 #include "util/error.h"
 #include "gpu_profile.h"
+#include "sampler/nvml_open.h"
 
 #include <unistd.h>
 
@@ -28,22 +29,13 @@ static char stats_path[512];
  * third; the call counts of that session in *stats (malloc'd). */
 static void run(const char *lib, gp_device_sample out[READS][DEVICES], char **stats)
 {
-    static char path[1024];
-    snprintf(path, sizeof path, "%s/scenarios/nvml_fields.txt", src_dir);
-    setenv("FAKE_NVML_SCENARIO", path, 1);
     unlink(stats_path);
     setenv("FAKE_NVML_STATS", stats_path, 1);
-    gp_backend_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.nvml_library = lib;
-    cfg.timeout_ns = 5000000000ull;
-    void *ctx = NULL;
-    gp_error err;
-    CHECK_INT(gp_backend_nvml.open(&cfg, &ctx, &err), GP_OK);
+    unsigned idx[DEVICES] = {0, 1, 2, 3};
+    void *ctx = nvml_open_start(src_dir, "nvml_fields.txt", lib, idx, DEVICES);
     if (!ctx)
         return;
-    unsigned idx[DEVICES] = {0, 1, 2, 3};
-    CHECK_INT(gp_backend_nvml.start(ctx, idx, DEVICES, 100000000ull, &err), GP_OK);
+    gp_error err;
     for (int k = 0; k < READS; k++)
         for (size_t s = 0; s < DEVICES; s++) {
             memset(&out[k][s], 0, sizeof out[k][s]);

@@ -25,18 +25,7 @@ static const char *fake_old;
 
 static void *open_ok(const char *lib)
 {
-    nvml_use_scenario(src_dir, "nvml_mig.txt");
-    gp_backend_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.nvml_library = lib;
-    cfg.timeout_ns = 5000000000ull;
-    void *ctx = NULL;
-    gp_error err;
-    gp_error_clear(&err);
-    CHECK_INT(gp_backend_nvml.open(&cfg, &ctx, &err), GP_OK);
-    if (!ctx)
-        fprintf(stderr, "  open: %s\n", err.message);
-    return ctx;
+    return nvml_open(src_dir, "nvml_mig.txt", lib);
 }
 
 static void check_instance(void *ctx, unsigned index, const char *name, const char *uuid,
@@ -131,16 +120,10 @@ static void test_gpm(void)
              getenv("GP_TEST_BINARY_DIR") ? getenv("GP_TEST_BINARY_DIR") : "/tmp", (long)getpid());
     unlink(stats_path);
     setenv("FAKE_NVML_STATS", stats_path, 1);
-    nvml_use_scenario(src_dir, "nvml_mig_gpm.txt");
-    gp_backend_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.nvml_library = fake_new;
-    cfg.timeout_ns = 5000000000ull;
-    void *ctx = NULL;
-    gp_error err;
-    CHECK_INT(gp_backend_nvml.open(&cfg, &ctx, &err), GP_OK);
+    void *ctx = nvml_open(src_dir, "nvml_mig_gpm.txt", fake_new);
     if (!ctx)
         return;
+    gp_error err;
     unsigned count = 0, idx[2] = {1, 2};
     CHECK_INT(gp_backend_nvml.device_count(ctx, &count, &err), GP_OK); /* lists the instances */
     CHECK_INT(count, 3);
