@@ -52,17 +52,26 @@ static json_t *last_caps_entry(const fl_log *log, const char *feature)
     return NULL;
 }
 
+/* Options for a session in g_tmp/name over the fake NVML's scenario,
+ * sampling continuously every 5 ms. */
+static void options_over(const char *scenario, const char *name, gpufl_init_options *o, char *base,
+                         size_t len)
+{
+    char scen[600];
+    snprintf(scen, sizeof scen, "%s/scenarios/%s", check_env("GP_TEST_SOURCE_DIR"), scenario);
+    setenv("FAKE_NVML_SCENARIO", scen, 1);
+    snprintf(base, len, "%s/%s", g_tmp, name);
+    gpufl_init_options_init(o);
+    o->log_path = base;
+    o->system_sample_rate_ms = 5;
+    o->continuous_system_sampling = true;
+}
+
 static void test_device_lost(void)
 {
-    char scen[600], base[400];
-    snprintf(scen, sizeof scen, "%s/scenarios/nvml_lost.txt", check_env("GP_TEST_SOURCE_DIR"));
-    setenv("FAKE_NVML_SCENARIO", scen, 1);
-    snprintf(base, sizeof base, "%s/lost", g_tmp);
+    char base[400];
     gpufl_init_options o;
-    gpufl_init_options_init(&o);
-    o.log_path = base;
-    o.system_sample_rate_ms = 5;
-    o.continuous_system_sampling = true;
+    options_over("nvml_lost.txt", "lost", &o, base, sizeof base);
     o.enable_debug_output = true;
     o.log_fn = capture_line;
     gpufl_error err;
@@ -143,15 +152,9 @@ static void test_device_lost(void)
  * text and in JSON. */
 static void test_mig_session(void)
 {
-    char scen[600], base[400];
-    snprintf(scen, sizeof scen, "%s/scenarios/nvml_mig.txt", check_env("GP_TEST_SOURCE_DIR"));
-    setenv("FAKE_NVML_SCENARIO", scen, 1);
-    snprintf(base, sizeof base, "%s/mig", g_tmp);
+    char base[400];
     gpufl_init_options o;
-    gpufl_init_options_init(&o);
-    o.log_path = base;
-    o.system_sample_rate_ms = 5;
-    o.continuous_system_sampling = true;
+    options_over("nvml_mig.txt", "mig", &o, base, sizeof base);
     gpufl_error err;
     CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
     char dir[600];
