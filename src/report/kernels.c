@@ -314,8 +314,12 @@ static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kst
                                                                uint64_t start, uint64_t dur,
                                                                int64_t regs, dstat *ds, bool queue)
 {
-    k->min_ns = dur < k->min_ns ? dur : k->min_ns;
-    k->max_ns = dur > k->max_ns ? dur : k->max_ns;
+    /* Branches, not selects: a new extreme is rare after a kernel's
+     * first rows, and the common case then stores nothing. */
+    if (__builtin_expect(dur < k->min_ns, 0))
+        k->min_ns = dur;
+    if (__builtin_expect(dur > k->max_ns, 0))
+        k->max_ns = dur;
     k->count++;
     k->total_ns += dur;
     if (queue)
@@ -323,8 +327,10 @@ static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kst
     else if (!fl_hist_add(&k->h, dur))
         r->oom = true;
     if (regs >= 0) {
-        k->regs_min = regs < k->regs_min ? regs : k->regs_min;
-        k->regs_max = regs > k->regs_max ? regs : k->regs_max;
+        if (__builtin_expect(regs < k->regs_min, 0))
+            k->regs_min = regs;
+        if (__builtin_expect(regs > k->regs_max, 0))
+            k->regs_max = regs;
     }
     if (ds) {
         ds->kernels++;
