@@ -482,10 +482,14 @@ fast_rows_avx2_n(const char *p, fl_cell **cpp, const fl_cell *cend, size_t nfull
 {
     const __m256i v_kind = _mm256_set1_epi64x(FL_CELL_INT);
     fl_cell *cp = *cpp;
-    size_t rows = 0;
     *after = false;
     const unsigned ncommas = (unsigned)(4 * nfull + nlast) - 1;
-    while (*p == '[' && (size_t)(cend - cp) >= 4 * nfull + 4) {
+    /* The last place a row may start at (it stores 4 * nfull + 4 cells);
+     * 0: none (cp is never 0).  No row counter: rows are the cells / the
+     * row's count, fewer values kept across the loop. */
+    const size_t room = 4 * nfull + 4;
+    const uintptr_t cp_last = (size_t)(cend - cp) >= room ? (uintptr_t)(cend - room) : (uintptr_t)0;
+    while (*p == '[' && (uintptr_t)cp <= cp_last) {
         const char *r = p + 1;
         uint64_t comma, digit, zero;
         masks64_avx2(r, &comma, &digit, &zero);
@@ -526,7 +530,6 @@ fast_rows_avx2_n(const char *p, fl_cell **cpp, const fl_cell *cend, size_t nfull
             RD_CONVERT_ROW4(ctz128, (rd_u128)1 << end);
         }
         cp = c;
-        rows++;
         p = r + end + 1;
         if (p[0] == ',' && p[1] == '[') {
             p++;
@@ -535,8 +538,8 @@ fast_rows_avx2_n(const char *p, fl_cell **cpp, const fl_cell *cend, size_t nfull
         *after = true;
         break;
     }
+    *done = (size_t)(cp - *cpp) / (4 * nfull + nlast);
     *cpp = cp;
-    *done = rows;
     return p;
 }
 #undef RD_CONVERT_ROW4
