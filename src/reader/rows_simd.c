@@ -8,9 +8,11 @@
  * shape on bit masks of its bytes before converting any number, and
  * converts without a branch on a digit.
  *
- *  - fast_rows_avx2 (x86-64 with AVX2, BMI1 and POPCNT, chosen at run
- *    time; rows up to 128 bytes): fast_rows_ssse3's steps on 32-byte
- *    vectors, four numbers a step;
+ *  - fast_rows_avx2 (x86-64 with AVX2, BMI1, BMI2 and POPCNT, chosen at
+ *    run time; rows up to 128 bytes): fast_rows_ssse3's steps on 32-byte
+ *    vectors, four numbers a step (BMI2 for shlx / shrx / bzhi: shifts by
+ *    a row's end without cl; AVX2 CPUs have it in practice, one without
+ *    takes fast_rows_ssse3);
  *  - fast_rows_ssse3 (SSSE3 and POPCNT): two numbers a step
  *    (pmaddubsw, pmaddwd);
  *  - fast_rows (SSE2, every x86-64; rows up to 64 bytes): SWAR, eight
@@ -53,7 +55,8 @@ static void simd_init(void)
         lv = 2;
 #endif
 #ifdef RD_AVX2
-    if (lv == 2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi"))
+    if (lv == 2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+        __builtin_cpu_supports("bmi2"))
         lv = 3;
 #endif
     const char *e = getenv("GP_READ_SIMD");
@@ -476,16 +479,20 @@ __attribute__((target("avx2"))) static inline void masks64_avx2(const char *r, u
 /* fast_rows_avx2 for expect = 4 * nfull + nlast numbers a row (1 <= nlast
  * <= 4): inlined with constants for the writer's rows (its eleven
  * columns, the spec's ten), so that the steps of four are unrolled. */
-__attribute__((target("avx2,bmi,popcnt"), always_inline)) static inline const char *
+__attribute__((target("avx2,bmi,bmi2,popcnt"), always_inline)) static inline const char *
 fast_rows_avx2_n(const char *p, fl_cell **cpp, const fl_cell *cend, size_t nfull, size_t nlast,
                  size_t *done, bool *after)
 {
     const __m256i v_kind = _mm256_set1_epi64x(FL_CELL_INT);
     fl_cell *cp = *cpp;
-    size_t rows = 0;
     *after = false;
     const unsigned ncommas = (unsigned)(4 * nfull + nlast) - 1;
-    while (*p == '[' && (size_t)(cend - cp) >= 4 * nfull + 4) {
+    /* The last place a row may start at (it stores 4 * nfull + 4 cells);
+     * 0: none (cp is never 0).  No row counter: rows are the cells / the
+     * row's count, fewer values kept across the loop. */
+    const size_t room = 4 * nfull + 4;
+    const uintptr_t cp_last = (size_t)(cend - cp) >= room ? (uintptr_t)(cend - room) : (uintptr_t)0;
+    while (*p == '[' && (uintptr_t)cp <= cp_last) {
         const char *r = p + 1;
         uint64_t comma, digit, zero;
         masks64_avx2(r, &comma, &digit, &zero);
@@ -526,7 +533,6 @@ fast_rows_avx2_n(const char *p, fl_cell **cpp, const fl_cell *cend, size_t nfull
             RD_CONVERT_ROW4(ctz128, (rd_u128)1 << end);
         }
         cp = c;
-        rows++;
         p = r + end + 1;
         if (p[0] == ',' && p[1] == '[') {
             p++;
@@ -535,13 +541,13 @@ fast_rows_avx2_n(const char *p, fl_cell **cpp, const fl_cell *cend, size_t nfull
         *after = true;
         break;
     }
+    *done = (size_t)(cp - *cpp) / (4 * nfull + nlast);
     *cpp = cp;
-    *done = rows;
     return p;
 }
 #undef RD_CONVERT_ROW4
 
-__attribute__((target("avx2,bmi,popcnt"), noinline)) static const char *
+__attribute__((target("avx2,bmi,bmi2,popcnt"), noinline)) static const char *
 fast_rows_avx2(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect, size_t *done,
                bool *after)
 {

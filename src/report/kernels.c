@@ -314,8 +314,12 @@ static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kst
                                                                uint64_t start, uint64_t dur,
                                                                int64_t regs, dstat *ds, bool queue)
 {
-    k->min_ns = dur < k->min_ns ? dur : k->min_ns;
-    k->max_ns = dur > k->max_ns ? dur : k->max_ns;
+    /* Branches, not selects: a new extreme is rare after a kernel's
+     * first rows, and the common case then stores nothing. */
+    if (__builtin_expect(dur < k->min_ns, 0))
+        k->min_ns = dur;
+    if (__builtin_expect(dur > k->max_ns, 0))
+        k->max_ns = dur;
     k->count++;
     k->total_ns += dur;
     if (queue)
@@ -323,8 +327,10 @@ static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kst
     else if (!fl_hist_add(&k->h, dur))
         r->oom = true;
     if (regs >= 0) {
-        k->regs_min = regs < k->regs_min ? regs : k->regs_min;
-        k->regs_max = regs > k->regs_max ? regs : k->regs_max;
+        if (__builtin_expect(regs < k->regs_min, 0))
+            k->regs_min = regs;
+        if (__builtin_expect(regs > k->regs_max, 0))
+            k->regs_max = regs;
     }
     if (ds) {
         ds->kernels++;
@@ -441,14 +447,18 @@ static bool kernels_wait(const fl_report *r, const fl_batch *b, const kcols *c)
 #define KPREFETCH 8
 
 /* Asks the cache for the first line of row v's kstat (a kernel seen
- * before; a bad row asks for nothing or for one it will not touch). */
-static inline __attribute__((always_inline)) void prefetch_kstat(const fl_report *r,
-                                                                 const fl_cell *v, const kcols *c)
+ * before; a bad row asks for nothing or for one it will not touch) and
+ * returns its k_dense entry (index + 1; 0: not known yet), which the row
+ * then uses instead of looking it up again: an entry once set does not
+ * change. */
+static inline __attribute__((always_inline)) uint32_t
+prefetch_kstat(const fl_report *r, const fl_cell *v, const kcols *c)
 {
     uint64_t kid = (uint64_t)v[c->kid].i;
-    if (kid < r->n_dense && r->k_dense[kid]) {
-        __builtin_prefetch(&r->k[r->k_dense[kid] - 1], 1);
-    }
+    uint32_t kd = kid < r->n_dense ? r->k_dense[kid] : 0;
+    if (kd)
+        __builtin_prefetch(&r->k[kd - 1], 1);
+    return kd;
 }
 
 /* Which of the optional columns a kernel batch has (kernel_rows). */
@@ -473,10 +483,78 @@ static bool kcols_writer(const kcols *c, size_t ncols)
     return memcmp(c, &w, sizeof w) == 0;
 }
 
+/* What kernel_rows carries from row to row. */
+typedef struct krun {
+    uint64_t bad, lo, hi, ns;
+    int64_t def_dev, ds_key; /* the model's default device; the last row's device */
+    dstat *ds;               /* and its entry */
+    bool waiting;
+} krun;
+
+/* Row v of a batch (see kernel_rows); kd: its kernel's k_dense entry
+ * when known (prefetch_kstat), else 0. */
+static inline __attribute__((always_inline)) void kernel_row(fl_report *r, const fl_cell *v,
+                                                             const kcols *cp, uint64_t base,
+                                                             uint32_t kd, bool may_wait, int cols,
+                                                             bool queue, krun *st)
+{
+    const kcols c = *cp;
+    int64_t dt = v[c.dt].i, kid = v[c.kid].i, sdur = v[c.dur].i;
+    if (dt < 0 || sdur < 0 || (uint64_t)kid > UINT32_MAX) {
+        st->bad++;
+        return;
+    }
+    uint64_t start = base + (uint64_t)dt, dur = (uint64_t)sdur;
+    st->lo = start < st->lo ? start : st->lo;
+    st->hi = start + dur > st->hi ? start + dur : st->hi;
+    st->ns += dur;
+    int64_t ix = kd ? (int64_t)kd - 1 : kernel_index(r, (uint32_t)kid);
+    if (ix < 0)
+        return;
+    kstat *k = &r->k[ix];
+    const bool some = cols == KC_SOME;
+    int64_t regs = some ? cell_or(v, c.regs, -1) : v[c.regs].i;
+    int64_t dev = cols == KC_ALL ? v[c.dev].i : cols == KC_NODEV ? -1 : cell_or(v, c.dev, -1);
+    int64_t dkey = dev >= 0 ? dev : st->def_dev;
+    if (dkey != st->ds_key || !st->ds) {
+        /* (r->d moves only when kernel_device adds a device) */
+        st->ds = kernel_device(r, dkey);
+        st->ds_key = dkey;
+    }
+    kernel_stats(r, k, start, dur, regs >= 0 ? regs : -1, st->ds, queue);
+    bool hd = (some ? cell_or(v, c.hd, 0) : v[c.hd].i) > 0;
+    if (!(hd | st->waiting) && !r->oom) {
+        /* The kernel's current detail, which kernel_attr has taken
+         * already: every row that changes it (a has_details = 1 row's
+         * claim) goes through kernel_attr with it, unless memory ran
+         * out.  So only the attribution is left, and it is the
+         * kernel's as it stands: kernel_stats counted the row, which
+         * attr_fold attributes before the attribution changes
+         * (resolve_scopes) or the report is finished.  Nothing else
+         * of the kstat than its first line is touched. */
+        return;
+    }
+    fl_model *m = r->m;
+    attr_own(k, dur);
+    st->waiting |= hd && may_wait;
+    uint32_t corr = (uint32_t)nonneg_or(some ? cell_or(v, c.corr, 0) : v[c.corr].i, 0);
+    if (st->waiting) {
+        r->dq[r->n_dq++] = (kdefer){dur, (uint32_t)ix | (hd ? DQ_HD : 0), corr};
+        r->dq_ns += dur;
+        r->dq_hd += hd;
+        r->dq_reset |= k->attr_seq != 0;
+    } else if (!hd && !m->priv->current.n) {
+        kernel_attr(r, k, NULL, dur);
+    } else {
+        kernel_attr(r, k, fl_model_claim(m, (uint32_t)kid, corr, hd), dur);
+    }
+}
+
 /* The rows of b (see fl_report_kernel_batch); cols: KC_*, a missing
  * column read as not recorded, as the model reads it; queue: the
- * histogram counts are queued (many kernels); fixed: the columns are in
- * the writer's order (kcols_writer: KC_ALL or KC_NODEV only). */
+ * histogram counts are queued and the kstats asked for KPREFETCH rows
+ * ahead (many kernels); fixed: the columns are in the writer's order
+ * (kcols_writer: KC_ALL or KC_NODEV only). */
 static inline __attribute__((always_inline)) void kernel_rows(fl_report *r, const fl_batch *b,
                                                               const kcols *cp, bool may_wait,
                                                               int cols, bool queue, bool fixed)
@@ -485,76 +563,41 @@ static inline __attribute__((always_inline)) void kernel_rows(fl_report *r, cons
     kcols c = fixed ? kc_writer : *cp;
     if (fixed && cols == KC_NODEV)
         c.dev = -1;
-    bool waiting = false;
-    uint64_t bad = 0, lo = UINT64_MAX, hi = 0, ns = 0;
-    /* The device of the last row: its key and entry; rows without one
-     * take the model's default device (which no kernel row changes). */
-    const int64_t def_dev = device_key(r, -1);
-    int64_t ds_key = DEVICE_UNKNOWN;
-    dstat *ds = NULL;
+    /* Rows without a device take the model's default device (which no
+     * kernel row changes). */
+    krun st = {.lo = UINT64_MAX, .def_dev = device_key(r, -1), .ds_key = DEVICE_UNKNOWN};
     const size_t ncols = fixed ? (cols == KC_ALL ? 11 : 10) : b->ncols;
     const fl_cell *v = b->cells;
     const size_t nrows = b->nrows;
     const uint64_t base = b->base_time_ns;
-    for (size_t i = 0; i < nrows; i++, v += ncols) {
-        if (queue && i + KPREFETCH < nrows)
-            prefetch_kstat(r, v + KPREFETCH * ncols, &c);
-        int64_t dt = v[c.dt].i, kid = v[c.kid].i, sdur = v[c.dur].i;
-        if (dt < 0 || sdur < 0 || (uint64_t)kid > UINT32_MAX) {
-            bad++;
-            continue;
+    size_t i = 0;
+    if (queue) {
+        /* The k_dense entries of the next KPREFETCH rows, row i's at
+         * ring[i % KPREFETCH]: the loop's first part asks for row i +
+         * KPREFETCH's as it takes row i, the rest (the last KPREFETCH
+         * rows) has them all. */
+        uint32_t ring[KPREFETCH];
+        for (size_t j = 0; j < KPREFETCH; j++)
+            ring[j] = j < nrows ? prefetch_kstat(r, v + j * ncols, &c) : 0;
+        const size_t nmain = nrows > KPREFETCH ? nrows - KPREFETCH : 0;
+        for (; i < nmain; i++, v += ncols) {
+            uint32_t kd = ring[i % KPREFETCH];
+            ring[i % KPREFETCH] = prefetch_kstat(r, v + KPREFETCH * ncols, &c);
+            kernel_row(r, v, &c, base, kd, may_wait, cols, true, &st);
         }
-        uint64_t start = base + (uint64_t)dt, dur = (uint64_t)sdur;
-        lo = start < lo ? start : lo;
-        hi = start + dur > hi ? start + dur : hi;
-        ns += dur;
-        int64_t ix = kernel_index(r, (uint32_t)kid);
-        if (ix < 0)
-            continue;
-        kstat *k = &r->k[ix];
-        const bool some = cols == KC_SOME;
-        int64_t regs = some ? cell_or(v, c.regs, -1) : v[c.regs].i;
-        int64_t dev = cols == KC_ALL ? v[c.dev].i : cols == KC_NODEV ? -1 : cell_or(v, c.dev, -1);
-        int64_t dkey = dev >= 0 ? dev : def_dev;
-        if (dkey != ds_key || !ds) {
-            /* (r->d moves only when kernel_device adds a device) */
-            ds = kernel_device(r, dkey);
-            ds_key = dkey;
-        }
-        kernel_stats(r, k, start, dur, regs >= 0 ? regs : -1, ds, queue);
-        bool hd = (some ? cell_or(v, c.hd, 0) : v[c.hd].i) > 0;
-        if (!(hd | waiting) && !r->oom) {
-            /* The kernel's current detail, which kernel_attr has taken
-             * already: every row that changes it (a has_details = 1 row's
-             * claim) goes through kernel_attr with it, unless memory ran
-             * out.  So only the attribution is left, and it is the
-             * kernel's as it stands: kernel_stats counted the row, which
-             * attr_fold attributes before the attribution changes
-             * (resolve_scopes) or the report is finished.  Nothing else
-             * of the kstat than its first line is touched. */
-            continue;
-        }
-        attr_own(k, dur);
-        waiting |= hd && may_wait;
-        uint32_t corr = (uint32_t)nonneg_or(some ? cell_or(v, c.corr, 0) : v[c.corr].i, 0);
-        if (waiting) {
-            r->dq[r->n_dq++] = (kdefer){dur, (uint32_t)ix | (hd ? DQ_HD : 0), corr};
-            r->dq_ns += dur;
-            r->dq_hd += hd;
-            r->dq_reset |= k->attr_seq != 0;
-        } else if (!hd && !m->priv->current.n) {
-            kernel_attr(r, k, NULL, dur);
-        } else {
-            kernel_attr(r, k, fl_model_claim(m, (uint32_t)kid, corr, hd), dur);
-        }
+        for (; i < nrows; i++, v += ncols)
+            kernel_row(r, v, &c, base, ring[i % KPREFETCH], may_wait, cols, true, &st);
+    } else {
+        for (; i < nrows; i++, v += ncols)
+            kernel_row(r, v, &c, base, 0, may_wait, cols, false, &st);
     }
     hq_flush(r);
-    m->bad_rows += bad;
-    r->kernel_launches += b->nrows - bad;
-    r->kernel_ns += ns;
-    if (lo != UINT64_MAX) {
-        fl_model_note_time(m, lo);
-        fl_model_note_time(m, hi);
+    m->bad_rows += st.bad;
+    r->kernel_launches += b->nrows - st.bad;
+    r->kernel_ns += st.ns;
+    if (st.lo != UINT64_MAX) {
+        fl_model_note_time(m, st.lo);
+        fl_model_note_time(m, st.hi);
     }
 }
 

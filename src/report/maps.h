@@ -126,7 +126,8 @@ bool fl_hist_add_grow(fl_hist *h, size_t o, size_t sub);
  * (0 below 32), without a branch. */
 static inline __attribute__((always_inline)) size_t fl_hist_index(uint64_t v)
 {
-    unsigned s = 58u - (unsigned)__builtin_clzll(v | FL_HIST_SUB); /* 0..58 */
+    /* 63 ^ clz is the top bit's index (one bsr, whatever the caller) */
+    unsigned s = (unsigned)(63 ^ __builtin_clzll(v | FL_HIST_SUB)) - 5u; /* 0..58 */
     return ((size_t)s * FL_HIST_SUB) + (size_t)(v >> s);
 }
 
