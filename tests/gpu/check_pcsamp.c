@@ -17,38 +17,13 @@
  * PASS / FAIL per check, then a final line; exit 0 only if all passed.
  */
 #include "fl_log.h"
+#include "gpu_check.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-static int n_fail;
-
-static void report(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void report(bool ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s  ", ok ? "PASS" : "FAIL");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    n_fail += !ok;
-}
-
 #define MAX_ID 4096
-
-static const char *dict_name(const fl_log *log, const char *dict, json_int_t id)
-{
-    char key[32];
-    snprintf(key, sizeof key, "%lld", (long long)id);
-    for (size_t i = 0; i < log->n; i++) {
-        json_t *v = json_object_get(json_object_get(log->lines[i], dict), key);
-        if (v)
-            return json_string_value(v);
-    }
-    return "";
-}
 
 static bool has(const char *s, const char *sub)
 {
@@ -130,30 +105,19 @@ int main(int argc, char **argv)
         return 2;
     }
     json_error_t je;
-    json_t *ex = json_load_file(argv[2], 0, &je);
-    char dir[4096];
+    json_t *ex = json_load_file(argv[2], 0, &je), *caps;
     fl_log dev, scope;
-    if (!ex || fl_only_session(argv[4], dir, sizeof dir) != 0 ||
-        fl_log_read(&dev, dir, "device") != 0 || fl_log_read(&scope, dir, "scope") != 0) {
-        fprintf(stderr, "check_pcsamp: cannot read %s or the session in %s\n", argv[2], argv[4]);
+    if (!ex) {
+        fprintf(stderr, "check_pcsamp: cannot read %s\n", argv[2]);
         return 2;
     }
-    json_t *caps = NULL;
-    for (size_t i = 0; i < dev.n; i++)
-        if (strcmp(log_type(dev.lines[i]), "capture_capabilities") == 0)
-            caps = dev.lines[i];
+    if (gc_session("check_pcsamp", argv[4], &dev, &scope, &caps) != 0)
+        return 2;
     const char *sel = json_string_value(json_object_get(caps, "selected_engine"));
     report(sel && strcmp(sel, "nvidia.pc_sampling") == 0, "selected_engine %s",
            sel ? sel : "(none)");
-    json_t *list = json_object_get(caps, "capabilities");
-    for (size_t i = 0; i < json_array_size(list); i++) {
-        json_t *c = json_array_get(list, i);
-        const char *f = json_string_value(json_object_get(c, "feature"));
-        const char *st = json_string_value(json_object_get(c, "status"));
-        if (f && (!strcmp(f, "pc_sampling") || !strcmp(f, "source_collection")))
-            report(st && (!strcmp(st, "collected") || !strcmp(st, "partial")), "%s: %s (%s)", f,
-                   st ? st : "?", json_string_value(json_object_get(c, "message")));
-    }
+    static const char *const features[] = {"pc_sampling", "source_collection", NULL};
+    gc_features(caps, features);
     check_kernel(&scope, "chase", json_string_value(json_object_get(ex, "chase")),
                  "long_scoreboard", json_integer_value(json_object_get(ex, "chase_line")));
     check_kernel(&scope, "barrier", json_string_value(json_object_get(ex, "barrier")), "barrier",

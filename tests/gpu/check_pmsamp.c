@@ -16,24 +16,11 @@
  * PASS / FAIL per check, then a final line; exit 0 only if all passed.
  */
 #include "fl_log.h"
+#include "gpu_check.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-static int n_fail;
-
-static void report(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void report(bool ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s  ", ok ? "PASS" : "FAIL");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    n_fail += !ok;
-}
 
 /* The id (as text) of the first dictionary entry of dict whose name
  * contains needle; -1 when none. */
@@ -59,29 +46,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: check_pmsamp --log-dir DIR\n");
         return 2;
     }
-    char dir[4096];
     fl_log dev, scope;
-    if (fl_only_session(argv[2], dir, sizeof dir) != 0 || fl_log_read(&dev, dir, "device") != 0 ||
-        fl_log_read(&scope, dir, "scope") != 0) {
-        fprintf(stderr, "check_pmsamp: cannot read the session in %s\n", argv[2]);
+    json_t *caps;
+    if (gc_session("check_pmsamp", argv[2], &dev, &scope, &caps) != 0)
         return 2;
-    }
-    json_t *caps = NULL;
-    for (size_t i = 0; i < dev.n; i++)
-        if (strcmp(log_type(dev.lines[i]), "capture_capabilities") == 0)
-            caps = dev.lines[i];
     const char *sel = json_string_value(json_object_get(caps, "selected_engine"));
     report(sel && strcmp(sel, "nvidia.pm_sampling") == 0, "selected_engine %s",
            sel ? sel : "(none)");
-    json_t *list = json_object_get(caps, "capabilities");
-    for (size_t i = 0; i < json_array_size(list); i++) {
-        json_t *c = json_array_get(list, i);
-        const char *f = json_string_value(json_object_get(c, "feature"));
-        const char *st = json_string_value(json_object_get(c, "status"));
-        if (f && !strcmp(f, "pm_sampling"))
-            report(st && (!strcmp(st, "collected") || !strcmp(st, "partial")), "%s: %s (%s)", f,
-                   st ? st : "?", json_string_value(json_object_get(c, "message")));
-    }
+    static const char *const features[] = {"pm_sampling", NULL};
+    gc_features(caps, features);
     report(fl_first(&scope, "pm_sampling_config") != NULL, "a pm_sampling_config record");
 
     /* spin's interval, from its kernel_event_batch row. */
