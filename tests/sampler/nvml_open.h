@@ -10,12 +10,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static inline void nvml_use_scenario(const char *src_dir, const char *name)
 {
     static char path[1024];
     snprintf(path, sizeof path, "%s/scenarios/%s", src_dir, name);
     setenv("FAKE_NVML_SCENARIO", path, 1);
+}
+
+/* buf = $GP_TEST_BINARY_DIR (else /tmp) / nvml-NAME-stats-PID.txt: where
+ * the fake writes its call counts when FAKE_NVML_STATS names it. */
+static inline void nvml_stats_path(char *buf, size_t len, const char *name)
+{
+    const char *dir = getenv("GP_TEST_BINARY_DIR");
+    snprintf(buf, len, "%s/nvml-%s-stats-%ld.txt", dir ? dir : "/tmp", name, (long)getpid());
 }
 
 /* The backend opened over lib (a fake NVML build) with the scenario; NULL

@@ -16,6 +16,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "gpu_profile.h"
+#include "sampler/nvml_open.h"
 
 #include <dlfcn.h>
 #include <time.h>
@@ -733,8 +734,7 @@ int main(void)
     src_dir = check_env("GP_TEST_SOURCE_DIR");
     fake_new = check_env("GP_TEST_FAKE_NVML");
     fake_old = check_env("GP_TEST_FAKE_NVML_OLD");
-    snprintf(stats_path, sizeof stats_path, "%s/nvml-stats-%ld.txt",
-             getenv("GP_TEST_BINARY_DIR") ? getenv("GP_TEST_BINARY_DIR") : "/tmp", (long)getpid());
+    nvml_stats_path(stats_path, sizeof stats_path, "backend");
     unsetenv("FAKE_NVML_STATS");
 
     test_interface();

@@ -125,8 +125,7 @@ int main(void)
 {
     src_dir = check_env("GP_TEST_SOURCE_DIR");
     fake_new = check_env("GP_TEST_FAKE_NVML");
-    snprintf(stats_path, sizeof stats_path, "%s/nvml-fields-stats-%ld.txt",
-             getenv("GP_TEST_BINARY_DIR") ? getenv("GP_TEST_BINARY_DIR") : "/tmp", (long)getpid());
+    nvml_stats_path(stats_path, sizeof stats_path, "fields");
     test_same_values();
     test_old_library();
     unlink(stats_path);

@@ -207,8 +207,7 @@ int main(void)
     src_dir = check_env("GP_TEST_SOURCE_DIR");
     fake_new = check_env("GP_TEST_FAKE_NVML");
     fake_old = check_env("GP_TEST_FAKE_NVML_OLD");
-    snprintf(stats_path, sizeof stats_path, "%s/nvml-gpm-stats-%ld.txt",
-             getenv("GP_TEST_BINARY_DIR") ? getenv("GP_TEST_BINARY_DIR") : "/tmp", (long)getpid());
+    nvml_stats_path(stats_path, sizeof stats_path, "gpm");
     unsetenv("FAKE_NVML_STATS");
     test_values();
     test_close_without_stop();

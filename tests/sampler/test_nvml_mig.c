@@ -116,8 +116,7 @@ static void test_samples(void)
 static void test_gpm(void)
 {
     char stats_path[512];
-    snprintf(stats_path, sizeof stats_path, "%s/nvml-mig-gpm-stats-%ld.txt",
-             getenv("GP_TEST_BINARY_DIR") ? getenv("GP_TEST_BINARY_DIR") : "/tmp", (long)getpid());
+    nvml_stats_path(stats_path, sizeof stats_path, "mig-gpm");
     unlink(stats_path);
     setenv("FAKE_NVML_STATS", stats_path, 1);
     void *ctx = nvml_open(src_dir, "nvml_mig_gpm.txt", fake_new);
