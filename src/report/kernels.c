@@ -31,7 +31,11 @@
 
 /* ======================================================== kernel table */
 
-#define DENSE_MAX 4096u /* kernel ids below this have k_dense slots */
+/* Kernel ids below this have k_dense slots: dictionary ids are given in
+ * order, so a session's ids are dense; 4 bytes an id up to the largest
+ * seen (256 KiB at most), where the map costs a hash lookup a row and no
+ * prefetch (a tenth of the time with 5000 kernels). */
+#define DENSE_MAX 65536u
 
 /* r->k with room for one more, 64-byte aligned (a kstat's first cache
  * line is what a row touches); false when out of memory. */
@@ -276,11 +280,16 @@ static inline __attribute__((always_inline)) void busy_add(dstat *d, uint64_t a,
 
 static inline __attribute__((always_inline)) dstat *kernel_device(fl_report *r, int64_t id)
 {
+    if ((uint64_t)id < FL_DEV_SLOTS && r->dev_slot[id])
+        return &r->d[r->dev_slot[id] - 1];
     if (r->last_dev < r->n_d && r->d[r->last_dev].id == id)
         return &r->d[r->last_dev];
     dstat *d = fl_report_device(r, id);
-    if (d)
+    if (d) {
         r->last_dev = (size_t)(d - r->d);
+        if ((uint64_t)id < FL_DEV_SLOTS && r->last_dev < UINT8_MAX)
+            r->dev_slot[id] = (uint8_t)(r->last_dev + 1);
+    }
     return d;
 }
 

@@ -20,6 +20,7 @@
 
 #define MAX_WARNINGS_KEPT 5      /* reader warnings quoted in the report */
 #define DEVICE_UNKNOWN INT64_MIN /* device key of rows that do not say */
+#define FL_DEV_SLOTS 64          /* device ids with a direct slot (fl_report.dev_slot) */
 
 /* ========================================================== statistics */
 
@@ -197,6 +198,10 @@ struct fl_report {
     uint32_t *k_dense;
     size_t n_dense;
     size_t last_dev; /* the index of the device of the last kernel row */
+    /* dev_slot[id] = index into d + 1 (0: not yet) for the small device
+     * ids, so rows that alternate between devices find theirs without
+     * fl_report_device's search. */
+    uint8_t dev_slot[FL_DEV_SLOTS];
     /* Kernel rows waiting for their details (fl_report_kernel_batch). */
     kdefer *dq;
     size_t n_dq, cap_dq;
