@@ -57,11 +57,43 @@ fl_model *fl_model_create(fl_model_kernel_fn fn, void *user)
     return m;
 }
 
-static void free_details(fl_u64map *map)
+/* A freed detail on p->spare (allocated as one: detail_new). */
+typedef union kd_spare {
+    fl_kdetail d;
+    union kd_spare *next;
+} kd_spare;
+#define SPARE_MAX 256u
+
+static fl_kdetail *detail_new(fl_model_priv *p)
+{
+    kd_spare *s = p->spare;
+    if (!s)
+        return calloc(1, sizeof *s);
+    p->spare = s->next;
+    p->n_spare--;
+    memset(&s->d, 0, sizeof s->d);
+    return &s->d;
+}
+
+static void detail_free(fl_model_priv *p, fl_kdetail *d)
+{
+    if (!d)
+        return;
+    if (p->n_spare >= SPARE_MAX) {
+        free(d);
+        return;
+    }
+    kd_spare *s = (kd_spare *)(void *)d;
+    s->next = p->spare;
+    p->spare = s;
+    p->n_spare++;
+}
+
+static void free_details(fl_model_priv *p, fl_u64map *map)
 {
     for (size_t i = 0; i < map->cap; i++)
         if (map->used[i])
-            free((fl_kdetail *)(uintptr_t)map->vals[i].a);
+            detail_free(p, (fl_kdetail *)(uintptr_t)map->vals[i].a);
     fl_map_clear(map);
 }
 
@@ -88,10 +120,15 @@ void fl_model_destroy(fl_model *m)
     if (p) {
         for (int i = 0; i < DICT_COUNT; i++)
             fl_map_free(&p->dict[i]);
-        free_details(&p->current);
+        free_details(p, &p->current);
         fl_map_free(&p->current);
-        free_details(&p->pending);
+        free_details(p, &p->pending);
         fl_map_free(&p->pending);
+        while (p->spare) {
+            kd_spare *s = p->spare;
+            p->spare = s->next;
+            free(s);
+        }
         free(p->held);
         fl_pool_free(&p->pool);
         free(p);
@@ -193,37 +230,39 @@ const fl_kdetail *fl_model_claim(fl_model *m, uint32_t kernel_id, uint32_t corr_
                                  bool has_details)
 {
     fl_model_priv *p = m->priv;
-    if (has_details) {
-        fl_kdetail *d = NULL;
-        fl_mval *v = p->pending.n ? fl_map_find(&p->pending, corr_id) : NULL;
-        if (v) {
-            d = (fl_kdetail *)(uintptr_t)v->a;
-            fl_map_del(&p->pending, corr_id);
+    if (!has_details) {
+        const fl_mval *cur = p->current.n ? fl_map_find(&p->current, kernel_id) : NULL;
+        return cur ? (const fl_kdetail *)(uintptr_t)cur->a : NULL;
+    }
+    fl_kdetail *d = NULL;
+    fl_mval *v = p->pending.n ? fl_map_find(&p->pending, corr_id) : NULL;
+    if (v) {
+        d = (fl_kdetail *)(uintptr_t)v->a;
+        fl_map_del(&p->pending, corr_id);
+    } else {
+        m->details_missing++;
+    }
+    fl_mval *cur = p->current.n ? fl_map_find(&p->current, kernel_id) : NULL;
+    if (cur) {
+        detail_free(p, (fl_kdetail *)(uintptr_t)cur->a);
+        if (d) {
+            cur->a = (uintptr_t)d;
         } else {
-            m->details_missing++;
+            /* Its detail was lost: this row and the later ones up to
+             * the next detail have none. */
+            fl_map_del(&p->current, kernel_id);
         }
-        fl_mval *cur = p->current.n ? fl_map_find(&p->current, kernel_id) : NULL;
+    } else if (d) {
+        cur = fl_map_put(&p->current, kernel_id, NULL);
         if (cur) {
-            free((fl_kdetail *)(uintptr_t)cur->a);
-            if (d) {
-                cur->a = (uintptr_t)d;
-            } else {
-                /* Its detail was lost: this row and the later ones up to
-                 * the next detail have none. */
-                fl_map_del(&p->current, kernel_id);
-            }
-        } else if (d) {
-            cur = fl_map_put(&p->current, kernel_id, NULL);
-            if (cur) {
-                cur->a = (uintptr_t)d;
-            } else {
-                free(d);
-                m->oom = true;
-            }
+            cur->a = (uintptr_t)d;
+        } else {
+            detail_free(p, d);
+            m->oom = true;
+            d = NULL;
         }
     }
-    const fl_mval *cur = p->current.n ? fl_map_find(&p->current, kernel_id) : NULL;
-    return cur ? (const fl_kdetail *)(uintptr_t)cur->a : NULL;
+    return d; /* the kernel's current detail now */
 }
 
 static void emit_row(fl_model *m, fl_krow *k)
@@ -249,7 +288,7 @@ void fl_model_finish(fl_model *m)
 {
     fl_model_flush_held(m);
     m->details_orphan += m->priv->pending.n;
-    free_details(&m->priv->pending);
+    free_details(m->priv, &m->priv->pending);
 }
 
 /* ============================================================= records */
@@ -356,6 +395,18 @@ static void on_dictionary(fl_model *m, const json_t *rec)
     }
 }
 
+/* s interned, by the last string slot i interned when it is the same. */
+static const char *intern_again(fl_model_priv *p, int i, const char *s)
+{
+    const char *last = p->last_interned[i];
+    if (s && last && strcmp(s, last) == 0)
+        return last;
+    const char *d = fl_pool_intern(&p->pool, s);
+    if (d)
+        p->last_interned[i] = d;
+    return d;
+}
+
 void fl_model_detail(fl_model *m, const fl_detail *x)
 {
     fl_model_priv *p = m->priv;
@@ -364,7 +415,7 @@ void fl_model_detail(fl_model *m, const fl_detail *x)
         m->bad_rows++;
         return;
     }
-    fl_kdetail *d = calloc(1, sizeof *d);
+    fl_kdetail *d = detail_new(p);
     if (!d) {
         m->oom = true;
         return;
@@ -377,23 +428,23 @@ void fl_model_detail(fl_model *m, const fl_detail *x)
     d->static_shared = fl_jval_u64(&x->v[FL_KD_STATIC_SHARED], &ss) ? (int64_t)ss : -1;
     if (!fl_jval_real(&x->v[FL_KD_OCCUPANCY], &d->occupancy))
         d->occupancy = NAN;
-    d->limiting = fl_pool_intern(&p->pool, fl_jval_str(&x->v[FL_KD_LIMITING_RESOURCE]));
-    d->user_scope = fl_pool_intern(&p->pool, fl_jval_str(&x->v[FL_KD_USER_SCOPE]));
-    d->stack_trace = fl_pool_intern(&p->pool, fl_jval_str(&x->v[FL_KD_STACK_TRACE]));
+    d->limiting = intern_again(p, 0, fl_jval_str(&x->v[FL_KD_LIMITING_RESOURCE]));
+    d->user_scope = intern_again(p, 1, fl_jval_str(&x->v[FL_KD_USER_SCOPE]));
+    d->stack_trace = intern_again(p, 2, fl_jval_str(&x->v[FL_KD_STACK_TRACE]));
     if (p->pending.n >= PENDING_MAX) {
         /* Details no row claimed (a damaged file): forget them. */
         m->details_orphan += p->pending.n;
-        free_details(&p->pending);
+        free_details(p, &p->pending);
     }
     bool fresh;
     fl_mval *v = fl_map_put(&p->pending, corr, &fresh);
     if (!v) {
-        free(d);
+        detail_free(p, d);
         m->oom = true;
         return;
     }
     if (!fresh) {
-        free((fl_kdetail *)(uintptr_t)v->a);
+        detail_free(p, (fl_kdetail *)(uintptr_t)v->a);
         m->details_orphan++;
     }
     v->a = (uintptr_t)d;

@@ -30,6 +30,13 @@ struct fl_model_priv {
     fl_u64map current;          /* kernel_id -> a: (uintptr_t) fl_kdetail * (owned) */
     fl_u64map pending;          /* corr_id -> a: (uintptr_t) fl_kdetail * (owned) */
     uint64_t seq;
+    /* Details freed, kept for the next ones (model.c's detail_new): a
+     * session with a detail per launch makes and frees one a launch. */
+    void *spare;
+    size_t n_spare;
+    /* The strings the last detail interned, asked first (launches in a
+     * row mostly share their scope, stack and limiter). */
+    const char *last_interned[3];
     /* A kernel batch waiting for details written after it. */
     fl_krow *held;
     size_t n_held, held_cap;
