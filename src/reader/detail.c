@@ -15,8 +15,11 @@
  * goes to jansson (fl_rd_fast_detail returns -1), which reads it - or
  * says why it is no record - exactly as it did before this path existed.
  * Strings are validated and unescaped by scan.c's fl_scan_str, numbers
- * read by fl_scan_num (exact, as jansson's strtod is).  GP_READ_DETAIL=off
- * in the environment sends every line to jansson (tests, and comparing
+ * read by fl_scan_num (exact, as jansson's strtod is).  Members byte for
+ * byte those of a line taken before (the template, see dline) are taken
+ * from it without a scan: most of the writer's members repeat from launch
+ * to launch.  GP_READ_DETAIL=off in the environment sends every line to
+ * jansson, GP_READ_DETAIL=scan scans every member (tests, and comparing
  * the paths on one build).
  */
 #include "read_int.h"
@@ -132,16 +135,115 @@ void fl_detail_of_json(const json_t *rec, fl_detail *d)
  * more goes to jansson). */
 #define OTHER_MAX 16
 
-/* What one line's scan keeps: FL_KD_COUNT members and the session_id;
- * a string's offset in r->dstr until the scan is done (it may move). */
+/* What a line's scan keeps: FL_KD_COUNT members and the session_id. */
 #define N_KEPT (FL_KD_COUNT + 1)
-typedef struct dscan {
+#define MEM_MAX (NKEYS + OTHER_MAX)
+/* A longer line is not kept as a template. */
+#define TPL_MAX_LINE ((size_t)1 << 16)
+
+/* One taken line: the values kept (a string's text in str at soff, slen
+ * bytes and a NUL) and where its members lie (offsets in it: the key's
+ * '"', the ',' or '}' after the value; mk: the key's index in keys, -1
+ * for a key not there).
+ *
+ * A line is also the template of the lines after it.  The writer repeats
+ * most members from line to line (version, type, session_id, pid and app
+ * always, most of a kernel's zeros and nulls), and a member whose bytes,
+ * with the ',' or '}' after them, are those of the template's member at
+ * the same place among the members has the template's key and value:
+ * jansson reads the same bytes the same way.  Such members are taken
+ * without a scan (take_same), a run of them at a time.  The template
+ * stays while most of each line's members come from it (the members that
+ * differ, the corr_id, the launch's dimensions, are as many whichever
+ * line it is), else the line just taken becomes the template (make_template). */
+typedef struct dline {
     fl_jval v[N_KEPT];
-    size_t soff[N_KEPT];
+    size_t soff[N_KEPT], slen[N_KEPT];
+    sbuf str;
+    uint32_t mstart[MEM_MAX], mend[MEM_MAX];
+    int8_t mk[MEM_MAX];
+    size_t nmem;
+    /* The runs of members [i, j) taken from the template, at shift bytes
+     * from where they are in it; how many members they hold. */
+    struct {
+        uint8_t i, j;
+        uint32_t shift;
+    } run[MEM_MAX];
+    size_t nrun, taken;
+    /* As a template: mlim[i] = mend[i] (UINT32_MAX for a key not in keys,
+     * and at nmem: the runs stop there), cum[i] the keys' bits of the
+     * members before i, scum[i] the bits of the slots they fill, and the
+     * line's bytes (len, then 16 zeros: same_bytes reads them). */
+    uint32_t mlim[MEM_MAX + 1], cum[MEM_MAX + 1], scum[MEM_MAX + 1];
+    char *line;
+    size_t len, cap;
+} dline;
+
+/* The two lines of a read: l[cur] the template (nmem 0: none), the other
+ * the one each scan fills. */
+struct rd_dtpl {
+    dline l[2];
+    unsigned cur;
+};
+
+/* The keys the line's scan met that are not in keys. */
+typedef struct dscan {
     size_t n_other;
     const char *other[OTHER_MAX];
     size_t other_len[OTHER_MAX];
 } dscan;
+
+void fl_rd_detail_free(rd *r)
+{
+    if (!r->dt)
+        return;
+    for (int i = 0; i < 2; i++) {
+        free(r->dt->l[i].str.p);
+        free(r->dt->l[i].line);
+    }
+    free(r->dt);
+    r->dt = NULL;
+}
+
+/* How many of the n bytes at a and b are the same before the first that
+ * differs (reads up to 15 bytes past n on both sides). */
+static inline size_t same_bytes(const char *a, const char *b, size_t n)
+{
+#if defined(__SSE2__)
+    for (size_t i = 0; i < n; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        unsigned ne = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) & 0xffffu;
+        if (ne) {
+            i += (size_t)__builtin_ctz(ne);
+            return i < n ? i : n;
+        }
+    }
+    return n;
+#else
+    size_t i = 0;
+    while (i < n && a[i] == b[i])
+        i++;
+    return i;
+#endif
+}
+
+/* n bytes from src to dst; both may be read and written 32 bytes on (the
+ * strings' room is reserved with STR_SLACK more). */
+#define STR_SLACK 32
+static inline void copy_text(char *dst, const char *src, size_t n)
+{
+#if defined(__SSE2__)
+    if (n <= 32) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)src);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(src + 16));
+        _mm_storeu_si128((__m128i *)(void *)dst, a);
+        _mm_storeu_si128((__m128i *)(void *)(dst + 16), b);
+        return;
+    }
+#endif
+    memcpy(dst, src, n);
+}
 
 /* Whether the bytes at p are keys[i]'s pattern (reads 32 bytes: within
  * the line's RD_PAD). */
@@ -197,29 +299,32 @@ static bool int_syntax(const char *p, const char *e)
     return true;
 }
 
-/* p at a string: after it; kept: its text appended to r->dstr with its
- * NUL, its offset in *soff.  NULL when not JSON. */
-static const char *string_at(rd *r, scan *s, const char *p, bool kept, fl_jval *v, size_t *soff)
+/* p at a string: after it; slot >= 0: its text appended to nw->str with
+ * its NUL, nw->v[slot] a string at nw->soff[slot].  NULL when not JSON. */
+static const char *string_at(scan *s, const char *p, dline *nw, int slot)
 {
     const char *q = fl_scan_plain(p + 1);
     if (*q != '"') /* escapes, UTF-8, or not JSON: the whole scan */
         q = NULL;
-    if (!kept)
+    if (slot < 0)
         return q ? q + 1 : fl_scan_str(s, p, NULL);
-    size_t off = r->dstr.len;
+    size_t off = nw->str.len;
     if (q) {
+        /* The line's length is reserved: its strings' text fits. */
         size_t n = (size_t)(q - (p + 1));
-        if (!sb_put(&r->dstr, p + 1, n))
-            return NULL;
+        copy_text(nw->str.p + off, p + 1, n);
+        nw->str.len += n;
+        nw->str.p[nw->str.len] = '\0';
         q++;
     } else {
-        q = fl_scan_str(s, p, &r->dstr);
+        q = fl_scan_str(s, p, &nw->str);
         if (!q)
             return NULL;
     }
-    r->dstr.len++; /* its NUL (the room is reserved) */
-    v->kind = FL_J_STRING;
-    *soff = off;
+    nw->v[slot].kind = FL_J_STRING;
+    nw->soff[slot] = off;
+    nw->slen[slot] = nw->str.len - off;
+    nw->str.len++; /* its NUL (the room is reserved) */
     return q;
 }
 
@@ -262,14 +367,14 @@ static const char *number_at(scan *s, const char *p, fl_jval *v)
     return q;
 }
 
-/* p at a value: after it, with *v filled (kept: a string's text in
- * r->dstr, its offset in *soff); NULL when the line is not taken. */
-static inline const char *value_at(rd *r, scan *s, const char *p, bool kept, fl_jval *v,
-                                   size_t *soff)
+/* p at a value: after it, with nw->v[slot] filled when slot >= 0 (a
+ * string's text in nw->str); NULL when the line is not taken. */
+static inline const char *value_at(scan *s, const char *p, dline *nw, int slot)
 {
+    fl_jval skip, *v = slot >= 0 ? &nw->v[slot] : &skip;
     switch (*p) {
     case '"':
-        return string_at(r, s, p, kept, v, soff);
+        return string_at(s, p, nw, slot);
     case 'n':
         v->kind = FL_J_NULL;
         return memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
@@ -286,20 +391,87 @@ static inline const char *value_at(rd *r, scan *s, const char *p, bool kept, fl_
     }
 }
 
+/* The slot of nw->v a key fills: -1 none (validated only). */
+static inline int slot_of(int k)
+{
+    int field = k >= 0 ? keys[k].field : FLD_SKIP;
+    return field == FLD_SESSION ? FL_KD_COUNT : field;
+}
+
+/* Members *mi on of the line at p (a member's '"') that are byte for byte
+ * the template's at the same places, the ',' or '}' after each included:
+ * taken as the template took them, into nw->v (their places: a run).
+ * Returns the ',' or '}' after the last one taken (p when none is), NULL
+ * when the line is not taken (a key twice). */
+static const char *take_same(const dline *t, dline *nw, size_t *mi, const char *line,
+                             const char *end, const char *p, uint32_t *seen, size_t *next)
+{
+    size_t i = *mi, j = i;
+    uint32_t base = t->mstart[i], at = (uint32_t)(p - line);
+    size_t room = (size_t)(end - p) < t->len - base ? (size_t)(end - p) : t->len - base;
+    uint32_t lim = base + (uint32_t)same_bytes(p, t->line + base, room);
+    while (t->mlim[j] < lim)
+        j++;
+    if (j == i)
+        return p;
+    uint32_t keys_in = t->cum[j] ^ t->cum[i];
+    if (*seen & keys_in)
+        return NULL; /* twice: jansson's error */
+    *seen |= keys_in;
+    *next = (size_t)t->mk[j - 1] + 1;
+    for (unsigned kept = t->scum[j] ^ t->scum[i]; kept; kept &= kept - 1) {
+        unsigned slot = (unsigned)__builtin_ctz(kept);
+        nw->v[slot] = t->v[slot];
+        if (t->v[slot].kind == FL_J_STRING) {
+            size_t n = t->slen[slot];
+            nw->soff[slot] = nw->str.len;
+            nw->slen[slot] = n;
+            copy_text(nw->str.p + nw->str.len, t->str.p + t->soff[slot], n + 1);
+            nw->str.len += n + 1;
+        }
+    }
+    nw->run[nw->nrun].i = (uint8_t)i;
+    nw->run[nw->nrun].j = (uint8_t)j;
+    nw->run[nw->nrun++].shift = at - base;
+    nw->taken += j - i;
+    *mi = j;
+    return line + (t->mend[j - 1] + (at - base));
+}
+
 /* The members of the object in line (a kernel_detail by its probed type)
- * into ds; false when the line is not taken. */
-static bool scan_line(rd *r, dscan *ds, const char *line, size_t len)
+ * into nw, those the same as the template t's (when t->nmem) taken from
+ * it; false when the line is not taken. */
+static bool scan_line(dscan *ds, const dline *t, dline *nw, const char *line, size_t len)
 {
     scan s; /* what the primitives read of it (not all 200 bytes of rec) */
     s.err = s.at = NULL;
     s.rec[0] = '\0';
+    const char *end = line + len;
     const char *p = skip_ws(line);
     if (*p != '{')
         return false;
     p = skip_ws(p + 1);
-    size_t next = 0;
+    size_t next = 0, mi = 0;
     uint32_t seen = 0; /* bit i: keys[i] was read */
-    for (;;) {
+    for (;; mi++) {
+        if (mi < t->nmem) {
+            size_t was = mi;
+            p = take_same(t, nw, &mi, line, end, p, &seen, &next);
+            if (!p)
+                return false;
+            if (mi > was) {
+                if (*p == '}') {
+                    nw->nmem = mi;
+                    return skip_ws(p + 1) == end;
+                }
+                p++;
+                if ((unsigned char)*p <= ' ')
+                    p = skip_ws(p);
+            }
+        }
+        if (mi == MEM_MAX)
+            return false;
+        nw->mstart[mi] = (uint32_t)(p - line);
         int k;
         if (next < NKEYS && pat_at(p, &keys[next])) {
             k = (int)next;
@@ -316,60 +488,106 @@ static bool scan_line(rd *r, dscan *ds, const char *line, size_t len)
                 return false;
             p++;
         }
-        int field = FLD_SKIP;
         if (k >= 0) {
             if (seen & (1u << k))
                 return false; /* twice: jansson's error */
             seen |= 1u << k;
             next = (size_t)k + 1;
-            field = keys[k].field;
         }
+        nw->mk[mi] = (int8_t)k;
         if ((unsigned char)*p <= ' ') /* the only bytes before a value: spaces */
             p = skip_ws(p);
-        size_t slot = field == FLD_SESSION ? FL_KD_COUNT : (size_t)field;
-        fl_jval skip;
-        bool kept = field != FLD_SKIP;
-        p = value_at(r, &s, p, kept, kept ? &ds->v[slot] : &skip, kept ? &ds->soff[slot] : NULL);
+        p = value_at(&s, p, nw, slot_of(k));
         if (!p)
             return false;
         if (*p != ',') {
             p = skip_ws(p);
-            if (*p == '}')
-                break;
-            if (*p != ',')
+            if (*p != ',' && *p != '}')
                 return false;
         }
+        nw->mend[mi] = (uint32_t)(p - line);
+        if (*p == '}')
+            break;
         p++;
         if ((unsigned char)*p <= ' ')
             p = skip_ws(p);
     }
-    return skip_ws(p + 1) == line + len;
+    nw->nmem = mi + 1;
+    return skip_ws(p + 1) == end;
 }
 
-static bool fast_off;
+/* nw, just taken with t as its template, becomes the template: the
+ * members of its runs placed as in t, and what take_same asks of a
+ * template.  False (nw is no template) when it is long or memory short. */
+static bool make_template(const dline *t, dline *nw, const char *line, size_t len)
+{
+    if (len > TPL_MAX_LINE)
+        return false;
+    if (nw->cap < len + 16) {
+        size_t cap = len + 16 > 1024 ? len + 16 : 1024;
+        char *p = realloc(nw->line, cap);
+        if (!p)
+            return false;
+        nw->line = p;
+        nw->cap = cap;
+    }
+    memcpy(nw->line, line, len);
+    memset(nw->line + len, 0, 16);
+    nw->len = len;
+    for (size_t r = 0; r < nw->nrun; r++)
+        for (size_t i = nw->run[r].i; i < nw->run[r].j; i++) {
+            nw->mstart[i] = t->mstart[i] + nw->run[r].shift;
+            nw->mend[i] = t->mend[i] + nw->run[r].shift;
+            nw->mk[i] = t->mk[i];
+        }
+    nw->cum[0] = nw->scum[0] = 0;
+    for (size_t i = 0; i < nw->nmem; i++) {
+        int k = nw->mk[i], slot = slot_of(k);
+        nw->mlim[i] = k >= 0 ? nw->mend[i] : UINT32_MAX;
+        nw->cum[i + 1] = nw->cum[i] | (k >= 0 ? 1u << k : 0);
+        nw->scum[i + 1] = nw->scum[i] | (slot >= 0 ? 1u << slot : 0);
+    }
+    nw->mlim[nw->nmem] = UINT32_MAX;
+    return true;
+}
+
+static bool fast_off, template_off;
 static pthread_once_t fast_once = PTHREAD_ONCE_INIT;
 static void fast_init(void)
 {
     const char *e = getenv("GP_READ_DETAIL");
     fast_off = e && strcmp(e, "off") == 0;
+    template_off = e && strcmp(e, "scan") == 0;
 }
+static const dline no_template;
 
 int fl_rd_fast_detail(rd *r, const char *line, size_t len)
 {
     pthread_once(&fast_once, fast_init);
     if (fast_off)
         return -1;
-    dscan ds;
-    for (size_t i = 0; i < N_KEPT; i++)
-        ds.v[i].kind = FL_J_ABSENT;
-    ds.n_other = 0;
-    r->dstr.len = 0;
-    if (!scan_line(r, &ds, line, len))
+    if (!r->dt && !(r->dt = calloc(1, sizeof *r->dt)))
         return -1;
+    const dline *t = template_off ? &no_template : &r->dt->l[r->dt->cur];
+    dline *nw = &r->dt->l[r->dt->cur ^ 1];
+    dscan ds;
+    ds.n_other = 0;
     for (size_t i = 0; i < N_KEPT; i++)
-        if (ds.v[i].kind == FL_J_STRING)
-            ds.v[i].s = r->dstr.p + ds.soff[i];
-    const fl_jval *sid = &ds.v[FL_KD_COUNT];
+        nw->v[i].kind = FL_J_ABSENT;
+    nw->str.len = 0;
+    nw->nmem = nw->nrun = nw->taken = 0;
+    if (!fl_sb_reserve(&nw->str, len + STR_SLACK) || !scan_line(&ds, t, nw, line, len)) {
+        nw->nmem = 0;
+        return -1;
+    }
+    if (!template_off && nw->taken * 2 < nw->nmem) {
+        if (make_template(t, nw, line, len))
+            r->dt->cur ^= 1;
+    }
+    for (size_t i = 0; i < N_KEPT; i++)
+        if (nw->v[i].kind == FL_J_STRING)
+            nw->v[i].s = nw->str.p + nw->soff[i];
+    const fl_jval *sid = &nw->v[FL_KD_COUNT];
     if (sid->kind != FL_J_ABSENT && sid->kind != FL_J_STRING)
         return -1; /* jansson's path says so */
     if (sid->kind == FL_J_STRING && r->want && strcmp(sid->s, r->want) != 0) {
@@ -377,8 +595,24 @@ int fl_rd_fast_detail(rd *r, const char *line, size_t len)
         return 1;
     }
     fl_detail d;
-    memcpy(d.v, ds.v, sizeof d.v);
+    memcpy(d.v, nw->v, sizeof d.v);
     r->res->details_direct++;
     r->cb->detail(r->cb->user, r->channel, &d);
     return 0;
+}
+
+bool fl_rd_detail_like_last(const rd *r, const char *line, size_t len)
+{
+    if (!r->dt)
+        return false;
+    const dline *t = &r->dt->l[r->dt->cur];
+    /* The template's members up to its first "type" (keys[1]) and the
+     * ',' after it: a line that starts with these bytes has the type
+     * kernel_detail by fl_probe_type, which reads no further. */
+    for (size_t i = 0; i < t->nmem && i < 4; i++)
+        if (t->mk[i] == 1) {
+            size_t n = (size_t)t->mend[i] + 1;
+            return len >= n && same_bytes(line, t->line, n) == n;
+        }
+    return false;
 }

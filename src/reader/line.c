@@ -156,6 +156,16 @@ static bool seen_before(rd *r, uint64_t h)
 
 int fl_rd_handle_line(rd *r, const char *line, size_t len)
 {
+    /* A detail per launch: most lines are kernel_details that start as
+     * the one before, and the probe's ~190 instructions a line are not
+     * needed to know it. */
+    bool tried = false;
+    if (r->cb && r->cb->detail && fl_rd_detail_like_last(r, line, len)) {
+        int rc = fl_rd_fast_detail(r, line, len);
+        if (rc >= 0)
+            return rc;
+        tried = true;
+    }
     char type[RD_TYPE_MAX];
     int tl = fl_probe_type(&r->key, line, type);
     if (tl > 0 && fl_is_batch_name(type, (size_t)tl)) {
@@ -165,7 +175,8 @@ int fl_rd_handle_line(rd *r, const char *line, size_t len)
             note_unknown(r, type, (size_t)tl);
         return rc;
     }
-    if (tl > 0 && r->cb && r->cb->detail && fl_type_of(type, (size_t)tl) == FL_T_KERNEL_DETAIL) {
+    if (!tried && tl > 0 && r->cb && r->cb->detail &&
+        fl_type_of(type, (size_t)tl) == FL_T_KERNEL_DETAIL) {
         int rc = fl_rd_fast_detail(r, line, len);
         if (rc >= 0)
             return rc;
@@ -211,4 +222,53 @@ int fl_read_line(const char *line, size_t len, int channel, const char *want_ses
     free(copy);
     fl_rd_free(&r);
     return rc;
+}
+
+size_t fl_read_lines(const char *text, size_t len, int channel, const char *want_session,
+                     const fl_read_cb *cb, fl_read_result *res, const char *file)
+{
+    fl_read_result dummy;
+    memset(&dummy, 0, sizeof dummy);
+    rd r;
+    memset(&r, 0, sizeof r);
+    r.cb = cb;
+    r.res = res ? res : &dummy;
+    r.want = want_session && *want_session ? want_session : NULL;
+    r.file = file ? file : "(text)";
+    r.channel = channel;
+    size_t bad = 0;
+    char *copy = NULL;
+    size_t cap = 0;
+    const char *p = text, *end = text ? text + len : NULL;
+    while (p && p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        r.line++;
+        r.res->lines++;
+        r.res->bytes += n;
+        if (n > RD_MAX_LINE) {
+            fl_rd_bad_line(&r, "line longer than %zu bytes: skipped", RD_MAX_LINE);
+            bad++;
+            p = nl ? nl + 1 : end;
+            continue;
+        }
+        if (cap < n + 1 + RD_PAD) {
+            char *c = realloc(copy, n + 1 + RD_PAD);
+            if (!c) {
+                fl_rd_bad_line(&r, "out of memory");
+                bad++;
+                break;
+            }
+            copy = c;
+            cap = n + 1 + RD_PAD;
+        }
+        memcpy(copy, p, n);
+        memset(copy + n, 0, 1 + RD_PAD);
+        if (fl_rd_handle_line(&r, copy, n) != 0)
+            bad++;
+        p = nl ? nl + 1 : end;
+    }
+    free(copy);
+    fl_rd_free(&r);
+    return bad;
 }

@@ -233,4 +233,11 @@ gp_status fl_read_session_prefixed(const char *log_dir, const char *log_prefix,
 int fl_read_line(const char *line, size_t len, int channel, const char *want_session,
                  const fl_read_cb *cb, fl_read_result *res, const char *file, uint64_t lineno);
 
+/* Parses text, NDJSON lines separated by '\n', through one reader as the
+ * lines of one file (what a line's reading learns of the lines before,
+ * such as reader/detail.c's template, carries on): for the fuzz target and
+ * the tests.  Returns how many lines were not usable records. */
+size_t fl_read_lines(const char *text, size_t len, int channel, const char *want_session,
+                     const fl_read_cb *cb, fl_read_result *res, const char *file);
+
 #endif /* FL_READ_H */

@@ -38,10 +38,10 @@ typedef struct rd {
     int channel;
     fl_cell *cells;
     size_t cell_cap;
-    bool any_kind; /* the batch has a cell that is not an FL_CELL_INT */
-    sbuf str;      /* a batch's type, session_id, hostname and column names */
-    sbuf key;      /* an escaped key */
-    sbuf dstr;     /* a kernel_detail's strings (detail.c) */
+    bool any_kind;      /* the batch has a cell that is not an FL_CELL_INT */
+    sbuf str;           /* a batch's type, session_id, hostname and column names */
+    sbuf key;           /* an escaped key */
+    struct rd_dtpl *dt; /* the kernel_detail lines' scan (detail.c) */
     size_t *col_off;
     const char **cols;
     size_t col_cap;
@@ -70,6 +70,10 @@ int fl_rd_handle_line(rd *r, const char *line, size_t len);
  * detail callback (which must be set): 0 delivered, 1 of another session
  * (counted), -1 not taken - jansson's path reads it. */
 int fl_rd_fast_detail(rd *r, const char *line, size_t len);
+/* Whether the line starts as the last one fl_rd_fast_detail took, through
+ * its "type" member: a kernel_detail by fl_probe_type, without asking it. */
+bool fl_rd_detail_like_last(const rd *r, const char *line, size_t len);
+void fl_rd_detail_free(rd *r);
 
 /* ---------------------------------------------- batches (batch.c, rows.c) */
 

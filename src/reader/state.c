@@ -15,7 +15,7 @@ void fl_rd_free(rd *r)
     free(r->cells);
     free(r->str.p);
     free(r->key.p);
-    free(r->dstr.p);
+    fl_rd_detail_free(r);
     free(r->col_off);
     free(r->cols);
     free(r->set);

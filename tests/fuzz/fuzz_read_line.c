@@ -7,7 +7,9 @@
  * sanitizer sees any read out of bounds.  Each line (the whole input and
  * its first 64 lines) is also read through the detail callback and
  * through jansson's record: a kernel_detail must give the same counts,
- * warnings and members both ways (fuzz_detail_differs), else it traps.
+ * warnings and members both ways (fuzz_detail_differs), else it traps;
+ * so must the whole input read as one file's lines through one reader
+ * (fuzz_lines_differ: the detail scanner's template of the lines before).
  *
  * libFuzzer: cmake -DGP_LIBFUZZER=ON with clang (tests/CMakeLists.txt);
  * without it, tests/test_fuzz_read.c includes this file and drives it with
@@ -64,10 +66,28 @@ typedef struct dseen {
     fl_jval v[2][FL_KD_COUNT];
     char str[2][FL_KD_COUNT][96];
     size_t slen[2][FL_KD_COUNT];
+    uint64_t all_hash; /* every detail's members, in order */
 } dseen;
+
+static uint64_t hash_in(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
+    return h;
+}
 
 static void dseen_add(dseen *s, const fl_detail *d)
 {
+    for (int i = 0; i < FL_KD_COUNT; i++) {
+        const fl_jval *x = &d->v[i];
+        s->all_hash = hash_in(s->all_hash, &x->kind, 1);
+        if (x->kind == FL_J_STRING)
+            s->all_hash = hash_in(s->all_hash, x->s, strlen(x->s) + 1);
+        else if (x->kind == FL_J_INT)
+            s->all_hash = hash_in(s->all_hash, &x->i, sizeof x->i);
+        else if (x->kind == FL_J_REAL)
+            s->all_hash = hash_in(s->all_hash, &x->d, sizeof x->d);
+    }
     if (s->n < 2)
         for (int i = 0; i < FL_KD_COUNT; i++) {
             s->v[s->n][i] = d->v[i];
@@ -154,6 +174,33 @@ static bool fuzz_detail_differs(const char *line, size_t len, const char *want)
     return false;
 }
 
+/* The same of text read as a file's lines through one reader (the
+ * detail scanner takes members the same as a line before from it). */
+static bool fuzz_lines_differ(const char *text, size_t len, const char *want)
+{
+    static dseen a, b;
+    dseen *s[2] = {&a, &b};
+    size_t bad[2];
+    for (int f = 0; f < 2; f++) {
+        memset(s[f], 0, sizeof *s[f]);
+        fl_read_cb cb = {.user = s[f], .record = dseen_record, .warning = dseen_warning};
+        if (f == 0)
+            cb.detail = dseen_detail;
+        fl_read_result res;
+        memset(&res, 0, sizeof res);
+        bad[f] = fl_read_lines(text, len, FL_CH_DEVICE, want, &cb, &res, "fuzz");
+        s[f]->bad_lines = res.bad_lines;
+        s[f]->bad_records = res.bad_records;
+        s[f]->other_session = res.other_session;
+        s[f]->unknown = res.unknown_types;
+        if (f == 0)
+            fuzz_details_direct += res.details_direct;
+    }
+    return bad[0] != bad[1] || a.n != b.n || a.bad_lines != b.bad_lines ||
+           a.bad_records != b.bad_records || a.other_session != b.other_session ||
+           a.unknown != b.unknown || a.warn_hash != b.warn_hash || a.all_hash != b.all_hash;
+}
+
 #ifndef FUZZ_DETAIL_MISMATCH
 #define FUZZ_DETAIL_MISMATCH(line, len) __builtin_trap()
 #endif
@@ -164,6 +211,14 @@ static void fuzz_detail_check(const char *line, size_t len)
     for (size_t w = 0; w < sizeof wants / sizeof wants[0]; w++)
         if (fuzz_detail_differs(line, len, wants[w]))
             FUZZ_DETAIL_MISMATCH(line, len);
+}
+
+static void fuzz_lines_check(const char *text, size_t len)
+{
+    static const char *const wants[] = {NULL, "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b"};
+    for (size_t w = 0; w < sizeof wants / sizeof wants[0]; w++)
+        if (fuzz_lines_differ(text, len, wants[w]))
+            FUZZ_DETAIL_MISMATCH(text, len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -177,6 +232,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data;
     fl_read_line(text, size, FL_CH_DEVICE, NULL, &cb, &res, "fuzz", 1);
     fuzz_detail_check(text, size);
+    fuzz_lines_check(text, size);
     const char *p = text, *end = text + size;
     uint64_t lineno = 0;
     while (p < end) {

@@ -11,7 +11,9 @@
  * scanner, one the scanner delivers is valid JSON for jansson (bar the
  * documented differences: duplicate keys inside skipped values, numbers
  * beyond double, one more level of nesting), and every delivered cell
- * equals jansson's number bit for bit.  Every 64th input is also written
+ * equals jansson's number bit for bit.  Runs of kernel_detail lines, each
+ * a mutant of one before it, are read as one file's lines by the detail
+ * callback and by jansson (the scanner's template).  Every 64th input is also written
  * as a session (device.log and a gzipped window) and read with
  * fl_read_session.
  */
@@ -104,6 +106,17 @@ static const char *const batch_seeds[] = {
     "\"w\":false,\"z2\":1,\"z3\":2}",
     "{\"type\":\"kernel_detail\",\"session_id\":5,\"corr_id\":\"12\",\"static_shared\":-3,"
     "\"occupancy\":\"0.5\",\"grid\":[1,2,3],\"user_scope\":\"\",\"ty\\u0070e\":1}",
+    /* Lines that start as the one before (the scanner's template). */
+    "{\"version\":1,\"type\":\"kernel_detail\",\"session_id\":\"s\",\"pid\":1,\"corr_id\":7,"
+    "\"grid\":\"(2,1,1)\",\"occupancy\":0.5,\"user_scope\":\"a\",\"stack_trace\":\"\"}\n"
+    "{\"version\":1,\"type\":\"kernel_detail\",\"session_id\":\"s\",\"pid\":1,\"corr_id\":8,"
+    "\"grid\":\"(2,1,1)\",\"occupancy\":0.5,\"user_scope\":\"a\",\"stack_trace\":\"\"}\n"
+    "{\"version\":1,\"type\":\"kernel_detail\",\"session_id\":\"s\",\"pid\":1,\"corr_id\":9,"
+    "\"grid\":\"(2,1,1)\",\"occupancy\":0.5,\"corr_id\":7,\"stack_trace\":\"\"}\n"
+    "{\"version\":1,\"type\":\"kernel_detail\",\"session_id\":\"t\",\"pid\":1,\"x\":9,"
+    "\"grid\":\"(2,1,1)\",\"occupancy\":0.5,\"user_scope\":\"a\",\"stack_trace\":\"\"} \n"
+    "{\"version\":1,\"type\":\"kernel_detail\",\"session_id\":\"s\",\"pid\":1,\"corr_id\":8,"
+    "\"grid\":\"(2,1,1)\",\"occupancy\":0.5,\"user_scope\":\"a\",\"stack_trace\":\"\"}",
     "{\"type\":\"kernel_detail\",\"corr_id\":0.000000001e9,\"occupancy\":4.9e-324,"
     "\"static_shared\":18446744073709551616.0,\"grid\":\"(1,1,1) \",\"block\":\"(01,1,1)\"}",
 };
@@ -293,6 +306,54 @@ static void oracle(const char *line, size_t len)
     free(s);
 }
 
+/* ------------------------------------------------- lines after lines */
+
+/* A run of kernel_detail lines, each a copy of one before it (mostly the
+ * one just before) with none to three mutations: the lines the detail
+ * scanner reads against a template (the members the same as a line
+ * before), read as one file's lines both ways (fuzz_lines_check). */
+static void template_round(char *buf)
+{
+    static size_t nd, idx[sizeof seeds / sizeof seeds[0]], looked; /* seeds only grow */
+    for (; looked < nseeds; looked++)
+        if (!memchr(seeds[looked].p, '\n', seeds[looked].n) &&
+            strstr(seeds[looked].p, "kernel_detail"))
+            idx[nd++] = looked;
+    if (!nd)
+        return;
+    enum { LINES = 12 };
+    size_t start[LINES], len[LINES], total = 0;
+    const seed *b = &seeds[idx[rnd(nd)]];
+    size_t nl = 2 + rnd(LINES - 1);
+    for (size_t l = 0; l < nl; l++) {
+        char line[FUZZ_MAX];
+        size_t n;
+        if (l == 0) {
+            n = b->n < 4096 ? b->n : 4096;
+            memcpy(line, b->p, n);
+        } else {
+            size_t from = rnd(3) ? l - 1 : rnd(l);
+            n = len[from];
+            memcpy(line, buf + start[from], n);
+        }
+        for (size_t k = rnd(4); k > 0; k--)
+            mutate(line, &n);
+        if (n > 8192 || total + n + 1 > FUZZ_MAX)
+            break;
+        start[l] = total;
+        len[l] = n;
+        memcpy(buf + total, line, n);
+        total += n;
+        buf[total++] = '\n';
+    }
+    char *in = malloc(total ? total : 1); /* exactly: a sanitizer sees a read past it */
+    if (!in)
+        return;
+    memcpy(in, buf, total);
+    fuzz_lines_check(in, total);
+    free(in);
+}
+
 /* ------------------------------------------------------------ sessions */
 
 static char tmp_root[256];
@@ -379,6 +440,7 @@ int main(void)
         memcpy(in, buf, n);
         LLVMFuzzerTestOneInput((const uint8_t *)in, n);
         oracle(in, n);
+        template_round(buf);
         if ((execs & 63) == 0)
             session_round(in, n);
         /* Keep some mutants as seeds (a crude corpus). */
