@@ -173,10 +173,16 @@ typedef struct dline {
     /* As a template: mlim[i] = mend[i] (UINT32_MAX for a key not in keys,
      * and at nmem: the runs stop there), cum[i] the keys' bits of the
      * members before i, scum[i] the bits of the slots they fill, and the
-     * line's bytes (len, then 16 zeros: same_bytes reads them). */
+     * line's bytes (len, then 32 zeros: same_bytes reads them); prefix:
+     * the bytes through its "type" member and the ',' after it (0: no
+     * "type" among its first members), sid_other: its session_id is not
+     * the one the read wants. */
     uint32_t mlim[MEM_MAX + 1], cum[MEM_MAX + 1], scum[MEM_MAX + 1];
     char *line;
-    size_t len, cap;
+    size_t len, cap, prefix;
+    bool sid_other;
+    /* The slots holding a string, and those taken from the template. */
+    unsigned strs, from_t;
 } dline;
 
 /* The two lines of a read: l[cur] the template (nmem 0: none), the other
@@ -184,6 +190,7 @@ typedef struct dline {
 struct rd_dtpl {
     dline l[2];
     unsigned cur;
+    bool wide; /* same_bytes_avx2 */
 };
 
 /* The keys the line's scan met that are not in keys. */
@@ -243,6 +250,37 @@ static inline void copy_text(char *dst, const char *src, size_t n)
     }
 #endif
     memcpy(dst, src, n);
+}
+
+#if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__)
+#define DT_AVX2 1
+#include <immintrin.h>
+/* same_bytes, 32 bytes a step (reads up to 31 bytes past n). */
+static __attribute__((target("avx2"), noinline)) size_t same_bytes_avx2(const char *a,
+                                                                        const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i += 32) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(a + i));
+        __m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(b + i));
+        uint32_t ne = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, y));
+        if (ne) {
+            i += (size_t)__builtin_ctz(ne);
+            return i < n ? i : n;
+        }
+    }
+    return n;
+}
+#endif
+
+/* same_bytes by the widest the CPU has. */
+static inline size_t same_run(const struct rd_dtpl *dt, const char *a, const char *b, size_t n)
+{
+#ifdef DT_AVX2
+    if (dt->wide)
+        return same_bytes_avx2(a, b, n);
+#endif
+    (void)dt;
+    return same_bytes(a, b, n);
 }
 
 /* Whether the bytes at p are keys[i]'s pattern (reads 32 bytes: within
@@ -322,6 +360,7 @@ static const char *string_at(scan *s, const char *p, dline *nw, int slot)
             return NULL;
     }
     nw->v[slot].kind = FL_J_STRING;
+    nw->strs |= 1u << slot;
     nw->soff[slot] = off;
     nw->slen[slot] = nw->str.len - off;
     nw->str.len++; /* its NUL (the room is reserved) */
@@ -336,10 +375,23 @@ static const char *number_at(scan *s, const char *p, fl_jval *v)
      * digit, a fraction nor an exponent. */
     if (is_digit(*p)) {
         const char *q = p + 1;
-        uint64_t u = (uint64_t)(*p - '0');
-        if (u)
-            while (is_digit(*q) && q - p < 18)
-                u = u * 10 + (uint64_t)(*q++ - '0');
+        uint64_t u = 0;
+        if (*p != '0') {
+            /* The first up to 8 digits at once (8 bytes: within RD_PAD):
+             * the bytes before the first that is no digit (a carry of the
+             * + 6 only comes out of a byte that is none). */
+            uint64_t x;
+            memcpy(&x, p, 8);
+            uint64_t bad =
+                ((x & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull) |
+                (((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull);
+            unsigned n = bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8; /* >= 1 */
+            u = rd_swar8((x - 0x3030303030303030ull) << (8 * (8 - n)));
+            q = p + n;
+            if (n == 8)
+                while (is_digit(*q) && q - p < 18)
+                    u = u * 10 + (uint64_t)(*q++ - '0');
+        }
         char c = *q;
         if (!is_digit(c) && c != '.' && (c | 0x20) != 'e') {
             v->kind = FL_J_INT;
@@ -403,13 +455,14 @@ static inline int slot_of(int k)
  * taken as the template took them, into nw->v (their places: a run).
  * Returns the ',' or '}' after the last one taken (p when none is), NULL
  * when the line is not taken (a key twice). */
-static const char *take_same(const dline *t, dline *nw, size_t *mi, const char *line,
-                             const char *end, const char *p, uint32_t *seen, size_t *next)
+static const char *take_same(const struct rd_dtpl *dt, const dline *t, dline *nw, size_t *mi,
+                             const char *line, const char *end, const char *p, uint32_t *seen,
+                             size_t *next)
 {
     size_t i = *mi, j = i;
     uint32_t base = t->mstart[i], at = (uint32_t)(p - line);
     size_t room = (size_t)(end - p) < t->len - base ? (size_t)(end - p) : t->len - base;
-    uint32_t lim = base + (uint32_t)same_bytes(p, t->line + base, room);
+    uint32_t lim = base + (uint32_t)same_run(dt, p, t->line + base, room);
     while (t->mlim[j] < lim)
         j++;
     if (j == i)
@@ -419,7 +472,10 @@ static const char *take_same(const dline *t, dline *nw, size_t *mi, const char *
         return NULL; /* twice: jansson's error */
     *seen |= keys_in;
     *next = (size_t)t->mk[j - 1] + 1;
-    for (unsigned kept = t->scum[j] ^ t->scum[i]; kept; kept &= kept - 1) {
+    unsigned kept = t->scum[j] ^ t->scum[i];
+    nw->from_t |= kept;
+    nw->strs |= kept & t->strs;
+    for (; kept; kept &= kept - 1) {
         unsigned slot = (unsigned)__builtin_ctz(kept);
         nw->v[slot] = t->v[slot];
         if (t->v[slot].kind == FL_J_STRING) {
@@ -441,7 +497,8 @@ static const char *take_same(const dline *t, dline *nw, size_t *mi, const char *
 /* The members of the object in line (a kernel_detail by its probed type)
  * into nw, those the same as the template t's (when t->nmem) taken from
  * it; false when the line is not taken. */
-static bool scan_line(dscan *ds, const dline *t, dline *nw, const char *line, size_t len)
+static bool scan_line(const struct rd_dtpl *dt, dscan *ds, const dline *t, dline *nw,
+                      const char *line, size_t len)
 {
     scan s; /* what the primitives read of it (not all 200 bytes of rec) */
     s.err = s.at = NULL;
@@ -456,7 +513,7 @@ static bool scan_line(dscan *ds, const dline *t, dline *nw, const char *line, si
     for (;; mi++) {
         if (mi < t->nmem) {
             size_t was = mi;
-            p = take_same(t, nw, &mi, line, end, p, &seen, &next);
+            p = take_same(dt, t, nw, &mi, line, end, p, &seen, &next);
             if (!p)
                 return false;
             if (mi > was) {
@@ -523,8 +580,8 @@ static bool make_template(const dline *t, dline *nw, const char *line, size_t le
 {
     if (len > TPL_MAX_LINE)
         return false;
-    if (nw->cap < len + 16) {
-        size_t cap = len + 16 > 1024 ? len + 16 : 1024;
+    if (nw->cap < len + 32) {
+        size_t cap = len + 32 > 1024 ? len + 32 : 1024;
         char *p = realloc(nw->line, cap);
         if (!p)
             return false;
@@ -532,7 +589,7 @@ static bool make_template(const dline *t, dline *nw, const char *line, size_t le
         nw->cap = cap;
     }
     memcpy(nw->line, line, len);
-    memset(nw->line + len, 0, 16);
+    memset(nw->line + len, 0, 32);
     nw->len = len;
     for (size_t r = 0; r < nw->nrun; r++)
         for (size_t i = nw->run[r].i; i < nw->run[r].j; i++) {
@@ -548,6 +605,15 @@ static bool make_template(const dline *t, dline *nw, const char *line, size_t le
         nw->scum[i + 1] = nw->scum[i] | (slot >= 0 ? 1u << slot : 0);
     }
     nw->mlim[nw->nmem] = UINT32_MAX;
+    /* The members up to its first "type" (keys[1]): a line that starts
+     * with these bytes has the type kernel_detail by fl_probe_type, which
+     * reads no further (fl_rd_detail_like_last). */
+    nw->prefix = 0;
+    for (size_t i = 0; i < nw->nmem && i < 4; i++)
+        if (nw->mk[i] == 1) {
+            nw->prefix = (size_t)nw->mend[i] + 1;
+            break;
+        }
     return true;
 }
 
@@ -566,31 +632,40 @@ int fl_rd_fast_detail(rd *r, const char *line, size_t len)
     pthread_once(&fast_once, fast_init);
     if (fast_off)
         return -1;
-    if (!r->dt && !(r->dt = calloc(1, sizeof *r->dt)))
-        return -1;
+    if (!r->dt) {
+        if (!(r->dt = calloc(1, sizeof *r->dt)))
+            return -1;
+        r->dt->wide = fl_rd_simd_level() >= 3;
+    }
     const dline *t = template_off ? &no_template : &r->dt->l[r->dt->cur];
     dline *nw = &r->dt->l[r->dt->cur ^ 1];
     dscan ds;
     ds.n_other = 0;
+#pragma GCC unroll 16
     for (size_t i = 0; i < N_KEPT; i++)
         nw->v[i].kind = FL_J_ABSENT;
     nw->str.len = 0;
     nw->nmem = nw->nrun = nw->taken = 0;
-    if (!fl_sb_reserve(&nw->str, len + STR_SLACK) || !scan_line(&ds, t, nw, line, len)) {
+    nw->strs = nw->from_t = 0;
+    if (!fl_sb_reserve(&nw->str, len + STR_SLACK) || !scan_line(r->dt, &ds, t, nw, line, len)) {
         nw->nmem = 0;
         return -1;
     }
-    if (!template_off && nw->taken * 2 < nw->nmem) {
-        if (make_template(t, nw, line, len))
-            r->dt->cur ^= 1;
+    for (unsigned m = nw->strs; m; m &= m - 1) {
+        unsigned i = (unsigned)__builtin_ctz(m);
+        nw->v[i].s = nw->str.p + nw->soff[i];
     }
-    for (size_t i = 0; i < N_KEPT; i++)
-        if (nw->v[i].kind == FL_J_STRING)
-            nw->v[i].s = nw->str.p + nw->soff[i];
     const fl_jval *sid = &nw->v[FL_KD_COUNT];
+    bool other = false;
+    if (sid->kind == FL_J_STRING && r->want)
+        other = nw->from_t & (1u << FL_KD_COUNT) ? t->sid_other : strcmp(sid->s, r->want) != 0;
+    if (!template_off && nw->taken * 2 < nw->nmem && make_template(t, nw, line, len)) {
+        nw->sid_other = other;
+        r->dt->cur ^= 1;
+    }
     if (sid->kind != FL_J_ABSENT && sid->kind != FL_J_STRING)
         return -1; /* jansson's path says so */
-    if (sid->kind == FL_J_STRING && r->want && strcmp(sid->s, r->want) != 0) {
+    if (other) {
         r->res->other_session++;
         return 1;
     }
@@ -606,13 +681,6 @@ bool fl_rd_detail_like_last(const rd *r, const char *line, size_t len)
     if (!r->dt)
         return false;
     const dline *t = &r->dt->l[r->dt->cur];
-    /* The template's members up to its first "type" (keys[1]) and the
-     * ',' after it: a line that starts with these bytes has the type
-     * kernel_detail by fl_probe_type, which reads no further. */
-    for (size_t i = 0; i < t->nmem && i < 4; i++)
-        if (t->mk[i] == 1) {
-            size_t n = (size_t)t->mend[i] + 1;
-            return len >= n && same_bytes(line, t->line, n) == n;
-        }
-    return false;
+    size_t n = t->prefix;
+    return n && len >= n && same_bytes(line, t->line, n) == n;
 }

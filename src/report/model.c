@@ -62,7 +62,7 @@ typedef union kd_spare {
     fl_kdetail d;
     union kd_spare *next;
 } kd_spare;
-#define SPARE_MAX 256u
+#define SPARE_MAX 8192u /* ~700 KiB: a batch of details at a time (1024) and then some */
 
 static fl_kdetail *detail_new(fl_model_priv *p)
 {
