@@ -8,7 +8,10 @@
 
 #include "abi/trace_abi.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -72,7 +75,8 @@ typedef struct bench_kshape {
     uint64_t span_ns;      /* a batch's time span: starts span / rows apart on average */
     unsigned rows;         /* rows per batch (the recorder's: FL_TRACE_BATCH) */
     unsigned corr_digits;  /* corr_id digits, 1..9 (they wrap around within them) */
-    unsigned kernels;      /* distinct kernel ids 1..kernels, uniform */
+    unsigned kernels;      /* distinct kernel ids 1..kernels, uniform unless zipf_s */
+    double zipf_s;         /* > 0: kernel k drawn with weight 1 / k^zipf_s (a few hot ones) */
     unsigned streams;      /* stream ids 7.. */
     unsigned devices;      /* device ids 0.. */
     unsigned ext_every;    /* an external id (1..10^6) on one launch in N; 0: none */
@@ -86,7 +90,40 @@ typedef struct bench_kshape {
 typedef struct bench_kgen {
     uint64_t t, corr_seq;
     unsigned char seen[4096]; /* kernel id % 4096 launched before */
+    double *zipf_cdf;         /* zipf_s's cumulative weights (bench_kgen_zipf); owned */
 } bench_kgen;
+
+/* g's Zipf table for sh (sh->kernels entries); false when out of memory. */
+static inline bool bench_kgen_zipf(bench_kgen *g, const bench_kshape *sh)
+{
+    if (sh->zipf_s <= 0 || g->zipf_cdf)
+        return true;
+    unsigned n = sh->kernels ? sh->kernels : 1;
+    g->zipf_cdf = malloc(n * sizeof *g->zipf_cdf);
+    if (!g->zipf_cdf)
+        return false;
+    double sum = 0;
+    for (unsigned k = 0; k < n; k++)
+        g->zipf_cdf[k] = sum += pow(k + 1.0, -sh->zipf_s);
+    for (unsigned k = 0; k < n; k++)
+        g->zipf_cdf[k] /= sum;
+    return true;
+}
+
+/* A kernel id 1..n by g's Zipf table, for a uniform 53-bit draw u. */
+static inline uint32_t bench_zipf_pick(const bench_kgen *g, unsigned n, uint64_t u)
+{
+    double x = (double)(u >> 11) / 9007199254740992.0;
+    unsigned lo = 0, hi = n - 1;
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (g->zipf_cdf[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo + 1;
+}
 
 static inline uint64_t bench_pow10(unsigned d)
 {
@@ -113,7 +150,8 @@ static inline void bench_kernel_shaped(fl_kernel_row *r, const bench_kshape *sh,
     uint64_t lo = cd > 1 ? bench_pow10(cd - 1) : 1, hi = bench_pow10(cd);
     r->corr_id = (uint32_t)(lo + g->corr_seq % (hi - lo));
     g->corr_seq += 1 + y % 3;
-    uint32_t k = 1 + (uint32_t)((y >> 8) % (sh->kernels ? sh->kernels : 1));
+    uint32_t k = g->zipf_cdf ? bench_zipf_pick(g, sh->kernels ? sh->kernels : 1, rng())
+                             : 1 + (uint32_t)((y >> 8) % (sh->kernels ? sh->kernels : 1));
     r->kernel_id = k;
     r->stream_id = 7 + (uint32_t)((y >> 24) % (sh->streams ? sh->streams : 1));
     r->device_id = (uint32_t)((y >> 36) % (sh->devices ? sh->devices : 1));

@@ -19,7 +19,8 @@
  *    8 digits, 50 kernels on 4 streams (10s: 1000 on 8), one device,
  *    an external id on one launch in 16, has_details on each kernel's first
  *    launch and one in 10000, with their details; the options change them:
- *    --span-ms X, --corr-digits D (1-9), --kernels N, --streams N,
+ *    --span-ms X, --corr-digits D (1-9), --kernels N, --zipf S (kernel k
+ *    drawn with weight 1/k^S instead of uniformly), --streams N,
  *    --devices N, --ext-every N (0: none), --detail-every N (after the
  *    first launches; 0: none), --no-details, --orphan-details
  *    (has_details rows without details: the report waits for them),
@@ -208,6 +209,10 @@ static int write_channel(const char *path, bool with_batches, size_t total, cons
         uint64_t batch = 1;
         if (g)
             g->t = t;
+        if (g && !bench_kgen_zipf(g, &o->sh)) {
+            free(g);
+            g = NULL;
+        }
         while (rows && g && done < total && rc == 0) {
             size_t n = total - done < N ? total - done : N;
             for (size_t i = 0; i < n; i++) {
@@ -238,6 +243,8 @@ static int write_channel(const char *path, bool with_batches, size_t total, cons
         if (g && !o->legacy)
             t = g->t;
         free(rows);
+        if (g)
+            free(g->zipf_cdf);
         free(g);
     }
     if (with_batches)
@@ -309,9 +316,10 @@ static void print_shape(const gen_opts *o, const gen_stats *st, size_t total, ui
         printf(" (legacy rows: 50 kernels, 4 streams, 1 device, has_details 1 in 10 without "
                "details)\n");
     else
-        printf(", %u kernels, %u streams, %u devices, external id 1 in %u, has_details %s 1 "
-               "in %u%s%s\n",
-               o->sh.kernels, o->sh.streams, o->sh.devices, o->sh.ext_every,
+        printf(", %u kernels%s%.2f, %u streams, %u devices, external id 1 in %u, has_details %s "
+               "1 in %u%s%s\n",
+               o->sh.kernels, o->sh.zipf_s > 0 ? " drawn by Zipf s=" : " uniform",
+               o->sh.zipf_s > 0 ? o->sh.zipf_s : 0.0, o->sh.streams, o->sh.devices, o->sh.ext_every,
                o->sh.details ? "on first launches and" : "never:", o->sh.detail_every,
                o->orphans ? " without details" : "",
                o->spec_columns ? ", the spec's ten columns (no device_id)" : "");
@@ -524,7 +532,7 @@ static void time_python(const char *path, uint64_t expect_dur, double best_cpu, 
 static const char usage[] =
     "usage: bench_read [--quick] [--events N] [--runs N] [--keep] [--no-python] [--jansson-mb N]\n"
     "                  [--shape legacy|ms|1s|10s] [--span-ms X] [--corr-digits D] [--kernels N]\n"
-    "                  [--streams N] [--devices N] [--ext-every N] [--detail-every N]\n"
+    "                  [--zipf S] [--streams N] [--devices N] [--ext-every N] [--detail-every N]\n"
     "                  [--no-details] [--orphan-details] [--spec-columns] [--rows N] [--dur-us MIN "
     "MAX]\n";
 
@@ -556,6 +564,8 @@ static bool shape_option(int argc, char **argv, int *i, gen_opts *o)
         sh->corr_digits = u;
     else if (strcmp(a, "--kernels") == 0 && u >= 1)
         sh->kernels = u;
+    else if (strcmp(a, "--zipf") == 0 && atof(v) > 0)
+        sh->zipf_s = atof(v);
     else if (strcmp(a, "--streams") == 0 && u >= 1)
         sh->streams = u;
     else if (strcmp(a, "--devices") == 0 && u >= 1)

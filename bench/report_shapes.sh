@@ -33,4 +33,5 @@ one 10000000 --shape 1s --corr-digits 9 --streams 32
 one 10000000 --shape 1s --devices 4 --streams 16
 one 10000000 --shape ms --span-ms 100 --kernels 200
 one 3000000 --shape 10s --kernels 5000
+one 3000000 --shape 10s --kernels 5000 --zipf 1
 one 1000000 --shape 10s --detail-every 1
