@@ -187,38 +187,59 @@ int fl_rd_handle_line(rd *r, const char *line, size_t len)
     return parse_json(r, line, len);
 }
 
+/* A read of lines given by the caller (fl_read_line, fl_read_lines). */
+static void rd_start(rd *r, fl_read_result *dummy, int channel, const char *want_session,
+                     const fl_read_cb *cb, fl_read_result *res, const char *file)
+{
+    memset(dummy, 0, sizeof *dummy);
+    memset(r, 0, sizeof *r);
+    r->cb = cb;
+    r->res = res ? res : dummy;
+    r->want = want_session && *want_session ? want_session : NULL;
+    r->file = file;
+    r->channel = channel;
+}
+
+/* One line of the caller's, counted, copied into *copy (grown, with the
+ * NUL and RD_PAD the scanners read) and handled: fl_rd_handle_line's
+ * return, 1 when it is no line. */
+static int given_line(rd *r, char **copy, size_t *cap, const char *line, size_t len)
+{
+    r->res->lines++;
+    r->res->bytes += len;
+    if (!line && len) {
+        fl_rd_bad_line(r, "no line given");
+        return 1;
+    }
+    if (len > RD_MAX_LINE) {
+        fl_rd_bad_line(r, "line longer than %zu bytes: skipped", RD_MAX_LINE);
+        return 1;
+    }
+    if (*cap < len + 1 + RD_PAD) {
+        char *c = realloc(*copy, len + 1 + RD_PAD);
+        if (!c) {
+            fl_rd_bad_line(r, "out of memory");
+            return 1;
+        }
+        *copy = c;
+        *cap = len + 1 + RD_PAD;
+    }
+    if (len)
+        memcpy(*copy, line, len);
+    memset(*copy + len, 0, 1 + RD_PAD);
+    return fl_rd_handle_line(r, *copy, len);
+}
+
 int fl_read_line(const char *line, size_t len, int channel, const char *want_session,
                  const fl_read_cb *cb, fl_read_result *res, const char *file, uint64_t lineno)
 {
     fl_read_result dummy;
-    memset(&dummy, 0, sizeof dummy);
     rd r;
-    memset(&r, 0, sizeof r);
-    r.cb = cb;
-    r.res = res ? res : &dummy;
-    r.want = want_session && *want_session ? want_session : NULL;
-    r.file = file ? file : "(line)";
+    rd_start(&r, &dummy, channel, want_session, cb, res, file ? file : "(line)");
     r.line = lineno;
-    r.channel = channel;
-    r.res->lines++;
-    r.res->bytes += len;
-    if (!line && len) {
-        fl_rd_bad_line(&r, "no line given");
-        return 1;
-    }
-    if (len > RD_MAX_LINE) {
-        fl_rd_bad_line(&r, "line longer than %zu bytes: skipped", RD_MAX_LINE);
-        return 1;
-    }
-    char *copy = malloc(len + 1 + RD_PAD);
-    if (!copy) {
-        fl_rd_bad_line(&r, "out of memory");
-        return 1;
-    }
-    if (len)
-        memcpy(copy, line, len);
-    memset(copy + len, 0, 1 + RD_PAD);
-    int rc = fl_rd_handle_line(&r, copy, len);
+    char *copy = NULL;
+    size_t cap = 0;
+    int rc = given_line(&r, &copy, &cap, line, len);
     free(copy);
     fl_rd_free(&r);
     return rc;
@@ -228,14 +249,8 @@ size_t fl_read_lines(const char *text, size_t len, int channel, const char *want
                      const fl_read_cb *cb, fl_read_result *res, const char *file)
 {
     fl_read_result dummy;
-    memset(&dummy, 0, sizeof dummy);
     rd r;
-    memset(&r, 0, sizeof r);
-    r.cb = cb;
-    r.res = res ? res : &dummy;
-    r.want = want_session && *want_session ? want_session : NULL;
-    r.file = file ? file : "(text)";
-    r.channel = channel;
+    rd_start(&r, &dummy, channel, want_session, cb, res, file ? file : "(text)");
     size_t bad = 0;
     char *copy = NULL;
     size_t cap = 0;
@@ -244,27 +259,7 @@ size_t fl_read_lines(const char *text, size_t len, int channel, const char *want
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
         r.line++;
-        r.res->lines++;
-        r.res->bytes += n;
-        if (n > RD_MAX_LINE) {
-            fl_rd_bad_line(&r, "line longer than %zu bytes: skipped", RD_MAX_LINE);
-            bad++;
-            p = nl ? nl + 1 : end;
-            continue;
-        }
-        if (cap < n + 1 + RD_PAD) {
-            char *c = realloc(copy, n + 1 + RD_PAD);
-            if (!c) {
-                fl_rd_bad_line(&r, "out of memory");
-                bad++;
-                break;
-            }
-            copy = c;
-            cap = n + 1 + RD_PAD;
-        }
-        memcpy(copy, p, n);
-        memset(copy + n, 0, 1 + RD_PAD);
-        if (fl_rd_handle_line(&r, copy, n) != 0)
+        if (given_line(&r, &copy, &cap, p, n) != 0)
             bad++;
         p = nl ? nl + 1 : end;
     }
