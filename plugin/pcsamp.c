@@ -17,14 +17,18 @@
  *  - never a read while sampling is armed (CUPTI discards the data): a
  *    collection stops every context, reads each (GetData until CUPTI has
  *    no PC left, each record's stallReasonCount reset before every call),
- *    and arms it again; collections run on the writer thread (drain), at
- *    the collection points the core asks for (an outermost scope's end) and
- *    after stop(); the only read on an application's thread is at a
- *    context's destruction (its data would be gone after), and it holds
- *    rows in the bounded table, counting what finds no room;
- *  - memory per context: 4096 PC records of 128 stall slots (4.2 MiB),
- *    CUPTI's scratch and hardware buffers as configured; at most 16
- *    contexts;
+ *    and arms it again;
+ *  - GetData reads into a buffer of its own, never the one handed over in
+ *    the configuration: CUPTI copies records into that one by itself (at
+ *    Disable, at a module's unload), and GetData into it answered no PC at
+ *    all on an H200; what it holds is taken after every read and after
+ *    Disable; collections run on the writer
+ * thread (drain), at the collection points the core asks for (an outermost scope's end) and after
+ * stop(); the only read on an application's thread is at a context's destruction (its data would be
+ * gone after), and it holds rows in the bounded table, counting what finds no room;
+ *  - memory per context: twice 4096 PC records of 128 stall slots (the
+ *    read buffer and the configuration's, 8.4 MiB), CUPTI's scratch and
+ *    hardware buffers as configured; at most 16 contexts;
  *  - every CUPTI call goes through `api` (tests inject answers);
  *  - the functions sampled for the first time go to the disassembler
  *    (disasm.c) after each drain, with mu released.
@@ -60,12 +64,18 @@ static const fl_pcs_api real_api = {
 };
 static const fl_pcs_api *api = &real_api;
 
-typedef struct pc_ctx {
-    CUcontext ctx;
-    uint32_t device;
+/* A buffer of PC records with their stall-reason slots. */
+typedef struct pc_buf {
     CUpti_PCSamplingData data;
     CUpti_PCSamplingPCData *pcs;
     CUpti_PCSamplingStallReason *slots;
+} pc_buf;
+
+typedef struct pc_ctx {
+    CUcontext ctx;
+    uint32_t device;
+    pc_buf rd;  /* GetData's */
+    pc_buf cfg; /* the configuration's: CUPTI copies into it itself */
     bool started;
 } pc_ctx;
 
@@ -195,29 +205,51 @@ static uint64_t wall_ns(void)
 
 static void ctx_free(pc_ctx *c)
 {
-    free(c->pcs);
-    free(c->slots);
+    free(c->rd.pcs);
+    free(c->rd.slots);
+    free(c->cfg.pcs);
+    free(c->cfg.slots);
     memset(c, 0, sizeof *c);
 }
 
 /* The read buffers, before Enable (CUPTI refuses the configuration when
  * memory is allocated between Enable and it). */
+/* Every record given its full room again and CUPTI's per-call counts
+ * cleared: stallReasonCount is the room on the way in, the count on the
+ * way out. */
+static void buf_empty(pc_buf *b)
+{
+    for (size_t k = 0; k < PCS_PER_READ; k++)
+        b->pcs[k].stallReasonCount = STALL_SLOTS;
+    b->data.totalNumPcs = 0;
+    b->data.remainingNumPcs = 0;
+    b->data.totalSamples = 0;
+    b->data.droppedSamples = 0;
+    b->data.nonUsrKernelsTotalSamples = 0;
+    b->data.hardwareBufferFull = 0;
+}
+
+static bool buf_alloc(pc_buf *b)
+{
+    b->pcs = calloc(PCS_PER_READ, sizeof *b->pcs);
+    b->slots = calloc((size_t)PCS_PER_READ * STALL_SLOTS, sizeof *b->slots);
+    if (!b->pcs || !b->slots)
+        return false;
+    memset(&b->data, 0, sizeof b->data);
+    b->data.size = sizeof b->data;
+    b->data.collectNumPcs = PCS_PER_READ;
+    b->data.pPcData = b->pcs;
+    for (size_t i = 0; i < PCS_PER_READ; i++) {
+        b->pcs[i].size = sizeof b->pcs[i];
+        b->pcs[i].stallReason = b->slots + i * STALL_SLOTS;
+    }
+    buf_empty(b);
+    return true;
+}
+
 static bool ctx_alloc(pc_ctx *c)
 {
-    c->pcs = calloc(PCS_PER_READ, sizeof *c->pcs);
-    c->slots = calloc((size_t)PCS_PER_READ * STALL_SLOTS, sizeof *c->slots);
-    if (!c->pcs || !c->slots)
-        return false;
-    memset(&c->data, 0, sizeof c->data);
-    c->data.size = sizeof c->data;
-    c->data.collectNumPcs = PCS_PER_READ;
-    c->data.pPcData = c->pcs;
-    for (size_t i = 0; i < PCS_PER_READ; i++) {
-        c->pcs[i].size = sizeof c->pcs[i];
-        c->pcs[i].stallReason = c->slots + i * STALL_SLOTS;
-        c->pcs[i].stallReasonCount = STALL_SLOTS;
-    }
-    return true;
+    return buf_alloc(&c->rd) && buf_alloc(&c->cfg);
 }
 
 static CUptiResult ctx_configure(pc_ctx *c)
@@ -240,7 +272,7 @@ static CUptiResult ctx_configure(pc_ctx *c)
     a[4].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
     a[4].attributeData.enableStartStopControlData.enableStartStopControl = 1;
     a[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
-    a[5].attributeData.samplingDataBufferData.samplingDataBuffer = &c->data;
+    a[5].attributeData.samplingDataBufferData.samplingDataBuffer = &c->cfg.data;
     a[6].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
     a[6].attributeData.outputDataFormatData.outputDataFormat =
         CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
@@ -327,32 +359,34 @@ static bool ctx_stop(pc_ctx *c)
 }
 
 /* GetData until CUPTI has nothing left (mu held, sampling stopped). */
+/* What CUPTI copied into the configuration's buffer since it was last
+ * taken, fed once (mu held). */
+static void ctx_take_copied(pc_ctx *c, const fl_trace_sink *sink)
+{
+    CUpti_PCSamplingData *d = &c->cfg.data;
+    if (d->totalNumPcs || d->totalSamples || d->droppedSamples || d->nonUsrKernelsTotalSamples)
+        fl_pcs_feed(E.agg, sink, d, c->device, wall_ns());
+    buf_empty(&c->cfg);
+}
+
 static void ctx_read(pc_ctx *c, const fl_trace_sink *sink)
 {
-    CUpti_PCSamplingGetDataParams p = {CUpti_PCSamplingGetDataParamsSize, NULL, c->ctx, &c->data};
+    CUpti_PCSamplingGetDataParams p = {CUpti_PCSamplingGetDataParamsSize, NULL, c->ctx,
+                                       &c->rd.data};
     for (int i = 0; i < READS_MAX; i++) {
-        /* stallReasonCount is the room on the way in, the count on the way
-         * out: give every record its full room again. */
-        for (size_t k = 0; k < PCS_PER_READ; k++)
-            c->pcs[k].stallReasonCount = STALL_SLOTS;
-        /* CUPTI's counts are per call: never counted twice. */
-        c->data.totalNumPcs = 0;
-        c->data.remainingNumPcs = 0;
-        c->data.totalSamples = 0;
-        c->data.droppedSamples = 0;
-        c->data.nonUsrKernelsTotalSamples = 0;
-        c->data.hardwareBufferFull = 0;
+        buf_empty(&c->rd); /* CUPTI's counts are per call: never counted twice */
         CUptiResult r = api->get_data(&p);
         bool more = r == CUPTI_ERROR_OUT_OF_MEMORY; /* the hardware buffer was full */
         if (r != CUPTI_SUCCESS && !more) {
             fail(r, "cuptiPCSamplingGetData");
-            return;
+            break;
         }
-        fl_pcs_feed(E.agg, sink, &c->data, c->device, wall_ns());
-        size_t got = c->data.totalNumPcs, left = c->data.remainingNumPcs;
+        fl_pcs_feed(E.agg, sink, &c->rd.data, c->device, wall_ns());
+        size_t got = c->rd.data.totalNumPcs, left = c->rd.data.remainingNumPcs;
         if (got == 0 || (left == 0 && !more))
-            return;
+            break;
     }
+    ctx_take_copied(c, sink);
 }
 
 /* A context's sampling enabled, configured and armed (mu held). */
@@ -431,6 +465,7 @@ void fl_pcs_context_destroying(void *ctx)
         if (ctx_stop(c))
             ctx_read(c, NULL);
         ctx_disable(c);
+        ctx_take_copied(c, NULL); /* Disable's copy of what was left */
         ctx_free(c);
         E.ctx[i] = E.ctx[--E.n_ctx];
         memset(&E.ctx[E.n_ctx], 0, sizeof E.ctx[E.n_ctx]);
@@ -578,6 +613,7 @@ void fl_pcs_engine_drain(const fl_trace_sink *sink, void (*activity_flush)(void)
         if (E.final) {
             for (size_t i = 0; i < E.n_ctx; i++) {
                 ctx_disable(&E.ctx[i]);
+                ctx_take_copied(&E.ctx[i], sink); /* Disable's copy of what was left */
                 ctx_free(&E.ctx[i]);
             }
             E.n_ctx = 0;

@@ -18,6 +18,9 @@ static struct {
     uint32_t period, mode, start_stop, format;
     size_t scratch, hw;
     bool data_buffer;
+    CUpti_PCSamplingData *cfg_buf; /* the configuration's buffer */
+    int get_into_cfg;              /* GetData calls handed that buffer */
+    int disable_copies;            /* Disable copies 1 PC of 7 samples into cfg_buf */
     uint32_t activity_period2;
     int flushes_while_armed, flushes;
 } fk;
@@ -37,10 +40,24 @@ static CUptiResult f_enable(CUpti_PCSamplingEnableParams *p)
     call('E');
     return fk.enable;
 }
+/* Disable: as CUPTI, the records left copied into the configuration's
+ * buffer when disable_copies is set. */
 static CUptiResult f_disable(CUpti_PCSamplingDisableParams *p)
 {
     (void)p;
     call('D');
+    CUpti_PCSamplingData *d = fk.cfg_buf;
+    if (fk.disable_copies && d) {
+        d->totalNumPcs = 1;
+        d->totalSamples = 7;
+        CUpti_PCSamplingPCData *r = &d->pPcData[0];
+        r->pcOffset = 0x30;
+        r->functionName = "_Z1kv";
+        r->correlationId = 43;
+        r->stallReasonCount = 1;
+        r->stallReason[0].pcSamplingStallReasonIndex = 4;
+        r->stallReason[0].samples = 7;
+    }
     return CUPTI_SUCCESS;
 }
 static CUptiResult f_configure(CUpti_PCSamplingConfigurationInfoParams *p)
@@ -69,6 +86,7 @@ static CUptiResult f_configure(CUpti_PCSamplingConfigurationInfoParams *p)
             break;
         case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER:
             fk.data_buffer = a->attributeData.samplingDataBufferData.samplingDataBuffer != NULL;
+            fk.cfg_buf = a->attributeData.samplingDataBufferData.samplingDataBuffer;
             break;
         default:
             break;
@@ -118,6 +136,8 @@ static CUptiResult f_get(CUpti_PCSamplingGetDataParams *p)
     if (fk.armed)
         fk.read_while_armed++;
     CUpti_PCSamplingData *d = p->pcSamplingData;
+    if (d == fk.cfg_buf)
+        fk.get_into_cfg++;
     for (size_t i = 0; i < d->collectNumPcs; i++)
         if (d->pPcData[i].stallReasonCount != 128)
             fk.bad_room++;
@@ -234,6 +254,7 @@ static void test_api_order_and_reads(void)
     fl_pcs_engine_drain(&sink, fk_flush);
     CHECK_STR(fk.calls, "TGGD");
     CHECK_INT(fk.read_while_armed, 0);
+    CHECK_INT(fk.get_into_cfg, 0);
     CHECK_INT(got.n, 2);
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
@@ -252,6 +273,46 @@ static void test_api_order_and_reads(void)
 /* A context that goes away: stopped, read into the table, disabled; its
  * rows come out at the next drain.  A context created later is enabled
  * then. */
+/* What CUPTI copies into the configuration's buffer at Disable (all a
+ * session's PCs, when GetData found none yet) reaches the rows once; GetData
+ * never reads into that buffer (a read there would wipe the copy). */
+static void test_api_disable_copy(void)
+{
+    fk_reset();
+    fl_pcs_set_api(&fake_api);
+    CHECK_INT(start_on((void *)0x1, 0), FL_PC_ACTIVE);
+    CHECK(fk.cfg_buf != NULL);
+    fk.disable_copies = 1;
+    fk.reads_to_give = 0;
+    reset_got();
+    fl_pcs_engine_stop();
+    fl_pcs_engine_drain(&sink, fk_flush);
+    CHECK_STR(fk.calls, "AECNRSTGD");
+    CHECK_INT(fk.get_into_cfg, 0);
+    CHECK_INT(got.n, 1);
+    CHECK_INT(total_samples(), 7);
+    CHECK_INT(got.r[0].corr_id, 43);
+    fl_trace_stats st;
+    memset(&st, 0, sizeof st);
+    fl_pcs_engine_stats(&st);
+    CHECK_INT(st.pc_samples, 7);
+    fl_pcs_engine_release();
+    /* A context destroyed: Disable's copy goes into the table, out at the
+     * next drain. */
+    fk_reset();
+    fl_pcs_set_api(&fake_api);
+    CHECK_INT(start_on(NULL, 0), FL_PC_ACTIVE);
+    fl_pcs_context_created((void *)0x2);
+    fk.disable_copies = 1;
+    fl_pcs_context_destroying((void *)0x2);
+    CHECK_INT(fk.get_into_cfg, 0);
+    reset_got();
+    fl_pcs_engine_drain(&sink, fk_flush);
+    CHECK_INT(got.n, 1);
+    CHECK_INT(total_samples(), 7);
+    fl_pcs_engine_release();
+}
+
 static void test_api_contexts(void)
 {
     fk_reset();
@@ -374,6 +435,7 @@ static void test_status_map(void)
 static void test_api(void)
 {
     test_api_order_and_reads();
+    test_api_disable_copy();
     test_api_contexts();
     test_api_fallbacks();
     test_api_activity_method();
