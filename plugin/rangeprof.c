@@ -264,6 +264,7 @@ static struct {
     CUpti_RangeProfiler_Object *obj;
     uint8_t *image;
     size_t image_size;
+    size_t max_ranges; /* ranges a window's image holds */
     pthread_t owner;
     uint64_t start_ns;
     char name[NAME_MAX_BYTES];
@@ -323,6 +324,29 @@ uint32_t fl_rp_engine_start(const fl_trace_options *o, const fl_rp_env *env)
     return st;
 }
 
+/* Kernel ranges a window holds: as many as fit FL_RP_IMAGE_BYTES, from
+ * the image sizes CUPTI gives for one and two ranges (at least 1, at most
+ * FL_RP_KERNEL_RANGES; mu held). */
+static size_t ranges_fitting(CUpti_RangeProfiler_GetCounterDataSize_Params sp, CUptiResult *r)
+{
+    size_t size[2];
+    for (size_t k = 0; k < 2; k++) {
+        sp.maxNumOfRanges = k + 1;
+        sp.maxNumRangeTreeNodes = (uint32_t)(k + 1);
+        sp.counterDataSize = 0;
+        *r = api->data_size(&sp);
+        if (*r != CUPTI_SUCCESS)
+            return 1;
+        size[k] = sp.counterDataSize;
+    }
+    size_t per = size[1] > size[0] ? size[1] - size[0] : 0;
+    size_t base = size[0] > per ? size[0] - per : 0;
+    if (per == 0 || base + per >= FL_RP_IMAGE_BYTES)
+        return per == 0 ? FL_RP_KERNEL_RANGES : 1;
+    size_t n = (FL_RP_IMAGE_BYTES - base) / per;
+    return n < 1 ? 1 : n > FL_RP_KERNEL_RANGES ? FL_RP_KERNEL_RANGES : n;
+}
+
 /* The profiler object, image and configuration on ctx (mu held). */
 static bool setup(CUcontext ctx)
 {
@@ -363,15 +387,19 @@ static bool setup(CUcontext ctx)
         return false;
     }
     R.obj = ep.pRangeProfilerObject;
-    size_t max_ranges = R.per_kernel ? FL_RP_KERNEL_RANGES : 1;
     CUpti_RangeProfiler_GetCounterDataSize_Params sp = {
         .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE,
         .pRangeProfilerObject = R.obj,
         .pMetricNames = (const char **)R.choice.names,
         .numMetrics = R.choice.n,
-        .maxNumOfRanges = max_ranges,
-        .maxNumRangeTreeNodes = (uint32_t)max_ranges};
-    r = api->data_size(&sp);
+        .maxNumOfRanges = 1,
+        .maxNumRangeTreeNodes = 1};
+    size_t max_ranges = R.per_kernel ? ranges_fitting(sp, &r) : 1;
+    R.max_ranges = max_ranges;
+    sp.maxNumOfRanges = max_ranges;
+    sp.maxNumRangeTreeNodes = (uint32_t)max_ranges;
+    if (r == CUPTI_SUCCESS)
+        r = api->data_size(&sp);
     const char *what = "cuptiRangeProfilerGetCounterDataSize";
     if (r == CUPTI_SUCCESS) {
         R.image_size = sp.counterDataSize;
@@ -661,6 +689,7 @@ void fl_rp_engine_stats(fl_trace_stats *out)
     out->rp_windows = R.windows;
     out->rp_ranges = R.ranges;
     out->rp_dropped = R.dropped;
+    out->rp_max_ranges = R.max_ranges;
     out->rp_skipped = R.skipped;
     out->rp_incomplete = R.incomplete;
     snprintf(out->rp_chip, sizeof out->rp_chip, "%s", R.chip);

@@ -34,7 +34,12 @@
 #define FL_RP_METRICS_MAX 32
 #define FL_RP_QUEUE_MAX 64
 #define FL_RP_QUEUE_BYTES (64u << 20)
-#define FL_RP_KERNEL_RANGES 1024 /* kernel ranges per window (CUPTI's image) */
+#define FL_RP_KERNEL_RANGES 1024 /* kernel ranges per window at most */
+/* The counter-data image of a kernel window at most (its ranges chosen to
+ * fit): CUPTI sizes it by ranges, ~680 KB a range for 8 metrics on GH100
+ * (1024 ranges: 695 MB, seen on an H200), and every window's image is
+ * copied into the queue, which holds FL_RP_QUEUE_BYTES. */
+#define FL_RP_IMAGE_BYTES (16u << 20)
 
 /* Every CUPTI call rangeprof.c makes; tests replace them (fl_rp_set_api).
  * evaluate NULL: the host table's evaluate. */

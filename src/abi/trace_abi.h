@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 10u
+#define FL_TRACE_ABI 11u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -478,6 +478,7 @@ typedef struct fl_trace_stats {
     uint64_t rp_skipped;    /* outermost scopes not profiled (another open, another
                                context) */
     uint64_t rp_incomplete; /* windows whose passes were not all submitted */
+    uint64_t rp_max_ranges; /* FL_TRACE_ABI 11: kernel ranges a window holds (its image) */
     char rp_chip[32];       /* the device's chip ("GH100") */
     char rp_scheduled[512]; /* the metrics scheduled, comma separated */
     char rp_left_out[512];  /* metrics of the set not scheduled, each with why */

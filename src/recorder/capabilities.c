@@ -760,15 +760,21 @@ static void rp_final(session *s, const fl_trace_stats *st, const fl_trace_counts
         s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
         return;
     }
-    char what[1400];
-    snprintf(what, sizeof what, "%s on %s, %u metrics in %u pass%s (%s)%s%s",
-             st->rp_per_kernel ? "kernel ranges (kernel replay)" : "scope ranges (user replay)",
-             st->rp_chip, st->rp_metrics, st->rp_passes, st->rp_passes == 1 ? "" : "es",
-             st->rp_scheduled, st->rp_left_out[0] ? "; left out: " : "", st->rp_left_out);
+    char what[1400], mode[96];
+    if (st->rp_per_kernel)
+        snprintf(mode, sizeof mode, "kernel ranges (kernel replay, up to %llu per scope)",
+                 (unsigned long long)st->rp_max_ranges);
+    else
+        snprintf(mode, sizeof mode, "scope ranges (user replay)");
+    snprintf(what, sizeof what, "%s on %s, %u metrics in %u pass%s (%s)%s%s", mode, st->rp_chip,
+             st->rp_metrics, st->rp_passes, st->rp_passes == 1 ? "" : "es", st->rp_scheduled,
+             st->rp_left_out[0] ? "; left out: " : "", st->rp_left_out);
     if (n->perf_ranges == 0) {
         set_cap(s, "range_profiler", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_ranges",
-                "%s: no range was collected (%llu outermost scopes skipped)", what,
-                (unsigned long long)st->rp_skipped);
+                "%s: no range was collected (%llu outermost scopes skipped, %llu ranges "
+                "dropped, %llu windows without all passes submitted)",
+                what, (unsigned long long)st->rp_skipped, (unsigned long long)st->rp_dropped,
+                (unsigned long long)st->rp_incomplete);
         return;
     }
     set_cap(s, "range_profiler", FL_CAP_COLLECTED, "", "%s: %llu ranges written", what,

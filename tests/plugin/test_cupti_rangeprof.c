@@ -153,10 +153,15 @@ static CUptiResult f_disable(CUpti_RangeProfiler_Disable_Params *p)
     log_call("disable");
     return CUPTI_SUCCESS;
 }
+/* 64 bytes, or with per_range_bytes CUPTI's shape: a base and so much a
+ * range (on an H200, GH100 with 8 metrics: ~680 KB a range). */
+static size_t per_range_bytes, last_max_ranges;
 static CUptiResult f_size(CUpti_RangeProfiler_GetCounterDataSize_Params *p)
 {
     CHECK(p->numMetrics > 0);
-    p->counterDataSize = 64;
+    CHECK_INT(p->maxNumRangeTreeNodes, p->maxNumOfRanges);
+    p->counterDataSize = per_range_bytes ? 4096 + per_range_bytes * p->maxNumOfRanges : 64;
+    last_max_ranges = p->maxNumOfRanges;
     log_call("size");
     return CUPTI_SUCCESS;
 }
@@ -319,6 +324,7 @@ static void reset(void)
     calls[0] = '\0';
     fail_at_init = fail_at_enable = fail_at_config = CUPTI_SUCCESS;
     n_ranges = 1;
+    per_range_bytes = 0;
     cur_ctx = &ctx_token;
     memset(&got, 0, sizeof got);
 }
@@ -394,6 +400,42 @@ static void kernel_ranges(void)
     fl_rp_engine_stats(&st);
     CHECK_INT(st.rp_metrics, FL_RP_DEFAULT_SLOTS);
     CHECK_INT(st.rp_passes, 2);
+    fl_rp_engine_stop();
+    fl_rp_engine_release();
+}
+
+/* CUPTI's image grows by the range (~680 KB each on GH100, 695 MB for 1024
+ * ranges): a kernel window holds what fits FL_RP_IMAGE_BYTES, so that its
+ * image fits the queue and the ranges reach the writer (with 1024 ranges
+ * every window was dropped on an H200). */
+static void kernel_ranges_sized(void)
+{
+    reset();
+    per_range_bytes = 680000;
+    n_ranges = 2;
+    CHECK_INT(start(true, "", false), FL_PC_ACTIVE);
+    fl_rp_range_begin("train");
+    fl_rp_range_end();
+    size_t want = (FL_RP_IMAGE_BYTES - 4096) / 680000;
+    CHECK_INT(last_max_ranges, want);
+    CHECK_STR(calls, "init,device_id,chip,enable,size,size,size,data_init,config,data_init,start,"
+                     "stop,decode");
+    fl_rp_engine_drain(&sink);
+    CHECK_INT(got.n, 2);
+    fl_trace_stats st;
+    memset(&st, 0, sizeof st);
+    fl_rp_engine_stats(&st);
+    CHECK_INT(st.rp_dropped, 0);
+    CHECK_INT(st.rp_max_ranges, want);
+    fl_rp_engine_stop();
+    fl_rp_engine_release();
+    /* Scope ranges keep one range a window. */
+    reset();
+    per_range_bytes = 680000;
+    CHECK_INT(start(false, "", false), FL_PC_ACTIVE);
+    fl_rp_range_begin("step");
+    fl_rp_range_end();
+    CHECK_INT(last_max_ranges, 1);
     fl_rp_engine_stop();
     fl_rp_engine_release();
 }
@@ -491,6 +533,7 @@ int main(void)
     fl_rp_set_api(&fake);
     scope_ranges();
     kernel_ranges();
+    kernel_ranges_sized();
     fallbacks();
     real_cupti();
     const char *plugin = getenv("GP_TEST_PLUGIN");

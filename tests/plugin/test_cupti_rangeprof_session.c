@@ -160,7 +160,8 @@ static void test_kernel_ranges(void)
     json_t *rp = cap_of(last_caps(&dev), "range_profiler");
     CHECK_STR(str(rp, "status"), "collected");
     CHECK_STR(str(rp, "message"),
-              "kernel ranges (kernel replay) on GH100, 8 metrics in 8 passes "
+              "kernel ranges (kernel replay, up to 1024 per scope) on GH100, 8 metrics in 8 "
+              "passes "
               "(sm__warps_active.avg.pct_of_peak_sustained_active,"
               "dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,"
               "dram__bytes_write.sum,l1tex__t_sector_hit_rate.pct,"
@@ -202,8 +203,8 @@ static void test_kernel_ranges(void)
         "vecAdd(float*, float*, float*, int)\n",
         "       2   71.5     35.0     80.0    2.00 MiB  512.00 KiB     12.5     61.0        n/a  "
         "gemm(float const*, float const*, float*)\n",
-        "  range_profiler        collected: kernel ranges (kernel replay) on GH100, 8 metrics in 8 "
-        "passes"};
+        "  range_profiler        collected: kernel ranges (kernel replay, up to 1024 per scope) on "
+        "GH100, 8 metrics in 8 passes"};
     check_report(dir, want, 4);
 }
 
