@@ -23,11 +23,16 @@
  *    callbacks (contexts, modules) arrive through on_api; its collections
  *    run in drain(), and no activity flush is asked for while it is armed
  *    (CUPTI then returns no kernel record);
- *  - InitializeInjection (CUDA_INJECTION64_PATH) is idempotent and
- *    thread-safe: the first call starts a session through the core library
- *    found beside this file; InitializeInjectionNvtx2 (NVTX_INJECTION64_PATH)
- *    hands NVTX to CUPTI so ranges arrive as MARKER records.
+ *  - the writer thread never calls the CUDA driver: the device limits the
+ *    decoder wants are read on application threads (at start, at a
+ *    launch's entry on a context not seen before) into a table it only
+ *    reads.  At exit CUDA may be torn down before the session ends, and a
+ *    driver call there blocks forever (seen on an H200: an injected
+ *    program's first cuInit from the writer, inside exit());
+ *  - under injection (inject.c) start() runs inside cuInit: nothing in it
+ *    asks the driver then.
  */
+#include "cupti_trace.h"
 #include "decode.h"
 #include "pcsamp.h"
 #include "pmsamp.h"
@@ -37,8 +42,6 @@
 #include "rangeprof.h"
 #include "resources.h"
 #include "stacks.h"
-
-#include "../src/util/fs.h" /* fl_library_check: the core library we load */
 
 #include "gpufl.h"
 
@@ -94,7 +97,7 @@ static bool subscribed;
 /* Read on the application's threads at every launch; set before the
  * callbacks are enabled, cleared after they are disabled. */
 static size_t (*_Atomic scope_path_fn)(uint32_t *, size_t);
-static _Atomic int injecting; /* start() runs inside cuInit */
+static _Atomic int injecting; /* start() runs inside cuInit (inject.c) */
 /* CPU stacks (stack_trace): read at every launch like scope_path_fn; the
  * table itself lives from start() to release(). */
 static fl_stacks *_Atomic stacks_fn;
@@ -154,10 +157,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 /* ------------------------------------------------------------------ start */
 
+/* The writer's: the limits read on application threads (driver.c). */
 static bool decoder_limits(uint32_t device_id, fl_gpu_limits *out, void *user)
 {
     (void)user;
-    return gp_driver_limits(device_id, out);
+    return gp_driver_limits_known(device_id, out);
 }
 
 static uint64_t wall_ns(void)
@@ -336,6 +340,8 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
         return;
     uint8_t kind = kind_of(domain, cbid);
     if (kind == CB_LAUNCH) {
+        if (cb->callbackSite == CUPTI_API_ENTER)
+            gp_driver_limits_note(cb->context);
         size_t (*fn)(uint32_t *, size_t) =
             atomic_load_explicit(&scope_path_fn, memory_order_acquire);
         fl_stacks *st = atomic_load_explicit(&stacks_fn, memory_order_acquire);
@@ -553,6 +559,7 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     fl_trace_options pmo = *o;
     pmo.clock_offset_ns = dc.clock_offset_ns;
     fl_pms_set_host(&gpufl_cupti_metrics_v1);
+    fl_cupti_trace_install(&gpufl_cupti_metrics_v1);
     uint32_t pms = fl_pms_engine_start(&pmo, ctx0);
     /* SASS metrics likewise (sassmetrics.c); under Deep into PC
      * sampling's aggregator: one set of dictionaries for both kinds. */
@@ -771,118 +778,7 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .range_end = fl_scope_hooks_end,
 };
 
-/* -------------------------------------------------------------- injection */
-
-static pthread_once_t inject_once = PTHREAD_ONCE_INIT;
-static int inject_result;
-
-/* A line on stderr is the only way an injected tool can say why it is not
- * tracing: the program is not ours and has no other channel. */
-static void inject_say(const char *fmt, const char *arg)
+void gp_plugin_injecting(bool on)
 {
-    char line[1024];
-    snprintf(line, sizeof line, fmt, arg);
-    fprintf(stderr, "[gpufl] CUDA injection: %s\n", line);
-}
-
-/* The core library: $GPUFL_CORE_LIBRARY when set, checked before dlopen
- * runs its constructors (made absolute, ours or root's, writable by no
- * other user: util/fs.h), else the one beside this file, else the
- * loader's search.  NULL with why set when the named file was refused. */
-static void *open_core(char *why, size_t why_len)
-{
-    const char *env = getenv("GPUFL_CORE_LIBRARY");
-    if (env && *env) {
-        char real[PATH_MAX];
-        if (fl_library_check(env, real, sizeof real, why, why_len) != 0)
-            return NULL;
-        return dlopen(real, RTLD_NOW | RTLD_GLOBAL);
-    }
-    char path[PATH_MAX];
-    Dl_info di;
-    if (dladdr((const void *)&gpufl_cupti_plugin_v1, &di) && di.dli_fname) {
-        const char *slash = strrchr(di.dli_fname, '/');
-        if (slash) {
-            snprintf(path, sizeof path, "%.*s/libgpuprofile.so.%d", (int)(slash - di.dli_fname),
-                     di.dli_fname, GP_CORE_SOVERSION);
-            void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-            if (h)
-                return h;
-        }
-    }
-    snprintf(path, sizeof path, "libgpuprofile.so.%d", GP_CORE_SOVERSION);
-    return dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-}
-
-static void inject(void)
-{
-    char why[PATH_MAX + 256] = "";
-    void *core = open_core(why, sizeof why);
-    if (!core) {
-        const char *e = why[0] ? why : dlerror();
-        inject_say("the gpu-profile library could not be loaded (%s): set GPUFL_CORE_LIBRARY",
-                   e ? e : "libgpuprofile");
-        return;
-    }
-    void (*opts_init)(gpufl_init_options *);
-    gpufl_status (*init)(const gpufl_init_options *, gpufl_error *);
-    void *a = dlsym(core, "gpufl_init_options_init"), *b = dlsym(core, "gpufl_init");
-    if (!a || !b) {
-        inject_say("%s", "the gpu-profile library has no gpufl_init");
-        return;
-    }
-    memcpy(&opts_init, &a, sizeof a);
-    memcpy(&init, &b, sizeof b);
-    /* The program started a session of its own before CUDA came up: it
-     * traces itself (one session per process). */
-    void *act = dlsym(core, "gpufl_is_active");
-    bool (*is_active)(void) = NULL;
-    memcpy(&is_active, &act, sizeof act);
-    if (is_active && is_active()) {
-        inject_result = 1;
-        return;
-    }
-    gpufl_init_options o;
-    opts_init(&o);
-    const char *app = getenv("GPUFL_APP_NAME");
-    const char *log = getenv("GPUFL_LOG_PATH");
-    const char *engine = getenv("GPUFL_PROFILING_ENGINE");
-    if (app && *app)
-        o.app_name = app;
-    if (log && *log)
-        o.log_path = log;
-    /* Injection means tracing, unless the environment names an engine
-     * (which the core applies to a field left at its default). */
-    if (!engine || !*engine)
-        o.profiling_engine = GPUFL_ENGINE_TRACE;
-    gpufl_error err;
-    atomic_store(&injecting, 1);
-    gpufl_status st = init(&o, &err);
-    atomic_store(&injecting, 0);
-    if (st == GPUFL_OK || st == GPUFL_DISABLED)
-        inject_result = 1;
-    else
-        inject_say("%s", err.message);
-}
-
-/* CUDA calls this once per process when CUDA_INJECTION64_PATH names this
- * file; calling it again (or from several threads) is harmless. */
-EXPORT int InitializeInjection(void)
-{
-    pthread_once(&inject_once, inject);
-    return inject_result;
-}
-
-/* NVTX calls this when NVTX_INJECTION64_PATH names this file: CUPTI
- * implements the NVTX hooks, so hand them to it. */
-EXPORT int InitializeInjectionNvtx2(const void *get_export_table)
-{
-    typedef int (*nvtx_init_fn)(const void *);
-    void *h = dlopen("libcupti.so." GP_CUPTI_SOVERSION, RTLD_NOW | RTLD_NOLOAD);
-    if (!h)
-        return 0;
-    void *f = dlsym(h, "InitializeInjectionNvtx2");
-    nvtx_init_fn fn;
-    memcpy(&fn, &f, sizeof f);
-    return fn ? fn(get_export_table) : 0;
+    atomic_store(&injecting, on ? 1 : 0);
 }

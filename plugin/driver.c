@@ -5,13 +5,18 @@
  * loads where only CUPTI is present and fails softly without a driver);
  * every query is by ordinal with no context, so nothing here can touch a
  * NULL context; a device whose attributes cannot be read is reported as
- * unknown, never as zeros that look real.
+ * unknown, never as zeros that look real; the limits read on application
+ * threads are kept, and gp_driver_limits_known answers from them alone,
+ * for the writer thread, which never calls the driver (at exit CUDA may be
+ * torn down before the session ends, and there an injected program's
+ * first cuInit from the writer blocked forever on an H200).
  */
 #include "plugin.h"
 
 #include "gpu_profile.h"
 
 #include <cuda.h>
+#include <cupti.h>
 #include <cupti_target.h>
 #include <cupti_profiler_target.h>
 #include <dlfcn.h>
@@ -123,6 +128,50 @@ bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *l)
     return l->cc_major != 0 && l->sm_count != 0;
 }
 
+/* The limits read on application threads, by ordinal. */
+#define KEPT_MAX 64
+static struct {
+    pthread_mutex_t mu;
+    fl_gpu_limits l[KEPT_MAX];
+    bool have[KEPT_MAX];
+} kept = {.mu = PTHREAD_MUTEX_INITIALIZER};
+static _Thread_local void *tls_noted_ctx; /* the last context this thread noted */
+
+static void keep(const fl_gpu_limits *l)
+{
+    if (l->device_id >= KEPT_MAX)
+        return;
+    pthread_mutex_lock(&kept.mu);
+    kept.l[l->device_id] = *l;
+    kept.have[l->device_id] = true;
+    pthread_mutex_unlock(&kept.mu);
+}
+
+bool gp_driver_limits_known(uint32_t ordinal, fl_gpu_limits *out)
+{
+    if (ordinal >= KEPT_MAX)
+        return false;
+    pthread_mutex_lock(&kept.mu);
+    bool have = kept.have[ordinal];
+    if (have)
+        *out = kept.l[ordinal];
+    pthread_mutex_unlock(&kept.mu);
+    return have;
+}
+
+void gp_driver_limits_note(void *ctx)
+{
+    if (!ctx || ctx == tls_noted_ctx)
+        return;
+    tls_noted_ctx = ctx;
+    uint32_t dev = 0;
+    if (cuptiGetDeviceId((CUcontext)ctx, &dev) != CUPTI_SUCCESS || dev >= KEPT_MAX)
+        return;
+    fl_gpu_limits l;
+    if (!gp_driver_limits_known(dev, &l) && gp_driver_limits(dev, &l))
+        keep(&l);
+}
+
 size_t gp_driver_devices(fl_gpu_limits *out, size_t cap)
 {
     if (!ready())
@@ -133,7 +182,7 @@ size_t gp_driver_devices(fl_gpu_limits *out, size_t cap)
     size_t k = 0;
     for (int i = 0; i < n && k < cap; i++)
         if (gp_driver_limits((uint32_t)i, &out[k]))
-            k++;
+            keep(&out[k++]);
     return k;
 }
 

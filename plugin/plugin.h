@@ -2,7 +2,10 @@
  * plugin.h - what the CUPTI plugin's files promise each other.
  *
  *   cupti_plugin.c  the exported table (gpufl_cupti_plugin_v1), CUPTI
- *                   setup, the bounded buffer pool, injection entry points
+ *                   setup, the bounded buffer pool, the API callbacks
+ *   inject.c        the injection entry points (CUDA_INJECTION64_PATH,
+ *                   NVTX_INJECTION64_PATH)
+ *   cupti_trace.c   GPUFL_CUPTI_TRACE: the engines' CUPTI calls said
  *   decode.c        activity buffers -> abi/trace_abi.h rows (decode.h)
  *   driver.c        device limits through libcuda, loaded at run time
  *   stacks.c        CPU stacks at launch: libunwind + libdw (stacks.h)
@@ -18,6 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The plugin's table (cupti_plugin.c), exported. */
+extern const fl_trace_plugin gpufl_cupti_plugin_v1;
+/* Set while InitializeInjection starts the session inside cuInit, where
+ * the driver cannot be asked anything (inject.c -> cupti_plugin.c). */
+void gp_plugin_injecting(bool on);
+
 /* The limits of CUDA device `ordinal` (attributes only; the core adds the
  * granularities).  False without a driver or for an unknown ordinal. */
 bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *out);
@@ -27,8 +36,16 @@ void *gp_driver_context(void);
 /* cuCtxSynchronize on the calling thread's context: its CUresult
  * (CUDA_ERROR_NOT_INITIALIZED without a driver). */
 int gp_driver_ctx_synchronize(void);
-/* Every device the driver lists, at most cap; 0 without a driver. */
+/* Every device the driver lists, at most cap; 0 without a driver.  Each
+ * one's limits are kept for gp_driver_limits_known. */
 size_t gp_driver_devices(fl_gpu_limits *out, size_t cap);
+/* On an application thread at a launch's entry: the limits of ctx's
+ * device read and kept, once per context a thread sees (NULL: nothing). */
+void gp_driver_limits_note(void *ctx);
+/* The limits kept for `ordinal` (gp_driver_devices, gp_driver_limits_note),
+ * without asking the driver: what the writer thread may call, since at
+ * exit the driver may be torn down and a call into it block forever. */
+bool gp_driver_limits_known(uint32_t ordinal, fl_gpu_limits *out);
 /* The chip name (e.g. "GH100") of CUDA device `device` through CUPTI, only
  * when the driver lists it (cuptiDeviceGetChipName crashes without a
  * driver).  0, or GP_ERR_NOT_SUPPORTED / GP_ERR_CUPTI with msg. */
