@@ -7,6 +7,8 @@
 # temporary directory, then:
 #   1. trace_workload --in-process: gpufl_init(Trace) in the program;
 #   2. the same with --graphs (enable_cuda_graphs_tracking);
+#   2b. the in-process run returning from main without gpufl_shutdown (the
+#      session ends in the exit handlers: no hang, every record written);
 #   3. BUILD_DIR/gpu-profile --engine trace --log-dir D -- trace_workload
 #      (CUPTI injection into an uninstrumented program);
 #   4. a small PyTorch script through gpu-profile --engine trace, if
@@ -36,7 +38,8 @@
 #
 # Exit status: 0 all passed, 1 a check failed, 77 skipped (no GPU, no nvcc),
 # 2 bad usage.  GP_TRACE_KEEP=1 keeps the temporary directory (it is kept
-# anyway when something failed); NVCC and CC choose the compilers.
+# anyway when something failed); NVCC and CC choose the compilers;
+# GP_TRACE_TIMEOUT limits each traced run (seconds, default 60).
 set -u
 
 if [ $# -ne 1 ]; then
@@ -93,10 +96,11 @@ if [ ! -e "$build/libgpuprofile_cupti.so" ]; then
 fi
 
 # The session's settings are the tests' own: no GPUFL_* from the caller
-# (but the plugin's location and debug output), no injection of our own.
+# (but the plugin's location and debug output, and GPUFL_CUPTI_TRACE), no
+# injection of our own.
 for v in $(env | sed -n 's/^\(GPUFL_[A-Za-z0-9_]*\)=.*/\1/p'); do
     case $v in
-    GPUFL_CUPTI_PLUGIN | GPUFL_ENABLE_DEBUG_OUTPUT) ;;
+    GPUFL_CUPTI_PLUGIN | GPUFL_ENABLE_DEBUG_OUTPUT | GPUFL_CUPTI_TRACE) ;;
     *) unset "$v" ;;
     esac
 done
@@ -105,7 +109,7 @@ unset CUDA_INJECTION64_PATH
 work=$(mktemp -d "${TMPDIR:-/tmp}/gp-trace.XXXXXX") || exit 2
 tmo=""
 if command -v timeout >/dev/null 2>&1; then
-    tmo="timeout 60"
+    tmo="timeout ${GP_TRACE_TIMEOUT:-60}"
 fi
 
 # ---- build
@@ -212,6 +216,12 @@ n="2 in-process, CUDA graph tracking"
 if run "$n" "$work/run2.log" "$work/trace_workload" --in-process "$work/logs2" --graphs \
     --expect "$work/expect2.json"; then
     check "$n" "$work/expect2.json" "$work/logs2"
+fi
+
+n="2b in-process, no gpufl_shutdown (the session ends at exit)"
+if run "$n" "$work/run2b.log" "$work/trace_workload" --in-process "$work/logs2b" --no-shutdown \
+    --expect "$work/expect2b.json"; then
+    check "$n" "$work/expect2b.json" "$work/logs2b"
 fi
 
 n="3 gpu-profile --engine trace (injection)"

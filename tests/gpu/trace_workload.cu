@@ -2,7 +2,7 @@
  * trace_workload.cu - a CUDA program with known activity, for checking what
  * the Trace engine records (tests/gpu/run.sh, checked by check_trace.c).
  *
- *   trace_workload --expect FILE [--in-process LOGDIR] [--graphs]
+ *   trace_workload --expect FILE [--in-process LOGDIR [--no-shutdown]] [--graphs]
  *
  * What it does, in order (every CUDA call checked; exit 1 with a message on
  * the first failure):
@@ -33,6 +33,9 @@
  *                "trace_workload") before any CUDA call, gpufl_shutdown at
  *                the end.  Not available when built with -DTW_NO_GPUFL (the
  *                plain program run under `gpu-profile --engine trace`).
+ * --no-shutdown  (in-process) returns from main without gpufl_shutdown: the
+ *                session ends in the exit handlers, which must not hang
+ *                and must still write every record.
  * --graphs       enable_cuda_graphs_tracking (in-process), and in any case
  *                records that graph tracking is expected.
  */
@@ -125,7 +128,8 @@ static uint64_t elapsed_ns(cudaEvent_t a, cudaEvent_t b)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: trace_workload --expect FILE [--in-process LOGDIR] [--graphs]\n");
+    fprintf(stderr, "usage: trace_workload --expect FILE [--in-process LOGDIR [--no-shutdown]] "
+                    "[--graphs]\n");
     exit(2);
 }
 
@@ -136,7 +140,7 @@ static cudaEvent_t ev_start[MAX_TIMED], ev_stop[MAX_TIMED];
 int main(int argc, char **argv)
 {
     const char *expect_path = NULL, *log_dir = NULL;
-    bool graphs = false;
+    bool graphs = false, no_shutdown = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc)
             expect_path = argv[++i];
@@ -144,6 +148,8 @@ int main(int argc, char **argv)
             log_dir = argv[++i];
         else if (strcmp(argv[i], "--graphs") == 0)
             graphs = true;
+        else if (strcmp(argv[i], "--no-shutdown") == 0)
+            no_shutdown = true;
         else
             usage();
     }
@@ -374,8 +380,10 @@ int main(int argc, char **argv)
            (direct_ns + graph_ns) / 1e6, direct_ns / 1e6, graph_ns / 1e6, expect_path);
 
 #ifndef TW_NO_GPUFL
-    if (log_dir)
+    if (log_dir && !no_shutdown)
         gpufl_shutdown();
+#else
+    (void)no_shutdown;
 #endif
     return 0;
 }
