@@ -146,11 +146,6 @@ SAYS(t_rp_range, cuptiRangeProfilerCounterDataGetRangeInfo,
      CUpti_RangeProfiler_CounterData_GetRangeInfo_Params, "range %zu %s", p->rangeIndex,
      p->rangeName ? p->rangeName : "(null)")
 
-static CUptiResult t_rp_chip(CUpti_Device_GetChipName_Params *p)
-{
-    return t_chip(p);
-}
-
 /* --------------------------------------------------------------- PC sampling */
 
 PLAIN(t_pc_enable, cuptiPCSamplingEnable, CUpti_PCSamplingEnableParams)
@@ -218,7 +213,7 @@ bool fl_cupti_trace_install(const gp_metrics_plugin *host)
         .profiler_init = t_prof_init,
         .profiler_deinit = t_prof_deinit,
         .device_id = t_device_id,
-        .chip_name = t_rp_chip,
+        .chip_name = t_chip,
         .enable = t_rp_enable,
         .disable = t_rp_disable,
         .data_size = t_rp_size,

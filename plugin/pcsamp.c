@@ -22,10 +22,12 @@
  *    the configuration: CUPTI copies records into that one by itself (at
  *    Disable, at a module's unload), and GetData into it answered no PC at
  *    all on an H200; what it holds is taken after every read and after
- *    Disable; collections run on the writer
- * thread (drain), at the collection points the core asks for (an outermost scope's end) and after
- * stop(); the only read on an application's thread is at a context's destruction (its data would be
- * gone after), and it holds rows in the bounded table, counting what finds no room;
+ *    Disable;
+ *  - collections run on the writer thread (drain), at the collection
+ *    points the core asks for (an outermost scope's end) and after stop();
+ *    the only read on an application's thread is at a context's
+ *    destruction (its data would be gone after), and it holds rows in the
+ *    bounded table, counting what finds no room;
  *  - memory per context: twice 4096 PC records of 128 stall slots (the
  *    read buffer and the configuration's, 8.4 MiB), CUPTI's scratch and
  *    hardware buffers as configured; at most 16 contexts;
@@ -212,8 +214,6 @@ static void ctx_free(pc_ctx *c)
     memset(c, 0, sizeof *c);
 }
 
-/* The read buffers, before Enable (CUPTI refuses the configuration when
- * memory is allocated between Enable and it). */
 /* Every record given its full room again and CUPTI's per-call counts
  * cleared: stallReasonCount is the room on the way in, the count on the
  * way out. */
@@ -247,6 +247,8 @@ static bool buf_alloc(pc_buf *b)
     return true;
 }
 
+/* The read buffers, before Enable (CUPTI refuses the configuration when
+ * memory is allocated between Enable and it). */
 static bool ctx_alloc(pc_ctx *c)
 {
     return buf_alloc(&c->rd) && buf_alloc(&c->cfg);
@@ -358,7 +360,6 @@ static bool ctx_stop(pc_ctx *c)
     return true;
 }
 
-/* GetData until CUPTI has nothing left (mu held, sampling stopped). */
 /* What CUPTI copied into the configuration's buffer since it was last
  * taken, fed once (mu held). */
 static void ctx_take_copied(pc_ctx *c, const fl_trace_sink *sink)
@@ -369,6 +370,8 @@ static void ctx_take_copied(pc_ctx *c, const fl_trace_sink *sink)
     buf_empty(&c->cfg);
 }
 
+/* GetData until CUPTI has nothing left, then what CUPTI copied (mu held,
+ * sampling stopped). */
 static void ctx_read(pc_ctx *c, const fl_trace_sink *sink)
 {
     CUpti_PCSamplingGetDataParams p = {CUpti_PCSamplingGetDataParamsSize, NULL, c->ctx,

@@ -343,8 +343,8 @@ static size_t ranges_fitting(CUpti_RangeProfiler_GetCounterDataSize_Params sp, C
     size_t base = size[0] > per ? size[0] - per : 0;
     if (per == 0 || base + per >= FL_RP_IMAGE_BYTES)
         return per == 0 ? FL_RP_KERNEL_RANGES : 1;
-    size_t n = (FL_RP_IMAGE_BYTES - base) / per;
-    return n < 1 ? 1 : n > FL_RP_KERNEL_RANGES ? FL_RP_KERNEL_RANGES : n;
+    size_t n = (FL_RP_IMAGE_BYTES - base) / per; /* >= 1: base + per fits */
+    return n > FL_RP_KERNEL_RANGES ? FL_RP_KERNEL_RANGES : n;
 }
 
 /* The profiler object, image and configuration on ctx (mu held). */

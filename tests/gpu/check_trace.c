@@ -29,8 +29,8 @@
  *     synchronizations the program made;
  *   - with graph tracking: exactly one graph launch per cudaGraphLaunch
  *     (a graph_launch_event, as the recorder writes them, or a row of an
- *     older session's graph_event_batch), their durations within 5 % of the events' total;
- *     without it, none.  With graph tracking CUPTI may report a graph as
+ *     older session's graph_event_batch), their durations within 5 % of
+ *     the events' total; without it, none.  With graph tracking CUPTI may report a graph as
  *     one graph record without its nodes' kernel records: then the kernel
  *     counts and time are those of the direct launches alone (either form
  *     is accepted, and which one was seen is printed).
