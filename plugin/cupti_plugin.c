@@ -327,6 +327,8 @@ static uint8_t kind_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
     return d >= 0 && cbid < CB_IDS ? cb_kind[d][cbid] : CB_NONE;
 }
 
+static _Thread_local unsigned tls_launch_depth; /* launch callbacks open on this thread */
+
 static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                             const void *data)
 {
@@ -340,8 +342,15 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
         return;
     uint8_t kind = kind_of(domain, cbid);
     if (kind == CB_LAUNCH) {
-        if (cb->callbackSite == CUPTI_API_ENTER)
+        /* A runtime launch calls the driver's, whose callback nests in
+         * it: the outermost names the launch (once). */
+        if (cb->callbackSite == CUPTI_API_ENTER) {
             gp_driver_limits_note(cb->context);
+            if (tls_launch_depth++ == 0)
+                fl_rp_kernel_launch(cb->context, cb->symbolName);
+        } else if (tls_launch_depth > 0) {
+            tls_launch_depth--;
+        }
         size_t (*fn)(uint32_t *, size_t) =
             atomic_load_explicit(&scope_path_fn, memory_order_acquire);
         fl_stacks *st = atomic_load_explicit(&stacks_fn, memory_order_acquire);
@@ -517,15 +526,22 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
         }
         callbacks_registered = true;
     }
-    /* Kernels are the engine: without them there is no Trace. */
-    r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    /* Kernels are the engine: without them there is no Trace.  With
+     * CONCURRENT_KERNEL on, CUPTI's SASS metrics count 0 for every
+     * instruction; with KERNEL (kernels serialised) they count (an H200,
+     * CUDA 13.0: tests/gpu/sass_probe.cu --activity, --serial). */
+    CUpti_ActivityKind kernels =
+        o->sass_metrics ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    r = cuptiActivityEnable(kernels);
     if (r != CUPTI_SUCCESS) {
-        cupti_message(r, why, why_len, "cuptiActivityEnable(CONCURRENT_KERNEL)");
+        cupti_message(r, why, why_len,
+                      o->sass_metrics ? "cuptiActivityEnable(KERNEL)"
+                                      : "cuptiActivityEnable(CONCURRENT_KERNEL)");
         pthread_mutex_unlock(&life);
         return -1;
     }
     n_enabled = 0;
-    enabled[n_enabled++] = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    enabled[n_enabled++] = kernels;
     enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY)");
     enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY2, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY2)");
     enable_optional(CUPTI_ACTIVITY_KIND_MEMSET, FL_FEAT_MEMSET, "cuptiActivityEnable(MEMSET)");
@@ -669,11 +685,11 @@ static void plugin_drain(const fl_trace_sink *sink)
     fl_rp_engine_drain(sink);
 }
 
-/* A collection point for both PC sampling and SASS metrics. */
+/* A collection point: PC sampling's (SASS metrics are read at the end
+ * only: sassmetrics.c). */
 static void plugin_collect(void)
 {
     fl_pcs_request_collect();
-    fl_sass_request_collect();
 }
 
 static void plugin_flush(void)

@@ -34,8 +34,8 @@ typedef CUresult (*ctx_fn)(CUcontext *);
 typedef CUresult (*sync_fn)(void);
 
 static struct {
-    pthread_once_t once;
-    bool ok;
+    pthread_once_t once, init_once;
+    bool syms, ok;
     init_fn init;
     count_fn count;
     get_fn get;
@@ -44,7 +44,7 @@ static struct {
     uuid_fn uuid;
     ctx_fn current; /* NULL: not found */
     sync_fn sync;   /* cuCtxSynchronize; NULL: not found */
-} drv = {PTHREAD_ONCE_INIT};
+} drv = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
 
 static void *sym(void *h, const char *name)
 {
@@ -74,12 +74,28 @@ static void load(void)
     memcpy(&drv.current, &cur, sizeof cur);
     void *sy = sym(h, "cuCtxSynchronize");
     memcpy(&drv.sync, &sy, sizeof sy);
+    drv.syms = true;
+}
+
+static void init(void)
+{
     drv.ok = drv.init(0) == CUDA_SUCCESS;
+}
+
+/* libcuda's functions, without cuInit: for a thread inside a driver call
+ * (a launch callback), where the driver is up and cuInit would wait for
+ * the lock that call holds (an injected program hung so on an H200). */
+static bool loaded(void)
+{
+    pthread_once(&drv.once, load);
+    return drv.syms;
 }
 
 static bool ready(void)
 {
-    pthread_once(&drv.once, load);
+    if (!loaded())
+        return false;
+    pthread_once(&drv.init_once, init);
     return drv.ok;
 }
 
@@ -89,10 +105,9 @@ static int attr(CUdevice d, CUdevice_attribute a)
     return drv.attr(&v, a, d) == CUDA_SUCCESS ? v : 0;
 }
 
-bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *l)
+/* The limits of device ordinal, the driver being initialised. */
+static bool limits_of(uint32_t ordinal, fl_gpu_limits *l)
 {
-    if (!ready())
-        return false;
     CUdevice d;
     if (drv.get(&d, (int)ordinal) != CUDA_SUCCESS)
         return false;
@@ -126,6 +141,11 @@ bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *l)
     /* The allocation granularities are filled by the core
      * (fl_gpu_limits_fill_arch), which owns the occupancy rules. */
     return l->cc_major != 0 && l->sm_count != 0;
+}
+
+bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *l)
+{
+    return ready() && limits_of(ordinal, l);
 }
 
 /* The limits read on application threads, by ordinal. */
@@ -168,7 +188,8 @@ void gp_driver_limits_note(void *ctx)
     if (cuptiGetDeviceId((CUcontext)ctx, &dev) != CUPTI_SUCCESS || dev >= KEPT_MAX)
         return;
     fl_gpu_limits l;
-    if (!gp_driver_limits_known(dev, &l) && gp_driver_limits(dev, &l))
+    /* Inside a launch: the driver is up, and cuInit must not be called. */
+    if (!gp_driver_limits_known(dev, &l) && loaded() && limits_of(dev, &l))
         keep(&l);
 }
 

@@ -26,9 +26,11 @@
  */
 #include "rangeprof.h"
 
+#include "decode.h"
 #include "pcsamp.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,7 @@
 #include <time.h>
 
 #define NAME_MAX_BYTES 256
+#define KERNEL_NAMES_MAX 64 /* launches named per window (kernel ranges) */
 
 static CUptiResult real_chip_name(CUpti_Device_GetChipName_Params *p)
 {
@@ -246,6 +249,8 @@ typedef struct queued {
     size_t size;
     uint64_t start_ns, end_ns;
     char name[NAME_MAX_BYTES];
+    char *kernels[KERNEL_NAMES_MAX]; /* the window's launches in order, mangled */
+    size_t n_kernels;
 } queued;
 
 /* Everything below under mu. */
@@ -268,10 +273,21 @@ static struct {
     pthread_t owner;
     uint64_t start_ns;
     char name[NAME_MAX_BYTES];
+    char *kernels[KERNEL_NAMES_MAX]; /* the open window's launches (kernel ranges) */
+    size_t n_kernels;
     queued q[FL_RP_QUEUE_MAX];
     size_t nq, q_bytes;
     uint64_t windows, ranges, dropped, skipped, incomplete, ordinal;
 } R;
+/* R.open && R.per_kernel, for launches to test without the lock. */
+static atomic_bool kernel_window;
+
+static void free_names(char **names, size_t *n)
+{
+    for (size_t i = 0; i < *n; i++)
+        free(names[i]);
+    *n = 0;
+}
 
 static uint64_t wall_ns(void)
 {
@@ -495,6 +511,7 @@ void fl_rp_range_begin(const char *name)
         fail(r, what);
     } else {
         R.open = true;
+        atomic_store(&kernel_window, R.per_kernel);
         R.owner = pthread_self();
         R.start_ns = wall_ns();
         snprintf(R.name, sizeof R.name, "%s", name ? name : "");
@@ -506,6 +523,7 @@ void fl_rp_range_begin(const char *name)
 static void close_range(void)
 {
     R.open = false;
+    atomic_store(&kernel_window, false);
     uint64_t end = wall_ns();
     CUptiResult r = CUPTI_SUCCESS;
     if (!R.per_kernel) {
@@ -554,6 +572,9 @@ static void close_range(void)
     q->start_ns = R.start_ns;
     q->end_ns = end;
     snprintf(q->name, sizeof q->name, "%s", R.name);
+    memcpy(q->kernels, R.kernels, R.n_kernels * sizeof *R.kernels);
+    q->n_kernels = R.n_kernels;
+    R.n_kernels = 0; /* the queue's now */
     R.nq++;
     R.q_bytes += R.image_size;
 }
@@ -563,6 +584,21 @@ void fl_rp_range_end(void)
     pthread_mutex_lock(&mu);
     if (R.open && pthread_equal(R.owner, pthread_self()))
         close_range();
+    pthread_mutex_unlock(&mu);
+}
+
+void fl_rp_kernel_launch(void *ctx, const char *symbol)
+{
+    if (!atomic_load_explicit(&kernel_window, memory_order_relaxed) || !symbol)
+        return;
+    pthread_mutex_lock(&mu);
+    /* CUPTI numbers a window's kernel ranges in launch order on its
+     * context: the names are kept in the same order. */
+    if (R.open && R.per_kernel && ctx == (void *)R.ctx && R.n_kernels < KERNEL_NAMES_MAX) {
+        char *copy = strdup(symbol);
+        if (copy)
+            R.kernels[R.n_kernels++] = copy;
+    }
     pthread_mutex_unlock(&mu);
 }
 
@@ -601,6 +637,9 @@ static void emit(const fl_trace_sink *sink, const queued *q)
             continue;
         }
         const char *name = q->name;
+        char kernel[NAME_MAX_BYTES] = "";
+        if (R.per_kernel && i < q->n_kernels)
+            fl_demangle(q->kernels[i], kernel, sizeof kernel);
         if (R.per_kernel) {
             CUpti_RangeProfiler_CounterData_GetRangeInfo_Params rp = {
                 .structSize = CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE,
@@ -621,7 +660,8 @@ static void emit(const fl_trace_sink *sink, const queued *q)
                            .user_scope = R.per_kernel ? q->name : name,
                            .metric_names = (const char *const *)R.choice.names,
                            .metric_values = values,
-                           .n_metrics = R.choice.n};
+                           .n_metrics = R.choice.n,
+                           .kernel_name = kernel[0] ? kernel : NULL};
         fl_rp_known(row.metric_names, values, R.choice.n, row.known);
         if (sink && sink->perf_ranges)
             sink->perf_ranges(sink->user, &row, 1);
@@ -646,6 +686,7 @@ void fl_rp_engine_drain(const fl_trace_sink *sink)
     for (size_t i = 0; i < n; i++) {
         emit(sink, &local[i]);
         free(local[i].image);
+        free_names(local[i].kernels, &local[i].n_kernels);
     }
     pthread_mutex_unlock(&mu);
 }
@@ -714,8 +755,11 @@ void fl_rp_engine_release(void)
                 .structSize = CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
             api->profiler_deinit(&dp);
         }
-        for (size_t i = 0; i < R.nq; i++)
+        for (size_t i = 0; i < R.nq; i++) {
             free(R.q[i].image);
+            free_names(R.q[i].kernels, &R.q[i].n_kernels);
+        }
+        free_names(R.kernels, &R.n_kernels);
         if (R.host_obj && R.env.host)
             R.env.host->release(R.host_obj);
         fl_rp_choice_free(&R.choice);
@@ -723,5 +767,6 @@ void fl_rp_engine_release(void)
         free(R.list);
     }
     memset(&R, 0, sizeof R);
+    atomic_store(&kernel_window, false);
     pthread_mutex_unlock(&mu);
 }

@@ -110,6 +110,9 @@ uint32_t fl_rp_engine_start(const fl_trace_options *o, const fl_rp_env *env);
 /* The application's thread, at an outermost scope's begin and end. */
 void fl_rp_range_begin(const char *name);
 void fl_rp_range_end(void);
+/* The application's thread, at a kernel launch's entry on ctx (CUPTI's
+ * mangled symbol name): named in its window's kernel ranges. */
+void fl_rp_kernel_launch(void *ctx, const char *symbol);
 
 /* Writer thread: the decoded images evaluated, one sink.perf_ranges call
  * per image. */

@@ -24,11 +24,16 @@
  *    device or driver, MIG, vGPU, no driver, another profiler) and a
  *    message naming the call, CUPTI's error and the fix; the first is the
  *    session's, which then runs Trace; never a crash;
- *  - reads run on the writer thread at the collection points the core asks
- *    for and after stop(), at an outermost scope's end (default mode) or
- *    at a context's destruction (rows into the
- *    bounded table, what finds no room counted); CUPTI's function names
- *    (allocated by FlushData) are freed after each read;
+ *  - reads run on the writer thread after stop() (never at the core's
+ *    collection points: CUPTI 13.0 counts a function in the first window
+ *    it is read in only, so an early read loses every later launch), at
+ *    an outermost scope's end (default mode: a kernel is measured in the
+ *    first outermost scope it runs in) or at a context's destruction
+ *    (rows into the bounded table, what finds no room counted); CUPTI's
+ *    function names (allocated by FlushData) are freed after each read;
+ *  - the plugin traces kernels with the activity kind KERNEL, not
+ *    CONCURRENT_KERNEL, in a SASS session: with the latter CUPTI counts 0
+ *    for every instruction (an H200, tests/gpu/sass_probe.cu);
  *  - at most 16 contexts and 16 devices; every CUPTI call goes through
  *    `api` (tests inject answers).
  */
@@ -109,7 +114,6 @@ static struct {
     void *(*current_ctx)(void);
     int (*ctx_synchronize)(void);
 } E;
-static _Atomic int collect_req;
 /* The context this thread's open outermost scope enabled (default mode). */
 static _Thread_local CUcontext tls_scope_ctx;
 
@@ -383,7 +387,6 @@ uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_sas
     env = env ? env : &none;
     pthread_mutex_lock(&mu);
     memset(&E, 0, sizeof E);
-    atomic_store(&collect_req, 0);
     if (!o->sass_metrics) {
         pthread_mutex_unlock(&mu);
         return FL_PC_OFF;
@@ -419,11 +422,6 @@ void fl_sass_engine_fail(CUptiResult r, const char *what)
     if (E.on)
         fail(r, what);
     pthread_mutex_unlock(&mu);
-}
-
-void fl_sass_request_collect(void)
-{
-    atomic_store(&collect_req, 1);
 }
 
 /* sass_config of each device configured since the last drain (mu held). */
@@ -466,9 +464,12 @@ void fl_sass_engine_drain(const fl_trace_sink *sink)
     pthread_mutex_lock(&mu);
     if (E.on) {
         announce(sink);
-        bool req = atomic_exchange(&collect_req, 0) != 0;
-        /* After a refusal nothing more is read (the session runs Trace). */
-        if (req || E.final)
+        /* Read at the end only, not at collection points: after a
+         * read, CUPTI 13.0 adds no record for a function it has read once
+         * (an H200: sass_probe --keep), so an earlier read would lose
+         * every later launch's counts.  After a refusal nothing more is
+         * read (the session runs Trace). */
+        if (E.final)
             for (size_t i = 0; i < E.n_ctx && E.status == FL_PC_ACTIVE; i++)
                 if (E.ctx[i].enabled)
                     ctx_read(&E.ctx[i], sink);
@@ -518,6 +519,10 @@ void fl_sass_scope_end(void)
         (void)sync();
     pthread_mutex_lock(&mu);
     c = E.on ? ctx_find(ctx) : NULL; /* destroyed meanwhile: read there */
+    /* CUPTI 13.0 counts a function in the first window it runs in only:
+     * after a read (or a Disable) its later launches add no record (an
+     * H200: sass_probe --cycles, --keep), so a kernel is measured in the
+     * first outermost scope it runs in. */
     if (c && c->open == 0 && c->enabled) {
         if (E.status == FL_PC_ACTIVE)
             ctx_read(c, NULL);

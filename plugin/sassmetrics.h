@@ -133,11 +133,8 @@ void fl_sass_scope_end(void);
 /* A refusal the plugin found (its subscription): the session's reason. */
 void fl_sass_engine_fail(CUptiResult r, const char *what);
 
-/* Any thread: the next drain reads every context. */
-void fl_sass_request_collect(void);
-
-/* Writer thread: at a collection point (or after stop) every context is
- * read; after stop each is disabled, each device's configuration unset
+/* Writer thread: after stop every context is read (never before: see
+ * sassmetrics.c), disabled, each device's configuration unset
  * and the Profiler API de-initialised; then the rows go to sink (the
  * sass_config of a newly configured device first). */
 void fl_sass_engine_drain(const fl_trace_sink *sink);

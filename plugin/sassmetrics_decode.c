@@ -6,8 +6,9 @@
  * the row of its (device, function, PC offset, metric), in PC sampling's
  * aggregator (pcsamp_decode.c: the same bounded table, dictionaries handed
  * to the sink before the rows that use them, the same source-line cache);
- * a function is named once per (cubin CRC, symbol index) - never by
- * CUPTI's name pointer, which FlushData allocates anew each call; a
+ * a function is named once per (cubin CRC, name) - never by CUPTI's
+ * name pointer, which FlushData allocates anew each call, nor by its
+ * functionIndex, the same for every function of a cubin on an H200; a
  * metric's dictionary id is found through a small open table keyed by
  * (device, CUPTI metric id); no lock of its own: one thread at a time,
  * and under Deep (fl_sass_create_shared) PC sampling's aggregator is used
@@ -23,7 +24,8 @@
 #define METRIC_SLOTS 256u
 
 typedef struct fn_slot {
-    uint32_t crc, index, id; /* id 0: empty */
+    uint64_t name_hash;
+    uint32_t crc, id; /* id 0: empty */
 } fn_slot;
 
 typedef struct metric_slot {
@@ -132,15 +134,26 @@ static uint32_t metric_of(fl_sass *x, uint32_t device, uint64_t metric)
     return id;
 }
 
+/* FNV-1a of a function's name: CUPTI 13.0 on an H200 gave every function
+ * of a cubin the same functionIndex, so the name tells them apart. */
+static uint64_t name_hash(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)(name ? name : ""); *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return h;
+}
+
 static uint32_t function_of(fl_sass *x, const CUpti_SassMetrics_Data *r)
 {
-    uint64_t h = ((uint64_t)r->cubinCrc << 32 | r->functionIndex) * 0x9e3779b97f4a7c15ull;
+    uint64_t nh = name_hash(r->functionName);
+    uint64_t h = (nh ^ (uint64_t)r->cubinCrc << 32) * 0x9e3779b97f4a7c15ull;
     fn_slot *c = &x->fns[(h >> 40) & (FN_SLOTS - 1)];
-    if (c->id && c->crc == r->cubinCrc && c->index == r->functionIndex)
+    if (c->id && c->crc == r->cubinCrc && c->name_hash == nh)
         return c->id;
     uint32_t id = fl_pcs_function_id(x->agg, r->functionName, r->cubinCrc);
     if (id)
-        *c = (fn_slot){r->cubinCrc, r->functionIndex, id};
+        *c = (fn_slot){nh, r->cubinCrc, id};
     return id;
 }
 

@@ -382,6 +382,12 @@ static bool libc_start_frame(const frame_info *f)
     static const char *const names[] = {
         "_start", "__libc_start_main", "__libc_start_call_main", "start_thread", "clone", "clone3",
         NULL};
+    /* A libc without symbols (an H200 machine's): its unnamed frames
+     * outermost are the process's or thread's start all the same. */
+    if (!f->name && f->module) {
+        const char *b = base_name(f->module);
+        return strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0;
+    }
     size_t len = f->name ? strcspn(f->name, "@") : 0;
     for (size_t i = 0; f->name && names[i]; i++)
         if (strlen(names[i]) == len && strncmp(f->name, names[i], len) == 0)

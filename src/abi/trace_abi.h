@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 11u
+#define FL_TRACE_ABI 12u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -243,6 +243,10 @@ typedef struct fl_perf_row {
     const char *const *metric_names;
     const double *metric_values;
     size_t n_metrics;
+    /* FL_TRACE_ABI 12.  Kernel ranges: the demangled name of the launch
+     * the range measured (CUPTI names kernel ranges "0", "1", ...); NULL:
+     * not known (the record's kernel_name is then the range's name). */
+    const char *kernel_name;
 } fl_perf_row;
 
 /* The dictionaries sample rows index (fl_trace_sink.sample_names). */

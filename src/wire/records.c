@@ -560,7 +560,7 @@ void fl_rec_kernel_perf_metric(fl_buf *b, const fl_ident *id, const fl_perf_row 
     fl_put_key(b, "range_name");
     fl_put_str_or_empty(b, r->name);
     fl_put_key(b, "kernel_name");
-    fl_put_str_or_empty(b, r->name);
+    fl_put_str_or_empty(b, r->kernel_name ? r->kernel_name : r->name);
     fl_put_key(b, "launch_ordinal");
     fl_buf_u64(b, r->launch_ordinal);
     put_common_perf(b, r);

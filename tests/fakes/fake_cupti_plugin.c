@@ -338,10 +338,7 @@ static void start_sass(const fl_trace_options *o)
     sass_on = true;
 }
 
-static void f_collect(void)
-{
-    fl_sass_request_collect();
-}
+static void f_collect(void) {}
 
 static int f_start(const fl_trace_options *o, char *why, size_t len)
 {

@@ -303,6 +303,7 @@ static void *get_ctx(void)
 typedef struct {
     fl_perf_row rows[8];
     char names[8][64];
+    char kernels[8][64]; /* kernel_name, "" for NULL */
     size_t n;
 } got_t;
 static got_t got;
@@ -313,6 +314,8 @@ static void on_ranges(void *user, const fl_perf_row *rows, size_t n)
     for (size_t i = 0; i < n && got.n < 8; i++) {
         got.rows[got.n] = rows[i];
         snprintf(got.names[got.n], sizeof got.names[0], "%s", rows[i].name);
+        snprintf(got.kernels[got.n], sizeof got.kernels[0], "%s",
+                 rows[i].kernel_name ? rows[i].kernel_name : "");
         got.n++;
     }
 }
@@ -383,13 +386,25 @@ static void kernel_ranges(void)
     reset();
     n_ranges = 3;
     CHECK_INT(start(true, "", false), FL_PC_ACTIVE);
+    fl_rp_kernel_launch(&ctx_token, "_Z6beforev"); /* no window open: not named */
     fl_rp_range_begin("train");
+    /* CUPTI names kernel ranges "0", "1", ...: the launches name them, in
+     * order, on the window's context only; a third range without a
+     * launch seen keeps no kernel name. */
+    fl_rp_kernel_launch(&ctx_token, "_Z4gemmPKfS0_Pf");
+    fl_rp_kernel_launch((void *)0x5150, "_Z5otherv");
+    fl_rp_kernel_launch(&ctx_token, NULL);
+    fl_rp_kernel_launch(&ctx_token, "_Z6vecAddPfS_S_i");
     fl_rp_range_end();
+    fl_rp_kernel_launch(&ctx_token, "_Z5afterv"); /* closed: not named */
     CHECK_INT(last_range_mode, CUPTI_AutoRange);
     CHECK(strstr(calls, "push") == NULL);
     fl_rp_engine_drain(&sink);
     CHECK_INT(got.n, 3);
     CHECK_STR(got.names[2], "kernel_2");
+    CHECK_STR(got.kernels[0], "gemm(float const*, float const*, float*)");
+    CHECK_STR(got.kernels[1], "vecAdd(float*, float*, float*, int)");
+    CHECK_STR(got.kernels[2], "");
     CHECK_INT(got.rows[2].launch_ordinal, 3);
     CHECK_INT(got.rows[2].range_index, 2);
     CHECK_INT(got.rows[0].kind, FL_PERF_RANGE_KERNEL);

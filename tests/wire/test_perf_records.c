@@ -29,7 +29,7 @@ static const char fixture_scope[] =
 static const char fixture_kernel[] =
     "{\"type\":\"kernel_perf_metric_event\",\"pid\":4242,\"app\":\"gfnative\",\"session_id\":"
     "\"aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee\",\"device_id\":0,\"range_index\":0,\"range_name\":"
-    "\"gemm(float const*, float const*, float*)\",\"kernel_name\":\"gemm(float const*, float "
+    "\"0\",\"kernel_name\":\"gemm(float const*, float "
     "const*, float*)\",\"launch_ordinal\":2,\"sm_throughput_pct\":88.0000,\"l1_hit_rate_pct\":"
     "35.0000,\"l2_hit_rate_pct\":70.0000,\"dram_read_bytes\":1048576,\"dram_write_bytes\":524288,"
     "\"tensor_active_pct\":0.0000,\"achieved_occupancy_pct\":60.0000,"
@@ -74,7 +74,8 @@ int main(void)
     fl_perf_row k = {.kind = FL_PERF_RANGE_KERNEL,
                      .range_index = 0,
                      .launch_ordinal = 2,
-                     .name = "gemm(float const*, float const*, float*)"};
+                     .name = "0", /* CUPTI's name of a kernel range, as GPUFlight writes it */
+                     .kernel_name = "gemm(float const*, float const*, float*)"};
     none(k.known);
     k.known[FL_PV_SM_THROUGHPUT] = 88;
     k.known[FL_PV_L1_HIT] = 35;
@@ -102,6 +103,7 @@ int main(void)
     k.n_metrics = 2;
     k.device_id = 1;
     k.name = "k\"q";
+    k.kernel_name = NULL; /* not known: the range's name */
     fl_rec_kernel_perf_metric(&b, &ident, &k);
     CHECK_STR(text(&b),
               "{\"type\":\"kernel_perf_metric_event\",\"pid\":4242,\"app\":\"gfnative\","
