@@ -602,7 +602,8 @@ static void fill_result(cli_run_result *res, const sup *s, int exec_errno, uint6
     res->cmd_s = (double)(s->cmd_end_ns - t0) / 1e9;
     res->descendants_s = outlived ? (double)(t_end - s->cmd_end_ns) / 1e9 : 0.0;
     res->late_s = (double)(s->cmd_seen_ns - s->cmd_end_ns) / 1e9;
-    res->profiler_stopped = s->continued;
+    /* A SIGCONT alone (timeout sends one after its SIGTERM) is no stop. */
+    res->profiler_stopped = s->continued && s->stopped_ns > 0;
     res->profiler_stopped_s = (double)s->stopped_ns / 1e9;
     if (exec_errno) {
         res->exec_errno = exec_errno;

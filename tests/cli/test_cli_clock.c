@@ -81,12 +81,32 @@ static void test_not_stopped(void)
     h_result_free(&r);
 }
 
+/* A SIGCONT with no stop before it (coreutils' timeout sends one after
+ * its SIGTERM): no "was stopped 0.0 s" note. */
+static void test_cont_without_stop(void)
+{
+    char report[512], err[512];
+    h_path(report, sizeof report, "cont.json");
+    h_path(err, sizeof err, "cont.err");
+    const char *argv[] = {h_cli, "--json", "-o",    report, "--interval", "0.05",
+                          "--",  h_child,  "sleep", "600",  NULL};
+    pid_t pid = h_spawn(argv, NULL, NULL, NULL, err);
+    h_nap_ms(200);
+    kill(pid, SIGCONT);
+    CHECK_INT(h_code(h_wait(pid)), 0);
+    jn *doc = read_json(report);
+    CHECK(jn_is_null(jn_get(doc, "profiler_stopped_s")));
+    CHECK(jn_is_null(jn_get(doc, "note")));
+    jn_free(doc);
+}
+
 int main(void)
 {
     h_init();
     h_scenario("device 0\n");
     test_profiler_stopped();
     test_not_stopped();
+    test_cont_without_stop();
     h_cleanup();
     return check_done("test_cli_clock");
 }
