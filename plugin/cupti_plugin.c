@@ -327,7 +327,12 @@ static uint8_t kind_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
     return d >= 0 && cbid < CB_IDS ? cb_kind[d][cbid] : CB_NONE;
 }
 
-static _Thread_local unsigned tls_launch_depth; /* launch callbacks open on this thread */
+/* Launch callbacks open on this thread, of subscription gen (an exit a
+ * past session missed is forgotten). */
+static _Atomic unsigned launch_gen;
+static _Thread_local struct {
+    unsigned gen, depth;
+} launch_tls;
 
 static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                             const void *data)
@@ -344,12 +349,17 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
     if (kind == CB_LAUNCH) {
         /* A runtime launch calls the driver's, whose callback nests in
          * it: the outermost names the launch (once). */
+        unsigned gen = atomic_load_explicit(&launch_gen, memory_order_relaxed);
+        if (launch_tls.gen != gen) {
+            launch_tls.gen = gen;
+            launch_tls.depth = 0;
+        }
         if (cb->callbackSite == CUPTI_API_ENTER) {
             gp_driver_limits_note(cb->context);
-            if (tls_launch_depth++ == 0)
+            if (launch_tls.depth++ == 0)
                 fl_rp_kernel_launch(cb->context, cb->symbolName);
-        } else if (tls_launch_depth > 0) {
-            tls_launch_depth--;
+        } else if (launch_tls.depth > 0) {
+            launch_tls.depth--;
         }
         size_t (*fn)(uint32_t *, size_t) =
             atomic_load_explicit(&scope_path_fn, memory_order_acquire);
@@ -407,8 +417,10 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
     atomic_store_explicit(&scope_path_fn, scope_fn, memory_order_release);
     atomic_store_explicit(&stacks_fn, st, memory_order_release);
     CUptiResult r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
-    if (r == CUPTI_SUCCESS && launches)
+    if (r == CUPTI_SUCCESS && launches) {
+        atomic_fetch_add_explicit(&launch_gen, 1, memory_order_relaxed);
         r = enable_list(launch_cbids, sizeof launch_cbids / sizeof launch_cbids[0], CB_LAUNCH);
+    }
     if (r == CUPTI_SUCCESS && syncs) {
         atomic_fetch_add_explicit(&sync_gen, 1, memory_order_relaxed);
         r = enable_list(sync_cbids, sizeof sync_cbids / sizeof sync_cbids[0], CB_SYNC);
