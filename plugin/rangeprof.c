@@ -510,6 +510,9 @@ void fl_rp_range_begin(const char *name)
     if (r != CUPTI_SUCCESS) {
         fail(r, what);
     } else {
+        /* A window closed without its data (a refusal, passes missing,
+         * the queue full) left its names: not this one's. */
+        free_names(R.kernels, &R.n_kernels);
         R.open = true;
         atomic_store(&kernel_window, R.per_kernel);
         R.owner = pthread_self();
