@@ -98,6 +98,9 @@ static void test_fake_sassmetrics(void)
     CHECK_STR(str(src, "message"), "0 cubins kept (0 bytes); 17 SASS values without a source line");
     CHECK_STR(str(cap_of(caps, "pc_sampling"), "status"), "not_requested");
     CHECK_STR(str(cap_of(caps, "kernel_events"), "status"), "collected");
+    CHECK_CONTAINS(str(cap_of(caps, "kernel_events"), "message"),
+                   "; kernels run one at a time (CUPTI's KERNEL activity: beside "
+                   "CONCURRENT_KERNEL the SASS metrics count 0)");
     /* sass_config: the ten names CUPTI took, the one it refused. */
     CHECK_INT(fl_count(&dev, "sass_config"), 1);
     json_t *cfg = fl_first(&dev, "sass_config");

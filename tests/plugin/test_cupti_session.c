@@ -325,6 +325,7 @@ static void test_fake_trace(void)
     CHECK_CONTAINS(str(k, "message"), "4 kernels (4 details), 2 memcpy, 1 memset, 1 sync");
     CHECK_CONTAINS(str(k, "message"), "0 graph launches, 1 NVTX ranges (0 open at shutdown)");
     CHECK_CONTAINS(str(k, "message"), "CUPTI overhead 0.001 ms in 1 records");
+    CHECK(strstr(str(k, "message"), "one at a time") == NULL); /* SASS sessions' only */
     CHECK_STR(str(cap_of(caps, "cuda_graphs"), "status"), "not_requested");
     CHECK_STR(str(cap_of(caps, "stack_trace"), "status"), "not_requested");
     CHECK_STR(str(cap_of(caps, "synchronization"), "status"), "collected");
