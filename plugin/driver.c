@@ -185,11 +185,16 @@ void gp_driver_limits_note(void *ctx)
         return;
     tls_noted_ctx = ctx;
     uint32_t dev = 0;
-    if (cuptiGetDeviceId((CUcontext)ctx, &dev) != CUPTI_SUCCESS || dev >= KEPT_MAX)
-        return;
+    if (cuptiGetDeviceId((CUcontext)ctx, &dev) == CUPTI_SUCCESS)
+        gp_driver_limits_note_device(dev);
+}
+
+void gp_driver_limits_note_device(uint32_t ordinal)
+{
     fl_gpu_limits l;
     /* Inside a launch: the driver is up, and cuInit must not be called. */
-    if (!gp_driver_limits_known(dev, &l) && loaded() && limits_of(dev, &l))
+    if (ordinal < KEPT_MAX && !gp_driver_limits_known(ordinal, &l) && loaded() &&
+        limits_of(ordinal, &l))
         keep(&l);
 }
 

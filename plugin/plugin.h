@@ -42,6 +42,9 @@ size_t gp_driver_devices(fl_gpu_limits *out, size_t cap);
 /* On an application thread at a launch's entry: the limits of ctx's
  * device read and kept, once per context a thread sees (NULL: nothing). */
 void gp_driver_limits_note(void *ctx);
+/* The same for device `ordinal`: read without cuInit (inside a launch the
+ * driver is up, and cuInit waits for the lock the launch holds). */
+void gp_driver_limits_note_device(uint32_t ordinal);
 /* The limits kept for `ordinal` (gp_driver_devices, gp_driver_limits_note),
  * without asking the driver: what the writer thread may call, since at
  * exit the driver may be torn down and a call into it block forever. */
