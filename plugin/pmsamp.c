@@ -5,7 +5,9 @@
  * interval on the GPU's clock and an 8 MiB hardware buffer that keeps the
  * latest samples, a counter-data image of pm_max_samples, Start; on the
  * writer thread DecodeData / GetCounterDataInfo / CounterDataGetSampleInfo
- * and the host's evaluation; at the end Stop, a last decode, Disable).
+ * and the host's evaluation; at the end a read while it runs, Stop, a
+ * last read, Disable - a failed read after good ones is a loss of samples,
+ * said as such, not the session's end).
  *
  * Promises: every CUPTI call goes through the fl_pms_api table; the first
  * refusal is the session's reason with its fix (fl_pms_explain) and the
@@ -381,9 +383,35 @@ static void announce(pm_dev *d, const fl_trace_sink *sink)
     }
 }
 
+/* What a failed DecodeData says (the session's first message): after
+ * good reads it lost samples, it did not end the session. */
+static void decode_failed(CUptiResult r, bool after_stop)
+{
+    if (E.st.pm_msg[0])
+        return;
+    const char *m = NULL;
+    if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
+        m = "unknown CUPTI error";
+    if (E.st.pm_decodes == 0)
+        fl_pms_explain(r, "cuptiPmSamplingDecodeData", E.st.pm_msg, sizeof E.st.pm_msg);
+    else if (after_stop)
+        snprintf(E.st.pm_msg, sizeof E.st.pm_msg,
+                 "the read after cuptiPmSamplingStop failed: %s (%d); the samples were read "
+                 "up to just before Stop, so only those of the last moment can be missing (an "
+                 "H200 with CUDA 13.0 answered so at the end of every session)",
+                 m, (int)r);
+    else
+        snprintf(E.st.pm_msg, sizeof E.st.pm_msg,
+                 "cuptiPmSamplingDecodeData failed after %llu good reads: %s (%d); CUPTI "
+                 "answers 999 when the hardware buffer overflowed between two reads, so the "
+                 "samples since the last good read are lost: raise pm_sampling_max_samples "
+                 "or pm_sampling_interval_us",
+                 (unsigned long long)E.st.pm_decodes, m, (int)r);
+}
+
 /* One device's hardware buffer decoded until CUPTI says it is empty (at
  * most 8 images a drain), each image's samples into rows (mu held). */
-static void dev_drain(pm_dev *d, const fl_trace_sink *sink)
+static void dev_drain(pm_dev *d, const fl_trace_sink *sink, bool after_stop)
 {
     announce(d, sink);
     for (int round = 0; round < 8; round++) {
@@ -394,8 +422,7 @@ static void dev_drain(pm_dev *d, const fl_trace_sink *sink)
                                                  .counterDataImageSize = d->image_size};
         CUptiResult r = api_now.decode(&dd);
         if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY) {
-            if (!E.st.pm_msg[0])
-                fl_pms_explain(r, "cuptiPmSamplingDecodeData", E.st.pm_msg, sizeof E.st.pm_msg);
+            decode_failed(r, after_stop);
             return;
         }
         E.st.pm_decodes++;
@@ -435,14 +462,20 @@ void fl_pms_engine_drain(const fl_trace_sink *sink)
         pm_dev *d = &E.dev[i];
         if (!d->used || !d->pm)
             continue;
+        bool after_stop = false;
         if (E.stopping && d->running) {
+            /* Read while it runs first: the read after Stop failed (999) at
+             * the end of every session on an H200. */
+            if (sink)
+                dev_drain(d, sink, false);
             CUpti_PmSampling_Stop_Params s = {
                 .structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE, .pPmSamplingObject = d->pm};
             api_now.stop(&s);
             d->running = false;
+            after_stop = true;
         }
         if (sink)
-            dev_drain(d, sink);
+            dev_drain(d, sink, after_stop);
         if (E.stopping) {
             pm_dev keep = *d;
             dev_free(d);

@@ -33,6 +33,7 @@ typedef struct pmf_hdr {
 
 static struct {
     CUptiResult init, device, chip, enable, set_config, data_size, start, decode;
+    CUptiResult decode_stopped; /* DecodeData's answer once stopped (an H200: 999) */
     const char *chip_name;
     uint32_t device_id;
     char calls[256]; /* one letter per call */
@@ -139,6 +140,8 @@ static CUptiResult pmf_decode(CUpti_PmSampling_DecodeData_Params *p)
     pmf_call('D');
     if (pmf.decode != CUPTI_SUCCESS)
         return pmf.decode;
+    if (!pmf.running && pmf.decode_stopped != CUPTI_SUCCESS)
+        return pmf.decode_stopped;
     pmf_hdr h;
     memcpy(&h, p->pCounterDataImage, sizeof h);
     if (h.magic != PMF_MAGIC)

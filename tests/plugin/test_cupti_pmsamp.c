@@ -248,14 +248,15 @@ static void test_engine(void)
     CHECK_NEAR(got.rows[9].value, 14.25, 1e-12);
     CHECK_U64(got.rows[9].t_ns, t0 + 4 * 250000 + 125000);
 
-    /* Stop: Stop, the rest read, Disable; no second configuration. */
+    /* Stop: a read while it runs (5 more samples), Stop, the rest read,
+     * Disable; no second configuration. */
     pmf.calls[0] = '\0';
     fl_pms_engine_stop();
     fl_pms_engine_drain(&sink);
-    CHECK_STR(pmf.calls, "TDFRX");
+    CHECK_STR(pmf.calls, "DFRDFRTDFRX");
     CHECK_STR(got.order, "ncr");
     fl_pms_engine_drain(&sink); /* nothing more */
-    CHECK_STR(pmf.calls, "TDFRX");
+    CHECK_STR(pmf.calls, "DFRDFRTDFRX");
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_pms_engine_stats(&st);
@@ -263,14 +264,50 @@ static void test_engine(void)
     CHECK_INT(st.pm_interval_us, 250);
     CHECK_INT(st.pm_metrics, 2);
     CHECK_INT(st.pm_devices, 1);
-    CHECK_U64(st.pm_samples, 5);
-    CHECK_U64(st.pm_rows, 10);
-    CHECK_U64(st.pm_decodes, 3);
+    CHECK_U64(st.pm_samples, 10);
+    CHECK_U64(st.pm_rows, 20);
+    CHECK_U64(st.pm_decodes, 5);
     CHECK_U64(st.pm_overflows, 0);
     CHECK_STR(st.pm_preset, "custom");
     CHECK_STR(st.pm_msg, "");
     fl_pms_engine_release();
     CHECK_INT(pmf.acquired, pmf.released);
+
+    /* The read after Stop refused (999, as on an H200 at every session's
+     * end): the samples read before Stop are kept, and the message says
+     * what was lost - not that the driver is missing or that the session
+     * runs Trace. */
+    memset(&got, 0, sizeof got);
+    pmf_reset(t0, 2);
+    pmf.decode_stopped = CUPTI_ERROR_UNKNOWN;
+    o = pm_opts(NULL, 0, 0);
+    CHECK_INT(fl_pms_engine_start(&o, &ctx_dummy), FL_PC_ACTIVE);
+    fl_pms_engine_drain(&sink);
+    fl_pms_engine_stop();
+    fl_pms_engine_drain(&sink);
+    memset(&st, 0, sizeof st);
+    fl_pms_engine_stats(&st);
+    CHECK_INT(st.pm_status, FL_PC_ACTIVE);
+    CHECK_U64(st.pm_samples, 4);
+    CHECK_CONTAINS(st.pm_msg, "the read after cuptiPmSamplingStop failed: CUPTI_ERROR_UNKNOWN "
+                              "(999); the samples were read up to just before Stop");
+    CHECK(strstr(st.pm_msg, "runs Trace") == NULL);
+    fl_pms_engine_release();
+
+    /* A read refused after good ones while it runs: samples lost, said so. */
+    memset(&got, 0, sizeof got);
+    pmf_reset(t0, 2);
+    CHECK_INT(fl_pms_engine_start(&o, &ctx_dummy), FL_PC_ACTIVE);
+    fl_pms_engine_drain(&sink);
+    pmf.decode = CUPTI_ERROR_UNKNOWN;
+    fl_pms_engine_drain(&sink);
+    memset(&st, 0, sizeof st);
+    fl_pms_engine_stats(&st);
+    CHECK_INT(st.pm_status, FL_PC_ACTIVE);
+    CHECK_CONTAINS(st.pm_msg, "cuptiPmSamplingDecodeData failed after 1 good reads: "
+                              "CUPTI_ERROR_UNKNOWN (999); CUPTI answers 999 when the hardware "
+                              "buffer overflowed between two reads");
+    fl_pms_engine_release();
 
     /* Defaults: interval 100 us, 4096 samples, the default set (all four
      * in one pass here), an overflow counted. */

@@ -46,13 +46,14 @@ static void check_report(const char *dir)
         CHECK_CONTAINS(out, "  PM sampling       device 0: every 100 us, up to 4096 samples, "
                             "preset default: sm__cycles_active.avg.pct_of_peak_sustained_elapsed, "
                             "sm__pipe_tensor_cycles_active");
-        /* metric m of samples 0..2: 10 m + 0.25 .. 10 m + 2.25 */
-        CHECK_CONTAINS(out, "         3          1.250          0.250          2.250  "
+        /* metric m of samples 0..5 (three read at the first drain, three
+         * at the read before Stop): 10 m + 0.25 .. 10 m + 5.25 */
+        CHECK_CONTAINS(out, "         6          2.750          0.250          5.250  "
                             "sm__cycles_active.avg.pct_of_peak_sustained_elapsed\n");
-        CHECK_CONTAINS(out, "         3         31.250         30.250         32.250  "
+        CHECK_CONTAINS(out, "         6         32.750         30.250         35.250  "
                             "gr__cycles_active.avg.pct_of_peak_sustained_elapsed\n");
         CHECK_CONTAINS(out, "  pm_sampling           collected: PM sampling every 100 us, 4 "
-                            "metrics (default set): 3 samples, 12 rows");
+                            "metrics (default set): 6 samples, 24 rows");
         gpufl_free(out);
     }
 }
@@ -72,8 +73,8 @@ static void test_fake_pmsampling(void)
     CHECK_STR(str(fl_first(&dev, "capture_capabilities"), "selected_engine"), "nvidia.pm_sampling");
     json_t *pm = cap_of(caps, "pm_sampling");
     CHECK_STR(str(pm, "status"), "collected");
-    CHECK_STR(str(pm, "message"), "PM sampling every 100 us, 4 metrics (default set): 3 samples, "
-                                  "12 rows, 2 decodes, 1 devices");
+    CHECK_STR(str(pm, "message"), "PM sampling every 100 us, 4 metrics (default set): 6 samples, "
+                                  "24 rows, 3 decodes, 1 devices");
     json_t *cfg = fl_first(&scope, "pm_sampling_config");
     CHECK(cfg != NULL);
     CHECK_INT(json_integer_value(json_object_get(cfg, "interval_us")), 100);
@@ -102,7 +103,7 @@ static void test_fake_pmsampling(void)
     fl_log_free(&dev);
     fl_log_free(&scope);
     check_report(dir);
-    CHECK_CONTAINS(g_debug, "pm sampling: 3 samples in 12 rows, 2 decodes, 0 overflows");
+    CHECK_CONTAINS(g_debug, "pm sampling: 6 samples in 24 rows, 3 decodes, 0 overflows");
 }
 
 static void test_fake_refused(void)
