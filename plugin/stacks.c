@@ -77,6 +77,25 @@ struct fl_stacks {
 #endif
 };
 
+bool fl_stacks_start_frame(const char *name, const char *module)
+{
+    static const char *const names[] = {
+        "_start", "__libc_start_main", "__libc_start_call_main", "start_thread", "clone", "clone3",
+        NULL};
+    /* A libc without symbols (an H200 machine's): its unnamed frames
+     * outermost are the process's or thread's start all the same. */
+    if (!name && module) {
+        const char *slash = strrchr(module, '/');
+        const char *b = slash ? slash + 1 : module;
+        return strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0;
+    }
+    size_t len = name ? strcspn(name, "@") : 0;
+    for (size_t i = 0; name && names[i]; i++)
+        if (strlen(names[i]) == len && strncmp(name, names[i], len) == 0)
+            return true;
+    return false;
+}
+
 #ifndef GP_HAVE_STACKS
 
 fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, char *why, size_t why_len)
@@ -379,20 +398,7 @@ static bool tool_frame(const fl_stacks *s, const frame_info *f)
 
 static bool libc_start_frame(const frame_info *f)
 {
-    static const char *const names[] = {
-        "_start", "__libc_start_main", "__libc_start_call_main", "start_thread", "clone", "clone3",
-        NULL};
-    /* A libc without symbols (an H200 machine's): its unnamed frames
-     * outermost are the process's or thread's start all the same. */
-    if (!f->name && f->module) {
-        const char *b = base_name(f->module);
-        return strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0;
-    }
-    size_t len = f->name ? strcspn(f->name, "@") : 0;
-    for (size_t i = 0; f->name && names[i]; i++)
-        if (strlen(names[i]) == len && strncmp(f->name, names[i], len) == 0)
-            return true;
-    return false;
+    return fl_stacks_start_frame(f->name, f->module);
 }
 
 /* One frame's text into out (cap > 0); returns its length. */

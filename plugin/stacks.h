@@ -78,4 +78,10 @@ size_t fl_stacks_announce(fl_stacks *s, fl_stacks_emit_fn emit, void *user);
 
 void fl_stacks_counts(const fl_stacks *s, fl_stacks_stats *out);
 
+/* Whether a frame (its ELF symbol name, NULL: unknown; its module's path,
+ * NULL: unknown) is the process's or a thread's start, which a stack's
+ * outer end leaves out: glibc's start functions by name, and any unnamed
+ * frame in a libc without symbols. */
+bool fl_stacks_start_frame(const char *name, const char *module);
+
 #endif /* GP_PLUGIN_STACKS_H */

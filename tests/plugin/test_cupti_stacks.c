@@ -16,6 +16,7 @@
  */
 #include "fl_log.h"
 #include "abi/trace_abi.h"
+#include "stacks.h"
 #include "gpufl.h"
 
 #include <dlfcn.h>
@@ -301,8 +302,28 @@ static int test_stacks(void)
     return 0;
 }
 
+/* Which frames end a stack's outer side (plugin/stacks.c): glibc's start
+ * by name, and unnamed frames of a libc without symbols - an H200
+ * machine's gave "libc.so.6+0x2a1ca|main (...)" until they counted. */
+static void test_start_frames(void)
+{
+    CHECK(fl_stacks_start_frame("__libc_start_call_main", "/lib/x86_64-linux-gnu/libc.so.6"));
+    CHECK(fl_stacks_start_frame("__libc_start_main@@GLIBC_2.34", NULL));
+    CHECK(fl_stacks_start_frame("_start", "/usr/bin/python3.12"));
+    CHECK(fl_stacks_start_frame("start_thread", NULL));
+    CHECK(fl_stacks_start_frame(NULL, "/usr/lib/x86_64-linux-gnu/libc.so.6"));
+    CHECK(fl_stacks_start_frame(NULL, "libc.so.6"));
+    CHECK(fl_stacks_start_frame(NULL, "/lib64/libc-2.17.so"));
+    CHECK(!fl_stacks_start_frame("main", "/tmp/stack_workload"));
+    CHECK(!fl_stacks_start_frame("__libc_start_mainx", NULL));
+    CHECK(!fl_stacks_start_frame(NULL, "/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
+    CHECK(!fl_stacks_start_frame(NULL, "/opt/lib/libcublas.so.13"));
+    CHECK(!fl_stacks_start_frame(NULL, NULL));
+}
+
 int main(void)
 {
+    test_start_frames();
     g_plugin = env_or_die("GP_TEST_FAKE_PLUGIN");
     snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_stacks_%d", (int)getpid());
     int rc = test_stacks();
