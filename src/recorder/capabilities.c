@@ -738,12 +738,18 @@ static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_coun
                 st->sass_contexts ? "" : ": no CUDA context was created");
         return;
     }
+    /* What the counts cover: CUPTI counts a function until its first read
+     * (plugin/sassmetrics.c). */
     set_cap(s, "sass_metrics", FL_CAP_COLLECTED, "",
             "%u metrics (%u skipped): %llu patched-instruction records in %llu rows from %llu "
-            "reads on %u contexts",
+            "reads on %u contexts; %s",
             st->sass_metrics, st->sass_metrics_skipped, (unsigned long long)st->sass_records,
             (unsigned long long)n->sass_rows, (unsigned long long)st->sass_collections,
-            st->sass_contexts);
+            st->sass_contexts,
+            s->cfg.sass_all_kernels
+                ? "every launch of the session counted"
+                : "each kernel counted in the first outermost scope it ran in (later scopes' "
+                  "launches of it are not: CUPTI counts a function until its first read)");
     if (st->sass_dropped_records > 0)
         mark_partial(s, "sass_metrics", "samples_dropped",
                      "%llu records dropped by CUPTI at disable (not read before it)",
