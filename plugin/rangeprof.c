@@ -38,7 +38,6 @@
 #include <time.h>
 
 #define NAME_MAX_BYTES 256
-#define KERNEL_NAMES_MAX 64 /* launches named per window (kernel ranges) */
 
 static CUptiResult real_chip_name(CUpti_Device_GetChipName_Params *p)
 {
@@ -249,7 +248,7 @@ typedef struct queued {
     size_t size;
     uint64_t start_ns, end_ns;
     char name[NAME_MAX_BYTES];
-    char *kernels[KERNEL_NAMES_MAX]; /* the window's launches in order, mangled */
+    char **kernels; /* the window's launches in order, mangled (malloc'd) */
     size_t n_kernels;
 } queued;
 
@@ -273,8 +272,8 @@ static struct {
     pthread_t owner;
     uint64_t start_ns;
     char name[NAME_MAX_BYTES];
-    char *kernels[KERNEL_NAMES_MAX]; /* the open window's launches (kernel ranges) */
-    size_t n_kernels;
+    char **kernels; /* the open window's launches (kernel ranges), at most max_ranges */
+    size_t n_kernels, cap_kernels;
     queued q[FL_RP_QUEUE_MAX];
     size_t nq, q_bytes;
     uint64_t windows, ranges, dropped, skipped, incomplete, ordinal;
@@ -282,10 +281,12 @@ static struct {
 /* R.open && R.per_kernel, for launches to test without the lock. */
 static atomic_bool kernel_window;
 
-static void free_names(char **names, size_t *n)
+static void free_names(char ***names, size_t *n)
 {
-    for (size_t i = 0; i < *n; i++)
-        free(names[i]);
+    for (size_t i = 0; *names && i < *n; i++)
+        free((*names)[i]);
+    free(*names);
+    *names = NULL;
     *n = 0;
 }
 
@@ -512,7 +513,8 @@ void fl_rp_range_begin(const char *name)
     } else {
         /* A window closed without its data (a refusal, passes missing,
          * the queue full) left its names: not this one's. */
-        free_names(R.kernels, &R.n_kernels);
+        free_names(&R.kernels, &R.n_kernels);
+        R.cap_kernels = 0;
         R.open = true;
         atomic_store(&kernel_window, R.per_kernel);
         R.owner = pthread_self();
@@ -575,9 +577,10 @@ static void close_range(void)
     q->start_ns = R.start_ns;
     q->end_ns = end;
     snprintf(q->name, sizeof q->name, "%s", R.name);
-    memcpy(q->kernels, R.kernels, R.n_kernels * sizeof *R.kernels);
+    q->kernels = R.kernels; /* the queue's now */
     q->n_kernels = R.n_kernels;
-    R.n_kernels = 0; /* the queue's now */
+    R.kernels = NULL;
+    R.n_kernels = R.cap_kernels = 0;
     R.nq++;
     R.q_bytes += R.image_size;
 }
@@ -597,8 +600,16 @@ void fl_rp_kernel_launch(void *ctx, const char *symbol)
     pthread_mutex_lock(&mu);
     /* CUPTI numbers a window's kernel ranges in launch order on its
      * context: the names are kept in the same order. */
-    if (R.open && R.per_kernel && ctx == (void *)R.ctx && R.n_kernels < KERNEL_NAMES_MAX) {
-        char *copy = strdup(symbol);
+    if (R.open && R.per_kernel && ctx == (void *)R.ctx && R.n_kernels < R.max_ranges) {
+        if (R.n_kernels == R.cap_kernels) {
+            size_t cap = R.cap_kernels ? R.cap_kernels * 2 : 16;
+            char **g = realloc(R.kernels, (cap < R.max_ranges ? cap : R.max_ranges) * sizeof *g);
+            if (g) {
+                R.kernels = g;
+                R.cap_kernels = cap < R.max_ranges ? cap : R.max_ranges;
+            }
+        }
+        char *copy = R.n_kernels < R.cap_kernels ? strdup(symbol) : NULL;
         if (copy)
             R.kernels[R.n_kernels++] = copy;
     }
@@ -689,7 +700,7 @@ void fl_rp_engine_drain(const fl_trace_sink *sink)
     for (size_t i = 0; i < n; i++) {
         emit(sink, &local[i]);
         free(local[i].image);
-        free_names(local[i].kernels, &local[i].n_kernels);
+        free_names(&local[i].kernels, &local[i].n_kernels);
     }
     pthread_mutex_unlock(&mu);
 }
@@ -760,9 +771,9 @@ void fl_rp_engine_release(void)
         }
         for (size_t i = 0; i < R.nq; i++) {
             free(R.q[i].image);
-            free_names(R.q[i].kernels, &R.q[i].n_kernels);
+            free_names(&R.q[i].kernels, &R.q[i].n_kernels);
         }
-        free_names(R.kernels, &R.n_kernels);
+        free_names(&R.kernels, &R.n_kernels);
         if (R.host_obj && R.env.host)
             R.env.host->release(R.host_obj);
         fl_rp_choice_free(&R.choice);

@@ -303,9 +303,9 @@ static void *get_ctx(void)
 }
 
 typedef struct {
-    fl_perf_row rows[8];
-    char names[8][64];
-    char kernels[8][64]; /* kernel_name, "" for NULL */
+    fl_perf_row rows[128];
+    char names[128][64];
+    char kernels[128][64]; /* kernel_name, "" for NULL */
     size_t n;
 } got_t;
 static got_t got;
@@ -313,7 +313,7 @@ static got_t got;
 static void on_ranges(void *user, const fl_perf_row *rows, size_t n)
 {
     (void)user;
-    for (size_t i = 0; i < n && got.n < 8; i++) {
+    for (size_t i = 0; i < n && got.n < 128; i++) {
         got.rows[got.n] = rows[i];
         snprintf(got.names[got.n], sizeof got.names[0], "%s", rows[i].name);
         snprintf(got.kernels[got.n], sizeof got.kernels[0], "%s",
@@ -432,6 +432,29 @@ static void kernel_ranges(void)
     fl_rp_engine_stats(&st);
     CHECK_INT(st.rp_metrics, FL_RP_DEFAULT_SLOTS);
     CHECK_INT(st.rp_passes, 2);
+    fl_rp_engine_stop();
+    fl_rp_engine_release();
+}
+
+/* A window of 100 kernel ranges (the image holds up to 1024 here): every
+ * range named by its launch, past any fixed count. */
+static void kernel_ranges_many(void)
+{
+    reset();
+    n_ranges = 100;
+    CHECK_INT(start(true, "", false), FL_PC_ACTIVE);
+    fl_rp_range_begin("train");
+    for (int i = 0; i < 100; i++) {
+        char sym[32];
+        snprintf(sym, sizeof sym, "_Z%dk%dv", i < 10 ? 2 : 3, i);
+        fl_rp_kernel_launch(&ctx_token, sym);
+    }
+    fl_rp_range_end();
+    fl_rp_engine_drain(&sink);
+    CHECK_INT(got.n, 100);
+    CHECK_STR(got.kernels[0], "k0()");
+    CHECK_STR(got.kernels[70], "k70()");
+    CHECK_STR(got.kernels[99], "k99()");
     fl_rp_engine_stop();
     fl_rp_engine_release();
 }
@@ -565,6 +588,7 @@ int main(void)
     fl_rp_set_api(&fake);
     scope_ranges();
     kernel_ranges();
+    kernel_ranges_many();
     kernel_ranges_sized();
     fallbacks();
     real_cupti();
