@@ -182,14 +182,6 @@ static uint64_t hash_ptr(const void *p)
     return x;
 }
 
-static uint64_t hash_text(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static bool grow(name_entry **tab, size_t *cap, bool by_text)
 {
     size_t nc = *cap ? *cap * 2 : 256;
@@ -200,7 +192,7 @@ static bool grow(name_entry **tab, size_t *cap, bool by_text)
         const name_entry *e = &(*tab)[i];
         if (!e->key)
             continue;
-        uint64_t h = by_text ? hash_text(e->key) : hash_ptr(e->key);
+        uint64_t h = by_text ? fl_pcs_text_hash(e->key) : hash_ptr(e->key);
         size_t j = h & (nc - 1);
         while (n[j].key)
             j = (j + 1) & (nc - 1);
@@ -227,7 +219,7 @@ static uint32_t kernel_id(fl_decoder *d, const char *name)
     uint32_t id = 0;
     if ((d->text_used + 1) * 2 > d->text_cap && !grow(&d->by_text, &d->text_cap, true))
         return 0;
-    size_t j = hash_text(key) & (d->text_cap - 1);
+    size_t j = fl_pcs_text_hash(key) & (d->text_cap - 1);
     for (; d->by_text[j].key; j = (j + 1) & (d->text_cap - 1))
         if (strcmp(d->by_text[j].key, key) == 0) {
             id = d->by_text[j].id;

@@ -93,6 +93,8 @@ uint32_t fl_pcs_source_line(fl_pcs *p, uint64_t crc, uint32_t fn_id, const char 
                             uint32_t *line);
 uint32_t fl_pcs_metric_id(fl_pcs *p, const char *name);
 uint64_t fl_pcs_row_hash(const fl_sample_row *k);
+/* FNV-1a of a text: the dictionaries' hash, shared by the decoders. */
+uint64_t fl_pcs_text_hash(const char *s);
 void fl_pcs_add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint64_t h,
                 uint64_t value);
 

@@ -83,7 +83,7 @@ struct fl_pcs {
 
 /* ---------------------------------------------------------------- dicts */
 
-static uint64_t hash_text(const char *s)
+uint64_t fl_pcs_text_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
     for (; *s; s++)
@@ -100,7 +100,7 @@ static bool dict_grow(dict *d)
     for (size_t i = 0; i < d->cap; i++) {
         if (!d->slots[i].text)
             continue;
-        size_t j = hash_text(d->slots[i].text) & (nc - 1);
+        size_t j = fl_pcs_text_hash(d->slots[i].text) & (nc - 1);
         while (n[j].text)
             j = (j + 1) & (nc - 1);
         n[j] = d->slots[i];
@@ -117,7 +117,7 @@ static uint32_t intern(dict *d, const char *text)
 {
     if ((d->used + 1) * 2 > d->cap && !dict_grow(d))
         return 0;
-    size_t j = hash_text(text) & (d->cap - 1);
+    size_t j = fl_pcs_text_hash(text) & (d->cap - 1);
     for (; d->slots[j].text; j = (j + 1) & (d->cap - 1))
         if (strcmp(d->slots[j].text, text) == 0)
             return d->slots[j].id;

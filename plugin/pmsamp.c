@@ -389,12 +389,14 @@ static void decode_failed(CUptiResult r, bool after_stop)
 {
     if (E.st.pm_msg[0])
         return;
+    if (E.st.pm_decodes == 0) {
+        fl_pms_explain(r, "cuptiPmSamplingDecodeData", E.st.pm_msg, sizeof E.st.pm_msg);
+        return;
+    }
     const char *m = NULL;
     if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
         m = "unknown CUPTI error";
-    if (E.st.pm_decodes == 0)
-        fl_pms_explain(r, "cuptiPmSamplingDecodeData", E.st.pm_msg, sizeof E.st.pm_msg);
-    else if (after_stop)
+    if (after_stop)
         snprintf(E.st.pm_msg, sizeof E.st.pm_msg,
                  "the read after cuptiPmSamplingStop failed: %s (%d); the samples were read "
                  "up to just before Stop, so only those of the last moment can be missing (an "

@@ -603,10 +603,10 @@ void fl_rp_kernel_launch(void *ctx, const char *symbol)
     if (R.open && R.per_kernel && ctx == (void *)R.ctx && R.n_kernels < R.max_ranges) {
         if (R.n_kernels == R.cap_kernels) {
             size_t cap = R.cap_kernels ? R.cap_kernels * 2 : 16;
-            char **g = realloc(R.kernels, (cap < R.max_ranges ? cap : R.max_ranges) * sizeof *g);
+            char **g = realloc(R.kernels, cap * sizeof *g);
             if (g) {
                 R.kernels = g;
-                R.cap_kernels = cap < R.max_ranges ? cap : R.max_ranges;
+                R.cap_kernels = cap;
             }
         }
         char *copy = R.n_kernels < R.cap_kernels ? strdup(symbol) : NULL;

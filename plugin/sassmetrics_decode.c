@@ -134,19 +134,11 @@ static uint32_t metric_of(fl_sass *x, uint32_t device, uint64_t metric)
     return id;
 }
 
-/* FNV-1a of a function's name: CUPTI 13.0 on an H200 gave every function
- * of a cubin the same functionIndex, so the name tells them apart. */
-static uint64_t name_hash(const char *name)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const unsigned char *p = (const unsigned char *)(name ? name : ""); *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
-    return h;
-}
-
+/* CUPTI 13.0 on an H200 gave every function of a cubin the same
+ * functionIndex, so the name's hash tells them apart. */
 static uint32_t function_of(fl_sass *x, const CUpti_SassMetrics_Data *r)
 {
-    uint64_t nh = name_hash(r->functionName);
+    uint64_t nh = fl_pcs_text_hash(r->functionName ? r->functionName : "");
     uint64_t h = (nh ^ (uint64_t)r->cubinCrc << 32) * 0x9e3779b97f4a7c15ull;
     fn_slot *c = &x->fns[(h >> 40) & (FN_SLOTS - 1)];
     if (c->id && c->crc == r->cubinCrc && c->name_hash == nh)

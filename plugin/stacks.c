@@ -77,6 +77,17 @@ struct fl_stacks {
 #endif
 };
 
+static const char *base_name(const char *p)
+{
+    const char *b = p ? strrchr(p, '/') : NULL;
+    return b ? b + 1 : p;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+    return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
 bool fl_stacks_start_frame(const char *name, const char *module)
 {
     static const char *const names[] = {
@@ -84,11 +95,8 @@ bool fl_stacks_start_frame(const char *name, const char *module)
         NULL};
     /* A libc without symbols (an H200 machine's): its unnamed frames
      * outermost are the process's or thread's start all the same. */
-    if (!name && module) {
-        const char *slash = strrchr(module, '/');
-        const char *b = slash ? slash + 1 : module;
-        return strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0;
-    }
+    if (!name && module)
+        return starts(base_name(module), "libc.so") || starts(base_name(module), "libc-");
     size_t len = name ? strcspn(name, "@") : 0;
     for (size_t i = 0; name && names[i]; i++)
         if (strlen(names[i]) == len && strncmp(name, names[i], len) == 0)
@@ -360,17 +368,6 @@ static void resolve(fl_stacks *s, uintptr_t pc, bool *refreshed, frame_info *f)
         f->file = dwfl_lineinfo(l, NULL, &f->line, NULL, NULL, NULL);
 }
 
-static const char *base_name(const char *p)
-{
-    const char *b = p ? strrchr(p, '/') : NULL;
-    return b ? b + 1 : p;
-}
-
-static bool starts(const char *s, const char *prefix)
-{
-    return s && strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 /* The tool's frames: our modules, or the CUDA runtime's launch and
  * synchronisation paths (a static libcudart is linked into the program). */
 static bool tool_frame(const fl_stacks *s, const frame_info *f)
@@ -394,11 +391,6 @@ static bool tool_frame(const fl_stacks *s, const frame_info *f)
         if (strstr(mod, s->cfg.skip_modules[i]))
             return true;
     return false;
-}
-
-static bool libc_start_frame(const frame_info *f)
-{
-    return fl_stacks_start_frame(f->name, f->module);
 }
 
 /* One frame's text into out (cap > 0); returns its length. */
@@ -447,7 +439,7 @@ static const frame_res *frame_of(fl_stacks *s, uintptr_t pc, bool *refreshed, fr
                        .text = tmp_text,
                        .len = (uint16_t)len,
                        .tool = tool_frame(s, &f),
-                       .libc_start = libc_start_frame(&f)};
+                       .libc_start = fl_stacks_start_frame(f.name, f.module)};
     if (!s->frames || s->n_frames >= FRAME_CACHE / 4 * 3)
         return tmp;
     char *keep = malloc(len + 1);

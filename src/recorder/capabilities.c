@@ -496,8 +496,7 @@ static void put_trace_counts(session *s, const fl_trace_stats *st, const fl_trac
                  (unsigned long long)st->other_records, st->overhead_ns / 1e6,
                  (unsigned long long)st->overhead_records);
         /* The plugin's choice for SASS metrics (plugin/cupti_plugin.c). */
-        gpufl_engine e = s->cfg.profiling_engine;
-        if (e == GPUFL_ENGINE_SASS_METRICS || e == GPUFL_ENGINE_DEEP) {
+        if (fl_trace_engine_wants_sass(s->cfg.profiling_engine)) {
             size_t len = strlen(s->cap_msg[i]);
             snprintf(s->cap_msg[i] + len, sizeof s->cap_msg[i] - len,
                      "; kernels run one at a time (CUPTI's KERNEL activity: beside "
