@@ -38,6 +38,7 @@ __version__ = "0.1.0"
 from ._native import (c_enum as _c_enum, c_string as _c_string,  # noqa: E402,F401
                       declare as _declare, library_path)
 # Per-process attribution: the pids keywords and the figures (_process.py).
+from . import _devices  # noqa: E402  (the device argument: indices, UUIDs)
 from ._process import (GP_M_PROC_MEM, GP_M_PROC_UTIL, GP_PROC_PIDS_MAX,  # noqa: E402,F401
                        pids_arg as _pids_arg, sample_process as _sample_process,
                        summary_process as _summary_process)
@@ -173,6 +174,19 @@ def _mig_dict(m):
     }
 
 
+class _GpDeviceInfo(ctypes.Structure):
+    """gp_device_info: what gp_list_devices says of a device."""
+
+    _fields_ = [
+        ("index", ctypes.c_uint32),
+        ("name", ctypes.c_char * GP_NAME_MAX),
+        ("uuid", ctypes.c_char * GP_NAME_MAX),
+        ("valid", ctypes.c_uint32),
+        ("mem_total_bytes", ctypes.c_uint64),
+        ("mig", _GpMigInfo),
+    ]
+
+
 class _GpSummary(ctypes.Structure):
     _fields_ = [
         ("device_index", ctypes.c_uint32),
@@ -287,6 +301,12 @@ _gp_summary_to_json = _declare("gp_summary_to_json", ctypes.c_size_t,
 _gp_summary_sparkline = _declare("gp_summary_sparkline", ctypes.c_size_t,
                                  ctypes.POINTER(_GpSummary), ctypes.c_uint,
                                  ctypes.c_char_p, ctypes.c_size_t)
+
+_gp_list_devices = _declare("gp_list_devices", _c_enum, ctypes.POINTER(_GpOptions),
+                            ctypes.POINTER(ctypes.POINTER(_GpDeviceInfo)),
+                            ctypes.POINTER(ctypes.c_size_t), ctypes.c_char_p, ctypes.c_size_t,
+                            ctypes.c_void_p, ctypes.POINTER(_GpError))
+_gp_devices_free = _declare("gp_devices_free", None, ctypes.POINTER(_GpDeviceInfo))
 
 c_library_version = _gp_version().decode()
 
@@ -518,24 +538,34 @@ class ProfiledResult:
 GP_ALL_DEVICES = -1
 
 
+def _list_devices(o):
+    """[(index, uuid)] of the devices o's backend lists (gp_list_devices)."""
+    out = ctypes.POINTER(_GpDeviceInfo)()
+    count = ctypes.c_size_t()
+    err = _GpError()
+    st = _gp_list_devices(ctypes.byref(o), ctypes.byref(out), ctypes.byref(count), None, 0,
+                          None, ctypes.byref(err))
+    if st != GP_OK:
+        _raise(st, err)
+    try:
+        return [(out[i].index, out[i].uuid.decode("utf-8", "replace"))
+                for i in range(count.value)]
+    finally:
+        _gp_devices_free(out)
+
+
 def _device_arg(device, o):
-    """device: an index, "all", or a list / tuple of indices."""
-    if device == "all":
+    """device: an index, "all", a UUID, or a list / tuple of them (_devices.py);
+    o's backend fields are set already (a UUID is looked up through them)."""
+    got = _devices.indices(device, lambda: _list_devices(o))
+    if got == _devices.ALL:
         o.device = GP_ALL_DEVICES
-        return
-    if isinstance(device, (list, tuple)):
-        if not device or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                 for d in device):
-            raise TypeError("device must be an int, \"all\" or a non-empty list of "
-                            "0-based GPU indices, not %r" % (device,))
-        arr = (ctypes.c_uint * len(device))(*device)
+    elif isinstance(got, list):
+        arr = (ctypes.c_uint * len(got))(*got)
         o.devices = arr  # the struct keeps arr alive (ctypes _objects)
-        o.n_devices = len(device)
-        return
-    if isinstance(device, bool) or not isinstance(device, int):
-        raise TypeError("device must be an int (a 0-based GPU index), \"all\" or a list of "
-                        "indices, not %r" % (device,))
-    o.device = device
+        o.n_devices = len(got)
+    else:
+        o.device = got
 
 
 def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples,
@@ -546,7 +576,6 @@ def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples,
                          % (", ".join(repr(b) for b in _BACKENDS), backend))
     o = _GpOptions()
     _gp_options_init(ctypes.byref(o))
-    _device_arg(device, o)
     o.interval_s = float(interval_s)
     o.backend = _BACKENDS[backend]
     o.strict = 1 if strict else 0
@@ -557,6 +586,7 @@ def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples,
     o.smi_path = _c_string("smi_path", smi_path, "a path (str)", none_ok=True)
     o.backend_timeout_s = float(backend_timeout_s)
     _pids_arg(pids, pid_tree, o)
+    _device_arg(device, o)  # last: a UUID is looked up with the backend options above
     o.report = 1  # GP_REPORT_NONE: Python does the reporting
     return o
 
@@ -578,11 +608,24 @@ def _summaries(mon):
 
 
 class GpuMonitor:
-    """Context manager that samples the GPU while its block runs.
+    """Context manager that samples the GPUs while its block runs (or
+    between start() and stop()).
 
-    After the block: `summary` (GpuSummary of the device) and `samples`
-    (every raw sample, when keep_samples=True).  An exception in the block
-    still stops the sampler, fills `summary`, and propagates unchanged.
+    device: a 0-based index (default 0), "all", a GPU or MIG UUID ("GPU-..."
+    in full or a prefix only one device has, as `gpu-profile --device`
+    takes it), or a list / tuple of indices and UUIDs.  A bad device is a
+    TypeError or ValueError here; one the backend does not have, a
+    GpuBackendError at start.
+
+    After the block (or stop()):
+      summary    the GpuSummary of the first device
+      summaries  a list with one GpuSummary per sampled device, in order
+      samples    every raw GpuSample (keep_samples=True; else empty)
+      running    True between start and stop
+    An exception in the block still stops the sampler, fills `summary` and
+    `summaries`, and propagates unchanged.  A monitor runs once.
+    Everything: docs/python.md (installed as
+    <prefix>/share/doc/gpu-profile/python.md).
     """
 
     def __init__(self, device: Union[int, str, Sequence[int]] = 0, interval_s: float = 0.2,
@@ -612,7 +655,10 @@ class GpuMonitor:
         """True between start and stop (the sampling thread is alive)."""
         return self._mon is not None
 
-    def start(self):
+    def start(self) -> "GpuMonitor":
+        """Opens the backend, calls sync_fn, starts sampling; returns self.
+        GpuBackendError if the backend cannot be opened (strict=True) or
+        the device does not exist; RuntimeError on a second start."""
         if self._mon is not None or self.summary is not None:
             raise RuntimeError("a GpuMonitor runs once: create another for a new region")
         mon = _create_monitor(self._opts)
@@ -630,6 +676,9 @@ class GpuMonitor:
         return self
 
     def stop(self) -> GpuSummary:
+        """Calls sync_fn, stops sampling, fills summary, summaries and
+        samples, closes the backend; returns summary (None when no device
+        was sampled).  RuntimeError when the monitor is not running."""
         mon = self._mon
         if mon is None:
             raise RuntimeError("the monitor is not running: call start() first")

@@ -14,12 +14,14 @@ The seed's DataFrame attributes (kernels, memcpy, scopes, scope_events,
 device_metrics, host_metrics, perf) are the session's events, read by
 gpufl._logs from the same session the report names: built on first access
 and kept.  They need pandas, which this package does not depend on:
-without it each attribute raises ImportError saying so, and
+without it each attribute raises AttributeError (hasattr is False) saying
+to install python3-pandas, and the first one warns once (RuntimeWarning);
 `session.rows(name)` gives the same table as a list of dicts with the
 standard library alone (the DataFrames are built from those rows).
 """
 
 import sys
+import warnings
 from typing import Optional
 
 from . import _logs
@@ -28,6 +30,7 @@ from .report import TextReport
 
 __all__ = ["GpuFlightSession"]
 
+_pandas_told = False  # the missing-pandas warning is given once per process
 _DATAFRAMES = _logs.TABLES  # kernels, memcpy, scopes, scope_events, device_metrics, ...
 
 
@@ -141,11 +144,17 @@ class GpuFlightSession:
         try:
             import pandas as pd
         except ImportError:
-            raise ImportError(
-                "GpuFlightSession.%s needs pandas (Debian: apt-get install python3-pandas), "
-                "which is not importable here; without it, "
-                "session.rows(%r) gives the same table as a list of dicts" % (name, name),
-                name="pandas") from None
+            # An AttributeError, so hasattr(session, "kernels") is False and
+            # getattr(session, "kernels", None) is None; the warning says
+            # what to install, once per process.
+            msg = ("GpuFlightSession.%s needs pandas (Debian: apt-get install python3-pandas; "
+                   "or pip install pandas), which is not importable here; without it, "
+                   "session.rows(%r) gives the same table as a list of dicts" % (name, name))
+            global _pandas_told
+            if not _pandas_told:
+                _pandas_told = True
+                warnings.warn(msg, RuntimeWarning, stacklevel=3)
+            raise AttributeError(msg) from None
         df = self._frames.get(name)
         if df is None:
             df = self._frames[name] = _to_frame(pd, self.rows(name), _logs.COLUMNS[name])

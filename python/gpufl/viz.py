@@ -19,13 +19,15 @@ What it promises:
   FileNotFoundError naming the pattern.
 - show(file=None, width=None) prints, per session: a header (app, session
   id, start in UTC, duration), a time axis, a util.gpu row per device, rows
-  for memory used % and power when recorded, host CPU %, one row per scope
+  for memory used (% of the total, "mem used %") and power when recorded, host CPU %, one row per scope
   name (the 10 with most total time; '█' where an instance of it is open),
   and a one-line legend.  Metric rows are sparklines over the session's
   time span cut into equal columns, each column the mean of the samples in
   it; a column with no sample is blank - a missing value is never drawn as
   0.  width: the whole line's width (None: the terminal's, 100 when output
-  is not a terminal).  render(width=None) returns the same text.
+  is not a terminal).  render(width=None) returns the same text.  A str
+  or path as show's file names sessions: show("train") is init("train")
+  then show().
 """
 
 import datetime
@@ -121,7 +123,15 @@ def sessions():
 
 
 def show(file=None, width=None):
-    """Print render(width) to file (default: standard output)."""
+    """Print render(width) to file (default: standard output).  A str or
+    path instead of a stream names the sessions to show: show("train") is
+    init("train") then show()."""
+    if isinstance(file, (str, os.PathLike)):
+        init(file)
+        file = None
+    elif file is not None and not callable(getattr(file, "write", None)):
+        raise TypeError("show(file=...) takes a writable text stream (sys.stdout, an open "
+                        "file) or the sessions to show as a str or path, not %r" % (file,))
     (file or sys.stdout).write(render(width))
 
 
@@ -266,7 +276,9 @@ def _render_session(s, cells):
         mem = [(x["ts_ns"], 100.0 * x["used_mib"] / x["total_mib"]) for x in mine
                if x["used_mib"] is not None and x["total_mib"]]
         if mem:
-            out.append(_metric_row(span, "GPU %s mem %%" % i, mem, 100, " %"))
+            # Memory used as a share of the total, not util.mem (the memory
+            # controller's busy time): the label says which.
+            out.append(_metric_row(span, "GPU %s mem used %%" % i, mem, 100, " %"))
         power = [(x["ts_ns"], x["power_mw"] / 1000.0) for x in mine if x["power_mw"] is not None]
         if power:
             out.append(_metric_row(span, "GPU %s power W" % i, power,

@@ -105,6 +105,13 @@ int main(void)
     OFF(gp_mig_info, profile);
     OFF(gp_mig_info, gpu_instance_id);
     OFF(gp_mig_info, compute_instance_id);
+    SIZE(gp_device_info);
+    OFF(gp_device_info, index);
+    OFF(gp_device_info, name);
+    OFF(gp_device_info, uuid);
+    OFF(gp_device_info, valid);
+    OFF(gp_device_info, mem_total_bytes);
+    OFF(gp_device_info, mig);
 
     SIZE(gp_options);
     OFF(gp_options, device);

@@ -95,6 +95,7 @@ class LayoutTest(unittest.TestCase):
             "gp_sample": gp._GpSample,
             "gp_summary": gp._GpSummary,
             "gp_mig_info": gp._GpMigInfo,
+            "gp_device_info": gp._GpDeviceInfo,
             "gp_options": gp._GpOptions,
         }
         checked = 0
@@ -528,14 +529,64 @@ class MoreOptionsTest(unittest.TestCase):
         self.assertIs(one.gpu, one.gpus[0])
 
     def test_bad_devices(self):
-        for bad in ([], ["0"], [True], "first", 1.0, [-1]):
+        for bad in ([], ["0"], [True], "first", 1.0):
             with self.subTest(device=bad):
                 with self.assertRaisesRegex(TypeError, "device must be an int"):
                     gpu_profile(device=bad)
+        # A negative index names no C constant (GP_ALL_DEVICES is the C API's).
+        for bad, shown in ((-2, -2), ([-1], -1), ([0, -3], -3)):
+            with self.subTest(device=bad):
+                with self.assertRaises(ValueError) as cm:
+                    GpuMonitor(device=bad)
+                self.assertEqual(str(cm.exception),
+                                 "device %d is not a GPU index: use an index from 0, a UUID, or "
+                                 "device=\"all\" for every GPU" % shown)
         with self.assertRaises(GpuBackendError) as cm:
             with GpuMonitor(device=5, interval_s=FAST):
                 pass
         self.assertEqual(str(cm.exception), "device 5 does not exist: nvml sees 2 devices (0-1)")
+
+    def test_device_uuid(self):
+        # As gpu-profile --device takes them: a UUID in full or a prefix only
+        # one device has, case-insensitive, alone or in a list.
+        one = "GPU-12345678-0000-0000-0000-000000000001"
+        for dev, want in ((one, [1]), (one.lower(), [1]), ("GPU-12345678-0000-0000-0000-0000000000",
+                          None), ([one, 0], [1, 0]), (("gpu-12345678-0000-0000-0000-000000000000",),
+                                                        [0])):
+            with self.subTest(device=dev):
+                if want is None:
+                    with self.assertRaises(ValueError) as cm:
+                        GpuMonitor(device=dev)
+                    self.assertEqual(str(cm.exception),
+                                     "device %r: more than one device has this UUID prefix "
+                                     "(0, 1): write more of it" % dev)
+                    continue
+                with GpuMonitor(device=dev, interval_s=FAST) as mon:
+                    pass
+                self.assertEqual([s.device for s in mon.summaries], want)
+        with self.assertRaises(ValueError) as cm:
+            GpuMonitor(device="GPU-ffff")
+        self.assertEqual(str(cm.exception),
+                         "device 'GPU-ffff': no device has this UUID (the backend lists: "
+                         "0 GPU-12345678-0000-0000-0000-000000000000, "
+                         "1 GPU-12345678-0000-0000-0000-000000000001)")
+        r = gpu_profile(device=one, interval_s=FAST, report=False, return_profile=True)(
+            lambda: 3)()
+        self.assertEqual((r.value, r.gpu.device, r.gpu.uuid), (3, 1, one))
+        with self.assertRaises(GpuBackendError) as cm:  # the listing's own failure
+            GpuMonitor(device=one, backend="nvml", nvml_library="/nonexistent/libnvidia-ml.so.1")
+        self.assertIn("/nonexistent/libnvidia-ml.so.1", str(cm.exception))
+
+    def test_mig_uuid(self):
+        with env(FAKE_NVML_SCENARIO=scenario("nvml_mig.txt")):
+            from gpu_profile import _list_devices, _make_options
+            listing = _list_devices(_make_options(0, FAST, "auto", True, 0.0, False))
+            mig = [u for i, u in listing if u.startswith("MIG-")]
+            self.assertEqual(len(mig), 3)
+            with GpuMonitor(device=mig[2], interval_s=FAST) as mon:
+                pass
+        self.assertEqual(mon.summary.device, 4)
+        self.assertEqual(mon.summary.uuid, mig[2])
 
     def test_nvml_library_and_smi_path(self):
         with self.assertRaises(GpuBackendError) as cm:
@@ -696,6 +747,17 @@ class MonitorTest(unittest.TestCase):
         self.assertEqual(mon.summary.sample_count, 0)
         self.assertGreaterEqual(mon.summary.samples_warmup, 1)
         self.assertIsNone(mon.summary.util_gpu_mean)
+
+
+class DocTest(unittest.TestCase):
+    def test_monitor_help(self):
+        import pydoc
+
+        text = pydoc.render_doc(GpuMonitor, renderer=pydoc.plaintext)
+        for want in ("summaries", "samples", "running", "UUID", "share/doc/gpu-profile/python.md"):
+            self.assertIn(want, text)
+        for method in (GpuMonitor.start, GpuMonitor.stop):
+            self.assertTrue(method.__doc__, method.__name__)
 
 
 class FrozenTest(unittest.TestCase):

@@ -886,16 +886,31 @@ class RowsTest(unittest.TestCase):
     def test_dataframes_need_pandas(self):
         from unittest import mock
         s = GpuFlightSession(os.path.join(self.tmp, "logs"))
-        with mock.patch.dict(sys.modules, {"pandas": None}):  # absent, even if installed
+        import gpufl.analyzer as an
+        with mock.patch.dict(sys.modules, {"pandas": None}), \
+                mock.patch.object(an, "_pandas_told", False), \
+                warnings.catch_warnings(record=True) as told:  # absent, even if installed
+            warnings.simplefilter("always")
             for name in ("kernels", "memcpy", "scopes", "scope_events", "device_metrics",
                          "host_metrics", "perf"):
-                with self.assertRaises(ImportError) as cm:
+                # hasattr is False, getattr with a default gives the default.
+                self.assertFalse(hasattr(s, name), name)
+                self.assertIsNone(getattr(s, name, None))
+                with self.assertRaises(AttributeError) as cm:
                     getattr(s, name)
                 self.assertEqual(str(cm.exception),
                                  "GpuFlightSession.%s needs pandas (Debian: apt-get install "
-                                 "python3-pandas), which is not importable here; without it, "
+                                 "python3-pandas; or pip install pandas), which is not "
+                                 "importable here; without it, "
                                  "session.rows('%s') gives the same table as a list of dicts"
                                  % (name, name))
+        # What to install is said once, however many attributes were tried.
+        self.assertEqual([str(w.message) for w in told],
+                         ["GpuFlightSession.kernels needs pandas (Debian: apt-get install "
+                          "python3-pandas; or pip install pandas), which is not importable "
+                          "here; without it, session.rows('kernels') gives the same table as "
+                          "a list of dicts"])
+        self.assertIs(told[0].category, RuntimeWarning)
         with self.assertRaises(AttributeError):
             s.nothing_like_this
 
@@ -973,7 +988,43 @@ class VizTest(unittest.TestCase):
         # column 0 (mean of 0 and 20) is the lowest blocks, not a blank.
         self.assertEqual(chart[6:10], "    ")
         self.assertEqual(chart[0], "▂")
-        self.assertNotIn("GPU 0 mem %", self.viz.render(width=58))  # used_mib never recorded
+        self.assertNotIn("GPU 0 mem", self.viz.render(width=58))  # used_mib never recorded
+
+    def test_show_takes_a_session_path(self):
+        import contextlib
+        import pathlib
+        write_synthetic_session("logs")
+        for where in ("logs", pathlib.Path("logs")):
+            with self.subTest(where=where):
+                self.viz._sessions[:] = []
+                out = io.StringIO()
+                with contextlib.redirect_stdout(out):
+                    self.assertIsNone(self.viz.show(where, width=58))
+                self.assertEqual(out.getvalue(), SYN_VIZ)
+                self.assertEqual(len(self.viz.sessions()), 1)
+        with self.assertRaises(FileNotFoundError) as cm:
+            self.viz.show("nowhere")
+        self.assertIn("'nowhere'", str(cm.exception))
+        for bad in (3, object(), b"logs"):
+            with self.subTest(file=bad):
+                with self.assertRaises(TypeError) as cm:
+                    self.viz.show(bad)
+                self.assertEqual(str(cm.exception),
+                                 "show(file=...) takes a writable text stream (sys.stdout, an "
+                                 "open file) or the sessions to show as a str or path, not %r"
+                                 % (bad,))
+
+    def test_memory_used_is_labelled_so(self):
+        write_synthetic_session("logs")
+        self.viz.init("logs")
+        (s,) = self.viz.sessions()
+        for r in s.rows("device_metrics"):
+            r["used_mib"] = 250  # of total_mib 1000
+        lines = self.viz.render(width=58).splitlines()
+        mem = [line for line in lines if line.startswith("GPU 0 mem")]
+        self.assertEqual(len(mem), 1)
+        self.assertTrue(mem[0].startswith("GPU 0 mem used %|"), mem[0])
+        self.assertTrue(mem[0].endswith("| mean 25 max 25 %"), mem[0])
 
     def test_default_width_and_session_directory_glob(self):
         d = write_synthetic_session("logs")
