@@ -9,7 +9,7 @@ build=$1
 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+sh "$src/tests/install_tmp.sh" cmake "$build" "$tmp/prefix" >/dev/null
 test -f "$tmp/prefix/include/gpu_profile.h"
 test -f "$tmp/prefix/include/gpufl.h"
 test -f "$tmp/prefix/include/gpufl/gpufl.hpp"

@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 no() { echo "FAIL: $*" >&2; fail=1; }
 
-"$cmake" --install "$build" --prefix "$tmp" --component gpu-profile-docs >/dev/null
+sh "$(dirname "$0")/../install_tmp.sh" "$cmake" "$build" "$tmp" gpu-profile-docs >/dev/null
 man1="$tmp/share/man/man1/gpu-profile.1"
 comp="$tmp/share/bash-completion/completions/gpu-profile"
 [ -s "$man1" ] || no "no $man1"

@@ -30,7 +30,7 @@ fi
 export PIP_NO_INDEX=1 PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1
 export http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9
 export HTTP_PROXY=$http_proxy HTTPS_PROXY=$https_proxy
-cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+sh "$src/tests/install_tmp.sh" cmake "$build" "$tmp/prefix" >/dev/null
 lib=$(ls "$tmp"/prefix/lib*/libgpuprofile.so.0 | head -n 1)
 # A clean clone's python/: no bytecode, no build/ or egg-info of a local run.
 mkdir "$tmp/clone"
