@@ -1,7 +1,8 @@
 """gpu_profile: sample GPU utilization while Python code runs.
 
 A thin ctypes layer over the C library libgpuprofile (include/gpu_profile.h).
-Standard library only.  See docs/python.md.
+Standard library only.  See docs/python.md (installed by cmake --install as
+<prefix>/share/doc/gpu-profile/python.md, e.g. /usr/local/share/doc/gpu-profile).
 
     from gpu_profile import gpu_profile, GpuMonitor
 

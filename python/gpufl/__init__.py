@@ -2,7 +2,8 @@
 
 A thin ctypes layer over include/gpufl.h: the C library records on its own
 threads; Python only passes options and opens and closes scopes.  Standard
-library only.  See docs/python.md.
+library only.  See docs/python.md (installed by cmake --install as
+<prefix>/share/doc/gpu-profile/python.md, e.g. /usr/local/share/doc/gpu-profile).
 
     import gpufl as gfl
 

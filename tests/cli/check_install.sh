@@ -2,7 +2,9 @@
 # check_install.sh CMAKE BUILD_DIR - the man page and the bash completion
 # after `cmake --install` (component gpu-profile-docs, into a temporary
 # prefix): gpu-profile.1 exists in share/man/man1 and renders with man -l
-# and groff (when installed) without warnings; the completion script
+# and groff (when installed) without warnings, with OPTIONS (a tagged
+# paragraph per option), ENVIRONMENT, FILES, EXIT STATUS and EXAMPLES, and
+# the documents it names installed in share/doc/gpu-profile; the completion script
 # passes `bash -n` and completes subcommands, options and option values,
 # driven through its `complete -F` function with COMP_WORDS / COMP_CWORD.
 set -eu
@@ -24,10 +26,24 @@ if command -v groff >/dev/null 2>&1; then
     warn=$(groff -man -Tutf8 -ww -z "$man1" 2>&1) || no "groff failed"
     [ -z "$warn" ] || no "groff warns: $warn"
     text=$(groff -man -Tutf8 "$man1" 2>/dev/null | sed 's/.\x08//g')
-    for want in "SUBCOMMANDS" "gpu-profile report" "--nvml-library" "EXIT STATUS"; do
+    for want in "SUBCOMMANDS" "gpu-profile report" "--nvml-library" "EXIT STATUS" \
+        "OPTIONS" "ENVIRONMENT" "GPUFL_API_KEY" "CUDA_VISIBLE_DEVICES" "FILES" \
+        "libgpuprofile_cupti.so" "EXAMPLES" "gpu-profile --duration 60" "SEE ALSO"; do
         case $text in *"$want"*) ;; *) no "the rendered page lacks '$want'" ;; esac
     done
 fi
+# Each option of the run form is a tagged paragraph of OPTIONS (not the
+# --help text pasted in a .nf block).
+n_opts=$("$prog" help --options | grep -c '^--')
+n_tp=$(sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$man1" | grep -c '^\.TP' || true)
+[ "$n_tp" -ge $((n_opts - 6)) ] || no "OPTIONS has $n_tp tagged paragraphs for $n_opts options"
+# The documentation the page names is installed, at the same place under
+# the prefix (the page names the configured prefix's paths).
+docs=$(sed 's/\\-/-/g' "$man1" | grep -o '/share/doc/gpu-profile/[a-z-]*\.md' | sort -u)
+[ -n "$docs" ] || no "the page names no installed document (share/doc/gpu-profile/*.md)"
+for d in $docs /share/doc/gpu-profile/python.md; do
+    [ -s "$tmp$d" ] || no "the page or the Python docstrings name $d, not installed"
+done
 if command -v man >/dev/null 2>&1; then
     MANPAGER=cat MANWIDTH=80 man -l "$man1" >/dev/null 2>&1 || no "man -l $man1 failed"
 fi

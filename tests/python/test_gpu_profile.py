@@ -756,6 +756,7 @@ class DocTest(unittest.TestCase):
         text = pydoc.render_doc(GpuMonitor, renderer=pydoc.plaintext)
         for want in ("summaries", "samples", "running", "UUID", "share/doc/gpu-profile/python.md"):
             self.assertIn(want, text)
+        self.assertIn("share/doc/gpu-profile/python.md", gp.__doc__)  # installed there
         for method in (GpuMonitor.start, GpuMonitor.stop):
             self.assertTrue(method.__doc__, method.__name__)
 
