@@ -39,17 +39,24 @@ while IFS= read -r f || [ -n "$f" ]; do
         $SUDO rm -f -- "$f"
         n=$((n + 1))
     fi
+    # Our directories: every one named gpu_profile, gpufl or gpu-profile
+    # above the file, and those between (share/doc/gpu-profile/tutorials).
     d=$(dirname "$f")
-    # Our directories, innermost first (a package's subfolders too).
-    while :; do
+    chain=""
+    while [ "$d" != / ] && [ "$d" != . ]; do
+        chain="$chain$d
+"
         case $(basename "$d") in
-        gpu_profile | gpufl | gpu-profile | __pycache__) echo "$d" >>"$dirs" ;;
-        *) break ;;
+        gpu_profile | gpufl | gpu-profile)
+            printf '%s' "$chain" >>"$dirs"
+            chain=""
+            ;;
         esac
         d=$(dirname "$d")
     done
 done <"$manifest"
 sort -u -r "$dirs" | while IFS= read -r d; do
+    [ -n "$d" ] || continue
     [ -d "$d/__pycache__" ] && $SUDO rm -rf -- "$d/__pycache__"
     $SUDO rmdir -- "$d" 2>/dev/null || true
 done
