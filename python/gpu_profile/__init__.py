@@ -840,7 +840,8 @@ def gpu_profile(func=None, *, device: Union[int, str, Sequence[int]] = 0,
                 pids: Union[None, int, Sequence[int]] = None, pid_tree: bool = False):
     """Profile each call of a function: @gpu_profile or @gpu_profile(...).
 
-    report: True prints the summary to stderr, False prints nothing, a
+    device: an index, "all", a GPU or MIG UUID, or a list of them (as
+    GpuMonitor's).  report: True prints the summary to stderr, False prints nothing, a
     callable receives the GpuSummary.  return_profile=True makes the function
     return ProfiledResult(value, gpu).  With strict=True a backend that
     cannot be opened raises GpuBackendError before the function runs.  The
