@@ -15,20 +15,24 @@ mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The generated script names the manifest by the build directory's path;
-# the copy names the prefix instead (subdirectories' scripts are included
-# by absolute path and write no manifest).
-awk -v from="file(WRITE \"$build/\${CMAKE_INSTALL_MANIFEST}\"" \
-    -v to="file(WRITE \"$prefix/\${CMAKE_INSTALL_MANIFEST}\"" '
-    { i = index($0, from)
-      if (i) { $0 = substr($0, 1, i - 1) to substr($0, i + length(from)); n++ }
-      print }
-    END { exit n == 1 ? 0 : 3 }' "$build/cmake_install.cmake" >"$tmp/cmake_install.cmake" || {
+# The generated script names the manifest by the build directory's path
+# (as CMake spelled it: the path given, or with symlinks resolved); the
+# copy names the prefix instead (subdirectories' scripts are included by
+# absolute path and write no manifest).
+redirect() {
+    awk -v from="file(WRITE \"$1/\${CMAKE_INSTALL_MANIFEST}\"" \
+        -v to="file(WRITE \"$prefix/\${CMAKE_INSTALL_MANIFEST}\"" '
+        { i = index($0, from)
+          if (i) { $0 = substr($0, 1, i - 1) to substr($0, i + length(from)); n++ }
+          print }
+        END { exit n == 1 ? 0 : 3 }' "$build/cmake_install.cmake" >"$tmp/cmake_install.cmake"
+}
+if ! redirect "$build" && ! redirect "$(cd "$build" && pwd -P)"; then
     echo "install_tmp.sh: $build/cmake_install.cmake does not write its manifest as" \
         "this CMake's did (file(WRITE \"$build/\${CMAKE_INSTALL_MANIFEST}\")): update" \
         "tests/install_tmp.sh" >&2
     exit 1
-}
+fi
 if [ -n "$component" ]; then
     "$cmake" -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_COMPONENT="$component" \
         -P "$tmp/cmake_install.cmake"
