@@ -179,6 +179,19 @@ static void cupti_message(CUptiResult r, char *out, size_t len, const char *what
     snprintf(out, len, "%s failed: %s (%d)", what, m, (int)r);
 }
 
+/* A refusal that ends plugin_start: CUPTI answers 999 for a machine
+ * without a driver as for anything else, so that cause, when it is the
+ * one, comes first and CUPTI's own code after it. */
+static void start_refused(CUptiResult r, char *why, size_t len, const char *what)
+{
+    char m[256];
+    cupti_message(r, m, sizeof m, what);
+    if (gp_driver_missing())
+        snprintf(why, len, "no NVIDIA driver (libcuda.so.1 not found): %s", m);
+    else
+        snprintf(why, len, "%s", m);
+}
+
 static void disable_all(void)
 {
     for (size_t i = n_enabled; i-- > 0;)
@@ -511,7 +524,7 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     uint64_t cupti_t = 0;
     CUptiResult r = cuptiGetTimestamp(&cupti_t);
     if (r != CUPTI_SUCCESS) {
-        cupti_message(r, why, why_len, "cuptiGetTimestamp");
+        start_refused(r, why, why_len, "cuptiGetTimestamp");
         pthread_mutex_unlock(&life);
         return -1;
     }
@@ -532,7 +545,7 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     if (!callbacks_registered) {
         r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
         if (r != CUPTI_SUCCESS) {
-            cupti_message(r, why, why_len, "cuptiActivityRegisterCallbacks");
+            start_refused(r, why, why_len, "cuptiActivityRegisterCallbacks");
             pthread_mutex_unlock(&life);
             return -1;
         }
@@ -546,7 +559,7 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
         o->sass_metrics ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     r = cuptiActivityEnable(kernels);
     if (r != CUPTI_SUCCESS) {
-        cupti_message(r, why, why_len,
+        start_refused(r, why, why_len,
                       o->sass_metrics ? "cuptiActivityEnable(KERNEL)"
                                       : "cuptiActivityEnable(CONCURRENT_KERNEL)");
         pthread_mutex_unlock(&life);

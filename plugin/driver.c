@@ -77,6 +77,20 @@ static void load(void)
     drv.syms = true;
 }
 
+bool gp_driver_missing(void)
+{
+    /* Already in the process (CUDA loaded it, or load() did): present.
+     * Otherwise a lazy load that is undone at once: only asked after a
+     * failure, never on a path that runs while tracing. */
+    void *h = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY | RTLD_LOCAL);
+    if (!h)
+        h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!h)
+        return true;
+    dlclose(h);
+    return false;
+}
+
 static void init(void)
 {
     drv.ok = drv.init(0) == CUDA_SUCCESS;

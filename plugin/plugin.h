@@ -49,6 +49,9 @@ void gp_driver_limits_note_device(uint32_t ordinal);
  * without asking the driver: what the writer thread may call, since at
  * exit the driver may be torn down and a call into it block forever. */
 bool gp_driver_limits_known(uint32_t ordinal, fl_gpu_limits *out);
+/* True when libcuda.so.1 is neither loaded nor loadable: no NVIDIA driver
+ * is installed, the commonest cause of CUPTI's CUPTI_ERROR_UNKNOWN (999). */
+bool gp_driver_missing(void);
 /* The chip name (e.g. "GH100") of CUDA device `device` through CUPTI, only
  * when the driver lists it (cuptiDeviceGetChipName crashes without a
  * driver).  0, or GP_ERR_NOT_SUPPORTED / GP_ERR_CUPTI with msg. */

@@ -162,8 +162,8 @@ static gpufl_status check_numbers(const fl_fval *v, const char *cfg_path, gpufl_
 }
 
 /* app_name names the default log directory and appears in every record: a
- * '/' would make it a path, a control character breaks lines and
- * terminals. */
+ * '/' would make it a path, "." and ".." the current or parent directory
+ * itself, a control character breaks lines and terminals. */
 static gpufl_status check_app_name(const fl_fval *v, const char *cfg_path, gpufl_error *err)
 {
     char src[GPUFL_ERROR_MESSAGE_MAX];
@@ -175,6 +175,11 @@ static gpufl_status check_app_name(const fl_fval *v, const char *cfg_path, gpufl
                             "app_name \"%s\" (%s) contains '/': use a plain name and set "
                             "log_path for the directory",
                             name, from);
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return fl_error_set(err, GPUFL_ERR_INVALID_ARG,
+                            "app_name \"%s\" (%s) names the %s directory, not an application: "
+                            "use a plain name and set log_path for the directory",
+                            name, from, name[1] ? "parent" : "current");
     for (const unsigned char *p = (const unsigned char *)name; *p; p++)
         if (*p < 0x20 || *p == 0x7f)
             return fl_error_set(err, GPUFL_ERR_INVALID_ARG,
@@ -440,6 +445,10 @@ static gpufl_status resolve(const gpufl_init_options *opts, fl_config *out, fl_c
     st = fl_config_env_layer(v, err);
     if (st != GPUFL_OK)
         return st;
+    bool no_tsc;
+    st = fl_config_env_no_tsc(&no_tsc, err);
+    if (st != GPUFL_OK)
+        return st;
     apply_code(code, def, v);
 
     /* 5. */
@@ -449,6 +458,7 @@ static gpufl_status resolve(const gpufl_init_options *opts, fl_config *out, fl_c
 
     /* Strings in v borrow from the parsed file: build_out copies them. */
     st = build_out(v, cfg_path, o, out);
+    out->no_tsc = no_tsc;
     if (st == GPUFL_ERR_NO_MEMORY)
         fl_error_set(err, st, "out of memory resolving the options");
     else

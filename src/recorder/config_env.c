@@ -36,6 +36,23 @@ gpufl_status fl_config_env_kill_switch(gpufl_error *err)
     return GPUFL_OK;
 }
 
+gpufl_status fl_config_env_no_tsc(bool *no_tsc, gpufl_error *err)
+{
+    *no_tsc = false;
+    const char *s = fl_config_getenv("GPUFL_NO_TSC");
+    if (!s)
+        return GPUFL_OK;
+    int b = fl_parse_bool(s);
+    if (b < 0)
+        return fl_error_set(err, GPUFL_ERR_ENV,
+                            "GPUFL_NO_TSC=\"%s\" is not a boolean: use 1, true, yes or on to "
+                            "time scopes with CLOCK_REALTIME, 0, false, no or off (or unset it) "
+                            "to let them use the TSC (any case)",
+                            s);
+    *no_tsc = b == 1;
+    return GPUFL_OK;
+}
+
 static gpufl_status apply_env(const fl_field *fd, fl_fval *dst, gpufl_error *err)
 {
     const char *s = fl_config_getenv(fd->env);
@@ -67,8 +84,13 @@ static gpufl_status apply_env(const fl_field *fd, fl_fval *dst, gpufl_error *err
         char *end = NULL;
         errno = 0;
         long v = strtol(s, &end, 10);
-        if (errno || end == s || *end || v < INT_MIN || v > INT_MAX)
+        if (end == s || *end)
             return fl_error_set(err, GPUFL_ERR_ENV, "%s=\"%s\" is not a whole number", fd->env, s);
+        /* A number, but not one an int holds: as the config file says it. */
+        if (errno == ERANGE || v < INT_MIN || v > INT_MAX)
+            return fl_error_set(err, GPUFL_ERR_ENV,
+                                "%s=\"%s\" is out of range: use a whole number in 0..%d", fd->env,
+                                s, INT_MAX);
         dst->i = (int)v;
         break;
     }

@@ -49,6 +49,7 @@ typedef struct fl_config {
     bool sass_all_kernels;       /* SassMetrics: every kernel, not only those inside scopes */
     gpufl_log_fn log_fn;
     void *log_user;
+    bool no_tsc; /* GPUFL_NO_TSC: scopes timed with CLOCK_REALTIME, never the TSC */
 
     /* Lines to emit at init (deprecations), without the "[gpufl] " prefix. */
     char *warnings[FL_MAX_WARNINGS];

@@ -165,7 +165,7 @@ static bool kernel_uses_tsc(void)
             src[0] = '\0';
         fclose(f);
     }
-    return strcmp(src, "tsc\n") == 0 && !getenv("GPUFL_NO_TSC");
+    return strcmp(src, "tsc\n") == 0;
 #else
     return false;
 #endif
@@ -506,7 +506,7 @@ void gpufl_monitor(const char *name, void (*fn)(void *user), void *user)
     gpufl_scope_end(&s);
 }
 
-void fl_scope_session_begin(uint32_t gen, bool count_active, void (*kick)(void))
+void fl_scope_session_begin(uint32_t gen, bool count_active, bool no_tsc, void (*kick)(void))
 {
     pthread_mutex_lock(&g_mu);
     /* Whatever a late producer left from an earlier session is discarded. */
@@ -524,7 +524,7 @@ void fl_scope_session_begin(uint32_t gen, bool count_active, void (*kick)(void))
     atomic_store_explicit(&g_hot.count_active, count_active ? 1 : 0, memory_order_relaxed);
     atomic_store_explicit(&g_hot.kick, kick, memory_order_relaxed);
     atomic_store_explicit(&g_next_instance, 1, memory_order_relaxed);
-    g_conv.tsc = kernel_uses_tsc();
+    g_conv.tsc = !no_tsc && kernel_uses_tsc();
     g_conv.prev = take_anchor();
     g_conv.slope = 0;
     atomic_store_explicit(&g_hot.use_tsc, g_conv.tsc ? 1 : 0, memory_order_relaxed);

@@ -24,10 +24,11 @@
 
 /* Begins accepting scopes for session generation gen (non-zero).
  * count_active: keep the count of open outermost scopes that
- * fl_scope_any_open() reads (continuous_system_sampling = false).  kick
+ * fl_scope_any_open() reads (continuous_system_sampling = false).  no_tsc:
+ * time rows with CLOCK_REALTIME even where the TSC would do (GPUFL_NO_TSC).  kick
  * wakes the session's writer (any thread, cheap); the hot path calls it
  * when a thread's ring is half full. */
-void fl_scope_session_begin(uint32_t gen, bool count_active, void (*kick)(void));
+void fl_scope_session_begin(uint32_t gen, bool count_active, bool no_tsc, void (*kick)(void));
 /* In a child after fork(): no session, usable locks. */
 void fl_scope_after_fork_child(void);
 /* Stops accepting scopes (later begin/end calls are no-ops). */

@@ -407,7 +407,8 @@ static void *writer_main(void *arg)
 gpufl_status fl_writer_start(session *s, gpufl_error *err)
 {
     atomic_store_explicit(&g_phases, 0, memory_order_relaxed);
-    fl_scope_session_begin(s->gen, !s->cfg.continuous_system_sampling, fl_session_kick);
+    fl_scope_session_begin(s->gen, !s->cfg.continuous_system_sampling, s->cfg.no_tsc,
+                           fl_session_kick);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -428,10 +428,13 @@ static void run_self_paced(gp_monitor *m)
         uint64_t t_wall = gp_now_wall_ns();
         if (st == GP_OK && paced_round_floods(m, t_mono))
             continue;
-        /* nvidia-smi ticks whatever the gate says; a closed gate drops the round. */
+        /* nvidia-smi ticks whatever the gate says; a closed gate drops the
+         * round, and the producer stays alive for the next one. */
         bool wanted = st == GP_OK && round_wanted(m);
+        if (st == GP_OK && !wanted)
+            continue;
         pthread_mutex_lock(&m->mu);
-        if (st == GP_OK && wanted) {
+        if (st == GP_OK) {
             m->stats.ticks++;
             for (size_t i = 0; i < m->n_slots; i++) {
                 if (m->slots[i].failed) {

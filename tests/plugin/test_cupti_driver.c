@@ -6,7 +6,8 @@
  * holds, and hung every injected program at its first kernel on an H200 -
  * and are kept for the writer (gp_driver_limits_known); the paths for
  * application threads outside the driver (gp_driver_limits,
- * gp_driver_devices) initialise the driver once.  Skips (77) when
+ * gp_driver_devices) initialise the driver once; with a libcuda.so.1 to
+ * load the driver is not said to be missing.  Skips (77) when
  * libcuda.so.1 is not the fake (a machine whose loader finds a real one
  * first).
  */
@@ -27,6 +28,9 @@ int main(void)
         printf("skipped: libcuda.so.1 is not tests/fakes/fake_libcuda.c (LD_LIBRARY_PATH)\n");
         return 77;
     }
+    /* Loaded (by this test) and loadable: CUPTI's 999 is then not blamed
+     * on a missing driver. */
+    CHECK(!gp_driver_missing());
     fl_gpu_limits l;
     CHECK(!gp_driver_limits_known(0, &l));
     /* At a launch: read, kept, and no cuInit. */
@@ -54,5 +58,6 @@ int main(void)
     CHECK_INT(init_calls(), 1);
     CHECK_INT(gp_driver_ctx_synchronize(), 0);
     dlclose(h);
+    CHECK(!gp_driver_missing()); /* driver.c keeps its own handle */
     return check_done("test_cupti_driver");
 }

@@ -337,6 +337,36 @@ class SessionTest(Base):
         sysl = read_log(os.path.join(d, "system.log"))
         self.assertTrue([r for r in sysl if r["type"] == "device_metric_batch"])
 
+    def test_scoped_sampling_over_smi_mig(self):
+        # backend=Auto without NVML picks nvidia-smi; on the H100-MIG capture
+        # the rounds dropped while no scope is open must not stop sampling
+        # (issue 32): the scope opened after them gets device and host rows.
+        import time
+        os.environ["FAKE_NVML_SCENARIO"] = os.path.join(SOURCE_TESTS, "scenarios",
+                                                        "nvml_init_error.txt")
+        os.environ["FAKE_SMI_CAPTURES"] = os.path.join(
+            SOURCE_TESTS, "fixtures", "nvidia-smi",
+            "linux-x86_64__nvidia-h100-mig__590.48.01.txt")
+        d = self.start(backend=gfl.BackendKind.Auto, system_sample_rate_ms=5)
+        time.sleep(0.1)  # nvidia-smi ticks; no scope is open: dropped
+        system = os.path.join(d, "system.log")
+
+        def rows(t):
+            return sum(len(r["rows"]) for r in read_log(system) if r["type"] == t)
+
+        with gfl.Scope("after_idle"):
+            for _ in range(200):  # until the rows are there, bounded
+                gfl.flush()
+                if rows("device_metric_batch") and rows("host_metric_batch"):
+                    break
+                time.sleep(0.05)
+        gfl.shutdown()
+        self.assertGreaterEqual(rows("device_metric_batch"), 5)  # the GPU and 4 instances
+        self.assertGreaterEqual(rows("host_metric_batch"), 1)
+        caps = {c["feature"]: c for c in read_log(system)[1]["capabilities"]}
+        self.assertEqual(caps["device_metrics"]["status"], "collected")
+        self.assertIn("smi every 5 ms", caps["device_metrics"]["message"])
+
     def test_log_path_and_debug_output(self):
         err = io.StringIO()
         r, w = os.pipe()

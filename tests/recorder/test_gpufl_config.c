@@ -20,9 +20,10 @@ static char written[256][512];
 static int n_written;
 
 static const char *const env_vars[] = {
-    "GPUFL_DISABLED",    "GPUFL_BACKEND_URL",        "GPUFL_API_KEY",
-    "GPUFL_API_PATH",    "GPUFL_PROFILING_ENGINE",   "GPUFL_REMOTE_UPLOAD",
-    "GPUFL_CONFIG_FILE", "GPUFL_ENABLE_STACK_TRACE",
+    "GPUFL_DISABLED",         "GPUFL_BACKEND_URL",        "GPUFL_API_KEY",
+    "GPUFL_API_PATH",         "GPUFL_PROFILING_ENGINE",   "GPUFL_REMOTE_UPLOAD",
+    "GPUFL_CONFIG_FILE",      "GPUFL_ENABLE_STACK_TRACE", "GPUFL_NO_TSC",
+    "GPUFL_CUPTI_BUFFER_KIB",
 };
 
 static void clean_env(void)
@@ -1032,6 +1033,57 @@ static void test_env_errors(void)
     CHECK_INT(resolve(&o, &c, &e), GPUFL_ERR_ENV);
     check_empty(&c);
     clean_env();
+
+    /* A number an int cannot hold is out of range, as the config file
+     * says, not "not a whole number" (issue 32). */
+    static const char *const too_big[] = {"2147483648", "-2147483649", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof too_big / sizeof too_big[0]; i++) {
+        setenv("GPUFL_CUPTI_BUFFER_KIB", too_big[i], 1);
+        CHECK_INT(resolve(NULL, &c, &e), GPUFL_ERR_ENV);
+        char want[256];
+        snprintf(want, sizeof want,
+                 "GPUFL_CUPTI_BUFFER_KIB=\"%s\" is out of range: use a whole number in "
+                 "0..2147483647",
+                 too_big[i]);
+        CHECK_STR(e.message, want);
+        check_empty(&c);
+    }
+    setenv("GPUFL_CUPTI_BUFFER_KIB", "12x", 1);
+    CHECK_INT(resolve(NULL, &c, &e), GPUFL_ERR_ENV);
+    CHECK_STR(e.message, "GPUFL_CUPTI_BUFFER_KIB=\"12x\" is not a whole number");
+    setenv("GPUFL_CUPTI_BUFFER_KIB", "2048", 1);
+    CHECK_INT(resolve(NULL, &c, &e), GPUFL_OK);
+    CHECK_INT(c.cupti_buffer_kib, 2048);
+    fl_config_free(&c);
+    clean_env();
+
+    /* GPUFL_NO_TSC takes the documented truth values only (issue 32). */
+    static const struct {
+        const char *v;
+        bool no_tsc;
+    } tsc[] = {{"1", true},      {"TRUE", true}, {"yes", true},  {"On", true}, {"0", false},
+               {"false", false}, {"NO", false},  {"off", false}, {"", false}};
+    for (size_t i = 0; i < sizeof tsc / sizeof tsc[0]; i++) {
+        setenv("GPUFL_NO_TSC", tsc[i].v, 1);
+        CHECK_INT(resolve(NULL, &c, &e), GPUFL_OK);
+        CHECK_INT(c.no_tsc, tsc[i].no_tsc);
+        fl_config_free(&c);
+    }
+    clean_env();
+    CHECK_INT(resolve(NULL, &c, &e), GPUFL_OK);
+    CHECK_INT(c.no_tsc, false);
+    fl_config_free(&c);
+    static const char *const not_bool[] = {"2", "maybe", "tsc", " 1"};
+    for (size_t i = 0; i < sizeof not_bool / sizeof not_bool[0]; i++) {
+        setenv("GPUFL_NO_TSC", not_bool[i], 1);
+        CHECK_INT(resolve(NULL, &c, &e), GPUFL_ERR_ENV);
+        char want[256];
+        snprintf(want, sizeof want, "GPUFL_NO_TSC=\"%s\" is not a boolean: use 1, true, yes or on",
+                 not_bool[i]);
+        CHECK_CONTAINS(e.message, want);
+        check_empty(&c);
+    }
+    clean_env();
 }
 
 /* ------------------------------------------------------------ validation */
@@ -1096,6 +1148,32 @@ static void test_validation(void)
     o.app_name = "del\x7f";
     validation_error(&o, "app_name (code) contains a control character (0x7f): use printable "
                          "characters only");
+    /* "." and ".." would put the session in the current or parent
+     * directory (issue 32); names that merely contain dots are fine. */
+    gpufl_init_options_init(&o);
+    o.app_name = ".";
+    validation_error(&o, "app_name \".\" (code) names the current directory, not an application: "
+                         "use a plain name and set log_path for the directory");
+    o.app_name = "..";
+    validation_error(&o, "app_name \"..\" (code) names the parent directory, not an application: "
+                         "use a plain name and set log_path for the directory");
+    gpufl_init_options_init(&o);
+    o.config_file = cfg("dotdot_name.json", "{\"app_name\": \"..\"}");
+    char want_dots[1024];
+    snprintf(want_dots, sizeof want_dots,
+             "app_name \"..\" (config %s) names the parent directory, not an application: use "
+             "a plain name and set log_path for the directory",
+             o.config_file);
+    validation_error(&o, want_dots);
+    for (int i = 0; i < 3; i++) {
+        fl_config dc;
+        gpufl_error de;
+        gpufl_init_options_init(&o);
+        o.app_name = (const char *[]){"...", ".hidden", "v1..2"}[i];
+        CHECK_INT(resolve(&o, &dc, &de), GPUFL_OK);
+        CHECK_STR(dc.app_name, o.app_name);
+        fl_config_free(&dc);
+    }
     /* From the config file, the source says so. */
     gpufl_init_options_init(&o);
     o.config_file = cfg("bad_name.json", "{\"app_name\": \"runs/x\"}");

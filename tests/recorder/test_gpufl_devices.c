@@ -7,6 +7,8 @@
  * 1 after it while device 0 goes on; device_metrics partial (device_lost)
  * in the closing capture_capabilities; and a debug line.  And a session on
  * MIG instances (nvml_mig.txt): their identity in job_start and the report.
+ * And scoped sampling over the fake nvidia-smi's H100-MIG capture (backend
+ * Auto, NVML absent): rows once a scope opens after rounds were dropped.
  */
 #include "fl_log.h"
 #include "gpufl.h"
@@ -201,6 +203,72 @@ static void test_mig_session(void)
     gpufl_free(out);
 }
 
+/* Rows of type `type` in the session's system.log so far. */
+static size_t rows_of(const char *dir, const char *type)
+{
+    fl_log log;
+    if (fl_log_read(&log, dir, "system") != 0)
+        return 0;
+    size_t rows = 0;
+    for (size_t i = 0; i < log.n; i++)
+        if (strcmp(log_type(log.lines[i]), type) == 0)
+            rows += json_array_size(json_object_get(log.lines[i], "rows"));
+    fl_log_free(&log);
+    return rows;
+}
+
+/* Scoped sampling (every 5 ms, inside scopes only) over nvidia-smi on an
+ * H100 in MIG mode, as gpufl.init(backend=Auto) picks it when NVML does
+ * not load: the rounds nvidia-smi delivers while no scope is open are
+ * dropped, and the scope opened after them still gets device and host rows
+ * (issue 32: the first dropped round stopped the sampler for good while
+ * capture_capabilities said collected). */
+static void test_smi_mig_scoped(void)
+{
+    char base[400];
+    gpufl_init_options o;
+    options_over("nvml_init_error.txt", "smi_mig", &o, base, sizeof base);
+    o.continuous_system_sampling = false;
+    o.backend = GPUFL_BACKEND_AUTO;
+    char caps[600];
+    snprintf(caps, sizeof caps,
+             "%s/fixtures/nvidia-smi/linux-x86_64__nvidia-h100-mig__590.48.01.txt",
+             check_env("GP_TEST_SOURCE_DIR"));
+    setenv("FAKE_SMI_CAPTURES", caps, 1);
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    char dir[600];
+    gpufl_session_dir(dir, sizeof dir);
+    /* nvidia-smi ticks every 5 ms with no scope open: those rounds drop. */
+    sleep_ms(100);
+    size_t before = rows_of(dir, "device_metric_batch");
+    gpufl_scope sc = gpufl_scope_begin("after_idle");
+    /* Until the rows are there, within a bound a loaded machine meets. */
+    for (int i = 0; i < 200; i++) {
+        gpufl_flush();
+        if (rows_of(dir, "device_metric_batch") > before && rows_of(dir, "host_metric_batch") > 0)
+            break;
+        sleep_ms(50);
+    }
+    gpufl_scope_end(&sc);
+    gpufl_shutdown();
+    unsetenv("FAKE_NVML_SCENARIO");
+    unsetenv("FAKE_SMI_CAPTURES");
+
+    CHECK_INT((int)before, 0);                       /* nothing outside a scope */
+    CHECK(rows_of(dir, "device_metric_batch") >= 5); /* a round: the GPU and its 4 instances */
+    CHECK(rows_of(dir, "host_metric_batch") >= 1);
+    fl_log log;
+    CHECK_INT(fl_log_read(&log, dir, "system"), 0);
+    json_t *js = fl_first(&log, "job_start");
+    CHECK_INT((int)json_array_size(json_object_get(js, "gpu_static_devices")), 5);
+    json_t *c = last_caps_entry(&log, "device_metrics");
+    CHECK_STR(c ? json_string_value(json_object_get(c, "status")) : "(none)", "collected");
+    CHECK_CONTAINS(c ? json_string_value(json_object_get(c, "message")) : "",
+                   "smi every 5 ms (inside scopes and system phases)");
+    fl_log_free(&log);
+}
+
 int main(void)
 {
     unsetenv("GPUFL_CONFIG_FILE");
@@ -212,6 +280,7 @@ int main(void)
     }
     test_device_lost();
     test_mig_session();
+    test_smi_mig_scoped();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_devices");
 }

@@ -489,7 +489,7 @@ static void test_many_ranges(void)
 static void test_user_scope(void)
 {
     uint32_t gen = 77;
-    fl_scope_session_begin(gen, false, NULL);
+    fl_scope_session_begin(gen, false, false, NULL);
     uint32_t ids[FL_SCOPE_PATH_MAX + 2];
     CHECK_INT(fl_scope_current_path(ids, FL_SCOPE_PATH_MAX), 0);
     gpufl_scope a = gpufl_scope_begin("train");

@@ -2,13 +2,16 @@
  * test_smi_monitor.c - the smi backend behind the public API: a monitor on
  * the fake nvidia-smi summarises the captured values (energy from the power
  * integral, MIG utilization absent), a dying nvidia-smi becomes the device's
- * error, a silent one does not hold gp_monitor_stop, and gp_list_devices
- * lists what nvidia-smi lists.
+ * error, a silent one does not hold gp_monitor_stop, a round the
+ * recorder's gate drops leaves nvidia-smi sampling (issue 32), and
+ * gp_list_devices lists what nvidia-smi lists.
  */
 #include "check.h"
 #include "gpu_profile.h"
+#include "sampler/hook.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -232,6 +235,67 @@ static void test_silent_producer(void)
     CHECK(no_children());
 }
 
+/* The recorder's gate closed (no scope open) drops nvidia-smi's rounds; it
+ * used to take the dropped round for the producer's death, so nothing was
+ * sampled again once a scope opened (issue 32, point 9).  The gate here
+ * stays closed for three rounds, then opens: rounds reach the hook again,
+ * on MIG instances too, and no slot is failed. */
+static atomic_int gate_calls, hook_rounds;
+
+static bool gate_after_three(void *user)
+{
+    (void)user;
+    return atomic_fetch_add(&gate_calls, 1) >= 3;
+}
+
+static void count_round(void *user, uint64_t t_mono_ns, uint64_t t_wall_ns,
+                        const gp_device_sample *samples, const gp_status *status,
+                        const gp_error *errors, size_t n)
+{
+    (void)user, (void)t_mono_ns, (void)t_wall_ns, (void)samples, (void)errors;
+    bool all_ok = n == 5;
+    for (size_t i = 0; i < n; i++)
+        all_ok = all_ok && status[i] == GP_OK;
+    if (all_ok)
+        atomic_fetch_add(&hook_rounds, 1);
+}
+
+static void test_gate_drops_rounds(void)
+{
+    scenario(MIG, NULL);
+    gp_options o;
+    options(&o);
+    o.device = GP_ALL_DEVICES;
+    o.interval_s = 0.005;
+    gp_monitor *m = NULL;
+    gp_error err;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    if (!m)
+        return;
+    CHECK_INT(gp_monitor_device_count(m), 5); /* the GPU, then its 4 MIG instances */
+    gp_round_hook hook = {.gate = gate_after_three, .on_round = count_round, .user = NULL};
+    CHECK_INT(gp_monitor_set_hook(m, &hook, &err), GP_OK);
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    /* The first round always comes, three are dropped, then four more. */
+    double end = now_s() + 10.0;
+    while (now_s() < end && atomic_load(&hook_rounds) < 5)
+        sleep_s(0.005);
+    CHECK(atomic_load(&gate_calls) >= 7);
+    CHECK(atomic_load(&hook_rounds) >= 5);
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    for (size_t i = 0; i < 5; i++) {
+        const gp_summary *s = gp_monitor_summary(m, i);
+        CHECK(s != NULL);
+        if (!s)
+            continue;
+        CHECK_INT(s->device_status, GP_OK);
+        CHECK_STR(s->device_error, "");
+        CHECK(s->sample_count >= 5);
+    }
+    gp_monitor_destroy(m);
+    CHECK(no_children());
+}
+
 static void test_list_devices(void)
 {
     scenario(H100 "," RTX, NULL);
@@ -270,6 +334,7 @@ int main(void)
     test_mig_and_several();
     test_producer_dies();
     test_silent_producer();
+    test_gate_drops_rounds();
     test_list_devices();
     return check_done("test_smi_monitor");
 }
