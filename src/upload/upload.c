@@ -322,14 +322,14 @@ static gpufl_status send_file(up_ctx *c, const up_session *s, const up_file *f, 
     up_content_free(&t);
     if (!up_cursor_add(cur, f->name, f->size))
         return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory");
-    return up_cursor_write(s->dir, cur, err);
+    return up_cursor_write(s->dir, c->shown, cur, err);
 }
 
 static gpufl_status upload_session(up_ctx *c, const up_session *s, bool force, gpufl_error *err)
 {
     up_cursor cur;
     char note[600];
-    up_cursor_read(s->dir, &cur, note, sizeof note);
+    up_cursor_read(s->dir, c->shown, &cur, note, sizeof note);
     if (note[0] && !c->note[0])
         snprintf(c->note, sizeof c->note, "%s", note);
     if (cur.complete) {
@@ -361,7 +361,7 @@ static gpufl_status upload_session(up_ctx *c, const up_session *s, bool force, g
             st = failure(c, c->complete_url, what, &r, tries, err);
         } else {
             cur.complete = true;
-            st = up_cursor_write(s->dir, &cur, err);
+            st = up_cursor_write(s->dir, c->shown, &cur, err);
             c->res->sessions_uploaded += st == GPUFL_OK;
         }
     }
