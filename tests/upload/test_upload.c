@@ -496,6 +496,19 @@ static void test_arguments(void)
     setenv("GPUFL_BACKEND_URL", "ftp://example.org", 1);
     CHECK_INT(gpufl_upload_logs(&o, &r, &err), GPUFL_ERR_INVALID_ARG);
     CHECK_CONTAINS(err.message, "\"ftp://example.org\" is not an http");
+    /* A key pasted into the URL: redacted, although the URL is checked
+     * before the key (issue 32), from the option and from the environment. */
+    setenv("GPUFL_BACKEND_URL", "ftp://example.org/" KEY, 1);
+    o.api_key = KEY;
+    CHECK_INT(gpufl_upload_logs(&o, &r, &err), GPUFL_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "\"ftp://example.org/<redacted>\" is not an http");
+    CHECK(strstr(err.message, KEY) == NULL && strstr(r.message, KEY) == NULL);
+    o.api_key = NULL;
+    setenv("GPUFL_API_KEY", KEY, 1);
+    CHECK_INT(gpufl_upload_logs(&o, &r, &err), GPUFL_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "\"ftp://example.org/<redacted>\" is not an http");
+    unsetenv("GPUFL_API_KEY");
+    setenv("GPUFL_BACKEND_URL", "ftp://example.org", 1);
     setenv("GPUFL_BACKEND_URL", "http://127.0.0.1:9", 1);
     CHECK_INT(gpufl_upload_logs(&o, &r, &err), GPUFL_ERR_INVALID_ARG);
     CHECK_CONTAINS(err.message, "no API key");
