@@ -297,9 +297,13 @@ static struct MHD_Daemon *listen_on(const char *spec, server *s, char *shown, si
         struct sockaddr_in any4 = {.sin_family = AF_INET,
                                    .sin_port = htons((uint16_t)atoi(port)),
                                    .sin_addr.s_addr = htonl(INADDR_ANY)};
-        d = start(s, MHD_USE_DUAL_STACK, (const struct sockaddr *)&any6);
-        if (!d && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL))
+        int probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (probe >= 0) {
+            close(probe);
+            d = start(s, MHD_USE_DUAL_STACK, (const struct sockaddr *)&any6);
+        } else {
             d = start(s, 0, (const struct sockaddr *)&any4);
+        }
     } else {
         struct addrinfo hints = {.ai_family = AF_UNSPEC,
                                  .ai_socktype = SOCK_STREAM,
