@@ -71,6 +71,9 @@ void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_fsay(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Control characters of s as '?', in place. */
 void cli_clean_text(char *s);
+/* secret (kept, not copied) is redacted from every later cli_say line:
+ * whole occurrences, as util/text.h's gp_redact has it.  At most 8. */
+void cli_say_hide(const char *secret);
 /* stdout could not be written (errno): a message, except for a closed pipe
  * (EPIPE: the reader is gone, nothing to say); returns CLI_EXIT_FAIL. */
 int cli_stdout_failed(const char *cmd);
@@ -459,6 +462,10 @@ extern const cli_opt cli_metrics_opts[];
 extern const size_t cli_metrics_n_opts;
 extern const cli_opt cli_serve_opts[];
 extern const size_t cli_serve_n_opts;
+/* upload.c: the first thing main does.  `upload`'s --api-key values are
+ * copied away and their bytes in argv overwritten (what /proc/PID/cmdline
+ * shows), and every message hides them and GPUFL_API_KEY's value. */
+void cli_upload_scrub_argv(int argc, char **argv);
 extern const cli_opt cli_upload_opts[];
 extern const size_t cli_upload_n_opts;
 void cli_upload_usage(FILE *f);

@@ -625,6 +625,8 @@ static int subcommand(int argc, char **argv, const cli_signals *sig)
 
 int main(int argc, char **argv)
 {
+    /* Before anything else: upload's API key out of /proc/PID/cmdline. */
+    cli_upload_scrub_argv(argc, argv);
     /* First: nothing opened from here on may land on fds 0-2. */
     int std_closed[3];
     cli_std_fds_reserve(std_closed);

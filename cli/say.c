@@ -5,7 +5,8 @@
  * path, CMD, a session's contents - reaches a terminal only as printable
  * text: every control character (bytes below 0x20, and 0x7F) is shown as
  * '?', so no escape sequence of another program is ever sent on by us.
- * Bytes from 0x80 (UTF-8) pass unchanged.
+ * Bytes from 0x80 (UTF-8) pass unchanged.  A secret the command was given
+ * (cli_say_hide: upload's API key) never appears in a line.
  */
 #include "cli.h"
 
@@ -94,6 +95,33 @@ void cli_flag_words(const char *in, char *out, size_t cap)
     out[o] = '\0';
 }
 
+static const char *g_hidden[8];
+static size_t g_n_hidden;
+
+void cli_say_hide(const char *secret)
+{
+    if (secret && *secret && g_n_hidden < sizeof g_hidden / sizeof g_hidden[0])
+        g_hidden[g_n_hidden++] = secret;
+}
+
+/* line (p + n bytes) with the hidden secrets masked: a new line (the mask
+ * may be longer than a secret), or line itself. */
+static char *hide(char *line, size_t p, int *n)
+{
+    size_t cap = p + 10 * (size_t)*n + 2; /* a 1-byte secret as "<redacted>" */
+    char *out = g_n_hidden ? malloc(cap) : NULL;
+    if (!out)
+        return line;
+    memcpy(out, line, p + (size_t)*n + 1);
+    if (!gp_redact_in_place(out + p, cap - p - 1, g_hidden, g_n_hidden)) {
+        free(out);
+        return line;
+    }
+    free(line);
+    *n = (int)strlen(out + p);
+    return out;
+}
+
 static void vsay(FILE *f, const char *fmt, va_list ap)
 {
     static const char prefix[] = "gpu-profile: ";
@@ -111,6 +139,7 @@ static void vsay(FILE *f, const char *fmt, va_list ap)
     }
     memcpy(line, prefix, p);
     vsnprintf(line + p, (size_t)n + 1, fmt, ap);
+    line = hide(line, p, &n);
     cli_clean_text(line + p);
     /* Each rewrite adds at most 16 bytes to a phrase of 8 or more. */
     size_t cap = p + 3 * (size_t)n + 2;

@@ -2,19 +2,23 @@
  * serve.c - `gpu-profile serve`: a long-running Prometheus exporter of the
  * GPUs' newest samples at /metrics (prom.c), served by libmicrohttpd.
  *
- * Promises: bound to loopback unless --listen names another address, and
- * only after the first round of samples (at most 5 s: a scrape right after
- * the address is printed has values); a
- * scrape reads the monitor's newest samples (gp_monitor_latest: a mutex, no
- * NVML call) and never waits on sampling, which runs on the monitor's own
- * thread at --interval; one libmicrohttpd polling thread serves every
- * connection, so a client that never finishes its request holds only its
- * own connection (dropped after 10 s of silence), and headers over 16 KiB
- * are refused with an error status; at most 256 connections at once; a
- * GPU whose newest sample is older than 3 intervals + 2 s is shown by its
- * sample age alone (prom.c).  On
- * INT/TERM/HUP/QUIT the listener and the monitor stop, then the signal
- * ends the process as by default.
+ * Promises: bound to loopback unless --listen names another address (":PORT"
+ * is every address, IPv6 and IPv4 alike), and only after the first round of
+ * samples (at most 5 s: a scrape right after the address is printed has
+ * values); a scrape reads the monitor's newest samples (gp_monitor_latest:
+ * a mutex, no NVML call) and never waits on sampling, which runs on the
+ * monitor's own thread at --interval.  One thread (this one) runs
+ * libmicrohttpd's event loop, so slow clients cannot starve scrapes: a
+ * request's headers must arrive whole within --request-timeout of the
+ * connection (or of the previous answer on it), however slowly they
+ * trickle; when the 256 connections are taken, a new one evicts the oldest
+ * that has not finished its request; a connection silent for 10 s is
+ * dropped; headers over 16 KiB are refused with an error status; every
+ * answer is given as soon as the headers are in (a body is never read, so
+ * `Expect: 100-continue` gets the answer, not 100 Continue).  A GPU whose
+ * newest sample is older than 3 intervals + 2 s is shown by its sample age
+ * alone (prom.c).  On INT/TERM/HUP/QUIT the listener and the monitor stop,
+ * then the signal ends the process as by default.
  */
 #include "cli.h"
 
@@ -22,8 +26,12 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,7 +39,19 @@
 #define DEFAULT_LISTEN "127.0.0.1:9400"
 #define CONN_TIMEOUT_S 10u
 #define CONN_LIMIT 256u
+/* libmicrohttpd's own limit is higher by this much: the connection past
+ * CONN_LIMIT is accepted, and evicts the oldest unfinished one. */
+#define CONN_SLACK 16u
 #define CONN_MEMORY_BYTES (16u << 10)
+#define DEFAULT_REQUEST_TIMEOUT_S 10.0
+
+/* One connection: since when its current request's headers are awaited
+ * (its start, or the previous answer's end); busy once they are in. */
+typedef struct conn_slot {
+    int fd;
+    uint64_t since_ns;
+    bool used, busy, closing;
+} conn_slot;
 
 typedef struct server {
     gp_monitor *mon;
@@ -39,6 +59,9 @@ typedef struct server {
     cli_prom_device *devs;
     size_t n;
     char host[256];
+    uint64_t request_timeout_ns;
+    conn_slot slots[CONN_LIMIT + CONN_SLACK];
+    unsigned live; /* used and not closing */
 } server;
 
 void cli_serve_usage(FILE *f)
@@ -46,6 +69,7 @@ void cli_serve_usage(FILE *f)
     fputs("usage: gpu-profile serve [--listen ADDR:PORT] [--interval SECONDS] [--device LIST]\n"
           "                         [--backend auto|nvml|smi|none] [--pcie]\n"
           "                         [--nvml-library FILE] [--smi-path FILE]\n"
+          "                         [--request-timeout SECONDS]\n"
           "\n"
           "Samples the GPUs every --interval (default 1 s) and serves the newest values at\n"
           "http://ADDR:PORT/metrics in Prometheus' text format, with dcgm-exporter's metric\n"
@@ -53,6 +77,9 @@ void cli_serve_usage(FILE *f)
           "--listen defaults to " DEFAULT_LISTEN " (loopback only); \":9400\" listens on every\n"
           "address, \"[::1]:9400\" on IPv6 loopback, port 0 on a free port (printed).\n"
           "--pcie also reads PCIe throughput (NVML blocks ~20 ms a reading).\n"
+          "--request-timeout: a request's headers must arrive within this many seconds\n"
+          "(default 10); at most 256 connections, a new one evicting the oldest that has\n"
+          "not finished its request.\n"
           "Runs until INT/TERM/HUP/QUIT.  Exit status 1 when the address or the devices\n"
           "cannot be opened, 125 for a bad option.  --nvml-library / --smi-path: the NVML\n"
           "or nvidia-smi to use instead of the default ones.  -h, --help: this text.\n",
@@ -104,22 +131,121 @@ static uint64_t wall_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* shutdown(), not close(): libmicrohttpd owns the descriptor and closes it
+ * itself when it sees the end (on this same thread, so the fd is still the
+ * connection's). */
+static void evict(server *s, conn_slot *k)
+{
+    shutdown(k->fd, SHUT_RDWR);
+    k->closing = true;
+    s->live--;
+}
+
+/* Connections past CONN_LIMIT: the oldest whose request is not in yet goes
+ * (the newest itself when every other one is being answered). */
+static void evict_oldest(server *s)
+{
+    conn_slot *old = NULL;
+    for (size_t i = 0; i < CONN_LIMIT + CONN_SLACK; i++) {
+        conn_slot *k = &s->slots[i];
+        if (k->used && !k->busy && !k->closing && (!old || k->since_ns < old->since_ns))
+            old = k;
+    }
+    if (old)
+        evict(s, old);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn_slot *k = *ctx;
+        if (k) {
+            s->live -= !k->closing;
+            memset(k, 0, sizeof *k);
+        }
+        *ctx = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    conn_slot *k = NULL;
+    for (size_t i = 0; i < CONN_LIMIT + CONN_SLACK && !k; i++)
+        if (!s->slots[i].used)
+            k = &s->slots[i];
+    if (!k || !fd) /* cannot happen: libmicrohttpd's limit is the table's size */
+        return;
+    *k = (conn_slot){.fd = fd->connect_fd, .since_ns = mono_ns(), .used = true};
+    *ctx = k;
+    if (++s->live > CONN_LIMIT)
+        evict_oldest(s);
+}
+
+static conn_slot *slot_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return i ? i->socket_context : NULL;
+}
+
+/* A request answered (or abandoned): the next one's headers are awaited
+ * from now. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **state,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)state;
+    (void)toe;
+    conn_slot *k = slot_of(c);
+    if (k) {
+        k->busy = false;
+        k->since_ns = mono_ns();
+    }
+}
+
+/* The connections whose headers are overdue, shut; the milliseconds until
+ * the next deadline (-1: none). */
+static int reap(server *s)
+{
+    uint64_t now = mono_ns(), next = UINT64_MAX;
+    for (size_t i = 0; i < CONN_LIMIT + CONN_SLACK; i++) {
+        conn_slot *k = &s->slots[i];
+        if (!k->used || k->busy || k->closing)
+            continue;
+        uint64_t due = k->since_ns + s->request_timeout_ns;
+        if (due <= now)
+            evict(s, k);
+        else if (due < next)
+            next = due;
+    }
+    if (next == UINT64_MAX)
+        return -1;
+    uint64_t ms = (next - now) / 1000000u + 1;
+    return ms > 60000 ? 60000 : (int)ms;
+}
+
+/* Answered on the first call, when the headers are in: a body is never
+ * wanted, so none is read (nor a 100 Continue sent for one). */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **state)
 {
     (void)version;
     (void)upload_data;
+    (void)state;
     server *s = cls;
-    /* The first call only announces the request (its headers). */
-    if (!*state) {
-        *state = (void *)1;
-        return MHD_YES;
-    }
-    if (*upload_size) { /* a body we do not want: ignored */
-        *upload_size = 0;
-        return MHD_YES;
-    }
+    conn_slot *k = slot_of(c);
+    if (k)
+        k->busy = true;
+    *upload_size = 0;
     fl_buf b = {0};
     enum MHD_Result ret;
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
@@ -145,30 +271,52 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return ret;
 }
 
-/* The listener on spec, or NULL after saying why. */
+static struct MHD_Daemon *start(server *s, unsigned flags, const struct sockaddr *sa)
+{
+    return MHD_start_daemon(flags | MHD_USE_EPOLL, 0, NULL, NULL, &on_request, s,
+                            MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_TIMEOUT,
+                            (unsigned)CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+                            (unsigned)(CONN_LIMIT + CONN_SLACK), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                            (size_t)CONN_MEMORY_BYTES, MHD_OPTION_NOTIFY_CONNECTION, &on_connection,
+                            s, MHD_OPTION_NOTIFY_COMPLETED, &on_completed, s, MHD_OPTION_END);
+}
+
+/* The listener on spec, or NULL after saying why.  No host (":PORT"): one
+ * IPv6 socket that takes IPv4 too, else (no IPv6 here) IPv4's any. */
 static struct MHD_Daemon *listen_on(const char *spec, server *s, char *shown, size_t cap)
 {
     char host[256], port[16];
     if (split_listen(spec, host, sizeof host, port, sizeof port) != 0)
         return NULL; /* parse() checked it */
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-    struct addrinfo *ai = NULL;
-    int e = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
-    if (e != 0 || !ai) {
-        cli_say("serve: --listen '%s': %s", spec, gai_strerror(e));
-        return NULL;
+    struct MHD_Daemon *d = NULL;
+    errno = 0;
+    if (!host[0]) {
+        struct sockaddr_in6 any6 = {.sin6_family = AF_INET6,
+                                    .sin6_port = htons((uint16_t)atoi(port)),
+                                    .sin6_addr = IN6ADDR_ANY_INIT};
+        struct sockaddr_in any4 = {.sin_family = AF_INET,
+                                   .sin_port = htons((uint16_t)atoi(port)),
+                                   .sin_addr.s_addr = htonl(INADDR_ANY)};
+        int probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (probe >= 0) {
+            close(probe);
+            d = start(s, MHD_USE_DUAL_STACK, (const struct sockaddr *)&any6);
+        } else {
+            d = start(s, 0, (const struct sockaddr *)&any4);
+        }
+    } else {
+        struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                                 .ai_socktype = SOCK_STREAM,
+                                 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+        struct addrinfo *ai = NULL;
+        int e = getaddrinfo(host, port, &hints, &ai);
+        if (e != 0 || !ai) {
+            cli_say("serve: --listen '%s': %s", spec, gai_strerror(e));
+            return NULL;
+        }
+        d = start(s, ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0, ai->ai_addr);
+        freeaddrinfo(ai);
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
-    if (ai->ai_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, 0, NULL, NULL, &on_request, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)CONN_LIMIT, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY_BYTES,
-        MHD_OPTION_END);
-    freeaddrinfo(ai);
     if (!d) {
         cli_say("serve: cannot listen on %s: %s (in use, or not an address of this machine?)", spec,
                 strerror(errno ? errno : EADDRNOTAVAIL));
@@ -183,6 +331,44 @@ static struct MHD_Daemon *listen_on(const char *spec, server *s, char *shown, si
                     NI_NUMERICHOST | NI_NUMERICSERV);
     snprintf(shown, cap, strchr(h, ':') ? "[%s]:%s" : "%s:%s", h, p);
     return d;
+}
+
+/* libmicrohttpd's events and the stop signals on this thread until one of
+ * those comes; the signal. */
+static int serve_until_signal(server *s, struct MHD_Daemon *d, const sigset_t *stop)
+{
+    int sfd = signalfd(-1, stop, SFD_CLOEXEC);
+    const union MHD_DaemonInfo *ep = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
+    if (sfd < 0 || !ep) { /* cannot happen on Linux; then only the signal is awaited */
+        int sig = SIGTERM;
+        while (sigwait(stop, &sig) != 0)
+            ;
+        if (sfd >= 0)
+            close(sfd);
+        return sig;
+    }
+    struct pollfd p[2] = {{ep->epoll_fd, POLLIN, 0}, {sfd, POLLIN, 0}};
+    for (;;) {
+        int wait_ms = reap(s);
+        MHD_UNSIGNED_LONG_LONG mhd_ms;
+        if (MHD_get_timeout(d, &mhd_ms) == MHD_YES && (wait_ms < 0 || mhd_ms < (unsigned)wait_ms))
+            wait_ms = mhd_ms > 60000 ? 60000 : (int)mhd_ms;
+        if (poll(p, 2, wait_ms) < 0 && errno != EINTR)
+            break;
+        if (p[1].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+                close(sfd);
+                return (int)si.ssi_signo;
+            }
+        }
+        MHD_run(d);
+    }
+    close(sfd);
+    int sig = SIGTERM;
+    while (sigwait(stop, &sig) != 0)
+        ;
+    return sig;
 }
 
 /* The devices' names and UUIDs, once: the scrapes then need no NVML call. */
@@ -236,7 +422,16 @@ static int open_devices(server *s, const gp_options *o)
     return 0;
 }
 
-enum { K_LISTEN = 256, K_INTERVAL, K_DEVICE, K_BACKEND, K_PCIE, K_NVML_LIBRARY, K_SMI_PATH };
+enum {
+    K_LISTEN = 256,
+    K_INTERVAL,
+    K_DEVICE,
+    K_BACKEND,
+    K_PCIE,
+    K_NVML_LIBRARY,
+    K_SMI_PATH,
+    K_REQUEST_TIMEOUT
+};
 const cli_opt cli_serve_opts[] = {
     {"listen", K_LISTEN, 1, "ADDR:PORT", "ADDR:PORT (e.g. 127.0.0.1:9400, :9400)", NULL},
     {"interval", K_INTERVAL, 1, "SECONDS", "a number of seconds (e.g. 1)", NULL},
@@ -246,12 +441,19 @@ const cli_opt cli_serve_opts[] = {
     {"help", 'h', 0, NULL, NULL, NULL},
     {"nvml-library", K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL},
     {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
+    {"request-timeout", K_REQUEST_TIMEOUT, 1, "SECONDS", "a number of seconds (e.g. 10)", NULL},
 };
 const size_t cli_serve_n_opts = sizeof cli_serve_opts / sizeof cli_serve_opts[0];
 
+/* What serve's options give besides the monitor's. */
+typedef struct serve_args {
+    const char *listen;
+    char list[1024]; /* --device */
+    double request_timeout_s;
+} serve_args;
+
 /* One valued option; -1 after a message. */
-static int apply(int key, const char *v, gp_options *o, const char **listen_spec, char *list,
-                 size_t list_cap)
+static int apply(int key, const char *v, gp_options *o, serve_args *a)
 {
     char h[256], port[16];
     if (key == K_LISTEN) {
@@ -261,7 +463,7 @@ static int apply(int key, const char *v, gp_options *o, const char **listen_spec
                     v);
             return -1;
         }
-        *listen_spec = v;
+        a->listen = v;
     } else if (key == K_INTERVAL) {
         return cli_parse_seconds("--interval", v, 0.001, 86400, &o->interval_s);
     } else if (key == K_BACKEND) {
@@ -270,14 +472,15 @@ static int apply(int key, const char *v, gp_options *o, const char **listen_spec
         o->nvml_library = v;
     } else if (key == K_SMI_PATH) {
         o->smi_path = v;
+    } else if (key == K_REQUEST_TIMEOUT) {
+        return cli_parse_seconds("--request-timeout", v, 0.001, 3600, &a->request_timeout_s);
     } else {
-        snprintf(list, list_cap, "%s", v);
+        snprintf(a->list, sizeof a->list, "%s", v);
     }
     return 0;
 }
 
-static int parse(int argc, char **argv, gp_options *o, const char **listen_spec, char *list,
-                 size_t list_cap)
+static int parse(int argc, char **argv, gp_options *o, serve_args *a)
 {
     cli_getopt g;
     cli_getopt_init(&g, "serve", cli_serve_opts, cli_serve_n_opts, 0);
@@ -292,7 +495,7 @@ static int parse(int argc, char **argv, gp_options *o, const char **listen_spec,
         }
         if (key == K_PCIE)
             o->sample_pcie = 1;
-        else if (apply(key, v, o, listen_spec, list, list_cap) < 0)
+        else if (apply(key, v, o, a) < 0)
             return -1;
     }
     if (optind < argc) {
@@ -334,9 +537,8 @@ int cli_serve_main(int argc, char **argv)
     gp_options_init(&o);
     o.strict = 1;
     o.interval_s = 1.0;
-    const char *spec = DEFAULT_LISTEN;
-    char list[1024] = "";
-    int p = parse(argc, argv, &o, &spec, list, sizeof list);
+    serve_args a = {.listen = DEFAULT_LISTEN, .request_timeout_s = DEFAULT_REQUEST_TIMEOUT_S};
+    int p = parse(argc, argv, &o, &a);
     if (p != 0)
         return p > 0 ? 0 : CLI_EXIT_USAGE;
     /* Until the listener runs the signals end the process at once; then
@@ -348,21 +550,21 @@ int cli_serve_main(int argc, char **argv)
         sigaddset(&stop, sigs[i]);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     unsigned idx[256];
-    server s = {.stale_ns = (uint64_t)((3.0 * o.interval_s + 2.0) * 1e9)};
+    static server s; /* its connection table is large for a stack */
+    s.stale_ns = (uint64_t)((3.0 * o.interval_s + 2.0) * 1e9);
+    s.request_timeout_ns = (uint64_t)(a.request_timeout_s * 1e9);
     gethostname(s.host, sizeof s.host - 1);
     char shown[300];
     struct MHD_Daemon *d = NULL;
     int rc = CLI_EXIT_FAIL;
-    if (resolve_devices(&o, list, idx, 256) != 0)
+    if (resolve_devices(&o, a.list, idx, 256) != 0)
         rc = CLI_EXIT_USAGE;
-    else if (open_devices(&s, &o) == 0 && (d = listen_on(spec, &s, shown, sizeof shown)))
+    else if (open_devices(&s, &o) == 0 && (d = listen_on(a.listen, &s, shown, sizeof shown)))
         rc = 0;
     if (rc == 0) {
         cli_fsay(stderr, "serve: %zu GPUs (backend %s) every %g s at http://%s/metrics", s.n,
                  gp_monitor_backend(s.mon), o.interval_s, shown);
-        int sig = 0;
-        while (sigwait(&stop, &sig) != 0)
-            ;
+        int sig = serve_until_signal(&s, d, &stop);
         MHD_stop_daemon(d);
         gp_monitor_stop(s.mon, NULL);
         gp_monitor_destroy(s.mon);

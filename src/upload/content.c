@@ -3,8 +3,9 @@
  * read through zlib, which takes plain and gzipped files alike; a plain
  * file gzipped, a .gz file sent as it is; its lines counted, its session
  * id, hostname and whether it ends with the shutdown record), and the
- * cursor file: which files a session already sent, written whole (a
- * temporary file renamed) so that a crash leaves the old one.
+ * cursor file: which files a session already sent to which backend,
+ * written whole (a temporary file renamed) so that a crash leaves the old
+ * one.
  */
 #include "upload_int.h"
 #include "../util/error.h"
@@ -222,61 +223,98 @@ bool up_cursor_has(const up_cursor *c, const char *file, uint64_t bytes)
     return false;
 }
 
-void up_cursor_read(const char *dir, up_cursor *c, char *note, size_t cap)
+/* The files of one backend's entry. */
+static void entry_files(json_t *entry, up_cursor *c)
 {
-    memset(c, 0, sizeof *c);
-    if (cap)
-        note[0] = '\0';
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, UP_CURSOR_NAME);
-    if (access(path, F_OK) != 0)
-        return;
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    json_t *files = j ? json_object_get(j, "uploaded_files") : NULL;
-    if (!json_is_array(files)) {
-        snprintf(note, cap, "the cursor \"%s\" could not be read (%s): every file is sent again",
-                 path, j ? "no uploaded_files" : je.text);
-        json_decref(j);
-        return;
-    }
     size_t i;
     json_t *e;
-    json_array_foreach(files, i, e)
+    json_array_foreach(json_object_get(entry, "uploaded_files"), i, e)
     {
         const char *name = json_string_value(json_object_get(e, "file"));
         json_t *b = json_object_get(e, "bytes");
         if (name && json_is_integer(b) && json_integer_value(b) >= 0)
             up_cursor_add(c, name, (uint64_t)json_integer_value(b));
     }
-    c->complete = json_is_true(json_object_get(j, "session_complete"));
+    c->complete = json_is_true(json_object_get(entry, "session_complete"));
+}
+
+void up_cursor_read(const char *dir, const char *backend, up_cursor *c, char *note, size_t cap)
+{
+    memset(c, 0, sizeof *c);
+    if (cap)
+        note[0] = '\0';
+    json_t *others = json_array();
+    c->others = others;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, UP_CURSOR_NAME);
+    if (access(path, F_OK) != 0 || !others)
+        return;
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    json_t *all = j ? json_object_get(j, "backends") : NULL;
+    if (!json_is_array(all)) {
+        /* Schema 1 named no backend: which one took its files is unknown. */
+        if (json_is_array(json_object_get(j, "uploaded_files")))
+            snprintf(note, cap,
+                     "the cursor \"%s\" names no backend (an older version wrote it): every "
+                     "file is sent again",
+                     path);
+        else
+            snprintf(note, cap,
+                     "the cursor \"%s\" could not be read (%s): every file is sent again", path,
+                     j ? "no backends" : je.text);
+        json_decref(j);
+        return;
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        const char *b = json_string_value(json_object_get(e, "backend"));
+        if (!b)
+            continue;
+        if (strcmp(b, backend) == 0)
+            entry_files(e, c);
+        else
+            json_array_append(others, e);
+    }
     json_decref(j);
 }
 
-static json_t *cursor_json(const up_cursor *c)
+static json_t *cursor_json(const char *backend, const up_cursor *c)
 {
     json_t *files = json_array();
+    json_t *entry = json_object();
+    json_t *all = json_array();
     json_t *root = json_object();
-    if (!files || !root) {
+    if (!files || !entry || !all || !root) {
         json_decref(files);
+        json_decref(entry);
+        json_decref(all);
         json_decref(root);
         return NULL;
     }
     for (size_t i = 0; i < c->n; i++)
         json_array_append_new(
             files, json_pack("{s:s,s:I}", "file", c->files[i], "bytes", (json_int_t)c->bytes[i]));
-    json_object_set_new(root, "schema_version", json_integer(1));
-    json_object_set_new(root, "uploaded_files", files);
-    json_object_set_new(root, "session_complete", json_boolean(c->complete));
+    json_object_set_new(entry, "backend", json_string(backend));
+    json_object_set_new(entry, "uploaded_files", files);
+    json_object_set_new(entry, "session_complete", json_boolean(c->complete));
+    if (c->others)
+        json_array_extend(all, c->others);
+    json_array_append_new(all, entry);
+    json_object_set_new(root, "schema_version", json_integer(2));
+    json_object_set_new(root, "backends", all);
     return root;
 }
 
-gpufl_status up_cursor_write(const char *dir, const up_cursor *c, gpufl_error *err)
+gpufl_status up_cursor_write(const char *dir, const char *backend, const up_cursor *c,
+                             gpufl_error *err)
 {
     char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/%s", dir, UP_CURSOR_NAME);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    json_t *j = cursor_json(c);
+    json_t *j = cursor_json(backend, c);
     if (!j)
         return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory writing \"%s\"", path);
     int rc = json_dump_file(j, tmp, JSON_COMPACT);
@@ -298,5 +336,6 @@ void up_cursor_free(up_cursor *c)
         free(c->files[i]);
     free(c->files);
     free(c->bytes);
+    json_decref(c->others);
     memset(c, 0, sizeof *c);
 }

@@ -37,7 +37,6 @@ typedef struct up_ctx {
     char stream_url[2048], complete_url[2048];
     char shown[2048]; /* backend_url + api_path without any user:password@ */
     char *auth;       /* "Authorization: Bearer <key>" */
-    const char *key;
     long timeout_ms, connect_ms;
     int retries, delay_ms;
     gpufl_upload_result *res;
@@ -122,7 +121,6 @@ static gpufl_status resolve(const gpufl_upload_options *o, up_ctx *c, gpufl_erro
     char base[2048];
     snprintf(base, sizeof base, "%.*s%s%.*s", (int)ul, url, slash, (int)pl, path);
     strip_userinfo(base, c->shown, sizeof c->shown);
-    c->key = key;
     size_t n = strlen(key) + 32;
     c->auth = malloc(n);
     if (!c->auth)
@@ -322,14 +320,14 @@ static gpufl_status send_file(up_ctx *c, const up_session *s, const up_file *f, 
     up_content_free(&t);
     if (!up_cursor_add(cur, f->name, f->size))
         return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory");
-    return up_cursor_write(s->dir, cur, err);
+    return up_cursor_write(s->dir, c->shown, cur, err);
 }
 
 static gpufl_status upload_session(up_ctx *c, const up_session *s, bool force, gpufl_error *err)
 {
     up_cursor cur;
     char note[600];
-    up_cursor_read(s->dir, &cur, note, sizeof note);
+    up_cursor_read(s->dir, c->shown, &cur, note, sizeof note);
     if (note[0] && !c->note[0])
         snprintf(c->note, sizeof c->note, "%s", note);
     if (cur.complete) {
@@ -361,7 +359,7 @@ static gpufl_status upload_session(up_ctx *c, const up_session *s, bool force, g
             st = failure(c, c->complete_url, what, &r, tries, err);
         } else {
             cur.complete = true;
-            st = up_cursor_write(s->dir, &cur, err);
+            st = up_cursor_write(s->dir, c->shown, &cur, err);
             c->res->sessions_uploaded += st == GPUFL_OK;
         }
     }
@@ -456,26 +454,24 @@ gpufl_status gpufl_upload_logs(const gpufl_upload_options *opts, gpufl_upload_re
     fl_error_clear(err);
     gpufl_error e = {GPUFL_OK, ""};
     gpufl_status st = kill_switch(opts, &e);
-    if (st == GPUFL_DISABLED) {
-        result->success = true;
-        snprintf(result->message, sizeof result->message, "%s", e.message);
-        fl_error_set(err, st, "%s", e.message);
-        return st;
-    }
     up_ctx c;
     memset(&c, 0, sizeof c);
     c.res = result;
     if (st == GPUFL_OK)
         st = run(opts, &c, &e);
-    if (st == GPUFL_OK) {
+    if (st == GPUFL_DISABLED) { /* nothing read, no connection: a success */
+        result->success = true;
+        snprintf(result->message, sizeof result->message, "%s", e.message);
+    } else if (st == GPUFL_OK) {
         result->success = true;
         summary(&c, opts->log_path);
     } else {
         snprintf(result->message, sizeof result->message, "%s", e.message);
     }
-    /* Whatever a backend echoed or a path held: never the key. */
-    const char *keys[] = {c.key};
-    if (c.key && *c.key) {
+    /* Whatever a backend echoed, a URL, a path or a variable held - checked
+     * before the key itself, or not - never the key. */
+    const char *keys[] = {pick(opts->api_key, GP_API_KEY_ENV)};
+    if (keys[0]) {
         gp_redact_in_place(result->message, sizeof result->message, keys, 1);
         gp_redact_in_place(e.message, sizeof e.message, keys, 1);
     }

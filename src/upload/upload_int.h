@@ -53,21 +53,27 @@ typedef struct up_content {
 gpufl_status up_content_load(const up_file *f, up_content *c, gpufl_error *err);
 void up_content_free(up_content *c);
 
-/* Progress in a session directory's cursor file. */
+/* Progress in a session directory's cursor file, for one backend: the
+ * file keeps one entry per backend (its URL and API path, no user:password@
+ * and never the key), so that sending to A says nothing of B. */
 typedef struct up_cursor {
     char **files;
     uint64_t *bytes;
     size_t n, cap;
     bool complete;
+    void *others; /* the file's other backends' entries (a json_t array), kept as read */
 } up_cursor;
 
-/* A missing cursor is an empty one; one that cannot be parsed is taken as
- * empty too (then everything is sent again), and says so in *note. */
-void up_cursor_read(const char *dir, up_cursor *c, char *note, size_t cap);
+/* backend's entry of dir's cursor.  A missing cursor, or one without an
+ * entry for backend, is an empty one; one that cannot be parsed is taken
+ * as empty too (then everything is sent again), and says so in *note. */
+void up_cursor_read(const char *dir, const char *backend, up_cursor *c, char *note, size_t cap);
 bool up_cursor_has(const up_cursor *c, const char *file, uint64_t bytes);
 bool up_cursor_add(up_cursor *c, const char *file, uint64_t bytes);
-/* Written whole (a temporary file renamed): GPUFL_ERR_IO naming it. */
-gpufl_status up_cursor_write(const char *dir, const up_cursor *c, gpufl_error *err);
+/* Written whole (a temporary file renamed), the other backends' entries
+ * kept: GPUFL_ERR_IO naming it. */
+gpufl_status up_cursor_write(const char *dir, const char *backend, const up_cursor *c,
+                             gpufl_error *err);
 void up_cursor_free(up_cursor *c);
 
 #endif /* UP_UPLOAD_INT_H */

@@ -4,8 +4,9 @@
  * project writes escapes text the same way: valid UTF-8 passes through,
  * quotes, backslashes and control characters are escaped, and a byte that
  * is not well-formed UTF-8 becomes U+FFFD, so the output is always valid.
- * A text redacted of secrets never contains one of them, whatever the
- * text around them.
+ * A text redacted of secrets never contains a whole occurrence of one
+ * (a copy that is no part of a longer word), whatever the text around
+ * them; parts of other words are left alone.
  */
 #include "text.h"
 
@@ -205,31 +206,67 @@ static void pick_mask(const char *const *secrets, size_t n, char mask[16])
     mask[0] = '\0';
 }
 
+/* Letters, digits, '_' and UTF-8's bytes: what a word is made of. */
+static bool word_byte(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c >= 0x80;
+}
+
+/* The first whole occurrence of secret in s at or after from: a run of
+ * back-to-back copies that is no part of a longer word (the byte before
+ * and after is no word byte, where the secret's own end is one).  Its
+ * start, and its length in *len; NULL when none. */
+static const char *find_whole(const char *s, const char *from, const char *secret, size_t *len)
+{
+    size_t l = strlen(secret);
+    bool lw = word_byte((unsigned char)secret[0]), rw = word_byte((unsigned char)secret[l - 1]);
+    for (const char *p = strstr(from, secret); p; p = strstr(p + 1, secret)) {
+        const char *q = p + l;
+        while (strncmp(q, secret, l) == 0)
+            q += l;
+        if ((lw && p > s && word_byte((unsigned char)p[-1])) ||
+            (rw && word_byte((unsigned char)*q)))
+            continue;
+        *len = (size_t)(q - p);
+        return p;
+    }
+    return NULL;
+}
+
+/* The leftmost whole occurrence of any secret (the longest at a tie). */
+static const char *find_any(const char *s, const char *from, const char *const *secrets, size_t n,
+                            size_t *len)
+{
+    const char *at = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!secrets[i] || !*secrets[i])
+            continue;
+        size_t l = 0;
+        const char *p = find_whole(s, from, secrets[i], &l);
+        if (p && (!at || p < at || (p == at && l > *len))) {
+            at = p;
+            *len = l;
+        }
+    }
+    return at;
+}
+
 void gp_redact(const char *s, const char *const *secrets, size_t n, gp_emit_fn emit, void *ctx)
 {
     char mask[16];
     pick_mask(secrets, n, mask);
-    while (*s) {
-        /* The leftmost occurrence of any secret (the longest at a tie). */
-        const char *at = NULL;
+    const char *from = s;
+    for (;;) {
         size_t len = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (!secrets[i] || !*secrets[i])
-                continue;
-            const char *p = strstr(s, secrets[i]);
-            size_t l = strlen(secrets[i]);
-            if (p && (!at || p < at || (p == at && l > len))) {
-                at = p;
-                len = l;
-            }
-        }
+        const char *at = find_any(s, from, secrets, n, &len);
         if (!at) {
-            emit(ctx, s, strlen(s));
+            emit(ctx, from, strlen(from));
             return;
         }
-        emit(ctx, s, (size_t)(at - s));
+        emit(ctx, from, (size_t)(at - from));
         emit(ctx, mask, strlen(mask));
-        s = at + len;
+        from = at + len;
     }
 }
 
@@ -252,10 +289,8 @@ bool gp_redact_in_place(char *s, size_t cap, const char *const *secrets, size_t 
 {
     if (!s || cap == 0)
         return false;
-    bool any = false;
-    for (size_t i = 0; i < n && !any; i++)
-        any = secrets[i] && *secrets[i] && strstr(s, secrets[i]);
-    if (!any)
+    size_t len = 0;
+    if (!find_any(s, s, secrets, n, &len))
         return false;
     char *copy = strdup(s);
     if (!copy) {
@@ -268,9 +303,7 @@ bool gp_redact_in_place(char *s, size_t cap, const char *const *secrets, size_t 
         fixed_out o = {s, cap, 0};
         gp_redact(copy, secrets, n, emit_fixed, &o);
         s[o.len] = '\0';
-        again = false;
-        for (size_t i = 0; i < n && !again; i++)
-            again = secrets[i] && *secrets[i] && strstr(s, secrets[i]);
+        again = find_any(s, s, secrets, n, &len) != NULL;
         if (again)
             memcpy(copy, s, o.len + 1);
     }

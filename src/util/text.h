@@ -26,10 +26,12 @@ void gp_format_fixed(double v, int decimals, int trim, gp_emit_fn emit, void *ct
  * absent or text is NULL. */
 int gp_find_name(const char *const *names, size_t n, const char *text);
 
-/* s through emit with every occurrence of any of secrets[0..n) (NULL or
- * "" ones skipped) replaced by a mask - "<redacted>", or another that
+/* s through emit with every whole occurrence of any of secrets[0..n) (NULL
+ * or "" ones skipped) replaced by a mask - "<redacted>", or another that
  * shares no character with a secret, or nothing - so that the output
- * contains no secret however the text around one reads. */
+ * contains no whole secret however the text around one reads.  Whole: not
+ * part of a longer word (letters, digits, '_', UTF-8) - a short key "k"
+ * leaves "check" alone; back-to-back copies are one occurrence. */
 void gp_redact(const char *s, const char *const *secrets, size_t n, gp_emit_fn emit, void *ctx);
 /* gp_redact on a NUL-terminated buffer of cap bytes, in place (truncated
  * to fit; emptied when out of memory).  True when it held a secret. */

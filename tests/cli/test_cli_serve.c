@@ -12,8 +12,15 @@
  *    over its HTTP API that returns the fake GPU's value;
  *  - 50 concurrent scrapers for 10 s: every answer complete;
  *  - bad requests answered or dropped without blocking others: an unknown
- *    path (404), POST (405 with Allow), 64 KiB of headers, a client that
- *    never finishes its request;
+ *    path (404), POST (405 with Allow; with `Expect: 100-continue` the 405
+ *    and no 100 Continue), 64 KiB of headers, a client that never finishes
+ *    its request;
+ *  - slow clients cannot starve it: 300 connections trickling header
+ *    lines, more than its 256 slots, and 5 scrapes all answered, the
+ *    oldest unfinished connections evicted (exactly the first ones); a
+ *    connection whose headers never end is closed at --request-timeout
+ *    however often it sends a line;
+ *  - `--listen :0` is every address: IPv4 and IPv6 loopback both answer;
  *  - bad options (125), an address in use (1), and SIGTERM ending it with
  *    128 + 15;
  *  - MIG instances (tests/scenarios/nvml_mig.txt) labelled as dcgm-exporter
@@ -22,6 +29,7 @@
 #include "harness.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -374,6 +382,13 @@ static void test_bad_requests(int port)
     CHECK_INT(get(port, "GET", "/nope", a, sizeof a), 404);
     CHECK_INT(get(port, "POST", "/metrics", a, sizeof a), 405);
     CHECK_CONTAINS(a, "Allow: GET, HEAD");
+    /* A body announced with Expect: 100-continue: the 405 at once, never
+     * "100 Continue" (the client would send a body only to be refused). */
+    const char *expect100 = "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                            "Expect: 100-continue\r\n\r\n";
+    CHECK_INT(exchange(port, expect100, strlen(expect100), a, sizeof a, 5000), 405);
+    CHECK(strstr(a, "100 Continue") == NULL);
+    CHECK_CONTAINS(a, "Allow: GET, HEAD");
     CHECK_INT(get(port, "HEAD", "/metrics", a, sizeof a), 200);
     CHECK_STR(body_of(a), "");
     CHECK_INT(get(port, "GET", "/", a, sizeof a), 200);
@@ -402,12 +417,207 @@ static void test_bad_requests(int port)
     close(slow);
 }
 
+/* ------------------------------------------------------- slow clients */
+
+/* A connection to [::1]:port, or -1. */
+static int dial6(int port)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6,
+                             .sin6_port = htons((uint16_t)port),
+                             .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Whether the server has closed fd (an end or a reset waiting), without
+ * blocking. */
+static bool closed_by_server(int fd)
+{
+    char c[256];
+    for (;;) {
+        ssize_t r = recv(fd, c, sizeof c, MSG_DONTWAIT);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return true;
+        if (r < 0)
+            return false;
+    }
+}
+
+/* A server of its own with extra arguments; its port (0: none), the address
+ * it printed into shown. */
+static pid_t spawn_server(const char *name, const char *listen, const char *timeout_s, int *port,
+                          char *shown, size_t cap)
+{
+    char err[512], out[512], nm[64];
+    snprintf(nm, sizeof nm, "%s.err", name);
+    h_path(err, sizeof err, nm);
+    snprintf(nm, sizeof nm, "%s.out", name);
+    h_path(out, sizeof out, nm);
+    const char *argv[] = {h_cli,        "serve", "--listen",          listen,
+                          "--interval", "0.05",  "--request-timeout", timeout_s,
+                          NULL};
+    pid_t pid = h_spawn(argv, NULL, NULL, out, err);
+    *port = 0;
+    shown[0] = '\0';
+    for (int i = 0; i < 400 && !*port; i++) { /* 20 s at most */
+        size_t len = 0;
+        char *text = check_read_file(err, &len);
+        const char *at = text ? strstr(text, "/metrics") : NULL;
+        const char *h = text ? strstr(text, "http://") : NULL;
+        if (at && h && h < at) {
+            snprintf(shown, cap, "%.*s", (int)(at - h - 7), h + 7);
+            const char *colon = strrchr(shown, ':');
+            *port = colon ? atoi(colon + 1) : 0;
+        }
+        free(text);
+        if (!*port)
+            h_nap_ms(50);
+    }
+    return pid;
+}
+
+typedef struct trickle {
+    int *fds;
+    int n;
+    atomic_int stop;
+} trickle;
+
+/* One header line to every slow connection each 0.5 s: never silent long
+ * enough for the idle timeout, never a finished request. */
+static void *trickle_main(void *arg)
+{
+    trickle *t = arg;
+    while (!atomic_load(&t->stop)) {
+        for (int i = 0; i < t->n; i++)
+            if (t->fds[i] >= 0)
+                send(t->fds[i], "X-Slow: 1\r\n", 11, MSG_NOSIGNAL | MSG_DONTWAIT);
+        h_nap_ms(500);
+    }
+    return NULL;
+}
+
+/* 300 trickling connections hold more than the 256 slots; each scrape
+ * still gets its answer (the oldest unfinished connection makes room),
+ * the evicted ones are exactly the oldest, and the server never holds more
+ * than 256.  --request-timeout 3600: eviction alone makes the room. */
+static void test_slow_clients(void)
+{
+    enum { SLOW = 300, SCRAPES = 5, SLOTS = 256 };
+    int port;
+    char shown[128];
+    pid_t pid = spawn_server("serve-slow", "127.0.0.1:0", "3600", &port, shown, sizeof shown);
+    CHECK(port > 0);
+    static int fds[SLOW];
+    int opened = 0;
+    for (int i = 0; i < SLOW; i++) {
+        fds[i] = port > 0 ? dial(port) : -1;
+        const char *part = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+        if (fds[i] >= 0 && send(fds[i], part, strlen(part), MSG_NOSIGNAL) > 0)
+            opened++;
+    }
+    CHECK_INT(opened, port > 0 ? SLOW : 0);
+    trickle t = {.fds = fds, .n = SLOW};
+    pthread_t th;
+    pthread_create(&th, NULL, trickle_main, &t);
+    static char a[1 << 16];
+    int answered = 0;
+    for (int i = 0; i < SCRAPES && port > 0; i++) {
+        char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        int st = exchange(port, req, strlen(req), a, sizeof a, 20000);
+        answered += st == 200 && strstr(a, "DCGM_FI_DEV_GPU_UTIL{") != NULL;
+        if (st != 200)
+            break; /* starved: the others would wait as long */
+    }
+    atomic_store(&t.stop, 1);
+    pthread_join(th, NULL);
+    int evicted = 0, first_open = SLOW;
+    for (int i = 0; i < SLOW; i++)
+        if (fds[i] >= 0 && closed_by_server(fds[i]))
+            evicted++;
+        else if (first_open == SLOW)
+            first_open = i;
+    printf("300 slow connections: %d of %d scrapes answered, %d evicted, the first still open "
+           "#%d\n",
+           answered, SCRAPES, evicted, first_open);
+    CHECK_INT(answered, SCRAPES);
+    /* 44 past the slots, one per scrape at most. */
+    CHECK(evicted >= SLOW - SLOTS + 1 && evicted <= SLOW - SLOTS + SCRAPES);
+    CHECK_INT(first_open, evicted); /* the oldest went first */
+    for (int i = 0; i < SLOW; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    kill(pid, SIGTERM);
+    h_wait(pid);
+}
+
+/* --request-timeout 1 on ":0" (every address): a connection that sends a
+ * header line every 0.2 s but never ends its headers is closed (within 200
+ * lines: a bound far past the second it has); IPv4 and IPv6 loopback both
+ * answer. */
+static void test_deadline_and_dual_stack(void)
+{
+    int port;
+    char shown[128];
+    pid_t pid = spawn_server("serve-any", ":0", "1", &port, shown, sizeof shown);
+    CHECK(port > 0);
+    printf("--listen :0 listens at %s\n", shown);
+    int v6 = socket(AF_INET6, SOCK_STREAM, 0);
+    if (v6 >= 0) {
+        close(v6);
+        CHECK(strncmp(shown, "[::]:", 5) == 0);
+    } else {
+        printf("dual stack: skipped: no IPv6 on this machine\n");
+    }
+    static char a[1 << 16];
+    if (port > 0) {
+        CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+        int fd = v6 >= 0 ? dial6(port) : -1;
+        CHECK(v6 < 0 || fd >= 0);
+        if (fd >= 0) {
+            char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+            CHECK(send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req));
+            size_t got = 0;
+            struct pollfd p = {fd, POLLIN, 0};
+            while (got + 1 < sizeof a && poll(&p, 1, 5000) > 0) {
+                ssize_t r = recv(fd, a + got, sizeof a - 1 - got, 0);
+                if (r <= 0)
+                    break;
+                got += (size_t)r;
+            }
+            a[got] = '\0';
+            CHECK(strncmp(a, "HTTP/1.1 200", 12) == 0);
+            close(fd);
+        }
+        int slow = dial(port);
+        const char *part = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+        CHECK(slow >= 0 && send(slow, part, strlen(part), MSG_NOSIGNAL) > 0);
+        int lines = 0;
+        while (slow >= 0 && lines < 200 && !closed_by_server(slow)) {
+            send(slow, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL);
+            lines++;
+            h_nap_ms(200);
+        }
+        printf("a request whose headers never end: closed after %d header lines\n", lines);
+        CHECK(lines < 200);
+        if (slow >= 0)
+            close(slow);
+        CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+    }
+    kill(pid, SIGTERM);
+    h_wait(pid);
+}
+
 static void test_options(void)
 {
     static const char *const bad[][4] = {
         {"serve", "--listen", "nonsense", NULL}, {"serve", "--listen", "127.0.0.1:99999", NULL},
         {"serve", "--interval", "0", NULL},      {"serve", "--bogus", NULL, NULL},
-        {"serve", "--device", "7", NULL},
+        {"serve", "--device", "7", NULL},        {"serve", "--request-timeout", "0", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *argv[6] = {h_cli};
@@ -516,6 +726,8 @@ int main(void)
     int st = h_wait(pid);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
     test_mig();
+    test_slow_clients();
+    test_deadline_and_dual_stack();
     h_cleanup();
     return check_done("test_cli_serve");
 }

@@ -10,6 +10,8 @@ It records every request it receives, one JSON object per line in LOG
   --fail-after N      answer HTTP --fail-status (503) from the (N+1)-th request on
   --drop-after N      from the (N+1)-th request on, close the connection unanswered
   --tls CERT KEY      speak https with that certificate
+  --port P            listen on port P (default: a free one), e.g. the port
+                      of a server stopped before, to be the same backend again
 
 Usage: server.py PORT_FILE LOG [options]; the port is written to
 PORT_FILE once the server listens.  Runs until killed.
@@ -35,6 +37,7 @@ def main():
     ap.add_argument("--fail-status", type=int, default=503)
     ap.add_argument("--drop-after", type=int, default=-1)
     ap.add_argument("--tls", nargs=2)
+    ap.add_argument("--port", type=int, default=0)
     a = ap.parse_args()
     lock = threading.Lock()
     count = [0]
@@ -79,7 +82,7 @@ def main():
             self.end_headers()
             self.wfile.write(out)
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), H)
     if a.tls:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.tls[0], a.tls[1])

@@ -178,12 +178,19 @@ class Cli(Base):
         p = self.cli("--backend-url", bad.url, "--api-key", KEY, "--retries", "0", self.logs)
         self.assertEqual(p.returncode, 1)
         self.assertIn("system.log", p.stderr)
-        good = self.server()
+        bad.stop()
+        good = self.server("--port", str(bad.port))  # the same backend, now sound
         p = self.cli("--backend-url", good.url, "--api-key", KEY, self.logs)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("2 of 3 files already sent before", p.stderr)
         both = sent_lines(bad.requests()) + sent_lines(good.requests())
         self.assertEqual(sorted(both), sorted(session_lines(d)))  # each exactly once
+        # Another backend: the cursor is per backend, so it gets everything.
+        other = self.server()
+        p = self.cli("--backend-url", other.url, "--api-key", KEY, self.logs)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("0 of 3 files already sent before", p.stderr)
+        self.assertEqual(sorted(sent_lines(other.requests())), sorted(session_lines(d)))
 
     def test_usage_errors(self):
         for args in ([], ["a", "b"], ["--bogus", "x"], ["--timeout", "zero", "x"],

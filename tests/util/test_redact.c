@@ -1,6 +1,8 @@
 /*
- * test_redact.c - util/text.h's redaction (issue 16): every occurrence of
- * every secret replaced, overlapping ones included; the mask "<redacted>"
+ * test_redact.c - util/text.h's redaction (issue 16): every whole
+ * occurrence of every secret replaced, back-to-back copies as one, parts of
+ * longer words left alone (issue 32: a short key "k" once gave
+ * "chec<redacted>"); the mask "<redacted>"
  * unless a secret could be made with it (a '<' or '>' in a secret, or a
  * secret inside the mask), then a run of a character no secret holds;
  * truncation to the buffer; and whatever the secrets, the result never
@@ -21,8 +23,22 @@ static void test_cases(void)
     char b[128];
     redact(b, sizeof b, "key k3y in k3y.", "k3y", NULL);
     CHECK_STR(b, "key <redacted> in <redacted>.");
+    redact(b, sizeof b, "aa aaaa", "aa", NULL);
+    CHECK_STR(b, "<redacted> <redacted>");
+    /* Parts of longer words stay: a short key mangles no message. */
     redact(b, sizeof b, "aaaaa", "aa", NULL);
-    CHECK_STR(b, "<redacted><redacted>a");
+    CHECK_STR(b, "aaaaa");
+    redact(b, sizeof b, "check the key k, (k) and k3 or k_ or ks", "k", NULL);
+    CHECK_STR(b, "check the key <redacted>, (<redacted>) and k3 or k_ or ks");
+    redact(b, sizeof b, "ftp://host/gpfl_k3y?x=gpfl_k3y&gpfl_k3yz", "gpfl_k3y", NULL);
+    CHECK_STR(b, "ftp://host/<redacted>?x=<redacted>&gpfl_k3yz");
+    redact(b, sizeof b, "--timeout 'gpfl-k3y-1' is not a number", "gpfl-k3y-1", NULL);
+    CHECK_STR(b, "--timeout '<redacted>' is not a number");
+    /* A secret whose end is no word byte is whole wherever it stands. */
+    redact(b, sizeof b, "a-b--c", "--", NULL);
+    CHECK_STR(b, "a-b<redacted>c");
+    redact(b, sizeof b, "caf\xc3\xa9 \xc3\xa9", "\xc3\xa9", NULL);
+    CHECK_STR(b, "caf\xc3\xa9 <redacted>");
     redact(b, sizeof b, "x abc y abcd z", "abc", "abcd");
     CHECK_STR(b, "x <redacted> y <redacted> z");
     redact(b, sizeof b, "nothing here", "", NULL);
@@ -48,17 +64,21 @@ static void test_cases(void)
 }
 
 /* A secret that holds every byte leaves no mask: pieces are joined, and
- * redacted again until none is left. */
+ * redacted again until none is left ("a--b": "--" goes, then "ab" is a
+ * whole word of its own). */
 static void test_every_byte(void)
 {
     char every[256];
     for (int i = 1; i < 256; i++)
         every[i - 1] = (char)i;
     every[255] = '\0';
-    const char *secrets[2] = {every, "ab"};
-    char b[64] = "aabb";
-    CHECK(gp_redact_in_place(b, sizeof b, secrets, 2));
+    const char *secrets[3] = {every, "ab", "--"};
+    char b[64] = "a--b";
+    CHECK(gp_redact_in_place(b, sizeof b, secrets, 3));
     CHECK_STR(b, "");
+    strcpy(b, "aabb");
+    CHECK(!gp_redact_in_place(b, sizeof b, secrets, 3));
+    CHECK_STR(b, "aabb");
 }
 
 int main(void)
