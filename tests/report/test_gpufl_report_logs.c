@@ -303,7 +303,7 @@ static void test_sections_json(void)
     json_t *j = js ? json_loads(js, 0, &je) : NULL;
     CHECK(j != NULL);
     CHECK_STR(json_string_value(json_object_get(j, "schema")), "gpu-profile.report");
-    CHECK_INT(json_integer_value(json_object_get(j, "schema_version")), 1);
+    CHECK_INT(json_integer_value(json_object_get(j, "schema_version")), 2);
     CHECK_STR(json_string_value(json_object_get(json_object_get(j, "session"), "app")), "rich_app");
     json_t *hot = json_object_get(j, "hotspots");
     CHECK_INT(json_integer_value(json_object_get(hot, "top_n")), 2);
