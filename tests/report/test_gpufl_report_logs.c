@@ -13,6 +13,7 @@
  */
 #include "fl_log.h"
 #include "gpufl.h"
+#include "recorder/writer.h"
 #include "report_session.h"
 
 #include <fcntl.h>
@@ -410,6 +411,67 @@ static void test_live(void)
     gpufl_shutdown();
 }
 
+/* Scope rows the recorder dropped (a ring of 16384 rows filled while its
+ * writer was held) are said in the report's header, with the share of
+ * the scope events, and a scope whose end was dropped is "1 end dropped",
+ * not "still open at the end" (issue 32, point 21).  Rows: outer's begin,
+ * 8191 hot pairs and the 8192nd hot begin fill the ring; the 8192nd hot
+ * end, 1808 more pairs and outer's end are dropped: 3618 of 20002. */
+static void test_dropped_scopes(void)
+{
+    char logs[600], sid[64];
+    snprintf(logs, sizeof logs, "%s/drops", g_tmp);
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.app_name = "drops";
+    o.log_path = logs;
+    o.backend = GPUFL_BACKEND_NONE;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    fl_session_hold_writer(true);
+    gpufl_scope outer = gpufl_scope_begin("outer");
+    for (int i = 0; i < 10000; i++) {
+        gpufl_scope s = gpufl_scope_begin("hot");
+        gpufl_scope_end(&s);
+    }
+    gpufl_scope_end(&outer);
+    fl_session_hold_writer(false);
+    gpufl_session_id(sid, sizeof sid);
+    gpufl_shutdown();
+
+    char *t = text_of(logs, "drops", NULL);
+    check_head(t, "drops", sid);
+    CHECK_CONTAINS(t, "\n  dropped           3618 of 20002 scope events (18.1%: the recorder's "
+                      "ring was full)\n");
+    /* The dropped line is in the header, before the kernels line. */
+    const char *d = t ? strstr(t, "\n  dropped ") : NULL, *k = t ? strstr(t, "\n  kernels ") : NULL;
+    CHECK(d && k && d < k);
+    CHECK_CONTAINS(t, "  hot  (1 end dropped)\n");
+    CHECK_CONTAINS(t, "  outer  (1 end dropped)\n");
+    CHECK(t && !strstr(t, "still open"));
+    free(t);
+
+    gpufl_status st;
+    char *js = report(logs, "drops", NULL, 10, GPUFL_REPORT_JSON, 0, &st, &err);
+    json_error_t je;
+    json_t *j = js ? json_loads(js, 0, &je) : NULL;
+    CHECK(j != NULL);
+    json_t *sum = json_object_get(j, "summary");
+    CHECK_INT(json_integer_value(json_object_get(sum, "scope_events")), 16384);
+    CHECK_INT(json_integer_value(json_object_get(sum, "scope_events_dropped")), 3618);
+    CHECK_INT(json_integer_value(json_object_get(sum, "metric_rows_dropped")), 0);
+    CHECK_INT(json_integer_value(json_object_get(sum, "lines_lost")), 0);
+    json_t *items = json_object_get(json_object_get(j, "scopes"), "items");
+    CHECK_INT(json_array_size(items), 2);
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        json_t *it = json_array_get(items, i);
+        CHECK_INT(json_integer_value(json_object_get(it, "open_at_end")), 0);
+        CHECK_INT(json_integer_value(json_object_get(it, "ends_dropped")), 1);
+    }
+    json_decref(j);
+    free(js);
+}
+
 int main(void)
 {
     (void)rs_write_nodev;
@@ -422,6 +484,7 @@ int main(void)
     test_sections_json();
     test_errors();
     test_live();
+    test_dropped_scopes();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_report_logs");
 }
