@@ -159,15 +159,16 @@ static bool count_before(const char *msg, const char *what, uint64_t *n)
 
 /* What the recorder dropped (its closing capture_capabilities: scope
  * events of a full ring, metric rows of a full queue) and what its files
- * could not take (the shutdown's lines_lost, rows_lost).  The counts are
- * known when the session says them: our shutdown always carries
- * lines_lost, so a clean session of ours without a drop says 0. */
+ * could not take (the shutdown's lines_lost, rows_lost).  A count is
+ * known when the session says it: a capability that counts, or our
+ * shutdown (it always carries lines_lost, and our closing capabilities
+ * then say every drop), so a clean session of ours without a drop says 0. */
 static void losses(const fl_report *r, figures *f)
 {
     const fl_model *m = r->m;
     f->have_lost = fl_jget_u64(m->shutdown, "lines_lost", &f->lines_lost) &&
                    fl_jget_u64(m->shutdown, "rows_lost", &f->rows_lost);
-    f->have_drops = f->have_lost && m->caps;
+    f->have_scope_drops = f->have_metric_drops = f->have_lost && m->caps;
     const json_t *caps = json_object_get(m->caps, "capabilities");
     for (size_t i = 0; i < json_array_size(caps); i++) {
         const json_t *e = json_array_get(caps, i);
@@ -176,10 +177,10 @@ static void losses(const fl_report *r, figures *f)
             continue;
         if (strcmp(feat, "scope_events") == 0 &&
             count_before(msg, " scope events dropped", &f->scope_events_dropped))
-            f->have_drops = true;
+            f->have_scope_drops = true;
         else if (strcmp(feat, "device_metrics") == 0 &&
                  count_before(msg, " metric rows dropped", &f->metric_rows_dropped))
-            f->have_drops = true;
+            f->have_metric_drops = true;
     }
     f->scope_ends_dropped = f->scope_events_dropped > 0 && m->have_shutdown && !f->crashed;
 }

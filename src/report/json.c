@@ -120,8 +120,8 @@ static void json_summary(const fl_report *r, const figures *f, jw *w)
     /* What the recorder dropped or its files could not take (null: the
      * session does not say). */
     j_u64(w, "scope_events", r->scope_rows);
-    j_opt_u64(w, "scope_events_dropped", f->have_drops, f->scope_events_dropped);
-    j_opt_u64(w, "metric_rows_dropped", f->have_drops, f->metric_rows_dropped);
+    j_opt_u64(w, "scope_events_dropped", f->have_scope_drops, f->scope_events_dropped);
+    j_opt_u64(w, "metric_rows_dropped", f->have_metric_drops, f->metric_rows_dropped);
     j_opt_u64(w, "lines_lost", f->have_lost, f->lines_lost);
     j_opt_u64(w, "rows_lost", f->have_lost, f->rows_lost);
     j_close(w, '}');

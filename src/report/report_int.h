@@ -359,7 +359,7 @@ typedef struct figures {
     const char *energy_source; /* "counter", "power_integral", "mixed" */
     /* What the recorder dropped or its files could not take, from its
      * closing records (figures.c): known only when the session says. */
-    bool have_drops, have_lost;
+    bool have_scope_drops, have_metric_drops, have_lost;
     uint64_t scope_events_dropped, metric_rows_dropped, lines_lost, rows_lost;
     /* Scopes begun with no end in the logs lost their ends to the drops
      * (the recorder shut down), rather than being open at the end. */

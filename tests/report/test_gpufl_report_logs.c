@@ -472,6 +472,86 @@ static void test_dropped_scopes(void)
     free(js);
 }
 
+/* Every occurrence of from in the file at path replaced by to. */
+static void edit_file(const char *path, const char *from, const char *to)
+{
+    size_t len = 0;
+    char *t = check_read_file(path, &len);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    for (const char *p = t, *hit; f; p = hit + strlen(from)) {
+        hit = strstr(p, from);
+        fwrite(p, 1, hit ? (size_t)(hit - p) : strlen(p), f);
+        if (!hit)
+            break;
+        fputs(to, f);
+    }
+    if (f)
+        fclose(f);
+    free(t);
+}
+
+/* The other losses a recorder says in its closing records - metric rows
+ * of a full queue (capture_capabilities), lines its files could not take
+ * (shutdown) - are in the header too; a session of ours without a loss
+ * says 0, one that does not say (no shutdown) null. */
+static void test_other_losses(void)
+{
+    char logs[600], sid[64], dir[800], path[900];
+    snprintf(logs, sizeof logs, "%s/losses", g_tmp);
+    record("losses", logs, sid, sizeof sid);
+    char *t = text_of(logs, "losses", NULL);
+    CHECK(t && !strstr(t, "dropped"));
+    free(t);
+    static const char *const ch[] = {"device", "scope", "system"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s/%s.log", logs, sid, ch[i]);
+        edit_file(path, "\"lines_lost\":0,\"rows_lost\":0", "\"lines_lost\":3,\"rows_lost\":40");
+        edit_file(path,
+                  "{\"feature\":\"device_metrics\",\"requested\":false,\"status\":\"not_"
+                  "requested\",\"mode\":\"\",\"reason_code\":\"\",\"message\":\"system_sample_"
+                  "rate_ms is 0\"}",
+                  "{\"feature\":\"device_metrics\",\"requested\":true,\"status\":\"partial\","
+                  "\"mode\":\"\",\"reason_code\":\"queue_full\",\"message\":\"12 metric rows "
+                  "dropped: the writer fell behind (a slow disk?)\"}");
+    }
+    t = text_of(logs, "losses", NULL);
+    CHECK_CONTAINS(t, "\n  dropped           12 metric rows (the recorder's queue was full); 3 "
+                      "lines (40 rows) the files could not take\n");
+    free(t);
+    gpufl_status st;
+    gpufl_error err;
+    char *js = report(logs, "losses", NULL, 10, GPUFL_REPORT_JSON, 0, &st, &err);
+    json_error_t je;
+    json_t *j = js ? json_loads(js, 0, &je) : NULL;
+    json_t *sum = json_object_get(j, "summary");
+    CHECK_INT(json_integer_value(json_object_get(sum, "scope_events_dropped")), 0);
+    CHECK(json_is_integer(json_object_get(sum, "scope_events_dropped")));
+    CHECK_INT(json_integer_value(json_object_get(sum, "metric_rows_dropped")), 12);
+    CHECK_INT(json_integer_value(json_object_get(sum, "lines_lost")), 3);
+    CHECK_INT(json_integer_value(json_object_get(sum, "rows_lost")), 40);
+    json_decref(j);
+    free(js);
+    /* Without the shutdown records the session does not say: null. */
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s/%s.log", logs, sid, ch[i]);
+        edit_file(path, "\"type\":\"shutdown\"", "\"type\":\"shutdown_not_ours\"");
+    }
+    snprintf(dir, sizeof dir, "%s/%s", logs, sid);
+    js = report(dir, NULL, NULL, 10, GPUFL_REPORT_JSON, 0, &st, &err);
+    j = js ? json_loads(js, 0, &je) : NULL;
+    sum = json_object_get(j, "summary");
+    CHECK(json_is_null(json_object_get(sum, "lines_lost")));
+    CHECK(json_is_null(json_object_get(sum, "scope_events_dropped")));
+    /* The capability still says its count. */
+    CHECK_INT(json_integer_value(json_object_get(sum, "metric_rows_dropped")), 12);
+    json_decref(j);
+    free(js);
+}
+
 int main(void)
 {
     (void)rs_write_nodev;
@@ -485,6 +565,7 @@ int main(void)
     test_errors();
     test_live();
     test_dropped_scopes();
+    test_other_losses();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_report_logs");
 }
