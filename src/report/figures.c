@@ -90,10 +90,24 @@ static void session_span(const fl_report *r, figures *f)
     f->crashed = r->have_res ? r->res.crashed : !m->have_shutdown;
 }
 
+/* A MIG instance whose parent GPU has metric rows too: the parent's
+ * figures already cover it (the run total's rule, cli/report.c). */
+static bool covered_by_parent(const fl_report *r, const dstat *d)
+{
+    const fl_model_device *md = fl_model_device_of(r->m, d->id);
+    if (!md || !md->is_mig || md->mig_parent_id < 0)
+        return false;
+    for (size_t i = 0; i < r->n_d; i++)
+        if (r->d[i].id == md->mig_parent_id && r->d[i].samples)
+            return true;
+    return false;
+}
+
 /* The devices' metrics together: mean utilisation over every sample, the
  * sums of memory used and power (the run total's rule, cli/report.c: a sum
  * only when every device has the figure, never a silent undercount), and
- * the energy of those that have one. */
+ * the energy of those that have one; a MIG instance its parent covers is
+ * left out. */
 static void device_totals(const fl_report *r, figures *f)
 {
     double util_sum = 0;
@@ -102,7 +116,7 @@ static void device_totals(const fl_report *r, figures *f)
     bool counter = false, integral = false;
     for (size_t i = 0; i < r->n_d; i++) {
         const dstat *d = &r->d[i];
-        if (d->samples == 0)
+        if (d->samples == 0 || covered_by_parent(r, d))
             continue;
         f->metric_devices++;
         util_sum += d->util_gpu.sum;
@@ -126,7 +140,9 @@ static void device_totals(const fl_report *r, figures *f)
         }
     }
     f->have_used = used_devices > 0 && used_devices == f->metric_devices;
+    f->used_partial = used_devices > 0 && !f->have_used;
     f->have_power = power_devices > 0 && power_devices == f->metric_devices;
+    f->power_partial = power_devices > 0 && !f->have_power;
     f->have_util = util_n > 0;
     f->util_mean = util_n ? util_sum / (double)util_n : 0;
     f->have_energy = energy_devices > 0;

@@ -348,11 +348,12 @@ typedef struct figures {
     bool have_util;
     double util_mean;
     /* Over several devices a figure is the sum of theirs (docs/json-schema.md,
-     * "Vocabulary"), given only when every device with metric rows has it. */
+     * "Vocabulary"), given only when every device with metric rows has it;
+     * a MIG instance whose parent has rows is left out (the parent covers it). */
     size_t metric_devices;
-    bool have_used;
-    double used_max_mib; /* the sum of the devices' maxima */
-    bool have_power;
+    bool have_used, used_partial; /* partial: some devices have it, not all */
+    double used_max_mib;          /* the sum of the devices' maxima */
+    bool have_power, power_partial;
     double power_mean_mw, power_max_mw; /* sums of the devices' means, maxima */
     bool have_energy, energy_partial;
     double energy_j;

@@ -179,7 +179,7 @@ static void summary_metrics(const figures *f, fl_buf *b)
             fl_buf_printf(b, " (sum of the %zu devices' maxima)", n);
         fl_buf_puts(b, "\n");
     } else {
-        fl_buf_puts(b, n > 1 ? "n/a (not every device reports it)\n" : "n/a\n");
+        fl_buf_puts(b, f->used_partial ? "n/a (not every device reports it)\n" : "n/a\n");
     }
     label(b, "power");
     if (f->have_power) {
@@ -189,7 +189,7 @@ static void summary_metrics(const figures *f, fl_buf *b)
             fl_buf_printf(b, " (sums of the %zu devices' means and maxima)", n);
         fl_buf_puts(b, "\n");
     } else {
-        fl_buf_puts(b, n > 1 ? "n/a (not every device reports it)\n" : "n/a\n");
+        fl_buf_puts(b, f->power_partial ? "n/a (not every device reports it)\n" : "n/a\n");
     }
     label(b, "energy");
     if (f->have_energy)
