@@ -28,7 +28,7 @@ typedef struct total {
     int has_energy, has_power, has_mem_used, has_mem_total, has_util;
     double energy_j;
     const char *energy_source;
-    double power_mean_mw;
+    double power_mean_mw, power_max_mw; /* sums of the devices' means, maxima */
     uint64_t mem_used_max_bytes, mem_total_bytes;
     double util_gpu_mean_pct, busy_time_est_s;
     size_t n_failed;  /* devices that failed mid-run: their figures cover less */
@@ -91,6 +91,7 @@ static void compute_total(gp_monitor *m, total *t)
         t->energy_j += s->energy_j;
         t->has_power &= (s->valid & GP_M_POWER) != 0;
         t->power_mean_mw += s->power_mean_mw;
+        t->power_max_mw += s->power_max_mw;
         t->has_mem_used &= (s->valid & GP_M_MEM_USED) != 0;
         t->mem_used_max_bytes += s->mem_used_max_bytes;
         t->has_mem_total &= (s->valid & GP_M_MEM_TOTAL) != 0;
@@ -151,7 +152,8 @@ static void write_total_text(FILE *f, const total *t)
 
     fprintf(f, "  %-18s", "power");
     if (t->has_power)
-        fprintf(f, "mean %.1f W (sum of the devices' means)\n", t->power_mean_mw / 1000.0);
+        fprintf(f, "mean %.1f W  max %.1f W (sums of the devices' means and maxima)\n",
+                t->power_mean_mw / 1000.0, t->power_max_mw / 1000.0);
     else
         fputs("n/a\n", f);
     fprintf(f, "  %-18s", "memory used");
@@ -160,7 +162,7 @@ static void write_total_text(FILE *f, const total *t)
         gib(f, t->mem_used_max_bytes);
         fputs(" of ", f);
         gib(f, t->mem_total_bytes);
-        fputs(" (sum of the devices' peaks)\n", f);
+        fputs(" (sum of the devices' maxima)\n", f);
     } else {
         fputs("n/a\n", f);
     }
@@ -313,6 +315,8 @@ static void write_json(const cli_report *r, fl_buf *b)
         fl_buf_str(b, t.energy_source);
         fl_buf_puts(b, ",\"power_mean_mw\":");
         fl_buf_opt_double(b, t.has_power, t.power_mean_mw);
+        fl_buf_puts(b, ",\"power_max_mw\":");
+        fl_buf_opt_double(b, t.has_power, t.power_max_mw);
         fl_buf_puts(b, ",\"mem_used_max_bytes\":");
         fl_buf_opt_u64(b, t.has_mem_used, t.mem_used_max_bytes);
         fl_buf_puts(b, ",\"mem_total_bytes\":");

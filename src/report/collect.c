@@ -165,6 +165,7 @@ static void scope_done(fl_report *r, uint64_t instance, uint64_t name_id, uint64
 static void scope_batch(fl_report *r, const fl_batch *b)
 {
     fl_scope_cols c = fl_scope_cols_of(b);
+    r->scope_rows += b->nrows;
     for (size_t i = 0; i < b->nrows; i++) {
         fl_scope_end e;
         switch (fl_scope_row(&r->open, b, &c, i, &e)) {

@@ -90,31 +90,45 @@ static void session_span(const fl_report *r, figures *f)
     f->crashed = r->have_res ? r->res.crashed : !m->have_shutdown;
 }
 
+/* A MIG instance whose parent GPU has metric rows too: the parent's
+ * figures already cover it (the run total's rule, cli/report.c). */
+static bool covered_by_parent(const fl_report *r, const dstat *d)
+{
+    const fl_model_device *md = fl_model_device_of(r->m, d->id);
+    if (!md || !md->is_mig || md->mig_parent_id < 0)
+        return false;
+    for (size_t i = 0; i < r->n_d; i++)
+        if (r->d[i].id == md->mig_parent_id && r->d[i].samples)
+            return true;
+    return false;
+}
+
 /* The devices' metrics together: mean utilisation over every sample, the
- * peak of memory used, power, and the energy of those that have one. */
+ * sums of memory used and power (the run total's rule, cli/report.c: a sum
+ * only when every device has the figure, never a silent undercount), and
+ * the energy of those that have one; a MIG instance its parent covers is
+ * left out. */
 static void device_totals(const fl_report *r, figures *f)
 {
     double util_sum = 0;
     uint64_t util_n = 0;
-    size_t metric_devices = 0, energy_devices = 0;
+    size_t used_devices = 0, power_devices = 0, energy_devices = 0;
     bool counter = false, integral = false;
     for (size_t i = 0; i < r->n_d; i++) {
         const dstat *d = &r->d[i];
-        if (d->samples == 0)
+        if (d->samples == 0 || covered_by_parent(r, d))
             continue;
-        metric_devices++;
+        f->metric_devices++;
         util_sum += d->util_gpu.sum;
         util_n += d->util_gpu.n;
-        if (d->used.n && (!f->have_used || d->used.max > f->used_peak_mib)) {
-            f->have_used = true;
-            f->used_peak_mib = d->used.max;
-            f->used_peak_dev = d->id;
+        if (d->used.n) {
+            used_devices++;
+            f->used_max_mib += d->used.max;
         }
         if (d->power.n) {
-            f->have_power = true;
-            f->power_mean_sum_w += d->power.sum / (double)d->power.n / 1000.0;
-            if (d->power.max / 1000.0 > f->power_peak_w)
-                f->power_peak_w = d->power.max / 1000.0;
+            power_devices++;
+            f->power_mean_mw += d->power.sum / (double)d->power.n;
+            f->power_max_mw += d->power.max;
         }
         double j;
         const char *src;
@@ -125,11 +139,66 @@ static void device_totals(const fl_report *r, figures *f)
             integral |= src[0] == 'p';
         }
     }
+    f->have_used = used_devices > 0 && used_devices == f->metric_devices;
+    f->used_partial = used_devices > 0 && !f->have_used;
+    f->have_power = power_devices > 0 && power_devices == f->metric_devices;
+    f->power_partial = power_devices > 0 && !f->have_power;
     f->have_util = util_n > 0;
     f->util_mean = util_n ? util_sum / (double)util_n : 0;
     f->have_energy = energy_devices > 0;
-    f->energy_partial = energy_devices > 0 && energy_devices < metric_devices;
+    f->energy_partial = energy_devices > 0 && energy_devices < f->metric_devices;
     f->energy_source = counter && integral ? "mixed" : counter ? "counter" : "power_integral";
+}
+
+/* The count before `what` in a capability's message: the recorder writes
+ * "N scope events dropped: ..." and "N metric rows dropped: ..."
+ * (recorder/capabilities.c, fl_caps_mark_lost_rows; a feature's later
+ * losses are appended after "; ", so the count is looked for, not assumed
+ * first; pinned by test_gpufl_session's ring_full case). */
+static bool count_before(const char *msg, const char *what, uint64_t *n)
+{
+    const char *at = msg ? strstr(msg, what) : NULL;
+    if (!at || at == msg || at[-1] < '0' || at[-1] > '9')
+        return false;
+    const char *p = at;
+    while (p > msg && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    uint64_t v = 0;
+    for (; p < at; p++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    *n = v;
+    return true;
+}
+
+/* What the recorder dropped (its closing capture_capabilities: scope
+ * events of a full ring, metric rows of a full queue) and what its files
+ * could not take (the shutdown's lines_lost, rows_lost).  A count is
+ * known when the session says it: a capability that counts, or our
+ * shutdown (it always carries lines_lost, and our closing capabilities
+ * then say every drop), so a clean session of ours without a drop says 0. */
+static void losses(const fl_report *r, figures *f)
+{
+    const fl_model *m = r->m;
+    f->have_lost = fl_jget_u64(m->shutdown, "lines_lost", &f->lines_lost) &&
+                   fl_jget_u64(m->shutdown, "rows_lost", &f->rows_lost);
+    f->have_scope_drops = f->have_metric_drops = f->have_lost && m->caps;
+    const json_t *caps = json_object_get(m->caps, "capabilities");
+    for (size_t i = 0; i < json_array_size(caps); i++) {
+        const json_t *e = json_array_get(caps, i);
+        const char *feat = fl_jget_str(e, "feature"), *msg = fl_jget_str(e, "message");
+        if (!feat)
+            continue;
+        if (strcmp(feat, "scope_events") == 0 &&
+            count_before(msg, " scope events dropped", &f->scope_events_dropped))
+            f->have_scope_drops = true;
+        else if (strcmp(feat, "device_metrics") == 0 &&
+                 count_before(msg, " metric rows dropped", &f->metric_rows_dropped))
+            f->have_metric_drops = true;
+    }
+    f->scope_ends_dropped = f->scope_events_dropped > 0 && m->have_shutdown && !f->crashed;
 }
 
 bool fl_report_figures(const fl_report *r, int top_n, figures *f)
@@ -142,6 +211,7 @@ bool fl_report_figures(const fl_report *r, int top_n, figures *f)
         f->copy_ns += r->copies[k].time_ns;
     }
     device_totals(r, f);
+    losses(r, f);
     f->korder = order(r, r->n_k, cmp_kernel);
     f->sorder = order(r, r->n_s, cmp_scope);
     f->dorder = order(r, r->n_d, cmp_device);

@@ -108,17 +108,22 @@ static void json_summary(const fl_report *r, const figures *f, jw *w)
     j_u64(w, "allocations", r->allocs);
     j_u64(w, "frees", r->frees);
     j_dbl(w, "util_gpu_mean_pct", f->have_util, f->util_mean);
-    j_opt_u64(w, "mem_used_peak_bytes", f->have_used,
-              (uint64_t)(f->used_peak_mib * 1048576.0 + 0.5));
-    if (f->have_used)
-        j_device_id(w, "mem_used_peak_device_id", f->used_peak_dev);
-    else
-        j_str(w, "mem_used_peak_device_id", NULL);
-    j_dbl(w, "power_mean_sum_w", f->have_power, f->power_mean_sum_w);
-    j_dbl(w, "power_peak_w", f->have_power, f->power_peak_w);
+    /* Over several devices, sums of the devices' figures of the same name
+     * (docs/json-schema.md, "Vocabulary"). */
+    j_u64(w, "metric_devices", f->metric_devices);
+    j_opt_u64(w, "mem_used_max_bytes", f->have_used, (uint64_t)(f->used_max_mib * 1048576.0 + 0.5));
+    j_dbl(w, "power_mean_mw", f->have_power, f->power_mean_mw);
+    j_dbl(w, "power_max_mw", f->have_power, f->power_max_mw);
     j_dbl(w, "energy_j", f->have_energy, f->energy_j);
     j_str(w, "energy_source", f->have_energy ? f->energy_source : NULL);
     j_bool(w, "energy_partial", f->energy_partial);
+    /* What the recorder dropped or its files could not take (null: the
+     * session does not say). */
+    j_u64(w, "scope_events", r->scope_rows);
+    j_opt_u64(w, "scope_events_dropped", f->have_scope_drops, f->scope_events_dropped);
+    j_opt_u64(w, "metric_rows_dropped", f->have_metric_drops, f->metric_rows_dropped);
+    j_opt_u64(w, "lines_lost", f->have_lost, f->lines_lost);
+    j_opt_u64(w, "rows_lost", f->have_lost, f->rows_lost);
     j_close(w, '}');
 }
 
@@ -149,7 +154,9 @@ static void json_scopes(const fl_report *r, const figures *f, jw *w)
         bool gpu = !s->nvtx && r->kernel_launches > 0;
         j_opt_u64(w, "gpu_time_inside_ns", gpu, s->gpu_ns);
         j_opt_u64(w, "kernel_launches_inside", gpu, s->kernels);
-        j_u64(w, "open_at_end", s->open_at_end);
+        /* Begun, no end in the logs: dropped by the recorder, or open. */
+        j_u64(w, "open_at_end", f->scope_ends_dropped ? 0 : s->open_at_end);
+        j_u64(w, "ends_dropped", f->scope_ends_dropped ? s->open_at_end : 0);
         j_close(w, '}');
     }
     j_close(w, ']');
@@ -349,11 +356,11 @@ static void json_devices(const fl_report *r, const figures *f, jw *w)
         j_u64(w, "samples", d->samples);
         j_acc(w, "util_gpu_mean_pct", "util_gpu_max_pct", &d->util_gpu, 1);
         j_acc(w, "util_mem_mean_pct", "util_mem_max_pct", &d->util_mem, 1);
-        j_opt_u64(w, "mem_used_peak_bytes", d->used.n > 0,
+        j_opt_u64(w, "mem_used_max_bytes", d->used.n > 0,
                   (uint64_t)(d->used.max * 1048576.0 + 0.5));
         j_opt_u64(w, "mem_total_bytes", d->have_total, (uint64_t)(d->total_mib * 1048576.0 + 0.5));
         j_dbl(w, "temp_max_c", d->temp.n > 0, d->temp.max);
-        j_acc(w, "power_mean_w", "power_max_w", &d->power, 1e-3);
+        j_acc(w, "power_mean_mw", "power_max_mw", &d->power, 1);
         j_acc(w, "clock_sm_mean_mhz", NULL, &d->clock_sm, 1);
         j_acc(w, "clock_mem_mean_mhz", NULL, &d->clock_mem, 1);
         double j = 0;
@@ -377,7 +384,7 @@ static void json_host(const fl_report *r, jw *w)
     j_str(w, "hostname", r->host_name ? r->host_name : r->m->hostname);
     j_u64(w, "samples", r->host_samples);
     j_acc(w, "cpu_mean_pct", "cpu_max_pct", &r->cpu, 1);
-    j_opt_u64(w, "ram_used_peak_bytes", r->ram_used.n > 0,
+    j_opt_u64(w, "ram_used_max_bytes", r->ram_used.n > 0,
               (uint64_t)(r->ram_used.max * 1048576.0 + 0.5));
     j_opt_u64(w, "ram_total_bytes", r->have_ram_total,
               (uint64_t)(r->ram_total_mib * 1048576.0 + 0.5));
@@ -468,7 +475,7 @@ void fl_report_json(const fl_report *r, int top_n, fl_buf *out)
     }
     j_open(&w, NULL, '{');
     j_str(&w, "schema", "gpu-profile.report");
-    j_u64(&w, "schema_version", 1);
+    j_u64(&w, "schema_version", FL_REPORT_SCHEMA_VERSION);
     json_session(r, &f, &w);
     json_summary(r, &f, &w);
     json_scopes(r, &f, &w);

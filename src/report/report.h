@@ -33,12 +33,17 @@
 
 /* ------------------------------------------------------------ the report */
 
+/* 2: one vocabulary with the run summary (docs/json-schema.md,
+ * "Vocabulary"): power in mW, "max" for the largest reading (was "peak"),
+ * sums over devices; the recorder's drops in the summary. */
+#define FL_REPORT_SCHEMA_VERSION 2
+
 /*
  * The JSON (one object, keys always present in this order; units in the
  * key names; null: not recorded; percentiles are estimates within
  * "percentile_max_error_pct" = 1.6 %, min / max / mean / totals exact):
  *
- *   schema "gpu-profile.report", schema_version 1
+ *   schema "gpu-profile.report", schema_version FL_REPORT_SCHEMA_VERSION
  *   session   {app, session_id, hostname, pid, start_ns, start_source
  *             ("job_start" | "first_record"), end_ns, end_source ("shutdown"
  *             | "last_record"), duration_ns, session_kind, profiling_engine,
@@ -56,14 +61,17 @@
  *             synchronizations, synchronization_time_ns,
  *             synchronization_stacks [{stack_trace, synchronizations,
  *             time_ns}] (top 5 by time_ns), allocations, frees,
- *             util_gpu_mean_pct, mem_used_peak_bytes, mem_used_peak_device_id,
- *             power_mean_sum_w, power_peak_w, energy_j, energy_source
- *             ("counter" | "power_integral" | "mixed"), energy_partial}
+ *             util_gpu_mean_pct, metric_devices, mem_used_max_bytes,
+ *             power_mean_mw, power_max_mw (sums over the metric devices),
+ *             energy_j, energy_source ("counter" | "power_integral" |
+ *             "mixed"), energy_partial, scope_events, scope_events_dropped,
+ *             metric_rows_dropped, lines_lost, rows_lost}
  *   scopes    {percentile_max_error_pct, kernel_time_in_scopes_ns,
  *             kernel_time_outside_scopes_ns, kernel_time_unattributed_ns,
  *             unmatched_ends, items [{name, kind ("scope" | "nvtx"), count,
  *             total_ns, mean_ns, min_ns, max_ns, p50_ns, p99_ns,
- *             gpu_time_inside_ns, kernel_launches_inside, open_at_end}],
+ *             gpu_time_inside_ns, kernel_launches_inside, open_at_end,
+ *             ends_dropped}],
  *             execution_signatures [{scope, signature, launch_count,
  *             distinct_kernels, records}]}
  *   hotspots  {distinct_kernels, top_n, percentile_max_error_pct,
@@ -79,12 +87,12 @@
  *   memset    {count, bytes, time_ns, throughput_gb_per_s}
  *   devices   [{device_id, name, samples, util_gpu_mean_pct,
  *             util_gpu_max_pct, util_mem_mean_pct, util_mem_max_pct,
- *             mem_used_peak_bytes, mem_total_bytes, temp_max_c, power_mean_w,
- *             power_max_w, clock_sm_mean_mhz, clock_mem_mean_mhz, energy_j,
+ *             mem_used_max_bytes, mem_total_bytes, temp_max_c, power_mean_mw,
+ *             power_max_mw, clock_sm_mean_mhz, clock_mem_mean_mhz, energy_j,
  *             energy_source, gpm: null | {NAME: null | {mean_pct|mean_bps,
  *             max_pct|max_bps}}}]
  *   host      null | {hostname, samples, cpu_mean_pct, cpu_max_pct,
- *             ram_used_peak_bytes, ram_total_bytes}
+ *             ram_used_max_bytes, ram_total_bytes}
  *   stalls    null | {pc_samples, sass_metric_rows, reasons [{stall_reason,
  *             metric_id, name, samples}], functions [{function_id, name,
  *             samples}]}

@@ -220,6 +220,7 @@ struct fl_report {
     fl_u64map s_by_name; /* (uintptr_t) name * 2 + nvtx -> a: index */
     fl_u64map open;      /* scope_instance_id -> a: start ns, b: name_id */
     uint64_t scope_unmatched_ends;
+    uint64_t scope_rows; /* scope_event_batch rows read */
     /* devices */
     dstat *d;
     size_t n_d, cap_d;
@@ -346,14 +347,24 @@ typedef struct figures {
     /* device aggregates */
     bool have_util;
     double util_mean;
-    bool have_used;
-    double used_peak_mib;
-    int64_t used_peak_dev;
-    bool have_power;
-    double power_mean_sum_w, power_peak_w;
+    /* Over several devices a figure is the sum of theirs (docs/json-schema.md,
+     * "Vocabulary"), given only when every device with metric rows has it;
+     * a MIG instance whose parent has rows is left out (the parent covers it). */
+    size_t metric_devices;
+    bool have_used, used_partial; /* partial: some devices have it, not all */
+    double used_max_mib;          /* the sum of the devices' maxima */
+    bool have_power, power_partial;
+    double power_mean_mw, power_max_mw; /* sums of the devices' means, maxima */
     bool have_energy, energy_partial;
     double energy_j;
     const char *energy_source; /* "counter", "power_integral", "mixed" */
+    /* What the recorder dropped or its files could not take, from its
+     * closing records (figures.c): known only when the session says. */
+    bool have_scope_drops, have_metric_drops, have_lost;
+    uint64_t scope_events_dropped, metric_rows_dropped, lines_lost, rows_lost;
+    /* Scopes begun with no end in the logs lost their ends to the drops
+     * (the recorder shut down), rather than being open at the end. */
+    bool scope_ends_dropped;
     /* sorted views (indices) */
     size_t *korder, *sorder, *dorder;
     size_t top;

@@ -161,7 +161,8 @@ static void summary_ops(fl_buf *b, const char *what, uint64_t n, const char *one
 }
 
 /* The device metrics over every device: utilisation, memory, power,
- * energy. */
+ * energy.  Over several devices memory and power are the sums of the
+ * devices' figures, as the run's total says them (cli/report.c). */
 static void summary_metrics(const figures *f, fl_buf *b)
 {
     label(b, "util.gpu");
@@ -169,22 +170,27 @@ static void summary_metrics(const figures *f, fl_buf *b)
         fl_buf_printf(b, "mean %.1f%% (every sample of every device)\n", f->util_mean);
     else
         fl_buf_puts(b, "n/a\n");
+    size_t n = f->metric_devices;
     label(b, "memory used");
     if (f->have_used) {
-        fl_buf_puts(b, "peak ");
-        fl_bytes_text(b, f->used_peak_mib * 1048576.0);
-        fl_buf_puts(b, " (");
-        gpu_label(b, f->used_peak_dev);
-        fl_buf_puts(b, ")\n");
+        fl_buf_puts(b, "max ");
+        fl_bytes_text(b, f->used_max_mib * 1048576.0);
+        if (n > 1)
+            fl_buf_printf(b, " (sum of the %zu devices' maxima)", n);
+        fl_buf_puts(b, "\n");
     } else {
-        fl_buf_puts(b, "n/a\n");
+        fl_buf_puts(b, f->used_partial ? "n/a (not every device reports it)\n" : "n/a\n");
     }
     label(b, "power");
-    if (f->have_power)
-        fl_buf_printf(b, "mean %.1f W (sum of the devices' means)  peak %.1f W (one device)\n",
-                      f->power_mean_sum_w, f->power_peak_w);
-    else
-        fl_buf_puts(b, "n/a\n");
+    if (f->have_power) {
+        fl_buf_printf(b, "mean %.1f W  max %.1f W", f->power_mean_mw / 1000.0,
+                      f->power_max_mw / 1000.0);
+        if (n > 1)
+            fl_buf_printf(b, " (sums of the %zu devices' means and maxima)", n);
+        fl_buf_puts(b, "\n");
+    } else {
+        fl_buf_puts(b, f->power_partial ? "n/a (not every device reports it)\n" : "n/a\n");
+    }
     label(b, "energy");
     if (f->have_energy)
         fl_buf_printf(b, "%.3f J (%s%s)\n", f->energy_j,
@@ -222,11 +228,41 @@ static void summary_other(const fl_report *r, fl_buf *b)
     fl_text_sync_stacks(r, b);
 }
 
+/* What the recorder dropped or could not write, in the header: a report
+ * with a hole in it says so before any figure (the "captured" section
+ * has the recorder's own words). */
+static void summary_dropped(const fl_report *r, const figures *f, fl_buf *b)
+{
+    bool files = f->have_lost && f->lines_lost;
+    if (!f->scope_events_dropped && !f->metric_rows_dropped && !files)
+        return;
+    label(b, "dropped");
+    const char *sep = "";
+    if (f->scope_events_dropped) {
+        uint64_t all = f->scope_events_dropped + r->scope_rows;
+        fl_buf_printf(
+            b, "%" PRIu64 " of %" PRIu64 " scope events (%.1f%%: the recorder's ring was full)",
+            f->scope_events_dropped, all, 100.0 * (double)f->scope_events_dropped / (double)all);
+        sep = "; ";
+    }
+    if (f->metric_rows_dropped) {
+        fl_buf_printf(b, "%s%" PRIu64 " metric %s (the recorder's queue was full)", sep,
+                      f->metric_rows_dropped, fl_plural(f->metric_rows_dropped, "row", "rows"));
+        sep = "; ";
+    }
+    if (files)
+        fl_buf_printf(b, "%s%" PRIu64 " %s (%" PRIu64 " %s) the files could not take", sep,
+                      f->lines_lost, fl_plural(f->lines_lost, "line", "lines"), f->rows_lost,
+                      fl_plural(f->rows_lost, "row", "rows"));
+    fl_buf_puts(b, "\n");
+}
+
 static void text_summary(const fl_report *r, const figures *f, fl_buf *b)
 {
     summary_who(r->m, b);
     summary_when(r->m, f, b);
     summary_how(r, f, b);
+    summary_dropped(r, f, b);
     summary_kernels(r, f, b);
     summary_ops(b, "memcpy", f->copies, "copy", "copies", f->copy_bytes, f->copy_ns);
     summary_ops(b, "memset", r->memsets.count, "memset", "memsets", r->memsets.bytes,
@@ -261,7 +297,10 @@ static void text_scopes(const fl_report *r, const figures *f, fl_buf *b)
             else
                 fl_buf_printf(b, "%12.3f  ", (double)s->gpu_ns / 1e6);
             fl_put_line(b, s->name, 100);
-            if (s->open_at_end)
+            if (s->open_at_end && f->scope_ends_dropped)
+                fl_buf_printf(b, "  (%" PRIu64 " %s dropped)", s->open_at_end,
+                              fl_plural(s->open_at_end, "end", "ends"));
+            else if (s->open_at_end)
                 fl_buf_printf(b, "  (%" PRIu64 " still open at the end)", s->open_at_end);
             fl_buf_puts(b, "\n");
         }
@@ -276,8 +315,9 @@ static void text_scopes(const fl_report *r, const figures *f, fl_buf *b)
         fl_buf_puts(b, " not attributed (no user_scope)\n");
     }
     if (r->scope_unmatched_ends)
-        fl_buf_printf(b, "  %" PRIu64 " scope %s without a begin (not counted)\n",
-                      r->scope_unmatched_ends, fl_plural(r->scope_unmatched_ends, "end", "ends"));
+        fl_buf_printf(b, "  %" PRIu64 " scope %s without a begin (not counted%s)\n",
+                      r->scope_unmatched_ends, fl_plural(r->scope_unmatched_ends, "end", "ends"),
+                      f->scope_events_dropped ? ": begins dropped" : "");
 }
 
 static void dim_text(fl_buf *b, bool varies, bool have, const uint32_t v[3])
@@ -482,7 +522,7 @@ static void text_devices(const fl_report *r, const figures *f, fl_buf *b)
             fl_buf_puts(b, "n/a\n");
         fl_buf_printf(b, "    %-18s", "memory used");
         if (d->used.n) {
-            fl_buf_puts(b, "peak ");
+            fl_buf_puts(b, "max ");
             fl_bytes_text(b, d->used.max * 1048576.0);
             if (d->have_total) {
                 fl_buf_puts(b, " of ");
@@ -541,7 +581,7 @@ static void text_host(const fl_report *r, fl_buf *b)
         fl_buf_puts(b, "n/a\n");
     label(b, "RAM used");
     if (r->ram_used.n) {
-        fl_buf_puts(b, "peak ");
+        fl_buf_puts(b, "max ");
         fl_bytes_text(b, r->ram_used.max * 1048576.0);
         if (r->have_ram_total) {
             fl_buf_puts(b, " of ");

@@ -181,6 +181,18 @@ static void put_seconds(gp_out *o, double v)
     }
 }
 
+/* A time that may be under a millisecond (an achieved interval): in ms
+ * then, so the text never says "0.000 s" for what the JSON has as 0.0004. */
+static void put_seconds_fine(gp_out *o, double v)
+{
+    if (isfinite(v) && v > 0 && v < 0.0005) {
+        gp_out_fixed(o, v * 1e3, 3, 0);
+        gp_out_str(o, " ms");
+    } else {
+        put_seconds(o, v);
+    }
+}
+
 /* A figure with about three significant digits or more: small energies
  * keep their decimals, large ones do not get noisy. */
 static void put_sig(gp_out *o, double v)
@@ -327,9 +339,18 @@ static void put_timing(gp_out *o, const gp_summary *s)
     if (s->samples_warmup > 0 || s->warmup_s > 0) {
         gp_out_str(o, " (+");
         gp_out_u64(o, s->samples_warmup);
-        gp_out_str(o, " dropped in ");
-        put_seconds(o, s->warmup_s);
-        gp_out_str(o, " warmup)");
+        if (s->warmup_s >= s->duration_s) {
+            /* The warmup outlasted the region: say so, not "in 10 s". */
+            gp_out_str(o, " dropped: the whole ");
+            put_seconds(o, s->duration_s);
+            gp_out_str(o, " fell within the ");
+            put_seconds(o, s->warmup_s);
+            gp_out_str(o, " warmup)");
+        } else {
+            gp_out_str(o, " dropped in ");
+            put_seconds(o, s->warmup_s);
+            gp_out_str(o, " warmup)");
+        }
     }
     gp_out_ch(o, '\n');
 
@@ -337,7 +358,7 @@ static void put_timing(gp_out *o, const gp_summary *s)
     put_seconds(o, s->interval_s);
     gp_out_str(o, " requested, ");
     if (s->sample_count >= 2)
-        put_seconds(o, s->interval_mean_s);
+        put_seconds_fine(o, s->interval_mean_s);
     else
         gp_out_str(o, "n/a");
     gp_out_str(o, " achieved\n");
@@ -436,16 +457,15 @@ static void put_power_energy(gp_out *o, const gp_summary *s)
     gp_out_ch(o, '\n');
 }
 
-/* temperature, with a degree sign unless ASCII */
-static void put_temperature(gp_out *o, const gp_summary *s, unsigned flags)
+/* temperature in "C", as the report and nvidia-smi write it: one
+ * spelling whatever the locale (docs/json-schema.md, "Vocabulary") */
+static void put_temperature(gp_out *o, const gp_summary *s)
 {
     put_label(o, "temperature");
     if (s->valid & GP_M_TEMP) {
         gp_out_str(o, "max ");
         gp_out_i64(o, s->temp_max_c);
-        gp_out_str(o, (flags & GP_FMT_ASCII) ? " C"
-                                             : " \xc2\xb0"
-                                               "C");
+        gp_out_str(o, " C");
     } else {
         gp_out_str(o, "n/a");
     }
@@ -659,7 +679,7 @@ static void format_text(gp_out *o, const gp_summary *s, unsigned flags)
     put_memory(o, s);
     put_process(o, s, flags);
     put_power_energy(o, s);
-    put_temperature(o, s, flags);
+    put_temperature(o, s);
     put_clocks(o, s);
     put_throttle(o, s);
     put_activity(o, s, flags);

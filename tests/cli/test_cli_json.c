@@ -148,15 +148,17 @@ static void test_json_report(void)
 
     const jn *t = jn_get(doc, "total");
     static const char *const tkeys[] = {
-        "devices",         "duration_s",         "energy_j",        "energy_source",
-        "power_mean_mw",   "mem_used_max_bytes", "mem_total_bytes", "util_gpu_mean_pct",
-        "busy_time_est_s", "failed_devices"};
+        "devices",           "duration_s",      "energy_j",           "energy_source",
+        "power_mean_mw",     "power_max_mw",    "mem_used_max_bytes", "mem_total_bytes",
+        "util_gpu_mean_pct", "busy_time_est_s", "failed_devices"};
     check_keys(t, tkeys, sizeof tkeys / sizeof tkeys[0]);
     CHECK_INT(jn_int(jn_get(t, "devices")), 2);
     CHECK_NEAR(jn_num(jn_get(t, "duration_s")), jn_num(jn_get(d0, "duration_s")), 1e-9);
     CHECK_NEAR(jn_num(jn_get(t, "energy_j")), 3.0, 1e-9);
     CHECK_STR(jn_str(jn_get(t, "energy_source")), "counter");
     CHECK_NEAR(jn_num(jn_get(t, "power_mean_mw")), 500000, 1e-9);
+    CHECK_NEAR(jn_num(jn_get(t, "power_max_mw")),
+               jn_num(jn_get(d0, "power_max_mw")) + jn_num(jn_get(d1, "power_max_mw")), 1e-9);
     CHECK_U64(jn_u64(jn_get(t, "mem_used_max_bytes")), 3 * GIB);
     CHECK_U64(jn_u64(jn_get(t, "mem_total_bytes")), 120 * GIB);
     CHECK_NEAR(jn_num(jn_get(t, "util_gpu_mean_pct")), 66, 1e-9);
@@ -203,9 +205,10 @@ static void test_text_total(void)
     CHECK_CONTAINS(r.err, "\n\nGPU 1  NVIDIA A100-SXM4-40GB");
     CHECK_CONTAINS(r.err, "\n\ntotal  2 GPUs\n");
     CHECK_CONTAINS(r.err, "\n  energy            3.0 J (counter, summed)\n");
-    CHECK_CONTAINS(r.err, "\n  power             mean 500.0 W (sum of the devices' means)\n");
+    CHECK_CONTAINS(r.err, "\n  power             mean 500.0 W  max 500.0 W (sums of the devices' "
+                          "means and maxima)\n");
     CHECK_CONTAINS(r.err, "\n  memory used       max 3.00 GiB of 120.00 GiB (sum of the "
-                          "devices' peaks)\n");
+                          "devices' maxima)\n");
     CHECK_CONTAINS(r.err, "\n  util.gpu          mean 66.0% (mean over the devices)\n");
     h_result_free(&r);
 }
@@ -678,7 +681,7 @@ static void test_devices_mig(void)
                           "       MIG-00000003-0000-0000-0000-000000000003  [nvml]\n");
     CHECK_CONTAINS(r.err, "\ntotal  2 GPUs\n");
     CHECK_CONTAINS(r.err, "memory used       max 1.00 GiB of 80.00 GiB (sum of the devices' "
-                          "peaks)\n");
+                          "maxima)\n");
     h_result_free(&r);
 
     /* CUDA_VISIBLE_DEVICES naming an instance by its full UUID. */

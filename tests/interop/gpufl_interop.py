@@ -196,14 +196,14 @@ def ours(build, log_dir):
         f["hotspot_calls"] = hot
     n, util, peak, pn, power = 0, 0.0, None, 0, 0.0
     for d in r["devices"]:
-        if d.get("power_mean_w") is not None:
+        if d.get("power_mean_mw") is not None:
             pn += d["samples"]
-            power += d["power_mean_w"] * d["samples"]
+            power += d["power_mean_mw"] / 1000.0 * d["samples"]
         if d.get("util_gpu_mean_pct") is not None and d.get("util_samples", d["samples"]):
             n += d["samples"]
             util += d["util_gpu_mean_pct"] * d["samples"]
-        if d.get("mem_used_peak_bytes") is not None:
-            mib = d["mem_used_peak_bytes"] // 1048576
+        if d.get("mem_used_max_bytes") is not None:
+            mib = d["mem_used_max_bytes"] // 1048576
             peak = mib if peak is None else max(peak, mib)
     if n:
         f["gpu_util_mean"] = util / n

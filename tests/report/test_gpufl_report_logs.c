@@ -13,6 +13,7 @@
  */
 #include "fl_log.h"
 #include "gpufl.h"
+#include "recorder/writer.h"
 #include "report_session.h"
 
 #include <fcntl.h>
@@ -303,7 +304,7 @@ static void test_sections_json(void)
     json_t *j = js ? json_loads(js, 0, &je) : NULL;
     CHECK(j != NULL);
     CHECK_STR(json_string_value(json_object_get(j, "schema")), "gpu-profile.report");
-    CHECK_INT(json_integer_value(json_object_get(j, "schema_version")), 1);
+    CHECK_INT(json_integer_value(json_object_get(j, "schema_version")), 2);
     CHECK_STR(json_string_value(json_object_get(json_object_get(j, "session"), "app")), "rich_app");
     json_t *hot = json_object_get(j, "hotspots");
     CHECK_INT(json_integer_value(json_object_get(hot, "top_n")), 2);
@@ -410,6 +411,147 @@ static void test_live(void)
     gpufl_shutdown();
 }
 
+/* Scope rows the recorder dropped (a ring of 16384 rows filled while its
+ * writer was held) are said in the report's header, with the share of
+ * the scope events, and a scope whose end was dropped is "1 end dropped",
+ * not "still open at the end" (issue 32, point 21).  Rows: outer's begin,
+ * 8191 hot pairs and the 8192nd hot begin fill the ring; the 8192nd hot
+ * end, 1808 more pairs and outer's end are dropped: 3618 of 20002. */
+static void test_dropped_scopes(void)
+{
+    char logs[600], sid[64];
+    snprintf(logs, sizeof logs, "%s/drops", g_tmp);
+    gpufl_init_options o;
+    gpufl_init_options_init(&o);
+    o.app_name = "drops";
+    o.log_path = logs;
+    o.backend = GPUFL_BACKEND_NONE;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    fl_session_hold_writer(true);
+    gpufl_scope outer = gpufl_scope_begin("outer");
+    for (int i = 0; i < 10000; i++) {
+        gpufl_scope s = gpufl_scope_begin("hot");
+        gpufl_scope_end(&s);
+    }
+    gpufl_scope_end(&outer);
+    fl_session_hold_writer(false);
+    gpufl_session_id(sid, sizeof sid);
+    gpufl_shutdown();
+
+    char *t = text_of(logs, "drops", NULL);
+    check_head(t, "drops", sid);
+    CHECK_CONTAINS(t, "\n  dropped           3618 of 20002 scope events (18.1%: the recorder's "
+                      "ring was full)\n");
+    /* The dropped line is in the header, before the kernels line. */
+    const char *d = t ? strstr(t, "\n  dropped ") : NULL, *k = t ? strstr(t, "\n  kernels ") : NULL;
+    CHECK(d && k && d < k);
+    CHECK_CONTAINS(t, "  hot  (1 end dropped)\n");
+    CHECK_CONTAINS(t, "  outer  (1 end dropped)\n");
+    CHECK(t && !strstr(t, "still open"));
+    free(t);
+
+    gpufl_status st;
+    char *js = report(logs, "drops", NULL, 10, GPUFL_REPORT_JSON, 0, &st, &err);
+    json_error_t je;
+    json_t *j = js ? json_loads(js, 0, &je) : NULL;
+    CHECK(j != NULL);
+    json_t *sum = json_object_get(j, "summary");
+    CHECK_INT(json_integer_value(json_object_get(sum, "scope_events")), 16384);
+    CHECK_INT(json_integer_value(json_object_get(sum, "scope_events_dropped")), 3618);
+    CHECK_INT(json_integer_value(json_object_get(sum, "metric_rows_dropped")), 0);
+    CHECK_INT(json_integer_value(json_object_get(sum, "lines_lost")), 0);
+    json_t *items = json_object_get(json_object_get(j, "scopes"), "items");
+    CHECK_INT(json_array_size(items), 2);
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        json_t *it = json_array_get(items, i);
+        CHECK_INT(json_integer_value(json_object_get(it, "open_at_end")), 0);
+        CHECK_INT(json_integer_value(json_object_get(it, "ends_dropped")), 1);
+    }
+    json_decref(j);
+    free(js);
+}
+
+/* Every occurrence of from in the file at path replaced by to. */
+static void edit_file(const char *path, const char *from, const char *to)
+{
+    size_t len = 0;
+    char *t = check_read_file(path, &len);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    for (const char *p = t, *hit; f; p = hit + strlen(from)) {
+        hit = strstr(p, from);
+        fwrite(p, 1, hit ? (size_t)(hit - p) : strlen(p), f);
+        if (!hit)
+            break;
+        fputs(to, f);
+    }
+    if (f)
+        fclose(f);
+    free(t);
+}
+
+/* The other losses a recorder says in its closing records - metric rows
+ * of a full queue (capture_capabilities), lines its files could not take
+ * (shutdown) - are in the header too; a session of ours without a loss
+ * says 0, one that does not say (no shutdown) null. */
+static void test_other_losses(void)
+{
+    char logs[600], sid[64], dir[800], path[900];
+    snprintf(logs, sizeof logs, "%s/losses", g_tmp);
+    record("losses", logs, sid, sizeof sid);
+    char *t = text_of(logs, "losses", NULL);
+    CHECK(t && !strstr(t, "dropped"));
+    free(t);
+    static const char *const ch[] = {"device", "scope", "system"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s/%s.log", logs, sid, ch[i]);
+        edit_file(path, "\"lines_lost\":0,\"rows_lost\":0", "\"lines_lost\":3,\"rows_lost\":40");
+        edit_file(path,
+                  "{\"feature\":\"device_metrics\",\"requested\":false,\"status\":\"not_"
+                  "requested\",\"mode\":\"\",\"reason_code\":\"\",\"message\":\"system_sample_"
+                  "rate_ms is 0\"}",
+                  "{\"feature\":\"device_metrics\",\"requested\":true,\"status\":\"partial\","
+                  "\"mode\":\"\",\"reason_code\":\"queue_full\",\"message\":\"12 metric rows "
+                  "dropped: the writer fell behind (a slow disk?)\"}");
+    }
+    t = text_of(logs, "losses", NULL);
+    CHECK_CONTAINS(t, "\n  dropped           12 metric rows (the recorder's queue was full); 3 "
+                      "lines (40 rows) the files could not take\n");
+    free(t);
+    gpufl_status st;
+    gpufl_error err;
+    char *js = report(logs, "losses", NULL, 10, GPUFL_REPORT_JSON, 0, &st, &err);
+    json_error_t je;
+    json_t *j = js ? json_loads(js, 0, &je) : NULL;
+    json_t *sum = json_object_get(j, "summary");
+    CHECK_INT(json_integer_value(json_object_get(sum, "scope_events_dropped")), 0);
+    CHECK(json_is_integer(json_object_get(sum, "scope_events_dropped")));
+    CHECK_INT(json_integer_value(json_object_get(sum, "metric_rows_dropped")), 12);
+    CHECK_INT(json_integer_value(json_object_get(sum, "lines_lost")), 3);
+    CHECK_INT(json_integer_value(json_object_get(sum, "rows_lost")), 40);
+    json_decref(j);
+    free(js);
+    /* Without the shutdown records the session does not say: null. */
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s/%s.log", logs, sid, ch[i]);
+        edit_file(path, "\"type\":\"shutdown\"", "\"type\":\"shutdown_not_ours\"");
+    }
+    snprintf(dir, sizeof dir, "%s/%s", logs, sid);
+    js = report(dir, NULL, NULL, 10, GPUFL_REPORT_JSON, 0, &st, &err);
+    j = js ? json_loads(js, 0, &je) : NULL;
+    sum = json_object_get(j, "summary");
+    CHECK(json_is_null(json_object_get(sum, "lines_lost")));
+    CHECK(json_is_null(json_object_get(sum, "scope_events_dropped")));
+    /* The capability still says its count. */
+    CHECK_INT(json_integer_value(json_object_get(sum, "metric_rows_dropped")), 12);
+    json_decref(j);
+    free(js);
+}
+
 int main(void)
 {
     (void)rs_write_nodev;
@@ -422,6 +564,8 @@ int main(void)
     test_sections_json();
     test_errors();
     test_live();
+    test_dropped_scopes();
+    test_other_losses();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_report_logs");
 }

@@ -180,7 +180,7 @@ static void test_fixture(void)
     goldens(&r, "fixture", check_env("GP_TEST_SOURCE_DIR"), "SRC");
     json_t *j = r.j;
     CHECK_STR(jstr(j, "schema"), "gpu-profile.report");
-    CHECK_INT(jint(j, "schema_version"), 1);
+    CHECK_INT(jint(j, "schema_version"), 2);
     CHECK_STR(jstr(j, "session.app"), "sample_app");
     CHECK_STR(jstr(j, "session.session_id"), FIX_ID);
     CHECK_STR(jstr(j, "session.hostname"), "host0");
@@ -202,9 +202,12 @@ static void test_fixture(void)
     CHECK_INT(jint(j, "summary.memcpy_bytes"), 8388608);
     CHECK_INT(jint(j, "summary.memcpy_time_ns"), 200000);
     CHECK_NEAR(jnum(j, "summary.util_gpu_mean_pct"), 145.0 / 3, 1e-5);
-    CHECK_INT(jint(j, "summary.mem_used_peak_bytes"), 3072ll * 1048576);
-    CHECK_NEAR(jnum(j, "summary.power_mean_sum_w"), 550.0 / 3, 1e-5);
-    CHECK_NEAR(jnum(j, "summary.power_peak_w"), 310, 1e-9);
+    CHECK_INT(jint(j, "summary.metric_devices"), 1);
+    CHECK_INT(jint(j, "summary.mem_used_max_bytes"), 3072ll * 1048576);
+    CHECK_NEAR(jnum(j, "summary.power_mean_mw"), 550000.0 / 3, 1e-3);
+    CHECK_NEAR(jnum(j, "summary.power_max_mw"), 310000, 1e-9);
+    CHECK_NEAR(jnum(j, "devices[0].power_max_mw"), 310000, 1e-9);
+    CHECK_INT(jint(j, "devices[0].mem_used_max_bytes"), 3072ll * 1048576);
     /* No energy counter: (90+310)/2 W x 1 ms + (310+150)/2 W x 1 ms. */
     CHECK_NEAR(jnum(j, "summary.energy_j"), 0.43, 1e-9);
     CHECK_STR(jstr(j, "summary.energy_source"), "power_integral");
@@ -243,7 +246,7 @@ static void test_fixture(void)
     CHECK_INT(jint(j, "host.samples"), 2);
     CHECK_NEAR(jnum(j, "host.cpu_mean_pct"), 50.25, 1e-9);
     CHECK_NEAR(jnum(j, "host.cpu_max_pct"), 88, 1e-9);
-    CHECK_INT(jint(j, "host.ram_used_peak_bytes"), 2100ll * 1048576);
+    CHECK_INT(jint(j, "host.ram_used_max_bytes"), 2100ll * 1048576);
     CHECK(jnull(j, "stalls"));
     CHECK(jnull(j, "perf_metrics"));
     CHECK_STR(jstr(j, "capture.selected_engine"), "nvidia.trace");
@@ -279,11 +282,13 @@ static void check_rich_common(json_t *j)
     CHECK_INT(jint(j, "summary.memset_time_ns"), 10000);
     /* util.gpu: device 0's 10, 90, 50 (device 1's are null). */
     CHECK_NEAR(jnum(j, "summary.util_gpu_mean_pct"), 50, 1e-9);
-    CHECK_INT(jint(j, "summary.mem_used_peak_bytes"), 4096 * RS_MIB);
-    CHECK_INT(jint(j, "summary.mem_used_peak_device_id"), 0);
-    /* Power: device 0 mean 200 W, device 1 mean 100 W (its null skipped). */
-    CHECK_NEAR(jnum(j, "summary.power_mean_sum_w"), 300, 1e-9);
-    CHECK_NEAR(jnum(j, "summary.power_peak_w"), 300, 1e-9);
+    /* Over two devices, sums of theirs (the run total's rule): memory
+     * 4 + 2 GiB; power means 200 + 100 W (device 1's null skipped), maxima
+     * 300 + 110 W, so the mean never exceeds the max. */
+    CHECK_INT(jint(j, "summary.metric_devices"), 2);
+    CHECK_INT(jint(j, "summary.mem_used_max_bytes"), 6144 * RS_MIB);
+    CHECK_NEAR(jnum(j, "summary.power_mean_mw"), 300000, 1e-9);
+    CHECK_NEAR(jnum(j, "summary.power_max_mw"), 410000, 1e-9);
     /* Energy: device 0's counter 800 mJ; device 1's power integral
      * (90 + 110) / 2 W x 4 ms = 0.4 J (the null reading skipped). */
     CHECK_NEAR(jnum(j, "summary.energy_j"), 1.2, 1e-9);
@@ -294,7 +299,7 @@ static void check_rich_common(json_t *j)
     CHECK_STR(jstr(j, "devices[1].energy_source"), "power_integral");
     CHECK(jnull(j, "devices[1].util_gpu_mean_pct"));
     CHECK_NEAR(jnum(j, "devices[1].util_mem_max_pct"), 10, 1e-9);
-    CHECK_NEAR(jnum(j, "devices[1].power_max_w"), 110, 1e-9);
+    CHECK_NEAR(jnum(j, "devices[1].power_max_mw"), 110000, 1e-9);
     CHECK_INT(jint(j, "devices[1].mem_total_bytes"), 81920 * RS_MIB);
     /* Scopes: train 2000 us, step 750 + 900 us, NVTX 840 us.  GPU time:
      * gemm (630 us, train|step) and odd (10 us, train). */
@@ -348,7 +353,7 @@ static void check_rich_common(json_t *j)
     /* Host: CPU 12.5 and 50 (the null skipped). */
     CHECK_INT(jint(j, "host.samples"), 3);
     CHECK_NEAR(jnum(j, "host.cpu_mean_pct"), 31.25, 1e-9);
-    CHECK_INT(jint(j, "host.ram_used_peak_bytes"), 3000 * RS_MIB);
+    CHECK_INT(jint(j, "host.ram_used_max_bytes"), 3000 * RS_MIB);
 }
 
 static void test_rich(void)

@@ -1090,6 +1090,32 @@ static void print(void)
     }
 }
 
+/* One vocabulary with the report (issue 32, point 20): temperature in
+ * "C" whatever the flags, an achieved interval under a millisecond in ms
+ * (never "0.000 s"), and a warmup longer than the region said as such. */
+static void vocabulary(void)
+{
+    gp_summary s = full_h100();
+    for (unsigned flags = 0; flags <= GP_FMT_ASCII; flags += GP_FMT_ASCII) {
+        char *t = render(gp_summary_format, &s, flags, NULL);
+        CHECK_TEXT_VALUE(t, "temperature", "max 71 C");
+        free(t);
+    }
+    s.duration_s = 0.3;
+    s.warmup_s = 10;
+    s.sample_count = 2;
+    s.samples_warmup = 2;
+    s.interval_mean_s = 0.000412;
+    char *t = render(gp_summary_format, &s, 0, NULL);
+    CHECK_TEXT_VALUE(t, "samples",
+                     "2 (+2 dropped: the whole 0.300 s fell within the 10.000 s warmup)");
+    CHECK_TEXT_VALUE(t, "interval", "0.200 s requested, 0.412 ms achieved");
+    free(t);
+    char *j = render(gp_summary_to_json, &s, 0, NULL);
+    CHECK(strstr(j, "\"interval_mean_s\":0.000412,") != NULL);
+    free(j);
+}
+
 int main(void)
 {
     validator_self_test();
@@ -1102,5 +1128,6 @@ int main(void)
     numbers();
     locale_independence();
     print();
+    vocabulary();
     return check_done("test_render");
 }
