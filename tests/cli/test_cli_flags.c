@@ -77,7 +77,7 @@ static int err_has_serving(const void *path)
 {
     size_t n = 0;
     char *t = check_read_file((const char *)path, &n);
-    int yes = t && strstr(t, "serve: 1 GPUs (backend nvml)") != NULL;
+    int yes = t && strstr(t, "serve: 1 GPU (backend nvml)") != NULL;
     free(t);
     return yes;
 }

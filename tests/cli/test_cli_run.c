@@ -18,7 +18,7 @@
 /* The last line of the report: CMD's status and wall time. */
 static void check_status_line(const char *line, const char *what)
 {
-    CHECK_PREFIX(line, "gpu-profile: '");
+    CHECK_PREFIX(line, "gpu-profile: ");
     CHECK_CONTAINS(line, what);
     CHECK_CONTAINS(line, " after ");
     CHECK(strlen(line) > 3 && strcmp(line + strlen(line) - 2, " s") == 0);
@@ -355,33 +355,75 @@ static void test_strict(void)
     remove(marker);
 }
 
+/* --device naming a device the backend does not have is a mistake, not a
+ * machine without a GPU: 125, CMD not run, the devices there are listed
+ * (with or without --strict); with no backend it is the usual note. */
 static void test_missing_device(void)
 {
-    h_scenario(DEFAULT_SCENARIO);
-    const char *argv[] = {h_cli, "--device", "3", "--", h_child, "exit", "0", NULL};
+    h_scenario("device 0\ndevice 1\n");
+    char marker[512], line[1024];
+    h_path(marker, sizeof marker, "missing-device-marker");
+    static const char *const devices_line =
+        "gpu-profile: the devices nvml sees: 0 Fake NVIDIA GPU "
+        "(GPU-fa4e0000-0000-0000-0000-000000000000), 1 Fake NVIDIA GPU "
+        "(GPU-fa4e0000-0000-0000-0000-000000000001) (gpu-profile devices lists them)";
+    for (int strict = 0; strict <= 1; strict++) {
+        const char *argv[] = {h_cli,      strict ? "--strict" : "--no-strict",
+                              "--device", "5",
+                              "--",       h_child,
+                              "touch",    marker,
+                              NULL};
+        h_result r;
+        h_run(argv, NULL, NULL, 0, &r);
+        CHECK_INT(r.code, 125);
+        CHECK(!h_exists(marker));
+        CHECK_INT(h_count_lines(r.err), 2);
+        CHECK_STR(h_line(r.err, 0, line, sizeof line),
+                  "gpu-profile: --device: device 5 does not exist: nvml sees 2 devices (0-1); the "
+                  "command was not run");
+        CHECK_STR(h_line(r.err, 1, line, sizeof line), devices_line);
+        CHECK_INT(r.out_len, 0);
+        h_result_free(&r);
+    }
+    /* A UUID no device has, in a list, and as --duration's device. */
+    const char *argv2[] = {h_cli, "--device", "1,GPU-ffff", "--", h_child, "touch", marker, NULL};
     h_result r;
-    h_run(argv, NULL, NULL, 0, &r);
-    CHECK_INT(r.code, 0);
-    char line[1024];
+    h_run(argv2, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK(!h_exists(marker));
     CHECK_STR(h_line(r.err, 0, line, sizeof line),
-              "gpu-profile: nothing sampled (device 3 does not exist: nvml sees 1 device (0))");
+              "gpu-profile: --device: 'GPU-ffff': no GPU has this UUID; the command was not run");
+    CHECK_STR(h_line(r.err, 1, line, sizeof line), devices_line);
+    h_result_free(&r);
+    const char *argv3[] = {h_cli, "--device", "2", "--duration", "0.01", NULL};
+    h_run(argv3, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
     CHECK_INT(h_count_lines(r.err), 2);
     h_result_free(&r);
 
-    const char *argv2[] = {h_cli, "--strict", "--device", "3", "--", h_child, "exit", "0", NULL};
-    h_run(argv2, NULL, NULL, 0, &r);
-    CHECK_INT(r.code, 125);
-    CHECK_STR(h_line(r.err, 0, line, sizeof line),
-              "gpu-profile: device 3 does not exist: nvml sees 1 device (0)");
+    /* No backend at all: nothing to list, CMD runs unsampled. */
+    h_scenario("init_error 9\n");
+    const char *argv4[] = {h_cli, "--device", "5", "--", h_child, "exit", "3", NULL};
+    h_run(argv4, no_gpu_env, NULL, 0, &r);
+    CHECK_INT(r.code, 3);
+    CHECK_PREFIX(h_line(r.err, 0, line, sizeof line),
+                 "gpu-profile: no GPU backend, nothing sampled (nvml: ");
     h_result_free(&r);
 
     /* A backend that opens but sees no GPU at all. */
     h_scenario("# no device\n");
-    const char *argv3[] = {h_cli, "--backend", "nvml", "--", h_child, "exit", "1", NULL};
-    h_run(argv3, NULL, NULL, 0, &r);
+    const char *argv5[] = {h_cli, "--backend", "nvml", "--", h_child, "exit", "1", NULL};
+    h_run(argv5, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 1);
     CHECK_PREFIX(h_line(r.err, 0, line, sizeof line),
                  "gpu-profile: nothing sampled (nvml sees no GPU: ");
+    h_result_free(&r);
+    /* ... also with --device: no device to name is no mistake in the name. */
+    const char *argv6[] = {h_cli, "--device", "0", "--", h_child, "exit", "1", NULL};
+    h_run(argv6, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 1);
+    CHECK_STR(h_line(r.err, 0, line, sizeof line),
+              "gpu-profile: nothing sampled (--device 0: nvml sees no GPU)");
     h_result_free(&r);
 }
 
