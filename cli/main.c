@@ -132,7 +132,7 @@ static int wrong_device(const cli_opts *o, const gp_options *g, gp_status st, co
         fl_buf_printf(&b, "%s%u %s (%s)", i ? ", " : "", devs[i].index, devs[i].name, devs[i].uuid);
     if (n > 16)
         fl_buf_printf(&b, ", and %zu more", n - 16);
-    cli_say("--device: %s; the command was not run", why);
+    cli_say("--device: %s; %s", why, o->cmd ? "the command was not run" : "nothing was watched");
     cli_say("the devices %s sees: %s (gpu-profile devices lists them)", used ? used : "the backend",
             b.p && !b.oom ? b.p : "?");
     fl_buf_free(&b);

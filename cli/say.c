@@ -5,7 +5,9 @@
  * path, CMD, a session's contents - reaches a terminal only as printable
  * text: every control character (bytes below 0x20, and 0x7F) is shown as
  * '?', so no escape sequence of another program is ever sent on by us.
- * Bytes from 0x80 (UTF-8) pass unchanged.
+ * Bytes from 0x80 (UTF-8) pass unchanged.  Also which codeset the user's
+ * locale asks for, so that the report's own non-ASCII signs are written
+ * only to a UTF-8 terminal.
  */
 #include "cli.h"
 
