@@ -103,7 +103,7 @@ static int cannot_sample(const cli_opts *o, gp_status st, const char *reason, gp
 
 /* --device names a device the backend does not have, while the backend
  * sees some: a mistake to fix, not a machine without a GPU, so CMD is not
- * run (-1: exit 125) and the devices there are are listed.  With no
+ * run (-1: exit 125) and the devices it sees are listed.  With no
  * device seen at all it is the usual "nothing to sample". */
 static int wrong_device(const cli_opts *o, const gp_options *g, gp_status st, const char *why,
                         gp_monitor **mon, char *note)
