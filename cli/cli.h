@@ -59,6 +59,7 @@ typedef struct cli_opts {
     int sass_all_kernels;    /* --sass-all-kernels: GPUFL_SASS_ALL_KERNELS=1 for CMD */
     char **cmd;              /* NULL-terminated argv of CMD */
     int cmd_argc;
+    int cmd_first;     /* CMD is gpu-profile's first word: a mistyped subcommand? */
     int help;          /* --help: main prints the page */
     int version;       /* --version: main prints it */
     double duration_s; /* --duration without CMD: watch this long; 0: not given */
@@ -81,6 +82,9 @@ int cli_stdout_failed(const char *cmd);
  * as --nvml-library, log_path as --log-dir, ...) and without the $PATH a
  * "not found in PATH (...)" pastes; every cli_say line goes through it. */
 void cli_flag_words(const char *in, char *out, size_t cap);
+/* Whether the locale the environment asks for (LC_ALL, else LC_CTYPE,
+ * else LANG) has the UTF-8 codeset: else the text report is ASCII. */
+int cli_locale_utf8(void);
 /* SIGPIPE back to its default action and unblocked (the subcommands). */
 void cli_pipe_default(void);
 
@@ -101,6 +105,8 @@ void cli_serve_usage(FILE *f);
  * --help`: the run form's page (cli_usage) and the subcommand list. */
 int cli_help_main(int argc, char **argv);
 void cli_help_top(FILE *f);
+/* The subcommand a typo or two away from word, or NULL. */
+const char *cli_sub_nearest(const char *word);
 
 /* visible.c: a device list ("0,2", "GPU-1f2e...,1", "all") resolved
  * against the devices a backend sees.

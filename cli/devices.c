@@ -179,7 +179,10 @@ int cli_devices_main(int argc, char **argv)
     gp_error err;
     if (gp_list_devices(&o, &devs, &n, driver, sizeof driver, &be, &err) != GP_OK) {
         cli_say("devices: %s", err.message);
-        if (json && (write_json(NULL, 0, "", "none", err.message) < 0 || fflush(stdout) != 0))
+        /* The same words as the line on stderr: flags, not $PATH. */
+        char why[sizeof err.message + 256];
+        cli_flag_words(err.message, why, sizeof why);
+        if (json && (write_json(NULL, 0, "", "none", why) < 0 || fflush(stdout) != 0))
             cli_stdout_failed("devices");
         return CLI_EXIT_FAIL;
     }

@@ -92,13 +92,18 @@ static void list_options(const cli_opt *t, size_t n)
     }
 }
 
-static int unknown_sub(const char *name)
+const char *cli_sub_nearest(const char *word)
 {
     /* The nearest subcommand, as for options. */
     cli_opt names[N_SUBS];
     for (size_t i = 0; i < N_SUBS; i++)
         names[i] = (cli_opt){subs[i].name, 0, 0, NULL, NULL, NULL};
-    const char *near = cli_opt_nearest(names, N_SUBS, name);
+    return word[0] == '-' ? NULL : cli_opt_nearest(names, N_SUBS, word);
+}
+
+static int unknown_sub(const char *name)
+{
+    const char *near = cli_sub_nearest(name);
     if (near)
         cli_say("help: no subcommand '%s'; did you mean '%s'? (see gpu-profile --help)", name,
                 near);

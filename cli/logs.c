@@ -148,7 +148,7 @@ void cli_report_usage(FILE *f)
           "nothing could be read, or the session has more than --max-distinct N\n"
           "distinct kernel ids, names, scopes and correlation ids (default\n"
           "GPU_PROFILE_MAX_DISTINCT, else 1048576: about 0.5 GiB), or memory ran out.\n"
-          "-o FILE is written whole or not at all.  -h, --help: this text.\n",
+          "-o FILE is written whole or not at all (-o -: stdout).  -h, --help: this text.\n",
           f);
 }
 
@@ -162,7 +162,8 @@ void cli_export_usage(FILE *f)
           "csv: one line per kernel.  Streams: any size of session.  PATH, --session,\n"
           "--app and --max-distinct N as for gpu-profile report.  --absolute-time\n"
           "(chrome-trace): timestamps from the Unix epoch instead of the session's start,\n"
-          "so traces of other tools line up.  -h, --help: this text.\n",
+          "so traces of other tools line up.  -o -: stdout, as without -o.  -h, --help:\n"
+          "this text.\n",
           f);
 }
 
@@ -173,7 +174,7 @@ const cli_opt cli_logs_opts[] = {
     {"top", K_TOP, 1, "N", "a whole number from 1 to 100000", NULL},
     {"format", K_FORMAT, 1, "FORMAT", "text or json", "text json"},
     {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
-    {"output", 'o', 1, "FILE", "a file name", NULL},
+    {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
 };
 const size_t cli_logs_n_opts = sizeof cli_logs_opts / sizeof cli_logs_opts[0];
@@ -183,7 +184,7 @@ const cli_opt cli_export_opts[] = {
     {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
     {"format", K_FORMAT, 1, "FORMAT", "chrome-trace or csv", "chrome-trace csv"},
     {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
-    {"output", 'o', 1, "FILE", "a file name", NULL},
+    {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
     {"absolute-time", K_ABSOLUTE_TIME, 0, NULL, NULL, NULL},
 };
@@ -216,7 +217,7 @@ static int apply(const char *cmd, int key, const char *val, log_args *a)
         }
         a->max_distinct = (uint64_t)n;
     } else {
-        a->output = val;
+        a->output = strcmp(val, "-") == 0 ? NULL : val; /* "-": stdout, as without -o */
     }
     return 0;
 }

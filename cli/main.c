@@ -101,6 +101,45 @@ static int cannot_sample(const cli_opts *o, gp_status st, const char *reason, gp
     return create_none(o, mon);
 }
 
+/* --device names a device the backend does not have, while the backend
+ * sees some: a mistake to fix, not a machine without a GPU, so CMD is not
+ * run (-1: exit 125) and the devices it sees are listed.  With no
+ * device seen at all it is the usual "nothing to sample". */
+static int wrong_device(const cli_opts *o, const gp_options *g, gp_status st, const char *why,
+                        gp_monitor **mon, char *note)
+{
+    gp_options all = *g;
+    all.device = GP_ALL_DEVICES;
+    all.devices = NULL;
+    all.n_devices = 0;
+    gp_device_info *devs = NULL;
+    size_t n = 0;
+    const char *used = NULL;
+    gp_error err;
+    int listed = gp_list_devices(&all, &devs, &n, NULL, 0, &used, &err) == GP_OK;
+    if (!listed || n == 0) {
+        gp_devices_free(devs);
+        char buf[NOTE_MAX];
+        if (listed) /* the backend's own words would count "0 devices (0-4294967295)" */
+            snprintf(buf, sizeof buf, "--device %s: %s sees no GPU", o->device_spec,
+                     used ? used : "the backend");
+        else
+            snprintf(buf, sizeof buf, "--device: %s", why);
+        return cannot_sample(o, st, buf, mon, note);
+    }
+    fl_buf b = {0};
+    for (size_t i = 0; i < n && i < 16; i++)
+        fl_buf_printf(&b, "%s%u %s (%s)", i ? ", " : "", devs[i].index, devs[i].name, devs[i].uuid);
+    if (n > 16)
+        fl_buf_printf(&b, ", and %zu more", n - 16);
+    cli_say("--device: %s; %s", why, o->cmd ? "the command was not run" : "nothing was watched");
+    cli_say("the devices %s sees: %s (gpu-profile devices lists them)", used ? used : "the backend",
+            b.p && !b.oom ? b.p : "?");
+    fl_buf_free(&b);
+    gp_devices_free(devs);
+    return -1;
+}
+
 /* Creates the monitor for the devices CMD can see.  -1: exit 125. */
 static int setup_monitor(const cli_opts *o, gp_monitor **mon, char *note)
 {
@@ -136,11 +175,8 @@ static int setup_monitor(const cli_opts *o, gp_monitor **mon, char *note)
         int rc =
             cli_list_resolve(spec, rule, devs, count, list, CLI_MAX_DEVICES, &n, msg, sizeof msg);
         gp_devices_free(devs);
-        if (rc < 0) {
-            char why[NOTE_MAX];
-            snprintf(why, sizeof why, "--device: %s", msg);
-            return cannot_sample(o, GP_ERR_DEVICE_NOT_FOUND, why, mon, note);
-        }
+        if (rc < 0)
+            return wrong_device(o, &g, GP_ERR_DEVICE_NOT_FOUND, msg, mon, note);
         if (n == 0)
             return cannot_sample(o, GP_ERR_DEVICE_NOT_FOUND, msg, mon, note);
         note_add(note, msg);
@@ -150,8 +186,11 @@ static int setup_monitor(const cli_opts *o, gp_monitor **mon, char *note)
         g.devices = list;
         g.n_devices = n;
     }
-    if (gp_monitor_create(&g, mon, &err) != GP_OK)
+    if (gp_monitor_create(&g, mon, &err) != GP_OK) {
+        if (err.status == GP_ERR_DEVICE_NOT_FOUND && o->device_spec)
+            return wrong_device(o, &g, err.status, err.message, mon, note);
         return cannot_sample(o, err.status, err.message, mon, note);
+    }
     return 0;
 }
 
@@ -216,14 +255,27 @@ static void live_clear(live *l)
 static void exec_failed(const cli_opts *o, int e)
 {
     const char *cmd = o->cmd[0];
-    if (e == ENOENT && !strchr(cmd, '/'))
+    const char *sub = e == ENOENT && o->cmd_first ? cli_sub_nearest(cmd) : NULL;
+    if (sub && !strchr(cmd, '/'))
+        cli_say("cannot run '%s': %s (not found in PATH); did you mean '%s'? (see gpu-profile "
+                "--help)",
+                cmd, strerror(e), sub);
+    else if (e == ENOENT && !strchr(cmd, '/'))
         cli_say("cannot run '%s': %s (not found in PATH)", cmd, strerror(e));
     else
         cli_say("cannot run '%s': %s", cmd, strerror(e));
 }
 
+/* "-" is stdout (CMD's too: the lines interleave with its own). */
+static int is_stdout(const char *path)
+{
+    return strcmp(path, "-") == 0;
+}
+
 static FILE *open_output(const char *opt, const char *path)
 {
+    if (is_stdout(path))
+        return stdout;
     FILE *f = fopen(path, "we"); /* close-on-exec: CMD must not inherit it */
     if (!f)
         cli_say("%s: cannot create '%s': %s", opt, path, strerror(errno));
@@ -239,12 +291,14 @@ static int close_output(FILE *f, const char *what, const char *path, int write_e
     errno = 0;
     int bad = write_errno != 0 || ferror(f) != 0;
     int e = write_errno;
-    if (fclose(f) != 0) {
+    if ((f == stdout ? fflush(f) : fclose(f)) != 0) {
         bad = 1;
         if (!e)
             e = errno;
     }
-    if (bad)
+    if (bad && f == stdout)
+        cli_say("cannot write the %s to stdout: %s", what, strerror(e ? e : EIO));
+    else if (bad)
         cli_say("cannot write the %s to '%s': %s", what, path, strerror(e ? e : EIO));
     return bad ? -1 : 0;
 }

@@ -43,9 +43,10 @@ void cli_usage(FILE *f)
           "  --no-strict            without a GPU backend run CMD anyway and say why\n"
           "                         nothing was sampled (default)\n"
           "  --json                 the report as one JSON object (gpu-profile.run)\n"
-          "  -o, --output FILE      write the report to FILE instead of stderr\n"
+          "  -o, --output FILE      write the report to FILE instead of stderr (-: stdout,\n"
+          "                         after CMD's own output)\n"
           "  --samples FILE         every raw sample, as CSV (.csv) or NDJSON (.ndjson,\n"
-          "                         .jsonl), written as taken\n"
+          "                         .jsonl), written as taken (-: CSV on stdout)\n"
           "  --log-dir DIR          also record the run as a GPUFlight session (Monitor\n"
           "                         engine) in DIR/<session_id>/{device,scope,system}.log\n"
           "  --app NAME             the session's app name (default: CMD's file name)\n"
@@ -72,7 +73,8 @@ void cli_usage(FILE *f)
           "  --wait all|primary     all (default): sample until CMD and every process it\n"
           "                         left behind have exited; primary: until CMD exits\n"
           "  --no-live              no live status line on a terminal stderr\n"
-          "  --ascii                ASCII sparkline\n"
+          "  --ascii                ASCII text: C for the degree sign, an ASCII sparkline\n"
+          "                         (the default when the locale is not UTF-8)\n"
           "  -q, --quiet            nothing on stderr but errors (-o FILE still written)\n"
           "  --version              print the version\n"
           "  -h, --help             this text\n"
@@ -150,7 +152,7 @@ static int ends_with(const char *s, const char *suffix)
 
 static int parse_samples(const char *opt, const char *text, cli_opts *o)
 {
-    if (ends_with(text, ".csv")) {
+    if (strcmp(text, "-") == 0 || ends_with(text, ".csv")) { /* "-": stdout, as CSV */
         o->samples_format = CLI_SAMPLES_CSV;
     } else if (ends_with(text, ".ndjson") || ends_with(text, ".jsonl")) {
         o->samples_format = CLI_SAMPLES_NDJSON;
@@ -195,8 +197,9 @@ const cli_opt cli_run_opts[] = {
     {"interval", K_INTERVAL, 1, "SECONDS", "a number of seconds (e.g. 0.2)", NULL},
     {"backend", K_BACKEND, 1, "B", "auto, nvml, smi or none", "auto nvml smi none"},
     {"warmup", K_WARMUP, 1, "SECONDS", "a number of seconds (e.g. 1.5)", NULL},
-    {"output", 'o', 1, "FILE", "a file name", NULL},
-    {"samples", K_SAMPLES, 1, "FILE", "a file name ending in .csv, .ndjson or .jsonl", NULL},
+    {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},
+    {"samples", K_SAMPLES, 1, "FILE",
+     "a file name ending in .csv, .ndjson or .jsonl (- for stdout)", NULL},
     {"wait", K_WAIT, 1, "WHICH", "all or primary", "all primary"},
     {"log-dir", K_LOG_DIR, 1, "DIR", "a directory", NULL},
     {"app", K_APP, 1, "NAME", "a name", NULL},
@@ -360,6 +363,10 @@ static int check_run_args(int argc, int i, const cli_opts *o)
                 gpufl_engine_name(o->engine));
         return -1;
     }
+    if (o->output && o->samples && strcmp(o->output, "-") == 0 && strcmp(o->samples, "-") == 0) {
+        cli_say("-o - and --samples - would both write to stdout: send one of them to a file");
+        return -1;
+    }
     if (o->app && !o->log_dir) {
         cli_say("--app names a session log: give --log-dir DIR too");
         return -1;
@@ -417,5 +424,10 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o)
         return -1;
     o->cmd = i < argc ? argv + i : NULL; /* NULL: watch (--duration, --pid) */
     o->cmd_argc = argc - i;
+    o->cmd_first = i == 1;
+    /* The report's degree sign, dots and sparkline blocks are UTF-8: a
+     * terminal in another codeset would show them as garbage. */
+    if (!cli_locale_utf8())
+        o->ascii = 1;
     return 0;
 }

@@ -108,28 +108,47 @@ static void compute_total(gp_monitor *m, total *t)
 
 /* ---------------------------------------------------------------- text */
 
-/* CMD as one line: up to len - 1 bytes, control characters as '?', "..."
- * when cut. */
+/* A byte a shell word needs no quotes for. */
+static int shell_plain(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           strchr("_@%+=:,./-", c) != NULL;
+}
+
+/* CMD as a shell would take it back (`sh -c 'sleep 2 & echo x'`: a word
+ * with a blank or a shell character in single quotes, a ' inside as
+ * '\''), on one line: up to len - 1 bytes, control characters as '?',
+ * "..." when cut. */
 static void command_text(const cli_opts *o, char *buf, size_t len)
 {
-    size_t used = 0;
-    int cut = 0;
-    for (int i = 0; i < o->cmd_argc && !cut; i++) {
-        for (const char *p = i ? " " : ""; *p; p++)
-            if (used + 1 < len)
-                buf[used++] = *p;
-            else
-                cut = 1;
-        for (const char *p = o->cmd[i]; *p && !cut; p++) {
-            if (used + 1 < len)
-                buf[used++] = ((unsigned char)*p >= 0x20 && *p != 0x7F) ? *p : '?';
-            else
-                cut = 1;
+    fl_buf b = {0};
+    for (int i = 0; i < o->cmd_argc; i++) {
+        const char *w = o->cmd[i];
+        int plain = w[0] != '\0';
+        for (const char *p = w; *p && plain; p++)
+            plain = shell_plain((unsigned char)*p);
+        if (i)
+            fl_buf_puts(&b, " ");
+        if (plain) {
+            fl_buf_puts(&b, w);
+            continue;
         }
+        fl_buf_puts(&b, "'");
+        for (const char *p = w; *p; p++) {
+            if (*p == '\'')
+                fl_buf_puts(&b, "'\\''");
+            else
+                fl_buf_put(&b, p, 1);
+        }
+        fl_buf_puts(&b, "'");
     }
-    buf[used] = '\0';
-    if (cut && used >= 3)
-        memcpy(buf + used - 3, "...", 3);
+    const char *t = b.p && !b.oom ? b.p : "?";
+    size_t n = strlen(t);
+    snprintf(buf, len, "%s", t);
+    cli_clean_text(buf);
+    if (n >= len && len > 3)
+        memcpy(buf + len - 4, "...", 3);
+    fl_buf_free(&b);
 }
 
 static void gib(FILE *f, uint64_t bytes)
@@ -202,11 +221,11 @@ static void write_status_line(FILE *f, const cli_report *r)
     }
     command_text(r->opts, cmd, sizeof cmd);
     if (res->term_signal) {
-        fprintf(f, "gpu-profile: '%s' was killed by %s (signal %d%s) after %.3f s: exit status %d",
+        fprintf(f, "gpu-profile: %s was killed by %s (signal %d%s) after %.3f s: exit status %d",
                 cmd, cli_signal_name(res->term_signal, name, sizeof name), res->term_signal,
                 res->core_dumped ? ", core dumped" : "", res->cmd_s, res->exit_code);
     } else {
-        fprintf(f, "gpu-profile: '%s' exited with status %d after %.3f s", cmd, res->exit_code,
+        fprintf(f, "gpu-profile: %s exited with status %d after %.3f s", cmd, res->exit_code,
                 res->cmd_s);
     }
     if (res->interrupted_by)

@@ -6,7 +6,9 @@
  * text: every control character (bytes below 0x20, and 0x7F) is shown as
  * '?', so no escape sequence of another program is ever sent on by us.
  * Bytes from 0x80 (UTF-8) pass unchanged.  A secret the command was given
- * (cli_say_hide: upload's API key) never appears in a line.
+ * (cli_say_hide: upload's API key) never appears in a line.  Also which
+ * codeset the user's locale asks for, so that the report's own non-ASCII
+ * signs are written only to a UTF-8 terminal.
  */
 #include "cli.h"
 
@@ -33,10 +35,33 @@ static const char *const lib_words[][2] = {
     {"use backend none", "use --backend none"},
     {"a writable log_path", "a writable --log-dir"},
     {"a log_path you can read", "a --log-dir you can read"},
+    /* upload's (the library names its fields, then our flag in brackets) */
+    {"pass backend_url (--backend-url)", "give --backend-url URL"},
+    {"pass api_key (--api-key)", "give --api-key KEY"},
+    {"check api_key (--api-key, GPUFL_API_KEY)", "check --api-key or GPUFL_API_KEY"},
+    {"api_path is wrong (api_path, --api-path, GPUFL_API_PATH; default /api/v1)",
+     "--api-path is wrong (or GPUFL_API_PATH; default /api/v1)"},
+    {"set force (--force)", "give --force"},
+    {"backend_url", "--backend-url"},
+    {"api_path", "--api-path"},
     {"nvml_library", "--nvml-library"},
     {"smi_path", "--smi-path"},
     {"log_path", "--log-dir"},
 };
+
+/* "--log-dir: ... (--log-dir): ...": a flag the line starts with is not
+ * said again in brackets (the library names its field there). */
+static void drop_repeated_flag(char *s)
+{
+    const char *end = strstr(s, ": ");
+    if (!end || strncmp(s, "--", 2) != 0 || (size_t)(end - s) > 40)
+        return;
+    char rep[48];
+    snprintf(rep, sizeof rep, " (%.*s)", (int)(end - s), s);
+    char *at;
+    while ((at = strstr(end, rep)) != NULL)
+        memmove(at, at + strlen(rep), strlen(at + strlen(rep)) + 1);
+}
 
 static int word_char(char c)
 {
@@ -93,6 +118,7 @@ void cli_flag_words(const char *in, char *out, size_t cap)
         out[o++] = *p++;
     }
     out[o] = '\0';
+    drop_repeated_flag(out);
 }
 
 static const char *g_hidden[8];
@@ -192,4 +218,28 @@ void cli_pipe_default(void)
     sigemptyset(&s);
     sigaddset(&s, SIGPIPE);
     sigprocmask(SIG_UNBLOCK, &s, NULL);
+}
+
+int cli_locale_utf8(void)
+{
+    /* The variables' order of precedence for LC_CTYPE (POSIX); read, not
+     * setlocale(): the answer must not depend on which locales are
+     * installed, only on what the user asked for. */
+    static const char *const vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+    const char *v = NULL;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0] && !v; i++) {
+        const char *e = getenv(vars[i]);
+        if (e && *e)
+            v = e;
+    }
+    const char *dot = v ? strchr(v, '.') : NULL;
+    if (!dot)
+        return 0; /* unset, "C", "POSIX", "en_US": not UTF-8 */
+    char cs[16];
+    size_t n = 0;
+    for (const char *p = dot + 1; *p && *p != '@' && n + 1 < sizeof cs; p++)
+        if (*p != '-')
+            cs[n++] = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+    cs[n] = '\0';
+    return strcmp(cs, "utf8") == 0;
 }

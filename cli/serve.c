@@ -562,8 +562,16 @@ int cli_serve_main(int argc, char **argv)
     else if (open_devices(&s, &o) == 0 && (d = listen_on(a.listen, &s, shown, sizeof shown)))
         rc = 0;
     if (rc == 0) {
-        cli_fsay(stderr, "serve: %zu GPUs (backend %s) every %g s at http://%s/metrics", s.n,
-                 gp_monitor_backend(s.mon), o.interval_s, shown);
+        /* A MIG instance is served as a device of its own, but is no GPU. */
+        size_t n_mig = 0;
+        for (size_t i = 0; i < s.n; i++)
+            n_mig += s.devs[i].mig.is_mig != 0;
+        char mig[48] = "";
+        if (n_mig)
+            snprintf(mig, sizeof mig, " and %zu MIG instance%s", n_mig, n_mig == 1 ? "" : "s");
+        cli_fsay(stderr, "serve: %zu GPU%s%s (backend %s) every %g s at http://%s/metrics",
+                 s.n - n_mig, s.n - n_mig == 1 ? "" : "s", mig, gp_monitor_backend(s.mon),
+                 o.interval_s, shown);
         int sig = serve_until_signal(&s, d, &stop);
         MHD_stop_daemon(d);
         gp_monitor_stop(s.mon, NULL);

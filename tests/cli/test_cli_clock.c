@@ -57,8 +57,8 @@ static void test_profiler_stopped(void)
     kill(pid, SIGCONT);
     CHECK_INT(h_code(h_wait(pid)), 0);
     char *text = check_read_file(err, NULL);
-    const char *line = text ? strstr(text, "' exited with status 0 after ") : NULL;
-    double after = line ? atof(line + strlen("' exited with status 0 after ")) : -1;
+    const char *line = text ? strstr(text, " exited with status 0 after ") : NULL;
+    double after = line ? atof(line + strlen(" exited with status 0 after ")) : -1;
     printf("status line: after %.3f s\n", after);
     CHECK(after >= 0.55 && after < 1.4);
     CHECK_CONTAINS(text, "gpu-profile: gpu-profile was stopped ");

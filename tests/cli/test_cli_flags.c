@@ -73,11 +73,59 @@ static void test_messages(void)
     h_result_free(&r);
 }
 
+/* Each message says a flag once, in the command's words: "--log-dir:
+ * ... (--log-dir)" was the library's field in brackets after our prefix,
+ * upload's "pass backend_url (--backend-url)" the library's field. */
+static void test_messages_once(void)
+{
+    h_result r;
+    const char *logdir[] = {h_cli,       "-q",         "--backend", "none",
+                            "--log-dir", "/proc/gp-x", "true",      NULL};
+    h_run(logdir, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: --log-dir: cannot create the log directory \"/proc/gp-x\": No "
+                     "such file or directory: choose a writable --log-dir\n");
+    h_result_free(&r);
+
+    static const char *const no_upload_env[] = {"GPUFL_BACKEND_URL", "GPUFL_API_KEY",
+                                                "GPUFL_API_PATH", NULL};
+    const char *url[] = {h_cli, "upload", h_dir, NULL};
+    h_run(url, no_upload_env, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: upload: no backend URL: give --backend-url URL or set "
+                     "GPUFL_BACKEND_URL, e.g. https://api.gpuflight.com\n");
+    h_result_free(&r);
+    const char *key[] = {h_cli, "upload", "--backend-url", "http://127.0.0.1:1", h_dir, NULL};
+    h_run(key, no_upload_env, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: upload: no API key: give --api-key KEY or set GPUFL_API_KEY\n");
+    h_result_free(&r);
+    const char *path[] = {h_cli,        "upload", "--backend-url", "http://127.0.0.1:1",
+                          "--api-path", "x\ty",   h_dir,           NULL};
+    const char *with_key[] = {"GPUFL_BACKEND_URL", "GPUFL_API_KEY=gp-test-key-123",
+                              "GPUFL_API_PATH", NULL};
+    h_run(path, with_key, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_PREFIX(r.err, "gpu-profile: upload: --api-path \"x?y\" is not a path");
+    CHECK(strstr(r.err, "api_path") == NULL);
+    h_result_free(&r);
+
+    /* devices --json: the document's error is the stderr line's words, no
+     * $PATH pasted into it either. */
+    const char *dev[] = {h_cli, "devices", "--json", NULL};
+    h_run(dev, no_gpu, NULL, 0, &r);
+    CHECK_INT(r.code, 1);
+    CHECK_CONTAINS(r.out, "smi: nvidia-smi not found in PATH: install the NVIDIA driver or give "
+                          "--smi-path PATH");
+    check_no_fields(r.out);
+    h_result_free(&r);
+}
+
 static int err_has_serving(const void *path)
 {
     size_t n = 0;
     char *t = check_read_file((const char *)path, &n);
-    int yes = t && strstr(t, "serve: 1 GPUs (backend nvml)") != NULL;
+    int yes = t && strstr(t, "serve: 1 GPU (backend nvml)") != NULL;
     free(t);
     return yes;
 }
@@ -144,6 +192,7 @@ int main(void)
     first_entry("LD_LIBRARY_PATH", "libnvidia-ml.so.1", fake_nvml, sizeof fake_nvml);
     first_entry("PATH", "nvidia-smi", fake_smi, sizeof fake_smi);
     test_messages();
+    test_messages_once();
     test_flags_work();
     h_cleanup();
     return check_done("test_cli_flags");

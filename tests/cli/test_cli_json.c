@@ -608,9 +608,8 @@ static void test_visible_devices(void)
     CHECK_STR(list, "0,1,2");
     devices_for(NULL, "--device", "GPU-bbbbc", list, sizeof list, note, sizeof note);
     CHECK_STR(list, "2");
-    devices_for(NULL, "--device", "GPU-ffff", list, sizeof list, note, sizeof note);
-    CHECK_STR(list, "");
-    CHECK_STR(note, "nothing sampled (--device: 'GPU-ffff': no GPU has this UUID)");
+    /* A --device no GPU has is a mistake, not "nothing to sample". */
+    CHECK_INT(devices_for(NULL, "--device", "GPU-ffff", list, sizeof list, note, sizeof note), 125);
 
     /* With --strict, nothing to sample is an error and CMD is not run. */
     const char *env[] = {"CUDA_VISIBLE_DEVICES=", NULL};
@@ -627,7 +626,7 @@ static void test_visible_devices(void)
     h_run(argv2, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 125);
     CHECK_STR(h_line(r.err, 0, line, sizeof line),
-              "gpu-profile: --device: 'GPU-ffff': no GPU has this UUID");
+              "gpu-profile: --device: 'GPU-ffff': no GPU has this UUID; the command was not run");
     h_result_free(&r);
 }
 

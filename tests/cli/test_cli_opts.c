@@ -166,7 +166,7 @@ static void test_suggestions(void)
          "gpu-profile: ambiguous option '--st': it starts 2 option names; type more of it (see "
          "gpu-profile --help)\n"},
         {{"-qz", "true"}, "gpu-profile: unknown option '-z' (see gpu-profile --help)\n"},
-        {{"report", "-o"}, "gpu-profile: report: -o needs a value: a file name\n"},
+        {{"report", "-o"}, "gpu-profile: report: -o needs a value: a file name (- for stdout)\n"},
         {{"serve", "--pcie=yes"},
          "gpu-profile: serve: --pcie takes no value (see gpu-profile serve --help)\n"},
     };

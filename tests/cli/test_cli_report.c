@@ -205,6 +205,28 @@ static void test_export(void)
               "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
               "external_id");
     CHECK_INT(h_count_lines(r.out), 4);
+
+    /* "-o -" is stdout, byte for byte what no -o writes; no file "-". */
+    char cwd[1024];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    CHECK_INT(chdir(h_dir), 0);
+    static const char *const cmds[][2] = {{"export", "csv"}, {"report", "text"}};
+    for (size_t k = 0; k < 2; k++) {
+        const char *plain[] = {h_cli, cmds[k][0], "--format", cmds[k][1], fixture, NULL};
+        const char *dash[] = {h_cli, cmds[k][0], "--format", cmds[k][1], "-o", "-", fixture, NULL};
+        h_result a, b;
+        run(plain, &a);
+        run(dash, &b);
+        CHECK_INT(b.code, 0);
+        CHECK(a.out_len > 0);
+        CHECK_U64(b.out_len, a.out_len);
+        CHECK(a.out_len == b.out_len && memcmp(a.out, b.out, a.out_len) == 0);
+        CHECK_STR(b.err, "");
+        h_result_free(&a);
+        h_result_free(&b);
+    }
+    CHECK(!h_exists("-"));
+    CHECK_INT(chdir(cwd), 0);
     h_result_free(&r);
 }
 

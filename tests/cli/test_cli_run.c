@@ -18,7 +18,7 @@
 /* The last line of the report: CMD's status and wall time. */
 static void check_status_line(const char *line, const char *what)
 {
-    CHECK_PREFIX(line, "gpu-profile: '");
+    CHECK_PREFIX(line, "gpu-profile: ");
     CHECK_CONTAINS(line, what);
     CHECK_CONTAINS(line, " after ");
     CHECK(strlen(line) > 3 && strcmp(line + strlen(line) - 2, " s") == 0);
@@ -355,33 +355,75 @@ static void test_strict(void)
     remove(marker);
 }
 
+/* --device naming a device the backend does not have is a mistake, not a
+ * machine without a GPU: 125, CMD not run, the devices there are listed
+ * (with or without --strict); with no backend it is the usual note. */
 static void test_missing_device(void)
 {
-    h_scenario(DEFAULT_SCENARIO);
-    const char *argv[] = {h_cli, "--device", "3", "--", h_child, "exit", "0", NULL};
+    h_scenario("device 0\ndevice 1\n");
+    char marker[512], line[1024];
+    h_path(marker, sizeof marker, "missing-device-marker");
+    static const char *const devices_line =
+        "gpu-profile: the devices nvml sees: 0 Fake NVIDIA GPU "
+        "(GPU-fa4e0000-0000-0000-0000-000000000000), 1 Fake NVIDIA GPU "
+        "(GPU-fa4e0000-0000-0000-0000-000000000001) (gpu-profile devices lists them)";
+    for (int strict = 0; strict <= 1; strict++) {
+        const char *argv[] = {h_cli,      strict ? "--strict" : "--no-strict",
+                              "--device", "5",
+                              "--",       h_child,
+                              "touch",    marker,
+                              NULL};
+        h_result r;
+        h_run(argv, NULL, NULL, 0, &r);
+        CHECK_INT(r.code, 125);
+        CHECK(!h_exists(marker));
+        CHECK_INT(h_count_lines(r.err), 2);
+        CHECK_STR(h_line(r.err, 0, line, sizeof line),
+                  "gpu-profile: --device: device 5 does not exist: nvml sees 2 devices (0-1); the "
+                  "command was not run");
+        CHECK_STR(h_line(r.err, 1, line, sizeof line), devices_line);
+        CHECK_INT(r.out_len, 0);
+        h_result_free(&r);
+    }
+    /* A UUID no device has, in a list, and as --duration's device. */
+    const char *argv2[] = {h_cli, "--device", "1,GPU-ffff", "--", h_child, "touch", marker, NULL};
     h_result r;
-    h_run(argv, NULL, NULL, 0, &r);
-    CHECK_INT(r.code, 0);
-    char line[1024];
+    h_run(argv2, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK(!h_exists(marker));
     CHECK_STR(h_line(r.err, 0, line, sizeof line),
-              "gpu-profile: nothing sampled (device 3 does not exist: nvml sees 1 device (0))");
+              "gpu-profile: --device: 'GPU-ffff': no GPU has this UUID; the command was not run");
+    CHECK_STR(h_line(r.err, 1, line, sizeof line), devices_line);
+    h_result_free(&r);
+    const char *argv3[] = {h_cli, "--device", "2", "--duration", "0.01", NULL};
+    h_run(argv3, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
     CHECK_INT(h_count_lines(r.err), 2);
     h_result_free(&r);
 
-    const char *argv2[] = {h_cli, "--strict", "--device", "3", "--", h_child, "exit", "0", NULL};
-    h_run(argv2, NULL, NULL, 0, &r);
-    CHECK_INT(r.code, 125);
-    CHECK_STR(h_line(r.err, 0, line, sizeof line),
-              "gpu-profile: device 3 does not exist: nvml sees 1 device (0)");
+    /* No backend at all: nothing to list, CMD runs unsampled. */
+    h_scenario("init_error 9\n");
+    const char *argv4[] = {h_cli, "--device", "5", "--", h_child, "exit", "3", NULL};
+    h_run(argv4, no_gpu_env, NULL, 0, &r);
+    CHECK_INT(r.code, 3);
+    CHECK_PREFIX(h_line(r.err, 0, line, sizeof line),
+                 "gpu-profile: no GPU backend, nothing sampled (nvml: ");
     h_result_free(&r);
 
     /* A backend that opens but sees no GPU at all. */
     h_scenario("# no device\n");
-    const char *argv3[] = {h_cli, "--backend", "nvml", "--", h_child, "exit", "1", NULL};
-    h_run(argv3, NULL, NULL, 0, &r);
+    const char *argv5[] = {h_cli, "--backend", "nvml", "--", h_child, "exit", "1", NULL};
+    h_run(argv5, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 1);
     CHECK_PREFIX(h_line(r.err, 0, line, sizeof line),
                  "gpu-profile: nothing sampled (nvml sees no GPU: ");
+    h_result_free(&r);
+    /* ... also with --device: no device to name is no mistake in the name. */
+    const char *argv6[] = {h_cli, "--device", "0", "--", h_child, "exit", "1", NULL};
+    h_run(argv6, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 1);
+    CHECK_STR(h_line(r.err, 0, line, sizeof line),
+              "gpu-profile: nothing sampled (--device 0: nvml sees no GPU)");
     h_result_free(&r);
 }
 
@@ -409,6 +451,148 @@ static void test_backend_none(void)
     h_result_free(&r);
 }
 
+/* A first word that is no program but a typo or two from a subcommand
+ * names it; still 127 (it could have been a program), and a program of
+ * that name runs. */
+static void test_subcommand_typo(void)
+{
+    h_scenario(DEFAULT_SCENARIO);
+    static const char *const typos[][2] = {
+        {"reprot", "report"}, {"devcies", "devices"}, {"exprt", "export"}};
+    for (size_t i = 0; i < sizeof typos / sizeof typos[0]; i++) {
+        const char *argv[] = {h_cli, typos[i][0], "logs", NULL};
+        h_result r;
+        h_run(argv, NULL, NULL, 0, &r);
+        CHECK_INT(r.code, 127);
+        char want[512];
+        snprintf(want, sizeof want,
+                 "gpu-profile: cannot run '%s': No such file or directory (not found in PATH); "
+                 "did you mean '%s'? (see gpu-profile --help)\n",
+                 typos[i][0], typos[i][1]);
+        CHECK_STR(r.err, want);
+        h_result_free(&r);
+    }
+    /* After "--" or options the word is a program: no suggestion. */
+    const char *argv2[] = {h_cli, "--", "reprot", NULL};
+    h_result r;
+    h_run(argv2, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 127);
+    CHECK_STR(r.err, "gpu-profile: cannot run 'reprot': No such file or directory (not found in "
+                     "PATH)\n");
+    h_result_free(&r);
+    /* A program named like a typo runs. */
+    char bin[512], prog[600], env_path[1200];
+    h_path(bin, sizeof bin, "typo-bin");
+    mkdir(bin, 0755);
+    snprintf(prog, sizeof prog, "%s/reprot", bin);
+    h_write_file(prog, "#!/bin/sh\nexit 7\n", 17);
+    chmod(prog, 0755);
+    snprintf(env_path, sizeof env_path, "PATH=%s:/usr/bin:/bin", bin);
+    const char *env[] = {env_path, NULL};
+    const char *argv3[] = {h_cli, "-q", "reprot", NULL};
+    h_run(argv3, env, NULL, 0, &r);
+    CHECK_INT(r.code, 7);
+    CHECK_STR(r.err, "");
+    h_result_free(&r);
+}
+
+/* "-" is stdout for -o and --samples (CSV): the report after CMD's own
+ * output, no file named "-". */
+static void test_stdout_dash(void)
+{
+    h_scenario(DEFAULT_SCENARIO);
+    char cwd[1024];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    CHECK_INT(chdir(h_dir), 0); /* where a file "-" would appear */
+    const char *argv[] = {h_cli, "-o", "-", "--", h_child, "exit", "3", NULL};
+    h_result r;
+    h_run(argv, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 3);
+    CHECK_PREFIX(r.out, "GPU 0  Fake NVIDIA GPU");
+    CHECK_CONTAINS(r.out, " exited with status 3 after ");
+    CHECK_STR(r.err, "");
+    h_result_free(&r);
+
+    const char *argv2[] = {h_cli, "--json", "-o-", "--", "sh", "-c", "echo cmd-out", NULL};
+    h_run(argv2, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_PREFIX(r.out, "cmd-out\n{\"schema\":\"gpu-profile.run\"");
+    const char *why = NULL;
+    jn *doc = jn_parse(r.out + 8, r.out_len - 8, &why);
+    CHECK(doc != NULL);
+    CHECK_INT(jn_int(jn_get(doc, "exit_status")), 0);
+    jn_free(doc);
+    CHECK_STR(r.err, "");
+    h_result_free(&r);
+
+    const char *argv3[] = {h_cli, "-q",    "--interval", "0.01", "--samples", "-",
+                           "--",  h_child, "exit",       "0",    NULL};
+    h_run(argv3, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_PREFIX(r.out, "t_wall_ns,t_mono_ns,device_index,util_gpu_pct,");
+    CHECK(h_count_lines(r.out) >= 2);
+    CHECK_STR(r.err, "");
+    h_result_free(&r);
+
+    const char *argv4[] = {h_cli, "-o", "-", "--samples", "-", "--", h_child, "exit", "0", NULL};
+    h_run(argv4, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: -o - and --samples - would both write to stdout: send one of "
+                     "them to a file\n");
+    h_result_free(&r);
+    CHECK(!h_exists("-"));
+    CHECK_INT(chdir(cwd), 0);
+}
+
+/* Only a UTF-8 locale gets the degree sign, the dots and the blocks of
+ * the sparkline; whatever this machine's locale, each case sets its own. */
+static void test_locale(void)
+{
+    h_scenario(DEFAULT_SCENARIO);
+    static const struct {
+        const char *env[4];
+        int utf8;
+    } cases[] = {
+        {{"LC_ALL=C", NULL}, 0},
+        {{"LC_ALL=POSIX", NULL}, 0},
+        {{"LC_ALL", "LC_CTYPE", "LANG", NULL}, 0},
+        {{"LC_ALL", "LC_CTYPE", "LANG=en_US.ISO-8859-1", NULL}, 0},
+        {{"LC_ALL", "LC_CTYPE=C", "LANG=C.UTF-8", NULL}, 0},
+        {{"LC_ALL=C.UTF-8", NULL}, 1},
+        {{"LC_ALL", "LC_CTYPE", "LANG=en_US.utf8", NULL}, 1},
+        {{"LC_ALL=", "LC_CTYPE=de_DE.UTF-8@euro", "LANG=C", NULL}, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *argv[] = {h_cli, "--interval", "0.01", "--", h_child, "exit", "0", NULL};
+        h_result r;
+        h_run(argv, cases[k].env, NULL, 0, &r);
+        CHECK_INT(r.code, 0);
+        int high = 0;
+        for (size_t i = 0; i < r.err_len; i++)
+            high |= (unsigned char)r.err[i] >= 0x80;
+        CHECK_INT(high, cases[k].utf8);
+        CHECK_CONTAINS(r.err, cases[k].utf8 ? "max 35 \xc2\xb0"
+                                              "C\n"
+                                            : "max 35 C\n");
+        h_result_free(&r);
+    }
+}
+
+/* The closing line shows CMD as a shell would take it back. */
+static void test_command_quoted(void)
+{
+    h_scenario(DEFAULT_SCENARIO);
+    const char *argv[] = {h_cli, "--backend",  "none", "--", "sh",
+                          "-c",  ": & exit 0", "it's", "",   NULL};
+    h_result r;
+    h_run(argv, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    char line[512];
+    CHECK_PREFIX(h_line(r.err, 0, line, sizeof line),
+                 "gpu-profile: sh -c ': & exit 0' 'it'\\''s' '' exited with status 0 after ");
+    h_result_free(&r);
+}
+
 int main(void)
 {
     h_init();
@@ -422,6 +606,10 @@ int main(void)
     test_strict();
     test_missing_device();
     test_backend_none();
+    test_subcommand_typo();
+    test_stdout_dash();
+    test_locale();
+    test_command_quoted();
     h_cleanup();
     return check_done("test_cli_run");
 }

@@ -652,6 +652,10 @@ static void test_mig(void)
     pid_t pid = h_spawn(argv, NULL, NULL, out, err);
     CHECK(h_wait_for(cond_port, err, 20));
     int port = read_port(err);
+    /* Two GPUs, three instances: an instance is not counted as a GPU. */
+    char *said = check_read_file(err, NULL);
+    CHECK_CONTAINS(said, "gpu-profile: serve: 2 GPUs and 3 MIG instances (backend nvml) every ");
+    free(said);
     static char a[1 << 16];
     if (port > 0) {
         for (int i = 0; i < 100; i++) {
