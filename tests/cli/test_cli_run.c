@@ -544,7 +544,7 @@ static void test_stdout_dash(void)
     CHECK_INT(chdir(cwd), 0);
 }
 
-/* Only a UTF-8 locale gets the degree sign, the dots and the blocks of
+/* Only a UTF-8 locale gets the dots and the blocks of
  * the sparkline; whatever this machine's locale, each case sets its own. */
 static void test_locale(void)
 {
@@ -571,9 +571,10 @@ static void test_locale(void)
         for (size_t i = 0; i < r.err_len; i++)
             high |= (unsigned char)r.err[i] >= 0x80;
         CHECK_INT(high, cases[k].utf8);
-        CHECK_CONTAINS(r.err, cases[k].utf8 ? "max 35 \xc2\xb0"
-                                              "C\n"
-                                            : "max 35 C\n");
+        /* The temperature is "C" in every locale (docs/json-schema.md's
+         * vocabulary); the middle dot of the process line is not. */
+        CHECK_CONTAINS(r.err, "max 35 C\n");
+        CHECK_CONTAINS(r.err, cases[k].utf8 ? " \xc2\xb7 mem " : " | mem ");
         h_result_free(&r);
     }
 }
