@@ -433,6 +433,8 @@ static void json_reader(const fl_report *r, jw *w)
     j_opt_u64(w, "unknown_types", h, res->unknown_types);
     j_opt_u64(w, "gz_errors", h, res->gz_errors);
     j_opt_u64(w, "bad_windows", h, res->bad_windows);
+    j_opt_u64(w, "unreadable_files", h, res->unreadable_files);
+    j_opt_u64(w, "lost_windows", h, res->lost_windows);
     j_opt_u64(w, "unpublished_files", h, res->tmp_files);
     j_opt_u64(w, "details_direct", h, res->details_direct);
     j_u64(w, "bad_rows", m->bad_rows);
