@@ -63,6 +63,7 @@ static void json_session(const fl_report *r, const figures *f, jw *w)
     for (size_t i = 0; i < m->n_devices; i++) {
         j_open(w, NULL, '{');
         j_i64(w, "id", m->devices[i].id);
+        j_opt_u64(w, "cuda_id", m->devices[i].cuda_id >= 0, (uint64_t)m->devices[i].cuda_id);
         j_str(w, "name", m->devices[i].name);
         j_str(w, "uuid", m->devices[i].uuid);
         if (m->devices[i].is_mig) /* ours, a MIG instance only */
