@@ -391,9 +391,12 @@ static gp_status locate(const char *path_in, char *path, const char *want, const
     char prefix[4096];
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return locate_in_dir(path, want, app, t, lb, err);
-    if (S_ISREG(st.st_mode) && fl_rd_channel_file_name(path)) {
+    struct stat lst;
+    bool link = !S_ISREG(st.st_mode) && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+    if ((S_ISREG(st.st_mode) || link) && fl_rd_channel_file_name(path)) {
         /* One channel file of a session directory (SESSION/device.log, or a
-         * live one's SESSION/.tmp/scope.log): the session it belongs to. */
+         * live one's SESSION/.tmp/scope.log): the session it belongs to
+         * (a link that leads nowhere too: the read then says so). */
         char *dir = session_of_channel_file(path);
         if (!dir)
             return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", path);

@@ -453,6 +453,10 @@ static void test_unreadable(void)
              "regular files only: copy the session's files, or name the session directory)\n",
              loop, loop, dangling, dangling, sub, sub);
     CHECK_STR(g.warns, want);
+    /* Named by the dangling file itself: its session, read the same. */
+    CHECK_INT(read_at(dangling, &g, &res), GP_OK);
+    CHECK_STR(res.session_dir, dir);
+    CHECK_U64(res.unreadable_files, 3);
 
     /* The only file: no session could be read, and the error says why. */
     snprintf(dir, sizeof dir, "%s", tmp_path("unreadable-only"));
