@@ -72,7 +72,8 @@ static const char *on_stop(void *user)
 static int partial(const fl_read_result *r, uint64_t warnings)
 {
     return warnings > 0 || r->bad_lines > 0 || r->bad_records > 0 || r->gz_errors > 0 ||
-           r->bad_windows > 0 || r->capped_files > 0;
+           r->bad_windows > 0 || r->capped_files > 0 || r->unreadable_files > 0 ||
+           r->lost_windows > 0;
 }
 
 static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warnings)
@@ -82,16 +83,21 @@ static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warni
                 (unsigned long long)(warnings - CLI_MAX_WARNINGS));
     if (!partial(r, warnings))
         return;
-    char capped[96] = "";
+    char capped[96] = "", lost[160] = "";
     if (r->capped_files)
         snprintf(capped, sizeof capped, ", %llu files past a cap not read to their end",
                  (unsigned long long)r->capped_files);
+    if (r->unreadable_files || r->lost_windows)
+        snprintf(lost, sizeof lost,
+                 ", %llu files that could not be opened, %llu windows lost in "
+                 "transport",
+                 (unsigned long long)r->unreadable_files, (unsigned long long)r->lost_windows);
     cli_say("%s: partial read of %s: %llu unreadable lines, %llu unusable records, %llu broken "
             "gzip streams skipped, %llu windows not matching their sidecar, %llu records of "
-            "unknown types not read%s",
+            "unknown types not read%s%s",
             cmd, r->session_dir, (unsigned long long)r->bad_lines,
             (unsigned long long)r->bad_records, (unsigned long long)r->gz_errors,
-            (unsigned long long)r->bad_windows, (unsigned long long)r->unknown_types, capped);
+            (unsigned long long)r->bad_windows, (unsigned long long)r->unknown_types, capped, lost);
 }
 
 /* Writes text to -o FILE (or stdout); 0 or -1 after a message. */

@@ -15,7 +15,8 @@ What it promises:
   a non-empty one before an empty husk, the uncompressed before the
   gzipped), then the plain `<channel>.log` (or `.log.gz`), then a live or
   crashed session's `.tmp/<channel>.log`; the flat layout's
-  `<prefix>.<channel>[.<N>].log[.gz]` the same way.  A window with a
+  `<prefix>.<channel>[.<N>].log[.gz]` the same way (N from 0 there: window
+  0 after the others, as GPUFlight's analyzer reads it).  A window with a
   sidecar `.gpufl-window.<channel>.<N>.json` is checked against it (size
   and zlib CRC-32 of its payload file): a sidecar that is not valid or does
   not match is counted (`bad_windows`) and said in `SessionLogs.warnings`,
@@ -29,7 +30,10 @@ What it promises:
   hold a cell that is not a number or null (`bad_records`), a record of
   another session (`other_session_records`), a broken gzip window (what
   decompressed before the break is kept, `gz_errors`), a file that cannot
-  be opened (`unreadable_files`).
+  be opened - a dangling symlink, a directory, a FIFO (never opened) - said
+  in `warnings` too (`unreadable_files`).  A window GPUFlight marked lost
+  in transport (`.gpufl-transport-loss.<channel>.<N>.json` in the session
+  directory) is counted (`lost_windows`) and said.
 - Records that every channel carries (job_start, dictionary_update,
   capture_capabilities, shutdown) are taken once.
 - A batch row is a dict of every column by name plus `ts_ns` =
@@ -41,10 +45,12 @@ What it promises:
 Memory: `records()` streams; `read()` keeps every row of the session.
 """
 
+import errno
 import gzip
 import json
 import os
 import re
+import stat
 import zlib
 
 from . import _report_c, _wire
@@ -60,6 +66,7 @@ DICTIONARIES = _wire.DICTIONARIES
 _TAIL = re.compile(r"^(%s)(?:\.([0-9]+))?\.log(\.gz)?$" % "|".join(CHANNELS))
 _TMP_DIR = ".tmp"
 _SIDECAR = ".gpufl-window.%s.%d.json"
+_LOSS = ".gpufl-transport-loss."
 _NUMBER = (int, float)
 
 
@@ -126,7 +133,10 @@ class SessionLogs:
         return cls.from_report(_report_c.render_json(log_dir, log_prefix, session_id))
 
     def _candidates(self):
-        """Every channel file: (channel, window, in_tmp, gz, size, path)."""
+        """Every channel file: (channel, window, in_tmp, gz, size, path, zero);
+        zero: the flat layout's window 0 (window is 0 then, as for the plain
+        file).  Every entry by such a name, whatever it is: one that cannot
+        be read is said when it is read (_lines), never left out."""
         if self.flat:
             d, prefix = os.path.split(self.where)
             places = [(d or ".", prefix + ".", False)]
@@ -143,22 +153,29 @@ class SessionLogs:
                     continue
                 m = _TAIL.match(n[len(prefix):])
                 path = os.path.join(d, n)
-                if not m or (m.group(2) is not None and int(m.group(2)) == 0):
+                if not m:
+                    continue
+                win = m.group(2)
+                zero = win is not None and int(win) == 0
+                if zero and (not self.flat or win != "0"):
                     continue
                 try:
-                    size = os.stat(path).st_size
+                    st = os.stat(path)
                 except OSError:
-                    continue
-                if os.path.isfile(path):
-                    out.append((m.group(1), int(m.group(2) or 0), in_tmp, bool(m.group(3)), size,
-                                path))
+                    try:
+                        st = os.lstat(path)
+                    except OSError:
+                        continue
+                size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+                out.append((m.group(1), int(win or 0), in_tmp, bool(m.group(3)), size, path,
+                            zero))
         return out
 
     def _file_list(self):
         """[(channel, window, path)] in read order, one file per window."""
         def slot(c):
-            ch, win, in_tmp = c[0], c[1], c[2]
-            return (CHANNELS.index(ch), 0 if win else 1 + in_tmp, win)
+            ch, win, in_tmp, zero = c[0], c[1], c[2], c[6]
+            return (CHANNELS.index(ch), 0 if win else 1 if zero else 2 + in_tmp, win)
         best = {}
         for c in self._candidates():
             # the session root's, a non-empty one, the uncompressed one
@@ -185,13 +202,27 @@ class SessionLogs:
             self.problems["bad_windows"] += 1
             self._warn(side, "window sidecar %s; the window is read all the same" % why)
 
+    def _unreadable(self, path, why):
+        self.problems["unreadable_files"] += 1
+        self.warnings.append("%s:0: %s" % (path, why))
+
     def _lines(self, path):
         """The file's complete lines (bytes, without the newline)."""
         gz = path.endswith(".gz")
         try:
+            # Never opened when it is not a regular file: a FIFO would wait.
+            kind = _kind(os.stat(path).st_mode)
+            if kind:
+                self._unreadable(path, "cannot read %s: it is %s, not a regular file (the "
+                                 "reader reads regular files only: copy the session's files, "
+                                 "or name the session directory)" % (path, kind))
+                return
             f = gzip.open(path, "rb") if gz else open(path, "rb")
-        except OSError:
-            self.problems["unreadable_files"] += 1
+        except OSError as e:
+            link = os.path.islink(path) and e.errno == errno.ENOENT
+            self._unreadable(path, "cannot open %s: %s%s; its events are not read" % (
+                path, os.strerror(e.errno or 0),
+                " (a symbolic link to a file that is not there)" if link else ""))
             return
         with f:
             try:
@@ -256,6 +287,36 @@ class SessionLogs:
                         p["bad_records"] += 1
                         continue
                 yield ch, rec
+        if not self.flat:
+            self._lost_windows()
+
+    def _lost_windows(self):
+        """GPUFlight's markers of windows lost in transport: a warning each
+        (by channel, then window), counted, as the C reader (sidecar.c)."""
+        try:
+            names = os.listdir(self.where)
+        except OSError:
+            return
+        found = []
+        for n in names:
+            if (len(n) <= len(_LOSS) + 5 or not n.startswith(_LOSS) or not n.endswith(".json")
+                    or not os.path.isfile(os.path.join(self.where, n))):
+                continue
+            m = re.match(r"^(.+)\.([0-9]+)$", n[len(_LOSS):-5])
+            ch = m.group(1) if m else None
+            order = CHANNELS.index(ch) if ch in CHANNELS else len(CHANNELS)
+            found.append((order if m else len(CHANNELS), int(m.group(2)) if m else 0, n, m))
+        for _, win, n, m in sorted(found, key=lambda f: (f[0], f[1], f[2])):
+            path = os.path.join(self.where, n)
+            why = _loss_reason(path)
+            self.problems["lost_windows"] += 1
+            if m:
+                self._warn(path, "window %d of channel %s was lost in transport (GPUFlight's "
+                           "marker%s): its events are missing from this session" % (
+                               win, m.group(1)[:80], why))
+            else:
+                self._warn(path, "a window was lost in transport (GPUFlight's marker%s): its "
+                           "events are missing from this session" % why)
 
     def read(self, batch_types=None):
         """The session as a Contents: every record, and the rows of the
@@ -289,7 +350,33 @@ _KERNEL_DETAIL_TYPE = _wire.record("kernel_detail")
 def _zero_problems():
     return {"files": 0, "lines": 0, "bad_lines": 0, "bad_records": 0,
             "other_session_records": 0, "gz_errors": 0, "unreadable_files": 0,
-            "bad_windows": 0, "unknown_types": 0, "unpublished_files": 0}
+            "bad_windows": 0, "unknown_types": 0, "unpublished_files": 0, "lost_windows": 0}
+
+
+def _kind(mode):
+    """What a file that is not a regular one is (the C reader's words), or
+    None for a regular file."""
+    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _loss_reason(path):
+    """'; reason "..."' from a loss marker of GPUFlight's, or ''."""
+    try:
+        if os.path.getsize(path) > 64 << 10:
+            return ""
+        with open(path, "rb") as f:
+            j = json.loads(f.read())
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(j, dict) or j.get("type") != _wire.WINDOW_LOSS_TYPE:
+        return ""
+    why = j.get("reason")
+    return '; reason "%s"' % why[:80] if isinstance(why, str) and why else ""
 
 
 def _sidecar_problem(side, ch, window, session_id, where, read_path):

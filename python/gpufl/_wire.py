@@ -11,7 +11,7 @@ only fails the suite.
 
 __all__ = ["CHANNELS", "ALL_CHANNELS", "DICTIONARIES", "RECORDS", "BATCHES", "COMMON_TYPES",
            "CAPABILITY_STATUSES", "ENGINES", "SESSION_KINDS", "NVTX_INSTANCE_BIT",
-           "WINDOW_SIDECAR_TYPE"]
+           "WINDOW_SIDECAR_TYPE", "WINDOW_LOSS_TYPE"]
 
 # In reading order; sass (GPUFlight's disassembly) is read, never written.
 CHANNELS = ("device", "scope", "system", "sass")
@@ -101,6 +101,10 @@ NVTX_INSTANCE_BIT = 1 << 62
 # The "type" of a published window's sidecar, .gpufl-window.<channel>.<N>.json
 # (GPUFlight 1.3; read, never written).
 WINDOW_SIDECAR_TYPE = "transport_window"
+
+# The "type" of GPUFlight's marker of a window it lost in transport,
+# .gpufl-transport-loss.<channel>.<N>.json (read, never written).
+WINDOW_LOSS_TYPE = "transport_window_loss"
 
 # Ours: a MIG instance's gpu_static_devices entry ends with the object
 # MIG_KEY, these members in this order; a whole GPU's has no such key.

@@ -315,7 +315,10 @@ static gp_status pick_in_dir(const char *dir, const char *want, const char *app,
             consider_subdir(&d, sub);
             continue;
         }
-        if (ok && S_ISREG(st.st_mode) && fl_rd_flat_name(e->d_name, prefix, sizeof prefix, NULL))
+        /* A flat file that is a link leading nowhere still names its
+         * prefix: the read then says why it cannot open it. */
+        bool file = ok ? S_ISREG(st.st_mode) : lstat(sub, &st) == 0 && S_ISLNK(st.st_mode);
+        if (file && fl_rd_flat_name(e->d_name, prefix, sizeof prefix, NULL))
             add_prefix(&prefixes, &n_pf, &cap_pf, prefix);
         free(sub);
     }
@@ -384,12 +387,16 @@ static gp_status locate(const char *path_in, char *path, const char *want, const
 {
     size_t n = strlen(path);
     struct stat st;
+    memset(&st, 0, sizeof st); /* a path that is not there is no file */
     char prefix[4096];
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return locate_in_dir(path, want, app, t, lb, err);
-    if (S_ISREG(st.st_mode) && fl_rd_channel_file_name(path)) {
+    struct stat lst;
+    bool link = !S_ISREG(st.st_mode) && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+    if ((S_ISREG(st.st_mode) || link) && fl_rd_channel_file_name(path)) {
         /* One channel file of a session directory (SESSION/device.log, or a
-         * live one's SESSION/.tmp/scope.log): the session it belongs to. */
+         * live one's SESSION/.tmp/scope.log): the session it belongs to
+         * (a link that leads nowhere too: the read then says so). */
         char *dir = session_of_channel_file(path);
         if (!dir)
             return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", path);

@@ -5,19 +5,23 @@
  * (N >= 1), a plain <channel>.log (or .log.gz), and - while GPUFlight
  * writes, or after it crashed - .tmp/<channel>.log and retired windows
  * .tmp/<channel>.<N>.log[.gz]; the older flat layout is
- * <prefix>.<channel>[.<N>].log[.gz] beside each other.
+ * <prefix>.<channel>[.<N>].log[.gz] beside each other, N from 0 there
+ * (GPUFlight 1.3's Python writer starts at <prefix>.<channel>.0.log).
+ * Every entry by such a name is listed, whatever it is, so that one the
+ * read cannot open is a warning naming it, never a file silently absent.
  *
  * A channel's files are read in the order GPUFlight's own analyzer reads
- * them with load_all_rotated: the windows by N, then the plain file; one
- * file per window (the session root's before .tmp/'s, a non-empty one
- * before an empty husk, the uncompressed before the gzipped), then the
- * .tmp/ active file, the newest data.
+ * them with load_all_rotated: the windows by N (a flat window 0 after the
+ * others), then the plain file; one file per window (the session root's
+ * before .tmp/'s, a non-empty one before an empty husk, the uncompressed
+ * before the gzipped), then the .tmp/ active file, the newest data.
  */
 #include "../util/buf.h"
 #include "read_int.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +29,19 @@
 
 /* ------------------------------------------------------------ names */
 
-/* s is exactly "<channel>.log", "<channel>.log.gz" (*win 0) or
- * "<channel>.<N>.log[.gz]" (*win N >= 1). */
-static bool chan_tail(const char *s, int *ch, unsigned long *win, bool *gz)
+/* A channel file's name after its prefix: which channel, window and
+ * compression. */
+typedef struct tail {
+    int ch;
+    unsigned long win; /* N >= 1 of <channel>.<N>.log[.gz]; 0: not a window */
+    bool gz;
+    bool zero; /* <channel>.0.log[.gz]: GPUFlight 1.3's first flat window */
+} tail;
+
+/* s is exactly "<channel>.log", "<channel>.log.gz" or
+ * "<channel>.<N>.log[.gz]" (N >= 1; N = 0 too when zero_ok: the flat
+ * layout, where GPUFlight's Python writer numbers windows from 0). */
+static bool chan_tail(const char *s, bool zero_ok, tail *t)
 {
     for (int c = 0; c < FL_CH_COUNT; c++) {
         size_t n = strlen(fl_channel_name(c));
@@ -35,19 +49,19 @@ static bool chan_tail(const char *s, int *ch, unsigned long *win, bool *gz)
             continue;
         const char *rest = s + n + 1;
         unsigned long w = 0;
+        bool zero = false;
         if (is_digit(*rest)) {
             char *e;
             errno = 0;
             w = strtoul(rest, &e, 10);
-            if (errno || w == 0 || *e != '.')
+            zero = w == 0;
+            if (errno || (zero && (!zero_ok || e != rest + 1)) || *e != '.')
                 return false;
             rest = e + 1;
         }
         if (strcmp(rest, "log") != 0 && strcmp(rest, "log.gz") != 0)
             return false;
-        *ch = c;
-        *win = w;
-        *gz = rest[3] == '.';
+        *t = (tail){.ch = c, .win = w, .gz = rest[3] == '.', .zero = zero};
         return true;
     }
     return false;
@@ -56,10 +70,8 @@ static bool chan_tail(const char *s, int *ch, unsigned long *win, bool *gz)
 bool fl_rd_channel_file_name(const char *name)
 {
     const char *base = strrchr(name, '/');
-    int ch;
-    unsigned long w;
-    bool gz;
-    return chan_tail(base ? base + 1 : name, &ch, &w, &gz);
+    tail t;
+    return chan_tail(base ? base + 1 : name, false, &t);
 }
 
 bool fl_rd_flat_name(const char *name, char *prefix, size_t cap, int *chan)
@@ -70,10 +82,8 @@ bool fl_rd_flat_name(const char *name, char *prefix, size_t cap, int *chan)
     const char *base = strrchr(name, '/');
     base = base ? base + 1 : name;
     for (const char *d = strchr(base, '.'); d; d = strchr(d + 1, '.')) {
-        int ch;
-        unsigned long w;
-        bool gz;
-        if (d == base || !chan_tail(d + 1, &ch, &w, &gz))
+        tail t;
+        if (d == base || !chan_tail(d + 1, true, &t))
             continue;
         size_t n = (size_t)(d - name);
         if (n >= cap)
@@ -81,7 +91,7 @@ bool fl_rd_flat_name(const char *name, char *prefix, size_t cap, int *chan)
         memcpy(prefix, name, n);
         prefix[n] = '\0';
         if (chan)
-            *chan = ch;
+            *chan = t.ch;
         return true;
     }
     return false;
@@ -112,9 +122,8 @@ bool fl_rd_ends_with(const char *s, const char *suf)
 /* A channel file found in a walk. */
 typedef struct cand {
     char *path;
-    int ch;
-    unsigned long win;
-    bool gz, in_tmp;
+    tail t;
+    bool in_tmp;
     off_t size;
     int64_t mtime;
 } cand;
@@ -143,21 +152,24 @@ static void walk(const char *dir, const char *prefix, bool in_tmp, int ch, cands
     size_t pl = prefix ? strlen(prefix) : 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        const char *tail = e->d_name;
+        const char *name = e->d_name;
         if (prefix) {
-            if (strncmp(tail, prefix, pl) != 0 || tail[pl] != '.')
+            if (strncmp(name, prefix, pl) != 0 || name[pl] != '.')
                 continue;
-            tail += pl + 1;
+            name += pl + 1;
         }
         cand k = {.in_tmp = in_tmp};
         struct stat st;
-        /* Not only regular files: a FIFO or a device by a channel file's
-         * name is listed, so that the read refuses it naming it
-         * (files.c), rather than the session seeming to lack it. */
-        if (!chan_tail(tail, &k.ch, &k.win, &k.gz) || (ch >= 0 && k.ch != ch) ||
-            fstatat(dirfd(d), e->d_name, &st, 0) != 0 || S_ISDIR(st.st_mode))
+        /* Whatever the entry is, it is listed: a FIFO, a device, a
+         * directory, a dangling symlink or a symlink loop by a channel
+         * file's name is refused when the read opens it, with a warning
+         * naming it and why (read.c), rather than the session seeming to
+         * lack that file.  The link's own times when it leads nowhere. */
+        if (!chan_tail(name, prefix != NULL, &k.t) || (ch >= 0 && k.t.ch != ch) ||
+            (fstatat(dirfd(d), e->d_name, &st, 0) != 0 &&
+             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0))
             continue;
-        k.size = st.st_size;
+        k.size = S_ISREG(st.st_mode) ? st.st_size : 0;
         k.mtime = mtime_ns(&st);
         k.path = fl_rd_join(dir, "/", e->d_name);
         if (!k.path || fl_grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v) != 0) {
@@ -227,15 +239,22 @@ bool fl_rd_flat_exists(const char *prefix, int64_t *newest)
 
 /* ------------------------------------------------------------ reading order */
 
-/* The slot of a file: its window (1..), then the plain file (0) of the
- * session root, then the .tmp/ active file. */
+/* The slot of a file: its window (1..), then the flat layout's window 0,
+ * then the plain file of the session root, then the .tmp/ active file
+ * (GPUFlight's analyzer reads window 0 with the plain file, after the
+ * numbered windows). */
+static int slot_group(const cand *x)
+{
+    return x->t.win ? 0 : x->t.zero ? 1 : 2 + x->in_tmp;
+}
+
 static int cmp_slot(const cand *x, const cand *y)
 {
-    int gx = x->win ? 0 : 1 + x->in_tmp, gy = y->win ? 0 : 1 + y->in_tmp;
+    int gx = slot_group(x), gy = slot_group(y);
     if (gx != gy)
         return gx < gy ? -1 : 1;
-    if (x->win != y->win)
-        return x->win < y->win ? -1 : 1;
+    if (x->t.win != y->t.win)
+        return x->t.win < y->t.win ? -1 : 1;
     return 0;
 }
 
@@ -251,16 +270,16 @@ static int cmp_cand(const void *a, const void *b)
         return x->in_tmp ? 1 : -1;
     if ((x->size > 0) != (y->size > 0))
         return x->size > 0 ? -1 : 1;
-    if (x->gz != y->gz)
-        return x->gz ? 1 : -1;
+    if (x->t.gz != y->t.gz)
+        return x->t.gz ? 1 : -1;
     return strcmp(x->path, y->path);
 }
 
 static int cmp_channel_then_cand(const void *a, const void *b)
 {
     const cand *x = a, *y = b;
-    if (x->ch != y->ch)
-        return x->ch < y->ch ? -1 : 1;
+    if (x->t.ch != y->t.ch)
+        return x->t.ch < y->t.ch ? -1 : 1;
     return cmp_cand(a, b);
 }
 
@@ -282,10 +301,13 @@ static rd_file *ordered(cands *c)
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) {
         cand *k = &c->v[i];
-        if (i > 0 && c->v[i - 1].ch == k->ch && cmp_slot(&c->v[i - 1], k) == 0)
+        if (i > 0 && c->v[i - 1].t.ch == k->t.ch && cmp_slot(&c->v[i - 1], k) == 0)
             continue; /* the slot's other file: not read */
-        v[n++] = (rd_file){
-            .path = k->path, .channel = k->ch, .window = k->win, .gz = k->gz, .in_tmp = k->in_tmp};
+        v[n++] = (rd_file){.path = k->path,
+                           .channel = k->t.ch,
+                           .window = k->t.win,
+                           .gz = k->t.gz,
+                           .in_tmp = k->in_tmp};
         k->path = NULL;
     }
     cands_free(c);

@@ -154,6 +154,15 @@ static bool on_line(void *ctx, int ev, char *line, size_t len, uint64_t lineno, 
     return false;
 }
 
+/* Why path could not be opened (errno e), naming it, into m. */
+static void cannot_open(char *m, size_t cap, const char *path, int e)
+{
+    struct stat st;
+    bool link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+    snprintf(m, cap, "cannot open %s: %s%s; its events are not read", path, strerror(e),
+             link && e == ENOENT ? " (a symbolic link to a file that is not there)" : "");
+}
+
 /* One file of session t through the parser, then its window's sidecar
  * checked; false when it could not be opened (*first_err: the first such
  * message). */
@@ -176,7 +185,8 @@ static bool read_file(rd *r, const target *t, const rd_file *f, lbuf *lb, char *
                      "files only: copy the session's files, or name the session directory)",
                      f->path, lb->why);
         else
-            snprintf(m, sizeof m, "cannot open %s: %s", f->path, strerror(errno));
+            cannot_open(m, sizeof m, f->path, errno);
+        r->res->unreadable_files++;
         if (!first_err[0])
             snprintf(first_err, cap, "%s", m);
         fl_rd_warn(r, "%s", m);
@@ -211,6 +221,8 @@ static gp_status read_channels(const target *t, const fl_read_opts *o, const fl_
     gp_status st = GP_OK;
     for (size_t i = 0; files[i].path && !r.stop_why; i++)
         opened += read_file(&r, t, &files[i], lb, first_err, sizeof first_err);
+    if (!t->flat && !r.stop_why)
+        fl_rd_check_losses(&r, t->where);
     if (r.stop_why)
         st = gp_error_set(err, GP_ERR_NO_MEMORY, "%s:%llu: the read was stopped: %s", r.file,
                           (unsigned long long)r.line, r.stop_why);

@@ -193,6 +193,14 @@ typedef struct fl_read_result {
     /* Files not read to their end: past a cap of fl_read_opts (a warning
      * each). */
     uint64_t capped_files;
+    /* Entries by a channel file's name that could not be opened (a
+     * dangling symlink, a symlink loop, a directory, a FIFO, no
+     * permission: a warning each, naming it and why). */
+    uint64_t unreadable_files;
+    /* Windows GPUFlight lost in transport: its marker
+     * .gpufl-transport-loss.<channel>.<N>.json in the session directory
+     * (a warning each); their events are missing. */
+    uint64_t lost_windows;
 } fl_read_result;
 
 /*

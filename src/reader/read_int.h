@@ -171,6 +171,9 @@ int fl_rd_file_crc(const char *path, rd_crc *out);
 #define RD_TMP_DIR ".tmp"
 /* A published window's sidecar: <session>/.gpufl-window.<channel>.<N>.json. */
 #define RD_SIDECAR_PREFIX ".gpufl-window."
+/* GPUFlight's marker of a window lost in transport:
+ * <session>/.gpufl-transport-loss.<channel>.<N>.json. */
+#define RD_LOSS_PREFIX ".gpufl-transport-loss."
 
 /* One file of a session, as the reader reads it. */
 typedef struct rd_file {
@@ -214,6 +217,9 @@ bool fl_rd_has_sidecar(const char *dir, const rd_file *f);
  * that file): a sidecar that is not valid or does not match is a warning
  * naming it, counted in bad_windows. */
 void fl_rd_check_sidecar(rd *r, const char *dir, const rd_file *f, const rd_crc *crc);
+/* The windows GPUFlight marked lost in transport in the session directory
+ * dir: a warning each (by channel, then window), counted in lost_windows. */
+void fl_rd_check_losses(rd *r, const char *dir);
 
 /* ------------------------------------------ finding a session (discover.c) */
 

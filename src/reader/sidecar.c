@@ -9,9 +9,17 @@
  * naming the sidecar, counted in bad_windows; the window is read all the
  * same (its lines are checked one by one anyway).  A window without a
  * sidecar (an older writer, ours) is not checked.
+ *
+ * A window GPUFlight lost on its way to publication (a gzip it could not
+ * recover) leaves only its marker .gpufl-transport-loss.<channel>.<N>.json
+ * in the session directory: each such marker is one warning naming it, the
+ * channel and the window (lost_windows), so that the session never reads
+ * as complete.
  */
+#include "../util/buf.h"
 #include "read_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -186,4 +194,129 @@ void fl_rd_check_sidecar(rd *r, const char *dir, const rd_file *f, const rd_crc 
     r->file = file;
     r->line = line;
     free(path);
+}
+
+/* ------------------------------------------------------------ lost windows */
+
+/* A loss marker: its channel (FL_CH_COUNT: one this reader does not know,
+ * or a name that does not parse) and window, for the order of the
+ * warnings. */
+typedef struct loss {
+    char *name; /* the file's name */
+    int ch;
+    unsigned long win;
+    bool parsed; /* <channel>.<N> read from the name */
+} loss;
+
+static int cmp_loss(const void *a, const void *b)
+{
+    const loss *x = a, *y = b;
+    if (x->ch != y->ch)
+        return x->ch < y->ch ? -1 : 1;
+    if (x->win != y->win)
+        return x->win < y->win ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* name's "<channel>.<N>" between RD_LOSS_PREFIX and ".json" into k. */
+static void parse_loss(loss *k, char *chan, size_t cap)
+{
+    size_t pl = strlen(RD_LOSS_PREFIX), n = strlen(k->name) - pl - 5;
+    k->ch = FL_CH_COUNT;
+    snprintf(chan, cap, "%.*s", (int)n, k->name + pl);
+    char *dot = strrchr(chan, '.');
+    if (!dot || dot == chan || !is_digit(dot[1]))
+        return;
+    char *e;
+    errno = 0;
+    k->win = strtoul(dot + 1, &e, 10);
+    if (errno || *e)
+        return;
+    *dot = '\0';
+    k->parsed = true;
+    for (int c = 0; c < FL_CH_COUNT; c++)
+        if (strcmp(chan, fl_channel_name(c)) == 0)
+            k->ch = c;
+}
+
+/* The reason GPUFlight wrote in the marker (its "reason" member), or "". */
+static void loss_reason(const char *path, char *out, size_t cap)
+{
+    out[0] = '\0';
+    struct stat st;
+    if (stat(path, &st) != 0 || (size_t)st.st_size > SIDECAR_MAX)
+        return;
+    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+    const char *type = json_string_value(json_object_get(j, "type"));
+    const char *why = json_string_value(json_object_get(j, "reason"));
+    if (type && strcmp(type, FL_WINDOW_LOSS_TYPE) == 0 && why && *why)
+        snprintf(out, cap, "; reason \"%.80s\"", why);
+    json_decref(j);
+}
+
+/* One warning for marker k of dir. */
+static void warn_loss(rd *r, const char *dir, const loss *k)
+{
+    char *path = fl_rd_join(dir, "/", k->name);
+    if (!path)
+        return;
+    char chan[256], why[128];
+    loss t = *k;
+    parse_loss(&t, chan, sizeof chan);
+    loss_reason(path, why, sizeof why);
+    const char *file = r->file;
+    uint64_t line = r->line;
+    r->file = path;
+    r->line = 1;
+    r->res->lost_windows++;
+    if (t.parsed)
+        fl_rd_warn(r,
+                   "window %lu of channel %.80s was lost in transport (GPUFlight's marker%s): "
+                   "its events are missing from this session",
+                   t.win, chan, why);
+    else
+        fl_rd_warn(r,
+                   "a window was lost in transport (GPUFlight's marker%s): its events are "
+                   "missing from this session",
+                   why);
+    r->file = file;
+    r->line = line;
+    free(path);
+}
+
+void fl_rd_check_losses(rd *r, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    loss *v = NULL;
+    size_t n = 0, cap = 0;
+    size_t pl = strlen(RD_LOSS_PREFIX);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st;
+        size_t len = strlen(e->d_name);
+        /* GPUFlight's rule: a regular file by that prefix and ".json" is a
+         * loss, whatever it holds (its ".part" files are not yet). */
+        if (len <= pl + 5 || strncmp(e->d_name, RD_LOSS_PREFIX, pl) != 0 ||
+            strcmp(e->d_name + len - 5, ".json") != 0 ||
+            fstatat(dirfd(d), e->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        loss k = {.name = strdup(e->d_name)};
+        char chan[256];
+        if (!k.name || fl_grow((void **)&v, &cap, n + 1, sizeof *v) != 0) {
+            free(k.name);
+            break;
+        }
+        parse_loss(&k, chan, sizeof chan);
+        v[n++] = k;
+    }
+    closedir(d);
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_loss);
+    for (size_t i = 0; i < n; i++) {
+        warn_loss(r, dir, &v[i]);
+        free(v[i].name);
+    }
+    free(v);
 }

@@ -38,6 +38,18 @@ static fl_device_static cuda_static_of(const fl_gpu_limits *l)
                               .warp_size = l->warp_size};
 }
 
+/* The CUDA device's uuid spelled as NVML spells the same device's (a MIG
+ * instance is "MIG-..." there, where the plugin formats CUDA's same 16
+ * bytes as "GPU-..."): job_start's two lists then carry one string for
+ * one device, and a reader joins them by it - never by the number, which
+ * differs when CUDA sees fewer devices (CUDA_VISIBLE_DEVICES). */
+static void cuda_uuid_as_nvml(const session *s, fl_device_static *c)
+{
+    for (size_t i = 0; i < s->n_dev; i++)
+        if (fl_device_uuid_same(s->statics[i].uuid, c->uuid))
+            c->uuid = s->statics[i].uuid;
+}
+
 bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *, fl_buf *),
                            char *why, size_t len)
 {
@@ -101,6 +113,7 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
     for (size_t i = 0; i < s->n_cuda; i++) {
         fl_trace_writer_add_limits(s->tw, &s->cuda_limits[i]);
         s->cuda_static[i] = cuda_static_of(&s->cuda_limits[i]);
+        cuda_uuid_as_nvml(s, &s->cuda_static[i]);
     }
     return true;
 }

@@ -166,14 +166,21 @@ static void meta(fl_export *e, const char *what, int64_t pid, int64_t tid, const
     end_event(e);
 }
 
-/* The pid of a device (-1: not recorded). */
+/* The pid of the device NVML numbers dev (device_metric_batch rows). */
+static int64_t gpu_pid_nvml(int64_t dev)
+{
+    if (dev < 0 || dev > 1000000)
+        return PID_GPU_UNKNOWN;
+    return PID_GPU_BASE + dev;
+}
+
+/* The pid of the device CUDA numbers dev (-1: not recorded): the same
+ * track as its device_metric_batch rows (model.h). */
 static int64_t gpu_pid(const fl_export *e, int64_t dev)
 {
     if (dev < 0)
         dev = e->m->default_device;
-    if (dev < 0 || dev > 1000000)
-        return PID_GPU_UNKNOWN;
-    return PID_GPU_BASE + dev;
+    return gpu_pid_nvml(dev < 0 ? dev : fl_model_gpu_of_cuda(e->m, dev));
 }
 
 /* Labels a track the first time it is used. */
@@ -594,7 +601,7 @@ static void device_metrics(fl_export *e, const fl_batch *b)
         if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_dev, &dev) || dev > INT32_MAX)
             continue;
         uint64_t t = b->base_time_ns + dt;
-        int64_t pid = gpu_pid(e, (int64_t)dev);
+        int64_t pid = gpu_pid_nvml((int64_t)dev);
         double util[2] = {cell(b, i, c_ug, 1), cell(b, i, c_um, 1)};
         double used = cell(b, i, c_used, 1), power = cell(b, i, c_pw, 1e-3),
                temp = cell(b, i, c_temp, 1);

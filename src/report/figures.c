@@ -266,7 +266,8 @@ bool fl_report_partial(const fl_report *r)
 {
     const fl_model *m = r->m;
     const fl_read_result *res = &r->res;
-    return (r->have_res && (res->bad_lines || res->bad_records || res->other_session ||
-                            res->gz_errors || res->bad_windows)) ||
+    return (r->have_res &&
+            (res->bad_lines || res->bad_records || res->other_session || res->gz_errors ||
+             res->bad_windows || res->unreadable_files || res->lost_windows)) ||
            m->bad_rows || r->warnings || r->oom || m->oom || m->details_orphan || r->n_unknown;
 }

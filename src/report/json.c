@@ -63,6 +63,7 @@ static void json_session(const fl_report *r, const figures *f, jw *w)
     for (size_t i = 0; i < m->n_devices; i++) {
         j_open(w, NULL, '{');
         j_i64(w, "id", m->devices[i].id);
+        j_opt_u64(w, "cuda_id", m->devices[i].cuda_id >= 0, (uint64_t)m->devices[i].cuda_id);
         j_str(w, "name", m->devices[i].name);
         j_str(w, "uuid", m->devices[i].uuid);
         if (m->devices[i].is_mig) /* ours, a MIG instance only */
@@ -440,6 +441,8 @@ static void json_reader(const fl_report *r, jw *w)
     j_opt_u64(w, "unknown_types", h, res->unknown_types);
     j_opt_u64(w, "gz_errors", h, res->gz_errors);
     j_opt_u64(w, "bad_windows", h, res->bad_windows);
+    j_opt_u64(w, "unreadable_files", h, res->unreadable_files);
+    j_opt_u64(w, "lost_windows", h, res->lost_windows);
     j_opt_u64(w, "unpublished_files", h, res->tmp_files);
     j_opt_u64(w, "details_direct", h, res->details_direct);
     j_u64(w, "bad_rows", m->bad_rows);

@@ -278,13 +278,16 @@ static inline __attribute__((always_inline)) void busy_add(dstat *d, uint64_t a,
     }
 }
 
+/* The device of kernel rows of CUDA's ordinal id: the report numbers
+ * devices as NVML does, as the device_metric_batch rows do (model.h). */
 static inline __attribute__((always_inline)) dstat *kernel_device(fl_report *r, int64_t id)
 {
     if ((uint64_t)id < FL_DEV_SLOTS && r->dev_slot[id])
         return &r->d[r->dev_slot[id] - 1];
-    if (r->last_dev < r->n_d && r->d[r->last_dev].id == id)
+    int64_t gpu = fl_model_gpu_of_cuda(r->m, id);
+    if (r->last_dev < r->n_d && r->d[r->last_dev].id == gpu)
         return &r->d[r->last_dev];
-    dstat *d = fl_report_device(r, id);
+    dstat *d = fl_report_device(r, gpu);
     if (d) {
         r->last_dev = (size_t)(d - r->d);
         if ((uint64_t)id < FL_DEV_SLOTS && r->last_dev < UINT8_MAX)

@@ -12,6 +12,7 @@
 #include "model.h"
 #include "../reader/read.h"
 #include "model_int.h"
+#include "../wire/records.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -180,6 +181,14 @@ const fl_model_device *fl_model_device_of(const fl_model *m, int64_t id)
     return NULL;
 }
 
+int64_t fl_model_gpu_of_cuda(const fl_model *m, int64_t cuda_id)
+{
+    for (size_t i = 0; cuda_id >= 0 && i < m->n_devices; i++)
+        if (m->devices[i].cuda_id == cuda_id)
+            return m->devices[i].id;
+    return cuda_id;
+}
+
 const char *fl_model_device_name(const fl_model *m, int64_t id)
 {
     const fl_model_device *d = fl_model_device_of(m, id);
@@ -314,30 +323,68 @@ static void add_mig(fl_model *m, fl_model_device *d, const json_t *mig)
     }
 }
 
-static void add_device(fl_model *m, const json_t *dev)
+/* A new device entry (NULL when out of memory). */
+static fl_model_device *new_device(fl_model *m, int64_t id, int64_t cuda_id)
+{
+    fl_model_device *p = realloc(m->devices, (m->n_devices + 1) * sizeof *p);
+    if (!p) {
+        m->oom = true;
+        return NULL;
+    }
+    m->devices = p;
+    fl_model_device *d = &p[m->n_devices++];
+    memset(d, 0, sizeof *d);
+    d->id = id;
+    d->cuda_id = cuda_id;
+    return d;
+}
+
+/* The entry a cuda_static_devices entry (CUDA's ordinal cuda, its uuid)
+ * describes: the one CUDA listed already, else the GPU of the same uuid;
+ * only when a uuid is missing on either side, the GPU of the same number
+ * (all an older session lets one tell); else a device of its own. */
+static fl_model_device *cuda_device(fl_model *m, int64_t cuda, const char *uuid)
+{
+    for (size_t i = 0; i < m->n_devices; i++)
+        if (m->devices[i].cuda_id == cuda)
+            return &m->devices[i];
+    for (size_t i = 0; i < m->n_devices; i++)
+        if (m->devices[i].cuda_id < 0 && fl_device_uuid_same(m->devices[i].uuid, uuid))
+            return &m->devices[i];
+    for (size_t i = 0; i < m->n_devices; i++) {
+        fl_model_device *d = &m->devices[i];
+        if (d->cuda_id < 0 && d->id == cuda && (!d->uuid || !uuid || !uuid[0]))
+            return d;
+    }
+    return NULL;
+}
+
+/* One entry of job_start's lists: gpu_static_devices and devices number
+ * the GPUs as NVML does (cuda false), cuda_static_devices as CUDA does,
+ * which differs when CUDA sees fewer (CUDA_VISIBLE_DEVICES): joined by
+ * uuid, never by number alone. */
+static void add_device(fl_model *m, const json_t *dev, bool cuda)
 {
     int64_t id;
     if (!fl_jget_i64(dev, "id", &id))
         return;
+    const char *uuid = fl_jget_str(dev, "uuid");
     fl_model_device *d = NULL;
-    for (size_t i = 0; i < m->n_devices; i++)
-        if (m->devices[i].id == id)
-            d = &m->devices[i];
-    if (!d) {
-        fl_model_device *p = realloc(m->devices, (m->n_devices + 1) * sizeof *p);
-        if (!p) {
-            m->oom = true;
-            return;
-        }
-        m->devices = p;
-        d = &p[m->n_devices++];
-        memset(d, 0, sizeof *d);
-        d->id = id;
+    if (cuda) {
+        d = cuda_device(m, id, uuid);
+        if (d)
+            d->cuda_id = id;
+    } else {
+        for (size_t i = 0; i < m->n_devices && !d; i++)
+            if (m->devices[i].id == id && m->devices[i].cuda_id < 0)
+                d = &m->devices[i];
     }
+    if (!d && !(d = new_device(m, id, cuda ? id : -1)))
+        return;
     if (!d->name && fl_jget_str(dev, "name"))
         d->name = dup_str(m, fl_jget_str(dev, "name"));
-    if (!d->uuid && fl_jget_str(dev, "uuid") && fl_jget_str(dev, "uuid")[0])
-        d->uuid = dup_str(m, fl_jget_str(dev, "uuid"));
+    if (!d->uuid && uuid && uuid[0])
+        d->uuid = dup_str(m, uuid);
     const json_t *mig = json_object_get(dev, FL_KEY_MIG);
     if (!d->is_mig && json_is_object(mig))
         add_mig(m, d, mig);
@@ -354,13 +401,15 @@ static void on_job_start(fl_model *m, const json_t *rec)
     m->engine = dup_str(m, fl_jget_str(rec, "profiling_engine"));
     m->have_pid = fl_jget_i64(rec, "pid", &m->pid);
     m->have_start = fl_jget_u64(rec, "ts_ns", &m->start_ns);
-    static const char *const lists[] = {"cuda_static_devices", "gpu_static_devices", "devices"};
+    /* NVML's lists first: they number the GPUs the report shows. */
+    static const char *const lists[] = {"gpu_static_devices", "devices", "cuda_static_devices"};
     for (size_t l = 0; l < 3; l++) {
         const json_t *arr = json_object_get(rec, lists[l]);
         for (size_t i = 0; i < json_array_size(arr); i++)
-            add_device(m, json_array_get(arr, i));
+            add_device(m, json_array_get(arr, i), l == 2);
     }
-    m->default_device = m->n_devices == 1 ? m->devices[0].id : -1;
+    const fl_model_device *only = m->n_devices == 1 ? &m->devices[0] : NULL;
+    m->default_device = !only ? -1 : only->cuda_id >= 0 ? only->cuda_id : only->id;
 }
 
 static void on_dictionary(fl_model *m, const json_t *rec)

@@ -49,8 +49,15 @@ typedef struct fl_krow {
     const fl_kdetail *detail; /* NULL: none known; valid during the call */
 } fl_krow;
 
+/* One device of job_start's lists, joined by uuid: gpu_static_devices and
+ * devices number it as NVML does (what device_metric_batch rows carry),
+ * cuda_static_devices as CUDA does (kernel, memcpy and PM rows), and the
+ * two differ when CUDA sees fewer devices (CUDA_VISIBLE_DEVICES). */
 typedef struct fl_model_device {
+    /* The device's number in the report: NVML's; CUDA's ordinal for a
+     * device only cuda_static_devices lists. */
     int64_t id;
+    int64_t cuda_id;   /* CUDA's ordinal; -1: CUDA did not list it */
     char *name, *uuid; /* NULL: unknown */
     /* Ours: a MIG instance's identity (its gpu_static_devices entry's
      * "mig" object); is_mig false for a whole GPU.  NULL / -1: unknown. */
@@ -75,7 +82,8 @@ typedef struct fl_model {
     size_t n_devices;
     /* The device of the rows that do not say theirs (kernel and memcpy
      * rows have no device_id column in the format): the only device
-     * job_start lists, else -1. */
+     * job_start lists (its CUDA ordinal, as those rows would say), else
+     * -1. */
     int64_t default_device;
     /* The earliest and latest time of any record or row (a row's end
      * included); have_time false when none had a time. */
@@ -119,6 +127,9 @@ const char *fl_model_stack_text(const fl_model *m, uint64_t id);
 uint64_t fl_model_origin(const fl_model *m);
 /* The bytes the model's structures hold. */
 size_t fl_model_mem_bytes(const fl_model *m);
+/* The report's number (fl_model_device.id) of the device CUDA numbers
+ * cuda_id; cuda_id itself when job_start did not list it (or < 0). */
+int64_t fl_model_gpu_of_cuda(const fl_model *m, int64_t cuda_id);
 /* The name job_start gives device id; NULL: none. */
 const char *fl_model_device_name(const fl_model *m, int64_t id);
 /* Device id's entry; NULL when job_start did not list it. */

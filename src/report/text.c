@@ -670,6 +670,16 @@ static void text_reader(const fl_report *r, fl_buf *b)
                           fl_plural(res->bad_windows, "its", "their"));
             sep = ", ";
         }
+        if (res->unreadable_files) {
+            fl_buf_printf(b, "%s%" PRIu64 " %s that could not be opened", sep,
+                          res->unreadable_files, fl_plural(res->unreadable_files, "file", "files"));
+            sep = ", ";
+        }
+        if (res->lost_windows) {
+            fl_buf_printf(b, "%s%" PRIu64 " %s lost in transport", sep, res->lost_windows,
+                          fl_plural(res->lost_windows, "window", "windows"));
+            sep = ", ";
+        }
         if (res->unknown_types) {
             fl_buf_printf(b, "%s%" PRIu64 " %s of unknown types not read", sep, res->unknown_types,
                           fl_plural(res->unknown_types, "record", "records"));

@@ -177,6 +177,30 @@ static void put_static_list(fl_buf *b, const fl_device_static *devs, size_t n)
     FL_BUF_LIT(b, "]");
 }
 
+static const char *uuid_body(const char *u)
+{
+    return strncmp(u, "GPU-", 4) == 0 || strncmp(u, "MIG-", 4) == 0 ? u + 4 : u;
+}
+
+static char lower_ascii(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+bool fl_device_uuid_same(const char *a, const char *b)
+{
+    if (!a || !b)
+        return false;
+    a = uuid_body(a);
+    b = uuid_body(b);
+    if (!*a || !*b)
+        return false;
+    for (; *a && *b; a++, b++)
+        if (lower_ascii(*a) != lower_ascii(*b))
+            return false;
+    return *a == *b;
+}
+
 /* "pid":P,"app":A,"session_id":S without a leading comma. */
 static void put_ident(fl_buf *b, const fl_ident *id)
 {

@@ -57,6 +57,12 @@ typedef struct fl_device_static {
     const gp_mig_info *mig;
 } fl_device_static;
 
+/* Whether two device uuids of job_start's lists name the same device: the
+ * same hex digits (case aside) after an optional "GPU-" or "MIG-" prefix,
+ * as NVML spells a MIG instance's uuid "MIG-..." where CUDA's 16 bytes are
+ * the same.  NULL or "" is no device's. */
+bool fl_device_uuid_same(const char *a, const char *b);
+
 /* Fields every lifecycle record of a session shares. */
 typedef struct fl_ident {
     int64_t pid;

@@ -51,6 +51,10 @@ typedef enum fl_channel {
  * <session>/.gpufl-window.<channel>.<N>.json (GPUFlight 1.3; read, never
  * written by this recorder). */
 #define FL_WINDOW_SIDECAR_TYPE "transport_window"
+/* The "type" of GPUFlight's marker of a window it lost in transport,
+ * <session>/.gpufl-transport-loss.<channel>.<N>.json (read, never
+ * written). */
+#define FL_WINDOW_LOSS_TYPE "transport_window_loss"
 
 /* "device", "scope", "system", "sass"; NULL for anything else. */
 const char *fl_channel_name(int ch);

@@ -8,7 +8,8 @@
  * GPUFlight 1.3 writes (tests/gpufl13_layouts.h) gives the report and the
  * trace of tests/golden/report/gpufl13_*, a bad sidecar and an unknown
  * record type are warnings (one per type) and status 2, a live session is
- * said to be one.
+ * said to be one; the flat layout's window 0 is read, a channel file that
+ * cannot be opened and a window lost in transport are status 2.
  */
 #include "cli/harness.h"
 #include "gpufl13_layouts.h"
@@ -385,6 +386,84 @@ static void test_unknown_types(void)
     h_result_free(&r);
 }
 
+/* Issue 32: GPUFlight 1.3's flat window 0 is read like the other layouts
+ * (status 0); a channel file that cannot be opened and a window GPUFlight
+ * lost in transport are warnings naming them, and status 2. */
+static void test_hostile_layouts(void)
+{
+    const char *src = check_env("GP_TEST_SOURCE_DIR");
+    char dir[512], path[4096], golden[1024];
+    h_path(dir, sizeof dir, "flat0");
+    CHECK(fl_make_dirs(dir) == 0);
+    gl_rewrite(dir, GL_APP ".%s.0.log", false, false);
+    snprintf(path, sizeof path, "%s/" GL_APP, dir);
+    snprintf(golden, sizeof golden, "%s/golden/report/gpufl13_plain.txt", src);
+    h_result r;
+    const char *flat[] = {h_cli, "report", path, NULL};
+    run(flat, &r);
+    CHECK_INT(r.code, 0);
+    char *want = check_read_file(golden, NULL);
+    CHECK(want != NULL);
+    if (want)
+        CHECK_STR(r.out, want);
+    free(want);
+    CHECK_STR(r.err, "");
+    h_result_free(&r);
+
+    char link[4200], marker[4200], w[9000];
+    h_path(dir, sizeof dir, "dangling");
+    gl_build(GL_PLAIN_WINDOWS, dir, path, sizeof path);
+    snprintf(link, sizeof link, "%s/system.log", path);
+    CHECK(symlink("gone.log", link) == 0);
+    h_path(dir, sizeof dir, "lost");
+    gl_build(GL_PLAIN_WINDOWS, dir, path, sizeof path);
+    snprintf(marker, sizeof marker, "%s/.gpufl-transport-loss.scope.2.json", path);
+    gl_put(marker, "{}", 2, false);
+    for (int lost = 0; lost < 2; lost++) {
+        h_path(dir, sizeof dir, lost ? "lost" : "dangling");
+        const char *argv[] = {h_cli, "report", dir, NULL};
+        run(argv, &r);
+        CHECK_INT(r.code, 2);
+        if (lost)
+            snprintf(w, sizeof w,
+                     "gpu-profile: report: %s:1: window 2 of channel scope was lost in transport "
+                     "(GPUFlight's marker): its events are missing from this session\n"
+                     "gpu-profile: report: partial read of %s: 0 unreadable lines, 0 unusable "
+                     "records, 0 broken gzip streams skipped, 0 windows not matching their "
+                     "sidecar, 0 records of unknown types not read, 0 files that could not be "
+                     "opened, 1 windows lost in transport\n",
+                     marker, dir);
+        else
+            snprintf(w, sizeof w,
+                     "gpu-profile: report: %s:0: cannot open %s: No such file or directory (a "
+                     "symbolic link to a file that is not there); its events are not read\n"
+                     "gpu-profile: report: partial read of %s: 0 unreadable lines, 0 unusable "
+                     "records, 0 broken gzip streams skipped, 0 windows not matching their "
+                     "sidecar, 0 records of unknown types not read, 1 files that could not be "
+                     "opened, 0 windows lost in transport\n",
+                     link, link, dir);
+        CHECK_STR(r.err, w);
+        CHECK_CONTAINS(r.out, lost ? "partial read: 1 window lost in transport, 1 reader warning"
+                                   : "partial read: 1 file that could not be opened, 1 reader "
+                                     "warning");
+        h_result_free(&r);
+        const char *json[] = {h_cli, "report", "--format", "json", dir, NULL};
+        run(json, &r);
+        CHECK_INT(r.code, 2);
+        json_t *j = json_loads(r.out, 0, NULL);
+        json_t *read = json_object_get(j, "read");
+        CHECK(json_is_true(json_object_get(read, "partial")));
+        CHECK_INT(json_integer_value(json_object_get(read, "unreadable_files")), !lost);
+        CHECK_INT(json_integer_value(json_object_get(read, "lost_windows")), lost);
+        json_decref(j);
+        h_result_free(&r);
+        const char *exp[] = {h_cli, "export", "--format", "csv", dir, NULL};
+        run(exp, &r);
+        CHECK_INT(r.code, 2);
+        h_result_free(&r);
+    }
+}
+
 int main(void)
 {
     h_init();
@@ -399,6 +478,7 @@ int main(void)
     test_export();
     test_gpufl13_layouts();
     test_unknown_types();
+    test_hostile_layouts();
     h_cleanup();
     return check_done("test_cli_report");
 }

@@ -38,8 +38,11 @@
  * (plugin/rangeprof.c) over tests/plugin/rp_fake.h's CUPTI, at the core's
  * outermost scopes (range_begin/range_end): two kernel ranges a window, or
  * refused ("rp_noperm": cuptiProfilerInitialize without permission;
- * "rp_late": a context current at start and SetConfig refused).  One buffer is
- * delivered at the first drain, one only after stop() - as a forced flush
+ * "rp_late": a context current at start and SetConfig refused).
+ * FAKE_CUPTI_DEVICE_UUID: the uuid of its one CUDA device (default
+ * GPU-00000000-1111-2222-3333-444444444444), as plugin/driver.c formats
+ * cuDeviceGetUuid's 16 bytes ("GPU-" and hex, a MIG instance's too).  One
+ * buffer is delivered at the first drain, one only after stop() - as a forced flush
  * delivers the records still in flight - so a test sees whether shutdown
  * drains after stopping.  With stack_trace, every fake_cupti_launch (and
  * fake_cupti_sync, a synchronising call's entry) captures the caller's CPU stack through the real
@@ -410,7 +413,9 @@ static size_t f_devices(fl_gpu_limits *out, size_t cap)
     out->reserved_smem_per_block_bytes = 1024;
     out->l2_cache_bytes = 52428800;
     snprintf(out->name, sizeof out->name, "Fake H100");
-    snprintf(out->uuid, sizeof out->uuid, "GPU-00000000-1111-2222-3333-444444444444");
+    const char *uuid = getenv("FAKE_CUPTI_DEVICE_UUID");
+    snprintf(out->uuid, sizeof out->uuid, "%s",
+             uuid && *uuid ? uuid : "GPU-00000000-1111-2222-3333-444444444444");
     return 1;
 }
 

@@ -11,7 +11,9 @@
  *    launches as GPUFlight's nvtx_marker_event and graph_launch_event (a
  *    range still open at shutdown written then),
  *    records delivered by the flush at shutdown, CUPTI's refusals and
- *    dropped records in capture_capabilities, engines above Trace.
+ *    dropped records in capture_capabilities, engines above Trace;
+ *  - CUDA and NVML numbering the devices differently: job_start's lists
+ *    joined by uuid, in the writer and the report.
  */
 #include "fl_log.h"
 #include "abi/trace_abi.h"
@@ -502,6 +504,128 @@ static void test_buffer_options(void)
     CHECK_CONTAINS(err.message, "cupti_buffer_kib = -1");
 }
 
+/* Waits (10 s at most) until the session in dir has written
+ * device_metric_batch rows of every one of n devices. */
+static void wait_device_rows(const char *dir, int n)
+{
+    for (int tries = 0; tries < 1000; tries++) {
+        gpufl_flush();
+        fl_log log;
+        int seen = 0;
+        if (fl_log_read(&log, dir, "system") == 0) {
+            for (size_t i = 0; i < log.n; i++) {
+                json_t *b = log.lines[i];
+                int c = fl_col(b, "device_id");
+                if (strcmp(log_type(b), "device_metric_batch") != 0 || c < 0)
+                    continue;
+                size_t r;
+                json_t *row;
+                json_array_foreach(json_object_get(b, "rows"), r, row)
+                {
+                    json_int_t d = json_integer_value(json_array_get(row, (size_t)c));
+                    if (d >= 0 && d < 31)
+                        seen |= 1 << d;
+                }
+            }
+            fl_log_free(&log);
+        }
+        if (seen == (1 << n) - 1)
+            return;
+        usleep(10000);
+    }
+    CHECK(!"device rows of every device");
+}
+
+/* Issue 32: CUDA and NVML number the devices differently (here CUDA sees
+ * only NVML's GPU 1, as under CUDA_VISIBLE_DEVICES=1; then only a MIG
+ * instance of it).  job_start's cuda_static_devices carries the uuid as
+ * NVML spells it, and the report joins the lists by uuid: NVML's GPU 0
+ * keeps its own name, the kernels run on GPU 1. */
+static void test_device_identity(void)
+{
+    char scen[600], base[512], dir[1024];
+    snprintf(scen, sizeof scen, "%s.devices.txt", g_tmp);
+    FILE *f = fopen(scen, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("device 0 name \"NVIDIA A100-SXM4-40GB\" uuid GPU-aaaaaaaa-0000-0000-0000-000000000000\n"
+          "device 1 name \"NVIDIA H100 80GB HBM3\" uuid GPU-bbbbbbbb-0000-0000-0000-000000000001\n"
+          "device 2 name \"NVIDIA H100 80GB HBM3 MIG 1g.10gb\" uuid "
+          "MIG-cccccccc-0000-0000-0000-000000000002 mig_of 1 slot 0 gi 9 ci 0\n",
+          f);
+    fclose(f);
+    setenv("FAKE_NVML_SCENARIO", scen, 1);
+    setenv("FAKE_CUPTI_SCENARIO", "ok", 1);
+    const char *plugin = env_or_die("GP_TEST_FAKE_PLUGIN");
+    setenv("GPUFL_CUPTI_PLUGIN", plugin, 1);
+    static const char *const cuda_uuid[] = {"GPU-BBBBBBBB-0000-0000-0000-000000000001",
+                                            "GPU-cccccccc-0000-0000-0000-000000000002"};
+    static const char *const nvml_uuid[] = {"GPU-bbbbbbbb-0000-0000-0000-000000000001",
+                                            "MIG-cccccccc-0000-0000-0000-000000000002"};
+    for (int mig = 0; mig < 2; mig++) {
+        setenv("FAKE_CUPTI_DEVICE_UUID", cuda_uuid[mig], 1);
+        snprintf(base, sizeof base, "%s/ids%d", g_tmp, mig);
+        gpufl_init_options o;
+        gpufl_init_options_init(&o);
+        o.app_name = "ids";
+        o.log_path = base;
+        o.backend = GPUFL_BACKEND_NVIDIA;
+        o.profiling_engine = GPUFL_ENGINE_TRACE;
+        o.system_sample_rate_ms = 5;
+        o.continuous_system_sampling = true;
+        gpufl_error err;
+        CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+        gpufl_session_dir(dir, sizeof dir);
+        fake_launch(plugin, 11);
+        wait_device_rows(dir, 3);
+        gpufl_shutdown();
+
+        fl_log log;
+        CHECK_INT(fl_log_read(&log, dir, "device"), 0);
+        json_t *js = fl_first(&log, "job_start");
+        json_t *cuda = json_array_get(json_object_get(js, "cuda_static_devices"), 0);
+        CHECK_INT((int)fl_int(cuda, "id"), 0);
+        CHECK_STR(str(cuda, "uuid"), nvml_uuid[mig]);
+        json_t *gpu = json_array_get(json_object_get(js, "gpu_static_devices"), 1 + mig);
+        CHECK_STR(str(gpu, "uuid"), nvml_uuid[mig]);
+        fl_log_free(&log);
+
+        gpufl_report_options ro;
+        gpufl_report_options_init(&ro);
+        char *out = NULL;
+        CHECK_INT(gpufl_report_logs(dir, &ro, &out, NULL, &err), GPUFL_OK);
+        const char *t = out ? out : "";
+        CHECK_CONTAINS(t, "  GPU 0  NVIDIA A100-SXM4-40GB  ");
+        CHECK_CONTAINS(t, mig ? "  GPU 2  MIG 1g.10gb (GI 9 CI 0) of GPU 1 NVIDIA H100 80GB HBM3  "
+                              : "  GPU 1  NVIDIA H100 80GB HBM3  ");
+        CHECK(!strstr(t, "Fake H100"));
+        CHECK_CONTAINS(t, mig ? "GPU 2 (union of its kernels' intervals over the duration)"
+                              : "GPU 1 (union of its kernels' intervals over the duration)");
+        gpufl_free(out);
+        ro.format = GPUFL_REPORT_JSON;
+        CHECK_INT(gpufl_report_logs(dir, &ro, &out, NULL, &err), GPUFL_OK);
+        json_t *j = json_loads(out ? out : "", 0, NULL);
+        json_t *devs = json_object_get(json_object_get(j, "session"), "devices");
+        CHECK_INT((int)json_array_size(devs), 3);
+        for (size_t i = 0; i < json_array_size(devs); i++) {
+            json_t *d = json_array_get(devs, i);
+            CHECK_INT((int)fl_int(d, "id"), (int)i);
+            json_t *cid = json_object_get(d, "cuda_id");
+            if (i == (size_t)(1 + mig))
+                CHECK_INT((int)json_integer_value(cid), 0);
+            else
+                CHECK(json_is_null(cid));
+        }
+        json_decref(j);
+        gpufl_free(out);
+    }
+    unsetenv("FAKE_CUPTI_DEVICE_UUID");
+    unsetenv("FAKE_NVML_SCENARIO");
+    unsetenv("FAKE_CUPTI_SCENARIO");
+    unlink(scen);
+}
+
 int main(void)
 {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_session_%d", (int)getpid());
@@ -513,6 +637,7 @@ int main(void)
     test_fake_nvtx_graphs();
     test_fake_scenarios();
     test_buffer_options();
+    test_device_identity();
     fl_rmtree(g_tmp);
     return check_done("test_cupti_session");
 }

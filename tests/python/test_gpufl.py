@@ -124,6 +124,7 @@ class WireVocabularyTest(unittest.TestCase):
         self.assertEqual(list(_wire.SESSION_KINDS), c["session_kinds"])
         self.assertEqual(_wire.NVTX_INSTANCE_BIT, c["nvtx_instance_bit"])
         self.assertEqual(_wire.WINDOW_SIDECAR_TYPE, c["window_sidecar_type"])
+        self.assertEqual(_wire.WINDOW_LOSS_TYPE, c["window_loss_type"])
         self.assertEqual(_wire.MIG_KEY, c["mig_key"])
         self.assertEqual(list(_wire.MIG_KEYS), c["mig_keys"])
 
@@ -1242,6 +1243,62 @@ class Gpufl13Test(unittest.TestCase):
         self.assertEqual([os.path.relpath(p, d) for _, p in logs.files()],
                          ["system.1.log", "system.2.log.gz", ".tmp/system.3.log",
                           "system.10.log", "system.log", ".tmp/system.log"])
+
+    def test_flat_window0(self):
+        """GPUFlight 1.3's Python writer's first flat window, <prefix>.<channel>.0.log:
+        located by the C library and read (issue 32), in the C reader's order."""
+        from gpufl import _logs
+        d = os.path.join(self.tmp, "flat0")
+        os.makedirs(d)
+        for ch in GL_CHANNELS:
+            shutil.copy(os.path.join(gl_fixture(False), "%s.1.log" % ch),
+                        os.path.join(d, "gfnative.%s.0.log" % ch))
+        s = GpuFlightSession(os.path.join(d, "gfnative"))
+        self.assertEqual(s.session_id, GL_PLAIN_ID)
+        self.assertEqual(len(s.rows("kernels")), 6)
+        self.assertEqual(s.read_problems["files"], 4)
+        o = os.path.join(self.tmp, "flat0order")
+        os.makedirs(o)
+        for n in ("p.system.2.log", "p.system.0.log", "p.system.1.log", "p.system.log",
+                  "p.system.00.log"):
+            with open(os.path.join(o, n), "w") as f:
+                f.write("{}\n")
+        logs = _logs.SessionLogs(os.path.join(o, "p"), flat=True)
+        self.assertEqual([os.path.basename(p) for _, p in logs.files()],
+                         ["p.system.1.log", "p.system.2.log", "p.system.0.log", "p.system.log"])
+
+    def test_unreadable_and_lost_windows(self):
+        """A channel file that cannot be opened and a window GPUFlight lost in
+        transport: counted and said, as the C reader says them (issue 32)."""
+        from gpufl import _logs
+        d = gl_build("plain-windows", os.path.join(self.tmp, "hostile"))
+        os.symlink("gone.log", os.path.join(d, "system.log"))
+        os.symlink("scope.2.log", os.path.join(d, "scope.2.log"))
+        os.mkdir(os.path.join(d, "sass.log"))
+        with open(os.path.join(d, ".gpufl-transport-loss.device.2.json"), "w") as f:
+            f.write('{"schema_version":1,"type":"transport_window_loss","channel":"device",'
+                    '"window_index":2,"reason":"empty_gzip_no_raw"}\n')
+        logs = _logs.SessionLogs(d)
+        c = logs.read()
+        self.assertEqual(len(c.rows("kernel_event_batch")), 6)
+        p = logs.problems
+        self.assertEqual((p["files"], p["unreadable_files"], p["lost_windows"]), (7, 3, 1))
+        j = lambda n: os.path.join(d, n)
+        self.assertEqual(logs.warnings, [
+            "%s:0: cannot open %s: Too many levels of symbolic links; its events are not read"
+            % (j("scope.2.log"), j("scope.2.log")),
+            "%s:0: cannot open %s: No such file or directory (a symbolic link to a file that is "
+            "not there); its events are not read" % (j("system.log"), j("system.log")),
+            "%s:0: cannot read %s: it is a directory, not a regular file (the reader reads "
+            "regular files only: copy the session's files, or name the session directory)"
+            % (j("sass.log"), j("sass.log")),
+            "%s:1: window 2 of channel device was lost in transport (GPUFlight's marker; reason "
+            "\"empty_gzip_no_raw\"): its events are missing from this session"
+            % j(".gpufl-transport-loss.device.2.json")])
+        s = GpuFlightSession(d)
+        self.assertTrue(s.report["read"]["partial"])
+        self.assertEqual(s.report["read"]["unreadable_files"], 3)
+        self.assertEqual(s.report["read"]["lost_windows"], 1)
 
     def test_bad_sidecars_warned(self):
         from gpufl import _logs

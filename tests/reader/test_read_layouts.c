@@ -5,7 +5,9 @@
  * windows, a live or crashed session's .tmp/, the flat names with and
  * without window numbers; sidecars that do not match their payload or are
  * not valid; which file of a window is read; the reading order of
- * windows, the plain file and .tmp/; one warning per unknown record type.
+ * windows, the plain file and .tmp/; one warning per unknown record type;
+ * the flat layout's window 0; channel files that cannot be opened; windows
+ * GPUFlight marked lost in transport.
  */
 #include "check.h"
 #include "fl_log.h"
@@ -367,6 +369,159 @@ static void test_unknown_types(void)
     CHECK_STR(g.warns, want);
 }
 
+/* GPUFlight 1.3's Python writer names the flat layout's first window 0
+ * (<prefix>.<channel>.0.log): read as a session, by its prefix, its
+ * directory, one of its files and log_prefix; window 0 comes after the
+ * numbered windows and before the plain file, as GPUFlight's analyzer
+ * reads them. */
+static void test_flat_window0(void)
+{
+    char dir[1024], pfx[1024], file[1200];
+    snprintf(dir, sizeof dir, "%s", tmp_path("flat0"));
+    CHECK(fl_make_dirs(dir) == 0);
+    gl_rewrite(dir, GL_APP ".%s.0.log", false, false);
+    snprintf(pfx, sizeof pfx, "%s/" GL_APP, dir);
+    snprintf(file, sizeof file, "%s/" GL_APP ".scope.0.log", dir);
+    const char *const paths[] = {pfx, dir, file};
+    for (size_t i = 0; i < 3; i++) {
+        got g;
+        fl_read_result res;
+        CHECK_INT(read_at(paths[i], &g, &res), GP_OK);
+        CHECK_STR(res.session_dir, pfx);
+        CHECK(res.flat);
+        CHECK_STR(res.session_id, GL_PLAIN_ID);
+        CHECK_U64(res.files, 4);
+        CHECK_U64(res.lines, 44);
+        CHECK_INT(g.nwarn, 0);
+        CHECK_STR(g.recs, want_recs);
+        CHECK_STR(g.batches, want_batches);
+    }
+    got g;
+    memset(&g, 0, sizeof g);
+    fl_read_cb cb = {.user = &g, .record = on_rec, .batch = on_batch, .warning = on_warn};
+    fl_read_result res;
+    gp_error err;
+    CHECK_INT(fl_read_session_prefixed(dir, GL_APP, NULL, &cb, &res, &err), GP_OK);
+    CHECK_STR(res.session_dir, pfx);
+    CHECK_STR(g.recs, want_recs);
+
+    /* The order: windows 1, 2, then 0, then the plain file; "00" is no
+     * window, and neither is a session directory's system.0.log
+     * (test_order). */
+    CHECK(fl_make_dirs(tmp_path("flat0order")) == 0);
+    put(tmp_path("flat0order/p.system.2.log"), REC("w2"));
+    put(tmp_path("flat0order/p.system.0.log"), JS REC("w0"));
+    put(tmp_path("flat0order/p.system.1.log"), REC("w1"));
+    put(tmp_path("flat0order/p.system.log"), REC("plain"));
+    put(tmp_path("flat0order/p.system.00.log"), REC("double zero"));
+    char names[512] = "";
+    fl_read_cb cbn = {.user = names, .record = on_name};
+    CHECK_INT(fl_read_session(tmp_path("flat0order/p"), NULL, &cbn, &res, &err), GP_OK);
+    CHECK_U64(res.files, 4);
+    CHECK_STR(names, "w1 w2 w0 plain ");
+}
+
+/* A channel file that exists but cannot be opened - a dangling symlink, a
+ * symlink loop, a directory - is a warning naming it and why, and counted;
+ * the rest of the session is read.  As the only file, the error names it. */
+static void test_unreadable(void)
+{
+    char dir[1024], path[4096];
+    snprintf(dir, sizeof dir, "%s", tmp_path("unreadable"));
+    gl_build(GL_PLAIN_WINDOWS, dir, path, sizeof path);
+    char dangling[1200], loop[1200], sub[1200];
+    snprintf(dangling, sizeof dangling, "%s/system.log", dir);
+    snprintf(loop, sizeof loop, "%s/scope.2.log", dir);
+    snprintf(sub, sizeof sub, "%s/sass.log", dir);
+    CHECK(symlink("not-there.log", dangling) == 0);
+    CHECK(symlink("scope.2.log", loop) == 0);
+    CHECK(mkdir(sub, 0755) == 0);
+    got g;
+    fl_read_result res;
+    CHECK_INT(read_at(dir, &g, &res), GP_OK);
+    CHECK_U64(res.files, 4);
+    CHECK_U64(res.unreadable_files, 3);
+    CHECK_INT(g.nwarn, 3);
+    CHECK_STR(g.recs, want_recs);
+    char want[4096];
+    snprintf(want, sizeof want,
+             "%s:0: cannot open %s: Too many levels of symbolic links; its events are not "
+             "read\n"
+             "%s:0: cannot open %s: No such file or directory (a symbolic link to a file that "
+             "is not there); its events are not read\n"
+             "%s:0: cannot read %s: it is a directory, not a regular file (the reader reads "
+             "regular files only: copy the session's files, or name the session directory)\n",
+             loop, loop, dangling, dangling, sub, sub);
+    CHECK_STR(g.warns, want);
+    /* Named by the dangling file itself: its session, read the same. */
+    CHECK_INT(read_at(dangling, &g, &res), GP_OK);
+    CHECK_STR(res.session_dir, dir);
+    CHECK_U64(res.unreadable_files, 3);
+
+    /* The only file: no session could be read, and the error says why. */
+    snprintf(dir, sizeof dir, "%s", tmp_path("unreadable-only"));
+    CHECK(fl_make_dirs(dir) == 0);
+    snprintf(dangling, sizeof dangling, "%s/device.log", dir);
+    CHECK(symlink("/nonexistent/device.log", dangling) == 0);
+    fl_read_cb cb = {.user = &g, .record = on_rec, .batch = on_batch, .warning = on_warn};
+    gp_error err;
+    memset(&g, 0, sizeof g);
+    CHECK_INT(fl_read_session(dir, NULL, &cb, &res, &err), GP_ERR_IO);
+    snprintf(want, sizeof want,
+             "%s: no channel file could be read: cannot open %s: No such file or directory (a "
+             "symbolic link to a file that is not there); its events are not read",
+             dir, dangling);
+    CHECK_STR(err.message, want);
+    CHECK_U64(res.unreadable_files, 1);
+
+    /* The flat layout's dangling file names its prefix all the same. */
+    snprintf(dir, sizeof dir, "%s", tmp_path("unreadable-flat"));
+    CHECK(fl_make_dirs(dir) == 0);
+    gl_rewrite(dir, GL_APP ".%s.log", false, false);
+    snprintf(dangling, sizeof dangling, "%s/" GL_APP ".device.1.log", dir);
+    CHECK(symlink("gone", dangling) == 0);
+    memset(&g, 0, sizeof g);
+    CHECK_INT(fl_read_session(dir, NULL, &cb, &res, &err), GP_OK);
+    CHECK_U64(res.files, 4);
+    CHECK_U64(res.unreadable_files, 1);
+    CHECK_INT(g.nwarn, 1);
+}
+
+/* Windows GPUFlight lost in transport: each marker a warning (by channel,
+ * then window) naming it, the channel and the window, with its reason when
+ * it gives one; counted.  What is not a marker is not one. */
+static void test_lost_windows(void)
+{
+    CHECK(fl_make_dirs(tmp_path("lost/.gpufl-transport-loss.scope.7.json")) == 0);
+    put(tmp_path("lost/system.1.log"), JS REC("w1"));
+    put(tmp_path("lost/system.3.log"), REC("w3"));
+    put(tmp_path("lost/.gpufl-transport-loss.system.2.json"),
+        "{\"schema_version\":1,\"type\":\"transport_window_loss\",\"channel\":\"system\","
+        "\"window_index\":2,\"reason\":\"empty_gzip_no_raw\"}\n");
+    put(tmp_path("lost/.gpufl-transport-loss.device.9.json"), "{}");
+    put(tmp_path("lost/.gpufl-transport-loss.odd.json"), "not json");
+    put(tmp_path("lost/.gpufl-transport-loss.system.4.json.part.1.0"), "{}");
+    got g;
+    fl_read_result res;
+    CHECK_INT(read_at(tmp_path("lost"), &g, &res), GP_OK);
+    CHECK_U64(res.files, 2);
+    CHECK_U64(res.lost_windows, 3);
+    CHECK_INT(g.nwarn, 3);
+    char want[4096];
+    snprintf(want, sizeof want,
+             "%s:1: window 9 of channel device was lost in transport (GPUFlight's marker): its "
+             "events are missing from this session\n"
+             "%s:1: window 2 of channel system was lost in transport (GPUFlight's marker; "
+             "reason \"empty_gzip_no_raw\"): its events are missing from this session\n"
+             "%s:1: a window was lost in transport (GPUFlight's marker): its events are "
+             "missing from this session\n",
+             tmp_path("lost/.gpufl-transport-loss.device.9.json"),
+             tmp_path("lost/.gpufl-transport-loss.system.2.json"),
+             tmp_path("lost/.gpufl-transport-loss.odd.json"));
+    CHECK_STR(g.warns, want);
+    CHECK_STR(g.recs, "2:job_start 2:system_start 2:system_start ");
+}
+
 int main(void)
 {
     snprintf(tmp_root, sizeof tmp_root, "/tmp/gp_test_layouts.XXXXXX");
@@ -381,6 +536,9 @@ int main(void)
     test_order_names();
     test_bad_sidecars();
     test_unknown_types();
+    test_flat_window0();
+    test_unreadable();
+    test_lost_windows();
     fl_rmtree(tmp_root);
     return check_done("test_read_layouts");
 }

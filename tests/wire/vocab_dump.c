@@ -83,6 +83,7 @@ int main(void)
                    "\"],\"nvtx_instance_bit\":");
     fl_buf_u64(&b, FL_NVTX_INSTANCE_BIT);
     FL_BUF_LIT(&b, ",\"window_sidecar_type\":\"" FL_WINDOW_SIDECAR_TYPE "\"");
+    FL_BUF_LIT(&b, ",\"window_loss_type\":\"" FL_WINDOW_LOSS_TYPE "\"");
     FL_BUF_LIT(&b, ",\"mig_key\":\"" FL_KEY_MIG "\",\"mig_keys\":");
     str_list(&b, fl_mig_key_name, FL_MIG_KEY_COUNT);
     FL_BUF_LIT(&b, "}\n");
