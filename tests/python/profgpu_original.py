@@ -15,7 +15,8 @@ behaviour with the same inputs through the fake NVML; this script checks
 those tests exist.  The shim's stand-ins for the private names only let the
 original's module import; using one fails.
 
-Exit 77 (CTest: skipped), saying why, without a checkout or without pytest.
+Exit 77 (CTest: skipped), saying why, without a checkout or without pytest;
+1 when GP_PROFGPU_DIR names a folder that is not a checkout.
 """
 
 import os
@@ -68,19 +69,23 @@ def say(msg):
 
 
 def checkouts():
-    """[(folder, package name its tests import)] of $GP_PROFGPU_DIR."""
+    """[(folder, package name its tests import)] of $GP_PROFGPU_DIR; None
+    when one it names is not a checkout (said why)."""
     out = []
     for d in filter(None, os.environ.get("GP_PROFGPU_DIR", "").split(":")):
         tests = os.path.join(d, "tests")
         if not os.path.isdir(tests):
-            say("%s has no tests/ folder: not a profgpu checkout, left out" % d)
-            continue
+            say("GP_PROFGPU_DIR names %s, which has no tests/ folder: not a profgpu "
+                "checkout (git -C profgpu worktree add DIR 90ddb12)" % d)
+            return None
         for name in ("profgpu", "gpu_profile"):
             if os.path.isdir(os.path.join(d, "src", name)):
                 out.append((d, name))
                 break
         else:
-            say("%s has neither src/profgpu nor src/gpu_profile: left out" % d)
+            say("GP_PROFGPU_DIR names %s, which has neither src/profgpu nor "
+                "src/gpu_profile: not a profgpu checkout" % d)
+            return None
     return out
 
 
@@ -178,6 +183,8 @@ def main():
     if not check_ours_exist():
         return 1
     found = checkouts()
+    if found is None:
+        return 1
     if not found:
         say("SKIP: no profgpu checkout: set GP_PROFGPU_DIR (CMake -DGP_PROFGPU_DIR=) to "
             "checkouts of github.com/omids-cerebras/profgpu at 90ddb12 and b09fa68, "
