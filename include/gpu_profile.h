@@ -374,7 +374,9 @@ typedef struct gp_options {
     double interval_s;       /* sampling period, >= 0.001; default 0.2 */
     gp_backend_kind backend; /* default GP_BACKEND_AUTO */
     int strict;              /* default 1: a backend failure is an error;
-                                0: fall back to none and say so in the note */
+                                0: a backend that does not open or sees no
+                                GPU is passed over (auto: nvml, smi), then
+                                none, and the note says why */
     gp_sync_fn sync_fn;      /* called before and after the region */
     void *sync_user;
     double warmup_s;  /* samples in the first warmup_s are not in the stats */

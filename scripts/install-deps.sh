@@ -27,6 +27,9 @@ command -v promtool >/dev/null 2>&1 || need=1
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import ensurepip, venv" 2>/dev/null || need=1
 [ -d /usr/lib/python3/dist-packages/setuptools ] || need=1
 ls /usr/share/python-wheels/wheel-*.whl >/dev/null 2>&1 || need=1
+# python3-pytest: the original profgpu package's own test suites run against
+# ours (test_python_profgpu_original, docs/python.md "Tests").
+/usr/bin/python3 -c "import pytest" 2>/dev/null || need=1
 # libcurl4: HTTP for gpufl_upload_logs / `gpu-profile upload`, loaded with
 # dlopen("libcurl.so.4") at the first upload (never linked; no headers
 # needed), and its tests (docs/gpufl.md, "Upload").
@@ -42,4 +45,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
     libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus \
-    python3-venv python3-setuptools python3-wheel-whl libcurl4
+    python3-venv python3-setuptools python3-wheel-whl python3-pytest libcurl4

@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import os
 import sys
+import time
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 __all__ = [
@@ -40,6 +41,7 @@ from ._native import (c_enum as _c_enum, c_string as _c_string,  # noqa: E402,F4
                       declare as _declare, library_path)
 # Per-process attribution: the pids keywords and the figures (_process.py).
 from . import _devices  # noqa: E402  (the device argument: indices, UUIDs)
+from . import _seed  # noqa: E402  (the original package's names and text)
 from ._process import (GP_M_PROC_MEM, GP_M_PROC_UTIL, GP_PROC_PIDS_MAX,  # noqa: E402,F401
                        pids_arg as _pids_arg, sample_process as _sample_process,
                        summary_process as _summary_process)
@@ -47,267 +49,17 @@ from ._process import (GP_M_PROC_MEM, GP_M_PROC_UTIL, GP_PROC_PIDS_MAX,  # noqa:
 
 # ------------------------------------------------------- C declarations
 
-GP_OK = 0
-GP_ERR_BACKEND_UNAVAILABLE = 3
-GP_ERROR_MESSAGE_MAX = 1024
-GP_NAME_MAX = 96
-GP_SPARK_WIDTH = 32
-GP_SPARK_NONE = 255
-GP_NOTE_MAX = 512
-
-GP_M_UTIL_GPU = 1 << 0
-GP_M_UTIL_MEM = 1 << 1
-GP_M_MEM_USED = 1 << 2
-GP_M_MEM_TOTAL = 1 << 3
-GP_M_POWER = 1 << 4
-GP_M_ENERGY = 1 << 5
-GP_M_TEMP = 1 << 6
-GP_M_CLOCK_SM = 1 << 7
-GP_M_CLOCK_MEM = 1 << 8
-GP_M_THROTTLE = 1 << 9
-GP_M_PCIE_TX = 1 << 10
-GP_M_PCIE_RX = 1 << 11
-# GPM metrics (gp_gpm_metric order; docs/concepts.md): valid bit GP_M_GPM(i).
-GPM_METRICS = (
-    "sm_active", "sm_occupancy", "tensor_active", "tensor_dfma_active",
-    "tensor_hmma_active", "tensor_imma_active", "dram_active", "fp64_active",
-    "fp32_active", "fp16_active", "gpm_pcie_tx", "gpm_pcie_rx", "nvlink_tx", "nvlink_rx",
-)
-GP_GPM_COUNT = len(GPM_METRICS)
-
-
-def GP_M_GPM(i):
-    return 1 << (12 + i)
-
-GP_FMT_ASCII = 1 << 0
-
-_BACKENDS = {"auto": 0, "nvml": 1, "smi": 2, "none": 3}
-_ENERGY_SOURCES = {0: None, 1: "counter", 2: "power_integral"}
-
-# Throttle ("clock event") reason bits, as NVML defines them.
-THROTTLE_REASONS = {
-    0x1: "gpu_idle",
-    0x2: "app_clocks",
-    0x4: "sw_power_cap",
-    0x8: "hw_slowdown",
-    0x10: "sync_boost",
-    0x20: "sw_thermal",
-    0x40: "hw_thermal",
-    0x80: "hw_power_brake",
-    0x100: "display_clock",
-}
-
-
-
-class _GpError(ctypes.Structure):
-    _fields_ = [
-        ("status", _c_enum),
-        ("message", ctypes.c_char * GP_ERROR_MESSAGE_MAX),
-    ]
-
-
-class _GpDeviceSample(ctypes.Structure):
-    _fields_ = [
-        ("valid", ctypes.c_uint32),
-        ("util_gpu_pct", ctypes.c_uint32),
-        ("util_mem_pct", ctypes.c_uint32),
-        ("mem_used_bytes", ctypes.c_uint64),
-        ("mem_total_bytes", ctypes.c_uint64),
-        ("power_mw", ctypes.c_uint32),
-        ("energy_mj", ctypes.c_uint64),
-        ("temp_c", ctypes.c_int32),
-        ("clock_sm_mhz", ctypes.c_uint32),
-        ("clock_mem_mhz", ctypes.c_uint32),
-        ("throttle_reasons", ctypes.c_uint64),
-        ("pcie_tx_kbps", ctypes.c_uint32),
-        ("pcie_rx_kbps", ctypes.c_uint32),
-        ("gpm", ctypes.c_double * GP_GPM_COUNT),
-        # Per-process attribution (GpuSample.process).
-        ("proc_mem_used_bytes", ctypes.c_uint64),
-        ("proc_all_mem_used_bytes", ctypes.c_uint64),
-        ("proc_count", ctypes.c_uint32),
-        ("proc_all_count", ctypes.c_uint32),
-        ("proc_sm_pct", ctypes.c_uint32),
-        ("proc_mem_pct", ctypes.c_uint32),
-        ("proc_all_sm_pct", ctypes.c_uint32),
-        ("proc_all_mem_pct", ctypes.c_uint32),
-    ]
-
-
-class _GpSample(ctypes.Structure):
-    _fields_ = [
-        ("t_mono_ns", ctypes.c_uint64),
-        ("t_wall_ns", ctypes.c_uint64),
-        ("slot", ctypes.c_uint32),
-        ("device_index", ctypes.c_uint32),
-        ("m", _GpDeviceSample),
-    ]
-
-
-class _GpMigInfo(ctypes.Structure):
-    """gp_mig_info (include/gpu_profile.h): a MIG instance's identity."""
-
-    _fields_ = [
-        ("is_mig", ctypes.c_uint32),
-        ("parent_index", ctypes.c_uint32),
-        ("parent_uuid", ctypes.c_char * GP_NAME_MAX),
-        ("parent_name", ctypes.c_char * GP_NAME_MAX),
-        ("profile", ctypes.c_char * 32),
-        ("gpu_instance_id", ctypes.c_int32),
-        ("compute_instance_id", ctypes.c_int32),
-    ]
-
-
-def _mig_dict(m):
-    """gp_mig_info as GpuSummary.mig: None for a whole GPU, unknowns None."""
-    if not m.is_mig:
-        return None
-    def text(b):
-        return b.decode("utf-8", "replace") or None
-
-    return {
-        "profile": text(m.profile),
-        "gpu_instance_id": m.gpu_instance_id if m.gpu_instance_id >= 0 else None,
-        "compute_instance_id": m.compute_instance_id if m.compute_instance_id >= 0 else None,
-        "parent_index": m.parent_index,
-        "parent_uuid": text(m.parent_uuid),
-        "parent_name": text(m.parent_name),
-    }
-
-
-class _GpDeviceInfo(ctypes.Structure):
-    """gp_device_info: what gp_list_devices says of a device."""
-
-    _fields_ = [
-        ("index", ctypes.c_uint32),
-        ("name", ctypes.c_char * GP_NAME_MAX),
-        ("uuid", ctypes.c_char * GP_NAME_MAX),
-        ("valid", ctypes.c_uint32),
-        ("mem_total_bytes", ctypes.c_uint64),
-        ("mig", _GpMigInfo),
-    ]
-
-
-class _GpSummary(ctypes.Structure):
-    _fields_ = [
-        ("device_index", ctypes.c_uint32),
-        ("name", ctypes.c_char * GP_NAME_MAX),
-        ("uuid", ctypes.c_char * GP_NAME_MAX),
-        ("backend", ctypes.c_char * 16),
-        ("note", ctypes.c_char * GP_NOTE_MAX),
-        ("duration_s", ctypes.c_double),
-        ("interval_s", ctypes.c_double),
-        ("warmup_s", ctypes.c_double),
-        ("sample_count", ctypes.c_uint64),
-        ("samples_warmup", ctypes.c_uint64),
-        ("interval_mean_s", ctypes.c_double),
-        ("valid", ctypes.c_uint32),
-        ("util_gpu_mean", ctypes.c_double),
-        ("util_gpu_p50", ctypes.c_uint32),
-        ("util_gpu_p95", ctypes.c_uint32),
-        ("util_gpu_max", ctypes.c_uint32),
-        ("util_mem_mean", ctypes.c_double),
-        ("util_mem_max", ctypes.c_uint32),
-        ("mem_used_max_bytes", ctypes.c_uint64),
-        ("mem_total_bytes", ctypes.c_uint64),
-        ("power_mean_mw", ctypes.c_double),
-        ("power_max_mw", ctypes.c_uint32),
-        ("energy_j", ctypes.c_double),
-        ("energy_source", _c_enum),
-        ("temp_max_c", ctypes.c_int32),
-        ("clock_sm_mean_mhz", ctypes.c_double),
-        ("clock_mem_mean_mhz", ctypes.c_double),
-        ("throttle_reasons_seen", ctypes.c_uint64),
-        ("busy_time_est_s", ctypes.c_double),
-        ("spark", ctypes.c_uint8 * GP_SPARK_WIDTH),
-        ("spark_len", ctypes.c_uint32),
-        ("device_status", _c_enum),
-        ("device_error", ctypes.c_char * GP_NOTE_MAX),
-        ("device_error_at_s", ctypes.c_double),
-        ("gpm_mean", ctypes.c_double * GP_GPM_COUNT),
-        ("gpm_p95", ctypes.c_double * GP_GPM_COUNT),
-        ("gpm_max", ctypes.c_double * GP_GPM_COUNT),
-        ("energy_span_s", ctypes.c_double),
-        ("proc_requested", ctypes.c_uint32),
-        ("proc_count_max", ctypes.c_uint32),
-        ("proc_mem_used_mean_bytes", ctypes.c_double),
-        ("proc_mem_used_max_bytes", ctypes.c_uint64),
-        ("proc_all_mem_used_max_bytes", ctypes.c_uint64),
-        ("proc_sm_mean_pct", ctypes.c_double),
-        ("proc_sm_max_pct", ctypes.c_uint32),
-        ("proc_mem_mean_pct", ctypes.c_double),
-        ("proc_mem_max_pct", ctypes.c_uint32),
-        ("proc_all_sm_mean_pct", ctypes.c_double),
-        ("mig", _GpMigInfo),
-    ]
-
-
-_sync_fn_t = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-_report_fn_t = ctypes.CFUNCTYPE(None, ctypes.POINTER(_GpSummary), ctypes.c_void_p)
-
-
-class _GpOptions(ctypes.Structure):
-    _fields_ = [
-        ("device", ctypes.c_int),
-        ("devices", ctypes.POINTER(ctypes.c_uint)),
-        ("n_devices", ctypes.c_size_t),
-        ("interval_s", ctypes.c_double),
-        ("backend", _c_enum),
-        ("strict", ctypes.c_int),
-        ("sync_fn", _sync_fn_t),
-        ("sync_user", ctypes.c_void_p),
-        ("warmup_s", ctypes.c_double),
-        ("keep_samples", ctypes.c_int),
-        ("sample_pcie", ctypes.c_int),
-        ("report", _c_enum),
-        ("report_file", ctypes.c_void_p),  # FILE *
-        ("report_flags", ctypes.c_uint),
-        ("report_fn", _report_fn_t),
-        ("report_user", ctypes.c_void_p),
-        ("nvml_library", ctypes.c_char_p),
-        ("smi_path", ctypes.c_char_p),
-        ("backend_timeout_s", ctypes.c_double),
-        ("on_sample", ctypes.c_void_p),
-        ("on_sample_user", ctypes.c_void_p),
-        ("pids", ctypes.POINTER(ctypes.c_int)),
-        ("n_pids", ctypes.c_size_t),
-        ("pid_tree", ctypes.c_int),
-    ]
-
-
-_gp_version = _declare("gp_version", ctypes.c_char_p)
-_gp_strerror = _declare("gp_strerror", ctypes.c_char_p, _c_enum)
-_gp_options_init = _declare("gp_options_init", None, ctypes.POINTER(_GpOptions))
-_gp_monitor_create = _declare("gp_monitor_create", _c_enum, ctypes.POINTER(_GpOptions),
-                              ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_GpError))
-_gp_monitor_start = _declare("gp_monitor_start", _c_enum, ctypes.c_void_p,
-                             ctypes.POINTER(_GpError))
-_gp_monitor_stop = _declare("gp_monitor_stop", _c_enum, ctypes.c_void_p,
-                            ctypes.POINTER(_GpError))
-_gp_monitor_rearm = _declare("gp_monitor_rearm", _c_enum, ctypes.c_void_p,
-                             ctypes.POINTER(_GpError))
-_gp_monitor_destroy = _declare("gp_monitor_destroy", None, ctypes.c_void_p)
-_gp_monitor_device_count = _declare("gp_monitor_device_count", ctypes.c_size_t,
-                                    ctypes.c_void_p)
-_gp_monitor_summary = _declare("gp_monitor_summary", ctypes.POINTER(_GpSummary),
-                               ctypes.c_void_p, ctypes.c_size_t)
-_gp_monitor_samples = _declare("gp_monitor_samples", ctypes.POINTER(_GpSample),
-                               ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t))
-_gp_summary_format = _declare("gp_summary_format", ctypes.c_size_t,
-                              ctypes.POINTER(_GpSummary), ctypes.c_uint,
-                              ctypes.c_char_p, ctypes.c_size_t)
-_gp_summary_to_json = _declare("gp_summary_to_json", ctypes.c_size_t,
-                               ctypes.POINTER(_GpSummary), ctypes.c_uint,
-                               ctypes.c_char_p, ctypes.c_size_t)
-_gp_summary_sparkline = _declare("gp_summary_sparkline", ctypes.c_size_t,
-                                 ctypes.POINTER(_GpSummary), ctypes.c_uint,
-                                 ctypes.c_char_p, ctypes.c_size_t)
-
-_gp_list_devices = _declare("gp_list_devices", _c_enum, ctypes.POINTER(_GpOptions),
-                            ctypes.POINTER(ctypes.POINTER(_GpDeviceInfo)),
-                            ctypes.POINTER(ctypes.c_size_t), ctypes.c_char_p, ctypes.c_size_t,
-                            ctypes.c_void_p, ctypes.POINTER(_GpError))
-_gp_devices_free = _declare("gp_devices_free", None, ctypes.POINTER(_GpDeviceInfo))
+from ._cdefs import (  # noqa: E402,F401  (the C declarations)
+    GP_OK, GP_ERR_BACKEND_UNAVAILABLE, GP_ERROR_MESSAGE_MAX, GP_NAME_MAX, GP_SPARK_WIDTH,
+    GP_SPARK_NONE, GP_NOTE_MAX, GP_M_UTIL_GPU, GP_M_UTIL_MEM, GP_M_MEM_USED, GP_M_MEM_TOTAL,
+    GP_M_POWER, GP_M_ENERGY, GP_M_TEMP, GP_M_CLOCK_SM, GP_M_CLOCK_MEM, GP_M_THROTTLE,
+    GP_M_PCIE_TX, GP_M_PCIE_RX, GPM_METRICS, GP_GPM_COUNT, GP_M_GPM, GP_FMT_ASCII, _BACKENDS,
+    _ENERGY_SOURCES, THROTTLE_REASONS, _GpError, _GpDeviceSample, _GpSample, _GpMigInfo,
+    _mig_dict, _GpDeviceInfo, _GpSummary, _sync_fn_t, _report_fn_t, _GpOptions, _gp_version,
+    _gp_strerror, _gp_options_init, _gp_monitor_create, _gp_monitor_start, _gp_monitor_stop,
+    _gp_monitor_rearm, _gp_monitor_destroy, _gp_monitor_device_count, _gp_monitor_summary,
+    _gp_monitor_samples, _gp_summary_format, _gp_summary_to_json, _gp_summary_sparkline,
+    _gp_list_devices, _gp_devices_free)
 
 c_library_version = _gp_version().decode()
 
@@ -348,42 +100,47 @@ def _render(fn, raw, flags):
 class GpuSummary:
     """Aggregate statistics of one device over a monitored region.
 
-    A metric the device/backend did not report is None (never 0).
+    A metric the device/backend did not report is None (never 0).  The
+    original package's names (n_samples, notes, mem_used_max_mb,
+    mem_total_mb: MiB) are fields too, equal to ours (_seed.py); either may
+    be given to the constructor, as the original's users do.
     """
 
-    device: int
-    name: str
-    uuid: str
-    backend: str
-    note: str
-    duration_s: float
-    interval_s: float
-    warmup_s: float
-    sample_count: int
-    samples_warmup: int
-    interval_mean_s: float
-    util_gpu_mean: Optional[float]
-    util_gpu_p50: Optional[int]
-    util_gpu_p95: Optional[int]
-    util_gpu_max: Optional[int]
-    util_mem_mean: Optional[float]
-    util_mem_max: Optional[int]
-    mem_used_max_bytes: Optional[int]
-    mem_total_bytes: Optional[int]
-    power_mean_w: Optional[float]
-    power_max_w: Optional[float]
-    energy_j: Optional[float]
-    energy_source: Optional[str]
-    temp_max_c: Optional[int]
-    clock_sm_mean_mhz: Optional[float]
-    clock_mem_mean_mhz: Optional[float]
-    throttle_reasons: Optional[Tuple[str, ...]]
-    throttle_reasons_mask: Optional[int]
-    busy_time_est_s: Optional[float]
-    sparkline: str
-    spark: Tuple[Optional[int], ...]
-    device_error: Optional[str]
-    device_error_at_s: Optional[float]
+    __slots__ = ("__dict__", "_c_raw")  # the C copy stays out of __dict__
+
+    device: int = 0
+    name: str = ""
+    uuid: str = ""
+    backend: str = ""
+    note: Optional[str] = None
+    duration_s: float = 0.0
+    interval_s: float = 0.0
+    warmup_s: float = 0.0
+    sample_count: Optional[int] = None
+    samples_warmup: int = 0
+    interval_mean_s: Optional[float] = None
+    util_gpu_mean: Optional[float] = None
+    util_gpu_p50: Optional[float] = None
+    util_gpu_p95: Optional[float] = None
+    util_gpu_max: Optional[float] = None
+    util_mem_mean: Optional[float] = None
+    util_mem_max: Optional[int] = None
+    mem_used_max_bytes: Optional[int] = None
+    mem_total_bytes: Optional[int] = None
+    power_mean_w: Optional[float] = None
+    power_max_w: Optional[float] = None
+    energy_j: Optional[float] = None
+    energy_source: Optional[str] = None
+    temp_max_c: Optional[float] = None
+    clock_sm_mean_mhz: Optional[float] = None
+    clock_mem_mean_mhz: Optional[float] = None
+    throttle_reasons: Optional[Tuple[str, ...]] = None
+    throttle_reasons_mask: Optional[int] = None
+    busy_time_est_s: Optional[float] = None
+    sparkline: str = ""  # "" when nothing was sampled
+    spark: Tuple[Optional[int], ...] = ()
+    device_error: Optional[str] = None
+    device_error_at_s: Optional[float] = None
     # GPM: {name: (mean, p95, max)} for the metrics the device reported
     # (percent, or bytes/s for *_pcie_*/nvlink_*); None without GPM.
     gpm: Optional[dict] = None
@@ -395,21 +152,58 @@ class GpuSummary:
     # keys of the JSON's "process" object, each None where NVML did not
     # answer; None when no processes were named.
     process: Optional[dict] = None
-    _raw: bytes = dataclasses.field(default=b"", repr=False, compare=False)
+    # The original's names (profgpu 0.2.0, the seed): the same values.
+    n_samples: Optional[int] = None
+    notes: Optional[str] = None
+    mem_used_max_mb: Optional[float] = None
+    mem_total_mb: Optional[float] = None
+
+    def __post_init__(self):
+        _seed.fill_pairs(self, _seed.SUMMARY_PAIRS, {"sample_count": 0, "note": ""})
+
+    def _c_copy(self):
+        return getattr(self, "_c_raw", b"")
+
+    # pickle / copy: the fields and the C copy (a frozen slot is set here).
+    def __getstate__(self):
+        return (dict(self.__dict__), self._c_copy())
+
+    def __setstate__(self, state):
+        fields, raw = state
+        self.__dict__.update(fields)
+        object.__setattr__(self, "_c_raw", raw)
 
     def format(self, ascii: bool = False) -> str:
-        """The human-friendly report (the C library's rendering)."""
-        return _render(_gp_summary_format, self._raw, GP_FMT_ASCII if ascii else 0)
+        """The human-friendly report: the original's lines ([GPU 0] name,
+        one-decimal percentages), then the C rendering's other lines
+        (energy, clocks, throttle reasons, GPM, processes...)."""
+        lines = _seed.seed_lines(self, ascii)
+        raw = self._c_copy()
+        if raw:
+            text = _render(_gp_summary_format, raw, GP_FMT_ASCII if ascii else 0)
+            lines += _seed.c_extra_lines(text)
+        out = "\n".join(lines) + "\n"
+        if ascii:
+            out = out.encode("ascii", "replace").decode("ascii")
+        return out
 
     def to_json(self, pretty: bool = False) -> str:
-        """The summary as JSON (schema gpu-profile.summary, docs/json-schema.md)."""
-        return _render(_gp_summary_to_json, self._raw, 2 if pretty else 0)
+        """The summary as JSON (schema gpu-profile.summary, docs/json-schema.md);
+        only for a summary the library made (ValueError for one built by hand:
+        json.dumps(dataclasses.asdict(summary)) serialises any)."""
+        raw = self._c_copy()
+        if not raw:
+            raise ValueError("to_json() renders a summary the C library made; this one was "
+                             "built by hand: use json.dumps(dataclasses.asdict(summary))")
+        return _render(_gp_summary_to_json, raw, 2 if pretty else 0)
 
     def __str__(self):
         return self.format()
 
     @classmethod
-    def _from_c(cls, s):
+    def _from_c(cls, s, none_asked=False):
+        """From a gp_summary; none_asked: backend="none" was asked for (the
+        original's note says so)."""
         v = s.valid
 
         def ok(bit, value):
@@ -422,18 +216,26 @@ class GpuSummary:
             reasons = tuple(n for bit, n in THROTTLE_REASONS.items()
                             if s.throttle_reasons_seen & bit)
         failed = s.device_status != GP_OK
-        return cls(
+        backend = s.backend.decode()
+        name = s.name.decode("utf-8", "replace")
+        note = s.note.decode("utf-8", "replace")
+        if backend == "none":  # the original's words for no device
+            name = name or _seed.NONE_NAME
+            if none_asked and not note:
+                note = _seed.NONE_NOTE
+        sampled = any(c is not None for c in spark)
+        out = cls(
             device=s.device_index,
-            name=s.name.decode("utf-8", "replace"),
+            name=name,
             uuid=s.uuid.decode("utf-8", "replace"),
-            backend=s.backend.decode(),
-            note=s.note.decode("utf-8", "replace"),
+            backend=backend,
+            note=note,
             duration_s=s.duration_s,
             interval_s=s.interval_s,
             warmup_s=s.warmup_s,
             sample_count=s.sample_count,
             samples_warmup=s.samples_warmup,
-            interval_mean_s=s.interval_mean_s,
+            interval_mean_s=s.interval_mean_s if s.sample_count >= 2 else None,
             util_gpu_mean=ok(GP_M_UTIL_GPU, s.util_gpu_mean),
             util_gpu_p50=ok(GP_M_UTIL_GPU, s.util_gpu_p50),
             util_gpu_p95=ok(GP_M_UTIL_GPU, s.util_gpu_p95),
@@ -452,7 +254,7 @@ class GpuSummary:
             throttle_reasons=reasons,
             throttle_reasons_mask=ok(GP_M_THROTTLE, s.throttle_reasons_seen),
             busy_time_est_s=ok(GP_M_UTIL_GPU, s.busy_time_est_s),
-            sparkline=_render(_gp_summary_sparkline, raw, 0),
+            sparkline=_render(_gp_summary_sparkline, raw, 0) if sampled else "",
             spark=spark,
             device_error=s.device_error.decode("utf-8", "replace") if failed else None,
             device_error_at_s=s.device_error_at_s if failed else None,
@@ -460,30 +262,34 @@ class GpuSummary:
                  for i, n in enumerate(GPM_METRICS) if v & GP_M_GPM(i)} or None,
             mig=_mig_dict(s.mig),
             process=_summary_process(s),
-            _raw=raw,
         )
+        object.__setattr__(out, "_c_raw", raw)
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
 class GpuSample:
-    """One raw sample of one device (GpuMonitor(keep_samples=True))."""
+    """One raw sample of one device (GpuMonitor(keep_samples=True)).  The
+    original package's names (t_s: seconds since the monitor started,
+    mem_used_mb / mem_total_mb: MiB, sm_clock_mhz, mem_clock_mhz) are
+    fields too, equal to ours; either may be given to the constructor."""
 
-    t_mono_ns: int  # CLOCK_MONOTONIC
-    timestamp: float  # wall clock, seconds since the Unix epoch
-    slot: int
-    device: int
-    util_gpu: Optional[int]
-    util_mem: Optional[int]
-    mem_used_bytes: Optional[int]
-    mem_total_bytes: Optional[int]
-    power_w: Optional[float]
-    energy_mj: Optional[int]
-    temp_c: Optional[int]
-    clock_sm_mhz: Optional[int]
-    clock_mem_mhz: Optional[int]
-    throttle_reasons_mask: Optional[int]
-    pcie_tx_kbps: Optional[int]
-    pcie_rx_kbps: Optional[int]
+    t_mono_ns: Optional[int] = None  # CLOCK_MONOTONIC
+    timestamp: Optional[float] = None  # wall clock, seconds since the Unix epoch
+    slot: int = 0
+    device: int = 0
+    util_gpu: Optional[float] = None
+    util_mem: Optional[float] = None
+    mem_used_bytes: Optional[int] = None
+    mem_total_bytes: Optional[int] = None
+    power_w: Optional[float] = None
+    energy_mj: Optional[int] = None
+    temp_c: Optional[float] = None
+    clock_sm_mhz: Optional[float] = None
+    clock_mem_mhz: Optional[float] = None
+    throttle_reasons_mask: Optional[int] = None
+    pcie_tx_kbps: Optional[int] = None
+    pcie_rx_kbps: Optional[int] = None
     # GPM: {name: value} since the device's previous sample; None without.
     gpm: Optional[dict] = None
     # Per-process attribution: {"count", "all_count", "mem_used_bytes",
@@ -491,9 +297,19 @@ class GpuSample:
     # "all_mem_pct"} ("all": every process NVML lists), each None where NVML
     # did not answer; None when neither was read (no processes named).
     process: Optional[dict] = None
+    # The original's names (profgpu 0.2.0, the seed).
+    t_s: Optional[float] = None
+    mem_used_mb: Optional[float] = None
+    mem_total_mb: Optional[float] = None
+    sm_clock_mhz: Optional[float] = None
+    mem_clock_mhz: Optional[float] = None
+
+    def __post_init__(self):
+        _seed.fill_pairs(self, _seed.SAMPLE_PAIRS, {})
 
     @classmethod
-    def _from_c(cls, s):
+    def _from_c(cls, s, t0_ns=None):
+        """From a gp_sample; t0_ns: when the monitor started (t_s)."""
         m = s.m
         v = m.valid
 
@@ -501,6 +317,7 @@ class GpuSample:
             return value if v & bit else None
 
         return cls(
+            t_s=None if t0_ns is None else max(0, s.t_mono_ns - t0_ns) / 1e9,
             t_mono_ns=s.t_mono_ns,
             timestamp=s.t_wall_ns / 1e9,
             slot=s.slot,
@@ -575,6 +392,10 @@ def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples,
     if backend not in _BACKENDS:
         raise ValueError("backend must be one of %s, not %r"
                          % (", ".join(repr(b) for b in _BACKENDS), backend))
+    if not isinstance(interval_s, (int, float)) or not interval_s > 0:
+        raise ValueError("interval_s must be > 0 (seconds), not %r" % (interval_s,))
+    if not isinstance(warmup_s, (int, float)) or not warmup_s >= 0:
+        raise ValueError("warmup_s must be >= 0 (seconds), not %r" % (warmup_s,))
     o = _GpOptions()
     _gp_options_init(ctypes.byref(o))
     o.interval_s = float(interval_s)
@@ -602,10 +423,32 @@ def _create_monitor(opts):
     return mon
 
 
-def _summaries(mon):
-    """Every device's GpuSummary of a stopped monitor, in slot order."""
-    return tuple(GpuSummary._from_c(_gp_monitor_summary(mon, i).contents)
-                 for i in range(_gp_monitor_device_count(mon)))
+def _summaries(mon, opts, sync_errors=()):
+    """Every device's GpuSummary of a stopped monitor, in slot order; what
+    sync_fn raised is added to each note (the original's sync_fn errors
+    never end the region)."""
+    out = []
+    for i in range(_gp_monitor_device_count(mon)):
+        s = GpuSummary._from_c(_gp_monitor_summary(mon, i).contents,
+                               none_asked=opts.backend == _BACKENDS["none"])
+        if sync_errors:
+            raw = s._c_copy()
+            s = dataclasses.replace(s, note=" | ".join([s.note] * bool(s.note) + list(sync_errors)),
+                                    notes=None)
+            object.__setattr__(s, "_c_raw", raw)
+        out.append(s)
+    return tuple(out)
+
+
+def _call_sync(sync_fn, errors):
+    """Calls sync_fn as the original does: an exception it raises is noted
+    in errors (and then in the summary's note), never raised."""
+    if sync_fn is None:
+        return
+    try:
+        sync_fn()
+    except Exception as e:  # noqa: BLE001 - the original's contract
+        errors.append("sync_fn raised %s: %s" % (type(e).__name__, e))
 
 
 class GpuMonitor:
@@ -635,7 +478,19 @@ class GpuMonitor:
                  keep_samples: bool = False, *, sample_pcie: bool = False,
                  nvml_library: Optional[str] = None, smi_path: Optional[str] = None,
                  backend_timeout_s: float = 5.0,
-                 pids: Union[None, int, Sequence[int]] = None, pid_tree: bool = False):
+                 pids: Union[None, int, Sequence[int]] = None, pid_tree: bool = False,
+                 store_samples: bool = False, max_samples: int = 50_000,
+                 reservoir_size: int = 4096, trace_len: int = 200):
+        # The original's names: store_samples is keep_samples; max_samples
+        # bounds the list kept (halved, every other sample, past it, as the
+        # original does); reservoir_size and trace_len shaped its
+        # approximations, which the C statistics do not need (exact).
+        keep_samples = bool(keep_samples or store_samples)
+        if keep_samples and (not isinstance(max_samples, int) or max_samples < 100):
+            raise ValueError("max_samples = %r is too small: use at least 100, or "
+                             "keep_samples=False" % (max_samples,))
+        self.max_samples = max_samples
+        self.store_samples = keep_samples
         self.device = device
         self.interval_s = interval_s
         self.backend = backend
@@ -650,6 +505,8 @@ class GpuMonitor:
                                    keep_samples, sample_pcie, nvml_library, smi_path,
                                    backend_timeout_s, pids, pid_tree)
         self._mon = None
+        self._t0_ns = None
+        self._sync_errors = []
 
     @property
     def running(self) -> bool:
@@ -665,8 +522,8 @@ class GpuMonitor:
         mon = _create_monitor(self._opts)
         err = _GpError()
         try:
-            if self.sync_fn is not None:
-                self.sync_fn()
+            _call_sync(self.sync_fn, self._sync_errors)
+            self._t0_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, as t_mono_ns
             st = _gp_monitor_start(mon, ctypes.byref(err))
             if st != GP_OK:
                 _raise(st, err)
@@ -679,25 +536,30 @@ class GpuMonitor:
     def stop(self) -> GpuSummary:
         """Calls sync_fn, stops sampling, fills summary, summaries and
         samples, closes the backend; returns summary (None when no device
-        was sampled).  RuntimeError when the monitor is not running."""
+        was sampled).  A second stop() returns the same summary (as the
+        original's); RuntimeError when the monitor never started."""
         mon = self._mon
         if mon is None:
+            if self.summaries:
+                return self.summary
             raise RuntimeError("the monitor is not running: call start() first")
         try:
-            if self.sync_fn is not None:
-                self.sync_fn()
+            _call_sync(self.sync_fn, self._sync_errors)
         finally:
             err = _GpError()
             try:
                 st = _gp_monitor_stop(mon, ctypes.byref(err))
                 if st != GP_OK:
                     _raise(st, err)
-                self.summaries = list(_summaries(mon))
+                self.summaries = list(_summaries(mon, self._opts, self._sync_errors))
                 self.summary = self.summaries[0] if self.summaries else None
                 if self.keep_samples:
                     count = ctypes.c_size_t()
                     p = _gp_monitor_samples(mon, ctypes.byref(count))
-                    self.samples = [GpuSample._from_c(p[i]) for i in range(count.value)]
+                    samples = [GpuSample._from_c(p[i], self._t0_ns) for i in range(count.value)]
+                    while len(samples) > self.max_samples:
+                        samples = samples[::2]
+                    self.samples = samples
             finally:
                 self._mon = None
                 _gp_monitor_destroy(mon)
@@ -729,8 +591,9 @@ class GpuMonitor:
 
 def _report(report, summary):
     if report is True:
-        sys.stderr.write(summary.format())
-        sys.stderr.flush()
+        # To stdout, as the original prints (the command, whose stdout is
+        # the profiled program's, reports to stderr instead).
+        print(summary.format(), end="", flush=True)
     elif callable(report):
         report(summary)
 
@@ -792,10 +655,10 @@ def _profiled_call(pool, sync_fn, need_summary, fn, args, kwargs):
     to the pool only when its region ended cleanly."""
     mon = pool.take()
     reusable = False
+    sync_errors = []
     try:
         err = _GpError()
-        if sync_fn is not None:
-            sync_fn()
+        _call_sync(sync_fn, sync_errors)
         st = _gp_monitor_start(mon, ctypes.byref(err))
         if st != GP_OK:
             _raise(st, err)
@@ -803,16 +666,11 @@ def _profiled_call(pool, sync_fn, need_summary, fn, args, kwargs):
             value = fn(*args, **kwargs)
         except BaseException:
             # The function's exception wins over anything stopping raises.
-            try:
-                if sync_fn is not None:
-                    sync_fn()
-            except Exception:
-                pass
+            _call_sync(sync_fn, sync_errors)
             reusable = _gp_monitor_stop(mon, ctypes.byref(err)) == GP_OK
             raise
         try:
-            if sync_fn is not None:
-                sync_fn()
+            _call_sync(sync_fn, sync_errors)
         finally:
             st = _gp_monitor_stop(mon, ctypes.byref(err))
         if st != GP_OK:
@@ -820,7 +678,7 @@ def _profiled_call(pool, sync_fn, need_summary, fn, args, kwargs):
         reusable = True
         summaries = ()
         if need_summary:
-            summaries = _summaries(mon)
+            summaries = _summaries(mon, pool.opts, sync_errors)
         return value, summaries
     finally:
         if reusable:
@@ -841,7 +699,7 @@ def gpu_profile(func=None, *, device: Union[int, str, Sequence[int]] = 0,
     """Profile each call of a function: @gpu_profile or @gpu_profile(...).
 
     device: an index, "all", a GPU or MIG UUID, or a list of them (as
-    GpuMonitor's).  report: True prints the summary to stderr, False prints nothing, a
+    GpuMonitor's).  report: True prints the summary to stdout, False prints nothing, a
     callable receives the GpuSummary.  return_profile=True makes the function
     return ProfiledResult(value, gpu).  With strict=True a backend that
     cannot be opened raises GpuBackendError before the function runs.  The

@@ -112,8 +112,8 @@ static gp_status resolve_devices(gp_monitor *m, gp_error *err)
     }
     size_t n = o->n_devices > 0 ? o->n_devices : (o->device == GP_ALL_DEVICES ? count : 1);
     if (none && n == 0)
-        n = 1; /* a dry run still reports one (empty) device */
-    if (n == 0)
+        n = 1;                           /* a dry run still reports one (empty) device */
+    if (n == 0 || (!none && count == 0)) /* count - 1 below needs a GPU */
         return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
                             "%s sees no GPU: check that the driver is loaded and the device is "
                             "visible (CUDA_VISIBLE_DEVICES, container --gpus)",

@@ -9,6 +9,8 @@
 #include "gpu_profile.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,11 +108,51 @@ static gp_backend_config backend_config(const gp_options *o)
     return cfg;
 }
 
+/* Whether an opened backend counts no GPU (a count that fails is left to
+ * the caller's device checks, which report it). */
+static bool sees_no_gpu(const gp_backend *be, void *ctx)
+{
+    unsigned count = 0;
+    gp_error ignored;
+    return be->device_count(ctx, &count, &ignored) == GP_OK && count == 0;
+}
+
 gp_status gp_options_open_backend(const gp_options *o, const gp_backend **be, void **ctx,
                                   char *note, size_t note_len, gp_error *err)
 {
     gp_backend_config cfg = backend_config(o);
-    return gp_backend_open_kind(o->backend, o->strict, &cfg, be, ctx, note, note_len, err);
+    gp_status st = gp_backend_open_kind(o->backend, o->strict, &cfg, be, ctx, note, note_len, err);
+    if (st != GP_OK || o->strict || *be == &gp_backend_none || !sees_no_gpu(*be, *ctx))
+        return st;
+    /* Not strict: a backend that opened but sees no GPU (a driver without
+     * a visible device) is passed over like one that did not open, so the
+     * region runs unsampled instead of failing: auto tries smi next, then
+     * none, and the note says why. */
+    char why[GP_NOTE_MAX];
+    snprintf(why, sizeof why, "%s sees no GPU", (*be)->name);
+    bool try_smi = o->backend == GP_BACKEND_AUTO && *be == &gp_backend_nvml;
+    (*be)->close(*ctx);
+    *ctx = NULL;
+    if (try_smi) {
+        gp_error e;
+        gp_error_clear(&e);
+        size_t used = strlen(why);
+        if (gp_backend_open_kind(GP_BACKEND_SMI, 1, &cfg, be, ctx, NULL, 0, &e) != GP_OK) {
+            snprintf(why + used, sizeof why - used, "; %s", e.message);
+        } else if (sees_no_gpu(*be, *ctx)) {
+            snprintf(why + used, sizeof why - used, "; smi sees no GPU");
+            (*be)->close(*ctx);
+            *ctx = NULL;
+        } else {
+            if (note && note_len)
+                snprintf(note, note_len, "%s: sampled with smi", why);
+            return GP_OK;
+        }
+    }
+    if (note && note_len)
+        snprintf(note, note_len, "no GPU backend, nothing was sampled: %s", why);
+    *be = &gp_backend_none;
+    return gp_backend_none.open(&cfg, ctx, err);
 }
 
 /* ------------------------------------------------------------ devices */

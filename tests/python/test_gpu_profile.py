@@ -200,10 +200,10 @@ class DecoratorTest(unittest.TestCase):
 
         self.assertEqual(add.__name__, "add")
         self.assertEqual(add.__doc__, "adds")
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
             self.assertEqual(add(2, b=3), 5)
-        self.assertIn("NVIDIA H100 80GB HBM3", err.getvalue())
+        self.assertIn("[GPU 0] NVIDIA H100 80GB HBM3", out.getvalue())
 
     def test_called_form_and_return_profile(self):
         @gpu_profile(interval_s=FAST, report=False, return_profile=True)
@@ -245,10 +245,13 @@ class DecoratorTest(unittest.TestCase):
                 self.assertEqual(work(), 1)
             return out.getvalue(), err.getvalue()
 
+        # report=True prints, to stdout, as the original package does
+        # (issue 33); the command reports to stderr (its stdout is the
+        # program's).
         out, err = run(True)
-        self.assertEqual(out, "")
-        self.assertIn("NVIDIA H100 80GB HBM3", err)
-        self.assertIn("util.gpu", err)
+        self.assertEqual(err, "")
+        self.assertTrue(out.startswith("[GPU 0] NVIDIA H100 80GB HBM3  GPU-"), out)
+        self.assertIn("util.gpu: mean 50.0% | p50 50.0% | p95 50.0% | max 50.0%", out)
 
         out, err = run(False)
         self.assertEqual((out, err), ("", ""))

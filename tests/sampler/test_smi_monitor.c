@@ -4,7 +4,8 @@
  * integral, MIG utilization absent), a dying nvidia-smi becomes the device's
  * error, a silent one does not hold gp_monitor_stop, a round the
  * recorder's gate drops leaves nvidia-smi sampling (issue 32), and
- * gp_list_devices lists what nvidia-smi lists.
+ * gp_list_devices lists what nvidia-smi lists; NVML that loads but sees no
+ * GPU is passed over when not strict (auto: smi, then none; issue 33).
  */
 #include "check.h"
 #include "gpu_profile.h"
@@ -51,6 +52,11 @@ static void options(gp_options *o)
     o->backend = GP_BACKEND_SMI;
     o->smi_path = fake_smi;
     o->interval_s = 0.01;
+}
+
+static int run_value(void *user)
+{
+    return *(int *)user;
 }
 
 static double now_s(void)
@@ -326,6 +332,57 @@ static void test_list_devices(void)
     CHECK(no_children());
 }
 
+/* NVML initialises but lists no GPU (issue 33): not strict, auto samples
+ * with smi, else none, and a forced nvml none, each saying why; strict, the
+ * error says so (it once said "0 devices (0-4294967295)"). */
+static void test_nvml_sees_no_gpu(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/scenarios/nvml_no_devices.txt", source_dir);
+    setenv("FAKE_NVML_SCENARIO", path, 1);
+    scenario(H100, NULL);
+    gp_options o;
+    options(&o);
+    o.backend = GP_BACKEND_AUTO;
+    o.strict = 0;
+    o.report = GP_REPORT_NONE;
+    gp_monitor *m = NULL;
+    gp_error err;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    CHECK_STR(gp_monitor_backend(m), "smi");
+    CHECK_STR(gp_monitor_note(m), "nvml sees no GPU: sampled with smi");
+    CHECK_INT(gp_monitor_device_count(m), 1);
+    gp_monitor_destroy(m);
+
+    o.smi_path = "/nonexistent/nvidia-smi";
+    m = NULL;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    CHECK_STR(gp_monitor_backend(m), "none");
+    CHECK_CONTAINS(gp_monitor_note(m),
+                   "no GPU backend, nothing was sampled: nvml sees no GPU; smi: ");
+    CHECK_CONTAINS(gp_monitor_note(m), "/nonexistent/nvidia-smi");
+    gp_monitor_destroy(m);
+
+    /* The profiled call runs, unsampled, and its summary says why. */
+    o.backend = GP_BACKEND_NVML;
+    int value = 5;
+    gp_profiled_result r;
+    CHECK_INT(gp_profile_call(&o, run_value, &value, &r, &err), GP_OK);
+    CHECK_INT(r.value, 5);
+    CHECK_INT(r.n_gpus, 1);
+    CHECK_STR(r.gpu.backend, "none");
+    CHECK_STR(r.gpu.note, "no GPU backend, nothing was sampled: nvml sees no GPU");
+    gp_profiled_result_free(&r);
+
+    o.strict = 1;
+    m = (gp_monitor *)1;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_ERR_DEVICE_NOT_FOUND);
+    CHECK(m == NULL);
+    CHECK_STR(err.message, "nvml sees no GPU: check that the driver is loaded and the device is "
+                           "visible (CUDA_VISIBLE_DEVICES, container --gpus)");
+    unsetenv("FAKE_NVML_SCENARIO");
+}
+
 int main(void)
 {
     fake_smi = check_env("GP_TEST_FAKE_SMI");
@@ -336,5 +393,6 @@ int main(void)
     test_silent_producer();
     test_gate_drops_rounds();
     test_list_devices();
+    test_nvml_sees_no_gpu();
     return check_done("test_smi_monitor");
 }
