@@ -192,6 +192,34 @@ static void test_bombs(void)
     CHECK_U64(res.capped_files, 1);
     CHECK_CONTAINS(g.warns, "more than 5000 lines");
 
+    /* A bad value is refused naming the variable, never read as the
+     * default (issue 32, point 5); a cap in the options needs none. */
+    static const char *const bad[] = {
+        "abc", "-1", "0", "4M", "100 ", " 100", "+5", "0x10", "18446744073709551616"};
+    static const char *const vars[] = {"GPU_PROFILE_MAX_FILE_LINES", "GPU_PROFILE_MAX_FILE_BYTES"};
+    for (size_t v = 0; v < 2; v++) {
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            setenv(vars[v], bad[i], 1);
+            char want[200];
+            snprintf(want, sizeof want,
+                     "%s='%s': use a whole number from 1 (decimal digits only), or unset it for "
+                     "the default",
+                     vars[v], bad[i]);
+            CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_ERR_INVALID_ARG);
+            CHECK_STR(err.message, want);
+            CHECK_INT(fl_read_env_check(&err), GP_ERR_INVALID_ARG);
+            CHECK_STR(err.message, want);
+        }
+        fl_read_opts_init(&o);
+        o.max_file_lines = 1000000;
+        o.max_file_bytes = 1ull << 40;
+        CHECK_INT(read_dir(dir, &o, &g, &res, &err), GP_OK);
+        setenv(vars[v], "", 1); /* set but empty: the default */
+        CHECK_INT(fl_read_env_check(&err), GP_OK);
+        CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_OK);
+        unsetenv(vars[v]);
+    }
+
     /* 8 MiB without a newline after the records, capped at 1 MiB. */
     unlink(lines_gz);
     put_bomb(path_in(dir, "scope.1.log.gz"), head, "x", 8u << 20);

@@ -77,7 +77,7 @@ static void run(uint64_t seed, uint64_t lo_v, uint64_t span, uint64_t n, const c
         uint64_t v = lo_v + rnd(&s) % span;
         if (k % 4099 == 4098)
             v = rnd(&s) % (k % 2 ? 40 : (uint64_t)1 << 40);
-        CHECK(fl_hist_add(&h, v));
+        CHECK(fl_hist_add(&h, v, NULL));
         ref[fl_hist_index(v)]++;
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
