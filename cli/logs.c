@@ -2,9 +2,9 @@
  * logs.c - the commands that read session logs back:
  *
  *   gpu-profile report [--session ID] [--app NAME] [--top N] [--format text|json]
- *                      [--max-distinct N] [-o FILE] PATH
+ *                      [--max-distinct N] [--max-memory BYTES] [-o FILE] PATH
  *   gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME]
- *                      [--max-distinct N] [-o FILE] PATH
+ *                      [--max-distinct N] [--max-memory BYTES] [-o FILE] PATH
  *
  * PATH is a log directory, a session directory or a flat-layout prefix
  * (reader/read.h); --app NAME is GPUFlight's log_prefix, resolved under PATH
@@ -14,9 +14,10 @@
  * stop the read.  Exit status: 0 for a complete read, 2 when the output was
  * written but some input was skipped (a partial read), 1 when no session
  * could be read, the read was stopped (more distinct keys than
- * --max-distinct N, or out of memory: then nothing is written on stdout)
- * or the output could not be written, 125 for a bad option.  Every
- * message goes to stderr.
+ * --max-distinct N, more bytes kept than --max-memory BYTES, or out of
+ * memory: then nothing is written on stdout) or the output could not be
+ * written, 125 for a bad option or a bad GPU_PROFILE_MAX_* variable.
+ * Every message goes to stderr.
  */
 #include "cli.h"
 
@@ -134,13 +135,15 @@ typedef struct log_args {
     const char *path;
     int top;
     uint64_t max_distinct; /* 0: the default (GPU_PROFILE_MAX_DISTINCT, else 2^20) */
+    uint64_t max_memory;   /* bytes; 0: the default (GPU_PROFILE_MAX_MEMORY, else 384 MiB) */
     int absolute_time;     /* export --absolute-time: Chrome trace ts from the Unix epoch */
 } log_args;
 
 void cli_report_usage(FILE *f)
 {
     fputs("usage: gpu-profile report [--session ID] [--app NAME] [--top N] [--format text|json]\n"
-          "                          [--max-distinct N] [-o|--output FILE] PATH\n"
+          "                          [--max-distinct N] [--max-memory BYTES] [-o|--output FILE]\n"
+          "                          PATH\n"
           "\n"
           "Reads a GPUFlight session (PATH: a log directory, a session directory - its\n"
           "windows <channel>.<N>.log[.gz], <channel>.log, a live or crashed session's\n"
@@ -153,7 +156,10 @@ void cli_report_usage(FILE *f)
           "when some input had to be skipped (the warnings say where), 1 when\n"
           "nothing could be read, or the session has more than --max-distinct N\n"
           "distinct kernel ids, names, scopes and correlation ids (default\n"
-          "GPU_PROFILE_MAX_DISTINCT, else 1048576: about 0.5 GiB), or memory ran out.\n"
+          "GPU_PROFILE_MAX_DISTINCT, else 1048576), or would keep more than\n"
+          "--max-memory BYTES of them - names, stacks, details, tables (default\n"
+          "GPU_PROFILE_MAX_MEMORY, else 402653184: about 0.5 GiB resident) - or memory\n"
+          "ran out.\n"
           "-o FILE is written whole or not at all (-o -: stdout).  -h, --help: this text.\n",
           f);
 }
@@ -161,25 +167,27 @@ void cli_report_usage(FILE *f)
 void cli_export_usage(FILE *f)
 {
     fputs("usage: gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME]\n"
-          "                          [--max-distinct N] [--absolute-time] [-o|--output FILE] PATH\n"
+          "                          [--max-distinct N] [--max-memory BYTES] [--absolute-time]\n"
+          "                          [-o|--output FILE] PATH\n"
           "\n"
           "chrome-trace: Trace Event Format JSON for ui.perfetto.dev or speedscope\n"
           "(kernels and copies per GPU and stream, scopes, metric counters);\n"
           "csv: one line per kernel.  Streams: any size of session.  PATH, --session,\n"
-          "--app and --max-distinct N as for gpu-profile report.  --absolute-time\n"
-          "(chrome-trace): timestamps from the Unix epoch instead of the session's start,\n"
-          "so traces of other tools line up.  -o -: stdout, as without -o.  -h, --help:\n"
-          "this text.\n",
+          "--app, --max-distinct N and --max-memory BYTES as for gpu-profile report.\n"
+          "--absolute-time (chrome-trace): timestamps from the Unix epoch instead of the\n"
+          "session's start, so traces of other tools line up.  -o -: stdout, as without -o.\n"
+          "-h, --help: this text.\n",
           f);
 }
 
-enum { K_SESSION = 256, K_APP, K_TOP, K_FORMAT, K_MAX_DISTINCT, K_ABSOLUTE_TIME };
+enum { K_SESSION = 256, K_APP, K_TOP, K_FORMAT, K_MAX_DISTINCT, K_MAX_MEMORY, K_ABSOLUTE_TIME };
 const cli_opt cli_logs_opts[] = {
     {"session", K_SESSION, 1, "ID", "a session id", NULL},
     {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
     {"top", K_TOP, 1, "N", "a whole number from 1 to 100000", NULL},
     {"format", K_FORMAT, 1, "FORMAT", "text or json", "text json"},
     {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
+    {"max-memory", K_MAX_MEMORY, 1, "BYTES", "a whole number of bytes from 1", NULL},
     {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
 };
@@ -190,6 +198,7 @@ const cli_opt cli_export_opts[] = {
     {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
     {"format", K_FORMAT, 1, "FORMAT", "chrome-trace or csv", "chrome-trace csv"},
     {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
+    {"max-memory", K_MAX_MEMORY, 1, "BYTES", "a whole number of bytes from 1", NULL},
     {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
     {"absolute-time", K_ABSOLUTE_TIME, 0, NULL, NULL, NULL},
@@ -214,14 +223,17 @@ static int apply(const char *cmd, int key, const char *val, log_args *a)
         }
         a->top = (int)n;
     } else if (key == K_MAX_DISTINCT) {
-        char *end = NULL;
-        errno = 0;
-        unsigned long long n = strtoull(val, &end, 10);
-        if (!*val || *end || errno || val[0] == '-' || n < 1) {
+        if (gp_parse_count(val, &a->max_distinct) != 0) {
             cli_say("%s: --max-distinct '%s': use a whole number from 1", cmd, val);
             return -1;
         }
-        a->max_distinct = (uint64_t)n;
+    } else if (key == K_MAX_MEMORY) {
+        if (gp_parse_count(val, &a->max_memory) != 0) {
+            cli_say("%s: --max-memory '%s': use a whole number of bytes from 1 (1073741824 for "
+                    "1 GiB)",
+                    cmd, val);
+            return -1;
+        }
     } else {
         a->output = strcmp(val, "-") == 0 ? NULL : val; /* "-": stdout, as without -o */
     }
@@ -263,6 +275,12 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
     if (!a->path) {
         cli_say("%s: PATH is missing", cmd);
         usage(stderr);
+        return -1;
+    }
+    /* The GPU_PROFILE_MAX_* variables as strictly as the options. */
+    gp_error ge;
+    if (fl_report_env_check(&ge) != GP_OK) {
+        cli_say("%s: %s", cmd, ge.message);
         return -1;
     }
     return 0;
@@ -309,6 +327,8 @@ int cli_report_main(int argc, char **argv)
     }
     if (a.max_distinct)
         fl_report_set_max_distinct(r, a.max_distinct);
+    if (a.max_memory)
+        fl_report_set_max_memory(r, a.max_memory);
     warn_ctx w;
     fl_read_cb inner;
     fl_report_callbacks(r, &inner);
@@ -331,7 +351,7 @@ int cli_report_main(int argc, char **argv)
     int code = oom ? -1 : write_out("report", a.output, out.p ? out.p : "", out.len);
     if (oom)
         cli_say("report: %s: out of memory: no report written; give the process more memory, or "
-                "lower --max-distinct N (GPU_PROFILE_MAX_DISTINCT) to be stopped at a limit "
+                "lower --max-memory BYTES (GPU_PROFILE_MAX_MEMORY) to be stopped at a limit "
                 "instead",
                 res.session_dir);
     fl_buf_free(&out);
@@ -373,6 +393,8 @@ int cli_export_main(int argc, char **argv)
     }
     if (a.max_distinct)
         fl_export_set_max_distinct(e, a.max_distinct);
+    if (a.max_memory)
+        fl_export_set_max_memory(e, a.max_memory);
     if (a.absolute_time && fmt != FL_EXPORT_CHROME_TRACE) {
         cli_say("export: --absolute-time is for --format chrome-trace");
         fl_export_destroy(e);

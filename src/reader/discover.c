@@ -74,6 +74,8 @@ static bool on_id_line(void *ctx, int ev, char *line, size_t len, uint64_t linen
     } else if (!js) {
         return false;
     }
+    if (fl_rd_too_many_values(line, len))
+        return false; /* the read warns about it */
     json_t *j = json_loadb(line, len, JSON_DECODE_INT_AS_REAL, NULL);
     if (js && s->app) {
         const char *app = json_string_value(json_object_get(j, "app"));
@@ -125,7 +127,8 @@ static bool on_app_line(void *ctx, int ev, char *line, size_t len, uint64_t line
     appscan *s = ctx;
     char type[RD_TYPE_MAX];
     int tl = ev == EV_LINE ? fl_probe_type(&s->key, line, type) : -1;
-    if (tl > 0 && fl_type_of(type, (size_t)tl) == FL_T_JOB_START) {
+    if (tl > 0 && fl_type_of(type, (size_t)tl) == FL_T_JOB_START &&
+        !fl_rd_too_many_values(line, len)) {
         json_t *j = json_loadb(line, len, JSON_DECODE_INT_AS_REAL, NULL);
         const char *app = json_string_value(json_object_get(j, "app"));
         if (app) {

@@ -53,6 +53,28 @@ static void note_unknown(rd *r, const char *type, size_t n)
 }
 
 /* Every other record: jansson. */
+bool fl_rd_too_many_values(const char *line, size_t len)
+{
+    if (len <= 2 * RD_MAX_RECORD_VALUES)
+        return false;
+    size_t commas = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = line[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == ',' && ++commas >= RD_MAX_RECORD_VALUES) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static int parse_json(rd *r, const char *line, size_t len)
 {
     json_error_t e;
@@ -184,6 +206,12 @@ int fl_rd_handle_line(rd *r, const char *line, size_t len)
     if (tl > 0 && r->dedupe && is_common(fl_type_of(type, (size_t)tl)) &&
         seen_before(r, hash_bytes(line, len)))
         return 0;
+    if (fl_rd_too_many_values(line, len)) {
+        r->res->bad_records++;
+        fl_rd_warn(r, "bad %s: more than %zu values in one record (the reader's cap); skipped",
+                   tl > 0 ? type : "record", RD_MAX_RECORD_VALUES);
+        return 1;
+    }
     return parse_json(r, line, len);
 }
 

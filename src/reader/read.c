@@ -11,6 +11,7 @@
  * files is a warning, and the rest is still read.
  */
 #include "../util/error.h"
+#include "../util/text.h"
 #include "read_int.h"
 
 #include <errno.h>
@@ -106,15 +107,23 @@ void fl_read_opts_init(fl_read_opts *o)
 /* ------------------------------------------------------------ a session */
 
 /* A cap from the environment: a whole number > 0, else 0 (the default). */
-static uint64_t env_cap(const char *name)
+gp_status fl_env_count(const char *name, uint64_t *out, gp_error *err)
 {
     const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    return errno || *end || v[0] == '-' ? 0 : (uint64_t)n;
+    *out = 0;
+    if (!v || !*v || gp_parse_count(v, out) == 0)
+        return GP_OK;
+    return gp_error_set(err, GP_ERR_INVALID_ARG,
+                        "%s='%.64s%s': use a whole number from 1 (decimal digits only), or unset "
+                        "it for the default",
+                        name, v, strlen(v) > 64 ? "..." : "");
+}
+
+gp_status fl_read_env_check(gp_error *err)
+{
+    uint64_t n;
+    gp_status st = fl_env_count("GPU_PROFILE_MAX_FILE_LINES", &n, err);
+    return st != GP_OK ? st : fl_env_count("GPU_PROFILE_MAX_FILE_BYTES", &n, err);
 }
 
 /* The reader's handler of lines and events. */
@@ -253,8 +262,15 @@ gp_status fl_read_session(const char *path, const fl_read_opts *opts, const fl_r
     if (!path || !*path)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "no session path given");
     lbuf lb = {0};
-    lb.max_lines = o.max_file_lines ? o.max_file_lines : env_cap("GPU_PROFILE_MAX_FILE_LINES");
-    lb.max_bytes = o.max_file_bytes ? o.max_file_bytes : env_cap("GPU_PROFILE_MAX_FILE_BYTES");
+    lb.max_lines = o.max_file_lines;
+    lb.max_bytes = o.max_file_bytes;
+    gp_status env = GP_OK;
+    if (!lb.max_lines)
+        env = fl_env_count("GPU_PROFILE_MAX_FILE_LINES", &lb.max_lines, err);
+    if (env == GP_OK && !lb.max_bytes)
+        env = fl_env_count("GPU_PROFILE_MAX_FILE_BYTES", &lb.max_bytes, err);
+    if (env != GP_OK)
+        return env;
     target t;
     gp_status st = fl_rd_find_session(path, want, app, &t, &lb, err);
     if (st == GP_OK) {

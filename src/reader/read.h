@@ -166,6 +166,16 @@ typedef struct fl_read_opts {
 
 void fl_read_opts_init(fl_read_opts *o);
 
+/* Variable name (one of our GPU_PROFILE_MAX_* bounds) as a count: unset
+ * or "" -> *out = 0 (the default); a whole number from 1, digits only
+ * (gp_parse_count) -> it; anything else ("abc", "-1", "0", "4M", " 100")
+ * -> GP_ERR_INVALID_ARG, the message naming the variable, its value and
+ * the fix, so that a typo is never read as the default. */
+gp_status fl_env_count(const char *name, uint64_t *out, gp_error *err);
+/* The reader's variables (GPU_PROFILE_MAX_FILE_LINES, _BYTES) checked as
+ * fl_env_count does; fl_read_session fails the same way. */
+gp_status fl_read_env_check(gp_error *err);
+
 /* What the read found. */
 typedef struct fl_read_result {
     char session_id[64];     /* the session read ("" if none was found) */

@@ -22,6 +22,18 @@
 /* A longer line is skipped with a warning (and bounds the line buffer). */
 #define RD_MAX_LINE ((size_t)256 << 20)
 
+/* A record handed to Jansson holds at most this many values: its tree
+ * costs about 40 to 100 bytes a value whatever their size, so a 100 MiB
+ * line of "1,1,1,..." would take 2 GiB and half a minute to parse; below
+ * the cap, about 100 MiB at most (docs/report.md, "Bounds").  The
+ * writer's records hold a few hundred; a dictionary of a million names
+ * would be a million of the report's keys. */
+#define RD_MAX_RECORD_VALUES ((size_t)1 << 20)
+/* Whether line has more than RD_MAX_RECORD_VALUES values (its commas
+ * outside strings; only a line of over two bytes a value can): then it is
+ * not given to Jansson (line.c: a warning; discover.c: not a first line). */
+bool fl_rd_too_many_values(const char *line, size_t len);
+
 /* ---------------------------------------- one read (state.c, line.c) */
 
 /* One read: callbacks, counters, the session filter and the scratch

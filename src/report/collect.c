@@ -196,7 +196,7 @@ static stallstat *stall_of(fl_report *r, uint64_t reason, uint64_t metric_id)
         if (r->st[k].metric_id == metric_id && (metric_id || r->st[k].reason == reason))
             return &r->st[k];
     if (!fl_keys_take(&r->m->keys) ||
-        fl_grow((void **)&r->st, &r->cap_st, r->n_st + 1, sizeof *r->st) != 0) {
+        fl_report_grow(r, (void **)&r->st, &r->cap_st, r->n_st + 1, sizeof *r->st) != 0) {
         r->oom = true;
         return NULL;
     }
@@ -216,7 +216,7 @@ static void sass_metric(fl_report *r, uint64_t metric_id, double value)
             m = &r->sm[k];
     if (!m) {
         if (!fl_keys_take(&r->m->keys) ||
-            fl_grow((void **)&r->sm, &r->cap_sm, r->n_sm + 1, sizeof *r->sm) != 0) {
+            fl_report_grow(r, (void **)&r->sm, &r->cap_sm, r->n_sm + 1, sizeof *r->sm) != 0) {
             r->oom = true;
             return;
         }
@@ -235,7 +235,7 @@ static fnstat *function_of(fl_report *r, uint64_t function_id)
         if (r->fn[k].function_id == function_id)
             return &r->fn[k];
     if (!fl_keys_take(&r->m->keys) ||
-        fl_grow((void **)&r->fn, &r->cap_fn, r->n_fn + 1, sizeof *r->fn) != 0) {
+        fl_report_grow(r, (void **)&r->fn, &r->cap_fn, r->n_fn + 1, sizeof *r->fn) != 0) {
         r->oom = true;
         return NULL;
     }
@@ -326,7 +326,7 @@ static void pm_batch(fl_report *r, const fl_batch *b)
                 p = &r->pm[k];
         if (!p) {
             if (!fl_keys_take(&r->m->keys) ||
-                fl_grow((void **)&r->pm, &r->cap_pm, r->n_pm + 1, sizeof *r->pm) != 0) {
+                fl_report_grow(r, (void **)&r->pm, &r->cap_pm, r->n_pm + 1, sizeof *r->pm) != 0) {
                 r->oom = true;
                 return;
             }

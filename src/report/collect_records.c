@@ -162,6 +162,29 @@ static void scope_perf(fl_report *r, const json_t *rec)
 
 /* -------------------------------------------------------- configurations */
 
+/* About what Jansson holds for v: its strings' bytes and a node's
+ * overhead for each value. */
+static size_t json_bytes(const json_t *v)
+{
+    size_t n = 64;
+    if (json_is_string(v))
+        return n + json_string_length(v) + 1;
+    if (json_is_array(v))
+        for (size_t i = 0; i < json_array_size(v); i++)
+            n += json_bytes(json_array_get(v, i));
+    const char *key;
+    const json_t *m;
+    if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, key, m)
+        {
+            n += strlen(key) + 1 + 32 + json_bytes(m);
+        }
+    }
+    return n;
+}
+
+/* The record kept whole, charged to the report's bytes: a configuration
+ * is one line, and 16 of them could be 16 long lines. */
 static void keep_config(fl_report *r, json_t **list, uint64_t *more, const json_t *rec)
 {
     if (!*list && !(*list = json_array())) {
@@ -170,6 +193,10 @@ static void keep_config(fl_report *r, json_t **list, uint64_t *more, const json_
     }
     if (json_array_size(*list) >= MAX_CONFIGS) {
         (*more)++;
+        return;
+    }
+    if (!fl_keys_charge(&r->m->keys, json_bytes(rec))) {
+        r->oom = true;
         return;
     }
     if (json_array_append_new(*list, json_deep_copy(rec)) != 0)
@@ -277,7 +304,7 @@ static void sass_name(fl_report *r, const char ***list, size_t *n, size_t *cap, 
     }
     if (!fresh)
         return;
-    if (fl_grow((void **)list, cap, *n + 1, sizeof **list) != 0) {
+    if (fl_report_grow(r, (void **)list, cap, *n + 1, sizeof **list) != 0) {
         r->oom = true;
         return;
     }

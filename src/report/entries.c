@@ -13,6 +13,16 @@
 #include <stdio.h>
 #include <string.h>
 
+int fl_report_grow(fl_report *r, void **arr, size_t *cap, size_t need, size_t size)
+{
+    size_t was = *cap;
+    if (fl_grow(arr, cap, need, size) != 0)
+        return -1;
+    /* Charged once grown (fl_grow's policy stays its own): past the cap
+     * the entry is refused and the read stops. */
+    return fl_keys_charge(&r->m->keys, (*cap - was) * size) ? 0 : -1;
+}
+
 sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *index)
 {
     if (!name)
@@ -25,7 +35,7 @@ sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *inde
         return NULL;
     }
     if (fresh) {
-        if (fl_grow((void **)&r->s, &r->cap_s, r->n_s + 1, sizeof *r->s) != 0) {
+        if (fl_report_grow(r, (void **)&r->s, &r->cap_s, r->n_s + 1, sizeof *r->s) != 0) {
             fl_map_del(&r->s_by_name, key);
             r->oom = true;
             return NULL;
@@ -47,7 +57,7 @@ dstat *fl_report_device(fl_report *r, int64_t id)
         if (r->d[i].id == id)
             return &r->d[i];
     if (!fl_keys_take(&r->m->keys) ||
-        fl_grow((void **)&r->d, &r->cap_d, r->n_d + 1, sizeof *r->d) != 0) {
+        fl_report_grow(r, (void **)&r->d, &r->cap_d, r->n_d + 1, sizeof *r->d) != 0) {
         r->oom = true;
         return NULL;
     }
@@ -67,7 +77,7 @@ void *fl_report_entry(fl_report *r, fl_u64map *map, void **arr, size_t *n, size_
         return NULL;
     }
     if (f) {
-        if (fl_grow(arr, cap, *n + 1, size) != 0) {
+        if (fl_report_grow(r, arr, cap, *n + 1, size) != 0) {
             fl_map_del(map, key);
             r->oom = true;
             return NULL;
@@ -89,7 +99,7 @@ void fl_report_scope_add(fl_report *r, sstat *s, uint64_t dur)
         s->max_ns = dur;
     s->count++;
     s->total_ns += dur;
-    if (!fl_hist_add(&s->h, dur))
+    if (!fl_hist_add(&s->h, dur, &r->m->keys))
         r->oom = true;
 }
 
@@ -112,6 +122,19 @@ void fl_report_set_max_distinct(fl_report *r, uint64_t max)
         r->m->keys.max = max;
 }
 
+void fl_report_set_max_memory(fl_report *r, uint64_t bytes)
+{
+    if (r)
+        r->m->keys.max_bytes = bytes;
+}
+
+gp_status fl_report_env_check(gp_error *err)
+{
+    fl_keys k = {0};
+    gp_status st = fl_keys_from_env(&k, err);
+    return st != GP_OK ? st : fl_read_env_check(err);
+}
+
 bool fl_report_out_of_memory(const fl_report *r)
 {
     return r->oom || r->m->oom;
@@ -120,23 +143,9 @@ bool fl_report_out_of_memory(const fl_report *r)
 const char *fl_report_stop(void *user)
 {
     fl_report *r = user;
-    const fl_keys *k = &r->m->keys;
-    if (k->over) {
-        snprintf(r->stop_why, sizeof r->stop_why,
-                 "more than %" PRIu64 " distinct keys (kernel ids, names, scopes, correlation "
-                 "ids, devices: the report's limit, about 0.5 KiB each); raise it with "
-                 "GPU_PROFILE_MAX_DISTINCT=N (gpu-profile report --max-distinct N)",
-                 k->max);
-        return r->stop_why;
-    }
-    if (r->oom || r->m->oom) {
-        snprintf(r->stop_why, sizeof r->stop_why,
-                 "out of memory with %" PRIu64 " distinct keys (kernel ids, names, scopes, "
-                 "correlation ids, devices) kept; lower GPU_PROFILE_MAX_DISTINCT "
-                 "(--max-distinct N) below that to be stopped at a limit instead, or give the "
-                 "process more memory",
-                 k->n);
-        return r->stop_why;
-    }
-    return NULL;
+    return fl_keys_why(&r->m->keys, r->oom || r->m->oom, "report",
+                       "kernel ids, names, scopes, correlation ids, devices", r->stop_why,
+                       sizeof r->stop_why)
+               ? r->stop_why
+               : NULL;
 }

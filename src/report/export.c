@@ -751,27 +751,21 @@ void fl_export_set_max_distinct(fl_export *e, uint64_t max)
         e->m->keys.max = max;
 }
 
-/* fl_read_cb.stop: past the budget of keys, or out of memory. */
+void fl_export_set_max_memory(fl_export *e, uint64_t bytes)
+{
+    if (e)
+        e->m->keys.max_bytes = bytes;
+}
+
+/* fl_read_cb.stop: past the budget of keys or bytes, or out of memory. */
 static const char *cb_stop(void *user)
 {
     fl_export *e = user;
-    if (e->m->keys.over) {
-        snprintf(e->stop_why, sizeof e->stop_why,
-                 "more than %" PRIu64 " distinct keys (kernel ids, names, streams, open scopes, "
-                 "correlation ids: the export's limit); raise it with GPU_PROFILE_MAX_DISTINCT=N "
-                 "(gpu-profile export --max-distinct N)",
-                 e->m->keys.max);
-        return e->stop_why;
-    }
-    if (e->oom || e->m->oom || e->line.oom) {
-        snprintf(e->stop_why, sizeof e->stop_why,
-                 "out of memory with %" PRIu64 " distinct keys kept; lower "
-                 "GPU_PROFILE_MAX_DISTINCT (--max-distinct N) below that to be stopped at a "
-                 "limit instead, or give the process more memory",
-                 e->m->keys.n);
-        return e->stop_why;
-    }
-    return NULL;
+    return fl_keys_why(&e->m->keys, e->oom || e->m->oom || e->line.oom, "export",
+                       "kernel ids, names, streams, open scopes, correlation ids", e->stop_why,
+                       sizeof e->stop_why)
+               ? e->stop_why
+               : NULL;
 }
 
 void fl_export_callbacks(fl_export *e, fl_read_cb *cb)

@@ -35,6 +35,10 @@ void fl_export_callbacks(fl_export *e, fl_read_cb *cb);
 /* The cap on distinct keys (report/maps.h); 0: none.  Default: the
  * environment's GPU_PROFILE_MAX_DISTINCT, else 2^20. */
 void fl_export_set_max_distinct(fl_export *e, uint64_t max);
+/* The cap on the bytes the export keeps (report/maps.h); 0: none.
+ * Default: the environment's GPU_PROFILE_MAX_MEMORY, else
+ * FL_MAX_MEMORY_DEFAULT. */
+void fl_export_set_max_memory(fl_export *e, uint64_t bytes);
 /* Chrome trace: ts from the Unix epoch (CLOCK_REALTIME, as the session
  * records it) instead of from the session's start, so that traces of
  * other tools line up; before the read only. */

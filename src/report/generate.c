@@ -36,6 +36,9 @@ typedef struct render_req {
  * recording it, so no shutdown is expected yet. */
 static gpufl_status read_and_render(const render_req *q, bool live, fl_buf *out, gpufl_error *err)
 {
+    gp_error env;
+    if (fl_report_env_check(&env) != GP_OK)
+        return fl_error_from_gp(err, &env, "cannot read the session");
     fl_report *r = fl_report_create();
     if (!r)
         return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory for the report");

@@ -41,12 +41,18 @@
  * line is what a row touches); false when out of memory. */
 static bool grow_kernels(fl_report *r)
 {
+    /* Charged by the entry, not the capacity: the pages past the last
+     * entry are never touched. */
+    if (!fl_keys_charge(&r->m->keys, sizeof(kstat)))
+        return false;
     if (r->n_k < r->cap_k)
         return true;
     size_t cap = r->cap_k ? r->cap_k * 2 : 16;
     kstat *k = cap <= SIZE_MAX / sizeof *k ? aligned_alloc(64, cap * sizeof *k) : NULL;
-    if (!k)
+    if (!k) {
+        fl_keys_refund(&r->m->keys, sizeof(kstat));
         return false;
+    }
     if (r->n_k)
         memcpy(k, r->k, r->n_k * sizeof *k);
     free(r->k);
@@ -194,6 +200,12 @@ void fl_report_kernels_done(fl_report *r)
     }
 }
 
+/* What a kernel's scope_idx of n scopes is charged. */
+static size_t scope_idx_bytes(size_t n)
+{
+    return (n ? n : 1) * sizeof(uint32_t) + FL_MALLOC_OVERHEAD_BYTES;
+}
+
 /* The scopes of a user_scope path ("outer|inner"), each name once; the
  * same as they are when the path is the one they were resolved from
  * (interned: the same text is the same pointer; scopes are never taken
@@ -205,6 +217,8 @@ static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
     if (k->attr_valid && us == k->attr_scope)
         return;
     attr_fold(r, k);
+    if (k->scope_idx)
+        fl_keys_refund(&r->m->keys, scope_idx_bytes(k->n_scope_idx));
     free(k->scope_idx);
     k->scope_idx = NULL;
     k->n_scope_idx = 0;
@@ -252,6 +266,17 @@ static void resolve_scopes(fl_report *r, kstat *k, const fl_kdetail *d)
     }
     for (size_t i = 0; i < k->n_scope_idx && i < KSCOPE_IN; i++)
         k->scope_in[i] = k->scope_idx[i];
+    /* Kept at the size of its distinct scopes ("a|a|a..." is one), which
+     * the budget's bytes count. */
+    uint32_t *fit = realloc(k->scope_idx, (k->n_scope_idx ? k->n_scope_idx : 1) * sizeof *fit);
+    if (fit)
+        k->scope_idx = fit;
+    if (!fl_keys_charge(&r->m->keys, scope_idx_bytes(k->n_scope_idx))) {
+        free(k->scope_idx);
+        k->scope_idx = NULL;
+        k->n_scope_idx = 0;
+        r->oom = true;
+    }
     k->attr_valid = !r->oom;
 }
 
@@ -316,7 +341,7 @@ static inline __attribute__((always_inline)) void hist_queue(fl_report *r, fl_hi
         return;
     }
     hq_flush(r);
-    if (!fl_hist_add(h, v))
+    if (!fl_hist_add(h, v, &r->m->keys))
         r->oom = true;
 }
 
@@ -336,7 +361,7 @@ static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kst
     k->total_ns += dur;
     if (queue)
         hist_queue(r, &k->h, dur);
-    else if (!fl_hist_add(&k->h, dur))
+    else if (!fl_hist_add(&k->h, dur, &r->m->keys))
         r->oom = true;
     if (regs >= 0) {
         if (__builtin_expect(regs < k->regs_min, 0))

@@ -5,24 +5,50 @@
  */
 #include "maps.h"
 
-#include <errno.h>
+#include "../reader/read.h"
+
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ======================================================= distinct keys */
 
-uint64_t fl_keys_default_max(void)
+gp_status fl_keys_from_env(fl_keys *k, gp_error *err)
 {
-    const char *v = getenv(FL_MAX_DISTINCT_ENV);
-    if (v && *v && *v != '-') {
-        char *end = NULL;
-        errno = 0;
-        unsigned long long n = strtoull(v, &end, 10);
-        if (!errno && !*end && n > 0)
-            return (uint64_t)n;
-    }
-    return FL_MAX_DISTINCT_DEFAULT;
+    uint64_t n = 0, bytes = 0;
+    gp_status st = fl_env_count(FL_MAX_DISTINCT_ENV, &n, err);
+    if (st == GP_OK)
+        st = fl_env_count(FL_MAX_MEMORY_ENV, &bytes, err);
+    k->max = n ? n : FL_MAX_DISTINCT_DEFAULT;
+    k->max_bytes = bytes ? bytes : FL_MAX_MEMORY_DEFAULT;
+    return st;
+}
+
+bool fl_keys_why(const fl_keys *k, bool oom, const char *cmd, const char *what, char *buf,
+                 size_t cap)
+{
+    if (k->over_bytes)
+        snprintf(buf, cap,
+                 "more than %" PRIu64 " bytes kept (names, stacks, scopes, kernel details, "
+                 "tables: the %s's limit of memory); raise it with " FL_MAX_MEMORY_ENV
+                 "=N (gpu-profile %s --max-memory N)",
+                 k->max_bytes, cmd, cmd);
+    else if (k->over)
+        snprintf(buf, cap,
+                 "more than %" PRIu64
+                 " distinct keys (%s: the %s's limit); raise it with " FL_MAX_DISTINCT_ENV
+                 "=N (gpu-profile %s --max-distinct N)",
+                 k->max, what, cmd, cmd);
+    else if (oom)
+        snprintf(buf, cap,
+                 "out of memory with %" PRIu64 " distinct keys and %" PRIu64
+                 " bytes kept; lower " FL_MAX_MEMORY_ENV
+                 " (--max-memory N) below that to be stopped at a limit "
+                 "instead, or give the process more memory",
+                 k->n, k->bytes);
+    return k->over_bytes || k->over || oom;
 }
 
 /* ============================================================ hash map */
@@ -49,9 +75,14 @@ fl_mval *fl_map_find(const fl_u64map *m, uint64_t key)
     }
 }
 
+#define MAP_SLOT_BYTES (sizeof(uint64_t) + sizeof(fl_mval) + 1)
+
 static int map_grow(fl_u64map *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 16;
+    size_t more = (cap - m->cap) * MAP_SLOT_BYTES + (m->cap ? 0 : 3 * FL_MALLOC_OVERHEAD_BYTES);
+    if (!fl_keys_charge(m->budget, more))
+        return -1;
     uint64_t *keys = malloc(cap * sizeof *keys);
     fl_mval *vals = malloc(cap * sizeof *vals);
     uint8_t *used = calloc(cap, 1);
@@ -59,6 +90,7 @@ static int map_grow(fl_u64map *m)
         free(keys);
         free(vals);
         free(used);
+        fl_keys_refund(m->budget, more);
         return -1;
     }
     for (size_t i = 0; i < m->cap; i++) {
@@ -158,7 +190,7 @@ void fl_map_free(fl_u64map *m)
 
 size_t fl_map_bytes(const fl_u64map *m)
 {
-    return m->cap * (sizeof(uint64_t) + sizeof(fl_mval) + 1);
+    return m->cap * MAP_SLOT_BYTES;
 }
 
 /* ========================================================= string pool */
@@ -180,9 +212,14 @@ const char *fl_pool_intern(fl_strpool *p, const char *s)
     size_t len = strlen(s);
     if ((p->n + 1) * 2 > p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 64;
-        char **slots = calloc(cap, sizeof *slots);
-        if (!slots)
+        size_t more = (cap - p->cap) * sizeof(char *);
+        if (!fl_keys_charge(p->budget, more))
             return NULL;
+        char **slots = calloc(cap, sizeof *slots);
+        if (!slots) {
+            fl_keys_refund(p->budget, more);
+            return NULL;
+        }
         for (size_t i = 0; i < p->cap; i++) {
             if (!p->slots[i])
                 continue;
@@ -201,12 +238,17 @@ const char *fl_pool_intern(fl_strpool *p, const char *s)
             return p->slots[k];
         k = (k + 1) & (p->cap - 1);
     }
-    if (!fl_keys_take(p->budget))
+    if (!fl_keys_charge(p->budget, len + 1 + FL_MALLOC_OVERHEAD_BYTES))
         return NULL;
+    if (!fl_keys_take(p->budget)) {
+        fl_keys_refund(p->budget, len + 1 + FL_MALLOC_OVERHEAD_BYTES);
+        return NULL;
+    }
     char *d = malloc(len + 1);
     if (!d) {
         if (p->budget)
             p->budget->n--;
+        fl_keys_refund(p->budget, len + 1 + FL_MALLOC_OVERHEAD_BYTES);
         return NULL;
     }
     memcpy(d, s, len + 1);
@@ -234,14 +276,20 @@ size_t fl_pool_bytes(const fl_strpool *p)
 /* Octave 0 holds 0..31, octave o >= 1 [2^(o+4), 2^(o+5)): 60 octaves reach
  * 2^64. */
 
-static bool hist_grow(fl_hist *h, size_t o)
+static bool hist_grow(fl_hist *h, size_t o, fl_keys *budget)
 {
     size_t lo = h->n && h->lo < o ? h->lo : o;
     size_t hi = h->n && (size_t)h->lo + h->n - 1 > o ? (size_t)h->lo + h->n - 1 : o;
     size_t n = (hi - lo + 1) * FL_HIST_SUB;
-    uint64_t *c = calloc(n, sizeof *c + 1); /* the 64-bit counters, then the low bytes */
-    if (!c)
+    size_t more = (n - (size_t)h->n * FL_HIST_SUB) * (sizeof(uint64_t) + 1) +
+                  (h->n ? 0 : FL_MALLOC_OVERHEAD_BYTES);
+    if (!fl_keys_charge(budget, more))
         return false;
+    uint64_t *c = calloc(n, sizeof *c + 1); /* the 64-bit counters, then the low bytes */
+    if (!c) {
+        fl_keys_refund(budget, more);
+        return false;
+    }
     if (h->n) {
         size_t at = (h->lo - lo) * FL_HIST_SUB, had = (size_t)h->n * FL_HIST_SUB;
         memcpy(c + at, h->c, had * sizeof *c);
@@ -254,9 +302,9 @@ static bool hist_grow(fl_hist *h, size_t o)
     return true;
 }
 
-bool fl_hist_add_grow(fl_hist *h, size_t o, size_t sub)
+bool fl_hist_add_grow(fl_hist *h, size_t o, size_t sub, fl_keys *budget)
 {
-    if (!hist_grow(h, o))
+    if (!hist_grow(h, o, budget))
         return false;
     size_t i = (o - h->lo) * FL_HIST_SUB + sub;
     fl_hist_count(fl_hist_low(h) + i, h->c + i);

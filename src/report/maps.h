@@ -12,27 +12,43 @@
 #ifndef FL_REPORT_MAPS_H
 #define FL_REPORT_MAPS_H
 
+#include "gpu_profile.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* ------------------------------------------------------- distinct keys */
+/* ------------------------------------------------ distinct keys, bytes */
 
 /*
- * The budget of distinct keys of a report or an export: every entry of its
- * maps and string pools (kernel ids, dictionary ids and names, scope names
- * and open scope instances, kernel details by kernel id and correlation
- * id, devices, ...) is one key.  Past max a map or pool refuses the new
- * key (as when out of memory) and sets over; the consumer then stops the
- * read (fl_read_cb.stop) and says so.  A key costs about 100 to 500 bytes
- * (a kernel: its counters, its share of the map, a histogram of a few
- * octaves), so the default cap bounds the memory to about 0.5 GiB.
+ * The budget of a report or an export, in two caps:
+ *   - distinct keys: every entry of its maps and string pools (kernel ids,
+ *     dictionary ids and names, scope names and open scope instances,
+ *     kernel details by kernel id and correlation id, devices, ...) is
+ *     one key;
+ *   - bytes kept: what those entries hold whatever their number - the
+ *     strings (names, stacks, scopes: a 1 MiB stack is 1 MiB), the maps'
+ *     and pools' tables, the histograms, the kernel details, the entries
+ *     of the report's tables and the records it keeps whole.
+ * Past either a map, pool or histogram refuses what it was asked to keep
+ * (as when out of memory) and sets over / over_bytes; the consumer then
+ * stops the read (fl_read_cb.stop) and says which.  The bytes counted are
+ * what the process keeps besides the one line being read; with malloc's
+ * own overhead the defaults hold a report to about 0.5 GiB resident
+ * (docs/report.md, "Bounds", measured by tests/cli/test_cli_memory.c).
  */
 #define FL_MAX_DISTINCT_DEFAULT ((uint64_t)1 << 20)
 #define FL_MAX_DISTINCT_ENV "GPU_PROFILE_MAX_DISTINCT"
+#define FL_MAX_MEMORY_DEFAULT ((uint64_t)384 << 20)
+#define FL_MAX_MEMORY_ENV "GPU_PROFILE_MAX_MEMORY"
+/* What malloc keeps beside each block it gives (its header, alignment):
+ * counted with every string and entry, so many small names cost what
+ * they do. */
+#define FL_MALLOC_OVERHEAD_BYTES 16u
 typedef struct fl_keys {
-    uint64_t n, max; /* max 0: no cap */
-    bool over;
+    uint64_t n, max;           /* keys; max 0: no cap */
+    uint64_t bytes, max_bytes; /* bytes kept; max_bytes 0: no cap */
+    bool over, over_bytes;
 } fl_keys;
 /* One more key; false (over set) past the cap. */
 static inline bool fl_keys_take(fl_keys *k)
@@ -46,13 +62,40 @@ static inline bool fl_keys_take(fl_keys *k)
     k->n++;
     return true;
 }
-/* The cap: GPU_PROFILE_MAX_DISTINCT when it is a whole number > 0, else
- * FL_MAX_DISTINCT_DEFAULT. */
-uint64_t fl_keys_default_max(void);
+/* bytes more kept; false (over_bytes set, nothing counted) past the cap. */
+static inline bool fl_keys_charge(fl_keys *k, size_t bytes)
+{
+    if (!k)
+        return true;
+    if (k->max_bytes && (k->bytes + bytes > k->max_bytes || bytes > k->max_bytes)) {
+        k->over_bytes = true;
+        return false;
+    }
+    k->bytes += bytes;
+    return true;
+}
+/* bytes no longer kept (given back as fl_keys_charge took them). */
+static inline void fl_keys_refund(fl_keys *k, size_t bytes)
+{
+    if (k)
+        k->bytes -= bytes < k->bytes ? bytes : k->bytes;
+}
+/* Both caps from the environment: GPU_PROFILE_MAX_DISTINCT and
+ * GPU_PROFILE_MAX_MEMORY when set (whole numbers from 1), else the
+ * defaults; nothing else counted.  A bad value keeps the default and
+ * fails (GP_ERR_INVALID_ARG, naming the variable: fl_env_count). */
+gp_status fl_keys_from_env(fl_keys *k, gp_error *err);
+/* Why a read must stop for k, said for cmd ("report", "export": whose
+ * limit, and the option that raises it) into buf: past the bytes, past
+ * the keys (what - the kinds of keys cmd keeps), or out of memory (oom);
+ * false (buf untouched) when none of these. */
+bool fl_keys_why(const fl_keys *k, bool oom, const char *cmd, const char *what, char *buf,
+                 size_t cap);
 
 /* ------------------------------------------------------------ hash map */
 
-/* uint64 -> two uint64 (a hash map; entries move when it grows). */
+/* uint64 -> two uint64 (a hash map; entries move when it grows).  Its
+ * table's growth is charged to the budget's bytes. */
 typedef struct fl_mval {
     uint64_t a, b;
 } fl_mval;
@@ -77,7 +120,8 @@ size_t fl_map_bytes(const fl_u64map *m);
 
 /* -------------------------------------------------------- string pool */
 
-/* Strings kept once for the life of their owner; stable pointers. */
+/* Strings kept once for the life of their owner; stable pointers.  Each
+ * string and the table's growth are charged to the budget's bytes. */
 typedef struct fl_strpool {
     char **slots;
     size_t cap, n, bytes;
@@ -117,8 +161,9 @@ typedef struct fl_hist {
     uint8_t lo, n;
 } fl_hist;
 
-/* fl_hist_add's rare path: octave o is outside the array. */
-bool fl_hist_add_grow(fl_hist *h, size_t o, size_t sub);
+/* fl_hist_add's rare path: octave o is outside the array (its growth
+ * charged to budget's bytes; NULL: none). */
+bool fl_hist_add_grow(fl_hist *h, size_t o, size_t sub, fl_keys *budget);
 
 /* v's counter among all octaves' (octave * FL_HIST_SUB + sub-bucket): v
  * < 32: octave 0, sub-bucket v; else octave e - 4, the 5 bits below the
@@ -145,13 +190,15 @@ static inline __attribute__((always_inline)) void fl_hist_count(uint8_t *low, ui
         *c += 256;
 }
 
-/* Counts v; false when out of memory. */
-static inline __attribute__((always_inline)) bool fl_hist_add(fl_hist *h, uint64_t v)
+/* Counts v; false when out of memory or past budget's bytes (the growth
+ * of the array is charged to budget; NULL: none). */
+static inline __attribute__((always_inline)) bool fl_hist_add(fl_hist *h, uint64_t v,
+                                                              fl_keys *budget)
 {
     size_t b = fl_hist_index(v);
     size_t i = b - (size_t)h->lo * FL_HIST_SUB; /* wraps when below lo */
     if (__builtin_expect(i >= (size_t)h->n * FL_HIST_SUB, 0))
-        return fl_hist_add_grow(h, b / FL_HIST_SUB, b % FL_HIST_SUB);
+        return fl_hist_add_grow(h, b / FL_HIST_SUB, b % FL_HIST_SUB, budget);
     fl_hist_count(fl_hist_low(h) + i, h->c + i);
     return true;
 }

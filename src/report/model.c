@@ -51,7 +51,10 @@ fl_model *fl_model_create(fl_model_kernel_fn fn, void *user)
     m->priv->fn = fn;
     m->priv->user = user;
     m->default_device = -1;
-    m->keys.max = fl_keys_default_max();
+    /* A bad variable keeps the default here: the entry points
+     * (fl_report_env_check) refuse it before a report is made. */
+    (void)fl_keys_from_env(&m->keys, NULL);
+    m->priv->budget = &m->keys;
     m->priv->pool.budget = m->priv->current.budget = m->priv->pending.budget = &m->keys;
     for (int i = 0; i < DICT_COUNT; i++)
         m->priv->dict[i].budget = &m->keys;
@@ -65,11 +68,21 @@ typedef union kd_spare {
 } kd_spare;
 #define SPARE_MAX 8192u /* ~700 KiB: a batch of details at a time (1024) and then some */
 
+/* A detail is charged to the budget's bytes while it is allocated (spares
+ * included). */
+#define DETAIL_BYTES (sizeof(kd_spare) + FL_MALLOC_OVERHEAD_BYTES)
+
 static fl_kdetail *detail_new(fl_model_priv *p)
 {
     kd_spare *s = p->spare;
-    if (!s)
-        return calloc(1, sizeof *s);
+    if (!s) {
+        if (!fl_keys_charge(p->budget, DETAIL_BYTES))
+            return NULL;
+        s = calloc(1, sizeof *s);
+        if (!s)
+            fl_keys_refund(p->budget, DETAIL_BYTES);
+        return s ? &s->d : NULL;
+    }
     p->spare = s->next;
     p->n_spare--;
     memset(&s->d, 0, sizeof s->d);
@@ -82,6 +95,7 @@ static void detail_free(fl_model_priv *p, fl_kdetail *d)
         return;
     if (p->n_spare >= SPARE_MAX) {
         free(d);
+        fl_keys_refund(p->budget, DETAIL_BYTES);
         return;
     }
     kd_spare *s = (kd_spare *)(void *)d;
@@ -445,14 +459,17 @@ static void on_dictionary(fl_model *m, const json_t *rec)
 }
 
 /* s interned, by the last string slot i interned when it is the same. */
-static const char *intern_again(fl_model_priv *p, int i, const char *s)
+static const char *intern_again(fl_model *m, int i, const char *s)
 {
+    fl_model_priv *p = m->priv;
     const char *last = p->last_interned[i];
     if (s && last && strcmp(s, last) == 0)
         return last;
     const char *d = fl_pool_intern(&p->pool, s);
     if (d)
         p->last_interned[i] = d;
+    else if (s)
+        m->oom = true; /* or past the budget: fl_keys says which */
     return d;
 }
 
@@ -477,9 +494,9 @@ void fl_model_detail(fl_model *m, const fl_detail *x)
     d->static_shared = fl_jval_u64(&x->v[FL_KD_STATIC_SHARED], &ss) ? (int64_t)ss : -1;
     if (!fl_jval_real(&x->v[FL_KD_OCCUPANCY], &d->occupancy))
         d->occupancy = NAN;
-    d->limiting = intern_again(p, 0, fl_jval_str(&x->v[FL_KD_LIMITING_RESOURCE]));
-    d->user_scope = intern_again(p, 1, fl_jval_str(&x->v[FL_KD_USER_SCOPE]));
-    d->stack_trace = intern_again(p, 2, fl_jval_str(&x->v[FL_KD_STACK_TRACE]));
+    d->limiting = intern_again(m, 0, fl_jval_str(&x->v[FL_KD_LIMITING_RESOURCE]));
+    d->user_scope = intern_again(m, 1, fl_jval_str(&x->v[FL_KD_USER_SCOPE]));
+    d->stack_trace = intern_again(m, 2, fl_jval_str(&x->v[FL_KD_STACK_TRACE]));
     if (p->pending.n >= PENDING_MAX) {
         /* Details no row claimed (a damaged file): forget them. */
         m->details_orphan += p->pending.n;

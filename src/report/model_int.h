@@ -25,6 +25,7 @@ enum {
 struct fl_model_priv {
     fl_model_kernel_fn fn;
     void *user;
+    fl_keys *budget; /* the model's keys: what the details are charged to */
     fl_strpool pool;
     fl_u64map dict[DICT_COUNT]; /* id -> a: (uintptr_t) interned name */
     fl_u64map current;          /* kernel_id -> a: (uintptr_t) fl_kdetail * (owned) */

@@ -141,8 +141,18 @@ void fl_report_callbacks(fl_report *r, fl_read_cb *cb);
 /* The cap on the distinct keys (maps.h: kernel ids, names, scopes,
  * correlation ids, devices) the report keeps; 0: none.  Default: the
  * environment's GPU_PROFILE_MAX_DISTINCT, else FL_MAX_DISTINCT_DEFAULT
- * (2^20, about 0.5 GiB). */
+ * (2^20). */
 void fl_report_set_max_distinct(fl_report *r, uint64_t max);
+/* The cap on the bytes the report keeps (maps.h: strings, stacks,
+ * details, tables); 0: none.  Default: the environment's
+ * GPU_PROFILE_MAX_MEMORY, else FL_MAX_MEMORY_DEFAULT. */
+void fl_report_set_max_memory(fl_report *r, uint64_t bytes);
+/* The environment's bounds of a report or an export and of the reader
+ * (GPU_PROFILE_MAX_DISTINCT, _MAX_MEMORY, _MAX_FILE_LINES, _MAX_FILE_BYTES)
+ * checked: GP_ERR_INVALID_ARG naming the first that is set to anything but
+ * a whole number from 1 (fl_env_count).  The entry points ask it before a
+ * read, so that a typo is never taken for the default. */
+gp_status fl_report_env_check(gp_error *err);
 /* Whether an allocation failed (some figures are short: the report is not
  * to be given as complete). */
 bool fl_report_out_of_memory(const fl_report *r);

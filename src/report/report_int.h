@@ -287,10 +287,13 @@ struct fl_report {
 
 /* The report's maps and pool on its model's budget of keys. */
 void fl_report_budget_init(fl_report *r);
-/* fl_read_cb.stop: why the read must stop (past the budget of keys, out
- * of memory), NULL to go on. */
+/* fl_read_cb.stop: why the read must stop (past the budget of keys or of
+ * bytes, out of memory), NULL to go on. */
 const char *fl_report_stop(void *user);
 
+/* fl_grow, the growth charged to the report's bytes (maps.h's fl_keys):
+ * -1 when out of memory or past the cap. */
+int fl_report_grow(fl_report *r, void **arr, size_t *cap, size_t need, size_t size);
 /* The scope of that name (interned; NULL: none), made at its first use;
  * *index (if not NULL) its index into r->s.  NULL when out of memory. */
 sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *index);

@@ -173,6 +173,25 @@ int fl_parse_bool(const char *text)
     return -1;
 }
 
+int gp_parse_count(const char *text, uint64_t *out)
+{
+    if (!text || !*text)
+        return -1;
+    uint64_t n = 0;
+    for (const char *c = text; *c; c++) {
+        if (*c < '0' || *c > '9')
+            return -1;
+        unsigned d = (unsigned)(*c - '0');
+        if (n > (UINT64_MAX - d) / 10)
+            return -1;
+        n = n * 10 + d;
+    }
+    if (n == 0)
+        return -1;
+    *out = n;
+    return 0;
+}
+
 static bool in_any(unsigned c, const char *const *secrets, size_t n)
 {
     for (size_t i = 0; i < n; i++)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Length of the well-formed UTF-8 sequence at s (1..4, 1 for ASCII), 0 if
  * ill-formed (stray continuation, overlong, surrogate, > U+10FFFF, cut). */
@@ -39,5 +40,11 @@ bool gp_redact_in_place(char *s, size_t cap, const char *const *secrets, size_t 
 
 /* "1/true/yes/on" -> 1, "0/false/no/off" -> 0 (any case), else -1. */
 int fl_parse_bool(const char *text);
+
+/* A count as the command's options and our GPU_PROFILE_MAX_* variables
+ * take it: a whole number from 1 in decimal digits only (no sign, space,
+ * suffix or other base; at most UINT64_MAX) into *out, 0; else -1 (*out
+ * untouched), so a typo is refused rather than read as something else. */
+int gp_parse_count(const char *text, uint64_t *out);
 
 #endif /* GP_UTIL_TEXT_H */

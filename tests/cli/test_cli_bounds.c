@@ -10,7 +10,11 @@
  *     stdout, "out of memory" on stderr (before, the text report printed
  *     "report: out of memory" to stdout and exited 0);
  *   - a FIFO as device.log is refused naming it (exit 1, no wait), and a
- *     file past GPU_PROFILE_MAX_FILE_LINES is a warning and exit 2.
+ *     file past GPU_PROFILE_MAX_FILE_LINES is a warning and exit 2;
+ *   - GPU_PROFILE_MAX_DISTINCT, _MEMORY, _FILE_LINES and _FILE_BYTES set to
+ *     anything but a whole number from 1 ("abc", "-1", "0", "4M", "100 ",
+ *     " 100") are refused naming the variable (125), as the options are
+ *     (before, the default was taken silently; " 100" was read as 100).
  */
 #include "harness.h"
 
@@ -72,7 +76,7 @@ static void test_max_distinct(void)
     CHECK_CONTAINS(r.err, "gpu-profile: report: ");
     CHECK_CONTAINS(r.err, "/many/device.log:2: the read was stopped: more than 1000 distinct keys");
     CHECK_CONTAINS(r.err, "(kernel ids, names, scopes, correlation ids, devices: the report's "
-                          "limit, about 0.5 KiB each)");
+                          "limit)");
     CHECK_CONTAINS(r.err, "raise it with GPU_PROFILE_MAX_DISTINCT=N (gpu-profile report "
                           "--max-distinct N)");
     h_result_free(&r);
@@ -109,6 +113,52 @@ static void test_max_distinct(void)
     h_result_free(&r);
 }
 
+/* The GPU_PROFILE_MAX_* variables as strictly as the options (issue 32,
+ * point 5): 125 naming the variable, nothing read or written. */
+static void test_env_strict(void)
+{
+    char dir[512];
+    h_path(dir, sizeof dir, "env");
+    write_session(dir, 10);
+    static const char *const vars[] = {"GPU_PROFILE_MAX_DISTINCT", "GPU_PROFILE_MAX_MEMORY",
+                                       "GPU_PROFILE_MAX_FILE_LINES", "GPU_PROFILE_MAX_FILE_BYTES"};
+    static const char *const bad[] = {
+        "abc", "-1", "0", "4M", "100 ", " 100", "+5", "0x10", "18446744073709551616"};
+    h_result r;
+    for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+        char set[128], want[300];
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            snprintf(set, sizeof set, "%s=%s", vars[v], bad[i]);
+            const char *env[] = {set, NULL};
+            for (int exp = 0; exp < 2; exp++) {
+                const char *report[] = {h_cli, "report", dir, NULL};
+                const char *export[] = {h_cli, "export", "--format", "csv", dir, NULL};
+                run(exp ? export : report, env, &r);
+                snprintf(want, sizeof want,
+                         "gpu-profile: %s: %s='%s': use a whole number from 1 (decimal digits "
+                         "only), or unset it for the default\n",
+                         exp ? "export" : "report", vars[v], bad[i]);
+                CHECK_INT(r.code, 125);
+                CHECK_INT((long long)r.out_len, 0);
+                CHECK_STR(r.err, want);
+                h_result_free(&r);
+            }
+        }
+        /* A whole number is taken; set but empty is the default. */
+        const char *values[] = {"100000000", ""};
+        for (int k = 0; k < 2; k++) {
+            snprintf(set, sizeof set, "%s=%s", vars[v], values[k]);
+            const char *env[] = {set, NULL};
+            const char *report[] = {h_cli, "report", dir, NULL};
+            run(report, env, &r);
+            CHECK_INT(r.code, 0);
+            CHECK_CONTAINS(r.out, "kernels           10 launches");
+            CHECK_INT((long long)r.err_len, 0);
+            h_result_free(&r);
+        }
+    }
+}
+
 static void test_ulimit(void)
 {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -132,14 +182,15 @@ static void test_ulimit(void)
         CHECK_CONTAINS(r.err, "/huge/device.log:");
         h_result_free(&r);
     }
-    /* The default limit stops it before memory runs out under 1 GiB. */
+    /* The default limits stop it before memory runs out under 1 GiB: the
+     * bytes kept first (about 670,000 kernels; issue 32, point 1). */
     snprintf(script, sizeof script, "ulimit -v 1048576 && exec '%s' report '%s'", h_cli, dir);
     const char *argv[] = {"/bin/sh", "-c", script, NULL};
-    const char *env[] = {"GPU_PROFILE_MAX_DISTINCT", NULL};
+    const char *env[] = {"GPU_PROFILE_MAX_DISTINCT", "GPU_PROFILE_MAX_MEMORY", NULL};
     run(argv, env, &r);
     CHECK_INT(r.code, 1);
     CHECK_INT((long long)r.out_len, 0);
-    CHECK_CONTAINS(r.err, "more than 1048576 distinct keys");
+    CHECK_CONTAINS(r.err, "more than 402653184 bytes kept");
     h_result_free(&r);
 #endif
 }
@@ -190,6 +241,7 @@ int main(void)
 {
     h_init();
     test_max_distinct();
+    test_env_strict();
     test_files();
     test_ulimit();
     h_cleanup();

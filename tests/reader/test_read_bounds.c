@@ -10,7 +10,12 @@
  *     read up to the caps of fl_read_opts (lines, decompressed bytes) and
  *     no further: a warning naming the file and the cap, capped_files, and
  *     the records before the cap kept;
- *   - the caps from the environment (GPU_PROFILE_MAX_FILE_LINES).
+ *   - the caps from the environment (GPU_PROFILE_MAX_FILE_LINES), and a
+ *     value there that is not a whole number from 1 refused naming it
+ *     (issue 32, point 5);
+ *   - a record of more than 2^20 values (its Jansson tree would take
+ *     gigabytes) skipped with a warning, commas inside strings not
+ *     counted (issue 32, point 1).
  * An alarm fails the test if a read blocks or runs on.
  */
 #include "check.h"
@@ -192,6 +197,34 @@ static void test_bombs(void)
     CHECK_U64(res.capped_files, 1);
     CHECK_CONTAINS(g.warns, "more than 5000 lines");
 
+    /* A bad value is refused naming the variable, never read as the
+     * default (issue 32, point 5); a cap in the options needs none. */
+    static const char *const bad[] = {
+        "abc", "-1", "0", "4M", "100 ", " 100", "+5", "0x10", "18446744073709551616"};
+    static const char *const vars[] = {"GPU_PROFILE_MAX_FILE_LINES", "GPU_PROFILE_MAX_FILE_BYTES"};
+    for (size_t v = 0; v < 2; v++) {
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            setenv(vars[v], bad[i], 1);
+            char want[200];
+            snprintf(want, sizeof want,
+                     "%s='%s': use a whole number from 1 (decimal digits only), or unset it for "
+                     "the default",
+                     vars[v], bad[i]);
+            CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_ERR_INVALID_ARG);
+            CHECK_STR(err.message, want);
+            CHECK_INT(fl_read_env_check(&err), GP_ERR_INVALID_ARG);
+            CHECK_STR(err.message, want);
+        }
+        fl_read_opts_init(&o);
+        o.max_file_lines = 1000000;
+        o.max_file_bytes = 1ull << 40;
+        CHECK_INT(read_dir(dir, &o, &g, &res, &err), GP_OK);
+        setenv(vars[v], "", 1); /* set but empty: the default */
+        CHECK_INT(fl_read_env_check(&err), GP_OK);
+        CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_OK);
+        unsetenv(vars[v]);
+    }
+
     /* 8 MiB without a newline after the records, capped at 1 MiB. */
     unlink(lines_gz);
     put_bomb(path_in(dir, "scope.1.log.gz"), head, "x", 8u << 20);
@@ -212,6 +245,66 @@ static void test_bombs(void)
     fl_rmtree(dir);
 }
 
+/* A record line: head, then n copies of item joined by sep, then tail. */
+static char *repeat_line(const char *head, const char *item, const char *sep, size_t n,
+                         const char *tail, size_t *len)
+{
+    size_t hl = strlen(head), il = strlen(item), sl = strlen(sep), tl = strlen(tail);
+    char *s = malloc(hl + n * (il + sl) + tl + 1);
+    if (!s)
+        return NULL;
+    char *p = s;
+    memcpy(p, head, hl);
+    p += hl;
+    for (size_t i = 0; i < n; i++) {
+        if (i) {
+            memcpy(p, sep, sl);
+            p += sl;
+        }
+        memcpy(p, item, il);
+        p += il;
+    }
+    memcpy(p, tail, tl + 1);
+    *len = (size_t)(p - s) + tl;
+    return s;
+}
+
+static void test_many_values(void)
+{
+    size_t len;
+    got g;
+    memset(&g, 0, sizeof g);
+    fl_read_cb cb = {.user = &g, .record = on_rec, .batch = on_batch, .warning = on_warn};
+    fl_read_result res;
+    memset(&res, 0, sizeof res);
+    char *line = repeat_line("{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"" SID
+                             "\",\"x\":[",
+                             "1", ",", ((size_t)1 << 20) + 1, "]}", &len);
+    CHECK(line != NULL);
+    if (!line)
+        return;
+    CHECK_U64(fl_read_lines(line, len, 0, NULL, &cb, &res, "device.log"), 1);
+    free(line);
+    CHECK_INT(g.records, 0);
+    CHECK_U64(res.bad_records, 1);
+    CHECK_STR(g.warns, "device.log:1: bad dictionary_update: more than 1048576 values in one "
+                       "record (the reader's cap); skipped\n");
+    /* As many commas in a string are one value. */
+    memset(&g, 0, sizeof g);
+    memset(&res, 0, sizeof res);
+    line = repeat_line("{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"" SID
+                       "\",\"kernel_dict\":{\"1\":\"f(",
+                       "int\\\"", ",", (size_t)3 << 20, ")\"}}", &len);
+    CHECK(line != NULL);
+    if (!line)
+        return;
+    CHECK_U64(fl_read_lines(line, len, 0, NULL, &cb, &res, "device.log"), 0);
+    free(line);
+    CHECK_INT(g.records, 1);
+    CHECK_U64(res.bad_records, 0);
+    CHECK_STR(g.warns, "");
+}
+
 int main(void)
 {
     signal(SIGALRM, on_alarm);
@@ -225,6 +318,7 @@ int main(void)
     }
     test_not_regular();
     test_bombs();
+    test_many_values();
     fl_rmtree(root);
     return check_done("test_read_bounds");
 }

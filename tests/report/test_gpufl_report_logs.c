@@ -385,6 +385,24 @@ static void test_errors(void)
     snprintf(logs, sizeof logs, "%s/logs", g_tmp);
     CHECK_INT(gpufl_report_logs(logs, &o, &out, NULL, &err), GPUFL_ERR_IO);
     CHECK_CONTAINS(err.message, "no session no-such-session in the log directory");
+
+    /* A bound from the environment that is not a whole number from 1 is
+     * refused naming it, never taken for the default (issue 32, point 5). */
+    static const char *const vars[] = {"GPU_PROFILE_MAX_DISTINCT", "GPU_PROFILE_MAX_MEMORY",
+                                       "GPU_PROFILE_MAX_FILE_LINES"};
+    for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+        setenv(vars[v], "4M", 1);
+        out = (char *)1;
+        CHECK_INT(gpufl_report_logs(logs, NULL, &out, NULL, &err), GPUFL_ERR_INVALID_ARG);
+        CHECK(out == NULL);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "cannot read the session: %s='4M': use a whole number from 1 (decimal digits "
+                 "only), or unset it for the default",
+                 vars[v]);
+        CHECK_STR(err.message, want);
+        unsetenv(vars[v]);
+    }
 }
 
 static void test_live(void)

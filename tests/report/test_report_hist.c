@@ -4,7 +4,10 @@
  * the byte wraps; every bucket's count (c[i] + low[i]) must equal a plain
  * count of the same values, through wraps and through the array growing
  * down and up (which moves both parts), and the percentiles must be those
- * of the plain counts.
+ * of the plain counts.  And the budget of bytes the containers count
+ * against (issue 32, point 1): a pool's strings and table, a map's table
+ * and a histogram's octaves charged exactly, and refused past the cap
+ * (over_bytes set, nothing charged).
  */
 #include "check.h"
 #include "report/maps.h"
@@ -77,7 +80,7 @@ static void run(uint64_t seed, uint64_t lo_v, uint64_t span, uint64_t n, const c
         uint64_t v = lo_v + rnd(&s) % span;
         if (k % 4099 == 4098)
             v = rnd(&s) % (k % 2 ? 40 : (uint64_t)1 << 40);
-        CHECK(fl_hist_add(&h, v));
+        CHECK(fl_hist_add(&h, v, NULL));
         ref[fl_hist_index(v)]++;
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
@@ -90,8 +93,49 @@ static void run(uint64_t seed, uint64_t lo_v, uint64_t span, uint64_t n, const c
     fl_hist_free(&h);
 }
 
+static void test_budget(void)
+{
+    fl_keys k = {.max_bytes = 2000};
+    fl_strpool p = {.budget = &k};
+    const char *abc = fl_pool_intern(&p, "abc");
+    CHECK(abc != NULL);
+    CHECK_U64(k.bytes, 64 * sizeof(char *) + 4 + FL_MALLOC_OVERHEAD_BYTES); /* 532 */
+    CHECK(fl_pool_intern(&p, "abc") == abc);
+    CHECK_U64(k.bytes, 532);
+    char *big = malloc(1501);
+    CHECK(big != NULL);
+    if (!big)
+        return;
+    memset(big, 'x', 1500);
+    big[1500] = '\0';
+    CHECK(fl_pool_intern(&p, big) == NULL); /* 532 + 1517 > 2000 */
+    CHECK(k.over_bytes);
+    CHECK_U64(k.bytes, 532);
+    CHECK_U64(k.n, 1);
+    free(big);
+
+    k.over_bytes = false;
+    fl_u64map m = {.budget = &k};
+    CHECK(fl_map_put(&m, 7, NULL) != NULL);
+    CHECK_U64(k.bytes, 532 + 16 * (8 + 16 + 1) + 3 * FL_MALLOC_OVERHEAD_BYTES); /* 980 */
+    fl_hist h = {0};
+    CHECK(fl_hist_add(&h, 100, &k));
+    CHECK_U64(k.bytes, 980 + FL_HIST_SUB * 9 + FL_MALLOC_OVERHEAD_BYTES); /* 1284 */
+    CHECK(!k.over_bytes);
+    /* 2^40 ns too: 34 more octaves (9,792 bytes), past the cap. */
+    CHECK(!fl_hist_add(&h, (uint64_t)1 << 40, &k));
+    CHECK(k.over_bytes);
+    CHECK_U64(k.bytes, 1284);
+    CHECK(fl_hist_add(&h, 101, &k)); /* its octave is there: nothing to charge */
+    CHECK_U64(k.bytes, 1284);
+    fl_hist_free(&h);
+    fl_map_free(&m);
+    fl_pool_free(&p);
+}
+
 int main(void)
 {
+    test_budget();
     run(1, 10000, 1000, 200000, "narrow (each byte wraps hundreds of times)");
     run(2, 1000, 99000, 300000, "1-100 us");
     run(3, 0, 32, 70000, "below 32 (octave 0)");
