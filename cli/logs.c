@@ -82,10 +82,11 @@ static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warni
                 (unsigned long long)(warnings - CLI_MAX_WARNINGS));
     if (!partial(r, warnings))
         return;
-    char capped[96] = "";
+    char capped[160] = "";
     if (r->capped_files)
-        snprintf(capped, sizeof capped, ", %llu files past a cap not read to their end",
-                 (unsigned long long)r->capped_files);
+        snprintf(capped, sizeof capped, ", %llu files past a cap not read to their end%s",
+                 (unsigned long long)r->capped_files,
+                 r->session_capped ? " (the session's cap: the files after them not read)" : "");
     cli_say("%s: partial read of %s: %llu unreadable lines, %llu unusable records, %llu broken "
             "gzip streams skipped, %llu windows not matching their sidecar, %llu records of "
             "unknown types not read%s",

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +126,8 @@ static bool on_line(void *ctx, int ev, char *line, size_t len, uint64_t lineno, 
     switch (ev) {
     case EV_LINE:
         r->res->lines++;
-        fl_rd_handle_line(r, line, len);
+        if (fl_rd_handle_line(r, line, len) == 0)
+            r->records++;
         break;
     case EV_TORN:
         r->res->lines++;
@@ -143,6 +145,11 @@ static bool on_line(void *ctx, int ev, char *line, size_t len, uint64_t lineno, 
         r->res->capped_files++;
         fl_rd_warn(r, "%s", msg);
         break;
+    case EV_HALT:
+        r->res->capped_files++;
+        r->res->session_capped = true;
+        fl_rd_warn(r, "%s", msg);
+        break;
     default:
         fl_rd_warn(r, "%s", msg);
         break;
@@ -152,6 +159,18 @@ static bool on_line(void *ctx, int ev, char *line, size_t len, uint64_t lineno, 
         return r->stop_why != NULL;
     }
     return false;
+}
+
+/* The read ended by a stop signal the caller holds pending: an error
+ * naming it, and where (the signal stays pending for the caller). */
+static gp_status interrupted(const lbuf *lb, const char *where, uint64_t line, gp_error *err)
+{
+    const char *name = lb->halt_signal == SIGINT    ? "SIGINT"
+                       : lb->halt_signal == SIGTERM ? "SIGTERM"
+                       : lb->halt_signal == SIGHUP  ? "SIGHUP"
+                                                    : "SIGQUIT";
+    return gp_error_set(err, GP_ERR_IO, "%s:%llu: the read was interrupted (%s): nothing read",
+                        where, (unsigned long long)line, name);
 }
 
 /* One file of session t through the parser, then its window's sidecar
@@ -209,16 +228,26 @@ static gp_status read_channels(const target *t, const fl_read_opts *o, const fl_
         return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory listing its files", t->where);
     }
     gp_status st = GP_OK;
-    for (size_t i = 0; files[i].path && !r.stop_why; i++)
+    for (size_t i = 0; files[i].path && !r.stop_why && !lb->halt; i++)
         opened += read_file(&r, t, &files[i], lb, first_err, sizeof first_err);
     if (r.stop_why)
         st = gp_error_set(err, GP_ERR_NO_MEMORY, "%s:%llu: the read was stopped: %s", r.file,
                           (unsigned long long)r.line, r.stop_why);
+    else if (lb->halt == RD_HALT_SIGNAL)
+        st = interrupted(lb, r.file ? r.file : t->where, r.line, err);
     fl_rd_free_files(files);
     r.file = NULL;
     if (!opened && st == GP_OK)
         st = gp_error_set(err, GP_ERR_IO, "%s: no channel file could be read%s%s", t->where,
                           first_err[0] ? ": " : "", first_err);
+    else if (st == GP_OK && res->lines && !r.records && !res->other_session)
+        /* Lines, and not one of them a record: not a session's logs at
+         * all (random bytes), so no report of an empty session. */
+        st = gp_error_set(err, GP_ERR_IO,
+                          "%s: nothing was read: none of the %llu lines of its %llu files is a "
+                          "GPUFlight record (the warnings say what each is); name a session's "
+                          "log directory",
+                          t->where, (unsigned long long)res->lines, (unsigned long long)res->files);
     res->crashed = !r.saw_shutdown;
     fl_rd_free(&r);
     return st;
@@ -243,9 +272,15 @@ gp_status fl_read_session(const char *path, const fl_read_opts *opts, const fl_r
     lbuf lb = {0};
     lb.max_lines = o.max_file_lines ? o.max_file_lines : env_cap("GPU_PROFILE_MAX_FILE_LINES");
     lb.max_bytes = o.max_file_bytes ? o.max_file_bytes : env_cap("GPU_PROFILE_MAX_FILE_BYTES");
+    lb.max_session_bytes =
+        o.max_session_bytes ? o.max_session_bytes : env_cap("GPU_PROFILE_MAX_SESSION_BYTES");
+    lb.max_gz_ratio = o.max_gzip_ratio ? o.max_gzip_ratio : env_cap("GPU_PROFILE_MAX_GZIP_RATIO");
     target t;
     gp_status st = fl_rd_find_session(path, want, app, &t, &lb, err);
-    if (st == GP_OK) {
+    if (st == GP_OK && lb.halt == RD_HALT_SIGNAL) {
+        st = interrupted(&lb, path, 0, err);
+        free(t.where);
+    } else if (st == GP_OK) {
         snprintf(res->session_id, sizeof res->session_id, "%s", t.id);
         snprintf(res->session_dir, sizeof res->session_dir, "%s", t.where);
         res->flat = t.flat;
