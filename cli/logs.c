@@ -80,6 +80,10 @@ static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warni
     if (warnings > CLI_MAX_WARNINGS)
         cli_say("%s: %llu more warnings not shown", cmd,
                 (unsigned long long)(warnings - CLI_MAX_WARNINGS));
+    /* Where the session's cap stopped the read, and the way to raise it,
+     * even when the warnings before it filled the ones shown. */
+    if (warnings > CLI_MAX_WARNINGS && r->session_capped)
+        cli_say("%s: %s", cmd, r->session_capped_why);
     if (!partial(r, warnings))
         return;
     char capped[160] = "";

@@ -148,6 +148,8 @@ static bool on_line(void *ctx, int ev, char *line, size_t len, uint64_t lineno, 
     case EV_HALT:
         r->res->capped_files++;
         r->res->session_capped = true;
+        snprintf(r->res->session_capped_why, sizeof r->res->session_capped_why, "%s:%llu: %s",
+                 r->file ? r->file : "?", (unsigned long long)lineno, msg);
         fl_rd_warn(r, "%s", msg);
         break;
     default:
@@ -222,6 +224,10 @@ static gp_status read_channels(const target *t, const fl_read_opts *o, const fl_
     r.dedupe = o->dedupe_common;
     int opened = 0;
     char first_err[760] = "";
+    /* Discovery's first lines had a budget of their own. */
+    lb->session_bytes = lb->gz_in_bytes = lb->gz_out_bytes = 0;
+    if (lb->halt == RD_HALT_BUDGET)
+        lb->halt = RD_HALT_NONE;
     rd_file *files = fl_rd_all_files(t->where, t->flat);
     if (!files) {
         fl_rd_free(&r);

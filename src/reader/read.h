@@ -206,8 +206,9 @@ typedef struct fl_read_result {
     uint64_t capped_files;
     /* The session's budget (fl_read_opts.max_session_bytes, max_gzip_ratio)
      * was spent: a warning, and the files after the one it ended in were
-     * not read. */
+     * not read; session_capped_why: that warning, after its file:line. */
     bool session_capped;
+    char session_capped_why[640];
 } fl_read_result;
 
 /*
