@@ -335,7 +335,7 @@ int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx,
         }
         if ((stop = session_spent(lb, &at, fn, ctx)))
             break;
-        if ((lb->halt_signal = fl_rd_stop_signal())) {
+        if (lb->stop_on_signal && (lb->halt_signal = fl_rd_stop_signal())) {
             lb->halt = RD_HALT_SIGNAL;
             at.pos = at.have;
             stop = true;

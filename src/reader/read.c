@@ -102,6 +102,7 @@ void fl_read_opts_init(fl_read_opts *o)
     memset(o, 0, sizeof *o);
     o->session_id = NULL;
     o->dedupe_common = true;
+    o->stop_on_signal = true;
 }
 
 /* ------------------------------------------------------------ a session */
@@ -281,6 +282,7 @@ gp_status fl_read_session(const char *path, const fl_read_opts *opts, const fl_r
     lb.max_session_bytes =
         o.max_session_bytes ? o.max_session_bytes : env_cap("GPU_PROFILE_MAX_SESSION_BYTES");
     lb.max_gz_ratio = o.max_gzip_ratio ? o.max_gzip_ratio : env_cap("GPU_PROFILE_MAX_GZIP_RATIO");
+    lb.stop_on_signal = o.stop_on_signal;
     target t;
     gp_status st = fl_rd_find_session(path, want, app, &t, &lb, err);
     if (st == GP_OK && lb.halt == RD_HALT_SIGNAL) {

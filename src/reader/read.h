@@ -140,10 +140,11 @@ typedef struct fl_read_cb {
     /* Optional, asked after every line: NULL to go on, else why the read
      * must stop (the consumer is out of memory or past its limit): then
      * fl_read_session stops and fails with GP_ERR_NO_MEMORY, its message
-     * naming the file and line, then why.  (A stop signal - SIGINT,
-     * SIGTERM, SIGHUP, SIGQUIT - that the calling thread blocks and that is
-     * pending also stops the read, within 256 KiB of input, and it fails
-     * with GP_ERR_IO naming the signal; the signal stays pending.) */
+     * naming the file and line, then why.  (With
+     * fl_read_opts.stop_on_signal, a stop signal - SIGINT, SIGTERM,
+     * SIGHUP, SIGQUIT - that the calling thread blocks and that is pending
+     * also stops the read, within 256 KiB of input, and it fails with
+     * GP_ERR_IO naming the signal; the signal stays pending.) */
     const char *(*stop)(void *user);
 } fl_read_cb;
 
@@ -173,6 +174,11 @@ typedef struct fl_read_opts {
      * GPU_PROFILE_MAX_SESSION_BYTES / GPU_PROFILE_MAX_GZIP_RATIO, else 64
      * GiB and 200. */
     uint64_t max_session_bytes, max_gzip_ratio;
+    /* A stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) pending for the
+     * caller, which blocks it, ends the read (fl_read_cb.stop says how).
+     * Default true; false for a caller that takes its signals itself
+     * (signalfd) and reads on after them. */
+    bool stop_on_signal;
 } fl_read_opts;
 
 void fl_read_opts_init(fl_read_opts *o);

@@ -159,6 +159,7 @@ typedef struct lbuf {
     uint64_t max_session_bytes, max_gz_ratio;
     uint64_t session_bytes, gz_in_bytes, gz_out_bytes;
     int halt, halt_signal;
+    bool stop_on_signal; /* fl_read_opts.stop_on_signal */
 } lbuf;
 
 /* Opens path to read: a regular file only (a FIFO, a device, a socket or
@@ -185,7 +186,8 @@ typedef struct rd_crc {
  * *bytes (if not NULL); crc (if not NULL, plain files only): the CRC of
  * the file's bytes.  -1 if it cannot be opened (errno; lb->why when it is
  * not a regular file), else 0.  Between two reads of at most 256 KiB it
- * looks for a stop signal pending (fl_rd_stop_signal): then lb->halt is
+ * looks for a stop signal pending (fl_rd_stop_signal, when
+ * lb->stop_on_signal): then lb->halt is
  * RD_HALT_SIGNAL and it returns 0; with lb->halt already set it returns 0
  * without opening path. */
 int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx, uint64_t *bytes,
