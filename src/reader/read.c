@@ -172,8 +172,10 @@ static gp_status interrupted(const lbuf *lb, const char *where, uint64_t line, g
                        : lb->halt_signal == SIGTERM ? "SIGTERM"
                        : lb->halt_signal == SIGHUP  ? "SIGHUP"
                                                     : "SIGQUIT";
-    return gp_error_set(err, GP_ERR_IO, "%s:%llu: the read was interrupted (%s): nothing read",
-                        where, (unsigned long long)line, name);
+    char at[32] = "";
+    if (line)
+        snprintf(at, sizeof at, ":%llu", (unsigned long long)line);
+    return gp_error_set(err, GP_ERR_IO, "%s%s: the read was interrupted (%s)", where, at, name);
 }
 
 /* One file of session t through the parser, then its window's sidecar
@@ -285,9 +287,11 @@ gp_status fl_read_session(const char *path, const fl_read_opts *opts, const fl_r
     lb.stop_on_signal = o.stop_on_signal;
     target t;
     gp_status st = fl_rd_find_session(path, want, app, &t, &lb, err);
-    if (st == GP_OK && lb.halt == RD_HALT_SIGNAL) {
+    if (lb.halt == RD_HALT_SIGNAL) {
+        /* Stopped while looking: what it found or missed says nothing. */
+        if (st == GP_OK)
+            free(t.where);
         st = interrupted(&lb, path, 0, err);
-        free(t.where);
     } else if (st == GP_OK) {
         snprintf(res->session_id, sizeof res->session_id, "%s", t.id);
         snprintf(res->session_dir, sizeof res->session_dir, "%s", t.where);

@@ -281,9 +281,31 @@ static void test_interrupt(void)
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
     CHECK_INT(out->st, GP_ERR_IO);
     CHECK_CONTAINS(out->msg, "device.1.log.gz:");
-    CHECK_CONTAINS(out->msg, ": the read was interrupted (SIGINT): nothing read");
+    CHECK_CONTAINS(out->msg, ": the read was interrupted (SIGINT)");
     /* Within the read of 256 KiB that was under way (256 Ki blank lines). */
     CHECK(out->res.lines >= 1000 && out->res.lines < 1001 + (2u << 18));
+    /* Pending before the read: it ends while the session is looked for. */
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, SIGTERM);
+        sigprocmask(SIG_BLOCK, &s, NULL);
+        raise(SIGTERM);
+        fl_read_cb cb = {0};
+        gp_error err;
+        out->st = fl_read_session(dir, NULL, &cb, &out->res, &err);
+        snprintf(out->msg, sizeof out->msg, "%s", out->st ? err.message : "");
+        _exit(0);
+    }
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_INT(out->st, GP_ERR_IO);
+    char want[600];
+    snprintf(want, sizeof want, "%s: the read was interrupted (SIGTERM)", dir);
+    CHECK_STR(out->msg, want);
+    CHECK_U64(out->res.lines, 0);
     munmap(out, sizeof *out);
     close(up[0]), close(up[1]), close(down[0]), close(down[1]);
     fl_rmtree(dir);
