@@ -2,7 +2,7 @@
  * test_read_hostile.c - hostile sessions read back within a bounded CPU
  * (issue 32 points 2 and 10; label slow: each reads up to 64 MiB of
  * decompressed bombs, generated here at run time from one compressed block
- * written many times, a few MiB on disk):
+ * written many times, under 20 MiB on disk):
  *   - gzip bombs spread over windows, each window under the caps per file:
  *     64 windows of repeated memset_event records (4 GiB decompressed) and
  *     16 windows of blank lines (1 GiB) stop at the session's gzip ratio
@@ -251,7 +251,7 @@ static const char ratio_warning[] =
 
 /* ------------------------------------------------------------ the cases */
 
-/* 64 windows of 8 x 8 MiB of memset_event lines (4 GiB, ~4 MiB on disk). */
+/* 64 windows of 8 x 8 MiB of memset_event lines (4 GiB, ~17 MB on disk). */
 static void test_memset_windows(void)
 {
     char *dir = make_dir("memset");
