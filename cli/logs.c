@@ -82,12 +82,17 @@ static void say_partial(const char *cmd, const fl_read_result *r, uint64_t warni
     if (warnings > CLI_MAX_WARNINGS)
         cli_say("%s: %llu more warnings not shown", cmd,
                 (unsigned long long)(warnings - CLI_MAX_WARNINGS));
+    /* Where the session's cap stopped the read, and the way to raise it,
+     * even when the warnings before it filled the ones shown. */
+    if (warnings > CLI_MAX_WARNINGS && r->session_capped)
+        cli_say("%s: %s", cmd, r->session_capped_why);
     if (!partial(r, warnings))
         return;
-    char capped[96] = "", lost[160] = "";
+    char capped[160] = "", lost[160] = "";
     if (r->capped_files)
-        snprintf(capped, sizeof capped, ", %llu files past a cap not read to their end",
-                 (unsigned long long)r->capped_files);
+        snprintf(capped, sizeof capped, ", %llu files past a cap not read to their end%s",
+                 (unsigned long long)r->capped_files,
+                 r->session_capped ? " (the session's cap: the files after them not read)" : "");
     if (r->unreadable_files || r->lost_windows)
         snprintf(lost, sizeof lost,
                  ", %llu files that could not be opened, %llu windows lost in "

@@ -572,6 +572,9 @@ int cli_trace_read_session(cli_trace *t, const char *session_dir)
     fl_read_opts opts;
     fl_read_opts_init(&opts);  /* no session_id: the directory's own */
     opts.dedupe_common = true; /* the records written to every channel, once */
+    /* The run takes its signals through its signalfd: the ^C that ended
+     * CMD, still pending, must not cost its summary. */
+    opts.stop_on_signal = false;
     fl_read_result res;
     int rc = fl_read_session(session_dir, &opts, &cb, &res, NULL) == GP_OK ? 0 : -1;
     if (rc == 0 && !read_dir_itself(&res, session_dir))

@@ -313,7 +313,10 @@ GPUFL_API void gpufl_report_options_init(gpufl_report_options *opts);
  * Text honours opts->sections; JSON is always the whole object.  Returns
  * GPUFL_ERR_INVALID_ARG for a NULL log_dir or out, an unknown format or
  * section bits outside GPUFL_SECTION_ALL; GPUFL_ERR_IO when no session
- * could be read (err has the reader's reason); GPUFL_ERR_NO_MEMORY.  *out
+ * could be read (err has the reader's reason; also when a stop signal -
+ * SIGINT, SIGTERM, SIGHUP, SIGQUIT - that the calling thread blocks became
+ * pending: the read ends at once, the signal stays pending for the
+ * caller); GPUFL_ERR_NO_MEMORY.  *out
  * is NULL after an error.  GPUFL_OK also after a partial read (lines or
  * records skipped), which the report states.  A session still being
  * recorded by this process is reported as still recording.

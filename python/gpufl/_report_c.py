@@ -4,6 +4,8 @@ gpufl.report and gpufl.analyzer."""
 
 import ctypes
 import json
+import signal
+import threading
 
 from gpu_profile._native import c_string
 
@@ -70,6 +72,32 @@ def resolve_log_dir(log_dir):
     return d
 
 
+def _interruptible(call):
+    """call() with the stop signals that have a Python handler (SIGINT's
+    KeyboardInterrupt, ...) blocked in this thread, so that they stay
+    pending: the C reader looks for a pending one between reads and ends
+    the read at once (its handler, Python's, runs as they are unblocked,
+    raising KeyboardInterrupt here).  Unblocked, Python would only see ^C
+    once the whole read returned.  In the main thread only (where Python
+    runs handlers); a signal the kernel gives another thread of this
+    process is still seen after the read."""
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "pthread_sigmask"):
+        return call()
+    stops = set()
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"):
+        sig = getattr(signal, name, None)
+        if sig is not None and callable(signal.getsignal(sig)):
+            stops.add(sig)
+    if not stops:
+        return call()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    try:
+        return call()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def render(log_dir, log_prefix=None, session_id=None, top_n=10, fmt=GPUFL_REPORT_TEXT,
            sections=SECTION_ALL):
     """The report text (or JSON text) of the session at log_dir."""
@@ -87,8 +115,9 @@ def render(log_dir, log_prefix=None, session_id=None, top_n=10, fmt=GPUFL_REPORT
     out = ctypes.c_void_p()
     n = ctypes.c_size_t()
     err = _FlError()
-    st = _report_logs(_bytes("log_dir", resolve_log_dir(log_dir)), ctypes.byref(o),
-                      ctypes.byref(out), ctypes.byref(n), ctypes.byref(err))
+    path = _bytes("log_dir", resolve_log_dir(log_dir))
+    st = _interruptible(lambda: _report_logs(path, ctypes.byref(o), ctypes.byref(out),
+                                             ctypes.byref(n), ctypes.byref(err)))
     if st != 0:
         raise ReportError(err.message.decode("utf-8", "replace") or _fl_strerror(st).decode(),
                           STATUS_NAMES.get(st, "status %d" % st))

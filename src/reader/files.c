@@ -19,12 +19,19 @@
  * (O_NONBLOCK until fstat says what it is), naming what it is.  A file is
  * read up to lb's caps (lbuf: decompressed bytes and lines, RD_MAX_*
  * below by default): past one, EV_CAP, and the lines before it are kept.
+ * The session's budget (decompressed bytes over all its files, the gzip
+ * streams' ratio) is counted in lb across reads: past it, EV_HALT once and
+ * every later read of the session returns at once.  So does a stop signal
+ * the caller holds pending (fl_rd_stop_signal), looked for between reads
+ * of at most RD_READ bytes: whatever the lines are (blank lines, each a
+ * warning, included), a read ends within one such read of the signal.
  */
 #include "read_int.h"
 #include "../util/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +242,62 @@ static bool over_cap(lpos *at, line_fn fn, void *ctx, bool gz, uint64_t max_byte
     return true;
 }
 
+int fl_rd_stop_signal(void)
+{
+    static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    sigset_t pending;
+    if (sigpending(&pending) != 0)
+        return 0;
+    for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
+        if (sigismember(&pending, stops[i]) == 1)
+            return stops[i];
+    return 0;
+}
+
+/* n more bytes read from in: the session's counts.  prev_off: the
+ * compressed offset the last count stopped at. */
+static void count_session(lbuf *lb, const input *in, long n, int64_t *prev_off)
+{
+    lb->session_bytes += (uint64_t)n;
+    if (!in->z)
+        return;
+    lb->gz_out_bytes += (uint64_t)n;
+    /* gzoffset: the compressed bytes inflate took, not those buffered. */
+    z_off_t off = gzoffset(in->z);
+    if (off >= *prev_off) {
+        lb->gz_in_bytes += (uint64_t)(off - *prev_off);
+        *prev_off = off;
+    }
+}
+
+/* The session's budget spent (bytes, or the gzip ratio past its floor):
+ * lb->halt, EV_HALT naming the bound, and the file's read ends (true). */
+static bool session_spent(lbuf *lb, lpos *at, line_fn fn, void *ctx)
+{
+    uint64_t max = lb->max_session_bytes ? lb->max_session_bytes : RD_MAX_SESSION_BYTES;
+    uint64_t ratio = lb->max_gz_ratio ? lb->max_gz_ratio : RD_MAX_GZ_RATIO;
+    char m[400];
+    if (lb->session_bytes > max)
+        snprintf(m, sizeof m,
+                 "more than %llu bytes read (decompressed) in this session: the rest of the "
+                 "session is not read (the reader's cap per session; "
+                 "GPU_PROFILE_MAX_SESSION_BYTES raises it)",
+                 (unsigned long long)max);
+    else if (lb->gz_out_bytes > RD_GZ_RATIO_FLOOR && lb->gz_out_bytes / ratio > lb->gz_in_bytes)
+        snprintf(m, sizeof m,
+                 "the session's gzip streams gave %llu bytes from %llu compressed, more than %llu "
+                 "times as many (a gzip bomb): the rest of the session is not read (the reader's "
+                 "cap on the ratio past %llu MiB; GPU_PROFILE_MAX_GZIP_RATIO raises it)",
+                 (unsigned long long)lb->gz_out_bytes, (unsigned long long)lb->gz_in_bytes,
+                 (unsigned long long)ratio, (unsigned long long)(RD_GZ_RATIO_FLOOR >> 20));
+    else
+        return false;
+    lb->halt = RD_HALT_BUDGET;
+    fn(ctx, EV_HALT, NULL, 0, at->lineno + 1, m);
+    at->pos = at->have; /* no torn line at the cut */
+    return true;
+}
+
 int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx, uint64_t *bytes,
                      rd_crc *crc)
 {
@@ -243,6 +306,8 @@ int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx,
         *crc = (rd_crc){.crc = (uint32_t)crc32(0L, Z_NULL, 0)};
     if (gz)
         crc = NULL;
+    if (lb->halt)
+        return 0;
     if (open_input(path, gz, &in, lb) < 0)
         return -1;
     if (lb->cap < 4 * RD_CHUNK) {
@@ -259,12 +324,21 @@ int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx,
     bool stop = false, failed = false;
     uint64_t max_bytes = lb->max_bytes ? lb->max_bytes : RD_MAX_FILE_BYTES;
     uint64_t got = 0;
+    int64_t gz_off = 0;
     for (;;) {
         stop = give_lines(lb, &at, fn, ctx);
         if (stop && !at.capped)
             break;
         if (at.capped || got >= max_bytes) {
             stop = over_cap(&at, fn, ctx, gz, max_bytes);
+            break;
+        }
+        if ((stop = session_spent(lb, &at, fn, ctx)))
+            break;
+        if (lb->stop_on_signal && (lb->halt_signal = fl_rd_stop_signal())) {
+            lb->halt = RD_HALT_SIGNAL;
+            at.pos = at.have;
+            stop = true;
             break;
         }
         if (at.skipping || at.have - at.pos > RD_MAX_LINE) {
@@ -285,6 +359,7 @@ int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx,
         }
         at.have += (size_t)n;
         got += (uint64_t)n;
+        count_session(lb, &in, n, &gz_off);
         memset(lb->p + at.have, 0, 1 + RD_PAD);
         if (bytes)
             *bytes += (uint64_t)n;

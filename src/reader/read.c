@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,7 @@ void fl_read_opts_init(fl_read_opts *o)
     memset(o, 0, sizeof *o);
     o->session_id = NULL;
     o->dedupe_common = true;
+    o->stop_on_signal = true;
 }
 
 /* ------------------------------------------------------------ a session */
@@ -119,11 +121,18 @@ gp_status fl_env_count(const char *name, uint64_t *out, gp_error *err)
                         name, v, strlen(v) > 64 ? "..." : "");
 }
 
+/* The reader's caps from the environment, in fl_read_session's order. */
+static const char *const read_env[] = {"GPU_PROFILE_MAX_FILE_LINES", "GPU_PROFILE_MAX_FILE_BYTES",
+                                       "GPU_PROFILE_MAX_SESSION_BYTES",
+                                       "GPU_PROFILE_MAX_GZIP_RATIO"};
+
 gp_status fl_read_env_check(gp_error *err)
 {
     uint64_t n;
-    gp_status st = fl_env_count("GPU_PROFILE_MAX_FILE_LINES", &n, err);
-    return st != GP_OK ? st : fl_env_count("GPU_PROFILE_MAX_FILE_BYTES", &n, err);
+    gp_status st = GP_OK;
+    for (size_t i = 0; st == GP_OK && i < sizeof read_env / sizeof read_env[0]; i++)
+        st = fl_env_count(read_env[i], &n, err);
+    return st;
 }
 
 /* The reader's handler of lines and events. */
@@ -134,7 +143,8 @@ static bool on_line(void *ctx, int ev, char *line, size_t len, uint64_t lineno, 
     switch (ev) {
     case EV_LINE:
         r->res->lines++;
-        fl_rd_handle_line(r, line, len);
+        if (fl_rd_handle_line(r, line, len) == 0)
+            r->records++;
         break;
     case EV_TORN:
         r->res->lines++;
@@ -150,6 +160,13 @@ static bool on_line(void *ctx, int ev, char *line, size_t len, uint64_t lineno, 
         break;
     case EV_CAP:
         r->res->capped_files++;
+        fl_rd_warn(r, "%s", msg);
+        break;
+    case EV_HALT:
+        r->res->capped_files++;
+        r->res->session_capped = true;
+        snprintf(r->res->session_capped_why, sizeof r->res->session_capped_why, "%s:%llu: %s",
+                 r->file ? r->file : "?", (unsigned long long)lineno, msg);
         fl_rd_warn(r, "%s", msg);
         break;
     default:
@@ -170,6 +187,20 @@ static void cannot_open(char *m, size_t cap, const char *path, int e)
     bool link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
     snprintf(m, cap, "cannot open %s: %s%s; its events are not read", path, strerror(e),
              link && e == ENOENT ? " (a symbolic link to a file that is not there)" : "");
+}
+
+/* The read ended by a stop signal the caller holds pending: an error
+ * naming it, and where (the signal stays pending for the caller). */
+static gp_status interrupted(const lbuf *lb, const char *where, uint64_t line, gp_error *err)
+{
+    const char *name = lb->halt_signal == SIGINT    ? "SIGINT"
+                       : lb->halt_signal == SIGTERM ? "SIGTERM"
+                       : lb->halt_signal == SIGHUP  ? "SIGHUP"
+                                                    : "SIGQUIT";
+    char at[32] = "";
+    if (line)
+        snprintf(at, sizeof at, ":%llu", (unsigned long long)line);
+    return gp_error_set(err, GP_ERR_IO, "%s%s: the read was interrupted (%s)", where, at, name);
 }
 
 /* One file of session t through the parser, then its window's sidecar
@@ -222,24 +253,38 @@ static gp_status read_channels(const target *t, const fl_read_opts *o, const fl_
     r.dedupe = o->dedupe_common;
     int opened = 0;
     char first_err[760] = "";
+    /* Discovery's first lines had a budget of their own. */
+    lb->session_bytes = lb->gz_in_bytes = lb->gz_out_bytes = 0;
+    if (lb->halt == RD_HALT_BUDGET)
+        lb->halt = RD_HALT_NONE;
     rd_file *files = fl_rd_all_files(t->where, t->flat);
     if (!files) {
         fl_rd_free(&r);
         return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory listing its files", t->where);
     }
     gp_status st = GP_OK;
-    for (size_t i = 0; files[i].path && !r.stop_why; i++)
+    for (size_t i = 0; files[i].path && !r.stop_why && !lb->halt; i++)
         opened += read_file(&r, t, &files[i], lb, first_err, sizeof first_err);
     if (!t->flat && !r.stop_why)
         fl_rd_check_losses(&r, t->where);
     if (r.stop_why)
         st = gp_error_set(err, GP_ERR_NO_MEMORY, "%s:%llu: the read was stopped: %s", r.file,
                           (unsigned long long)r.line, r.stop_why);
+    else if (lb->halt == RD_HALT_SIGNAL)
+        st = interrupted(lb, r.file ? r.file : t->where, r.line, err);
     fl_rd_free_files(files);
     r.file = NULL;
     if (!opened && st == GP_OK)
         st = gp_error_set(err, GP_ERR_IO, "%s: no channel file could be read%s%s", t->where,
                           first_err[0] ? ": " : "", first_err);
+    else if (st == GP_OK && res->lines && !r.records && !res->other_session)
+        /* Lines, and not one of them a record: not a session's logs at
+         * all (random bytes), so no report of an empty session. */
+        st = gp_error_set(err, GP_ERR_IO,
+                          "%s: nothing was read: none of the %llu lines of its %llu files is a "
+                          "GPUFlight record (the warnings say what each is); name a session's "
+                          "log directory",
+                          t->where, (unsigned long long)res->lines, (unsigned long long)res->files);
     res->crashed = !r.saw_shutdown;
     fl_rd_free(&r);
     return st;
@@ -264,16 +309,23 @@ gp_status fl_read_session(const char *path, const fl_read_opts *opts, const fl_r
     lbuf lb = {0};
     lb.max_lines = o.max_file_lines;
     lb.max_bytes = o.max_file_bytes;
-    gp_status env = GP_OK;
-    if (!lb.max_lines)
-        env = fl_env_count("GPU_PROFILE_MAX_FILE_LINES", &lb.max_lines, err);
-    if (env == GP_OK && !lb.max_bytes)
-        env = fl_env_count("GPU_PROFILE_MAX_FILE_BYTES", &lb.max_bytes, err);
-    if (env != GP_OK)
-        return env;
+    lb.max_session_bytes = o.max_session_bytes;
+    lb.max_gz_ratio = o.max_gzip_ratio;
+    lb.stop_on_signal = o.stop_on_signal;
+    uint64_t *caps[] = {&lb.max_lines, &lb.max_bytes, &lb.max_session_bytes, &lb.max_gz_ratio};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        gp_status env = *caps[i] ? GP_OK : fl_env_count(read_env[i], caps[i], err);
+        if (env != GP_OK)
+            return env;
+    }
     target t;
     gp_status st = fl_rd_find_session(path, want, app, &t, &lb, err);
-    if (st == GP_OK) {
+    if (lb.halt == RD_HALT_SIGNAL) {
+        /* Stopped while looking: what it found or missed says nothing. */
+        if (st == GP_OK)
+            free(t.where);
+        st = interrupted(&lb, path, 0, err);
+    } else if (st == GP_OK) {
         snprintf(res->session_id, sizeof res->session_id, "%s", t.id);
         snprintf(res->session_dir, sizeof res->session_dir, "%s", t.where);
         res->flat = t.flat;

@@ -140,7 +140,11 @@ typedef struct fl_read_cb {
     /* Optional, asked after every line: NULL to go on, else why the read
      * must stop (the consumer is out of memory or past its limit): then
      * fl_read_session stops and fails with GP_ERR_NO_MEMORY, its message
-     * naming the file and line, then why. */
+     * naming the file and line, then why.  (With
+     * fl_read_opts.stop_on_signal, a stop signal - SIGINT, SIGTERM,
+     * SIGHUP, SIGQUIT - that the calling thread blocks and that is pending
+     * also stops the read, within 256 KiB of input, and it fails with
+     * GP_ERR_IO naming the signal; the signal stays pending.) */
     const char *(*stop)(void *user);
 } fl_read_cb;
 
@@ -162,6 +166,19 @@ typedef struct fl_read_opts {
      * GPU_PROFILE_MAX_FILE_LINES / GPU_PROFILE_MAX_FILE_BYTES, else 2^26
      * (67108864) lines and 16 GiB. */
     uint64_t max_file_lines, max_file_bytes;
+    /* The session's read stops (a warning; the rest of the session is not
+     * read, res.session_capped) past this many bytes read (decompressed)
+     * over all its files, or once its gzip streams have given more than 64
+     * MiB and more than max_gzip_ratio times the compressed bytes they took
+     * (gzip bombs spread over windows).  0: the environment's
+     * GPU_PROFILE_MAX_SESSION_BYTES / GPU_PROFILE_MAX_GZIP_RATIO, else 64
+     * GiB and 200. */
+    uint64_t max_session_bytes, max_gzip_ratio;
+    /* A stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) pending for the
+     * caller, which blocks it, ends the read (fl_read_cb.stop says how).
+     * Default true; false for a caller that takes its signals itself
+     * (signalfd) and reads on after them. */
+    bool stop_on_signal;
 } fl_read_opts;
 
 void fl_read_opts_init(fl_read_opts *o);
@@ -211,20 +228,25 @@ typedef struct fl_read_result {
      * .gpufl-transport-loss.<channel>.<N>.json in the session directory
      * (a warning each); their events are missing. */
     uint64_t lost_windows;
+    /* The session's budget (fl_read_opts.max_session_bytes, max_gzip_ratio)
+     * was spent: a warning, and the files after the one it ended in were
+     * not read; session_capped_why: that warning, after its file:line. */
+    bool session_capped;
+    char session_capped_why[640];
 } fl_read_result;
 
 /*
  * Reads the session at path.  Returns GP_OK when a session was found and
  * read (warnings or not: see res to tell a clean read from a partial one;
  * err is cleared).  Else err says why, naming the path: GP_ERR_IO when no
- * session could be found there or none of its files opened (a file that
+ * session could be found there, none of its files opened (a file that
  * is not a regular file - a FIFO, a device, a socket - is not opened),
- * GP_ERR_INVALID_ARG for a NULL or empty path, GP_ERR_NO_MEMORY (also
- * when cb->stop stopped the read).  The
- * session: with session_id, the one of that id; else the session
- * directory path itself, or in a log directory the most recently modified
- * session directory, or in a flat layout the last job_start - each of
- * opts->app when set.  err may be NULL.
+ * its files had lines and not one of them a record (random bytes), or a
+ * stop signal ended the read (fl_read_cb.stop says which), GP_ERR_INVALID_ARG for a NULL or empty
+ * path, GP_ERR_NO_MEMORY (also when cb->stop stopped the read).  The session: with session_id, the
+ * one of that id; else the session directory path itself, or in a log directory the most recently
+ * modified session directory, or in a flat layout the last job_start - each of opts->app when set.
+ * err may be NULL.
  */
 gp_status fl_read_session(const char *path, const fl_read_opts *opts, const fl_read_cb *cb,
                           fl_read_result *res, gp_error *err);

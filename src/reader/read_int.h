@@ -45,6 +45,7 @@ typedef struct rd {
     bool dedupe;
     bool saw_shutdown;
     const char *stop_why; /* cb->stop's answer: the read stops */
+    uint64_t records;     /* lines that were usable records (fl_rd_handle_line 0) */
     const char *file;
     uint64_t line;
     int channel;
@@ -72,6 +73,8 @@ void fl_rd_free(rd *r);
 void fl_rd_warn(rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A line that is no record: counted in bad_lines, and a warning. */
 void fl_rd_bad_line(rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with msg as it is (no formatting: the cheap path). */
+void fl_rd_bad_line_text(rd *r, const char *msg);
 /* One line, NUL at line[len] and RD_PAD readable bytes after it.  0: a
  * usable record (given, or a duplicate of one given). */
 int fl_rd_handle_line(rd *r, const char *line, size_t len);
@@ -139,14 +142,36 @@ static inline uint64_t rd_swar8(uint64_t d)
 #define RD_MAX_FILE_LINES ((uint64_t)1 << 26)
 #define RD_MAX_FILE_BYTES ((uint64_t)16 << 30)
 
+/* A session's read stops (a warning, EV_HALT; what was read is kept)
+ * past this many bytes read (decompressed) over all its files, or once
+ * its gzip streams have given more than RD_GZ_RATIO_FLOOR bytes and more
+ * than RD_MAX_GZ_RATIO times the compressed bytes they took: gzip bombs
+ * spread over windows, each under the caps per file, cost CPU in
+ * proportion to the session's size on disk, no more (writer's windows
+ * stay far below: ~10-25x; deflate's own limit is ~1032x). */
+#define RD_MAX_SESSION_BYTES ((uint64_t)64 << 30)
+#define RD_MAX_GZ_RATIO ((uint64_t)200)
+#define RD_GZ_RATIO_FLOOR ((uint64_t)64 << 20)
+
+/* Why every further read of a session stops at once (lbuf.halt). */
+enum { RD_HALT_NONE, RD_HALT_BUDGET, RD_HALT_SIGNAL };
+
 /* The line buffer, reused from file to file, and the caps of a file's
  * read (0: RD_MAX_FILE_*); why: after an open that failed because the
- * path is not a regular file, what it is ("a FIFO", ...), else NULL. */
+ * path is not a regular file, what it is ("a FIFO", ...), else NULL.
+ * The session's budget runs over every file read through it (0 caps:
+ * RD_MAX_SESSION_BYTES, RD_MAX_GZ_RATIO); halt (RD_HALT_*) once set makes
+ * every later read return at once, so discovery, every channel and every
+ * warning path stop with it; halt_signal: the signal that stopped it. */
 typedef struct lbuf {
     char *p;
     size_t cap;
     uint64_t max_bytes, max_lines;
     const char *why;
+    uint64_t max_session_bytes, max_gz_ratio;
+    uint64_t session_bytes, gz_in_bytes, gz_out_bytes;
+    int halt, halt_signal;
+    bool stop_on_signal; /* fl_read_opts.stop_on_signal */
 } lbuf;
 
 /* Opens path to read: a regular file only (a FIFO, a device, a socket or
@@ -154,7 +179,9 @@ typedef struct lbuf {
  * is).  -1 with errno (*why NULL) when it cannot be opened. */
 int fl_rd_open_regular(const char *path, const char **why);
 
-enum { EV_LINE, EV_TORN, EV_LONG, EV_GZERR, EV_IOERR, EV_CAP };
+/* EV_HALT: the session's budget is spent (lbuf.halt), the message says
+ * which bound; the rest of the session is not read. */
+enum { EV_LINE, EV_TORN, EV_LONG, EV_GZERR, EV_IOERR, EV_CAP, EV_HALT };
 /* A line (NUL-terminated at len), or an event; returns true to stop. */
 typedef bool (*line_fn)(void *ctx, int ev, char *line, size_t len, uint64_t lineno,
                         const char *msg);
@@ -170,9 +197,20 @@ typedef struct rd_crc {
 /* Reads path line by line (gz: through zlib), adding the bytes read to
  * *bytes (if not NULL); crc (if not NULL, plain files only): the CRC of
  * the file's bytes.  -1 if it cannot be opened (errno; lb->why when it is
- * not a regular file), else 0. */
+ * not a regular file), else 0.  Between two reads of at most 256 KiB it
+ * looks for a stop signal pending (fl_rd_stop_signal, when
+ * lb->stop_on_signal): then lb->halt is
+ * RD_HALT_SIGNAL and it returns 0; with lb->halt already set it returns 0
+ * without opening path. */
 int fl_rd_read_lines(lbuf *lb, const char *path, bool gz, line_fn fn, void *ctx, uint64_t *bytes,
                      rd_crc *crc);
+/* A stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) pending for this
+ * thread or the process, else 0.  Pending means blocked: a caller that
+ * wants a long read to end at ^C blocks them around it (the Python
+ * package does; the command keeps their default action, which ends it
+ * anyway).  No handler is installed: the signal stays pending for the
+ * caller to take once it unblocks it. */
+int fl_rd_stop_signal(void);
 /* The CRC-32 and size of a whole file; -1 if it cannot be read (errno). */
 int fl_rd_file_crc(const char *path, rd_crc *out);
 

@@ -41,6 +41,13 @@ void fl_rd_warn(rd *r, const char *fmt, ...)
     va_end(ap);
 }
 
+void fl_rd_bad_line_text(rd *r, const char *msg)
+{
+    r->res->bad_lines++;
+    if (r->cb && r->cb->warning)
+        r->cb->warning(r->cb->user, r->file, r->line, msg);
+}
+
 void fl_rd_bad_line(rd *r, const char *fmt, ...)
 {
     r->res->bad_lines++;

@@ -1381,5 +1381,73 @@ class Gpufl13Test(unittest.TestCase):
         self.assertEqual(gpufl.viz._locations(os.path.join(plain, "*.log")), [plain])
 
 
+class InterruptTest(unittest.TestCase):
+    """^C during generate_report's C read (issue 32 point 3): the read ends
+    at once with KeyboardInterrupt.  Before, Python's handler only ran once
+    the whole read returned: 32 gzip windows of 64 MiB of blank lines (1 MB
+    on disk, the ratio cap raised) took minutes of CPU.  The signal is sent
+    once the child has the second window open (an event, not a delay); the
+    child's CPU comes from getrusage (os.wait4), under a RLIMIT_CPU that
+    ends an unbounded read."""
+
+    CHILD = (
+        "import sys, gpufl.report as r\n"
+        "try:\n"
+        "    r.generate_report(sys.argv[1])\n"
+        "except KeyboardInterrupt:\n"
+        "    sys.stderr.write('KeyboardInterrupt\\n')\n"
+        "    sys.exit(130)\n"
+        "sys.exit(3)\n")
+
+    def test_sigint_ends_the_read(self):
+        import gzip
+        import resource
+        import signal
+        import time
+        import zlib
+        tmp = tempfile.mkdtemp(prefix="gpufl-intr-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        d = os.path.join(tmp, "s")
+        os.mkdir(d)
+        z = zlib.compressobj(9, zlib.DEFLATED, 31)
+        blank = z.compress(b"\n" * (64 << 20)) + z.flush()
+        head = gzip.compress(b'{"type":"job_start","session_id":"s","app":"a","ts_ns":1}\n')
+        for w in range(1, 33):
+            with open(os.path.join(d, "device.%d.log.gz" % w), "wb") as f:
+                f.write((head if w == 1 else b"") + blank)
+        env = dict(os.environ, GPU_PROFILE_MAX_GZIP_RATIO="100000")
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_CPU, (60, 65))
+
+        p = subprocess.Popen([sys.executable, "-c", self.CHILD, d], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             preexec_fn=limit)
+        second = os.path.join(d, "device.2.log.gz")
+        fds = "/proc/%d/fd" % p.pid
+        seen = False
+        for _ in range(60000):  # bounded: the child ends or opens it first
+            time.sleep(0.002)
+            if p.poll() is not None:
+                break
+            try:
+                seen = any(os.readlink(os.path.join(fds, fd)) == second
+                           for fd in os.listdir(fds))
+            except OSError:
+                seen = False
+            if seen:
+                break
+        self.assertTrue(seen, "the child never opened %s" % second)
+        p.send_signal(signal.SIGINT)
+        err = p.stderr.read().decode()
+        p.stderr.close()
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = 0
+        self.assertTrue(os.WIFEXITED(status), "status %#x: %s" % (status, err))
+        self.assertEqual(os.WEXITSTATUS(status), 130, err)
+        self.assertIn("KeyboardInterrupt", err)
+        self.assertLess(ru.ru_utime + ru.ru_stime, 30)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -15,7 +15,10 @@
  *     (issue 32, point 5);
  *   - a record of more than 2^20 values (its Jansson tree would take
  *     gigabytes) skipped with a warning, commas inside strings not
- *     counted (issue 32, point 1).
+ *     counted (issue 32, point 1);
+ *   - SIGINT pending (blocked by the caller) ends a read of blank lines
+ *     within one read of 256 KiB (issue 32 point 3);
+ *   - a directory of random bytes is an error, nothing read (point 10).
  * An alarm fails the test if a read blocks or runs on.
  */
 #include "check.h"
@@ -24,7 +27,9 @@
 #include "util/fs.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -305,6 +310,142 @@ static void test_many_values(void)
     CHECK_STR(g.warns, "");
 }
 
+/* The child of test_interrupt: at its 1000th warning it tells the parent
+ * (up) and waits for the parent's word (down) that SIGINT was sent. */
+typedef struct intr_child {
+    int up, down;
+    uint64_t warnings;
+} intr_child;
+
+static void on_intr_warn(void *user, const char *file, uint64_t line, const char *msg)
+{
+    (void)file, (void)line, (void)msg;
+    intr_child *c = user;
+    if (++c->warnings != 1000)
+        return;
+    char b = 'w';
+    if (write(c->up, &b, 1) != 1 || read(c->down, &b, 1) != 1)
+        _exit(4);
+}
+
+/* A reader whose caller blocks SIGINT (gpufl's Python report does) ends
+ * its read once SIGINT is pending, whatever the lines are - here a window
+ * of 16 Mi blank lines, each a warning (issue 32 point 3: before, the read
+ * ran to its end and ^C waited for it). */
+static void test_interrupt(void)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path_in(root, "intr"));
+    CHECK(fl_make_dirs(dir) == 0);
+    put_bomb(path_in(dir, "device.1.log.gz"), job_start, "\n", 16u << 20);
+    int up[2], down[2];
+    CHECK(pipe(up) == 0 && pipe(down) == 0);
+    struct {
+        gp_status st;
+        fl_read_result res;
+        char msg[512];
+    } *out = mmap(NULL, sizeof *out, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(out != MAP_FAILED);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigset_t s, old;
+        sigemptyset(&s);
+        sigaddset(&s, SIGINT);
+        sigprocmask(SIG_BLOCK, &s, &old);
+        signal(SIGINT, SIG_DFL);
+        intr_child c = {.up = up[1], .down = down[0]};
+        fl_read_cb cb = {.user = &c, .warning = on_intr_warn};
+        gp_error err;
+        out->st = fl_read_session(dir, NULL, &cb, &out->res, &err);
+        snprintf(out->msg, sizeof out->msg, "%s", out->st ? err.message : "");
+        /* Still pending: unblocked, it ends the child as ^C would. */
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        _exit(0);
+    }
+    char b;
+    CHECK_INT(read(up[0], &b, 1), 1);
+    CHECK_INT(kill(pid, SIGINT), 0);
+    CHECK_INT(write(down[1], "k", 1), 1);
+    int status = 0;
+    alarm(60);
+    CHECK(waitpid(pid, &status, 0) == pid);
+    alarm(0);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+    CHECK_INT(out->st, GP_ERR_IO);
+    CHECK_CONTAINS(out->msg, "device.1.log.gz:");
+    CHECK_CONTAINS(out->msg, ": the read was interrupted (SIGINT)");
+    /* Within the read of 256 KiB that was under way (256 Ki blank lines). */
+    CHECK(out->res.lines >= 1000 && out->res.lines < 1001 + (2u << 18));
+    /* Pending before the read: it ends while the session is looked for. */
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, SIGTERM);
+        sigprocmask(SIG_BLOCK, &s, NULL);
+        raise(SIGTERM);
+        fl_read_cb cb = {0};
+        gp_error err;
+        out->st = fl_read_session(dir, NULL, &cb, &out->res, &err);
+        snprintf(out->msg, sizeof out->msg, "%s", out->st ? err.message : "");
+        _exit(0);
+    }
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_INT(out->st, GP_ERR_IO);
+    char want[600];
+    snprintf(want, sizeof want, "%s: the read was interrupted (SIGTERM)", dir);
+    CHECK_STR(out->msg, want);
+    CHECK_U64(out->res.lines, 0);
+    munmap(out, sizeof *out);
+    close(up[0]), close(up[1]), close(down[0]), close(down[1]);
+    fl_rmtree(dir);
+}
+
+/* A session directory of random bytes: not one line is a record, so
+ * nothing was read (issue 32 point 10: was an empty report, exit 2). */
+static void test_random_bytes(void)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path_in(root, "random"));
+    CHECK(fl_make_dirs(dir) == 0);
+    char buf[8192];
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    for (size_t i = 0; i < sizeof buf - 1; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (char)(x % 255 + 1);
+    }
+    buf[sizeof buf - 1] = '\0';
+    put_file(path_in(dir, "device.log"), buf);
+    put_file(path_in(dir, "scope.1.log.gz"), buf + 77); /* not gzip: read as it is */
+    got g;
+    fl_read_result res;
+    gp_error err;
+    CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_ERR_IO);
+    CHECK_INT(g.records, 0);
+    CHECK_U64(res.files, 2);
+    char want[700];
+    snprintf(want, sizeof want,
+             "%s: nothing was read: none of the %llu lines of its 2 files is a GPUFlight record "
+             "(the warnings say what each is); name a session's log directory",
+             dir, (unsigned long long)res.lines);
+    CHECK_STR(err.message, want);
+    CHECK(res.lines > 2);
+    /* One record after them: read (a partial read). */
+    FILE *f = fopen(path_in(dir, "device.log"), "ab");
+    CHECK(f != NULL);
+    if (f) {
+        fprintf(f, "\n%s", job_start);
+        fclose(f);
+    }
+    CHECK_INT(read_dir(dir, NULL, &g, &res, &err), GP_OK);
+    CHECK_INT(g.records, 1);
+    CHECK(res.bad_lines > 0);
+    fl_rmtree(dir);
+}
+
 int main(void)
 {
     signal(SIGALRM, on_alarm);
@@ -319,6 +460,8 @@ int main(void)
     test_not_regular();
     test_bombs();
     test_many_values();
+    test_interrupt();
+    test_random_bytes();
     fl_rmtree(root);
     return check_done("test_read_bounds");
 }
