@@ -64,7 +64,13 @@ typedef struct cli_opts {
     int version;       /* --version: main prints it */
     double duration_s; /* --duration without CMD: watch this long; 0: not given */
     pid_t pid;         /* --pid without CMD: watch until it exits; 0: not given */
+    int repeats;       /* --repeats: measured runs of CMD (default 1) */
+    int warmup_runs;   /* --warmup-runs: unmeasured runs first (default 0) */
 } cli_opts;
+
+#define CLI_MAX_RUNS 10000
+/* --repeats above 1 or --warmup-runs: CMD runs several times (repeats.c). */
+#define cli_multi_run(o) ((o)->repeats > 1 || (o)->warmup_runs > 0)
 
 /* say.c: the command's messages, "gpu-profile: " + the text + "\n" in one
  * write, every control character of the text shown as '?'. */
@@ -326,6 +332,32 @@ void cli_trace_dirs_clean(const char *tmp);
 /* rm -r, without following links; 0 or -1. */
 int cli_remove_tree(const char *path);
 
+/* repeats.c: --repeats / --warmup-runs.  The measured runs' results and
+ * summaries (n_dev per run, none when nothing was sampled). */
+typedef struct cli_repeats {
+    int repeats, warmup_runs;
+    int done; /* runs measured */
+    size_t n_dev;
+    cli_run_result *res; /* [repeats] */
+    gp_summary *sums;    /* [repeats][n_dev] */
+} cli_repeats;
+/* 0, or -1 after a message (out of memory). */
+int cli_repeats_init(cli_repeats *rp, const cli_opts *o, size_t n_dev);
+void cli_repeats_free(cli_repeats *rp);
+/* Keeps the run that just ended (res, the monitor's summaries, stopped);
+ * 1 when another run is due (fewer than N done, and this one exited 0
+ * without gpu-profile being interrupted), else 0. */
+int cli_repeats_add(cli_repeats *rp, gp_monitor *mon, const cli_run_result *res);
+/* The M unmeasured runs: 0 when each exited 0; 1 when one did not (res
+ * is its result: a message was printed, except for exec_errno, which the
+ * caller reports as for a measured run; exit with res->exit_code). */
+int cli_warmup_runs(const cli_opts *o, const cli_signals *sig, int lib_may_fork,
+                    cli_run_result *res);
+/* The block after the last run's summaries, and the run object's
+ * "repeats" member. */
+void cli_repeats_text(const cli_repeats *rp, int ascii, FILE *f);
+void cli_repeats_json(const cli_repeats *rp, fl_buf *b);
+
 /* report.c */
 typedef struct cli_report {
     const cli_opts *opts;
@@ -333,7 +365,8 @@ typedef struct cli_report {
     int sampled;      /* a real backend sampled (not none) */
     const char *note; /* why nothing was sampled / what was left out; may be "" */
     const cli_run_result *res;
-    const cli_trace *trace; /* --engine above Monitor; NULL: none (no "trace" key) */
+    const cli_trace *trace;     /* --engine above Monitor; NULL: none (no "trace" key) */
+    const cli_repeats *repeats; /* --repeats / --warmup-runs; NULL: one run (no "repeats" key) */
 } cli_report;
 
 /* Writes the text or JSON report to f.  Returns 0 or -1 (write error). */

@@ -550,6 +550,41 @@ static void trace_end(tracing *tr)
     memset(tr, 0, sizeof *tr);
 }
 
+/* --repeats: the first measured run is in rp; each next one is a region
+ * of its own on the same monitor, until N are done or one fails (res is
+ * then the last run's). */
+static void more_runs(const cli_opts *o, const cli_signals *sig, gp_monitor *mon, live *l,
+                      int show_live, cli_repeats *rp, cli_run_result *res)
+{
+    int lib_fork = strcmp(gp_monitor_backend(mon), "smi") == 0;
+    while (cli_repeats_add(rp, mon, res)) {
+        gp_error err;
+        if (gp_monitor_rearm(mon, &err) != GP_OK || gp_monitor_start(mon, &err) != GP_OK) {
+            cli_say("run %d of %d: sampling did not start again: %s", rp->done + 1, rp->repeats,
+                    err.message);
+            return;
+        }
+        l->t0 = mono_ns();
+        cli_run_result next;
+        char msg[256];
+        if (cli_run_child(o->cmd, NULL, sig, !o->wait_primary, lib_fork,
+                          show_live ? live_tick : NULL, l, &next, msg, sizeof msg) < 0) {
+            cli_say("run %d of %d: %s", rp->done + 1, rp->repeats, msg);
+            gp_monitor_stop(mon, NULL);
+            return;
+        }
+        live_clear(l);
+        if (gp_monitor_stop(mon, &err) != GP_OK)
+            cli_say("%s", err.message);
+        if (next.exec_errno) {
+            exec_failed(o, next.exec_errno);
+            res->exit_code = next.exit_code; /* 126 / 127, the runs before reported */
+            return;
+        }
+        *res = next;
+    }
+}
+
 static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
 {
     FILE *out = NULL, *samples = NULL;
@@ -579,6 +614,19 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     gp_error err;
     int session = 0;
     int rc = setup_monitor(o, &mon, note);
+    if (rc == 0 && o->warmup_runs > 0) {
+        /* Before sampling starts: the warmup runs are in no region. */
+        cli_run_result wres;
+        int lib_fork = strcmp(gp_monitor_backend(mon), "smi") == 0;
+        if (cli_warmup_runs(o, sig, lib_fork, &wres) != 0) {
+            if (wres.exec_errno)
+                exec_failed(o, wres.exec_errno);
+            gp_monitor_destroy(mon);
+            close_output(out, "report", o->output, 0);
+            close_output(samples, "samples", o->samples, 0);
+            return wres.exit_code;
+        }
+    }
     int sr = rc == 0 ? start_sampling(o, mon, &session, &err) : 0;
     if (sr == -1)
         rc = -1;
@@ -625,6 +673,12 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     live_clear(&l);
     if (gp_monitor_stop(mon, &err) != GP_OK)
         cli_say("%s", err.message);
+    cli_repeats rp = {0};
+    int multi = cli_multi_run(o) && !res.exec_errno;
+    if (multi && cli_repeats_init(&rp, o, sampled ? gp_monitor_device_count(mon) : 0) < 0)
+        multi = 0;
+    if (multi)
+        more_runs(o, sig, mon, &l, show_live, &rp, &res);
     if (session)
         end_session(o, &res);
     note_stopped(&res, note);
@@ -638,7 +692,7 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
         cli_trace t;
         if (f && tr->on)
             trace_collect(o, tr, &t);
-        cli_report r = {o, mon, sampled, note, &res, f && tr->on ? &t : NULL};
+        cli_report r = {o, mon, sampled, note, &res, f && tr->on ? &t : NULL, multi ? &rp : NULL};
         errno = 0;
         if (f && cli_report_write(&r, f) < 0 && f != stderr)
             out_errno = errno ? errno : EIO;
@@ -650,6 +704,7 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     close_output(out, "report", o->output, out_errno);
     close_output(samples, "samples", o->samples, samples_errno);
     gp_monitor_destroy(mon);
+    cli_repeats_free(&rp);
     return res.exit_code;
 }
 

@@ -39,6 +39,9 @@ void cli_usage(FILE *f)
           "                         --duration: whichever ends first; Ctrl-C ends early,\n"
           "                         the report still printed)\n"
           "  --warmup SECONDS       leave the first seconds out of the statistics\n"
+          "  --repeats N            run CMD N times, each measured; the report adds each\n"
+          "                         run and mean, std, min, max across runs (default 1)\n"
+          "  --warmup-runs M        first run CMD M times unmeasured (default 0)\n"
           "  --strict               no GPU backend is an error: exit 125, CMD not run\n"
           "  --no-strict            without a GPU backend run CMD anyway and say why\n"
           "                         nothing was sampled (default)\n"
@@ -189,7 +192,9 @@ enum {
     K_NVML_LIBRARY,
     K_SMI_PATH,
     K_DURATION,
-    K_PID
+    K_PID,
+    K_REPEATS,
+    K_WARMUP_RUNS
 };
 
 const cli_opt cli_run_opts[] = {
@@ -223,6 +228,8 @@ const cli_opt cli_run_opts[] = {
     {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
     {"duration", K_DURATION, 1, "SECONDS", "a number of seconds (e.g. 60)", NULL},
     {"pid", K_PID, 1, "PID", "a process id", NULL},
+    {"repeats", K_REPEATS, 1, "N", "a number of measured runs (1..10000)", NULL},
+    {"warmup-runs", K_WARMUP_RUNS, 1, "M", "a number of unmeasured runs first (0..10000)", NULL},
 };
 const size_t cli_run_n_opts = sizeof cli_run_opts / sizeof cli_run_opts[0];
 
@@ -287,6 +294,21 @@ static int parse_wait(const char *value, cli_opts *o)
     return 0;
 }
 
+/* A number of runs: digits only, min..CLI_MAX_RUNS. */
+static int parse_count(const char *opt, const char *text, int min, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = isdigit((unsigned char)text[0]) ? strtol(text, &end, 10) : -1;
+    if (v < min || !end || *end || errno || v > CLI_MAX_RUNS) {
+        cli_say("%s: '%s' is not a number of runs: use a whole number from %d to %d", opt, text,
+                min, CLI_MAX_RUNS);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 /* The options with a value (never empty here); a bad one is reported. */
 static int apply_valued(const char *name, const char *value, cli_opts *o)
 {
@@ -336,6 +358,10 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
         if (bad)
             cli_say("--pid: '%s' is not a process id (a whole number from 1)", value);
         o->pid = (pid_t)pid;
+    } else if (strcmp(name, "--repeats") == 0) {
+        bad = parse_count(name, value, 1, &o->repeats) < 0;
+    } else if (strcmp(name, "--warmup-runs") == 0) {
+        bad = parse_count(name, value, 0, &o->warmup_runs) < 0;
     } else {
         return OPT_UNKNOWN;
     }
@@ -391,6 +417,17 @@ static int check_run_args(int argc, int i, const cli_opts *o)
                 "SassMetrics counts");
         return -1;
     }
+    if (cli_multi_run(o) && watch) {
+        cli_say("--repeats / --warmup-runs run a command several times: give CMD, not "
+                "--duration / --pid");
+        return -1;
+    }
+    if (cli_multi_run(o) && (o->log_dir || o->engine != GPUFL_ENGINE_MONITOR)) {
+        cli_say("--repeats / --warmup-runs measure device metrics only: leave out %s (or run "
+                "once)",
+                o->log_dir ? "--log-dir" : "--engine");
+        return -1;
+    }
     if (o->stack_trace && o->engine == GPUFL_ENGINE_MONITOR) {
         fprintf(stderr, "gpu-profile: --stack-trace needs --engine trace (or above): stacks are "
                         "taken at kernel launches\n");
@@ -405,6 +442,7 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o)
     gp_options_init(&o->gp);
     o->gp.strict = 0;
     o->gp.report = GP_REPORT_NONE;
+    o->repeats = 1;
     cli_getopt g;
     cli_getopt_init(&g, NULL, cli_run_opts, cli_run_n_opts, 1);
     const char *value;

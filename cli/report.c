@@ -256,6 +256,11 @@ static void write_text(const cli_report *r, FILE *f)
             write_total_text(f, &t);
         }
     }
+    if (r->repeats) {
+        if (r->sampled && n > 0)
+            fputc('\n', f);
+        cli_repeats_text(r->repeats, r->opts->ascii, f);
+    }
     if (r->trace) {
         if (r->sampled && n > 0 && r->trace->processes > 0)
             fputc('\n', f);
@@ -357,6 +362,10 @@ static void write_json(const cli_report *r, fl_buf *b)
     }
     fl_buf_puts(b, ",\"samples_file\":");
     fl_buf_str(b, r->opts->samples);
+    if (r->repeats) {
+        fl_buf_puts(b, ",\"repeats\":");
+        cli_repeats_json(r->repeats, b);
+    }
     if (r->trace) {
         fl_buf_puts(b, ",\"trace\":");
         cli_trace_json(r->trace, b);

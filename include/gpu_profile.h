@@ -331,6 +331,21 @@ typedef struct gp_summary {
 
     /* Appended (MIG): the device's MIG identity (gp_device_info.mig). */
     gp_mig_info mig;
+
+    /* Appended (more of the distribution, as profgpu 0.3 gives it).
+     * util.gpu's, valid with GP_M_UTIL_GPU: min and the exact nearest-rank
+     * p5 / p99 (as p50 / p95); the population standard deviation (NaN with
+     * fewer than 2 readings: one reading says nothing of the spread); the
+     * share of readings under 5 % (idle) and at 50 % or more (active). */
+    uint32_t util_gpu_min;
+    uint32_t util_gpu_p5;
+    uint32_t util_gpu_p99;
+    double util_gpu_std;
+    double util_gpu_idle_pct;   /* % of the readings with util.gpu < 5 % */
+    double util_gpu_active_pct; /* % of the readings with util.gpu >= 50 % */
+    double mem_used_mean_bytes; /* valid with GP_M_MEM_USED */
+    double temp_mean_c;         /* valid with GP_M_TEMP */
+    uint32_t clock_sm_max_mhz;  /* valid with GP_M_CLOCK_SM */
 } gp_summary;
 
 enum {
@@ -349,6 +364,30 @@ GP_API size_t gp_summary_to_json(const gp_summary *s, unsigned flags, char *buf,
 GP_API size_t gp_summary_sparkline(const gp_summary *s, unsigned flags, char *buf, size_t cap);
 /* Writes gp_summary_format() to f. */
 GP_API gp_status gp_summary_print(const gp_summary *s, FILE *f, unsigned flags, gp_error *err);
+
+/* ------------------------------------------------------ across runs */
+
+/*
+ * One metric over several runs of a workload (gpu-profile --repeats; the
+ * multi-run API): each run's figure is one value.  A value that is not
+ * finite (NaN: the run did not measure it) is left out and counted in
+ * n_unknown.  std is the sample standard deviation (n - 1, as profgpu's
+ * RunStats): NaN with fewer than 2 values; mean, min and max are NaN with
+ * none.  docs/concepts.md, "Repeated runs".
+ */
+typedef struct gp_run_stats {
+    uint64_t n;         /* values counted */
+    uint64_t n_unknown; /* values left out (not finite) */
+    double mean;
+    double std;
+    double min;
+    double max;
+} gp_run_stats;
+
+/* Fills out from values[0..n).  GP_ERR_INVALID_ARG when out is NULL, or
+ * values is NULL while n > 0. */
+GP_API gp_status gp_run_stats_compute(const double *values, size_t n, gp_run_stats *out,
+                                      gp_error *err);
 
 /* ---------------------------------------------------------------- options */
 

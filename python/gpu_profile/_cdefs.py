@@ -201,6 +201,15 @@ class _GpSummary(ctypes.Structure):
         ("proc_mem_max_pct", ctypes.c_uint32),
         ("proc_all_sm_mean_pct", ctypes.c_double),
         ("mig", _GpMigInfo),
+        ("util_gpu_min", ctypes.c_uint32),
+        ("util_gpu_p5", ctypes.c_uint32),
+        ("util_gpu_p99", ctypes.c_uint32),
+        ("util_gpu_std", ctypes.c_double),
+        ("util_gpu_idle_pct", ctypes.c_double),
+        ("util_gpu_active_pct", ctypes.c_double),
+        ("mem_used_mean_bytes", ctypes.c_double),
+        ("temp_mean_c", ctypes.c_double),
+        ("clock_sm_max_mhz", ctypes.c_uint32),
     ]
 
 

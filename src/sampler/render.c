@@ -377,6 +377,27 @@ static void put_utilization(gp_out *o, const gp_summary *s)
         put_pct(o, s->util_gpu_p95, 0);
         gp_out_str(o, "  max ");
         put_pct(o, s->util_gpu_max, 0);
+        /* The rest of the distribution on lines of its own under the
+         * value column, so the first line reads as it always did. */
+        gp_out_ch(o, '\n');
+        put_spaces(o, LABEL_COLS);
+        gp_out_str(o, "min ");
+        put_pct(o, s->util_gpu_min, 0);
+        gp_out_str(o, "  p5 ");
+        put_pct(o, s->util_gpu_p5, 0);
+        gp_out_str(o, "  p99 ");
+        put_pct(o, s->util_gpu_p99, 0);
+        gp_out_str(o, "  std ");
+        if (isfinite(s->util_gpu_std))
+            put_pct(o, s->util_gpu_std, 1);
+        else
+            gp_out_str(o, "n/a");
+        gp_out_ch(o, '\n');
+        put_spaces(o, LABEL_COLS);
+        gp_out_str(o, "idle (<5%) ");
+        put_pct(o, s->util_gpu_idle_pct, 1);
+        gp_out_str(o, "  active (>=50%) ");
+        put_pct(o, s->util_gpu_active_pct, 1);
     } else {
         gp_out_str(o, "n/a");
     }
@@ -417,6 +438,10 @@ static void put_memory(gp_out *o, const gp_summary *s)
             gp_out_str(o, " (");
             put_pct(o, 100.0 * (double)used / (double)total, 1);
             gp_out_str(o, ")");
+        }
+        if (v & GP_M_MEM_USED) {
+            gp_out_str(o, "  mean ");
+            put_bytes(o, (uint64_t)(s->mem_used_mean_bytes + 0.5), scale);
         }
     } else {
         gp_out_str(o, "n/a");
@@ -466,6 +491,9 @@ static void put_temperature(gp_out *o, const gp_summary *s)
         gp_out_str(o, "max ");
         gp_out_i64(o, s->temp_max_c);
         gp_out_str(o, " C");
+        gp_out_str(o, "  mean ");
+        gp_out_fixed(o, s->temp_mean_c, 1, 0);
+        gp_out_str(o, " C");
     } else {
         gp_out_str(o, "n/a");
     }
@@ -480,7 +508,9 @@ static void put_clocks(gp_out *o, const gp_summary *s)
     gp_out_str(o, "SM mean ");
     if (v & GP_M_CLOCK_SM) {
         gp_out_fixed(o, s->clock_sm_mean_mhz, 0, 0);
-        gp_out_str(o, " MHz");
+        gp_out_str(o, " MHz (max ");
+        gp_out_u64(o, s->clock_sm_max_mhz);
+        gp_out_str(o, " MHz)");
     } else {
         gp_out_str(o, "n/a");
     }

@@ -235,9 +235,16 @@ static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
     json_u64(&j, "util_gpu_p50_pct", ug, s->util_gpu_p50);
     json_u64(&j, "util_gpu_p95_pct", ug, s->util_gpu_p95);
     json_u64(&j, "util_gpu_max_pct", ug, s->util_gpu_max);
+    json_u64(&j, "util_gpu_min_pct", ug, s->util_gpu_min);
+    json_u64(&j, "util_gpu_p5_pct", ug, s->util_gpu_p5);
+    json_u64(&j, "util_gpu_p99_pct", ug, s->util_gpu_p99);
+    json_num(&j, "util_gpu_std_pct", ug, s->util_gpu_std); /* NaN (< 2 readings): null */
+    json_num(&j, "util_gpu_idle_pct", ug, s->util_gpu_idle_pct);
+    json_num(&j, "util_gpu_active_pct", ug, s->util_gpu_active_pct);
     json_num(&j, "util_mem_mean_pct", um, s->util_mem_mean);
     json_u64(&j, "util_mem_max_pct", um, s->util_mem_max);
     json_u64(&j, "mem_used_max_bytes", (v & GP_M_MEM_USED) != 0, s->mem_used_max_bytes);
+    json_num(&j, "mem_used_mean_bytes", (v & GP_M_MEM_USED) != 0, s->mem_used_mean_bytes);
     json_u64(&j, "mem_total_bytes", (v & GP_M_MEM_TOTAL) != 0, s->mem_total_bytes);
     json_num(&j, "power_mean_mw", (v & GP_M_POWER) != 0, s->power_mean_mw);
     json_u64(&j, "power_max_mw", (v & GP_M_POWER) != 0, s->power_max_mw);
@@ -247,7 +254,9 @@ static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
     json_str_n(o, gp_energy_source_name(s->energy_source),
                strlen(gp_energy_source_name(s->energy_source)));
     json_i64(&j, "temp_max_c", (v & GP_M_TEMP) != 0, s->temp_max_c);
+    json_num(&j, "temp_mean_c", (v & GP_M_TEMP) != 0, s->temp_mean_c);
     json_num(&j, "clock_sm_mean_mhz", (v & GP_M_CLOCK_SM) != 0, s->clock_sm_mean_mhz);
+    json_u64(&j, "clock_sm_max_mhz", (v & GP_M_CLOCK_SM) != 0, s->clock_sm_max_mhz);
     json_num(&j, "clock_mem_mean_mhz", (v & GP_M_CLOCK_MEM) != 0, s->clock_mem_mean_mhz);
 
     if (v & GP_M_THROTTLE) {

@@ -11,6 +11,7 @@
  */
 #include "stats.h"
 #include "../util/energy.h"
+#include "../util/error.h"
 #include "gpu_profile.h"
 
 #include <math.h>
@@ -142,8 +143,12 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
         if (u > a->max_util_mem)
             a->max_util_mem = u;
     }
-    if ((v & GP_M_MEM_USED) && s->mem_used_bytes > a->mem_used_max)
-        a->mem_used_max = s->mem_used_bytes;
+    if (v & GP_M_MEM_USED) {
+        if (s->mem_used_bytes > a->mem_used_max)
+            a->mem_used_max = s->mem_used_bytes;
+        a->n_mem_used++;
+        a->sum_mem_used += (double)s->mem_used_bytes;
+    }
     if (v & GP_M_MEM_TOTAL)
         a->mem_total = s->mem_total_bytes;
     if (v & GP_M_POWER) {
@@ -164,10 +169,14 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
     if (v & GP_M_TEMP) {
         if (!(seen_before & GP_M_TEMP) || s->temp_c > a->temp_max)
             a->temp_max = s->temp_c;
+        a->n_temp++;
+        a->sum_temp += s->temp_c;
     }
     if (v & GP_M_CLOCK_SM) {
         a->n_clock_sm++;
         a->sum_clock_sm += s->clock_sm_mhz;
+        if (s->clock_sm_mhz > a->max_clock_sm)
+            a->max_clock_sm = s->clock_sm_mhz;
     }
     if (v & GP_M_CLOCK_MEM) {
         a->n_clock_mem++;
@@ -273,6 +282,38 @@ static uint32_t bin_percentile(const uint64_t *hist, uint32_t bins, uint64_t n, 
     return bins - 1;
 }
 
+/* util.gpu's spread from the same histogram as its percentiles, so the
+ * figures are exact and need no more state: min, p5, p99, the population
+ * standard deviation (two passes over 101 bins, no cancellation), and the
+ * shares idle (< 5 %) and active (>= 50 %), profgpu 0.3's thresholds. */
+static void summarize_util_spread(const gp_acc *a, gp_summary *out)
+{
+    out->util_gpu_min = out->util_gpu_p5 = out->util_gpu_p99 = 0;
+    out->util_gpu_std = NAN;
+    out->util_gpu_idle_pct = out->util_gpu_active_pct = 0.0;
+    uint64_t n = a->n_util_gpu;
+    if (n == 0)
+        return;
+    const uint64_t *h = a->hist_util_gpu;
+    out->util_gpu_min = hist_percentile(h, n, 0);
+    out->util_gpu_p5 = hist_percentile(h, n, 5);
+    out->util_gpu_p99 = hist_percentile(h, n, 99);
+    double mean = (double)a->sum_util_gpu / (double)n, sq = 0.0;
+    uint64_t idle = 0, active = 0;
+    for (uint32_t v = 0; v <= 100; v++) {
+        double d = (double)v - mean;
+        sq += (double)h[v] * d * d;
+        if (v < 5)
+            idle += h[v];
+        else if (v >= 50)
+            active += h[v];
+    }
+    if (n >= 2)
+        out->util_gpu_std = sqrt(sq / (double)n);
+    out->util_gpu_idle_pct = 100.0 * (double)idle / (double)n;
+    out->util_gpu_active_pct = 100.0 * (double)active / (double)n;
+}
+
 /* mean, p95, max of each GPM metric; a metric with no valid sample keeps
  * its bit clear in *valid and its fields 0. */
 static void summarize_gpm(const gp_acc *a, gp_summary *out, uint32_t *valid)
@@ -358,6 +399,10 @@ void gp_acc_summarize(const gp_acc *a, gp_summary *out)
         out->util_gpu_max = a->max_util_gpu;
         out->busy_time_est_s = out->duration_s * out->util_gpu_mean / 100.0;
     }
+    summarize_util_spread(a, out);
+    out->mem_used_mean_bytes = a->n_mem_used ? a->sum_mem_used / (double)a->n_mem_used : 0.0;
+    out->temp_mean_c = a->n_temp ? (double)a->sum_temp / (double)a->n_temp : 0.0;
+    out->clock_sm_max_mhz = a->n_clock_sm ? a->max_clock_sm : 0;
     out->util_mem_mean = a->n_util_mem ? (double)a->sum_util_mem / (double)a->n_util_mem : 0.0;
     out->util_mem_max = a->n_util_mem ? a->max_util_mem : 0;
     out->mem_used_max_bytes = (valid & GP_M_MEM_USED) ? a->mem_used_max : 0;
@@ -395,4 +440,43 @@ void gp_acc_summarize(const gp_acc *a, gp_summary *out)
     out->valid = valid;
 
     summarize_spark(a, out);
+}
+
+gp_status gp_run_stats_compute(const double *values, size_t n, gp_run_stats *out, gp_error *err)
+{
+    gp_error_clear(err);
+    if (!out)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_run_stats_compute: out is NULL");
+    if (!values && n > 0)
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "gp_run_stats_compute: values is NULL but n is %zu: pass the "
+                            "array of n values (or n = 0)",
+                            n);
+    *out = (gp_run_stats){0, 0, NAN, NAN, NAN, NAN};
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double v = values[i];
+        if (!isfinite(v)) {
+            out->n_unknown++;
+            continue;
+        }
+        if (out->n == 0 || v < out->min)
+            out->min = v;
+        if (out->n == 0 || v > out->max)
+            out->max = v;
+        out->n++;
+        sum += v;
+    }
+    if (out->n == 0)
+        return GP_OK;
+    out->mean = sum / (double)out->n;
+    if (out->n >= 2) {
+        /* Two passes: the deviations from the mean, no cancellation. */
+        double sq = 0.0;
+        for (size_t i = 0; i < n; i++)
+            if (isfinite(values[i]))
+                sq += (values[i] - out->mean) * (values[i] - out->mean);
+        out->std = sqrt(sq / (double)(out->n - 1));
+    }
+    return GP_OK;
 }

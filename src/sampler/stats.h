@@ -34,6 +34,11 @@ typedef struct gp_acc {
     uint64_t n_util_mem, sum_util_mem;
     uint32_t max_util_mem;
     uint64_t mem_used_max, mem_total;
+    uint64_t n_mem_used;
+    double sum_mem_used; /* bytes: a double, as a u64 sum could wrap */
+    uint64_t n_temp;
+    int64_t sum_temp;
+    uint32_t max_clock_sm;
     uint64_t n_power, sum_power_mw;
     uint32_t max_power_mw;
     int32_t temp_max;
@@ -81,6 +86,8 @@ void gp_acc_init(gp_acc *a, uint64_t t0_ns, uint64_t warmup_ns);
 void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s);
 /* Fills the statistics fields of out (valid, util_*, mem_*, power_*,
  * energy_*, temp_*, clock_*, throttle_*, spark*, sample_count,
+ * the distribution's extras (util_gpu_min/p5/p99/std/idle/active,
+ * mem_used_mean_bytes, temp_mean_c, clock_sm_max_mhz),
  * samples_warmup, interval_mean_s, busy_time_est_s from out->duration_s,
  * which the caller sets first).  Identity fields are left alone. */
 void gp_acc_summarize(const gp_acc *a, gp_summary *out);

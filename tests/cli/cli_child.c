@@ -45,6 +45,8 @@
  *                              at before PATH is opened), exits 0
  *   env NAME VALUE             exits 0 when NAME is set to VALUE, else 97
  *   printenv NAME...           prints "NAME=VALUE" (or "NAME unset") per name
+ *   count PATH [K S]           appends "run" to PATH; exits S when PATH then
+ *                              has K lines (the K-th run), else 0
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -293,6 +295,20 @@ static int mode_noinject(const char *status)
     return atoi(status);
 }
 
+/* The runs so far, counted in a file: --repeats' tests see every run. */
+static int mode_count(const char *path, long fail_at, int status)
+{
+    FILE *f = fopen(path, "a+");
+    if (!f || fputs("run\n", f) < 0 || fflush(f) != 0)
+        return 97;
+    rewind(f);
+    long lines = 0;
+    for (int c; (c = fgetc(f)) != EOF;)
+        lines += c == '\n';
+    fclose(f);
+    return lines == fail_at ? status : 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -338,6 +354,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "fds") == 0 && argc > 2)
         return mode_fds(argv[2]);
+    if (strcmp(mode, "count") == 0 && argc > 2)
+        return mode_count(argv[2], argc > 4 ? atol(argv[3]) : -1, argc > 4 ? atoi(argv[4]) : 0);
     if (strcmp(mode, "printenv") == 0) {
         for (int i = 2; i < argc; i++) {
             const char *v = getenv(argv[i]);

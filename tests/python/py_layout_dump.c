@@ -97,6 +97,15 @@ int main(void)
     OFF(gp_summary, proc_mem_max_pct);
     OFF(gp_summary, proc_all_sm_mean_pct);
     OFF(gp_summary, mig);
+    OFF(gp_summary, util_gpu_min);
+    OFF(gp_summary, util_gpu_p5);
+    OFF(gp_summary, util_gpu_p99);
+    OFF(gp_summary, util_gpu_std);
+    OFF(gp_summary, util_gpu_idle_pct);
+    OFF(gp_summary, util_gpu_active_pct);
+    OFF(gp_summary, mem_used_mean_bytes);
+    OFF(gp_summary, temp_mean_c);
+    OFF(gp_summary, clock_sm_max_mhz);
     SIZE(gp_mig_info);
     OFF(gp_mig_info, is_mig);
     OFF(gp_mig_info, parent_index);

@@ -478,6 +478,15 @@ static gp_summary full_h100(void)
     s.temp_max_c = 71;
     s.clock_sm_mean_mhz = 1755.423729;
     s.clock_mem_mean_mhz = 2619;
+    s.util_gpu_min = 0;
+    s.util_gpu_p5 = 12;
+    s.util_gpu_p99 = 100;
+    s.util_gpu_std = 24.318204;
+    s.util_gpu_idle_pct = 3.389831; /* 2 of 59 */
+    s.util_gpu_active_pct = 91.525424;
+    s.mem_used_mean_bytes = 70123456789.5;
+    s.temp_mean_c = 64.745763;
+    s.clock_sm_max_mhz = 1980;
     s.throttle_reasons_seen = GP_THROTTLE_SW_POWER_CAP;
     s.busy_time_est_s = s.duration_s * s.util_gpu_mean / 100.0;
     static const uint8_t cells[GP_SPARK_WIDTH] = {
@@ -525,6 +534,15 @@ static gp_summary lost_device(void)
     s.energy_span_s = 3.0; /* its power readings until the loss at 3.2125 s */
     s.temp_max_c = 58;
     s.clock_sm_mean_mhz = 2610.5;
+    s.util_gpu_min = 0;
+    s.util_gpu_p5 = 0;
+    s.util_gpu_p99 = 97;
+    s.util_gpu_std = 35.5;
+    s.util_gpu_idle_pct = 14.285714;
+    s.util_gpu_active_pct = 71.428571;
+    s.mem_used_mean_bytes = 3221225472.0;
+    s.temp_mean_c = 55;
+    s.clock_sm_max_mhz = 2625;
     s.throttle_reasons_seen = 0;
     s.busy_time_est_s = 3.2125 * s.util_gpu_mean / 100.0; /* live until the loss */
     static const uint8_t cells[7] = {0, 35, 70, GP_SPARK_NONE, 97, 96, 62};
@@ -561,6 +579,13 @@ static gp_summary throttled(void)
     s.temp_max_c = 92;
     s.clock_sm_mean_mhz = 1005.25;
     s.clock_mem_mean_mhz = 1593;
+    s.util_gpu_min = 50;
+    s.util_gpu_p5 = 100;
+    s.util_gpu_p99 = 100;
+    s.util_gpu_std = NAN; /* as with one reading: n/a, null */
+    s.util_gpu_active_pct = 100;
+    s.temp_mean_c = 90.25;
+    s.clock_sm_max_mhz = 1410;
     s.throttle_reasons_seen = GP_THROTTLE_GPU_IDLE | GP_THROTTLE_APP_CLOCKS |
                               GP_THROTTLE_SW_POWER_CAP | GP_THROTTLE_HW_SLOWDOWN |
                               GP_THROTTLE_SYNC_BOOST | GP_THROTTLE_SW_THERMAL |
@@ -814,6 +839,31 @@ static void sparkline(void)
     CHECK_U64(gp_summary_sparkline(&s, GP_FMT_ASCII, NULL, 0), GP_SPARK_WIDTH);
 }
 
+/* util.gpu's spread (issue 33): its own lines under util.gpu; a standard
+ * deviation that is unknown (NaN: fewer than 2 readings) is n/a and null,
+ * never 0. */
+static void spread_lines(void)
+{
+    gp_summary s = full_h100();
+    char *t = render(gp_summary_format, &s, 0, NULL);
+    CHECK(strstr(t, "\n  util.gpu          mean 87.3%  p50 92%  p95 99%  max 100%\n"
+                    "                    min 0%  p5 12%  p99 100%  std 24.3%\n"
+                    "                    idle (<5%) 3.4%  active (>=50%) 91.5%\n") != NULL);
+    CHECK_TEXT_VALUE(t, "clocks", "SM mean 1755 MHz (max 1980 MHz)  mem mean 2619 MHz");
+    CHECK_TEXT_VALUE(t, "memory used", "max 71.20 GiB of 79.65 GiB (89.4%)  mean 65.31 GiB");
+    free(t);
+    s.util_gpu_std = NAN;
+    t = render(gp_summary_format, &s, GP_FMT_ASCII, NULL);
+    CHECK(strstr(t, "p99 100%  std n/a\n") != NULL);
+    free(t);
+    char *j = render(gp_summary_to_json, &s, 0, NULL);
+    CHECK_JSON_KEY(j, "util_gpu_std_pct", "null");
+    CHECK_JSON_KEY(j, "util_gpu_p5_pct", "12");
+    CHECK_JSON_KEY(j, "util_gpu_idle_pct", "3.389831");
+    CHECK_JSON_KEY(j, "clock_sm_max_mhz", "1980");
+    free(j);
+}
+
 /* --------------------------------------------------- invalid is null */
 
 static void invalid_is_null(void)
@@ -843,6 +893,15 @@ static void invalid_is_null(void)
     s.throttle_reasons_seen = GP_THROTTLE_SW_POWER_CAP;
     s.busy_time_est_s = 9.87;
     s.device_error_at_s = 4.5;
+    s.util_gpu_min = 61;
+    s.util_gpu_p5 = 62;
+    s.util_gpu_p99 = 63;
+    s.util_gpu_std = 6.54;
+    s.util_gpu_idle_pct = 12.34;
+    s.util_gpu_active_pct = 43.21;
+    s.mem_used_mean_bytes = 7654321;
+    s.temp_mean_c = 71.7;
+    s.clock_sm_max_mhz = 3333;
 
     char *j = render(gp_summary_to_json, &s, 0, NULL);
     check_json_valid(j, "invalid_is_null");
@@ -851,6 +910,15 @@ static void invalid_is_null(void)
                                             "util_gpu_p50_pct",
                                             "util_gpu_p95_pct",
                                             "util_gpu_max_pct",
+                                            "util_gpu_min_pct",
+                                            "util_gpu_p5_pct",
+                                            "util_gpu_p99_pct",
+                                            "util_gpu_std_pct",
+                                            "util_gpu_idle_pct",
+                                            "util_gpu_active_pct",
+                                            "mem_used_mean_bytes",
+                                            "temp_mean_c",
+                                            "clock_sm_max_mhz",
                                             "util_mem_mean_pct",
                                             "util_mem_max_pct",
                                             "mem_used_max_bytes",
@@ -890,8 +958,9 @@ static void invalid_is_null(void)
     CHECK_TEXT_VALUE(t, "busy time est.", "n/a");
     CHECK_TEXT_VALUE(t, "util.gpu trace", "n/a");
     static const char *const stale[] = {
-        "55.5",  "66%", "77%",  "88%",  "44.4",         "33%",  "222.2", "333.3",
-        "999.9", "81",  "1111", "2222", "sw_power_cap", "9.87", "0.123", "device error"};
+        "55.5", "66%",  "77%",  "88%",          "44.4", "33%",   "222.2",        "333.3", "999.9",
+        "81",   "1111", "2222", "sw_power_cap", "9.87", "0.123", "device error", "61%",   "62%",
+        "63%",  "6.5",  "12.3", "43.2",         "7.3",  "71.7",  "3333",         "idle"};
     for (size_t i = 0; i < sizeof stale / sizeof stale[0]; i++) {
         if (strstr(t, stale[i]))
             fprintf(stderr, "stale value %s in text:\n%s", stale[i], t);
@@ -1098,7 +1167,7 @@ static void vocabulary(void)
     gp_summary s = full_h100();
     for (unsigned flags = 0; flags <= GP_FMT_ASCII; flags += GP_FMT_ASCII) {
         char *t = render(gp_summary_format, &s, flags, NULL);
-        CHECK_TEXT_VALUE(t, "temperature", "max 71 C");
+        CHECK_TEXT_VALUE(t, "temperature", "max 71 C  mean 64.7 C");
         free(t);
     }
     s.duration_s = 0.3;
@@ -1124,6 +1193,7 @@ int main(void)
     contract();
     sparkline();
     invalid_is_null();
+    spread_lines();
     escaping();
     numbers();
     locale_independence();

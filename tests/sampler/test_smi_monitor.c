@@ -177,6 +177,9 @@ static void test_mig_and_several(void)
             gp_summary_to_json(inst, 0, text, sizeof text);
             CHECK_CONTAINS(text, "\"valid_mask\":0,\"util_gpu_mean_pct\":null,\"util_gpu_p50_pct\":"
                                  "null,\"util_gpu_p95_pct\":null,\"util_gpu_max_pct\":null,"
+                                 "\"util_gpu_min_pct\":null,\"util_gpu_p5_pct\":null,"
+                                 "\"util_gpu_p99_pct\":null,\"util_gpu_std_pct\":null,"
+                                 "\"util_gpu_idle_pct\":null,\"util_gpu_active_pct\":null,"
                                  "\"util_mem_mean_pct\":null,\"util_mem_max_pct\":null,");
             CHECK_CONTAINS(text, "\"busy_time_est_s\":null,\"sparkline\":[null,");
             CHECK_CONTAINS(text, "\"gpm\":null,\"mig\":{\"profile\":\"3g.40gb\",");

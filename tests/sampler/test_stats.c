@@ -107,6 +107,8 @@ static void reference(const timed *all, size_t n_all, uint64_t t0, uint64_t warm
     uint32_t max_um = 0, max_pw = 0;
     uint64_t mem_used_max = 0, mem_total = 0, thr = 0;
     int32_t temp_max = INT32_MIN;
+    double sum_mem_used = 0, n_mem_used = 0, sum_temp = 0, n_temp = 0;
+    uint32_t max_cs = 0;
     for (size_t i = 0; i < n; i++) {
         const gp_device_sample *s = &x[i].s;
         valid |= s->valid;
@@ -122,6 +124,16 @@ static void reference(const timed *all, size_t n_all, uint64_t t0, uint64_t warm
         }
         if ((s->valid & GP_M_MEM_USED) && s->mem_used_bytes > mem_used_max)
             mem_used_max = s->mem_used_bytes;
+        if (s->valid & GP_M_MEM_USED) {
+            sum_mem_used += (double)s->mem_used_bytes;
+            n_mem_used++;
+        }
+        if (s->valid & GP_M_TEMP) {
+            sum_temp += s->temp_c;
+            n_temp++;
+        }
+        if ((s->valid & GP_M_CLOCK_SM) && s->clock_sm_mhz > max_cs)
+            max_cs = s->clock_sm_mhz;
         if (s->valid & GP_M_MEM_TOTAL)
             mem_total = s->mem_total_bytes;
         if (s->valid & GP_M_POWER) {
@@ -148,6 +160,22 @@ static void reference(const timed *all, size_t n_all, uint64_t t0, uint64_t warm
     r->util_gpu_p50 = n_ug ? ref_percentile(ug, n_ug, 50) : 0;
     r->util_gpu_p95 = n_ug ? ref_percentile(ug, n_ug, 95) : 0;
     r->util_gpu_max = n_ug ? ug[n_ug - 1] : 0;
+    r->util_gpu_min = n_ug ? ug[0] : 0;
+    r->util_gpu_p5 = n_ug ? ref_percentile(ug, n_ug, 5) : 0;
+    r->util_gpu_p99 = n_ug ? ref_percentile(ug, n_ug, 99) : 0;
+    double sq = 0;
+    uint64_t idle = 0, active = 0;
+    for (size_t i = 0; i < n_ug; i++) {
+        sq += (ug[i] - r->util_gpu_mean) * (ug[i] - r->util_gpu_mean);
+        idle += ug[i] < 5;
+        active += ug[i] >= 50;
+    }
+    r->util_gpu_std = n_ug >= 2 ? sqrt(sq / (double)n_ug) : NAN;
+    r->util_gpu_idle_pct = n_ug ? 100.0 * (double)idle / (double)n_ug : 0;
+    r->util_gpu_active_pct = n_ug ? 100.0 * (double)active / (double)n_ug : 0;
+    r->mem_used_mean_bytes = n_mem_used ? sum_mem_used / n_mem_used : 0;
+    r->temp_mean_c = n_temp ? sum_temp / n_temp : 0;
+    r->clock_sm_max_mhz = max_cs;
     r->busy_time_est_s = n_ug ? r->duration_s * r->util_gpu_mean / 100 : 0;
     r->util_mem_mean = n_um ? (double)sum_um / (double)n_um : 0;
     r->util_mem_max = max_um;
@@ -242,6 +270,17 @@ static int compare(const gp_summary *got, const gp_summary *want)
     CHECK_U64(got->util_gpu_p50, want->util_gpu_p50);
     CHECK_U64(got->util_gpu_p95, want->util_gpu_p95);
     CHECK_U64(got->util_gpu_max, want->util_gpu_max);
+    CHECK_U64(got->util_gpu_min, want->util_gpu_min);
+    CHECK_U64(got->util_gpu_p5, want->util_gpu_p5);
+    CHECK_U64(got->util_gpu_p99, want->util_gpu_p99);
+    CHECK(isnan(got->util_gpu_std) == isnan(want->util_gpu_std));
+    if (!isnan(want->util_gpu_std))
+        CHECK(close_enough(got->util_gpu_std, want->util_gpu_std));
+    CHECK(close_enough(got->util_gpu_idle_pct, want->util_gpu_idle_pct));
+    CHECK(close_enough(got->util_gpu_active_pct, want->util_gpu_active_pct));
+    CHECK(close_enough(got->mem_used_mean_bytes, want->mem_used_mean_bytes));
+    CHECK(close_enough(got->temp_mean_c, want->temp_mean_c));
+    CHECK_U64(got->clock_sm_max_mhz, want->clock_sm_max_mhz);
     CHECK(close_enough(got->busy_time_est_s, want->busy_time_est_s));
     CHECK_NEAR(got->util_mem_mean, want->util_mem_mean, 1e-12);
     CHECK_U64(got->util_mem_max, want->util_mem_max);
@@ -581,6 +620,87 @@ static void percentiles(void)
     }
 }
 
+/* util.gpu's spread, memory, temperature and the SM clock's maximum on
+ * hand-made regions (the random runs compare them with brute force). */
+static void spread(void)
+{
+    static const uint32_t u[10] = {0, 4, 5, 49, 50, 100, 100, 30, 60, 2};
+    gp_acc a;
+    gp_acc_init(&a, 0, 0);
+    for (uint32_t i = 0; i < 10; i++) {
+        gp_device_sample s = {.valid = GP_M_UTIL_GPU | GP_M_MEM_USED | GP_M_TEMP | GP_M_CLOCK_SM,
+                              .util_gpu_pct = u[i],
+                              .mem_used_bytes = (i + 1) * 1000000000ull,
+                              .temp_c = i < 5 ? -3 : 40,
+                              .clock_sm_mhz = 1000 + 97 * (i % 4)};
+        if (i == 9)
+            s.valid &= ~(uint32_t)GP_M_TEMP; /* a temperature not read is not a 0 */
+        gp_acc_add(&a, i, &s);
+    }
+    gp_summary out = {0};
+    gp_acc_summarize(&a, &out);
+    CHECK_U64(out.util_gpu_min, 0);
+    CHECK_U64(out.util_gpu_p5, 0);    /* rank ceil(0.5) = 1 */
+    CHECK_U64(out.util_gpu_p99, 100); /* rank 10 */
+    /* mean 40; squares 1600+1296+1225+81+100+3600+3600+100+400+1444 = 13446 */
+    CHECK_NEAR(out.util_gpu_std, sqrt(1344.6), 1e-12);
+    CHECK_NEAR(out.util_gpu_idle_pct, 30.0, 1e-12);   /* 0, 4, 2 */
+    CHECK_NEAR(out.util_gpu_active_pct, 40.0, 1e-12); /* 50, 100, 100, 60 */
+    CHECK_NEAR(out.mem_used_mean_bytes, 5.5e9, 1e-3);
+    CHECK_NEAR(out.temp_mean_c, (5 * -3 + 4 * 40) / 9.0, 1e-12);
+    CHECK_U64(out.clock_sm_max_mhz, 1291);
+
+    /* One reading: its spread is unknown (NaN), its shares are known. */
+    gp_acc_init(&a, 0, 0);
+    gp_device_sample one = {.valid = GP_M_UTIL_GPU, .util_gpu_pct = 3};
+    gp_acc_add(&a, 0, &one);
+    gp_acc_summarize(&a, &out);
+    CHECK(isnan(out.util_gpu_std));
+    CHECK_U64(out.util_gpu_min, 3);
+    CHECK_U64(out.util_gpu_p99, 3);
+    CHECK_NEAR(out.util_gpu_idle_pct, 100.0, 0);
+    CHECK_NEAR(out.util_gpu_active_pct, 0.0, 0);
+    /* Two equal readings: a spread of exactly 0. */
+    gp_acc_add(&a, 1, &one);
+    gp_acc_summarize(&a, &out);
+    CHECK_NEAR(out.util_gpu_std, 0.0, 0);
+}
+
+/* gp_run_stats_compute: the sample standard deviation, unknowns left out. */
+static void run_stats(void)
+{
+    gp_run_stats r;
+    gp_error err;
+    const double v[5] = {2, 4, NAN, 4, 6};
+    CHECK_INT(gp_run_stats_compute(v, 5, &r, &err), GP_OK);
+    CHECK_U64(r.n, 4);
+    CHECK_U64(r.n_unknown, 1);
+    CHECK_NEAR(r.mean, 4.0, 1e-12);
+    CHECK_NEAR(r.std, sqrt(8.0 / 3.0), 1e-12); /* (4+0+0+4) / (4-1) */
+    CHECK_NEAR(r.min, 2.0, 0);
+    CHECK_NEAR(r.max, 6.0, 0);
+
+    const double one[1] = {7.5};
+    CHECK_INT(gp_run_stats_compute(one, 1, &r, &err), GP_OK);
+    CHECK_U64(r.n, 1);
+    CHECK_NEAR(r.mean, 7.5, 0);
+    CHECK(isnan(r.std));
+    CHECK_NEAR(r.min, 7.5, 0);
+
+    const double none[2] = {NAN, INFINITY};
+    CHECK_INT(gp_run_stats_compute(none, 2, &r, &err), GP_OK);
+    CHECK_U64(r.n, 0);
+    CHECK_U64(r.n_unknown, 2);
+    CHECK(isnan(r.mean) && isnan(r.std) && isnan(r.min) && isnan(r.max));
+    CHECK_INT(gp_run_stats_compute(NULL, 0, &r, &err), GP_OK);
+    CHECK(isnan(r.mean));
+
+    CHECK_INT(gp_run_stats_compute(NULL, 3, &r, &err), GP_ERR_INVALID_ARG);
+    CHECK(strstr(err.message, "values is NULL") != NULL);
+    CHECK_INT(gp_run_stats_compute(v, 5, NULL, &err), GP_ERR_INVALID_ARG);
+    CHECK(strstr(err.message, "out is NULL") != NULL);
+}
+
 static void warmup(void)
 {
     /* Samples at 0, 100, ..., 900 ms after t0 with a 300 ms warmup: 0,
@@ -748,6 +868,8 @@ int main(void)
 {
     gpm_stats();
     percentiles();
+    spread();
+    run_stats();
     warmup();
     edges();
     energy_cases();
