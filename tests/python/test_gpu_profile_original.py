@@ -143,7 +143,7 @@ class NamesTest(Base):
         a = dataclasses.asdict(s)
         self.assertEqual((a["notes"], a["sample_count"]), (s.note, 2))
         self.assertEqual(json.loads(json.dumps(a)), d)
-        self.assertIn("clocks            SM mean 1500 MHz  mem mean 900 MHz", s.format())
+        self.assertIn("clocks            SM mean 1500 MHz (max 1500 MHz)  mem mean 900 MHz", s.format())
         self.assertIn('"schema":"gpu-profile.summary"', s.to_json().replace(" ", ""))
         for t in (pickle.loads(pickle.dumps(s)), copy.deepcopy(s)):
             self.assertEqual((t, t.format(), t.to_json()), (s, s.format(), s.to_json()))
