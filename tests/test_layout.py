@@ -9,7 +9,8 @@
 - no source file over 900 lines, no function over 150 lines;
 - every record type, batch and channel name of the wire format is spelled
   in one place only, src/wire/vocab.h (and its Python copy,
-  python/gpufl/_wire.py, which test_python_gpufl compares with it);
+  python/gpufl/_wire.py, which test_python_gpufl compares with it), and
+  the scope and trace batches' cells come from its column lists;
 - each folder of src/ has a README.md saying what it owns and may include;
 - git tracks no compiled Python (.pyc, __pycache__/): .gitignore lists it,
   a `git add -A` must not bring it back (issue 20);
@@ -227,6 +228,19 @@ def check_one_vocabulary():
                          "src/wire/vocab.h (Python: gpufl._wire)" % (rel(p), no, m.group(1)))
 
 
+def check_batch_cells_from_vocab():
+    """The scope and trace batches' rows come from vocab.h's column lists
+    (WRITE_BATCH in src/wire/batches.c, issue 34): a cell written from a
+    row's field by hand is a second column list to keep in step."""
+    path = os.path.join(ROOT, "src/wire/batches.c")
+    with open(path, encoding="utf-8") as f:
+        for no, line in enumerate(f, 1):
+            if re.search(r"\bfl_put_(col|u64|i64)\(\s*d\s*,\s*r->", line):
+                fail("%s:%d: a batch cell written by hand; write the batch with WRITE_BATCH "
+                     "over its FL_COLS_ list (src/wire/vocab.h), a cell that is not the row's "
+                     "field of its name as a CELL_<BATCH>_<COLUMN>" % (rel(path), no))
+
+
 def check_readmes():
     for folder in ALLOWED:
         if folder.startswith("src/") and not os.path.isfile(
@@ -285,6 +299,7 @@ def main():
     for p in graph:
         check_sizes(p)
     check_one_vocabulary()
+    check_batch_cells_from_vocab()
     check_readmes()
     check_no_bytecode_tracked()
     check_docs_viewers()
