@@ -1,7 +1,7 @@
 /*
  * bench_trace_format.c - formatting cost of the Trace engine's kernel rows.
  *
- *   bench_trace_format [--quick] [--details launch|compact]
+ *   bench_trace_format [--quick] [--details launch|compact | --batches]
  *
  * Prints, for the figures docs/performance.md records: rows per second,
  * bytes per row and MB/s of fl_rec_kernel_batch() on one core (the
@@ -18,6 +18,11 @@
  * loop; "launch" writes a kernel_detail per launch (the default of
  * gpufl_init_options), "compact" one per configuration
  * (compact_kernel_details).
+ *
+ * --batches: the same for each other batch src/wire/batches.c writes from
+ * the vocabulary's column lists (memcpy, sync, alloc, graph, profile
+ * samples, PM samples, scope events), as many rows each, made from
+ * the kernel rows' times and ids.
  */
 #include "abi/trace_abi.h"
 #include "recorder/trace_sink.h"
@@ -123,18 +128,153 @@ static int run_writer(fl_kernel_row *rows, size_t sets, size_t total, bool compa
     return oom ? 1 : 0;
 }
 
+/* The other batches' rows, one array per type, each row made from the
+ * kernel row of the same index (64 batches of FL_TRACE_BATCH rows, as
+ * main makes). */
+#define OTHER_ROWS (64 * FL_TRACE_BATCH)
+static struct {
+    fl_memcpy_row memcpy[OTHER_ROWS];
+    fl_sync_row sync[OTHER_ROWS];
+    fl_alloc_row alloc[OTHER_ROWS];
+    fl_graph_row graph[OTHER_ROWS];
+    fl_sample_row sample[OTHER_ROWS];
+    fl_pm_row pm[OTHER_ROWS];
+    fl_scope_event scope[OTHER_ROWS];
+} g_rows;
+
+static void make_rows(const fl_kernel_row *k, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const fl_kernel_row *r = &k[i];
+        uint32_t x = r->corr_id * 2654435761u;
+        g_rows.memcpy[i] = (fl_memcpy_row){.t_ns = r->t_ns,
+                                           .duration_ns = r->duration_ns,
+                                           .bytes = 4096ull << (x % 12),
+                                           .stream_id = r->stream_id,
+                                           .corr_id = r->corr_id,
+                                           .copy_kind = 1 + x % 2};
+        g_rows.sync[i] = (fl_sync_row){.t_ns = r->t_ns,
+                                       .duration_ns = r->duration_ns,
+                                       .sync_type = 1 + x % 4,
+                                       .stream_id = r->stream_id,
+                                       .corr_id = r->corr_id};
+        g_rows.alloc[i] = (fl_alloc_row){.t_ns = r->t_ns,
+                                         .address = 0x7f0000000000ull + i * 4096,
+                                         .bytes = 4096ull << (x % 12),
+                                         .corr_id = r->corr_id,
+                                         .memory_op = 1 + x % 2,
+                                         .memory_kind = 3};
+        g_rows.graph[i] = (fl_graph_row){.t_ns = r->t_ns,
+                                         .duration_ns = r->duration_ns,
+                                         .graph_id = 1 + x % 8,
+                                         .stream_id = r->stream_id,
+                                         .corr_id = r->corr_id};
+        g_rows.sample[i] = (fl_sample_row){.t_ns = r->t_ns,
+                                           .pc_offset = 16 * (x % 4096),
+                                           .samples = 1 + x % 200,
+                                           .corr_id = r->corr_id,
+                                           .function_id = r->kernel_id,
+                                           .metric_id = 1 + x % 12,
+                                           .stall_reason = x % 12,
+                                           .source_file_id = 1,
+                                           .source_line = 1 + x % 900,
+                                           .scope_name_id = 1};
+        g_rows.pm[i] = (fl_pm_row){.t_ns = r->t_ns,
+                                   .value = (double)(x % 100000) / 64.0,
+                                   .sample_index = (uint32_t)i,
+                                   .metric_id = 1 + x % 8};
+        g_rows.scope[i].row = (fl_scope_row){.t_ns = r->t_ns,
+                                             .instance_id = r->corr_id,
+                                             .original_start_ns = r->t_ns,
+                                             .name_id = r->kernel_id,
+                                             .depth = (uint16_t)(x % 4),
+                                             .event_type = x % 2};
+        g_rows.scope[i].tid = 4242;
+    }
+}
+
+static const char *const other_names[] = {"memcpy", "sync", "alloc", "graph",
+                                          "sample", "pm",   "scope"};
+
+/* Batch id of other_names[type], rows [at, at + n) of its array. */
+static void put_other(fl_buf *b, size_t type, uint64_t id, size_t at, size_t n)
+{
+    switch (type) {
+    case 0:
+        fl_rec_memcpy_batch(b, SID, id, g_rows.memcpy + at, n);
+        break;
+    case 1:
+        fl_rec_sync_batch(b, SID, id, g_rows.sync + at, n);
+        break;
+    case 2:
+        fl_rec_alloc_batch(b, SID, id, g_rows.alloc + at, n);
+        break;
+    case 3:
+        fl_rec_graph_batch(b, SID, id, g_rows.graph + at, n);
+        break;
+    case 4:
+        fl_rec_profile_batch(b, SID, id, g_rows.sample + at, n);
+        break;
+    case 5:
+        fl_rec_pm_batch(b, SID, id, g_rows.pm + at, n);
+        break;
+    default:
+        fl_rec_scope_events(b, SID, id, g_rows.scope + at, n);
+        break;
+    }
+}
+
+/* Each other batch: total rows in batches of n, cycling through sets
+ * batches of rows; prints a line per type. */
+static int run_batches(const fl_kernel_row *k, size_t sets, size_t n, size_t total)
+{
+    if (sets * n > OTHER_ROWS) {
+        fprintf(stderr, "bench_trace_format: more rows than OTHER_ROWS\n");
+        return 1;
+    }
+    make_rows(k, sets * n);
+    int rc = 0;
+    fl_buf b = {0};
+    for (size_t t = 0; rc == 0 && t < sizeof other_names / sizeof other_names[0]; t++) {
+        for (size_t s = 0; s < sets; s++) { /* warm */
+            fl_buf_reset(&b);
+            put_other(&b, t, s + 1, s * n, n);
+        }
+        size_t batches = (total + n - 1) / n, done = 0;
+        uint64_t bytes = 0;
+        uint64_t c0 = gp_thread_cpu_ns();
+        for (size_t i = 0; i < batches; i++) {
+            size_t m = total - done < n ? total - done : n;
+            fl_buf_reset(&b);
+            put_other(&b, t, i + 1, (i % sets) * n, m);
+            bytes += b.len;
+            done += m;
+        }
+        double cpu = (double)(gp_thread_cpu_ns() - c0) / 1e9;
+        rc = b.oom ? 1 : 0;
+        printf("%s_row format: rows=%zu ns_per_row=%.1f bytes_per_row=%.1f (thread cpu %.3f s)\n",
+               other_names[t], done, cpu * 1e9 / (double)done, (double)bytes / (double)done, cpu);
+    }
+    fl_buf_free(&b);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     bool quick = false;
     const char *details = NULL;
+    bool others = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             quick = true;
+        } else if (strcmp(argv[i], "--batches") == 0) {
+            others = true;
         } else if (strcmp(argv[i], "--details") == 0 && i + 1 < argc &&
                    (strcmp(argv[i + 1], "launch") == 0 || strcmp(argv[i + 1], "compact") == 0)) {
             details = argv[++i];
         } else {
-            fprintf(stderr, "usage: bench_trace_format [--quick] [--details launch|compact]\n");
+            fprintf(stderr,
+                    "usage: bench_trace_format [--quick] [--details launch|compact | --batches]\n");
             return 2;
         }
     }
@@ -151,8 +291,9 @@ int main(int argc, char **argv)
     uint32_t corr = 1000;
     for (size_t i = 0; i < (size_t)SETS * N; i++)
         bench_kernel_row(&rows[i], &t, &corr);
-    if (details) {
-        int rc = run_writer(rows, SETS, total, strcmp(details, "compact") == 0);
+    if (details || others) {
+        int rc = details ? run_writer(rows, SETS, total, strcmp(details, "compact") == 0)
+                         : run_batches(rows, SETS, N, total);
         free(rows);
         return rc;
     }

@@ -111,6 +111,7 @@ void cli_serve_usage(FILE *f);
  * --help`: the run form's page (cli_usage) and the subcommand list. */
 int cli_help_main(int argc, char **argv);
 void cli_help_top(FILE *f);
+void cli_help_usage(FILE *f);
 /* The subcommand a typo or two away from word, or NULL. */
 const char *cli_sub_nearest(const char *word);
 
@@ -508,5 +509,23 @@ void cli_upload_scrub_argv(int argc, char **argv);
 extern const cli_opt cli_upload_opts[];
 extern const size_t cli_upload_n_opts;
 void cli_upload_usage(FILE *f);
+extern const cli_opt cli_help_opts[];
+extern const size_t cli_help_n_opts;
+
+/* A subcommand: one row of cli_subs (subcommands.c), the one table main.c
+ * dispatches from and help.c lists, pages, completes and suggests from. */
+typedef struct cli_sub {
+    const char *name;
+    int (*main)(int argc, char **argv); /* argv[0] is the name */
+    const char *summary, *example;      /* its line in `gpu-profile --help` */
+    void (*usage)(FILE *f);             /* its page: `CMD --help`, `help CMD` */
+    const cli_opt *opts;                /* its options, for `help --options CMD` */
+    const size_t *n_opts;
+    int keeps_sigpipe; /* writes to sockets, never stdout: no cli_pipe_default() */
+} cli_sub;
+extern const cli_sub cli_subs[];
+extern const size_t cli_n_subs;
+/* help.c: the row named name exactly, or NULL. */
+const cli_sub *cli_sub_find(const char *name);
 
 #endif

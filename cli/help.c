@@ -1,7 +1,8 @@
 /*
  * help.c - `gpu-profile help [CMD]`, the subcommand list of `gpu-profile
  * --help`, and `gpu-profile help --options [CMD]` / `--commands`, the
- * machine-readable lists the bash completion reads.
+ * machine-readable lists the bash completion reads: all of them from the
+ * subcommand table (subcommands.c), which main.c dispatches from too.
  *
  * Promises: `help CMD` prints exactly what `gpu-profile CMD --help` prints
  * (the same function), on stdout, exit 0; `help` alone is `--help`; an
@@ -13,7 +14,7 @@
 
 #include <string.h>
 
-static void help_usage(FILE *f)
+void cli_help_usage(FILE *f)
 {
     fputs("usage: gpu-profile help [CMD]\n"
           "       gpu-profile help --options [CMD]\n"
@@ -27,44 +28,18 @@ static void help_usage(FILE *f)
 }
 
 enum { K_OPTIONS = 256, K_COMMANDS };
-static const cli_opt help_opts[] = {
+const cli_opt cli_help_opts[] = {
     {"options", K_OPTIONS, 0, NULL, NULL, NULL},
     {"commands", K_COMMANDS, 0, NULL, NULL, NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
 };
-static const size_t help_n_opts = sizeof help_opts / sizeof help_opts[0];
-
-typedef struct sub {
-    const char *name, *summary, *example;
-    void (*usage)(FILE *);
-    const cli_opt *opts;
-    const size_t *n_opts;
-} sub;
-
-static const sub subs[] = {
-    {"devices", "list the GPUs a backend sees", "gpu-profile devices --json", cli_devices_usage,
-     cli_devices_opts, &cli_devices_n_opts},
-    {"report", "the report of a recorded session", "gpu-profile report --format json logs",
-     cli_report_usage, cli_logs_opts, &cli_logs_n_opts},
-    {"export", "a session as a Perfetto trace or CSV",
-     "gpu-profile export --format chrome-trace -o trace.json logs", cli_export_usage,
-     cli_export_opts, &cli_export_n_opts},
-    {"metrics", "the hardware metrics of a chip", "gpu-profile metrics list --chip GH100",
-     cli_metrics_usage, cli_metrics_opts, &cli_metrics_n_opts},
-    {"serve", "a Prometheus exporter of the GPUs", "gpu-profile serve --listen :9400",
-     cli_serve_usage, cli_serve_opts, &cli_serve_n_opts},
-    {"help", "a subcommand's page", "gpu-profile help report", help_usage, help_opts, &help_n_opts},
-    {"upload", "send sessions to a GPUFlight backend",
-     "gpu-profile upload --backend-url https://host logs", cli_upload_usage, cli_upload_opts,
-     &cli_upload_n_opts},
-};
-#define N_SUBS (sizeof subs / sizeof subs[0])
+const size_t cli_help_n_opts = sizeof cli_help_opts / sizeof cli_help_opts[0];
 
 static void subcommands(FILE *f)
 {
     fputs("subcommands (gpu-profile help CMD, or CMD --help, for each one's page):\n", f);
-    for (size_t i = 0; i < N_SUBS; i++)
-        fprintf(f, "  %-8s %-38s %s\n", subs[i].name, subs[i].summary, subs[i].example);
+    for (size_t i = 0; i < cli_n_subs; i++)
+        fprintf(f, "  %-8s %-38s %s\n", cli_subs[i].name, cli_subs[i].summary, cli_subs[i].example);
 }
 
 void cli_help_top(FILE *f)
@@ -73,11 +48,11 @@ void cli_help_top(FILE *f)
     subcommands(f);
 }
 
-static const sub *find(const char *name)
+const cli_sub *cli_sub_find(const char *name)
 {
-    for (size_t i = 0; i < N_SUBS; i++)
-        if (strcmp(subs[i].name, name) == 0)
-            return &subs[i];
+    for (size_t i = 0; i < cli_n_subs; i++)
+        if (strcmp(cli_subs[i].name, name) == 0)
+            return &cli_subs[i];
     return NULL;
 }
 
@@ -95,36 +70,43 @@ static void list_options(const cli_opt *t, size_t n)
 const char *cli_sub_nearest(const char *word)
 {
     /* The nearest subcommand, as for options. */
-    cli_opt names[N_SUBS];
-    for (size_t i = 0; i < N_SUBS; i++)
-        names[i] = (cli_opt){subs[i].name, 0, 0, NULL, NULL, NULL};
-    return word[0] == '-' ? NULL : cli_opt_nearest(names, N_SUBS, word);
+    cli_opt names[32];
+    size_t n = cli_n_subs < 32 ? cli_n_subs : 32;
+    for (size_t i = 0; i < n; i++)
+        names[i] = (cli_opt){cli_subs[i].name, 0, 0, NULL, NULL, NULL};
+    return word[0] == '-' ? NULL : cli_opt_nearest(names, n, word);
 }
 
 static int unknown_sub(const char *name)
 {
     const char *near = cli_sub_nearest(name);
-    if (near)
+    if (near) {
         cli_say("help: no subcommand '%s'; did you mean '%s'? (see gpu-profile --help)", name,
                 near);
-    else
-        cli_say("help: no subcommand '%s': devices, report, export, metrics, serve, help or "
-                "upload (see gpu-profile --help)",
-                name);
+        return CLI_EXIT_USAGE;
+    }
+    /* "a, b, ... or z", from the table. */
+    char all[512] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < cli_n_subs && len < sizeof all; i++) {
+        const char *sep = i == 0 ? "" : i + 1 < cli_n_subs ? ", " : " or ";
+        len += (size_t)snprintf(all + len, sizeof all - len, "%s%s", sep, cli_subs[i].name);
+    }
+    cli_say("help: no subcommand '%s': %s (see gpu-profile --help)", name, all);
     return CLI_EXIT_USAGE;
 }
 
 int cli_help_main(int argc, char **argv)
 {
     cli_getopt g;
-    cli_getopt_init(&g, "help", help_opts, help_n_opts, 0);
+    cli_getopt_init(&g, "help", cli_help_opts, cli_help_n_opts, 0);
     const char *v;
     int key, options = 0, commands = 0;
     while ((key = cli_getopt_next(&g, argc, argv, &v)) != -1) {
         if (key == CLI_OPT_ERROR)
             return CLI_EXIT_USAGE;
         if (key == 'h') {
-            help_usage(stdout);
+            cli_help_usage(stdout);
             return fflush(stdout) == 0 ? 0 : cli_stdout_failed("help");
         }
         options |= key == K_OPTIONS;
@@ -135,12 +117,12 @@ int cli_help_main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     const char *name = optind < argc ? argv[optind] : NULL;
-    const sub *s = name && strcmp(name, "run") != 0 ? find(name) : NULL;
+    const cli_sub *s = name && strcmp(name, "run") != 0 ? cli_sub_find(name) : NULL;
     if (name && strcmp(name, "run") != 0 && !s)
         return unknown_sub(name);
     if (commands) {
-        for (size_t i = 0; i < N_SUBS; i++)
-            printf("%s\n", subs[i].name);
+        for (size_t i = 0; i < cli_n_subs; i++)
+            printf("%s\n", cli_subs[i].name);
     } else if (options) {
         if (s)
             list_options(s->opts, *s->n_opts);

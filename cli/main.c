@@ -708,28 +708,18 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     return res.exit_code;
 }
 
-/* The subcommands that do not run CMD: they end on INT/TERM/HUP/QUIT
- * like any program (the signal's default action, so the parent sees it).
- * -1 when argv names none. */
+/* The subcommands that do not run CMD (cli_subs): they end on
+ * INT/TERM/HUP/QUIT like any program (the signal's default action, so the
+ * parent sees it).  -1 when argv names none. */
 static int subcommand(int argc, char **argv, const cli_signals *sig)
 {
-    static const struct {
-        const char *name;
-        int (*main)(int, char **);
-    } subs[] = {{"devices", cli_devices_main}, {"report", cli_report_main},
-                {"export", cli_export_main},   {"metrics", cli_metrics_main},
-                {"serve", cli_serve_main},     {"help", cli_help_main},
-                {"upload", cli_upload_main}};
-    for (size_t i = 0; argc >= 2 && i < sizeof subs / sizeof subs[0]; i++) {
-        if (strcmp(argv[1], subs[i].name) == 0) {
-            cli_signals_restore(sig);
-            /* serve writes to sockets, never stdout: its SIGPIPE stays. */
-            if (strcmp(argv[1], "serve") != 0)
-                cli_pipe_default();
-            return subs[i].main(argc - 1, argv + 1);
-        }
-    }
-    return -1;
+    const cli_sub *s = argc >= 2 ? cli_sub_find(argv[1]) : NULL;
+    if (!s)
+        return -1;
+    cli_signals_restore(sig);
+    if (!s->keeps_sigpipe)
+        cli_pipe_default();
+    return s->main(argc - 1, argv + 1);
 }
 
 int main(int argc, char **argv)

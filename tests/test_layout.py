@@ -9,7 +9,10 @@
 - no source file over 900 lines, no function over 150 lines;
 - every record type, batch and channel name of the wire format is spelled
   in one place only, src/wire/vocab.h (and its Python copy,
-  python/gpufl/_wire.py, which test_python_gpufl compares with it);
+  python/gpufl/_wire.py, which test_python_gpufl compares with it), and
+  the scope and trace batches' cells come from its column lists;
+- the command's subcommands are one table, cli/subcommands.c, which
+  main.c dispatches from and help.c lists from;
 - each folder of src/ has a README.md saying what it owns and may include;
 - git tracks no compiled Python (.pyc, __pycache__/): .gitignore lists it,
   a `git add -A` must not bring it back (issue 20);
@@ -227,6 +230,60 @@ def check_one_vocabulary():
                          "src/wire/vocab.h (Python: gpufl._wire)" % (rel(p), no, m.group(1)))
 
 
+def check_batch_cells_from_vocab():
+    """The scope and trace batches' rows come from vocab.h's column lists
+    (WRITE_BATCH in src/wire/batches.c, issue 34): a cell written from a
+    row's field by hand is a second column list to keep in step."""
+    path = os.path.join(ROOT, "src/wire/batches.c")
+    with open(path, encoding="utf-8") as f:
+        for no, line in enumerate(f, 1):
+            if re.search(r"\bfl_put_(col|u64|i64)\(\s*d\s*,\s*r->", line):
+                fail("%s:%d: a batch cell written by hand; write the batch with WRITE_BATCH "
+                     "over its FL_COLS_ list (src/wire/vocab.h), a cell that is not the row's "
+                     "field of its name as a CELL_<BATCH>_<COLUMN>" % (rel(path), no))
+
+
+def check_one_subcommand_table():
+    """The command's subcommands are the rows of cli/subcommands.c (issue
+    34): main.c dispatches and help.c lists from that table alone, so no
+    other file of cli/ names a subcommand's main or spells a list of them."""
+    table = os.path.join(ROOT, "cli/subcommands.c")
+    if not os.path.isfile(table):
+        fail("cli/subcommands.c is missing: the one table of subcommands (cli_subs)")
+        return
+    with open(table, encoding="utf-8") as f:
+        rows = re.findall(r'\{"([\w-]+)",\s*(cli_\w+_main)\b', f.read())
+    if len(rows) < 5:
+        fail("cli/subcommands.c: found only %d subcommand rows; the check cannot read it" %
+             len(rows))
+        return
+    names = [n for n, _ in rows]
+    mains = {m for _, m in rows}
+    listing = re.compile(r"\b(%s)\b(, | or )\b(%s)\b" % ("|".join(names), "|".join(names)))
+    row = re.compile(r'\{\s*"(%s)",\s*("|cli_\w+_main\b)' % "|".join(names))
+    cli = os.path.join(ROOT, "cli")
+    for name in sorted(os.listdir(cli)):
+        p = os.path.join(cli, name)
+        if not name.endswith(".c") or p == table:
+            continue
+        with open(p, encoding="utf-8") as f:
+            text = f.read()
+        code = strip_code(text)
+        own = defined_functions(p)
+        for m in sorted(mains - own):
+            if re.search(r"\b%s\b" % m, code):
+                fail("%s: names %s; dispatch a subcommand through cli_subs "
+                     "(cli/subcommands.c), the one table of subcommands" % (rel(p), m))
+        for no, line in enumerate(text.split("\n"), 1):
+            if row.search(line):
+                fail("%s:%d: a subcommand's row outside the table; add it to cli_subs "
+                     "(cli/subcommands.c)" % (rel(p), no))
+            for lit in re.findall(r'"((?:\\.|[^"\\])*)"', line):
+                if listing.search(lit):
+                    fail("%s:%d: a list of subcommands spelled by hand; make it from cli_subs "
+                         "(cli/subcommands.c)" % (rel(p), no))
+
+
 def check_readmes():
     for folder in ALLOWED:
         if folder.startswith("src/") and not os.path.isfile(
@@ -285,6 +342,8 @@ def main():
     for p in graph:
         check_sizes(p)
     check_one_vocabulary()
+    check_batch_cells_from_vocab()
+    check_one_subcommand_table()
     check_readmes()
     check_no_bytecode_tracked()
     check_docs_viewers()

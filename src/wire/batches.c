@@ -5,7 +5,9 @@
  * Promises: a batch with no rows appends nothing; its type, version and
  * columns come from the vocabulary (vocab.h), columns in its order, the
  * optional ones only when a row needs them; a metric whose validity bit is
- * clear is null, never 0; the functions are pure.
+ * clear is null, never 0; the functions are pure.  The scope and trace
+ * batches' rows are written from vocab.h's column lists (WRITE_BATCH), so
+ * a row's cells and the "columns" list cannot disagree.
  *
  * The row loops run on the writer thread for every sample, so they reserve
  * room for a whole row once and format integers by hand (util/buf.h)
@@ -27,8 +29,6 @@
  * sign, their commas and the brackets - with room to spare. */
 #define ROW_MAX 512
 
-/* A row's offset from the batch base; a row older than the base (out of
- * order) is pinned to 0 rather than wrapping to a huge unsigned number. */
 /* The earliest t_ns of rows[0..n) (n > 0), for batches whose rows are
  * not in time order: every dt_ns must be >= 0. */
 #define MIN_T_NS(rows, n)                                                                          \
@@ -40,6 +40,8 @@
         m_;                                                                                        \
     })
 
+/* A row's offset from the batch base; a row older than the base (out of
+ * order) is pinned to 0 rather than wrapping to a huge unsigned number. */
 static uint64_t dt_of(uint64_t t, uint64_t base)
 {
     return t > base ? t - base : 0;
@@ -234,61 +236,6 @@ static void put_batch_open(fl_buf *b, fl_type type, const char *session_id, uint
     FL_BUF_LIT(b, "[");
 }
 
-/* Rows of stride bytes, each starting with an fl_scope_row; with_tid:
- * each is an fl_scope_event, and the tid column is written. */
-static void put_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id, const void *rows,
-                            size_t stride, size_t n, bool with_tid)
-{
-    if (!rows || n == 0)
-        return;
-    const char *p = rows;
-    uint64_t base = ((const fl_scope_row *)p)->t_ns;
-    uint32_t cols = all_columns(FL_T_SCOPE_EVENT_BATCH);
-    if (!with_tid)
-        cols &= ~(1u << FL_COL_SCOPE_TID);
-    put_batch_open(b, FL_T_SCOPE_EVENT_BATCH, session_id, batch_id, base, cols);
-    for (size_t i = 0; i < n; i++) {
-        const fl_scope_row *r = (const fl_scope_row *)(p + i * stride);
-        char *d = fl_buf_reserve(b, ROW_MAX);
-        if (!d)
-            return;
-        if (i)
-            *d++ = ',';
-        *d++ = '[';
-        d = fl_put_u64(d, dt_of(r->t_ns, base));
-        *d++ = ',';
-        d = fl_put_u64(d, r->instance_id);
-        *d++ = ',';
-        d = fl_put_u64(d, r->name_id);
-        *d++ = ',';
-        d = fl_put_u64(d, r->event_type);
-        *d++ = ',';
-        d = fl_put_u64(d, r->depth);
-        /* repeat and warmup: this recorder has no repeat/warm-up scopes. */
-        d = fl_put_lit(d, ",0,0,", 5);
-        d = fl_put_u64(d, r->original_start_ns);
-        if (with_tid)
-            d = fl_put_col(d, ((const fl_scope_event *)r)->tid);
-        *d++ = ']';
-        fl_buf_commit(b, d);
-    }
-    FL_BUF_LIT(b, "]}\n");
-}
-
-void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                        const fl_scope_row *rows, size_t n)
-{
-    put_scope_batch(b, session_id, batch_id, rows, sizeof *rows, n, false);
-}
-
-void fl_rec_scope_events(fl_buf *b, const char *session_id, uint64_t batch_id,
-                         const fl_scope_event *rows, size_t n)
-{
-    put_scope_batch(b, session_id, batch_id, rows, sizeof *rows, n, true);
-}
-
-/* ------------------------------------------------------- trace batches */
-
 /* Room for one row at most ROW_MAX long, its leading comma written after
  * the first row and its '[' opened; NULL once oom. */
 static char *row_open(fl_buf *b, size_t i)
@@ -306,196 +253,6 @@ static void row_close(fl_buf *b, char *d)
 {
     *d++ = ']';
     fl_buf_commit(b, d);
-}
-
-void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                         const fl_kernel_row *rows, size_t n)
-{
-    /* device_id is our extension after the spec's ten columns (readers
-     * look columns up by name): a process that drives several GPUs (JAX,
-     * one process per host) needs it to split kernels per device. */
-    if (!rows || n == 0)
-        return;
-    uint64_t base = rows[0].t_ns;
-    put_batch_open(b, FL_T_KERNEL_EVENT_BATCH, session_id, batch_id, base,
-                   all_columns(FL_T_KERNEL_EVENT_BATCH));
-    for (size_t i = 0; i < n; i++) {
-        const fl_kernel_row *r = &rows[i];
-        char *d = row_open(b, i);
-        if (!d)
-            return;
-        d = fl_put_u64(d, dt_of(r->t_ns, base));
-        d = fl_put_col(d, r->kernel_id);
-        d = fl_put_col(d, r->stream_id);
-        d = fl_put_col(d, r->duration_ns);
-        d = fl_put_col(d, r->corr_id);
-        d = fl_put_col(d, r->dynamic_smem_bytes);
-        d = fl_put_col(d, r->num_regs);
-        d = fl_put_col(d, r->has_details);
-        d = fl_put_col(d, r->external_kind);
-        d = fl_put_col(d, r->external_id);
-        d = fl_put_col(d, r->device_id);
-        row_close(b, d);
-    }
-    FL_BUF_LIT(b, "]}\n");
-}
-
-void fl_rec_memcpy_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                         const fl_memcpy_row *rows, size_t n)
-{
-    /* Our extensions after the spec's six columns (readers look columns up
-     * by name, so the first six read as before): device_id always (the
-     * device that ran the copy: several per process under JAX), and
-     * src_device_id / dst_device_id only in a batch holding a
-     * peer-to-peer copy. */
-    if (!rows || n == 0)
-        return;
-    bool peer = false;
-    for (size_t i = 0; i < n && !peer; i++)
-        peer = rows[i].peer != 0;
-    uint64_t base = rows[0].t_ns;
-    uint32_t cols = all_columns(FL_T_MEMCPY_EVENT_BATCH);
-    if (!peer)
-        cols &= ~(1u << FL_COL_MEMCPY_SRC_DEVICE_ID | 1u << FL_COL_MEMCPY_DST_DEVICE_ID);
-    put_batch_open(b, FL_T_MEMCPY_EVENT_BATCH, session_id, batch_id, base, cols);
-    for (size_t i = 0; i < n; i++) {
-        const fl_memcpy_row *r = &rows[i];
-        char *d = row_open(b, i);
-        if (!d)
-            return;
-        d = fl_put_u64(d, dt_of(r->t_ns, base));
-        d = fl_put_col(d, r->stream_id);
-        d = fl_put_col(d, r->duration_ns);
-        d = fl_put_col(d, r->bytes);
-        d = fl_put_col(d, r->copy_kind);
-        d = fl_put_col(d, r->corr_id);
-        d = fl_put_col(d, r->device_id);
-        if (peer) {
-            /* A row that is not peer-to-peer has both set to its device. */
-            d = fl_put_col(d, r->src_device_id);
-            d = fl_put_col(d, r->dst_device_id);
-        }
-        row_close(b, d);
-    }
-    FL_BUF_LIT(b, "]}\n");
-}
-
-void fl_rec_sync_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                       const fl_sync_row *rows, size_t n)
-{
-    if (!rows || n == 0)
-        return;
-    uint64_t base = rows[0].t_ns;
-    put_batch_open(b, FL_T_SYNCHRONIZATION_EVENT_BATCH, session_id, batch_id, base,
-                   all_columns(FL_T_SYNCHRONIZATION_EVENT_BATCH));
-    for (size_t i = 0; i < n; i++) {
-        const fl_sync_row *r = &rows[i];
-        char *d = row_open(b, i);
-        if (!d)
-            return;
-        d = fl_put_u64(d, dt_of(r->t_ns, base));
-        d = fl_put_col(d, r->duration_ns);
-        d = fl_put_col(d, r->sync_type);
-        /* CUPTI's value as it is: 4294967295 (0xffffffff) for a sync that
-         * is not on a stream (context or event synchronization). */
-        d = fl_put_col(d, r->stream_id);
-        d = fl_put_col(d, r->event_id);
-        d = fl_put_col(d, r->context_id);
-        d = fl_put_col(d, r->corr_id);
-        /* function_id indexes function_dict, which nothing fills for
-         * synchronizations yet (the API function that synchronized is not
-         * recorded): 0, "none", as the spec defines it. */
-        d = fl_put_lit(d, ",0", 2);
-        d = fl_put_col(d, r->stack_id); /* ours: into stack_dict, 0 none */
-        row_close(b, d);
-    }
-    FL_BUF_LIT(b, "]}\n");
-}
-
-void fl_rec_alloc_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                        const fl_alloc_row *rows, size_t n)
-{
-    if (!rows || n == 0)
-        return;
-    uint64_t base = rows[0].t_ns;
-    put_batch_open(b, FL_T_MEMORY_ALLOC_EVENT_BATCH, session_id, batch_id, base,
-                   all_columns(FL_T_MEMORY_ALLOC_EVENT_BATCH));
-    for (size_t i = 0; i < n; i++) {
-        const fl_alloc_row *r = &rows[i];
-        char *d = row_open(b, i);
-        if (!d)
-            return;
-        d = fl_put_u64(d, dt_of(r->t_ns, base));
-        d = fl_put_col(d, r->duration_ns);
-        d = fl_put_col(d, r->memory_op);
-        d = fl_put_col(d, r->memory_kind);
-        d = fl_put_col(d, r->address);
-        d = fl_put_col(d, r->bytes);
-        d = fl_put_col(d, r->device_id);
-        d = fl_put_col(d, r->stream_id);
-        d = fl_put_col(d, r->corr_id);
-        row_close(b, d);
-    }
-    FL_BUF_LIT(b, "]}\n");
-}
-
-/* graph_event_batch is our extension of the format (one row per graph
- * launch, channel device); readers that do not know the type skip it. */
-void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                        const fl_graph_row *rows, size_t n)
-{
-    if (!rows || n == 0)
-        return;
-    uint64_t base = rows[0].t_ns;
-    put_batch_open(b, FL_T_GRAPH_EVENT_BATCH, session_id, batch_id, base,
-                   all_columns(FL_T_GRAPH_EVENT_BATCH));
-    for (size_t i = 0; i < n; i++) {
-        const fl_graph_row *r = &rows[i];
-        char *d = row_open(b, i);
-        if (!d)
-            return;
-        d = fl_put_u64(d, dt_of(r->t_ns, base));
-        d = fl_put_col(d, r->graph_id);
-        d = fl_put_col(d, r->stream_id);
-        d = fl_put_col(d, r->duration_ns);
-        d = fl_put_col(d, r->corr_id);
-        d = fl_put_col(d, r->device_id);
-        row_close(b, d);
-    }
-    FL_BUF_LIT(b, "]}\n");
-}
-
-void fl_rec_profile_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                          const fl_sample_row *rows, size_t n)
-{
-    if (!rows || n == 0)
-        return;
-    uint64_t base = MIN_T_NS(rows, n);
-    put_batch_open(b, FL_T_PROFILE_SAMPLE_BATCH, session_id, batch_id, base,
-                   all_columns(FL_T_PROFILE_SAMPLE_BATCH));
-    for (size_t i = 0; i < n; i++) {
-        const fl_sample_row *r = &rows[i];
-        char *d = row_open(b, i);
-        if (!d)
-            return;
-        d = fl_put_u64(d, r->t_ns - base);
-        d = fl_put_col(d, r->corr_id);
-        d = fl_put_col(d, r->device_id);
-        d = fl_put_col(d, r->function_id);
-        d = fl_put_col(d, r->pc_offset);
-        d = fl_put_col(d, r->metric_id);
-        d = fl_put_col(d, r->samples);
-        /* A SASS-metric row (sample_kind 1) has no stall reason: 0, as
-         * GPUFlight writes it (its analyzer compares the cell with 0, so a
-         * null would break it). */
-        d = fl_put_col(d, r->sample_kind == FL_SAMPLE_KIND_SASS ? 0 : r->stall_reason);
-        d = fl_put_col(d, r->sample_kind);
-        d = fl_put_col(d, r->scope_name_id);
-        d = fl_put_col(d, r->source_file_id);
-        d = fl_put_col(d, r->source_line);
-        row_close(b, d);
-    }
-    FL_BUF_LIT(b, "]}\n");
 }
 
 /* v as fl_buf_double writes it (six decimals at most, trailing zeros
@@ -527,37 +284,189 @@ static inline char *put_fixed6(char *d, double v)
     return d;
 }
 
+/* ------------------------------------------- rows from the vocabulary */
+
+/* The scope and trace batches write their rows from vocab.h's column
+ * lists (FL_COLS_*), one cell per column in the list's order: a column
+ * added there is written here with no second list to keep in step.
+ *
+ * A column's cell is the row's field of the column's name (r->corr_id)
+ * unless CELL_<BATCH>_<COLUMN> (or CELL_ALL_<COLUMN>, for every batch)
+ * below names its value; a column is in every row and in the "columns"
+ * list unless WHEN_<BATCH>_<COLUMN> gives the batch's condition for it;
+ * a cell is an unsigned integer unless PUT_<BATCH>_<COLUMN> names its
+ * writer.  Each such override is defined as "~, value": OR_DEFAULT picks
+ * the value after the "~," when the name is defined, and its default when
+ * the name stays a lone token. */
+#define SECOND_(a, b, ...) b
+#define SECOND(...) SECOND_(__VA_ARGS__)
+#define OR_DEFAULT(probe, dflt) SECOND(probe, dflt, ~)
+
+#define CELL(batch, id, name) OR_DEFAULT(CELL_##batch##_##id, OR_DEFAULT(CELL_ALL_##id, r->name))
+#define WHEN(batch, id) OR_DEFAULT(WHEN_##batch##_##id, 1)
+#define PUTTER(batch, id) OR_DEFAULT(PUT_##batch##_##id, put_u64_cell)
+
+/* A row's offset from the batch base; a row older than the base (out of
+ * order) is pinned to 0 (dt_of). */
+#define CELL_ALL_DT_NS ~, dt_of(r->t_ns, base)
+#define CELL_KERNEL_DYN_SHARED ~, r->dynamic_smem_bytes
+/* Our extension columns of a peer-to-peer copy, only in a batch that
+ * holds one; a row that is not peer-to-peer has both set to its device. */
+#define WHEN_MEMCPY_SRC_DEVICE_ID ~, peer
+#define WHEN_MEMCPY_DST_DEVICE_ID ~, peer
+/* function_id indexes function_dict, which nothing fills for
+ * synchronizations yet (the API function that synchronized is not
+ * recorded): 0, "none", as the spec defines it. */
+#define CELL_SYNC_FUNCTION_ID ~, 0
+#define CELL_PROFILE_METRIC_VALUE ~, r->samples
+/* A SASS-metric row (sample_kind 1) has no stall reason: 0, as GPUFlight
+ * writes it (its analyzer compares the cell with 0, so a null would break
+ * it). */
+#define CELL_PROFILE_STALL_REASON ~, (r->sample_kind == FL_SAMPLE_KIND_SASS ? 0 : r->stall_reason)
+#define PUT_PM_VALUE ~, put_double_cell
+#define CELL_SCOPE_SCOPE_INSTANCE_ID ~, r->instance_id
+/* repeat and warmup: this recorder has no repeat/warm-up scopes. */
+#define CELL_SCOPE_REPEAT ~, 0
+#define CELL_SCOPE_WARMUP ~, 0
+#define CELL_SCOPE_TID ~, ((const fl_scope_event *)r)->tid
+#define WHEN_SCOPE_TID ~, with_tid
+
+/* A cell: the first of its row bare, any other after a comma (room for
+ * it was reserved with the row); a cell that is always 0 (repeat,
+ * warmup, a sync's function_id) as one two-byte copy. */
+static inline char *put_u64_cell(fl_buf *b, char *d, bool first, uint64_t v)
+{
+    (void)b;
+    if (__builtin_constant_p(v) && v == 0 && !first)
+        return fl_put_lit(d, ",0", 2);
+    return first ? fl_put_u64(d, v) : fl_put_col(d, v);
+}
+
+/* A cell holding a double (never a row's first): by hand when
+ * put_fixed6 can, else (not finite: null; huge) the general writer, with
+ * room made again for the rest of the row. */
+static char *put_double_cell(fl_buf *b, char *d, bool first, double v)
+{
+    (void)first;
+    *d++ = ',';
+    char *e = put_fixed6(d, v);
+    if (e)
+        return e;
+    fl_buf_commit(b, d);
+    fl_buf_double(b, v);
+    return fl_buf_reserve(b, 32);
+}
+
+/* Only a writer other than put_u64_cell can run out of room: the test
+ * of d is folded away for the integer cells. */
+#define PUT_CELL(batch, id, name)                                                                  \
+    if (WHEN(batch, id)) {                                                                         \
+        d = PUTTER(batch, id)(b, d, FL_COL_##batch##_##id == 0, CELL(batch, id, name));            \
+        if ((void (*)(void))PUTTER(batch, id) != (void (*)(void))put_u64_cell && !d)               \
+            return;                                                                                \
+    }
+#define COLUMN_BIT(batch, id, name) | (WHEN(batch, id) ? 1u << FL_COL_##batch##_##id : 0u)
+
+/* A whole batch of type FL_T_<type> over the columns FL_COLS_<cols>: its
+ * envelope with base_time_ns base_t, then for each i < n the row r =
+ * row_at (an expression of i), in the function that declares b,
+ * session_id, batch_id, rows and n. */
+#define WRITE_BATCH(type, cols, base_t, row_at)                                                    \
+    do {                                                                                           \
+        if (!rows || n == 0)                                                                       \
+            return;                                                                                \
+        uint64_t base = (base_t);                                                                  \
+        put_batch_open(b, FL_T_##type, session_id, batch_id, base, 0u FL_COLS_##cols(COLUMN_BIT)); \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            __auto_type r = (row_at);                                                              \
+            char *d = row_open(b, i);                                                              \
+            if (!d)                                                                                \
+                return;                                                                            \
+            FL_COLS_##cols(PUT_CELL);                                                              \
+            row_close(b, d);                                                                       \
+        }                                                                                          \
+        FL_BUF_LIT(b, "]}\n");                                                                     \
+    } while (0)
+
+/* Rows of stride bytes, each starting with an fl_scope_row; with_tid:
+ * each is an fl_scope_event, and the tid column is written. */
+static void put_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id, const void *rows,
+                            size_t stride, size_t n, bool with_tid)
+{
+    const char *p = rows;
+    WRITE_BATCH(SCOPE_EVENT_BATCH, SCOPE, ((const fl_scope_row *)p)->t_ns,
+                (const fl_scope_row *)(p + i * stride));
+}
+
+void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_scope_row *rows, size_t n)
+{
+    put_scope_batch(b, session_id, batch_id, rows, sizeof *rows, n, false);
+}
+
+void fl_rec_scope_events(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_scope_event *rows, size_t n)
+{
+    put_scope_batch(b, session_id, batch_id, rows, sizeof *rows, n, true);
+}
+
+/* ------------------------------------------------------- trace batches */
+
+void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_kernel_row *rows, size_t n)
+{
+    /* device_id is our extension after the spec's ten columns (readers
+     * look columns up by name): a process that drives several GPUs (JAX,
+     * one process per host) needs it to split kernels per device. */
+    WRITE_BATCH(KERNEL_EVENT_BATCH, KERNEL, rows[0].t_ns, &rows[i]);
+}
+
+void fl_rec_memcpy_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                         const fl_memcpy_row *rows, size_t n)
+{
+    /* Our extensions after the spec's six columns (readers look columns up
+     * by name, so the first six read as before): device_id always (the
+     * device that ran the copy: several per process under JAX), and
+     * src_device_id / dst_device_id only in a batch holding a
+     * peer-to-peer copy. */
+    bool peer = false;
+    for (size_t i = 0; rows && i < n && !peer; i++)
+        peer = rows[i].peer != 0;
+    WRITE_BATCH(MEMCPY_EVENT_BATCH, MEMCPY, rows[0].t_ns, &rows[i]);
+}
+
+void fl_rec_sync_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                       const fl_sync_row *rows, size_t n)
+{
+    /* stream_id is CUPTI's value as it is: 4294967295 (0xffffffff) for a
+     * sync that is not on a stream (context or event synchronization). */
+    WRITE_BATCH(SYNCHRONIZATION_EVENT_BATCH, SYNC, rows[0].t_ns, &rows[i]);
+}
+
+void fl_rec_alloc_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_alloc_row *rows, size_t n)
+{
+    WRITE_BATCH(MEMORY_ALLOC_EVENT_BATCH, ALLOC, rows[0].t_ns, &rows[i]);
+}
+
+/* graph_event_batch is our extension of the format (one row per graph
+ * launch, channel device); readers that do not know the type skip it. */
+void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                        const fl_graph_row *rows, size_t n)
+{
+    WRITE_BATCH(GRAPH_EVENT_BATCH, GRAPH, rows[0].t_ns, &rows[i]);
+}
+
+void fl_rec_profile_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
+                          const fl_sample_row *rows, size_t n)
+{
+    WRITE_BATCH(PROFILE_SAMPLE_BATCH, PROFILE, MIN_T_NS(rows, n), &rows[i]);
+}
+
 void fl_rec_pm_batch(fl_buf *b, const char *session_id, uint64_t batch_id, const fl_pm_row *rows,
                      size_t n)
 {
-    if (!rows || n == 0)
-        return;
-    uint64_t base = MIN_T_NS(rows, n);
-    put_batch_open(b, FL_T_PM_SAMPLE_BATCH, session_id, batch_id, base,
-                   all_columns(FL_T_PM_SAMPLE_BATCH));
-    for (size_t i = 0; i < n; i++) {
-        const fl_pm_row *r = &rows[i];
-        char *d = row_open(b, i);
-        if (!d)
-            return;
-        d = fl_put_u64(d, r->sample_index);
-        d = fl_put_col(d, r->t_ns - base);
-        d = fl_put_col(d, r->device_id);
-        d = fl_put_col(d, r->metric_id);
-        *d++ = ',';
-        char *v = put_fixed6(d, r->value);
-        if (v) {
-            d = v;
-        } else { /* not finite (null) or huge: the general writer */
-            fl_buf_commit(b, d);
-            fl_buf_double(b, r->value);
-            if (!(d = fl_buf_reserve(b, 32)))
-                return;
-        }
-        d = fl_put_col(d, r->scope_name_id);
-        row_close(b, d);
-    }
-    FL_BUF_LIT(b, "]}\n");
+    WRITE_BATCH(PM_SAMPLE_BATCH, PM, MIN_T_NS(rows, n), &rows[i]);
 }
 
 /* ------------------------------------------------------------ accounting */

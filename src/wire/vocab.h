@@ -84,7 +84,9 @@ fl_dict fl_dict_of(const char *name);
 /* ------------------------------------------------------- batch columns */
 
 /* Each batch's columns in the order the writers write them (readers look
- * them up by name): X(batch, COLUMN, column_name). */
+ * them up by name): X(batch, COLUMN, column_name).  batches.c writes the
+ * scope and trace batches' rows from these lists: a cell is the row's
+ * field of the column's name unless batches.c names another value. */
 #define FL_COLS_KERNEL(X)                                                                          \
     X(KERNEL, DT_NS, dt_ns)                                                                        \
     X(KERNEL, KERNEL_ID, kernel_id)                                                                \
