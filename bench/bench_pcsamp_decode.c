@@ -26,7 +26,7 @@
  * (its cost is one CUPTI call per new (cubin, function, PC), then a cache
  * hit).
  */
-#include "../plugin/pcsamp.h"
+#include "../plugin/engines/pcsamp/pcsamp.h"
 #include "abi/trace_abi.h"
 #include "recorder/trace_sink.h"
 #include "util/buf.h"

@@ -21,7 +21,7 @@
  * width of dt_ns).  Prints M rows/s per core (thread CPU) for each way,
  * bytes per row, and the peak RSS.
  */
-#include "../plugin/pmsamp.h"
+#include "../plugin/engines/pmsamp/pmsamp.h"
 #include "../tests/plugin/pm_fake.h"
 #include "abi/trace_abi.h"
 #include "reader/read.h"

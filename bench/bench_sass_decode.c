@@ -25,7 +25,7 @@
  * No source correlation (one CUPTI call per new (cubin, function, PC),
  * then a cache hit).
  */
-#include "../plugin/sassmetrics.h"
+#include "../plugin/engines/sassmetrics/sassmetrics.h"
 #include "abi/trace_abi.h"
 #include "recorder/trace_sink.h"
 #include "util/buf.h"

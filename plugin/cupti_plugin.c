@@ -19,10 +19,11 @@
  *    thread's CPU stack (stacks.h: addresses, a hash and a lookup there;
  *    symbolised on the writer thread in drain(), before the buffers, so a
  *    stack is announced before the first kernel row that uses it);
- *  - PC sampling (pcsamp.c) shares the one CUPTI subscriber: its resource
- *    callbacks (contexts, modules) arrive through on_api; its collections
- *    run in drain(), and no activity flush is asked for while it is armed
- *    (CUPTI then returns no kernel record);
+ *  - the profiling engines (engines/engine.h) are reached through their
+ *    table only: they share the one CUPTI subscriber (their resource
+ *    callbacks arrive through on_api, resources.c), drain in drain(), and
+ *    no activity flush is asked for while one of them is armed (PC
+ *    sampling: CUPTI then returns no kernel record);
  *  - the writer thread never calls the CUDA driver: the device limits the
  *    decoder wants are read on application threads (at start, at a
  *    launch's entry on a context not seen before) into a table it only
@@ -34,13 +35,10 @@
  */
 #include "cupti_trace.h"
 #include "decode.h"
-#include "pcsamp.h"
-#include "pmsamp.h"
-#include "sassmetrics.h"
-#include "scope_hooks.h"
+#include "engines/engine.h"
 #include "plugin.h"
-#include "rangeprof.h"
 #include "resources.h"
+#include "scope_hooks.h"
 #include "stacks.h"
 
 #include "gpufl.h"
@@ -347,6 +345,14 @@ static _Thread_local struct {
     unsigned gen, depth;
 } launch_tls;
 
+/* A launch's entry to the engines that name their ranges by kernel. */
+static void engines_kernel_launch(void *ctx, const char *symbol)
+{
+    for (size_t i = 0; i < fl_n_engines; i++)
+        if (fl_engines[i]->kernel_launch)
+            fl_engines[i]->kernel_launch(ctx, symbol);
+}
+
 static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                             const void *data)
 {
@@ -370,7 +376,7 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
         if (cb->callbackSite == CUPTI_API_ENTER) {
             gp_driver_limits_note(cb->context);
             if (launch_tls.depth++ == 0)
-                fl_rp_kernel_launch(cb->context, cb->symbolName);
+                engines_kernel_launch(cb->context, cb->symbolName);
         } else if (launch_tls.depth > 0) {
             launch_tls.depth--;
         }
@@ -457,11 +463,9 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
                       "cuptiSubscribe (launch callbacks for CPU stacks)");
     }
     /* Without resource callbacks no later context is seen. */
-    if (pc) {
-        fl_pcs_engine_fail(r, "cuptiSubscribe (CUDA contexts and modules for PC sampling)");
-        fl_pms_engine_fail(r, "cuptiSubscribe (CUDA contexts for PM sampling)");
-        fl_sass_engine_fail(r, "cuptiSubscribe (CUDA contexts and modules for SASS metrics)");
-    }
+    for (size_t i = 0; pc && i < fl_n_engines; i++)
+        if (fl_engines[i]->fail)
+            fl_engines[i]->fail(r, fl_engines[i]->contexts_what);
     if (subscriber)
         cuptiUnsubscribe(subscriber);
     subscriber = NULL;
@@ -495,12 +499,53 @@ static fl_stacks *make_stacks(const fl_trace_options *o)
     return st;
 }
 
-/* metrics_host.cpp's table: the range profiler's config images. */
-extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
-
 static void *current_context(void)
 {
     return atomic_load(&injecting) ? NULL : gp_driver_context();
+}
+
+static void flush_completed(void); /* drain's, below */
+
+/* Every engine released, walking the table backward (an engine that
+ * uses another's aggregator is listed after it). */
+static void release_engines(void)
+{
+    for (size_t i = fl_n_engines; i-- > 0;)
+        fl_engines[i]->release();
+}
+
+/* Every engine started, in the table's order, over one environment (an
+ * engine may leave in it what a later one uses: Deep's aggregator).
+ * *follow: some engine that follows CUDA contexts runs (the resource
+ * callbacks are needed).  Returns the activity API's sample aggregator an
+ * engine feeds through the decoder (NULL: none). */
+static fl_pcs *start_engines(const fl_trace_options *o, int64_t clock_offset_ns, bool *follow)
+{
+    void *ctx0 = atomic_load(&injecting) ? NULL : gp_driver_context();
+    fl_engine_env env = {
+        .ctx0 = ctx0,
+        /* The one test of a late start (CUDA work before gpufl_init) the
+         * Profiler API's engines share: a context already current here. */
+        .late = !atomic_load(&injecting) && ctx0 != NULL,
+        .clock_offset_ns = clock_offset_ns,
+        .host = &gpufl_cupti_metrics_v1,
+        .current_ctx = current_context,
+        .ctx_synchronize = gp_driver_ctx_synchronize,
+        .activity_flush = flush_completed,
+    };
+    fl_cupti_trace_install(&gpufl_cupti_metrics_v1);
+    fl_scope_hooks_select(o);
+    fl_pcs *activity = NULL;
+    *follow = false;
+    for (size_t i = 0; i < fl_n_engines; i++) {
+        const fl_engine *e = fl_engines[i];
+        uint32_t st = e->start(o, &env);
+        if (e->context_created && st == FL_PC_ACTIVE)
+            *follow = true;
+        if (!activity && e->activity_sink)
+            activity = e->activity_sink();
+    }
+    return activity;
 }
 
 static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
@@ -589,57 +634,25 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     fl_stacks_destroy(stacks); /* a previous session's, released without stop */
     stacks = make_stacks(o);
     stacks_announced = 0;
-    /* PC sampling: on the context current here (gpufl_init after CUDA
+    /* The engines: on the context current here (gpufl_init after CUDA
      * came up), and on each context created later (resource callbacks). */
-    void *ctx0 = atomic_load(&injecting) ? NULL : gp_driver_context();
-    /* The one test of a late start (CUDA work before gpufl_init) the
-     * Profiler API's engines share: a context already current here. */
-    bool late = !atomic_load(&injecting) && ctx0 != NULL;
-    uint32_t pcs = fl_pcs_engine_start(o, ctx0);
-    /* PM sampling: the same contexts; its clock is the activity records'. */
-    fl_trace_options pmo = *o;
-    pmo.clock_offset_ns = dc.clock_offset_ns;
-    fl_pms_set_host(&gpufl_cupti_metrics_v1);
-    fl_cupti_trace_install(&gpufl_cupti_metrics_v1);
-    uint32_t pms = fl_pms_engine_start(&pmo, ctx0);
-    /* SASS metrics likewise (sassmetrics.c); under Deep into PC
-     * sampling's aggregator: one set of dictionaries for both kinds. */
-    fl_sass_env se = {
-        .late = late, .current_ctx = current_context, .ctx_synchronize = gp_driver_ctx_synchronize};
-    fl_scope_hooks_select(o);
-    if (o->pc_sampling && o->sass_metrics) {
-        se.agg = fl_pcs_engine_shared();
-        se.lock = fl_pcs_engine_lock;
-        se.unlock = fl_pcs_engine_unlock;
-        if (!se.agg && pcs == FL_PC_ACTIVE)
-            se.refuse = "Deep's SASS metrics share PC sampling's dictionaries, which needs "
-                        "CUPTI's PC Sampling API; this device samples PCs through the "
-                        "activity API (a GPU older than Volta, which has no SASS metrics "
-                        "either)";
-    }
-    uint32_t sass = fl_sass_engine_start(o, ctx0, &se);
-    /* The range profiler: its contexts at the first outermost scope. */
-    fl_rp_env rpe = {.host = &gpufl_cupti_metrics_v1, .current_ctx = current_context, .late = late};
-    fl_rp_engine_start(o, &rpe);
+    bool follow = false;
+    fl_pcs *activity_pcs = start_engines(o, dc.clock_offset_ns, &follow);
     unsigned cbs =
-        subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory,
-                            pcs == FL_PC_ACTIVE || pms == FL_PC_ACTIVE || sass == FL_PC_ACTIVE);
+        subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory, follow);
     if (!(cbs & CB_LAUNCH)) {
         fl_stacks_destroy(stacks);
         stacks = NULL;
     }
     dc.scopes = (cbs & CB_LAUNCH) != 0;
     dc.memop_durations = (cbs & CB_MEMOP) != 0;
-    dc.pcs = fl_pcs_engine_activity_sink();
+    dc.pcs = activity_pcs;
     fl_decoder *d = fl_decoder_create(&dc);
     if (!d) {
         unsubscribe_callbacks();
         fl_stacks_destroy(stacks);
         stacks = NULL;
-        fl_pcs_engine_release();
-        fl_pms_engine_release();
-        fl_sass_engine_release();
-        fl_rp_engine_release();
+        release_engines();
         disable_all();
         snprintf(why, why_len, "out of memory for the activity decoder");
         pthread_mutex_unlock(&life);
@@ -701,20 +714,28 @@ static void drain_buffers(const fl_trace_sink *sink)
 static void plugin_drain(const fl_trace_sink *sink)
 {
     drain_buffers(sink);
-    /* PC sampling's collection point, if one is due (it flushes the
-     * activity buffers while sampling is stopped), then its rows. */
-    fl_pcs_engine_drain(sink, flush_completed);
-    fl_pms_engine_drain(sink);
-    fl_sass_engine_drain(sink);
-    /* The range profiler's decoded ranges, evaluated here. */
-    fl_rp_engine_drain(sink);
+    /* Each engine's rows; a collection point, if one is due, flushes the
+     * activity buffers while its sampling is stopped (env.activity_flush). */
+    for (size_t i = 0; i < fl_n_engines; i++)
+        fl_engines[i]->drain(sink);
 }
 
-/* A collection point: PC sampling's (SASS metrics are read at the end
- * only: sassmetrics.c). */
+/* A collection point, for each engine that has them (SASS metrics are
+ * read at the end only: sassmetrics.c). */
 static void plugin_collect(void)
 {
-    fl_pcs_request_collect();
+    for (size_t i = 0; i < fl_n_engines; i++)
+        if (fl_engines[i]->collect)
+            fl_engines[i]->collect();
+}
+
+/* Whether an engine holds the activity flush back now. */
+static bool engines_armed(void)
+{
+    for (size_t i = 0; i < fl_n_engines; i++)
+        if (fl_engines[i]->armed && fl_engines[i]->armed())
+            return true;
+    return false;
 }
 
 static void plugin_flush(void)
@@ -722,7 +743,7 @@ static void plugin_flush(void)
     /* Under life: never concurrent with stop() disabling the kinds; not
      * while PC sampling is armed (CUPTI would return no kernel record). */
     pthread_mutex_lock(&life);
-    if (running && !fl_pcs_armed())
+    if (running && !engines_armed())
         cuptiActivityFlushAll(0);
     pthread_mutex_unlock(&life);
 }
@@ -733,10 +754,8 @@ static void plugin_stop(void)
     if (running) {
         /* PC sampling stopped first: a forced flush returns no kernel
          * record while it is armed.  The next drain reads it. */
-        fl_pcs_engine_stop();
-        fl_pms_engine_stop();
-        fl_sass_engine_stop();
-        fl_rp_engine_stop();
+        for (size_t i = 0; i < fl_n_engines; i++)
+            fl_engines[i]->stop();
         unsubscribe_callbacks();
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -768,12 +787,8 @@ static void plugin_stats(fl_trace_stats *out)
     out->buffers = pool.buffers;
     out->pool_bytes = (uint64_t)pool.allocated * pool.buffer_bytes;
     pthread_mutex_unlock(&pool.mu);
-    fl_pcs_engine_stats(out);
-    fl_pms_engine_stats(out);
-    fl_sass_engine_stats(out);
-    if (out->sass_status != FL_PC_OFF && out->pc_status == FL_PC_OFF)
-        fl_cubin_stats(out);
-    fl_rp_engine_stats(out);
+    for (size_t i = 0; i < fl_n_engines; i++)
+        fl_engines[i]->stats(out);
 }
 
 static void plugin_release(void)
@@ -784,10 +799,7 @@ static void plugin_release(void)
         decoder = NULL;
         fl_stacks_destroy(stacks);
         stacks = NULL;
-        fl_sass_engine_release();
-        fl_pcs_engine_release();
-        fl_pms_engine_release();
-        fl_rp_engine_release();
+        release_engines();
         pthread_mutex_lock(&pool.mu);
         /* Buffers CUPTI still holds (none after a forced flush) stay
          * counted in allocated and are never freed here. */

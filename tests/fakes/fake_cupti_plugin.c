@@ -51,7 +51,7 @@
  */
 #include "decode.h"
 #include "stacks.h"
-#include "pcsamp.h"
+#include "engines/pcsamp/pcsamp.h"
 #include "pm_fake.h"
 #include "rp_fake.h"
 #include "sass_fake.h"
@@ -245,7 +245,7 @@ static void start_rp(const fl_trace_options *o)
         strcmp(scenario, "rp_noperm") == 0 ? CUPTI_ERROR_INSUFFICIENT_PRIVILEGES : CUPTI_SUCCESS;
     rpf.config = late ? CUPTI_ERROR_INVALID_OPERATION : CUPTI_SUCCESS;
     fl_rp_set_api(&rpf_api);
-    fl_rp_env env = {.host = &rpf_host, .current_ctx = fake_current_ctx, .late = late};
+    fl_engine_env env = {.host = &rpf_host, .current_ctx = fake_current_ctx, .late = late};
     fl_rp_engine_start(o, &env);
 }
 
@@ -333,10 +333,10 @@ static void start_sass(const fl_trace_options *o)
     /* Deep: PC sampling's aggregator shared (NULL when PC sampling was
      * refused: the SASS engine's own). */
     sf.current = (void *)0x1000; /* the context of start, current on every thread */
-    fl_sass_env env = {.late = strcmp(scenario, "deep_late") == 0,
-                       .agg = deep ? pcs : NULL,
-                       .current_ctx = sf_current_ctx,
-                       .ctx_synchronize = sf_sync};
+    fl_engine_env env = {.late = strcmp(scenario, "deep_late") == 0,
+                         .agg = deep ? pcs : NULL,
+                         .current_ctx = sf_current_ctx,
+                         .ctx_synchronize = sf_sync};
     fl_sass_engine_start(o, (void *)0x1000, &env);
     sass_on = true;
 }

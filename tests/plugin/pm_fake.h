@@ -17,7 +17,7 @@
 #ifndef GP_TEST_PM_FAKE_H
 #define GP_TEST_PM_FAKE_H
 
-#include "pmsamp.h"
+#include "engines/pmsamp/pmsamp.h"
 
 #include <math.h>
 #include <stdio.h>

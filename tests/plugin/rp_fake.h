@@ -21,7 +21,7 @@
 #ifndef GP_TEST_RP_FAKE_H
 #define GP_TEST_RP_FAKE_H
 
-#include "rangeprof.h"
+#include "engines/rangeprof/rangeprof.h"
 
 #include <stdio.h>
 #include <stdlib.h>

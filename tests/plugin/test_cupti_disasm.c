@@ -18,7 +18,7 @@
  *    ($GP_TEST_NVDISASM, or nvdisasm in /usr/local/cuda/bin or PATH).
  */
 #include "check.h"
-#include "pcsamp.h"
+#include "engines/pcsamp/pcsamp.h"
 
 #include <sys/stat.h>
 #include <time.h>

@@ -20,7 +20,7 @@
  */
 #include "check.h"
 #include "decode.h"
-#include "pcsamp.h"
+#include "engines/pcsamp/pcsamp.h"
 #include "synth.h"
 
 #include <stdio.h>

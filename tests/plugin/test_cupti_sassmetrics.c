@@ -26,7 +26,7 @@
  */
 #include "check.h"
 #include "sass_fake.h"
-#include "sassmetrics.h"
+#include "engines/sassmetrics/sassmetrics.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -426,7 +426,7 @@ static void test_scopes(void)
     sf.current = (void *)0x1000;
     fl_trace_options o = opts(false);
     o.sass_all_kernels = false;
-    fl_sass_env env = {.current_ctx = sf_current_ctx, .ctx_synchronize = sf_sync};
+    fl_engine_env env = {.current_ctx = sf_current_ctx, .ctx_synchronize = sf_sync};
     CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000, &env), FL_PC_ACTIVE);
     char want[64] = "IN";
     for (size_t i = 0; i < fl_sass_n_metric_names; i++)
@@ -622,7 +622,7 @@ static void test_shared(void)
     sf_reset();
     fl_trace_options o = opts(true);
     o.pc_sampling = true;
-    fl_sass_env env = {.refuse = "no shared aggregator"};
+    fl_engine_env env = {.refuse = "no shared aggregator"};
     CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000, &env), FL_PC_NOT_SUPPORTED);
     memset(&st, 0, sizeof st);
     fl_sass_engine_stats(&st);
@@ -661,7 +661,7 @@ static void test_real_cupti(void)
     /* Deep after CUDA work: the driver's absence is the cause, the advice
      * is given, and PC sampling runs on. */
     o.pc_sampling = true;
-    fl_sass_env env = {.late = true};
+    fl_engine_env env = {.late = true};
     CHECK_INT(fl_sass_engine_start(&o, NULL, &env), FL_PC_ACTIVE);
     fl_sass_context_created((void *)0x1000);
     memset(&s, 0, sizeof s);

@@ -15,6 +15,7 @@
  * only under the lock it shares with PC sampling.
  */
 #include "sassmetrics.h"
+#include "../../common/text_hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +139,7 @@ static uint32_t metric_of(fl_sass *x, uint32_t device, uint64_t metric)
  * functionIndex, so the name's hash tells them apart. */
 static uint32_t function_of(fl_sass *x, const CUpti_SassMetrics_Data *r)
 {
-    uint64_t nh = fl_pcs_text_hash(r->functionName ? r->functionName : "");
+    uint64_t nh = fl_text_hash(r->functionName ? r->functionName : "");
     uint64_t h = (nh ^ (uint64_t)r->cubinCrc << 32) * 0x9e3779b97f4a7c15ull;
     fn_slot *c = &x->fns[(h >> 40) & (FN_SLOTS - 1)];
     if (c->id && c->crc == r->cubinCrc && c->name_hash == nh)

@@ -11,7 +11,10 @@
  * at the copy); a copy is freed only by
  * fl_cubin_reset, so a lookup uses it outside the mutex.
  */
-#include "pcsamp.h"
+#include "cubins.h"
+
+#include <cupti.h>
+#include <cupti_pcsampling.h>
 
 #include <pthread.h>
 #include <stdio.h>

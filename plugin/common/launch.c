@@ -11,7 +11,7 @@
  * reported as not known, never with another launch's scopes; lock-free but
  * for a per-slot flag.
  */
-#include "decode.h"
+#include "launch.h"
 
 #include <stdatomic.h>
 #include <string.h>

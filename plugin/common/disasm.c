@@ -13,9 +13,10 @@
  * counted with its reason and the fix; after FAIL_MAX failures the
  * disassembler is not run again (its functions counted as skipped).
  */
-#include "pcsamp.h"
+#include "disasm.h"
+#include "cubins.h"
 
-#include "../src/util/env.h"
+#include "../../src/util/env.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -109,7 +109,7 @@ static struct {
     uint32_t contexts, metrics, skipped;
     uint64_t collections, dropped;
     fl_sass *agg;
-    bool late;   /* CUDA work came before the session (fl_sass_env) */
+    bool late;   /* CUDA work came before the session (fl_engine_env) */
     bool scoped; /* !sass_all_kernels: enabled inside outermost scopes only */
     void *(*current_ctx)(void);
     int (*ctx_synchronize)(void);
@@ -381,9 +381,9 @@ bool fl_sass_keeps_cubins(void)
 
 /* --------------------------------------------------------------- session */
 
-uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_sass_env *env)
+uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_engine_env *env)
 {
-    static const fl_sass_env none;
+    static const fl_engine_env none;
     env = env ? env : &none;
     pthread_mutex_lock(&mu);
     memset(&E, 0, sizeof E);

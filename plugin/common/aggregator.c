@@ -12,8 +12,10 @@
  * function, PC offset) and then cached (direct-mapped); no lock: one
  * thread at a time (pcsamp.c's mutex, or the writer thread).
  */
-#include "decode.h"
-#include "pcsamp.h"
+#include "aggregator.h"
+#include "cubins.h"
+#include "launch.h"
+#include "text_hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,14 +85,6 @@ struct fl_pcs {
 
 /* ---------------------------------------------------------------- dicts */
 
-uint64_t fl_pcs_text_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static bool dict_grow(dict *d)
 {
     size_t nc = d->cap ? d->cap * 2 : 64;
@@ -100,7 +94,7 @@ static bool dict_grow(dict *d)
     for (size_t i = 0; i < d->cap; i++) {
         if (!d->slots[i].text)
             continue;
-        size_t j = fl_pcs_text_hash(d->slots[i].text) & (nc - 1);
+        size_t j = fl_text_hash(d->slots[i].text) & (nc - 1);
         while (n[j].text)
             j = (j + 1) & (nc - 1);
         n[j] = d->slots[i];
@@ -117,7 +111,7 @@ static uint32_t intern(dict *d, const char *text)
 {
     if ((d->used + 1) * 2 > d->cap && !dict_grow(d))
         return 0;
-    size_t j = fl_pcs_text_hash(text) & (d->cap - 1);
+    size_t j = fl_text_hash(text) & (d->cap - 1);
     for (; d->slots[j].text; j = (j + 1) & (d->cap - 1))
         if (strcmp(d->slots[j].text, text) == 0)
             return d->slots[j].id;
