@@ -2,7 +2,7 @@
  * bench_pcsamp_decode.c - the PcSampling engine's data path, CUPTI's
  * GetData output to disk, on one core: synthetic CUpti_PCSamplingData
  * buffers (the installed toolkit's structs, as CUPTI fills them in the
- * parsed format) fed to the plugin's aggregator (plugin/pcsamp_decode.c),
+ * parsed format) fed to the plugin's aggregator (plugin/common/aggregator.c),
  * its rows handed at each collection to the core's trace writer
  * (src/recorder/trace_sink.c: profile_sample_batch lines and the
  * function / metric dictionaries) and written to a file with write() -

@@ -1,5 +1,5 @@
 /*
- * pcsamp_decode.c - CUPTI's PC records -> fl_sample_row, aggregated.
+ * aggregator.c - CUPTI's PC records -> fl_sample_row, aggregated.
  *
  * Promises: every stall-reason entry with samples of every PC record fed is
  * counted once, in the row of its (device, kernel launch, function, PC

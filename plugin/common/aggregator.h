@@ -25,7 +25,7 @@
 typedef struct fl_pcs fl_pcs;
 
 typedef struct fl_pcs_config {
-    bool source;     /* map PC offsets to file:line (pcsamp_source.c) */
+    bool source;     /* map PC offsets to file:line (common/cubins.c) */
     size_t max_rows; /* distinct rows held before they go to the sink; 0: 65536 */
     bool scopes;     /* look up the launch's scopes (fl_launch_scope_get) */
     bool disasm;     /* keep the functions met for the disassembly (fl_pcs_take_functions) */

@@ -1,5 +1,5 @@
 /*
- * pcsamp_source.c - the loaded cubins, kept for source correlation.
+ * cubins.c - the loaded cubins, kept for source correlation.
  *
  * Promises: the module-load callback only copies bytes under a mutex (no
  * CUPTI call: CUPTI holds its own locks there); the copies stay within

@@ -14,13 +14,13 @@
  * the next drain: a workload of any size for the tests that run
  * GPUFlight's analyzer over our sessions), "pcsampling" (as "ok", and with
  * profiling_engine PcSampling, PC samples of the PC Sampling API through
- * the real aggregator, plugin/pcsamp_decode.c: see feed_pc; with
+ * the real aggregator, plugin/common/aggregator.c: see feed_pc; with
  * FAKE_CUBIN a cubin kept and a sample in its function, and the functions
- * through the real disassembler runner, plugin/disasm.c), "pc_noperm",
+ * through the real disassembler runner, plugin/common/disasm.c), "pc_noperm",
  * "pc_unsupported", "pc_virtual" (PC sampling refused at start with
  * CUPTI's error for it: the session runs Trace), "sassmetrics" (as
  * "ok", and with profiling_engine SassMetrics the real engine,
- * plugin/sassmetrics.c, over the fake SASS Metrics API of
+ * plugin/engines/sassmetrics/sassmetrics.c, over the fake SASS Metrics API of
  * tests/plugin/sass_fake.h: see start_sass), "sass_noperm",
  * "sass_unsupported", "sass_mig", "sass_virtual" (SASS metrics refused
  * with CUPTI's error for it: the session runs Trace), "deep" (with
@@ -31,11 +31,11 @@
  * refused: no permission), "deep_read_refused" (SASS metrics refused at
  * their first read, after init: not supported), "deep_late" (a context current at start, and
  * cuptiProfilerInitialize failing without a specific cause); with profiling_engine
- * PmSampling, the real PM engine (plugin/pmsamp.c) over tests/plugin/
+ * PmSampling, the real PM engine (plugin/engines/pmsamp/pmsamp.c) over tests/plugin/
  * pm_fake.h's CUPTI: 3 samples a drain of the default metrics, or refused
  * at Enable ("pm_noperm", "pm_mig", "pm_virtual"); with range_profiler
  * (profiling_engine RangeProfiler), the real range profiler
- * (plugin/rangeprof.c) over tests/plugin/rp_fake.h's CUPTI, at the core's
+ * (plugin/engines/rangeprof/rangeprof.c) over tests/plugin/rp_fake.h's CUPTI, at the core's
  * outermost scopes (range_begin/range_end): two kernel ranges a window, or
  * refused ("rp_noperm": cuptiProfilerInitialize without permission;
  * "rp_late": a context current at start and SetConfig refused).

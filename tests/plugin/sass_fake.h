@@ -1,6 +1,6 @@
 /*
  * sass_fake.h - a fake of CUPTI's SASS Metrics API (fl_sass_api) for the
- * tests of plugin/sassmetrics.c and for the fake plugin's "sassmetrics"
+ * tests of plugin/engines/sassmetrics/sassmetrics.c and for the fake plugin's "sassmetrics"
  * scenarios: answers set per call, the calls recorded one letter each
  * (I init, N chip name, P get properties, S set config, E enable, G get
  * data properties, F flush data, D disable, U unset config, X deinit,

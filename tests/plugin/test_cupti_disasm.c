@@ -1,6 +1,6 @@
 /*
- * test_cupti_disasm.c - the sass channel's disassembly (plugin/disasm.c,
- * fl_cubin_symbol and fl_cubin_bytes of pcsamp_source.c):
+ * test_cupti_disasm.c - the sass channel's disassembly (plugin/common/disasm.c,
+ * fl_cubin_symbol and fl_cubin_bytes of common/cubins.c):
  *
  *  - the parser over a real nvdisasm capture (CUDA 11.8, -c -fun, the
  *    test kernel: tests/plugin/data/pcsamp_kernel.sass), exact entries;

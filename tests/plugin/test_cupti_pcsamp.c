@@ -1,7 +1,7 @@
 /*
  * test_cupti_pcsamp.c - PC sampling's plugin side without a GPU.
  *
- *  - the aggregator (plugin/pcsamp_decode.c) on CUpti_PCSamplingData
+ *  - the aggregator (plugin/common/aggregator.c) on CUpti_PCSamplingData
  *    buffers built from the toolkit's own structs (tests/plugin/synth.h):
  *    every stall slot of a record, zero and empty entries, partial, empty
  *    and over-full buffers, unknown stall reasons, CUPTI's dropped and
@@ -9,7 +9,7 @@
  *    without a sink, dictionaries before rows, launch scopes;
  *  - the activity API's PC_SAMPLING / FUNCTION / SOURCE_LOCATOR /
  *    PC_SAMPLING_RECORD_INFO records through the real decoder (decode.c);
- *  - the PC Sampling API's call order and every fall-back (plugin/pcsamp.c)
+ *  - the PC Sampling API's call order and every fall-back (plugin/engines/pcsamp/pcsamp.c)
  *    with CUPTI's answers injected (fl_pcs_set_api): Enable then the
  *    configuration, stall reasons, Start; never GetData while armed; the
  *    GetData loop over OUT_OF_MEMORY and remainingNumPcs with each

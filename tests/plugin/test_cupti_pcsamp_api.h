@@ -1,5 +1,5 @@
 /*
- * test_cupti_pcsamp_api.h - plugin/pcsamp.c against injected CUPTI answers
+ * test_cupti_pcsamp_api.h - plugin/engines/pcsamp/pcsamp.c against injected CUPTI answers
  * (fl_pcs_api): the call order, the read loop, the collection points and
  * every fall-back.  Part of test_cupti_pcsamp.c (its sink and helpers).
  */

@@ -1,5 +1,5 @@
 /*
- * test_cupti_rangeprof.c - the range profiler (plugin/rangeprof.c) without
+ * test_cupti_rangeprof.c - the range profiler (plugin/engines/rangeprof/rangeprof.c) without
  * a GPU:
  *  - the default metric set and its pass count on GH100, GA100, AD102 and
  *    GB202 with the real CUPTI host library (the plugin's

@@ -2,16 +2,16 @@
  * test_cupti_sassmetrics.c - the SassMetrics engine's plugin side without
  * a GPU.
  *
- *  - the decoder (plugin/sassmetrics_decode.c) on CUpti_SassMetrics_Data
+ *  - the decoder (plugin/engines/sassmetrics/sassmetrics_decode.c) on CUpti_SassMetrics_Data
  *    records built from the toolkit's own structs: rows per (device,
  *    function, PC offset, metric) with sample_kind 1 and corr_id 0, values
  *    summed over records and reads, zero values making no row, metric ids
  *    named per device and unknown ids as "metric_<id>", a function named
  *    once per (cubin CRC, symbol index) whatever CUPTI's name pointer,
  *    dictionaries before rows, the table full with and without a sink;
- *  - source lines through the cubins kept by pcsamp_source.c with the 32-bit
+ *  - source lines through the cubins kept by common/cubins.c with the 32-bit
  *    CRC the SASS API gives, on the checked-in cubins (real libcupti);
- *  - the engine (plugin/sassmetrics.c) with CUPTI's answers injected
+ *  - the engine (plugin/engines/sassmetrics/sassmetrics.c) with CUPTI's answers injected
  *    (fl_sass_set_api): the call order (Profiler init, chip, properties,
  *    SetConfig, Enable; GetDataProperties then FlushData at a collection
  *    point; Disable, UnsetConfig, DeInitialize at the end), lazy patching,

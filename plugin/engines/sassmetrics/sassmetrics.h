@@ -6,9 +6,9 @@
  *                         (CUpti_SassMetrics_Data, cupti_sass_metrics.h)
  *                         summed per (device, function, PC offset, metric)
  *                         into fl_sample_row of sample_kind 1, through PC
- *                         sampling's aggregator (pcsamp_decode.c: one
+ *                         sampling's aggregator (common/aggregator.c: one
  *                         table, the same dictionaries, the same source
- *                         lines through the cubins kept by pcsamp_source.c)
+ *                         lines through the cubins kept by common/cubins.c)
  *   sassmetrics.c         the SASS Metrics API's life: the Profiler API
  *                         initialised once, each device configured once
  *                         (its chip's metric ids, SetConfig), each CUDA

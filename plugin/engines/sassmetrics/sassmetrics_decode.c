@@ -4,7 +4,7 @@
  *
  * Promises: every non-zero (record, instance) value fed is added once, to
  * the row of its (device, function, PC offset, metric), in PC sampling's
- * aggregator (pcsamp_decode.c: the same bounded table, dictionaries handed
+ * aggregator (common/aggregator.c: the same bounded table, dictionaries handed
  * to the sink before the rows that use them, the same source-line cache);
  * a function is named once per (cubin CRC, name) - never by CUPTI's
  * name pointer, which FlushData allocates anew each call, nor by its
