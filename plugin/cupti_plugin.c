@@ -504,6 +504,47 @@ static void *current_context(void)
     return atomic_load(&injecting) ? NULL : gp_driver_context();
 }
 
+/* The activity kinds the options ask for: kernels, or the start is
+ * refused (why); the others noted when CUPTI refuses them. */
+static bool enable_kinds(const fl_trace_options *o, char *why, size_t why_len)
+{
+    /* Kernels are the engine: without them there is no Trace.  With
+     * CONCURRENT_KERNEL on, CUPTI's SASS metrics count 0 for every
+     * instruction; with KERNEL (kernels serialised) they count (an H200,
+     * CUDA 13.0: tests/gpu/sass_probe.cu --activity, --serial). */
+    CUpti_ActivityKind kernels =
+        o->sass_metrics ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    CUptiResult r = cuptiActivityEnable(kernels);
+    if (r != CUPTI_SUCCESS) {
+        start_refused(r, why, why_len,
+                      o->sass_metrics ? "cuptiActivityEnable(KERNEL)"
+                                      : "cuptiActivityEnable(CONCURRENT_KERNEL)");
+        return false;
+    }
+    n_enabled = 0;
+    enabled[n_enabled++] = kernels;
+    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY)");
+    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY2, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY2)");
+    enable_optional(CUPTI_ACTIVITY_KIND_MEMSET, FL_FEAT_MEMSET, "cuptiActivityEnable(MEMSET)");
+    enable_optional(CUPTI_ACTIVITY_KIND_OVERHEAD, FL_FEAT_OVERHEAD,
+                    "cuptiActivityEnable(OVERHEAD)");
+    if (o->synchronization)
+        enable_optional(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, FL_FEAT_SYNC,
+                        "cuptiActivityEnable(SYNCHRONIZATION)");
+    if (o->memory)
+        enable_optional(CUPTI_ACTIVITY_KIND_MEMORY2, FL_FEAT_MEMORY,
+                        "cuptiActivityEnable(MEMORY2)");
+    if (o->external_correlation)
+        enable_optional(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, FL_FEAT_EXTERNAL,
+                        "cuptiActivityEnable(EXTERNAL_CORRELATION)");
+    if (o->nvtx)
+        enable_optional(CUPTI_ACTIVITY_KIND_MARKER, FL_FEAT_NVTX, "cuptiActivityEnable(MARKER)");
+    if (o->graphs)
+        enable_optional(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, FL_FEAT_GRAPHS,
+                        "cuptiActivityEnable(GRAPH_TRACE)");
+    return true;
+}
+
 static void flush_completed(void); /* drain's, below */
 
 /* Every engine released, walking the table backward (an engine that
@@ -516,10 +557,9 @@ static void release_engines(void)
 
 /* Every engine started, in the table's order, over one environment (an
  * engine may leave in it what a later one uses: Deep's aggregator).
- * *follow: some engine that follows CUDA contexts runs (the resource
- * callbacks are needed).  Returns the activity API's sample aggregator an
- * engine feeds through the decoder (NULL: none). */
-static fl_pcs *start_engines(const fl_trace_options *o, int64_t clock_offset_ns, bool *follow)
+ * Returns whether some engine that follows CUDA contexts runs (the
+ * resource callbacks are needed). */
+static bool start_engines(const fl_trace_options *o, int64_t clock_offset_ns)
 {
     void *ctx0 = atomic_load(&injecting) ? NULL : gp_driver_context();
     fl_engine_env env = {
@@ -535,17 +575,26 @@ static fl_pcs *start_engines(const fl_trace_options *o, int64_t clock_offset_ns,
     };
     fl_cupti_trace_install(&gpufl_cupti_metrics_v1);
     fl_scope_hooks_select(o);
-    fl_pcs *activity = NULL;
-    *follow = false;
+    bool follow = false;
     for (size_t i = 0; i < fl_n_engines; i++) {
         const fl_engine *e = fl_engines[i];
         uint32_t st = e->start(o, &env);
         if (e->context_created && st == FL_PC_ACTIVE)
-            *follow = true;
-        if (!activity && e->activity_sink)
-            activity = e->activity_sink();
+            follow = true;
     }
-    return activity;
+    return follow;
+}
+
+/* The activity API's sample aggregator an engine feeds through the
+ * decoder (NULL: none). */
+static fl_pcs *engines_activity_sink(void)
+{
+    for (size_t i = 0; i < fl_n_engines; i++) {
+        fl_pcs *p = fl_engines[i]->activity_sink ? fl_engines[i]->activity_sink() : NULL;
+        if (p)
+            return p;
+    }
+    return NULL;
 }
 
 static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
@@ -596,48 +645,16 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
         }
         callbacks_registered = true;
     }
-    /* Kernels are the engine: without them there is no Trace.  With
-     * CONCURRENT_KERNEL on, CUPTI's SASS metrics count 0 for every
-     * instruction; with KERNEL (kernels serialised) they count (an H200,
-     * CUDA 13.0: tests/gpu/sass_probe.cu --activity, --serial). */
-    CUpti_ActivityKind kernels =
-        o->sass_metrics ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    r = cuptiActivityEnable(kernels);
-    if (r != CUPTI_SUCCESS) {
-        start_refused(r, why, why_len,
-                      o->sass_metrics ? "cuptiActivityEnable(KERNEL)"
-                                      : "cuptiActivityEnable(CONCURRENT_KERNEL)");
+    if (!enable_kinds(o, why, why_len)) {
         pthread_mutex_unlock(&life);
         return -1;
     }
-    n_enabled = 0;
-    enabled[n_enabled++] = kernels;
-    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY)");
-    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY2, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY2)");
-    enable_optional(CUPTI_ACTIVITY_KIND_MEMSET, FL_FEAT_MEMSET, "cuptiActivityEnable(MEMSET)");
-    enable_optional(CUPTI_ACTIVITY_KIND_OVERHEAD, FL_FEAT_OVERHEAD,
-                    "cuptiActivityEnable(OVERHEAD)");
-    if (o->synchronization)
-        enable_optional(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, FL_FEAT_SYNC,
-                        "cuptiActivityEnable(SYNCHRONIZATION)");
-    if (o->memory)
-        enable_optional(CUPTI_ACTIVITY_KIND_MEMORY2, FL_FEAT_MEMORY,
-                        "cuptiActivityEnable(MEMORY2)");
-    if (o->external_correlation)
-        enable_optional(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, FL_FEAT_EXTERNAL,
-                        "cuptiActivityEnable(EXTERNAL_CORRELATION)");
-    if (o->nvtx)
-        enable_optional(CUPTI_ACTIVITY_KIND_MARKER, FL_FEAT_NVTX, "cuptiActivityEnable(MARKER)");
-    if (o->graphs)
-        enable_optional(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, FL_FEAT_GRAPHS,
-                        "cuptiActivityEnable(GRAPH_TRACE)");
     fl_stacks_destroy(stacks); /* a previous session's, released without stop */
     stacks = make_stacks(o);
     stacks_announced = 0;
     /* The engines: on the context current here (gpufl_init after CUDA
      * came up), and on each context created later (resource callbacks). */
-    bool follow = false;
-    fl_pcs *activity_pcs = start_engines(o, dc.clock_offset_ns, &follow);
+    bool follow = start_engines(o, dc.clock_offset_ns);
     unsigned cbs =
         subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory, follow);
     if (!(cbs & CB_LAUNCH)) {
@@ -646,7 +663,7 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     }
     dc.scopes = (cbs & CB_LAUNCH) != 0;
     dc.memop_durations = (cbs & CB_MEMOP) != 0;
-    dc.pcs = activity_pcs;
+    dc.pcs = engines_activity_sink();
     fl_decoder *d = fl_decoder_create(&dc);
     if (!d) {
         unsubscribe_callbacks();
