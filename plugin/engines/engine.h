@@ -51,6 +51,10 @@ typedef struct fl_engine_env {
     const char *refuse;
 } fl_engine_env;
 
+/* What an engine's choose hands over: the names scheduled and the passes
+ * they need (valid during the call). */
+typedef void (*fl_engine_take)(void *user, const char *const *names, size_t n, size_t passes);
+
 typedef struct fl_engine {
     const char *name; /* profiling_engine's word: "PcSampling", ... */
 
@@ -106,9 +110,7 @@ typedef struct fl_engine {
     int metrics_id;
     size_t (*defaults)(const char **names, unsigned *slots, size_t cap);
     int (*choose)(const gp_metrics_plugin *table, void *hobj, const char *chip, const char *list,
-                  bool one_pass,
-                  void (*take)(void *user, const char *const *names, size_t n, size_t passes),
-                  void *user, char *msg, size_t len);
+                  bool one_pass, fl_engine_take take, void *user, char *msg, size_t len);
 } fl_engine;
 
 /* Every engine, in teardown order (table.c). */

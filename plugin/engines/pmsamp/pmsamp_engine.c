@@ -33,9 +33,7 @@ static size_t defaults(const char **names, unsigned *slots, size_t cap)
 }
 
 static int choose(const gp_metrics_plugin *table, void *hobj, const char *chip, const char *list,
-                  bool one_pass,
-                  void (*take)(void *user, const char *const *names, size_t n, size_t passes),
-                  void *user, char *msg, size_t len)
+                  bool one_pass, fl_engine_take take, void *user, char *msg, size_t len)
 {
     (void)one_pass; /* PM sampling has one pass always */
     fl_pms_api a = {.host = table};

@@ -44,9 +44,7 @@ static size_t defaults(const char **names, unsigned *slots, size_t cap)
 }
 
 static int choose(const gp_metrics_plugin *table, void *hobj, const char *chip, const char *list,
-                  bool one_pass,
-                  void (*take)(void *user, const char *const *names, size_t n, size_t passes),
-                  void *user, char *msg, size_t len)
+                  bool one_pass, fl_engine_take take, void *user, char *msg, size_t len)
 {
     (void)table, (void)hobj, (void)chip, (void)list, (void)one_pass, (void)take, (void)user;
     snprintf(msg, len,
