@@ -33,6 +33,7 @@
  *  - under injection (inject.c) start() runs inside cuInit: nothing in it
  *    asks the driver then.
  */
+#include "common/cupti_error.h"
 #include "cupti_trace.h"
 #include "decode.h"
 #include "engines/engine.h"
@@ -171,10 +172,7 @@ static uint64_t wall_ns(void)
 
 static void cupti_message(CUptiResult r, char *out, size_t len, const char *what)
 {
-    const char *m = NULL;
-    if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
-        m = "unknown CUPTI error";
-    snprintf(out, len, "%s failed: %s (%d)", what, m, (int)r);
+    snprintf(out, len, "%s failed: %s (%d)", what, fl_cupti_name(r), (int)r);
 }
 
 /* A refusal that ends plugin_start: CUPTI answers 999 for a machine

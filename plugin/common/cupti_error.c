@@ -56,15 +56,21 @@ uint32_t fl_cupti_status(CUptiResult r, const fl_cupti_fixes *f)
     }
 }
 
+/* f's words for status; NULL when f has none. */
+static const char *own_words(uint32_t status, const fl_cupti_fixes *f)
+{
+    return status == FL_PC_NO_PERMISSION   ? f->no_permission
+           : status == FL_PC_NOT_SUPPORTED ? f->not_supported
+           : status == FL_PC_CONFLICT      ? f->conflict
+           : status == FL_PC_MIG           ? f->mig
+                                           : NULL;
+}
+
 const char *fl_cupti_fix(uint32_t status, const fl_cupti_fixes *f)
 {
-    if (!f)
-        f = &fl_pcs_fixes;
-    const char *own = status == FL_PC_NO_PERMISSION   ? f->no_permission
-                      : status == FL_PC_NOT_SUPPORTED ? f->not_supported
-                      : status == FL_PC_CONFLICT      ? f->conflict
-                      : status == FL_PC_MIG           ? f->mig
-                                                      : NULL;
+    const char *own = f ? own_words(status, f) : NULL;
+    if (!own)
+        own = own_words(status, &fl_pcs_fixes);
     if (own)
         return own;
     switch (status) {
@@ -79,14 +85,19 @@ const char *fl_cupti_fix(uint32_t status, const fl_cupti_fixes *f)
     }
 }
 
-void fl_cupti_explain(CUptiResult r, const char *what, const fl_cupti_fixes *f, char *out,
-                      size_t len)
+const char *fl_cupti_name(CUptiResult r)
 {
     const char *m = NULL;
     if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
         m = "unknown CUPTI error";
-    snprintf(out, len, "%s failed: %s (%d): %s; the session runs Trace", what, m, (int)r,
-             fl_cupti_fix(fl_cupti_status(r, f), f));
+    return m;
+}
+
+void fl_cupti_explain(CUptiResult r, const char *what, const fl_cupti_fixes *f, char *out,
+                      size_t len)
+{
+    snprintf(out, len, "%s failed: %s (%d): %s; the session runs Trace", what, fl_cupti_name(r),
+             (int)r, fl_cupti_fix(fl_cupti_status(r, f), f));
 }
 
 uint32_t fl_pcs_status_of(CUptiResult r)

@@ -17,8 +17,8 @@
 #include <stdint.h>
 
 /* An engine's words for the statuses whose fix depends on the engine
- * (NULL: the shared text); mig_own: a MIG instance is FL_PC_MIG, not
- * FL_PC_NOT_SUPPORTED. */
+ * (NULL: PC sampling's, which the Profiler API's engines share); mig_own:
+ * a MIG instance is FL_PC_MIG, not FL_PC_NOT_SUPPORTED. */
 typedef struct fl_cupti_fixes {
     const char *no_permission, *not_supported, *conflict, *mig;
     bool mig_own;
@@ -28,6 +28,8 @@ typedef struct fl_cupti_fixes {
 uint32_t fl_cupti_status(CUptiResult r, const fl_cupti_fixes *f);
 /* The why and what to do of a status, in f's words. */
 const char *fl_cupti_fix(uint32_t status, const fl_cupti_fixes *f);
+/* CUPTI's name of r ("unknown CUPTI error" when it has none). */
+const char *fl_cupti_name(CUptiResult r);
 /* "<what> failed: <CUPTI's name> (<code>): <fix>; the session runs Trace". */
 void fl_cupti_explain(CUptiResult r, const char *what, const fl_cupti_fixes *f, char *out,
                       size_t len);

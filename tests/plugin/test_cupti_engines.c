@@ -9,8 +9,9 @@
  *  - a session with nothing asked, started through the table over one
  *    environment: every engine answers FL_PC_OFF, leaves the environment
  *    as it was, and reports off;
- *  - the one CUPTI explainer: PC sampling's and PM sampling's words over
- *    one mapping (a MIG instance is PM sampling's own status only).
+ *  - the one CUPTI explainer: each engine's words over one mapping (a MIG
+ *    instance is PM sampling's own status only), PC sampling's words where
+ *    an engine has none of its own.
  */
 #include "check.h"
 #include "common/cupti_error.h"
@@ -135,6 +136,13 @@ static void explainer(void)
               "CUPTI found no working NVIDIA driver (no GPU, or the driver is not loaded)");
     CHECK_STR(fl_pcs_fix(FL_PC_FAILED), "see CUPTI's message");
     CHECK_STR(fl_pcs_fix(FL_PC_MIG), "see CUPTI's message");
+    /* An engine's words where it has them, PC sampling's where it has
+     * none (the Profiler API's engines share them). */
+    static const fl_cupti_fixes own = {.not_supported = "own words"};
+    CHECK_STR(fl_cupti_fix(FL_PC_NOT_SUPPORTED, &own), "own words");
+    CHECK_STR(fl_cupti_fix(FL_PC_NO_PERMISSION, &own), fl_pcs_fix(FL_PC_NO_PERMISSION));
+    CHECK_STR(fl_cupti_fix(FL_PC_CONFLICT, &own), fl_pcs_fix(FL_PC_CONFLICT));
+    CHECK_STR(fl_cupti_name((CUptiResult)123456), "unknown CUPTI error");
 }
 
 int main(void)

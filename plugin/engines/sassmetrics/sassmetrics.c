@@ -124,19 +124,18 @@ void fl_sass_set_api(const fl_sass_api *a)
 
 /* ---------------------------------------------------------------- errors */
 
+/* SASS metrics' words where they differ from PC sampling's. */
+static const fl_cupti_fixes sass_fixes = {
+    .not_supported = "this device, driver or CUPTI has no SASS metrics (they need compute "
+                     "capability 7.5 or newer, a whole GPU rather than a MIG instance, not WSL, "
+                     "and a CUPTI no older than the driver)",
+    .conflict = "another profiler holds the device (Nsight, PC sampling or the Profiler API in "
+                "another tool, or a second CUPTI subscriber): stop the other tool",
+};
+
 static const char *fix_of(uint32_t status)
 {
-    switch (status) {
-    case FL_PC_NOT_SUPPORTED:
-        return "this device, driver or CUPTI has no SASS metrics (they need compute capability "
-               "7.5 or newer, a whole GPU rather than a MIG instance, not WSL, and a CUPTI no "
-               "older than the driver)";
-    case FL_PC_CONFLICT:
-        return "another profiler holds the device (Nsight, PC sampling or the Profiler API in "
-               "another tool, or a second CUPTI subscriber): stop the other tool";
-    default:
-        return fl_pcs_fix(status);
-    }
+    return fl_cupti_fix(status, &sass_fixes);
 }
 
 /* What the session runs without SASS metrics (mu held). */
@@ -152,10 +151,7 @@ static void fail(CUptiResult r, const char *what)
     if (E.status != FL_PC_ACTIVE)
         return;
     E.status = fl_profiler_status(r, E.late);
-    const char *m = NULL;
-    if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
-        m = "unknown CUPTI error";
-    snprintf(E.msg, sizeof E.msg, "%s failed: %s (%d): %s%s; %s", what, m, (int)r,
+    snprintf(E.msg, sizeof E.msg, "%s failed: %s (%d): %s%s; %s", what, fl_cupti_name(r), (int)r,
              fix_of(E.status == FL_RP_LATE_INIT ? FL_PC_FAILED : E.status),
              fl_late_init_advice(E.late), instead());
 }
