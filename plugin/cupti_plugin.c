@@ -585,10 +585,10 @@ static bool start_engines(const fl_trace_options *o, int64_t clock_offset_ns)
 
 /* The activity API's sample aggregator an engine feeds through the
  * decoder (NULL: none). */
-static fl_pcs *engines_activity_sink(void)
+static fl_agg *engines_activity_sink(void)
 {
     for (size_t i = 0; i < fl_n_engines; i++) {
-        fl_pcs *p = fl_engines[i]->activity_sink ? fl_engines[i]->activity_sink() : NULL;
+        fl_agg *p = fl_engines[i]->activity_sink ? fl_engines[i]->activity_sink() : NULL;
         if (p)
             return p;
     }

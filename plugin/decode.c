@@ -259,7 +259,7 @@ void fl_decoder_flush(fl_decoder *d, const fl_trace_sink *s)
     FLUSH_ROWS(d, s, gr, ngr, graphs);
     FLUSH_ROWS(d, s, mk, nmk, markers);
     if (d->cfg.pcs)
-        fl_pcs_flush(d->cfg.pcs, s);
+        fl_agg_flush(d->cfg.pcs, s);
 }
 
 /* --------------------------------------------------------------- records */
@@ -521,7 +521,7 @@ static void on_overhead(fl_decoder *d, const CUpti_ActivityOverhead3 *r)
 static bool on_pc_record(fl_decoder *d, const fl_trace_sink *s, const CUpti_Activity *rec,
                          uint64_t *t_ns)
 {
-    fl_pcs *p = d->cfg.pcs;
+    fl_agg *p = d->cfg.pcs;
     if (!p)
         return false;
     if (!*t_ns) {
@@ -531,16 +531,16 @@ static bool on_pc_record(fl_decoder *d, const fl_trace_sink *s, const CUpti_Acti
     }
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_PC_SAMPLING:
-        fl_pcs_on_sample(p, s, (const CUpti_ActivityPCSampling3 *)rec, *t_ns);
+        fl_agg_on_sample(p, s, (const CUpti_ActivityPCSampling3 *)rec, *t_ns);
         return true;
     case CUPTI_ACTIVITY_KIND_FUNCTION:
-        fl_pcs_on_function(p, (const CUpti_ActivityFunction *)rec);
+        fl_agg_on_function(p, (const CUpti_ActivityFunction *)rec);
         return true;
     case CUPTI_ACTIVITY_KIND_SOURCE_LOCATOR:
-        fl_pcs_on_source(p, (const CUpti_ActivitySourceLocator *)rec);
+        fl_agg_on_source(p, (const CUpti_ActivitySourceLocator *)rec);
         return true;
     case CUPTI_ACTIVITY_KIND_PC_SAMPLING_RECORD_INFO:
-        fl_pcs_on_info(p, (const CUpti_ActivityPCSamplingRecordInfo *)rec);
+        fl_agg_on_info(p, (const CUpti_ActivityPCSamplingRecordInfo *)rec);
         return true;
     default:
         return false;

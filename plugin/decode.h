@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 typedef struct fl_decoder fl_decoder;
-typedef struct fl_pcs fl_pcs; /* common/aggregator.h */
+typedef struct fl_agg fl_agg; /* common/aggregator.h */
 
 /* Limits of a device for kernel_detail's occupancy; returns false when
  * unknown (the detail's occupancy is then null). */
@@ -35,7 +35,7 @@ typedef struct fl_decoder_config {
     /* The activity API's PC sampling: PC_SAMPLING, FUNCTION, SOURCE_LOCATOR
      * and PC_SAMPLING_RECORD_INFO records go to this aggregator
      * (common/aggregator.c), its rows out at each flush; NULL: skipped. */
-    fl_pcs *pcs;
+    fl_agg *pcs;
 } fl_decoder_config;
 
 /* NULL when out of memory. */

@@ -14,7 +14,7 @@ void fl_disasm_start(const char *tool, uint32_t run_ms);
 
 /* Writer thread, no lock held: each function of fns, grouped by cubin
  * (one run of the disassembler a cubin), handed to sink->disassembly. */
-void fl_disasm_functions(const fl_trace_sink *sink, fl_pcs_fn *fns, size_t n);
+void fl_disasm_functions(const fl_trace_sink *sink, fl_agg_fn *fns, size_t n);
 
 /* Adds the disasm_* counts into out, and the first failure's message if
  * out has none. */

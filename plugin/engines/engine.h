@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct fl_pcs fl_pcs; /* common/aggregator.h */
+typedef struct fl_agg fl_agg; /* common/aggregator.h */
 
 /* What every engine gets from the plugin at start (tests give their own;
  * a field left zero means "none").  One struct for all engines. */
@@ -46,7 +46,7 @@ typedef struct fl_engine_env {
     /* Filled by an engine that shares its aggregator (PC sampling under
      * Deep), read by a later one that uses it (SASS metrics): agg and what
      * guards it, or refuse, why it cannot be shared. */
-    fl_pcs *agg;
+    fl_agg *agg;
     void (*lock)(void), (*unlock)(void);
     const char *refuse;
 } fl_engine_env;
@@ -83,7 +83,7 @@ typedef struct fl_engine {
 
     /* The activity API's sample aggregator this engine feeds through the
      * activity decoder (NULL, or answering NULL: none). */
-    fl_pcs *(*activity_sink)(void);
+    fl_agg *(*activity_sink)(void);
     /* Any thread: the next drain is a collection point (NULL: none). */
     void (*collect)(void);
     /* Whether an activity flush must wait now (NULL: never). */

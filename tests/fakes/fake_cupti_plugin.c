@@ -79,7 +79,7 @@ static size_t (*scope_path)(uint32_t *, size_t);
 static bool graphs_on;
 static fl_stacks *stacks;
 static uint64_t stacks_announced;
-static fl_pcs *pcs;        /* PC sampling, active */
+static fl_agg *pcs;        /* PC sampling, active */
 static uint64_t cubin_crc; /* FAKE_CUBIN's, 0: none */
 static uint32_t pc_status; /* FL_PC_* */
 static char pc_msg[512];
@@ -166,7 +166,7 @@ static void feed_pc(const fl_trace_sink *sink, bool last)
     static synth_pc d;
     uint64_t t = now_ns();
     if (!last) {
-        fl_pcs_stall_names(pcs, 0, idx, names, 3);
+        fl_agg_stall_names(pcs, 0, idx, names, 3);
         synth_pc_init(&d);
         synth_pc_add(&d, 0x1234, "_Z6vecAddPfS_S_i", 0x40, 11, 2, (const uint32_t[]){7, 0},
                      (const uint32_t[]){20, 5});
@@ -175,25 +175,25 @@ static void feed_pc(const fl_trace_sink *sink, bool last)
         synth_pc_add(&d, 0x1234, "_Z4gemmPKfS0_Pf", 0x80, 13, 2, (const uint32_t[]){9, 99},
                      (const uint32_t[]){20, 2});
         d.data.droppedSamples = 0;
-        fl_pcs_feed(pcs, sink, &d.data, 0, t);
+        fl_agg_feed(pcs, sink, &d.data, 0, t);
         synth_pc_init(&d);
         synth_pc_add(&d, 0x1234, "_Z6vecAddPfS_S_i", 0x40, 11, 1, (const uint32_t[]){7},
                      (const uint32_t[]){10});
         if (cubin_crc) /* FAKE_CUBIN: a function the disassembler finds */
             synth_pc_add(&d, cubin_crc, "_Z5chasePKjPji", 0x60, 11, 1, (const uint32_t[]){7},
                          (const uint32_t[]){3});
-        fl_pcs_feed(pcs, sink, &d.data, 0, t + 1);
+        fl_agg_feed(pcs, sink, &d.data, 0, t + 1);
     } else {
         synth_pc_init(&d);
         synth_pc_add(&d, 0x1234, "_Z6vecAddPfS_S_i", 0x40, 16, 1, (const uint32_t[]){7},
                      (const uint32_t[]){4});
-        fl_pcs_feed(pcs, sink, &d.data, 0, t);
+        fl_agg_feed(pcs, sink, &d.data, 0, t);
     }
-    fl_pcs_flush(pcs, sink);
-    fl_pcs_fn *fns = NULL;
-    size_t n = fl_pcs_take_functions(pcs, &fns);
+    fl_agg_flush(pcs, sink);
+    fl_agg_fn *fns = NULL;
+    size_t n = fl_agg_take_functions(pcs, &fns);
     fl_disasm_functions(sink, fns, n);
-    fl_pcs_free_functions(fns, n);
+    fl_agg_free_functions(fns, n);
 }
 
 /* FAKE_CUBIN (a cubin file): kept as the module-load callback keeps one,
@@ -267,9 +267,9 @@ static void start_pc(const fl_trace_options *o)
         fl_pcs_explain(r, "cuptiPCSamplingEnable", pc_msg, sizeof pc_msg);
         return;
     }
-    fl_pcs_config c = {
+    fl_agg_config c = {
         .source = o->source_collection, .scopes = true, .disasm = o->disassembler != NULL};
-    pcs = fl_pcs_create(&c);
+    pcs = fl_agg_create(&c);
     fl_disasm_start(o->disassembler, 0);
     keep_fake_cubin();
 }
@@ -541,7 +541,7 @@ static void f_stats(fl_trace_stats *out)
         out->pc_method = FL_PC_METHOD_SAMPLING_API;
         out->pc_contexts = 1;
         out->pc_stall_reasons = 3;
-        fl_pcs_stats(pcs, out);
+        fl_agg_stats(pcs, out);
         fl_disasm_stats(out);
     }
     if (sass_on)
@@ -560,7 +560,7 @@ static void f_release(void)
         fl_sass_set_api(NULL);
         sass_on = false;
     }
-    fl_pcs_destroy(pcs);
+    fl_agg_destroy(pcs);
     pcs = NULL;
     fl_cubin_reset();
     fl_pms_engine_release();

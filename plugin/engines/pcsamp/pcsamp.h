@@ -51,7 +51,7 @@ void fl_pcs_set_api(const fl_pcs_api *api);
  * without the lock); valid until fl_pcs_engine_release.  Every use of it
  * outside pcsamp.c holds fl_pcs_engine_lock (the lock pcsamp.c holds for
  * its own uses). */
-fl_pcs *fl_pcs_engine_shared(void);
+fl_agg *fl_pcs_engine_shared(void);
 void fl_pcs_engine_lock(void);
 void fl_pcs_engine_unlock(void);
 
@@ -91,7 +91,7 @@ void fl_pcs_engine_drain(const fl_trace_sink *sink, void (*activity_flush)(void)
 
 /* The activity method's aggregator, for decode.c (NULL: the PC Sampling
  * API runs, or nothing). */
-fl_pcs *fl_pcs_engine_activity_sink(void);
+fl_agg *fl_pcs_engine_activity_sink(void);
 
 /* Sampling stopped on every context (the session ends): the next drain
  * reads what is left and disables. */

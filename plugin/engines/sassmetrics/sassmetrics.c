@@ -393,7 +393,7 @@ uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_eng
     E.current_ctx = env->current_ctx;
     E.ctx_synchronize = env->ctx_synchronize;
     E.status = FL_PC_ACTIVE;
-    fl_pcs_config pc = {.source = o->source_collection};
+    fl_agg_config pc = {.source = o->source_collection};
     E.agg =
         env->agg ? fl_sass_create_shared(env->agg, env->lock, env->unlock) : fl_sass_create(&pc);
     if (env->refuse) {

@@ -43,13 +43,13 @@
 typedef struct fl_sass fl_sass;
 
 /* cfg as PC sampling's (source lines, table size); NULL when out of memory. */
-fl_sass *fl_sass_create(const fl_pcs_config *cfg);
+fl_sass *fl_sass_create(const fl_agg_config *cfg);
 
 /* Deep: a decoder over PC sampling's aggregator agg (not owned: it must
  * outlive the decoder), so both kinds of rows share one table and one set
  * of dictionaries; each entry point holds lock/unlock (NULL: none) while
  * it uses agg.  NULL when out of memory. */
-fl_sass *fl_sass_create_shared(fl_pcs *agg, void (*lock)(void), void (*unlock)(void));
+fl_sass *fl_sass_create_shared(fl_agg *agg, void (*lock)(void), void (*unlock)(void));
 void fl_sass_destroy(fl_sass *x); /* NULL-safe */
 
 /* CUPTI's metric id on device device_id is name (metric_dict).  An id
