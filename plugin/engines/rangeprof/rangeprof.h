@@ -98,9 +98,9 @@ void fl_rp_known(const char *const *names, const double *values, size_t n, doubl
 
 /* Starts the range profiler for a session (o->range_profiler): the
  * profiler initialised; contexts are set up at the first outermost scope.
- * Returns the FL_PC_* / FL_RP_* status (the reason kept for the stats). */
-/* env: host (the Profiler Host API's table; NULL: FL_PC_OFF), current_ctx,
- * late. */
+ * Returns the FL_PC_* / FL_RP_* status (the reason kept for the stats).
+ * It reads of env: host (the Profiler Host API's table; NULL: FL_PC_OFF),
+ * current_ctx, late. */
 uint32_t fl_rp_engine_start(const fl_trace_options *o, const fl_engine_env *env);
 
 /* The application's thread, at an outermost scope's begin and end. */

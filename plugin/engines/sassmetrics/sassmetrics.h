@@ -99,8 +99,8 @@ void fl_sass_set_api(const fl_sass_api *api);
  * the Profiler API initialised before the first context is.  Returns the
  * FL_PC_* status (FL_RP_LATE_INIT: refused after a late start); the
  * reason, with the fix, is kept for fl_sass_engine_stats and ends with
- * the engine the session runs instead (Trace; PcSampling under Deep). */
-/* env (NULL: all zero): late, the driver calls of the default mode
+ * the engine the session runs instead (Trace; PcSampling under Deep).
+ * It reads of env (NULL: all zero): late, the driver calls of the default mode
  * (current_ctx: NULL enables nothing at a scope; ctx_synchronize: NULL
  * synchronises nothing), under Deep PC sampling's aggregator (agg, lock,
  * unlock) or why it cannot be shared (refuse). */
