@@ -2,7 +2,7 @@
  * bench_pcsamp_decode.c - the PcSampling engine's data path, CUPTI's
  * GetData output to disk, on one core: synthetic CUpti_PCSamplingData
  * buffers (the installed toolkit's structs, as CUPTI fills them in the
- * parsed format) fed to the plugin's aggregator (plugin/pcsamp_decode.c),
+ * parsed format) fed to the plugin's aggregator (plugin/common/aggregator.c),
  * its rows handed at each collection to the core's trace writer
  * (src/recorder/trace_sink.c: profile_sample_batch lines and the
  * function / metric dictionaries) and written to a file with write() -
@@ -26,7 +26,7 @@
  * (its cost is one CUPTI call per new (cubin, function, PC), then a cache
  * hit).
  */
-#include "../plugin/pcsamp.h"
+#include "../plugin/engines/pcsamp/pcsamp.h"
 #include "abi/trace_abi.h"
 #include "recorder/trace_sink.h"
 #include "util/buf.h"
@@ -112,7 +112,7 @@ static int run(const shape *s, uint64_t total, int fd)
         fprintf(stderr, "out of memory\n");
         return 1;
     }
-    fl_pcs *p = fl_pcs_create(NULL);
+    fl_agg *p = fl_agg_create(NULL);
     fl_buf ch[3] = {{0}};
     fl_ident id = {4242, "bench", SID};
     fl_trace_writer *w = fl_trace_writer_create(&id, 1, &ch[0], &ch[1], &ch[2]);
@@ -139,11 +139,11 @@ static int run(const shape *s, uint64_t total, int fd)
         for (size_t i = 0; i < s->pcs; i++)
             b.pcs[i].correlationId = corr;
         fill += bench_now(CLOCK_THREAD_CPUTIME_ID) - f0;
-        fl_pcs_feed(p, &sink, &b.data, 0, 1760000000000000000ull + reads * 1000);
+        fl_agg_feed(p, &sink, &b.data, 0, 1760000000000000000ull + reads * 1000);
         done += per_read;
         samples += samples_per_read;
         if (++reads % READS_PER_COLLECTION == 0 || done >= total) {
-            fl_pcs_flush(p, &sink);
+            fl_agg_flush(p, &sink);
             for (int c = 0; c < 3; c++) {
                 if (ch[c].len && write(fd, ch[c].p, ch[c].len) != (ssize_t)ch[c].len)
                     g_write_failed = true;
@@ -170,7 +170,7 @@ static int run(const shape *s, uint64_t total, int fd)
            done / wall / 1e6, (unsigned long long)cn.sample_rows, (double)bytes / done, rss_tenth,
            bench_peak_rss_kib(), samples / cpu >= 10e6 ? "met" : "NOT met");
     fl_trace_writer_destroy(w);
-    fl_pcs_destroy(p);
+    fl_agg_destroy(p);
     for (int c = 0; c < 3; c++)
         fl_buf_free(&ch[c]);
     unbuild(&b);

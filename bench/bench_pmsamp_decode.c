@@ -3,7 +3,7 @@
  *
  *  0. decode: fl_pms_decode alone, into a sink that counts rows;
  *  1. write: the PmSampling engine's data path from a decoded counter-data
- *     image to disk - plugin/pmsamp_decode.c's fl_pms_decode (CUPTI's
+ *     image to disk - plugin/engines/pmsamp/pmsamp_decode.c's fl_pms_decode (CUPTI's
  *     GetCounterDataInfo / CounterDataGetSampleInfo and the host's
  *     evaluation, faked by tests/plugin/pm_fake.h with the toolkit's real
  *     structs: CUPTI's own cost is not in these figures), the core's sink
@@ -21,7 +21,7 @@
  * width of dt_ns).  Prints M rows/s per core (thread CPU) for each way,
  * bytes per row, and the peak RSS.
  */
-#include "../plugin/pmsamp.h"
+#include "../plugin/engines/pmsamp/pmsamp.h"
 #include "../tests/plugin/pm_fake.h"
 #include "abi/trace_abi.h"
 #include "reader/read.h"

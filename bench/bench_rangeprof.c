@@ -12,7 +12,7 @@
  *
  * Usage: bench_rangeprof [pairs]   (default 200000); median of 5 runs.
  */
-#include "../plugin/rangeprof.h"
+#include "../plugin/engines/rangeprof/rangeprof.h"
 #include "recorder/scope.h"
 #include "util/clock.h"
 #include "gpufl.h"
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
     }
     fl_rp_set_api(&api);
     fl_trace_options to = {.range_profiler = true};
-    fl_rp_env env = {.host = &host, .current_ctx = ctx};
+    fl_engine_env env = {.host = &host, .current_ctx = ctx};
     fl_rp_engine_start(&to, &env);
     double a[5], b[5], c[5];
     for (int r = 0; r < 5; r++) {

@@ -3,7 +3,7 @@
  * FlushData output to rows (and to disk), on one core: synthetic
  * CUpti_SassMetrics_Data records (the installed toolkit's structs, as
  * cuptiSassMetricsFlushData fills them) fed to the plugin's decoder
- * (plugin/sassmetrics_decode.c over pcsamp_decode.c's aggregator).
+ * (plugin/engines/sassmetrics/sassmetrics_decode.c over plugin/common/aggregator.c).
  *
  *   bench_sass_decode [--quick] [--values N] [--out FILE]
  *
@@ -25,7 +25,7 @@
  * No source correlation (one CUPTI call per new (cubin, function, PC),
  * then a cache hit).
  */
-#include "../plugin/sassmetrics.h"
+#include "../plugin/engines/sassmetrics/sassmetrics.h"
 #include "abi/trace_abi.h"
 #include "recorder/trace_sink.h"
 #include "util/buf.h"

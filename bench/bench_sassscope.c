@@ -15,7 +15,7 @@
  * Usage: bench_sassscope [pairs]   (default 200000); median of 5 runs.
  */
 #include "../plugin/scope_hooks.h"
-#include "../plugin/sassmetrics.h"
+#include "../plugin/engines/sassmetrics/sassmetrics.h"
 #include "recorder/scope.h"
 #include "util/clock.h"
 #include "gpufl.h"
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     }
     fl_sass_set_api(&api);
     fl_trace_options to = {.sass_metrics = true};
-    fl_sass_env env = {.current_ctx = ctx, .ctx_synchronize = sync0};
+    fl_engine_env env = {.current_ctx = ctx, .ctx_synchronize = sync0};
     fl_sass_engine_start(&to, &tok, &env);
     fl_scope_hooks_select(&to);
     double a[5], b[5];

@@ -19,10 +19,11 @@
  *    thread's CPU stack (stacks.h: addresses, a hash and a lookup there;
  *    symbolised on the writer thread in drain(), before the buffers, so a
  *    stack is announced before the first kernel row that uses it);
- *  - PC sampling (pcsamp.c) shares the one CUPTI subscriber: its resource
- *    callbacks (contexts, modules) arrive through on_api; its collections
- *    run in drain(), and no activity flush is asked for while it is armed
- *    (CUPTI then returns no kernel record);
+ *  - the profiling engines (engines/engine.h) are reached through their
+ *    table only: they share the one CUPTI subscriber (their resource
+ *    callbacks arrive through on_api, resources.c), drain in drain(), and
+ *    no activity flush is asked for while one of them is armed (PC
+ *    sampling: CUPTI then returns no kernel record);
  *  - the writer thread never calls the CUDA driver: the device limits the
  *    decoder wants are read on application threads (at start, at a
  *    launch's entry on a context not seen before) into a table it only
@@ -32,15 +33,13 @@
  *  - under injection (inject.c) start() runs inside cuInit: nothing in it
  *    asks the driver then.
  */
+#include "common/cupti_error.h"
 #include "cupti_trace.h"
 #include "decode.h"
-#include "pcsamp.h"
-#include "pmsamp.h"
-#include "sassmetrics.h"
-#include "scope_hooks.h"
+#include "engines/engine.h"
 #include "plugin.h"
-#include "rangeprof.h"
 #include "resources.h"
+#include "scope_hooks.h"
 #include "stacks.h"
 
 #include "gpufl.h"
@@ -173,10 +172,7 @@ static uint64_t wall_ns(void)
 
 static void cupti_message(CUptiResult r, char *out, size_t len, const char *what)
 {
-    const char *m = NULL;
-    if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
-        m = "unknown CUPTI error";
-    snprintf(out, len, "%s failed: %s (%d)", what, m, (int)r);
+    snprintf(out, len, "%s failed: %s (%d)", what, fl_cupti_name(r), (int)r);
 }
 
 /* A refusal that ends plugin_start: CUPTI answers 999 for a machine
@@ -347,6 +343,14 @@ static _Thread_local struct {
     unsigned gen, depth;
 } launch_tls;
 
+/* A launch's entry to the engines that name their ranges by kernel. */
+static void engines_kernel_launch(void *ctx, const char *symbol)
+{
+    for (size_t i = 0; i < fl_n_engines; i++)
+        if (fl_engines[i]->kernel_launch)
+            fl_engines[i]->kernel_launch(ctx, symbol);
+}
+
 static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                             const void *data)
 {
@@ -370,7 +374,7 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
         if (cb->callbackSite == CUPTI_API_ENTER) {
             gp_driver_limits_note(cb->context);
             if (launch_tls.depth++ == 0)
-                fl_rp_kernel_launch(cb->context, cb->symbolName);
+                engines_kernel_launch(cb->context, cb->symbolName);
         } else if (launch_tls.depth > 0) {
             launch_tls.depth--;
         }
@@ -457,11 +461,9 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
                       "cuptiSubscribe (launch callbacks for CPU stacks)");
     }
     /* Without resource callbacks no later context is seen. */
-    if (pc) {
-        fl_pcs_engine_fail(r, "cuptiSubscribe (CUDA contexts and modules for PC sampling)");
-        fl_pms_engine_fail(r, "cuptiSubscribe (CUDA contexts for PM sampling)");
-        fl_sass_engine_fail(r, "cuptiSubscribe (CUDA contexts and modules for SASS metrics)");
-    }
+    for (size_t i = 0; pc && i < fl_n_engines; i++)
+        if (fl_engines[i]->fail)
+            fl_engines[i]->fail(r, fl_engines[i]->contexts_what);
     if (subscriber)
         cuptiUnsubscribe(subscriber);
     subscriber = NULL;
@@ -495,12 +497,102 @@ static fl_stacks *make_stacks(const fl_trace_options *o)
     return st;
 }
 
-/* metrics_host.cpp's table: the range profiler's config images. */
-extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
-
 static void *current_context(void)
 {
     return atomic_load(&injecting) ? NULL : gp_driver_context();
+}
+
+/* The activity kinds the options ask for: kernels, or the start is
+ * refused (why); the others noted when CUPTI refuses them. */
+static bool enable_kinds(const fl_trace_options *o, char *why, size_t why_len)
+{
+    /* Kernels are the engine: without them there is no Trace.  With
+     * CONCURRENT_KERNEL on, CUPTI's SASS metrics count 0 for every
+     * instruction; with KERNEL (kernels serialised) they count (an H200,
+     * CUDA 13.0: tests/gpu/sass_probe.cu --activity, --serial). */
+    CUpti_ActivityKind kernels =
+        o->sass_metrics ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    CUptiResult r = cuptiActivityEnable(kernels);
+    if (r != CUPTI_SUCCESS) {
+        start_refused(r, why, why_len,
+                      o->sass_metrics ? "cuptiActivityEnable(KERNEL)"
+                                      : "cuptiActivityEnable(CONCURRENT_KERNEL)");
+        return false;
+    }
+    n_enabled = 0;
+    enabled[n_enabled++] = kernels;
+    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY)");
+    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY2, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY2)");
+    enable_optional(CUPTI_ACTIVITY_KIND_MEMSET, FL_FEAT_MEMSET, "cuptiActivityEnable(MEMSET)");
+    enable_optional(CUPTI_ACTIVITY_KIND_OVERHEAD, FL_FEAT_OVERHEAD,
+                    "cuptiActivityEnable(OVERHEAD)");
+    if (o->synchronization)
+        enable_optional(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, FL_FEAT_SYNC,
+                        "cuptiActivityEnable(SYNCHRONIZATION)");
+    if (o->memory)
+        enable_optional(CUPTI_ACTIVITY_KIND_MEMORY2, FL_FEAT_MEMORY,
+                        "cuptiActivityEnable(MEMORY2)");
+    if (o->external_correlation)
+        enable_optional(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, FL_FEAT_EXTERNAL,
+                        "cuptiActivityEnable(EXTERNAL_CORRELATION)");
+    if (o->nvtx)
+        enable_optional(CUPTI_ACTIVITY_KIND_MARKER, FL_FEAT_NVTX, "cuptiActivityEnable(MARKER)");
+    if (o->graphs)
+        enable_optional(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, FL_FEAT_GRAPHS,
+                        "cuptiActivityEnable(GRAPH_TRACE)");
+    return true;
+}
+
+static void flush_completed(void); /* drain's, below */
+
+/* Every engine released, walking the table backward (an engine that
+ * uses another's aggregator is listed after it). */
+static void release_engines(void)
+{
+    for (size_t i = fl_n_engines; i-- > 0;)
+        fl_engines[i]->release();
+}
+
+/* Every engine started, in the table's order, over one environment (an
+ * engine may leave in it what a later one uses: Deep's aggregator).
+ * Returns whether some engine that follows CUDA contexts runs (the
+ * resource callbacks are needed). */
+static bool start_engines(const fl_trace_options *o, int64_t clock_offset_ns)
+{
+    void *ctx0 = atomic_load(&injecting) ? NULL : gp_driver_context();
+    fl_engine_env env = {
+        .ctx0 = ctx0,
+        /* The one test of a late start (CUDA work before gpufl_init) the
+         * Profiler API's engines share: a context already current here. */
+        .late = !atomic_load(&injecting) && ctx0 != NULL,
+        .clock_offset_ns = clock_offset_ns,
+        .host = &gpufl_cupti_metrics_v1,
+        .current_ctx = current_context,
+        .ctx_synchronize = gp_driver_ctx_synchronize,
+        .activity_flush = flush_completed,
+    };
+    fl_cupti_trace_install(&gpufl_cupti_metrics_v1);
+    fl_scope_hooks_select(o);
+    bool follow = false;
+    for (size_t i = 0; i < fl_n_engines; i++) {
+        const fl_engine *e = fl_engines[i];
+        uint32_t st = e->start(o, &env);
+        if (e->context_created && st == FL_PC_ACTIVE)
+            follow = true;
+    }
+    return follow;
+}
+
+/* The activity API's sample aggregator an engine feeds through the
+ * decoder (NULL: none). */
+static fl_agg *engines_activity_sink(void)
+{
+    for (size_t i = 0; i < fl_n_engines; i++) {
+        fl_agg *p = fl_engines[i]->activity_sink ? fl_engines[i]->activity_sink() : NULL;
+        if (p)
+            return p;
+    }
+    return NULL;
 }
 
 static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
@@ -551,95 +643,31 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
         }
         callbacks_registered = true;
     }
-    /* Kernels are the engine: without them there is no Trace.  With
-     * CONCURRENT_KERNEL on, CUPTI's SASS metrics count 0 for every
-     * instruction; with KERNEL (kernels serialised) they count (an H200,
-     * CUDA 13.0: tests/gpu/sass_probe.cu --activity, --serial). */
-    CUpti_ActivityKind kernels =
-        o->sass_metrics ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    r = cuptiActivityEnable(kernels);
-    if (r != CUPTI_SUCCESS) {
-        start_refused(r, why, why_len,
-                      o->sass_metrics ? "cuptiActivityEnable(KERNEL)"
-                                      : "cuptiActivityEnable(CONCURRENT_KERNEL)");
+    if (!enable_kinds(o, why, why_len)) {
         pthread_mutex_unlock(&life);
         return -1;
     }
-    n_enabled = 0;
-    enabled[n_enabled++] = kernels;
-    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY)");
-    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY2, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY2)");
-    enable_optional(CUPTI_ACTIVITY_KIND_MEMSET, FL_FEAT_MEMSET, "cuptiActivityEnable(MEMSET)");
-    enable_optional(CUPTI_ACTIVITY_KIND_OVERHEAD, FL_FEAT_OVERHEAD,
-                    "cuptiActivityEnable(OVERHEAD)");
-    if (o->synchronization)
-        enable_optional(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, FL_FEAT_SYNC,
-                        "cuptiActivityEnable(SYNCHRONIZATION)");
-    if (o->memory)
-        enable_optional(CUPTI_ACTIVITY_KIND_MEMORY2, FL_FEAT_MEMORY,
-                        "cuptiActivityEnable(MEMORY2)");
-    if (o->external_correlation)
-        enable_optional(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, FL_FEAT_EXTERNAL,
-                        "cuptiActivityEnable(EXTERNAL_CORRELATION)");
-    if (o->nvtx)
-        enable_optional(CUPTI_ACTIVITY_KIND_MARKER, FL_FEAT_NVTX, "cuptiActivityEnable(MARKER)");
-    if (o->graphs)
-        enable_optional(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, FL_FEAT_GRAPHS,
-                        "cuptiActivityEnable(GRAPH_TRACE)");
     fl_stacks_destroy(stacks); /* a previous session's, released without stop */
     stacks = make_stacks(o);
     stacks_announced = 0;
-    /* PC sampling: on the context current here (gpufl_init after CUDA
+    /* The engines: on the context current here (gpufl_init after CUDA
      * came up), and on each context created later (resource callbacks). */
-    void *ctx0 = atomic_load(&injecting) ? NULL : gp_driver_context();
-    /* The one test of a late start (CUDA work before gpufl_init) the
-     * Profiler API's engines share: a context already current here. */
-    bool late = !atomic_load(&injecting) && ctx0 != NULL;
-    uint32_t pcs = fl_pcs_engine_start(o, ctx0);
-    /* PM sampling: the same contexts; its clock is the activity records'. */
-    fl_trace_options pmo = *o;
-    pmo.clock_offset_ns = dc.clock_offset_ns;
-    fl_pms_set_host(&gpufl_cupti_metrics_v1);
-    fl_cupti_trace_install(&gpufl_cupti_metrics_v1);
-    uint32_t pms = fl_pms_engine_start(&pmo, ctx0);
-    /* SASS metrics likewise (sassmetrics.c); under Deep into PC
-     * sampling's aggregator: one set of dictionaries for both kinds. */
-    fl_sass_env se = {
-        .late = late, .current_ctx = current_context, .ctx_synchronize = gp_driver_ctx_synchronize};
-    fl_scope_hooks_select(o);
-    if (o->pc_sampling && o->sass_metrics) {
-        se.agg = fl_pcs_engine_shared();
-        se.lock = fl_pcs_engine_lock;
-        se.unlock = fl_pcs_engine_unlock;
-        if (!se.agg && pcs == FL_PC_ACTIVE)
-            se.refuse = "Deep's SASS metrics share PC sampling's dictionaries, which needs "
-                        "CUPTI's PC Sampling API; this device samples PCs through the "
-                        "activity API (a GPU older than Volta, which has no SASS metrics "
-                        "either)";
-    }
-    uint32_t sass = fl_sass_engine_start(o, ctx0, &se);
-    /* The range profiler: its contexts at the first outermost scope. */
-    fl_rp_env rpe = {.host = &gpufl_cupti_metrics_v1, .current_ctx = current_context, .late = late};
-    fl_rp_engine_start(o, &rpe);
+    bool follow = start_engines(o, dc.clock_offset_ns);
     unsigned cbs =
-        subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory,
-                            pcs == FL_PC_ACTIVE || pms == FL_PC_ACTIVE || sass == FL_PC_ACTIVE);
+        subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory, follow);
     if (!(cbs & CB_LAUNCH)) {
         fl_stacks_destroy(stacks);
         stacks = NULL;
     }
     dc.scopes = (cbs & CB_LAUNCH) != 0;
     dc.memop_durations = (cbs & CB_MEMOP) != 0;
-    dc.pcs = fl_pcs_engine_activity_sink();
+    dc.pcs = engines_activity_sink();
     fl_decoder *d = fl_decoder_create(&dc);
     if (!d) {
         unsubscribe_callbacks();
         fl_stacks_destroy(stacks);
         stacks = NULL;
-        fl_pcs_engine_release();
-        fl_pms_engine_release();
-        fl_sass_engine_release();
-        fl_rp_engine_release();
+        release_engines();
         disable_all();
         snprintf(why, why_len, "out of memory for the activity decoder");
         pthread_mutex_unlock(&life);
@@ -701,20 +729,28 @@ static void drain_buffers(const fl_trace_sink *sink)
 static void plugin_drain(const fl_trace_sink *sink)
 {
     drain_buffers(sink);
-    /* PC sampling's collection point, if one is due (it flushes the
-     * activity buffers while sampling is stopped), then its rows. */
-    fl_pcs_engine_drain(sink, flush_completed);
-    fl_pms_engine_drain(sink);
-    fl_sass_engine_drain(sink);
-    /* The range profiler's decoded ranges, evaluated here. */
-    fl_rp_engine_drain(sink);
+    /* Each engine's rows; a collection point, if one is due, flushes the
+     * activity buffers while its sampling is stopped (env.activity_flush). */
+    for (size_t i = 0; i < fl_n_engines; i++)
+        fl_engines[i]->drain(sink);
 }
 
-/* A collection point: PC sampling's (SASS metrics are read at the end
- * only: sassmetrics.c). */
+/* A collection point, for each engine that has them (SASS metrics are
+ * read at the end only: sassmetrics.c). */
 static void plugin_collect(void)
 {
-    fl_pcs_request_collect();
+    for (size_t i = 0; i < fl_n_engines; i++)
+        if (fl_engines[i]->collect)
+            fl_engines[i]->collect();
+}
+
+/* Whether an engine holds the activity flush back now. */
+static bool engines_armed(void)
+{
+    for (size_t i = 0; i < fl_n_engines; i++)
+        if (fl_engines[i]->armed && fl_engines[i]->armed())
+            return true;
+    return false;
 }
 
 static void plugin_flush(void)
@@ -722,7 +758,7 @@ static void plugin_flush(void)
     /* Under life: never concurrent with stop() disabling the kinds; not
      * while PC sampling is armed (CUPTI would return no kernel record). */
     pthread_mutex_lock(&life);
-    if (running && !fl_pcs_armed())
+    if (running && !engines_armed())
         cuptiActivityFlushAll(0);
     pthread_mutex_unlock(&life);
 }
@@ -733,10 +769,8 @@ static void plugin_stop(void)
     if (running) {
         /* PC sampling stopped first: a forced flush returns no kernel
          * record while it is armed.  The next drain reads it. */
-        fl_pcs_engine_stop();
-        fl_pms_engine_stop();
-        fl_sass_engine_stop();
-        fl_rp_engine_stop();
+        for (size_t i = 0; i < fl_n_engines; i++)
+            fl_engines[i]->stop();
         unsubscribe_callbacks();
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -768,12 +802,8 @@ static void plugin_stats(fl_trace_stats *out)
     out->buffers = pool.buffers;
     out->pool_bytes = (uint64_t)pool.allocated * pool.buffer_bytes;
     pthread_mutex_unlock(&pool.mu);
-    fl_pcs_engine_stats(out);
-    fl_pms_engine_stats(out);
-    fl_sass_engine_stats(out);
-    if (out->sass_status != FL_PC_OFF && out->pc_status == FL_PC_OFF)
-        fl_cubin_stats(out);
-    fl_rp_engine_stats(out);
+    for (size_t i = 0; i < fl_n_engines; i++)
+        fl_engines[i]->stats(out);
 }
 
 static void plugin_release(void)
@@ -784,10 +814,7 @@ static void plugin_release(void)
         decoder = NULL;
         fl_stacks_destroy(stacks);
         stacks = NULL;
-        fl_sass_engine_release();
-        fl_pcs_engine_release();
-        fl_pms_engine_release();
-        fl_rp_engine_release();
+        release_engines();
         pthread_mutex_lock(&pool.mu);
         /* Buffers CUPTI still holds (none after a forced flush) stay
          * counted in allocated and are never freed here. */

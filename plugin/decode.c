@@ -12,10 +12,10 @@
  * associations, never memory.
  */
 #include "decode.h"
-#include "pcsamp.h"
+#include "common/aggregator.h"
+#include "common/text_hash.h"
 
 #include <cupti.h>
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,52 +125,6 @@ static void take_launch_scope(uint32_t corr_id, fl_kernel_row *k)
         k->scope_depth = n;
 }
 
-/* ------------------------------------------------------------ demangling */
-
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-static demangle_fn find_demangler(void)
-{
-    /* The C++ runtime is in nearly every CUDA process already; load it
-     * (once) only when it is not. */
-    void *f = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    if (!f) {
-        void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-        if (h)
-            f = dlsym(h, "__cxa_demangle");
-    }
-    demangle_fn fn;
-    memcpy(&fn, &f, sizeof fn);
-    return fn;
-}
-
-void fl_demangle(const char *name, char *out, size_t cap)
-{
-    if (cap == 0)
-        return;
-    if (!name) {
-        snprintf(out, cap, "%s", "<unknown>");
-        return;
-    }
-    static demangle_fn fn;
-    static bool looked;
-    if (!looked) {
-        fn = find_demangler();
-        looked = true;
-    }
-    if (fn && name[0] == '_' && name[1] == 'Z') {
-        int status = -1;
-        char *d = fn(name, NULL, NULL, &status);
-        if (d && status == 0) {
-            snprintf(out, cap, "%s", d);
-            free(d);
-            return;
-        }
-        free(d);
-    }
-    snprintf(out, cap, "%s", name);
-}
-
 /* ----------------------------------------------------------------- names */
 
 static uint64_t hash_ptr(const void *p)
@@ -192,7 +146,7 @@ static bool grow(name_entry **tab, size_t *cap, bool by_text)
         const name_entry *e = &(*tab)[i];
         if (!e->key)
             continue;
-        uint64_t h = by_text ? fl_pcs_text_hash(e->key) : hash_ptr(e->key);
+        uint64_t h = by_text ? fl_text_hash(e->key) : hash_ptr(e->key);
         size_t j = h & (nc - 1);
         while (n[j].key)
             j = (j + 1) & (nc - 1);
@@ -219,7 +173,7 @@ static uint32_t kernel_id(fl_decoder *d, const char *name)
     uint32_t id = 0;
     if ((d->text_used + 1) * 2 > d->text_cap && !grow(&d->by_text, &d->text_cap, true))
         return 0;
-    size_t j = fl_pcs_text_hash(key) & (d->text_cap - 1);
+    size_t j = fl_text_hash(key) & (d->text_cap - 1);
     for (; d->by_text[j].key; j = (j + 1) & (d->text_cap - 1))
         if (strcmp(d->by_text[j].key, key) == 0) {
             id = d->by_text[j].id;
@@ -305,7 +259,7 @@ void fl_decoder_flush(fl_decoder *d, const fl_trace_sink *s)
     FLUSH_ROWS(d, s, gr, ngr, graphs);
     FLUSH_ROWS(d, s, mk, nmk, markers);
     if (d->cfg.pcs)
-        fl_pcs_flush(d->cfg.pcs, s);
+        fl_agg_flush(d->cfg.pcs, s);
 }
 
 /* --------------------------------------------------------------- records */
@@ -567,7 +521,7 @@ static void on_overhead(fl_decoder *d, const CUpti_ActivityOverhead3 *r)
 static bool on_pc_record(fl_decoder *d, const fl_trace_sink *s, const CUpti_Activity *rec,
                          uint64_t *t_ns)
 {
-    fl_pcs *p = d->cfg.pcs;
+    fl_agg *p = d->cfg.pcs;
     if (!p)
         return false;
     if (!*t_ns) {
@@ -577,16 +531,16 @@ static bool on_pc_record(fl_decoder *d, const fl_trace_sink *s, const CUpti_Acti
     }
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_PC_SAMPLING:
-        fl_pcs_on_sample(p, s, (const CUpti_ActivityPCSampling3 *)rec, *t_ns);
+        fl_agg_on_sample(p, s, (const CUpti_ActivityPCSampling3 *)rec, *t_ns);
         return true;
     case CUPTI_ACTIVITY_KIND_FUNCTION:
-        fl_pcs_on_function(p, (const CUpti_ActivityFunction *)rec);
+        fl_agg_on_function(p, (const CUpti_ActivityFunction *)rec);
         return true;
     case CUPTI_ACTIVITY_KIND_SOURCE_LOCATOR:
-        fl_pcs_on_source(p, (const CUpti_ActivitySourceLocator *)rec);
+        fl_agg_on_source(p, (const CUpti_ActivitySourceLocator *)rec);
         return true;
     case CUPTI_ACTIVITY_KIND_PC_SAMPLING_RECORD_INFO:
-        fl_pcs_on_info(p, (const CUpti_ActivityPCSamplingRecordInfo *)rec);
+        fl_agg_on_info(p, (const CUpti_ActivityPCSamplingRecordInfo *)rec);
         return true;
     default:
         return false;

@@ -13,11 +13,13 @@
 #define GP_PLUGIN_DECODE_H
 
 #include "../src/abi/trace_abi.h"
+#include "common/demangle.h"
+#include "common/launch.h"
 
 #include <stdint.h>
 
 typedef struct fl_decoder fl_decoder;
-typedef struct fl_pcs fl_pcs; /* pcsamp.h */
+typedef struct fl_agg fl_agg; /* common/aggregator.h */
 
 /* Limits of a device for kernel_detail's occupancy; returns false when
  * unknown (the detail's occupancy is then null). */
@@ -32,8 +34,8 @@ typedef struct fl_decoder_config {
     bool memop_durations; /* allocation API calls are timed (fl_memop_duration_put) */
     /* The activity API's PC sampling: PC_SAMPLING, FUNCTION, SOURCE_LOCATOR
      * and PC_SAMPLING_RECORD_INFO records go to this aggregator
-     * (pcsamp_decode.c), its rows out at each flush; NULL: skipped. */
-    fl_pcs *pcs;
+     * (common/aggregator.c), its rows out at each flush; NULL: skipped. */
+    fl_agg *pcs;
 } fl_decoder_config;
 
 /* NULL when out of memory. */
@@ -51,40 +53,10 @@ void fl_decoder_flush(fl_decoder *d, const fl_trace_sink *sink);
  * overhead) into out. */
 void fl_decoder_stats(const fl_decoder *d, fl_trace_stats *out);
 
-/* At a kernel launch, on the launching thread: the scopes it had open
- * (ids outermost first, n <= FL_SCOPE_PATH_MAX), keyed by the launch's
- * correlation id, for the decoder to attach to the kernel's row.  A
- * fixed, direct-mapped table shared by every thread: a launch whose entry
- * was overwritten before its kernel was decoded (more than 65536 launches
- * in between) is left unattributed, never given another launch's scopes.
- * Lock-free for the launching threads but for a per-slot flag. */
-void fl_launch_scope_put(uint32_t corr_id, const uint32_t *ids, size_t n);
-/* The same with the launch's CPU stack id (0: none), which the decoder
- * puts in the kernel row's stack_id. */
-void fl_launch_put(uint32_t corr_id, const uint32_t *ids, size_t n, uint32_t stack_id);
-/* The scopes launch corr_id had open (at most cap, outermost first);
- * 0 when not known (launch.c). */
-size_t fl_launch_scope_get(uint32_t corr_id, uint32_t *ids, size_t cap);
-/* The same, telling "not known" (false) from "no scope open" (true, *n 0). */
-bool fl_launch_scope_find(uint32_t corr_id, uint32_t *ids, size_t cap, uint8_t *n);
-/* The same with the launch's CPU stack id (0: none). */
-bool fl_launch_find(uint32_t corr_id, uint32_t *ids, size_t cap, uint8_t *n, uint32_t *stack_id);
-/* Empties the table (a new session). */
-void fl_launch_scope_reset(void);
-/* At the entry of a synchronising call (cudaDeviceSynchronize, ...), on
- * the calling thread: its CPU stack id (0: none), in the same table under
- * the call's correlation id, for the decoder to put in the
- * SYNCHRONIZATION row's stack_id (fl_launch_find).  No-op for 0. */
-void fl_sync_put(uint32_t corr_id, uint32_t stack_id);
-
 /* At the exit of an allocation or free API call (cudaMalloc, cuMemFree,
  * ...): how long it took, keyed by its correlation id, which CUPTI's
  * MEMORY2 record of the operation carries; the decoder puts it in the
  * row's duration_ns.  Same kind of table as the launches': 16384 slots. */
 void fl_memop_duration_put(uint32_t corr_id, uint64_t duration_ns);
-
-/* The demangled form of a mangled C++ name into out (the name itself when
- * it is not mangled or the demangler is absent).  Exposed for tests. */
-void fl_demangle(const char *name, char *out, size_t cap);
 
 #endif /* GP_PLUGIN_DECODE_H */

@@ -3,19 +3,16 @@
  * and `fits` (the metrics table's engine_defaults and engine_choose,
  * src/abi/metrics_abi.h).
  *
- * Promises: the lists are the engines' own (fl_rp_default_set,
- * fl_pms_default_metrics, fl_sass_metric_names: defined once, in the
- * engines' files), and what a set schedules on a chip is decided by the
- * engines' own code (fl_rp_choose, fl_pms_metric_set) over the Profiler
- * Host API, so the command shows what a session would collect.  SASS
- * metrics have no host side (CUPTI's SASS metric list needs a device):
- * engine_choose refuses them with that reason.
+ * Promises: the lists are the engines' own (each row's defaults, defined
+ * once, in the engine's folder), and what a set schedules on a chip is
+ * decided by the engine's own code (its choose) over the Profiler Host
+ * API, so the command shows what a session would collect.  An engine is
+ * found by its metrics-table number (metrics_id); one without a host side
+ * (SASS metrics) says why in its choose.
  */
 #include "../src/abi/metrics_abi.h"
+#include "engines/engine.h"
 #include "gpu_profile.h"
-#include "pmsamp.h"
-#include "rangeprof.h"
-#include "sassmetrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +24,6 @@ int fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size
                        size_t len);
 int fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
                      char ***out, size_t *n, size_t *passes, char *msg, size_t len);
-
-enum { ENGINE_RANGE = 0, ENGINE_PM = 1, ENGINE_SASS = 2 };
 
 /* One malloc'd block: n+1 pointers, then the strings (the table's rule). */
 static char **block(const char *const *names, size_t n)
@@ -50,35 +45,38 @@ static char **block(const char *const *names, size_t n)
     return v;
 }
 
+/* The row whose metrics-table number is id; NULL (msg says the numbers)
+ * when none is. */
+static const fl_engine *find(int id, char *msg, size_t len)
+{
+    for (size_t i = 0; i < fl_n_engines; i++)
+        if (fl_engines[i]->metrics_id >= 0 && fl_engines[i]->metrics_id == id)
+            return fl_engines[i];
+    size_t at = (size_t)snprintf(msg, len, "unknown engine %d:", id);
+    for (int k = 0; at < len; k++) {
+        const fl_engine *e = NULL;
+        for (size_t i = 0; i < fl_n_engines && !e; i++)
+            if (fl_engines[i]->metrics_id == k)
+                e = fl_engines[i];
+        if (!e)
+            break;
+        int w = snprintf(msg + at, len - at, "%s %d (%s)", k ? "," : "", k, e->name);
+        at += w > 0 ? (size_t)w : 0;
+    }
+    return NULL;
+}
+
 int fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size_t cap, char *msg,
                        size_t len)
 {
     const char *names[64];
     unsigned slot[64];
-    size_t k = 0;
     *out = NULL;
     *n = 0;
-    if (engine == ENGINE_RANGE) {
-        for (unsigned s = 0; s < FL_RP_DEFAULT_SLOTS; s++)
-            for (int c = 0; c < 3 && fl_rp_default_set[s][c]; c++) {
-                slot[k] = s;
-                names[k++] = fl_rp_default_set[s][c];
-            }
-    } else if (engine == ENGINE_PM) {
-        for (size_t i = 0; i < fl_pms_n_default_metrics && k < 64; i++) {
-            slot[k] = (unsigned)i;
-            names[k++] = fl_pms_default_metrics[i];
-        }
-    } else if (engine == ENGINE_SASS) {
-        for (size_t i = 0; i < fl_sass_n_metric_names && k < 64; i++) {
-            slot[k] = (unsigned)i;
-            names[k++] = fl_sass_metric_names[i];
-        }
-    } else {
-        snprintf(msg, len, "unknown engine %d: 0 (RangeProfiler), 1 (PmSampling), 2 (SassMetrics)",
-                 engine);
+    const fl_engine *e = find(engine, msg, len);
+    if (!e)
         return GP_ERR_INVALID_ARG;
-    }
+    size_t k = e->defaults(names, slot, 64);
     if (slots && cap < k) {
         snprintf(msg, len, "the slots array holds %zu entries, the set has %zu", cap, k);
         return GP_ERR_INVALID_ARG;
@@ -93,25 +91,19 @@ int fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size
     return 0;
 }
 
-static int pm_choose(void *host, const char *chip, const char *list, char ***out, size_t *n,
-                     size_t *passes, char *msg, size_t len)
+typedef struct chosen {
+    char **out;
+    size_t n, passes;
+    bool taken;
+} chosen;
+
+static void take(void *user, const char *const *names, size_t n, size_t passes)
 {
-    fl_pms_api a = {.host = &gpufl_cupti_metrics_v1};
-    char **names = NULL;
-    uint8_t *img = NULL;
-    size_t k = 0, size = 0;
-    if (fl_pms_metric_set(&a, host, chip, list, &names, &k, &img, &size, msg, len) != 0)
-        return GP_ERR_INVALID_ARG;
-    int st = gpufl_cupti_metrics_v1.passes(img, size, passes, msg, len);
-    free(img);
-    if (st == 0 && !(*out = block((const char *const *)names, k))) {
-        snprintf(msg, len, "out of memory for the engine's metric list");
-        st = GP_ERR_NO_MEMORY;
-    }
-    if (st == 0)
-        *n = k;
-    fl_pms_free_metrics(names, k);
-    return st;
+    chosen *c = user;
+    c->taken = true;
+    c->out = block(names, n);
+    c->n = n;
+    c->passes = passes;
 }
 
 int fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
@@ -120,30 +112,20 @@ int fl_engine_choose(void *host, int engine, const char *chip, const char *list,
     *out = NULL;
     *n = 0;
     *passes = 0;
-    if (engine == ENGINE_PM)
-        return pm_choose(host, chip, list, out, n, passes, msg, len);
-    if (engine == ENGINE_SASS) {
-        snprintf(msg, len,
-                 "SASS metrics have no host side: CUPTI checks them on the device when the session "
-                 "starts (cuptiSassMetricsGetProperties), and they need no passes");
-        return GP_ERR_NOT_SUPPORTED;
-    }
-    if (engine != ENGINE_RANGE) {
-        snprintf(msg, len, "unknown engine %d: 0 (RangeProfiler), 1 (PmSampling), 2 (SassMetrics)",
-                 engine);
+    const fl_engine *e = find(engine, msg, len);
+    if (!e)
         return GP_ERR_INVALID_ARG;
-    }
-    fl_rp_choice c;
-    int st = fl_rp_choose(&gpufl_cupti_metrics_v1, host, list, one_pass != 0, &c, msg, len);
+    chosen c = {0};
+    int st =
+        e->choose(&gpufl_cupti_metrics_v1, host, chip, list, one_pass != 0, take, &c, msg, len);
     if (st != 0)
         return st;
-    if (!(*out = block((const char *const *)c.names, c.n))) {
+    if (c.taken && !c.out) {
         snprintf(msg, len, "out of memory for the engine's metric list");
-        st = GP_ERR_NO_MEMORY;
-    } else {
-        *n = c.n;
-        *passes = c.passes;
+        return GP_ERR_NO_MEMORY;
     }
-    fl_rp_choice_free(&c);
-    return st;
+    *out = c.out;
+    *n = c.n;
+    *passes = c.passes;
+    return 0;
 }

@@ -9,8 +9,8 @@
  *   decode.c        activity buffers -> abi/trace_abi.h rows (decode.h)
  *   driver.c        device limits through libcuda, loaded at run time
  *   stacks.c        CPU stacks at launch: libunwind + libdw (stacks.h)
- *   pcsamp*.c       PC sampling (pcsamp.h)
- *   pmsamp*.c       PM sampling (pmsamp.h)
+ *   common/         what the engines share (common/README.md)
+ *   engines/        the profiling engines, one table (engines/engine.h)
  */
 #ifndef GP_PLUGIN_H
 #define GP_PLUGIN_H

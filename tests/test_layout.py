@@ -3,6 +3,13 @@
 - each folder of src/ includes only the folders below it: util and abi at
   the bottom, then sampler, wire and metrics, then recorder and reader, then
   report; cli/ and plugin/ on top of what they embed;
+- the plugin's rooms (plugin/README.md): plugin/common/ (shared services)
+  over src/abi and src/util only; each engine, plugin/engines/<name>/, over
+  common/, the engine interface (plugin/engines/engine.h) and src/ only,
+  never another engine's header; plugin/engines/ itself (the interface and
+  the table) over src/abi; the plugin's own files over common/ and the
+  table, never one engine's folder; every engine folder has its row in
+  plugin/engines/table.c;
 - no include circle between modules (a module is a .c, its .h and its
   private _int.h), and no call circle between .c files (a.c calls a
   function b.c defines and b.c calls one of a.c's);
@@ -45,9 +52,28 @@ ALLOWED = {
     "src/reader": {"src/util", "src/wire"},
     "src/report": {"src/util", "src/wire", "src/reader", "src/recorder"},
     "cli": {"src/util", "src/recorder", "src/reader", "src/report"},
-    "plugin": {"src/abi", "src/util"},
+    "plugin": {"src/abi", "src/util", "plugin/common", "plugin/engines"},
+    "plugin/common": {"src/abi", "src/util"},
+    "plugin/engines": {"src/abi"},
     "src/upload": {"src/util", "src/wire"},
 }
+# The plugin's rooms with a README.md (an engine's folder needs none: the
+# engines' README says what each one is).
+PLUGIN_READMES = ("plugin", "plugin/common", "plugin/engines")
+# Each engine's folder: what it may include (never another engine).
+ENGINE_ALLOWED = {"src/abi", "src/util", "plugin/common", "plugin/engines"}
+
+
+def engine_folders():
+    d = os.path.join(ROOT, "plugin/engines")
+    if not os.path.isdir(d):
+        return []
+    return ["plugin/engines/" + n for n in sorted(os.listdir(d))
+            if os.path.isdir(os.path.join(d, n))]
+
+
+for _engine in engine_folders():
+    ALLOWED[_engine] = ENGINE_ALLOWED
 MAX_FILE_LINES = 900
 MAX_FUNCTION_LINES = 150
 SOURCE_EXT = (".c", ".h", ".cpp")
@@ -66,6 +92,9 @@ def rel(path):
 def sources():
     for top in ALLOWED:
         d = os.path.join(ROOT, top)
+        if not os.path.isdir(d):
+            fail("%s/ is missing (docs/architecture.md, \"Layout\", names it)" % top)
+            continue
         for name in sorted(os.listdir(d)):
             p = os.path.join(d, name)
             if os.path.isfile(p) and name.endswith(SOURCE_EXT):
@@ -95,8 +124,16 @@ def check_directions(graph):
         for t in targets:
             tf = os.path.dirname(rel(t))
             if tf != folder and tf not in ALLOWED[folder]:
-                fail("%s includes %s: %s/ may include only %s" % (
-                    rel(path), rel(t), folder, ", ".join(sorted(ALLOWED[folder])) or "nothing"))
+                why = ""
+                if folder.startswith("plugin/engines/") and tf.startswith("plugin/engines/"):
+                    why = " (no engine includes another engine's header: share it through " \
+                          "plugin/common/ or the engine environment, engines/engine.h)"
+                elif folder == "plugin" and tf.startswith("plugin/engines/"):
+                    why = " (the plugin reaches an engine through the table, " \
+                          "plugin/engines/engine.h, never by name)"
+                fail("%s includes %s: %s/ may include only %s%s" % (
+                    rel(path), rel(t), folder, ", ".join(sorted(ALLOWED[folder])) or "nothing",
+                    why))
 
 
 def module(path):
@@ -284,9 +321,32 @@ def check_one_subcommand_table():
                          "(cli/subcommands.c)" % (rel(p), no))
 
 
+def check_engine_rows():
+    """Every engine folder is one row of plugin/engines/table.c (its const
+    fl_engine, named fl_<x>_engine, defined in the folder)."""
+    table = os.path.join(ROOT, "plugin/engines/table.c")
+    if not os.path.isfile(table):
+        fail("plugin/engines/table.c is missing: the plugin's engines are listed there")
+        return
+    with open(table, encoding="utf-8") as f:
+        rows = set(re.findall(r"&(fl_\w+_engine)\b", strip_code(f.read())))
+    for folder in engine_folders():
+        d = os.path.join(ROOT, folder)
+        defined = set()
+        for n in sorted(os.listdir(d)):
+            if n.endswith(".c"):
+                with open(os.path.join(d, n), encoding="utf-8") as f:
+                    defined |= set(re.findall(r"^const fl_engine (fl_\w+_engine)\b",
+                                              f.read(), re.M))
+        if len(defined) != 1:
+            fail("%s/ defines %d const fl_engine (one: the engine's row)" % (folder, len(defined)))
+        for name in defined - rows:
+            fail("%s/: %s is not a row of plugin/engines/table.c" % (folder, name))
+
+
 def check_readmes():
     for folder in ALLOWED:
-        if folder.startswith("src/") and not os.path.isfile(
+        if (folder.startswith("src/") or folder in PLUGIN_READMES) and not os.path.isfile(
                 os.path.join(ROOT, folder, "README.md")):
             fail("%s/ has no README.md saying what it owns and what it may include" % folder)
 
@@ -344,6 +404,7 @@ def main():
     check_one_vocabulary()
     check_batch_cells_from_vocab()
     check_one_subcommand_table()
+    check_engine_rows()
     check_readmes()
     check_no_bytecode_tracked()
     check_docs_viewers()

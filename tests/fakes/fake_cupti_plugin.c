@@ -14,13 +14,13 @@
  * the next drain: a workload of any size for the tests that run
  * GPUFlight's analyzer over our sessions), "pcsampling" (as "ok", and with
  * profiling_engine PcSampling, PC samples of the PC Sampling API through
- * the real aggregator, plugin/pcsamp_decode.c: see feed_pc; with
+ * the real aggregator, plugin/common/aggregator.c: see feed_pc; with
  * FAKE_CUBIN a cubin kept and a sample in its function, and the functions
- * through the real disassembler runner, plugin/disasm.c), "pc_noperm",
+ * through the real disassembler runner, plugin/common/disasm.c), "pc_noperm",
  * "pc_unsupported", "pc_virtual" (PC sampling refused at start with
  * CUPTI's error for it: the session runs Trace), "sassmetrics" (as
  * "ok", and with profiling_engine SassMetrics the real engine,
- * plugin/sassmetrics.c, over the fake SASS Metrics API of
+ * plugin/engines/sassmetrics/sassmetrics.c, over the fake SASS Metrics API of
  * tests/plugin/sass_fake.h: see start_sass), "sass_noperm",
  * "sass_unsupported", "sass_mig", "sass_virtual" (SASS metrics refused
  * with CUPTI's error for it: the session runs Trace), "deep" (with
@@ -31,11 +31,11 @@
  * refused: no permission), "deep_read_refused" (SASS metrics refused at
  * their first read, after init: not supported), "deep_late" (a context current at start, and
  * cuptiProfilerInitialize failing without a specific cause); with profiling_engine
- * PmSampling, the real PM engine (plugin/pmsamp.c) over tests/plugin/
+ * PmSampling, the real PM engine (plugin/engines/pmsamp/pmsamp.c) over tests/plugin/
  * pm_fake.h's CUPTI: 3 samples a drain of the default metrics, or refused
  * at Enable ("pm_noperm", "pm_mig", "pm_virtual"); with range_profiler
  * (profiling_engine RangeProfiler), the real range profiler
- * (plugin/rangeprof.c) over tests/plugin/rp_fake.h's CUPTI, at the core's
+ * (plugin/engines/rangeprof/rangeprof.c) over tests/plugin/rp_fake.h's CUPTI, at the core's
  * outermost scopes (range_begin/range_end): two kernel ranges a window, or
  * refused ("rp_noperm": cuptiProfilerInitialize without permission;
  * "rp_late": a context current at start and SetConfig refused).
@@ -51,7 +51,7 @@
  */
 #include "decode.h"
 #include "stacks.h"
-#include "pcsamp.h"
+#include "engines/pcsamp/pcsamp.h"
 #include "pm_fake.h"
 #include "rp_fake.h"
 #include "sass_fake.h"
@@ -79,7 +79,7 @@ static size_t (*scope_path)(uint32_t *, size_t);
 static bool graphs_on;
 static fl_stacks *stacks;
 static uint64_t stacks_announced;
-static fl_pcs *pcs;        /* PC sampling, active */
+static fl_agg *pcs;        /* PC sampling, active */
 static uint64_t cubin_crc; /* FAKE_CUBIN's, 0: none */
 static uint32_t pc_status; /* FL_PC_* */
 static char pc_msg[512];
@@ -166,7 +166,7 @@ static void feed_pc(const fl_trace_sink *sink, bool last)
     static synth_pc d;
     uint64_t t = now_ns();
     if (!last) {
-        fl_pcs_stall_names(pcs, 0, idx, names, 3);
+        fl_agg_stall_names(pcs, 0, idx, names, 3);
         synth_pc_init(&d);
         synth_pc_add(&d, 0x1234, "_Z6vecAddPfS_S_i", 0x40, 11, 2, (const uint32_t[]){7, 0},
                      (const uint32_t[]){20, 5});
@@ -175,25 +175,25 @@ static void feed_pc(const fl_trace_sink *sink, bool last)
         synth_pc_add(&d, 0x1234, "_Z4gemmPKfS0_Pf", 0x80, 13, 2, (const uint32_t[]){9, 99},
                      (const uint32_t[]){20, 2});
         d.data.droppedSamples = 0;
-        fl_pcs_feed(pcs, sink, &d.data, 0, t);
+        fl_agg_feed(pcs, sink, &d.data, 0, t);
         synth_pc_init(&d);
         synth_pc_add(&d, 0x1234, "_Z6vecAddPfS_S_i", 0x40, 11, 1, (const uint32_t[]){7},
                      (const uint32_t[]){10});
         if (cubin_crc) /* FAKE_CUBIN: a function the disassembler finds */
             synth_pc_add(&d, cubin_crc, "_Z5chasePKjPji", 0x60, 11, 1, (const uint32_t[]){7},
                          (const uint32_t[]){3});
-        fl_pcs_feed(pcs, sink, &d.data, 0, t + 1);
+        fl_agg_feed(pcs, sink, &d.data, 0, t + 1);
     } else {
         synth_pc_init(&d);
         synth_pc_add(&d, 0x1234, "_Z6vecAddPfS_S_i", 0x40, 16, 1, (const uint32_t[]){7},
                      (const uint32_t[]){4});
-        fl_pcs_feed(pcs, sink, &d.data, 0, t);
+        fl_agg_feed(pcs, sink, &d.data, 0, t);
     }
-    fl_pcs_flush(pcs, sink);
-    fl_pcs_fn *fns = NULL;
-    size_t n = fl_pcs_take_functions(pcs, &fns);
+    fl_agg_flush(pcs, sink);
+    fl_agg_fn *fns = NULL;
+    size_t n = fl_agg_take_functions(pcs, &fns);
     fl_disasm_functions(sink, fns, n);
-    fl_pcs_free_functions(fns, n);
+    fl_agg_free_functions(fns, n);
 }
 
 /* FAKE_CUBIN (a cubin file): kept as the module-load callback keeps one,
@@ -245,7 +245,7 @@ static void start_rp(const fl_trace_options *o)
         strcmp(scenario, "rp_noperm") == 0 ? CUPTI_ERROR_INSUFFICIENT_PRIVILEGES : CUPTI_SUCCESS;
     rpf.config = late ? CUPTI_ERROR_INVALID_OPERATION : CUPTI_SUCCESS;
     fl_rp_set_api(&rpf_api);
-    fl_rp_env env = {.host = &rpf_host, .current_ctx = fake_current_ctx, .late = late};
+    fl_engine_env env = {.host = &rpf_host, .current_ctx = fake_current_ctx, .late = late};
     fl_rp_engine_start(o, &env);
 }
 
@@ -267,9 +267,9 @@ static void start_pc(const fl_trace_options *o)
         fl_pcs_explain(r, "cuptiPCSamplingEnable", pc_msg, sizeof pc_msg);
         return;
     }
-    fl_pcs_config c = {
+    fl_agg_config c = {
         .source = o->source_collection, .scopes = true, .disasm = o->disassembler != NULL};
-    pcs = fl_pcs_create(&c);
+    pcs = fl_agg_create(&c);
     fl_disasm_start(o->disassembler, 0);
     keep_fake_cubin();
 }
@@ -333,10 +333,10 @@ static void start_sass(const fl_trace_options *o)
     /* Deep: PC sampling's aggregator shared (NULL when PC sampling was
      * refused: the SASS engine's own). */
     sf.current = (void *)0x1000; /* the context of start, current on every thread */
-    fl_sass_env env = {.late = strcmp(scenario, "deep_late") == 0,
-                       .agg = deep ? pcs : NULL,
-                       .current_ctx = sf_current_ctx,
-                       .ctx_synchronize = sf_sync};
+    fl_engine_env env = {.late = strcmp(scenario, "deep_late") == 0,
+                         .agg = deep ? pcs : NULL,
+                         .current_ctx = sf_current_ctx,
+                         .ctx_synchronize = sf_sync};
     fl_sass_engine_start(o, (void *)0x1000, &env);
     sass_on = true;
 }
@@ -541,7 +541,7 @@ static void f_stats(fl_trace_stats *out)
         out->pc_method = FL_PC_METHOD_SAMPLING_API;
         out->pc_contexts = 1;
         out->pc_stall_reasons = 3;
-        fl_pcs_stats(pcs, out);
+        fl_agg_stats(pcs, out);
         fl_disasm_stats(out);
     }
     if (sass_on)
@@ -560,7 +560,7 @@ static void f_release(void)
         fl_sass_set_api(NULL);
         sass_on = false;
     }
-    fl_pcs_destroy(pcs);
+    fl_agg_destroy(pcs);
     pcs = NULL;
     fl_cubin_reset();
     fl_pms_engine_release();

@@ -1,6 +1,6 @@
 #!/bin/sh
 # fake_nvdisasm.sh - a stand-in for the CUDA toolkit's nvdisasm, run by the
-# plugin's disassembler (plugin/disasm.c) in the tests.  It records how it
+# plugin's disassembler (plugin/common/disasm.c) in the tests.  It records how it
 # was called and replays a real capture (tests/plugin/data/
 # pcsamp_kernel.sass, CUDA 11.8's nvdisasm -c -fun on the test kernel).
 #   FAKE_NVDISASM_OUT   the capture to print

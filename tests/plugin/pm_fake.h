@@ -1,6 +1,6 @@
 /*
  * pm_fake.h - CUPTI's PM sampling API and the Profiler Host API's table,
- * faked for plugin/pmsamp.c (fl_pms_api): the toolkit's real parameter
+ * faked for plugin/engines/pmsamp/pmsamp.c (fl_pms_api): the toolkit's real parameter
  * structs, filled as CUPTI fills them, over a synthetic counter-data image.
  * Shared by tests/plugin/test_cupti_pmsamp.c and the fake plugin's
  * "pmsampling" scenarios (tests/fakes/fake_cupti_plugin.c).
@@ -17,7 +17,7 @@
 #ifndef GP_TEST_PM_FAKE_H
 #define GP_TEST_PM_FAKE_H
 
-#include "pmsamp.h"
+#include "engines/pmsamp/pmsamp.h"
 
 #include <math.h>
 #include <stdio.h>

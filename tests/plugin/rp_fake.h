@@ -1,6 +1,6 @@
 /*
  * rp_fake.h - CUPTI's range profiler API (cupti_range_profiler.h) and the
- * Profiler Host API's table, faked for plugin/rangeprof.c (fl_rp_api): the
+ * Profiler Host API's table, faked for plugin/engines/rangeprof/rangeprof.c (fl_rp_api): the
  * toolkit's real parameter structs, filled as CUPTI fills them.  Used by
  * the fake plugin's "rangeprofiler" scenarios (tests/fakes/
  * fake_cupti_plugin.c) to run the real engine in a session.
@@ -21,7 +21,7 @@
 #ifndef GP_TEST_RP_FAKE_H
 #define GP_TEST_RP_FAKE_H
 
-#include "rangeprof.h"
+#include "engines/rangeprof/rangeprof.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /*
  * sass_fake.h - a fake of CUPTI's SASS Metrics API (fl_sass_api) for the
- * tests of plugin/sassmetrics.c and for the fake plugin's "sassmetrics"
+ * tests of plugin/engines/sassmetrics/sassmetrics.c and for the fake plugin's "sassmetrics"
  * scenarios: answers set per call, the calls recorded one letter each
  * (I init, N chip name, P get properties, S set config, E enable, G get
  * data properties, F flush data, D disable, U unset config, X deinit,
- * Y the driver's cuCtxSynchronize of fl_sass_env: sf_sync, with
+ * Y the driver's cuCtxSynchronize of fl_engine_env: sf_sync, with
  * sf_current_ctx the context current on every thread, sf.current),
  * and FlushData's records made from sf.rec (names allocated as CUPTI
  * allocates them: the engine frees them).
@@ -12,7 +12,7 @@
 #ifndef GP_TEST_SASS_FAKE_H
 #define GP_TEST_SASS_FAKE_H
 
-#include "sassmetrics.h"
+#include "engines/sassmetrics/sassmetrics.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -171,7 +171,7 @@ static const fl_sass_api sf_api = {
     .device_id = sf_device_id,
 };
 
-/* fl_sass_env's driver calls. */
+/* fl_engine_env's driver calls. */
 static void *sf_current_ctx(void)
 {
     return sf.current;

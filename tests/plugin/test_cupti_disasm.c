@@ -1,6 +1,6 @@
 /*
- * test_cupti_disasm.c - the sass channel's disassembly (plugin/disasm.c,
- * fl_cubin_symbol and fl_cubin_bytes of pcsamp_source.c):
+ * test_cupti_disasm.c - the sass channel's disassembly (plugin/common/disasm.c,
+ * fl_cubin_symbol and fl_cubin_bytes of common/cubins.c):
  *
  *  - the parser over a real nvdisasm capture (CUDA 11.8, -c -fun, the
  *    test kernel: tests/plugin/data/pcsamp_kernel.sass), exact entries;
@@ -18,7 +18,7 @@
  *    ($GP_TEST_NVDISASM, or nvdisasm in /usr/local/cuda/bin or PATH).
  */
 #include "check.h"
-#include "pcsamp.h"
+#include "engines/pcsamp/pcsamp.h"
 
 #include <sys/stat.h>
 #include <time.h>
@@ -208,7 +208,7 @@ static got run_once(const char *tool, const char *mode, uint32_t run_ms, fl_trac
 {
     setenv("FAKE_NVDISASM_MODE", mode, 1);
     fl_disasm_start(tool, run_ms);
-    fl_pcs_fn fns[2] = {{g_crc, 7, false, strdup("_Z5chasePKjPji")},
+    fl_agg_fn fns[2] = {{g_crc, 7, false, strdup("_Z5chasePKjPji")},
                         {g_crc, 8, false, strdup("_Z7missingv")}};
     got g = {0};
     fl_trace_sink sink = {.user = &g, .disassembly = on_disassembly};
@@ -302,7 +302,7 @@ static void test_runs(const char *fake)
     fl_disasm_start(fake, 0);
     setenv("FAKE_NVDISASM_MODE", "fail", 1);
     for (int i = 0; i < 6; i++) {
-        fl_pcs_fn f = {g_crc, 7, false, strdup("_Z5chasePKjPji")};
+        fl_agg_fn f = {g_crc, 7, false, strdup("_Z5chasePKjPji")};
         fl_disasm_functions(NULL, &f, 1);
         free(f.name);
     }
@@ -313,7 +313,7 @@ static void test_runs(const char *fake)
     CHECK_INT(st.disasm_skipped, 6);
     /* No disassembler: nothing runs, the functions are skipped. */
     fl_disasm_start(NULL, 0);
-    fl_pcs_fn f = {g_crc, 7, false, strdup("_Z5chasePKjPji")};
+    fl_agg_fn f = {g_crc, 7, false, strdup("_Z5chasePKjPji")};
     fl_disasm_functions(NULL, &f, 1);
     free(f.name);
     memset(&st, 0, sizeof st);
@@ -327,8 +327,8 @@ static void test_runs(const char *fake)
 /* The aggregator hands each function over once, with its dictionary id. */
 static void test_aggregator_functions(void)
 {
-    fl_pcs_config c = {.disasm = true};
-    fl_pcs *p = fl_pcs_create(&c);
+    fl_agg_config c = {.disasm = true};
+    fl_agg *p = fl_agg_create(&c);
     CUpti_PCSamplingStallReason sr = {.pcSamplingStallReasonIndex = 2, .samples = 3};
     CUpti_PCSamplingPCData pcs[3] = {{.size = sizeof(CUpti_PCSamplingPCData),
                                       .pcOffset = 0x10,
@@ -350,9 +350,9 @@ static void test_aggregator_functions(void)
                                       .stallReason = &sr}};
     CUpti_PCSamplingData d = {
         .size = sizeof d, .collectNumPcs = 3, .totalNumPcs = 3, .pPcData = pcs};
-    fl_pcs_feed(p, NULL, &d, 0, 1);
-    fl_pcs_fn *f = NULL;
-    size_t n = fl_pcs_take_functions(p, &f);
+    fl_agg_feed(p, NULL, &d, 0, 1);
+    fl_agg_fn *f = NULL;
+    size_t n = fl_agg_take_functions(p, &f);
     CHECK_INT(n, 2);
     if (n == 2) {
         CHECK_STR(f[0].name, "_Z1av");
@@ -362,16 +362,16 @@ static void test_aggregator_functions(void)
         CHECK_U64(f[1].crc, 6);
         CHECK_INT(f[1].function_id, 2);
     }
-    fl_pcs_free_functions(f, n);
-    fl_pcs_feed(p, NULL, &d, 0, 2); /* the same functions: nothing new */
-    CHECK_INT(fl_pcs_take_functions(p, &f), 0);
-    fl_pcs_destroy(p);
+    fl_agg_free_functions(f, n);
+    fl_agg_feed(p, NULL, &d, 0, 2); /* the same functions: nothing new */
+    CHECK_INT(fl_agg_take_functions(p, &f), 0);
+    fl_agg_destroy(p);
     /* Without a disassembler nothing is kept. */
-    fl_pcs_config off = {.disasm = false};
-    p = fl_pcs_create(&off);
-    fl_pcs_feed(p, NULL, &d, 0, 1);
-    CHECK_INT(fl_pcs_take_functions(p, &f), 0);
-    fl_pcs_destroy(p);
+    fl_agg_config off = {.disasm = false};
+    p = fl_agg_create(&off);
+    fl_agg_feed(p, NULL, &d, 0, 1);
+    CHECK_INT(fl_agg_take_functions(p, &f), 0);
+    fl_agg_destroy(p);
 }
 
 /* The real nvdisasm, where there is one, on the CUDA 11.8 cubin. */

@@ -1,7 +1,7 @@
 /*
  * test_cupti_pcsamp.c - PC sampling's plugin side without a GPU.
  *
- *  - the aggregator (plugin/pcsamp_decode.c) on CUpti_PCSamplingData
+ *  - the aggregator (plugin/common/aggregator.c) on CUpti_PCSamplingData
  *    buffers built from the toolkit's own structs (tests/plugin/synth.h):
  *    every stall slot of a record, zero and empty entries, partial, empty
  *    and over-full buffers, unknown stall reasons, CUPTI's dropped and
@@ -9,7 +9,7 @@
  *    without a sink, dictionaries before rows, launch scopes;
  *  - the activity API's PC_SAMPLING / FUNCTION / SOURCE_LOCATOR /
  *    PC_SAMPLING_RECORD_INFO records through the real decoder (decode.c);
- *  - the PC Sampling API's call order and every fall-back (plugin/pcsamp.c)
+ *  - the PC Sampling API's call order and every fall-back (plugin/engines/pcsamp/pcsamp.c)
  *    with CUPTI's answers injected (fl_pcs_set_api): Enable then the
  *    configuration, stall reasons, Start; never GetData while armed; the
  *    GetData loop over OUT_OF_MEMORY and remainingNumPcs with each
@@ -20,7 +20,7 @@
  */
 #include "check.h"
 #include "decode.h"
-#include "pcsamp.h"
+#include "engines/pcsamp/pcsamp.h"
 #include "synth.h"
 
 #include <stdio.h>
@@ -86,8 +86,8 @@ static const fl_sample_row *find_row(uint32_t corr, uint64_t pc, uint32_t stall)
 static void test_every_slot(void)
 {
     reset_got();
-    fl_pcs_config c = {.max_rows = 1024};
-    fl_pcs *p = fl_pcs_create(&c);
+    fl_agg_config c = {.max_rows = 1024};
+    fl_agg *p = fl_agg_create(&c);
     /* One record with CUPTI's 128 stall slots, each with samples. */
     enum { SLOTS = 128 };
     CUpti_PCSamplingStallReason slots[SLOTS];
@@ -112,8 +112,8 @@ static void test_every_slot(void)
     d.droppedSamples = 11;
     d.nonUsrKernelsTotalSamples = 3;
     d.hardwareBufferFull = 1;
-    fl_pcs_feed(p, &sink, &d, 2, 1000);
-    fl_pcs_flush(p, &sink);
+    fl_agg_feed(p, &sink, &d, 2, 1000);
+    fl_agg_flush(p, &sink);
     CHECK_INT(got.n, SLOTS);
     CHECK_INT(total_samples(), SLOTS * (SLOTS + 1) / 2);
     for (uint32_t i = 0; i < SLOTS; i++) {
@@ -134,7 +134,7 @@ static void test_every_slot(void)
     CHECK_STR(got.names[FL_SAMPLE_DICT_FUNCTION][0], "_Z1kv@");
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
-    fl_pcs_stats(p, &st);
+    fl_agg_stats(p, &st);
     CHECK_INT(st.pc_collections, 1);
     CHECK_INT(st.pc_total_samples, 9000);
     CHECK_INT(st.pc_dropped_samples, 11);
@@ -143,17 +143,17 @@ static void test_every_slot(void)
     CHECK_INT(st.pc_rows, SLOTS);
     CHECK_INT(st.pc_samples, SLOTS * (SLOTS + 1) / 2);
     CHECK_INT(st.pc_no_line_samples, SLOTS * (SLOTS + 1) / 2);
-    fl_pcs_destroy(p);
+    fl_agg_destroy(p);
 }
 
 static void test_shapes(void)
 {
     reset_got();
-    fl_pcs *p = fl_pcs_create(NULL);
+    fl_agg *p = fl_agg_create(NULL);
     static const uint32_t names_idx[] = {3, 7};
     static const char *const names[] = {"smsp__pcsamp_warps_issue_stalled_wait",
                                         "smsp__pcsamp_warps_issue_stalled_long_scoreboard"};
-    fl_pcs_stall_names(p, 0, names_idx, names, 2);
+    fl_agg_stall_names(p, 0, names_idx, names, 2);
     static synth_pc d;
     synth_pc_init(&d);
     /* A zero-sample entry, a record without slots, an unknown index. */
@@ -163,20 +163,20 @@ static void test_shapes(void)
     synth_pc_add(&d, 1, "_Z1gv", 0x30, 2, 1, (const uint32_t[]){3}, (const uint32_t[]){9});
     /* Partial: CUPTI filled 3 of 64 records; the rest must not be read. */
     CHECK_INT(d.data.totalNumPcs, 3);
-    fl_pcs_feed(p, &sink, &d.data, 0, 50);
+    fl_agg_feed(p, &sink, &d.data, 0, 50);
     /* Again, the same PCs: one row each, summed. */
-    fl_pcs_feed(p, &sink, &d.data, 0, 60);
+    fl_agg_feed(p, &sink, &d.data, 0, 60);
     /* Empty. */
     synth_pc_init(&d);
-    fl_pcs_feed(p, &sink, &d.data, 0, 70);
+    fl_agg_feed(p, &sink, &d.data, 0, 70);
     /* More PCs claimed than the buffer holds: only collectNumPcs read. */
     synth_pc_init(&d);
     synth_pc_add(&d, 1, "_Z1gv", 0x30, 2, 1, (const uint32_t[]){3}, (const uint32_t[]){1});
     d.data.collectNumPcs = 1;
     d.data.totalNumPcs = 1000;
-    fl_pcs_feed(p, &sink, &d.data, 0, 80);
+    fl_agg_feed(p, &sink, &d.data, 0, 80);
     CHECK_INT(got.n, 0); /* nothing before a flush */
-    fl_pcs_flush(p, &sink);
+    fl_agg_flush(p, &sink);
     CHECK_INT(got.n, 3);
     const fl_sample_row *a = find_row(1, 0x10, 7), *b = find_row(1, 0x10, 500),
                         *c = find_row(2, 0x30, 3);
@@ -195,17 +195,17 @@ static void test_shapes(void)
     CHECK_STR(got.names[FL_SAMPLE_DICT_METRIC][2], "stall_reason_500");
     /* Announced once: a second flush gives no name again. */
     reset_got();
-    fl_pcs_feed(p, &sink, &d.data, 0, 90);
-    fl_pcs_flush(p, &sink);
+    fl_agg_feed(p, &sink, &d.data, 0, 90);
+    fl_agg_flush(p, &sink);
     CHECK_INT(got.n, 1);
     CHECK_INT(got.n_names[FL_SAMPLE_DICT_METRIC] + got.n_names[FL_SAMPLE_DICT_FUNCTION], 0);
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
-    fl_pcs_stats(p, &st);
+    fl_agg_stats(p, &st);
     CHECK_INT(st.pc_collections, 5);
     CHECK_INT(st.pc_samples, 40);
     CHECK_INT(st.pc_rows, 4);
-    fl_pcs_destroy(p);
+    fl_agg_destroy(p);
 }
 
 /* The table full: with a sink its rows go out early (the sums stay
@@ -213,30 +213,30 @@ static void test_shapes(void)
 static void test_table_full(void)
 {
     reset_got();
-    fl_pcs_config c = {.max_rows = 4};
-    fl_pcs *p = fl_pcs_create(&c);
+    fl_agg_config c = {.max_rows = 4};
+    fl_agg *p = fl_agg_create(&c);
     static synth_pc d;
     synth_pc_init(&d);
     for (uint32_t i = 0; i < 10; i++)
         synth_pc_add(&d, 1, "_Z1fv", 0x10 * i, 1, 1, (const uint32_t[]){2},
                      (const uint32_t[]){i + 1});
-    fl_pcs_feed(p, &sink, &d.data, 0, 1);
+    fl_agg_feed(p, &sink, &d.data, 0, 1);
     CHECK_INT(got.n, 8); /* two full tables went out */
     CHECK_INT(got.calls, 2);
-    fl_pcs_flush(p, &sink);
+    fl_agg_flush(p, &sink);
     CHECK_INT(got.n, 10);
     CHECK_INT(total_samples(), 55);
 
     reset_got();
-    fl_pcs_feed(p, NULL, &d.data, 0, 2);
-    fl_pcs_flush(p, &sink);
+    fl_agg_feed(p, NULL, &d.data, 0, 2);
+    fl_agg_flush(p, &sink);
     CHECK_INT(got.n, 4);
     CHECK_INT(total_samples(), 1 + 2 + 3 + 4);
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
-    fl_pcs_stats(p, &st);
+    fl_agg_stats(p, &st);
     CHECK_INT(st.pc_lost_samples, 55 - 10);
-    fl_pcs_destroy(p);
+    fl_agg_destroy(p);
 }
 
 static void test_scopes(void)
@@ -246,19 +246,19 @@ static void test_scopes(void)
     uint32_t ids[] = {4, 9};
     fl_launch_scope_put(77, ids, 2);
     fl_launch_scope_put(78, ids, 0);
-    fl_pcs_config c = {.scopes = true};
-    fl_pcs *p = fl_pcs_create(&c);
+    fl_agg_config c = {.scopes = true};
+    fl_agg *p = fl_agg_create(&c);
     static synth_pc d;
     synth_pc_init(&d);
     for (uint32_t corr = 77; corr <= 79; corr++)
         synth_pc_add(&d, 1, "_Z1fv", 0x10, corr, 1, (const uint32_t[]){1}, (const uint32_t[]){1});
-    fl_pcs_feed(p, &sink, &d.data, 0, 1);
-    fl_pcs_flush(p, &sink);
+    fl_agg_feed(p, &sink, &d.data, 0, 1);
+    fl_agg_flush(p, &sink);
     CHECK_INT(got.n, 3);
     CHECK_INT(find_row(77, 0x10, 1)->scope_name_id, 9); /* the innermost */
     CHECK_INT(find_row(78, 0x10, 1)->scope_name_id, 0); /* none open */
     CHECK_INT(find_row(79, 0x10, 1)->scope_name_id, 0); /* not known */
-    fl_pcs_destroy(p);
+    fl_agg_destroy(p);
     fl_launch_scope_reset();
 }
 
@@ -279,7 +279,7 @@ static bool cupti_walks_pc_records(void)
 
 /* The records in the order CUPTI writes them, to the aggregator: by the
  * decoder when CUPTI walks them, else handed over directly. */
-static void feed_activity(fl_pcs *p, fl_decoder *d, synth *s)
+static void feed_activity(fl_agg *p, fl_decoder *d, synth *s)
 {
     if (cupti_walks_pc_records()) {
         fl_decoder_feed(d, &sink, s->p, s->len);
@@ -290,19 +290,19 @@ static void feed_activity(fl_pcs *p, fl_decoder *d, synth *s)
         size_t size = 0;
         switch (r->kind) {
         case CUPTI_ACTIVITY_KIND_FUNCTION:
-            fl_pcs_on_function(p, (const CUpti_ActivityFunction *)r);
+            fl_agg_on_function(p, (const CUpti_ActivityFunction *)r);
             size = sizeof(CUpti_ActivityFunction);
             break;
         case CUPTI_ACTIVITY_KIND_SOURCE_LOCATOR:
-            fl_pcs_on_source(p, (const CUpti_ActivitySourceLocator *)r);
+            fl_agg_on_source(p, (const CUpti_ActivitySourceLocator *)r);
             size = sizeof(CUpti_ActivitySourceLocator);
             break;
         case CUPTI_ACTIVITY_KIND_PC_SAMPLING:
-            fl_pcs_on_sample(p, &sink, (const CUpti_ActivityPCSampling3 *)r, 5);
+            fl_agg_on_sample(p, &sink, (const CUpti_ActivityPCSampling3 *)r, 5);
             size = sizeof(CUpti_ActivityPCSampling3);
             break;
         case CUPTI_ACTIVITY_KIND_PC_SAMPLING_RECORD_INFO:
-            fl_pcs_on_info(p, (const CUpti_ActivityPCSamplingRecordInfo *)r);
+            fl_agg_on_info(p, (const CUpti_ActivityPCSamplingRecordInfo *)r);
             size = sizeof(CUpti_ActivityPCSamplingRecordInfo);
             break;
         default:
@@ -318,7 +318,7 @@ static void test_activity_records(void)
         printf("note: this libcupti does not walk PC_SAMPLING records (CUPTI 13 dropped the "
                "activity PC sampling API): the records go to the aggregator directly\n");
     reset_got();
-    fl_pcs *p = fl_pcs_create(NULL);
+    fl_agg *p = fl_agg_create(NULL);
     fl_decoder_config dc = {.pcs = p};
     fl_decoder *d = fl_decoder_create(&dc);
     synth s;
@@ -354,13 +354,13 @@ static void test_activity_records(void)
     CHECK_STR(got.names[FL_SAMPLE_DICT_SOURCE_FILE][0], "/src/gemm.cu");
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
-    fl_pcs_stats(p, &st);
+    fl_agg_stats(p, &st);
     CHECK_INT(st.pc_total_samples, 50);
     CHECK_INT(st.pc_dropped_samples, 4);
     CHECK_INT(st.pc_no_line_samples, 1);
     synth_free(&s);
     fl_decoder_destroy(d);
-    fl_pcs_destroy(p);
+    fl_agg_destroy(p);
 
     /* Without an aggregator the records are skipped and counted (or, with
      * a CUPTI that cannot walk them, the buffer ends there). */
@@ -461,8 +461,8 @@ static void test_source_lines(void)
     /* Through the aggregator: rows with file:line, the function named
      * with its file. */
     reset_got();
-    fl_pcs_config c = {.source = true};
-    fl_pcs *p = fl_pcs_create(&c);
+    fl_agg_config c = {.source = true};
+    fl_agg *p = fl_agg_create(&c);
     static synth_pc d;
     synth_pc_init(&d);
     synth_pc_add(&d, crc, "_Z5chasePKjPji", 0x40, 1, 1, (const uint32_t[]){7},
@@ -471,9 +471,9 @@ static void test_source_lines(void)
                  (const uint32_t[]){10});
     synth_pc_add(&d, crc2, "_Z5chasePKjPji", 0x40, 2, 1, (const uint32_t[]){7},
                  (const uint32_t[]){5});
-    fl_pcs_feed(p, &sink, &d.data, 0, 1);
-    fl_pcs_feed(p, &sink, &d.data, 0, 2); /* the line cache */
-    fl_pcs_flush(p, &sink);
+    fl_agg_feed(p, &sink, &d.data, 0, 1);
+    fl_agg_feed(p, &sink, &d.data, 0, 2); /* the line cache */
+    fl_agg_flush(p, &sink);
     CHECK_INT(got.n, 3);
     CHECK_INT(find_row(1, 0x40, 7)->source_line, 8);
     CHECK_INT(find_row(1, 0x40, 7)->source_file_id, 1);
@@ -485,9 +485,9 @@ static void test_source_lines(void)
     CHECK(ends_with(got.names[FL_SAMPLE_DICT_FUNCTION][0], "/pcsamp_kernel.cu"));
     CHECK_STR(got.names[FL_SAMPLE_DICT_FUNCTION][1], "_Z5chasePKjPji@");
     memset(&st, 0, sizeof st);
-    fl_pcs_stats(p, &st);
+    fl_agg_stats(p, &st);
     CHECK_INT(st.pc_no_line_samples, 10);
-    fl_pcs_destroy(p);
+    fl_agg_destroy(p);
     fl_cubin_reset();
     free(lines);
     free(nolines);

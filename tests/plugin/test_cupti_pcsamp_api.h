@@ -1,5 +1,5 @@
 /*
- * test_cupti_pcsamp_api.h - plugin/pcsamp.c against injected CUPTI answers
+ * test_cupti_pcsamp_api.h - plugin/engines/pcsamp/pcsamp.c against injected CUPTI answers
  * (fl_pcs_api): the call order, the read loop, the collection points and
  * every fall-back.  Part of test_cupti_pcsamp.c (its sink and helpers).
  */
@@ -419,6 +419,41 @@ static void test_api_activity_method(void)
     CHECK(fl_pcs_engine_activity_sink() == NULL);
 }
 
+/* The engine's row (engines/engine.h): under Deep its aggregator is left
+ * in the environment for the engines after it (SASS metrics), with its
+ * lock; with the activity method it cannot be shared, and the row says
+ * why instead; without SASS metrics it offers nothing. */
+static void test_row_shares_aggregator(void)
+{
+    fl_trace_options deep = {.pc_sampling = true, .sass_metrics = true, .pc_period_log2 = 12};
+    fk_reset();
+    fl_pcs_set_api(&fake_api);
+    fl_engine_env env = {.ctx0 = (void *)0x6};
+    CHECK_INT(fl_pcs_engine.start(&deep, &env), FL_PC_ACTIVE);
+    CHECK(env.agg != NULL);
+    CHECK(env.agg == fl_pcs_engine_shared());
+    CHECK(env.lock == fl_pcs_engine_lock && env.unlock == fl_pcs_engine_unlock);
+    CHECK(env.refuse == NULL);
+    fl_pcs_engine.release();
+
+    fk_reset();
+    fk.activity = CUPTI_SUCCESS; /* the activity method: read without the lock */
+    memset(&env, 0, sizeof env);
+    env.ctx0 = (void *)0x7;
+    CHECK_INT(fl_pcs_engine.start(&deep, &env), FL_PC_ACTIVE);
+    CHECK(env.agg == NULL);
+    CHECK_CONTAINS(env.refuse, "this device samples PCs through the activity API");
+    CHECK(fl_pcs_engine.activity_sink() != NULL);
+    fl_pcs_engine.release();
+
+    fk_reset();
+    fl_trace_options pc_only = {.pc_sampling = true, .pc_period_log2 = 12};
+    memset(&env, 0, sizeof env);
+    CHECK_INT(fl_pcs_engine.start(&pc_only, &env), FL_PC_ACTIVE);
+    CHECK(env.agg == NULL && env.lock == NULL && env.refuse == NULL);
+    fl_pcs_engine.release();
+}
+
 static void test_status_map(void)
 {
     CHECK_INT(fl_pcs_status_of(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES), FL_PC_NO_PERMISSION);
@@ -439,6 +474,7 @@ static void test_api(void)
     test_api_contexts();
     test_api_fallbacks();
     test_api_activity_method();
+    test_row_shares_aggregator();
     test_status_map();
     fl_pcs_set_api(NULL);
 }

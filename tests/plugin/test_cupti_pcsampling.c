@@ -5,7 +5,7 @@
  *    falls back (to Monitor: CUPTI's activity calls fail with 999), with
  *    the reason in capture_capabilities and in the debug output;
  *  - the fake plugin's "pcsampling" scenario (PC records through the real
- *    aggregator, plugin/pcsamp_decode.c, into the core's real writer): the
+ *    aggregator, plugin/common/aggregator.c, into the core's real writer): the
  *    function, stall-reason and source-file dictionaries before the rows,
  *    profile_sample_batch rows with exact values (kernel, scope, stall
  *    index and name, counts summed over reads), the final counts in

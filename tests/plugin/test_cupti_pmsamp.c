@@ -1,5 +1,5 @@
 /*
- * test_cupti_pmsamp.c - PM sampling in the plugin (plugin/pmsamp*.c):
+ * test_cupti_pmsamp.c - PM sampling in the plugin (plugin/engines/pmsamp/):
  *
  *  - the decoder on synthetic counter-data images (CUPTI's real parameter
  *    structs, tests/plugin/pm_fake.h): one row per (completed sample,

@@ -4,7 +4,7 @@
  *  - the real plugin and the real libcupti without a driver: PmSampling
  *    falls back (to Monitor: CUPTI's activity calls fail with 999), with
  *    the reason in capture_capabilities and the debug output;
- *  - the fake plugin (the real engine, plugin/pmsamp.c, over the fake CUPTI
+ *  - the fake plugin (the real engine, plugin/engines/pmsamp/pmsamp.c, over the fake CUPTI
  *    of tests/plugin/pm_fake.h, into the core's real writer): the metric
  *    names and pm_sampling_config before the pm_sample_batch rows, exact
  *    rows, the capability's counts, the report's PM section over the files

@@ -1,5 +1,5 @@
 /*
- * test_cupti_rangeprof.c - the range profiler (plugin/rangeprof.c) without
+ * test_cupti_rangeprof.c - the range profiler (plugin/engines/rangeprof/rangeprof.c) without
  * a GPU:
  *  - the default metric set and its pass count on GH100, GA100, AD102 and
  *    GB202 with the real CUPTI host library (the plugin's
@@ -16,7 +16,7 @@
  *    the chip, no context; and with the real libcupti (no driver here).
  */
 #include "check.h"
-#include "rangeprof.h"
+#include "engines/rangeprof/rangeprof.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -338,7 +338,7 @@ static uint32_t start(bool per_kernel, const char *metrics, bool late)
 {
     fl_trace_options o = {
         .range_profiler = true, .perf_per_kernel = per_kernel, .perf_metrics = metrics};
-    fl_rp_env env = {.host = &fake_host, .current_ctx = get_ctx, .late = late};
+    fl_engine_env env = {.host = &fake_host, .current_ctx = get_ctx, .late = late};
     return fl_rp_engine_start(&o, &env);
 }
 
@@ -557,7 +557,7 @@ static void fallbacks(void)
     fl_rp_engine_release();
     /* Not requested: off. */
     fl_trace_options off = {0};
-    fl_rp_env env = {.host = &fake_host, .current_ctx = get_ctx};
+    fl_engine_env env = {.host = &fake_host, .current_ctx = get_ctx};
     CHECK_INT(fl_rp_engine_start(&off, &env), FL_PC_OFF);
     fl_rp_engine_release();
 }
@@ -567,7 +567,7 @@ static void real_cupti(void)
 {
     fl_rp_set_api(NULL);
     fl_trace_options o = {.range_profiler = true};
-    fl_rp_env env = {.host = &fake_host, .current_ctx = get_ctx};
+    fl_engine_env env = {.host = &fake_host, .current_ctx = get_ctx};
     uint32_t st = fl_rp_engine_start(&o, &env);
     fl_trace_stats s;
     memset(&s, 0, sizeof s);

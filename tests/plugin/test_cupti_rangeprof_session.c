@@ -1,6 +1,6 @@
 /*
  * test_cupti_rangeprof_session.c - the RangeProfiler engine end to end in a
- * session, through the fake plugin (the real engine, plugin/rangeprof.c,
+ * session, through the fake plugin (the real engine, plugin/engines/rangeprof/rangeprof.c,
  * over tests/plugin/rp_fake.h's CUPTI, at the core's outermost scopes, into
  * the core's real writer):
  *  - scope ranges: one perf_metric_event per outermost scope, on the scope

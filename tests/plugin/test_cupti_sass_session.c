@@ -6,7 +6,7 @@
  *    falls back (to Monitor: CUPTI's activity calls fail with 999), with
  *    the reason in capture_capabilities and in the debug output;
  *  - the fake plugin's "sassmetrics" scenario (the real engine,
- *    plugin/sassmetrics.c, over the fake SASS Metrics API of sass_fake.h,
+ *    plugin/engines/sassmetrics/sassmetrics.c, over the fake SASS Metrics API of sass_fake.h,
  *    into the core's real writer): sass_config on the device channel, the
  *    function and metric dictionaries before the rows, profile_sample_batch
  *    rows of sample_kind 1 with exact values (stall_reason 0 as GPUFlight

@@ -2,16 +2,16 @@
  * test_cupti_sassmetrics.c - the SassMetrics engine's plugin side without
  * a GPU.
  *
- *  - the decoder (plugin/sassmetrics_decode.c) on CUpti_SassMetrics_Data
+ *  - the decoder (plugin/engines/sassmetrics/sassmetrics_decode.c) on CUpti_SassMetrics_Data
  *    records built from the toolkit's own structs: rows per (device,
  *    function, PC offset, metric) with sample_kind 1 and corr_id 0, values
  *    summed over records and reads, zero values making no row, metric ids
  *    named per device and unknown ids as "metric_<id>", a function named
  *    once per (cubin CRC, symbol index) whatever CUPTI's name pointer,
  *    dictionaries before rows, the table full with and without a sink;
- *  - source lines through the cubins kept by pcsamp_source.c with the 32-bit
+ *  - source lines through the cubins kept by common/cubins.c with the 32-bit
  *    CRC the SASS API gives, on the checked-in cubins (real libcupti);
- *  - the engine (plugin/sassmetrics.c) with CUPTI's answers injected
+ *  - the engine (plugin/engines/sassmetrics/sassmetrics.c) with CUPTI's answers injected
  *    (fl_sass_set_api): the call order (Profiler init, chip, properties,
  *    SetConfig, Enable; GetDataProperties then FlushData at a collection
  *    point; Disable, UnsetConfig, DeInitialize at the end), lazy patching,
@@ -26,7 +26,7 @@
  */
 #include "check.h"
 #include "sass_fake.h"
-#include "sassmetrics.h"
+#include "engines/sassmetrics/sassmetrics.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -203,7 +203,7 @@ static void test_decoder(void)
 static void test_table_full(void)
 {
     reset_got();
-    fl_pcs_config c = {.max_rows = 4};
+    fl_agg_config c = {.max_rows = 4};
     fl_sass *x = fl_sass_create(&c);
     CUpti_SassMetrics_InstanceValue v[10][1];
     CUpti_SassMetrics_Data d[10];
@@ -268,7 +268,7 @@ static void test_source_lines(void)
     CHECK_INT(cuptiGetCubinCrc(&cp), CUPTI_SUCCESS);
     uint32_t crc32 = (uint32_t)cp.cubinCrc; /* what CUpti_SassMetrics_Data carries */
     reset_got();
-    fl_pcs_config c = {.source = true};
+    fl_agg_config c = {.source = true};
     fl_sass *x = fl_sass_create(&c);
     fl_sass_metric_name(x, 0, 7, "smsp__sass_inst_executed");
     CUpti_SassMetrics_InstanceValue v[3][1] = {{{7, 1}}, {{7, 2}}, {{7, 3}}};
@@ -426,7 +426,7 @@ static void test_scopes(void)
     sf.current = (void *)0x1000;
     fl_trace_options o = opts(false);
     o.sass_all_kernels = false;
-    fl_sass_env env = {.current_ctx = sf_current_ctx, .ctx_synchronize = sf_sync};
+    fl_engine_env env = {.current_ctx = sf_current_ctx, .ctx_synchronize = sf_sync};
     CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000, &env), FL_PC_ACTIVE);
     char want[64] = "IN";
     for (size_t i = 0; i < fl_sass_n_metric_names; i++)
@@ -570,7 +570,7 @@ static void test_fallbacks(void)
 /* Deep: the decoder over PC sampling's aggregator - one set of
  * dictionaries (a metric named by PC sampling keeps its id, SASS names
  * follow it), every use under the shared lock, the rows of kind 1
- * counted once (by fl_pcs_stats), the aggregator not freed with the
+ * counted once (by fl_agg_stats), the aggregator not freed with the
  * decoder; fl_sass_engine_start refusing with env->refuse. */
 static int n_locks, n_unlocks, held;
 static void t_lock(void)
@@ -588,9 +588,9 @@ static void test_shared(void)
 {
     reset_got();
     CHECK(fl_sass_create_shared(NULL, NULL, NULL) == NULL);
-    fl_pcs *agg = fl_pcs_create(NULL);
-    CHECK_INT(fl_pcs_metric_id(agg, "smsp__pcsamp_warps_issue_stalled_selected"), 1);
-    CHECK_INT(fl_pcs_function_id(agg, "_Z6vecAddPfS_S_i", 0xabc), 1);
+    fl_agg *agg = fl_agg_create(NULL);
+    CHECK_INT(fl_agg_metric_id(agg, "smsp__pcsamp_warps_issue_stalled_selected"), 1);
+    CHECK_INT(fl_agg_function_id(agg, "_Z6vecAddPfS_S_i", 0xabc), 1);
     fl_sass *x = fl_sass_create_shared(agg, t_lock, t_unlock);
     CHECK(x != NULL);
     fl_sass_metric_name(x, 0, 7, "smsp__sass_inst_executed");
@@ -611,18 +611,18 @@ static void test_shared(void)
     fl_sass_stats(x, &st);
     CHECK_U64(st.sass_rows, 0); /* the aggregator's owner reports them */
     CHECK_U64(st.sass_records, 1);
-    fl_pcs_stats(agg, &st);
+    fl_agg_stats(agg, &st);
     CHECK_U64(st.sass_rows, 2);
     CHECK_U64(st.pc_rows, 0);
     CHECK_U64(st.pc_samples, 0);
     fl_sass_destroy(x);
-    fl_pcs_destroy(agg); /* still ours: ASan sees a double free otherwise */
+    fl_agg_destroy(agg); /* still ours: ASan sees a double free otherwise */
 
     fl_sass_set_api(&sf_api);
     sf_reset();
     fl_trace_options o = opts(true);
     o.pc_sampling = true;
-    fl_sass_env env = {.refuse = "no shared aggregator"};
+    fl_engine_env env = {.refuse = "no shared aggregator"};
     CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000, &env), FL_PC_NOT_SUPPORTED);
     memset(&st, 0, sizeof st);
     fl_sass_engine_stats(&st);
@@ -661,7 +661,7 @@ static void test_real_cupti(void)
     /* Deep after CUDA work: the driver's absence is the cause, the advice
      * is given, and PC sampling runs on. */
     o.pc_sampling = true;
-    fl_sass_env env = {.late = true};
+    fl_engine_env env = {.late = true};
     CHECK_INT(fl_sass_engine_start(&o, NULL, &env), FL_PC_ACTIVE);
     fl_sass_context_created((void *)0x1000);
     memset(&s, 0, sizeof s);

@@ -6,9 +6,9 @@
  *                         (CUpti_SassMetrics_Data, cupti_sass_metrics.h)
  *                         summed per (device, function, PC offset, metric)
  *                         into fl_sample_row of sample_kind 1, through PC
- *                         sampling's aggregator (pcsamp_decode.c: one
+ *                         sampling's aggregator (common/aggregator.c: one
  *                         table, the same dictionaries, the same source
- *                         lines through the cubins kept by pcsamp_source.c)
+ *                         lines through the cubins kept by common/cubins.c)
  *   sassmetrics.c         the SASS Metrics API's life: the Profiler API
  *                         initialised once, each device configured once
  *                         (its chip's metric ids, SetConfig), each CUDA
@@ -29,7 +29,10 @@
 #ifndef GP_PLUGIN_SASSMETRICS_H
 #define GP_PLUGIN_SASSMETRICS_H
 
-#include "pcsamp.h"
+#include "../../common/aggregator.h"
+#include "../engine.h"
+#include "../../common/cubins.h"
+#include "../../common/cupti_error.h"
 
 #include <cupti_profiler_target.h>
 #include <cupti_target.h>
@@ -40,13 +43,13 @@
 typedef struct fl_sass fl_sass;
 
 /* cfg as PC sampling's (source lines, table size); NULL when out of memory. */
-fl_sass *fl_sass_create(const fl_pcs_config *cfg);
+fl_sass *fl_sass_create(const fl_agg_config *cfg);
 
 /* Deep: a decoder over PC sampling's aggregator agg (not owned: it must
  * outlive the decoder), so both kinds of rows share one table and one set
  * of dictionaries; each entry point holds lock/unlock (NULL: none) while
  * it uses agg.  NULL when out of memory. */
-fl_sass *fl_sass_create_shared(fl_pcs *agg, void (*lock)(void), void (*unlock)(void));
+fl_sass *fl_sass_create_shared(fl_agg *agg, void (*lock)(void), void (*unlock)(void));
 void fl_sass_destroy(fl_sass *x); /* NULL-safe */
 
 /* CUPTI's metric id on device device_id is name (metric_dict).  An id
@@ -91,27 +94,17 @@ typedef struct fl_sass_api {
 /* NULL: CUPTI's own functions again. */
 void fl_sass_set_api(const fl_sass_api *api);
 
-/* What the engine gets from the plugin (NULL: all zero). */
-typedef struct fl_sass_env {
-    bool late;   /* a context was current at start: CUDA work came first */
-    fl_pcs *agg; /* Deep: PC sampling's aggregator (fl_sass_create_shared); NULL: its own */
-    void (*lock)(void), (*unlock)(void); /* what guards agg */
-    const char *refuse; /* Deep without a shared aggregator: why SASS metrics cannot run */
-    /* The driver calls of the default mode (outermost scopes; tests inject
-     * them): the calling thread's CUDA context (NULL: none) and libcuda's
-     * cuCtxSynchronize on it (a CUresult).  NULL: scopes enable nothing /
-     * nothing is synchronised. */
-    void *(*current_ctx)(void);
-    int (*ctx_synchronize)(void);
-} fl_sass_env;
-
 /* Starts SASS metrics for a session (o->sass_metrics; else FL_PC_OFF):
  * the context current on the calling thread (ctx; NULL: none) enabled now,
  * the Profiler API initialised before the first context is.  Returns the
  * FL_PC_* status (FL_RP_LATE_INIT: refused after a late start); the
  * reason, with the fix, is kept for fl_sass_engine_stats and ends with
- * the engine the session runs instead (Trace; PcSampling under Deep). */
-uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_sass_env *env);
+ * the engine the session runs instead (Trace; PcSampling under Deep).
+ * It reads of env (NULL: all zero): late, the driver calls of the default mode
+ * (current_ctx: NULL enables nothing at a scope; ctx_synchronize: NULL
+ * synchronises nothing), under Deep PC sampling's aggregator (agg, lock,
+ * unlock) or why it cannot be shared (refuse). */
+uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_engine_env *env);
 
 /* Resource callbacks (application threads, through the plugin's one
  * resource dispatcher): a context created (enabled), about to be destroyed
@@ -147,5 +140,12 @@ void fl_sass_engine_stats(fl_trace_stats *out);
 
 /* Everything freed (contexts still enabled are disabled unread). */
 void fl_sass_engine_release(void);
+
+/* GPUFL_CUPTI_TRACE: the CUPTI table replaced by one that says each call
+ * (sassmetrics_trace.c). */
+void fl_sass_trace(const gp_metrics_plugin *host);
+
+/* The engine's row of the table (sassmetrics_engine.c). */
+extern const fl_engine fl_sass_engine;
 
 #endif /* GP_PLUGIN_SASSMETRICS_H */

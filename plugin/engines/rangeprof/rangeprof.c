@@ -26,8 +26,8 @@
  */
 #include "rangeprof.h"
 
-#include "decode.h"
-#include "pcsamp.h"
+#include "../../common/cupti_error.h"
+#include "../../common/demangle.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -258,7 +258,7 @@ static struct {
     bool on, per_kernel, setup_done, stopped, open;
     uint32_t status;
     char msg[512];
-    fl_rp_env env;
+    fl_engine_env env;
     char *list; /* the user's metrics, NULL: defaults */
     CUcontext ctx;
     uint32_t device;
@@ -317,7 +317,7 @@ static void fail_text(uint32_t status, const char *text)
     snprintf(R.msg, sizeof R.msg, "%s; the session runs Trace", text);
 }
 
-uint32_t fl_rp_engine_start(const fl_trace_options *o, const fl_rp_env *env)
+uint32_t fl_rp_engine_start(const fl_trace_options *o, const fl_engine_env *env)
 {
     pthread_mutex_lock(&mu);
     memset(&R, 0, sizeof R);

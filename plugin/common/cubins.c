@@ -1,5 +1,5 @@
 /*
- * pcsamp_source.c - the loaded cubins, kept for source correlation.
+ * cubins.c - the loaded cubins, kept for source correlation.
  *
  * Promises: the module-load callback only copies bytes under a mutex (no
  * CUPTI call: CUPTI holds its own locks there); the copies stay within
@@ -11,7 +11,10 @@
  * at the copy); a copy is freed only by
  * fl_cubin_reset, so a lookup uses it outside the mutex.
  */
-#include "pcsamp.h"
+#include "cubins.h"
+
+#include <cupti.h>
+#include <cupti_pcsampling.h>
 
 #include <pthread.h>
 #include <stdio.h>

@@ -19,8 +19,9 @@
 #ifndef GP_PLUGIN_RANGEPROF_H
 #define GP_PLUGIN_RANGEPROF_H
 
-#include "../src/abi/metrics_abi.h"
-#include "../src/abi/trace_abi.h"
+#include "../../../src/abi/metrics_abi.h"
+#include "../../../src/abi/trace_abi.h"
+#include "../engine.h"
 #include "gpu_profile.h"
 
 #include <cupti.h>
@@ -95,17 +96,12 @@ void fl_rp_choice_free(fl_rp_choice *c);
  * rules: hit rates outside 0..100 are not collected). */
 void fl_rp_known(const char *const *names, const double *values, size_t n, double *known);
 
-/* What the engine needs from the plugin. */
-typedef struct fl_rp_env {
-    const gp_metrics_plugin *host; /* the Profiler Host API table */
-    void *(*current_ctx)(void);    /* the calling thread's CUDA context, NULL: none */
-    bool late;                     /* a context was current at start: CUDA work came first */
-} fl_rp_env;
-
 /* Starts the range profiler for a session (o->range_profiler): the
  * profiler initialised; contexts are set up at the first outermost scope.
- * Returns the FL_PC_* / FL_RP_* status (the reason kept for the stats). */
-uint32_t fl_rp_engine_start(const fl_trace_options *o, const fl_rp_env *env);
+ * Returns the FL_PC_* / FL_RP_* status (the reason kept for the stats).
+ * It reads of env: host (the Profiler Host API's table; NULL: FL_PC_OFF),
+ * current_ctx, late. */
+uint32_t fl_rp_engine_start(const fl_trace_options *o, const fl_engine_env *env);
 
 /* The application's thread, at an outermost scope's begin and end. */
 void fl_rp_range_begin(const char *name);
@@ -124,5 +120,12 @@ void fl_rp_engine_stop(void);
 
 void fl_rp_engine_stats(fl_trace_stats *out);
 void fl_rp_engine_release(void);
+
+/* GPUFL_CUPTI_TRACE: the CUPTI table replaced by one that says each call
+ * (rangeprof_trace.c). */
+void fl_rp_trace(const gp_metrics_plugin *host);
+
+/* The engine's row of the table (rangeprof_engine.c). */
+extern const fl_engine fl_rp_engine;
 
 #endif /* GP_PLUGIN_RANGEPROF_H */

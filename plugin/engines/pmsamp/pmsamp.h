@@ -23,8 +23,10 @@
 #ifndef GP_PLUGIN_PMSAMP_H
 #define GP_PLUGIN_PMSAMP_H
 
-#include "../src/abi/metrics_abi.h"
-#include "../src/abi/trace_abi.h"
+#include "../../../src/abi/metrics_abi.h"
+#include "../../../src/abi/trace_abi.h"
+#include "../engine.h"
+#include "../../common/cupti_error.h"
 
 #include <cupti.h>
 #include <cupti_pmsampling.h>
@@ -143,5 +145,12 @@ void fl_pms_engine_stop(void);
 void fl_pms_engine_stats(fl_trace_stats *out);
 /* Everything freed (devices still enabled are disabled unread). */
 void fl_pms_engine_release(void);
+
+/* GPUFL_CUPTI_TRACE: the CUPTI table replaced by one that says each call
+ * (pmsamp_trace.c). */
+void fl_pms_trace(const gp_metrics_plugin *host);
+
+/* The engine's row of the table (pmsamp_engine.c). */
+extern const fl_engine fl_pms_engine;
 
 #endif /* GP_PLUGIN_PMSAMP_H */

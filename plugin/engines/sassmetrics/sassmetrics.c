@@ -109,7 +109,7 @@ static struct {
     uint32_t contexts, metrics, skipped;
     uint64_t collections, dropped;
     fl_sass *agg;
-    bool late;   /* CUDA work came before the session (fl_sass_env) */
+    bool late;   /* CUDA work came before the session (fl_engine_env) */
     bool scoped; /* !sass_all_kernels: enabled inside outermost scopes only */
     void *(*current_ctx)(void);
     int (*ctx_synchronize)(void);
@@ -124,19 +124,18 @@ void fl_sass_set_api(const fl_sass_api *a)
 
 /* ---------------------------------------------------------------- errors */
 
+/* SASS metrics' words where they differ from PC sampling's. */
+static const fl_cupti_fixes sass_fixes = {
+    .not_supported = "this device, driver or CUPTI has no SASS metrics (they need compute "
+                     "capability 7.5 or newer, a whole GPU rather than a MIG instance, not WSL, "
+                     "and a CUPTI no older than the driver)",
+    .conflict = "another profiler holds the device (Nsight, PC sampling or the Profiler API in "
+                "another tool, or a second CUPTI subscriber): stop the other tool",
+};
+
 static const char *fix_of(uint32_t status)
 {
-    switch (status) {
-    case FL_PC_NOT_SUPPORTED:
-        return "this device, driver or CUPTI has no SASS metrics (they need compute capability "
-               "7.5 or newer, a whole GPU rather than a MIG instance, not WSL, and a CUPTI no "
-               "older than the driver)";
-    case FL_PC_CONFLICT:
-        return "another profiler holds the device (Nsight, PC sampling or the Profiler API in "
-               "another tool, or a second CUPTI subscriber): stop the other tool";
-    default:
-        return fl_pcs_fix(status);
-    }
+    return fl_cupti_fix(status, &sass_fixes);
 }
 
 /* What the session runs without SASS metrics (mu held). */
@@ -152,10 +151,7 @@ static void fail(CUptiResult r, const char *what)
     if (E.status != FL_PC_ACTIVE)
         return;
     E.status = fl_profiler_status(r, E.late);
-    const char *m = NULL;
-    if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
-        m = "unknown CUPTI error";
-    snprintf(E.msg, sizeof E.msg, "%s failed: %s (%d): %s%s; %s", what, m, (int)r,
+    snprintf(E.msg, sizeof E.msg, "%s failed: %s (%d): %s%s; %s", what, fl_cupti_name(r), (int)r,
              fix_of(E.status == FL_RP_LATE_INIT ? FL_PC_FAILED : E.status),
              fl_late_init_advice(E.late), instead());
 }
@@ -381,9 +377,9 @@ bool fl_sass_keeps_cubins(void)
 
 /* --------------------------------------------------------------- session */
 
-uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_sass_env *env)
+uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_engine_env *env)
 {
-    static const fl_sass_env none;
+    static const fl_engine_env none;
     env = env ? env : &none;
     pthread_mutex_lock(&mu);
     memset(&E, 0, sizeof E);
@@ -397,7 +393,7 @@ uint32_t fl_sass_engine_start(const fl_trace_options *o, void *ctx, const fl_sas
     E.current_ctx = env->current_ctx;
     E.ctx_synchronize = env->ctx_synchronize;
     E.status = FL_PC_ACTIVE;
-    fl_pcs_config pc = {.source = o->source_collection};
+    fl_agg_config pc = {.source = o->source_collection};
     E.agg =
         env->agg ? fl_sass_create_shared(env->agg, env->lock, env->unlock) : fl_sass_create(&pc);
     if (env->refuse) {

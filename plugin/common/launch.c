@@ -1,6 +1,6 @@
 /*
  * launch.c - the scopes open at each kernel launch, keyed by the launch's
- * correlation id (decode.h's fl_launch_scope_*): written on the launching
+ * correlation id (launch.h): written on the launching
  * threads by CUPTI's launch callback, read on the writer thread by the
  * activity decoder (kernel_detail's user_scope and the launch's CPU stack
  * id; a synchronising call's stack id, fl_sync_put) and the PC-sampling
@@ -11,7 +11,7 @@
  * reported as not known, never with another launch's scopes; lock-free but
  * for a per-slot flag.
  */
-#include "decode.h"
+#include "launch.h"
 
 #include <stdatomic.h>
 #include <string.h>

@@ -13,9 +13,10 @@
  * counted with its reason and the fix; after FAIL_MAX failures the
  * disassembler is not run again (its functions counted as skipped).
  */
-#include "pcsamp.h"
+#include "disasm.h"
+#include "cubins.h"
 
-#include "../src/util/env.h"
+#include "../../src/util/env.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -420,7 +421,7 @@ char *fl_disasm_run(const char *tool, const void *cubin, size_t bytes, const uin
 typedef struct emit_ctx {
     const fl_trace_sink *sink;
     uint64_t crc;
-    const fl_pcs_fn *fns;
+    const fl_agg_fn *fns;
     size_t n;
     uint32_t handed;
 } emit_ctx;
@@ -446,7 +447,7 @@ static bool gave_up(void)
 }
 
 /* The functions of cubin crc among fns[from..n): one run. */
-static void one_cubin(const fl_trace_sink *sink, fl_pcs_fn *fns, size_t n, size_t from)
+static void one_cubin(const fl_trace_sink *sink, fl_agg_fn *fns, size_t n, size_t from)
 {
     uint64_t crc = fns[from].crc;
     size_t bytes = 0;
@@ -484,7 +485,7 @@ static void one_cubin(const fl_trace_sink *sink, fl_pcs_fn *fns, size_t n, size_
     pthread_mutex_unlock(&mu);
 }
 
-void fl_disasm_functions(const fl_trace_sink *sink, fl_pcs_fn *fns, size_t n)
+void fl_disasm_functions(const fl_trace_sink *sink, fl_agg_fn *fns, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (!fns[i].done)

@@ -393,9 +393,7 @@ static void decode_failed(CUptiResult r, bool after_stop)
         fl_pms_explain(r, "cuptiPmSamplingDecodeData", E.st.pm_msg, sizeof E.st.pm_msg);
         return;
     }
-    const char *m = NULL;
-    if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
-        m = "unknown CUPTI error";
+    const char *m = fl_cupti_name(r);
     if (after_stop)
         snprintf(E.st.pm_msg, sizeof E.st.pm_msg,
                  "the read after cuptiPmSamplingStop failed: %s (%d); the samples were read "

@@ -4,7 +4,7 @@
  *
  * Promises: every non-zero (record, instance) value fed is added once, to
  * the row of its (device, function, PC offset, metric), in PC sampling's
- * aggregator (pcsamp_decode.c: the same bounded table, dictionaries handed
+ * aggregator (common/aggregator.c: the same bounded table, dictionaries handed
  * to the sink before the rows that use them, the same source-line cache);
  * a function is named once per (cubin CRC, name) - never by CUPTI's
  * name pointer, which FlushData allocates anew each call, nor by its
@@ -15,6 +15,7 @@
  * only under the lock it shares with PC sampling.
  */
 #include "sassmetrics.h"
+#include "../../common/text_hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ typedef struct metric_slot {
 } metric_slot;
 
 struct fl_sass {
-    fl_pcs *agg;
+    fl_agg *agg;
     bool shared;                         /* agg is PC sampling's (Deep), not ours */
     void (*lock)(void), (*unlock)(void); /* what guards a shared agg; NULL: none */
     fn_slot fns[FN_SLOTS];
@@ -42,14 +43,14 @@ struct fl_sass {
     uint64_t records, no_line;
 };
 
-fl_sass *fl_sass_create(const fl_pcs_config *cfg)
+fl_sass *fl_sass_create(const fl_agg_config *cfg)
 {
     fl_sass *x = calloc(1, sizeof *x);
     if (!x)
         return NULL;
-    fl_pcs_config c = cfg ? *cfg : (fl_pcs_config){0};
+    fl_agg_config c = cfg ? *cfg : (fl_agg_config){0};
     c.scopes = false; /* SASS records carry no launch */
-    x->agg = fl_pcs_create(&c);
+    x->agg = fl_agg_create(&c);
     if (!x->agg) {
         free(x);
         return NULL;
@@ -57,7 +58,7 @@ fl_sass *fl_sass_create(const fl_pcs_config *cfg)
     return x;
 }
 
-fl_sass *fl_sass_create_shared(fl_pcs *agg, void (*lock)(void), void (*unlock)(void))
+fl_sass *fl_sass_create_shared(fl_agg *agg, void (*lock)(void), void (*unlock)(void))
 {
     fl_sass *x = agg ? calloc(1, sizeof *x) : NULL;
     if (!x)
@@ -74,7 +75,7 @@ void fl_sass_destroy(fl_sass *x)
     if (!x)
         return;
     if (!x->shared)
-        fl_pcs_destroy(x->agg);
+        fl_agg_destroy(x->agg);
     free(x);
 }
 
@@ -115,7 +116,7 @@ void fl_sass_metric_name(fl_sass *x, uint32_t device_id, uint64_t metric_id, con
         return;
     metric_slot *m = metric_slot_of(x, device_id, metric_id);
     agg_lock(x);
-    uint32_t id = fl_pcs_metric_id(x->agg, name);
+    uint32_t id = fl_agg_metric_id(x->agg, name);
     agg_unlock(x);
     if (m && id)
         *m = (metric_slot){metric_id, device_id, id};
@@ -128,7 +129,7 @@ static uint32_t metric_of(fl_sass *x, uint32_t device, uint64_t metric)
         return m->id;
     char name[48];
     snprintf(name, sizeof name, "metric_%llu", (unsigned long long)metric);
-    uint32_t id = fl_pcs_metric_id(x->agg, name);
+    uint32_t id = fl_agg_metric_id(x->agg, name);
     if (m && id)
         *m = (metric_slot){metric, device, id};
     return id;
@@ -138,12 +139,12 @@ static uint32_t metric_of(fl_sass *x, uint32_t device, uint64_t metric)
  * functionIndex, so the name's hash tells them apart. */
 static uint32_t function_of(fl_sass *x, const CUpti_SassMetrics_Data *r)
 {
-    uint64_t nh = fl_pcs_text_hash(r->functionName ? r->functionName : "");
+    uint64_t nh = fl_text_hash(r->functionName ? r->functionName : "");
     uint64_t h = (nh ^ (uint64_t)r->cubinCrc << 32) * 0x9e3779b97f4a7c15ull;
     fn_slot *c = &x->fns[(h >> 40) & (FN_SLOTS - 1)];
     if (c->id && c->crc == r->cubinCrc && c->name_hash == nh)
         return c->id;
-    uint32_t id = fl_pcs_function_id(x->agg, r->functionName, r->cubinCrc);
+    uint32_t id = fl_agg_function_id(x->agg, r->functionName, r->cubinCrc);
     if (id)
         *c = (fn_slot){nh, r->cubinCrc, id};
     return id;
@@ -164,15 +165,15 @@ void fl_sass_feed(fl_sass *x, const fl_trace_sink *s, const CUpti_SassMetrics_Da
             continue;
         k.function_id = function_of(x, r);
         k.pc_offset = r->pcOffset;
-        k.source_file_id = fl_pcs_source_line(x->agg, r->cubinCrc, k.function_id, r->functionName,
+        k.source_file_id = fl_agg_source_line(x->agg, r->cubinCrc, k.function_id, r->functionName,
                                               k.pc_offset, &k.source_line);
-        uint64_t h = fl_pcs_row_hash(&k);
+        uint64_t h = fl_agg_row_hash(&k);
         for (size_t j = 0; j < n_instances; j++) {
             if (!v[j].value)
                 continue;
             k.metric_id = metric_of(x, device_id, v[j].metricId);
             x->no_line += k.source_file_id ? 0 : 1;
-            fl_pcs_add(x->agg, s, &k, h, v[j].value);
+            fl_agg_add(x->agg, s, &k, h, v[j].value);
         }
     }
     agg_unlock(x);
@@ -183,7 +184,7 @@ void fl_sass_flush(fl_sass *x, const fl_trace_sink *s)
     if (!x)
         return;
     agg_lock(x);
-    fl_pcs_flush(x->agg, s);
+    fl_agg_flush(x->agg, s);
     agg_unlock(x);
 }
 
@@ -192,11 +193,11 @@ void fl_sass_stats(const fl_sass *x, fl_trace_stats *out)
     if (!x || !out)
         return;
     /* A shared aggregator's rows of sample_kind 1 are PC sampling's
-     * fl_pcs_stats to report (once). */
+     * fl_agg_stats to report (once). */
     if (!x->shared) {
         fl_trace_stats t;
         memset(&t, 0, sizeof t);
-        fl_pcs_stats(x->agg, &t);
+        fl_agg_stats(x->agg, &t);
         out->sass_rows += t.sass_rows;
         out->sass_lost_values += t.sass_lost_values;
     }

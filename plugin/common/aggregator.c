@@ -1,5 +1,5 @@
 /*
- * pcsamp_decode.c - CUPTI's PC records -> fl_sample_row, aggregated.
+ * aggregator.c - CUPTI's PC records -> fl_sample_row, aggregated.
  *
  * Promises: every stall-reason entry with samples of every PC record fed is
  * counted once, in the row of its (device, kernel launch, function, PC
@@ -12,8 +12,10 @@
  * function, PC offset) and then cached (direct-mapped); no lock: one
  * thread at a time (pcsamp.c's mutex, or the writer thread).
  */
-#include "decode.h"
-#include "pcsamp.h"
+#include "aggregator.h"
+#include "cubins.h"
+#include "launch.h"
+#include "text_hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +65,8 @@ typedef struct act_src {
     uint32_t file_id, line;
 } act_src;
 
-struct fl_pcs {
-    fl_pcs_config cfg;
+struct fl_agg {
+    fl_agg_config cfg;
     fl_sample_row *rows;
     uint32_t *row_slot; /* each row's index slot */
     uint32_t *idx;      /* row + 1; 0: empty */
@@ -77,19 +79,11 @@ struct fl_pcs {
     act_src act_srcs[ACT_SRC_SLOTS];
     uint32_t last_corr, last_scope; /* the last launch's scope, cached */
     fl_trace_stats st;
-    fl_pcs_fn *new_fns; /* functions met since fl_pcs_take_functions (cfg.disasm) */
+    fl_agg_fn *new_fns; /* functions met since fl_agg_take_functions (cfg.disasm) */
     size_t n_new_fns, cap_new_fns;
 };
 
 /* ---------------------------------------------------------------- dicts */
-
-uint64_t fl_pcs_text_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
 
 static bool dict_grow(dict *d)
 {
@@ -100,7 +94,7 @@ static bool dict_grow(dict *d)
     for (size_t i = 0; i < d->cap; i++) {
         if (!d->slots[i].text)
             continue;
-        size_t j = fl_pcs_text_hash(d->slots[i].text) & (nc - 1);
+        size_t j = fl_text_hash(d->slots[i].text) & (nc - 1);
         while (n[j].text)
             j = (j + 1) & (nc - 1);
         n[j] = d->slots[i];
@@ -117,7 +111,7 @@ static uint32_t intern(dict *d, const char *text)
 {
     if ((d->used + 1) * 2 > d->cap && !dict_grow(d))
         return 0;
-    size_t j = fl_pcs_text_hash(text) & (d->cap - 1);
+    size_t j = fl_text_hash(text) & (d->cap - 1);
     for (; d->slots[j].text; j = (j + 1) & (d->cap - 1))
         if (strcmp(d->slots[j].text, text) == 0)
             return d->slots[j].id;
@@ -162,9 +156,9 @@ static void dict_announce(dict *d, const fl_trace_sink *s, int which)
 
 /* ------------------------------------------------------------ lifetime */
 
-fl_pcs *fl_pcs_create(const fl_pcs_config *cfg)
+fl_agg *fl_agg_create(const fl_agg_config *cfg)
 {
-    fl_pcs *p = calloc(1, sizeof *p);
+    fl_agg *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
     if (cfg)
@@ -178,13 +172,13 @@ fl_pcs *fl_pcs_create(const fl_pcs_config *cfg)
     p->row_slot = malloc(p->cap * sizeof *p->row_slot);
     p->idx = calloc(ic, sizeof *p->idx);
     if (!p->rows || !p->row_slot || !p->idx) {
-        fl_pcs_destroy(p);
+        fl_agg_destroy(p);
         return NULL;
     }
     return p;
 }
 
-void fl_pcs_destroy(fl_pcs *p)
+void fl_agg_destroy(fl_agg *p)
 {
     if (!p)
         return;
@@ -193,7 +187,7 @@ void fl_pcs_destroy(fl_pcs *p)
     dict_free(&p->file);
     for (size_t i = 0; i < ACT_FN_SLOTS; i++)
         free(p->act_fns[i].name);
-    fl_pcs_free_functions(p->new_fns, p->n_new_fns);
+    fl_agg_free_functions(p->new_fns, p->n_new_fns);
     free(p->rows);
     free(p->row_slot);
     free(p->idx);
@@ -202,7 +196,7 @@ void fl_pcs_destroy(fl_pcs *p)
 
 /* ---------------------------------------------------------------- flush */
 
-void fl_pcs_flush(fl_pcs *p, const fl_trace_sink *s)
+void fl_agg_flush(fl_agg *p, const fl_trace_sink *s)
 {
     if (!p || !s)
         return;
@@ -241,7 +235,7 @@ static uint64_t pc_hash(const fl_sample_row *k)
 
 /* Adds samples to the row of key k (k->samples ignored; h its pc_hash),
  * making it. */
-static void add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint64_t h,
+static void add(fl_agg *p, const fl_trace_sink *s, const fl_sample_row *k, uint64_t h,
                 uint64_t samples)
 {
     h += k->stall_reason + k->metric_id;
@@ -264,7 +258,7 @@ static void add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint6
                 p->st.pc_lost_samples += samples;
             return;
         }
-        fl_pcs_flush(p, s);
+        fl_agg_flush(p, s);
         j = h & p->idx_mask;
     }
     p->rows[p->n] = *k;
@@ -273,19 +267,19 @@ static void add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint6
     p->idx[j] = (uint32_t)++p->n;
 }
 
-void fl_pcs_add(fl_pcs *p, const fl_trace_sink *s, const fl_sample_row *k, uint64_t h,
+void fl_agg_add(fl_agg *p, const fl_trace_sink *s, const fl_sample_row *k, uint64_t h,
                 uint64_t value)
 {
     add(p, s, k, h, value);
 }
 
-uint64_t fl_pcs_row_hash(const fl_sample_row *k)
+uint64_t fl_agg_row_hash(const fl_sample_row *k)
 {
     return pc_hash(k);
 }
 
 /* The innermost scope open at launch corr (0: none known). */
-static uint32_t scope_of(fl_pcs *p, uint32_t corr)
+static uint32_t scope_of(fl_agg *p, uint32_t corr)
 {
     if (!p->cfg.scopes || !corr)
         return 0;
@@ -300,7 +294,7 @@ static uint32_t scope_of(fl_pcs *p, uint32_t corr)
 
 /* ------------------------------------------------------ stall reasons */
 
-void fl_pcs_stall_names(fl_pcs *p, uint32_t device_id, const uint32_t *index,
+void fl_agg_stall_names(fl_agg *p, uint32_t device_id, const uint32_t *index,
                         const char *const *names, size_t n)
 {
     if (!p || device_id >= MAX_DEVICES)
@@ -310,7 +304,7 @@ void fl_pcs_stall_names(fl_pcs *p, uint32_t device_id, const uint32_t *index,
             p->stall_metric[device_id][index[i]] = intern(&p->metric, names[i]);
 }
 
-static uint32_t metric_of(fl_pcs *p, uint32_t dev, uint32_t stall)
+static uint32_t metric_of(fl_agg *p, uint32_t dev, uint32_t stall)
 {
     uint32_t *m = dev < MAX_DEVICES && stall < MAX_STALL ? &p->stall_metric[dev][stall] : NULL;
     if (m && *m)
@@ -327,7 +321,7 @@ static uint32_t metric_of(fl_pcs *p, uint32_t dev, uint32_t stall)
 
 /* file:line of pc in function fn_id (name) of cubin crc, cached; *line 0
  * and 0 returned when unknown. */
-static uint32_t line_of(fl_pcs *p, uint64_t crc, uint32_t fn_id, const char *name, uint64_t pc,
+static uint32_t line_of(fl_agg *p, uint64_t crc, uint32_t fn_id, const char *name, uint64_t pc,
                         uint32_t *line)
 {
     *line = 0;
@@ -348,13 +342,13 @@ static uint32_t line_of(fl_pcs *p, uint64_t crc, uint32_t fn_id, const char *nam
     return file_id;
 }
 
-uint32_t fl_pcs_source_line(fl_pcs *p, uint64_t crc, uint32_t fn_id, const char *name, uint64_t pc,
+uint32_t fl_agg_source_line(fl_agg *p, uint64_t crc, uint32_t fn_id, const char *name, uint64_t pc,
                             uint32_t *line)
 {
     return line_of(p, crc, fn_id, name, pc, line);
 }
 
-uint32_t fl_pcs_metric_id(fl_pcs *p, const char *name)
+uint32_t fl_agg_metric_id(fl_agg *p, const char *name)
 {
     return p && name ? intern(&p->metric, name) : 0;
 }
@@ -362,13 +356,13 @@ uint32_t fl_pcs_metric_id(fl_pcs *p, const char *name)
 /* A function met for the first time, kept for the disassembly (at most
  * FL_PCS_NEW_FNS_MAX between two takes; the rest counted). */
 #define FL_PCS_NEW_FNS_MAX 4096u
-static void new_function(fl_pcs *p, uint64_t crc, uint32_t id, const char *name)
+static void new_function(fl_agg *p, uint64_t crc, uint32_t id, const char *name)
 {
     if (!p->cfg.disasm)
         return;
     if (p->n_new_fns == p->cap_new_fns) {
         size_t nc = p->cap_new_fns ? p->cap_new_fns * 2 : 16;
-        fl_pcs_fn *g = nc <= FL_PCS_NEW_FNS_MAX ? realloc(p->new_fns, nc * sizeof *g) : NULL;
+        fl_agg_fn *g = nc <= FL_PCS_NEW_FNS_MAX ? realloc(p->new_fns, nc * sizeof *g) : NULL;
         if (!g) {
             p->st.disasm_skipped++;
             return;
@@ -381,10 +375,10 @@ static void new_function(fl_pcs *p, uint64_t crc, uint32_t id, const char *name)
         p->st.disasm_skipped++;
         return;
     }
-    p->new_fns[p->n_new_fns++] = (fl_pcs_fn){.crc = crc, .function_id = id, .name = copy};
+    p->new_fns[p->n_new_fns++] = (fl_agg_fn){.crc = crc, .function_id = id, .name = copy};
 }
 
-size_t fl_pcs_take_functions(fl_pcs *p, fl_pcs_fn **out)
+size_t fl_agg_take_functions(fl_agg *p, fl_agg_fn **out)
 {
     *out = NULL;
     if (!p || !p->n_new_fns)
@@ -396,7 +390,7 @@ size_t fl_pcs_take_functions(fl_pcs *p, fl_pcs_fn **out)
     return n;
 }
 
-void fl_pcs_free_functions(fl_pcs_fn *fns, size_t n)
+void fl_agg_free_functions(fl_agg_fn *fns, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(fns[i].name);
@@ -406,7 +400,7 @@ void fl_pcs_free_functions(fl_pcs_fn *fns, size_t n)
 /* The function_dict id of CUPTI's function name in cubin crc:
  * "mangled@dir/file" with the file of the function's first instruction
  * ("mangled@" without line information, as GPUFlight writes it). */
-uint32_t fl_pcs_function_id(fl_pcs *p, const char *name, uint64_t crc)
+uint32_t fl_agg_function_id(fl_agg *p, const char *name, uint64_t crc)
 {
     const char *key = name ? name : "<unknown>";
     char file[1024] = "";
@@ -430,21 +424,21 @@ uint32_t fl_pcs_function_id(fl_pcs *p, const char *name, uint64_t crc)
 
 /* The same, cached by CUPTI's name pointer (stable for the PC Sampling
  * API's records of a cubin). */
-static uint32_t function_of(fl_pcs *p, const char *name, uint64_t crc)
+static uint32_t function_of(fl_agg *p, const char *name, uint64_t crc)
 {
     const char *key = name ? name : "<unknown>";
     uint64_t h = mix((uint64_t)(uintptr_t)key, crc) * 0x9e3779b97f4a7c15ull;
     fn_slot *c = &p->fns[(h >> 40) & (FN_CACHE - 1)];
     if (c->ptr == key && c->crc == crc)
         return c->id;
-    uint32_t id = fl_pcs_function_id(p, name, crc);
+    uint32_t id = fl_agg_function_id(p, name, crc);
     *c = (fn_slot){key, crc, id};
     return id;
 }
 
 /* ------------------------------------------------- the PC Sampling API */
 
-void fl_pcs_feed(fl_pcs *p, const fl_trace_sink *s, const CUpti_PCSamplingData *d,
+void fl_agg_feed(fl_agg *p, const fl_trace_sink *s, const CUpti_PCSamplingData *d,
                  uint32_t device_id, uint64_t t_ns)
 {
     if (!p || !d)
@@ -487,7 +481,7 @@ void fl_pcs_feed(fl_pcs *p, const fl_trace_sink *s, const CUpti_PCSamplingData *
 
 /* --------------------------------------------------- the activity API */
 
-void fl_pcs_on_function(fl_pcs *p, const CUpti_ActivityFunction *r)
+void fl_agg_on_function(fl_agg *p, const CUpti_ActivityFunction *r)
 {
     if (!p || !r->id)
         return;
@@ -496,7 +490,7 @@ void fl_pcs_on_function(fl_pcs *p, const CUpti_ActivityFunction *r)
     *f = (act_fn){r->id, strdup(r->name ? r->name : "<unknown>"), 0};
 }
 
-void fl_pcs_on_source(fl_pcs *p, const CUpti_ActivitySourceLocator *r)
+void fl_agg_on_source(fl_agg *p, const CUpti_ActivitySourceLocator *r)
 {
     if (!p || !r->id)
         return;
@@ -505,7 +499,7 @@ void fl_pcs_on_source(fl_pcs *p, const CUpti_ActivitySourceLocator *r)
     *x = (act_src){r->id, file, file ? r->lineNumber : 0};
 }
 
-void fl_pcs_on_info(fl_pcs *p, const CUpti_ActivityPCSamplingRecordInfo *r)
+void fl_agg_on_info(fl_agg *p, const CUpti_ActivityPCSamplingRecordInfo *r)
 {
     if (!p)
         return;
@@ -514,7 +508,7 @@ void fl_pcs_on_info(fl_pcs *p, const CUpti_ActivityPCSamplingRecordInfo *r)
     p->st.pc_dropped_samples += r->droppedSamples;
 }
 
-void fl_pcs_on_sample(fl_pcs *p, const fl_trace_sink *s, const CUpti_ActivityPCSampling3 *r,
+void fl_agg_on_sample(fl_agg *p, const fl_trace_sink *s, const CUpti_ActivityPCSampling3 *r,
                       uint64_t t_ns)
 {
     if (!p || !r->samples)
@@ -555,7 +549,7 @@ void fl_pcs_on_sample(fl_pcs *p, const fl_trace_sink *s, const CUpti_ActivityPCS
     add(p, s, &k, pc_hash(&k), r->samples);
 }
 
-void fl_pcs_stats(const fl_pcs *p, fl_trace_stats *out)
+void fl_agg_stats(const fl_agg *p, fl_trace_stats *out)
 {
     if (!p || !out)
         return;

@@ -91,7 +91,7 @@ static struct {
     pc_ctx ctx[MAX_CTX];
     size_t n_ctx;
     uint32_t contexts, stall_reasons;
-    fl_pcs *agg;
+    fl_agg *agg;
     bool final;
 } E;
 static _Atomic int collect_req;
@@ -100,89 +100,6 @@ static _Atomic int n_armed;
 void fl_pcs_set_api(const fl_pcs_api *a)
 {
     api = a ? a : &real_api;
-}
-
-/* ---------------------------------------------------------------- errors */
-
-uint32_t fl_pcs_status_of(CUptiResult r)
-{
-    switch (r) {
-    case CUPTI_SUCCESS:
-        return FL_PC_ACTIVE;
-    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-        return FL_PC_NO_PERMISSION;
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-        return FL_PC_VIRTUALIZED;
-    case CUPTI_ERROR_NOT_SUPPORTED:
-    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
-    case CUPTI_ERROR_NOT_COMPATIBLE:
-    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
-        return FL_PC_NOT_SUPPORTED;
-    case CUPTI_ERROR_UNKNOWN:
-    case CUPTI_ERROR_NOT_INITIALIZED:
-        return FL_PC_NO_DRIVER;
-    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
-    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
-    case CUPTI_ERROR_HARDWARE_BUSY:
-        return FL_PC_CONFLICT;
-    default:
-        return FL_PC_FAILED;
-    }
-}
-
-const char *fl_pcs_fix(uint32_t status)
-{
-    switch (status) {
-    case FL_PC_NO_PERMISSION:
-        return "GPU profiling is restricted to administrators: run as root, or allow it for "
-               "every user with the nvidia module option NVreg_RestrictProfilingToAdminUsers=0 "
-               "(a line 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in "
-               "/etc/modprobe.d/, then reload the driver or reboot)";
-    case FL_PC_VIRTUALIZED:
-        return "a virtual GPU (vGPU) allows profiling only when its host enables it for the "
-               "VM (the vGPU's enable_profiling setting): ask the host's administrator, or run "
-               "on a physical GPU";
-    case FL_PC_NOT_SUPPORTED:
-        return "this device, driver or CUPTI has no PC sampling (it needs compute capability "
-               "7.0 or newer, not MIG, and a CUPTI no older than the driver)";
-    case FL_PC_NO_DRIVER:
-        return "CUPTI found no working NVIDIA driver (no GPU, or the driver is not loaded)";
-    case FL_PC_CONFLICT:
-        return "another profiler holds the device (Nsight, the Profiler API, or a second CUPTI "
-               "subscriber): PC sampling and the Profiler API cannot run together; stop the "
-               "other tool";
-    default:
-        return "see CUPTI's message";
-    }
-}
-
-void fl_pcs_explain(CUptiResult r, const char *what, char *out, size_t len)
-{
-    const char *m = NULL;
-    if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
-        m = "unknown CUPTI error";
-    snprintf(out, len, "%s failed: %s (%d): %s; the session runs Trace", what, m, (int)r,
-             fl_pcs_fix(fl_pcs_status_of(r)));
-}
-
-uint32_t fl_profiler_status(CUptiResult r, bool late)
-{
-    uint32_t st = fl_pcs_status_of(r);
-    if (st == FL_PC_ACTIVE || st == FL_PC_FAILED)
-        return late ? FL_RP_LATE_INIT : FL_PC_FAILED;
-    return st;
-}
-
-const char *fl_late_init_advice(bool late)
-{
-    return late ? "; gpufl_init ran after CUDA work had started on this context: the "
-                  "Profiler API needs a clean context, so call gpufl_init before the first "
-                  "kernel (in PyTorch right after `import torch`)"
-                : "";
 }
 
 /* The first failure is the session's reason (mu held). */
@@ -322,7 +239,7 @@ static bool ctx_stall_names(pc_ctx *c)
         CUpti_PCSamplingGetStallReasonsParams sp = {
             CUpti_PCSamplingGetStallReasonsParamsSize, NULL, c->ctx, n, idx, names};
         if (api->stall_reasons(&sp) == CUPTI_SUCCESS)
-            fl_pcs_stall_names(E.agg, c->device, idx, (const char *const *)names, n);
+            fl_agg_stall_names(E.agg, c->device, idx, (const char *const *)names, n);
         E.stall_reasons = (uint32_t)n;
     }
     for (size_t i = 0; names && i < n; i++)
@@ -366,7 +283,7 @@ static void ctx_take_copied(pc_ctx *c, const fl_trace_sink *sink)
 {
     CUpti_PCSamplingData *d = &c->cfg.data;
     if (d->totalNumPcs || d->totalSamples || d->droppedSamples || d->nonUsrKernelsTotalSamples)
-        fl_pcs_feed(E.agg, sink, d, c->device, wall_ns());
+        fl_agg_feed(E.agg, sink, d, c->device, wall_ns());
     buf_empty(&c->cfg);
 }
 
@@ -384,7 +301,7 @@ static void ctx_read(pc_ctx *c, const fl_trace_sink *sink)
             fail(r, "cuptiPCSamplingGetData");
             break;
         }
-        fl_pcs_feed(E.agg, sink, &c->rd.data, c->device, wall_ns());
+        fl_agg_feed(E.agg, sink, &c->rd.data, c->device, wall_ns());
         size_t got = c->rd.data.totalNumPcs, left = c->rd.data.remainingNumPcs;
         if (got == 0 || (left == 0 && !more))
             break;
@@ -526,10 +443,10 @@ uint32_t fl_pcs_engine_start(const fl_trace_options *o, void *ctx)
                    : FL_PC_PERIOD_DEFAULT;
     E.status = FL_PC_ACTIVE;
     bool disasm = o->disassembler && o->disassembler[0];
-    fl_pcs_config pc = {
+    fl_agg_config pc = {
         .source = o->source_collection, .scopes = o->scope_path != NULL, .disasm = disasm};
     fl_disasm_start(disasm ? o->disassembler : NULL, 0);
-    E.agg = fl_pcs_create(&pc);
+    E.agg = fl_agg_create(&pc);
     if (!E.agg) {
         E.status = FL_PC_FAILED;
         snprintf(E.msg, sizeof E.msg, "out of memory for the PC sampling table");
@@ -544,10 +461,10 @@ uint32_t fl_pcs_engine_start(const fl_trace_options *o, void *ctx)
     return st;
 }
 
-fl_pcs *fl_pcs_engine_shared(void)
+fl_agg *fl_pcs_engine_shared(void)
 {
     pthread_mutex_lock(&mu);
-    fl_pcs *p = E.method == FL_PC_METHOD_ACTIVITY ? NULL : E.agg;
+    fl_agg *p = E.method == FL_PC_METHOD_ACTIVITY ? NULL : E.agg;
     pthread_mutex_unlock(&mu);
     return p;
 }
@@ -580,10 +497,10 @@ bool fl_pcs_armed(void)
     return atomic_load(&n_armed) > 0;
 }
 
-fl_pcs *fl_pcs_engine_activity_sink(void)
+fl_agg *fl_pcs_engine_activity_sink(void)
 {
     pthread_mutex_lock(&mu);
-    fl_pcs *p = E.on && E.method == FL_PC_METHOD_ACTIVITY ? E.agg : NULL;
+    fl_agg *p = E.on && E.method == FL_PC_METHOD_ACTIVITY ? E.agg : NULL;
     pthread_mutex_unlock(&mu);
     return p;
 }
@@ -622,18 +539,18 @@ void fl_pcs_engine_drain(const fl_trace_sink *sink, void (*activity_flush)(void)
             E.n_ctx = 0;
         }
     }
-    fl_pcs_fn *fns = NULL;
+    fl_agg_fn *fns = NULL;
     size_t n_fns = 0;
     if (E.on) {
-        fl_pcs_flush(E.agg, sink);
-        n_fns = fl_pcs_take_functions(E.agg, &fns);
+        fl_agg_flush(E.agg, sink);
+        n_fns = fl_agg_take_functions(E.agg, &fns);
     }
     pthread_mutex_unlock(&mu);
     /* The disassembler runs for a while: without mu, which the
      * application's threads take when they create a context. */
     if (n_fns)
         fl_disasm_functions(sink, fns, n_fns);
-    fl_pcs_free_functions(fns, n_fns);
+    fl_agg_free_functions(fns, n_fns);
 }
 
 void fl_pcs_engine_stop(void)
@@ -662,7 +579,7 @@ void fl_pcs_engine_stats(fl_trace_stats *out)
     out->pc_stall_reasons = E.stall_reasons;
     out->pc_contexts = E.contexts;
     snprintf(out->pc_msg, sizeof out->pc_msg, "%s", E.msg);
-    fl_pcs_stats(E.agg, out);
+    fl_agg_stats(E.agg, out);
     pthread_mutex_unlock(&mu);
     if (out->pc_status != FL_PC_OFF) {
         fl_cubin_stats(out);
@@ -679,7 +596,7 @@ void fl_pcs_engine_release(void)
         ctx_free(&E.ctx[i]);
     }
     E.n_ctx = 0;
-    fl_pcs_destroy(E.agg);
+    fl_agg_destroy(E.agg);
     E.agg = NULL;
     E.on = false;
     pthread_mutex_unlock(&mu);

@@ -9,7 +9,6 @@
  * the samples CUPTI says are complete.  No CUPTI call but through the
  * fl_pms_api table.
  */
-#include "pcsamp.h"
 #include "pmsamp.h"
 
 #include <math.h>
@@ -17,47 +16,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* PM sampling's words for the fixes that differ from PC sampling's. */
+static const fl_cupti_fixes pms_fixes = {
+    .no_permission = "GPU performance counters are restricted to administrators: run as root, or "
+                     "allow them for every user with the nvidia module option "
+                     "NVreg_RestrictProfilingToAdminUsers=0 (a line 'options nvidia "
+                     "NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d/, then reload the "
+                     "driver or reboot)",
+    .mig = "PM sampling needs the whole GPU, not a MIG instance: run on a GPU with MIG "
+           "disabled (nvidia-smi -i N -mig 0, as root, with no process on it)",
+    .not_supported = "this device, driver or CUPTI has no PM sampling (it needs compute capability "
+                     "7.5 or newer, CUDA 12.6 or newer, a driver no older than its CUPTI)",
+    .conflict = "another profiler holds the device (Nsight, the range profiler, or a second "
+                "CUPTI subscriber): stop the other tool",
+    .mig_own = true,
+};
+
 uint32_t fl_pms_status_of(CUptiResult r)
 {
-    return r == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED ? FL_PC_MIG : fl_pcs_status_of(r);
-}
-
-static const char *fix_of(uint32_t status)
-{
-    switch (status) {
-    case FL_PC_NO_PERMISSION:
-        return "GPU performance counters are restricted to administrators: run as root, or "
-               "allow them for every user with the nvidia module option "
-               "NVreg_RestrictProfilingToAdminUsers=0 (a line 'options nvidia "
-               "NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d/, then reload the "
-               "driver or reboot)";
-    case FL_PC_VIRTUALIZED:
-        return "a virtual GPU (vGPU) allows profiling only when its host enables it for the "
-               "VM (the vGPU's enable_profiling setting): ask the host's administrator, or run "
-               "on a physical GPU";
-    case FL_PC_MIG:
-        return "PM sampling needs the whole GPU, not a MIG instance: run on a GPU with MIG "
-               "disabled (nvidia-smi -i N -mig 0, as root, with no process on it)";
-    case FL_PC_NOT_SUPPORTED:
-        return "this device, driver or CUPTI has no PM sampling (it needs compute capability "
-               "7.5 or newer, CUDA 12.6 or newer, a driver no older than its CUPTI)";
-    case FL_PC_NO_DRIVER:
-        return "CUPTI found no working NVIDIA driver (no GPU, or the driver is not loaded)";
-    case FL_PC_CONFLICT:
-        return "another profiler holds the device (Nsight, the range profiler, or a second "
-               "CUPTI subscriber): stop the other tool";
-    default:
-        return "see CUPTI's message";
-    }
+    return fl_cupti_status(r, &pms_fixes);
 }
 
 void fl_pms_explain(CUptiResult r, const char *what, char *out, size_t len)
 {
-    const char *m = NULL;
-    if (cuptiGetResultString(r, &m) != CUPTI_SUCCESS || !m)
-        m = "unknown CUPTI error";
-    snprintf(out, len, "%s failed: %s (%d): %s; the session runs Trace", what, m, (int)r,
-             fix_of(fl_pms_status_of(r)));
+    fl_cupti_explain(r, what, &pms_fixes, out, len);
 }
 
 const char *const fl_pms_default_metrics[] = {
