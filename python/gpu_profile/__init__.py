@@ -17,6 +17,7 @@ Standard library only.  See docs/python.md (installed by cmake --install as
 import ctypes
 import dataclasses
 import functools
+import math
 import os
 import sys
 import time
@@ -28,6 +29,9 @@ __all__ = [
     "GpuSummary",
     "GpuSample",
     "ProfiledResult",
+    "MultiRunResult",
+    "RunStats",
+    "profile_repeats",
     "GpuBackendError",
     "library_path",
 ]
@@ -42,6 +46,8 @@ from ._native import (c_enum as _c_enum, c_string as _c_string,  # noqa: E402,F4
 # Per-process attribution: the pids keywords and the figures (_process.py).
 from . import _devices  # noqa: E402  (the device argument: indices, UUIDs)
 from . import _seed  # noqa: E402  (the original package's names and text)
+from . import _repeats  # noqa: E402  (the multi-run API)
+from ._repeats import MultiRunResult, RunStats  # noqa: E402
 from ._process import (GP_M_PROC_MEM, GP_M_PROC_UTIL, GP_PROC_PIDS_MAX,  # noqa: E402,F401
                        pids_arg as _pids_arg, sample_process as _sample_process,
                        summary_process as _summary_process)
@@ -157,6 +163,25 @@ class GpuSummary:
     notes: Optional[str] = None
     mem_used_max_mb: Optional[float] = None
     mem_total_mb: Optional[float] = None
+    # More of the distribution (profgpu 0.3's statistics; gp_summary):
+    # util.gpu's min, nearest-rank p5 / p99, population std (None with
+    # fewer than 2 readings), % of readings under 5 % (idle) and at 50 % or
+    # more (active); memory used mean, temperature mean, SM clock max.
+    util_gpu_min: Optional[float] = None
+    util_gpu_p5: Optional[float] = None
+    util_gpu_p99: Optional[float] = None
+    util_gpu_std: Optional[float] = None
+    util_gpu_idle_pct: Optional[float] = None
+    util_gpu_active_pct: Optional[float] = None
+    mem_used_mean_bytes: Optional[float] = None
+    temp_mean_c: Optional[float] = None
+    clock_sm_max_mhz: Optional[float] = None
+    # ... and profgpu 0.3's names for them (and for clock_sm_mean_mhz).
+    idle_pct: Optional[float] = None
+    active_pct: Optional[float] = None
+    mem_used_mean_mb: Optional[float] = None
+    sm_clock_mean_mhz: Optional[float] = None
+    sm_clock_max_mhz: Optional[float] = None
 
     def __post_init__(self):
         _seed.fill_pairs(self, _seed.SUMMARY_PAIRS, {"sample_count": 0, "note": ""})
@@ -254,6 +279,16 @@ class GpuSummary:
             throttle_reasons=reasons,
             throttle_reasons_mask=ok(GP_M_THROTTLE, s.throttle_reasons_seen),
             busy_time_est_s=ok(GP_M_UTIL_GPU, s.busy_time_est_s),
+            util_gpu_min=ok(GP_M_UTIL_GPU, s.util_gpu_min),
+            util_gpu_p5=ok(GP_M_UTIL_GPU, s.util_gpu_p5),
+            util_gpu_p99=ok(GP_M_UTIL_GPU, s.util_gpu_p99),
+            util_gpu_std=ok(GP_M_UTIL_GPU, s.util_gpu_std if math.isfinite(s.util_gpu_std)
+                            else None),
+            util_gpu_idle_pct=ok(GP_M_UTIL_GPU, s.util_gpu_idle_pct),
+            util_gpu_active_pct=ok(GP_M_UTIL_GPU, s.util_gpu_active_pct),
+            mem_used_mean_bytes=ok(GP_M_MEM_USED, s.mem_used_mean_bytes),
+            temp_mean_c=ok(GP_M_TEMP, s.temp_mean_c),
+            clock_sm_max_mhz=ok(GP_M_CLOCK_SM, s.clock_sm_max_mhz),
             sparkline=_render(_gp_summary_sparkline, raw, 0) if sampled else "",
             spark=spark,
             device_error=s.device_error.decode("utf-8", "replace") if failed else None,
@@ -695,7 +730,8 @@ def gpu_profile(func=None, *, device: Union[int, str, Sequence[int]] = 0,
                 return_profile: bool = False, sample_pcie: bool = False,
                 nvml_library: Optional[str] = None, smi_path: Optional[str] = None,
                 backend_timeout_s: float = 5.0,
-                pids: Union[None, int, Sequence[int]] = None, pid_tree: bool = False):
+                pids: Union[None, int, Sequence[int]] = None, pid_tree: bool = False,
+                repeats: int = 1, warmup_runs: int = 0):
     """Profile each call of a function: @gpu_profile or @gpu_profile(...).
 
     device: an index, "all", a GPU or MIG UUID, or a list of them (as
@@ -705,12 +741,20 @@ def gpu_profile(func=None, *, device: Union[int, str, Sequence[int]] = 0,
     cannot be opened raises GpuBackendError before the function runs.  The
     backend is opened at the first call and kept open, idle, between calls
     (see _MonitorPool).
+
+    repeats=N > 1 or warmup_runs=M > 0 (profgpu 0.3's multi-run API): each
+    call runs the function M times unmeasured, then N times measured, and
+    reports a MultiRunResult (the figures across runs); return_profile=True
+    returns it.  ValueError for repeats < 1 or warmup_runs < 0.
     """
     if not (report is True or report is False or callable(report)):
         raise TypeError("report must be True, False or a callable, not %r" % (report,))
+    _repeats.check_counts(repeats, warmup_runs)
     # Validate once, at decoration time.
     opts = _make_options(device, interval_s, backend, strict, warmup_s, False, sample_pcie,
                          nvml_library, smi_path, backend_timeout_s, pids, pid_tree)
+    if repeats > 1 or warmup_runs > 0:
+        return _repeated(func, opts, sync_fn, report, return_profile, repeats, warmup_runs)
     need_summary = report is not False or return_profile
 
     def decorate(fn):
@@ -728,8 +772,61 @@ def gpu_profile(func=None, *, device: Union[int, str, Sequence[int]] = 0,
 
         return wrapper
 
+    return _decorator(func, decorate)
+
+
+def _decorator(func, decorate):
     if func is not None:
         if not callable(func):
             raise TypeError("gpu_profile: %r is not callable" % (func,))
         return decorate(func)
     return decorate
+
+
+def _repeated(func, opts, sync_fn, report, return_profile, repeats, warmup_runs):
+    """gpu_profile with repeats / warmup_runs: each call a MultiRunResult,
+    reported once (report=True prints its format() to stdout, a callable
+    receives it), returned with return_profile=True."""
+
+    def decorate(fn):
+        pool = _MonitorPool(opts)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            result = _repeats.run_repeats(
+                lambda: _profiled_call(pool, sync_fn, True, fn, args, kwargs),
+                fn, args, kwargs, repeats, warmup_runs)
+            if report is True:
+                print(result.format(), flush=True)
+            elif callable(report):
+                report(result)
+            return result if return_profile else result.value
+
+        return wrapper
+
+    return _decorator(func, decorate)
+
+
+def profile_repeats(fn: Callable[[], object], *, repeats: int = 5, warmup_runs: int = 0,
+                    device: Union[int, str, Sequence[int]] = 0, interval_s: float = 0.2,
+                    backend: str = "auto", strict: bool = True,
+                    sync_fn: Optional[Callable[[], None]] = None, warmup_s: float = 0.0,
+                    store_samples: bool = False,
+                    report: Union[bool, Callable[[MultiRunResult], None]] = True,
+                    sample_pcie: bool = False, nvml_library: Optional[str] = None,
+                    smi_path: Optional[str] = None, backend_timeout_s: float = 5.0,
+                    pids: Union[None, int, Sequence[int]] = None,
+                    pid_tree: bool = False) -> MultiRunResult:
+    """Runs fn() warmup_runs times unmeasured, then repeats times, each a
+    region of its own, and returns the MultiRunResult (profgpu 0.3's
+    profile_repeats); report as gpu_profile's.  store_samples is accepted
+    for the original's signature: no run's samples are returned (nor were
+    they by the original)."""
+    if not (report is True or report is False or callable(report)):
+        raise TypeError("report must be True, False or a callable, not %r" % (report,))
+    if not callable(fn):
+        raise TypeError("profile_repeats: %r is not callable" % (fn,))
+    _repeats.check_counts(repeats, warmup_runs)
+    opts = _make_options(device, interval_s, backend, strict, warmup_s, False, sample_pcie,
+                         nvml_library, smi_path, backend_timeout_s, pids, pid_tree)
+    return _repeated(fn, opts, sync_fn, report, True, repeats, warmup_runs)()

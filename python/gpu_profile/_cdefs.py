@@ -213,6 +213,19 @@ class _GpSummary(ctypes.Structure):
     ]
 
 
+class _GpRunStats(ctypes.Structure):
+    """gp_run_stats: one metric across runs (the multi-run API, _repeats.py)."""
+
+    _fields_ = [
+        ("n", ctypes.c_uint64),
+        ("n_unknown", ctypes.c_uint64),
+        ("mean", ctypes.c_double),
+        ("std", ctypes.c_double),
+        ("min", ctypes.c_double),
+        ("max", ctypes.c_double),
+    ]
+
+
 _sync_fn_t = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _report_fn_t = ctypes.CFUNCTYPE(None, ctypes.POINTER(_GpSummary), ctypes.c_void_p)
 
@@ -279,3 +292,6 @@ _gp_list_devices = _declare("gp_list_devices", _c_enum, ctypes.POINTER(_GpOption
                             ctypes.POINTER(ctypes.c_size_t), ctypes.c_char_p, ctypes.c_size_t,
                             ctypes.c_void_p, ctypes.POINTER(_GpError))
 _gp_devices_free = _declare("gp_devices_free", None, ctypes.POINTER(_GpDeviceInfo))
+_gp_run_stats_compute = _declare("gp_run_stats_compute", _c_enum,
+                                 ctypes.POINTER(ctypes.c_double), ctypes.c_size_t,
+                                 ctypes.POINTER(_GpRunStats), ctypes.POINTER(_GpError))

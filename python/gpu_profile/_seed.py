@@ -34,6 +34,12 @@ SUMMARY_PAIRS = (
     ("note", "notes", _same, _same),
     ("mem_used_max_bytes", "mem_used_max_mb", _to_bytes, _to_mib),
     ("mem_total_bytes", "mem_total_mb", _to_bytes, _to_mib),
+    # profgpu 0.3's names (the successor's statistics).
+    ("util_gpu_idle_pct", "idle_pct", _same, _same),
+    ("util_gpu_active_pct", "active_pct", _same, _same),
+    ("mem_used_mean_bytes", "mem_used_mean_mb", _to_bytes, _to_mib),
+    ("clock_sm_mean_mhz", "sm_clock_mean_mhz", _same, _same),
+    ("clock_sm_max_mhz", "sm_clock_max_mhz", _same, _same),
 )
 SAMPLE_PAIRS = (
     ("mem_used_bytes", "mem_used_mb", _to_bytes, _to_mib),

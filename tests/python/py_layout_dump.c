@@ -106,6 +106,13 @@ int main(void)
     OFF(gp_summary, mem_used_mean_bytes);
     OFF(gp_summary, temp_mean_c);
     OFF(gp_summary, clock_sm_max_mhz);
+    SIZE(gp_run_stats);
+    OFF(gp_run_stats, n);
+    OFF(gp_run_stats, n_unknown);
+    OFF(gp_run_stats, mean);
+    OFF(gp_run_stats, std);
+    OFF(gp_run_stats, min);
+    OFF(gp_run_stats, max);
     SIZE(gp_mig_info);
     OFF(gp_mig_info, is_mig);
     OFF(gp_mig_info, parent_index);

@@ -97,6 +97,7 @@ class LayoutTest(unittest.TestCase):
             "gp_mig_info": gp._GpMigInfo,
             "gp_device_info": gp._GpDeviceInfo,
             "gp_options": gp._GpOptions,
+            "gp_run_stats": gp._repeats._GpRunStats,
         }
         checked = 0
         for line in out.splitlines():

@@ -547,5 +547,166 @@ class PrivateReexpressedTest(Base):
         self.fail("nvidia-smi gave no row in 4 s")
 
 
+RAMP6 = """device 0 name "TestGPU"
+seq 0 util_gpu 10 20 30 40 50 60
+seq 0 power_mw 100000 100000 200000 200000 300000 300000
+"""
+
+
+class RepeatsTest(Base):
+    """Point 5: profgpu 0.3's multi-run API and its extra statistics.  With
+    interval_s=TWO each measured run reads the fake's next two values and a
+    warmup run reads none, so every figure is known in advance."""
+
+    def counted(self):
+        calls = []
+
+        def work():
+            calls.append(1)
+            return len(calls)
+
+        return calls, work
+
+    def test_decorator_figures(self):
+        calls, work = self.counted()
+        with self.nvml(RAMP6):
+            f = gpu_profile(interval_s=TWO, repeats=3, warmup_runs=1, report=False,
+                            return_profile=True)(work)
+            r = f()
+        self.assertIsInstance(r, gp.MultiRunResult)
+        self.assertEqual((len(calls), r.value, r.warmup_runs, len(r.runs)), (4, 4, 1, 3))
+        self.assertEqual([x.util_gpu_mean for x in r.runs], [15.0, 35.0, 55.0])
+        self.assertEqual([x.n_samples for x in r.runs], [2, 2, 2])
+        # The sample standard deviation (n - 1), as gpu-profile --repeats.
+        self.assertEqual((r.util_gpu.mean, r.util_gpu.std, r.util_gpu.min, r.util_gpu.max),
+                         (35.0, 20.0, 15.0, 55.0))
+        self.assertEqual((r.util_gpu.values, r.util_gpu.n, r.util_gpu.n_unknown),
+                         ((15.0, 35.0, 55.0), 3, 0))
+        self.assertEqual((r.power.mean, r.power.std, r.power.min, r.power.max),
+                         (200.0, 100.0, 100.0, 300.0))
+        m = r.stats_for("util_gpu_max")
+        self.assertEqual((m.mean, m.std, m.values), (40.0, 20.0, (20, 40, 60)))
+        n = r.stats_for("n_samples")  # the original's name
+        self.assertEqual((n.mean, n.std), (2.0, 0.0))
+        self.assertEqual(r.gpus, tuple((x,) for x in r.runs))
+        text = r.format()
+        for line in ("=== Multi-Run GPU Profile (3 runs) ===", "[GPU 0] TestGPU",
+                     "  runs:      3 measured, after 1 warmup run (not measured); "
+                     "mean ± std (range)",
+                     "  util.gpu:  35.0% ± 20.0%  (range 15.0%-55.0%)",
+                     "  power:     200.0 W ± 100.0 W  (range 100.0 W-300.0 W)",
+                     "--- Per-Run util.gpu mean ---", "  run 1: 15.0%  (", "  run 3: 55.0%  ("):
+            self.assertIn(line, text.splitlines() if line.endswith(")") or "=" in line
+                          else text)
+        self.assertIn("35.0% +/- 20.0%", r.format(ascii=True))
+        self.assertTrue(r.format(ascii=True).isascii())
+        # A second call: its own series (the fake goes on where it stopped).
+        with self.nvml(RAMP6):
+            calls2, work2 = self.counted()
+            self.assertEqual(gpu_profile(interval_s=TWO, repeats=2, report=False)(work2)(), 2)
+
+    def test_stats_for_refuses(self):
+        r = gp.profile_repeats(lambda: None, repeats=2, backend="none", report=False)
+        with self.assertRaisesRegex(ValueError, r"stats_for\('nope'\): GpuSummary has no"):
+            r.stats_for("nope")
+        with self.assertRaisesRegex(ValueError, r"stats_for\('name'\): the field is not a"):
+            r.stats_for("name")
+        with self.assertRaises(AttributeError):  # frozen
+            r.value = 1
+
+    def test_unknown_is_none(self):
+        calls, work = self.counted()
+        r = gp.profile_repeats(work, repeats=3, warmup_runs=2, backend="none", strict=False,
+                               report=False)
+        self.assertEqual((len(calls), r.value, len(r.runs)), (5, 5, 3))
+        u = r.util_gpu
+        self.assertEqual((u.mean, u.std, u.min, u.max, u.n, u.n_unknown, u.values),
+                         (None, None, None, None, 0, 3, (None, None, None)))
+        self.assertIn("  util.gpu:  n/a ± n/a  (range n/a-n/a)", r.format())
+        self.assertIn("  run 2: n/a  (", r.format())
+        self.assertEqual(r.duration.n, 3)
+        one = gp.profile_repeats(work, repeats=1, backend="none", report=False)
+        self.assertIsInstance(one, gp.MultiRunResult)
+        self.assertEqual((len(one.runs), one.duration.std), (1, None))  # one run: no spread
+
+    def test_run_stats(self):
+        s = gp.RunStats.of([10, None, 30.0, float("nan")])
+        self.assertEqual((s.mean, s.min, s.max, s.n, s.n_unknown), (20.0, 10.0, 30.0, 2, 2))
+        self.assertAlmostEqual(s.std, math.sqrt(200.0), places=12)
+        self.assertEqual(s.values[:3], (10, None, 30.0))
+        self.assertEqual(gp.RunStats.of([42.0]).std, None)
+        self.assertEqual(gp.RunStats.of([]), gp.RunStats())
+        self.assertEqual(gp.RunStats.of([50, 60, 70]).format("%", 1),
+                         "60.0% ± 10.0%  (range 50.0%-70.0%)")
+        self.assertEqual(gp.MultiRunResult.from_runs([], value=None).format(), "(no runs)")
+        hand = [GpuSummary(duration_s=1.0 + i, util_gpu_mean=50.0 + 10 * i,
+                           mem_used_max_mb=4000.0 + 100 * i) for i in range(3)]
+        r = gp.MultiRunResult.from_runs(hand, value=7)
+        self.assertEqual((r.value, r.util_gpu.mean, r.util_gpu.std, r.peak_memory.mean),
+                         (7, 60.0, 10.0, 4100.0))
+
+    def test_report(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(gpu_profile(backend="none", repeats=2)(lambda: 3)(), 3)
+        self.assertEqual(out.getvalue().count("=== Multi-Run GPU Profile (2 runs) ==="), 1)
+        got = []
+        r = gp.profile_repeats(lambda: 1, repeats=2, warmup_runs=1, backend="none",
+                               report=got.append)
+        self.assertEqual(got, [r])
+        one = gpu_profile(backend="none", report=False, return_profile=True, repeats=1)(
+            lambda: 5)()
+        self.assertIsInstance(one, gp.ProfiledResult)
+
+    def test_arguments_and_errors(self):
+        for kw, err, text in (({"repeats": 0}, ValueError, "repeats must be >= 1, not 0"),
+                              ({"warmup_runs": -1}, ValueError,
+                               "warmup_runs must be >= 0, not -1"),
+                              ({"repeats": 1.5}, TypeError, "repeats must be an int"),
+                              ({"repeats": True}, TypeError, "repeats must be an int")):
+            with self.assertRaisesRegex(err, text):
+                gpu_profile(backend="none", **kw)
+            with self.assertRaisesRegex(err, text):
+                gp.profile_repeats(lambda: None, backend="none", **kw)
+        calls, work = self.counted()
+
+        def fails_second():
+            if len(calls) == 2:
+                raise KeyError("run 2")
+            return work()
+
+        got = []
+        with self.assertRaisesRegex(KeyError, "run 2"):
+            gpu_profile(backend="none", repeats=3, report=got.append)(fails_second)()
+        self.assertEqual((len(calls), got), (2, []))
+
+    def test_extra_statistics(self):
+        with self.nvml("device 0\nseq 0 util_gpu 0 100\nseq 0 mem_used %d %d\n"
+                       "seq 0 temp_c 40 60\nseq 0 clock_sm 1000 1800\n" % (MIB, 3 * MIB)):
+            mon = self.two()
+        s, xs = mon.summary, mon.samples
+        self.assertEqual([x.util_gpu for x in xs], [0, 100])
+        mem_mean = sum(x.mem_used_bytes for x in xs) / 2.0  # the fake's mem reads vary
+        self.assertEqual((s.util_gpu_min, s.util_gpu_p5, s.util_gpu_p99, s.util_gpu_std),
+                         (0, 0, 100, 50.0))  # population std of one region's readings
+        self.assertEqual((s.util_gpu_idle_pct, s.util_gpu_active_pct), (50.0, 50.0))
+        self.assertEqual((s.idle_pct, s.active_pct), (50.0, 50.0))  # 0.3's names
+        self.assertEqual((s.mem_used_mean_bytes, s.mem_used_mean_mb), (mem_mean, mem_mean / MIB))
+        self.assertEqual((s.temp_mean_c, s.clock_sm_max_mhz, s.sm_clock_max_mhz),
+                         (sum(x.temp_c for x in xs) / 2.0, max(x.clock_sm_mhz for x in xs),
+                          max(x.clock_sm_mhz for x in xs)))
+        self.assertEqual(s.sm_clock_mean_mhz, s.clock_sm_mean_mhz)
+        self.assertEqual(json.loads(json.dumps(s.__dict__))["idle_pct"], 50.0)
+        none = GpuMonitor(backend="none", strict=False)
+        with none:
+            pass
+        n = none.summary
+        self.assertEqual((n.util_gpu_std, n.util_gpu_min, n.idle_pct, n.mem_used_mean_mb,
+                          n.temp_mean_c, n.sm_clock_max_mhz), (None,) * 6)
+        hand = GpuSummary(idle_pct=5.0, mem_used_mean_mb=1.0, sm_clock_max_mhz=900.0)
+        self.assertEqual((hand.util_gpu_idle_pct, hand.mem_used_mean_bytes,
+                          hand.clock_sm_max_mhz), (5.0, MIB, 900.0))
+
+
 if __name__ == "__main__":
     unittest.main()
