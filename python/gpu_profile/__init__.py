@@ -182,9 +182,15 @@ class GpuSummary:
     mem_used_mean_mb: Optional[float] = None
     sm_clock_mean_mhz: Optional[float] = None
     sm_clock_max_mhz: Optional[float] = None
+    # 0.3's: memory used max as % of the total (None unless both known).
+    mem_util_pct: Optional[float] = None
 
     def __post_init__(self):
         _seed.fill_pairs(self, _seed.SUMMARY_PAIRS, {"sample_count": 0, "note": ""})
+        if self.mem_util_pct is None and self.mem_used_max_bytes is not None \
+                and self.mem_total_bytes:
+            object.__setattr__(self, "mem_util_pct",
+                               100.0 * self.mem_used_max_bytes / self.mem_total_bytes)
 
     def _c_copy(self):
         return getattr(self, "_c_raw", b"")
@@ -201,12 +207,15 @@ class GpuSummary:
     def format(self, ascii: bool = False) -> str:
         """The human-friendly report: the original's lines ([GPU 0] name,
         one-decimal percentages), then the C rendering's other lines
-        (energy, clocks, throttle reasons, GPM, processes...)."""
+        (energy, clocks, throttle reasons, GPM, processes...), then profgpu
+        0.3's statistics that are known (util.gpu min / p5 / p99 / std,
+        idle / active, memory and temperature means)."""
         lines = _seed.seed_lines(self, ascii)
         raw = self._c_copy()
         if raw:
             text = _render(_gp_summary_format, raw, GP_FMT_ASCII if ascii else 0)
             lines += _seed.c_extra_lines(text)
+        lines += _seed.more_lines(self, ascii, by_hand=not raw)
         out = "\n".join(lines) + "\n"
         if ascii:
             out = out.encode("ascii", "replace").decode("ascii")

@@ -102,6 +102,37 @@ def seed_lines(s, ascii=False):
     return lines
 
 
+def _known(x):
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
+def more_lines(s, ascii=False, by_hand=False):
+    """profgpu 0.3's statistics, in the original's style, those known only
+    (a summary without them, as 0.2.0's, reads as before); by_hand: a
+    summary without the C rendering, so energy and clocks are said here."""
+    deg = " C" if ascii else " °C"
+    lines = []
+    spread = (("min", s.util_gpu_min), ("p5", s.util_gpu_p5), ("p99", s.util_gpu_p99),
+              ("std", s.util_gpu_std))
+    if any(_known(v) for _, v in spread):
+        lines.append("  util.gpu spread: " + " | ".join(f"{k} {_num(v, '%')}" for k, v in spread))
+    if _known(s.idle_pct) or _known(s.active_pct):
+        lines.append(f"  util.gpu idle (<5%) {_num(s.idle_pct, '%')} | active "
+                     f"({'>=' if ascii else '≥'}50%) {_num(s.active_pct, '%')}")
+    if _known(s.mem_used_mean_mb):
+        lines.append(f"  memory: mean used {_num(s.mem_used_mean_mb, ' MB', 0)}")
+    if _known(s.temp_mean_c):
+        lines.append(f"  temp: mean {_num(s.temp_mean_c, deg, 0)}")
+    if by_hand and _known(s.energy_j):
+        lines.append(f"  energy: {_num(s.energy_j, ' J')}")
+    if by_hand and _known(s.clock_sm_mean_mhz):
+        clock = f"  clocks: SM mean {_num(s.clock_sm_mean_mhz, ' MHz', 0)}"
+        if _known(s.clock_sm_max_mhz):
+            clock += f" (max {_num(s.clock_sm_max_mhz, ' MHz', 0)})"
+        lines.append(clock)
+    return lines
+
+
 # The C rendering's labels (src/sampler/render.c) the original's lines
 # already say; its other lines (interval achieved, energy, clocks,
 # throttle reasons, GPM, processes, a lost device) follow them.

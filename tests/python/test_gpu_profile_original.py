@@ -697,6 +697,14 @@ class RepeatsTest(Base):
                           max(x.clock_sm_mhz for x in xs)))
         self.assertEqual(s.sm_clock_mean_mhz, s.clock_sm_mean_mhz)
         self.assertEqual(json.loads(json.dumps(s.__dict__))["idle_pct"], 50.0)
+        text = s.format()
+        for line in ("  util.gpu spread: min 0.0% | p5 0.0% | p99 100.0% | std 50.0%",
+                     "  util.gpu idle (<5%) 50.0% | active (≥50%) 50.0%",
+                     "  memory: mean used %.0f MB" % (mem_mean / MIB),
+                     "  temp: mean %.0f °C" % s.temp_mean_c):
+            self.assertIn(line + "\n", text)
+        self.assertEqual(text.count("clocks"), 1)  # the C rendering's line only
+        self.assertIn("active (>=50%)", s.format(ascii=True))
         none = GpuMonitor(backend="none", strict=False)
         with none:
             pass
@@ -706,6 +714,12 @@ class RepeatsTest(Base):
         hand = GpuSummary(idle_pct=5.0, mem_used_mean_mb=1.0, sm_clock_max_mhz=900.0)
         self.assertEqual((hand.util_gpu_idle_pct, hand.mem_used_mean_bytes,
                           hand.clock_sm_max_mhz), (5.0, MIB, 900.0))
+        hand = GpuSummary(util_gpu_std=15.3, util_gpu_p99=97.0, temp_mean_c=68.0,
+                          energy_j=1800.0, sm_clock_mean_mhz=1400.0, sm_clock_max_mhz=1600.0)
+        self.assertEqual(hand.format().splitlines()[-4:], [
+            "  util.gpu spread: min n/a | p5 n/a | p99 97.0% | std 15.3%",
+            "  temp: mean 68 °C", "  energy: 1800.0 J",
+            "  clocks: SM mean 1400 MHz (max 1600 MHz)"])
 
 
 if __name__ == "__main__":
