@@ -1,7 +1,8 @@
 """The original package's own test suites run against ours (issue 33,
 CTest test_python_profgpu_original): the seed's gpu-profile (profgpu
-90ddb12, importing gpu_profile) and profgpu 0.2.0 (b09fa68, 94 tests,
-importing profgpu), each from a checkout named in $GP_PROFGPU_DIR
+90ddb12, importing gpu_profile), profgpu 0.2.0 (b09fa68, 94 tests,
+importing profgpu) and profgpu 0.3.0 (aba5ba9, 138 tests: the multi-run
+API), each from a checkout named in $GP_PROFGPU_DIR
 (colon-separated; docs/python.md, "The original's tests").  Their code stays
 out of our tree: the checkout is read where it is, and the import is renamed
 at run time by a `profgpu` package made in a temporary folder that re-exports
@@ -31,7 +32,8 @@ OURS = os.path.join(HERE, "test_gpu_profile_original.py")
 
 # The original's private names its tests import (profgpu/monitor.py).
 PRIVATE_NAMES = ("METRIC_KEYS", "BaseGpuBackend", "NullGpuBackend", "NvidiaSmiBackend",
-                 "NvidiaNvmlBackend", "_Aggregator", "_percentile", "_sparkline")
+                 "NvidiaNvmlBackend", "_Aggregator", "_percentile", "_sparkline",
+                 "_compute_run_stats")
 
 # 0.2.0's tests that patch a private internal -> our test of the same
 # public behaviour, with the same inputs (class::test, or class: all of it).
@@ -61,6 +63,23 @@ PRIVATE = {
     "TestBackendSelection": "test_backend_selection",
     "TestNvidiaSmiBackendMocked": "test_smi_backend_cases",
     "TestEdgeCases::test_busy_time_estimate": "test_constant_device",
+    # profgpu 0.3 (aba5ba9): its new statistics and RunStats.
+    "TestAggregator::test_util_gpu_min": "test_extra_statistics_cases",
+    "TestAggregator::test_util_gpu_min_nan_when_empty": "test_extra_statistics_cases",
+    "TestAggregator::test_util_gpu_std_constant": "test_extra_statistics_cases",
+    "TestAggregator::test_util_gpu_std_variable": "test_extra_statistics_cases",
+    "TestAggregator::test_util_gpu_std_nan_single_sample": "test_extra_statistics_cases",
+    "TestAggregator::test_idle_pct": "test_extra_statistics_cases",
+    "TestAggregator::test_active_pct": "test_extra_statistics_cases",
+    "TestAggregator::test_idle_active_nan_when_empty": "test_extra_statistics_cases",
+    "TestAggregator::test_mem_used_mean_mb": "test_extra_statistics_cases",
+    "TestAggregator::test_mem_used_mean_nan_when_empty": "test_extra_statistics_cases",
+    "TestAggregator::test_sm_clock_mean_mhz": "test_extra_statistics_cases",
+    "TestAggregator::test_sm_clock_max_mhz": "test_extra_statistics_cases",
+    "TestAggregator::test_temp_mean_c": "test_extra_statistics_cases",
+    "TestAggregator::test_quantiles_return_all_four_keys": "test_extra_statistics_cases",
+    "TestAggregator::test_quantiles_empty_returns_nan": "test_extra_statistics_cases",
+    "TestRunStats": "test_run_stats_cases",
 }
 
 
@@ -115,7 +134,7 @@ def _percentile(*a, **k):
     _Private()
 
 
-_sparkline = _percentile
+_sparkline = _compute_run_stats = _percentile
 '''
 
 
@@ -187,7 +206,7 @@ def main():
         return 1
     if not found:
         say("SKIP: no profgpu checkout: set GP_PROFGPU_DIR (CMake -DGP_PROFGPU_DIR=) to "
-            "checkouts of github.com/omids-cerebras/profgpu at 90ddb12 and b09fa68, "
+            "checkouts of github.com/omids-cerebras/profgpu at 90ddb12, b09fa68 and aba5ba9, "
             "colon-separated")
         return 77
     exe = pytest_python()

@@ -645,6 +645,74 @@ class RepeatsTest(Base):
         self.assertEqual((r.value, r.util_gpu.mean, r.util_gpu.std, r.peak_memory.mean),
                          (7, 60.0, 10.0, 4100.0))
 
+    def test_run_stats_cases(self):
+        """profgpu 0.3's TestRunStats (its private _compute_run_stats), the
+        same inputs through RunStats.of; unknowns None where 0.3 gives NaN."""
+        nan = float("nan")
+        s = gp.RunStats.of([42.0])
+        self.assertEqual((s.mean, s.std, s.min, s.max), (42.0, None, 42.0, 42.0))
+        s = gp.RunStats.of([40.0, 60.0])
+        self.assertEqual((s.mean, s.min, s.max), (50.0, 40.0, 60.0))
+        self.assertAlmostEqual(s.std, math.sqrt(200.0), places=12)  # n - 1
+        s = gp.RunStats.of([10.0, 10.0, 10.0])
+        self.assertEqual((s.mean, s.std), (10.0, 0.0))
+        self.assertEqual(gp.RunStats.of([]).mean, None)
+        s = gp.RunStats.of([nan, nan])
+        self.assertEqual((s.mean, s.n, s.n_unknown), (None, 0, 2))
+        s = gp.RunStats.of([10.0, nan, 30.0])
+        self.assertEqual((s.mean, s.n, s.n_unknown), (20.0, 2, 1))
+        self.assertEqual(gp.RunStats.of([1.0, 2.0, 3.0]).values, (1.0, 2.0, 3.0))
+        text = gp.RunStats.of([50.0, 60.0, 70.0]).format("%", 1)
+        self.assertEqual(text, "60.0% ± 10.0%  (range 50.0%-70.0%)")
+        with self.assertRaises(AttributeError):
+            gp.RunStats.of([1.0, 2.0]).mean = 99.0
+
+    def test_extra_statistics_cases(self):
+        """profgpu 0.3's _Aggregator checks of its new statistics, the same
+        inputs through the fake NVML (whole percents, as NVML reads them:
+        its 4.9 is 4 here); the expected figures are computed from the
+        samples the monitor kept (the sequence's last value repeats)."""
+
+        def region(metric, values, two=False):
+            with self.nvml("device 0\nseq 0 %s %s\n" % (metric, " ".join(map(str, values)))):
+                mon = self.two() if two else self.many()
+            return mon.summary, mon.samples
+
+        s, xs = region("util_gpu", [80, 20, 60, 10, 50])
+        u = [x.util_gpu for x in xs]
+        self.assertEqual(u[:5], [80, 20, 60, 10, 50][:len(u)])
+        self.assertEqual(s.util_gpu_min, min(u))
+        s, _ = region("util_gpu", [50] * 10)
+        self.assertEqual((s.util_gpu_std, s.util_gpu_min), (0.0, 50))
+        s, _ = region("util_gpu", [0, 100], two=True)
+        self.assertEqual(s.util_gpu_std, 50.0)
+        for values, idle in (([0, 2, 4, 50, 100], True), ([0, 10, 50, 75, 100], False)):
+            s, xs = region("util_gpu", values)
+            u = [x.util_gpu for x in xs]
+            self.assertAlmostEqual(s.idle_pct, 100.0 * sum(v < 5 for v in u) / len(u))
+            self.assertAlmostEqual(s.active_pct, 100.0 * sum(v >= 50 for v in u) / len(u))
+        s, xs = region("mem_used", [v * MIB for v in (1000, 2000, 3000, 4000, 5000)])
+        self.assertAlmostEqual(s.mem_used_mean_mb, sum(x.mem_used_mb for x in xs) / len(xs))
+        for values in ([1200, 1400, 1600], [1200, 1600, 1400]):
+            s, xs = region("clock_sm", values)
+            c = [x.sm_clock_mhz for x in xs]
+            self.assertAlmostEqual(s.sm_clock_mean_mhz, sum(c) / len(c))
+            self.assertEqual(s.sm_clock_max_mhz, max(c))
+        s, xs = region("temp_c", [60, 70, 80])
+        self.assertAlmostEqual(s.temp_mean_c, sum(x.temp_c for x in xs) / len(xs))
+        s, _ = region("util_gpu", [50], two=True)
+        self.assertEqual((s.util_gpu_p5, s.util_gpu_p50, s.util_gpu_p95, s.util_gpu_p99),
+                         (50, 50, 50, 50))
+        with self.nvml("device 0\nseq 0 util_gpu 99 50\n"):  # one sample counted
+            with GpuMonitor(interval_s=TWO, warmup_s=0.05) as mon:
+                time.sleep(0.1)  # at least the warmup: the stop sample is after it
+        self.assertEqual((mon.summary.n_samples, mon.summary.util_gpu_std), (1, None))
+        with GpuMonitor(backend="none") as mon:  # nothing sampled
+            pass
+        s = mon.summary
+        self.assertEqual((s.util_gpu_min, s.util_gpu_std, s.idle_pct, s.active_pct,
+                          s.mem_used_mean_mb, s.util_gpu_p5, s.util_gpu_p99), (None,) * 7)
+
     def test_report(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
