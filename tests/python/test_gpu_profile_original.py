@@ -167,13 +167,14 @@ class NamesTest(Base):
     def test_sample_names(self):
         with self.nvml(CONSTANT):
             mon = self.many()
+        # Ordered and from the monitor's start; never bounded by a wall-clock
+        # figure (Python's t0 and the C monitor's start differ under load).
         last = 0.0
         for x in mon.samples:
             self.assertEqual((x.mem_used_mb, x.mem_total_mb), (4096.0, 8192.0))
             self.assertEqual((x.sm_clock_mhz, x.mem_clock_mhz), (1500, 900))
             self.assertGreaterEqual(x.t_s, last)
             last = x.t_s
-        self.assertLessEqual(last, mon.summary.duration_s + 0.001)
         s = GpuSample(t_s=0.5, util_gpu=75.0, util_mem=None, mem_used_mb=None,
                       mem_total_mb=None, power_w=None, temp_c=None, sm_clock_mhz=1500.0,
                       mem_clock_mhz=None)
