@@ -199,102 +199,28 @@ void cli_json_key(fl_buf *b, const char *key); /* "key": */
 void cli_json_sep(fl_buf *b, int *first);      /* "," after the first member */
 
 /* trace.c: the summary of the sessions the CUPTI plugin wrote into a log
- * directory during the run (one per CUDA process).  A pure reader: it
- * never prints, never fails on a bad log (what it could not read is
- * counted), and its renderers write only what they are given. */
+ * directory during the run (one per CUDA process), summed up by
+ * report/run.c (fl_run: a pure reader that never prints and never fails
+ * on a bad log), with what the command knows of the run; its renderers
+ * write only what they are given. */
 #define CLI_TRACE_TOP 10       /* kernels listed by name in the reports */
 #define CLI_TRACE_TOP_STALLS 3 /* stall reasons named in the text summary */
 
-enum cli_copy_kind {
-    CLI_COPY_HTOD, /* CUPTI memcpy kind 1 */
-    CLI_COPY_DTOH, /* 2 */
-    CLI_COPY_DTOD, /* 8 */
-    CLI_COPY_PTOP, /* 10 */
-    CLI_COPY_OTHER,
-    CLI_COPY_KINDS
-};
-
-typedef struct cli_trace_kernel {
-    char *name;
-    uint64_t calls, total_ns;
-} cli_trace_kernel;
-
-/* PC samples of one stall reason (its display name), all processes'. */
-typedef struct cli_trace_stall {
-    char *name;
-    uint64_t samples;
-} cli_trace_stall;
-
-typedef struct cli_trace_ops {
-    uint64_t count, bytes, time_ns;
-} cli_trace_ops;
-
-/* A capability (feature) that was not fully collected, with the number of
- * processes whose last capture_capabilities said so. */
-typedef struct cli_trace_cap {
-    char *feature, *status, *message; /* status: fallback | partial */
-    size_t processes;
-} cli_trace_cap;
-
-/* A selected_engine, with the number of processes that ran it. */
-typedef struct cli_trace_engine {
-    char *engine;    /* wire name, "nvidia.trace" */
-    char *requested; /* requested_engine of the first process counted */
-    char *message;   /* first fallback message when engine != requested, else NULL */
-    size_t processes;
-} cli_trace_engine;
-
 typedef struct cli_trace {
-    gpufl_engine engine; /* what --engine asked for */
-    const char *plugin;  /* the injected plugin; NULL: not injected */
-    const char *log_dir; /* where the sessions stay; NULL: a removed temp dir */
-    const char *note;    /* why nothing was traced (not injected); NULL */
-    size_t processes;    /* sessions read */
-    uint64_t kernel_launches, kernel_ns;
-    cli_trace_kernel *kernels; /* merged by name, by total_ns descending (after finish) */
-    size_t n_kernels, cap_kernels;
-    cli_trace_ops copies[CLI_COPY_KINDS], memsets;
-    uint64_t pc_samples;     /* PcSampling's samples ("_not_issued" subsets left out) */
-    cli_trace_stall *stalls; /* by reason, by samples descending (after finish) */
-    size_t n_stalls, cap_stalls;
-    cli_trace_cap *caps;
-    size_t n_caps, cap_caps;
-    cli_trace_engine *engines;
-    size_t n_engines, cap_engines;
-    uint64_t bad_lines; /* lines that are not a JSON object with a string "type", or torn
-                           (no '\n': a crash cuts the last); fl_read_result.bad_lines */
-    uint64_t bad_rows;  /* records the reader could not use (bad_records: a batch whose rows
-                           do not match its columns is one), and records or rows of a type
-                           the summary reads with a missing or bad field */
-    uint64_t dropped;   /* records of another session_id (fl_read_result.other_session) */
-    int oom;            /* an allocation failed: the figures may be short */
-    /* SassMetrics' rows (sample_kind 1) and the sums of the metrics the
-     * summary line uses (CLI_SASS_*), a bit each in sass_have when a row
-     * carried it. */
-    uint64_t sass_rows;
-    uint64_t sass_v[6];
-    unsigned sass_have;
-    uint64_t perf_ranges; /* RangeProfiler: perf_metric_event + kernel_perf_metric_event */
+    gpufl_engine engine;  /* what --engine asked for */
+    const char *plugin;   /* the injected plugin; NULL: not injected */
+    const char *log_dir;  /* where the sessions stay; NULL: a removed temp dir */
+    const char *note;     /* why nothing was traced (not injected); NULL */
     int sass_all_kernels; /* --sass-all-kernels (or GPUFL_SASS_ALL_KERNELS) reached CMD */
+    fl_run run;           /* the sessions read (fl_run_add_session), then fl_run_finish */
 } cli_trace;
 
 void cli_trace_init(cli_trace *t, gpufl_engine engine);
 void cli_trace_free(cli_trace *t);
-/* Reads one session directory into t with fl_read_session (reader/read.h):
- * every channel file in it, plain and gzipped.  A directory that is no
- * session directory (no readable channel file directly in it: a session
- * below it or flat-layout files are not taken) adds nothing and returns
- * -1. */
-int cli_trace_read_session(cli_trace *t, const char *session_dir);
-/* Sorts what was read; call once, after the last session. */
-void cli_trace_finish(cli_trace *t);
 /* The text block (after the device summary) and the JSON object. */
 void cli_trace_text(const cli_trace *t, FILE *f);
 void cli_trace_json(const cli_trace *t, fl_buf *b);
-/* trace_sass.c: a SASS-metric row's value into the sums (metric_dict's
- * name; one the summary does not use is left out), and its line and
- * JSON object ("sass_metrics"). */
-void cli_trace_sass_add(uint64_t v[6], unsigned *have, const char *metric_name, uint64_t value);
+/* trace_sass.c: the SASS metrics' line and JSON object ("sass_metrics"). */
 void cli_trace_sass_text(const cli_trace *t, FILE *f);
 void cli_trace_sass_json(const cli_trace *t, fl_buf *b);
 /* Why SassMetrics / RangeProfiler gave nothing although kernels ran and

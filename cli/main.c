@@ -535,10 +535,10 @@ static void trace_collect(const cli_opts *o, tracing *tr, cli_trace *t)
             continue;
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s/%s", tr->dir, name);
-        cli_trace_read_session(t, path);
+        fl_run_add_session(&t->run, path, NULL); /* a bad one adds nothing */
     }
     cli_names_free(&after);
-    cli_trace_finish(t);
+    fl_run_finish(&t->run);
 }
 
 static void trace_end(tracing *tr)

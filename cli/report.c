@@ -262,7 +262,7 @@ static void write_text(const cli_report *r, FILE *f)
         cli_repeats_text(r->repeats, r->opts->ascii, f);
     }
     if (r->trace) {
-        if (r->sampled && n > 0 && r->trace->processes > 0)
+        if (r->sampled && n > 0 && r->trace->run.processes > 0)
             fputc('\n', f);
         cli_trace_text(r->trace, f);
     }

@@ -1,645 +1,39 @@
 /*
- * trace.c - the Trace engine's summary: reads the sessions the CUPTI plugin
- * wrote during a run (one <log_path>/<session_id>/ per CUDA process) and
- * sums them up: kernel launches and GPU time, the kernels by total GPU
- * time (merged by name across processes: kernel ids are per session),
- * memcpy per direction, memset, and what the sessions' last
- * capture_capabilities say was not fully collected.
+ * trace.c - the Trace engine's summary as the command prints it: the run's
+ * sessions (one <log_path>/<session_id>/ per CUDA process) are summed up
+ * by report/run.c (fl_run); this file writes that summary, with what the
+ * command knows of the run (--engine, the plugin, the log directory, why
+ * nothing was traced), as the text block and the JSON object.
  *
- * Each session directory is read by the session reader (reader/read.h), one
- * fl_read_session call per directory: every channel (device, scope,
- * system; plain .log and the gzipped windows), the records common to every
- * channel given once.  Of what it delivers the summary takes
- * dictionary_update (kernel_dict), kernel_event_batch and
- * memcpy_event_batch (columns looked up by name), memset_event and the last
- * capture_capabilities; everything else is ignored.  A bad log never fails
- * the read.  The reader counts what it skips - lines that are not a JSON
- * object with a string "type" (a torn last line too: a crashed process
- * leaves its last line without '\n'), records it cannot use (a batch whose
- * rows do not match its columns or hold something other than numbers and
- * null is skipped whole), records whose session_id is not the session's
- * (the first session_id in the directory's files) - and the summary adds
- * the records and rows it cannot use itself: a missing column or field, a
- * value that is not a non-negative number.
- *
- * No printing here: cli_trace_text and cli_trace_json write what they are
- * given, where they are told.
+ * No printing of its own: cli_trace_text and cli_trace_json write what
+ * they are given, where they are told.
  */
 #include "cli.h"
 
-#include <jansson.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
-
-/* ------------------------------------------------------------- helpers */
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
     return a + b < a ? UINT64_MAX : a + b;
 }
 
-/* A non-negative real below 2^64 (the plugin might write a big value
- * so), truncated; -1 for anything else. */
-static int real_u64(double d, uint64_t *out)
-{
-    if (!(d >= 0.0 && d < 18446744073709551616.0))
-        return -1;
-    *out = (uint64_t)d;
-    return 0;
-}
-
-/* A record's field: a non-negative integer or real; -1 for anything else. */
-static int json_u64(const json_t *v, uint64_t *out)
-{
-    if (json_is_integer(v)) {
-        json_int_t i = json_integer_value(v);
-        if (i < 0)
-            return -1;
-        *out = (uint64_t)i;
-        return 0;
-    }
-    return json_is_real(v) ? real_u64(json_real_value(v), out) : -1;
-}
-
-/* A batch cell, by the same rule; null is -1 too. */
-static int cell_u64(const fl_cell *c, uint64_t *out)
-{
-    switch (c->kind) {
-    case FL_CELL_INT:
-        if (c->i < 0)
-            return -1;
-        *out = (uint64_t)c->i;
-        return 0;
-    case FL_CELL_UINT:
-        *out = c->u;
-        return 0;
-    case FL_CELL_REAL:
-        return real_u64(c->d, out);
-    default:
-        return -1;
-    }
-}
-
-static int same(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-/* --------------------------------------------- per-session kernel table */
-
-/* kernel_id -> name and what its rows added up to, one session's. */
-typedef struct kent {
-    uint64_t id;
-    char *name;
-    uint64_t calls, total_ns;
-    int used;
-} kent;
-
-typedef struct kmap {
-    kent *e;
-    size_t cap, n; /* cap: a power of two */
-} kmap;
-
-static size_t kslot(uint64_t id, size_t cap)
-{
-    return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
-}
-
-static kent *kmap_get(kmap *m, uint64_t id)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        kent *e = calloc(cap, sizeof *e);
-        if (!e)
-            return NULL;
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->e[i].used)
-                continue;
-            size_t k = kslot(m->e[i].id, cap);
-            while (e[k].used)
-                k = (k + 1) & (cap - 1);
-            e[k] = m->e[i];
-        }
-        free(m->e);
-        m->e = e;
-        m->cap = cap;
-    }
-    size_t k = kslot(id, m->cap);
-    while (m->e[k].used && m->e[k].id != id)
-        k = (k + 1) & (m->cap - 1);
-    if (!m->e[k].used) {
-        m->e[k].used = 1;
-        m->e[k].id = id;
-        m->n++;
-    }
-    return &m->e[k];
-}
-
-static void kmap_free(kmap *m)
-{
-    for (size_t i = 0; i < m->cap; i++)
-        free(m->e[i].name);
-    free(m->e);
-    memset(m, 0, sizeof *m);
-}
-
-/* --------------------------------------------------------------- state */
-
-/* One session while it is read: merged into the summary only when the
- * reader read that directory (merge_session). */
-typedef struct sess {
-    cli_trace *t; /* for oom */
-    kmap kernels;
-    kmap metrics; /* metric_dict: the names of PC sampling's stall reasons */
-    cli_trace_stall *stalls;
-    size_t n_stalls, cap_stalls;
-    uint64_t pc_samples;
-    uint64_t sass_rows, sass_v[6]; /* SASS metrics: fl_sass_metric_kind 0..5 */
-    unsigned sass_have;
-    uint64_t perf_ranges; /* RangeProfiler's records: scope and kernel ranges */
-    json_t *caps;         /* the last capture_capabilities */
-    uint64_t launches, kernel_ns;
-    cli_trace_ops copies[CLI_COPY_KINDS], memsets;
-    uint64_t bad; /* records and rows the summary could not use */
-} sess;
-
 void cli_trace_init(cli_trace *t, gpufl_engine engine)
 {
     memset(t, 0, sizeof *t);
     t->engine = engine;
+    fl_run_init(&t->run);
 }
 
 void cli_trace_free(cli_trace *t)
 {
-    for (size_t i = 0; i < t->n_kernels; i++)
-        free(t->kernels[i].name);
-    free(t->kernels);
-    for (size_t i = 0; i < t->n_caps; i++) {
-        free(t->caps[i].feature);
-        free(t->caps[i].status);
-        free(t->caps[i].message);
-    }
-    free(t->caps);
-    for (size_t i = 0; i < t->n_engines; i++) {
-        free(t->engines[i].engine);
-        free(t->engines[i].requested);
-        free(t->engines[i].message);
-    }
-    free(t->engines);
-    for (size_t i = 0; i < t->n_stalls; i++)
-        free(t->stalls[i].name);
-    free(t->stalls);
+    fl_run_free(&t->run);
     memset(t, 0, sizeof *t);
-}
-
-static char *dup_or_oom(cli_trace *t, const char *s)
-{
-    char *d = strdup(s ? s : "");
-    if (!d)
-        t->oom = 1;
-    return d;
-}
-
-/* One dictionary's entries (id -> name) into m. */
-static void take_dict(sess *s, const json_t *dict, kmap *m)
-{
-    if (!json_is_object(dict)) {
-        s->bad++;
-        return;
-    }
-    const char *key;
-    const json_t *val;
-    json_object_foreach((json_t *)dict, key, val)
-    {
-        char *end = NULL;
-        unsigned long long id = strtoull(key, &end, 10);
-        const char *name = json_string_value(val);
-        if (!key[0] || *end || key[0] == '-' || key[0] == '+' || !name) {
-            s->bad++;
-            continue;
-        }
-        kent *e = kmap_get(m, id);
-        char *copy = strdup(name);
-        if (!e || !copy) {
-            free(copy);
-            s->t->oom = 1;
-            return;
-        }
-        free(e->name);
-        e->name = copy;
-    }
-}
-
-static void on_dictionary(sess *s, const json_t *rec)
-{
-    const json_t *kd = json_object_get(rec, fl_dict_name(FL_DICT_KERNEL));
-    const json_t *md = json_object_get(rec, fl_dict_name(FL_DICT_METRIC));
-    if (kd)
-        take_dict(s, kd, &s->kernels);
-    if (md)
-        take_dict(s, md, &s->metrics);
-}
-
-/* samples more of the reason called name, in a table of reasons. */
-static int add_stall(cli_trace_stall **v, size_t *n, size_t *cap, const char *name,
-                     uint64_t samples)
-{
-    for (size_t i = 0; i < *n; i++)
-        if (!strcmp((*v)[i].name, name)) {
-            (*v)[i].samples = sat_add((*v)[i].samples, samples);
-            return 0;
-        }
-    char *copy = strdup(name);
-    if (!copy || fl_grow((void **)v, cap, *n + 1, sizeof **v) < 0) {
-        free(copy);
-        return -1;
-    }
-    (*v)[(*n)++] = (cli_trace_stall){copy, samples};
-    return 0;
-}
-
-/* A SASS-metric row (sample_kind 1): its value into the summary's sums. */
-static void on_sass(sess *s, const fl_batch *b, size_t r)
-{
-    int cm = fl_batch_colid(b, FL_COL_PROFILE_METRIC_ID);
-    int cv = fl_batch_colid(b, FL_COL_PROFILE_METRIC_VALUE);
-    uint64_t metric = 0, v = 0;
-    s->sass_rows++;
-    if (cm < 0 || cell_u64(fl_batch_cell(b, r, cm), &metric) < 0 ||
-        cell_u64(fl_batch_cell(b, r, cv), &v) < 0)
-        return;
-    const kent *e = metric ? kmap_get(&s->metrics, metric) : NULL;
-    cli_trace_sass_add(s->sass_v, &s->sass_have, e ? e->name : NULL, v);
-}
-
-/* PC sampling's rows (sample_kind 0): samples per stall reason, named
- * through metric_dict. */
-static void on_samples(sess *s, const fl_batch *b)
-{
-    int cm = fl_batch_colid(b, FL_COL_PROFILE_METRIC_ID);
-    int cv = fl_batch_colid(b, FL_COL_PROFILE_METRIC_VALUE);
-    int cr = fl_batch_colid(b, FL_COL_PROFILE_STALL_REASON);
-    int ck = fl_batch_colid(b, FL_COL_PROFILE_SAMPLE_KIND);
-    if (cv < 0 || cr < 0) {
-        s->bad++;
-        return;
-    }
-    for (size_t r = 0; r < b->nrows; r++) {
-        uint64_t kind = 0, metric = 0, n, reason;
-        if (ck >= 0 && cell_u64(fl_batch_cell(b, r, ck), &kind) < 0) {
-            s->bad++;
-            continue;
-        }
-        if (kind == 1)
-            on_sass(s, b, r);
-        if (kind != 0)
-            continue; /* SASS metrics, source maps: their stall_reason may be null */
-        if ((cm >= 0 && cell_u64(fl_batch_cell(b, r, cm), &metric) < 0) ||
-            cell_u64(fl_batch_cell(b, r, cv), &n) < 0 ||
-            cell_u64(fl_batch_cell(b, r, cr), &reason) < 0) {
-            s->bad++;
-            continue;
-        }
-        const kent *e = metric ? kmap_get(&s->metrics, metric) : NULL;
-        char label[160];
-        bool not_issued;
-        fl_stall_label(e ? e->name : NULL, reason, label, sizeof label, &not_issued);
-        if (not_issued)
-            continue;
-        s->pc_samples = sat_add(s->pc_samples, n);
-        if (add_stall(&s->stalls, &s->n_stalls, &s->cap_stalls, label, n) < 0) {
-            s->t->oom = 1;
-            return;
-        }
-    }
-}
-
-static void on_kernels(sess *s, const fl_batch *b)
-{
-    int ci = fl_batch_colid(b, FL_COL_KERNEL_KERNEL_ID);
-    int cd = fl_batch_colid(b, FL_COL_KERNEL_DURATION_NS);
-    if (ci < 0 || cd < 0) {
-        s->bad++;
-        return;
-    }
-    for (size_t r = 0; r < b->nrows; r++) {
-        uint64_t id, dur;
-        if (cell_u64(fl_batch_cell(b, r, ci), &id) < 0 ||
-            cell_u64(fl_batch_cell(b, r, cd), &dur) < 0) {
-            s->bad++;
-            continue;
-        }
-        kent *e = kmap_get(&s->kernels, id);
-        if (!e) {
-            s->t->oom = 1;
-            return;
-        }
-        e->calls++;
-        e->total_ns = sat_add(e->total_ns, dur);
-        s->launches++;
-        s->kernel_ns = sat_add(s->kernel_ns, dur);
-    }
-}
-
-static enum cli_copy_kind copy_kind(uint64_t k)
-{
-    switch (k) {
-    case 1:
-        return CLI_COPY_HTOD;
-    case 2:
-        return CLI_COPY_DTOH;
-    case 8:
-        return CLI_COPY_DTOD;
-    case 10:
-        return CLI_COPY_PTOP;
-    default:
-        return CLI_COPY_OTHER;
-    }
-}
-
-static void add_ops(cli_trace_ops *o, uint64_t count, uint64_t bytes, uint64_t dur)
-{
-    o->count += count;
-    o->bytes = sat_add(o->bytes, bytes);
-    o->time_ns = sat_add(o->time_ns, dur);
-}
-
-static void on_memcpys(sess *s, const fl_batch *b)
-{
-    int cb = fl_batch_colid(b, FL_COL_MEMCPY_BYTES),
-        cd = fl_batch_colid(b, FL_COL_MEMCPY_DURATION_NS);
-    int ck = fl_batch_colid(b, FL_COL_MEMCPY_COPY_KIND);
-    if (cb < 0 || cd < 0 || ck < 0) {
-        s->bad++;
-        return;
-    }
-    for (size_t r = 0; r < b->nrows; r++) {
-        uint64_t bytes, dur, kind;
-        if (cell_u64(fl_batch_cell(b, r, cb), &bytes) < 0 ||
-            cell_u64(fl_batch_cell(b, r, cd), &dur) < 0 ||
-            cell_u64(fl_batch_cell(b, r, ck), &kind) < 0) {
-            s->bad++;
-            continue;
-        }
-        add_ops(&s->copies[copy_kind(kind)], 1, bytes, dur);
-    }
-}
-
-static void on_memset(sess *s, const json_t *rec)
-{
-    uint64_t bytes, dur;
-    if (json_u64(json_object_get(rec, "bytes"), &bytes) < 0 ||
-        json_u64(json_object_get(rec, "duration_ns"), &dur) < 0) {
-        s->bad++;
-        return;
-    }
-    add_ops(&s->memsets, 1, bytes, dur);
-}
-
-/* The reader's callbacks: records (borrowed for the call) and batches. */
-static void on_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
-{
-    (void)channel;
-    (void)type;
-    sess *s = user;
-    if (t == FL_T_DICTIONARY_UPDATE) {
-        on_dictionary(s, rec);
-    } else if (t == FL_T_MEMSET_EVENT) {
-        on_memset(s, rec);
-    } else if (t == FL_T_PERF_METRIC_EVENT || t == FL_T_KERNEL_PERF_METRIC_EVENT) {
-        s->perf_ranges++;
-    } else if (t == FL_T_CAPTURE_CAPABILITIES) {
-        json_decref(s->caps);
-        s->caps = json_incref(rec);
-    }
-}
-
-static void on_batch(void *user, const fl_batch *b)
-{
-    sess *s = user;
-    if (b->type_id == FL_T_KERNEL_EVENT_BATCH)
-        on_kernels(s, b);
-    else if (b->type_id == FL_T_MEMCPY_EVENT_BATCH)
-        on_memcpys(s, b);
-    else if (b->type_id == FL_T_PROFILE_SAMPLE_BATCH)
-        on_samples(s, b);
-}
-
-/* ------------------------------------------------------ end of a session */
-
-static cli_trace_cap *find_cap(cli_trace *t, const char *feature, const char *status,
-                               const char *message)
-{
-    for (size_t i = 0; i < t->n_caps; i++)
-        if (same(t->caps[i].feature, feature) && same(t->caps[i].status, status) &&
-            same(t->caps[i].message, message))
-            return &t->caps[i];
-    if (fl_grow((void **)&t->caps, &t->cap_caps, t->n_caps + 1, sizeof *t->caps) < 0) {
-        t->oom = 1;
-        return NULL;
-    }
-    cli_trace_cap *c = &t->caps[t->n_caps];
-    memset(c, 0, sizeof *c);
-    c->feature = dup_or_oom(t, feature);
-    c->status = dup_or_oom(t, status);
-    c->message = dup_or_oom(t, message);
-    if (!c->feature || !c->status || !c->message) {
-        free(c->feature);
-        free(c->status);
-        free(c->message);
-        return NULL;
-    }
-    t->n_caps++;
-    return c;
-}
-
-static void take_caps(cli_trace *t, const json_t *cc)
-{
-    const char *requested = json_string_value(json_object_get(cc, "requested_engine"));
-    const char *selected = json_string_value(json_object_get(cc, "selected_engine"));
-    const char *first_fallback = NULL;
-    size_t i;
-    const json_t *c;
-    json_array_foreach(json_object_get(cc, "capabilities"), i, c)
-    {
-        const char *feature = json_string_value(json_object_get(c, "feature"));
-        const char *status = json_string_value(json_object_get(c, "status"));
-        const char *message = json_string_value(json_object_get(c, "message"));
-        if (!feature || !status)
-            continue;
-        fl_cap_status cs = fl_cap_status_of(status);
-        if (cs != FL_CAP_FALLBACK && cs != FL_CAP_PARTIAL)
-            continue;
-        if (!first_fallback && cs == FL_CAP_FALLBACK && message && message[0])
-            first_fallback = message;
-        cli_trace_cap *k = find_cap(t, feature, status, message ? message : "");
-        if (k)
-            k->processes++;
-    }
-    if (!selected)
-        return;
-    cli_trace_engine *e = NULL;
-    for (size_t k = 0; k < t->n_engines && !e; k++)
-        if (strcmp(t->engines[k].engine, selected) == 0)
-            e = &t->engines[k];
-    if (!e) {
-        if (fl_grow((void **)&t->engines, &t->cap_engines, t->n_engines + 1, sizeof *t->engines) <
-            0) {
-            t->oom = 1;
-            return;
-        }
-        e = &t->engines[t->n_engines];
-        memset(e, 0, sizeof *e);
-        e->engine = dup_or_oom(t, selected);
-        e->requested = requested ? dup_or_oom(t, requested) : NULL;
-        if (!e->engine) {
-            free(e->requested);
-            return;
-        }
-        t->n_engines++;
-    }
-    e->processes++;
-    if (requested && strcmp(requested, selected) != 0 && !e->message)
-        e->message = dup_or_oom(t, first_fallback ? first_fallback : "");
-}
-
-static void add_kernel(cli_trace *t, const char *name, uint64_t calls, uint64_t total_ns)
-{
-    if (fl_grow((void **)&t->kernels, &t->cap_kernels, t->n_kernels + 1, sizeof *t->kernels) < 0) {
-        t->oom = 1;
-        return;
-    }
-    char *n = dup_or_oom(t, name);
-    if (!n)
-        return;
-    t->kernels[t->n_kernels++] = (cli_trace_kernel){n, calls, total_ns};
-}
-
-static void merge_session(cli_trace *t, sess *s, const fl_read_result *res)
-{
-    t->processes++;
-    t->kernel_launches += s->launches;
-    t->kernel_ns = sat_add(t->kernel_ns, s->kernel_ns);
-    for (int k = 0; k < CLI_COPY_KINDS; k++)
-        add_ops(&t->copies[k], s->copies[k].count, s->copies[k].bytes, s->copies[k].time_ns);
-    add_ops(&t->memsets, s->memsets.count, s->memsets.bytes, s->memsets.time_ns);
-    t->bad_lines += res->bad_lines;
-    t->bad_rows += res->bad_records + s->bad;
-    t->dropped += res->other_session;
-    for (size_t i = 0; i < s->kernels.cap; i++) {
-        const kent *e = &s->kernels.e[i];
-        if (!e->used || e->calls == 0)
-            continue;
-        if (e->name) {
-            add_kernel(t, e->name, e->calls, e->total_ns);
-        } else {
-            char name[64];
-            snprintf(name, sizeof name, "(kernel id %llu, not in kernel_dict)",
-                     (unsigned long long)e->id);
-            add_kernel(t, name, e->calls, e->total_ns);
-        }
-    }
-    if (s->caps)
-        take_caps(t, s->caps);
-    t->pc_samples = sat_add(t->pc_samples, s->pc_samples);
-    t->sass_rows = sat_add(t->sass_rows, s->sass_rows);
-    for (int k = 0; k < 6; k++)
-        t->sass_v[k] = sat_add(t->sass_v[k], s->sass_v[k]);
-    t->sass_have |= s->sass_have;
-    t->perf_ranges = sat_add(t->perf_ranges, s->perf_ranges);
-    for (size_t i = 0; i < s->n_stalls; i++)
-        if (add_stall(&t->stalls, &t->n_stalls, &t->cap_stalls, s->stalls[i].name,
-                      s->stalls[i].samples) < 0)
-            t->oom = 1;
-}
-
-/* Whether the reader read dir itself (not a session it found below it, nor
- * a flat layout there). */
-static int read_dir_itself(const fl_read_result *res, const char *dir)
-{
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/')
-        n--;
-    return !res->flat && strlen(res->session_dir) == n && memcmp(res->session_dir, dir, n) == 0;
-}
-
-int cli_trace_read_session(cli_trace *t, const char *session_dir)
-{
-    sess s;
-    memset(&s, 0, sizeof s);
-    s.t = t;
-    fl_read_cb cb = {.user = &s, .record = on_record, .batch = on_batch};
-    fl_read_opts opts;
-    fl_read_opts_init(&opts);  /* no session_id: the directory's own */
-    opts.dedupe_common = true; /* the records written to every channel, once */
-    /* The run takes its signals through its signalfd: the ^C that ended
-     * CMD, still pending, must not cost its summary. */
-    opts.stop_on_signal = false;
-    fl_read_result res;
-    int rc = fl_read_session(session_dir, &opts, &cb, &res, NULL) == GP_OK ? 0 : -1;
-    if (rc == 0 && !read_dir_itself(&res, session_dir))
-        rc = -1;
-    if (rc == 0)
-        merge_session(t, &s, &res);
-    kmap_free(&s.kernels);
-    kmap_free(&s.metrics);
-    for (size_t i = 0; i < s.n_stalls; i++)
-        free(s.stalls[i].name);
-    free(s.stalls);
-    json_decref(s.caps);
-    return rc;
-}
-
-/* -------------------------------------------------------------- finish */
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(((const cli_trace_kernel *)a)->name, ((const cli_trace_kernel *)b)->name);
-}
-
-static int by_time(const void *a, const void *b)
-{
-    const cli_trace_kernel *x = a, *y = b;
-    if (x->total_ns != y->total_ns)
-        return x->total_ns > y->total_ns ? -1 : 1;
-    if (x->calls != y->calls)
-        return x->calls > y->calls ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-static int by_samples(const void *a, const void *b)
-{
-    const cli_trace_stall *x = a, *y = b;
-    if (x->samples != y->samples)
-        return x->samples > y->samples ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-void cli_trace_finish(cli_trace *t)
-{
-    if (t->n_stalls)
-        qsort(t->stalls, t->n_stalls, sizeof *t->stalls, by_samples);
-    if (t->n_kernels == 0)
-        return;
-    qsort(t->kernels, t->n_kernels, sizeof *t->kernels, by_name);
-    size_t w = 0;
-    for (size_t i = 0; i < t->n_kernels; i++) {
-        if (w > 0 && strcmp(t->kernels[w - 1].name, t->kernels[i].name) == 0) {
-            t->kernels[w - 1].calls += t->kernels[i].calls;
-            t->kernels[w - 1].total_ns =
-                sat_add(t->kernels[w - 1].total_ns, t->kernels[i].total_ns);
-            free(t->kernels[i].name);
-        } else {
-            t->kernels[w++] = t->kernels[i];
-        }
-    }
-    t->n_kernels = w;
-    qsort(t->kernels, t->n_kernels, sizeof *t->kernels, by_time);
 }
 
 /* ---------------------------------------------------------------- text */
 
-static const char *const copy_names[CLI_COPY_KINDS] = {"HtoD", "DtoH", "DtoD", "PtoP", "other"};
+static const char *const copy_names[FL_RUN_COPY_KINDS] = {"HtoD", "DtoH", "DtoD", "PtoP", "other"};
 
 /* "nvidia.monitor" -> "Monitor": the engine names of --engine. */
 static const char *engine_display(const char *wire)
@@ -648,7 +42,7 @@ static const char *engine_display(const char *wire)
     return fl_engine_of_wire(wire, &e) ? gpufl_engine_name(e) : wire;
 }
 
-static void ops_text(FILE *f, const char *label, const cli_trace_ops *o, const char *one,
+static void ops_text(FILE *f, const char *label, const fl_run_ops *o, const char *one,
                      const char *many)
 {
     char b[32];
@@ -659,7 +53,7 @@ static void ops_text(FILE *f, const char *label, const cli_trace_ops *o, const c
 
 static void status_lines(const cli_trace *t, FILE *f)
 {
-    if (t->processes == 0) {
+    if (t->run.processes == 0) {
         if (t->note)
             fprintf(f, "gpu-profile: trace: not traced: %s\n", t->note);
         else
@@ -667,43 +61,44 @@ static void status_lines(const cli_trace *t, FILE *f)
                   "the driver did not load the plugin)\n",
                   f);
     }
-    for (size_t i = 0; i < t->n_engines; i++) {
-        const cli_trace_engine *e = &t->engines[i];
+    for (size_t i = 0; i < t->run.n_engines; i++) {
+        const fl_run_engine *e = &t->run.engines[i];
         if (!e->message)
             continue;
         fprintf(f, "gpu-profile: trace: fallback to %s in %zu of %zu %s%s%s\n",
-                engine_display(e->engine), e->processes, t->processes,
-                fl_plural(t->processes, "process", "processes"), e->message[0] ? ": " : "",
+                engine_display(e->engine), e->processes, t->run.processes,
+                fl_plural(t->run.processes, "process", "processes"), e->message[0] ? ": " : "",
                 e->message);
     }
     cli_trace_window_hint(t, f);
-    for (size_t i = 0; i < t->n_caps; i++) {
-        const cli_trace_cap *c = &t->caps[i];
+    for (size_t i = 0; i < t->run.n_caps; i++) {
+        const fl_run_cap *c = &t->run.caps[i];
         /* A feature that fell back with the engine is said by that line. */
         int said = 0;
-        for (size_t k = 0; k < t->n_engines && !said; k++)
-            said = t->engines[k].message && fl_cap_status_of(c->status) == FL_CAP_FALLBACK &&
-                   strcmp(t->engines[k].message, c->message) == 0;
+        for (size_t k = 0; k < t->run.n_engines && !said; k++)
+            said = t->run.engines[k].message && fl_cap_status_of(c->status) == FL_CAP_FALLBACK &&
+                   strcmp(t->run.engines[k].message, c->message) == 0;
         if (said)
             continue;
         fprintf(f, "gpu-profile: trace: %s %s in %zu of %zu %s%s%s\n", c->feature, c->status,
-                c->processes, t->processes, fl_plural(t->processes, "process", "processes"),
+                c->processes, t->run.processes, fl_plural(t->run.processes, "process", "processes"),
                 c->message[0] ? ": " : "", c->message);
     }
-    if (t->bad_lines)
+    if (t->run.bad_lines)
         fprintf(f,
                 "gpu-profile: trace: %llu unreadable %s skipped (not JSON; a process that "
                 "crashes leaves its last line cut)\n",
-                (unsigned long long)t->bad_lines, fl_plural(t->bad_lines, "line", "lines"));
-    if (t->bad_rows)
+                (unsigned long long)t->run.bad_lines, fl_plural(t->run.bad_lines, "line", "lines"));
+    if (t->run.bad_rows)
         fprintf(f, "gpu-profile: trace: %llu malformed %s skipped\n",
-                (unsigned long long)t->bad_rows, fl_plural(t->bad_rows, "record", "records"));
-    if (t->dropped)
+                (unsigned long long)t->run.bad_rows,
+                fl_plural(t->run.bad_rows, "record", "records"));
+    if (t->run.dropped)
         fprintf(f,
                 "gpu-profile: trace: %llu %s of another session dropped (their session_id "
                 "is not the session's)\n",
-                (unsigned long long)t->dropped, fl_plural(t->dropped, "record", "records"));
-    if (t->oom)
+                (unsigned long long)t->run.dropped, fl_plural(t->run.dropped, "record", "records"));
+    if (t->run.oom)
         fputs("gpu-profile: trace: out of memory while reading: the figures may be short\n", f);
 }
 
@@ -711,73 +106,73 @@ static void status_lines(const cli_trace *t, FILE *f)
  * 62.0%, Barrier 28.2%, ...  (71 PC samples)". */
 static void stalls_text(const cli_trace *t, FILE *f)
 {
-    if (!t->pc_samples)
+    if (!t->run.pc_samples)
         return;
     fprintf(f, "  %-18s", "top stalls");
-    size_t top = t->n_stalls < CLI_TRACE_TOP_STALLS ? t->n_stalls : CLI_TRACE_TOP_STALLS;
+    size_t top = t->run.n_stalls < CLI_TRACE_TOP_STALLS ? t->run.n_stalls : CLI_TRACE_TOP_STALLS;
     for (size_t i = 0; i < top; i++) {
         char name[64];
-        *fl_line_into(name, t->stalls[i].name, 48) = '\0';
+        *fl_line_into(name, t->run.stalls[i].name, 48) = '\0';
         fprintf(f, "%s%s %.1f%%", i ? ", " : "", name,
-                100.0 * (double)t->stalls[i].samples / (double)t->pc_samples);
+                100.0 * (double)t->run.stalls[i].samples / (double)t->run.pc_samples);
     }
-    fprintf(f, "  (%llu PC %s)\n", (unsigned long long)t->pc_samples,
-            fl_plural(t->pc_samples, "sample", "samples"));
+    fprintf(f, "  (%llu PC %s)\n", (unsigned long long)t->run.pc_samples,
+            fl_plural(t->run.pc_samples, "sample", "samples"));
 }
 
 void cli_trace_text(const cli_trace *t, FILE *f)
 {
-    if (t->processes > 0) {
-        fprintf(f, "trace  %s engine  %zu CUDA %s\n", gpufl_engine_name(t->engine), t->processes,
-                fl_plural(t->processes, "process", "processes"));
-        if (t->kernel_launches == 0) {
+    if (t->run.processes > 0) {
+        fprintf(f, "trace  %s engine  %zu CUDA %s\n", gpufl_engine_name(t->engine),
+                t->run.processes, fl_plural(t->run.processes, "process", "processes"));
+        if (t->run.kernel_launches == 0) {
             fprintf(f, "  %-18snone\n", "kernels");
         } else {
             fprintf(f, "  %-18s%llu %s  %.3f ms GPU time  %zu distinct\n", "kernels",
-                    (unsigned long long)t->kernel_launches,
-                    fl_plural(t->kernel_launches, "launch", "launches"), (double)t->kernel_ns / 1e6,
-                    t->n_kernels);
+                    (unsigned long long)t->run.kernel_launches,
+                    fl_plural(t->run.kernel_launches, "launch", "launches"),
+                    (double)t->run.kernel_ns / 1e6, t->run.n_kernels);
             fprintf(f, "  %-18s%10s %8s %11s %7s  %s\n", "top kernels", "total ms", "calls",
                     "mean us", "time", "name");
-            size_t top = t->n_kernels < CLI_TRACE_TOP ? t->n_kernels : CLI_TRACE_TOP;
+            size_t top = t->run.n_kernels < CLI_TRACE_TOP ? t->run.n_kernels : CLI_TRACE_TOP;
             for (size_t i = 0; i < top; i++) {
-                const cli_trace_kernel *k = &t->kernels[i];
+                const fl_run_kernel *k = &t->run.kernels[i];
                 char name[128];
                 *fl_line_into(name, k->name, 100) = '\0';
                 fprintf(f, "  %-18s%10.3f %8llu %11.3f ", "", (double)k->total_ns / 1e6,
                         (unsigned long long)k->calls, (double)k->total_ns / (double)k->calls / 1e3);
-                if (t->kernel_ns > 0)
-                    fprintf(f, "%6.1f%%", 100.0 * (double)k->total_ns / (double)t->kernel_ns);
+                if (t->run.kernel_ns > 0)
+                    fprintf(f, "%6.1f%%", 100.0 * (double)k->total_ns / (double)t->run.kernel_ns);
                 else
                     fprintf(f, "%7s", "-");
                 fprintf(f, "  %s\n", name);
             }
-            if (t->n_kernels > top) {
+            if (t->run.n_kernels > top) {
                 uint64_t calls = 0, ns = 0;
-                for (size_t i = top; i < t->n_kernels; i++) {
-                    calls += t->kernels[i].calls;
-                    ns = sat_add(ns, t->kernels[i].total_ns);
+                for (size_t i = top; i < t->run.n_kernels; i++) {
+                    calls += t->run.kernels[i].calls;
+                    ns = sat_add(ns, t->run.kernels[i].total_ns);
                 }
                 fprintf(f, "  %-18s%10.3f %8llu  (%zu more %s)\n", "", (double)ns / 1e6,
-                        (unsigned long long)calls, t->n_kernels - top,
-                        fl_plural(t->n_kernels - top, "kernel", "kernels"));
+                        (unsigned long long)calls, t->run.n_kernels - top,
+                        fl_plural(t->run.n_kernels - top, "kernel", "kernels"));
             }
         }
         stalls_text(t, f);
         cli_trace_sass_text(t, f);
         int any = 0;
-        for (int k = 0; k < CLI_COPY_KINDS; k++) {
-            if (t->copies[k].count == 0)
+        for (int k = 0; k < FL_RUN_COPY_KINDS; k++) {
+            if (t->run.copies[k].count == 0)
                 continue;
             char label[32];
             snprintf(label, sizeof label, "memcpy %s", copy_names[k]);
-            ops_text(f, label, &t->copies[k], "copy", "copies");
+            ops_text(f, label, &t->run.copies[k], "copy", "copies");
             any = 1;
         }
         if (!any)
             fprintf(f, "  %-18snone\n", "memcpy");
-        if (t->memsets.count)
-            ops_text(f, "memset", &t->memsets, "memset", "memsets");
+        if (t->run.memsets.count)
+            ops_text(f, "memset", &t->run.memsets, "memset", "memsets");
         else
             fprintf(f, "  %-18snone\n", "memset");
         if (t->log_dir)
@@ -788,7 +183,7 @@ void cli_trace_text(const cli_trace *t, FILE *f)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void ops_json(fl_buf *b, const cli_trace_ops *o)
+static void ops_json(fl_buf *b, const fl_run_ops *o)
 {
     fl_buf_printf(b, "{\"count\":%llu,\"bytes\":%llu,\"time_ns\":%llu}",
                   (unsigned long long)o->count, (unsigned long long)o->bytes,
@@ -806,42 +201,45 @@ void cli_trace_json(const cli_trace *t, fl_buf *b)
     fl_buf_puts(b, ",\"note\":");
     fl_buf_str(b, t->note);
     fl_buf_printf(b, ",\"processes\":%zu,\"kernel_launches\":%llu,\"kernel_time_ns\":%llu",
-                  t->processes, (unsigned long long)t->kernel_launches,
-                  (unsigned long long)t->kernel_ns);
-    fl_buf_printf(b, ",\"distinct_kernels\":%zu,\"top_kernels\":[", t->n_kernels);
-    size_t top = t->n_kernels < CLI_TRACE_TOP ? t->n_kernels : CLI_TRACE_TOP;
+                  t->run.processes, (unsigned long long)t->run.kernel_launches,
+                  (unsigned long long)t->run.kernel_ns);
+    fl_buf_printf(b, ",\"distinct_kernels\":%zu,\"top_kernels\":[", t->run.n_kernels);
+    size_t top = t->run.n_kernels < CLI_TRACE_TOP ? t->run.n_kernels : CLI_TRACE_TOP;
     for (size_t i = 0; i < top; i++) {
-        const cli_trace_kernel *k = &t->kernels[i];
+        const fl_run_kernel *k = &t->run.kernels[i];
         fl_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
         fl_buf_str(b, k->name);
         fl_buf_printf(b, ",\"calls\":%llu,\"total_ns\":%llu,\"mean_ns\":",
                       (unsigned long long)k->calls, (unsigned long long)k->total_ns);
         fl_buf_double(b, (double)k->total_ns / (double)k->calls);
         fl_buf_puts(b, ",\"time_pct\":");
-        fl_buf_opt_double(b, t->kernel_ns > 0,
-                          100.0 * (double)k->total_ns / (double)(t->kernel_ns ? t->kernel_ns : 1));
+        fl_buf_opt_double(b, t->run.kernel_ns > 0,
+                          100.0 * (double)k->total_ns /
+                              (double)(t->run.kernel_ns ? t->run.kernel_ns : 1));
         fl_buf_puts(b, "}");
     }
     fl_buf_puts(b, "],\"memcpy\":{");
-    for (int k = 0; k < CLI_COPY_KINDS; k++) {
+    for (int k = 0; k < FL_RUN_COPY_KINDS; k++) {
         fl_buf_printf(b, "%s\"%s\":", k ? "," : "", copy_names[k]);
-        ops_json(b, &t->copies[k]);
+        ops_json(b, &t->run.copies[k]);
     }
     fl_buf_puts(b, "},\"memset\":");
-    ops_json(b, &t->memsets);
-    fl_buf_printf(b, ",\"pc_samples\":%llu,\"top_stalls\":[", (unsigned long long)t->pc_samples);
-    for (size_t i = 0; i < t->n_stalls && i < CLI_TRACE_TOP; i++) {
+    ops_json(b, &t->run.memsets);
+    fl_buf_printf(b, ",\"pc_samples\":%llu,\"top_stalls\":[",
+                  (unsigned long long)t->run.pc_samples);
+    for (size_t i = 0; i < t->run.n_stalls && i < CLI_TRACE_TOP; i++) {
         fl_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
-        fl_buf_str(b, t->stalls[i].name);
-        fl_buf_printf(b, ",\"samples\":%llu,\"pct\":", (unsigned long long)t->stalls[i].samples);
-        fl_buf_double(b, 100.0 * (double)t->stalls[i].samples / (double)t->pc_samples);
+        fl_buf_str(b, t->run.stalls[i].name);
+        fl_buf_printf(b,
+                      ",\"samples\":%llu,\"pct\":", (unsigned long long)t->run.stalls[i].samples);
+        fl_buf_double(b, 100.0 * (double)t->run.stalls[i].samples / (double)t->run.pc_samples);
         fl_buf_puts(b, "}");
     }
     fl_buf_puts(b, "]");
     cli_trace_sass_json(t, b);
     fl_buf_puts(b, ",\"engines\":[");
-    for (size_t i = 0; i < t->n_engines; i++) {
-        const cli_trace_engine *e = &t->engines[i];
+    for (size_t i = 0; i < t->run.n_engines; i++) {
+        const fl_run_engine *e = &t->run.engines[i];
         fl_buf_puts(b, i ? ",{\"selected_engine\":" : "{\"selected_engine\":");
         fl_buf_str(b, e->engine);
         fl_buf_puts(b, ",\"requested_engine\":");
@@ -851,8 +249,8 @@ void cli_trace_json(const cli_trace *t, fl_buf *b)
         fl_buf_puts(b, "}");
     }
     fl_buf_puts(b, "],\"degraded\":[");
-    for (size_t i = 0; i < t->n_caps; i++) {
-        const cli_trace_cap *c = &t->caps[i];
+    for (size_t i = 0; i < t->run.n_caps; i++) {
+        const fl_run_cap *c = &t->run.caps[i];
         fl_buf_puts(b, i ? ",{\"feature\":" : "{\"feature\":");
         fl_buf_str(b, c->feature);
         fl_buf_puts(b, ",\"status\":");
@@ -862,6 +260,6 @@ void cli_trace_json(const cli_trace *t, fl_buf *b)
         fl_buf_printf(b, ",\"processes\":%zu}", c->processes);
     }
     fl_buf_printf(b, "],\"bad_lines\":%llu,\"bad_records\":%llu,\"dropped_records\":%llu}",
-                  (unsigned long long)t->bad_lines, (unsigned long long)t->bad_rows,
-                  (unsigned long long)t->dropped);
+                  (unsigned long long)t->run.bad_lines, (unsigned long long)t->run.bad_rows,
+                  (unsigned long long)t->run.dropped);
 }

@@ -1,7 +1,7 @@
 /*
  * trace_sass.c - the SassMetrics part of the Trace engine's summary
- * (trace.c): the sums of the SASS metrics the summary line uses, and the
- * line and the JSON object they give - instructions executed, threads per
+ * (trace.c): the line and the JSON object the sums of the SASS metrics
+ * (report/run.c) give - instructions executed, threads per
  * warp instruction (of 32), global sectors per request and their ideal;
  * a figure whose metrics no row carried is left out (null in JSON); and
  * the hint when SassMetrics or RangeProfiler measured nothing because no
@@ -11,15 +11,6 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-
-void cli_trace_sass_add(uint64_t v[6], unsigned *have, const char *metric_name, uint64_t value)
-{
-    int k = fl_sass_metric_kind(metric_name);
-    if (k < 0 || k >= 6)
-        return;
-    v[k] = v[k] + value < v[k] ? UINT64_MAX : v[k] + value;
-    *have |= 1u << k;
-}
 
 /* What the summary line says of the SASS metrics (a quantity without its
  * metrics: not known). */
@@ -31,8 +22,8 @@ typedef struct sass_fig {
 static sass_fig sass_figures(const cli_trace *t)
 {
     sass_fig g = {0};
-    const uint64_t *v = t->sass_v;
-    unsigned h = t->sass_have;
+    const uint64_t *v = t->run.sass_v;
+    unsigned h = t->run.sass_have;
     double req = (double)v[2] + (double)v[3];
     g.inst = (h & 1u) && v[0] > 0;
     g.threads = g.inst && (h & 2u);
@@ -49,13 +40,13 @@ static sass_fig sass_figures(const cli_trace *t)
  * (ideal 4.00)". */
 void cli_trace_sass_text(const cli_trace *t, FILE *f)
 {
-    if (!t->sass_rows)
+    if (!t->run.sass_rows)
         return;
     sass_fig g = sass_figures(t);
-    fprintf(f, "  %-18s%llu %s", "sass metrics", (unsigned long long)t->sass_rows,
-            fl_plural(t->sass_rows, "row", "rows"));
+    fprintf(f, "  %-18s%llu %s", "sass metrics", (unsigned long long)t->run.sass_rows,
+            fl_plural(t->run.sass_rows, "row", "rows"));
     if (g.inst)
-        fprintf(f, "  %llu instructions", (unsigned long long)t->sass_v[0]);
+        fprintf(f, "  %llu instructions", (unsigned long long)t->run.sass_v[0]);
     if (g.threads)
         fprintf(f, "  %.1f threads per warp instruction (of 32)", g.threads_per_inst);
     if (g.sectors)
@@ -68,10 +59,10 @@ void cli_trace_sass_text(const cli_trace *t, FILE *f)
 void cli_trace_sass_json(const cli_trace *t, fl_buf *b)
 {
     sass_fig g = sass_figures(t);
-    fl_buf_printf(
-        b, ",\"sass_metrics\":{\"rows\":%llu,\"instructions\":", (unsigned long long)t->sass_rows);
+    fl_buf_printf(b, ",\"sass_metrics\":{\"rows\":%llu,\"instructions\":",
+                  (unsigned long long)t->run.sass_rows);
     if (g.inst)
-        fl_buf_printf(b, "%llu", (unsigned long long)t->sass_v[0]);
+        fl_buf_printf(b, "%llu", (unsigned long long)t->run.sass_v[0]);
     else
         fl_buf_puts(b, "null");
     fl_buf_puts(b, ",\"threads_per_instruction\":");
@@ -90,16 +81,16 @@ void cli_trace_sass_json(const cli_trace *t, fl_buf *b)
 void cli_trace_window_hint(const cli_trace *t, FILE *f)
 {
     int ran = 0;
-    for (size_t i = 0; i < t->n_engines; i++)
-        ran |= t->engines[i].message == NULL;
-    if (!ran || t->kernel_launches == 0)
+    for (size_t i = 0; i < t->run.n_engines; i++)
+        ran |= t->run.engines[i].message == NULL;
+    if (!ran || t->run.kernel_launches == 0)
         return;
     bool sass = t->engine == GPUFL_ENGINE_SASS_METRICS || t->engine == GPUFL_ENGINE_DEEP;
-    if (sass && t->sass_rows == 0 && !t->sass_all_kernels)
+    if (sass && t->run.sass_rows == 0 && !t->sass_all_kernels)
         fputs("gpu-profile: trace: SassMetrics counted no kernel: it counts kernels run inside "
               "gpufl scopes and none ran inside one (--sass-all-kernels counts every kernel)\n",
               f);
-    if (t->engine == GPUFL_ENGINE_RANGE_PROFILER && t->perf_ranges == 0)
+    if (t->engine == GPUFL_ENGINE_RANGE_PROFILER && t->run.perf_ranges == 0)
         fputs("gpu-profile: trace: RangeProfiler profiled no range: its ranges are gpufl scopes "
               "(gpufl_scope_begin, GFL_SCOPE, gpufl.scope) and no kernel ran inside one\n",
               f);
