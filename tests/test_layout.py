@@ -368,6 +368,30 @@ def check_one_exporter_table():
                                  "from FL_EXPORTERS (FL_EXPORT_NAMES_*)" % (rel(p), no))
 
 
+def check_one_section_table():
+    """The report's sections are the rows of src/report/report_int.h's
+    FL_REPORT_SECTIONS (issue 34): both renderings loop over them, so no
+    other file of src/ names a section's bit (GPUFL_SECTION_ALL aside)."""
+    table = os.path.join(ROOT, "src/report/report_int.h")
+    with open(table, encoding="utf-8") as f:
+        m = re.search(r"#define FL_REPORT_SECTIONS\(X\)(.*?)\n\n", f.read(), re.S)
+    rows = re.findall(r"X\((GPUFL_SECTION_\w+), \w+\)", m.group(1)) if m else []
+    if len(rows) < 10:
+        fail("src/report/report_int.h: found %d rows of FL_REPORT_SECTIONS; the report's "
+             "sections are listed there, one row each" % len(rows))
+    bit = re.compile(r"\bGPUFL_SECTION_(?!ALL\b)\w+")
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "src")):
+        for name in sorted(files):
+            p = os.path.join(dirpath, name)
+            if not name.endswith((".c", ".h")) or p == table:
+                continue
+            with open(p, encoding="utf-8") as f:
+                hit = bit.search(strip_code(f.read()))
+            if hit:
+                fail("%s: names %s; render a section through its row of FL_REPORT_SECTIONS "
+                     "(src/report/report_int.h)" % (rel(p), hit.group(0)))
+
+
 def check_engine_rows():
     """Every engine folder is one row of plugin/engines/table.c (its const
     fl_engine, named fl_<x>_engine, defined in the folder)."""
@@ -452,6 +476,7 @@ def main():
     check_batch_cells_from_vocab()
     check_one_subcommand_table()
     check_one_exporter_table()
+    check_one_section_table()
     check_engine_rows()
     check_readmes()
     check_no_bytecode_tracked()
