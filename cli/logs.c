@@ -171,13 +171,17 @@ void cli_report_usage(FILE *f)
 
 void cli_export_usage(FILE *f)
 {
-    fputs("usage: gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME]\n"
+    fputs("usage: gpu-profile export --format " FL_EXPORT_NAMES_BAR " [--session ID] [--app NAME]\n"
           "                          [--max-distinct N] [--max-memory BYTES] [--absolute-time]\n"
           "                          [-o|--output FILE] PATH\n"
-          "\n"
-          "chrome-trace: Trace Event Format JSON for ui.perfetto.dev or speedscope\n"
-          "(kernels and copies per GPU and stream, scopes, metric counters);\n"
-          "csv: one line per kernel.  Streams: any size of session.  PATH, --session,\n"
+          "\n",
+          f);
+    /* Each exporter's row says what it writes: "name: help;" and the
+     * last one "name: help." */
+    for (int i = 0; i < FL_EXPORT_N; i++)
+        fprintf(f, "%s: %s%s", fl_exporters[i].name, fl_exporters[i].help,
+                i + 1 < FL_EXPORT_N ? ";\n" : ".  ");
+    fputs("Streams: any size of session.  PATH, --session,\n"
           "--app, --max-distinct N and --max-memory BYTES as for gpu-profile report.\n"
           "--absolute-time (chrome-trace): timestamps from the Unix epoch instead of the\n"
           "session's start, so traces of other tools line up.  -o -: stdout, as without -o.\n"
@@ -201,7 +205,7 @@ const size_t cli_logs_n_opts = sizeof cli_logs_opts / sizeof cli_logs_opts[0];
 const cli_opt cli_export_opts[] = {
     {"session", K_SESSION, 1, "ID", "a session id", NULL},
     {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
-    {"format", K_FORMAT, 1, "FORMAT", "chrome-trace or csv", "chrome-trace csv"},
+    {"format", K_FORMAT, 1, "FORMAT", FL_EXPORT_NAMES_OR, FL_EXPORT_NAMES_SP},
     {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
     {"max-memory", K_MAX_MEMORY, 1, "BYTES", "a whole number of bytes from 1", NULL},
     {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},
@@ -372,13 +376,9 @@ int cli_export_main(int argc, char **argv)
     int p = parse("export", argc, argv, &a, cli_export_usage);
     if (p)
         return p > 0 ? 0 : CLI_EXIT_USAGE;
-    fl_export_format fmt;
-    if (a.format && strcmp(a.format, "chrome-trace") == 0) {
-        fmt = FL_EXPORT_CHROME_TRACE;
-    } else if (a.format && strcmp(a.format, "csv") == 0) {
-        fmt = FL_EXPORT_CSV_KERNELS;
-    } else {
-        cli_say("export: --format %s%s%s: use chrome-trace or csv", a.format ? "'" : "",
+    int fmt = fl_export_format_of(a.format);
+    if (fmt < 0) {
+        cli_say("export: --format %s%s%s: use " FL_EXPORT_NAMES_OR, a.format ? "'" : "",
                 a.format ? a.format : "is missing", a.format ? "'" : "");
         return CLI_EXIT_USAGE;
     }
@@ -389,7 +389,7 @@ int cli_export_main(int argc, char **argv)
         return EXIT_NOTHING;
     }
     FILE *f = of.f;
-    fl_export *e = fl_export_create(fmt, f);
+    fl_export *e = fl_export_create((fl_export_format)fmt, f);
     if (!e) {
         cli_say("export: out of memory");
         if (a.output)
@@ -400,8 +400,13 @@ int cli_export_main(int argc, char **argv)
         fl_export_set_max_distinct(e, a.max_distinct);
     if (a.max_memory)
         fl_export_set_max_memory(e, a.max_memory);
-    if (a.absolute_time && fmt != FL_EXPORT_CHROME_TRACE) {
-        cli_say("export: --absolute-time is for --format chrome-trace");
+    if (a.absolute_time && !fl_exporters[fmt].absolute_time) {
+        char takers[256] = "";
+        for (int i = 0; i < FL_EXPORT_N; i++)
+            if (fl_exporters[i].absolute_time)
+                snprintf(takers + strlen(takers), sizeof takers - strlen(takers), "%s%s",
+                         takers[0] ? " or " : "", fl_exporters[i].name);
+        cli_say("export: --absolute-time is for --format %s", takers);
         fl_export_destroy(e);
         if (a.output)
             cli_outfile_abort(&of);

@@ -321,6 +321,77 @@ def check_one_subcommand_table():
                          "(cli/subcommands.c)" % (rel(p), no))
 
 
+def check_one_exporter_table():
+    """The exporters are the rows of src/report/export.h's FL_EXPORTERS
+    (issue 34): the export's core dispatches through each row's hooks and
+    the command takes the names from the table, so no product file but
+    export.h names a format's id, none compares a format (`fmt ==`), none
+    spells a list of the names by hand, and every fl_export_hooks defined
+    is a row."""
+    header = os.path.join(ROOT, "src/report/export.h")
+    with open(header, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"#define FL_EXPORTERS\(FIRST, X\)(.*?)\n\n", text, re.S)
+    rows = re.findall(r'\b(FL_EXPORT_\w+),\s*"([\w-]+)",\s*(\w+)', m.group(1)) if m else []
+    if len(rows) < 2:
+        fail("src/report/export.h: found %d rows of FL_EXPORTERS; the exporters are listed "
+             "there, one row each" % len(rows))
+        return
+    ids = re.compile(r"\b(%s)\b" % "|".join(i for i, _, _ in rows))
+    names = "|".join(re.escape(n) for _, n, _ in rows)
+    listing = re.compile(r"(^|[^\w-])(%s)( or |\||, )(%s)\b" % (names, names))
+    hooks = {h for _, _, h in rows}
+    for top in ("src", "cli"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for name in sorted(files):
+                p = os.path.join(dirpath, name)
+                if not name.endswith((".c", ".h")) or p == header:
+                    continue
+                with open(p, encoding="utf-8") as f:
+                    text = f.read()
+                code = strip_code(text)
+                if ids.search(code):
+                    fail("%s: names a format's id (%s); take the row from fl_exporters "
+                         "(src/report/export.h)" % (rel(p), ids.search(code).group(1)))
+                if re.search(r"\bfmt\s*[!=]=", code) and (
+                        name.startswith("export") or rel(p) == "cli/logs.c"):
+                    fail("%s: compares a format (fmt ==); call the row's hooks "
+                         "(src/report/export_int.h)" % rel(p))
+                for h in re.findall(r"^const fl_export_hooks (\w+)\b", code, re.M):
+                    if h not in hooks:
+                        fail("%s: %s is not a row of FL_EXPORTERS (src/report/export.h)" %
+                             (rel(p), h))
+                for no, line in enumerate(text.split("\n"), 1):
+                    for lit in re.findall(r'"((?:\\.|[^"\\])*)"', line):
+                        if listing.search(lit):
+                            fail("%s:%d: a list of export formats spelled by hand; make it "
+                                 "from FL_EXPORTERS (FL_EXPORT_NAMES_*)" % (rel(p), no))
+
+
+def check_one_section_table():
+    """The report's sections are the rows of src/report/report_int.h's
+    FL_REPORT_SECTIONS (issue 34): both renderings loop over them, so no
+    other file of src/ names a section's bit (GPUFL_SECTION_ALL aside)."""
+    table = os.path.join(ROOT, "src/report/report_int.h")
+    with open(table, encoding="utf-8") as f:
+        m = re.search(r"#define FL_REPORT_SECTIONS\(X\)(.*?)\n\n", f.read(), re.S)
+    rows = re.findall(r"X\((GPUFL_SECTION_\w+), \w+\)", m.group(1)) if m else []
+    if len(rows) < 10:
+        fail("src/report/report_int.h: found %d rows of FL_REPORT_SECTIONS; the report's "
+             "sections are listed there, one row each" % len(rows))
+    bit = re.compile(r"\bGPUFL_SECTION_(?!ALL\b)\w+")
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "src")):
+        for name in sorted(files):
+            p = os.path.join(dirpath, name)
+            if not name.endswith((".c", ".h")) or p == table:
+                continue
+            with open(p, encoding="utf-8") as f:
+                hit = bit.search(strip_code(f.read()))
+            if hit:
+                fail("%s: names %s; render a section through its row of FL_REPORT_SECTIONS "
+                     "(src/report/report_int.h)" % (rel(p), hit.group(0)))
+
+
 def check_engine_rows():
     """Every engine folder is one row of plugin/engines/table.c (its const
     fl_engine, named fl_<x>_engine, defined in the folder)."""
@@ -404,6 +475,8 @@ def main():
     check_one_vocabulary()
     check_batch_cells_from_vocab()
     check_one_subcommand_table()
+    check_one_exporter_table()
+    check_one_section_table()
     check_engine_rows()
     check_readmes()
     check_no_bytecode_tracked()

@@ -1,11 +1,12 @@
 /*
  * report/export.h - a GPUFlight session, streamed through reader/read.h's
  * callbacks, written out in another tool's format as the records come
- * (report/export.c):
+ * (report/export.c), one exporter per row of FL_EXPORTERS:
  *
- *  - FL_EXPORT_CHROME_TRACE: the Trace Event Format JSON that Perfetto
- *    (ui.perfetto.dev) and speedscope (www.speedscope.app) load;
- *  - FL_EXPORT_CSV_KERNELS: one CSV row per kernel launch.
+ *  - FL_EXPORT_CHROME_TRACE (export_chrome.c): the Trace Event Format JSON
+ *    that Perfetto (ui.perfetto.dev) and speedscope (www.speedscope.app)
+ *    load;
+ *  - FL_EXPORT_CSV_KERNELS (export_csv.c): one CSV row per kernel launch.
  *
  * Memory is bounded by the session's distinct streams, devices, kernels
  * and open scopes, never by the number of events.  Not exported; nothing
@@ -23,10 +24,49 @@
 
 typedef struct fl_export fl_export;
 
-typedef enum { FL_EXPORT_CHROME_TRACE, FL_EXPORT_CSV_KERNELS } fl_export_format;
+typedef struct fl_export_hooks fl_export_hooks; /* export_int.h */
+
+/* The exporters, one row each, in the order `export --format` lists them:
+ * X(id, name, hooks, help, absolute_time) - id the fl_export_format
+ * constant, name --format's word, hooks its fl_export_hooks, help what it
+ * writes (a phrase for export's page), absolute_time whether it takes
+ * fl_export_set_absolute_time.  The first row goes through FIRST, so that
+ * the names join without a separator in front (FL_EXPORT_NAMES_*).
+ * Promises: a row added here is created, named, listed, completed and
+ * parsed by `gpu-profile export`; nothing else names a format. */
+#define FL_EXPORTERS(FIRST, X)                                                                     \
+    FIRST(FL_EXPORT_CHROME_TRACE, "chrome-trace", fl_export_chrome,                                \
+          "Trace Event Format JSON for ui.perfetto.dev or speedscope\n"                            \
+          "(kernels and copies per GPU and stream, scopes, metric counters)",                      \
+          true)                                                                                    \
+    X(FL_EXPORT_CSV_KERNELS, "csv", fl_export_csv, "one line per kernel", false)
+
+#define FL_EXPORT_ID_(id, name, hooks, help, abs) id,
+typedef enum { FL_EXPORTERS(FL_EXPORT_ID_, FL_EXPORT_ID_) FL_EXPORT_N } fl_export_format;
+
+/* The names as one string literal: "a or b", "a|b", "a b". */
+#define FL_EXPORT_FIRST_(id, name, hooks, help, abs) name
+#define FL_EXPORT_OR_(id, name, hooks, help, abs) " or " name
+#define FL_EXPORT_BAR_(id, name, hooks, help, abs) "|" name
+#define FL_EXPORT_SP_(id, name, hooks, help, abs) " " name
+#define FL_EXPORT_NAMES_OR FL_EXPORTERS(FL_EXPORT_FIRST_, FL_EXPORT_OR_)
+#define FL_EXPORT_NAMES_BAR FL_EXPORTERS(FL_EXPORT_FIRST_, FL_EXPORT_BAR_)
+#define FL_EXPORT_NAMES_SP FL_EXPORTERS(FL_EXPORT_FIRST_, FL_EXPORT_SP_)
+
+/* A row as the program sees it: fl_exporters[fmt]. */
+typedef struct fl_exporter {
+    const char *name; /* --format's word */
+    const char *help; /* what it writes */
+    bool absolute_time;
+    const fl_export_hooks *hooks;
+} fl_exporter;
+extern const fl_exporter fl_exporters[FL_EXPORT_N];
+
+/* The format named name (--format's word); -1 when no row has it. */
+int fl_export_format_of(const char *name);
 
 /* Writes to out (not closed by the export) as records stream in; NULL
- * when out of memory. */
+ * when out of memory or fmt is no row. */
 fl_export *fl_export_create(fl_export_format fmt, FILE *out);
 /* Fills cb (user, record, batch, warning, stop) for fl_read_session(): the
  * read stops (GP_ERR_NO_MEMORY, naming the file, line and why) when the

@@ -1,18 +1,20 @@
 /*
- * report/export_csv.c - the kernels CSV of report/export.c: its header and
- * one row per kernel launch, RFC 4180 quoting (a field with a comma, quote
- * or line break is quoted, quotes doubled), an empty field for what was
- * not recorded.
+ * report/export_csv.c - the kernels CSV exporter, one row of
+ * report/export.h's FL_EXPORTERS: its header, then one row per kernel
+ * launch in file order, RFC 4180 quoting (a field with a comma, quote or
+ * line break is quoted, quotes doubled), an empty field for what was not
+ * recorded.
  */
-#include "export_csv.h"
+#include "export_int.h"
 #include "../util/buf.h"
 #include "fields.h"
+#include "model.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
-const char fl_export_csv_header[] =
+static const char csv_header[] =
     "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
     "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
     "external_id\n";
@@ -35,7 +37,7 @@ static void csv_field(fl_buf *b, const char *s)
     fl_buf_puts(b, "\"");
 }
 
-void fl_export_csv_row(fl_buf *b, const fl_model *m, const fl_krow *k)
+static void csv_row(fl_buf *b, const fl_model *m, const fl_krow *k)
 {
     const fl_kdetail *d = k->detail;
     int64_t dev = k->device_id >= 0 ? k->device_id : m->default_device;
@@ -75,3 +77,12 @@ void fl_export_csv_row(fl_buf *b, const fl_model *m, const fl_krow *k)
         fl_buf_puts(b, ",");
     fl_buf_puts(b, "\n");
 }
+
+static void csv_kernel(fl_export *e, const fl_krow *k)
+{
+    csv_row(&e->line, e->m, k);
+    fl_ex_put_line(e);
+    e->events++;
+}
+
+const fl_export_hooks fl_export_csv = {.header = csv_header, .kernel = csv_kernel};

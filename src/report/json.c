@@ -465,6 +465,80 @@ static void json_reader(const fl_report *r, jw *w)
     j_close(w, '}');
 }
 
+/* ======================================================== the sections */
+
+/* The rows' JSON renderings (report_int.h's FL_REPORT_SECTIONS); the
+ * session's identity goes with the summary, the first row. */
+
+void fl_json_sec_summary(const fl_report *r, const figures *f, int top_n, jw *w)
+{
+    (void)top_n;
+    json_session(r, f, w);
+    json_summary(r, f, w);
+}
+
+void fl_json_sec_scopes(const fl_report *r, const figures *f, int top_n, jw *w)
+{
+    (void)top_n;
+    json_scopes(r, f, w);
+}
+
+void fl_json_sec_hotspots(const fl_report *r, const figures *f, int top_n, jw *w)
+{
+    (void)top_n;
+    json_hotspots(r, f, w);
+    json_graphs(r, w);
+}
+
+void fl_json_sec_memory(const fl_report *r, const figures *f, int top_n, jw *w)
+{
+    (void)f;
+    (void)top_n;
+    json_memory(r, w);
+}
+
+void fl_json_sec_devices(const fl_report *r, const figures *f, int top_n, jw *w)
+{
+    (void)top_n;
+    json_devices(r, f, w);
+}
+
+void fl_json_sec_host(const fl_report *r, const figures *f, int top_n, jw *w)
+{
+    (void)f;
+    (void)top_n;
+    json_host(r, w);
+}
+
+void fl_json_sec_stalls(const fl_report *r, const figures *f, int top_n, jw *w)
+{
+    (void)f;
+    fl_json_stalls(r, top_n, w);
+    fl_json_sass(r, top_n, w);
+}
+
+void fl_json_sec_perf(const fl_report *r, const figures *f, int top_n, jw *w)
+{
+    (void)f;
+    (void)top_n;
+    fl_json_perf(r, w);
+}
+
+void fl_json_sec_capture(const fl_report *r, const figures *f, int top_n, jw *w)
+{
+    (void)f;
+    (void)top_n;
+    json_capture(r, w);
+    json_deep_windows(r, w);
+}
+
+void fl_json_sec_read(const fl_report *r, const figures *f, int top_n, jw *w)
+{
+    (void)f;
+    (void)top_n;
+    json_reader(r, w);
+}
+
 /* ============================================================ the JSON */
 
 void fl_report_json(const fl_report *r, int top_n, fl_buf *out)
@@ -479,20 +553,8 @@ void fl_report_json(const fl_report *r, int top_n, fl_buf *out)
     j_open(&w, NULL, '{');
     j_str(&w, "schema", "gpu-profile.report");
     j_u64(&w, "schema_version", FL_REPORT_SCHEMA_VERSION);
-    json_session(r, &f, &w);
-    json_summary(r, &f, &w);
-    json_scopes(r, &f, &w);
-    json_hotspots(r, &f, &w);
-    json_graphs(r, &w);
-    json_memory(r, &w);
-    json_devices(r, &f, &w);
-    json_host(r, &w);
-    fl_json_stalls(r, top_n, &w);
-    fl_json_sass(r, top_n, &w);
-    fl_json_perf(r, &w);
-    json_capture(r, &w);
-    json_deep_windows(r, &w);
-    json_reader(r, &w);
+    for (size_t i = 0; i < fl_report_n_sections; i++)
+        fl_report_sections[i].json(r, &f, top_n, &w);
     j_close(&w, '}');
     fl_buf_puts(out, "\n");
     fl_figures_free(&f);

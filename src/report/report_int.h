@@ -409,6 +409,46 @@ void fl_text_graphs(const fl_report *r, fl_buf *b);
 void fl_text_signatures(const fl_report *r, fl_buf *b);
 void fl_text_deep_windows(const fl_report *r, fl_buf *b);
 
+/* ========================================================= sections */
+
+/* The report's sections, one row each, in the order both renderings
+ * write them: X(bit, name) - bit its GPUFL_SECTION_* (gpufl.h), name the
+ * suffix of its renderers fl_text_sec_<name> (text.c) and
+ * fl_json_sec_<name> (json.c), each appending the section's whole part
+ * from the figures of fl_report_figures (text: with its own leading blank
+ * line, so a section asked alone is byte for byte its part of the whole;
+ * JSON: its keys).  Promises: a row added here is rendered by both and
+ * selectable by its bit; nothing else in report/ names a section's bit. */
+#define FL_REPORT_SECTIONS(X)                                                                      \
+    X(GPUFL_SECTION_SUMMARY, summary)                                                              \
+    X(GPUFL_SECTION_SCOPES, scopes)                                                                \
+    X(GPUFL_SECTION_HOTSPOTS, hotspots)                                                            \
+    X(GPUFL_SECTION_MEMORY, memory)                                                                \
+    X(GPUFL_SECTION_DEVICES, devices)                                                              \
+    X(GPUFL_SECTION_HOST, host)                                                                    \
+    X(GPUFL_SECTION_STALLS, stalls)                                                                \
+    X(GPUFL_SECTION_PERF, perf)                                                                    \
+    X(GPUFL_SECTION_CAPTURE, capture)                                                              \
+    X(GPUFL_SECTION_READ, read)
+
+struct jw;
+typedef void fl_section_text_fn(const fl_report *r, const figures *f, int top_n, fl_buf *b);
+typedef void fl_section_json_fn(const fl_report *r, const figures *f, int top_n, struct jw *w);
+#define FL_REPORT_SECTION_DECL_(bit, name)                                                         \
+    fl_section_text_fn fl_text_sec_##name;                                                         \
+    fl_section_json_fn fl_json_sec_##name;
+FL_REPORT_SECTIONS(FL_REPORT_SECTION_DECL_)
+
+/* A row as the renderings see it (sections.c: FL_REPORT_SECTIONS in
+ * order): text.c renders the rows whose bit is asked for, json.c all. */
+typedef struct fl_report_section {
+    unsigned bit; /* GPUFL_SECTION_* */
+    fl_section_text_fn *text;
+    fl_section_json_fn *json;
+} fl_report_section;
+extern const fl_report_section fl_report_sections[];
+extern const size_t fl_report_n_sections;
+
 /* Synchronizations (syncs.c): a batch's rows counted, and by CPU stack
  * (our stack_id column into stack_dict); the top stacks by wait as text
  * lines under the summary's "other" line. */

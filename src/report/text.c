@@ -724,6 +724,77 @@ static void text_reader(const fl_report *r, fl_buf *b)
     }
 }
 
+/* ======================================================== the sections */
+
+/* The rows' text renderings (report_int.h's FL_REPORT_SECTIONS). */
+
+void fl_text_sec_summary(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+{
+    (void)top_n;
+    text_summary(r, f, b);
+}
+
+void fl_text_sec_scopes(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+{
+    (void)top_n;
+    text_scopes(r, f, b);
+    fl_text_signatures(r, b);
+}
+
+void fl_text_sec_hotspots(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+{
+    (void)top_n;
+    text_hotspots(r, f, b);
+    fl_text_graphs(r, b);
+}
+
+void fl_text_sec_memory(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+{
+    (void)top_n;
+    text_memory(r, f, b);
+}
+
+void fl_text_sec_devices(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+{
+    (void)top_n;
+    text_devices(r, f, b);
+}
+
+void fl_text_sec_host(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+{
+    (void)f;
+    (void)top_n;
+    text_host(r, b);
+}
+
+void fl_text_sec_stalls(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+{
+    (void)f;
+    fl_text_stalls(r, top_n, b);
+}
+
+void fl_text_sec_perf(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+{
+    (void)f;
+    (void)top_n;
+    fl_text_perf(r, b);
+}
+
+void fl_text_sec_capture(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+{
+    (void)f;
+    (void)top_n;
+    text_capture(r, b);
+    fl_text_deep_windows(r, b);
+}
+
+void fl_text_sec_read(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+{
+    (void)f;
+    (void)top_n;
+    text_reader(r, b);
+}
+
 /* ============================================================ the text */
 
 void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, fl_buf *out)
@@ -739,32 +810,9 @@ void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, f
     /* The whole report is the concatenation of its sections, each of
      * which brings its own leading blank line: a caller asking for one
      * section (an analyzer's inspect_* method) gets exactly its part. */
-    if (sections & GPUFL_SECTION_SUMMARY)
-        text_summary(r, &f, out);
-    if (sections & GPUFL_SECTION_SCOPES) {
-        text_scopes(r, &f, out);
-        fl_text_signatures(r, out);
-    }
-    if (sections & GPUFL_SECTION_HOTSPOTS) {
-        text_hotspots(r, &f, out);
-        fl_text_graphs(r, out);
-    }
-    if (sections & GPUFL_SECTION_MEMORY)
-        text_memory(r, &f, out);
-    if (sections & GPUFL_SECTION_DEVICES)
-        text_devices(r, &f, out);
-    if (sections & GPUFL_SECTION_HOST)
-        text_host(r, out);
-    if (sections & GPUFL_SECTION_STALLS)
-        fl_text_stalls(r, top_n, out);
-    if (sections & GPUFL_SECTION_PERF)
-        fl_text_perf(r, out);
-    if (sections & GPUFL_SECTION_CAPTURE) {
-        text_capture(r, out);
-        fl_text_deep_windows(r, out);
-    }
-    if (sections & GPUFL_SECTION_READ)
-        text_reader(r, out);
+    for (size_t i = 0; i < fl_report_n_sections; i++)
+        if (sections & fl_report_sections[i].bit)
+            fl_report_sections[i].text(r, &f, top_n, out);
     fl_figures_free(&f);
 }
 

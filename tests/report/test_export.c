@@ -706,6 +706,31 @@ static void test_memory(void)
     fclose(f);
 }
 
+/* The formats are one table (export.h's FL_EXPORTERS, issue 34): each
+ * row's --format word finds its own id, the names join as the command
+ * prints them, only the Chrome trace takes absolute time, and a word or an
+ * id that is no row is refused. */
+static void test_exporter_rows(void)
+{
+    CHECK_INT(FL_EXPORT_N, 2);
+    for (int i = 0; i < FL_EXPORT_N; i++) {
+        CHECK(fl_exporters[i].name && fl_exporters[i].help && fl_exporters[i].hooks);
+        CHECK_INT(fl_export_format_of(fl_exporters[i].name), i);
+    }
+    CHECK_STR(fl_exporters[FL_EXPORT_CHROME_TRACE].name, "chrome-trace");
+    CHECK_STR(fl_exporters[FL_EXPORT_CSV_KERNELS].name, "csv");
+    CHECK(fl_exporters[FL_EXPORT_CHROME_TRACE].absolute_time);
+    CHECK(!fl_exporters[FL_EXPORT_CSV_KERNELS].absolute_time);
+    CHECK_STR(FL_EXPORT_NAMES_OR, "chrome-trace or csv");
+    CHECK_STR(FL_EXPORT_NAMES_BAR, "chrome-trace|csv");
+    CHECK_STR(FL_EXPORT_NAMES_SP, "chrome-trace csv");
+    CHECK_INT(fl_export_format_of("chrome"), -1);
+    CHECK_INT(fl_export_format_of(""), -1);
+    CHECK_INT(fl_export_format_of(NULL), -1);
+    CHECK(fl_export_create(FL_EXPORT_N, stdout) == NULL);
+    CHECK(fl_export_create((fl_export_format)-1, stdout) == NULL);
+}
+
 int main(void)
 {
     test_fixture_trace();
@@ -719,5 +744,6 @@ int main(void)
     test_direct();
     test_write_error();
     test_memory();
+    test_exporter_rows();
     return check_done("test_export");
 }

@@ -20,6 +20,7 @@
 #include "json_pretty.h"
 #include "reader/read.h"
 #include "report/report.h"
+#include "report/report_int.h"
 #include "util/buf.h"
 #include "report_session.h"
 
@@ -954,6 +955,60 @@ static void test_empty(void)
     fl_report_destroy(NULL);
 }
 
+/* The sections are one table {bit, text, json} (report_int.h's
+ * FL_REPORT_SECTIONS, issue 34): one bit each, together
+ * GPUFL_SECTION_ALL, both renderings in every row, the perf metrics
+ * printed after the stalls; and the rows rendered one by one from the
+ * figures are the whole text, byte for byte. */
+static void test_section_rows(void)
+{
+    unsigned all = 0;
+    CHECK_U64(fl_report_n_sections, 10);
+    for (size_t i = 0; i < fl_report_n_sections; i++) {
+        const fl_report_section *s = &fl_report_sections[i];
+        CHECK(s->bit != 0 && (s->bit & (s->bit - 1)) == 0);
+        CHECK((all & s->bit) == 0);
+        CHECK(s->text != NULL && s->json != NULL);
+        all |= s->bit;
+    }
+    CHECK_U64(all, GPUFL_SECTION_ALL);
+    CHECK_U64(fl_report_sections[0].bit, GPUFL_SECTION_SUMMARY);
+    CHECK_U64(fl_report_sections[6].bit, GPUFL_SECTION_STALLS);
+    CHECK_U64(fl_report_sections[7].bit, GPUFL_SECTION_PERF);
+    CHECK_U64(fl_report_sections[9].bit, GPUFL_SECTION_READ);
+
+    char tmp[1024], dir[4096];
+    CHECK(rs_tmpdir(tmp, sizeof tmp, "report-rows") == 0);
+    CHECK(rs_write(tmp, false, dir, sizeof dir) == 0);
+    fl_report *rep = fl_report_create();
+    CHECK(rep != NULL);
+    if (!rep) {
+        fl_rmtree(tmp);
+        return;
+    }
+    fl_read_cb cb;
+    fl_report_callbacks(rep, &cb);
+    fl_read_opts o;
+    fl_read_opts_init(&o);
+    fl_read_result res;
+    gp_error err;
+    CHECK_INT(fl_read_session(dir, &o, &cb, &res, &err), GP_OK);
+    fl_report_finish(rep, &res);
+    fl_buf whole = {0}, rows = {0};
+    fl_report_text(rep, 3, &whole);
+    figures f;
+    CHECK(fl_report_figures(rep, 3, &f));
+    for (size_t i = 0; i < fl_report_n_sections; i++)
+        fl_report_sections[i].text(rep, &f, 3, &rows);
+    fl_figures_free(&f);
+    CHECK(whole.len > 0 && !whole.oom && !rows.oom);
+    CHECK_STR(rows.p ? rows.p : "", whole.p ? whole.p : "(none)");
+    fl_buf_free(&whole);
+    fl_buf_free(&rows);
+    fl_report_destroy(rep);
+    fl_rmtree(tmp);
+}
+
 int main(void)
 {
     test_fixture();
@@ -966,5 +1021,6 @@ int main(void)
     test_memory();
     test_scopes_and_samples();
     test_empty();
+    test_section_rows();
     return check_done("test_report");
 }

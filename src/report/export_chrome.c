@@ -1,0 +1,686 @@
+/*
+ * report/export_chrome.c - the Chrome trace exporter (Trace Event Format),
+ * one row of report/export.h's FL_EXPORTERS: fl_export_chrome's hooks write
+ * each kernel, batch and timed record as it streams in, and at the end the
+ * scopes still open and otherData.
+ *
+ * Mapping (ts / dur in microseconds with three decimals, so
+ * nanosecond precision, relative to the session's origin: job_start's
+ * ts_ns, else the first time read; "otherData.origin_ns" says which; with
+ * absolute time, from the Unix epoch, origin_ns 0, to line the trace up
+ * with other tools' - a viewer reading ts as a double keeps about 0.25 us
+ * of it at today's dates):
+ *
+ *   pid 1            "host: <app> (pid N)": gpufl scopes on one track per
+ *                    thread, tid 16 + T "scopes: thread T" (T the
+ *                    scope_event_batch's tid column of the scope's begin),
+ *                    or on tid 1 "scopes" in a session without that
+ *                    column; tid 2 "NVTX" (ranges: scope_instance_id bit
+ *                    62, and nvtx_marker_event), tid 3 "synchronization",
+ *                    tid 4 "perf ranges" (perf_metric_event), tid 5 "deep
+ *                    windows"; counters "cpu", "ram"
+ *   pid 100 + d      "GPU d: <name>": one tid per stream ("stream 7") with
+ *                    kernels, memcpys, memsets and graph launches as "X"
+ *                    events; counters "util", "memory", "power",
+ *                    "temperature" (device_metric_batch), "pm: <metric>" (PM)
+ *   pid 99           "GPU ?": rows that do not say their device when the
+ *                    session has more than one (kernel_event_batch and
+ *                    memcpy_event_batch have no device_id column; the only
+ *                    device job_start lists is used when there is one)
+ *
+ * Scopes are written at their end (X with the begin's ts); those still
+ * open at the end of the read are written at finish, up to the last time
+ * read, with args.open_at_end.  Metadata events (process_name,
+ * process_sort_index, thread_name) are written the first time a track is
+ * used.  Every string goes through fl_buf_str (JSON escaping).  The
+ * timed records besides kernels, copies, scopes and synchronizations
+ * (memsets, graph launches, NVTX markers, perf ranges, deep windows) are
+ * read by report/export_ranges.c and written here.
+ */
+#include "export_int.h"
+#include "export_ranges.h"
+#include "../reader/read.h"
+#include "../util/buf.h"
+#include "model.h"
+#include "scopes.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PID_HOST 1
+#define PID_GPU_UNKNOWN 99
+#define PID_GPU_BASE 100
+#define TID_SCOPES 1
+#define TID_NVTX 2
+#define TID_SYNC 3
+#define TID_THREAD_BASE 16 /* + a thread's tid (the tid column): its scopes' track */
+_Static_assert(TID_NVTX == FL_EX_TID_NVTX, "NVTX ranges and markers share a thread");
+static uint64_t origin(fl_export *e)
+{
+    if (!e->have_origin) {
+        e->origin = e->absolute ? 0 : fl_model_origin(e->m);
+        e->have_origin = true;
+    }
+    return e->origin;
+}
+
+/* Microseconds with three decimals (ns precision), signed. */
+static void put_us(fl_buf *b, int64_t ns)
+{
+    uint64_t a = ns < 0 ? 0u - (uint64_t)ns : (uint64_t)ns;
+    fl_buf_printf(b, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+}
+
+static void put_ts(fl_export *e, uint64_t t)
+{
+    uint64_t o = origin(e);
+    put_us(&e->line, t >= o ? (int64_t)(t - o) : -(int64_t)(o - t));
+}
+
+/* Opens an event: {"name":N,"cat":C,"ph":P,"ts":T,"pid":P,"tid":T - the
+ * caller adds the rest and closes it with end_event. */
+static void begin_event(fl_export *e, const char *name, const char *cat, const char *ph,
+                        bool have_ts, uint64_t t, int64_t pid, int64_t tid)
+{
+    fl_buf *b = &e->line;
+    fl_buf_puts(b, e->first_event ? "{\"name\":" : ",\n{\"name\":");
+    e->first_event = false;
+    fl_buf_str(b, name);
+    if (cat) {
+        fl_buf_puts(b, ",\"cat\":");
+        fl_buf_str(b, cat);
+    }
+    fl_buf_printf(b, ",\"ph\":\"%s\"", ph);
+    if (have_ts) {
+        fl_buf_puts(b, ",\"ts\":");
+        put_ts(e, t);
+    }
+    fl_buf_printf(b, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64, pid, tid);
+}
+
+static void end_event(fl_export *e)
+{
+    fl_buf_puts(&e->line, "}");
+    fl_ex_put_line(e);
+    e->events++;
+}
+
+static void meta(fl_export *e, const char *what, int64_t pid, int64_t tid, const char *key,
+                 const char *sval, int64_t ival)
+{
+    begin_event(e, what, NULL, "M", false, 0, pid, tid);
+    fl_buf_puts(&e->line, ",\"args\":{");
+    fl_buf_str(&e->line, key);
+    fl_buf_puts(&e->line, ":");
+    if (sval)
+        fl_buf_str(&e->line, sval);
+    else
+        fl_buf_i64(&e->line, ival);
+    fl_buf_puts(&e->line, "}");
+    end_event(e);
+}
+
+/* The pid of the device NVML numbers dev (device_metric_batch rows). */
+static int64_t gpu_pid_nvml(int64_t dev)
+{
+    if (dev < 0 || dev > 1000000)
+        return PID_GPU_UNKNOWN;
+    return PID_GPU_BASE + dev;
+}
+
+/* The pid of the device CUDA numbers dev (-1: not recorded): the same
+ * track as its device_metric_batch rows (model.h). */
+static int64_t gpu_pid(const fl_export *e, int64_t dev)
+{
+    if (dev < 0)
+        dev = e->m->default_device;
+    return gpu_pid_nvml(dev < 0 ? dev : fl_model_gpu_of_cuda(e->m, dev));
+}
+
+/* Labels a track the first time it is used. */
+static void track(fl_export *e, int64_t pid, int64_t tid)
+{
+    bool fresh;
+    uint64_t pkey = (uint64_t)pid << 33 | 1ull << 32;
+    if (!fl_map_put(&e->tracks, pkey, &fresh)) {
+        e->oom = true;
+        return;
+    }
+    if (fresh) {
+        char name[512];
+        if (pid == PID_HOST) {
+            const fl_model *m = e->m;
+            if (m->have_pid)
+                snprintf(name, sizeof name, "host: %s (pid %" PRId64 ")", m->app ? m->app : "?",
+                         m->pid);
+            else
+                snprintf(name, sizeof name, "host: %s", m->app ? m->app : "?");
+        } else if (pid == PID_GPU_UNKNOWN) {
+            snprintf(name, sizeof name, "GPU ? (device not recorded)");
+        } else {
+            const char *dn = fl_model_device_name(e->m, pid - PID_GPU_BASE);
+            snprintf(name, sizeof name, "GPU %" PRId64 "%s%s", pid - PID_GPU_BASE, dn ? ": " : "",
+                     dn ? dn : "");
+        }
+        meta(e, "process_name", pid, 0, "name", name, 0);
+        meta(e, "process_sort_index", pid, 0, "sort_index", NULL, pid);
+    }
+    if (tid < 0)
+        return;
+    if (!fl_map_put(&e->tracks, (uint64_t)pid << 33 | (uint32_t)tid, &fresh)) {
+        e->oom = true;
+        return;
+    }
+    if (!fresh)
+        return;
+    char name[64];
+    if (pid == PID_HOST && tid >= TID_THREAD_BASE)
+        snprintf(name, sizeof name, "scopes: thread %" PRId64, tid - TID_THREAD_BASE);
+    else if (pid == PID_HOST)
+        snprintf(name, sizeof name, "%s",
+                 tid == TID_SCOPES       ? "scopes"
+                 : tid == TID_NVTX       ? "NVTX"
+                 : tid == FL_EX_TID_PERF ? "perf ranges"
+                 : tid == FL_EX_TID_DEEP ? "deep windows"
+                                         : "synchronization");
+    else
+        snprintf(name, sizeof name, "stream %" PRId64, tid);
+    meta(e, "thread_name", pid, tid, "name", name, 0);
+    meta(e, "thread_sort_index", pid, tid, "sort_index", NULL, tid);
+}
+
+/* ------------------------------------------------------ args helpers */
+
+static void arg_u64(fl_buf *b, bool *first, const char *key, uint64_t v)
+{
+    fl_buf_puts(b, *first ? "" : ",");
+    *first = false;
+    fl_buf_str(b, key);
+    fl_buf_puts(b, ":");
+    fl_buf_u64(b, v);
+}
+
+static void arg_i64(fl_buf *b, bool *first, const char *key, int64_t v)
+{
+    fl_buf_puts(b, *first ? "" : ",");
+    *first = false;
+    fl_buf_str(b, key);
+    fl_buf_puts(b, ":");
+    fl_buf_i64(b, v);
+}
+
+static void arg_dbl(fl_buf *b, bool *first, const char *key, double v)
+{
+    fl_buf_puts(b, *first ? "" : ",");
+    *first = false;
+    fl_buf_str(b, key);
+    fl_buf_puts(b, ":");
+    fl_buf_double(b, v);
+}
+
+static void arg_str(fl_buf *b, bool *first, const char *key, const char *v)
+{
+    fl_buf_puts(b, *first ? "" : ",");
+    *first = false;
+    fl_buf_str(b, key);
+    fl_buf_puts(b, ":");
+    fl_buf_str(b, v);
+}
+
+static void chrome_kernel(fl_export *e, const fl_krow *k)
+{
+    int64_t pid = gpu_pid(e, k->device_id);
+    track(e, pid, k->stream_id);
+    const char *name = fl_model_kernel_name(e->m, k->kernel_id);
+    char buf[64];
+    if (!name) {
+        snprintf(buf, sizeof buf, "kernel %" PRIu32, k->kernel_id);
+        name = buf;
+    }
+    begin_event(e, name, "kernel", "X", true, k->start_ns, pid, k->stream_id);
+    fl_buf *b = &e->line;
+    fl_buf_puts(b, ",\"dur\":");
+    put_us(b, (int64_t)k->duration_ns);
+    fl_buf_puts(b, ",\"args\":{");
+    bool first = true;
+    arg_u64(b, &first, "kernel_id", k->kernel_id);
+    arg_u64(b, &first, "corr_id", k->corr_id);
+    const fl_kdetail *d = k->detail;
+    if (d && d->have_grid)
+        arg_str(b, &first, "grid", fl_dim3_format(buf, sizeof buf, d->grid));
+    if (d && d->have_block)
+        arg_str(b, &first, "block", fl_dim3_format(buf, sizeof buf, d->block));
+    if (k->num_regs >= 0)
+        arg_i64(b, &first, "registers", k->num_regs);
+    if (k->dyn_shared >= 0)
+        arg_i64(b, &first, "dyn_shared_bytes", k->dyn_shared);
+    if (d && d->static_shared >= 0)
+        arg_i64(b, &first, "static_shared_bytes", d->static_shared);
+    if (d && !isnan(d->occupancy))
+        arg_dbl(b, &first, "occupancy", d->occupancy);
+    if (d && d->limiting)
+        arg_str(b, &first, "limiting_resource", d->limiting);
+    if (d && d->user_scope)
+        arg_str(b, &first, "user_scope", d->user_scope);
+    if (k->external_kind > 0) {
+        arg_i64(b, &first, "external_kind", k->external_kind);
+        arg_u64(b, &first, "external_id", k->external_id);
+    }
+    fl_buf_puts(b, "}");
+    end_event(e);
+}
+
+/* ------------------------------------------------------------ others */
+
+static void device_event(fl_export *e, const char *name, const char *cat, uint64_t t, uint64_t dur,
+                         int64_t dev, uint64_t stream)
+{
+    int64_t pid = gpu_pid(e, dev);
+    track(e, pid, (int64_t)stream);
+    begin_event(e, name, cat, "X", true, t, pid, (int64_t)stream);
+    fl_buf_puts(&e->line, ",\"dur\":");
+    put_us(&e->line, (int64_t)dur);
+    fl_buf_puts(&e->line, ",\"args\":{");
+}
+
+static void memcpy_batch(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_batch_colid(b, FL_COL_MEMCPY_DT_NS),
+        c_stream = fl_batch_colid(b, FL_COL_MEMCPY_STREAM_ID),
+        c_dur = fl_batch_colid(b, FL_COL_MEMCPY_DURATION_NS),
+        c_bytes = fl_batch_colid(b, FL_COL_MEMCPY_BYTES),
+        c_kind = fl_batch_colid(b, FL_COL_MEMCPY_COPY_KIND),
+        c_corr = fl_batch_colid(b, FL_COL_MEMCPY_CORR_ID),
+        c_src = fl_batch_colid(b, FL_COL_MEMCPY_SRC_DEVICE_ID),
+        c_dst = fl_batch_colid(b, FL_COL_MEMCPY_DST_DEVICE_ID),
+        c_dev = fl_batch_colid(b, FL_COL_MEMCPY_DEVICE_ID);
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, stream = 0, dur = 0, bytes = 0, kind = 0, corr = 0, src, dst, dev;
+        if (!fl_rcell_u64(b, i, c_dt, &dt))
+            continue;
+        fl_rcell_u64(b, i, c_stream, &stream);
+        fl_rcell_u64(b, i, c_dur, &dur);
+        fl_rcell_u64(b, i, c_bytes, &bytes);
+        fl_rcell_u64(b, i, c_kind, &kind);
+        fl_rcell_u64(b, i, c_corr, &corr);
+        bool have_src = fl_rcell_u64(b, i, c_src, &src);
+        bool have_dst = fl_rcell_u64(b, i, c_dst, &dst);
+        int64_t device = -1;
+        if (have_src && src <= INT32_MAX)
+            device = (int64_t)src;
+        else if (fl_rcell_u64(b, i, c_dev, &dev) && dev <= INT32_MAX)
+            device = (int64_t)dev;
+        char name[48];
+        const char *kn = fl_copy_kind_name(kind);
+        if (kn)
+            snprintf(name, sizeof name, "memcpy %s", kn);
+        else
+            snprintf(name, sizeof name, "memcpy kind %" PRIu64, kind);
+        device_event(e, name, "memcpy", b->base_time_ns + dt, dur, device, stream);
+        bool first = true;
+        arg_u64(&e->line, &first, "bytes", bytes);
+        arg_u64(&e->line, &first, "copy_kind", kind);
+        arg_u64(&e->line, &first, "corr_id", corr);
+        if (dur)
+            arg_dbl(&e->line, &first, "gb_per_s", (double)bytes / (double)dur);
+        if (have_src)
+            arg_u64(&e->line, &first, "src_device_id", src);
+        if (have_dst)
+            arg_u64(&e->line, &first, "dst_device_id", dst);
+        fl_buf_puts(&e->line, "}");
+        end_event(e);
+    }
+}
+
+/* A timed record's complete event (export_ranges.c says which and where). */
+static void span_event(fl_export *e, const fl_ex_span *s)
+{
+    if (s->on_device) {
+        device_event(e, s->name, s->cat, s->start_ns, s->dur_ns, s->device, s->stream);
+    } else {
+        track(e, PID_HOST, s->host_tid);
+        begin_event(e, s->name, s->cat, "X", true, s->start_ns, PID_HOST, s->host_tid);
+        fl_buf_puts(&e->line, ",\"dur\":");
+        put_us(&e->line, (int64_t)s->dur_ns);
+        fl_buf_puts(&e->line, ",\"args\":{");
+    }
+    bool first = true;
+    for (size_t i = 0; i < s->nargs; i++) {
+        const fl_ex_arg *a = &s->args[i];
+        if (a->kind == FL_EX_ARG_U64)
+            arg_u64(&e->line, &first, a->key, a->u);
+        else if (a->kind == FL_EX_ARG_I64)
+            arg_i64(&e->line, &first, a->key, a->i);
+        else if (a->kind == FL_EX_ARG_DBL)
+            arg_dbl(&e->line, &first, a->key, a->d);
+        else
+            arg_str(&e->line, &first, a->key, a->s);
+    }
+    fl_buf_puts(&e->line, "}");
+    end_event(e);
+}
+
+static void graph_batch(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_batch_colid(b, FL_COL_GRAPH_DT_NS),
+        c_graph = fl_batch_colid(b, FL_COL_GRAPH_GRAPH_ID),
+        c_stream = fl_batch_colid(b, FL_COL_GRAPH_STREAM_ID),
+        c_dur = fl_batch_colid(b, FL_COL_GRAPH_DURATION_NS),
+        c_corr = fl_batch_colid(b, FL_COL_GRAPH_CORR_ID),
+        c_dev = fl_batch_colid(b, FL_COL_GRAPH_DEVICE_ID);
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, graph = 0, stream = 0, dur = 0, corr = 0, dev;
+        if (!fl_rcell_u64(b, i, c_dt, &dt))
+            continue;
+        fl_rcell_u64(b, i, c_graph, &graph);
+        fl_rcell_u64(b, i, c_stream, &stream);
+        fl_rcell_u64(b, i, c_dur, &dur);
+        fl_rcell_u64(b, i, c_corr, &corr);
+        bool have_dev = fl_rcell_u64(b, i, c_dev, &dev) && dev <= INT32_MAX;
+        device_event(e, "graph launch", "graph", b->base_time_ns + dt, dur,
+                     have_dev ? (int64_t)dev : -1, stream);
+        bool first = true;
+        arg_u64(&e->line, &first, "graph_id", graph);
+        arg_u64(&e->line, &first, "corr_id", corr);
+        fl_buf_puts(&e->line, "}");
+        end_event(e);
+    }
+}
+
+static void sync_batch(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_batch_colid(b, FL_COL_SYNC_DT_NS),
+        c_dur = fl_batch_colid(b, FL_COL_SYNC_DURATION_NS),
+        c_type = fl_batch_colid(b, FL_COL_SYNC_SYNC_TYPE),
+        c_stream = fl_batch_colid(b, FL_COL_SYNC_STREAM_ID),
+        c_corr = fl_batch_colid(b, FL_COL_SYNC_CORR_ID);
+    static const char *const names[] = {"sync (unknown)", "sync event", "sync stream wait event",
+                                        "sync stream", "sync context"};
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, dur = 0, type = 0, stream, corr = 0;
+        if (!fl_rcell_u64(b, i, c_dt, &dt))
+            continue;
+        fl_rcell_u64(b, i, c_dur, &dur);
+        fl_rcell_u64(b, i, c_type, &type);
+        fl_rcell_u64(b, i, c_corr, &corr);
+        track(e, PID_HOST, TID_SYNC);
+        begin_event(e, type < 5 ? names[type] : "sync", "sync", "X", true, b->base_time_ns + dt,
+                    PID_HOST, TID_SYNC);
+        fl_buf_puts(&e->line, ",\"dur\":");
+        put_us(&e->line, (int64_t)dur);
+        fl_buf_puts(&e->line, ",\"args\":{");
+        bool first = true;
+        arg_u64(&e->line, &first, "sync_type", type);
+        if (fl_rcell_u64(b, i, c_stream, &stream))
+            arg_u64(&e->line, &first, "stream_id", stream);
+        arg_u64(&e->line, &first, "corr_id", corr);
+        fl_buf_puts(&e->line, "}");
+        end_event(e);
+    }
+}
+
+/* thread: the tid of the scope's thread, -1 when the session does not say
+ * (one track for all scopes). */
+static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint64_t t0, uint64_t t1,
+                        bool open_at_end, int64_t thread)
+{
+    bool nvtx = (instance & FL_NVTX_INSTANCE_BIT) != 0;
+    int64_t tid = nvtx ? TID_NVTX : thread >= 0 ? TID_THREAD_BASE + thread : TID_SCOPES;
+    const char *name = fl_model_scope_name(e->m, name_id);
+    char buf[64];
+    if (!name) {
+        snprintf(buf, sizeof buf, "scope %" PRIu64, name_id);
+        name = buf;
+    }
+    track(e, PID_HOST, tid);
+    begin_event(e, name, nvtx ? "nvtx" : "scope", "X", true, t0, PID_HOST, tid);
+    fl_buf_puts(&e->line, ",\"dur\":");
+    put_us(&e->line, t1 > t0 ? (int64_t)(t1 - t0) : 0);
+    fl_buf_puts(&e->line, ",\"args\":{");
+    bool first = true;
+    arg_u64(&e->line, &first, "instance_id", nvtx ? instance & ~FL_NVTX_INSTANCE_BIT : instance);
+    if (thread >= 0 && !nvtx)
+        arg_i64(&e->line, &first, "tid", thread);
+    if (open_at_end)
+        fl_buf_puts(&e->line, ",\"open_at_end\":true");
+    fl_buf_puts(&e->line, "}");
+    end_event(e);
+}
+
+/* The thread of a scope that ends: its begin's (a scope may end on
+ * another thread), else the end row's; -1 when neither says. */
+static int64_t ended_thread(fl_export *e, uint64_t instance, bool have_row_tid, uint64_t row_tid)
+{
+    fl_mval *v = e->open_tid.n ? fl_map_find(&e->open_tid, instance) : NULL;
+    if (v) {
+        int64_t t = (int64_t)v->a;
+        fl_map_del(&e->open_tid, instance);
+        return t;
+    }
+    return have_row_tid ? (int64_t)row_tid : -1;
+}
+
+static void scope_batch(fl_export *e, const fl_batch *b)
+{
+    fl_scope_cols c = fl_scope_cols_of(b);
+    int c_tid = fl_batch_colid(b, FL_COL_SCOPE_TID);
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t tid = 0, type = 0, id = 0;
+        /* A tid past 31 bits (not a Linux thread id) is not a track. */
+        bool have_tid = c_tid >= 0 && fl_rcell_u64(b, i, c_tid, &tid) && tid <= INT32_MAX;
+        if (have_tid && fl_rcell_u64(b, i, c.type, &type) && (type == 0 || type == 2) &&
+            fl_rcell_u64(b, i, c.id, &id) && !fl_map_find(&e->open, id)) {
+            fl_mval *v = fl_map_put(&e->open_tid, id, NULL);
+            if (!v) {
+                e->oom = true;
+                return;
+            }
+            v->a = tid;
+        }
+        fl_scope_end end;
+        fl_scope_step st = fl_scope_row(&e->open, b, &c, i, &end);
+        if (st == FL_SCOPE_OOM) {
+            e->oom = true;
+            return;
+        }
+        if (st == FL_SCOPE_ENDED)
+            scope_event(e, end.instance, end.name_id, end.start_ns, end.end_ns, false,
+                        ended_thread(e, end.instance, have_tid, tid));
+    }
+}
+
+/* A counter event with up to four named values (NaN: left out); nothing
+ * when all are missing. */
+static void counter(fl_export *e, const char *name, int64_t pid, uint64_t t,
+                    const char *const *keys, const double *vals, size_t n)
+{
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        any |= !isnan(vals[i]);
+    if (!any)
+        return;
+    track(e, pid, -1);
+    begin_event(e, name, NULL, "C", true, t, pid, 0);
+    fl_buf_puts(&e->line, ",\"args\":{");
+    bool first = true;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(vals[i]))
+            arg_dbl(&e->line, &first, keys[i], vals[i]);
+    fl_buf_puts(&e->line, "}");
+    end_event(e);
+}
+
+static double cell(const fl_batch *b, size_t row, int col, double scale)
+{
+    double v;
+    return fl_rcell_real(b, row, col, &v) ? v * scale : NAN;
+}
+
+static void device_metrics(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_batch_colid(b, FL_COL_DEVMETRIC_DT_NS),
+        c_dev = fl_batch_colid(b, FL_COL_DEVMETRIC_DEVICE_ID),
+        c_ug = fl_batch_colid(b, FL_COL_DEVMETRIC_GPU_UTIL),
+        c_um = fl_batch_colid(b, FL_COL_DEVMETRIC_MEM_UTIL),
+        c_temp = fl_batch_colid(b, FL_COL_DEVMETRIC_TEMP_C),
+        c_pw = fl_batch_colid(b, FL_COL_DEVMETRIC_POWER_MW),
+        c_used = fl_batch_colid(b, FL_COL_DEVMETRIC_USED_MIB);
+    static const char *const util_keys[] = {"gpu_pct", "mem_pct"};
+    static const char *const mem_keys[] = {"used_mib"};
+    static const char *const power_keys[] = {"power_w"};
+    static const char *const temp_keys[] = {"temp_c"};
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, dev;
+        if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_dev, &dev) || dev > INT32_MAX)
+            continue;
+        uint64_t t = b->base_time_ns + dt;
+        int64_t pid = gpu_pid_nvml((int64_t)dev);
+        double util[2] = {cell(b, i, c_ug, 1), cell(b, i, c_um, 1)};
+        double used = cell(b, i, c_used, 1), power = cell(b, i, c_pw, 1e-3),
+               temp = cell(b, i, c_temp, 1);
+        counter(e, "util", pid, t, util_keys, util, 2);
+        counter(e, "memory", pid, t, mem_keys, &used, 1);
+        counter(e, "power", pid, t, power_keys, &power, 1);
+        counter(e, "temperature", pid, t, temp_keys, &temp, 1);
+    }
+}
+
+static void host_metrics(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_batch_colid(b, FL_COL_HOSTMETRIC_DT_NS),
+        c_cpu = fl_batch_colid(b, FL_COL_HOSTMETRIC_CPU_PCT_X100),
+        c_used = fl_batch_colid(b, FL_COL_HOSTMETRIC_RAM_USED_MIB);
+    static const char *const cpu_keys[] = {"cpu_pct"};
+    static const char *const ram_keys[] = {"used_mib"};
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt;
+        if (!fl_rcell_u64(b, i, c_dt, &dt))
+            continue;
+        uint64_t t = b->base_time_ns + dt;
+        double cpu = cell(b, i, c_cpu, 0.01), used = cell(b, i, c_used, 1);
+        counter(e, "cpu", PID_HOST, t, cpu_keys, &cpu, 1);
+        counter(e, "ram", PID_HOST, t, ram_keys, &used, 1);
+    }
+}
+
+/* PM samples: a counter per metric on its GPU, "pm: <metric>" (or its id). */
+static void pm_counters(fl_export *e, const fl_batch *b)
+{
+    int c_dt = fl_batch_colid(b, FL_COL_PM_DT_NS), c_dev = fl_batch_colid(b, FL_COL_PM_DEVICE_ID),
+        c_m = fl_batch_colid(b, FL_COL_PM_METRIC_ID), c_v = fl_batch_colid(b, FL_COL_PM_VALUE);
+    static const char *const keys[] = {"value"};
+    char name[160];
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t dt, dev, m;
+        double v = cell(b, i, c_v, 1);
+        if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_dev, &dev) ||
+            !fl_rcell_u64(b, i, c_m, &m) || dev > INT32_MAX)
+            continue;
+        const char *mn = fl_model_metric_name(e->m, m);
+        if (!mn || snprintf(name, sizeof name, "pm: %s", mn) < 0)
+            snprintf(name, sizeof name, "pm: metric %" PRIu64, m);
+        counter(e, name, gpu_pid(e, (int64_t)dev), b->base_time_ns + dt, keys, &v, 1);
+    }
+}
+
+/* ------------------------------------------------------------ hooks */
+
+static void chrome_record(fl_export *e, fl_type t, const json_t *rec)
+{
+    fl_ex_span s;
+    if (fl_ex_record_span(t, rec, &s)) {
+        fl_ex_start(e);
+        span_event(e, &s);
+    }
+    fl_ex_span_free(&s);
+}
+
+static void chrome_batch(fl_export *e, const fl_batch *b)
+{
+    switch (b->type_id) {
+    case FL_T_MEMCPY_EVENT_BATCH:
+        memcpy_batch(e, b);
+        break;
+    case FL_T_SCOPE_EVENT_BATCH:
+        scope_batch(e, b);
+        break;
+    case FL_T_DEVICE_METRIC_BATCH:
+        device_metrics(e, b);
+        break;
+    case FL_T_HOST_METRIC_BATCH:
+        host_metrics(e, b);
+        break;
+    case FL_T_GRAPH_EVENT_BATCH:
+        graph_batch(e, b);
+        break;
+    case FL_T_SYNCHRONIZATION_EVENT_BATCH:
+        sync_batch(e, b);
+        break;
+    case FL_T_PM_SAMPLE_BATCH:
+        pm_counters(e, b);
+        break;
+    default:
+        break;
+    }
+}
+
+static void other_data(fl_export *e, const fl_read_result *res)
+{
+    const fl_model *m = e->m;
+    fl_buf *b = &e->line;
+    bool first = true;
+    fl_buf_puts(b, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{");
+    arg_str(b, &first, "generator", "gpu-profile");
+    arg_str(b, &first, "app", m->app);
+    arg_str(b, &first, "session_id", m->session_id);
+    arg_str(b, &first, "hostname", m->hostname);
+    if (m->have_pid)
+        arg_i64(b, &first, "pid", m->pid);
+    arg_str(b, &first, "session_kind", m->session_kind);
+    arg_str(b, &first, "profiling_engine", m->engine);
+    if (e->have_origin || m->have_start || m->have_time) {
+        arg_u64(b, &first, "origin_ns", origin(e));
+        arg_str(b, &first, "origin",
+                e->absolute     ? "unix_epoch"
+                : m->have_start ? fl_type_name(FL_T_JOB_START)
+                                : "first_record");
+    }
+    if (m->have_shutdown)
+        arg_u64(b, &first, "end_ns", m->shutdown_ns);
+    else if (m->have_time)
+        arg_u64(b, &first, "end_ns", m->last_ns);
+    bool crashed = res ? res->crashed : !m->have_shutdown;
+    fl_buf_printf(b, ",\"crashed\":%s", crashed ? "true" : "false");
+    arg_u64(b, &first, "events", e->events);
+    if (res) {
+        arg_u64(b, &first, "bad_lines", res->bad_lines);
+        arg_u64(b, &first, "bad_records", res->bad_records);
+        arg_u64(b, &first, "other_session_records", res->other_session);
+        arg_u64(b, &first, "gz_errors", res->gz_errors);
+    }
+    fl_buf_puts(b, "}}\n");
+    fl_ex_put_line(e);
+}
+
+static void chrome_finish(fl_export *e, const fl_read_result *res)
+{
+    /* Scopes the read left open: up to the last time read. */
+    uint64_t end = e->m->have_shutdown ? e->m->shutdown_ns : e->m->last_ns;
+    for (size_t i = 0; i < e->open.cap; i++)
+        if (e->open.used[i])
+            scope_event(e, e->open.keys[i], e->open.vals[i].b, e->open.vals[i].a, end, true,
+                        ended_thread(e, e->open.keys[i], false, 0));
+    fl_map_clear(&e->open);
+    other_data(e, res);
+}
+
+const fl_export_hooks fl_export_chrome = {
+    .header = "{\"traceEvents\":[\n",
+    .kernel = chrome_kernel,
+    .batch = chrome_batch,
+    .record = chrome_record,
+    .finish = chrome_finish,
+};

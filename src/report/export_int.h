@@ -1,0 +1,69 @@
+/*
+ * report/export_int.h - what an exporter (a row of export.h's
+ * FL_EXPORTERS) sees of an export: the export's state, the line it
+ * writes into, and the hooks it fills.
+ *
+ * Promises: report/export.c keeps the session model, the caps, the header
+ * and the output; an exporter's hooks only add lines (fl_ex_put_line), so
+ * a new format is one file with one fl_export_hooks and one row.  Not
+ * exported; nothing here prints.
+ */
+#ifndef FL_EXPORT_INT_H
+#define FL_EXPORT_INT_H
+
+#include "../reader/read.h"
+#include "../util/buf.h"
+#include "export.h"
+#include "maps.h"
+#include "model.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct fl_export {
+    const fl_exporter *x; /* the row of the format */
+    FILE *out;
+    fl_model *m;
+    fl_buf line;
+    bool started, finished, write_error, oom;
+    char stop_why[400]; /* cb_stop's answer */
+    uint64_t events;
+    /* The Chrome trace's (export_chrome.c): */
+    bool first_event;
+    uint64_t origin;
+    bool have_origin;
+    bool absolute;      /* ts from the Unix epoch, not from the session's origin */
+    fl_u64map tracks;   /* pid << 33 | tid, pid << 33 | 2^32 for the process */
+    fl_u64map open;     /* scope_instance_id -> a: start ns, b: name_id */
+    fl_u64map open_tid; /* scope_instance_id -> a: its begin's tid */
+};
+
+/* An exporter's hooks; NULL: nothing for it.  Each is called after the
+ * model has taken what it reads, never after finish. */
+struct fl_export_hooks {
+    const char *header; /* written before the first line */
+    /* A kernel row joined to its details (the model holds rows back until
+     * their kernel_detail came); the header is written. */
+    void (*kernel)(fl_export *e, const fl_krow *k);
+    /* A batch of a known type (b->type set); the header is written. */
+    void (*batch)(fl_export *e, const fl_batch *b);
+    /* A record that is not a batch; the header is written only when the
+     * hook writes (fl_ex_start). */
+    void (*record)(fl_export *e, fl_type t, const json_t *rec);
+    /* After the read and the model's finish, before the flush (res may be
+     * NULL): what was held back, the closing lines. */
+    void (*finish)(fl_export *e, const fl_read_result *res);
+};
+
+/* The header, once, before any line. */
+void fl_ex_start(fl_export *e);
+/* e->line to the output (or the out-of-memory / write error noted), then
+ * emptied. */
+void fl_ex_put_line(fl_export *e);
+
+extern const fl_export_hooks fl_export_chrome; /* export_chrome.c */
+extern const fl_export_hooks fl_export_csv;    /* export_csv.c */
+
+#endif /* FL_EXPORT_INT_H */
