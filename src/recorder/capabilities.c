@@ -163,33 +163,40 @@ static const char *rp_reason(uint32_t status)
 
 static void add_rp_cap(session *s, const fl_trace_stats *st)
 {
-    if (st->rp_status != FL_PC_ACTIVE) {
-        const char *msg = st->rp_msg[0] ? st->rp_msg : "the CUPTI plugin did not start it";
-        add_cap(s, "range_profiler", true, FL_CAP_FALLBACK, rp_reason(st->rp_status), "%s", msg);
+    if (st->engines[FL_ENGINE_RP].status != FL_PC_ACTIVE) {
+        const char *msg = st->engines[FL_ENGINE_RP].message[0]
+                              ? st->engines[FL_ENGINE_RP].message
+                              : "the CUPTI plugin did not start it";
+        add_cap(s, "range_profiler", true, FL_CAP_FALLBACK,
+                rp_reason(st->engines[FL_ENGINE_RP].status), "%s", msg);
         return;
     }
     add_cap(s, "range_profiler", true, FL_CAP_COLLECTED, "",
             "CUPTI range profiler: %s; the metric set is chosen for the chip at the first "
             "outermost scope with a CUDA context",
-            st->rp_per_kernel ? "one range per kernel launch inside outermost scopes (kernel "
-                                "replay, any pass count)"
-                              : "one range per outermost scope (user replay, one pass)");
+            st->engines[FL_ENGINE_RP].counters.rp.per_kernel
+                ? "one range per kernel launch inside outermost scopes (kernel "
+                  "replay, any pass count)"
+                : "one range per outermost scope (user replay, one pass)");
 }
 
 static void add_pc_caps(session *s, const fl_trace_stats *st)
 {
     bool src = s->cfg.enable_source_collection;
-    if (st->pc_status != FL_PC_ACTIVE) {
-        const char *msg = st->pc_msg[0] ? st->pc_msg : "the CUPTI plugin did not start it";
-        add_cap(s, "pc_sampling", true, FL_CAP_FALLBACK, pc_reason(st->pc_status), "%s", msg);
+    if (st->engines[FL_ENGINE_PC].status != FL_PC_ACTIVE) {
+        const char *msg = st->engines[FL_ENGINE_PC].message[0]
+                              ? st->engines[FL_ENGINE_PC].message
+                              : "the CUPTI plugin did not start it";
+        add_cap(s, "pc_sampling", true, FL_CAP_FALLBACK,
+                pc_reason(st->engines[FL_ENGINE_PC].status), "%s", msg);
         add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                src ? pc_reason(st->pc_status) : "", "%s", src ? msg : "");
+                src ? pc_reason(st->engines[FL_ENGINE_PC].status) : "", "%s", src ? msg : "");
     } else {
         add_cap(s, "pc_sampling", true, FL_CAP_COLLECTED, "",
                 "CUPTI PC sampling every 2^%u cycles, all stall reasons, kernels serialised; "
                 "enabled on each CUDA context, read at each outermost scope's end and when "
                 "the session ends",
-                st->pc_period_log2);
+                st->engines[FL_ENGINE_PC].counters.pc.period_log2);
         if (src)
             add_cap(s, "source_collection", true, FL_CAP_COLLECTED, "",
                     "PC offsets mapped to file:line with cuptiGetSassToSourceCorrelation on the "
@@ -219,15 +226,19 @@ static const char *pm_reason(uint32_t status)
 /* pm_sampling when the PmSampling engine was asked for and Trace runs. */
 static void add_pm_caps(session *s, const fl_trace_stats *st)
 {
-    if (st->pm_status != FL_PC_ACTIVE)
-        add_cap(s, "pm_sampling", true, FL_CAP_FALLBACK, pm_reason(st->pm_status), "%s",
-                st->pm_msg[0] ? st->pm_msg : "the CUPTI plugin did not start it");
+    if (st->engines[FL_ENGINE_PM].status != FL_PC_ACTIVE)
+        add_cap(s, "pm_sampling", true, FL_CAP_FALLBACK,
+                pm_reason(st->engines[FL_ENGINE_PM].status), "%s",
+                st->engines[FL_ENGINE_PM].message[0] ? st->engines[FL_ENGINE_PM].message
+                                                     : "the CUPTI plugin did not start it");
     else
         add_cap(s, "pm_sampling", true, FL_CAP_COLLECTED, "",
                 "CUPTI PM sampling every %u us of GPU time, %u metrics (%s set) in one pass; "
                 "set up on each device when its first CUDA context is created, decoded on the "
                 "writer thread",
-                st->pm_interval_us, st->pm_metrics, st->pm_preset);
+                st->engines[FL_ENGINE_PM].counters.pm.interval_us,
+                st->engines[FL_ENGINE_PM].counters.pm.metrics,
+                st->engines[FL_ENGINE_PM].counters.pm.preset);
 }
 
 /* sass_metrics (and source_collection when PC sampling does not say it)
@@ -235,17 +246,19 @@ static void add_pm_caps(session *s, const fl_trace_stats *st)
 static void add_sass_caps(session *s, const fl_trace_stats *st, bool say_source)
 {
     bool src = s->cfg.enable_source_collection;
-    if (st->sass_status != FL_PC_ACTIVE) {
+    if (st->engines[FL_ENGINE_SASS].status != FL_PC_ACTIVE) {
         /* Off although asked: a plugin without SASS metrics. */
-        bool none = st->sass_status == FL_PC_OFF;
-        const char *msg = st->sass_msg[0] ? st->sass_msg
+        bool none = st->engines[FL_ENGINE_SASS].status == FL_PC_OFF;
+        const char *msg = st->engines[FL_ENGINE_SASS].message[0]
+                              ? st->engines[FL_ENGINE_SASS].message
                           : none ? "not implemented by this CUPTI plugin; the session runs Trace"
                                  : "the CUPTI plugin did not start it";
         add_cap(s, "sass_metrics", true, FL_CAP_FALLBACK,
-                none ? "not_implemented" : rp_reason(st->sass_status), "%s", msg);
+                none ? "not_implemented" : rp_reason(st->engines[FL_ENGINE_SASS].status), "%s",
+                msg);
         if (say_source)
             add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                    src ? rp_reason(st->sass_status) : "", "%s", src ? msg : "");
+                    src ? rp_reason(st->engines[FL_ENGINE_SASS].status) : "", "%s", src ? msg : "");
         return;
     }
     add_cap(s, "sass_metrics", true, FL_CAP_COLLECTED, "",
@@ -318,7 +331,8 @@ static gpufl_engine selected_of(session *s, bool tracing)
         /* Deep -> PcSampling -> Trace; SASS metrics alone say so. */
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
-        bool pc = st.pc_status == FL_PC_ACTIVE, sass = st.sass_status == FL_PC_ACTIVE;
+        bool pc = st.engines[FL_ENGINE_PC].status == FL_PC_ACTIVE,
+             sass = st.engines[FL_ENGINE_SASS].status == FL_PC_ACTIVE;
         return pc && sass ? GPUFL_ENGINE_DEEP
                : pc       ? GPUFL_ENGINE_PC_SAMPLING
                : sass     ? GPUFL_ENGINE_SASS_METRICS
@@ -327,25 +341,25 @@ static gpufl_engine selected_of(session *s, bool tracing)
     if (fl_trace_engine_wants_pc(s->cfg.profiling_engine)) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
-        if (st.pc_status == FL_PC_ACTIVE)
+        if (st.engines[FL_ENGINE_PC].status == FL_PC_ACTIVE)
             return GPUFL_ENGINE_PC_SAMPLING;
     }
     if (s->cfg.profiling_engine == GPUFL_ENGINE_PM_SAMPLING) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
-        if (st.pm_status == FL_PC_ACTIVE)
+        if (st.engines[FL_ENGINE_PM].status == FL_PC_ACTIVE)
             return GPUFL_ENGINE_PM_SAMPLING;
     }
     if (fl_trace_engine_wants_sass(s->cfg.profiling_engine)) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
-        if (st.sass_status == FL_PC_ACTIVE)
+        if (st.engines[FL_ENGINE_SASS].status == FL_PC_ACTIVE)
             return GPUFL_ENGINE_SASS_METRICS;
     }
     if (s->cfg.profiling_engine == GPUFL_ENGINE_RANGE_PROFILER) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
-        if (st.rp_status == FL_PC_ACTIVE)
+        if (st.engines[FL_ENGINE_RP].status == FL_PC_ACTIVE)
             return GPUFL_ENGINE_RANGE_PROFILER;
     }
     return GPUFL_ENGINE_TRACE;
@@ -374,28 +388,31 @@ void fl_caps_build(session *s, bool tracing, const char *why, const char *device
         fl_trace_engine_stats(s, &st);
         FL_DEBUG(s, "profiling_engine %s requested, running %s: PC sampling: %s; SASS metrics: %s",
                  gpufl_engine_name(req), gpufl_engine_name(sel),
-                 st.pc_status == FL_PC_ACTIVE ? "active" : st.pc_msg,
-                 st.sass_status == FL_PC_ACTIVE ? "active" : st.sass_msg);
+                 st.engines[FL_ENGINE_PC].status == FL_PC_ACTIVE ? "active"
+                                                                 : st.engines[FL_ENGINE_PC].message,
+                 st.engines[FL_ENGINE_SASS].status == FL_PC_ACTIVE
+                     ? "active"
+                     : st.engines[FL_ENGINE_SASS].message);
     } else if (fl_trace_engine_wants_pc(req) && sel != GPUFL_ENGINE_PC_SAMPLING) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
         FL_DEBUG(s, "profiling_engine %s requested, running Trace: PC sampling: %s",
-                 gpufl_engine_name(req), st.pc_msg);
+                 gpufl_engine_name(req), st.engines[FL_ENGINE_PC].message);
     } else if (req == GPUFL_ENGINE_PM_SAMPLING && sel != req) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
         FL_DEBUG(s, "profiling_engine %s requested, running Trace: PM sampling: %s",
-                 gpufl_engine_name(req), st.pm_msg);
+                 gpufl_engine_name(req), st.engines[FL_ENGINE_PM].message);
     } else if (req == GPUFL_ENGINE_RANGE_PROFILER && sel != req) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
         FL_DEBUG(s, "profiling_engine %s requested, running Trace: range profiler: %s",
-                 gpufl_engine_name(req), st.rp_msg);
+                 gpufl_engine_name(req), st.engines[FL_ENGINE_RP].message);
     } else if (fl_trace_engine_wants_sass(req) && sel != GPUFL_ENGINE_SASS_METRICS) {
         fl_trace_stats st;
         fl_trace_engine_stats(s, &st);
         FL_DEBUG(s, "profiling_engine %s requested, running Trace: SASS metrics: %s",
-                 gpufl_engine_name(req), st.sass_msg);
+                 gpufl_engine_name(req), st.engines[FL_ENGINE_SASS].message);
     } else if (req > sel)
         FL_DEBUG(s, "profiling_engine %s requested, running %s: %s", gpufl_engine_name(req),
                  gpufl_engine_name(sel), above_why);
@@ -576,18 +593,18 @@ static void pc_source_final(session *s, const fl_trace_stats *st, uint64_t no_li
     if (!is_collected(s, "source_collection"))
         return;
     set_cap(s, "source_collection", FL_CAP_COLLECTED, "",
-            "%u cubins kept (%llu bytes); %llu %s without a source line", st->pc_cubins,
-            (unsigned long long)st->pc_cubin_bytes, (unsigned long long)no_line, unit);
-    if (st->pc_cubins_no_lines > 0)
+            "%u cubins kept (%llu bytes); %llu %s without a source line", st->cubins,
+            (unsigned long long)st->cubin_bytes, (unsigned long long)no_line, unit);
+    if (st->cubins_no_lines > 0)
         mark_partial(s, "source_collection", "no_line_info",
                      "%u of %u cubins have no line information: build the CUDA code with "
                      "-lineinfo (nvcc) for file:line",
-                     st->pc_cubins_no_lines, st->pc_cubins);
-    if (st->pc_cubins_over > 0)
+                     st->cubins_no_lines, st->cubins);
+    if (st->cubins_over > 0)
         mark_partial(s, "source_collection", "cubin_bound",
                      "%u cubins not kept: the 64 MiB bound on cubin copies was reached; their "
                      "samples have no source line",
-                     st->pc_cubins_over);
+                     st->cubins_over);
 }
 
 /* cubin_disassembly's last word: the functions written, and what the
@@ -622,9 +639,11 @@ static void disasm_final(session *s, const fl_trace_stats *st, const fl_trace_co
 static void fell_back(session *s, const fl_trace_stats *st)
 {
     gpufl_engine e = GPUFL_ENGINE_TRACE;
-    if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP && st->pc_status == FL_PC_ACTIVE)
+    if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP &&
+        st->engines[FL_ENGINE_PC].status == FL_PC_ACTIVE)
         e = GPUFL_ENGINE_PC_SAMPLING;
-    else if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP && st->sass_status == FL_PC_ACTIVE)
+    else if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP &&
+             st->engines[FL_ENGINE_SASS].status == FL_PC_ACTIVE)
         e = GPUFL_ENGINE_SASS_METRICS;
     s->selected_engine = fl_engine_wire_name(e);
 }
@@ -635,44 +654,53 @@ static void pc_final(session *s, const fl_trace_stats *st, const fl_trace_counts
 {
     if (!fl_trace_engine_wants_pc(s->cfg.profiling_engine) || !is_collected(s, "pc_sampling"))
         return;
-    if (st->pc_status != FL_PC_ACTIVE) {
-        set_cap(s, "pc_sampling", FL_CAP_FALLBACK, pc_reason(st->pc_status), "%s", st->pc_msg);
+    if (st->engines[FL_ENGINE_PC].status != FL_PC_ACTIVE) {
+        set_cap(s, "pc_sampling", FL_CAP_FALLBACK, pc_reason(st->engines[FL_ENGINE_PC].status),
+                "%s", st->engines[FL_ENGINE_PC].message);
         if (is_collected(s, "source_collection"))
-            set_cap(s, "source_collection", FL_CAP_FALLBACK, pc_reason(st->pc_status), "%s",
-                    st->pc_msg);
+            set_cap(s, "source_collection", FL_CAP_FALLBACK,
+                    pc_reason(st->engines[FL_ENGINE_PC].status), "%s",
+                    st->engines[FL_ENGINE_PC].message);
         fell_back(s, st);
         return;
     }
-    const char *how = st->pc_method == FL_PC_METHOD_ACTIVITY ? "activity API (PC_SAMPLING records)"
-                                                             : "PC Sampling API";
+    const char *how = st->engines[FL_ENGINE_PC].counters.pc.method == FL_PC_METHOD_ACTIVITY
+                          ? "activity API (PC_SAMPLING records)"
+                          : "PC Sampling API";
     if (n->samples == 0) {
         set_cap(s, "pc_sampling", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
                 "%s on %u contexts, every 2^%u cycles: no sample was collected (%llu reads; "
                 "CUPTI counted %llu samples, %llu in kernels it gives no PCs for)%s",
-                how, st->pc_contexts, st->pc_period_log2, (unsigned long long)st->pc_collections,
-                (unsigned long long)st->pc_total_samples,
-                (unsigned long long)st->pc_non_user_samples,
-                st->pc_contexts ? "" : ": no CUDA context was created");
+                how, st->engines[FL_ENGINE_PC].counters.pc.contexts,
+                st->engines[FL_ENGINE_PC].counters.pc.period_log2,
+                (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.collections,
+                (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.total_samples,
+                (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.non_user_samples,
+                st->engines[FL_ENGINE_PC].counters.pc.contexts ? ""
+                                                               : ": no CUDA context was created");
         return;
     }
     set_cap(s, "pc_sampling", FL_CAP_COLLECTED, "",
             "%s, every 2^%u cycles, %u stall reasons: %llu samples in %llu rows from %llu reads "
             "on %u contexts",
-            how, st->pc_period_log2, st->pc_stall_reasons, (unsigned long long)n->samples,
-            (unsigned long long)n->sample_rows, (unsigned long long)st->pc_collections,
-            st->pc_contexts);
-    if (st->pc_dropped_samples > 0 || st->pc_hw_buffer_full > 0)
+            how, st->engines[FL_ENGINE_PC].counters.pc.period_log2,
+            st->engines[FL_ENGINE_PC].counters.pc.stall_reasons, (unsigned long long)n->samples,
+            (unsigned long long)n->sample_rows,
+            (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.collections,
+            st->engines[FL_ENGINE_PC].counters.pc.contexts);
+    if (st->engines[FL_ENGINE_PC].counters.pc.dropped_samples > 0 ||
+        st->engines[FL_ENGINE_PC].counters.pc.hw_buffer_full > 0)
         mark_partial(s, "pc_sampling", "samples_dropped",
                      "%llu samples dropped by the hardware (buffer full %llu times): raise "
                      "pc_sampling_period",
-                     (unsigned long long)st->pc_dropped_samples,
-                     (unsigned long long)st->pc_hw_buffer_full);
-    if (st->pc_lost_samples > 0)
+                     (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.dropped_samples,
+                     (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.hw_buffer_full);
+    if (st->engines[FL_ENGINE_PC].counters.pc.lost_samples > 0)
         mark_partial(s, "pc_sampling", "samples_lost",
                      "%llu samples not kept: read while no sink was there and the aggregation "
                      "table was full",
-                     (unsigned long long)st->pc_lost_samples);
-    pc_source_final(s, st, st->pc_no_line_samples, "samples");
+                     (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.lost_samples);
+    pc_source_final(s, st, st->engines[FL_ENGINE_PC].counters.pc.no_line_samples, "samples");
     disasm_final(s, st, n);
 }
 
@@ -682,35 +710,48 @@ static void pm_final(session *s, const fl_trace_stats *st, const fl_trace_counts
 {
     if (s->cfg.profiling_engine != GPUFL_ENGINE_PM_SAMPLING || !is_collected(s, "pm_sampling"))
         return;
-    if (st->pm_status != FL_PC_ACTIVE) {
-        set_cap(s, "pm_sampling", FL_CAP_FALLBACK, pm_reason(st->pm_status), "%s", st->pm_msg);
+    if (st->engines[FL_ENGINE_PM].status != FL_PC_ACTIVE) {
+        set_cap(s, "pm_sampling", FL_CAP_FALLBACK, pm_reason(st->engines[FL_ENGINE_PM].status),
+                "%s", st->engines[FL_ENGINE_PM].message);
         return;
     }
     if (n->pm_rows == 0) {
         set_cap(s, "pm_sampling", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
                 "PM sampling every %u us on %u devices, %llu decodes, no sample%s%s",
-                st->pm_interval_us, st->pm_devices, (unsigned long long)st->pm_decodes,
-                st->pm_devices ? "" : ": no CUDA context was created", st->pm_msg[0] ? "; " : "");
-        if (st->pm_msg[0])
-            mark_partial(s, "pm_sampling", "cupti_error", "%s", st->pm_msg);
+                st->engines[FL_ENGINE_PM].counters.pm.interval_us,
+                st->engines[FL_ENGINE_PM].counters.pm.devices,
+                (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.decodes,
+                st->engines[FL_ENGINE_PM].counters.pm.devices ? ""
+                                                              : ": no CUDA context was created",
+                st->engines[FL_ENGINE_PM].message[0] ? "; " : "");
+        if (st->engines[FL_ENGINE_PM].message[0])
+            mark_partial(s, "pm_sampling", "cupti_error", "%s", st->engines[FL_ENGINE_PM].message);
         return;
     }
     set_cap(s, "pm_sampling", FL_CAP_COLLECTED, "",
             "PM sampling every %u us, %u metrics (%s set): %llu samples, %llu rows, %llu "
             "decodes, %u devices",
-            st->pm_interval_us, st->pm_metrics, st->pm_preset, (unsigned long long)st->pm_samples,
-            (unsigned long long)n->pm_rows, (unsigned long long)st->pm_decodes, st->pm_devices);
-    if (st->pm_overflows > 0)
+            st->engines[FL_ENGINE_PM].counters.pm.interval_us,
+            st->engines[FL_ENGINE_PM].counters.pm.metrics,
+            st->engines[FL_ENGINE_PM].counters.pm.preset,
+            (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.samples,
+            (unsigned long long)n->pm_rows,
+            (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.decodes,
+            st->engines[FL_ENGINE_PM].counters.pm.devices);
+    if (st->engines[FL_ENGINE_PM].counters.pm.overflows > 0)
         mark_partial(s, "pm_sampling", "samples_dropped",
                      "the hardware buffer overflowed in %llu decodes (the oldest samples were "
                      "overwritten): raise pm_sampling_interval_us",
-                     (unsigned long long)st->pm_overflows);
-    if (st->pm_bad_values == 0 && st->pm_msg[0])
-        mark_partial(s, "pm_sampling", "incomplete", "%s", st->pm_msg);
-    if (st->pm_bad_values > 0)
+                     (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.overflows);
+    if (st->engines[FL_ENGINE_PM].counters.pm.bad_values == 0 &&
+        st->engines[FL_ENGINE_PM].message[0])
+        mark_partial(s, "pm_sampling", "incomplete", "%s", st->engines[FL_ENGINE_PM].message);
+    if (st->engines[FL_ENGINE_PM].counters.pm.bad_values > 0)
         mark_partial(s, "pm_sampling", "values_dropped",
                      "%llu values left out (not finite, or CUPTI could not evaluate them)%s%s",
-                     (unsigned long long)st->pm_bad_values, st->pm_msg[0] ? ": " : "", st->pm_msg);
+                     (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.bad_values,
+                     st->engines[FL_ENGINE_PM].message[0] ? ": " : "",
+                     st->engines[FL_ENGINE_PM].message);
 }
 
 /* sass_metrics' last word: a fall-back found after init (a context that
@@ -719,12 +760,14 @@ static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_coun
 {
     if (!fl_trace_engine_wants_sass(s->cfg.profiling_engine) || !is_collected(s, "sass_metrics"))
         return;
-    if (st->sass_status != FL_PC_ACTIVE) {
-        set_cap(s, "sass_metrics", FL_CAP_FALLBACK, rp_reason(st->sass_status), "%s", st->sass_msg);
+    if (st->engines[FL_ENGINE_SASS].status != FL_PC_ACTIVE) {
+        set_cap(s, "sass_metrics", FL_CAP_FALLBACK, rp_reason(st->engines[FL_ENGINE_SASS].status),
+                "%s", st->engines[FL_ENGINE_SASS].message);
         /* Under Deep source_collection is PC sampling's to say. */
         if (s->cfg.profiling_engine != GPUFL_ENGINE_DEEP && is_collected(s, "source_collection"))
-            set_cap(s, "source_collection", FL_CAP_FALLBACK, rp_reason(st->sass_status), "%s",
-                    st->sass_msg);
+            set_cap(s, "source_collection", FL_CAP_FALLBACK,
+                    rp_reason(st->engines[FL_ENGINE_SASS].status), "%s",
+                    st->engines[FL_ENGINE_SASS].message);
         fell_back(s, st);
         return;
     }
@@ -732,9 +775,13 @@ static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_coun
         set_cap(s, "sass_metrics", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
                 "%u metrics (%u skipped) on %u contexts: no instruction was counted (%llu "
                 "reads)%s",
-                st->sass_metrics, st->sass_metrics_skipped, st->sass_contexts,
-                (unsigned long long)st->sass_collections,
-                st->sass_contexts ? "" : ": no CUDA context was created");
+                st->engines[FL_ENGINE_SASS].counters.sass.metrics,
+                st->engines[FL_ENGINE_SASS].counters.sass.metrics_skipped,
+                st->engines[FL_ENGINE_SASS].counters.sass.contexts,
+                (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.collections,
+                st->engines[FL_ENGINE_SASS].counters.sass.contexts
+                    ? ""
+                    : ": no CUDA context was created");
         return;
     }
     /* What the counts cover: CUPTI counts a function until its first read
@@ -742,23 +789,26 @@ static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_coun
     set_cap(s, "sass_metrics", FL_CAP_COLLECTED, "",
             "%u metrics (%u skipped): %llu patched-instruction records in %llu rows from %llu "
             "reads on %u contexts; %s",
-            st->sass_metrics, st->sass_metrics_skipped, (unsigned long long)st->sass_records,
-            (unsigned long long)n->sass_rows, (unsigned long long)st->sass_collections,
-            st->sass_contexts,
+            st->engines[FL_ENGINE_SASS].counters.sass.metrics,
+            st->engines[FL_ENGINE_SASS].counters.sass.metrics_skipped,
+            (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.records,
+            (unsigned long long)n->sass_rows,
+            (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.collections,
+            st->engines[FL_ENGINE_SASS].counters.sass.contexts,
             s->cfg.sass_all_kernels
                 ? "every launch of the session counted"
                 : "each kernel counted in the first outermost scope it ran in (later scopes' "
                   "launches of it are not: CUPTI counts a function until its first read)");
-    if (st->sass_dropped_records > 0)
+    if (st->engines[FL_ENGINE_SASS].counters.sass.dropped_records > 0)
         mark_partial(s, "sass_metrics", "samples_dropped",
                      "%llu records dropped by CUPTI at disable (not read before it)",
-                     (unsigned long long)st->sass_dropped_records);
-    if (st->sass_lost_values > 0)
+                     (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.dropped_records);
+    if (st->engines[FL_ENGINE_SASS].counters.sass.lost_values > 0)
         mark_partial(s, "sass_metrics", "samples_lost",
                      "%llu values not kept: read while no sink was there and the aggregation "
                      "table was full",
-                     (unsigned long long)st->sass_lost_values);
-    pc_source_final(s, st, st->sass_no_line_values, "SASS values");
+                     (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.lost_values);
+    pc_source_final(s, st, st->engines[FL_ENGINE_SASS].counters.sass.no_line_values, "SASS values");
 }
 
 /* range_profiler's last word: a fall-back found at the first scope (the
@@ -768,40 +818,49 @@ static void rp_final(session *s, const fl_trace_stats *st, const fl_trace_counts
     if (s->cfg.profiling_engine != GPUFL_ENGINE_RANGE_PROFILER ||
         !is_collected(s, "range_profiler"))
         return;
-    if (st->rp_status != FL_PC_ACTIVE) {
-        set_cap(s, "range_profiler", FL_CAP_FALLBACK, rp_reason(st->rp_status), "%s", st->rp_msg);
+    if (st->engines[FL_ENGINE_RP].status != FL_PC_ACTIVE) {
+        set_cap(s, "range_profiler", FL_CAP_FALLBACK, rp_reason(st->engines[FL_ENGINE_RP].status),
+                "%s", st->engines[FL_ENGINE_RP].message);
         s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
         return;
     }
     char what[1400], mode[96];
-    if (st->rp_per_kernel)
+    if (st->engines[FL_ENGINE_RP].counters.rp.per_kernel)
         snprintf(mode, sizeof mode, "kernel ranges (kernel replay, up to %llu per scope)",
-                 (unsigned long long)st->rp_max_ranges);
+                 (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.max_ranges);
     else
         snprintf(mode, sizeof mode, "scope ranges (user replay)");
-    snprintf(what, sizeof what, "%s on %s, %u metrics in %u pass%s (%s)%s%s", mode, st->rp_chip,
-             st->rp_metrics, st->rp_passes, st->rp_passes == 1 ? "" : "es", st->rp_scheduled,
-             st->rp_left_out[0] ? "; left out: " : "", st->rp_left_out);
+    snprintf(what, sizeof what, "%s on %s, %u metrics in %u pass%s (%s)%s%s", mode,
+             st->engines[FL_ENGINE_RP].counters.rp.chip,
+             st->engines[FL_ENGINE_RP].counters.rp.metrics,
+             st->engines[FL_ENGINE_RP].counters.rp.passes,
+             st->engines[FL_ENGINE_RP].counters.rp.passes == 1 ? "" : "es",
+             st->engines[FL_ENGINE_RP].counters.rp.scheduled,
+             st->engines[FL_ENGINE_RP].counters.rp.left_out[0] ? "; left out: " : "",
+             st->engines[FL_ENGINE_RP].counters.rp.left_out);
     if (n->perf_ranges == 0) {
         set_cap(s, "range_profiler", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_ranges",
                 "%s: no range was collected (%llu outermost scopes skipped, %llu ranges "
                 "dropped, %llu windows without all passes submitted)",
-                what, (unsigned long long)st->rp_skipped, (unsigned long long)st->rp_dropped,
-                (unsigned long long)st->rp_incomplete);
+                what, (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.skipped,
+                (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.dropped,
+                (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.incomplete);
         return;
     }
     set_cap(s, "range_profiler", FL_CAP_COLLECTED, "", "%s: %llu ranges written", what,
             (unsigned long long)n->perf_ranges);
-    if (st->rp_dropped > 0 || st->rp_incomplete > 0)
+    if (st->engines[FL_ENGINE_RP].counters.rp.dropped > 0 ||
+        st->engines[FL_ENGINE_RP].counters.rp.incomplete > 0)
         mark_partial(s, "range_profiler", "ranges_dropped",
                      "%llu ranges dropped (CUPTI's image or our queue full), %llu windows "
                      "without all passes submitted",
-                     (unsigned long long)st->rp_dropped, (unsigned long long)st->rp_incomplete);
-    if (st->rp_skipped > 0)
+                     (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.dropped,
+                     (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.incomplete);
+    if (st->engines[FL_ENGINE_RP].counters.rp.skipped > 0)
         mark_partial(s, "range_profiler", "scopes_skipped",
                      "%llu outermost scopes not profiled: another thread's range was open, or "
                      "they ran on another CUDA context (one range at a time, one context)",
-                     (unsigned long long)st->rp_skipped);
+                     (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.skipped);
 }
 
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)

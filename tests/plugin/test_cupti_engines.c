@@ -98,10 +98,10 @@ static void nothing_asked(void)
         fl_engines[i]->drain(&sink);
         fl_engines[i]->stats(&st);
     }
-    CHECK_INT(st.pc_status, FL_PC_OFF);
-    CHECK_INT(st.pm_status, FL_PC_OFF);
-    CHECK_INT(st.sass_status, FL_PC_OFF);
-    CHECK_INT(st.rp_status, FL_PC_OFF);
+    CHECK_INT(st.engines[FL_ENGINE_PC].status, FL_PC_OFF);
+    CHECK_INT(st.engines[FL_ENGINE_PM].status, FL_PC_OFF);
+    CHECK_INT(st.engines[FL_ENGINE_SASS].status, FL_PC_OFF);
+    CHECK_INT(st.engines[FL_ENGINE_RP].status, FL_PC_OFF);
     for (size_t i = fl_n_engines; i-- > 0;)
         fl_engines[i]->release();
 }
