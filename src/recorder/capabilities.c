@@ -125,8 +125,33 @@ static void add_trace_caps(session *s, bool tracing, const char *why)
     }
 }
 
-/* PC sampling's reason code for a status (FL_PC_*). */
-static const char *pc_reason(uint32_t status)
+/* ------------------------------------------------ the profiling engines */
+
+/* One row per engine of the CUPTI plugin (its slot of fl_trace_stats.engines):
+ * its capture_capabilities entry, what asks for it, its reason codes, and
+ * what it says at init and at the end.  Adding an engine: its row here. */
+typedef struct cap_engine cap_engine;
+typedef void (*cap_init_fn)(session *s, const cap_engine *r, const fl_engine_stats *e,
+                            bool say_source);
+typedef void (*cap_final_fn)(session *s, const cap_engine *r, const fl_trace_stats *st,
+                             const fl_trace_counts *n);
+struct cap_engine {
+    uint32_t slot;       /* FL_ENGINE_* */
+    const char *feature; /* its capture_capabilities entry */
+    const char *what;    /* in the debug line: "PC sampling" */
+    gpufl_engine engine; /* the session's engine while it is active */
+    bool sources;        /* says source_collection (the first that runs does) */
+    bool (*wants)(gpufl_engine req);
+    /* The reason codes of the statuses from FL_PC_MIG on, which are each
+     * engine's own (FL_PC_MIG, FL_RP_*); NULL: cupti_error. */
+    const char *own_reasons[3];
+    cap_init_fn init;
+    cap_final_fn final;
+};
+
+/* An engine's reason code for a status (FL_PC_*): the causes every engine
+ * shares, then its own. */
+static const char *engine_reason(const cap_engine *r, uint32_t status)
 {
     switch (status) {
     case FL_PC_NO_PERMISSION:
@@ -140,63 +165,45 @@ static const char *pc_reason(uint32_t status)
     case FL_PC_CONFLICT:
         return "profiler_conflict";
     default:
-        return "cupti_error";
+        break;
     }
+    if (status >= FL_PC_MIG && status - FL_PC_MIG < 3 && r->own_reasons[status - FL_PC_MIG])
+        return r->own_reasons[status - FL_PC_MIG];
+    return "cupti_error";
 }
 
-/* pc_sampling, source_collection and cubin_disassembly when PC sampling
- * was asked for and the Trace engine runs: what the plugin's start said. */
-/* The range profiler's reason codes: PC sampling's, and its own. */
-static const char *rp_reason(uint32_t status)
+static void add_rp_cap(session *s, const cap_engine *r, const fl_engine_stats *e, bool say_source)
 {
-    switch (status) {
-    case FL_RP_LATE_INIT:
-        return "initialized_after_cuda_work";
-    case FL_RP_NO_METRICS:
-        return "metrics_unavailable";
-    case FL_RP_NO_CONTEXT:
-        return "no_cuda_context";
-    default:
-        return pc_reason(status);
-    }
-}
-
-static void add_rp_cap(session *s, const fl_trace_stats *st)
-{
-    if (st->engines[FL_ENGINE_RP].status != FL_PC_ACTIVE) {
-        const char *msg = st->engines[FL_ENGINE_RP].message[0]
-                              ? st->engines[FL_ENGINE_RP].message
-                              : "the CUPTI plugin did not start it";
-        add_cap(s, "range_profiler", true, FL_CAP_FALLBACK,
-                rp_reason(st->engines[FL_ENGINE_RP].status), "%s", msg);
+    (void)say_source;
+    if (e->status != FL_PC_ACTIVE) {
+        const char *msg = e->message[0] ? e->message : "the CUPTI plugin did not start it";
+        add_cap(s, "range_profiler", true, FL_CAP_FALLBACK, engine_reason(r, e->status), "%s", msg);
         return;
     }
     add_cap(s, "range_profiler", true, FL_CAP_COLLECTED, "",
             "CUPTI range profiler: %s; the metric set is chosen for the chip at the first "
             "outermost scope with a CUDA context",
-            st->engines[FL_ENGINE_RP].counters.rp.per_kernel
+            e->counters.rp.per_kernel
                 ? "one range per kernel launch inside outermost scopes (kernel "
                   "replay, any pass count)"
                 : "one range per outermost scope (user replay, one pass)");
 }
 
-static void add_pc_caps(session *s, const fl_trace_stats *st)
+static void add_pc_caps(session *s, const cap_engine *r, const fl_engine_stats *e, bool say_source)
 {
+    (void)say_source;
     bool src = s->cfg.enable_source_collection;
-    if (st->engines[FL_ENGINE_PC].status != FL_PC_ACTIVE) {
-        const char *msg = st->engines[FL_ENGINE_PC].message[0]
-                              ? st->engines[FL_ENGINE_PC].message
-                              : "the CUPTI plugin did not start it";
-        add_cap(s, "pc_sampling", true, FL_CAP_FALLBACK,
-                pc_reason(st->engines[FL_ENGINE_PC].status), "%s", msg);
+    if (e->status != FL_PC_ACTIVE) {
+        const char *msg = e->message[0] ? e->message : "the CUPTI plugin did not start it";
+        add_cap(s, "pc_sampling", true, FL_CAP_FALLBACK, engine_reason(r, e->status), "%s", msg);
         add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                src ? pc_reason(st->engines[FL_ENGINE_PC].status) : "", "%s", src ? msg : "");
+                src ? engine_reason(r, e->status) : "", "%s", src ? msg : "");
     } else {
         add_cap(s, "pc_sampling", true, FL_CAP_COLLECTED, "",
                 "CUPTI PC sampling every 2^%u cycles, all stall reasons, kernels serialised; "
                 "enabled on each CUDA context, read at each outermost scope's end and when "
                 "the session ends",
-                st->engines[FL_ENGINE_PC].counters.pc.period_log2);
+                e->counters.pc.period_log2);
         if (src)
             add_cap(s, "source_collection", true, FL_CAP_COLLECTED, "",
                     "PC offsets mapped to file:line with cuptiGetSassToSourceCorrelation on the "
@@ -216,49 +223,39 @@ static void add_pc_caps(session *s, const fl_trace_stats *st)
                 s->disasm_why[0] ? s->disasm_why : "PC sampling is not active");
 }
 
-/* PM sampling's reason code for a status (FL_PC_*): PC sampling's, and
- * mig_device of its own. */
-static const char *pm_reason(uint32_t status)
-{
-    return status == FL_PC_MIG ? "mig_device" : pc_reason(status);
-}
-
 /* pm_sampling when the PmSampling engine was asked for and Trace runs. */
-static void add_pm_caps(session *s, const fl_trace_stats *st)
+static void add_pm_caps(session *s, const cap_engine *r, const fl_engine_stats *e, bool say_source)
 {
-    if (st->engines[FL_ENGINE_PM].status != FL_PC_ACTIVE)
-        add_cap(s, "pm_sampling", true, FL_CAP_FALLBACK,
-                pm_reason(st->engines[FL_ENGINE_PM].status), "%s",
-                st->engines[FL_ENGINE_PM].message[0] ? st->engines[FL_ENGINE_PM].message
-                                                     : "the CUPTI plugin did not start it");
+    (void)say_source;
+    const fl_pm_counters *c = &e->counters.pm;
+    if (e->status != FL_PC_ACTIVE)
+        add_cap(s, "pm_sampling", true, FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
+                e->message[0] ? e->message : "the CUPTI plugin did not start it");
     else
         add_cap(s, "pm_sampling", true, FL_CAP_COLLECTED, "",
                 "CUPTI PM sampling every %u us of GPU time, %u metrics (%s set) in one pass; "
                 "set up on each device when its first CUDA context is created, decoded on the "
                 "writer thread",
-                st->engines[FL_ENGINE_PM].counters.pm.interval_us,
-                st->engines[FL_ENGINE_PM].counters.pm.metrics,
-                st->engines[FL_ENGINE_PM].counters.pm.preset);
+                c->interval_us, c->metrics, c->preset);
 }
 
 /* sass_metrics (and source_collection when PC sampling does not say it)
  * when SASS metrics were asked for and the Trace engine runs. */
-static void add_sass_caps(session *s, const fl_trace_stats *st, bool say_source)
+static void add_sass_caps(session *s, const cap_engine *r, const fl_engine_stats *e,
+                          bool say_source)
 {
     bool src = s->cfg.enable_source_collection;
-    if (st->engines[FL_ENGINE_SASS].status != FL_PC_ACTIVE) {
+    if (e->status != FL_PC_ACTIVE) {
         /* Off although asked: a plugin without SASS metrics. */
-        bool none = st->engines[FL_ENGINE_SASS].status == FL_PC_OFF;
-        const char *msg = st->engines[FL_ENGINE_SASS].message[0]
-                              ? st->engines[FL_ENGINE_SASS].message
+        bool none = e->status == FL_PC_OFF;
+        const char *msg = e->message[0] ? e->message
                           : none ? "not implemented by this CUPTI plugin; the session runs Trace"
                                  : "the CUPTI plugin did not start it";
         add_cap(s, "sass_metrics", true, FL_CAP_FALLBACK,
-                none ? "not_implemented" : rp_reason(st->engines[FL_ENGINE_SASS].status), "%s",
-                msg);
+                none ? "not_implemented" : engine_reason(r, e->status), "%s", msg);
         if (say_source)
             add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                    src ? rp_reason(st->engines[FL_ENGINE_SASS].status) : "", "%s", src ? msg : "");
+                    src ? engine_reason(r, e->status) : "", "%s", src ? msg : "");
         return;
     }
     add_cap(s, "sass_metrics", true, FL_CAP_COLLECTED, "",
@@ -272,65 +269,99 @@ static void add_sass_caps(session *s, const fl_trace_stats *st, bool say_source)
                     : "");
 }
 
-/* The rungs above Trace: PC sampling runs in the plugin; the others are
- * later work and fall back to Trace with the plugin running, to Monitor
- * without it (above_why says which). */
+static bool wants_pm(gpufl_engine req)
+{
+    return req == GPUFL_ENGINE_PM_SAMPLING;
+}
+
+static bool wants_rp(gpufl_engine req)
+{
+    return req == GPUFL_ENGINE_RANGE_PROFILER;
+}
+
+static void pc_final(session *s, const cap_engine *r, const fl_trace_stats *st,
+                     const fl_trace_counts *n);
+static void pm_final(session *s, const cap_engine *r, const fl_trace_stats *st,
+                     const fl_trace_counts *n);
+static void sass_final(session *s, const cap_engine *r, const fl_trace_stats *st,
+                       const fl_trace_counts *n);
+static void rp_final(session *s, const cap_engine *r, const fl_trace_stats *st,
+                     const fl_trace_counts *n);
+
+#define RP_REASONS                                                                                 \
+    {                                                                                              \
+        "initialized_after_cuda_work", "metrics_unavailable", "no_cuda_context"                    \
+    }
+
+/* In the order of their entries; the last word on a feature two engines
+ * share (source_collection under Deep) is the earlier one's: the ends walk
+ * the table backward. */
+static const cap_engine cap_engines[] = {
+    {FL_ENGINE_PM,
+     "pm_sampling",
+     "PM sampling",
+     GPUFL_ENGINE_PM_SAMPLING,
+     false,
+     wants_pm,
+     {"mig_device"},
+     add_pm_caps,
+     pm_final},
+    {FL_ENGINE_PC,
+     "pc_sampling",
+     "PC sampling",
+     GPUFL_ENGINE_PC_SAMPLING,
+     true,
+     fl_trace_engine_wants_pc,
+     {NULL},
+     add_pc_caps,
+     pc_final},
+    {FL_ENGINE_SASS, "sass_metrics", "SASS metrics", GPUFL_ENGINE_SASS_METRICS, true,
+     fl_trace_engine_wants_sass, RP_REASONS, add_sass_caps, sass_final},
+    {FL_ENGINE_RP, "range_profiler", "range profiler", GPUFL_ENGINE_RANGE_PROFILER, false, wants_rp,
+     RP_REASONS, add_rp_cap, rp_final},
+};
+#define N_CAP_ENGINES (sizeof cap_engines / sizeof cap_engines[0])
+
+/* The rungs above Trace: each engine the options ask for says what the
+ * plugin's start achieved; without the plugin (above_why says why) they
+ * fall back to Monitor. */
 static void add_above_trace_caps(session *s, bool tracing, const char *above_why)
 {
     gpufl_engine req = s->cfg.profiling_engine;
     const char *above = tracing ? "not_implemented" : "cupti_unavailable";
-    bool pc = fl_trace_engine_wants_pc(req);
-    bool sass = req == GPUFL_ENGINE_SASS_METRICS || req == GPUFL_ENGINE_DEEP;
-    bool range = req == GPUFL_ENGINE_RANGE_PROFILER;
-    bool pm = req == GPUFL_ENGINE_PM_SAMPLING;
-    if (pm && tracing) {
-        fl_trace_stats st;
+    fl_trace_stats st;
+    if (tracing)
         fl_trace_engine_stats(s, &st);
-        add_pm_caps(s, &st);
-    } else {
-        add_cap(s, "pm_sampling", pm, pm ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pm ? above : "",
-                "%s", pm ? above_why : "");
+    bool source_said = false, src = false;
+    for (size_t i = 0; i < N_CAP_ENGINES; i++) {
+        const cap_engine *r = &cap_engines[i];
+        bool want = r->wants(req);
+        src = src || (want && r->sources);
+        if (want && tracing) {
+            r->init(s, r, &st.engines[r->slot], !source_said);
+            source_said = source_said || r->sources;
+        } else
+            add_cap(s, r->feature, want, want ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
+                    want ? above : "", "%s", want ? above_why : "");
     }
-    if (pc && tracing) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        add_pc_caps(s, &st);
-    } else {
-        add_cap(s, "pc_sampling", pc, pc ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pc ? above : "",
-                "%s", pc ? above_why : "");
-    }
-    bool sass_run = tracing && fl_trace_engine_wants_sass(req);
-    if (sass_run) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        add_sass_caps(s, &st, !(pc && tracing));
-    } else {
-        add_cap(s, "sass_metrics", sass, sass ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                sass ? above : "", "%s", sass ? above_why : "");
-    }
-    if (range && tracing) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        add_rp_cap(s, &st);
-    } else
-        add_cap(s, "range_profiler", range, range ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                range ? above : "", "%s", range ? above_why : "");
-    if ((pc && tracing) || sass_run)
+    if (source_said)
         return;
-    bool src = s->cfg.enable_source_collection && (pc || sass);
+    src = src && s->cfg.enable_source_collection;
     add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
             src ? above : "", "%s", src ? above_why : "");
 }
 
-/* The engine a session runs: PcSampling while its sampling is active. */
+/* The engine a session runs: the one asked for while it is active; under
+ * Deep the rungs left (Deep -> PcSampling -> Trace; SASS metrics alone say
+ * so). */
 static gpufl_engine selected_of(session *s, bool tracing)
 {
     if (!tracing)
         return GPUFL_ENGINE_MONITOR;
-    if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP) {
-        /* Deep -> PcSampling -> Trace; SASS metrics alone say so. */
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
+    gpufl_engine req = s->cfg.profiling_engine;
+    fl_trace_stats st;
+    fl_trace_engine_stats(s, &st);
+    if (req == GPUFL_ENGINE_DEEP) {
         bool pc = st.engines[FL_ENGINE_PC].status == FL_PC_ACTIVE,
              sass = st.engines[FL_ENGINE_SASS].status == FL_PC_ACTIVE;
         return pc && sass ? GPUFL_ENGINE_DEEP
@@ -338,31 +369,45 @@ static gpufl_engine selected_of(session *s, bool tracing)
                : sass     ? GPUFL_ENGINE_SASS_METRICS
                           : GPUFL_ENGINE_TRACE;
     }
-    if (fl_trace_engine_wants_pc(s->cfg.profiling_engine)) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        if (st.engines[FL_ENGINE_PC].status == FL_PC_ACTIVE)
-            return GPUFL_ENGINE_PC_SAMPLING;
-    }
-    if (s->cfg.profiling_engine == GPUFL_ENGINE_PM_SAMPLING) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        if (st.engines[FL_ENGINE_PM].status == FL_PC_ACTIVE)
-            return GPUFL_ENGINE_PM_SAMPLING;
-    }
-    if (fl_trace_engine_wants_sass(s->cfg.profiling_engine)) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        if (st.engines[FL_ENGINE_SASS].status == FL_PC_ACTIVE)
-            return GPUFL_ENGINE_SASS_METRICS;
-    }
-    if (s->cfg.profiling_engine == GPUFL_ENGINE_RANGE_PROFILER) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        if (st.engines[FL_ENGINE_RP].status == FL_PC_ACTIVE)
-            return GPUFL_ENGINE_RANGE_PROFILER;
-    }
+    for (size_t i = 0; i < N_CAP_ENGINES; i++)
+        if (cap_engines[i].wants(req) && st.engines[cap_engines[i].slot].status == FL_PC_ACTIVE)
+            return cap_engines[i].engine;
     return GPUFL_ENGINE_TRACE;
+}
+
+/* Why the session runs less than asked, in the debug log. */
+static void say_fell_back(session *s, bool tracing, const char *why, gpufl_engine sel,
+                          const char *above_why)
+{
+    gpufl_engine req = s->cfg.profiling_engine;
+    if (req > GPUFL_ENGINE_MONITOR && !tracing) {
+        FL_DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req),
+                 why);
+        return;
+    }
+    if (!tracing)
+        return;
+    fl_trace_stats st;
+    fl_trace_engine_stats(s, &st);
+    const fl_engine_stats *pc = &st.engines[FL_ENGINE_PC], *sass = &st.engines[FL_ENGINE_SASS];
+    if (req == GPUFL_ENGINE_DEEP && sel != req) {
+        FL_DEBUG(s, "profiling_engine %s requested, running %s: PC sampling: %s; SASS metrics: %s",
+                 gpufl_engine_name(req), gpufl_engine_name(sel),
+                 pc->status == FL_PC_ACTIVE ? "active" : pc->message,
+                 sass->status == FL_PC_ACTIVE ? "active" : sass->message);
+        return;
+    }
+    for (size_t i = 0; i < N_CAP_ENGINES; i++) {
+        const cap_engine *r = &cap_engines[i];
+        if (r->wants(req) && sel != r->engine) {
+            FL_DEBUG(s, "profiling_engine %s requested, running Trace: %s: %s",
+                     gpufl_engine_name(req), r->what, st.engines[r->slot].message);
+            return;
+        }
+    }
+    if (req > sel)
+        FL_DEBUG(s, "profiling_engine %s requested, running %s: %s", gpufl_engine_name(req),
+                 gpufl_engine_name(sel), above_why);
 }
 
 void fl_caps_build(session *s, bool tracing, const char *why, const char *device_note)
@@ -380,42 +425,7 @@ void fl_caps_build(session *s, bool tracing, const char *why, const char *device
         snprintf(above_why, sizeof above_why,
                  "not implemented by this version; the session runs %s", gpufl_engine_name(sel));
     add_above_trace_caps(s, tracing, above_why);
-    if (req > GPUFL_ENGINE_MONITOR && !tracing)
-        FL_DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req),
-                 why);
-    else if (req == GPUFL_ENGINE_DEEP && sel != req) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        FL_DEBUG(s, "profiling_engine %s requested, running %s: PC sampling: %s; SASS metrics: %s",
-                 gpufl_engine_name(req), gpufl_engine_name(sel),
-                 st.engines[FL_ENGINE_PC].status == FL_PC_ACTIVE ? "active"
-                                                                 : st.engines[FL_ENGINE_PC].message,
-                 st.engines[FL_ENGINE_SASS].status == FL_PC_ACTIVE
-                     ? "active"
-                     : st.engines[FL_ENGINE_SASS].message);
-    } else if (fl_trace_engine_wants_pc(req) && sel != GPUFL_ENGINE_PC_SAMPLING) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        FL_DEBUG(s, "profiling_engine %s requested, running Trace: PC sampling: %s",
-                 gpufl_engine_name(req), st.engines[FL_ENGINE_PC].message);
-    } else if (req == GPUFL_ENGINE_PM_SAMPLING && sel != req) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        FL_DEBUG(s, "profiling_engine %s requested, running Trace: PM sampling: %s",
-                 gpufl_engine_name(req), st.engines[FL_ENGINE_PM].message);
-    } else if (req == GPUFL_ENGINE_RANGE_PROFILER && sel != req) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        FL_DEBUG(s, "profiling_engine %s requested, running Trace: range profiler: %s",
-                 gpufl_engine_name(req), st.engines[FL_ENGINE_RP].message);
-    } else if (fl_trace_engine_wants_sass(req) && sel != GPUFL_ENGINE_SASS_METRICS) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        FL_DEBUG(s, "profiling_engine %s requested, running Trace: SASS metrics: %s",
-                 gpufl_engine_name(req), st.engines[FL_ENGINE_SASS].message);
-    } else if (req > sel)
-        FL_DEBUG(s, "profiling_engine %s requested, running %s: %s", gpufl_engine_name(req),
-                 gpufl_engine_name(sel), above_why);
+    say_fell_back(s, tracing, why, sel, above_why);
 }
 
 /* The final word on a feature that lost data: partial, with the reason;
@@ -650,124 +660,100 @@ static void fell_back(session *s, const fl_trace_stats *st)
 
 /* pc_sampling's last word: a fall-back found after init (a context that
  * refused), no sample at all, or the counts and what was lost. */
-static void pc_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+static void pc_final(session *s, const cap_engine *r, const fl_trace_stats *st,
+                     const fl_trace_counts *n)
 {
-    if (!fl_trace_engine_wants_pc(s->cfg.profiling_engine) || !is_collected(s, "pc_sampling"))
-        return;
-    if (st->engines[FL_ENGINE_PC].status != FL_PC_ACTIVE) {
-        set_cap(s, "pc_sampling", FL_CAP_FALLBACK, pc_reason(st->engines[FL_ENGINE_PC].status),
-                "%s", st->engines[FL_ENGINE_PC].message);
+    const fl_engine_stats *e = &st->engines[r->slot];
+    const fl_pc_counters *c = &e->counters.pc;
+    if (e->status != FL_PC_ACTIVE) {
+        set_cap(s, "pc_sampling", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s", e->message);
         if (is_collected(s, "source_collection"))
-            set_cap(s, "source_collection", FL_CAP_FALLBACK,
-                    pc_reason(st->engines[FL_ENGINE_PC].status), "%s",
-                    st->engines[FL_ENGINE_PC].message);
+            set_cap(s, "source_collection", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
+                    e->message);
         fell_back(s, st);
         return;
     }
-    const char *how = st->engines[FL_ENGINE_PC].counters.pc.method == FL_PC_METHOD_ACTIVITY
-                          ? "activity API (PC_SAMPLING records)"
-                          : "PC Sampling API";
+    const char *how = c->method == FL_PC_METHOD_ACTIVITY ? "activity API (PC_SAMPLING records)"
+                                                         : "PC Sampling API";
     if (n->samples == 0) {
         set_cap(s, "pc_sampling", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
                 "%s on %u contexts, every 2^%u cycles: no sample was collected (%llu reads; "
                 "CUPTI counted %llu samples, %llu in kernels it gives no PCs for)%s",
-                how, st->engines[FL_ENGINE_PC].counters.pc.contexts,
-                st->engines[FL_ENGINE_PC].counters.pc.period_log2,
-                (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.collections,
-                (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.total_samples,
-                (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.non_user_samples,
-                st->engines[FL_ENGINE_PC].counters.pc.contexts ? ""
-                                                               : ": no CUDA context was created");
+                how, c->contexts, c->period_log2, (unsigned long long)c->collections,
+                (unsigned long long)c->total_samples, (unsigned long long)c->non_user_samples,
+                c->contexts ? "" : ": no CUDA context was created");
         return;
     }
     set_cap(s, "pc_sampling", FL_CAP_COLLECTED, "",
             "%s, every 2^%u cycles, %u stall reasons: %llu samples in %llu rows from %llu reads "
             "on %u contexts",
-            how, st->engines[FL_ENGINE_PC].counters.pc.period_log2,
-            st->engines[FL_ENGINE_PC].counters.pc.stall_reasons, (unsigned long long)n->samples,
-            (unsigned long long)n->sample_rows,
-            (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.collections,
-            st->engines[FL_ENGINE_PC].counters.pc.contexts);
-    if (st->engines[FL_ENGINE_PC].counters.pc.dropped_samples > 0 ||
-        st->engines[FL_ENGINE_PC].counters.pc.hw_buffer_full > 0)
+            how, c->period_log2, c->stall_reasons, (unsigned long long)n->samples,
+            (unsigned long long)n->sample_rows, (unsigned long long)c->collections, c->contexts);
+    if (c->dropped_samples > 0 || c->hw_buffer_full > 0)
         mark_partial(s, "pc_sampling", "samples_dropped",
                      "%llu samples dropped by the hardware (buffer full %llu times): raise "
                      "pc_sampling_period",
-                     (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.dropped_samples,
-                     (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.hw_buffer_full);
-    if (st->engines[FL_ENGINE_PC].counters.pc.lost_samples > 0)
+                     (unsigned long long)c->dropped_samples, (unsigned long long)c->hw_buffer_full);
+    if (c->lost_samples > 0)
         mark_partial(s, "pc_sampling", "samples_lost",
                      "%llu samples not kept: read while no sink was there and the aggregation "
                      "table was full",
-                     (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.lost_samples);
-    pc_source_final(s, st, st->engines[FL_ENGINE_PC].counters.pc.no_line_samples, "samples");
+                     (unsigned long long)c->lost_samples);
+    pc_source_final(s, st, c->no_line_samples, "samples");
     disasm_final(s, st, n);
 }
 
 /* pm_sampling's last word: a fall-back found after init (a device that
  * refused), no samples, or the counts and what was dropped. */
-static void pm_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+static void pm_final(session *s, const cap_engine *r, const fl_trace_stats *st,
+                     const fl_trace_counts *n)
 {
-    if (s->cfg.profiling_engine != GPUFL_ENGINE_PM_SAMPLING || !is_collected(s, "pm_sampling"))
-        return;
-    if (st->engines[FL_ENGINE_PM].status != FL_PC_ACTIVE) {
-        set_cap(s, "pm_sampling", FL_CAP_FALLBACK, pm_reason(st->engines[FL_ENGINE_PM].status),
-                "%s", st->engines[FL_ENGINE_PM].message);
+    const fl_engine_stats *e = &st->engines[r->slot];
+    const fl_pm_counters *c = &e->counters.pm;
+    if (e->status != FL_PC_ACTIVE) {
+        set_cap(s, "pm_sampling", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s", e->message);
         return;
     }
     if (n->pm_rows == 0) {
         set_cap(s, "pm_sampling", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
                 "PM sampling every %u us on %u devices, %llu decodes, no sample%s%s",
-                st->engines[FL_ENGINE_PM].counters.pm.interval_us,
-                st->engines[FL_ENGINE_PM].counters.pm.devices,
-                (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.decodes,
-                st->engines[FL_ENGINE_PM].counters.pm.devices ? ""
-                                                              : ": no CUDA context was created",
-                st->engines[FL_ENGINE_PM].message[0] ? "; " : "");
-        if (st->engines[FL_ENGINE_PM].message[0])
-            mark_partial(s, "pm_sampling", "cupti_error", "%s", st->engines[FL_ENGINE_PM].message);
+                c->interval_us, c->devices, (unsigned long long)c->decodes,
+                c->devices ? "" : ": no CUDA context was created", e->message[0] ? "; " : "");
+        if (e->message[0])
+            mark_partial(s, "pm_sampling", "cupti_error", "%s", e->message);
         return;
     }
     set_cap(s, "pm_sampling", FL_CAP_COLLECTED, "",
             "PM sampling every %u us, %u metrics (%s set): %llu samples, %llu rows, %llu "
             "decodes, %u devices",
-            st->engines[FL_ENGINE_PM].counters.pm.interval_us,
-            st->engines[FL_ENGINE_PM].counters.pm.metrics,
-            st->engines[FL_ENGINE_PM].counters.pm.preset,
-            (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.samples,
-            (unsigned long long)n->pm_rows,
-            (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.decodes,
-            st->engines[FL_ENGINE_PM].counters.pm.devices);
-    if (st->engines[FL_ENGINE_PM].counters.pm.overflows > 0)
+            c->interval_us, c->metrics, c->preset, (unsigned long long)c->samples,
+            (unsigned long long)n->pm_rows, (unsigned long long)c->decodes, c->devices);
+    if (c->overflows > 0)
         mark_partial(s, "pm_sampling", "samples_dropped",
                      "the hardware buffer overflowed in %llu decodes (the oldest samples were "
                      "overwritten): raise pm_sampling_interval_us",
-                     (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.overflows);
-    if (st->engines[FL_ENGINE_PM].counters.pm.bad_values == 0 &&
-        st->engines[FL_ENGINE_PM].message[0])
-        mark_partial(s, "pm_sampling", "incomplete", "%s", st->engines[FL_ENGINE_PM].message);
-    if (st->engines[FL_ENGINE_PM].counters.pm.bad_values > 0)
+                     (unsigned long long)c->overflows);
+    if (c->bad_values == 0 && e->message[0])
+        mark_partial(s, "pm_sampling", "incomplete", "%s", e->message);
+    if (c->bad_values > 0)
         mark_partial(s, "pm_sampling", "values_dropped",
                      "%llu values left out (not finite, or CUPTI could not evaluate them)%s%s",
-                     (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.bad_values,
-                     st->engines[FL_ENGINE_PM].message[0] ? ": " : "",
-                     st->engines[FL_ENGINE_PM].message);
+                     (unsigned long long)c->bad_values, e->message[0] ? ": " : "", e->message);
 }
 
 /* sass_metrics' last word: a fall-back found after init (a context that
  * refused), no row at all, or the counts and what was lost. */
-static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+static void sass_final(session *s, const cap_engine *r, const fl_trace_stats *st,
+                       const fl_trace_counts *n)
 {
-    if (!fl_trace_engine_wants_sass(s->cfg.profiling_engine) || !is_collected(s, "sass_metrics"))
-        return;
-    if (st->engines[FL_ENGINE_SASS].status != FL_PC_ACTIVE) {
-        set_cap(s, "sass_metrics", FL_CAP_FALLBACK, rp_reason(st->engines[FL_ENGINE_SASS].status),
-                "%s", st->engines[FL_ENGINE_SASS].message);
+    const fl_engine_stats *e = &st->engines[r->slot];
+    const fl_sass_counters *c = &e->counters.sass;
+    if (e->status != FL_PC_ACTIVE) {
+        set_cap(s, "sass_metrics", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s", e->message);
         /* Under Deep source_collection is PC sampling's to say. */
         if (s->cfg.profiling_engine != GPUFL_ENGINE_DEEP && is_collected(s, "source_collection"))
-            set_cap(s, "source_collection", FL_CAP_FALLBACK,
-                    rp_reason(st->engines[FL_ENGINE_SASS].status), "%s",
-                    st->engines[FL_ENGINE_SASS].message);
+            set_cap(s, "source_collection", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
+                    e->message);
         fell_back(s, st);
         return;
     }
@@ -775,13 +761,8 @@ static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_coun
         set_cap(s, "sass_metrics", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
                 "%u metrics (%u skipped) on %u contexts: no instruction was counted (%llu "
                 "reads)%s",
-                st->engines[FL_ENGINE_SASS].counters.sass.metrics,
-                st->engines[FL_ENGINE_SASS].counters.sass.metrics_skipped,
-                st->engines[FL_ENGINE_SASS].counters.sass.contexts,
-                (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.collections,
-                st->engines[FL_ENGINE_SASS].counters.sass.contexts
-                    ? ""
-                    : ": no CUDA context was created");
+                c->metrics, c->metrics_skipped, c->contexts, (unsigned long long)c->collections,
+                c->contexts ? "" : ": no CUDA context was created");
         return;
     }
     /* What the counts cover: CUPTI counts a function until its first read
@@ -789,89 +770,78 @@ static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_coun
     set_cap(s, "sass_metrics", FL_CAP_COLLECTED, "",
             "%u metrics (%u skipped): %llu patched-instruction records in %llu rows from %llu "
             "reads on %u contexts; %s",
-            st->engines[FL_ENGINE_SASS].counters.sass.metrics,
-            st->engines[FL_ENGINE_SASS].counters.sass.metrics_skipped,
-            (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.records,
-            (unsigned long long)n->sass_rows,
-            (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.collections,
-            st->engines[FL_ENGINE_SASS].counters.sass.contexts,
+            c->metrics, c->metrics_skipped, (unsigned long long)c->records,
+            (unsigned long long)n->sass_rows, (unsigned long long)c->collections, c->contexts,
             s->cfg.sass_all_kernels
                 ? "every launch of the session counted"
                 : "each kernel counted in the first outermost scope it ran in (later scopes' "
                   "launches of it are not: CUPTI counts a function until its first read)");
-    if (st->engines[FL_ENGINE_SASS].counters.sass.dropped_records > 0)
+    if (c->dropped_records > 0)
         mark_partial(s, "sass_metrics", "samples_dropped",
                      "%llu records dropped by CUPTI at disable (not read before it)",
-                     (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.dropped_records);
-    if (st->engines[FL_ENGINE_SASS].counters.sass.lost_values > 0)
+                     (unsigned long long)c->dropped_records);
+    if (c->lost_values > 0)
         mark_partial(s, "sass_metrics", "samples_lost",
                      "%llu values not kept: read while no sink was there and the aggregation "
                      "table was full",
-                     (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.lost_values);
-    pc_source_final(s, st, st->engines[FL_ENGINE_SASS].counters.sass.no_line_values, "SASS values");
+                     (unsigned long long)c->lost_values);
+    pc_source_final(s, st, c->no_line_values, "SASS values");
 }
 
 /* range_profiler's last word: a fall-back found at the first scope (the
  * chip's metrics, a refusal), no range at all, or the counts. */
-static void rp_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
+static void rp_final(session *s, const cap_engine *r, const fl_trace_stats *st,
+                     const fl_trace_counts *n)
 {
-    if (s->cfg.profiling_engine != GPUFL_ENGINE_RANGE_PROFILER ||
-        !is_collected(s, "range_profiler"))
-        return;
-    if (st->engines[FL_ENGINE_RP].status != FL_PC_ACTIVE) {
-        set_cap(s, "range_profiler", FL_CAP_FALLBACK, rp_reason(st->engines[FL_ENGINE_RP].status),
-                "%s", st->engines[FL_ENGINE_RP].message);
+    const fl_engine_stats *e = &st->engines[r->slot];
+    const fl_rp_counters *c = &e->counters.rp;
+    if (e->status != FL_PC_ACTIVE) {
+        set_cap(s, "range_profiler", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
+                e->message);
         s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
         return;
     }
     char what[1400], mode[96];
-    if (st->engines[FL_ENGINE_RP].counters.rp.per_kernel)
+    if (c->per_kernel)
         snprintf(mode, sizeof mode, "kernel ranges (kernel replay, up to %llu per scope)",
-                 (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.max_ranges);
+                 (unsigned long long)c->max_ranges);
     else
         snprintf(mode, sizeof mode, "scope ranges (user replay)");
-    snprintf(what, sizeof what, "%s on %s, %u metrics in %u pass%s (%s)%s%s", mode,
-             st->engines[FL_ENGINE_RP].counters.rp.chip,
-             st->engines[FL_ENGINE_RP].counters.rp.metrics,
-             st->engines[FL_ENGINE_RP].counters.rp.passes,
-             st->engines[FL_ENGINE_RP].counters.rp.passes == 1 ? "" : "es",
-             st->engines[FL_ENGINE_RP].counters.rp.scheduled,
-             st->engines[FL_ENGINE_RP].counters.rp.left_out[0] ? "; left out: " : "",
-             st->engines[FL_ENGINE_RP].counters.rp.left_out);
+    snprintf(what, sizeof what, "%s on %s, %u metrics in %u pass%s (%s)%s%s", mode, c->chip,
+             c->metrics, c->passes, c->passes == 1 ? "" : "es", c->scheduled,
+             c->left_out[0] ? "; left out: " : "", c->left_out);
     if (n->perf_ranges == 0) {
         set_cap(s, "range_profiler", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_ranges",
                 "%s: no range was collected (%llu outermost scopes skipped, %llu ranges "
                 "dropped, %llu windows without all passes submitted)",
-                what, (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.skipped,
-                (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.dropped,
-                (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.incomplete);
+                what, (unsigned long long)c->skipped, (unsigned long long)c->dropped,
+                (unsigned long long)c->incomplete);
         return;
     }
     set_cap(s, "range_profiler", FL_CAP_COLLECTED, "", "%s: %llu ranges written", what,
             (unsigned long long)n->perf_ranges);
-    if (st->engines[FL_ENGINE_RP].counters.rp.dropped > 0 ||
-        st->engines[FL_ENGINE_RP].counters.rp.incomplete > 0)
+    if (c->dropped > 0 || c->incomplete > 0)
         mark_partial(s, "range_profiler", "ranges_dropped",
                      "%llu ranges dropped (CUPTI's image or our queue full), %llu windows "
                      "without all passes submitted",
-                     (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.dropped,
-                     (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.incomplete);
-    if (st->engines[FL_ENGINE_RP].counters.rp.skipped > 0)
+                     (unsigned long long)c->dropped, (unsigned long long)c->incomplete);
+    if (c->skipped > 0)
         mark_partial(s, "range_profiler", "scopes_skipped",
                      "%llu outermost scopes not profiled: another thread's range was open, or "
                      "they ran on another CUDA context (one range at a time, one context)",
-                     (unsigned long long)st->engines[FL_ENGINE_RP].counters.rp.skipped);
+                     (unsigned long long)c->skipped);
 }
 
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
 {
-    sass_final(s, st, n);
-    rp_final(s, st, n);
     put_trace_counts(s, st, n);
     put_stack_counts(s, st);
     mark_trace_losses(s, st, n);
-    pc_final(s, st, n);
-    pm_final(s, st, n);
+    for (size_t i = N_CAP_ENGINES; i-- > 0;) {
+        const cap_engine *r = &cap_engines[i];
+        if (r->wants(s->cfg.profiling_engine) && is_collected(s, r->feature))
+            r->final(s, r, st, n);
+    }
 }
 
 /* ------------------------------------------------- what the files lost */
