@@ -20,9 +20,10 @@
  * PC sampling (profiling_engine PcSampling) adds one row type,
  * fl_sample_row, aggregated per (device, kernel, function, PC offset,
  * stall reason) by the plugin, the dictionaries its rows index (function,
- * stall-reason name, source file), options, statistics and one table
- * entry (collect); all of it after the Trace engine's fields, in fields of
- * its own.
+ * stall-reason name, source file), options and one table entry
+ * (collect), after the Trace engine's fields.  Every profiling engine's
+ * statistics are one slot of fl_trace_stats.engines (FL_ENGINE_*):
+ * status, message and its own counters.
  */
 #ifndef GP_ABI_TRACE_ABI_H
 #define GP_ABI_TRACE_ABI_H
