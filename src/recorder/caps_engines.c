@@ -62,6 +62,8 @@ static const char *engine_reason(const cap_engine *r, uint32_t status)
     return "cupti_error";
 }
 
+/* range_profiler when the RangeProfiler engine was asked for and Trace
+ * runs: what the plugin's start said. */
 static void add_rp_cap(session *s, const cap_engine *r, const fl_engine_stats *e, bool say_source)
 {
     (void)say_source;
@@ -80,6 +82,9 @@ static void add_rp_cap(session *s, const cap_engine *r, const fl_engine_stats *e
                     : "one range per outermost scope (user replay, one pass)");
 }
 
+/* pc_sampling, source_collection and cubin_disassembly when PC sampling
+ * was asked for and Trace runs (the first row that says sources: it
+ * always does). */
 static void add_pc_caps(session *s, const cap_engine *r, const fl_engine_stats *e, bool say_source)
 {
     (void)say_source;
