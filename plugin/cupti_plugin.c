@@ -802,6 +802,8 @@ static void plugin_stats(fl_trace_stats *out)
     out->buffers = pool.buffers;
     out->pool_bytes = (uint64_t)pool.allocated * pool.buffer_bytes;
     pthread_mutex_unlock(&pool.mu);
+    for (uint32_t k = 0; k < FL_ENGINE_SLOTS; k++)
+        out->engines[k].engine = k;
     for (size_t i = 0; i < fl_n_engines; i++)
         fl_engines[i]->stats(out);
 }

@@ -345,6 +345,29 @@ static void stage_memcpy(fl_decoder *d, const fl_trace_sink *s, const fl_memcpy_
         FLUSH_ROWS(d, s, mc, nmc, memcpys);
 }
 
+/* The rows carry CUPTI's kinds as they are: they must be the wire
+ * format's codes (abi/trace_abi.h), which a second vendor maps onto. */
+#define SAME(cupti, wire) ((int)(cupti) == (int)(wire))
+_Static_assert(SAME(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, FL_COPY_HTOD) &&
+                   SAME(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, FL_COPY_DTOH) &&
+                   SAME(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, FL_COPY_DTOD) &&
+                   SAME(CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, FL_COPY_HTOH) &&
+                   SAME(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, FL_COPY_PTOP),
+               "copy_kind: CUPTI's numbering is the wire format's");
+_Static_assert(SAME(CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, FL_MEM_PAGEABLE) &&
+                   SAME(CUPTI_ACTIVITY_MEMORY_KIND_PINNED, FL_MEM_PINNED) &&
+                   SAME(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, FL_MEM_DEVICE) &&
+                   SAME(CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, FL_MEM_MANAGED) &&
+                   SAME(CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC, FL_MEM_MANAGED_STATIC),
+               "memory_kind: CUPTI's numbering is the wire format's");
+_Static_assert(SAME(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, FL_SYNC_EVENT) &&
+                   SAME(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT,
+                        FL_SYNC_STREAM_WAIT_EVENT) &&
+                   SAME(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, FL_SYNC_STREAM) &&
+                   SAME(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, FL_SYNC_CONTEXT),
+               "sync_type: CUPTI's numbering is the wire format's");
+#undef SAME
+
 #define MEMCPY_COMMON(d, r)                                                                        \
     .t_ns = wall(d, (r)->start), .duration_ns = span((r)->start, (r)->end), .bytes = (r)->bytes,   \
     .stream_id = (r)->streamId, .corr_id = (r)->correlationId, .device_id = (r)->deviceId,         \

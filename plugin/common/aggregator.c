@@ -205,9 +205,9 @@ void fl_agg_flush(fl_agg *p, const fl_trace_sink *s)
     dict_announce(&p->file, s, FL_SAMPLE_DICT_SOURCE_FILE);
     for (size_t i = 0; i < p->n; i++) {
         bool sass = p->rows[i].sample_kind == FL_SAMPLE_KIND_SASS;
-        p->st.pc_samples += sass ? 0 : p->rows[i].samples;
-        p->st.pc_rows += sass ? 0 : 1;
-        p->st.sass_rows += sass ? 1 : 0;
+        p->st.engines[FL_ENGINE_PC].counters.pc.samples += sass ? 0 : p->rows[i].samples;
+        p->st.engines[FL_ENGINE_PC].counters.pc.rows += sass ? 0 : 1;
+        p->st.engines[FL_ENGINE_SASS].counters.sass.rows += sass ? 1 : 0;
         p->idx[p->row_slot[i]] = 0;
     }
     for (size_t i = 0; i < p->n && s->samples; i += FL_TRACE_BATCH)
@@ -253,9 +253,9 @@ static void add(fl_agg *p, const fl_trace_sink *s, const fl_sample_row *k, uint6
     if (p->n == p->cap) {
         if (!s) {
             if (k->sample_kind == FL_SAMPLE_KIND_SASS)
-                p->st.sass_lost_values += samples;
+                p->st.engines[FL_ENGINE_SASS].counters.sass.lost_values += samples;
             else
-                p->st.pc_lost_samples += samples;
+                p->st.engines[FL_ENGINE_PC].counters.pc.lost_samples += samples;
             return;
         }
         fl_agg_flush(p, s);
@@ -443,11 +443,11 @@ void fl_agg_feed(fl_agg *p, const fl_trace_sink *s, const CUpti_PCSamplingData *
 {
     if (!p || !d)
         return;
-    p->st.pc_collections++;
-    p->st.pc_total_samples += d->totalSamples;
-    p->st.pc_dropped_samples += d->droppedSamples;
-    p->st.pc_non_user_samples += d->nonUsrKernelsTotalSamples;
-    p->st.pc_hw_buffer_full += d->hardwareBufferFull ? 1 : 0;
+    p->st.engines[FL_ENGINE_PC].counters.pc.collections++;
+    p->st.engines[FL_ENGINE_PC].counters.pc.total_samples += d->totalSamples;
+    p->st.engines[FL_ENGINE_PC].counters.pc.dropped_samples += d->droppedSamples;
+    p->st.engines[FL_ENGINE_PC].counters.pc.non_user_samples += d->nonUsrKernelsTotalSamples;
+    p->st.engines[FL_ENGINE_PC].counters.pc.hw_buffer_full += d->hardwareBufferFull ? 1 : 0;
     size_t n = d->totalNumPcs < d->collectNumPcs ? d->totalNumPcs : d->collectNumPcs;
     if (!d->pPcData)
         return;
@@ -473,7 +473,7 @@ void fl_agg_feed(fl_agg *p, const fl_trace_sink *s, const CUpti_PCSamplingData *
             k.stall_reason = sr[j].pcSamplingStallReasonIndex;
             k.metric_id = metric_of(p, device_id, k.stall_reason);
             if (!k.source_file_id)
-                p->st.pc_no_line_samples += samples;
+                p->st.engines[FL_ENGINE_PC].counters.pc.no_line_samples += samples;
             add(p, s, &k, h, samples);
         }
     }
@@ -503,9 +503,9 @@ void fl_agg_on_info(fl_agg *p, const CUpti_ActivityPCSamplingRecordInfo *r)
 {
     if (!p)
         return;
-    p->st.pc_collections++;
-    p->st.pc_total_samples += r->totalSamples;
-    p->st.pc_dropped_samples += r->droppedSamples;
+    p->st.engines[FL_ENGINE_PC].counters.pc.collections++;
+    p->st.engines[FL_ENGINE_PC].counters.pc.total_samples += r->totalSamples;
+    p->st.engines[FL_ENGINE_PC].counters.pc.dropped_samples += r->droppedSamples;
 }
 
 void fl_agg_on_sample(fl_agg *p, const fl_trace_sink *s, const CUpti_ActivityPCSampling3 *r,
@@ -545,7 +545,7 @@ void fl_agg_on_sample(fl_agg *p, const fl_trace_sink *s, const CUpti_ActivityPCS
                        .source_line = have_src ? src->line : 0,
                        .scope_name_id = scope_of(p, r->correlationId)};
     if (!k.source_file_id)
-        p->st.pc_no_line_samples += r->samples;
+        p->st.engines[FL_ENGINE_PC].counters.pc.no_line_samples += r->samples;
     add(p, s, &k, pc_hash(&k), r->samples);
 }
 
@@ -553,16 +553,26 @@ void fl_agg_stats(const fl_agg *p, fl_trace_stats *out)
 {
     if (!p || !out)
         return;
-    out->pc_samples += p->st.pc_samples;
-    out->pc_rows += p->st.pc_rows;
-    out->pc_collections += p->st.pc_collections;
-    out->pc_total_samples += p->st.pc_total_samples;
-    out->pc_dropped_samples += p->st.pc_dropped_samples;
-    out->pc_non_user_samples += p->st.pc_non_user_samples;
-    out->pc_hw_buffer_full += p->st.pc_hw_buffer_full;
-    out->pc_lost_samples += p->st.pc_lost_samples;
-    out->sass_rows += p->st.sass_rows; /* rows of sample_kind 1 (SASS metrics) */
-    out->sass_lost_values += p->st.sass_lost_values;
-    out->pc_no_line_samples += p->st.pc_no_line_samples;
+    out->engines[FL_ENGINE_PC].counters.pc.samples +=
+        p->st.engines[FL_ENGINE_PC].counters.pc.samples;
+    out->engines[FL_ENGINE_PC].counters.pc.rows += p->st.engines[FL_ENGINE_PC].counters.pc.rows;
+    out->engines[FL_ENGINE_PC].counters.pc.collections +=
+        p->st.engines[FL_ENGINE_PC].counters.pc.collections;
+    out->engines[FL_ENGINE_PC].counters.pc.total_samples +=
+        p->st.engines[FL_ENGINE_PC].counters.pc.total_samples;
+    out->engines[FL_ENGINE_PC].counters.pc.dropped_samples +=
+        p->st.engines[FL_ENGINE_PC].counters.pc.dropped_samples;
+    out->engines[FL_ENGINE_PC].counters.pc.non_user_samples +=
+        p->st.engines[FL_ENGINE_PC].counters.pc.non_user_samples;
+    out->engines[FL_ENGINE_PC].counters.pc.hw_buffer_full +=
+        p->st.engines[FL_ENGINE_PC].counters.pc.hw_buffer_full;
+    out->engines[FL_ENGINE_PC].counters.pc.lost_samples +=
+        p->st.engines[FL_ENGINE_PC].counters.pc.lost_samples;
+    out->engines[FL_ENGINE_SASS].counters.sass.rows +=
+        p->st.engines[FL_ENGINE_SASS].counters.sass.rows; /* rows of sample_kind 1 (SASS metrics) */
+    out->engines[FL_ENGINE_SASS].counters.sass.lost_values +=
+        p->st.engines[FL_ENGINE_SASS].counters.sass.lost_values;
+    out->engines[FL_ENGINE_PC].counters.pc.no_line_samples +=
+        p->st.engines[FL_ENGINE_PC].counters.pc.no_line_samples;
     out->disasm_skipped += p->st.disasm_skipped;
 }

@@ -248,10 +248,10 @@ const void *fl_cubin_bytes(uint64_t crc, size_t *bytes)
 void fl_cubin_stats(fl_trace_stats *out)
 {
     pthread_mutex_lock(&mu);
-    out->pc_cubins = (uint32_t)n_cubins;
-    out->pc_cubins_no_lines = n_no_lines;
-    out->pc_cubins_over = n_over;
-    out->pc_cubin_bytes = bytes_kept;
+    out->cubins = (uint32_t)n_cubins;
+    out->cubins_no_lines = n_no_lines;
+    out->cubins_over = n_over;
+    out->cubin_bytes = bytes_kept;
     pthread_mutex_unlock(&mu);
 }
 

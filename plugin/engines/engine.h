@@ -57,6 +57,7 @@ typedef void (*fl_engine_take)(void *user, const char *const *names, size_t n, s
 
 typedef struct fl_engine {
     const char *name; /* profiling_engine's word: "PcSampling", ... */
+    uint32_t slot;    /* FL_ENGINE_*: its slot of fl_trace_stats.engines */
 
     /* A session starts (options o; env may be filled further for the
      * engines after this one): the FL_PC_* status. */
@@ -90,8 +91,9 @@ typedef struct fl_engine {
     bool (*armed)(void);
 
     /* The writer thread: rows to sink.  The session ends: stop (the next
-     * drain reads what is left).  Status, reason and counts into out.
-     * Everything freed. */
+     * drain reads what is left).  Status, reason and counts into its
+     * slot, out->engines[slot] (the cubin store's and the disassembler's
+     * counts into the common part).  Everything freed. */
     void (*drain)(const fl_trace_sink *sink);
     void (*stop)(void);
     void (*stats)(fl_trace_stats *out);

@@ -20,9 +20,10 @@
  * PC sampling (profiling_engine PcSampling) adds one row type,
  * fl_sample_row, aggregated per (device, kernel, function, PC offset,
  * stall reason) by the plugin, the dictionaries its rows index (function,
- * stall-reason name, source file), options, statistics and one table
- * entry (collect); all of it after the Trace engine's fields, in fields of
- * its own.
+ * stall-reason name, source file), options and one table entry
+ * (collect), after the Trace engine's fields.  Every profiling engine's
+ * statistics are one slot of fl_trace_stats.engines (FL_ENGINE_*):
+ * status, message and its own counters.
  */
 #ifndef GP_ABI_TRACE_ABI_H
 #define GP_ABI_TRACE_ABI_H
@@ -31,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 12u
+#define FL_TRACE_ABI 13u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -99,12 +100,49 @@ typedef struct fl_kernel_row {
     uint32_t stack_id;
 } fl_kernel_row;
 
+/* The row enums (copy_kind, memory_kind, sync_type) are the wire
+ * format's codes, written as they are into the records (memcpy_event_batch,
+ * memset_event, memory_alloc_event_batch, synchronization_event_batch):
+ * a tracer maps its vendor's kinds onto them (0: unknown).  They were
+ * taken from CUPTI's numbering, which GPUFlight's records use, so the
+ * CUPTI plugin copies its values (plugin/decode.c checks they agree). */
+enum { /* copy_kind */
+       FL_COPY_UNKNOWN = 0,
+       FL_COPY_HTOD = 1,
+       FL_COPY_DTOH = 2,
+       FL_COPY_HTOA = 3,
+       FL_COPY_ATOH = 4,
+       FL_COPY_ATOA = 5,
+       FL_COPY_ATOD = 6,
+       FL_COPY_DTOA = 7,
+       FL_COPY_DTOD = 8,
+       FL_COPY_HTOH = 9,
+       FL_COPY_PTOP = 10
+};
+enum { /* memory_kind, src_kind, dst_kind */
+       FL_MEM_UNKNOWN = 0,
+       FL_MEM_PAGEABLE = 1,
+       FL_MEM_PINNED = 2,
+       FL_MEM_DEVICE = 3,
+       FL_MEM_ARRAY = 4,
+       FL_MEM_MANAGED = 5,
+       FL_MEM_DEVICE_STATIC = 6,
+       FL_MEM_MANAGED_STATIC = 7
+};
+enum { /* sync_type */
+       FL_SYNC_UNKNOWN = 0,
+       FL_SYNC_EVENT = 1,             /* an event's synchronize */
+       FL_SYNC_STREAM_WAIT_EVENT = 2, /* a stream waits on an event */
+       FL_SYNC_STREAM = 3,            /* a stream's synchronize */
+       FL_SYNC_CONTEXT = 4
+}; /* a context's (device's) synchronize */
+
 typedef struct fl_memcpy_row {
     uint64_t t_ns, duration_ns, bytes;
     uint32_t stream_id, corr_id, device_id, context_id;
     uint32_t src_device_id, dst_device_id; /* peer-to-peer; else = device_id */
-    uint8_t copy_kind;                     /* CUPTI_ACTIVITY_MEMCPY_KIND_* (10 PtoP) */
-    uint8_t src_kind, dst_kind;            /* CUPTI_ACTIVITY_MEMORY_KIND_* */
+    uint8_t copy_kind;                     /* FL_COPY_* */
+    uint8_t src_kind, dst_kind;            /* FL_MEM_* */
     uint8_t peer;                          /* from a MEMCPY2 (peer-to-peer) record */
 } fl_memcpy_row;
 
@@ -112,12 +150,12 @@ typedef struct fl_memset_row {
     uint64_t t_ns, duration_ns, bytes;
     uint32_t stream_id, corr_id, device_id, context_id;
     uint32_t value;
-    uint8_t memory_kind;
+    uint8_t memory_kind; /* FL_MEM_* */
 } fl_memset_row;
 
 typedef struct fl_sync_row {
     uint64_t t_ns, duration_ns;
-    uint32_t sync_type; /* CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_* (1..4) */
+    uint32_t sync_type; /* FL_SYNC_* */
     uint32_t stream_id; /* CUPTI's value (0xffffffff: not a stream sync) */
     uint32_t event_id, context_id, corr_id;
     /* The CPU stack of the thread that called the synchronising API
@@ -131,7 +169,7 @@ typedef struct fl_alloc_row {
     uint64_t address, bytes;
     uint32_t device_id, stream_id, corr_id;
     uint8_t memory_op;   /* 1 alloc, 2 free */
-    uint8_t memory_kind; /* CUPTI_ACTIVITY_MEMORY_KIND_* */
+    uint8_t memory_kind; /* FL_MEM_* */
 } fl_alloc_row;
 
 typedef struct fl_graph_row {
@@ -367,7 +405,7 @@ enum {
     FL_PC_MODE_CONTINUOUS = 1 /* kernels run concurrently; corr_id 0 */
 };
 
-/* How PC sampling went (fl_trace_stats.pc_status). */
+/* How an engine went (fl_engine_stats.status). */
 enum {
     FL_PC_OFF = 0,           /* not requested */
     FL_PC_ACTIVE = 1,        /* enabled (collected, or waiting for a context) */
@@ -379,7 +417,7 @@ enum {
     FL_PC_CONFLICT = 7,      /* another profiling session (Profiler API) holds the device */
     FL_PC_MIG = 8            /* a MIG instance (PM sampling: the whole GPU only) */
 };
-/* How the range profiler went (fl_trace_stats.rp_status): FL_PC_*'s
+/* How the range profiler went (its fl_engine_stats.status): FL_PC_*'s
  * codes, and: */
 enum {
     FL_RP_LATE_INIT = 8,  /* refused on a context that had run CUDA work before gpufl_init */
@@ -402,7 +440,92 @@ enum {
     FL_FEAT_STACKS = 1u << 16, /* CPU stacks: why in fl_trace_stats.stacks_msg */
 };
 
-/* What the plugin counted; all since start(). */
+/* The engines' slots of fl_trace_stats.engines (FL_TRACE_ABI 13): a
+ * slot's index is its engine; the table's order (plugin/engines/table.c)
+ * is another matter. */
+enum {
+    FL_ENGINE_PC = 0,   /* profiling_engine PcSampling (and Deep's PC half) */
+    FL_ENGINE_PM = 1,   /* PmSampling */
+    FL_ENGINE_SASS = 2, /* SassMetrics (and Deep's SASS half) */
+    FL_ENGINE_RP = 3,   /* RangeProfiler */
+    FL_ENGINE_SLOTS
+};
+
+/* PC sampling's counts (FL_ENGINE_PC). */
+typedef struct fl_pc_counters {
+    uint32_t method;           /* FL_PC_METHOD_* */
+    uint32_t period_log2;      /* as configured */
+    uint32_t stall_reasons;    /* the device's count (the last context's) */
+    uint32_t contexts;         /* contexts sampled */
+    uint64_t samples;          /* samples in rows (sum of metric_value) */
+    uint64_t rows;             /* rows handed to the sink */
+    uint64_t collections;      /* reads of CUPTI's buffers (GetData, activity buffers) */
+    uint64_t total_samples;    /* CUPTI's totalSamples (all kernels, all reasons) */
+    uint64_t dropped_samples;  /* CUPTI's droppedSamples: the hardware buffer overflowed */
+    uint64_t non_user_samples; /* in kernels CUPTI gives no PC records for */
+    uint64_t hw_buffer_full;   /* reads that found the hardware buffer full */
+    uint64_t lost_samples;     /* ours: samples not kept (a table full without a sink) */
+    uint64_t no_line_samples;  /* samples whose PC maps to no source line */
+} fl_pc_counters;
+
+/* PM sampling's counts (FL_ENGINE_PM). */
+typedef struct fl_pm_counters {
+    uint32_t interval_us; /* as configured */
+    uint32_t metrics;     /* metrics per sample */
+    uint32_t devices;     /* devices sampling */
+    uint64_t samples;     /* samples decoded */
+    uint64_t rows;        /* rows handed to the sink */
+    uint64_t decodes;     /* cuptiPmSamplingDecodeData calls that succeeded */
+    uint64_t overflows;   /* decodes that found the hardware buffer overflowed */
+    uint64_t bad_values;  /* values left out: not finite, or evaluation failed */
+    char preset[32];      /* "default" or "custom" */
+} fl_pm_counters;
+
+/* SASS metrics' counts (FL_ENGINE_SASS). */
+typedef struct fl_sass_counters {
+    uint32_t metrics;         /* metrics configured (the last device's) */
+    uint32_t metrics_skipped; /* refused by cuptiSassMetricsGetProperties */
+    uint32_t contexts;        /* contexts enabled */
+    uint64_t rows;            /* rows handed to the sink */
+    uint64_t records;         /* CUPTI's patched-instruction records read */
+    uint64_t collections;     /* FlushData calls that returned records */
+    uint64_t dropped_records; /* cuptiSassMetricsDisable's numOfDroppedRecords */
+    uint64_t lost_values;     /* ours: values not kept (table full without a sink) */
+    uint64_t no_line_values;  /* (record, instance) values without a source line */
+} fl_sass_counters;
+
+/* The range profiler's counts (FL_ENGINE_RP). */
+typedef struct fl_rp_counters {
+    uint32_t per_kernel; /* 1: kernel ranges (kernel replay) */
+    uint32_t passes;     /* passes the scheduled set needs */
+    uint32_t metrics;    /* metrics scheduled */
+    uint64_t windows;    /* ranges (scope) or windows (kernel) collected */
+    uint64_t ranges;     /* rows handed to the sink */
+    uint64_t dropped;    /* ranges lost: CUPTI's numOfRangeDropped, our queue full */
+    uint64_t skipped;    /* outermost scopes not profiled (another open, another context) */
+    uint64_t incomplete; /* windows whose passes were not all submitted */
+    uint64_t max_ranges; /* kernel ranges a window holds (its image) */
+    char chip[32];       /* the device's chip ("GH100") */
+    char scheduled[512]; /* the metrics scheduled, comma separated */
+    char left_out[512];  /* metrics of the set not scheduled, each with why */
+} fl_rp_counters;
+
+/* One engine's slot: what every engine says (status, and why it is not
+ * active with the fix), then its own counts (the member its slot names). */
+typedef struct fl_engine_stats {
+    uint32_t engine;   /* FL_ENGINE_*: the slot's own index, set by the plugin */
+    uint32_t status;   /* FL_PC_* (the range profiler adds FL_RP_*); FL_PC_OFF: not requested */
+    char message[512]; /* why the engine is not active, and the fix ("" when it is) */
+    union {
+        fl_pc_counters pc;
+        fl_pm_counters pm;
+        fl_sass_counters sass;
+        fl_rp_counters rp;
+    } counters;
+} fl_engine_stats;
+
+/* What the plugin counted; all since start(): the activity trace's and
+ * the shared services' counts, then one slot per engine. */
 typedef struct fl_trace_stats {
     uint64_t kernels, memcpys, memsets, syncs, allocs, graphs, markers, external;
     uint64_t other_records;   /* kinds CUPTI knows that are not decoded (skipped) */
@@ -421,72 +544,19 @@ typedef struct fl_trace_stats {
     uint64_t stacks_overflow; /* launches left without one: max_stacks reached */
     uint32_t stacks_max;
     char stacks_msg[256]; /* why stacks are not collected (FL_FEAT_STACKS) */
-    /* PC sampling. */
-    uint32_t pc_status;           /* FL_PC_* */
-    uint32_t pc_method;           /* FL_PC_METHOD_* */
-    uint32_t pc_period_log2;      /* as configured */
-    uint32_t pc_stall_reasons;    /* the device's count (the last context's) */
-    uint32_t pc_contexts;         /* contexts sampled */
-    uint32_t pc_cubins;           /* cubins kept for source correlation */
-    uint32_t pc_cubins_no_lines;  /* of which without line information (no -lineinfo) */
-    uint32_t pc_cubins_over;      /* not kept: over the memory bound */
-    uint64_t pc_cubin_bytes;      /* kept, bytes */
-    uint64_t pc_samples;          /* samples in rows (sum of metric_value) */
-    uint64_t pc_rows;             /* rows handed to the sink */
-    uint64_t pc_collections;      /* reads of CUPTI's buffers (GetData, activity buffers) */
-    uint64_t pc_total_samples;    /* CUPTI's totalSamples (all kernels, all reasons) */
-    uint64_t pc_dropped_samples;  /* CUPTI's droppedSamples: the hardware buffer overflowed */
-    uint64_t pc_non_user_samples; /* in kernels CUPTI gives no PC records for */
-    uint64_t pc_hw_buffer_full;   /* reads that found the hardware buffer full */
-    uint64_t pc_lost_samples;     /* ours: samples not kept (a table full without a sink) */
-    uint64_t pc_no_line_samples;  /* samples whose PC maps to no source line */
-    char pc_msg[512];             /* why PC sampling is not active, and the fix */
+    /* The cubin store (plugin/common/cubins.h), for PC sampling's and SASS
+     * metrics' source lines. */
+    uint32_t cubins;          /* cubins kept for source correlation */
+    uint32_t cubins_no_lines; /* of which without line information (no -lineinfo) */
+    uint32_t cubins_over;     /* not kept: over the memory bound */
+    uint64_t cubin_bytes;     /* kept, bytes */
     /* The disassembler's runs (options.disassembler). */
     uint32_t disasm_runs;      /* runs, one per cubin and collection with new functions */
     uint32_t disasm_failed;    /* runs that failed (exit status, time limit, output) */
     uint32_t disasm_functions; /* functions handed to sink.disassembly */
     uint32_t disasm_skipped;   /* sampled functions left without: bound, no cubin, failure */
     char disasm_msg[512];      /* the first failure, and the fix */
-    /* PM sampling (statuses FL_PC_*: the same causes, the same fixes). */
-    uint32_t pm_status;
-    uint32_t pm_interval_us; /* as configured */
-    uint32_t pm_metrics;     /* metrics per sample */
-    uint32_t pm_devices;     /* devices sampling */
-    uint64_t pm_samples;     /* samples decoded */
-    uint64_t pm_rows;        /* rows handed to the sink */
-    uint64_t pm_decodes;     /* cuptiPmSamplingDecodeData calls that succeeded */
-    uint64_t pm_overflows;   /* decodes that found the hardware buffer overflowed */
-    uint64_t pm_bad_values;  /* values left out: not finite, or evaluation failed */
-    char pm_preset[32];      /* "default" or "custom" */
-    char pm_msg[512];        /* why PM sampling is not active, and the fix */
-    /* SASS metrics (FL_TRACE_ABI 8); statuses are FL_PC_*'s. */
-    uint32_t sass_status;          /* FL_PC_* (FL_PC_OFF: not requested) */
-    uint32_t sass_metrics;         /* metrics configured (the last device's) */
-    uint32_t sass_metrics_skipped; /* refused by cuptiSassMetricsGetProperties */
-    uint32_t sass_contexts;        /* contexts enabled */
-    uint64_t sass_rows;            /* rows handed to the sink */
-    uint64_t sass_records;         /* CUPTI's patched-instruction records read */
-    uint64_t sass_collections;     /* FlushData calls that returned records */
-    uint64_t sass_dropped_records; /* cuptiSassMetricsDisable's numOfDroppedRecords */
-    uint64_t sass_lost_values;     /* ours: values not kept (table full without a sink) */
-    uint64_t sass_no_line_values;  /* (record, instance) values without a source line */
-    char sass_msg[512];            /* why SASS metrics are not active, and the fix */
-    /* The range profiler. */
-    uint32_t rp_status;     /* FL_PC_* / FL_RP_* (FL_PC_OFF: not requested) */
-    uint32_t rp_per_kernel; /* 1: kernel ranges (kernel replay) */
-    uint32_t rp_passes;     /* passes the scheduled set needs */
-    uint32_t rp_metrics;    /* metrics scheduled */
-    uint64_t rp_windows;    /* ranges (scope) or windows (kernel) collected */
-    uint64_t rp_ranges;     /* rows handed to the sink */
-    uint64_t rp_dropped;    /* ranges lost: CUPTI's numOfRangeDropped, our queue full */
-    uint64_t rp_skipped;    /* outermost scopes not profiled (another open, another
-                               context) */
-    uint64_t rp_incomplete; /* windows whose passes were not all submitted */
-    uint64_t rp_max_ranges; /* FL_TRACE_ABI 11: kernel ranges a window holds (its image) */
-    char rp_chip[32];       /* the device's chip ("GH100") */
-    char rp_scheduled[512]; /* the metrics scheduled, comma separated */
-    char rp_left_out[512];  /* metrics of the set not scheduled, each with why */
-    char rp_msg[512];       /* why the range profiler is not active, and the fix */
+    fl_engine_stats engines[FL_ENGINE_SLOTS];
 } fl_trace_stats;
 
 /* The sizes of the structs of this header, as the side that was compiled
@@ -496,6 +566,7 @@ typedef struct fl_trace_stats {
     X(options, fl_trace_options)                                                                   \
     X(sink, fl_trace_sink)                                                                         \
     X(stats, fl_trace_stats)                                                                       \
+    X(engine_stats, fl_engine_stats)                                                               \
     X(gpu_limits, fl_gpu_limits)                                                                   \
     X(kernel_row, fl_kernel_row)                                                                   \
     X(memcpy_row, fl_memcpy_row)                                                                   \

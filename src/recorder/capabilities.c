@@ -6,9 +6,11 @@
  * missing kind of row is always explained; an opt-in flag set under
  * Monitor is reported as skipped, so the user learns that the flag alone
  * does nothing; a feature that lost data ends as partial with the counts,
- * never as collected.
+ * never as collected.  The profiling engines' entries are
+ * caps_engines.c's (one row per engine).
  */
 #include "capabilities.h"
+#include "caps_int.h"
 #include "say.h"
 #include "scope.h"
 #include "../util/error.h"
@@ -18,36 +20,15 @@
 #include <stdio.h>
 #include <string.h>
 
-static void add_cap(session *s, const char *feature, bool requested, fl_cap_status status,
-                    const char *reason_code, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
-static void add_cap(session *s, const char *feature, bool requested, fl_cap_status status,
-                    const char *reason_code, const char *fmt, ...)
-{
-    if (s->n_caps == MAX_CAPS)
-        return;
-    size_t i = s->n_caps++;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->cap_msg[i], sizeof s->cap_msg[i], fmt, ap);
-    va_end(ap);
-    s->caps[i] = (fl_capability){.feature = feature,
-                                 .requested = requested,
-                                 .status = status,
-                                 .mode = "",
-                                 .reason_code = reason_code,
-                                 .message = s->cap_msg[i]};
-}
-
 /* The capability of a Trace feature the plugin runs: collected, or
  * fallback with CUPTI's refusal. */
 static void add_trace_cap(session *s, const char *feature, uint32_t feat_bit,
                           const fl_trace_stats *st, const char *what)
 {
     if (st->unavailable & feat_bit)
-        add_cap(s, feature, true, FL_CAP_FALLBACK, "cupti_refused", "%s", st->unavailable_msg);
+        fl_caps_add(s, feature, true, FL_CAP_FALLBACK, "cupti_refused", "%s", st->unavailable_msg);
     else
-        add_cap(s, feature, true, FL_CAP_COLLECTED, "", "%s", what);
+        fl_caps_add(s, feature, true, FL_CAP_COLLECTED, "", "%s", what);
 }
 
 /* The Monitor rung: device and host metrics from the sampler, scopes. */
@@ -56,22 +37,25 @@ static void add_monitor_caps(session *s, const char *device_note)
     const fl_config *c = &s->cfg;
     bool sample = c->system_sample_rate_ms > 0;
     if (!sample)
-        add_cap(s, "device_metrics", false, FL_CAP_NOT_REQUESTED, "", "system_sample_rate_ms is 0");
+        fl_caps_add(s, "device_metrics", false, FL_CAP_NOT_REQUESTED, "",
+                    "system_sample_rate_ms is 0");
     else if (c->backend == GPUFL_BACKEND_NONE)
-        add_cap(s, "device_metrics", true, FL_CAP_SKIPPED, "backend_none", "backend is None");
+        fl_caps_add(s, "device_metrics", true, FL_CAP_SKIPPED, "backend_none", "backend is None");
     else if (s->n_dev == 0)
-        add_cap(s, "device_metrics", true, FL_CAP_FALLBACK, "no_backend", "%s",
-                *device_note ? device_note : "no NVIDIA device was found");
+        fl_caps_add(s, "device_metrics", true, FL_CAP_FALLBACK, "no_backend", "%s",
+                    *device_note ? device_note : "no NVIDIA device was found");
     else
-        add_cap(s, "device_metrics", true, FL_CAP_COLLECTED, "", "%s every %d ms (%s)",
-                gp_monitor_backend(s->mon), c->system_sample_rate_ms,
-                c->continuous_system_sampling ? "continuous" : "inside scopes and system phases");
+        fl_caps_add(s, "device_metrics", true, FL_CAP_COLLECTED, "", "%s every %d ms (%s)",
+                    gp_monitor_backend(s->mon), c->system_sample_rate_ms,
+                    c->continuous_system_sampling ? "continuous"
+                                                  : "inside scopes and system phases");
     if (sample)
-        add_cap(s, "host_metrics", true, FL_CAP_COLLECTED, "", "/proc every %d ms",
-                c->system_sample_rate_ms);
+        fl_caps_add(s, "host_metrics", true, FL_CAP_COLLECTED, "", "/proc every %d ms",
+                    c->system_sample_rate_ms);
     else
-        add_cap(s, "host_metrics", false, FL_CAP_NOT_REQUESTED, "", "system_sample_rate_ms is 0");
-    add_cap(s, "scope_events", true, FL_CAP_COLLECTED, "", "%s", "");
+        fl_caps_add(s, "host_metrics", false, FL_CAP_NOT_REQUESTED, "",
+                    "system_sample_rate_ms is 0");
+    fl_caps_add(s, "scope_events", true, FL_CAP_COLLECTED, "", "%s", "");
 }
 
 /* The Trace rung: requested when the engine and the flag ask. */
@@ -106,255 +90,29 @@ static void add_trace_caps(session *s, bool tracing, const char *why)
     for (size_t i = 0; i < sizeof tf / sizeof tf[0]; i++) {
         bool stack = strcmp(tf[i].feature, "stack_trace") == 0;
         if (trace && tf[i].flag && tracing && stack && (st.unavailable & FL_FEAT_STACKS))
-            add_cap(s, tf[i].feature, true, FL_CAP_FALLBACK, "stacks_unavailable", "%s",
-                    st.stacks_msg);
+            fl_caps_add(s, tf[i].feature, true, FL_CAP_FALLBACK, "stacks_unavailable", "%s",
+                        st.stacks_msg);
         else if (trace && tf[i].flag && tracing && stack)
-            add_cap(s, tf[i].feature, true, FL_CAP_COLLECTED, "",
-                    "CPU stack at each kernel launch (libunwind), symbolised once per distinct "
-                    "stack (libdw), at most %u distinct stacks",
-                    st.stacks_max);
+            fl_caps_add(s, tf[i].feature, true, FL_CAP_COLLECTED, "",
+                        "CPU stack at each kernel launch (libunwind), symbolised once per distinct "
+                        "stack (libdw), at most %u distinct stacks",
+                        st.stacks_max);
         else if (trace && tf[i].flag && tracing)
             add_trace_cap(s, tf[i].feature, tf[i].bit, &st, tf[i].what);
         else if (trace && tf[i].flag)
-            add_cap(s, tf[i].feature, true, FL_CAP_FALLBACK, "cupti_unavailable", "%s", why);
+            fl_caps_add(s, tf[i].feature, true, FL_CAP_FALLBACK, "cupti_unavailable", "%s", why);
         else if (tf[i].flag && tf[i].opt_in)
-            add_cap(s, tf[i].feature, true, FL_CAP_SKIPPED, "engine_monitor",
-                    "needs profiling_engine Trace or above; this session runs Monitor");
+            fl_caps_add(s, tf[i].feature, true, FL_CAP_SKIPPED, "engine_monitor",
+                        "needs profiling_engine Trace or above; this session runs Monitor");
         else
-            add_cap(s, tf[i].feature, false, FL_CAP_NOT_REQUESTED, "", "%s", "");
+            fl_caps_add(s, tf[i].feature, false, FL_CAP_NOT_REQUESTED, "", "%s", "");
     }
-}
-
-/* PC sampling's reason code for a status (FL_PC_*). */
-static const char *pc_reason(uint32_t status)
-{
-    switch (status) {
-    case FL_PC_NO_PERMISSION:
-        return "insufficient_privilege";
-    case FL_PC_NOT_SUPPORTED:
-        return "not_supported";
-    case FL_PC_VIRTUALIZED:
-        return "virtualized_device";
-    case FL_PC_NO_DRIVER:
-        return "cupti_unavailable";
-    case FL_PC_CONFLICT:
-        return "profiler_conflict";
-    default:
-        return "cupti_error";
-    }
-}
-
-/* pc_sampling, source_collection and cubin_disassembly when PC sampling
- * was asked for and the Trace engine runs: what the plugin's start said. */
-/* The range profiler's reason codes: PC sampling's, and its own. */
-static const char *rp_reason(uint32_t status)
-{
-    switch (status) {
-    case FL_RP_LATE_INIT:
-        return "initialized_after_cuda_work";
-    case FL_RP_NO_METRICS:
-        return "metrics_unavailable";
-    case FL_RP_NO_CONTEXT:
-        return "no_cuda_context";
-    default:
-        return pc_reason(status);
-    }
-}
-
-static void add_rp_cap(session *s, const fl_trace_stats *st)
-{
-    if (st->rp_status != FL_PC_ACTIVE) {
-        const char *msg = st->rp_msg[0] ? st->rp_msg : "the CUPTI plugin did not start it";
-        add_cap(s, "range_profiler", true, FL_CAP_FALLBACK, rp_reason(st->rp_status), "%s", msg);
-        return;
-    }
-    add_cap(s, "range_profiler", true, FL_CAP_COLLECTED, "",
-            "CUPTI range profiler: %s; the metric set is chosen for the chip at the first "
-            "outermost scope with a CUDA context",
-            st->rp_per_kernel ? "one range per kernel launch inside outermost scopes (kernel "
-                                "replay, any pass count)"
-                              : "one range per outermost scope (user replay, one pass)");
-}
-
-static void add_pc_caps(session *s, const fl_trace_stats *st)
-{
-    bool src = s->cfg.enable_source_collection;
-    if (st->pc_status != FL_PC_ACTIVE) {
-        const char *msg = st->pc_msg[0] ? st->pc_msg : "the CUPTI plugin did not start it";
-        add_cap(s, "pc_sampling", true, FL_CAP_FALLBACK, pc_reason(st->pc_status), "%s", msg);
-        add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                src ? pc_reason(st->pc_status) : "", "%s", src ? msg : "");
-    } else {
-        add_cap(s, "pc_sampling", true, FL_CAP_COLLECTED, "",
-                "CUPTI PC sampling every 2^%u cycles, all stall reasons, kernels serialised; "
-                "enabled on each CUDA context, read at each outermost scope's end and when "
-                "the session ends",
-                st->pc_period_log2);
-        if (src)
-            add_cap(s, "source_collection", true, FL_CAP_COLLECTED, "",
-                    "PC offsets mapped to file:line with cuptiGetSassToSourceCorrelation on the "
-                    "cubins loaded (kept up to 64 MiB)");
-        else
-            add_cap(s, "source_collection", false, FL_CAP_NOT_REQUESTED, "", "%s", "");
-    }
-    if (s->n_ch > FL_CH_SASS)
-        add_cap(s, "cubin_disassembly", true, FL_CAP_COLLECTED, "",
-                "%s -c on the cubin of each function sampled, once per function: one "
-                "cubin_disassembly record each on the sass channel",
-                s->disasm_path);
-    else
-        add_cap(s, "cubin_disassembly", false, FL_CAP_SKIPPED, "disassembler_absent",
-                "disassembler absent (%s), so no cubin_disassembly records (the sass channel) "
-                "are written; samples carry PC offsets and source lines",
-                s->disasm_why[0] ? s->disasm_why : "PC sampling is not active");
-}
-
-/* PM sampling's reason code for a status (FL_PC_*): PC sampling's, and
- * mig_device of its own. */
-static const char *pm_reason(uint32_t status)
-{
-    return status == FL_PC_MIG ? "mig_device" : pc_reason(status);
-}
-
-/* pm_sampling when the PmSampling engine was asked for and Trace runs. */
-static void add_pm_caps(session *s, const fl_trace_stats *st)
-{
-    if (st->pm_status != FL_PC_ACTIVE)
-        add_cap(s, "pm_sampling", true, FL_CAP_FALLBACK, pm_reason(st->pm_status), "%s",
-                st->pm_msg[0] ? st->pm_msg : "the CUPTI plugin did not start it");
-    else
-        add_cap(s, "pm_sampling", true, FL_CAP_COLLECTED, "",
-                "CUPTI PM sampling every %u us of GPU time, %u metrics (%s set) in one pass; "
-                "set up on each device when its first CUDA context is created, decoded on the "
-                "writer thread",
-                st->pm_interval_us, st->pm_metrics, st->pm_preset);
-}
-
-/* sass_metrics (and source_collection when PC sampling does not say it)
- * when SASS metrics were asked for and the Trace engine runs. */
-static void add_sass_caps(session *s, const fl_trace_stats *st, bool say_source)
-{
-    bool src = s->cfg.enable_source_collection;
-    if (st->sass_status != FL_PC_ACTIVE) {
-        /* Off although asked: a plugin without SASS metrics. */
-        bool none = st->sass_status == FL_PC_OFF;
-        const char *msg = st->sass_msg[0] ? st->sass_msg
-                          : none ? "not implemented by this CUPTI plugin; the session runs Trace"
-                                 : "the CUPTI plugin did not start it";
-        add_cap(s, "sass_metrics", true, FL_CAP_FALLBACK,
-                none ? "not_implemented" : rp_reason(st->sass_status), "%s", msg);
-        if (say_source)
-            add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                    src ? rp_reason(st->sass_status) : "", "%s", src ? msg : "");
-        return;
-    }
-    add_cap(s, "sass_metrics", true, FL_CAP_COLLECTED, "",
-            "CUPTI SASS metrics per instruction of every kernel run, enabled on each CUDA "
-            "context, read at each outermost scope's end and when the session ends");
-    if (say_source)
-        add_cap(s, "source_collection", src, src ? FL_CAP_COLLECTED : FL_CAP_NOT_REQUESTED, "",
-                "%s",
-                src ? "PC offsets mapped to file:line with cuptiGetSassToSourceCorrelation on the "
-                      "cubins loaded (kept up to 64 MiB)"
-                    : "");
-}
-
-/* The rungs above Trace: PC sampling runs in the plugin; the others are
- * later work and fall back to Trace with the plugin running, to Monitor
- * without it (above_why says which). */
-static void add_above_trace_caps(session *s, bool tracing, const char *above_why)
-{
-    gpufl_engine req = s->cfg.profiling_engine;
-    const char *above = tracing ? "not_implemented" : "cupti_unavailable";
-    bool pc = fl_trace_engine_wants_pc(req);
-    bool sass = req == GPUFL_ENGINE_SASS_METRICS || req == GPUFL_ENGINE_DEEP;
-    bool range = req == GPUFL_ENGINE_RANGE_PROFILER;
-    bool pm = req == GPUFL_ENGINE_PM_SAMPLING;
-    if (pm && tracing) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        add_pm_caps(s, &st);
-    } else {
-        add_cap(s, "pm_sampling", pm, pm ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pm ? above : "",
-                "%s", pm ? above_why : "");
-    }
-    if (pc && tracing) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        add_pc_caps(s, &st);
-    } else {
-        add_cap(s, "pc_sampling", pc, pc ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, pc ? above : "",
-                "%s", pc ? above_why : "");
-    }
-    bool sass_run = tracing && fl_trace_engine_wants_sass(req);
-    if (sass_run) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        add_sass_caps(s, &st, !(pc && tracing));
-    } else {
-        add_cap(s, "sass_metrics", sass, sass ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                sass ? above : "", "%s", sass ? above_why : "");
-    }
-    if (range && tracing) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        add_rp_cap(s, &st);
-    } else
-        add_cap(s, "range_profiler", range, range ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                range ? above : "", "%s", range ? above_why : "");
-    if ((pc && tracing) || sass_run)
-        return;
-    bool src = s->cfg.enable_source_collection && (pc || sass);
-    add_cap(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-            src ? above : "", "%s", src ? above_why : "");
-}
-
-/* The engine a session runs: PcSampling while its sampling is active. */
-static gpufl_engine selected_of(session *s, bool tracing)
-{
-    if (!tracing)
-        return GPUFL_ENGINE_MONITOR;
-    if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP) {
-        /* Deep -> PcSampling -> Trace; SASS metrics alone say so. */
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        bool pc = st.pc_status == FL_PC_ACTIVE, sass = st.sass_status == FL_PC_ACTIVE;
-        return pc && sass ? GPUFL_ENGINE_DEEP
-               : pc       ? GPUFL_ENGINE_PC_SAMPLING
-               : sass     ? GPUFL_ENGINE_SASS_METRICS
-                          : GPUFL_ENGINE_TRACE;
-    }
-    if (fl_trace_engine_wants_pc(s->cfg.profiling_engine)) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        if (st.pc_status == FL_PC_ACTIVE)
-            return GPUFL_ENGINE_PC_SAMPLING;
-    }
-    if (s->cfg.profiling_engine == GPUFL_ENGINE_PM_SAMPLING) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        if (st.pm_status == FL_PC_ACTIVE)
-            return GPUFL_ENGINE_PM_SAMPLING;
-    }
-    if (fl_trace_engine_wants_sass(s->cfg.profiling_engine)) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        if (st.sass_status == FL_PC_ACTIVE)
-            return GPUFL_ENGINE_SASS_METRICS;
-    }
-    if (s->cfg.profiling_engine == GPUFL_ENGINE_RANGE_PROFILER) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        if (st.rp_status == FL_PC_ACTIVE)
-            return GPUFL_ENGINE_RANGE_PROFILER;
-    }
-    return GPUFL_ENGINE_TRACE;
 }
 
 void fl_caps_build(session *s, bool tracing, const char *why, const char *device_note)
 {
     gpufl_engine req = s->cfg.profiling_engine;
-    gpufl_engine sel = selected_of(s, tracing);
+    gpufl_engine sel = fl_caps_engines_selected(s, tracing);
     s->requested_engine = fl_engine_wire_name(req);
     s->selected_engine = fl_engine_wire_name(sel);
     add_monitor_caps(s, device_note);
@@ -365,88 +123,30 @@ void fl_caps_build(session *s, bool tracing, const char *why, const char *device
     if (tracing && sel != GPUFL_ENGINE_TRACE)
         snprintf(above_why, sizeof above_why,
                  "not implemented by this version; the session runs %s", gpufl_engine_name(sel));
-    add_above_trace_caps(s, tracing, above_why);
-    if (req > GPUFL_ENGINE_MONITOR && !tracing)
-        FL_DEBUG(s, "profiling_engine %s requested, running Monitor: %s", gpufl_engine_name(req),
-                 why);
-    else if (req == GPUFL_ENGINE_DEEP && sel != req) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        FL_DEBUG(s, "profiling_engine %s requested, running %s: PC sampling: %s; SASS metrics: %s",
-                 gpufl_engine_name(req), gpufl_engine_name(sel),
-                 st.pc_status == FL_PC_ACTIVE ? "active" : st.pc_msg,
-                 st.sass_status == FL_PC_ACTIVE ? "active" : st.sass_msg);
-    } else if (fl_trace_engine_wants_pc(req) && sel != GPUFL_ENGINE_PC_SAMPLING) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        FL_DEBUG(s, "profiling_engine %s requested, running Trace: PC sampling: %s",
-                 gpufl_engine_name(req), st.pc_msg);
-    } else if (req == GPUFL_ENGINE_PM_SAMPLING && sel != req) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        FL_DEBUG(s, "profiling_engine %s requested, running Trace: PM sampling: %s",
-                 gpufl_engine_name(req), st.pm_msg);
-    } else if (req == GPUFL_ENGINE_RANGE_PROFILER && sel != req) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        FL_DEBUG(s, "profiling_engine %s requested, running Trace: range profiler: %s",
-                 gpufl_engine_name(req), st.rp_msg);
-    } else if (fl_trace_engine_wants_sass(req) && sel != GPUFL_ENGINE_SASS_METRICS) {
-        fl_trace_stats st;
-        fl_trace_engine_stats(s, &st);
-        FL_DEBUG(s, "profiling_engine %s requested, running Trace: SASS metrics: %s",
-                 gpufl_engine_name(req), st.sass_msg);
-    } else if (req > sel)
-        FL_DEBUG(s, "profiling_engine %s requested, running %s: %s", gpufl_engine_name(req),
-                 gpufl_engine_name(sel), above_why);
-}
-
-/* The final word on a feature that lost data: partial, with the reason;
- * a feature already partial keeps its first reason and gets this message
- * after its own. */
-static void mark_partial(session *s, const char *feature, const char *reason, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void mark_partial(session *s, const char *feature, const char *reason, const char *fmt, ...)
-{
-    for (size_t i = 0; i < s->n_caps; i++) {
-        if (strcmp(s->caps[i].feature, feature) != 0)
-            continue;
-        char *msg = s->cap_msg[i];
-        size_t at = 0;
-        if (s->caps[i].status == FL_CAP_PARTIAL && msg[0]) {
-            at = strlen(msg);
-            at += (size_t)snprintf(msg + at, sizeof s->cap_msg[i] - at, "; ");
-            if (at >= sizeof s->cap_msg[i])
-                return;
-        } else {
-            s->caps[i].status = FL_CAP_PARTIAL;
-            s->caps[i].reason_code = reason;
-        }
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg + at, sizeof s->cap_msg[i] - at, fmt, ap);
-        va_end(ap);
-    }
+    fl_caps_engines_add(s, tracing, above_why);
+    fl_caps_engines_say(s, tracing, why, sel, above_why);
 }
 
 bool fl_caps_mark_lost_rows(session *s, uint64_t scope_dropped, uint64_t names_over,
                             uint64_t metric_dropped)
 {
     if (scope_dropped > 0)
-        mark_partial(s, "scope_events", "ring_full",
-                     "%llu scope events dropped: a thread opened scopes faster than the writer "
-                     "drained them",
-                     (unsigned long long)scope_dropped);
+        fl_caps_mark_partial(
+            s, "scope_events", "ring_full",
+            "%llu scope events dropped: a thread opened scopes faster than the writer "
+            "drained them",
+            (unsigned long long)scope_dropped);
     if (names_over > 0)
-        mark_partial(s, "scope_events", "name_limit",
-                     "%llu scopes recorded under the name \"%s\": the process had %u distinct "
-                     "scope names or %u bytes of them already",
-                     (unsigned long long)names_over, FL_SCOPE_OVERFLOW_NAME, FL_SCOPE_NAMES_MAX,
-                     FL_SCOPE_NAME_BYTES_MAX);
+        fl_caps_mark_partial(
+            s, "scope_events", "name_limit",
+            "%llu scopes recorded under the name \"%s\": the process had %u distinct "
+            "scope names or %u bytes of them already",
+            (unsigned long long)names_over, FL_SCOPE_OVERFLOW_NAME, FL_SCOPE_NAMES_MAX,
+            FL_SCOPE_NAME_BYTES_MAX);
     if (metric_dropped > 0)
-        mark_partial(s, "device_metrics", "queue_full",
-                     "%llu metric rows dropped: the writer fell behind (a slow disk?)",
-                     (unsigned long long)metric_dropped);
+        fl_caps_mark_partial(s, "device_metrics", "queue_full",
+                             "%llu metric rows dropped: the writer fell behind (a slow disk?)",
+                             (unsigned long long)metric_dropped);
     return scope_dropped > 0 || names_over > 0 || metric_dropped > 0;
 }
 
@@ -458,21 +158,13 @@ bool fl_caps_mark_failed_devices(session *s, const fl_device_failure *failures)
         if (!f->failed)
             continue;
         any = true;
-        mark_partial(s, "device_metrics",
-                     f->status == GP_ERR_DEVICE_LOST ? "device_lost" : "device_failed",
-                     "device %u (%s) stopped reporting at ts_ns %llu (%s: %s): no row after that",
-                     s->live[i].id, s->live[i].uuid ? s->live[i].uuid : "no uuid",
-                     (unsigned long long)f->t_ns, gp_status_id(f->status), f->message);
+        fl_caps_mark_partial(
+            s, "device_metrics", f->status == GP_ERR_DEVICE_LOST ? "device_lost" : "device_failed",
+            "device %u (%s) stopped reporting at ts_ns %llu (%s: %s): no row after that",
+            s->live[i].id, s->live[i].uuid ? s->live[i].uuid : "no uuid",
+            (unsigned long long)f->t_ns, gp_status_id(f->status), f->message);
     }
     return any;
-}
-
-static bool is_collected(const session *s, const char *feature)
-{
-    for (size_t i = 0; i < s->n_caps; i++)
-        if (strcmp(s->caps[i].feature, feature) == 0 && s->caps[i].status == FL_CAP_COLLECTED)
-            return true;
-    return false;
 }
 
 /* kernel_events, collected, says what was written and what it cost. */
@@ -514,22 +206,23 @@ static void mark_trace_losses(session *s, const fl_trace_stats *st, const fl_tra
         const char *feats[] = {"kernel_events",   "memcpy_events",   "memset_events",
                                "synchronization", "memory_tracking", "cuda_graphs"};
         for (size_t f = 0; f < sizeof feats / sizeof feats[0]; f++) {
-            if (!is_collected(s, feats[f]))
+            if (!fl_caps_is_collected(s, feats[f]))
                 continue;
-            mark_partial(s, feats[f], "records_dropped",
-                         "%llu activity records dropped by CUPTI, %llu buffer requests refused "
-                         "(every buffer of the pool in use: raise cupti_max_buffers or "
-                         "cupti_buffer_kib), %llu buffers cut short by an unreadable record",
-                         (unsigned long long)st->cupti_dropped,
-                         (unsigned long long)st->buffers_refused,
-                         (unsigned long long)st->bad_buffers);
+            fl_caps_mark_partial(
+                s, feats[f], "records_dropped",
+                "%llu activity records dropped by CUPTI, %llu buffer requests refused "
+                "(every buffer of the pool in use: raise cupti_max_buffers or "
+                "cupti_buffer_kib), %llu buffers cut short by an unreadable record",
+                (unsigned long long)st->cupti_dropped, (unsigned long long)st->buffers_refused,
+                (unsigned long long)st->bad_buffers);
         }
     }
     if (n->markers_lost > 0)
-        mark_partial(s, "nvtx_ranges", "ranges_lost",
-                     "%llu NVTX ranges lost: their begin could not be kept (out of memory, more "
-                     "than 65536 open at once, or an id begun twice)",
-                     (unsigned long long)n->markers_lost);
+        fl_caps_mark_partial(
+            s, "nvtx_ranges", "ranges_lost",
+            "%llu NVTX ranges lost: their begin could not be kept (out of memory, more "
+            "than 65536 open at once, or an id begun twice)",
+            (unsigned long long)n->markers_lost);
 }
 
 /* stack_trace, collected: what was captured; launches left without a
@@ -544,275 +237,19 @@ static void put_stack_counts(session *s, const fl_trace_stats *st)
                      "symbolised (libdw), at most %u",
                      (unsigned long long)st->stack_captures, (unsigned long long)st->stacks,
                      st->stacks_max);
-    if (st->stacks_overflow > 0 && is_collected(s, "stack_trace"))
-        mark_partial(s, "stack_trace", "stacks_overflow",
-                     "%llu launches have no stack: more than %u distinct stacks (their "
-                     "stack_trace is \"\")",
-                     (unsigned long long)st->stacks_overflow, st->stacks_max);
-}
-
-/* A feature's status and message set anew (its first word replaced). */
-static void set_cap(session *s, const char *feature, fl_cap_status status, const char *reason,
-                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void set_cap(session *s, const char *feature, fl_cap_status status, const char *reason,
-                    const char *fmt, ...)
-{
-    for (size_t i = 0; i < s->n_caps; i++) {
-        if (strcmp(s->caps[i].feature, feature) != 0)
-            continue;
-        s->caps[i].status = status;
-        s->caps[i].reason_code = reason;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(s->cap_msg[i], sizeof s->cap_msg[i], fmt, ap);
-        va_end(ap);
-    }
-}
-
-/* source_collection's last word: the cubins kept and what they lacked. */
-static void pc_source_final(session *s, const fl_trace_stats *st, uint64_t no_line,
-                            const char *unit)
-{
-    if (!is_collected(s, "source_collection"))
-        return;
-    set_cap(s, "source_collection", FL_CAP_COLLECTED, "",
-            "%u cubins kept (%llu bytes); %llu %s without a source line", st->pc_cubins,
-            (unsigned long long)st->pc_cubin_bytes, (unsigned long long)no_line, unit);
-    if (st->pc_cubins_no_lines > 0)
-        mark_partial(s, "source_collection", "no_line_info",
-                     "%u of %u cubins have no line information: build the CUDA code with "
-                     "-lineinfo (nvcc) for file:line",
-                     st->pc_cubins_no_lines, st->pc_cubins);
-    if (st->pc_cubins_over > 0)
-        mark_partial(s, "source_collection", "cubin_bound",
-                     "%u cubins not kept: the 64 MiB bound on cubin copies was reached; their "
-                     "samples have no source line",
-                     st->pc_cubins_over);
-}
-
-/* cubin_disassembly's last word: the functions written, and what the
- * disassembler's failures or the bounds left out. */
-static void disasm_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
-{
-    if (!is_collected(s, "cubin_disassembly"))
-        return;
-    if (n->disassembled == 0 && st->disasm_failed > 0) {
-        set_cap(s, "cubin_disassembly", FL_CAP_SKIPPED, "disassembler_failed", "%s",
-                st->disasm_msg);
-        return;
-    }
-    char done[PATH_MAX + 96];
-    snprintf(done, sizeof done, "%s: %llu functions disassembled in %u runs", s->disasm_path,
-             (unsigned long long)n->disassembled, st->disasm_runs);
-    if (st->disasm_failed > 0)
-        mark_partial(s, "cubin_disassembly", "disassembler_failed",
-                     "%s; %u runs failed, %u functions left without: %s", done, st->disasm_failed,
-                     st->disasm_skipped, st->disasm_msg);
-    else if (st->disasm_skipped > 0)
-        mark_partial(s, "cubin_disassembly", "functions_skipped",
-                     "%s; %u functions left without disassembly (no cubin copy kept for them, or "
-                     "the bound of 4096 functions reached)",
-                     done, st->disasm_skipped);
-    else
-        set_cap(s, "cubin_disassembly", FL_CAP_COLLECTED, "", "%s", done);
-}
-
-/* The engine a session runs once one of its rungs fell back after init:
- * Trace; under Deep the rung left (Deep -> PcSampling -> Trace). */
-static void fell_back(session *s, const fl_trace_stats *st)
-{
-    gpufl_engine e = GPUFL_ENGINE_TRACE;
-    if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP && st->pc_status == FL_PC_ACTIVE)
-        e = GPUFL_ENGINE_PC_SAMPLING;
-    else if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP && st->sass_status == FL_PC_ACTIVE)
-        e = GPUFL_ENGINE_SASS_METRICS;
-    s->selected_engine = fl_engine_wire_name(e);
-}
-
-/* pc_sampling's last word: a fall-back found after init (a context that
- * refused), no sample at all, or the counts and what was lost. */
-static void pc_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
-{
-    if (!fl_trace_engine_wants_pc(s->cfg.profiling_engine) || !is_collected(s, "pc_sampling"))
-        return;
-    if (st->pc_status != FL_PC_ACTIVE) {
-        set_cap(s, "pc_sampling", FL_CAP_FALLBACK, pc_reason(st->pc_status), "%s", st->pc_msg);
-        if (is_collected(s, "source_collection"))
-            set_cap(s, "source_collection", FL_CAP_FALLBACK, pc_reason(st->pc_status), "%s",
-                    st->pc_msg);
-        fell_back(s, st);
-        return;
-    }
-    const char *how = st->pc_method == FL_PC_METHOD_ACTIVITY ? "activity API (PC_SAMPLING records)"
-                                                             : "PC Sampling API";
-    if (n->samples == 0) {
-        set_cap(s, "pc_sampling", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
-                "%s on %u contexts, every 2^%u cycles: no sample was collected (%llu reads; "
-                "CUPTI counted %llu samples, %llu in kernels it gives no PCs for)%s",
-                how, st->pc_contexts, st->pc_period_log2, (unsigned long long)st->pc_collections,
-                (unsigned long long)st->pc_total_samples,
-                (unsigned long long)st->pc_non_user_samples,
-                st->pc_contexts ? "" : ": no CUDA context was created");
-        return;
-    }
-    set_cap(s, "pc_sampling", FL_CAP_COLLECTED, "",
-            "%s, every 2^%u cycles, %u stall reasons: %llu samples in %llu rows from %llu reads "
-            "on %u contexts",
-            how, st->pc_period_log2, st->pc_stall_reasons, (unsigned long long)n->samples,
-            (unsigned long long)n->sample_rows, (unsigned long long)st->pc_collections,
-            st->pc_contexts);
-    if (st->pc_dropped_samples > 0 || st->pc_hw_buffer_full > 0)
-        mark_partial(s, "pc_sampling", "samples_dropped",
-                     "%llu samples dropped by the hardware (buffer full %llu times): raise "
-                     "pc_sampling_period",
-                     (unsigned long long)st->pc_dropped_samples,
-                     (unsigned long long)st->pc_hw_buffer_full);
-    if (st->pc_lost_samples > 0)
-        mark_partial(s, "pc_sampling", "samples_lost",
-                     "%llu samples not kept: read while no sink was there and the aggregation "
-                     "table was full",
-                     (unsigned long long)st->pc_lost_samples);
-    pc_source_final(s, st, st->pc_no_line_samples, "samples");
-    disasm_final(s, st, n);
-}
-
-/* pm_sampling's last word: a fall-back found after init (a device that
- * refused), no samples, or the counts and what was dropped. */
-static void pm_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
-{
-    if (s->cfg.profiling_engine != GPUFL_ENGINE_PM_SAMPLING || !is_collected(s, "pm_sampling"))
-        return;
-    if (st->pm_status != FL_PC_ACTIVE) {
-        set_cap(s, "pm_sampling", FL_CAP_FALLBACK, pm_reason(st->pm_status), "%s", st->pm_msg);
-        return;
-    }
-    if (n->pm_rows == 0) {
-        set_cap(s, "pm_sampling", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
-                "PM sampling every %u us on %u devices, %llu decodes, no sample%s%s",
-                st->pm_interval_us, st->pm_devices, (unsigned long long)st->pm_decodes,
-                st->pm_devices ? "" : ": no CUDA context was created", st->pm_msg[0] ? "; " : "");
-        if (st->pm_msg[0])
-            mark_partial(s, "pm_sampling", "cupti_error", "%s", st->pm_msg);
-        return;
-    }
-    set_cap(s, "pm_sampling", FL_CAP_COLLECTED, "",
-            "PM sampling every %u us, %u metrics (%s set): %llu samples, %llu rows, %llu "
-            "decodes, %u devices",
-            st->pm_interval_us, st->pm_metrics, st->pm_preset, (unsigned long long)st->pm_samples,
-            (unsigned long long)n->pm_rows, (unsigned long long)st->pm_decodes, st->pm_devices);
-    if (st->pm_overflows > 0)
-        mark_partial(s, "pm_sampling", "samples_dropped",
-                     "the hardware buffer overflowed in %llu decodes (the oldest samples were "
-                     "overwritten): raise pm_sampling_interval_us",
-                     (unsigned long long)st->pm_overflows);
-    if (st->pm_bad_values == 0 && st->pm_msg[0])
-        mark_partial(s, "pm_sampling", "incomplete", "%s", st->pm_msg);
-    if (st->pm_bad_values > 0)
-        mark_partial(s, "pm_sampling", "values_dropped",
-                     "%llu values left out (not finite, or CUPTI could not evaluate them)%s%s",
-                     (unsigned long long)st->pm_bad_values, st->pm_msg[0] ? ": " : "", st->pm_msg);
-}
-
-/* sass_metrics' last word: a fall-back found after init (a context that
- * refused), no row at all, or the counts and what was lost. */
-static void sass_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
-{
-    if (!fl_trace_engine_wants_sass(s->cfg.profiling_engine) || !is_collected(s, "sass_metrics"))
-        return;
-    if (st->sass_status != FL_PC_ACTIVE) {
-        set_cap(s, "sass_metrics", FL_CAP_FALLBACK, rp_reason(st->sass_status), "%s", st->sass_msg);
-        /* Under Deep source_collection is PC sampling's to say. */
-        if (s->cfg.profiling_engine != GPUFL_ENGINE_DEEP && is_collected(s, "source_collection"))
-            set_cap(s, "source_collection", FL_CAP_FALLBACK, rp_reason(st->sass_status), "%s",
-                    st->sass_msg);
-        fell_back(s, st);
-        return;
-    }
-    if (n->sass_rows == 0) {
-        set_cap(s, "sass_metrics", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
-                "%u metrics (%u skipped) on %u contexts: no instruction was counted (%llu "
-                "reads)%s",
-                st->sass_metrics, st->sass_metrics_skipped, st->sass_contexts,
-                (unsigned long long)st->sass_collections,
-                st->sass_contexts ? "" : ": no CUDA context was created");
-        return;
-    }
-    /* What the counts cover: CUPTI counts a function until its first read
-     * (plugin/sassmetrics.c). */
-    set_cap(s, "sass_metrics", FL_CAP_COLLECTED, "",
-            "%u metrics (%u skipped): %llu patched-instruction records in %llu rows from %llu "
-            "reads on %u contexts; %s",
-            st->sass_metrics, st->sass_metrics_skipped, (unsigned long long)st->sass_records,
-            (unsigned long long)n->sass_rows, (unsigned long long)st->sass_collections,
-            st->sass_contexts,
-            s->cfg.sass_all_kernels
-                ? "every launch of the session counted"
-                : "each kernel counted in the first outermost scope it ran in (later scopes' "
-                  "launches of it are not: CUPTI counts a function until its first read)");
-    if (st->sass_dropped_records > 0)
-        mark_partial(s, "sass_metrics", "samples_dropped",
-                     "%llu records dropped by CUPTI at disable (not read before it)",
-                     (unsigned long long)st->sass_dropped_records);
-    if (st->sass_lost_values > 0)
-        mark_partial(s, "sass_metrics", "samples_lost",
-                     "%llu values not kept: read while no sink was there and the aggregation "
-                     "table was full",
-                     (unsigned long long)st->sass_lost_values);
-    pc_source_final(s, st, st->sass_no_line_values, "SASS values");
-}
-
-/* range_profiler's last word: a fall-back found at the first scope (the
- * chip's metrics, a refusal), no range at all, or the counts. */
-static void rp_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
-{
-    if (s->cfg.profiling_engine != GPUFL_ENGINE_RANGE_PROFILER ||
-        !is_collected(s, "range_profiler"))
-        return;
-    if (st->rp_status != FL_PC_ACTIVE) {
-        set_cap(s, "range_profiler", FL_CAP_FALLBACK, rp_reason(st->rp_status), "%s", st->rp_msg);
-        s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
-        return;
-    }
-    char what[1400], mode[96];
-    if (st->rp_per_kernel)
-        snprintf(mode, sizeof mode, "kernel ranges (kernel replay, up to %llu per scope)",
-                 (unsigned long long)st->rp_max_ranges);
-    else
-        snprintf(mode, sizeof mode, "scope ranges (user replay)");
-    snprintf(what, sizeof what, "%s on %s, %u metrics in %u pass%s (%s)%s%s", mode, st->rp_chip,
-             st->rp_metrics, st->rp_passes, st->rp_passes == 1 ? "" : "es", st->rp_scheduled,
-             st->rp_left_out[0] ? "; left out: " : "", st->rp_left_out);
-    if (n->perf_ranges == 0) {
-        set_cap(s, "range_profiler", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_ranges",
-                "%s: no range was collected (%llu outermost scopes skipped, %llu ranges "
-                "dropped, %llu windows without all passes submitted)",
-                what, (unsigned long long)st->rp_skipped, (unsigned long long)st->rp_dropped,
-                (unsigned long long)st->rp_incomplete);
-        return;
-    }
-    set_cap(s, "range_profiler", FL_CAP_COLLECTED, "", "%s: %llu ranges written", what,
-            (unsigned long long)n->perf_ranges);
-    if (st->rp_dropped > 0 || st->rp_incomplete > 0)
-        mark_partial(s, "range_profiler", "ranges_dropped",
-                     "%llu ranges dropped (CUPTI's image or our queue full), %llu windows "
-                     "without all passes submitted",
-                     (unsigned long long)st->rp_dropped, (unsigned long long)st->rp_incomplete);
-    if (st->rp_skipped > 0)
-        mark_partial(s, "range_profiler", "scopes_skipped",
-                     "%llu outermost scopes not profiled: another thread's range was open, or "
-                     "they ran on another CUDA context (one range at a time, one context)",
-                     (unsigned long long)st->rp_skipped);
+    if (st->stacks_overflow > 0 && fl_caps_is_collected(s, "stack_trace"))
+        fl_caps_mark_partial(s, "stack_trace", "stacks_overflow",
+                             "%llu launches have no stack: more than %u distinct stacks (their "
+                             "stack_trace is \"\")",
+                             (unsigned long long)st->stacks_overflow, st->stacks_max);
 }
 
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
 {
-    sass_final(s, st, n);
-    rp_final(s, st, n);
     put_trace_counts(s, st, n);
     put_stack_counts(s, st);
     mark_trace_losses(s, st, n);
-    pc_final(s, st, n);
-    pm_final(s, st, n);
+    fl_caps_engines_final(s, st, n);
 }
 
 /* ------------------------------------------------- what the files lost */
@@ -845,11 +282,12 @@ void fl_caps_mark_removed(session *s, int ch)
         bool here = false;
         for (size_t k = 0; k < 3 && feature_types[f].types[k] != FL_T_UNKNOWN; k++)
             here = here || fl_type_get(feature_types[f].types[k])->channel == ch;
-        if (here && is_collected(s, feature_types[f].feature))
-            mark_partial(s, feature_types[f].feature, "log_dir_removed",
-                         "%s/%s.log was removed while recording: its records up to then are "
-                         "gone, later ones were not written (shutdown's lines_lost, rows_lost)",
-                         s->dir, fl_channel_name(ch));
+        if (here && fl_caps_is_collected(s, feature_types[f].feature))
+            fl_caps_mark_partial(
+                s, feature_types[f].feature, "log_dir_removed",
+                "%s/%s.log was removed while recording: its records up to then are "
+                "gone, later ones were not written (shutdown's lines_lost, rows_lost)",
+                s->dir, fl_channel_name(ch));
     }
 }
 
@@ -864,17 +302,18 @@ bool fl_caps_mark_losses(session *s)
                 rows[c] += s->loss.rows[c][feature_types[f].types[k]];
             }
         if (lines[FL_LOSS_WRITE] > 0)
-            mark_partial(s, feature_types[f].feature, "write_failed",
-                         "%llu rows in %llu lines lost: writing %s/%s.log failed: %s",
-                         (unsigned long long)rows[FL_LOSS_WRITE],
-                         (unsigned long long)lines[FL_LOSS_WRITE], s->dir,
-                         fl_channel_name(s->loss.first_channel), strerror(s->loss.first_errno));
+            fl_caps_mark_partial(
+                s, feature_types[f].feature, "write_failed",
+                "%llu rows in %llu lines lost: writing %s/%s.log failed: %s",
+                (unsigned long long)rows[FL_LOSS_WRITE], (unsigned long long)lines[FL_LOSS_WRITE],
+                s->dir, fl_channel_name(s->loss.first_channel), strerror(s->loss.first_errno));
         if (lines[FL_LOSS_REMOVED] > 0)
-            mark_partial(s, feature_types[f].feature, "log_dir_removed",
-                         "%llu rows in %llu lines not written: the session's files were removed "
-                         "while recording",
-                         (unsigned long long)rows[FL_LOSS_REMOVED],
-                         (unsigned long long)lines[FL_LOSS_REMOVED]);
+            fl_caps_mark_partial(
+                s, feature_types[f].feature, "log_dir_removed",
+                "%llu rows in %llu lines not written: the session's files were removed "
+                "while recording",
+                (unsigned long long)rows[FL_LOSS_REMOVED],
+                (unsigned long long)lines[FL_LOSS_REMOVED]);
         any = any || lines[FL_LOSS_WRITE] > 0 || lines[FL_LOSS_REMOVED] > 0;
     }
     return any || s->loss.removed || s->loss.lines_total > 0;

@@ -211,7 +211,7 @@ static void open_sass(session *s)
 {
     fl_trace_stats st;
     fl_trace_engine_stats(s, &st);
-    if (!s->disasm_path[0] || st.pc_status != FL_PC_ACTIVE)
+    if (!s->disasm_path[0] || st.engines[FL_ENGINE_PC].status != FL_PC_ACTIVE)
         return;
     gpufl_error err = {0};
     if (fl_files_open_sass(s, &err) != GPUFL_OK) {

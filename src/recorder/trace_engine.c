@@ -174,36 +174,48 @@ void fl_trace_engine_close(session *s, uint64_t end_ns, fl_trace_stats *st, fl_t
     FL_DEBUG(s, "trace: %llu kernels, %llu records dropped, %llu buffers refused, pool %llu bytes",
              (unsigned long long)n->kernels, (unsigned long long)st->cupti_dropped,
              (unsigned long long)st->buffers_refused, (unsigned long long)st->pool_bytes);
-    if (st->pc_status != FL_PC_OFF)
+    if (st->engines[FL_ENGINE_PC].status != FL_PC_OFF)
         FL_DEBUG(s,
                  "pc sampling: %llu samples in %llu rows, %llu collections, CUPTI total %llu, "
                  "dropped by hardware %llu, non-user %llu, lost %llu, without a source line "
                  "%llu; %u cubins kept (%u without line info, %u over the bound)%s%s",
                  (unsigned long long)n->samples, (unsigned long long)n->sample_rows,
-                 (unsigned long long)st->pc_collections, (unsigned long long)st->pc_total_samples,
-                 (unsigned long long)st->pc_dropped_samples,
-                 (unsigned long long)st->pc_non_user_samples,
-                 (unsigned long long)st->pc_lost_samples,
-                 (unsigned long long)st->pc_no_line_samples, st->pc_cubins, st->pc_cubins_no_lines,
-                 st->pc_cubins_over, st->pc_msg[0] ? ": " : "", st->pc_msg);
-    if (st->pm_status != FL_PC_OFF)
+                 (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.collections,
+                 (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.total_samples,
+                 (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.dropped_samples,
+                 (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.non_user_samples,
+                 (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.lost_samples,
+                 (unsigned long long)st->engines[FL_ENGINE_PC].counters.pc.no_line_samples,
+                 st->cubins, st->cubins_no_lines, st->cubins_over,
+                 st->engines[FL_ENGINE_PC].message[0] ? ": " : "",
+                 st->engines[FL_ENGINE_PC].message);
+    if (st->engines[FL_ENGINE_PM].status != FL_PC_OFF)
         FL_DEBUG(s,
                  "pm sampling: %llu samples in %llu rows, %llu decodes, %llu overflows, %llu "
                  "values left out, %u devices%s%s",
-                 (unsigned long long)st->pm_samples, (unsigned long long)n->pm_rows,
-                 (unsigned long long)st->pm_decodes, (unsigned long long)st->pm_overflows,
-                 (unsigned long long)st->pm_bad_values, st->pm_devices, st->pm_msg[0] ? ": " : "",
-                 st->pm_msg);
-    if (st->sass_status != FL_PC_OFF)
-        FL_DEBUG(
-            s,
-            "sass metrics: %u metrics (%u skipped) on %u contexts, %llu records in %llu "
-            "rows from %llu reads, dropped %llu, lost %llu, without a source line %llu%s%s",
-            st->sass_metrics, st->sass_metrics_skipped, st->sass_contexts,
-            (unsigned long long)st->sass_records, (unsigned long long)n->sass_rows,
-            (unsigned long long)st->sass_collections, (unsigned long long)st->sass_dropped_records,
-            (unsigned long long)st->sass_lost_values, (unsigned long long)st->sass_no_line_values,
-            st->sass_msg[0] ? ": " : "", st->sass_msg);
+                 (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.samples,
+                 (unsigned long long)n->pm_rows,
+                 (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.decodes,
+                 (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.overflows,
+                 (unsigned long long)st->engines[FL_ENGINE_PM].counters.pm.bad_values,
+                 st->engines[FL_ENGINE_PM].counters.pm.devices,
+                 st->engines[FL_ENGINE_PM].message[0] ? ": " : "",
+                 st->engines[FL_ENGINE_PM].message);
+    if (st->engines[FL_ENGINE_SASS].status != FL_PC_OFF)
+        FL_DEBUG(s,
+                 "sass metrics: %u metrics (%u skipped) on %u contexts, %llu records in %llu "
+                 "rows from %llu reads, dropped %llu, lost %llu, without a source line %llu%s%s",
+                 st->engines[FL_ENGINE_SASS].counters.sass.metrics,
+                 st->engines[FL_ENGINE_SASS].counters.sass.metrics_skipped,
+                 st->engines[FL_ENGINE_SASS].counters.sass.contexts,
+                 (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.records,
+                 (unsigned long long)n->sass_rows,
+                 (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.collections,
+                 (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.dropped_records,
+                 (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.lost_values,
+                 (unsigned long long)st->engines[FL_ENGINE_SASS].counters.sass.no_line_values,
+                 st->engines[FL_ENGINE_SASS].message[0] ? ": " : "",
+                 st->engines[FL_ENGINE_SASS].message);
 }
 
 void fl_trace_engine_free(session *s)

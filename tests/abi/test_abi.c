@@ -22,7 +22,9 @@ static void test_trace_table(void)
     CHECK_INT(ours.kernel_row, sizeof(fl_kernel_row));
     CHECK_INT(ours.marker_row, sizeof(fl_marker_row));
     CHECK_INT(ours.plugin_table, sizeof(fl_trace_plugin));
-    CHECK_INT(sizeof ours, 17 * sizeof(uint32_t));
+    CHECK_INT(ours.stats, sizeof(fl_trace_stats));
+    CHECK_INT(ours.engine_stats, sizeof(fl_engine_stats));
+    CHECK_INT(sizeof ours, 18 * sizeof(uint32_t));
     uint32_t *field = (uint32_t *)&theirs;
     for (size_t i = 0; i < sizeof theirs / sizeof *field; i++) {
         theirs = ours;

@@ -534,13 +534,14 @@ static void f_stats(fl_trace_stats *out)
         out->buffers_refused = 2;
     }
     fl_pms_engine_stats(out);
-    out->pc_status = pc_status;
-    out->pc_period_log2 = FL_PC_PERIOD_DEFAULT;
-    snprintf(out->pc_msg, sizeof out->pc_msg, "%s", pc_msg);
+    out->engines[FL_ENGINE_PC].status = pc_status;
+    out->engines[FL_ENGINE_PC].counters.pc.period_log2 = FL_PC_PERIOD_DEFAULT;
+    snprintf(out->engines[FL_ENGINE_PC].message, sizeof out->engines[FL_ENGINE_PC].message, "%s",
+             pc_msg);
     if (pcs) {
-        out->pc_method = FL_PC_METHOD_SAMPLING_API;
-        out->pc_contexts = 1;
-        out->pc_stall_reasons = 3;
+        out->engines[FL_ENGINE_PC].counters.pc.method = FL_PC_METHOD_SAMPLING_API;
+        out->engines[FL_ENGINE_PC].counters.pc.contexts = 1;
+        out->engines[FL_ENGINE_PC].counters.pc.stall_reasons = 3;
         fl_agg_stats(pcs, out);
         fl_disasm_stats(out);
     }

@@ -98,12 +98,43 @@ static void nothing_asked(void)
         fl_engines[i]->drain(&sink);
         fl_engines[i]->stats(&st);
     }
-    CHECK_INT(st.pc_status, FL_PC_OFF);
-    CHECK_INT(st.pm_status, FL_PC_OFF);
-    CHECK_INT(st.sass_status, FL_PC_OFF);
-    CHECK_INT(st.rp_status, FL_PC_OFF);
+    CHECK_INT(st.engines[FL_ENGINE_PC].status, FL_PC_OFF);
+    CHECK_INT(st.engines[FL_ENGINE_PM].status, FL_PC_OFF);
+    CHECK_INT(st.engines[FL_ENGINE_SASS].status, FL_PC_OFF);
+    CHECK_INT(st.engines[FL_ENGINE_RP].status, FL_PC_OFF);
     for (size_t i = fl_n_engines; i-- > 0;)
         fl_engines[i]->release();
+}
+
+/* The statistics' seam: every row names its own slot of
+ * fl_trace_stats.engines, the slots are all taken, and an engine's stats
+ * hook writes its slot (and the common part), never another engine's. */
+static void stats_slots(void)
+{
+    unsigned taken = 0;
+    for (size_t i = 0; i < fl_n_engines; i++) {
+        uint32_t slot = fl_engines[i]->slot;
+        CHECK(slot < FL_ENGINE_SLOTS);
+        CHECK_INT(taken & (1u << slot), 0);
+        taken |= 1u << slot;
+    }
+    CHECK_INT(taken, (1u << FL_ENGINE_SLOTS) - 1);
+    CHECK_INT(row("PcSampling")->slot, FL_ENGINE_PC);
+    CHECK_INT(row("PmSampling")->slot, FL_ENGINE_PM);
+    CHECK_INT(row("SassMetrics")->slot, FL_ENGINE_SASS);
+    CHECK_INT(row("RangeProfiler")->slot, FL_ENGINE_RP);
+    static fl_trace_stats before, st;
+    memset(&before, 0xa5, sizeof before);
+    for (size_t i = 0; i < fl_n_engines; i++) {
+        const fl_engine *e = fl_engines[i];
+        st = before;
+        st.engines[FL_ENGINE_PC].status = FL_PC_OFF; /* SASS metrics read PC sampling's */
+        e->stats(&st);
+        CHECK_INT(st.engines[e->slot].status, FL_PC_OFF); /* nothing was started */
+        for (uint32_t k = 0; k < FL_ENGINE_SLOTS; k++)
+            if (k != e->slot && k != FL_ENGINE_PC)
+                CHECK(memcmp(&st.engines[k], &before.engines[k], sizeof st.engines[k]) == 0);
+    }
 }
 
 static bool ends_with(const char *s, const char *tail)
@@ -149,6 +180,7 @@ int main(void)
 {
     table();
     nothing_asked();
+    stats_slots();
     explainer();
     return check_done("test_cupti_engines");
 }

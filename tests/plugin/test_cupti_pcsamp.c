@@ -135,14 +135,14 @@ static void test_every_slot(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_agg_stats(p, &st);
-    CHECK_INT(st.pc_collections, 1);
-    CHECK_INT(st.pc_total_samples, 9000);
-    CHECK_INT(st.pc_dropped_samples, 11);
-    CHECK_INT(st.pc_non_user_samples, 3);
-    CHECK_INT(st.pc_hw_buffer_full, 1);
-    CHECK_INT(st.pc_rows, SLOTS);
-    CHECK_INT(st.pc_samples, SLOTS * (SLOTS + 1) / 2);
-    CHECK_INT(st.pc_no_line_samples, SLOTS * (SLOTS + 1) / 2);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.collections, 1);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.total_samples, 9000);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.dropped_samples, 11);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.non_user_samples, 3);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.hw_buffer_full, 1);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.rows, SLOTS);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.samples, SLOTS * (SLOTS + 1) / 2);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.no_line_samples, SLOTS * (SLOTS + 1) / 2);
     fl_agg_destroy(p);
 }
 
@@ -202,9 +202,9 @@ static void test_shapes(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_agg_stats(p, &st);
-    CHECK_INT(st.pc_collections, 5);
-    CHECK_INT(st.pc_samples, 40);
-    CHECK_INT(st.pc_rows, 4);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.collections, 5);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.samples, 40);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.rows, 4);
     fl_agg_destroy(p);
 }
 
@@ -235,7 +235,7 @@ static void test_table_full(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_agg_stats(p, &st);
-    CHECK_INT(st.pc_lost_samples, 55 - 10);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.lost_samples, 55 - 10);
     fl_agg_destroy(p);
 }
 
@@ -355,9 +355,9 @@ static void test_activity_records(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_agg_stats(p, &st);
-    CHECK_INT(st.pc_total_samples, 50);
-    CHECK_INT(st.pc_dropped_samples, 4);
-    CHECK_INT(st.pc_no_line_samples, 1);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.total_samples, 50);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.dropped_samples, 4);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.no_line_samples, 1);
     synth_free(&s);
     fl_decoder_destroy(d);
     fl_agg_destroy(p);
@@ -454,9 +454,9 @@ static void test_source_lines(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_cubin_stats(&st);
-    CHECK_INT(st.pc_cubins, 2);
-    CHECK_INT(st.pc_cubins_no_lines, 1);
-    CHECK_INT(st.pc_cubin_bytes, nl + nn);
+    CHECK_INT(st.cubins, 2);
+    CHECK_INT(st.cubins_no_lines, 1);
+    CHECK_INT(st.cubin_bytes, nl + nn);
 
     /* Through the aggregator: rows with file:line, the function named
      * with its file. */
@@ -486,7 +486,7 @@ static void test_source_lines(void)
     CHECK_STR(got.names[FL_SAMPLE_DICT_FUNCTION][1], "_Z5chasePKjPji@");
     memset(&st, 0, sizeof st);
     fl_agg_stats(p, &st);
-    CHECK_INT(st.pc_no_line_samples, 10);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.no_line_samples, 10);
     fl_agg_destroy(p);
     fl_cubin_reset();
     free(lines);

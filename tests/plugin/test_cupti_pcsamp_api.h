@@ -259,14 +259,14 @@ static void test_api_order_and_reads(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_pcs_engine_stats(&st);
-    CHECK_INT(st.pc_status, FL_PC_ACTIVE);
-    CHECK_INT(st.pc_method, FL_PC_METHOD_SAMPLING_API);
-    CHECK_INT(st.pc_period_log2, 12);
-    CHECK_INT(st.pc_stall_reasons, 3);
-    CHECK_INT(st.pc_contexts, 1);
-    CHECK_INT(st.pc_samples, 24);
-    CHECK_INT(st.pc_dropped_samples, 10);
-    CHECK_INT(st.pc_hw_buffer_full, 2);
+    CHECK_INT(st.engines[FL_ENGINE_PC].status, FL_PC_ACTIVE);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.method, FL_PC_METHOD_SAMPLING_API);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.period_log2, 12);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.stall_reasons, 3);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.contexts, 1);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.samples, 24);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.dropped_samples, 10);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.hw_buffer_full, 2);
     fl_pcs_engine_release();
 }
 
@@ -295,7 +295,7 @@ static void test_api_disable_copy(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_pcs_engine_stats(&st);
-    CHECK_INT(st.pc_samples, 7);
+    CHECK_INT(st.engines[FL_ENGINE_PC].counters.pc.samples, 7);
     fl_pcs_engine_release();
     /* A context destroyed: Disable's copy goes into the table, out at the
      * next drain. */
@@ -382,9 +382,9 @@ static void test_api_fallbacks(void)
         fl_trace_stats s;
         memset(&s, 0, sizeof s);
         fl_pcs_engine_stats(&s);
-        CHECK_INT(s.pc_status, cases[i].status);
-        CHECK_CONTAINS(s.pc_msg, cases[i].msg);
-        CHECK_CONTAINS(s.pc_msg, "the session runs Trace");
+        CHECK_INT(s.engines[FL_ENGINE_PC].status, cases[i].status);
+        CHECK_CONTAINS(s.engines[FL_ENGINE_PC].message, cases[i].msg);
+        CHECK_CONTAINS(s.engines[FL_ENGINE_PC].message, "the session runs Trace");
         /* A later context is not tried. */
         fk.calls[0] = '\0';
         fl_pcs_context_created((void *)0x4);
@@ -413,8 +413,8 @@ static void test_api_activity_method(void)
     fl_trace_stats s;
     memset(&s, 0, sizeof s);
     fl_pcs_engine_stats(&s);
-    CHECK_INT(s.pc_method, FL_PC_METHOD_ACTIVITY);
-    CHECK_INT(s.pc_contexts, 1);
+    CHECK_INT(s.engines[FL_ENGINE_PC].counters.pc.method, FL_PC_METHOD_ACTIVITY);
+    CHECK_INT(s.engines[FL_ENGINE_PC].counters.pc.contexts, 1);
     fl_pcs_engine_release();
     CHECK(fl_pcs_engine_activity_sink() == NULL);
 }

@@ -260,16 +260,16 @@ static void test_engine(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_pms_engine_stats(&st);
-    CHECK_INT(st.pm_status, FL_PC_ACTIVE);
-    CHECK_INT(st.pm_interval_us, 250);
-    CHECK_INT(st.pm_metrics, 2);
-    CHECK_INT(st.pm_devices, 1);
-    CHECK_U64(st.pm_samples, 10);
-    CHECK_U64(st.pm_rows, 20);
-    CHECK_U64(st.pm_decodes, 5);
-    CHECK_U64(st.pm_overflows, 0);
-    CHECK_STR(st.pm_preset, "custom");
-    CHECK_STR(st.pm_msg, "");
+    CHECK_INT(st.engines[FL_ENGINE_PM].status, FL_PC_ACTIVE);
+    CHECK_INT(st.engines[FL_ENGINE_PM].counters.pm.interval_us, 250);
+    CHECK_INT(st.engines[FL_ENGINE_PM].counters.pm.metrics, 2);
+    CHECK_INT(st.engines[FL_ENGINE_PM].counters.pm.devices, 1);
+    CHECK_U64(st.engines[FL_ENGINE_PM].counters.pm.samples, 10);
+    CHECK_U64(st.engines[FL_ENGINE_PM].counters.pm.rows, 20);
+    CHECK_U64(st.engines[FL_ENGINE_PM].counters.pm.decodes, 5);
+    CHECK_U64(st.engines[FL_ENGINE_PM].counters.pm.overflows, 0);
+    CHECK_STR(st.engines[FL_ENGINE_PM].counters.pm.preset, "custom");
+    CHECK_STR(st.engines[FL_ENGINE_PM].message, "");
     fl_pms_engine_release();
     CHECK_INT(pmf.acquired, pmf.released);
 
@@ -287,11 +287,12 @@ static void test_engine(void)
     fl_pms_engine_drain(&sink);
     memset(&st, 0, sizeof st);
     fl_pms_engine_stats(&st);
-    CHECK_INT(st.pm_status, FL_PC_ACTIVE);
-    CHECK_U64(st.pm_samples, 4);
-    CHECK_CONTAINS(st.pm_msg, "the read after cuptiPmSamplingStop failed: CUPTI_ERROR_UNKNOWN "
-                              "(999); the samples were read up to just before Stop");
-    CHECK(strstr(st.pm_msg, "runs Trace") == NULL);
+    CHECK_INT(st.engines[FL_ENGINE_PM].status, FL_PC_ACTIVE);
+    CHECK_U64(st.engines[FL_ENGINE_PM].counters.pm.samples, 4);
+    CHECK_CONTAINS(st.engines[FL_ENGINE_PM].message,
+                   "the read after cuptiPmSamplingStop failed: CUPTI_ERROR_UNKNOWN "
+                   "(999); the samples were read up to just before Stop");
+    CHECK(strstr(st.engines[FL_ENGINE_PM].message, "runs Trace") == NULL);
     fl_pms_engine_release();
 
     /* A read refused after good ones while it runs: samples lost, said so. */
@@ -303,10 +304,11 @@ static void test_engine(void)
     fl_pms_engine_drain(&sink);
     memset(&st, 0, sizeof st);
     fl_pms_engine_stats(&st);
-    CHECK_INT(st.pm_status, FL_PC_ACTIVE);
-    CHECK_CONTAINS(st.pm_msg, "cuptiPmSamplingDecodeData failed after 1 good reads: "
-                              "CUPTI_ERROR_UNKNOWN (999); CUPTI answers 999 when the hardware "
-                              "buffer overflowed between two reads");
+    CHECK_INT(st.engines[FL_ENGINE_PM].status, FL_PC_ACTIVE);
+    CHECK_CONTAINS(st.engines[FL_ENGINE_PM].message,
+                   "cuptiPmSamplingDecodeData failed after 1 good reads: "
+                   "CUPTI_ERROR_UNKNOWN (999); CUPTI answers 999 when the hardware "
+                   "buffer overflowed between two reads");
     fl_pms_engine_release();
 
     /* Defaults: interval 100 us, 4096 samples, the default set (all four
@@ -325,8 +327,8 @@ static void test_engine(void)
     CHECK_INT(got.n, 8);
     memset(&st, 0, sizeof st);
     fl_pms_engine_stats(&st);
-    CHECK_U64(st.pm_overflows, 1);
-    CHECK_STR(st.pm_preset, "default");
+    CHECK_U64(st.engines[FL_ENGINE_PM].counters.pm.overflows, 1);
+    CHECK_STR(st.engines[FL_ENGINE_PM].counters.pm.preset, "default");
     fl_pms_engine_release();
 
     /* The default set cut to what one pass holds (here: two). */
@@ -357,8 +359,9 @@ static void test_engine(void)
     CHECK_INT(got.n, 0);
     memset(&st, 0, sizeof st);
     fl_pms_engine_stats(&st);
-    CHECK_INT(st.pm_status, FL_PC_ACTIVE);
-    CHECK_CONTAINS(st.pm_msg, "a CUDA context of device 0 was destroyed before the session ended");
+    CHECK_INT(st.engines[FL_ENGINE_PM].status, FL_PC_ACTIVE);
+    CHECK_CONTAINS(st.engines[FL_ENGINE_PM].message,
+                   "a CUDA context of device 0 was destroyed before the session ended");
     fl_pms_engine_release();
     CHECK_STR(pmf.calls, "GTXG");
 
@@ -383,11 +386,11 @@ static void refused(CUptiResult *which, CUptiResult r, uint32_t status, const ch
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_pms_engine_stats(&st);
-    CHECK_INT(st.pm_status, status);
-    CHECK_CONTAINS(st.pm_msg, call);
-    CHECK_CONTAINS(st.pm_msg, fix);
-    CHECK_CONTAINS(st.pm_msg, "the session runs Trace");
-    CHECK_INT(st.pm_devices, 0);
+    CHECK_INT(st.engines[FL_ENGINE_PM].status, status);
+    CHECK_CONTAINS(st.engines[FL_ENGINE_PM].message, call);
+    CHECK_CONTAINS(st.engines[FL_ENGINE_PM].message, fix);
+    CHECK_CONTAINS(st.engines[FL_ENGINE_PM].message, "the session runs Trace");
+    CHECK_INT(st.engines[FL_ENGINE_PM].counters.pm.devices, 0);
     fl_pms_engine_release();
     CHECK_INT(pmf.acquired, pmf.released);
 }
@@ -421,7 +424,8 @@ static void test_fallbacks(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_pms_engine_stats(&st);
-    CHECK_CONTAINS(st.pm_msg, "PM sampling metrics refused: metric 'bad__metric' is not available");
+    CHECK_CONTAINS(st.engines[FL_ENGINE_PM].message,
+                   "PM sampling metrics refused: metric 'bad__metric' is not available");
     CHECK_STR(pmf.calls, "IGN"); /* never enabled */
     fl_pms_engine_release();
     pmf_reset(wall_now(), 1);
@@ -430,14 +434,15 @@ static void test_fallbacks(void)
     CHECK_INT(fl_pms_engine_start(&o, &ctx_dummy), FL_PC_FAILED);
     memset(&st, 0, sizeof st);
     fl_pms_engine_stats(&st);
-    CHECK_CONTAINS(st.pm_msg, "the 3 PM sampling metrics need 2 passes on GH100; PM sampling "
-                              "collects one: name fewer metrics");
+    CHECK_CONTAINS(st.engines[FL_ENGINE_PM].message,
+                   "the 3 PM sampling metrics need 2 passes on GH100; PM sampling "
+                   "collects one: name fewer metrics");
     fl_pms_engine_release();
     o = pm_opts(" , ,", 0, 0);
     CHECK_INT(fl_pms_engine_start(&o, &ctx_dummy), FL_PC_FAILED);
     memset(&st, 0, sizeof st);
     fl_pms_engine_stats(&st);
-    CHECK_CONTAINS(st.pm_msg, "pm_sampling_metrics ' , ,' names no metric");
+    CHECK_CONTAINS(st.engines[FL_ENGINE_PM].message, "pm_sampling_metrics ' , ,' names no metric");
     fl_pms_engine_release();
 
     /* A decode that fails: kept as the session's note, sampling goes on. */
@@ -449,8 +454,9 @@ static void test_fallbacks(void)
     fl_pms_engine_drain(&sink);
     memset(&st, 0, sizeof st);
     fl_pms_engine_stats(&st);
-    CHECK_INT(st.pm_status, FL_PC_ACTIVE);
-    CHECK_CONTAINS(st.pm_msg, "cuptiPmSamplingDecodeData failed: CUPTI_ERROR_UNKNOWN (999)");
+    CHECK_INT(st.engines[FL_ENGINE_PM].status, FL_PC_ACTIVE);
+    CHECK_CONTAINS(st.engines[FL_ENGINE_PM].message,
+                   "cuptiPmSamplingDecodeData failed: CUPTI_ERROR_UNKNOWN (999)");
     CHECK_INT(got.n, 0);
     fl_pms_engine_release();
 }
@@ -472,9 +478,10 @@ static void test_real_cupti(void)
     fl_trace_stats s;
     memset(&s, 0, sizeof s);
     fl_pms_engine_stats(&s);
-    CHECK_STR(s.pm_msg, "cuptiProfilerInitialize failed: CUPTI_ERROR_UNKNOWN (999): CUPTI found "
-                        "no working NVIDIA driver (no GPU, or the driver is not loaded); the "
-                        "session runs Trace");
+    CHECK_STR(s.engines[FL_ENGINE_PM].message,
+              "cuptiProfilerInitialize failed: CUPTI_ERROR_UNKNOWN (999): CUPTI found "
+              "no working NVIDIA driver (no GPU, or the driver is not loaded); the "
+              "session runs Trace");
     fl_pms_engine_drain(&sink); /* nothing to read, nothing crashes */
     fl_pms_engine_stop();
     fl_pms_engine_drain(&sink);

@@ -367,15 +367,16 @@ static void scope_ranges(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_rp_engine_stats(&st);
-    CHECK_INT(st.rp_status, FL_PC_ACTIVE);
-    CHECK_INT(st.rp_metrics, 3);
-    CHECK_INT(st.rp_passes, 1);
-    CHECK_STR(st.rp_scheduled, "a__x.sum,b__y.pct,lts__t_sector_hit_rate.pct");
-    CHECK_STR(st.rp_left_out,
+    CHECK_INT(st.engines[FL_ENGINE_RP].status, FL_PC_ACTIVE);
+    CHECK_INT(st.engines[FL_ENGINE_RP].counters.rp.metrics, 3);
+    CHECK_INT(st.engines[FL_ENGINE_RP].counters.rp.passes, 1);
+    CHECK_STR(st.engines[FL_ENGINE_RP].counters.rp.scheduled,
+              "a__x.sum,b__y.pct,lts__t_sector_hit_rate.pct");
+    CHECK_STR(st.engines[FL_ENGINE_RP].counters.rp.left_out,
               "bad__z.sum (not on this chip); c__w.sum (the set would need 2 passes)");
-    CHECK_STR(st.rp_chip, "GH100");
-    CHECK_INT(st.rp_skipped, 1);
-    CHECK_INT(st.rp_ranges, 1);
+    CHECK_STR(st.engines[FL_ENGINE_RP].counters.rp.chip, "GH100");
+    CHECK_INT(st.engines[FL_ENGINE_RP].counters.rp.skipped, 1);
+    CHECK_INT(st.engines[FL_ENGINE_RP].counters.rp.ranges, 1);
     calls[0] = '\0';
     fl_rp_engine_stop();
     fl_rp_range_begin("late"); /* after stop: nothing */
@@ -430,8 +431,8 @@ static void kernel_ranges(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_rp_engine_stats(&st);
-    CHECK_INT(st.rp_metrics, FL_RP_DEFAULT_SLOTS);
-    CHECK_INT(st.rp_passes, 2);
+    CHECK_INT(st.engines[FL_ENGINE_RP].counters.rp.metrics, FL_RP_DEFAULT_SLOTS);
+    CHECK_INT(st.engines[FL_ENGINE_RP].counters.rp.passes, 2);
     fl_rp_engine_stop();
     fl_rp_engine_release();
 }
@@ -480,8 +481,8 @@ static void kernel_ranges_sized(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_rp_engine_stats(&st);
-    CHECK_INT(st.rp_dropped, 0);
-    CHECK_INT(st.rp_max_ranges, want);
+    CHECK_INT(st.engines[FL_ENGINE_RP].counters.rp.dropped, 0);
+    CHECK_INT(st.engines[FL_ENGINE_RP].counters.rp.max_ranges, want);
     fl_rp_engine_stop();
     fl_rp_engine_release();
     /* Scope ranges keep one range a window. */
@@ -509,9 +510,9 @@ static void fallback(CUptiResult *at, CUptiResult r, bool late, uint32_t want, c
     memset(&st, 0, sizeof st);
     fl_rp_engine_stats(&st);
     (void)s;
-    CHECK_INT(st.rp_status, want);
-    CHECK_CONTAINS(st.rp_msg, words);
-    CHECK_CONTAINS(st.rp_msg, "the session runs Trace");
+    CHECK_INT(st.engines[FL_ENGINE_RP].status, want);
+    CHECK_CONTAINS(st.engines[FL_ENGINE_RP].message, words);
+    CHECK_CONTAINS(st.engines[FL_ENGINE_RP].message, "the session runs Trace");
     CHECK_INT(got.n, 0);
     fl_rp_engine_release();
 }
@@ -538,9 +539,9 @@ static void fallbacks(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_rp_engine_stats(&st);
-    CHECK_INT(st.rp_status, FL_RP_NO_METRICS);
-    CHECK_CONTAINS(st.rp_msg, "bad__two.sum (not on this chip)");
-    CHECK_CONTAINS(st.rp_msg, "gpu-profile metrics list --chip GH100");
+    CHECK_INT(st.engines[FL_ENGINE_RP].status, FL_RP_NO_METRICS);
+    CHECK_CONTAINS(st.engines[FL_ENGINE_RP].message, "bad__two.sum (not on this chip)");
+    CHECK_CONTAINS(st.engines[FL_ENGINE_RP].message, "gpu-profile metrics list --chip GH100");
     fl_rp_engine_stop();
     fl_rp_engine_release();
     /* No context at any scope. */
@@ -552,8 +553,8 @@ static void fallbacks(void)
     fl_rp_engine_stop();
     memset(&st, 0, sizeof st);
     fl_rp_engine_stats(&st);
-    CHECK_INT(st.rp_status, FL_RP_NO_CONTEXT);
-    CHECK_INT(st.rp_skipped, 1);
+    CHECK_INT(st.engines[FL_ENGINE_RP].status, FL_RP_NO_CONTEXT);
+    CHECK_INT(st.engines[FL_ENGINE_RP].counters.rp.skipped, 1);
     fl_rp_engine_release();
     /* Not requested: off. */
     fl_trace_options off = {0};
@@ -572,10 +573,10 @@ static void real_cupti(void)
     fl_trace_stats s;
     memset(&s, 0, sizeof s);
     fl_rp_engine_stats(&s);
-    printf("real libcupti: status %u: %s\n", st, s.rp_msg);
+    printf("real libcupti: status %u: %s\n", st, s.engines[FL_ENGINE_RP].message);
     if (st != FL_PC_ACTIVE) {
-        CHECK_CONTAINS(s.rp_msg, "cuptiProfilerInitialize failed");
-        CHECK_CONTAINS(s.rp_msg, "the session runs Trace");
+        CHECK_CONTAINS(s.engines[FL_ENGINE_RP].message, "cuptiProfilerInitialize failed");
+        CHECK_CONTAINS(s.engines[FL_ENGINE_RP].message, "the session runs Trace");
     }
     fl_rp_range_begin("step"); /* no crash whatever CUPTI said */
     fl_rp_range_end();

@@ -188,10 +188,12 @@ static void test_decoder(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_sass_stats(x, &st);
-    CHECK_U64(st.sass_rows, 6);
-    CHECK_U64(st.sass_records, 4 + 1 + 1); /* a NULL buffer counts nothing */
-    CHECK_U64(st.sass_lost_values, 0);
-    CHECK_U64(st.sass_no_line_values, 10); /* the non-zero values */
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.rows, 6);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.records,
+              4 + 1 + 1); /* a NULL buffer counts nothing */
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.lost_values, 0);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.no_line_values,
+              10); /* the non-zero values */
     /* Nothing twice: a second flush gives nothing new. */
     size_t before = got.n;
     fl_sass_flush(x, &sink);
@@ -216,7 +218,7 @@ static void test_table_full(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_sass_stats(x, &st);
-    CHECK_U64(st.sass_lost_values, 5 + 6 + 7 + 8 + 9 + 10);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.lost_values, 5 + 6 + 7 + 8 + 9 + 10);
     fl_sass_flush(x, &sink);
     CHECK_INT(got.n, 4);
     /* With one: handed over when full, nothing lost. */
@@ -288,7 +290,7 @@ static void test_source_lines(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_sass_stats(x, &st);
-    CHECK_U64(st.sass_no_line_values, 1);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.no_line_values, 1);
     fl_sass_destroy(x);
     fl_cubin_reset();
     free(lines);
@@ -373,15 +375,15 @@ static void test_engine(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_sass_engine_stats(&st);
-    CHECK_INT(st.sass_status, FL_PC_ACTIVE);
-    CHECK_INT(st.sass_contexts, 2);
-    CHECK_INT(st.sass_metrics, fl_sass_n_metric_names - 1);
-    CHECK_INT(st.sass_metrics_skipped, 1);
-    CHECK_U64(st.sass_rows, 4);
-    CHECK_U64(st.sass_records, 4);
-    CHECK_U64(st.sass_collections, 2);
-    CHECK_U64(st.sass_dropped_records, 3);
-    CHECK_STR(st.sass_msg, "");
+    CHECK_INT(st.engines[FL_ENGINE_SASS].status, FL_PC_ACTIVE);
+    CHECK_INT(st.engines[FL_ENGINE_SASS].counters.sass.contexts, 2);
+    CHECK_INT(st.engines[FL_ENGINE_SASS].counters.sass.metrics, fl_sass_n_metric_names - 1);
+    CHECK_INT(st.engines[FL_ENGINE_SASS].counters.sass.metrics_skipped, 1);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.rows, 4);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.records, 4);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.collections, 2);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.dropped_records, 3);
+    CHECK_STR(st.engines[FL_ENGINE_SASS].message, "");
     sf.calls[0] = '\0';
     fl_sass_engine_release();
     CHECK_STR(sf.calls, ""); /* nothing left to undo */
@@ -399,7 +401,7 @@ static void test_engine(void)
     CHECK_STR(sf.calls, "");
     memset(&st, 0, sizeof st);
     fl_sass_engine_stats(&st);
-    CHECK_INT(st.sass_status, FL_PC_OFF);
+    CHECK_INT(st.engines[FL_ENGINE_SASS].status, FL_PC_OFF);
     fl_sass_engine_release();
     fl_sass_set_api(NULL);
 }
@@ -482,10 +484,10 @@ static void test_scopes(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_sass_engine_stats(&st);
-    CHECK_INT(st.sass_status, FL_PC_ACTIVE);
-    CHECK_INT(st.sass_contexts, 2);
-    CHECK_U64(st.sass_collections, 1);
-    CHECK_U64(st.sass_rows, 2);
+    CHECK_INT(st.engines[FL_ENGINE_SASS].status, FL_PC_ACTIVE);
+    CHECK_INT(st.engines[FL_ENGINE_SASS].counters.sass.contexts, 2);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.collections, 1);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.rows, 2);
     fl_sass_engine_release();
     fl_sass_set_api(NULL);
 }
@@ -506,11 +508,11 @@ static void refused(const char *what, uint32_t status, const char *words, const 
     fl_sass_engine_stats(&s);
     fl_sass_engine_release();
     fl_sass_set_api(NULL);
-    printf("%s: %s\n", what, s.sass_msg);
+    printf("%s: %s\n", what, s.engines[FL_ENGINE_SASS].message);
     CHECK_INT(st, at_start ? status : FL_PC_ACTIVE);
-    CHECK_INT(s.sass_status, status);
-    CHECK_CONTAINS(s.sass_msg, words);
-    CHECK_CONTAINS(s.sass_msg, "the session runs Trace");
+    CHECK_INT(s.engines[FL_ENGINE_SASS].status, status);
+    CHECK_CONTAINS(s.engines[FL_ENGINE_SASS].message, words);
+    CHECK_CONTAINS(s.engines[FL_ENGINE_SASS].message, "the session runs Trace");
     CHECK_STR(sf.calls, calls);
 }
 
@@ -609,12 +611,13 @@ static void test_shared(void)
     fl_trace_stats st;
     memset(&st, 0, sizeof st);
     fl_sass_stats(x, &st);
-    CHECK_U64(st.sass_rows, 0); /* the aggregator's owner reports them */
-    CHECK_U64(st.sass_records, 1);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.rows,
+              0); /* the aggregator's owner reports them */
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.records, 1);
     fl_agg_stats(agg, &st);
-    CHECK_U64(st.sass_rows, 2);
-    CHECK_U64(st.pc_rows, 0);
-    CHECK_U64(st.pc_samples, 0);
+    CHECK_U64(st.engines[FL_ENGINE_SASS].counters.sass.rows, 2);
+    CHECK_U64(st.engines[FL_ENGINE_PC].counters.pc.rows, 0);
+    CHECK_U64(st.engines[FL_ENGINE_PC].counters.pc.samples, 0);
     fl_sass_destroy(x);
     fl_agg_destroy(agg); /* still ours: ASan sees a double free otherwise */
 
@@ -626,7 +629,7 @@ static void test_shared(void)
     CHECK_INT(fl_sass_engine_start(&o, (void *)0x1000, &env), FL_PC_NOT_SUPPORTED);
     memset(&st, 0, sizeof st);
     fl_sass_engine_stats(&st);
-    CHECK_STR(st.sass_msg,
+    CHECK_STR(st.engines[FL_ENGINE_SASS].message,
               "no shared aggregator; Deep runs PcSampling (Trace if PC sampling is refused too)");
     fl_sass_engine_release();
     fl_sass_set_api(NULL);
@@ -649,12 +652,13 @@ static void test_real_cupti(void)
     fl_trace_stats s;
     memset(&s, 0, sizeof s);
     fl_sass_engine_stats(&s);
-    printf("real libcupti: status %u: %s\n", s.sass_status, s.sass_msg);
-    CHECK_INT(s.sass_status, FL_PC_NO_DRIVER);
-    CHECK_CONTAINS(s.sass_msg, "CUPTI_ERROR_UNKNOWN (999)");
-    CHECK_CONTAINS(s.sass_msg, "no working NVIDIA driver");
-    CHECK_CONTAINS(s.sass_msg, "cuptiProfilerInitialize failed: ");
-    CHECK_CONTAINS(s.sass_msg, "; the session runs Trace");
+    printf("real libcupti: status %u: %s\n", s.engines[FL_ENGINE_SASS].status,
+           s.engines[FL_ENGINE_SASS].message);
+    CHECK_INT(s.engines[FL_ENGINE_SASS].status, FL_PC_NO_DRIVER);
+    CHECK_CONTAINS(s.engines[FL_ENGINE_SASS].message, "CUPTI_ERROR_UNKNOWN (999)");
+    CHECK_CONTAINS(s.engines[FL_ENGINE_SASS].message, "no working NVIDIA driver");
+    CHECK_CONTAINS(s.engines[FL_ENGINE_SASS].message, "cuptiProfilerInitialize failed: ");
+    CHECK_CONTAINS(s.engines[FL_ENGINE_SASS].message, "; the session runs Trace");
     fl_sass_engine_stop();
     fl_sass_engine_drain(&sink);
     fl_sass_engine_release();
@@ -666,12 +670,14 @@ static void test_real_cupti(void)
     fl_sass_context_created((void *)0x1000);
     memset(&s, 0, sizeof s);
     fl_sass_engine_stats(&s);
-    CHECK_INT(s.sass_status, FL_PC_NO_DRIVER);
-    CHECK_CONTAINS(s.sass_msg, "the driver is not loaded); gpufl_init ran after CUDA work had "
-                               "started on this context");
-    CHECK_CONTAINS(s.sass_msg, "call gpufl_init before the first kernel (in PyTorch right after "
-                               "`import torch`); Deep runs PcSampling (Trace if PC sampling is "
-                               "refused too)");
+    CHECK_INT(s.engines[FL_ENGINE_SASS].status, FL_PC_NO_DRIVER);
+    CHECK_CONTAINS(s.engines[FL_ENGINE_SASS].message,
+                   "the driver is not loaded); gpufl_init ran after CUDA work had "
+                   "started on this context");
+    CHECK_CONTAINS(s.engines[FL_ENGINE_SASS].message,
+                   "call gpufl_init before the first kernel (in PyTorch right after "
+                   "`import torch`); Deep runs PcSampling (Trace if PC sampling is "
+                   "refused too)");
     fl_sass_engine_release();
 }
 

@@ -573,15 +573,16 @@ void fl_pcs_engine_stop(void)
 void fl_pcs_engine_stats(fl_trace_stats *out)
 {
     pthread_mutex_lock(&mu);
-    out->pc_status = E.opt.pc_sampling ? E.status : FL_PC_OFF;
-    out->pc_method = E.method;
-    out->pc_period_log2 = E.period;
-    out->pc_stall_reasons = E.stall_reasons;
-    out->pc_contexts = E.contexts;
-    snprintf(out->pc_msg, sizeof out->pc_msg, "%s", E.msg);
+    out->engines[FL_ENGINE_PC].status = E.opt.pc_sampling ? E.status : FL_PC_OFF;
+    out->engines[FL_ENGINE_PC].counters.pc.method = E.method;
+    out->engines[FL_ENGINE_PC].counters.pc.period_log2 = E.period;
+    out->engines[FL_ENGINE_PC].counters.pc.stall_reasons = E.stall_reasons;
+    out->engines[FL_ENGINE_PC].counters.pc.contexts = E.contexts;
+    snprintf(out->engines[FL_ENGINE_PC].message, sizeof out->engines[FL_ENGINE_PC].message, "%s",
+             E.msg);
     fl_agg_stats(E.agg, out);
     pthread_mutex_unlock(&mu);
-    if (out->pc_status != FL_PC_OFF) {
+    if (out->engines[FL_ENGINE_PC].status != FL_PC_OFF) {
         fl_cubin_stats(out);
         fl_disasm_stats(out);
     }

@@ -38,6 +38,7 @@ static void drain(const fl_trace_sink *sink)
 
 const fl_engine fl_pcs_engine = {
     .name = "PcSampling",
+    .slot = FL_ENGINE_PC,
     .start = start,
     .context_created = fl_pcs_context_created,
     .context_destroying = fl_pcs_context_destroying,

@@ -287,7 +287,7 @@ static void dev_add(void *ctx)
         dev_free(d);
         return;
     }
-    E.st.pm_devices++;
+    E.st.engines[FL_ENGINE_PM].counters.pm.devices++;
 }
 
 uint32_t fl_pms_engine_start(const fl_trace_options *o, void *ctx)
@@ -343,8 +343,9 @@ void fl_pms_context_destroying(void *ctx)
             dev_free(d);
             d->used = true; /* not set up again */
             d->device_id = id;
-            if (!E.st.pm_msg[0])
-                snprintf(E.st.pm_msg, sizeof E.st.pm_msg,
+            if (!E.st.engines[FL_ENGINE_PM].message[0])
+                snprintf(E.st.engines[FL_ENGINE_PM].message,
+                         sizeof E.st.engines[FL_ENGINE_PM].message,
                          "a CUDA context of device %u was destroyed before the session ended: "
                          "its PM sampling stopped there, the samples since the writer's last "
                          "cycle (at most 250 ms) were not read",
@@ -387,26 +388,27 @@ static void announce(pm_dev *d, const fl_trace_sink *sink)
  * good reads it lost samples, it did not end the session. */
 static void decode_failed(CUptiResult r, bool after_stop)
 {
-    if (E.st.pm_msg[0])
+    if (E.st.engines[FL_ENGINE_PM].message[0])
         return;
-    if (E.st.pm_decodes == 0) {
-        fl_pms_explain(r, "cuptiPmSamplingDecodeData", E.st.pm_msg, sizeof E.st.pm_msg);
+    if (E.st.engines[FL_ENGINE_PM].counters.pm.decodes == 0) {
+        fl_pms_explain(r, "cuptiPmSamplingDecodeData", E.st.engines[FL_ENGINE_PM].message,
+                       sizeof E.st.engines[FL_ENGINE_PM].message);
         return;
     }
     const char *m = fl_cupti_name(r);
     if (after_stop)
-        snprintf(E.st.pm_msg, sizeof E.st.pm_msg,
+        snprintf(E.st.engines[FL_ENGINE_PM].message, sizeof E.st.engines[FL_ENGINE_PM].message,
                  "the read after cuptiPmSamplingStop failed: %s (%d); the samples were read "
                  "up to just before Stop, so only those of the last moment can be missing (an "
                  "H200 with CUDA 13.0 answered so at the end of every session)",
                  m, (int)r);
     else
-        snprintf(E.st.pm_msg, sizeof E.st.pm_msg,
+        snprintf(E.st.engines[FL_ENGINE_PM].message, sizeof E.st.engines[FL_ENGINE_PM].message,
                  "cuptiPmSamplingDecodeData failed after %llu good reads: %s (%d); CUPTI "
                  "answers 999 when the hardware buffer overflowed between two reads, so the "
                  "samples since the last good read are lost: raise pm_sampling_max_samples "
                  "or pm_sampling_interval_us",
-                 (unsigned long long)E.st.pm_decodes, m, (int)r);
+                 (unsigned long long)E.st.engines[FL_ENGINE_PM].counters.pm.decodes, m, (int)r);
 }
 
 /* One device's hardware buffer decoded until CUPTI says it is empty (at
@@ -425,9 +427,9 @@ static void dev_drain(pm_dev *d, const fl_trace_sink *sink, bool after_stop)
             decode_failed(r, after_stop);
             return;
         }
-        E.st.pm_decodes++;
+        E.st.engines[FL_ENGINE_PM].counters.pm.decodes++;
         if (dd.overflow || r == CUPTI_ERROR_OUT_OF_MEMORY)
-            E.st.pm_overflows++;
+            E.st.engines[FL_ENGINE_PM].counters.pm.overflows++;
         fl_pms_decode_in in = {.pm = d->pm,
                                .host = d->host,
                                .image = d->image,
@@ -442,11 +444,12 @@ static void dev_drain(pm_dev *d, const fl_trace_sink *sink, bool after_stop)
         fl_pms_decode_out out = {0};
         bool ok = fl_pms_decode(&api_now, &in, sink, &out);
         d->next_index += (uint32_t)out.samples;
-        E.st.pm_samples += out.samples - out.early;
-        E.st.pm_rows += out.rows;
-        E.st.pm_bad_values += out.bad_values;
-        if (out.msg[0] && !E.st.pm_msg[0])
-            snprintf(E.st.pm_msg, sizeof E.st.pm_msg, "%s", out.msg);
+        E.st.engines[FL_ENGINE_PM].counters.pm.samples += out.samples - out.early;
+        E.st.engines[FL_ENGINE_PM].counters.pm.rows += out.rows;
+        E.st.engines[FL_ENGINE_PM].counters.pm.bad_values += out.bad_values;
+        if (out.msg[0] && !E.st.engines[FL_ENGINE_PM].message[0])
+            snprintf(E.st.engines[FL_ENGINE_PM].message, sizeof E.st.engines[FL_ENGINE_PM].message,
+                     "%s", out.msg);
         if (!ok || !reset_image(d))
             return;
         if (r == CUPTI_SUCCESS &&
@@ -496,18 +499,22 @@ void fl_pms_engine_stop(void)
 void fl_pms_engine_stats(fl_trace_stats *out)
 {
     pthread_mutex_lock(&mu);
-    out->pm_status = E.on ? E.status : FL_PC_OFF;
-    out->pm_interval_us = E.interval_us;
-    out->pm_metrics = (uint32_t)E.n_metrics;
-    out->pm_devices = E.st.pm_devices;
-    out->pm_samples = E.st.pm_samples;
-    out->pm_rows = E.st.pm_rows;
-    out->pm_decodes = E.st.pm_decodes;
-    out->pm_overflows = E.st.pm_overflows;
-    out->pm_bad_values = E.st.pm_bad_values;
-    snprintf(out->pm_preset, sizeof out->pm_preset, "%s",
+    out->engines[FL_ENGINE_PM].status = E.on ? E.status : FL_PC_OFF;
+    out->engines[FL_ENGINE_PM].counters.pm.interval_us = E.interval_us;
+    out->engines[FL_ENGINE_PM].counters.pm.metrics = (uint32_t)E.n_metrics;
+    out->engines[FL_ENGINE_PM].counters.pm.devices = E.st.engines[FL_ENGINE_PM].counters.pm.devices;
+    out->engines[FL_ENGINE_PM].counters.pm.samples = E.st.engines[FL_ENGINE_PM].counters.pm.samples;
+    out->engines[FL_ENGINE_PM].counters.pm.rows = E.st.engines[FL_ENGINE_PM].counters.pm.rows;
+    out->engines[FL_ENGINE_PM].counters.pm.decodes = E.st.engines[FL_ENGINE_PM].counters.pm.decodes;
+    out->engines[FL_ENGINE_PM].counters.pm.overflows =
+        E.st.engines[FL_ENGINE_PM].counters.pm.overflows;
+    out->engines[FL_ENGINE_PM].counters.pm.bad_values =
+        E.st.engines[FL_ENGINE_PM].counters.pm.bad_values;
+    snprintf(out->engines[FL_ENGINE_PM].counters.pm.preset,
+             sizeof out->engines[FL_ENGINE_PM].counters.pm.preset, "%s",
              E.on ? (E.list[0] ? "custom" : "default") : "");
-    snprintf(out->pm_msg, sizeof out->pm_msg, "%s", E.status != FL_PC_ACTIVE ? E.msg : E.st.pm_msg);
+    snprintf(out->engines[FL_ENGINE_PM].message, sizeof out->engines[FL_ENGINE_PM].message, "%s",
+             E.status != FL_PC_ACTIVE ? E.msg : E.st.engines[FL_ENGINE_PM].message);
     pthread_mutex_unlock(&mu);
 }
 

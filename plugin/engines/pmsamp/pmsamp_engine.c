@@ -52,6 +52,7 @@ static int choose(const gp_metrics_plugin *table, void *hobj, const char *chip, 
 
 const fl_engine fl_pms_engine = {
     .name = "PmSampling",
+    .slot = FL_ENGINE_PM,
     .start = start,
     .context_created = fl_pms_context_created,
     .context_destroying = fl_pms_context_destroying,

@@ -737,20 +737,24 @@ static void copy_list(char *out, size_t cap)
 void fl_rp_engine_stats(fl_trace_stats *out)
 {
     pthread_mutex_lock(&mu);
-    out->rp_status = R.on ? R.status : FL_PC_OFF;
-    out->rp_per_kernel = R.per_kernel;
-    out->rp_passes = (uint32_t)R.choice.passes;
-    out->rp_metrics = (uint32_t)R.choice.n;
-    out->rp_windows = R.windows;
-    out->rp_ranges = R.ranges;
-    out->rp_dropped = R.dropped;
-    out->rp_max_ranges = R.max_ranges;
-    out->rp_skipped = R.skipped;
-    out->rp_incomplete = R.incomplete;
-    snprintf(out->rp_chip, sizeof out->rp_chip, "%s", R.chip);
-    copy_list(out->rp_scheduled, sizeof out->rp_scheduled);
-    snprintf(out->rp_left_out, sizeof out->rp_left_out, "%s", R.choice.left_out);
-    snprintf(out->rp_msg, sizeof out->rp_msg, "%s", R.msg);
+    out->engines[FL_ENGINE_RP].status = R.on ? R.status : FL_PC_OFF;
+    out->engines[FL_ENGINE_RP].counters.rp.per_kernel = R.per_kernel;
+    out->engines[FL_ENGINE_RP].counters.rp.passes = (uint32_t)R.choice.passes;
+    out->engines[FL_ENGINE_RP].counters.rp.metrics = (uint32_t)R.choice.n;
+    out->engines[FL_ENGINE_RP].counters.rp.windows = R.windows;
+    out->engines[FL_ENGINE_RP].counters.rp.ranges = R.ranges;
+    out->engines[FL_ENGINE_RP].counters.rp.dropped = R.dropped;
+    out->engines[FL_ENGINE_RP].counters.rp.max_ranges = R.max_ranges;
+    out->engines[FL_ENGINE_RP].counters.rp.skipped = R.skipped;
+    out->engines[FL_ENGINE_RP].counters.rp.incomplete = R.incomplete;
+    snprintf(out->engines[FL_ENGINE_RP].counters.rp.chip,
+             sizeof out->engines[FL_ENGINE_RP].counters.rp.chip, "%s", R.chip);
+    copy_list(out->engines[FL_ENGINE_RP].counters.rp.scheduled,
+              sizeof out->engines[FL_ENGINE_RP].counters.rp.scheduled);
+    snprintf(out->engines[FL_ENGINE_RP].counters.rp.left_out,
+             sizeof out->engines[FL_ENGINE_RP].counters.rp.left_out, "%s", R.choice.left_out);
+    snprintf(out->engines[FL_ENGINE_RP].message, sizeof out->engines[FL_ENGINE_RP].message, "%s",
+             R.msg);
     pthread_mutex_unlock(&mu);
 }
 

@@ -48,6 +48,7 @@ static int choose(const gp_metrics_plugin *table, void *hobj, const char *chip, 
 
 const fl_engine fl_rp_engine = {
     .name = "RangeProfiler",
+    .slot = FL_ENGINE_RP,
     .start = start,
     .wants_scopes = wants_scopes,
     .scope_begin = fl_rp_range_begin,

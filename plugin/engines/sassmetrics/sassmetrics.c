@@ -537,13 +537,14 @@ void fl_sass_engine_stop(void)
 void fl_sass_engine_stats(fl_trace_stats *out)
 {
     pthread_mutex_lock(&mu);
-    out->sass_status = E.opt.sass_metrics ? E.status : FL_PC_OFF;
-    out->sass_metrics = E.metrics;
-    out->sass_metrics_skipped = E.skipped;
-    out->sass_contexts = E.contexts;
-    out->sass_collections = E.collections;
-    out->sass_dropped_records = E.dropped;
-    snprintf(out->sass_msg, sizeof out->sass_msg, "%s", E.msg);
+    out->engines[FL_ENGINE_SASS].status = E.opt.sass_metrics ? E.status : FL_PC_OFF;
+    out->engines[FL_ENGINE_SASS].counters.sass.metrics = E.metrics;
+    out->engines[FL_ENGINE_SASS].counters.sass.metrics_skipped = E.skipped;
+    out->engines[FL_ENGINE_SASS].counters.sass.contexts = E.contexts;
+    out->engines[FL_ENGINE_SASS].counters.sass.collections = E.collections;
+    out->engines[FL_ENGINE_SASS].counters.sass.dropped_records = E.dropped;
+    snprintf(out->engines[FL_ENGINE_SASS].message, sizeof out->engines[FL_ENGINE_SASS].message,
+             "%s", E.msg);
     fl_sass_stats(E.agg, out);
     pthread_mutex_unlock(&mu);
 }

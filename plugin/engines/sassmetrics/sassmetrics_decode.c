@@ -198,9 +198,11 @@ void fl_sass_stats(const fl_sass *x, fl_trace_stats *out)
         fl_trace_stats t;
         memset(&t, 0, sizeof t);
         fl_agg_stats(x->agg, &t);
-        out->sass_rows += t.sass_rows;
-        out->sass_lost_values += t.sass_lost_values;
+        out->engines[FL_ENGINE_SASS].counters.sass.rows +=
+            t.engines[FL_ENGINE_SASS].counters.sass.rows;
+        out->engines[FL_ENGINE_SASS].counters.sass.lost_values +=
+            t.engines[FL_ENGINE_SASS].counters.sass.lost_values;
     }
-    out->sass_records += x->records;
-    out->sass_no_line_values += x->no_line;
+    out->engines[FL_ENGINE_SASS].counters.sass.records += x->records;
+    out->engines[FL_ENGINE_SASS].counters.sass.no_line_values += x->no_line;
 }

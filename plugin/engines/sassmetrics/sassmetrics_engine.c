@@ -29,7 +29,8 @@ static void stats(fl_trace_stats *out)
     fl_sass_engine_stats(out);
     /* The cubin store's counts, when PC sampling (listed before, which
      * adds them itself) is off. */
-    if (out->sass_status != FL_PC_OFF && out->pc_status == FL_PC_OFF)
+    if (out->engines[FL_ENGINE_SASS].status != FL_PC_OFF &&
+        out->engines[FL_ENGINE_PC].status == FL_PC_OFF)
         fl_cubin_stats(out);
 }
 
@@ -55,6 +56,7 @@ static int choose(const gp_metrics_plugin *table, void *hobj, const char *chip, 
 
 const fl_engine fl_sass_engine = {
     .name = "SassMetrics",
+    .slot = FL_ENGINE_SASS,
     .start = start,
     .context_created = fl_sass_context_created,
     .context_destroying = fl_sass_context_destroying,
