@@ -284,6 +284,9 @@ int cli_warmup_runs(const cli_opts *o, const cli_signals *sig, int lib_may_fork,
  * "repeats" member. */
 void cli_repeats_text(const cli_repeats *rp, int ascii, FILE *f);
 void cli_repeats_json(const cli_repeats *rp, fl_buf *b);
+/* One device's summary as JSON into b (after a comma when comma): 0, or
+ * -1 with b->oom set. */
+int cli_summary_json(fl_buf *b, const gp_summary *s, int comma);
 
 /* report.c */
 typedef struct cli_report {

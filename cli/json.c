@@ -20,3 +20,19 @@ void cli_json_sep(fl_buf *b, int *first)
         fl_buf_puts(b, ",");
     *first = 0;
 }
+
+int cli_summary_json(fl_buf *b, const gp_summary *s, int comma)
+{
+    size_t len = gp_summary_to_json(s, 0, NULL, 0);
+    char *one = malloc(len + 1);
+    if (!one) {
+        b->oom = 1;
+        return -1;
+    }
+    gp_summary_to_json(s, 0, one, len + 1);
+    if (comma)
+        fl_buf_puts(b, ",");
+    fl_buf_put(b, one, len);
+    free(one);
+    return 0;
+}

@@ -361,17 +361,8 @@ static void json_run(const cli_repeats *rp, int r, fl_buf *b)
     fl_buf_puts(b, ",\"devices\":[");
     for (size_t d = 0; d < rp->n_dev; d++) {
         const gp_summary *s = &rp->sums[(size_t)r * rp->n_dev + d];
-        size_t len = gp_summary_to_json(s, 0, NULL, 0);
-        char *one = malloc(len + 1);
-        if (!one) {
-            b->oom = 1;
+        if (cli_summary_json(b, s, d > 0) != 0)
             break;
-        }
-        gp_summary_to_json(s, 0, one, len + 1);
-        if (d)
-            fl_buf_puts(b, ",");
-        fl_buf_put(b, one, len);
-        free(one);
     }
     fl_buf_puts(b, "]}");
 }

@@ -315,17 +315,8 @@ static void write_json(const cli_report *r, fl_buf *b)
         const gp_summary *s = gp_monitor_summary(r->mon, i);
         if (!s)
             continue;
-        size_t len = gp_summary_to_json(s, 0, NULL, 0);
-        char *one = malloc(len + 1);
-        if (!one) {
-            b->oom = 1;
+        if (cli_summary_json(b, s, i > 0) != 0)
             break;
-        }
-        gp_summary_to_json(s, 0, one, len + 1);
-        if (i)
-            fl_buf_puts(b, ",");
-        fl_buf_put(b, one, len);
-        free(one);
     }
     fl_buf_puts(b, "],\"total\":");
     if (n > 1) {
