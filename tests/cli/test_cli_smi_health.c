@@ -73,7 +73,9 @@ static void test_coverage_and_no_sample(void)
     double span = jn_num(jn_get(dev0(doc), "energy_span_s"));
     double dur = jn_num(jn_get(dev0(doc), "duration_s"));
     CHECK_STR(jn_str(jn_get(dev0(doc), "energy_source")), "power_integral");
-    CHECK(span > 0.05 && span < 0.5 && dur >= 1.0);
+    /* Its three rows, not the run's second: no figure of the clock's pace
+     * (a loaded machine stretches the rows' spacing, never past the run). */
+    CHECK(span > 0 && span < dur && dur >= 1.0);
     jn_free(doc);
     h_result_free(&r);
     const char *env[] = {env_caps, "FAKE_SMI_FAIL=hang_after=3", NULL};
@@ -115,7 +117,8 @@ static void test_healthy(void)
     h_result r;
     jn *doc = run_json("", 600, &r);
     CHECK(jn_is_null(jn_get(dev0(doc), "note")));
-    CHECK(jn_int(jn_get(dev0(doc), "sample_count")) >= 5);
+    /* Rows came (how many in 0.6 s depends on the machine's load). */
+    CHECK(jn_int(jn_get(dev0(doc), "sample_count")) >= 1);
     jn_free(doc);
     h_result_free(&r);
 }
