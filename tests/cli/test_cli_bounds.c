@@ -120,8 +120,10 @@ static void test_env_strict(void)
     char dir[512];
     h_path(dir, sizeof dir, "env");
     write_session(dir, 10);
-    static const char *const vars[] = {"GPU_PROFILE_MAX_DISTINCT", "GPU_PROFILE_MAX_MEMORY",
-                                       "GPU_PROFILE_MAX_FILE_LINES", "GPU_PROFILE_MAX_FILE_BYTES"};
+    static const char *const vars[] = {
+        "GPU_PROFILE_MAX_DISTINCT",      "GPU_PROFILE_MAX_MEMORY",
+        "GPU_PROFILE_MAX_FILE_LINES",    "GPU_PROFILE_MAX_FILE_BYTES",
+        "GPU_PROFILE_MAX_SESSION_BYTES", "GPU_PROFILE_MAX_GZIP_RATIO"};
     static const char *const bad[] = {
         "abc", "-1", "0", "4M", "100 ", " 100", "+5", "0x10", "18446744073709551616"};
     h_result r;
