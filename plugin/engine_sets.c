@@ -20,10 +20,17 @@
 
 extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
 
-int fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size_t cap, char *msg,
-                       size_t len);
-int fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
-                     char ***out, size_t *n, size_t *passes, char *msg, size_t len);
+gp_status fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size_t cap,
+                             gp_error *err);
+gp_status fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
+                           char ***out, size_t *n, size_t *passes, gp_error *err);
+
+/* st into err, whose message the caller has written; returns st. */
+static gp_status failed(gp_error *err, gp_status st)
+{
+    err->status = st;
+    return st;
+}
 
 /* One malloc'd block: n+1 pointers, then the strings (the table's rule). */
 static char **block(const char *const *names, size_t n)
@@ -66,24 +73,29 @@ static const fl_engine *find(int id, char *msg, size_t len)
     return NULL;
 }
 
-int fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size_t cap, char *msg,
-                       size_t len)
+gp_status fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size_t cap,
+                             gp_error *err)
 {
+    gp_error scratch;
+    if (!err)
+        err = &scratch;
+    char *msg = err->message;
+    size_t len = sizeof err->message;
     const char *names[64];
     unsigned slot[64];
     *out = NULL;
     *n = 0;
     const fl_engine *e = find(engine, msg, len);
     if (!e)
-        return GP_ERR_INVALID_ARG;
+        return failed(err, GP_ERR_INVALID_ARG);
     size_t k = e->defaults(names, slot, 64);
     if (slots && cap < k) {
         snprintf(msg, len, "the slots array holds %zu entries, the set has %zu", cap, k);
-        return GP_ERR_INVALID_ARG;
+        return failed(err, GP_ERR_INVALID_ARG);
     }
     if (!(*out = block(names, k))) {
         snprintf(msg, len, "out of memory for the engine's metric list");
-        return GP_ERR_NO_MEMORY;
+        return failed(err, GP_ERR_NO_MEMORY);
     }
     if (slots)
         memcpy(slots, slot, k * sizeof *slot);
@@ -106,23 +118,28 @@ static void take(void *user, const char *const *names, size_t n, size_t passes)
     c->passes = passes;
 }
 
-int fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
-                     char ***out, size_t *n, size_t *passes, char *msg, size_t len)
+gp_status fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
+                           char ***out, size_t *n, size_t *passes, gp_error *err)
 {
+    gp_error scratch;
+    if (!err)
+        err = &scratch;
+    char *msg = err->message;
+    size_t len = sizeof err->message;
     *out = NULL;
     *n = 0;
     *passes = 0;
     const fl_engine *e = find(engine, msg, len);
     if (!e)
-        return GP_ERR_INVALID_ARG;
+        return failed(err, GP_ERR_INVALID_ARG);
     chosen c = {0};
     int st =
         e->choose(&gpufl_cupti_metrics_v1, host, chip, list, one_pass != 0, take, &c, msg, len);
     if (st != 0)
-        return st;
+        return failed(err, (gp_status)st);
     if (c.taken && !c.out) {
         snprintf(msg, len, "out of memory for the engine's metric list");
-        return GP_ERR_NO_MEMORY;
+        return failed(err, GP_ERR_NO_MEMORY);
     }
     *out = c.out;
     *n = c.n;

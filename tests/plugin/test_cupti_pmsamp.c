@@ -519,7 +519,8 @@ static void test_real_host(void)
     for (size_t c = 0; c < 3; c++) {
         void *ho = NULL;
         char canon[64], msg[512];
-        CHECK_INT(h->acquire(chips[c], 1, &ho, canon, sizeof canon, msg, sizeof msg), 0);
+        gp_error ge = {0};
+        CHECK_INT(h->acquire(chips[c], 1, &ho, canon, sizeof canon, &ge), 0);
         char **m = NULL;
         size_t n = 0, size = 0, passes = 0;
         uint8_t *img = NULL;
@@ -527,7 +528,7 @@ static void test_real_host(void)
                   0);
         CHECK_INT(n, 4);
         CHECK(size > 0);
-        CHECK_INT(h->passes(img, size, &passes, msg, sizeof msg), 0);
+        CHECK_INT(h->passes(img, size, &passes, &ge), 0);
         CHECK_INT(passes, 1);
         CHECK_STR(m[2], "dram__throughput.avg.pct_of_peak_sustained_elapsed");
         free(img);
@@ -542,13 +543,14 @@ static void test_real_host(void)
     /* TU102: the four need two passes; the default set is cut to one. */
     void *ho = NULL;
     char canon[64], msg[512];
-    CHECK_INT(h->acquire("TU102", 1, &ho, canon, sizeof canon, msg, sizeof msg), 0);
+    gp_error ge = {0};
+    CHECK_INT(h->acquire("TU102", 1, &ho, canon, sizeof canon, &ge), 0);
     char **m = NULL;
     size_t n = 0, size = 0, passes = 0;
     uint8_t *img = NULL;
     CHECK_INT(fl_pms_metric_set(&api, ho, canon, NULL, &m, &n, &img, &size, msg, sizeof msg), 0);
     CHECK(n >= 1 && n < 4);
-    CHECK_INT(h->passes(img, size, &passes, msg, sizeof msg), 0);
+    CHECK_INT(h->passes(img, size, &passes, &ge), 0);
     CHECK_INT(passes, 1);
     free(img);
     fl_pms_free_metrics(m, n);

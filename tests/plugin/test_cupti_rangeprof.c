@@ -47,10 +47,11 @@ static void chip_sets(const gp_metrics_plugin *host)
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         void *h = NULL;
         char canon[64], msg[512] = "";
-        int st = host->acquire(want[i].chip, 0, &h, canon, sizeof canon, msg, sizeof msg);
+        gp_error ge = {0};
+        int st = host->acquire(want[i].chip, 0, &h, canon, sizeof canon, &ge);
         CHECK_INT(st, 0);
         if (st != 0) {
-            fprintf(stderr, "%s: %s\n", want[i].chip, msg);
+            fprintf(stderr, "%s: %s\n", want[i].chip, ge.message);
             continue;
         }
         for (int one = 1; one >= 0; one--) {
@@ -225,10 +226,10 @@ static CUptiResult f_range(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params *
     p->rangeName = name;
     return CUPTI_SUCCESS;
 }
-static int f_eval(void *host, const uint8_t *data, size_t size, size_t index,
-                  const char *const *metrics, size_t n, double *values, char *msg, size_t len)
+static gp_status f_eval(void *host, const uint8_t *data, size_t size, size_t index,
+                        const char *const *metrics, size_t n, double *values, gp_error *err)
 {
-    (void)host, (void)data, (void)size, (void)msg, (void)len;
+    (void)host, (void)data, (void)size, (void)err;
     (void)live_image;
     for (size_t i = 0; i < n; i++) {
         if (strstr(metrics[i], "hit_rate"))
@@ -262,10 +263,10 @@ static const fl_rp_api fake = {
 
 /* A host table: every name but "bad__*" valid, one pass each up to three,
  * then two. */
-static int h_acquire(const char *chip, int profiler, void **host, char *canon, size_t clen,
-                     char *msg, size_t len)
+static gp_status h_acquire(const char *chip, int profiler, void **host, char *canon, size_t clen,
+                           gp_error *err)
 {
-    (void)profiler, (void)msg, (void)len;
+    (void)profiler, (void)err;
     snprintf(canon, clen, "%s", chip);
     *host = (void *)&ctx_token;
     return 0;
@@ -274,13 +275,13 @@ static void h_release(void *h)
 {
     (void)h;
 }
-static int h_image(void *h, const char *const *m, size_t n, uint8_t **img, size_t *size, char *msg,
-                   size_t len)
+static gp_status h_image(void *h, const char *const *m, size_t n, uint8_t **img, size_t *size,
+                         gp_error *err)
 {
     (void)h;
     for (size_t i = 0; i < n; i++)
         if (strncmp(m[i], "bad__", 5) == 0) {
-            snprintf(msg, len, "metric '%s' is not valid", m[i]);
+            snprintf(err->message, sizeof err->message, "metric '%s' is not valid", m[i]);
             return GP_ERR_INVALID_ARG;
         }
     *img = malloc(8);
@@ -288,9 +289,9 @@ static int h_image(void *h, const char *const *m, size_t n, uint8_t **img, size_
     *size = 8;
     return 0;
 }
-static int h_passes(const uint8_t *img, size_t size, size_t *out, char *msg, size_t len)
+static gp_status h_passes(const uint8_t *img, size_t size, size_t *out, gp_error *err)
 {
-    (void)size, (void)msg, (void)len;
+    (void)size, (void)err;
     *out = img[0] <= 3 ? 1 : 2;
     return 0;
 }

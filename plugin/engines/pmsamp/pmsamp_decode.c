@@ -97,13 +97,14 @@ static int image_of(const gp_metrics_plugin *h, void *hobj, char **names, size_t
                     size_t *size, size_t *passes, char *msg, size_t len)
 {
     *img = NULL;
-    int st = h->config_image(hobj, (const char *const *)names, n, img, size, msg, len);
-    if (st != 0)
-        return st;
-    st = h->passes(*img, *size, passes, msg, len);
-    if (st != 0) {
+    gp_error e = {0};
+    gp_status st = h->config_image(hobj, (const char *const *)names, n, img, size, &e);
+    if (st == GP_OK)
+        st = h->passes(*img, *size, passes, &e);
+    if (st != GP_OK) {
         free(*img);
         *img = NULL;
+        snprintf(msg, len, "%s", e.message);
     }
     return st;
 }
@@ -254,8 +255,10 @@ bool fl_pms_decode(const fl_pms_api *api, const fl_pms_decode_in *in, const fl_t
             out->early++;
             continue;
         }
+        gp_error e = {0};
         if (api->host->evaluate(in->host, in->image, in->image_size, s, in->metrics, nm, values,
-                                why, sizeof why) != 0) {
+                                &e) != GP_OK) {
+            snprintf(why, sizeof why, "%s", e.message);
             out->bad_values += nm;
             if (!out->msg[0])
                 snprintf(out->msg, sizeof out->msg, "%s", why);

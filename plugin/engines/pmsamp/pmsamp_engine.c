@@ -42,7 +42,10 @@ static int choose(const gp_metrics_plugin *table, void *hobj, const char *chip, 
     size_t k = 0, size = 0, passes = 0;
     if (fl_pms_metric_set(&a, hobj, chip, list, &names, &k, &img, &size, msg, len) != 0)
         return GP_ERR_INVALID_ARG;
-    int st = table->passes(img, size, &passes, msg, len);
+    gp_error e = {0};
+    gp_status st = table->passes(img, size, &passes, &e);
+    if (st != GP_OK)
+        snprintf(msg, len, "%s", e.message);
     free(img);
     if (st == 0)
         take(user, (const char *const *)names, k, passes);

@@ -135,13 +135,14 @@ static int image_of(const gp_metrics_plugin *host, void *h, char *const *names, 
                     uint8_t **img, size_t *size, size_t *passes, char *msg, size_t len)
 {
     *img = NULL;
-    int st = host->config_image(h, (const char *const *)names, n, img, size, msg, len);
-    if (st != 0)
-        return st;
-    st = host->passes(*img, *size, passes, msg, len);
-    if (st != 0) {
+    gp_error e = {0};
+    gp_status st = host->config_image(h, (const char *const *)names, n, img, size, &e);
+    if (st == GP_OK)
+        st = host->passes(*img, *size, passes, &e);
+    if (st != GP_OK) {
         free(*img);
         *img = NULL;
+        snprintf(msg, len, "%s", e.message);
     }
     return st;
 }
@@ -383,7 +384,9 @@ static bool setup(CUcontext ctx)
     }
     snprintf(R.chip, sizeof R.chip, "%s", cp.pChipName);
     char canon[64], why[400] = "";
-    int st = R.env.host->acquire(R.chip, 0, &R.host_obj, canon, sizeof canon, why, sizeof why);
+    gp_error e = {0};
+    int st = R.env.host->acquire(R.chip, 0, &R.host_obj, canon, sizeof canon, &e);
+    snprintf(why, sizeof why, "%s", st != GP_OK ? e.message : "");
     if (st == 0)
         st =
             fl_rp_choose(R.env.host, R.host_obj, R.list, !R.per_kernel, &R.choice, why, sizeof why);
@@ -623,11 +626,12 @@ static int evaluate(const queued *q, size_t index, double *values, char *msg, si
     for (size_t i = 0; i < R.choice.n; i++)
         values[i] = NAN;
     const char *const *names = (const char *const *)R.choice.names;
-    if (api->evaluate)
-        return api->evaluate(R.host_obj, q->image, q->size, index, names, R.choice.n, values, msg,
-                             len);
-    return R.env.host->evaluate(R.host_obj, q->image, q->size, index, names, R.choice.n, values,
-                                msg, len);
+    gp_error e = {0};
+    gp_status st = (api->evaluate ? api->evaluate : R.env.host->evaluate)(
+        R.host_obj, q->image, q->size, index, names, R.choice.n, values, &e);
+    if (st != GP_OK)
+        snprintf(msg, len, "%s", e.message);
+    return st;
 }
 
 /* One image's ranges into rows handed to sink (mu held: drain is the

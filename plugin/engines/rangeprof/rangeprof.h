@@ -61,8 +61,8 @@ typedef struct fl_rp_api {
     CUptiResult (*decode)(CUpti_RangeProfiler_DecodeData_Params *);
     CUptiResult (*data_info)(CUpti_RangeProfiler_GetCounterDataInfo_Params *);
     CUptiResult (*range_info)(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params *);
-    int (*evaluate)(void *host, const uint8_t *data, size_t size, size_t index,
-                    const char *const *metrics, size_t n, double *values, char *msg, size_t len);
+    gp_status (*evaluate)(void *host, const uint8_t *data, size_t size, size_t index,
+                          const char *const *metrics, size_t n, double *values, gp_error *err);
 } fl_rp_api;
 
 /* NULL: CUPTI's own functions again. */
