@@ -46,7 +46,7 @@ static void chip_sets(const gp_metrics_plugin *host)
     bool pin = host->cupti_version() == 130001;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         void *h = NULL;
-        char canon[64], msg[512] = "";
+        char canon[64];
         gp_error ge = {0};
         int st = host->acquire(want[i].chip, 0, &h, canon, sizeof canon, &ge);
         CHECK_INT(st, 0);
@@ -56,7 +56,7 @@ static void chip_sets(const gp_metrics_plugin *host)
         }
         for (int one = 1; one >= 0; one--) {
             fl_rp_choice c;
-            st = fl_rp_choose(host, h, NULL, one, &c, msg, sizeof msg);
+            st = fl_rp_choose(host, h, NULL, one, &c, &ge);
             CHECK_INT(st, 0);
             printf("%s %s: %zu metrics, %zu passes, image %zu bytes; left out: %s\n", want[i].chip,
                    one ? "scope" : "kernel", c.n, c.passes, c.image_size,
@@ -81,22 +81,20 @@ static void chip_sets(const gp_metrics_plugin *host)
         /* GB202 names DRAM bytes dram__bytes_op_read/_write. */
         if (strcmp(want[i].chip, "GB202") == 0) {
             fl_rp_choice c;
-            CHECK_INT(fl_rp_choose(host, h, NULL, false, &c, msg, sizeof msg), 0);
+            CHECK_INT(fl_rp_choose(host, h, NULL, false, &c, &ge), 0);
             CHECK_STR(c.names[2], "dram__bytes_op_read.sum");
             fl_rp_choice_free(&c);
         }
         /* A user list: an unknown name is left out and named; all unknown
          * is an error naming them. */
         fl_rp_choice c;
-        CHECK_INT(fl_rp_choose(host, h, "gpu__time_duration.sum, no__such_metric.sum", true, &c,
-                               msg, sizeof msg),
-                  0);
+        CHECK_INT(
+            fl_rp_choose(host, h, "gpu__time_duration.sum, no__such_metric.sum", true, &c, &ge), 0);
         CHECK_INT(c.n, 1);
         CHECK_CONTAINS(c.left_out, "no__such_metric.sum (not on this chip)");
         fl_rp_choice_free(&c);
-        CHECK_INT(fl_rp_choose(host, h, "no__such_metric.sum", true, &c, msg, sizeof msg),
-                  GP_ERR_INVALID_ARG);
-        CHECK_CONTAINS(msg, "no__such_metric.sum");
+        CHECK_INT(fl_rp_choose(host, h, "no__such_metric.sum", true, &c, &ge), GP_ERR_INVALID_ARG);
+        CHECK_CONTAINS(ge.message, "no__such_metric.sum");
         host->release(h);
     }
 }

@@ -183,7 +183,8 @@ static bool dev_metrics(pm_dev *d)
     snprintf(d->chip, sizeof d->chip, "%s", canon);
     if (!E.metrics) {
         if (fl_pms_metric_set(&api_now, d->host, d->chip, E.list, &E.metrics, &E.n_metrics,
-                              &d->config, &d->config_size, why, sizeof why) != 0) {
+                              &d->config, &d->config_size, &e) != GP_OK) {
+            snprintf(why, sizeof why, "%s", e.message);
             fail_msg(why);
             return false;
         }
