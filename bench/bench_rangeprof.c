@@ -56,10 +56,10 @@ static CUptiResult info(CUpti_RangeProfiler_GetCounterDataInfo_Params *p)
     p->numTotalRanges = 1;
     return CUPTI_SUCCESS;
 }
-static int eval(void *h, const uint8_t *d, size_t s, size_t i, const char *const *m, size_t n,
-                double *v, char *msg, size_t len)
+static gp_status eval(void *h, const uint8_t *d, size_t s, size_t i, const char *const *m, size_t n,
+                      double *v, gp_error *err)
 {
-    (void)h, (void)d, (void)s, (void)i, (void)m, (void)msg, (void)len;
+    (void)h, (void)d, (void)s, (void)i, (void)m, (void)err;
     for (size_t k = 0; k < n; k++)
         v[k] = (double)k;
     return 0;
@@ -85,9 +85,9 @@ static const fl_rp_api api = {
     .evaluate = eval,
 };
 
-static int h_acq(const char *c, int p, void **h, char *cn, size_t cl, char *m, size_t l)
+static gp_status h_acq(const char *c, int p, void **h, char *cn, size_t cl, gp_error *err)
 {
-    (void)p, (void)m, (void)l;
+    (void)p, (void)err;
     snprintf(cn, cl, "%s", c);
     *h = &tok;
     return 0;
@@ -96,18 +96,18 @@ static void h_rel(void *h)
 {
     (void)h;
 }
-static int h_img(void *h, const char *const *m, size_t n, uint8_t **img, size_t *sz, char *msg,
-                 size_t l)
+static gp_status h_img(void *h, const char *const *m, size_t n, uint8_t **img, size_t *sz,
+                       gp_error *err)
 {
-    (void)h, (void)m, (void)msg, (void)l;
+    (void)h, (void)m, (void)err;
     *img = calloc(1, 8);
     *sz = 8;
     (void)n;
     return 0;
 }
-static int h_passes(const uint8_t *i, size_t s, size_t *o, char *m, size_t l)
+static gp_status h_passes(const uint8_t *i, size_t s, size_t *o, gp_error *err)
 {
-    (void)i, (void)s, (void)m, (void)l;
+    (void)i, (void)s, (void)err;
     *o = 1;
     return 0;
 }

@@ -178,14 +178,23 @@ static void cupti_message(CUptiResult r, char *out, size_t len, const char *what
 /* A refusal that ends plugin_start: CUPTI answers 999 for a machine
  * without a driver as for anything else, so that cause, when it is the
  * one, comes first and CUPTI's own code after it. */
-static void start_refused(CUptiResult r, char *why, size_t len, const char *what)
+static gp_status start_refused(CUptiResult r, gp_error *err, const char *what)
 {
     char m[256];
     cupti_message(r, m, sizeof m, what);
     if (gp_driver_missing())
-        snprintf(why, len, "no NVIDIA driver (libcuda.so.1 not found): %s", m);
+        snprintf(err->message, sizeof err->message, "no NVIDIA driver (libcuda.so.1 not found): %s",
+                 m);
     else
-        snprintf(why, len, "%s", m);
+        snprintf(err->message, sizeof err->message, "%s", m);
+    return err->status = GP_ERR_CUPTI;
+}
+
+/* A refusal of plugin_start that is not CUPTI's: status and message. */
+static gp_status start_failed(gp_error *err, gp_status st, const char *message)
+{
+    snprintf(err->message, sizeof err->message, "%s", message);
+    return err->status = st;
 }
 
 static void disable_all(void)
@@ -504,7 +513,7 @@ static void *current_context(void)
 
 /* The activity kinds the options ask for: kernels, or the start is
  * refused (why); the others noted when CUPTI refuses them. */
-static bool enable_kinds(const fl_trace_options *o, char *why, size_t why_len)
+static bool enable_kinds(const fl_trace_options *o, gp_error *err)
 {
     /* Kernels are the engine: without them there is no Trace.  With
      * CONCURRENT_KERNEL on, CUPTI's SASS metrics count 0 for every
@@ -514,7 +523,7 @@ static bool enable_kinds(const fl_trace_options *o, char *why, size_t why_len)
         o->sass_metrics ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     CUptiResult r = cuptiActivityEnable(kernels);
     if (r != CUPTI_SUCCESS) {
-        start_refused(r, why, why_len,
+        start_refused(r, err,
                       o->sass_metrics ? "cuptiActivityEnable(KERNEL)"
                                       : "cuptiActivityEnable(CONCURRENT_KERNEL)");
         return false;
@@ -595,13 +604,15 @@ static fl_agg *engines_activity_sink(void)
     return NULL;
 }
 
-static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
+static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
 {
+    gp_error scratch;
+    if (!err)
+        err = &scratch;
     pthread_mutex_lock(&life);
     if (running) {
-        snprintf(why, why_len, "the CUPTI plugin is already tracing a session");
         pthread_mutex_unlock(&life);
-        return -1;
+        return start_failed(err, GP_ERR_STATE, "the CUPTI plugin is already tracing a session");
     }
     memset(&start_notes, 0, sizeof start_notes);
     size_t bytes = o->buffer_bytes ? o->buffer_bytes : DEFAULT_BUFFER_BYTES;
@@ -616,9 +627,8 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     uint64_t cupti_t = 0;
     CUptiResult r = cuptiGetTimestamp(&cupti_t);
     if (r != CUPTI_SUCCESS) {
-        start_refused(r, why, why_len, "cuptiGetTimestamp");
         pthread_mutex_unlock(&life);
-        return -1;
+        return start_refused(r, err, "cuptiGetTimestamp");
     }
     uint64_t w = wall_ns();
     fl_decoder_config dc = {.clock_offset_ns = (int64_t)(w - cupti_t),
@@ -637,15 +647,14 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
     if (!callbacks_registered) {
         r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
         if (r != CUPTI_SUCCESS) {
-            start_refused(r, why, why_len, "cuptiActivityRegisterCallbacks");
             pthread_mutex_unlock(&life);
-            return -1;
+            return start_refused(r, err, "cuptiActivityRegisterCallbacks");
         }
         callbacks_registered = true;
     }
-    if (!enable_kinds(o, why, why_len)) {
+    if (!enable_kinds(o, err)) {
         pthread_mutex_unlock(&life);
-        return -1;
+        return err->status;
     }
     fl_stacks_destroy(stacks); /* a previous session's, released without stop */
     stacks = make_stacks(o);
@@ -669,14 +678,13 @@ static int plugin_start(const fl_trace_options *o, char *why, size_t why_len)
         stacks = NULL;
         release_engines();
         disable_all();
-        snprintf(why, why_len, "out of memory for the activity decoder");
         pthread_mutex_unlock(&life);
-        return -1;
+        return start_failed(err, GP_ERR_NO_MEMORY, "out of memory for the activity decoder");
     }
     decoder = d;
     running = true;
     pthread_mutex_unlock(&life);
-    return 0;
+    return GP_OK;
 }
 
 static size_t plugin_devices(fl_gpu_limits *out, size_t cap)

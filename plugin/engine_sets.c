@@ -11,6 +11,7 @@
  * (SASS metrics) says why in its choose.
  */
 #include "../src/abi/metrics_abi.h"
+#include "common/status.h"
 #include "engines/engine.h"
 #include "gpu_profile.h"
 
@@ -20,10 +21,10 @@
 
 extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
 
-int fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size_t cap, char *msg,
-                       size_t len);
-int fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
-                     char ***out, size_t *n, size_t *passes, char *msg, size_t len);
+gp_status fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size_t cap,
+                             gp_error *err);
+gp_status fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
+                           char ***out, size_t *n, size_t *passes, gp_error *err);
 
 /* One malloc'd block: n+1 pointers, then the strings (the table's rule). */
 static char **block(const char *const *names, size_t n)
@@ -45,13 +46,18 @@ static char **block(const char *const *names, size_t n)
     return v;
 }
 
-/* The row whose metrics-table number is id; NULL (msg says the numbers)
- * when none is. */
-static const fl_engine *find(int id, char *msg, size_t len)
+/* The row whose metrics-table number is id; NULL (GP_ERR_INVALID_ARG,
+ * err saying the numbers) when none is. */
+static const fl_engine *find(int id, gp_error *err)
 {
     for (size_t i = 0; i < fl_n_engines; i++)
         if (fl_engines[i]->metrics_id >= 0 && fl_engines[i]->metrics_id == id)
             return fl_engines[i];
+    if (!err)
+        return NULL;
+    err->status = GP_ERR_INVALID_ARG;
+    char *msg = err->message;
+    size_t len = sizeof err->message;
     size_t at = (size_t)snprintf(msg, len, "unknown engine %d:", id);
     for (int k = 0; at < len; k++) {
         const fl_engine *e = NULL;
@@ -66,29 +72,26 @@ static const fl_engine *find(int id, char *msg, size_t len)
     return NULL;
 }
 
-int fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size_t cap, char *msg,
-                       size_t len)
+gp_status fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size_t cap,
+                             gp_error *err)
 {
     const char *names[64];
     unsigned slot[64];
     *out = NULL;
     *n = 0;
-    const fl_engine *e = find(engine, msg, len);
+    const fl_engine *e = find(engine, err);
     if (!e)
         return GP_ERR_INVALID_ARG;
     size_t k = e->defaults(names, slot, 64);
-    if (slots && cap < k) {
-        snprintf(msg, len, "the slots array holds %zu entries, the set has %zu", cap, k);
-        return GP_ERR_INVALID_ARG;
-    }
-    if (!(*out = block(names, k))) {
-        snprintf(msg, len, "out of memory for the engine's metric list");
-        return GP_ERR_NO_MEMORY;
-    }
+    if (slots && cap < k)
+        return fl_fail(err, GP_ERR_INVALID_ARG,
+                       "the slots array holds %zu entries, the set has %zu", cap, k);
+    if (!(*out = block(names, k)))
+        return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the engine's metric list");
     if (slots)
         memcpy(slots, slot, k * sizeof *slot);
     *n = k;
-    return 0;
+    return GP_OK;
 }
 
 typedef struct chosen {
@@ -106,26 +109,28 @@ static void take(void *user, const char *const *names, size_t n, size_t passes)
     c->passes = passes;
 }
 
-int fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
-                     char ***out, size_t *n, size_t *passes, char *msg, size_t len)
+gp_status fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
+                           char ***out, size_t *n, size_t *passes, gp_error *err)
 {
     *out = NULL;
     *n = 0;
     *passes = 0;
-    const fl_engine *e = find(engine, msg, len);
+    const fl_engine *e = find(engine, err);
     if (!e)
         return GP_ERR_INVALID_ARG;
     chosen c = {0};
-    int st =
-        e->choose(&gpufl_cupti_metrics_v1, host, chip, list, one_pass != 0, take, &c, msg, len);
-    if (st != 0)
+    gp_error scratch = {0}; /* an engine's hook fills it even when err is NULL */
+    gp_status st = e->choose(&gpufl_cupti_metrics_v1, host, chip, list, one_pass != 0, take, &c,
+                             err ? err : &scratch);
+    if (st != GP_OK) {
+        if (err)
+            err->status = st;
         return st;
-    if (c.taken && !c.out) {
-        snprintf(msg, len, "out of memory for the engine's metric list");
-        return GP_ERR_NO_MEMORY;
     }
+    if (c.taken && !c.out)
+        return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the engine's metric list");
     *out = c.out;
     *n = c.n;
     *passes = c.passes;
-    return 0;
+    return GP_OK;
 }

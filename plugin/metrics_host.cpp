@@ -19,7 +19,7 @@
 #include "gpu_metrics.h"
 
 /* driver.c (C): the local device's chip, asked only when the driver lists it. */
-extern "C" int gp_driver_chip_name(int device, char *out, size_t cap, char *msg, size_t len);
+extern "C" gp_status gp_driver_chip_name(int device, char *out, size_t cap, gp_error *err);
 
 #include <cupti_profiler_host.h>
 #include <cupti_result.h>
@@ -78,26 +78,26 @@ void cupti_text(CUptiResult r, char *buf, size_t len)
         snprintf(buf, len, "%s (%d): %s", name, (int)r, text);
 }
 
-int fail(int status, char *msg, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-int fail(int status, char *msg, size_t len, const char *fmt, ...)
+gp_status fail(gp_status status, gp_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+gp_status fail(gp_status status, gp_error *err, const char *fmt, ...)
 {
-    if (msg && len) {
+    if (err) {
+        err->status = status;
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, len, fmt, ap);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
         va_end(ap);
     }
     return status;
 }
 
 /* A CUPTI failure of function fn: GP_ERR_CUPTI with CUPTI's message. */
-int cupti_fail(CUptiResult r, const char *fn, const char *what, char *msg, size_t len)
+gp_status cupti_fail(CUptiResult r, const char *fn, const char *what, gp_error *err)
 {
     char t[256];
     cupti_text(r, t, sizeof t);
-    return fail(GP_ERR_CUPTI, msg, len, "%s failed%s%s: %s", fn, what ? " " : "", what ? what : "",
-                t);
+    return fail(GP_ERR_CUPTI, err, "%s failed%s%s: %s", fn, what ? " " : "", what ? what : "", t);
 }
 
 const char *profiler_words(CUpti_ProfilerType t)
@@ -135,11 +135,11 @@ char **make_list(const char *const *names, size_t n)
     return v;
 }
 
-int list_out(const char *const *names, size_t n, char ***out, size_t *count, char *msg, size_t len)
+gp_status list_out(const char *const *names, size_t n, char ***out, size_t *count, gp_error *err)
 {
     char **v = make_list(names, n);
     if (!v)
-        return fail(GP_ERR_NO_MEMORY, msg, len, "out of memory for a list of %zu names", n);
+        return fail(GP_ERR_NO_MEMORY, err, "out of memory for a list of %zu names", n);
     *out = v;
     *count = n;
     return GP_OK;
@@ -147,15 +147,15 @@ int list_out(const char *const *names, size_t n, char ***out, size_t *count, cha
 
 /* Caller holds g_lock.  The canonical spelling of chip (case-insensitive
  * match against CUPTI's list) into canon; GP_ERR_INVALID_ARG naming it. */
-int canon_chip(const char *chip, char *canon, size_t canon_len, char *msg, size_t len)
+gp_status canon_chip(const char *chip, char *canon, size_t canon_len, gp_error *err)
 {
     if (!chip || !*chip)
-        return fail(GP_ERR_INVALID_ARG, msg, len, "no chip name given");
+        return fail(GP_ERR_INVALID_ARG, err, "no chip name given");
     CUpti_Profiler_Host_GetSupportedChips_Params p = {};
     p.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE;
     CUptiResult r = cuptiProfilerHostGetSupportedChips(&p);
     if (r != CUPTI_SUCCESS)
-        return cupti_fail(r, "cuptiProfilerHostGetSupportedChips", NULL, msg, len);
+        return cupti_fail(r, "cuptiProfilerHostGetSupportedChips", NULL, err);
     char known[512] = "";
     size_t used = 0;
     for (size_t i = 0; i < p.numChips; i++) {
@@ -171,7 +171,7 @@ int canon_chip(const char *chip, char *canon, size_t canon_len, char *msg, size_
     }
     uint32_t v = 0;
     cuptiGetVersion(&v);
-    return fail(GP_ERR_INVALID_ARG, msg, len,
+    return fail(GP_ERR_INVALID_ARG, err,
                 "chip '%s' is not supported by CUPTI %u (CUPTI_ERROR_INVALID_CHIP_NAME); "
                 "supported: %s",
                 chip, v, known);
@@ -179,18 +179,18 @@ int canon_chip(const char *chip, char *canon, size_t canon_len, char *msg, size_
 
 /* The checks every call taking (chip, profiler) starts with: the profiler
  * type, then the chip's canonical spelling (under the caller's lock). */
-int chip_and_profiler(const char *chip, int profiler, char *canon, size_t canon_len, char *msg,
-                      size_t len)
+gp_status chip_and_profiler(const char *chip, int profiler, char *canon, size_t canon_len,
+                            gp_error *err)
 {
     if (!valid_profiler(profiler))
-        return fail(GP_ERR_INVALID_ARG, msg, len,
+        return fail(GP_ERR_INVALID_ARG, err,
                     "profiler type %d is neither range (0) nor PM sampling (1)", profiler);
-    return canon_chip(chip, canon, canon_len, msg, len);
+    return canon_chip(chip, canon, canon_len, err);
 }
 
 /* Caller holds g_lock.  A new CUPTI host object. */
-int init_object(const char *chip, CUpti_ProfilerType t, CUpti_Profiler_Host_Object **obj, char *msg,
-                size_t len)
+gp_status init_object(const char *chip, CUpti_ProfilerType t, CUpti_Profiler_Host_Object **obj,
+                      gp_error *err)
 {
     CUpti_Profiler_Host_Initialize_Params p = {};
     p.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
@@ -198,13 +198,13 @@ int init_object(const char *chip, CUpti_ProfilerType t, CUpti_Profiler_Host_Obje
     p.pChipName = chip;
     CUptiResult r = cuptiProfilerHostInitialize(&p);
     if (r == CUPTI_ERROR_INVALID_CHIP_NAME)
-        return fail(GP_ERR_INVALID_ARG, msg, len,
+        return fail(GP_ERR_INVALID_ARG, err,
                     "chip '%s' is not supported by CUPTI for %s (CUPTI_ERROR_INVALID_CHIP_NAME)",
                     chip, profiler_words(t));
     if (r != CUPTI_SUCCESS) {
         char what[96];
         snprintf(what, sizeof what, "for chip %s", chip);
-        return cupti_fail(r, "cuptiProfilerHostInitialize", what, msg, len);
+        return cupti_fail(r, "cuptiProfilerHostInitialize", what, err);
     }
     *obj = p.pHostObject;
     return GP_OK;
@@ -263,8 +263,8 @@ CUptiResult get_props(CUpti_Profiler_Host_Object *obj, const char *name, props_p
 }
 
 /* Caller holds g_lock.  The cached entry for (chip, t), created if need
- * be; NULL with msg on failure. */
-entry *find_or_create(const char *chip, CUpti_ProfilerType t, char *msg, size_t len, int *st)
+ * be; NULL with err filled on failure. */
+entry *find_or_create(const char *chip, CUpti_ProfilerType t, gp_error *err, gp_status *st)
 {
     for (entry *e = g_cache; e; e = e->next)
         if (e->type == t && strcmp(e->chip, chip) == 0) {
@@ -273,12 +273,12 @@ entry *find_or_create(const char *chip, CUpti_ProfilerType t, char *msg, size_t 
         }
     entry *e = static_cast<entry *>(calloc(1, sizeof *e));
     if (!e) {
-        *st = fail(GP_ERR_NO_MEMORY, msg, len, "out of memory for a host object");
+        *st = fail(GP_ERR_NO_MEMORY, err, "out of memory for a host object");
         return NULL;
     }
     snprintf(e->chip, sizeof e->chip, "%s", chip);
     e->type = t;
-    *st = init_object(e->chip, t, &e->obj, msg, len);
+    *st = init_object(e->chip, t, &e->obj, err);
     if (*st != GP_OK) {
         free(e);
         return NULL;
@@ -290,48 +290,46 @@ entry *find_or_create(const char *chip, CUpti_ProfilerType t, char *msg, size_t 
 
 /* Caller holds g_lock.  An invalid metric name: for PM sampling, says so
  * when the range profiler knows the metric. */
-int bad_metric(const entry *e, const char *name, CUptiResult r, char *msg, size_t len)
+gp_status bad_metric(const entry *e, const char *name, CUptiResult r, gp_error *err)
 {
     char t[256];
     cupti_text(r, t, sizeof t);
     if (e->type == CUPTI_PROFILER_TYPE_PM_SAMPLING) {
-        int st;
-        char ignore[8];
-        entry *range =
-            find_or_create(e->chip, CUPTI_PROFILER_TYPE_RANGE_PROFILER, ignore, sizeof ignore, &st);
+        gp_status st;
+        entry *range = find_or_create(e->chip, CUPTI_PROFILER_TYPE_RANGE_PROFILER, NULL, &st);
         props_params_v2 p;
         if (range && get_props(range->obj, name, &p) == CUPTI_SUCCESS)
-            return fail(GP_ERR_INVALID_ARG, msg, len,
+            return fail(GP_ERR_INVALID_ARG, err,
                         "metric '%s' is not available for PM sampling on %s (the range profiler "
                         "has it): %s",
                         name, e->chip, t);
     }
-    return fail(GP_ERR_INVALID_ARG, msg, len, "metric '%s' is not a valid metric for %s: %s", name,
+    return fail(GP_ERR_INVALID_ARG, err, "metric '%s' is not a valid metric for %s: %s", name,
                 e->chip, t);
 }
 
 /* Caller holds g_lock.  The first of names[0..n) that is no metric of e's
  * chip: GP_ERR_INVALID_ARG naming it; GP_OK when all are valid. */
-int check_names(const entry *e, const char *const *names, size_t n, char *msg, size_t len)
+gp_status check_names(const entry *e, const char *const *names, size_t n, gp_error *err)
 {
     for (size_t i = 0; i < n; i++) {
         if (!names[i] || !*names[i])
-            return fail(GP_ERR_INVALID_ARG, msg, len, "metric %zu of %zu is empty", i + 1, n);
+            return fail(GP_ERR_INVALID_ARG, err, "metric %zu of %zu is empty", i + 1, n);
         props_params_v2 p;
         CUptiResult r = get_props(e->obj, names[i], &p);
         if (r == CUPTI_ERROR_INVALID_METRIC_NAME)
-            return bad_metric(e, names[i], r, msg, len);
+            return bad_metric(e, names[i], r, err);
         if (r != CUPTI_SUCCESS)
-            return cupti_fail(r, "cuptiProfilerHostGetMetricProperties", names[i], msg, len);
+            return cupti_fail(r, "cuptiProfilerHostGetMetricProperties", names[i], err);
     }
     return GP_OK;
 }
 
 /* Caller holds g_lock.  Adds names to a fresh object of e's kind. */
 CUptiResult add_metrics(const entry *e, const char *const *names, size_t n,
-                        CUpti_Profiler_Host_Object **obj, char *msg, size_t len, int *status)
+                        CUpti_Profiler_Host_Object **obj, gp_error *err, gp_status *status)
 {
-    *status = init_object(e->chip, e->type, obj, msg, len);
+    *status = init_object(e->chip, e->type, obj, err);
     if (*status != GP_OK)
         return CUPTI_ERROR_UNKNOWN;
     CUpti_Profiler_Host_ConfigAddMetrics_Params p = {};
@@ -356,11 +354,11 @@ void *cupti_sym(const char *sym)
     return f;
 }
 
-int not_supported(const char *what, const char *sym, char *msg, size_t len)
+gp_status not_supported(const char *what, const char *sym, gp_error *err)
 {
     uint32_t v = 0;
     cuptiGetVersion(&v);
-    return fail(GP_ERR_NOT_SUPPORTED, msg, len,
+    return fail(GP_ERR_NOT_SUPPORTED, err,
                 "%s are not supported by CUPTI %u (the loaded libcupti has no %s; a newer CUDA "
                 "toolkit's CUPTI has)",
                 what, v, sym);
@@ -397,26 +395,26 @@ uint32_t m_cupti_version(void)
     return cuptiGetVersion(&v) == CUPTI_SUCCESS ? v : 0;
 }
 
-int m_chips(char ***out, size_t *n, char *msg, size_t len)
+gp_status m_chips(char ***out, size_t *n, gp_error *err)
 {
     locker l;
     CUpti_Profiler_Host_GetSupportedChips_Params p = {};
     p.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE;
     CUptiResult r = cuptiProfilerHostGetSupportedChips(&p);
     if (r != CUPTI_SUCCESS)
-        return cupti_fail(r, "cuptiProfilerHostGetSupportedChips", NULL, msg, len);
-    return list_out(p.ppChipNames, p.numChips, out, n, msg, len);
+        return cupti_fail(r, "cuptiProfilerHostGetSupportedChips", NULL, err);
+    return list_out(p.ppChipNames, p.numChips, out, n, err);
 }
 
-int m_acquire(const char *chip, int profiler, void **host, char *canon, size_t canon_len, char *msg,
-              size_t len)
+gp_status m_acquire(const char *chip, int profiler, void **host, char *canon, size_t canon_len,
+                    gp_error *err)
 {
     locker l;
     char name[64];
-    int st = chip_and_profiler(chip, profiler, name, sizeof name, msg, len);
+    gp_status st = chip_and_profiler(chip, profiler, name, sizeof name, err);
     if (st != GP_OK)
         return st;
-    entry *e = find_or_create(name, static_cast<CUpti_ProfilerType>(profiler), msg, len, &st);
+    entry *e = find_or_create(name, static_cast<CUpti_ProfilerType>(profiler), err, &st);
     if (!e)
         return st;
     e->refs++;
@@ -455,10 +453,10 @@ size_t m_release_all(void)
     return held;
 }
 
-int m_base_metrics(void *host, int type, char ***out, size_t *n, char *msg, size_t len)
+gp_status m_base_metrics(void *host, int type, char ***out, size_t *n, gp_error *err)
 {
     if (!valid_type(type))
-        return fail(GP_ERR_INVALID_ARG, msg, len,
+        return fail(GP_ERR_INVALID_ARG, err,
                     "metric type %d is not counter (0), ratio (1) "
                     "or throughput (2)",
                     type);
@@ -471,20 +469,20 @@ int m_base_metrics(void *host, int type, char ***out, size_t *n, char *msg, size
         p.metricType = static_cast<CUpti_MetricType>(type);
         CUptiResult r = cuptiProfilerHostGetBaseMetrics(&p);
         if (r != CUPTI_SUCCESS)
-            return cupti_fail(r, "cuptiProfilerHostGetBaseMetrics", e->chip, msg, len);
-        int st =
-            list_out(p.ppMetricNames, p.numMetrics, &e->base[type], &e->n_base[type], msg, len);
+            return cupti_fail(r, "cuptiProfilerHostGetBaseMetrics", e->chip, err);
+        gp_status st =
+            list_out(p.ppMetricNames, p.numMetrics, &e->base[type], &e->n_base[type], err);
         if (st != GP_OK)
             return st;
     }
-    return list_out(e->base[type], e->n_base[type], out, n, msg, len);
+    return list_out(e->base[type], e->n_base[type], out, n, err);
 }
 
-int m_sub_metrics(void *host, const char *metric, int type, char ***out, size_t *n, char *msg,
-                  size_t len)
+gp_status m_sub_metrics(void *host, const char *metric, int type, char ***out, size_t *n,
+                        gp_error *err)
 {
     if (!valid_type(type))
-        return fail(GP_ERR_INVALID_ARG, msg, len,
+        return fail(GP_ERR_INVALID_ARG, err,
                     "metric type %d is not counter (0), ratio (1) "
                     "or throughput (2)",
                     type);
@@ -497,28 +495,28 @@ int m_sub_metrics(void *host, const char *metric, int type, char ***out, size_t 
     p.pMetricName = metric;
     CUptiResult r = cuptiProfilerHostGetSubMetrics(&p);
     if (r == CUPTI_ERROR_INVALID_METRIC_NAME)
-        return bad_metric(e, metric, r, msg, len);
+        return bad_metric(e, metric, r, err);
     if (r != CUPTI_SUCCESS)
-        return cupti_fail(r, "cuptiProfilerHostGetSubMetrics", metric, msg, len);
-    return list_out(p.ppSubMetrics, p.numOfSubmetrics, out, n, msg, len);
+        return cupti_fail(r, "cuptiProfilerHostGetSubMetrics", metric, err);
+    return list_out(p.ppSubMetrics, p.numOfSubmetrics, out, n, err);
 }
 
-int m_properties(void *host, const char *metric, gp_metrics_abi_props **out, char *msg, size_t len)
+gp_status m_properties(void *host, const char *metric, gp_metrics_abi_props **out, gp_error *err)
 {
     locker l;
     entry *e = static_cast<entry *>(host);
     props_params_v2 p;
     CUptiResult r = get_props(e->obj, metric, &p);
     if (r == CUPTI_ERROR_INVALID_METRIC_NAME)
-        return bad_metric(e, metric, r, msg, len);
+        return bad_metric(e, metric, r, err);
     if (r != CUPTI_SUCCESS)
-        return cupti_fail(r, "cuptiProfilerHostGetMetricProperties", metric, msg, len);
+        return cupti_fail(r, "cuptiProfilerHostGetMetricProperties", metric, err);
     const char *s[3] = {p.pDescription ? p.pDescription : "", p.pHwUnit ? p.pHwUnit : "",
                         p.pDimUnit ? p.pDimUnit : ""};
     size_t l0 = strlen(s[0]) + 1, l1 = strlen(s[1]) + 1, l2 = strlen(s[2]) + 1;
     gp_metrics_abi_props *o = static_cast<gp_metrics_abi_props *>(malloc(sizeof *o + l0 + l1 + l2));
     if (!o)
-        return fail(GP_ERR_NO_MEMORY, msg, len, "out of memory for the properties of %s", metric);
+        return fail(GP_ERR_NO_MEMORY, err, "out of memory for the properties of %s", metric);
     char *t = reinterpret_cast<char *>(o + 1);
     memcpy(t, s[0], l0);
     memcpy(t + l0, s[1], l1);
@@ -534,18 +532,18 @@ int m_properties(void *host, const char *metric, gp_metrics_abi_props **out, cha
     return GP_OK;
 }
 
-int m_config_image(void *host, const char *const *metrics, size_t n, uint8_t **image, size_t *size,
-                   char *msg, size_t len)
+gp_status m_config_image(void *host, const char *const *metrics, size_t n, uint8_t **image,
+                         size_t *size, gp_error *err)
 {
     if (!metrics || n == 0)
-        return fail(GP_ERR_INVALID_ARG, msg, len, "no metric given for the config image");
+        return fail(GP_ERR_INVALID_ARG, err, "no metric given for the config image");
     locker l;
     entry *e = static_cast<entry *>(host);
-    int st = check_names(e, metrics, n, msg, len);
+    gp_status st = check_names(e, metrics, n, err);
     if (st != GP_OK)
         return st;
     CUpti_Profiler_Host_Object *obj = NULL;
-    CUptiResult r = add_metrics(e, metrics, n, &obj, msg, len, &st);
+    CUptiResult r = add_metrics(e, metrics, n, &obj, err, &st);
     if (st != GP_OK)
         return st;
     if (r != CUPTI_SUCCESS) {
@@ -553,21 +551,21 @@ int m_config_image(void *host, const char *const *metrics, size_t n, uint8_t **i
         /* Which one: each alone. */
         for (size_t i = 0; i < n; i++) {
             CUpti_Profiler_Host_Object *one = NULL;
-            CUptiResult r1 = add_metrics(e, metrics + i, 1, &one, msg, len, &st);
+            CUptiResult r1 = add_metrics(e, metrics + i, 1, &one, err, &st);
             if (st != GP_OK)
                 return st;
             deinit_object(one);
             if (r1 != CUPTI_SUCCESS) {
                 char t[256];
                 cupti_text(r1, t, sizeof t);
-                return fail(GP_ERR_INVALID_ARG, msg, len,
+                return fail(GP_ERR_INVALID_ARG, err,
                             "metric '%s' is not available for %s on %s: %s", metrics[i],
                             profiler_words(e->type), e->chip, t);
             }
         }
         char t[256];
         cupti_text(r, t, sizeof t);
-        return fail(GP_ERR_INVALID_ARG, msg, len,
+        return fail(GP_ERR_INVALID_ARG, err,
                     "these %zu metrics cannot be scheduled together for %s on %s (each alone "
                     "can): %s",
                     n, profiler_words(e->type), e->chip, t);
@@ -578,12 +576,12 @@ int m_config_image(void *host, const char *const *metrics, size_t n, uint8_t **i
     r = cuptiProfilerHostGetConfigImageSize(&zs);
     if (r != CUPTI_SUCCESS) {
         deinit_object(obj);
-        return cupti_fail(r, "cuptiProfilerHostGetConfigImageSize", e->chip, msg, len);
+        return cupti_fail(r, "cuptiProfilerHostGetConfigImageSize", e->chip, err);
     }
     uint8_t *buf = static_cast<uint8_t *>(malloc(zs.configImageSize ? zs.configImageSize : 1));
     if (!buf) {
         deinit_object(obj);
-        return fail(GP_ERR_NO_MEMORY, msg, len, "out of memory for a %zu-byte config image",
+        return fail(GP_ERR_NO_MEMORY, err, "out of memory for a %zu-byte config image",
                     zs.configImageSize);
     }
     CUpti_Profiler_Host_GetConfigImage_Params gi = {};
@@ -595,17 +593,17 @@ int m_config_image(void *host, const char *const *metrics, size_t n, uint8_t **i
     deinit_object(obj);
     if (r != CUPTI_SUCCESS) {
         free(buf);
-        return cupti_fail(r, "cuptiProfilerHostGetConfigImage", e->chip, msg, len);
+        return cupti_fail(r, "cuptiProfilerHostGetConfigImage", e->chip, err);
     }
     *image = buf;
     *size = zs.configImageSize;
     return GP_OK;
 }
 
-int m_passes(const uint8_t *image, size_t size, size_t *out, char *msg, size_t len)
+gp_status m_passes(const uint8_t *image, size_t size, size_t *out, gp_error *err)
 {
     if (!image || size == 0)
-        return fail(GP_ERR_INVALID_ARG, msg, len, "no config image given");
+        return fail(GP_ERR_INVALID_ARG, err, "no config image given");
     locker l;
     CUpti_Profiler_Host_GetNumOfPasses_Params p = {};
     p.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
@@ -615,17 +613,17 @@ int m_passes(const uint8_t *image, size_t size, size_t *out, char *msg, size_t l
     if (r != CUPTI_SUCCESS) {
         char what[64];
         snprintf(what, sizeof what, "for a %zu-byte config image", size);
-        return cupti_fail(r, "cuptiProfilerHostGetNumOfPasses", what, msg, len);
+        return cupti_fail(r, "cuptiProfilerHostGetNumOfPasses", what, err);
     }
     *out = p.numOfPasses;
     return GP_OK;
 }
 
-int m_max_per_pass(const char *chip, int profiler, size_t *out, char *msg, size_t len)
+gp_status m_max_per_pass(const char *chip, int profiler, size_t *out, gp_error *err)
 {
     locker l;
     char name[64];
-    int st = chip_and_profiler(chip, profiler, name, sizeof name, msg, len);
+    gp_status st = chip_and_profiler(chip, profiler, name, sizeof name, err);
     if (st != GP_OK)
         return st;
     CUpti_Profiler_Host_GetMaxNumHardwareMetricsPerPass_Params p = {};
@@ -634,21 +632,21 @@ int m_max_per_pass(const char *chip, int profiler, size_t *out, char *msg, size_
     p.pChipName = name;
     CUptiResult r = cuptiProfilerHostGetMaxNumHardwareMetricsPerPass(&p);
     if (r != CUPTI_SUCCESS)
-        return cupti_fail(r, "cuptiProfilerHostGetMaxNumHardwareMetricsPerPass", name, msg, len);
+        return cupti_fail(r, "cuptiProfilerHostGetMaxNumHardwareMetricsPerPass", name, err);
     *out = p.maxMetricsPerPass;
     return GP_OK;
 }
 
-int m_evaluate(void *host, const uint8_t *data, size_t size, size_t index,
-               const char *const *metrics, size_t n, double *values, char *msg, size_t len)
+gp_status m_evaluate(void *host, const uint8_t *data, size_t size, size_t index,
+                     const char *const *metrics, size_t n, double *values, gp_error *err)
 {
     if (!data || size == 0)
-        return fail(GP_ERR_INVALID_ARG, msg, len, "no counter-data image given");
+        return fail(GP_ERR_INVALID_ARG, err, "no counter-data image given");
     if (!metrics || n == 0 || !values)
-        return fail(GP_ERR_INVALID_ARG, msg, len, "no metric (or no value array) given");
+        return fail(GP_ERR_INVALID_ARG, err, "no metric (or no value array) given");
     locker l;
     entry *e = static_cast<entry *>(host);
-    int st = check_names(e, metrics, n, msg, len);
+    gp_status st = check_names(e, metrics, n, err);
     if (st != GP_OK)
         return st;
     CUpti_Profiler_Host_EvaluateToGpuValues_Params p = {};
@@ -664,25 +662,24 @@ int m_evaluate(void *host, const uint8_t *data, size_t size, size_t index,
     if (r == CUPTI_ERROR_INVALID_PARAMETER) {
         char t[256];
         cupti_text(r, t, sizeof t);
-        return fail(GP_ERR_INVALID_ARG, msg, len,
+        return fail(GP_ERR_INVALID_ARG, err,
                     "cuptiProfilerHostEvaluateToGpuValues refused the %zu-byte counter data at "
                     "index %zu for %s: %s",
                     size, index, e->chip, t);
     }
     if (r != CUPTI_SUCCESS)
-        return cupti_fail(r, "cuptiProfilerHostEvaluateToGpuValues", e->chip, msg, len);
+        return cupti_fail(r, "cuptiProfilerHostEvaluateToGpuValues", e->chip, err);
     return GP_OK;
 }
 
-int m_single_pass_sets(const char *chip, char ***out, size_t *n, char *msg, size_t len)
+gp_status m_single_pass_sets(const char *chip, char ***out, size_t *n, gp_error *err)
 {
     sp_sets_fn f = reinterpret_cast<sp_sets_fn>(cupti_sym("cuptiProfilerHostGetSinglePassSets"));
     if (!f)
-        return not_supported("single-pass metric sets", "cuptiProfilerHostGetSinglePassSets", msg,
-                             len);
+        return not_supported("single-pass metric sets", "cuptiProfilerHostGetSinglePassSets", err);
     locker l;
     char name[64];
-    int st = canon_chip(chip, name, sizeof name, msg, len);
+    gp_status st = canon_chip(chip, name, sizeof name, err);
     if (st != GP_OK)
         return st;
     sp_sets_params p = {};
@@ -690,24 +687,24 @@ int m_single_pass_sets(const char *chip, char ***out, size_t *n, char *msg, size
     p.pChipName = name;
     CUptiResult r = f(&p);
     if (r != CUPTI_SUCCESS)
-        return cupti_fail(r, "cuptiProfilerHostGetSinglePassSets", name, msg, len);
-    return list_out(p.ppSinglePassSets, p.ppSinglePassSets ? p.numOfSinglePassSets : 0, out, n, msg,
-                    len);
+        return cupti_fail(r, "cuptiProfilerHostGetSinglePassSets", name, err);
+    return list_out(p.ppSinglePassSets, p.ppSinglePassSets ? p.numOfSinglePassSets : 0, out, n,
+                    err);
 }
 
-int m_single_pass_metrics(const char *chip, const char *set, char ***out, size_t *n, char *msg,
-                          size_t len)
+gp_status m_single_pass_metrics(const char *chip, const char *set, char ***out, size_t *n,
+                                gp_error *err)
 {
     sp_metrics_fn f =
         reinterpret_cast<sp_metrics_fn>(cupti_sym("cuptiProfilerHostGetMetricsInSinglePassSet"));
     if (!f)
         return not_supported("single-pass metric sets",
-                             "cuptiProfilerHostGetMetricsInSinglePassSet", msg, len);
+                             "cuptiProfilerHostGetMetricsInSinglePassSet", err);
     if (!set || !*set)
-        return fail(GP_ERR_INVALID_ARG, msg, len, "no single-pass set name given");
+        return fail(GP_ERR_INVALID_ARG, err, "no single-pass set name given");
     locker l;
     char name[64];
-    int st = canon_chip(chip, name, sizeof name, msg, len);
+    gp_status st = canon_chip(chip, name, sizeof name, err);
     if (st != GP_OK)
         return st;
     sp_metrics_params p = {};
@@ -718,11 +715,11 @@ int m_single_pass_metrics(const char *chip, const char *set, char ***out, size_t
     if (r == CUPTI_ERROR_INVALID_PARAMETER || r == CUPTI_ERROR_INVALID_METRIC_NAME) {
         char t[256];
         cupti_text(r, t, sizeof t);
-        return fail(GP_ERR_INVALID_ARG, msg, len, "'%s' is not a single-pass metric set of %s: %s",
-                    set, name, t);
+        return fail(GP_ERR_INVALID_ARG, err, "'%s' is not a single-pass metric set of %s: %s", set,
+                    name, t);
     }
     if (r != CUPTI_SUCCESS)
-        return cupti_fail(r, "cuptiProfilerHostGetMetricsInSinglePassSet", set, msg, len);
+        return cupti_fail(r, "cuptiProfilerHostGetMetricsInSinglePassSet", set, err);
     size_t count = p.numOfMetricsInSinglePassSet, bytes = p.metricsBufferSize;
     size_t *idx = static_cast<size_t *>(calloc(count ? count : 1, sizeof(size_t)));
     uint8_t *buf = static_cast<uint8_t *>(calloc(bytes ? bytes + 1 : 1, 1));
@@ -731,18 +728,18 @@ int m_single_pass_metrics(const char *chip, const char *set, char ***out, size_t
         free(idx);
         free(buf);
         free(names);
-        return fail(GP_ERR_NO_MEMORY, msg, len, "out of memory for %zu metric names", count);
+        return fail(GP_ERR_NO_MEMORY, err, "out of memory for %zu metric names", count);
     }
     p.pMetricsIndicesBuffer = idx;
     p.pMetricsBuffer = buf;
     r = f(&p);
     if (r != CUPTI_SUCCESS) {
-        st = cupti_fail(r, "cuptiProfilerHostGetMetricsInSinglePassSet", set, msg, len);
+        st = cupti_fail(r, "cuptiProfilerHostGetMetricsInSinglePassSet", set, err);
     } else {
         /* indices: byte offsets of NUL-terminated names in the buffer */
         for (size_t i = 0; i < count && st == GP_OK; i++) {
             if (idx[i] >= bytes)
-                st = fail(GP_ERR_CUPTI, msg, len,
+                st = fail(GP_ERR_CUPTI, err,
                           "cuptiProfilerHostGetMetricsInSinglePassSet gave metric %zu at offset "
                           "%zu of a %zu-byte buffer",
                           i, idx[i], bytes);
@@ -750,7 +747,7 @@ int m_single_pass_metrics(const char *chip, const char *set, char ***out, size_t
                 names[i] = reinterpret_cast<const char *>(buf + idx[i]);
         }
         if (st == GP_OK)
-            st = list_out(names, count, out, n, msg, len);
+            st = list_out(names, count, out, n, err);
     }
     free(idx);
     free(buf);
@@ -764,10 +761,10 @@ static const gp_metrics_layout layout = GP_METRICS_LAYOUT;
 
 extern "C" {
 /* plugin/engine_sets.c */
-int fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size_t cap, char *msg,
-                       size_t len);
-int fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
-                     char ***out, size_t *n, size_t *passes, char *msg, size_t len);
+gp_status fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots, size_t cap,
+                             gp_error *err);
+gp_status fl_engine_choose(void *host, int engine, const char *chip, const char *list, int one_pass,
+                           char ***out, size_t *n, size_t *passes, gp_error *err);
 EXPORT extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
 const gp_metrics_plugin gpufl_cupti_metrics_v1 = {
     GP_METRICS_ABI,      &layout,

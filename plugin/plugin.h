@@ -16,6 +16,7 @@
 #define GP_PLUGIN_H
 
 #include "../src/abi/trace_abi.h"
+#include "gpu_profile.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,7 +55,7 @@ bool gp_driver_limits_known(uint32_t ordinal, fl_gpu_limits *out);
 bool gp_driver_missing(void);
 /* The chip name (e.g. "GH100") of CUDA device `device` through CUPTI, only
  * when the driver lists it (cuptiDeviceGetChipName crashes without a
- * driver).  0, or GP_ERR_NOT_SUPPORTED / GP_ERR_CUPTI with msg. */
-int gp_driver_chip_name(int device, char *out, size_t cap, char *msg, size_t len);
+ * driver).  GP_OK, or GP_ERR_NOT_SUPPORTED / GP_ERR_CUPTI with err filled. */
+gp_status gp_driver_chip_name(int device, char *out, size_t cap, gp_error *err);
 
 #endif /* GP_PLUGIN_H */

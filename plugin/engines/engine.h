@@ -107,12 +107,13 @@ typedef struct fl_engine {
     /* `gpu-profile metrics sets` / `fits` (metrics_abi.h's engine numbers;
      * -1: none).  defaults: the engine's set, at most cap names with each
      * one's slot; returns how many.  choose: what list schedules on the
-     * chip of host object hobj, handed to take; a GP_ERR_* with msg when
-     * nothing can be. */
+     * chip of host object hobj, handed to take; a GP_ERR_* with err filled
+     * when nothing can be. */
     int metrics_id;
     size_t (*defaults)(const char **names, unsigned *slots, size_t cap);
-    int (*choose)(const gp_metrics_plugin *table, void *hobj, const char *chip, const char *list,
-                  bool one_pass, fl_engine_take take, void *user, char *msg, size_t len);
+    gp_status (*choose)(const gp_metrics_plugin *table, void *hobj, const char *chip,
+                        const char *list, bool one_pass, fl_engine_take take, void *user,
+                        gp_error *err);
 } fl_engine;
 
 /* Every engine, in teardown order (table.c). */

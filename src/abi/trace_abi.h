@@ -32,7 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_TRACE_ABI 13u
+#include "gpu_profile.h"
+
+#define FL_TRACE_ABI 14u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -579,7 +581,8 @@ typedef struct fl_trace_stats {
     X(sass_entry, fl_sass_entry)                                                                   \
     X(pm_row, fl_pm_row)                                                                           \
     X(pm_config, fl_pm_config)                                                                     \
-    X(perf_row, fl_perf_row)
+    X(perf_row, fl_perf_row)                                                                       \
+    X(error, gp_error)
 
 typedef struct fl_trace_layout {
 #define FL_X(field, type) uint32_t field;
@@ -591,9 +594,11 @@ typedef struct fl_trace_plugin {
     uint32_t abi;                  /* FL_TRACE_ABI */
     const fl_trace_layout *layout; /* FL_TRACE_LAYOUT as the plugin was built */
     const char *version;
-    /* Subscribes and enables the activity kinds.  Returns 0, or -1 with why
-     * naming CUPTI's error (then nothing stays enabled). */
-    int (*start)(const fl_trace_options *o, char *why, size_t why_len);
+    /* Subscribes and enables the activity kinds.  Returns GP_OK, or a
+     * gp_status with err's message naming CUPTI's error (GP_ERR_CUPTI),
+     * a session already traced (GP_ERR_STATE) or memory (GP_ERR_NO_MEMORY);
+     * then nothing stays enabled.  err may be NULL (FL_TRACE_ABI 14). */
+    gp_status (*start)(const fl_trace_options *o, gp_error *err);
     /* Devices the driver API reports now (not when injected: start runs
      * inside cuInit); fills at most cap, returns the count. */
     size_t (*devices)(fl_gpu_limits *out, size_t cap);

@@ -140,8 +140,8 @@ gp_status gp_metrics_chips(char ***out, size_t *n, gp_error *err)
     const gp_metrics_plugin *p = plugin(err);
     if (!p)
         return GP_ERR_NOT_SUPPORTED;
-    char msg[MSG_MAX] = "";
-    return answer(p->chips(out, n, msg, sizeof msg), msg, err);
+    gp_error pe = {0};
+    return answer(p->chips(out, n, &pe), pe.message, err);
 }
 
 gp_status gp_metrics_host_create(const char *chip, gp_metrics_profiler profiler,
@@ -163,11 +163,11 @@ gp_status gp_metrics_host_create(const char *chip, gp_metrics_profiler profiler,
     gp_metrics_host *h = calloc(1, sizeof *h);
     if (!h)
         return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for a metrics host");
-    char msg[MSG_MAX] = "";
-    int st = p->acquire(chip, (int)profiler, &h->obj, h->chip, sizeof h->chip, msg, sizeof msg);
+    gp_error pe = {0};
+    int st = p->acquire(chip, (int)profiler, &h->obj, h->chip, sizeof h->chip, &pe);
     if (st != GP_OK) {
         free(h);
-        return answer(st, msg, err);
+        return answer(st, pe.message, err);
     }
     h->p = p;
     h->profiler = profiler;
@@ -200,8 +200,8 @@ gp_status gp_metrics_base_metrics(gp_metrics_host *h, gp_metric_type type, char 
 {
     if (list_args(out, n, err) != GP_OK || need(h, "the host", err) != GP_OK)
         return GP_ERR_INVALID_ARG;
-    char msg[MSG_MAX] = "";
-    return answer(h->p->base_metrics(h->obj, (int)type, out, n, msg, sizeof msg), msg, err);
+    gp_error pe = {0};
+    return answer(h->p->base_metrics(h->obj, (int)type, out, n, &pe), pe.message, err);
 }
 
 gp_status gp_metrics_sub_metrics(gp_metrics_host *h, const char *name, gp_metric_type type,
@@ -211,8 +211,8 @@ gp_status gp_metrics_sub_metrics(gp_metrics_host *h, const char *name, gp_metric
         return GP_ERR_INVALID_ARG;
     if (!name || !*name)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric name given");
-    char msg[MSG_MAX] = "";
-    return answer(h->p->sub_metrics(h->obj, name, (int)type, out, n, msg, sizeof msg), msg, err);
+    gp_error pe = {0};
+    return answer(h->p->sub_metrics(h->obj, name, (int)type, out, n, &pe), pe.message, err);
 }
 
 gp_status gp_metrics_properties(gp_metrics_host *h, const char *name, gp_metric_props *out,
@@ -223,11 +223,11 @@ gp_status gp_metrics_properties(gp_metrics_host *h, const char *name, gp_metric_
     memset(out, 0, sizeof *out);
     if (!name || !*name)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric name given");
-    char msg[MSG_MAX] = "";
+    gp_error pe = {0};
     gp_metrics_abi_props *pr = NULL;
-    int st = h->p->properties(h->obj, name, &pr, msg, sizeof msg);
+    int st = h->p->properties(h->obj, name, &pr, &pe);
     if (st != GP_OK)
-        return answer(st, msg, err);
+        return answer(st, pe.message, err);
     free(h->props);
     h->props = pr;
     out->description = pr->description;
@@ -249,8 +249,8 @@ gp_status gp_metrics_config_image(gp_metrics_host *h, const char *const *metrics
     *size = 0;
     if (!metrics || n == 0)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric given for the config image");
-    char msg[MSG_MAX] = "";
-    return answer(h->p->config_image(h->obj, metrics, n, image, size, msg, sizeof msg), msg, err);
+    gp_error pe = {0};
+    return answer(h->p->config_image(h->obj, metrics, n, image, size, &pe), pe.message, err);
 }
 
 gp_status gp_metrics_passes(const uint8_t *image, size_t size, size_t *passes, gp_error *err)
@@ -263,8 +263,8 @@ gp_status gp_metrics_passes(const uint8_t *image, size_t size, size_t *passes, g
     const gp_metrics_plugin *p = plugin(err);
     if (!p)
         return GP_ERR_NOT_SUPPORTED;
-    char msg[MSG_MAX] = "";
-    return answer(p->passes(image, size, passes, msg, sizeof msg), msg, err);
+    gp_error pe = {0};
+    return answer(p->passes(image, size, passes, &pe), pe.message, err);
 }
 
 gp_status gp_metrics_local_chip(int device, char *buf, size_t cap, gp_error *err)
@@ -275,8 +275,8 @@ gp_status gp_metrics_local_chip(int device, char *buf, size_t cap, gp_error *err
     const gp_metrics_plugin *p = plugin(err);
     if (!p)
         return GP_ERR_NOT_SUPPORTED;
-    char msg[MSG_MAX] = "";
-    return answer(p->local_chip(device, buf, cap, msg, sizeof msg), msg, err);
+    gp_error pe = {0};
+    return answer(p->local_chip(device, buf, cap, &pe), pe.message, err);
 }
 
 gp_status gp_metrics_max_per_pass(const char *chip, gp_metrics_profiler profiler, size_t *out,
@@ -290,8 +290,8 @@ gp_status gp_metrics_max_per_pass(const char *chip, gp_metrics_profiler profiler
     const gp_metrics_plugin *p = plugin(err);
     if (!p)
         return GP_ERR_NOT_SUPPORTED;
-    char msg[MSG_MAX] = "";
-    return answer(p->max_per_pass(chip, (int)profiler, out, msg, sizeof msg), msg, err);
+    gp_error pe = {0};
+    return answer(p->max_per_pass(chip, (int)profiler, out, &pe), pe.message, err);
 }
 
 gp_status gp_metrics_evaluate(gp_metrics_host *h, const uint8_t *counter_data, size_t size,
@@ -304,10 +304,9 @@ gp_status gp_metrics_evaluate(gp_metrics_host *h, const uint8_t *counter_data, s
         return gp_error_set(err, GP_ERR_INVALID_ARG, "no counter-data image given");
     if (!metrics || n == 0)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric given to evaluate");
-    char msg[MSG_MAX] = "";
-    return answer(
-        h->p->evaluate(h->obj, counter_data, size, index, metrics, n, values, msg, sizeof msg), msg,
-        err);
+    gp_error pe = {0};
+    return answer(h->p->evaluate(h->obj, counter_data, size, index, metrics, n, values, &pe),
+                  pe.message, err);
 }
 
 gp_status gp_metrics_single_pass_sets(const char *chip, char ***out, size_t *n, gp_error *err)
@@ -319,8 +318,8 @@ gp_status gp_metrics_single_pass_sets(const char *chip, char ***out, size_t *n, 
     const gp_metrics_plugin *p = plugin(err);
     if (!p)
         return GP_ERR_NOT_SUPPORTED;
-    char msg[MSG_MAX] = "";
-    return answer(p->single_pass_sets(chip, out, n, msg, sizeof msg), msg, err);
+    gp_error pe = {0};
+    return answer(p->single_pass_sets(chip, out, n, &pe), pe.message, err);
 }
 
 gp_status gp_metrics_single_pass_metrics(const char *chip, const char *set, char ***out, size_t *n,
@@ -333,8 +332,8 @@ gp_status gp_metrics_single_pass_metrics(const char *chip, const char *set, char
     const gp_metrics_plugin *p = plugin(err);
     if (!p)
         return GP_ERR_NOT_SUPPORTED;
-    char msg[MSG_MAX] = "";
-    return answer(p->single_pass_metrics(chip, set, out, n, msg, sizeof msg), msg, err);
+    gp_error pe = {0};
+    return answer(p->single_pass_metrics(chip, set, out, n, &pe), pe.message, err);
 }
 
 const char *gp_metrics_engine_name(gp_metrics_engine e)
@@ -374,8 +373,8 @@ gp_status gp_metrics_engine_defaults(gp_metrics_engine e, char ***out, size_t *n
     const gp_metrics_plugin *p = plugin(err);
     if (!p)
         return GP_ERR_NOT_SUPPORTED;
-    char msg[MSG_MAX] = "";
-    return answer(p->engine_defaults((int)e, out, n, slots, cap, msg, sizeof msg), msg, err);
+    gp_error pe = {0};
+    return answer(p->engine_defaults((int)e, out, n, slots, cap, &pe), pe.message, err);
 }
 
 gp_status gp_metrics_engine_choose(gp_metrics_host *h, gp_metrics_engine e, const char *list,
@@ -397,8 +396,7 @@ gp_status gp_metrics_engine_choose(gp_metrics_host *h, gp_metrics_engine e, cons
                             "create one with gp_metrics_engine_profiler()",
                             gp_metrics_engine_name(e), gp_metrics_profiler_name(want),
                             gp_metrics_profiler_name(h->profiler));
-    char msg[MSG_MAX] = "";
-    return answer(h->p->engine_choose(h->obj, (int)e, h->chip, list, one_pass, out, n, passes, msg,
-                                      sizeof msg),
-                  msg, err);
+    gp_error pe = {0};
+    return answer(h->p->engine_choose(h->obj, (int)e, h->chip, list, one_pass, out, n, passes, &pe),
+                  pe.message, err);
 }

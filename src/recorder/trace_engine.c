@@ -96,7 +96,9 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
                           .perf_per_kernel = c->range_per_kernel,
                           .perf_metrics = c->metrics,
                           .sass_all_kernels = c->sass_all_kernels};
-    if (p->start(&o, why, len) != 0) {
+    gp_error ge = {0};
+    if (p->start(&o, &ge) != GP_OK) {
+        snprintf(why, len, "%s", ge.message);
         fl_trace_writer_destroy(s->tw);
         s->tw = NULL;
         return false;

@@ -24,14 +24,18 @@ static void test_trace_table(void)
     CHECK_INT(ours.plugin_table, sizeof(fl_trace_plugin));
     CHECK_INT(ours.stats, sizeof(fl_trace_stats));
     CHECK_INT(ours.engine_stats, sizeof(fl_engine_stats));
-    CHECK_INT(sizeof ours, 18 * sizeof(uint32_t));
+    /* The error struct start() fills (FL_TRACE_ABI 14). */
+    CHECK_INT(ours.error, sizeof(gp_error));
+    CHECK_INT(sizeof ours, 19 * sizeof(uint32_t));
     uint32_t *field = (uint32_t *)&theirs;
     for (size_t i = 0; i < sizeof theirs / sizeof *field; i++) {
         theirs = ours;
         field[i] += 8;
         why[0] = '\0';
         CHECK(!fl_trace_plugin_check(&p, "/x/p.so", why, sizeof why));
-        CHECK_CONTAINS(why, "the CUPTI plugin /x/p.so was built with fl_");
+        CHECK_CONTAINS(why, i + 1 < sizeof theirs / sizeof *field
+                                ? "the CUPTI plugin /x/p.so was built with fl_"
+                                : "the CUPTI plugin /x/p.so was built with gp_error of ");
         CHECK_CONTAINS(why, ": install the plugin built with this library");
     }
     theirs = ours;
@@ -70,6 +74,12 @@ static void test_metrics_table(void)
     theirs.props = 4;
     CHECK(!gp_metrics_plugin_check(&p, "/x/p.so", why, sizeof why));
     CHECK_CONTAINS(why, "was built with gp_metrics_abi_props of 4 bytes");
+    /* Every call fills a gp_error (GP_METRICS_ABI 5): its size is compared. */
+    CHECK_INT(ours.error, sizeof(gp_error));
+    theirs = ours;
+    theirs.error = 16;
+    CHECK(!gp_metrics_plugin_check(&p, "/x/p.so", why, sizeof why));
+    CHECK_CONTAINS(why, "was built with gp_error of 16 bytes");
     theirs = ours;
     p.abi = 1;
     CHECK(!gp_metrics_plugin_check(&p, "/x/p.so", why, sizeof why));

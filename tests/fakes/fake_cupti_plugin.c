@@ -343,14 +343,15 @@ static void start_sass(const fl_trace_options *o)
 
 static void f_collect(void) {}
 
-static int f_start(const fl_trace_options *o, char *why, size_t len)
+static gp_status f_start(const fl_trace_options *o, gp_error *err)
 {
     const char *sc = getenv("FAKE_CUPTI_SCENARIO");
     scenario = sc && *sc ? sc : "ok";
     if (strcmp(scenario, "fail") == 0) {
-        snprintf(why, len,
-                 "cuptiActivityEnable(CONCURRENT_KERNEL) failed: CUPTI_ERROR_UNKNOWN (999)");
-        return -1;
+        if (err)
+            snprintf(err->message, sizeof err->message,
+                     "cuptiActivityEnable(CONCURRENT_KERNEL) failed: CUPTI_ERROR_UNKNOWN (999)");
+        return GP_ERR_CUPTI;
     }
     memset(&notes, 0, sizeof notes);
     if (strcmp(scenario, "graphs_refused") == 0 && o->graphs) {
@@ -389,7 +390,7 @@ static int f_start(const fl_trace_options *o, char *why, size_t len)
     atomic_store(&flushes, 0);
     stopped = false;
     late_done = false;
-    return dec ? 0 : -1;
+    return dec ? GP_OK : GP_ERR_NO_MEMORY;
 }
 
 static size_t f_devices(fl_gpu_limits *out, size_t cap)

@@ -200,11 +200,10 @@ static CUptiResult pmf_disable(CUpti_PmSampling_Disable_Params *p)
 
 /* ---- the Profiler Host API's table (metrics_host.cpp's, faked) ---- */
 
-static int pmf_acquire(const char *chip, int profiler, void **host, char *canon, size_t canon_len,
-                       char *msg, size_t len)
+static gp_status pmf_acquire(const char *chip, int profiler, void **host, char *canon,
+                             size_t canon_len, gp_error *err)
 {
-    (void)msg;
-    (void)len;
+    (void)err;
     (void)profiler;
     pmf.acquired++;
     *host = &pmf;
@@ -216,13 +215,14 @@ static void pmf_release(void *host)
     (void)host;
     pmf.released++;
 }
-static int pmf_config_image(void *host, const char *const *metrics, size_t n, uint8_t **image,
-                            size_t *size, char *msg, size_t len)
+static gp_status pmf_config_image(void *host, const char *const *metrics, size_t n, uint8_t **image,
+                                  size_t *size, gp_error *err)
 {
     (void)host;
     for (size_t i = 0; i < n; i++)
         if (strncmp(metrics[i], "bad", 3) == 0) {
-            snprintf(msg, len, "metric '%s' is not available for PM sampling on GH100", metrics[i]);
+            snprintf(err->message, sizeof err->message,
+                     "metric '%s' is not available for PM sampling on GH100", metrics[i]);
             return 2; /* GP_ERR_INVALID_ARG */
         }
     pmf.images++;
@@ -234,21 +234,19 @@ static int pmf_config_image(void *host, const char *const *metrics, size_t n, ui
     *size = 16;
     return 0;
 }
-static int pmf_passes(const uint8_t *image, size_t size, size_t *out, char *msg, size_t len)
+static gp_status pmf_passes(const uint8_t *image, size_t size, size_t *out, gp_error *err)
 {
     (void)size;
-    (void)msg;
-    (void)len;
+    (void)err;
     *out = pmf.max_one_pass && image[0] > pmf.max_one_pass ? 2 : 1;
     return 0;
 }
-static int pmf_evaluate(void *host, const uint8_t *data, size_t size, size_t index,
-                        const char *const *metrics, size_t n, double *values, char *msg, size_t len)
+static gp_status pmf_evaluate(void *host, const uint8_t *data, size_t size, size_t index,
+                              const char *const *metrics, size_t n, double *values, gp_error *err)
 {
     (void)host;
     (void)size;
-    (void)msg;
-    (void)len;
+    (void)err;
     pmf.evaluations++;
     pmf_hdr h;
     memcpy(&h, data, sizeof h);

@@ -150,20 +150,20 @@ static double rpf_value(const char *m, size_t r)
     return 7.0;
 }
 
-static int rpf_eval(void *host, const uint8_t *data, size_t size, size_t index,
-                    const char *const *metrics, size_t n, double *values, char *msg, size_t len)
+static gp_status rpf_eval(void *host, const uint8_t *data, size_t size, size_t index,
+                          const char *const *metrics, size_t n, double *values, gp_error *err)
 {
-    (void)host, (void)data, (void)size, (void)msg, (void)len;
+    (void)host, (void)data, (void)size, (void)err;
     for (size_t i = 0; i < n; i++)
         values[i] = rpf_value(metrics[i], index);
     return 0;
 }
 
 /* The host table. */
-static int rpf_acquire(const char *chip, int profiler, void **host, char *canon, size_t clen,
-                       char *msg, size_t len)
+static gp_status rpf_acquire(const char *chip, int profiler, void **host, char *canon, size_t clen,
+                             gp_error *err)
 {
-    (void)profiler, (void)msg, (void)len;
+    (void)profiler, (void)err;
     snprintf(canon, clen, "%s", chip);
     *host = &rpf_object;
     return 0;
@@ -172,14 +172,14 @@ static void rpf_release(void *h)
 {
     (void)h;
 }
-static int rpf_image(void *h, const char *const *m, size_t n, uint8_t **img, size_t *size,
-                     char *msg, size_t len)
+static gp_status rpf_image(void *h, const char *const *m, size_t n, uint8_t **img, size_t *size,
+                           gp_error *err)
 {
     (void)h;
     uint8_t passes = 1;
     for (size_t i = 0; i < n; i++) {
         if (strncmp(m[i], "bad__", 5) == 0) {
-            snprintf(msg, len, "metric '%s' is not valid for GH100", m[i]);
+            snprintf(err->message, sizeof err->message, "metric '%s' is not valid for GH100", m[i]);
             return GP_ERR_INVALID_ARG;
         }
         uint8_t p = strncmp(m[i], "sm__throughput", 14) == 0           ? 8
@@ -195,9 +195,9 @@ static int rpf_image(void *h, const char *const *m, size_t n, uint8_t **img, siz
     *size = 8;
     return 0;
 }
-static int rpf_passes(const uint8_t *img, size_t size, size_t *out, char *msg, size_t len)
+static gp_status rpf_passes(const uint8_t *img, size_t size, size_t *out, gp_error *err)
 {
-    (void)size, (void)msg, (void)len;
+    (void)size, (void)err;
     *out = img[0];
     return 0;
 }

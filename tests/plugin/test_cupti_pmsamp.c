@@ -518,37 +518,38 @@ static void test_real_host(void)
     const char *chips[] = {"GH100", "GA100", "AD102"};
     for (size_t c = 0; c < 3; c++) {
         void *ho = NULL;
-        char canon[64], msg[512];
-        CHECK_INT(h->acquire(chips[c], 1, &ho, canon, sizeof canon, msg, sizeof msg), 0);
+        char canon[64];
+        gp_error ge = {0};
+        CHECK_INT(h->acquire(chips[c], 1, &ho, canon, sizeof canon, &ge), 0);
         char **m = NULL;
         size_t n = 0, size = 0, passes = 0;
         uint8_t *img = NULL;
-        CHECK_INT(fl_pms_metric_set(&api, ho, canon, NULL, &m, &n, &img, &size, msg, sizeof msg),
-                  0);
+        CHECK_INT(fl_pms_metric_set(&api, ho, canon, NULL, &m, &n, &img, &size, &ge), 0);
         CHECK_INT(n, 4);
         CHECK(size > 0);
-        CHECK_INT(h->passes(img, size, &passes, msg, sizeof msg), 0);
+        CHECK_INT(h->passes(img, size, &passes, &ge), 0);
         CHECK_INT(passes, 1);
         CHECK_STR(m[2], "dram__throughput.avg.pct_of_peak_sustained_elapsed");
         free(img);
         fl_pms_free_metrics(m, n);
         /* A name CUPTI does not know, named. */
         CHECK_INT(fl_pms_metric_set(&api, ho, canon, "sm__cycles_active.avg,no__such.sum", &m, &n,
-                                    &img, &size, msg, sizeof msg),
-                  -1);
-        CHECK_CONTAINS(msg, "no__such.sum");
+                                    &img, &size, &ge),
+                  GP_ERR_INVALID_ARG);
+        CHECK_CONTAINS(ge.message, "no__such.sum");
         h->release(ho);
     }
     /* TU102: the four need two passes; the default set is cut to one. */
     void *ho = NULL;
-    char canon[64], msg[512];
-    CHECK_INT(h->acquire("TU102", 1, &ho, canon, sizeof canon, msg, sizeof msg), 0);
+    char canon[64];
+    gp_error ge = {0};
+    CHECK_INT(h->acquire("TU102", 1, &ho, canon, sizeof canon, &ge), 0);
     char **m = NULL;
     size_t n = 0, size = 0, passes = 0;
     uint8_t *img = NULL;
-    CHECK_INT(fl_pms_metric_set(&api, ho, canon, NULL, &m, &n, &img, &size, msg, sizeof msg), 0);
+    CHECK_INT(fl_pms_metric_set(&api, ho, canon, NULL, &m, &n, &img, &size, &ge), 0);
     CHECK(n >= 1 && n < 4);
-    CHECK_INT(h->passes(img, size, &passes, msg, sizeof msg), 0);
+    CHECK_INT(h->passes(img, size, &passes, &ge), 0);
     CHECK_INT(passes, 1);
     free(img);
     fl_pms_free_metrics(m, n);
@@ -557,9 +558,9 @@ static void test_real_host(void)
                                 "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,"
                                 "dram__throughput.avg.pct_of_peak_sustained_elapsed,"
                                 "gr__cycles_active.avg.pct_of_peak_sustained_elapsed",
-                                &m, &n, &img, &size, msg, sizeof msg),
-              -1);
-    CHECK_CONTAINS(msg, "the 4 PM sampling metrics need 2 passes on TU102");
+                                &m, &n, &img, &size, &ge),
+              GP_ERR_INVALID_ARG);
+    CHECK_CONTAINS(ge.message, "the 4 PM sampling metrics need 2 passes on TU102");
     h->release(ho);
 }
 

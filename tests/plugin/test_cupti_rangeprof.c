@@ -46,16 +46,17 @@ static void chip_sets(const gp_metrics_plugin *host)
     bool pin = host->cupti_version() == 130001;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         void *h = NULL;
-        char canon[64], msg[512] = "";
-        int st = host->acquire(want[i].chip, 0, &h, canon, sizeof canon, msg, sizeof msg);
+        char canon[64];
+        gp_error ge = {0};
+        int st = host->acquire(want[i].chip, 0, &h, canon, sizeof canon, &ge);
         CHECK_INT(st, 0);
         if (st != 0) {
-            fprintf(stderr, "%s: %s\n", want[i].chip, msg);
+            fprintf(stderr, "%s: %s\n", want[i].chip, ge.message);
             continue;
         }
         for (int one = 1; one >= 0; one--) {
             fl_rp_choice c;
-            st = fl_rp_choose(host, h, NULL, one, &c, msg, sizeof msg);
+            st = fl_rp_choose(host, h, NULL, one, &c, &ge);
             CHECK_INT(st, 0);
             printf("%s %s: %zu metrics, %zu passes, image %zu bytes; left out: %s\n", want[i].chip,
                    one ? "scope" : "kernel", c.n, c.passes, c.image_size,
@@ -80,22 +81,20 @@ static void chip_sets(const gp_metrics_plugin *host)
         /* GB202 names DRAM bytes dram__bytes_op_read/_write. */
         if (strcmp(want[i].chip, "GB202") == 0) {
             fl_rp_choice c;
-            CHECK_INT(fl_rp_choose(host, h, NULL, false, &c, msg, sizeof msg), 0);
+            CHECK_INT(fl_rp_choose(host, h, NULL, false, &c, &ge), 0);
             CHECK_STR(c.names[2], "dram__bytes_op_read.sum");
             fl_rp_choice_free(&c);
         }
         /* A user list: an unknown name is left out and named; all unknown
          * is an error naming them. */
         fl_rp_choice c;
-        CHECK_INT(fl_rp_choose(host, h, "gpu__time_duration.sum, no__such_metric.sum", true, &c,
-                               msg, sizeof msg),
-                  0);
+        CHECK_INT(
+            fl_rp_choose(host, h, "gpu__time_duration.sum, no__such_metric.sum", true, &c, &ge), 0);
         CHECK_INT(c.n, 1);
         CHECK_CONTAINS(c.left_out, "no__such_metric.sum (not on this chip)");
         fl_rp_choice_free(&c);
-        CHECK_INT(fl_rp_choose(host, h, "no__such_metric.sum", true, &c, msg, sizeof msg),
-                  GP_ERR_INVALID_ARG);
-        CHECK_CONTAINS(msg, "no__such_metric.sum");
+        CHECK_INT(fl_rp_choose(host, h, "no__such_metric.sum", true, &c, &ge), GP_ERR_INVALID_ARG);
+        CHECK_CONTAINS(ge.message, "no__such_metric.sum");
         host->release(h);
     }
 }
@@ -225,10 +224,10 @@ static CUptiResult f_range(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params *
     p->rangeName = name;
     return CUPTI_SUCCESS;
 }
-static int f_eval(void *host, const uint8_t *data, size_t size, size_t index,
-                  const char *const *metrics, size_t n, double *values, char *msg, size_t len)
+static gp_status f_eval(void *host, const uint8_t *data, size_t size, size_t index,
+                        const char *const *metrics, size_t n, double *values, gp_error *err)
 {
-    (void)host, (void)data, (void)size, (void)msg, (void)len;
+    (void)host, (void)data, (void)size, (void)err;
     (void)live_image;
     for (size_t i = 0; i < n; i++) {
         if (strstr(metrics[i], "hit_rate"))
@@ -262,10 +261,10 @@ static const fl_rp_api fake = {
 
 /* A host table: every name but "bad__*" valid, one pass each up to three,
  * then two. */
-static int h_acquire(const char *chip, int profiler, void **host, char *canon, size_t clen,
-                     char *msg, size_t len)
+static gp_status h_acquire(const char *chip, int profiler, void **host, char *canon, size_t clen,
+                           gp_error *err)
 {
-    (void)profiler, (void)msg, (void)len;
+    (void)profiler, (void)err;
     snprintf(canon, clen, "%s", chip);
     *host = (void *)&ctx_token;
     return 0;
@@ -274,13 +273,13 @@ static void h_release(void *h)
 {
     (void)h;
 }
-static int h_image(void *h, const char *const *m, size_t n, uint8_t **img, size_t *size, char *msg,
-                   size_t len)
+static gp_status h_image(void *h, const char *const *m, size_t n, uint8_t **img, size_t *size,
+                         gp_error *err)
 {
     (void)h;
     for (size_t i = 0; i < n; i++)
         if (strncmp(m[i], "bad__", 5) == 0) {
-            snprintf(msg, len, "metric '%s' is not valid", m[i]);
+            snprintf(err->message, sizeof err->message, "metric '%s' is not valid", m[i]);
             return GP_ERR_INVALID_ARG;
         }
     *img = malloc(8);
@@ -288,9 +287,9 @@ static int h_image(void *h, const char *const *m, size_t n, uint8_t **img, size_
     *size = 8;
     return 0;
 }
-static int h_passes(const uint8_t *img, size_t size, size_t *out, char *msg, size_t len)
+static gp_status h_passes(const uint8_t *img, size_t size, size_t *out, gp_error *err)
 {
-    (void)size, (void)msg, (void)len;
+    (void)size, (void)err;
     *out = img[0] <= 3 ? 1 : 2;
     return 0;
 }

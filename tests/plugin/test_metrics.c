@@ -266,6 +266,23 @@ static void test_errors(void)
     CHECK_INT(gp_metrics_evaluate(h, junk, sizeof junk, 0, bad, 1, &v, &err), GP_ERR_INVALID_ARG);
     CHECK_CONTAINS(err.message, "'nope__x.sum'");
     CHECK_INT(gp_metrics_evaluate(h, NULL, 0, 0, names, 1, &v, &err), GP_ERR_INVALID_ARG);
+
+    /* The engines' sets (engine_sets.c) answer in the same convention: a
+     * status and the message, through the table's gp_error. */
+    CHECK_INT(gp_metrics_engine_defaults((gp_metrics_engine)9, &m, &n, NULL, 0, &err),
+              GP_ERR_INVALID_ARG);
+    CHECK_INT(err.status, GP_ERR_INVALID_ARG);
+    CHECK_STR(err.message, "unknown engine 9: 0 (RangeProfiler), 1 (PmSampling), 2 (SassMetrics)");
+    unsigned slots[1];
+    CHECK_INT(gp_metrics_engine_defaults(GP_METRICS_ENGINE_RANGE_PROFILER, &m, &n, slots, 1, &err),
+              GP_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "the slots array holds 1 entries, the set has ");
+    size_t passes = 0;
+    CHECK_INT(gp_metrics_engine_choose(h, GP_METRICS_ENGINE_RANGE_PROFILER, "no__such_metric.sum",
+                                       0, &m, &n, &passes, &err),
+              GP_ERR_INVALID_ARG);
+    CHECK_INT(err.status, GP_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "no metric of the set can be collected: no__such_metric.sum");
     gp_metrics_host_destroy(h);
 }
 

@@ -168,9 +168,11 @@ static bool dev_metrics(pm_dev *d)
         fail(r != CUPTI_SUCCESS ? r : CUPTI_ERROR_UNKNOWN, "cuptiDeviceGetChipName");
         return false;
     }
-    char why[512], canon[64];
+    char why[512] = "", canon[64];
+    gp_error e = {0};
     if (!api_now.host || api_now.host->acquire(cn.pChipName, 1 /* PM sampling */, &d->host, canon,
-                                               sizeof canon, why, sizeof why) != 0) {
+                                               sizeof canon, &e) != GP_OK) {
+        snprintf(why, sizeof why, "%s", e.message);
         char m[600];
         snprintf(m, sizeof m, "no Profiler Host object for chip %s: %s", cn.pChipName,
                  api_now.host ? why : "no host table");
@@ -181,7 +183,8 @@ static bool dev_metrics(pm_dev *d)
     snprintf(d->chip, sizeof d->chip, "%s", canon);
     if (!E.metrics) {
         if (fl_pms_metric_set(&api_now, d->host, d->chip, E.list, &E.metrics, &E.n_metrics,
-                              &d->config, &d->config_size, why, sizeof why) != 0) {
+                              &d->config, &d->config_size, &e) != GP_OK) {
+            snprintf(why, sizeof why, "%s", e.message);
             fail_msg(why);
             return false;
         }
@@ -190,7 +193,8 @@ static bool dev_metrics(pm_dev *d)
         return true;
     }
     if (api_now.host->config_image(d->host, (const char *const *)E.metrics, E.n_metrics, &d->config,
-                                   &d->config_size, why, sizeof why) != 0) {
+                                   &d->config_size, &e) != GP_OK) {
+        snprintf(why, sizeof why, "%s", e.message);
         char m[600];
         snprintf(m, sizeof m, "PM sampling metrics refused on %s: %s", d->chip, why);
         fail_msg(m);

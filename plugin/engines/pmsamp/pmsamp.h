@@ -85,11 +85,13 @@ extern const size_t fl_pms_n_default_metrics;
  * fl_pms_free_metrics) and the config image for them (malloc'd, free()).
  * The default set keeps the metrics the chip has and is cut until it needs
  * one pass; a caller's list is taken as is and refused when a metric is
- * unknown or the set needs more than one pass.  Returns 0, or -1 with msg
- * naming the metric or the pass count and the fix. */
-int fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip, const char *list,
-                      char ***out, size_t *n, uint8_t **image, size_t *image_size, char *msg,
-                      size_t len);
+ * unknown or the set needs more than one pass.  Returns GP_OK, or
+ * GP_ERR_INVALID_ARG (the list), GP_ERR_NOT_SUPPORTED (no default metric
+ * fits, no host table) or GP_ERR_NO_MEMORY with err naming the metric or
+ * the pass count and the fix. */
+gp_status fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip, const char *list,
+                            char ***out, size_t *n, uint8_t **image, size_t *image_size,
+                            gp_error *err);
 void fl_pms_free_metrics(char **m, size_t n);
 
 /* What one decode is about. */

@@ -11,6 +11,8 @@
  */
 #include "pmsamp.h"
 
+#include "../../common/status.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +63,7 @@ void fl_pms_free_metrics(char **m, size_t n)
 }
 
 /* list split at commas, blanks trimmed, empty items skipped. */
-static int split(const char *list, char **out, size_t *n, char *msg, size_t len)
+static gp_status split(const char *list, char **out, size_t *n, gp_error *err)
 {
     *n = 0;
     for (const char *p = list; *p;) {
@@ -74,34 +76,29 @@ static int split(const char *list, char **out, size_t *n, char *msg, size_t len)
         while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
             t--;
         if (t > p) {
-            if (*n == FL_PM_MAX_METRICS) {
-                snprintf(msg, len,
-                         "pm_sampling_metrics lists more than %u metrics: give at most %u",
-                         FL_PM_MAX_METRICS, FL_PM_MAX_METRICS);
-                return -1;
-            }
+            if (*n == FL_PM_MAX_METRICS)
+                return fl_fail(err, GP_ERR_INVALID_ARG,
+                               "pm_sampling_metrics lists more than %u metrics: give at most %u",
+                               FL_PM_MAX_METRICS, FL_PM_MAX_METRICS);
             out[*n] = strndup(p, (size_t)(t - p));
-            if (!out[*n]) {
-                snprintf(msg, len, "out of memory for the PM sampling metrics");
-                return -1;
-            }
+            if (!out[*n])
+                return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
             (*n)++;
         }
         p = e;
     }
-    return 0;
+    return GP_OK;
 }
 
-/* The config image of names[0..n) and its passes; 0, else the host's status. */
-static int image_of(const gp_metrics_plugin *h, void *hobj, char **names, size_t n, uint8_t **img,
-                    size_t *size, size_t *passes, char *msg, size_t len)
+/* The config image of names[0..n) and its passes; GP_OK, else the host's status. */
+static gp_status image_of(const gp_metrics_plugin *h, void *hobj, char **names, size_t n,
+                          uint8_t **img, size_t *size, size_t *passes, gp_error *err)
 {
     *img = NULL;
-    int st = h->config_image(hobj, (const char *const *)names, n, img, size, msg, len);
-    if (st != 0)
-        return st;
-    st = h->passes(*img, *size, passes, msg, len);
-    if (st != 0) {
+    gp_status st = h->config_image(hobj, (const char *const *)names, n, img, size, err);
+    if (st == GP_OK)
+        st = h->passes(*img, *size, passes, err);
+    if (st != GP_OK) {
         free(*img);
         *img = NULL;
     }
@@ -109,88 +106,82 @@ static int image_of(const gp_metrics_plugin *h, void *hobj, char **names, size_t
 }
 
 /* The default set for the chip (see pmsamp.h). */
-static int default_set(const gp_metrics_plugin *h, void *hobj, const char *chip, char **names,
-                       size_t *n, uint8_t **img, size_t *size, char *msg, size_t len)
+static gp_status default_set(const gp_metrics_plugin *h, void *hobj, const char *chip, char **names,
+                             size_t *n, uint8_t **img, size_t *size, gp_error *err)
 {
     *n = 0;
+    gp_error probe = {0}; /* a metric the chip lacks is left out, not reported */
     for (size_t i = 0; i < fl_pms_n_default_metrics; i++) {
         char *one = (char *)fl_pms_default_metrics[i];
         uint8_t *im = NULL;
         size_t sz = 0, passes = 0;
-        if (image_of(h, hobj, &one, 1, &im, &sz, &passes, msg, len) == 0 && passes == 1)
+        if (image_of(h, hobj, &one, 1, &im, &sz, &passes, &probe) == GP_OK && passes == 1)
             names[(*n)++] = strdup(one);
         free(im);
         if (*n && !names[*n - 1]) {
             (*n)--;
-            snprintf(msg, len, "out of memory for the PM sampling metrics");
-            return -1;
+            return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
         }
     }
     while (*n > 0) {
         size_t passes = 0;
-        if (image_of(h, hobj, names, *n, img, size, &passes, msg, len) == 0 && passes == 1)
-            return 0;
+        if (image_of(h, hobj, names, *n, img, size, &passes, &probe) == GP_OK && passes == 1)
+            return GP_OK;
         free(*img);
         *img = NULL;
         free(names[--*n]);
     }
-    snprintf(msg, len,
-             "none of the default PM sampling metrics can be collected in one pass on %s: "
-             "name the metrics with pm_sampling_metrics (gpu-profile metrics list --profiler pm "
-             "--chip %s lists them)",
-             chip, chip);
-    return -1;
+    return fl_fail(err, GP_ERR_NOT_SUPPORTED,
+                   "none of the default PM sampling metrics can be collected in one pass on %s: "
+                   "name the metrics with pm_sampling_metrics (gpu-profile metrics list "
+                   "--profiler pm --chip %s lists them)",
+                   chip, chip);
 }
 
-int fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip, const char *list,
-                      char ***out, size_t *n, uint8_t **image, size_t *image_size, char *msg,
-                      size_t len)
+gp_status fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip, const char *list,
+                            char ***out, size_t *n, uint8_t **image, size_t *image_size,
+                            gp_error *err)
 {
     *out = NULL;
     *n = 0;
     *image = NULL;
     *image_size = 0;
     const gp_metrics_plugin *h = api->host;
-    if (!h) {
-        snprintf(msg, len, "the plugin has no Profiler Host API table");
-        return -1;
-    }
+    if (!h)
+        return fl_fail(err, GP_ERR_NOT_SUPPORTED, "the plugin has no Profiler Host API table");
     char **names = calloc(FL_PM_MAX_METRICS, sizeof *names);
-    if (!names) {
-        snprintf(msg, len, "out of memory for the PM sampling metrics");
-        return -1;
-    }
+    if (!names)
+        return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
     size_t k = 0;
-    int rc;
+    gp_status st;
     if (!list || !*list) {
-        rc = default_set(h, hobj, chip, names, &k, image, image_size, msg, len);
-    } else if ((rc = split(list, names, &k, msg, len)) == 0 && k == 0) {
-        snprintf(msg, len, "pm_sampling_metrics '%s' names no metric", list);
-        rc = -1;
-    } else if (rc == 0) {
-        char why[512];
+        st = default_set(h, hobj, chip, names, &k, image, image_size, err);
+    } else if ((st = split(list, names, &k, err)) == GP_OK && k == 0) {
+        st = fl_fail(err, GP_ERR_INVALID_ARG, "pm_sampling_metrics '%s' names no metric", list);
+    } else if (st == GP_OK) {
+        gp_error why = {0};
         size_t passes = 0;
-        if (image_of(h, hobj, names, k, image, image_size, &passes, why, sizeof why) != 0) {
-            snprintf(msg, len, "PM sampling metrics refused: %s", why);
-            rc = -1;
+        if (image_of(h, hobj, names, k, image, image_size, &passes, &why) != GP_OK) {
+            /* The host's message as it always read: at most 511 bytes. */
+            st = fl_fail(err, GP_ERR_INVALID_ARG, "PM sampling metrics refused: %.511s",
+                         why.message);
         } else if (passes != 1) {
-            snprintf(msg, len,
-                     "the %zu PM sampling metrics need %zu passes on %s; PM sampling collects "
-                     "one: name fewer metrics (gpu-profile metrics passes --profiler pm --chip %s "
-                     "NAME... counts them)",
-                     k, passes, chip, chip);
+            st = fl_fail(err, GP_ERR_INVALID_ARG,
+                         "the %zu PM sampling metrics need %zu passes on %s; PM sampling collects "
+                         "one: name fewer metrics (gpu-profile metrics passes --profiler pm "
+                         "--chip %s NAME... counts them)",
+                         k, passes, chip, chip);
             free(*image);
             *image = NULL;
-            rc = -1;
         }
     }
-    if (rc != 0) {
+    if (st != GP_OK) {
         fl_pms_free_metrics(names, k);
-        return -1;
+        return st;
     }
     *out = names;
     *n = k;
-    return 0;
+    return GP_OK;
 }
 
 /* Rows held for the sink. */
@@ -254,8 +245,10 @@ bool fl_pms_decode(const fl_pms_api *api, const fl_pms_decode_in *in, const fl_t
             out->early++;
             continue;
         }
+        gp_error e = {0};
         if (api->host->evaluate(in->host, in->image, in->image_size, s, in->metrics, nm, values,
-                                why, sizeof why) != 0) {
+                                &e) != GP_OK) {
+            snprintf(why, sizeof why, "%s", e.message);
             out->bad_values += nm;
             if (!out->msg[0])
                 snprintf(out->msg, sizeof out->msg, "%s", why);

@@ -32,17 +32,19 @@ static size_t defaults(const char **names, unsigned *slots, size_t cap)
     return k;
 }
 
-static int choose(const gp_metrics_plugin *table, void *hobj, const char *chip, const char *list,
-                  bool one_pass, fl_engine_take take, void *user, char *msg, size_t len)
+static gp_status choose(const gp_metrics_plugin *table, void *hobj, const char *chip,
+                        const char *list, bool one_pass, fl_engine_take take, void *user,
+                        gp_error *err)
 {
     (void)one_pass; /* PM sampling has one pass always */
     fl_pms_api a = {.host = table};
     char **names = NULL;
     uint8_t *img = NULL;
     size_t k = 0, size = 0, passes = 0;
-    if (fl_pms_metric_set(&a, hobj, chip, list, &names, &k, &img, &size, msg, len) != 0)
-        return GP_ERR_INVALID_ARG;
-    int st = table->passes(img, size, &passes, msg, len);
+    /* `metrics fits` reads any refusal of the set as the list's */
+    if (fl_pms_metric_set(&a, hobj, chip, list, &names, &k, &img, &size, err) != GP_OK)
+        return err ? (err->status = GP_ERR_INVALID_ARG) : GP_ERR_INVALID_ARG;
+    gp_status st = table->passes(img, size, &passes, err);
     free(img);
     if (st == 0)
         take(user, (const char *const *)names, k, passes);

@@ -28,6 +28,7 @@
 
 #include "../../common/cupti_error.h"
 #include "../../common/demangle.h"
+#include "../../common/status.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -130,16 +131,15 @@ static void append(char *out, size_t cap, const char *fmt, const char *a, const 
     snprintf(out + at, cap - at, fmt, a, b);
 }
 
-/* The config image and passes of names[0..n); 0 or the host's status. */
-static int image_of(const gp_metrics_plugin *host, void *h, char *const *names, size_t n,
-                    uint8_t **img, size_t *size, size_t *passes, char *msg, size_t len)
+/* The config image and passes of names[0..n); GP_OK or the host's status. */
+static gp_status image_of(const gp_metrics_plugin *host, void *h, char *const *names, size_t n,
+                          uint8_t **img, size_t *size, size_t *passes, gp_error *err)
 {
     *img = NULL;
-    int st = host->config_image(h, (const char *const *)names, n, img, size, msg, len);
-    if (st != 0)
-        return st;
-    st = host->passes(*img, *size, passes, msg, len);
-    if (st != 0) {
+    gp_status st = host->config_image(h, (const char *const *)names, n, img, size, err);
+    if (st == GP_OK)
+        st = host->passes(*img, *size, passes, err);
+    if (st != GP_OK) {
         free(*img);
         *img = NULL;
     }
@@ -149,7 +149,7 @@ static int image_of(const gp_metrics_plugin *host, void *h, char *const *names, 
 /* Tries name on top of what c holds; keeps it when valid (and one pass
  * when asked).  Returns false when the host library itself failed. */
 static bool try_add(const gp_metrics_plugin *host, void *h, fl_rp_choice *c, const char *name,
-                    bool one_pass, bool report, char *msg, size_t len)
+                    bool one_pass, bool report, gp_error *err)
 {
     if (c->n >= FL_RP_METRICS_MAX) {
         if (report)
@@ -162,8 +162,8 @@ static bool try_add(const gp_metrics_plugin *host, void *h, fl_rp_choice *c, con
         return false;
     uint8_t *img = NULL;
     size_t size = 0, passes = 0;
-    char why[256] = "";
-    int st = image_of(host, h, c->names, c->n + 1, &img, &size, &passes, why, sizeof why);
+    gp_error why = {0};
+    gp_status st = image_of(host, h, c->names, c->n + 1, &img, &size, &passes, &why);
     if (st == GP_ERR_INVALID_ARG || (st == 0 && one_pass && passes > 1)) {
         if (report) {
             char p[64];
@@ -177,7 +177,8 @@ static bool try_add(const gp_metrics_plugin *host, void *h, fl_rp_choice *c, con
         return true;
     }
     if (st != 0) {
-        snprintf(msg, len, "%s", why);
+        /* The host's message as it always read: at most 255 bytes. */
+        fl_fail(err, GP_ERR_CUPTI, "%.255s", why.message);
         free(c->names[c->n]);
         c->names[c->n] = NULL;
         return false;
@@ -198,8 +199,8 @@ void fl_rp_choice_free(fl_rp_choice *c)
     memset(c, 0, sizeof *c);
 }
 
-int fl_rp_choose(const gp_metrics_plugin *host, void *h, const char *list, bool one_pass,
-                 fl_rp_choice *c, char *msg, size_t len)
+gp_status fl_rp_choose(const gp_metrics_plugin *host, void *h, const char *list, bool one_pass,
+                       fl_rp_choice *c, gp_error *err)
 {
     memset(c, 0, sizeof *c);
     bool ok = true;
@@ -208,8 +209,7 @@ int fl_rp_choose(const gp_metrics_plugin *host, void *h, const char *list, bool 
             const char *const *cand = fl_rp_default_set[s];
             size_t before = c->n;
             for (int k = 0; k < 3 && cand[k] && c->n == before && ok; k++)
-                ok =
-                    try_add(host, h, c, cand[k], one_pass, k == 2 || cand[k + 1] == NULL, msg, len);
+                ok = try_add(host, h, c, cand[k], one_pass, k == 2 || cand[k + 1] == NULL, err);
         }
     } else {
         const char *p = list;
@@ -221,17 +221,19 @@ int fl_rp_choose(const gp_metrics_plugin *host, void *h, const char *list, bool 
                 break;
             char name[NAME_MAX_BYTES];
             snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), p);
-            ok = try_add(host, h, c, name, one_pass, true, msg, len);
+            ok = try_add(host, h, c, name, one_pass, true, err);
             p += n;
         }
     }
     if (!ok) {
         fl_rp_choice_free(c);
+        if (err)
+            err->status = GP_ERR_CUPTI; /* the message, when there is one, is try_add's */
         return GP_ERR_CUPTI;
     }
     if (c->n == 0) {
-        snprintf(msg, len, "no metric of the set can be collected%s: %s",
-                 one_pass ? " in one pass" : "", c->left_out[0] ? c->left_out : "the set is empty");
+        fl_fail(err, GP_ERR_INVALID_ARG, "no metric of the set can be collected%s: %s",
+                one_pass ? " in one pass" : "", c->left_out[0] ? c->left_out : "the set is empty");
         char keep[512];
         snprintf(keep, sizeof keep, "%s", c->left_out);
         fl_rp_choice_free(c);
@@ -383,11 +385,12 @@ static bool setup(CUcontext ctx)
     }
     snprintf(R.chip, sizeof R.chip, "%s", cp.pChipName);
     char canon[64], why[400] = "";
-    int st = R.env.host->acquire(R.chip, 0, &R.host_obj, canon, sizeof canon, why, sizeof why);
-    if (st == 0)
-        st =
-            fl_rp_choose(R.env.host, R.host_obj, R.list, !R.per_kernel, &R.choice, why, sizeof why);
-    if (st != 0) {
+    gp_error e = {0};
+    gp_status st = R.env.host->acquire(R.chip, 0, &R.host_obj, canon, sizeof canon, &e);
+    if (st == GP_OK)
+        st = fl_rp_choose(R.env.host, R.host_obj, R.list, !R.per_kernel, &R.choice, &e);
+    if (st != GP_OK) {
+        snprintf(why, sizeof why, "%s", e.message);
         char t[512];
         snprintf(t, sizeof t,
                  "the metric set on %s: %s (choose others with --metrics / "
@@ -618,16 +621,13 @@ void fl_rp_kernel_launch(void *ctx, const char *symbol)
 
 /* ----------------------------------------------------------- the writer */
 
-static int evaluate(const queued *q, size_t index, double *values, char *msg, size_t len)
+static gp_status evaluate(const queued *q, size_t index, double *values, gp_error *err)
 {
     for (size_t i = 0; i < R.choice.n; i++)
         values[i] = NAN;
     const char *const *names = (const char *const *)R.choice.names;
-    if (api->evaluate)
-        return api->evaluate(R.host_obj, q->image, q->size, index, names, R.choice.n, values, msg,
-                             len);
-    return R.env.host->evaluate(R.host_obj, q->image, q->size, index, names, R.choice.n, values,
-                                msg, len);
+    return (api->evaluate ? api->evaluate : R.env.host->evaluate)(
+        R.host_obj, q->image, q->size, index, names, R.choice.n, values, err);
 }
 
 /* One image's ranges into rows handed to sink (mu held: drain is the
@@ -645,8 +645,8 @@ static void emit(const fl_trace_sink *sink, const queued *q)
     size_t first = R.per_kernel ? 0 : ip.numTotalRanges - 1;
     for (size_t i = first; i < ip.numTotalRanges; i++) {
         double values[FL_RP_METRICS_MAX];
-        char why[256];
-        if (evaluate(q, i, values, why, sizeof why) != 0) {
+        gp_error why = {0};
+        if (evaluate(q, i, values, &why) != GP_OK) {
             R.dropped++;
             continue;
         }

@@ -61,8 +61,8 @@ typedef struct fl_rp_api {
     CUptiResult (*decode)(CUpti_RangeProfiler_DecodeData_Params *);
     CUptiResult (*data_info)(CUpti_RangeProfiler_GetCounterDataInfo_Params *);
     CUptiResult (*range_info)(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params *);
-    int (*evaluate)(void *host, const uint8_t *data, size_t size, size_t index,
-                    const char *const *metrics, size_t n, double *values, char *msg, size_t len);
+    gp_status (*evaluate)(void *host, const uint8_t *data, size_t size, size_t index,
+                          const char *const *metrics, size_t n, double *values, gp_error *err);
 } fl_rp_api;
 
 /* NULL: CUPTI's own functions again. */
@@ -86,10 +86,10 @@ typedef struct fl_rp_choice {
 /* Chooses the metrics of list (comma separated; NULL/"": the default set)
  * on a host object of the chip: names the chip does not know are left out
  * (named in left_out); one_pass (scope ranges): a metric that would make
- * the set need a second pass is left out.  Returns 0, or a GP_ERR_* with
- * msg when nothing can be scheduled or the host library fails. */
-int fl_rp_choose(const gp_metrics_plugin *host, void *host_obj, const char *list, bool one_pass,
-                 fl_rp_choice *out, char *msg, size_t len);
+ * the set need a second pass is left out.  Returns GP_OK, or a GP_ERR_*
+ * with err filled when nothing can be scheduled or the host library fails. */
+gp_status fl_rp_choose(const gp_metrics_plugin *host, void *host_obj, const char *list,
+                       bool one_pass, fl_rp_choice *out, gp_error *err);
 void fl_rp_choice_free(fl_rp_choice *c);
 
 /* A range's values into row->known from the metrics evaluated (GPUFlight's

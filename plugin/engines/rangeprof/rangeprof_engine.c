@@ -33,17 +33,18 @@ static size_t defaults(const char **names, unsigned *slots, size_t cap)
     return k;
 }
 
-static int choose(const gp_metrics_plugin *table, void *hobj, const char *chip, const char *list,
-                  bool one_pass, fl_engine_take take, void *user, char *msg, size_t len)
+static gp_status choose(const gp_metrics_plugin *table, void *hobj, const char *chip,
+                        const char *list, bool one_pass, fl_engine_take take, void *user,
+                        gp_error *err)
 {
     (void)chip; /* the host object is the chip's */
     fl_rp_choice c;
-    int st = fl_rp_choose(table, hobj, list, one_pass, &c, msg, len);
-    if (st != 0)
+    gp_status st = fl_rp_choose(table, hobj, list, one_pass, &c, err);
+    if (st != GP_OK)
         return st;
     take(user, (const char *const *)c.names, c.n, c.passes);
     fl_rp_choice_free(&c);
-    return 0;
+    return GP_OK;
 }
 
 const fl_engine fl_rp_engine = {

@@ -11,6 +11,7 @@
 
 #include "../engine.h"
 #include "gpu_profile.h"
+#include "../../common/status.h"
 
 #include <stdio.h>
 
@@ -44,14 +45,14 @@ static size_t defaults(const char **names, unsigned *slots, size_t cap)
     return k;
 }
 
-static int choose(const gp_metrics_plugin *table, void *hobj, const char *chip, const char *list,
-                  bool one_pass, fl_engine_take take, void *user, char *msg, size_t len)
+static gp_status choose(const gp_metrics_plugin *table, void *hobj, const char *chip,
+                        const char *list, bool one_pass, fl_engine_take take, void *user,
+                        gp_error *err)
 {
     (void)table, (void)hobj, (void)chip, (void)list, (void)one_pass, (void)take, (void)user;
-    snprintf(msg, len,
-             "SASS metrics have no host side: CUPTI checks them on the device when the session "
-             "starts (cuptiSassMetricsGetProperties), and they need no passes");
-    return GP_ERR_NOT_SUPPORTED;
+    return fl_fail(err, GP_ERR_NOT_SUPPORTED,
+                   "SASS metrics have no host side: CUPTI checks them on the device when the "
+                   "session starts (cuptiSassMetricsGetProperties), and they need no passes");
 }
 
 const fl_engine fl_sass_engine = {
