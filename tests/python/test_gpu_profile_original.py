@@ -37,30 +37,13 @@ if not os.environ.get("PYTHONPATH"):
 import gpu_profile as gp  # noqa: E402
 from gpu_profile import (GpuBackendError, GpuMonitor, GpuSample, GpuSummary,  # noqa: E402
                          gpu_profile)
+from test_gpu_profile import env  # noqa: E402  (beside this file: one helper for both)
 
 MIB = 1 << 20
 FAST = 0.01
 TWO = 3600.0  # interval: exactly the start and stop samples
 H100 = "linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt"
 MIG = "linux-x86_64__nvidia-h100-mig__590.48.01.txt"
-
-
-@contextlib.contextmanager
-def env(**values):
-    old = {k: os.environ.get(k) for k in values}
-    try:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 class Base(unittest.TestCase):
