@@ -120,7 +120,7 @@ static int wrong_device(const cli_opts *o, const gp_options *g, gp_status st, co
     if (!listed || n == 0) {
         gp_devices_free(devs);
         char buf[NOTE_MAX];
-        if (listed) /* the backend's own words would count "0 devices (0-4294967295)" */
+        if (listed) /* names the --device entry the backend's words leave out */
             snprintf(buf, sizeof buf, "--device %s: %s sees no GPU", o->device_spec,
                      used ? used : "the backend");
         else
