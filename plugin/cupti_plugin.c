@@ -7,14 +7,22 @@
  *  - CUPTI's buffers come from a pool bounded by max_buffers x buffer_bytes:
  *    when every buffer is in use a request is refused (CUPTI then drops
  *    records and counts them), so memory never grows with the run;
- *  - the buffer callbacks only move pointers under a mutex: records are
- *    decoded on the core's writer thread (drain), never on the thread that
- *    completed the buffer, and no record is allocated;
+ *  - the buffer callbacks only move pointers under a mutex and call no
+ *    CUPTI function: records are decoded on the core's writer thread
+ *    (drain), never on the thread that completed the buffer, no record is
+ *    allocated, and CUPTI's count of dropped records is asked there too;
+ *  - buffers completed before a session drains (injection: launches
+ *    before the deferred start is ready) are kept, bounded by the pool,
+ *    and handed to the first drain; what the bound refuses is counted;
+ *  - partly filled buffers come out on CUPTI's own period
+ *    (cuptiActivityFlushPeriod), so the writer asks for no flush and holds
+ *    none of our locks across one; only where CUPTI refuses the period, or
+ *    an engine holds flushes back (PC sampling), the writer still asks;
  *  - stop() forces every buffer out (cuptiActivityFlushAll(FORCED)), so a
  *    session's last kernels reach the disk at shutdown and at exit;
  *  - no CUPTI function that takes a context is called with one we made up:
- *    the only one used (cuptiActivityGetNumDroppedRecords) gets the context
- *    CUPTI handed to the completion callback;
+ *    the only one used (cuptiActivityGetNumDroppedRecords) is asked for
+ *    the buffers of no context (CUDA 12 and later put every record there);
  *  - with stack_trace, each launch callback captures the launching
  *    thread's CPU stack (stacks.h: addresses, a hash and a lookup there;
  *    symbolised on the writer thread in drain(), before the buffers, so a
@@ -24,20 +32,21 @@
  *    callbacks arrive through on_api, resources.c), drain in drain(), and
  *    no activity flush is asked for while one of them is armed (PC
  *    sampling: CUPTI then returns no kernel record);
- *  - the writer thread never calls the CUDA driver: the device limits the
- *    decoder wants are read on application threads (at start, at a
- *    launch's entry on a context not seen before) into a table it only
- *    reads.  At exit CUDA may be torn down before the session ends, and a
- *    driver call there blocks forever (seen on an H200: an injected
- *    program's first cuInit from the writer, inside exit());
- *  - under injection (inject.c) start() runs inside cuInit: nothing in it
- *    asks the driver then.
+ *  - neither the writer thread nor any CUPTI callback calls the CUDA
+ *    driver: the device limits the decoder wants are read by ordinal at
+ *    start (driver.c, after cuInit) into a table they only read.  Inside a
+ *    launch callback the launch holds the driver's lock a second cuInit
+ *    (cuBLAS's own runtime) waits for; at exit CUDA may be torn down before
+ *    the session ends, and a driver call there blocks forever;
+ *  - under injection (inject.c) only gp_plugin_attach_early runs inside
+ *    cuInit; start() runs later on the injection's own thread.
  */
 #include "common/cupti_error.h"
 #include "cupti_trace.h"
 #include "decode.h"
 #include "engines/engine.h"
 #include "plugin.h"
+#include "pool.h"
 #include "resources.h"
 #include "scope_hooks.h"
 #include "stacks.h"
@@ -62,32 +71,15 @@ extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
 #define DEFAULT_BUFFER_BYTES (8u << 20)
 #define DEFAULT_MAX_BUFFERS 16u
 #define MIN_BUFFER_BYTES (64u << 10)
-#define MAX_POOL 256u
-
-typedef struct done_buf {
-    uint8_t *p;
-    size_t valid;
-} done_buf;
-
-/* Everything the callbacks share, under mu. */
-static struct {
-    pthread_mutex_t mu;
-    uint8_t *free_list[MAX_POOL];
-    size_t n_free;
-    done_buf done[MAX_POOL];
-    size_t n_done;
-    size_t allocated;
-    size_t max_buffers;
-    size_t buffer_bytes;
-    uint64_t refused, dropped, buffers;
-    void (*kick)(void);
-} pool = {.mu = PTHREAD_MUTEX_INITIALIZER};
+#define FLUSH_PERIOD_MS 1000u /* partly filled buffers out, once a second */
 
 /* start / stop / release: one at a time. */
 static pthread_mutex_t life = PTHREAD_MUTEX_INITIALIZER;
 static bool running;
 static bool callbacks_registered;
-static fl_decoder *decoder; /* drain() only: the writer thread */
+static bool early;                /* gp_plugin_attach_early's CUPTI state, no session yet */
+static _Atomic bool flush_period; /* CUPTI flushes on its own period */
+static fl_decoder *decoder;       /* drain() only: the writer thread */
 static CUpti_ActivityKind enabled[16];
 static size_t n_enabled;
 static fl_trace_stats start_notes; /* unavailable kinds */
@@ -96,7 +88,9 @@ static bool subscribed;
 /* Read on the application's threads at every launch; set before the
  * callbacks are enabled, cleared after they are disabled. */
 static size_t (*_Atomic scope_path_fn)(uint32_t *, size_t);
-static _Atomic int injecting; /* start() runs inside cuInit (inject.c) */
+/* Why NVTX was not handed to CUPTI (inject.c), for the closing notes. */
+static char nvtx_note[256];
+static _Atomic bool nvtx_noted;
 /* CPU stacks (stack_trace): read at every launch like scope_path_fn; the
  * table itself lives from start() to release(). */
 static fl_stacks *_Atomic stacks_fn;
@@ -105,54 +99,6 @@ static uint64_t stacks_announced;
 /* The modules whose frames are the tool's: dropped from a stack's inner end. */
 static const char *const tool_modules[] = {"libgpuprofile", "libcupti", "libcuda.so", "libcudart",
                                            NULL};
-
-/* ---------------------------------------------------------------- buffers */
-
-static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
-{
-    uint8_t *b = NULL;
-    pthread_mutex_lock(&pool.mu);
-    if (pool.n_free > 0) {
-        b = pool.free_list[--pool.n_free];
-    } else if (pool.allocated < pool.max_buffers) {
-        b = aligned_alloc(8, pool.buffer_bytes);
-        if (b)
-            pool.allocated++;
-    }
-    if (!b)
-        pool.refused++;
-    size_t bytes = pool.buffer_bytes;
-    pthread_mutex_unlock(&pool.mu);
-    *buffer = b;
-    *size = b ? bytes : 0;
-    *max_records = 0; /* as many as fit */
-}
-
-static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
-                                      size_t valid)
-{
-    (void)size;
-    size_t dropped = 0;
-    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
-        dropped = 0;
-    if (!buffer)
-        return;
-    bool kick = false;
-    void (*kick_fn)(void) = NULL;
-    pthread_mutex_lock(&pool.mu);
-    pool.dropped += dropped;
-    pool.buffers++;
-    if (valid == 0) {
-        pool.free_list[pool.n_free++] = buffer;
-    } else {
-        pool.done[pool.n_done++] = (done_buf){buffer, valid};
-        kick = true;
-        kick_fn = pool.kick;
-    }
-    pthread_mutex_unlock(&pool.mu);
-    if (kick && kick_fn)
-        kick_fn();
-}
 
 /* ------------------------------------------------------------------ start */
 
@@ -204,9 +150,20 @@ static void disable_all(void)
     n_enabled = 0;
 }
 
-/* Enables one optional kind; a refusal is noted, not fatal. */
+static bool kind_enabled(CUpti_ActivityKind kind)
+{
+    for (size_t i = 0; i < n_enabled; i++)
+        if (enabled[i] == kind)
+            return true;
+    return false;
+}
+
+/* Enables one optional kind (once: injection may have enabled it); a
+ * refusal is noted, not fatal. */
 static void enable_optional(CUpti_ActivityKind kind, uint32_t feat, const char *what)
 {
+    if (kind_enabled(kind))
+        return;
     CUptiResult r = cuptiActivityEnable(kind);
     if (r == CUPTI_SUCCESS) {
         enabled[n_enabled++] = kind;
@@ -233,7 +190,9 @@ static void enable_optional(CUpti_ActivityKind kind, uint32_t feat, const char *
  *    stack_id. */
 enum { CB_NONE = 0, CB_LAUNCH = 1, CB_MEMOP = 2, CB_SYNC = 4 };
 #define CB_IDS 2048
-static uint8_t cb_kind[2][CB_IDS]; /* [runtime, driver][cbid]; set before subscribing */
+/* [runtime, driver][cbid]: set while launches may already call on_api
+ * (after gp_plugin_attach_early), hence atomic. */
+static _Atomic uint8_t cb_kind[2][CB_IDS];
 
 typedef struct cb_id {
     CUpti_CallbackDomain domain;
@@ -342,7 +301,8 @@ static uint8_t kind_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
     int d = domain == CUPTI_CB_DOMAIN_RUNTIME_API  ? 0
             : domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1
                                                    : -1;
-    return d >= 0 && cbid < CB_IDS ? cb_kind[d][cbid] : CB_NONE;
+    return d >= 0 && cbid < CB_IDS ? atomic_load_explicit(&cb_kind[d][cbid], memory_order_relaxed)
+                                   : CB_NONE;
 }
 
 /* Launch callbacks open on this thread, of subscription gen (an exit a
@@ -381,7 +341,6 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
             launch_tls.depth = 0;
         }
         if (cb->callbackSite == CUPTI_API_ENTER) {
-            gp_driver_limits_note(cb->context);
             if (launch_tls.depth++ == 0)
                 engines_kernel_launch(cb->context, cb->symbolName);
         } else if (launch_tls.depth > 0) {
@@ -418,7 +377,7 @@ static CUptiResult enable_list(const cb_id *ids, size_t n, uint8_t kind)
     for (size_t i = 0; i < n && r == CUPTI_SUCCESS; i++) {
         int d = ids[i].domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 0 : 1;
         if (ids[i].cbid < CB_IDS)
-            cb_kind[d][ids[i].cbid] = kind;
+            atomic_store_explicit(&cb_kind[d][ids[i].cbid], kind, memory_order_relaxed);
         r = cuptiEnableCallback(1, subscriber, ids[i].domain, ids[i].cbid);
     }
     return r;
@@ -439,10 +398,16 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
     if (!launches && !memory && !pc)
         return CB_NONE;
     fl_launch_scope_reset();
-    memset(cb_kind, 0, sizeof cb_kind);
+    if (!subscribed)
+        for (size_t d = 0; d < 2; d++)
+            for (size_t i = 0; i < CB_IDS; i++)
+                atomic_store_explicit(&cb_kind[d][i], CB_NONE, memory_order_relaxed);
     atomic_store_explicit(&scope_path_fn, scope_fn, memory_order_release);
     atomic_store_explicit(&stacks_fn, st, memory_order_release);
-    CUptiResult r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
+    /* Injection subscribed already (gp_plugin_attach_early): the same
+     * subscriber, CUPTI allowing one per process. */
+    CUptiResult r =
+        subscribed ? CUPTI_SUCCESS : cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
     if (r == CUPTI_SUCCESS && launches) {
         atomic_fetch_add_explicit(&launch_gen, 1, memory_order_relaxed);
         r = enable_list(launch_cbids, sizeof launch_cbids / sizeof launch_cbids[0], CB_LAUNCH);
@@ -476,6 +441,7 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
     if (subscriber)
         cuptiUnsubscribe(subscriber);
     subscriber = NULL;
+    subscribed = false;
     atomic_store_explicit(&scope_path_fn, NULL, memory_order_release);
     atomic_store_explicit(&stacks_fn, NULL, memory_order_release);
     return CB_NONE;
@@ -508,7 +474,7 @@ static fl_stacks *make_stacks(const fl_trace_options *o)
 
 static void *current_context(void)
 {
-    return atomic_load(&injecting) ? NULL : gp_driver_context();
+    return gp_driver_context();
 }
 
 /* The activity kinds the options ask for: kernels, or the start is
@@ -521,15 +487,24 @@ static bool enable_kinds(const fl_trace_options *o, gp_error *err)
      * CUDA 13.0: tests/gpu/sass_probe.cu --activity, --serial). */
     CUpti_ActivityKind kernels =
         o->sass_metrics ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    CUptiResult r = cuptiActivityEnable(kernels);
+    if (!early)
+        n_enabled = 0;
+    /* Injection enabled concurrent kernels; a SASS session serialises. */
+    for (size_t i = 0; o->sass_metrics && i < n_enabled; i++)
+        if (enabled[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+            cuptiActivityDisable(enabled[i]);
+            enabled[i] = enabled[--n_enabled];
+            break;
+        }
+    CUptiResult r = kind_enabled(kernels) ? CUPTI_SUCCESS : cuptiActivityEnable(kernels);
     if (r != CUPTI_SUCCESS) {
         start_refused(r, err,
                       o->sass_metrics ? "cuptiActivityEnable(KERNEL)"
                                       : "cuptiActivityEnable(CONCURRENT_KERNEL)");
         return false;
     }
-    n_enabled = 0;
-    enabled[n_enabled++] = kernels;
+    if (!kind_enabled(kernels))
+        enabled[n_enabled++] = kernels;
     enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY)");
     enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY2, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY2)");
     enable_optional(CUPTI_ACTIVITY_KIND_MEMSET, FL_FEAT_MEMSET, "cuptiActivityEnable(MEMSET)");
@@ -568,12 +543,12 @@ static void release_engines(void)
  * resource callbacks are needed). */
 static bool start_engines(const fl_trace_options *o, int64_t clock_offset_ns)
 {
-    void *ctx0 = atomic_load(&injecting) ? NULL : gp_driver_context();
+    void *ctx0 = gp_driver_context();
     fl_engine_env env = {
         .ctx0 = ctx0,
         /* The one test of a late start (CUDA work before gpufl_init) the
          * Profiler API's engines share: a context already current here. */
-        .late = !atomic_load(&injecting) && ctx0 != NULL,
+        .late = ctx0 != NULL,
         .clock_offset_ns = clock_offset_ns,
         .host = &gpufl_cupti_metrics_v1,
         .current_ctx = current_context,
@@ -620,8 +595,8 @@ static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
         bytes = MIN_BUFFER_BYTES;
     bytes = (bytes + 7) & ~(size_t)7;
     size_t maxb = o->max_buffers ? o->max_buffers : DEFAULT_MAX_BUFFERS;
-    if (maxb > MAX_POOL)
-        maxb = MAX_POOL;
+    if (maxb > FL_POOL_MAX)
+        maxb = FL_POOL_MAX;
 
     /* The anchor: CUPTI's clock and the wall clock read back to back. */
     uint64_t cupti_t = 0;
@@ -637,15 +612,10 @@ static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
                             .demangle = true,
                             .scopes = false};
 
-    pthread_mutex_lock(&pool.mu);
-    pool.max_buffers = maxb;
-    pool.buffer_bytes = bytes;
-    pool.kick = o->kick;
-    pool.refused = pool.dropped = pool.buffers = 0;
-    pthread_mutex_unlock(&pool.mu);
+    fl_pool_configure(maxb, bytes, o->kick, early); /* injection's counts are this session's */
 
     if (!callbacks_registered) {
-        r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+        r = fl_pool_register();
         if (r != CUPTI_SUCCESS) {
             pthread_mutex_unlock(&life);
             return start_refused(r, err, "cuptiActivityRegisterCallbacks");
@@ -683,15 +653,74 @@ static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
     }
     decoder = d;
     running = true;
+    early = false;
+    /* CUPTI's own flush period, unless an engine holds flushes back. */
+    atomic_store(&flush_period,
+                 !o->pc_sampling && cuptiActivityFlushPeriod(FLUSH_PERIOD_MS) == CUPTI_SUCCESS);
     pthread_mutex_unlock(&life);
     return GP_OK;
 }
 
+bool gp_plugin_attach_early(char *why, size_t len)
+{
+    pthread_mutex_lock(&life);
+    CUptiResult r = CUPTI_SUCCESS;
+    const char *what = "";
+    if (!running && !early) {
+        memset(&start_notes, 0, sizeof start_notes);
+        if (!callbacks_registered) {
+            what = "cuptiActivityRegisterCallbacks";
+            r = fl_pool_register();
+            callbacks_registered = r == CUPTI_SUCCESS;
+        }
+        n_enabled = 0;
+        if (r == CUPTI_SUCCESS) {
+            what = "cuptiActivityEnable(CONCURRENT_KERNEL)";
+            r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        }
+        if (r == CUPTI_SUCCESS) {
+            enabled[n_enabled++] = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+            enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY, FL_FEAT_MEMCPY,
+                            "cuptiActivityEnable(MEMCPY)");
+            enable_optional(CUPTI_ACTIVITY_KIND_MEMSET, FL_FEAT_MEMSET,
+                            "cuptiActivityEnable(MEMSET)");
+            what = "cuptiSubscribe";
+            r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
+        }
+        if (r == CUPTI_SUCCESS) {
+            subscribed = true;
+            atomic_fetch_add_explicit(&launch_gen, 1, memory_order_relaxed);
+            what = "cuptiEnableCallback (launches)";
+            r = enable_list(launch_cbids, sizeof launch_cbids / sizeof launch_cbids[0], CB_LAUNCH);
+        }
+        early = r == CUPTI_SUCCESS;
+        if (!early) {
+            unsubscribe_callbacks();
+            disable_all();
+            cupti_message(r, why, len, what);
+        }
+    }
+    pthread_mutex_unlock(&life);
+    return r == CUPTI_SUCCESS;
+}
+
+void gp_plugin_detach_early(void)
+{
+    pthread_mutex_lock(&life);
+    if (early && !running) {
+        unsubscribe_callbacks();
+        disable_all();
+        early = false;
+        fl_pool_forget_done(); /* what CUPTI completed meanwhile has no reader */
+    }
+    pthread_mutex_unlock(&life);
+}
+
+/* Every device's limits, read by ordinal here (after cuInit, on the
+ * thread that starts the session) and kept for the writer and the
+ * callbacks, which never ask the driver. */
 static size_t plugin_devices(fl_gpu_limits *out, size_t cap)
 {
-    /* Inside cuInit the driver cannot be asked (it is initialising). */
-    if (atomic_load(&injecting))
-        return 0;
     return gp_driver_devices(out, cap);
 }
 
@@ -715,23 +744,25 @@ static void drain_buffers(const fl_trace_sink *sink)
      * launch, before its buffer completed. */
     if (stacks && sink->stacks)
         stacks_announced += fl_stacks_announce(stacks, emit_stacks, (void *)sink);
-    done_buf local[MAX_POOL];
-    pthread_mutex_lock(&pool.mu);
-    size_t n = pool.n_done;
-    memcpy(local, pool.done, n * sizeof *local);
-    pool.n_done = 0;
-    pthread_mutex_unlock(&pool.mu);
+    fl_done_buf local[FL_POOL_MAX];
+    size_t n = fl_pool_take(local);
     if (n == 0)
         return;
+    /* CUPTI's count of the records it dropped for want of a buffer: asked
+     * here, off its callbacks (a count it resets as it answers). */
+    size_t dropped = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = 0;
+        if (local[i].global &&
+            cuptiActivityGetNumDroppedRecords(NULL, local[i].stream, &d) == CUPTI_SUCCESS)
+            dropped += d;
+    }
     for (size_t i = 0; i < n; i++)
         if (decoder)
             fl_decoder_feed(decoder, sink, local[i].p, local[i].valid);
     if (decoder)
         fl_decoder_flush(decoder, sink);
-    pthread_mutex_lock(&pool.mu);
-    for (size_t i = 0; i < n; i++)
-        pool.free_list[pool.n_free++] = local[i].p;
-    pthread_mutex_unlock(&pool.mu);
+    fl_pool_give_back(local, n, dropped);
 }
 
 static void plugin_drain(const fl_trace_sink *sink)
@@ -763,6 +794,9 @@ static bool engines_armed(void)
 
 static void plugin_flush(void)
 {
+    /* CUPTI flushes on its own period (set at start): nothing to ask. */
+    if (atomic_load(&flush_period))
+        return;
     /* Under life: never concurrent with stop() disabling the kinds; not
      * while PC sampling is armed (CUPTI would return no kernel record). */
     pthread_mutex_lock(&life);
@@ -780,6 +814,8 @@ static void plugin_stop(void)
         for (size_t i = 0; i < fl_n_engines; i++)
             fl_engines[i]->stop();
         unsubscribe_callbacks();
+        if (atomic_exchange(&flush_period, false))
+            cuptiActivityFlushPeriod(0);
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         disable_all();
@@ -797,6 +833,11 @@ static void plugin_stats(fl_trace_stats *out)
     out->unavailable = start_notes.unavailable;
     memcpy(out->unavailable_msg, start_notes.unavailable_msg, sizeof out->unavailable_msg);
     memcpy(out->stacks_msg, start_notes.stacks_msg, sizeof out->stacks_msg);
+    if (atomic_load(&nvtx_noted) && !(out->unavailable & FL_FEAT_NVTX)) {
+        if (!out->unavailable)
+            snprintf(out->unavailable_msg, sizeof out->unavailable_msg, "%s", nvtx_note);
+        out->unavailable |= FL_FEAT_NVTX;
+    }
     fl_stacks_stats ss;
     fl_stacks_counts(stacks, &ss);
     out->stacks = stacks_announced;
@@ -804,12 +845,7 @@ static void plugin_stats(fl_trace_stats *out)
     out->stacks_overflow = ss.overflow;
     out->stacks_max = ss.max_stacks;
     pthread_mutex_unlock(&life);
-    pthread_mutex_lock(&pool.mu);
-    out->cupti_dropped = pool.dropped;
-    out->buffers_refused = pool.refused;
-    out->buffers = pool.buffers;
-    out->pool_bytes = (uint64_t)pool.allocated * pool.buffer_bytes;
-    pthread_mutex_unlock(&pool.mu);
+    fl_pool_stats(out);
     for (uint32_t k = 0; k < FL_ENGINE_SLOTS; k++)
         out->engines[k].engine = k;
     for (size_t i = 0; i < fl_n_engines; i++)
@@ -825,15 +861,7 @@ static void plugin_release(void)
         fl_stacks_destroy(stacks);
         stacks = NULL;
         release_engines();
-        pthread_mutex_lock(&pool.mu);
-        /* Buffers CUPTI still holds (none after a forced flush) stay
-         * counted in allocated and are never freed here. */
-        for (size_t i = 0; i < pool.n_free; i++)
-            free(pool.free_list[i]);
-        pool.allocated -= pool.n_free;
-        pool.n_free = 0;
-        pool.kick = NULL;
-        pthread_mutex_unlock(&pool.mu);
+        fl_pool_release();
     }
     pthread_mutex_unlock(&life);
 }
@@ -856,7 +884,10 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .range_end = fl_scope_hooks_end,
 };
 
-void gp_plugin_injecting(bool on)
+void gp_plugin_nvtx_note(const char *why)
 {
-    atomic_store(&injecting, on ? 1 : 0);
+    if (atomic_load(&nvtx_noted))
+        return;
+    snprintf(nvtx_note, sizeof nvtx_note, "%s", why);
+    atomic_store(&nvtx_noted, true);
 }

@@ -5,9 +5,12 @@
  * loads where only CUPTI is present and fails softly without a driver);
  * every query is by ordinal with no context, so nothing here can touch a
  * NULL context; a device whose attributes cannot be read is reported as
- * unknown, never as zeros that look real; the limits read on application
- * threads are kept, and gp_driver_limits_known answers from them alone,
- * for the writer thread, which never calls the driver (at exit CUDA may be
+ * unknown, never as zeros that look real; every device's limits are read
+ * by ordinal once, on the thread that starts the session, after cuInit
+ * (gp_driver_devices), and kept: gp_driver_limits_known answers from them
+ * alone, for the writer thread and the CUPTI callbacks, which never call
+ * the driver (inside a launch callback the launch holds the driver's lock
+ * a second cuInit - cuBLAS's own runtime - waits for; at exit CUDA may be
  * torn down before the session ends, and there an injected program's
  * first cuInit from the writer blocked forever on an H200).
  */
@@ -97,21 +100,18 @@ static void init(void)
     drv.ok = drv.init(0) == CUDA_SUCCESS;
 }
 
-/* libcuda's functions, without cuInit: for a thread inside a driver call
- * (a launch callback), where the driver is up and cuInit would wait for
- * the lock that call holds (an injected program hung so on an H200). */
-static bool loaded(void)
-{
-    pthread_once(&drv.once, load);
-    return drv.syms;
-}
-
 static bool ready(void)
 {
-    if (!loaded())
+    pthread_once(&drv.once, load);
+    if (!drv.syms)
         return false;
     pthread_once(&drv.init_once, init);
     return drv.ok;
+}
+
+bool gp_driver_init(void)
+{
+    return ready();
 }
 
 static int attr(CUdevice d, CUdevice_attribute a)
@@ -163,14 +163,14 @@ bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *l)
     return ready() && limits_of(ordinal, l);
 }
 
-/* The limits read on application threads, by ordinal. */
+/* The limits read by ordinal on the thread that starts the session (after
+ * cuInit, outside every CUPTI callback), for the writer. */
 #define KEPT_MAX 64
 static struct {
     pthread_mutex_t mu;
     fl_gpu_limits l[KEPT_MAX];
     bool have[KEPT_MAX];
 } kept = {.mu = PTHREAD_MUTEX_INITIALIZER};
-static _Thread_local void *tls_noted_ctx; /* the last context this thread noted */
 
 static void keep(const fl_gpu_limits *l)
 {
@@ -192,25 +192,6 @@ bool gp_driver_limits_known(uint32_t ordinal, fl_gpu_limits *out)
         *out = kept.l[ordinal];
     pthread_mutex_unlock(&kept.mu);
     return have;
-}
-
-void gp_driver_limits_note(void *ctx)
-{
-    if (!ctx || ctx == tls_noted_ctx)
-        return;
-    tls_noted_ctx = ctx;
-    uint32_t dev = 0;
-    if (cuptiGetDeviceId((CUcontext)ctx, &dev) == CUPTI_SUCCESS)
-        gp_driver_limits_note_device(dev);
-}
-
-void gp_driver_limits_note_device(uint32_t ordinal)
-{
-    fl_gpu_limits l;
-    /* Inside a launch: the driver is up, and cuInit must not be called. */
-    if (ordinal < KEPT_MAX && !gp_driver_limits_known(ordinal, &l) && loaded() &&
-        limits_of(ordinal, &l))
-        keep(&l);
 }
 
 size_t gp_driver_devices(fl_gpu_limits *out, size_t cap)

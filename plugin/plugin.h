@@ -24,13 +24,27 @@
 
 /* The plugin's table (cupti_plugin.c), exported. */
 extern const fl_trace_plugin gpufl_cupti_plugin_v1;
-/* Set while InitializeInjection starts the session inside cuInit, where
- * the driver cannot be asked anything (inject.c -> cupti_plugin.c). */
-void gp_plugin_injecting(bool on);
+/* The injection's first part, inside cuInit (inject.c): what NVIDIA's
+ * injection sample does there and nothing more - the buffer callbacks
+ * registered, the kernel and copy activity kinds enabled, the one CUPTI
+ * subscriber with the launch callbacks.  Records of launches made before
+ * the session starts wait in the bounded pool until plugin_start; false
+ * with why filled when CUPTI refuses. */
+bool gp_plugin_attach_early(char *why, size_t len);
+/* Undoes gp_plugin_attach_early when no session of this plugin runs (the
+ * deferred start failed, or the program traces itself without it). */
+void gp_plugin_detach_early(void);
+/* NVTX_INJECTION64_PATH's answer when CUPTI 13.0.x was not handed NVTX
+ * (inject.c): the reason, noted in the closing capture_capabilities. */
+void gp_plugin_nvtx_note(const char *why);
 
 /* The limits of CUDA device `ordinal` (attributes only; the core adds the
  * granularities).  False without a driver or for an unknown ordinal. */
 bool gp_driver_limits(uint32_t ordinal, fl_gpu_limits *out);
+/* cuInit(0) once, on a thread outside the driver (never in a CUPTI
+ * callback, never inside cuInit): the injection's barrier on the driver's
+ * own initialisation.  False without a driver. */
+bool gp_driver_init(void);
 /* The CUDA context current on the calling thread; NULL without a driver
  * or a context. */
 void *gp_driver_context(void);
@@ -40,15 +54,10 @@ int gp_driver_ctx_synchronize(void);
 /* Every device the driver lists, at most cap; 0 without a driver.  Each
  * one's limits are kept for gp_driver_limits_known. */
 size_t gp_driver_devices(fl_gpu_limits *out, size_t cap);
-/* On an application thread at a launch's entry: the limits of ctx's
- * device read and kept, once per context a thread sees (NULL: nothing). */
-void gp_driver_limits_note(void *ctx);
-/* The same for device `ordinal`: read without cuInit (inside a launch the
- * driver is up, and cuInit waits for the lock the launch holds). */
-void gp_driver_limits_note_device(uint32_t ordinal);
-/* The limits kept for `ordinal` (gp_driver_devices, gp_driver_limits_note),
- * without asking the driver: what the writer thread may call, since at
- * exit the driver may be torn down and a call into it block forever. */
+/* The limits kept for `ordinal` (gp_driver_devices), without asking the
+ * driver: what the writer thread and the CUPTI callbacks may call, since
+ * at exit the driver may be torn down and a call into it block forever,
+ * and inside a callback the launch holds the driver's lock. */
 bool gp_driver_limits_known(uint32_t ordinal, fl_gpu_limits *out);
 /* True when libcuda.so.1 is neither loaded nor loadable: no NVIDIA driver
  * is installed, the commonest cause of CUPTI's CUPTI_ERROR_UNKNOWN (999). */

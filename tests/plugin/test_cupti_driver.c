@@ -1,12 +1,10 @@
 /*
  * test_cupti_driver.c - plugin/driver.c over a fake libcuda.so.1
- * (tests/fakes/fake_libcuda.c, first on LD_LIBRARY_PATH): the limits read
- * at a launch (gp_driver_limits_note_device) come without a cuInit - one
- * from inside the driver's launch call waited for the lock the launch
- * holds, and hung every injected program at its first kernel on an H200 -
- * and are kept for the writer (gp_driver_limits_known); the paths for
- * application threads outside the driver (gp_driver_limits,
- * gp_driver_devices) initialise the driver once; with a libcuda.so.1 to
+ * (tests/fakes/fake_libcuda.c, first on LD_LIBRARY_PATH): the driver is
+ * initialised once (gp_driver_init, the injection's barrier; the limits
+ * paths share it), every device's limits are read by ordinal and kept for
+ * the writer and the CUPTI callbacks (gp_driver_limits_known), which never
+ * ask the driver; before that nothing is known; with a libcuda.so.1 to
  * load the driver is not said to be missing.  Skips (77) when
  * libcuda.so.1 is not the fake (a machine whose loader finds a real one
  * first).
@@ -32,30 +30,30 @@ int main(void)
      * on a missing driver. */
     CHECK(!gp_driver_missing());
     fl_gpu_limits l;
-    CHECK(!gp_driver_limits_known(0, &l));
-    /* At a launch: read, kept, and no cuInit. */
-    gp_driver_limits_note_device(0);
+    CHECK(!gp_driver_limits_known(0, &l)); /* nothing read yet */
     CHECK_INT(init_calls(), 0);
+    CHECK(gp_driver_init());
+    CHECK(gp_driver_init());
+    CHECK_INT(init_calls(), 1);
+    CHECK(gp_driver_limits(0, &l));
+    CHECK(!gp_driver_limits(1, &l));
+    CHECK(!gp_driver_limits_known(0, &l)); /* gp_driver_limits keeps nothing */
+    fl_gpu_limits all[4];
+    CHECK_INT(gp_driver_devices(all, 4), 1);
+    CHECK_INT(all[0].sm_count, 132);
     memset(&l, 0, sizeof l);
     CHECK(gp_driver_limits_known(0, &l));
     CHECK_INT(l.cc_major, 9);
     CHECK_INT(l.sm_count, 132);
     CHECK_STR(l.name, "Fake GPU");
     CHECK_STR(l.uuid, "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f");
-    /* A device the driver does not list: nothing kept, still no cuInit. */
-    gp_driver_limits_note_device(1);
-    gp_driver_limits_note_device(1000);
     CHECK(!gp_driver_limits_known(1, &l));
     CHECK(!gp_driver_limits_known(1000, &l));
-    CHECK_INT(init_calls(), 0);
-    /* Outside the driver (gpufl_init's thread): cuInit once, then the
-     * devices listed and kept. */
-    CHECK(gp_driver_limits(0, &l));
-    CHECK(!gp_driver_limits(1, &l));
-    fl_gpu_limits all[4];
-    CHECK_INT(gp_driver_devices(all, 4), 1);
-    CHECK_INT(all[0].sm_count, 132);
     CHECK_INT(init_calls(), 1);
+    int (*violations)(void) = NULL;
+    void *v = dlsym(h, "fake_cuda_violations");
+    memcpy(&violations, &v, sizeof v);
+    CHECK(violations && violations() == 0);
     CHECK_INT(gp_driver_ctx_synchronize(), 0);
     dlclose(h);
     CHECK(!gp_driver_missing()); /* driver.c keeps its own handle */

@@ -1,16 +1,27 @@
 /*
- * test_cupti_inject.c - the plugin's injection entry point called directly,
- * as CUDA calls it for CUDA_INJECTION64_PATH: the plugin is dlopen'ed, it
- * finds and loads the core library itself, and starts one session from the
- * GPUFL_* environment the gpu-profile command sets.  Called from several
- * threads at once and again later: one session, every call answers 1.
- * Without a driver the session records the fallback with CUPTI's message.
- * A core library that cannot be found, or that GPUFL_CORE_LIBRARY names
- * but another user could have written: 0 and one line on stderr, and the
- * refused file is never loaded.
+ * test_cupti_inject.c - the plugin's injection as CUDA drives it, over the
+ * fake driver's init lock (tests/fakes/fake_libcuda.c) and the fake CUPTI
+ * calls (tests/fakes/fake_cupti_api.c), both linked here: cuInit calls
+ * InitializeInjection inside, under the driver's lock, as the real driver
+ * does for CUDA_INJECTION64_PATH.
  *
- * This executable links nothing of gpu-profile: it loads both libraries as
- * a CUDA program would.
+ *  - Inside cuInit the plugin does what NVIDIA's sample does and returns:
+ *    the core library is not loaded there, no other CUPTI call is made;
+ *    the session starts on the plugin's own thread after its cuInit(0).
+ *  - Launches before the session is ready are recorded (their buffer,
+ *    completed before any writer exists, is kept and drained later).
+ *  - No driver call inside a launch callback, no CUPTI call inside
+ *    buffer_completed, no flush asked by the writer (CUPTI's period);
+ *    cuInit again from four threads after injection (cuBLAS's own
+ *    runtime) while launches go on: no violation, no hang.
+ *  - In-process gpufl_init (Python's gpufl.init) before the runtime's first
+ *    cuInit and after it (before / after `import torch`): both record
+ *    every launch made in the session, with no violation.
+ *  - NVTX is not handed to CUPTI 13.0.x unless GPUFL_NVTX_INJECTION=1.
+ *  - The core library missing, refused, or a session of the program's
+ *    own already running: one line on stderr (or none), CUPTI detached.
+ *
+ * Each case runs in a child (the driver initialises once per process).
  */
 #include "fl_log.h"
 #include "gpufl.h"
@@ -18,34 +29,69 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef int (*inject_fn)(void);
+/* The fakes linked in (fake_libcuda.c, fake_cupti_api.c). */
+int cuInit(unsigned int flags);
+int fake_cuda_init_calls(void);
+int fake_cuda_violations(void);
+const char *fake_cuda_last_violation(void);
+int fake_cuda_injection_result(void);
+void fake_cuda_on_injected(void (*fn)(void));
+void fake_cuda_gate_inits(int on);
+int fake_cupti_launch(const char *name);
+void fake_cupti_complete(void);
+int fake_cupti_flush_all_calls(void);
+uint32_t fake_cupti_flush_period_ms(void);
+bool fake_cupti_subscribed(void);
 
-static char g_tmp[256];
-static inject_fn g_inject;
-static int g_results[4];
+#define WAIT_MS 60000u /* a bound for the deferred start, never expected */
 
-static void *call_inject(void *arg)
+static const char *g_core;
+
+/* A symbol of an already loaded library (the plugin, the core), or NULL. */
+static void *loaded_sym(const char *lib, const char *name)
 {
-    int *out = arg;
-    *out = g_inject();
-    return NULL;
+    void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+    return h ? dlsym(h, name) : NULL;
 }
 
-static inject_fn load_inject(const char *plugin)
+/* The plugin's gpufl_injection_wait: the deferred start ended. */
+static int injection_wait(const char *plugin)
 {
-    void *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "dlopen %s: %s\n", plugin, dlerror());
-        return NULL;
-    }
-    void *f = dlsym(h, "InitializeInjection");
-    inject_fn fn;
+    void *f = loaded_sym(plugin, "gpufl_injection_wait");
+    int (*fn)(unsigned);
     memcpy(&fn, &f, sizeof f);
-    return fn;
+    return fn ? fn(WAIT_MS) : -1;
+}
+
+static bool core_active(void)
+{
+    void *f = loaded_sym(g_core, "gpufl_is_active");
+    bool (*fn)(void);
+    memcpy(&fn, &f, sizeof f);
+    return fn && fn();
+}
+
+static void core_shutdown(void)
+{
+    void *f = loaded_sym(g_core, "gpufl_shutdown");
+    void (*fn)(void);
+    memcpy(&fn, &f, sizeof f);
+    if (fn)
+        fn();
+}
+
+/* The violations the fake driver saw: 0, or a test failure naming one. */
+static void check_no_violation(void)
+{
+    if (fake_cuda_violations() != 0)
+        fprintf(stderr, "fake driver: %d violations, the last: %s\n", fake_cuda_violations(),
+                fake_cuda_last_violation());
+    CHECK_INT(fake_cuda_violations(), 0);
 }
 
 /* The stderr a child wrote into the pipe fds (to its end), then its wait
@@ -64,7 +110,31 @@ static int child_stderr(pid_t pid, int fds[2], char *buf, size_t cap)
     return st;
 }
 
-/* In a child: the core library is not where the plugin looks. */
+/* In a child, after the case set its environment: the program's first
+ * cuInit, which injects the plugin; then the deferred start waited for.
+ * The exit status says what went wrong: 10 + InitializeInjection's answer
+ * when all is well, 3 when the start never ended, 4 on a violation, 5
+ * when CUPTI stayed attached after a start that traced nothing. */
+static int inject_child(const char *plugin)
+{
+    setenv("CUDA_INJECTION64_PATH", plugin, 1);
+    if (cuInit(0) != 0)
+        return 2;
+    int r = fake_cuda_injection_result();
+    if (injection_wait(plugin) != 1)
+        return 3;
+    if (fake_cuda_violations() != 0) {
+        fprintf(stderr, "violation: %s\n", fake_cuda_last_violation());
+        return 4;
+    }
+    if (!core_active() && fake_cupti_subscribed())
+        return 5;
+    return 10 + r;
+}
+
+/* In a child: the core library is not where the plugin looks: CUPTI was
+ * attached inside cuInit (1), the deferred start says why nothing is
+ * traced, and CUPTI is detached again. */
 static void test_core_missing(const char *plugin)
 {
     int fds[2];
@@ -74,13 +144,12 @@ static void test_core_missing(const char *plugin)
         dup2(fds[1], 2);
         close(fds[0]);
         setenv("GPUFL_CORE_LIBRARY", "/nonexistent/libgpuprofile.so.0", 1);
-        inject_fn fn = load_inject(plugin);
-        _exit(fn ? 10 + fn() : 3);
+        _exit(inject_child(plugin));
     }
     char buf[2048];
     int st = child_stderr(pid, fds, buf, sizeof buf);
     CHECK(WIFEXITED(st));
-    CHECK_INT(WEXITSTATUS(st), 10); /* InitializeInjection returned 0 */
+    CHECK_INT(WEXITSTATUS(st), 11);
     CHECK_CONTAINS(buf, "[gpufl] CUDA injection: the gpu-profile library could not be loaded");
     CHECK_CONTAINS(buf, "/nonexistent/libgpuprofile.so.0");
 }
@@ -102,7 +171,7 @@ static int copy_file(const char *src, const char *dst, mode_t mode)
 
 /* In a child: GPUFL_CORE_LIBRARY names, relative to the working directory,
  * a library every user may write: it is refused before dlopen, so its
- * constructor never runs (it would leave a marker); 0 and one line. */
+ * constructor never runs (it would leave a marker); one line. */
 static void test_core_refused(const char *plugin)
 {
     const char *rogue = getenv("GP_TEST_FAKE_LIB");
@@ -125,13 +194,12 @@ static void test_core_refused(const char *plugin)
             _exit(5);
         setenv("FAKE_LIB_MARKER", marker, 1);
         setenv("GPUFL_CORE_LIBRARY", "./librogue.so", 1);
-        inject_fn fn = load_inject(plugin);
-        _exit(fn ? 10 + fn() : 3);
+        _exit(inject_child(plugin));
     }
     char buf[2048];
     int st = child_stderr(pid, fds, buf, sizeof buf);
     CHECK(WIFEXITED(st));
-    CHECK_INT(WEXITSTATUS(st), 10); /* InitializeInjection returned 0 */
+    CHECK_INT(WEXITSTATUS(st), 11);
     char want[400];
     snprintf(want, sizeof want,
              "[gpufl] CUDA injection: the gpu-profile library could not be loaded (%s is "
@@ -143,7 +211,8 @@ static void test_core_refused(const char *plugin)
 }
 
 /* In a child: the program already runs a session of its own when CUDA
- * calls the injection: 1, no second session, nothing on stderr. */
+ * calls the injection: 1, no second session, nothing on stderr, CUPTI
+ * detached again (the program's session is Monitor). */
 static void test_session_already_active(const char *plugin, const char *core)
 {
     char base[256], cwd[256];
@@ -157,24 +226,21 @@ static void test_session_already_active(const char *plugin, const char *core)
         close(fds[0]);
         /* The program's own session goes to ./gpufl: in a directory of ours. */
         if (mkdir(cwd, 0755) != 0 || chdir(cwd) != 0)
-            _exit(5);
+            _exit(6);
         void *h = dlopen(core, RTLD_NOW | RTLD_GLOBAL);
         void *a = h ? dlsym(h, "gpufl_init") : NULL;
-        void *b = h ? dlsym(h, "gpufl_shutdown") : NULL;
-        if (!a || !b)
-            _exit(3);
+        if (!a)
+            _exit(7);
         int (*init)(const void *, void *);
-        void (*fini)(void);
         memcpy(&init, &a, sizeof a);
-        memcpy(&fini, &b, sizeof b);
         if (init(NULL, NULL) != 0) /* defaults: Monitor, log_path "gpufl" (cwd) */
-            _exit(4);
+            _exit(8);
         setenv("GPUFL_CORE_LIBRARY", core, 1);
         setenv("GPUFL_LOG_PATH", base, 1);
-        inject_fn fn = load_inject(plugin);
-        int r = fn ? fn() : -1;
-        fini();
-        _exit(10 + r);
+        int r = inject_child(plugin);
+        bool active = core_active();
+        core_shutdown();
+        _exit(active ? r : 9);
     }
     char buf[2048];
     int st = child_stderr(pid, fds, buf, sizeof buf);
@@ -188,75 +254,186 @@ static void test_session_already_active(const char *plugin, const char *core)
     fl_rmtree(cwd);
 }
 
+/* The kernel rows of the only session under base. */
+static size_t kernel_rows(const char *base)
+{
+    char dir[1024];
+    CHECK_INT(fl_only_session(base, dir, sizeof dir), 0);
+    fl_log dev;
+    if (fl_log_read(&dev, dir, "device") != 0)
+        return (size_t)-1;
+    size_t n = 0;
+    for (size_t i = 0; i < dev.n; i++)
+        if (strcmp(log_type(dev.lines[i]), "kernel_event_batch") == 0)
+            n += json_array_size(json_object_get(dev.lines[i], "rows"));
+    json_t *caps = fl_first(&dev, "capture_capabilities");
+    CHECK_STR(json_string_value(json_object_get(caps, "selected_engine")), "nvidia.trace");
+    CHECK_INT(fl_count(&dev, "shutdown"), 1);
+    fl_log_free(&dev);
+    return n;
+}
+
+static void *second_runtime(void *arg)
+{
+    (void)arg;
+    CHECK_INT(cuInit(0), 0); /* cuBLAS's own runtime, after injection */
+    return NULL;
+}
+
+static bool g_core_loaded_in_init;
+
+/* Inside the first cuInit, right after InitializeInjection returned. */
+static void on_injected(void)
+{
+    void *h = dlopen(g_core, RTLD_LAZY | RTLD_NOLOAD);
+    g_core_loaded_in_init = h != NULL;
+    if (h)
+        dlclose(h);
+}
+
+/* Injection as the driver makes it, in this (child) process. */
+static void inject_case(const char *plugin, const char *base)
+{
+    setenv("GPUFL_LOG_PATH", base, 1);
+    setenv("GPUFL_APP_NAME", "inject_test", 1);
+    setenv("GPUFL_CORE_LIBRARY", g_core, 1);
+    setenv("CUDA_INJECTION64_PATH", plugin, 1);
+    unsetenv("GPUFL_PROFILING_ENGINE");
+    unsetenv("GPUFL_CUPTI_PLUGIN");
+    unsetenv("GPUFL_NVTX_INJECTION");
+    fake_cuda_on_injected(on_injected);
+    /* The plugin's own cuInit(0) waits: the session cannot be ready. */
+    fake_cuda_gate_inits(1);
+    CHECK_INT(cuInit(0), 0);
+    CHECK_INT(fake_cuda_injection_result(), 1);
+    CHECK(!g_core_loaded_in_init); /* nothing of the session inside cuInit */
+    CHECK_INT(fake_cupti_launch("early_a"), 0);
+    CHECK_INT(fake_cupti_launch("early_b"), 0);
+    fake_cupti_complete(); /* CUPTI's thread, before any writer exists */
+    CHECK_INT(fake_cupti_launch("early_c"), 0);
+    CHECK(!core_active());
+    fake_cuda_gate_inits(0);
+    void *h = dlopen(plugin, RTLD_NOW | RTLD_NOLOAD);
+    CHECK_INT(injection_wait(plugin), 1);
+    CHECK(core_active());
+    /* A second runtime's cuInit from four threads while launches go on;
+     * InitializeInjection again: the same answer, no second session. */
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, second_runtime, NULL);
+    CHECK_INT(fake_cupti_launch("late_a"), 0);
+    CHECK_INT(fake_cupti_launch("late_b"), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    void *f = h ? dlsym(h, "InitializeInjection") : NULL;
+    int (*again)(void);
+    memcpy(&again, &f, sizeof f);
+    CHECK(again && again() == 1);
+    /* NVTX under CUPTI 13.0.x (the fake's version): not handed on. */
+    void *nv = h ? dlsym(h, "InitializeInjectionNvtx2") : NULL;
+    int (*nvtx)(const void *);
+    memcpy(&nvtx, &nv, sizeof nv);
+    CHECK(nvtx && nvtx(NULL) == 0);
+    /* The program's, the plugin's barrier, the four others. */
+    CHECK_INT(fake_cuda_init_calls(), 6);
+    CHECK_INT(fake_cupti_flush_period_ms(), 1000); /* CUPTI's period, not the writer */
+    core_shutdown();
+    CHECK(!core_active());
+    CHECK_INT(fake_cupti_flush_all_calls(), 2); /* stop()'s forced flushes only */
+    check_no_violation();
+    CHECK_INT(kernel_rows(base), 5);
+}
+
+/* In-process gpufl_init with the Trace engine: before the runtime's first
+ * cuInit (Python: gpufl.init before import torch), or after it and a
+ * launch the session cannot see (after import torch). */
+static void inprocess_case(const char *base, bool runtime_first)
+{
+    unsetenv("CUDA_INJECTION64_PATH");
+    if (runtime_first) {
+        CHECK_INT(cuInit(0), 0);
+        CHECK_INT(fake_cupti_launch("before_session"), 0);
+    }
+    void *core = dlopen(g_core, RTLD_NOW | RTLD_GLOBAL);
+    void *a = core ? dlsym(core, "gpufl_init_options_init") : NULL;
+    void *b = core ? dlsym(core, "gpufl_init") : NULL;
+    CHECK(a && b);
+    if (!a || !b)
+        return;
+    void (*opts_init)(gpufl_init_options *);
+    gpufl_status (*init)(const gpufl_init_options *, gpufl_error *);
+    memcpy(&opts_init, &a, sizeof a);
+    memcpy(&init, &b, sizeof b);
+    gpufl_init_options o;
+    opts_init(&o);
+    o.app_name = "inprocess_test";
+    o.log_path = base;
+    o.profiling_engine = GPUFL_ENGINE_TRACE;
+    gpufl_error err;
+    CHECK_INT(init(&o, &err), GPUFL_OK);
+    /* gpufl_init's own cuInit, outside every callback (the first one
+     * when the runtime has not come up). */
+    CHECK_INT(fake_cuda_init_calls(), runtime_first ? 2 : 1);
+    if (!runtime_first)
+        CHECK_INT(cuInit(0), 0); /* the runtime's own, later */
+    CHECK_INT(fake_cupti_launch("in_a"), 0);
+    CHECK_INT(fake_cupti_launch("in_b"), 0);
+    pthread_t th;
+    pthread_create(&th, NULL, second_runtime, NULL);
+    CHECK_INT(fake_cupti_launch("in_c"), 0);
+    pthread_join(th, NULL);
+    CHECK_INT(fake_cuda_init_calls(), 3);
+    core_shutdown();
+    check_no_violation();
+    CHECK_INT(kernel_rows(base), 3); /* not the launch before the session */
+}
+
+/* Runs one case in a child; its checks fail there, its status here. */
+static void in_child(const char *what, void (*fn)(const char *, const char *, int),
+                     const char *plugin, int arg)
+{
+    char base[256];
+    snprintf(base, sizeof base, "/tmp/gp_cupti_inject_%s_%d", what, (int)getpid());
+    pid_t pid = fork();
+    if (pid == 0) {
+        fn(plugin, base, arg);
+        int rc = check_done(what) == 0 ? 0 : 1;
+        fflush(stdout);
+        _exit(rc);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fprintf(stderr, "case %s: child status 0x%x\n", what, st);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    fl_rmtree(base);
+}
+
+static void run_inject(const char *plugin, const char *base, int arg)
+{
+    (void)arg;
+    inject_case(plugin, base);
+}
+
+static void run_inprocess(const char *plugin, const char *base, int runtime_first)
+{
+    (void)plugin;
+    inprocess_case(base, runtime_first != 0);
+}
+
 int main(void)
 {
     const char *plugin = getenv("GP_TEST_PLUGIN");
-    const char *core = getenv("GP_TEST_CORE");
-    if (!plugin || !core) {
+    g_core = getenv("GP_TEST_CORE");
+    if (!plugin || !g_core) {
         fprintf(stderr, "GP_TEST_PLUGIN / GP_TEST_CORE not set (run through ctest)\n");
         return 2;
     }
     test_core_missing(plugin);
     test_core_refused(plugin);
-    test_session_already_active(plugin, core);
-
-    snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_inject_%d", (int)getpid());
-    setenv("GPUFL_LOG_PATH", g_tmp, 1);
-    setenv("GPUFL_APP_NAME", "inject_test", 1);
-    setenv("GPUFL_CORE_LIBRARY", core, 1);
-    unsetenv("GPUFL_PROFILING_ENGINE");
-    unsetenv("GPUFL_CUPTI_PLUGIN");
-    g_inject = load_inject(plugin);
-    CHECK(g_inject != NULL);
-    if (!g_inject)
-        return check_done("test_cupti_inject");
-
-    pthread_t th[4];
-    for (int i = 0; i < 4; i++)
-        pthread_create(&th[i], NULL, call_inject, &g_results[i]);
-    for (int i = 0; i < 4; i++)
-        pthread_join(th[i], NULL);
-    for (int i = 0; i < 4; i++)
-        CHECK_INT(g_results[i], 1);
-    CHECK_INT(g_inject(), 1);
-
-    /* The core the plugin loaded has the one session. */
-    void *h = dlopen(core, RTLD_NOW | RTLD_NOLOAD);
-    CHECK(h != NULL);
-    void *active = h ? dlsym(h, "gpufl_is_active") : NULL;
-    void *shutdown = h ? dlsym(h, "gpufl_shutdown") : NULL;
-    bool (*is_active)(void);
-    void (*do_shutdown)(void);
-    memcpy(&is_active, &active, sizeof active);
-    memcpy(&do_shutdown, &shutdown, sizeof shutdown);
-    CHECK(is_active && is_active());
-    if (do_shutdown)
-        do_shutdown();
-    CHECK(is_active && !is_active());
-    CHECK_INT(g_inject(), 1); /* once per process: no second session */
-
-    char dir[1024];
-    CHECK_INT(fl_only_session(g_tmp, dir, sizeof dir), 0);
-    fl_log dev;
-    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
-    json_t *js = fl_first(&dev, "job_start");
-    CHECK_STR(json_string_value(json_object_get(js, "app")), "inject_test");
-    CHECK_INT(fl_int(js, "pid"), getpid());
-    json_t *caps = fl_first(&dev, "capture_capabilities");
-    CHECK_STR(json_string_value(json_object_get(caps, "requested_engine")), "nvidia.trace");
-    if (access("/dev/nvidiactl", F_OK) != 0) {
-        CHECK_STR(json_string_value(json_object_get(caps, "selected_engine")), "nvidia.monitor");
-        json_t *list = json_object_get(caps, "capabilities");
-        const char *msg = "";
-        for (size_t i = 0; i < json_array_size(list); i++) {
-            json_t *c = json_array_get(list, i);
-            if (strcmp(json_string_value(json_object_get(c, "feature")), "kernel_events") == 0)
-                msg = json_string_value(json_object_get(c, "message"));
-        }
-        CHECK_CONTAINS(msg, "CUPTI_ERROR_UNKNOWN (999)");
-    }
-    CHECK_INT(fl_count(&dev, "shutdown"), 1);
-    fl_log_free(&dev);
-    fl_rmtree(g_tmp);
+    test_session_already_active(plugin, g_core);
+    in_child("inject", run_inject, plugin, 0);
+    in_child("before_runtime", run_inprocess, plugin, 0);
+    in_child("after_runtime", run_inprocess, plugin, 1);
     return check_done("test_cupti_inject");
 }
