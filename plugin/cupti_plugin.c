@@ -661,6 +661,20 @@ static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
     return GP_OK;
 }
 
+/* The pool's bounds from the environment gpu-profile sets (the session's
+ * config, read later by the core, cannot change a buffer's size once
+ * CUPTI holds it): the same limits as the core's fields. */
+static void early_pool_bounds(void)
+{
+    const char *kib = getenv("GPUFL_CUPTI_BUFFER_KIB"), *maxb = getenv("GPUFL_CUPTI_MAX_BUFFERS");
+    unsigned long k = kib && *kib ? strtoul(kib, NULL, 10) : 0;
+    unsigned long m = maxb && *maxb ? strtoul(maxb, NULL, 10) : 0;
+    size_t bytes = k && k <= 1048576ul ? (size_t)k * 1024u : DEFAULT_BUFFER_BYTES;
+    if (bytes < MIN_BUFFER_BYTES)
+        bytes = MIN_BUFFER_BYTES;
+    fl_pool_configure(m && m <= FL_POOL_MAX ? (size_t)m : DEFAULT_MAX_BUFFERS, bytes, NULL, false);
+}
+
 bool gp_plugin_attach_early(char *why, size_t len)
 {
     pthread_mutex_lock(&life);
@@ -668,6 +682,7 @@ bool gp_plugin_attach_early(char *why, size_t len)
     const char *what = "";
     if (!running && !early) {
         memset(&start_notes, 0, sizeof start_notes);
+        early_pool_bounds();
         if (!callbacks_registered) {
             what = "cuptiActivityRegisterCallbacks";
             r = fl_pool_register();

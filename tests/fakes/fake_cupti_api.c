@@ -156,6 +156,8 @@ static void put_kernel(const char *name, uint32_t corr)
                                   : CUPTI_ACTIVITY_KIND_KERNEL;
     if (!F.kinds[kind])
         return;
+    /* A buffer asked for when none is open, a full one completed and a
+     * new one asked for once; a refusal drops the record. */
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!F.buf && F.request) {
             size_t size = 0, max_records = 0;
@@ -173,7 +175,7 @@ static void put_kernel(const char *name, uint32_t corr)
             F.records++;
             return;
         }
-        complete_locked(); /* full: out, and a new one */
+        complete_locked();
     }
     F.dropped_unread++;
     F.dropped_total++;

@@ -9,7 +9,8 @@
  *    the core library is not loaded there, no other CUPTI call is made;
  *    the session starts on the plugin's own thread after its cuInit(0).
  *  - Launches before the session is ready are recorded (their buffer,
- *    completed before any writer exists, is kept and drained later).
+ *    completed before any writer exists, is kept and drained later); past
+ *    the pool's bound they are dropped and counted, never silently.
  *  - No driver call inside a launch callback, no CUPTI call inside
  *    buffer_completed, no flush asked by the writer (CUPTI's period);
  *    cuInit again from four threads after injection (cuBLAS's own
@@ -26,6 +27,7 @@
 #include "fl_log.h"
 #include "gpufl.h"
 
+#include <cupti.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -34,8 +36,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The fakes linked in (fake_libcuda.c, fake_cupti_api.c). */
-int cuInit(unsigned int flags);
+/* The fakes linked in (fake_libcuda.c, fake_cupti_api.c); cuInit is
+ * cuda.h's. */
 int fake_cuda_init_calls(void);
 int fake_cuda_violations(void);
 const char *fake_cuda_last_violation(void);
@@ -344,6 +346,65 @@ static void inject_case(const char *plugin, const char *base)
     CHECK_INT(kernel_rows(base), 5);
 }
 
+/* The message of feature's capability in the session's closing
+ * capture_capabilities, into out. */
+static void closing_cap(const char *base, const char *feature, char *out, size_t cap)
+{
+    out[0] = '\0';
+    char dir[1024];
+    fl_log dev;
+    if (fl_only_session(base, dir, sizeof dir) != 0 || fl_log_read(&dev, dir, "device") != 0)
+        return;
+    json_t *last = NULL;
+    for (size_t i = 0; i < dev.n; i++)
+        if (strcmp(log_type(dev.lines[i]), "capture_capabilities") == 0)
+            last = dev.lines[i];
+    json_t *list = json_object_get(last, "capabilities");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *c = json_array_get(list, i);
+        if (strcmp(json_string_value(json_object_get(c, "feature")), feature) == 0)
+            snprintf(out, cap, "%s", json_string_value(json_object_get(c, "message")));
+    }
+    fl_log_free(&dev);
+}
+
+/* Injection with a pool of two 64 KiB buffers, and more launches before
+ * the session is ready than they hold: they are kept up to the bound, the
+ * rest dropped and counted (never silently), and the session, once up,
+ * records again. */
+static void bounded_case(const char *plugin, const char *base)
+{
+    setenv("GPUFL_LOG_PATH", base, 1);
+    setenv("GPUFL_CORE_LIBRARY", g_core, 1);
+    setenv("CUDA_INJECTION64_PATH", plugin, 1);
+    setenv("GPUFL_CUPTI_BUFFER_KIB", "64", 1);
+    setenv("GPUFL_CUPTI_MAX_BUFFERS", "2", 1);
+    fake_cuda_gate_inits(1);
+    CHECK_INT(cuInit(0), 0);
+    size_t per = 65536 / ((sizeof(CUpti_ActivityKernel10) + 7) & ~(size_t)7);
+    for (size_t i = 0; i < 2 * per + 25; i++)
+        fake_cupti_launch("early");
+    CHECK(!core_active());
+    fake_cuda_gate_inits(0);
+    CHECK_INT(injection_wait(plugin), 1);
+    CHECK(core_active());
+    /* One writer cycle: the kept buffers drained, back in the pool. */
+    void *f = loaded_sym(g_core, "gpufl_flush");
+    void (*flush)(void);
+    memcpy(&flush, &f, sizeof f);
+    CHECK(flush != NULL);
+    if (flush)
+        flush();
+    for (int i = 0; i < 3; i++)
+        CHECK_INT(fake_cupti_launch("late"), 0);
+    core_shutdown();
+    check_no_violation();
+    CHECK_INT(kernel_rows(base), 2 * per + 3);
+    char msg[1024];
+    closing_cap(base, "kernel_events", msg, sizeof msg);
+    CHECK_CONTAINS(msg, "25 activity records dropped by CUPTI, 25 buffer requests refused (");
+}
+
 /* In-process gpufl_init with the Trace engine: before the runtime's first
  * cuInit (Python: gpufl.init before import torch), or after it and a
  * launch the session cannot see (after import torch). */
@@ -415,6 +476,12 @@ static void run_inject(const char *plugin, const char *base, int arg)
     inject_case(plugin, base);
 }
 
+static void run_bounded(const char *plugin, const char *base, int arg)
+{
+    (void)arg;
+    bounded_case(plugin, base);
+}
+
 static void run_inprocess(const char *plugin, const char *base, int runtime_first)
 {
     (void)plugin;
@@ -433,6 +500,7 @@ int main(void)
     test_core_refused(plugin);
     test_session_already_active(plugin, g_core);
     in_child("inject", run_inject, plugin, 0);
+    in_child("bounded", run_bounded, plugin, 0);
     in_child("before_runtime", run_inprocess, plugin, 0);
     in_child("after_runtime", run_inprocess, plugin, 1);
     return check_done("test_cupti_inject");
