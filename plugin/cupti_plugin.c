@@ -41,6 +41,7 @@
  *  - under injection (inject.c) only gp_plugin_attach_early runs inside
  *    cuInit; start() runs later on the injection's own thread.
  */
+#include "cbids.h"
 #include "common/cupti_error.h"
 #include "cupti_trace.h"
 #include "decode.h"
@@ -194,72 +195,6 @@ enum { CB_NONE = 0, CB_LAUNCH = 1, CB_MEMOP = 2, CB_SYNC = 4 };
  * (after gp_plugin_attach_early), hence atomic. */
 static _Atomic uint8_t cb_kind[2][CB_IDS];
 
-typedef struct cb_id {
-    CUpti_CallbackDomain domain;
-    CUpti_CallbackId cbid;
-} cb_id;
-
-static const cb_id launch_cbids[] = {
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch},
-};
-
-static const cb_id memop_cbids[] = {
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3D_v3020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync},
-};
-
-/* The calls that block the calling thread until the GPU is done
- * (cudaStreamWaitEvent makes a stream wait, not the host: not here). */
-static const cb_id sync_cbids[] = {
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize},
-};
-
 /* The synchronising call in progress on this thread: a runtime call wraps
  * a driver call, which gets the runtime call's stack without a second
  * walk (whichever correlation id the record carries finds it).  gen: the
@@ -371,7 +306,7 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
     }
 }
 
-static CUptiResult enable_list(const cb_id *ids, size_t n, uint8_t kind)
+static CUptiResult enable_list(const fl_cb_id *ids, size_t n, uint8_t kind)
 {
     CUptiResult r = CUPTI_SUCCESS;
     for (size_t i = 0; i < n && r == CUPTI_SUCCESS; i++) {
@@ -410,14 +345,14 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
         subscribed ? CUPTI_SUCCESS : cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
     if (r == CUPTI_SUCCESS && launches) {
         atomic_fetch_add_explicit(&launch_gen, 1, memory_order_relaxed);
-        r = enable_list(launch_cbids, sizeof launch_cbids / sizeof launch_cbids[0], CB_LAUNCH);
+        r = enable_list(fl_launch_cbids, fl_n_launch_cbids, CB_LAUNCH);
     }
     if (r == CUPTI_SUCCESS && syncs) {
         atomic_fetch_add_explicit(&sync_gen, 1, memory_order_relaxed);
-        r = enable_list(sync_cbids, sizeof sync_cbids / sizeof sync_cbids[0], CB_SYNC);
+        r = enable_list(fl_sync_cbids, fl_n_sync_cbids, CB_SYNC);
     }
     if (r == CUPTI_SUCCESS && memory)
-        r = enable_list(memop_cbids, sizeof memop_cbids / sizeof memop_cbids[0], CB_MEMOP);
+        r = enable_list(fl_memop_cbids, fl_n_memop_cbids, CB_MEMOP);
     if (r == CUPTI_SUCCESS && pc)
         r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
     if (r == CUPTI_SUCCESS) {
@@ -541,9 +476,8 @@ static void release_engines(void)
  * engine may leave in it what a later one uses: Deep's aggregator).
  * Returns whether some engine that follows CUDA contexts runs (the
  * resource callbacks are needed). */
-static bool start_engines(const fl_trace_options *o, int64_t clock_offset_ns)
+static bool start_engines(const fl_trace_options *o, int64_t clock_offset_ns, void *ctx0)
 {
-    void *ctx0 = gp_driver_context();
     fl_engine_env env = {
         .ctx0 = ctx0,
         /* The one test of a late start (CUDA work before gpufl_init) the
@@ -584,6 +518,11 @@ static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
     gp_error scratch;
     if (!err)
         err = &scratch;
+    /* The driver asked before life is taken: this may be the process's
+     * first cuInit, which calls InitializeInjection (the program runs under
+     * CUDA_INJECTION64_PATH and starts its own session first), and that
+     * takes life too. */
+    void *ctx0 = gp_driver_context();
     pthread_mutex_lock(&life);
     if (running) {
         pthread_mutex_unlock(&life);
@@ -631,7 +570,7 @@ static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
     stacks_announced = 0;
     /* The engines: on the context current here (gpufl_init after CUDA
      * came up), and on each context created later (resource callbacks). */
-    bool follow = start_engines(o, dc.clock_offset_ns);
+    bool follow = start_engines(o, dc.clock_offset_ns, ctx0);
     unsigned cbs =
         subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory, follow);
     if (!(cbs & CB_LAUNCH)) {
@@ -706,7 +645,7 @@ bool gp_plugin_attach_early(char *why, size_t len)
             subscribed = true;
             atomic_fetch_add_explicit(&launch_gen, 1, memory_order_relaxed);
             what = "cuptiEnableCallback (launches)";
-            r = enable_list(launch_cbids, sizeof launch_cbids / sizeof launch_cbids[0], CB_LAUNCH);
+            r = enable_list(fl_launch_cbids, fl_n_launch_cbids, CB_LAUNCH);
         }
         early = r == CUPTI_SUCCESS;
         if (!early) {

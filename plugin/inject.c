@@ -137,6 +137,10 @@ static bool start_session(void)
     if (exiting)
         return false; /* the program is leaving: no session to start */
     gpufl_status st = init(&o, &err);
+    /* The program's own gpufl_init won the race (it was starting when
+     * this thread asked): it traces itself, as above. */
+    if (st == GPUFL_ERR_STATE)
+        return false;
     if (st != GPUFL_OK && st != GPUFL_DISABLED) {
         inject_say("%s", err.message);
         return false;

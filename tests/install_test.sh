@@ -29,12 +29,13 @@ if [ -n "$needed" ]; then
 fi
 # The CUPTI plugin (when the build has one) is installed beside the core,
 # where the core looks for it, and exports only its table and the two
-# injection entry points CUDA and NVTX look up (and the metrics table).
+# injection entry points CUDA and NVTX look up (and the metrics table, and
+# gpufl_injection_wait: the injected session's start waited for).
 if [ -f "$build/libgpuprofile_cupti.so" ]; then
     plugin=$(ls "$tmp"/prefix/lib*/libgpuprofile_cupti.so | head -n 1)
     test "$(dirname "$plugin")" = "$(dirname "$lib")"
     bad=$(nm -D --defined-only "$plugin" | awk '$2 ~ /^[TDBR]$/ {print $3}' |
-        grep -v -x -E 'gpufl_cupti_plugin_v1|gpufl_cupti_metrics_v1|InitializeInjection|InitializeInjectionNvtx2' || true)
+        grep -v -x -E 'gpufl_cupti_plugin_v1|gpufl_cupti_metrics_v1|InitializeInjection|InitializeInjectionNvtx2|gpufl_injection_wait' || true)
     if [ -n "$bad" ]; then
         echo "install_test: libgpuprofile_cupti.so exports more than its table and entry points:" >&2
         echo "$bad" >&2

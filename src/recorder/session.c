@@ -173,6 +173,16 @@ static void after_fork_child(void)
 static gpufl_status session_new(const gpufl_init_options *opts, gp_monitor *borrowed, session **out,
                                 gpufl_error *err)
 {
+    /* Under gpu-profile's injection the active session is most likely
+     * the injected one: say the way out (docs/gpufl.md, the order). */
+    const char *inj = getenv("CUDA_INJECTION64_PATH");
+    if (g_s && inj && *inj)
+        return fl_error_set(err, GPUFL_ERR_STATE,
+                            "a session is already active (%s): this process is traced through "
+                            "CUDA_INJECTION64_PATH (gpu-profile --engine), whose session started "
+                            "first - one session per process: drop this gpufl_init(), call it "
+                            "before CUDA starts, or run without --engine",
+                            g_s->dir);
     if (g_s)
         return fl_error_set(err, GPUFL_ERR_STATE,
                             "a session is already active (%s): call gpufl_shutdown() "

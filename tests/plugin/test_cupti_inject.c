@@ -318,6 +318,15 @@ static void inject_case(const char *plugin, const char *base)
     void *h = dlopen(plugin, RTLD_NOW | RTLD_NOLOAD);
     CHECK_INT(injection_wait(plugin), 1);
     CHECK(core_active());
+    /* The program's own gpufl_init now (Python: gpufl.init after CUDA came
+     * up, under gpu-profile): refused, the message naming the injection. */
+    void *gi = loaded_sym(g_core, "gpufl_init");
+    gpufl_status (*own_init)(const gpufl_init_options *, gpufl_error *);
+    memcpy(&own_init, &gi, sizeof gi);
+    gpufl_error ge;
+    memset(&ge, 0, sizeof ge);
+    CHECK(own_init && own_init(NULL, &ge) == GPUFL_ERR_STATE);
+    CHECK_CONTAINS(ge.message, "this process is traced through CUDA_INJECTION64_PATH");
     /* A second runtime's cuInit from four threads while launches go on;
      * InitializeInjection again: the same answer, no second session. */
     pthread_t th[4];
@@ -407,10 +416,14 @@ static void bounded_case(const char *plugin, const char *base)
 
 /* In-process gpufl_init with the Trace engine: before the runtime's first
  * cuInit (Python: gpufl.init before import torch), or after it and a
- * launch the session cannot see (after import torch). */
-static void inprocess_case(const char *base, bool runtime_first)
+ * launch the session cannot see (after import torch); under_injection:
+ * before, in a program gpu-profile also injects (gpufl_init's own cuInit
+ * then calls InitializeInjection, which must not wait for the start in
+ * progress; the program's session is the one). */
+static void inprocess_case(const char *base, bool runtime_first, bool under_injection)
 {
-    unsetenv("CUDA_INJECTION64_PATH");
+    if (!under_injection)
+        unsetenv("CUDA_INJECTION64_PATH");
     if (runtime_first) {
         CHECK_INT(cuInit(0), 0);
         CHECK_INT(fake_cupti_launch("before_session"), 0);
@@ -433,7 +446,10 @@ static void inprocess_case(const char *base, bool runtime_first)
     gpufl_error err;
     CHECK_INT(init(&o, &err), GPUFL_OK);
     /* gpufl_init's own cuInit, outside every callback (the first one
-     * when the runtime has not come up). */
+     * when the runtime has not come up); injected, the plugin's barrier is
+     * that same once-only cuInit (plugin/driver.c), waited for. */
+    if (under_injection)
+        CHECK_INT(injection_wait(getenv("CUDA_INJECTION64_PATH")), 1);
     CHECK_INT(fake_cuda_init_calls(), runtime_first ? 2 : 1);
     if (!runtime_first)
         CHECK_INT(cuInit(0), 0); /* the runtime's own, later */
@@ -482,10 +498,21 @@ static void run_bounded(const char *plugin, const char *base, int arg)
     bounded_case(plugin, base);
 }
 
-static void run_inprocess(const char *plugin, const char *base, int runtime_first)
+static void run_inprocess(const char *plugin, const char *base, int how)
 {
-    (void)plugin;
-    inprocess_case(base, runtime_first != 0);
+    if (how == 2) {
+        setenv("CUDA_INJECTION64_PATH", plugin, 1);
+        setenv("GPUFL_CORE_LIBRARY", g_core, 1);
+        char other[300];
+        snprintf(other, sizeof other, "%s_injected", base);
+        setenv("GPUFL_LOG_PATH", other, 1);
+        inprocess_case(base, false, true);
+        CHECK_INT(fake_cuda_injection_result(), 1);
+        CHECK_INT(injection_wait(plugin), 1);
+        CHECK(access(other, F_OK) != 0); /* no second, injected session */
+        return;
+    }
+    inprocess_case(base, how == 1, false);
 }
 
 int main(void)
@@ -503,5 +530,6 @@ int main(void)
     in_child("bounded", run_bounded, plugin, 0);
     in_child("before_runtime", run_inprocess, plugin, 0);
     in_child("after_runtime", run_inprocess, plugin, 1);
+    in_child("before_runtime_injected", run_inprocess, plugin, 2);
     return check_done("test_cupti_inject");
 }
