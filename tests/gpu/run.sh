@@ -12,7 +12,10 @@
 #   3. BUILD_DIR/gpu-profile --engine trace --log-dir D -- trace_workload
 #      (CUPTI injection into an uninstrumented program);
 #   4. a small PyTorch script through gpu-profile --engine trace, if
-#      PyTorch with CUDA is installed (lenient checks);
+#      PyTorch with CUDA is installed (lenient checks; under injection it
+#      hung in cublasCreate_v2 -> cuInit before issue 35);
+#   4b. the same script with gpufl.init(Trace) in-process before
+#      `import torch` (no injection);
 #   5. stack_workload.cu (-g -O0) through gpu-profile --engine trace
 #      --stack-trace: each launch's kernel_detail.stack_trace names the
 #      program's own functions with their lines (when the plugin was built
@@ -237,6 +240,26 @@ if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; 
     if run "$n" "$work/run4.log" "$build/gpu-profile" --engine trace --log-dir "$work/logs4" -- \
         python3 "$here/torch_trace.py"; then
         if "$work/check_trace" --any-name gemm,Kernel --log-dir "$work/logs4"; then
+            result "$n" PASS
+        else
+            result "$n" FAIL
+        fi
+    fi
+else
+    echo "SKIP: PyTorch with CUDA not available"
+    result "$n" SKIP
+fi
+
+# 4b: in-process gpufl.init(Trace) before `import torch` (issue 35): the
+# same script, its own session; no injection.
+n="4b PyTorch, in-process gpufl.init before import torch"
+echo
+echo "=== $n"
+if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
+    if run "$n" "$work/run4b.log" env PYTHONPATH="$src/python" \
+        GPU_PROFILE_LIBRARY="$build/libgpuprofile.so" \
+        python3 "$here/torch_trace.py" --gpufl-init "$work/logs4b"; then
+        if "$work/check_trace" --any-name gemm,Kernel --log-dir "$work/logs4b"; then
             result "$n" PASS
         else
             result "$n" FAIL
