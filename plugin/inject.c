@@ -30,7 +30,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdatomic.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +192,33 @@ static void inject_atexit(void)
         shutdown(); /* a no-op when the core's handler ended it first */
 }
 
+/* A child forked while the start was under way has no such thread: its
+ * exit must not wait for one. */
+static void deferred_after_fork_child(void)
+{
+    pthread_mutex_init(&deferred.mu, NULL);
+    pthread_cond_init(&deferred.cv, NULL);
+    deferred.pending = false;
+}
+
+/* The deferred thread, with every signal blocked (the program's signals
+ * go to the program's threads, never to ours). */
+static bool start_deferred(void)
+{
+    pthread_attr_t at;
+    if (pthread_attr_init(&at) != 0)
+        return false;
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t th;
+    bool made = pthread_create(&th, &at, deferred_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&at);
+    return made;
+}
+
 /* Inside cuInit: CUPTI attached, the rest handed to a detached thread. */
 static void inject(void)
 {
@@ -200,18 +227,11 @@ static void inject(void)
         inject_say("CUPTI refused the tracing callbacks (%s): nothing is traced", why);
         return;
     }
-    pthread_attr_t at;
-    pthread_t th;
-    bool made = pthread_attr_init(&at) == 0;
-    if (made) {
-        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        pthread_mutex_lock(&deferred.mu);
-        deferred.pending = true;
-        pthread_mutex_unlock(&deferred.mu);
-        made = pthread_create(&th, &at, deferred_main, NULL) == 0;
-        pthread_attr_destroy(&at);
-    }
-    if (!made) {
+    pthread_atfork(NULL, NULL, deferred_after_fork_child);
+    pthread_mutex_lock(&deferred.mu);
+    deferred.pending = true;
+    pthread_mutex_unlock(&deferred.mu);
+    if (!start_deferred()) {
         pthread_mutex_lock(&deferred.mu);
         deferred.pending = false;
         pthread_mutex_unlock(&deferred.mu);
