@@ -217,6 +217,12 @@ static void mark_trace_losses(session *s, const fl_trace_stats *st, const fl_tra
                 (unsigned long long)st->bad_buffers);
         }
     }
+    /* NVTX refused after the start (the plugin's NVTX entry point is called
+     * at the program's first NVTX call): CUDA 13.0.x, unless asked. */
+    if ((st->unavailable & FL_FEAT_NVTX) && fl_caps_is_collected(s, "nvtx_ranges"))
+        fl_caps_set(s, "nvtx_ranges", FL_CAP_FALLBACK, "nvtx_not_injected", "%s",
+                    st->unavailable == FL_FEAT_NVTX ? st->unavailable_msg
+                                                    : "NVTX was not handed to CUPTI");
     if (n->markers_lost > 0)
         fl_caps_mark_partial(
             s, "nvtx_ranges", "ranges_lost",

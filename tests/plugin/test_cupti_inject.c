@@ -275,6 +275,28 @@ static size_t kernel_rows(const char *base)
     return n;
 }
 
+/* The message of feature's capability in the session's closing
+ * capture_capabilities, into out. */
+static void closing_cap(const char *base, const char *feature, char *out, size_t cap)
+{
+    out[0] = '\0';
+    char dir[1024];
+    fl_log dev;
+    if (fl_only_session(base, dir, sizeof dir) != 0 || fl_log_read(&dev, dir, "device") != 0)
+        return;
+    json_t *last = NULL;
+    for (size_t i = 0; i < dev.n; i++)
+        if (strcmp(log_type(dev.lines[i]), "capture_capabilities") == 0)
+            last = dev.lines[i];
+    json_t *list = json_object_get(last, "capabilities");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *c = json_array_get(list, i);
+        if (strcmp(json_string_value(json_object_get(c, "feature")), feature) == 0)
+            snprintf(out, cap, "%s", json_string_value(json_object_get(c, "message")));
+    }
+    fl_log_free(&dev);
+}
+
 static void *second_runtime(void *arg)
 {
     (void)arg;
@@ -353,28 +375,10 @@ static void inject_case(const char *plugin, const char *base)
     CHECK_INT(fake_cupti_flush_all_calls(), 2); /* stop()'s forced flushes only */
     check_no_violation();
     CHECK_INT(kernel_rows(base), 5);
-}
-
-/* The message of feature's capability in the session's closing
- * capture_capabilities, into out. */
-static void closing_cap(const char *base, const char *feature, char *out, size_t cap)
-{
-    out[0] = '\0';
-    char dir[1024];
-    fl_log dev;
-    if (fl_only_session(base, dir, sizeof dir) != 0 || fl_log_read(&dev, dir, "device") != 0)
-        return;
-    json_t *last = NULL;
-    for (size_t i = 0; i < dev.n; i++)
-        if (strcmp(log_type(dev.lines[i]), "capture_capabilities") == 0)
-            last = dev.lines[i];
-    json_t *list = json_object_get(last, "capabilities");
-    for (size_t i = 0; i < json_array_size(list); i++) {
-        json_t *c = json_array_get(list, i);
-        if (strcmp(json_string_value(json_object_get(c, "feature")), feature) == 0)
-            snprintf(out, cap, "%s", json_string_value(json_object_get(c, "message")));
-    }
-    fl_log_free(&dev);
+    char msg[1024];
+    closing_cap(base, "nvtx_ranges", msg, sizeof msg);
+    CHECK_CONTAINS(msg, "NVTX not handed to CUPTI 130001 (CUDA 13.0: its NVTX injection is broken, "
+                        "NVIDIA/NVTX#125): set GPUFL_NVTX_INJECTION=1 to ask for it");
 }
 
 /* Injection with a pool of two 64 KiB buffers, and more launches before
