@@ -4,25 +4,20 @@
  * Promises:
  *  - the core drives it through one exported table, gpufl_cupti_plugin_v1
  *    (abi/trace_abi.h); nothing else of the core is needed in-process;
- *  - CUPTI's buffers come from a pool bounded by max_buffers x buffer_bytes:
- *    when every buffer is in use a request is refused (CUPTI then drops
- *    records and counts them), so memory never grows with the run;
- *  - the buffer callbacks only move pointers under a mutex and call no
- *    CUPTI function: records are decoded on the core's writer thread
- *    (drain), never on the thread that completed the buffer, no record is
- *    allocated, and CUPTI's count of dropped records is asked there too;
- *  - buffers completed before a session drains (injection: launches
- *    before the deferred start is ready) are kept, bounded by the pool,
- *    and handed to the first drain; what the bound refuses is counted;
+ *  - CUPTI's buffers come from pool.c's bounded pool, whose callbacks call
+ *    no CUPTI function; records are decoded on the core's writer thread
+ *    (drain), which also asks CUPTI's count of dropped records; buffers
+ *    completed before a session drains (injection: launches before the
+ *    deferred start is ready) wait there for the first drain;
  *  - partly filled buffers come out on CUPTI's own period
  *    (cuptiActivityFlushPeriod), so the writer asks for no flush and holds
  *    none of our locks across one; only where CUPTI refuses the period, or
  *    an engine holds flushes back (PC sampling), the writer still asks;
  *  - stop() forces every buffer out (cuptiActivityFlushAll(FORCED)), so a
  *    session's last kernels reach the disk at shutdown and at exit;
- *  - no CUPTI function that takes a context is called with one we made up:
- *    the only one used (cuptiActivityGetNumDroppedRecords) is asked for
- *    the buffers of no context (CUDA 12 and later put every record there);
+ *  - no CUPTI function that takes a context is called with one we made up
+ *    or one that may be gone: the dropped count is asked only for buffers
+ *    CUPTI handed over with no context;
  *  - with stack_trace, each launch callback captures the launching
  *    thread's CPU stack (stacks.h: addresses, a hash and a lookup there;
  *    symbolised on the writer thread in drain(), before the buffers, so a

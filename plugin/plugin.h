@@ -2,7 +2,9 @@
  * plugin.h - what the CUPTI plugin's files promise each other.
  *
  *   cupti_plugin.c  the exported table (gpufl_cupti_plugin_v1), CUPTI
- *                   setup, the bounded buffer pool, the API callbacks
+ *                   setup, the API callbacks
+ *   pool.c          CUPTI's buffers: the bounded pool (pool.h)
+ *   cbids.c         the API callbacks subscribed (cbids.h)
  *   inject.c        the injection entry points (CUDA_INJECTION64_PATH,
  *                   NVTX_INJECTION64_PATH)
  *   cupti_trace.c   GPUFL_CUPTI_TRACE: the engines' CUPTI calls said
