@@ -297,10 +297,11 @@ static void closing_cap(const char *base, const char *feature, char *out, size_t
     fl_log_free(&dev);
 }
 
+/* cuBLAS's own runtime, after injection: cuInit again; its result in
+ * *arg (checked by the joining thread: the checks are not thread-safe). */
 static void *second_runtime(void *arg)
 {
-    (void)arg;
-    CHECK_INT(cuInit(0), 0); /* cuBLAS's own runtime, after injection */
+    *(int *)arg = (int)cuInit(0);
     return NULL;
 }
 
@@ -352,12 +353,15 @@ static void inject_case(const char *plugin, const char *base)
     /* A second runtime's cuInit from four threads while launches go on;
      * InitializeInjection again: the same answer, no second session. */
     pthread_t th[4];
+    int rc[4] = {-1, -1, -1, -1};
     for (int i = 0; i < 4; i++)
-        pthread_create(&th[i], NULL, second_runtime, NULL);
+        pthread_create(&th[i], NULL, second_runtime, &rc[i]);
     CHECK_INT(fake_cupti_launch("late_a"), 0);
     CHECK_INT(fake_cupti_launch("late_b"), 0);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);
+        CHECK_INT(rc[i], 0);
+    }
     void *f = h ? dlsym(h, "InitializeInjection") : NULL;
     int (*again)(void);
     memcpy(&again, &f, sizeof f);
@@ -460,9 +464,11 @@ static void inprocess_case(const char *base, bool runtime_first, bool under_inje
     CHECK_INT(fake_cupti_launch("in_a"), 0);
     CHECK_INT(fake_cupti_launch("in_b"), 0);
     pthread_t th;
-    pthread_create(&th, NULL, second_runtime, NULL);
+    int rc = -1;
+    pthread_create(&th, NULL, second_runtime, &rc);
     CHECK_INT(fake_cupti_launch("in_c"), 0);
     pthread_join(th, NULL);
+    CHECK_INT(rc, 0);
     CHECK_INT(fake_cuda_init_calls(), 3);
     core_shutdown();
     check_no_violation();
