@@ -290,6 +290,10 @@ static bool is_nccl(const char *name)
 
 static void figures_of(fl_runs *rs, fl_runs_session *s)
 {
+    /* A Monitor session (gpu-profile's own, a process that did not trace)
+     * has no kernels to count: its figures stay unknown, not 0. */
+    if (s->kind && strcmp(s->kind, "monitor") == 0)
+        return;
     fl_run r;
     fl_run_init(&r);
     s->read = fl_run_add_session(&r, s->dir, NULL) == GP_OK;
