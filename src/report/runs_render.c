@@ -122,7 +122,8 @@ static void text_row(fl_buf *b, const fl_runs_session *s)
     size_t w = b->len - before;
     fl_buf_printf(b, "%*s", w < 16 ? (int)(16 - w) : 1, "");
     text_dur_col(b, s->read, s->gpu_ns, 12);
-    fl_buf_printf(b, "%9llu%8llu", (unsigned long long)s->kernels, (unsigned long long)s->copies);
+    text_opt(b, s->read, (int64_t)s->kernels, 9);
+    text_opt(b, s->read, (int64_t)s->copies, 8);
     text_dur_col(b, s->read, s->sync_ns, 12);
     if (s->gpu_ns)
         fl_buf_printf(b, "%7.1f%%  ", (double)s->nccl_ns * 100.0 / (double)s->gpu_ns);
@@ -131,7 +132,7 @@ static void text_row(fl_buf *b, const fl_runs_session *s)
     if (s->busiest)
         fl_put_line(b, s->busiest, 60);
     else
-        fl_buf_printf(b, "(%s session, no kernels)", s->kind ? s->kind : "a");
+        fl_buf_printf(b, "(%s session, no kernels)", s->kind ? s->kind : "n/a");
     fl_buf_puts(b, "\n");
 }
 
