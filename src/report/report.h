@@ -51,7 +51,9 @@
  *             synchronization_time_ns, busiest_kernel, busiest_kernel_ns,
  *             nccl_time_ns, nccl_pct}], median_gpu_time_ns,
  *             straggler_threshold_pct, stragglers [{session_id, rank, pid,
- *             gpu_time_ns, off_median_pct}], clock {basis, hosts [{host,
+ *             gpu_time_ns, off_median_pct}], devices null | {session_id,
+ *             items [{device_id, samples, util_gpu_mean_pct,
+ *             util_gpu_max_pct, mem_used_max_bytes, power_mean_mw}]}, clock {basis, hosts [{host,
  *             sessions, wall_minus_monotonic_spread_ns}], cross_host_skew},
  *             other_runs [{run_id, sessions, latest_start_ns, session_ids}]}
  *   session   {app, session_id, hostname, pid, start_ns, start_source

@@ -47,6 +47,7 @@ void fl_runs_free(fl_runs *rs)
         free(rs->g[i].idx);
     }
     free(rs->g);
+    free(rs->dev);
     memset(rs, 0, sizeof *rs);
 }
 
@@ -319,6 +320,79 @@ static void figures_of(fl_runs *rs, fl_runs_session *s)
     fl_run_free(&r);
 }
 
+/* ------------------------------------------------------ device telemetry */
+
+static fl_runs_device *device_of(fl_runs *rs, int64_t id)
+{
+    for (size_t i = 0; i < rs->n_dev; i++)
+        if (rs->dev[i].id == id)
+            return &rs->dev[i];
+    if (rs->n_dev >= 64) /* a device id per row: bounded whatever the file says */
+        return NULL;
+    fl_runs_device *v = realloc(rs->dev, (rs->n_dev + 1) * sizeof *v);
+    if (!v) {
+        rs->oom = true;
+        return NULL;
+    }
+    rs->dev = v;
+    fl_runs_device *d = &rs->dev[rs->n_dev++];
+    memset(d, 0, sizeof *d);
+    d->id = id;
+    return d;
+}
+
+/* A cell as a finite number >= 0; false for null or anything else. */
+static bool cell_val(const fl_batch *b, size_t row, int col, double *out)
+{
+    if (col < 0)
+        return false;
+    double v = fl_cell_real(fl_batch_cell(b, row, col));
+    if (!(v >= 0.0 && v < 1e300))
+        return false;
+    *out = v;
+    return true;
+}
+
+static void on_device_rows(void *user, const fl_batch *b)
+{
+    fl_runs *rs = user;
+    if (b->type_id != FL_T_DEVICE_METRIC_BATCH)
+        return;
+    int ci = fl_batch_colid(b, FL_COL_DEVMETRIC_DEVICE_ID);
+    int cu = fl_batch_colid(b, FL_COL_DEVMETRIC_GPU_UTIL);
+    int cm = fl_batch_colid(b, FL_COL_DEVMETRIC_USED_MIB);
+    int cp = fl_batch_colid(b, FL_COL_DEVMETRIC_POWER_MW);
+    for (size_t r = 0; r < b->nrows; r++) {
+        double id, v;
+        fl_runs_device *d = cell_val(b, r, ci, &id) ? device_of(rs, (int64_t)id) : NULL;
+        if (!d)
+            continue;
+        d->samples++;
+        if (cell_val(b, r, cu, &v)) {
+            d->util_sum += v;
+            d->util_max = d->util_n++ == 0 || v > d->util_max ? v : d->util_max;
+        }
+        if (cell_val(b, r, cm, &v)) {
+            d->used_max_mib = d->used_n++ == 0 || v > d->used_max_mib ? v : d->used_max_mib;
+        }
+        if (cell_val(b, r, cp, &v)) {
+            d->power_sum_mw += v;
+            d->power_n++;
+        }
+    }
+}
+
+static void telemetry_of(fl_runs *rs, const fl_runs_session *s)
+{
+    fl_read_cb cb = {.user = rs, .batch = on_device_rows};
+    fl_read_opts opts;
+    fl_read_opts_init(&opts);
+    opts.stop_on_signal = false;
+    fl_read_result res;
+    if (fl_read_session(s->dir, &opts, &cb, &res, NULL) == GP_OK)
+        rs->telemetry = s;
+}
+
 void fl_runs_figures(fl_runs *rs)
 {
     if (rs->shown >= rs->ng)
@@ -326,6 +400,11 @@ void fl_runs_figures(fl_runs *rs)
     const fl_runs_group *g = &rs->g[rs->shown];
     for (size_t k = 0; k < g->n; k++)
         figures_of(rs, &rs->s[g->idx[k]]);
+    for (size_t k = 0; k < g->n && !rs->telemetry; k++) {
+        const fl_runs_session *s = &rs->s[g->idx[k]];
+        if (s->kind && strcmp(s->kind, "monitor") == 0)
+            telemetry_of(rs, s);
+    }
 }
 
 const fl_runs_session *fl_runs_primary(const fl_runs *rs, const char *session_id)

@@ -45,6 +45,14 @@ typedef struct fl_runs_session {
     uint64_t busiest_ns;
 } fl_runs_session;
 
+/* One device as the run's telemetry session recorded it
+ * (device_metric_batch rows): NaN / 0 samples where a column was null. */
+typedef struct fl_runs_device {
+    int64_t id;
+    uint64_t samples, util_n, used_n, power_n;
+    double util_sum, util_max, used_max_mib, power_sum_mw;
+} fl_runs_device;
+
 /* A run: its sessions (indices into fl_runs.s), the latest start first. */
 typedef struct fl_runs_group {
     char *run_id; /* NULL: one session of no run */
@@ -62,6 +70,11 @@ typedef struct fl_runs {
     size_t shown;          /* the group shown (after fl_runs_pick) */
     const char *picked_by; /* "most_recent" | "run" | "session" */
     size_t paths;          /* log directories scanned */
+    /* The shown run's device telemetry: gpu-profile's own Monitor session's
+     * device rows (fl_runs_figures); telemetry NULL when the run has none. */
+    const fl_runs_session *telemetry;
+    fl_runs_device *dev;
+    size_t n_dev;
     bool oom;
 } fl_runs;
 
@@ -76,7 +89,9 @@ gp_status fl_runs_scan(fl_runs *rs, const char *const *paths, size_t n, gp_error
  * report of one session has always picked).  GP_ERR_INVALID_ARG when run_id
  * or session_id names none, the message listing those that exist. */
 gp_status fl_runs_pick(fl_runs *rs, const char *run_id, const char *session_id, gp_error *err);
-/* Reads each session of the shown run for its figures. */
+/* Reads each session of the shown run for its figures, and the device
+ * rows of its first Monitor session (gpu-profile's own: the devices as
+ * the whole run used them). */
 void fl_runs_figures(fl_runs *rs);
 /* The session whose report the other sections give: session_id when
  * given, else the shown run's session of most GPU time (a tie: the lower

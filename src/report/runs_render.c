@@ -188,6 +188,36 @@ static void text_clock(const fl_report *r, fl_buf *b)
     }
 }
 
+static void text_devices(const fl_report *r, fl_buf *b)
+{
+    const fl_runs *rs = r->runs;
+    if (!rs->telemetry)
+        return;
+    fl_buf_puts(b, "  devices (gpu-profile's session ");
+    fl_put_line(b, rs->telemetry->session_id, 64);
+    fl_buf_puts(b, rs->n_dev ? "):\n" : "): no device rows\n");
+    for (size_t i = 0; i < rs->n_dev; i++) {
+        const fl_runs_device *d = &rs->dev[i];
+        fl_buf_printf(b, "    GPU %lld  %llu sample%s, util ", (long long)d->id,
+                      (unsigned long long)d->samples, d->samples == 1 ? "" : "s");
+        if (d->util_n)
+            fl_buf_printf(b, "mean %.1f%% max %.0f%%", d->util_sum / (double)d->util_n,
+                          d->util_max);
+        else
+            fl_buf_puts(b, "n/a");
+        fl_buf_puts(b, ", memory max ");
+        if (d->used_n)
+            fl_bytes_text(b, d->used_max_mib * 1048576.0);
+        else
+            fl_buf_puts(b, "n/a");
+        if (d->power_n)
+            fl_buf_printf(b, ", power mean %.1f W", d->power_sum_mw / (double)d->power_n / 1000.0);
+        else
+            fl_buf_puts(b, ", power n/a");
+        fl_buf_puts(b, "\n");
+    }
+}
+
 void fl_text_sec_run(const fl_report *r, const figures *f, int top_n, fl_buf *b)
 {
     (void)f;
@@ -222,6 +252,7 @@ void fl_text_sec_run(const fl_report *r, const figures *f, int top_n, fl_buf *b)
         fl_dur_text(b, median);
         fl_buf_printf(b, " (threshold %.0f%%)\n", FL_RUNS_STRAGGLER_PCT);
     }
+    text_devices(r, b);
     text_clock(r, b);
     const fl_runs_session *p = fl_runs_primary(rs, r->runs_session);
     if (p && g->n > 1) {
@@ -295,6 +326,34 @@ static void json_clock(const fl_report *r, jw *w)
     j_close(w, '}');
 }
 
+static void json_devices(const fl_report *r, jw *w)
+{
+    const fl_runs *rs = r->runs;
+    if (!rs->telemetry) {
+        j_str(w, "devices", NULL);
+        return;
+    }
+    j_open(w, "devices", '{');
+    j_str(w, "session_id", rs->telemetry->session_id);
+    j_open(w, "items", '[');
+    for (size_t i = 0; i < rs->n_dev; i++) {
+        const fl_runs_device *d = &rs->dev[i];
+        j_open(w, NULL, '{');
+        j_i64(w, "device_id", d->id);
+        j_u64(w, "samples", d->samples);
+        j_dbl(w, "util_gpu_mean_pct", d->util_n > 0,
+              d->util_n ? d->util_sum / (double)d->util_n : 0);
+        j_dbl(w, "util_gpu_max_pct", d->util_n > 0, d->util_max);
+        j_opt_u64(w, "mem_used_max_bytes", d->used_n > 0,
+                  (uint64_t)(d->used_max_mib * 1048576.0 + 0.5));
+        j_dbl(w, "power_mean_mw", d->power_n > 0,
+              d->power_n ? d->power_sum_mw / (double)d->power_n : 0);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+    j_close(w, '}');
+}
+
 static void json_others(const fl_report *r, jw *w)
 {
     const fl_runs *rs = r->runs;
@@ -353,6 +412,7 @@ void fl_json_sec_run(const fl_report *r, const figures *f, int top_n, jw *w)
         j_close(w, '}');
     }
     j_close(w, ']');
+    json_devices(r, w);
     json_clock(r, w);
     json_others(r, w);
     j_close(w, '}');

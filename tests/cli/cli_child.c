@@ -337,15 +337,20 @@ static int mode_rank(char **a)
     if (!f)
         return 97;
     const char *sid = a[0];
+    struct timespec mono, wall; /* read together, as the recorder does */
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    clock_gettime(CLOCK_REALTIME, &wall);
+    long long mono_ns = mono.tv_sec * 1000000000LL + mono.tv_nsec;
+    long long wall_ns = wall.tv_sec * 1000000000LL + wall.tv_nsec;
     fprintf(f,
             "{\"version\":1,\"type\":\"job_start\",\"pid\":%d,\"app\":\"gp_cli_child\","
-            "\"session_id\":\"%s\",\"log_path\":\"x\",\"ts_ns\":1760000000000000000,"
+            "\"session_id\":\"%s\",\"log_path\":\"x\",\"ts_ns\":%lld,"
             "\"hostname\":\"%s\",\"devices\":[],\"session_kind\":\"trace\","
             "\"profiling_engine\":\"nvidia.trace\",\"run_id\":\"%s\",\"rank\":%s,"
             "\"local_rank\":%s,\"world_size\":%s,\"rank_source\":\"RANK\","
-            "\"monotonic_ns\":1000}\n",
-            (int)getpid(), sid, host, run ? run : "", env_num("RANK"), env_num("LOCAL_RANK"),
-            env_num("WORLD_SIZE"));
+            "\"monotonic_ns\":%lld}\n",
+            (int)getpid(), sid, wall_ns, host, run ? run : "", env_num("RANK"),
+            env_num("LOCAL_RANK"), env_num("WORLD_SIZE"), mono_ns);
     fprintf(f,
             "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"%s\","
             "\"kernel_dict\":{\"1\":\"gemm\",\"2\":\"ncclDevKernel_AllReduce_Sum_f32\"}}\n"

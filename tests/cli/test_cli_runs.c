@@ -119,8 +119,8 @@ static void test_two_process_run(void)
     char env_plugin[PATH_MAX + 32];
     snprintf(env_plugin, sizeof env_plugin, "GPUFL_CUPTI_PLUGIN=%s", plugin);
     const char *env[] = {env_plugin, NULL};
-    const char *argv[] = {h_cli, "-q", "--backend", "none", "--engine", "trace", "--log-dir",
-                          base,  "--", "/bin/sh",   "-c",   cmd,        h_child, NULL};
+    const char *argv[] = {h_cli, "-q",      "--engine", "trace", "--log-dir", base,
+                          "--",  "/bin/sh", "-c",       cmd,     h_child,     NULL};
     h_result r;
     h_run(argv, env, NULL, 0, &r);
     CHECK_INT(r.code, 0);
@@ -176,6 +176,15 @@ static void test_two_process_run(void)
     json_t *clock = json_object_get(run, "clock");
     CHECK_STR(str(clock, "cross_host_skew"), "single_host");
     CHECK_INT(json_array_size(json_object_get(run, "other_runs")), 0);
+    /* The devices as the run used them: gpu-profile's own session's rows
+     * (the fake NVML's device 0), beside every process's kernels. */
+    json_t *devs = json_object_get(run, "devices");
+    CHECK_STR(str(devs, "session_id"), str(mon, "session_id"));
+    json_t *d0 = json_array_get(json_object_get(devs, "items"), 0);
+    CHECK_INT(json_array_size(json_object_get(devs, "items")), 1);
+    CHECK_INT(num(d0, "device_id"), 0);
+    CHECK(num(d0, "samples") >= 1);
+    CHECK(json_is_number(json_object_get(d0, "util_gpu_mean_pct")));
     json_decref(j);
     fl_rmtree(base);
 }
@@ -320,6 +329,7 @@ static void test_hosts_merged(void)
     json_t *st = json_object_get(run, "stragglers");
     CHECK_INT(json_array_size(st), 1);
     CHECK_INT(num(json_array_get(st, 0), "rank"), 2);
+    CHECK(null_at(run, "devices")); /* no gpu-profile session among them */
     json_decref(j);
 
     /* The same directory twice counts its sessions once. */
