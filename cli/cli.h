@@ -244,6 +244,11 @@ int cli_find_plugin(char *path, size_t len, char *msg, size_t msg_len);
  * GPUFL_CUPTI_PLUGIN are the absolute plugin path.  NULL when out of
  * memory. */
 char **cli_child_env(const char *plugin, const char *engine, const char *log_path, const char *app);
+/* The run's id (docs/concepts.md, "Runs"): GPUFL_RUN_ID as it is when
+ * set and valid, else a fresh one set in our own environment, which our
+ * session and every process of CMD then share.  -1 after a message (a bad
+ * GPUFL_RUN_ID: a usage error). */
+int cli_run_id_setup(void);
 void cli_env_free(char **env);
 /* The subdirectory names of dir (none when it cannot be read). */
 void cli_names_list(const char *dir, cli_names *out);

@@ -165,6 +165,31 @@ oom:
     return NULL;
 }
 
+/* ------------------------------------------------------------ the run */
+
+int cli_run_id_setup(void)
+{
+    const char *have = getenv("GPUFL_RUN_ID");
+    if (have) {
+        if (fl_run_id_ok(have))
+            return 0; /* a launcher above us (another host's, the user's) named the run */
+        cli_say("GPUFL_RUN_ID=\"%.80s\" is not a run id: use 1 to 64 of A-Z a-z 0-9 . _ : - "
+                "(the same value on every host of a job, e.g. $SLURM_JOB_ID, makes one run of "
+                "them), or unset it for a fresh one",
+                have);
+        return -1;
+    }
+    char id[40];
+    fl_run_id_new(id);
+    /* In our own environment: our session reads it, and every child
+     * inherits it (torchrun's workers, mpirun's ranks). */
+    if (setenv("GPUFL_RUN_ID", id, 1) != 0) {
+        cli_say("out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------ session listing */
 
 void cli_names_list(const char *dir, cli_names *out)

@@ -1,11 +1,16 @@
 /*
  * logs.c - the commands that read session logs back:
  *
- *   gpu-profile report [--session ID] [--app NAME] [--top N] [--format text|json]
- *                      [--max-distinct N] [--max-memory BYTES] [-o FILE] PATH
- *   gpu-profile export --format chrome-trace|csv [--session ID] [--app NAME]
- *                      [--max-distinct N] [--max-memory BYTES] [-o FILE] PATH
+ *   gpu-profile report [--run ID | --session ID] [--app NAME] [--top N]
+ *                      [--format text|json] [--max-distinct N] [--max-memory BYTES]
+ *                      [-o FILE] PATH...
+ *   gpu-profile export --format chrome-trace|csv [--run ID | --session ID] [--app NAME]
+ *                      [--max-distinct N] [--max-memory BYTES] [-o FILE] PATH...
  *
+ * The sessions of the PATHs are grouped into runs by job_start's run_id
+ * (report/runs.h); one run is shown, its processes in the report's run
+ * section, and the session of most GPU time (or --session's) read for the
+ * rest.
  * PATH is a log directory, a session directory or a flat-layout prefix
  * (reader/read.h); --app NAME is GPUFlight's log_prefix, resolved under PATH
  * as fl_read_session_prefixed says.  The read streams: memory follows the number of distinct
@@ -132,8 +137,13 @@ static int write_out(const char *cmd, const char *path, const char *text, size_t
     return 0;
 }
 
+#define MAX_PATHS 64
+
 typedef struct log_args {
     const char *session;
+    const char *run; /* --run ID */
+    const char *paths[MAX_PATHS];
+    size_t n_paths;
     const char *app;
     const char *format;
     const char *output;
@@ -146,16 +156,22 @@ typedef struct log_args {
 
 void cli_report_usage(FILE *f)
 {
-    fputs("usage: gpu-profile report [--session ID] [--app NAME] [--top N] [--format text|json]\n"
-          "                          [--max-distinct N] [--max-memory BYTES] [-o|--output FILE]\n"
-          "                          PATH\n"
+    fputs("usage: gpu-profile report [--run ID | --session ID] [--app NAME] [--top N]\n"
+          "                          [--format text|json] [--max-distinct N] [--max-memory BYTES]\n"
+          "                          [-o|--output FILE] PATH...\n"
           "\n"
-          "Reads a GPUFlight session (PATH: a log directory, a session directory - its\n"
+          "Reads GPUFlight sessions (PATH: a log directory, a session directory - its\n"
           "windows <channel>.<N>.log[.gz], <channel>.log, a live or crashed session's\n"
-          ".tmp/<channel>.log - or a flat-layout prefix, <prefix>.<channel>[.<N>].log[.gz];\n"
-          "the latest session unless --session names one) and\n"
-          "prints the report: summary, scopes, kernel hotspots, memcpy, device and host\n"
-          "metrics, what was captured.  --app NAME (GPUFlight's log_prefix): the\n"
+          ".tmp/<channel>.log - or a flat-layout prefix, <prefix>.<channel>[.<N>].log[.gz])\n"
+          "and prints the report: the run (every process of it, by rank: GPU time,\n"
+          "kernels, copies, sync wait, NCCL share, busiest kernel; stragglers; clocks;\n"
+          "the other runs), summary, scopes, kernel hotspots, memcpy, device and host\n"
+          "metrics, what was captured.  Sessions are grouped into runs by their run id\n"
+          "(several PATHs - one per host - merge into one run); the run shown is the\n"
+          "one holding the session written last unless --run ID or --session ID picks\n"
+          "(an ID that is not there: exit 125, listing those that are); the other\n"
+          "sections give the run's session of most GPU time, or --session's.\n"
+          "--app NAME (GPUFlight's log_prefix, one PATH): the\n"
           "flat files PATH/NAME.<channel>[.<N>].log[.gz], else the directory PATH/NAME, else\n"
           "the latest session in PATH whose job_start app is NAME.  Exit status 2\n"
           "when some input had to be skipped (the warnings say where), 1 when\n"
@@ -171,9 +187,9 @@ void cli_report_usage(FILE *f)
 
 void cli_export_usage(FILE *f)
 {
-    fputs("usage: gpu-profile export --format " FL_EXPORT_NAMES_BAR " [--session ID] [--app NAME]\n"
-          "                          [--max-distinct N] [--max-memory BYTES] [--absolute-time]\n"
-          "                          [-o|--output FILE] PATH\n"
+    fputs("usage: gpu-profile export --format " FL_EXPORT_NAMES_BAR " [--run ID | --session ID]\n"
+          "                          [--app NAME] [--max-distinct N] [--max-memory BYTES]\n"
+          "                          [--absolute-time] [-o|--output FILE] PATH...\n"
           "\n",
           f);
     /* Each exporter's row says what it writes: "name: help;" and the
@@ -181,7 +197,8 @@ void cli_export_usage(FILE *f)
     for (int i = 0; i < FL_EXPORT_N; i++)
         fprintf(f, "%s: %s%s", fl_exporters[i].name, fl_exporters[i].help,
                 i + 1 < FL_EXPORT_N ? ";\n" : ".  ");
-    fputs("Streams: any size of session.  PATH, --session,\n"
+    fputs("Streams: any size of session.  One session: of a run of several,\n"
+          "the one report's other sections give (said on stderr).  PATH, --run, --session,\n"
           "--app, --max-distinct N and --max-memory BYTES as for gpu-profile report.\n"
           "--absolute-time (chrome-trace): timestamps from the Unix epoch instead of the\n"
           "session's start, so traces of other tools line up.  -o -: stdout, as without -o.\n"
@@ -189,9 +206,19 @@ void cli_export_usage(FILE *f)
           f);
 }
 
-enum { K_SESSION = 256, K_APP, K_TOP, K_FORMAT, K_MAX_DISTINCT, K_MAX_MEMORY, K_ABSOLUTE_TIME };
+enum {
+    K_SESSION = 256,
+    K_APP,
+    K_TOP,
+    K_FORMAT,
+    K_MAX_DISTINCT,
+    K_MAX_MEMORY,
+    K_ABSOLUTE_TIME,
+    K_RUN
+};
 const cli_opt cli_logs_opts[] = {
     {"session", K_SESSION, 1, "ID", "a session id", NULL},
+    {"run", K_RUN, 1, "ID", "a run id", NULL},
     {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
     {"top", K_TOP, 1, "N", "a whole number from 1 to 100000", NULL},
     {"format", K_FORMAT, 1, "FORMAT", "text or json", "text json"},
@@ -204,6 +231,7 @@ const size_t cli_logs_n_opts = sizeof cli_logs_opts / sizeof cli_logs_opts[0];
 /* export: the same without --top. */
 const cli_opt cli_export_opts[] = {
     {"session", K_SESSION, 1, "ID", "a session id", NULL},
+    {"run", K_RUN, 1, "ID", "a run id", NULL},
     {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
     {"format", K_FORMAT, 1, "FORMAT", FL_EXPORT_NAMES_OR, FL_EXPORT_NAMES_SP},
     {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
@@ -219,6 +247,8 @@ static int apply(const char *cmd, int key, const char *val, log_args *a)
 {
     if (key == K_SESSION) {
         a->session = val;
+    } else if (key == K_RUN) {
+        a->run = val;
     } else if (key == K_APP) {
         a->app = val;
     } else if (key == K_FORMAT) {
@@ -275,11 +305,23 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
             return -1;
     }
     for (int i = optind; i < argc; i++) {
-        if (a->path) {
-            cli_say("%s: one PATH only ('%s' and '%s')", cmd, a->path, argv[i]);
+        if (a->n_paths == MAX_PATHS) {
+            cli_say("%s: at most %d PATHs ('%s' is one more)", cmd, MAX_PATHS, argv[i]);
             return -1;
         }
-        a->path = argv[i];
+        a->paths[a->n_paths++] = argv[i];
+        if (!a->path)
+            a->path = argv[i];
+    }
+    if (a->n_paths > 1 && a->app) {
+        cli_say("%s: --app NAME reads one PATH (%zu given): give one log directory with --app, "
+                "or several without it",
+                cmd, a->n_paths);
+        return -1;
+    }
+    if (a->run && a->session) {
+        cli_say("%s: --run and --session both pick what is shown: give one", cmd);
+        return -1;
     }
     if (!a->path) {
         cli_say("%s: PATH is missing", cmd);
@@ -316,6 +358,49 @@ static int read_into(const char *cmd, const log_args *a, const fl_read_cb *inner
     return 0;
 }
 
+/* The run the log directories hold (docs/report.md, "Runs"): 1 with rs
+ * filled and a->path the session the report reads; 0 when the paths are
+ * no log or session directories to group (a flat layout, --app): read as
+ * before; -1 after a message, *code the exit status. */
+static int resolve_run(const char *cmd, log_args *a, fl_runs *rs, int *code)
+{
+    fl_runs_init(rs);
+    if (a->app) {
+        if (!a->run)
+            return 0;
+        cli_say("%s: --run picks among the runs of log directories; --app NAME reads one "
+                "session: give one of them",
+                cmd);
+        *code = CLI_EXIT_USAGE;
+        return -1;
+    }
+    gp_error ge;
+    gp_status st = fl_runs_scan(rs, a->paths, a->n_paths, &ge);
+    if (st != GP_OK && a->n_paths == 1 && !a->run && st != GP_ERR_NO_MEMORY) {
+        fl_runs_free(rs); /* a flat layout, a channel file: the reader's own rules */
+        return 0;
+    }
+    if (st == GP_OK)
+        st = fl_runs_pick(rs, a->run, a->session, &ge);
+    if (st != GP_OK) {
+        cli_say("%s: %s", cmd, ge.message);
+        *code = st == GP_ERR_INVALID_ARG ? CLI_EXIT_USAGE : EXIT_NOTHING;
+        fl_runs_free(rs);
+        return -1;
+    }
+    fl_runs_figures(rs);
+    const fl_runs_session *p = fl_runs_primary(rs, a->session);
+    a->path = p->dir;
+    return 1;
+}
+
+/* Whether the report shows the run: several processes, or other runs
+ * to list (a run of one session is the session's report as it was). */
+static bool run_worth_showing(const fl_runs *rs)
+{
+    return rs->shown < rs->ng && (rs->g[rs->shown].n > 1 || rs->ng > 1);
+}
+
 int cli_report_main(int argc, char **argv)
 {
     log_args a;
@@ -329,11 +414,19 @@ int cli_report_main(int argc, char **argv)
         cli_say("report: --format '%s': use text or json", a.format);
         return CLI_EXIT_USAGE;
     }
+    fl_runs rs;
+    int code = 0;
+    int have_run = resolve_run("report", &a, &rs, &code);
+    if (have_run < 0)
+        return code;
     fl_report *r = fl_report_create();
     if (!r) {
         cli_say("report: out of memory");
+        fl_runs_free(&rs);
         return EXIT_NOTHING;
     }
+    if (have_run && run_worth_showing(&rs))
+        fl_report_set_runs(r, &rs, a.session);
     if (a.max_distinct)
         fl_report_set_max_distinct(r, a.max_distinct);
     if (a.max_memory)
@@ -344,6 +437,7 @@ int cli_report_main(int argc, char **argv)
     fl_read_result res;
     if (read_into("report", &a, &inner, &w, &res) != 0) {
         fl_report_destroy(r);
+        fl_runs_free(&rs);
         return EXIT_NOTHING;
     }
     fl_report_finish(r, &res);
@@ -356,8 +450,9 @@ int cli_report_main(int argc, char **argv)
     else if (!oom)
         fl_report_text(r, a.top, &out);
     fl_report_destroy(r);
+    fl_runs_free(&rs);
     oom |= out.oom;
-    int code = oom ? -1 : write_out("report", a.output, out.p ? out.p : "", out.len);
+    code = oom ? -1 : write_out("report", a.output, out.p ? out.p : "", out.len);
     if (oom)
         cli_say("report: %s: out of memory: no report written; give the process more memory, or "
                 "lower --max-memory BYTES (GPU_PROFILE_MAX_MEMORY) to be stopped at a limit "
@@ -382,6 +477,22 @@ int cli_export_main(int argc, char **argv)
                 a.format ? a.format : "is missing", a.format ? "'" : "");
         return CLI_EXIT_USAGE;
     }
+    fl_runs rs;
+    int rcode = 0;
+    int have_run = resolve_run("export", &a, &rs, &rcode);
+    if (have_run < 0)
+        return rcode;
+    if (have_run && rs.g[rs.shown].n > 1 && !a.session) {
+        const fl_runs_session *p = fl_runs_primary(&rs, NULL);
+        cli_say("export: run %s has %zu sessions: exporting %s (%s), --session ID for another",
+                rs.g[rs.shown].run_id ? rs.g[rs.shown].run_id : "n/a", rs.g[rs.shown].n,
+                p->session_id, "the run's most GPU time");
+    }
+    /* The session's directory outlives rs's: copied before rs goes. */
+    char chosen[4096];
+    snprintf(chosen, sizeof chosen, "%s", a.path);
+    a.path = chosen;
+    fl_runs_free(&rs);
     char msg[CLI_OUTFILE_PATH_MAX + 256];
     cli_outfile of = {.f = stdout, .direct = 1};
     if (a.output && cli_outfile_open(&of, a.output, msg, sizeof msg) != 0) {

@@ -754,6 +754,8 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     if (!o.cmd && cli_watch_check(&o) < 0)
         return CLI_EXIT_USAGE;
+    if (cli_run_id_setup() < 0)
+        return CLI_EXIT_USAGE;
     tracing tr;
     int code = trace_prepare(&o, &tr) < 0 ? CLI_EXIT_PROFILER : run(&o, &sig, &tr);
     trace_end(&tr);

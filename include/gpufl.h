@@ -273,7 +273,8 @@ enum {
     GPUFL_SECTION_CAPTURE = 1u << 7,  /* capture_capabilities: what was captured */
     GPUFL_SECTION_READ = 1u << 8,     /* what the reader had to skip */
     GPUFL_SECTION_PERF = 1u << 9,     /* perf metrics (printed after the stalls) */
-    GPUFL_SECTION_ALL = 0x3ffu
+    GPUFL_SECTION_RUN = 1u << 10,     /* the run: every process (rank), stragglers, clocks */
+    GPUFL_SECTION_ALL = 0x7ffu
 };
 
 /* Layout (kept for bindings): pointer, pointer, int, int, unsigned. */

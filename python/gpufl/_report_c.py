@@ -24,6 +24,7 @@ SECTION_STALLS = 1 << 6
 SECTION_CAPTURE = 1 << 7
 SECTION_READ = 1 << 8
 SECTION_PERF = 1 << 9
+SECTION_RUN = 1 << 10  # the run section: gpu-profile report only (the library reads one session)
 SECTION_ALL = 0
 
 

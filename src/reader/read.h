@@ -267,6 +267,19 @@ gp_status fl_read_session_prefixed(const char *log_dir, const char *log_prefix,
                                    const fl_read_opts *opts, const fl_read_cb *cb,
                                    fl_read_result *res, gp_error *err);
 
+/* The sessions of a run (reader/list.c).  The session directories at
+ * path: path itself when it is one, else its subdirectories that are
+ * (by name), into *dirs (malloc'd; fl_read_free_list); none found is
+ * GP_OK with *n 0.  GP_ERR_IO naming path when it cannot be read. */
+gp_status fl_read_list_sessions(const char *path, char ***dirs, size_t *n, gp_error *err);
+void fl_read_free_list(char **dirs, size_t n);
+/* When a session directory was last written: the latest mtime of it and
+ * its channel files (what picks "the latest session"); 0: not one. */
+int64_t fl_read_session_mtime(const char *session_dir);
+/* A session directory's job_start (the first line of its first channel
+ * file that has one), parsed; the caller's reference.  NULL: none. */
+json_t *fl_read_job_start(const char *session_dir);
+
 /* Parses one NDJSON line (no '\n') as the reader does: for the fuzz
  * target and the tests.  Calls cb like fl_read_session; returns 0 if the
  * line was a usable record. */

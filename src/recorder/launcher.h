@@ -25,4 +25,11 @@ gpufl_status fl_init_with_monitor(const gpufl_init_options *opts, gp_monitor *mo
  * gpufl_shutdown(); no-op without a session. */
 void fl_session_set_child_exit(int exit_code, int signal, bool crashed);
 
+/* The run id every process of a run shares (GPUFL_RUN_ID, job_start's
+ * run_id; run_ident.c).  Whether s is a usable one: 1 to 64 bytes of
+ * [A-Za-z0-9._:-]. */
+int fl_run_id_ok(const char *s);
+/* A fresh one: a UUID v4, lower-case, 36 characters, into buf (37 bytes). */
+void fl_run_id_new(char *buf);
+
 #endif /* GP_RECORDER_LAUNCHER_H */

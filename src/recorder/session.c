@@ -209,6 +209,10 @@ static gpufl_status session_new(const gpufl_init_options *opts, gp_monitor *borr
     fl_host_init(&s->host, "/proc");
     fl_host_name(s->hostname, sizeof s->hostname);
     fl_host_ip(s->ip, sizeof s->ip);
+    char warn[512];
+    fl_run_ident_read(&s->run, s->run_id, warn, sizeof warn);
+    if (warn[0])
+        fl_say(&s->cfg, "%s", warn);
     *out = s;
     return GPUFL_OK;
 }
@@ -265,6 +269,7 @@ static gpufl_status open_session(session *s, gpufl_error *err)
 static gpufl_status write_job_start(session *s, gpufl_error *err)
 {
     fl_host_sample host = fl_writer_host_latest(s);
+    s->run.mono_ns = gp_now_mono_ns(); /* beside ts_ns: the wall clock's offset, as recorded */
     fl_job_start js = {.log_path = s->cfg.log_path,
                        .ts_ns = gp_now_wall_ns(),
                        .hostname = s->hostname,
@@ -277,7 +282,8 @@ static gpufl_status write_job_start(session *s, gpufl_error *err)
                        .cuda_static = s->cuda_static,
                        .n_cuda_static = s->n_cuda,
                        .session_kind = s->plugin ? FL_SESSION_KIND_TRACE : FL_SESSION_KIND_MONITOR,
-                       .profiling_engine = s->plugin ? s->selected_engine : NULL};
+                       .profiling_engine = s->plugin ? s->selected_engine : NULL,
+                       .run = s->run};
     fl_writer_put_job_start(s, &js);
     fl_caps_write(s, js.ts_ns);
     fl_writer_write_all(s);

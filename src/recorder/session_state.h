@@ -14,6 +14,7 @@
 #include "../wire/records.h"
 #include "config.h"
 #include "host.h"
+#include "run_ident.h"
 #include "trace_sink.h"
 #include "gpu_profile.h"
 
@@ -73,6 +74,8 @@ typedef struct session {
     char hostname[256];
     char ip[64];
     fl_ident ident;
+    fl_run_ident run; /* job_start's place in the run (run_ident.c); run_id in run_id */
+    char run_id[FL_RUN_ID_MAX + 1];
 
     /* The files (files.c): the writer thread's, and init's and shutdown's
      * while it does not run. */

@@ -44,6 +44,18 @@
  * "percentile_max_error_pct" = 1.6 %, min / max / mean / totals exact):
  *
  *   schema "gpu-profile.report", schema_version FL_REPORT_SCHEMA_VERSION
+ *   run       null | {run_id, picked_by, report_session_id, processes [{pid,
+ *             rank, world_size, local_rank, rank_source, host, session_id,
+ *             app, session_kind, start_ns, gpu_time_ns, kernel_launches,
+ *             memcpy_count, memcpy_bytes, memcpy_time_ns, synchronizations,
+ *             synchronization_time_ns, busiest_kernel, busiest_kernel_ns,
+ *             nccl_time_ns, nccl_pct}], median_gpu_time_ns,
+ *             straggler_threshold_pct, stragglers [{session_id, rank, pid,
+ *             gpu_time_ns, off_median_pct}], devices null | {session_id,
+ *             items [{device_id, samples, util_gpu_mean_pct,
+ *             util_gpu_max_pct, mem_used_max_bytes, power_mean_mw}]}, clock {basis, hosts [{host,
+ *             sessions, wall_minus_monotonic_spread_ns}], cross_host_skew},
+ *             other_runs [{run_id, sessions, latest_start_ns, session_ids}]}
  *   session   {app, session_id, hostname, pid, start_ns, start_source
  *             ("job_start" | "first_record"), end_ns, end_source ("shutdown"
  *             | "last_record"), duration_ns, session_kind, profiling_engine,
@@ -164,6 +176,13 @@ void fl_report_finish(fl_report *r, const fl_read_result *res);
  * session): no shutdown is expected yet, so the report says "still
  * recording" rather than "crashed"; JSON session.recording true. */
 void fl_report_set_live(fl_report *r, bool live);
+/* The run the session belongs to (report/runs.h; borrowed: it must
+ * outlive the renderings), session_id being the session the other
+ * sections give: the run section (text "run", JSON "run") says every
+ * process of the run.  Without it JSON "run" is null and the text has no
+ * run section. */
+struct fl_runs;
+void fl_report_set_runs(fl_report *r, const struct fl_runs *runs, const char *session_id);
 /* The renderings, appended to out.  top_n: kernels in the hotspots (< 1:
  * 10). */
 void fl_report_text(const fl_report *r, int top_n, fl_buf *out);

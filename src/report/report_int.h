@@ -189,6 +189,10 @@ typedef struct fnstat {
 struct fl_report {
     fl_model *m;
     bool live; /* the session is still recording (fl_report_set_live) */
+    /* The run the session belongs to (fl_report_set_runs; borrowed), and
+     * the session the other sections give; NULL: no run section. */
+    const struct fl_runs *runs;
+    const char *runs_session;
     /* kernels */
     kstat *k;
     size_t n_k, cap_k;
@@ -420,6 +424,7 @@ void fl_text_deep_windows(const fl_report *r, fl_buf *b);
  * JSON: its keys).  Promises: a row added here is rendered by both and
  * selectable by its bit; nothing else in report/ names a section's bit. */
 #define FL_REPORT_SECTIONS(X)                                                                      \
+    X(GPUFL_SECTION_RUN, run)                                                                      \
     X(GPUFL_SECTION_SUMMARY, summary)                                                              \
     X(GPUFL_SECTION_SCOPES, scopes)                                                                \
     X(GPUFL_SECTION_HOTSPOTS, hotspots)                                                            \

@@ -154,7 +154,8 @@ typedef struct sess {
     json_t *caps;         /* the last capture_capabilities */
     uint64_t launches, kernel_ns;
     fl_run_ops copies[FL_RUN_COPY_KINDS], memsets;
-    uint64_t bad; /* records and rows the summary could not use */
+    fl_run_ops syncs; /* bytes unused */
+    uint64_t bad;     /* records and rows the summary could not use */
 } sess;
 
 void fl_run_init(fl_run *t)
@@ -400,6 +401,24 @@ static void on_memset(sess *s, const json_t *rec)
 }
 
 /* The reader's callbacks: records (borrowed for the call) and batches. */
+/* Synchronizations: the CPU's wait on the GPU, each row's duration. */
+static void on_syncs(sess *s, const fl_batch *b)
+{
+    int cd = fl_batch_colid(b, FL_COL_SYNC_DURATION_NS);
+    if (cd < 0) {
+        s->bad++;
+        return;
+    }
+    for (size_t r = 0; r < b->nrows; r++) {
+        uint64_t dur;
+        if (cell_u64(fl_batch_cell(b, r, cd), &dur) < 0) {
+            s->bad++;
+            continue;
+        }
+        add_ops(&s->syncs, 1, 0, dur);
+    }
+}
+
 static void on_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
 {
     (void)channel;
@@ -426,6 +445,8 @@ static void on_batch(void *user, const fl_batch *b)
         on_memcpys(s, b);
     else if (b->type_id == FL_T_PROFILE_SAMPLE_BATCH)
         on_samples(s, b);
+    else if (b->type_id == FL_T_SYNCHRONIZATION_EVENT_BATCH)
+        on_syncs(s, b);
 }
 
 /* ------------------------------------------------------ end of a session */
@@ -525,6 +546,7 @@ static void merge_session(fl_run *t, sess *s, const fl_read_result *res)
     for (int k = 0; k < FL_RUN_COPY_KINDS; k++)
         add_ops(&t->copies[k], s->copies[k].count, s->copies[k].bytes, s->copies[k].time_ns);
     add_ops(&t->memsets, s->memsets.count, s->memsets.bytes, s->memsets.time_ns);
+    add_ops(&t->syncs, s->syncs.count, 0, s->syncs.time_ns);
     t->bad_lines += res->bad_lines;
     t->bad_rows += res->bad_records + s->bad;
     t->dropped += res->other_session;

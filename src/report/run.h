@@ -69,6 +69,7 @@ typedef struct fl_run {
     fl_run_kernel *kernels; /* merged by name, by total_ns descending (after finish) */
     size_t n_kernels, cap_kernels;
     fl_run_ops copies[FL_RUN_COPY_KINDS], memsets;
+    fl_run_ops syncs;     /* synchronization_event_batch rows: count, time_ns (bytes 0) */
     uint64_t pc_samples;  /* PcSampling's samples ("_not_issued" subsets left out) */
     fl_run_stall *stalls; /* by reason, by samples descending (after finish) */
     size_t n_stalls, cap_stalls;

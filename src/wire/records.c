@@ -214,6 +214,36 @@ static void put_ident(fl_buf *b, const fl_ident *id)
 
 /* ------------------------------------------------------------- lifecycle */
 
+/* A string or null. */
+static void put_opt_str(fl_buf *b, const char *s)
+{
+    if (s)
+        fl_buf_str(b, s);
+    else
+        FL_BUF_LIT(b, "null");
+}
+
+/* job_start's place in the run: every key, null where unknown - all of
+ * them only with a run_id, the presence test GPUFlight uses for its run
+ * keys (a writer that knows no run writes GPUFlight's line as it was). */
+static void put_run(fl_buf *b, const fl_run_ident *r)
+{
+    if (!r->run_id)
+        return;
+    fl_put_key(b, "run_id");
+    fl_buf_str(b, r->run_id);
+    fl_put_key(b, "rank");
+    fl_buf_opt_i64(b, r->have_rank, r->rank);
+    fl_put_key(b, "local_rank");
+    fl_buf_opt_i64(b, r->have_local_rank, r->local_rank);
+    fl_put_key(b, "world_size");
+    fl_buf_opt_i64(b, r->have_world_size, r->world_size);
+    fl_put_key(b, "rank_source");
+    put_opt_str(b, r->rank_source);
+    fl_put_key(b, "monotonic_ns");
+    fl_buf_opt_i64(b, r->mono_ns > 0, (int64_t)r->mono_ns);
+}
+
 void fl_rec_job_start(fl_buf *b, const fl_ident *id, const fl_job_start *js)
 {
     fl_put_open(b, FL_T_JOB_START);
@@ -244,6 +274,7 @@ void fl_rec_job_start(fl_buf *b, const fl_ident *id, const fl_job_start *js)
         fl_put_key(b, "profiling_engine");
         fl_buf_str(b, js->profiling_engine);
     }
+    put_run(b, &js->run);
     FL_BUF_LIT(b, "}\n");
 }
 

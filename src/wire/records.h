@@ -70,6 +70,17 @@ typedef struct fl_ident {
     const char *session_id;
 } fl_ident;
 
+/* A session's place in its run (recorder/run_ident.c).  A rank, local
+ * rank or world size the launcher did not say has its have_ bit clear and
+ * is written null (rank 0 is a real rank), so a zeroed struct says none. */
+typedef struct fl_run_ident {
+    const char *run_id;      /* NULL: none of these keys written */
+    const char *rank_source; /* the variable the rank came from ("RANK", ...); NULL: none */
+    int64_t rank, local_rank, world_size;
+    bool have_rank, have_local_rank, have_world_size;
+    uint64_t mono_ns; /* CLOCK_MONOTONIC when job_start's ts_ns was read; 0: not read */
+} fl_run_ident;
+
 typedef struct fl_job_start {
     const char *log_path;
     uint64_t ts_ns;
@@ -83,6 +94,8 @@ typedef struct fl_job_start {
     size_t n_cuda_static;
     const char *session_kind;     /* "monitor" | "trace" */
     const char *profiling_engine; /* "nvidia.trace", ...; NULL: key left out */
+    fl_run_ident run;             /* run_id, rank, local_rank, world_size, rank_source,
+                                     monotonic_ns */
 } fl_job_start;
 
 /* Each function appends exactly one line, '\n' included. */

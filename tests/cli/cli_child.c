@@ -47,6 +47,14 @@
  *   printenv NAME...           prints "NAME=VALUE" (or "NAME unset") per name
  *   count PATH [K S]           appends "run" to PATH; exits S when PATH then
  *                              has K lines (the K-th run), else 0
+ *   rank UUID G0 G1 NCCL SYNC  a traced process of a run, without CUDA:
+ *                              writes $GPUFL_LOG_PATH/UUID/device.log as
+ *                              the recorder would (job_start with
+ *                              $GPUFL_RUN_ID, $RANK, $WORLD_SIZE,
+ *                              $LOCAL_RANK, this host; kernels gemm of G0
+ *                              and G1 ns, one NCCL kernel of NCCL ns, one
+ *                              4096-byte copy, one synchronization of SYNC
+ *                              ns); exits 0, 97 when it cannot
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -309,6 +317,59 @@ static int mode_count(const char *path, long fail_at, int status)
     return lines == fail_at ? status : 0;
 }
 
+/* An integer variable of the environment as JSON (null when unset). */
+static const char *env_num(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : "null";
+}
+
+static int mode_rank(char **a)
+{
+    const char *log = getenv("GPUFL_LOG_PATH"), *run = getenv("GPUFL_RUN_ID");
+    char host[256] = "", path[4096];
+    gethostname(host, sizeof host);
+    snprintf(path, sizeof path, "%s/%s", log ? log : ".", a[0]);
+    if (!log || mkdir(path, 0755) != 0)
+        return 97;
+    strncat(path, "/device.log", sizeof path - strlen(path) - 1);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return 97;
+    const char *sid = a[0];
+    struct timespec mono, wall; /* read together, as the recorder does */
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    clock_gettime(CLOCK_REALTIME, &wall);
+    long long mono_ns = mono.tv_sec * 1000000000LL + mono.tv_nsec;
+    long long wall_ns = wall.tv_sec * 1000000000LL + wall.tv_nsec;
+    fprintf(f,
+            "{\"version\":1,\"type\":\"job_start\",\"pid\":%d,\"app\":\"gp_cli_child\","
+            "\"session_id\":\"%s\",\"log_path\":\"x\",\"ts_ns\":%lld,"
+            "\"hostname\":\"%s\",\"devices\":[],\"session_kind\":\"trace\","
+            "\"profiling_engine\":\"nvidia.trace\",\"run_id\":\"%s\",\"rank\":%s,"
+            "\"local_rank\":%s,\"world_size\":%s,\"rank_source\":\"RANK\","
+            "\"monotonic_ns\":%lld}\n",
+            (int)getpid(), sid, wall_ns, host, run ? run : "", env_num("RANK"),
+            env_num("LOCAL_RANK"), env_num("WORLD_SIZE"), mono_ns);
+    fprintf(f,
+            "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"%s\","
+            "\"kernel_dict\":{\"1\":\"gemm\",\"2\":\"ncclDevKernel_AllReduce_Sum_f32\"}}\n"
+            "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":\"%s\","
+            "\"batch_id\":1,\"base_time_ns\":1760000000001000000,\"columns\":[\"dt_ns\","
+            "\"kernel_id\",\"duration_ns\"],\"rows\":[[0,1,%s],[10,1,%s],[20,2,%s]]}\n"
+            "{\"version\":1,\"type\":\"memcpy_event_batch\",\"session_id\":\"%s\","
+            "\"batch_id\":1,\"base_time_ns\":1760000000001000000,\"columns\":[\"dt_ns\","
+            "\"stream_id\",\"duration_ns\",\"bytes\",\"copy_kind\",\"corr_id\"],"
+            "\"rows\":[[0,7,100,4096,1,5]]}\n"
+            "{\"version\":1,\"type\":\"synchronization_event_batch\",\"session_id\":\"%s\","
+            "\"batch_id\":1,\"base_time_ns\":1760000000002000000,\"columns\":[\"dt_ns\","
+            "\"duration_ns\",\"sync_type\"],\"rows\":[[0,%s,1]]}\n"
+            "{\"type\":\"shutdown\",\"pid\":%d,\"app\":\"gp_cli_child\",\"session_id\":"
+            "\"%s\",\"ts_ns\":1760000000009000000}\n",
+            sid, sid, a[1], a[2], a[3], sid, sid, a[4], (int)getpid(), sid);
+    return fclose(f) == 0 ? 0 : 97;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -339,6 +400,8 @@ int main(int argc, char **argv)
         return mode_tty();
     if (strcmp(mode, "sigstate") == 0)
         return mode_sigstate();
+    if (strcmp(mode, "rank") == 0 && argc > 6)
+        return mode_rank(argv + 2);
     if (strcmp(mode, "inject") == 0 && argc > 6)
         return mode_inject(argv + 2, argc - 2);
     if (strcmp(mode, "env") == 0 && argc > 3) /* env NAME VALUE: 0 when set so */

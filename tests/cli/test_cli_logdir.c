@@ -143,11 +143,59 @@ static void test_errors_and_switch(void)
     h_result_free(&r);
 }
 
+/* The run id: the CLI's own session and CMD share one (a fresh UUID v4,
+ * or GPUFL_RUN_ID as given); a bad one is a usage error, CMD not run. */
+static void test_run_id(void)
+{
+    h_scenario("device 0\n");
+    char base[512], dir[1024], marker[512];
+    h_path(base, sizeof base, "logs3");
+    h_path(marker, sizeof marker, "ran3");
+    const char *argv[] = {h_cli,   "-q",       "--log-dir",    base, "--",
+                          h_child, "printenv", "GPUFL_RUN_ID", NULL};
+    h_result r;
+    h_run(argv, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    session_of(base, dir, sizeof dir);
+    fl_log sys;
+    CHECK_INT(fl_log_read(&sys, dir, "system"), 0);
+    const char *id = sys.n ? json_string_value(json_object_get(sys.lines[0], "run_id")) : NULL;
+    CHECK(id && strlen(id) == 36 && id[14] == '4');
+    char want[128];
+    snprintf(want, sizeof want, "GPUFL_RUN_ID=%s\n", id ? id : "?");
+    CHECK_STR(r.out, want);
+    fl_log_free(&sys);
+    h_result_free(&r);
+    fl_rmtree(base);
+
+    const char *given[] = {"GPUFL_RUN_ID=slurm-4711", NULL};
+    h_run(argv, given, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_STR(r.out, "GPUFL_RUN_ID=slurm-4711\n");
+    session_of(base, dir, sizeof dir);
+    CHECK_INT(fl_log_read(&sys, dir, "system"), 0);
+    if (sys.n)
+        CHECK_STR(json_string_value(json_object_get(sys.lines[0], "run_id")), "slurm-4711");
+    fl_log_free(&sys);
+    h_result_free(&r);
+    fl_rmtree(base);
+
+    const char *bad[] = {"GPUFL_RUN_ID=two words", NULL};
+    const char *a2[] = {h_cli, "--log-dir", base, "--", h_child, "touch", marker, NULL};
+    h_run(a2, bad, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_CONTAINS(r.err, "gpu-profile: GPUFL_RUN_ID=\"two words\" is not a run id: use 1 to 64");
+    CHECK(!h_exists(marker));
+    CHECK(!h_exists(base));
+    h_result_free(&r);
+}
+
 int main(void)
 {
     h_init();
     test_recorded_run();
     test_errors_and_switch();
+    test_run_id();
     h_cleanup();
     return check_done("test_cli_logdir");
 }

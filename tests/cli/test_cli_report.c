@@ -153,13 +153,13 @@ static void test_errors(void)
     CHECK_CONTAINS(r.err, "--format is missing: use chrome-trace or csv");
     h_result_free(&r);
 
-    /* A session id that is not there. */
+    /* A session id that is not there: a usage error listing those that are. */
     char logs[512];
     snprintf(logs, sizeof logs, "%s/fixtures/gpufl-session", check_env("GP_TEST_SOURCE_DIR"));
     const char *sess[] = {h_cli, "report", "--session", "nope", logs, NULL};
     run(sess, &r);
-    CHECK_INT(r.code, 1);
-    CHECK_CONTAINS(r.err, "nope");
+    CHECK_INT(r.code, 125);
+    CHECK_CONTAINS(r.err, "report: --session 'nope': no such session; the sessions: ");
     h_result_free(&r);
 
     /* An output that cannot be written. */

@@ -327,6 +327,143 @@ static void test_session_layout(void)
     }
 }
 
+/* ------------------------------------------------------------ the run */
+
+static const char *const rank_vars[] = {"RANK",
+                                        "WORLD_SIZE",
+                                        "LOCAL_RANK",
+                                        "OMPI_COMM_WORLD_RANK",
+                                        "OMPI_COMM_WORLD_SIZE",
+                                        "OMPI_COMM_WORLD_LOCAL_RANK",
+                                        "PMI_RANK",
+                                        "PMI_SIZE",
+                                        "MPI_LOCALRANKID",
+                                        "SLURM_PROCID",
+                                        "SLURM_NTASKS",
+                                        "SLURM_LOCALID",
+                                        "GPUFL_RUN_ID"};
+
+/* One session with the environment as the caller set it; its job_start
+ * (the system channel's first line), owned by the caller. */
+static json_t *run_job_start(const char *sub)
+{
+    gpufl_init_options o = base_opts(sub);
+    o.system_sample_rate_ms = 0;
+    o.log_fn = capture_line;
+    n_captured = 0;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    char dir[600];
+    gpufl_session_dir(dir, sizeof dir);
+    gpufl_shutdown();
+    fl_log log;
+    json_t *js = NULL;
+    if (fl_log_read(&log, dir, "system") == 0 && log.n > 0) {
+        js = json_incref(log.lines[0]);
+        fl_log_free(&log);
+    }
+    CHECK(js != NULL);
+    CHECK_STR(log_type(js), "job_start");
+    return js;
+}
+
+static bool is_null(json_t *js, const char *key)
+{
+    json_t *v = json_object_get(js, key);
+    return v && json_is_null(v); /* present, and null: never absent, never 0 */
+}
+
+static bool said(const char *needle)
+{
+    for (int i = 0; i < n_captured; i++)
+        if (strstr(captured[i], needle))
+            return true;
+    return false;
+}
+
+/* job_start's run_id, rank, local_rank, world_size, rank_source,
+ * monotonic_ns and hostname (docs/concepts.md, "Runs"). */
+static void test_run_ident(void)
+{
+    setenv("FAKE_NVML_SCENARIO", "", 1);
+    for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++)
+        unsetenv(rank_vars[i]);
+
+    /* No launcher: a fresh UUID v4, every rank key null, not 0. */
+    json_t *js = run_job_start("run_none");
+    const char *id = json_string_value(json_object_get(js, "run_id"));
+    CHECK(id && strlen(id) == 36 && id[14] == '4' && strchr("89ab", id[19]));
+    CHECK(is_null(js, "rank") && is_null(js, "local_rank") && is_null(js, "world_size"));
+    CHECK(is_null(js, "rank_source"));
+    CHECK(json_is_integer(json_object_get(js, "monotonic_ns")) && fl_int(js, "monotonic_ns") > 0);
+    char host[256] = "";
+    gethostname(host, sizeof host);
+    CHECK_STR(json_string_value(json_object_get(js, "hostname")), host);
+    json_t *again = run_job_start("run_none2"); /* each in-process init its own run */
+    CHECK(strcmp(id, json_string_value(json_object_get(again, "run_id"))) != 0);
+    json_decref(again);
+    json_decref(js);
+
+    /* torchrun's variables win over the outer launcher's (srun here);
+     * rank 0 is a real rank. */
+    setenv("GPUFL_RUN_ID", "job-42.a:b_c", 1);
+    setenv("RANK", "0", 1);
+    setenv("WORLD_SIZE", "2", 1);
+    setenv("LOCAL_RANK", "0", 1);
+    setenv("SLURM_PROCID", "5", 1);
+    setenv("SLURM_NTASKS", "8", 1);
+    js = run_job_start("run_torch");
+    CHECK_STR(json_string_value(json_object_get(js, "run_id")), "job-42.a:b_c");
+    CHECK(json_is_integer(json_object_get(js, "rank")));
+    CHECK_INT(fl_int(js, "rank"), 0);
+    CHECK_INT(fl_int(js, "world_size"), 2);
+    CHECK_INT(fl_int(js, "local_rank"), 0);
+    CHECK_STR(json_string_value(json_object_get(js, "rank_source")), "RANK");
+    json_decref(js);
+
+    /* Open MPI without a local rank: that key alone null; the SLURM
+     * family below it not mixed in. */
+    unsetenv("RANK");
+    unsetenv("WORLD_SIZE");
+    unsetenv("LOCAL_RANK");
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+    setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+    js = run_job_start("run_ompi");
+    CHECK_INT(fl_int(js, "rank"), 3);
+    CHECK_INT(fl_int(js, "world_size"), 4);
+    CHECK(is_null(js, "local_rank"));
+    CHECK_STR(json_string_value(json_object_get(js, "rank_source")), "OMPI_COMM_WORLD_RANK");
+    json_decref(js);
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+
+    /* SLURM alone. */
+    setenv("SLURM_LOCALID", "1", 1);
+    js = run_job_start("run_slurm");
+    CHECK_INT(fl_int(js, "rank"), 5);
+    CHECK_INT(fl_int(js, "world_size"), 8);
+    CHECK_INT(fl_int(js, "local_rank"), 1);
+    CHECK_STR(json_string_value(json_object_get(js, "rank_source")), "SLURM_PROCID");
+    json_decref(js);
+    unsetenv("SLURM_PROCID");
+    unsetenv("SLURM_NTASKS");
+    unsetenv("SLURM_LOCALID");
+
+    /* Bad values: said, named, left out (null); the session still runs. */
+    setenv("GPUFL_RUN_ID", "bad id!", 1);
+    setenv("PMI_RANK", "7", 1);
+    setenv("PMI_SIZE", "4", 1); /* a rank past the world size */
+    js = run_job_start("run_bad");
+    id = json_string_value(json_object_get(js, "run_id"));
+    CHECK(id && strlen(id) == 36 && id[14] == '4');
+    CHECK(is_null(js, "rank") && is_null(js, "world_size") && is_null(js, "rank_source"));
+    CHECK(said("GPUFL_RUN_ID=\"bad id!\" is not a run id"));
+    CHECK(said("PMI_SIZE=\"4\""));
+    json_decref(js);
+    for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++)
+        unsetenv(rank_vars[i]);
+}
+
 /* ------------------------------------------------------------ scopes */
 
 #define N_THREADS 4
@@ -937,6 +1074,7 @@ int main(void)
     make_tmp();
     test_kill_switch(); /* first: this process has not loaded NVML yet */
     test_session_layout();
+    test_run_ident();
     test_debug_stderr();
     test_scopes_threads(0);
     test_scopes_threads(1);

@@ -127,7 +127,8 @@ static void test_options_init(void)
     CHECK_INT(o.format, GPUFL_REPORT_TEXT);
     CHECK_U64(o.sections, GPUFL_SECTION_ALL);
     gpufl_report_options_init(NULL);
-    CHECK_U64(GPUFL_SECTION_ALL, 0x3ff);
+    CHECK_U64(GPUFL_SECTION_ALL, 0x7ff);
+    CHECK_U64(GPUFL_SECTION_RUN, 1024);
     CHECK_U64(GPUFL_SECTION_PERF, 512);
     CHECK_U64(GPUFL_SECTION_READ, 256);
     gpufl_free(NULL);
@@ -367,9 +368,9 @@ static void test_errors(void)
     CHECK_STR(err.message, "gpufl_report_logs: format 2: use GPUFL_REPORT_TEXT (0) or "
                            "GPUFL_REPORT_JSON (1)");
     gpufl_report_options_init(&o);
-    o.sections = 0x400;
+    o.sections = 0x800;
     CHECK_INT(gpufl_report_logs(g_tmp, &o, &out, NULL, &err), GPUFL_ERR_INVALID_ARG);
-    CHECK_CONTAINS(err.message, "sections 0x400 has bits outside GPUFL_SECTION_ALL (0x3ff)");
+    CHECK_CONTAINS(err.message, "sections 0x800 has bits outside GPUFL_SECTION_ALL (0x7ff)");
 
     out = (char *)1;
     CHECK_INT(gpufl_report_logs("/nonexistent/gp/logs", NULL, &out, &len, &err), GPUFL_ERR_IO);

@@ -957,13 +957,13 @@ static void test_empty(void)
 
 /* The sections are one table {bit, text, json} (report_int.h's
  * FL_REPORT_SECTIONS, issue 34): one bit each, together
- * GPUFL_SECTION_ALL, both renderings in every row, the perf metrics
- * printed after the stalls; and the rows rendered one by one from the
+ * GPUFL_SECTION_ALL, both renderings in every row, the run first (issue
+ * 35), the perf metrics printed after the stalls; and the rows rendered one by one from the
  * figures are the whole text, byte for byte. */
 static void test_section_rows(void)
 {
     unsigned all = 0;
-    CHECK_U64(fl_report_n_sections, 10);
+    CHECK_U64(fl_report_n_sections, 11);
     for (size_t i = 0; i < fl_report_n_sections; i++) {
         const fl_report_section *s = &fl_report_sections[i];
         CHECK(s->bit != 0 && (s->bit & (s->bit - 1)) == 0);
@@ -972,10 +972,11 @@ static void test_section_rows(void)
         all |= s->bit;
     }
     CHECK_U64(all, GPUFL_SECTION_ALL);
-    CHECK_U64(fl_report_sections[0].bit, GPUFL_SECTION_SUMMARY);
-    CHECK_U64(fl_report_sections[6].bit, GPUFL_SECTION_STALLS);
-    CHECK_U64(fl_report_sections[7].bit, GPUFL_SECTION_PERF);
-    CHECK_U64(fl_report_sections[9].bit, GPUFL_SECTION_READ);
+    CHECK_U64(fl_report_sections[0].bit, GPUFL_SECTION_RUN);
+    CHECK_U64(fl_report_sections[1].bit, GPUFL_SECTION_SUMMARY);
+    CHECK_U64(fl_report_sections[7].bit, GPUFL_SECTION_STALLS);
+    CHECK_U64(fl_report_sections[8].bit, GPUFL_SECTION_PERF);
+    CHECK_U64(fl_report_sections[10].bit, GPUFL_SECTION_READ);
 
     char tmp[1024], dir[4096];
     CHECK(rs_tmpdir(tmp, sizeof tmp, "report-rows") == 0);

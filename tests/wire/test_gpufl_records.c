@@ -212,7 +212,23 @@ static void golden_job_start(void)
     fl_rec_job_start(&b, &ident, &js);
     /* Without an engine the key is left out, not null. */
     CHECK(b.p && strstr(b.p, "profiling_engine") == NULL);
+    /* Without a run_id none of the run keys (GPUFlight's line as it was). */
+    CHECK(b.p && strstr(b.p, "\"run_id\"") == NULL && strstr(b.p, "\"rank\"") == NULL);
     finish(&b, "job_start.ndjson");
+
+    /* With one: every run key, rank 0 as 0, what is unknown null. */
+    js.run = (fl_run_ident){.run_id = "r-1",
+                            .rank_source = "RANK",
+                            .rank = 0,
+                            .have_rank = true,
+                            .world_size = 2,
+                            .have_world_size = true,
+                            .mono_ns = 12345};
+    fl_rec_job_start(&b, &ident, &js);
+    CHECK(b.p &&
+          strstr(b.p, ",\"run_id\":\"r-1\",\"rank\":0,\"local_rank\":null,"
+                      "\"world_size\":2,\"rank_source\":\"RANK\",\"monotonic_ns\":12345}\n"));
+    fl_buf_free(&b);
 }
 
 /* gpu_static_devices with a whole GPU (mig info given, is_mig 0: no key)

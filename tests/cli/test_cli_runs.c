@@ -1,0 +1,364 @@
+/*
+ * test_cli_runs.c - `gpu-profile report` / `export` on the runs of log
+ * directories (issue 35, section 2): a two-process run under `--engine
+ * trace` read back as one run with the command's own Monitor session (the
+ * run id given to both children through the environment, each rank's
+ * figures exact in the JSON); a directory of two runs and a session of no
+ * run (the most recent shown, the others listed; --run / --session pick;
+ * a bad ID is 125 listing what exists; the text's run section against a
+ * golden); two hosts' directories merged by run id with the clocks'
+ * alignment stated; export picking the run's session.
+ */
+#include "harness.h"
+
+#include "fl_log.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <sys/time.h>
+
+#define RUN_A "run-a"
+#define RUN_B "run-b"
+
+/* A traced session as the recorder writes one: job_start (run_id NULL:
+ * the key left out; rank < 0: null), two kernels of k0 and k1 ns (the
+ * second an NCCL kernel), a shutdown; its directory's mtime set to mtime
+ * (what "the most recent" is decided on, without waiting). */
+static void session(const char *base, const char *sid, const char *run_id, int rank, int world,
+                    const char *host, int pid, long long wall_minus_mono, long k0, long k1,
+                    time_t mtime)
+{
+    char dir[1024], path[1100], run[128] = "", rk[16] = "null", ws[16] = "null";
+    snprintf(dir, sizeof dir, "%s/%s", base, sid);
+    mkdir(base, 0755);
+    CHECK_INT(mkdir(dir, 0755), 0);
+    if (rank >= 0)
+        snprintf(rk, sizeof rk, "%d", rank);
+    if (world > 0)
+        snprintf(ws, sizeof ws, "%d", world);
+    if (run_id)
+        snprintf(run, sizeof run,
+                 ",\"run_id\":\"%s\",\"rank\":%s,\"local_rank\":null,\"world_size\":%s,"
+                 "\"rank_source\":%s,\"monotonic_ns\":%lld",
+                 run_id, rk, ws, rank >= 0 ? "\"RANK\"" : "null",
+                 1760000000000000000LL - wall_minus_mono);
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"version\":1,\"type\":\"job_start\",\"pid\":%d,\"app\":\"train\",\"session_id\":"
+             "\"%s\",\"log_path\":\"x\",\"ts_ns\":1760000000000000000,\"hostname\":\"%s\","
+             "\"devices\":[],\"session_kind\":\"trace\",\"profiling_engine\":\"nvidia.trace\"%s}\n"
+             "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"%s\","
+             "\"kernel_dict\":{\"1\":\"gemm\",\"2\":\"ncclKernel_AllReduce\"}}\n"
+             "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":\"%s\",\"batch_id\":1,"
+             "\"base_time_ns\":1760000000001000000,\"columns\":[\"dt_ns\",\"kernel_id\","
+             "\"duration_ns\"],\"rows\":[[0,1,%ld],[10,2,%ld]]}\n"
+             "{\"type\":\"shutdown\",\"pid\":%d,\"app\":\"train\",\"session_id\":\"%s\","
+             "\"ts_ns\":1760000000009000000}\n",
+             pid, sid, host, run, sid, sid, k0, k1, pid, sid);
+    snprintf(path, sizeof path, "%s/device.log", dir);
+    h_write_file(path, text, strlen(text));
+    struct timeval tv[2] = {{mtime, 0}, {mtime, 0}};
+    CHECK_INT(utimes(path, tv), 0);
+    CHECK_INT(utimes(dir, tv), 0);
+}
+
+static json_t *run_json(const char *const *argv, int want_code)
+{
+    h_result r;
+    h_run(argv, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, want_code);
+    if (r.code != want_code)
+        fprintf(stderr, "stderr: %s\n", r.err);
+    json_t *j = json_loads(r.out, 0, NULL);
+    CHECK(j != NULL);
+    h_result_free(&r);
+    return j;
+}
+
+static json_t *proc(json_t *run, size_t k)
+{
+    return json_array_get(json_object_get(run, "processes"), k);
+}
+
+static long long num(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    CHECK(json_is_integer(v));
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -999;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "(not a string)";
+}
+
+static bool null_at(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return v && json_is_null(v);
+}
+
+/* ------------------------------------------------- two processes, one run */
+
+static void test_two_process_run(void)
+{
+    h_scenario("device 0\n");
+    char plugin_file[512], plugin[PATH_MAX], base[512], cmd[2048];
+    h_path(plugin_file, sizeof plugin_file, "fake-cupti.so");
+    h_write_file(plugin_file, "not really a plugin\n", 20);
+    CHECK(realpath(plugin_file, plugin) != NULL);
+    h_path(base, sizeof base, "run2");
+    /* Two workers as torchrun starts them: RANK / WORLD_SIZE each, and
+     * nothing else from us - the run id is inherited. */
+    snprintf(cmd, sizeof cmd,
+             "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 \"$0\" rank r0 1000 2000 500 700 & "
+             "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 \"$0\" rank r1 3000 4000 500 300; wait $!; wait");
+    char env_plugin[PATH_MAX + 32];
+    snprintf(env_plugin, sizeof env_plugin, "GPUFL_CUPTI_PLUGIN=%s", plugin);
+    const char *env[] = {env_plugin, NULL};
+    const char *argv[] = {h_cli, "-q",      "--engine", "trace", "--log-dir", base,
+                          "--",  "/bin/sh", "-c",       cmd,     h_child,     NULL};
+    h_result r;
+    h_run(argv, env, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    if (r.code != 0)
+        fprintf(stderr, "stderr: %s\n", r.err);
+    h_result_free(&r);
+
+    const char *rep[] = {h_cli, "report", "--format", "json", base, NULL};
+    json_t *j = run_json(rep, 0);
+    json_t *run = json_object_get(j, "run");
+    CHECK(json_is_object(run));
+    const char *id = str(run, "run_id");
+    CHECK_INT(strlen(id), 36); /* the CLI's fresh UUID, shared by all three */
+    CHECK_STR(str(run, "picked_by"), "most_recent");
+    CHECK_INT(json_array_size(json_object_get(run, "processes")), 3);
+    /* rank 0: gemm 1000 + 2000, NCCL 500, one copy, one sync of 700 ns. */
+    json_t *p0 = proc(run, 0), *p1 = proc(run, 1), *mon = proc(run, 2);
+    CHECK_INT(num(p0, "rank"), 0);
+    CHECK_INT(num(p0, "local_rank"), 0);
+    CHECK_INT(num(p0, "world_size"), 2);
+    CHECK_STR(str(p0, "session_id"), "r0");
+    CHECK(num(p0, "pid") > 0);
+    CHECK_INT(num(p0, "gpu_time_ns"), 3500);
+    CHECK_INT(num(p0, "kernel_launches"), 3);
+    CHECK_INT(num(p0, "memcpy_count"), 1);
+    CHECK_INT(num(p0, "memcpy_bytes"), 4096);
+    CHECK_INT(num(p0, "synchronizations"), 1);
+    CHECK_INT(num(p0, "synchronization_time_ns"), 700);
+    CHECK_STR(str(p0, "busiest_kernel"), "gemm");
+    CHECK_INT(num(p0, "busiest_kernel_ns"), 3000);
+    CHECK_INT(num(p0, "nccl_time_ns"), 500);
+    CHECK(fabs(json_number_value(json_object_get(p0, "nccl_pct")) - 500.0 * 100 / 3500) < 1e-3);
+    CHECK_INT(num(p1, "rank"), 1);
+    CHECK_INT(num(p1, "gpu_time_ns"), 7500);
+    CHECK_INT(num(p1, "synchronization_time_ns"), 300);
+    CHECK_INT(num(p1, "busiest_kernel_ns"), 7000);
+    /* gpu-profile's own session: the same run, no rank, figures unknown. */
+    CHECK_STR(str(mon, "session_kind"), "monitor");
+    CHECK(null_at(mon, "rank") && null_at(mon, "world_size"));
+    CHECK(null_at(mon, "gpu_time_ns") && null_at(mon, "kernel_launches"));
+    CHECK(num(mon, "pid") > 0);
+    /* The median of 3500 and 7500; both off it by 36 %: stragglers. */
+    CHECK_INT(num(run, "median_gpu_time_ns"), 5500);
+    json_t *st = json_object_get(run, "stragglers");
+    CHECK_INT(json_array_size(st), 2);
+    CHECK_INT(num(json_array_get(st, 1), "rank"), 1);
+    CHECK(fabs(json_number_value(json_object_get(json_array_get(st, 1), "off_median_pct")) -
+               2000.0 * 100 / 5500) < 1e-3);
+    /* The other sections: rank 1's session, the run's most GPU time. */
+    CHECK_STR(str(run, "report_session_id"), "r1");
+    CHECK_STR(str(json_object_get(j, "session"), "session_id"), "r1");
+    CHECK_INT(num(json_object_get(j, "summary"), "kernel_time_ns"), 7500);
+    json_t *clock = json_object_get(run, "clock");
+    CHECK_STR(str(clock, "cross_host_skew"), "single_host");
+    CHECK_INT(json_array_size(json_object_get(run, "other_runs")), 0);
+    /* The devices as the run used them: gpu-profile's own session's rows
+     * (the fake NVML's device 0), beside every process's kernels. */
+    json_t *devs = json_object_get(run, "devices");
+    CHECK_STR(str(devs, "session_id"), str(mon, "session_id"));
+    json_t *d0 = json_array_get(json_object_get(devs, "items"), 0);
+    CHECK_INT(json_array_size(json_object_get(devs, "items")), 1);
+    CHECK_INT(num(d0, "device_id"), 0);
+    CHECK(num(d0, "samples") >= 1);
+    CHECK(json_is_number(json_object_get(d0, "util_gpu_mean_pct")));
+    json_decref(j);
+    fl_rmtree(base);
+}
+
+/* ------------------------------------------------ several runs in a directory */
+
+static void make_two_runs(const char *base)
+{
+    /* run-a: ranks 0 and 1 on node-a, written last; run-b: one rank,
+     * earlier; a session of no run (GPUFlight's, or before run ids),
+     * earliest. */
+    session(base, "a0", RUN_A, 0, 2, "node-a", 100, 5000, 1000, 200, 1700000300);
+    session(base, "a1", RUN_A, 1, 2, "node-a", 101, 5000, 5000, 200, 1700000200);
+    session(base, "b0", RUN_B, 0, 1, "node-a", 200, 5000, 40, 2, 1700000100);
+    session(base, "legacy", NULL, -1, 0, "node-a", 300, 0, 7, 0, 1700000000);
+}
+
+static void test_two_runs(void)
+{
+    char base[512];
+    h_path(base, sizeof base, "tworuns");
+    make_two_runs(base);
+
+    const char *dflt[] = {h_cli, "report", "--format", "json", base, NULL};
+    json_t *j = run_json(dflt, 0);
+    json_t *run = json_object_get(j, "run");
+    CHECK_STR(str(run, "run_id"), RUN_A);
+    CHECK_STR(str(run, "picked_by"), "most_recent");
+    CHECK_INT(json_array_size(json_object_get(run, "processes")), 2);
+    CHECK_INT(num(proc(run, 0), "gpu_time_ns"), 1200);
+    CHECK_INT(num(proc(run, 1), "gpu_time_ns"), 5200);
+    CHECK_STR(str(run, "report_session_id"), "a1");
+    json_t *others = json_object_get(run, "other_runs");
+    CHECK_INT(json_array_size(others), 2);
+    CHECK_STR(str(json_array_get(others, 0), "run_id"), RUN_B);
+    CHECK_INT(num(json_array_get(others, 0), "sessions"), 1);
+    CHECK(null_at(json_array_get(others, 1), "run_id"));
+    CHECK_STR(json_string_value(
+                  json_array_get(json_object_get(json_array_get(others, 1), "session_ids"), 0)),
+              "legacy");
+    json_decref(j);
+
+    const char *byrun[] = {h_cli, "report", "--format", "json", "--run", RUN_B, base, NULL};
+    j = run_json(byrun, 0);
+    run = json_object_get(j, "run");
+    CHECK_STR(str(run, "run_id"), RUN_B);
+    CHECK_STR(str(run, "picked_by"), "run");
+    CHECK_INT(num(proc(run, 0), "gpu_time_ns"), 42);
+    CHECK_STR(str(json_object_get(j, "session"), "session_id"), "b0");
+    json_decref(j);
+
+    const char *bysess[] = {h_cli, "report", "--format", "json", "--session", "a0", base, NULL};
+    j = run_json(bysess, 0);
+    run = json_object_get(j, "run");
+    CHECK_STR(str(run, "run_id"), RUN_A);
+    CHECK_STR(str(run, "picked_by"), "session");
+    CHECK_STR(str(run, "report_session_id"), "a0");
+    CHECK_STR(str(json_object_get(j, "session"), "session_id"), "a0");
+    json_decref(j);
+
+    const char *legacy[] = {h_cli, "report", "--format", "json", "--session", "legacy", base, NULL};
+    j = run_json(legacy, 0);
+    run = json_object_get(j, "run");
+    CHECK(null_at(run, "run_id"));
+    CHECK_INT(json_array_size(json_object_get(run, "other_runs")), 2);
+    json_decref(j);
+
+    /* Bad IDs: usage errors listing what is there, nothing on stdout. */
+    h_result r;
+    const char *badrun[] = {h_cli, "report", "--run", "nope", base, NULL};
+    h_run(badrun, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: report: --run 'nope': no such run; the runs: run-a (2 "
+                     "sessions), run-b (1 session)\n");
+    CHECK_INT(r.out_len, 0);
+    h_result_free(&r);
+    const char *badsess[] = {h_cli, "export", "--format", "csv", "--session", "nope", base, NULL};
+    h_run(badsess, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: export: --session 'nope': no such session; the sessions: a0, "
+                     "a1, b0, legacy\n");
+    CHECK_INT(r.out_len, 0);
+    h_result_free(&r);
+    const char *both[] = {h_cli, "report", "--run", RUN_A, "--session", "a0", base, NULL};
+    h_run(both, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    h_result_free(&r);
+
+    /* The text: the run section first (golden), then the busiest rank's
+     * report. */
+    const char *text[] = {h_cli, "report", base, NULL};
+    h_run(text, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    const char *end = strstr(r.out, "\nreport  ");
+    char *sec = strndup(r.out, end ? (size_t)(end - r.out) : r.out_len);
+    check_golden("cli_runs/two_runs.txt", sec, "test_cli_runs");
+    free(sec);
+    CHECK_CONTAINS(r.out, "session a1");
+    h_result_free(&r);
+
+    /* export: the run's session of most GPU time, said on stderr. */
+    const char *exp[] = {h_cli, "export", "--format", "csv", base, NULL};
+    h_run(exp, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_STR(r.err, "gpu-profile: export: run run-a has 2 sessions: exporting a1 (the run's most "
+                     "GPU time), --session ID for another\n");
+    CHECK_CONTAINS(r.out, "5000");
+    h_result_free(&r);
+    fl_rmtree(base);
+}
+
+/* ------------------------------------------------------- hosts merged */
+
+static void test_hosts_merged(void)
+{
+    char h1[512], h2[512];
+    h_path(h1, sizeof h1, "host1");
+    h_path(h2, sizeof h2, "host2");
+    /* node-a's two sessions' wall clocks 1500 ns apart against the
+     * monotonic clock they share: the wall clock stepped between them. */
+    session(h1, "m0", "job-9", 0, 3, "node-a", 10, 1000000, 100, 0, 1700000000);
+    session(h1, "m1", "job-9", 1, 3, "node-a", 11, 1001500, 100, 0, 1700000000);
+    session(h2, "m2", "job-9", 2, 3, "node-b", 10, 77, 400, 0, 1700000000);
+    const char *argv[] = {h_cli, "report", "--format", "json", h1, h2, NULL};
+    json_t *j = run_json(argv, 0);
+    json_t *run = json_object_get(j, "run");
+    CHECK_STR(str(run, "run_id"), "job-9");
+    CHECK_INT(json_array_size(json_object_get(run, "processes")), 3);
+    CHECK_INT(num(proc(run, 2), "rank"), 2);
+    CHECK_STR(str(proc(run, 2), "host"), "node-b");
+    CHECK_INT(num(proc(run, 2), "pid"), 10); /* the same pid on another host: another process */
+    json_t *clock = json_object_get(run, "clock");
+    CHECK_STR(str(clock, "basis"), "wall_clock");
+    CHECK_STR(str(clock, "cross_host_skew"), "unknown");
+    json_t *hosts = json_object_get(clock, "hosts");
+    CHECK_INT(json_array_size(hosts), 2);
+    CHECK_STR(str(json_array_get(hosts, 0), "host"), "node-a");
+    CHECK_INT(num(json_array_get(hosts, 0), "sessions"), 2);
+    CHECK_INT(num(json_array_get(hosts, 0), "wall_minus_monotonic_spread_ns"), 1500);
+    CHECK(null_at(json_array_get(hosts, 1), "wall_minus_monotonic_spread_ns"));
+    /* rank 2's 400 ns against the median 100: the straggler. */
+    json_t *st = json_object_get(run, "stragglers");
+    CHECK_INT(json_array_size(st), 1);
+    CHECK_INT(num(json_array_get(st, 0), "rank"), 2);
+    CHECK(null_at(run, "devices")); /* no gpu-profile session among them */
+    json_decref(j);
+
+    /* The same directory twice counts its sessions once. */
+    const char *twice[] = {h_cli, "report", "--format", "json", h1, h1, NULL};
+    j = run_json(twice, 0);
+    CHECK_INT(json_array_size(json_object_get(json_object_get(j, "run"), "processes")), 2);
+    json_decref(j);
+
+    /* A directory that cannot be read: said, nothing written. */
+    char none[512];
+    h_path(none, sizeof none, "no-such-dir");
+    const char *bad[] = {h_cli, "report", h1, none, NULL};
+    h_result r;
+    h_run(bad, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 1);
+    CHECK_CONTAINS(r.err, "cannot read the log directory");
+    CHECK_CONTAINS(r.err, none);
+    CHECK_INT(r.out_len, 0);
+    h_result_free(&r);
+    fl_rmtree(h1);
+    fl_rmtree(h2);
+}
+
+int main(void)
+{
+    h_init();
+    test_two_process_run();
+    test_two_runs();
+    test_hosts_merged();
+    h_cleanup();
+    return check_done("test_cli_runs");
+}
