@@ -15,6 +15,7 @@
 #include "../util/error.h"
 #include "../util/fs.h"
 #include "capabilities.h"
+#include "capture.h"
 #include "files.h"
 #include "launcher.h"
 #include "say.h"
@@ -48,6 +49,7 @@ static void session_free(session *s)
     if (!s)
         return;
     fl_trace_engine_free(s);
+    fl_capture_remove(); /* after the plugin: no edge comes any more */
     if (s->mon_borrowed && s->sampling)
         gp_monitor_stop(s->mon, NULL); /* its hook points here; already stopped normally */
     else if (!s->mon_borrowed)
@@ -224,6 +226,26 @@ static void open_sass(session *s)
 
 /* Step 2: the devices, the session directory and the engine, and so what
  * the session will capture. */
+/* The capture windows' gate, before the plugin can report an edge.  The
+ * timed window counts from GPUFL_CAPTURE_ORIGIN_NS (gpu-profile's
+ * command's start, wall-clock ns) when set, else from now. */
+static gpufl_status install_capture(session *s, gpufl_error *err)
+{
+    fl_capture_spec spec;
+    char why[512];
+    if (fl_capture_parse(s->cfg.capture_range, s->cfg.capture_range_end, s->cfg.capture_delay_ms,
+                         s->cfg.capture_duration_ms, &spec, why, sizeof why) != 0)
+        return fl_error_set(err, GPUFL_ERR_INVALID_ARG, "%s", why); /* config.c checked it */
+    uint64_t origin = gp_now_wall_ns();
+    const char *o = getenv("GPUFL_CAPTURE_ORIGIN_NS");
+    char *end = NULL;
+    unsigned long long v = o && *o ? strtoull(o, &end, 10) : 0;
+    if (v && end && !*end && v <= origin)
+        origin = (uint64_t)v;
+    fl_capture_install(&spec, origin);
+    return GPUFL_OK;
+}
+
 static gpufl_status open_session(session *s, gpufl_error *err)
 {
     /* Before any descriptor of ours (NVML's, the files): a program started
@@ -239,6 +261,8 @@ static gpufl_status open_session(session *s, gpufl_error *err)
         return st;
     s->ident = (fl_ident){.pid = getpid(), .app = s->cfg.app_name, .session_id = s->id};
     s->gen = ++g_gen_counter ? g_gen_counter : ++g_gen_counter;
+    if (install_capture(s, err) != GPUFL_OK)
+        return GPUFL_ERR_NO_MEMORY;
     char why[768] = "";
     bool tracing = s->cfg.profiling_engine > GPUFL_ENGINE_MONITOR &&
                    fl_trace_engine_start(s, fl_session_kick, fl_writer_spill, why, sizeof why);
@@ -390,6 +414,7 @@ static uint64_t write_closing(session *s)
         fl_caps_trace_final(s, &st, &n);
         again = true;
     }
+    fl_capture_write(&s->out[FL_CH_SCOPE], &s->ident, true, ts);
     fl_writer_write_all(s);
     again = fl_caps_mark_losses(s) || again;
     s->closing = true;
@@ -421,6 +446,7 @@ void gpufl_shutdown(void)
      * system phase racing shutdown). */
     fl_writer_cycle(s);
     uint64_t dropped = write_closing(s);
+    fl_capture_remove();
     FL_DEBUG(s,
              "session %s closed: %llu scope rows, %llu device rows, %llu host rows, %llu scope "
              "rows dropped",
