@@ -15,6 +15,7 @@
 #include "capture.h"
 #include "../abi/trace_abi.h"
 #include "../util/clock.h"
+#include "launcher.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -127,6 +128,12 @@ int fl_capture_parse(const char *range, const char *end, int delay_ms, int durat
     out->duration_ns = (uint64_t)duration_ms * 1000000ull;
     out->timed = delay_ms > 0 || duration_ms > 0;
     return 0;
+}
+
+int fl_capture_check(const char *range, const char *end, char *why, size_t len)
+{
+    fl_capture_spec s;
+    return fl_capture_parse(range, end, 0, 0, &s, why, len);
 }
 
 bool fl_capture_wanted(const fl_capture_spec *s)

@@ -11,6 +11,7 @@
 #include "gpufl.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* For the CLI: a session whose device metrics come from the caller's
  * monitor (created, not started): the session sets its round hook and
@@ -24,5 +25,10 @@ gpufl_status fl_init_with_monitor(const gpufl_init_options *opts, gp_monitor *mo
  * channel at gpufl_shutdown() instead of the plain one.  Call before
  * gpufl_shutdown(); no-op without a session. */
 void fl_session_set_child_exit(int exit_code, int signal, bool crashed);
+
+/* For the CLI: whether range and end are values gpufl_init takes as
+ * capture_range / capture_range_end (capture.c's one parser): 0, or -1
+ * with why, which names the fields (capture_range, capture_range_end). */
+int fl_capture_check(const char *range, const char *end, char *why, size_t len);
 
 #endif /* GP_RECORDER_LAUNCHER_H */
