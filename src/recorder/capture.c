@@ -39,12 +39,13 @@ static uint64_t t_lo_ns, t_hi_ns; /* the timed window; hi UINT64_MAX: no end */
 static bool timed_written;
 static window *wins;
 static size_t n_wins, cap_wins;
-static uint32_t closed;              /* windows closed (stop / repeat:N count them) */
-static uint64_t nvtx_range_id;       /* the open window's range (start / end) */
-static const void *nvtx_thread;      /* the thread whose push opened it (push / pop) */
-static int nvtx_depth_at_open;       /* its push depth then */
-static _Thread_local int nvtx_depth; /* this thread's pushes not popped */
-static _Thread_local char nvtx_me;   /* its address names the thread */
+static uint32_t closed;         /* windows closed (stop / repeat:N count them) */
+static uint64_t nvtx_range_id;  /* the open window's range (start / end) */
+static const void *nvtx_thread; /* the thread whose push opened it (push / pop) */
+static int nvtx_depth_at_open;  /* its push depth then */
+static _Thread_local int nvtx_depth
+    __attribute__((tls_model("initial-exec"))); /* pushes not popped */
+static _Thread_local char nvtx_me __attribute__((tls_model("initial-exec"))); /* names the thread */
 static fl_capture_counts counts;
 static _Atomic uint64_t left_out;
 

@@ -446,6 +446,13 @@ void gpufl_shutdown(void)
      * system phase racing shutdown). */
     fl_writer_cycle(s);
     uint64_t dropped = write_closing(s);
+    if (fl_capture_active()) {
+        fl_capture_counts cc;
+        fl_capture_counts_get(&cc);
+        FL_DEBUG(s, "capture windows: %u opened, %u not opened (over %u), %llu trace rows outside",
+                 cc.windows, cc.windows_refused, FL_CAPTURE_MAX_WINDOWS,
+                 (unsigned long long)cc.rows_left_out);
+    }
     fl_capture_remove();
     FL_DEBUG(s,
              "session %s closed: %llu scope rows, %llu device rows, %llu host rows, %llu scope "
