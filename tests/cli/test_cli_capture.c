@@ -73,6 +73,24 @@ static void test_usage_errors(void)
 #undef CMD
 }
 
+/* The window's end stops the sampling from a thread while CMD runs on:
+ * CMD's status is its own, and the JSON report is all gpu-profile writes
+ * (no complaint from a second stop, whichever of the window's end and
+ * CMD's end comes first on a loaded machine). */
+static void test_window_ends_sampling(void)
+{
+    const char *argv[] = {h_cli,    "--duration", "0.05",  "--interval", "0.01", "--device", "0",
+                          "--json", "--",         h_child, "sleep",      "300",  "5",        NULL};
+    h_result r;
+    h_run(argv, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 5);
+    CHECK_PREFIX(r.err, "{\"schema\":\"gpu-profile.run\"");
+    CHECK_CONTAINS(r.err, "\"capture\":{\"delay_s\":0,\"duration_s\":0.05,\"capture_range\":null,"
+                          "\"capture_range_end\":null}");
+    CHECK_CONTAINS(r.err, "\"backend\":\"nvml\"");
+    h_result_free(&r);
+}
+
 /* ------------------------------------------------------------ the fakes */
 
 static const char *g_capture_child, *g_fake;
@@ -242,6 +260,7 @@ int main(void)
 {
     h_init();
     test_usage_errors();
+    test_window_ends_sampling();
     g_capture_child = getenv("GP_TEST_CAPTURE_CHILD");
     g_fake = getenv("GP_TEST_FAKE_PLUGIN");
     if (g_capture_child && g_fake) {
