@@ -14,6 +14,8 @@
 #include <generated_nvtx_meta.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <strings.h>
 
 typedef void (*edge_fn)(int edge, const char *name, uint64_t id, uint32_t corr);
 
@@ -47,9 +49,10 @@ void fl_capture_cb_stop(void)
     atomic_store_explicit(&edge, NULL, memory_order_release);
 }
 
-bool fl_capture_cb_wants_nvtx(void)
+bool fl_capture_cb_nvtx_asked(void)
 {
-    return want_nvtx;
+    const char *r = getenv("GPUFL_CAPTURE_RANGE");
+    return want_nvtx || (r && strncasecmp(r, "nvtx:", 5) == 0);
 }
 
 /* An Ex call's message, when it is ASCII (a registered string or a wide

@@ -20,9 +20,11 @@
 CUptiResult fl_capture_cb_start(const fl_trace_options *o, CUpti_SubscriberHandle subscriber);
 /* At stop: no edge reported any more. */
 void fl_capture_cb_stop(void);
-/* Whether the plugin's NVTX injection must reach CUPTI for it (an NVTX
- * capture range asks: docs/concepts.md). */
-bool fl_capture_cb_wants_nvtx(void);
+/* The one answer to "does a capture window need NVTX handed to CUPTI?"
+ * (InitializeInjectionNvtx2 may run before the session's options are
+ * known): an NVTX capture range was started with, or GPUFL_CAPTURE_RANGE
+ * (the command's --capture-range) is nvtx:NAME. */
+bool fl_capture_cb_nvtx_asked(void);
 
 /* Every API callback the plugin gets (any domain, data as CUPTI gives
  * it): an edge when it is one; a runtime or driver call's correlation id

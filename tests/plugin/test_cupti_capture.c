@@ -11,7 +11,10 @@
  * in the past or far in the future.
  */
 #include "fl_log.h"
+#include "capture_cb.h"
 #include "gpufl.h"
+
+#include <generated_nvtx_meta.h>
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -332,6 +335,66 @@ static void test_env(void)
     unsetenv("GPUFL_CAPTURE_RANGE_END");
 }
 
+/* capture_cb.c alone: each NVTX form and the profiler API as the edges
+ * the core gets (what the fake plugin's hooks do not reach). */
+static char g_edges[1024];
+
+static void record_edge(int edge, const char *name, uint64_t id, uint32_t corr)
+{
+    size_t n = strlen(g_edges);
+    snprintf(g_edges + n, sizeof g_edges - n, "%s%d:%s:%llu:%u", n ? " " : "", edge,
+             name ? name : "-", (unsigned long long)id, corr);
+}
+
+static void test_callbacks(void)
+{
+    fl_trace_options o = {.capture_nvtx = true, .capture_edge = record_edge};
+    CHECK_INT(fl_capture_cb_start(&o, NULL), CUPTI_SUCCESS);
+    CHECK(fl_capture_cb_nvtx_asked());
+    CUpti_CallbackData launch = {.callbackSite = CUPTI_API_ENTER, .correlationId = 41};
+    CHECK(!fl_capture_cb(CUPTI_CB_DOMAIN_RUNTIME_API,
+                         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch));
+    nvtxEventAttributes_t a = {.version = NVTX_VERSION,
+                               .size = NVTX_EVENT_ATTRIB_STRUCT_SIZE,
+                               .messageType = NVTX_MESSAGE_TYPE_ASCII,
+                               .message.ascii = "step"};
+    nvtxRangePushEx_params push_ex = {.eventAttrib = &a};
+    nvtxDomainRangePushEx_params dom_push = {.core = {.eventAttrib = &a}};
+    nvtxRangeStartA_params start_a = {.message = "epoch"};
+    nvtxRangeId_t rid = 77;
+    nvtxRangeEnd_params end = {.id = 77};
+    CUpti_NvtxData d1 = {.functionParams = &push_ex}, d2 = {.functionParams = &dom_push},
+                   d3 = {.functionParams = &start_a, .functionReturnValue = &rid},
+                   d4 = {.functionParams = &end}, pop = {.functionParams = NULL};
+    CHECK(fl_capture_cb(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushEx, &d1));
+    CHECK(fl_capture_cb(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &d2));
+    CHECK(fl_capture_cb(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePop, &pop));
+    CHECK(fl_capture_cb(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangeStartA, &d3));
+    CHECK(fl_capture_cb(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangeEnd, &d4));
+    /* A registered (not ASCII) message matches no name. */
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    CHECK(fl_capture_cb(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushEx, &d1));
+    CHECK_STR(g_edges, "3:step:0:41 3:step:0:41 4:-:0:41 5:epoch:77:41 6:-:77:41 3:-:0:41");
+    /* Without capture_profiler_api the profiler calls are no edge. */
+    g_edges[0] = '\0';
+    CUpti_CallbackData pstart = {.callbackSite = CUPTI_API_EXIT, .correlationId = 50};
+    CHECK(fl_capture_cb(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart,
+                        &pstart));
+    CHECK_STR(g_edges, "");
+    fl_capture_cb_stop();
+    CHECK(!fl_capture_cb(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePop, &pop));
+    /* The ask before any session: the command's environment. */
+    o = (fl_trace_options){0};
+    fl_capture_cb_start(&o, NULL);
+    unsetenv("GPUFL_CAPTURE_RANGE");
+    CHECK(!fl_capture_cb_nvtx_asked());
+    setenv("GPUFL_CAPTURE_RANGE", "NVTX:step", 1);
+    CHECK(fl_capture_cb_nvtx_asked());
+    setenv("GPUFL_CAPTURE_RANGE", "cudaProfilerApi", 1);
+    CHECK(!fl_capture_cb_nvtx_asked());
+    unsetenv("GPUFL_CAPTURE_RANGE");
+}
+
 int main(void)
 {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_capture_%d", (int)getpid());
@@ -343,6 +406,7 @@ int main(void)
     test_timed();
     test_bad_values();
     test_env();
+    test_callbacks();
     fl_rmtree(g_tmp);
     return check_done("test_cupti_capture");
 }
