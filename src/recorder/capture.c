@@ -144,7 +144,7 @@ bool fl_capture_wanted(const fl_capture_spec *s)
 
 /* ------------------------------------------------------------ the gate */
 
-int fl_capture_install(const fl_capture_spec *s, uint64_t origin_ns)
+void fl_capture_install(const fl_capture_spec *s, uint64_t origin_ns)
 {
     pthread_mutex_lock(&mu);
     free(wins);
@@ -160,7 +160,6 @@ int fl_capture_install(const fl_capture_spec *s, uint64_t origin_ns)
     timed_written = false;
     atomic_store(&installed, fl_capture_wanted(s));
     pthread_mutex_unlock(&mu);
-    return 0;
 }
 
 void fl_capture_remove(void)

@@ -50,9 +50,10 @@ bool fl_capture_wanted(const fl_capture_spec *spec);
 
 /* The session's gate, installed at init (origin_ns: the wall clock the
  * timed window counts from; GPUFL_CAPTURE_ORIGIN_NS, which gpu-profile
- * sets to its command's start, else now) and removed at shutdown.  0, or
- * -1 (out of memory). */
-int fl_capture_install(const fl_capture_spec *spec, uint64_t origin_ns);
+ * sets to its command's start, else now) and removed at shutdown.  The
+ * windows' list grows at their edges (a window that finds no memory is not
+ * opened, counted in windows_refused). */
+void fl_capture_install(const fl_capture_spec *spec, uint64_t origin_ns);
 void fl_capture_remove(void);
 bool fl_capture_active(void);
 

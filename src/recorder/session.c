@@ -224,8 +224,6 @@ static void open_sass(session *s)
     fl_trace_writer_set_sass(s->tw, &s->out[FL_CH_SASS]);
 }
 
-/* Step 2: the devices, the session directory and the engine, and so what
- * the session will capture. */
 /* The capture windows' gate, before the plugin can report an edge.  The
  * timed window counts from GPUFL_CAPTURE_ORIGIN_NS (gpu-profile's
  * command's start, wall-clock ns) when set, else from now. */
@@ -246,6 +244,8 @@ static gpufl_status install_capture(session *s, gpufl_error *err)
     return GPUFL_OK;
 }
 
+/* Step 2: the devices, the session directory and the engine, and so what
+ * the session will capture. */
 static gpufl_status open_session(session *s, gpufl_error *err)
 {
     /* Before any descriptor of ours (NVML's, the files): a program started
@@ -261,8 +261,9 @@ static gpufl_status open_session(session *s, gpufl_error *err)
         return st;
     s->ident = (fl_ident){.pid = getpid(), .app = s->cfg.app_name, .session_id = s->id};
     s->gen = ++g_gen_counter ? g_gen_counter : ++g_gen_counter;
-    if (install_capture(s, err) != GPUFL_OK)
-        return GPUFL_ERR_NO_MEMORY;
+    st = install_capture(s, err);
+    if (st != GPUFL_OK)
+        return st;
     char why[768] = "";
     bool tracing = s->cfg.profiling_engine > GPUFL_ENGINE_MONITOR &&
                    fl_trace_engine_start(s, fl_session_kick, fl_writer_spill, why, sizeof why);
