@@ -19,6 +19,7 @@
 #include "../src/report/logs.h"       /* session logs read back, reported, exported */
 #include "../src/util/util.h"         /* buffer, directories, booleans, errors */
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,11 +63,20 @@ typedef struct cli_opts {
     int cmd_first;     /* CMD is gpu-profile's first word: a mistyped subcommand? */
     int help;          /* --help: main prints the page */
     int version;       /* --version: main prints it */
-    double duration_s; /* --duration without CMD: watch this long; 0: not given */
+    double duration_s; /* --duration: without CMD watch this long; with CMD the window's length */
     pid_t pid;         /* --pid without CMD: watch until it exits; 0: not given */
     int repeats;       /* --repeats: measured runs of CMD (default 1) */
     int warmup_runs;   /* --warmup-runs: unmeasured runs first (default 0) */
+    /* Capture windows (docs/cli.md): with CMD, --delay / --duration bound
+     * the window sampled and traced, from CMD's start; --capture-range /
+     * --capture-range-end reach CMD as GPUFL_CAPTURE_RANGE / _END. */
+    double delay_s;                /* 0: not given */
+    const char *capture_range;     /* NULL: not given */
+    const char *capture_range_end; /* NULL: not given */
 } cli_opts;
+
+/* With CMD, --delay or --duration asks for a timed window. */
+#define cli_timed_window(o) ((o)->cmd && ((o)->delay_s > 0 || (o)->duration_s > 0))
 
 #define CLI_MAX_RUNS 10000
 /* --repeats above 1 or --warmup-runs: CMD runs several times (repeats.c). */
@@ -189,6 +199,30 @@ int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wa
 int cli_watch_check(const cli_opts *o);
 int cli_watch(const cli_opts *o, cli_tick_fn tick, void *tick_user, cli_run_result *res, char *msg,
               size_t msg_len);
+
+/* window.c: the capture window of a run with CMD (--delay, --duration,
+ * --capture-range).  cli_window_env: the GPUFL_CAPTURE_* variables CMD's
+ * processes get (set in our environment, which cli_child_env copies);
+ * -1 when out of memory.  cli_window_origin: CMD's start as the window's
+ * origin, written into env (CMD's environment) right before it starts.
+ * cli_window_start: a thread that stops mon when the window ends (with
+ * --duration); cli_window_finish: joins it, 1 when it stopped mon (the
+ * caller must not stop it again).  The report's line and JSON member
+ * ("capture": null without a window). */
+typedef struct cli_window {
+    gp_monitor *mon;
+    uint64_t end_mono_ns;
+    int started, quit, stopped;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} cli_window;
+int cli_window_env(const cli_opts *o);
+void cli_window_origin(const cli_opts *o, char **env);
+void cli_window_start(cli_window *w, const cli_opts *o, gp_monitor *mon);
+int cli_window_finish(cli_window *w);
+void cli_window_text(const cli_opts *o, FILE *f);
+void cli_window_json(const cli_opts *o, fl_buf *b);
 
 /* "SIGTERM" for 15, "SIGRTMIN+3", "signal 99". */
 const char *cli_signal_name(int sig, char *buf, size_t len);

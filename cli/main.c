@@ -338,6 +338,12 @@ static int start_session(const cli_opts *o, gp_monitor *mon, gp_error *mon_err)
     fo.continuous_system_sampling = true;
     long ms = (long)(o->gp.interval_s * 1000.0 + 0.5);
     fo.system_sample_rate_ms = ms < 1 ? 1 : (int)ms;
+    if (cli_timed_window(o)) { /* the session records the window it sampled */
+        fo.capture_delay_ms = (int)(o->delay_s * 1000.0 + 0.5);
+        fo.capture_duration_ms = o->duration_s * 1000.0 >= 2147483647.0
+                                     ? 2147483647
+                                     : (int)(o->duration_s * 1000.0 + 0.5);
+    }
     gpufl_error err;
     gpufl_status st = fl_init_with_monitor(&fo, mon, &err);
     if (st == GPUFL_DISABLED) {
@@ -487,7 +493,8 @@ static int trace_prepare(const cli_opts *o, tracing *tr)
                               o->metrics, 1) != 0) ||
         (o->range_per_kernel && setenv("GPUFL_RANGE_PER_KERNEL", "1", 1) != 0) ||
         (o->sass_all_kernels && setenv("GPUFL_SASS_ALL_KERNELS", "1", 1) != 0) ||
-        (o->pm_interval && setenv("GPUFL_PM_SAMPLING_INTERVAL_US", o->pm_interval, 1) != 0)) {
+        (o->pm_interval && setenv("GPUFL_PM_SAMPLING_INTERVAL_US", o->pm_interval, 1) != 0) ||
+        cli_window_env(o) != 0) {
         fprintf(stderr, "gpu-profile: out of memory\n");
         return -1;
     }
@@ -613,6 +620,8 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     gp_monitor *mon = NULL;
     gp_error err;
     int session = 0;
+    if (cli_timed_window(o) && o->delay_s > o->gp.warmup_s)
+        o->gp.warmup_s = o->delay_s; /* the statistics start with the window */
     int rc = setup_monitor(o, &mon, note);
     if (rc == 0 && o->warmup_runs > 0) {
         /* Before sampling starts: the warmup runs are in no region. */
@@ -655,10 +664,14 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
     int show_live = sampled && !o->quiet && !o->no_live && isatty(STDERR_FILENO);
     cli_run_result res;
     char msg[256];
+    cli_window win;
+    cli_window_origin(o, tr->env);
+    cli_window_start(&win, o, mon);
     int waited =
         o->cmd ? cli_run_child(o->cmd, tr->env, sig, !o->wait_primary, strcmp(backend, "smi") == 0,
                                show_live ? live_tick : NULL, &l, &res, msg, sizeof msg)
                : cli_watch(o, show_live ? live_tick : NULL, &l, &res, msg, sizeof msg);
+    int window_stopped = cli_window_finish(&win);
     if (waited < 0) {
         cli_say("%s", msg);
         if (session) {
@@ -671,7 +684,7 @@ static int run(cli_opts *o, const cli_signals *sig, tracing *tr)
         return CLI_EXIT_PROFILER;
     }
     live_clear(&l);
-    if (gp_monitor_stop(mon, &err) != GP_OK)
+    if (!window_stopped && gp_monitor_stop(mon, &err) != GP_OK)
         cli_say("%s", err.message);
     cli_repeats rp = {0};
     int multi = cli_multi_run(o) && !res.exec_errno;

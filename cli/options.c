@@ -34,10 +34,18 @@ void cli_usage(FILE *f)
           "  --nvml-library FILE    the NVML to load (default libnvidia-ml.so.1 from the\n"
           "                         loader's path)\n"
           "  --smi-path FILE        the nvidia-smi to run (default: the one in PATH)\n"
-          "  --duration SECONDS     without CMD: sample this long, then report\n"
+          "  --duration SECONDS     without CMD: sample this long, then report; with CMD:\n"
+          "                         sample and trace only this long from the window's start\n"
+          "                         (CMD runs on untouched)\n"
           "  --pid PID              without CMD: sample until process PID exits (with\n"
           "                         --duration: whichever ends first; Ctrl-C ends early,\n"
           "                         the report still printed)\n"
+          "  --delay SECONDS        with CMD: the window starts this long after CMD starts\n"
+          "  --capture-range RANGE  with --engine trace or above: trace only between\n"
+          "                         cudaProfilerStart/Stop (cudaProfilerApi) or inside the\n"
+          "                         NVTX ranges named NAME (nvtx:NAME), as nsys spells it\n"
+          "  --capture-range-end E  stop (default: the first window), repeat (every one),\n"
+          "                         repeat:N (the first N)\n"
           "  --warmup SECONDS       leave the first seconds out of the statistics\n"
           "  --repeats N            run CMD N times, each measured; the report adds each\n"
           "                         run and mean, std, min, max across runs (default 1)\n"
@@ -92,6 +100,8 @@ void cli_usage(FILE *f)
           "  gpu-profile --device 0,1 --samples samples.csv -- torchrun --nproc-per-node 2 t.py\n"
           "  gpu-profile --log-dir logs --app train -- python train.py\n"
           "  gpu-profile --engine trace -- ./app            # + kernels, memcpy, memset\n"
+          "  gpu-profile --engine trace --capture-range nvtx:step --capture-range-end repeat:5 \\\n"
+          "      -- python train.py                        # the first 5 training steps\n"
           "  CUDA_VISIBLE_DEVICES=1 gpu-profile -- ./app     # samples GPU 1 only\n"
           "  gpu-profile devices --json\n"
           "  gpu-profile --duration 60 --json -o idle.json   # watch the GPUs, no command\n"
@@ -194,7 +204,10 @@ enum {
     K_DURATION,
     K_PID,
     K_REPEATS,
-    K_WARMUP_RUNS
+    K_WARMUP_RUNS,
+    K_DELAY,
+    K_CAPTURE_RANGE,
+    K_CAPTURE_RANGE_END
 };
 
 const cli_opt cli_run_opts[] = {
@@ -230,6 +243,11 @@ const cli_opt cli_run_opts[] = {
     {"pid", K_PID, 1, "PID", "a process id", NULL},
     {"repeats", K_REPEATS, 1, "N", "a number of measured runs (1..10000)", NULL},
     {"warmup-runs", K_WARMUP_RUNS, 1, "M", "a number of unmeasured runs first (0..10000)", NULL},
+    {"delay", K_DELAY, 1, "SECONDS", "a number of seconds after CMD starts (e.g. 10)", NULL},
+    {"capture-range", K_CAPTURE_RANGE, 1, "RANGE", "cudaProfilerApi or nvtx:NAME",
+     "cudaProfilerApi nvtx:"},
+    {"capture-range-end", K_CAPTURE_RANGE_END, 1, "END", "stop, repeat or repeat:N",
+     "stop repeat repeat:"},
 };
 const size_t cli_run_n_opts = sizeof cli_run_opts / sizeof cli_run_opts[0];
 
@@ -309,6 +327,23 @@ static int parse_count(const char *opt, const char *text, int min, int *out)
     return 0;
 }
 
+/* --capture-range / --capture-range-end, checked by the recorder's own
+ * parser (the values reach CMD's gpufl_init unchanged). */
+static int check_capture(const char *opt, const char *range, const char *end, cli_opts *o)
+{
+    char why[512];
+    if (fl_capture_check(range, end, why, sizeof why) != 0) {
+        cli_say("%s", why); /* the field names become the flags (say.c) */
+        return -1;
+    }
+    if (end)
+        o->capture_range_end = end;
+    else
+        o->capture_range = range;
+    (void)opt;
+    return 0;
+}
+
 /* The options with a value (never empty here); a bad one is reported. */
 static int apply_valued(const char *name, const char *value, cli_opts *o)
 {
@@ -358,6 +393,12 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
         if (bad)
             cli_say("--pid: '%s' is not a process id (a whole number from 1)", value);
         o->pid = (pid_t)pid;
+    } else if (strcmp(name, "--delay") == 0) {
+        bad = cli_parse_seconds(name, value, 0, 1e6, &o->delay_s) < 0;
+    } else if (strcmp(name, "--capture-range") == 0) {
+        bad = check_capture(name, value, NULL, o) < 0;
+    } else if (strcmp(name, "--capture-range-end") == 0) {
+        bad = check_capture(name, "cudaProfilerApi", value, o) < 0;
     } else if (strcmp(name, "--repeats") == 0) {
         bad = parse_count(name, value, 1, &o->repeats) < 0;
     } else if (strcmp(name, "--warmup-runs") == 0) {
@@ -368,19 +409,53 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
     return bad ? OPT_FAILED : OPT_DONE;
 }
 
+/* The capture window's options: --delay and the capture ranges need CMD
+ * (--duration alone without it watches); the ranges select trace rows, so
+ * they need an engine above Monitor; a window and --repeats do not mix. */
+static int check_window(int argc, int i, const cli_opts *o)
+{
+    int cmd = i < argc;
+    if (!cmd && (o->delay_s > 0 || o->capture_range || o->capture_range_end)) {
+        cli_say("%s needs a command: the window counts from CMD's start (gpu-profile [OPTIONS] "
+                "-- CMD)",
+                o->delay_s > 0     ? "--delay"
+                : o->capture_range ? "--capture-range"
+                                   : "--capture-range-end");
+        return -1;
+    }
+    if (o->capture_range_end && !o->capture_range) {
+        cli_say("--capture-range-end needs --capture-range: give --capture-range cudaProfilerApi "
+                "or --capture-range nvtx:NAME too");
+        return -1;
+    }
+    if (o->capture_range && o->engine == GPUFL_ENGINE_MONITOR) {
+        cli_say("--capture-range selects traced kernels and copies: give --engine trace (or "
+                "above) too");
+        return -1;
+    }
+    if (cmd && (o->delay_s > 0 || o->duration_s > 0 || o->capture_range) && cli_multi_run(o)) {
+        cli_say("--repeats / --warmup-runs measure whole runs: leave out --delay, --duration "
+                "and --capture-range (or run once)");
+        return -1;
+    }
+    return 0;
+}
+
 /* What must hold once the options end: a command, and --app only with
  * --log-dir. */
 static int check_run_args(int argc, int i, const cli_opts *o)
 {
-    int watch = o->duration_s > 0 || o->pid;
+    /* --duration with CMD is the capture window's length (check_window). */
+    int watch = (o->duration_s > 0 && i >= argc) || o->pid;
+    if (check_window(argc, i, o) < 0)
+        return -1;
     if (i >= argc && !watch) {
         cli_say(
             "no command to run: gpu-profile [OPTIONS] -- CMD [ARGS...] (see gpu-profile --help)");
         return -1;
     }
-    if (i < argc && watch) {
-        cli_say("--%s watches without a command: give either CMD or --duration / --pid",
-                o->pid ? "pid" : "duration");
+    if (i < argc && o->pid) {
+        cli_say("--pid watches without a command: give either CMD or --pid");
         return -1;
     }
     if (watch && o->engine != GPUFL_ENGINE_MONITOR) {

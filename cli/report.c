@@ -266,6 +266,7 @@ static void write_text(const cli_report *r, FILE *f)
             fputc('\n', f);
         cli_trace_text(r->trace, f);
     }
+    cli_window_text(r->opts, f);
     if (r->note && r->note[0])
         cli_fsay(f, "%s", r->note);
     write_status_line(f, r);
@@ -309,6 +310,7 @@ static void write_json(const cli_report *r, fl_buf *b)
     fl_buf_str(b, gp_monitor_backend(r->mon));
     fl_buf_puts(b, ",\"note\":");
     fl_buf_str(b, r->note && r->note[0] ? r->note : NULL);
+    cli_window_json(r->opts, b);
     fl_buf_puts(b, ",\"devices\":[");
     size_t n = r->sampled ? gp_monitor_device_count(r->mon) : 0;
     for (size_t i = 0; i < n; i++) {

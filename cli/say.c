@@ -47,6 +47,8 @@ static const char *const lib_words[][2] = {
     {"nvml_library", "--nvml-library"},
     {"smi_path", "--smi-path"},
     {"log_path", "--log-dir"},
+    {"capture_range_end", "--capture-range-end"},
+    {"capture_range", "--capture-range"},
 };
 
 /* "--log-dir: ... (--log-dir): ...": a flag the line starts with is not

@@ -210,6 +210,24 @@ typedef struct gpufl_init_options {
      * GPUFlight: enabled at the scope's begin; synchronised, read and
      * disabled at its end).  Env: GPUFL_SASS_ALL_KERNELS. */
     bool sass_all_kernels;
+    /* Not in the seed: capture windows (Trace engine and above; docs/gpufl.md
+     * "Capture windows").  capture_range: "" (default: the whole session),
+     * "cudaProfilerApi" (between cudaProfilerStart and cudaProfilerStop,
+     * which torch.cuda.profiler.start/stop call) or "nvtx:NAME" (inside the
+     * NVTX ranges whose message is NAME); capture_range_end: "" or "stop"
+     * (the first window only), "repeat" (every window), "repeat:N" (the
+     * first N), as Nsight Systems spells them.  capture_delay_ms /
+     * capture_duration_ms: trace rows only from delay_ms after the session
+     * started (after GPUFL_CAPTURE_ORIGIN_NS, which gpu-profile sets to its
+     * command's start), for duration_ms (0 = to the end).  Outside every
+     * window no kernel, copy, memset, synchronization or graph-launch row is
+     * written; each window is a capture_window record.  Env:
+     * GPUFL_CAPTURE_RANGE, GPUFL_CAPTURE_RANGE_END, GPUFL_CAPTURE_DELAY_MS,
+     * GPUFL_CAPTURE_DURATION_MS. */
+    const char *capture_range;
+    const char *capture_range_end;
+    int capture_delay_ms;
+    int capture_duration_ms;
 } gpufl_init_options;
 
 /* Fills the defaults above. */

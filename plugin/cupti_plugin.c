@@ -37,6 +37,7 @@
  *    cuInit; start() runs later on the injection's own thread.
  */
 #include "cbids.h"
+#include "capture_cb.h"
 #include "common/cupti_error.h"
 #include "cupti_trace.h"
 #include "decode.h"
@@ -258,6 +259,8 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
         fl_resource_event(cbid, data);
         return;
     }
+    if (fl_capture_cb(domain, cbid, data)) /* capture windows' edges (capture_cb.c) */
+        return;
     const CUpti_CallbackData *cb = data;
     if (!cb)
         return;
@@ -386,6 +389,7 @@ static void unsubscribe_callbacks(void)
     }
     atomic_store_explicit(&scope_path_fn, NULL, memory_order_release);
     atomic_store_explicit(&stacks_fn, NULL, memory_order_release);
+    fl_capture_cb_stop();
 }
 
 /* The stack table when stack_trace is asked for; NULL with the reason
@@ -572,6 +576,10 @@ static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
         fl_stacks_destroy(stacks);
         stacks = NULL;
     }
+    /* Capture windows' edges ride on the launch subscription; without it
+     * no window opens and the session says none was captured. */
+    if (!(cbs & CB_LAUNCH) || fl_capture_cb_start(o, subscriber) != CUPTI_SUCCESS)
+        fl_capture_cb_stop();
     dc.scopes = (cbs & CB_LAUNCH) != 0;
     dc.memop_durations = (cbs & CB_MEMOP) != 0;
     dc.pcs = engines_activity_sink();

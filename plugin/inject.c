@@ -17,8 +17,10 @@
  * result); a core library GPUFL_CORE_LIBRARY names is checked before it is
  * loaded; why nothing is traced is one line on stderr, the only channel an
  * injected tool has.  NVTX is not handed to CUPTI 13.0.x, whose NVTX
- * injection is broken (NVIDIA/NVTX#125), unless GPUFL_NVTX_INJECTION=1.
+ * injection is broken (NVIDIA/NVTX#125), unless GPUFL_NVTX_INJECTION=1 or
+ * an nvtx:NAME capture range asks for it.
  */
+#include "capture_cb.h"
 #include "plugin.h"
 
 #include "../src/util/fs.h" /* fl_library_check: the core library we load */
@@ -278,12 +280,16 @@ EXPORT int gpufl_injection_wait(unsigned timeout_ms)
 
 /* Whether NVTX goes to CUPTI: GPUFL_NVTX_INJECTION=1 asks for it, =0
  * refuses it; unset, every CUPTI but 13.0.x gets it (its NVTX injection
- * is known-broken: NVIDIA/NVTX#125; CUDA.jl turns it off there too). */
+ * is known-broken: NVIDIA/NVTX#125; CUDA.jl turns it off there too),
+ * unless --capture-range nvtx:NAME asks for NVTX ranges: without them
+ * that window could never open. */
 static bool nvtx_wanted(void)
 {
     const char *v = getenv("GPUFL_NVTX_INJECTION");
     if (v && *v)
         return strcmp(v, "0") != 0;
+    if (fl_capture_cb_nvtx_asked())
+        return true;
     uint32_t version = 0;
     if (cuptiGetVersion(&version) != CUPTI_SUCCESS || version / 100 != 1300)
         return true;

@@ -140,6 +140,10 @@ class _FlOptions(ctypes.Structure):
         ("metrics", ctypes.c_char_p),
         ("range_per_kernel", ctypes.c_bool),
         ("sass_all_kernels", ctypes.c_bool),
+        ("capture_range", ctypes.c_char_p),
+        ("capture_range_end", ctypes.c_char_p),
+        ("capture_delay_ms", ctypes.c_int),
+        ("capture_duration_ms", ctypes.c_int),
     ]
 
 
@@ -194,7 +198,7 @@ _get_ident = threading.get_ident
 
 # The seed's InitOptions, in its order, with its defaults.
 _STRING_FIELDS = ("app_name", "log_path", "backend_url", "api_key", "api_path", "config_file",
-                  "pm_sampling_metrics", "metrics")
+                  "pm_sampling_metrics", "metrics", "capture_range", "capture_range_end")
 _BOOL_FIELDS = ("remote_upload", "enable_stack_trace", "enable_source_collection",
                 "enable_external_correlation", "enable_synchronization",
                 "enable_memory_tracking", "enable_cuda_graphs_tracking",
@@ -203,7 +207,7 @@ _BOOL_FIELDS = ("remote_upload", "enable_stack_trace", "enable_source_collection
                 "sass_all_kernels")
 _INT_FIELDS = ("system_sample_rate_ms", "kernel_sample_rate_ms", "cupti_buffer_kib",
                "cupti_max_buffers", "pc_sampling_period", "pm_sampling_interval_us",
-               "pm_sampling_max_samples")
+               "pm_sampling_max_samples", "capture_delay_ms", "capture_duration_ms")
 
 # Keywords of pre-1.0 releases (the seed's migration table): each is a
 # TypeError that says what to write instead.
@@ -276,7 +280,9 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
          pm_sampling_metrics: str = "", pm_sampling_interval_us: int = 0,
          pm_sampling_max_samples: int = 0,
          metrics: Union[str, list, tuple] = "", range_per_kernel: bool = False,
-         sass_all_kernels: bool = False, **legacy) -> bool:
+         sass_all_kernels: bool = False, capture_range: str = "",
+         capture_range_end: str = "", capture_delay_ms: int = 0,
+         capture_duration_ms: int = 0, **legacy) -> bool:
     """Start a recording session: every InitOptions field is a keyword.
 
     Returns True when a session started; False when the kill switch is on
@@ -295,7 +301,11 @@ def init(*, app_name: str = "gpufl", log_path: str = "", backend_url: str = "",
     a list; "" = the default set) and range_per_kernel (RangeProfiler: one
     range per kernel, kernel replay, instead of one per outermost scope);
     sass_all_kernels (SassMetrics: count every kernel instead of only those
-    run inside outermost scopes, the default).
+    run inside outermost scopes, the default); capture_range
+    ("cudaProfilerApi" or "nvtx:NAME": trace rows only inside those
+    windows), capture_range_end ("stop", "repeat" or "repeat:N"),
+    capture_delay_ms / capture_duration_ms (trace rows only from delay_ms
+    after init, for duration_ms; 0 = none): docs/gpufl.md "Capture windows".
     """
     global _last_error, _disabled
     given = dict(locals())

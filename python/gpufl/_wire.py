@@ -45,6 +45,7 @@ RECORDS = {
     "cubin_disassembly": ("sass", 1),
     "ptx_disassembly": ("sass", 1),
     "source_file_content": ("sass", 1),
+    "capture_window": ("scope", 1),  # ours: a window trace rows were kept in
 }
 
 # Columnar batches: name -> (channel, version, columns in the writer's order).

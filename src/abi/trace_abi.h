@@ -34,7 +34,7 @@
 
 #include "gpu_profile.h"
 
-#define FL_TRACE_ABI 14u
+#define FL_TRACE_ABI 15u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -390,7 +390,29 @@ typedef struct fl_trace_options {
      * (the default: enabled at the scope's begin, the device synchronised,
      * read and disabled at its end, through range_begin/range_end). */
     bool sass_all_kernels;
+    /* FL_TRACE_ABI 15: capture windows (docs/concepts.md).  The plugin
+     * reports the edges a window may open or close at on the application's
+     * thread, through capture_edge (NULL: none asked): with
+     * capture_profiler_api each cuProfilerStart (at its exit) and
+     * cuProfilerStop (at its entry), corr the call's own correlation id;
+     * with capture_nvtx each NVTX push / pop and range start / end (name
+     * the range's message, NULL for pop and end; id the range id of start
+     * / end), corr the highest correlation id the plugin's callbacks have
+     * seen.  The core decides what opens and closes. */
+    bool capture_profiler_api;
+    bool capture_nvtx;
+    void (*capture_edge)(int edge, const char *name, uint64_t id, uint32_t corr);
 } fl_trace_options;
+
+/* capture_edge's edges. */
+enum {
+    FL_EDGE_PROFILER_START = 1,
+    FL_EDGE_PROFILER_STOP = 2,
+    FL_EDGE_NVTX_PUSH = 3,
+    FL_EDGE_NVTX_POP = 4,
+    FL_EDGE_NVTX_START = 5,
+    FL_EDGE_NVTX_END = 6
+};
 
 #define FL_PM_INTERVAL_DEFAULT_US 100u
 #define FL_PM_INTERVAL_MIN_US 1u

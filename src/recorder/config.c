@@ -19,6 +19,7 @@
  *  - Nothing is printed; the library never exits or aborts here.
  */
 #include "config.h"
+#include "capture.h"
 #include "../abi/trace_abi.h"
 #include "../util/buf.h"
 #include "../util/env.h"
@@ -78,6 +79,10 @@ void gpufl_init_options_init(gpufl_init_options *opts)
     opts->metrics = "";
     opts->range_per_kernel = false;
     opts->sass_all_kernels = false;
+    opts->capture_range = "";
+    opts->capture_range_end = "";
+    opts->capture_delay_ms = 0;
+    opts->capture_duration_ms = 0;
 }
 
 /* ------------------------------------------------------------ the checks */
@@ -189,9 +194,27 @@ static gpufl_status check_app_name(const fl_fval *v, const char *cfg_path, gpufl
     return GPUFL_OK;
 }
 
+/* The capture window's four fields make sense only together. */
+static gpufl_status check_capture(const fl_fval *v, const char *cfg_path, gpufl_error *err)
+{
+    int r = fl_config_field_index("capture_range"), e = fl_config_field_index("capture_range_end");
+    int d = fl_config_field_index("capture_delay_ms");
+    int u = fl_config_field_index("capture_duration_ms");
+    fl_capture_spec spec;
+    char why[512], src[GPUFL_ERROR_MESSAGE_MAX];
+    if (fl_capture_parse(v[r].s, v[e].s, v[d].i, v[u].i, &spec, why, sizeof why) == 0)
+        return GPUFL_OK;
+    const fl_fval *from = v[e].src != SRC_DEFAULT && strstr(why, "_end") ? &v[e] : &v[r];
+    const fl_field *fd = from == &v[e] ? &fl_config_fields[e] : &fl_config_fields[r];
+    return fl_error_set(err, GPUFL_ERR_INVALID_ARG, "%s (%s)", why,
+                        src_text(from, fd, cfg_path, src, sizeof src));
+}
+
 static gpufl_status validate(const fl_fval *v, const char *cfg_path, gpufl_error *err)
 {
     gpufl_status st = check_numbers(v, cfg_path, err);
+    if (st == GPUFL_OK)
+        st = check_capture(v, cfg_path, err);
     return st != GPUFL_OK ? st : check_app_name(v, cfg_path, err);
 }
 
@@ -209,6 +232,8 @@ void fl_config_free(fl_config *c)
     free(c->config_file);
     free(c->pm_sampling_metrics);
     free(c->metrics);
+    free(c->capture_range);
+    free(c->capture_range_end);
     for (int i = 0; i < FL_MAX_WARNINGS; i++)
         free(c->warnings[i]);
     free(c->provenance);

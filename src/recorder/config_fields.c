@@ -63,6 +63,13 @@ const fl_field fl_config_fields[] = {
      "GPUFL_RANGE_PER_KERNEL"},
     {"sass_all_kernels", FT_BOOL, OPT(sass_all_kernels), OUT(sass_all_kernels),
      "GPUFL_SASS_ALL_KERNELS"},
+    {"capture_range", FT_STR, OPT(capture_range), OUT(capture_range), "GPUFL_CAPTURE_RANGE"},
+    {"capture_range_end", FT_STR, OPT(capture_range_end), OUT(capture_range_end),
+     "GPUFL_CAPTURE_RANGE_END"},
+    {"capture_delay_ms", FT_INT, OPT(capture_delay_ms), OUT(capture_delay_ms),
+     "GPUFL_CAPTURE_DELAY_MS"},
+    {"capture_duration_ms", FT_INT, OPT(capture_duration_ms), OUT(capture_duration_ms),
+     "GPUFL_CAPTURE_DURATION_MS"},
 };
 
 _Static_assert(sizeof fl_config_fields / sizeof fl_config_fields[0] == FL_NFIELDS,

@@ -47,6 +47,10 @@ typedef struct fl_config {
     char *metrics;               /* the range profiler's metrics, comma separated; "": defaults */
     bool range_per_kernel;       /* kernel ranges (kernel replay) */
     bool sass_all_kernels;       /* SassMetrics: every kernel, not only those inside scopes */
+    char *capture_range;         /* "": none; "cudaProfilerApi"; "nvtx:NAME" (capture.h) */
+    char *capture_range_end;     /* "": stop; "repeat"; "repeat:N" */
+    int capture_delay_ms;        /* the timed window's start after the origin; 0: none */
+    int capture_duration_ms;     /* its length; 0: to the end */
     gpufl_log_fn log_fn;
     void *log_user;
     bool no_tsc; /* GPUFL_NO_TSC: scopes timed with CLOCK_REALTIME, never the TSC */

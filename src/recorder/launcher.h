@@ -11,6 +11,7 @@
 #include "gpufl.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* For the CLI: a session whose device metrics come from the caller's
  * monitor (created, not started): the session sets its round hook and
@@ -31,5 +32,9 @@ void fl_session_set_child_exit(int exit_code, int signal, bool crashed);
 int fl_run_id_ok(const char *s);
 /* A fresh one: a UUID v4, lower-case, 36 characters, into buf (37 bytes). */
 void fl_run_id_new(char *buf);
+/* For the CLI: whether range and end are values gpufl_init takes as
+ * capture_range / capture_range_end (capture.c's one parser): 0, or -1
+ * with why, which names the fields (capture_range, capture_range_end). */
+int fl_capture_check(const char *range, const char *end, char *why, size_t len);
 
 #endif /* GP_RECORDER_LAUNCHER_H */

@@ -15,6 +15,7 @@
 #include "../util/error.h"
 #include "../util/fs.h"
 #include "capabilities.h"
+#include "capture.h"
 #include "files.h"
 #include "launcher.h"
 #include "say.h"
@@ -48,6 +49,7 @@ static void session_free(session *s)
     if (!s)
         return;
     fl_trace_engine_free(s);
+    fl_capture_remove(); /* after the plugin: no edge comes any more */
     if (s->mon_borrowed && s->sampling)
         gp_monitor_stop(s->mon, NULL); /* its hook points here; already stopped normally */
     else if (!s->mon_borrowed)
@@ -236,6 +238,26 @@ static void open_sass(session *s)
     fl_trace_writer_set_sass(s->tw, &s->out[FL_CH_SASS]);
 }
 
+/* The capture windows' gate, before the plugin can report an edge.  The
+ * timed window counts from GPUFL_CAPTURE_ORIGIN_NS (gpu-profile's
+ * command's start, wall-clock ns) when set, else from now. */
+static gpufl_status install_capture(session *s, gpufl_error *err)
+{
+    fl_capture_spec spec;
+    char why[512];
+    if (fl_capture_parse(s->cfg.capture_range, s->cfg.capture_range_end, s->cfg.capture_delay_ms,
+                         s->cfg.capture_duration_ms, &spec, why, sizeof why) != 0)
+        return fl_error_set(err, GPUFL_ERR_INVALID_ARG, "%s", why); /* config.c checked it */
+    uint64_t origin = gp_now_wall_ns();
+    const char *o = getenv("GPUFL_CAPTURE_ORIGIN_NS");
+    char *end = NULL;
+    unsigned long long v = o && *o ? strtoull(o, &end, 10) : 0;
+    if (v && end && !*end && v <= origin)
+        origin = (uint64_t)v;
+    fl_capture_install(&spec, origin);
+    return GPUFL_OK;
+}
+
 /* Step 2: the devices, the session directory and the engine, and so what
  * the session will capture. */
 static gpufl_status open_session(session *s, gpufl_error *err)
@@ -253,6 +275,9 @@ static gpufl_status open_session(session *s, gpufl_error *err)
         return st;
     s->ident = (fl_ident){.pid = getpid(), .app = s->cfg.app_name, .session_id = s->id};
     s->gen = ++g_gen_counter ? g_gen_counter : ++g_gen_counter;
+    st = install_capture(s, err);
+    if (st != GPUFL_OK)
+        return st;
     char why[768] = "";
     bool tracing = s->cfg.profiling_engine > GPUFL_ENGINE_MONITOR &&
                    fl_trace_engine_start(s, fl_session_kick, fl_writer_spill, why, sizeof why);
@@ -406,6 +431,7 @@ static uint64_t write_closing(session *s)
         fl_caps_trace_final(s, &st, &n);
         again = true;
     }
+    fl_capture_write(&s->out[FL_CH_SCOPE], &s->ident, true, ts);
     fl_writer_write_all(s);
     again = fl_caps_mark_losses(s) || again;
     s->closing = true;
@@ -437,6 +463,14 @@ void gpufl_shutdown(void)
      * system phase racing shutdown). */
     fl_writer_cycle(s);
     uint64_t dropped = write_closing(s);
+    if (fl_capture_active()) {
+        fl_capture_counts cc;
+        fl_capture_counts_get(&cc);
+        FL_DEBUG(s, "capture windows: %u opened, %u not opened (over %u), %llu trace rows outside",
+                 cc.windows, cc.windows_refused, FL_CAPTURE_MAX_WINDOWS,
+                 (unsigned long long)cc.rows_left_out);
+    }
+    fl_capture_remove();
     FL_DEBUG(s,
              "session %s closed: %llu scope rows, %llu device rows, %llu host rows, %llu scope "
              "rows dropped",

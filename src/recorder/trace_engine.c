@@ -11,6 +11,7 @@
 #include "trace_engine.h"
 #include "../abi/plugin.h"
 #include "../util/clock.h"
+#include "capture.h"
 #include "disasm_tool.h"
 #include "occupancy.h"
 #include "say.h"
@@ -96,6 +97,15 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
                           .perf_per_kernel = c->range_per_kernel,
                           .perf_metrics = c->metrics,
                           .sass_all_kernels = c->sass_all_kernels};
+    fl_capture_spec cap;
+    char cap_why[512];
+    if (fl_capture_parse(c->capture_range, c->capture_range_end, 0, 0, &cap, cap_why,
+                         sizeof cap_why) == 0 &&
+        cap.trigger != FL_CAPTURE_ALWAYS) {
+        o.capture_profiler_api = cap.trigger == FL_CAPTURE_PROFILER_API;
+        o.capture_nvtx = cap.trigger == FL_CAPTURE_NVTX;
+        o.capture_edge = fl_capture_edge;
+    }
     gp_error ge = {0};
     if (p->start(&o, &ge) != GP_OK) {
         snprintf(why, len, "%s", ge.message);

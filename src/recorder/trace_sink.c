@@ -30,6 +30,7 @@
 #include "../util/clock.h"
 #include "../wire/records.h"
 #include "../wire/vocab.h"
+#include "capture.h"
 #include "occupancy.h"
 #include "scope.h"
 
@@ -132,6 +133,22 @@ static void sort_by_time(void *rows, size_t n, size_t size)
 }
 
 /* --------------------------------------------------------------- sinks */
+
+/* Capture windows (capture.c): the rows outside every window dropped, in
+ * place, before anything of them is written; returns how many stay. */
+#define KEEP_IN_WINDOWS(rows, n)                                                                   \
+    do {                                                                                           \
+        if (!fl_capture_active())                                                                  \
+            break;                                                                                 \
+        size_t kept_ = 0;                                                                          \
+        fl_capture_lock();                                                                         \
+        for (size_t i_ = 0; i_ < (n); i_++)                                                        \
+            if (fl_capture_keeps((rows)[i_].corr_id, (rows)[i_].t_ns))                             \
+                (rows)[kept_++] = (rows)[i_];                                                      \
+        fl_capture_unlock();                                                                       \
+        fl_capture_count_left_out((n)-kept_);                                                      \
+        (n) = kept_;                                                                               \
+    } while (0)
 
 /* A channel's text out once it is large (fl_trace_writer_set_spill). */
 static void maybe_spill(fl_trace_writer *w, int ch)
@@ -333,6 +350,9 @@ static void detail_per_launch(fl_trace_writer *w, const fl_kernel_row *k, kernel
 static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
+    KEEP_IN_WINDOWS(rows, n);
+    if (!n)
+        return;
     sort_by_time(rows, n, sizeof *rows);
     /* Details first: a reader meets a detail before the row that says it
      * has one. */
@@ -362,6 +382,9 @@ static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
 static void on_memcpys(void *user, fl_memcpy_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
+    KEEP_IN_WINDOWS(rows, n);
+    if (!n)
+        return;
     sort_by_time(rows, n, sizeof *rows);
     fl_rec_memcpy_batch(w->ch[0], w->ident.session_id, ++w->batch_memcpy, rows, n);
     w->counts.memcpys += n;
@@ -371,6 +394,9 @@ static void on_memcpys(void *user, fl_memcpy_row *rows, size_t n)
 static void on_memsets(void *user, fl_memset_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
+    KEEP_IN_WINDOWS(rows, n);
+    if (!n)
+        return;
     sort_by_time(rows, n, sizeof *rows);
     for (size_t i = 0; i < n; i++)
         fl_rec_memset_event(w->ch[0], &w->ident, &rows[i]);
@@ -407,6 +433,9 @@ static void sync_stacks(fl_trace_writer *w, fl_sync_row *rows, size_t n)
 static void on_syncs(void *user, fl_sync_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
+    KEEP_IN_WINDOWS(rows, n);
+    if (!n)
+        return;
     sort_by_time(rows, n, sizeof *rows);
     sync_stacks(w, rows, n);
     fl_rec_sync_batch(w->ch[1], w->ident.session_id, ++w->batch_sync, rows, n);
@@ -512,6 +541,9 @@ static void on_perf_ranges(void *user, const fl_perf_row *rows, size_t n)
 static void on_graphs(void *user, fl_graph_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
+    KEEP_IN_WINDOWS(rows, n);
+    if (!n)
+        return;
     sort_by_time(rows, n, sizeof *rows);
     for (size_t i = 0; i < n; i++)
         fl_rec_graph_launch(w->ch[1], &w->ident, &rows[i]);

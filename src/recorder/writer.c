@@ -16,6 +16,7 @@
 #include "../sampler/hook.h"
 #include "../util/clock.h"
 #include "../util/error.h"
+#include "capture.h"
 #include "files.h"
 #include "say.h"
 #include "scope.h"
@@ -369,6 +370,7 @@ void fl_writer_cycle(session *s)
      * it is published, so every row drained here has its name taken. */
     size_t n_scope = fl_scope_drain(s->gen, &s->scope_rows, 0, &s->scope_cap);
     fl_trace_engine_drain(s, s->scope_rows, n_scope);
+    fl_capture_write(&s->out[FL_CH_SCOPE], &s->ident, false, 0);
     size_t n_names = fl_scope_take_names(&s->names, &s->names_cap);
     take_queues(s);
     if (n_names > 0)

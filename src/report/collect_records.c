@@ -224,6 +224,33 @@ static const char *joined(fl_report *r, const json_t *arr)
     return out;
 }
 
+static void capture_window(fl_report *r, const json_t *rec)
+{
+    const char *trig = fl_jget_str(rec, "trigger"), *name = fl_jget_str(rec, "name");
+    uint64_t t, dur;
+    if (!trig || !fl_jget_span(rec, &t, &dur)) {
+        r->m->bad_rows++;
+        return;
+    }
+    const char *ti = intern(r, trig), *ni = intern(r, name ? name : "");
+    size_t i = 0;
+    while (i < r->n_cw && (r->cw[i].trigger != ti || r->cw[i].name != ni))
+        i++;
+    if (i == r->n_cw) {
+        if (i == FL_CAPWIN_MAX || !ti || !ni) {
+            r->capwin_other++;
+            return;
+        }
+        r->cw[r->n_cw++] = (capwin){.trigger = ti, .name = ni, .first_start_ns = t};
+    }
+    capwin *c = &r->cw[i];
+    c->count++;
+    c->time_ns += dur;
+    c->open += json_is_true(json_object_get(rec, "open_at_shutdown"));
+    if (t < c->first_start_ns)
+        c->first_start_ns = t;
+}
+
 static void deep_window(fl_report *r, const json_t *rec)
 {
     const char *name = fl_jget_str(rec, "name");
@@ -396,6 +423,9 @@ void fl_report_gpufl_record(fl_report *r, int channel, fl_type t, const char *ty
         break;
     case FL_T_DEEP_WINDOW_EVENT:
         deep_window(r, rec);
+        break;
+    case FL_T_CAPTURE_WINDOW:
+        capture_window(r, rec);
         break;
     case FL_T_EXECUTION_SIGNATURE:
         signature(r, rec);

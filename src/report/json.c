@@ -201,6 +201,29 @@ static void json_graphs(const fl_report *r, jw *w)
     j_close(w, '}');
 }
 
+/* capture_window records, per trigger and name; null: none (the whole
+ * session was traced). */
+static void json_capture_windows(const fl_report *r, jw *w)
+{
+    if (!r->n_cw) {
+        j_str(w, "capture_windows", NULL);
+        return;
+    }
+    j_open(w, "capture_windows", '[');
+    for (size_t i = 0; i < r->n_cw; i++) {
+        const capwin *c = &r->cw[i];
+        j_open(w, NULL, '{');
+        j_str(w, "trigger", c->trigger);
+        j_str(w, "name", c->name[0] ? c->name : NULL);
+        j_u64(w, "windows", c->count);
+        j_u64(w, "time_ns", c->time_ns);
+        j_u64(w, "open_at_shutdown", c->open);
+        j_u64(w, "first_start_ns", c->first_start_ns);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+}
+
 static void json_deep_windows(const fl_report *r, jw *w)
 {
     if (!r->n_dw) {
@@ -529,6 +552,7 @@ void fl_json_sec_capture(const fl_report *r, const figures *f, int top_n, jw *w)
     (void)f;
     (void)top_n;
     json_capture(r, w);
+    json_capture_windows(r, w);
     json_deep_windows(r, w);
 }
 

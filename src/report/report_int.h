@@ -148,6 +148,15 @@ typedef struct graphstat {
     uint64_t launches, time_ns, nodes;
 } graphstat;
 
+/* capture_window, per trigger and NVTX name (a session has one; a few
+ * kept, the rest counted in capwin_other). */
+#define FL_CAPWIN_MAX 8
+typedef struct capwin {
+    const char *trigger, *name;    /* interned */
+    uint64_t count, time_ns, open; /* open: still open when the session ended */
+    uint64_t first_start_ns;
+} capwin;
+
 /* deep_window_event, per window name. */
 typedef struct deepstat {
     const char *name, *engines, *close_reason; /* interned; close_reason: the last */
@@ -261,6 +270,9 @@ struct fl_report {
     graphstat *gr;
     size_t n_gr, cap_gr;
     fl_u64map gr_by_key;
+    capwin cw[FL_CAPWIN_MAX];
+    size_t n_cw;
+    uint64_t capwin_other;
     deepstat *dw;
     size_t n_dw, cap_dw;
     fl_u64map dw_by_name;
@@ -412,6 +424,7 @@ void fl_text_perf(const fl_report *r, fl_buf *b);
 void fl_text_graphs(const fl_report *r, fl_buf *b);
 void fl_text_signatures(const fl_report *r, fl_buf *b);
 void fl_text_deep_windows(const fl_report *r, fl_buf *b);
+void fl_text_capture_windows(const fl_report *r, fl_buf *b);
 
 /* ========================================================= sections */
 

@@ -59,6 +59,27 @@ void fl_text_signatures(const fl_report *r, fl_buf *b)
     }
 }
 
+void fl_text_capture_windows(const fl_report *r, fl_buf *b)
+{
+    for (size_t i = 0; i < r->n_cw; i++) {
+        const capwin *c = &r->cw[i];
+        fl_buf_puts(b, "  capture windows   ");
+        fl_put_line(b, c->trigger, 20);
+        if (c->name[0]) {
+            fl_buf_puts(b, " ");
+            fl_put_line(b, c->name, 60);
+        }
+        fl_buf_printf(b, "  %" PRIu64 " %s  ", c->count, fl_plural(c->count, "window", "windows"));
+        fl_dur_text(b, c->time_ns);
+        if (c->open)
+            fl_buf_printf(b, "  (%" PRIu64 " open at shutdown)", c->open);
+        fl_buf_puts(b, "  trace rows outside them not recorded\n");
+    }
+    if (r->capwin_other)
+        fl_buf_printf(b, "  capture windows   %" PRIu64 " more of other triggers\n",
+                      r->capwin_other);
+}
+
 void fl_text_deep_windows(const fl_report *r, fl_buf *b)
 {
     for (size_t i = 0; i < r->n_dw; i++) {

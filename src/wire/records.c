@@ -487,6 +487,26 @@ void fl_rec_nvtx_marker(fl_buf *b, const fl_ident *id, const fl_nvtx_range *r)
     FL_BUF_LIT(b, "}\n");
 }
 
+void fl_rec_capture_window(fl_buf *b, const fl_ident *id, const fl_capture_window_rec *w)
+{
+    put_open_ident(b, FL_T_CAPTURE_WINDOW, id);
+    fl_put_key(b, "index");
+    fl_buf_u64(b, w->index);
+    fl_put_key(b, "trigger");
+    fl_put_str_or_empty(b, w->trigger);
+    fl_put_key(b, "name");
+    fl_put_str_or_empty(b, w->name);
+    fl_put_key(b, "start_ns");
+    fl_buf_u64(b, w->start_ns);
+    fl_put_key(b, "end_ns");
+    fl_buf_u64(b, w->end_ns);
+    fl_put_key(b, "duration_ns");
+    fl_buf_u64(b, w->end_ns > w->start_ns ? w->end_ns - w->start_ns : 0);
+    fl_put_key(b, "open_at_shutdown");
+    fl_put_bool(b, w->open_at_shutdown);
+    FL_BUF_LIT(b, "}\n");
+}
+
 void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r)
 {
     put_open_ident(b, FL_T_GRAPH_LAUNCH_EVENT, id);

@@ -265,6 +265,16 @@ typedef struct fl_nvtx_range {
 /* nvtx_marker_event, GPUFlight 1.3's keys in its order: type, pid, app,
  * session_id, name, domain, start_ns, end_ns, duration_ns, marker_id. */
 void fl_rec_nvtx_marker(fl_buf *b, const fl_ident *id, const fl_nvtx_range *r);
+/* Ours: a capture window (docs/json-schema.md "capture_window"), written
+ * once it closes, or at shutdown with open_at_shutdown. */
+typedef struct fl_capture_window_rec {
+    uint32_t index;      /* 0, 1, ... in the order the windows opened */
+    const char *trigger; /* "delay", "cudaProfilerApi" or "nvtx" */
+    const char *name;    /* the NVTX range's name; NULL: "" */
+    uint64_t start_ns, end_ns;
+    bool open_at_shutdown; /* the window had not closed when the session ended */
+} fl_capture_window_rec;
+void fl_rec_capture_window(fl_buf *b, const fl_ident *id, const fl_capture_window_rec *w);
 /* graph_launch_event (channel scope), one per graph launch, GPUFlight's keys
  * in its order: type, pid, app, session_id, start_ns, end_ns, duration_ns,
  * graph_id, device_id, stream_id, corr_id (graph_exec_key left out: not

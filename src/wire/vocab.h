@@ -265,7 +265,8 @@ enum { FL_COLS_GRAPH(FL_X) FL_COL_GRAPH_COUNT };
     X(EXECUTION_SIGNATURE, execution_signature, SCOPE, 1)                                          \
     X(CUBIN_DISASSEMBLY, cubin_disassembly, SASS, 1)                                               \
     X(PTX_DISASSEMBLY, ptx_disassembly, SASS, 1)                                                   \
-    X(SOURCE_FILE_CONTENT, source_file_content, SASS, 1)
+    X(SOURCE_FILE_CONTENT, source_file_content, SASS, 1)                                           \
+    X(CAPTURE_WINDOW, capture_window, SCOPE, 1) /* ours: a window trace rows were kept in */
 
 /* Columnar batches: X(TYPE, name, channel, version, columns, the index of
  * the duration column or -1).  Every batch has dt_ns. */

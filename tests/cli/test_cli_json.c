@@ -114,12 +114,14 @@ static void test_json_report(void)
                                        "profiler_stopped_s",
                                        "backend",
                                        "note",
+                                       "capture",
                                        "devices",
                                        "total",
                                        "samples_file"};
     check_keys(doc, keys, sizeof keys / sizeof keys[0]);
     CHECK_STR(jn_str(jn_get(doc, "schema")), "gpu-profile.run");
     CHECK_INT(jn_int(jn_get(doc, "schema_version")), 1);
+    CHECK(jn_is_null(jn_get(doc, "capture"))); /* no window asked for */
     CHECK_STR(jn_str(jn_get(doc, "gpu_profile_version")), gp_version());
     const jn *cmd = jn_get(doc, "command");
     CHECK_INT(cmd ? cmd->n : 0, 3);

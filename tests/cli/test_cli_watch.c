@@ -133,11 +133,19 @@ static void test_pid(void)
     CHECK_INT(r.code, 125);
     CHECK_STR(r.err, "gpu-profile: --pid: '12x' is not a process id (a whole number from 1)\n");
     h_result_free(&r);
-    const char *with_cmd[] = {h_cli, "--duration", "1", "true", NULL};
+    const char *with_cmd[] = {h_cli, "--pid", "1", "true", NULL};
     h_run(with_cmd, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 125);
-    CHECK_STR(r.err, "gpu-profile: --duration watches without a command: give either CMD or "
-                     "--duration / --pid\n");
+    CHECK_STR(r.err, "gpu-profile: --pid watches without a command: give either CMD or --pid\n");
+    h_result_free(&r);
+    /* --duration with CMD is the capture window's length (test_cli_capture.c):
+     * CMD runs, its status is the run's. */
+    const char *window[] = {h_cli, "--duration", "3600", "--backend", "none",
+                            "--",  h_child,      "exit", "4",         NULL};
+    h_run(window, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 4);
+    CHECK_CONTAINS(r.err, "gpu-profile: capture window: from 0.000 s after the command's start, "
+                          "for 3600.000 s");
     h_result_free(&r);
 }
 

@@ -47,8 +47,11 @@
  * drains after stopping.  With stack_trace, every fake_cupti_launch (and
  * fake_cupti_sync, a synchronising call's entry) captures the caller's CPU stack through the real
  * plugin/stacks.c (this module's own frame dropped as the plugin's are), announced at the next
- * drain before its buffer.  Never installed.
+ * drain before its buffer.  fake_cupti_profiler and fake_cupti_nvtx are
+ * CUPTI's callbacks for cuProfilerStart / Stop and an NVTX push / pop,
+ * through the real plugin/capture_cb.c (capture windows).  Never installed.
  */
+#include "capture_cb.h"
 #include "decode.h"
 #include "stacks.h"
 #include "engines/pcsamp/pcsamp.h"
@@ -58,6 +61,7 @@
 #include "scope_hooks.h"
 #include "synth.h"
 
+#include <generated_nvtx_meta.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -101,6 +105,8 @@ static size_t queued;
  * corr on the calling thread (the test calls it inside its scopes). */
 __attribute__((visibility("default"))) void fake_cupti_launch(uint32_t corr)
 {
+    CUpti_CallbackData cb = {.callbackSite = CUPTI_API_ENTER, .correlationId = corr};
+    fl_capture_cb(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb);
     uint32_t ids[FL_SCOPE_PATH_MAX];
     size_t n = scope_path ? scope_path(ids, FL_SCOPE_PATH_MAX) : 0;
     fl_launch_put(corr, ids, n, fl_stacks_capture(stacks, 0));
@@ -114,6 +120,30 @@ __attribute__((visibility("default"))) void fake_cupti_launch(uint32_t corr)
         pthread_mutex_unlock(&q_mu);
     }
     atomic_store(&launched, 1);
+}
+
+/* What CUPTI's callbacks see of cuProfilerStart (start) or cuProfilerStop
+ * with correlation id corr: its entry and its exit, through the plugin's
+ * capture_cb.c as the CUPTI plugin calls it. */
+__attribute__((visibility("default"))) void fake_cupti_profiler(int start, uint32_t corr)
+{
+    CUpti_CallbackId id =
+        start ? CUPTI_DRIVER_TRACE_CBID_cuProfilerStart : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
+    CUpti_CallbackData cb = {.callbackSite = CUPTI_API_ENTER, .correlationId = corr};
+    fl_capture_cb(CUPTI_CB_DOMAIN_DRIVER_API, id, &cb);
+    cb.callbackSite = CUPTI_API_EXIT;
+    fl_capture_cb(CUPTI_CB_DOMAIN_DRIVER_API, id, &cb);
+}
+
+/* What CUPTI's NVTX callback gives for nvtxRangePushA(name) (name not
+ * NULL) or nvtxRangePop(). */
+__attribute__((visibility("default"))) void fake_cupti_nvtx(const char *name)
+{
+    nvtxRangePushA_params push = {.message = name};
+    CUpti_NvtxData d = {.functionName = name ? "nvtxRangePushA" : "nvtxRangePop",
+                        .functionParams = name ? (const void *)&push : NULL};
+    fl_capture_cb(CUPTI_CB_DOMAIN_NVTX,
+                  name ? CUPTI_CBID_NVTX_nvtxRangePushA : CUPTI_CBID_NVTX_nvtxRangePop, &d);
 }
 
 /* What CUPTI's callback does at the entry of a synchronising call
@@ -385,6 +415,7 @@ static gp_status f_start(const fl_trace_options *o, gp_error *err)
     start_sass(o);
     start_rp(o);
     fl_launch_scope_reset();
+    fl_capture_cb_start(o, NULL);
     dec = fl_decoder_create(&c);
     drains = 0;
     atomic_store(&flushes, 0);
@@ -509,6 +540,7 @@ static void f_flush(void)
 
 static void f_stop(void)
 {
+    fl_capture_cb_stop();
     fl_pms_engine_stop();
     fl_rp_engine_stop();
     stopped = true;

@@ -192,6 +192,10 @@ int main(void)
     OFF(gpufl_init_options, metrics);
     OFF(gpufl_init_options, range_per_kernel);
     OFF(gpufl_init_options, sass_all_kernels);
+    OFF(gpufl_init_options, capture_range);
+    OFF(gpufl_init_options, capture_range_end);
+    OFF(gpufl_init_options, capture_delay_ms);
+    OFF(gpufl_init_options, capture_duration_ms);
 
     SIZE(gpufl_scope);
     OFF(gpufl_scope, instance_id);

@@ -171,7 +171,9 @@ class OptionsTest(unittest.TestCase):
         d = dict(SEED_FIELDS, cupti_buffer_kib=0, cupti_max_buffers=0,
                  compact_kernel_details=False, pc_sampling_period=0,
                  pm_sampling_metrics="", pm_sampling_interval_us=0, pm_sampling_max_samples=0,
-                 metrics="", range_per_kernel=False, sass_all_kernels=False)
+                 metrics="", range_per_kernel=False, sass_all_kernels=False,
+                 capture_range="", capture_range_end="", capture_delay_ms=0,
+                 capture_duration_ms=0)
         d.update(over)
         return d
 
@@ -213,7 +215,9 @@ class OptionsTest(unittest.TestCase):
                       pm_sampling_max_samples=512,
                       metrics="dram__throughput.avg.pct_of_peak_sustained_elapsed,"
                               "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-                      range_per_kernel=True, sass_all_kernels=True)
+                      range_per_kernel=True, sass_all_kernels=True,
+                      capture_range="nvtx:step", capture_range_end="repeat:3",
+                      capture_delay_ms=1500, capture_duration_ms=2500)
         o, keep = gfl._make_options(self.defaults(**values))
         for name, v in values.items():
             got = getattr(o, name)
@@ -248,6 +252,17 @@ class OptionsTest(unittest.TestCase):
             gfl.init(enabled="no")
         with self.assertRaisesRegex(ValueError, "out of range"):
             gfl.init(system_sample_rate_ms=2**40)
+        self.assertFalse(gfl.is_active())
+
+    def test_bad_capture_window(self):
+        # The C library's check, carried by the warning; nothing started.
+        with self.assertWarnsRegex(gfl.GpuflWarning,
+                                   r'capture_range "foo" is not a trigger: use cudaProfilerApi'):
+            self.assertFalse(gfl.init(backend="none", capture_range="foo"))
+        with self.assertWarnsRegex(gfl.GpuflWarning,
+                                   r'capture_range_end "repeat:0" is not a choice'):
+            self.assertFalse(gfl.init(backend="none", capture_range="nvtx:step",
+                                      capture_range_end="repeat:0"))
         self.assertFalse(gfl.is_active())
 
     def test_unknown_keyword(self):
