@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -335,6 +336,93 @@ class SessionTest(Base):
                          [("system_start", "phase"), ("system_stop", "phase")])
         self.assertEqual(sysl[-1]["type"], "shutdown")
 
+    def test_positional_and_init_options(self):
+        # GPUFlight 1.3's order: app_name, log_path, continuous_system_sampling,
+        # system_sample_rate_ms, ...
+        self.assertIs(gfl.init("pos_app", "pos_logs", True, 5, backend=gfl.BackendKind.None_),
+                      True)
+        d = gfl.session_dir()
+        gfl.shutdown()
+        self.assertEqual(os.path.dirname(d), "pos_logs")
+        dev = read_log(os.path.join(d, "device.log"))
+        self.assertEqual(dev[0]["app"], "pos_app")
+        caps = {c["feature"]: c for c in dev[1]["capabilities"]}
+        self.assertEqual(caps["host_metrics"]["message"], "/proc every 5 ms")
+        # init(options): the InitOptions' fields; a keyword given too wins
+        o = gfl.InitOptions(app_name="opt_app", backend="None")
+        o.log_path = "opt_logs"
+        o.system_sample_rate_ms = 9
+        self.assertIs(gfl.init(o, system_sample_rate_ms=7), True)
+        d = gfl.session_dir()
+        gfl.shutdown()
+        self.assertEqual(os.path.dirname(d), "opt_logs")
+        dev = read_log(os.path.join(d, "device.log"))
+        self.assertEqual(dev[0]["app"], "opt_app")
+        caps = {c["feature"]: c for c in dev[1]["capabilities"]}
+        self.assertEqual(caps["host_metrics"]["message"], "/proc every 7 ms")
+        with self.assertRaisesRegex(TypeError, "multiple values for argument 'app_name'"):
+            gfl.init("a", app_name="b")
+        with self.assertRaisesRegex(TypeError, r"at most 17 positional arguments \(app_name, "):
+            gfl.init(*(["a"] * 18))
+        with self.assertRaisesRegex(TypeError, r"init\(options\) takes no other positional"):
+            gfl.init(gfl.InitOptions(), "x")
+        self.assertFalse(gfl.is_active())
+
+    def test_clean_logs(self):
+        d1 = self.start(log_path="cl")
+        with self.assertRaisesRegex(RuntimeError, "a gpufl session is active in this process"):
+            gfl.clean_logs()
+        gfl.shutdown()
+        d2 = self.start(log_path="cl")
+        gfl.shutdown()
+        # Not a session's: a file beside the sessions, a folder of other files,
+        # and a session still recording elsewhere (its .tmp/ keeps the folder).
+        open("cl/notes.txt", "w").close()
+        os.makedirs("cl/mine")
+        open("cl/mine/data.bin", "w").close()
+        os.makedirs("cl/live/.tmp")
+        open("cl/live/device.log", "w").close()
+        open("cl/live/.gpufl-window.scope.2.json", "w").close()
+        want = sorted([os.path.join(d, f) for d in (d1, d2)
+                       for f in ("device.log", "scope.log", "system.log")] + [d1, d2] +
+                      ["cl/live/.gpufl-window.scope.2.json", "cl/live/device.log"])
+        self.assertEqual(sorted(gfl.clean_logs(dry_run=True)), want)  # the last init's path
+        self.assertTrue(os.path.isfile(os.path.join(d1, "device.log")))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            self.assertEqual(sorted(gfl.clean_logs("cl", log_prefix="x")), want)
+        self.assertEqual([x.category for x in w], [DeprecationWarning])
+        self.assertEqual(sorted(os.listdir("cl")), ["live", "mine", "notes.txt"])
+        self.assertEqual(os.listdir("cl/live"), [".tmp"])
+        self.assertEqual(os.listdir("cl/mine"), ["data.bin"])
+        self.assertEqual(gfl.clean_logs("no-such-dir"), [])
+        with mock.patch.object(gfl, "_last_log_path", None), \
+                mock.patch.object(gfl, "_last_app_name", None):
+            with self.assertRaisesRegex(ValueError, r"no log_path given"):
+                gfl.clean_logs()
+
+    def test_session_gives_init_answer_recording_the_handle(self):
+        with gfl.session("s_app", backend=gfl.BackendKind.None_, upload=False) as ok:
+            self.assertIs(ok, True)
+            self.assertTrue(gfl.is_active())
+        self.assertFalse(gfl.is_active())
+        with gfl.recording(app_name="r_app", backend="None", upload=False) as h:
+            self.assertIs(h.started, True)
+            self.assertEqual(h.session_dir, gfl.session_dir())
+        self.assertFalse(gfl.is_active())
+        self.assertIsNone(h.upload_result)
+        # switched off: init's False, and an upload that contacts nothing
+        with gfl.session("off", enabled=False, backend_url="http://127.0.0.1:9",
+                         api_key="k") as ok:
+            self.assertIs(ok, False)
+        r = gfl.upload_logs(backend_url="http://127.0.0.1:9", api_key="k")
+        self.assertIsInstance(r, gfl._NoopUploadResult)
+        self.assertIsInstance(r, gfl.UploadResult)
+        self.assertEqual((r.success, r.events_uploaded, r.files_processed, r.elapsed_ms,
+                          r.spool_ids, r.status), (True, 0, 0, 0, [], "GPUFL_DISABLED"))
+        self.assertEqual(r.warnings, [r.message])
+        self.assertIn("gpufl is disabled", r.message)
+
     def test_nvidia_backend_uses_fake_nvml(self):
         d = self.start(backend=gfl.BackendKind.Nvidia, system_sample_rate_ms=5,
                        continuous_system_sampling=True)
@@ -552,6 +640,32 @@ class ScopeTest(Base):
         for name in ("boom", "with_boom"):
             self.assertRegex(text, r"\n  scope +1 .* %s\n" % name)
         self.assertNotIn("open at end", text)
+
+    def test_benchmark_loop_and_tag(self):
+        d = self.start()
+        with gfl.Scope("tagged", "ml") as t:
+            self.assertEqual((t.name, t.tag, t.repeat, t.warmup), ("tagged", "ml", None, 0))
+        seen = []
+        for i in gfl.Scope("mm", "math", repeat=3, warmup=2):
+            seen.append(i)
+        self.assertEqual(seen, [-2, -1, 0, 1, 2])
+        with self.assertRaises(ZeroDivisionError):
+            for i in gfl.Scope("crash", repeat=5):
+                1 / (i - 1)
+        gfl.shutdown()
+        names, rows = self.scope_rows(d)
+        self.assertEqual([(names[r["name_id"]], r["event_type"]) for r in rows],
+                         [("tagged", 0), ("tagged", 1), ("mm_warmup", 0), ("mm_warmup", 1),
+                          ("mm", 0), ("mm", 1), ("crash", 0), ("crash", 1)])
+        with self.assertRaisesRegex(TypeError, "iterable only with repeat=N"):
+            iter(gfl.Scope("x"))
+        for kw, err, msg in ((dict(repeat=-1), ValueError, r"repeat=\.\.\.\) must be >= 0"),
+                             (dict(warmup=-1), ValueError, r"warmup=\.\.\.\) must be >= 0"),
+                             (dict(repeat=1.5), TypeError, r"repeat=\.\.\.\) must be an int"),
+                             (dict(tag=3), TypeError, "tag must be a str")):
+            with self.subTest(kw=kw):
+                with self.assertRaisesRegex(err, msg):
+                    gfl.Scope("x", **kw)
 
     def test_bad_name(self):
         with self.assertRaisesRegex(TypeError, "scope or phase name must be a str"):
@@ -868,6 +982,25 @@ class RowsTest(unittest.TestCase):
              "ram_total_mib": 100},
             {"ts_ns": SYN_T0 + 9 * MS + 600000, "cpu_pct": 50.0, "cpu_pct_x100": 5000,
              "ram_used_mib": 10, "ram_total_mib": 100}])
+
+    def test_one_window_unless_load_all_rotated(self):
+        # GPUFlight's default: one file per channel (the plain system.log,
+        # not the window system.1.log.gz before it), and a note saying so.
+        s = GpuFlightSession(os.path.join(self.tmp, "logs"))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            light = s.rows("device_metrics")
+        self.assertEqual([str(x.message) for x in w],
+                         ["GpuFlightSession: 2 system log windows found; read only system.log: "
+                          "pass load_all_rotated=True to read them all"])
+        full = self.s.rows("device_metrics")
+        self.assertEqual(light, full[len(full) - len(light):])
+        self.assertEqual(len(light), 2)
+        self.assertEqual(s.rows("kernels"), self.s.rows("kernels"))
+        with self.assertRaisesRegex(TypeError, "load_all_rotated must be a bool"):
+            GpuFlightSession(os.path.join(self.tmp, "logs"), load_all_rotated=1)
+        with self.assertRaisesRegex(ValueError, "max_stack_depth must be at least 1"):
+            GpuFlightSession(os.path.join(self.tmp, "logs"), max_stack_depth=0)
 
     def test_scope_events_as_written(self):
         # GPUFlight's scope_events: a row per begin (0) and end (1).
@@ -1387,6 +1520,21 @@ class Gpufl13Test(unittest.TestCase):
                          [(4, "memory dependency", None), (9, "memory throttle", None),
                           (0, None, "smsp__sass_inst_executed"),
                           (0, None, "smsp__sass_thread_inst_executed")])
+
+    def test_perf_pm_samples_memset_tables(self):
+        s = GpuFlightSession(self.paths["plain-windows"], load_all_rotated=True)
+        perf = s.rows("perf")
+        self.assertEqual([(r["kind"], r["name"], r["launch_ordinal"], r["l2_hit_rate_pct"])
+                          for r in perf],
+                         [("kernel", "gemm(float const*, float const*, float*)", 2, 70.0),
+                          ("scope", "step", None, 80.0)])
+        self.assertEqual((perf[0]["duration_ms"], perf[1]["duration_ms"]), (None, 0.898))
+        pm = s.rows("pm_samples")
+        self.assertEqual((pm[0]["metric_name"], pm[0]["value"], pm[0]["scope_name"]),
+                         ("sm__throughput.avg.pct_of_peak_sustained_elapsed", 55.5, "step"))
+        self.assertEqual([(r["name"], r["bytes"], r["duration_ns"], r["duration_ms"])
+                          for r in s.rows("memset")], [("memset", 4096, 1500, 0.0015)])
+        self.assertEqual([d["name"] for d in s.static_devices], ["NVIDIA H100 80GB HBM3"])
 
     def test_records_of_every_type(self):
         from gpufl import _logs
