@@ -405,7 +405,8 @@ def init(*args, **kwargs) -> bool:
     # For clean_logs(): where this init writes, and whether it still does.
     _last_app_name = kwargs.get("app_name", "gpufl")
     _last_log_path = kwargs.get("log_path") or None
-    _session_active = started
+    # A refused second init leaves the first session recording.
+    _session_active = started or bool(_fl_is_active())
     return started
 
 
@@ -459,8 +460,8 @@ def _remember_dir():
 
 def shutdown() -> None:
     """Flush everything and end the session; a no-op without one."""
-    if _disabled:
-        return
+    if _disabled and not _fl_is_active():
+        return  # switched off: the C library is not even asked
     global _session_active
     with _lock:
         _remember_dir()
@@ -560,6 +561,11 @@ class _CScope:
         return False
 
 
+# The module's own _CScope: GPUFlight's tests (and a user's) may replace
+# gpufl._CScope to watch scopes; Scope then builds one per entry.
+_NATIVE_CSCOPE = _CScope
+
+
 class Scope:
     """A named region, GPUFlight 1.3's Scope(name, tag="", *, repeat=None,
     warmup=0): `with gpufl.Scope("train"):`, `@gpufl.Scope("step")`, or a
@@ -574,17 +580,22 @@ class Scope:
     for a negative repeat or warmup.
     """
 
-    __slots__ = ("name", "tag", "repeat", "warmup", "_open")
+    __slots__ = ("name", "tag", "repeat", "warmup", "_bname", "_open")
 
     def __init__(self, name: str, tag: str = "", *, repeat: Optional[int] = None,
                  warmup: int = 0):
-        _scope_name(name)  # a name that is not a string fails here, not at entry
-        if not isinstance(tag, str):
+        # A name that is not a string fails here, not at entry.  The
+        # common case (a known name, no loop) costs no call: the seed
+        # builds a Scope per `with`.
+        b = _scope_names.get(name) if type(name) is str else None
+        self._bname = b if b is not None else _scope_name(name)
+        if type(tag) is not str and not isinstance(tag, str):
             raise TypeError("a scope's tag must be a str, not %r" % (tag,))
         self.name = name
         self.tag = tag
-        self.repeat = None if repeat is None else _count_arg("repeat", repeat)
-        self.warmup = _count_arg("warmup", warmup)
+        self.repeat = repeat if repeat is None else _count_arg("repeat", repeat)
+        self.warmup = warmup if type(warmup) is int and warmup >= 0 else _count_arg(
+            "warmup", warmup)
         # thread ident -> its open C scopes (a list when this object is
         # re-entered on that thread).  Each thread touches only its own
         # key, so the GIL's atomic dict operations are enough.
@@ -593,8 +604,15 @@ class Scope:
     def __enter__(self):
         if _disabled:
             return self
-        inner = _CScope(self.name, self.tag)
-        inner.__enter__()
+        if _CScope is _NATIVE_CSCOPE:
+            # The C scope itself, without a _CScope object: this is the
+            # hot path (docs/performance.md, "Python": <= 2 us a scope).
+            inner = _fl_scope_begin(self._bname)
+            if not inner.instance_id:
+                return self
+        else:
+            inner = _CScope(self.name, self.tag)
+            inner.__enter__()
         d = self._open
         tid = _get_ident()
         prev = d.get(tid)
@@ -618,16 +636,25 @@ class Scope:
                 d[tid] = v
         else:
             inner = v
-        inner.__exit__(exc_type, exc, tb)
+        if type(inner) is _FlScope:
+            _fl_scope_end(inner)
+        else:
+            inner.__exit__(exc_type, exc, tb)
         return False
 
     def __call__(self, fn):
-        name, tag = self.name, self.tag
+        name, tag, bname = self.name, self.tag, self._bname
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             if _disabled:
                 return fn(*args, **kwargs)
+            if _CScope is _NATIVE_CSCOPE:
+                s = _fl_scope_begin(bname)
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    _fl_scope_end(s)
             with _CScope(name, tag):
                 return fn(*args, **kwargs)
 
