@@ -173,6 +173,8 @@ _fl_session_dir = _declare("gpufl_session_dir", ctypes.c_size_t, ctypes.c_char_p
                            ctypes.c_size_t)
 _fl_flush = _declare("gpufl_flush", None)
 _fl_scope_begin = _declare("gpufl_scope_begin", _FlScope, ctypes.c_char_p)
+_fl_scope_begin_bench = _declare("gpufl_scope_begin_bench", _FlScope, ctypes.c_char_p,
+                                 ctypes.c_uint32, ctypes.c_uint32)
 _fl_scope_end = _declare("gpufl_scope_end", None, ctypes.POINTER(_FlScope))
 _fl_system_start = _declare("gpufl_system_start", None, ctypes.c_char_p)
 _fl_system_stop = _declare("gpufl_system_stop", None, ctypes.c_char_p)
@@ -534,23 +536,31 @@ def _count_arg(what, v):
         raise TypeError("Scope(%s=...) must be an int, not %r" % (what, v))
     if v < 0:
         raise ValueError("Scope(%s=...) must be >= 0, not %d" % (what, v))
+    if v > 0xFFFFFFFF:
+        raise ValueError("Scope(%s=...) must be at most 4294967295 (the wire's uint32), not %d"
+                         % (what, v))
     return v
 
 
 class _CScope:
     """One C scope (gpufl_scope_begin / _end), entered once: GPUFlight's
-    binding class of the same name, which Scope builds per entry.  tag,
-    repeat and warmup are GPUFlight's scope metadata: accepted, not yet
-    recorded by this build's C recorder (docs/gpufl.md, "Scope")."""
+    binding class of the same name, which Scope builds per entry.  repeat
+    and warmup go on the scope's begin row (gpufl_scope_begin_bench); tag
+    is GPUFlight's too, which neither it nor this recorder writes."""
 
-    __slots__ = ("_bname", "_s")
+    __slots__ = ("_bname", "_s", "_repeat", "_warmup")
 
     def __init__(self, name, tag="", *, repeat=0, warmup=0):
         self._bname = _scope_name(name)
+        self._repeat = _count_arg("repeat", repeat)
+        self._warmup = _count_arg("warmup", warmup)
         self._s = None
 
     def __enter__(self):
-        s = _fl_scope_begin(self._bname)
+        if self._repeat or self._warmup:
+            s = _fl_scope_begin_bench(self._bname, self._repeat, self._warmup)
+        else:
+            s = _fl_scope_begin(self._bname)
         self._s = s if s.instance_id else None
         return self
 
@@ -594,8 +604,8 @@ class Scope:
         self.name = name
         self.tag = tag
         self.repeat = repeat if repeat is None else _count_arg("repeat", repeat)
-        self.warmup = warmup if type(warmup) is int and warmup >= 0 else _count_arg(
-            "warmup", warmup)
+        self.warmup = warmup if type(warmup) is int and 0 <= warmup <= 0xFFFFFFFF else (
+            _count_arg("warmup", warmup))
         # thread ident -> its open C scopes (a list when this object is
         # re-entered on that thread).  Each thread touches only its own
         # key, so the GIL's atomic dict operations are enough.
