@@ -530,8 +530,9 @@ COLUMNS = {
                                          "src_device_id", "dst_device_id"),
     # memset_event records: these, then the record's own keys.
     "memset": ("session_id",) + _SPAN,
-    "scopes": ("ts_ns", "device_id", "corr_id", "function_id", "function", "pc_offset",
-               "metric_id", "metric", "metric_value", "stall_reason", "stall_reason_name",
+    "scopes": ("session_id", "ts_ns", "device_id", "corr_id", "function_id", "function_name",
+               "pc_offset", "metric_id", "metric_name", "metric_value", "stall_reason",
+               "stall_reason_name",
                "sample_kind", "sample_kind_name", "scope_name_id", "scope_name",
                "source_file_id", "source_file", "source_line"),
     # GPUFlight's: one row per begin / end (event_type 0 / 1, 2 / 3 the
@@ -542,8 +543,9 @@ COLUMNS = {
     "scope_spans": ("name", "kind", "start_ns", "end_ns", "duration_ns", "depth",
                     "scope_instance_id", "name_id", "open_at_end"),
     # ts_ns, then the batch's columns after its dt_ns.
-    "device_metrics": ("ts_ns",) + _wire.columns("device_metric_batch")[1:],
-    "host_metrics": ("ts_ns", "cpu_pct", "cpu_pct_x100", "ram_used_mib", "ram_total_mib"),
+    "device_metrics": ("session_id", "ts_ns") + _wire.columns("device_metric_batch")[1:],
+    "host_metrics": ("session_id", "ts_ns", "cpu_pct", "cpu_pct_x100", "ram_used_mib",
+                     "ram_total_mib"),
     # Counter results: perf_metric_event (kind "scope") and
     # kernel_perf_metric_event (kind "kernel") records, then their own keys.
     "perf": ("session_id", "kind", "name"),
@@ -567,7 +569,7 @@ TABLE_BATCHES = {"kernels": (_KERNELS,),
 
 # Batch columns that a table states under another key (or drops).
 _CONSUMED = {"dt_ns", "ts_ns"}
-_RENAMED = {"kernels": {"dyn_shared"}, "pm_samples": {"metric"}}
+_RENAMED = {"kernels": {"dyn_shared"}}
 
 
 def _normalise(table, rows, extra_from):
@@ -653,8 +655,9 @@ def _profile_samples(c):
     out = []
     for r in src:
         row = dict(r)
-        row["function"] = c.name("function_dict", r.get("function_id"))
-        row["metric"] = c.name("metric_dict", r.get("metric_id"))
+        row["session_id"] = c.session_id
+        row["function_name"] = c.name("function_dict", r.get("function_id"))
+        row["metric_name"] = c.name("metric_dict", r.get("metric_id"))
         row["scope_name"] = c.name("scope_name_dict", r.get("scope_name_id"))
         row["source_file"] = c.name("source_file_dict", r.get("source_file_id"))
         row["sample_kind_name"] = SAMPLE_KINDS.get(r.get("sample_kind"))
@@ -669,7 +672,7 @@ def _stall_name(row):
     if row.get("sample_kind") != 0:
         return None
     if row.get("metric_id"):
-        return row.get("metric")
+        return row.get("metric_name")
     r = row.get("stall_reason")
     return STALL_REASONS[r] if isinstance(r, int) and 0 <= r < len(STALL_REASONS) else None
 
@@ -751,14 +754,15 @@ def _scope_row(c, iid, start, end, name_id, depth):
 
 def _device_metrics(c):
     src = c.rows(TABLE_BATCHES["device_metrics"][0])
-    return _normalise("device_metrics", src, _distinct_keysets(src))
+    out = [dict(r, session_id=c.session_id) for r in src]
+    return _normalise("device_metrics", out, _distinct_keysets(src))
 
 
 def _host_metrics(c):
     src = c.rows(TABLE_BATCHES["host_metrics"][0])
     out = []
     for r in src:
-        row = dict(r)
+        row = dict(r, session_id=c.session_id)
         x = r.get("cpu_pct_x100")
         row["cpu_pct"] = x / 100.0 if x is not None else None
         out.append(row)

@@ -925,7 +925,8 @@ SYN_KERNEL_0 = {
 
 
 def _dm(ts, util, power, **kw):
-    d = {"ts_ns": SYN_T0 + ts, "device_id": 0, "gpu_util": util, "mem_util": 1, "temp_c": 30,
+    d = {"session_id": SYN_SID, "ts_ns": SYN_T0 + ts, "device_id": 0, "gpu_util": util,
+         "mem_util": 1, "temp_c": 30,
          "power_mw": power, "used_mib": None, "total_mib": 1000, "clock_sm": 1500}
     for k in ("fan_speed_pct", "temp_mem_c", "temp_junction_c", "voltage_mv", "energy_uj",
               "clock_mem", "pcie_bw_bps", "ecc_corrected", "ecc_uncorrected",
@@ -985,10 +986,10 @@ class RowsTest(unittest.TestCase):
             _dm(0, 0, 100000), _dm(100000, 20, 100000), _dm(int(2.5 * MS), 100, 300000),
             _dm(3 * MS + 100000, None, None), _dm(5 * MS, 50, 200000)])
         self.assertEqual(self.s.rows("host_metrics"), [
-            {"ts_ns": SYN_T0, "cpu_pct": 12.5, "cpu_pct_x100": 1250, "ram_used_mib": 10,
-             "ram_total_mib": 100},
-            {"ts_ns": SYN_T0 + 9 * MS + 600000, "cpu_pct": 50.0, "cpu_pct_x100": 5000,
-             "ram_used_mib": 10, "ram_total_mib": 100}])
+            {"session_id": SYN_SID, "ts_ns": SYN_T0, "cpu_pct": 12.5, "cpu_pct_x100": 1250,
+             "ram_used_mib": 10, "ram_total_mib": 100},
+            {"session_id": SYN_SID, "ts_ns": SYN_T0 + 9 * MS + 600000, "cpu_pct": 50.0,
+             "cpu_pct_x100": 5000, "ram_used_mib": 10, "ram_total_mib": 100}])
 
     def test_one_window_unless_load_all_rotated(self):
         # GPUFlight's default: one file per channel (the plain system.log,
@@ -1522,7 +1523,7 @@ class Gpufl13Test(unittest.TestCase):
         self.assertEqual(ev[1]["scope_instance_id"], None)
         self.assertFalse(ev[1]["open_at_end"])
         samples = s.rows("scopes")
-        self.assertEqual([(r["stall_reason"], r["stall_reason_name"], r["metric"])
+        self.assertEqual([(r["stall_reason"], r["stall_reason_name"], r["metric_name"])
                           for r in samples],
                          [(4, "memory dependency", None), (9, "memory throttle", None),
                           (0, None, "smsp__sass_inst_executed"),
