@@ -1,4 +1,5 @@
-"""gpufl: the flight recorder (seed 002's Python API) over libgpuprofile.
+"""gpufl: the flight recorder (seed 002's Python API, as GPUFlight 1.3 spells
+it) over libgpuprofile.
 
 A thin ctypes layer over include/gpufl.h: the C library records on its own
 threads; Python only passes options and opens and closes scopes.  Standard
@@ -14,14 +15,15 @@ library only.  See docs/python.md (installed by cmake --install as
     gfl.shutdown()
 
 What this module promises: init() takes every InitOptions field of the seed
-as a keyword and returns True when a session started, False when the kill
+as a keyword (the first ones also by position, in GPUFlight 1.3's order, or
+an InitOptions) and returns True when a session started, False when the kill
 switch is on (enabled=False, GPUFL_DISABLED) or the C library refused (a
 GpuflWarning then says why, and last_error() keeps it) - it never raises for
 a problem of the machine, so instrumented code keeps running.  Arguments
 that are wrong in the code itself (unknown keyword, wrong type, removed
 keyword) raise TypeError / ValueError at the call.  Scopes, system phases
 and shutdown never fail: before init, after shutdown or when disabled they
-do nothing.
+do nothing.  clean_logs() deletes only session files (docs/python.md).
 """
 
 import ctypes
