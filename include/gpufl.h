@@ -361,6 +361,11 @@ typedef struct gpufl_scope {
 
 /* Opens a scope on the calling thread (any thread; scopes nest per thread). */
 GPUFL_API gpufl_scope gpufl_scope_begin(const char *name);
+/* The same with GPUFlight's benchmark metadata, written on the scope's
+ * begin row (scope_event_batch's repeat and warmup columns): repeat, the
+ * measured iterations the scope brackets; warmup, those run before it
+ * (outside it).  0 and 0 is gpufl_scope_begin. */
+GPUFL_API gpufl_scope gpufl_scope_begin_bench(const char *name, uint32_t repeat, uint32_t warmup);
 /* Closes it; NULL and an inert or already-closed scope are accepted. */
 GPUFL_API void gpufl_scope_end(gpufl_scope *scope);
 /* The callback form: fn(user) inside a scope named name. */

@@ -106,8 +106,13 @@ class SessionLogs:
     prefix (`<prefix>.<channel>.log`); `session_id` (None: no filter) is
     the session whose records are kept."""
 
-    def __init__(self, where, session_id=None, flat=None):
+    def __init__(self, where, session_id=None, flat=None, all_windows=True):
         where = os.fspath(where)
+        # False: one file per channel (GPUFlight's analyzer without
+        # load_all_rotated): the plain <channel>.log, else the lowest window;
+        # `notes` then says what was left out.
+        self.all_windows = bool(all_windows)
+        self.notes = []
         # The C reader says which it read (report read.flat); without it, a
         # directory is a session directory.
         self.flat = (not os.path.isdir(where)) if flat is None else bool(flat)
@@ -118,13 +123,14 @@ class SessionLogs:
         self.warnings = []  # "file:line: message", as the C reader's
 
     @classmethod
-    def from_report(cls, report):
+    def from_report(cls, report, all_windows=True):
         """The session a JSON report (gpufl._report_c.render_json) read."""
         read = report.get("read") or {}
         where = read.get("session_dir")
         if not where:
             raise _report_c.ReportError("the report names no session directory", "GPUFL_ERR_IO")
-        return cls(where, (report.get("session") or {}).get("session_id"), read.get("flat"))
+        return cls(where, (report.get("session") or {}).get("session_id"), read.get("flat"),
+                   all_windows)
 
     @classmethod
     def open(cls, log_dir=None, log_prefix=None, session_id=None):
@@ -183,7 +189,31 @@ class SessionLogs:
             k = slot(c)
             if k not in best or rank < best[k][0]:
                 best[k] = (rank, c)
-        return [(c[0], c[1], c[5]) for _, (_, c) in sorted(best.items())]
+        out = [(c[0], c[1], c[5]) for _, (_, c) in sorted(best.items())]
+        return out if self.all_windows else self._one_per_channel(sorted(best.items()))
+
+    def _one_per_channel(self, slots):
+        """GPUFlight's light read: per channel the plain file (the session
+        root's, else .tmp/'s), else its lowest window; a note for each
+        channel with more."""
+        self.notes = []
+        by_ch = {}
+        for (_, kind, win), (_, c) in slots:
+            # plain first (kind 2, 3), then window 0 of the flat layout, then by N
+            key = (0, kind) if kind >= 2 else (1, win)
+            by_ch.setdefault(c[0], []).append((key, c))
+        out = []
+        for ch in CHANNELS:
+            cands = sorted(by_ch.get(ch, []), key=lambda kc: kc[0])
+            if not cands:
+                continue
+            chosen = cands[0][1]
+            if len(cands) > 1:
+                self.notes.append("%d %s log windows found; read only %s: pass "
+                                  "load_all_rotated=True to read them all" % (
+                                      len(cands), ch, os.path.basename(chosen[5])))
+            out.append((chosen[0], chosen[1], chosen[5]))
+        return out
 
     def files(self):
         """[(channel, path)] in read order."""
@@ -477,48 +507,76 @@ STALL_REASONS = ("invalid", "none", "instruction fetch", "execution dependency",
 SAMPLE_KINDS = {0: "pc_sampling", 1: "sass_metric", 2: "isa_source_map"}
 NVTX_INSTANCE_BASE = _wire.NVTX_INSTANCE_BIT  # docs/gpufl.md: NVTX ranges' scope_instance_id
 
-_KERNEL_DETAIL = ("grid", "block", "static_shared", "local_bytes", "occupancy",
-                  "reg_occupancy", "smem_occupancy", "warp_occupancy", "block_occupancy",
-                  "limiting_resource", "max_active_blocks", "user_scope")
+# A kernel's columns from its kernel_detail: column -> the record's key.
+_KERNEL_DETAIL = {"grid": "grid", "block": "block", "static_shared_bytes": "static_shared",
+                  "local_bytes": "local_bytes", "const_bytes": "const_bytes",
+                  "occupancy": "occupancy", "reg_occupancy": "reg_occupancy",
+                  "smem_occupancy": "smem_occupancy", "warp_occupancy": "warp_occupancy",
+                  "block_occupancy": "block_occupancy", "limiting_resource": "limiting_resource",
+                  "max_active_blocks": "max_active_blocks",
+                  "local_mem_total_bytes": "local_mem_total_bytes",
+                  "local_mem_per_thread_bytes": "local_mem_per_thread_bytes",
+                  "user_scope": "user_scope", "stack_trace": "stack_trace"}
+_SPAN = ("start_ns", "end_ns", "duration_ns", "duration_ms")
 
-# Each table's keys, in order; a batch column not listed is appended.
+# Each table's keys, in order (GPUFlight 1.3's analyzer's names first where
+# it has the table); a batch column not listed is appended.
 COLUMNS = {
-    "kernels": ("start_ns", "end_ns", "duration_ns", "device_id", "stream_id", "corr_id",
-                "kernel_id", "name", "num_regs", "dyn_shared") + _KERNEL_DETAIL +
-               ("has_details", "external_kind", "external_id"),
-    "memcpy": ("start_ns", "end_ns", "duration_ns", "device_id", "stream_id", "corr_id",
-               "bytes", "copy_kind", "kind", "src_device_id", "dst_device_id"),
-    "scopes": ("ts_ns", "device_id", "corr_id", "function_id", "function", "pc_offset",
-               "metric_id", "metric", "metric_value", "stall_reason", "stall_reason_name",
+    "kernels": ("session_id",) + _SPAN + ("device_id", "stream_id", "corr_id", "kernel_id",
+                                          "name", "num_regs", "dyn_shared_bytes") +
+               tuple(_KERNEL_DETAIL) + ("has_details", "external_kind", "external_id"),
+    "memcpy": ("session_id",) + _SPAN + ("device_id", "stream_id", "corr_id", "bytes",
+                                         "copy_kind", "kind", "throughput_gbps",
+                                         "src_device_id", "dst_device_id"),
+    # memset_event records: these, then the record's own keys.
+    "memset": ("session_id",) + _SPAN,
+    "scopes": ("session_id", "ts_ns", "device_id", "corr_id", "function_id", "function_name",
+               "pc_offset", "metric_id", "metric_name", "metric_value", "stall_reason",
+               "stall_reason_name",
                "sample_kind", "sample_kind_name", "scope_name_id", "scope_name",
                "source_file_id", "source_file", "source_line"),
-    "scope_events": ("name", "kind", "start_ns", "end_ns", "duration_ns", "depth",
-                     "scope_instance_id", "name_id", "open_at_end"),
+    # GPUFlight's: one row per begin / end (event_type 0 / 1, 2 / 3 the
+    # continuation rows of a scope across windows).
+    "scope_events": ("session_id", "ts_ns", "scope_instance_id", "name", "name_id",
+                     "event_type", "depth"),
+    # Ours: one row per scope instance, begin and end joined.
+    "scope_spans": ("name", "kind", "start_ns", "end_ns", "duration_ns", "depth",
+                    "scope_instance_id", "name_id", "open_at_end"),
     # ts_ns, then the batch's columns after its dt_ns.
-    "device_metrics": ("ts_ns",) + _wire.columns("device_metric_batch")[1:],
-    "host_metrics": ("ts_ns", "cpu_pct", "cpu_pct_x100", "ram_used_mib", "ram_total_mib"),
-    "perf": ("ts_ns", "sample_index", "device_id", "metric_id", "metric", "value",
-             "scope_name_id", "scope_name"),
+    "device_metrics": ("session_id", "ts_ns") + _wire.columns("device_metric_batch")[1:],
+    "host_metrics": ("session_id", "ts_ns", "cpu_pct", "cpu_pct_x100", "ram_used_mib",
+                     "ram_total_mib"),
+    # Counter results: perf_metric_event (kind "scope") and
+    # kernel_perf_metric_event (kind "kernel") records, then their own keys.
+    "perf": ("session_id", "kind", "name"),
+    "pm_samples": ("session_id", "ts_ns", "sample_index", "device_id", "metric_id",
+                   "metric_name", "value", "scope_name_id", "scope_name"),
 }
 TABLES = tuple(COLUMNS)
-# The batches each table is built from.
-TABLE_BATCHES = {"kernels": _wire.batch("kernel_event_batch"),
-                 "memcpy": _wire.batch("memcpy_event_batch"),
-                 "scopes": _wire.batch("profile_sample_batch"),
-                 "scope_events": _wire.batch("scope_event_batch"),
-                 "device_metrics": _wire.batch("device_metric_batch"),
-                 "host_metrics": _wire.batch("host_metric_batch"),
-                 "perf": _wire.batch("pm_sample_batch")}
+_KERNELS = _wire.batch("kernel_event_batch")
+# The batches each table is built from (records are always read).
+TABLE_BATCHES = {"kernels": (_KERNELS,),
+                 "memcpy": (_wire.batch("memcpy_event_batch"),),
+                 "memset": (),
+                 "scopes": (_wire.batch("profile_sample_batch"),),
+                 "scope_events": (_wire.batch("scope_event_batch"),),
+                 "scope_spans": (_wire.batch("scope_event_batch"),),
+                 "device_metrics": (_wire.batch("device_metric_batch"),),
+                 "host_metrics": (_wire.batch("host_metric_batch"),),
+                 # the kernels name kernel replay's numbered ranges
+                 "perf": (_KERNELS,),
+                 "pm_samples": (_wire.batch("pm_sample_batch"),)}
 
 # Batch columns that a table states under another key (or drops).
 _CONSUMED = {"dt_ns", "ts_ns"}
+_RENAMED = {"kernels": {"dyn_shared"}}
 
 
 def _normalise(table, rows, extra_from):
     """Every row with every key of the table (None where unknown), plus the
     batch columns the table does not list, in first-seen order."""
     keys = list(COLUMNS[table])
-    known = set(keys) | _CONSUMED
+    known = set(keys) | _CONSUMED | _RENAMED.get(table, set())
     for src in extra_from:
         for k in src:
             if k not in known:
@@ -531,12 +589,16 @@ def _end(start, dur):
     return start + dur if isinstance(start, int) and isinstance(dur, int) else None
 
 
+def _ms(ns):
+    return ns / 1e6 if isinstance(ns, (int, float)) and not isinstance(ns, bool) else None
+
+
 def _kernels(c):
     details = {}
     for r in c.records:
         if r.get("type") == _KERNEL_DETAIL_TYPE and r.get("corr_id") is not None:
             details[r["corr_id"]] = r
-    src = c.rows(TABLE_BATCHES["kernels"])
+    src = c.rows(_KERNELS)
     current = {}  # kernel_id -> its detail in force (docs/gpufl.md's rule)
     out = []
     for r in src:
@@ -545,9 +607,14 @@ def _kernels(c):
             current[kid] = details[r["corr_id"]]
         d = current.get(kid) or {}
         row = dict(r)
-        row.update({k: d.get(k) for k in _KERNEL_DETAIL})
+        row.update({k: d.get(key) for k, key in _KERNEL_DETAIL.items()})
+        row["session_id"] = c.session_id
         row["start_ns"] = r["ts_ns"]
         row["end_ns"] = _end(r["ts_ns"], r.get("duration_ns"))
+        row["duration_ms"] = _ms(r.get("duration_ns"))
+        row["dyn_shared_bytes"] = r.get("dyn_shared")
+        hd = r.get("has_details")
+        row["has_details"] = None if hd is None else bool(hd)
         row["name"] = c.name("kernel_dict", kid)
         out.append(row)
     out.sort(key=lambda x: (x["start_ns"] is None, x["start_ns"] or 0))
@@ -565,25 +632,32 @@ def _distinct_keysets(rows):
 
 
 def _memcpy(c):
-    src = c.rows(TABLE_BATCHES["memcpy"])
+    src = c.rows(TABLE_BATCHES["memcpy"][0])
     out = []
     for r in src:
         row = dict(r)
+        dur, size = r.get("duration_ns"), r.get("bytes")
+        row["session_id"] = c.session_id
         row["start_ns"] = r["ts_ns"]
-        row["end_ns"] = _end(r["ts_ns"], r.get("duration_ns"))
+        row["end_ns"] = _end(r["ts_ns"], dur)
+        row["duration_ms"] = _ms(dur)
         row["kind"] = COPY_KINDS.get(r.get("copy_kind"))
+        # bytes per ns = GB/s; None for a copy of no measured duration
+        row["throughput_gbps"] = (size / dur if isinstance(size, (int, float)) and
+                                  isinstance(dur, (int, float)) and dur > 0 else None)
         out.append(row)
     out.sort(key=lambda x: (x["start_ns"] is None, x["start_ns"] or 0))
     return _normalise("memcpy", out, _distinct_keysets(src))
 
 
 def _profile_samples(c):
-    src = c.rows(TABLE_BATCHES["scopes"])
+    src = c.rows(TABLE_BATCHES["scopes"][0])
     out = []
     for r in src:
         row = dict(r)
-        row["function"] = c.name("function_dict", r.get("function_id"))
-        row["metric"] = c.name("metric_dict", r.get("metric_id"))
+        row["session_id"] = c.session_id
+        row["function_name"] = c.name("function_dict", r.get("function_id"))
+        row["metric_name"] = c.name("metric_dict", r.get("metric_id"))
         row["scope_name"] = c.name("scope_name_dict", r.get("scope_name_id"))
         row["source_file"] = c.name("source_file_dict", r.get("source_file_id"))
         row["sample_kind_name"] = SAMPLE_KINDS.get(r.get("sample_kind"))
@@ -598,7 +672,7 @@ def _stall_name(row):
     if row.get("sample_kind") != 0:
         return None
     if row.get("metric_id"):
-        return row.get("metric")
+        return row.get("metric_name")
     r = row.get("stall_reason")
     return STALL_REASONS[r] if isinstance(r, int) and 0 <= r < len(STALL_REASONS) else None
 
@@ -616,11 +690,11 @@ def _span(rec):
     return (ts, dur or 0) if ts else None
 
 
-def _scope_events(c):
+def _scope_spans(c):
     """Begin / end rows joined per instance, as the C report joins them."""
     open_ = {}  # scope_instance_id -> [start_ns, name_id, depth]
     out = []
-    for r in c.rows(TABLE_BATCHES["scope_events"]):
+    for r in c.rows(TABLE_BATCHES["scope_spans"][0]):
         iid, t, et = r.get("scope_instance_id"), r.get("ts_ns"), r.get("event_type")
         if iid is None or t is None or et is None:
             continue
@@ -654,7 +728,19 @@ def _scope_events(c):
                     "scope_instance_id": None, "name_id": None, "open_at_end": False})
     out.sort(key=lambda x: (x["start_ns"], x["scope_instance_id"] is None,
                             x["scope_instance_id"] or 0))
-    return _normalise("scope_events", out, ())
+    return _normalise("scope_spans", out, ())
+
+
+def _scope_events(c):
+    """GPUFlight's scope_events: every begin / end row as written."""
+    src = c.rows(TABLE_BATCHES["scope_events"][0])
+    out = []
+    for r in src:
+        row = dict(r)
+        row["session_id"] = c.session_id
+        row["name"] = c.name("scope_name_dict", r.get("name_id"))
+        out.append(row)
+    return _normalise("scope_events", out, _distinct_keysets(src))
 
 
 def _scope_row(c, iid, start, end, name_id, depth):
@@ -667,35 +753,105 @@ def _scope_row(c, iid, start, end, name_id, depth):
 
 
 def _device_metrics(c):
-    src = c.rows(TABLE_BATCHES["device_metrics"])
-    return _normalise("device_metrics", src, _distinct_keysets(src))
+    src = c.rows(TABLE_BATCHES["device_metrics"][0])
+    out = [dict(r, session_id=c.session_id) for r in src]
+    return _normalise("device_metrics", out, _distinct_keysets(src))
 
 
 def _host_metrics(c):
-    src = c.rows(TABLE_BATCHES["host_metrics"])
+    src = c.rows(TABLE_BATCHES["host_metrics"][0])
     out = []
     for r in src:
-        row = dict(r)
+        row = dict(r, session_id=c.session_id)
         x = r.get("cpu_pct_x100")
         row["cpu_pct"] = x / 100.0 if x is not None else None
         out.append(row)
     return _normalise("host_metrics", out, _distinct_keysets(src))
 
 
-def _perf(c):
-    src = c.rows(TABLE_BATCHES["perf"])
+def _pm_samples(c):
+    src = c.rows(TABLE_BATCHES["pm_samples"][0])
     out = []
     for r in src:
         row = dict(r)
-        row["metric"] = c.name("metric_dict", r.get("metric_id"))
+        row["session_id"] = c.session_id
+        row["metric_name"] = c.name("metric_dict", r.get("metric_id"))
         row["scope_name"] = c.name("scope_name_dict", r.get("scope_name_id"))
         out.append(row)
-    return _normalise("perf", out, _distinct_keysets(src))
+    return _normalise("pm_samples", out, _distinct_keysets(src))
 
 
-_BUILDERS = {"kernels": _kernels, "memcpy": _memcpy, "scopes": _profile_samples,
-             "scope_events": _scope_events, "device_metrics": _device_metrics,
-             "host_metrics": _host_metrics, "perf": _perf}
+_PERF_KINDS = {_wire.record("perf_metric_event"): "scope",
+               _wire.record("kernel_perf_metric_event"): "kernel"}
+_MEMSET = _wire.record("memset_event")
+_RECORD_ONLY = ("type", "version")  # a record's keys that are not a row's
+_HIT_RATES = ("l1_hit_rate_pct", "l2_hit_rate_pct")
+
+
+def _record_rows(c, types, table, fill):
+    """Rows of the records of these types: fill(row, record) adds the
+    table's own columns; the record's keys follow, first seen first."""
+    out, extra = [], {}
+    for rec in c.records:
+        if rec.get("type") not in types:
+            continue
+        row = {k: v for k, v in rec.items() if k not in _RECORD_ONLY}
+        row.setdefault("session_id", c.session_id)
+        fill(row, rec)
+        extra.update(dict.fromkeys(row))
+        out.append(row)
+    return _normalise(table, out, [extra])
+
+
+def _fill_span(row, rec):
+    span = _span(rec)
+    if span is not None:
+        row["start_ns"], row["duration_ns"] = span
+        row["end_ns"] = span[0] + span[1]
+        row["duration_ms"] = _ms(span[1])
+
+
+def _memset(c):
+    return _record_rows(c, (_MEMSET,), "memset", _fill_span)
+
+
+def _perf(c):
+    """Counter results as GPUFlight's analyzer gives them: a hit rate
+    outside 0-100 % is not a rate (None), and kernel replay's numbered
+    ranges ("0", "1", ...) are named by their launch_ordinal: the n-th
+    kernel of the session by start time."""
+    by_launch = None
+
+    def fill(row, rec):
+        nonlocal by_launch
+        kind = _PERF_KINDS[rec["type"]]
+        row["kind"] = kind
+        name = next((rec.get(k) for k in ("name", "kernel_name", "range_name", "user_scope")
+                     if isinstance(rec.get(k), str) and rec.get(k)), None)
+        ordinal = rec.get("launch_ordinal")
+        if (kind == "kernel" and (name is None or name.isdigit()) and
+                isinstance(ordinal, int) and not isinstance(ordinal, bool)):
+            if by_launch is None:
+                by_launch = [k["name"] for k in _kernels(c)]  # by start time
+            if 1 <= ordinal <= len(by_launch) and by_launch[ordinal - 1]:
+                name = row["kernel_name"] = by_launch[ordinal - 1]
+        row["name"] = name
+        for k in _HIT_RATES:
+            v = rec.get(k)
+            if k in rec and not (isinstance(v, _NUMBER) and not isinstance(v, bool) and
+                                 0 <= v <= 100):
+                row[k] = None
+        s, e = rec.get("start_ns"), rec.get("end_ns")
+        if isinstance(s, int) and isinstance(e, int):
+            row["duration_ms"] = _ms(e - s)
+
+    return _record_rows(c, tuple(_PERF_KINDS), "perf", fill)
+
+
+_BUILDERS = {"kernels": _kernels, "memcpy": _memcpy, "memset": _memset,
+             "scopes": _profile_samples, "scope_events": _scope_events,
+             "scope_spans": _scope_spans, "device_metrics": _device_metrics,
+             "host_metrics": _host_metrics, "perf": _perf, "pm_samples": _pm_samples}
 
 
 def table_rows(contents, table):

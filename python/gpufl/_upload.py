@@ -1,4 +1,4 @@
-"""gpufl.upload_logs, gpufl.session and the remote_upload shim, over the C
+"""gpufl.upload_logs, gpufl.session and gpufl.recording, over the C
 library's gpufl_upload_logs (include/gpufl.h; docs/python.md, "Upload").
 
 What this module promises: upload_logs() never raises for a problem of the
@@ -8,9 +8,9 @@ why (the URL and HTTP status, never the API key); with the kill switch on
 makes no connection at all.  Wrong argument types raise TypeError.
 """
 
-import atexit
 import contextlib
 import ctypes
+import time
 import warnings
 from typing import Optional
 
@@ -70,13 +70,19 @@ class UploadResult:
     status (the gpufl_status name) and message."""
 
     def __init__(self, success=True, message="", status="GPUFL_OK", http_status=None,
-                 **counts):
+                 elapsed_ms=0, **counts):
         self.success = success
         self.message = message
         self.status = status
         self.http_status = http_status
         for k in _COUNTS:
             setattr(self, k, counts.get(k, 0))
+        # GPUFlight's fields: the call's wall time, its message as a list,
+        # and the backend's spool ids (this uploader's backend API answers
+        # none: always empty).
+        self.elapsed_ms = elapsed_ms
+        self.warnings = [message] if message and (not success or status != "GPUFL_OK") else []
+        self.spool_ids = []
 
     def __bool__(self):
         return bool(self.success)
@@ -89,8 +95,16 @@ class UploadResult:
                    self.message)
 
 
+class _NoopUploadResult(UploadResult):
+    """What upload_logs() answers with the kill switch on (GPUFlight's
+    name): success, nothing read or sent, a warning saying why."""
+
+    def __init__(self, why="gpufl is disabled: upload_logs is a no-op"):
+        super().__init__(True, why, "GPUFL_DISABLED")
+
+
 def _disabled_result(why):
-    return UploadResult(True, why, "GPUFL_DISABLED")
+    return _NoopUploadResult(why)
 
 
 def upload_logs(log_path="", backend_url: str = "", api_key: str = "", api_path: str = "", *,
@@ -105,8 +119,8 @@ def upload_logs(log_path="", backend_url: str = "", api_key: str = "", api_path:
     sessions still recording or crashed.  Returns an UploadResult."""
     import gpufl
     if gpufl._disabled:
-        return _disabled_result("gpufl was initialised with the kill switch on: upload "
-                                "skipped, nothing read or sent")
+        return _disabled_result("gpufl is disabled (init(enabled=False) or GPUFL_DISABLED): "
+                                "upload skipped, nothing read or sent")
     if not log_path:
         log_path = gpufl.last_session_dir() or ""
     for name, v in (("force", force),):
@@ -131,12 +145,14 @@ def upload_logs(log_path="", backend_url: str = "", api_key: str = "", api_path:
     o.retry_delay_ms = max(-1, min(retry_delay_ms, 1 << 30))
     r = _UploadResult()
     err = _FlError()
+    t0 = time.monotonic()
     st = _upload(ctypes.byref(o), ctypes.byref(r), ctypes.byref(err))
+    elapsed_ms = int((time.monotonic() - t0) * 1000)
     del keep
     counts = {k: getattr(r, k) for k in _COUNTS}
     return UploadResult(bool(r.success), r.message.decode("utf-8", "replace"),
                         gpufl.STATUS_NAMES.get(st, "status %d" % st),
-                        r.http_status if r.http_status > 0 else None, **counts)
+                        r.http_status if r.http_status > 0 else None, elapsed_ms, **counts)
 
 
 def _warn_failed(res, where):
@@ -147,7 +163,7 @@ def _warn_failed(res, where):
 
 
 class SessionHandle:
-    """What `with gpufl.session(...) as s:` gives: s.started (init's
+    """What `with gpufl.recording(...) as s:` gives: s.started (init's
     answer), s.session_dir, and after the block s.upload_result (None when
     no session was recorded or upload=False)."""
 
@@ -158,14 +174,15 @@ class SessionHandle:
 
 
 @contextlib.contextmanager
-def session(*, backend_url: str = "", api_key: str = "", api_path: str = "",
-            upload: bool = True, **init_options):
-    """init() on entry (every init keyword is accepted); on exit - also
-    when the block raises - shutdown() and, with upload, upload_logs() of
-    this session to backend_url (a failure is a GpuflWarning, never an
-    exception; the block's own exception goes on)."""
+def recording(*args, backend_url: str = "", api_key: str = "", api_path: str = "",
+              upload: bool = True, **init_options):
+    """init(*args, **init_options) on entry (as gpufl.init takes them); on
+    exit - also when the block raises - shutdown() and, with upload,
+    upload_logs() of this session to backend_url (a failure is a
+    GpuflWarning, never an exception; the block's own exception goes on).
+    Gives a SessionHandle."""
     import gpufl
-    started = gpufl.init(backend_url=backend_url, api_key=api_key, api_path=api_path,
+    started = gpufl.init(*args, backend_url=backend_url, api_key=api_key, api_path=api_path,
                          **init_options)
     handle = SessionHandle(started, gpufl.session_dir() if started else None)
     try:
@@ -179,13 +196,9 @@ def session(*, backend_url: str = "", api_key: str = "", api_path: str = "",
             _warn_failed(handle.upload_result, "gpufl.session")
 
 
-def _remote_upload_at_exit(session_dir, backend_url, api_key, api_path):
-    import gpufl
-    gpufl.shutdown()
-    _warn_failed(upload_logs(session_dir, backend_url, api_key, api_path),
-                 "gpufl.init(remote_upload=True)")
-
-
-def register_remote_upload(session_dir, backend_url, api_key, api_path):
-    """The deprecated remote_upload=True: upload_logs() at interpreter exit."""
-    atexit.register(_remote_upload_at_exit, session_dir, backend_url, api_key, api_path)
+@contextlib.contextmanager
+def session(*args, **kwargs):
+    """GPUFlight's `with gpufl.session(...) as ok:`: recording() giving
+    init's answer (True: a session was recorded) instead of the handle."""
+    with recording(*args, **kwargs) as handle:
+        yield handle.started

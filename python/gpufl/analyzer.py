@@ -10,8 +10,9 @@ time a section is printed.  The session is pinned at construction: a newer
 session appearing in log_dir later does not change what is shown.
 `report` is the whole report as a dict (JSON schema gpu-profile.report).
 
-The seed's DataFrame attributes (kernels, memcpy, scopes, scope_events,
-device_metrics, host_metrics, perf) are the session's events, read by
+The seed's DataFrame attributes, with GPUFlight 1.3's analyzer's names and
+columns (kernels, memcpy, memset, scopes, scope_events, device_metrics,
+host_metrics, perf, pm_samples; ours: scope_spans) are the session's events, read by
 gpufl._logs from the same session the report names: built on first access
 and kept.  They need pandas, which this package does not depend on:
 without it each attribute raises AttributeError (hasattr is False) saying
@@ -27,30 +28,43 @@ from typing import Optional
 from . import _logs
 from . import _report_c as _c
 from .report import TextReport
+from . import _wire
 
 __all__ = ["GpuFlightSession"]
 
 _pandas_told = False  # the missing-pandas warning is given once per process
 _DATAFRAMES = _logs.TABLES  # kernels, memcpy, scopes, scope_events, device_metrics, ...
+_JOB_START = _wire.record("job_start")
 
 
 class GpuFlightSession:
     """A session read from log_dir (see gpufl.report.generate_report for
     log_dir, log_prefix and session_id)."""
 
-    def __init__(self, log_dir=None, log_prefix: Optional[str] = None,
-                 session_id: Optional[str] = None, top_n: int = 10):
+    def __init__(self, log_dir=None, session_id: Optional[str] = None,
+                 log_prefix: Optional[str] = None, max_stack_depth: int = 5,
+                 load_all_rotated: bool = False, *, top_n: int = 10):
+        for name, v in (("max_stack_depth", max_stack_depth), ("top_n", top_n)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError("%s must be an int, not %r" % (name, v))
+        if max_stack_depth < 1:
+            raise ValueError("max_stack_depth must be at least 1, not %d" % max_stack_depth)
+        if not isinstance(load_all_rotated, bool):
+            raise TypeError("load_all_rotated must be a bool, not %r" % (load_all_rotated,))
         self.log_dir = _c.resolve_log_dir(log_dir)
         self.log_prefix = log_prefix
         self.top_n = top_n
+        self.max_stack_depth = max_stack_depth
+        self.load_all_rotated = load_all_rotated
         self.report = _c.render_json(self.log_dir, log_prefix, session_id, top_n)
         sess = self.report.get("session") or {}
         # Pinned: later reads name this session explicitly.
         self.session_id = sess.get("session_id") or session_id
-        self.app = sess.get("app")
+        self.app = self.app_name = sess.get("app")
         # The same session for the rows, located now (an absolute path:
         # the tables are read later, perhaps from another directory).
-        self._logs = _logs.SessionLogs.from_report(self.report)
+        self._logs = _logs.SessionLogs.from_report(self.report, load_all_rotated)
+        self._static_devices = None
         self._contents = None
         self._loaded = set()  # batch types in _contents
         self._rows = {}
@@ -77,8 +91,11 @@ class GpuFlightSession:
         """Scope timing: count, total, mean, p50/p99, GPU time inside."""
         self._print(_c.SECTION_SCOPES, file=file)
 
-    def inspect_hotspots(self, top_n: int = 5, file=None) -> None:
-        """The top_n kernels by total GPU time."""
+    def inspect_hotspots(self, top_n: int = 5, max_stack_depth: Optional[int] = None,
+                         file=None) -> None:
+        """The top_n kernels by total GPU time.  max_stack_depth is
+        GPUFlight's (frames of each launch stack shown); the C report
+        prints its own stack section, so it is accepted, not used."""
         self._print(_c.SECTION_HOTSPOTS, top_n=top_n, file=file)
 
     def inspect_stalls(self, file=None) -> None:
@@ -108,11 +125,12 @@ class GpuFlightSession:
 
     def rows(self, table: str) -> list:
         """One table as a list of dicts, all with the same keys (no pandas
-        needed): "kernels", "memcpy", "scopes" (PC / SASS samples),
-        "scope_events" (one row per scope instance), "device_metrics",
-        "host_metrics", "perf".  Columns: docs/python.md.  Read from the
-        logs at the first call, then kept; the list is shared, do not
-        modify it."""
+        needed): "kernels", "memcpy", "memset", "scopes" (PC / SASS samples),
+        "scope_events" (GPUFlight's: one row per begin / end),
+        "scope_spans" (ours: one row per scope instance), "device_metrics",
+        "host_metrics", "perf" (counter results), "pm_samples".  Columns:
+        docs/python.md.  Read from the logs at the first call, then kept;
+        the list is shared, do not modify it."""
         if table not in _DATAFRAMES:
             raise ValueError("no table %r: use one of %s" % (table, ", ".join(_DATAFRAMES)))
         got = self._rows.get(table)
@@ -125,14 +143,36 @@ class GpuFlightSession:
         """Reads the batches of these tables not read yet, in one pass (a
         table's rows are kept only when it is asked for: the kernels of a
         long trace need not be held to draw its metrics)."""
-        want = {_logs.TABLE_BATCHES[t] for t in tables} - self._loaded
+        want = set().union(*(_logs.TABLE_BATCHES[t] for t in tables)) - self._loaded
         if not want and self._contents is not None:
             return
         c = self._logs.read(want)
         if self._contents is not None:
             c.batches.update(self._contents.batches)
+        elif self._logs.notes:
+            # GPUFlight's note, said once per session object.
+            warnings.warn("GpuFlightSession: " + "; ".join(self._logs.notes), RuntimeWarning,
+                          stacklevel=4)
         self._contents = c
         self._loaded |= want
+
+    @property
+    def static_devices(self) -> list:
+        """The devices of the session's job_start, as GPUFlight's analyzer
+        takes them: gpu_static_devices, else cuda_static_devices followed by
+        rocm_static_devices; [] when it has none."""
+        if self._static_devices is None:
+            self._load(())
+            start = self._contents.first(_JOB_START) or {}
+            sd = start.get("gpu_static_devices")
+            if not isinstance(sd, list) or not sd:
+                sd = []
+                for key in ("cuda_static_devices", "rocm_static_devices"):
+                    v = start.get(key)
+                    if isinstance(v, list):
+                        sd.extend(v)
+            self._static_devices = sd
+        return self._static_devices
 
     @property
     def read_problems(self) -> dict:

@@ -72,7 +72,8 @@ def init(pattern_or_path, log_prefix=None, session_id=None):
     loaded, errors, seen = [], [], set()
     for loc in locations:
         try:
-            s = GpuFlightSession(loc, log_prefix=log_prefix, session_id=session_id)
+            s = GpuFlightSession(loc, log_prefix=log_prefix, session_id=session_id,
+                                 load_all_rotated=True)
         except ReportError as e:
             errors.append(e.message)
             continue
@@ -239,10 +240,10 @@ def _metric_row(span, label, samples, vmax, unit, scale_note=""):
 
 def _render_session(s, cells):
     r = s.report.get("session") or {}
-    s._load(("device_metrics", "host_metrics", "scope_events"))  # one pass for the three
+    s._load(("device_metrics", "host_metrics", "scope_spans"))  # one pass for the three
     dev = s.rows("device_metrics")
     host = s.rows("host_metrics")
-    scopes = s.rows("scope_events")
+    scopes = s.rows("scope_spans")
     t0, t1 = r.get("start_ns"), r.get("end_ns")
     times = [x["ts_ns"] for x in dev + host if x["ts_ns"] is not None]
     times += [x["start_ns"] for x in scopes] + [x["end_ns"] for x in scopes

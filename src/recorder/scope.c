@@ -424,7 +424,13 @@ static void add_open(ring *r, int64_t d)
     atomic_store_explicit(&r->outer_open, v + d, memory_order_relaxed);
 }
 
-gpufl_scope gpufl_scope_begin(const char *name)
+/* A begin row with benchmark metadata (gpufl_scope_begin_bench) carries
+ * repeat and warmup where its original_start_ns would be - on a begin row
+ * that is its own t_ns, put back when the row is drained - so a row stays
+ * 32 bytes; this bit of its event_type says so. */
+#define BENCH_ROW 0x80u
+
+static gpufl_scope scope_begin(const char *name, uint32_t repeat, uint32_t warmup)
 {
     gpufl_scope s;
     memset(&s, 0, sizeof s);
@@ -450,12 +456,14 @@ gpufl_scope gpufl_scope_begin(const char *name)
     s.start_ticks = now_ticks();
     if (s.depth == 0 && atomic_load_explicit(&g_hot.count_active, memory_order_relaxed))
         add_open(t->r, 1);
+    bool bench = repeat || warmup;
     fl_scope_row row = {.t_ns = s.start_ticks,
                         .instance_id = s.instance_id,
-                        .original_start_ns = s.start_ticks,
+                        .original_start_ns =
+                            bench ? (uint64_t)repeat << 32 | warmup : s.start_ticks,
                         .name_id = nid,
                         .depth = (uint16_t)(s.depth > UINT16_MAX ? UINT16_MAX : s.depth),
-                        .event_type = FL_SCOPE_BEGIN};
+                        .event_type = (uint8_t)(FL_SCOPE_BEGIN | (bench ? BENCH_ROW : 0))};
     push(t, &row);
     if (s.depth == 0) {
         void (*rb)(const char *) = atomic_load_explicit(&g_range_begin, memory_order_acquire);
@@ -463,6 +471,16 @@ gpufl_scope gpufl_scope_begin(const char *name)
             rb(name);
     }
     return s;
+}
+
+gpufl_scope gpufl_scope_begin(const char *name)
+{
+    return scope_begin(name, 0, 0);
+}
+
+gpufl_scope gpufl_scope_begin_bench(const char *name, uint32_t repeat, uint32_t warmup)
+{
+    return scope_begin(name, repeat, warmup);
 }
 
 void gpufl_scope_end(gpufl_scope *scope)
@@ -600,9 +618,17 @@ size_t fl_scope_drain(uint32_t gen, fl_scope_event **rows, size_t n, size_t *cap
         for (; t != h; t++) {
             const slot *s = &r->slots[t & RING_MASK];
             if (s->pad_ == (uint8_t)gen && gen) {
-                (*rows)[n].row = *s;
-                (*rows)[n].row.pad_ = 0;
-                (*rows)[n++].tid = r->tid;
+                fl_scope_event *e = &(*rows)[n++];
+                e->row = *s;
+                e->row.pad_ = 0;
+                e->tid = r->tid;
+                e->repeat = e->warmup = 0;
+                if (e->row.event_type & BENCH_ROW) {
+                    e->repeat = (uint32_t)(e->row.original_start_ns >> 32);
+                    e->warmup = (uint32_t)e->row.original_start_ns;
+                    e->row.original_start_ns = e->row.t_ns;
+                    e->row.event_type = FL_SCOPE_BEGIN;
+                }
             }
         }
         atomic_store_explicit(&r->tail, h, memory_order_release);

@@ -325,9 +325,10 @@ static inline char *put_fixed6(char *d, double v)
 #define CELL_PROFILE_STALL_REASON ~, (r->sample_kind == FL_SAMPLE_KIND_SASS ? 0 : r->stall_reason)
 #define PUT_PM_VALUE ~, put_double_cell
 #define CELL_SCOPE_SCOPE_INSTANCE_ID ~, r->instance_id
-/* repeat and warmup: this recorder has no repeat/warm-up scopes. */
-#define CELL_SCOPE_REPEAT ~, 0
-#define CELL_SCOPE_WARMUP ~, 0
+/* repeat and warmup: a recorded begin row's (gpufl_scope_begin_bench);
+ * rows without the recorder's event (fl_rec_scope_batch) have none. */
+#define CELL_SCOPE_REPEAT ~, (with_tid ? ((const fl_scope_event *)r)->repeat : 0)
+#define CELL_SCOPE_WARMUP ~, (with_tid ? ((const fl_scope_event *)r)->warmup : 0)
 #define CELL_SCOPE_TID ~, ((const fl_scope_event *)r)->tid
 #define WHEN_SCOPE_TID ~, with_tid
 

@@ -224,7 +224,8 @@ void fl_rec_scope_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
  * and needs none: each ring is one thread's). */
 typedef struct fl_scope_event {
     fl_scope_row row;
-    uint32_t tid; /* gettid() of the thread whose ring held the row */
+    uint32_t tid;            /* gettid() of the thread whose ring held the row */
+    uint32_t repeat, warmup; /* a begin row's benchmark metadata (0: none) */
 } fl_scope_event;
 /* scope_event_batch with every column: the spec's eight, then our tid. */
 void fl_rec_scope_events(fl_buf *b, const char *session_id, uint64_t batch_id,

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -133,8 +134,9 @@ class WireVocabularyTest(unittest.TestCase):
         self.assertEqual(_logs.CHANNELS, _wire.CHANNELS)
         self.assertEqual(_logs.DICTIONARIES, _wire.DICTIONARIES)
         self.assertEqual(_logs.COMMON_TYPES, _wire.COMMON_TYPES)
-        for table, batch in _logs.TABLE_BATCHES.items():
-            self.assertIn(batch, _wire.BATCHES, table)
+        for table, batches in _logs.TABLE_BATCHES.items():
+            for batch in batches:
+                self.assertIn(batch, _wire.BATCHES, table)
 
 
 class StatusNamesTest(unittest.TestCase):
@@ -161,7 +163,16 @@ class EnumTest(unittest.TestCase):
         E = gfl.ProfilingEngine
         self.assertEqual([(m.name, int(m)) for m in E],
                          [("Monitor", 0), ("Trace", 1), ("PcSampling", 2), ("SassMetrics", 3),
-                          ("RangeProfiler", 4), ("Deep", 5), ("PmSampling", 6)])
+                          ("RangeProfiler", 4), ("Deep", 5), ("PmSampling", 6),
+                          ("RangeProfilerKernelReplay", 7)])
+
+    def test_kernel_replay_is_range_profiler_per_kernel(self):
+        # GPUFlight 1.3's engine name: the range profiler, one range per kernel.
+        for engine in (gfl.ProfilingEngine.RangeProfilerKernelReplay,
+                       "RangeProfilerKernelReplay"):
+            o, _ = gfl._make_options(dict(OptionsTest.defaults(None), profiling_engine=engine))
+            self.assertEqual(o.profiling_engine, gfl.ProfilingEngine.RangeProfiler)
+            self.assertTrue(o.range_per_kernel)
 
 
 class OptionsTest(unittest.TestCase):
@@ -180,9 +191,27 @@ class OptionsTest(unittest.TestCase):
     def test_signature_is_the_seed(self):
         import inspect
         params = inspect.signature(gfl.init).parameters
-        seed = [(n, p.default) for n, p in params.items()
-                if p.kind == p.KEYWORD_ONLY][:len(SEED_FIELDS)]
-        self.assertEqual(seed, SEED_FIELDS)
+        self.assertEqual([(n, params[n].default) for n, _ in SEED_FIELDS], SEED_FIELDS)
+        # positional as GPUFlight 1.3's binding orders them
+        self.assertEqual([n for n, p in params.items() if p.kind == p.POSITIONAL_OR_KEYWORD],
+                         ["app_name", "log_path", "continuous_system_sampling",
+                          "system_sample_rate_ms", "kernel_sample_rate_ms", "backend",
+                          "enable_debug_output", "enable_stack_trace",
+                          "enable_source_collection", "profiling_engine", "config_file",
+                          "enable_external_correlation", "enable_synchronization",
+                          "enable_memory_tracking", "enable_cuda_graphs_tracking",
+                          "pm_sampling_interval_us", "pm_sampling_max_samples"])
+        # InitOptions: every field of init, with its default
+        o = gfl.InitOptions()
+        self.assertEqual([(n, getattr(o, n)) for n, _ in SEED_FIELDS], SEED_FIELDS)
+        self.assertEqual(set(gfl.InitOptions.__slots__),
+                         {n for n, p in params.items() if p.kind != p.VAR_KEYWORD})
+        with self.assertRaises(AttributeError):
+            o.app_nmae = "x"
+        with self.assertRaisesRegex(TypeError, "InitOptions has no field 'nope'"):
+            gfl.InitOptions(nope=1)
+        self.assertIn("api_key='<set>'", repr(gfl.InitOptions(api_key="secret")))
+        self.assertNotIn("secret", repr(gfl.InitOptions(api_key="secret")))
 
     def test_defaults_equal_c_defaults(self):
         o, _ = gfl._make_options(self.defaults())
@@ -286,34 +315,15 @@ class MigrationTest(Base):
                     gfl.init(**{key: True})
                 self.assertFalse(gfl.is_active())
 
-    def test_sampling_auto_start_is_deprecated_alias(self):
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            d = self.start(sampling_auto_start=True, system_sample_rate_ms=5)
-        self.assertEqual([x.category for x in w], [DeprecationWarning])
-        self.assertIn("continuous_system_sampling", str(w[0].message))
-        self.assertEqual(w[0].filename, __file__)
-        # continuous sampling: host metrics arrive without any scope.
-        import time
-        time.sleep(0.1)
-        gfl.shutdown()
-        rows = [r for r in read_log(os.path.join(d, "system.log"))
-                if r["type"] == "host_metric_batch"]
-        self.assertTrue(rows)
-
-    def test_sampling_auto_start_conflict(self):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with self.assertRaisesRegex(TypeError, "give only continuous_system_sampling"):
-                gfl.init(continuous_system_sampling=True, sampling_auto_start=False)
-
-    def test_remote_upload_warns(self):
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            lines = []
-            self.start(remote_upload=True)
-        self.assertEqual([x.category for x in w], [DeprecationWarning])
-        del lines
+    def test_removed_in_v1_2(self):
+        # The seed's one-release shims are gone, as in GPUFlight 1.2+.
+        for key, want in (("sampling_auto_start", "use continuous_system_sampling"),
+                          ("remote_upload", r"call gpufl\.upload_logs\(\) after")):
+            with self.subTest(key=key):
+                with self.assertRaisesRegex(TypeError, r"init\(%s=.*\) was removed in v1\.2.*%s"
+                                            % (key, want)):
+                    gfl.init(app_name="t", **{key: True})
+                self.assertFalse(gfl.is_active())
 
 
 class SessionTest(Base):
@@ -340,6 +350,93 @@ class SessionTest(Base):
         self.assertEqual([(r["type"], r["name"]) for r in sysl if "name" in r],
                          [("system_start", "phase"), ("system_stop", "phase")])
         self.assertEqual(sysl[-1]["type"], "shutdown")
+
+    def test_positional_and_init_options(self):
+        # GPUFlight 1.3's order: app_name, log_path, continuous_system_sampling,
+        # system_sample_rate_ms, ...
+        self.assertIs(gfl.init("pos_app", "pos_logs", True, 5, backend=gfl.BackendKind.None_),
+                      True)
+        d = gfl.session_dir()
+        gfl.shutdown()
+        self.assertEqual(os.path.dirname(d), "pos_logs")
+        dev = read_log(os.path.join(d, "device.log"))
+        self.assertEqual(dev[0]["app"], "pos_app")
+        caps = {c["feature"]: c for c in dev[1]["capabilities"]}
+        self.assertEqual(caps["host_metrics"]["message"], "/proc every 5 ms")
+        # init(options): the InitOptions' fields; a keyword given too wins
+        o = gfl.InitOptions(app_name="opt_app", backend="None")
+        o.log_path = "opt_logs"
+        o.system_sample_rate_ms = 9
+        self.assertIs(gfl.init(o, system_sample_rate_ms=7), True)
+        d = gfl.session_dir()
+        gfl.shutdown()
+        self.assertEqual(os.path.dirname(d), "opt_logs")
+        dev = read_log(os.path.join(d, "device.log"))
+        self.assertEqual(dev[0]["app"], "opt_app")
+        caps = {c["feature"]: c for c in dev[1]["capabilities"]}
+        self.assertEqual(caps["host_metrics"]["message"], "/proc every 7 ms")
+        with self.assertRaisesRegex(TypeError, "multiple values for argument 'app_name'"):
+            gfl.init("a", app_name="b")
+        with self.assertRaisesRegex(TypeError, r"at most 17 positional arguments \(app_name, "):
+            gfl.init(*(["a"] * 18))
+        with self.assertRaisesRegex(TypeError, r"init\(options\) takes no other positional"):
+            gfl.init(gfl.InitOptions(), "x")
+        self.assertFalse(gfl.is_active())
+
+    def test_clean_logs(self):
+        d1 = self.start(log_path="cl")
+        with self.assertRaisesRegex(RuntimeError, "a gpufl session is active in this process"):
+            gfl.clean_logs()
+        gfl.shutdown()
+        d2 = self.start(log_path="cl")
+        gfl.shutdown()
+        # Not a session's: a file beside the sessions, a folder of other files,
+        # and a session still recording elsewhere (its .tmp/ keeps the folder).
+        open("cl/notes.txt", "w").close()
+        os.makedirs("cl/mine")
+        open("cl/mine/data.bin", "w").close()
+        os.makedirs("cl/live/.tmp")
+        open("cl/live/device.log", "w").close()
+        open("cl/live/.gpufl-window.scope.2.json", "w").close()
+        want = sorted([os.path.join(d, f) for d in (d1, d2)
+                       for f in ("device.log", "scope.log", "system.log")] + [d1, d2] +
+                      ["cl/live/.gpufl-window.scope.2.json", "cl/live/device.log"])
+        self.assertEqual(sorted(gfl.clean_logs(dry_run=True)), want)  # the last init's path
+        self.assertTrue(os.path.isfile(os.path.join(d1, "device.log")))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            self.assertEqual(sorted(gfl.clean_logs("cl", log_prefix="x")), want)
+        self.assertEqual([x.category for x in w], [DeprecationWarning])
+        self.assertEqual(sorted(os.listdir("cl")), ["live", "mine", "notes.txt"])
+        self.assertEqual(os.listdir("cl/live"), [".tmp"])
+        self.assertEqual(os.listdir("cl/mine"), ["data.bin"])
+        self.assertEqual(gfl.clean_logs("no-such-dir"), [])
+        with mock.patch.object(gfl, "_last_log_path", None), \
+                mock.patch.object(gfl, "_last_app_name", None):
+            with self.assertRaisesRegex(ValueError, r"no log_path given"):
+                gfl.clean_logs()
+
+    def test_session_gives_init_answer_recording_the_handle(self):
+        with gfl.session("s_app", backend=gfl.BackendKind.None_, upload=False) as ok:
+            self.assertIs(ok, True)
+            self.assertTrue(gfl.is_active())
+        self.assertFalse(gfl.is_active())
+        with gfl.recording(app_name="r_app", backend="None", upload=False) as h:
+            self.assertIs(h.started, True)
+            self.assertEqual(h.session_dir, gfl.session_dir())
+        self.assertFalse(gfl.is_active())
+        self.assertIsNone(h.upload_result)
+        # switched off: init's False, and an upload that contacts nothing
+        with gfl.session("off", enabled=False, backend_url="http://127.0.0.1:9",
+                         api_key="k") as ok:
+            self.assertIs(ok, False)
+        r = gfl.upload_logs(backend_url="http://127.0.0.1:9", api_key="k")
+        self.assertIsInstance(r, gfl._NoopUploadResult)
+        self.assertIsInstance(r, gfl.UploadResult)
+        self.assertEqual((r.success, r.events_uploaded, r.files_processed, r.elapsed_ms,
+                          r.spool_ids, r.status), (True, 0, 0, 0, [], "GPUFL_DISABLED"))
+        self.assertEqual(r.warnings, [r.message])
+        self.assertIn("gpufl is disabled", r.message)
 
     def test_nvidia_backend_uses_fake_nvml(self):
         d = self.start(backend=gfl.BackendKind.Nvidia, system_sample_rate_ms=5,
@@ -559,6 +656,39 @@ class ScopeTest(Base):
             self.assertRegex(text, r"\n  scope +1 .* %s\n" % name)
         self.assertNotIn("open at end", text)
 
+    def test_benchmark_loop_and_tag(self):
+        d = self.start()
+        with gfl.Scope("tagged", "ml") as t:
+            self.assertEqual((t.name, t.tag, t.repeat, t.warmup), ("tagged", "ml", None, 0))
+        seen = []
+        for i in gfl.Scope("mm", "math", repeat=3, warmup=2):
+            seen.append(i)
+        self.assertEqual(seen, [-2, -1, 0, 1, 2])
+        with self.assertRaises(ZeroDivisionError):
+            for i in gfl.Scope("crash", repeat=5):
+                1 / (i - 1)
+        gfl.shutdown()
+        names, rows = self.scope_rows(d)
+        # per scope (rows of one ns may come in either order across scopes):
+        # its begin with GPUFlight's benchmark metadata, then its end
+        got = {}
+        for r in rows:
+            got.setdefault(names[r["name_id"]], []).append((r["event_type"], r["repeat"],
+                                                            r["warmup"]))
+        self.assertEqual(got, {"tagged": [(0, 0, 0), (1, 0, 0)],
+                               "mm_warmup": [(0, 2, 0), (1, 0, 0)],
+                               "mm": [(0, 3, 2), (1, 0, 0)], "crash": [(0, 5, 0), (1, 0, 0)]})
+        with self.assertRaisesRegex(TypeError, "iterable only with repeat=N"):
+            iter(gfl.Scope("x"))
+        for kw, err, msg in ((dict(repeat=-1), ValueError, r"repeat=\.\.\.\) must be >= 0"),
+                             (dict(warmup=-1), ValueError, r"warmup=\.\.\.\) must be >= 0"),
+                             (dict(repeat=1.5), TypeError, r"repeat=\.\.\.\) must be an int"),
+                             (dict(warmup=2**32), ValueError, r"at most 4294967295"),
+                             (dict(tag=3), TypeError, "tag must be a str")):
+            with self.subTest(kw=kw):
+                with self.assertRaisesRegex(err, msg):
+                    gfl.Scope("x", **kw)
+
     def test_bad_name(self):
         with self.assertRaisesRegex(TypeError, "scope or phase name must be a str"):
             gfl.Scope(3)
@@ -625,7 +755,8 @@ class ReportTest(Base):
         s = GpuFlightSession("logs", log_prefix="my_app")
         self.assertEqual(s.session_id, os.path.basename(flat_src))
         self.assertIs(s.report["read"]["flat"], True)
-        self.assertEqual(len(s.rows("scope_events")), 3)
+        self.assertEqual(len(s.rows("scope_spans")), 3)
+        self.assertEqual(len(s.rows("scope_events")), 6)  # a begin and an end each
         self.assertNotEqual(s.session_id, os.path.basename(inner))
         d = GpuFlightSession(inner)
         self.assertIs(d.report["read"]["flat"], False)
@@ -659,7 +790,9 @@ class ReportTest(Base):
         # The tables (RowsTest): a Monitor session has no kernel rows, and
         # the scopes read are the pinned session's.
         self.assertEqual(s.rows("kernels"), [])
-        self.assertEqual([e["name"] for e in s.rows("scope_events")], ["step"] * 3)
+        self.assertEqual([e["name"] for e in s.rows("scope_spans")], ["step"] * 3)
+        self.assertEqual([(e["name"], e["event_type"]) for e in s.rows("scope_events")],
+                         [("step", 0), ("step", 1)] * 3)
         with self.assertRaises(AttributeError):
             s.nothing_like_this
         self.assertIs(gfl_report.generate_report, generate_report)
@@ -794,18 +927,21 @@ def write_synthetic_session(base, flat_prefix=None):
 
 
 SYN_KERNEL_0 = {
-    "start_ns": SYN_T0 + 1 * MS, "end_ns": SYN_T0 + 1 * MS + 1000, "duration_ns": 1000,
-    "device_id": None, "stream_id": 7, "corr_id": 21, "kernel_id": 1, "name": "k_a(float*)",
-    "num_regs": 32, "dyn_shared": 0, "grid": "(8,1,1)", "block": "(128,1,1)",
-    "static_shared": 0, "local_bytes": 0, "occupancy": 0.5, "reg_occupancy": 1.0,
+    "session_id": SYN_SID, "start_ns": SYN_T0 + 1 * MS, "end_ns": SYN_T0 + 1 * MS + 1000,
+    "duration_ns": 1000, "duration_ms": 0.001, "device_id": None, "stream_id": 7,
+    "corr_id": 21, "kernel_id": 1, "name": "k_a(float*)", "num_regs": 32,
+    "dyn_shared_bytes": 0, "grid": "(8,1,1)", "block": "(128,1,1)", "static_shared_bytes": 0,
+    "local_bytes": 0, "const_bytes": None, "occupancy": 0.5, "reg_occupancy": 1.0,
     "smem_occupancy": 1.0, "warp_occupancy": 0.5, "block_occupancy": 1.0,
-    "limiting_resource": "warps", "max_active_blocks": 4, "user_scope": "train",
-    "has_details": 1, "external_kind": 0, "external_id": 0,
+    "limiting_resource": "warps", "max_active_blocks": 4, "local_mem_total_bytes": 0,
+    "local_mem_per_thread_bytes": 0, "user_scope": "train", "stack_trace": None,
+    "has_details": True, "external_kind": 0, "external_id": 0,
 }
 
 
 def _dm(ts, util, power, **kw):
-    d = {"ts_ns": SYN_T0 + ts, "device_id": 0, "gpu_util": util, "mem_util": 1, "temp_c": 30,
+    d = {"session_id": SYN_SID, "ts_ns": SYN_T0 + ts, "device_id": 0, "gpu_util": util,
+         "mem_util": 1, "temp_c": 30,
          "power_mw": power, "used_mib": None, "total_mib": 1000, "clock_sm": 1500}
     for k in ("fan_speed_pct", "temp_mem_c", "temp_junction_c", "voltage_mv", "energy_uj",
               "clock_mem", "pcie_bw_bps", "ecc_corrected", "ecc_uncorrected",
@@ -826,7 +962,7 @@ class RowsTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="gpufl-rows-")
         cls.sdir = write_synthetic_session(os.path.join(cls.tmp, "logs"))
-        cls.s = GpuFlightSession(os.path.join(cls.tmp, "logs"))
+        cls.s = GpuFlightSession(os.path.join(cls.tmp, "logs"), load_all_rotated=True)
 
     @classmethod
     def tearDownClass(cls):
@@ -850,44 +986,76 @@ class RowsTest(unittest.TestCase):
         self.assertTrue(all(list(r) == list(SYN_KERNEL_0) for r in k))
 
     def test_memcpy(self):
-        base = {"device_id": None, "stream_id": 7, "src_device_id": None,
-                "dst_device_id": None}
+        base = {"session_id": SYN_SID, "device_id": None, "stream_id": 7,
+                "src_device_id": None, "dst_device_id": None}
         self.assertEqual(self.s.rows("memcpy"), [
             dict(base, start_ns=SYN_T0 + 2 * MS, end_ns=SYN_T0 + 2 * MS + 400,
-                 duration_ns=400, corr_id=30, bytes=4096, copy_kind=1, kind="HtoD"),
+                 duration_ns=400, duration_ms=0.0004, corr_id=30, bytes=4096, copy_kind=1,
+                 kind="HtoD", throughput_gbps=4096 / 400),
             dict(base, start_ns=SYN_T0 + 2 * MS + 100, end_ns=SYN_T0 + 2 * MS + 400,
-                 duration_ns=300, corr_id=31, bytes=2048, copy_kind=2, kind="DtoH")])
+                 duration_ns=300, duration_ms=0.0003, corr_id=31, bytes=2048, copy_kind=2,
+                 kind="DtoH", throughput_gbps=2048 / 300)])
 
     def test_device_and_host_metrics_window_first(self):
         self.assertEqual(self.s.rows("device_metrics"), [
             _dm(0, 0, 100000), _dm(100000, 20, 100000), _dm(int(2.5 * MS), 100, 300000),
             _dm(3 * MS + 100000, None, None), _dm(5 * MS, 50, 200000)])
         self.assertEqual(self.s.rows("host_metrics"), [
-            {"ts_ns": SYN_T0, "cpu_pct": 12.5, "cpu_pct_x100": 1250, "ram_used_mib": 10,
-             "ram_total_mib": 100},
-            {"ts_ns": SYN_T0 + 9 * MS + 600000, "cpu_pct": 50.0, "cpu_pct_x100": 5000,
-             "ram_used_mib": 10, "ram_total_mib": 100}])
+            {"session_id": SYN_SID, "ts_ns": SYN_T0, "cpu_pct": 12.5, "cpu_pct_x100": 1250,
+             "ram_used_mib": 10, "ram_total_mib": 100},
+            {"session_id": SYN_SID, "ts_ns": SYN_T0 + 9 * MS + 600000, "cpu_pct": 50.0,
+             "cpu_pct_x100": 5000, "ram_used_mib": 10, "ram_total_mib": 100}])
 
-    def test_scope_events_joined(self):
+    def test_one_window_unless_load_all_rotated(self):
+        # GPUFlight's default: one file per channel (the plain system.log,
+        # not the window system.1.log.gz before it), and a note saying so.
+        s = GpuFlightSession(os.path.join(self.tmp, "logs"))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            light = s.rows("device_metrics")
+        self.assertEqual([str(x.message) for x in w],
+                         ["GpuFlightSession: 2 system log windows found; read only system.log: "
+                          "pass load_all_rotated=True to read them all"])
+        full = self.s.rows("device_metrics")
+        self.assertEqual(light, full[len(full) - len(light):])
+        self.assertEqual(len(light), 2)
+        self.assertEqual(s.rows("kernels"), self.s.rows("kernels"))
+        with self.assertRaisesRegex(TypeError, "load_all_rotated must be a bool"):
+            GpuFlightSession(os.path.join(self.tmp, "logs"), load_all_rotated=1)
+        with self.assertRaisesRegex(ValueError, "max_stack_depth must be at least 1"):
+            GpuFlightSession(os.path.join(self.tmp, "logs"), max_stack_depth=0)
+
+    def test_scope_events_as_written(self):
+        # GPUFlight's scope_events: a row per begin (0) and end (1).
+        self.assertEqual([(r["name"], r["scope_instance_id"], r["event_type"], r["depth"],
+                           r["ts_ns"] - SYN_T0, r["session_id"])
+                          for r in self.s.rows("scope_events")],
+                         [("train", 1, 0, 0, 1 * MS, SYN_SID), ("step", 2, 0, 1, 2 * MS, SYN_SID),
+                          ("step", 2, 1, 1, 3 * MS, SYN_SID), ("train", 1, 1, 0, 6 * MS, SYN_SID),
+                          ("step", 3, 0, 0, 8 * MS, SYN_SID)])
+
+    def test_scope_spans_joined(self):
         def ev(name, iid, name_id, depth, start, end):
             return {"name": name, "kind": "scope", "start_ns": SYN_T0 + start,
                     "end_ns": None if end is None else SYN_T0 + end,
                     "duration_ns": None if end is None else end - start, "depth": depth,
                     "scope_instance_id": iid, "name_id": name_id,
                     "open_at_end": end is None}
-        self.assertEqual(self.s.rows("scope_events"), [
+        self.assertEqual(self.s.rows("scope_spans"), [
             ev("train", 1, 1, 0, 1 * MS, 6 * MS), ev("step", 2, 2, 1, 2 * MS, 3 * MS),
             ev("step", 3, 2, 0, 8 * MS, None)])
 
     def test_empty_tables_and_problems(self):
         self.assertEqual(self.s.rows("scopes"), [])
         self.assertEqual(self.s.rows("perf"), [])
+        self.assertEqual(self.s.rows("pm_samples"), [])
         self.assertIs(self.s.rows("kernels"), self.s.rows("kernels"))  # kept
         p = self.s.read_problems
         self.assertEqual((p["files"], p["bad_lines"], p["other_session_records"],
                           p["gz_errors"]), (4, 1, 1, 0))
         with self.assertRaisesRegex(ValueError, "no table 'kernel': use one of kernels, "
-                                                "memcpy, scopes, scope_events"):
+                                                "memcpy, memset, scopes, scope_events, "
+                                                "scope_spans"):
             self.s.rows("kernel")
 
     def test_reader_streams_common_records_once(self):
@@ -924,21 +1092,22 @@ class RowsTest(unittest.TestCase):
     def test_flat_layout_same_rows(self):
         d = os.path.join(self.tmp, "flat")
         prefix = write_synthetic_session(d, flat_prefix="synth")
-        f = GpuFlightSession(prefix)
+        f = GpuFlightSession(prefix, load_all_rotated=True)
         self.assertTrue(f._logs.flat)
-        for t in ("kernels", "memcpy", "scope_events", "device_metrics", "host_metrics"):
+        for t in ("kernels", "memcpy", "scope_events", "scope_spans", "device_metrics",
+                  "host_metrics"):
             self.assertEqual(f.rows(t), self.s.rows(t), t)
 
     def test_dataframes_need_pandas(self):
         from unittest import mock
+        from gpufl import _logs
         s = GpuFlightSession(os.path.join(self.tmp, "logs"))
         import gpufl.analyzer as an
         with mock.patch.dict(sys.modules, {"pandas": None}), \
                 mock.patch.object(an, "_pandas_told", False), \
                 warnings.catch_warnings(record=True) as told:  # absent, even if installed
             warnings.simplefilter("always")
-            for name in ("kernels", "memcpy", "scopes", "scope_events", "device_metrics",
-                         "host_metrics", "perf"):
+            for name in _logs.TABLES:
                 # hasattr is False, getattr with a default gives the default.
                 self.assertFalse(hasattr(s, name), name)
                 self.assertIsNone(getattr(s, name, None))
@@ -965,8 +1134,8 @@ class RowsTest(unittest.TestCase):
             import pandas as pd
         except ImportError:
             self.skipTest("pandas is not importable here (the rows are checked above)")
-        for name in ("kernels", "memcpy", "scopes", "scope_events", "device_metrics",
-                     "host_metrics", "perf"):
+        from gpufl import _logs
+        for name in _logs.TABLES:
             with self.subTest(table=name):
                 df = getattr(self.s, name)
                 self.assertIsInstance(df, pd.DataFrame)
@@ -979,8 +1148,8 @@ class RowsTest(unittest.TestCase):
                        for r in df.to_dict("records")]
                 self.assertEqual(got, rows)
         # Times stay exact integers (not float64, which would round them).
-        self.assertEqual(int(self.s.scope_events["start_ns"].iloc[0]), SYN_T0 + 1 * MS)
-        self.assertEqual(str(self.s.scope_events["end_ns"].dtype), "Int64")
+        self.assertEqual(int(self.s.scope_spans["start_ns"].iloc[0]), SYN_T0 + 1 * MS)
+        self.assertEqual(str(self.s.scope_spans["end_ns"].dtype), "Int64")
 
 
 # The synthetic session at width 58 (20 columns of 0.5 ms).  util: column 0
@@ -1360,8 +1529,8 @@ class Gpufl13Test(unittest.TestCase):
             'counted, not read (one warning per type)' % f])
 
     def test_nvtx_markers_and_stall_names(self):
-        s = GpuFlightSession(self.paths["gz-windows"])
-        ev = s.rows("scope_events")
+        s = GpuFlightSession(self.paths["gz-windows"], load_all_rotated=True)
+        ev = s.rows("scope_spans")
         self.assertEqual([(r["name"], r["kind"], r["start_ns"] - 1795600000000000000,
                            r["duration_ns"]) for r in ev],
                          [("train", "scope", 1000, 989000), ("nvtx_range", "nvtx", 1500, 848500),
@@ -1369,11 +1538,26 @@ class Gpufl13Test(unittest.TestCase):
         self.assertEqual(ev[1]["scope_instance_id"], None)
         self.assertFalse(ev[1]["open_at_end"])
         samples = s.rows("scopes")
-        self.assertEqual([(r["stall_reason"], r["stall_reason_name"], r["metric"])
+        self.assertEqual([(r["stall_reason"], r["stall_reason_name"], r["metric_name"])
                           for r in samples],
                          [(4, "memory dependency", None), (9, "memory throttle", None),
                           (0, None, "smsp__sass_inst_executed"),
                           (0, None, "smsp__sass_thread_inst_executed")])
+
+    def test_perf_pm_samples_memset_tables(self):
+        s = GpuFlightSession(self.paths["plain-windows"], load_all_rotated=True)
+        perf = s.rows("perf")
+        self.assertEqual([(r["kind"], r["name"], r["launch_ordinal"], r["l2_hit_rate_pct"])
+                          for r in perf],
+                         [("kernel", "gemm(float const*, float const*, float*)", 2, 70.0),
+                          ("scope", "step", None, 80.0)])
+        self.assertEqual((perf[0]["duration_ms"], perf[1]["duration_ms"]), (None, 0.898))
+        pm = s.rows("pm_samples")
+        self.assertEqual((pm[0]["metric_name"], pm[0]["value"], pm[0]["scope_name"]),
+                         ("sm__throughput.avg.pct_of_peak_sustained_elapsed", 55.5, "step"))
+        self.assertEqual([(r["name"], r["bytes"], r["duration_ns"], r["duration_ms"])
+                          for r in s.rows("memset")], [("memset", 4096, 1500, 0.0015)])
+        self.assertEqual([d["name"] for d in s.static_devices], ["NVIDIA H100 80GB HBM3"])
 
     def test_records_of_every_type(self):
         from gpufl import _logs

@@ -11,6 +11,9 @@
  *    column; the analyzer's int(used_mib.max()) fails on an all-null one),
  *    and from then on in every batch;
  *  - scope_event_batch rows carry the thread they ran on (tid);
+ *  - gpufl_scope_begin_bench's repeat and warmup on the begin row only,
+ *    GPUFlight's benchmark metadata (issue 36), and its original_start_ns
+ *    the begin's own time;
  *  - compact_kernel_details (one kernel_detail per configuration instead
  *    of per launch) from code, GPUFL_COMPACT_KERNEL_DETAILS and the config
  *    file, false by default, with its provenance.
@@ -250,6 +253,76 @@ static void test_scope_threads(void)
     fl_log_free(&scope);
 }
 
+/* The scope rows as "name event_type repeat warmup", sorted (rows at the
+ * same ns may be written in either order). */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_bench_scopes(void)
+{
+    gpufl_init_options o = base_opts("bench");
+    o.backend = GPUFL_BACKEND_NONE;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    char dir[600];
+    gpufl_session_dir(dir, sizeof dir);
+    gpufl_scope w = gpufl_scope_begin_bench("mm_warmup", 3, 0);
+    gpufl_scope_end(&w);
+    gpufl_scope m = gpufl_scope_begin_bench("mm", 4294967295u, 3);
+    gpufl_scope plain = gpufl_scope_begin("inner");
+    gpufl_scope_end(&plain);
+    gpufl_scope_end(&m);
+    gpufl_scope none = gpufl_scope_begin_bench("zero", 0, 0); /* gpufl_scope_begin */
+    gpufl_scope_end(&none);
+    gpufl_shutdown();
+
+    fl_log scope;
+    CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
+    json_t *names = NULL;
+    for (size_t i = 0; i < scope.n && !names; i++)
+        names = json_object_get(scope.lines[i], "scope_name_dict");
+    char rows[16][64];
+    char *sorted[16];
+    size_t n = 0;
+    for (size_t i = 0; i < scope.n; i++) {
+        json_t *b = scope.lines[i];
+        if (strcmp(log_type(b), "scope_event_batch") != 0)
+            continue;
+        json_int_t base = json_integer_value(json_object_get(b, "base_time_ns"));
+        size_t r;
+        json_t *row;
+        json_array_foreach(json_object_get(b, "rows"), r, row)
+        {
+#define CELL(c) json_integer_value(json_array_get(row, (size_t)fl_col(b, c)))
+            char id[24];
+            snprintf(id, sizeof id, "%lld", (long long)CELL("name_id"));
+            const char *name = json_string_value(json_object_get(names, id));
+            if (n == 16)
+                break;
+            snprintf(rows[n], sizeof rows[n], "%s %lld %lld %lld%s", name ? name : "?",
+                     (long long)CELL("event_type"), (long long)CELL("repeat"),
+                     (long long)CELL("warmup"),
+                     CELL("event_type") == 0 && CELL("original_start_ns") != base + CELL("dt_ns")
+                         ? " (original_start_ns is not the begin's time)"
+                         : "");
+            sorted[n] = rows[n];
+            n++;
+#undef CELL
+        }
+    }
+    qsort(sorted, n, sizeof sorted[0], cmp_str);
+    char got[512] = "";
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(got);
+        snprintf(got + len, sizeof got - len, "%s%s", i ? ", " : "", sorted[i]);
+    }
+    CHECK_STR(got, "inner 0 0 0, inner 1 0 0, mm 0 4294967295 3, mm 1 0 0, mm_warmup 0 3 0, "
+                   "mm_warmup 1 0 0, zero 0 0 0, zero 1 0 0");
+    fl_log_free(&scope);
+}
+
 /* ------------------------------------------------------------ option */
 
 static void test_compact_option(void)
@@ -304,6 +377,7 @@ int main(void)
     }
     test_metric_rows();
     test_scope_threads();
+    test_bench_scopes();
     test_compact_option();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_compat");

@@ -162,13 +162,13 @@ static size_t overlapping(fl_scope_event *ev)
              {150, 5, 130, 5, 0, 1, 200}};
     size_t n = sizeof r / sizeof r[0];
     for (size_t i = 0; i < n; i++)
-        ev[i] = (fl_scope_event){{.t_ns = T0 + r[i].t * US,
-                                  .instance_id = r[i].id,
-                                  .original_start_ns = T0 + r[i].start * US,
-                                  .name_id = r[i].name,
-                                  .depth = r[i].depth,
-                                  .event_type = r[i].type},
-                                 r[i].tid};
+        ev[i] = (fl_scope_event){.row = {.t_ns = T0 + r[i].t * US,
+                                         .instance_id = r[i].id,
+                                         .original_start_ns = T0 + r[i].start * US,
+                                         .name_id = r[i].name,
+                                         .depth = r[i].depth,
+                                         .event_type = r[i].type},
+                                 .tid = r[i].tid};
     return n;
 }
 

@@ -298,18 +298,21 @@ class Python(Base):
         self.assertFalse(gpufl.init(log_path=self.logs, enabled=False))
         r = gpufl.upload_logs(self.logs, s.url, KEY)
         self.assertEqual((r.success, r.events_uploaded), (True, 0))
-        with gpufl.session(log_path=self.logs, enabled=False, backend_url=s.url,
-                           api_key=KEY) as h:
+        with gpufl.recording(log_path=self.logs, enabled=False, backend_url=s.url,
+                             api_key=KEY) as h:
             self.assertFalse(h.started)
         self.assertTrue(h.upload_result.success)
         self.assertEqual(h.upload_result.events_uploaded, 0)
+        with gpufl.session(log_path=self.logs, enabled=False, backend_url=s.url,
+                           api_key=KEY) as ok:
+            self.assertIs(ok, False)  # GPUFlight's: init's answer
         self.assertFalse(os.path.exists(s.log))  # no connection at all
 
     def test_session_uploads_even_when_the_block_raises(self):
         s = self.server()
         with self.assertRaises(ZeroDivisionError):
-            with gpufl.session(app_name="up", log_path=self.logs, backend="None",
-                               backend_url=s.url, api_key=KEY) as h:
+            with gpufl.recording(app_name="up", log_path=self.logs, backend="None",
+                                 backend_url=s.url, api_key=KEY) as h:
                 self.assertTrue(h.started)
                 with gpufl.Scope("work"):
                     pass
@@ -320,22 +323,18 @@ class Python(Base):
         self.assertEqual(sorted(sent_lines(reqs)), sorted(session_lines(h.session_dir)))
         self.assertEqual(h.upload_result.events_uploaded, len(session_lines(h.session_dir)))
 
-    def test_remote_upload_shim(self):
+    def test_remote_upload_removed(self):
+        # The seed's v1.1 shim ended in v1.2 (GPUFlight 1.3 raises too): no
+        # session, nothing sent, and the key in no message.
         s = self.server()
-        code = ("import gpufl\n"
-                "assert gpufl.init(app_name='shim', log_path=%r, backend='None', "
-                "remote_upload=True, backend_url=%r, api_key=%r)\n"
-                "with gpufl.Scope('s'):\n    pass\n" % (self.logs, s.url, KEY))
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           timeout=60)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("DeprecationWarning", p.stderr)
-        self.assertIn("uploaded at interpreter exit", p.stderr)
-        self.assertIn("remote_upload is deprecated", p.stderr)  # the C library's line
-        self.assertNotIn(KEY, p.stdout + p.stderr)
-        reqs = s.requests()
-        self.assertTrue(reqs)
-        self.assertEqual(reqs[-1]["path"], "/api/v1/events/session-complete")
+        with self.assertRaisesRegex(TypeError, r"init\(remote_upload=True\) was removed in "
+                                               r"v1\.2: upload after the session ends") as cm:
+            gpufl.init(app_name="shim", log_path=self.logs, backend="None", remote_upload=True,
+                       backend_url=s.url, api_key=KEY)
+        self.assertNotIn(KEY, str(cm.exception))
+        self.assertFalse(gpufl.is_active())
+        self.assertEqual(os.listdir(self.logs) if os.path.exists(self.logs) else [], [])
+        self.assertFalse(os.path.exists(s.log))  # no connection at all
 
 
 if __name__ == "__main__":

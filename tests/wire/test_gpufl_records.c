@@ -430,7 +430,8 @@ static void golden_scope_batch(void)
     fl_buf b = {0};
     fl_rec_scope_batch(&b, SID, 1, r, 5);
     /* With the threads: our tid column after the spec's eight. */
-    fl_scope_event e[3] = {{r[0], 4242}, {r[1], 4243}, {r[2], 4294967295u}};
+    fl_scope_event e[3] = {
+        {.row = r[0], .tid = 4242}, {.row = r[1], .tid = 4243}, {.row = r[2], .tid = 4294967295u}};
     fl_rec_scope_events(&b, SID, 2, e, 3);
     finish(&b, "scope_event_batch.ndjson");
 }
