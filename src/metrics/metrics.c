@@ -30,18 +30,19 @@ struct gp_metrics_host {
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static const gp_metrics_plugin *g_plugin;
-static char g_why[MSG_MAX];
+static gp_error g_load_err;
 
 static void load_once(void)
 {
-    g_plugin = gp_metrics_plugin_load(g_why, sizeof g_why);
+    g_plugin = gp_metrics_plugin_load(&g_load_err);
 }
 
 static const gp_metrics_plugin *plugin(gp_error *err)
 {
     pthread_once(&g_once, load_once);
     if (!g_plugin)
-        gp_error_set(err, GP_ERR_NOT_SUPPORTED, "hardware metrics are not available: %s", g_why);
+        gp_error_set(err, GP_ERR_NOT_SUPPORTED, "hardware metrics are not available: %s",
+                     g_load_err.message);
     return g_plugin;
 }
 

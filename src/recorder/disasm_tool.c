@@ -21,8 +21,11 @@
 static bool usable(const char *path, char *out, size_t cap, char *why, size_t why_len)
 {
     char real[PATH_MAX];
-    if (fl_library_check(path, real, sizeof real, why, why_len) != 0)
+    gp_error err;
+    if (fl_library_check(path, real, sizeof real, &err) != GP_OK) {
+        snprintf(why, why_len, "%s", err.message);
         return false;
+    }
     if (access(real, X_OK) != 0) {
         snprintf(why, why_len, "%s is not executable", real);
         return false;
