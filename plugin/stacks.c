@@ -17,7 +17,7 @@
  * it without a lock.  Inserts take the mutex and probe again under it.
  */
 #include "stacks.h"
-#include "common/status.h"
+#include "../src/util/error.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -110,9 +110,10 @@ bool fl_stacks_start_frame(const char *name, const char *module)
 fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, gp_error *err)
 {
     (void)cfg;
-    fl_fail(err, GP_ERR_NOT_SUPPORTED,
-            "this CUPTI plugin was built without libunwind and libdw: install libunwind-dev and "
-            "libdw-dev (scripts/install-deps.sh) and rebuild");
+    gp_error_set(
+        err, GP_ERR_NOT_SUPPORTED,
+        "this CUPTI plugin was built without libunwind and libdw: install libunwind-dev and "
+        "libdw-dev (scripts/install-deps.sh) and rebuild");
     return NULL;
 }
 
@@ -150,7 +151,7 @@ fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, gp_error *err)
 {
     fl_stacks *s = calloc(1, sizeof *s);
     if (!s) {
-        fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the stack table");
+        gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the stack table");
         return NULL;
     }
     s->cfg = *cfg;
@@ -165,7 +166,7 @@ fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, gp_error *err)
         free(s->slots);
         free(s->by_id);
         free(s);
-        fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the stack table");
+        gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the stack table");
         return NULL;
     }
     s->mask = cap - 1;

@@ -69,18 +69,6 @@ const char *gp_status_id(gp_status status)
     return i < sizeof ids / sizeof ids[0] && ids[i] ? ids[i] : "unknown";
 }
 
-gp_status gp_error_set(gp_error *err, gp_status status, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->status = status;
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
-
 void gp_error_prefix(gp_error *err, const char *fmt, ...)
 {
     if (!err)

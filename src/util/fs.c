@@ -2,11 +2,11 @@
  * a shared directory, the library files we may load, descriptors kept off
  * 0, 1 and 2. */
 #include "fs.h"
+#include "error.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,31 +90,16 @@ fl_path_shown fl_path_show(const char *path)
     return out;
 }
 
-/* util/error.c is not linked into the plugin, which embeds this file. */
-static gp_status refuse(gp_error *err, gp_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static gp_status refuse(gp_error *err, gp_status status, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->status = status;
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
-
 gp_status fl_library_check(const char *path, char *real, size_t real_len, gp_error *err)
 {
     char abs[PATH_MAX];
     if (!path || !*path)
-        return refuse(err, GP_ERR_INVALID_ARG, "no library path given");
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no library path given");
     if (!realpath(path, abs))
-        return refuse(err, GP_ERR_IO, "%s: %s", fl_path_show(path).text, strerror(errno));
+        return gp_error_set(err, GP_ERR_IO, "%s: %s", fl_path_show(path).text, strerror(errno));
     struct stat st, dst;
     if (stat(abs, &st) != 0)
-        return refuse(err, GP_ERR_IO, "%s: %s", fl_path_show(abs).text, strerror(errno));
+        return gp_error_set(err, GP_ERR_IO, "%s: %s", fl_path_show(abs).text, strerror(errno));
     uid_t me = geteuid();
     const char *bad = NULL;
     if (!S_ISREG(st.st_mode))
@@ -126,20 +111,21 @@ gp_status fl_library_check(const char *path, char *real, size_t real_len, gp_err
     else if ((st.st_mode & S_IWGRP) && st.st_gid != getegid())
         bad = "is writable by its group, which is not ours";
     if (bad)
-        return refuse(err, GP_ERR_INVALID_ARG, "%s %s: not loaded", fl_path_show(abs).text, bad);
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "%s %s: not loaded", fl_path_show(abs).text,
+                            bad);
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", abs);
     char *slash = strrchr(dir, '/');
     if (slash)
         slash[slash == dir ? 1 : 0] = '\0';
     if (stat(dir, &dst) != 0 || fl_dir_check(&dst, me) != FL_DIR_SAFE)
-        return refuse(err, GP_ERR_INVALID_ARG,
-                      "%s is in %s, where other users can replace it (writable by them, no "
-                      "sticky bit): not loaded",
-                      fl_path_show(abs).text, fl_path_show(dir).text);
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "%s is in %s, where other users can replace it (writable by them, no "
+                            "sticky bit): not loaded",
+                            fl_path_show(abs).text, fl_path_show(dir).text);
     if (strlen(abs) >= real_len)
-        return refuse(err, GP_ERR_INVALID_ARG, "%s: %s", fl_path_show(abs).text,
-                      strerror(ENAMETOOLONG));
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "%s: %s", fl_path_show(abs).text,
+                            strerror(ENAMETOOLONG));
     memcpy(real, abs, strlen(abs) + 1);
     return GP_OK;
 }

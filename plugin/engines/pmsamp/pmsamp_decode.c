@@ -11,7 +11,7 @@
  */
 #include "pmsamp.h"
 
-#include "../../common/status.h"
+#include "../../../src/util/error.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -77,12 +77,14 @@ static gp_status split(const char *list, char **out, size_t *n, gp_error *err)
             t--;
         if (t > p) {
             if (*n == FL_PM_MAX_METRICS)
-                return fl_fail(err, GP_ERR_INVALID_ARG,
-                               "pm_sampling_metrics lists more than %u metrics: give at most %u",
-                               FL_PM_MAX_METRICS, FL_PM_MAX_METRICS);
+                return gp_error_set(
+                    err, GP_ERR_INVALID_ARG,
+                    "pm_sampling_metrics lists more than %u metrics: give at most %u",
+                    FL_PM_MAX_METRICS, FL_PM_MAX_METRICS);
             out[*n] = strndup(p, (size_t)(t - p));
             if (!out[*n])
-                return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
+                return gp_error_set(err, GP_ERR_NO_MEMORY,
+                                    "out of memory for the PM sampling metrics");
             (*n)++;
         }
         p = e;
@@ -120,7 +122,7 @@ static gp_status default_set(const gp_metrics_plugin *h, void *hobj, const char 
         free(im);
         if (*n && !names[*n - 1]) {
             (*n)--;
-            return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
+            return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
         }
     }
     while (*n > 0) {
@@ -131,11 +133,12 @@ static gp_status default_set(const gp_metrics_plugin *h, void *hobj, const char 
         *img = NULL;
         free(names[--*n]);
     }
-    return fl_fail(err, GP_ERR_NOT_SUPPORTED,
-                   "none of the default PM sampling metrics can be collected in one pass on %s: "
-                   "name the metrics with pm_sampling_metrics (gpu-profile metrics list "
-                   "--profiler pm --chip %s lists them)",
-                   chip, chip);
+    return gp_error_set(
+        err, GP_ERR_NOT_SUPPORTED,
+        "none of the default PM sampling metrics can be collected in one pass on %s: "
+        "name the metrics with pm_sampling_metrics (gpu-profile metrics list "
+        "--profiler pm --chip %s lists them)",
+        chip, chip);
 }
 
 gp_status fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip, const char *list,
@@ -148,29 +151,31 @@ gp_status fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip,
     *image_size = 0;
     const gp_metrics_plugin *h = api->host;
     if (!h)
-        return fl_fail(err, GP_ERR_NOT_SUPPORTED, "the plugin has no Profiler Host API table");
+        return gp_error_set(err, GP_ERR_NOT_SUPPORTED, "the plugin has no Profiler Host API table");
     char **names = calloc(FL_PM_MAX_METRICS, sizeof *names);
     if (!names)
-        return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
     size_t k = 0;
     gp_status st;
     if (!list || !*list) {
         st = default_set(h, hobj, chip, names, &k, image, image_size, err);
     } else if ((st = split(list, names, &k, err)) == GP_OK && k == 0) {
-        st = fl_fail(err, GP_ERR_INVALID_ARG, "pm_sampling_metrics '%s' names no metric", list);
+        st =
+            gp_error_set(err, GP_ERR_INVALID_ARG, "pm_sampling_metrics '%s' names no metric", list);
     } else if (st == GP_OK) {
         gp_error why = {0};
         size_t passes = 0;
         if (image_of(h, hobj, names, k, image, image_size, &passes, &why) != GP_OK) {
             /* The host's message as it always read: at most 511 bytes. */
-            st = fl_fail(err, GP_ERR_INVALID_ARG, "PM sampling metrics refused: %.511s",
-                         why.message);
+            st = gp_error_set(err, GP_ERR_INVALID_ARG, "PM sampling metrics refused: %.511s",
+                              why.message);
         } else if (passes != 1) {
-            st = fl_fail(err, GP_ERR_INVALID_ARG,
-                         "the %zu PM sampling metrics need %zu passes on %s; PM sampling collects "
-                         "one: name fewer metrics (gpu-profile metrics passes --profiler pm "
-                         "--chip %s NAME... counts them)",
-                         k, passes, chip, chip);
+            st = gp_error_set(
+                err, GP_ERR_INVALID_ARG,
+                "the %zu PM sampling metrics need %zu passes on %s; PM sampling collects "
+                "one: name fewer metrics (gpu-profile metrics passes --profiler pm "
+                "--chip %s NAME... counts them)",
+                k, passes, chip, chip);
             free(*image);
             *image = NULL;
         }
