@@ -614,9 +614,9 @@ static void emit(const fl_trace_sink *sink, const queued *q)
         return;
     }
     size_t first = R.per_kernel ? 0 : ip.numTotalRanges - 1;
+    gp_error why; /* filled by a failing evaluation, not zeroed per range (1 KiB) */
     for (size_t i = first; i < ip.numTotalRanges; i++) {
         double values[FL_RP_METRICS_MAX];
-        gp_error why = {0};
         if (evaluate(q, i, values, &why) != GP_OK) {
             R.dropped++;
             continue;
