@@ -13,6 +13,7 @@
  */
 #include "../util/buf.h"
 #include "../util/error.h"
+#include "../util/fs.h"
 #include "read_int.h"
 
 #include <dirent.h>
@@ -298,8 +299,8 @@ static gp_status pick_in_dir(const char *dir, const char *want, const char *app,
 {
     DIR *dp = opendir(dir);
     if (!dp)
-        return gp_error_set(err, GP_ERR_IO, "%s: cannot open the directory: %s", dir,
-                            strerror(errno));
+        return gp_error_set(err, GP_ERR_IO, "%s: cannot open the directory: %s",
+                            fl_path_show(dir).text, strerror(errno));
     dirpick d = {.dir = dir, .want = want, .app = app, .lb = lb};
     d.best_t = d.best_flat_t = INT64_MIN;
     char **prefixes = NULL;
@@ -402,7 +403,8 @@ static gp_status locate(const char *path_in, char *path, const char *want, const
          * (a link that leads nowhere too: the read then says so). */
         char *dir = session_of_channel_file(path);
         if (!dir)
-            return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", path);
+            return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory",
+                                fl_path_show(path).text);
         if (fl_rd_session_dir(dir, NULL)) {
             t->where = dir;
             return GP_OK;
@@ -418,7 +420,9 @@ static gp_status locate(const char *path_in, char *path, const char *want, const
         fl_rd_flat_name(path, prefix, sizeof prefix, NULL) && fl_rd_flat_exists(prefix, NULL)) {
         t->where = strdup(prefix);
         t->flat = true;
-        return t->where ? GP_OK : gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", path);
+        return t->where ? GP_OK
+                        : gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory",
+                                       fl_path_show(path).text);
     }
     if (fl_rd_ends_with(path, ".log") && n > 4) {
         /* A trailing ".log" on a log path is dropped (the spec). */
@@ -448,11 +452,11 @@ static gp_status check_app(const target *t, const char *app, lbuf *lb, gp_error 
     if (have[0])
         return gp_error_set(err, GP_ERR_IO,
                             "the session directory %s is of app \"%s\" (its job_start), not \"%s\"",
-                            t->where, have, app);
+                            fl_path_show(t->where).text, have, app);
     return gp_error_set(err, GP_ERR_IO,
                         "the session directory %s has no job_start saying its app (looked for "
                         "app \"%s\")",
-                        t->where, app);
+                        fl_path_show(t->where).text, app);
 }
 
 /* The session's id into t->id: the one asked for, the flat layout's last
@@ -472,7 +476,7 @@ static gp_status find_id(target *t, const char *want, const char *app, lbuf *lb,
     if (want) {
         if (!t->flat && s.id[0] && strcmp(s.id, want) != 0)
             return gp_error_set(err, GP_ERR_IO, "the session directory %s holds session %s, not %s",
-                                t->where, s.id, want);
+                                fl_path_show(t->where).text, s.id, want);
         if (t->flat && !s.found_want)
             return gp_error_set(err, GP_ERR_IO,
                                 "no session %s in %s.<channel>.log: no job_start of that session",
@@ -493,7 +497,7 @@ gp_status fl_rd_find_session(const char *path_in, const char *want, const char *
     memset(t, 0, sizeof *t);
     char *path = strdup(path_in);
     if (!path)
-        return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", path_in);
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", fl_path_show(path_in).text);
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/')
         path[--n] = '\0';

@@ -193,6 +193,9 @@ gp_status fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip,
 typedef struct rows_buf {
     fl_pm_row r[FL_TRACE_BATCH];
     size_t n;
+    /* The host's reason when an evaluation fails: here, not on the decode
+     * loop's stack frame, and never zeroed per sample (1 KiB). */
+    gp_error e;
 } rows_buf;
 
 static void flush_rows(rows_buf *rb, const fl_trace_sink *sink, fl_pms_decode_out *out)
@@ -226,7 +229,6 @@ bool fl_pms_decode(const fl_pms_api *api, const fl_pms_decode_in *in, const fl_t
         return false;
     }
     rb->n = 0;
-    gp_error e; /* the host's reason, when an evaluation fails */
     for (size_t s = 0; s < done; s++) {
         CUpti_PmSampling_CounterData_GetSampleInfo_Params si = {
             .structSize = CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE,
@@ -250,15 +252,12 @@ bool fl_pms_decode(const fl_pms_api *api, const fl_pms_decode_in *in, const fl_t
             out->early++;
             continue;
         }
-        /* Not zeroed per sample (1 KiB: a tenth of the decode's time with
-         * 16 metrics): the host fills it when it fails; an empty message
-         * if it does not say why. */
-        e.message[0] = '\0';
+        rb->e.message[0] = '\0'; /* the host fills it when it fails */
         if (api->host->evaluate(in->host, in->image, in->image_size, s, in->metrics, nm, values,
-                                &e) != GP_OK) {
+                                &rb->e) != GP_OK) {
             out->bad_values += nm;
             if (!out->msg[0])
-                snprintf(out->msg, sizeof out->msg, "%s", e.message);
+                snprintf(out->msg, sizeof out->msg, "%s", rb->e.message);
             continue;
         }
         for (size_t m = 0; m < nm; m++) {

@@ -253,7 +253,8 @@ gp_status gp_smi_child_spawn(const char *path, char *const argv[], smi_child *ch
         gp_smi_close_fd(&ex[0]);
         gp_smi_close_fd(&ex[1]);
         gp_smi_close_fd(&devnull);
-        return gp_error_set(err, GP_ERR_IO, "smi: cannot start %s: %s", path, strerror(e));
+        return gp_error_set(err, GP_ERR_IO, "smi: cannot start %s: %s", fl_path_show(path).text,
+                            strerror(e));
     }
 
     gp_smi_close_fd(&out[1]);
@@ -265,8 +266,8 @@ gp_status gp_smi_child_spawn(const char *path, char *const argv[], smi_child *ch
     gp_smi_close_fd(&ex[0]);
     if (exec_errno != 0) {
         gp_smi_child_end(ch, false);
-        return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "smi: cannot run %s: %s", path,
-                            strerror(exec_errno));
+        return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "smi: cannot run %s: %s",
+                            fl_path_show(path).text, strerror(exec_errno));
     }
     return make_nonblocking(path, ch, err);
 }
