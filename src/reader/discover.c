@@ -245,7 +245,8 @@ static gp_status choose(dirpick *d, target *t, gp_error *err)
             return gp_error_set(err, GP_ERR_IO,
                                 "no session %s in the log directory %s (looked for %s/%s/ holding "
                                 "<channel>.log, <channel>.<N>.log[.gz] or .tmp/<channel>.log)",
-                                d->want, d->dir, d->dir, d->want);
+                                d->want, fl_path_show(d->dir).text, fl_path_show(d->dir).text,
+                                d->want);
         t->where = d->best;
         d->best = NULL;
         t->flat = false;
@@ -258,7 +259,7 @@ static gp_status choose(dirpick *d, target *t, gp_error *err)
         return gp_error_set(err, GP_ERR_IO,
                             "no session %s in %s: no job_start of that session in its "
                             "<prefix>.<channel>[.<N>].log[.gz] files",
-                            d->want, d->dir);
+                            d->want, fl_path_show(d->dir).text);
     } else if (d->best_flat) {
         t->where = d->best_flat;
         d->best_flat = NULL;
@@ -267,7 +268,8 @@ static gp_status choose(dirpick *d, target *t, gp_error *err)
         return gp_error_set(err, GP_ERR_IO,
                             "no session of app \"%s\" in %s: the job_start of none of its %zu "
                             "session%s names that app",
-                            d->app, d->dir, d->other_app, d->other_app == 1 ? "" : "s");
+                            d->app, fl_path_show(d->dir).text, d->other_app,
+                            d->other_app == 1 ? "" : "s");
     }
     return GP_OK;
 }
@@ -428,18 +430,21 @@ static gp_status locate(const char *path_in, char *path, const char *want, const
         /* A trailing ".log" on a log path is dropped (the spec). */
         path[n - 4] = '\0';
         gp_status rc = fl_rd_find_session(path, want, app, t, lb, err);
-        if (rc != GP_OK)
+        if (rc != GP_OK) {
+            fl_path_shown in = fl_path_show(path_in);
             gp_error_set(err, rc,
                          "no session at %s: not a directory, no %s.device.log, %s.scope.log or "
                          "%s.system.log (the flat layout), and %s has none either",
-                         path_in, path_in, path_in, path_in, path);
+                         in.text, in.text, in.text, in.text, fl_path_show(path).text);
+        }
         return rc;
     }
+    fl_path_shown at = fl_path_show(path);
     return gp_error_set(err, GP_ERR_IO,
                         "no session at %s: %s, and no %s.device.log, %s.scope.log or "
                         "%s.system.log (the flat layout)",
-                        path, stat(path, &st) == 0 ? "not a directory" : "no such directory", path,
-                        path, path);
+                        at.text, stat(path, &st) == 0 ? "not a directory" : "no such directory",
+                        at.text, at.text, at.text);
 }
 
 /* With app, a session directory must be of that app (a flat prefix was

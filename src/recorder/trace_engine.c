@@ -65,9 +65,10 @@ gp_status fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(vo
     bool pc = fl_trace_engine_wants_pc(c->profiling_engine);
     s->disasm_path[0] = s->disasm_why[0] = '\0';
     bool bad_env = false;
-    if (pc && !fl_disasm_tool_find(s->disasm_path, sizeof s->disasm_path, s->disasm_why,
-                                   sizeof s->disasm_why, &bad_env)) {
+    gp_error dis;
+    if (pc && fl_disasm_tool_find(s->disasm_path, sizeof s->disasm_path, &dis, &bad_env) != GP_OK) {
         s->disasm_path[0] = '\0';
+        snprintf(s->disasm_why, sizeof s->disasm_why, "%s", dis.message);
         if (bad_env)
             fl_say(&s->cfg, "%s", s->disasm_why);
     }
