@@ -112,11 +112,11 @@ static void count_emit(void *user, const uint32_t *ids, const char *const *texts
  * of the distinct stacks (first call, then per stack). */
 NOINLINE static void run(int depth, unsigned distinct, long captures)
 {
-    char why[256];
+    gp_error why;
     fl_stacks_config cfg = {.max_stacks = 4096};
-    S = fl_stacks_create(&cfg, why, sizeof why);
+    S = fl_stacks_create(&cfg, &why);
     if (!S) {
-        printf("stacks unavailable: %s\n", why);
+        printf("stacks unavailable: %s\n", why.message);
         exit(0);
     }
     levels = 0;
@@ -143,7 +143,7 @@ NOINLINE static void run(int depth, unsigned distinct, long captures)
 
     size_t bytes = 0;
     fl_stacks_destroy(S);
-    S = fl_stacks_create(&cfg, why, sizeof why);
+    S = fl_stacks_create(&cfg, &why);
     mode = 0;
     sink_ = pick(0, 0, rest);
     double t_first0 = now_s();

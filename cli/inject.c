@@ -47,8 +47,10 @@ int cli_find_plugin(char *path, size_t len, char *msg, size_t msg_len)
         /* Made absolute and checked before anything loads it: a relative
          * name would be looked up again from CMD's directories, and a file
          * others can write is their code in CMD and in us. */
-        char real[PATH_MAX], why[PATH_MAX + 160];
-        if (fl_library_check(env, real, sizeof real, why, sizeof why) != 0) {
+        char real[PATH_MAX];
+        gp_error err;
+        if (fl_library_check(env, real, sizeof real, &err) != GP_OK) {
+            const char *why = err.message;
             /* why names the file; once is enough when that is env itself. */
             size_t k = strlen(env);
             int same = strncmp(why, env, k) == 0 && (why[k] == ':' || why[k] == ' ');
@@ -85,11 +87,12 @@ int cli_find_plugin(char *path, size_t len, char *msg, size_t msg_len)
     else if (strcmp(GP_INSTALL_LIBDIR, "lib") != 0)
         snprintf(cand[nc++], sizeof cand[0], "%s/../%s/" PLUGIN_NAME, exe, GP_INSTALL_LIBDIR);
     for (size_t i = 0; i < nc; i++) {
-        char real[PATH_MAX], why[PATH_MAX + 160];
+        char real[PATH_MAX];
+        gp_error err;
         if (!is_file(cand[i]))
             continue;
-        if (fl_library_check(cand[i], real, sizeof real, why, sizeof why) != 0) {
-            snprintf(msg, msg_len, "%s", why); /* found, and not safe to load */
+        if (fl_library_check(cand[i], real, sizeof real, &err) != GP_OK) {
+            snprintf(msg, msg_len, "%s", err.message); /* found, and not safe to load */
             return -1;
         }
         snprintf(path, len, "%s", real);

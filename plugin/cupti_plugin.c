@@ -400,9 +400,12 @@ static fl_stacks *make_stacks(const fl_trace_options *o)
         return NULL;
     fl_stacks_config sc = {
         .max_stacks = o->max_stacks, .skip_modules = tool_modules, .demangle = fl_demangle};
-    fl_stacks *st = fl_stacks_create(&sc, start_notes.stacks_msg, sizeof start_notes.stacks_msg);
-    if (!st)
+    gp_error err;
+    fl_stacks *st = fl_stacks_create(&sc, &err);
+    if (!st) {
         start_notes.unavailable |= FL_FEAT_STACKS;
+        snprintf(start_notes.stacks_msg, sizeof start_notes.stacks_msg, "%s", err.message);
+    }
     return st;
 }
 

@@ -15,6 +15,7 @@
  * first cuInit from the writer blocked forever on an H200).
  */
 #include "plugin.h"
+#include "../src/util/error.h"
 
 #include "gpu_profile.h"
 
@@ -24,7 +25,6 @@
 #include <cupti_profiler_target.h>
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -208,29 +208,15 @@ size_t gp_driver_devices(fl_gpu_limits *out, size_t cap)
     return k;
 }
 
-/* err may be NULL; the message is truncated, never overflowed. */
-static gp_status chip_fail(gp_error *err, gp_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static gp_status chip_fail(gp_error *err, gp_status st, const char *fmt, ...)
-{
-    if (err) {
-        err->status = st;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 gp_status gp_driver_chip_name(int device, char *out, size_t cap, gp_error *err)
 {
     int n = 0;
     if (!ready() || drv.count(&n) != CUDA_SUCCESS || n <= 0)
-        return chip_fail(err, GP_ERR_NOT_SUPPORTED, "no CUDA device (no driver, or it lists none)");
+        return gp_error_set(err, GP_ERR_NOT_SUPPORTED,
+                            "no CUDA device (no driver, or it lists none)");
     if (device < 0 || device >= n)
-        return chip_fail(err, GP_ERR_DEVICE_NOT_FOUND,
-                         "CUDA device %d does not exist (the driver lists %d)", device, n);
+        return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
+                            "CUDA device %d does not exist (the driver lists %d)", device, n);
     CUpti_Device_GetChipName_Params p;
     memset(&p, 0, sizeof p);
     p.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
@@ -239,8 +225,8 @@ gp_status gp_driver_chip_name(int device, char *out, size_t cap, gp_error *err)
     if (r != CUPTI_SUCCESS || !p.pChipName) {
         const char *m = NULL;
         cuptiGetResultString(r, &m);
-        return chip_fail(err, GP_ERR_CUPTI, "cuptiDeviceGetChipName(%d) failed: %s (%d)", device,
-                         m ? m : "unknown CUPTI error", (int)r);
+        return gp_error_set(err, GP_ERR_CUPTI, "cuptiDeviceGetChipName(%d) failed: %s (%d)", device,
+                            m ? m : "unknown CUPTI error", (int)r);
     }
     snprintf(out, cap, "%s", p.pChipName);
     return GP_OK;

@@ -11,7 +11,7 @@
  * (SASS metrics) says why in its choose.
  */
 #include "../src/abi/metrics_abi.h"
-#include "common/status.h"
+#include "../src/util/error.h"
 #include "engines/engine.h"
 #include "gpu_profile.h"
 
@@ -84,10 +84,10 @@ gp_status fl_engine_defaults(int engine, char ***out, size_t *n, unsigned *slots
         return GP_ERR_INVALID_ARG;
     size_t k = e->defaults(names, slot, 64);
     if (slots && cap < k)
-        return fl_fail(err, GP_ERR_INVALID_ARG,
-                       "the slots array holds %zu entries, the set has %zu", cap, k);
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "the slots array holds %zu entries, the set has %zu", cap, k);
     if (!(*out = block(names, k)))
-        return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the engine's metric list");
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the engine's metric list");
     if (slots)
         memcpy(slots, slot, k * sizeof *slot);
     *n = k;
@@ -128,7 +128,7 @@ gp_status fl_engine_choose(void *host, int engine, const char *chip, const char 
         return st;
     }
     if (c.taken && !c.out)
-        return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the engine's metric list");
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the engine's metric list");
     *out = c.out;
     *n = c.n;
     *passes = c.passes;

@@ -65,13 +65,15 @@ static void inject_say(const char *fmt, const char *arg)
 /* The core library: $GPUFL_CORE_LIBRARY when set, checked before dlopen
  * runs its constructors (made absolute, ours or root's, writable by no
  * other user: util/fs.h), else the one beside this file, else the
- * loader's search.  NULL with why set when the named file was refused. */
-static void *open_core(char *why, size_t why_len)
+ * loader's search.  NULL with err set (fl_library_check's status and
+ * message) when the named file was refused; err untouched when dlopen
+ * failed (dlerror says why). */
+static void *open_core(gp_error *err)
 {
     const char *env = getenv("GPUFL_CORE_LIBRARY");
     if (env && *env) {
         char real[PATH_MAX];
-        if (fl_library_check(env, real, sizeof real, why, why_len) != 0)
+        if (fl_library_check(env, real, sizeof real, err) != GP_OK)
             return NULL;
         return dlopen(real, RTLD_NOW | RTLD_GLOBAL);
     }
@@ -95,10 +97,10 @@ static void *open_core(char *why, size_t why_len)
  * nothing of this plugin traces (the caller then detaches CUPTI). */
 static bool start_session(void)
 {
-    char why[PATH_MAX + 256] = "";
-    void *core = open_core(why, sizeof why);
+    gp_error why = {0};
+    void *core = open_core(&why);
     if (!core) {
-        const char *e = why[0] ? why : dlerror();
+        const char *e = why.message[0] ? why.message : dlerror();
         inject_say("the gpu-profile library could not be loaded (%s): set GPUFL_CORE_LIBRARY",
                    e ? e : "libgpuprofile");
         return false;

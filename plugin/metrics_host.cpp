@@ -17,6 +17,9 @@
  */
 #include "../src/abi/metrics_abi.h"
 #include "gpu_metrics.h"
+extern "C" {
+#include "../src/util/error.h"
+}
 
 /* driver.c (C): the local device's chip, asked only when the driver lists it. */
 extern "C" gp_status gp_driver_chip_name(int device, char *out, size_t cap, gp_error *err);
@@ -27,7 +30,6 @@ extern "C" gp_status gp_driver_chip_name(int device, char *out, size_t cap, gp_e
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -78,26 +80,13 @@ void cupti_text(CUptiResult r, char *buf, size_t len)
         snprintf(buf, len, "%s (%d): %s", name, (int)r, text);
 }
 
-gp_status fail(gp_status status, gp_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-gp_status fail(gp_status status, gp_error *err, const char *fmt, ...)
-{
-    if (err) {
-        err->status = status;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
-
 /* A CUPTI failure of function fn: GP_ERR_CUPTI with CUPTI's message. */
 gp_status cupti_fail(CUptiResult r, const char *fn, const char *what, gp_error *err)
 {
     char t[256];
     cupti_text(r, t, sizeof t);
-    return fail(GP_ERR_CUPTI, err, "%s failed%s%s: %s", fn, what ? " " : "", what ? what : "", t);
+    return gp_error_set(err, GP_ERR_CUPTI, "%s failed%s%s: %s", fn, what ? " " : "",
+                        what ? what : "", t);
 }
 
 const char *profiler_words(CUpti_ProfilerType t)
@@ -139,7 +128,7 @@ gp_status list_out(const char *const *names, size_t n, char ***out, size_t *coun
 {
     char **v = make_list(names, n);
     if (!v)
-        return fail(GP_ERR_NO_MEMORY, err, "out of memory for a list of %zu names", n);
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for a list of %zu names", n);
     *out = v;
     *count = n;
     return GP_OK;
@@ -150,7 +139,7 @@ gp_status list_out(const char *const *names, size_t n, char ***out, size_t *coun
 gp_status canon_chip(const char *chip, char *canon, size_t canon_len, gp_error *err)
 {
     if (!chip || !*chip)
-        return fail(GP_ERR_INVALID_ARG, err, "no chip name given");
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no chip name given");
     CUpti_Profiler_Host_GetSupportedChips_Params p = {};
     p.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE;
     CUptiResult r = cuptiProfilerHostGetSupportedChips(&p);
@@ -171,10 +160,10 @@ gp_status canon_chip(const char *chip, char *canon, size_t canon_len, gp_error *
     }
     uint32_t v = 0;
     cuptiGetVersion(&v);
-    return fail(GP_ERR_INVALID_ARG, err,
-                "chip '%s' is not supported by CUPTI %u (CUPTI_ERROR_INVALID_CHIP_NAME); "
-                "supported: %s",
-                chip, v, known);
+    return gp_error_set(err, GP_ERR_INVALID_ARG,
+                        "chip '%s' is not supported by CUPTI %u (CUPTI_ERROR_INVALID_CHIP_NAME); "
+                        "supported: %s",
+                        chip, v, known);
 }
 
 /* The checks every call taking (chip, profiler) starts with: the profiler
@@ -183,8 +172,8 @@ gp_status chip_and_profiler(const char *chip, int profiler, char *canon, size_t 
                             gp_error *err)
 {
     if (!valid_profiler(profiler))
-        return fail(GP_ERR_INVALID_ARG, err,
-                    "profiler type %d is neither range (0) nor PM sampling (1)", profiler);
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "profiler type %d is neither range (0) nor PM sampling (1)", profiler);
     return canon_chip(chip, canon, canon_len, err);
 }
 
@@ -198,9 +187,10 @@ gp_status init_object(const char *chip, CUpti_ProfilerType t, CUpti_Profiler_Hos
     p.pChipName = chip;
     CUptiResult r = cuptiProfilerHostInitialize(&p);
     if (r == CUPTI_ERROR_INVALID_CHIP_NAME)
-        return fail(GP_ERR_INVALID_ARG, err,
-                    "chip '%s' is not supported by CUPTI for %s (CUPTI_ERROR_INVALID_CHIP_NAME)",
-                    chip, profiler_words(t));
+        return gp_error_set(
+            err, GP_ERR_INVALID_ARG,
+            "chip '%s' is not supported by CUPTI for %s (CUPTI_ERROR_INVALID_CHIP_NAME)", chip,
+            profiler_words(t));
     if (r != CUPTI_SUCCESS) {
         char what[96];
         snprintf(what, sizeof what, "for chip %s", chip);
@@ -273,7 +263,7 @@ entry *find_or_create(const char *chip, CUpti_ProfilerType t, gp_error *err, gp_
         }
     entry *e = static_cast<entry *>(calloc(1, sizeof *e));
     if (!e) {
-        *st = fail(GP_ERR_NO_MEMORY, err, "out of memory for a host object");
+        *st = gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for a host object");
         return NULL;
     }
     snprintf(e->chip, sizeof e->chip, "%s", chip);
@@ -299,13 +289,14 @@ gp_status bad_metric(const entry *e, const char *name, CUptiResult r, gp_error *
         entry *range = find_or_create(e->chip, CUPTI_PROFILER_TYPE_RANGE_PROFILER, NULL, &st);
         props_params_v2 p;
         if (range && get_props(range->obj, name, &p) == CUPTI_SUCCESS)
-            return fail(GP_ERR_INVALID_ARG, err,
-                        "metric '%s' is not available for PM sampling on %s (the range profiler "
-                        "has it): %s",
-                        name, e->chip, t);
+            return gp_error_set(
+                err, GP_ERR_INVALID_ARG,
+                "metric '%s' is not available for PM sampling on %s (the range profiler "
+                "has it): %s",
+                name, e->chip, t);
     }
-    return fail(GP_ERR_INVALID_ARG, err, "metric '%s' is not a valid metric for %s: %s", name,
-                e->chip, t);
+    return gp_error_set(err, GP_ERR_INVALID_ARG, "metric '%s' is not a valid metric for %s: %s",
+                        name, e->chip, t);
 }
 
 /* Caller holds g_lock.  The first of names[0..n) that is no metric of e's
@@ -314,7 +305,7 @@ gp_status check_names(const entry *e, const char *const *names, size_t n, gp_err
 {
     for (size_t i = 0; i < n; i++) {
         if (!names[i] || !*names[i])
-            return fail(GP_ERR_INVALID_ARG, err, "metric %zu of %zu is empty", i + 1, n);
+            return gp_error_set(err, GP_ERR_INVALID_ARG, "metric %zu of %zu is empty", i + 1, n);
         props_params_v2 p;
         CUptiResult r = get_props(e->obj, names[i], &p);
         if (r == CUPTI_ERROR_INVALID_METRIC_NAME)
@@ -358,10 +349,11 @@ gp_status not_supported(const char *what, const char *sym, gp_error *err)
 {
     uint32_t v = 0;
     cuptiGetVersion(&v);
-    return fail(GP_ERR_NOT_SUPPORTED, err,
-                "%s are not supported by CUPTI %u (the loaded libcupti has no %s; a newer CUDA "
-                "toolkit's CUPTI has)",
-                what, v, sym);
+    return gp_error_set(
+        err, GP_ERR_NOT_SUPPORTED,
+        "%s are not supported by CUPTI %u (the loaded libcupti has no %s; a newer CUDA "
+        "toolkit's CUPTI has)",
+        what, v, sym);
 }
 
 /* The params of cuptiProfilerHostGetSinglePassSets and
@@ -456,10 +448,10 @@ size_t m_release_all(void)
 gp_status m_base_metrics(void *host, int type, char ***out, size_t *n, gp_error *err)
 {
     if (!valid_type(type))
-        return fail(GP_ERR_INVALID_ARG, err,
-                    "metric type %d is not counter (0), ratio (1) "
-                    "or throughput (2)",
-                    type);
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "metric type %d is not counter (0), ratio (1) "
+                            "or throughput (2)",
+                            type);
     locker l;
     entry *e = static_cast<entry *>(host);
     if (!e->base[type]) {
@@ -482,10 +474,10 @@ gp_status m_sub_metrics(void *host, const char *metric, int type, char ***out, s
                         gp_error *err)
 {
     if (!valid_type(type))
-        return fail(GP_ERR_INVALID_ARG, err,
-                    "metric type %d is not counter (0), ratio (1) "
-                    "or throughput (2)",
-                    type);
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "metric type %d is not counter (0), ratio (1) "
+                            "or throughput (2)",
+                            type);
     locker l;
     entry *e = static_cast<entry *>(host);
     CUpti_Profiler_Host_GetSubMetrics_Params p = {};
@@ -516,7 +508,8 @@ gp_status m_properties(void *host, const char *metric, gp_metrics_abi_props **ou
     size_t l0 = strlen(s[0]) + 1, l1 = strlen(s[1]) + 1, l2 = strlen(s[2]) + 1;
     gp_metrics_abi_props *o = static_cast<gp_metrics_abi_props *>(malloc(sizeof *o + l0 + l1 + l2));
     if (!o)
-        return fail(GP_ERR_NO_MEMORY, err, "out of memory for the properties of %s", metric);
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the properties of %s",
+                            metric);
     char *t = reinterpret_cast<char *>(o + 1);
     memcpy(t, s[0], l0);
     memcpy(t + l0, s[1], l1);
@@ -536,7 +529,7 @@ gp_status m_config_image(void *host, const char *const *metrics, size_t n, uint8
                          size_t *size, gp_error *err)
 {
     if (!metrics || n == 0)
-        return fail(GP_ERR_INVALID_ARG, err, "no metric given for the config image");
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric given for the config image");
     locker l;
     entry *e = static_cast<entry *>(host);
     gp_status st = check_names(e, metrics, n, err);
@@ -558,17 +551,18 @@ gp_status m_config_image(void *host, const char *const *metrics, size_t n, uint8
             if (r1 != CUPTI_SUCCESS) {
                 char t[256];
                 cupti_text(r1, t, sizeof t);
-                return fail(GP_ERR_INVALID_ARG, err,
-                            "metric '%s' is not available for %s on %s: %s", metrics[i],
-                            profiler_words(e->type), e->chip, t);
+                return gp_error_set(err, GP_ERR_INVALID_ARG,
+                                    "metric '%s' is not available for %s on %s: %s", metrics[i],
+                                    profiler_words(e->type), e->chip, t);
             }
         }
         char t[256];
         cupti_text(r, t, sizeof t);
-        return fail(GP_ERR_INVALID_ARG, err,
-                    "these %zu metrics cannot be scheduled together for %s on %s (each alone "
-                    "can): %s",
-                    n, profiler_words(e->type), e->chip, t);
+        return gp_error_set(
+            err, GP_ERR_INVALID_ARG,
+            "these %zu metrics cannot be scheduled together for %s on %s (each alone "
+            "can): %s",
+            n, profiler_words(e->type), e->chip, t);
     }
     CUpti_Profiler_Host_GetConfigImageSize_Params zs = {};
     zs.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
@@ -581,8 +575,8 @@ gp_status m_config_image(void *host, const char *const *metrics, size_t n, uint8
     uint8_t *buf = static_cast<uint8_t *>(malloc(zs.configImageSize ? zs.configImageSize : 1));
     if (!buf) {
         deinit_object(obj);
-        return fail(GP_ERR_NO_MEMORY, err, "out of memory for a %zu-byte config image",
-                    zs.configImageSize);
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for a %zu-byte config image",
+                            zs.configImageSize);
     }
     CUpti_Profiler_Host_GetConfigImage_Params gi = {};
     gi.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
@@ -603,7 +597,7 @@ gp_status m_config_image(void *host, const char *const *metrics, size_t n, uint8
 gp_status m_passes(const uint8_t *image, size_t size, size_t *out, gp_error *err)
 {
     if (!image || size == 0)
-        return fail(GP_ERR_INVALID_ARG, err, "no config image given");
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no config image given");
     locker l;
     CUpti_Profiler_Host_GetNumOfPasses_Params p = {};
     p.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
@@ -641,9 +635,9 @@ gp_status m_evaluate(void *host, const uint8_t *data, size_t size, size_t index,
                      const char *const *metrics, size_t n, double *values, gp_error *err)
 {
     if (!data || size == 0)
-        return fail(GP_ERR_INVALID_ARG, err, "no counter-data image given");
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no counter-data image given");
     if (!metrics || n == 0 || !values)
-        return fail(GP_ERR_INVALID_ARG, err, "no metric (or no value array) given");
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric (or no value array) given");
     locker l;
     entry *e = static_cast<entry *>(host);
     gp_status st = check_names(e, metrics, n, err);
@@ -662,10 +656,11 @@ gp_status m_evaluate(void *host, const uint8_t *data, size_t size, size_t index,
     if (r == CUPTI_ERROR_INVALID_PARAMETER) {
         char t[256];
         cupti_text(r, t, sizeof t);
-        return fail(GP_ERR_INVALID_ARG, err,
-                    "cuptiProfilerHostEvaluateToGpuValues refused the %zu-byte counter data at "
-                    "index %zu for %s: %s",
-                    size, index, e->chip, t);
+        return gp_error_set(
+            err, GP_ERR_INVALID_ARG,
+            "cuptiProfilerHostEvaluateToGpuValues refused the %zu-byte counter data at "
+            "index %zu for %s: %s",
+            size, index, e->chip, t);
     }
     if (r != CUPTI_SUCCESS)
         return cupti_fail(r, "cuptiProfilerHostEvaluateToGpuValues", e->chip, err);
@@ -701,7 +696,7 @@ gp_status m_single_pass_metrics(const char *chip, const char *set, char ***out, 
         return not_supported("single-pass metric sets",
                              "cuptiProfilerHostGetMetricsInSinglePassSet", err);
     if (!set || !*set)
-        return fail(GP_ERR_INVALID_ARG, err, "no single-pass set name given");
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no single-pass set name given");
     locker l;
     char name[64];
     gp_status st = canon_chip(chip, name, sizeof name, err);
@@ -715,8 +710,8 @@ gp_status m_single_pass_metrics(const char *chip, const char *set, char ***out, 
     if (r == CUPTI_ERROR_INVALID_PARAMETER || r == CUPTI_ERROR_INVALID_METRIC_NAME) {
         char t[256];
         cupti_text(r, t, sizeof t);
-        return fail(GP_ERR_INVALID_ARG, err, "'%s' is not a single-pass metric set of %s: %s", set,
-                    name, t);
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "'%s' is not a single-pass metric set of %s: %s", set, name, t);
     }
     if (r != CUPTI_SUCCESS)
         return cupti_fail(r, "cuptiProfilerHostGetMetricsInSinglePassSet", set, err);
@@ -728,7 +723,7 @@ gp_status m_single_pass_metrics(const char *chip, const char *set, char ***out, 
         free(idx);
         free(buf);
         free(names);
-        return fail(GP_ERR_NO_MEMORY, err, "out of memory for %zu metric names", count);
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for %zu metric names", count);
     }
     p.pMetricsIndicesBuffer = idx;
     p.pMetricsBuffer = buf;
@@ -739,10 +734,11 @@ gp_status m_single_pass_metrics(const char *chip, const char *set, char ***out, 
         /* indices: byte offsets of NUL-terminated names in the buffer */
         for (size_t i = 0; i < count && st == GP_OK; i++) {
             if (idx[i] >= bytes)
-                st = fail(GP_ERR_CUPTI, err,
-                          "cuptiProfilerHostGetMetricsInSinglePassSet gave metric %zu at offset "
-                          "%zu of a %zu-byte buffer",
-                          i, idx[i], bytes);
+                st = gp_error_set(
+                    err, GP_ERR_CUPTI,
+                    "cuptiProfilerHostGetMetricsInSinglePassSet gave metric %zu at offset "
+                    "%zu of a %zu-byte buffer",
+                    i, idx[i], bytes);
             else
                 names[i] = reinterpret_cast<const char *>(buf + idx[i]);
         }

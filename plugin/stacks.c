@@ -17,6 +17,7 @@
  * it without a lock.  Inserts take the mutex and probe again under it.
  */
 #include "stacks.h"
+#include "../src/util/error.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -106,12 +107,13 @@ bool fl_stacks_start_frame(const char *name, const char *module)
 
 #ifndef GP_HAVE_STACKS
 
-fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, char *why, size_t why_len)
+fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, gp_error *err)
 {
     (void)cfg;
-    snprintf(why, why_len,
-             "this CUPTI plugin was built without libunwind and libdw: install libunwind-dev and "
-             "libdw-dev (scripts/install-deps.sh) and rebuild");
+    gp_error_set(
+        err, GP_ERR_NOT_SUPPORTED,
+        "this CUPTI plugin was built without libunwind and libdw: install libunwind-dev and "
+        "libdw-dev (scripts/install-deps.sh) and rebuild");
     return NULL;
 }
 
@@ -145,11 +147,11 @@ void fl_stacks_counts(const fl_stacks *s, fl_stacks_stats *out)
 
 /* ----------------------------------------------------------- lifetime */
 
-fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, char *why, size_t why_len)
+fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, gp_error *err)
 {
     fl_stacks *s = calloc(1, sizeof *s);
     if (!s) {
-        snprintf(why, why_len, "out of memory for the stack table");
+        gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the stack table");
         return NULL;
     }
     s->cfg = *cfg;
@@ -164,7 +166,7 @@ fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, char *why, size_t why_l
         free(s->slots);
         free(s->by_id);
         free(s);
-        snprintf(why, why_len, "out of memory for the stack table");
+        gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the stack table");
         return NULL;
     }
     s->mask = cap - 1;

@@ -32,6 +32,8 @@
 #ifndef GP_PLUGIN_STACKS_H
 #define GP_PLUGIN_STACKS_H
 
+#include "gpu_profile.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,8 +61,10 @@ typedef struct fl_stacks_stats {
     uint32_t max_stacks;
 } fl_stacks_stats;
 
-/* NULL with why when out of memory or built without libunwind and libdw. */
-fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, char *why, size_t why_len);
+/* NULL with err filled (NULL accepted) when it cannot be made:
+ * GP_ERR_NO_MEMORY, or GP_ERR_NOT_SUPPORTED when built without libunwind
+ * and libdw (the message names the packages to install). */
+fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, gp_error *err);
 /* After every capture has returned and the last announce. NULL-safe. */
 void fl_stacks_destroy(fl_stacks *s);
 

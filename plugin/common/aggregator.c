@@ -553,26 +553,24 @@ void fl_agg_stats(const fl_agg *p, fl_trace_stats *out)
 {
     if (!p || !out)
         return;
-    out->engines[FL_ENGINE_PC].counters.pc.samples +=
-        p->st.engines[FL_ENGINE_PC].counters.pc.samples;
-    out->engines[FL_ENGINE_PC].counters.pc.rows += p->st.engines[FL_ENGINE_PC].counters.pc.rows;
-    out->engines[FL_ENGINE_PC].counters.pc.collections +=
-        p->st.engines[FL_ENGINE_PC].counters.pc.collections;
-    out->engines[FL_ENGINE_PC].counters.pc.total_samples +=
-        p->st.engines[FL_ENGINE_PC].counters.pc.total_samples;
-    out->engines[FL_ENGINE_PC].counters.pc.dropped_samples +=
-        p->st.engines[FL_ENGINE_PC].counters.pc.dropped_samples;
-    out->engines[FL_ENGINE_PC].counters.pc.non_user_samples +=
-        p->st.engines[FL_ENGINE_PC].counters.pc.non_user_samples;
-    out->engines[FL_ENGINE_PC].counters.pc.hw_buffer_full +=
-        p->st.engines[FL_ENGINE_PC].counters.pc.hw_buffer_full;
-    out->engines[FL_ENGINE_PC].counters.pc.lost_samples +=
-        p->st.engines[FL_ENGINE_PC].counters.pc.lost_samples;
-    out->engines[FL_ENGINE_SASS].counters.sass.rows +=
-        p->st.engines[FL_ENGINE_SASS].counters.sass.rows; /* rows of sample_kind 1 (SASS metrics) */
-    out->engines[FL_ENGINE_SASS].counters.sass.lost_values +=
-        p->st.engines[FL_ENGINE_SASS].counters.sass.lost_values;
-    out->engines[FL_ENGINE_PC].counters.pc.no_line_samples +=
-        p->st.engines[FL_ENGINE_PC].counters.pc.no_line_samples;
+    /* The aggregator's own counts: added to the engines', which keep
+     * theirs (method, contexts, ...) in the same slots. */
+    fl_pc_counters *pc = &out->engines[FL_ENGINE_PC].counters.pc;
+    const fl_pc_counters *mine = &p->st.engines[FL_ENGINE_PC].counters.pc;
+#define ADD_PC(field) pc->field += mine->field
+    ADD_PC(samples);
+    ADD_PC(rows);
+    ADD_PC(collections);
+    ADD_PC(total_samples);
+    ADD_PC(dropped_samples);
+    ADD_PC(non_user_samples);
+    ADD_PC(hw_buffer_full);
+    ADD_PC(lost_samples);
+    ADD_PC(no_line_samples);
+#undef ADD_PC
+    fl_sass_counters *sass = &out->engines[FL_ENGINE_SASS].counters.sass;
+    const fl_sass_counters *sass_mine = &p->st.engines[FL_ENGINE_SASS].counters.sass;
+    sass->rows += sass_mine->rows; /* rows of sample_kind 1 (SASS metrics) */
+    sass->lost_values += sass_mine->lost_values;
     out->disasm_skipped += p->st.disasm_skipped;
 }

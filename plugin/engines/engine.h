@@ -116,6 +116,44 @@ typedef struct fl_engine {
                         gp_error *err);
 } fl_engine;
 
+/* The hooks every engine defines under its prefix p (fl_pcs, ...),
+ * declared once with the types of fl_engine's fields: p_engine_stop (the
+ * session ends; the next drain reads what is left), p_engine_stats (its
+ * status, reason and counts into its slot), p_engine_release (everything
+ * freed), p_trace (GPUFL_CUPTI_TRACE: its CUPTI table replaced by the
+ * traced one, <name>_trace.c) and its row, p_engine (<name>_engine.c). */
+#define FL_ENGINE_DECLARE(p)                                                                       \
+    void p##_engine_stop(void);                                                                    \
+    void p##_engine_stats(fl_trace_stats *out);                                                    \
+    void p##_engine_release(void);                                                                 \
+    void p##_trace(const gp_metrics_plugin *host);                                                 \
+    extern const fl_engine p##_engine
+
+/* An engine's CUPTI calls as one list, X(field, params, cupti, traced): the
+ * field of its api struct (which tests replace), the parameter list,
+ * CUPTI's function and the GPUFL_CUPTI_TRACE wrapper that says the call
+ * (its <name>_trace.c).  The struct, CUPTI's table and the traced table
+ * are made from the one list, so a call added is a call traced. */
+#define FL_API_FIELD(field, params, cupti, traced) CUptiResult(*field) params;
+#define FL_API_CUPTI(field, params, cupti, traced) .field = cupti,
+#define FL_API_TRACED(field, params, cupti, traced) .field = traced,
+
+/* The rows the Profiler API engines share: initialisation, a context's
+ * device and the device's chip (FL_API_DEVICE), de-initialisation. */
+#define FL_API_DEVICE(X)                                                                           \
+    X(profiler_init, (CUpti_Profiler_Initialize_Params *), cuptiProfilerInitialize,                \
+      fl_say_prof_init)                                                                            \
+    X(device_id, (CUcontext, uint32_t *), cuptiGetDeviceId, fl_say_device_id)                      \
+    X(chip_name, (CUpti_Device_GetChipName_Params *), cuptiDeviceGetChipName, fl_say_chip)
+#define FL_API_DEINIT(X)                                                                           \
+    X(profiler_deinit, (CUpti_Profiler_DeInitialize_Params *), cuptiProfilerDeInitialize,          \
+      fl_say_prof_deinit)
+
+/* A defaults hook for an engine whose set is one flat list (set, n): each
+ * name in its own slot, at most cap of them; how many (table.c). */
+size_t fl_engine_flat_defaults(const char *const *set, size_t n, const char **names,
+                               unsigned *slots, size_t cap);
+
 /* Every engine, in teardown order (table.c). */
 extern const fl_engine *const fl_engines[];
 extern const size_t fl_n_engines;

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "gpu_profile.h"
+#include "layout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,9 +50,7 @@ typedef struct gp_metrics_abi_props {
     X(plugin_table, gp_metrics_plugin) X(props, gp_metrics_abi_props) X(error, gp_error)
 
 typedef struct gp_metrics_layout {
-#define GP_X(field, type) uint32_t field;
-    GP_METRICS_LAYOUT_FIELDS(GP_X)
-#undef GP_X
+    GP_METRICS_LAYOUT_FIELDS(GP_LAYOUT_MEMBER)
 } gp_metrics_layout;
 
 typedef struct gp_metrics_plugin {
@@ -106,11 +105,9 @@ typedef struct gp_metrics_plugin {
                                int one_pass, char ***out, size_t *n, size_t *passes, gp_error *err);
 } gp_metrics_plugin;
 
-/* Positional: metrics_host.cpp is C++11. */
-#define GP_METRICS_LAYOUT_SIZE(field, type) sizeof(type),
 #define GP_METRICS_LAYOUT                                                                          \
     {                                                                                              \
-        GP_METRICS_LAYOUT_FIELDS(GP_METRICS_LAYOUT_SIZE)                                           \
+        GP_METRICS_LAYOUT_FIELDS(GP_LAYOUT_SIZE)                                                   \
     }
 
 #ifdef __cplusplus

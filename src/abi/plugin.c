@@ -13,6 +13,7 @@
  * be written by others is refused, never opened.
  */
 #include "plugin.h"
+#include "../util/error.h"
 #include "../util/fs.h"
 
 #include <dlfcn.h>
@@ -22,7 +23,26 @@
 #include <string.h>
 #include <unistd.h>
 
-const void *fl_plugin_symbol(const char *symbol, char *path, size_t path_len, char *why, size_t len)
+/* Where the fix is the same for every failure to find or open it. */
+#define BUILD_FIX                                                                                  \
+    "build gpu-profile with a CUDA toolkit, or point GPUFL_CUPTI_PLUGIN at libgpuprofile_cupti.so"
+
+/* dlerror's words with the path they start with shortened (fl_path_show),
+ * so that the fix after them still fits. */
+static gp_status not_opened(const char *path, gp_error *err)
+{
+    const char *e = dlerror();
+    size_t k = strlen(path);
+    if (!e || strncmp(e, path, k) != 0)
+        return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
+                            "the CUPTI plugin could not be loaded (%s): " BUILD_FIX,
+                            fl_path_show(e ? e : path).text);
+    return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
+                        "the CUPTI plugin could not be loaded (%s%.256s): " BUILD_FIX,
+                        fl_path_show(path).text, e + k);
+}
+
+const void *fl_plugin_symbol(const char *symbol, char *path, size_t path_len, gp_error *err)
 {
     const char *env = getenv("GPUFL_CUPTI_PLUGIN");
     int search = 0; /* a bare name: the loader's search path */
@@ -39,33 +59,32 @@ const void *fl_plugin_symbol(const char *symbol, char *path, size_t path_len, ch
         else
             search = snprintf(path, path_len, "libgpuprofile_cupti.so") > 0;
     }
-    char real[PATH_MAX], bad[PATH_MAX + 160];
+    char real[PATH_MAX];
     if (!search) {
-        if (fl_library_check(path, real, sizeof real, bad, sizeof bad) != 0) {
+        gp_error bad;
+        gp_status st = fl_library_check(path, real, sizeof real, &bad);
+        if (st != GP_OK) {
             if (access(path, F_OK) != 0) /* not there: the usual case without CUDA */
-                snprintf(why, len,
-                         "the CUPTI plugin could not be loaded (%s): build gpu-profile with a "
-                         "CUDA toolkit, or point GPUFL_CUPTI_PLUGIN at libgpuprofile_cupti.so",
-                         bad);
+                gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
+                             "the CUPTI plugin could not be loaded (%s): " BUILD_FIX, bad.message);
             else
-                snprintf(why, len, "the CUPTI plugin was not loaded: %s%s", bad,
-                         env && *env ? " (GPUFL_CUPTI_PLUGIN)" : "");
+                gp_error_set(err, st, "the CUPTI plugin was not loaded: %s%s", bad.message,
+                             env && *env ? " (GPUFL_CUPTI_PLUGIN)" : "");
             return NULL;
         }
         snprintf(path, path_len, "%s", real);
     }
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        const char *e = dlerror();
-        snprintf(why, len,
-                 "the CUPTI plugin could not be loaded (%s): build gpu-profile with a CUDA "
-                 "toolkit, or point GPUFL_CUPTI_PLUGIN at libgpuprofile_cupti.so",
-                 e ? e : path);
+        not_opened(path, err);
         return NULL;
     }
     const void *p = dlsym(h, symbol);
     if (!p) {
-        snprintf(why, len, "%s is not a gpu-profile CUPTI plugin (no %s)", path, symbol);
+        gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
+                     "%s is not a gpu-profile CUPTI plugin (no %s): point GPUFL_CUPTI_PLUGIN at "
+                     "libgpuprofile_cupti.so",
+                     fl_path_show(path).text, symbol);
         dlclose(h);
         return NULL;
     }

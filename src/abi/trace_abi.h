@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "gpu_profile.h"
+#include "layout.h"
 
 #define FL_TRACE_ABI 15u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
@@ -607,9 +608,7 @@ typedef struct fl_trace_stats {
     X(error, gp_error)
 
 typedef struct fl_trace_layout {
-#define FL_X(field, type) uint32_t field;
-    FL_TRACE_LAYOUT_FIELDS(FL_X)
-#undef FL_X
+    FL_TRACE_LAYOUT_FIELDS(GP_LAYOUT_MEMBER)
 } fl_trace_layout;
 
 typedef struct fl_trace_plugin {
@@ -654,10 +653,9 @@ typedef struct fl_trace_plugin {
 
 /* This side's fl_trace_layout: the plugin points its table's layout at
  * one of these; the core compares the plugin's with its own. */
-#define FL_TRACE_LAYOUT_SIZE(field, type) .field = sizeof(type),
 #define FL_TRACE_LAYOUT                                                                            \
     {                                                                                              \
-        FL_TRACE_LAYOUT_FIELDS(FL_TRACE_LAYOUT_SIZE)                                               \
+        FL_TRACE_LAYOUT_FIELDS(GP_LAYOUT_SIZE)                                                     \
     }
 
 #endif /* GP_ABI_TRACE_ABI_H */

@@ -30,19 +30,29 @@ struct gp_metrics_host {
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static const gp_metrics_plugin *g_plugin;
-static char g_why[MSG_MAX];
+static gp_error g_load_err;
 
 static void load_once(void)
 {
-    g_plugin = gp_metrics_plugin_load(g_why, sizeof g_why);
+    g_plugin = gp_metrics_plugin_load(&g_load_err);
 }
 
 static const gp_metrics_plugin *plugin(gp_error *err)
 {
     pthread_once(&g_once, load_once);
     if (!g_plugin)
-        gp_error_set(err, GP_ERR_NOT_SUPPORTED, "hardware metrics are not available: %s", g_why);
+        gp_error_set(err, GP_ERR_NOT_SUPPORTED, "hardware metrics are not available: %s",
+                     g_load_err.message);
     return g_plugin;
+}
+
+/* A chip named and the plugin loaded: its table into *p. */
+static gp_status chip_plugin(const char *chip, const gp_metrics_plugin **p, gp_error *err)
+{
+    if (!chip || !*chip)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no chip name given");
+    *p = plugin(err);
+    return *p ? GP_OK : GP_ERR_NOT_SUPPORTED;
 }
 
 /* Maps a plugin status and message into err. */
@@ -62,43 +72,35 @@ static gp_status need(const void *ptr, const char *what, gp_error *err)
     return GP_OK;
 }
 
+/* names[v]; NULL for a value this version does not know. */
+static const char *name_in(const char *const *names, size_t n, int v)
+{
+    return v >= 0 && (size_t)v < n ? names[v] : NULL;
+}
+#define NAME_IN(names, v) name_in(names, sizeof names / sizeof *names, (int)(v))
+
 const char *gp_metric_type_name(gp_metric_type t)
 {
-    switch (t) {
-    case GP_METRIC_COUNTER:
-        return "counter";
-    case GP_METRIC_RATIO:
-        return "ratio";
-    case GP_METRIC_THROUGHPUT:
-        return "throughput";
-    }
-    return NULL;
+    static const char *const names[] = {[GP_METRIC_COUNTER] = "counter",
+                                        [GP_METRIC_RATIO] = "ratio",
+                                        [GP_METRIC_THROUGHPUT] = "throughput"};
+    return NAME_IN(names, t);
 }
 
 const char *gp_metrics_profiler_name(gp_metrics_profiler p)
 {
-    switch (p) {
-    case GP_METRICS_RANGE:
-        return "range";
-    case GP_METRICS_PM_SAMPLING:
-        return "pm";
-    }
-    return NULL;
+    static const char *const names[] = {
+        [GP_METRICS_RANGE] = "range", [GP_METRICS_PM_SAMPLING] = "pm"};
+    return NAME_IN(names, p);
 }
 
 const char *gp_metric_scope_name(gp_metric_scope s)
 {
-    switch (s) {
-    case GP_METRIC_SCOPE_CONTEXT:
-        return "context";
-    case GP_METRIC_SCOPE_DEVICE:
-        return "device";
-    case GP_METRIC_SCOPE_INVALID:
-        return "invalid";
-    case GP_METRIC_SCOPE_UNKNOWN:
-        return "unknown";
-    }
-    return NULL;
+    static const char *const names[] = {[GP_METRIC_SCOPE_CONTEXT] = "context",
+                                        [GP_METRIC_SCOPE_DEVICE] = "device",
+                                        [GP_METRIC_SCOPE_INVALID] = "invalid",
+                                        [GP_METRIC_SCOPE_UNKNOWN] = "unknown"};
+    return NAME_IN(names, s);
 }
 
 void gp_metrics_free_list(char **list)
@@ -285,11 +287,10 @@ gp_status gp_metrics_max_per_pass(const char *chip, gp_metrics_profiler profiler
     if (need(out, "the out-parameter", err) != GP_OK)
         return GP_ERR_INVALID_ARG;
     *out = 0;
-    if (!chip || !*chip)
-        return gp_error_set(err, GP_ERR_INVALID_ARG, "no chip name given");
-    const gp_metrics_plugin *p = plugin(err);
-    if (!p)
-        return GP_ERR_NOT_SUPPORTED;
+    const gp_metrics_plugin *p = NULL;
+    gp_status st = chip_plugin(chip, &p, err);
+    if (st != GP_OK)
+        return st;
     gp_error pe = {0};
     return answer(p->max_per_pass(chip, (int)profiler, out, &pe), pe.message, err);
 }
@@ -313,11 +314,10 @@ gp_status gp_metrics_single_pass_sets(const char *chip, char ***out, size_t *n, 
 {
     if (list_args(out, n, err) != GP_OK)
         return GP_ERR_INVALID_ARG;
-    if (!chip || !*chip)
-        return gp_error_set(err, GP_ERR_INVALID_ARG, "no chip name given");
-    const gp_metrics_plugin *p = plugin(err);
-    if (!p)
-        return GP_ERR_NOT_SUPPORTED;
+    const gp_metrics_plugin *p = NULL;
+    gp_status st = chip_plugin(chip, &p, err);
+    if (st != GP_OK)
+        return st;
     gp_error pe = {0};
     return answer(p->single_pass_sets(chip, out, n, &pe), pe.message, err);
 }
@@ -327,26 +327,20 @@ gp_status gp_metrics_single_pass_metrics(const char *chip, const char *set, char
 {
     if (list_args(out, n, err) != GP_OK)
         return GP_ERR_INVALID_ARG;
-    if (!chip || !*chip)
-        return gp_error_set(err, GP_ERR_INVALID_ARG, "no chip name given");
-    const gp_metrics_plugin *p = plugin(err);
-    if (!p)
-        return GP_ERR_NOT_SUPPORTED;
+    const gp_metrics_plugin *p = NULL;
+    gp_status st = chip_plugin(chip, &p, err);
+    if (st != GP_OK)
+        return st;
     gp_error pe = {0};
     return answer(p->single_pass_metrics(chip, set, out, n, &pe), pe.message, err);
 }
 
 const char *gp_metrics_engine_name(gp_metrics_engine e)
 {
-    switch (e) {
-    case GP_METRICS_ENGINE_RANGE_PROFILER:
-        return "RangeProfiler";
-    case GP_METRICS_ENGINE_PM_SAMPLING:
-        return "PmSampling";
-    case GP_METRICS_ENGINE_SASS_METRICS:
-        return "SassMetrics";
-    }
-    return NULL;
+    static const char *const names[] = {[GP_METRICS_ENGINE_RANGE_PROFILER] = "RangeProfiler",
+                                        [GP_METRICS_ENGINE_PM_SAMPLING] = "PmSampling",
+                                        [GP_METRICS_ENGINE_SASS_METRICS] = "SassMetrics"};
+    return NAME_IN(names, e);
 }
 
 gp_status gp_metrics_engine_profiler(gp_metrics_engine e, gp_metrics_profiler *out, gp_error *err)

@@ -13,6 +13,7 @@
  */
 #include "../util/buf.h"
 #include "../util/error.h"
+#include "../util/fs.h"
 #include "read_int.h"
 
 #include <dirent.h>
@@ -244,7 +245,8 @@ static gp_status choose(dirpick *d, target *t, gp_error *err)
             return gp_error_set(err, GP_ERR_IO,
                                 "no session %s in the log directory %s (looked for %s/%s/ holding "
                                 "<channel>.log, <channel>.<N>.log[.gz] or .tmp/<channel>.log)",
-                                d->want, d->dir, d->dir, d->want);
+                                d->want, fl_path_show(d->dir).text, fl_path_show(d->dir).text,
+                                d->want);
         t->where = d->best;
         d->best = NULL;
         t->flat = false;
@@ -257,7 +259,7 @@ static gp_status choose(dirpick *d, target *t, gp_error *err)
         return gp_error_set(err, GP_ERR_IO,
                             "no session %s in %s: no job_start of that session in its "
                             "<prefix>.<channel>[.<N>].log[.gz] files",
-                            d->want, d->dir);
+                            d->want, fl_path_show(d->dir).text);
     } else if (d->best_flat) {
         t->where = d->best_flat;
         d->best_flat = NULL;
@@ -266,7 +268,8 @@ static gp_status choose(dirpick *d, target *t, gp_error *err)
         return gp_error_set(err, GP_ERR_IO,
                             "no session of app \"%s\" in %s: the job_start of none of its %zu "
                             "session%s names that app",
-                            d->app, d->dir, d->other_app, d->other_app == 1 ? "" : "s");
+                            d->app, fl_path_show(d->dir).text, d->other_app,
+                            d->other_app == 1 ? "" : "s");
     }
     return GP_OK;
 }
@@ -298,8 +301,8 @@ static gp_status pick_in_dir(const char *dir, const char *want, const char *app,
 {
     DIR *dp = opendir(dir);
     if (!dp)
-        return gp_error_set(err, GP_ERR_IO, "%s: cannot open the directory: %s", dir,
-                            strerror(errno));
+        return gp_error_set(err, GP_ERR_IO, "%s: cannot open the directory: %s",
+                            fl_path_show(dir).text, strerror(errno));
     dirpick d = {.dir = dir, .want = want, .app = app, .lb = lb};
     d.best_t = d.best_flat_t = INT64_MIN;
     char **prefixes = NULL;
@@ -402,7 +405,8 @@ static gp_status locate(const char *path_in, char *path, const char *want, const
          * (a link that leads nowhere too: the read then says so). */
         char *dir = session_of_channel_file(path);
         if (!dir)
-            return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", path);
+            return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory",
+                                fl_path_show(path).text);
         if (fl_rd_session_dir(dir, NULL)) {
             t->where = dir;
             return GP_OK;
@@ -418,24 +422,29 @@ static gp_status locate(const char *path_in, char *path, const char *want, const
         fl_rd_flat_name(path, prefix, sizeof prefix, NULL) && fl_rd_flat_exists(prefix, NULL)) {
         t->where = strdup(prefix);
         t->flat = true;
-        return t->where ? GP_OK : gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", path);
+        return t->where ? GP_OK
+                        : gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory",
+                                       fl_path_show(path).text);
     }
     if (fl_rd_ends_with(path, ".log") && n > 4) {
         /* A trailing ".log" on a log path is dropped (the spec). */
         path[n - 4] = '\0';
         gp_status rc = fl_rd_find_session(path, want, app, t, lb, err);
-        if (rc != GP_OK)
+        if (rc != GP_OK) {
+            fl_path_shown in = fl_path_show(path_in);
             gp_error_set(err, rc,
                          "no session at %s: not a directory, no %s.device.log, %s.scope.log or "
                          "%s.system.log (the flat layout), and %s has none either",
-                         path_in, path_in, path_in, path_in, path);
+                         in.text, in.text, in.text, in.text, fl_path_show(path).text);
+        }
         return rc;
     }
+    fl_path_shown at = fl_path_show(path);
     return gp_error_set(err, GP_ERR_IO,
                         "no session at %s: %s, and no %s.device.log, %s.scope.log or "
                         "%s.system.log (the flat layout)",
-                        path, stat(path, &st) == 0 ? "not a directory" : "no such directory", path,
-                        path, path);
+                        at.text, stat(path, &st) == 0 ? "not a directory" : "no such directory",
+                        at.text, at.text, at.text);
 }
 
 /* With app, a session directory must be of that app (a flat prefix was
@@ -448,11 +457,11 @@ static gp_status check_app(const target *t, const char *app, lbuf *lb, gp_error 
     if (have[0])
         return gp_error_set(err, GP_ERR_IO,
                             "the session directory %s is of app \"%s\" (its job_start), not \"%s\"",
-                            t->where, have, app);
+                            fl_path_show(t->where).text, have, app);
     return gp_error_set(err, GP_ERR_IO,
                         "the session directory %s has no job_start saying its app (looked for "
                         "app \"%s\")",
-                        t->where, app);
+                        fl_path_show(t->where).text, app);
 }
 
 /* The session's id into t->id: the one asked for, the flat layout's last
@@ -472,7 +481,7 @@ static gp_status find_id(target *t, const char *want, const char *app, lbuf *lb,
     if (want) {
         if (!t->flat && s.id[0] && strcmp(s.id, want) != 0)
             return gp_error_set(err, GP_ERR_IO, "the session directory %s holds session %s, not %s",
-                                t->where, s.id, want);
+                                fl_path_show(t->where).text, s.id, want);
         if (t->flat && !s.found_want)
             return gp_error_set(err, GP_ERR_IO,
                                 "no session %s in %s.<channel>.log: no job_start of that session",
@@ -493,7 +502,7 @@ gp_status fl_rd_find_session(const char *path_in, const char *want, const char *
     memset(t, 0, sizeof *t);
     char *path = strdup(path_in);
     if (!path)
-        return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", path_in);
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", fl_path_show(path_in).text);
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/')
         path[--n] = '\0';

@@ -11,6 +11,7 @@
  * files is a warning, and the rest is still read.
  */
 #include "../util/error.h"
+#include "../util/fs.h"
 #include "../util/text.h"
 #include "read_int.h"
 
@@ -200,7 +201,8 @@ static gp_status interrupted(const lbuf *lb, const char *where, uint64_t line, g
     char at[32] = "";
     if (line)
         snprintf(at, sizeof at, ":%llu", (unsigned long long)line);
-    return gp_error_set(err, GP_ERR_IO, "%s%s: the read was interrupted (%s)", where, at, name);
+    return gp_error_set(err, GP_ERR_IO, "%s%s: the read was interrupted (%s)",
+                        fl_path_show(where).text, at, name);
 }
 
 /* One file of session t through the parser, then its window's sidecar
@@ -260,7 +262,8 @@ static gp_status read_channels(const target *t, const fl_read_opts *o, const fl_
     rd_file *files = fl_rd_all_files(t->where, t->flat);
     if (!files) {
         fl_rd_free(&r);
-        return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory listing its files", t->where);
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory listing its files",
+                            fl_path_show(t->where).text);
     }
     gp_status st = GP_OK;
     for (size_t i = 0; files[i].path && !r.stop_why && !lb->halt; i++)
@@ -268,15 +271,15 @@ static gp_status read_channels(const target *t, const fl_read_opts *o, const fl_
     if (!t->flat && !r.stop_why)
         fl_rd_check_losses(&r, t->where);
     if (r.stop_why)
-        st = gp_error_set(err, GP_ERR_NO_MEMORY, "%s:%llu: the read was stopped: %s", r.file,
-                          (unsigned long long)r.line, r.stop_why);
+        st = gp_error_set(err, GP_ERR_NO_MEMORY, "%s:%llu: the read was stopped: %s",
+                          fl_path_show(r.file).text, (unsigned long long)r.line, r.stop_why);
     else if (lb->halt == RD_HALT_SIGNAL)
         st = interrupted(lb, r.file ? r.file : t->where, r.line, err);
     fl_rd_free_files(files);
     r.file = NULL;
     if (!opened && st == GP_OK)
-        st = gp_error_set(err, GP_ERR_IO, "%s: no channel file could be read%s%s", t->where,
-                          first_err[0] ? ": " : "", first_err);
+        st = gp_error_set(err, GP_ERR_IO, "%s: no channel file could be read%s%s",
+                          fl_path_show(t->where).text, first_err[0] ? ": " : "", first_err);
     else if (st == GP_OK && res->lines && !r.records && !res->other_session)
         /* Lines, and not one of them a record: not a session's logs at
          * all (random bytes), so no report of an empty session. */
@@ -356,7 +359,7 @@ gp_status fl_read_session_prefixed(const char *log_dir, const char *log_prefix,
         o = *opts;
     char *at = fl_rd_join(log_dir, "/", log_prefix);
     if (!at)
-        return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", log_dir);
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", fl_path_show(log_dir).text);
     /* (a) and (b) name the files or the directory themselves, which hold
      * the app's sessions whatever name their job_start gives. */
     o.app = NULL;

@@ -5,6 +5,8 @@
 #ifndef GP_RECORDER_DISASM_TOOL_H
 #define GP_RECORDER_DISASM_TOOL_H
 
+#include "gpu_profile.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -14,9 +16,11 @@
 /* The disassembler as an absolute, checked path (into path), from
  * $GPUFL_NVDISASM, else the first nvdisasm in $CUDA_HOME/bin,
  * $CUDA_PATH/bin, /usr/local/cuda/bin and the absolute directories of
- * $PATH.  false with why (what was looked at, and the fix) when there is
- * none; *bad_env is set when $GPUFL_NVDISASM names something unusable (a
- * mistake the user should hear of). */
-bool fl_disasm_tool_find(char *path, size_t cap, char *why, size_t why_len, bool *bad_env);
+ * $PATH.  GP_OK, or err filled (what was looked at, and the fix; NULL
+ * accepted): GP_ERR_NOT_SUPPORTED when there is none (or the variable is
+ * set but empty), GP_ERR_INVALID_ARG with *bad_env set when
+ * $GPUFL_NVDISASM names something unusable (a mistake the user should
+ * hear of). */
+gp_status fl_disasm_tool_find(char *path, size_t cap, gp_error *err, bool *bad_env);
 
 #endif /* GP_RECORDER_DISASM_TOOL_H */

@@ -278,12 +278,12 @@ static gpufl_status open_session(session *s, gpufl_error *err)
     st = install_capture(s, err);
     if (st != GPUFL_OK)
         return st;
-    char why[768] = "";
+    gp_error why = {0};
     bool tracing = s->cfg.profiling_engine > GPUFL_ENGINE_MONITOR &&
-                   fl_trace_engine_start(s, fl_session_kick, fl_writer_spill, why, sizeof why);
+                   fl_trace_engine_start(s, fl_session_kick, fl_writer_spill, &why) == GP_OK;
     if (tracing)
         open_sass(s);
-    fl_caps_build(s, tracing, why, note);
+    fl_caps_build(s, tracing, why.message, note);
     if (note[0])
         FL_DEBUG(s, "device metrics: %s", note);
     return GPUFL_OK;

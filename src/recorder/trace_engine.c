@@ -11,6 +11,7 @@
 #include "trace_engine.h"
 #include "../abi/plugin.h"
 #include "../util/clock.h"
+#include "../util/error.h"
 #include "capture.h"
 #include "disasm_tool.h"
 #include "occupancy.h"
@@ -51,25 +52,24 @@ static void cuda_uuid_as_nvml(const session *s, fl_device_static *c)
             c->uuid = s->statics[i].uuid;
 }
 
-bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *, fl_buf *),
-                           char *why, size_t len)
+gp_status fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *, fl_buf *),
+                                gp_error *err)
 {
-    const fl_trace_plugin *p = fl_trace_plugin_load(why, len);
+    const fl_trace_plugin *p = fl_trace_plugin_load(err);
     if (!p)
-        return false;
+        return err->status;
     s->tw = fl_trace_writer_create(&s->ident, s->gen, &s->out[FL_CH_DEVICE], &s->out[FL_CH_SCOPE],
                                    &s->out[FL_CH_SYSTEM]);
-    if (!s->tw) {
-        snprintf(why, len, "out of memory for the trace writer");
-        return false;
-    }
+    if (!s->tw)
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the trace writer");
     const fl_config *c = &s->cfg;
     bool pc = fl_trace_engine_wants_pc(c->profiling_engine);
     s->disasm_path[0] = s->disasm_why[0] = '\0';
     bool bad_env = false;
-    if (pc && !fl_disasm_tool_find(s->disasm_path, sizeof s->disasm_path, s->disasm_why,
-                                   sizeof s->disasm_why, &bad_env)) {
+    gp_error dis;
+    if (pc && fl_disasm_tool_find(s->disasm_path, sizeof s->disasm_path, &dis, &bad_env) != GP_OK) {
         s->disasm_path[0] = '\0';
+        snprintf(s->disasm_why, sizeof s->disasm_why, "%s", dis.message);
         if (bad_env)
             fl_say(&s->cfg, "%s", s->disasm_why);
     }
@@ -106,12 +106,11 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
         o.capture_nvtx = cap.trigger == FL_CAPTURE_NVTX;
         o.capture_edge = fl_capture_edge;
     }
-    gp_error ge = {0};
-    if (p->start(&o, &ge) != GP_OK) {
-        snprintf(why, len, "%s", ge.message);
+    gp_status st = p->start(&o, err);
+    if (st != GP_OK) {
         fl_trace_writer_destroy(s->tw);
         s->tw = NULL;
-        return false;
+        return st;
     }
     s->plugin = p;
     /* The one scope-boundary hook: off (NULL) unless an engine wants it. */
@@ -127,7 +126,7 @@ bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *,
         s->cuda_static[i] = cuda_static_of(&s->cuda_limits[i]);
         cuda_uuid_as_nvml(s, &s->cuda_static[i]);
     }
-    return true;
+    return GP_OK;
 }
 
 bool fl_trace_engine_wants_pc(gpufl_engine e)

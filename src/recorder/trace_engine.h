@@ -14,11 +14,12 @@
 
 /* Starts the Trace engine for an engine above Monitor; kick wakes the
  * writer when CUPTI hands a buffer over; spill writes a large channel
- * buffer out during a drain (the writer's fl_writer_spill).  False with
- * why (the plugin's or CUPTI's message) when the session must run
- * Monitor. */
-bool fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *, fl_buf *),
-                           char *why, size_t len);
+ * buffer out during a drain (the writer's fl_writer_spill).  GP_OK, or
+ * the plugin's status with err filled (its loader's, or CUPTI's message
+ * through the table's start) when the session must run Monitor: the
+ * message becomes capture_capabilities' note, not init's error. */
+gp_status fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(void *, fl_buf *),
+                                gp_error *err);
 
 /* Writer thread: CUPTI's partly filled buffers out once a second, every
  * finished one decoded into the channel buffers (nothing without the

@@ -23,15 +23,11 @@
 
 const char *gp_energy_source_name(gp_energy_source src)
 {
-    switch (src) {
-    case GP_ENERGY_COUNTER:
-        return "counter";
-    case GP_ENERGY_POWER_INTEGRAL:
-        return "power_integral";
-    case GP_ENERGY_NONE:
-        break;
-    }
-    return "none";
+    static const char *const names[] = {[GP_ENERGY_NONE] = "none",
+                                        [GP_ENERGY_COUNTER] = "counter",
+                                        [GP_ENERGY_POWER_INTEGRAL] = "power_integral"};
+    unsigned i = (unsigned)src;
+    return i < sizeof names / sizeof names[0] ? names[i] : "none";
 }
 
 /* ------------------------------------------------------------------ GPM */
@@ -130,11 +126,7 @@ static void put_sparkline(gp_out *o, const gp_summary *s, unsigned flags)
 
 size_t gp_summary_sparkline(const gp_summary *s, unsigned flags, char *buf, size_t cap)
 {
-    gp_out o;
-    gp_out_init(&o, buf, cap);
-    if (s)
-        put_sparkline(&o, s, flags);
-    return gp_out_finish(&o);
+    return gp_out_render(put_sparkline, s, flags, buf, cap);
 }
 
 /* ------------------------------------------------------------ text */
@@ -724,11 +716,7 @@ static void format_text(gp_out *o, const gp_summary *s, unsigned flags)
 
 size_t gp_summary_format(const gp_summary *s, unsigned flags, char *buf, size_t cap)
 {
-    gp_out o;
-    gp_out_init(&o, buf, cap);
-    if (s)
-        format_text(&o, s, flags);
-    return gp_out_finish(&o);
+    return gp_out_render(format_text, s, flags, buf, cap);
 }
 
 gp_status gp_summary_print(const gp_summary *s, FILE *f, unsigned flags, gp_error *err)

@@ -308,9 +308,5 @@ static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
 
 size_t gp_summary_to_json(const gp_summary *s, unsigned flags, char *buf, size_t cap)
 {
-    gp_out o;
-    gp_out_init(&o, buf, cap);
-    if (s)
-        format_json(&o, s, flags);
-    return gp_out_finish(&o);
+    return gp_out_render(format_json, s, flags, buf, cap);
 }

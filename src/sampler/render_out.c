@@ -46,6 +46,15 @@ size_t gp_out_finish(gp_out *o)
     return o->len;
 }
 
+size_t gp_out_render(gp_summary_put put, const gp_summary *s, unsigned flags, char *buf, size_t cap)
+{
+    gp_out o;
+    gp_out_init(&o, buf, cap);
+    if (s)
+        put(&o, s, flags);
+    return gp_out_finish(&o);
+}
+
 void gp_out_u64(gp_out *o, uint64_t v)
 {
     char tmp[24];

@@ -26,6 +26,11 @@ void gp_out_ch(gp_out *o, char c);
 size_t gp_out_finish(gp_out *o);
 void gp_out_u64(gp_out *o, uint64_t v);
 void gp_out_i64(gp_out *o, int64_t v);
+/* One rendering of a summary into buf, snprintf-style (the full length
+ * returned, what fits NUL-terminated): put writes s unless s is NULL. */
+typedef void (*gp_summary_put)(gp_out *o, const gp_summary *s, unsigned flags);
+size_t gp_out_render(gp_summary_put put, const gp_summary *s, unsigned flags, char *buf,
+                     size_t cap);
 /* gp_out_n with the signature of the shared writers (util/text.h). */
 void gp_out_emit(void *ctx, const char *p, size_t n);
 /* Fixed point, trailing zeros trimmed when trim; NaN and infinities print

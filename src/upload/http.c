@@ -5,6 +5,7 @@
  * 7.x), spelled here so that building needs no libcurl headers.
  */
 #include "http.h"
+#include "../util/error.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -111,12 +112,10 @@ static void load(void)
     loaded = true;
 }
 
-bool up_http_load(char *why, size_t cap)
+gp_status up_http_load(gp_error *err)
 {
     pthread_once(&load_once, load);
-    if (!loaded && why && cap)
-        snprintf(why, cap, "%s", load_why);
-    return loaded;
+    return loaded ? GP_OK : gp_error_set(err, GP_ERR_NOT_SUPPORTED, "%s", load_why);
 }
 
 static size_t on_body(char *data, size_t size, size_t n, void *user)

@@ -8,12 +8,14 @@
 #ifndef UP_HTTP_H
 #define UP_HTTP_H
 
+#include "gpu_profile.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Loads libcurl once (later calls give the first answer).  false with
- * why (cap bytes) saying what failed and how to install it. */
-bool up_http_load(char *why, size_t cap);
+/* Loads libcurl once (later calls give the first answer).  GP_OK, or
+ * GP_ERR_NOT_SUPPORTED with err saying what failed and how to install it. */
+gp_status up_http_load(gp_error *err);
 
 /* One request's outcome: status > 0 when an HTTP answer came (body: its
  * first bytes, NUL-terminated); else transport says why (curl's words),

@@ -422,9 +422,9 @@ static gpufl_status run(const gpufl_upload_options *o, up_ctx *c, gpufl_error *e
     size_t n = 0;
     if (st == GPUFL_OK)
         st = up_find_sessions(o->log_path, o->session_id, &ss, &n, err);
-    char why[600];
-    if (st == GPUFL_OK && !up_http_load(why, sizeof why))
-        st = fl_error_set(err, GPUFL_ERR_NOT_SUPPORTED, "%s", why);
+    gp_error why;
+    if (st == GPUFL_OK && up_http_load(&why) != GP_OK)
+        st = fl_error_set(err, GPUFL_ERR_NOT_SUPPORTED, "%s", why.message);
     for (size_t i = 0; i < n && st == GPUFL_OK; i++)
         st = upload_session(c, &ss[i], o->force, err);
     up_sessions_free(ss, n);

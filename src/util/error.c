@@ -12,73 +12,42 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Each status's stable name (records, JSON) and its prose, in one row. */
+static const struct {
+    const char *id, *prose;
+} statuses[] = {
+    [GP_OK] = {"ok", "success"},
+    [GP_ERR_INVALID_ARG] = {"invalid_arg", "invalid argument"},
+    [GP_ERR_NO_MEMORY] = {"no_memory", "out of memory"},
+    [GP_ERR_BACKEND_UNAVAILABLE] = {"backend_unavailable", "backend unavailable"},
+    [GP_ERR_BACKEND] = {"backend", "backend error"},
+    [GP_ERR_DEVICE_NOT_FOUND] = {"device_not_found", "device not found"},
+    [GP_ERR_DEVICE_LOST] = {"device_lost", "device lost"},
+    [GP_ERR_TIMEOUT] = {"timeout", "timed out"},
+    [GP_ERR_STATE] = {"state", "call out of order"},
+    [GP_ERR_THREAD] = {"thread", "thread error"},
+    [GP_ERR_IO] = {"io", "I/O error"},
+    [GP_ERR_NOT_SUPPORTED] = {"not_supported", "not supported"},
+    [GP_ERR_PARSE] = {"parse", "malformed backend output"},
+    [GP_ERR_CUPTI] = {"cupti", "CUPTI error"},
+};
+
+static unsigned known(gp_status status)
+{
+    unsigned i = (unsigned)status;
+    return i < sizeof statuses / sizeof statuses[0] && statuses[i].id ? i : ~0u;
+}
+
 const char *gp_strerror(gp_status status)
 {
-    switch (status) {
-    case GP_OK:
-        return "success";
-    case GP_ERR_INVALID_ARG:
-        return "invalid argument";
-    case GP_ERR_NO_MEMORY:
-        return "out of memory";
-    case GP_ERR_BACKEND_UNAVAILABLE:
-        return "backend unavailable";
-    case GP_ERR_BACKEND:
-        return "backend error";
-    case GP_ERR_DEVICE_NOT_FOUND:
-        return "device not found";
-    case GP_ERR_DEVICE_LOST:
-        return "device lost";
-    case GP_ERR_TIMEOUT:
-        return "timed out";
-    case GP_ERR_STATE:
-        return "call out of order";
-    case GP_ERR_THREAD:
-        return "thread error";
-    case GP_ERR_IO:
-        return "I/O error";
-    case GP_ERR_NOT_SUPPORTED:
-        return "not supported";
-    case GP_ERR_PARSE:
-        return "malformed backend output";
-    case GP_ERR_CUPTI:
-        return "CUPTI error";
-    }
-    return "unknown status";
+    unsigned i = known(status);
+    return i != ~0u ? statuses[i].prose : "unknown status";
 }
 
 const char *gp_status_id(gp_status status)
 {
-    static const char *const ids[] = {
-        [GP_OK] = "ok",
-        [GP_ERR_INVALID_ARG] = "invalid_arg",
-        [GP_ERR_NO_MEMORY] = "no_memory",
-        [GP_ERR_BACKEND_UNAVAILABLE] = "backend_unavailable",
-        [GP_ERR_BACKEND] = "backend",
-        [GP_ERR_DEVICE_NOT_FOUND] = "device_not_found",
-        [GP_ERR_DEVICE_LOST] = "device_lost",
-        [GP_ERR_TIMEOUT] = "timeout",
-        [GP_ERR_STATE] = "state",
-        [GP_ERR_THREAD] = "thread",
-        [GP_ERR_IO] = "io",
-        [GP_ERR_NOT_SUPPORTED] = "not_supported",
-        [GP_ERR_PARSE] = "parse",
-        [GP_ERR_CUPTI] = "cupti",
-    };
-    unsigned i = (unsigned)status;
-    return i < sizeof ids / sizeof ids[0] && ids[i] ? ids[i] : "unknown";
-}
-
-gp_status gp_error_set(gp_error *err, gp_status status, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->status = status;
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return status;
+    unsigned i = known(status);
+    return i != ~0u ? statuses[i].id : "unknown";
 }
 
 void gp_error_prefix(gp_error *err, const char *fmt, ...)
@@ -106,33 +75,22 @@ void gp_error_clear(gp_error *err)
 
 const char *gpufl_strerror(gpufl_status status)
 {
-    switch (status) {
-    case GPUFL_OK:
-        return "success";
-    case GPUFL_DISABLED:
-        return "disabled by the kill switch (enabled = false or GPUFL_DISABLED)";
-    case GPUFL_ERR_INVALID_ARG:
-        return "invalid option";
-    case GPUFL_ERR_ENV:
-        return "invalid environment variable";
-    case GPUFL_ERR_CONFIG:
-        return "invalid config file";
-    case GPUFL_ERR_STATE:
-        return "not in the right state (a session already active, or none recorded)";
-    case GPUFL_ERR_IO:
-        return "cannot read or write the session logs";
-    case GPUFL_ERR_NO_MEMORY:
-        return "out of memory";
-    case GPUFL_ERR_THREAD:
-        return "cannot start a thread";
-    case GPUFL_ERR_BACKEND:
-        return "no NVIDIA backend";
-    case GPUFL_ERR_NOT_SUPPORTED:
-        return "not supported by this build";
-    case GPUFL_ERR_UPLOAD:
-        return "the upload failed (the backend refused it or could not be reached)";
-    }
-    return "unknown status";
+    static const char *const prose[] = {
+        [GPUFL_OK] = "success",
+        [GPUFL_DISABLED] = "disabled by the kill switch (enabled = false or GPUFL_DISABLED)",
+        [GPUFL_ERR_INVALID_ARG] = "invalid option",
+        [GPUFL_ERR_ENV] = "invalid environment variable",
+        [GPUFL_ERR_CONFIG] = "invalid config file",
+        [GPUFL_ERR_STATE] = "not in the right state (a session already active, or none recorded)",
+        [GPUFL_ERR_IO] = "cannot read or write the session logs",
+        [GPUFL_ERR_NO_MEMORY] = "out of memory",
+        [GPUFL_ERR_THREAD] = "cannot start a thread",
+        [GPUFL_ERR_BACKEND] = "no NVIDIA backend",
+        [GPUFL_ERR_NOT_SUPPORTED] = "not supported by this build",
+        [GPUFL_ERR_UPLOAD] = "the upload failed (the backend refused it or could not be reached)",
+    };
+    unsigned i = (unsigned)status;
+    return i < sizeof prose / sizeof prose[0] && prose[i] ? prose[i] : "unknown status";
 }
 
 void fl_error_clear(gpufl_error *err)

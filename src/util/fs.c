@@ -2,6 +2,7 @@
  * a shared directory, the library files we may load, descriptors kept off
  * 0, 1 and 2. */
 #include "fs.h"
+#include "error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,22 +68,38 @@ fl_dir_safety fl_dir_check(const struct stat *st, uid_t me)
     return FL_DIR_SAFE;
 }
 
-int fl_library_check(const char *path, char *real, size_t real_len, char *why, size_t why_len)
+fl_path_shown fl_path_show(const char *path)
+{
+    fl_path_shown out;
+    const size_t room = sizeof out.text - 1, dots = 3, head_min = 64;
+    size_t n = path ? strlen(path) : 0;
+    if (n <= room) {
+        memcpy(out.text, path ? path : "", n + 1);
+        return out;
+    }
+    /* The head says where the file lives, the tail what it is; the
+     * middle gives way.  A file name too long for the room keeps its end. */
+    const char *slash = strrchr(path, '/');
+    size_t tail = slash ? n - (size_t)(slash - path) : 0;
+    if (tail == 0 || tail > room - dots - head_min)
+        tail = room - dots - head_min;
+    size_t head = room - dots - tail;
+    memcpy(out.text, path, head);
+    memcpy(out.text + head, "...", dots);
+    memcpy(out.text + head + dots, path + n - tail, tail + 1);
+    return out;
+}
+
+gp_status fl_library_check(const char *path, char *real, size_t real_len, gp_error *err)
 {
     char abs[PATH_MAX];
-    if (!path || !*path) {
-        snprintf(why, why_len, "no library path given");
-        return -1;
-    }
-    if (!realpath(path, abs)) {
-        snprintf(why, why_len, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    if (!path || !*path)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "no library path given");
+    if (!realpath(path, abs))
+        return gp_error_set(err, GP_ERR_IO, "%s: %s", fl_path_show(path).text, strerror(errno));
     struct stat st, dst;
-    if (stat(abs, &st) != 0) {
-        snprintf(why, why_len, "%s: %s", abs, strerror(errno));
-        return -1;
-    }
+    if (stat(abs, &st) != 0)
+        return gp_error_set(err, GP_ERR_IO, "%s: %s", fl_path_show(abs).text, strerror(errno));
     uid_t me = geteuid();
     const char *bad = NULL;
     if (!S_ISREG(st.st_mode))
@@ -93,28 +110,24 @@ int fl_library_check(const char *path, char *real, size_t real_len, char *why, s
         bad = "is writable by every user";
     else if ((st.st_mode & S_IWGRP) && st.st_gid != getegid())
         bad = "is writable by its group, which is not ours";
-    if (bad) {
-        snprintf(why, why_len, "%s %s: not loaded", abs, bad);
-        return -1;
-    }
+    if (bad)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "%s %s: not loaded", fl_path_show(abs).text,
+                            bad);
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", abs);
     char *slash = strrchr(dir, '/');
     if (slash)
         slash[slash == dir ? 1 : 0] = '\0';
-    if (stat(dir, &dst) != 0 || fl_dir_check(&dst, me) != FL_DIR_SAFE) {
-        snprintf(why, why_len,
-                 "%s is in %s, where other users can replace it (writable by them, no sticky "
-                 "bit): not loaded",
-                 abs, dir);
-        return -1;
-    }
-    if (strlen(abs) >= real_len) {
-        snprintf(why, why_len, "%s: %s", abs, strerror(ENAMETOOLONG));
-        return -1;
-    }
+    if (stat(dir, &dst) != 0 || fl_dir_check(&dst, me) != FL_DIR_SAFE)
+        return gp_error_set(err, GP_ERR_INVALID_ARG,
+                            "%s is in %s, where other users can replace it (writable by them, no "
+                            "sticky bit): not loaded",
+                            fl_path_show(abs).text, fl_path_show(dir).text);
+    if (strlen(abs) >= real_len)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "%s: %s", fl_path_show(abs).text,
+                            strerror(ENAMETOOLONG));
     memcpy(real, abs, strlen(abs) + 1);
-    return 0;
+    return GP_OK;
 }
 
 int fl_fd_reserve_stdio(void)

@@ -5,6 +5,8 @@
 #ifndef GP_UTIL_FS_H
 #define GP_UTIL_FS_H
 
+#include "gpu_profile.h"
+
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -40,9 +42,28 @@ const char *fl_file_kind(mode_t m);
  * real, then checked: a regular file, owned by us (the effective user) or
  * root, not writable by others, nor by its group unless that group is
  * ours; its directory not one where another user can replace it
- * (fl_dir_check).  0, or -1 with why ("... is writable by other users").
- * Load `real`, never `path`. */
-int fl_library_check(const char *path, char *real, size_t real_len, char *why, size_t why_len);
+ * (fl_dir_check).  GP_OK, or GP_ERR_IO when the file cannot be found
+ * ("<path>: No such file or directory"), GP_ERR_INVALID_ARG when it is
+ * refused ("<path> is writable by every user: not loaded"), with err
+ * filled (NULL accepted; paths through fl_path_show).  Load `real`, never
+ * `path`. */
+gp_status fl_library_check(const char *path, char *real, size_t real_len, gp_error *err);
+
+/* The most bytes a path takes in a message, its NUL included: two paths
+ * and the words that name the fix fit a gp_error's message (1024). */
+#define FL_PATH_SHOWN_MAX 320
+
+typedef struct fl_path_shown {
+    char text[FL_PATH_SHOWN_MAX];
+} fl_path_shown;
+
+/* path as a message shows it: itself when it fits, else its head, "..."
+ * and its tail (the file name, and as much of its directory as fits), so
+ * the message still says where the file is and what it is, and the fix
+ * after it is never cut off.  NULL shows as "".  Use it for every path
+ * that goes into a gp_error: fl_path_show(p).text lives to the end of the
+ * full expression. */
+fl_path_shown fl_path_show(const char *path);
 
 /* Opens /dev/null on each of the descriptors 0, 1 and 2 that is closed, so
  * that no file we open later becomes the process's stdin, stdout or stderr

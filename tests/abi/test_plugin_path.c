@@ -43,22 +43,24 @@ static int loaded(void)
     return access(marker, F_OK) == 0;
 }
 
-/* fl_plugin_symbol with GPUFL_CUPTI_PLUGIN=env: NULL expected; returns why. */
-static const char *try_load(const char *env, char *path, size_t path_len)
+/* fl_plugin_symbol with GPUFL_CUPTI_PLUGIN=env: NULL expected with the
+ * status `want`; returns the message. */
+static const char *try_load(const char *env, char *path, size_t path_len, gp_status want)
 {
-    static char why[2048];
+    static gp_error e;
     setenv("GPUFL_CUPTI_PLUGIN", env, 1);
-    why[0] = '\0';
-    const void *p = fl_plugin_symbol("gpufl_cupti_metrics_v1", path, path_len, why, sizeof why);
+    e = (gp_error){0};
+    const void *p = fl_plugin_symbol("gpufl_cupti_metrics_v1", path, path_len, &e);
     CHECK(p == NULL);
-    printf("GPUFL_CUPTI_PLUGIN=%s: %s\n", env, why);
-    return why;
+    CHECK_INT(e.status, want);
+    printf("GPUFL_CUPTI_PLUGIN=%s: %s\n", env, e.message);
+    return e.message;
 }
 
 static void refused(const char *env, const char *because)
 {
     char path[PATH_MAX];
-    const char *why = try_load(env, path, sizeof path);
+    const char *why = try_load(env, path, sizeof path, GP_ERR_INVALID_ARG);
     CHECK_CONTAINS(why, because);
     CHECK_CONTAINS(why, "not loaded");
     CHECK(!loaded());
@@ -114,10 +116,15 @@ int main(void)
      * no plugin, which is the error). */
     copy_lib("good.so", 0755);
     char path[PATH_MAX], want[PATH_MAX + 16];
-    const char *why = try_load("./good.so", path, sizeof path);
+    const char *why = try_load("./good.so", path, sizeof path, GP_ERR_BACKEND_UNAVAILABLE);
     snprintf(want, sizeof want, "%s/good.so", real_dir);
     CHECK_STR(path, want);
-    CHECK_CONTAINS(why, "is not a gpu-profile CUPTI plugin");
+    char msg[PATH_MAX + 160];
+    snprintf(msg, sizeof msg,
+             "%s is not a gpu-profile CUPTI plugin (no gpufl_cupti_metrics_v1): point "
+             "GPUFL_CUPTI_PLUGIN at libgpuprofile_cupti.so",
+             want);
+    CHECK_STR(why, msg);
     CHECK(loaded());
 
     CHECK_INT(chdir("/"), 0);

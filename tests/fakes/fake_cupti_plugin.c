@@ -400,9 +400,12 @@ static gp_status f_start(const fl_trace_options *o, gp_error *err)
         static const char *const mine[] = {"fake_cupti_plugin", NULL};
         fl_stacks_config sc = {
             .max_stacks = o->max_stacks, .skip_modules = mine, .demangle = fl_demangle};
-        stacks = fl_stacks_create(&sc, notes.stacks_msg, sizeof notes.stacks_msg);
-        if (!stacks)
+        gp_error err;
+        stacks = fl_stacks_create(&sc, &err);
+        if (!stacks) {
             notes.unavailable |= FL_FEAT_STACKS;
+            snprintf(notes.stacks_msg, sizeof notes.stacks_msg, "%s", err.message);
+        }
     }
     atomic_store(&launched, 0);
     pthread_mutex_lock(&q_mu);

@@ -144,10 +144,10 @@ static void test_wrapper_dropped(void)
 
 static void test_cap(void)
 {
-    char why[256];
+    gp_error why;
     fl_stacks_config cfg = {.max_stacks = 3};
     fl_stacks *saved = S;
-    S = fl_stacks_create(&cfg, why, sizeof why);
+    S = fl_stacks_create(&cfg, &why);
     CHECK(S != NULL);
     uint32_t ids[6], again = 0;
     for (int round = 0; round < 2; round++)
@@ -197,10 +197,10 @@ static void *worker(void *arg)
 
 static void test_threads(void)
 {
-    char why[256];
+    gp_error why;
     fl_stacks_config cfg = {0};
     fl_stacks *saved = S;
-    S = fl_stacks_create(&cfg, why, sizeof why);
+    S = fl_stacks_create(&cfg, &why);
     pthread_t th[THREADS];
     for (int t = 0; t < THREADS; t++)
         pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
@@ -227,11 +227,11 @@ static void test_threads(void)
 
 int main(void)
 {
-    char why[256];
+    gp_error why;
     fl_stacks_config cfg = {0};
-    S = fl_stacks_create(&cfg, why, sizeof why);
+    S = fl_stacks_create(&cfg, &why);
     if (!S) {
-        printf("SKIP: %s\n", why);
+        printf("SKIP: %s\n", why.message);
         return 77;
     }
     CHECK_INT(fl_stacks_capture(NULL, 0), 0);

@@ -26,9 +26,17 @@ static void make_tool(const char *path, mode_t mode)
     chmod(path, mode);
 }
 
+/* fl_disasm_tool_find, its message into why; found, or its status is
+ * the one a refusal of its kind has (GP_ERR_INVALID_ARG for a bad
+ * variable, GP_ERR_NOT_SUPPORTED for none). */
 static bool find(char *path, char *why, bool *bad)
 {
-    return fl_disasm_tool_find(path, PATH_MAX, why, 768, bad);
+    gp_error e = {0};
+    gp_status st = fl_disasm_tool_find(path, PATH_MAX, &e, bad);
+    snprintf(why, 768, "%s", st == GP_OK ? "" : e.message);
+    if (st != GP_OK)
+        CHECK_INT(st, *bad ? GP_ERR_INVALID_ARG : GP_ERR_NOT_SUPPORTED);
+    return st == GP_OK;
 }
 
 int main(void)

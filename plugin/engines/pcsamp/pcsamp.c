@@ -36,13 +36,13 @@
  *    (disasm.c) after each drain, with mu released.
  */
 #include "pcsamp.h"
+#include "../../../src/util/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_CTX 16
 #define PCS_PER_READ 4096
@@ -51,19 +51,7 @@
 #define DEFAULT_HW_BYTES (256u << 20)
 #define READS_MAX 1000000 /* GetData calls per context and collection */
 
-static const fl_pcs_api real_api = {
-    .enable = cuptiPCSamplingEnable,
-    .disable = cuptiPCSamplingDisable,
-    .configure = cuptiPCSamplingSetConfigurationAttribute,
-    .num_stall_reasons = cuptiPCSamplingGetNumStallReasons,
-    .stall_reasons = cuptiPCSamplingGetStallReasons,
-    .start = cuptiPCSamplingStart,
-    .stop = cuptiPCSamplingStop,
-    .get_data = cuptiPCSamplingGetData,
-    .device_id = cuptiGetDeviceId,
-    .activity_enable = cuptiActivityEnable,
-    .activity_configure = cuptiActivityConfigurePCSampling,
-};
+static const fl_pcs_api real_api = {FL_PCS_CALLS(FL_API_CUPTI)};
 static const fl_pcs_api *api = &real_api;
 
 /* A buffer of PC records with their stall-reason slots. */
@@ -111,13 +99,6 @@ static void fail(CUptiResult r, const char *what)
     if (E.status == FL_PC_ACTIVE)
         E.status = FL_PC_FAILED;
     fl_pcs_explain(r, what, E.msg, sizeof E.msg);
-}
-
-static uint64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------- contexts */
@@ -283,7 +264,7 @@ static void ctx_take_copied(pc_ctx *c, const fl_trace_sink *sink)
 {
     CUpti_PCSamplingData *d = &c->cfg.data;
     if (d->totalNumPcs || d->totalSamples || d->droppedSamples || d->nonUsrKernelsTotalSamples)
-        fl_agg_feed(E.agg, sink, d, c->device, wall_ns());
+        fl_agg_feed(E.agg, sink, d, c->device, gp_now_wall_ns());
     buf_empty(&c->cfg);
 }
 
@@ -301,7 +282,7 @@ static void ctx_read(pc_ctx *c, const fl_trace_sink *sink)
             fail(r, "cuptiPCSamplingGetData");
             break;
         }
-        fl_agg_feed(E.agg, sink, &c->rd.data, c->device, wall_ns());
+        fl_agg_feed(E.agg, sink, &c->rd.data, c->device, gp_now_wall_ns());
         size_t got = c->rd.data.totalNumPcs, left = c->rd.data.remainingNumPcs;
         if (got == 0 || (left == 0 && !more))
             break;

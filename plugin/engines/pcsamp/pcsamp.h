@@ -27,19 +27,27 @@
 
 /* ------------------------------------------------- the PC Sampling API */
 
-/* Every CUPTI call pcsamp.c makes; tests replace them (fl_pcs_set_api). */
+/* Every CUPTI call pcsamp.c makes, one X row each (engine.h: FL_API_*); tests replace them
+ * (fl_pcs_set_api). */
+#define FL_PCS_CALLS(X)                                                                            \
+    X(enable, (CUpti_PCSamplingEnableParams *), cuptiPCSamplingEnable, t_pc_enable)                \
+    X(disable, (CUpti_PCSamplingDisableParams *), cuptiPCSamplingDisable, t_pc_disable)            \
+    X(configure, (CUpti_PCSamplingConfigurationInfoParams *),                                      \
+      cuptiPCSamplingSetConfigurationAttribute, t_pc_config)                                       \
+    X(num_stall_reasons, (CUpti_PCSamplingGetNumStallReasonsParams *),                             \
+      cuptiPCSamplingGetNumStallReasons, t_pc_num)                                                 \
+    X(stall_reasons, (CUpti_PCSamplingGetStallReasonsParams *), cuptiPCSamplingGetStallReasons,    \
+      t_pc_reasons)                                                                                \
+    X(start, (CUpti_PCSamplingStartParams *), cuptiPCSamplingStart, t_pc_start)                    \
+    X(stop, (CUpti_PCSamplingStopParams *), cuptiPCSamplingStop, t_pc_stop)                        \
+    X(get_data, (CUpti_PCSamplingGetDataParams *), cuptiPCSamplingGetData, t_pc_get)               \
+    X(device_id, (CUcontext, uint32_t *), cuptiGetDeviceId, fl_say_device_id)                      \
+    X(activity_enable, (CUpti_ActivityKind), cuptiActivityEnable, t_act_enable)                    \
+    X(activity_configure, (CUcontext, CUpti_ActivityPCSamplingConfig *),                           \
+      cuptiActivityConfigurePCSampling, t_act_pc)
+
 typedef struct fl_pcs_api {
-    CUptiResult (*enable)(CUpti_PCSamplingEnableParams *);
-    CUptiResult (*disable)(CUpti_PCSamplingDisableParams *);
-    CUptiResult (*configure)(CUpti_PCSamplingConfigurationInfoParams *);
-    CUptiResult (*num_stall_reasons)(CUpti_PCSamplingGetNumStallReasonsParams *);
-    CUptiResult (*stall_reasons)(CUpti_PCSamplingGetStallReasonsParams *);
-    CUptiResult (*start)(CUpti_PCSamplingStartParams *);
-    CUptiResult (*stop)(CUpti_PCSamplingStopParams *);
-    CUptiResult (*get_data)(CUpti_PCSamplingGetDataParams *);
-    CUptiResult (*device_id)(CUcontext, uint32_t *);
-    CUptiResult (*activity_enable)(CUpti_ActivityKind);
-    CUptiResult (*activity_configure)(CUcontext, CUpti_ActivityPCSamplingConfig *);
+    FL_PCS_CALLS(FL_API_FIELD)
 } fl_pcs_api;
 
 /* NULL: CUPTI's own functions again. */
@@ -93,21 +101,10 @@ void fl_pcs_engine_drain(const fl_trace_sink *sink, void (*activity_flush)(void)
  * API runs, or nothing). */
 fl_agg *fl_pcs_engine_activity_sink(void);
 
-/* Sampling stopped on every context (the session ends): the next drain
- * reads what is left and disables. */
-void fl_pcs_engine_stop(void);
-
-/* Status, method, reasons and counts into out's pc_* fields. */
-void fl_pcs_engine_stats(fl_trace_stats *out);
-
-/* Everything freed (contexts still enabled are disabled unread). */
-void fl_pcs_engine_release(void);
-
-/* GPUFL_CUPTI_TRACE: the CUPTI table replaced by one that says each call
- * (pcsamp_trace.c). */
-void fl_pcs_trace(const gp_metrics_plugin *host);
-
-/* The engine's row of the table (pcsamp_engine.c). */
-extern const fl_engine fl_pcs_engine;
+/* FL_ENGINE_DECLARE: stop stops sampling on every context (the next drain
+ * reads what is left and disables); stats gives status, method, reasons
+ * and counts; release frees everything (contexts still enabled are
+ * disabled unread). */
+FL_ENGINE_DECLARE(fl_pcs);
 
 #endif /* GP_PLUGIN_PCSAMP_H */

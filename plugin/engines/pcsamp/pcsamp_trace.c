@@ -55,18 +55,6 @@ static CUptiResult t_act_pc(CUcontext ctx, CUpti_ActivityPCSamplingConfig *c)
 void fl_pcs_trace(const gp_metrics_plugin *host)
 {
     (void)host;
-    static const fl_pcs_api pcs = {
-        .enable = t_pc_enable,
-        .disable = t_pc_disable,
-        .configure = t_pc_config,
-        .num_stall_reasons = t_pc_num,
-        .stall_reasons = t_pc_reasons,
-        .start = t_pc_start,
-        .stop = t_pc_stop,
-        .get_data = t_pc_get,
-        .device_id = fl_say_device_id,
-        .activity_enable = t_act_enable,
-        .activity_configure = t_act_pc,
-    };
+    static const fl_pcs_api pcs = {FL_PCS_CALLS(FL_API_TRACED)};
     fl_pcs_set_api(&pcs);
 }

@@ -16,28 +16,14 @@
  * application's threads but the set-up at a context's creation.
  */
 #include "pmsamp.h"
+#include "../../../src/util/clock.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static const fl_pms_api real_api = {
-    .profiler_init = cuptiProfilerInitialize,
-    .device_id = cuptiGetDeviceId,
-    .chip_name = cuptiDeviceGetChipName,
-    .enable = cuptiPmSamplingEnable,
-    .set_config = cuptiPmSamplingSetConfig,
-    .data_size = cuptiPmSamplingGetCounterDataSize,
-    .data_init = cuptiPmSamplingCounterDataImageInitialize,
-    .start = cuptiPmSamplingStart,
-    .stop = cuptiPmSamplingStop,
-    .decode = cuptiPmSamplingDecodeData,
-    .data_info = cuptiPmSamplingGetCounterDataInfo,
-    .sample_info = cuptiPmSamplingCounterDataGetSampleInfo,
-    .disable = cuptiPmSamplingDisable,
-};
+static const fl_pms_api real_api = {FL_PMS_CALLS(FL_API_CUPTI)};
 
 static fl_pms_api api_now;
 static bool api_set;
@@ -103,13 +89,6 @@ static struct {
     pm_dev dev[FL_PMS_MAX_DEVICES];
     fl_trace_stats st; /* the pm_* counts */
 } E;
-
-static uint64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The first failure is the session's reason (mu held). */
 static void fail(CUptiResult r, const char *what)
@@ -313,7 +292,7 @@ uint32_t fl_pms_engine_start(const fl_trace_options *o, void *ctx)
             : FL_PM_INTERVAL_DEFAULT_US;
     E.max_samples = o->pm_max_samples ? o->pm_max_samples : FL_PM_MAX_SAMPLES_DEFAULT;
     E.offset_ns = o->clock_offset_ns;
-    E.not_before_ns = wall_ns();
+    E.not_before_ns = gp_now_wall_ns();
     dev_add(ctx);
     uint32_t st = E.status;
     pthread_mutex_unlock(&mu);
@@ -376,7 +355,7 @@ static void announce(pm_dev *d, const fl_trace_sink *sink)
         E.names_sent = true;
     }
     if (!d->config_sent && sink->pm_config) {
-        fl_pm_config c = {.t_ns = wall_ns(),
+        fl_pm_config c = {.t_ns = gp_now_wall_ns(),
                           .device_id = d->device_id,
                           .interval_us = E.interval_us,
                           .max_samples = E.max_samples,

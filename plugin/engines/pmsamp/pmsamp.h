@@ -39,23 +39,30 @@
 #define FL_PMS_MAX_DEVICES 16
 #define FL_PMS_HW_BUFFER_BYTES (8u << 20) /* GPUFlight 1.3's: 8 MiB per device */
 
-/* Every CUPTI call pmsamp.c makes; tests replace them (fl_pms_set_api).
- * host: config images, pass counts and evaluation (metrics_host.cpp's
- * table; the plugin sets it, tests give their own or the real one). */
+/* Every CUPTI call pmsamp.c makes, one X row each (engine.h: FL_API_*); tests replace them
+ * (fl_pms_set_api). host: config images, pass counts and evaluation (metrics_host.cpp's table; the
+ * plugin sets it, tests give their own or the real one). */
+/* clang-format off: one X row a line (clang-format would join them) */
+#define FL_PMS_CALLS(X)                                                                            \
+    FL_API_DEVICE(X)                                                                               \
+    X(enable, (CUpti_PmSampling_Enable_Params *), cuptiPmSamplingEnable, t_pm_enable)              \
+    X(set_config, (CUpti_PmSampling_SetConfig_Params *), cuptiPmSamplingSetConfig, t_pm_config)    \
+    X(data_size, (CUpti_PmSampling_GetCounterDataSize_Params *),                                   \
+      cuptiPmSamplingGetCounterDataSize, t_pm_size)                                                \
+    X(data_init, (CUpti_PmSampling_CounterDataImage_Initialize_Params *),                          \
+      cuptiPmSamplingCounterDataImageInitialize, t_pm_init)                                        \
+    X(start, (CUpti_PmSampling_Start_Params *), cuptiPmSamplingStart, t_pm_start)                  \
+    X(stop, (CUpti_PmSampling_Stop_Params *), cuptiPmSamplingStop, t_pm_stop)                      \
+    X(decode, (CUpti_PmSampling_DecodeData_Params *), cuptiPmSamplingDecodeData, t_pm_decode)      \
+    X(data_info, (CUpti_PmSampling_GetCounterDataInfo_Params *),                                   \
+      cuptiPmSamplingGetCounterDataInfo, t_pm_info)                                                \
+    X(sample_info, (CUpti_PmSampling_CounterData_GetSampleInfo_Params *),                          \
+      cuptiPmSamplingCounterDataGetSampleInfo, t_pm_sample)                                        \
+    X(disable, (CUpti_PmSampling_Disable_Params *), cuptiPmSamplingDisable, t_pm_disable)
+/* clang-format on */
+
 typedef struct fl_pms_api {
-    CUptiResult (*profiler_init)(CUpti_Profiler_Initialize_Params *);
-    CUptiResult (*device_id)(CUcontext, uint32_t *);
-    CUptiResult (*chip_name)(CUpti_Device_GetChipName_Params *);
-    CUptiResult (*enable)(CUpti_PmSampling_Enable_Params *);
-    CUptiResult (*set_config)(CUpti_PmSampling_SetConfig_Params *);
-    CUptiResult (*data_size)(CUpti_PmSampling_GetCounterDataSize_Params *);
-    CUptiResult (*data_init)(CUpti_PmSampling_CounterDataImage_Initialize_Params *);
-    CUptiResult (*start)(CUpti_PmSampling_Start_Params *);
-    CUptiResult (*stop)(CUpti_PmSampling_Stop_Params *);
-    CUptiResult (*decode)(CUpti_PmSampling_DecodeData_Params *);
-    CUptiResult (*data_info)(CUpti_PmSampling_GetCounterDataInfo_Params *);
-    CUptiResult (*sample_info)(CUpti_PmSampling_CounterData_GetSampleInfo_Params *);
-    CUptiResult (*disable)(CUpti_PmSampling_Disable_Params *);
+    FL_PMS_CALLS(FL_API_FIELD)
     const gp_metrics_plugin *host;
 } fl_pms_api;
 
@@ -142,17 +149,9 @@ void fl_pms_engine_fail(CUptiResult r, const char *what);
 /* Writer thread: every sampling device's buffer decoded into rows for
  * sink; after stop, the devices also stopped and disabled first. */
 void fl_pms_engine_drain(const fl_trace_sink *sink);
-/* The session ends: the next drain stops, reads what is left, disables. */
-void fl_pms_engine_stop(void);
-void fl_pms_engine_stats(fl_trace_stats *out);
-/* Everything freed (devices still enabled are disabled unread). */
-void fl_pms_engine_release(void);
-
-/* GPUFL_CUPTI_TRACE: the CUPTI table replaced by one that says each call
- * (pmsamp_trace.c). */
-void fl_pms_trace(const gp_metrics_plugin *host);
-
-/* The engine's row of the table (pmsamp_engine.c). */
-extern const fl_engine fl_pms_engine;
+/* FL_ENGINE_DECLARE: after stop the next drain stops, reads what is left,
+ * disables; release frees everything (devices still enabled are disabled
+ * unread). */
+FL_ENGINE_DECLARE(fl_pms);
 
 #endif /* GP_PLUGIN_PMSAMP_H */

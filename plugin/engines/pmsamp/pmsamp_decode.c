@@ -11,7 +11,7 @@
  */
 #include "pmsamp.h"
 
-#include "../../common/status.h"
+#include "../../../src/util/error.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -77,12 +77,14 @@ static gp_status split(const char *list, char **out, size_t *n, gp_error *err)
             t--;
         if (t > p) {
             if (*n == FL_PM_MAX_METRICS)
-                return fl_fail(err, GP_ERR_INVALID_ARG,
-                               "pm_sampling_metrics lists more than %u metrics: give at most %u",
-                               FL_PM_MAX_METRICS, FL_PM_MAX_METRICS);
+                return gp_error_set(
+                    err, GP_ERR_INVALID_ARG,
+                    "pm_sampling_metrics lists more than %u metrics: give at most %u",
+                    FL_PM_MAX_METRICS, FL_PM_MAX_METRICS);
             out[*n] = strndup(p, (size_t)(t - p));
             if (!out[*n])
-                return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
+                return gp_error_set(err, GP_ERR_NO_MEMORY,
+                                    "out of memory for the PM sampling metrics");
             (*n)++;
         }
         p = e;
@@ -120,7 +122,7 @@ static gp_status default_set(const gp_metrics_plugin *h, void *hobj, const char 
         free(im);
         if (*n && !names[*n - 1]) {
             (*n)--;
-            return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
+            return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
         }
     }
     while (*n > 0) {
@@ -131,11 +133,12 @@ static gp_status default_set(const gp_metrics_plugin *h, void *hobj, const char 
         *img = NULL;
         free(names[--*n]);
     }
-    return fl_fail(err, GP_ERR_NOT_SUPPORTED,
-                   "none of the default PM sampling metrics can be collected in one pass on %s: "
-                   "name the metrics with pm_sampling_metrics (gpu-profile metrics list "
-                   "--profiler pm --chip %s lists them)",
-                   chip, chip);
+    return gp_error_set(
+        err, GP_ERR_NOT_SUPPORTED,
+        "none of the default PM sampling metrics can be collected in one pass on %s: "
+        "name the metrics with pm_sampling_metrics (gpu-profile metrics list "
+        "--profiler pm --chip %s lists them)",
+        chip, chip);
 }
 
 gp_status fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip, const char *list,
@@ -148,29 +151,31 @@ gp_status fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip,
     *image_size = 0;
     const gp_metrics_plugin *h = api->host;
     if (!h)
-        return fl_fail(err, GP_ERR_NOT_SUPPORTED, "the plugin has no Profiler Host API table");
+        return gp_error_set(err, GP_ERR_NOT_SUPPORTED, "the plugin has no Profiler Host API table");
     char **names = calloc(FL_PM_MAX_METRICS, sizeof *names);
     if (!names)
-        return fl_fail(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the PM sampling metrics");
     size_t k = 0;
     gp_status st;
     if (!list || !*list) {
         st = default_set(h, hobj, chip, names, &k, image, image_size, err);
     } else if ((st = split(list, names, &k, err)) == GP_OK && k == 0) {
-        st = fl_fail(err, GP_ERR_INVALID_ARG, "pm_sampling_metrics '%s' names no metric", list);
+        st =
+            gp_error_set(err, GP_ERR_INVALID_ARG, "pm_sampling_metrics '%s' names no metric", list);
     } else if (st == GP_OK) {
         gp_error why = {0};
         size_t passes = 0;
         if (image_of(h, hobj, names, k, image, image_size, &passes, &why) != GP_OK) {
             /* The host's message as it always read: at most 511 bytes. */
-            st = fl_fail(err, GP_ERR_INVALID_ARG, "PM sampling metrics refused: %.511s",
-                         why.message);
+            st = gp_error_set(err, GP_ERR_INVALID_ARG, "PM sampling metrics refused: %.511s",
+                              why.message);
         } else if (passes != 1) {
-            st = fl_fail(err, GP_ERR_INVALID_ARG,
-                         "the %zu PM sampling metrics need %zu passes on %s; PM sampling collects "
-                         "one: name fewer metrics (gpu-profile metrics passes --profiler pm "
-                         "--chip %s NAME... counts them)",
-                         k, passes, chip, chip);
+            st = gp_error_set(
+                err, GP_ERR_INVALID_ARG,
+                "the %zu PM sampling metrics need %zu passes on %s; PM sampling collects "
+                "one: name fewer metrics (gpu-profile metrics passes --profiler pm "
+                "--chip %s NAME... counts them)",
+                k, passes, chip, chip);
             free(*image);
             *image = NULL;
         }
@@ -188,6 +193,9 @@ gp_status fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip,
 typedef struct rows_buf {
     fl_pm_row r[FL_TRACE_BATCH];
     size_t n;
+    /* The host's reason when an evaluation fails: here, not on the decode
+     * loop's stack frame, and never zeroed per sample (1 KiB). */
+    gp_error e;
 } rows_buf;
 
 static void flush_rows(rows_buf *rb, const fl_trace_sink *sink, fl_pms_decode_out *out)
@@ -230,7 +238,6 @@ bool fl_pms_decode(const fl_pms_api *api, const fl_pms_decode_in *in, const fl_t
             .sampleIndex = s};
         out->samples++;
         r = api->sample_info(&si);
-        char why[256];
         if (r != CUPTI_SUCCESS) {
             out->bad_values += nm;
             if (!out->msg[0])
@@ -245,13 +252,12 @@ bool fl_pms_decode(const fl_pms_api *api, const fl_pms_decode_in *in, const fl_t
             out->early++;
             continue;
         }
-        gp_error e = {0};
+        rb->e.message[0] = '\0'; /* the host fills it when it fails */
         if (api->host->evaluate(in->host, in->image, in->image_size, s, in->metrics, nm, values,
-                                &e) != GP_OK) {
-            snprintf(why, sizeof why, "%s", e.message);
+                                &rb->e) != GP_OK) {
             out->bad_values += nm;
             if (!out->msg[0])
-                snprintf(out->msg, sizeof out->msg, "%s", why);
+                snprintf(out->msg, sizeof out->msg, "%s", rb->e.message);
             continue;
         }
         for (size_t m = 0; m < nm; m++) {

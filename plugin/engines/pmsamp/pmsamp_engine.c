@@ -24,12 +24,8 @@ static uint32_t start(const fl_trace_options *o, fl_engine_env *env)
 
 static size_t defaults(const char **names, unsigned *slots, size_t cap)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < fl_pms_n_default_metrics && k < cap; i++) {
-        slots[k] = (unsigned)i;
-        names[k++] = fl_pms_default_metrics[i];
-    }
-    return k;
+    return fl_engine_flat_defaults(fl_pms_default_metrics, fl_pms_n_default_metrics, names, slots,
+                                   cap);
 }
 
 static gp_status choose(const gp_metrics_plugin *table, void *hobj, const char *chip,

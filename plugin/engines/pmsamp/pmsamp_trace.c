@@ -33,21 +33,7 @@ FL_SAY_PLAIN(t_pm_disable, cuptiPmSamplingDisable, CUpti_PmSampling_Disable_Para
 
 void fl_pms_trace(const gp_metrics_plugin *host)
 {
-    static fl_pms_api pms = {
-        .profiler_init = fl_say_prof_init,
-        .device_id = fl_say_device_id,
-        .chip_name = fl_say_chip,
-        .enable = t_pm_enable,
-        .set_config = t_pm_config,
-        .data_size = t_pm_size,
-        .data_init = t_pm_init,
-        .start = t_pm_start,
-        .stop = t_pm_stop,
-        .decode = t_pm_decode,
-        .data_info = t_pm_info,
-        .sample_info = t_pm_sample,
-        .disable = t_pm_disable,
-    };
+    static fl_pms_api pms = {FL_PMS_CALLS(FL_API_TRACED)};
     pms.host = host;
     fl_pms_set_api(&pms);
 }

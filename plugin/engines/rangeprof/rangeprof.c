@@ -28,7 +28,8 @@
 
 #include "../../common/cupti_error.h"
 #include "../../common/demangle.h"
-#include "../../common/status.h"
+#include "../../../src/util/clock.h"
+#include "../../../src/util/error.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -36,34 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define NAME_MAX_BYTES 256
 
-static CUptiResult real_chip_name(CUpti_Device_GetChipName_Params *p)
-{
-    return cuptiDeviceGetChipName(p);
-}
-
-static const fl_rp_api real_api = {
-    .profiler_init = cuptiProfilerInitialize,
-    .profiler_deinit = cuptiProfilerDeInitialize,
-    .device_id = cuptiGetDeviceId,
-    .chip_name = real_chip_name,
-    .enable = cuptiRangeProfilerEnable,
-    .disable = cuptiRangeProfilerDisable,
-    .data_size = cuptiRangeProfilerGetCounterDataSize,
-    .data_init = cuptiRangeProfilerCounterDataImageInitialize,
-    .set_config = cuptiRangeProfilerSetConfig,
-    .start = cuptiRangeProfilerStart,
-    .stop = cuptiRangeProfilerStop,
-    .push = cuptiRangeProfilerPushRange,
-    .pop = cuptiRangeProfilerPopRange,
-    .decode = cuptiRangeProfilerDecodeData,
-    .data_info = cuptiRangeProfilerGetCounterDataInfo,
-    .range_info = cuptiRangeProfilerCounterDataGetRangeInfo,
-    .evaluate = NULL,
-};
+static const fl_rp_api real_api = {FL_RP_CALLS(FL_API_CUPTI)};
 static const fl_rp_api *api = &real_api;
 
 void fl_rp_set_api(const fl_rp_api *a)
@@ -178,7 +155,7 @@ static bool try_add(const gp_metrics_plugin *host, void *h, fl_rp_choice *c, con
     }
     if (st != 0) {
         /* The host's message as it always read: at most 255 bytes. */
-        fl_fail(err, GP_ERR_CUPTI, "%.255s", why.message);
+        gp_error_set(err, GP_ERR_CUPTI, "%.255s", why.message);
         free(c->names[c->n]);
         c->names[c->n] = NULL;
         return false;
@@ -232,8 +209,9 @@ gp_status fl_rp_choose(const gp_metrics_plugin *host, void *h, const char *list,
         return GP_ERR_CUPTI;
     }
     if (c->n == 0) {
-        fl_fail(err, GP_ERR_INVALID_ARG, "no metric of the set can be collected%s: %s",
-                one_pass ? " in one pass" : "", c->left_out[0] ? c->left_out : "the set is empty");
+        gp_error_set(err, GP_ERR_INVALID_ARG, "no metric of the set can be collected%s: %s",
+                     one_pass ? " in one pass" : "",
+                     c->left_out[0] ? c->left_out : "the set is empty");
         char keep[512];
         snprintf(keep, sizeof keep, "%s", c->left_out);
         fl_rp_choice_free(c);
@@ -290,13 +268,6 @@ static void free_names(char ***names, size_t *n)
     free(*names);
     *names = NULL;
     *n = 0;
-}
-
-static uint64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The first failure is the session's reason (mu held). */
@@ -521,7 +492,7 @@ void fl_rp_range_begin(const char *name)
         R.open = true;
         atomic_store(&kernel_window, R.per_kernel);
         R.owner = pthread_self();
-        R.start_ns = wall_ns();
+        R.start_ns = gp_now_wall_ns();
         snprintf(R.name, sizeof R.name, "%s", name ? name : "");
     }
     pthread_mutex_unlock(&mu);
@@ -532,7 +503,7 @@ static void close_range(void)
 {
     R.open = false;
     atomic_store(&kernel_window, false);
-    uint64_t end = wall_ns();
+    uint64_t end = gp_now_wall_ns();
     CUptiResult r = CUPTI_SUCCESS;
     if (!R.per_kernel) {
         CUpti_RangeProfiler_PopRange_Params pp = {
@@ -643,9 +614,9 @@ static void emit(const fl_trace_sink *sink, const queued *q)
         return;
     }
     size_t first = R.per_kernel ? 0 : ip.numTotalRanges - 1;
+    gp_error why; /* filled by a failing evaluation, not zeroed per range (1 KiB) */
     for (size_t i = first; i < ip.numTotalRanges; i++) {
         double values[FL_RP_METRICS_MAX];
-        gp_error why = {0};
         if (evaluate(q, i, values, &why) != GP_OK) {
             R.dropped++;
             continue;

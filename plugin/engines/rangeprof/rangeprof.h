@@ -42,25 +42,34 @@
  * copied into the queue, which holds FL_RP_QUEUE_BYTES. */
 #define FL_RP_IMAGE_BYTES (16u << 20)
 
-/* Every CUPTI call rangeprof.c makes; tests replace them (fl_rp_set_api).
- * evaluate NULL: the host table's evaluate. */
+/* Every CUPTI call rangeprof.c makes, one X row each (engine.h: FL_API_*); tests replace them
+ * (fl_rp_set_api). evaluate NULL: the host table's evaluate. */
+/* clang-format off: one X row a line (clang-format would join them) */
+#define FL_RP_CALLS(X)                                                                             \
+    FL_API_DEVICE(X)                                                                               \
+    FL_API_DEINIT(X)                                                                               \
+    X(enable, (CUpti_RangeProfiler_Enable_Params *), cuptiRangeProfilerEnable, t_rp_enable)        \
+    X(disable, (CUpti_RangeProfiler_Disable_Params *), cuptiRangeProfilerDisable, t_rp_disable)    \
+    X(data_size, (CUpti_RangeProfiler_GetCounterDataSize_Params *),                                \
+      cuptiRangeProfilerGetCounterDataSize, t_rp_size)                                             \
+    X(data_init, (CUpti_RangeProfiler_CounterDataImage_Initialize_Params *),                       \
+      cuptiRangeProfilerCounterDataImageInitialize, t_rp_init)                                     \
+    X(set_config, (CUpti_RangeProfiler_SetConfig_Params *), cuptiRangeProfilerSetConfig,           \
+      t_rp_config)                                                                                 \
+    X(start, (CUpti_RangeProfiler_Start_Params *), cuptiRangeProfilerStart, t_rp_start)            \
+    X(stop, (CUpti_RangeProfiler_Stop_Params *), cuptiRangeProfilerStop, t_rp_stop)                \
+    X(push, (CUpti_RangeProfiler_PushRange_Params *), cuptiRangeProfilerPushRange, t_rp_push)      \
+    X(pop, (CUpti_RangeProfiler_PopRange_Params *), cuptiRangeProfilerPopRange, t_rp_pop)          \
+    X(decode, (CUpti_RangeProfiler_DecodeData_Params *), cuptiRangeProfilerDecodeData,             \
+      t_rp_decode)                                                                                 \
+    X(data_info, (CUpti_RangeProfiler_GetCounterDataInfo_Params *),                                \
+      cuptiRangeProfilerGetCounterDataInfo, t_rp_info)                                             \
+    X(range_info, (CUpti_RangeProfiler_CounterData_GetRangeInfo_Params *),                         \
+      cuptiRangeProfilerCounterDataGetRangeInfo, t_rp_range)
+/* clang-format on */
+
 typedef struct fl_rp_api {
-    CUptiResult (*profiler_init)(CUpti_Profiler_Initialize_Params *);
-    CUptiResult (*profiler_deinit)(CUpti_Profiler_DeInitialize_Params *);
-    CUptiResult (*device_id)(CUcontext, uint32_t *);
-    CUptiResult (*chip_name)(CUpti_Device_GetChipName_Params *);
-    CUptiResult (*enable)(CUpti_RangeProfiler_Enable_Params *);
-    CUptiResult (*disable)(CUpti_RangeProfiler_Disable_Params *);
-    CUptiResult (*data_size)(CUpti_RangeProfiler_GetCounterDataSize_Params *);
-    CUptiResult (*data_init)(CUpti_RangeProfiler_CounterDataImage_Initialize_Params *);
-    CUptiResult (*set_config)(CUpti_RangeProfiler_SetConfig_Params *);
-    CUptiResult (*start)(CUpti_RangeProfiler_Start_Params *);
-    CUptiResult (*stop)(CUpti_RangeProfiler_Stop_Params *);
-    CUptiResult (*push)(CUpti_RangeProfiler_PushRange_Params *);
-    CUptiResult (*pop)(CUpti_RangeProfiler_PopRange_Params *);
-    CUptiResult (*decode)(CUpti_RangeProfiler_DecodeData_Params *);
-    CUptiResult (*data_info)(CUpti_RangeProfiler_GetCounterDataInfo_Params *);
-    CUptiResult (*range_info)(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params *);
+    FL_RP_CALLS(FL_API_FIELD)
     gp_status (*evaluate)(void *host, const uint8_t *data, size_t size, size_t index,
                           const char *const *metrics, size_t n, double *values, gp_error *err);
 } fl_rp_api;
@@ -114,18 +123,8 @@ void fl_rp_kernel_launch(void *ctx, const char *symbol);
  * per image. */
 void fl_rp_engine_drain(const fl_trace_sink *sink);
 
-/* The session ends: a range still open is closed, the profiler disabled
- * (the next drain evaluates what is queued). */
-void fl_rp_engine_stop(void);
-
-void fl_rp_engine_stats(fl_trace_stats *out);
-void fl_rp_engine_release(void);
-
-/* GPUFL_CUPTI_TRACE: the CUPTI table replaced by one that says each call
- * (rangeprof_trace.c). */
-void fl_rp_trace(const gp_metrics_plugin *host);
-
-/* The engine's row of the table (rangeprof_engine.c). */
-extern const fl_engine fl_rp_engine;
+/* FL_ENGINE_DECLARE: stop closes a range still open and disables the
+ * profiler (the next drain evaluates what is queued). */
+FL_ENGINE_DECLARE(fl_rp);
 
 #endif /* GP_PLUGIN_RANGEPROF_H */

@@ -43,24 +43,6 @@ FL_SAY_FIELDS(t_rp_range, cuptiRangeProfilerCounterDataGetRangeInfo,
 void fl_rp_trace(const gp_metrics_plugin *host)
 {
     (void)host;
-    static const fl_rp_api rp = {
-        .profiler_init = fl_say_prof_init,
-        .profiler_deinit = fl_say_prof_deinit,
-        .device_id = fl_say_device_id,
-        .chip_name = fl_say_chip,
-        .enable = t_rp_enable,
-        .disable = t_rp_disable,
-        .data_size = t_rp_size,
-        .data_init = t_rp_init,
-        .set_config = t_rp_config,
-        .start = t_rp_start,
-        .stop = t_rp_stop,
-        .push = t_rp_push,
-        .pop = t_rp_pop,
-        .decode = t_rp_decode,
-        .data_info = t_rp_info,
-        .range_info = t_rp_range,
-        .evaluate = NULL,
-    };
+    static const fl_rp_api rp = {FL_RP_CALLS(FL_API_TRACED)};
     fl_rp_set_api(&rp);
 }

@@ -38,13 +38,13 @@
  *    `api` (tests inject answers).
  */
 #include "sassmetrics.h"
+#include "../../../src/util/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_CTX 16
 #define MAX_DEV 16
@@ -66,19 +66,7 @@ const char *const fl_sass_metric_names[] = {
 };
 const size_t fl_sass_n_metric_names = sizeof fl_sass_metric_names / sizeof *fl_sass_metric_names;
 
-static const fl_sass_api real_api = {
-    .profiler_init = cuptiProfilerInitialize,
-    .profiler_deinit = cuptiProfilerDeInitialize,
-    .chip_name = cuptiDeviceGetChipName,
-    .get_properties = cuptiSassMetricsGetProperties,
-    .set_config = cuptiSassMetricsSetConfig,
-    .unset_config = cuptiSassMetricsUnsetConfig,
-    .enable = cuptiSassMetricsEnable,
-    .disable = cuptiSassMetricsDisable,
-    .data_properties = cuptiSassMetricsGetDataProperties,
-    .flush_data = cuptiSassMetricsFlushData,
-    .device_id = cuptiGetDeviceId,
-};
+static const fl_sass_api real_api = {FL_SASS_CALLS(FL_API_CUPTI)};
 static const fl_sass_api *api = &real_api;
 
 typedef struct sass_dev {
@@ -154,13 +142,6 @@ static void fail(CUptiResult r, const char *what)
     snprintf(E.msg, sizeof E.msg, "%s failed: %s (%d): %s%s; %s", what, fl_cupti_name(r), (int)r,
              fix_of(E.status == FL_RP_LATE_INIT ? FL_PC_FAILED : E.status),
              fl_late_init_advice(E.late), instead());
-}
-
-static uint64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* --------------------------------------------------------------- devices */
@@ -276,7 +257,7 @@ static void ctx_read(sass_ctx *c, const fl_trace_sink *sink)
         r = api->flush_data(&fp);
         if (r == CUPTI_SUCCESS) {
             E.collections++;
-            fl_sass_feed(E.agg, sink, d, n, ni, c->device, wall_ns());
+            fl_sass_feed(E.agg, sink, d, n, ni, c->device, gp_now_wall_ns());
         } else {
             fail(r, "cuptiSassMetricsFlushData");
         }

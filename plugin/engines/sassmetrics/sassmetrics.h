@@ -76,19 +76,25 @@ void fl_sass_stats(const fl_sass *x, fl_trace_stats *out);
 extern const char *const fl_sass_metric_names[];
 extern const size_t fl_sass_n_metric_names;
 
-/* Every CUPTI call sassmetrics.c makes; tests replace them. */
+/* Every CUPTI call sassmetrics.c makes, one X row each (engine.h: FL_API_*); tests replace them. */
+/* clang-format off: one X row a line (clang-format would join them) */
+#define FL_SASS_CALLS(X)                                                                           \
+    FL_API_DEVICE(X)                                                                               \
+    FL_API_DEINIT(X)                                                                               \
+    X(get_properties, (CUpti_SassMetrics_GetProperties_Params *), cuptiSassMetricsGetProperties,   \
+      t_sass_props)                                                                                \
+    X(set_config, (CUpti_SassMetricsSetConfig_Params *), cuptiSassMetricsSetConfig, t_sass_set)    \
+    X(unset_config, (CUpti_SassMetricsUnsetConfig_Params *), cuptiSassMetricsUnsetConfig,          \
+      t_sass_unset)                                                                                \
+    X(enable, (CUpti_SassMetricsEnable_Params *), cuptiSassMetricsEnable, t_sass_enable)           \
+    X(disable, (CUpti_SassMetricsDisable_Params *), cuptiSassMetricsDisable, t_sass_disable)       \
+    X(data_properties, (CUpti_SassMetricsGetDataProperties_Params *),                              \
+      cuptiSassMetricsGetDataProperties, t_sass_props_data)                                        \
+    X(flush_data, (CUpti_SassMetricsFlushData_Params *), cuptiSassMetricsFlushData, t_sass_flush)
+/* clang-format on */
+
 typedef struct fl_sass_api {
-    CUptiResult (*profiler_init)(CUpti_Profiler_Initialize_Params *);
-    CUptiResult (*profiler_deinit)(CUpti_Profiler_DeInitialize_Params *);
-    CUptiResult (*chip_name)(CUpti_Device_GetChipName_Params *);
-    CUptiResult (*get_properties)(CUpti_SassMetrics_GetProperties_Params *);
-    CUptiResult (*set_config)(CUpti_SassMetricsSetConfig_Params *);
-    CUptiResult (*unset_config)(CUpti_SassMetricsUnsetConfig_Params *);
-    CUptiResult (*enable)(CUpti_SassMetricsEnable_Params *);
-    CUptiResult (*disable)(CUpti_SassMetricsDisable_Params *);
-    CUptiResult (*data_properties)(CUpti_SassMetricsGetDataProperties_Params *);
-    CUptiResult (*flush_data)(CUpti_SassMetricsFlushData_Params *);
-    CUptiResult (*device_id)(CUcontext, uint32_t *);
+    FL_SASS_CALLS(FL_API_FIELD)
 } fl_sass_api;
 
 /* NULL: CUPTI's own functions again. */
@@ -132,20 +138,9 @@ void fl_sass_engine_fail(CUptiResult r, const char *what);
  * sass_config of a newly configured device first). */
 void fl_sass_engine_drain(const fl_trace_sink *sink);
 
-/* The session ends: the next drain reads what is left and disables. */
-void fl_sass_engine_stop(void);
-
-/* Status, reason and counts into out's sass_* fields. */
-void fl_sass_engine_stats(fl_trace_stats *out);
-
-/* Everything freed (contexts still enabled are disabled unread). */
-void fl_sass_engine_release(void);
-
-/* GPUFL_CUPTI_TRACE: the CUPTI table replaced by one that says each call
- * (sassmetrics_trace.c). */
-void fl_sass_trace(const gp_metrics_plugin *host);
-
-/* The engine's row of the table (sassmetrics_engine.c). */
-extern const fl_engine fl_sass_engine;
+/* FL_ENGINE_DECLARE: after stop the next drain reads what is left and
+ * disables; stats gives status, reason and counts; release frees
+ * everything (contexts still enabled are disabled unread). */
+FL_ENGINE_DECLARE(fl_sass);
 
 #endif /* GP_PLUGIN_SASSMETRICS_H */

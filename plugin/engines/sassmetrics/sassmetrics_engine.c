@@ -11,7 +11,7 @@
 
 #include "../engine.h"
 #include "gpu_profile.h"
-#include "../../common/status.h"
+#include "../../../src/util/error.h"
 
 #include <stdio.h>
 
@@ -37,12 +37,7 @@ static void stats(fl_trace_stats *out)
 
 static size_t defaults(const char **names, unsigned *slots, size_t cap)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < fl_sass_n_metric_names && k < cap; i++) {
-        slots[k] = (unsigned)i;
-        names[k++] = fl_sass_metric_names[i];
-    }
-    return k;
+    return fl_engine_flat_defaults(fl_sass_metric_names, fl_sass_n_metric_names, names, slots, cap);
 }
 
 static gp_status choose(const gp_metrics_plugin *table, void *hobj, const char *chip,
@@ -50,9 +45,9 @@ static gp_status choose(const gp_metrics_plugin *table, void *hobj, const char *
                         gp_error *err)
 {
     (void)table, (void)hobj, (void)chip, (void)list, (void)one_pass, (void)take, (void)user;
-    return fl_fail(err, GP_ERR_NOT_SUPPORTED,
-                   "SASS metrics have no host side: CUPTI checks them on the device when the "
-                   "session starts (cuptiSassMetricsGetProperties), and they need no passes");
+    return gp_error_set(err, GP_ERR_NOT_SUPPORTED,
+                        "SASS metrics have no host side: CUPTI checks them on the device when the "
+                        "session starts (cuptiSassMetricsGetProperties), and they need no passes");
 }
 
 const fl_engine fl_sass_engine = {

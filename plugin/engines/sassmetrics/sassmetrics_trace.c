@@ -51,19 +51,7 @@ static CUptiResult t_sass_flush(CUpti_SassMetricsFlushData_Params *p)
     return r;
 }
 
-static const fl_sass_api sass_traced = {
-    .profiler_init = fl_say_prof_init,
-    .profiler_deinit = fl_say_prof_deinit,
-    .chip_name = fl_say_chip,
-    .get_properties = t_sass_props,
-    .set_config = t_sass_set,
-    .unset_config = t_sass_unset,
-    .enable = t_sass_enable,
-    .disable = t_sass_disable,
-    .data_properties = t_sass_props_data,
-    .flush_data = t_sass_flush,
-    .device_id = fl_say_device_id,
-};
+static const fl_sass_api sass_traced = {FL_SASS_CALLS(FL_API_TRACED)};
 
 void fl_sass_trace(const gp_metrics_plugin *host)
 {

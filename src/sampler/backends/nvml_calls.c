@@ -44,22 +44,6 @@ typedef struct nvml_sym {
     const char *name;
 } nvml_sym;
 
-/* Codes that mean "this metric is not available here", never an error. */
-static bool is_unavailable(nvmlReturn_t rc)
-{
-    switch (rc) {
-    case NVML_ERROR_NOT_SUPPORTED:
-    case NVML_ERROR_NO_PERMISSION:
-    case NVML_ERROR_NOT_FOUND:
-    case NVML_ERROR_FUNCTION_NOT_FOUND:
-    case NVML_ERROR_NO_DATA:
-    case NVML_ERROR_NOT_READY:
-        return true;
-    default:
-        return false;
-    }
-}
-
 static const char *error_text(const nvml_lib *l, nvmlReturn_t rc)
 {
     const char *s = l->api.error_string ? l->api.error_string(rc) : NULL;
@@ -320,8 +304,8 @@ static gp_status sys_driver(gp_runner *r, nvml_lib *l, char *buf, size_t len, gp
     nvmlReturn_t rc = l->api.get_driver_version(v, sizeof v);
     v[sizeof v - 1] = '\0';
     if (rc != NVML_SUCCESS)
-        return fail(l, is_unavailable(rc) ? GP_ERR_NOT_SUPPORTED : status_for(rc), NO_DEVICE, NULL,
-                    "nvmlSystemGetDriverVersion", rc, err);
+        return fail(l, gp_nvml_unavailable(rc) ? GP_ERR_NOT_SUPPORTED : status_for(rc), NO_DEVICE,
+                    NULL, "nvmlSystemGetDriverVersion", rc, err);
     snprintf(buf, len, "%s", v);
     return GP_OK;
 }
@@ -404,7 +388,7 @@ static gp_status get_text(gp_runner *r, nvml_lib *l, unsigned index, nvmlDevice_
     if (rc == NVML_SUCCESS)
         return GP_OK;
     buf[0] = '\0';
-    if (is_unavailable(rc))
+    if (gp_nvml_unavailable(rc))
         return GP_OK;
     return fail(l, status_for(rc), index, dev_name, fn_name, rc, err);
 }
@@ -509,7 +493,7 @@ static gp_status device_info(gp_runner *r, nvml_dev *d, gp_device_info *out, gp_
     if (rc == NVML_SUCCESS) {
         out->mem_total_bytes = total;
         out->valid |= GP_M_MEM_TOTAL;
-    } else if (!is_unavailable(rc)) {
+    } else if (!gp_nvml_unavailable(rc)) {
         return fail(l, status_for(rc), index, out->name, fn, rc, err);
     }
     return GP_OK;
@@ -647,7 +631,7 @@ void gp_nvml_job_start(gp_runner *r, void *job)
         nvmlReturn_t rc_ = (call);                                                                 \
         if (rc_ == NVML_SUCCESS) {                                                                 \
             on_success;                                                                            \
-        } else if (!is_unavailable(rc_)) {                                                         \
+        } else if (!gp_nvml_unavailable(rc_)) {                                                    \
             out->valid = 0; /* a failed read reports nothing */                                    \
             return fail(d->key.lib, status_for(rc_), d->key.index, d->name, (fn_name), rc_, err);  \
         }                                                                                          \

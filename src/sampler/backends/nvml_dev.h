@@ -78,6 +78,24 @@ typedef struct nvml_lib {
     nvml_api api;
 } nvml_lib;
 
+/* Codes that mean "this metric is not available here", never an error
+ * (inline: nvml_calls.c and nvml_mig.c both ask, and call each other
+ * otherwise only one way). */
+static inline bool gp_nvml_unavailable(nvmlReturn_t rc)
+{
+    switch (rc) {
+    case NVML_ERROR_NOT_SUPPORTED:
+    case NVML_ERROR_NO_PERMISSION:
+    case NVML_ERROR_NOT_FOUND:
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+    case NVML_ERROR_NO_DATA:
+    case NVML_ERROR_NOT_READY:
+        return true;
+    default:
+        return false;
+    }
+}
+
 gp_status gp_nvml_lib_load(const char *path, nvml_lib **out, gp_error *err);
 void gp_nvml_lib_ref(nvml_lib *l);
 void gp_nvml_lib_unref(nvml_lib *l);

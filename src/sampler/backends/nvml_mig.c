@@ -23,22 +23,11 @@
 #include <string.h>
 
 /* "Not here": no MIG on this GPU, an empty slot, a call the driver does
- * not have or will not answer (nvml_calls.c's is_unavailable, plus the
+ * not have or will not answer (gp_nvml_unavailable, plus the
  * answers of a slot or GPU without an instance). */
 static bool not_here(nvmlReturn_t rc)
 {
-    switch (rc) {
-    case NVML_ERROR_INVALID_ARGUMENT:
-    case NVML_ERROR_NOT_SUPPORTED:
-    case NVML_ERROR_NO_PERMISSION:
-    case NVML_ERROR_NOT_FOUND:
-    case NVML_ERROR_FUNCTION_NOT_FOUND:
-    case NVML_ERROR_NO_DATA:
-    case NVML_ERROR_NOT_READY:
-        return true;
-    default:
-        return false;
-    }
+    return rc == NVML_ERROR_INVALID_ARGUMENT || gp_nvml_unavailable(rc);
 }
 
 nvmlReturn_t gp_nvml_mig_slots(gp_runner *r, const nvml_api *a, nvmlDevice_t dev, unsigned *slots,

@@ -15,6 +15,7 @@
  * turns its answers into devices, rounds and messages.
  */
 #include "../../util/error.h"
+#include "../../util/fs.h"
 #include "backend.h"
 #include "smi_parse.h"
 #include "smi_proc.h"
@@ -186,8 +187,8 @@ static gp_status take_devices(smi_ctx *c, char *text, gp_error *err)
         return gp_error_set(err, GP_ERR_NO_MEMORY, "smi: out of memory");
     if (n == 0) {
         free(devs);
-        return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "smi: %s listed no GPU: %s", c->path,
-                            other[0] ? other : "(no output)");
+        return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "smi: %s listed no GPU: %s",
+                            fl_path_show(c->path).text, other[0] ? other : "(no output)");
     }
     c->devs = devs;
     c->n_dev = (unsigned)n;
@@ -296,8 +297,8 @@ static gp_status discover(smi_ctx *c, gp_error *err)
      * us) is judged by the output alone. */
     if (ch.status_known && (!WIFEXITED(ch.wstatus) || WEXITSTATUS(ch.wstatus) != 0)) {
         /* nvidia-smi's own words say why (no driver, no device, bad field). */
-        st = gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "smi: %s failed with %s: %s", c->path,
-                          how, said[0] ? said : "(no output)");
+        st = gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "smi: %s failed with %s: %s",
+                          fl_path_show(c->path).text, how, said[0] ? said : "(no output)");
         free(text);
         return st;
     }

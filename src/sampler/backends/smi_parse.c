@@ -80,14 +80,20 @@ static bool take_digits(const char **pp, uint64_t max, uint64_t *v, int *ndigits
     return true;
 }
 
+/* One whole number, then nothing or the unit: its value into *v. */
+static bool whole_cell(const char *p, const char *unit, uint64_t max, uint64_t *v)
+{
+    int n = 0;
+    *v = 0;
+    return take_digits(&p, max, v, &n) && n > 0 && tail_ok(p, unit);
+}
+
 smi_cell gp_smi_parse_uint(const char *cell, const char *unit, uint64_t max, uint64_t *out)
 {
     if (gp_smi_cell_is_missing(cell))
         return SMI_CELL_MISSING;
-    const char *p = cell;
-    uint64_t v = 0;
-    int n = 0;
-    if (!take_digits(&p, max, &v, &n) || n == 0 || !tail_ok(p, unit))
+    uint64_t v;
+    if (!whole_cell(cell, unit, max, &v))
         return SMI_CELL_BAD;
     *out = v;
     return SMI_CELL_VALUE;
@@ -99,15 +105,12 @@ smi_cell gp_smi_parse_int(const char *cell, const char *unit, int64_t min, int64
     if (gp_smi_cell_is_missing(cell))
         return SMI_CELL_MISSING;
     const char *p = cell;
-    bool neg = false;
-    if (*p == '-' || *p == '+') {
-        neg = *p == '-';
+    bool neg = *p == '-';
+    if (*p == '-' || *p == '+')
         p++;
-    }
-    uint64_t v = 0;
-    int n = 0;
+    uint64_t v;
     /* Magnitudes stay below INT64_MAX, so negating cannot overflow. */
-    if (!take_digits(&p, INT64_MAX, &v, &n) || n == 0 || !tail_ok(p, unit))
+    if (!whole_cell(p, unit, INT64_MAX, &v))
         return SMI_CELL_BAD;
     int64_t r = neg ? -(int64_t)v : (int64_t)v;
     if (r < min || r > max)

@@ -10,6 +10,7 @@
 #include "../../util/clock.h"
 #include "../../util/env.h"
 #include "../../util/error.h"
+#include "../../util/fs.h"
 #include "smi_proc.h"
 #include "gpu_profile.h"
 
@@ -50,20 +51,6 @@ void gp_smi_close_fd(int *fd)
         close(*fd);
         *fd = -1;
     }
-}
-
-/* Moves fd above 0..2 so the child's dup2() onto stdin/stdout/stderr can
- * never overwrite another of the descriptors it still needs (a program that
- * closed its stdin would otherwise hand us fd 0). */
-static int fd_above_stdio(int fd)
-{
-    if (fd < 0 || fd > 2)
-        return fd;
-    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return moved;
 }
 
 static void format_seconds(char *buf, size_t len, uint64_t ns)
@@ -165,11 +152,14 @@ static int open_child_fds(int out[2], int ex[2], int *devnull)
     *devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (*devnull < 0)
         return -1;
-    out[0] = fd_above_stdio(out[0]);
-    out[1] = fd_above_stdio(out[1]);
-    ex[0] = fd_above_stdio(ex[0]);
-    ex[1] = fd_above_stdio(ex[1]);
-    *devnull = fd_above_stdio(*devnull);
+    /* Above 0..2, so the child's dup2() onto its standard streams can never
+     * overwrite another descriptor it still needs (a program that closed
+     * its stdin would otherwise hand us fd 0). */
+    out[0] = fl_fd_above_stdio(out[0]);
+    out[1] = fl_fd_above_stdio(out[1]);
+    ex[0] = fl_fd_above_stdio(ex[0]);
+    ex[1] = fl_fd_above_stdio(ex[1]);
+    *devnull = fl_fd_above_stdio(*devnull);
     if (out[0] < 0 || out[1] < 0 || ex[0] < 0 || ex[1] < 0 || *devnull < 0)
         return -1;
     return 0;
@@ -263,7 +253,8 @@ gp_status gp_smi_child_spawn(const char *path, char *const argv[], smi_child *ch
         gp_smi_close_fd(&ex[0]);
         gp_smi_close_fd(&ex[1]);
         gp_smi_close_fd(&devnull);
-        return gp_error_set(err, GP_ERR_IO, "smi: cannot start %s: %s", path, strerror(e));
+        return gp_error_set(err, GP_ERR_IO, "smi: cannot start %s: %s", fl_path_show(path).text,
+                            strerror(e));
     }
 
     gp_smi_close_fd(&out[1]);
@@ -275,8 +266,8 @@ gp_status gp_smi_child_spawn(const char *path, char *const argv[], smi_child *ch
     gp_smi_close_fd(&ex[0]);
     if (exec_errno != 0) {
         gp_smi_child_end(ch, false);
-        return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "smi: cannot run %s: %s", path,
-                            strerror(exec_errno));
+        return gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE, "smi: cannot run %s: %s",
+                            fl_path_show(path).text, strerror(exec_errno));
     }
     return make_nonblocking(path, ch, err);
 }
