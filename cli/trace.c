@@ -125,11 +125,13 @@ static void captures_text(const cli_trace *t, FILE *f)
 {
     for (size_t i = 0; i < t->run.n_captures; i++) {
         const fl_run_capture *c = &t->run.captures[i];
-        char who[64];
+        char who[64], pid[24] = "n/a";
+        if (c->pid >= 0)
+            snprintf(pid, sizeof pid, "%lld", c->pid);
         if (c->rank >= 0)
-            snprintf(who, sizeof who, "rank %lld pid %lld", c->rank, c->pid);
+            snprintf(who, sizeof who, "rank %lld pid %s", c->rank, pid);
         else
-            snprintf(who, sizeof who, "pid %lld", c->pid);
+            snprintf(who, sizeof who, "pid %s", pid);
         if (c->windows == 0) {
             fprintf(f, "  %-18s%s  no window opened: nothing traced\n", "capture windows", who);
             continue;
@@ -288,7 +290,12 @@ void cli_trace_json(const cli_trace *t, fl_buf *b)
         fl_buf_puts(b, "null");
     for (size_t i = 0; i < t->run.n_captures; i++) {
         const fl_run_capture *c = &t->run.captures[i];
-        fl_buf_printf(b, "%s{\"pid\":%lld,\"rank\":", i ? "," : "[", c->pid);
+        fl_buf_printf(b, "%s{\"pid\":", i ? "," : "[");
+        if (c->pid >= 0)
+            fl_buf_printf(b, "%lld", c->pid);
+        else
+            fl_buf_puts(b, "null");
+        fl_buf_puts(b, ",\"rank\":");
         if (c->rank >= 0)
             fl_buf_printf(b, "%lld", c->rank);
         else
