@@ -331,9 +331,9 @@ static int parse_count(const char *opt, const char *text, int min, int *out)
  * parser (the values reach CMD's gpufl_init unchanged). */
 static int check_capture(const char *opt, const char *range, const char *end, cli_opts *o)
 {
-    char why[512];
-    if (fl_capture_check(range, end, why, sizeof why) != 0) {
-        cli_say("%s", why); /* the field names become the flags (say.c) */
+    gp_error err;
+    if (fl_capture_check(range, end, &err) != GP_OK) {
+        cli_say("%s", err.message); /* the field names become the flags (say.c) */
         return -1;
     }
     if (end)

@@ -120,6 +120,31 @@ static void stalls_text(const cli_trace *t, FILE *f)
             fl_plural(t->run.pc_samples, "sample", "samples"));
 }
 
+/* Each process's capture windows: how many and how long inside. */
+static void captures_text(const cli_trace *t, FILE *f)
+{
+    for (size_t i = 0; i < t->run.n_captures; i++) {
+        const fl_run_capture *c = &t->run.captures[i];
+        char who[64], pid[24] = "n/a";
+        if (c->pid >= 0)
+            snprintf(pid, sizeof pid, "%lld", c->pid);
+        if (c->rank >= 0)
+            snprintf(who, sizeof who, "rank %lld pid %s", c->rank, pid);
+        else
+            snprintf(who, sizeof who, "pid %s", pid);
+        if (c->windows == 0) {
+            fprintf(f, "  %-18s%s  no window opened: nothing traced\n", "capture windows", who);
+            continue;
+        }
+        fprintf(f, "  %-18s%s  %u %s %s  %.3f ms inside", "capture windows", who, c->windows,
+                c->trigger, fl_plural(c->windows, "window", "windows"),
+                (double)c->captured_ns / 1e6);
+        if (c->open_at_end)
+            fprintf(f, " (%u open at shutdown)", c->open_at_end);
+        fputc('\n', f);
+    }
+}
+
 void cli_trace_text(const cli_trace *t, FILE *f)
 {
     if (t->run.processes > 0) {
@@ -175,6 +200,7 @@ void cli_trace_text(const cli_trace *t, FILE *f)
             ops_text(f, "memset", &t->run.memsets, "memset", "memsets");
         else
             fprintf(f, "  %-18snone\n", "memset");
+        captures_text(t, f);
         if (t->log_dir)
             fprintf(f, "  %-18s%s\n", "sessions", t->log_dir);
     }
@@ -259,7 +285,32 @@ void cli_trace_json(const cli_trace *t, fl_buf *b)
         fl_buf_str(b, c->message);
         fl_buf_printf(b, ",\"processes\":%zu}", c->processes);
     }
-    fl_buf_printf(b, "],\"bad_lines\":%llu,\"bad_records\":%llu,\"dropped_records\":%llu}",
+    fl_buf_puts(b, "],\"capture_windows\":");
+    if (t->run.n_captures == 0)
+        fl_buf_puts(b, "null");
+    for (size_t i = 0; i < t->run.n_captures; i++) {
+        const fl_run_capture *c = &t->run.captures[i];
+        fl_buf_printf(b, "%s{\"pid\":", i ? "," : "[");
+        if (c->pid >= 0)
+            fl_buf_printf(b, "%lld", c->pid);
+        else
+            fl_buf_puts(b, "null");
+        fl_buf_puts(b, ",\"rank\":");
+        if (c->rank >= 0)
+            fl_buf_printf(b, "%lld", c->rank);
+        else
+            fl_buf_puts(b, "null");
+        fl_buf_puts(b, ",\"trigger\":");
+        if (*c->trigger)
+            fl_buf_str(b, c->trigger);
+        else
+            fl_buf_puts(b, "null");
+        fl_buf_printf(b, ",\"windows\":%u,\"open_at_shutdown\":%u,\"captured_ns\":%llu}",
+                      c->windows, c->open_at_end, (unsigned long long)c->captured_ns);
+    }
+    if (t->run.n_captures)
+        fl_buf_puts(b, "]");
+    fl_buf_printf(b, ",\"bad_lines\":%llu,\"bad_records\":%llu,\"dropped_records\":%llu}",
                   (unsigned long long)t->run.bad_lines, (unsigned long long)t->run.bad_rows,
                   (unsigned long long)t->run.dropped);
 }

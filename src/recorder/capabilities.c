@@ -10,6 +10,7 @@
  * caps_engines.c's (one row per engine).
  */
 #include "capabilities.h"
+#include "capture.h"
 #include "caps_int.h"
 #include "say.h"
 #include "scope.h"
@@ -109,6 +110,26 @@ static void add_trace_caps(session *s, bool tracing, const char *why)
     }
 }
 
+/* capture_windows: the gate keeps trace rows only, so without tracing a
+ * window spec does nothing and says so. */
+static void add_capture_cap(session *s, bool tracing)
+{
+    if (!fl_capture_active()) {
+        fl_caps_add(s, "capture_windows", false, FL_CAP_NOT_REQUESTED, "",
+                    "no capture_range, capture_delay_ms or capture_duration_ms: every trace row "
+                    "is kept");
+        return;
+    }
+    fl_capture_counts cc;
+    fl_capture_counts_get(&cc);
+    if (tracing)
+        fl_caps_add(s, "capture_windows", true, FL_CAP_COLLECTED, "",
+                    "trace rows kept only inside the %s windows", cc.trigger);
+    else
+        fl_caps_add(s, "capture_windows", true, FL_CAP_SKIPPED, "no_trace",
+                    "capture windows gate trace rows; this session traces nothing");
+}
+
 void fl_caps_build(session *s, bool tracing, const char *why, const char *device_note)
 {
     gpufl_engine req = s->cfg.profiling_engine;
@@ -117,6 +138,7 @@ void fl_caps_build(session *s, bool tracing, const char *why, const char *device
     s->selected_engine = fl_engine_wire_name(sel);
     add_monitor_caps(s, device_note);
     add_trace_caps(s, tracing, why);
+    add_capture_cap(s, tracing);
     char above_why[800];
     snprintf(above_why, sizeof above_why, "%s",
              tracing ? "not implemented by this version; the session runs Trace" : why);
@@ -250,9 +272,34 @@ static void put_stack_counts(session *s, const fl_trace_stats *st)
                              (unsigned long long)st->stacks_overflow, st->stacks_max);
 }
 
+/* capture_windows, collected: the windows opened and every trace row the
+ * gate dropped, by kind, so the session says what it did not write. */
+static void put_capture_counts(session *s)
+{
+    if (!fl_capture_active() || !fl_caps_is_collected(s, "capture_windows"))
+        return;
+    fl_capture_counts cc;
+    fl_capture_counts_get(&cc);
+    const uint64_t *o = cc.left_out;
+    fl_caps_set(s, "capture_windows", FL_CAP_COLLECTED, "",
+                "%u windows captured (%s); left out (outside every window): %llu kernels, %llu "
+                "memcpy, %llu memset, %llu sync, %llu graph launches (%llu trace rows)",
+                cc.windows, cc.trigger, (unsigned long long)o[FL_CAPTURE_ROW_KERNEL],
+                (unsigned long long)o[FL_CAPTURE_ROW_MEMCPY],
+                (unsigned long long)o[FL_CAPTURE_ROW_MEMSET],
+                (unsigned long long)o[FL_CAPTURE_ROW_SYNC],
+                (unsigned long long)o[FL_CAPTURE_ROW_GRAPH], (unsigned long long)cc.rows_left_out);
+    if (cc.windows_refused > 0)
+        fl_caps_mark_partial(s, "capture_windows", "windows_refused",
+                             "%u windows not opened: more than %u in one session, or no memory "
+                             "(their rows were left out)",
+                             cc.windows_refused, FL_CAPTURE_MAX_WINDOWS);
+}
+
 void fl_caps_trace_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
 {
     put_trace_counts(s, st, n);
+    put_capture_counts(s);
     put_stack_counts(s, st);
     mark_trace_losses(s, st, n);
     fl_caps_engines_final(s, st, n);

@@ -15,6 +15,7 @@
 #include "capture.h"
 #include "../abi/trace_abi.h"
 #include "../util/clock.h"
+#include "../util/error.h"
 #include "launcher.h"
 
 #include <ctype.h>
@@ -47,7 +48,7 @@ static _Thread_local int nvtx_depth
     __attribute__((tls_model("initial-exec"))); /* pushes not popped */
 static _Thread_local char nvtx_me __attribute__((tls_model("initial-exec"))); /* names the thread */
 static fl_capture_counts counts;
-static _Atomic uint64_t left_out;
+static _Atomic uint64_t left_out[FL_CAPTURE_ROW_KINDS];
 
 /* ------------------------------------------------------------- parsing */
 
@@ -131,10 +132,15 @@ int fl_capture_parse(const char *range, const char *end, int delay_ms, int durat
     return 0;
 }
 
-int fl_capture_check(const char *range, const char *end, char *why, size_t len)
+gp_status fl_capture_check(const char *range, const char *end, gp_error *err)
 {
     fl_capture_spec s;
-    return fl_capture_parse(range, end, 0, 0, &s, why, len);
+    char why[sizeof err->message];
+    if (fl_capture_parse(range, end, 0, 0, &s, why, sizeof why) == 0) {
+        gp_error_clear(err);
+        return GP_OK;
+    }
+    return gp_error_set(err, GP_ERR_INVALID_ARG, "%s", why);
 }
 
 bool fl_capture_wanted(const fl_capture_spec *s)
@@ -153,7 +159,8 @@ void fl_capture_install(const fl_capture_spec *s, uint64_t origin_ns)
     closed = 0;
     nvtx_thread = NULL;
     memset(&counts, 0, sizeof counts);
-    atomic_store(&left_out, 0);
+    for (int k = 0; k < FL_CAPTURE_ROW_KINDS; k++)
+        atomic_store(&left_out[k], 0);
     spec = *s;
     t_lo_ns = origin_ns + s->delay_ns;
     t_hi_ns = s->duration_ns ? t_lo_ns + s->duration_ns : UINT64_MAX;
@@ -354,11 +361,22 @@ void fl_capture_counts_get(fl_capture_counts *out)
 {
     pthread_mutex_lock(&mu);
     *out = counts;
+    /* The timed window alone: opened once its delay has passed. */
+    if (spec.timed && spec.trigger == FL_CAPTURE_ALWAYS)
+        out->windows = gp_now_wall_ns() >= t_lo_ns ? 1 : 0;
+    snprintf(out->trigger, sizeof out->trigger, "%s%s%s", trigger_name(),
+             spec.trigger == FL_CAPTURE_NVTX ? ":" : "",
+             spec.trigger == FL_CAPTURE_NVTX ? spec.nvtx_name : "");
     pthread_mutex_unlock(&mu);
-    out->rows_left_out = atomic_load(&left_out);
+    out->rows_left_out = 0;
+    for (int k = 0; k < FL_CAPTURE_ROW_KINDS; k++) {
+        out->left_out[k] = atomic_load(&left_out[k]);
+        out->rows_left_out += out->left_out[k];
+    }
 }
 
-void fl_capture_count_left_out(uint64_t n)
+void fl_capture_count_left_out(int kind, uint64_t n)
 {
-    atomic_fetch_add(&left_out, n);
+    if (kind >= 0 && kind < FL_CAPTURE_ROW_KINDS)
+        atomic_fetch_add(&left_out[kind], n);
 }

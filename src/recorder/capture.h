@@ -72,13 +72,27 @@ bool fl_capture_keeps(uint32_t corr, uint64_t t_ns);
  * capture_window records into b. */
 void fl_capture_write(fl_buf *b, const fl_ident *id, bool final, uint64_t end_ns);
 
+/* The kinds of trace rows the gate drops, counted apart so that the
+ * session says what it did not write (capture_capabilities). */
+enum {
+    FL_CAPTURE_ROW_KERNEL = 0,
+    FL_CAPTURE_ROW_MEMCPY,
+    FL_CAPTURE_ROW_MEMSET,
+    FL_CAPTURE_ROW_SYNC,
+    FL_CAPTURE_ROW_GRAPH,
+    FL_CAPTURE_ROW_KINDS
+};
+
 /* The counts for capture_capabilities and the debug line. */
 typedef struct fl_capture_counts {
-    uint32_t windows;         /* opened */
-    uint32_t windows_refused; /* over FL_CAPTURE_MAX_WINDOWS */
-    uint64_t rows_left_out;   /* trace rows outside every window */
+    uint32_t windows;                        /* opened */
+    uint32_t windows_refused;                /* over FL_CAPTURE_MAX_WINDOWS */
+    uint64_t rows_left_out;                  /* trace rows outside every window */
+    uint64_t left_out[FL_CAPTURE_ROW_KINDS]; /* the same by kind (FL_CAPTURE_ROW_*) */
+    char trigger[16 + FL_CAPTURE_NAME_MAX];  /* "cudaProfilerApi", "nvtx:NAME", "time" */
 } fl_capture_counts;
 void fl_capture_counts_get(fl_capture_counts *out);
-void fl_capture_count_left_out(uint64_t n);
+/* n rows of kind (FL_CAPTURE_ROW_*) left out by the gate. */
+void fl_capture_count_left_out(int kind, uint64_t n);
 
 #endif /* GP_RECORDER_CAPTURE_H */

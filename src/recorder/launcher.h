@@ -33,8 +33,9 @@ int fl_run_id_ok(const char *s);
 /* A fresh one: a UUID v4, lower-case, 36 characters, into buf (37 bytes). */
 void fl_run_id_new(char *buf);
 /* For the CLI: whether range and end are values gpufl_init takes as
- * capture_range / capture_range_end (capture.c's one parser): 0, or -1
- * with why, which names the fields (capture_range, capture_range_end). */
-int fl_capture_check(const char *range, const char *end, char *why, size_t len);
+ * capture_range / capture_range_end (capture.c's one parser): GP_OK, or
+ * GP_ERR_INVALID_ARG with err's message naming the field
+ * (capture_range, capture_range_end) and the fix. */
+gp_status fl_capture_check(const char *range, const char *end, gp_error *err);
 
 #endif /* GP_RECORDER_LAUNCHER_H */

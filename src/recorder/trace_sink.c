@@ -136,7 +136,7 @@ static void sort_by_time(void *rows, size_t n, size_t size)
 
 /* Capture windows (capture.c): the rows outside every window dropped, in
  * place, before anything of them is written; returns how many stay. */
-#define KEEP_IN_WINDOWS(rows, n)                                                                   \
+#define KEEP_IN_WINDOWS(rows, n, kind)                                                             \
     do {                                                                                           \
         if (!fl_capture_active())                                                                  \
             break;                                                                                 \
@@ -146,7 +146,7 @@ static void sort_by_time(void *rows, size_t n, size_t size)
             if (fl_capture_keeps((rows)[i_].corr_id, (rows)[i_].t_ns))                             \
                 (rows)[kept_++] = (rows)[i_];                                                      \
         fl_capture_unlock();                                                                       \
-        fl_capture_count_left_out((n)-kept_);                                                      \
+        fl_capture_count_left_out(kind, (n)-kept_);                                                \
         (n) = kept_;                                                                               \
     } while (0)
 
@@ -350,7 +350,7 @@ static void detail_per_launch(fl_trace_writer *w, const fl_kernel_row *k, kernel
 static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
-    KEEP_IN_WINDOWS(rows, n);
+    KEEP_IN_WINDOWS(rows, n, FL_CAPTURE_ROW_KERNEL);
     if (!n)
         return;
     sort_by_time(rows, n, sizeof *rows);
@@ -382,7 +382,7 @@ static void on_kernels(void *user, fl_kernel_row *rows, size_t n)
 static void on_memcpys(void *user, fl_memcpy_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
-    KEEP_IN_WINDOWS(rows, n);
+    KEEP_IN_WINDOWS(rows, n, FL_CAPTURE_ROW_MEMCPY);
     if (!n)
         return;
     sort_by_time(rows, n, sizeof *rows);
@@ -394,7 +394,7 @@ static void on_memcpys(void *user, fl_memcpy_row *rows, size_t n)
 static void on_memsets(void *user, fl_memset_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
-    KEEP_IN_WINDOWS(rows, n);
+    KEEP_IN_WINDOWS(rows, n, FL_CAPTURE_ROW_MEMSET);
     if (!n)
         return;
     sort_by_time(rows, n, sizeof *rows);
@@ -433,7 +433,7 @@ static void sync_stacks(fl_trace_writer *w, fl_sync_row *rows, size_t n)
 static void on_syncs(void *user, fl_sync_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
-    KEEP_IN_WINDOWS(rows, n);
+    KEEP_IN_WINDOWS(rows, n, FL_CAPTURE_ROW_SYNC);
     if (!n)
         return;
     sort_by_time(rows, n, sizeof *rows);
@@ -541,7 +541,7 @@ static void on_perf_ranges(void *user, const fl_perf_row *rows, size_t n)
 static void on_graphs(void *user, fl_graph_row *rows, size_t n)
 {
     fl_trace_writer *w = user;
-    KEEP_IN_WINDOWS(rows, n);
+    KEEP_IN_WINDOWS(rows, n, FL_CAPTURE_ROW_GRAPH);
     if (!n)
         return;
     sort_by_time(rows, n, sizeof *rows);

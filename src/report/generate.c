@@ -5,14 +5,17 @@
  * directory, a flat prefix, or GPUFlight's log_dir + log_prefix), read
  * back (reader/read.c) and reported (report/report.c) exactly as `gpu-profile
  * report` does.  Both go through one read-and-render function, so they
- * produce the same bytes for the same session.  Errors are returned, never
- * printed; the report itself goes where the caller asked.
+ * produce the same bytes for the same session; a log directory whose run
+ * shown has several processes gets the run section as `gpu-profile
+ * report` gives it.  Errors are returned, never printed; the
+ * report itself goes where the caller asked.
  */
 #include "../reader/read.h"
 #include "../recorder/session.h"
 #include "../util/buf.h"
 #include "../util/error.h"
 #include "report.h"
+#include "runs.h"
 #include "gpufl.h"
 
 #include <errno.h>
@@ -31,6 +34,32 @@ typedef struct render_req {
     unsigned sections;
 } render_req;
 
+/* The runs of a log directory as `gpu-profile report DIR` resolves them
+ * (cli/logs.c): true with rs filled, its figures read and *dir the
+ * session the other sections report, when the run shown has several
+ * processes; false, rs freed, when path is no log directory to group (a
+ * flat prefix, a channel file) or the session shown is of no run or alone
+ * in it: then the plain read decides as before, so that a directory of
+ * unrelated sessions reports the latest as it always has (the command
+ * also lists the other runs there). */
+static bool resolve_run(const render_req *q, fl_runs *rs, const char **dir)
+{
+    fl_runs_init(rs);
+    if (q->log_prefix)
+        return false;
+    const char *paths[] = {q->path};
+    gp_error ge;
+    if (fl_runs_scan(rs, paths, 1, &ge) != GP_OK ||
+        fl_runs_pick(rs, NULL, q->session_id, &ge) != GP_OK || rs->shown >= rs->ng ||
+        rs->g[rs->shown].n < 2) {
+        fl_runs_free(rs);
+        return false;
+    }
+    fl_runs_figures(rs);
+    *dir = fl_runs_primary(rs, q->session_id)->dir;
+    return true;
+}
+
 /* Reads the session q names and renders its report into *out (appended;
  * the caller frees it, also after an error).  live: this process is still
  * recording it, so no shutdown is expected yet. */
@@ -42,6 +71,11 @@ static gpufl_status read_and_render(const render_req *q, bool live, fl_buf *out,
     fl_report *r = fl_report_create();
     if (!r)
         return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory for the report");
+    fl_runs rs;
+    const char *path = q->path;
+    bool run = !live && resolve_run(q, &rs, &path);
+    if (run)
+        fl_report_set_runs(r, &rs, q->session_id);
     fl_read_cb cb;
     fl_report_callbacks(r, &cb);
     fl_read_opts o;
@@ -49,8 +83,11 @@ static gpufl_status read_and_render(const render_req *q, bool live, fl_buf *out,
     o.session_id = q->session_id;
     fl_read_result res;
     gp_error ge;
-    if (fl_read_session_prefixed(q->path, q->log_prefix, &o, &cb, &res, &ge) != GP_OK) {
+    gp_status rst = fl_read_session_prefixed(path, q->log_prefix, &o, &cb, &res, &ge);
+    if (rst != GP_OK) {
         fl_report_destroy(r);
+        if (run)
+            fl_runs_free(&rs);
         return fl_error_from_gp(err, &ge, "cannot read the session");
     }
     if (!live && gpufl_is_active()) {
@@ -66,6 +103,8 @@ static gpufl_status read_and_render(const render_req *q, bool live, fl_buf *out,
     else
         fl_report_text_sections(r, q->top_n, q->sections, out);
     fl_report_destroy(r);
+    if (run)
+        fl_runs_free(&rs);
     if (out->oom)
         return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory for the report");
     return GPUFL_OK;

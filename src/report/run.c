@@ -5,7 +5,8 @@
  * given once).  Of what it delivers the summary takes dictionary_update
  * (kernel_dict, metric_dict), kernel_event_batch, memcpy_event_batch and
  * profile_sample_batch (columns looked up by vocabulary id), memset_event,
- * the range profiler's records and the last capture_capabilities;
+ * the range profiler's records, job_start's pid and rank, capture_window
+ * (each process's windows) and the last capture_capabilities;
  * everything else is ignored.  A bad log never fails the read: the reader
  * counts what it skips (lines that are not a JSON object with a string
  * "type", a torn last line too; records it cannot use; records of another
@@ -152,6 +153,8 @@ typedef struct sess {
     unsigned sass_have;
     uint64_t perf_ranges; /* RangeProfiler's records: scope and kernel ranges */
     json_t *caps;         /* the last capture_capabilities */
+    long long pid, rank;  /* job_start's (rank -1: none) */
+    fl_run_capture cap;   /* its capture_window records (trigger: the first's) */
     uint64_t launches, kernel_ns;
     fl_run_ops copies[FL_RUN_COPY_KINDS], memsets;
     fl_run_ops syncs; /* bytes unused */
@@ -183,6 +186,9 @@ void fl_run_free(fl_run *t)
     for (size_t i = 0; i < t->n_stalls; i++)
         free(t->stalls[i].name);
     free(t->stalls);
+    for (size_t i = 0; i < t->n_captures; i++)
+        free(t->captures[i].trigger);
+    free(t->captures);
     memset(t, 0, sizeof *t);
 }
 
@@ -419,6 +425,40 @@ static void on_syncs(sess *s, const fl_batch *b)
     }
 }
 
+static void on_job_start(sess *s, const json_t *rec)
+{
+    const json_t *pid = json_object_get(rec, "pid"), *rank = json_object_get(rec, "rank");
+    s->pid = json_is_integer(pid) ? (long long)json_integer_value(pid) : -1;
+    s->rank = json_is_integer(rank) ? (long long)json_integer_value(rank) : -1;
+}
+
+/* A capture_window: counted, its duration summed, the trigger of the
+ * first kept ("nvtx:NAME" for an NVTX range). */
+static void on_window(sess *s, const json_t *rec)
+{
+    uint64_t d;
+    const char *trig = json_string_value(json_object_get(rec, "trigger"));
+    const char *name = json_string_value(json_object_get(rec, "name"));
+    if (!trig || json_u64(json_object_get(rec, "duration_ns"), &d) < 0) {
+        s->bad++;
+        return;
+    }
+    s->cap.windows++;
+    s->cap.captured_ns = sat_add(s->cap.captured_ns, d);
+    if (json_is_true(json_object_get(rec, "open_at_shutdown")))
+        s->cap.open_at_end++;
+    if (s->cap.trigger)
+        return;
+    size_t len = strlen(trig) + (name ? strlen(name) : 0) + 2;
+    s->cap.trigger = malloc(len);
+    if (!s->cap.trigger) {
+        s->t->oom = 1;
+        return;
+    }
+    snprintf(s->cap.trigger, len, "%s%s%s", trig, name && *name ? ":" : "",
+             name && *name ? name : "");
+}
+
 static void on_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
 {
     (void)channel;
@@ -433,6 +473,10 @@ static void on_record(void *user, int channel, fl_type t, const char *type, json
     } else if (t == FL_T_CAPTURE_CAPABILITIES) {
         json_decref(s->caps);
         s->caps = json_incref(rec);
+    } else if (t == FL_T_JOB_START) {
+        on_job_start(s, rec);
+    } else if (t == FL_T_CAPTURE_WINDOW) {
+        on_window(s, rec);
     }
 }
 
@@ -538,6 +582,37 @@ static void add_kernel(fl_run *t, const char *name, uint64_t calls, uint64_t tot
     t->kernels[t->n_kernels++] = (fl_run_kernel){n, calls, total_ns};
 }
 
+/* Whether the session's last capture_capabilities says it asked for
+ * capture windows. */
+static bool asked_windows(const json_t *caps)
+{
+    const json_t *list = json_object_get(caps, "capabilities");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const json_t *c = json_array_get(list, i);
+        if (same(json_string_value(json_object_get(c, "feature")), "capture_windows"))
+            return json_is_true(json_object_get(c, "requested"));
+    }
+    return false;
+}
+
+/* The process's windows into t (the trigger's string moves). */
+static void take_capture(fl_run *t, sess *s)
+{
+    if (s->cap.windows == 0 && !asked_windows(s->caps))
+        return;
+    if (fl_grow((void **)&t->captures, &t->cap_captures, t->n_captures + 1, sizeof *t->captures) <
+        0) {
+        t->oom = 1;
+        return;
+    }
+    fl_run_capture *c = &t->captures[t->n_captures++];
+    *c = s->cap;
+    c->pid = s->pid;
+    c->rank = s->rank;
+    c->trigger = s->cap.trigger ? s->cap.trigger : dup_or_oom(t, "");
+    s->cap.trigger = NULL;
+}
+
 static void merge_session(fl_run *t, sess *s, const fl_read_result *res)
 {
     t->processes++;
@@ -565,6 +640,7 @@ static void merge_session(fl_run *t, sess *s, const fl_read_result *res)
     }
     if (s->caps)
         take_caps(t, s->caps);
+    take_capture(t, s);
     t->pc_samples = sat_add(t->pc_samples, s->pc_samples);
     t->sass_rows = sat_add(t->sass_rows, s->sass_rows);
     for (int k = 0; k < 6; k++)
@@ -592,6 +668,7 @@ gp_status fl_run_add_session(fl_run *t, const char *session_dir, gp_error *err)
     sess s;
     memset(&s, 0, sizeof s);
     s.t = t;
+    s.pid = s.rank = -1;
     fl_read_cb cb = {.user = &s, .record = on_record, .batch = on_batch};
     fl_read_opts opts;
     fl_read_opts_init(&opts);  /* no session_id: the directory's own */
@@ -613,6 +690,7 @@ gp_status fl_run_add_session(fl_run *t, const char *session_dir, gp_error *err)
     for (size_t i = 0; i < s.n_stalls; i++)
         free(s.stalls[i].name);
     free(s.stalls);
+    free(s.cap.trigger);
     json_decref(s.caps);
     return st;
 }

@@ -63,6 +63,17 @@ typedef struct fl_run_engine {
     size_t processes;
 } fl_run_engine;
 
+/* One process's capture windows (capture_window records), for a session
+ * that asked for windows (its capture_capabilities' capture_windows
+ * requested) or wrote any. */
+typedef struct fl_run_capture {
+    long long pid, rank;  /* job_start's; rank -1 when the launcher gave none */
+    char *trigger;        /* "cudaProfilerApi", "nvtx:NAME", "time"; "" with no window */
+    uint32_t windows;     /* capture_window records */
+    uint32_t open_at_end; /* of them, still open at shutdown */
+    uint64_t captured_ns; /* their durations summed */
+} fl_run_capture;
+
 typedef struct fl_run {
     size_t processes; /* sessions read: one per CUDA process */
     uint64_t kernel_launches, kernel_ns;
@@ -90,7 +101,9 @@ typedef struct fl_run {
     uint64_t sass_rows;
     uint64_t sass_v[6];
     unsigned sass_have;
-    uint64_t perf_ranges; /* RangeProfiler: perf_metric_event + kernel_perf_metric_event */
+    uint64_t perf_ranges;     /* RangeProfiler: perf_metric_event + kernel_perf_metric_event */
+    fl_run_capture *captures; /* per process, in the order read */
+    size_t n_captures, cap_captures;
 } fl_run;
 
 void fl_run_init(fl_run *r);

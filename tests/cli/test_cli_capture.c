@@ -144,6 +144,18 @@ static void kernels_of(const char *dir, char *out, size_t cap)
     fl_log_free(&dev);
 }
 
+/* The pid in a session's job_start (-1: none). */
+static long long pid_of(const char *dir)
+{
+    fl_log dev;
+    if (fl_log_read(&dev, dir, "device") != 0)
+        return -1;
+    json_t *js = fl_first(&dev, "job_start");
+    long long pid = js ? (long long)json_integer_value(json_object_get(js, "pid")) : -1;
+    fl_log_free(&dev);
+    return pid;
+}
+
 /* Runs gpu-profile --engine trace ARGS -- capture_child MODE into a fresh
  * log directory: CMD's own stdout and status; the child's session dir. */
 static void run_child(const char *const *args, const char *mode, char *session, size_t cap,
@@ -194,6 +206,12 @@ static void test_profiler_api(void)
               "profiler", s, sizeof s, &r);
     CHECK_CONTAINS(r.err, "gpu-profile: capture range: trace rows only inside cudaProfilerApi "
                           "(every window; gpu-profile report lists the windows)\n");
+    /* The run summary: the process's windows. */
+    char want[256];
+    snprintf(want, sizeof want, "  capture windows   pid %lld  2 cudaProfilerApi windows  ",
+             pid_of(s));
+    CHECK_CONTAINS(r.err, want);
+    CHECK_CONTAINS(r.err, " ms inside\n  sessions");
     h_result_free(&r);
     kernels_of(s, k, sizeof k);
     CHECK_STR(k, "3,4,8");
@@ -212,6 +230,11 @@ static void test_profiler_api(void)
               sizeof s, &r);
     CHECK_CONTAINS(r.err, "\"capture\":{\"delay_s\":null,\"duration_s\":null,\"capture_range\":"
                           "\"cudaProfilerApi\",\"capture_range_end\":\"stop\"}");
+    snprintf(want, sizeof want,
+             "\"capture_windows\":[{\"pid\":%lld,\"rank\":null,\"trigger\":\"cudaProfilerApi\","
+             "\"windows\":1,\"open_at_shutdown\":0,\"captured_ns\":",
+             pid_of(s));
+    CHECK_CONTAINS(r.err, want);
     h_result_free(&r);
     kernels_of(s, k, sizeof k);
     CHECK_STR(k, "3,4");
@@ -222,6 +245,9 @@ static void test_nvtx(void)
     char s[1024], k[512];
     h_result r;
     run_child((const char *[]){"--capture-range", "nvtx:step", NULL}, "nvtx", s, sizeof s, &r);
+    char want[256];
+    snprintf(want, sizeof want, "  capture windows   pid %lld  1 nvtx:step window  ", pid_of(s));
+    CHECK_CONTAINS(r.err, want);
     h_result_free(&r);
     kernels_of(s, k, sizeof k);
     CHECK_STR(k, "2,3");
@@ -239,6 +265,10 @@ static void test_timed(void)
     CHECK_CONTAINS(r.err, "gpu-profile: capture window: from 3600.000 s after the command's "
                           "start, to its end (device statistics and trace rows inside it only; "
                           "the command ran on untouched)\n");
+    char want[256];
+    snprintf(want, sizeof want, "  capture windows   pid %lld  no window opened: nothing traced\n",
+             pid_of(s));
+    CHECK_CONTAINS(r.err, want);
     h_result_free(&r);
     kernels_of(s, k, sizeof k);
     CHECK_STR(k, "");
@@ -247,6 +277,8 @@ static void test_timed(void)
     h_result_free(&r);
 
     run_child((const char *[]){"--duration", "3600", NULL}, "plain", s, sizeof s, &r);
+    snprintf(want, sizeof want, "  capture windows   pid %lld  1 time window  ", pid_of(s));
+    CHECK_CONTAINS(r.err, want);
     h_result_free(&r);
     kernels_of(s, k, sizeof k);
     CHECK_STR(k, "1,2,3");

@@ -350,10 +350,11 @@ static void check_kernel(const jn *k, const char *name, const char *calls, const
 static void check_trace_object(const jn *t, const char *log_dir)
 {
     static const char *const keys[] = {
-        "engine",          "plugin",         "log_dir",          "note",           "processes",
-        "kernel_launches", "kernel_time_ns", "distinct_kernels", "top_kernels",    "memcpy",
-        "memset",          "pc_samples",     "top_stalls",       "sass_metrics",   "engines",
-        "degraded",        "bad_lines",      "bad_records",      "dropped_records"};
+        "engine",          "plugin",          "log_dir",        "note",
+        "processes",       "kernel_launches", "kernel_time_ns", "distinct_kernels",
+        "top_kernels",     "memcpy",          "memset",         "pc_samples",
+        "top_stalls",      "sass_metrics",    "engines",        "degraded",
+        "capture_windows", "bad_lines",       "bad_records",    "dropped_records"};
     CHECK(t && t->t == JN_OBJ);
     if (!t || t->t != JN_OBJ)
         return;
@@ -361,6 +362,7 @@ static void check_trace_object(const jn *t, const char *log_dir)
     for (size_t i = 0; i < t->n && i < sizeof keys / sizeof keys[0]; i++)
         CHECK_STR(t->keys[i], keys[i]);
     CHECK_STR(jn_str(jn_get(t, "engine")), "Trace");
+    CHECK(jn_get(t, "capture_windows") && jn_get(t, "capture_windows")->t == JN_NULL);
     CHECK_STR(jn_str(jn_get(t, "plugin")), plugin);
     if (log_dir)
         CHECK_STR(jn_str(jn_get(t, "log_dir")), log_dir);

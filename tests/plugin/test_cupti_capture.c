@@ -13,6 +13,7 @@
 #include "fl_log.h"
 #include "capture_cb.h"
 #include "gpufl.h"
+#include "recorder/launcher.h"
 
 #include <generated_nvtx_meta.h>
 
@@ -136,6 +137,30 @@ static void windows_of(const char *dir, char *out, size_t cap)
     fl_log_free(&sc);
 }
 
+/* The last capture_capabilities' capture_windows entry, as
+ * "status:reason:message" (what the session says it did not write). */
+static char g_cap[1024];
+static void capture_cap_of(const char *dir)
+{
+    fl_log sc;
+    g_cap[0] = '\0';
+    CHECK_INT(fl_log_read(&sc, dir, "scope"), 0);
+    json_t *caps = NULL;
+    for (size_t i = 0; i < sc.n; i++)
+        if (strcmp(log_type(sc.lines[i]), "capture_capabilities") == 0)
+            caps = sc.lines[i];
+    json_t *list = json_object_get(caps, "capabilities");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *c = json_array_get(list, i);
+        if (strcmp(json_string_value(json_object_get(c, "feature")), "capture_windows") == 0)
+            snprintf(g_cap, sizeof g_cap, "%s:%s:%s",
+                     json_string_value(json_object_get(c, "status")),
+                     json_string_value(json_object_get(c, "reason_code")),
+                     json_string_value(json_object_get(c, "message")));
+    }
+    fl_log_free(&sc);
+}
+
 static void finish(const char *base, char *kernels, char *windows, size_t cap)
 {
     gpufl_shutdown();
@@ -143,6 +168,7 @@ static void finish(const char *base, char *kernels, char *windows, size_t cap)
     CHECK_INT(fl_only_session(base, dir, sizeof dir), 0);
     kernels_of(dir, kernels, cap);
     windows_of(dir, windows, cap);
+    capture_cap_of(dir);
 }
 
 /* Launches 1 | start 2, 3 4, stop 5 | 6 | start 7, 8, stop 9 | 10 | start
@@ -183,6 +209,10 @@ static void test_profiler_api(void)
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "3,4,8");
     CHECK_STR(w, "0:cudaProfilerApi::closed;1:cudaProfilerApi::closed");
+    /* Left out: kernels 1, 6, 10, 12 and launch 10's copy. */
+    CHECK_STR(g_cap, "collected::2 windows captured (cudaProfilerApi); left out (outside every "
+                     "window): 4 kernels, 1 memcpy, 0 memset, 0 sync, 0 graph launches (5 trace "
+                     "rows)");
 
     /* No start ever: nothing traced, no window. */
     start("cudaProfilerApi", "stop", 0, 0, base, sizeof base);
@@ -191,6 +221,9 @@ static void test_profiler_api(void)
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "");
     CHECK_STR(w, "");
+    CHECK_STR(g_cap, "collected::0 windows captured (cudaProfilerApi); left out (outside every "
+                     "window): 2 kernels, 0 memcpy, 0 memset, 0 sync, 0 graph launches (2 trace "
+                     "rows)");
 }
 
 /* Launches 1 in "epoch" | step: 2 3 (a nested "step" 4 inside) | 5 | step:
@@ -217,6 +250,8 @@ static void test_nvtx(void)
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "2,3,4,6");
     CHECK_STR(w, "0:nvtx:step:closed;1:nvtx:step:closed");
+    CHECK_STR(g_cap, "collected::2 windows captured (nvtx:step); left out (outside every window): "
+                     "3 kernels, 0 memcpy, 0 memset, 0 sync, 0 graph launches (3 trace rows)");
 
     /* stop: the first range only; another name never opens one. */
     start("nvtx:step", "", 0, 0, base, sizeof base);
@@ -256,6 +291,8 @@ static void test_timed(void)
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "");
     CHECK_STR(w, "0:time::closed");
+    CHECK_CONTAINS(g_cap, "collected::1 windows captured (time); left out (outside every window): "
+                          "2 kernels,");
 
     start("", "", 3600 * 1000, 86400 * 1000, base, sizeof base); /* from 1 h ago, a day */
     launch(1);
@@ -278,6 +315,7 @@ static void test_timed(void)
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "1,2");
     CHECK_STR(w, "");
+    CHECK_CONTAINS(g_cap, "not_requested::");
 }
 
 static void bad(const char *range, const char *end, int delay_ms, gpufl_status want,
@@ -312,6 +350,20 @@ static void test_bad_values(void)
     setenv("GPUFL_CAPTURE_DURATION_MS", "abc", 1);
     bad("", "", 0, GPUFL_ERR_ENV, "GPUFL_CAPTURE_DURATION_MS=\"abc\" is not a whole number");
     unsetenv("GPUFL_CAPTURE_DURATION_MS");
+}
+
+/* The command's check (cli/options.c) speaks gp_status + gp_error. */
+static void test_check(void)
+{
+    gp_error err;
+    CHECK_INT(fl_capture_check("cudaProfilerApi", "repeat:2", &err), GP_OK);
+    CHECK_INT(err.status, GP_OK);
+    CHECK_INT(fl_capture_check("foo", "", &err), GP_ERR_INVALID_ARG);
+    CHECK_INT(err.status, GP_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "capture_range \"foo\" is not a trigger: use cudaProfilerApi");
+    CHECK_INT(fl_capture_check("", "repeat", &err), GP_ERR_INVALID_ARG);
+    CHECK_CONTAINS(err.message, "needs capture_range");
+    CHECK_INT(fl_capture_check("nvtx:", "", NULL), GP_ERR_INVALID_ARG);
 }
 
 /* The environment the gpu-profile command passes. */
@@ -405,6 +457,7 @@ int main(void)
     test_nvtx();
     test_timed();
     test_bad_values();
+    test_check();
     test_env();
     test_callbacks();
     fl_rmtree(g_tmp);

@@ -571,6 +571,89 @@ static void test_other_losses(void)
     free(js);
 }
 
+/* One process of run "job-7" as the recorder writes it: job_start with
+ * its rank, gemm k0 ns and an NCCL kernel 500 ns, a shutdown. */
+static void run_session(const char *base, const char *sid, int rank, int pid, long k0)
+{
+    char dir[1024], path[1100], text[4096];
+    snprintf(dir, sizeof dir, "%s/%s", base, sid);
+    mkdir(base, 0755);
+    CHECK_INT(mkdir(dir, 0755), 0);
+    snprintf(text, sizeof text,
+             "{\"version\":1,\"type\":\"job_start\",\"pid\":%d,\"app\":\"train\",\"session_id\":"
+             "\"%s\",\"log_path\":\"x\",\"ts_ns\":1760000000000000000,\"hostname\":\"h\","
+             "\"devices\":[],\"session_kind\":\"trace\",\"profiling_engine\":\"nvidia.trace\","
+             "\"run_id\":\"job-7\",\"rank\":%d,\"local_rank\":null,\"world_size\":2,"
+             "\"rank_source\":\"RANK\"}\n"
+             "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"%s\","
+             "\"kernel_dict\":{\"1\":\"gemm\",\"2\":\"ncclKernel_AllReduce\"}}\n"
+             "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":\"%s\",\"batch_id\":1,"
+             "\"base_time_ns\":1760000000001000000,\"columns\":[\"dt_ns\",\"kernel_id\","
+             "\"duration_ns\"],\"rows\":[[0,1,%ld],[10,2,500]]}\n"
+             "{\"type\":\"shutdown\",\"pid\":%d,\"app\":\"train\",\"session_id\":\"%s\","
+             "\"ts_ns\":1760000000009000000}\n",
+             pid, sid, rank, sid, sid, k0, pid, sid);
+    snprintf(path, sizeof path, "%s/device.log", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0);
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+}
+
+/* A log directory holding a run of two processes: the run object filled
+ * as `gpu-profile report DIR` fills it, the other sections the session of
+ * most GPU time; session_id still picks one process. */
+static void test_run(void)
+{
+    char base[600];
+    snprintf(base, sizeof base, "%s/run", g_tmp);
+    run_session(base, "r0", 0, 4100, 1000);
+    run_session(base, "r1", 1, 4101, 3000);
+    gpufl_status st;
+    gpufl_error err;
+    char *js = report(base, NULL, NULL, 10, GPUFL_REPORT_JSON, 0, &st, &err);
+    CHECK_INT(st, GPUFL_OK);
+    json_error_t je;
+    json_t *j = js ? json_loads(js, 0, &je) : NULL;
+    CHECK(j != NULL);
+    json_t *run = json_object_get(j, "run");
+    CHECK(json_is_object(run));
+    CHECK_STR(json_string_value(json_object_get(run, "run_id")), "job-7");
+    json_t *procs = json_object_get(run, "processes");
+    CHECK_INT(json_array_size(procs), 2);
+    CHECK_INT(json_integer_value(json_object_get(json_array_get(procs, 0), "rank")), 0);
+    CHECK_INT(json_integer_value(json_object_get(json_array_get(procs, 0), "pid")), 4100);
+    CHECK_INT(json_integer_value(json_object_get(json_array_get(procs, 0), "gpu_time_ns")), 1500);
+    CHECK_INT(json_integer_value(json_object_get(json_array_get(procs, 1), "pid")), 4101);
+    CHECK_INT(json_integer_value(json_object_get(json_array_get(procs, 1), "gpu_time_ns")), 3500);
+    CHECK_STR(json_string_value(json_object_get(run, "report_session_id")), "r1");
+    CHECK_STR(json_string_value(json_object_get(json_object_get(j, "session"), "session_id")),
+              "r1");
+    json_decref(j);
+    gpufl_free(js);
+    /* session_id: that process's report, the run still shown. */
+    js = report(base, NULL, "r0", 10, GPUFL_REPORT_JSON, 0, &st, &err);
+    CHECK_INT(st, GPUFL_OK);
+    j = js ? json_loads(js, 0, &je) : NULL;
+    CHECK(j != NULL);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(j, "session"), "session_id")),
+              "r0");
+    CHECK_STR(json_string_value(json_object_get(json_object_get(j, "run"), "report_session_id")),
+              "r0");
+    json_decref(j);
+    gpufl_free(js);
+    /* A session directory of the run: that session alone, no run. */
+    char one[700];
+    snprintf(one, sizeof one, "%s/r0", base);
+    js = report(one, NULL, NULL, 10, GPUFL_REPORT_JSON, 0, &st, &err);
+    CHECK_INT(st, GPUFL_OK);
+    j = js ? json_loads(js, 0, &je) : NULL;
+    CHECK(j != NULL);
+    CHECK(json_is_null(json_object_get(j, "run")));
+    json_decref(j);
+    gpufl_free(js);
+}
+
 int main(void)
 {
     (void)rs_write_nodev;
@@ -585,6 +668,7 @@ int main(void)
     test_live();
     test_dropped_scopes();
     test_other_losses();
+    test_run();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_report_logs");
 }
