@@ -45,6 +45,11 @@ RECORDS = {
     "cubin_disassembly": ("sass", 1),
     "ptx_disassembly": ("sass", 1),
     "source_file_content": ("sass", 1),
+    "segment_start": (ALL_CHANNELS, 1),
+    "segment_end": (ALL_CHANNELS, 1),
+    "run_end": (ALL_CHANNELS, 1),
+    "deep_window_rule_summary": ("scope", 0),
+    "counter_data_quality_summary": ("scope", 0),
 }
 
 # Columnar batches: name -> (channel, version, columns in the writer's order).

@@ -113,8 +113,15 @@ static void perf_add(perfstat *p, const json_t *rec, size_t nkeys)
     p->ranges++;
     for (size_t i = 0; i < nkeys; i++) {
         double v;
-        /* -1: not collected. */
-        if (fl_jget_real(rec, fl_perf_keys[i], &v) && v >= 0) {
+        /* -1: not collected; another negative is no value either. */
+        if (!fl_jget_real(rec, fl_perf_keys[i], &v) || v == -1)
+            continue;
+        bool rate = i == FL_PERF_L1_HIT || i == FL_PERF_L2_HIT;
+        if (rate && (v < 0 || v > 100)) {
+            p->invalid++; /* GPUFlight's analyzer makes these NaN too */
+            continue;
+        }
+        if (v >= 0) {
             p->n[i]++;
             p->sum[i] += v;
         }
@@ -224,6 +231,20 @@ static const char *joined(fl_report *r, const json_t *arr)
     return out;
 }
 
+/* The rule that opened a window (GPUFlight writes "trigger" only then). */
+static void deep_trigger(fl_report *r, deepstat *d, const json_t *t)
+{
+    if (!json_is_object(t))
+        return;
+    d->triggered++;
+    d->rule_id = intern(r, fl_jget_str(t, "rule_id"));
+    d->metric = intern(r, fl_jget_str(t, "metric"));
+    d->op = intern(r, fl_jget_str(t, "op"));
+    d->have_threshold = fl_jget_real(t, "threshold", &d->threshold);
+    d->have_observed = fl_jget_real(t, "observed", &d->observed);
+    d->have_fired = fl_jget_u64(t, "fired_ns", &d->fired_ns);
+}
+
 static void deep_window(fl_report *r, const json_t *rec)
 {
     const char *name = fl_jget_str(rec, "name");
@@ -245,6 +266,7 @@ static void deep_window(fl_report *r, const json_t *rec)
     if (why)
         d->close_reason = intern(r, why);
     fl_jget_u64(rec, "launches_covered", &launches);
+    deep_trigger(r, d, json_object_get(rec, "trigger"));
     d->count++;
     d->time_ns += dur;
     d->launches += launches;
@@ -405,6 +427,14 @@ void fl_report_gpufl_record(fl_report *r, int channel, fl_type t, const char *ty
     case FL_T_SOURCE_FILE_CONTENT:
         sass_record(r, t, rec);
         break;
+    case FL_T_JOB_START:
+    case FL_T_SEGMENT_START:
+    case FL_T_SEGMENT_END:
+    case FL_T_RUN_END:
+    case FL_T_DEEP_WINDOW_RULE_SUMMARY:
+    case FL_T_COUNTER_DATA_QUALITY_SUMMARY:
+        fl_report_lifecycle(r, t, rec);
+        break;
     case FL_T_UNKNOWN:
         fl_report_unknown_type(r, type);
         break;
@@ -430,4 +460,5 @@ void fl_report_gpufl_free(fl_report *r)
     free(r->sass_fn);
     free(r->sass_src);
     fl_map_free(&r->sass_seen);
+    fl_report_lifecycle_free(r);
 }

@@ -136,6 +136,7 @@ typedef struct perfstat {
     uint64_t ranges, time_ns; /* time_ns: scopes' ranges summed */
     uint64_t n[FL_PERF_COUNT];
     double sum[FL_PERF_COUNT];
+    uint64_t invalid; /* hit rates outside 0-100 %: not values, left out */
 } perfstat;
 
 /* Launches of one CUDA graph: by graph_exec_key (graph_launch_event,
@@ -152,6 +153,12 @@ typedef struct graphstat {
 typedef struct deepstat {
     const char *name, *engines, *close_reason; /* interned; close_reason: the last */
     uint64_t count, time_ns, launches;
+    /* windows a rule opened ("trigger"), and the last one's rule */
+    uint64_t triggered;
+    const char *rule_id, *metric, *op; /* interned */
+    bool have_threshold, have_observed, have_fired;
+    double threshold, observed;
+    uint64_t fired_ns;
 } deepstat;
 
 /* execution_signature, per scope and signature. */
@@ -273,6 +280,10 @@ struct fl_report {
     fl_u64map sass_seen;
     unkstat unknown[MAX_UNKNOWN];
     size_t n_unknown;
+    /* GPUFlight's run lifecycle (lifecycle.c): job_start's identity keys,
+     * then arrays of the records (MAX_CONFIGS each, repeats dropped). */
+    json_t *lc_ident, *lc_seg_start, *lc_seg_end, *lc_run_end, *lc_rules, *lc_quality;
+    uint64_t lc_more;
     fl_strpool pool;
     /* the reader */
     bool have_res;
@@ -315,6 +326,14 @@ void fl_report_gpufl_record(fl_report *r, int channel, fl_type t, const char *ty
 /* A graph launch (graph_event_batch's rows, graph_launch_event). */
 void fl_report_graph_launch(fl_report *r, const char *exec_key, bool have_graph_id,
                             uint64_t graph_id, uint64_t dur);
+struct jw;
+/* lifecycle.c: job_start's run identity and GPUFlight's lifecycle
+ * records; their JSON ("lifecycle") and text (section "capture"). */
+void fl_report_lifecycle(fl_report *r, fl_type t, const json_t *rec);
+void fl_report_lifecycle_free(fl_report *r);
+void fl_json_lifecycle(const fl_report *r, struct jw *w);
+void fl_text_lifecycle(const fl_report *r, fl_buf *b);
+
 /* An unknown batch type's batch. */
 void fl_report_unknown_type(fl_report *r, const char *type);
 /* Frees what collect_records.c holds. */

@@ -786,6 +786,7 @@ void fl_text_sec_capture(const fl_report *r, const figures *f, int top_n, fl_buf
     (void)top_n;
     text_capture(r, b);
     fl_text_deep_windows(r, b);
+    fl_text_lifecycle(r, b);
 }
 
 void fl_text_sec_read(const fl_report *r, const figures *f, int top_n, fl_buf *b)

@@ -265,7 +265,12 @@ enum { FL_COLS_GRAPH(FL_X) FL_COL_GRAPH_COUNT };
     X(EXECUTION_SIGNATURE, execution_signature, SCOPE, 1)                                          \
     X(CUBIN_DISASSEMBLY, cubin_disassembly, SASS, 1)                                               \
     X(PTX_DISASSEMBLY, ptx_disassembly, SASS, 1)                                                   \
-    X(SOURCE_FILE_CONTENT, source_file_content, SASS, 1)
+    X(SOURCE_FILE_CONTENT, source_file_content, SASS, 1)                                           \
+    X(SEGMENT_START, segment_start, ALL, 1)                                                        \
+    X(SEGMENT_END, segment_end, ALL, 1)                                                            \
+    X(RUN_END, run_end, ALL, 1)                                                                    \
+    X(DEEP_WINDOW_RULE_SUMMARY, deep_window_rule_summary, SCOPE, 0)                                \
+    X(COUNTER_DATA_QUALITY_SUMMARY, counter_data_quality_summary, SCOPE, 0)
 
 /* Columnar batches: X(TYPE, name, channel, version, columns, the index of
  * the duration column or -1).  Every batch has dt_ns. */
