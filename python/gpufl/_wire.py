@@ -50,6 +50,13 @@ RECORDS = {
     "run_end": (ALL_CHANNELS, 1),
     "deep_window_rule_summary": ("scope", 0),
     "counter_data_quality_summary": ("scope", 0),
+    # GPUFlight's records from before its batches (read, never written).
+    "init": (ALL_CHANNELS, 0),
+    "kernel_event": ("device", 0),
+    "memcpy_event": ("device", 0),
+    "scope_begin": ("scope", 0),
+    "scope_end": ("scope", 0),
+    "system_sample": ("system", 0),
 }
 
 # Columnar batches: name -> (channel, version, columns in the writer's order).

@@ -466,6 +466,7 @@ fl_report *fl_report_create(void)
         return NULL;
     }
     fl_report_budget_init(r);
+    fl_report_callbacks(r, &r->self);
     return r;
 }
 

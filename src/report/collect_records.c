@@ -435,6 +435,16 @@ void fl_report_gpufl_record(fl_report *r, int channel, fl_type t, const char *ty
     case FL_T_COUNTER_DATA_QUALITY_SUMMARY:
         fl_report_lifecycle(r, t, rec);
         break;
+    case FL_T_INIT:
+        fl_report_lifecycle(r, FL_T_JOB_START, rec);
+        break;
+    case FL_T_KERNEL_EVENT:
+    case FL_T_MEMCPY_EVENT:
+    case FL_T_SCOPE_BEGIN:
+    case FL_T_SCOPE_END:
+    case FL_T_SYSTEM_SAMPLE:
+        fl_report_legacy(r, t, rec);
+        break;
     case FL_T_UNKNOWN:
         fl_report_unknown_type(r, type);
         break;
@@ -461,4 +471,5 @@ void fl_report_gpufl_free(fl_report *r)
     free(r->sass_src);
     fl_map_free(&r->sass_seen);
     fl_report_lifecycle_free(r);
+    fl_report_legacy_free(r);
 }

@@ -543,6 +543,7 @@ void fl_model_record(fl_model *m, int channel, fl_type t, const char *type, json
     }
     switch (t) {
     case FL_T_JOB_START:
+    case FL_T_INIT: /* GPUFlight's older name for it */
         on_job_start(m, rec);
         break;
     case FL_T_DICTIONARY_UPDATE:

@@ -284,6 +284,12 @@ struct fl_report {
      * then arrays of the records (MAX_CONFIGS each, repeats dropped). */
     json_t *lc_ident, *lc_seg_start, *lc_seg_end, *lc_run_end, *lc_rules, *lc_quality;
     uint64_t lc_more;
+    /* GPUFlight's pre-batch records (legacy.c): interned name * 8 + dict
+     * -> a: its id; interned path * 64 + depth -> a: instance * 2 + 1
+     * while open. */
+    fl_u64map legacy_ids, legacy_open;
+    fl_read_cb self; /* fl_report_callbacks' own: where legacy.c's batches go */
+    uint64_t legacy_next, legacy_scopes;
     fl_strpool pool;
     /* the reader */
     bool have_res;
@@ -333,6 +339,11 @@ void fl_report_lifecycle(fl_report *r, fl_type t, const json_t *rec);
 void fl_report_lifecycle_free(fl_report *r);
 void fl_json_lifecycle(const fl_report *r, struct jw *w);
 void fl_text_lifecycle(const fl_report *r, fl_buf *b);
+
+/* legacy.c: GPUFlight's pre-batch records, each as a one-row batch
+ * through the report's own callbacks (r->self). */
+void fl_report_legacy(fl_report *r, fl_type t, const json_t *rec);
+void fl_report_legacy_free(fl_report *r);
 
 /* An unknown batch type's batch. */
 void fl_report_unknown_type(fl_report *r, const char *type);

@@ -270,7 +270,14 @@ enum { FL_COLS_GRAPH(FL_X) FL_COL_GRAPH_COUNT };
     X(SEGMENT_END, segment_end, ALL, 1)                                                            \
     X(RUN_END, run_end, ALL, 1)                                                                    \
     X(DEEP_WINDOW_RULE_SUMMARY, deep_window_rule_summary, SCOPE, 0)                                \
-    X(COUNTER_DATA_QUALITY_SUMMARY, counter_data_quality_summary, SCOPE, 0)
+    X(COUNTER_DATA_QUALITY_SUMMARY, counter_data_quality_summary, SCOPE, 0)                        \
+    /* GPUFlight's records from before its batches (read, never written) */                        \
+    X(INIT, init, ALL, 0)                                                                          \
+    X(KERNEL_EVENT, kernel_event, DEVICE, 0)                                                       \
+    X(MEMCPY_EVENT, memcpy_event, DEVICE, 0)                                                       \
+    X(SCOPE_BEGIN, scope_begin, SCOPE, 0)                                                          \
+    X(SCOPE_END, scope_end, SCOPE, 0)                                                              \
+    X(SYSTEM_SAMPLE, system_sample, SYSTEM, 0)
 
 /* Columnar batches: X(TYPE, name, channel, version, columns, the index of
  * the duration column or -1).  Every batch has dt_ns. */

@@ -339,6 +339,153 @@ static void test_records(void)
     free(json);
 }
 
+/* ------------------------------------------------- before the batches */
+
+#define LSID "5d1c0a6e-0000-4000-8000-000000000002"
+#define LREC(type) "{\"type\":\"" type "\",\"pid\":7,\"app\":\"old\",\"session_id\":\"" LSID "\","
+
+/* GPUFlight's per-event records (its KernelEventModel, MemcpyEventModel,
+ * ScopeBeginModel / ScopeEndModel, SystemSampleModel, and init). */
+static void write_legacy(const char *dir)
+{
+    static const char *const device[] = {
+        LREC("init") "\"ts_ns\":1000,\"gpu_static_devices\":[{\"id\":0,\"name\":\"Old GPU\","
+                     "\"uuid\":\"GPU-cccc\"}]}",
+        LREC("kernel_event") "\"name\":\"gemm\",\"platform\":\"cuda\",\"has_details\":true,"
+                             "\"device_id\":\"0\",\"stream_id\":\"7\",\"stack_trace\":\"\","
+                             "\"user_scope\":\"train|step\",\"scope_depth\":2,\"start_ns\":5000,"
+                             "\"end_ns\":8000,\"api_start_ns\":4000,\"api_exit_ns\":4500,"
+                             "\"grid\":\"(1,1,1)\",\"block\":\"(32,1,1)\",\"dyn_shared_bytes\":0,"
+                             "\"num_regs\":32,\"corr_id\":11}",
+        LREC("kernel_event") "\"name\":\"gemm\",\"device_id\":\"0\",\"stream_id\":\"7\","
+                             "\"start_ns\":9000,\"end_ns\":10000,\"num_regs\":32,\"corr_id\":12}",
+        LREC("kernel_event") "\"name\":\"relu\",\"device_id\":\"0\",\"stream_id\":\"7\","
+                             "\"start_ns\":11000,\"end_ns\":11500,\"corr_id\":13}",
+        LREC("memcpy_event") "\"name\":\"memcpy\",\"platform\":\"cuda\",\"device_id\":\"0\","
+                             "\"stream_id\":\"7\",\"start_ns\":2000,\"end_ns\":2600,"
+                             "\"corr_id\":9,\"bytes\":4096,\"copy_kind\":\"HtoD\","
+                             "\"src_kind\":\"Pageable\",\"dst_kind\":\"Device\"}",
+        LREC("memcpy_event") "\"name\":\"memcpy\",\"device_id\":\"0\",\"stream_id\":\"7\","
+                             "\"start_ns\":12000,\"end_ns\":12400,\"corr_id\":14,"
+                             "\"bytes\":1024,\"copy_kind\":\"DtoH\"}",
+        LREC("shutdown") "\"ts_ns\":20000}",
+    };
+    static const char *const scope[] = {
+        LREC("init") "\"ts_ns\":1000}",
+        LREC(
+            "scope_begin") "\"name\":\"train\",\"tag\":\"\",\"ts_ns\":3000,"
+                           "\"user_scope\":\"train\",\"scope_depth\":1,\"host\":{},\"devices\":[]}",
+        LREC("scope_begin") "\"name\":\"step\",\"ts_ns\":4000,\"user_scope\":\"train|step\","
+                            "\"scope_depth\":2}",
+        LREC("scope_end") "\"name\":\"step\",\"ts_ns\":10500,\"user_scope\":\"train|step\","
+                          "\"scope_depth\":2}",
+        LREC("scope_end") "\"name\":\"train\",\"ts_ns\":13000,\"user_scope\":\"train\","
+                          "\"scope_depth\":1}",
+        LREC("shutdown") "\"ts_ns\":20000}",
+    };
+    static const char *const system[] = {
+        LREC("init") "\"ts_ns\":1000}",
+        LREC("system_sample") "\"name\":\"\",\"ts_ns\":4000,\"host\":{\"cpu_pct\":25.5,"
+                              "\"ram_used_mib\":1000.0,\"ram_total_mib\":16000.0},\"devices\":"
+                              "[{\"id\":0,\"name\":\"Old GPU\",\"used_mib\":2048,"
+                              "\"total_mib\":8192,\"util_gpu_pct\":40,\"util_mem_pct\":10,"
+                              "\"temp_c\":50,\"power_mw\":100000,\"clk_sm_mhz\":1400}]}",
+        LREC("system_sample") "\"name\":\"\",\"ts_ns\":8000,\"host\":{\"cpu_pct\":74.5,"
+                              "\"ram_used_mib\":3000.0,\"ram_total_mib\":16000.0},\"devices\":"
+                              "[{\"id\":0,\"name\":\"Old GPU\",\"used_mib\":4096,"
+                              "\"total_mib\":8192,\"util_gpu_pct\":80,\"util_mem_pct\":30,"
+                              "\"temp_c\":60,\"power_mw\":200000,\"clk_sm_mhz\":1600}]}",
+        LREC("shutdown") "\"ts_ns\":20000}",
+    };
+    const struct {
+        const char *name;
+        const char *const *lines;
+        size_t n;
+    } files[] = {{"device", device, sizeof device / sizeof *device},
+                 {"scope", scope, sizeof scope / sizeof *scope},
+                 {"system", system, sizeof system / sizeof *system}};
+    CHECK_INT(mkdir(dir, 0755), 0);
+    for (size_t c = 0; c < 3; c++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s.log", dir, files[c].name);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (!f)
+            return;
+        for (size_t i = 0; i < files[c].n; i++)
+            put(f, files[c].lines[i]);
+        CHECK_INT(fclose(f), 0);
+    }
+}
+
+static void test_legacy(void)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/" LSID, tmp_root);
+    write_legacy(dir);
+    fl_report *rep = fl_report_create();
+    fl_read_cb cb;
+    fl_report_callbacks(rep, &cb);
+    fl_read_result res;
+    gp_error err;
+    CHECK_INT(fl_read_session(dir, NULL, &cb, &res, &err), GP_OK);
+    fl_report_finish(rep, &res);
+    fl_buf t = {0}, jb = {0};
+    fl_report_text(rep, 10, &t);
+    fl_report_json(rep, 10, &jb);
+    fl_report_destroy(rep);
+    char *text = fl_buf_take(&t), *json = fl_buf_take(&jb);
+    json_error_t e;
+    json_t *j = json ? json_loads(json, JSON_REJECT_DUPLICATES, &e) : NULL;
+    CHECK(j != NULL);
+    if (!j || !text) {
+        free(text);
+        free(json);
+        return;
+    }
+    CHECK_INT(jint(j, "read.unknown_types"), 0);
+    CHECK_INT(jint(j, "read.bad_records"), 0);
+    /* init: the session's start, app and devices */
+    CHECK_STR(jstr(j, "session.app"), "old");
+    CHECK_STR(jstr(j, "session.start_source"), "job_start");
+    CHECK_INT(jint(j, "session.start_ns"), 1000);
+    CHECK_INT(jint(j, "session.duration_ns"), 19000);
+    CHECK_STR(jstr(j, "session.devices[0].name"), "Old GPU");
+    /* kernel_event: launches by name */
+    CHECK_INT(jint(j, "summary.kernel_launches"), 3);
+    CHECK_INT(jint(j, "summary.kernel_distinct"), 2);
+    CHECK_INT(jint(j, "summary.kernel_time_ns"), 4500);
+    CHECK_STR(jstr(j, "hotspots.kernels[0].name"), "gemm");
+    CHECK_INT(jint(j, "hotspots.kernels[0].count"), 2);
+    CHECK_INT(jint(j, "hotspots.kernels[0].total_ns"), 4000);
+    CHECK_INT(jint(j, "hotspots.kernels[0].registers_max"), 32);
+    CHECK(json_is_true(jpath(j, "hotspots.kernels[0].name_known")));
+    CHECK_STR(jstr(j, "hotspots.kernels[1].name"), "relu");
+    CHECK_INT(jint(j, "hotspots.kernels[1].total_ns"), 500);
+    /* memcpy_event: copies by kind */
+    CHECK_INT(jint(j, "summary.memcpy_count"), 2);
+    CHECK_INT(jint(j, "summary.memcpy_bytes"), 5120);
+    CHECK_INT(jint(j, "summary.memcpy_time_ns"), 1000);
+    /* scope_begin / scope_end: paired */
+    CHECK_INT(jint(j, "summary.scope_events"), 4);
+    CHECK_INT(jint(j, "scopes.unmatched_ends"), 0);
+    CHECK_STR(jstr(j, "scopes.items[0].name"), "train");
+    CHECK_INT(jint(j, "scopes.items[0].total_ns"), 10000);
+    CHECK_STR(jstr(j, "scopes.items[1].name"), "step");
+    CHECK_INT(jint(j, "scopes.items[1].total_ns"), 6500);
+    /* system_sample: the device's and the host's readings */
+    CHECK_INT(jint(j, "devices[0].samples"), 2);
+    CHECK_NEAR(jnum(j, "devices[0].util_gpu_mean_pct"), 60, 1e-9);
+    CHECK_INT(jint(j, "devices[0].mem_used_max_bytes"), 4096ll * 1048576);
+    CHECK_NEAR(jnum(j, "devices[0].power_mean_mw"), 150000, 1e-9);
+    CHECK_INT(jint(j, "host.samples"), 2);
+    CHECK_NEAR(jnum(j, "host.cpu_mean_pct"), 50, 1e-9);
+    CHECK_INT(jint(j, "host.ram_used_max_bytes"), 3000ll * 1048576);
+    json_decref(j);
+    free(text);
+    free(json);
+}
+
 int main(void)
 {
     snprintf(tmp_root, sizeof tmp_root, "/tmp/gp_test_records.XXXXXX");
@@ -347,6 +494,7 @@ int main(void)
         return 1;
     }
     test_records();
+    test_legacy();
     fl_rmtree(tmp_root);
     return check_done("test_report_records");
 }
