@@ -128,11 +128,110 @@ static void perf_add(perfstat *p, const json_t *rec, size_t nkeys)
     }
 }
 
+static bool digits(const char *s)
+{
+    if (!s || !*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* Kernel replay's range, named by CUPTI "0", "1"...: kept by its
+ * launch_ordinal (the ordinal-th launch of the session by start time,
+ * as GPUFlight's analyzer and text report count) until the end. */
+static bool kernel_perf_by_ordinal(fl_report *r, const char *name, const json_t *rec)
+{
+    uint64_t ord;
+    if (!digits(name) || !fl_jget_u64(rec, "launch_ordinal", &ord) || ord == 0)
+        return false;
+    perfstat *p = fl_report_entry(r, &r->kp_ord_by, (void **)&r->kp_ord, &r->n_kp_ord,
+                                  &r->cap_kp_ord, sizeof *r->kp_ord, ord, NULL);
+    if (p) {
+        p->name = intern(r, name);
+        p->ordinal = ord;
+        perf_add(p, rec, FL_PERF_COUNT);
+    }
+    return true;
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+    const launchrec *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void fl_report_launch_log(fl_report *r, uint32_t kernel_id, uint64_t start_ns)
+{
+    if (r->ll_state == 0) {
+        gpufl_engine e;
+        bool rp = r->m->engine && fl_engine_of_wire(r->m->engine, &e) &&
+                  (e == GPUFL_ENGINE_RANGE_PROFILER || e == GPUFL_ENGINE_DEEP);
+        r->ll_state = rp ? 1 : -1;
+        if (!rp)
+            return;
+    }
+    if (r->n_ll >= MAX_LAUNCH_LOG) {
+        r->ll_more++;
+        return;
+    }
+    if (r->n_ll == r->cap_ll) {
+        size_t cap = r->cap_ll ? r->cap_ll * 2 : 1024;
+        launchrec *p = fl_keys_charge(&r->m->keys, (cap - r->cap_ll) * sizeof *p)
+                           ? realloc(r->ll, cap * sizeof *p)
+                           : NULL;
+        if (!p) {
+            r->oom = true;
+            r->ll_state = -1;
+            return;
+        }
+        r->ll = p;
+        r->cap_ll = cap;
+    }
+    r->ll[r->n_ll] = (launchrec){start_ns, kernel_id, (uint32_t)r->n_ll};
+    r->n_ll++;
+}
+
+/* Each range kept by ordinal into its kernel's row (the name the range
+ * had when the launch is not known: beyond the log, or no launches). */
+void fl_report_perf_ordinals(fl_report *r)
+{
+    if (!r->n_kp_ord)
+        return;
+    if (r->n_ll > 1)
+        qsort(r->ll, r->n_ll, sizeof *r->ll, cmp_launch);
+    for (size_t i = 0; i < r->n_kp_ord; i++) {
+        const perfstat *o = &r->kp_ord[i];
+        const char *name = o->ordinal <= r->n_ll
+                               ? fl_model_kernel_name(r->m, r->ll[o->ordinal - 1].kernel_id)
+                               : NULL;
+        const char *k = intern(r, name ? name : o->name);
+        perfstat *p = k ? fl_report_entry(r, &r->kp_by_name, (void **)&r->kp, &r->n_kp, &r->cap_kp,
+                                          sizeof *r->kp, (uint64_t)(uintptr_t)k, NULL)
+                        : NULL;
+        if (!p)
+            continue;
+        p->name = k;
+        p->ranges += o->ranges;
+        p->invalid += o->invalid;
+        for (size_t m = 0; m < FL_PERF_COUNT; m++) {
+            p->n[m] += o->n[m];
+            p->sum[m] += o->sum[m];
+        }
+    }
+    r->n_kp_ord = 0;
+}
+
 static void kernel_perf(fl_report *r, const json_t *rec)
 {
     const char *name = fl_jget_str(rec, "kernel_name");
     if (!name || !name[0])
         name = fl_jget_str(rec, "range_name");
+    if (kernel_perf_by_ordinal(r, name, rec))
+        return;
     const char *k = name && name[0] ? intern(r, name) : NULL;
     if (!k) {
         r->m->bad_rows++;
@@ -472,4 +571,7 @@ void fl_report_gpufl_free(fl_report *r)
     fl_map_free(&r->sass_seen);
     fl_report_lifecycle_free(r);
     fl_report_legacy_free(r);
+    free(r->kp_ord);
+    fl_map_free(&r->kp_ord_by);
+    free(r->ll);
 }

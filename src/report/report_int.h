@@ -137,7 +137,16 @@ typedef struct perfstat {
     uint64_t n[FL_PERF_COUNT];
     double sum[FL_PERF_COUNT];
     uint64_t invalid; /* hit rates outside 0-100 %: not values, left out */
+    uint64_t ordinal; /* kp_ord: the launch_ordinal naming the range */
 } perfstat;
+
+/* A launch of a range profiler's session, in the order read (seq), for
+ * kernel_perf_metric_event rows named by launch_ordinal. */
+typedef struct launchrec {
+    uint64_t start_ns;
+    uint32_t kernel_id, seq;
+} launchrec;
+#define MAX_LAUNCH_LOG (1u << 18) /* launches kept for launch_ordinal (4 MiB) */
 
 /* Launches of one CUDA graph: by graph_exec_key (graph_launch_event,
  * graph_node_definition), else by graph_id (our graph_event_batch, or a
@@ -289,6 +298,17 @@ struct fl_report {
      * while open. */
     fl_u64map legacy_ids, legacy_open;
     fl_read_cb self; /* fl_report_callbacks' own: where legacy.c's batches go */
+    /* kernel_perf_metric_event rows named "0", "1"... (CUPTI's range
+     * names) with a launch_ordinal: per ordinal until fl_report_finish
+     * names them by the launch log (ll_state 1: kept; -1: not a range
+     * profiler's session; 0: not known yet). */
+    perfstat *kp_ord;
+    size_t n_kp_ord, cap_kp_ord;
+    fl_u64map kp_ord_by;
+    launchrec *ll;
+    size_t n_ll, cap_ll;
+    int ll_state;
+    uint64_t ll_more; /* launches past MAX_LAUNCH_LOG */
     uint64_t legacy_next, legacy_scopes;
     fl_strpool pool;
     /* the reader */
@@ -344,6 +364,11 @@ void fl_text_lifecycle(const fl_report *r, fl_buf *b);
  * through the report's own callbacks (r->self). */
 void fl_report_legacy(fl_report *r, fl_type t, const json_t *rec);
 void fl_report_legacy_free(fl_report *r);
+
+/* collect_records.c: a launch into the log (kernels.c, every launch while
+ * ll_state >= 0), and the rows named by launch_ordinal resolved. */
+void fl_report_launch_log(fl_report *r, uint32_t kernel_id, uint64_t start_ns);
+void fl_report_perf_ordinals(fl_report *r);
 
 /* An unknown batch type's batch. */
 void fl_report_unknown_type(fl_report *r, const char *type);

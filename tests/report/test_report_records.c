@@ -486,6 +486,81 @@ static void test_legacy(void)
     free(json);
 }
 
+/* ------------------------------------------------- launch_ordinal */
+
+#define OSID "5d1c0a6e-0000-4000-8000-000000000003"
+
+/* Kernel replay as GPUFlight's range profiler writes it: ranges named
+ * "0", "1" (kernel_name too) with launch_ordinal, the ordinal-th launch of
+ * the session by start time; written before the kernels, and the later
+ * batch holding the earlier launches. */
+static void test_ordinals(void)
+{
+    static const char *const lines[] = {
+        "{\"version\":1,\"type\":\"job_start\",\"pid\":1,\"app\":\"rp\",\"session_id\":\"" OSID
+        "\",\"ts_ns\":1000,\"session_kind\":\"trace\",\"profiling_engine\":"
+        "\"nvidia.range_profiler\"}",
+        "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"" OSID
+        "\",\"kernel_dict\":{\"1\":\"gemm\",\"2\":\"relu\"}}",
+        "{\"type\":\"kernel_perf_metric_event\",\"session_id\":\"" OSID "\",\"device_id\":0,"
+        "\"range_index\":0,\"range_name\":\"0\",\"kernel_name\":\"0\",\"launch_ordinal\":2,"
+        "\"sm_throughput_pct\":10,\"l1_hit_rate_pct\":-1,\"l2_hit_rate_pct\":-1}",
+        "{\"type\":\"kernel_perf_metric_event\",\"session_id\":\"" OSID "\",\"device_id\":0,"
+        "\"range_index\":1,\"range_name\":\"1\",\"kernel_name\":\"1\",\"launch_ordinal\":3,"
+        "\"sm_throughput_pct\":30,\"l1_hit_rate_pct\":-1,\"l2_hit_rate_pct\":-1}",
+        "{\"type\":\"kernel_perf_metric_event\",\"session_id\":\"" OSID "\",\"device_id\":0,"
+        "\"range_index\":2,\"range_name\":\"2\",\"kernel_name\":\"2\",\"launch_ordinal\":9,"
+        "\"sm_throughput_pct\":50,\"l1_hit_rate_pct\":-1,\"l2_hit_rate_pct\":-1}",
+        "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":\"" OSID
+        "\",\"batch_id\":2,\"base_time_ns\":5000,\"columns\":[\"dt_ns\",\"kernel_id\","
+        "\"stream_id\",\"duration_ns\",\"corr_id\"],\"rows\":[[0,2,7,100,3],[1000,1,7,100,4]]}",
+        "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":\"" OSID
+        "\",\"batch_id\":1,\"base_time_ns\":2000,\"columns\":[\"dt_ns\",\"kernel_id\","
+        "\"stream_id\",\"duration_ns\",\"corr_id\"],\"rows\":[[0,2,7,100,1],[1000,1,7,100,2]]}",
+        "{\"type\":\"shutdown\",\"pid\":1,\"app\":\"rp\",\"session_id\":\"" OSID
+        "\",\"ts_ns\":9000}",
+    };
+    /* launches by start: relu@2000 (1), gemm@3000 (2), relu@5000 (3), gemm@6000 (4) */
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/" OSID, tmp_root);
+    CHECK_INT(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/device.log", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        put(f, lines[i]);
+    CHECK_INT(fclose(f), 0);
+    fl_report *rep = fl_report_create();
+    fl_read_cb cb;
+    fl_report_callbacks(rep, &cb);
+    fl_read_result res;
+    gp_error err;
+    CHECK_INT(fl_read_session(dir, NULL, &cb, &res, &err), GP_OK);
+    fl_report_finish(rep, &res);
+    fl_buf jb = {0};
+    fl_report_json(rep, 10, &jb);
+    fl_report_destroy(rep);
+    char *json = fl_buf_take(&jb);
+    json_error_t e;
+    json_t *j = json ? json_loads(json, JSON_REJECT_DUPLICATES, &e) : NULL;
+    CHECK(j != NULL);
+    if (j) {
+        CHECK_INT(jint(j, "summary.kernel_launches"), 4);
+        CHECK_INT(json_array_size(jpath(j, "kernel_perf_metrics")), 3);
+        CHECK_STR(jstr(j, "kernel_perf_metrics[0].kernel_name"), "gemm");
+        CHECK_NEAR(jnum(j, "kernel_perf_metrics[0].sm_throughput_pct"), 10, 1e-9);
+        CHECK_STR(jstr(j, "kernel_perf_metrics[1].kernel_name"), "relu");
+        CHECK_NEAR(jnum(j, "kernel_perf_metrics[1].sm_throughput_pct"), 30, 1e-9);
+        /* beyond the session's launches: the range's own name */
+        CHECK_STR(jstr(j, "kernel_perf_metrics[2].kernel_name"), "2");
+        CHECK_INT(jint(j, "kernel_perf_metrics[2].ranges"), 1);
+    }
+    json_decref(j);
+    free(json);
+}
+
 int main(void)
 {
     snprintf(tmp_root, sizeof tmp_root, "/tmp/gp_test_records.XXXXXX");
@@ -495,6 +570,7 @@ int main(void)
     }
     test_records();
     test_legacy();
+    test_ordinals();
     fl_rmtree(tmp_root);
     return check_done("test_report_records");
 }
