@@ -30,7 +30,7 @@ RECORDS = {
     "system_start": ("system", 1),
     "system_stop": ("system", 1),
     "kernel_detail": ("device", 1),
-    "memset_event": ("device", 1),
+    "memset_event": ("device", 0),
     "device_lost_event": ("system", 1),  # ours: a device whose sampling failed
     # GPUFlight 1.3's own records.
     "kernel_perf_metric_event": ("device", 0),

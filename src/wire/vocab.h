@@ -252,7 +252,7 @@ enum { FL_COLS_GRAPH(FL_X) FL_COL_GRAPH_COUNT };
     X(SYSTEM_START, system_start, SYSTEM, 1)                                                       \
     X(SYSTEM_STOP, system_stop, SYSTEM, 1)                                                         \
     X(KERNEL_DETAIL, kernel_detail, DEVICE, 1)                                                     \
-    X(MEMSET_EVENT, memset_event, DEVICE, 1)                                                       \
+    X(MEMSET_EVENT, memset_event, DEVICE, 0)                                                       \
     X(DEVICE_LOST_EVENT, device_lost_event, SYSTEM, 1) /* ours: a device whose sampling failed */  \
     X(KERNEL_PERF_METRIC_EVENT, kernel_perf_metric_event, DEVICE, 0)                               \
     X(SASS_CONFIG, sass_config, DEVICE, 1)                                                         \
