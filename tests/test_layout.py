@@ -255,6 +255,8 @@ def check_one_vocabulary():
             for no, line in enumerate(f, 1):
                 if p.endswith(".py"):
                     code = line.split("#")[0]
+                    if code.startswith("__all__"):
+                        continue  # a module's function names (viz.init), not records
                 else:
                     code = re.sub(r"/\*.*?(\*/|$)", "", line.split("//")[0])
                     if code.lstrip().startswith("*"):

@@ -30,7 +30,7 @@ RECORDS = {
     "system_start": ("system", 1),
     "system_stop": ("system", 1),
     "kernel_detail": ("device", 1),
-    "memset_event": ("device", 1),
+    "memset_event": ("device", 0),
     "device_lost_event": ("system", 1),  # ours: a device whose sampling failed
     # GPUFlight 1.3's own records.
     "kernel_perf_metric_event": ("device", 0),
@@ -46,6 +46,18 @@ RECORDS = {
     "ptx_disassembly": ("sass", 1),
     "source_file_content": ("sass", 1),
     "capture_window": ("scope", 1),  # ours: a window trace rows were kept in
+    "segment_start": (ALL_CHANNELS, 1),
+    "segment_end": (ALL_CHANNELS, 1),
+    "run_end": (ALL_CHANNELS, 1),
+    "deep_window_rule_summary": ("scope", 0),
+    "counter_data_quality_summary": ("scope", 0),
+    # GPUFlight's records from before its batches (read, never written).
+    "init": (ALL_CHANNELS, 0),
+    "kernel_event": ("device", 0),
+    "memcpy_event": ("device", 0),
+    "scope_begin": ("scope", 0),
+    "scope_end": ("scope", 0),
+    "system_sample": ("system", 0),
 }
 
 # Columnar batches: name -> (channel, version, columns in the writer's order).

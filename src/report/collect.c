@@ -466,6 +466,7 @@ fl_report *fl_report_create(void)
         return NULL;
     }
     fl_report_budget_init(r);
+    fl_report_callbacks(r, &r->self);
     return r;
 }
 
@@ -546,6 +547,7 @@ void fl_report_finish(fl_report *r, const fl_read_result *res)
     fl_report_dq_flush(r);
     fl_model_finish(r->m);
     fl_report_kernels_done(r);
+    fl_report_perf_ordinals(r);
     /* Scopes still open: begun, never ended (a crash, or a scope the
      * program left open). */
     for (size_t i = 0; i < r->open.cap; i++) {

@@ -113,12 +113,116 @@ static void perf_add(perfstat *p, const json_t *rec, size_t nkeys)
     p->ranges++;
     for (size_t i = 0; i < nkeys; i++) {
         double v;
-        /* -1: not collected. */
-        if (fl_jget_real(rec, fl_perf_keys[i], &v) && v >= 0) {
+        /* -1: not collected; another negative is no value either. */
+        if (!fl_jget_real(rec, fl_perf_keys[i], &v) || v == -1)
+            continue;
+        bool rate = i == FL_PERF_L1_HIT || i == FL_PERF_L2_HIT;
+        if (rate && (v < 0 || v > 100)) {
+            p->invalid++; /* GPUFlight's analyzer makes these NaN too */
+            continue;
+        }
+        if (v >= 0) {
             p->n[i]++;
             p->sum[i] += v;
         }
     }
+}
+
+static bool digits(const char *s)
+{
+    if (!s || !*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* Kernel replay's range, named by CUPTI "0", "1"...: kept by its
+ * launch_ordinal (the ordinal-th launch of the session by start time,
+ * as GPUFlight's analyzer and text report count) until the end. */
+static bool kernel_perf_by_ordinal(fl_report *r, const char *name, const json_t *rec)
+{
+    uint64_t ord;
+    if (!digits(name) || !fl_jget_u64(rec, "launch_ordinal", &ord) || ord == 0)
+        return false;
+    perfstat *p = fl_report_entry(r, &r->kp_ord_by, (void **)&r->kp_ord, &r->n_kp_ord,
+                                  &r->cap_kp_ord, sizeof *r->kp_ord, ord, NULL);
+    if (p) {
+        p->name = intern(r, name);
+        p->ordinal = ord;
+        perf_add(p, rec, FL_PERF_COUNT);
+    }
+    return true;
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+    const launchrec *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void fl_report_launch_log(fl_report *r, uint32_t kernel_id, uint64_t start_ns)
+{
+    if (r->ll_state == 0) {
+        gpufl_engine e;
+        bool rp = r->m->engine && fl_engine_of_wire(r->m->engine, &e) &&
+                  (e == GPUFL_ENGINE_RANGE_PROFILER || e == GPUFL_ENGINE_DEEP);
+        r->ll_state = rp ? 1 : -1;
+        if (!rp)
+            return;
+    }
+    if (r->n_ll >= MAX_LAUNCH_LOG) {
+        r->ll_more++;
+        return;
+    }
+    if (r->n_ll == r->cap_ll) {
+        size_t cap = r->cap_ll ? r->cap_ll * 2 : 1024;
+        launchrec *p = fl_keys_charge(&r->m->keys, (cap - r->cap_ll) * sizeof *p)
+                           ? realloc(r->ll, cap * sizeof *p)
+                           : NULL;
+        if (!p) {
+            r->oom = true;
+            r->ll_state = -1;
+            return;
+        }
+        r->ll = p;
+        r->cap_ll = cap;
+    }
+    r->ll[r->n_ll] = (launchrec){start_ns, kernel_id, (uint32_t)r->n_ll};
+    r->n_ll++;
+}
+
+/* Each range kept by ordinal into its kernel's row (the name the range
+ * had when the launch is not known: beyond the log, or no launches). */
+void fl_report_perf_ordinals(fl_report *r)
+{
+    if (!r->n_kp_ord)
+        return;
+    if (r->n_ll > 1)
+        qsort(r->ll, r->n_ll, sizeof *r->ll, cmp_launch);
+    for (size_t i = 0; i < r->n_kp_ord; i++) {
+        const perfstat *o = &r->kp_ord[i];
+        const char *name = o->ordinal <= r->n_ll
+                               ? fl_model_kernel_name(r->m, r->ll[o->ordinal - 1].kernel_id)
+                               : NULL;
+        const char *k = intern(r, name ? name : o->name);
+        perfstat *p = k ? fl_report_entry(r, &r->kp_by_name, (void **)&r->kp, &r->n_kp, &r->cap_kp,
+                                          sizeof *r->kp, (uint64_t)(uintptr_t)k, NULL)
+                        : NULL;
+        if (!p)
+            continue;
+        p->name = k;
+        p->ranges += o->ranges;
+        p->invalid += o->invalid;
+        for (size_t m = 0; m < FL_PERF_COUNT; m++) {
+            p->n[m] += o->n[m];
+            p->sum[m] += o->sum[m];
+        }
+    }
+    r->n_kp_ord = 0;
 }
 
 static void kernel_perf(fl_report *r, const json_t *rec)
@@ -126,6 +230,8 @@ static void kernel_perf(fl_report *r, const json_t *rec)
     const char *name = fl_jget_str(rec, "kernel_name");
     if (!name || !name[0])
         name = fl_jget_str(rec, "range_name");
+    if (kernel_perf_by_ordinal(r, name, rec))
+        return;
     const char *k = name && name[0] ? intern(r, name) : NULL;
     if (!k) {
         r->m->bad_rows++;
@@ -251,6 +357,20 @@ static void capture_window(fl_report *r, const json_t *rec)
         c->first_start_ns = t;
 }
 
+/* The rule that opened a window (GPUFlight writes "trigger" only then). */
+static void deep_trigger(fl_report *r, deepstat *d, const json_t *t)
+{
+    if (!json_is_object(t))
+        return;
+    d->triggered++;
+    d->rule_id = intern(r, fl_jget_str(t, "rule_id"));
+    d->metric = intern(r, fl_jget_str(t, "metric"));
+    d->op = intern(r, fl_jget_str(t, "op"));
+    d->have_threshold = fl_jget_real(t, "threshold", &d->threshold);
+    d->have_observed = fl_jget_real(t, "observed", &d->observed);
+    d->have_fired = fl_jget_u64(t, "fired_ns", &d->fired_ns);
+}
+
 static void deep_window(fl_report *r, const json_t *rec)
 {
     const char *name = fl_jget_str(rec, "name");
@@ -272,6 +392,7 @@ static void deep_window(fl_report *r, const json_t *rec)
     if (why)
         d->close_reason = intern(r, why);
     fl_jget_u64(rec, "launches_covered", &launches);
+    deep_trigger(r, d, json_object_get(rec, "trigger"));
     d->count++;
     d->time_ns += dur;
     d->launches += launches;
@@ -435,6 +556,24 @@ void fl_report_gpufl_record(fl_report *r, int channel, fl_type t, const char *ty
     case FL_T_SOURCE_FILE_CONTENT:
         sass_record(r, t, rec);
         break;
+    case FL_T_JOB_START:
+    case FL_T_SEGMENT_START:
+    case FL_T_SEGMENT_END:
+    case FL_T_RUN_END:
+    case FL_T_DEEP_WINDOW_RULE_SUMMARY:
+    case FL_T_COUNTER_DATA_QUALITY_SUMMARY:
+        fl_report_lifecycle(r, t, rec);
+        break;
+    case FL_T_INIT:
+        fl_report_lifecycle(r, FL_T_JOB_START, rec);
+        break;
+    case FL_T_KERNEL_EVENT:
+    case FL_T_MEMCPY_EVENT:
+    case FL_T_SCOPE_BEGIN:
+    case FL_T_SCOPE_END:
+    case FL_T_SYSTEM_SAMPLE:
+        fl_report_legacy(r, t, rec);
+        break;
     case FL_T_UNKNOWN:
         fl_report_unknown_type(r, type);
         break;
@@ -460,4 +599,9 @@ void fl_report_gpufl_free(fl_report *r)
     free(r->sass_fn);
     free(r->sass_src);
     fl_map_free(&r->sass_seen);
+    fl_report_lifecycle_free(r);
+    fl_report_legacy_free(r);
+    free(r->kp_ord);
+    fl_map_free(&r->kp_ord_by);
+    free(r->ll);
 }

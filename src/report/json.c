@@ -240,6 +240,19 @@ static void json_deep_windows(const fl_report *r, jw *w)
         j_u64(w, "launches_covered", d->launches);
         j_str(w, "engines", d->engines);
         j_str(w, "close_reason", d->close_reason);
+        j_u64(w, "triggered", d->triggered);
+        if (!d->triggered) {
+            j_str(w, "trigger", NULL);
+        } else {
+            j_open(w, "trigger", '{');
+            j_str(w, "rule_id", d->rule_id);
+            j_str(w, "metric", d->metric);
+            j_str(w, "op", d->op);
+            j_dbl(w, "threshold", d->have_threshold, d->threshold);
+            j_dbl(w, "observed", d->have_observed, d->observed);
+            j_opt_u64(w, "fired_ns", d->have_fired, d->fired_ns);
+            j_close(w, '}');
+        }
         j_close(w, '}');
     }
     j_close(w, ']');
@@ -554,6 +567,7 @@ void fl_json_sec_capture(const fl_report *r, const figures *f, int top_n, jw *w)
     json_capture(r, w);
     json_capture_windows(r, w);
     json_deep_windows(r, w);
+    fl_json_lifecycle(r, w);
 }
 
 void fl_json_sec_read(const fl_report *r, const figures *f, int top_n, jw *w)

@@ -173,6 +173,7 @@ static void perf_list(const perfstat *v, size_t n, bool kernels, jw *w)
         size_t nk = kernels ? FL_PERF_COUNT : FL_PERF_SCOPE_COUNT;
         for (size_t k = 0; k < nk; k++)
             j_dbl(w, fl_perf_keys[k], p->n[k] > 0, p->n[k] ? p->sum[k] / (double)p->n[k] : 0);
+        j_u64(w, "invalid_hit_rates", p->invalid);
         j_close(w, '}');
     }
     j_close(w, ']');

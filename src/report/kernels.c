@@ -374,6 +374,9 @@ static inline __attribute__((always_inline)) void kernel_stats(fl_report *r, kst
         ds->kernel_ns += dur;
         busy_add(ds, start, start + dur);
     }
+    /* A range profiler's session only (decided at its first launch). */
+    if (__builtin_expect(r->ll_state >= 0, 0))
+        fl_report_launch_log(r, k->kernel_id, start);
 }
 
 /* The part that does: the detail d the row has (NULL: none), its scopes;

@@ -377,10 +377,14 @@ static fl_model_device *cuda_device(fl_model *m, int64_t cuda, const char *uuid)
  * the GPUs as NVML does (cuda false), cuda_static_devices as CUDA does,
  * which differs when CUDA sees fewer (CUDA_VISIBLE_DEVICES): joined by
  * uuid, never by number alone. */
-static void add_device(fl_model *m, const json_t *dev, bool cuda)
+static void add_device(fl_model *m, const json_t *dev, bool cuda, size_t pos)
 {
     int64_t id;
-    if (!fl_jget_i64(dev, "id", &id))
+    /* An entry without an id (an older or another writer's) is numbered
+     * by its place in the list, as GPUFlight's analyzer takes the list. */
+    if (!json_object_get(dev, "id"))
+        id = (int64_t)pos;
+    else if (!fl_jget_i64(dev, "id", &id))
         return;
     const char *uuid = fl_jget_str(dev, "uuid");
     fl_model_device *d = NULL;
@@ -415,12 +419,15 @@ static void on_job_start(fl_model *m, const json_t *rec)
     m->engine = dup_str(m, fl_jget_str(rec, "profiling_engine"));
     m->have_pid = fl_jget_i64(rec, "pid", &m->pid);
     m->have_start = fl_jget_u64(rec, "ts_ns", &m->start_ns);
-    /* NVML's lists first: they number the GPUs the report shows. */
-    static const char *const lists[] = {"gpu_static_devices", "devices", "cuda_static_devices"};
-    for (size_t l = 0; l < 3; l++) {
+    /* NVML's lists first: they number the GPUs the report shows; ROCm's
+     * (GPUFlight: the AMD entries of gpu_static_devices) numbered alike. */
+    static const char *const lists[] = {"gpu_static_devices", "rocm_static_devices", "devices",
+                                        "cuda_static_devices"};
+    for (size_t l = 0; l < 4; l++) {
         const json_t *arr = json_object_get(rec, lists[l]);
         for (size_t i = 0; i < json_array_size(arr); i++)
-            add_device(m, json_array_get(arr, i), l == 2);
+            if (json_is_object(json_array_get(arr, i)))
+                add_device(m, json_array_get(arr, i), l == 3, i);
     }
     const fl_model_device *only = m->n_devices == 1 ? &m->devices[0] : NULL;
     m->default_device = !only ? -1 : only->cuda_id >= 0 ? only->cuda_id : only->id;
@@ -536,6 +543,7 @@ void fl_model_record(fl_model *m, int channel, fl_type t, const char *type, json
     }
     switch (t) {
     case FL_T_JOB_START:
+    case FL_T_INIT: /* GPUFlight's older name for it */
         on_job_start(m, rec);
         break;
     case FL_T_DICTIONARY_UPDATE:

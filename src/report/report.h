@@ -132,7 +132,13 @@
  *   capture   null | {requested_engine, selected_engine, ts_ns, features
  *             [{feature, requested, status, mode, reason_code, message}]}
  *   deep_windows null | [{name, windows, time_ns, launches_covered, engines,
- *             close_reason}]
+ *             close_reason, triggered, trigger null | {rule_id, metric, op,
+ *             threshold, observed, fired_ns}}]
+ *   lifecycle null | {run {run_id, segment_index, roll_chain_id, part_index,
+ *             previous_run_id, analysis_id, pass_index, pass_count},
+ *             segment_starts, segment_ends, run_ends, deep_window_rules,
+ *             counter_data_quality (each null | [records' keys]),
+ *             more_records} (docs/json-schema.md)
  *   read      {partial, session_dir, flat (session_dir is a flat-layout
  *             prefix), files, lines, bytes, bad_lines,
  *             bad_records, other_session_records, unknown_types, gz_errors,

@@ -136,7 +136,17 @@ typedef struct perfstat {
     uint64_t ranges, time_ns; /* time_ns: scopes' ranges summed */
     uint64_t n[FL_PERF_COUNT];
     double sum[FL_PERF_COUNT];
+    uint64_t invalid; /* hit rates outside 0-100 %: not values, left out */
+    uint64_t ordinal; /* kp_ord: the launch_ordinal naming the range */
 } perfstat;
+
+/* A launch of a range profiler's session, in the order read (seq), for
+ * kernel_perf_metric_event rows named by launch_ordinal. */
+typedef struct launchrec {
+    uint64_t start_ns;
+    uint32_t kernel_id, seq;
+} launchrec;
+#define MAX_LAUNCH_LOG (1u << 18) /* launches kept for launch_ordinal (4 MiB) */
 
 /* Launches of one CUDA graph: by graph_exec_key (graph_launch_event,
  * graph_node_definition), else by graph_id (our graph_event_batch, or a
@@ -161,6 +171,12 @@ typedef struct capwin {
 typedef struct deepstat {
     const char *name, *engines, *close_reason; /* interned; close_reason: the last */
     uint64_t count, time_ns, launches;
+    /* windows a rule opened ("trigger"), and the last one's rule */
+    uint64_t triggered;
+    const char *rule_id, *metric, *op; /* interned */
+    bool have_threshold, have_observed, have_fired;
+    double threshold, observed;
+    uint64_t fired_ns;
 } deepstat;
 
 /* execution_signature, per scope and signature. */
@@ -289,6 +305,27 @@ struct fl_report {
     fl_u64map sass_seen;
     unkstat unknown[MAX_UNKNOWN];
     size_t n_unknown;
+    /* GPUFlight's run lifecycle (lifecycle.c): job_start's identity keys,
+     * then arrays of the records (MAX_CONFIGS each, repeats dropped). */
+    json_t *lc_ident, *lc_seg_start, *lc_seg_end, *lc_run_end, *lc_rules, *lc_quality;
+    uint64_t lc_more;
+    /* GPUFlight's pre-batch records (legacy.c): interned name * 8 + dict
+     * -> a: its id; interned path * 64 + depth -> a: instance * 2 + 1
+     * while open. */
+    fl_u64map legacy_ids, legacy_open;
+    fl_read_cb self; /* fl_report_callbacks' own: where legacy.c's batches go */
+    /* kernel_perf_metric_event rows named "0", "1"... (CUPTI's range
+     * names) with a launch_ordinal: per ordinal until fl_report_finish
+     * names them by the launch log (ll_state 1: kept; -1: not a range
+     * profiler's session; 0: not known yet). */
+    perfstat *kp_ord;
+    size_t n_kp_ord, cap_kp_ord;
+    fl_u64map kp_ord_by;
+    launchrec *ll;
+    size_t n_ll, cap_ll;
+    int ll_state;
+    uint64_t ll_more; /* launches past MAX_LAUNCH_LOG */
+    uint64_t legacy_next, legacy_scopes;
     fl_strpool pool;
     /* the reader */
     bool have_res;
@@ -331,6 +368,24 @@ void fl_report_gpufl_record(fl_report *r, int channel, fl_type t, const char *ty
 /* A graph launch (graph_event_batch's rows, graph_launch_event). */
 void fl_report_graph_launch(fl_report *r, const char *exec_key, bool have_graph_id,
                             uint64_t graph_id, uint64_t dur);
+struct jw;
+/* lifecycle.c: job_start's run identity and GPUFlight's lifecycle
+ * records; their JSON ("lifecycle") and text (section "capture"). */
+void fl_report_lifecycle(fl_report *r, fl_type t, const json_t *rec);
+void fl_report_lifecycle_free(fl_report *r);
+void fl_json_lifecycle(const fl_report *r, struct jw *w);
+void fl_text_lifecycle(const fl_report *r, fl_buf *b);
+
+/* legacy.c: GPUFlight's pre-batch records, each as a one-row batch
+ * through the report's own callbacks (r->self). */
+void fl_report_legacy(fl_report *r, fl_type t, const json_t *rec);
+void fl_report_legacy_free(fl_report *r);
+
+/* collect_records.c: a launch into the log (kernels.c, every launch while
+ * ll_state >= 0), and the rows named by launch_ordinal resolved. */
+void fl_report_launch_log(fl_report *r, uint32_t kernel_id, uint64_t start_ns);
+void fl_report_perf_ordinals(fl_report *r);
+
 /* An unknown batch type's batch. */
 void fl_report_unknown_type(fl_report *r, const char *type);
 /* Frees what collect_records.c holds. */

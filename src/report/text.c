@@ -787,6 +787,7 @@ void fl_text_sec_capture(const fl_report *r, const figures *f, int top_n, fl_buf
     text_capture(r, b);
     fl_text_capture_windows(r, b);
     fl_text_deep_windows(r, b);
+    fl_text_lifecycle(r, b);
 }
 
 void fl_text_sec_read(const fl_report *r, const figures *f, int top_n, fl_buf *b)

@@ -98,6 +98,20 @@ void fl_text_deep_windows(const fl_report *r, fl_buf *b)
             fl_buf_puts(b, "  closed by ");
             fl_put_line(b, d->close_reason, 40);
         }
+        if (d->triggered) {
+            fl_buf_printf(b, "  %" PRIu64 " opened by rule ", d->triggered);
+            fl_put_line(b, d->rule_id ? d->rule_id : "?", 40);
+            if (d->metric) {
+                fl_buf_puts(b, " (");
+                fl_put_line(b, d->metric, 40);
+                fl_buf_printf(b, " %s", d->op ? d->op : "?");
+                if (d->have_threshold)
+                    fl_buf_printf(b, " %g", d->threshold);
+                if (d->have_observed)
+                    fl_buf_printf(b, ", observed %g", d->observed);
+                fl_buf_puts(b, ")");
+            }
+        }
         fl_buf_puts(b, "\n");
     }
 }

@@ -208,6 +208,13 @@ static void perf_common(fl_buf *b, const perfstat *p)
     perf_cell(b, p, FL_PERF_TENSOR, 8);
 }
 
+static void perf_invalid(fl_buf *b, const perfstat *p)
+{
+    if (p->invalid)
+        fl_buf_printf(b, "  (%" PRIu64 " invalid hit %s left out)", p->invalid,
+                      fl_plural(p->invalid, "rate", "rates"));
+}
+
 static void kernel_perf(const fl_report *r, fl_buf *b)
 {
     fl_buf_puts(b, "\nkernel perf metrics  (range profiler: mean per range; n/a: not "
@@ -223,6 +230,7 @@ static void kernel_perf(const fl_report *r, fl_buf *b)
         perf_cell(b, p, FL_PERF_SHARED_CONFLICTS, 10);
         fl_buf_puts(b, "  ");
         fl_put_line(b, p->name, 100);
+        perf_invalid(b, p);
         fl_buf_puts(b, "\n");
     }
 }
@@ -244,6 +252,7 @@ static void scope_perf(const fl_report *r, fl_buf *b)
             fl_put_line(b, p->user_scope, 100);
             fl_buf_puts(b, ")");
         }
+        perf_invalid(b, p);
         fl_buf_puts(b, "\n");
     }
 }

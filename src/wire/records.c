@@ -419,7 +419,7 @@ void fl_rec_capabilities(fl_buf *b, const char *session_id, uint64_t ts_ns,
 /* ------------------------------------------------------- trace records */
 
 /* {"version":1,"type":T,"session_id":S,"pid":P,"app":A - the opening of
- * kernel_detail (the example session's order) and memset_event. */
+ * kernel_detail (the example session's order). */
 static void put_head_ident(fl_buf *b, fl_type type, const fl_ident *id)
 {
     fl_put_head(b, type, id->session_id);
@@ -427,30 +427,6 @@ static void put_head_ident(fl_buf *b, fl_type type, const fl_ident *id)
     fl_buf_i64(b, id->pid);
     fl_put_key(b, "app");
     fl_buf_str(b, id->app);
-}
-
-void fl_rec_memset_event(fl_buf *b, const fl_ident *id, const fl_memset_row *r)
-{
-    put_head_ident(b, FL_T_MEMSET_EVENT, id);
-    fl_put_key(b, "ts_ns");
-    fl_buf_u64(b, r->t_ns);
-    fl_put_key(b, "duration_ns");
-    fl_buf_u64(b, r->duration_ns);
-    fl_put_key(b, "device_id");
-    fl_buf_u64(b, r->device_id);
-    fl_put_key(b, "stream_id");
-    fl_buf_u64(b, r->stream_id);
-    fl_put_key(b, "context_id");
-    fl_buf_u64(b, r->context_id);
-    fl_put_key(b, "corr_id");
-    fl_buf_u64(b, r->corr_id);
-    fl_put_key(b, "bytes");
-    fl_buf_u64(b, r->bytes);
-    fl_put_key(b, "value");
-    fl_buf_u64(b, r->value);
-    fl_put_key(b, "memory_kind");
-    fl_buf_u64(b, r->memory_kind);
-    FL_BUF_LIT(b, "}\n");
 }
 
 /* {"type":T,"pid":P,"app":A,"session_id":S - the opening of GPUFlight's
@@ -461,6 +437,53 @@ static void put_open_ident(fl_buf *b, fl_type type, const fl_ident *id)
     fl_put_open(b, type);
     FL_BUF_LIT(b, ",");
     put_ident(b, id);
+}
+
+/* GPUFlight's MemsetEventModel's keys in its order, then ours.  What our
+ * plugin does not know of a memset (the API call's times, the scopes and
+ * CPU stack of the calling thread) is null, never 0 or ""; device_id and
+ * stream_id are numbers (GPUFlight writes strings: its analyzer and ours
+ * take either). */
+void fl_rec_memset_event(fl_buf *b, const fl_ident *id, const fl_memset_row *r)
+{
+    put_open_ident(b, FL_T_MEMSET_EVENT, id);
+    fl_put_key(b, "name");
+    FL_BUF_LIT(b, "\"memset\"");
+    fl_put_key(b, "platform");
+    FL_BUF_LIT(b, "\"cuda\"");
+    fl_put_key(b, "device_id");
+    fl_buf_u64(b, r->device_id);
+    fl_put_key(b, "stream_id");
+    fl_buf_u64(b, r->stream_id);
+    static const char *const unknown[] = {"stack_trace", "user_scope", "scope_depth"};
+    for (size_t i = 0; i < sizeof unknown / sizeof *unknown; i++) {
+        fl_put_key(b, unknown[i]);
+        FL_BUF_LIT(b, "null");
+    }
+    fl_put_key(b, "start_ns");
+    fl_buf_u64(b, r->t_ns);
+    fl_put_key(b, "end_ns");
+    fl_buf_u64(b, r->duration_ns > UINT64_MAX - r->t_ns ? UINT64_MAX : r->t_ns + r->duration_ns);
+    fl_put_key(b, "api_start_ns");
+    FL_BUF_LIT(b, "null");
+    fl_put_key(b, "api_exit_ns");
+    FL_BUF_LIT(b, "null");
+    fl_put_key(b, "corr_id");
+    fl_buf_u64(b, r->corr_id);
+    fl_put_key(b, "bytes");
+    fl_buf_u64(b, r->bytes);
+    /* ours */
+    fl_put_key(b, "ts_ns");
+    fl_buf_u64(b, r->t_ns);
+    fl_put_key(b, "duration_ns");
+    fl_buf_u64(b, r->duration_ns);
+    fl_put_key(b, "context_id");
+    fl_buf_u64(b, r->context_id);
+    fl_put_key(b, "value");
+    fl_buf_u64(b, r->value);
+    fl_put_key(b, "memory_kind");
+    fl_buf_u64(b, r->memory_kind);
+    FL_BUF_LIT(b, "}\n");
 }
 
 void fl_rec_nvtx_marker(fl_buf *b, const fl_ident *id, const fl_nvtx_range *r)

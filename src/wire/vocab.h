@@ -252,7 +252,7 @@ enum { FL_COLS_GRAPH(FL_X) FL_COL_GRAPH_COUNT };
     X(SYSTEM_START, system_start, SYSTEM, 1)                                                       \
     X(SYSTEM_STOP, system_stop, SYSTEM, 1)                                                         \
     X(KERNEL_DETAIL, kernel_detail, DEVICE, 1)                                                     \
-    X(MEMSET_EVENT, memset_event, DEVICE, 1)                                                       \
+    X(MEMSET_EVENT, memset_event, DEVICE, 0)                                                       \
     X(DEVICE_LOST_EVENT, device_lost_event, SYSTEM, 1) /* ours: a device whose sampling failed */  \
     X(KERNEL_PERF_METRIC_EVENT, kernel_perf_metric_event, DEVICE, 0)                               \
     X(SASS_CONFIG, sass_config, DEVICE, 1)                                                         \
@@ -266,7 +266,19 @@ enum { FL_COLS_GRAPH(FL_X) FL_COL_GRAPH_COUNT };
     X(CUBIN_DISASSEMBLY, cubin_disassembly, SASS, 1)                                               \
     X(PTX_DISASSEMBLY, ptx_disassembly, SASS, 1)                                                   \
     X(SOURCE_FILE_CONTENT, source_file_content, SASS, 1)                                           \
-    X(CAPTURE_WINDOW, capture_window, SCOPE, 1) /* ours: a window trace rows were kept in */
+    X(CAPTURE_WINDOW, capture_window, SCOPE, 1) /* ours: a window trace rows were kept in */       \
+    X(SEGMENT_START, segment_start, ALL, 1)                                                        \
+    X(SEGMENT_END, segment_end, ALL, 1)                                                            \
+    X(RUN_END, run_end, ALL, 1)                                                                    \
+    X(DEEP_WINDOW_RULE_SUMMARY, deep_window_rule_summary, SCOPE, 0)                                \
+    X(COUNTER_DATA_QUALITY_SUMMARY, counter_data_quality_summary, SCOPE, 0)                        \
+    /* GPUFlight's records from before its batches (read, never written) */                        \
+    X(INIT, init, ALL, 0)                                                                          \
+    X(KERNEL_EVENT, kernel_event, DEVICE, 0)                                                       \
+    X(MEMCPY_EVENT, memcpy_event, DEVICE, 0)                                                       \
+    X(SCOPE_BEGIN, scope_begin, SCOPE, 0)                                                          \
+    X(SCOPE_END, scope_end, SCOPE, 0)                                                              \
+    X(SYSTEM_SAMPLE, system_sample, SYSTEM, 0)
 
 /* Columnar batches: X(TYPE, name, channel, version, columns, the index of
  * the duration column or -1).  Every batch has dt_ns. */

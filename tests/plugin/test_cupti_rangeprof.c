@@ -407,7 +407,12 @@ static void kernel_ranges(void)
     CHECK_STR(got.kernels[0], "gemm(float const*, float const*, float*)");
     CHECK_STR(got.kernels[1], "vecAdd(float*, float*, float*, int)");
     CHECK_STR(got.kernels[2], "");
-    CHECK_INT(got.rows[2].launch_ordinal, 3);
+    /* launch_ordinal: the place among the session's launches, every
+     * context, window or not (_Z6beforev 1, gemm 2, other 3, vecAdd 4);
+     * a range whose launch was not seen has none (0) */
+    CHECK_INT(got.rows[0].launch_ordinal, 2);
+    CHECK_INT(got.rows[1].launch_ordinal, 4);
+    CHECK_INT(got.rows[2].launch_ordinal, 0);
     CHECK_INT(got.rows[2].range_index, 2);
     CHECK_INT(got.rows[0].kind, FL_PERF_RANGE_KERNEL);
     /* The default set's first slot (occupancy) is value 10 + index. */

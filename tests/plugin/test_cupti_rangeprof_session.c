@@ -180,7 +180,10 @@ static void test_kernel_ranges(void)
                     "shared_bank_conflicts,shared_wavefronts,shared_bank_conflict_overhead_pct,"
                     "shared_bank_conflict_nway,metrics");
     CHECK_INT(json_integer_value(json_object_get(e, "range_index")), 1);
-    CHECK_INT(json_integer_value(json_object_get(e, "launch_ordinal")), 2);
+    /* launch_ordinal: the session's launches counted at CUPTI's launch
+     * callback, which the fake plugin does not call: not seen, 0
+     * (GPUFlight's "none"; test_cupti_rangeprof counts them) */
+    CHECK_INT(json_integer_value(json_object_get(e, "launch_ordinal")), 0);
     CHECK_STR(str(e, "range_name"), "gemm(float const*, float const*, float*)");
     CHECK_STR(str(e, "kernel_name"), "gemm(float const*, float const*, float*)");
     CHECK_NEAR(num(e, "sm_throughput_pct"), 71.5, 1e-9);
@@ -192,7 +195,7 @@ static void test_kernel_ranges(void)
     CHECK_INT(json_object_size(json_object_get(e, "metrics")), 8);
     CHECK_INT(json_integer_value(
                   json_object_get(nth(&dev, "kernel_perf_metric_event", 3), "launch_ordinal")),
-              4);
+              0);
     fl_log_free(&dev);
     fl_log_free(&scope);
     static const char *const want[] = {

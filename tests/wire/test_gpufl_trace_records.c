@@ -114,9 +114,12 @@ static const char *spec_columns(const char *type, bool peer)
 }
 
 #define BATCH_KEYS "version,type,session_id,batch_id,base_time_ns,columns,rows"
-#define MEMSET_KEYS                                                                                \
-    "version,type,session_id,pid,app,ts_ns,duration_ns,device_id,stream_id,context_id,corr_id,"    \
-    "bytes,value,memory_kind"
+/* GPUFlight 1.3's MemsetEventModel's keys in its order (the fixture's
+ * line, checked in test_memset_shape), then ours. */
+#define GPUFL_MEMSET_KEYS                                                                          \
+    "type,pid,app,session_id,name,platform,device_id,stream_id,stack_trace,user_scope,"            \
+    "scope_depth,start_ns,end_ns,api_start_ns,api_exit_ns,corr_id,bytes"
+#define MEMSET_KEYS GPUFL_MEMSET_KEYS ",ts_ns,duration_ns,context_id,value,memory_kind"
 #define DETAIL_KEYS                                                                                \
     "version,type,session_id,pid,app,corr_id,grid,block,static_shared,local_bytes,const_bytes,"    \
     "occupancy,reg_occupancy,smem_occupancy,warp_occupancy,block_occupancy,limiting_resource,"     \
@@ -139,7 +142,12 @@ static void check_lines(const char *text, const char *what)
         CHECK(memchr(p, ' ', n) == NULL); /* no whitespace (none of our strings hold one) */
         const char *type = json_string_value(json_object_get(j, "type"));
         char kb[2048], cb[1024];
-        CHECK_INT(json_number_value(json_object_get(j, "version")), 1);
+        /* memset_event: GPUFlight writes it without a version */
+        bool memset_rec = type && strcmp(type, "memset_event") == 0;
+        if (memset_rec)
+            CHECK(json_object_get(j, "version") == NULL);
+        else
+            CHECK_INT(json_number_value(json_object_get(j, "version")), 1);
         CHECK_STR(json_string_value(json_object_get(j, "session_id")), SID);
         if (type && strstr(type, "_batch")) {
             json_t *cols = json_object_get(j, "columns");
@@ -154,7 +162,7 @@ static void check_lines(const char *text, const char *what)
                 for (size_t c = 0; c < json_array_size(row); c++)
                     CHECK(json_is_number(json_array_get(row, c)));
             }
-        } else if (type && strcmp(type, "memset_event") == 0) {
+        } else if (memset_rec) {
             CHECK_STR(keys_of(j, kb, sizeof kb), MEMSET_KEYS);
         } else if (type && strcmp(type, "kernel_detail") == 0) {
             CHECK_STR(keys_of(j, kb, sizeof kb), DETAIL_KEYS);
@@ -672,6 +680,32 @@ static void check_against_fixture(void)
     fl_buf_free(&b);
 }
 
+/* Our memset_event starts with the keys of GPUFlight's own memset_event
+ * line (tests/fixtures/gpufl-1.3, its writer's), in its order. */
+static void test_memset_shape(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path,
+             "%s/fixtures/gpufl-1.3/uncompressed-windows/aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee/"
+             "device.1.log",
+             check_env("GP_TEST_SOURCE_DIR"));
+    size_t len = 0;
+    char *text = check_read_file(path, &len);
+    CHECK(text != NULL);
+    if (!text)
+        return;
+    const char *line = strstr(text, "{\"type\":\"memset_event\"");
+    CHECK(line != NULL);
+    if (line) {
+        const char *nl = strchr(line, '\n');
+        json_t *j = parse_n(line, nl ? (size_t)(nl - line) : strlen(line));
+        char kb[1024];
+        CHECK_STR(keys_of(j, kb, sizeof kb), GPUFL_MEMSET_KEYS);
+        json_decref(j);
+    }
+    free(text);
+}
+
 int main(void)
 {
     golden_kernel_batch();
@@ -684,6 +718,7 @@ int main(void)
     golden_pm();
     check_rules();
     check_against_fixture();
+    test_memset_shape();
     /* The max-value lines of the goldens (kernel, memcpy peer, memset,
      * sync, alloc, graph, kernel_detail) and the 1024-row batch. */
     CHECK_INT(big_int_lines, 9);

@@ -33,7 +33,9 @@ static void test_names_round_trip(void)
         }
     }
     CHECK_INT(fl_type_of("kernel_event_batch", 18), FL_T_KERNEL_EVENT_BATCH);
-    CHECK_INT(fl_type_of("kernel_event_batch", 12), FL_T_UNKNOWN); /* a prefix */
+    CHECK_INT(fl_type_of("kernel_event_batch", 15), FL_T_UNKNOWN); /* a prefix */
+    /* GPUFlight's pre-batch kernel_event is a type of its own */
+    CHECK_INT(fl_type_of("kernel_event_batch", 12), FL_T_KERNEL_EVENT);
     CHECK_INT(fl_type_of("job_startx", 10), FL_T_UNKNOWN);
     CHECK_INT(fl_type_of("", 0), FL_T_UNKNOWN);
     CHECK_INT(fl_type_of(NULL, 0), FL_T_UNKNOWN);

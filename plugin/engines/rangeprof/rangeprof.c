@@ -223,12 +223,20 @@ gp_status fl_rp_choose(const gp_metrics_plugin *host, void *h, const char *list,
 
 /* ----------------------------------------------------------- the engine */
 
+/* A launch of a kernel window: its symbol (mangled, malloc'd) and its
+ * place among the session's launches (GPUFlight's launch_ordinal: its
+ * analyzer names a range "0", "1" by the ordinal-th launch). */
+typedef struct kname {
+    char *sym;
+    uint64_t ordinal;
+} kname;
+
 typedef struct queued {
     uint8_t *image;
     size_t size;
     uint64_t start_ns, end_ns;
     char name[NAME_MAX_BYTES];
-    char **kernels; /* the window's launches in order, mangled (malloc'd) */
+    kname *kernels; /* the window's launches in order */
     size_t n_kernels;
 } queued;
 
@@ -252,19 +260,23 @@ static struct {
     pthread_t owner;
     uint64_t start_ns;
     char name[NAME_MAX_BYTES];
-    char **kernels; /* the open window's launches (kernel ranges), at most max_ranges */
+    kname *kernels; /* the open window's launches (kernel ranges), at most max_ranges */
     size_t n_kernels, cap_kernels;
     queued q[FL_RP_QUEUE_MAX];
     size_t nq, q_bytes;
-    uint64_t windows, ranges, dropped, skipped, incomplete, ordinal;
+    uint64_t windows, ranges, dropped, skipped, incomplete;
 } R;
+/* The session's kernel launches so far (every context, window or not),
+ * counted while the engine is on (counting). */
+static atomic_uint_least64_t launches;
+static atomic_bool counting;
 /* R.open && R.per_kernel, for launches to test without the lock. */
 static atomic_bool kernel_window;
 
-static void free_names(char ***names, size_t *n)
+static void free_names(kname **names, size_t *n)
 {
     for (size_t i = 0; *names && i < *n; i++)
-        free((*names)[i]);
+        free((*names)[i].sym);
     free(*names);
     *names = NULL;
     *n = 0;
@@ -300,6 +312,8 @@ uint32_t fl_rp_engine_start(const fl_trace_options *o, const fl_engine_env *env)
         return FL_PC_OFF;
     }
     R.on = true;
+    atomic_store(&launches, 0);
+    atomic_store(&counting, true);
     R.env = *env;
     R.per_kernel = o->perf_per_kernel;
     R.list = o->perf_metrics && *o->perf_metrics ? strdup(o->perf_metrics) : NULL;
@@ -569,7 +583,10 @@ void fl_rp_range_end(void)
 
 void fl_rp_kernel_launch(void *ctx, const char *symbol)
 {
-    if (!atomic_load_explicit(&kernel_window, memory_order_relaxed) || !symbol)
+    if (!symbol || !atomic_load_explicit(&counting, memory_order_relaxed))
+        return;
+    uint64_t ordinal = atomic_fetch_add_explicit(&launches, 1, memory_order_relaxed) + 1;
+    if (!atomic_load_explicit(&kernel_window, memory_order_relaxed))
         return;
     pthread_mutex_lock(&mu);
     /* CUPTI numbers a window's kernel ranges in launch order on its
@@ -577,7 +594,7 @@ void fl_rp_kernel_launch(void *ctx, const char *symbol)
     if (R.open && R.per_kernel && ctx == (void *)R.ctx && R.n_kernels < R.max_ranges) {
         if (R.n_kernels == R.cap_kernels) {
             size_t cap = R.cap_kernels ? R.cap_kernels * 2 : 16;
-            char **g = realloc(R.kernels, cap * sizeof *g);
+            kname *g = realloc(R.kernels, cap * sizeof *g);
             if (g) {
                 R.kernels = g;
                 R.cap_kernels = cap;
@@ -585,7 +602,7 @@ void fl_rp_kernel_launch(void *ctx, const char *symbol)
         }
         char *copy = R.n_kernels < R.cap_kernels ? strdup(symbol) : NULL;
         if (copy)
-            R.kernels[R.n_kernels++] = copy;
+            R.kernels[R.n_kernels++] = (kname){copy, ordinal};
     }
     pthread_mutex_unlock(&mu);
 }
@@ -624,7 +641,7 @@ static void emit(const fl_trace_sink *sink, const queued *q)
         const char *name = q->name;
         char kernel[NAME_MAX_BYTES] = "";
         if (R.per_kernel && i < q->n_kernels)
-            fl_demangle(q->kernels[i], kernel, sizeof kernel);
+            fl_demangle(q->kernels[i].sym, kernel, sizeof kernel);
         if (R.per_kernel) {
             CUpti_RangeProfiler_CounterData_GetRangeInfo_Params rp = {
                 .structSize = CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE,
@@ -639,7 +656,10 @@ static void emit(const fl_trace_sink *sink, const queued *q)
                            .kind = R.per_kernel ? FL_PERF_RANGE_KERNEL : FL_PERF_RANGE_SCOPE,
                            .device_id = R.device,
                            .range_index = (uint32_t)i,
-                           .launch_ordinal = R.per_kernel ? (uint32_t)++R.ordinal : 0,
+                           /* 0: the launch not seen (GPUFlight's "none") */
+                           .launch_ordinal = R.per_kernel && i < q->n_kernels
+                                                 ? (uint32_t)q->kernels[i].ordinal
+                                                 : 0,
                            .scope_depth = 0,
                            .name = name,
                            .user_scope = R.per_kernel ? q->name : name,
@@ -757,5 +777,6 @@ void fl_rp_engine_release(void)
     }
     memset(&R, 0, sizeof R);
     atomic_store(&kernel_window, false);
+    atomic_store(&counting, false);
     pthread_mutex_unlock(&mu);
 }
