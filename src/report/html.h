@@ -48,7 +48,7 @@ void fl_html_page(const fl_html *h, const char *report_json, size_t json_len,
 void fl_html_timeline_json(const fl_html *h, fl_buf *out);
 
 /* s as a JSON string of at most max_bytes (< 250) of s, cut on a UTF-8
- * boundary with an ellipsis (html_page.c). */
+ * boundary with an ellipsis (html_timeline.c). */
 void fl_html_put_str(fl_buf *out, const char *s, size_t max_bytes);
 
 #endif /* FL_REPORT_HTML_H */

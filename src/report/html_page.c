@@ -44,25 +44,6 @@ static void put_script_json(fl_buf *out, const char *s, size_t n)
     fl_buf_put(out, s + run, n - run);
 }
 
-void fl_html_put_str(fl_buf *out, const char *s, size_t max_bytes)
-{
-    size_t n = strlen(s);
-    if (n <= max_bytes) {
-        fl_buf_str(out, s);
-        return;
-    }
-    /* Cut on a UTF-8 boundary: never inside a character. */
-    size_t cut = max_bytes;
-    while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
-        cut--;
-    char buf[256];
-    if (cut > sizeof buf - 4)
-        cut = sizeof buf - 4;
-    memcpy(buf, s, cut);
-    memcpy(buf + cut, "\xe2\x80\xa6", 4); /* "…" */
-    fl_buf_str(out, buf);
-}
-
 void fl_html_page(const fl_html *h, const char *report_json, size_t json_len,
                   const char *report_text, size_t text_len, fl_buf *out)
 {
