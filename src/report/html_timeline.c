@@ -155,7 +155,7 @@ static size_t series_bucket(fl_html *h, uint64_t t)
     if (!a->set) {
         a->set = true;
         a->t0_ns = t;
-        a->width_ns = 1000000; /* 1 ms: finer than any sampling interval */
+        a->width_ns = 1000; /* 1 us: finer than any sampling interval */
     }
     for (;;) {
         uint64_t span = a->width_ns * FL_HTML_POINTS;

@@ -178,7 +178,10 @@ def main():
         sessions.append(("hostile", hostile))
         if "--screenshots" in args:
             out = os.path.abspath(args[args.index("--screenshots") + 1])
-            for name, path in sessions[:1]:
+            shots = sessions[:2] + [("large", write_session(
+                os.path.join(tmp, "large"), ["kernel_%02d<float>(float*, int)" % i
+                                             for i in range(40)], 100, 20000, streams=8))]
+            for name, path in shots:
                 page = os.path.join(tmp, name + ".html")
                 report(gp, path, "html", page)
                 subprocess.run([browser] + browser_args(tmp) +

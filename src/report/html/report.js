@@ -218,6 +218,12 @@
       return (i ? 'L' : 'M') + x.toFixed(1) + ' ' + y.toFixed(1);
     }).join(' ');
     svg.appendChild(svgEl('path', {d: path, fill: 'none', stroke: '#2a6fdb', 'stroke-width': 1.5}));
+    if (pts.length < 3) {
+      pts.forEach(function (p) {
+        svg.appendChild(svgEl('circle', {cx: P + (W - P - 4) * p[0] / xmax,
+                                         cy: H - 16 - (H - 28) * p[col] / ymax, r: 3, fill: '#2a6fdb'}));
+      });
+    }
     svg.appendChild(svgEl('line', {x1: P, y1: H - 16, x2: W - 4, y2: H - 16, stroke: '#999'}));
     var tl = svgEl('text', {x: 2, y: 12, cls: 'axis'});
     tl.textContent = label + ' (max axis ' + fmtNum(ymax, 1) + ')';
