@@ -159,6 +159,22 @@ def write_session(root, names, batches, rows_per_batch, streams=4):
     return root
 
 
+def write_run(root, fixture):
+    """The fixture session as two ranks of one run (run_id run-7)."""
+    src = os.path.join(fixture, "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b")
+    for rank in (0, 1):
+        sid = "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0%d" % rank
+        os.makedirs(os.path.join(root, sid))
+        for name in os.listdir(src):
+            text = open(os.path.join(src, name)).read()
+            text = text.replace("3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b", sid)
+            text = text.replace('"pid":4242', '"pid":%d' % (5000 + rank))
+            text = text.replace('"type":"job_start",', '"type":"job_start","run_id":"run-7",'
+                                '"rank":%d,"world_size":2,' % rank)
+            open(os.path.join(root, sid, name), "w").write(text)
+    return root
+
+
 def main():
     args = sys.argv[1:]
     if len(args) < 2:
@@ -176,6 +192,8 @@ def main():
         hostile = write_session(os.path.join(tmp, "hostile"),
                                 ["plain_kernel(float*)", HOSTILE, "void k<int>(a&b)"], 2, 50)
         sessions.append(("hostile", hostile))
+        sessions.append(("run", write_run(os.path.join(tmp, "run"),
+                                          os.path.join(fixtures, "gpufl-session"))))
         if "--screenshots" in args:
             out = os.path.abspath(args[args.index("--screenshots") + 1])
             shots = sessions[:2] + [("large", write_session(
@@ -201,6 +219,12 @@ def main():
         else:
             for name, path in sessions:
                 rep, dom, raw = check_page(gp, browser, tmp, name, path)
+                if name == "run":
+                    # The per-rank table: a row per process of the run.
+                    for p in rep["run"]["processes"]:
+                        check('data-key="pid" data-value="%d"' % p["pid"] in dom,
+                              "run: rank %s pid %d in the run table" % (p["rank"], p["pid"]))
+                    check('id="gp-run"' in dom, "run: the run section")
                 if name == "hostile":
                     check(HOSTILE.encode() not in raw, "hostile: the name never raw in the page")
                     check('<b id="evil"' not in dom, "hostile: no element made of the name")

@@ -188,9 +188,8 @@
            'synchronization_time_ns', sum.synchronization_time_ns)]);
     app.appendChild(cards);
     /* The verdict lines: the text report's summary, word for word. */
-    var blocks = text.split(/\n\n+/);
-    var summary = blocks.filter(function (b) { return /summary/i.test(b.split('\n')[0]); })[0] ||
-                  blocks[0] || '';
+    var at = text.search(/^report /m);
+    var summary = text.slice(at < 0 ? 0 : at).replace(/^\n+/, '').split(/\n\n/)[0];
     app.appendChild(el('pre', {cls: 'verdict', id: 'gp-verdict', text: summary}));
   }
 
