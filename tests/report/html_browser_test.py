@@ -109,6 +109,21 @@ def check_page(gp, browser, tmp, name, path):
             else:
                 want = 'data-key="%s" data-value="%s"' % (key, js_number(v))
             check(want in dom, name + ": device %s %s" % (d["device_id"], want))
+    # Each optional part of the JSON report that is there has its section.
+    for key, sec in (("stalls", "gp-stalls"), ("sass_metrics", "gp-sass"),
+                     ("perf_metrics", "gp-perf"), ("kernel_perf_metrics", "gp-kperf"),
+                     ("scope_perf_metrics", "gp-sperf"), ("capture", "gp-capture"),
+                     ("run", "gp-run")):
+        v = rep.get(key)
+        shown = '<section id="%s">' % sec in dom
+        check(shown == (v is not None and v != []), name + ": section %s for %s" % (sec, key))
+    # PC sampling's hot source lines per kernel, as the JSON gives them.
+    for k in ((rep.get("stalls") or {}).get("kernels") or []):
+        for line in k.get("hot_lines") or []:
+            if line.get("source_file"):
+                want = 'data-key="source_file" data-value="%s"' % attr(line["source_file"])
+                check(want in dom and 'data-key="source_line" data-value="%d"'
+                      % line["source_line"] in dom, name + ": hot line " + want)
     dur = rep["session"]["duration_ns"]
     if dur is not None:
         check('data-key="duration_ns" data-value="%d"' % dur in dom, name + ": duration")
