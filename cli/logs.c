@@ -2,7 +2,7 @@
  * logs.c - the commands that read session logs back:
  *
  *   gpu-profile report [--run ID | --session ID] [--app NAME] [--top N]
- *                      [--format text|json] [--max-distinct N] [--max-memory BYTES]
+ *                      [--format text|json|html] [--max-distinct N] [--max-memory BYTES]
  *                      [-o FILE] PATH...
  *   gpu-profile export --format chrome-trace|csv [--run ID | --session ID] [--app NAME]
  *                      [--max-distinct N] [--max-memory BYTES] [-o FILE] PATH...
@@ -157,7 +157,8 @@ typedef struct log_args {
 void cli_report_usage(FILE *f)
 {
     fputs("usage: gpu-profile report [--run ID | --session ID] [--app NAME] [--top N]\n"
-          "                          [--format text|json] [--max-distinct N] [--max-memory BYTES]\n"
+          "                          [--format " FL_REPORT_FORMAT_NAMES_BAR "] [--max-distinct N]\n"
+          "                          [--max-memory BYTES]\n"
           "                          [-o|--output FILE] PATH...\n"
           "\n"
           "Reads GPUFlight sessions (PATH: a log directory, a session directory - its\n"
@@ -181,6 +182,9 @@ void cli_report_usage(FILE *f)
           "--max-memory BYTES of them - names, stacks, details, tables (default\n"
           "GPU_PROFILE_MAX_MEMORY, else 402653184: about 0.5 GiB resident) - or memory\n"
           "ran out.\n"
+          "--format html: one self-contained page (no network): the headline, device\n"
+          "charts, sortable hotspots, a zoomable timeline, stalls, SASS and perf metrics,\n"
+          "the run's ranks (docs/report.md, \"The HTML report\").\n"
           "-o FILE is written whole or not at all (-o -: stdout).  -h, --help: this text.\n",
           f);
 }
@@ -221,7 +225,7 @@ const cli_opt cli_logs_opts[] = {
     {"run", K_RUN, 1, "ID", "a run id", NULL},
     {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
     {"top", K_TOP, 1, "N", "a whole number from 1 to 100000", NULL},
-    {"format", K_FORMAT, 1, "FORMAT", "text or json", "text json"},
+    {"format", K_FORMAT, 1, "FORMAT", FL_REPORT_FORMAT_NAMES_OR, FL_REPORT_FORMAT_NAMES_SP},
     {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
     {"max-memory", K_MAX_MEMORY, 1, "BYTES", "a whole number of bytes from 1", NULL},
     {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},
@@ -407,20 +411,21 @@ int cli_report_main(int argc, char **argv)
     int p = parse("report", argc, argv, &a, cli_report_usage);
     if (p)
         return p > 0 ? 0 : CLI_EXIT_USAGE;
-    int json = 0;
-    if (a.format && strcmp(a.format, "json") == 0) {
-        json = 1;
-    } else if (a.format && strcmp(a.format, "text") != 0) {
-        cli_say("report: --format '%s': use text or json", a.format);
+    int fi = a.format ? fl_report_format_of(a.format) : FL_REPORT_FMT_TEXT;
+    if (fi < 0) {
+        cli_say("report: --format '%s': use " FL_REPORT_FORMAT_NAMES_OR, a.format);
         return CLI_EXIT_USAGE;
     }
+    const fl_report_format *fmt = &fl_report_formats[fi];
     fl_runs rs;
     int code = 0;
     int have_run = resolve_run("report", &a, &rs, &code);
     if (have_run < 0)
         return code;
     fl_report *r = fl_report_create();
-    if (!r) {
+    fl_html *h = r && fmt->timeline ? fl_html_create() : NULL;
+    if (!r || (fmt->timeline && !h)) {
+        fl_report_destroy(r);
         cli_say("report: out of memory");
         fl_runs_free(&rs);
         return EXIT_NOTHING;
@@ -432,24 +437,28 @@ int cli_report_main(int argc, char **argv)
     if (a.max_memory)
         fl_report_set_max_memory(r, a.max_memory);
     warn_ctx w;
-    fl_read_cb inner;
-    fl_report_callbacks(r, &inner);
+    fl_read_cb inner, rcb;
+    fl_report_callbacks(r, &rcb);
+    inner = rcb;
+    if (h) /* the page's timeline reads beside the report */
+        fl_html_tee(h, &rcb, &inner);
     fl_read_result res;
     if (read_into("report", &a, &inner, &w, &res) != 0) {
         fl_report_destroy(r);
+        fl_html_destroy(h);
         fl_runs_free(&rs);
         return EXIT_NOTHING;
     }
     fl_report_finish(r, &res);
+    fl_html_finish(h);
     fl_buf out = {0};
     /* Short of memory, the figures are short: no report rather than a
      * wrong one (an allocation failed after the read, e.g. at the end). */
     bool oom = fl_report_out_of_memory(r);
-    if (!oom && json)
-        fl_report_json(r, a.top, &out);
-    else if (!oom)
-        fl_report_text(r, a.top, &out);
+    if (!oom)
+        fmt->render(r, h, a.top, 0, &out);
     fl_report_destroy(r);
+    fl_html_destroy(h);
     fl_runs_free(&rs);
     oom |= out.oom;
     code = oom ? -1 : write_out("report", a.output, out.p ? out.p : "", out.len);

@@ -273,7 +273,8 @@ GPUFL_API gpufl_status gpufl_generate_report(const char *output_path, gpufl_erro
  * the analyzer's print_summary() / inspect_*() build on it. */
 typedef enum gpufl_report_format {
     GPUFL_REPORT_TEXT = 0, /* aligned text, as `gpu-profile report` prints */
-    GPUFL_REPORT_JSON = 1  /* one object, schema "gpu-profile.report" v1 (docs/report.md) */
+    GPUFL_REPORT_JSON = 1, /* one object, schema "gpu-profile.report" v1 (docs/report.md) */
+    GPUFL_REPORT_HTML = 2  /* one self-contained HTML page (docs/report.md, "The HTML report") */
 } gpufl_report_format;
 
 /* Sections of the text report (a mask; 0 = all).  The whole text is the
@@ -329,7 +330,8 @@ GPUFL_API void gpufl_report_options_init(gpufl_report_options *opts);
  * When none does: GPUFL_ERR_IO, err naming log_dir, log_prefix and the
  * three places looked at.
  *
- * Text honours opts->sections; JSON is always the whole object.  Returns
+ * Text honours opts->sections; JSON is always the whole object, HTML the
+ * whole page.  Returns
  * GPUFL_ERR_INVALID_ARG for a NULL log_dir or out, an unknown format or
  * section bits outside GPUFL_SECTION_ALL; GPUFL_ERR_IO when no session
  * could be read (err has the reader's reason; also when a stop signal -

@@ -13,6 +13,9 @@ from . import STATUS_NAMES, _FlError, _c_enum, _declare, _fl_strerror, last_sess
 
 GPUFL_REPORT_TEXT = 0
 GPUFL_REPORT_JSON = 1
+GPUFL_REPORT_HTML = 2
+# generate_report(format=...)'s words, as `gpu-profile report --format` takes them.
+FORMATS = {"text": GPUFL_REPORT_TEXT, "json": GPUFL_REPORT_JSON, "html": GPUFL_REPORT_HTML}
 
 SECTION_SUMMARY = 1 << 0
 SECTION_SCOPES = 1 << 1

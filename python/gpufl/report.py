@@ -2,6 +2,7 @@
 
     from gpufl.report import generate_report, TextReport
     text = generate_report(log_dir, log_prefix="my_app", top_n=10, output_path=None)
+    page = generate_report(log_dir, format="html", output_path="report.html")
 
 The report is the C library's (`gpu-profile report`): executive summary,
 scopes, kernel hotspots, copies, device and host metrics, stalls and perf
@@ -12,7 +13,7 @@ import os
 import sys
 from typing import Optional
 
-from ._report_c import ReportError, render
+from ._report_c import FORMATS, ReportError, render
 
 __all__ = ["generate_report", "TextReport", "ReportError"]
 
@@ -23,18 +24,24 @@ def _write(path, text):
 
 
 def generate_report(log_dir=None, log_prefix: Optional[str] = None, top_n: int = 10,
-                    output_path=None, session_id: Optional[str] = None) -> str:
+                    output_path=None, session_id: Optional[str] = None,
+                    format: str = "text") -> str:
     """The report of the session under log_dir, as a string.
 
     log_dir: a log directory (gpufl.init's log_path), a session directory,
     or a flat-layout prefix; None: the session this process recorded last.
     log_prefix: the app name (or flat file prefix) whose session to pick.
     session_id: a particular session (default: the latest).  top_n:
-    kernels in the hotspots.  output_path: also write the text there.
+    kernels in the hotspots.  output_path: also write the report there.
+    format: "text", "json" (the JSON report's text) or "html" (one
+    self-contained page, `gpu-profile report --format html`).
     Raises ReportError (with the C library's message) when no session can
-    be read.
+    be read, ValueError for another format.
     """
-    text = render(log_dir, log_prefix=log_prefix, session_id=session_id, top_n=top_n)
+    if format not in FORMATS:
+        raise ValueError("format %r: use one of %s" % (format, ", ".join(sorted(FORMATS))))
+    text = render(log_dir, log_prefix=log_prefix, session_id=session_id, top_n=top_n,
+                  fmt=FORMATS[format])
     if output_path is not None:
         _write(output_path, text)
     return text

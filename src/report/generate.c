@@ -14,6 +14,7 @@
 #include "../recorder/session.h"
 #include "../util/buf.h"
 #include "../util/error.h"
+#include "html.h"
 #include "report.h"
 #include "runs.h"
 #include "gpufl.h"
@@ -76,8 +77,19 @@ static gpufl_status read_and_render(const render_req *q, bool live, fl_buf *out,
     bool run = !live && resolve_run(q, &rs, &path);
     if (run)
         fl_report_set_runs(r, &rs, q->session_id);
-    fl_read_cb cb;
-    fl_report_callbacks(r, &cb);
+    const fl_report_format *fmt = &fl_report_formats[q->format];
+    fl_html *h = NULL;
+    if (fmt->timeline && !(h = fl_html_create())) {
+        fl_report_destroy(r);
+        if (run)
+            fl_runs_free(&rs);
+        return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory for the report");
+    }
+    fl_read_cb cb, rcb;
+    fl_report_callbacks(r, &rcb);
+    cb = rcb;
+    if (h)
+        fl_html_tee(h, &rcb, &cb);
     fl_read_opts o;
     fl_read_opts_init(&o);
     o.session_id = q->session_id;
@@ -88,6 +100,7 @@ static gpufl_status read_and_render(const render_req *q, bool live, fl_buf *out,
         fl_report_destroy(r);
         if (run)
             fl_runs_free(&rs);
+        fl_html_destroy(h);
         return fl_error_from_gp(err, &ge, "cannot read the session");
     }
     if (!live && gpufl_is_active()) {
@@ -98,13 +111,12 @@ static gpufl_status read_and_render(const render_req *q, bool live, fl_buf *out,
     }
     fl_report_set_live(r, live);
     fl_report_finish(r, &res);
-    if (q->format == GPUFL_REPORT_JSON)
-        fl_report_json(r, q->top_n, out);
-    else
-        fl_report_text_sections(r, q->top_n, q->sections, out);
+    fl_html_finish(h);
+    fmt->render(r, h, q->top_n, q->sections, out);
     fl_report_destroy(r);
     if (run)
         fl_runs_free(&rs);
+    fl_html_destroy(h);
     if (out->oom)
         return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory for the report");
     return GPUFL_OK;
@@ -175,10 +187,10 @@ gpufl_status gpufl_report_logs(const char *log_dir, const gpufl_report_options *
     gpufl_report_options_init(&d);
     if (!opts)
         opts = &d;
-    if (opts->format != GPUFL_REPORT_TEXT && opts->format != GPUFL_REPORT_JSON)
+    if ((unsigned)opts->format >= FL_REPORT_FMT_N)
         return fl_error_set(err, GPUFL_ERR_INVALID_ARG,
-                            "gpufl_report_logs: format %d: use GPUFL_REPORT_TEXT (0) or "
-                            "GPUFL_REPORT_JSON (1)",
+                            "gpufl_report_logs: format %d: use GPUFL_REPORT_TEXT (0), "
+                            "GPUFL_REPORT_JSON (1) or GPUFL_REPORT_HTML (2)",
                             (int)opts->format);
     if (opts->sections & ~(unsigned)GPUFL_SECTION_ALL)
         return fl_error_set(err, GPUFL_ERR_INVALID_ARG,

@@ -11,6 +11,7 @@
 
 #include "../reader/read.h"
 #include "export.h"
+#include "html.h"
 #include "report.h"
 #include "run.h"
 #include "runs.h"

@@ -196,6 +196,47 @@ void fl_report_text(const fl_report *r, int top_n, fl_buf *out);
  * order; each section's text is byte for byte its part of the whole. */
 void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, fl_buf *out);
 void fl_report_json(const fl_report *r, int top_n, fl_buf *out);
+/* ------------------------------------------------------------ formats */
+
+struct fl_html; /* html.h: the HTML page's timeline, read beside the report */
+
+/* The report's formats, one row each, in the order --format lists them:
+ * X(id, name, timeline, render) - id the fl_report_format_id (and the
+ * public gpufl_report_format's number), name --format's word, timeline
+ * whether the read must feed an fl_html (html.h: fl_html_tee) for it,
+ * render the function (formats.c).  Promises: a row added here is parsed
+ * and rendered by `gpu-profile report` and gpufl_report_logs; nothing
+ * else names a format. */
+#define FL_REPORT_FORMATS(FIRST, X)                                                                \
+    FIRST(FL_REPORT_FMT_TEXT, "text", false, render_text)                                          \
+    X(FL_REPORT_FMT_JSON, "json", false, render_json)                                              \
+    X(FL_REPORT_FMT_HTML, "html", true, render_html)
+
+#define FL_REPORT_FMT_ID_(id, name, tl, fn) id,
+typedef enum {
+    FL_REPORT_FORMATS(FL_REPORT_FMT_ID_, FL_REPORT_FMT_ID_) FL_REPORT_FMT_N
+} fl_report_format_id;
+#define FL_REPORT_FMT_FIRST_(id, name, tl, fn) name
+#define FL_REPORT_FMT_OR_(id, name, tl, fn) " or " name
+#define FL_REPORT_FMT_BAR_(id, name, tl, fn) "|" name
+#define FL_REPORT_FMT_SP_(id, name, tl, fn) " " name
+#define FL_REPORT_FORMAT_NAMES_OR FL_REPORT_FORMATS(FL_REPORT_FMT_FIRST_, FL_REPORT_FMT_OR_)
+#define FL_REPORT_FORMAT_NAMES_BAR FL_REPORT_FORMATS(FL_REPORT_FMT_FIRST_, FL_REPORT_FMT_BAR_)
+#define FL_REPORT_FORMAT_NAMES_SP FL_REPORT_FORMATS(FL_REPORT_FMT_FIRST_, FL_REPORT_FMT_SP_)
+
+typedef struct fl_report_format {
+    const char *name;
+    bool timeline;
+    /* Appends the report of r (finished) to out; h: the timeline when the
+     * row asks for one, else NULL; sections: the GPUFL_SECTION_* mask of
+     * a text report (0: all). */
+    void (*render)(const fl_report *r, const struct fl_html *h, int top_n, unsigned sections,
+                   fl_buf *out);
+} fl_report_format;
+extern const fl_report_format fl_report_formats[FL_REPORT_FMT_N];
+/* The row named name (--format's word); -1 when none has it. */
+int fl_report_format_of(const char *name);
+
 /* The bytes the report's own structures hold (maps, histograms, names):
  * for the test that memory does not grow with the events. */
 size_t fl_report_mem_bytes(const fl_report *r);

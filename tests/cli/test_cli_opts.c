@@ -106,7 +106,7 @@ static void test_subcommands(void)
     const char *helpopt[] = {h_cli, "help", "report", "--options", NULL};
     run(helpopt, &r);
     CHECK_INT(r.code, 0);
-    CHECK_CONTAINS(r.out, "--format\tFORMAT\ttext json\n");
+    CHECK_CONTAINS(r.out, "--format\tFORMAT\ttext json html\n");
     CHECK_CONTAINS(r.out, "-o\tFILE\t\n");
     h_result_free(&r);
 

@@ -715,6 +715,22 @@ class ReportTest(Base):
                                  universal_newlines=True).stdout
             self.assertEqual(text, out)
 
+    def test_generate_report_html(self):
+        d = self.record()
+        page = generate_report(d, format="html", output_path="r.html")
+        self.assertTrue(page.startswith("<!DOCTYPE html>"))
+        with open("r.html") as f:
+            self.assertEqual(f.read(), page)
+        self.assertEqual(page.count("</script"), 4)
+        self.assertIn(os.path.basename(d), page)
+        cli = os.environ.get("GP_TEST_CLI")
+        if cli:
+            out = subprocess.run([cli, "report", "--format", "html", d], stdout=subprocess.PIPE,
+                                 universal_newlines=True).stdout
+            self.assertEqual(page, out)
+        with self.assertRaisesRegex(ValueError, "format 'pdf': use one of html, json, text"):
+            generate_report(d, format="pdf")
+
     def test_output_path_and_this_process(self):
         d = self.record()
         text = generate_report(None, output_path="r.txt")

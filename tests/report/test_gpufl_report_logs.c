@@ -361,12 +361,12 @@ static void test_errors(void)
 
     gpufl_report_options o;
     gpufl_report_options_init(&o);
-    o.format = (gpufl_report_format)2;
+    o.format = (gpufl_report_format)3;
     out = (char *)1;
     CHECK_INT(gpufl_report_logs(g_tmp, &o, &out, NULL, &err), GPUFL_ERR_INVALID_ARG);
     CHECK(out == NULL);
-    CHECK_STR(err.message, "gpufl_report_logs: format 2: use GPUFL_REPORT_TEXT (0) or "
-                           "GPUFL_REPORT_JSON (1)");
+    CHECK_STR(err.message, "gpufl_report_logs: format 3: use GPUFL_REPORT_TEXT (0), "
+                           "GPUFL_REPORT_JSON (1) or GPUFL_REPORT_HTML (2)");
     gpufl_report_options_init(&o);
     o.sections = 0x800;
     CHECK_INT(gpufl_report_logs(g_tmp, &o, &out, NULL, &err), GPUFL_ERR_INVALID_ARG);
