@@ -285,8 +285,7 @@ static const char *const fixed_inserts[S_COUNT] = {
 
 static bool is_real_col(fl_type t, const char *col)
 {
-    return (t == FL_T_PM_SAMPLE_BATCH && strcmp(col, "value") == 0) ||
-           (t == FL_T_PROFILE_SAMPLE_BATCH && strcmp(col, "metric_value") == 0);
+    return t == FL_T_PM_SAMPLE_BATCH && strcmp(col, "value") == 0;
 }
 
 /* A batch type's table and its insert. */
@@ -452,13 +451,15 @@ static void gbatch(fl_export *e, const gtab *g, const fl_batch *b)
     const fl_type_info *ti = fl_type_get(b->type_id);
     int dtc = fl_batch_colid(b, ti->col_dt), durc = g->dur >= 0 ? fl_batch_colid(b, g->dur) : -1;
     for (size_t r = 0; r < b->nrows && !e->fail[0]; r++) {
-        uint64_t dt, dur;
+        uint64_t dt = 0, dur = 0;
         bool have_t = fl_rcell_u64(b, r, dtc, &dt);
         int i = 1;
         bind_opt(s, g->ins, i++, have_t, (int64_t)(b->base_time_ns + dt));
-        if (g->range)
-            bind_opt(s, g->ins, i++, have_t && fl_rcell_u64(b, r, durc, &dur),
-                     (int64_t)(b->base_time_ns + dt + dur));
+        if (g->range) {
+            bool have_end = have_t && fl_rcell_u64(b, r, durc, &dur);
+            bind_opt(s, g->ins, i++, have_end,
+                     have_end ? (int64_t)(b->base_time_ns + dt + dur) : 0);
+        }
         for (int c = 0; c < ti->ncols; c++) {
             if (c == ti->col_dt)
                 continue;
@@ -488,7 +489,7 @@ static void scope_batch(fl_export *e, const fl_batch *b)
         tid_c = fl_batch_colid(b, FL_COL_SCOPE_TID);
     for (size_t r = 0; r < b->nrows && !e->fail[0]; r++) {
         fl_scope_end end;
-        uint64_t depth, tid, inst;
+        uint64_t depth = 0, tid = 0, inst;
         bool have_depth = fl_rcell_u64(b, r, depth_c, &depth);
         bool have_tid = fl_rcell_u64(b, r, tid_c, &tid);
         fl_scope_step step = fl_scope_row(&e->open, b, &c, r, &end);
@@ -552,7 +553,7 @@ static void memset_rec(fl_export *e, const json_t *rec)
 {
     sq *s = e->priv;
     void *st = s->st[S_MEMSET];
-    uint64_t t, dur, v;
+    uint64_t t, dur, v = 0;
     if (!fl_jget_span(rec, &t, &dur))
         return;
     bind_i(s, st, 1, (int64_t)t);
