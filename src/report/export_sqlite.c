@@ -74,10 +74,23 @@ typedef struct gtab {
 
 enum { S_STR, S_KERNEL, S_SCOPE, S_MEMSET, S_PERF, S_COUNT };
 
+/* The kernels table's columns; occupancy the one REAL. */
+#define K_COLS 23
+#define K_OCC 17
+#define KB 32 /* rows per multi-row insert (K_COLS * KB under SQLite's 999 parameters) */
+typedef struct krow {
+    int64_t v[K_COLS];
+    double occ;
+    uint32_t null; /* bit c: column c is NULL */
+} krow;
+
 typedef struct sq {
     const fl_sqlite_api *api;
     void *db;
     void *st[S_COUNT];
+    void *kmany; /* KB rows' insert */
+    krow kb[KB];
+    int nk;
     gtab g[N_GSPECS];
     fl_u64map by_ptr;  /* a stable text's address -> a: strings id */
     fl_u64map by_hash; /* FNV-1a of a text (probed on) -> a: strings id, b: its text */
@@ -230,7 +243,8 @@ static void bind_sid(fl_export *e, void *st, int i, const char *text, bool stabl
 /* ------------------------------------------------------------ schema */
 
 static const char schema[] =
-    "PRAGMA journal_mode=OFF;PRAGMA synchronous=OFF;PRAGMA locking_mode=EXCLUSIVE;"
+    "PRAGMA page_size=65536;PRAGMA journal_mode=OFF;PRAGMA synchronous=OFF;"
+    "PRAGMA locking_mode=EXCLUSIVE;PRAGMA temp_store=MEMORY;"
     "PRAGMA cache_size=-65536;PRAGMA foreign_keys=OFF;BEGIN;"
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
     "CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
@@ -262,7 +276,6 @@ static const char views[] =
 
 static const char indexes[] =
     "CREATE INDEX kernels_start ON kernels(start_ns);"
-    "CREATE INDEX kernels_name ON kernels(name_id);"
     "CREATE INDEX scopes_start ON scopes(start_ns);"
     "CREATE INDEX memset_start ON memset(start_ns);"
     "CREATE INDEX perf_metrics_start ON perf_metrics(start_ns);"
@@ -329,6 +342,9 @@ static void sq_free(sq *s)
         if (s->g[k].ins)
             s->api->finalize(s->g[k].ins);
     memset(s->st, 0, sizeof s->st);
+    if (s->kmany)
+        s->api->finalize(s->kmany);
+    s->kmany = NULL;
     for (size_t k = 0; k < N_GSPECS; k++)
         s->g[k].ins = NULL;
     if (s->db)
@@ -365,7 +381,11 @@ static int sq_open(fl_export *e, const char *path)
         if (!(s->st[i] = prepare(e, fixed_inserts[i])))
             return -1;
     fl_buf create = {0}, ins = {0};
-    bool good = true;
+    fl_buf_puts(&ins, "INSERT INTO kernels VALUES");
+    for (int r = 0; r < KB; r++)
+        fl_buf_puts(&ins, r ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                            : "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    bool good = !ins.oom && (s->kmany = prepare(e, ins.p)) != NULL;
     for (size_t k = 0; good && k < N_GSPECS; k++)
         good = gtable(e, k, &create, &ins);
     fl_buf_free(&create);
@@ -389,39 +409,81 @@ static void sq_destroy(fl_export *e)
 
 /* ----------------------------------------------------------- kernels */
 
+/* A kernel row's values, bound later with others: one multi-row insert
+ * of KB rows costs SQLite's statement overhead once (a third of the time
+ * a row took alone). */
+static void kernel_put(sq *s, void *st, int base, const krow *r)
+{
+    for (int c = 0; c < K_COLS; c++) {
+        if (r->null >> c & 1)
+            s->api->bind_null(st, base + c);
+        else if (c == K_OCC)
+            s->api->bind_double(st, base + c, r->occ);
+        else
+            s->api->bind_int64(st, base + c, r->v[c]);
+    }
+}
+
+static void kernels_flush(fl_export *e)
+{
+    sq *s = e->priv;
+    if (s->nk == KB) {
+        for (int r = 0; r < KB; r++)
+            kernel_put(s, s->kmany, 1 + r * K_COLS, &s->kb[r]);
+        run(e, s->kmany);
+    } else {
+        for (int r = 0; r < s->nk; r++) {
+            kernel_put(s, s->st[S_KERNEL], 1, &s->kb[r]);
+            run(e, s->st[S_KERNEL]);
+        }
+    }
+    s->nk = 0;
+}
+
+static void kset(krow *r, int c, bool have, int64_t v)
+{
+    r->v[c] = v;
+    if (!have)
+        r->null |= 1u << c;
+}
+
 static void sq_kernel(fl_export *e, const fl_krow *k)
 {
     if (!ok(e))
         return;
     sq *s = e->priv;
-    void *st = s->st[S_KERNEL];
+    krow *r = &s->kb[s->nk];
     const fl_kdetail *d = k->detail;
     int64_t dev = k->device_id >= 0 ? k->device_id : e->m->default_device;
-    bind_i(s, st, 1, (int64_t)k->start_ns);
-    bind_i(s, st, 2, (int64_t)(k->start_ns + k->duration_ns));
-    bind_i(s, st, 3, (int64_t)k->duration_ns);
-    bind_opt(s, st, 4, dev >= 0, dev);
-    bind_i(s, st, 5, k->stream_id);
-    bind_i(s, st, 6, k->corr_id);
-    bind_i(s, st, 7, k->kernel_id);
-    bind_sid(e, st, 8, fl_model_kernel_name(e->m, k->kernel_id), true);
+    r->null = 0;
+    kset(r, 0, true, (int64_t)k->start_ns);
+    kset(r, 1, true, (int64_t)(k->start_ns + k->duration_ns));
+    kset(r, 2, true, (int64_t)k->duration_ns);
+    kset(r, 3, dev >= 0, dev);
+    kset(r, 4, true, k->stream_id);
+    kset(r, 5, true, k->corr_id);
+    kset(r, 6, true, k->kernel_id);
+    uint64_t id = sid(e, fl_model_kernel_name(e->m, k->kernel_id), true);
+    kset(r, 7, id != 0, (int64_t)id);
     for (int i = 0; i < 3; i++) {
-        bind_opt(s, st, 9 + i, d && d->have_grid, d ? d->grid[i] : 0);
-        bind_opt(s, st, 12 + i, d && d->have_block, d ? d->block[i] : 0);
+        kset(r, 8 + i, d && d->have_grid, d ? d->grid[i] : 0);
+        kset(r, 11 + i, d && d->have_block, d ? d->block[i] : 0);
     }
-    bind_opt(s, st, 15, k->num_regs >= 0, k->num_regs);
-    bind_opt(s, st, 16, k->dyn_shared >= 0, k->dyn_shared);
-    bind_opt(s, st, 17, d && d->static_shared >= 0, d ? d->static_shared : 0);
-    if (d && !isnan(d->occupancy))
-        s->api->bind_double(st, 18, d->occupancy);
-    else
-        s->api->bind_null(st, 18);
-    bind_sid(e, st, 19, d ? d->limiting : NULL, true);
-    bind_sid(e, st, 20, d ? d->user_scope : NULL, true);
-    bind_sid(e, st, 21, d && d->stack_trace && *d->stack_trace ? d->stack_trace : NULL, true);
-    bind_opt(s, st, 22, k->external_kind > 0, k->external_kind);
-    bind_opt(s, st, 23, k->external_kind > 0, (int64_t)k->external_id);
-    run(e, st);
+    kset(r, 14, k->num_regs >= 0, k->num_regs);
+    kset(r, 15, k->dyn_shared >= 0, k->dyn_shared);
+    kset(r, 16, d && d->static_shared >= 0, d ? d->static_shared : 0);
+    r->occ = d ? d->occupancy : NAN;
+    kset(r, K_OCC, !isnan(r->occ), 0);
+    const char *texts[3] = {d ? d->limiting : NULL, d ? d->user_scope : NULL,
+                            d && d->stack_trace && *d->stack_trace ? d->stack_trace : NULL};
+    for (int i = 0; i < 3; i++) {
+        id = sid(e, texts[i], true);
+        kset(r, 18 + i, id != 0, (int64_t)id);
+    }
+    kset(r, 21, k->external_kind > 0, k->external_kind);
+    kset(r, 22, k->external_kind > 0, (int64_t)k->external_id);
+    if (++s->nk == KB)
+        kernels_flush(e);
     e->events++;
 }
 
@@ -712,6 +774,7 @@ static void sq_finish(fl_export *e, const fl_read_result *res)
     if (!ok(e))
         return;
     sq *s = e->priv;
+    kernels_flush(e);
     finish_open_scopes(e);
     if (!e->fail[0])
         finish_meta(e, res);
