@@ -19,6 +19,8 @@
 #include "report_session.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -427,6 +429,8 @@ static void test_generated(const char *tmp)
 /* ----------------------------------------------------------- command */
 
 /* The command with args (NULL-terminated); its exit status, stderr into err. */
+static long fsize_limit; /* > 0: run_cli's child may write files of this many bytes at most */
+
 static int run_cli(const char *const *args, const char *env, char *err, size_t cap)
 {
     const char *cli = getenv("GP_TEST_CLI");
@@ -437,6 +441,11 @@ static int run_cli(const char *const *args, const char *env, char *err, size_t c
         dup2(efd, 2);
         if (env)
             putenv((char *)env);
+        if (fsize_limit > 0) { /* a disk that fills: writes fail with EFBIG */
+            signal(SIGXFSZ, SIG_IGN);
+            struct rlimit rl = {(rlim_t)fsize_limit, (rlim_t)fsize_limit};
+            setrlimit(RLIMIT_FSIZE, &rl);
+        }
         const char *argv[16] = {cli};
         for (int i = 0; args[i] && i < 14; i++)
             argv[i + 1] = args[i];
@@ -494,6 +503,23 @@ static void test_cli(const char *tmp)
     CHECK_CONTAINS(err, "apt-get install libsqlite3-0");
     size_t len = 0;
     char *kept = check_read_file(out, &len);
+    CHECK_STR(kept ? kept : "", "precious");
+    free(kept);
+    CHECK_INT(leftovers(tmp), 0);
+
+    /* a session that cannot be read, and a disk that fills: FILE kept */
+    char nothing[4400], gen[4400];
+    snprintf(nothing, sizeof nothing, "%s/no-such-session", tmp);
+    const char *unread[] = {"export", "--format", "sqlite", "-o", out, nothing, NULL};
+    CHECK(run_cli(unread, NULL, err, sizeof err) != 0);
+    snprintf(gen, sizeof gen, "%s/%s", tmp, GS_SID);
+    const char *big[] = {"export", "--format", "sqlite", "-o", out, gen, NULL};
+    fsize_limit = 256 * 1024;
+    CHECK_INT(run_cli(big, NULL, err, sizeof err), 1);
+    fsize_limit = 0;
+    CHECK_CONTAINS(err, "export: cannot write '");
+    CHECK_CONTAINS(err, "SQLite: ");
+    kept = check_read_file(out, &len);
     CHECK_STR(kept ? kept : "", "precious");
     free(kept);
     CHECK_INT(leftovers(tmp), 0);
