@@ -196,7 +196,7 @@ void cli_export_usage(FILE *f)
      * last one "name: help." */
     for (int i = 0; i < FL_EXPORT_N; i++)
         fprintf(f, "%s: %s%s", fl_exporters[i].name, fl_exporters[i].help,
-                i + 1 < FL_EXPORT_N ? ";\n" : ".  ");
+                i + 1 < FL_EXPORT_N ? ";\n" : ".\n");
     fputs("Streams: any size of session.  One session: of a run of several,\n"
           "the one report's other sections give (said on stderr).  PATH, --run, --session,\n"
           "--app, --max-distinct N and --max-memory BYTES as for gpu-profile report.\n"

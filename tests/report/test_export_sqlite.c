@@ -248,6 +248,30 @@ static void test_rich(const char *tmp)
     sql.close(db);
 }
 
+/* The crashed variant: the scope never ended is a row whose end is NULL,
+ * the session's end unknown, the torn last line counted. */
+static void test_crashed(const char *tmp)
+{
+    char base[4200], dir[4300], dbp[4300], buf[128];
+    snprintf(base, sizeof base, "%s/crashed", tmp);
+    CHECK_INT(rs_write(base, true, dir, sizeof dir), 0);
+    snprintf(dbp, sizeof dbp, "%s/crashed.db", tmp);
+    export_to(dir, dbp);
+    void *db = db_open(dbp);
+    CHECK_INT(scalar(db, "SELECT COUNT(*) FROM scopes"), 5);
+    CHECK_STR(text(db,
+                   "SELECT s.value || '@' || (sc.start_ns - "
+                   "1760000000000000000) FROM scopes sc"
+                   " JOIN strings s ON s.id = sc.name_id WHERE sc.end_ns IS NULL"
+                   " AND sc.duration_ns IS NULL",
+                   buf, sizeof buf),
+              "train@4000000");
+    CHECK_INT(scalar(db, "SELECT value FROM meta WHERE key = 'crashed'"), 1);
+    CHECK_INT(scalar(db, "SELECT COUNT(*) FROM meta WHERE key = 'end_ns' AND value IS NULL"), 1);
+    CHECK_INT(scalar(db, "SELECT COUNT(*) FROM processes WHERE end_ns IS NULL"), 1);
+    sql.close(db);
+}
+
 /* Batches without a device_id column: the only device job_start lists is
  * not assumed when it lists two (NULL, not 0). */
 static void test_nodev(const char *tmp)
@@ -546,6 +570,7 @@ int main(void)
     char tmp[4096];
     CHECK_INT(rs_tmpdir(tmp, sizeof tmp, "sqlite"), 0);
     test_rich(tmp);
+    test_crashed(tmp);
     test_nodev(tmp);
     test_generated(tmp);
     test_cli(tmp);
