@@ -307,8 +307,9 @@ static void gs_name(int i, char *out, size_t cap)
         break;
     case 2: {
         size_t n = 0;
-        for (int c = 1; c < 32 && n + 1 < cap; c++)
+        for (int c = 1; c < 32 && n + 2 < cap; c++)
             out[n++] = (char)c;
+        out[n++] = 0x7f; /* every control byte; bytes that are not UTF-8 no JSON line holds */
         out[n] = '\0';
         break;
     }
