@@ -374,6 +374,9 @@ int cli_outfile_open(cli_outfile *o, const char *path, char *msg, size_t msg_len
 int cli_outfile_commit(cli_outfile *o, char *msg, size_t msg_len);
 /* Drops the output: FILE as it was. */
 void cli_outfile_abort(cli_outfile *o);
+/* The temporary file's path, for a format that writes a file by its name
+ * (SQLite); NULL when FILE is written in place (not a regular file). */
+const char *cli_outfile_tmp(const cli_outfile *o);
 
 /* devices.c: `gpu-profile devices [--json] [--backend B]`. */
 int cli_devices_main(int argc, char **argv);

@@ -4,7 +4,7 @@
  *   gpu-profile report [--run ID | --session ID] [--app NAME] [--top N]
  *                      [--format text|json|html] [--max-distinct N] [--max-memory BYTES]
  *                      [-o FILE] PATH...
- *   gpu-profile export --format chrome-trace|csv [--run ID | --session ID] [--app NAME]
+ *   gpu-profile export --format chrome-trace|csv|sqlite [--run ID | --session ID] [--app NAME]
  *                      [--max-distinct N] [--max-memory BYTES] [-o FILE] PATH...
  *
  * The sessions of the PATHs are grouped into runs by job_start's run_id
@@ -200,7 +200,7 @@ void cli_export_usage(FILE *f)
      * last one "name: help." */
     for (int i = 0; i < FL_EXPORT_N; i++)
         fprintf(f, "%s: %s%s", fl_exporters[i].name, fl_exporters[i].help,
-                i + 1 < FL_EXPORT_N ? ";\n" : ".  ");
+                i + 1 < FL_EXPORT_N ? ";\n" : ".\n");
     fputs("Streams: any size of session.  One session: of a run of several,\n"
           "the one report's other sections give (said on stderr).  PATH, --run, --session,\n"
           "--app, --max-distinct N and --max-memory BYTES as for gpu-profile report.\n"
@@ -502,11 +502,24 @@ int cli_export_main(int argc, char **argv)
     snprintf(chosen, sizeof chosen, "%s", a.path);
     a.path = chosen;
     fl_runs_free(&rs);
+    bool to_file = fl_export_writes_file((fl_export_format)fmt);
+    if (to_file && !a.output) {
+        cli_say("export: --format %s writes a database file, not a stream: give it -o FILE",
+                fl_exporters[fmt].name);
+        return CLI_EXIT_USAGE;
+    }
     char msg[CLI_OUTFILE_PATH_MAX + 256];
     cli_outfile of = {.f = stdout, .direct = 1};
     if (a.output && cli_outfile_open(&of, a.output, msg, sizeof msg) != 0) {
         cli_say("export: %s", msg);
         return EXIT_NOTHING;
+    }
+    if (to_file && !cli_outfile_tmp(&of)) {
+        cli_say("export: -o '%s' is not a regular file: --format %s writes a database, give it "
+                "the path of a file to create or replace",
+                a.output, fl_exporters[fmt].name);
+        cli_outfile_abort(&of);
+        return CLI_EXIT_USAGE;
     }
     FILE *f = of.f;
     fl_export *e = fl_export_create((fl_export_format)fmt, f);
@@ -514,6 +527,12 @@ int cli_export_main(int argc, char **argv)
         cli_say("export: out of memory");
         if (a.output)
             cli_outfile_abort(&of);
+        return EXIT_NOTHING;
+    }
+    if (to_file && fl_export_set_file(e, cli_outfile_tmp(&of)) != 0) {
+        cli_say("export: cannot write '%s': %s", a.output, fl_export_error(e));
+        fl_export_destroy(e);
+        cli_outfile_abort(&of);
         return EXIT_NOTHING;
     }
     if (a.max_distinct)
@@ -542,7 +561,8 @@ int cli_export_main(int argc, char **argv)
         code = EXIT_NOTHING;
     } else if (fl_export_finish(e, &res) != 0 || fflush(f) != 0) {
         if (a.output)
-            cli_say("export: cannot write '%s': %s", a.output, strerror(errno));
+            cli_say("export: cannot write '%s': %s", a.output,
+                    fl_export_error(e) ? fl_export_error(e) : strerror(errno));
         else
             cli_stdout_failed("export");
         code = EXIT_NOTHING;

@@ -123,6 +123,11 @@ void cli_outfile_abort(cli_outfile *o)
     }
 }
 
+const char *cli_outfile_tmp(const cli_outfile *o)
+{
+    return o->direct || !g_armed ? NULL : g_tmp;
+}
+
 int cli_outfile_commit(cli_outfile *o, char *msg, size_t msg_len)
 {
     errno = 0;

@@ -38,6 +38,10 @@ ls /usr/share/python-wheels/wheel-*.whl >/dev/null 2>&1 || need=1
 # (test_report_html_browser / _large skip, saying so, without it;
 # docs/report.md, "The HTML report").
 command -v chromium >/dev/null 2>&1 || need=1
+# libsqlite3-0: `export --format sqlite`, loaded with dlopen("libsqlite3.so.0")
+# by that export only (never linked; no headers needed), and its test
+# (test_export_sqlite, docs/report.md "SQLite export").
+[ -n "$(ls /usr/lib/*/libsqlite3.so.0 /usr/lib/libsqlite3.so.0 2>/dev/null)" ] || need=1
 if [ -z "$need" ]; then
     exit 0
 fi
@@ -49,4 +53,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
     libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus \
-    python3-venv python3-setuptools python3-wheel-whl python3-pytest libcurl4 chromium
+    python3-venv python3-setuptools python3-wheel-whl python3-pytest libcurl4 chromium libsqlite3-0

@@ -7,8 +7,8 @@
  * batch before the format's hook does; the format's header comes before
  * its first line, written once; the caps on distinct keys and bytes stop
  * the read for every format alike; a hook is never called after finish.
- * The formats themselves are in export_chrome.c and export_csv.c, behind
- * export_int.h's fl_export_hooks.
+ * The formats themselves are in export_chrome.c, export_csv.c and
+ * export_sqlite.c, behind export_int.h's fl_export_hooks.
  */
 #include "export.h"
 #include "export_int.h"
@@ -123,6 +123,27 @@ fl_export *fl_export_create(fl_export_format fmt, FILE *out)
     return e;
 }
 
+bool fl_export_writes_file(fl_export_format fmt)
+{
+    return (unsigned)fmt < FL_EXPORT_N && fl_exporters[fmt].hooks->open;
+}
+
+int fl_export_set_file(fl_export *e, const char *path)
+{
+    if (!e || !path || !e->x->hooks->open || e->priv || e->started) {
+        if (e)
+            snprintf(e->fail, sizeof e->fail, "export: --format %s writes no file of its own",
+                     e->x->name);
+        return -1;
+    }
+    return e->x->hooks->open(e, path);
+}
+
+const char *fl_export_error(const fl_export *e)
+{
+    return e && e->fail[0] ? e->fail : NULL;
+}
+
 void fl_export_set_absolute_time(fl_export *e, bool absolute)
 {
     if (e && !e->have_origin)
@@ -145,6 +166,8 @@ void fl_export_set_max_memory(fl_export *e, uint64_t bytes)
 static const char *cb_stop(void *user)
 {
     fl_export *e = user;
+    if (e->fail[0])
+        return e->fail;
     return fl_keys_why(&e->m->keys, e->oom || e->m->oom || e->line.oom, "export",
                        "kernel ids, names, streams, open scopes, correlation ids", e->stop_why,
                        sizeof e->stop_why)
@@ -176,13 +199,15 @@ int fl_export_finish(fl_export *e, const fl_read_result *res)
         if (fflush(e->out) != 0 || ferror(e->out))
             e->write_error = true;
     }
-    return e->write_error || e->oom || e->line.oom || e->m->oom ? -1 : 0;
+    return e->write_error || e->oom || e->line.oom || e->m->oom || e->fail[0] ? -1 : 0;
 }
 
 void fl_export_destroy(fl_export *e)
 {
     if (!e)
         return;
+    if (e->x->hooks->destroy)
+        e->x->hooks->destroy(e);
     fl_model_destroy(e->m);
     fl_buf_free(&e->line);
     fl_map_free(&e->tracks);

@@ -6,7 +6,9 @@
  *  - FL_EXPORT_CHROME_TRACE (export_chrome.c): the Trace Event Format JSON
  *    that Perfetto (ui.perfetto.dev) and speedscope (www.speedscope.app)
  *    load;
- *  - FL_EXPORT_CSV_KERNELS (export_csv.c): one CSV row per kernel launch.
+ *  - FL_EXPORT_CSV_KERNELS (export_csv.c): one CSV row per kernel launch;
+ *  - FL_EXPORT_SQLITE (export_sqlite.c): a SQLite database, one table per
+ *    kind of event, names in a strings table (docs/report.md, "SQLite").
  *
  * Memory is bounded by the session's distinct streams, devices, kernels
  * and open scopes, never by the number of events.  Not exported; nothing
@@ -39,7 +41,11 @@ typedef struct fl_export_hooks fl_export_hooks; /* export_int.h */
           "Trace Event Format JSON for ui.perfetto.dev or speedscope\n"                            \
           "(kernels and copies per GPU and stream, scopes, metric counters)",                      \
           true)                                                                                    \
-    X(FL_EXPORT_CSV_KERNELS, "csv", fl_export_csv, "one line per kernel", false)
+    X(FL_EXPORT_CSV_KERNELS, "csv", fl_export_csv, "one line per kernel", false)                   \
+    X(FL_EXPORT_SQLITE, "sqlite", fl_export_sqlite,                                                \
+      "a SQLite database (needs -o FILE): kernels, copies, syncs, scopes,\n"                       \
+      "samples and metrics in tables, names in strings",                                           \
+      false)
 
 #define FL_EXPORT_ID_(id, name, hooks, help, abs) id,
 typedef enum { FL_EXPORTERS(FL_EXPORT_ID_, FL_EXPORT_ID_) FL_EXPORT_N } fl_export_format;
@@ -79,6 +85,16 @@ void fl_export_set_max_distinct(fl_export *e, uint64_t max);
  * Default: the environment's GPU_PROFILE_MAX_MEMORY, else
  * FL_MAX_MEMORY_DEFAULT. */
 void fl_export_set_max_memory(fl_export *e, uint64_t bytes);
+/* Whether the format writes a file by its path (SQLite: -o FILE, never a
+ * stream): fl_export_set_file before the read. */
+bool fl_export_writes_file(fl_export_format fmt);
+/* Such a format's file: created at path (an empty or absent file; the
+ * caller renames it into place), before the read.  0, or -1 with
+ * fl_export_error saying why. */
+int fl_export_set_file(fl_export *e, const char *path);
+/* Why the export failed (the file format's own error); NULL if it did
+ * not say. */
+const char *fl_export_error(const fl_export *e);
 /* Chrome trace: ts from the Unix epoch (CLOCK_REALTIME, as the session
  * records it) instead of from the session's start, so that traces of
  * other tools line up; before the read only. */

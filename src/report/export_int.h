@@ -38,6 +38,10 @@ struct fl_export {
     fl_u64map tracks;   /* pid << 33 | tid, pid << 33 | 2^32 for the process */
     fl_u64map open;     /* scope_instance_id -> a: start ns, b: name_id */
     fl_u64map open_tid; /* scope_instance_id -> a: its begin's tid */
+    /* A format that writes a file by its path (hooks->open): its state,
+     * and why it failed (stops the read; fl_export_error). */
+    void *priv;
+    char fail[512];
 };
 
 /* An exporter's hooks; NULL: nothing for it.  Each is called after the
@@ -55,6 +59,11 @@ struct fl_export_hooks {
     /* After the read and the model's finish, before the flush (res may be
      * NULL): what was held back, the closing lines. */
     void (*finish)(fl_export *e, const fl_read_result *res);
+    /* A format that writes a file by its path rather than the stream
+     * (SQLite): open creates it in path (fl_export_set_file; 0, or -1 with
+     * e->fail set), destroy frees e->priv.  NULL for a stream format. */
+    int (*open)(fl_export *e, const char *path);
+    void (*destroy)(fl_export *e);
 };
 
 /* The header, once, before any line. */
@@ -65,5 +74,6 @@ void fl_ex_put_line(fl_export *e);
 
 extern const fl_export_hooks fl_export_chrome; /* export_chrome.c */
 extern const fl_export_hooks fl_export_csv;    /* export_csv.c */
+extern const fl_export_hooks fl_export_sqlite; /* export_sqlite.c */
 
 #endif /* FL_EXPORT_INT_H */

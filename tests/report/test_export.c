@@ -712,7 +712,7 @@ static void test_memory(void)
  * id that is no row is refused. */
 static void test_exporter_rows(void)
 {
-    CHECK_INT(FL_EXPORT_N, 2);
+    CHECK_INT(FL_EXPORT_N, 3);
     for (int i = 0; i < FL_EXPORT_N; i++) {
         CHECK(fl_exporters[i].name && fl_exporters[i].help && fl_exporters[i].hooks);
         CHECK_INT(fl_export_format_of(fl_exporters[i].name), i);
@@ -721,9 +721,16 @@ static void test_exporter_rows(void)
     CHECK_STR(fl_exporters[FL_EXPORT_CSV_KERNELS].name, "csv");
     CHECK(fl_exporters[FL_EXPORT_CHROME_TRACE].absolute_time);
     CHECK(!fl_exporters[FL_EXPORT_CSV_KERNELS].absolute_time);
-    CHECK_STR(FL_EXPORT_NAMES_OR, "chrome-trace or csv");
-    CHECK_STR(FL_EXPORT_NAMES_BAR, "chrome-trace|csv");
-    CHECK_STR(FL_EXPORT_NAMES_SP, "chrome-trace csv");
+    CHECK_STR(fl_exporters[FL_EXPORT_SQLITE].name, "sqlite");
+    CHECK(!fl_exporters[FL_EXPORT_SQLITE].absolute_time);
+    /* only SQLite writes a file by its path */
+    CHECK(fl_export_writes_file(FL_EXPORT_SQLITE));
+    CHECK(!fl_export_writes_file(FL_EXPORT_CSV_KERNELS));
+    CHECK(!fl_export_writes_file(FL_EXPORT_CHROME_TRACE));
+    CHECK(!fl_export_writes_file(FL_EXPORT_N));
+    CHECK_STR(FL_EXPORT_NAMES_OR, "chrome-trace or csv or sqlite");
+    CHECK_STR(FL_EXPORT_NAMES_BAR, "chrome-trace|csv|sqlite");
+    CHECK_STR(FL_EXPORT_NAMES_SP, "chrome-trace csv sqlite");
     CHECK_INT(fl_export_format_of("chrome"), -1);
     CHECK_INT(fl_export_format_of(""), -1);
     CHECK_INT(fl_export_format_of(NULL), -1);
