@@ -73,6 +73,12 @@ typedef struct cli_opts {
     double delay_s;                /* 0: not given */
     const char *capture_range;     /* NULL: not given */
     const char *capture_range_end; /* NULL: not given */
+    /* Bounded long runs (docs/cli.md): the session's windows and its disk
+     * budget, as GPUFL_LOG_ROTATE_BYTES / GPUFL_LOG_ROTATE_AFTER_MS /
+     * GPUFL_MAX_DISK for the session (the command's and CMD's). */
+    const char *rotate_size;  /* NULL: not given */
+    double rotate_interval_s; /* 0: not given */
+    const char *max_disk;     /* NULL: not given */
 } cli_opts;
 
 /* With CMD, --delay or --duration asks for a timed window. */

@@ -322,6 +322,22 @@ static void note_stopped(const cli_run_result *res, char *note)
     }
 }
 
+/* --rotate-size / --rotate-interval / --max-disk for the session, ours
+ * (--log-dir) and CMD's (--engine): both read the environment at init. */
+static int roll_env(const cli_opts *o)
+{
+    char ms[32];
+    double v = o->rotate_interval_s * 1000.0 + 0.5;
+    snprintf(ms, sizeof ms, "%d", v >= 2147483647.0 ? 2147483647 : (int)v);
+    if ((o->rotate_size && setenv("GPUFL_LOG_ROTATE_BYTES", o->rotate_size, 1) != 0) ||
+        (o->rotate_interval_s > 0 && setenv("GPUFL_LOG_ROTATE_AFTER_MS", ms, 1) != 0) ||
+        (o->max_disk && setenv("GPUFL_MAX_DISK", o->max_disk, 1) != 0)) {
+        cli_say("out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 /* --log-dir: a Monitor session of the run, fed by the run's own monitor
  * (one sampler for the report and the log), which this starts.  Returns 0
  * with the monitor started, 1 when GPUFL_DISABLED switched the log off
@@ -769,6 +785,8 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     if (cli_run_id_setup() < 0)
         return CLI_EXIT_USAGE;
+    if (roll_env(&o) < 0)
+        return CLI_EXIT_PROFILER;
     tracing tr;
     int code = trace_prepare(&o, &tr) < 0 ? CLI_EXIT_PROFILER : run(&o, &sig, &tr);
     trace_end(&tr);

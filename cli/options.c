@@ -46,6 +46,12 @@ void cli_usage(FILE *f)
           "                         NVTX ranges named NAME (nvtx:NAME), as nsys spells it\n"
           "  --capture-range-end E  stop (default: the first window), repeat (every one),\n"
           "                         repeat:N (the first N)\n"
+          "  --rotate-size SIZE     with --log-dir or --engine: publish each channel's\n"
+          "                         window as <channel>.<N>.log.gz past SIZE (64M, 1G)\n"
+          "  --rotate-interval S    ... and once a window has been open S seconds\n"
+          "  --max-disk SIZE        once the session's files reach SIZE, count trace rows\n"
+          "                         and samples instead of writing them (GPU and host\n"
+          "                         samples go on)\n"
           "  --warmup SECONDS       leave the first seconds out of the statistics\n"
           "  --repeats N            run CMD N times, each measured; the report adds each\n"
           "                         run and mean, std, min, max across runs (default 1)\n"
@@ -207,7 +213,10 @@ enum {
     K_WARMUP_RUNS,
     K_DELAY,
     K_CAPTURE_RANGE,
-    K_CAPTURE_RANGE_END
+    K_CAPTURE_RANGE_END,
+    K_ROTATE_SIZE,
+    K_ROTATE_INTERVAL,
+    K_MAX_DISK
 };
 
 const cli_opt cli_run_opts[] = {
@@ -248,6 +257,10 @@ const cli_opt cli_run_opts[] = {
      "cudaProfilerApi nvtx:"},
     {"capture-range-end", K_CAPTURE_RANGE_END, 1, "END", "stop, repeat or repeat:N",
      "stop repeat repeat:"},
+    {"rotate-size", K_ROTATE_SIZE, 1, "SIZE", "a size in bytes, or with K, M, G, T (e.g. 64M)",
+     NULL},
+    {"rotate-interval", K_ROTATE_INTERVAL, 1, "SECONDS", "a number of seconds (e.g. 300)", NULL},
+    {"max-disk", K_MAX_DISK, 1, "SIZE", "a size in bytes, or with K, M, G, T (e.g. 2G)", NULL},
 };
 const size_t cli_run_n_opts = sizeof cli_run_opts / sizeof cli_run_opts[0];
 
@@ -344,6 +357,20 @@ static int check_capture(const char *opt, const char *range, const char *end, cl
     return 0;
 }
 
+/* --rotate-size / --max-disk: the recorder's own size parser (util's
+ * gp_parse_size; the value reaches the session unchanged). */
+static int check_size(const char *opt, const char *value, const char **out)
+{
+    uint64_t bytes;
+    char why[256];
+    if (gp_parse_size(value, &bytes, why, sizeof why) != 0) {
+        cli_say("%s: %s", opt, why);
+        return -1;
+    }
+    *out = value;
+    return 0;
+}
+
 /* The options with a value (never empty here); a bad one is reported. */
 static int apply_valued(const char *name, const char *value, cli_opts *o)
 {
@@ -399,6 +426,12 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
         bad = check_capture(name, value, NULL, o) < 0;
     } else if (strcmp(name, "--capture-range-end") == 0) {
         bad = check_capture(name, "cudaProfilerApi", value, o) < 0;
+    } else if (strcmp(name, "--rotate-size") == 0) {
+        bad = check_size(name, value, &o->rotate_size) < 0;
+    } else if (strcmp(name, "--max-disk") == 0) {
+        bad = check_size(name, value, &o->max_disk) < 0;
+    } else if (strcmp(name, "--rotate-interval") == 0) {
+        bad = cli_parse_seconds(name, value, 0.001, 2147483.0, &o->rotate_interval_s) < 0;
     } else if (strcmp(name, "--repeats") == 0) {
         bad = parse_count(name, value, 1, &o->repeats) < 0;
     } else if (strcmp(name, "--warmup-runs") == 0) {
@@ -431,6 +464,14 @@ static int check_window(int argc, int i, const cli_opts *o)
     if (o->capture_range && o->engine == GPUFL_ENGINE_MONITOR) {
         cli_say("--capture-range selects traced kernels and copies: give --engine trace (or "
                 "above) too");
+        return -1;
+    }
+    if ((o->rotate_size || o->rotate_interval_s > 0 || o->max_disk) && !o->log_dir &&
+        o->engine == GPUFL_ENGINE_MONITOR) {
+        cli_say("%s bounds the session's files: give --log-dir DIR (or --engine trace or above)",
+                o->rotate_size ? "--rotate-size"
+                : o->max_disk  ? "--max-disk"
+                               : "--rotate-interval");
         return -1;
     }
     if (cmd && (o->delay_s > 0 || o->duration_s > 0 || o->capture_range) && cli_multi_run(o)) {

@@ -228,6 +228,21 @@ typedef struct gpufl_init_options {
     const char *capture_range_end;
     int capture_delay_ms;
     int capture_duration_ms;
+    /* Not in the seed's C API: bounded long runs (docs/gpufl.md "Rotation
+     * and max_disk"), GPUFlight 1.3's rollover.  rotate_size: a channel's
+     * window is published as <channel>.<N>.log.gz (with its sidecar
+     * .gpufl-window.<channel>.<N>.json) before the line that would take it
+     * past this size ("" or "0" = off, the default; bytes, or K/M/G/T:
+     * "64M").  rotate_interval_ms: also once a window has been open this
+     * long (0 = off).  max_disk: once the session's files reach this size,
+     * detail (trace rows, scope rows, samples, per-event records) is counted
+     * (capture_capabilities "max_disk", shutdown's lines_lost / rows_lost)
+     * instead of written; telemetry (device and host samples) goes on ("" =
+     * no limit).  Env: GPUFL_LOG_ROTATE_BYTES, GPUFL_LOG_ROTATE_AFTER_MS
+     * (GPUFlight's names), GPUFL_MAX_DISK. */
+    const char *rotate_size;
+    int rotate_interval_ms;
+    const char *max_disk;
 } gpufl_init_options;
 
 /* Fills the defaults above. */

@@ -154,6 +154,9 @@ class _FlOptions(ctypes.Structure):
         ("capture_range_end", ctypes.c_char_p),
         ("capture_delay_ms", ctypes.c_int),
         ("capture_duration_ms", ctypes.c_int),
+        ("rotate_size", ctypes.c_char_p),
+        ("rotate_interval_ms", ctypes.c_int),
+        ("max_disk", ctypes.c_char_p),
     ]
 
 
@@ -215,7 +218,8 @@ _get_ident = threading.get_ident
 
 # The seed's InitOptions, in its order, with its defaults.
 _STRING_FIELDS = ("app_name", "log_path", "backend_url", "api_key", "api_path", "config_file",
-                  "pm_sampling_metrics", "metrics", "capture_range", "capture_range_end")
+                  "pm_sampling_metrics", "metrics", "capture_range", "capture_range_end",
+                  "rotate_size", "max_disk")
 _BOOL_FIELDS = ("remote_upload", "enable_stack_trace", "enable_source_collection",
                 "enable_external_correlation", "enable_synchronization",
                 "enable_memory_tracking", "enable_cuda_graphs_tracking",
@@ -224,7 +228,8 @@ _BOOL_FIELDS = ("remote_upload", "enable_stack_trace", "enable_source_collection
                 "sass_all_kernels")
 _INT_FIELDS = ("system_sample_rate_ms", "kernel_sample_rate_ms", "cupti_buffer_kib",
                "cupti_max_buffers", "pc_sampling_period", "pm_sampling_interval_us",
-               "pm_sampling_max_samples", "capture_delay_ms", "capture_duration_ms")
+               "pm_sampling_max_samples", "capture_delay_ms", "capture_duration_ms",
+               "rotate_interval_ms")
 
 # Keywords of pre-1.0 releases (the seed's migration table): each is a
 # TypeError that says what to write instead.
@@ -304,7 +309,8 @@ def _init_keywords(*, app_name: str = "gpufl", log_path: str = "", backend_url: 
          metrics: Union[str, list, tuple] = "", range_per_kernel: bool = False,
          sass_all_kernels: bool = False, capture_range: str = "",
          capture_range_end: str = "", capture_delay_ms: int = 0,
-         capture_duration_ms: int = 0, **legacy) -> bool:
+         capture_duration_ms: int = 0, rotate_size: Union[str, int] = "",
+         rotate_interval_ms: int = 0, max_disk: Union[str, int] = "", **legacy) -> bool:
     """Start a recording session: every InitOptions field is a keyword.
 
     Returns True when a session started; False when the kill switch is on
@@ -327,13 +333,20 @@ def _init_keywords(*, app_name: str = "gpufl", log_path: str = "", backend_url: 
     ("cudaProfilerApi" or "nvtx:NAME": trace rows only inside those
     windows), capture_range_end ("stop", "repeat" or "repeat:N"),
     capture_delay_ms / capture_duration_ms (trace rows only from delay_ms
-    after init, for duration_ms; 0 = none): docs/gpufl.md "Capture windows".
+    after init, for duration_ms; 0 = none): docs/gpufl.md "Capture windows";
+    rotate_size / rotate_interval_ms / max_disk (bounded long runs: windows
+    <channel>.<N>.log.gz past a size such as "64M" or an age, and detail
+    counted instead of written past a disk budget): docs/gpufl.md
+    "Rotation and max_disk".
     """
     global _last_error, _disabled
     given = dict(locals())
     del given["legacy"]
     if not isinstance(metrics, str):
         given["metrics"] = ",".join(str(m) for m in metrics)
+    for size in ("rotate_size", "max_disk"):
+        if isinstance(given[size], int) and not isinstance(given[size], bool):
+            given[size] = str(given[size])
     for key in legacy:
         if key in _REMOVED:
             raise TypeError("init() got an unexpected keyword argument %r: it was removed in "

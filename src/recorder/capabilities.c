@@ -367,7 +367,16 @@ bool fl_caps_mark_losses(session *s)
                 "while recording",
                 (unsigned long long)rows[FL_LOSS_REMOVED],
                 (unsigned long long)lines[FL_LOSS_REMOVED]);
-        any = any || lines[FL_LOSS_WRITE] > 0 || lines[FL_LOSS_REMOVED] > 0;
+        if (lines[FL_LOSS_MAX_DISK] > 0)
+            fl_caps_mark_partial(
+                s, feature_types[f].feature, "max_disk",
+                "%llu rows in %llu lines not written: the session's files reached max_disk "
+                "(%llu bytes); telemetry went on",
+                (unsigned long long)rows[FL_LOSS_MAX_DISK],
+                (unsigned long long)lines[FL_LOSS_MAX_DISK],
+                (unsigned long long)s->roll.max_disk_bytes);
+        any = any || lines[FL_LOSS_WRITE] > 0 || lines[FL_LOSS_REMOVED] > 0 ||
+              lines[FL_LOSS_MAX_DISK] > 0;
     }
     return any || s->loss.removed || s->loss.lines_total > 0;
 }

@@ -83,6 +83,9 @@ void gpufl_init_options_init(gpufl_init_options *opts)
     opts->capture_range_end = "";
     opts->capture_delay_ms = 0;
     opts->capture_duration_ms = 0;
+    opts->rotate_size = "";
+    opts->rotate_interval_ms = 0;
+    opts->max_disk = "";
 }
 
 /* ------------------------------------------------------------ the checks */
@@ -210,11 +213,28 @@ static gpufl_status check_capture(const fl_fval *v, const char *cfg_path, gpufl_
                         src_text(from, fd, cfg_path, src, sizeof src));
 }
 
+/* rotate_size and max_disk are sizes (util/text.c's one parser). */
+static gpufl_status check_sizes(const fl_fval *v, const char *cfg_path, gpufl_error *err)
+{
+    static const char *const names[] = {"rotate_size", "max_disk"};
+    for (size_t k = 0; k < 2; k++) {
+        int i = fl_config_field_index(names[k]);
+        uint64_t bytes;
+        char why[256], src[GPUFL_ERROR_MESSAGE_MAX];
+        if (gp_parse_size(v[i].s, &bytes, why, sizeof why) != 0)
+            return fl_error_set(err, GPUFL_ERR_INVALID_ARG, "%s = %s (%s)", names[k], why,
+                                src_text(&v[i], &fl_config_fields[i], cfg_path, src, sizeof src));
+    }
+    return GPUFL_OK;
+}
+
 static gpufl_status validate(const fl_fval *v, const char *cfg_path, gpufl_error *err)
 {
     gpufl_status st = check_numbers(v, cfg_path, err);
     if (st == GPUFL_OK)
         st = check_capture(v, cfg_path, err);
+    if (st == GPUFL_OK)
+        st = check_sizes(v, cfg_path, err);
     return st != GPUFL_OK ? st : check_app_name(v, cfg_path, err);
 }
 
@@ -234,6 +254,8 @@ void fl_config_free(fl_config *c)
     free(c->metrics);
     free(c->capture_range);
     free(c->capture_range_end);
+    free(c->rotate_size);
+    free(c->max_disk);
     for (int i = 0; i < FL_MAX_WARNINGS; i++)
         free(c->warnings[i]);
     free(c->provenance);

@@ -70,6 +70,10 @@ const fl_field fl_config_fields[] = {
      "GPUFL_CAPTURE_DELAY_MS"},
     {"capture_duration_ms", FT_INT, OPT(capture_duration_ms), OUT(capture_duration_ms),
      "GPUFL_CAPTURE_DURATION_MS"},
+    {"rotate_size", FT_STR, OPT(rotate_size), OUT(rotate_size), "GPUFL_LOG_ROTATE_BYTES"},
+    {"rotate_interval_ms", FT_INT, OPT(rotate_interval_ms), OUT(rotate_interval_ms),
+     "GPUFL_LOG_ROTATE_AFTER_MS"},
+    {"max_disk", FT_STR, OPT(max_disk), OUT(max_disk), "GPUFL_MAX_DISK"},
 };
 
 _Static_assert(sizeof fl_config_fields / sizeof fl_config_fields[0] == FL_NFIELDS,

@@ -27,7 +27,7 @@ typedef struct fl_field {
     const char *env;
 } fl_field;
 
-enum { FL_NFIELDS = 35 };
+enum { FL_NFIELDS = 38 };
 extern const fl_field fl_config_fields[];
 
 /* A field's value while the layers are applied.  Strings are borrowed (from

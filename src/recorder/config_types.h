@@ -51,6 +51,9 @@ typedef struct fl_config {
     char *capture_range_end;     /* "": stop; "repeat"; "repeat:N" */
     int capture_delay_ms;        /* the timed window's start after the origin; 0: none */
     int capture_duration_ms;     /* its length; 0: to the end */
+    char *rotate_size;           /* a size (rotate.c): "" or "0": no rotation by size */
+    int rotate_interval_ms;      /* 0: no rotation by time */
+    char *max_disk;              /* a size: "" or "0": no limit */
     gpufl_log_fn log_fn;
     void *log_user;
     bool no_tsc; /* GPUFL_NO_TSC: scopes timed with CLOCK_REALTIME, never the TSC */

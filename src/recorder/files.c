@@ -23,8 +23,10 @@
 #include "../util/clock.h"
 #include "../util/error.h"
 #include "../util/fs.h"
+#include "../util/text.h"
 #include "../wire/records.h"
 #include "capabilities.h"
+#include "rotate.h"
 #include "say.h"
 
 #include <errno.h>
@@ -138,13 +140,14 @@ static int open_own_dir(int base_fd, const char *name)
     return fd;
 }
 
-/* A new file of the session directory, never through a link. */
+/* A new file of the session directory, never through a link (readable
+ * too: a retired window is gzipped from its descriptor). */
 static int open_channel(int dir_fd, int ch)
 {
     char name[32];
     snprintf(name, sizeof name, "%s.log", fl_channel_name(ch));
     int fd =
-        openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0644);
+        openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0644);
     return fl_fd_above_stdio(fd);
 }
 
@@ -179,9 +182,23 @@ static gpufl_status make_session_dir(session *s, gpufl_error *err)
                         base, DIR_ATTEMPTS, strerror(e));
 }
 
+/* The rollover's limits (config.c checked the sizes). */
+static gpufl_status roll_limits(session *s, gpufl_error *err)
+{
+    char why[256];
+    if (gp_parse_size(s->cfg.rotate_size, &s->roll.size_bytes, why, sizeof why) != 0)
+        return fl_error_set(err, GPUFL_ERR_INVALID_ARG, "rotate_size: %s", why);
+    if (gp_parse_size(s->cfg.max_disk, &s->roll.max_disk_bytes, why, sizeof why) != 0)
+        return fl_error_set(err, GPUFL_ERR_INVALID_ARG, "max_disk: %s", why);
+    s->roll.interval_ms = s->cfg.rotate_interval_ms > 0 ? (uint64_t)s->cfg.rotate_interval_ms : 0;
+    return GPUFL_OK;
+}
+
 gpufl_status fl_files_open(session *s, gpufl_error *err)
 {
-    gpufl_status st = open_base(s, err);
+    gpufl_status st = roll_limits(s, err);
+    if (st == GPUFL_OK)
+        st = open_base(s, err);
     if (st == GPUFL_OK)
         st = make_session_dir(s, err);
     for (int ch = 0; st == GPUFL_OK && ch < s->n_ch; ch++) {
@@ -203,8 +220,16 @@ gpufl_status fl_files_open_sass(session *s, gpufl_error *err)
     return GPUFL_OK;
 }
 
+static bool rotate(session *s, int ch, bool reopen);
+
 void fl_files_close(session *s)
 {
+    /* The session ended whole: its last windows are published too, as
+     * GPUFlight leaves a closed session (no active file). */
+    if (s->closing && fl_files_rotating(s))
+        for (int ch = 0; ch < FL_CH_COUNT; ch++)
+            if (s->fd[ch] >= 0)
+                rotate(s, ch, false);
     for (int ch = 0; ch < FL_CH_COUNT; ch++) {
         if (s->fd[ch] >= 0)
             close(s->fd[ch]);
@@ -387,22 +412,141 @@ static void notice_removal(session *s, int ch)
         remake(s, ch);
 }
 
-void fl_files_write(session *s, int ch, fl_buf *b)
+/* p (n bytes, whole lines) to channel ch's active window, counted in it. */
+static void write_lines(session *s, int ch, const char *p, size_t n)
 {
-    if (b->len == 0)
+    if (n == 0)
         return;
     if (s->fstate[ch] == FL_FILE_OK || s->fstate[ch] == FL_FILE_TORN)
         notice_removal(s, ch);
     fl_file_state fs = s->fstate[ch];
     if (fs == FL_FILE_DEAD || (fs == FL_FILE_GONE && !s->closing)) {
-        account(s, ch, b->p, b->len, FL_LOSS_REMOVED);
-    } else if (s->redo[ch].len > 0 && !put_redo(s, ch)) {
-        /* The names first or nothing: a batch must not precede them. */
-        account(s, ch, b->p, b->len, FL_LOSS_WRITE);
-    } else {
-        put_lines(s, ch, b->p, b->len);
-        if (s->cfg.flush_logs_always)
-            fsync(s->fd[ch]);
+        account(s, ch, p, n, FL_LOSS_REMOVED);
+        return;
     }
+    if (s->redo[ch].len > 0 && !put_redo(s, ch)) {
+        /* The names first or nothing: a batch must not precede them. */
+        account(s, ch, p, n, FL_LOSS_WRITE);
+        return;
+    }
+    if (s->roll.win_bytes[ch] == 0)
+        s->roll.win_first_ms[ch] = gp_now_mono_ns() / 1000000u;
+    if (put_lines(s, ch, p, n))
+        s->roll.win_bytes[ch] += n;
+    if (s->cfg.flush_logs_always)
+        fsync(s->fd[ch]);
+}
+
+bool fl_files_rotating(const session *s)
+{
+    return s->roll.size_bytes > 0 || s->roll.interval_ms > 0;
+}
+
+/* Channel ch's active window retired under its number and published; with
+ * reopen a new active file takes the next lines. */
+static bool rotate(session *s, int ch, bool reopen)
+{
+    if (s->fd[ch] < 0 || s->fstate[ch] != FL_FILE_OK || s->roll.win_bytes[ch] == 0)
+        return false;
+    char act[32], win[48];
+    unsigned n = s->roll.next_win[ch] + 1;
+    snprintf(act, sizeof act, "%s.log", fl_channel_name(ch));
+    snprintf(win, sizeof win, "%s.%u.log", fl_channel_name(ch), n);
+    /* Never over a name that exists: the reader would read it twice. */
+    if (faccessat(s->dir_fd, win, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+        renameat(s->dir_fd, act, s->dir_fd, win) != 0) {
+        FL_DEBUG(s, "cannot retire %s/%s as window %u (%s): it keeps growing", s->dir, act, n,
+                 strerror(errno));
+        return false;
+    }
+    s->roll.next_win[ch] = n;
+    s->roll.windows++;
+    int old = s->fd[ch];
+    s->fd[ch] = reopen ? open_channel(s->dir_fd, ch) : -1;
+    if (reopen && s->fd[ch] < 0) {
+        note_error(s, ch, errno);
+        s->fstate[ch] = FL_FILE_DEAD;
+    }
+    uint64_t first = s->roll.win_first_ms[ch];
+    s->roll.win_bytes[ch] = 0;
+    char window_id[37];
+    fl_uuid4(window_id);
+    fl_roll_publish(s, ch, old, n, window_id, first, gp_now_mono_ns() / 1000000u);
+    close(old);
+    return true;
+}
+
+/* p's lines cut into windows: each published before the line that would
+ * take it past rotate_size, or once it has been open rotate_interval_ms. */
+static void write_windows(session *s, int ch, const char *p, size_t n)
+{
+    size_t start = 0, cur = 0;
+    uint64_t now = gp_now_mono_ns() / 1000000u;
+    while (cur < n) {
+        const char *nl = memchr(p + cur, '\n', n - cur);
+        size_t len = nl ? (size_t)(nl - (p + cur)) + 1 : n - cur;
+        size_t pending = cur - start;
+        s->roll.win_bytes[ch] += pending; /* as if written, to decide */
+        int why = fl_roll_due(&s->roll, ch, len, now);
+        s->roll.win_bytes[ch] -= pending;
+        if (why != FL_ROLL_NO) {
+            write_lines(s, ch, p + start, pending);
+            if (rotate(s, ch, true))
+                (*(why == FL_ROLL_SIZE ? &s->roll.by_size : &s->roll.by_time))++;
+            start = cur;
+        }
+        cur += len;
+    }
+    write_lines(s, ch, p + start, cur - start);
+}
+
+/* max_disk reached: b's detail lines counted, not written; the rest kept
+ * in order. */
+static void drop_detail(session *s, int ch, fl_buf *b)
+{
+    uint64_t used = fl_roll_disk_bytes(&s->roll);
+    size_t keep = 0, at = 0;
+    while (at < b->len) {
+        const char *nl = memchr(b->p + at, '\n', b->len - at);
+        size_t len = nl ? (size_t)(nl - (b->p + at)) + 1 : b->len - at;
+        if (!s->roll.disk_full && used + keep + len > s->roll.max_disk_bytes) {
+            s->roll.disk_full = true;
+            FL_DEBUG(s,
+                     "the session's files reached max_disk (%llu bytes): detail (trace rows, "
+                     "samples) is counted from now on, not written; telemetry goes on",
+                     (unsigned long long)s->roll.max_disk_bytes);
+        }
+        uint64_t rows = 0;
+        if (s->roll.disk_full && fl_roll_is_detail(fl_line_account(b->p + at, len, &rows))) {
+            account(s, ch, b->p + at, len, FL_LOSS_MAX_DISK);
+        } else {
+            memmove(b->p + keep, b->p + at, len);
+            keep += len;
+        }
+        at += len;
+    }
+    b->len = keep;
+}
+
+void fl_files_write(session *s, int ch, fl_buf *b)
+{
+    if (b->len == 0)
+        return;
+    if (s->roll.max_disk_bytes > 0)
+        drop_detail(s, ch, b);
+    if (fl_files_rotating(s))
+        write_windows(s, ch, b->p, b->len);
+    else
+        write_lines(s, ch, b->p, b->len);
     fl_buf_reset(b);
+}
+
+void fl_files_tick(session *s)
+{
+    if (s->roll.interval_ms == 0)
+        return;
+    uint64_t now = gp_now_mono_ns() / 1000000u;
+    for (int ch = 0; ch < s->n_ch; ch++)
+        if (fl_roll_due(&s->roll, ch, 0, now) == FL_ROLL_TIME && rotate(s, ch, true))
+            s->roll.by_time++;
 }

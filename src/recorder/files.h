@@ -41,7 +41,16 @@ gpufl_status fl_files_open_sass(session *s, gpufl_error *err);
  * are counted, not written (s->closing lets the closing records through). */
 void fl_files_write(session *s, int ch, fl_buf *b);
 
-/* Closes every descriptor. */
+/* Whether windows are published (rotate_size or rotate_interval_ms):
+ * <channel>.<N>.log.gz with sidecars instead of one <channel>.log. */
+bool fl_files_rotating(const session *s);
+
+/* The windows open rotate_interval_ms published, the quiet channels'
+ * too (the writer's every cycle). */
+void fl_files_tick(session *s);
+
+/* Closes every descriptor; after the closing records (s->closing) with
+ * rotation on, every active window is published first. */
 void fl_files_close(session *s);
 
 #endif /* GP_RECORDER_FILES_H */

@@ -52,7 +52,7 @@ typedef enum fl_file_state {
 } fl_file_state;
 
 /* Why lines were lost (fl_loss's first index). */
-enum { FL_LOSS_WRITE = 0, FL_LOSS_REMOVED = 1, FL_LOSS_CAUSES = 2 };
+enum { FL_LOSS_WRITE = 0, FL_LOSS_REMOVED = 1, FL_LOSS_MAX_DISK = 2, FL_LOSS_CAUSES = 3 };
 
 /* What the session's files lost (files.c): lines and batch rows per record
  * type and cause, and the first write error. */
@@ -65,6 +65,20 @@ typedef struct fl_loss {
     bool removed;      /* a channel file (or the directory) was removed */
     uint64_t removed_ns;
 } fl_loss;
+
+/* Bounded long runs (rotate.c), the writer thread's (and shutdown's): the
+ * limits (0: off), each channel's active window (bytes written, its first
+ * write on the monotonic clock, the number the next published window
+ * takes), and what was published. */
+typedef struct fl_roll {
+    uint64_t size_bytes, interval_ms, max_disk_bytes;
+    uint64_t win_bytes[FL_CH_COUNT];
+    uint64_t win_first_ms[FL_CH_COUNT];
+    unsigned next_win[FL_CH_COUNT];
+    uint64_t published_bytes; /* published windows and their sidecars, as on disk */
+    uint64_t windows, by_size, by_time, not_compressed;
+    bool disk_full; /* max_disk reached: detail lines are counted, not written */
+} fl_roll;
 
 typedef struct session {
     fl_config cfg;
@@ -87,6 +101,7 @@ typedef struct session {
     fl_file_state fstate[FL_CH_COUNT];
     fl_buf redo[FL_CH_COUNT]; /* dictionary lines a failed write lost, written first next */
     fl_loss loss;
+    fl_roll roll;
     bool closing;            /* the closing records are being written */
     fl_buf job_start_line;   /* for a file made again after a removal */
     fl_buf out[FL_CH_COUNT]; /* writer thread (and init/shutdown when it is not running) */

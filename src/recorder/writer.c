@@ -379,6 +379,7 @@ void fl_writer_cycle(session *s)
     sort_scope_rows(s->scope_rows, n_scope);
     put_batches(s, n_scope);
     fl_writer_write_all(s);
+    fl_files_tick(s);
 }
 
 static void *writer_main(void *arg)

@@ -329,3 +329,40 @@ bool gp_redact_in_place(char *s, size_t cap, const char *const *secrets, size_t 
     free(copy);
     return true;
 }
+
+int gp_parse_size(const char *text, uint64_t *bytes, char *why, size_t len)
+{
+    *bytes = 0;
+    if (!text || !*text)
+        return 0;
+    const char *p = text;
+    uint64_t v = 0;
+    if (*p < '0' || *p > '9')
+        goto bad;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        uint64_t d = (uint64_t)(*p - '0');
+        if (v > UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d > UINT64_MAX % 10))
+            goto bad;
+        v = v * 10 + d;
+    }
+    static const struct {
+        const char *suffix;
+        unsigned shift;
+    } units[] = {{"", 0},    {"B", 0},    {"K", 10}, {"KB", 10}, {"KiB", 10}, {"M", 20},
+                 {"MB", 20}, {"MiB", 20}, {"G", 30}, {"GB", 30}, {"GiB", 30}, {"T", 40},
+                 {"TB", 40}, {"TiB", 40}, {"k", 10}, {"m", 20},  {"g", 30},   {"t", 40}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(p, units[i].suffix) != 0)
+            continue;
+        if (units[i].shift && v > (UINT64_MAX >> units[i].shift))
+            goto bad;
+        *bytes = v << units[i].shift;
+        return 0;
+    }
+bad:
+    snprintf(why, len,
+             "\"%s\" is not a size: use a whole number of bytes, or one with K, M, G or T "
+             "(binary: 64M = 64 MiB); 0 or \"\" = off",
+             text);
+    return -1;
+}

@@ -47,4 +47,10 @@ int fl_parse_bool(const char *text);
  * untouched), so a typo is refused rather than read as something else. */
 int gp_parse_count(const char *text, uint64_t *out);
 
+/* A size as gpufl_init's rotate_size / max_disk and gpu-profile's
+ * --rotate-size / --max-disk take it: "" or "0" (off: *bytes = 0), whole
+ * bytes, or a whole number with K, M, G or T (binary; "KB", "KiB", ...
+ * too).  0 with *bytes set, or -1 with why (naming the text and the fix). */
+int gp_parse_size(const char *text, uint64_t *bytes, char *why, size_t len);
+
 #endif /* GP_UTIL_TEXT_H */

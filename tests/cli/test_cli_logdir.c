@@ -3,7 +3,9 @@
  * run recorded as a Monitor session in the GPUFlight format, fed by the
  * run's own sampler; the shutdown record carries CMD's end (exit code,
  * signal, crash); CMD's status is unchanged; bad uses are clear errors
- * (exit 125, CMD not run); GPUFL_DISABLED switches the log off only.
+ * (exit 125, CMD not run); GPUFL_DISABLED switches the log off only;
+ * --rotate-size / --rotate-interval / --max-disk reach the session (bad
+ * values: 125).
  */
 #include "harness.h"
 
@@ -190,12 +192,73 @@ static void test_run_id(void)
     h_result_free(&r);
 }
 
+/* --rotate-size / --rotate-interval / --max-disk: bad values are usage
+ * errors (CMD not run); a good one reaches the session, which leaves
+ * published windows with their sidecars instead of <channel>.log. */
+static void test_rollover(void)
+{
+    h_scenario("device 0\n");
+    char base[512], dir[1024], marker[512];
+    h_path(base, sizeof base, "logs4");
+    h_path(marker, sizeof marker, "ran4");
+    static const struct {
+        const char *opt, *value, *want;
+    } bad[] = {
+        {"--rotate-size", "12Q",
+         "gpu-profile: --rotate-size: \"12Q\" is not a size: use a whole number of bytes, or one "
+         "with K, M, G or T (binary: 64M = 64 MiB); 0 or \"\" = off\n"},
+        {"--max-disk", "-1", "gpu-profile: --max-disk: \"-1\" is not a size"},
+        {"--rotate-interval", "soon", "gpu-profile: --rotate-interval"},
+    };
+    h_result r;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *a[] = {h_cli, "--log-dir", base,    bad[i].opt, bad[i].value,
+                           "--",  h_child,     "touch", marker,     NULL};
+        h_run(a, NULL, NULL, 0, &r);
+        CHECK_INT(r.code, 125);
+        CHECK_CONTAINS(r.err, bad[i].want);
+        CHECK(!h_exists(marker));
+        CHECK(!h_exists(base));
+        h_result_free(&r);
+    }
+    const char *nolog[] = {h_cli, "--max-disk", "1G", "--", h_child, "touch", marker, NULL};
+    h_run(nolog, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.err, "gpu-profile: --max-disk bounds the session's files: give --log-dir DIR (or "
+                     "--engine trace or above)\n");
+    CHECK(!h_exists(marker));
+    h_result_free(&r);
+
+    const char *argv[] = {h_cli,           "-q", "--interval", "0.01", "--log-dir", base,
+                          "--rotate-size", "4K", "--max-disk", "1G",   "--",        h_child,
+                          "exit",          "0",  NULL};
+    h_run(argv, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    session_of(base, dir, sizeof dir);
+    char p[1200];
+    static const char *const names[] = {"system.1.log.gz", ".gpufl-window.system.1.json",
+                                        "scope.1.log.gz", ".gpufl-window.scope.1.json"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        CHECK(h_exists(p));
+    }
+    snprintf(p, sizeof p, "%s/system.log", dir);
+    CHECK(!h_exists(p));
+    h_result_free(&r);
+    /* The report reads the windows. */
+    const char *rep[] = {h_cli, "report", dir, NULL};
+    h_run(rep, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    h_result_free(&r);
+}
+
 int main(void)
 {
     h_init();
     test_recorded_run();
     test_errors_and_switch();
     test_run_id();
+    test_rollover();
     h_cleanup();
     return check_done("test_cli_logdir");
 }

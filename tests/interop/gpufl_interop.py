@@ -44,7 +44,7 @@ import ctypes, os, sys, time
 import gpufl
 kind, log_dir = sys.argv[1], sys.argv[2]
 opts = dict(app_name=kind, log_path=log_dir, system_sample_rate_ms=5)
-if kind == "trace":
+if kind in ("trace", "trace_rotated"):
     opts.update(profiling_engine=gpufl.ProfilingEngine.Trace, backend=gpufl.BackendKind.None_)
 elif kind == "trace_threads":
     opts.update(profiling_engine=gpufl.ProfilingEngine.Trace, backend=gpufl.BackendKind.Nvidia)
@@ -120,6 +120,11 @@ SESSIONS = [
     ("monitor_smi", {"FAKE_SMI_CAPTURES":
                      "tests/fixtures/nvidia-smi/linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt"}),
     ("trace", {"FAKE_CUPTI_SCENARIO": "launches"}),
+    # Bounded long runs: every channel as many <channel>.<N>.log.gz windows
+    # with sidecars, read whole by GPUFlight's load_all_rotated=True.
+    ("trace_rotated", {"FAKE_CUPTI_SCENARIO": "launches", "GPUFL_LOG_ROTATE_BYTES": "2K"}),
+    ("monitor_rotated", {"FAKE_NVML_SCENARIO": "tests/scenarios/nvml_monitor.txt",
+                         "GPUFL_LOG_ROTATE_BYTES": "2K"}),
     ("trace_threads", {"FAKE_CUPTI_SCENARIO": "launches",
                        "FAKE_NVML_SCENARIO": "tests/scenarios/nvml_monitor.txt"}),
     # PC samples through the real aggregator (plugin/pcsamp_decode.c), and

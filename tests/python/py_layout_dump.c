@@ -196,6 +196,9 @@ int main(void)
     OFF(gpufl_init_options, capture_range_end);
     OFF(gpufl_init_options, capture_delay_ms);
     OFF(gpufl_init_options, capture_duration_ms);
+    OFF(gpufl_init_options, rotate_size);
+    OFF(gpufl_init_options, rotate_interval_ms);
+    OFF(gpufl_init_options, max_disk);
 
     SIZE(gpufl_scope);
     OFF(gpufl_scope, instance_id);

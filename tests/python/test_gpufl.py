@@ -184,7 +184,7 @@ class OptionsTest(unittest.TestCase):
                  pm_sampling_metrics="", pm_sampling_interval_us=0, pm_sampling_max_samples=0,
                  metrics="", range_per_kernel=False, sass_all_kernels=False,
                  capture_range="", capture_range_end="", capture_delay_ms=0,
-                 capture_duration_ms=0)
+                 capture_duration_ms=0, rotate_size="", rotate_interval_ms=0, max_disk="")
         d.update(over)
         return d
 

@@ -6,11 +6,14 @@
  * without a duplicate; the cursor is per backend (another backend gets
  * every file); 401, 404, 413 give their messages and statuses;
  * the kill switch makes no connection; unfinished sessions wait for force;
- * libcurl absent says how to install it; the key is in no file or message.
+ * libcurl absent says how to install it; the key is in no file or message;
+ * a session of ours rotated into many windows sends each window, every line
+ * once.
  */
 #include "check.h"
 #include "gpufl.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
@@ -22,6 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define KEY "gpfl_testkey_9f3a"
 #define SID "5e1c0a2b-0000-4000-8000-00000000abcd"
@@ -611,6 +615,81 @@ static void test_gpufl13(const char *layout, const char *sid)
     srv_stop(&s);
 }
 
+/* Lines of a gzipped file (-1: not a gzip that ends well). */
+static long gz_lines(const char *path)
+{
+    gzFile g = gzopen(path, "rb");
+    if (!g)
+        return -1;
+    char buf[1 << 14];
+    long n = 0;
+    int r;
+    while ((r = gzread(g, buf, sizeof buf)) > 0)
+        for (int i = 0; i < r; i++)
+            n += buf[i] == '\n';
+    int e = 0;
+    gzerror(g, &e);
+    gzclose(g);
+    return e == Z_OK ? n : -1;
+}
+
+/* A session of ours rotated into many windows (rotate_size): each window
+ * is one file sent, every line of every window arrives once. */
+static void test_rotated(void)
+{
+    srv s;
+    CHECK_INT(srv_start(&s, "rotated", NULL, NULL, NULL), 0);
+    char base[600], dir[1024];
+    snprintf(base, sizeof base, "%s/rotated", root);
+    gpufl_init_options io;
+    gpufl_init_options_init(&io);
+    io.app_name = "rotated";
+    io.log_path = base;
+    io.rotate_size = "2K";
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&io, &err), GPUFL_OK);
+    gpufl_session_dir(dir, sizeof dir);
+    for (int r = 0; r < 20; r++) {
+        for (int i = 0; i < 50; i++) {
+            gpufl_scope sc = gpufl_scope_begin("step");
+            gpufl_scope_end(&sc);
+        }
+        gpufl_flush();
+    }
+    gpufl_shutdown();
+    uint64_t windows = 0, lines = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (e->d_name[0] == '.' || n < 7 || strcmp(e->d_name + n - 7, ".log.gz") != 0)
+            continue;
+        char p[1400];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        long k = gz_lines(p);
+        CHECK(k > 0);
+        windows++;
+        lines += k > 0 ? (uint64_t)k : 0;
+    }
+    if (d)
+        closedir(d);
+    CHECK(windows >= 10);
+    gpufl_upload_options o;
+    opts(&o, base, &s);
+    gpufl_upload_result r;
+    CHECK_INT(gpufl_upload_logs(&o, &r, &err), GPUFL_OK);
+    CHECK_U64(r.sessions_uploaded, 1);
+    CHECK_U64(r.files_processed, windows);
+    CHECK_U64(r.events_uploaded, lines);
+    json_t *reqs = srv_requests(&s);
+    uint64_t sent = 0;
+    for (size_t i = 0; i < json_array_size(reqs); i++)
+        if (json_integer_value(json_object_get(json_array_get(reqs, i), "status")) == 200)
+            sent += json_array_size(json_object_get(json_array_get(reqs, i), "lines"));
+    CHECK_U64(sent, lines);
+    json_decref(reqs);
+    srv_stop(&s);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -638,6 +717,7 @@ int main(void)
     test_unfinished();
     test_gpufl13("gzip-windows", "11111111-2222-4333-8444-555555555555");
     test_gpufl13("uncompressed-windows", "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
+    test_rotated();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "grep -rl '%s' %s >/dev/null 2>&1", KEY, root);
     CHECK(system(cmd) != 0); /* the key in no file the runs produced */
