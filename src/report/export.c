@@ -44,6 +44,41 @@ void fl_ex_put_line(fl_export *e)
     fl_buf_reset(&e->line);
 }
 
+/* Beyond this id a name is quoted each time: the cache's index stays
+ * small whatever ids a damaged session holds. */
+#define FL_EX_QNAME_MAX_ID 65536
+
+const char *fl_ex_kernel_text(fl_export *e, uint32_t kernel_id,
+                              void (*quote)(fl_buf *, const char *), size_t *len)
+{
+    const char *name = fl_model_kernel_name(e->m, kernel_id);
+    if (!name || kernel_id >= FL_EX_QNAME_MAX_ID)
+        return NULL;
+    if (kernel_id >= e->nqnames) {
+        size_t n = e->nqnames ? e->nqnames : 64;
+        while (n <= kernel_id)
+            n *= 2;
+        fl_ex_qname *q = realloc(e->qnames, n * sizeof *q);
+        if (!q)
+            return NULL;
+        memset(q + e->nqnames, 0, (n - e->nqnames) * sizeof *q);
+        e->qnames = q;
+        e->nqnames = n;
+    }
+    fl_ex_qname *q = &e->qnames[kernel_id];
+    if (q->src != name) {
+        size_t off = e->qtext.len;
+        quote(&e->qtext, name);
+        if (e->qtext.oom) {
+            e->oom = true;
+            return NULL;
+        }
+        *q = (fl_ex_qname){.src = name, .off = off, .len = e->qtext.len - off};
+    }
+    *len = q->len;
+    return e->qtext.p + q->off;
+}
+
 void fl_ex_start(fl_export *e)
 {
     if (e->started)
@@ -185,6 +220,9 @@ void fl_export_destroy(fl_export *e)
         return;
     fl_model_destroy(e->m);
     fl_buf_free(&e->line);
+    fl_buf_free(&e->aside);
+    fl_buf_free(&e->qtext);
+    free(e->qnames);
     fl_map_free(&e->tracks);
     fl_map_free(&e->open);
     fl_map_free(&e->open_tid);

@@ -22,6 +22,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* A kernel name's JSON literal, cached by kernel id (export_chrome.c):
+ * the model interns names, so the same pointer is the same text. */
+typedef struct fl_ex_qname {
+    const char *src;
+    size_t off, len; /* in fl_export.qtext */
+} fl_ex_qname;
+
+/* Lines are handed to the output in pieces of about this size. */
+#define FL_EX_FLUSH_BYTES (64 * 1024)
+
 struct fl_export {
     const fl_exporter *x; /* the row of the format */
     FILE *out;
@@ -38,6 +48,12 @@ struct fl_export {
     fl_u64map tracks;   /* pid << 33 | tid, pid << 33 | 2^32 for the process */
     fl_u64map open;     /* scope_instance_id -> a: start ns, b: name_id */
     fl_u64map open_tid; /* scope_instance_id -> a: its begin's tid */
+    fl_buf aside;       /* the event's per_event members, written at its end */
+    uint64_t clip_ns;   /* the event's time before the origin (put_ts) */
+    uint64_t clipped;   /* events so clipped */
+    fl_buf qtext;       /* quoted kernel names back to back */
+    fl_ex_qname *qnames;
+    size_t nqnames;
 };
 
 /* An exporter's hooks; NULL: nothing for it.  Each is called after the
@@ -62,6 +78,19 @@ void fl_ex_start(fl_export *e);
 /* e->line to the output (or the out-of-memory / write error noted), then
  * emptied. */
 void fl_ex_put_line(fl_export *e);
+/* The JSON or CSV text of a kernel's name (quote(b, name) appends it),
+ * quoted once per export and kept by kernel id; NULL when the kernel has
+ * no name or its text is not kept (then quote it in place). */
+const char *fl_ex_kernel_text(fl_export *e, uint32_t kernel_id,
+                              void (*quote)(fl_buf *, const char *), size_t *len);
+/* fl_ex_put_line once e->line holds FL_EX_FLUSH_BYTES: an exporter writing
+ * an event a line calls this, and fl_ex_put_line in its finish hook, so
+ * the output sees a few large writes. */
+static inline void fl_ex_put_some(fl_export *e)
+{
+    if (e->line.len >= FL_EX_FLUSH_BYTES || e->line.oom)
+        fl_ex_put_line(e);
+}
 
 extern const fl_export_hooks fl_export_chrome; /* export_chrome.c */
 extern const fl_export_hooks fl_export_csv;    /* export_csv.c */
