@@ -34,6 +34,11 @@ ls /usr/share/python-wheels/wheel-*.whl >/dev/null 2>&1 || need=1
 # dlopen("libcurl.so.4") at the first upload (never linked; no headers
 # needed), and its tests (docs/gpufl.md, "Upload").
 [ -n "$(ls /usr/lib/*/libcurl.so.4 /usr/lib/libcurl.so.4 2>/dev/null)" ] || need=1
+# chromium, nodejs, npm: the headless browser checks of what we write for
+# viewers (test_chrome_viewers: the Chrome trace in speedscope, an npm dev
+# dependency of the tests only, tests/js/package.json).
+command -v chromium >/dev/null 2>&1 || need=1
+command -v npm >/dev/null 2>&1 || need=1
 if [ -z "$need" ]; then
     exit 0
 fi
@@ -45,4 +50,5 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
     libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus \
-    python3-venv python3-setuptools python3-wheel-whl python3-pytest libcurl4
+    python3-venv python3-setuptools python3-wheel-whl python3-pytest libcurl4 \
+    chromium nodejs npm

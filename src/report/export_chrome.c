@@ -184,6 +184,9 @@ static int64_t gpu_pid(const fl_export *e, int64_t dev)
 /* Labels a track the first time it is used. */
 static void track(fl_export *e, int64_t pid, int64_t tid)
 {
+    /* A labelled thread's process is labelled too: one look-up per event. */
+    if (tid >= 0 && e->tracks.n && fl_map_find(&e->tracks, (uint64_t)pid << 33 | (uint32_t)tid))
+        return;
     bool fresh;
     uint64_t pkey = (uint64_t)pid << 33 | 1ull << 32;
     if (!fl_map_put(&e->tracks, pkey, &fresh)) {
@@ -273,6 +276,7 @@ static void arg_str(fl_buf *b, bool *first, const char *key, const char *v)
 }
 
 #define LIT(d, s) fl_put_lit((d), "" s "", sizeof(s) - 1)
+#define KEY(k) ",\"" k "\":", sizeof(",\"" k "\":") - 1 /* put_num's key and length */
 
 /* ,"key":v - an optional number of the kernel event (28 + the key). */
 static char *put_num(char *d, bool ok, const char *key_lit, size_t key_len, int64_t v)
@@ -333,9 +337,9 @@ static void chrome_kernel(fl_export *e, const fl_krow *k)
         p = fl_put_dim3(p, d->block);
         *p++ = '"';
     }
-    p = put_num(p, k->num_regs >= 0, ",\"registers\":", 13, k->num_regs);
-    p = put_num(p, k->dyn_shared >= 0, ",\"dyn_shared_bytes\":", 20, k->dyn_shared);
-    p = put_num(p, d && d->static_shared >= 0, ",\"static_shared_bytes\":", 23,
+    p = put_num(p, k->num_regs >= 0, KEY("registers"), k->num_regs);
+    p = put_num(p, k->dyn_shared >= 0, KEY("dyn_shared_bytes"), k->dyn_shared);
+    p = put_num(p, d && d->static_shared >= 0, KEY("static_shared_bytes"),
                 d ? d->static_shared : 0);
     fl_buf_commit(b, p);
     if (d && !isnan(d->occupancy)) {
