@@ -75,13 +75,21 @@ static char *put_us_at(char *d, int64_t ns)
     uint64_t a = ns < 0 ? 0u - (uint64_t)ns : (uint64_t)ns;
     if (ns < 0)
         *d++ = '-';
-    d = fl_put_u64(d, a / 1000);
-    unsigned r = (unsigned)(a % 1000);
-    d[0] = '.';
-    d[1] = (char)('0' + r / 100);
-    d[2] = (char)('0' + r / 10 % 10);
-    d[3] = (char)('0' + r % 10);
-    return d + 4;
+    if (a < 1000) {
+        d[0] = '0';
+        d[1] = '.';
+        d[2] = (char)('0' + a / 100);
+        d[3] = (char)('0' + a / 10 % 10);
+        d[4] = (char)('0' + a % 10);
+        return d + 5;
+    }
+    /* The ns digits, the last three moved right past a '.'. */
+    char *end = fl_put_u64(d, a);
+    end[0] = end[-1];
+    end[-1] = end[-2];
+    end[-2] = end[-3];
+    end[-3] = '.';
+    return end + 1;
 }
 
 static void put_us(fl_buf *b, int64_t ns)
@@ -184,8 +192,13 @@ static int64_t gpu_pid(const fl_export *e, int64_t dev)
 /* Labels a track the first time it is used. */
 static void track(fl_export *e, int64_t pid, int64_t tid)
 {
-    /* A labelled thread's process is labelled too: one look-up per event. */
-    if (tid >= 0 && e->tracks.n && fl_map_find(&e->tracks, (uint64_t)pid << 33 | (uint32_t)tid))
+    /* A labelled thread's process is labelled too: the first few threads
+     * are known without a look-up, the others with one. */
+    uint64_t tkey = (uint64_t)pid << 33 | (uint32_t)tid;
+    for (unsigned i = 0; tid >= 0 && i < e->n_known_tracks; i++)
+        if (e->known_tracks[i] == tkey)
+            return;
+    if (tid >= 0 && e->tracks.n && fl_map_find(&e->tracks, tkey))
         return;
     bool fresh;
     uint64_t pkey = (uint64_t)pid << 33 | 1ull << 32;
@@ -214,10 +227,12 @@ static void track(fl_export *e, int64_t pid, int64_t tid)
     }
     if (tid < 0)
         return;
-    if (!fl_map_put(&e->tracks, (uint64_t)pid << 33 | (uint32_t)tid, &fresh)) {
+    if (!fl_map_put(&e->tracks, tkey, &fresh)) {
         e->oom = true;
         return;
     }
+    if (e->n_known_tracks < sizeof e->known_tracks / sizeof e->known_tracks[0])
+        e->known_tracks[e->n_known_tracks++] = tkey;
     if (!fresh)
         return;
     char name[64];
@@ -287,6 +302,34 @@ static char *put_num(char *d, bool ok, const char *key_lit, size_t key_len, int6
     return fl_put_i64(d, v);
 }
 
+/* ,"grid":"(x,y,z)","block":"(x,y,z)" of a detail (92 bytes at most):
+ * the same for every launch that shares it, so kept (fl_ex_dims_text). */
+static char *put_dims(char *p, const fl_kdetail *d)
+{
+    if (d->have_grid) {
+        p = LIT(p, ",\"grid\":\"");
+        p = fl_put_dim3(p, d->grid);
+        *p++ = '"';
+    }
+    if (d->have_block) {
+        p = LIT(p, ",\"block\":\"");
+        p = fl_put_dim3(p, d->block);
+        *p++ = '"';
+    }
+    return p;
+}
+
+/* An interned string of the model as a JSON literal, its text cached. */
+static void put_interned(fl_export *e, const char *s)
+{
+    size_t len;
+    const char *q = fl_ex_interned_text(e, s, fl_buf_str, &len);
+    if (q)
+        fl_buf_put(&e->line, q, len);
+    else
+        fl_buf_str(&e->line, s);
+}
+
 /* The kernel event, the trace's hot path: what begin_event, put_dur and
  * the arg_* helpers would write, the numbers into one reservation and the
  * name's JSON text from the export's cache (fl_ex_kernel_text). */
@@ -295,7 +338,10 @@ static void chrome_kernel(fl_export *e, const fl_krow *k)
     int64_t pid = gpu_pid(e, k->device_id);
     track(e, pid, k->stream_id);
     fl_buf *b = &e->line;
-    fl_buf_puts(b, e->first_event ? "{\"name\":" : ",\n{\"name\":");
+    if (e->first_event)
+        FL_BUF_LIT(b, "{\"name\":");
+    else
+        FL_BUF_LIT(b, ",\n{\"name\":");
     e->first_event = false;
     size_t len;
     const char *q = fl_ex_kernel_text(e, k->kernel_id, fl_buf_str, &len);
@@ -327,16 +373,12 @@ static void chrome_kernel(fl_export *e, const fl_krow *k)
     p = put_us_at(p, k->duration_ns > clip ? (int64_t)(k->duration_ns - clip) : 0);
     p = LIT(p, ",\"args\":{\"kernel_id\":");
     p = fl_put_u64(p, k->kernel_id);
-    if (d && d->have_grid) {
-        p = LIT(p, ",\"grid\":\"");
-        p = fl_put_dim3(p, d->grid);
-        *p++ = '"';
-    }
-    if (d && d->have_block) {
-        p = LIT(p, ",\"block\":\"");
-        p = fl_put_dim3(p, d->block);
-        *p++ = '"';
-    }
+    size_t dlen;
+    const char *dtext = fl_ex_dims_text(e, k->kernel_id, d, put_dims, &dlen);
+    if (dtext)
+        p = fl_put_lit(p, dtext, dlen);
+    else if (d)
+        p = put_dims(p, d);
     p = put_num(p, k->num_regs >= 0, KEY("registers"), k->num_regs);
     p = put_num(p, k->dyn_shared >= 0, KEY("dyn_shared_bytes"), k->dyn_shared);
     p = put_num(p, d && d->static_shared >= 0, KEY("static_shared_bytes"),
@@ -348,14 +390,17 @@ static void chrome_kernel(fl_export *e, const fl_krow *k)
     }
     if (d && d->limiting) {
         FL_BUF_LIT(b, ",\"limiting_resource\":");
-        fl_buf_str(b, d->limiting);
+        put_interned(e, d->limiting);
     }
     /* Per launch: out of args (end_event's per_event). */
-    FL_BUF_LIT(b, "},\"per_event\":{\"corr_id\":");
-    fl_buf_u64(b, k->corr_id);
+    p = fl_buf_reserve(b, 48);
+    if (!p)
+        return;
+    p = LIT(p, "},\"per_event\":{\"corr_id\":");
+    fl_buf_commit(b, fl_put_u64(p, k->corr_id));
     if (d && d->user_scope) {
         FL_BUF_LIT(b, ",\"user_scope\":");
-        fl_buf_str(b, d->user_scope);
+        put_interned(e, d->user_scope);
     }
     if (k->external_kind > 0) {
         p = fl_buf_reserve(b, 64);

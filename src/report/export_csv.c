@@ -67,6 +67,14 @@ static char *put_dim3(char *p, bool ok, const uint32_t v[3])
     return p;
 }
 
+/* grid,block of a detail, the same for the launches that share it, so
+ * kept (fl_ex_dims_text). */
+static char *put_dims(char *p, const fl_kdetail *d)
+{
+    p = put_dim3(p, d->have_grid, d->grid);
+    return put_dim3(p, d->have_block, d->block);
+}
+
 static void csv_row(fl_export *e, const fl_krow *k)
 {
     fl_buf *b = &e->line;
@@ -94,8 +102,14 @@ static void csv_row(fl_export *e, const fl_krow *k)
     if (!p)
         return;
     *p++ = ',';
-    p = put_dim3(p, d && d->have_grid, d ? d->grid : NULL);
-    p = put_dim3(p, d && d->have_block, d ? d->block : NULL);
+    size_t dlen;
+    const char *dtext = fl_ex_dims_text(e, k->kernel_id, d, put_dims, &dlen);
+    if (dtext) {
+        p = fl_put_lit(p, dtext, dlen);
+    } else {
+        p = put_dim3(p, d && d->have_grid, d ? d->grid : NULL);
+        p = put_dim3(p, d && d->have_block, d ? d->block : NULL);
+    }
     p = put_opt(p, k->num_regs >= 0, k->num_regs);
     p = put_opt(p, k->dyn_shared >= 0, k->dyn_shared);
     p = put_opt(p, d && d->static_shared >= 0, d ? d->static_shared : 0);
@@ -103,7 +117,10 @@ static void csv_row(fl_export *e, const fl_krow *k)
     if (d && !isnan(d->occupancy))
         fl_buf_double(b, d->occupancy);
     FL_BUF_LIT(b, ",");
-    if (d)
+    const char *scope = d ? fl_ex_interned_text(e, d->user_scope, csv_field, &len) : NULL;
+    if (scope)
+        fl_buf_put(b, scope, len);
+    else if (d)
         csv_field(b, d->user_scope);
     p = fl_buf_reserve(b, 2 * 21 + 3);
     if (!p)

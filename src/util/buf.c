@@ -20,7 +20,7 @@
 
 #define FL_BUF_MIN_CAP 256
 
-char *fl_buf_reserve(fl_buf *b, size_t n)
+char *fl_buf_reserve_slow(fl_buf *b, size_t n)
 {
     if (b->oom)
         return NULL;
@@ -44,12 +44,6 @@ char *fl_buf_reserve(fl_buf *b, size_t n)
     return b->p + b->len;
 }
 
-void fl_buf_commit(fl_buf *b, char *end)
-{
-    b->len = (size_t)(end - b->p);
-    b->p[b->len] = '\0';
-}
-
 void fl_buf_free(fl_buf *b)
 {
     if (!b)
@@ -66,16 +60,6 @@ void fl_buf_reset(fl_buf *b)
     b->oom = false;
     if (b->p)
         b->p[0] = '\0';
-}
-
-void fl_buf_put(fl_buf *b, const char *s, size_t n)
-{
-    char *d = fl_buf_reserve(b, n);
-    if (!d)
-        return;
-    if (n)
-        memcpy(d, s, n);
-    fl_buf_commit(b, d + n);
 }
 
 void fl_buf_puts(fl_buf *b, const char *s)
