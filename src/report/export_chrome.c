@@ -403,7 +403,7 @@ static void chrome_kernel(fl_export *e, const fl_krow *k)
         put_interned(e, d->user_scope);
     }
     if (k->external_kind > 0) {
-        p = fl_buf_reserve(b, 64);
+        p = fl_buf_reserve(b, 17 + 21 + 15 + 20 + 8); /* keys, an i64, a u64 */
         if (!p)
             return;
         p = LIT(p, ",\"external_kind\":");

@@ -81,7 +81,7 @@ static void csv_row(fl_export *e, const fl_krow *k)
     const fl_model *m = e->m;
     const fl_kdetail *d = k->detail;
     int64_t dev = k->device_id >= 0 ? k->device_id : m->default_device;
-    char *p = fl_buf_reserve(b, 6 * 21 + 8);
+    char *p = fl_buf_reserve(b, 7 * 22 + 8); /* seven numbers and their commas */
     if (!p)
         return;
     p = put_u(p, k->start_ns);
@@ -98,7 +98,7 @@ static void csv_row(fl_export *e, const fl_krow *k)
         fl_buf_put(b, name, len);
     else
         csv_field(b, fl_model_kernel_name(m, k->kernel_id));
-    p = fl_buf_reserve(b, 1 + 2 * 37 + 3 * 22);
+    p = fl_buf_reserve(b, 1 + FL_EX_DTEXT_BYTES + 3 * 22 + 8);
     if (!p)
         return;
     *p++ = ',';

@@ -200,11 +200,55 @@ static void test_writes(fl_export_format fmt, const char *what)
     CHECK(writes > 0 && writes <= 200);
 }
 
+/* One row of the largest numbers each column holds, through a fresh
+ * export (its buffers at their smallest): every digit there, exactly. */
+static void test_extremes(fl_export_format fmt, const char *want)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    fl_export *e = fl_export_create(fmt, f);
+    fl_read_cb cb;
+    fl_export_callbacks(e, &cb);
+    int64_t v[10] = {INT64_MAX / 2, 4000000000, 4294967295, INT64_MAX / 2, 4294967295,
+                     INT64_MAX,     INT64_MAX,  0,          INT64_MAX,     INT64_MAX};
+    fl_cell cells[10];
+    for (int c = 0; c < 10; c++)
+        cells[c] = (fl_cell){.kind = FL_CELL_INT, .i = v[c]};
+    fl_batch b;
+    memset(&b, 0, sizeof b);
+    b.type = "kernel_event_batch";
+    b.base_time_ns = 1;
+    b.ncols = 10;
+    b.cols = kcols;
+    b.nrows = 1;
+    b.cells = cells;
+    fl_batch_map_columns(&b);
+    cb.batch(cb.user, &b);
+    CHECK_INT(fl_export_finish(e, NULL), 0);
+    fl_export_destroy(e);
+    fclose(f);
+    CHECK_CONTAINS(text, want);
+    free(text);
+}
+
 int main(void)
 {
     test_quote();
     test_double();
     test_writes(FL_EXPORT_CHROME_TRACE, "chrome-trace");
     test_writes(FL_EXPORT_CSV_KERNELS, "csv");
+    /* ts 0: the first row is the origin. */
+    test_extremes(FL_EXPORT_CHROME_TRACE,
+                  "{\"name\":\"kernel 4000000000\",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":0.000,"
+                  "\"pid\":99,\"tid\":4294967295,\"dur\":4611686018427387.903,\"args\":{"
+                  "\"kernel_id\":4000000000,\"registers\":9223372036854775807,"
+                  "\"dyn_shared_bytes\":9223372036854775807},\"per_event\":{\"corr_id\":4294967295,"
+                  "\"external_kind\":9223372036854775807,\"external_id\":9223372036854775807}}");
+    test_extremes(
+        FL_EXPORT_CSV_KERNELS,
+        "\n4611686018427387904,9223372036854775807,4611686018427387903,,4294967295,4294967295,"
+        "4000000000,,,,9223372036854775807,9223372036854775807,,,,9223372036854775807,"
+        "9223372036854775807\n");
     return check_done("test_export_speed");
 }
