@@ -11,7 +11,10 @@
  * with other tools' - a viewer reading ts as a double keeps about 0.25 us
  * of it at today's dates):
  *
- *   pid 1            "host: <app> (pid N)": gpufl scopes on one track per
+ *   pid 1            "host: <app> (pid N)": tid 0 "session", the one
+ *                    event spanning the session (speedscope shows only
+ *                    threads with spans: a Monitor trace needs one); gpufl
+ *                    scopes on one track per
  *                    thread, tid 16 + T "scopes: thread T" (T the
  *                    scope_event_batch's tid column of the scope's begin),
  *                    or on tid 1 "scopes" in a session without that
@@ -32,7 +35,11 @@
  * open at the end of the read are written at finish, up to the last time
  * read, with args.open_at_end.  Metadata events (process_name,
  * process_sort_index, thread_name) are written the first time a track is
- * used.  Every string goes through fl_buf_str (JSON escaping).  The
+ * used.  For the viewers (issue 37): every event has a cat; no ts is
+ * before the origin (clipped, counted in otherData); what differs event
+ * to event (ids, scope, sizes) goes under "per_event", not "args", since
+ * speedscope keys a frame by name and args.  Every string goes through
+ * fl_buf_str (JSON escaping) or the export's caches of quoted text.  The
  * timed records besides kernels, copies, scopes and synchronizations
  * (memsets, graph launches, NVTX markers, perf ranges, deep windows) are
  * read by report/export_ranges.c and written here.
