@@ -45,7 +45,7 @@ void fl_ex_put_line(fl_export *e)
 }
 
 /* Beyond this id a name is quoted each time: the cache's index stays
- * small (2.5 MB at most) whatever ids a damaged session holds. */
+ * small (about 3 MB at most) whatever ids a damaged session holds. */
 #define FL_EX_QNAME_MAX_ID 16384
 
 static fl_ex_qname *qslot(fl_export *e, uint32_t kernel_id)

@@ -22,10 +22,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* A kernel name's JSON literal, cached by kernel id (export_chrome.c):
- * the model interns names, so the same pointer is the same text. */
 #define FL_EX_DTEXT_BYTES 112
 
+/* A kernel name's JSON or CSV text, cached by kernel id
+ * (fl_ex_kernel_text): the model interns names, so the same pointer is
+ * the same text. */
 typedef struct fl_ex_qname {
     const char *src;
     size_t off, len; /* in fl_export.qtext */
