@@ -36,8 +36,12 @@ ls /usr/share/python-wheels/wheel-*.whl >/dev/null 2>&1 || need=1
 [ -n "$(ls /usr/lib/*/libcurl.so.4 /usr/lib/libcurl.so.4 2>/dev/null)" ] || need=1
 # chromium: the HTML report opened in a real browser, headless
 # (test_report_html_browser / _large skip, saying so, without it;
-# docs/report.md, "The HTML report").
+# docs/report.md, "The HTML report"), and (with nodejs, npm) the headless
+# browser checks of what we write for viewers (test_chrome_viewers: the
+# Chrome trace in speedscope, an npm dev dependency of the tests only,
+# tests/js/package.json).
 command -v chromium >/dev/null 2>&1 || need=1
+command -v npm >/dev/null 2>&1 || need=1
 # libsqlite3-0: `export --format sqlite`, loaded with dlopen("libsqlite3.so.0")
 # by that export only (never linked; no headers needed), and its test
 # (test_export_sqlite, docs/report.md "SQLite export").
@@ -53,4 +57,5 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
     libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus \
-    python3-venv python3-setuptools python3-wheel-whl python3-pytest libcurl4 chromium libsqlite3-0
+    python3-venv python3-setuptools python3-wheel-whl python3-pytest libcurl4 \
+    chromium nodejs npm libsqlite3-0

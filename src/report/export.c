@@ -44,6 +44,99 @@ void fl_ex_put_line(fl_export *e)
     fl_buf_reset(&e->line);
 }
 
+/* Beyond this id a name is quoted each time: the cache's index stays
+ * small (about 3 MB at most) whatever ids a damaged session holds. */
+#define FL_EX_QNAME_MAX_ID 16384
+
+static fl_ex_qname *qslot(fl_export *e, uint32_t kernel_id)
+{
+    if (kernel_id >= FL_EX_QNAME_MAX_ID)
+        return NULL;
+    if (kernel_id >= e->nqnames) {
+        size_t n = e->nqnames ? e->nqnames : 64;
+        while (n <= kernel_id)
+            n *= 2;
+        fl_ex_qname *q = realloc(e->qnames, n * sizeof *q);
+        if (!q)
+            return NULL;
+        memset(q + e->nqnames, 0, (n - e->nqnames) * sizeof *q);
+        e->qnames = q;
+        e->nqnames = n;
+    }
+    return &e->qnames[kernel_id];
+}
+
+const char *fl_ex_kernel_text(fl_export *e, uint32_t kernel_id,
+                              void (*quote)(fl_buf *, const char *), size_t *len)
+{
+    const char *name = fl_model_kernel_name(e->m, kernel_id);
+    fl_ex_qname *q = name ? qslot(e, kernel_id) : NULL;
+    if (!q)
+        return NULL;
+    if (q->src != name) {
+        size_t off = e->qtext.len;
+        quote(&e->qtext, name);
+        if (e->qtext.oom) {
+            e->oom = true;
+            return NULL;
+        }
+        q->src = name;
+        q->off = off;
+        q->len = e->qtext.len - off;
+    }
+    *len = q->len;
+    return e->qtext.p + q->off;
+}
+
+const char *fl_ex_dims_text(fl_export *e, uint32_t kernel_id, const fl_kdetail *d,
+                            char *(*write)(char *, const fl_kdetail *), size_t *len)
+{
+    fl_ex_qname *q = d ? qslot(e, kernel_id) : NULL;
+    if (!q)
+        return NULL;
+    uint32_t dims[6] = {d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1], d->block[2]};
+    if (!q->have_dims || q->have_grid != d->have_grid || q->have_block != d->have_block ||
+        memcmp(q->dims, dims, sizeof dims) != 0) {
+        q->dlen = (size_t)(write(q->dtext, d) - q->dtext);
+        memcpy(q->dims, dims, sizeof dims);
+        q->have_grid = d->have_grid;
+        q->have_block = d->have_block;
+        q->have_dims = true;
+    }
+    *len = q->dlen;
+    return q->dtext;
+}
+
+#define FL_EX_STEXT_MAX_BYTES (256 * 1024)
+
+const char *fl_ex_interned_text(fl_export *e, const char *s, void (*quote)(fl_buf *, const char *),
+                                size_t *len)
+{
+    if (!s)
+        return NULL;
+    size_t n = sizeof e->scache / sizeof e->scache[0];
+    size_t i = ((uintptr_t)s >> 3) % n;
+    if (e->scache[i].src != s) {
+        if (e->stext.len > FL_EX_STEXT_MAX_BYTES) {
+            /* Bounded whatever the scopes: start again. */
+            memset(e->scache, 0, sizeof e->scache);
+            fl_buf_reset(&e->stext);
+        }
+        size_t off = e->stext.len;
+        quote(&e->stext, s);
+        if (e->stext.oom) {
+            fl_buf_reset(&e->stext);
+            memset(e->scache, 0, sizeof e->scache);
+            return NULL;
+        }
+        e->scache[i].src = s;
+        e->scache[i].off = off;
+        e->scache[i].len = e->stext.len - off;
+    }
+    *len = e->scache[i].len;
+    return e->stext.p + e->scache[i].off;
+}
+
 void fl_ex_start(fl_export *e)
 {
     if (e->started)
@@ -210,6 +303,10 @@ void fl_export_destroy(fl_export *e)
         e->x->hooks->destroy(e);
     fl_model_destroy(e->m);
     fl_buf_free(&e->line);
+    fl_buf_free(&e->aside);
+    fl_buf_free(&e->qtext);
+    fl_buf_free(&e->stext);
+    free(e->qnames);
     fl_map_free(&e->tracks);
     fl_map_free(&e->open);
     fl_map_free(&e->open_tid);

@@ -11,7 +11,10 @@
  * with other tools' - a viewer reading ts as a double keeps about 0.25 us
  * of it at today's dates):
  *
- *   pid 1            "host: <app> (pid N)": gpufl scopes on one track per
+ *   pid 1            "host: <app> (pid N)": tid 0 "session", the one
+ *                    event spanning the session (speedscope shows only
+ *                    threads with spans: a Monitor trace needs one); gpufl
+ *                    scopes on one track per
  *                    thread, tid 16 + T "scopes: thread T" (T the
  *                    scope_event_batch's tid column of the scope's begin),
  *                    or on tid 1 "scopes" in a session without that
@@ -32,7 +35,11 @@
  * open at the end of the read are written at finish, up to the last time
  * read, with args.open_at_end.  Metadata events (process_name,
  * process_sort_index, thread_name) are written the first time a track is
- * used.  Every string goes through fl_buf_str (JSON escaping).  The
+ * used.  For the viewers (issue 37): every event has a cat; no ts is
+ * before the origin (clipped, counted in otherData); what differs event
+ * to event (ids, scope, sizes) goes under "per_event", not "args", since
+ * speedscope keys a frame by name and args.  Every string goes through
+ * fl_buf_str (JSON escaping) or the export's caches of quoted text.  The
  * timed records besides kernels, copies, scopes and synchronizations
  * (memsets, graph launches, NVTX markers, perf ranges, deep windows) are
  * read by report/export_ranges.c and written here.
@@ -53,6 +60,7 @@
 #define PID_HOST 1
 #define PID_GPU_UNKNOWN 99
 #define PID_GPU_BASE 100
+#define TID_SESSION 0 /* the one "session" event: every trace has a profile */
 #define TID_SCOPES 1
 #define TID_NVTX 2
 #define TID_SYNC 3
@@ -67,17 +75,53 @@ static uint64_t origin(fl_export *e)
     return e->origin;
 }
 
-/* Microseconds with three decimals (ns precision), signed. */
-static void put_us(fl_buf *b, int64_t ns)
+/* Microseconds with three decimals (ns precision), signed, at d (26
+ * bytes); no printf, since every event has one or two. */
+static char *put_us_at(char *d, int64_t ns)
 {
     uint64_t a = ns < 0 ? 0u - (uint64_t)ns : (uint64_t)ns;
-    fl_buf_printf(b, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+    if (ns < 0)
+        *d++ = '-';
+    if (a < 1000) {
+        d[0] = '0';
+        d[1] = '.';
+        d[2] = (char)('0' + a / 100);
+        d[3] = (char)('0' + a / 10 % 10);
+        d[4] = (char)('0' + a % 10);
+        return d + 5;
+    }
+    /* The ns digits, the last three moved right past a '.'. */
+    char *end = fl_put_u64(d, a);
+    end[0] = end[-1];
+    end[-1] = end[-2];
+    end[-2] = end[-3];
+    end[-3] = '.';
+    return end + 1;
 }
 
+static void put_us(fl_buf *b, int64_t ns)
+{
+    char *d = fl_buf_reserve(b, 26);
+    if (d)
+        fl_buf_commit(b, put_us_at(d, ns));
+}
+
+/* Viewers refuse or misplace a negative ts (a launch CUPTI timed before
+ * job_start's): such an event starts at the origin, its duration cut by
+ * what lay before (clip_ns, for put_dur), and is counted. */
 static void put_ts(fl_export *e, uint64_t t)
 {
     uint64_t o = origin(e);
-    put_us(&e->line, t >= o ? (int64_t)(t - o) : -(int64_t)(o - t));
+    e->clip_ns = t < o ? o - t : 0;
+    e->clipped += t < o;
+    put_us(&e->line, t >= o ? (int64_t)(t - o) : 0);
+}
+
+/* ,"dur":D of the event begin_event opened, less its clip_ns. */
+static void put_dur(fl_export *e, uint64_t dur)
+{
+    FL_BUF_LIT(&e->line, ",\"dur\":");
+    put_us(&e->line, dur > e->clip_ns ? (int64_t)(dur - e->clip_ns) : 0);
 }
 
 /* Opens an event: {"name":N,"cat":C,"ph":P,"ts":T,"pid":P,"tid":T - the
@@ -89,29 +133,41 @@ static void begin_event(fl_export *e, const char *name, const char *cat, const c
     fl_buf_puts(b, e->first_event ? "{\"name\":" : ",\n{\"name\":");
     e->first_event = false;
     fl_buf_str(b, name);
-    if (cat) {
-        fl_buf_puts(b, ",\"cat\":");
-        fl_buf_str(b, cat);
-    }
-    fl_buf_printf(b, ",\"ph\":\"%s\"", ph);
+    FL_BUF_LIT(b, ",\"cat\":");
+    fl_buf_str(b, cat);
+    fl_buf_puts(b, ",\"ph\":\"");
+    fl_buf_puts(b, ph);
+    fl_buf_puts(b, "\"");
+    e->clip_ns = 0;
     if (have_ts) {
         fl_buf_puts(b, ",\"ts\":");
         put_ts(e, t);
     }
-    fl_buf_printf(b, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64, pid, tid);
+    FL_BUF_LIT(b, ",\"pid\":");
+    fl_buf_i64(b, pid);
+    FL_BUF_LIT(b, ",\"tid\":");
+    fl_buf_i64(b, tid);
 }
 
 static void end_event(fl_export *e)
 {
+    if (e->aside.len) {
+        /* Per-event values, out of args: speedscope keys a frame by its
+         * name and args, so launches of one kernel stay one frame. */
+        FL_BUF_LIT(&e->line, ",\"per_event\":{");
+        fl_buf_put(&e->line, e->aside.p, e->aside.len);
+        FL_BUF_LIT(&e->line, "}");
+        fl_buf_reset(&e->aside);
+    }
     fl_buf_puts(&e->line, "}");
-    fl_ex_put_line(e);
+    fl_ex_put_some(e);
     e->events++;
 }
 
 static void meta(fl_export *e, const char *what, int64_t pid, int64_t tid, const char *key,
                  const char *sval, int64_t ival)
 {
-    begin_event(e, what, NULL, "M", false, 0, pid, tid);
+    begin_event(e, what, "__metadata", "M", false, 0, pid, tid);
     fl_buf_puts(&e->line, ",\"args\":{");
     fl_buf_str(&e->line, key);
     fl_buf_puts(&e->line, ":");
@@ -143,6 +199,14 @@ static int64_t gpu_pid(const fl_export *e, int64_t dev)
 /* Labels a track the first time it is used. */
 static void track(fl_export *e, int64_t pid, int64_t tid)
 {
+    /* A labelled thread's process is labelled too: the first few threads
+     * are known without a look-up, the others with one. */
+    uint64_t tkey = (uint64_t)pid << 33 | (uint32_t)tid;
+    for (unsigned i = 0; tid >= 0 && i < e->n_known_tracks; i++)
+        if (e->known_tracks[i] == tkey)
+            return;
+    if (tid >= 0 && e->tracks.n && fl_map_find(&e->tracks, tkey))
+        return;
     bool fresh;
     uint64_t pkey = (uint64_t)pid << 33 | 1ull << 32;
     if (!fl_map_put(&e->tracks, pkey, &fresh)) {
@@ -170,10 +234,12 @@ static void track(fl_export *e, int64_t pid, int64_t tid)
     }
     if (tid < 0)
         return;
-    if (!fl_map_put(&e->tracks, (uint64_t)pid << 33 | (uint32_t)tid, &fresh)) {
+    if (!fl_map_put(&e->tracks, tkey, &fresh)) {
         e->oom = true;
         return;
     }
+    if (e->n_known_tracks < sizeof e->known_tracks / sizeof e->known_tracks[0])
+        e->known_tracks[e->n_known_tracks++] = tkey;
     if (!fresh)
         return;
     char name[64];
@@ -181,7 +247,8 @@ static void track(fl_export *e, int64_t pid, int64_t tid)
         snprintf(name, sizeof name, "scopes: thread %" PRId64, tid - TID_THREAD_BASE);
     else if (pid == PID_HOST)
         snprintf(name, sizeof name, "%s",
-                 tid == TID_SCOPES       ? "scopes"
+                 tid == TID_SESSION      ? "session"
+                 : tid == TID_SCOPES     ? "scopes"
                  : tid == TID_NVTX       ? "NVTX"
                  : tid == FL_EX_TID_PERF ? "perf ranges"
                  : tid == FL_EX_TID_DEEP ? "deep windows"
@@ -230,47 +297,131 @@ static void arg_str(fl_buf *b, bool *first, const char *key, const char *v)
     fl_buf_str(b, v);
 }
 
+#define LIT(d, s) fl_put_lit((d), "" s "", sizeof(s) - 1)
+#define KEY(k) ",\"" k "\":", sizeof(",\"" k "\":") - 1 /* put_num's key and length */
+
+/* ,"key":v - an optional number of the kernel event (28 + the key). */
+static char *put_num(char *d, bool ok, const char *key_lit, size_t key_len, int64_t v)
+{
+    if (!ok)
+        return d;
+    d = fl_put_lit(d, key_lit, key_len);
+    return fl_put_i64(d, v);
+}
+
+/* ,"grid":"(x,y,z)","block":"(x,y,z)" of a detail (92 bytes at most):
+ * the same for every launch that shares it, so kept (fl_ex_dims_text). */
+static char *put_dims(char *p, const fl_kdetail *d)
+{
+    if (d->have_grid) {
+        p = LIT(p, ",\"grid\":\"");
+        p = fl_put_dim3(p, d->grid);
+        *p++ = '"';
+    }
+    if (d->have_block) {
+        p = LIT(p, ",\"block\":\"");
+        p = fl_put_dim3(p, d->block);
+        *p++ = '"';
+    }
+    return p;
+}
+
+/* An interned string of the model as a JSON literal, its text cached. */
+static void put_interned(fl_export *e, const char *s)
+{
+    size_t len;
+    const char *q = fl_ex_interned_text(e, s, fl_buf_str, &len);
+    if (q)
+        fl_buf_put(&e->line, q, len);
+    else
+        fl_buf_str(&e->line, s);
+}
+
+/* The kernel event, the trace's hot path: what begin_event, put_dur and
+ * the arg_* helpers would write, the numbers into one reservation and the
+ * name's JSON text from the export's cache (fl_ex_kernel_text). */
 static void chrome_kernel(fl_export *e, const fl_krow *k)
 {
     int64_t pid = gpu_pid(e, k->device_id);
     track(e, pid, k->stream_id);
-    const char *name = fl_model_kernel_name(e->m, k->kernel_id);
-    char buf[64];
-    if (!name) {
-        snprintf(buf, sizeof buf, "kernel %" PRIu32, k->kernel_id);
-        name = buf;
-    }
-    begin_event(e, name, "kernel", "X", true, k->start_ns, pid, k->stream_id);
     fl_buf *b = &e->line;
-    fl_buf_puts(b, ",\"dur\":");
-    put_us(b, (int64_t)k->duration_ns);
-    fl_buf_puts(b, ",\"args\":{");
-    bool first = true;
-    arg_u64(b, &first, "kernel_id", k->kernel_id);
-    arg_u64(b, &first, "corr_id", k->corr_id);
-    const fl_kdetail *d = k->detail;
-    if (d && d->have_grid)
-        arg_str(b, &first, "grid", fl_dim3_format(buf, sizeof buf, d->grid));
-    if (d && d->have_block)
-        arg_str(b, &first, "block", fl_dim3_format(buf, sizeof buf, d->block));
-    if (k->num_regs >= 0)
-        arg_i64(b, &first, "registers", k->num_regs);
-    if (k->dyn_shared >= 0)
-        arg_i64(b, &first, "dyn_shared_bytes", k->dyn_shared);
-    if (d && d->static_shared >= 0)
-        arg_i64(b, &first, "static_shared_bytes", d->static_shared);
-    if (d && !isnan(d->occupancy))
-        arg_dbl(b, &first, "occupancy", d->occupancy);
-    if (d && d->limiting)
-        arg_str(b, &first, "limiting_resource", d->limiting);
-    if (d && d->user_scope)
-        arg_str(b, &first, "user_scope", d->user_scope);
-    if (k->external_kind > 0) {
-        arg_i64(b, &first, "external_kind", k->external_kind);
-        arg_u64(b, &first, "external_id", k->external_id);
+    if (e->first_event)
+        FL_BUF_LIT(b, "{\"name\":");
+    else
+        FL_BUF_LIT(b, ",\n{\"name\":");
+    e->first_event = false;
+    size_t len;
+    const char *q = fl_ex_kernel_text(e, k->kernel_id, fl_buf_str, &len);
+    if (q) {
+        fl_buf_put(b, q, len);
+    } else {
+        const char *name = fl_model_kernel_name(e->m, k->kernel_id);
+        char buf[64];
+        if (!name) {
+            snprintf(buf, sizeof buf, "kernel %" PRIu32, k->kernel_id);
+            name = buf;
+        }
+        fl_buf_str(b, name);
     }
-    fl_buf_puts(b, "}");
-    end_event(e);
+    const fl_kdetail *d = k->detail;
+    char *p = fl_buf_reserve(b, 512);
+    if (!p)
+        return;
+    uint64_t o = origin(e), t = k->start_ns;
+    uint64_t clip = t < o ? o - t : 0;
+    e->clipped += t < o;
+    p = LIT(p, ",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":");
+    p = put_us_at(p, t >= o ? (int64_t)(t - o) : 0);
+    p = LIT(p, ",\"pid\":");
+    p = fl_put_i64(p, pid);
+    p = LIT(p, ",\"tid\":");
+    p = fl_put_u64(p, k->stream_id);
+    p = LIT(p, ",\"dur\":");
+    p = put_us_at(p, k->duration_ns > clip ? (int64_t)(k->duration_ns - clip) : 0);
+    p = LIT(p, ",\"args\":{\"kernel_id\":");
+    p = fl_put_u64(p, k->kernel_id);
+    size_t dlen;
+    const char *dtext = fl_ex_dims_text(e, k->kernel_id, d, put_dims, &dlen);
+    if (dtext)
+        p = fl_put_lit(p, dtext, dlen);
+    else if (d)
+        p = put_dims(p, d);
+    p = put_num(p, k->num_regs >= 0, KEY("registers"), k->num_regs);
+    p = put_num(p, k->dyn_shared >= 0, KEY("dyn_shared_bytes"), k->dyn_shared);
+    p = put_num(p, d && d->static_shared >= 0, KEY("static_shared_bytes"),
+                d ? d->static_shared : 0);
+    fl_buf_commit(b, p);
+    if (d && !isnan(d->occupancy)) {
+        FL_BUF_LIT(b, ",\"occupancy\":");
+        fl_buf_double(b, d->occupancy);
+    }
+    if (d && d->limiting) {
+        FL_BUF_LIT(b, ",\"limiting_resource\":");
+        put_interned(e, d->limiting);
+    }
+    /* Per launch: out of args (end_event's per_event). */
+    p = fl_buf_reserve(b, 48);
+    if (!p)
+        return;
+    p = LIT(p, "},\"per_event\":{\"corr_id\":");
+    fl_buf_commit(b, fl_put_u64(p, k->corr_id));
+    if (d && d->user_scope) {
+        FL_BUF_LIT(b, ",\"user_scope\":");
+        put_interned(e, d->user_scope);
+    }
+    if (k->external_kind > 0) {
+        p = fl_buf_reserve(b, 17 + 21 + 15 + 20 + 8); /* keys, an i64, a u64 */
+        if (!p)
+            return;
+        p = LIT(p, ",\"external_kind\":");
+        p = fl_put_i64(p, k->external_kind);
+        p = LIT(p, ",\"external_id\":");
+        p = fl_put_u64(p, k->external_id);
+        fl_buf_commit(b, p);
+    }
+    FL_BUF_LIT(b, "}}");
+    fl_ex_put_some(e);
+    e->events++;
 }
 
 /* ------------------------------------------------------------ others */
@@ -281,8 +432,7 @@ static void device_event(fl_export *e, const char *name, const char *cat, uint64
     int64_t pid = gpu_pid(e, dev);
     track(e, pid, (int64_t)stream);
     begin_event(e, name, cat, "X", true, t, pid, (int64_t)stream);
-    fl_buf_puts(&e->line, ",\"dur\":");
-    put_us(&e->line, (int64_t)dur);
+    put_dur(e, dur);
     fl_buf_puts(&e->line, ",\"args\":{");
 }
 
@@ -320,12 +470,12 @@ static void memcpy_batch(fl_export *e, const fl_batch *b)
         else
             snprintf(name, sizeof name, "memcpy kind %" PRIu64, kind);
         device_event(e, name, "memcpy", b->base_time_ns + dt, dur, device, stream);
-        bool first = true;
-        arg_u64(&e->line, &first, "bytes", bytes);
+        bool first = true, pe_first = true;
+        arg_u64(&e->aside, &pe_first, "bytes", bytes);
         arg_u64(&e->line, &first, "copy_kind", kind);
-        arg_u64(&e->line, &first, "corr_id", corr);
+        arg_u64(&e->aside, &pe_first, "corr_id", corr);
         if (dur)
-            arg_dbl(&e->line, &first, "gb_per_s", (double)bytes / (double)dur);
+            arg_dbl(&e->aside, &pe_first, "gb_per_s", (double)bytes / (double)dur);
         if (have_src)
             arg_u64(&e->line, &first, "src_device_id", src);
         if (have_dst)
@@ -333,6 +483,19 @@ static void memcpy_batch(fl_export *e, const fl_batch *b)
         fl_buf_puts(&e->line, "}");
         end_event(e);
     }
+}
+
+/* The values that differ from one event of a name to the next (ids, the
+ * caller's scope, sizes): written under per_event, not args. */
+static bool per_event_key(const char *key)
+{
+    static const char *const keys[] = {"corr_id",     "marker_id",       "instance_id",
+                                       "external_id", "external_kind",   "user_scope",
+                                       "bytes",       "launches_covered"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(key, keys[i]) == 0)
+            return true;
+    return false;
 }
 
 /* A timed record's complete event (export_ranges.c says which and where). */
@@ -343,21 +506,23 @@ static void span_event(fl_export *e, const fl_ex_span *s)
     } else {
         track(e, PID_HOST, s->host_tid);
         begin_event(e, s->name, s->cat, "X", true, s->start_ns, PID_HOST, s->host_tid);
-        fl_buf_puts(&e->line, ",\"dur\":");
-        put_us(&e->line, (int64_t)s->dur_ns);
+        put_dur(e, s->dur_ns);
         fl_buf_puts(&e->line, ",\"args\":{");
     }
-    bool first = true;
+    bool first = true, pe_first = true;
     for (size_t i = 0; i < s->nargs; i++) {
         const fl_ex_arg *a = &s->args[i];
+        bool pe = per_event_key(a->key);
+        fl_buf *to = pe ? &e->aside : &e->line;
+        bool *f = pe ? &pe_first : &first;
         if (a->kind == FL_EX_ARG_U64)
-            arg_u64(&e->line, &first, a->key, a->u);
+            arg_u64(to, f, a->key, a->u);
         else if (a->kind == FL_EX_ARG_I64)
-            arg_i64(&e->line, &first, a->key, a->i);
+            arg_i64(to, f, a->key, a->i);
         else if (a->kind == FL_EX_ARG_DBL)
-            arg_dbl(&e->line, &first, a->key, a->d);
+            arg_dbl(to, f, a->key, a->d);
         else
-            arg_str(&e->line, &first, a->key, a->s);
+            arg_str(to, f, a->key, a->s);
     }
     fl_buf_puts(&e->line, "}");
     end_event(e);
@@ -382,9 +547,9 @@ static void graph_batch(fl_export *e, const fl_batch *b)
         bool have_dev = fl_rcell_u64(b, i, c_dev, &dev) && dev <= INT32_MAX;
         device_event(e, "graph launch", "graph", b->base_time_ns + dt, dur,
                      have_dev ? (int64_t)dev : -1, stream);
-        bool first = true;
+        bool first = true, pe_first = true;
         arg_u64(&e->line, &first, "graph_id", graph);
-        arg_u64(&e->line, &first, "corr_id", corr);
+        arg_u64(&e->aside, &pe_first, "corr_id", corr);
         fl_buf_puts(&e->line, "}");
         end_event(e);
     }
@@ -409,14 +574,14 @@ static void sync_batch(fl_export *e, const fl_batch *b)
         track(e, PID_HOST, TID_SYNC);
         begin_event(e, type < 5 ? names[type] : "sync", "sync", "X", true, b->base_time_ns + dt,
                     PID_HOST, TID_SYNC);
-        fl_buf_puts(&e->line, ",\"dur\":");
-        put_us(&e->line, (int64_t)dur);
+        put_dur(e, dur);
         fl_buf_puts(&e->line, ",\"args\":{");
         bool first = true;
         arg_u64(&e->line, &first, "sync_type", type);
         if (fl_rcell_u64(b, i, c_stream, &stream))
             arg_u64(&e->line, &first, "stream_id", stream);
-        arg_u64(&e->line, &first, "corr_id", corr);
+        bool pe_first = true;
+        arg_u64(&e->aside, &pe_first, "corr_id", corr);
         fl_buf_puts(&e->line, "}");
         end_event(e);
     }
@@ -437,15 +602,16 @@ static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint6
     }
     track(e, PID_HOST, tid);
     begin_event(e, name, nvtx ? "nvtx" : "scope", "X", true, t0, PID_HOST, tid);
-    fl_buf_puts(&e->line, ",\"dur\":");
-    put_us(&e->line, t1 > t0 ? (int64_t)(t1 - t0) : 0);
+    put_dur(e, t1 > t0 ? t1 - t0 : 0);
     fl_buf_puts(&e->line, ",\"args\":{");
+    bool pe_first = true;
+    arg_u64(&e->aside, &pe_first, "instance_id",
+            nvtx ? instance & ~FL_NVTX_INSTANCE_BIT : instance);
     bool first = true;
-    arg_u64(&e->line, &first, "instance_id", nvtx ? instance & ~FL_NVTX_INSTANCE_BIT : instance);
     if (thread >= 0 && !nvtx)
         arg_i64(&e->line, &first, "tid", thread);
     if (open_at_end)
-        fl_buf_puts(&e->line, ",\"open_at_end\":true");
+        fl_buf_puts(&e->line, first ? "\"open_at_end\":true" : ",\"open_at_end\":true");
     fl_buf_puts(&e->line, "}");
     end_event(e);
 }
@@ -494,7 +660,7 @@ static void scope_batch(fl_export *e, const fl_batch *b)
 
 /* A counter event with up to four named values (NaN: left out); nothing
  * when all are missing. */
-static void counter(fl_export *e, const char *name, int64_t pid, uint64_t t,
+static void counter(fl_export *e, const char *name, const char *cat, int64_t pid, uint64_t t,
                     const char *const *keys, const double *vals, size_t n)
 {
     bool any = false;
@@ -503,7 +669,7 @@ static void counter(fl_export *e, const char *name, int64_t pid, uint64_t t,
     if (!any)
         return;
     track(e, pid, -1);
-    begin_event(e, name, NULL, "C", true, t, pid, 0);
+    begin_event(e, name, cat, "C", true, t, pid, 0);
     fl_buf_puts(&e->line, ",\"args\":{");
     bool first = true;
     for (size_t i = 0; i < n; i++)
@@ -541,10 +707,10 @@ static void device_metrics(fl_export *e, const fl_batch *b)
         double util[2] = {cell(b, i, c_ug, 1), cell(b, i, c_um, 1)};
         double used = cell(b, i, c_used, 1), power = cell(b, i, c_pw, 1e-3),
                temp = cell(b, i, c_temp, 1);
-        counter(e, "util", pid, t, util_keys, util, 2);
-        counter(e, "memory", pid, t, mem_keys, &used, 1);
-        counter(e, "power", pid, t, power_keys, &power, 1);
-        counter(e, "temperature", pid, t, temp_keys, &temp, 1);
+        counter(e, "util", "gpu_metrics", pid, t, util_keys, util, 2);
+        counter(e, "memory", "gpu_metrics", pid, t, mem_keys, &used, 1);
+        counter(e, "power", "gpu_metrics", pid, t, power_keys, &power, 1);
+        counter(e, "temperature", "gpu_metrics", pid, t, temp_keys, &temp, 1);
     }
 }
 
@@ -561,8 +727,8 @@ static void host_metrics(fl_export *e, const fl_batch *b)
             continue;
         uint64_t t = b->base_time_ns + dt;
         double cpu = cell(b, i, c_cpu, 0.01), used = cell(b, i, c_used, 1);
-        counter(e, "cpu", PID_HOST, t, cpu_keys, &cpu, 1);
-        counter(e, "ram", PID_HOST, t, ram_keys, &used, 1);
+        counter(e, "cpu", "host_metrics", PID_HOST, t, cpu_keys, &cpu, 1);
+        counter(e, "ram", "host_metrics", PID_HOST, t, ram_keys, &used, 1);
     }
 }
 
@@ -582,7 +748,8 @@ static void pm_counters(fl_export *e, const fl_batch *b)
         const char *mn = fl_model_metric_name(e->m, m);
         if (!mn || snprintf(name, sizeof name, "pm: %s", mn) < 0)
             snprintf(name, sizeof name, "pm: metric %" PRIu64, m);
-        counter(e, name, gpu_pid(e, (int64_t)dev), b->base_time_ns + dt, keys, &v, 1);
+        counter(e, name, "pm_sampling", gpu_pid(e, (int64_t)dev), b->base_time_ns + dt, keys, &v,
+                1);
     }
 }
 
@@ -655,6 +822,7 @@ static void other_data(fl_export *e, const fl_read_result *res)
     bool crashed = res ? res->crashed : !m->have_shutdown;
     fl_buf_printf(b, ",\"crashed\":%s", crashed ? "true" : "false");
     arg_u64(b, &first, "events", e->events);
+    arg_u64(b, &first, "clipped_before_origin", e->clipped);
     if (res) {
         arg_u64(b, &first, "bad_lines", res->bad_lines);
         arg_u64(b, &first, "bad_records", res->bad_records);
@@ -663,6 +831,27 @@ static void other_data(fl_export *e, const fl_read_result *res)
     }
     fl_buf_puts(b, "}}\n");
     fl_ex_put_line(e);
+}
+
+/* The session as one complete event on the host's "session" track, from
+ * the session's start to its end: a trace of counters alone (a Monitor
+ * session) then still has a thread with a span, without which speedscope
+ * has no profile to show. */
+static void session_event(fl_export *e, uint64_t end)
+{
+    const fl_model *m = e->m;
+    if (!m->have_start && !m->have_time)
+        return;
+    uint64_t t0 = fl_model_origin(m);
+    track(e, PID_HOST, TID_SESSION);
+    begin_event(e, "session", "session", "X", true, t0, PID_HOST, TID_SESSION);
+    put_dur(e, end > t0 ? end - t0 : 0);
+    fl_buf_puts(&e->line, ",\"args\":{");
+    bool first = true;
+    arg_str(&e->line, &first, "app", m->app);
+    arg_str(&e->line, &first, "profiling_engine", m->engine);
+    fl_buf_puts(&e->line, "}");
+    end_event(e);
 }
 
 static void chrome_finish(fl_export *e, const fl_read_result *res)
@@ -674,6 +863,7 @@ static void chrome_finish(fl_export *e, const fl_read_result *res)
             scope_event(e, e->open.keys[i], e->open.vals[i].b, e->open.vals[i].a, end, true,
                         ended_thread(e, e->open.keys[i], false, 0));
     fl_map_clear(&e->open);
+    session_event(e, end);
     other_data(e, res);
 }
 

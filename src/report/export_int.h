@@ -22,6 +22,25 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#define FL_EX_DTEXT_BYTES 112
+
+/* A kernel name's JSON or CSV text, cached by kernel id
+ * (fl_ex_kernel_text): the model interns names, so the same pointer is
+ * the same text. */
+typedef struct fl_ex_qname {
+    const char *src;
+    size_t off, len; /* in fl_export.qtext */
+    /* The grid and block dtext was written from (fl_ex_dims_text): compared
+     * by value, since the model recycles a detail's memory. */
+    uint32_t dims[6];
+    bool have_dims, have_grid, have_block;
+    size_t dlen;
+    char dtext[FL_EX_DTEXT_BYTES];
+} fl_ex_qname;
+
+/* Lines are handed to the output in pieces of about this size. */
+#define FL_EX_FLUSH_BYTES (64 * 1024)
+
 struct fl_export {
     const fl_exporter *x; /* the row of the format */
     FILE *out;
@@ -42,6 +61,21 @@ struct fl_export {
      * and why it failed (stops the read; fl_export_error). */
     void *priv;
     char fail[512];
+    fl_buf aside;       /* the event's per_event members, written at its end */
+    uint64_t clip_ns;   /* the event's time before the origin (put_ts) */
+    uint64_t clipped;   /* events so clipped */
+    fl_buf qtext;       /* quoted kernel names back to back */
+    fl_ex_qname *qnames;
+    size_t nqnames;
+    /* Interned strings' quoted text (fl_ex_interned_text), direct-mapped
+     * by pointer; text in stext, emptied with the slots past a bound. */
+    struct {
+        const char *src;
+        size_t off, len;
+    } scache[64];
+    fl_buf stext;
+    uint64_t known_tracks[8]; /* the first tracks labelled (export_chrome.c) */
+    unsigned n_known_tracks;
 };
 
 /* An exporter's hooks; NULL: nothing for it.  Each is called after the
@@ -71,6 +105,31 @@ void fl_ex_start(fl_export *e);
 /* e->line to the output (or the out-of-memory / write error noted), then
  * emptied. */
 void fl_ex_put_line(fl_export *e);
+/* The JSON or CSV text of a kernel's name (quote(b, name) appends it),
+ * quoted once per export and kept by kernel id; NULL when the kernel has
+ * no name or its text is not kept (then quote it in place). */
+const char *fl_ex_kernel_text(fl_export *e, uint32_t kernel_id,
+                              void (*quote)(fl_buf *, const char *), size_t *len);
+/* The text write(buf, d) makes of a detail's grid and block (at most
+ * FL_EX_DTEXT_BYTES), kept by kernel id while they stay the same (most
+ * launches of a kernel share them); NULL when d is NULL or the text is not
+ * kept (then write it in place). */
+const char *fl_ex_dims_text(fl_export *e, uint32_t kernel_id, const fl_kdetail *d,
+                            char *(*write)(char *, const fl_kdetail *), size_t *len);
+/* The text quote(b, s) makes of s, an interned string of the model (a
+ * detail's user_scope or limiting resource: the same pointer is the same
+ * text for the whole export), kept in a small cache; NULL when s is
+ * NULL or the text could not be kept (then quote it in place). */
+const char *fl_ex_interned_text(fl_export *e, const char *s, void (*quote)(fl_buf *, const char *),
+                                size_t *len);
+/* fl_ex_put_line once e->line holds FL_EX_FLUSH_BYTES: an exporter writing
+ * an event a line calls this, and fl_ex_put_line in its finish hook, so
+ * the output sees a few large writes. */
+static inline void fl_ex_put_some(fl_export *e)
+{
+    if (e->line.len >= FL_EX_FLUSH_BYTES || e->line.oom)
+        fl_ex_put_line(e);
+}
 
 extern const fl_export_hooks fl_export_chrome; /* export_chrome.c */
 extern const fl_export_hooks fl_export_csv;    /* export_csv.c */

@@ -5,6 +5,7 @@
  * in every section and format.
  */
 #include "fields.h"
+#include "../util/buf.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -193,9 +194,29 @@ bool fl_dim3_parse(const char *s, uint32_t v[3])
     return true;
 }
 
+/* Without printf: the exports write one per launch. */
+char *fl_put_dim3(char *d, const uint32_t v[3])
+{
+    *d++ = '(';
+    for (int i = 0; i < 3; i++) {
+        if (i)
+            *d++ = ',';
+        d = fl_put_u64(d, v[i]);
+    }
+    *d++ = ')';
+    return d;
+}
+
 const char *fl_dim3_format(char *buf, size_t len, const uint32_t v[3])
 {
-    snprintf(buf, len, "(%" PRIu32 ",%" PRIu32 ",%" PRIu32 ")", v[0], v[1], v[2]);
+    char tmp[40];
+    size_t n = (size_t)(fl_put_dim3(tmp, v) - tmp);
+    if (len == 0)
+        return buf;
+    if (n >= len)
+        n = len - 1; /* cut as snprintf would */
+    memcpy(buf, tmp, n);
+    buf[n] = '\0';
     return buf;
 }
 

@@ -70,6 +70,8 @@ bool fl_jget_span(const json_t *obj, uint64_t *start, uint64_t *dur);
 bool fl_dim3_parse(const char *s, uint32_t v[3]);
 /* v in that form into buf (48 bytes hold any); returns buf. */
 const char *fl_dim3_format(char *buf, size_t len, const uint32_t v[3]);
+/* The same at d, unterminated (34 bytes at most); returns the end. */
+char *fl_put_dim3(char *d, const uint32_t v[3]);
 
 /* The range profiler's metrics, in kernel_perf_metric_event's order (its
  * first FL_PERF_SCOPE_COUNT are perf_metric_event's too). */

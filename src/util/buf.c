@@ -20,7 +20,7 @@
 
 #define FL_BUF_MIN_CAP 256
 
-char *fl_buf_reserve(fl_buf *b, size_t n)
+char *fl_buf_reserve_slow(fl_buf *b, size_t n)
 {
     if (b->oom)
         return NULL;
@@ -44,12 +44,6 @@ char *fl_buf_reserve(fl_buf *b, size_t n)
     return b->p + b->len;
 }
 
-void fl_buf_commit(fl_buf *b, char *end)
-{
-    b->len = (size_t)(end - b->p);
-    b->p[b->len] = '\0';
-}
-
 void fl_buf_free(fl_buf *b)
 {
     if (!b)
@@ -66,16 +60,6 @@ void fl_buf_reset(fl_buf *b)
     b->oom = false;
     if (b->p)
         b->p[0] = '\0';
-}
-
-void fl_buf_put(fl_buf *b, const char *s, size_t n)
-{
-    char *d = fl_buf_reserve(b, n);
-    if (!d)
-        return;
-    if (n)
-        memcpy(d, s, n);
-    fl_buf_commit(b, d + n);
 }
 
 void fl_buf_puts(fl_buf *b, const char *s)
@@ -115,22 +99,66 @@ static void emit_buf(void *ctx, const char *p, size_t n)
 }
 
 /* The project's JSON conventions (gp_json_quote, gp_format_fixed), shared
- * by the session records and the command's reports. */
+ * by the session records and the command's reports.  A string of plain
+ * ASCII (the names, almost always) is copied whole; anything else goes
+ * through gp_json_quote, which escapes in runs. */
 void fl_buf_str(fl_buf *b, const char *s)
 {
     if (!s) {
         fl_buf_put(b, "null", 4);
         return;
     }
-    gp_json_quote(s, strlen(s), emit_buf, b);
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = 0;
+    while (u[n] >= 0x20 && u[n] < 0x7F && u[n] != '"' && u[n] != '\\')
+        n++;
+    if (u[n] != '\0') {
+        gp_json_quote(s, n + strlen(s + n), emit_buf, b);
+        return;
+    }
+    char *d = fl_buf_reserve(b, n + 2);
+    if (!d)
+        return;
+    *d++ = '"';
+    memcpy(d, s, n);
+    d += n;
+    *d++ = '"';
+    fl_buf_commit(b, d);
 }
 
+/* gp_format_fixed(v, 6, 1) without printf: the same llround of v * 10^6,
+ * the integer part by fl_put_u64, the six decimals trimmed. */
 void fl_buf_double(fl_buf *b, double v)
 {
-    if (isfinite(v))
-        gp_format_fixed(v, 6, 1, emit_buf, b);
-    else
+    if (!isfinite(v)) {
         fl_buf_put(b, "null", 4);
+        return;
+    }
+    if (!(fabs(v) * 1e6 < 9.0e18)) {
+        gp_format_fixed(v, 6, 1, emit_buf, b);
+        return;
+    }
+    long long q = llround(v * 1e6);
+    char *d = fl_buf_reserve(b, 32);
+    if (!d)
+        return;
+    if (q < 0)
+        *d++ = '-';
+    uint64_t mag = q < 0 ? 0ull - (uint64_t)q : (uint64_t)q;
+    d = fl_put_u64(d, mag / 1000000);
+    unsigned frac = (unsigned)(mag % 1000000);
+    if (frac) {
+        int n = 6;
+        while (frac % 10 == 0) {
+            frac /= 10;
+            n--;
+        }
+        *d = '.';
+        for (int i = n; i > 0; i--, frac /= 10)
+            d[i] = (char)('0' + frac % 10);
+        d += n + 1;
+    }
+    fl_buf_commit(b, d);
 }
 
 void fl_buf_opt_u64(fl_buf *b, bool ok, uint64_t v)

@@ -21,7 +21,32 @@ typedef struct fl_buf {
 
 void fl_buf_free(fl_buf *b);
 void fl_buf_reset(fl_buf *b); /* len = 0, keeps the memory */
-void fl_buf_put(fl_buf *b, const char *s, size_t n);
+/* fl_buf_reserve's growth; callers use fl_buf_reserve. */
+char *fl_buf_reserve_slow(fl_buf *b, size_t n);
+/* Room for n more bytes (and a NUL) at the end; NULL once oom.  Write
+ * there, then fl_buf_commit(b, end) with the end of what was written.
+ * Inline: the exports reserve a few times per event, almost always within
+ * the capacity. */
+static inline char *fl_buf_reserve(fl_buf *b, size_t n)
+{
+    if (!b->oom && b->cap > b->len && n < b->cap - b->len)
+        return b->p + b->len;
+    return fl_buf_reserve_slow(b, n);
+}
+static inline void fl_buf_commit(fl_buf *b, char *end)
+{
+    b->len = (size_t)(end - b->p);
+    b->p[b->len] = '\0';
+}
+static inline void fl_buf_put(fl_buf *b, const char *s, size_t n)
+{
+    char *d = fl_buf_reserve(b, n);
+    if (!d)
+        return;
+    if (n)
+        memcpy(d, s, n);
+    fl_buf_commit(b, d + n);
+}
 void fl_buf_puts(fl_buf *b, const char *s);
 void fl_buf_printf(fl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fl_buf_u64(fl_buf *b, uint64_t v);
@@ -32,10 +57,6 @@ void fl_buf_double(fl_buf *b, double v);   /* fixed, <= 6 decimals; null if not 
 void fl_buf_opt_u64(fl_buf *b, bool ok, uint64_t v);
 void fl_buf_opt_i64(fl_buf *b, bool ok, int64_t v);
 void fl_buf_opt_double(fl_buf *b, bool ok, double v);
-/* Room for n more bytes (and a NUL) at the end; NULL once oom.  Write
- * there, then fl_buf_commit(b, end) with the end of what was written. */
-char *fl_buf_reserve(fl_buf *b, size_t n);
-void fl_buf_commit(fl_buf *b, char *end);
 /* The text, malloc'd, handed to the caller (b is left empty); NULL after an
  * allocation failure. */
 char *fl_buf_take(fl_buf *b);

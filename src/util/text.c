@@ -53,58 +53,75 @@ size_t gp_utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
+/* Printable ASCII other than '"' and '\\': copied as it is. */
+static bool json_plain(unsigned c)
+{
+    return c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
+}
+
+static void json_escape(unsigned c, gp_emit_fn emit, void *ctx)
+{
+    switch (c) {
+    case '"':
+        emit(ctx, "\\\"", 2);
+        break;
+    case '\\':
+        emit(ctx, "\\\\", 2);
+        break;
+    case '\b':
+        emit(ctx, "\\b", 2);
+        break;
+    case '\f':
+        emit(ctx, "\\f", 2);
+        break;
+    case '\n':
+        emit(ctx, "\\n", 2);
+        break;
+    case '\r':
+        emit(ctx, "\\r", 2);
+        break;
+    case '\t':
+        emit(ctx, "\\t", 2);
+        break;
+    default: {
+        char tmp[8];
+        snprintf(tmp, sizeof tmp, "\\u%04x", c);
+        emit(ctx, tmp, 6);
+    }
+    }
+}
+
+/* In runs: what needs no escape (printable ASCII, well-formed UTF-8) is
+ * handed to emit as one piece up to the next byte that does, so a name
+ * costs one call rather than one per character. */
 void gp_json_quote(const char *s, size_t n, gp_emit_fn emit, void *ctx)
 {
     const unsigned char *u = (const unsigned char *)s;
     emit(ctx, "\"", 1);
-    size_t i = 0;
+    size_t i = 0, run = 0;
     while (i < n) {
         unsigned c = u[i];
-        size_t len = gp_utf8_len(u + i, n - i);
-        if (len == 0) {
-            /* Keep the document valid UTF-8 whatever the backend sent. */
-            emit(ctx, "\\ufffd", 6);
+        if (json_plain(c)) {
             i++;
             continue;
         }
-        if (len > 1) {
-            emit(ctx, s + i, len);
-            i += len;
-            continue;
-        }
-        i++;
-        switch (c) {
-        case '"':
-            emit(ctx, "\\\"", 2);
-            break;
-        case '\\':
-            emit(ctx, "\\\\", 2);
-            break;
-        case '\b':
-            emit(ctx, "\\b", 2);
-            break;
-        case '\f':
-            emit(ctx, "\\f", 2);
-            break;
-        case '\n':
-            emit(ctx, "\\n", 2);
-            break;
-        case '\r':
-            emit(ctx, "\\r", 2);
-            break;
-        case '\t':
-            emit(ctx, "\\t", 2);
-            break;
-        default:
-            if (c < 0x20 || c == 0x7F) {
-                char tmp[8];
-                snprintf(tmp, sizeof tmp, "\\u%04x", c);
-                emit(ctx, tmp, 6);
-            } else {
-                emit(ctx, s + i - 1, 1);
+        if (c >= 0x80) {
+            size_t len = gp_utf8_len(u + i, n - i);
+            if (len) {
+                i += len;
+                continue;
             }
         }
+        if (i > run)
+            emit(ctx, s + run, i - run);
+        if (c >= 0x80)
+            emit(ctx, "\\ufffd", 6); /* keep the document valid UTF-8 whatever the backend sent */
+        else
+            json_escape(c, emit, ctx);
+        run = ++i;
     }
+    if (i > run)
+        emit(ctx, s + run, i - run);
     emit(ctx, "\"", 1);
 }
 

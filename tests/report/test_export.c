@@ -141,6 +141,13 @@ static json_t *args(json_t *ev)
     return json_object_get(ev, "args");
 }
 
+/* The values that differ event to event (ids, scope, sizes), kept out of
+ * args so that viewers keying frames by name + args aggregate them. */
+static json_t *pe(json_t *ev)
+{
+    return json_object_get(ev, "per_event");
+}
+
 /* Every event has the fields its phase needs. */
 static void check_shapes(json_t *events)
 {
@@ -209,15 +216,18 @@ static void test_fixture_trace(void)
     CHECK_STR(sget(args(gemm), "grid"), "(64,64,1)");
     CHECK_STR(sget(args(gemm), "block"), "(16,16,1)");
     CHECK_INT(iget(args(gemm), "registers"), 64);
-    CHECK_INT(iget(args(gemm), "corr_id"), 12);
-    CHECK_STR(sget(args(gemm), "user_scope"), "train_step");
+    CHECK_INT(iget(pe(gemm), "corr_id"), 12);
+    CHECK_STR(sget(pe(gemm), "user_scope"), "train_step");
     CHECK(json_object_get(args(red), "grid") == NULL);
     CHECK_X(find(ev, "X", "memcpy HtoD", 0), 500.0, 100.0, 100, 7);
     CHECK_X(find(ev, "X", "memcpy DtoH", 0), 2200.0, 100.0, 100, 7);
-    CHECK_INT(iget(args(find(ev, "X", "memcpy HtoD", 0)), "bytes"), 4194304);
+    CHECK_INT(iget(pe(find(ev, "X", "memcpy HtoD", 0)), "bytes"), 4194304);
     CHECK_X(find(ev, "X", "train_step", 0), 900.0, 1300.0, 1, 1);
     CHECK_STR(sget(find(ev, "X", "train_step", 0), "cat"), "scope");
-    CHECK_INT(count(ev, "X", NULL), 6);
+    /* ... and the session, from job_start to shutdown, on the host's
+     * "session" track. */
+    CHECK_X(find(ev, "X", "session", 0), 0.0, 3000.0, 1, 0);
+    CHECK_INT(count(ev, "X", NULL), 7);
     /* Counters: util, memory, power, temperature per device row; cpu, ram
      * per host row. */
     CHECK_INT(count(ev, "C", "util"), 3);
@@ -238,8 +248,8 @@ static void test_fixture_trace(void)
     CHECK_STR(json_string_value(meta(ev, "thread_name", 100, 7)), "stream 7");
     CHECK_STR(json_string_value(meta(ev, "thread_name", 1, 1)), "scopes");
     CHECK_INT(json_integer_value(meta(ev, "process_sort_index", 100, -1)), 100);
-    /* 6 X + 3x4 + 2x2 counters + metadata: 2 processes x 2, 2 threads x 2. */
-    CHECK_INT(json_array_size(ev), 6 + 12 + 4 + 4 + 4);
+    /* 7 X + 3x4 + 2x2 counters + metadata: 2 processes x 2, 3 threads x 2. */
+    CHECK_INT(json_array_size(ev), 7 + 12 + 4 + 4 + 6);
     json_decref(j);
     free(o.text);
 }
@@ -331,7 +341,7 @@ static void test_rich_trace(bool crashed)
     CHECK_STR(sget(args(find(ev, "X", gemm, 3)), "grid"), "(128,64,1)");
     CHECK_NEAR(nget(args(find(ev, "X", gemm, 0)), "occupancy"), 0.5, 1e-12);
     CHECK_STR(sget(args(find(ev, "X", gemm, 0)), "limiting_resource"), "registers");
-    CHECK_STR(sget(args(find(ev, "X", gemm, 0)), "user_scope"), "train|step");
+    CHECK_STR(sget(pe(find(ev, "X", gemm, 0)), "user_scope"), "train|step");
     CHECK_INT(iget(args(find(ev, "X", gemm, 0)), "dyn_shared_bytes"), 1024);
     CHECK_INT(iget(args(find(ev, "X", gemm, 0)), "static_shared_bytes"), 8192);
     CHECK_X(find(ev, "X", "copy_kernel", 0), 1150.0, 50.0, 100, 13);
@@ -339,8 +349,8 @@ static void test_rich_trace(bool crashed)
     CHECK(json_object_get(args(find(ev, "X", "copy_kernel", 0)), "user_scope") == NULL);
     json_t *odd = find(ev, "X", "odd, \"quoted\" name", 0);
     CHECK_X(odd, 2400.0, 10.0, 100, 14);
-    CHECK_INT(iget(args(odd), "external_kind"), 2);
-    CHECK_INT(iget(args(odd), "external_id"), 77);
+    CHECK_INT(iget(pe(odd), "external_kind"), 2);
+    CHECK_INT(iget(pe(odd), "external_id"), 77);
     CHECK_X(find(ev, "X", "relu(float*, int)", 1), 2500.0, 25.0, 100, 7);
     CHECK(json_object_get(args(find(ev, "X", "relu(float*, int)", 0)), "external_id") == NULL);
 
@@ -355,7 +365,7 @@ static void test_rich_trace(bool crashed)
     CHECK_X(p2p, 3200.0, 20.0, 100, 7);
     CHECK_INT(iget(args(p2p), "src_device_id"), 0);
     CHECK_INT(iget(args(p2p), "dst_device_id"), 1);
-    CHECK_NEAR(nget(args(p2p), "gb_per_s"), 2.0 * RS_MIB / 20000.0, 1e-6);
+    CHECK_NEAR(nget(pe(p2p), "gb_per_s"), 2.0 * RS_MIB / 20000.0, 1e-6);
     CHECK_X(find(ev, "X", "memset", 0), 3300.0, 4.0, 101, 21);
     CHECK_X(find(ev, "X", "memset", 1), 3400.0, 6.0, 100, 7);
     CHECK_INT(iget(args(find(ev, "X", "memset", 1)), "value"), 255);
@@ -364,7 +374,7 @@ static void test_rich_trace(bool crashed)
     CHECK_X(find(ev, "X", "step", 0), 950.0, 750.0, 1, 1);
     CHECK_X(find(ev, "X", "load data", 0), 960.0, 840.0, 1, 2);
     CHECK_STR(sget(find(ev, "X", "load data", 0), "cat"), "nvtx");
-    CHECK_INT(iget(args(find(ev, "X", "load data", 0)), "instance_id"), 5);
+    CHECK_INT(iget(pe(find(ev, "X", "load data", 0)), "instance_id"), 5);
     CHECK_X(find(ev, "X", "step", 1), 1900.0, 900.0, 1, 1);
     CHECK_X(find(ev, "X", "train", 0), 900.0, 2000.0, 1, 1);
     if (crashed) {
@@ -408,7 +418,7 @@ static void test_rich_trace(bool crashed)
     CHECK_STR(json_string_value(meta(ev, "thread_name", 101, 21)), "stream 21");
     CHECK_STR(json_string_value(meta(ev, "thread_name", 1, 2)), "NVTX");
     CHECK_INT(count(ev, "M", "process_name"), 3);
-    CHECK_INT(count(ev, "M", "thread_name"), 7);
+    CHECK_INT(count(ev, "M", "thread_name"), 8);
     /* Each track labelled before its first event. */
     for (size_t i = 0; i < json_array_size(ev); i++) {
         json_t *e = json_array_get(ev, i);
@@ -424,8 +434,8 @@ static void test_rich_trace(bool crashed)
         CHECK(labelled);
     }
     /* X events, 28 counters, 2 metadata per process and per thread. */
-    size_t x = 8 + 5 + 2 + 4 + (crashed ? 1 : 0);
-    CHECK_INT(json_array_size(ev), x + 28 + 3 * 2 + 7 * 2);
+    size_t x = 8 + 5 + 2 + 4 + (crashed ? 1 : 0) + 1; /* + the session */
+    CHECK_INT(json_array_size(ev), x + 28 + 3 * 2 + 8 * 2);
     json_decref(j);
     free(o.text);
     fl_rmtree(tmp);
@@ -507,17 +517,18 @@ static void test_nodev_trace(void)
     CHECK_INT(count(ev, "X", "memcpy"), 1);
     json_t *cp = find(ev, "X", "memcpy HtoD", 0);
     CHECK_X(cp, 3000.0, 20.0, 99, 7);
-    CHECK_INT(iget(args(cp), "bytes"), RS_MIB);
+    CHECK_INT(iget(pe(cp), "bytes"), RS_MIB);
     CHECK(json_object_get(args(cp), "src_device_id") == NULL);
-    /* Labels: processes 99 and 101 (nothing on GPU 0, no host track);
+    /* Labels: processes 99 and 101 (nothing on GPU 0) and the host (the session's span alone);
      * threads (99: 7 9), (101: 7). */
     CHECK_STR(json_string_value(meta(ev, "process_name", 99, -1)), "GPU ? (device not recorded)");
     CHECK_INT(json_integer_value(meta(ev, "process_sort_index", 99, -1)), 99);
     CHECK_STR(json_string_value(meta(ev, "process_name", 101, -1)), "GPU 1: Fake GPU B");
     CHECK_STR(json_string_value(meta(ev, "thread_name", 99, 9)), "stream 9");
-    CHECK_INT(count(ev, "M", "process_name"), 2);
-    CHECK_INT(count(ev, "M", "thread_name"), 3);
-    CHECK_INT(json_array_size(ev), 4 + 2 * 2 + 3 * 2);
+    CHECK_INT(count(ev, "M", "process_name"), 3);
+    CHECK_INT(count(ev, "M", "thread_name"), 4);
+    /* + the session's event, its host process and its thread. */
+    CHECK_INT(json_array_size(ev), 4 + 1 + 3 * 2 + 4 * 2);
     json_decref(j);
     free(o.text);
     fl_rmtree(tmp);
@@ -617,6 +628,126 @@ static void test_direct(void)
     CHECK_STR(sget(od, "origin"), "first_record");
     CHECK_U64(iget(od, "origin_ns"), 5000000);
     CHECK(json_is_true(json_object_get(od, "crashed")));
+    json_decref(j);
+    free(text);
+}
+
+/* ---------------------------------------------- what viewers need */
+
+/* One batch of nrows x ncols integer cells through cb. */
+static void feed(fl_read_cb *cb, const char *type, uint64_t base, const char *const *cols,
+                 size_t ncols, const int64_t *vals, size_t nrows)
+{
+    fl_cell cells[64];
+    memset(cells, 0, sizeof cells);
+    for (size_t i = 0; i < ncols * nrows && i < 64; i++) {
+        cells[i].kind = FL_CELL_INT;
+        cells[i].i = vals[i];
+    }
+    fl_batch b;
+    memset(&b, 0, sizeof b);
+    b.type = type;
+    b.base_time_ns = base;
+    b.ncols = ncols;
+    b.cols = cols;
+    b.nrows = nrows;
+    b.cells = cells;
+    fl_batch_map_columns(&b);
+    cb->batch(cb->user, &b);
+}
+
+/* A trace of a session that began at 5 ms (job_start): with kernels,
+ * three launches of kernel 42, the first timed 0.5 us before job_start;
+ * else the device counters alone (a Monitor session). */
+static char *viewer_trace(bool kernels)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    fl_export *e = fl_export_create(FL_EXPORT_CHROME_TRACE, f);
+    fl_read_cb cb;
+    fl_export_callbacks(e, &cb);
+    json_t *js = json_pack("{s:s, s:s, s:I}", "type", "job_start", "app", "viewer_app", "ts_ns",
+                           (json_int_t)5000000);
+    cb.record(cb.user, 0, FL_T_JOB_START, "job_start", js);
+    json_decref(js);
+    if (kernels) {
+        int64_t k[3 * 10] = {999500,  42, 9, 1000, 57, 0, 8, 0, 0, 0, /* before job_start */
+                             1001000, 42, 9, 2000, 58, 0, 8, 0, 0, 0,
+                             1004000, 42, 9, 3000, 59, 0, 8, 0, 2, 7};
+        feed(&cb, "kernel_event_batch", 4000000, kcols_direct, 10, k, 3);
+    }
+    static const char *const dcols[] = {"dt_ns", "device_id", "gpu_util", "mem_util"};
+    int64_t d[2 * 4] = {0, 0, 40, 10, 100000, 0, 90, 20};
+    feed(&cb, "device_metric_batch", 5000000, dcols, 4, d, 2);
+    CHECK_INT(fl_export_finish(e, NULL), 0);
+    fl_export_destroy(e);
+    fclose(f);
+    return text;
+}
+
+/* Every event has a category and no negative time. */
+static void check_viewable(json_t *ev)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *x = json_array_get(ev, i);
+        const char *cat = sget(x, "cat");
+        json_t *ts = json_object_get(x, "ts");
+        if (!*cat || (ts && !(json_number_value(ts) >= 0))) {
+            char *t = json_dumps(x, 0);
+            fprintf(stderr, "not viewable: %s\n", t ? t : "?");
+            free(t);
+            bad++;
+        }
+    }
+    CHECK_INT(bad, 0);
+}
+
+/* Issue 37: a Monitor session's trace has a span (speedscope shows a
+ * profile only for a thread with one); launches of one kernel share
+ * their args (speedscope keys a frame by name and args), their ids under
+ * per_event; every event has a cat; nothing before the origin. */
+static void test_viewers(void)
+{
+    char *text = viewer_trace(false);
+    json_t *j = parse(text);
+    json_t *ev = json_object_get(j, "traceEvents");
+    check_shapes(ev);
+    check_viewable(ev);
+    CHECK_INT(count(ev, "C", "util"), 2);
+    CHECK_INT(count(ev, "X", NULL), 1);
+    json_t *s = find(ev, "X", "session", 0);
+    CHECK_X(s, 0.0, 100.0, 1, 0);
+    CHECK_STR(sget(s, "cat"), "session");
+    CHECK_STR(sget(args(s), "app"), "viewer_app");
+    CHECK_STR(json_string_value(meta(ev, "thread_name", 1, 0)), "session");
+    CHECK_STR(sget(find(ev, "C", "util", 0), "cat"), "gpu_metrics");
+    CHECK_STR(sget(find(ev, "M", "thread_name", 0), "cat"), "__metadata");
+    json_decref(j);
+    free(text);
+
+    text = viewer_trace(true);
+    j = parse(text);
+    ev = json_object_get(j, "traceEvents");
+    check_shapes(ev);
+    check_viewable(ev);
+    CHECK_INT(count(ev, "X", "kernel 42"), 3);
+    /* The first, 0.5 us before job_start: from the origin, its part
+     * before cut. */
+    CHECK_X(find(ev, "X", "kernel 42", 0), 0.0, 0.5, 99, 9);
+    CHECK_X(find(ev, "X", "kernel 42", 1), 1.0, 2.0, 99, 9);
+    CHECK_INT(iget(json_object_get(j, "otherData"), "clipped_before_origin"), 1);
+    json_t *a0 = args(find(ev, "X", "kernel 42", 0));
+    for (size_t i = 0; i < 3; i++) {
+        json_t *k = find(ev, "X", "kernel 42", i);
+        CHECK(json_equal(args(k), a0));
+        CHECK_INT(iget(pe(k), "corr_id"), 57 + (long long)i);
+        CHECK(json_object_get(args(k), "corr_id") == NULL);
+    }
+    CHECK_INT(iget(args(find(ev, "X", "kernel 42", 2)), "kernel_id"), 42);
+    CHECK_INT(iget(pe(find(ev, "X", "kernel 42", 2)), "external_id"), 7);
+    CHECK(json_object_get(args(find(ev, "X", "kernel 42", 2)), "external_id") == NULL);
     json_decref(j);
     free(text);
 }
@@ -749,6 +880,7 @@ int main(void)
     test_nodev_trace();
     test_nodev_csv();
     test_direct();
+    test_viewers();
     test_write_error();
     test_memory();
     test_exporter_rows();

@@ -72,6 +72,12 @@ static json_t *args(json_t *ev)
     return json_object_get(ev, "args");
 }
 
+/* Ids, scopes and sizes: out of args (export_chrome.c's per_event). */
+static json_t *pe(json_t *ev)
+{
+    return json_object_get(ev, "per_event");
+}
+
 /* The first "X" event of category cat. */
 static json_t *find_cat(json_t *events, const char *cat)
 {
@@ -127,22 +133,22 @@ static void check_events(json_t *ev)
 {
     json_t *m = find_cat(ev, "memset");
     CHECK_X(m, "memset", 700.0, 1.5, 100, 7);
-    CHECK_INT(iget(args(m), "bytes"), 4096);
-    CHECK_INT(iget(args(m), "corr_id"), 110);
-    CHECK_STR(sget(args(m), "user_scope"), "train|step");
+    CHECK_INT(iget(pe(m), "bytes"), 4096);
+    CHECK_INT(iget(pe(m), "corr_id"), 110);
+    CHECK_STR(sget(pe(m), "user_scope"), "train|step");
     json_t *g = find_cat(ev, "graph");
     CHECK_X(g, "graph launch", 600.0, 60.0, 100, 7);
     CHECK_INT(iget(args(g), "graph_id"), 3);
-    CHECK_INT(iget(args(g), "corr_id"), 140);
+    CHECK_INT(iget(pe(g), "corr_id"), 140);
     CHECK_STR(sget(args(g), "graph_exec_key"), "0xdeadbeef");
     json_t *n = find_cat(ev, "nvtx");
     CHECK_X(n, "nvtx_range", 1.5, 848.5, 1, 2);
-    CHECK_INT(iget(args(n), "marker_id"), 5);
+    CHECK_INT(iget(pe(n), "marker_id"), 5);
     CHECK(json_object_get(args(n), "domain") == NULL); /* "": none */
     json_t *p = find_cat(ev, "perf");
     CHECK_X(p, "step", 2.0, 898.0, 1, 4);
     CHECK_INT(iget(args(p), "device_id"), 0);
-    CHECK_STR(sget(args(p), "user_scope"), "train|step");
+    CHECK_STR(sget(pe(p), "user_scope"), "train|step");
     CHECK_NEAR(nget(args(p), "sm_throughput_pct"), 71.5, 1e-9);
     CHECK_NEAR(nget(args(p), "l1_hit_rate_pct"), 40, 1e-9);
     CHECK_NEAR(nget(args(p), "l2_hit_rate_pct"), 80, 1e-9);
@@ -152,7 +158,7 @@ static void check_events(json_t *ev)
     json_t *d = find_cat(ev, "deep");
     CHECK_X(d, "deep1", 100.0, 200.0, 1, 5);
     CHECK_STR(sget(args(d), "close_reason"), "duration");
-    CHECK_INT(iget(args(d), "launches_covered"), 2);
+    CHECK_INT(iget(pe(d), "launches_covered"), 2);
     CHECK_STR(sget(args(d), "engines"), "pc_sampling");
     CHECK_STR(thread_name(ev, 1, 2), "NVTX");
     CHECK_STR(thread_name(ev, 1, 4), "perf ranges");
@@ -268,7 +274,7 @@ static void test_direct(void)
     CHECK_X(m0, "memset", 1000.0, 4.0, 101, 3);
     CHECK_INT(iget(args(m0), "value"), 0);
     CHECK_X(m1, "memset", 2000.0, 0.5, 101, 3);
-    CHECK_INT(iget(args(m1), "bytes"), 28);
+    CHECK_INT(iget(pe(m1), "bytes"), 28);
     json_t *n = find_cat(ev, "nvtx");
     CHECK_X(n, "load", 500.0, 100.0, 1, 2);
     CHECK_STR(sget(args(n), "domain"), "io");
