@@ -61,10 +61,10 @@ struct fl_export {
      * and why it failed (stops the read; fl_export_error). */
     void *priv;
     char fail[512];
-    fl_buf aside;       /* the event's per_event members, written at its end */
-    uint64_t clip_ns;   /* the event's time before the origin (put_ts) */
-    uint64_t clipped;   /* events so clipped */
-    fl_buf qtext;       /* quoted kernel names back to back */
+    fl_buf aside;     /* the event's per_event members, written at its end */
+    uint64_t clip_ns; /* the event's time before the origin (put_ts) */
+    uint64_t clipped; /* events so clipped */
+    fl_buf qtext;     /* quoted kernel names back to back */
     fl_ex_qname *qnames;
     size_t nqnames;
     /* Interned strings' quoted text (fl_ex_interned_text), direct-mapped
