@@ -69,6 +69,20 @@ static void options_over(const char *scenario, const char *name, gpufl_init_opti
     o->continuous_system_sampling = true;
 }
 
+/* The rows of every record of type in dir's system channel. */
+static size_t rows_of(const char *dir, const char *type)
+{
+    fl_log log;
+    if (fl_log_read(&log, dir, "system") != 0)
+        return 0;
+    size_t rows = 0;
+    for (size_t i = 0; i < log.n; i++)
+        if (strcmp(log_type(log.lines[i]), type) == 0)
+            rows += json_array_size(json_object_get(log.lines[i], "rows"));
+    fl_log_free(&log);
+    return rows;
+}
+
 static void test_device_lost(void)
 {
     char base[400];
@@ -80,7 +94,13 @@ static void test_device_lost(void)
     CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
     char dir[600];
     gpufl_session_dir(dir, sizeof dir);
-    sleep_ms(100);
+    /* Until device 0 has well over 10 rows (3 of the 18 are device 1's,
+     * lost at its 4th read): counted, not timed, within a bound (60 s) a
+     * loaded machine meets. */
+    for (int i = 0; i < 1200 && rows_of(dir, "device_metric_batch") < 18; i++) {
+        gpufl_flush();
+        sleep_ms(50);
+    }
     gpufl_shutdown();
     unsetenv("FAKE_NVML_SCENARIO");
 
@@ -204,18 +224,6 @@ static void test_mig_session(void)
 }
 
 /* Rows of type `type` in the session's system.log so far. */
-static size_t rows_of(const char *dir, const char *type)
-{
-    fl_log log;
-    if (fl_log_read(&log, dir, "system") != 0)
-        return 0;
-    size_t rows = 0;
-    for (size_t i = 0; i < log.n; i++)
-        if (strcmp(log_type(log.lines[i]), type) == 0)
-            rows += json_array_size(json_object_get(log.lines[i], "rows"));
-    fl_log_free(&log);
-    return rows;
-}
 
 /* Scoped sampling (every 5 ms, inside scopes only) over nvidia-smi on an
  * H100 in MIG mode, as gpufl.init(backend=Auto) picks it when NVML does
