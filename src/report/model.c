@@ -413,6 +413,7 @@ static void add_device(fl_model *m, const json_t *dev, bool cuda)
 static void next_session(fl_model *m, const json_t *rec)
 {
     fl_model_priv *p = m->priv;
+    m->next_sessions++;
     m->details_orphan += p->pending.n;
     free_details(p, &p->pending);
     free_details(p, &p->current);

@@ -358,7 +358,7 @@ static void test_hosts_merged(void)
 
 /* One session's files under base/sid: job_start (kind, rank, the device
  * GPU-1 as NVML and CUDA number it, ts_ns 1760000000000000000 + start),
- * then body (records, one a line, "%s" for the session id: at most 4),
+ * then body (records, one a line, "%s" for the session id: at most 5),
  * and a shutdown at end ns. */
 static void run_session(const char *base, const char *sid, const char *kind, int rank, int pid,
                         long start, long end, const char *body)
@@ -369,7 +369,7 @@ static void run_session(const char *base, const char *sid, const char *kind, int
     CHECK_INT(mkdir(dir, 0755), 0);
     if (rank >= 0)
         snprintf(rk, sizeof rk, "%d", rank);
-    snprintf(rest, sizeof rest, body, sid, sid, sid, sid);
+    snprintf(rest, sizeof rest, body, sid, sid, sid, sid, sid);
     snprintf(text, sizeof text,
              "{\"version\":1,\"type\":\"job_start\",\"pid\":%d,\"app\":\"train\",\"session_id\":"
              "\"%s\",\"log_path\":\"x\",\"ts_ns\":%lld,\"hostname\":\"node-a\","
@@ -390,30 +390,54 @@ static void run_session(const char *base, const char *sid, const char *kind, int
     "\"base_time_ns\":1760000000003000000,\"columns\":[\"dt_ns\",\"device_id\",\"gpu_util\"],"     \
     "\"rows\":" util "}\n"
 
+#define SCOPES(rows)                                                                               \
+    "{\"version\":1,\"type\":\"scope_event_batch\",\"session_id\":\"%s\",\"batch_id\":3,"          \
+    "\"base_time_ns\":1760000000004000000,\"columns\":[\"dt_ns\",\"scope_instance_id\","           \
+    "\"name_id\",\"event_type\"],\"rows\":" rows "}\n"
+
 /* Rank 0: kernel ids 1 gemm, 2 relu; rank 1: 1 softmax, 2 gemm - the same
- * ids naming other kernels.  Each process's own device rows too. */
+ * ids naming other kernels; scope names the same way (rank 0: 1 step;
+ * rank 1: 1 fwd, 2 step), rank 0 leaving scope instance 5 open and rank 1
+ * ending an instance 5 it never began.  Each process's own device rows
+ * too. */
 static void make_run(const char *base, bool monitor)
 {
-    run_session(base, "p0", "trace", 0, 100, 1000, 9000000,
-                "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"%s\","
-                "\"kernel_dict\":{\"1\":\"gemm\",\"2\":\"relu\"}}\n"
-                "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":\"%s\","
-                "\"batch_id\":1,\"base_time_ns\":1760000000001000000,\"columns\":[\"dt_ns\","
-                "\"kernel_id\",\"duration_ns\"],\"rows\":[[0,1,1000],[10,2,200],[20,1,3000]]}\n"
-                "{\"version\":1,\"type\":\"memcpy_event_batch\",\"session_id\":\"%s\","
-                "\"batch_id\":2,\"base_time_ns\":1760000000002000000,\"columns\":[\"dt_ns\","
-                "\"duration_ns\",\"bytes\",\"copy_kind\"],\"rows\":[[0,300,4096,1]]}\n" DEV_ROWS(
-                    "[[0,0,10]]"));
+    run_session(
+        base, "p0", "trace", 0, 100, 1000, 9000000,
+        "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"%s\","
+        "\"kernel_dict\":{\"1\":\"gemm\",\"2\":\"relu\"},\"scope_name_dict\":{\"1\":\"step\"}}"
+        "\n" SCOPES(
+            "[[0,1,1,0],[1000,1,1,1],[2000,5,1,0]]") "{\"version\":1,\"type\":\"kernel_event_"
+                                                     "batch\",\"session_id\":\"%s\","
+                                                     "\"batch_id\":1,\"base_time_ns\":"
+                                                     "1760000000001000000,\"columns\":[\"dt_ns\","
+                                                     "\"kernel_id\",\"duration_ns\"],\"rows\":[[0,"
+                                                     "1,1000],[10,2,200],[20,1,3000]]}\n"
+                                                     "{\"version\":1,\"type\":\"memcpy_event_"
+                                                     "batch\",\"session_id\":\"%s\","
+                                                     "\"batch_id\":2,\"base_time_ns\":"
+                                                     "1760000000002000000,\"columns\":[\"dt_ns\","
+                                                     "\"duration_ns\",\"bytes\",\"copy_kind\"],"
+                                                     "\"rows\":[[0,300,4096,1]]}\n" DEV_ROWS(
+                                                         "[[0,0,10]]"));
     run_session(base, "p1", "trace", 1, 101, 2000, 8000000,
                 "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"%s\","
-                "\"kernel_dict\":{\"1\":\"softmax\",\"2\":\"gemm\"}}\n"
-                "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":\"%s\","
-                "\"batch_id\":1,\"base_time_ns\":1760000000001000000,\"columns\":[\"dt_ns\","
-                "\"kernel_id\",\"duration_ns\"],\"rows\":[[0,1,500],[10,2,2000]]}\n"
-                "{\"version\":1,\"type\":\"memcpy_event_batch\",\"session_id\":\"%s\","
-                "\"batch_id\":2,\"base_time_ns\":1760000000002000000,\"columns\":[\"dt_ns\","
-                "\"duration_ns\",\"bytes\",\"copy_kind\"],\"rows\":[[0,100,1024,2],"
-                "[5,200,2048,1]]}\n" DEV_ROWS("[[0,0,90]]"));
+                "\"kernel_dict\":{\"1\":\"softmax\",\"2\":\"gemm\"},\"scope_name_dict\":{\"1\":"
+                "\"fwd\","
+                "\"2\":\"step\"}}\n" SCOPES("[[0,1,2,0],[3000,1,2,1],[10,2,1,0],[110,2,1,1],[4000,"
+                                            "5,2,1]]") "{\"version\":1,\"type\":\"kernel_event_"
+                                                       "batch\",\"session_id\":\"%s\","
+                                                       "\"batch_id\":1,\"base_time_ns\":"
+                                                       "1760000000001000000,\"columns\":[\"dt_ns\","
+                                                       "\"kernel_id\",\"duration_ns\"],\"rows\":[["
+                                                       "0,1,500],[10,2,2000]]}\n"
+                                                       "{\"version\":1,\"type\":\"memcpy_event_"
+                                                       "batch\",\"session_id\":\"%s\","
+                                                       "\"batch_id\":2,\"base_time_ns\":"
+                                                       "1760000000002000000,\"columns\":[\"dt_ns\","
+                                                       "\"duration_ns\",\"bytes\",\"copy_kind\"],"
+                                                       "\"rows\":[[0,100,1024,2],"
+                                                       "[5,200,2048,1]]}\n" DEV_ROWS("[[0,0,90]]"));
     if (monitor)
         run_session(base, "mon", "monitor", -1, 99, 0, 9500000, DEV_ROWS("[[0,0,50],[7,0,70]]"));
 }
@@ -487,6 +511,20 @@ static void test_whole_run_report(void)
         CHECK_INT(num(htod, "time_ns"), 500);
         CHECK_INT(num(dtoh, "count"), 1);
         CHECK_INT(num(dtoh, "bytes"), 1024);
+    }
+    /* Scopes merged by name; instance ids per process: rank 0's open
+     * instance 5 is not ended by rank 1's. */
+    json_t *sc = json_object_get(j, "scopes");
+    CHECK_INT(num(sc, "unmatched_ends"), 1);
+    json_t *items = json_object_get(sc, "items");
+    CHECK_INT(json_array_size(items), 2);
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        json_t *it = json_array_get(items, i);
+        bool step = strcmp(str(it, "name"), "step") == 0;
+        CHECK(step || strcmp(str(it, "name"), "fwd") == 0);
+        CHECK_INT(num(it, "count"), step ? 2 : 1);
+        CHECK_INT(num(it, "total_ns"), step ? 4000 : 100);
+        CHECK_INT(num(it, "open_at_end"), step ? 1 : 0);
     }
     /* The devices from gpu-profile's own session alone (50 and 70), not
      * the processes' rows (10, 90). */
