@@ -9,8 +9,8 @@
  *
  * The sessions of the PATHs are grouped into runs by job_start's run_id
  * (report/runs.h); one run is shown, its processes in the report's run
- * section, and the session of most GPU time (or --session's) read for the
- * rest.
+ * section, and every session of it (or --session's alone) read into the
+ * rest, as one (fl_runs_read).
  * PATH is a log directory, a session directory or a flat-layout prefix
  * (reader/read.h); --app NAME is GPUFlight's log_prefix, resolved under PATH
  * as fl_read_session_prefixed says.  The read streams: memory follows the number of distinct
@@ -171,7 +171,8 @@ void cli_report_usage(FILE *f)
           "(several PATHs - one per host - merge into one run); the run shown is the\n"
           "one holding the session written last unless --run ID or --session ID picks\n"
           "(an ID that is not there: exit 125, listing those that are); the other\n"
-          "sections give the run's session of most GPU time, or --session's.\n"
+          "sections cover the whole run (kernels merged by name, copies summed, the\n"
+          "devices from gpu-profile's own session), or --session's process alone.\n"
           "--app NAME (GPUFlight's log_prefix, one PATH): the\n"
           "flat files PATH/NAME.<channel>[.<N>].log[.gz], else the directory PATH/NAME, else\n"
           "the latest session in PATH whose job_start app is NAME.  Exit status 2\n"
@@ -343,8 +344,8 @@ static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usa
 
 /* Reads the session at a->path into inner (the report's or the export's
  * callbacks), warnings on stderr; 0, or -1 after saying why. */
-static int read_into(const char *cmd, const log_args *a, const fl_read_cb *inner, warn_ctx *w,
-                     fl_read_result *res)
+static int read_into(const char *cmd, const log_args *a, const fl_runs *run,
+                     const fl_read_cb *inner, warn_ctx *w, fl_read_result *res)
 {
     *w = (warn_ctx){.cmd = cmd, .n = 0, .inner = *inner};
     fl_read_cb cb = {
@@ -355,7 +356,10 @@ static int read_into(const char *cmd, const log_args *a, const fl_read_cb *inner
     fl_read_opts_init(&o);
     o.session_id = a->session;
     gp_error ge;
-    if (fl_read_session_prefixed(a->path, a->app, &o, &cb, res, &ge) != GP_OK) {
+    /* A run of several sessions: all of them, as one (report/runs.h). */
+    gp_status st = run ? fl_runs_read(run, a->session, &o, &cb, res, &ge)
+                       : fl_read_session_prefixed(a->path, a->app, &o, &cb, res, &ge);
+    if (st != GP_OK) {
         cli_say("%s: %s", cmd, ge.message);
         return -1;
     }
@@ -443,7 +447,8 @@ int cli_report_main(int argc, char **argv)
     if (h) /* the page's timeline reads beside the report */
         fl_html_tee(h, &rcb, &inner);
     fl_read_result res;
-    if (read_into("report", &a, &inner, &w, &res) != 0) {
+    bool whole_run = have_run && rs.g[rs.shown].n > 1;
+    if (read_into("report", &a, whole_run ? &rs : NULL, &inner, &w, &res) != 0) {
         fl_report_destroy(r);
         fl_html_destroy(h);
         fl_runs_free(&rs);
@@ -557,7 +562,7 @@ int cli_export_main(int argc, char **argv)
     fl_export_callbacks(e, &inner);
     fl_read_result res;
     int code = 0;
-    if (read_into("export", &a, &inner, &w, &res) != 0) {
+    if (read_into("export", &a, NULL, &inner, &w, &res) != 0) {
         code = EXIT_NOTHING;
     } else if (fl_export_finish(e, &res) != 0 || fflush(f) != 0) {
         if (a.output)

@@ -371,12 +371,32 @@ static void alloc_batch(fl_report *r, const fl_batch *b)
 
 /* =========================================================== callbacks */
 
+/* Scopes still open: begun, never ended (a crash, or a scope the program
+ * left open); at a run's next session too, whose scope instance ids are
+ * its own. */
+static void scopes_left_open(fl_report *r)
+{
+    for (size_t i = 0; i < r->open.cap; i++) {
+        if (!r->open.used[i])
+            continue;
+        sstat *s = fl_report_scope(r, scope_name(r, r->open.vals[i].b),
+                                   (r->open.keys[i] & FL_NVTX_INSTANCE_BIT) != 0, NULL);
+        if (s)
+            s->open_at_end++;
+    }
+}
+
 static void cb_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
 {
     fl_report *r = user;
     if (type && rec && t != FL_T_KERNEL_DETAIL)
         fl_report_dq_flush(r);
+    uint64_t sessions = r->m->next_sessions;
     fl_model_record(r->m, channel, t, type, rec);
+    if (r->m->next_sessions != sessions) {
+        scopes_left_open(r);
+        fl_map_clear(&r->open);
+    }
     if (type && rec) {
         fl_report_gpufl_record(r, channel, t, type, rec);
         fl_stalls_record(r, t, rec);
@@ -548,16 +568,7 @@ void fl_report_finish(fl_report *r, const fl_read_result *res)
     fl_model_finish(r->m);
     fl_report_kernels_done(r);
     fl_report_perf_ordinals(r);
-    /* Scopes still open: begun, never ended (a crash, or a scope the
-     * program left open). */
-    for (size_t i = 0; i < r->open.cap; i++) {
-        if (!r->open.used[i])
-            continue;
-        sstat *s = fl_report_scope(r, scope_name(r, r->open.vals[i].b),
-                                   (r->open.keys[i] & FL_NVTX_INSTANCE_BIT) != 0, NULL);
-        if (s)
-            s->open_at_end++;
-    }
+    scopes_left_open(r);
     if (res) {
         r->res = *res;
         r->have_res = true;

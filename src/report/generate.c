@@ -95,7 +95,9 @@ static gpufl_status read_and_render(const render_req *q, bool live, fl_buf *out,
     o.session_id = q->session_id;
     fl_read_result res;
     gp_error ge;
-    gp_status rst = fl_read_session_prefixed(path, q->log_prefix, &o, &cb, &res, &ge);
+    /* A run of several processes: all of them, as gpu-profile report reads it. */
+    gp_status rst = run ? fl_runs_read(&rs, q->session_id, &o, &cb, &res, &ge)
+                        : fl_read_session_prefixed(path, q->log_prefix, &o, &cb, &res, &ge);
     if (rst != GP_OK) {
         fl_report_destroy(r);
         if (run)

@@ -145,6 +145,7 @@ void fl_model_destroy(fl_model *m)
             free(s);
         }
         free(p->held);
+        free(p->cur_session);
         fl_pool_free(&p->pool);
         free(p);
     }
@@ -408,10 +409,53 @@ static void add_device(fl_model *m, const json_t *dev, bool cuda, size_t pos)
         add_mig(m, d, mig);
 }
 
+/* Another session's job_start (a run's sessions read into one model,
+ * report/runs_read.c): the last session's joins end with it - a detail
+ * no row claimed is an orphan, a kernel's current detail is not the next
+ * process's - the run starts at its earliest job_start, and its devices
+ * are every session's, one entry per uuid. */
+static void next_session(fl_model *m, const json_t *rec)
+{
+    fl_model_priv *p = m->priv;
+    m->next_sessions++;
+    m->details_orphan += p->pending.n;
+    free_details(p, &p->pending);
+    free_details(p, &p->current);
+    uint64_t ts;
+    if (fl_jget_u64(rec, "ts_ns", &ts) && (!m->have_start || ts < m->start_ns)) {
+        m->start_ns = ts;
+        m->have_start = true;
+    }
+    static const char *const lists[] = {"gpu_static_devices", "devices", "cuda_static_devices"};
+    for (size_t l = 0; l < 3; l++) {
+        const json_t *arr = json_object_get(rec, lists[l]);
+        for (size_t i = 0; i < json_array_size(arr); i++) {
+            const json_t *dev = json_array_get(arr, i);
+            const char *uuid = fl_jget_str(dev, "uuid");
+            bool known = false;
+            for (size_t k = 0; k < m->n_devices && l < 2 && uuid && uuid[0]; k++)
+                known |= fl_device_uuid_same(m->devices[k].uuid, uuid);
+            if (!known && (l == 2 || (uuid && uuid[0])))
+                add_device(m, dev, l == 2);
+        }
+    }
+}
+
 static void on_job_start(fl_model *m, const json_t *rec)
 {
-    if (m->have_start || m->app)
-        return; /* the first one wins (every channel repeats it) */
+    if (m->have_start || m->app) {
+        /* The first one wins (every channel repeats it); another session's
+         * is a run's next session. */
+        fl_model_priv *p = m->priv;
+        const char *sid = fl_jget_str(rec, "session_id");
+        const char *cur = p->cur_session ? p->cur_session : m->session_id;
+        if (sid && cur && strcmp(sid, cur) != 0) {
+            free(p->cur_session);
+            p->cur_session = dup_str(m, sid);
+            next_session(m, rec);
+        }
+        return;
+    }
     m->app = dup_str(m, fl_jget_str(rec, "app"));
     m->session_id = dup_str(m, fl_jget_str(rec, "session_id"));
     m->hostname = dup_str(m, fl_jget_str(rec, "hostname"));
@@ -560,7 +604,8 @@ void fl_model_record(fl_model *m, int channel, fl_type t, const char *type, json
         break;
     }
     case FL_T_SHUTDOWN: {
-        if (fl_jget_u64(rec, "ts_ns", &ts)) {
+        /* A run's sessions read as one: it ends with its last. */
+        if (fl_jget_u64(rec, "ts_ns", &ts) && (!m->have_shutdown || ts >= m->shutdown_ns)) {
             m->shutdown_ns = ts;
             m->have_shutdown = true;
         }

@@ -93,6 +93,10 @@ typedef struct fl_model {
     /* Kernel rows whose has_details = 1 found no kernel_detail; details
      * that no row claimed; rows or batches that could not be used. */
     uint64_t details_missing, details_orphan, bad_rows;
+    /* Sessions after the first read into this model (a run's, read one
+     * after another: report/runs_read.c); its owner ends what is per
+     * session when it grows. */
+    uint64_t next_sessions;
     bool oom;
     /* The distinct keys of the model's maps and pool, and of its owner's
      * (the report's, the export's), against one cap (maps.h; max from

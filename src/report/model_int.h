@@ -42,6 +42,9 @@ struct fl_model_priv {
     fl_krow *held;
     size_t n_held, held_cap;
     bool holding;
+    /* The session whose records are read now, when a run's sessions are
+     * read one after another (NULL: job_start's, the only one so far). */
+    char *cur_session;
 };
 
 /* The columns of a kernel_event_batch (-1: absent). */

@@ -44,7 +44,8 @@
  * "percentile_max_error_pct" = 1.6 %, min / max / mean / totals exact):
  *
  *   schema "gpu-profile.report", schema_version FL_REPORT_SCHEMA_VERSION
- *   run       null | {run_id, picked_by, report_session_id, processes [{pid,
+ *   run       null | {run_id, picked_by, report_session_id,
+ *             report_session_ids [the sessions read, in order], processes [{pid,
  *             rank, world_size, local_rank, rank_source, host, session_id,
  *             app, session_kind, start_ns, gpu_time_ns, kernel_launches,
  *             memcpy_count, memcpy_bytes, memcpy_time_ns, synchronizations,

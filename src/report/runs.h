@@ -101,4 +101,23 @@ const fl_runs_session *fl_runs_primary(const fl_runs *rs, const char *session_id
  * false when none did. */
 bool fl_runs_median_gpu(const fl_runs *rs, uint64_t *median_ns);
 
+/* The sessions a report of the shown run covers, in the order read, into
+ * out (at most cap): session_id's alone when given; else the primary
+ * session first (its job_start names the report's session), then the
+ * run's Monitor session, then the others by rank.  Returns their count. */
+struct fl_read_opts;
+size_t fl_runs_read_order(const fl_runs *rs, const char *session_id, const fl_runs_session **out,
+                          size_t cap);
+/* Reads those sessions (runs_read.c) into cb as one session: each
+ * session's dictionary ids mapped to run-wide ids by name, device and host
+ * rows from the Monitor session only (else each device uuid and host from
+ * the first session that has it); res sums the reads (its session_id and
+ * session_dir: the first session's).  One session that cannot be read is
+ * a warning (res.unreadable_files); none: GP_ERR_IO; GP_ERR_NO_MEMORY
+ * when cb's stop or memory stopped a read. */
+struct fl_read_cb;
+struct fl_read_result;
+gp_status fl_runs_read(const fl_runs *rs, const char *session_id, const struct fl_read_opts *opts,
+                       const struct fl_read_cb *cb, struct fl_read_result *res, gp_error *err);
+
 #endif /* FL_REPORT_RUNS_H */

@@ -14,6 +14,7 @@
 #include "units.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void fl_report_set_runs(fl_report *r, const struct fl_runs *runs, const char *session_id)
@@ -188,6 +189,11 @@ static void text_clock(const fl_report *r, fl_buf *b)
     }
 }
 
+static bool is_monitor(const fl_runs_session *s)
+{
+    return s->kind && strcmp(s->kind, "monitor") == 0;
+}
+
 static void text_devices(const fl_report *r, fl_buf *b)
 {
     const fl_runs *rs = r->runs;
@@ -255,7 +261,15 @@ void fl_text_sec_run(const fl_report *r, const figures *f, int top_n, fl_buf *b)
     text_devices(r, b);
     text_clock(r, b);
     const fl_runs_session *p = fl_runs_primary(rs, r->runs_session);
-    if (p && g->n > 1) {
+    bool one = r->runs_session && *r->runs_session;
+    if (p && g->n > 1 && !one) {
+        size_t monitors = 0;
+        for (size_t k = 0; k < g->n; k++)
+            monitors += is_monitor(member(r, k));
+        fl_buf_printf(b, "  the sections below: the whole run, %zu sessions (%zu process%s%s)\n",
+                      g->n, g->n - monitors, g->n - monitors == 1 ? "" : "es",
+                      monitors ? " + gpu-profile's monitor" : "");
+    } else if (p && g->n > 1) {
         fl_buf_puts(b, "  the sections below: session ");
         fl_put_line(b, p->session_id, 64);
         if (p->have_rank)
@@ -390,6 +404,15 @@ void fl_json_sec_run(const fl_report *r, const figures *f, int top_n, jw *w)
     j_str(w, "run_id", g->run_id);
     j_str(w, "picked_by", rs->picked_by);
     j_str(w, "report_session_id", p ? p->session_id : NULL);
+    /* The sessions the other sections sum up: the whole run, or
+     * --session's alone. */
+    const fl_runs_session **order = calloc(g->n ? g->n : 1, sizeof *order);
+    size_t n_read = order ? fl_runs_read_order(rs, r->runs_session, order, g->n) : 0;
+    j_open(w, "report_session_ids", '[');
+    for (size_t k = 0; k < n_read; k++)
+        j_str(w, NULL, order[k]->session_id);
+    j_close(w, ']');
+    free(order);
     j_open(w, "processes", '[');
     for (size_t k = 0; k < g->n; k++)
         json_process(w, member(r, k));

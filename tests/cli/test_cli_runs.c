@@ -169,10 +169,11 @@ static void test_two_process_run(void)
     CHECK_INT(num(json_array_get(st, 1), "rank"), 1);
     CHECK(fabs(json_number_value(json_object_get(json_array_get(st, 1), "off_median_pct")) -
                2000.0 * 100 / 5500) < 1e-3);
-    /* The other sections: rank 1's session, the run's most GPU time. */
+    /* The session block: rank 1, the run's most GPU time, read first. */
     CHECK_STR(str(run, "report_session_id"), "r1");
     CHECK_STR(str(json_object_get(j, "session"), "session_id"), "r1");
-    CHECK_INT(num(json_object_get(j, "summary"), "kernel_time_ns"), 7500);
+    /* The other sections sum the whole run: both ranks' kernels. */
+    CHECK_INT(num(json_object_get(j, "summary"), "kernel_time_ns"), 11000);
     json_t *clock = json_object_get(run, "clock");
     CHECK_STR(str(clock, "cross_host_skew"), "single_host");
     CHECK_INT(json_array_size(json_object_get(run, "other_runs")), 0);
@@ -353,12 +354,242 @@ static void test_hosts_merged(void)
     fl_rmtree(h2);
 }
 
+/* ------------------------------------------- the report of a whole run */
+
+/* One session's files under base/sid: job_start (kind, rank, the device
+ * GPU-1 as NVML and CUDA number it, ts_ns 1760000000000000000 + start),
+ * then body (records, one a line, "%s" for the session id: at most 5),
+ * and a shutdown at end ns. */
+static void run_session(const char *base, const char *sid, const char *kind, int rank, int pid,
+                        long start, long end, const char *body)
+{
+    char dir[1024], path[1100], rk[16] = "null", text[8192], rest[4096];
+    snprintf(dir, sizeof dir, "%s/%s", base, sid);
+    mkdir(base, 0755);
+    CHECK_INT(mkdir(dir, 0755), 0);
+    if (rank >= 0)
+        snprintf(rk, sizeof rk, "%d", rank);
+    snprintf(rest, sizeof rest, body, sid, sid, sid, sid, sid);
+    snprintf(text, sizeof text,
+             "{\"version\":1,\"type\":\"job_start\",\"pid\":%d,\"app\":\"train\",\"session_id\":"
+             "\"%s\",\"log_path\":\"x\",\"ts_ns\":%lld,\"hostname\":\"node-a\","
+             "\"gpu_static_devices\":[{\"id\":0,\"name\":\"Fake GPU\",\"uuid\":\"GPU-1\"}],"
+             "\"cuda_static_devices\":[{\"id\":0,\"name\":\"Fake GPU\",\"uuid\":\"GPU-1\"}],"
+             "\"session_kind\":\"%s\",\"profiling_engine\":\"nvidia.trace\",\"run_id\":\"job-1\","
+             "\"rank\":%s,\"world_size\":2,\"rank_source\":\"RANK\"}\n%s"
+             "{\"type\":\"shutdown\",\"pid\":%d,\"app\":\"train\",\"session_id\":\"%s\","
+             "\"ts_ns\":%lld}\n",
+             pid, sid, 1760000000000000000LL + start, kind, rk, rest, pid, sid,
+             1760000000000000000LL + end);
+    snprintf(path, sizeof path, "%s/device.log", dir);
+    h_write_file(path, text, strlen(text));
+}
+
+#define DEV_ROWS(util)                                                                             \
+    "{\"version\":1,\"type\":\"device_metric_batch\",\"session_id\":\"%s\",\"batch_id\":9,"        \
+    "\"base_time_ns\":1760000000003000000,\"columns\":[\"dt_ns\",\"device_id\",\"gpu_util\"],"     \
+    "\"rows\":" util "}\n"
+
+#define SCOPES(rows)                                                                               \
+    "{\"version\":1,\"type\":\"scope_event_batch\",\"session_id\":\"%s\",\"batch_id\":3,"          \
+    "\"base_time_ns\":1760000000004000000,\"columns\":[\"dt_ns\",\"scope_instance_id\","           \
+    "\"name_id\",\"event_type\"],\"rows\":" rows "}\n"
+
+/* Rank 0: kernel ids 1 gemm, 2 relu; rank 1: 1 softmax, 2 gemm - the same
+ * ids naming other kernels; scope names the same way (rank 0: 1 step;
+ * rank 1: 1 fwd, 2 step), rank 0 leaving scope instance 5 open and rank 1
+ * ending an instance 5 it never began.  Each process's own device rows
+ * too. */
+static void make_run(const char *base, bool monitor)
+{
+    run_session(
+        base, "p0", "trace", 0, 100, 1000, 9000000,
+        "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"%s\","
+        "\"kernel_dict\":{\"1\":\"gemm\",\"2\":\"relu\"},\"scope_name_dict\":{\"1\":\"step\"}}"
+        "\n" SCOPES(
+            "[[0,1,1,0],[1000,1,1,1],[2000,5,1,0]]") "{\"version\":1,\"type\":\"kernel_event_"
+                                                     "batch\",\"session_id\":\"%s\","
+                                                     "\"batch_id\":1,\"base_time_ns\":"
+                                                     "1760000000001000000,\"columns\":[\"dt_ns\","
+                                                     "\"kernel_id\",\"duration_ns\"],\"rows\":[[0,"
+                                                     "1,1000],[10,2,200],[20,1,3000]]}\n"
+                                                     "{\"version\":1,\"type\":\"memcpy_event_"
+                                                     "batch\",\"session_id\":\"%s\","
+                                                     "\"batch_id\":2,\"base_time_ns\":"
+                                                     "1760000000002000000,\"columns\":[\"dt_ns\","
+                                                     "\"duration_ns\",\"bytes\",\"copy_kind\"],"
+                                                     "\"rows\":[[0,300,4096,1]]}\n" DEV_ROWS(
+                                                         "[[0,0,10]]"));
+    run_session(base, "p1", "trace", 1, 101, 2000, 8000000,
+                "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"%s\","
+                "\"kernel_dict\":{\"1\":\"softmax\",\"2\":\"gemm\"},\"scope_name_dict\":{\"1\":"
+                "\"fwd\","
+                "\"2\":\"step\"}}\n" SCOPES("[[0,1,2,0],[3000,1,2,1],[10,2,1,0],[110,2,1,1],[4000,"
+                                            "5,2,1]]") "{\"version\":1,\"type\":\"kernel_event_"
+                                                       "batch\",\"session_id\":\"%s\","
+                                                       "\"batch_id\":1,\"base_time_ns\":"
+                                                       "1760000000001000000,\"columns\":[\"dt_ns\","
+                                                       "\"kernel_id\",\"duration_ns\"],\"rows\":[["
+                                                       "0,1,500],[10,2,2000]]}\n"
+                                                       "{\"version\":1,\"type\":\"memcpy_event_"
+                                                       "batch\",\"session_id\":\"%s\","
+                                                       "\"batch_id\":2,\"base_time_ns\":"
+                                                       "1760000000002000000,\"columns\":[\"dt_ns\","
+                                                       "\"duration_ns\",\"bytes\",\"copy_kind\"],"
+                                                       "\"rows\":[[0,100,1024,2],"
+                                                       "[5,200,2048,1]]}\n" DEV_ROWS("[[0,0,90]]"));
+    if (monitor)
+        run_session(base, "mon", "monitor", -1, 99, 0, 9500000, DEV_ROWS("[[0,0,50],[7,0,70]]"));
+}
+
+/* A hotspot row by name; NULL: none. */
+static json_t *hotspot(json_t *j, const char *name)
+{
+    json_t *ks = json_object_get(json_object_get(j, "hotspots"), "kernels");
+    for (size_t i = 0; i < json_array_size(ks); i++)
+        if (strcmp(str(json_array_get(ks, i), "name"), name) == 0)
+            return json_array_get(ks, i);
+    return NULL;
+}
+
+static json_t *copy_kind(json_t *j, const char *kind)
+{
+    json_t *cs = json_object_get(j, "memcpy");
+    for (size_t i = 0; i < json_array_size(cs); i++)
+        if (strcmp(str(json_array_get(cs, i), "kind"), kind) == 0)
+            return json_array_get(cs, i);
+    return NULL;
+}
+
+static void check_kernel(json_t *j, const char *name, long long count, long long total_ns)
+{
+    json_t *k = hotspot(j, name);
+    CHECK(k != NULL);
+    if (!k) {
+        fprintf(stderr, "no hotspot row %s\n", name);
+        return;
+    }
+    CHECK_INT(num(k, "count"), count);
+    CHECK_INT(num(k, "total_ns"), total_ns);
+}
+
+static void test_whole_run_report(void)
+{
+    char base[512];
+    h_path(base, sizeof base, "wholerun");
+    make_run(base, true);
+    const char *argv[] = {h_cli, "report", "--format", "json", base, NULL};
+    json_t *j = run_json(argv, 0);
+    json_t *run = json_object_get(j, "run");
+    CHECK_STR(str(run, "report_session_id"), "p0");
+    json_t *ids = json_object_get(run, "report_session_ids");
+    CHECK_INT(json_array_size(ids), 3);
+    CHECK_STR(json_string_value(json_array_get(ids, 0)), "p0");
+    CHECK_STR(json_string_value(json_array_get(ids, 1)), "mon");
+    CHECK_STR(json_string_value(json_array_get(ids, 2)), "p1");
+    /* Kernels merged by name, never by id: gemm is id 1 in rank 0 and id
+     * 2 in rank 1. */
+    json_t *hs = json_object_get(j, "hotspots");
+    CHECK_INT(num(hs, "distinct_kernels"), 3);
+    CHECK_INT(json_array_size(json_object_get(hs, "kernels")), 3);
+    check_kernel(j, "gemm", 3, 6000);
+    check_kernel(j, "softmax", 1, 500);
+    check_kernel(j, "relu", 1, 200);
+    json_t *sum = json_object_get(j, "summary");
+    CHECK_INT(num(sum, "kernel_launches"), 5);
+    CHECK_INT(num(sum, "kernel_distinct"), 3);
+    CHECK_INT(num(sum, "kernel_time_ns"), 6700);
+    /* Copies summed over both processes. */
+    CHECK_INT(num(sum, "memcpy_count"), 3);
+    CHECK_INT(num(sum, "memcpy_bytes"), 7168);
+    CHECK_INT(num(sum, "memcpy_time_ns"), 600);
+    json_t *htod = copy_kind(j, "HtoD"), *dtoh = copy_kind(j, "DtoH");
+    CHECK(htod && dtoh);
+    if (htod && dtoh) {
+        CHECK_INT(num(htod, "count"), 2);
+        CHECK_INT(num(htod, "bytes"), 6144);
+        CHECK_INT(num(htod, "time_ns"), 500);
+        CHECK_INT(num(dtoh, "count"), 1);
+        CHECK_INT(num(dtoh, "bytes"), 1024);
+    }
+    /* Scopes merged by name; instance ids per process: rank 0's open
+     * instance 5 is not ended by rank 1's. */
+    json_t *sc = json_object_get(j, "scopes");
+    CHECK_INT(num(sc, "unmatched_ends"), 1);
+    json_t *items = json_object_get(sc, "items");
+    CHECK_INT(json_array_size(items), 2);
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        json_t *it = json_array_get(items, i);
+        bool step = strcmp(str(it, "name"), "step") == 0;
+        CHECK(step || strcmp(str(it, "name"), "fwd") == 0);
+        CHECK_INT(num(it, "count"), step ? 2 : 1);
+        CHECK_INT(num(it, "total_ns"), step ? 4000 : 100);
+        CHECK_INT(num(it, "open_at_end"), step ? 1 : 0);
+    }
+    /* The devices from gpu-profile's own session alone (50 and 70), not
+     * the processes' rows (10, 90). */
+    json_t *devs = json_object_get(j, "devices");
+    CHECK_INT(json_array_size(devs), 1);
+    CHECK_INT(num(json_array_get(devs, 0), "device_id"), 0);
+    CHECK_INT(num(json_array_get(devs, 0), "samples"), 2);
+    CHECK(fabs(json_number_value(json_object_get(json_array_get(devs, 0), "util_gpu_mean_pct")) -
+               60.0) < 1e-9);
+    /* The run's span: the monitor's start to its shutdown. */
+    CHECK_INT(num(json_object_get(j, "session"), "duration_ns"), 9500000);
+    CHECK_INT(num(json_object_get(j, "read"), "files"), 3);
+    json_decref(j);
+
+    /* --session: that process alone. */
+    const char *one[] = {h_cli, "report", "--format", "json", "--session", "p1", base, NULL};
+    j = run_json(one, 0);
+    ids = json_object_get(json_object_get(j, "run"), "report_session_ids");
+    CHECK_INT(json_array_size(ids), 1);
+    CHECK_STR(json_string_value(json_array_get(ids, 0)), "p1");
+    CHECK_INT(num(json_object_get(j, "hotspots"), "distinct_kernels"), 2);
+    check_kernel(j, "gemm", 1, 2000);
+    check_kernel(j, "softmax", 1, 500);
+    CHECK(hotspot(j, "relu") == NULL);
+    CHECK_INT(num(json_object_get(j, "summary"), "memcpy_count"), 2);
+    CHECK_INT(num(json_object_get(j, "summary"), "kernel_time_ns"), 2500);
+    CHECK_INT(num(json_array_get(json_object_get(j, "devices"), 0), "samples"), 1);
+    CHECK_INT(num(json_object_get(j, "session"), "duration_ns"), 8000000 - 2000);
+    json_decref(j);
+
+    /* The text says what it covers. */
+    h_result r;
+    const char *text[] = {h_cli, "report", base, NULL};
+    h_run(text, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(r.out, "the sections below: the whole run, 3 sessions (2 processes + "
+                          "gpu-profile's monitor)\n");
+    h_result_free(&r);
+    fl_rmtree(base);
+
+    /* No Monitor session: each device's rows from the first process
+     * read that has it (rank 0, the most GPU time: 10), never twice. */
+    make_run(base, false);
+    j = run_json(argv, 0);
+    devs = json_object_get(j, "devices");
+    CHECK_INT(json_array_size(devs), 1);
+    CHECK_INT(num(json_array_get(devs, 0), "samples"), 1);
+    CHECK(fabs(json_number_value(json_object_get(json_array_get(devs, 0), "util_gpu_mean_pct")) -
+               10.0) < 1e-9);
+    check_kernel(j, "gemm", 3, 6000);
+    CHECK_INT(num(json_object_get(j, "session"), "duration_ns"), 9000000 - 1000);
+    json_decref(j);
+    h_run(text, NULL, NULL, 0, &r);
+    CHECK_CONTAINS(r.out, "the sections below: the whole run, 2 sessions (2 processes)\n");
+    h_result_free(&r);
+    fl_rmtree(base);
+}
+
 int main(void)
 {
     h_init();
     test_two_process_run();
     test_two_runs();
     test_hosts_merged();
+    test_whole_run_report();
     h_cleanup();
     return check_done("test_cli_runs");
 }

@@ -601,8 +601,9 @@ static void run_session(const char *base, const char *sid, int rank, int pid, lo
 }
 
 /* A log directory holding a run of two processes: the run object filled
- * as `gpu-profile report DIR` fills it, the other sections the session of
- * most GPU time; session_id still picks one process. */
+ * as `gpu-profile report DIR` fills it, the other sections the whole run
+ * (the session block the session of most GPU time); session_id still
+ * picks one process. */
 static void test_run(void)
 {
     char base[600];
@@ -629,6 +630,16 @@ static void test_run(void)
     CHECK_STR(json_string_value(json_object_get(run, "report_session_id")), "r1");
     CHECK_STR(json_string_value(json_object_get(json_object_get(j, "session"), "session_id")),
               "r1");
+    /* The other sections sum both processes, kernels merged by name. */
+    json_t *sum = json_object_get(j, "summary");
+    CHECK_INT(json_integer_value(json_object_get(sum, "kernel_launches")), 4);
+    CHECK_INT(json_integer_value(json_object_get(sum, "kernel_distinct")), 2);
+    CHECK_INT(json_integer_value(json_object_get(sum, "kernel_time_ns")), 5000);
+    json_t *top = json_array_get(json_object_get(json_object_get(j, "hotspots"), "kernels"), 0);
+    CHECK_STR(json_string_value(json_object_get(top, "name")), "gemm");
+    CHECK_INT(json_integer_value(json_object_get(top, "count")), 2);
+    CHECK_INT(json_integer_value(json_object_get(top, "total_ns")), 4000);
+    CHECK_INT(json_array_size(json_object_get(run, "report_session_ids")), 2);
     json_decref(j);
     gpufl_free(js);
     /* session_id: that process's report, the run still shown. */
@@ -640,6 +651,8 @@ static void test_run(void)
               "r0");
     CHECK_STR(json_string_value(json_object_get(json_object_get(j, "run"), "report_session_id")),
               "r0");
+    CHECK_INT(json_integer_value(json_object_get(json_object_get(j, "summary"), "kernel_time_ns")),
+              1500);
     json_decref(j);
     gpufl_free(js);
     /* A session directory of the run: that session alone, no run. */
