@@ -426,17 +426,20 @@ static void next_session(fl_model *m, const json_t *rec)
         m->start_ns = ts;
         m->have_start = true;
     }
-    static const char *const lists[] = {"gpu_static_devices", "devices", "cuda_static_devices"};
-    for (size_t l = 0; l < 3; l++) {
+    static const char *const lists[] = {"gpu_static_devices", "rocm_static_devices", "devices",
+                                        "cuda_static_devices"};
+    for (size_t l = 0; l < 4; l++) {
         const json_t *arr = json_object_get(rec, lists[l]);
         for (size_t i = 0; i < json_array_size(arr); i++) {
             const json_t *dev = json_array_get(arr, i);
+            if (!json_is_object(dev))
+                continue;
             const char *uuid = fl_jget_str(dev, "uuid");
             bool known = false;
-            for (size_t k = 0; k < m->n_devices && l < 2 && uuid && uuid[0]; k++)
+            for (size_t k = 0; k < m->n_devices && l < 3 && uuid && uuid[0]; k++)
                 known |= fl_device_uuid_same(m->devices[k].uuid, uuid);
-            if (!known && (l == 2 || (uuid && uuid[0])))
-                add_device(m, dev, l == 2);
+            if (!known && (l == 3 || (uuid && uuid[0])))
+                add_device(m, dev, l == 3, i);
         }
     }
 }
