@@ -54,8 +54,12 @@ if [ "$(id -u)" != 0 ]; then
     SUDO=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
+# Debian's nodejs and npm only where no npm is there: NodeSource's nodejs
+# (which brings its own npm) conflicts with Debian's npm package.
+node_pkgs="nodejs npm"
+command -v npm >/dev/null 2>&1 && node_pkgs=""
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
     libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus \
     python3-venv python3-setuptools python3-wheel-whl python3-pytest libcurl4 \
-    chromium nodejs npm libsqlite3-0
+    chromium libsqlite3-0 $node_pkgs
