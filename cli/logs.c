@@ -202,8 +202,10 @@ void cli_export_usage(FILE *f)
     for (int i = 0; i < FL_EXPORT_N; i++)
         fprintf(f, "%s: %s%s", fl_exporters[i].name, fl_exporters[i].help,
                 i + 1 < FL_EXPORT_N ? ";\n" : ".\n");
-    fputs("Streams: any size of session.  One session: of a run of several,\n"
-          "the one report's other sections give (said on stderr).  PATH, --run, --session,\n"
+    fputs("Streams: any size of session.  A run of several processes: chrome-trace and\n"
+          "csv write every one (a pid block each on one time axis; CSV rows end pid,rank),\n"
+          "sqlite the one report's other sections give (said on stderr); --session ID: one\n"
+          "session.  PATH, --run, --session,\n"
           "--app, --max-distinct N and --max-memory BYTES as for gpu-profile report.\n"
           "--absolute-time (chrome-trace): timestamps from the Unix epoch instead of the\n"
           "session's start, so traces of other tools line up.  -o -: stdout, as without -o.\n"
@@ -479,6 +481,119 @@ int cli_report_main(int argc, char **argv)
     return partial(&res, w.n) ? EXIT_PARTIAL : 0;
 }
 
+/* A run's processes in the order the export writes them: by rank, then
+ * those without one by start. */
+static int by_rank(const void *pa, const void *pb)
+{
+    const fl_runs_session *a = *(const fl_runs_session *const *)pa;
+    const fl_runs_session *b = *(const fl_runs_session *const *)pb;
+    if (a->have_rank != b->have_rank)
+        return a->have_rank ? -1 : 1;
+    if (a->have_rank && a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    return strcmp(a->dir, b->dir);
+}
+
+/* Reads the sessions into e: procs NULL for the one session of a->path,
+ * else each of the run's n processes in turn (docs/report.md, "Export of
+ * a run").  0, 1 when some input was skipped (said), or -1 after a
+ * message; *res the last read's. */
+static int export_read(log_args *a, fl_export *e, fl_runs_session **procs, size_t n,
+                       fl_read_result *res)
+{
+    fl_read_cb inner;
+    fl_export_callbacks(e, &inner);
+    warn_ctx w;
+    if (!procs) {
+        if (read_into("export", a, NULL, &inner, &w, res) != 0)
+            return -1;
+        say_partial("export", res, w.n);
+        return partial(res, w.n) ? 1 : 0;
+    }
+    uint64_t origin_ns = UINT64_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (procs[i]->have_start && procs[i]->start_ns < origin_ns)
+            origin_ns = procs[i]->start_ns;
+    int part = 0;
+    for (size_t i = 0; i < n; i++) {
+        const fl_runs_session *s = procs[i];
+        fl_export_process p = {.index = (unsigned)i,
+                               .pid = s->pid,
+                               .rank = s->rank,
+                               .have_pid = s->have_pid,
+                               .have_rank = s->have_rank,
+                               .host = s->host,
+                               .kind = s->kind,
+                               .origin_ns = origin_ns == UINT64_MAX ? 0 : origin_ns};
+        if (fl_export_begin_process(e, &p) != 0) {
+            cli_say("export: out of memory");
+            return -1;
+        }
+        a->path = s->dir;
+        if (read_into("export", a, NULL, &inner, &w, res) != 0)
+            return -1;
+        say_partial("export", res, w.n);
+        part |= partial(res, w.n);
+    }
+    return part;
+}
+
+/* The export's output: -o FILE (a temporary renamed into place) or stdout;
+ * 0, or the exit status after a message. */
+static int export_open(const log_args *a, int fmt, cli_outfile *of, fl_export **ep)
+{
+    char msg[CLI_OUTFILE_PATH_MAX + 256];
+    bool to_file = fl_export_writes_file((fl_export_format)fmt);
+    if (to_file && !a->output) {
+        cli_say("export: --format %s writes a database file, not a stream: give it -o FILE",
+                fl_exporters[fmt].name);
+        return CLI_EXIT_USAGE;
+    }
+    if (a->absolute_time && !fl_exporters[fmt].absolute_time) {
+        char takers[256] = "";
+        for (int i = 0; i < FL_EXPORT_N; i++)
+            if (fl_exporters[i].absolute_time)
+                snprintf(takers + strlen(takers), sizeof takers - strlen(takers), "%s%s",
+                         takers[0] ? " or " : "", fl_exporters[i].name);
+        cli_say("export: --absolute-time is for --format %s", takers);
+        return CLI_EXIT_USAGE;
+    }
+    *of = (cli_outfile){.f = stdout, .direct = 1};
+    if (a->output && cli_outfile_open(of, a->output, msg, sizeof msg) != 0) {
+        cli_say("export: %s", msg);
+        return EXIT_NOTHING;
+    }
+    if (to_file && !cli_outfile_tmp(of)) {
+        cli_say("export: -o '%s' is not a regular file: --format %s writes a database, give it "
+                "the path of a file to create or replace",
+                a->output, fl_exporters[fmt].name);
+        cli_outfile_abort(of);
+        return CLI_EXIT_USAGE;
+    }
+    fl_export *e = fl_export_create((fl_export_format)fmt, of->f);
+    if (!e) {
+        cli_say("export: out of memory");
+        if (a->output)
+            cli_outfile_abort(of);
+        return EXIT_NOTHING;
+    }
+    if (to_file && fl_export_set_file(e, cli_outfile_tmp(of)) != 0) {
+        cli_say("export: cannot write '%s': %s", a->output, fl_export_error(e));
+        fl_export_destroy(e);
+        cli_outfile_abort(of);
+        return EXIT_NOTHING;
+    }
+    if (a->max_distinct)
+        fl_export_set_max_distinct(e, a->max_distinct);
+    if (a->max_memory)
+        fl_export_set_max_memory(e, a->max_memory);
+    fl_export_set_absolute_time(e, a->absolute_time != 0);
+    *ep = e;
+    return 0;
+}
+
 int cli_export_main(int argc, char **argv)
 {
     log_args a;
@@ -492,79 +607,48 @@ int cli_export_main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     fl_runs rs;
-    int rcode = 0;
-    int have_run = resolve_run("export", &a, &rs, &rcode);
+    int code = 0;
+    int have_run = resolve_run("export", &a, &rs, &code);
     if (have_run < 0)
-        return rcode;
+        return code;
+    /* A run of several processes: every one of them, where the format
+     * takes a run; else the one session, said on stderr. */
+    fl_runs_session **procs = NULL;
+    size_t n = 0;
     if (have_run && rs.g[rs.shown].n > 1 && !a.session) {
-        const fl_runs_session *p = fl_runs_primary(&rs, NULL);
-        cli_say("export: run %s has %zu sessions: exporting %s (%s), --session ID for another",
-                rs.g[rs.shown].run_id ? rs.g[rs.shown].run_id : "n/a", rs.g[rs.shown].n,
-                p->session_id, "the run's most GPU time");
+        const fl_runs_group *g = &rs.g[rs.shown];
+        if (fl_export_takes_run((fl_export_format)fmt)) {
+            procs = calloc(g->n, sizeof *procs);
+            if (!procs) {
+                cli_say("export: out of memory");
+                fl_runs_free(&rs);
+                return EXIT_NOTHING;
+            }
+            for (size_t i = 0; i < g->n; i++)
+                procs[n++] = &rs.s[g->idx[i]];
+            qsort(procs, n, sizeof *procs, by_rank);
+        } else {
+            const fl_runs_session *ps = fl_runs_primary(&rs, NULL);
+            cli_say("export: run %s has %zu sessions: --format %s writes one, %s (%s); "
+                    "--session ID for another",
+                    g->run_id ? g->run_id : "n/a", g->n, fl_exporters[fmt].name,
+                    ps->session_id ? ps->session_id : ps->dir, "the run's most GPU time");
+        }
     }
-    /* The session's directory outlives rs's: copied before rs goes. */
-    char chosen[4096];
-    snprintf(chosen, sizeof chosen, "%s", a.path);
-    a.path = chosen;
-    fl_runs_free(&rs);
-    bool to_file = fl_export_writes_file((fl_export_format)fmt);
-    if (to_file && !a.output) {
-        cli_say("export: --format %s writes a database file, not a stream: give it -o FILE",
-                fl_exporters[fmt].name);
-        return CLI_EXIT_USAGE;
+    cli_outfile of;
+    fl_export *e = NULL;
+    code = export_open(&a, fmt, &of, &e);
+    if (code != 0) {
+        free(procs);
+        fl_runs_free(&rs);
+        return code;
     }
     char msg[CLI_OUTFILE_PATH_MAX + 256];
-    cli_outfile of = {.f = stdout, .direct = 1};
-    if (a.output && cli_outfile_open(&of, a.output, msg, sizeof msg) != 0) {
-        cli_say("export: %s", msg);
-        return EXIT_NOTHING;
-    }
-    if (to_file && !cli_outfile_tmp(&of)) {
-        cli_say("export: -o '%s' is not a regular file: --format %s writes a database, give it "
-                "the path of a file to create or replace",
-                a.output, fl_exporters[fmt].name);
-        cli_outfile_abort(&of);
-        return CLI_EXIT_USAGE;
-    }
-    FILE *f = of.f;
-    fl_export *e = fl_export_create((fl_export_format)fmt, f);
-    if (!e) {
-        cli_say("export: out of memory");
-        if (a.output)
-            cli_outfile_abort(&of);
-        return EXIT_NOTHING;
-    }
-    if (to_file && fl_export_set_file(e, cli_outfile_tmp(&of)) != 0) {
-        cli_say("export: cannot write '%s': %s", a.output, fl_export_error(e));
-        fl_export_destroy(e);
-        cli_outfile_abort(&of);
-        return EXIT_NOTHING;
-    }
-    if (a.max_distinct)
-        fl_export_set_max_distinct(e, a.max_distinct);
-    if (a.max_memory)
-        fl_export_set_max_memory(e, a.max_memory);
-    if (a.absolute_time && !fl_exporters[fmt].absolute_time) {
-        char takers[256] = "";
-        for (int i = 0; i < FL_EXPORT_N; i++)
-            if (fl_exporters[i].absolute_time)
-                snprintf(takers + strlen(takers), sizeof takers - strlen(takers), "%s%s",
-                         takers[0] ? " or " : "", fl_exporters[i].name);
-        cli_say("export: --absolute-time is for --format %s", takers);
-        fl_export_destroy(e);
-        if (a.output)
-            cli_outfile_abort(&of);
-        return CLI_EXIT_USAGE;
-    }
-    fl_export_set_absolute_time(e, a.absolute_time != 0);
-    warn_ctx w;
-    fl_read_cb inner;
-    fl_export_callbacks(e, &inner);
     fl_read_result res;
-    int code = 0;
-    if (read_into("export", &a, NULL, &inner, &w, &res) != 0) {
+    int part = export_read(&a, e, procs, n, &res);
+    if (part < 0) {
         code = EXIT_NOTHING;
-    } else if (fl_export_finish(e, &res) != 0 || fflush(f) != 0) {
+    } else if (fl_export_finish(e, &res) != 0 || fflush(of.f) != 0) {
         if (a.output)
             cli_say("export: cannot write '%s': %s", a.output,
                     fl_export_error(e) ? fl_export_error(e) : strerror(errno));
@@ -573,16 +657,15 @@ int cli_export_main(int argc, char **argv)
         code = EXIT_NOTHING;
     }
     fl_export_destroy(e);
+    free(procs);
+    fl_runs_free(&rs);
     if (a.output && code != 0) {
         cli_outfile_abort(&of); /* FILE as it was: no half export */
     } else if (a.output && cli_outfile_commit(&of, msg, sizeof msg) != 0) {
         cli_say("export: %s", msg);
         code = EXIT_NOTHING;
     }
-    if (code == 0) {
-        say_partial("export", &res, w.n);
-        if (partial(&res, w.n))
-            code = EXIT_PARTIAL;
-    }
+    if (code == 0 && part > 0)
+        code = EXIT_PARTIAL;
     return code;
 }

@@ -16,6 +16,7 @@
 #include "../util/buf.h"
 #include "model.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,8 +143,10 @@ void fl_ex_start(fl_export *e)
     if (e->started)
         return;
     e->started = true;
-    if (e->x->hooks->header)
-        fl_buf_puts(&e->line, e->x->hooks->header);
+    const char *h =
+        e->run && e->x->hooks->run_header ? e->x->hooks->run_header : e->x->hooks->header;
+    if (h)
+        fl_buf_puts(&e->line, h);
     fl_ex_put_line(e);
     e->first_event = true;
 }
@@ -287,12 +290,91 @@ int fl_export_finish(fl_export *e, const fl_read_result *res)
         fl_ex_start(e);
         fl_model_finish(e->m);
         e->finished = true;
+        if (e->x->hooks->session_end)
+            e->x->hooks->session_end(e);
         if (e->x->hooks->finish)
             e->x->hooks->finish(e, res);
         if (fflush(e->out) != 0 || ferror(e->out))
             e->write_error = true;
     }
     return e->write_error || e->oom || e->line.oom || e->m->oom || e->fail[0] ? -1 : 0;
+}
+
+void fl_ex_process_label(const fl_export *e, char *who, size_t size)
+{
+    const fl_export_process *p = &e->proc;
+    int n = 0;
+    if (p->have_rank)
+        n = snprintf(who, size, "rank %" PRId64, p->rank);
+    else if (p->kind && strcmp(p->kind, "monitor") == 0)
+        n = snprintf(who, size, "monitor");
+    if (n > 0 && (size_t)n < size && (p->host || p->have_pid))
+        snprintf(who + n, size - (size_t)n, " (%s%s%s%" PRId64 ")", p->host ? p->host : "",
+                 p->host && p->have_pid ? ", " : "", p->have_pid ? "pid " : "",
+                 p->have_pid ? p->pid : 0);
+    else if (n == 0 && p->have_pid)
+        snprintf(who, size, "pid %" PRId64, p->pid);
+    else if (n == 0)
+        snprintf(who, size, "process %u", p->index);
+}
+
+bool fl_export_takes_run(fl_export_format fmt)
+{
+    return (unsigned)fmt < FL_EXPORT_N && fl_exporters[fmt].hooks->session_end;
+}
+
+/* The previous session written out, and what was keyed by its ids
+ * forgotten: the next session's kernel ids, names and scopes are its own.
+ * The caps carry over to the new model. */
+static int next_model(fl_export *e)
+{
+    fl_ex_start(e);
+    fl_model_finish(e->m);
+    e->x->hooks->session_end(e);
+    fl_ex_put_line(e);
+    fl_model *m = fl_model_create(on_kernel, e);
+    if (!m)
+        return -1;
+    m->keys.max = e->m->keys.max;
+    m->keys.max_bytes = e->m->keys.max_bytes;
+    e->oom |= e->m->oom; /* the last session short: the export is */
+    fl_map_free(&e->tracks);
+    fl_map_free(&e->open);
+    fl_map_free(&e->open_tid);
+    fl_model_destroy(e->m);
+    e->m = m;
+    e->tracks.budget = e->open.budget = e->open_tid.budget = &e->m->keys;
+    /* The caches compare pointers the old model freed. */
+    free(e->qnames);
+    e->qnames = NULL;
+    e->nqnames = 0;
+    fl_buf_reset(&e->qtext);
+    memset(e->scache, 0, sizeof e->scache);
+    fl_buf_reset(&e->stext);
+    e->n_known_tracks = 0;
+    return 0;
+}
+
+int fl_export_begin_process(fl_export *e, const fl_export_process *p)
+{
+    if (!e || !p || e->finished || !e->x->hooks->session_end)
+        return -1;
+    if (e->run && next_model(e) != 0) {
+        e->oom = true;
+        return -1;
+    }
+    e->run = true;
+    e->proc = *p;
+    snprintf(e->proc_host, sizeof e->proc_host, "%s", p->host ? p->host : "");
+    snprintf(e->proc_kind, sizeof e->proc_kind, "%s", p->kind ? p->kind : "");
+    e->proc.host = p->host ? e->proc_host : NULL;
+    e->proc.kind = p->kind ? e->proc_kind : NULL;
+    e->pid_base = 1000 * ((int64_t)p->index + 1);
+    if (!e->absolute) {
+        e->origin = p->origin_ns;
+        e->have_origin = true;
+    }
+    return 0;
 }
 
 void fl_export_destroy(fl_export *e)

@@ -99,6 +99,27 @@ const char *fl_export_error(const fl_export *e);
  * records it) instead of from the session's start, so that traces of
  * other tools line up; before the read only. */
 void fl_export_set_absolute_time(fl_export *e, bool absolute);
+/* One process of a run (docs/report.md, "Export of a run"): the export
+ * of several sessions into one output, each read in turn with the same
+ * callbacks.  Before each session's read: index its place in the run (0
+ * for the first; the Chrome trace's pid block, 1000 * (index + 1) + the
+ * track), pid and rank as its job_start says (have_*: recorded), host and
+ * kind (NULL: none), and origin_ns the run's earliest start (the Chrome
+ * trace's origin for every process, unless absolute time).  From the
+ * second on, the previous session's held-back events are written and the
+ * session model starts afresh (kernel ids never mix across processes).
+ * 0, or -1 when the format takes no run (fl_export_takes_run) or memory
+ * ran out. */
+typedef struct fl_export_process {
+    unsigned index;
+    int64_t pid, rank;
+    bool have_pid, have_rank;
+    const char *host, *kind;
+    uint64_t origin_ns;
+} fl_export_process;
+int fl_export_begin_process(fl_export *e, const fl_export_process *p);
+/* Whether the format writes every process of a run (else one session). */
+bool fl_export_takes_run(fl_export_format fmt);
 /* After the read (res may be NULL): writes what was held back (kernel
  * rows awaiting their details, scopes still open) and closes the JSON,
  * then flushes out.  0, or -1 when a write failed (or memory ran out, so

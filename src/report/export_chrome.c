@@ -144,7 +144,7 @@ static void begin_event(fl_export *e, const char *name, const char *cat, const c
         put_ts(e, t);
     }
     FL_BUF_LIT(b, ",\"pid\":");
-    fl_buf_i64(b, pid);
+    fl_buf_i64(b, e->pid_base + pid);
     FL_BUF_LIT(b, ",\"tid\":");
     fl_buf_i64(b, tid);
 }
@@ -214,8 +214,15 @@ static void track(fl_export *e, int64_t pid, int64_t tid)
         return;
     }
     if (fresh) {
-        char name[512];
-        if (pid == PID_HOST) {
+        /* A run's process (fl_export_begin_process): its label names the
+         * host block and prefixes its GPUs'. */
+        char name[512], who[400] = "";
+        if (e->run)
+            fl_ex_process_label(e, who, sizeof who);
+        const char *sep = who[0] ? ": " : "";
+        if (e->run && pid == PID_HOST) {
+            snprintf(name, sizeof name, "%s", who);
+        } else if (pid == PID_HOST) {
             const fl_model *m = e->m;
             if (m->have_pid)
                 snprintf(name, sizeof name, "host: %s (pid %" PRId64 ")", m->app ? m->app : "?",
@@ -223,14 +230,14 @@ static void track(fl_export *e, int64_t pid, int64_t tid)
             else
                 snprintf(name, sizeof name, "host: %s", m->app ? m->app : "?");
         } else if (pid == PID_GPU_UNKNOWN) {
-            snprintf(name, sizeof name, "GPU ? (device not recorded)");
+            snprintf(name, sizeof name, "%s%sGPU ? (device not recorded)", who, sep);
         } else {
             const char *dn = fl_model_device_name(e->m, pid - PID_GPU_BASE);
-            snprintf(name, sizeof name, "GPU %" PRId64 "%s%s", pid - PID_GPU_BASE, dn ? ": " : "",
-                     dn ? dn : "");
+            snprintf(name, sizeof name, "%s%sGPU %" PRId64 "%s%s", who, sep, pid - PID_GPU_BASE,
+                     dn ? ": " : "", dn ? dn : "");
         }
         meta(e, "process_name", pid, 0, "name", name, 0);
-        meta(e, "process_sort_index", pid, 0, "sort_index", NULL, pid);
+        meta(e, "process_sort_index", pid, 0, "sort_index", NULL, e->pid_base + pid);
     }
     if (tid < 0)
         return;
@@ -373,7 +380,7 @@ static void chrome_kernel(fl_export *e, const fl_krow *k)
     p = LIT(p, ",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":");
     p = put_us_at(p, t >= o ? (int64_t)(t - o) : 0);
     p = LIT(p, ",\"pid\":");
-    p = fl_put_i64(p, pid);
+    p = fl_put_i64(p, e->pid_base + pid);
     p = LIT(p, ",\"tid\":");
     p = fl_put_u64(p, k->stream_id);
     p = LIT(p, ",\"dur\":");
@@ -822,6 +829,8 @@ static void other_data(fl_export *e, const fl_read_result *res)
     bool crashed = res ? res->crashed : !m->have_shutdown;
     fl_buf_printf(b, ",\"crashed\":%s", crashed ? "true" : "false");
     arg_u64(b, &first, "events", e->events);
+    if (e->run) /* the other fields are the last process's */
+        arg_u64(b, &first, "processes", (uint64_t)e->proc.index + 1);
     arg_u64(b, &first, "clipped_before_origin", e->clipped);
     if (res) {
         arg_u64(b, &first, "bad_lines", res->bad_lines);
@@ -854,9 +863,10 @@ static void session_event(fl_export *e, uint64_t end)
     end_event(e);
 }
 
-static void chrome_finish(fl_export *e, const fl_read_result *res)
+/* A session's end: scopes the read left open (up to the last time
+ * read), the session's span. */
+static void chrome_session_end(fl_export *e)
 {
-    /* Scopes the read left open: up to the last time read. */
     uint64_t end = e->m->have_shutdown ? e->m->shutdown_ns : e->m->last_ns;
     for (size_t i = 0; i < e->open.cap; i++)
         if (e->open.used[i])
@@ -864,6 +874,10 @@ static void chrome_finish(fl_export *e, const fl_read_result *res)
                         ended_thread(e, e->open.keys[i], false, 0));
     fl_map_clear(&e->open);
     session_event(e, end);
+}
+
+static void chrome_finish(fl_export *e, const fl_read_result *res)
+{
     other_data(e, res);
 }
 
@@ -873,4 +887,5 @@ const fl_export_hooks fl_export_chrome = {
     .batch = chrome_batch,
     .record = chrome_record,
     .finish = chrome_finish,
+    .session_end = chrome_session_end,
 };

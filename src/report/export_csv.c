@@ -19,6 +19,13 @@ static const char csv_header[] =
     "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
     "external_id\n";
 
+/* A run's export: which process each row is (fl_export_begin_process);
+ * "" where not recorded. */
+static const char csv_run_header[] =
+    "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
+    "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
+    "external_id,pid,rank\n";
+
 static void csv_field(fl_buf *b, const char *s)
 {
     if (!s)
@@ -122,7 +129,7 @@ static void csv_row(fl_export *e, const fl_krow *k)
         fl_buf_put(b, scope, len);
     else if (d)
         csv_field(b, d->user_scope);
-    p = fl_buf_reserve(b, 2 * 21 + 3);
+    p = fl_buf_reserve(b, 4 * 21 + 5);
     if (!p)
         return;
     *p++ = ',';
@@ -132,6 +139,14 @@ static void csv_row(fl_export *e, const fl_krow *k)
         p = fl_put_u64(p, k->external_id);
     } else {
         *p++ = ',';
+    }
+    if (e->run) {
+        *p++ = ',';
+        if (e->proc.have_pid)
+            p = fl_put_i64(p, e->proc.pid);
+        *p++ = ',';
+        if (e->proc.have_rank)
+            p = fl_put_i64(p, e->proc.rank);
     }
     *p++ = '\n';
     fl_buf_commit(b, p);
@@ -144,11 +159,19 @@ static void csv_kernel(fl_export *e, const fl_krow *k)
     e->events++;
 }
 
+static void csv_session_end(fl_export *e)
+{
+    fl_ex_put_line(e);
+}
+
 static void csv_finish(fl_export *e, const fl_read_result *res)
 {
     (void)res;
     fl_ex_put_line(e);
 }
 
-const fl_export_hooks fl_export_csv = {
-    .header = csv_header, .kernel = csv_kernel, .finish = csv_finish};
+const fl_export_hooks fl_export_csv = {.header = csv_header,
+                                       .kernel = csv_kernel,
+                                       .finish = csv_finish,
+                                       .session_end = csv_session_end,
+                                       .run_header = csv_run_header};

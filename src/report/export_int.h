@@ -76,6 +76,11 @@ struct fl_export {
     fl_buf stext;
     uint64_t known_tracks[8]; /* the first tracks labelled (export_chrome.c) */
     unsigned n_known_tracks;
+    /* A run's export (fl_export_begin_process): the process now read. */
+    bool run;
+    fl_export_process proc;
+    char proc_host[256], proc_kind[64];
+    int64_t pid_base; /* added to every Chrome trace pid: 0 for one session */
 };
 
 /* An exporter's hooks; NULL: nothing for it.  Each is called after the
@@ -93,6 +98,13 @@ struct fl_export_hooks {
     /* After the read and the model's finish, before the flush (res may be
      * NULL): what was held back, the closing lines. */
     void (*finish)(fl_export *e, const fl_read_result *res);
+    /* A run's export (fl_export_begin_process): a session's held-back
+     * events before the next session's model; also called before finish
+     * for every export.  NULL: the format takes no run. */
+    void (*session_end)(fl_export *e);
+    /* The header of a run's export, when it differs (CSV's two more
+     * columns); NULL: header. */
+    const char *run_header;
     /* A format that writes a file by its path rather than the stream
      * (SQLite): open creates it in path (fl_export_set_file; 0, or -1 with
      * e->fail set), destroy frees e->priv.  NULL for a stream format. */
@@ -122,6 +134,10 @@ const char *fl_ex_dims_text(fl_export *e, uint32_t kernel_id, const fl_kdetail *
  * NULL or the text could not be kept (then quote it in place). */
 const char *fl_ex_interned_text(fl_export *e, const char *s, void (*quote)(fl_buf *, const char *),
                                 size_t *len);
+/* A run's process as the export names it: "rank R (host, pid P)", "pid
+ * P" without a rank, "monitor (host, pid P)" for the CLI's Monitor
+ * session (fl_export_begin_process). */
+void fl_ex_process_label(const fl_export *e, char *who, size_t size);
 /* fl_ex_put_line once e->line holds FL_EX_FLUSH_BYTES: an exporter writing
  * an event a line calls this, and fl_ex_put_line in its finish hook, so
  * the output sees a few large writes. */

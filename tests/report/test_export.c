@@ -867,6 +867,32 @@ static void test_exporter_rows(void)
     CHECK_INT(fl_export_format_of(NULL), -1);
     CHECK(fl_export_create(FL_EXPORT_N, stdout) == NULL);
     CHECK(fl_export_create((fl_export_format)-1, stdout) == NULL);
+    /* A run: chrome-trace and CSV take every process, SQLite one session. */
+    CHECK(fl_export_takes_run(FL_EXPORT_CHROME_TRACE));
+    CHECK(fl_export_takes_run(FL_EXPORT_CSV_KERNELS));
+    CHECK(!fl_export_takes_run(FL_EXPORT_SQLITE));
+    CHECK(!fl_export_takes_run(FL_EXPORT_N));
+    FILE *f = tmpfile();
+    fl_export *e = fl_export_create(FL_EXPORT_SQLITE, f);
+    fl_export_process p = {.index = 0, .pid = 7, .have_pid = true};
+    CHECK_INT(fl_export_begin_process(e, &p), -1);
+    fl_export_destroy(e);
+    /* An empty CSV export of two processes: the run's header, once. */
+    e = fl_export_create(FL_EXPORT_CSV_KERNELS, f);
+    CHECK_INT(fl_export_begin_process(e, &p), 0);
+    p.index = 1;
+    CHECK_INT(fl_export_begin_process(e, &p), 0);
+    CHECK_INT(fl_export_finish(e, NULL), 0);
+    CHECK_INT(fl_export_begin_process(e, &p), -1); /* after finish */
+    fl_export_destroy(e);
+    rewind(f);
+    char text[512] = "";
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    CHECK_STR(text, "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,"
+                    "block,registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,"
+                    "external_kind,external_id,pid,rank\n");
+    fclose(f);
 }
 
 int main(void)
