@@ -595,132 +595,134 @@ static void test_whole_run_report(void)
     h_run(text, NULL, NULL, 0, &r);
     CHECK_CONTAINS(r.out, "the sections below: the whole run, 2 sessions (2 processes)\n");
     h_result_free(&r);
+    fl_rmtree(base);
+}
 
-    /* ------------------------------------------------------ export a run */
+/* ------------------------------------------------------ export a run */
 
-    /* The lines of text holding needle. */
-    static int count_lines(const char *text, const char *needle)
-    {
-        int n = 0;
-        for (const char *p = text; p && *p;) {
-            const char *e = strchr(p, '\n');
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            char *line = strndup(p, len);
-            n += strstr(line, needle) != NULL;
-            free(line);
-            p = e ? e + 1 : NULL;
-        }
-        return n;
+/* The lines of text holding needle. */
+static int count_lines(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char *line = strndup(p, len);
+        n += strstr(line, needle) != NULL;
+        free(line);
+        p = e ? e + 1 : NULL;
     }
+    return n;
+}
 
-    /* Chrome trace events of cat in the pid block (1000 * (index + 1) + the
-     * track), and the smallest ts among them. */
-    static int chrome_count(json_t * ev, const char *cat, long long block, double *min_ts)
-    {
-        int n = 0;
-        *min_ts = INFINITY;
-        for (size_t i = 0; i < json_array_size(ev); i++) {
-            json_t *e = json_array_get(ev, i);
-            long long pid = (long long)json_integer_value(json_object_get(e, "pid"));
-            const char *c = json_string_value(json_object_get(e, "cat"));
-            if (pid / 1000 != block || !c || strcmp(c, cat) != 0)
-                continue;
-            n++;
-            double ts = json_number_value(json_object_get(e, "ts"));
-            if (ts < *min_ts)
-                *min_ts = ts;
-        }
-        return n;
+/* Chrome trace events of cat in the pid block (1000 * (index + 1) + the
+ * track), and the smallest ts among them. */
+static int chrome_count(json_t *ev, const char *cat, long long block, double *min_ts)
+{
+    int n = 0;
+    *min_ts = INFINITY;
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *e = json_array_get(ev, i);
+        long long pid = (long long)json_integer_value(json_object_get(e, "pid"));
+        const char *c = json_string_value(json_object_get(e, "cat"));
+        if (pid / 1000 != block || !c || strcmp(c, cat) != 0)
+            continue;
+        n++;
+        double ts = json_number_value(json_object_get(e, "ts"));
+        if (ts < *min_ts)
+            *min_ts = ts;
     }
+    return n;
+}
 
-    /* The process_name of pid, "" if none. */
-    static const char *chrome_process(json_t * ev, long long pid)
-    {
-        for (size_t i = 0; i < json_array_size(ev); i++) {
-            json_t *e = json_array_get(ev, i);
-            const char *nm = json_string_value(json_object_get(e, "name"));
-            if (nm && strcmp(nm, "process_name") == 0 &&
-                (long long)json_integer_value(json_object_get(e, "pid")) == pid)
-                return str(json_object_get(e, "args"), "name");
-        }
-        return "";
+/* The process_name of pid, "" if none. */
+static const char *chrome_process(json_t *ev, long long pid)
+{
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *e = json_array_get(ev, i);
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (nm && strcmp(nm, "process_name") == 0 &&
+            (long long)json_integer_value(json_object_get(e, "pid")) == pid)
+            return str(json_object_get(e, "args"), "name");
     }
+    return "";
+}
 
-    static void test_export_run(void)
-    {
-        char base[512];
-        h_path(base, sizeof base, "exprun");
-        /* Rank 1 started 2 ms after rank 0; a process of no rank 3 ms after. */
-        session(base, "x1", "job-x", 1, 2, "node-a", 21, 5, 100, 50, 1700000000);
-        g_shift_ns = -2000000;
-        session(base, "x0", "job-x", 0, 2, "node-a", 20, 5, 300, 70, 1700000000);
-        g_shift_ns = 1000000;
-        session(base, "x2", "job-x", -1, 0, "node-b", 22, 5, 10, 20, 1700000000);
-        g_shift_ns = 0;
+static void test_export_run(void)
+{
+    char base[512];
+    h_path(base, sizeof base, "exprun");
+    /* Rank 1 started 2 ms after rank 0; a process of no rank 3 ms after. */
+    session(base, "x1", "job-x", 1, 2, "node-a", 21, 5, 100, 50, 1700000000);
+    g_shift_ns = -2000000;
+    session(base, "x0", "job-x", 0, 2, "node-a", 20, 5, 300, 70, 1700000000);
+    g_shift_ns = 1000000;
+    session(base, "x2", "job-x", -1, 0, "node-b", 22, 5, 10, 20, 1700000000);
+    g_shift_ns = 0;
 
-        /* CSV: every process's rows, pid and rank at the end. */
-        h_result r;
-        const char *csv[] = {h_cli, "export", "--format", "csv", base, NULL};
-        h_run(csv, NULL, NULL, 0, &r);
-        CHECK_INT(r.code, 0);
-        CHECK_INT(r.err_len, 0);
-        static const char hdr[] =
-            "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
-            "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
-            "external_id,pid,rank\n";
-        CHECK(strncmp(r.out, hdr, strlen(hdr)) == 0);
-        CHECK_INT(count_lines(r.out, ","), 7);
-        CHECK_INT(count_lines(r.out, ",20,0"), 2);
-        CHECK_INT(count_lines(r.out, ",21,1"), 2);
-        CHECK_INT(count_lines(r.out, ",22,"), 2);
-        CHECK_INT(count_lines(r.out, ",gemm,"), 3);
-        CHECK_INT(count_lines(r.out, ",ncclKernel_AllReduce,"), 3);
-        /* Rank 0's rows first, its gemm of 300 ns. */
-        CHECK_CONTAINS(r.out, "\n1759999999999000000,1759999999999000300,300,");
-        h_result_free(&r);
+    /* CSV: every process's rows, pid and rank at the end. */
+    h_result r;
+    const char *csv[] = {h_cli, "export", "--format", "csv", base, NULL};
+    h_run(csv, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_INT(r.err_len, 0);
+    static const char hdr[] =
+        "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
+        "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
+        "external_id,pid,rank\n";
+    CHECK(strncmp(r.out, hdr, strlen(hdr)) == 0);
+    CHECK_INT(count_lines(r.out, ","), 7);
+    CHECK_INT(count_lines(r.out, ",20,0"), 2);
+    CHECK_INT(count_lines(r.out, ",21,1"), 2);
+    CHECK_INT(count_lines(r.out, ",22,"), 2);
+    CHECK_INT(count_lines(r.out, ",gemm,"), 3);
+    CHECK_INT(count_lines(r.out, ",ncclKernel_AllReduce,"), 3);
+    /* Rank 0's rows first, its gemm of 300 ns. */
+    CHECK_CONTAINS(r.out, "\n1759999999999000000,1759999999999000300,300,");
+    h_result_free(&r);
 
-        /* --session: one process, the columns of one session. */
-        const char *one[] = {h_cli, "export", "--format", "csv", "--session", "x1", base, NULL};
-        h_run(one, NULL, NULL, 0, &r);
-        CHECK_INT(r.code, 0);
-        CHECK(strstr(r.out, "pid,rank") == NULL);
-        CHECK_INT(count_lines(r.out, "gemm"), 1);
-        h_result_free(&r);
+    /* --session: one process, the columns of one session. */
+    const char *one[] = {h_cli, "export", "--format", "csv", "--session", "x1", base, NULL};
+    h_run(one, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK(strstr(r.out, "pid,rank") == NULL);
+    CHECK_INT(count_lines(r.out, "gemm"), 1);
+    h_result_free(&r);
 
-        /* Chrome trace: a pid block per process in rank order, one axis from
-         * rank 0's start. */
-        const char *ct[] = {h_cli, "export", "--format", "chrome-trace", base, NULL};
-        json_t *j = run_json(ct, 0);
-        json_t *ev = json_object_get(j, "traceEvents");
-        double ts;
-        CHECK_INT(chrome_count(ev, "kernel", 1, &ts), 2);
-        CHECK(fabs(ts - 1000.0) < 1e-9); /* 1 ms after its start, its start the origin */
-        CHECK_INT(chrome_count(ev, "kernel", 2, &ts), 2);
-        CHECK(fabs(ts - 3000.0) < 1e-9);
-        CHECK_INT(chrome_count(ev, "kernel", 3, &ts), 2);
-        CHECK(fabs(ts - 4000.0) < 1e-9);
-        CHECK_INT(chrome_count(ev, "kernel", 4, &ts), 0);
-        CHECK_INT(chrome_count(ev, "session", 1, &ts), 1);
-        CHECK(fabs(ts) < 1e-9);
-        CHECK_INT(chrome_count(ev, "session", 2, &ts), 1);
-        CHECK(fabs(ts - 2000.0) < 1e-9);
-        CHECK_INT(chrome_count(ev, "session", 3, &ts), 1);
-        CHECK_STR(chrome_process(ev, 1001), "rank 0 (node-a, pid 20)");
-        CHECK_STR(chrome_process(ev, 2001), "rank 1 (node-a, pid 21)");
-        CHECK_STR(chrome_process(ev, 3001), "pid 22");
-        CHECK_INT(num(json_object_get(j, "otherData"), "processes"), 3);
-        json_decref(j);
-        fl_rmtree(base);
-    }
+    /* Chrome trace: a pid block per process in rank order, one axis from
+     * rank 0's start. */
+    const char *ct[] = {h_cli, "export", "--format", "chrome-trace", base, NULL};
+    json_t *j = run_json(ct, 0);
+    json_t *ev = json_object_get(j, "traceEvents");
+    double ts;
+    CHECK_INT(chrome_count(ev, "kernel", 1, &ts), 2);
+    CHECK(fabs(ts - 1000.0) < 1e-9); /* 1 ms after its start, its start the origin */
+    CHECK_INT(chrome_count(ev, "kernel", 2, &ts), 2);
+    CHECK(fabs(ts - 3000.0) < 1e-9);
+    CHECK_INT(chrome_count(ev, "kernel", 3, &ts), 2);
+    CHECK(fabs(ts - 4000.0) < 1e-9);
+    CHECK_INT(chrome_count(ev, "kernel", 4, &ts), 0);
+    CHECK_INT(chrome_count(ev, "session", 1, &ts), 1);
+    CHECK(fabs(ts) < 1e-9);
+    CHECK_INT(chrome_count(ev, "session", 2, &ts), 1);
+    CHECK(fabs(ts - 2000.0) < 1e-9);
+    CHECK_INT(chrome_count(ev, "session", 3, &ts), 1);
+    CHECK_STR(chrome_process(ev, 1001), "rank 0 (node-a, pid 20)");
+    CHECK_STR(chrome_process(ev, 2001), "rank 1 (node-a, pid 21)");
+    CHECK_STR(chrome_process(ev, 3001), "pid 22");
+    CHECK_INT(num(json_object_get(j, "otherData"), "processes"), 3);
+    json_decref(j);
+    fl_rmtree(base);
+}
 
-    int main(void)
-    {
-        h_init();
-        test_two_process_run();
-        test_two_runs();
-        test_hosts_merged();
-        test_whole_run_report();
-        test_export_run();
-        h_cleanup();
-        return check_done("test_cli_runs");
-    }
+int main(void)
+{
+    h_init();
+    test_two_process_run();
+    test_two_runs();
+    test_hosts_merged();
+    test_whole_run_report();
+    test_export_run();
+    h_cleanup();
+    return check_done("test_cli_runs");
+}
