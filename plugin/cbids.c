@@ -4,7 +4,7 @@
  * durations), the calls that block the host until the GPU is done (their
  * CPU stacks), in both the runtime's and the driver's domain.
  */
-#include "cbids.h"
+#include "cbids.h" /* cupti.h: the callbacks' parameter structs */
 
 const fl_cb_id fl_launch_cbids[] = {
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
@@ -70,3 +70,31 @@ const fl_cb_id fl_sync_cbids[] = {
 const size_t fl_n_launch_cbids = sizeof fl_launch_cbids / sizeof fl_launch_cbids[0];
 const size_t fl_n_memop_cbids = sizeof fl_memop_cbids / sizeof fl_memop_cbids[0];
 const size_t fl_n_sync_cbids = sizeof fl_sync_cbids / sizeof fl_sync_cbids[0];
+
+const fl_cb_id fl_graph_cbids[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz},
+};
+const size_t fl_n_graph_cbids = sizeof fl_graph_cbids / sizeof fl_graph_cbids[0];
+
+uint64_t fl_graph_launch_exec(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                              const void *params)
+{
+    const void *exec = NULL;
+    if (!params)
+        return 0;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000)
+            exec = ((const cudaGraphLaunch_v10000_params *)params)->graphExec;
+        else if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000)
+            exec = ((const cudaGraphLaunch_ptsz_v10000_params *)params)->graphExec;
+    } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        if (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch)
+            exec = ((const cuGraphLaunch_params *)params)->hGraph;
+        else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz)
+            exec = ((const cuGraphLaunch_ptsz_params *)params)->hGraphExec;
+    }
+    return (uint64_t)(uintptr_t)exec;
+}

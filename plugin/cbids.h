@@ -7,6 +7,7 @@
 
 #include <cupti.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct fl_cb_id {
     CUpti_CallbackDomain domain;
@@ -23,5 +24,15 @@ extern const size_t fl_n_memop_cbids;
  * (cudaStreamWaitEvent makes a stream wait, not the host: not here). */
 extern const fl_cb_id fl_sync_cbids[];
 extern const size_t fl_n_sync_cbids;
+/* Graph launches alone (a subset of the launches): subscribed for their
+ * executable graph's handle when graphs are traced and launches are not. */
+extern const fl_cb_id fl_graph_cbids[];
+extern const size_t fl_n_graph_cbids;
+
+/* The executable graph a graph-launch callback's parameters name, as an
+ * integer (GPUFlight's graph_exec_key); 0 for any other callback.  Reads
+ * the callback's own parameters only: no driver call. */
+uint64_t fl_graph_launch_exec(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                              const void *params);
 
 #endif /* GP_PLUGIN_CBIDS_H */

@@ -185,7 +185,7 @@ static void enable_optional(CUpti_ActivityKind kind, uint32_t feat, const char *
  *    keyed by the call's correlation id like a launch's (the
  *    SYNCHRONIZATION record carries it) - synchronization_event_batch's
  *    stack_id. */
-enum { CB_NONE = 0, CB_LAUNCH = 1, CB_MEMOP = 2, CB_SYNC = 4 };
+enum { CB_NONE = 0, CB_LAUNCH = 1, CB_MEMOP = 2, CB_SYNC = 4, CB_GRAPH = 8 };
 #define CB_IDS 2048
 /* [runtime, driver][cbid]: set while launches may already call on_api
  * (after gp_plugin_attach_early), hence atomic. */
@@ -265,6 +265,11 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
     if (!cb)
         return;
     uint8_t kind = kind_of(domain, cbid);
+    if ((kind == CB_LAUNCH || kind == CB_GRAPH) && cb->callbackSite == CUPTI_API_ENTER) {
+        uint64_t exec = fl_graph_launch_exec(domain, cbid, cb->functionParams);
+        if (exec)
+            fl_graph_exec_put(cb->correlationId, exec);
+    }
     if (kind == CB_LAUNCH) {
         /* A runtime launch calls the driver's, whose callback nests in
          * it: the outermost names the launch (once). */
@@ -324,11 +329,12 @@ static CUptiResult enable_list(const fl_cb_id *ids, size_t n, uint8_t kind)
  * profiler) holds it, kernels stay unattributed, allocations untimed, and
  * the reason is noted.  Returns the CB_* kinds now enabled. */
 static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_stacks *st,
-                                    bool syncs, bool memory, bool pc)
+                                    bool syncs, bool memory, bool pc, bool graphs)
 {
     syncs = syncs && st;
     bool launches = scope_fn || st;
-    if (!launches && !memory && !pc)
+    graphs = graphs && !launches; /* the launches include the graph launches */
+    if (!launches && !memory && !pc && !graphs)
         return CB_NONE;
     fl_launch_scope_reset();
     if (!subscribed)
@@ -351,11 +357,14 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
     }
     if (r == CUPTI_SUCCESS && memory)
         r = enable_list(fl_memop_cbids, fl_n_memop_cbids, CB_MEMOP);
+    if (r == CUPTI_SUCCESS && graphs) /* their graph_exec_key */
+        r = enable_list(fl_graph_cbids, fl_n_graph_cbids, CB_GRAPH);
     if (r == CUPTI_SUCCESS && pc)
         r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
     if (r == CUPTI_SUCCESS) {
         subscribed = true;
-        return (launches ? CB_LAUNCH : 0u) | (memory ? CB_MEMOP : 0u) | (syncs ? CB_SYNC : 0u);
+        return (launches ? CB_LAUNCH : 0u) | (memory ? CB_MEMOP : 0u) | (syncs ? CB_SYNC : 0u) |
+               (graphs ? CB_GRAPH : 0u);
     }
     if (!start_notes.unavailable)
         cupti_message(r, start_notes.unavailable_msg, sizeof start_notes.unavailable_msg,
@@ -573,8 +582,8 @@ static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
     /* The engines: on the context current here (gpufl_init after CUDA
      * came up), and on each context created later (resource callbacks). */
     bool follow = start_engines(o, dc.clock_offset_ns, ctx0);
-    unsigned cbs =
-        subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory, follow);
+    unsigned cbs = subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory, follow,
+                                       o->graphs);
     if (!(cbs & CB_LAUNCH)) {
         fl_stacks_destroy(stacks);
         stacks = NULL;

@@ -92,26 +92,43 @@ typedef struct memop_slot {
 
 static memop_slot memops[MEMOP_SLOTS];
 
-void fl_memop_duration_put(uint32_t corr_id, uint64_t duration_ns)
+static void slot_put(memop_slot *s, uint32_t corr_id, uint64_t value)
 {
-    memop_slot *s = &memops[corr_id & (MEMOP_SLOTS - 1)];
     while (atomic_flag_test_and_set_explicit(&s->busy, memory_order_acquire))
         ;
     s->corr_id = corr_id;
-    s->duration_ns = duration_ns;
+    s->duration_ns = value;
     atomic_flag_clear_explicit(&s->busy, memory_order_release);
 }
 
-/* The duration of allocation call corr_id; 0 when it is not (or no
- * longer) there. */
-static uint64_t memop_duration(uint32_t corr_id)
+/* Slot s's value when it holds corr_id; 0 when it does not (or no longer). */
+static uint64_t slot_get(memop_slot *s, uint32_t corr_id)
 {
-    memop_slot *s = &memops[corr_id & (MEMOP_SLOTS - 1)];
     while (atomic_flag_test_and_set_explicit(&s->busy, memory_order_acquire))
         ;
     uint64_t d = corr_id && s->corr_id == corr_id ? s->duration_ns : 0;
     atomic_flag_clear_explicit(&s->busy, memory_order_release);
     return d;
+}
+
+void fl_memop_duration_put(uint32_t corr_id, uint64_t duration_ns)
+{
+    slot_put(&memops[corr_id & (MEMOP_SLOTS - 1)], corr_id, duration_ns);
+}
+
+/* The duration of allocation call corr_id; 0 when it is not there. */
+static uint64_t memop_duration(uint32_t corr_id)
+{
+    return slot_get(&memops[corr_id & (MEMOP_SLOTS - 1)], corr_id);
+}
+
+/* Graph launches' executable graphs by correlation id: the launch
+ * callback knows the handle, the GRAPH_TRACE record only the id. */
+static memop_slot graph_execs[MEMOP_SLOTS];
+
+void fl_graph_exec_put(uint32_t corr_id, uint64_t exec_key)
+{
+    slot_put(&graph_execs[corr_id & (MEMOP_SLOTS - 1)], corr_id, exec_key);
 }
 
 /* The scopes of launch corr_id into k (FL_SCOPE_UNKNOWN when not there,
@@ -451,12 +468,14 @@ static void on_memory(fl_decoder *d, const fl_trace_sink *s, const CUpti_Activit
 static void on_graph(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityGraphTrace2 *r)
 {
     d->st.graphs++;
-    d->gr[d->ngr] = (fl_graph_row){.t_ns = wall(d, r->start),
-                                   .duration_ns = span(r->start, r->end),
-                                   .graph_id = r->graphId,
-                                   .stream_id = r->streamId,
-                                   .corr_id = r->correlationId,
-                                   .device_id = r->deviceId};
+    d->gr[d->ngr] = (fl_graph_row){
+        .t_ns = wall(d, r->start),
+        .duration_ns = span(r->start, r->end),
+        .graph_id = r->graphId,
+        .stream_id = r->streamId,
+        .corr_id = r->correlationId,
+        .device_id = r->deviceId,
+        .exec_key = slot_get(&graph_execs[r->correlationId & (MEMOP_SLOTS - 1)], r->correlationId)};
     if (++d->ngr == FL_TRACE_BATCH)
         FLUSH_ROWS(d, s, gr, ngr, graphs);
 }

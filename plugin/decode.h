@@ -59,4 +59,10 @@ void fl_decoder_stats(const fl_decoder *d, fl_trace_stats *out);
  * row's duration_ns.  Same kind of table as the launches': 16384 slots. */
 void fl_memop_duration_put(uint32_t corr_id, uint64_t duration_ns);
 
+/* At the entry of a graph launch (cudaGraphLaunch, cuGraphLaunch): the
+ * executable graph's handle, keyed by the call's correlation id; the
+ * decoder puts it in the GRAPH_TRACE record's row (exec_key, written as
+ * graph_exec_key).  Same kind of table as the allocations'. */
+void fl_graph_exec_put(uint32_t corr_id, uint64_t exec_key);
+
 #endif /* GP_PLUGIN_DECODE_H */

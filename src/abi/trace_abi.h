@@ -35,7 +35,7 @@
 #include "gpu_profile.h"
 #include "layout.h"
 
-#define FL_TRACE_ABI 15u
+#define FL_TRACE_ABI 16u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -178,6 +178,9 @@ typedef struct fl_alloc_row {
 typedef struct fl_graph_row {
     uint64_t t_ns, duration_ns;
     uint32_t graph_id, stream_id, corr_id, device_id;
+    /* FL_TRACE_ABI 16: the executable graph's handle from the launch
+     * callback (GPUFlight's graph_exec_key); 0: not known. */
+    uint64_t exec_key;
 } fl_graph_row;
 
 /* An NVTX range's begin (name set) or end; an nvtxMark is a begin and an

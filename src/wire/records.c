@@ -21,7 +21,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MIB 1048576ull
@@ -547,9 +549,15 @@ void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r)
     fl_buf_u64(b, r->stream_id);
     fl_put_key(b, "corr_id");
     fl_buf_u64(b, r->corr_id);
-    /* graph_exec_key (GPUFlight's handle of the executable graph, from its
-     * launch callback) is not known here: left out, as GPUFlight leaves it
-     * out when it has none. */
+    /* GPUFlight's handle of the executable graph, from the launch
+     * callback, as it writes it; left out when not known, as GPUFlight
+     * leaves it out when it has none. */
+    if (r->exec_key) {
+        char key[2 + 16 + 1];
+        snprintf(key, sizeof key, "0x%" PRIx64, r->exec_key);
+        fl_put_key(b, "graph_exec_key");
+        fl_put_str_or_empty(b, key);
+    }
     FL_BUF_LIT(b, "}\n");
 }
 

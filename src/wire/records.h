@@ -278,8 +278,8 @@ typedef struct fl_capture_window_rec {
 void fl_rec_capture_window(fl_buf *b, const fl_ident *id, const fl_capture_window_rec *w);
 /* graph_launch_event (channel scope), one per graph launch, GPUFlight's keys
  * in its order: type, pid, app, session_id, start_ns, end_ns, duration_ns,
- * graph_id, device_id, stream_id, corr_id (graph_exec_key left out: not
- * known). */
+ * graph_id, device_id, stream_id, corr_id, graph_exec_key ("0x" and the
+ * handle in hex, as GPUFlight writes it; left out when exec_key is 0). */
 void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r);
 /* graph_event_batch: our extension (channel device), the form sessions
  * before graph_launch_event carried; the recorder no longer writes it. */

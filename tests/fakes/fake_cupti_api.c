@@ -50,6 +50,7 @@ static struct {
     void *cb_user;
     bool subscribed;
     bool launch_cb; /* cuLaunchKernel's callback enabled */
+    bool graph_cb;  /* cudaGraphLaunch's callback enabled */
     bool kinds[KINDS];
     CUpti_BuffersCallbackRequestFunc request;
     CUpti_BuffersCallbackCompleteFunc complete;
@@ -181,6 +182,63 @@ static void put_kernel(const char *name, uint32_t corr)
     F.dropped_total++;
 }
 
+/* Under F.mu: one GRAPH_TRACE record when the kind is enabled, a buffer
+ * asked for when none is open (a full one: the record is dropped). */
+static void put_graph(uint32_t graph_id, uint32_t corr)
+{
+    if (!F.kinds[CUPTI_ACTIVITY_KIND_GRAPH_TRACE])
+        return;
+    if (!F.buf && F.request) {
+        size_t size = 0, max_records = 0;
+        F.request(&F.buf, &size, &max_records);
+        F.cap = F.buf ? size : 0;
+        F.len = 0;
+    }
+    synth s = {F.buf, F.len, F.cap};
+    uint64_t t = now_ns();
+    if (F.buf && synth_graph(&s, graph_id, t, t + 5000, corr)) {
+        F.len = s.len;
+        F.records++;
+        return;
+    }
+    F.dropped_unread++;
+    F.dropped_total++;
+}
+
+/* A graph launch as the runtime makes it: cudaGraphLaunch's callback
+ * (when enabled) with the executable graph in its parameters, around the
+ * GRAPH_TRACE record of graph_id.  0, or the fake driver's refusal. */
+API int fake_cupti_graph_launch(uintptr_t exec, uint32_t graph_id)
+{
+    int r = fake_cuda_launch_begin();
+    if (r != 0)
+        return r;
+    pthread_mutex_lock(&F.mu);
+    uint32_t corr = ++F.corr;
+    CUpti_CallbackFunc cb = F.graph_cb ? F.cb : NULL;
+    void *user = F.cb_user;
+    pthread_mutex_unlock(&F.mu);
+    cudaGraphLaunch_v10000_params params = {.graphExec = (cudaGraphExec_t)exec};
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.functionName = "cudaGraphLaunch";
+    d.functionParams = &params;
+    d.context = FAKE_CTX;
+    d.contextUid = 1;
+    d.correlationId = corr;
+    d.callbackSite = CUPTI_API_ENTER;
+    if (cb)
+        cb(user, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, &d);
+    pthread_mutex_lock(&F.mu);
+    put_graph(graph_id, corr);
+    pthread_mutex_unlock(&F.mu);
+    d.callbackSite = CUPTI_API_EXIT;
+    if (cb)
+        cb(user, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, &d);
+    fake_cuda_launch_end();
+    return 0;
+}
+
 static void launch_callback(CUpti_ApiCallbackSite site, const char *name, uint32_t corr)
 {
     pthread_mutex_lock(&F.mu);
@@ -229,6 +287,7 @@ API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Callbac
         F.cb = callback;
         F.cb_user = userdata;
         F.launch_cb = false;
+        F.graph_cb = false;
         *subscriber = (CUpti_SubscriberHandle)(uintptr_t)0x5b5b;
         r = CUPTI_SUCCESS;
     }
@@ -244,6 +303,7 @@ API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
     F.subscribed = false;
     F.cb = NULL;
     F.launch_cb = false;
+    F.graph_cb = false;
     pthread_mutex_unlock(&F.mu);
     return CUPTI_SUCCESS;
 }
@@ -256,6 +316,9 @@ API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subs
     pthread_mutex_lock(&F.mu);
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
         F.launch_cb = enable != 0;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+        cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000)
+        F.graph_cb = enable != 0;
     pthread_mutex_unlock(&F.mu);
     return CUPTI_SUCCESS;
 }

@@ -133,6 +133,8 @@ static void test_every_kind(void)
                        1 << 20, 40, 9));
     CHECK(synth_memory(&s, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 0x7f0000000000ull, 1 << 20,
                        1900, 19));
+    fl_graph_exec_put(20, 0x7f00c0de0000ull); /* its cudaGraphLaunch callback's handle */
+    fl_graph_exec_put(21, 0xbad);             /* another call's: not this record's */
     CHECK(synth_graph(&s, 3, 2000, 2600, 20));
     CHECK(synth_marker(&s, CUPTI_ACTIVITY_FLAG_MARKER_START, 1, "epoch", 10, 42));
     CHECK(synth_marker_domain(&s, CUPTI_ACTIVITY_FLAG_MARKER_START, 2, "step", "trainer", 20, 42));
@@ -223,6 +225,7 @@ static void test_every_kind(void)
     CHECK_INT(got.gr[0].graph_id, 3);
     CHECK_U64(got.gr[0].duration_ns, 600);
     CHECK_INT(got.gr[0].corr_id, 20);
+    CHECK_U64(got.gr[0].exec_key, 0x7f00c0de0000ull);
 
     /* epoch(depth 0) > step(depth 1); the mark is a zero-length scope. */
     CHECK_INT(got.nmk, 6);

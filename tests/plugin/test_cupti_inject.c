@@ -45,6 +45,7 @@ int fake_cuda_injection_result(void);
 void fake_cuda_on_injected(void (*fn)(void));
 void fake_cuda_gate_inits(int on);
 int fake_cupti_launch(const char *name);
+int fake_cupti_graph_launch(uintptr_t exec, uint32_t graph_id);
 void fake_cupti_complete(void);
 int fake_cupti_flush_all_calls(void);
 uint32_t fake_cupti_flush_period_ms(void);
@@ -475,6 +476,65 @@ static void inprocess_case(const char *base, bool runtime_first, bool under_inje
     CHECK_INT(kernel_rows(base), 3); /* not the launch before the session */
 }
 
+/* CUDA graphs traced in-process: each graph launch's graph_launch_event
+ * carries the executable graph its cudaGraphLaunch callback named, as
+ * GPUFlight writes it ("0x" and the handle in hex), read from the
+ * callback's parameters with no driver call. */
+static void graphs_case(const char *base)
+{
+    unsetenv("CUDA_INJECTION64_PATH");
+    void *core = dlopen(g_core, RTLD_NOW | RTLD_GLOBAL);
+    void *a = core ? dlsym(core, "gpufl_init_options_init") : NULL;
+    void *b = core ? dlsym(core, "gpufl_init") : NULL;
+    CHECK(a && b);
+    if (!a || !b)
+        return;
+    void (*opts_init)(gpufl_init_options *);
+    gpufl_status (*init)(const gpufl_init_options *, gpufl_error *);
+    memcpy(&opts_init, &a, sizeof a);
+    memcpy(&init, &b, sizeof b);
+    gpufl_init_options o;
+    opts_init(&o);
+    o.app_name = "graphs_test";
+    o.log_path = base;
+    o.profiling_engine = GPUFL_ENGINE_TRACE;
+    o.enable_cuda_graphs_tracking = true;
+    gpufl_error err;
+    CHECK_INT(init(&o, &err), GPUFL_OK);
+    CHECK_INT(cuInit(0), 0);
+    CHECK_INT(fake_cupti_graph_launch(0xdeadbeef, 5), 0);
+    CHECK_INT(fake_cupti_graph_launch(0xdeadbeef, 5), 0);
+    CHECK_INT(fake_cupti_graph_launch(0x7f00c0de0000, 6), 0);
+    core_shutdown();
+    check_no_violation();
+    char dir[1024];
+    CHECK_INT(fl_only_session(base, dir, sizeof dir), 0);
+    fl_log scope;
+    if (fl_log_read(&scope, dir, "scope") != 0) {
+        CHECK(!"scope log read");
+        return;
+    }
+    char got[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < scope.n; i++) {
+        json_t *g = scope.lines[i];
+        if (strcmp(log_type(g), "graph_launch_event") != 0)
+            continue;
+        const char *key = json_string_value(json_object_get(g, "graph_exec_key"));
+        used += (size_t)snprintf(got + used, sizeof got - used, "%s%lld:%s", used ? "," : "",
+                                 (long long)fl_int(g, "graph_id"), key ? key : "(none)");
+    }
+    CHECK_STR(got, "5:0xdeadbeef,5:0xdeadbeef,6:0x7f00c0de0000");
+    fl_log_free(&scope);
+}
+
+static void run_graphs(const char *plugin, const char *base, int arg)
+{
+    (void)plugin;
+    (void)arg;
+    graphs_case(base);
+}
+
 /* Runs one case in a child; its checks fail there, its status here. */
 static void in_child(const char *what, void (*fn)(const char *, const char *, int),
                      const char *plugin, int arg)
@@ -542,5 +602,6 @@ int main(void)
     in_child("before_runtime", run_inprocess, plugin, 0);
     in_child("after_runtime", run_inprocess, plugin, 1);
     in_child("before_runtime_injected", run_inprocess, plugin, 2);
+    in_child("graphs", run_graphs, plugin, 0);
     return check_done("test_cupti_inject");
 }

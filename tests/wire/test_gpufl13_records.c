@@ -123,6 +123,14 @@ static void golden_graph(void)
     snprintf(first, sizeof first, "%.*s", nl ? (int)(nl - b.p + 1) : 0, b.p);
     check_keys(first, graph_keys, NULL);
     check_golden("gpufl/graph_launch_event.ndjson", b.p, "test_gpufl13_records");
+    /* With the launch callback's executable graph: GPUFlight's
+     * graph_exec_key, last, as it writes it. */
+    fl_buf k = {0};
+    g.exec_key = 0x7f00c0de0000ull;
+    fl_rec_graph_launch(&k, &ident, &g);
+    CHECK(!k.oom);
+    CHECK_CONTAINS(k.p, ",\"corr_id\":140,\"graph_exec_key\":\"0x7f00c0de0000\"}\n");
+    fl_buf_free(&k);
     fl_buf_free(&b);
 }
 
