@@ -10,7 +10,13 @@
  *      LD_LIBRARY_PATH, default scenario: one device), `--backend nvml`;
  *      with --real, the default `auto` backend on this machine's driver.
  *      N runs each (default 200), interleaved so that drift of the machine
- *      spreads evenly; median and p90, and the median added to `true`'s.
+ *      spreads evenly; median and p90, and the median added to `true`'s;
+ *      with the median of the minor page faults (wait4's ru_minflt, of the
+ *      command and the children it waited for) and the instructions of the
+ *      command's own process (valgrind --tool=callgrind's total of one run,
+ *      the dynamic loader included; "n/a" without valgrind: perf's
+ *      instruction counter is not available in this VM).  Time alone is
+ *      noise on a shared CPU; faults and instructions are not.
  *   2. The profiler's CPU while CMD sleeps: `gpu-profile -q -- sleep S`
  *      (default S = 10; with the fake NVML when given, and with --backend
  *      none), from wait4's rusage, minus what `sleep S` alone uses, so the
@@ -39,7 +45,7 @@ static uint64_t now_ns(void)
 
 /* Runs argv with stdout/stderr to /dev/null; wall ns, and CPU ns of the
  * process and the children it waited for. */
-static int run_once(char *const *argv, uint64_t *wall_ns, uint64_t *cpu_ns)
+static int run_once(char *const *argv, uint64_t *wall_ns, uint64_t *cpu_ns, uint64_t *minflt)
 {
     uint64_t t0 = now_ns();
     pid_t pid = fork();
@@ -57,6 +63,8 @@ static int run_once(char *const *argv, uint64_t *wall_ns, uint64_t *cpu_ns)
     while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
         ;
     *wall_ns = now_ns() - t0;
+    if (minflt)
+        *minflt = (uint64_t)ru.ru_minflt;
     if (cpu_ns)
         *cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
                   (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
@@ -65,6 +73,43 @@ static int run_once(char *const *argv, uint64_t *wall_ns, uint64_t *cpu_ns)
         return -1;
     }
     return 0;
+}
+
+/* The instructions argv's own process runs (callgrind's "Collected"),
+ * or 0 when valgrind cannot be run. */
+static uint64_t instructions(char *const *argv)
+{
+    char *v[16] = {"valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"};
+    size_t k = 3;
+    for (size_t i = 0; argv[i] && k < 15; i++)
+        v[k++] = argv[i];
+    v[k] = NULL;
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null < 0 || dup2(null, 1) < 0 || dup2(fds[1], 2) < 0)
+            _exit(126);
+        close(fds[0]);
+        execvp(v[0], v);
+        _exit(127);
+    }
+    close(fds[1]);
+    static char buf[1 << 16];
+    size_t n = 0;
+    ssize_t got;
+    while (pid > 0 && n < sizeof buf - 1 &&
+           ((got = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0 || (got < 0 && errno == EINTR)))
+        n += got > 0 ? (size_t)got : 0;
+    buf[n] = 0;
+    close(fds[0]);
+    if (pid > 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    const char *c = strstr(buf, "Collected : ");
+    return c ? strtoull(c + 12, NULL, 10) : 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -86,7 +131,7 @@ typedef struct config {
     const char *label;
     char *argv[12];
     const char *ld_path; /* LD_LIBRARY_PATH for this one, NULL: as inherited */
-    uint64_t *wall;
+    uint64_t *wall, *faults;
 } config;
 
 static int run_config(config *c, size_t i)
@@ -95,7 +140,7 @@ static int run_config(config *c, size_t i)
     char *saved = old ? strdup(old) : NULL;
     if (c->ld_path)
         setenv("LD_LIBRARY_PATH", c->ld_path, 1);
-    int rc = run_once(c->argv, &c->wall[i], NULL);
+    int rc = run_once(c->argv, &c->wall[i], NULL, &c->faults[i]);
     if (c->ld_path) {
         if (saved)
             setenv("LD_LIBRARY_PATH", saved, 1);
@@ -162,7 +207,8 @@ int main(int argc, char **argv)
                                 NULL};
     for (size_t c = 0; c < n_cfg; c++) {
         cfg[c].wall = calloc(runs, sizeof *cfg[c].wall);
-        if (!cfg[c].wall)
+        cfg[c].faults = calloc(runs, sizeof *cfg[c].faults);
+        if (!cfg[c].wall || !cfg[c].faults)
             return 1;
     }
     /* Warm-up (page cache, dynamic loader), then interleaved runs. */
@@ -176,15 +222,33 @@ int main(int argc, char **argv)
                 return 1;
 
     printf("1. start-up, %zu runs each (wall time, fork to wait)\n\n", runs);
-    printf("| command | median | p90 | added to true (median) |\n|---|---|---|---|\n");
+    printf("| command | median | p90 | added to true (median) | minor faults (median) | "
+           "instructions (callgrind) |\n|---|---|---|---|---|---|\n");
     double base = 0;
     for (size_t c = 0; c < n_cfg; c++) {
         double p90 = pct_ms(cfg[c].wall, runs, 90);
         double med = pct_ms(cfg[c].wall, runs, 50);
         if (c == 0)
             base = med;
-        printf("| `%s` | %.3f ms | %.3f ms | %s%.3f ms |\n", cfg[c].label, med, p90, c ? "+" : "",
-               c ? med - base : 0.0);
+        qsort(cfg[c].faults, runs, sizeof *cfg[c].faults, cmp_u64);
+        const char *old = getenv("LD_LIBRARY_PATH");
+        char *saved = old ? strdup(old) : NULL;
+        if (cfg[c].ld_path)
+            setenv("LD_LIBRARY_PATH", cfg[c].ld_path, 1);
+        uint64_t ins = instructions(cfg[c].argv);
+        if (cfg[c].ld_path) {
+            if (saved)
+                setenv("LD_LIBRARY_PATH", saved, 1);
+            else
+                unsetenv("LD_LIBRARY_PATH");
+        }
+        free(saved);
+        char ins_s[32] = "n/a";
+        if (ins)
+            snprintf(ins_s, sizeof ins_s, "%llu", (unsigned long long)ins);
+        printf("| `%s` | %.3f ms | %.3f ms | %s%.3f ms | %llu | %s |\n", cfg[c].label, med, p90,
+               c ? "+" : "", c ? med - base : 0.0, (unsigned long long)cfg[c].faults[runs / 2],
+               ins_s);
     }
 
     printf("\n2. the profiler's CPU while CMD sleeps %s s (median of %zu runs each)\n\n", sleep_s,
@@ -195,7 +259,7 @@ int main(int argc, char **argv)
     char *sleep_argv[] = {"sleep", (char *)sleep_s, NULL};
     uint64_t cpu_v[64], wall_v[64];
     for (size_t r = 0; r < reps; r++)
-        if (run_once(sleep_argv, &wall_v[r], &cpu_v[r]) != 0)
+        if (run_once(sleep_argv, &wall_v[r], &cpu_v[r], NULL) != 0)
             return 1;
     double cpu_sleep = pct_ms(cpu_v, reps, 50);
     struct {
@@ -222,7 +286,7 @@ int main(int argc, char **argv)
             setenv("LD_LIBRARY_PATH", cpu_cases[k].ld, 1);
         int rc = 0;
         for (size_t r = 0; r < reps && rc == 0; r++)
-            rc = run_once(cpu_cases[k].argv, &wall_v[r], &cpu_v[r]);
+            rc = run_once(cpu_cases[k].argv, &wall_v[r], &cpu_v[r], NULL);
         if (cpu_cases[k].ld) {
             if (saved)
                 setenv("LD_LIBRARY_PATH", saved, 1);
@@ -237,7 +301,9 @@ int main(int argc, char **argv)
         printf("| `%s` | %.3f s | %.2f ms | %.2f ms | %.2f ms | %.3f %% |\n", cpu_cases[k].label,
                wall, cpu, cpu_sleep, own, 100.0 * own / 1e3 / wall);
     }
-    for (size_t c = 0; c < n_cfg; c++)
+    for (size_t c = 0; c < n_cfg; c++) {
         free(cfg[c].wall);
+        free(cfg[c].faults);
+    }
     return 0;
 }

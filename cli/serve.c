@@ -19,10 +19,17 @@
  * newest sample is older than 3 intervals + 2 s is shown by its sample age
  * alone (prom.c).  On INT/TERM/HUP/QUIT the listener and the monitor stop,
  * then the signal ends the process as by default.
+ *
+ * libmicrohttpd (and the gnutls chain it pulls in) is loaded with dlopen at
+ * serve's start, not linked: the other subcommands do not pay its dynamic
+ * linking.  Without it serve exits 1 naming Debian's libmicrohttpd12;
+ * GPU_PROFILE_MHD_LIBRARY names another file to load.
  */
 #include "cli.h"
 
 #include <microhttpd.h>
+
+#include <dlfcn.h>
 
 #include <errno.h>
 #include <netdb.h>
@@ -44,6 +51,68 @@
 #define CONN_SLACK 16u
 #define CONN_MEMORY_BYTES (16u << 10)
 #define DEFAULT_REQUEST_TIMEOUT_S 10.0
+
+/* libmicrohttpd's calls, resolved by name at serve's start (load_mhd).
+ * microhttpd.h is kept for the types and constants only (building needs
+ * libmicrohttpd-dev's header, not its library); __typeof__ keeps each
+ * pointer's prototype the header's, so a mismatch fails the build. */
+static struct {
+    __typeof__(MHD_start_daemon) *start_daemon;
+    __typeof__(MHD_stop_daemon) *stop_daemon;
+    __typeof__(MHD_run) *run;
+    __typeof__(MHD_get_timeout) *get_timeout;
+    __typeof__(MHD_get_daemon_info) *get_daemon_info;
+    __typeof__(MHD_get_connection_info) *get_connection_info;
+    __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+    __typeof__(MHD_add_response_header) *add_response_header;
+    __typeof__(MHD_queue_response) *queue_response;
+    __typeof__(MHD_destroy_response) *destroy_response;
+} mhd;
+
+/* 0, or -1 with the reason said.  The handle is never closed: serve runs
+ * until a signal ends the process. */
+static int load_mhd(void)
+{
+    const char *name = getenv("GPU_PROFILE_MHD_LIBRARY");
+    if (!name || !*name)
+        name = "libmicrohttpd.so.12";
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        cli_say("serve: libmicrohttpd (%s) could not be loaded (%s): serve needs it; install it "
+                "(Debian/Ubuntu: apt-get install libmicrohttpd12)",
+                name, e ? e : "not found");
+        return -1;
+    }
+    struct {
+        const char *sym;
+        void **slot;
+    } syms[] = {
+        {"MHD_start_daemon", (void **)&mhd.start_daemon},
+        {"MHD_stop_daemon", (void **)&mhd.stop_daemon},
+        {"MHD_run", (void **)&mhd.run},
+        {"MHD_get_timeout", (void **)&mhd.get_timeout},
+        {"MHD_get_daemon_info", (void **)&mhd.get_daemon_info},
+        {"MHD_get_connection_info", (void **)&mhd.get_connection_info},
+        {"MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer},
+        {"MHD_add_response_header", (void **)&mhd.add_response_header},
+        {"MHD_queue_response", (void **)&mhd.queue_response},
+        {"MHD_destroy_response", (void **)&mhd.destroy_response},
+    };
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        /* POSIX: a function pointer round-trips through void * (dlsym's
+         * own contract). */
+        *syms[i].slot = dlsym(h, syms[i].sym);
+        if (!*syms[i].slot) {
+            cli_say("serve: %s has no %s: serve needs libmicrohttpd 0.9.71 or later; install it "
+                    "(Debian/Ubuntu: apt-get install libmicrohttpd12)",
+                    name, syms[i].sym);
+            dlclose(h);
+            return -1;
+        }
+    }
+    return 0;
+}
 
 /* One connection: since when its current request's headers are awaited
  * (its start, or the previous answer's end); busy once they are in. */
@@ -112,15 +181,15 @@ static int split_listen(const char *spec, char *host, size_t cap, char *port, si
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
                              fl_buf *body)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(
+    struct MHD_Response *r = mhd.create_response_from_buffer(
         body->len, body->len ? body->p : (void *)"", MHD_RESPMEM_MUST_COPY);
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
+        mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    enum MHD_Result ret = mhd.queue_response(c, status, r);
+    mhd.destroy_response(r);
     return ret;
 }
 
@@ -176,7 +245,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
         return;
     }
     const union MHD_ConnectionInfo *fd =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     conn_slot *k = NULL;
     for (size_t i = 0; i < CONN_LIMIT + CONN_SLACK && !k; i++)
         if (!s->slots[i].used)
@@ -192,7 +261,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 static conn_slot *slot_of(struct MHD_Connection *c)
 {
     const union MHD_ConnectionInfo *i =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        mhd.get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return i ? i->socket_context : NULL;
 }
 
@@ -273,7 +342,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 static struct MHD_Daemon *start(server *s, unsigned flags, const struct sockaddr *sa)
 {
-    return MHD_start_daemon(flags | MHD_USE_EPOLL, 0, NULL, NULL, &on_request, s,
+    return mhd.start_daemon(flags | MHD_USE_EPOLL, 0, NULL, NULL, &on_request, s,
                             MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_TIMEOUT,
                             (unsigned)CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
                             (unsigned)(CONN_LIMIT + CONN_SLACK), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -322,7 +391,7 @@ static struct MHD_Daemon *listen_on(const char *spec, server *s, char *shown, si
                 strerror(errno ? errno : EADDRNOTAVAIL));
         return NULL;
     }
-    const union MHD_DaemonInfo *fd = MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
+    const union MHD_DaemonInfo *fd = mhd.get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
     struct sockaddr_storage sa;
     socklen_t sl = sizeof sa;
     char h[NI_MAXHOST] = "?", p[NI_MAXSERV] = "?";
@@ -338,7 +407,7 @@ static struct MHD_Daemon *listen_on(const char *spec, server *s, char *shown, si
 static int serve_until_signal(server *s, struct MHD_Daemon *d, const sigset_t *stop)
 {
     int sfd = signalfd(-1, stop, SFD_CLOEXEC);
-    const union MHD_DaemonInfo *ep = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
+    const union MHD_DaemonInfo *ep = mhd.get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
     if (sfd < 0 || !ep) { /* cannot happen on Linux; then only the signal is awaited */
         int sig = SIGTERM;
         while (sigwait(stop, &sig) != 0)
@@ -351,7 +420,7 @@ static int serve_until_signal(server *s, struct MHD_Daemon *d, const sigset_t *s
     for (;;) {
         int wait_ms = reap(s);
         MHD_UNSIGNED_LONG_LONG mhd_ms;
-        if (MHD_get_timeout(d, &mhd_ms) == MHD_YES && (wait_ms < 0 || mhd_ms < (unsigned)wait_ms))
+        if (mhd.get_timeout(d, &mhd_ms) == MHD_YES && (wait_ms < 0 || mhd_ms < (unsigned)wait_ms))
             wait_ms = mhd_ms > 60000 ? 60000 : (int)mhd_ms;
         if (poll(p, 2, wait_ms) < 0 && errno != EINTR)
             break;
@@ -362,7 +431,7 @@ static int serve_until_signal(server *s, struct MHD_Daemon *d, const sigset_t *s
                 return (int)si.ssi_signo;
             }
         }
-        MHD_run(d);
+        mhd.run(d);
     }
     close(sfd);
     int sig = SIGTERM;
@@ -559,7 +628,9 @@ int cli_serve_main(int argc, char **argv)
     int rc = CLI_EXIT_FAIL;
     if (resolve_devices(&o, a.list, idx, 256) != 0)
         rc = CLI_EXIT_USAGE;
-    else if (open_devices(&s, &o) == 0 && (d = listen_on(a.listen, &s, shown, sizeof shown)))
+    /* Loaded before any device is opened: a missing library costs nothing. */
+    else if (load_mhd() == 0 && open_devices(&s, &o) == 0 &&
+             (d = listen_on(a.listen, &s, shown, sizeof shown)))
         rc = 0;
     if (rc == 0) {
         /* A MIG instance is served as a device of its own, but is no GPU. */
@@ -573,7 +644,7 @@ int cli_serve_main(int argc, char **argv)
                  s.n - n_mig, s.n - n_mig == 1 ? "" : "s", mig, gp_monitor_backend(s.mon),
                  o.interval_s, shown);
         int sig = serve_until_signal(&s, d, &stop);
-        MHD_stop_daemon(d);
+        mhd.stop_daemon(d);
         gp_monitor_stop(s.mon, NULL);
         gp_monitor_destroy(s.mon);
         free(s.devs);

@@ -18,7 +18,8 @@ done
 # (enable_stack_trace, docs/gpufl.md); without them the plugin builds without stacks.
 [ -f /usr/include/libunwind.h ] || need=1
 [ -f /usr/include/elfutils/libdwfl.h ] || need=1
-# libmicrohttpd: the HTTP server of `gpu-profile serve`; prometheus (promtool
+# libmicrohttpd: the HTTP server of `gpu-profile serve` (its header to build;
+# serve dlopens libmicrohttpd12, which -dev pulls in); prometheus (promtool
 # and the server): its tests check the exposition and scrape it for real.
 [ -f /usr/include/microhttpd.h ] || need=1
 command -v promtool >/dev/null 2>&1 || need=1

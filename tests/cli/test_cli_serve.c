@@ -23,6 +23,10 @@
  *  - `--listen :0` is every address: IPv4 and IPv6 loopback both answer;
  *  - bad options (125), an address in use (1), and SIGTERM ending it with
  *    128 + 15;
+ *  - libmicrohttpd loaded at serve's start, not linked: the command's
+ *    DT_NEEDED names neither it nor gnutls; GPU_PROFILE_MHD_LIBRARY naming a
+ *    missing file, or a library without its functions, exits 1 naming
+ *    Debian's libmicrohttpd12;
  *  - MIG instances (tests/scenarios/nvml_mig.txt) labelled as dcgm-exporter
  *    labels them: the parent's gpu / UUID, GPU_I_PROFILE, GPU_I_ID.
  */
@@ -638,6 +642,49 @@ static void test_options(void)
     h_result_free(&r);
 }
 
+/* libmicrohttpd is serve's alone: not among the command's DT_NEEDED (the
+ * other subcommands would pay its and gnutls's dynamic linking), loaded at
+ * serve's start with a clear error when it cannot be. */
+static void test_mhd_on_demand(void)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "readelf -d '%s'", h_cli);
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL);
+    static char dyn[1 << 16];
+    size_t n = p ? fread(dyn, 1, sizeof dyn - 1, p) : 0;
+    dyn[n] = 0;
+    if (p)
+        CHECK_INT(pclose(p), 0);
+    CHECK_CONTAINS(dyn, "(NEEDED)");
+    CHECK_CONTAINS(dyn, "[libc.so.6]");
+    CHECK(strstr(dyn, "microhttpd") == NULL);
+    CHECK(strstr(dyn, "gnutls") == NULL);
+
+    /* An address no interface has: a serve that ignored the variable would
+     * fail to listen (1, another message) rather than serve forever. */
+    const char *argv[] = {h_cli, "serve", "--listen", "192.0.2.1:9", NULL};
+    const char *missing[] = {"GPU_PROFILE_MHD_LIBRARY=/nonexistent/libmicrohttpd.so.12", NULL};
+    h_result r;
+    h_run(argv, missing, NULL, 0, &r);
+    CHECK_INT(r.code, 1);
+    CHECK_STR(r.err, "gpu-profile: serve: libmicrohttpd (/nonexistent/libmicrohttpd.so.12) could "
+                     "not be loaded (/nonexistent/libmicrohttpd.so.12: cannot open shared object "
+                     "file: No such file or directory): serve needs it; install it "
+                     "(Debian/Ubuntu: apt-get install libmicrohttpd12)\n");
+    CHECK_STR(r.out, "");
+    h_result_free(&r);
+
+    /* A library that loads but is not libmicrohttpd. */
+    const char *wrong[] = {"GPU_PROFILE_MHD_LIBRARY=libz.so.1", NULL};
+    h_run(argv, wrong, NULL, 0, &r);
+    CHECK_INT(r.code, 1);
+    CHECK_STR(r.err, "gpu-profile: serve: libz.so.1 has no MHD_start_daemon: serve needs "
+                     "libmicrohttpd 0.9.71 or later; install it (Debian/Ubuntu: apt-get install "
+                     "libmicrohttpd12)\n");
+    h_result_free(&r);
+}
+
 /* MIG instances (tests/scenarios/nvml_mig.txt) carry dcgm-exporter's
  * labels: gpu, UUID, device and modelName of the parent GPU, then
  * GPU_I_PROFILE and GPU_I_ID; no utilisation line (n/a on an instance). */
@@ -692,6 +739,7 @@ int main(void)
     h_init();
     h_scenario(g_scenario);
     test_options();
+    test_mhd_on_demand();
     char err[512], out[512];
     h_path(err, sizeof err, "serve.err");
     h_path(out, sizeof out, "serve.out");

@@ -6,7 +6,7 @@
 #   OUT_DIR/build/    gpu-profile, libgpuprofile.so*, libgpuprofile_cupti.so,
 #                     bench_sampler (when built)
 #   OUT_DIR/lib/      the shared libraries those need beyond glibc, CUDA and
-#                     the driver (jansson, microhttpd and its TLS chain,
+#                     the driver (jansson, zlib,
 #                     libunwind, libdw, ...), as this machine has them
 #   OUT_DIR/include/  jansson's headers (the checkers are built there)
 # tests/gpu/remote.sh OUT_DIR then installs the missing ones and runs the
