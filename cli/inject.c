@@ -126,11 +126,7 @@ static int is_owned(const char *entry)
 
 static char *pair(const char *name, const char *value)
 {
-    size_t n = strlen(name) + strlen(value) + 2;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s=%s", name, value);
-    return s;
+    return gp_concat3(name, "=", value);
 }
 
 void cli_env_free(char **env)

@@ -223,28 +223,31 @@ enum {
     K_ABSOLUTE_TIME,
     K_RUN
 };
+/* logs (report) and export read a log directory alike: the options they
+ * share are written once, in the order both list them. */
+/* clang-format off */
+#define LOGDIR_OPTS_HEAD                                                                           \
+    {"session", K_SESSION, 1, "ID", "a session id", NULL},                                         \
+    {"run", K_RUN, 1, "ID", "a run id", NULL},                                                     \
+    {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL}
+#define LOGDIR_OPTS_TAIL                                                                           \
+    {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},                       \
+    {"max-memory", K_MAX_MEMORY, 1, "BYTES", "a whole number of bytes from 1", NULL},              \
+    {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},                                \
+    {"help", 'h', 0, NULL, NULL, NULL}
+/* clang-format on */
 const cli_opt cli_logs_opts[] = {
-    {"session", K_SESSION, 1, "ID", "a session id", NULL},
-    {"run", K_RUN, 1, "ID", "a run id", NULL},
-    {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
+    LOGDIR_OPTS_HEAD,
     {"top", K_TOP, 1, "N", "a whole number from 1 to 100000", NULL},
     {"format", K_FORMAT, 1, "FORMAT", FL_REPORT_FORMAT_NAMES_OR, FL_REPORT_FORMAT_NAMES_SP},
-    {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
-    {"max-memory", K_MAX_MEMORY, 1, "BYTES", "a whole number of bytes from 1", NULL},
-    {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},
-    {"help", 'h', 0, NULL, NULL, NULL},
+    LOGDIR_OPTS_TAIL,
 };
 const size_t cli_logs_n_opts = sizeof cli_logs_opts / sizeof cli_logs_opts[0];
-/* export: the same without --top. */
+/* export: the same without --top, with --absolute-time. */
 const cli_opt cli_export_opts[] = {
-    {"session", K_SESSION, 1, "ID", "a session id", NULL},
-    {"run", K_RUN, 1, "ID", "a run id", NULL},
-    {"app", K_APP, 1, "NAME", "a non-empty NAME", NULL},
+    LOGDIR_OPTS_HEAD,
     {"format", K_FORMAT, 1, "FORMAT", FL_EXPORT_NAMES_OR, FL_EXPORT_NAMES_SP},
-    {"max-distinct", K_MAX_DISTINCT, 1, "N", "a whole number from 1", NULL},
-    {"max-memory", K_MAX_MEMORY, 1, "BYTES", "a whole number of bytes from 1", NULL},
-    {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},
-    {"help", 'h', 0, NULL, NULL, NULL},
+    LOGDIR_OPTS_TAIL,
     {"absolute-time", K_ABSOLUTE_TIME, 0, NULL, NULL, NULL},
 };
 const size_t cli_export_n_opts = sizeof cli_export_opts / sizeof cli_export_opts[0];

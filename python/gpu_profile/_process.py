@@ -13,39 +13,35 @@ GP_M_PROC_UTIL = 1 << 27
 GP_PROC_PIDS_MAX = 256
 
 
+def _proc_fields(obj, mem_keys, util_keys):
+    """The proc_<key> fields of a gp_summary or gp_device_sample under
+    their JSON keys: None for one its validity bit does not vouch for."""
+    pm, pu = obj.valid & GP_M_PROC_MEM, obj.valid & GP_M_PROC_UTIL
+    out = {k: getattr(obj, "proc_" + k) if pm else None for k in mem_keys}
+    out.update({k: getattr(obj, "proc_" + k) if pu else None for k in util_keys})
+    return out
+
+
 def summary_process(s):
     """gp_summary's proc_* as GpuSummary.process (the JSON's keys)."""
     if not s.proc_requested:
         return None
-    pm, pu = s.valid & GP_M_PROC_MEM, s.valid & GP_M_PROC_UTIL
-    return {
-        "count_max": s.proc_count_max if pm else None,
-        "mem_used_mean_bytes": s.proc_mem_used_mean_bytes if pm else None,
-        "mem_used_max_bytes": s.proc_mem_used_max_bytes if pm else None,
-        "all_mem_used_max_bytes": s.proc_all_mem_used_max_bytes if pm else None,
-        "sm_mean_pct": s.proc_sm_mean_pct if pu else None,
-        "sm_max_pct": s.proc_sm_max_pct if pu else None,
-        "mem_mean_pct": s.proc_mem_mean_pct if pu else None,
-        "mem_max_pct": s.proc_mem_max_pct if pu else None,
-        "all_sm_mean_pct": s.proc_all_sm_mean_pct if pu else None,
-    }
+    return _proc_fields(
+        s,
+        ("count_max", "mem_used_mean_bytes", "mem_used_max_bytes", "all_mem_used_max_bytes"),
+        ("sm_mean_pct", "sm_max_pct", "mem_mean_pct", "mem_max_pct", "all_sm_mean_pct"),
+    )
 
 
 def sample_process(m):
     """gp_device_sample's proc_* as GpuSample.process."""
-    pm, pu = m.valid & GP_M_PROC_MEM, m.valid & GP_M_PROC_UTIL
-    if not (pm or pu):
+    if not (m.valid & (GP_M_PROC_MEM | GP_M_PROC_UTIL)):
         return None
-    return {
-        "count": m.proc_count if pm else None,
-        "all_count": m.proc_all_count if pm else None,
-        "mem_used_bytes": m.proc_mem_used_bytes if pm else None,
-        "all_mem_used_bytes": m.proc_all_mem_used_bytes if pm else None,
-        "sm_pct": m.proc_sm_pct if pu else None,
-        "mem_pct": m.proc_mem_pct if pu else None,
-        "all_sm_pct": m.proc_all_sm_pct if pu else None,
-        "all_mem_pct": m.proc_all_mem_pct if pu else None,
-    }
+    return _proc_fields(
+        m,
+        ("count", "all_count", "mem_used_bytes", "all_mem_used_bytes"),
+        ("sm_pct", "mem_pct", "all_sm_pct", "all_mem_pct"),
+    )
 
 
 def pids_arg(pids, pid_tree, o):

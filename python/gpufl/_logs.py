@@ -631,13 +631,25 @@ def _distinct_keysets(rows):
     return out
 
 
-def _memcpy(c):
-    src = c.rows(TABLE_BATCHES["memcpy"][0])
+def _batch_table(c, table, fill=None, by_start=False):
+    """A batch table's rows as written, each with its session id and the
+    columns fill(row, r) derives; by_start: in start order, unknown last."""
+    src = c.rows(TABLE_BATCHES[table][0])
     out = []
     for r in src:
         row = dict(r)
-        dur, size = r.get("duration_ns"), r.get("bytes")
         row["session_id"] = c.session_id
+        if fill:
+            fill(row, r)
+        out.append(row)
+    if by_start:
+        out.sort(key=lambda x: (x["start_ns"] is None, x["start_ns"] or 0))
+    return _normalise(table, out, _distinct_keysets(src))
+
+
+def _memcpy(c):
+    def fill(row, r):
+        dur, size = r.get("duration_ns"), r.get("bytes")
         row["start_ns"] = r["ts_ns"]
         row["end_ns"] = _end(r["ts_ns"], dur)
         row["duration_ms"] = _ms(dur)
@@ -645,25 +657,18 @@ def _memcpy(c):
         # bytes per ns = GB/s; None for a copy of no measured duration
         row["throughput_gbps"] = (size / dur if isinstance(size, (int, float)) and
                                   isinstance(dur, (int, float)) and dur > 0 else None)
-        out.append(row)
-    out.sort(key=lambda x: (x["start_ns"] is None, x["start_ns"] or 0))
-    return _normalise("memcpy", out, _distinct_keysets(src))
+    return _batch_table(c, "memcpy", fill, by_start=True)
 
 
 def _profile_samples(c):
-    src = c.rows(TABLE_BATCHES["scopes"][0])
-    out = []
-    for r in src:
-        row = dict(r)
-        row["session_id"] = c.session_id
+    def fill(row, r):
         row["function_name"] = c.name("function_dict", r.get("function_id"))
         row["metric_name"] = c.name("metric_dict", r.get("metric_id"))
         row["scope_name"] = c.name("scope_name_dict", r.get("scope_name_id"))
         row["source_file"] = c.name("source_file_dict", r.get("source_file_id"))
         row["sample_kind_name"] = SAMPLE_KINDS.get(r.get("sample_kind"))
         row["stall_reason_name"] = _stall_name(row)
-        out.append(row)
-    return _normalise("scopes", out, _distinct_keysets(src))
+    return _batch_table(c, "scopes", fill)
 
 
 def _stall_name(row):
@@ -733,14 +738,9 @@ def _scope_spans(c):
 
 def _scope_events(c):
     """GPUFlight's scope_events: every begin / end row as written."""
-    src = c.rows(TABLE_BATCHES["scope_events"][0])
-    out = []
-    for r in src:
-        row = dict(r)
-        row["session_id"] = c.session_id
+    def fill(row, r):
         row["name"] = c.name("scope_name_dict", r.get("name_id"))
-        out.append(row)
-    return _normalise("scope_events", out, _distinct_keysets(src))
+    return _batch_table(c, "scope_events", fill)
 
 
 def _scope_row(c, iid, start, end, name_id, depth):
@@ -753,32 +753,21 @@ def _scope_row(c, iid, start, end, name_id, depth):
 
 
 def _device_metrics(c):
-    src = c.rows(TABLE_BATCHES["device_metrics"][0])
-    out = [dict(r, session_id=c.session_id) for r in src]
-    return _normalise("device_metrics", out, _distinct_keysets(src))
+    return _batch_table(c, "device_metrics")
 
 
 def _host_metrics(c):
-    src = c.rows(TABLE_BATCHES["host_metrics"][0])
-    out = []
-    for r in src:
-        row = dict(r, session_id=c.session_id)
+    def fill(row, r):
         x = r.get("cpu_pct_x100")
         row["cpu_pct"] = x / 100.0 if x is not None else None
-        out.append(row)
-    return _normalise("host_metrics", out, _distinct_keysets(src))
+    return _batch_table(c, "host_metrics", fill)
 
 
 def _pm_samples(c):
-    src = c.rows(TABLE_BATCHES["pm_samples"][0])
-    out = []
-    for r in src:
-        row = dict(r)
-        row["session_id"] = c.session_id
+    def fill(row, r):
         row["metric_name"] = c.name("metric_dict", r.get("metric_id"))
         row["scope_name"] = c.name("scope_name_dict", r.get("scope_name_id"))
-        out.append(row)
-    return _normalise("pm_samples", out, _distinct_keysets(src))
+    return _batch_table(c, "pm_samples", fill)
 
 
 _PERF_KINDS = {_wire.record("perf_metric_event"): "scope",

@@ -87,14 +87,12 @@ static const char *scan_columns(rd *r, scan *s, const char *p, size_t *ncols)
             if (!p)
                 return NULL;
         }
-        p = skip_ws(p);
-        if (*p == ',') {
-            p = skip_ws(p + 1);
+        int next = scan_next(&p, ']');
+        if (next > 0)
             continue;
-        }
-        if (*p == ']') {
+        if (next == 0) {
             *ncols = n;
-            return p + 1;
+            return p;
         }
         return scan_fail(s, p, "expected ',' or ']' in \"columns\"");
     }
@@ -136,34 +134,22 @@ enum {
     K_HOST = 64,
 };
 
+/* The header keys a batch names; any other key is skipped. */
+static const struct {
+    const char *name;
+    size_t len;
+    int id;
+} batch_keys[] = {
+    {"type", 4, K_TYPE},          {"rows", 4, K_ROWS},     {"columns", 7, K_COLS},
+    {"batch_id", 8, K_BID},       {"hostname", 8, K_HOST}, {"session_id", 10, K_SID},
+    {"base_time_ns", 12, K_BASE},
+};
+
 static int key_id(const char *k, size_t n)
 {
-    switch (n) {
-    case 4:
-        if (memcmp(k, "type", 4) == 0)
-            return K_TYPE;
-        if (memcmp(k, "rows", 4) == 0)
-            return K_ROWS;
-        break;
-    case 7:
-        if (memcmp(k, "columns", 7) == 0)
-            return K_COLS;
-        break;
-    case 8:
-        if (memcmp(k, "batch_id", 8) == 0)
-            return K_BID;
-        if (memcmp(k, "hostname", 8) == 0)
-            return K_HOST;
-        break;
-    case 10:
-        if (memcmp(k, "session_id", 10) == 0)
-            return K_SID;
-        break;
-    case 12:
-        if (memcmp(k, "base_time_ns", 12) == 0)
-            return K_BASE;
-        break;
-    }
+    for (size_t i = 0; i < sizeof batch_keys / sizeof batch_keys[0]; i++)
+        if (batch_keys[i].len == n && memcmp(k, batch_keys[i].name, n) == 0)
+            return batch_keys[i].id;
     return 0;
 }
 
@@ -244,15 +230,11 @@ static inline const char *scan_envelope(rd *r, scan *s, const char *line, size_t
             p = scan_member(r, s, line, p, id, e);
             if (!p)
                 return NULL;
-            p = skip_ws(p);
-            if (*p == ',') {
-                p = skip_ws(p + 1);
+            int next = scan_next(&p, '}');
+            if (next > 0)
                 continue;
-            }
-            if (*p == '}') {
-                p++;
+            if (next == 0)
                 break;
-            }
             return scan_fail(s, p, *p ? "expected ',' or '}'" : "unexpected end of line");
         }
     }

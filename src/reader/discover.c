@@ -199,7 +199,7 @@ static void consider_subdir(dirpick *d, char *sub)
  * file): of the app?  holding session want?  the newest so far? */
 static void consider_flat(dirpick *d, const char *prefix)
 {
-    char *pf = fl_rd_join(d->dir, "/", prefix);
+    char *pf = gp_concat3(d->dir, "/", prefix);
     if (pf && d->app) {
         idscan s;
         memset(&s, 0, sizeof s);
@@ -311,7 +311,7 @@ static gp_status pick_in_dir(const char *dir, const char *want, const char *app,
     while ((e = readdir(dp))) {
         if (e->d_name[0] == '.')
             continue;
-        char *sub = fl_rd_join(dir, "/", e->d_name);
+        char *sub = gp_concat3(dir, "/", e->d_name);
         if (!sub)
             continue;
         struct stat st;
@@ -350,7 +350,7 @@ static gp_status pick_in_dir(const char *dir, const char *want, const char *app,
 static gp_status locate_in_dir(char *path, const char *want, const char *app, target *t, lbuf *lb,
                                gp_error *err)
 {
-    char *sub = want ? fl_rd_join(path, "/", want) : NULL;
+    char *sub = want ? gp_concat3(path, "/", want) : NULL;
     gp_status st = GP_OK;
     if (sub && fl_rd_session_dir(sub, NULL)) {
         t->where = sub;

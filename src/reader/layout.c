@@ -102,15 +102,6 @@ static int64_t mtime_ns(const struct stat *st)
     return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
-char *fl_rd_join(const char *a, const char *b, const char *c)
-{
-    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s%s%s", a, b, c);
-    return s;
-}
-
 bool fl_rd_ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
@@ -171,7 +162,7 @@ static void walk(const char *dir, const char *prefix, bool in_tmp, int ch, cands
             continue;
         k.size = S_ISREG(st.st_mode) ? st.st_size : 0;
         k.mtime = mtime_ns(&st);
-        k.path = fl_rd_join(dir, "/", e->d_name);
+        k.path = gp_concat3(dir, "/", e->d_name);
         if (!k.path || fl_grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v) != 0) {
             free(k.path);
             c->oom = true;
@@ -197,7 +188,7 @@ static void walk_session(const char *where, bool flat, int ch, cands *c)
         return;
     }
     walk(where, NULL, false, ch, c);
-    char *tmp = fl_rd_join(where, "/", RD_TMP_DIR);
+    char *tmp = gp_concat3(where, "/", RD_TMP_DIR);
     if (tmp)
         walk(tmp, NULL, true, ch, c);
     else

@@ -90,7 +90,7 @@ gp_status fl_read_list_sessions(const char *path, char ***dirs, size_t *n, gp_er
     while (st == GP_OK && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
-        char *sub = fl_rd_join(path, "/", e->d_name);
+        char *sub = gp_concat3(path, "/", e->d_name);
         if (!sub) {
             st = gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory listing sessions");
         } else if (fl_rd_session_dir(sub, NULL)) {

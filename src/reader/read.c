@@ -357,7 +357,7 @@ gp_status fl_read_session_prefixed(const char *log_dir, const char *log_prefix,
     fl_read_opts_init(&o);
     if (opts)
         o = *opts;
-    char *at = fl_rd_join(log_dir, "/", log_prefix);
+    char *at = gp_concat3(log_dir, "/", log_prefix);
     if (!at)
         return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory", fl_path_show(log_dir).text);
     /* (a) and (b) name the files or the directory themselves, which hold

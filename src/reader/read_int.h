@@ -14,6 +14,7 @@
 #include "read.h"
 #include "scan.h"
 #include "gpu_profile.h"
+#include "../util/text.h" /* gp_concat3 */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -233,8 +234,6 @@ typedef struct rd_file {
     bool gz, in_tmp;      /* in_tmp: in the session's .tmp/ */
 } rd_file;
 
-/* a b c concatenated, malloc'd; NULL when out of memory. */
-char *fl_rd_join(const char *a, const char *b, const char *c);
 bool fl_rd_ends_with(const char *s, const char *suf);
 /* A session directory: holds a channel file, itself or in its .tmp/.
  * *newest (if not NULL): the latest mtime of the directory and its channel

@@ -228,6 +228,10 @@ static inline const char *scan_row(rd *r, scan *s, const char *p, cellpos *at, s
                 return NULL;
             at->cp++;
             char c = *p;
+            if (is_ws(c)) {
+                p = skip_ws(p);
+                c = *p;
+            }
             if (c == ',') {
                 p++;
                 continue;
@@ -235,18 +239,6 @@ static inline const char *scan_row(rd *r, scan *s, const char *p, cellpos *at, s
             if (c == ']') {
                 p++;
                 break;
-            }
-            if (is_ws(c)) {
-                p = skip_ws(p);
-                c = *p;
-                if (c == ',') {
-                    p++;
-                    continue;
-                }
-                if (c == ']') {
-                    p++;
-                    break;
-                }
             }
             return scan_fail(s, p, c ? "expected ',' or ']' in a row" : "unexpected end of line");
         }
@@ -292,15 +284,11 @@ const char *fl_rd_scan_rows(rd *r, scan *s, const char *line, const char *p, siz
                     return NULL;
                 nrows++;
             }
-            p = skip_ws(p);
-            if (*p == ',') {
-                p = skip_ws(p + 1);
+            int next = scan_next(&p, ']');
+            if (next > 0)
                 continue;
-            }
-            if (*p == ']') {
-                p++;
+            if (next == 0)
                 break;
-            }
             return scan_fail(s, p,
                              *p ? "expected ',' or ']' after a row" : "unexpected end of line");
         }

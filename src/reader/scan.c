@@ -368,20 +368,16 @@ const char *fl_skip_value(scan *s, const char *p)
                 return NULL;
             break;
         case 't':
-            if (!(p[1] == 'r' && p[2] == 'u' && p[3] == 'e'))
-                return scan_fail(s, p, "invalid literal");
-            p += 4;
-            break;
         case 'f':
-            if (!(p[1] == 'a' && p[2] == 'l' && p[3] == 's' && p[4] == 'e'))
+        case 'n': {
+            /* strncmp stops at the line's NUL: never reads past it. */
+            const char *lit = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+            size_t n = strlen(lit);
+            if (strncmp(p, lit, n) != 0)
                 return scan_fail(s, p, "invalid literal");
-            p += 5;
+            p += n;
             break;
-        case 'n':
-            if (!(p[1] == 'u' && p[2] == 'l' && p[3] == 'l'))
-                return scan_fail(s, p, "invalid literal");
-            p += 4;
-            break;
+        }
         default:
             if (*p == '-' || is_digit(*p)) {
                 p = fl_scan_num(s, p, NULL);
@@ -396,15 +392,13 @@ const char *fl_skip_value(scan *s, const char *p)
             if (depth == 0)
                 return p;
             bool obj = (stack[(depth - 1) >> 3] >> ((depth - 1) & 7)) & 1;
-            p = skip_ws(p);
-            if (*p == ',') {
-                p = skip_ws(p + 1);
+            int next = scan_next(&p, obj ? '}' : ']');
+            if (next > 0) {
                 if (obj)
                     goto key;
                 goto value;
             }
-            if (*p == (obj ? '}' : ']')) {
-                p++;
+            if (next == 0) {
                 depth--;
                 continue;
             }

@@ -85,6 +85,20 @@ static inline const char *skip_ws(const char *p)
     return p;
 }
 
+/* After a member or an element: 1 at a ',' (*pp past it and the white
+ * space after), 0 at close (*pp past it), -1 at anything else (*pp at
+ * it, for the caller's message).  One rule for every JSON list we read. */
+static inline int scan_next(const char **pp, char close)
+{
+    const char *p = skip_ws(*pp);
+    if (*p == ',') {
+        *pp = skip_ws(p + 1);
+        return 1;
+    }
+    *pp = *p == close ? p + 1 : p;
+    return *p == close ? 0 : -1;
+}
+
 static inline bool is_digit(char c)
 {
     return (unsigned)((unsigned char)c - '0') < 10u;

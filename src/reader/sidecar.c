@@ -92,12 +92,12 @@ static bool identity(rd *r, const json_t *j, const rd_file *f)
  * its .tmp/ (a window staged there); NULL when neither has it. */
 static char *payload_path(const char *dir, const char *name)
 {
-    char *p = fl_rd_join(dir, "/", name);
+    char *p = gp_concat3(dir, "/", name);
     struct stat st;
     if (p && stat(p, &st) == 0 && S_ISREG(st.st_mode))
         return p;
     free(p);
-    p = fl_rd_join(dir, "/" RD_TMP_DIR "/", name);
+    p = gp_concat3(dir, "/" RD_TMP_DIR "/", name);
     if (p && stat(p, &st) == 0 && S_ISREG(st.st_mode))
         return p;
     free(p);
@@ -154,7 +154,7 @@ static char *sidecar_path(const char *dir, const rd_file *f)
     char name[128];
     snprintf(name, sizeof name, "/%s%s.%lu.json", RD_SIDECAR_PREFIX, fl_channel_name(f->channel),
              f->window);
-    return fl_rd_join(dir, name, "");
+    return gp_concat3(dir, name, "");
 }
 
 bool fl_rd_has_sidecar(const char *dir, const rd_file *f)
@@ -257,7 +257,7 @@ static void loss_reason(const char *path, char *out, size_t cap)
 /* One warning for marker k of dir. */
 static void warn_loss(rd *r, const char *dir, const loss *k)
 {
-    char *path = fl_rd_join(dir, "/", k->name);
+    char *path = gp_concat3(dir, "/", k->name);
     if (!path)
         return;
     char chan[256], why[128];

@@ -18,39 +18,46 @@ const char *fl_config_getenv(const char *name)
     return s && *s ? s : NULL;
 }
 
-gpufl_status fl_config_env_kill_switch(gpufl_error *err)
+/* A boolean variable that only the environment sets: *on 1 or 0, -1
+ * unset; an error naming it and what each answer does when it is not a
+ * boolean. */
+static gpufl_status env_switch(const char *name, const char *on_does, const char *off_does, int *on,
+                               const char **text, gpufl_error *err)
 {
-    const char *dis = fl_config_getenv("GPUFL_DISABLED");
-    if (!dis)
+    *on = -1;
+    *text = fl_config_getenv(name);
+    if (!*text)
         return GPUFL_OK;
-    int b = fl_parse_bool(dis);
+    int b = fl_parse_bool(*text);
     if (b < 0)
         return fl_error_set(err, GPUFL_ERR_ENV,
-                            "GPUFL_DISABLED=\"%s\" is not a boolean: use 1, true, yes or on "
-                            "to disable the recorder, 0, false, no or off (or unset it) to "
-                            "keep it on (any case)",
-                            dis);
-    if (b == 1)
+                            "%s=\"%s\" is not a boolean: use 1, true, yes or on to %s, 0, false, "
+                            "no or off (or unset it) to %s (any case)",
+                            name, *text, on_does, off_does);
+    *on = b == 1;
+    return GPUFL_OK;
+}
+
+gpufl_status fl_config_env_kill_switch(gpufl_error *err)
+{
+    int on;
+    const char *dis;
+    gpufl_status st =
+        env_switch("GPUFL_DISABLED", "disable the recorder", "keep it on", &on, &dis, err);
+    if (st == GPUFL_OK && on == 1)
         return fl_error_set(err, GPUFL_DISABLED,
                             "GPUFL_DISABLED=%s: the recorder is off, nothing was started", dis);
-    return GPUFL_OK;
+    return st;
 }
 
 gpufl_status fl_config_env_no_tsc(bool *no_tsc, gpufl_error *err)
 {
-    *no_tsc = false;
-    const char *s = fl_config_getenv("GPUFL_NO_TSC");
-    if (!s)
-        return GPUFL_OK;
-    int b = fl_parse_bool(s);
-    if (b < 0)
-        return fl_error_set(err, GPUFL_ERR_ENV,
-                            "GPUFL_NO_TSC=\"%s\" is not a boolean: use 1, true, yes or on to "
-                            "time scopes with CLOCK_REALTIME, 0, false, no or off (or unset it) "
-                            "to let them use the TSC (any case)",
-                            s);
-    *no_tsc = b == 1;
-    return GPUFL_OK;
+    int on;
+    const char *s;
+    gpufl_status st = env_switch("GPUFL_NO_TSC", "time scopes with CLOCK_REALTIME",
+                                 "let them use the TSC", &on, &s, err);
+    *no_tsc = on == 1;
+    return st;
 }
 
 static gpufl_status apply_env(const fl_field *fd, fl_fval *dst, gpufl_error *err)

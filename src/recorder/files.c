@@ -26,6 +26,7 @@
 #include "../util/text.h"
 #include "../wire/records.h"
 #include "capabilities.h"
+#include "launcher.h"
 #include "rotate.h"
 #include "say.h"
 
@@ -34,43 +35,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define DIR_ATTEMPTS 4 /* uuids tried before init gives up */
 
+/* The same generator as a run's ids (run_ident.c), its fallback where
+ * the kernel has no entropy to give included. */
 void fl_uuid4(char out[37])
 {
-    unsigned char b[16];
-    size_t got = 0;
-    while (got < sizeof b) {
-        ssize_t r = getrandom(b + got, sizeof b - got, 0);
-        if (r > 0) {
-            got += (size_t)r;
-            continue;
-        }
-        if (r < 0 && errno == EINTR)
-            continue;
-        /* No entropy source: the clock and the pid still make ids that do
-         * not collide on one machine. */
-        uint64_t t = gp_now_wall_ns() ^ ((uint64_t)getpid() << 32) ^ gp_now_mono_ns();
-        for (size_t i = got; i < sizeof b;
-             i++, t = t * 6364136223846793005ull + 1442695040888963407ull)
-            b[i] = (unsigned char)(t >> 56);
-        break;
-    }
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-    static const char hex[] = "0123456789abcdef";
-    size_t k = 0;
-    for (size_t i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            out[k++] = '-';
-        out[k++] = hex[b[i] >> 4];
-        out[k++] = hex[b[i] & 15];
-    }
-    out[k] = '\0';
+    fl_run_id_new(out);
 }
 
 void fl_files_init(session *s)

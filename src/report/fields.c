@@ -16,9 +16,7 @@
 
 bool fl_rcell_u64_slow(const fl_batch *b, size_t row, int col, uint64_t *out)
 {
-    if (col < 0 || (size_t)col >= b->ncols || row >= b->nrows)
-        return false;
-    const fl_cell *c = &b->cells[row * b->ncols + (size_t)col];
+    const fl_cell *c = fl_batch_cell(b, row, col); /* out of range: a null cell */
     switch (c->kind) {
     case FL_CELL_INT:
         if (c->i < 0)
@@ -40,9 +38,7 @@ bool fl_rcell_u64_slow(const fl_batch *b, size_t row, int col, uint64_t *out)
 
 bool fl_rcell_real(const fl_batch *b, size_t row, int col, double *out)
 {
-    if (col < 0 || (size_t)col >= b->ncols || row >= b->nrows)
-        return false;
-    const fl_cell *c = &b->cells[row * b->ncols + (size_t)col];
+    const fl_cell *c = fl_batch_cell(b, row, col); /* out of range: a null cell */
     switch (c->kind) {
     case FL_CELL_INT:
         *out = (double)c->i;

@@ -178,11 +178,8 @@ static void json_scopes(const fl_report *r, const figures *f, jw *w)
 
 static void json_graphs(const fl_report *r, jw *w)
 {
-    if (!r->n_gr) {
-        j_str(w, "graphs", NULL);
+    if (!j_open_if(w, "graphs", r->n_gr, '{'))
         return;
-    }
-    j_open(w, "graphs", '{');
     j_u64(w, "launches", r->graphs);
     j_u64(w, "time_ns", r->graph_ns);
     j_open(w, "items", '[');
@@ -205,11 +202,8 @@ static void json_graphs(const fl_report *r, jw *w)
  * session was traced). */
 static void json_capture_windows(const fl_report *r, jw *w)
 {
-    if (!r->n_cw) {
-        j_str(w, "capture_windows", NULL);
+    if (!j_open_if(w, "capture_windows", r->n_cw, '['))
         return;
-    }
-    j_open(w, "capture_windows", '[');
     for (size_t i = 0; i < r->n_cw; i++) {
         const capwin *c = &r->cw[i];
         j_open(w, NULL, '{');
@@ -226,11 +220,8 @@ static void json_capture_windows(const fl_report *r, jw *w)
 
 static void json_deep_windows(const fl_report *r, jw *w)
 {
-    if (!r->n_dw) {
-        j_str(w, "deep_windows", NULL);
+    if (!j_open_if(w, "deep_windows", r->n_dw, '['))
         return;
-    }
-    j_open(w, "deep_windows", '[');
     for (size_t i = 0; i < r->n_dw; i++) {
         const deepstat *d = &r->dw[i];
         j_open(w, NULL, '{');
@@ -362,11 +353,8 @@ static void json_gpm(const dstat *d, jw *w)
     bool any = false;
     for (int g = 0; g < FL_GPM_N; g++)
         any = any || d->gpm[g].n > 0;
-    if (!any) {
-        j_str(w, "gpm", NULL);
+    if (!j_open_if(w, "gpm", any, '{'))
         return;
-    }
-    j_open(w, "gpm", '{');
     for (int g = 0; g < FL_GPM_N; g++) {
         if (!d->gpm[g].n) {
             j_str(w, names[g], NULL);
@@ -413,11 +401,8 @@ static void json_devices(const fl_report *r, const figures *f, jw *w)
 
 static void json_host(const fl_report *r, jw *w)
 {
-    if (!r->host_samples) {
-        j_str(w, "host", NULL);
+    if (!j_open_if(w, "host", r->host_samples, '{'))
         return;
-    }
-    j_open(w, "host", '{');
     j_str(w, "hostname", r->host_name ? r->host_name : r->m->hostname);
     j_u64(w, "samples", r->host_samples);
     j_acc(w, "cpu_mean_pct", "cpu_max_pct", &r->cpu, 1);
@@ -431,11 +416,8 @@ static void json_host(const fl_report *r, jw *w)
 static void json_capture(const fl_report *r, jw *w)
 {
     const json_t *c = r->m->caps;
-    if (!c) {
-        j_str(w, "capture", NULL);
+    if (!j_open_if(w, "capture", c, '{'))
         return;
-    }
-    j_open(w, "capture", '{');
     j_str(w, "requested_engine", fl_jget_str(c, "requested_engine"));
     j_str(w, "selected_engine", fl_jget_str(c, "selected_engine"));
     j_opt_u64(w, "ts_ns", json_is_integer(json_object_get(c, "ts_ns")),

@@ -45,11 +45,8 @@ static void j_config_device(jw *w, const json_t *rec)
 
 void fl_json_stalls(const fl_report *r, int top, jw *w)
 {
-    if (!r->n_st && !r->sass_rows) {
-        j_str(w, "stalls", NULL);
+    if (!j_open_if(w, "stalls", r->n_st || r->sass_rows, '{'))
         return;
-    }
-    j_open(w, "stalls", '{');
     j_u64(w, "pc_samples", r->pc_samples);
     j_u64(w, "sass_metric_rows", r->sass_rows);
     j_open(w, "reasons", '[');
@@ -117,11 +114,8 @@ void fl_json_sass(const fl_report *r, int top, jw *w)
         fl_json_sass_detail(r, top, w);
         j_close(w, '}');
     }
-    if (!r->cubins && !r->ptxs && !r->sources) {
-        j_str(w, "sass", NULL);
+    if (!j_open_if(w, "sass", r->cubins || r->ptxs || r->sources, '{'))
         return;
-    }
-    j_open(w, "sass", '{');
     j_u64(w, "cubin_disassemblies", r->cubins);
     j_u64(w, "ptx_disassemblies", r->ptxs);
     j_u64(w, "source_files", r->sources);
@@ -132,11 +126,8 @@ void fl_json_sass(const fl_report *r, int top, jw *w)
 
 static void pm_sampling(const fl_report *r, jw *w)
 {
-    if (!r->pm_configs) {
-        j_str(w, "pm_sampling", NULL);
+    if (!j_open_if(w, "pm_sampling", r->pm_configs, '['))
         return;
-    }
-    j_open(w, "pm_sampling", '[');
     for (size_t i = 0; i < json_array_size(r->pm_configs); i++) {
         const json_t *c = json_array_get(r->pm_configs, i);
         uint64_t v;

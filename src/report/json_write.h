@@ -38,11 +38,18 @@ static inline void j_key(jw *w, const char *k)
     w->comma = false;
 }
 
-static inline void j_open(jw *w, const char *key, char c)
+/* Where a value goes: after its key in an object (key), or as the next
+ * element of an array (key NULL). */
+static inline void j_at(jw *w, const char *key)
 {
     if (key)
         j_key(w, key);
     j_sep(w);
+}
+
+static inline void j_open(jw *w, const char *key, char c)
+{
+    j_at(w, key);
     fl_buf_put(w->b, &c, 1);
     w->comma = false;
 }
@@ -55,57 +62,55 @@ static inline void j_close(jw *w, char c)
 
 static inline void j_u64(jw *w, const char *key, uint64_t v)
 {
-    if (key)
-        j_key(w, key);
-    j_sep(w);
+    j_at(w, key);
     fl_buf_u64(w->b, v);
 }
 
 static inline void j_i64(jw *w, const char *key, int64_t v)
 {
-    if (key)
-        j_key(w, key);
-    j_sep(w);
+    j_at(w, key);
     fl_buf_i64(w->b, v);
 }
 
 static inline void j_dbl(jw *w, const char *key, bool ok, double v)
 {
-    if (key)
-        j_key(w, key);
-    j_sep(w);
+    j_at(w, key);
     fl_buf_opt_double(w->b, ok, v);
 }
 
 static inline void j_opt_u64(jw *w, const char *key, bool ok, uint64_t v)
 {
-    if (key)
-        j_key(w, key);
-    j_sep(w);
+    j_at(w, key);
     fl_buf_opt_u64(w->b, ok, v);
 }
 
 static inline void j_str(jw *w, const char *key, const char *s)
 {
-    if (key)
-        j_key(w, key);
-    j_sep(w);
+    j_at(w, key);
     fl_buf_str(w->b, s);
+}
+
+/* An object or array under key when there is something to say, else
+ * null (never an empty one for an unknown).  Returns whether it opened. */
+static inline bool j_open_if(jw *w, const char *key, bool any, char c)
+{
+    if (!any) {
+        j_str(w, key, NULL);
+        return false;
+    }
+    j_open(w, key, c);
+    return true;
 }
 
 static inline void j_bool(jw *w, const char *key, bool v)
 {
-    if (key)
-        j_key(w, key);
-    j_sep(w);
+    j_at(w, key);
     fl_buf_puts(w->b, v ? "true" : "false");
 }
 
 static inline void j_raw_json(jw *w, const char *key, const json_t *v)
 {
-    if (key)
-        j_key(w, key);
-    j_sep(w);
+    j_at(w, key);
     if (!v) {
         fl_buf_puts(w->b, "null");
         return;

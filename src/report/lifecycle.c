@@ -180,11 +180,8 @@ static const char *const quality_keys[] = {"source",
 
 void fl_json_lifecycle(const fl_report *r, jw *w)
 {
-    if (!any(r)) {
-        j_str(w, "lifecycle", NULL);
+    if (!j_open_if(w, "lifecycle", any(r), '{'))
         return;
-    }
-    j_open(w, "lifecycle", '{');
     j_open(w, "run", '{');
     j_keys(w, r->lc_ident, ident_keys, N_IDENT);
     j_close(w, '}');

@@ -79,31 +79,6 @@ static size_t top_stacks(const fl_report *r, sync_stack *top)
     return n;
 }
 
-/* "f (a.c:3) <- g (a.c:9) <- ... (2 more)": innermost first, 4 frames. */
-static void put_stack(fl_buf *b, const char *st)
-{
-    const char *frames[64];
-    size_t n = 0;
-    for (const char *p = st; n < 64;) {
-        frames[n++] = p;
-        p = strchr(p, '|');
-        if (!p)
-            break;
-        p++;
-    }
-    size_t shown = n < 4 ? n : 4;
-    for (size_t i = 0; i < shown; i++) {
-        const char *f = frames[n - 1 - i], *end = strchr(f, '|');
-        char one[256];
-        snprintf(one, sizeof one, "%.*s", (int)(end ? (size_t)(end - f) : strlen(f)), f);
-        if (i)
-            fl_buf_puts(b, " <- ");
-        fl_put_line(b, one, 120);
-    }
-    if (n > shown)
-        fl_buf_printf(b, " <- ... (%zu more)", n - shown);
-}
-
 /*
  *   waited at         2.000 us in 1 sync: wait_here (app.c:12) <- main (app.c:30)
  */
@@ -116,7 +91,7 @@ void fl_text_sync_stacks(const fl_report *r, fl_buf *b)
         fl_dur_text(b, top[i].ns);
         fl_buf_printf(b, " in %" PRIu64 " %s: ", top[i].count,
                       fl_plural(top[i].count, "sync", "syncs"));
-        put_stack(b, top[i].text);
+        fl_put_stack(b, top[i].text);
         fl_buf_puts(b, "\n");
     }
     if (r->sync_by_stack.n > n)

@@ -339,28 +339,9 @@ static void text_stack(const kstat *k, fl_buf *b)
     const char *st = k->stack;
     if (!st || !*st)
         return;
-    const char *frames[64];
-    size_t n = 0;
-    for (const char *p = st; n < 64;) {
-        frames[n++] = p;
-        p = strchr(p, '|');
-        if (!p)
-            break;
-        p++;
-    }
     fl_buf_puts(b, k->stack_varies ? "      launched from (last of several stacks) "
                                    : "      launched from ");
-    size_t shown = n < 4 ? n : 4;
-    for (size_t i = 0; i < shown; i++) {
-        const char *f = frames[n - 1 - i], *end = strchr(f, '|');
-        char one[256];
-        snprintf(one, sizeof one, "%.*s", (int)(end ? (size_t)(end - f) : strlen(f)), f);
-        if (i)
-            fl_buf_puts(b, " <- ");
-        fl_put_line(b, one, 120);
-    }
-    if (n > shown)
-        fl_buf_printf(b, " <- ... (%zu more)", n - shown);
+    fl_put_stack(b, st);
     fl_buf_puts(b, "\n");
 }
 

@@ -37,6 +37,30 @@ void fl_put_line(fl_buf *b, const char *s, size_t max)
         fl_buf_commit(b, fl_line_into(d, s, max));
 }
 
+void fl_put_stack(fl_buf *b, const char *st)
+{
+    const char *frames[64];
+    size_t n = 0;
+    for (const char *p = st; n < 64;) {
+        frames[n++] = p;
+        p = strchr(p, '|');
+        if (!p)
+            break;
+        p++;
+    }
+    size_t shown = n < 4 ? n : 4;
+    for (size_t i = 0; i < shown; i++) {
+        const char *f = frames[n - 1 - i], *end = strchr(f, '|');
+        char one[256];
+        snprintf(one, sizeof one, "%.*s", (int)(end ? (size_t)(end - f) : strlen(f)), f);
+        if (i)
+            fl_buf_puts(b, " <- ");
+        fl_put_line(b, one, 120);
+    }
+    if (n > shown)
+        fl_buf_printf(b, " <- ... (%zu more)", n - shown);
+}
+
 void fl_dur_text(fl_buf *b, uint64_t ns)
 {
     if (ns >= 1000000000ull)

@@ -20,6 +20,9 @@ void fl_put_line(fl_buf *b, const char *s, size_t max);
 /* The same at d, which has room for max bytes (at least 3); returns the
  * end (no NUL written). */
 char *fl_line_into(char *d, const char *s, size_t max);
+/* A stack of '|'-separated frames as "f (a.c:3) <- g (a.c:9) <- ...
+ * (2 more)": innermost first, 4 frames, each on one line of 120 bytes. */
+void fl_put_stack(fl_buf *b, const char *stack);
 /* "1.234 s", "1.234 ms" or "1.234 us". */
 void fl_dur_text(fl_buf *b, uint64_t ns);
 /* "512 B", "1.50 KiB" ... "EiB" into buf (32 bytes hold any). */

@@ -74,49 +74,46 @@ static void json_key(json *j, const char *key)
     gp_out_str(j->o, j->pretty ? "\": " : "\":");
 }
 
-static void json_null(json *j, const char *key)
+/* The key, and null when the value is unknown: never a 0 for it.
+ * Returns whether the caller writes the value. */
+static int json_known(json *j, const char *key, int ok)
 {
     json_key(j, key);
-    gp_out_str(j->o, "null");
+    if (!ok)
+        gp_out_str(j->o, "null");
+    return ok;
+}
+
+static void json_null(json *j, const char *key)
+{
+    (void)json_known(j, key, 0);
 }
 
 static void json_u64(json *j, const char *key, int ok, uint64_t v)
 {
-    json_key(j, key);
-    if (ok)
+    if (json_known(j, key, ok))
         gp_out_u64(j->o, v);
-    else
-        gp_out_str(j->o, "null");
 }
 
 static void json_i64(json *j, const char *key, int ok, int64_t v)
 {
-    json_key(j, key);
-    if (ok)
+    if (json_known(j, key, ok))
         gp_out_i64(j->o, v);
-    else
-        gp_out_str(j->o, "null");
 }
 
 /* Doubles: fixed point, 6 decimals at most, trailing zeros trimmed. */
 static void json_num(json *j, const char *key, int ok, double v)
 {
-    json_key(j, key);
-    if (ok && isfinite(v))
+    if (json_known(j, key, ok && isfinite(v)))
         gp_out_fixed(j->o, v, 6, 1);
-    else
-        gp_out_str(j->o, "null");
 }
 
 /* A string field; empty means unknown and is written as null. */
 static void json_field(json *j, const char *key, const char *s, size_t size)
 {
-    json_key(j, key);
     size_t n = gp_field_len(s, size);
-    if (n)
+    if (json_known(j, key, n != 0))
         json_str_n(j->o, s, n);
-    else
-        gp_out_str(j->o, "null");
 }
 
 static void json_sep(json *j, int *first)

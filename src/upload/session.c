@@ -8,6 +8,7 @@
  */
 #include "upload_int.h"
 #include "../util/error.h"
+#include "../util/text.h"
 #include "../wire/vocab.h"
 
 #include <dirent.h>
@@ -24,13 +25,10 @@
 
 static void session_clear(up_session *s);
 
+/* dir/name, malloc'd; NULL when out of memory. */
 static char *join(const char *a, const char *b)
 {
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", a, b);
-    return p;
+    return gp_concat3(a, "/", b);
 }
 
 /* "<channel>.log", "<channel>.<N>.log", either + ".gz": its channel and

@@ -167,6 +167,15 @@ void gp_format_fixed(double v, int decimals, int trim, gp_emit_fn emit, void *ct
     emit(ctx, frac, (size_t)n);
 }
 
+char *gp_concat3(const char *a, const char *b, const char *c)
+{
+    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s%s", a, b, c);
+    return s;
+}
+
 int gp_find_name(const char *const *names, size_t n, const char *text)
 {
     if (!text)

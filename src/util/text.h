@@ -23,6 +23,10 @@ void gp_json_quote(const char *s, size_t n, gp_emit_fn emit, void *ctx);
  * the locale, trailing zeros dropped with trim.  JSON numbers use (6, 1). */
 void gp_format_fixed(double v, int decimals, int trim, gp_emit_fn emit, void *ctx);
 
+/* a, b and c end to end in a new string (the caller frees it); NULL when
+ * out of memory.  Paths ("dir", "/", "name") and NAME=value pairs. */
+char *gp_concat3(const char *a, const char *b, const char *c);
+
 /* The index of text among names[0..n), compared without case; -1 when
  * absent or text is NULL. */
 int gp_find_name(const char *const *names, size_t n, const char *text);

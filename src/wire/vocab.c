@@ -9,6 +9,16 @@
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The place of name among the n names; n when absent or NULL.  Every
+ * "name to number" lookup of the vocabulary goes through here. */
+static size_t name_at(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return n;
+}
+
 static const char *const channel_names[FL_CH_COUNT] = {
 #define FL_X(id, name) #name,
     FL_CHANNELS(FL_X)
@@ -33,10 +43,7 @@ const char *fl_dict_name(fl_dict d)
 
 fl_dict fl_dict_of(const char *name)
 {
-    for (int d = 0; name && d < FL_DICT_COUNT; d++)
-        if (strcmp(dict_names[d], name) == 0)
-            return (fl_dict)d;
-    return FL_DICT_COUNT;
+    return (fl_dict)name_at(dict_names, FL_DICT_COUNT, name);
 }
 
 /* Each batch's column names, as one array per batch. */
@@ -107,10 +114,7 @@ const char *fl_cap_status_name(fl_cap_status s)
 
 fl_cap_status fl_cap_status_of(const char *name)
 {
-    for (int i = 0; name && i < FL_CAP_COUNT; i++)
-        if (strcmp(cap_status_names[i], name) == 0)
-            return (fl_cap_status)i;
-    return FL_CAP_COUNT;
+    return (fl_cap_status)name_at(cap_status_names, FL_CAP_COUNT, name);
 }
 
 static const char *const engine_names[] = {
@@ -136,13 +140,12 @@ const char *fl_engine_wire_name(gpufl_engine e)
 
 bool fl_engine_of_wire(const char *name, gpufl_engine *out)
 {
-    for (size_t i = 0; name && i < N_OF(engine_names); i++)
-        if (strcmp(engine_names[i], name) == 0) {
-            if (out)
-                *out = (gpufl_engine)i;
-            return true;
-        }
-    return false;
+    size_t i = name_at(engine_names, N_OF(engine_names), name);
+    if (i == N_OF(engine_names))
+        return false;
+    if (out)
+        *out = (gpufl_engine)i;
+    return true;
 }
 
 static const char *const mig_keys[] = {
