@@ -401,7 +401,11 @@ static int resolve_run(const char *cmd, log_args *a, fl_runs *rs, int *code)
         fl_runs_free(rs);
         return -1;
     }
-    fl_runs_figures(rs);
+    /* Each session's figures cost a read of it: a lone session (one run of
+     * one session, the common case) needs none, and export would read it
+     * twice. */
+    if (rs->ng > 1 || rs->g[rs->shown].n > 1)
+        fl_runs_figures(rs);
     const fl_runs_session *p = fl_runs_primary(rs, a->session);
     a->path = p->dir;
     return 1;
