@@ -377,12 +377,23 @@ static void device_metrics(fl_html *h, const fl_batch *b)
 
 /* ------------------------------------------------------------- callbacks */
 
+/* A run's sessions come one after another (report/runs_read.c), the
+ * first the one the page names (its pid); each speaks its own dictionary
+ * ids, which the timeline's model does not remap: the timeline follows the
+ * first session only, and the rest go to the report alone (the per-rank
+ * table covers every process). */
+static bool past_first_session(const fl_html *h)
+{
+    return h->m->next_sessions != 0;
+}
+
 static void tee_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
 {
     fl_html *h = user;
     if (h->inner.record)
         h->inner.record(h->inner.user, channel, t, type, rec);
-    fl_model_record(h->m, channel, t, type, rec);
+    if (!past_first_session(h))
+        fl_model_record(h->m, channel, t, type, rec);
 }
 
 static void tee_detail(void *user, int channel, const fl_detail *d)
@@ -390,7 +401,8 @@ static void tee_detail(void *user, int channel, const fl_detail *d)
     fl_html *h = user;
     if (h->inner.detail)
         h->inner.detail(h->inner.user, channel, d);
-    fl_model_detail(h->m, d);
+    if (!past_first_session(h))
+        fl_model_detail(h->m, d);
 }
 
 static void tee_batch(void *user, const fl_batch *b)
@@ -398,6 +410,8 @@ static void tee_batch(void *user, const fl_batch *b)
     fl_html *h = user;
     if (h->inner.batch)
         h->inner.batch(h->inner.user, b);
+    if (past_first_session(h))
+        return;
     fl_model_batch(h->m, b);
     if (!b || !b->type)
         return;

@@ -595,6 +595,30 @@ static void test_whole_run_report(void)
     h_run(text, NULL, NULL, 0, &r);
     CHECK_CONTAINS(r.out, "the sections below: the whole run, 2 sessions (2 processes)\n");
     h_result_free(&r);
+
+    /* The HTML page's timeline follows the run's first session alone (its
+     * pid): each process speaks its own kernel ids, and rank 1's id 1
+     * (softmax) drawn under rank 0's name (gemm) would be a lie. */
+    const char *html[] = {h_cli, "report", "--format", "html", base, NULL};
+    const char *html0[] = {h_cli, "report", "--format", "html", "--session", "p0", base, NULL};
+    h_result r0;
+    h_run(html, NULL, NULL, 0, &r);
+    h_run(html0, NULL, NULL, 0, &r0);
+    CHECK_INT(r.code, 0);
+    CHECK_INT(r0.code, 0);
+    const char *tl = r.out ? strstr(r.out, "\"pid\":100,\"tracks\"") : NULL;
+    CHECK(tl != NULL);
+    const char *ev = r.out ? strstr(r.out, "{\"t0_ns\"") : NULL;
+    const char *ev0 = r0.out ? strstr(r0.out, "{\"t0_ns\"") : NULL;
+    CHECK(ev && ev0);
+    if (ev && ev0 && tl) {
+        /* The same timeline as p0's own page, to the byte. */
+        const char *end = strstr(ev, "</script>"), *end0 = strstr(ev0, "</script>");
+        CHECK(end && end0 && end - ev == end0 - ev0 && memcmp(ev, ev0, (size_t)(end - ev)) == 0);
+        CHECK(strstr(ev, "softmax") == NULL || (end && strstr(ev, "softmax") > end));
+    }
+    h_result_free(&r);
+    h_result_free(&r0);
     fl_rmtree(base);
 }
 
