@@ -24,6 +24,9 @@
 
 #define FL_HTML_BUCKETS 1024
 #define FL_HTML_TRACKS 64
+/* The processes of a run told apart on the timeline (the last one holds
+ * the rest). */
+#define FL_HTML_PROCS 255
 #define FL_HTML_POINTS 400
 #define FL_HTML_DEVICES 16
 

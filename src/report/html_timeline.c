@@ -19,6 +19,7 @@
 #include "scopes.h"
 #include "../wire/vocab.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,12 @@ struct fl_html {
     fl_u64map open; /* scope_instance_id -> a: start ns, b: name_id */
     fl_u64map open_tid;
     uint64_t events, events_not_shown, samples_not_shown;
+    /* A run's sessions, one after another (report/runs_read.c, ids
+     * already run-wide): the process each event's track belongs to, and
+     * each process's pid for its labels. */
+    uint32_t proc, n_proc;
+    int64_t proc_pid[FL_HTML_PROCS];
+    bool proc_have_pid[FL_HTML_PROCS];
     bool oom;
     char stop_why[160];
     cell cell_tmp[FL_HTML_BUCKETS];
@@ -198,11 +205,14 @@ static track *track_of(fl_html *h, uint64_t key)
 #define TK_SCOPE (3ull << 60)
 #define TK_NVTX (4ull << 60)
 #define TK_CLASS(k) ((k) >> 60)
+#define TK_PROC_SHIFT 52 /* the process, below the class */
+#define TK_PROC(k) (((k) >> TK_PROC_SHIFT) & 0xff)
 
 static void add_event(fl_html *h, uint64_t key, uint8_t kind, uint64_t name, uint64_t t,
                       uint64_t dur)
 {
     h->events++;
+    key |= (uint64_t)h->proc << TK_PROC_SHIFT;
     /* A track is made (and the axis widened) before the event's bucket is
      * taken, so a fold never moves a bucket already chosen. */
     track *tr = track_of(h, key);
@@ -377,23 +387,24 @@ static void device_metrics(fl_html *h, const fl_batch *b)
 
 /* ------------------------------------------------------------- callbacks */
 
-/* A run's sessions come one after another (report/runs_read.c), the
- * first the one the page names (its pid); each speaks its own dictionary
- * ids, which the timeline's model does not remap: the timeline follows the
- * first session only, and the rest go to the report alone (the per-rank
- * table covers every process). */
-static bool past_first_session(const fl_html *h)
-{
-    return h->m->next_sessions != 0;
-}
-
 static void tee_record(void *user, int channel, fl_type t, const char *type, json_t *rec)
 {
     fl_html *h = user;
     if (h->inner.record)
         h->inner.record(h->inner.user, channel, t, type, rec);
-    if (!past_first_session(h))
-        fl_model_record(h->m, channel, t, type, rec);
+    fl_model_record(h->m, channel, t, type, rec);
+    if (t == FL_T_JOB_START) {
+        /* Every channel repeats it: a new process only when the model
+         * counted another session. */
+        uint64_t k = h->m->next_sessions;
+        h->proc = k < FL_HTML_PROCS ? (uint32_t)k : FL_HTML_PROCS - 1;
+        if (h->proc >= h->n_proc) {
+            json_t *pid = json_object_get(rec, "pid");
+            h->proc_have_pid[h->proc] = json_is_integer(pid);
+            h->proc_pid[h->proc] = json_is_integer(pid) ? json_integer_value(pid) : 0;
+            h->n_proc = h->proc + 1;
+        }
+    }
 }
 
 static void tee_detail(void *user, int channel, const fl_detail *d)
@@ -401,8 +412,7 @@ static void tee_detail(void *user, int channel, const fl_detail *d)
     fl_html *h = user;
     if (h->inner.detail)
         h->inner.detail(h->inner.user, channel, d);
-    if (!past_first_session(h))
-        fl_model_detail(h->m, d);
+    fl_model_detail(h->m, d);
 }
 
 static void tee_batch(void *user, const fl_batch *b)
@@ -410,8 +420,6 @@ static void tee_batch(void *user, const fl_batch *b)
     fl_html *h = user;
     if (h->inner.batch)
         h->inner.batch(h->inner.user, b);
-    if (past_first_session(h))
-        return;
     fl_model_batch(h->m, b);
     if (!b || !b->type)
         return;
@@ -560,31 +568,38 @@ static void put_name(fl_buf *out, const fl_html *h, const cell *c)
     fl_html_put_str(out, s ? s : buf, 200);
 }
 
-static void put_label(fl_buf *out, uint64_t key)
+static void put_label(fl_buf *out, const fl_html *h, uint64_t key)
 {
-    char buf[96];
+    char buf[96], what[64];
     switch (TK_CLASS(key)) {
     case 1: {
         unsigned dev = (unsigned)((key >> 32) & 0xfffff);
         if (dev == 0xfffff)
-            snprintf(buf, sizeof buf, "GPU ? stream %u", (unsigned)(key & 0xffffffffu));
+            snprintf(what, sizeof what, "GPU ? stream %u", (unsigned)(key & 0xffffffffu));
         else
-            snprintf(buf, sizeof buf, "GPU %u stream %u", dev, (unsigned)(key & 0xffffffffu));
+            snprintf(what, sizeof what, "GPU %u stream %u", dev, (unsigned)(key & 0xffffffffu));
         break;
     }
     case 2:
-        snprintf(buf, sizeof buf, "host syncs");
+        snprintf(what, sizeof what, "host syncs");
         break;
     case 3:
         if ((key & 0xffffffffu) == 0xffffffffu)
-            snprintf(buf, sizeof buf, "scopes");
+            snprintf(what, sizeof what, "scopes");
         else
-            snprintf(buf, sizeof buf, "scopes tid %u", (unsigned)(key & 0xffffffffu));
+            snprintf(what, sizeof what, "scopes tid %u", (unsigned)(key & 0xffffffffu));
         break;
     default:
-        snprintf(buf, sizeof buf, "NVTX");
+        snprintf(what, sizeof what, "NVTX");
         break;
     }
+    uint32_t p = (uint32_t)TK_PROC(key);
+    if (h->n_proc < 2) /* one session: its tracks need no owner */
+        snprintf(buf, sizeof buf, "%s", what);
+    else if (p < h->n_proc && h->proc_have_pid[p])
+        snprintf(buf, sizeof buf, "pid %" PRId64 " \xc2\xb7 %s", h->proc_pid[p], what);
+    else
+        snprintf(buf, sizeof buf, "process %u \xc2\xb7 %s", p + 1, what);
     fl_buf_str(out, buf);
 }
 
@@ -604,7 +619,7 @@ static void put_tracks(const fl_html *h, fl_buf *out)
     for (size_t i = 0; i < h->n_tracks; i++) {
         const track *tr = &sorted[i];
         FL_BUF_LIT(out, "{\"label\":");
-        put_label(out, tr->key);
+        put_label(out, h, tr->key);
         fl_buf_puts(out, TK_CLASS(tr->key) == 1 ? ",\"side\":\"gpu\"" : ",\"side\":\"host\"");
         FL_BUF_LIT(out, ",\"cells\":[");
         bool first = true;
