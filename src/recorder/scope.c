@@ -677,23 +677,31 @@ uint64_t fl_scope_names_over(void)
     return n;
 }
 
-uint64_t fl_scope_dropped(void)
+/* The session's counts over every ring, live and freed, in one walk:
+ * the rows dropped, *open the outermost scopes still open. */
+static uint64_t ring_totals(int64_t *open)
 {
     pthread_mutex_lock(&g_mu);
     uint64_t d = g_dropped_base;
-    for (ring *r = g_rings; r; r = r->next)
+    *open = g_open_base;
+    for (ring *r = g_rings; r; r = r->next) {
         d += atomic_load_explicit(&r->dropped, memory_order_relaxed);
+        *open += atomic_load_explicit(&r->outer_open, memory_order_relaxed);
+    }
     pthread_mutex_unlock(&g_mu);
     return d;
 }
 
+uint64_t fl_scope_dropped(void)
+{
+    int64_t open;
+    return ring_totals(&open);
+}
+
 bool fl_scope_any_open(void)
 {
-    pthread_mutex_lock(&g_mu);
-    int64_t open = g_open_base;
-    for (ring *r = g_rings; r; r = r->next)
-        open += atomic_load_explicit(&r->outer_open, memory_order_relaxed);
-    pthread_mutex_unlock(&g_mu);
+    int64_t open;
+    ring_totals(&open);
     return open > 0;
 }
 

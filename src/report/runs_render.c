@@ -224,10 +224,9 @@ static void text_devices(const fl_report *r, fl_buf *b)
     }
 }
 
-void fl_text_sec_run(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_run(const fl_section_in *in, fl_buf *b)
 {
-    (void)f;
-    (void)top_n;
+    const fl_report *r = in->r;
     const fl_runs_group *g = shown(r);
     if (!g)
         return;
@@ -389,10 +388,9 @@ static void json_others(const fl_report *r, jw *w)
     j_close(w, ']');
 }
 
-void fl_json_sec_run(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_run(const fl_section_in *in, jw *w)
 {
-    (void)f;
-    (void)top_n;
+    const fl_report *r = in->r;
     const fl_runs_group *g = shown(r);
     if (!g) {
         j_str(w, "run", NULL);
