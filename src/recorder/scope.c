@@ -317,6 +317,19 @@ static intern *add_name(intern *e, const char *name, bool *over)
     return e;
 }
 
+/* Doubles a table of names (from 64), leaving it as it was when memory
+ * runs out. */
+static bool grow_ptrs(intern ***v, size_t *cap)
+{
+    size_t c = *cap ? *cap * 2 : 64;
+    intern **p = realloc(*v, c * sizeof *p);
+    if (!p)
+        return false;
+    *v = p;
+    *cap = c;
+    return true;
+}
+
 /* The slow path: the global table, under the registry lock.  Returns the
  * name's id in session gen (0 on allocation failure) and its interned copy
  * (NULL when the name was beyond the limits: the overflow name's id). */
@@ -335,22 +348,9 @@ static uint32_t intern_name(const char *name, uint32_t gen, const char **interne
     if (!e->name && !(e = add_name(e, name, &over)))
         goto out;
     if (e->gen != gen) {
-        if (g_pending_n == g_pending_cap) {
-            size_t cap = g_pending_cap ? g_pending_cap * 2 : 64;
-            intern **p = realloc(g_pending, cap * sizeof *p);
-            if (!p)
-                goto out;
-            g_pending = p;
-            g_pending_cap = cap;
-        }
-        if (g_next_name_id + 1 >= g_by_id_cap) {
-            size_t cap = g_by_id_cap ? g_by_id_cap * 2 : 64;
-            intern **p = realloc(g_by_id, cap * sizeof *p);
-            if (!p)
-                goto out;
-            g_by_id = p;
-            g_by_id_cap = cap;
-        }
+        if ((g_pending_n == g_pending_cap && !grow_ptrs(&g_pending, &g_pending_cap)) ||
+            (g_next_name_id + 1 >= g_by_id_cap && !grow_ptrs(&g_by_id, &g_by_id_cap)))
+            goto out;
         e->gen = gen;
         e->id = ++g_next_name_id;
         g_by_id[e->id] = e;

@@ -420,37 +420,34 @@ static void put_utilization(gp_out *o, const gp_summary *s)
 }
 
 /* memory used: the peak against the total, both in one unit, and its share */
-static void put_memory(gp_out *o, const gp_summary *s)
+static bool memory_value(gp_out *o, const gp_summary *s)
 {
     const uint32_t v = s->valid;
-    put_label(o, "memory used");
-    if (v & (GP_M_MEM_USED | GP_M_MEM_TOTAL)) {
-        uint64_t used = (v & GP_M_MEM_USED) ? s->mem_used_max_bytes : 0;
-        uint64_t total = (v & GP_M_MEM_TOTAL) ? s->mem_total_bytes : 0;
-        uint64_t scale = used > total ? used : total;
-        gp_out_str(o, "max ");
-        if (v & GP_M_MEM_USED)
-            put_bytes(o, used, scale);
-        else
-            gp_out_str(o, "n/a");
-        gp_out_str(o, " of ");
-        if (v & GP_M_MEM_TOTAL)
-            put_bytes(o, total, scale);
-        else
-            gp_out_str(o, "n/a");
-        if ((v & GP_M_MEM_USED) && (v & GP_M_MEM_TOTAL) && total > 0) {
-            gp_out_str(o, " (");
-            put_pct(o, 100.0 * (double)used / (double)total, 1);
-            gp_out_str(o, ")");
-        }
-        if (v & GP_M_MEM_USED) {
-            gp_out_str(o, "  mean ");
-            put_bytes(o, (uint64_t)(s->mem_used_mean_bytes + 0.5), scale);
-        }
-    } else {
+    if (!(v & (GP_M_MEM_USED | GP_M_MEM_TOTAL)))
+        return false;
+    uint64_t used = (v & GP_M_MEM_USED) ? s->mem_used_max_bytes : 0;
+    uint64_t total = (v & GP_M_MEM_TOTAL) ? s->mem_total_bytes : 0;
+    uint64_t scale = used > total ? used : total;
+    gp_out_str(o, "max ");
+    if (v & GP_M_MEM_USED)
+        put_bytes(o, used, scale);
+    else
         gp_out_str(o, "n/a");
+    gp_out_str(o, " of ");
+    if (v & GP_M_MEM_TOTAL)
+        put_bytes(o, total, scale);
+    else
+        gp_out_str(o, "n/a");
+    if ((v & GP_M_MEM_USED) && (v & GP_M_MEM_TOTAL) && total > 0) {
+        gp_out_str(o, " (");
+        put_pct(o, 100.0 * (double)used / (double)total, 1);
+        gp_out_str(o, ")");
     }
-    gp_out_ch(o, '\n');
+    if (v & GP_M_MEM_USED) {
+        gp_out_str(o, "  mean ");
+        put_bytes(o, (uint64_t)(s->mem_used_mean_bytes + 0.5), scale);
+    }
+    return true;
 }
 
 /* power and energy, with where the energy figure comes from */
@@ -704,7 +701,7 @@ static void format_text(gp_out *o, const gp_summary *s, unsigned flags)
     put_timing(o, s);
     put_utilization(o, s);
     put_gpm(o, s, flags);
-    put_memory(o, s);
+    put_line(o, "memory used", memory_value, s);
     put_process(o, s, flags);
     put_line(o, "power", power_value, s);
     put_line(o, "energy", energy_value, s);
