@@ -377,46 +377,41 @@ static bool util_mem_value(gp_out *o, const gp_summary *s)
     return true;
 }
 
-/* util.gpu and util.mem */
-static void put_utilization(gp_out *o, const gp_summary *s)
+/* util.gpu's distribution */
+static bool util_gpu_value(gp_out *o, const gp_summary *s)
 {
-    put_label(o, "util.gpu");
-    if (s->valid & GP_M_UTIL_GPU) {
-        gp_out_str(o, "mean ");
-        put_pct(o, s->util_gpu_mean, 1);
-        gp_out_str(o, "  p50 ");
-        put_pct(o, s->util_gpu_p50, 0);
-        gp_out_str(o, "  p95 ");
-        put_pct(o, s->util_gpu_p95, 0);
-        gp_out_str(o, "  max ");
-        put_pct(o, s->util_gpu_max, 0);
-        /* The rest of the distribution on lines of its own under the
-         * value column, so the first line reads as it always did. */
-        gp_out_ch(o, '\n');
-        put_spaces(o, LABEL_COLS);
-        gp_out_str(o, "min ");
-        put_pct(o, s->util_gpu_min, 0);
-        gp_out_str(o, "  p5 ");
-        put_pct(o, s->util_gpu_p5, 0);
-        gp_out_str(o, "  p99 ");
-        put_pct(o, s->util_gpu_p99, 0);
-        gp_out_str(o, "  std ");
-        if (isfinite(s->util_gpu_std))
-            put_pct(o, s->util_gpu_std, 1);
-        else
-            gp_out_str(o, "n/a");
-        gp_out_ch(o, '\n');
-        put_spaces(o, LABEL_COLS);
-        gp_out_str(o, "idle (<5%) ");
-        put_pct(o, s->util_gpu_idle_pct, 1);
-        gp_out_str(o, "  active (>=50%) ");
-        put_pct(o, s->util_gpu_active_pct, 1);
-    } else {
-        gp_out_str(o, "n/a");
-    }
+    if (!(s->valid & GP_M_UTIL_GPU))
+        return false;
+    gp_out_str(o, "mean ");
+    put_pct(o, s->util_gpu_mean, 1);
+    gp_out_str(o, "  p50 ");
+    put_pct(o, s->util_gpu_p50, 0);
+    gp_out_str(o, "  p95 ");
+    put_pct(o, s->util_gpu_p95, 0);
+    gp_out_str(o, "  max ");
+    put_pct(o, s->util_gpu_max, 0);
+    /* The rest of the distribution on lines of its own under the
+     * value column, so the first line reads as it always did. */
     gp_out_ch(o, '\n');
-
-    put_line(o, "util.mem", util_mem_value, s);
+    put_spaces(o, LABEL_COLS);
+    gp_out_str(o, "min ");
+    put_pct(o, s->util_gpu_min, 0);
+    gp_out_str(o, "  p5 ");
+    put_pct(o, s->util_gpu_p5, 0);
+    gp_out_str(o, "  p99 ");
+    put_pct(o, s->util_gpu_p99, 0);
+    gp_out_str(o, "  std ");
+    if (isfinite(s->util_gpu_std))
+        put_pct(o, s->util_gpu_std, 1);
+    else
+        gp_out_str(o, "n/a");
+    gp_out_ch(o, '\n');
+    put_spaces(o, LABEL_COLS);
+    gp_out_str(o, "idle (<5%) ");
+    put_pct(o, s->util_gpu_idle_pct, 1);
+    gp_out_str(o, "  active (>=50%) ");
+    put_pct(o, s->util_gpu_active_pct, 1);
+    return true;
 }
 
 /* memory used: the peak against the total, both in one unit, and its share */
@@ -699,7 +694,8 @@ static void format_text(gp_out *o, const gp_summary *s, unsigned flags)
 {
     put_header(o, s);
     put_timing(o, s);
-    put_utilization(o, s);
+    put_line(o, "util.gpu", util_gpu_value, s);
+    put_line(o, "util.mem", util_mem_value, s);
     put_gpm(o, s, flags);
     put_line(o, "memory used", memory_value, s);
     put_process(o, s, flags);
