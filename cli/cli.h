@@ -449,6 +449,14 @@ typedef struct cli_opt {
     const char *what;    /* what the value must be, for "needs a value: ..." */
     const char *choices; /* the fixed values, space-separated, for completion; NULL */
 } cli_opt;
+/* The sampler options that several subcommands take, spelt once so that
+ * their help and their errors say the same everywhere. */
+#define CLI_ROW_DEVICE(k)                                                                          \
+    "device", (k), 1, "LIST", "an index, a comma list (0,2), a GPU UUID or all", NULL
+#define CLI_ROW_BACKEND(k) "backend", (k), 1, "B", "auto, nvml, smi or none", "auto nvml smi none"
+#define CLI_ROW_NVML_LIBRARY(k)                                                                    \
+    "nvml-library", (k), 1, "FILE", "the path of libnvidia-ml.so.1", NULL
+#define CLI_ROW_SMI_PATH(k) "smi-path", (k), 1, "FILE", "the path of nvidia-smi", NULL
 typedef struct cli_getopt {
     const char *cmd; /* "report", or NULL for the run form */
     const cli_opt *tab;

@@ -14,13 +14,16 @@
 #include <string.h>
 
 enum { K_JSON = 256, K_BACKEND, K_NVML_LIBRARY, K_SMI_PATH };
+/* One option a line, as in the other tables. */
+/* clang-format off */
 const cli_opt cli_devices_opts[] = {
     {"json", K_JSON, 0, NULL, NULL, NULL},
-    {"backend", K_BACKEND, 1, "B", "auto, nvml, smi or none", "auto nvml smi none"},
+    {CLI_ROW_BACKEND(K_BACKEND)},
     {"help", 'h', 0, NULL, NULL, NULL},
-    {"nvml-library", K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL},
-    {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
+    {CLI_ROW_NVML_LIBRARY(K_NVML_LIBRARY)},
+    {CLI_ROW_SMI_PATH(K_SMI_PATH)},
 };
+/* clang-format on */
 const size_t cli_devices_n_opts = sizeof cli_devices_opts / sizeof cli_devices_opts[0];
 
 void cli_devices_usage(FILE *f)

@@ -488,19 +488,14 @@ int cli_report_main(int argc, char **argv)
     return partial(&res, w.n) ? EXIT_PARTIAL : 0;
 }
 
-/* A run's processes in the order the export writes them: by rank, then
- * those without one by start. */
+/* A run's processes in the order the export writes them (report/runs.h), the
+ * directory breaking a tie. */
 static int by_rank(const void *pa, const void *pb)
 {
     const fl_runs_session *a = *(const fl_runs_session *const *)pa;
     const fl_runs_session *b = *(const fl_runs_session *const *)pb;
-    if (a->have_rank != b->have_rank)
-        return a->have_rank ? -1 : 1;
-    if (a->have_rank && a->rank != b->rank)
-        return a->rank < b->rank ? -1 : 1;
-    if (a->start_ns != b->start_ns)
-        return a->start_ns < b->start_ns ? -1 : 1;
-    return strcmp(a->dir, b->dir);
+    int c = fl_runs_rank_order(a, b);
+    return c ? c : strcmp(a->dir, b->dir);
 }
 
 /* Reads the sessions into e: procs NULL for the one session of a->path,

@@ -220,9 +220,9 @@ enum {
 };
 
 const cli_opt cli_run_opts[] = {
-    {"device", K_DEVICE, 1, "LIST", "an index, a comma list (0,2), a GPU UUID or all", NULL},
+    {CLI_ROW_DEVICE(K_DEVICE)},
     {"interval", K_INTERVAL, 1, "SECONDS", "a number of seconds (e.g. 0.2)", NULL},
-    {"backend", K_BACKEND, 1, "B", "auto, nvml, smi or none", "auto nvml smi none"},
+    {CLI_ROW_BACKEND(K_BACKEND)},
     {"warmup", K_WARMUP, 1, "SECONDS", "a number of seconds (e.g. 1.5)", NULL},
     {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},
     {"samples", K_SAMPLES, 1, "FILE",
@@ -246,8 +246,8 @@ const cli_opt cli_run_opts[] = {
     {"no-strict", K_NO_STRICT, 0, NULL, NULL, NULL},
     {"version", K_VERSION, 0, NULL, NULL, NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
-    {"nvml-library", K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL},
-    {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
+    {CLI_ROW_NVML_LIBRARY(K_NVML_LIBRARY)},
+    {CLI_ROW_SMI_PATH(K_SMI_PATH)},
     {"duration", K_DURATION, 1, "SECONDS", "a number of seconds (e.g. 60)", NULL},
     {"pid", K_PID, 1, "PID", "a process id", NULL},
     {"repeats", K_REPEATS, 1, "N", "a number of measured runs (1..10000)", NULL},

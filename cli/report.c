@@ -326,22 +326,15 @@ static void write_json(const cli_report *r, fl_buf *b)
         compute_total(r->mon, &t);
         fl_buf_printf(b, "{\"devices\":%zu,\"duration_s\":", t.n);
         fl_buf_double(b, t.duration_s);
-        fl_buf_puts(b, ",\"energy_j\":");
-        fl_buf_opt_double(b, t.has_energy, t.energy_j);
+        fl_buf_member_opt_double(b, "energy_j", t.has_energy, t.energy_j);
         fl_buf_puts(b, ",\"energy_source\":");
         fl_buf_str(b, t.energy_source);
-        fl_buf_puts(b, ",\"power_mean_mw\":");
-        fl_buf_opt_double(b, t.has_power, t.power_mean_mw);
-        fl_buf_puts(b, ",\"power_max_mw\":");
-        fl_buf_opt_double(b, t.has_power, t.power_max_mw);
-        fl_buf_puts(b, ",\"mem_used_max_bytes\":");
-        fl_buf_opt_u64(b, t.has_mem_used, t.mem_used_max_bytes);
-        fl_buf_puts(b, ",\"mem_total_bytes\":");
-        fl_buf_opt_u64(b, t.has_mem_total, t.mem_total_bytes);
-        fl_buf_puts(b, ",\"util_gpu_mean_pct\":");
-        fl_buf_opt_double(b, t.has_util, t.util_gpu_mean_pct);
-        fl_buf_puts(b, ",\"busy_time_est_s\":");
-        fl_buf_opt_double(b, t.has_util, t.busy_time_est_s);
+        fl_buf_member_opt_double(b, "power_mean_mw", t.has_power, t.power_mean_mw);
+        fl_buf_member_opt_double(b, "power_max_mw", t.has_power, t.power_max_mw);
+        fl_buf_member_opt_u64(b, "mem_used_max_bytes", t.has_mem_used, t.mem_used_max_bytes);
+        fl_buf_member_opt_u64(b, "mem_total_bytes", t.has_mem_total, t.mem_total_bytes);
+        fl_buf_member_opt_double(b, "util_gpu_mean_pct", t.has_util, t.util_gpu_mean_pct);
+        fl_buf_member_opt_double(b, "busy_time_est_s", t.has_util, t.busy_time_est_s);
         /* the devices whose figures cover less than the run */
         fl_buf_puts(b, ",\"failed_devices\":[");
         for (size_t k = 0; k < t.n_failed && k < 8; k++) {

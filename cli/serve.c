@@ -504,12 +504,12 @@ enum {
 const cli_opt cli_serve_opts[] = {
     {"listen", K_LISTEN, 1, "ADDR:PORT", "ADDR:PORT (e.g. 127.0.0.1:9400, :9400)", NULL},
     {"interval", K_INTERVAL, 1, "SECONDS", "a number of seconds (e.g. 1)", NULL},
-    {"device", K_DEVICE, 1, "LIST", "an index, a comma list (0,2), a GPU UUID or all", NULL},
-    {"backend", K_BACKEND, 1, "B", "auto, nvml, smi or none", "auto nvml smi none"},
+    {CLI_ROW_DEVICE(K_DEVICE)},
+    {CLI_ROW_BACKEND(K_BACKEND)},
     {"pcie", K_PCIE, 0, NULL, NULL, NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
-    {"nvml-library", K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL},
-    {"smi-path", K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL},
+    {CLI_ROW_NVML_LIBRARY(K_NVML_LIBRARY)},
+    {CLI_ROW_SMI_PATH(K_SMI_PATH)},
     {"request-timeout", K_REQUEST_TIMEOUT, 1, "SECONDS", "a number of seconds (e.g. 10)", NULL},
 };
 const size_t cli_serve_n_opts = sizeof cli_serve_opts / sizeof cli_serve_opts[0];

@@ -65,12 +65,9 @@ void cli_trace_sass_json(const cli_trace *t, fl_buf *b)
         fl_buf_printf(b, "%llu", (unsigned long long)t->run.sass_v[0]);
     else
         fl_buf_puts(b, "null");
-    fl_buf_puts(b, ",\"threads_per_instruction\":");
-    fl_buf_opt_double(b, g.threads, g.threads_per_inst);
-    fl_buf_puts(b, ",\"sectors_per_request\":");
-    fl_buf_opt_double(b, g.sectors, g.sect_per_req);
-    fl_buf_puts(b, ",\"ideal_sectors_per_request\":");
-    fl_buf_opt_double(b, g.ideal, g.ideal_per_req);
+    fl_buf_member_opt_double(b, "threads_per_instruction", g.threads, g.threads_per_inst);
+    fl_buf_member_opt_double(b, "sectors_per_request", g.sectors, g.sect_per_req);
+    fl_buf_member_opt_double(b, "ideal_sectors_per_request", g.ideal, g.ideal_per_req);
     fl_buf_puts(b, "}");
 }
 

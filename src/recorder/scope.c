@@ -317,6 +317,19 @@ static intern *add_name(intern *e, const char *name, bool *over)
     return e;
 }
 
+/* Doubles a table of names (from 64), leaving it as it was when memory
+ * runs out. */
+static bool grow_ptrs(intern ***v, size_t *cap)
+{
+    size_t c = *cap ? *cap * 2 : 64;
+    intern **p = realloc(*v, c * sizeof *p);
+    if (!p)
+        return false;
+    *v = p;
+    *cap = c;
+    return true;
+}
+
 /* The slow path: the global table, under the registry lock.  Returns the
  * name's id in session gen (0 on allocation failure) and its interned copy
  * (NULL when the name was beyond the limits: the overflow name's id). */
@@ -335,22 +348,9 @@ static uint32_t intern_name(const char *name, uint32_t gen, const char **interne
     if (!e->name && !(e = add_name(e, name, &over)))
         goto out;
     if (e->gen != gen) {
-        if (g_pending_n == g_pending_cap) {
-            size_t cap = g_pending_cap ? g_pending_cap * 2 : 64;
-            intern **p = realloc(g_pending, cap * sizeof *p);
-            if (!p)
-                goto out;
-            g_pending = p;
-            g_pending_cap = cap;
-        }
-        if (g_next_name_id + 1 >= g_by_id_cap) {
-            size_t cap = g_by_id_cap ? g_by_id_cap * 2 : 64;
-            intern **p = realloc(g_by_id, cap * sizeof *p);
-            if (!p)
-                goto out;
-            g_by_id = p;
-            g_by_id_cap = cap;
-        }
+        if ((g_pending_n == g_pending_cap && !grow_ptrs(&g_pending, &g_pending_cap)) ||
+            (g_next_name_id + 1 >= g_by_id_cap && !grow_ptrs(&g_by_id, &g_by_id_cap)))
+            goto out;
         e->gen = gen;
         e->id = ++g_next_name_id;
         g_by_id[e->id] = e;
@@ -677,23 +677,31 @@ uint64_t fl_scope_names_over(void)
     return n;
 }
 
-uint64_t fl_scope_dropped(void)
+/* The session's counts over every ring, live and freed, in one walk:
+ * the rows dropped, *open the outermost scopes still open. */
+static uint64_t ring_totals(int64_t *open)
 {
     pthread_mutex_lock(&g_mu);
     uint64_t d = g_dropped_base;
-    for (ring *r = g_rings; r; r = r->next)
+    *open = g_open_base;
+    for (ring *r = g_rings; r; r = r->next) {
         d += atomic_load_explicit(&r->dropped, memory_order_relaxed);
+        *open += atomic_load_explicit(&r->outer_open, memory_order_relaxed);
+    }
     pthread_mutex_unlock(&g_mu);
     return d;
 }
 
+uint64_t fl_scope_dropped(void)
+{
+    int64_t open;
+    return ring_totals(&open);
+}
+
 bool fl_scope_any_open(void)
 {
-    pthread_mutex_lock(&g_mu);
-    int64_t open = g_open_base;
-    for (ring *r = g_rings; r; r = r->next)
-        open += atomic_load_explicit(&r->outer_open, memory_order_relaxed);
-    pthread_mutex_unlock(&g_mu);
+    int64_t open;
+    ring_totals(&open);
     return open > 0;
 }
 

@@ -623,45 +623,21 @@ static void scope_event(fl_export *e, uint64_t instance, uint64_t name_id, uint6
     end_event(e);
 }
 
-/* The thread of a scope that ends: its begin's (a scope may end on
- * another thread), else the end row's; -1 when neither says. */
-static int64_t ended_thread(fl_export *e, uint64_t instance, bool have_row_tid, uint64_t row_tid)
-{
-    fl_mval *v = e->open_tid.n ? fl_map_find(&e->open_tid, instance) : NULL;
-    if (v) {
-        int64_t t = (int64_t)v->a;
-        fl_map_del(&e->open_tid, instance);
-        return t;
-    }
-    return have_row_tid ? (int64_t)row_tid : -1;
-}
-
 static void scope_batch(fl_export *e, const fl_batch *b)
 {
     fl_scope_cols c = fl_scope_cols_of(b);
     int c_tid = fl_batch_colid(b, FL_COL_SCOPE_TID);
     for (size_t i = 0; i < b->nrows; i++) {
-        uint64_t tid = 0, type = 0, id = 0;
-        /* A tid past 31 bits (not a Linux thread id) is not a track. */
-        bool have_tid = c_tid >= 0 && fl_rcell_u64(b, i, c_tid, &tid) && tid <= INT32_MAX;
-        if (have_tid && fl_rcell_u64(b, i, c.type, &type) && (type == 0 || type == 2) &&
-            fl_rcell_u64(b, i, c.id, &id) && !fl_map_find(&e->open, id)) {
-            fl_mval *v = fl_map_put(&e->open_tid, id, NULL);
-            if (!v) {
-                e->oom = true;
-                return;
-            }
-            v->a = tid;
-        }
         fl_scope_end end;
-        fl_scope_step st = fl_scope_row(&e->open, b, &c, i, &end);
+        int64_t thread;
+        fl_scope_step st =
+            fl_scope_row_thread(&e->open, &e->open_tid, b, &c, c_tid, i, &end, &thread);
         if (st == FL_SCOPE_OOM) {
             e->oom = true;
             return;
         }
         if (st == FL_SCOPE_ENDED)
-            scope_event(e, end.instance, end.name_id, end.start_ns, end.end_ns, false,
-                        ended_thread(e, end.instance, have_tid, tid));
+            scope_event(e, end.instance, end.name_id, end.start_ns, end.end_ns, false, thread);
     }
 }
 
@@ -871,7 +847,7 @@ static void chrome_session_end(fl_export *e)
     for (size_t i = 0; i < e->open.cap; i++)
         if (e->open.used[i])
             scope_event(e, e->open.keys[i], e->open.vals[i].b, e->open.vals[i].a, end, true,
-                        ended_thread(e, e->open.keys[i], false, 0));
+                        fl_scope_thread(&e->open_tid, e->open.keys[i], false, 0));
     fl_map_clear(&e->open);
     session_event(e, end);
 }

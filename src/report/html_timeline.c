@@ -306,31 +306,16 @@ static void scope_batch(fl_html *h, const fl_batch *b)
     fl_scope_cols c = fl_scope_cols_of(b);
     int c_tid = fl_batch_colid(b, FL_COL_SCOPE_TID);
     for (size_t i = 0; i < b->nrows; i++) {
-        uint64_t tid = 0, type = 0, id = 0;
-        bool have_tid = c_tid >= 0 && fl_rcell_u64(b, i, c_tid, &tid) && tid <= INT32_MAX;
-        if (have_tid && fl_rcell_u64(b, i, c.type, &type) && (type == 0 || type == 2) &&
-            fl_rcell_u64(b, i, c.id, &id) && !fl_map_find(&h->open, id)) {
-            fl_mval *v = fl_map_put(&h->open_tid, id, NULL);
-            if (!v) {
-                h->oom = true;
-                return;
-            }
-            v->a = tid;
-        }
         fl_scope_end end;
-        fl_scope_step st = fl_scope_row(&h->open, b, &c, i, &end);
+        int64_t th;
+        fl_scope_step st = fl_scope_row_thread(&h->open, &h->open_tid, b, &c, c_tid, i, &end, &th);
         if (st == FL_SCOPE_OOM) {
             h->oom = true;
             return;
         }
         if (st != FL_SCOPE_ENDED)
             continue;
-        uint64_t thread = have_tid ? tid : 0xffffffffu;
-        fl_mval *v = h->open_tid.n ? fl_map_find(&h->open_tid, end.instance) : NULL;
-        if (v) {
-            thread = v->a;
-            fl_map_del(&h->open_tid, end.instance);
-        }
+        uint64_t thread = (uint64_t)th; /* -1: no thread's track, 0xffffffff below */
         bool nvtx = (end.instance & FL_NVTX_INSTANCE_BIT) != 0;
         uint64_t dur = end.end_ns > end.start_ns ? end.end_ns - end.start_ns : 0;
         add_event(h, nvtx ? TK_NVTX : TK_SCOPE | (thread & 0xffffffffu), nvtx ? EV_NVTX : EV_SCOPE,

@@ -488,75 +488,60 @@ static void json_reader(const fl_report *r, jw *w)
 /* The rows' JSON renderings (report_int.h's FL_REPORT_SECTIONS); the
  * session's identity goes with the summary, the first row. */
 
-void fl_json_sec_summary(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_summary(const fl_section_in *in, jw *w)
 {
-    (void)top_n;
-    json_session(r, f, w);
-    json_summary(r, f, w);
+    json_session(in->r, in->f, w);
+    json_summary(in->r, in->f, w);
 }
 
-void fl_json_sec_scopes(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_scopes(const fl_section_in *in, jw *w)
 {
-    (void)top_n;
-    json_scopes(r, f, w);
+    json_scopes(in->r, in->f, w);
 }
 
-void fl_json_sec_hotspots(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_hotspots(const fl_section_in *in, jw *w)
 {
-    (void)top_n;
-    json_hotspots(r, f, w);
-    json_graphs(r, w);
+    json_hotspots(in->r, in->f, w);
+    json_graphs(in->r, w);
 }
 
-void fl_json_sec_memory(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_memory(const fl_section_in *in, jw *w)
 {
-    (void)f;
-    (void)top_n;
-    json_memory(r, w);
+    json_memory(in->r, w);
 }
 
-void fl_json_sec_devices(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_devices(const fl_section_in *in, jw *w)
 {
-    (void)top_n;
-    json_devices(r, f, w);
+    json_devices(in->r, in->f, w);
 }
 
-void fl_json_sec_host(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_host(const fl_section_in *in, jw *w)
 {
-    (void)f;
-    (void)top_n;
-    json_host(r, w);
+    json_host(in->r, w);
 }
 
-void fl_json_sec_stalls(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_stalls(const fl_section_in *in, jw *w)
 {
-    (void)f;
-    fl_json_stalls(r, top_n, w);
-    fl_json_sass(r, top_n, w);
+    fl_json_stalls(in->r, in->top_n, w);
+    fl_json_sass(in->r, in->top_n, w);
 }
 
-void fl_json_sec_perf(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_perf(const fl_section_in *in, jw *w)
 {
-    (void)f;
-    (void)top_n;
-    fl_json_perf(r, w);
+    fl_json_perf(in->r, w);
 }
 
-void fl_json_sec_capture(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_capture(const fl_section_in *in, jw *w)
 {
-    (void)f;
-    (void)top_n;
-    json_capture(r, w);
-    json_capture_windows(r, w);
-    json_deep_windows(r, w);
-    fl_json_lifecycle(r, w);
+    json_capture(in->r, w);
+    json_capture_windows(in->r, w);
+    json_deep_windows(in->r, w);
+    fl_json_lifecycle(in->r, w);
 }
 
-void fl_json_sec_read(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_read(const fl_section_in *in, jw *w)
 {
-    (void)f;
-    (void)top_n;
-    json_reader(r, w);
+    json_reader(in->r, w);
 }
 
 /* ============================================================ the JSON */
@@ -573,8 +558,9 @@ void fl_report_json(const fl_report *r, int top_n, fl_buf *out)
     j_open(&w, NULL, '{');
     j_str(&w, "schema", "gpu-profile.report");
     j_u64(&w, "schema_version", FL_REPORT_SCHEMA_VERSION);
+    fl_section_in in = {r, &f, top_n};
     for (size_t i = 0; i < fl_report_n_sections; i++)
-        fl_report_sections[i].json(r, &f, top_n, &w);
+        fl_report_sections[i].json(&in, &w);
     j_close(&w, '}');
     fl_buf_puts(out, "\n");
     fl_figures_free(&f);

@@ -505,8 +505,15 @@ void fl_text_capture_windows(const fl_report *r, fl_buf *b);
     X(GPUFL_SECTION_READ, read)
 
 struct jw;
-typedef void fl_section_text_fn(const fl_report *r, const figures *f, int top_n, fl_buf *b);
-typedef void fl_section_json_fn(const fl_report *r, const figures *f, int top_n, struct jw *w);
+/* One argument for what a rendering may use, so that each row's wrapper
+ * names only what its section reads. */
+typedef struct fl_section_in {
+    const fl_report *r;
+    const figures *f;
+    int top_n;
+} fl_section_in;
+typedef void fl_section_text_fn(const fl_section_in *in, fl_buf *b);
+typedef void fl_section_json_fn(const fl_section_in *in, struct jw *w);
 #define FL_REPORT_SECTION_DECL_(bit, name)                                                         \
     fl_section_text_fn fl_text_sec_##name;                                                         \
     fl_section_json_fn fl_json_sec_##name;

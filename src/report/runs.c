@@ -135,19 +135,24 @@ static gp_status add_session(fl_runs *rs, const char *dir)
 
 /* ------------------------------------------------------------ grouping */
 
-/* Ranks in order, then the sessions of no rank (the launcher's own) by start. */
-static int by_rank(const void *pa, const void *pb, void *user)
+int fl_runs_rank_order(const fl_runs_session *a, const fl_runs_session *b)
 {
-    const fl_runs *rs = user;
-    const fl_runs_session *a = &rs->s[*(const size_t *)pa];
-    const fl_runs_session *b = &rs->s[*(const size_t *)pb];
     if (a->have_rank != b->have_rank)
         return a->have_rank ? -1 : 1;
     if (a->have_rank && a->rank != b->rank)
         return a->rank < b->rank ? -1 : 1;
     if (a->start_ns != b->start_ns)
         return a->start_ns < b->start_ns ? -1 : 1;
-    return strcmp(a->session_id, b->session_id);
+    return 0;
+}
+
+static int by_rank(const void *pa, const void *pb, void *user)
+{
+    const fl_runs *rs = user;
+    const fl_runs_session *a = &rs->s[*(const size_t *)pa];
+    const fl_runs_session *b = &rs->s[*(const size_t *)pb];
+    int c = fl_runs_rank_order(a, b);
+    return c ? c : strcmp(a->session_id, b->session_id);
 }
 
 /* Written later, as the reader picks a log directory's latest session. */

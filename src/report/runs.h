@@ -100,6 +100,10 @@ const fl_runs_session *fl_runs_primary(const fl_runs *rs, const char *session_id
 /* The shown run's median GPU time over its sessions that ran kernels;
  * false when none did. */
 bool fl_runs_median_gpu(const fl_runs *rs, uint64_t *median_ns);
+/* The order a run's processes are reported and exported in: ranks in
+ * order, then those of no rank (the launcher's own) by start; 0 when
+ * both tie, the caller's own key breaking it. */
+int fl_runs_rank_order(const fl_runs_session *a, const fl_runs_session *b);
 
 /* The sessions a report of the shown run covers, in the order read, into
  * out (at most cap): session_id's alone when given; else the primary

@@ -84,6 +84,23 @@ static bool first_of_host(const fl_report *r, size_t k)
     return true;
 }
 
+/* A host's figures, taken at its first session k (hosts listed once). */
+typedef struct host_fig {
+    const char *host;
+    size_t n;
+    int64_t spread_ns;
+    bool ok; /* spread_ns known */
+} host_fig;
+
+static bool host_at(const fl_report *r, size_t k, host_fig *h)
+{
+    if (!first_of_host(r, k))
+        return false;
+    h->host = member(r, k)->host;
+    h->ok = host_spread(r, h->host, &h->n, &h->spread_ns);
+    return true;
+}
+
 static size_t n_hosts(const fl_report *r)
 {
     size_t n = 0;
@@ -175,16 +192,14 @@ static void text_clock(const fl_report *r, fl_buf *b)
     else
         fl_buf_puts(b, "one host, no skew between hosts\n");
     for (size_t k = 0; k < g->n; k++) {
-        if (!first_of_host(r, k))
+        host_fig h;
+        if (!host_at(r, k, &h))
             continue;
-        size_t n;
-        int64_t spread;
-        bool ok = host_spread(r, member(r, k)->host, &n, &spread);
         fl_buf_puts(b, "    ");
-        fl_put_line(b, member(r, k)->host ? member(r, k)->host : "n/a", 40);
-        fl_buf_printf(b, ": %zu session%s, wall clock vs monotonic offset spread ", n,
-                      n == 1 ? "" : "s");
-        text_dur_col(b, ok, ok ? (uint64_t)spread : 0, 0);
+        fl_put_line(b, h.host ? h.host : "n/a", 40);
+        fl_buf_printf(b, ": %zu session%s, wall clock vs monotonic offset spread ", h.n,
+                      h.n == 1 ? "" : "s");
+        text_dur_col(b, h.ok, h.ok ? (uint64_t)h.spread_ns : 0, 0);
         fl_buf_puts(b, "\n");
     }
 }
@@ -224,10 +239,9 @@ static void text_devices(const fl_report *r, fl_buf *b)
     }
 }
 
-void fl_text_sec_run(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_run(const fl_section_in *in, fl_buf *b)
 {
-    (void)f;
-    (void)top_n;
+    const fl_report *r = in->r;
     const fl_runs_group *g = shown(r);
     if (!g)
         return;
@@ -324,15 +338,13 @@ static void json_clock(const fl_report *r, jw *w)
     j_str(w, "basis", "wall_clock");
     j_open(w, "hosts", '[');
     for (size_t k = 0; k < g->n; k++) {
-        if (!first_of_host(r, k))
+        host_fig h;
+        if (!host_at(r, k, &h))
             continue;
-        size_t n;
-        int64_t spread;
-        bool ok = host_spread(r, member(r, k)->host, &n, &spread);
         j_open(w, NULL, '{');
-        j_str(w, "host", member(r, k)->host);
-        j_u64(w, "sessions", n);
-        j_opt_i64(w, "wall_minus_monotonic_spread_ns", ok, spread);
+        j_str(w, "host", h.host);
+        j_u64(w, "sessions", h.n);
+        j_opt_i64(w, "wall_minus_monotonic_spread_ns", h.ok, h.spread_ns);
         j_close(w, '}');
     }
     j_close(w, ']');
@@ -389,10 +401,9 @@ static void json_others(const fl_report *r, jw *w)
     j_close(w, ']');
 }
 
-void fl_json_sec_run(const fl_report *r, const figures *f, int top_n, jw *w)
+void fl_json_sec_run(const fl_section_in *in, jw *w)
 {
-    (void)f;
-    (void)top_n;
+    const fl_report *r = in->r;
     const fl_runs_group *g = shown(r);
     if (!g) {
         j_str(w, "run", NULL);

@@ -90,4 +90,45 @@ static inline fl_scope_step fl_scope_row(fl_u64map *open, const fl_batch *b, con
     }
 }
 
+/* The thread of a scope that ends, taken out of open_tid: its begin's (a
+ * scope may end on another thread), else the end row's; -1 when neither
+ * says. */
+static inline int64_t fl_scope_thread(fl_u64map *open_tid, uint64_t instance, bool have_row_tid,
+                                      uint64_t row_tid)
+{
+    fl_mval *v = open_tid->n ? fl_map_find(open_tid, instance) : NULL;
+    if (v) {
+        int64_t t = (int64_t)v->a;
+        fl_map_del(open_tid, instance);
+        return t;
+    }
+    return have_row_tid ? (int64_t)row_tid : -1;
+}
+
+/* fl_scope_row, remembering each begin's thread (open_tid: instance ->
+ * a: tid) so that the Chrome trace and the HTML timeline draw a scope
+ * that ends on another thread on its begin's: on FL_SCOPE_ENDED *thread
+ * is the begin's, else the end row's, -1 when neither says.  A tid past
+ * 31 bits (not a Linux thread id) is not a track. */
+static inline fl_scope_step fl_scope_row_thread(fl_u64map *open, fl_u64map *open_tid,
+                                                const fl_batch *b, const fl_scope_cols *c,
+                                                int c_tid, size_t r, fl_scope_end *end,
+                                                int64_t *thread)
+{
+    uint64_t tid = 0, type = 0, id = 0;
+    bool have_tid = c_tid >= 0 && fl_rcell_u64(b, r, c_tid, &tid) && tid <= INT32_MAX;
+    if (have_tid && fl_rcell_u64(b, r, c->type, &type) && (type == 0 || type == 2) &&
+        fl_rcell_u64(b, r, c->id, &id) && !fl_map_find(open, id)) {
+        fl_mval *v = fl_map_put(open_tid, id, NULL);
+        if (!v)
+            return FL_SCOPE_OOM;
+        v->a = tid;
+    }
+    fl_scope_step st = fl_scope_row(open, b, c, r, end);
+    if (st != FL_SCOPE_ENDED)
+        return st;
+    *thread = fl_scope_thread(open_tid, end->instance, have_tid, tid);
+    return st;
+}
+
 #endif /* FL_REPORT_SCOPES_H */

@@ -709,73 +709,59 @@ static void text_reader(const fl_report *r, fl_buf *b)
 
 /* The rows' text renderings (report_int.h's FL_REPORT_SECTIONS). */
 
-void fl_text_sec_summary(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_summary(const fl_section_in *in, fl_buf *b)
 {
-    (void)top_n;
-    text_summary(r, f, b);
+    text_summary(in->r, in->f, b);
 }
 
-void fl_text_sec_scopes(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_scopes(const fl_section_in *in, fl_buf *b)
 {
-    (void)top_n;
-    text_scopes(r, f, b);
-    fl_text_signatures(r, b);
+    text_scopes(in->r, in->f, b);
+    fl_text_signatures(in->r, b);
 }
 
-void fl_text_sec_hotspots(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_hotspots(const fl_section_in *in, fl_buf *b)
 {
-    (void)top_n;
-    text_hotspots(r, f, b);
-    fl_text_graphs(r, b);
+    text_hotspots(in->r, in->f, b);
+    fl_text_graphs(in->r, b);
 }
 
-void fl_text_sec_memory(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_memory(const fl_section_in *in, fl_buf *b)
 {
-    (void)top_n;
-    text_memory(r, f, b);
+    text_memory(in->r, in->f, b);
 }
 
-void fl_text_sec_devices(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_devices(const fl_section_in *in, fl_buf *b)
 {
-    (void)top_n;
-    text_devices(r, f, b);
+    text_devices(in->r, in->f, b);
 }
 
-void fl_text_sec_host(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_host(const fl_section_in *in, fl_buf *b)
 {
-    (void)f;
-    (void)top_n;
-    text_host(r, b);
+    text_host(in->r, b);
 }
 
-void fl_text_sec_stalls(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_stalls(const fl_section_in *in, fl_buf *b)
 {
-    (void)f;
-    fl_text_stalls(r, top_n, b);
+    fl_text_stalls(in->r, in->top_n, b);
 }
 
-void fl_text_sec_perf(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_perf(const fl_section_in *in, fl_buf *b)
 {
-    (void)f;
-    (void)top_n;
-    fl_text_perf(r, b);
+    fl_text_perf(in->r, b);
 }
 
-void fl_text_sec_capture(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_capture(const fl_section_in *in, fl_buf *b)
 {
-    (void)f;
-    (void)top_n;
-    text_capture(r, b);
-    fl_text_capture_windows(r, b);
-    fl_text_deep_windows(r, b);
-    fl_text_lifecycle(r, b);
+    text_capture(in->r, b);
+    fl_text_capture_windows(in->r, b);
+    fl_text_deep_windows(in->r, b);
+    fl_text_lifecycle(in->r, b);
 }
 
-void fl_text_sec_read(const fl_report *r, const figures *f, int top_n, fl_buf *b)
+void fl_text_sec_read(const fl_section_in *in, fl_buf *b)
 {
-    (void)f;
-    (void)top_n;
-    text_reader(r, b);
+    text_reader(in->r, b);
 }
 
 /* ============================================================ the text */
@@ -793,9 +779,10 @@ void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, f
     /* The whole report is the concatenation of its sections, each of
      * which brings its own leading blank line: a caller asking for one
      * section (an analyzer's inspect_* method) gets exactly its part. */
+    fl_section_in in = {r, &f, top_n};
     for (size_t i = 0; i < fl_report_n_sections; i++)
         if (sections & fl_report_sections[i].bit)
-            fl_report_sections[i].text(r, &f, top_n, out);
+            fl_report_sections[i].text(&in, out);
     fl_figures_free(&f);
 }
 

@@ -356,140 +356,138 @@ static void put_timing(gp_out *o, const gp_summary *s)
     gp_out_str(o, " achieved\n");
 }
 
-/* util.gpu and util.mem */
-static void put_utilization(gp_out *o, const gp_summary *s)
+/* A labelled line whose value fn writes, "n/a" when fn says it has none. */
+static void put_line(gp_out *o, const char *label, bool (*fn)(gp_out *, const gp_summary *),
+                     const gp_summary *s)
 {
-    put_label(o, "util.gpu");
-    if (s->valid & GP_M_UTIL_GPU) {
-        gp_out_str(o, "mean ");
-        put_pct(o, s->util_gpu_mean, 1);
-        gp_out_str(o, "  p50 ");
-        put_pct(o, s->util_gpu_p50, 0);
-        gp_out_str(o, "  p95 ");
-        put_pct(o, s->util_gpu_p95, 0);
-        gp_out_str(o, "  max ");
-        put_pct(o, s->util_gpu_max, 0);
-        /* The rest of the distribution on lines of its own under the
-         * value column, so the first line reads as it always did. */
-        gp_out_ch(o, '\n');
-        put_spaces(o, LABEL_COLS);
-        gp_out_str(o, "min ");
-        put_pct(o, s->util_gpu_min, 0);
-        gp_out_str(o, "  p5 ");
-        put_pct(o, s->util_gpu_p5, 0);
-        gp_out_str(o, "  p99 ");
-        put_pct(o, s->util_gpu_p99, 0);
-        gp_out_str(o, "  std ");
-        if (isfinite(s->util_gpu_std))
-            put_pct(o, s->util_gpu_std, 1);
-        else
-            gp_out_str(o, "n/a");
-        gp_out_ch(o, '\n');
-        put_spaces(o, LABEL_COLS);
-        gp_out_str(o, "idle (<5%) ");
-        put_pct(o, s->util_gpu_idle_pct, 1);
-        gp_out_str(o, "  active (>=50%) ");
-        put_pct(o, s->util_gpu_active_pct, 1);
-    } else {
+    put_label(o, label);
+    if (!fn(o, s))
         gp_out_str(o, "n/a");
-    }
     gp_out_ch(o, '\n');
+}
 
-    put_label(o, "util.mem");
-    if (s->valid & GP_M_UTIL_MEM) {
-        gp_out_str(o, "mean ");
-        put_pct(o, s->util_mem_mean, 1);
-        gp_out_str(o, "  max ");
-        put_pct(o, s->util_mem_max, 0);
-    } else {
-        gp_out_str(o, "n/a");
-    }
+static bool util_mem_value(gp_out *o, const gp_summary *s)
+{
+    if (!(s->valid & GP_M_UTIL_MEM))
+        return false;
+    gp_out_str(o, "mean ");
+    put_pct(o, s->util_mem_mean, 1);
+    gp_out_str(o, "  max ");
+    put_pct(o, s->util_mem_max, 0);
+    return true;
+}
+
+/* util.gpu's distribution */
+static bool util_gpu_value(gp_out *o, const gp_summary *s)
+{
+    if (!(s->valid & GP_M_UTIL_GPU))
+        return false;
+    gp_out_str(o, "mean ");
+    put_pct(o, s->util_gpu_mean, 1);
+    gp_out_str(o, "  p50 ");
+    put_pct(o, s->util_gpu_p50, 0);
+    gp_out_str(o, "  p95 ");
+    put_pct(o, s->util_gpu_p95, 0);
+    gp_out_str(o, "  max ");
+    put_pct(o, s->util_gpu_max, 0);
+    /* The rest of the distribution on lines of its own under the
+     * value column, so the first line reads as it always did. */
     gp_out_ch(o, '\n');
+    put_spaces(o, LABEL_COLS);
+    gp_out_str(o, "min ");
+    put_pct(o, s->util_gpu_min, 0);
+    gp_out_str(o, "  p5 ");
+    put_pct(o, s->util_gpu_p5, 0);
+    gp_out_str(o, "  p99 ");
+    put_pct(o, s->util_gpu_p99, 0);
+    gp_out_str(o, "  std ");
+    if (isfinite(s->util_gpu_std))
+        put_pct(o, s->util_gpu_std, 1);
+    else
+        gp_out_str(o, "n/a");
+    gp_out_ch(o, '\n');
+    put_spaces(o, LABEL_COLS);
+    gp_out_str(o, "idle (<5%) ");
+    put_pct(o, s->util_gpu_idle_pct, 1);
+    gp_out_str(o, "  active (>=50%) ");
+    put_pct(o, s->util_gpu_active_pct, 1);
+    return true;
 }
 
 /* memory used: the peak against the total, both in one unit, and its share */
-static void put_memory(gp_out *o, const gp_summary *s)
+static bool memory_value(gp_out *o, const gp_summary *s)
 {
     const uint32_t v = s->valid;
-    put_label(o, "memory used");
-    if (v & (GP_M_MEM_USED | GP_M_MEM_TOTAL)) {
-        uint64_t used = (v & GP_M_MEM_USED) ? s->mem_used_max_bytes : 0;
-        uint64_t total = (v & GP_M_MEM_TOTAL) ? s->mem_total_bytes : 0;
-        uint64_t scale = used > total ? used : total;
-        gp_out_str(o, "max ");
-        if (v & GP_M_MEM_USED)
-            put_bytes(o, used, scale);
-        else
-            gp_out_str(o, "n/a");
-        gp_out_str(o, " of ");
-        if (v & GP_M_MEM_TOTAL)
-            put_bytes(o, total, scale);
-        else
-            gp_out_str(o, "n/a");
-        if ((v & GP_M_MEM_USED) && (v & GP_M_MEM_TOTAL) && total > 0) {
-            gp_out_str(o, " (");
-            put_pct(o, 100.0 * (double)used / (double)total, 1);
-            gp_out_str(o, ")");
-        }
-        if (v & GP_M_MEM_USED) {
-            gp_out_str(o, "  mean ");
-            put_bytes(o, (uint64_t)(s->mem_used_mean_bytes + 0.5), scale);
-        }
-    } else {
+    if (!(v & (GP_M_MEM_USED | GP_M_MEM_TOTAL)))
+        return false;
+    uint64_t used = (v & GP_M_MEM_USED) ? s->mem_used_max_bytes : 0;
+    uint64_t total = (v & GP_M_MEM_TOTAL) ? s->mem_total_bytes : 0;
+    uint64_t scale = used > total ? used : total;
+    gp_out_str(o, "max ");
+    if (v & GP_M_MEM_USED)
+        put_bytes(o, used, scale);
+    else
         gp_out_str(o, "n/a");
+    gp_out_str(o, " of ");
+    if (v & GP_M_MEM_TOTAL)
+        put_bytes(o, total, scale);
+    else
+        gp_out_str(o, "n/a");
+    if ((v & GP_M_MEM_USED) && (v & GP_M_MEM_TOTAL) && total > 0) {
+        gp_out_str(o, " (");
+        put_pct(o, 100.0 * (double)used / (double)total, 1);
+        gp_out_str(o, ")");
     }
-    gp_out_ch(o, '\n');
+    if (v & GP_M_MEM_USED) {
+        gp_out_str(o, "  mean ");
+        put_bytes(o, (uint64_t)(s->mem_used_mean_bytes + 0.5), scale);
+    }
+    return true;
 }
 
 /* power and energy, with where the energy figure comes from */
-static void put_power_energy(gp_out *o, const gp_summary *s)
+static bool power_value(gp_out *o, const gp_summary *s)
 {
-    put_label(o, "power");
-    if (s->valid & GP_M_POWER) {
-        gp_out_str(o, "mean ");
-        gp_out_fixed(o, s->power_mean_mw / 1000.0, 1, 0);
-        gp_out_str(o, " W  max ");
-        gp_out_fixed(o, s->power_max_mw / 1000.0, 1, 0);
-        gp_out_str(o, " W");
-    } else {
-        gp_out_str(o, "n/a");
-    }
-    gp_out_ch(o, '\n');
+    if (!(s->valid & GP_M_POWER))
+        return false;
+    gp_out_str(o, "mean ");
+    gp_out_fixed(o, s->power_mean_mw / 1000.0, 1, 0);
+    gp_out_str(o, " W  max ");
+    gp_out_fixed(o, s->power_max_mw / 1000.0, 1, 0);
+    gp_out_str(o, " W");
+    return true;
+}
 
-    put_label(o, "energy");
-    if (s->energy_source != GP_ENERGY_NONE && isfinite(s->energy_j)) {
-        put_sig(o, s->energy_j);
-        gp_out_str(o, s->energy_source == GP_ENERGY_COUNTER ? " J (counter" : " J (power integral");
-        /* A figure over much less than the region is not the region's. */
-        if (s->energy_span_s < 0.9 * s->duration_s) {
-            gp_out_str(o, ", covers ");
-            put_seconds(o, s->energy_span_s);
-            gp_out_str(o, " of ");
-            put_seconds(o, s->duration_s);
-        }
-        gp_out_ch(o, ')');
-    } else {
-        gp_out_str(o, "n/a");
+static bool energy_value(gp_out *o, const gp_summary *s)
+{
+    if (s->energy_source == GP_ENERGY_NONE || !isfinite(s->energy_j))
+        return false;
+    put_sig(o, s->energy_j);
+    gp_out_str(o, s->energy_source == GP_ENERGY_COUNTER ? " J (counter" : " J (power integral");
+    /* A figure over much less than the region is not the region's. */
+    if (s->energy_span_s < 0.9 * s->duration_s) {
+        gp_out_str(o, ", covers ");
+        put_seconds(o, s->energy_span_s);
+        gp_out_str(o, " of ");
+        put_seconds(o, s->duration_s);
     }
-    gp_out_ch(o, '\n');
+    gp_out_ch(o, ')');
+    return true;
 }
 
 /* temperature in "C", as the report and nvidia-smi write it: one
  * spelling whatever the locale (docs/json-schema.md, "Vocabulary") */
-static void put_temperature(gp_out *o, const gp_summary *s)
+static bool temperature_value(gp_out *o, const gp_summary *s)
 {
-    put_label(o, "temperature");
-    if (s->valid & GP_M_TEMP) {
-        gp_out_str(o, "max ");
-        gp_out_i64(o, s->temp_max_c);
-        gp_out_str(o, " C");
-        gp_out_str(o, "  mean ");
-        gp_out_fixed(o, s->temp_mean_c, 1, 0);
-        gp_out_str(o, " C");
-    } else {
-        gp_out_str(o, "n/a");
-    }
-    gp_out_ch(o, '\n');
+    if (!(s->valid & GP_M_TEMP))
+        return false;
+    gp_out_str(o, "max ");
+    gp_out_i64(o, s->temp_max_c);
+    gp_out_str(o, " C");
+    gp_out_str(o, "  mean ");
+    gp_out_fixed(o, s->temp_mean_c, 1, 0);
+    gp_out_str(o, " C");
+    return true;
 }
 
 /* the SM and memory clocks */
@@ -696,12 +694,14 @@ static void format_text(gp_out *o, const gp_summary *s, unsigned flags)
 {
     put_header(o, s);
     put_timing(o, s);
-    put_utilization(o, s);
+    put_line(o, "util.gpu", util_gpu_value, s);
+    put_line(o, "util.mem", util_mem_value, s);
     put_gpm(o, s, flags);
-    put_memory(o, s);
+    put_line(o, "memory used", memory_value, s);
     put_process(o, s, flags);
-    put_power_energy(o, s);
-    put_temperature(o, s);
+    put_line(o, "power", power_value, s);
+    put_line(o, "energy", energy_value, s);
+    put_line(o, "temperature", temperature_value, s);
     put_clocks(o, s);
     put_throttle(o, s);
     put_activity(o, s, flags);

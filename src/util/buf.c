@@ -185,6 +185,25 @@ void fl_buf_opt_double(fl_buf *b, bool ok, double v)
         fl_buf_put(b, "null", 4);
 }
 
+static void member_key(fl_buf *b, const char *key)
+{
+    fl_buf_put(b, ",\"", 2);
+    fl_buf_puts(b, key);
+    fl_buf_put(b, "\":", 2);
+}
+
+void fl_buf_member_opt_u64(fl_buf *b, const char *key, bool ok, uint64_t v)
+{
+    member_key(b, key);
+    fl_buf_opt_u64(b, ok, v);
+}
+
+void fl_buf_member_opt_double(fl_buf *b, const char *key, bool ok, double v)
+{
+    member_key(b, key);
+    fl_buf_opt_double(b, ok, v);
+}
+
 char *fl_buf_take(fl_buf *b)
 {
     if (b->oom) {

@@ -57,6 +57,10 @@ void fl_buf_double(fl_buf *b, double v);   /* fixed, <= 6 decimals; null if not 
 void fl_buf_opt_u64(fl_buf *b, bool ok, uint64_t v);
 void fl_buf_opt_i64(fl_buf *b, bool ok, int64_t v);
 void fl_buf_opt_double(fl_buf *b, bool ok, double v);
+/* The same as a JSON member after others: ,"key":value (key a plain
+ * identifier, written as is). */
+void fl_buf_member_opt_u64(fl_buf *b, const char *key, bool ok, uint64_t v);
+void fl_buf_member_opt_double(fl_buf *b, const char *key, bool ok, double v);
 /* The text, malloc'd, handed to the caller (b is left empty); NULL after an
  * allocation failure. */
 char *fl_buf_take(fl_buf *b);

@@ -999,8 +999,9 @@ static void test_section_rows(void)
     fl_report_text(rep, 3, &whole);
     figures f;
     CHECK(fl_report_figures(rep, 3, &f));
+    fl_section_in in = {rep, &f, 3};
     for (size_t i = 0; i < fl_report_n_sections; i++)
-        fl_report_sections[i].text(rep, &f, 3, &rows);
+        fl_report_sections[i].text(&in, &rows);
     fl_figures_free(&f);
     CHECK(whole.len > 0 && !whole.oom && !rows.oom);
     CHECK_STR(rows.p ? rows.p : "", whole.p ? whole.p : "(none)");
