@@ -15,6 +15,7 @@
  * After a deliberate change of the output: GP_UPDATE_GOLDEN=1 ctest -R
  * test_report, then read the diff.
  */
+#include "report_json.h"
 #include "check.h"
 #include "fl_log.h"
 #include "json_pretty.h"
@@ -112,58 +113,6 @@ static void goldens(const rendered *r, const char *name, const char *dir, const 
     snprintf(rel, sizeof rel, "report/%s.json", name);
     check_golden(rel, p ? p : "", "test_report");
     free(p);
-}
-
-/* The value at a path of keys and [indices]: "summary.gpu_busy[0].busy_ns". */
-static json_t *jpath(json_t *j, const char *path)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", path);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ".", &save); tok && j; tok = strtok_r(NULL, ".", &save)) {
-        char *br = strchr(tok, '[');
-        if (br)
-            *br = '\0';
-        if (*tok)
-            j = json_object_get(j, tok);
-        while (br && j) {
-            j = json_array_get(j, strtoul(br + 1, NULL, 10));
-            br = strchr(br + 1, '[');
-        }
-    }
-    if (!j)
-        fprintf(stderr, "no %s in the report JSON\n", path);
-    return j;
-}
-
-static long long jint(json_t *j, const char *path)
-{
-    json_t *v = jpath(j, path);
-    if (!json_is_integer(v)) {
-        fprintf(stderr, "%s is not an integer\n", path);
-        return -999999;
-    }
-    return (long long)json_integer_value(v);
-}
-
-static double jnum(json_t *j, const char *path)
-{
-    json_t *v = jpath(j, path);
-    if (!json_is_number(v)) {
-        fprintf(stderr, "%s is not a number\n", path);
-        return NAN;
-    }
-    return json_number_value(v);
-}
-
-static const char *jstr(json_t *j, const char *path)
-{
-    return json_string_value(jpath(j, path));
-}
-
-static bool jnull(json_t *j, const char *path)
-{
-    return json_is_null(jpath(j, path));
 }
 
 /* ------------------------------------------------------------ fixture */

@@ -10,6 +10,7 @@
  * counter_data_quality_summary, a deep_window_event's trigger, and
  * kernel-replay hit rates outside 0-100 % shown as invalid, not as values.
  */
+#include "report_json.h"
 #include "check.h"
 #include "fl_log.h"
 #include "reader/read.h"
@@ -20,53 +21,6 @@
 #include <sys/stat.h>
 
 static char tmp_root[256];
-
-static json_t *jpath(json_t *j, const char *path)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", path);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ".", &save); tok && j; tok = strtok_r(NULL, ".", &save)) {
-        char *br = strchr(tok, '[');
-        if (br)
-            *br = '\0';
-        if (*tok)
-            j = json_object_get(j, tok);
-        while (br && j) {
-            j = json_array_get(j, strtoul(br + 1, NULL, 10));
-            br = strchr(br + 1, '[');
-        }
-    }
-    if (!j)
-        fprintf(stderr, "no %s in the report JSON\n", path);
-    return j;
-}
-
-static long long jint(json_t *j, const char *path)
-{
-    json_t *v = jpath(j, path);
-    if (!json_is_integer(v)) {
-        fprintf(stderr, "%s is not an integer\n", path);
-        return -999999;
-    }
-    return (long long)json_integer_value(v);
-}
-
-static double jnum(json_t *j, const char *path)
-{
-    json_t *v = jpath(j, path);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *jstr(json_t *j, const char *path)
-{
-    return json_string_value(jpath(j, path));
-}
-
-static bool jnull(json_t *j, const char *path)
-{
-    return json_is_null(jpath(j, path));
-}
 
 /* ------------------------------------------------------------ generator */
 
