@@ -46,6 +46,7 @@
 #include "pool.h"
 #include "resources.h"
 #include "scope_hooks.h"
+#include "pystack.h"
 #include "stacks.h"
 
 #include "gpufl.h"
@@ -813,6 +814,9 @@ static void plugin_stats(fl_trace_stats *out)
     out->stack_captures = ss.captures;
     out->stacks_overflow = ss.overflow;
     out->stacks_max = ss.max_stacks;
+    out->stack_python = ss.python_captures;
+    if (stacks)
+        snprintf(out->stacks_python, sizeof out->stacks_python, "%s", fl_py_note());
     pthread_mutex_unlock(&life);
     fl_pool_stats(out);
     for (uint32_t k = 0; k < FL_ENGINE_SLOTS; k++)

@@ -17,6 +17,7 @@
  * it without a lock.  Inserts take the mutex and probe again under it.
  */
 #include "stacks.h"
+#include "pystack.h"
 #include "../src/util/error.h"
 
 #include <pthread.h>
@@ -48,13 +49,14 @@ typedef struct frame_res {
     char *text;
     uint16_t len;
     bool tool, libc_start;
+    bool interp, eval; /* in CPython's module; its frame evaluator */
 } frame_res;
 
 typedef struct stack_slot {
     _Atomic uint64_t hash; /* 0: empty */
     uint32_t id;
-    uint32_t n;
-    uintptr_t *pcs; /* innermost first */
+    uint32_t n, npy;
+    uintptr_t *pcs; /* n return addresses then npy Python frames, innermost first */
 } stack_slot;
 
 struct fl_stacks {
@@ -64,7 +66,8 @@ struct fl_stacks {
     stack_slot **by_id; /* [id]: 1..max_stacks */
     pthread_mutex_t mu; /* inserts */
     _Atomic uint32_t published;
-    _Atomic uint64_t overflow, captures;
+    _Atomic uint64_t overflow, captures, python_captures;
+    bool python;                      /* CPython's frames are read (pystack.h) */
     uint32_t announced;               /* writer thread */
     char (*texts)[FL_STACK_TEXT_MAX]; /* [ANNOUNCE_CHUNK], writer thread */
     /* Resolved frames by return address (writer thread), and the room for
@@ -73,8 +76,10 @@ struct fl_stacks {
     size_t n_frames;
     struct frame_res *tmp;            /* [FL_STACK_MAX_FRAMES] */
     char (*tmp_text)[FRAME_TEXT_MAX]; /* [FL_STACK_MAX_FRAMES] */
+    char (*py_text)[FRAME_TEXT_MAX];  /* [FL_PY_MAX_FRAMES] */
 #ifdef GP_HAVE_STACKS
-    Dwfl *dwfl; /* writer thread */
+    Dwfl *dwfl;             /* writer thread */
+    Dwfl_Module *py_module; /* CPython's, in dwfl */
 #endif
 };
 
@@ -170,6 +175,7 @@ fl_stacks *fl_stacks_create(const fl_stacks_config *cfg, gp_error *err)
         return NULL;
     }
     s->mask = cap - 1;
+    s->python = fl_py_setup();
     pthread_mutex_init(&s->mu, NULL);
     return s;
 }
@@ -188,6 +194,7 @@ void fl_stacks_destroy(fl_stacks *s)
     free(s->frames);
     free(s->tmp);
     free(s->tmp_text);
+    free(s->py_text);
     if (s->dwfl)
         dwfl_end(s->dwfl);
     pthread_mutex_destroy(&s->mu);
@@ -196,10 +203,10 @@ void fl_stacks_destroy(fl_stacks *s)
 
 /* ------------------------------------------------------------ capture */
 
-static uint64_t hash_pcs(const uintptr_t *pcs, size_t n)
+static uint64_t hash_pcs(const uintptr_t *pcs, size_t n, size_t npy)
 {
-    uint64_t h = 0xcbf29ce484222325ull ^ n;
-    for (size_t i = 0; i < n; i++) {
+    uint64_t h = 0xcbf29ce484222325ull ^ n ^ ((uint64_t)npy << 32);
+    for (size_t i = 0; i < n + npy; i++) {
         h ^= (uint64_t)pcs[i];
         h *= 0x100000001b3ull;
         h ^= h >> 29;
@@ -210,23 +217,24 @@ static uint64_t hash_pcs(const uintptr_t *pcs, size_t n)
     return h ? h : 1;
 }
 
-/* The id of the published stack (h, pcs, n); 0 when not there. */
-static uint32_t find(const fl_stacks *s, uint64_t h, const uintptr_t *pcs, size_t n)
+/* The id of the published stack (h, pcs, n, npy); 0 when not there. */
+static uint32_t find(const fl_stacks *s, uint64_t h, const uintptr_t *pcs, size_t n, size_t npy)
 {
     for (size_t i = h & s->mask;; i = (i + 1) & s->mask) {
         stack_slot *t = &s->slots[i];
         uint64_t th = atomic_load_explicit(&t->hash, memory_order_acquire);
         if (th == 0)
             return 0;
-        if (th == h && t->n == n && memcmp(t->pcs, pcs, n * sizeof *pcs) == 0)
+        if (th == h && t->n == n && t->npy == npy &&
+            memcmp(t->pcs, pcs, (n + npy) * sizeof *pcs) == 0)
             return t->id;
     }
 }
 
-static uint32_t insert(fl_stacks *s, uint64_t h, const uintptr_t *pcs, size_t n)
+static uint32_t insert(fl_stacks *s, uint64_t h, const uintptr_t *pcs, size_t n, size_t npy)
 {
     pthread_mutex_lock(&s->mu);
-    uint32_t id = find(s, h, pcs, n); /* another thread may have won */
+    uint32_t id = find(s, h, pcs, n, npy); /* another thread may have won */
     uint32_t count = atomic_load_explicit(&s->published, memory_order_relaxed);
     if (id || count >= s->cfg.max_stacks) {
         pthread_mutex_unlock(&s->mu);
@@ -234,13 +242,13 @@ static uint32_t insert(fl_stacks *s, uint64_t h, const uintptr_t *pcs, size_t n)
             atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
         return id;
     }
-    uintptr_t *copy = malloc(n * sizeof *copy);
+    uintptr_t *copy = malloc((n + npy) * sizeof *copy);
     if (!copy) {
         pthread_mutex_unlock(&s->mu);
         atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
         return 0;
     }
-    memcpy(copy, pcs, n * sizeof *pcs);
+    memcpy(copy, pcs, (n + npy) * sizeof *pcs);
     size_t i = h & s->mask;
     while (atomic_load_explicit(&s->slots[i].hash, memory_order_relaxed))
         i = (i + 1) & s->mask;
@@ -248,6 +256,7 @@ static uint32_t insert(fl_stacks *s, uint64_t h, const uintptr_t *pcs, size_t n)
     id = count + 1;
     t->id = id;
     t->n = (uint32_t)n;
+    t->npy = (uint32_t)npy;
     t->pcs = copy;
     s->by_id[id] = t;
     atomic_store_explicit(&t->hash, h, memory_order_release);
@@ -294,15 +303,19 @@ __attribute__((noinline)) uint32_t fl_stacks_capture(fl_stacks *s, unsigned skip
     if (got <= (int)skip)
         return 0;
     size_t n = (size_t)got - skip;
-    uintptr_t pcs[FL_STACK_MAX_FRAMES];
+    uintptr_t pcs[FL_STACK_MAX_FRAMES + FL_PY_MAX_FRAMES];
     for (size_t i = 0; i < n; i++)
         pcs[i] = (uintptr_t)raw[skip + i];
-    uint64_t h = hash_pcs(pcs, n);
-    uint32_t id = find(s, h, pcs, n);
+    /* The thread's Python frames, when it runs Python and holds the GIL. */
+    size_t npy = s->python ? fl_py_capture(pcs + n, FL_PY_MAX_FRAMES) : 0;
+    uint64_t h = hash_pcs(pcs, n, npy);
+    uint32_t id = find(s, h, pcs, n, npy);
     if (!id)
-        id = insert(s, h, pcs, n);
+        id = insert(s, h, pcs, n, npy);
     if (id)
         atomic_fetch_add_explicit(&s->captures, 1, memory_order_relaxed);
+    if (id && npy)
+        atomic_fetch_add_explicit(&s->python_captures, 1, memory_order_relaxed);
     return id;
 }
 
@@ -314,6 +327,8 @@ void fl_stacks_counts(const fl_stacks *s, fl_stacks_stats *out)
     out->distinct = atomic_load_explicit(&((fl_stacks *)s)->published, memory_order_acquire);
     out->overflow = atomic_load_explicit(&((fl_stacks *)s)->overflow, memory_order_relaxed);
     out->captures = atomic_load_explicit(&((fl_stacks *)s)->captures, memory_order_relaxed);
+    out->python_captures =
+        atomic_load_explicit(&((fl_stacks *)s)->python_captures, memory_order_relaxed);
     out->max_stacks = s->cfg.max_stacks;
 }
 
@@ -326,6 +341,7 @@ typedef struct frame_info {
     const char *file;   /* source file, NULL: no line info */
     int line;
     uintptr_t offset; /* from the module's start */
+    bool interp;      /* in CPython's module */
 } frame_info;
 
 static const Dwfl_Callbacks dwfl_callbacks = {
@@ -344,6 +360,8 @@ static bool dwfl_refresh(fl_stacks *s)
     dwfl_report_begin(s->dwfl);
     int r = dwfl_linux_proc_report(s->dwfl, getpid());
     dwfl_report_end(s->dwfl, NULL, NULL);
+    const void *py = s->python ? fl_py_interp_addr() : NULL;
+    s->py_module = py ? dwfl_addrmodule(s->dwfl, (Dwarf_Addr)(uintptr_t)py) : NULL;
     return r == 0;
 }
 
@@ -362,6 +380,7 @@ static void resolve(fl_stacks *s, uintptr_t pc, bool *refreshed, frame_info *f)
     if (!m)
         return;
     Dwarf_Addr start = 0;
+    f->interp = s->py_module && m == s->py_module;
     f->module = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
     f->offset = (uintptr_t)(a + 1 - start);
     f->name = dwfl_module_addrname(m, a);
@@ -441,7 +460,9 @@ static const frame_res *frame_of(fl_stacks *s, uintptr_t pc, bool *refreshed, fr
                        .text = tmp_text,
                        .len = (uint16_t)len,
                        .tool = tool_frame(s, &f),
-                       .libc_start = fl_stacks_start_frame(f.name, f.module)};
+                       .libc_start = fl_stacks_start_frame(f.name, f.module),
+                       .interp = f.interp,
+                       .eval = f.interp && fl_py_eval_function(f.name)};
     if (!s->frames || s->n_frames >= FRAME_CACHE / 4 * 3)
         return tmp;
     char *keep = malloc(len + 1);
@@ -452,6 +473,54 @@ static const frame_res *frame_of(fl_stacks *s, uintptr_t pc, bool *refreshed, fr
     s->frames[i].text = keep;
     s->n_frames++;
     return &s->frames[i];
+}
+
+/* The frames of a stack to write, innermost first. */
+typedef struct frame_list {
+    const char *text[FL_STACK_MAX_FRAMES + FL_PY_MAX_FRAMES];
+    uint16_t len[FL_STACK_MAX_FRAMES + FL_PY_MAX_FRAMES];
+    size_t n;
+} frame_list;
+
+static void list_put(frame_list *l, const char *text, size_t len)
+{
+    l->text[l->n] = text;
+    l->len[l->n++] = (uint16_t)len;
+}
+
+static void list_put_python(fl_stacks *s, const stack_slot *t, size_t k, frame_list *l)
+{
+    size_t len = fl_py_frame_text(t->pcs[t->n + k], s->py_text[k], FRAME_TEXT_MAX);
+    list_put(l, s->py_text[k], len);
+}
+
+/* The native frames f[lo, hi) with the stack's Python frames in place of
+ * the interpreter's (stacks.h says how runs take them). */
+static void merge_python(fl_stacks *s, const stack_slot *t, const frame_res *const *f, size_t lo,
+                         size_t hi, frame_list *l)
+{
+    size_t next = 0, outer_eval = hi; /* the outermost evaluator frame */
+    for (size_t i = lo; i < hi; i++)
+        if (f[i]->eval)
+            outer_eval = i;
+    for (size_t i = lo; i < hi;) {
+        if (!f[i]->interp) {
+            list_put(l, f[i]->text, f[i]->len);
+            i++;
+            continue;
+        }
+        size_t j = i, evals = 0;
+        for (; j < hi && f[j]->interp; j++)
+            evals += f[j]->eval;
+        size_t left = t->npy - next;
+        bool outermost = outer_eval < hi && outer_eval >= i && outer_eval < j;
+        size_t take = outermost || evals > left ? left : evals;
+        for (; take; take--)
+            list_put_python(s, t, next++, l);
+        i = j;
+    }
+    while (next < t->npy)
+        list_put_python(s, t, next++, l);
 }
 
 /* The text of a stack into out (FL_STACK_TEXT_MAX bytes). */
@@ -467,18 +536,24 @@ static void symbolise(fl_stacks *s, const stack_slot *t, bool *refreshed, char *
         lo++;
     while (hi > lo && f[hi - 1]->libc_start)
         hi--;
+    frame_list l = {.n = 0};
+    if (t->npy)
+        merge_python(s, t, f, lo, hi, &l);
+    else
+        for (size_t i = lo; i < hi; i++)
+            list_put(&l, f[i]->text, f[i]->len);
     /* Which frames fit, from the innermost out. */
-    size_t total = 0, top = lo;
-    for (size_t i = lo; i < hi && total + f[i]->len + 1 < FL_STACK_TEXT_MAX; i++) {
-        total += f[i]->len + 1;
+    size_t total = 0, top = 0;
+    for (size_t i = 0; i < l.n && total + l.len[i] + 1 < FL_STACK_TEXT_MAX; i++) {
+        total += l.len[i] + 1;
         top = i + 1;
     }
     size_t used = 0;
-    for (size_t i = top; i-- > lo;) {
+    for (size_t i = top; i-- > 0;) {
         if (used)
             out[used++] = '|';
-        memcpy(out + used, f[i]->text, f[i]->len);
-        used += f[i]->len;
+        memcpy(out + used, l.text[i], l.len[i]);
+        used += l.len[i];
     }
     out[used] = '\0';
 }
@@ -501,7 +576,9 @@ size_t fl_stacks_announce(fl_stacks *s, fl_stacks_emit_fn emit, void *user)
         s->tmp = malloc(FL_STACK_MAX_FRAMES * sizeof *s->tmp);
     if (!s->tmp_text)
         s->tmp_text = malloc(FL_STACK_MAX_FRAMES * sizeof *s->tmp_text);
-    if (!s->texts || !s->tmp || !s->tmp_text)
+    if (!s->py_text)
+        s->py_text = malloc(FL_PY_MAX_FRAMES * sizeof *s->py_text);
+    if (!s->texts || !s->tmp || !s->tmp_text || !s->py_text)
         return 0; /* announced at the next call */
     char(*texts)[FL_STACK_TEXT_MAX] = s->texts;
     const char *ptrs[ANNOUNCE_CHUNK];

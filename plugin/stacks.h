@@ -26,6 +26,19 @@
  * (_start, __libc_start_main, __libc_start_call_main, start_thread,
  * clone, clone3).  A '|' inside a name is written as '/'.
  *
+ * Python (pystack.h): when the capturing thread runs CPython 3.8+ and
+ * holds the GIL, its Python frames are captured too (part of the stack's
+ * identity) and replace the interpreter's own frames in the text, each
+ * "qualname (path:line)".  Every native frame in CPython's module is the
+ * interpreter's and is dropped; each run of them takes, innermost first,
+ * as many Python frames as it has frame-evaluator C frames
+ * (_PyEval_EvalFrameDefault: one per Python frame up to 3.10, one per
+ * entry from C since 3.11, Python-to-Python calls being inlined), and the
+ * outermost run that evaluates Python takes all the frames left; a run
+ * without an evaluator frame (Py_RunMain, a call's C glue) takes none.
+ * C extension frames between runs stay where they are.  Python frames
+ * left over (the native walk cut short) go to the outer end.
+ *
  * Built without libunwind and libdw (GP_HAVE_STACKS undefined),
  * fl_stacks_create says so and every other call is a harmless no-op.
  */
@@ -55,9 +68,10 @@ typedef struct fl_stacks_config {
 
 /* What fl_stacks_counts returns. */
 typedef struct fl_stacks_stats {
-    uint64_t distinct; /* stacks kept (ids handed out) */
-    uint64_t overflow; /* captures refused: the table was full */
-    uint64_t captures; /* captures that returned an id */
+    uint64_t distinct;        /* stacks kept (ids handed out) */
+    uint64_t overflow;        /* captures refused: the table was full */
+    uint64_t captures;        /* captures that returned an id */
+    uint64_t python_captures; /* of which with Python frames (pystack.h) */
     uint32_t max_stacks;
 } fl_stacks_stats;
 

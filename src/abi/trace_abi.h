@@ -35,7 +35,7 @@
 #include "gpu_profile.h"
 #include "layout.h"
 
-#define FL_TRACE_ABI 16u
+#define FL_TRACE_ABI 17u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -572,6 +572,9 @@ typedef struct fl_trace_stats {
     uint64_t stacks_overflow; /* launches left without one: max_stacks reached */
     uint32_t stacks_max;
     char stacks_msg[256]; /* why stacks are not collected (FL_FEAT_STACKS) */
+    /* FL_TRACE_ABI 17: Python frames (plugin/pystack.h). */
+    uint64_t stack_python;   /* of stack_captures, those with Python frames */
+    char stacks_python[160]; /* the CPython found, or why its frames are not read; "": none */
     /* The cubin store (plugin/common/cubins.h), for PC sampling's and SASS
      * metrics' source lines. */
     uint32_t cubins;          /* cubins kept for source correlation */

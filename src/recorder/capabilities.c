@@ -257,14 +257,22 @@ static void mark_trace_losses(session *s, const fl_trace_stats *st, const fl_tra
  * stack because the table was full make it partial. */
 static void put_stack_counts(session *s, const fl_trace_stats *st)
 {
+    /* A process with CPython: how many stacks have its frames, or why none. */
+    char py[256] = "";
+    if (st->stacks_python[0] && st->stack_python > 0)
+        snprintf(py, sizeof py, "; %llu of them with Python frames (%.160s)",
+                 (unsigned long long)st->stack_python, st->stacks_python);
+    else if (st->stacks_python[0])
+        snprintf(py, sizeof py, "; no Python frames (%.160s%s)", st->stacks_python,
+                 strchr(st->stacks_python, ':') ? "" : ": no launch from a thread holding the GIL");
     for (size_t i = 0; i < s->n_caps; i++)
         if (strcmp(s->caps[i].feature, "stack_trace") == 0 && s->caps[i].status == FL_CAP_COLLECTED)
             snprintf(s->cap_msg[i], sizeof s->cap_msg[i],
                      "%llu launches and synchronizations with a CPU stack (libunwind), %llu "
                      "distinct stacks "
-                     "symbolised (libdw), at most %u",
+                     "symbolised (libdw), at most %u%s",
                      (unsigned long long)st->stack_captures, (unsigned long long)st->stacks,
-                     st->stacks_max);
+                     st->stacks_max, py);
     if (st->stacks_overflow > 0 && fl_caps_is_collected(s, "stack_trace"))
         fl_caps_mark_partial(s, "stack_trace", "stacks_overflow",
                              "%llu launches have no stack: more than %u distinct stacks (their "

@@ -53,6 +53,7 @@
  */
 #include "capture_cb.h"
 #include "decode.h"
+#include "pystack.h"
 #include "stacks.h"
 #include "engines/pcsamp/pcsamp.h"
 #include "pm_fake.h"
@@ -560,6 +561,9 @@ static void f_stats(fl_trace_stats *out)
     memcpy(out->stacks_msg, notes.stacks_msg, sizeof out->stacks_msg);
     fl_stacks_stats ss;
     fl_stacks_counts(stacks, &ss);
+    out->stack_python = ss.python_captures;
+    if (stacks)
+        snprintf(out->stacks_python, sizeof out->stacks_python, "%s", fl_py_note());
     out->stacks = stacks_announced;
     out->stack_captures = ss.captures;
     out->stacks_overflow = ss.overflow;
