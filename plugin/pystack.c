@@ -21,6 +21,7 @@
 #include "pystack.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -56,6 +57,10 @@ static struct {
     void (*err_restore)(pyobj, pyobj, pyobj);
     const char *(*version)(void);
 } api;
+
+/* The interpreter's module and its frame evaluator, as address ranges
+ * [lo, hi) (fl_py_fold; 0, 0: unknown). */
+static uintptr_t interp_lo, interp_hi, eval_lo, eval_hi;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool ready;
@@ -106,6 +111,41 @@ static void *find_libpython(void)
             return h;
     }
     return NULL;
+}
+
+static int module_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t at = *(uintptr_t *)data, lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+        lo = a < lo ? a : lo;
+        hi = a + ph->p_memsz > hi ? a + ph->p_memsz : hi;
+    }
+    if (at < lo || at >= hi)
+        return 0;
+    interp_lo = lo;
+    interp_hi = hi;
+    return 1;
+}
+
+/* Where the interpreter's code and its evaluator lie (no fold without). */
+static void find_ranges(void *lib)
+{
+    void *eval = sym(lib, "_PyEval_EvalFrameDefault");
+    Dl_info info;
+    const ElfW(Sym) *es = NULL;
+    if (!eval || !dladdr1(eval, &info, (void **)&es, RTLD_DL_SYMENT) || !es || !es->st_size)
+        return;
+    uintptr_t at = (uintptr_t)eval;
+    dl_iterate_phdr(module_range, &at);
+    eval_lo = at;
+    eval_hi = at + es->st_size;
+    if (!interp_lo)
+        eval_lo = eval_hi = 0;
 }
 
 static void setup_once(void)
@@ -168,6 +208,7 @@ static void setup_once(void)
         snprintf(note, sizeof note, "CPython %s: out of memory for its code table", shown);
         return;
     }
+    find_ranges(lib);
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
     snprintf(note, sizeof note, "CPython %s", shown);
@@ -191,6 +232,26 @@ const void *fl_py_interp_addr(void)
     const void *p;
     memcpy(&p, &api.version, sizeof p);
     return fl_py_setup() ? p : NULL;
+}
+
+size_t fl_py_fold(uintptr_t *pcs, size_t n)
+{
+    if (!eval_lo)
+        return n;
+    uintptr_t glue = (uintptr_t)fl_py_interp_addr() + 1, eval = eval_lo + 1;
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t pc = pcs[i];
+        if (pc - 1 >= eval_lo && pc - 1 < eval_hi)
+            pcs[out++] = eval;
+        else if (pc - 1 >= interp_lo && pc - 1 < interp_hi)
+            pcs[out++] = glue;
+        else
+            pcs[out++] = pc;
+        if (out >= 2 && pcs[out - 1] == glue && pcs[out - 2] == glue)
+            out--;
+    }
+    return out;
 }
 
 bool fl_py_eval_function(const char *name)

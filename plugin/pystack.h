@@ -49,6 +49,16 @@ size_t fl_py_frame_text(uintptr_t key, char *out, size_t cap);
  * the interpreter's, which Python frames replace. */
 const void *fl_py_interp_addr(void);
 
+/* A native stack (return addresses, innermost first) with Python frames:
+ * each return address into the frame evaluator becomes one address (the
+ * evaluator's start + 1), each run of other return addresses into the
+ * interpreter one address (fl_py_interp_addr() + 1), so that the same
+ * Python and C extension frames are one stack whatever path the
+ * interpreter took between them (its specialising evaluator takes another
+ * on a call site's first calls).  Returns the new count; pcs unchanged
+ * when the evaluator's extent is unknown. */
+size_t fl_py_fold(uintptr_t *pcs, size_t n);
+
 /* Whether a native frame's function is the interpreter's frame evaluator
  * (one C frame per Python frame up to 3.10, per entry from C from 3.11). */
 bool fl_py_eval_function(const char *name);

@@ -306,8 +306,14 @@ __attribute__((noinline)) uint32_t fl_stacks_capture(fl_stacks *s, unsigned skip
     uintptr_t pcs[FL_STACK_MAX_FRAMES + FL_PY_MAX_FRAMES];
     for (size_t i = 0; i < n; i++)
         pcs[i] = (uintptr_t)raw[skip + i];
-    /* The thread's Python frames, when it runs Python and holds the GIL. */
-    size_t npy = s->python ? fl_py_capture(pcs + n, FL_PY_MAX_FRAMES) : 0;
+    /* The thread's Python frames, when it runs Python and holds the GIL;
+     * then the interpreter's own frames they replace are folded. */
+    uintptr_t py[FL_PY_MAX_FRAMES];
+    size_t npy = s->python ? fl_py_capture(py, FL_PY_MAX_FRAMES) : 0;
+    if (npy) {
+        n = fl_py_fold(pcs, n);
+        memcpy(pcs + n, py, npy * sizeof *py);
+    }
     uint64_t h = hash_pcs(pcs, n, npy);
     uint32_t id = find(s, h, pcs, n, npy);
     if (!id)
@@ -534,7 +540,10 @@ static void symbolise(fl_stacks *s, const stack_slot *t, bool *refreshed, char *
     size_t lo = 0, hi = n; /* innermost first: [lo, hi) kept */
     while (lo < hi && f[lo]->tool)
         lo++;
-    while (hi > lo && f[hi - 1]->libc_start)
+    /* With Python frames the interpreter's outermost frames go as well: a
+     * stripped python executable's _start takes the name of the exported
+     * symbol before it. */
+    while (hi > lo && (f[hi - 1]->libc_start || (t->npy && f[hi - 1]->interp && !f[hi - 1]->eval)))
         hi--;
     frame_list l = {.n = 0};
     if (t->npy)

@@ -70,6 +70,7 @@ def direct():
     OUT["note"] = helper.helper_note().decode()
     OUT["python_captures"] = helper.helper_python_captures()
     OUT["lines"] = [helper.helper_line(0), helper.helper_line(1)]
+    OUT["version"] = "%d.%d.%d" % sys.version_info[:3]
 
 
 def load_fakes():

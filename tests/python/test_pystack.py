@@ -54,26 +54,35 @@ def markers():
 AT = markers()
 
 
-def q(qualname):
-    return qualname if QUAL else qualname.rsplit(".", 1)[-1]
+def frame(func, marker, path=CHILD, qual=QUAL):
+    """A Python frame as the capture spells it: before 3.11 the code's
+    co_name, from 3.11 its co_qualname."""
+    return "%s (%s:%d)" % (func if qual else func.rsplit(".", 1)[-1], path, AT[marker])
 
 
-def frame(func, marker, path=CHILD):
-    return "%s (%s:%d)" % (q(func), path, AT[marker])
-
-
-def chain_a(caller, marker, path=CHILD):
+def chain_a(caller, marker, path=CHILD, qual=QUAL):
     """The frames of chain_a(fn) called from caller at marker, fn excluded."""
-    return [frame(caller, marker, path), frame("chain_a", "chain_a", path),
-            frame("Model.forward", "forward", path), frame("deep", "deep_rec", path),
-            frame("deep", "deep_rec", path), frame("deep", "deep_leaf", path)]
+    return [frame(caller, marker, path, qual), frame("chain_a", "chain_a", path, qual),
+            frame("Model.forward", "forward", path, qual), frame("deep", "deep_rec", path, qual),
+            frame("deep", "deep_rec", path, qual), frame("deep", "deep_leaf", path, qual)]
 
 
-def run_child(args, env_extra=None, cwd=None):
+def other_pythons():
+    """The interpreters GP_TEST_PYSTACK_PYTHONS names (colon-separated:
+    CMake lists pyenv's and /usr/bin's), but this one."""
+    own = os.path.realpath(sys.executable)
+    found = []
+    for p in os.environ.get("GP_TEST_PYSTACK_PYTHONS", "").split(":"):
+        if p and os.access(p, os.X_OK) and os.path.realpath(p) != own and p not in found:
+            found.append(p)
+    return found
+
+
+def run_child(args, env_extra=None, cwd=None, python=None):
     env = dict(os.environ)
     env.pop("CUDA_INJECTION64_PATH", None)
     env.update(env_extra or {})
-    p = subprocess.run([sys.executable, CHILD] + args, env=env, capture_output=True, text=True,
+    p = subprocess.run([python or sys.executable, CHILD] + args, env=env, capture_output=True, text=True,
                        timeout=240, cwd=cwd or tempfile.gettempdir())
     if p.returncode == 77:
         raise unittest.SkipTest("built without libunwind and libdw: " + p.stderr.strip())
@@ -117,7 +126,42 @@ class PyStack(unittest.TestCase):
 
     def test_direct(self):
         r = run_child(["direct"], {})
+        self.assertEqual(r["version"], platform.python_version())
+        self.check_direct(r)
+
+    def test_direct_other_versions(self):
+        """Every CPython 3.8+ the machine has gives the same frames; an
+        older one none, saying why once."""
+        pythons = other_pythons()
+        if not pythons:
+            self.skipTest("no other python3 (GP_TEST_PYSTACK_PYTHONS)")
+        for py in pythons:
+            with self.subTest(python=py):
+                v = subprocess.run([py, "-c", "import sys; print(sys.version_info[:2] >= (3, 0))"],
+                                   capture_output=True, text=True, timeout=60)
+                if v.stdout.strip() != "True":
+                    continue  # Python 2: not a CPython 3 for the child
+                r = run_child(["direct"], {}, python=py)
+                if tuple(int(x) for x in r["version"].split(".")[:2]) >= (3, 8):
+                    self.check_direct(r)
+                    continue
+                self.assertEqual(r["note"],
+                                 "CPython %s is not supported (3.8 or later): its stacks show "
+                                 "the interpreter's C frames" % r["version"])
+                self.assertEqual(r["python_captures"], 0)
+                for t in r["texts"]:
+                    self.assertNotIn(".py:", t)
+
+    def check_direct(self, r):
         ids, texts = r["ids"], r["texts"]
+        qual = tuple(int(x) for x in r["version"].split(".")[:2]) >= (3, 11)
+
+        def frame(func, marker, path=CHILD):
+            return globals()["frame"](func, marker, path, qual)
+
+        def chain_a(caller, marker):
+            return globals()["chain_a"](caller, marker, CHILD, qual)
+
         capture = "helper_capture (pystack_helper.c:%d)" % r["lines"][0]
         top = [frame("<module>", "module"), frame("main", "main_direct")]
         # The same call site twice: one stack, one id.
@@ -150,7 +194,7 @@ class PyStack(unittest.TestCase):
         # An installed package's module: from the package's folder.
         self.check(texts[5], top + [frame("direct", "direct_pkg"), "in_pkg (pkg/mod.py:2)"],
                    capture)
-        self.assertEqual(r["note"], "CPython " + platform.python_version())
+        self.assertEqual(r["note"], "CPython " + r["version"])
         self.assertEqual(r["python_captures"], 5)  # all but the one without the GIL
 
     def test_direct_paths_relative_to_the_start_directory(self):
