@@ -104,6 +104,7 @@ def fake_plugin(log):
     assert ok, gpufl.last_error()
     plugin = ctypes.PyDLL(os.environ["GPUFL_CUPTI_PLUGIN"], mode=os.RTLD_NOLOAD | os.RTLD_NOW)
     chain_a(lambda: plugin.fake_cupti_launch(11))  # @fake_launch
+    chain_b(lambda: plugin.fake_cupti_sync(15))  # @fake_sync
     gpufl.shutdown()
 
 
