@@ -55,6 +55,8 @@ static struct {
     void (*decref)(pyobj);
     void (*err_fetch)(pyobj *, pyobj *, pyobj *);
     void (*err_restore)(pyobj, pyobj, pyobj);
+    pyobj (*err_take)(void); /* 3.12+: PyErr_Fetch's successor, if it goes */
+    void (*err_put)(pyobj);
     const char *(*version)(void);
 } api;
 
@@ -183,12 +185,15 @@ static void setup_once(void)
     LOOK(decref, "Py_DecRef");
     LOOK(err_fetch, "PyErr_Fetch");
     LOOK(err_restore, "PyErr_Restore");
+    LOOK(err_take, "PyErr_GetRaisedException");
+    LOOK(err_put, "PyErr_SetRaisedException");
+    bool errors = (api.err_fetch && api.err_restore) || (api.err_take && api.err_put);
     bool getters = minor >= 9 ? api.frame_back && api.frame_code : true;
     /* 3.8's frame struct moves under Py_TRACE_REFS (a debug build). */
     bool layout = minor >= 9 || !sym(lib, "_Py_PrintReferences");
     if (!api.is_initialized || !api.gil_check || !api.this_thread_state || !api.current_state ||
         !api.get_frame || !api.frame_line || !api.get_attr || !api.utf8 || !api.incref ||
-        !api.decref || !api.err_fetch || !api.err_restore || !getters || !layout) {
+        !api.decref || !errors || !getters || !layout) {
         snprintf(note, sizeof note,
                  "CPython %s lacks a call its frames are read with (a debug or trimmed build): "
                  "its stacks show the interpreter's C frames",
@@ -321,13 +326,19 @@ static uint32_t intern(pyobj code)
     pthread_mutex_unlock(&mu);
     if (full)
         return CODE_UNKNOWN;
-    pyobj et, ev, etb;
-    api.err_fetch(&et, &ev, &etb);
+    pyobj et = NULL, ev = NULL, etb = NULL;
+    if (api.err_fetch)
+        api.err_fetch(&et, &ev, &etb);
+    else
+        ev = api.err_take();
     char *func = api.minor >= 11 ? attr_text(code, "co_qualname") : NULL;
     if (!func)
         func = attr_text(code, "co_name");
     char *file = attr_text(code, "co_filename");
-    api.err_restore(et, ev, etb); /* also drops what the lookups raised */
+    if (api.err_fetch) /* also drops what the lookups raised */
+        api.err_restore(et, ev, etb);
+    else
+        api.err_put(ev);
     char *path = file ? strdup(shorten_path(file)) : NULL;
     free(file);
     pthread_mutex_lock(&mu);
