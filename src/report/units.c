@@ -37,6 +37,30 @@ void fl_put_line(fl_buf *b, const char *s, size_t max)
         fl_buf_commit(b, fl_line_into(d, s, max));
 }
 
+/* Whether a frame is a Python one, "func (path.py:12)" (plugin/pystack.h). */
+static bool python_frame(const char *f, size_t len)
+{
+    if (len < 6 || f[len - 1] != ')')
+        return false;
+    size_t j = len - 2;
+    while (j > 0 && f[j] >= '0' && f[j] <= '9')
+        j--;
+    return f[j] == ':' && j < len - 2 && j >= 3 && memcmp(f + j - 3, ".py", 3) == 0;
+}
+
+static size_t frame_len(const char *f)
+{
+    const char *end = strchr(f, '|');
+    return end ? (size_t)(end - f) : strlen(f);
+}
+
+static void put_frame(fl_buf *b, const char *f)
+{
+    char one[256];
+    snprintf(one, sizeof one, "%.*s", (int)frame_len(f), f);
+    fl_put_line(b, one, 120);
+}
+
 void fl_put_stack(fl_buf *b, const char *st)
 {
     const char *frames[64];
@@ -50,15 +74,26 @@ void fl_put_stack(fl_buf *b, const char *st)
     }
     size_t shown = n < 4 ? n : 4;
     for (size_t i = 0; i < shown; i++) {
-        const char *f = frames[n - 1 - i], *end = strchr(f, '|');
-        char one[256];
-        snprintf(one, sizeof one, "%.*s", (int)(end ? (size_t)(end - f) : strlen(f)), f);
         if (i)
             fl_buf_puts(b, " <- ");
-        fl_put_line(b, one, 120);
+        put_frame(b, frames[n - 1 - i]);
     }
-    if (n > shown)
-        fl_buf_printf(b, " <- ... (%zu more)", n - shown);
+    /* A Python program's innermost frames are often C (the extension's,
+     * ctypes'): its innermost Python frame is shown past them. */
+    size_t py = shown;
+    while (py < n && !python_frame(frames[n - 1 - py], frame_len(frames[n - 1 - py])))
+        py++;
+    if (py == n) {
+        if (n > shown)
+            fl_buf_printf(b, " <- ... (%zu more)", n - shown);
+        return;
+    }
+    if (py > shown)
+        fl_buf_printf(b, " <- ... (%zu more)", py - shown);
+    fl_buf_puts(b, " <- ");
+    put_frame(b, frames[n - 1 - py]);
+    if (n - 1 - py > 0)
+        fl_buf_printf(b, " <- ... (%zu more)", n - 1 - py);
 }
 
 void fl_dur_text(fl_buf *b, uint64_t ns)

@@ -21,7 +21,10 @@ void fl_put_line(fl_buf *b, const char *s, size_t max);
  * end (no NUL written). */
 char *fl_line_into(char *d, const char *s, size_t max);
 /* A stack of '|'-separated frames as "f (a.c:3) <- g (a.c:9) <- ...
- * (2 more)": innermost first, 4 frames, each on one line of 120 bytes. */
+ * (2 more)": innermost first, 4 frames, each on one line of 120 bytes;
+ * then, when a frame left out is a Python one ("step (train.py:12)"), the
+ * innermost of them between the counts of the frames left out:
+ * "... (3 more) <- step (train.py:12) <- ... (5 more)". */
 void fl_put_stack(fl_buf *b, const char *stack);
 /* "1.234 s", "1.234 ms" or "1.234 us". */
 void fl_dur_text(fl_buf *b, uint64_t ns);

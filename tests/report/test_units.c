@@ -52,8 +52,35 @@ static void test_numbers(void)
     fl_buf_free(&b);
 }
 
+static const char *stack(const char *st)
+{
+    static char out[1024];
+    fl_buf b = {0};
+    fl_put_stack(&b, st);
+    snprintf(out, sizeof out, "%s", b.p ? b.p : "");
+    fl_buf_free(&b);
+    return out;
+}
+
+/* Innermost first, 4 frames; a Python frame left out is shown past them. */
+static void test_stacks(void)
+{
+    CHECK_STR(stack("main (a.c:1)|f (a.c:2)"), "f (a.c:2) <- main (a.c:1)");
+    CHECK_STR(stack("m|a|b|c|d|e"), "e <- d <- c <- b <- ... (2 more)");
+    CHECK_STR(stack("<module> (t.py:9)|main (t.py:5)|step (t.py:3)|ffi_call|a|b|c|launch (x.c:1)"),
+              "launch (x.c:1) <- c <- b <- a <- ... (1 more) <- step (t.py:3) <- ... (2 more)");
+    CHECK_STR(stack("main (t.py:5)|step (t.py:3)|a|b|c|d"),
+              "d <- c <- b <- a <- step (t.py:3) <- ... (1 more)");
+    CHECK_STR(stack("step (pkg/t.py:3)|x|a|b|c|d"),
+              "d <- c <- b <- a <- ... (1 more) <- step (pkg/t.py:3)");
+    /* Not Python: a C file, no line, a .pyx (Cython: C frames). */
+    CHECK_STR(stack("f (t.pyx:3)|g (t.py)|h (a.py:)|a|b|c|d"), "d <- c <- b <- a <- ... (3 more)");
+    CHECK_STR(stack("step (t.py:3)|a|b|c"), "c <- b <- a <- step (t.py:3)");
+}
+
 int main(void)
 {
+    test_stacks();
     test_one_line();
     test_numbers();
     return check_done("test_units");
