@@ -226,19 +226,27 @@ class PyStack(unittest.TestCase):
     def test_fake_plugin(self):
         if not os.environ.get("GP_TEST_FAKE_PLUGIN"):
             self.skipTest("no fake CUPTI plugin (built without CUPTI)")
+        # Started in the child's own directory: paths relative to it.
+        rel = "pystack_child.py"
         with tempfile.TemporaryDirectory() as d:
             run_child(["fake", d], {"GPUFL_CUPTI_PLUGIN": os.environ["GP_TEST_FAKE_PLUGIN"],
-                                    "FAKE_CUPTI_SCENARIO": "ok"})
+                                    "FAKE_CUPTI_SCENARIO": "ok"}, cwd=HERE)
             stacks, cap = kernel_stacks(d)
             texts, by_corr = sync_stacks(d)
+            report = None
+            if os.environ.get("GP_TEST_CLI"):
+                session = glob.glob(os.path.join(d, "*"))[0]
+                p = subprocess.run([os.environ["GP_TEST_CLI"], "report", session],
+                                   capture_output=True, text=True, timeout=120)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                report = p.stdout
         # Synchronization 15 waited in chain_b: its stack_dict text.
-        top = [frame("<module>", "module"), frame("main", "main_fake")]
+        top = [frame("<module>", "module", rel), frame("main", "main_fake", rel)]
         self.check(texts[by_corr[15]], top + [
-            frame("fake_plugin", "fake_sync"), frame("chain_b", "chain_b"),
-            frame("fake_plugin.<locals>.<lambda>", "fake_sync")], None)
-        python = [frame("<module>", "module"), frame("main", "main_fake")] + \
-            chain_a("fake_plugin", "fake_launch") + \
-            [frame("fake_plugin.<locals>.<lambda>", "fake_launch")]
+            frame("fake_plugin", "fake_sync", rel), frame("chain_b", "chain_b", rel),
+            frame("fake_plugin.<locals>.<lambda>", "fake_sync", rel)], None)
+        python = top + chain_a("fake_plugin", "fake_launch", rel) + \
+            [frame("fake_plugin.<locals>.<lambda>", "fake_launch", rel)]
         # The fake plugin's own frame is the tool's: the innermost is ctypes'.
         self.check(stacks[11], python, None)
         self.assertEqual(stacks[12], "")  # no launch callback saw it
@@ -247,6 +255,12 @@ class PyStack(unittest.TestCase):
                          "2 launches and synchronizations with a CPU stack (libunwind), 2 "
                          "distinct stacks symbolised (libdw), at most 4096; 2 of them with "
                          "Python frames (CPython %s)" % platform.python_version())
+        if report is not None:
+            # Past the 4 innermost (C) frames, the innermost Python one.
+            self.assertRegex(report, r"launched from .* <- %s <- \.\.\. \(%d more\)\n" % (
+                re.escape(python[-1]), len(python) - 1))
+            self.assertRegex(report, r"waited at .* <- %s <- \.\.\. \(4 more\)\n" % (
+                re.escape(frame("fake_plugin.<locals>.<lambda>", "fake_sync", rel))))
 
     def launches(self, log_dir, main_marker, caller):
         stacks, cap = kernel_stacks(log_dir)
