@@ -55,6 +55,8 @@ static struct {
     void (*decref)(pyobj);
     void (*err_fetch)(pyobj *, pyobj *, pyobj *);
     void (*err_restore)(pyobj, pyobj, pyobj);
+    int (*gc_disable)(void); /* 3.10+ */
+    int (*gc_enable)(void);
     pyobj (*err_take)(void); /* 3.12+: PyErr_Fetch's successor, if it goes */
     void (*err_put)(pyobj);
     const char *(*version)(void);
@@ -185,6 +187,8 @@ static void setup_once(void)
     LOOK(decref, "Py_DecRef");
     LOOK(err_fetch, "PyErr_Fetch");
     LOOK(err_restore, "PyErr_Restore");
+    LOOK(gc_disable, "PyGC_Disable");
+    LOOK(gc_enable, "PyGC_Enable");
     LOOK(err_take, "PyErr_GetRaisedException");
     LOOK(err_put, "PyErr_SetRaisedException");
     bool errors = (api.err_fetch && api.err_restore) || (api.err_take && api.err_put);
@@ -412,6 +416,10 @@ size_t fl_py_capture(uintptr_t *keys, size_t max)
 {
     if (!ready || !holds_gil())
         return 0;
+    /* From 3.11 a first look at a frame makes its object; 3.11 may collect
+     * garbage right there, running finalizers - the program's code, CUDA
+     * calls included - inside CUDA's callback.  Not while we read. */
+    int gc_was = api.minor >= 11 && api.gc_disable && api.gc_enable ? api.gc_disable() : 0;
     pyobj f = api.get_frame(); /* borrowed */
     bool owned = false;        /* f is a reference of ours to drop */
     size_t n = 0;
@@ -430,6 +438,8 @@ size_t fl_py_capture(uintptr_t *keys, size_t max)
     }
     if (f && owned)
         api.decref(f);
+    if (gc_was > 0)
+        api.gc_enable();
     return n;
 }
 

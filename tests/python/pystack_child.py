@@ -10,6 +10,7 @@ tests/python/test_pystack.py: each line a frame is expected at carries a
            (tests/fakes/fake_cupti_plugin.c), its launch 11 through a chain
 """
 import ctypes
+import gc
 import json
 import os
 import sys
@@ -71,6 +72,7 @@ def direct():
     OUT["python_captures"] = helper.helper_python_captures()
     OUT["lines"] = [helper.helper_line(0), helper.helper_line(1)]
     OUT["version"] = "%d.%d.%d" % sys.version_info[:3]
+    OUT["gc_enabled"] = gc.isenabled()  # held off during a capture only
 
 
 def load_fakes():

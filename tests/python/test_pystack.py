@@ -216,6 +216,7 @@ class PyStack(unittest.TestCase):
                    capture)
         self.assertEqual(r["note"], "CPython " + r["version"])
         self.assertEqual(r["python_captures"], 5)  # all but the one without the GIL
+        self.assertIs(r["gc_enabled"], True)
 
     def test_direct_paths_relative_to_the_start_directory(self):
         r = run_child(["direct"], {}, cwd=HERE)
