@@ -10,13 +10,17 @@ helper's (tests/python/pystack_helper.c) or the fake CUDA launch's.
 
   direct      the capture alone (plugin/stacks.c through the helper): a
               chain through a method and a recursion, the same call site
-              twice (one stack id), a call without the GIL (native frames only), a
-              Python -> C -> Python callback (frames interleaved), a module
-              of an installed package, paths relative to the directory the
-              program started in
+              twice (one stack id), a call without the GIL (native frames
+              only), a Python -> C -> Python callback (frames interleaved),
+              a module of an installed package, paths relative to the
+              directory the program started in; again under every other
+              CPython found (GP_TEST_PYSTACK_PYTHONS): 3.8+ the same
+              frames, older ones none and the reason
   fake        gpufl.init(Trace, enable_stack_trace) with the fake CUPTI
               plugin (tests/fakes/fake_cupti_plugin.c): launch 11's
-              kernel_detail.stack_trace and capture_capabilities
+              kernel_detail.stack_trace, synchronization 15's stack_dict
+              text, capture_capabilities, and `gpu-profile report` showing
+              the innermost Python frame of each
   gpufl_init  the real plugin over the fake driver and CUPTI calls
               (tests/fakes/fake_libcuda.c, fake_cupti_api.c), in-process
   injected    the same, the plugin injected by CUDA_INJECTION64_PATH
