@@ -79,8 +79,8 @@ static void write_text(const gp_device_info *d, size_t n, const char *driver, co
     /* The mig column only when a MIG instance is listed. */
     /* The pci column only when the backend gives bus ids (amd). */
     printf("%-5s  %-*s  %-*s  %-*s%s%s\n", "index", wn, "name", wu, "uuid",
-           any_mig || any_pci ? 10 : 0, "memory", any_pci ? "  pci         " : "",
-           any_mig ? "  mig" : "");
+           any_mig || any_pci ? 10 : 0, "memory",
+           any_pci ? (any_mig ? "  pci         " : "  pci") : "", any_mig ? "  mig" : "");
     for (size_t i = 0; i < n; i++) {
         char mem[32] = "n/a", mig[GP_MIG_PROFILE_MAX + 64] = "";
         if (d[i].valid & GP_M_MEM_TOTAL)
@@ -90,7 +90,8 @@ static void write_text(const gp_device_info *d, size_t n, const char *driver, co
             mig_cell(&d[i], mig, sizeof mig);
         char pci[GP_PCI_BUS_ID_MAX + 4] = "";
         if (any_pci)
-            snprintf(pci, sizeof pci, "  %-12s", d[i].pci_bus_id[0] ? d[i].pci_bus_id : "n/a");
+            snprintf(pci, sizeof pci, "  %-*s", any_mig ? 12 : 0,
+                     d[i].pci_bus_id[0] ? d[i].pci_bus_id : "n/a");
         printf("%-5" PRIu32 "  %-*s  %-*s  %-*s%s%s%s\n", d[i].index, wn, d[i].name, wu, d[i].uuid,
                any_mig || any_pci ? 10 : 0, mem, pci, any_mig ? "  " : "", mig);
     }

@@ -11,7 +11,7 @@
  *   zero           rsmi_init succeeds, no device
  *   init_fail      rsmi_init prints what the real library prints on a
  *                  machine without /sys/class/drm and fails with INIT_ERROR
- *   lost           as two, but after GPU 1's second busy-percent read every
+ *   lost           as two, but after GPU 1's first busy-percent read every
  *                  call on it fails with FILE_ERROR (its sysfs files gone)
  * A call before rsmi_init fails with INIT_ERROR, as the real one does.
  */
@@ -61,7 +61,7 @@ FAKE_API rsmi_status_t rsmi_init(uint64_t flags)
     }
     if (g_inits++ == 0) {
         g_devs = strcmp(sc, "zero") == 0 ? 0 : 2;
-        g_lost_after = strcmp(sc, "lost") == 0 ? 2 : -1;
+        g_lost_after = strcmp(sc, "lost") == 0 ? 1 : -1;
         g_busy_reads[0] = g_busy_reads[1] = 0;
     }
     return RSMI_STATUS_SUCCESS;
