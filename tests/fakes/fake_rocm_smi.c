@@ -13,6 +13,8 @@
  *                  machine without /sys/class/drm and fails with INIT_ERROR
  *   lost           as two, but after GPU 1's first busy-percent read every
  *                  call on it fails with FILE_ERROR (its sysfs files gone)
+ *   hang           as two, but GPU 1's busy-percent read sleeps 10 s (a GPU
+ *                  whose driver hangs)
  * A call before rsmi_init fails with INIT_ERROR, as the real one does.
  */
 #include <rocm_smi/rocm_smi.h>
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define FAKE_API __attribute__((visibility("default")))
 #define MHZ 1000000ull
@@ -29,6 +32,7 @@ static int g_inits;
 static uint32_t g_devs;
 static int g_lost_after = -1; /* busy reads of GPU 1 before it is gone */
 static int g_busy_reads[2];
+static int g_hang;
 
 static rsmi_status_t check(uint32_t dv)
 {
@@ -62,6 +66,7 @@ FAKE_API rsmi_status_t rsmi_init(uint64_t flags)
     if (g_inits++ == 0) {
         g_devs = strcmp(sc, "zero") == 0 ? 0 : 2;
         g_lost_after = strcmp(sc, "lost") == 0 ? 1 : -1;
+        g_hang = strcmp(sc, "hang") == 0;
         g_busy_reads[0] = g_busy_reads[1] = 0;
     }
     return RSMI_STATUS_SUCCESS;
@@ -142,6 +147,11 @@ FAKE_API rsmi_status_t rsmi_dev_busy_percent_get(uint32_t dv, uint32_t *busy_per
 {
     CHECK_DEV(dv);
     g_busy_reads[dv]++;
+    if (dv == 1 && g_hang) {
+        struct timespec ten_s = {10, 0};
+        while (nanosleep(&ten_s, &ten_s) != 0)
+            ;
+    }
     *busy_percent = dv == 0 ? 37 : 80;
     return RSMI_STATUS_SUCCESS;
 }

@@ -121,6 +121,35 @@ static void test_lost(void)
     B->close(c);
 }
 
+/* A read that hangs in ROCm SMI ends at the bound, naming the call; the
+ * context asks nothing more while it is stuck, and closes at once. */
+static void test_hang(void)
+{
+    setenv("FAKE_ROCM_SMI_SCENARIO", "hang", 1);
+    gp_backend_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.rocm_smi_library = fake;
+    cfg.timeout_ns = 200000000ull; /* 0.2 s: the fake hangs 10 s */
+    gp_error err;
+    gp_error_clear(&err);
+    void *c = NULL;
+    CHECK_INT(B->open(&cfg, &c, &err), GP_OK);
+    if (!c)
+        return;
+    unsigned idx[2] = {0, 1};
+    CHECK_INT(B->start(c, idx, 2, 100000000ull, &err), GP_OK);
+    gp_device_sample s;
+    CHECK_INT(B->read(c, 0, 0, &s, &err), GP_OK);
+    CHECK_INT(B->read(c, 1, 0, &s, &err), GP_ERR_TIMEOUT);
+    CHECK_STR(err.message, "amd: device 1: rsmi_dev_*_get did not answer within 0.2 s: the GPU "
+                           "or its driver hangs (see dmesg); ROCm SMI is not asked again by "
+                           "this process until it returns");
+    CHECK_INT(B->read(c, 0, 0, &s, &err), GP_ERR_TIMEOUT);
+    CHECK_PREFIX_STR(err.message, "amd: ROCm SMI is still stuck in rsmi_dev_*_get (");
+    B->stop(c);
+    B->close(c); /* returns with the call still stuck: the library stays loaded */
+}
+
 /* Runs open with fd 2 on a file; returns what reached it (malloc'd). */
 static char *open_quiet(const char *scenario, const char *lib, gp_status *st, gp_error *err)
 {
@@ -276,5 +305,6 @@ int main(void)
     test_init_fail();
     test_real_library();
     test_monitor();
+    test_hang();
     return check_done("test_amd_backend");
 }

@@ -6,7 +6,12 @@
  * no permission, a sysfs file the kernel lacks) keeps its valid bit clear
  * and is never a 0; a device whose every figure fails as a removed
  * device's do (its sysfs files gone, its index refused) fails the read
- * with GP_ERR_DEVICE_LOST and the others go on.  What the library prints
+ * with GP_ERR_DEVICE_LOST and the others go on.  Every ROCm SMI call runs
+ * on the context's worker thread (runner.h) and is waited for at most 2 s
+ * (or the configured timeout when smaller): one that does not answer
+ * fails with GP_ERR_TIMEOUT naming it, its thread is abandoned and keeps
+ * the library loaded, and the context asks ROCm SMI nothing more while it
+ * is stuck (every later call fails at once).  What the library prints
  * while rsmi_init looks for devices (it writes to stderr on a machine
  * without them) does not reach our stderr: it is caught and becomes part
  * of the error message.  Every message starts with "amd: ".  The
@@ -14,8 +19,10 @@
  * since ROCm 1.x); tests/fakes/fake_rocm_smi.c is built from the real
  * header, so a mistake on either side fails a test.
  */
+#include "../../util/clock.h"
 #include "../../util/error.h"
 #include "backend.h"
+#include "runner.h"
 #include "gpu_profile.h"
 
 #include <dlfcn.h>
@@ -78,13 +85,6 @@ typedef struct rsmi_lib {
     rsmi_string_fn status_string; /* optional */
     rsmi_version_fn version_str;  /* optional */
 } rsmi_lib;
-
-typedef struct amd_ctx {
-    rsmi_lib lib;
-    uint32_t n_devs;
-    unsigned *slot_index; /* slot -> device index, while sampling */
-    size_t n_slots;
-} amd_ctx;
 
 #define AMD_LIBRARY_ENV "GPU_PROFILE_ROCM_SMI_LIBRARY"
 
@@ -206,141 +206,7 @@ static int quiet_init(const rsmi_lib *l, char *said, size_t said_len)
     return st;
 }
 
-/* ------------------------------------------------------------ backend */
-
-static void amd_close(void *ctx)
-{
-    amd_ctx *c = ctx;
-    if (!c)
-        return;
-    if (c->lib.handle) {
-        if (c->lib.shut_down && c->n_devs != UINT32_MAX)
-            c->lib.shut_down();
-        dlclose(c->lib.handle);
-    }
-    free(c->slot_index);
-    free(c);
-}
-
-static gp_status amd_open(const gp_backend_config *cfg, void **ctx, gp_error *err)
-{
-    *ctx = NULL;
-    amd_ctx *c = calloc(1, sizeof *c);
-    if (!c)
-        return gp_error_set(err, GP_ERR_NO_MEMORY, "amd: out of memory");
-    c->n_devs = UINT32_MAX; /* not initialised: close does not shut down */
-    gp_status st = load_library(&c->lib, cfg ? cfg->rocm_smi_library : NULL, err);
-    if (st == GP_OK)
-        st = bind_symbols(&c->lib, err);
-    if (st != GP_OK) {
-        amd_close(c);
-        return st;
-    }
-    char said[256];
-    int rs = quiet_init(&c->lib, said, sizeof said);
-    if (rs != RSMI_OK) {
-        gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
-                     "amd: no AMD GPU: rsmi_init of %s failed: %s%s%s: is the amdgpu driver "
-                     "loaded (/sys/class/kfd)? On a machine without AMD GPUs use another "
-                     "backend",
-                     c->lib.name, status_text(&c->lib, rs), said[0] ? "; it said: " : "", said);
-        amd_close(c);
-        return GP_ERR_BACKEND_UNAVAILABLE;
-    }
-    uint32_t n = 0;
-    rs = c->lib.num_devices(&n);
-    if (rs != RSMI_OK) {
-        gp_error_set(err, GP_ERR_BACKEND, "amd: rsmi_num_monitor_devices failed: %s",
-                     status_text(&c->lib, rs));
-        c->n_devs = 0;
-        amd_close(c);
-        return GP_ERR_BACKEND;
-    }
-    c->n_devs = n;
-    *ctx = c;
-    return GP_OK;
-}
-
-static gp_status amd_device_count(void *ctx, unsigned *count, gp_error *err)
-{
-    (void)err;
-    *count = ((amd_ctx *)ctx)->n_devs;
-    return GP_OK;
-}
-
-static gp_status check_index(const amd_ctx *c, unsigned index, gp_error *err)
-{
-    if (index >= c->n_devs)
-        return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
-                            "amd: device %u does not exist: ROCm SMI lists %u device%s", index,
-                            c->n_devs, c->n_devs == 1 ? "" : "s");
-    return GP_OK;
-}
-
-static gp_status amd_device_info(void *ctx, unsigned index, gp_device_info *out, gp_error *err)
-{
-    amd_ctx *c = ctx;
-    gp_status st = check_index(c, index, err);
-    if (st != GP_OK)
-        return st;
-    memset(out, 0, sizeof *out);
-    out->index = index;
-    out->mig.gpu_instance_id = -1;
-    out->mig.compute_instance_id = -1;
-    int rs = c->lib.dev_name(index, out->name, sizeof out->name);
-    out->name[sizeof out->name - 1] = '\0';
-    if (rs != RSMI_OK || !out->name[0])
-        snprintf(out->name, sizeof out->name, "AMD GPU %u", index);
-    uint64_t id = 0;
-    if (c->lib.unique_id(index, &id) == RSMI_OK && id != 0)
-        snprintf(out->uuid, sizeof out->uuid, "%016" PRIx64, id);
-    uint64_t bdf = 0;
-    if (c->lib.pci_id(index, &bdf) == RSMI_OK)
-        snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%04x:%02x:%02x.%x",
-                 (unsigned)(bdf >> 32), (unsigned)((bdf >> 8) & 0xff),
-                 (unsigned)((bdf >> 3) & 0x1f), (unsigned)(bdf & 0x7));
-    uint64_t total = 0;
-    if (c->lib.mem_total(index, RSMI_MEM_VRAM, &total) == RSMI_OK) {
-        out->mem_total_bytes = total;
-        out->valid |= GP_M_MEM_TOTAL;
-    }
-    return GP_OK;
-}
-
-static gp_status amd_driver_version(void *ctx, char *buf, size_t len, gp_error *err)
-{
-    amd_ctx *c = ctx;
-    (void)err;
-    if (len)
-        buf[0] = '\0';
-    if (len && c->lib.version_str &&
-        c->lib.version_str(RSMI_SW_DRIVER, buf, (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len)) !=
-            RSMI_OK)
-        buf[0] = '\0';
-    if (len)
-        buf[len - 1] = '\0';
-    return GP_OK;
-}
-
-static gp_status amd_start(void *ctx, const unsigned *indices, size_t n, uint64_t interval_ns,
-                           gp_error *err)
-{
-    amd_ctx *c = ctx;
-    (void)interval_ns;
-    for (size_t i = 0; i < n; i++) {
-        gp_status st = check_index(c, indices[i], err);
-        if (st != GP_OK)
-            return st;
-    }
-    unsigned *slots = malloc((n ? n : 1) * sizeof *slots);
-    if (!slots)
-        return gp_error_set(err, GP_ERR_NO_MEMORY, "amd: out of memory for %zu devices", n);
-    memcpy(slots, indices, n * sizeof *slots);
-    free(c->slot_index);
-    c->slot_index = slots;
-    c->n_slots = n;
-    return GP_OK;
-}
+/* ------------------------------------------------------- the figures */
 
 /* How one figure's status counts: read, not reported, or a device gone. */
 typedef struct amd_round {
@@ -360,8 +226,9 @@ static bool took(amd_round *r, int rs)
         if (!r->gone++)
             r->gone_st = rs;
     } else if (rs != RSMI_NOT_SUPPORTED && rs != RSMI_NOT_YET_IMPLEMENTED && rs != RSMI_NO_DATA &&
-               rs != RSMI_PERMISSION && rs != RSMI_UNEXPECTED_DATA && !r->first_bad)
+               rs != RSMI_PERMISSION && rs != RSMI_UNEXPECTED_DATA && !r->first_bad) {
         r->first_bad = rs;
+    }
     return false;
 }
 
@@ -378,15 +245,8 @@ static bool read_clock(const rsmi_lib *l, unsigned index, int type, amd_round *r
     return true;
 }
 
-static gp_status amd_read(void *ctx, size_t slot, unsigned flags, gp_device_sample *out,
-                          gp_error *err)
+static gp_status read_device(const rsmi_lib *l, unsigned i, gp_device_sample *out, gp_error *err)
 {
-    amd_ctx *c = ctx;
-    const rsmi_lib *l = &c->lib;
-    (void)flags;
-    if (slot >= c->n_slots)
-        return gp_error_set(err, GP_ERR_INVALID_ARG, "amd: slot %zu is not sampled", slot);
-    unsigned i = c->slot_index[slot];
     amd_round r = {0, 0, 0, 0};
     uint32_t u32 = 0;
     uint64_t u64 = 0;
@@ -428,6 +288,287 @@ static gp_status amd_read(void *ctx, size_t slot, unsigned flags, gp_device_samp
     if (r.answered == 0 && r.first_bad)
         return gp_error_set(err, GP_ERR_BACKEND, "amd: device %u: %s", i,
                             status_text(l, r.first_bad));
+    return GP_OK;
+}
+
+static void read_info(const rsmi_lib *l, unsigned index, gp_device_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->index = index;
+    out->mig.gpu_instance_id = -1;
+    out->mig.compute_instance_id = -1;
+    int rs = l->dev_name(index, out->name, sizeof out->name);
+    out->name[sizeof out->name - 1] = '\0';
+    if (rs != RSMI_OK || !out->name[0])
+        snprintf(out->name, sizeof out->name, "AMD GPU %u", index);
+    uint64_t id = 0;
+    if (l->unique_id(index, &id) == RSMI_OK && id != 0)
+        snprintf(out->uuid, sizeof out->uuid, "%016" PRIx64, id);
+    uint64_t bdf = 0;
+    if (l->pci_id(index, &bdf) == RSMI_OK)
+        snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%04x:%02x:%02x.%x",
+                 (unsigned)(bdf >> 32), (unsigned)((bdf >> 8) & 0xff),
+                 (unsigned)((bdf >> 3) & 0x1f), (unsigned)(bdf & 0x7));
+    uint64_t total = 0;
+    if (l->mem_total(index, RSMI_MEM_VRAM, &total) == RSMI_OK) {
+        out->mem_total_bytes = total;
+        out->valid |= GP_M_MEM_TOTAL;
+    }
+}
+
+/* ------------------------------------------- calls bounded in time */
+
+/* One job on the context's runner: what it asks and what comes back.  The
+ * library's table is copied in, so an abandoned job still has it; the
+ * library itself then stays loaded for good (close leaves it). */
+enum { JOB_INIT, JOB_INFO, JOB_READ, JOB_DRIVER, JOB_SHUTDOWN };
+typedef struct amd_job {
+    rsmi_lib lib;
+    int kind;
+    unsigned index;
+    int rs, count_rs;
+    uint32_t count;
+    char said[256];
+    gp_device_info info;
+    gp_device_sample s;
+    gp_status st;
+    gp_error err;
+    char driver[96];
+} amd_job;
+
+typedef struct amd_ctx {
+    rsmi_lib lib;
+    gp_runner *r;
+    uint64_t call_ns; /* the bound of one call */
+    bool inited;      /* rsmi_init answered OK: close shuts it down */
+    uint32_t n_devs;
+    unsigned *slot_index; /* slot -> device index, while sampling */
+    size_t n_slots;
+} amd_ctx;
+
+#define AMD_CALL_TIMEOUT_NS 2000000000ull
+#define AMD_NO_DEVICE UINT32_MAX
+
+static void job_main(gp_runner *r, void *area)
+{
+    amd_job *j = area;
+    const rsmi_lib *l = &j->lib;
+    switch (j->kind) {
+    case JOB_INIT:
+        gp_runner_doing(r, "rsmi_init");
+        j->rs = quiet_init(l, j->said, sizeof j->said);
+        if (j->rs == RSMI_OK) {
+            gp_runner_doing(r, "rsmi_num_monitor_devices");
+            j->count_rs = l->num_devices(&j->count);
+        }
+        break;
+    case JOB_INFO:
+        gp_runner_doing(r, "rsmi_dev_*_get");
+        read_info(l, j->index, &j->info);
+        break;
+    case JOB_READ:
+        gp_runner_doing(r, "rsmi_dev_*_get");
+        gp_error_clear(&j->err);
+        j->st = read_device(l, j->index, &j->s, &j->err);
+        break;
+    case JOB_DRIVER:
+        gp_runner_doing(r, "rsmi_version_str_get");
+        j->driver[0] = '\0';
+        if (!l->version_str || l->version_str(RSMI_SW_DRIVER, j->driver, sizeof j->driver) != 0)
+            j->driver[0] = '\0';
+        j->driver[sizeof j->driver - 1] = '\0';
+        break;
+    default:
+        gp_runner_doing(r, "rsmi_shut_down");
+        l->shut_down();
+        break;
+    }
+}
+
+/* The job area for a new call, or an error when an earlier call is still
+ * stuck in ROCm SMI (then it is not asked again). */
+static amd_job *job_for(amd_ctx *c, int kind, unsigned index, gp_error *err)
+{
+    gp_runner_stuck why;
+    if (gp_runner_stuck_now(c->r, &why)) {
+        gp_error_set(
+            err, GP_ERR_TIMEOUT,
+            "amd: ROCm SMI is still stuck in %s (%.1f s): it is not asked again until it returns",
+            why.what, (double)(gp_now_mono_ns() - why.since_ns) / 1e9);
+        return NULL;
+    }
+    amd_job *j = gp_runner_job(c->r);
+    j->lib = c->lib;
+    j->kind = kind;
+    j->index = index;
+    return j;
+}
+
+static gp_status call(amd_ctx *c, unsigned index, const char *what, gp_error *err)
+{
+    gp_runner_stuck why;
+    gp_status st = gp_runner_call(c->r, job_main, what, gp_now_mono_ns() + c->call_ns, &why);
+    if (st == GP_ERR_THREAD)
+        return gp_error_set(err, st, "amd: cannot start the thread that calls ROCm SMI");
+    if (st != GP_ERR_TIMEOUT)
+        return st;
+    char dev[32] = "";
+    if (index != AMD_NO_DEVICE)
+        snprintf(dev, sizeof dev, "device %u: ", index);
+    return gp_error_set(err, GP_ERR_TIMEOUT,
+                        "amd: %s%s did not answer within %.1f s: the GPU or its driver hangs "
+                        "(see dmesg); ROCm SMI is not asked again by this process until it "
+                        "returns",
+                        dev, why.what, (double)c->call_ns / 1e9);
+}
+
+/* ------------------------------------------------------------ backend */
+
+static void amd_close(void *ctx)
+{
+    amd_ctx *c = ctx;
+    if (!c)
+        return;
+    bool stuck = c->r && gp_runner_stuck_now(c->r, NULL);
+    if (c->inited && !stuck) {
+        gp_error ignored;
+        if (job_for(c, JOB_SHUTDOWN, AMD_NO_DEVICE, &ignored))
+            stuck = call(c, AMD_NO_DEVICE, "rsmi_shut_down", &ignored) == GP_ERR_TIMEOUT;
+    }
+    if (c->r)
+        gp_runner_release(c->r);
+    /* A call stuck in the library keeps it loaded: its thread returns there. */
+    if (c->lib.handle && !stuck)
+        dlclose(c->lib.handle);
+    free(c->slot_index);
+    free(c);
+}
+
+static gp_status amd_open(const gp_backend_config *cfg, void **ctx, gp_error *err)
+{
+    *ctx = NULL;
+    amd_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "amd: out of memory");
+    c->call_ns = AMD_CALL_TIMEOUT_NS;
+    if (cfg && cfg->timeout_ns > 0 && cfg->timeout_ns < c->call_ns)
+        c->call_ns = cfg->timeout_ns;
+    gp_status st = load_library(&c->lib, cfg ? cfg->rocm_smi_library : NULL, err);
+    if (st == GP_OK)
+        st = bind_symbols(&c->lib, err);
+    if (st == GP_OK && !(c->r = gp_runner_create(sizeof(amd_job), NULL)))
+        st = gp_error_set(err, GP_ERR_NO_MEMORY, "amd: out of memory");
+    amd_job *j = st == GP_OK ? job_for(c, JOB_INIT, AMD_NO_DEVICE, err) : NULL;
+    if (j)
+        st = call(c, AMD_NO_DEVICE, "rsmi_init", err);
+    if (st != GP_OK) {
+        amd_close(c);
+        return st;
+    }
+    if (j->rs != RSMI_OK) {
+        gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
+                     "amd: no AMD GPU: rsmi_init of %s failed: %s%s%s: is the amdgpu driver "
+                     "loaded (/sys/class/kfd)? On a machine without AMD GPUs use another "
+                     "backend",
+                     c->lib.name, status_text(&c->lib, j->rs), j->said[0] ? "; it said: " : "",
+                     j->said);
+        amd_close(c);
+        return GP_ERR_BACKEND_UNAVAILABLE;
+    }
+    c->inited = true;
+    if (j->count_rs != RSMI_OK) {
+        gp_error_set(err, GP_ERR_BACKEND, "amd: rsmi_num_monitor_devices failed: %s",
+                     status_text(&c->lib, j->count_rs));
+        amd_close(c);
+        return GP_ERR_BACKEND;
+    }
+    c->n_devs = j->count;
+    *ctx = c;
+    return GP_OK;
+}
+
+static gp_status amd_device_count(void *ctx, unsigned *count, gp_error *err)
+{
+    (void)err;
+    *count = ((amd_ctx *)ctx)->n_devs;
+    return GP_OK;
+}
+
+static gp_status check_index(const amd_ctx *c, unsigned index, gp_error *err)
+{
+    if (index >= c->n_devs)
+        return gp_error_set(err, GP_ERR_DEVICE_NOT_FOUND,
+                            "amd: device %u does not exist: ROCm SMI lists %u device%s", index,
+                            c->n_devs, c->n_devs == 1 ? "" : "s");
+    return GP_OK;
+}
+
+static gp_status amd_device_info(void *ctx, unsigned index, gp_device_info *out, gp_error *err)
+{
+    amd_ctx *c = ctx;
+    gp_status st = check_index(c, index, err);
+    amd_job *j = st == GP_OK ? job_for(c, JOB_INFO, index, err) : NULL;
+    if (!j)
+        return st != GP_OK ? st : err->status;
+    st = call(c, index, "rsmi_dev_*_get", err);
+    if (st == GP_OK)
+        *out = j->info;
+    return st;
+}
+
+static gp_status amd_driver_version(void *ctx, char *buf, size_t len, gp_error *err)
+{
+    amd_ctx *c = ctx;
+    if (len)
+        buf[0] = '\0';
+    amd_job *j = job_for(c, JOB_DRIVER, AMD_NO_DEVICE, err);
+    if (!j)
+        return err->status;
+    gp_status st = call(c, AMD_NO_DEVICE, "rsmi_version_str_get", err);
+    if (st == GP_OK && len)
+        snprintf(buf, len, "%s", j->driver);
+    return st;
+}
+
+static gp_status amd_start(void *ctx, const unsigned *indices, size_t n, uint64_t interval_ns,
+                           gp_error *err)
+{
+    amd_ctx *c = ctx;
+    (void)interval_ns;
+    for (size_t i = 0; i < n; i++) {
+        gp_status st = check_index(c, indices[i], err);
+        if (st != GP_OK)
+            return st;
+    }
+    unsigned *slots = malloc((n ? n : 1) * sizeof *slots);
+    if (!slots)
+        return gp_error_set(err, GP_ERR_NO_MEMORY, "amd: out of memory for %zu devices", n);
+    memcpy(slots, indices, n * sizeof *slots);
+    free(c->slot_index);
+    c->slot_index = slots;
+    c->n_slots = n;
+    return GP_OK;
+}
+
+static gp_status amd_read(void *ctx, size_t slot, unsigned flags, gp_device_sample *out,
+                          gp_error *err)
+{
+    amd_ctx *c = ctx;
+    (void)flags;
+    if (slot >= c->n_slots)
+        return gp_error_set(err, GP_ERR_INVALID_ARG, "amd: slot %zu is not sampled", slot);
+    unsigned i = c->slot_index[slot];
+    amd_job *j = job_for(c, JOB_READ, i, err);
+    if (!j)
+        return err->status;
+    gp_status st = call(c, i, "rsmi_dev_*_get", err);
+    if (st != GP_OK)
+        return st;
+    if (j->st != GP_OK) {
+        *err = j->err;
+        return j->st;
+    }
+    *out = j->s;
     return GP_OK;
 }
 
