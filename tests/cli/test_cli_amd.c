@@ -13,6 +13,7 @@
 #include "json_mini.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -178,6 +179,50 @@ static void test_lost(void)
               "reset");
     CHECK_INT(jn_int(jn_get(d1, "sample_count")), 1);
     jn_free(doc);
+}
+
+/* --log-dir: the session's job_start lists the GPUs in rocm_static_devices
+ * (vendor AMD), and the report reads them back, n/a where GPU 1 had none. */
+static void test_session(void)
+{
+    set_scenario("two");
+    char dir[512];
+    h_path(dir, sizeof dir, "amd-logs");
+    const char *argv[] = {h_cli,  "-q",        "--backend", "amd", "--rocm-smi-library",
+                          fake,   "--log-dir", dir,         "--",  h_child,
+                          "exit", "0",         NULL};
+    h_result r;
+    h_run(argv, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    h_result_free(&r);
+    const char *argv2[] = {h_cli, "report", dir, NULL};
+    h_run(argv2, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(r.out, "\n  GPU 0  AMD Instinct MI210  ");
+    CHECK_CONTAINS(r.out, "\n    power             mean 123.5 W  max 123.5 W\n");
+    CHECK_CONTAINS(r.out, "\n  GPU 1  AMD Radeon PRO W6800  ");
+    CHECK_CONTAINS(r.out, "\n    power             n/a\n");
+    h_result_free(&r);
+    /* job_start as GPUFlight writes it for AMD devices. */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char log[1024] = "";
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.')
+            snprintf(log, sizeof log, "%s/%s/system.log", dir, e->d_name);
+    if (d)
+        closedir(d);
+    size_t len = 0;
+    char *text = log[0] ? check_read_file(log, &len) : NULL;
+    CHECK(text != NULL);
+    if (text) {
+        CHECK_CONTAINS(text, "\"rocm_static_devices\":[{\"id\":0,\"name\":\"AMD Instinct "
+                             "MI210\",\"uuid\":\"1234abcd5678ef90\",\"vendor\":\"AMD\",");
+        CHECK_CONTAINS(text, "{\"id\":1,\"name\":\"AMD Radeon PRO W6800\",\"uuid\":null,"
+                             "\"vendor\":\"AMD\",\"pci_bus\":\"0001:08:01.1\",");
+        CHECK_CONTAINS(text, "\"cuda_static_devices\":[],");
+        free(text);
+    }
 }
 
 /* One GET of /metrics on 127.0.0.1:port into out ("" on failure). */
@@ -354,6 +399,7 @@ int main(void)
     test_devices();
     test_run_json();
     test_lost();
+    test_session();
     test_serve();
     test_real_library();
     h_cleanup();
