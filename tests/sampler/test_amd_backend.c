@@ -223,16 +223,45 @@ static void test_real_library(void)
     }
     gp_status st;
     gp_error err;
+    unsetenv("GPU_PROFILE_ROCM_SMI_LIBRARY");
     char *said = open_quiet("two", NULL, &st, &err);
     if (st == GP_ERR_BACKEND_UNAVAILABLE && strstr(err.message, "could not be loaded")) {
         printf("skip: no ROCm SMI installed\n");
         free(said);
         return;
     }
+    /* The default library: sysfs shows no AMD device, rsmi_init is not
+     * even started. */
     CHECK_INT(st, GP_ERR_BACKEND_UNAVAILABLE);
-    CHECK_PREFIX_STR(err.message, "amd: no AMD GPU: rsmi_init of librocm_smi64.so.");
-    CHECK(strstr(err.message, ": is the amdgpu driver loaded (/sys/class/kfd)?") != NULL);
+    CHECK_PREFIX_STR(err.message, "amd: no AMD GPU: no AMD device (PCI vendor 0x1002) under "
+                                  "/sys/class/drm: the amdgpu driver is not loaded, or the GPU "
+                                  "is not visible here (a container needs /dev/kfd, /dev/dri "
+                                  "and /sys); librocm_smi64.so.");
     CHECK_STR(said, "");
+    free(said);
+
+    /* The same library named by path: rsmi_init runs and fails (or finds
+     * no device where /sys/class/drm exists); what it prints is caught. */
+    static const char *const paths[] = {"/usr/lib/librocm_smi64.so.1",
+                                        "/usr/lib/x86_64-linux-gnu/librocm_smi64.so.1"};
+    const char *path = NULL;
+    for (size_t i = 0; i < 2 && !path; i++)
+        if (access(paths[i], R_OK) == 0)
+            path = paths[i];
+    if (!path)
+        return;
+    said = open_quiet("two", path, &st, &err);
+    struct stat st_drm;
+    if (stat("/sys/class/drm", &st_drm) != 0) {
+        CHECK_INT(st, GP_ERR_BACKEND_UNAVAILABLE);
+        char want[1024];
+        snprintf(want, sizeof want, "amd: no AMD GPU: rsmi_init of %s failed: ", path);
+        CHECK_PREFIX_STR(err.message, want);
+        CHECK(strstr(err.message, "; it said: Failed to open drm root directory /sys/class/drm") !=
+              NULL);
+        CHECK(strstr(err.message, ": is the amdgpu driver loaded (/sys/class/kfd)?") != NULL);
+        CHECK_STR(said, "");
+    }
     free(said);
 }
 

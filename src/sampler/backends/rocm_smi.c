@@ -14,10 +14,11 @@
  * is stuck (every later call fails at once).  What the library prints
  * while rsmi_init looks for devices (it writes to stderr on a machine
  * without them) does not reach our stderr: it is caught and becomes part
- * of the error message.  Every message starts with "amd: ".  The
- * declarations below are ours, from ROCm SMI's documented ABI (stable
- * since ROCm 1.x); tests/fakes/fake_rocm_smi.c is built from the real
- * header, so a mistake on either side fails a test.
+ * of the error message (and with the default library rsmi_init is not
+ * called at all where sysfs shows no AMD device).  Every message starts
+ * with "amd: ".  The declarations below are ours, from ROCm SMI's
+ * documented ABI (stable since ROCm 1.x); tests/fakes/fake_rocm_smi.c is
+ * built from the real header, so a mistake on either side fails a test.
  */
 #include "../../util/clock.h"
 #include "../../util/error.h"
@@ -25,6 +26,7 @@
 #include "runner.h"
 #include "gpu_profile.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -72,6 +74,7 @@ typedef int (*rsmi_version_fn)(int, char *, uint32_t);
 typedef struct rsmi_lib {
     void *handle;
     char name[256];
+    bool named; /* given by path (option or environment), not the default search */
     rsmi_init_fn init;
     rsmi_void_fn shut_down;
     rsmi_count_fn num_devices;
@@ -159,6 +162,7 @@ static gp_status load_library(rsmi_lib *l, const char *path_cfg, gp_error *err)
                                 e ? e : "unknown dlopen error", from);
         }
         snprintf(l->name, sizeof l->name, "%s", path_cfg);
+        l->named = true;
         return GP_OK;
     }
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
@@ -174,10 +178,36 @@ static gp_status load_library(rsmi_lib *l, const char *path_cfg, gp_error *err)
                         "(Debian: librocm-smi64-1) or set rocm_smi_library to its path");
 }
 
+/* Whether sysfs shows an AMD display device (PCI vendor 0x1002, the one
+ * ROCm SMI lists by default): without one rsmi_init is not called at all,
+ * so `auto` on an NVIDIA or GPU-less machine costs no ROCm SMI start-up and
+ * hears none of its stderr. */
+static bool sysfs_has_amd_gpu(void)
+{
+    DIR *d = opendir("/sys/class/drm");
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        if (strncmp(e->d_name, "card", 4) != 0 || strchr(e->d_name, '-'))
+            continue; /* connectors (card0-DP-1) share their card's device */
+        char path[512], text[32] = "";
+        snprintf(path, sizeof path, "/sys/class/drm/%s/device/vendor", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (f) {
+            found = fgets(text, sizeof text, f) && strtoul(text, NULL, 16) == 0x1002;
+            fclose(f);
+        }
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 /* rsmi_init with the library's stderr caught in a temporary file: it prints
- * "Failed to open drm root directory ..." on a machine without an AMD GPU,
- * which would land in the profiled command's output.  The first line of
- * what it said comes back in said. */
+ * "Failed to open drm root directory ..." where it finds no GPU, which would
+ * land in the profiled program's output.  On failure the first line of what
+ * it said comes back in said (for the message); on success what was caught
+ * goes to stderr after all, so a line another thread wrote meanwhile is not
+ * lost. */
 static int quiet_init(const rsmi_lib *l, char *said, size_t said_len)
 {
     said[0] = '\0';
@@ -196,7 +226,13 @@ static int quiet_init(const rsmi_lib *l, char *said, size_t said_len)
     dup2(saved, STDERR_FILENO);
     close(saved);
     rewind(tmp);
-    if (fgets(said, (int)said_len, tmp)) {
+    if (st == RSMI_OK) {
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, tmp)) > 0 && fwrite(buf, 1, n, stderr) == n)
+            ;
+        fflush(stderr);
+    } else if (fgets(said, (int)said_len, tmp)) {
         size_t n = strcspn(said, "\r\n");
         said[n] = '\0';
         while (n > 0 && (said[n - 1] == '.' || said[n - 1] == ' '))
@@ -456,6 +492,13 @@ static gp_status amd_open(const gp_backend_config *cfg, void **ctx, gp_error *er
     gp_status st = load_library(&c->lib, cfg ? cfg->rocm_smi_library : NULL, err);
     if (st == GP_OK)
         st = bind_symbols(&c->lib, err);
+    if (st == GP_OK && !c->lib.named && !sysfs_has_amd_gpu())
+        st = gp_error_set(err, GP_ERR_BACKEND_UNAVAILABLE,
+                          "amd: no AMD GPU: no AMD device (PCI vendor 0x1002) under "
+                          "/sys/class/drm: the amdgpu driver is not loaded, or the GPU is not "
+                          "visible here (a container needs /dev/kfd, /dev/dri and /sys); %s was "
+                          "not started",
+                          c->lib.name);
     if (st == GP_OK && !(c->r = gp_runner_create(sizeof(amd_job), NULL)))
         st = gp_error_set(err, GP_ERR_NO_MEMORY, "amd: out of memory");
     amd_job *j = st == GP_OK ? job_for(c, JOB_INIT, AMD_NO_DEVICE, err) : NULL;
