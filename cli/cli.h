@@ -420,6 +420,7 @@ typedef struct cli_prom_device {
     bool have;
     gp_sample sample;
     gp_mig_info mig; /* a MIG instance: dcgm-exporter's labels (prom.c) */
+    bool amd;        /* sampled by the amd backend: AMD device-metrics-exporter's names */
 } cli_prom_device;
 void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const char *host,
                      uint64_t now_wall_ns, uint64_t stale_ns);
@@ -453,10 +454,13 @@ typedef struct cli_opt {
  * their help and their errors say the same everywhere. */
 #define CLI_ROW_DEVICE(k)                                                                          \
     "device", (k), 1, "LIST", "an index, a comma list (0,2), a GPU UUID or all", NULL
-#define CLI_ROW_BACKEND(k) "backend", (k), 1, "B", "auto, nvml, smi or none", "auto nvml smi none"
+#define CLI_ROW_BACKEND(k)                                                                         \
+    "backend", (k), 1, "B", "auto, nvml, smi, amd or none", "auto nvml smi amd none"
 #define CLI_ROW_NVML_LIBRARY(k)                                                                    \
     "nvml-library", (k), 1, "FILE", "the path of libnvidia-ml.so.1", NULL
 #define CLI_ROW_SMI_PATH(k) "smi-path", (k), 1, "FILE", "the path of nvidia-smi", NULL
+#define CLI_ROW_ROCM_SMI_LIBRARY(k)                                                                \
+    "rocm-smi-library", (k), 1, "FILE", "the path of librocm_smi64.so", NULL
 typedef struct cli_getopt {
     const char *cmd; /* "report", or NULL for the run form */
     const cli_opt *tab;

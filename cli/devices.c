@@ -13,7 +13,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-enum { K_JSON = 256, K_BACKEND, K_NVML_LIBRARY, K_SMI_PATH };
+enum { K_JSON = 256, K_BACKEND, K_NVML_LIBRARY, K_SMI_PATH, K_ROCM_SMI_LIBRARY };
 /* One option a line, as in the other tables. */
 /* clang-format off */
 const cli_opt cli_devices_opts[] = {
@@ -22,20 +22,22 @@ const cli_opt cli_devices_opts[] = {
     {"help", 'h', 0, NULL, NULL, NULL},
     {CLI_ROW_NVML_LIBRARY(K_NVML_LIBRARY)},
     {CLI_ROW_SMI_PATH(K_SMI_PATH)},
+    {CLI_ROW_ROCM_SMI_LIBRARY(K_ROCM_SMI_LIBRARY)},
 };
 /* clang-format on */
 const size_t cli_devices_n_opts = sizeof cli_devices_opts / sizeof cli_devices_opts[0];
 
 void cli_devices_usage(FILE *f)
 {
-    fputs("usage: gpu-profile devices [--json] [--backend auto|nvml|smi|none]\n"
+    fputs("usage: gpu-profile devices [--json] [--backend auto|nvml|smi|amd|none]\n"
           "                           [--nvml-library FILE] [--smi-path FILE]\n"
+          "                           [--rocm-smi-library FILE]\n"
           "\n"
           "Lists the GPUs the backend sees: index, name, UUID, memory, driver version\n"
           "and the backend that answered; MIG instances after the GPUs, their parent\n"
           "named.  Exit status 1 when no backend answers.\n"
-          "--nvml-library / --smi-path: the NVML or nvidia-smi to use instead of the\n"
-          "default ones.  -h, --help: this text.\n",
+          "--nvml-library / --smi-path / --rocm-smi-library: the NVML, nvidia-smi or\n"
+          "ROCm SMI to use instead of the default ones.  -h, --help: this text.\n",
           f);
 }
 
@@ -59,9 +61,11 @@ static void mig_cell(const gp_device_info *d, char *buf, size_t cap)
 
 static void write_text(const gp_device_info *d, size_t n, const char *driver, const char *be)
 {
-    int any_mig = 0;
-    for (size_t i = 0; i < n; i++)
+    int any_mig = 0, any_pci = 0;
+    for (size_t i = 0; i < n; i++) {
         any_mig |= d[i].mig.is_mig != 0;
+        any_pci |= d[i].pci_bus_id[0] != 0;
+    }
     if (n == 0) {
         printf("no GPU found (backend %s%s%s)\n", be, driver[0] ? ", driver " : "", driver);
         return;
@@ -73,8 +77,10 @@ static void write_text(const gp_device_info *d, size_t n, const char *driver, co
         wu = b > wu ? b : wu;
     }
     /* The mig column only when a MIG instance is listed. */
-    printf("%-5s  %-*s  %-*s  %-*s%s\n", "index", wn, "name", wu, "uuid", any_mig ? 10 : 0,
-           "memory", any_mig ? "  mig" : "");
+    /* The pci column only when the backend gives bus ids (amd). */
+    printf("%-5s  %-*s  %-*s  %-*s%s%s\n", "index", wn, "name", wu, "uuid",
+           any_mig || any_pci ? 10 : 0, "memory",
+           any_pci ? (any_mig ? "  pci         " : "  pci") : "", any_mig ? "  mig" : "");
     for (size_t i = 0; i < n; i++) {
         char mem[32] = "n/a", mig[GP_MIG_PROFILE_MAX + 64] = "";
         if (d[i].valid & GP_M_MEM_TOTAL)
@@ -82,8 +88,12 @@ static void write_text(const gp_device_info *d, size_t n, const char *driver, co
                      (double)d[i].mem_total_bytes / (1024.0 * 1024.0 * 1024.0));
         if (any_mig)
             mig_cell(&d[i], mig, sizeof mig);
-        printf("%-5" PRIu32 "  %-*s  %-*s  %-*s%s%s\n", d[i].index, wn, d[i].name, wu, d[i].uuid,
-               any_mig ? 10 : 0, mem, any_mig ? "  " : "", mig);
+        char pci[GP_PCI_BUS_ID_MAX + 4] = "";
+        if (any_pci)
+            snprintf(pci, sizeof pci, "  %-*s", any_mig ? 12 : 0,
+                     d[i].pci_bus_id[0] ? d[i].pci_bus_id : "n/a");
+        printf("%-5" PRIu32 "  %-*s  %-*s  %-*s%s%s%s\n", d[i].index, wn, d[i].name, wu, d[i].uuid,
+               any_mig || any_pci ? 10 : 0, mem, pci, any_mig ? "  " : "", mig);
     }
     printf("backend %s, driver %s\n", be, driver[0] ? driver : "n/a");
 }
@@ -135,6 +145,8 @@ static int write_json(const gp_device_info *d, size_t n, const char *driver, con
         else
             fl_buf_puts(&b, ",\"mem_total_bytes\":null");
         write_json_mig(&b, &d[i].mig);
+        fl_buf_puts(&b, ",\"pci_bus_id\":");
+        fl_buf_str(&b, d[i].pci_bus_id[0] ? d[i].pci_bus_id : NULL);
         fl_buf_puts(&b, "}");
     }
     fl_buf_puts(&b, "],\"error\":");
@@ -169,6 +181,8 @@ int cli_devices_main(int argc, char **argv)
             o.nvml_library = v;
         } else if (key == K_SMI_PATH) {
             o.smi_path = v;
+        } else if (key == K_ROCM_SMI_LIBRARY) {
+            o.rocm_smi_library = v;
         }
     }
     if (optind < argc) {

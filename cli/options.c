@@ -30,10 +30,14 @@ void cli_usage(FILE *f)
           "  --device N|N,M|UUID|all  GPUs to sample (default: the GPUs CMD can see:\n"
           "                         every GPU, filtered by CUDA_VISIBLE_DEVICES)\n"
           "  --interval SECONDS     sampling period, 0.001 to 86400 (default 0.2)\n"
-          "  --backend B            auto | nvml | smi | none (default auto: nvml, else smi)\n"
+          "  --backend B            auto | nvml | smi | amd | none (default auto: nvml,\n"
+          "                         else smi, else amd when it sees an AMD GPU)\n"
           "  --nvml-library FILE    the NVML to load (default libnvidia-ml.so.1 from the\n"
           "                         loader's path)\n"
           "  --smi-path FILE        the nvidia-smi to run (default: the one in PATH)\n"
+          "  --rocm-smi-library FILE  the ROCm SMI of --backend amd (default\n"
+          "                         $GPU_PROFILE_ROCM_SMI_LIBRARY, else librocm_smi64.so.7\n"
+          "                         ... .so.1 from the loader's path)\n"
           "  --duration SECONDS     without CMD: sample this long, then report; with CMD:\n"
           "                         sample and trace only this long from the window's start\n"
           "                         (CMD runs on untouched)\n"
@@ -143,7 +147,7 @@ int cli_parse_backend(const char *opt, const char *text, gp_backend_kind *out)
 {
     gp_error err;
     if (gp_backend_parse(text, out, &err) != GP_OK) {
-        cli_say("%s: '%s' is not a backend: use auto, nvml, smi or none", opt, text);
+        cli_say("%s: '%s' is not a backend: use auto, nvml, smi, amd or none", opt, text);
         return -1;
     }
     return 0;
@@ -207,6 +211,7 @@ enum {
     K_VERSION,
     K_NVML_LIBRARY,
     K_SMI_PATH,
+    K_ROCM_SMI_LIBRARY,
     K_DURATION,
     K_PID,
     K_REPEATS,
@@ -248,6 +253,7 @@ const cli_opt cli_run_opts[] = {
     {"help", 'h', 0, NULL, NULL, NULL},
     {CLI_ROW_NVML_LIBRARY(K_NVML_LIBRARY)},
     {CLI_ROW_SMI_PATH(K_SMI_PATH)},
+    {CLI_ROW_ROCM_SMI_LIBRARY(K_ROCM_SMI_LIBRARY)},
     {"duration", K_DURATION, 1, "SECONDS", "a number of seconds (e.g. 60)", NULL},
     {"pid", K_PID, 1, "PID", "a process id", NULL},
     {"repeats", K_REPEATS, 1, "N", "a number of measured runs (1..10000)", NULL},
@@ -410,6 +416,8 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
         o->gp.nvml_library = value;
     } else if (strcmp(name, "--smi-path") == 0) {
         o->gp.smi_path = value;
+    } else if (strcmp(name, "--rocm-smi-library") == 0) {
+        o->gp.rocm_smi_library = value;
     } else if (strcmp(name, "--duration") == 0) {
         bad = cli_parse_seconds(name, value, 0.001, 1e7, &o->duration_s) < 0;
     } else if (strcmp(name, "--pid") == 0) {

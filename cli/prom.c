@@ -3,7 +3,10 @@
  * `gpu-profile serve` (serve.c): dcgm-exporter's metric names, types, help
  * texts and labels where DCGM has the metric (etc/default-counters.csv and
  * dcp-metrics-included.csv of NVIDIA/dcgm-exporter), ours under the
- * gpu_profile_ prefix where it has none.
+ * gpu_profile_ prefix where it has none; a device of the amd backend with
+ * AMD device-metrics-exporter's names, units and labels instead
+ * (amd_families: gpu_gfx_activity, gpu_used_vram in MiB, gpu_clock by
+ * clock_type, ...; docs/cli.md has the mapping).
  *
  * Promises: a metric a device does not report has no sample line for that
  * device (never a 0), nor has a device whose newest sample is older than
@@ -35,7 +38,9 @@ typedef enum {
     V_PCIE_RX,
     V_GPM_RATIO, /* a GPM percentage as DCGM's ratio 0..1 (family.gpm) */
     V_GPM_BPS,   /* a GPM rate in bytes/s */
-    V_AGE
+    V_AGE,
+    V_VRAM_USED_MIB, /* amd: device-metrics-exporter's MB are MiB */
+    V_VRAM_TOTAL_MIB
 } value_kind;
 
 static const struct family {
@@ -107,6 +112,23 @@ static const struct family {
      "Seconds since this GPU's newest sample was taken (a stalled driver shows here).", 0, V_AGE},
 };
 
+/* AMD device-metrics-exporter's families for what ROCm SMI gives (its
+ * docs/configuration/metricslist.md); gpu_clock carries clock_type. */
+static const struct family amd_families[] = {
+    {"gpu_gfx_activity", "gauge", "Graphics engine usage percentage (0 - 100).", GP_M_UTIL_GPU,
+     V_UTIL_GPU},
+    {"gpu_umc_activity", "gauge", "Memory engine usage percentage (0 - 100).", GP_M_UTIL_MEM,
+     V_UTIL_MEM},
+    {"gpu_used_vram", "gauge", "Total VRAM memory used in MB.", GP_M_MEM_USED, V_VRAM_USED_MIB},
+    {"gpu_total_vram", "gauge", "Total VRAM available in MB.", GP_M_MEM_TOTAL, V_VRAM_TOTAL_MIB},
+    {"gpu_power_usage", "gauge", "GPU power usage in Watts.", GP_M_POWER, V_POWER},
+    {"gpu_edge_temperature", "gauge", "Edge temperature value in Celsius.", GP_M_TEMP, V_TEMP},
+    {"gpu_clock", "gauge", "Clock measure of the GPU in Mhz.", GP_M_CLOCK_SM, V_CLOCK_SM},
+    {"gpu_clock", "gauge", NULL, GP_M_CLOCK_MEM, V_CLOCK_MEM},
+    {"gpu_profile_sample_age_seconds", "gauge",
+     "Seconds since this GPU's newest sample was taken (a stalled driver shows here).", 0, V_AGE},
+};
+
 static void label_value(fl_buf *b, const char *s)
 {
     for (; s && *s; s++) {
@@ -140,6 +162,23 @@ static void labels(fl_buf *b, const cli_prom_device *d, const char *host)
     }
     if (m->is_mig && m->gpu_instance_id >= 0)
         fl_buf_printf(b, "\",GPU_I_ID=\"%d", (int)m->gpu_instance_id);
+    fl_buf_puts(b, "\"}");
+}
+
+/* device-metrics-exporter's labels; its serial_number is not in ROCm SMI's
+ * calls we make, gpu_uuid (the unique id) stands for the device. */
+static void amd_labels(fl_buf *b, const cli_prom_device *d, const char *host, value_kind v)
+{
+    fl_buf_printf(b, "{gpu_id=\"%" PRIu32 "\",gpu_uuid=\"", d->index);
+    label_value(b, d->uuid);
+    fl_buf_puts(b, "\",card_model=\"");
+    label_value(b, d->name);
+    fl_buf_puts(b, "\",hostname=\"");
+    label_value(b, host);
+    if (v == V_CLOCK_SM)
+        fl_buf_puts(b, "\",clock_type=\"system\",clock_index=\"0");
+    else if (v == V_CLOCK_MEM)
+        fl_buf_puts(b, "\",clock_type=\"memory\",clock_index=\"0");
     fl_buf_puts(b, "\"}");
 }
 
@@ -195,6 +234,12 @@ static void value(fl_buf *b, const struct family *fm, const cli_prom_device *d,
     case V_GPM_BPS:
         fl_buf_printf(b, " %.0f\n", m->gpm[fm->gpm]);
         break;
+    case V_VRAM_USED_MIB:
+        fl_buf_printf(b, " %.0f\n", (double)m->mem_used_bytes / mib);
+        break;
+    case V_VRAM_TOTAL_MIB:
+        fl_buf_printf(b, " %.0f\n", (double)m->mem_total_bytes / mib);
+        break;
     case V_AGE: {
         uint64_t t = d->sample.t_wall_ns;
         fl_buf_printf(b, " %.3f\n", now_wall_ns > t ? (double)(now_wall_ns - t) / 1e9 : 0.0);
@@ -203,25 +248,45 @@ static void value(fl_buf *b, const struct family *fm, const cli_prom_device *d,
     }
 }
 
-void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const char *host,
-                     uint64_t now_wall_ns, uint64_t stale_ns)
+/* One table's families for the devices whose amd flag is `amd`.  A row
+ * without help continues the family of the row before it (gpu_clock's
+ * memory clock): its head is not written again. */
+static void format_table(fl_buf *b, const struct family *tab, size_t n_tab, bool amd,
+                         const cli_prom_device *devs, size_t n, const char *host,
+                         uint64_t now_wall_ns, uint64_t stale_ns)
 {
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
-        const struct family *fm = &families[f];
-        bool head = false;
+    bool head = false;
+    for (size_t f = 0; f < n_tab; f++) {
+        const struct family *fm = &tab[f];
+        if (fm->help)
+            head = false;
         for (size_t i = 0; i < n; i++) {
             const gp_sample *sm = &devs[i].sample;
             bool stale = now_wall_ns > sm->t_wall_ns && now_wall_ns - sm->t_wall_ns > stale_ns;
-            if (!devs[i].have || (sm->m.valid & fm->need) != fm->need || (stale && fm->v != V_AGE))
+            if (devs[i].amd != amd || !devs[i].have || (sm->m.valid & fm->need) != fm->need ||
+                (stale && fm->v != V_AGE))
                 continue;
             if (!head) {
-                fl_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name,
+                const char *help = fm->help ? fm->help : f ? tab[f - 1].help : "";
+                fl_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fm->name, help, fm->name,
                               fm->type);
                 head = true;
             }
             fl_buf_puts(b, fm->name);
-            labels(b, &devs[i], host);
+            if (amd)
+                amd_labels(b, &devs[i], host, fm->v);
+            else
+                labels(b, &devs[i], host);
             value(b, fm, &devs[i], now_wall_ns);
         }
     }
+}
+
+void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const char *host,
+                     uint64_t now_wall_ns, uint64_t stale_ns)
+{
+    format_table(b, families, sizeof families / sizeof families[0], false, devs, n, host,
+                 now_wall_ns, stale_ns);
+    format_table(b, amd_families, sizeof amd_families / sizeof amd_families[0], true, devs, n, host,
+                 now_wall_ns, stale_ns);
 }

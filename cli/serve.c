@@ -136,13 +136,16 @@ typedef struct server {
 void cli_serve_usage(FILE *f)
 {
     fputs("usage: gpu-profile serve [--listen ADDR:PORT] [--interval SECONDS] [--device LIST]\n"
-          "                         [--backend auto|nvml|smi|none] [--pcie]\n"
+          "                         [--backend auto|nvml|smi|amd|none] [--pcie]\n"
           "                         [--nvml-library FILE] [--smi-path FILE]\n"
+          "                         [--rocm-smi-library FILE]\n"
           "                         [--request-timeout SECONDS]\n"
           "\n"
           "Samples the GPUs every --interval (default 1 s) and serves the newest values at\n"
           "http://ADDR:PORT/metrics in Prometheus' text format, with dcgm-exporter's metric\n"
-          "names and labels (DCGM_FI_DEV_GPU_UTIL{gpu,UUID,device,modelName,Hostname}, ...).\n"
+          "names and labels (DCGM_FI_DEV_GPU_UTIL{gpu,UUID,device,modelName,Hostname}, ...);\n"
+          "AMD GPUs (--backend amd) with AMD device-metrics-exporter's (gpu_gfx_activity{\n"
+          "gpu_id,gpu_uuid,card_model,hostname}, ...).\n"
           "--listen defaults to " DEFAULT_LISTEN " (loopback only); \":9400\" listens on every\n"
           "address, \"[::1]:9400\" on IPv6 loopback, port 0 on a free port (printed).\n"
           "--pcie also reads PCIe throughput (NVML blocks ~20 ms a reading).\n"
@@ -150,8 +153,9 @@ void cli_serve_usage(FILE *f)
           "(default 10); at most 256 connections, a new one evicting the oldest that has\n"
           "not finished its request.\n"
           "Runs until INT/TERM/HUP/QUIT.  Exit status 1 when the address or the devices\n"
-          "cannot be opened, 125 for a bad option.  --nvml-library / --smi-path: the NVML\n"
-          "or nvidia-smi to use instead of the default ones.  -h, --help: this text.\n",
+          "cannot be opened, 125 for a bad option.  --nvml-library / --smi-path /\n"
+          "--rocm-smi-library: the NVML, nvidia-smi or ROCm SMI to use instead of the\n"
+          "default ones.  -h, --help: this text.\n",
           f);
 }
 
@@ -480,6 +484,7 @@ static int open_devices(server *s, const gp_options *o)
         else if (o->n_devices > i)
             idx = o->devices[i];
         s->devs[i].index = idx;
+        s->devs[i].amd = strcmp(gp_monitor_backend(s->mon), "amd") == 0;
         for (size_t k = 0; k < n_all; k++)
             if (all[k].index == idx) {
                 snprintf(s->devs[i].name, sizeof s->devs[i].name, "%s", all[k].name);
@@ -499,7 +504,8 @@ enum {
     K_PCIE,
     K_NVML_LIBRARY,
     K_SMI_PATH,
-    K_REQUEST_TIMEOUT
+    K_REQUEST_TIMEOUT,
+    K_ROCM_SMI_LIBRARY
 };
 const cli_opt cli_serve_opts[] = {
     {"listen", K_LISTEN, 1, "ADDR:PORT", "ADDR:PORT (e.g. 127.0.0.1:9400, :9400)", NULL},
@@ -511,6 +517,7 @@ const cli_opt cli_serve_opts[] = {
     {CLI_ROW_NVML_LIBRARY(K_NVML_LIBRARY)},
     {CLI_ROW_SMI_PATH(K_SMI_PATH)},
     {"request-timeout", K_REQUEST_TIMEOUT, 1, "SECONDS", "a number of seconds (e.g. 10)", NULL},
+    {CLI_ROW_ROCM_SMI_LIBRARY(K_ROCM_SMI_LIBRARY)},
 };
 const size_t cli_serve_n_opts = sizeof cli_serve_opts / sizeof cli_serve_opts[0];
 
@@ -541,6 +548,8 @@ static int apply(int key, const char *v, gp_options *o, serve_args *a)
         o->nvml_library = v;
     } else if (key == K_SMI_PATH) {
         o->smi_path = v;
+    } else if (key == K_ROCM_SMI_LIBRARY) {
+        o->rocm_smi_library = v;
     } else if (key == K_REQUEST_TIMEOUT) {
         return cli_parse_seconds("--request-timeout", v, 0.001, 3600, &a->request_timeout_s);
     } else {

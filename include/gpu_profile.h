@@ -81,12 +81,14 @@ typedef enum gp_backend_kind {
     GP_BACKEND_AUTO = 0, /* nvml, else smi */
     GP_BACKEND_NVML = 1,
     GP_BACKEND_SMI = 2,
-    GP_BACKEND_NONE = 3 /* no sampling: dry runs */
+    GP_BACKEND_NONE = 3, /* no sampling: dry runs */
+    GP_BACKEND_AMD = 4   /* ROCm SMI (librocm_smi64, dlopen); auto's choice when no
+                            NVIDIA GPU answers (docs/concepts.md, "AMD GPUs") */
 } gp_backend_kind;
 
 /* "auto", "nvml", "smi", "none"; NULL for an unknown value. */
 GP_API const char *gp_backend_name(gp_backend_kind kind);
-/* Parses "auto" | "nvml" | "smi" | "none" (as gp_backend_name writes them). */
+/* Parses "auto" | "nvml" | "smi" | "none" | "amd" (as gp_backend_name writes them). */
 GP_API gp_status gp_backend_parse(const char *text, gp_backend_kind *out, gp_error *err);
 
 /* ---------------------------------------------------------------- samples */
@@ -219,6 +221,7 @@ typedef struct gp_mig_info {
     int32_t compute_instance_id;      /* CI id; -1 when unknown */
 } gp_mig_info;
 
+#define GP_PCI_BUS_ID_MAX 32
 typedef struct gp_device_info {
     uint32_t index;
     char name[GP_NAME_MAX];
@@ -227,6 +230,8 @@ typedef struct gp_device_info {
     uint64_t mem_total_bytes;
     /* Appended (MIG): set when this device is a MIG instance. */
     gp_mig_info mig;
+    /* Appended: "dddd:bb:dd.f", "" when the backend does not say (amd). */
+    char pci_bus_id[GP_PCI_BUS_ID_MAX];
 } gp_device_info;
 
 /* ---------------------------------------------------------------- summary */
@@ -456,6 +461,10 @@ typedef struct gp_options {
     const int *pids;
     size_t n_pids;
     int pid_tree;
+    /* Appended: the ROCm SMI library of the amd backend; NULL: the
+     * environment's GPU_PROFILE_ROCM_SMI_LIBRARY, else librocm_smi64.so.7,
+     * .so.6, .so.5, .so.1, then /opt/rocm/lib/librocm_smi64.so. */
+    const char *rocm_smi_library;
 } gp_options;
 
 #define GP_PROC_PIDS_MAX 256

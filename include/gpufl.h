@@ -63,7 +63,7 @@ typedef enum gpufl_status {
     GPUFL_ERR_NO_MEMORY = 7,      /* an allocation failed */
     GPUFL_ERR_THREAD = 8,         /* a thread could not be created */
     GPUFL_ERR_BACKEND = 9,        /* backend = Nvidia and no NVIDIA backend answered */
-    GPUFL_ERR_NOT_SUPPORTED = 10, /* backend = Amd: not in this build; libcurl absent (upload) */
+    GPUFL_ERR_NOT_SUPPORTED = 10, /* libcurl absent (upload) */
     GPUFL_ERR_UPLOAD = 11 /* gpufl_upload_logs: the backend refused or could not be reached */
 } gpufl_status;
 
@@ -82,7 +82,7 @@ GPUFL_API const char *gpufl_strerror(gpufl_status status);
 typedef enum gpufl_backend_kind {
     GPUFL_BACKEND_AUTO = 0, /* NVIDIA (NVML, else nvidia-smi) if present, else none */
     GPUFL_BACKEND_NVIDIA = 1,
-    GPUFL_BACKEND_AMD = 2, /* not in this build: init fails with NOT_SUPPORTED */
+    GPUFL_BACKEND_AMD = 2, /* ROCm SMI; strict: no AMD GPU fails init (BACKEND) */
     GPUFL_BACKEND_NONE = 3 /* no device metrics: stub / test sessions */
 } gpufl_backend_kind;
 

@@ -47,6 +47,12 @@ command -v npm >/dev/null 2>&1 || need=1
 # by that export only (never linked; no headers needed), and its test
 # (test_export_sqlite, docs/report.md "SQLite export").
 [ -n "$(ls /usr/lib/*/libsqlite3.so.0 /usr/lib/libsqlite3.so.0 2>/dev/null)" ] || need=1
+# librocm-smi-dev: ROCm SMI's header, from which the tests build their fake
+# librocm_smi64 (tests/fakes/fake_rocm_smi.c; without it the amd backend's
+# tests skip), and Debian's real librocm_smi64.so.1, which the amd backend
+# loads with dlopen at run time (never linked) and its tests run on a
+# machine without an AMD GPU (docs/concepts.md, "AMD GPUs").
+[ -f /usr/include/rocm_smi/rocm_smi.h ] || need=1
 if [ -z "$need" ]; then
     exit 0
 fi
@@ -63,4 +69,4 @@ $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
     libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus \
     python3-venv python3-setuptools python3-wheel-whl python3-pytest libcurl4 \
-    chromium libsqlite3-0 $node_pkgs
+    chromium libsqlite3-0 librocm-smi-dev $node_pkgs

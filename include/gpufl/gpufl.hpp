@@ -30,7 +30,7 @@ namespace gpufl
 enum class BackendKind {
     Auto = GPUFL_BACKEND_AUTO,
     Nvidia = GPUFL_BACKEND_NVIDIA,
-    Amd = GPUFL_BACKEND_AMD, // not in this build: init() fails, GPUFL_ERR_NOT_SUPPORTED
+    Amd = GPUFL_BACKEND_AMD, // ROCm SMI (Monitor only); no AMD GPU: init() fails
     None = GPUFL_BACKEND_NONE
 };
 

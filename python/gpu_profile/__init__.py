@@ -432,7 +432,7 @@ def _device_arg(device, o):
 
 def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples,
                   sample_pcie=False, nvml_library=None, smi_path=None, backend_timeout_s=5.0,
-                  pids=None, pid_tree=False):
+                  pids=None, pid_tree=False, rocm_smi_library=None):
     if backend not in _BACKENDS:
         raise ValueError("backend must be one of %s, not %r"
                          % (", ".join(repr(b) for b in _BACKENDS), backend))
@@ -450,6 +450,8 @@ def _make_options(device, interval_s, backend, strict, warmup_s, keep_samples,
     o.sample_pcie = 1 if sample_pcie else 0
     o.nvml_library = _c_string("nvml_library", nvml_library, "a path (str)", none_ok=True)
     o.smi_path = _c_string("smi_path", smi_path, "a path (str)", none_ok=True)
+    o.rocm_smi_library = _c_string("rocm_smi_library", rocm_smi_library, "a path (str)",
+                                   none_ok=True)
     o.backend_timeout_s = float(backend_timeout_s)
     _pids_arg(pids, pid_tree, o)
     _device_arg(device, o)  # last: a UUID is looked up with the backend options above
@@ -523,7 +525,7 @@ class GpuMonitor:
                  nvml_library: Optional[str] = None, smi_path: Optional[str] = None,
                  backend_timeout_s: float = 5.0,
                  pids: Union[None, int, Sequence[int]] = None, pid_tree: bool = False,
-                 store_samples: bool = False, max_samples: int = 50_000,
+                 rocm_smi_library: Optional[str] = None, store_samples: bool = False, max_samples: int = 50_000,
                  reservoir_size: int = 4096, trace_len: int = 200):
         # The original's names: store_samples is keep_samples; max_samples
         # bounds the list kept (halved, every other sample, past it, as the
@@ -547,7 +549,7 @@ class GpuMonitor:
         self.samples: List[GpuSample] = []
         self._opts = _make_options(device, interval_s, backend, strict, warmup_s,
                                    keep_samples, sample_pcie, nvml_library, smi_path,
-                                   backend_timeout_s, pids, pid_tree)
+                                   backend_timeout_s, pids, pid_tree, rocm_smi_library)
         self._mon = None
         self._t0_ns = None
         self._sync_errors = []
@@ -740,7 +742,7 @@ def gpu_profile(func=None, *, device: Union[int, str, Sequence[int]] = 0,
                 nvml_library: Optional[str] = None, smi_path: Optional[str] = None,
                 backend_timeout_s: float = 5.0,
                 pids: Union[None, int, Sequence[int]] = None, pid_tree: bool = False,
-                repeats: int = 1, warmup_runs: int = 0):
+                repeats: int = 1, warmup_runs: int = 0, rocm_smi_library: Optional[str] = None):
     """Profile each call of a function: @gpu_profile or @gpu_profile(...).
 
     device: an index, "all", a GPU or MIG UUID, or a list of them (as
@@ -761,7 +763,8 @@ def gpu_profile(func=None, *, device: Union[int, str, Sequence[int]] = 0,
     _repeats.check_counts(repeats, warmup_runs)
     # Validate once, at decoration time.
     opts = _make_options(device, interval_s, backend, strict, warmup_s, False, sample_pcie,
-                         nvml_library, smi_path, backend_timeout_s, pids, pid_tree)
+                         nvml_library, smi_path, backend_timeout_s, pids, pid_tree,
+                         rocm_smi_library)
     if repeats > 1 or warmup_runs > 0:
         return _repeated(func, opts, sync_fn, report, return_profile, repeats, warmup_runs)
     need_summary = report is not False or return_profile
@@ -825,7 +828,8 @@ def profile_repeats(fn: Callable[[], object], *, repeats: int = 5, warmup_runs: 
                     sample_pcie: bool = False, nvml_library: Optional[str] = None,
                     smi_path: Optional[str] = None, backend_timeout_s: float = 5.0,
                     pids: Union[None, int, Sequence[int]] = None,
-                    pid_tree: bool = False) -> MultiRunResult:
+                    pid_tree: bool = False,
+                    rocm_smi_library: Optional[str] = None) -> MultiRunResult:
     """Runs fn() warmup_runs times unmeasured, then repeats times, each a
     region of its own, and returns the MultiRunResult (profgpu 0.3's
     profile_repeats); report as gpu_profile's.  store_samples is accepted
@@ -837,5 +841,6 @@ def profile_repeats(fn: Callable[[], object], *, repeats: int = 5, warmup_runs: 
         raise TypeError("profile_repeats: %r is not callable" % (fn,))
     _repeats.check_counts(repeats, warmup_runs)
     opts = _make_options(device, interval_s, backend, strict, warmup_s, False, sample_pcie,
-                         nvml_library, smi_path, backend_timeout_s, pids, pid_tree)
+                         nvml_library, smi_path, backend_timeout_s, pids, pid_tree,
+                         rocm_smi_library)
     return _repeated(fn, opts, sync_fn, report, True, repeats, warmup_runs)()

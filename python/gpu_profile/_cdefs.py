@@ -43,7 +43,7 @@ def GP_M_GPM(i):
 
 GP_FMT_ASCII = 1 << 0
 
-_BACKENDS = {"auto": 0, "nvml": 1, "smi": 2, "none": 3}
+_BACKENDS = {"auto": 0, "nvml": 1, "smi": 2, "none": 3, "amd": 4}
 _ENERGY_SOURCES = {0: None, 1: "counter", 2: "power_integral"}
 
 # Throttle ("clock event") reason bits, as NVML defines them.
@@ -147,6 +147,7 @@ class _GpDeviceInfo(ctypes.Structure):
         ("valid", ctypes.c_uint32),
         ("mem_total_bytes", ctypes.c_uint64),
         ("mig", _GpMigInfo),
+        ("pci_bus_id", ctypes.c_char * 32),  # GP_PCI_BUS_ID_MAX
     ]
 
 
@@ -256,6 +257,7 @@ class _GpOptions(ctypes.Structure):
         ("pids", ctypes.POINTER(ctypes.c_int)),
         ("n_pids", ctypes.c_size_t),
         ("pid_tree", ctypes.c_int),
+        ("rocm_smi_library", ctypes.c_char_p),
     ]
 
 

@@ -75,7 +75,7 @@ BackendKind = enum.IntEnum("BackendKind",
                             ("None_", 3)],
                            module=__name__, qualname="BackendKind")
 BackendKind.__doc__ = ("Which device backend the recorder uses: Auto (NVIDIA if present), "
-                       "Nvidia, Amd (not in this build), None / None_ (no device metrics).")
+                       "Nvidia, Amd (ROCm SMI), None / None_ (no device metrics).")
 
 
 class ProfilingEngine(enum.IntEnum):

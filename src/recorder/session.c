@@ -67,17 +67,14 @@ static void session_free(session *s)
 static gpufl_status list_devices(session *s, char *note, size_t note_len, gpufl_error *err);
 
 /* Opens the device backend the options ask for.  Auto degrades to no
- * device metrics (and says why); Nvidia is strict. */
+ * device metrics (and says why); Nvidia and Amd are strict, Nvidia never
+ * AMD's (auto's last try). */
 static gpufl_status open_devices(session *s, char *note, size_t note_len, gpufl_error *err)
 {
     const fl_config *c = &s->cfg;
     note[0] = '\0';
     if (s->mon_borrowed)
         return list_devices(s, note, note_len, err);
-    if (c->backend == GPUFL_BACKEND_AMD)
-        return fl_error_set(err, GPUFL_ERR_NOT_SUPPORTED,
-                            "backend Amd is not supported by this build (NVIDIA only): use "
-                            "backend Auto, Nvidia or None");
     bool sample = c->system_sample_rate_ms > 0;
     if (c->backend == GPUFL_BACKEND_NONE && !sample)
         return GPUFL_OK;
@@ -85,15 +82,27 @@ static gpufl_status open_devices(session *s, char *note, size_t note_len, gpufl_
     gp_options_init(&o);
     o.device = GP_ALL_DEVICES;
     o.interval_s = sample ? c->system_sample_rate_ms / 1000.0 : 1.0;
-    o.backend = c->backend == GPUFL_BACKEND_NONE ? GP_BACKEND_NONE : GP_BACKEND_AUTO;
-    o.strict = c->backend == GPUFL_BACKEND_NVIDIA;
+    o.backend = c->backend == GPUFL_BACKEND_NONE  ? GP_BACKEND_NONE
+                : c->backend == GPUFL_BACKEND_AMD ? GP_BACKEND_AMD
+                                                  : GP_BACKEND_AUTO;
+    o.strict = c->backend == GPUFL_BACKEND_NVIDIA || c->backend == GPUFL_BACKEND_AMD;
     if (o.interval_s < 0.001)
         o.interval_s = 0.001;
     gp_error ge;
     gp_status st = gp_monitor_create(&o, &s->mon, &ge);
+    if (st == GP_OK && c->backend == GPUFL_BACKEND_NVIDIA &&
+        strcmp(gp_monitor_backend(s->mon), "amd") == 0) {
+        gp_monitor_destroy(s->mon);
+        s->mon = NULL;
+        return fl_error_set(err, GPUFL_ERR_BACKEND,
+                            "backend Nvidia: no NVIDIA GPU answers (NVML, nvidia-smi), an AMD "
+                            "one does: use backend Amd or Auto");
+    }
     if (st != GP_OK) {
         if (c->backend == GPUFL_BACKEND_NVIDIA)
             return fl_error_from_gp(err, &ge, "backend Nvidia");
+        if (c->backend == GPUFL_BACKEND_AMD)
+            return fl_error_from_gp(err, &ge, "backend Amd");
         /* Auto: no devices (e.g. the driver lists none); say why. */
         snprintf(note, note_len, "%s", ge.message);
         s->mon = NULL;
@@ -124,19 +133,20 @@ static gpufl_status list_devices(session *s, char *note, size_t note_len, gpufl_
             return fl_error_set(err, GPUFL_ERR_NO_MEMORY, "out of memory for %zu devices",
                                 s->n_dev);
     }
+    const char *vendor = strcmp(gp_monitor_backend(s->mon), "amd") == 0 ? "AMD" : "NVIDIA";
     for (size_t i = 0; i < s->n_dev; i++) {
         const gp_device_info *di = gp_monitor_device_info(s->mon, i);
         s->live[i] = (fl_device_live){.id = di->index,
                                       .name = di->name,
-                                      .uuid = di->uuid,
-                                      .vendor = "NVIDIA",
-                                      .pci_bus = NULL};
+                                      .uuid = di->uuid[0] ? di->uuid : NULL,
+                                      .vendor = vendor,
+                                      .pci_bus = di->pci_bus_id[0] ? di->pci_bus_id : NULL};
         /* NVML gives identity only; the CUDA-level limits come with the
          * Trace engine, which talks to the driver API. */
         s->statics[i] = (fl_device_static){.id = di->index,
                                            .name = di->name,
-                                           .uuid = di->uuid,
-                                           .vendor = "NVIDIA",
+                                           .uuid = di->uuid[0] ? di->uuid : NULL,
+                                           .vendor = vendor,
                                            .architecture = NULL,
                                            .compute_major = -1,
                                            .compute_minor = -1,
@@ -295,6 +305,7 @@ static gpufl_status write_job_start(session *s, gpufl_error *err)
 {
     fl_host_sample host = fl_writer_host_latest(s);
     s->run.mono_ns = gp_now_mono_ns(); /* beside ts_ns: the wall clock's offset, as recorded */
+    bool amd = s->mon && strcmp(gp_monitor_backend(s->mon), "amd") == 0;
     fl_job_start js = {.log_path = s->cfg.log_path,
                        .ts_ns = gp_now_wall_ns(),
                        .hostname = s->hostname,
@@ -306,6 +317,8 @@ static gpufl_status write_job_start(session *s, gpufl_error *err)
                        .n_gpu_static = s->n_dev,
                        .cuda_static = s->cuda_static,
                        .n_cuda_static = s->n_cuda,
+                       .rocm_static = amd ? s->statics : NULL,
+                       .n_rocm_static = amd ? s->n_dev : 0,
                        .session_kind = s->plugin ? FL_SESSION_KIND_TRACE : FL_SESSION_KIND_MONITOR,
                        .profiling_engine = s->plugin ? s->selected_engine : NULL,
                        .run = s->run};

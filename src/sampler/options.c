@@ -52,9 +52,10 @@ gp_status gp_options_validate(const gp_options *o, gp_error *err)
                             "most 3600 seconds",
                             o->backend_timeout_s);
     if (!gp_backend_name(o->backend))
-        return gp_error_set(err, GP_ERR_INVALID_ARG,
-                            "backend %d is unknown: use GP_BACKEND_AUTO, _NVML, _SMI or _NONE",
-                            (int)o->backend);
+        return gp_error_set(
+            err, GP_ERR_INVALID_ARG,
+            "backend %d is unknown: use GP_BACKEND_AUTO, _NVML, _SMI, _AMD or _NONE",
+            (int)o->backend);
     if (o->n_devices > 0) {
         if (!o->devices)
             return gp_error_set(err, GP_ERR_INVALID_ARG,
@@ -105,6 +106,7 @@ static gp_backend_config backend_config(const gp_options *o)
     cfg.smi_path = o->smi_path;
     cfg.timeout_ns = (uint64_t)(o->backend_timeout_s * 1e9);
     cfg.sample_pcie = o->sample_pcie;
+    cfg.rocm_smi_library = o->rocm_smi_library;
     return cfg;
 }
 

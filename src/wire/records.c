@@ -267,9 +267,10 @@ void fl_rec_job_start(fl_buf *b, const fl_ident *id, const fl_job_start *js)
     put_static_list(b, js->gpu_static, js->n_gpu_static);
     fl_put_key(b, "cuda_static_devices");
     put_static_list(b, js->cuda_static, js->n_cuda_static);
-    /* This build has no ROCm backend; readers still expect the key. */
+    /* The AMD devices, as GPUFlight lists its vendor "AMD" entries; [] when
+     * the session samples none (readers still expect the key). */
     fl_put_key(b, "rocm_static_devices");
-    FL_BUF_LIT(b, "[]");
+    put_static_list(b, js->rocm_static, js->n_rocm_static);
     fl_put_key(b, "session_kind");
     fl_buf_str(b, js->session_kind);
     if (js->profiling_engine) {

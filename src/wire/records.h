@@ -92,6 +92,8 @@ typedef struct fl_job_start {
     size_t n_gpu_static;
     const fl_device_static *cuda_static;
     size_t n_cuda_static;
+    const fl_device_static *rocm_static; /* AMD's: the amd backend's devices */
+    size_t n_rocm_static;
     const char *session_kind;     /* "monitor" | "trace" */
     const char *profiling_engine; /* "nvidia.trace", ...; NULL: key left out */
     fl_run_ident run;             /* run_id, rank, local_rank, world_size, rank_source,

@@ -664,12 +664,13 @@ static void test_devices_mig(void)
     h_run(argv2, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 0);
     CHECK_CONTAINS(
-        r.out, "{\"index\":4,\"name\":\"NVIDIA H100 80GB HBM3 MIG 1g.10gb\",\"uuid\":\"MIG-"
-               "00000003-0000-0000-0000-000000000003\",\"mem_total_bytes\":10468982784,\"mig\":"
-               "{\"profile\":\"1g.10gb\",\"gpu_instance_id\":10,\"compute_instance_id\":0,"
-               "\"parent_index\":0,\"parent_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\","
-               "\"parent_name\":\"NVIDIA H100 80GB HBM3\"}}],\"error\":null}\n");
-    CHECK_CONTAINS(r.out, "\"mem_total_bytes\":85899345920,\"mig\":null},");
+        r.out,
+        "{\"index\":4,\"name\":\"NVIDIA H100 80GB HBM3 MIG 1g.10gb\",\"uuid\":\"MIG-"
+        "00000003-0000-0000-0000-000000000003\",\"mem_total_bytes\":10468982784,\"mig\":"
+        "{\"profile\":\"1g.10gb\",\"gpu_instance_id\":10,\"compute_instance_id\":0,"
+        "\"parent_index\":0,\"parent_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\","
+        "\"parent_name\":\"NVIDIA H100 80GB HBM3\"},\"pci_bus_id\":null}],\"error\":null}\n");
+    CHECK_CONTAINS(r.out, "\"mem_total_bytes\":85899345920,\"mig\":null,\"pci_bus_id\":null},");
     h_result_free(&r);
 
     /* Selected by MIG UUID, with its parent: the total counts the parent
@@ -723,8 +724,9 @@ static void test_devices_command(void)
     CHECK_STR(jn_str(jn_get(doc, "driver_version")), "555.42.06");
     const jn *devs = jn_get(doc, "devices");
     CHECK_INT(devs ? devs->n : 0, 2);
-    static const char *const dkeys[] = {"index", "name", "uuid", "mem_total_bytes", "mig"};
-    check_keys(jn_at(devs, 0), dkeys, 5);
+    static const char *const dkeys[] = {"index",           "name", "uuid",
+                                        "mem_total_bytes", "mig",  "pci_bus_id"};
+    check_keys(jn_at(devs, 0), dkeys, 6);
     CHECK(jn_get(jn_at(devs, 0), "mig") && jn_get(jn_at(devs, 0), "mig")->t == JN_NULL);
     CHECK_INT(jn_int(jn_get(jn_at(devs, 0), "index")), 0);
     CHECK_STR(jn_str(jn_get(jn_at(devs, 0), "name")), "NVIDIA H100 80GB HBM3");
@@ -800,8 +802,8 @@ static void test_devices_command(void)
     const char *argv7[] = {h_cli, "devices", "--backend", "gpu", NULL};
     h_run(argv7, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 125);
-    CHECK_STR(r.err, "gpu-profile: --backend: 'gpu' is not a backend: use auto, nvml, smi or "
-                     "none\n");
+    CHECK_STR(r.err, "gpu-profile: --backend: 'gpu' is not a backend: use auto, nvml, smi, amd "
+                     "or none\n");
     h_result_free(&r);
 }
 

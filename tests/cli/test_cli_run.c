@@ -133,7 +133,7 @@ static void test_bad_options(void)
          "gpu-profile: --device: 'MIG-' is not a device: use an index (0), a "
          "comma list (0,2), a GPU UUID (GPU-...) or all\n"},
         {{"--backend", "cuda"},
-         "gpu-profile: --backend: 'cuda' is not a backend: use auto, nvml, smi or none\n"},
+         "gpu-profile: --backend: 'cuda' is not a backend: use auto, nvml, smi, amd or none\n"},
         {{"--samples", "out.txt"},
          "gpu-profile: --samples: 'out.txt' has no known extension: "
          "name it .csv, .ndjson or .jsonl\n"},

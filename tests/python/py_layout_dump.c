@@ -128,6 +128,7 @@ int main(void)
     OFF(gp_device_info, valid);
     OFF(gp_device_info, mem_total_bytes);
     OFF(gp_device_info, mig);
+    OFF(gp_device_info, pci_bus_id);
 
     SIZE(gp_options);
     OFF(gp_options, device);
@@ -154,6 +155,7 @@ int main(void)
     OFF(gp_options, pids);
     OFF(gp_options, n_pids);
     OFF(gp_options, pid_tree);
+    OFF(gp_options, rocm_smi_library);
     SIZE(gpufl_error);
     OFF(gpufl_error, status);
     OFF(gpufl_error, message);

@@ -503,6 +503,40 @@ class SmiTest(unittest.TestCase):
         self.assertTrue(str(cm.exception).startswith("smi: "), str(cm.exception))
 
 
+class AmdTest(unittest.TestCase):
+    """backend="amd" over the fake ROCm SMI (tests/fakes/fake_rocm_smi.c)."""
+
+    def setUp(self):
+        self.fake = os.environ.get("GP_TEST_FAKE_ROCM_SMI")
+        if not self.fake:
+            self.skipTest("GP_TEST_FAKE_ROCM_SMI is not set (no rocm_smi.h at configure time)")
+
+    def test_amd_backend(self):
+        with env(FAKE_ROCM_SMI_SCENARIO="two"):
+            with GpuMonitor(device="all", backend="amd", interval_s=FAST,
+                            rocm_smi_library=self.fake) as mon:
+                pass
+        s0, s1 = mon.summaries
+        self.assertEqual(s0.backend, "amd")
+        self.assertEqual(s0.name, "AMD Instinct MI210")
+        self.assertEqual(s0.uuid, "1234abcd5678ef90")
+        self.assertEqual(s0.util_gpu_max, 37)
+        self.assertEqual(s0.power_max_w, 123.456)
+        self.assertEqual(s0.temp_max_c, 45)
+        self.assertEqual(s1.name, "AMD Radeon PRO W6800")
+        self.assertEqual(s1.util_gpu_max, 80)
+        self.assertIsNone(s1.power_max_w)  # not reported: None, never 0
+        self.assertIsNone(s1.temp_max_c)
+        self.assertIsNone(s1.util_mem_mean)
+
+    def test_amd_without_amd_gpu(self):
+        with env(FAKE_ROCM_SMI_SCENARIO="init_fail"):
+            with self.assertRaises(GpuBackendError) as cm:
+                with GpuMonitor(backend="amd", interval_s=FAST, rocm_smi_library=self.fake):
+                    self.fail("the block must not run")
+        self.assertTrue(str(cm.exception).startswith("amd: no AMD GPU: "), str(cm.exception))
+
+
 class MoreOptionsTest(unittest.TestCase):
     """Ours, beyond the seed: several devices, PCIe, the backend paths."""
 

@@ -519,12 +519,17 @@ class SessionTest(Base):
         self.assertIn("GPUFL_PROFILING_ENGINE", msg)
         self.assertFalse(gfl.is_active())
 
-    def test_amd_not_in_this_build(self):
+    def test_amd_without_an_amd_gpu(self):
+        # ROCm SMI finds no AMD GPU here (or is not installed): Amd is
+        # strict, like Nvidia.
+        os.environ.pop("GPU_PROFILE_ROCM_SMI_LIBRARY", None)
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             self.assertFalse(gfl.init(backend=gfl.BackendKind.Amd))
         self.assertEqual(len(w), 1)
-        self.assertEqual(gfl.last_error()[0], "GPUFL_ERR_NOT_SUPPORTED")
+        status, msg = gfl.last_error()
+        self.assertEqual(status, "GPUFL_ERR_BACKEND")
+        self.assertIn("amd: no AMD GPU", msg)
 
     def test_second_init_while_active(self):
         self.start()

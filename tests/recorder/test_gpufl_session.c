@@ -789,6 +789,48 @@ static json_t *find_cap(json_t *caps, const char *feature)
     return NULL;
 }
 
+/* Amd over the fake ROCm SMI (two GPUs, the second without power or
+ * temperature): job_start lists them as GPUFlight does, vendor AMD, in
+ * gpu_static_devices and rocm_static_devices (cuda_static_devices empty),
+ * and their rows reach device_metric_batch. */
+static void test_amd_session(void)
+{
+    const char *fake = getenv("GP_TEST_FAKE_ROCM_SMI");
+    if (!fake || !*fake)
+        return;
+    setenv("GPU_PROFILE_ROCM_SMI_LIBRARY", fake, 1);
+    setenv("FAKE_ROCM_SMI_SCENARIO", "two", 1);
+    gpufl_init_options o = base_opts("amd-fake");
+    o.backend = GPUFL_BACKEND_AMD;
+    o.system_sample_rate_ms = 5;
+    o.continuous_system_sampling = true;
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    char dir[600];
+    gpufl_session_dir(dir, sizeof dir);
+    sleep_ms(40);
+    gpufl_shutdown();
+    unsetenv("GPU_PROFILE_ROCM_SMI_LIBRARY");
+    fl_log log;
+    CHECK_INT(fl_log_read(&log, dir, "system"), 0);
+    json_t *js = log.n > 0 ? log.lines[0] : NULL;
+    json_t *rocm = js ? json_object_get(js, "rocm_static_devices") : NULL;
+    CHECK_INT(json_array_size(rocm), 2);
+    CHECK_INT(json_array_size(json_object_get(js, "gpu_static_devices")), 2);
+    CHECK_INT(json_array_size(json_object_get(js, "cuda_static_devices")), 0);
+    json_t *d0 = json_array_get(rocm, 0), *d1 = json_array_get(rocm, 1);
+    CHECK_STR(json_string_value(json_object_get(d0, "name")), "AMD Instinct MI210");
+    CHECK_STR(json_string_value(json_object_get(d0, "uuid")), "1234abcd5678ef90");
+    CHECK_STR(json_string_value(json_object_get(d0, "vendor")), "AMD");
+    CHECK_STR(json_string_value(json_object_get(d1, "name")), "AMD Radeon PRO W6800");
+    CHECK(json_is_null(json_object_get(d1, "uuid")));
+    json_t *live = json_array_get(json_object_get(js, "devices"), 0);
+    CHECK_STR(json_string_value(json_object_get(live, "vendor")), "AMD");
+    CHECK_STR(json_string_value(json_object_get(live, "pci_bus")), "0000:03:00.0");
+    CHECK(fl_count(&log, "device_metric_batch") >= 1);
+    fl_log_free(&log);
+}
+
 static void test_engine_fallback(void)
 {
     setenv("GPUFL_CUPTI_PLUGIN", "/nonexistent/libgpuprofile_cupti.so", 1);
@@ -857,12 +899,16 @@ static void test_engine_fallback(void)
     CHECK_STR(json_string_value(json_object_get(caps, "requested_engine")), "nvidia.monitor");
     fl_log_free(&log);
 
-    /* Amd: not in this build, said plainly; nothing created. */
+    /* Amd without an AMD GPU (this machine's ROCm SMI, if any, finds
+     * none): strict, like Nvidia, said plainly; nothing created. */
     o = base_opts("amd");
     o.backend = GPUFL_BACKEND_AMD;
-    CHECK_INT(gpufl_init(&o, &err), GPUFL_ERR_NOT_SUPPORTED);
-    CHECK_CONTAINS(err.message, "Amd");
+    unsetenv("GPU_PROFILE_ROCM_SMI_LIBRARY");
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_ERR_BACKEND);
+    CHECK_CONTAINS(err.message, "backend Amd");
+    CHECK_CONTAINS(err.message, "amd: no AMD GPU");
     CHECK(!gpufl_is_active());
+    test_amd_session();
 
     /* None: no device list, no device metrics; host metrics still. */
     o = base_opts("none");

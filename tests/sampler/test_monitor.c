@@ -113,7 +113,7 @@ static void test_backend_names(void)
     CHECK_INT(gp_backend_parse("smi", &k, &err), GP_OK);
     CHECK_INT(k, GP_BACKEND_SMI);
     CHECK_INT(gp_backend_parse("cuda", &k, &err), GP_ERR_INVALID_ARG);
-    CHECK_STR(err.message, "backend 'cuda' is unknown: use auto, nvml, smi or none");
+    CHECK_STR(err.message, "backend 'cuda' is unknown: use auto, nvml, smi, amd or none");
     CHECK_INT(gp_backend_parse(NULL, &k, &err), GP_ERR_INVALID_ARG);
     CHECK_STR(gp_strerror(GP_OK), "success");
     CHECK_STR(gp_strerror(GP_ERR_DEVICE_LOST), "device lost");

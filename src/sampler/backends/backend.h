@@ -1,6 +1,6 @@
 /*
  * sampler/backends/backend.h - the backend interface: one const struct of
- * function pointers per backend file (none.c, nvml.c, smi.c), listed in the
+ * function pointers per backend file (none.c, nvml.c, smi.c, rocm_smi.c), listed in the
  * explicit table of table.c, which also holds the auto / strict policy.
  * The sampler (monitor.c) is the only caller.
  */
@@ -13,10 +13,11 @@
 #include <stdint.h>
 
 typedef struct gp_backend_config {
-    const char *nvml_library; /* NULL: default dlopen search */
-    const char *smi_path;     /* NULL: "nvidia-smi" from PATH */
-    uint64_t timeout_ns;      /* one-shot query limit (smi discovery) */
-    int sample_pcie;          /* read PCIe throughput too (slow in NVML) */
+    const char *nvml_library;     /* NULL: default dlopen search */
+    const char *smi_path;         /* NULL: "nvidia-smi" from PATH */
+    uint64_t timeout_ns;          /* one-shot query limit (smi discovery) */
+    int sample_pcie;              /* read PCIe throughput too (slow in NVML) */
+    const char *rocm_smi_library; /* NULL: $GPU_PROFILE_ROCM_SMI_LIBRARY, else the defaults */
 } gp_backend_config;
 
 /*
@@ -79,12 +80,15 @@ typedef struct gp_backend {
 extern const gp_backend gp_backend_nvml;
 extern const gp_backend gp_backend_smi;
 extern const gp_backend gp_backend_none;
+extern const gp_backend gp_backend_amd;
 
 /* The backend for a kind (not AUTO); NULL for an unknown kind. */
 const gp_backend *gp_backend_for(gp_backend_kind kind);
 
 /*
- * Opens the backend `kind` asks for.  AUTO tries nvml, then smi.  On failure
+ * Opens the backend `kind` asks for.  AUTO tries nvml, then smi; when
+ * neither opened or the one that did sees no GPU, amd, kept only if it
+ * sees a GPU (otherwise the result is nvml / smi's, its words unchanged).  On failure
  * with strict: the error lists every backend tried and why.  Without strict:
  * falls back to none, returns GP_OK and writes why into note.
  */
