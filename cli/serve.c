@@ -29,8 +29,6 @@
 
 #include <microhttpd.h>
 
-#include <dlfcn.h>
-
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -73,45 +71,31 @@ static struct {
  * until a signal ends the process. */
 static int load_mhd(void)
 {
-    const char *name = getenv("GPU_PROFILE_MHD_LIBRARY");
-    if (!name || !*name)
-        name = "libmicrohttpd.so.12";
-    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
+#define SYM(m) GP_DL_SYM("MHD_", mhd, m)
+    const gp_dl_sym syms[] = {SYM(start_daemon),
+                              SYM(stop_daemon),
+                              SYM(run),
+                              SYM(get_timeout),
+                              SYM(get_daemon_info),
+                              SYM(get_connection_info),
+                              SYM(create_response_from_buffer),
+                              SYM(add_response_header),
+                              SYM(queue_response),
+                              SYM(destroy_response)};
+#undef SYM
+    const char *name, *e, *missing;
+    if (gp_dl_load("GPU_PROFILE_MHD_LIBRARY", "libmicrohttpd.so.12", syms,
+                   sizeof syms / sizeof syms[0], &name, &e, &missing))
+        return 0;
+    if (e)
         cli_say("serve: libmicrohttpd (%s) could not be loaded (%s): serve needs it; install it "
                 "(Debian/Ubuntu: apt-get install libmicrohttpd12)",
-                name, e ? e : "not found");
-        return -1;
-    }
-    struct {
-        const char *sym;
-        void **slot;
-    } syms[] = {
-        {"MHD_start_daemon", (void **)&mhd.start_daemon},
-        {"MHD_stop_daemon", (void **)&mhd.stop_daemon},
-        {"MHD_run", (void **)&mhd.run},
-        {"MHD_get_timeout", (void **)&mhd.get_timeout},
-        {"MHD_get_daemon_info", (void **)&mhd.get_daemon_info},
-        {"MHD_get_connection_info", (void **)&mhd.get_connection_info},
-        {"MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer},
-        {"MHD_add_response_header", (void **)&mhd.add_response_header},
-        {"MHD_queue_response", (void **)&mhd.queue_response},
-        {"MHD_destroy_response", (void **)&mhd.destroy_response},
-    };
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-        /* POSIX: a function pointer round-trips through void * (dlsym's
-         * own contract). */
-        *syms[i].slot = dlsym(h, syms[i].sym);
-        if (!*syms[i].slot) {
-            cli_say("serve: %s has no %s: serve needs libmicrohttpd 0.9.71 or later; install it "
-                    "(Debian/Ubuntu: apt-get install libmicrohttpd12)",
-                    name, syms[i].sym);
-            dlclose(h);
-            return -1;
-        }
-    }
-    return 0;
+                name, e);
+    else
+        cli_say("serve: %s has no %s: serve needs libmicrohttpd 0.9.71 or later; install it "
+                "(Debian/Ubuntu: apt-get install libmicrohttpd12)",
+                name, missing);
+    return -1;
 }
 
 /* One connection: since when its current request's headers are awaited

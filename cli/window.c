@@ -22,13 +22,6 @@
 
 #define ORIGIN_VAR "GPUFL_CAPTURE_ORIGIN_NS"
 
-static uint64_t now_ns(clockid_t c)
-{
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Seconds as the recorder's milliseconds (at most INT_MAX: 24 days). */
 static void put_ms(const char *name, double s, int *bad)
 {
@@ -67,7 +60,7 @@ void cli_window_origin(const cli_opts *o, char **env)
         char *v = malloc(k + 32);
         if (!v)
             return; /* the recorder's own start stays the origin */
-        snprintf(v, k + 32, ORIGIN_VAR "=%llu", (unsigned long long)now_ns(CLOCK_REALTIME));
+        snprintf(v, k + 32, ORIGIN_VAR "=%llu", (unsigned long long)gp_now_wall_ns());
         free(env[i]);
         env[i] = v;
         return;
@@ -79,7 +72,7 @@ static void *window_main(void *arg)
     cli_window *w = arg;
     pthread_mutex_lock(&w->mu);
     while (!w->quit) {
-        uint64_t now = now_ns(CLOCK_MONOTONIC);
+        uint64_t now = gp_now_mono_ns();
         if (now >= w->end_mono_ns)
             break;
         uint64_t at = w->end_mono_ns;
@@ -101,12 +94,8 @@ void cli_window_start(cli_window *w, const cli_opts *o, gp_monitor *mon)
     if (!cli_timed_window(o) || o->duration_s <= 0)
         return;
     w->mon = mon;
-    w->end_mono_ns = now_ns(CLOCK_MONOTONIC) + (uint64_t)((o->delay_s + o->duration_s) * 1e9);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    w->end_mono_ns = gp_now_mono_ns() + (uint64_t)((o->delay_s + o->duration_s) * 1e9);
+    gp_cond_init_mono(&w->cv);
     pthread_mutex_init(&w->mu, NULL);
     /* No thread: the statistics run to CMD's end, which the report says. */
     w->started = pthread_create(&w->th, NULL, window_main, w) == 0;

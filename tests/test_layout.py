@@ -377,7 +377,7 @@ def check_one_section_table():
     table = os.path.join(ROOT, "src/report/report_int.h")
     with open(table, encoding="utf-8") as f:
         m = re.search(r"#define FL_REPORT_SECTIONS\(X\)(.*?)\n\n", f.read(), re.S)
-    rows = re.findall(r"X\((GPUFL_SECTION_\w+), \w+\)", m.group(1)) if m else []
+    rows = re.findall(r"X\((GPUFL_SECTION_\w+),\s*\(", m.group(1)) if m else []
     if len(rows) < 10:
         fail("src/report/report_int.h: found %d rows of FL_REPORT_SECTIONS; the report's "
              "sections are listed there, one row each" % len(rows))

@@ -65,6 +65,25 @@ static gp_status answer(int st, const char *msg, gp_error *err)
     return gp_error_set(err, (gp_status)st, "%s", msg[0] ? msg : gp_strerror((gp_status)st));
 }
 
+/* A call of the plugin's table with an error of its own, its status and
+ * message answered into err: every call of the table the same way. */
+#define ASK(fn, ...)                                                                               \
+    do {                                                                                           \
+        gp_error pe_ = {0};                                                                        \
+        return answer(fn(__VA_ARGS__, &pe_), pe_.message, err);                                    \
+    } while (0)
+
+/* The same for a call about a chip: the chip named and the plugin loaded
+ * first. */
+#define ASK_CHIP(chip, call, ...)                                                                  \
+    do {                                                                                           \
+        const gp_metrics_plugin *p_ = NULL;                                                        \
+        gp_status st_ = chip_plugin(chip, &p_, err);                                               \
+        if (st_ != GP_OK)                                                                          \
+            return st_;                                                                            \
+        ASK(p_->call, __VA_ARGS__);                                                                \
+    } while (0)
+
 static gp_status need(const void *ptr, const char *what, gp_error *err)
 {
     if (!ptr)
@@ -142,8 +161,7 @@ gp_status gp_metrics_chips(char ***out, size_t *n, gp_error *err)
     const gp_metrics_plugin *p = plugin(err);
     if (!p)
         return GP_ERR_NOT_SUPPORTED;
-    gp_error pe = {0};
-    return answer(p->chips(out, n, &pe), pe.message, err);
+    ASK(p->chips, out, n);
 }
 
 gp_status gp_metrics_host_create(const char *chip, gp_metrics_profiler profiler,
@@ -202,8 +220,7 @@ gp_status gp_metrics_base_metrics(gp_metrics_host *h, gp_metric_type type, char 
 {
     if (list_args(out, n, err) != GP_OK || need(h, "the host", err) != GP_OK)
         return GP_ERR_INVALID_ARG;
-    gp_error pe = {0};
-    return answer(h->p->base_metrics(h->obj, (int)type, out, n, &pe), pe.message, err);
+    ASK(h->p->base_metrics, h->obj, (int)type, out, n);
 }
 
 gp_status gp_metrics_sub_metrics(gp_metrics_host *h, const char *name, gp_metric_type type,
@@ -213,8 +230,7 @@ gp_status gp_metrics_sub_metrics(gp_metrics_host *h, const char *name, gp_metric
         return GP_ERR_INVALID_ARG;
     if (!name || !*name)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric name given");
-    gp_error pe = {0};
-    return answer(h->p->sub_metrics(h->obj, name, (int)type, out, n, &pe), pe.message, err);
+    ASK(h->p->sub_metrics, h->obj, name, (int)type, out, n);
 }
 
 gp_status gp_metrics_properties(gp_metrics_host *h, const char *name, gp_metric_props *out,
@@ -251,8 +267,7 @@ gp_status gp_metrics_config_image(gp_metrics_host *h, const char *const *metrics
     *size = 0;
     if (!metrics || n == 0)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric given for the config image");
-    gp_error pe = {0};
-    return answer(h->p->config_image(h->obj, metrics, n, image, size, &pe), pe.message, err);
+    ASK(h->p->config_image, h->obj, metrics, n, image, size);
 }
 
 gp_status gp_metrics_passes(const uint8_t *image, size_t size, size_t *passes, gp_error *err)
@@ -265,8 +280,7 @@ gp_status gp_metrics_passes(const uint8_t *image, size_t size, size_t *passes, g
     const gp_metrics_plugin *p = plugin(err);
     if (!p)
         return GP_ERR_NOT_SUPPORTED;
-    gp_error pe = {0};
-    return answer(p->passes(image, size, passes, &pe), pe.message, err);
+    ASK(p->passes, image, size, passes);
 }
 
 gp_status gp_metrics_local_chip(int device, char *buf, size_t cap, gp_error *err)
@@ -277,8 +291,7 @@ gp_status gp_metrics_local_chip(int device, char *buf, size_t cap, gp_error *err
     const gp_metrics_plugin *p = plugin(err);
     if (!p)
         return GP_ERR_NOT_SUPPORTED;
-    gp_error pe = {0};
-    return answer(p->local_chip(device, buf, cap, &pe), pe.message, err);
+    ASK(p->local_chip, device, buf, cap);
 }
 
 gp_status gp_metrics_max_per_pass(const char *chip, gp_metrics_profiler profiler, size_t *out,
@@ -287,12 +300,7 @@ gp_status gp_metrics_max_per_pass(const char *chip, gp_metrics_profiler profiler
     if (need(out, "the out-parameter", err) != GP_OK)
         return GP_ERR_INVALID_ARG;
     *out = 0;
-    const gp_metrics_plugin *p = NULL;
-    gp_status st = chip_plugin(chip, &p, err);
-    if (st != GP_OK)
-        return st;
-    gp_error pe = {0};
-    return answer(p->max_per_pass(chip, (int)profiler, out, &pe), pe.message, err);
+    ASK_CHIP(chip, max_per_pass, chip, (int)profiler, out);
 }
 
 gp_status gp_metrics_evaluate(gp_metrics_host *h, const uint8_t *counter_data, size_t size,
@@ -305,21 +313,14 @@ gp_status gp_metrics_evaluate(gp_metrics_host *h, const uint8_t *counter_data, s
         return gp_error_set(err, GP_ERR_INVALID_ARG, "no counter-data image given");
     if (!metrics || n == 0)
         return gp_error_set(err, GP_ERR_INVALID_ARG, "no metric given to evaluate");
-    gp_error pe = {0};
-    return answer(h->p->evaluate(h->obj, counter_data, size, index, metrics, n, values, &pe),
-                  pe.message, err);
+    ASK(h->p->evaluate, h->obj, counter_data, size, index, metrics, n, values);
 }
 
 gp_status gp_metrics_single_pass_sets(const char *chip, char ***out, size_t *n, gp_error *err)
 {
     if (list_args(out, n, err) != GP_OK)
         return GP_ERR_INVALID_ARG;
-    const gp_metrics_plugin *p = NULL;
-    gp_status st = chip_plugin(chip, &p, err);
-    if (st != GP_OK)
-        return st;
-    gp_error pe = {0};
-    return answer(p->single_pass_sets(chip, out, n, &pe), pe.message, err);
+    ASK_CHIP(chip, single_pass_sets, chip, out, n);
 }
 
 gp_status gp_metrics_single_pass_metrics(const char *chip, const char *set, char ***out, size_t *n,
@@ -327,12 +328,7 @@ gp_status gp_metrics_single_pass_metrics(const char *chip, const char *set, char
 {
     if (list_args(out, n, err) != GP_OK)
         return GP_ERR_INVALID_ARG;
-    const gp_metrics_plugin *p = NULL;
-    gp_status st = chip_plugin(chip, &p, err);
-    if (st != GP_OK)
-        return st;
-    gp_error pe = {0};
-    return answer(p->single_pass_metrics(chip, set, out, n, &pe), pe.message, err);
+    ASK_CHIP(chip, single_pass_metrics, chip, set, out, n);
 }
 
 const char *gp_metrics_engine_name(gp_metrics_engine e)
@@ -367,8 +363,7 @@ gp_status gp_metrics_engine_defaults(gp_metrics_engine e, char ***out, size_t *n
     const gp_metrics_plugin *p = plugin(err);
     if (!p)
         return GP_ERR_NOT_SUPPORTED;
-    gp_error pe = {0};
-    return answer(p->engine_defaults((int)e, out, n, slots, cap, &pe), pe.message, err);
+    ASK(p->engine_defaults, (int)e, out, n, slots, cap);
 }
 
 gp_status gp_metrics_engine_choose(gp_metrics_host *h, gp_metrics_engine e, const char *list,
@@ -390,7 +385,5 @@ gp_status gp_metrics_engine_choose(gp_metrics_host *h, gp_metrics_engine e, cons
                             "create one with gp_metrics_engine_profiler()",
                             gp_metrics_engine_name(e), gp_metrics_profiler_name(want),
                             gp_metrics_profiler_name(h->profiler));
-    gp_error pe = {0};
-    return answer(h->p->engine_choose(h->obj, (int)e, h->chip, list, one_pass, out, n, passes, &pe),
-                  pe.message, err);
+    ASK(h->p->engine_choose, h->obj, (int)e, h->chip, list, one_pass, out, n, passes);
 }

@@ -13,6 +13,7 @@
  * a socket or a directory is refused without blocking on it).
  */
 #include "config_file.h"
+#include "../util/buf.h"
 #include "../util/error.h"
 #include "../util/fs.h"
 
@@ -43,14 +44,8 @@ static void keys_free(fl_keylist *l)
 
 static bool keys_add(fl_keylist *l, char *name, size_t off)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 32;
-        fl_keypos *k = realloc(l->k, cap * sizeof *k);
-        if (!k)
-            return false;
-        l->k = k;
-        l->cap = cap;
-    }
+    if (fl_grow((void **)&l->k, &l->cap, l->n + 1, sizeof *l->k) != 0)
+        return false;
     l->k[l->n].name = name;
     l->k[l->n].off = off;
     l->n++;

@@ -28,22 +28,31 @@ const char *gpufl_engine_name(gpufl_engine engine)
     return (unsigned)engine < N_OF(engine_names) ? engine_names[engine] : NULL;
 }
 
-gpufl_status gpufl_engine_parse(const char *text, gpufl_engine *out)
+/* One parser for both enums: the index of text in names (case as
+ * gp_find_name compares), or GPUFL_ERR_INVALID_ARG. */
+static gpufl_status parse_name(const char *const *names, size_t n, const char *text, int *out)
 {
-    int i = gp_find_name(engine_names, N_OF(engine_names), text);
+    int i = gp_find_name(names, n, text);
     if (i < 0)
         return GPUFL_ERR_INVALID_ARG;
-    if (out)
-        *out = (gpufl_engine)i;
+    *out = i;
     return GPUFL_OK;
+}
+
+gpufl_status gpufl_engine_parse(const char *text, gpufl_engine *out)
+{
+    int i = 0;
+    gpufl_status st = parse_name(engine_names, N_OF(engine_names), text, &i);
+    if (st == GPUFL_OK && out)
+        *out = (gpufl_engine)i;
+    return st;
 }
 
 gpufl_status gpufl_backend_parse(const char *text, gpufl_backend_kind *out)
 {
-    int i = gp_find_name(backend_names, N_OF(backend_names), text);
-    if (i < 0)
-        return GPUFL_ERR_INVALID_ARG;
-    if (out)
+    int i = 0;
+    gpufl_status st = parse_name(backend_names, N_OF(backend_names), text, &i);
+    if (st == GPUFL_OK && out)
         *out = (gpufl_backend_kind)i;
-    return GPUFL_OK;
+    return st;
 }

@@ -52,12 +52,8 @@ static _Atomic int g_hold;   /* tests: the writer skips its cycles */
 
 static void init_cvs(void)
 {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&g_cv, &ca);
-    pthread_cond_init(&g_done_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    gp_cond_init_mono(&g_cv);
+    gp_cond_init_mono(&g_done_cv);
 }
 
 static struct timespec deadline_in(uint64_t ns)

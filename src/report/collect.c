@@ -525,13 +525,12 @@ void fl_report_destroy(fl_report *r)
 
 void fl_report_callbacks(fl_report *r, fl_read_cb *cb)
 {
-    memset(cb, 0, sizeof *cb);
-    cb->user = r;
-    cb->record = cb_record;
-    cb->detail = cb_detail;
-    cb->batch = cb_batch;
-    cb->warning = cb_warning;
-    cb->stop = fl_report_stop;
+    *cb = (fl_read_cb){.user = r,
+                       .record = cb_record,
+                       .detail = cb_detail,
+                       .batch = cb_batch,
+                       .warning = cb_warning,
+                       .stop = fl_report_stop};
 }
 
 static int cmp_stall(const void *a, const void *b)

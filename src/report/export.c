@@ -273,13 +273,12 @@ static const char *cb_stop(void *user)
 
 void fl_export_callbacks(fl_export *e, fl_read_cb *cb)
 {
-    memset(cb, 0, sizeof *cb);
-    cb->user = e;
-    cb->record = cb_record;
-    cb->detail = cb_detail;
-    cb->batch = cb_batch;
-    cb->warning = cb_warning;
-    cb->stop = cb_stop;
+    *cb = (fl_read_cb){.user = e,
+                       .record = cb_record,
+                       .detail = cb_detail,
+                       .batch = cb_batch,
+                       .warning = cb_warning,
+                       .stop = cb_stop};
 }
 
 int fl_export_finish(fl_export *e, const fl_read_result *res)

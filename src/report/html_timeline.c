@@ -483,14 +483,13 @@ void fl_html_destroy(fl_html *h)
 
 void fl_html_tee(fl_html *h, const fl_read_cb *inner, fl_read_cb *out)
 {
-    memset(out, 0, sizeof *out);
     h->inner = *inner;
-    out->user = h;
-    out->record = tee_record;
-    out->detail = tee_detail;
-    out->batch = tee_batch;
-    out->warning = tee_warning;
-    out->stop = tee_stop;
+    *out = (fl_read_cb){.user = h,
+                        .record = tee_record,
+                        .detail = tee_detail,
+                        .batch = tee_batch,
+                        .warning = tee_warning,
+                        .stop = tee_stop};
 }
 
 void fl_html_finish(fl_html *h)

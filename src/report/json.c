@@ -29,8 +29,10 @@ static void json_mig(jw *w, const fl_model_device *d)
     j_close(w, '}');
 }
 
-static void json_session(const fl_report *r, const figures *f, jw *w)
+void fl_json_session(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
+    const figures *f = in->f;
     const fl_model *m = r->m;
     j_open(w, "session", '{');
     j_str(w, "app", m->app);
@@ -74,8 +76,10 @@ static void json_session(const fl_report *r, const figures *f, jw *w)
     j_close(w, '}');
 }
 
-static void json_summary(const fl_report *r, const figures *f, jw *w)
+void fl_json_sec_summary(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
+    const figures *f = in->f;
     j_open(w, "summary", '{');
     j_u64(w, "kernel_launches", r->kernel_launches);
     j_u64(w, "kernel_distinct", r->n_k);
@@ -128,8 +132,10 @@ static void json_summary(const fl_report *r, const figures *f, jw *w)
     j_close(w, '}');
 }
 
-static void json_scopes(const fl_report *r, const figures *f, jw *w)
+void fl_json_sec_scopes(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
+    const figures *f = in->f;
     j_open(w, "scopes", '{');
     j_dbl(w, "percentile_max_error_pct", true, FL_HIST_PCT_ERROR);
     j_u64(w, "kernel_time_in_scopes_ns", r->kernel_scoped_ns);
@@ -176,8 +182,9 @@ static void json_scopes(const fl_report *r, const figures *f, jw *w)
     j_close(w, '}');
 }
 
-static void json_graphs(const fl_report *r, jw *w)
+void fl_json_graphs(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
     if (!j_open_if(w, "graphs", r->n_gr, '{'))
         return;
     j_u64(w, "launches", r->graphs);
@@ -200,8 +207,9 @@ static void json_graphs(const fl_report *r, jw *w)
 
 /* capture_window records, per trigger and name; null: none (the whole
  * session was traced). */
-static void json_capture_windows(const fl_report *r, jw *w)
+void fl_json_capture_windows(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
     if (!j_open_if(w, "capture_windows", r->n_cw, '['))
         return;
     for (size_t i = 0; i < r->n_cw; i++) {
@@ -218,8 +226,9 @@ static void json_capture_windows(const fl_report *r, jw *w)
     j_close(w, ']');
 }
 
-static void json_deep_windows(const fl_report *r, jw *w)
+void fl_json_deep_windows(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
     if (!j_open_if(w, "deep_windows", r->n_dw, '['))
         return;
     for (size_t i = 0; i < r->n_dw; i++) {
@@ -249,8 +258,10 @@ static void json_deep_windows(const fl_report *r, jw *w)
     j_close(w, ']');
 }
 
-static void json_hotspots(const fl_report *r, const figures *f, jw *w)
+void fl_json_sec_hotspots(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
+    const figures *f = in->f;
     j_open(w, "hotspots", '{');
     j_u64(w, "distinct_kernels", r->n_k);
     j_u64(w, "top_n", f->top);
@@ -311,8 +322,9 @@ static void json_ops(jw *w, const opstat *o)
           (double)o->bytes / (double)(o->time_ns ? o->time_ns : 1));
 }
 
-static void json_memory(const fl_report *r, jw *w)
+void fl_json_sec_memory(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
     j_open(w, "memcpy", '[');
     static const uint64_t first[] = {1, 2, 8, 10};
     for (size_t i = 0; i < 4 + 257; i++) {
@@ -368,8 +380,10 @@ static void json_gpm(const dstat *d, jw *w)
     j_close(w, '}');
 }
 
-static void json_devices(const fl_report *r, const figures *f, jw *w)
+void fl_json_sec_devices(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
+    const figures *f = in->f;
     j_open(w, "devices", '[');
     for (size_t i = 0; i < r->n_d; i++) {
         const dstat *d = &r->d[f->dorder[i]];
@@ -399,8 +413,9 @@ static void json_devices(const fl_report *r, const figures *f, jw *w)
     j_close(w, ']');
 }
 
-static void json_host(const fl_report *r, jw *w)
+void fl_json_sec_host(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
     if (!j_open_if(w, "host", r->host_samples, '{'))
         return;
     j_str(w, "hostname", r->host_name ? r->host_name : r->m->hostname);
@@ -413,8 +428,9 @@ static void json_host(const fl_report *r, jw *w)
     j_close(w, '}');
 }
 
-static void json_capture(const fl_report *r, jw *w)
+void fl_json_sec_capture(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
     const json_t *c = r->m->caps;
     if (!j_open_if(w, "capture", c, '{'))
         return;
@@ -437,8 +453,9 @@ static void json_capture(const fl_report *r, jw *w)
     j_close(w, '}');
 }
 
-static void json_reader(const fl_report *r, jw *w)
+void fl_json_sec_read(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
     const fl_model *m = r->m;
     const fl_read_result *res = &r->res;
     bool h = r->have_res;
@@ -485,65 +502,6 @@ static void json_reader(const fl_report *r, jw *w)
 
 /* ======================================================== the sections */
 
-/* The rows' JSON renderings (report_int.h's FL_REPORT_SECTIONS); the
- * session's identity goes with the summary, the first row. */
-
-void fl_json_sec_summary(const fl_section_in *in, jw *w)
-{
-    json_session(in->r, in->f, w);
-    json_summary(in->r, in->f, w);
-}
-
-void fl_json_sec_scopes(const fl_section_in *in, jw *w)
-{
-    json_scopes(in->r, in->f, w);
-}
-
-void fl_json_sec_hotspots(const fl_section_in *in, jw *w)
-{
-    json_hotspots(in->r, in->f, w);
-    json_graphs(in->r, w);
-}
-
-void fl_json_sec_memory(const fl_section_in *in, jw *w)
-{
-    json_memory(in->r, w);
-}
-
-void fl_json_sec_devices(const fl_section_in *in, jw *w)
-{
-    json_devices(in->r, in->f, w);
-}
-
-void fl_json_sec_host(const fl_section_in *in, jw *w)
-{
-    json_host(in->r, w);
-}
-
-void fl_json_sec_stalls(const fl_section_in *in, jw *w)
-{
-    fl_json_stalls(in->r, in->top_n, w);
-    fl_json_sass(in->r, in->top_n, w);
-}
-
-void fl_json_sec_perf(const fl_section_in *in, jw *w)
-{
-    fl_json_perf(in->r, w);
-}
-
-void fl_json_sec_capture(const fl_section_in *in, jw *w)
-{
-    json_capture(in->r, w);
-    json_capture_windows(in->r, w);
-    json_deep_windows(in->r, w);
-    fl_json_lifecycle(in->r, w);
-}
-
-void fl_json_sec_read(const fl_section_in *in, jw *w)
-{
-    json_reader(in->r, w);
-}
-
 /* ============================================================ the JSON */
 
 void fl_report_json(const fl_report *r, int top_n, fl_buf *out)
@@ -559,8 +517,11 @@ void fl_report_json(const fl_report *r, int top_n, fl_buf *out)
     j_str(&w, "schema", "gpu-profile.report");
     j_u64(&w, "schema_version", FL_REPORT_SCHEMA_VERSION);
     fl_section_in in = {r, &f, top_n};
-    for (size_t i = 0; i < fl_report_n_sections; i++)
-        fl_report_sections[i].json(&in, &w);
+    for (size_t i = 0; i < fl_report_n_sections; i++) {
+        const fl_report_section *sec = &fl_report_sections[i];
+        for (size_t k = 0; k < FL_SECTION_PARTS && sec->json[k]; k++)
+            sec->json[k](&in, &w);
+    }
     j_close(&w, '}');
     fl_buf_puts(out, "\n");
     fl_figures_free(&f);

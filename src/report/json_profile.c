@@ -43,8 +43,10 @@ static void j_config_device(jw *w, const json_t *rec)
     j_opt_u64(w, "device_id", ok, dev);
 }
 
-void fl_json_stalls(const fl_report *r, int top, jw *w)
+void fl_json_stalls(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
+    int top = in->top_n;
     if (!j_open_if(w, "stalls", r->n_st || r->sass_rows, '{'))
         return;
     j_u64(w, "pc_samples", r->pc_samples);
@@ -83,8 +85,10 @@ void fl_json_stalls(const fl_report *r, int top, jw *w)
     j_close(w, '}');
 }
 
-void fl_json_sass(const fl_report *r, int top, jw *w)
+void fl_json_sass(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
+    int top = in->top_n;
     if (!r->sass_rows && !r->sass_configs) {
         j_str(w, "sass_metrics", NULL);
     } else {
@@ -170,8 +174,9 @@ static void perf_list(const perfstat *v, size_t n, bool kernels, jw *w)
     j_close(w, ']');
 }
 
-void fl_json_perf(const fl_report *r, jw *w)
+void fl_json_perf(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
     if (!r->n_pm) {
         j_str(w, "perf_metrics", NULL);
     } else {

@@ -149,14 +149,12 @@ static inline void j_device_id(jw *w, const char *key, int64_t id)
         j_i64(w, key, id);
 }
 
-/* The keys of json_profile.c, in the report's order: "stalls"; "sass_metrics"
- * and "sass"; "perf_metrics", "pm_sampling", "kernel_perf_metrics" and
- * "scope_perf_metrics". */
-void fl_json_stalls(const fl_report *r, int top, jw *w);
-/* The PC samples' keys inside "stalls" (json_stalls.c). */
+/* The keys of json_profile.c (FL_REPORT_SECTIONS' parts fl_json_stalls,
+ * fl_json_sass, fl_json_perf), in the report's order: "stalls";
+ * "sass_metrics" and "sass"; "perf_metrics", "pm_sampling",
+ * "kernel_perf_metrics" and "scope_perf_metrics".  The PC samples' keys
+ * inside "stalls" (json_stalls.c): */
 void fl_json_stall_detail(const fl_report *r, int top, jw *w);
-void fl_json_sass(const fl_report *r, int top, jw *w);
-void fl_json_perf(const fl_report *r, jw *w);
 /* summary.synchronization_stacks (syncs.c). */
 void fl_json_sync_stacks(const fl_report *r, jw *w);
 

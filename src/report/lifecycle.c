@@ -178,8 +178,9 @@ static const char *const quality_keys[] = {"source",
                                            "rate_windows_discarded",
                                            "emitted_ns"};
 
-void fl_json_lifecycle(const fl_report *r, jw *w)
+void fl_json_lifecycle(const fl_section_in *in, jw *w)
 {
+    const fl_report *r = in->r;
     if (!j_open_if(w, "lifecycle", any(r), '{'))
         return;
     j_open(w, "run", '{');
@@ -229,8 +230,9 @@ static void t_list(fl_buf *b, const json_t *list, const char *head, const char *
     }
 }
 
-void fl_text_lifecycle(const fl_report *r, fl_buf *b)
+void fl_text_lifecycle(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
     if (!any(r))
         return;
     if (r->lc_ident) {

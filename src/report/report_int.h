@@ -370,11 +370,10 @@ void fl_report_graph_launch(fl_report *r, const char *exec_key, bool have_graph_
                             uint64_t graph_id, uint64_t dur);
 struct jw;
 /* lifecycle.c: job_start's run identity and GPUFlight's lifecycle
- * records; their JSON ("lifecycle") and text (section "capture"). */
+ * records; their JSON ("lifecycle") and text (section "capture"): parts of
+ * FL_REPORT_SECTIONS' capture row. */
 void fl_report_lifecycle(fl_report *r, fl_type t, const json_t *rec);
 void fl_report_lifecycle_free(fl_report *r);
-void fl_json_lifecycle(const fl_report *r, struct jw *w);
-void fl_text_lifecycle(const fl_report *r, fl_buf *b);
 
 /* legacy.c: GPUFlight's pre-batch records, each as a one-row batch
  * through the report's own callbacks (r->self). */
@@ -469,44 +468,38 @@ const char *fl_stall_name(const fl_report *r, const stallstat *s);
 
 /* ======================================================= renderings */
 
-/* Text of the sections "stalls" (stall reasons, SASS metrics, the sass
- * channel) and "perf" (PM sampling, range profiler per kernel and per
- * scope): text_profile.c. */
-void fl_text_stalls(const fl_report *r, int top, fl_buf *b);
-void fl_text_perf(const fl_report *r, fl_buf *b);
-/* Graph launches (section "hotspots"), execution signatures ("scopes"),
- * deep windows ("capture"): text_launch.c. */
-void fl_text_graphs(const fl_report *r, fl_buf *b);
-void fl_text_signatures(const fl_report *r, fl_buf *b);
-void fl_text_deep_windows(const fl_report *r, fl_buf *b);
-void fl_text_capture_windows(const fl_report *r, fl_buf *b);
-
 /* ========================================================= sections */
 
 /* The report's sections, one row each, in the order both renderings
- * write them: X(bit, name) - bit its GPUFL_SECTION_* (gpufl.h), name the
- * suffix of its renderers fl_text_sec_<name> (text.c) and
- * fl_json_sec_<name> (json.c), each appending the section's whole part
- * from the figures of fl_report_figures (text: with its own leading blank
- * line, so a section asked alone is byte for byte its part of the whole;
- * JSON: its keys).  Promises: a row added here is rendered by both and
- * selectable by its bit; nothing else in report/ names a section's bit. */
+ * write them: X(bit, (text parts), (json parts)) - bit its GPUFL_SECTION_*
+ * (gpufl.h), then the functions that render it, called in order, each
+ * appending its part from the figures of fl_report_figures (text: the
+ * section's first part brings its leading blank line, so a section asked
+ * alone is byte for byte its part of the whole; JSON: its keys).
+ * Promises: a row added here is rendered by both and selectable by its
+ * bit; nothing else in report/ names a section's bit. */
 #define FL_REPORT_SECTIONS(X)                                                                      \
-    X(GPUFL_SECTION_RUN, run)                                                                      \
-    X(GPUFL_SECTION_SUMMARY, summary)                                                              \
-    X(GPUFL_SECTION_SCOPES, scopes)                                                                \
-    X(GPUFL_SECTION_HOTSPOTS, hotspots)                                                            \
-    X(GPUFL_SECTION_MEMORY, memory)                                                                \
-    X(GPUFL_SECTION_DEVICES, devices)                                                              \
-    X(GPUFL_SECTION_HOST, host)                                                                    \
-    X(GPUFL_SECTION_STALLS, stalls)                                                                \
-    X(GPUFL_SECTION_PERF, perf)                                                                    \
-    X(GPUFL_SECTION_CAPTURE, capture)                                                              \
-    X(GPUFL_SECTION_READ, read)
+    X(GPUFL_SECTION_RUN, (fl_text_sec_run), (fl_json_sec_run))                                     \
+    X(GPUFL_SECTION_SUMMARY, (fl_text_sec_summary), (fl_json_session, fl_json_sec_summary))        \
+    X(GPUFL_SECTION_SCOPES, (fl_text_sec_scopes, fl_text_signatures), (fl_json_sec_scopes))        \
+    X(GPUFL_SECTION_HOTSPOTS, (fl_text_sec_hotspots, fl_text_graphs),                              \
+      (fl_json_sec_hotspots, fl_json_graphs))                                                      \
+    X(GPUFL_SECTION_MEMORY, (fl_text_sec_memory), (fl_json_sec_memory))                            \
+    X(GPUFL_SECTION_DEVICES, (fl_text_sec_devices), (fl_json_sec_devices))                         \
+    X(GPUFL_SECTION_HOST, (fl_text_sec_host), (fl_json_sec_host))                                  \
+    X(GPUFL_SECTION_STALLS, (fl_text_stalls), (fl_json_stalls, fl_json_sass))                      \
+    X(GPUFL_SECTION_PERF, (fl_text_perf), (fl_json_perf))                                          \
+    X(GPUFL_SECTION_CAPTURE,                                                                       \
+      (fl_text_sec_capture, fl_text_capture_windows, fl_text_deep_windows, fl_text_lifecycle),     \
+      (fl_json_sec_capture, fl_json_capture_windows, fl_json_deep_windows, fl_json_lifecycle))     \
+    X(GPUFL_SECTION_READ, (fl_text_sec_read), (fl_json_sec_read))
+
+/* The most parts a row's rendering has (sections.c's rows are arrays). */
+#define FL_SECTION_PARTS 4
 
 struct jw;
-/* One argument for what a rendering may use, so that each row's wrapper
- * names only what its section reads. */
+/* One argument for every part, so that a row can name its functions
+ * as they are. */
 typedef struct fl_section_in {
     const fl_report *r;
     const figures *f;
@@ -514,17 +507,29 @@ typedef struct fl_section_in {
 } fl_section_in;
 typedef void fl_section_text_fn(const fl_section_in *in, fl_buf *b);
 typedef void fl_section_json_fn(const fl_section_in *in, struct jw *w);
-#define FL_REPORT_SECTION_DECL_(bit, name)                                                         \
-    fl_section_text_fn fl_text_sec_##name;                                                         \
-    fl_section_json_fn fl_json_sec_##name;
-FL_REPORT_SECTIONS(FL_REPORT_SECTION_DECL_)
+
+/* The parts the rows name.  text.c / json.c: each section's own part;
+ * runs_render.c: the run; text_launch.c: graph launches, execution
+ * signatures, capture and deep windows; text_profile.c /
+ * json_profile.c: stall reasons, SASS metrics, the sass channel, PM
+ * sampling and the range profiler; lifecycle.c: GPUFlight's lifecycle
+ * records. */
+fl_section_text_fn fl_text_sec_run, fl_text_sec_summary, fl_text_sec_scopes, fl_text_signatures,
+    fl_text_sec_hotspots, fl_text_graphs, fl_text_sec_memory, fl_text_sec_devices, fl_text_sec_host,
+    fl_text_stalls, fl_text_perf, fl_text_sec_capture, fl_text_capture_windows,
+    fl_text_deep_windows, fl_text_lifecycle, fl_text_sec_read;
+fl_section_json_fn fl_json_sec_run, fl_json_session, fl_json_sec_summary, fl_json_sec_scopes,
+    fl_json_sec_hotspots, fl_json_graphs, fl_json_sec_memory, fl_json_sec_devices, fl_json_sec_host,
+    fl_json_stalls, fl_json_sass, fl_json_perf, fl_json_sec_capture, fl_json_capture_windows,
+    fl_json_deep_windows, fl_json_lifecycle, fl_json_sec_read;
 
 /* A row as the renderings see it (sections.c: FL_REPORT_SECTIONS in
- * order): text.c renders the rows whose bit is asked for, json.c all. */
+ * order, parts NULL past the row's last): text.c renders the rows whose
+ * bit is asked for, json.c all. */
 typedef struct fl_report_section {
     unsigned bit; /* GPUFL_SECTION_* */
-    fl_section_text_fn *text;
-    fl_section_json_fn *json;
+    fl_section_text_fn *text[FL_SECTION_PARTS];
+    fl_section_json_fn *json[FL_SECTION_PARTS];
 } fl_report_section;
 extern const fl_report_section fl_report_sections[];
 extern const size_t fl_report_n_sections;

@@ -11,6 +11,7 @@
  */
 #include "runs.h"
 #include "../reader/read.h"
+#include "../util/buf.h"
 #include "../util/error.h"
 #include "run.h"
 
@@ -104,14 +105,8 @@ static bool seen(const fl_runs *rs, const char *dir, const char *session_id)
 
 static gp_status add_session(fl_runs *rs, const char *dir)
 {
-    if (rs->n == rs->cap) {
-        size_t cap = rs->cap ? rs->cap * 2 : 16;
-        fl_runs_session *v = realloc(rs->s, cap * sizeof *v);
-        if (!v)
-            return GP_ERR_NO_MEMORY;
-        rs->s = v;
-        rs->cap = cap;
-    }
+    if (fl_grow((void **)&rs->s, &rs->cap, rs->n + 1, sizeof *rs->s) != 0)
+        return GP_ERR_NO_MEMORY;
     fl_runs_session s;
     memset(&s, 0, sizeof s);
     s.mtime = fl_read_session_mtime(dir);

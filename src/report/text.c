@@ -257,8 +257,10 @@ static void summary_dropped(const fl_report *r, const figures *f, fl_buf *b)
     fl_buf_puts(b, "\n");
 }
 
-static void text_summary(const fl_report *r, const figures *f, fl_buf *b)
+void fl_text_sec_summary(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
+    const figures *f = in->f;
     summary_who(r->m, b);
     summary_when(r->m, f, b);
     summary_how(r, f, b);
@@ -272,8 +274,10 @@ static void text_summary(const fl_report *r, const figures *f, fl_buf *b)
 }
 /* ====================================================== other sections */
 
-static void text_scopes(const fl_report *r, const figures *f, fl_buf *b)
+void fl_text_sec_scopes(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
+    const figures *f = in->f;
     fl_buf_printf(b, "\nscopes  %zu %s  (p50/p99 within %.1f%%)\n", r->n_s,
                   fl_plural(r->n_s, "name", "names"), FL_HIST_PCT_ERROR);
     if (r->n_s == 0) {
@@ -345,8 +349,10 @@ static void text_stack(const kstat *k, fl_buf *b)
     fl_buf_puts(b, "\n");
 }
 
-static void text_hotspots(const fl_report *r, const figures *f, fl_buf *b)
+void fl_text_sec_hotspots(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
+    const figures *f = in->f;
     fl_buf_printf(b, "\nhotspots  top %zu of %zu %s by GPU time  (us; p50/p90/p99 within %.1f%%)\n",
                   f->top, r->n_k, fl_plural(r->n_k, "kernel", "kernels"), FL_HIST_PCT_ERROR);
     if (r->n_k == 0) {
@@ -425,8 +431,10 @@ static void text_ops_row(fl_buf *b, const char *name, const opstat *o)
         fl_buf_printf(b, "%9s\n", "-");
 }
 
-static void text_memory(const fl_report *r, const figures *f, fl_buf *b)
+void fl_text_sec_memory(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
+    const figures *f = in->f;
     fl_buf_puts(b, "\nmemcpy / memset\n");
     if (f->copies == 0 && r->memsets.count == 0) {
         fl_buf_puts(b, "  none recorded\n");
@@ -468,8 +476,10 @@ static void text_gpm(const dstat *d, fl_buf *b)
     }
 }
 
-static void text_devices(const fl_report *r, const figures *f, fl_buf *b)
+void fl_text_sec_devices(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
+    const figures *f = in->f;
     size_t shown = 0;
     for (size_t i = 0; i < r->n_d; i++) {
         const dstat *d = &r->d[f->dorder[i]];
@@ -546,8 +556,9 @@ static void text_devices(const fl_report *r, const figures *f, fl_buf *b)
     }
 }
 
-static void text_host(const fl_report *r, fl_buf *b)
+void fl_text_sec_host(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
     if (!r->host_samples)
         return;
     fl_buf_puts(b, "\nhost  ");
@@ -574,8 +585,9 @@ static void text_host(const fl_report *r, fl_buf *b)
     }
 }
 
-static void text_capture(const fl_report *r, fl_buf *b)
+void fl_text_sec_capture(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
     const json_t *c = r->m->caps;
     fl_buf_puts(b, "\ncaptured");
     if (!c) {
@@ -616,66 +628,46 @@ static void text_capture(const fl_report *r, fl_buf *b)
     }
 }
 
-static void text_reader(const fl_report *r, fl_buf *b)
+/* One count of what the read passed over: "<n> " then fmt, whose %s
+ * take the plural of one[i] / many[i] for n. */
+typedef struct partial_count {
+    uint64_t n;
+    const char *fmt;
+    const char *one[2], *many[2];
+} partial_count;
+
+void fl_text_sec_read(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
     const fl_model *m = r->m;
     const fl_read_result *res = &r->res;
     if (!fl_report_partial(r))
         return;
     fl_buf_puts(b, "\npartial read:");
     const char *sep = " ";
-    if (r->have_res) {
-        if (res->bad_lines) {
-            fl_buf_printf(b, "%s%" PRIu64 " unreadable %s (not JSON or cut)", sep, res->bad_lines,
-                          fl_plural(res->bad_lines, "line", "lines"));
-            sep = ", ";
-        }
-        if (res->bad_records) {
-            fl_buf_printf(b, "%s%" PRIu64 " unusable %s", sep, res->bad_records,
-                          fl_plural(res->bad_records, "record", "records"));
-            sep = ", ";
-        }
-        if (res->other_session) {
-            fl_buf_printf(b, "%s%" PRIu64 " %s of another session dropped", sep, res->other_session,
-                          fl_plural(res->other_session, "record", "records"));
-            sep = ", ";
-        }
-        if (res->gz_errors) {
-            fl_buf_printf(b, "%s%" PRIu64 " broken gzip %s", sep, res->gz_errors,
-                          fl_plural(res->gz_errors, "stream", "streams"));
-            sep = ", ";
-        }
-        if (res->bad_windows) {
-            fl_buf_printf(b, "%s%" PRIu64 " %s not matching %s sidecar", sep, res->bad_windows,
-                          fl_plural(res->bad_windows, "window", "windows"),
-                          fl_plural(res->bad_windows, "its", "their"));
-            sep = ", ";
-        }
-        if (res->unreadable_files) {
-            fl_buf_printf(b, "%s%" PRIu64 " %s that could not be opened", sep,
-                          res->unreadable_files, fl_plural(res->unreadable_files, "file", "files"));
-            sep = ", ";
-        }
-        if (res->lost_windows) {
-            fl_buf_printf(b, "%s%" PRIu64 " %s lost in transport", sep, res->lost_windows,
-                          fl_plural(res->lost_windows, "window", "windows"));
-            sep = ", ";
-        }
-        if (res->unknown_types) {
-            fl_buf_printf(b, "%s%" PRIu64 " %s of unknown types not read", sep, res->unknown_types,
-                          fl_plural(res->unknown_types, "record", "records"));
-            sep = ", ";
-        }
-    }
-    if (m->bad_rows) {
-        fl_buf_printf(b, "%s%" PRIu64 " unusable %s or dictionary %s", sep, m->bad_rows,
-                      fl_plural(m->bad_rows, "row", "rows"),
-                      fl_plural(m->bad_rows, "entry", "entries"));
-        sep = ", ";
-    }
-    if (m->details_orphan) {
-        fl_buf_printf(b, "%s%" PRIu64 " kernel_detail %s no kernel row claimed", sep,
-                      m->details_orphan, fl_plural(m->details_orphan, "record", "records"));
+    bool h = r->have_res;
+    const partial_count counts[] = {
+        {h ? res->bad_lines : 0, "unreadable %s (not JSON or cut)", {"line"}, {"lines"}},
+        {h ? res->bad_records : 0, "unusable %s", {"record"}, {"records"}},
+        {h ? res->other_session : 0, "%s of another session dropped", {"record"}, {"records"}},
+        {h ? res->gz_errors : 0, "broken gzip %s", {"stream"}, {"streams"}},
+        {h ? res->bad_windows : 0,
+         "%s not matching %s sidecar",
+         {"window", "its"},
+         {"windows", "their"}},
+        {h ? res->unreadable_files : 0, "%s that could not be opened", {"file"}, {"files"}},
+        {h ? res->lost_windows : 0, "%s lost in transport", {"window"}, {"windows"}},
+        {h ? res->unknown_types : 0, "%s of unknown types not read", {"record"}, {"records"}},
+        {m->bad_rows, "unusable %s or dictionary %s", {"row", "entry"}, {"rows", "entries"}},
+        {m->details_orphan, "kernel_detail %s no kernel row claimed", {"record"}, {"records"}},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        const partial_count *c = &counts[i];
+        if (!c->n)
+            continue;
+        fl_buf_printf(b, "%s%" PRIu64 " ", sep, c->n);
+        fl_buf_printf(b, c->fmt, fl_plural(c->n, c->one[0], c->many[0]),
+                      fl_plural(c->n, c->one[1] ? c->one[1] : "", c->many[1] ? c->many[1] : ""));
         sep = ", ";
     }
     if (r->oom || m->oom) {
@@ -707,63 +699,6 @@ static void text_reader(const fl_report *r, fl_buf *b)
 
 /* ======================================================== the sections */
 
-/* The rows' text renderings (report_int.h's FL_REPORT_SECTIONS). */
-
-void fl_text_sec_summary(const fl_section_in *in, fl_buf *b)
-{
-    text_summary(in->r, in->f, b);
-}
-
-void fl_text_sec_scopes(const fl_section_in *in, fl_buf *b)
-{
-    text_scopes(in->r, in->f, b);
-    fl_text_signatures(in->r, b);
-}
-
-void fl_text_sec_hotspots(const fl_section_in *in, fl_buf *b)
-{
-    text_hotspots(in->r, in->f, b);
-    fl_text_graphs(in->r, b);
-}
-
-void fl_text_sec_memory(const fl_section_in *in, fl_buf *b)
-{
-    text_memory(in->r, in->f, b);
-}
-
-void fl_text_sec_devices(const fl_section_in *in, fl_buf *b)
-{
-    text_devices(in->r, in->f, b);
-}
-
-void fl_text_sec_host(const fl_section_in *in, fl_buf *b)
-{
-    text_host(in->r, b);
-}
-
-void fl_text_sec_stalls(const fl_section_in *in, fl_buf *b)
-{
-    fl_text_stalls(in->r, in->top_n, b);
-}
-
-void fl_text_sec_perf(const fl_section_in *in, fl_buf *b)
-{
-    fl_text_perf(in->r, b);
-}
-
-void fl_text_sec_capture(const fl_section_in *in, fl_buf *b)
-{
-    text_capture(in->r, b);
-    fl_text_capture_windows(in->r, b);
-    fl_text_deep_windows(in->r, b);
-    fl_text_lifecycle(in->r, b);
-}
-
-void fl_text_sec_read(const fl_section_in *in, fl_buf *b)
-{
-    text_reader(in->r, b);
-}
-
 /* ============================================================ the text */
 
 void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, fl_buf *out)
@@ -780,9 +715,11 @@ void fl_report_text_sections(const fl_report *r, int top_n, unsigned sections, f
      * which brings its own leading blank line: a caller asking for one
      * section (an analyzer's inspect_* method) gets exactly its part. */
     fl_section_in in = {r, &f, top_n};
-    for (size_t i = 0; i < fl_report_n_sections; i++)
-        if (sections & fl_report_sections[i].bit)
-            fl_report_sections[i].text(&in, out);
+    for (size_t i = 0; i < fl_report_n_sections; i++) {
+        const fl_report_section *sec = &fl_report_sections[i];
+        for (size_t k = 0; (sections & sec->bit) && k < FL_SECTION_PARTS && sec->text[k]; k++)
+            sec->text[k](&in, out);
+    }
     fl_figures_free(&f);
 }
 

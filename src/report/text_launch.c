@@ -13,8 +13,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-void fl_text_graphs(const fl_report *r, fl_buf *b)
+void fl_text_graphs(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
     if (!r->n_gr)
         return;
     fl_buf_printf(b, "\ngraphs  %" PRIu64 " %s  ", r->graphs,
@@ -39,8 +40,9 @@ void fl_text_graphs(const fl_report *r, fl_buf *b)
     }
 }
 
-void fl_text_signatures(const fl_report *r, fl_buf *b)
+void fl_text_signatures(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
     if (!r->n_sg)
         return;
     fl_buf_puts(b, "  execution signatures (the kernels a scope launched)\n");
@@ -59,8 +61,9 @@ void fl_text_signatures(const fl_report *r, fl_buf *b)
     }
 }
 
-void fl_text_capture_windows(const fl_report *r, fl_buf *b)
+void fl_text_capture_windows(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
     for (size_t i = 0; i < r->n_cw; i++) {
         const capwin *c = &r->cw[i];
         fl_buf_puts(b, "  capture windows   ");
@@ -80,8 +83,9 @@ void fl_text_capture_windows(const fl_report *r, fl_buf *b)
                       r->capwin_other);
 }
 
-void fl_text_deep_windows(const fl_report *r, fl_buf *b)
+void fl_text_deep_windows(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
     for (size_t i = 0; i < r->n_dw; i++) {
         const deepstat *d = &r->dw[i];
         fl_buf_puts(b, "  deep window       ");

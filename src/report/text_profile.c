@@ -122,8 +122,10 @@ static void sass_channel(const fl_report *r, fl_buf *b)
     name_list(b, "source files", r->sass_src, r->n_sass_src);
 }
 
-void fl_text_stalls(const fl_report *r, int top, fl_buf *b)
+void fl_text_stalls(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
+    int top = in->top_n;
     if (r->ps && r->ps->n_rs)
         fl_text_stall_detail(r, top, b);
     if (r->n_st)
@@ -257,8 +259,9 @@ static void scope_perf(const fl_report *r, fl_buf *b)
     }
 }
 
-void fl_text_perf(const fl_report *r, fl_buf *b)
+void fl_text_perf(const fl_section_in *in, fl_buf *b)
 {
+    const fl_report *r = in->r;
     if (r->n_pm || r->pm_configs) {
         fl_buf_puts(b, "\nperf metrics\n");
         pm_configs(r, b);

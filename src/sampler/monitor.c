@@ -195,11 +195,7 @@ gp_status gp_monitor_create(const gp_options *opts, gp_monitor **out, gp_error *
     }
     m->interval_ns = (uint64_t)llround(opts->interval_s * 1e9);
     m->warmup_ns = (uint64_t)llround(opts->warmup_s * 1e9);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&m->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    gp_cond_init_mono(&m->cv);
     pthread_mutex_init(&m->mu, NULL);
 
     st = gp_options_open_backend(&m->opts, &m->be, &m->ctx, m->note, sizeof m->note, err);

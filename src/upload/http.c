@@ -6,8 +6,8 @@
  */
 #include "http.h"
 #include "../util/error.h"
+#include "../util/fs.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,41 +67,25 @@ static char load_why[512];
  * the "libcurl absent" path on a machine that has it. */
 static void load(void)
 {
-    const char *name = getenv("GPUFL_CURL_LIBRARY");
-    if (!name || !*name)
-        name = "libcurl.so.4";
-    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(load_why, sizeof load_why,
-                 "libcurl (%s) could not be loaded (%s): uploading needs it; install it "
-                 "(Debian/Ubuntu: apt-get install libcurl4)",
-                 name, e ? e : "not found");
-        return;
-    }
-    struct {
-        const char *sym;
-        void **slot;
-    } syms[] = {
-        {"curl_global_init", (void **)&curl.global_init},
-        {"curl_easy_init", (void **)&curl.easy_init},
-        {"curl_easy_setopt", (void **)&curl.easy_setopt},
-        {"curl_easy_perform", (void **)&curl.easy_perform},
-        {"curl_easy_getinfo", (void **)&curl.easy_getinfo},
-        {"curl_easy_cleanup", (void **)&curl.easy_cleanup},
-        {"curl_easy_strerror", (void **)&curl.easy_strerror},
-        {"curl_slist_append", (void **)&curl.slist_append},
-        {"curl_slist_free_all", (void **)&curl.slist_free_all},
-    };
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-        *syms[i].slot = dlsym(h, syms[i].sym);
-        if (!*syms[i].slot) {
+#define SYM(m) GP_DL_SYM("curl_", curl, m)
+    const gp_dl_sym syms[] = {SYM(global_init),   SYM(easy_init),    SYM(easy_setopt),
+                              SYM(easy_perform),  SYM(easy_getinfo), SYM(easy_cleanup),
+                              SYM(easy_strerror), SYM(slist_append), SYM(slist_free_all)};
+#undef SYM
+    const char *name, *e, *missing;
+    if (!gp_dl_load("GPUFL_CURL_LIBRARY", "libcurl.so.4", syms, sizeof syms / sizeof syms[0], &name,
+                    &e, &missing)) {
+        if (e)
+            snprintf(load_why, sizeof load_why,
+                     "libcurl (%s) could not be loaded (%s): uploading needs it; install it "
+                     "(Debian/Ubuntu: apt-get install libcurl4)",
+                     name, e);
+        else
             snprintf(load_why, sizeof load_why,
                      "%s has no %s: it is not libcurl 7 or later; install libcurl4 "
                      "(Debian/Ubuntu: apt-get install libcurl4)",
-                     name, syms[i].sym);
-            return;
-        }
+                     name, missing);
+        return;
     }
     /* Once, before any other call: curl_global_init is not thread-safe
      * in older libcurl; pthread_once makes this the only call. */

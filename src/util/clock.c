@@ -25,3 +25,13 @@ uint64_t gp_thread_cpu_ns(void)
 {
     return read_clock(CLOCK_THREAD_CPUTIME_ID);
 }
+
+int gp_cond_init_mono(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return rc;
+}

@@ -4,6 +4,7 @@
 #include "fs.h"
 #include "error.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -159,4 +160,27 @@ int fl_fd_above_stdio(int fd)
     close(fd);
     errno = e;
     return high;
+}
+
+void *gp_dl_load(const char *env, const char *dflt, const gp_dl_sym *syms, size_t n,
+                 const char **library, const char **dl_error, const char **missing)
+{
+    const char *name = env ? getenv(env) : NULL;
+    *library = name && *name ? name : dflt;
+    *dl_error = *missing = NULL;
+    void *h = dlopen(*library, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        *dl_error = e ? e : "not found";
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        *syms[i].slot = dlsym(h, syms[i].name);
+        if (!*syms[i].slot) {
+            *missing = syms[i].name;
+            dlclose(h);
+            return NULL;
+        }
+    }
+    return h;
 }

@@ -49,6 +49,26 @@ const char *fl_file_kind(mode_t m);
  * `path`. */
 gp_status fl_library_check(const char *path, char *real, size_t real_len, gp_error *err);
 
+/* A library we load with dlopen at the first use of what needs it
+ * (libsqlite3, libcurl, libmicrohttpd): the file named by the environment
+ * variable env when set, else dflt (*library: which), RTLD_NOW |
+ * RTLD_LOCAL, then every syms[i].name resolved into *syms[i].slot - all
+ * or none.  The handle, or NULL with *dl_error (dlerror's text) when the
+ * file did not load or *missing (the first symbol it lacks, the handle
+ * closed) when it did; the caller says what that means for its feature. */
+typedef struct gp_dl_sym {
+    const char *name;
+    void **slot; /* POSIX: a function pointer round-trips through void * */
+} gp_dl_sym;
+/* The row of prefix's symbol m into the member m of obj, the table of
+ * its function pointers: GP_DL_SYM("curl_", curl, easy_init). */
+#define GP_DL_SYM(prefix, obj, m)                                                                  \
+    {                                                                                              \
+        .name = prefix #m, .slot = (void **)&(obj).m                                               \
+    }
+void *gp_dl_load(const char *env, const char *dflt, const gp_dl_sym *syms, size_t n,
+                 const char **library, const char **dl_error, const char **missing);
+
 /* The most bytes a path takes in a message, its NUL included: two paths
  * and the words that name the fix fit a gp_error's message (1024). */
 #define FL_PATH_SHOWN_MAX 320

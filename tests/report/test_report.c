@@ -904,9 +904,10 @@ static void test_empty(void)
     fl_report_destroy(NULL);
 }
 
-/* The sections are one table {bit, text, json} (report_int.h's
+/* The sections are one table {bit, text parts, json parts} (report_int.h's
  * FL_REPORT_SECTIONS, issue 34): one bit each, together
- * GPUFL_SECTION_ALL, both renderings in every row, the run first (issue
+ * GPUFL_SECTION_ALL, both renderings in every row (the capture row's four
+ * parts each), the run first (issue
  * 35), the perf metrics printed after the stalls; and the rows rendered one by one from the
  * figures are the whole text, byte for byte. */
 static void test_section_rows(void)
@@ -917,7 +918,7 @@ static void test_section_rows(void)
         const fl_report_section *s = &fl_report_sections[i];
         CHECK(s->bit != 0 && (s->bit & (s->bit - 1)) == 0);
         CHECK((all & s->bit) == 0);
-        CHECK(s->text != NULL && s->json != NULL);
+        CHECK(s->text[0] != NULL && s->json[0] != NULL);
         all |= s->bit;
     }
     CHECK_U64(all, GPUFL_SECTION_ALL);
@@ -926,6 +927,9 @@ static void test_section_rows(void)
     CHECK_U64(fl_report_sections[7].bit, GPUFL_SECTION_STALLS);
     CHECK_U64(fl_report_sections[8].bit, GPUFL_SECTION_PERF);
     CHECK_U64(fl_report_sections[10].bit, GPUFL_SECTION_READ);
+    CHECK_U64(fl_report_sections[9].bit, GPUFL_SECTION_CAPTURE);
+    CHECK(fl_report_sections[9].text[FL_SECTION_PARTS - 1] == fl_text_lifecycle);
+    CHECK(fl_report_sections[9].json[FL_SECTION_PARTS - 1] == fl_json_lifecycle);
 
     char tmp[1024], dir[4096];
     CHECK(rs_tmpdir(tmp, sizeof tmp, "report-rows") == 0);
@@ -950,7 +954,8 @@ static void test_section_rows(void)
     CHECK(fl_report_figures(rep, 3, &f));
     fl_section_in in = {rep, &f, 3};
     for (size_t i = 0; i < fl_report_n_sections; i++)
-        fl_report_sections[i].text(&in, &rows);
+        for (size_t k = 0; k < FL_SECTION_PARTS && fl_report_sections[i].text[k]; k++)
+            fl_report_sections[i].text[k](&in, &rows);
     fl_figures_free(&f);
     CHECK(whole.len > 0 && !whole.oom && !rows.oom);
     CHECK_STR(rows.p ? rows.p : "", whole.p ? whole.p : "(none)");

@@ -58,11 +58,7 @@ gp_runner *gp_runner_create(size_t job_size, const gp_runner_hooks *hooks)
     }
     if (hooks)
         r->hooks = *hooks;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    gp_cond_init_mono(&r->cv);
     pthread_mutex_init(&r->mu, NULL);
     return r;
 }
