@@ -249,13 +249,18 @@ static void json_deep_windows(const fl_report *r, jw *w)
     j_close(w, ']');
 }
 
-static void json_hotspots(const fl_report *r, const figures *f, jw *w)
+static void json_hotspots(const fl_report *r, const figures *f, int top_n, jw *w)
 {
     j_open(w, "hotspots", '{');
     j_u64(w, "distinct_kernels", r->n_k);
     j_u64(w, "top_n", f->top);
     j_dbl(w, "percentile_max_error_pct", true, FL_HIST_PCT_ERROR);
     j_u64(w, "details_missing", r->m->details_missing);
+    /* --by op|line: the launches grouped (groups), the kernels as ever */
+    static const char *const by[] = {"kernel", "op", "line"};
+    j_str(w, "by", by[r->by]);
+    if (r->by != FL_BY_KERNEL)
+        fl_json_hotspots_by(r, top_n, w);
     j_open(w, "kernels", '[');
     for (size_t i = 0; i < f->top; i++) {
         const kstat *k = &r->k[f->korder[i]];
@@ -501,7 +506,7 @@ void fl_json_sec_scopes(const fl_section_in *in, jw *w)
 
 void fl_json_sec_hotspots(const fl_section_in *in, jw *w)
 {
-    json_hotspots(in->r, in->f, w);
+    json_hotspots(in->r, in->f, in->top_n, w);
     json_graphs(in->r, w);
 }
 

@@ -19,6 +19,7 @@ enum {
     DICT_FUNCTION,
     DICT_SOURCE_FILE,
     DICT_STACK,
+    DICT_OP,
     DICT_COUNT
 };
 

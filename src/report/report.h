@@ -183,6 +183,15 @@ void fl_report_finish(fl_report *r, const fl_read_result *res);
  * session): no shutdown is expected yet, so the report says "still
  * recording" rather than "crashed"; JSON session.recording true. */
 void fl_report_set_live(fl_report *r, bool live);
+/* What the hotspots group kernel launches by (before the read):
+ * FL_BY_KERNEL (the default), FL_BY_OP (the framework op: external
+ * correlation), FL_BY_LINE (the innermost frame of the launch's CPU stack
+ * that is the program's: docs/report.md, "Hotspots by op or line"). */
+enum { FL_BY_KERNEL = 0, FL_BY_OP = 1, FL_BY_LINE = 2 };
+#define FL_BY_NAMES_OR "kernel, op or line"
+void fl_report_set_by(fl_report *r, int by);
+/* The FL_BY_* of a name ("kernel", "op", "line"); -1 for another. */
+int fl_report_by_of(const char *name);
 /* The run the session belongs to (report/runs.h; borrowed: it must
  * outlive the renderings), session_id being the session the other
  * sections give: the run section (text "run", JSON "run") says every

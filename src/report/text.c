@@ -722,7 +722,10 @@ void fl_text_sec_scopes(const fl_section_in *in, fl_buf *b)
 
 void fl_text_sec_hotspots(const fl_section_in *in, fl_buf *b)
 {
-    text_hotspots(in->r, in->f, b);
+    if (in->r->by != FL_BY_KERNEL)
+        fl_text_hotspots_by(in->r, in->top_n, b);
+    else
+        text_hotspots(in->r, in->f, b);
     fl_text_graphs(in->r, b);
 }
 

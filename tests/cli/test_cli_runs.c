@@ -297,7 +297,7 @@ static void test_two_runs(void)
     h_run(exp, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 0);
     CHECK_INT(r.err_len, 0);
-    CHECK_CONTAINS(r.out, ",external_id,pid,rank\n");
+    CHECK_CONTAINS(r.out, ",external_id,op,pid,rank\n");
     CHECK_CONTAINS(r.out, "5000");
     h_result_free(&r);
     char db[600];
@@ -711,7 +711,7 @@ static void test_export_run(void)
     static const char hdr[] =
         "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
         "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
-        "external_id,pid,rank\n";
+        "external_id,op,pid,rank\n";
     CHECK(strncmp(r.out, hdr, strlen(hdr)) == 0);
     CHECK_INT(count_lines(r.out, ","), 7);
     CHECK_INT(count_lines(r.out, ",20,0"), 2);
