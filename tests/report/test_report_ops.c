@@ -272,6 +272,23 @@ static void test_exports(const char *dir)
     free(tr);
 }
 
+/* The HTML page: the report's JSON (its ops) and the renderer of the
+ * ops section (report.js's "gp-ops"). */
+static void test_html(const char *dir)
+{
+    gpufl_report_options o;
+    gpufl_report_options_init(&o);
+    o.format = GPUFL_REPORT_HTML;
+    char *out = NULL;
+    size_t len = 0;
+    gpufl_error err;
+    CHECK_INT(gpufl_report_logs(dir, &o, &out, &len, &err), GPUFL_OK);
+    CHECK_CONTAINS(out, "'gp-ops', 'Framework ops (");
+    CHECK_CONTAINS(out, "\"ops\":{\"launches\":4,\"gpu_ns\":200000,\"count\":3,\"ops\":[{"
+                        "\"name\":\"aten::mm\"");
+    free(out);
+}
+
 /* The C API: the id is FNV-1a 64 of the name (GPUFlight's), 0 for none;
  * without a session a push says so and pairs with its pop harmlessly. */
 static void test_api(void)
@@ -306,6 +323,7 @@ int main(void)
     test_by_op(dir);
     test_by_line(dir);
     test_exports(dir);
+    test_html(dir);
     fl_rmtree(tmp);
     return check_done("test_report_ops");
 }
