@@ -137,7 +137,7 @@ static bool python_frame(const char *f, size_t n)
 }
 
 /* The line a stack ("outer|...|inner") was launched from, into buf. */
-static void line_label(const char *stack, char *buf, size_t cap)
+void fl_by_line_label(const char *stack, char *buf, size_t cap)
 {
     if (!stack || !*stack) {
         snprintf(buf, cap, "(no stack)");
@@ -259,7 +259,7 @@ static bool view_build(const fl_report *r, const fl_groups *g, bool ops, gview *
         if (ops)
             fl_model_op_label(r->m, s->kind, s->id, rows[i].label, sizeof rows[i].label);
         else
-            line_label(s->stack, rows[i].label, sizeof rows[i].label);
+            fl_by_line_label(s->stack, rows[i].label, sizeof rows[i].label);
         rows[i].first = s;
         rows[i].launches = s->launches;
         rows[i].gpu_ns = s->gpu_ns;

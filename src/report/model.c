@@ -274,6 +274,17 @@ size_t fl_model_mem_bytes(const fl_model *m)
 
 /* ======================================= kernel rows and their details */
 
+const char *fl_model_peek_stack(const fl_model *m, uint32_t kernel_id, uint32_t corr_id,
+                                bool has_details)
+{
+    const fl_model_priv *p = m->priv;
+    const fl_mval *v = has_details && p->pending.n ? fl_map_find(&p->pending, corr_id) : NULL;
+    if (!v && p->current.n)
+        v = fl_map_find(&p->current, kernel_id);
+    const fl_kdetail *d = v ? (const fl_kdetail *)(uintptr_t)v->a : NULL;
+    return d ? d->stack_trace : NULL;
+}
+
 const fl_kdetail *fl_model_claim(fl_model *m, uint32_t kernel_id, uint32_t corr_id,
                                  bool has_details)
 {

@@ -564,6 +564,10 @@ extern const size_t fl_report_n_sections;
 void fl_report_op_row(fl_report *r, int64_t kind, uint64_t id, uint32_t kernel_id, uint64_t dur);
 void fl_report_line_row(fl_report *r, const char *stack, uint32_t kernel_id, uint64_t dur);
 void fl_report_by_free(fl_report *r);
+/* The line a CPU stack ("outer|...|inner"; NULL: none) was launched from:
+ * a Python frame, else the innermost frame that is the program's
+ * (docs/report.md, "Hotspots by op or line"), into buf. */
+void fl_by_line_label(const char *stack, char *buf, size_t cap);
 /* Hotspots grouped by op or line (r->by), instead of the kernels'. */
 void fl_text_hotspots_by(const fl_report *r, int top, fl_buf *b);
 void fl_json_hotspots_by(const fl_report *r, int top, struct jw *w);

@@ -5,7 +5,7 @@
  * named in op_dict; PyTorch profiler's kind 3, not named) and whose
  * details carry CPU stacks, and the exact figures each rendering gives.
  *
- * The session (us after RS_T0):
+ * The session (us after RS_T0; it says it samples PCs):
  *   gemm    1000 + 100  aten::mm    stack ...|model.py:10 forward|at::native::mm|cudaLaunchKernel
  *   gemm    1200 +  50  aten::mm    the same stack
  *   relu    1300 +  20  aten::relu  stack main (app.c:5)|step
@@ -43,7 +43,11 @@ static int write_ops_session(const char *base, char *out, size_t cap)
                        .n_devices = 1,
                        .session_kind = "trace",
                        .profiling_engine = "nvidia.trace"};
+    js.profiling_engine = "nvidia.pc_sampling"; /* the kernels' corr ids joined */
     fl_rec_job_start(&b, &rs_ident, &js);
+    fl_dict_entry md[] = {{1, "smsp__pcsamp_warps_issue_stalled_long_scoreboard"},
+                          {2, "smsp__pcsamp_warps_issue_stalled_barrier"}};
+    fl_rec_dictionary(&b, RS_SID, FL_DICT_METRIC, md, 2);
     fl_dict_entry kd[] = {{1, "gemm"}, {2, "relu"}, {3, "softmax"}};
     fl_rec_dictionary(&b, RS_SID, FL_DICT_KERNEL, kd, 3);
     fl_dict_entry od[] = {{gpufl_op_id("aten::mm"), "aten::mm"},
@@ -67,6 +71,24 @@ static int write_ops_session(const char *base, char *out, size_t cap)
     fl_rec_kernel_batch(&b, RS_SID, 2, k + 3, 2);
     fl_rec_shutdown(&b, &rs_ident, RS_US(2000));
     int rc = rs_put(dir, "device.log", &b, NULL);
+    fl_buf_free(&b);
+    /* PC samples (scope channel): corr 11 30 long scoreboard, 12 10
+     * barrier, 13 5 long scoreboard, 14 8 barrier, 99 (no launch) 2. */
+    fl_sample_row sr[5];
+    memset(sr, 0, sizeof sr);
+    static const uint32_t corr[5] = {11, 12, 13, 14, 99}, metric[5] = {1, 2, 1, 2, 1};
+    static const uint64_t n[5] = {30, 10, 5, 8, 2};
+    for (int i = 0; i < 5; i++) {
+        sr[i].t_ns = RS_US(1900);
+        sr[i].corr_id = corr[i];
+        sr[i].metric_id = metric[i];
+        sr[i].samples = n[i];
+        sr[i].pc_offset = 16u * (uint64_t)i;
+    }
+    fl_rec_job_start(&b, &rs_ident, &js);
+    fl_rec_dictionary(&b, RS_SID, FL_DICT_METRIC, md, 2);
+    fl_rec_profile_batch(&b, RS_SID, 1, sr, 5);
+    rc |= rs_put(dir, "scope.log", &b, NULL);
     fl_buf_free(&b);
     return rc;
 }
@@ -159,6 +181,8 @@ static void test_ops_section(const char *dir)
     CHECK_INT(jint(j, "ops.ops[2].gpu_ns"), 20000);
     CHECK(json_array_size(jpath(j, "ops.ops")) == 3);
     CHECK_STR(jstr(j, "hotspots.by"), "kernel");
+    CHECK(json_object_get(jpath(j, "stalls"), "by") == NULL);
+    CHECK(strstr(r.text, "  by op (") == NULL);
     CHECK(json_object_get(jpath(j, "hotspots"), "groups") == NULL);
     char *ops = part_of(r.text, "ops  ");
     CHECK_STR(ops, "ops  3 framework ops over 4 of 5 kernel launches (97.6% of kernel time)\n"
@@ -200,6 +224,23 @@ static void test_by_op(const char *dir)
     CHECK_INT(jint(j, "hotspots.groups[0].gpu_ns"), 150000);
     /* the kernels as ever beside them */
     CHECK_STR(jstr(j, "hotspots.kernels[0].name"), "gemm");
+    char *st = part_of(r.text, "  by op (");
+    char *cut = strstr(st, "  hot PCs");
+    if (cut)
+        *cut = '\0';
+    CHECK_STR(st, "  by op (corr_id joined to the launch's framework op)\n"
+                  "          40   72.7%  aten::mm\n"
+                  "                      Long Scoreboard 75.0%, Barrier 25.0%\n"
+                  "           8   14.5%  custom0#4242\n"
+                  "                      Barrier 100.0%\n"
+                  "  (2 more)\n");
+    free(st);
+    CHECK_STR(jstr(j, "stalls.by"), "op");
+    CHECK_STR(jstr(j, "stalls.groups[0].name"), "aten::mm");
+    CHECK_STR(jstr(j, "stalls.groups[0].kind"), "custom1");
+    CHECK_INT(jint(j, "stalls.groups[0].samples"), 40);
+    CHECK_STR(jstr(j, "stalls.groups[0].top_reasons[0].name"), "long_scoreboard");
+    CHECK(json_array_size(jpath(j, "stalls.groups")) == 2);
     rendered_free(&r);
 }
 
@@ -229,6 +270,22 @@ static void test_by_line(const char *dir)
     CHECK_INT(jint(j, "hotspots.groups[2].gpu_ns"), 25000);
     CHECK_STR(jstr(j, "hotspots.groups[2].kernels[0].name"), "relu");
     CHECK(json_object_get(jpath(j, "hotspots.groups[0]"), "kind") == NULL);
+    char *st = part_of(r.text, "  by line (");
+    char *cut = strstr(st, "  hot PCs");
+    if (cut)
+        *cut = '\0';
+    /* softmax's launch had no stack, corr 99 no launch: both "(no stack)" */
+    CHECK_STR(st, "  by line (corr_id joined to the launch's CPU stack)\n"
+                  "          40   72.7%  model.py:10 forward\n"
+                  "                      Long Scoreboard 75.0%, Barrier 25.0%\n"
+                  "          10   18.2%  (no stack)\n"
+                  "                      Barrier 80.0%, Long Scoreboard 20.0%\n"
+                  "           5    9.1%  step (app.c:40)\n"
+                  "                      Long Scoreboard 100.0%\n");
+    free(st);
+    CHECK_STR(jstr(j, "stalls.by"), "line");
+    CHECK_STR(jstr(j, "stalls.groups[1].name"), "(no stack)");
+    CHECK_INT(jint(j, "stalls.groups[1].samples"), 10);
     rendered_free(&r);
 }
 
