@@ -24,8 +24,8 @@ static _Atomic uint64_t g_seen[SEEN_SLOTS];
 /* A thread's pushes: whether push i (depth < 64) reached CUPTI, so a pop
  * never pops what another session's push left, nor what was refused. */
 #define DEPTH_BITS 64u
-static __thread uint64_t t_pushed;
-static __thread uint32_t t_depth;
+static _Thread_local uint64_t t_pushed __attribute__((tls_model("initial-exec")));
+static _Thread_local uint32_t t_depth __attribute__((tls_model("initial-exec")));
 
 uint64_t fl_op_id(const char *name)
 {
