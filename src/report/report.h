@@ -88,13 +88,18 @@
  *             execution_signatures [{scope, signature, launch_count,
  *             distinct_kernels, records}]}
  *   hotspots  {distinct_kernels, top_n, percentile_max_error_pct,
- *             details_missing, kernels [{rank, kernel_id, name, name_known,
+ *             details_missing, by ("kernel" | "op" | "line"; op and line add
+ *             grouped_launches, grouped_gpu_ns, group_count, groups [{name,
+ *             launches, gpu_ns, kernels [{name, launches, gpu_ns}]}]),
+ *             kernels [{rank, kernel_id, name, name_known,
  *             count, total_ns, time_pct, mean_ns, p50_ns, p90_ns, p99_ns,
  *             min_ns, max_ns, grid, block ("(x,y,z)" | "varies"),
  *             registers_min, registers_max, static_shared_bytes,
  *             occupancy_pct, limiting_resource (value | "varies")}]}
  *   graphs    null | {launches, time_ns, items [{graph_exec_key, graph_id,
  *             launches, time_ns, node_definitions}]}
+ *   ops       {launches, gpu_ns, count, ops [{name, kind, id (a decimal
+ *             string), named, launches, gpu_ns, kernels [...]}]} (by.c)
  *   memcpy    [{kind ("HtoD", "DtoH", "DtoD", "PtoP", "kind N"), copy_kind,
  *             count, bytes, time_ns, throughput_gb_per_s}]
  *   memset    {count, bytes, time_ns, throughput_gb_per_s}

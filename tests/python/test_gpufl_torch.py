@@ -151,6 +151,67 @@ class DispatchTest(unittest.TestCase):
         self.assertEqual(self.calls, [("push", "aten::relu"), ("pop",)])
         self.assertEqual(d._modes, [])
 
+    def test_watch_scopes_modules(self):
+        events = []
+
+        class Scope:
+            def __init__(self, name):
+                self.name = name
+
+            def __enter__(self):
+                events.append(("begin", self.name))
+
+            def __exit__(self, *exc):
+                events.append(("end", self.name))
+
+        class Handle:
+            def __init__(self, hooks, h):
+                self.hooks, self.h = hooks, h
+
+            def remove(self):
+                self.hooks.remove(self.h)
+
+        class Module:  # nn.Module's hook protocol, as PyTorch calls it
+            def __init__(self, children=()):
+                self.children = list(children)
+                self.pre, self.post = [], []
+
+            def named_modules(self, prefix=""):
+                yield prefix, self
+                for i, c in enumerate(self.children):
+                    yield from c.named_modules(prefix + ("." if prefix else "") + str(i))
+
+            def register_forward_pre_hook(self, h):
+                self.pre.append(h)
+                return Handle(self.pre, h)
+
+            def register_forward_hook(self, h):
+                self.post.append(h)
+                return Handle(self.post, h)
+
+            def __call__(self, x):
+                for h in self.pre:
+                    h(self, (x,))
+                out = x
+                for c in self.children:
+                    out = c(out)
+                for h in self.post:
+                    h(self, (x,), out)
+                return out
+
+        class Net(Module):
+            pass
+
+        net = Net([Module(), Module([Module()])])
+        with mock.patch.object(gpufl, "Scope", Scope):
+            self.gt.watch(net)
+            net(1)
+            self.gt.unwatch(net)
+            net(1)
+        self.assertEqual(events, [("begin", "Net"), ("begin", "Net.0"), ("end", "Net.0"),
+                                  ("begin", "Net.1"), ("begin", "Net.1.0"), ("end", "Net.1.0"),
+                                  ("end", "Net.1"), ("end", "Net")])
+
     def test_op_name(self):
         class NoName:
             __name__ = "mm.default"
