@@ -1,7 +1,7 @@
 /*
  * logs.c - the commands that read session logs back:
  *
- *   gpu-profile report [--run ID | --session ID] [--app NAME] [--top N]
+ *   gpu-profile report [--run ID | --session ID] [--app NAME] [--top N] [--by kernel|op|line]
  *                      [--format text|json|html] [--max-distinct N] [--max-memory BYTES]
  *                      [-o FILE] PATH...
  *   gpu-profile export --format chrome-trace|csv|sqlite [--run ID | --session ID] [--app NAME]
@@ -152,11 +152,13 @@ typedef struct log_args {
     uint64_t max_distinct; /* 0: the default (GPU_PROFILE_MAX_DISTINCT, else 2^20) */
     uint64_t max_memory;   /* bytes; 0: the default (GPU_PROFILE_MAX_MEMORY, else 384 MiB) */
     int absolute_time;     /* export --absolute-time: Chrome trace ts from the Unix epoch */
+    int by;                /* report --by: FL_BY_* */
 } log_args;
 
 void cli_report_usage(FILE *f)
 {
     fputs("usage: gpu-profile report [--run ID | --session ID] [--app NAME] [--top N]\n"
+          "                          [--by kernel|op|line]\n"
           "                          [--format " FL_REPORT_FORMAT_NAMES_BAR "] [--max-distinct N]\n"
           "                          [--max-memory BYTES]\n"
           "                          [-o|--output FILE] PATH...\n"
@@ -186,6 +188,9 @@ void cli_report_usage(FILE *f)
           "--format html: one self-contained page (no network): the headline, device\n"
           "charts, sortable hotspots, a zoomable timeline, stalls, SASS and perf metrics,\n"
           "the run's ranks (docs/report.md, \"The HTML report\").\n"
+          "--by op|line: the hotspots grouped by framework op (CUPTI external correlation:\n"
+          "gpufl.torch) or by the source line that launched them (the innermost frame of\n"
+          "the launch's CPU stack that is the program's); kernel (the default): by kernel.\n"
           "-o FILE is written whole or not at all (-o -: stdout).  -h, --help: this text.\n",
           f);
 }
@@ -221,7 +226,8 @@ enum {
     K_MAX_DISTINCT,
     K_MAX_MEMORY,
     K_ABSOLUTE_TIME,
-    K_RUN
+    K_RUN,
+    K_BY
 };
 /* logs (report) and export read a log directory alike: the options they
  * share are written once, in the order both list them. */
@@ -240,6 +246,7 @@ const cli_opt cli_logs_opts[] = {
     LOGDIR_OPTS_HEAD,
     {"top", K_TOP, 1, "N", "a whole number from 1 to 100000", NULL},
     {"format", K_FORMAT, 1, "FORMAT", FL_REPORT_FORMAT_NAMES_OR, FL_REPORT_FORMAT_NAMES_SP},
+    {"by", K_BY, 1, "WHAT", FL_BY_NAMES_OR, "kernel op line"},
     LOGDIR_OPTS_TAIL,
 };
 const size_t cli_logs_n_opts = sizeof cli_logs_opts / sizeof cli_logs_opts[0];
@@ -263,6 +270,12 @@ static int apply(const char *cmd, int key, const char *val, log_args *a)
         a->app = val;
     } else if (key == K_FORMAT) {
         a->format = val;
+    } else if (key == K_BY) {
+        a->by = fl_report_by_of(val);
+        if (a->by < 0) {
+            cli_say("%s: --by '%s': use " FL_BY_NAMES_OR, cmd, val);
+            return -1;
+        }
     } else if (key == K_TOP) {
         char *end = NULL;
         long n = strtol(val, &end, 10);
@@ -445,6 +458,7 @@ int cli_report_main(int argc, char **argv)
     }
     if (have_run && run_worth_showing(&rs))
         fl_report_set_runs(r, &rs, a.session);
+    fl_report_set_by(r, a.by);
     if (a.max_distinct)
         fl_report_set_max_distinct(r, a.max_distinct);
     if (a.max_memory)

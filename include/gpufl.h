@@ -308,7 +308,8 @@ enum {
     GPUFL_SECTION_READ = 1u << 8,     /* what the reader had to skip */
     GPUFL_SECTION_PERF = 1u << 9,     /* perf metrics (printed after the stalls) */
     GPUFL_SECTION_RUN = 1u << 10,     /* the run: every process (rank), stragglers, clocks */
-    GPUFL_SECTION_ALL = 0x7ffu
+    GPUFL_SECTION_OPS = 1u << 11,     /* framework ops (external correlation): their kernels */
+    GPUFL_SECTION_ALL = 0xfffu
 };
 
 /* Layout (kept for bindings): pointer, pointer, int, int, unsigned. */
@@ -392,6 +393,20 @@ GPUFL_API void gpufl_monitor(const char *name, void (*fn)(void *user), void *use
  * continuous_system_sampling = false the sampler runs between them. */
 GPUFL_API void gpufl_system_start(const char *name);
 GPUFL_API void gpufl_system_stop(const char *name);
+
+/* Framework ops (PyTorch's aten::mm, ...; gpufl.torch calls these around
+ * each op).  Push names an op on the calling thread until its pop: the
+ * kernels the thread launches in between carry the op's id through CUPTI
+ * external correlation (kind 4, CUSTOM1), and the session's op_dict names
+ * the id (once).  The id is gpufl_op_id(name): FNV-1a 64 of the name, the
+ * same in every session and process.  GPUFL_OK; GPUFL_ERR_INVALID_ARG
+ * for a NULL or empty name; GPUFL_ERR_STATE when no Trace session with
+ * enable_external_correlation runs (nothing pushed: the program goes on).
+ * Every push, whatever it returned, is paired with one pop. */
+GPUFL_API gpufl_status gpufl_push_external_op(const char *name, uint64_t *id);
+GPUFL_API void gpufl_pop_external_op(void);
+/* An op name's id (0 for NULL or ""). */
+GPUFL_API uint64_t gpufl_op_id(const char *name);
 
 /* GPUFL_SCOPE("name") { ... }: the block runs once inside a scope, closed
  * when the block is left by any way out - falling through, return, break,

@@ -839,6 +839,23 @@ static void plugin_release(void)
     pthread_mutex_unlock(&life);
 }
 
+/* A framework op's id around its launches (gpufl_push_external_op): CUPTI
+ * keeps a stack per kind and thread, and tags each API call made while an
+ * id is on it with an EXTERNAL_CORRELATION record (decode.c joins it). */
+static gp_status plugin_push_external(uint8_t kind, uint64_t id)
+{
+    CUptiResult r = cuptiActivityPushExternalCorrelationId((CUpti_ExternalCorrelationKind)kind, id);
+    return r == CUPTI_SUCCESS ? GP_OK : GP_ERR_CUPTI;
+}
+
+static gp_status plugin_pop_external(uint8_t kind)
+{
+    uint64_t last = 0;
+    CUptiResult r =
+        cuptiActivityPopExternalCorrelationId((CUpti_ExternalCorrelationKind)kind, &last);
+    return r == CUPTI_SUCCESS ? GP_OK : GP_ERR_CUPTI;
+}
+
 static const fl_trace_layout layout = FL_TRACE_LAYOUT;
 
 EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
@@ -855,6 +872,8 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .collect = plugin_collect,
     .range_begin = fl_scope_hooks_begin,
     .range_end = fl_scope_hooks_end,
+    .push_external = plugin_push_external,
+    .pop_external = plugin_pop_external,
 };
 
 void gp_plugin_nvtx_note(const char *why)

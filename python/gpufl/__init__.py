@@ -44,6 +44,9 @@ __all__ = [
     "shutdown",
     "Scope",
     "system_start",
+    "push_external_op",
+    "pop_external_op",
+    "op_id",
     "system_stop",
     "BackendKind",
     "ProfilingEngine",
@@ -187,6 +190,10 @@ _fl_scope_begin_bench = _declare("gpufl_scope_begin_bench", _FlScope, ctypes.c_c
 _fl_scope_end = _declare("gpufl_scope_end", None, ctypes.POINTER(_FlScope))
 _fl_system_start = _declare("gpufl_system_start", None, ctypes.c_char_p)
 _fl_system_stop = _declare("gpufl_system_stop", None, ctypes.c_char_p)
+_fl_push_op = _declare("gpufl_push_external_op", _c_enum, ctypes.c_char_p,
+                       ctypes.POINTER(ctypes.c_uint64))
+_fl_pop_op = _declare("gpufl_pop_external_op", None)
+_fl_op_id = _declare("gpufl_op_id", ctypes.c_uint64, ctypes.c_char_p)
 _fl_engine_parse = _declare("gpufl_engine_parse", _c_enum, ctypes.c_char_p,
                             ctypes.POINTER(ctypes.c_int))
 _fl_backend_parse = _declare("gpufl_backend_parse", _c_enum, ctypes.c_char_p,
@@ -742,6 +749,32 @@ def system_stop(name: str) -> None:
     """End the system phase started with the same name."""
     if not _disabled:
         _fl_system_stop(_name_arg(name))
+
+
+# ------------------------------------------------------------ framework ops
+
+
+def push_external_op(name: str) -> bool:
+    """Name a framework op ("aten::mm") on this thread until the matching
+    pop_external_op(): the kernels launched in between carry it (CUPTI
+    external correlation, kind CUSTOM1; gpufl.torch calls this around
+    every aten op).  False when no Trace session with
+    enable_external_correlation runs; pop anyway."""
+    if _disabled:
+        return False
+    return _fl_push_op(_scope_name(name), None) == 0
+
+
+def pop_external_op() -> None:
+    """End the innermost push_external_op() of this thread."""
+    if not _disabled:
+        _fl_pop_op()
+
+
+def op_id(name: str) -> int:
+    """An op name's id on kernel rows (external_id): FNV-1a 64 of the
+    name's UTF-8 bytes, as GPUFlight's gpufl.torch computes it."""
+    return int(_fl_op_id(_name_arg(name)))
 
 
 def _init_signature():

@@ -28,6 +28,7 @@ SECTION_CAPTURE = 1 << 7
 SECTION_READ = 1 << 8
 SECTION_PERF = 1 << 9
 SECTION_RUN = 1 << 10  # the run section: gpu-profile report only (the library reads one session)
+SECTION_OPS = 1 << 11  # framework ops (external correlation): their kernels
 SECTION_ALL = 0
 
 

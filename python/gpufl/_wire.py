@@ -18,7 +18,7 @@ CHANNELS = ("device", "scope", "system", "sass")
 ALL_CHANNELS = "*"  # the channel of a record type written to every channel
 
 DICTIONARIES = ("kernel_dict", "scope_name_dict", "function_dict", "metric_dict",
-                "source_file_dict", "func_symbol_dict", "stack_dict")
+                "source_file_dict", "func_symbol_dict", "stack_dict", "op_dict")
 
 # Records that are not batches: name -> (channel, version); version 0: the
 # record carries no "version" key.

@@ -35,7 +35,7 @@
 #include "gpu_profile.h"
 #include "layout.h"
 
-#define FL_TRACE_ABI 17u
+#define FL_TRACE_ABI 18u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -655,6 +655,13 @@ typedef struct fl_trace_plugin {
      * synchronise/read/disable. */
     void (*range_begin)(const char *name);
     void (*range_end)(void);
+    /* The application's thread, around a framework op (gpufl_push_external_op,
+     * FL_TRACE_ABI 18): cuptiActivityPushExternalCorrelationId(kind, id) /
+     * PopExternalCorrelationId(kind), so the launches between carry id in
+     * an EXTERNAL_CORRELATION record.  GP_OK, or GP_ERR_CUPTI; no driver
+     * call, nothing that blocks.  NULL-safe to skip. */
+    gp_status (*push_external)(uint8_t kind, uint64_t id);
+    gp_status (*pop_external)(uint8_t kind);
 } fl_trace_plugin;
 
 /* This side's fl_trace_layout: the plugin points its table's layout at

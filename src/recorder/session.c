@@ -18,6 +18,7 @@
 #include "capture.h"
 #include "files.h"
 #include "launcher.h"
+#include "ops.h"
 #include "say.h"
 #include "scope.h"
 #include "session_state.h"
@@ -573,6 +574,38 @@ void gpufl_system_start(const char *name)
 void gpufl_system_stop(const char *name)
 {
     system_phase(name, false);
+}
+
+gpufl_status gpufl_push_external_op(const char *name, uint64_t *id)
+{
+    if (id)
+        *id = 0;
+    if (!name || !name[0]) {
+        fl_ops_push(0); /* the caller's pop still pairs with it */
+        return GPUFL_ERR_INVALID_ARG;
+    }
+    uint64_t op = fl_op_id(name);
+    if (id)
+        *id = op;
+    if (!fl_ops_push(op))
+        return GPUFL_ERR_STATE;
+    if (fl_ops_first_sight(op)) {
+        pthread_mutex_lock(&g_life);
+        if (g_s)
+            fl_writer_queue_dict(g_s, FL_DICT_OP, op, name);
+        pthread_mutex_unlock(&g_life);
+    }
+    return GPUFL_OK;
+}
+
+void gpufl_pop_external_op(void)
+{
+    fl_ops_pop();
+}
+
+uint64_t gpufl_op_id(const char *name)
+{
+    return name && name[0] ? fl_op_id(name) : 0;
 }
 
 void fl_session_set_child_exit(int exit_code, int signal, bool crashed)

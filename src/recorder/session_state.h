@@ -122,6 +122,7 @@ typedef struct session {
     rowq host_q;                  /* fl_host_row */
     uint64_t metric_rows_dropped; /* queue full or out of memory */
     fl_buf sys_q;                 /* system_start / system_stop lines */
+    fl_buf op_q;                  /* op_dict lines (gpufl_push_external_op), the device channel's */
     bool first_round;
     uint64_t flush_req, flush_done;
     bool stop;

@@ -15,6 +15,7 @@
 #include "capture.h"
 #include "disasm_tool.h"
 #include "occupancy.h"
+#include "ops.h"
 #include "say.h"
 #include "scope.h"
 
@@ -117,6 +118,9 @@ gp_status fl_trace_engine_start(session *s, void (*kick)(void), void (*spill)(vo
     bool scope_hooks = o.range_profiler || (o.sass_metrics && !o.sass_all_kernels);
     if (scope_hooks && p->range_begin && p->range_end)
         fl_scope_set_range_hooks(p->range_begin, p->range_end);
+    /* Framework ops (gpufl_push_external_op) ride on external correlation. */
+    if (o.external_correlation && p->push_external && p->pop_external)
+        fl_ops_set_hooks(p->push_external, p->pop_external);
     fl_trace_writer_set_compact(s->tw, c->compact_kernel_details);
     fl_trace_writer_set_spill(s->tw, spill, s);
     fl_trace_writer_sink(s->tw, &s->sink);
@@ -171,6 +175,7 @@ void fl_trace_engine_stats(const session *s, fl_trace_stats *st)
 void fl_trace_engine_stop(session *s)
 {
     fl_scope_set_range_hooks(NULL, NULL);
+    fl_ops_set_hooks(NULL, NULL);
     if (s->plugin)
         s->plugin->stop();
 }
@@ -232,6 +237,7 @@ void fl_trace_engine_close(session *s, uint64_t end_ns, fl_trace_stats *st, fl_t
 void fl_trace_engine_free(session *s)
 {
     fl_scope_set_range_hooks(NULL, NULL);
+    fl_ops_set_hooks(NULL, NULL);
     if (s->plugin) {
         /* A session that failed after the engine started. */
         s->plugin->stop();

@@ -91,6 +91,7 @@ void fl_writer_free(session *s)
     for (int ch = 0; ch < FL_CH_COUNT; ch++)
         fl_buf_free(&s->out[ch]);
     fl_buf_free(&s->sys_q);
+    fl_buf_free(&s->op_q);
     free(s->dev_q.p);
     free(s->dev_w.p);
     free(s->host_q.p);
@@ -283,6 +284,15 @@ void fl_writer_queue_phase(session *s, const char *name, bool start)
     fl_session_kick();
 }
 
+void fl_writer_queue_dict(session *s, fl_dict dict, uint64_t id, const char *name)
+{
+    fl_dict_entry e = {id, name};
+    pthread_mutex_lock(&g_mu);
+    fl_rec_dictionary(&s->op_q, s->ident.session_id, dict, &e, 1);
+    pthread_mutex_unlock(&g_mu);
+    fl_session_kick();
+}
+
 /* ---------------------------------------------------------------- writer */
 
 void fl_session_kick(void)
@@ -365,6 +375,12 @@ void fl_writer_cycle(session *s)
     /* Rows first, then names: a name is interned before any row that uses
      * it is published, so every row drained here has its name taken. */
     size_t n_scope = fl_scope_drain(s->gen, &s->scope_rows, 0, &s->scope_cap);
+    /* Op names before the kernel rows the drain brings: a name is queued
+     * at its first push, before the launches it tags. */
+    pthread_mutex_lock(&g_mu);
+    fl_buf_put(&s->out[FL_CH_DEVICE], s->op_q.p, s->op_q.len);
+    fl_buf_reset(&s->op_q);
+    pthread_mutex_unlock(&g_mu);
     fl_trace_engine_drain(s, s->scope_rows, n_scope);
     fl_capture_write(&s->out[FL_CH_SCOPE], &s->ident, false, 0);
     size_t n_names = fl_scope_take_names(&s->names, &s->names_cap);

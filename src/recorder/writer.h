@@ -71,6 +71,10 @@ void fl_writer_flush(session *s);
  * system_start / system_stop line with the newest samples. */
 void fl_writer_queue_phase(session *s, const char *name, bool start);
 
+/* Queues a dictionary_update of one entry (id: name) for the device
+ * channel, written before the next drain's kernel rows (any thread;
+ * op_dict's names from gpufl_push_external_op). */
+void fl_writer_queue_dict(session *s, fl_dict dict, uint64_t id, const char *name);
 /* In a fork()'s child: a usable lock, no open phase. */
 void fl_writer_after_fork_child(void);
 

@@ -507,6 +507,7 @@ void fl_report_destroy(fl_report *r)
     free(r->s);
     fl_map_free(&r->s_by_name);
     fl_map_free(&r->open);
+    fl_report_by_free(r);
     free(r->d);
     free(r->st);
     free(r->fn);

@@ -108,9 +108,10 @@ void fl_report_scope_add(fl_report *r, sstat *s, uint64_t dur)
 void fl_report_budget_init(fl_report *r)
 {
     fl_keys *k = &r->m->keys;
-    fl_u64map *maps[] = {&r->k_by_id,    &r->s_by_name,    &r->open,       &r->kp_by_name,
-                         &r->sp_by_name, &r->gr_by_key,    &r->dw_by_name, &r->sg_by_key,
-                         &r->sass_seen,  &r->sync_by_stack};
+    fl_u64map *maps[] = {&r->k_by_id,    &r->s_by_name,     &r->open,       &r->kp_by_name,
+                         &r->sp_by_name, &r->gr_by_key,     &r->dw_by_name, &r->sg_by_key,
+                         &r->sass_seen,  &r->sync_by_stack, &r->ops.by,     &r->ops.gk_by,
+                         &r->lines.by,   &r->lines.gk_by};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         maps[i]->budget = k;
     r->pool.budget = k;

@@ -425,6 +425,11 @@ static void chrome_kernel(fl_export *e, const fl_krow *k)
         p = LIT(p, ",\"external_id\":");
         p = fl_put_u64(p, k->external_id);
         fl_buf_commit(b, p);
+        const char *op = fl_model_op_name(e->m, k->external_kind, k->external_id);
+        if (op) {
+            FL_BUF_LIT(b, ",\"op\":");
+            fl_buf_str(b, op);
+        }
     }
     FL_BUF_LIT(b, "}}");
     fl_ex_put_some(e);

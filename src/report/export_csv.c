@@ -17,14 +17,14 @@
 static const char csv_header[] =
     "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
     "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
-    "external_id\n";
+    "external_id,op\n";
 
 /* A run's export: which process each row is (fl_export_begin_process);
  * "" where not recorded. */
 static const char csv_run_header[] =
     "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
     "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
-    "external_id,pid,rank\n";
+    "external_id,op,pid,rank\n";
 
 static void csv_field(fl_buf *b, const char *s)
 {
@@ -139,6 +139,15 @@ static void csv_row(fl_export *e, const fl_krow *k)
         p = fl_put_u64(p, k->external_id);
     } else {
         *p++ = ',';
+    }
+    *p++ = ',';
+    const char *op = fl_model_op_name(e->m, k->external_kind, k->external_id);
+    if (op) {
+        fl_buf_commit(b, p);
+        csv_field(b, op);
+        p = fl_buf_reserve(b, 2 * 21 + 3);
+        if (!p)
+            return;
     }
     if (e->run) {
         *p++ = ',';

@@ -75,7 +75,7 @@ typedef struct gtab {
 enum { S_STR, S_KERNEL, S_SCOPE, S_MEMSET, S_PERF, S_COUNT };
 
 /* The kernels table's columns; occupancy the one REAL. */
-#define K_COLS 23
+#define K_COLS 24
 #define K_OCC 17
 #define KB 32 /* rows per multi-row insert (K_COLS * KB under SQLite's 999 parameters) */
 typedef struct krow {
@@ -258,7 +258,7 @@ static const char schema[] =
     " grid_z INTEGER, block_x INTEGER, block_y INTEGER, block_z INTEGER, registers INTEGER,"
     " dyn_shared_bytes INTEGER, static_shared_bytes INTEGER, occupancy REAL,"
     " limiting_id INTEGER, scope_id INTEGER, stack_id INTEGER, external_kind INTEGER,"
-    " external_id INTEGER);"
+    " external_id INTEGER, op_id INTEGER);"
     "CREATE TABLE scopes(start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER,"
     " instance_id INTEGER NOT NULL, name_id INTEGER, depth INTEGER, tid INTEGER,"
     " nvtx INTEGER NOT NULL);"
@@ -290,7 +290,7 @@ static const char indexes[] =
 
 static const char *const fixed_inserts[S_COUNT] = {
     [S_STR] = "INSERT INTO strings VALUES(?,?)",
-    [S_KERNEL] = "INSERT INTO kernels VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_KERNEL] = "INSERT INTO kernels VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [S_SCOPE] = "INSERT INTO scopes VALUES(?,?,?,?,?,?,?,?)",
     [S_MEMSET] = "INSERT INTO memset VALUES(?,?,?,?,?,?,?,?,?,?)",
     [S_PERF] = "INSERT INTO perf_metrics VALUES(?,?,?,?,?,?,?,?)",
@@ -383,8 +383,8 @@ static int sq_open(fl_export *e, const char *path)
     fl_buf create = {0}, ins = {0};
     fl_buf_puts(&ins, "INSERT INTO kernels VALUES");
     for (int r = 0; r < KB; r++)
-        fl_buf_puts(&ins, r ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-                            : "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        fl_buf_puts(&ins, r ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                            : "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     bool good = !ins.oom && (s->kmany = prepare(e, ins.p)) != NULL;
     for (size_t k = 0; good && k < N_GSPECS; k++)
         good = gtable(e, k, &create, &ins);
@@ -482,6 +482,9 @@ static void sq_kernel(fl_export *e, const fl_krow *k)
     }
     kset(r, 21, k->external_kind > 0, k->external_kind);
     kset(r, 22, k->external_kind > 0, (int64_t)k->external_id);
+    /* the framework op's name (op_dict), in strings like the others */
+    id = sid(e, fl_model_op_name(e->m, k->external_kind, k->external_id), true);
+    kset(r, 23, id != 0, (int64_t)id);
     if (++s->nk == KB)
         kernels_flush(e);
     e->events++;

@@ -267,6 +267,11 @@ void fl_json_sec_hotspots(const fl_section_in *in, jw *w)
     j_u64(w, "top_n", f->top);
     j_dbl(w, "percentile_max_error_pct", true, FL_HIST_PCT_ERROR);
     j_u64(w, "details_missing", r->m->details_missing);
+    /* --by op|line: the launches grouped (groups), the kernels as ever */
+    static const char *const by[] = {"kernel", "op", "line"};
+    j_str(w, "by", by[r->by]);
+    if (r->by != FL_BY_KERNEL)
+        fl_json_hotspots_by(r, in->top_n, w);
     j_open(w, "kernels", '[');
     for (size_t i = 0; i < f->top; i++) {
         const kstat *k = &r->k[f->korder[i]];

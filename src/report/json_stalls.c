@@ -149,6 +149,41 @@ static void scopes(jw *w, const fl_report *r, const fl_stalls *ps, int top)
     j_close(w, ']');
 }
 
+/* report --by op|line: "by" and "groups" [{name, samples,
+ * not_issued_samples, top_reasons}] (ops also kind, id). */
+static void groups(jw *w, const fl_report *r, const fl_stalls *ps, int top)
+{
+    static const char *const by[] = {"kernel", "op", "line"};
+    j_str(w, "by", by[r->by]);
+    j_open(w, "groups", '[');
+    size_t n = fl_stalls_top(top), shown = 0;
+    for (size_t k = 0; ps && k < ps->n_g[PS_BY] && shown < n; k++) {
+        size_t g = ps->order[PS_BY][k];
+        const psgroup *gr = &ps->g[PS_BY][g];
+        if (!gr->samples)
+            continue;
+        char buf[256];
+        j_open(w, NULL, '{');
+        if (r->by == FL_BY_LINE) {
+            j_str(w, "name", gr->a ? (const char *)(uintptr_t)gr->a : "(no stack)");
+        } else if (gr->a || gr->b) {
+            fl_model_op_label(r->m, (int64_t)gr->b, gr->a, buf, sizeof buf);
+            j_str(w, "name", buf);
+            j_str(w, "kind", fl_external_kind_name((int64_t)gr->b));
+            snprintf(buf, sizeof buf, "%" PRIu64, gr->a);
+            j_str(w, "id", buf);
+        } else {
+            j_str(w, "name", "(no op)");
+        }
+        j_u64(w, "samples", gr->samples);
+        j_u64(w, "not_issued_samples", gr->not_issued);
+        top_reasons(w, ps, PS_BY, g);
+        j_close(w, '}');
+        shown++;
+    }
+    j_close(w, ']');
+}
+
 void fl_json_stall_detail(const fl_report *r, int top, jw *w)
 {
     const fl_stalls *ps = r->ps;
@@ -163,9 +198,13 @@ void fl_json_stall_detail(const fl_report *r, int top, jw *w)
         j_close(w, ']');
         j_open(w, "scopes", '[');
         j_close(w, ']');
+        if (r->by != FL_BY_KERNEL)
+            groups(w, r, NULL, top);
         return;
     }
     distribution(w, ps);
     kernels(w, r, ps, top);
     scopes(w, r, ps, top);
+    if (r->by != FL_BY_KERNEL)
+        groups(w, r, ps, top);
 }

@@ -390,6 +390,14 @@ static inline void kernel_attr(fl_report *r, kstat *k, const fl_kdetail *d, uint
     attr_add(r, k, dur, 1);
 }
 
+/* A row's CPU stack for hotspots --by line: its kernel's detail as it
+ * stands once the row's detail is taken (only when asked: by_line). */
+static inline void line_row(fl_report *r, const kstat *k, uint64_t dur)
+{
+    if (r->by_line)
+        fl_report_line_row(r, k->stack, k->kernel_id, dur);
+}
+
 static inline int64_t device_key(const fl_report *r, int64_t id)
 {
     int64_t dev = id >= 0 ? id : r->m->default_device;
@@ -410,6 +418,9 @@ void fl_report_on_kernel(void *user, const fl_krow *row)
                  kernel_device(r, device_key(r, row->device_id)), false);
     attr_own(k, row->duration_ns);
     kernel_attr(r, k, row->detail, row->duration_ns);
+    line_row(r, k, row->duration_ns);
+    if (row->external_kind > 0)
+        fl_report_op_row(r, row->external_kind, row->external_id, row->kernel_id, row->duration_ns);
 }
 
 /*
@@ -443,12 +454,15 @@ void fl_report_dq_flush(fl_report *r)
                 if (k->attr_seq)
                     resolve_scopes(r, k, NULL);
             }
+        for (size_t i = 0; r->by_line && i < r->n_dq; i++)
+            line_row(r, &r->k[r->dq[i].k & ~DQ_HD], r->dq[i].dur);
     } else {
         for (size_t i = 0; i < r->n_dq; i++) {
             const kdefer *q = &r->dq[i];
             kstat *k = &r->k[q->k & ~DQ_HD];
             kernel_attr(r, k, fl_model_claim(m, k->kernel_id, q->corr, (q->k & DQ_HD) != 0),
                         q->dur);
+            line_row(r, k, q->dur);
         }
     }
     r->n_dq = 0;
@@ -571,7 +585,9 @@ static inline __attribute__((always_inline)) void kernel_row(fl_report *r, const
          * kernel's as it stands: kernel_stats counted the row, which
          * attr_fold attributes before the attribution changes
          * (resolve_scopes) or the report is finished.  Nothing else
-         * of the kstat than its first line is touched. */
+         * of the kstat than its first line is touched (but with
+         * by_line, its stack). */
+        line_row(r, k, dur);
         return;
     }
     fl_model *m = r->m;
@@ -585,8 +601,10 @@ static inline __attribute__((always_inline)) void kernel_row(fl_report *r, const
         r->dq_reset |= k->attr_seq != 0;
     } else if (!hd && !m->priv->current.n) {
         kernel_attr(r, k, NULL, dur);
+        line_row(r, k, dur);
     } else {
         kernel_attr(r, k, fl_model_claim(m, (uint32_t)kid, corr, hd), dur);
+        line_row(r, k, dur);
     }
 }
 
@@ -661,6 +679,19 @@ KERNEL_ROWS_BY_COLS(kernel_rows_queued, true)
 KERNEL_ROWS_BY_COLS(kernel_rows_direct, false)
 #undef KERNEL_ROWS_BY_COLS
 
+/* The framework ops of b's rows (external_kind > 0), apart from the row
+ * loop: most batches have none, and then cost a read of a column. */
+static void op_rows(fl_report *r, const fl_batch *b, const kcols *c)
+{
+    for (size_t i = 0; i < b->nrows; i++) {
+        const fl_cell *v = b->cells + i * b->ncols;
+        int64_t ek = v[c->ek].i, dt = v[c->dt].i, kid = v[c->kid].i, dur = v[c->dur].i;
+        if (ek <= 0 || dt < 0 || dur < 0 || (uint64_t)kid > UINT32_MAX)
+            continue;
+        fl_report_op_row(r, ek, (uint64_t)v[c->eid].i, (uint32_t)kid, (uint64_t)dur);
+    }
+}
+
 bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
 {
     fl_model *m = r->m;
@@ -682,5 +713,7 @@ bool fl_report_kernel_batch(fl_report *r, const fl_batch *b)
         kernel_rows_queued(r, b, &c, may_wait, cols, fixed);
     else
         kernel_rows_direct(r, b, &c, may_wait, cols, fixed);
+    if (c.ek >= 0 && c.eid >= 0)
+        op_rows(r, b, &c);
     return true;
 }

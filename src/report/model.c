@@ -24,7 +24,8 @@
 
 /* The dictionaries the report names things by (wire/vocab.h). */
 static const fl_dict dict_ids[DICT_COUNT] = {FL_DICT_KERNEL,   FL_DICT_SCOPE_NAME,  FL_DICT_METRIC,
-                                             FL_DICT_FUNCTION, FL_DICT_SOURCE_FILE, FL_DICT_STACK};
+                                             FL_DICT_FUNCTION, FL_DICT_SOURCE_FILE, FL_DICT_STACK,
+                                             FL_DICT_OP};
 
 /* ====================================================== life and names */
 
@@ -188,6 +189,29 @@ const char *fl_model_stack_text(const fl_model *m, uint64_t id)
     return dict_name(m, DICT_STACK, id);
 }
 
+const char *fl_model_op_name(const fl_model *m, int64_t kind, uint64_t id)
+{
+    /* Only our kind's ids are op_dict's: PyTorch's profiler (CUSTOM0)
+     * and XLA push ids of their own, which stay ids. */
+    return kind == FL_OP_KIND ? dict_name(m, DICT_OP, id) : NULL;
+}
+
+int fl_model_op_label(const fl_model *m, int64_t kind, uint64_t id, char *buf, size_t cap)
+{
+    const char *n = fl_model_op_name(m, kind, id);
+    if (n)
+        return snprintf(buf, cap, "%s", n);
+    return snprintf(buf, cap, "%s#%" PRIu64, fl_external_kind_name(kind), id);
+}
+
+const char *fl_external_kind_name(int64_t kind)
+{
+    /* CUpti_ExternalCorrelationKind's numbers. */
+    static const char *const names[] = {"invalid", "unknown", "openacc",
+                                        "custom0", "custom1", "custom2"};
+    return kind >= 0 && kind < (int64_t)(sizeof names / sizeof names[0]) ? names[kind] : "external";
+}
+
 const fl_model_device *fl_model_device_of(const fl_model *m, int64_t id)
 {
     for (size_t i = 0; i < m->n_devices; i++)
@@ -249,6 +273,17 @@ size_t fl_model_mem_bytes(const fl_model *m)
 }
 
 /* ======================================= kernel rows and their details */
+
+const char *fl_model_peek_stack(const fl_model *m, uint32_t kernel_id, uint32_t corr_id,
+                                bool has_details)
+{
+    const fl_model_priv *p = m->priv;
+    const fl_mval *v = has_details && p->pending.n ? fl_map_find(&p->pending, corr_id) : NULL;
+    if (!v && p->current.n)
+        v = fl_map_find(&p->current, kernel_id);
+    const fl_kdetail *d = v ? (const fl_kdetail *)(uintptr_t)v->a : NULL;
+    return d ? d->stack_trace : NULL;
+}
 
 const fl_kdetail *fl_model_claim(fl_model *m, uint32_t kernel_id, uint32_t corr_id,
                                  bool has_details)

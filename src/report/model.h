@@ -127,6 +127,16 @@ const char *fl_model_function_name(const fl_model *m, uint64_t id);
 const char *fl_model_source_file_name(const fl_model *m, uint64_t id);
 /* Our stack_dict: a CPU stack's text ("outer|...|inner", interned). */
 const char *fl_model_stack_text(const fl_model *m, uint64_t id);
+/* Framework ops (external correlation): the op_dict name of a kernel's
+ * (external_kind, external_id) when kind is ours (FL_OP_KIND, gpufl.torch's
+ * and gpufl_push_external_op's), else NULL; the label a report shows
+ * (the name, else "<kind>#<id>", e.g. "custom0#4242" for PyTorch's
+ * profiler's ids) into buf, snprintf's count. */
+#define FL_OP_KIND 4 /* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1 */
+const char *fl_model_op_name(const fl_model *m, int64_t kind, uint64_t id);
+int fl_model_op_label(const fl_model *m, int64_t kind, uint64_t id, char *buf, size_t cap);
+/* CUPTI's name of an external kind ("custom0", ...), "external" else. */
+const char *fl_external_kind_name(int64_t kind);
 /* The session's time origin: job_start's ts_ns, else the first time seen. */
 uint64_t fl_model_origin(const fl_model *m);
 /* The bytes the model's structures hold. */

@@ -19,6 +19,7 @@ enum {
     DICT_FUNCTION,
     DICT_SOURCE_FILE,
     DICT_STACK,
+    DICT_OP,
     DICT_COUNT
 };
 
@@ -91,6 +92,10 @@ static inline void fl_model_note_time(fl_model *m, uint64_t t)
  * kernel's current detail (NULL: none known). */
 const fl_kdetail *fl_model_claim(fl_model *m, uint32_t kernel_id, uint32_t corr_id,
                                  bool has_details);
+/* The CPU stack the row would claim (fl_model_claim's detail, not
+ * claimed): for stalls --by line, before kernels.c takes the row. */
+const char *fl_model_peek_stack(const fl_model *m, uint32_t kernel_id, uint32_t corr_id,
+                                bool has_details);
 /* Gives fn the rows of a kernel batch held for its details, if one is. */
 void fl_model_flush_held(fl_model *m);
 

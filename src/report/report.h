@@ -88,13 +88,18 @@
  *             execution_signatures [{scope, signature, launch_count,
  *             distinct_kernels, records}]}
  *   hotspots  {distinct_kernels, top_n, percentile_max_error_pct,
- *             details_missing, kernels [{rank, kernel_id, name, name_known,
+ *             details_missing, by ("kernel" | "op" | "line"; op and line add
+ *             grouped_launches, grouped_gpu_ns, group_count, groups [{name,
+ *             launches, gpu_ns, kernels [{name, launches, gpu_ns}]}]),
+ *             kernels [{rank, kernel_id, name, name_known,
  *             count, total_ns, time_pct, mean_ns, p50_ns, p90_ns, p99_ns,
  *             min_ns, max_ns, grid, block ("(x,y,z)" | "varies"),
  *             registers_min, registers_max, static_shared_bytes,
  *             occupancy_pct, limiting_resource (value | "varies")}]}
  *   graphs    null | {launches, time_ns, items [{graph_exec_key, graph_id,
  *             launches, time_ns, node_definitions}]}
+ *   ops       {launches, gpu_ns, count, ops [{name, kind, id (a decimal
+ *             string), named, launches, gpu_ns, kernels [...]}]} (by.c)
  *   memcpy    [{kind ("HtoD", "DtoH", "DtoD", "PtoP", "kind N"), copy_kind,
  *             count, bytes, time_ns, throughput_gb_per_s}]
  *   memset    {count, bytes, time_ns, throughput_gb_per_s}
@@ -183,6 +188,15 @@ void fl_report_finish(fl_report *r, const fl_read_result *res);
  * session): no shutdown is expected yet, so the report says "still
  * recording" rather than "crashed"; JSON session.recording true. */
 void fl_report_set_live(fl_report *r, bool live);
+/* What the hotspots group kernel launches by (before the read):
+ * FL_BY_KERNEL (the default), FL_BY_OP (the framework op: external
+ * correlation), FL_BY_LINE (the innermost frame of the launch's CPU stack
+ * that is the program's: docs/report.md, "Hotspots by op or line"). */
+enum { FL_BY_KERNEL = 0, FL_BY_OP = 1, FL_BY_LINE = 2 };
+#define FL_BY_NAMES_OR "kernel, op or line"
+void fl_report_set_by(fl_report *r, int by);
+/* The FL_BY_* of a name ("kernel", "op", "line"); -1 for another. */
+int fl_report_by_of(const char *name);
 /* The run the session belongs to (report/runs.h; borrowed: it must
  * outlive the renderings), session_id being the session the other
  * sections give: the run section (text "run", JSON "run") says every

@@ -207,6 +207,30 @@ typedef struct kdefer {
     uint32_t corr;
 } kdefer;
 
+/* Kernel launches grouped by something other than their kernel (by.c):
+ * a framework op (kind, id: external correlation) or the CPU stack of
+ * the launch (stack, interned; NULL: none); per group and per (group,
+ * kernel). */
+typedef struct grpstat {
+    int64_t kind;
+    uint64_t id;
+    const char *stack;
+    uint64_t launches, gpu_ns;
+} grpstat;
+typedef struct grpkern {
+    uint32_t grp, kernel_id;
+    uint64_t launches, gpu_ns;
+} grpkern;
+typedef struct fl_groups {
+    grpstat *g;
+    size_t n, cap;
+    fl_u64map by; /* key -> a: index into g */
+    grpkern *gk;
+    size_t n_gk, cap_gk;
+    fl_u64map gk_by; /* group index << 32 | kernel_id -> a: index into gk */
+    uint64_t launches, gpu_ns;
+} fl_groups;
+
 typedef struct fnstat {
     uint64_t function_id, samples;
 } fnstat;
@@ -243,6 +267,11 @@ struct fl_report {
     size_t n_hq;
     uint64_t kernel_launches, kernel_ns, kernel_global_ns, kernel_unattributed_ns;
     uint64_t kernel_scoped_ns;
+    /* Framework ops (by.c: launches with an external id) and, for hotspots
+     * by line only (by_line), the launches by CPU stack. */
+    fl_groups ops, lines;
+    int by;       /* FL_BY_* (report.h) */
+    bool by_line; /* collect lines (by == FL_BY_LINE) */
     /* scopes */
     sstat *s;
     size_t n_s, cap_s;
@@ -484,6 +513,7 @@ const char *fl_stall_name(const fl_report *r, const stallstat *s);
     X(GPUFL_SECTION_SCOPES, (fl_text_sec_scopes, fl_text_signatures), (fl_json_sec_scopes))        \
     X(GPUFL_SECTION_HOTSPOTS, (fl_text_sec_hotspots, fl_text_graphs),                              \
       (fl_json_sec_hotspots, fl_json_graphs))                                                      \
+    X(GPUFL_SECTION_OPS, (fl_text_sec_ops), (fl_json_sec_ops))                                     \
     X(GPUFL_SECTION_MEMORY, (fl_text_sec_memory), (fl_json_sec_memory))                            \
     X(GPUFL_SECTION_DEVICES, (fl_text_sec_devices), (fl_json_sec_devices))                         \
     X(GPUFL_SECTION_HOST, (fl_text_sec_host), (fl_json_sec_host))                                  \
@@ -515,13 +545,13 @@ typedef void fl_section_json_fn(const fl_section_in *in, struct jw *w);
  * sampling and the range profiler; lifecycle.c: GPUFlight's lifecycle
  * records. */
 fl_section_text_fn fl_text_sec_run, fl_text_sec_summary, fl_text_sec_scopes, fl_text_signatures,
-    fl_text_sec_hotspots, fl_text_graphs, fl_text_sec_memory, fl_text_sec_devices, fl_text_sec_host,
-    fl_text_stalls, fl_text_perf, fl_text_sec_capture, fl_text_capture_windows,
+    fl_text_sec_hotspots, fl_text_graphs, fl_text_sec_ops, fl_text_sec_memory, fl_text_sec_devices,
+    fl_text_sec_host, fl_text_stalls, fl_text_perf, fl_text_sec_capture, fl_text_capture_windows,
     fl_text_deep_windows, fl_text_lifecycle, fl_text_sec_read;
 fl_section_json_fn fl_json_sec_run, fl_json_session, fl_json_sec_summary, fl_json_sec_scopes,
-    fl_json_sec_hotspots, fl_json_graphs, fl_json_sec_memory, fl_json_sec_devices, fl_json_sec_host,
-    fl_json_stalls, fl_json_sass, fl_json_perf, fl_json_sec_capture, fl_json_capture_windows,
-    fl_json_deep_windows, fl_json_lifecycle, fl_json_sec_read;
+    fl_json_sec_hotspots, fl_json_graphs, fl_json_sec_ops, fl_json_sec_memory, fl_json_sec_devices,
+    fl_json_sec_host, fl_json_stalls, fl_json_sass, fl_json_perf, fl_json_sec_capture,
+    fl_json_capture_windows, fl_json_deep_windows, fl_json_lifecycle, fl_json_sec_read;
 
 /* A row as the renderings see it (sections.c: FL_REPORT_SECTIONS in
  * order, parts NULL past the row's last): text.c renders the rows whose
@@ -533,6 +563,19 @@ typedef struct fl_report_section {
 } fl_report_section;
 extern const fl_report_section fl_report_sections[];
 extern const size_t fl_report_n_sections;
+
+/* by.c: a launch's framework op (kind > 0) and CPU stack (by_line), as
+ * kernels.c reads its rows; the ops section and hotspots --by op|line. */
+void fl_report_op_row(fl_report *r, int64_t kind, uint64_t id, uint32_t kernel_id, uint64_t dur);
+void fl_report_line_row(fl_report *r, const char *stack, uint32_t kernel_id, uint64_t dur);
+void fl_report_by_free(fl_report *r);
+/* The line a CPU stack ("outer|...|inner"; NULL: none) was launched from:
+ * a Python frame, else the innermost frame that is the program's
+ * (docs/report.md, "Hotspots by op or line"), into buf. */
+void fl_by_line_label(const char *stack, char *buf, size_t cap);
+/* Hotspots grouped by op or line (r->by), instead of the kernels'. */
+void fl_text_hotspots_by(const fl_report *r, int top, fl_buf *b);
+void fl_json_hotspots_by(const fl_report *r, int top, struct jw *w);
 
 /* Synchronizations (syncs.c): a batch's rows counted, and by CPU stack
  * (our stack_id column into stack_dict); the top stacks by wait as text

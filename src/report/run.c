@@ -16,6 +16,7 @@
  * directory, so a failed read adds nothing.
  */
 #include "run.h"
+#include "model.h"
 #include "../reader/read.h"
 #include "../util/buf.h"
 #include "../util/error.h"
@@ -88,6 +89,7 @@ typedef struct kent {
     char *name;
     uint64_t calls, total_ns;
     int used;
+    int64_t kind, ext_id; /* the ops table's: the external kind and id */
 } kent;
 
 typedef struct kmap {
@@ -146,6 +148,8 @@ typedef struct sess {
     fl_run *t; /* for oom */
     kmap kernels;
     kmap metrics; /* metric_dict: the names of PC sampling's stall reasons */
+    kmap ops;     /* (kind, id) mixed -> the launches of a framework op */
+    kmap op_dict; /* op_dict: our ops' names */
     fl_run_stall *stalls;
     size_t n_stalls, cap_stalls;
     uint64_t pc_samples;
@@ -171,6 +175,9 @@ void fl_run_free(fl_run *t)
     for (size_t i = 0; i < t->n_kernels; i++)
         free(t->kernels[i].name);
     free(t->kernels);
+    for (size_t i = 0; i < t->n_ops; i++)
+        free(t->ops[i].name);
+    free(t->ops);
     for (size_t i = 0; i < t->n_caps; i++) {
         free(t->caps[i].feature);
         free(t->caps[i].status);
@@ -234,6 +241,9 @@ static void on_dictionary(sess *s, const json_t *rec)
 {
     const json_t *kd = json_object_get(rec, fl_dict_name(FL_DICT_KERNEL));
     const json_t *md = json_object_get(rec, fl_dict_name(FL_DICT_METRIC));
+    const json_t *od = json_object_get(rec, fl_dict_name(FL_DICT_OP));
+    if (od)
+        take_dict(s, od, &s->op_dict);
     if (kd)
         take_dict(s, kd, &s->kernels);
     if (md)
@@ -324,10 +334,30 @@ static void on_samples(sess *s, const fl_batch *b)
     }
 }
 
+/* A launch's framework op (external kind > 0). */
+static void on_op(sess *s, const fl_batch *b, size_t r, int ck, int ce, uint64_t dur)
+{
+    uint64_t kind, id;
+    if (ck < 0 || ce < 0 || cell_u64(fl_batch_cell(b, r, ck), &kind) < 0 || !kind ||
+        cell_u64(fl_batch_cell(b, r, ce), &id) < 0)
+        return;
+    kent *e = kmap_get(&s->ops, id ^ (kind * 0x9e3779b97f4a7c15ull));
+    if (!e) {
+        s->t->oom = 1;
+        return;
+    }
+    e->kind = (int64_t)kind;
+    e->ext_id = (int64_t)id;
+    e->calls++;
+    e->total_ns = sat_add(e->total_ns, dur);
+}
+
 static void on_kernels(sess *s, const fl_batch *b)
 {
     int ci = fl_batch_colid(b, FL_COL_KERNEL_KERNEL_ID);
     int cd = fl_batch_colid(b, FL_COL_KERNEL_DURATION_NS);
+    int ck = fl_batch_colid(b, FL_COL_KERNEL_EXTERNAL_KIND);
+    int ce = fl_batch_colid(b, FL_COL_KERNEL_EXTERNAL_ID);
     if (ci < 0 || cd < 0) {
         s->bad++;
         return;
@@ -348,6 +378,7 @@ static void on_kernels(sess *s, const fl_batch *b)
         e->total_ns = sat_add(e->total_ns, dur);
         s->launches++;
         s->kernel_ns = sat_add(s->kernel_ns, dur);
+        on_op(s, b, r, ck, ce, dur);
     }
 }
 
@@ -570,6 +601,40 @@ static void take_caps(fl_run *t, const json_t *cc)
         e->message = dup_or_oom(t, first_fallback ? first_fallback : "");
 }
 
+static int add_named(fl_run_kernel **v, size_t *n, size_t *cap, const char *name, uint64_t calls,
+                     uint64_t total_ns)
+{
+    if (fl_grow((void **)v, cap, *n + 1, sizeof **v) != 0)
+        return -1;
+    char *d = strdup(name);
+    if (!d)
+        return -1;
+    (*v)[(*n)++] = (fl_run_kernel){d, calls, total_ns};
+    return 0;
+}
+
+/* A session's ops into t, named by its op_dict (our kind only). */
+static void merge_ops(fl_run *t, sess *s)
+{
+    for (size_t i = 0; i < s->ops.cap; i++) {
+        const kent *e = &s->ops.e[i];
+        if (!e->used || !e->calls)
+            continue;
+        const kent *n = NULL;
+        if (e->kind == 4)
+            for (size_t k = 0; k < s->op_dict.cap && !n; k++)
+                if (s->op_dict.e[k].used && s->op_dict.e[k].id == (uint64_t)e->ext_id)
+                    n = &s->op_dict.e[k];
+        char name[64];
+        if (!n || !n->name)
+            snprintf(name, sizeof name, "%s#%llu", fl_external_kind_name(e->kind),
+                     (unsigned long long)e->ext_id);
+        if (add_named(&t->ops, &t->n_ops, &t->cap_ops, n && n->name ? n->name : name, e->calls,
+                      e->total_ns) != 0)
+            t->oom = 1;
+    }
+}
+
 static void add_kernel(fl_run *t, const char *name, uint64_t calls, uint64_t total_ns)
 {
     if (fl_grow((void **)&t->kernels, &t->cap_kernels, t->n_kernels + 1, sizeof *t->kernels) < 0) {
@@ -638,6 +703,7 @@ static void merge_session(fl_run *t, sess *s, const fl_read_result *res)
             add_kernel(t, name, e->calls, e->total_ns);
         }
     }
+    merge_ops(t, s);
     if (s->caps)
         take_caps(t, s->caps);
     take_capture(t, s);
@@ -687,6 +753,8 @@ gp_status fl_run_add_session(fl_run *t, const char *session_dir, gp_error *err)
         merge_session(t, &s, &res);
     kmap_free(&s.kernels);
     kmap_free(&s.metrics);
+    kmap_free(&s.ops);
+    kmap_free(&s.op_dict);
     for (size_t i = 0; i < s.n_stalls; i++)
         free(s.stalls[i].name);
     free(s.stalls);
@@ -736,24 +804,30 @@ static int by_samples(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* Entries of one name merged, then by total_ns descending. */
+static void merge_by_name(fl_run_kernel *v, size_t *n)
+{
+    if (*n == 0)
+        return;
+    qsort(v, *n, sizeof *v, by_name);
+    size_t w = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (w > 0 && strcmp(v[w - 1].name, v[i].name) == 0) {
+            v[w - 1].calls += v[i].calls;
+            v[w - 1].total_ns = sat_add(v[w - 1].total_ns, v[i].total_ns);
+            free(v[i].name);
+        } else {
+            v[w++] = v[i];
+        }
+    }
+    *n = w;
+    qsort(v, *n, sizeof *v, by_time);
+}
+
 void fl_run_finish(fl_run *t)
 {
     if (t->n_stalls)
         qsort(t->stalls, t->n_stalls, sizeof *t->stalls, by_samples);
-    if (t->n_kernels == 0)
-        return;
-    qsort(t->kernels, t->n_kernels, sizeof *t->kernels, by_name);
-    size_t w = 0;
-    for (size_t i = 0; i < t->n_kernels; i++) {
-        if (w > 0 && strcmp(t->kernels[w - 1].name, t->kernels[i].name) == 0) {
-            t->kernels[w - 1].calls += t->kernels[i].calls;
-            t->kernels[w - 1].total_ns =
-                sat_add(t->kernels[w - 1].total_ns, t->kernels[i].total_ns);
-            free(t->kernels[i].name);
-        } else {
-            t->kernels[w++] = t->kernels[i];
-        }
-    }
-    t->n_kernels = w;
-    qsort(t->kernels, t->n_kernels, sizeof *t->kernels, by_time);
+    merge_by_name(t->kernels, &t->n_kernels);
+    merge_by_name(t->ops, &t->n_ops);
 }

@@ -79,6 +79,10 @@ typedef struct fl_run {
     uint64_t kernel_launches, kernel_ns;
     fl_run_kernel *kernels; /* merged by name, by total_ns descending (after finish) */
     size_t n_kernels, cap_kernels;
+    /* The launches' framework ops (external correlation; op_dict names
+     * ours, "<kind>#<id>" the others), as the kernels. */
+    fl_run_kernel *ops;
+    size_t n_ops, cap_ops;
     fl_run_ops copies[FL_RUN_COPY_KINDS], memsets;
     fl_run_ops syncs;     /* synchronization_event_batch rows: count, time_ns (bytes 0) */
     uint64_t pc_samples;  /* PcSampling's samples ("_not_issued" subsets left out) */

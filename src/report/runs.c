@@ -36,6 +36,7 @@ static void session_free(fl_runs_session *s)
     free(s->kind);
     free(s->rank_source);
     free(s->busiest);
+    free(s->busiest_op);
 }
 
 void fl_runs_free(fl_runs *rs)
@@ -315,6 +316,11 @@ static void figures_of(fl_runs *rs, fl_runs_session *s)
         s->busiest = strdup(r.kernels[0].name);
         s->busiest_ns = r.kernels[0].total_ns;
         rs->oom |= !s->busiest;
+    }
+    if (r.n_ops > 0) {
+        s->busiest_op = strdup(r.ops[0].name);
+        s->busiest_op_ns = r.ops[0].total_ns;
+        rs->oom |= !s->busiest_op;
     }
     rs->oom |= r.oom != 0;
     fl_run_free(&r);

@@ -43,6 +43,8 @@ typedef struct fl_runs_session {
     uint64_t kernels, gpu_ns, copies, copy_bytes, copy_ns, syncs, sync_ns, nccl_ns;
     char *busiest; /* the kernel of most GPU time; NULL: none */
     uint64_t busiest_ns;
+    char *busiest_op; /* the framework op of most GPU time; NULL: none carried one */
+    uint64_t busiest_op_ns;
 } fl_runs_session;
 
 /* One device as the run's telemetry session recorded it

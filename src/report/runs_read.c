@@ -101,7 +101,9 @@ static json_t *remap_dicts(merge *x, json_t *rec)
     for (int d = 0; d < FL_DICT_COUNT; d++) {
         const char *dname = fl_dict_name((fl_dict)d);
         json_t *dict = json_object_get(rec, dname);
-        if (!json_is_object(dict))
+        /* op_dict's ids are hashes of the names (the same in every
+         * session), and kernel rows carry them as they are. */
+        if (!json_is_object(dict) || d == FL_DICT_OP)
             continue;
         json_t *nd = json_object();
         if (!nd)

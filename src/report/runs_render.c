@@ -128,7 +128,7 @@ static void text_dur_col(fl_buf *b, bool ok, uint64_t ns, int width)
     fl_buf_free(&d);
 }
 
-static void text_row(fl_buf *b, const fl_runs_session *s)
+static void text_row(fl_buf *b, const fl_runs_session *s, bool by_op)
 {
     fl_buf_puts(b, "  ");
     text_opt(b, s->have_rank, s->rank, 4);
@@ -147,7 +147,11 @@ static void text_row(fl_buf *b, const fl_runs_session *s)
         fl_buf_printf(b, "%7.1f%%  ", (double)s->nccl_ns * 100.0 / (double)s->gpu_ns);
     else
         fl_buf_printf(b, "%8s  ", "n/a");
-    if (s->busiest)
+    if (by_op && s->busiest_op)
+        fl_put_line(b, s->busiest_op, 60);
+    else if (by_op && s->busiest)
+        fl_buf_puts(b, "(no op)");
+    else if (s->busiest)
         fl_put_line(b, s->busiest, 60);
     else
         fl_buf_printf(b, "(%s session, no kernels)", s->kind ? s->kind : "n/a");
@@ -254,10 +258,14 @@ void fl_text_sec_run(const fl_section_in *in, fl_buf *b)
                   : strcmp(rs->picked_by, "session") == 0 ? "--session"
                   : rs->ng > 1                            ? "the most recent run"
                                                           : "the only run");
-    fl_buf_puts(b, "  rank local      pid  host                GPU time  kernels  copies   sync "
-                   "wait     NCCL  busiest kernel\n");
+    /* --by op: each process's busiest framework op instead of kernel */
+    bool by_op = r->by == FL_BY_OP;
+    fl_buf_printf(b,
+                  "  rank local      pid  host                GPU time  kernels  copies   sync "
+                  "wait     NCCL  busiest %s\n",
+                  by_op ? "op" : "kernel");
     for (size_t k = 0; k < g->n; k++)
-        text_row(b, member(r, k));
+        text_row(b, member(r, k), by_op);
     uint64_t median = 0;
     bool have_median = fl_runs_median_gpu(rs, &median);
     for (size_t k = 0; k < g->n; k++) {
@@ -325,6 +333,8 @@ static void json_process(jw *w, const fl_runs_session *s)
     j_opt_u64(w, "synchronization_time_ns", s->read, s->sync_ns);
     j_str(w, "busiest_kernel", s->busiest);
     j_opt_u64(w, "busiest_kernel_ns", s->busiest != NULL, s->busiest_ns);
+    j_str(w, "busiest_op", s->busiest_op);
+    j_opt_u64(w, "busiest_op_ns", s->busiest_op != NULL, s->busiest_op_ns);
     j_opt_u64(w, "nccl_time_ns", s->read, s->nccl_ns);
     j_dbl(w, "nccl_pct", s->gpu_ns > 0,
           s->gpu_ns ? (double)s->nccl_ns * 100.0 / (double)s->gpu_ns : 0);

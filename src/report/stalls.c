@@ -9,6 +9,7 @@
  */
 #include "stalls.h"
 #include "fields.h"
+#include "model_int.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@ fl_stalls *fl_stalls_of(fl_report *r)
     ps->mix.budget = &r->m->keys;
     for (int k = 0; k < PS_KINDS; k++)
         ps->by[k].budget = &r->m->keys;
+    ps->corr_by.budget = ps->line_of.budget = &r->m->keys;
     r->ps = ps;
     return ps;
 }
@@ -63,11 +65,69 @@ void fl_stalls_record(fl_report *r, fl_type t, const json_t *rec)
     }
 }
 
+/* The interned label of the line a stack was launched from (by.c's
+ * rule), computed once per stack; NULL when out of memory. */
+static const char *line_label_of(fl_report *r, fl_stalls *ps, const char *stack)
+{
+    bool fresh;
+    fl_mval *v = fl_map_put(&ps->line_of, (uint64_t)(uintptr_t)stack, &fresh);
+    if (!v)
+        return NULL;
+    if (fresh) {
+        char buf[256];
+        fl_by_line_label(stack, buf, sizeof buf);
+        v->a = (uintptr_t)fl_pool_intern(&r->pool, buf);
+    }
+    return (const char *)(uintptr_t)v->a;
+}
+
+/* With report --by op|line: each launch's group by its corr id. */
+static void kernels_by(fl_report *r, fl_stalls *ps, const fl_batch *b, int c_corr, int c_kid)
+{
+    int c_ek = fl_batch_colid(b, FL_COL_KERNEL_EXTERNAL_KIND),
+        c_eid = fl_batch_colid(b, FL_COL_KERNEL_EXTERNAL_ID),
+        c_hd = fl_batch_colid(b, FL_COL_KERNEL_HAS_DETAILS);
+    for (size_t i = 0; i < b->nrows; i++) {
+        uint64_t corr, kid, ek = 0, eid = 0, hd = 0;
+        if (!fl_rcell_u64(b, i, c_corr, &corr) || !fl_rcell_u64(b, i, c_kid, &kid) ||
+            corr > UINT32_MAX || kid > UINT32_MAX)
+            continue;
+        uint64_t a = 0, bb = 0;
+        if (r->by == FL_BY_OP) {
+            if (c_ek < 0 || !fl_rcell_u64(b, i, c_ek, &ek) || !ek ||
+                !fl_rcell_u64(b, i, c_eid, &eid))
+                continue;
+            a = eid;
+            bb = ek;
+        } else {
+            if (c_hd >= 0)
+                fl_rcell_u64(b, i, c_hd, &hd);
+            const char *st = fl_model_peek_stack(r->m, (uint32_t)kid, (uint32_t)corr, hd > 0);
+            if (!st || !*st)
+                continue; /* "(no stack)", with the samples of no launch */
+            a = (uintptr_t)line_label_of(r, ps, st);
+        }
+        fl_mval *v = fl_map_put(&ps->corr_by, corr, NULL);
+        if (!v) {
+            r->oom = true;
+            return;
+        }
+        v->a = a;
+        v->b = bb;
+    }
+}
+
 void fl_stalls_kernels(fl_report *r, const fl_batch *b)
 {
     fl_stalls *ps = r->ps;
     if (!ps || !ps->join_on)
         return;
+    if (r->by != FL_BY_KERNEL) {
+        int cc = fl_batch_colid(b, FL_COL_KERNEL_CORR_ID),
+            ck = fl_batch_colid(b, FL_COL_KERNEL_KERNEL_ID);
+        if (cc >= 0 && ck >= 0)
+            kernels_by(r, ps, b, cc, ck);
+    }
     int c_corr = fl_batch_colid(b, FL_COL_KERNEL_CORR_ID),
         c_kid = fl_batch_colid(b, FL_COL_KERNEL_KERNEL_ID);
     if (c_corr < 0 || c_kid < 0)
@@ -200,7 +260,7 @@ static size_t group_of(fl_stalls *ps, int kind, uint64_t a, uint64_t b, uint64_t
 
 static uint64_t mix_key(int kind, size_t group, size_t reason)
 {
-    return (uint64_t)kind << 62 | (uint64_t)group << 16 | (uint64_t)reason;
+    return (uint64_t)kind << 61 | (uint64_t)group << 16 | (uint64_t)reason;
 }
 
 /* n samples of reason in group (a, b, c) of kind; its index, SIZE_MAX
@@ -256,6 +316,12 @@ bool fl_stalls_row(fl_report *r, psrow *row)
     }
     if (ok && row->file && row->line)
         ok = count(ps, PS_LINE, kid, row->file, row->line, ri, n) != SIZE_MAX;
+    if (ok && r->by != FL_BY_KERNEL && fl_stalls_joined(ps)) {
+        const fl_mval *v = row->have_corr && row->corr <= UINT32_MAX && ps->corr_by.n
+                               ? fl_map_find(&ps->corr_by, row->corr)
+                               : NULL;
+        ok = count(ps, PS_BY, v ? v->a : 0, v ? v->b : 0, 0, ri, n) != SIZE_MAX;
+    }
     if (!ok)
         r->oom = true;
     return ok;
@@ -366,6 +432,8 @@ void fl_stalls_free(fl_report *r)
     if (!ps)
         return;
     free(ps->corr);
+    fl_map_free(&ps->corr_by);
+    fl_map_free(&ps->line_of);
     free(ps->rs);
     fl_map_free(&ps->rcache);
     fl_map_free(&ps->mix);
@@ -385,7 +453,8 @@ size_t fl_stalls_bytes(const fl_report *r)
     if (!ps)
         return 0;
     size_t n = sizeof *ps + ps->cap_corr * sizeof *ps->corr + ps->cap_rs * sizeof *ps->rs +
-               fl_map_bytes(&ps->rcache) + fl_map_bytes(&ps->mix);
+               fl_map_bytes(&ps->rcache) + fl_map_bytes(&ps->mix) + fl_map_bytes(&ps->corr_by) +
+               fl_map_bytes(&ps->line_of);
     for (int k = 0; k < PS_KINDS; k++)
         n += ps->cap_g[k] * sizeof *ps->g[k] + fl_map_bytes(&ps->by[k]);
     return n;

@@ -49,12 +49,13 @@ typedef struct psreason {
     uint64_t samples;
 } psreason;
 
-enum { PS_KERNEL, PS_SCOPE, PS_PC, PS_LINE, PS_KINDS };
+enum { PS_KERNEL, PS_SCOPE, PS_PC, PS_LINE, PS_BY, PS_KINDS };
 
 /* The samples of a kernel (a: kernel_id; 0: no kernel known), a scope (a:
  * scope_name_id, 0: none), a PC (a: kernel_id, b: function_id, c:
  * pc_offset) or a source line (a: kernel_id, b: source_file_id, c: line;
- * b 0: no line). */
+ * b 0: no line); with report --by op|line, the launch's op (a: id, b:
+ * kind) or source line (a: the interned label), 0 0: none (PS_BY). */
 typedef struct psgroup {
     uint64_t a, b, c;
     uint64_t samples, not_issued;
@@ -67,6 +68,9 @@ typedef struct fl_stalls {
     size_t n_corr, cap_corr;
     bool sorted;
     uint64_t corr_dropped; /* kernel rows past FL_STALL_JOIN_MAX, or corr id > 32 bits */
+    /* report --by op|line: corr id -> a, b of its PS_BY group; stack text
+     * -> a: its line's interned label (by line). */
+    fl_u64map corr_by, line_of;
     psreason *rs;
     size_t n_rs, cap_rs;
     fl_u64map rcache; /* metric_id * 2 + 1, or stall_reason * 2 -> a: index into rs */

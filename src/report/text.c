@@ -353,6 +353,10 @@ void fl_text_sec_hotspots(const fl_section_in *in, fl_buf *b)
 {
     const fl_report *r = in->r;
     const figures *f = in->f;
+    if (r->by != FL_BY_KERNEL) {
+        fl_text_hotspots_by(r, in->top_n, b);
+        return;
+    }
     fl_buf_printf(b, "\nhotspots  top %zu of %zu %s by GPU time  (us; p50/p90/p99 within %.1f%%)\n",
                   f->top, r->n_k, fl_plural(r->n_k, "kernel", "kernels"), FL_HIST_PCT_ERROR);
     if (r->n_k == 0) {

@@ -187,6 +187,40 @@ static void hot_kernels(const fl_report *r, const fl_stalls *ps, int top, fl_buf
     }
 }
 
+/* A PS_BY group's name: the op (by.c's label) or the line. */
+static const char *by_label(const fl_report *r, const psgroup *g, char *buf, size_t len)
+{
+    if (r->by == FL_BY_LINE)
+        return g->a ? (const char *)(uintptr_t)g->a : "(no stack)";
+    if (!g->a && !g->b)
+        return "(no op)";
+    fl_model_op_label(r->m, (int64_t)g->b, g->a, buf, len);
+    return buf;
+}
+
+/* report --by op|line: the samples by the op or line of their launch. */
+static void per_by(const fl_report *r, const fl_stalls *ps, size_t top, fl_buf *b)
+{
+    const char *what = r->by == FL_BY_OP ? "op" : "line";
+    if (!fl_stalls_joined(ps)) {
+        fl_buf_printf(b, "  by %s: n/a (the session does not say it samples PCs)\n", what);
+        return;
+    }
+    fl_buf_printf(b, "  by %s (corr_id joined to the launch's %s)\n", what,
+                  r->by == FL_BY_OP ? "framework op" : "CPU stack");
+    size_t n = ps->n_g[PS_BY], shown = 0;
+    for (size_t k = 0; k < n && shown < top; k++) {
+        size_t g = ps->order[PS_BY][k];
+        char buf[256];
+        if (!ps->g[PS_BY][g].samples)
+            continue;
+        group_line(ps, PS_BY, g, by_label(r, &ps->g[PS_BY][g], buf, sizeof buf), ps->samples, b);
+        shown++;
+    }
+    if (n > shown)
+        fl_buf_printf(b, "  (%zu more)\n", n - shown);
+}
+
 void fl_text_stall_detail(const fl_report *r, int top, fl_buf *b)
 {
     const fl_stalls *ps = r->ps;
@@ -195,5 +229,7 @@ void fl_text_stall_detail(const fl_report *r, int top, fl_buf *b)
     distribution(r, ps, b);
     per_kernel(r, ps, fl_stalls_top(top), b);
     per_scope(r, ps, fl_stalls_top(top), b);
+    if (r->by != FL_BY_KERNEL)
+        per_by(r, ps, fl_stalls_top(top), b);
     hot_kernels(r, ps, top, b);
 }

@@ -136,7 +136,7 @@ void fl_rec_system(fl_buf *b, const fl_ident *id, bool start, const char *name, 
                    const fl_host_sample *host, const fl_device_live *devices, size_t n_devices);
 
 typedef struct fl_dict_entry {
-    uint32_t id;
+    uint64_t id; /* op_dict's are 64-bit hashes */
     const char *name;
 } fl_dict_entry;
 /* One dictionary per line. */

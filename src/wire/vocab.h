@@ -68,7 +68,8 @@ const char *fl_channel_name(int ch);
     X(METRIC, metric_dict)                                                                         \
     X(SOURCE_FILE, source_file_dict)                                                               \
     X(FUNC_SYMBOL, func_symbol_dict)                                                               \
-    X(STACK, stack_dict) /* ours: CPU stack id -> "outer|...|inner" (synchronizations) */
+    X(STACK, stack_dict) /* ours: CPU stack id -> "outer|...|inner" (synchronizations) */          \
+    X(OP, op_dict)       /* ours: framework op id (external_kind 4) -> "aten::mm" */
 
 typedef enum fl_dict {
 #define FL_X(id, name) FL_DICT_##id,

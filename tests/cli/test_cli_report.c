@@ -204,7 +204,7 @@ static void test_export(void)
     CHECK_STR(h_line(r.out, 0, line, sizeof line),
               "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
               "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
-              "external_id");
+              "external_id,op");
     CHECK_INT(h_count_lines(r.out), 4);
 
     /* "-o -" is stdout, byte for byte what no -o writes; no file "-". */

@@ -297,7 +297,7 @@ static void test_two_runs(void)
     h_run(exp, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 0);
     CHECK_INT(r.err_len, 0);
-    CHECK_CONTAINS(r.out, ",external_id,pid,rank\n");
+    CHECK_CONTAINS(r.out, ",external_id,op,pid,rank\n");
     CHECK_CONTAINS(r.out, "5000");
     h_result_free(&r);
     char db[600];
@@ -711,7 +711,7 @@ static void test_export_run(void)
     static const char hdr[] =
         "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
         "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
-        "external_id,pid,rank\n";
+        "external_id,op,pid,rank\n";
     CHECK(strncmp(r.out, hdr, strlen(hdr)) == 0);
     CHECK_INT(count_lines(r.out, ","), 7);
     CHECK_INT(count_lines(r.out, ",20,0"), 2);
@@ -757,6 +757,79 @@ static void test_export_run(void)
     fl_rmtree(base);
 }
 
+/* ------------------------------------------------ --by op: each rank's op */
+
+/* A session of run "run-ops" whose kernels carry framework ops: rows
+ * "[dt, kernel_id, duration, external_kind, external_id]". */
+static void op_session(const char *base, const char *sid, int rank, const char *rows)
+{
+    char dir[1024], path[1100], text[4096];
+    snprintf(dir, sizeof dir, "%s/%s", base, sid);
+    mkdir(base, 0755);
+    CHECK_INT(mkdir(dir, 0755), 0);
+    snprintf(text, sizeof text,
+             "{\"version\":1,\"type\":\"job_start\",\"pid\":%d,\"app\":\"train\","
+             "\"session_id\":\"%s\",\"log_path\":\"x\",\"ts_ns\":1760000000000000000,"
+             "\"hostname\":\"h\",\"devices\":[],\"session_kind\":\"trace\","
+             "\"profiling_engine\":\"nvidia.trace\",\"run_id\":\"run-ops\",\"rank\":%d,"
+             "\"local_rank\":null,\"world_size\":2,\"rank_source\":\"RANK\"}\n"
+             "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"%s\","
+             "\"kernel_dict\":{\"1\":\"gemm\",\"2\":\"relu\"},"
+             "\"op_dict\":{\"11\":\"aten::mm\",\"12\":\"aten::relu\"}}\n"
+             "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":\"%s\","
+             "\"batch_id\":1,\"base_time_ns\":1760000000001000000,\"columns\":[\"dt_ns\","
+             "\"kernel_id\",\"duration_ns\",\"external_kind\",\"external_id\"],\"rows\":%s}\n"
+             "{\"type\":\"shutdown\",\"pid\":%d,\"app\":\"train\",\"session_id\":\"%s\","
+             "\"ts_ns\":1760000000009000000}\n",
+             100 + rank, sid, rank, sid, sid, rows, 100 + rank, sid);
+    snprintf(path, sizeof path, "%s/device.log", dir);
+    h_write_file(path, text, strlen(text));
+}
+
+/* The run's per-rank table with each process's busiest framework op
+ * (JSON always, the text's last column with --by op); --by another
+ * word is a usage error. */
+static void test_run_by_op(void)
+{
+    char base[512];
+    h_path(base, sizeof base, "run-ops");
+    /* rank 0: aten::mm 1000 ns, aten::relu 3000 ns (gemm's 4000 the busiest
+     * kernel); rank 1: PyTorch profiler's op 7 (kind 3) 5000, none 6000. */
+    op_session(base, "o0", 0, "[[0,1,1000,4,11],[10,2,3000,4,12],[20,1,3000,0,0]]");
+    op_session(base, "o1", 1, "[[0,1,5000,3,7],[10,2,6000,0,0]]");
+    const char *rep[] = {h_cli, "report", "--format", "json", base, NULL};
+    json_t *j = run_json(rep, 0);
+    json_t *run = json_object_get(j, "run");
+    json_t *p0 = proc(run, 0), *p1 = proc(run, 1);
+    CHECK_STR(str(p0, "busiest_kernel"), "gemm");
+    CHECK_STR(str(p0, "busiest_op"), "aten::relu");
+    CHECK_INT(num(p0, "busiest_op_ns"), 3000);
+    CHECK_STR(str(p1, "busiest_kernel"), "relu");
+    CHECK_STR(str(p1, "busiest_op"), "custom0#7");
+    CHECK_INT(num(p1, "busiest_op_ns"), 5000);
+    json_decref(j);
+
+    h_result r;
+    const char *txt[] = {h_cli, "report", "--by", "op", base, NULL};
+    h_run(txt, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(r.out, "     NCCL  busiest op\n");
+    CHECK_CONTAINS(r.out, "  aten::relu\n");
+    CHECK_CONTAINS(r.out, "  custom0#7\n");
+    /* the hotspots by op over the whole run: relu's 3000 and mm's 1000 */
+    CHECK_CONTAINS(r.out, "\nhotspots  top 3 of 3 ops by GPU time  (by op)\n");
+    CHECK_CONTAINS(r.out, "  2 of 5 kernel launches without an op\n");
+    h_result_free(&r);
+
+    const char *bad[] = {h_cli, "report", "--by", "file", base, NULL};
+    h_run(bad, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 125);
+    CHECK_STR(r.out, "");
+    CHECK_CONTAINS(r.err, "report: --by 'file': use kernel, op or line");
+    h_result_free(&r);
+    fl_rmtree(base);
+}
+
 int main(void)
 {
     h_init();
@@ -765,6 +838,7 @@ int main(void)
     test_hosts_merged();
     test_whole_run_report();
     test_export_run();
+    test_run_by_op();
     h_cleanup();
     return check_done("test_cli_runs");
 }

@@ -11,16 +11,15 @@
  * graph tracing on, a graph launch), "launches" (every fake_cupti_launch
  * is also a kernel - three names, two grids, durations 5-11 us - and
  * every tenth a host-to-device copy of 4096 * corr bytes, delivered at
- * the next drain: a workload of any size for the tests that run
- * GPUFlight's analyzer over our sessions), "pcsampling" (as "ok", and with
- * profiling_engine PcSampling, PC samples of the PC Sampling API through
- * the real aggregator, plugin/common/aggregator.c: see feed_pc; with
- * FAKE_CUBIN a cubin kept and a sample in its function, and the functions
- * through the real disassembler runner, plugin/common/disasm.c), "pc_noperm",
- * "pc_unsupported", "pc_virtual" (PC sampling refused at start with
- * CUPTI's error for it: the session runs Trace), "sassmetrics" (as
- * "ok", and with profiling_engine SassMetrics the real engine,
- * plugin/engines/sassmetrics/sassmetrics.c, over the fake SASS Metrics API of
+ * the next drain, with an EXTERNAL_CORRELATION record of the id the
+ * launching thread pushed last (push_external), if any: a workload of any size for the tests that
+ * run GPUFlight's analyzer over our sessions), "pcsampling" (as "ok", and with profiling_engine
+ * PcSampling, PC samples of the PC Sampling API through the real aggregator,
+ * plugin/common/aggregator.c: see feed_pc; with FAKE_CUBIN a cubin kept and a sample in its
+ * function, and the functions through the real disassembler runner, plugin/common/disasm.c),
+ * "pc_noperm", "pc_unsupported", "pc_virtual" (PC sampling refused at start with CUPTI's error for
+ * it: the session runs Trace), "sassmetrics" (as "ok", and with profiling_engine SassMetrics the
+ * real engine, plugin/engines/sassmetrics/sassmetrics.c, over the fake SASS Metrics API of
  * tests/plugin/sass_fake.h: see start_sass), "sass_noperm",
  * "sass_unsupported", "sass_mig", "sass_virtual" (SASS metrics refused
  * with CUPTI's error for it: the session runs Trace), "deep" (with
@@ -99,8 +98,37 @@ static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     uint32_t corr;
     uint64_t t_ns;
+    uint8_t ext_kind; /* the thread's innermost pushed external id, 0: none */
+    uint64_t ext_id;
 } queue[QUEUE_MAX];
 static size_t queued;
+
+/* CUPTI's external correlation stacks (one per thread; kinds mixed here,
+ * as a test pushes one kind at a time): push_external / pop_external. */
+#define EXT_DEPTH 64
+static __thread struct {
+    uint8_t kind;
+    uint64_t id;
+} ext_stack[EXT_DEPTH];
+static __thread unsigned ext_depth;
+
+static gp_status f_push_external(uint8_t kind, uint64_t id)
+{
+    if (ext_depth >= EXT_DEPTH)
+        return GP_ERR_CUPTI;
+    ext_stack[ext_depth].kind = kind;
+    ext_stack[ext_depth].id = id;
+    ext_depth++;
+    return GP_OK;
+}
+
+static gp_status f_pop_external(uint8_t kind)
+{
+    if (!ext_depth || ext_stack[ext_depth - 1].kind != kind)
+        return GP_ERR_CUPTI; /* CUPTI: nothing of that kind pushed */
+    ext_depth--;
+    return GP_OK;
+}
 
 /* What CUPTI's launch callback does, for a launch with correlation id
  * corr on the calling thread (the test calls it inside its scopes). */
@@ -116,6 +144,8 @@ __attribute__((visibility("default"))) void fake_cupti_launch(uint32_t corr)
         if (queued < QUEUE_MAX) {
             queue[queued].corr = corr;
             queue[queued].t_ns = now_ns();
+            queue[queued].ext_kind = ext_depth ? ext_stack[ext_depth - 1].kind : 0;
+            queue[queued].ext_id = ext_depth ? ext_stack[ext_depth - 1].id : 0;
             queued++;
         }
         pthread_mutex_unlock(&q_mu);
@@ -169,6 +199,9 @@ static void drain_launches(const fl_trace_sink *sink)
     for (size_t i = 0; i < n; i++) {
         uint32_t c = queue[i].corr;
         uint64_t t = queue[i].t_ns + 2000, dur = 5000 + (uint64_t)(c % 7) * 1000;
+        if (queue[i].ext_kind)
+            synth_external(&s, (CUpti_ExternalCorrelationKind)queue[i].ext_kind, queue[i].ext_id,
+                           c);
         synth_kernel(&s, names[c % 3], t, t + dur, c, 7, 0, c % 2 ? 4096 : 1024, 256, 32, 0, 0);
         if (c % 10 == 0)
             synth_memcpy(&s, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096ull * c, t + dur, t + dur + 3000,
@@ -634,4 +667,6 @@ EXPORT const fl_trace_plugin gpufl_cupti_plugin_v1 = {
     .collect = f_collect,
     .range_begin = fl_scope_hooks_begin,
     .range_end = fl_scope_hooks_end,
+    .push_external = f_push_external,
+    .pop_external = f_pop_external,
 };

@@ -14,6 +14,7 @@
 #include "capture_cb.h"
 #include "gpufl.h"
 #include "recorder/launcher.h"
+#include "recorder/writer.h"
 
 #include <generated_nvtx_meta.h>
 
@@ -71,6 +72,8 @@ static void nvtx(const char *name) /* NULL: pop */
     fn(name);
 }
 
+static bool g_ext_off; /* start() without enable_external_correlation */
+
 static void start(const char *range, const char *end, int delay_ms, int duration_ms, char *base,
                   size_t cap)
 {
@@ -87,6 +90,7 @@ static void start(const char *range, const char *end, int delay_ms, int duration
     o.capture_range_end = end;
     o.capture_delay_ms = delay_ms;
     o.capture_duration_ms = duration_ms;
+    o.enable_external_correlation = !g_ext_off;
     gpufl_error err;
     CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
 }
@@ -318,6 +322,98 @@ static void test_timed(void)
     CHECK_CONTAINS(g_cap, "not_requested::");
 }
 
+/* Each kernel row as "corr:kind:id" and the op_dict entries as
+ * "id=name" (with whether the first came before the first kernel row),
+ * from the session's device channel. */
+static void ops_of(const char *base, char *rows, char *names, size_t cap)
+{
+    char dir[1024];
+    rows[0] = names[0] = '\0';
+    CHECK_INT(fl_only_session(base, dir, sizeof dir), 0);
+    fl_log dev;
+    CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+    size_t ur = 0, un = 0;
+    bool kernels_seen = false;
+    for (size_t i = 0; i < dev.n; i++) {
+        json_t *b = dev.lines[i];
+        if (strcmp(log_type(b), "dictionary_update") == 0) {
+            const char *key;
+            json_t *v;
+            json_object_foreach(json_object_get(b, "op_dict"), key, v)
+            {
+                un += (size_t)snprintf(names + un, cap - un, "%s%s%s=%s", un ? "," : "",
+                                       kernels_seen ? "late:" : "", key, json_string_value(v));
+            }
+            continue;
+        }
+        if (strcmp(log_type(b), "kernel_event_batch") != 0)
+            continue;
+        kernels_seen = true;
+        json_t *rs = json_object_get(b, "rows");
+        for (size_t r = 0; r < json_array_size(rs); r++) {
+            json_t *row = json_array_get(rs, r);
+            ur += (size_t)snprintf(
+                rows + ur, cap - ur, "%s%lld:%lld:%llu", ur ? "," : "",
+                (long long)json_integer_value(json_array_get(row, (size_t)fl_col(b, "corr_id"))),
+                (long long)json_integer_value(
+                    json_array_get(row, (size_t)fl_col(b, "external_kind"))),
+                (unsigned long long)json_integer_value(
+                    json_array_get(row, (size_t)fl_col(b, "external_id"))));
+        }
+    }
+    fl_log_free(&dev);
+}
+
+/* gpufl_push_external_op around launches (gpufl.torch's calls): each
+ * launch carries the innermost op pushed on its thread (kind 4, the
+ * name's FNV-1a 64 id), a name is written once per session, before the
+ * rows; without external correlation nothing is pushed. */
+static void test_external_ops(void)
+{
+    char base[512], rows[2048], names[2048], want[2048];
+    /* Ids below 2^63, which the test's JSON reader (jansson) reads. */
+    uint64_t relu = gpufl_op_id("aten::relu"), add = gpufl_op_id("aten::add");
+    CHECK_U64(relu, 5638660427450741845ull);
+    CHECK_U64(add, 3997514674557673982ull);
+    start("", "", 0, 0, base, sizeof base);
+    /* One writer cycle takes it all (no timing): names, then the rows. */
+    fl_session_hold_writer(true);
+    uint64_t id = 0;
+    CHECK_INT(gpufl_push_external_op("aten::relu", &id), GPUFL_OK);
+    CHECK_U64(id, relu);
+    launch(1);
+    CHECK_INT(gpufl_push_external_op("aten::add", NULL), GPUFL_OK);
+    launch(2);
+    gpufl_pop_external_op();
+    launch(3);
+    gpufl_pop_external_op();
+    launch(4);
+    CHECK_INT(gpufl_push_external_op("aten::relu", NULL), GPUFL_OK);
+    launch(5);
+    gpufl_pop_external_op();
+    fl_session_hold_writer(false);
+    gpufl_shutdown();
+    ops_of(base, rows, names, sizeof rows);
+    snprintf(want, sizeof want, "%llu=aten::relu,%llu=aten::add", (unsigned long long)relu,
+             (unsigned long long)add);
+    CHECK_STR(names, want);
+    snprintf(want, sizeof want, "1:4:%llu,2:4:%llu,3:4:%llu,4:0:0,5:4:%llu",
+             (unsigned long long)relu, (unsigned long long)add, (unsigned long long)relu,
+             (unsigned long long)relu);
+    CHECK_STR(rows, want);
+
+    g_ext_off = true;
+    start("", "", 0, 0, base, sizeof base);
+    CHECK_INT(gpufl_push_external_op("aten::relu", NULL), GPUFL_ERR_STATE);
+    launch(1);
+    gpufl_pop_external_op();
+    gpufl_shutdown();
+    g_ext_off = false;
+    ops_of(base, rows, names, sizeof rows);
+    CHECK_STR(rows, "1:0:0");
+    CHECK_STR(names, "");
+}
+
 static void bad(const char *range, const char *end, int delay_ms, gpufl_status want,
                 const char *words)
 {
@@ -460,6 +556,7 @@ int main(void)
     test_check();
     test_env();
     test_callbacks();
+    test_external_ops();
     fl_rmtree(g_tmp);
     return check_done("test_cupti_capture");
 }

@@ -296,15 +296,15 @@ static void test_fixture_csv(void)
     CHECK_STR(o.text,
               "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
               "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
-              "external_id\n"
+              "external_id,op\n"
               "1760000000001000000,1760000000001020000,20000,0,7,11,1,"
               "\"vecAdd(float*, float*, float*, int)\",\"(4096,1,1)\",\"(256,1,1)\",16,0,0,1,"
-              "train_step,,\n"
+              "train_step,,,\n"
               "1760000000001050000,1760000000001950000,900000,0,7,12,2,"
               "\"void gemm<128>(float const*, float const*, float*)\",\"(64,64,1)\","
-              "\"(16,16,1)\",64,4096,8192,0.5,train_step,,\n"
+              "\"(16,16,1)\",64,4096,8192,0.5,train_step,,,\n"
               "1760000000002000000,1760000000002080000,80000,0,7,13,3,"
-              "\"reduce_sum(float*, int)\",,,32,0,,,,,\n");
+              "\"reduce_sum(float*, int)\",,,32,0,,,,,,\n");
     free(o.text);
 }
 
@@ -455,27 +455,27 @@ static void test_rich_csv(void)
     static const char *const want[] = {
         "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
         "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
-        "external_id",
+        "external_id,op",
         "1760000000001000000,1760000000001100000,100000,0,7,101,1,"
         "\"gemm_kernel(float const*, float*)\",\"(64,64,1)\",\"(16,16,1)\",64,1024,8192,0.5,"
-        "train|step,,",
+        "train|step,,,",
         "1760000000001150000,1760000000001170000,20000,0,7,102,2,\"relu(float*, int)\","
-        "\"(256,64,1)\",\"(16,16,1)\",16,1024,8192,1,global,,",
+        "\"(256,64,1)\",\"(16,16,1)\",16,1024,8192,1,global,,,",
         "1760000000001150000,1760000000001200000,50000,0,13,104,3,copy_kernel,\"(32,64,1)\","
-        "\"(16,16,1)\",32,1024,8192,,,,",
+        "\"(16,16,1)\",32,1024,8192,,,,,",
         "1760000000001200000,1760000000001310000,110000,0,7,103,1,"
         "\"gemm_kernel(float const*, float*)\",\"(64,64,1)\",\"(16,16,1)\",64,1024,8192,0.5,"
-        "train|step,,",
+        "train|step,,,",
         "1760000000001400000,1760000000001520000,120000,0,7,105,1,"
         "\"gemm_kernel(float const*, float*)\",\"(64,64,1)\",\"(16,16,1)\",64,1024,8192,0.5,"
-        "train|step,,",
+        "train|step,,,",
         "1760000000002000000,1760000000002300000,300000,0,7,201,1,"
         "\"gemm_kernel(float const*, float*)\",\"(128,64,1)\",\"(16,16,1)\",64,1024,8192,0.5,"
-        "train|step,,",
+        "train|step,,,",
         "1760000000002400000,1760000000002410000,10000,0,14,202,4,\"odd, \"\"quoted\"\" name\","
-        "\"(8,64,1)\",\"(16,16,1)\",40,1024,8192,0.25,train,2,77",
+        "\"(8,64,1)\",\"(16,16,1)\",40,1024,8192,0.25,train,2,77,",
         "1760000000002500000,1760000000002525000,25000,0,7,203,2,\"relu(float*, int)\","
-        "\"(256,64,1)\",\"(16,16,1)\",16,1024,8192,1,global,,",
+        "\"(256,64,1)\",\"(16,16,1)\",16,1024,8192,1,global,,,",
     };
     size_t n = sizeof want / sizeof want[0], i = 0;
     char *save = NULL;
@@ -549,13 +549,13 @@ static void test_nodev_csv(void)
     CHECK_STR(o.text,
               "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,block,"
               "registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,external_kind,"
-              "external_id\n"
+              "external_id,op\n"
               "1760000000001000000,1760000000001100000,100000,,7,501,1,"
-              "\"gemm_kernel(float const*, float*)\",,,64,0,,,,,\n"
+              "\"gemm_kernel(float const*, float*)\",,,64,0,,,,,,\n"
               "1760000000001050000,1760000000001150000,100000,,9,502,2,"
-              "\"relu(float*, int)\",,,16,0,,,,,\n"
+              "\"relu(float*, int)\",,,16,0,,,,,,\n"
               "1760000000002000000,1760000000002040000,40000,1,7,503,1,"
-              "\"gemm_kernel(float const*, float*)\",,,64,1024,,,,,\n");
+              "\"gemm_kernel(float const*, float*)\",,,64,1024,,,,,,\n");
     free(o.text);
     fl_rmtree(tmp);
 }
@@ -891,7 +891,7 @@ static void test_exporter_rows(void)
     text[n] = 0;
     CHECK_STR(text, "start_ns,end_ns,duration_ns,device_id,stream_id,corr_id,kernel_id,name,grid,"
                     "block,registers,dyn_shared_bytes,static_shared_bytes,occupancy,user_scope,"
-                    "external_kind,external_id,pid,rank\n");
+                    "external_kind,external_id,op,pid,rank\n");
     fclose(f);
 }
 

@@ -913,7 +913,7 @@ static void test_empty(void)
 static void test_section_rows(void)
 {
     unsigned all = 0;
-    CHECK_U64(fl_report_n_sections, 11);
+    CHECK_U64(fl_report_n_sections, 12);
     for (size_t i = 0; i < fl_report_n_sections; i++) {
         const fl_report_section *s = &fl_report_sections[i];
         CHECK(s->bit != 0 && (s->bit & (s->bit - 1)) == 0);
@@ -924,12 +924,13 @@ static void test_section_rows(void)
     CHECK_U64(all, GPUFL_SECTION_ALL);
     CHECK_U64(fl_report_sections[0].bit, GPUFL_SECTION_RUN);
     CHECK_U64(fl_report_sections[1].bit, GPUFL_SECTION_SUMMARY);
-    CHECK_U64(fl_report_sections[7].bit, GPUFL_SECTION_STALLS);
-    CHECK_U64(fl_report_sections[8].bit, GPUFL_SECTION_PERF);
-    CHECK_U64(fl_report_sections[10].bit, GPUFL_SECTION_READ);
-    CHECK_U64(fl_report_sections[9].bit, GPUFL_SECTION_CAPTURE);
-    CHECK(fl_report_sections[9].text[FL_SECTION_PARTS - 1] == fl_text_lifecycle);
-    CHECK(fl_report_sections[9].json[FL_SECTION_PARTS - 1] == fl_json_lifecycle);
+    CHECK_U64(fl_report_sections[4].bit, GPUFL_SECTION_OPS); /* after the hotspots */
+    CHECK_U64(fl_report_sections[8].bit, GPUFL_SECTION_STALLS);
+    CHECK_U64(fl_report_sections[9].bit, GPUFL_SECTION_PERF);
+    CHECK_U64(fl_report_sections[11].bit, GPUFL_SECTION_READ);
+    CHECK_U64(fl_report_sections[10].bit, GPUFL_SECTION_CAPTURE);
+    CHECK(fl_report_sections[10].text[FL_SECTION_PARTS - 1] == fl_text_lifecycle);
+    CHECK(fl_report_sections[10].json[FL_SECTION_PARTS - 1] == fl_json_lifecycle);
 
     char tmp[1024], dir[4096];
     CHECK(rs_tmpdir(tmp, sizeof tmp, "report-rows") == 0);

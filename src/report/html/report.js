@@ -277,8 +277,26 @@
                   {cls: 'hot', rowAttrs: function (k) {
                     return {'data-kernel': k.name, 'data-total-ns': k.total_ns, 'data-count': k.count};
                   }});
+    var kids = [bars, t];
+    /* report --by op|line: the launches grouped, above the kernels */
+    if (h.by && h.by !== 'kernel' && h.groups) {
+      kids.unshift(el('h3', {text: 'by ' + h.by + ' (' + h.groups.length + ' of ' + h.group_count +
+                             '; ' + fmtNum(h.grouped_launches) + ' launches)'}),
+                   table(h.groups, ['name', 'launches', 'gpu_ns', 'kernels'], {cls: 'by'}),
+                   el('h3', {text: 'by kernel'}));
+    }
     section(app, 'gp-hotspots', 'Kernel hotspots (' + h.kernels.length + ' of ' + h.distinct_kernels +
-            ' kernels; click a column to sort)', [bars, t]);
+            ' kernels; click a column to sort)', kids);
+  }
+
+  /* -------------------------------------------------------- framework ops */
+  function ops(app, R) {
+    var o = R.ops;
+    if (!o || !o.ops || !o.ops.length) return;
+    section(app, 'gp-ops', 'Framework ops (' + o.ops.length + ' of ' + o.count + '; ' +
+            fmtNum(o.launches) + ' launches, ' + fmtNs(o.gpu_ns) + ')',
+            [table(o.ops, ['name', 'kind', 'id', 'launches', 'gpu_ns', 'kernels'],
+                   {rowAttrs: function (r) { return {'data-op': r.name, 'data-gpu-ns': r.gpu_ns}; }})]);
   }
 
   /* -------------------------------------------------------- timeline */
@@ -394,6 +412,7 @@
     }
     devices(app, R, T);
     hotspots(app, R);
+    ops(app, R);
     timeline(app, T);
     if (R.scopes && R.scopes.items && R.scopes.items.length)
       section(app, 'gp-scopes', 'Scopes', [table(R.scopes.items)]);
