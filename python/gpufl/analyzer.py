@@ -25,7 +25,7 @@ import sys
 import warnings
 from typing import Optional
 
-from . import _logs
+from . import _frames, _logs
 from . import _report_c as _c
 from .report import TextReport
 from . import _wire
@@ -197,7 +197,12 @@ class GpuFlightSession:
             raise AttributeError(msg) from None
         df = self._frames.get(name)
         if df is None:
-            df = self._frames[name] = _to_frame(pd, self.rows(name), _logs.COLUMNS[name])
+            # Columns filled by the C library, when it can give this table
+            # exactly; else (and for memset, perf, scope_spans) the rows.
+            df = _frames.frame(pd, self._logs, name)
+            if df is None:
+                df = _to_frame(pd, self.rows(name), _logs.COLUMNS[name])
+            self._frames[name] = df
         return df
 
     def __getattr__(self, name):

@@ -50,6 +50,9 @@ typedef struct fl_batch {
     /* Every cell is an FL_CELL_INT (the writer's batches: a consumer may
      * read cells[i].i without looking at the kind); false: not known. */
     bool all_ints;
+    /* The envelope had a base_time_ns (absent: base_time_ns is 0 and
+     * unknown, not the epoch). */
+    bool has_base;
     /* host_metric_batch only: the envelope's hostname (NULL if absent). */
     const char *hostname;
     const char *file; /* for messages */
