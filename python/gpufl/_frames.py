@@ -67,10 +67,45 @@ _KERNELS = _wire.batch("kernel_event_batch")
 _COMMON_KNOWN = {"dt_ns", "ts_ns"}  # gpufl._logs._CONSUMED
 
 
-class _Cols:
-    """One C set as numpy arrays (views of the C memory while it lives)."""
+class _Owner:
+    """The C columns of one read: freed when the last array viewing them
+    (a DataFrame's column among them) is gone."""
 
-    def __init__(self, np, s):
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __del__(self):
+        if self.handle:
+            _free(self.handle)
+            self.handle = None
+
+
+_NP_TYPES = {ctypes.c_int64: "int64", ctypes.c_double: "float64", ctypes.c_int32: "int32",
+             ctypes.c_uint8: "uint8"}
+
+
+_VIEW_TYPES = {}
+
+
+def _view(np, ctype, n, addr, owner):
+    """n values of ctype at addr as a numpy array, without a copy, keeping
+    owner alive (through the ctypes array numpy takes as its base: a
+    subclass, which can hold an attribute)."""
+    t = _VIEW_TYPES.get((ctype, n))
+    if t is None:
+        if len(_VIEW_TYPES) > 256:
+            _VIEW_TYPES.clear()
+        t = _VIEW_TYPES[(ctype, n)] = type("_View", (ctype * n,), {})
+    a = t.from_address(addr)
+    a.owner = owner
+    return np.frombuffer(a, dtype=_NP_TYPES[ctype])
+
+
+class _Cols:
+    """One C set as numpy arrays (views of the C memory, kept while any of
+    them lives)."""
+
+    def __init__(self, np, s, owner):
         self.n = s.nrows
         self.exact = bool(s.exact)
         self.order = []
@@ -80,13 +115,14 @@ class _Cols:
             name = c.name.decode("utf-8", "surrogateescape")
             self.order.append(name)
             n = self.n
-            valid = (np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(c.valid))
-                     .view(np.bool_) if n else np.zeros(0, np.bool_))
             ctype = {GPUFL_COLUMN_INT64: ctypes.c_int64, GPUFL_COLUMN_DOUBLE: ctypes.c_double,
                      GPUFL_COLUMN_CODES: ctypes.c_int32}[c.kind]
-            data = (np.ctypeslib.as_array((ctype * n).from_address(c.data)) if n else
-                    np.zeros(0, {ctypes.c_int64: np.int64, ctypes.c_double: np.float64,
-                                 ctypes.c_int32: np.int32}[ctype]))
+            if n:
+                # the C library writes 0 or 1: a bool view
+                valid = _view(np, ctypes.c_uint8, n, c.valid, owner).view(np.bool_)
+                data = _view(np, ctype, n, c.data, owner)
+            else:
+                valid, data = np.zeros(0, np.bool_), np.zeros(0, _NP_TYPES[ctype])
             strings = None
             if c.kind == GPUFL_COLUMN_CODES:
                 strings = [c.strings[k].decode("utf-8", "surrogateescape")
@@ -117,31 +153,32 @@ class _Builder:
         return a
 
     def numeric(self, col):
-        """A batch column as _logs / _to_frame leave it."""
+        """A batch column as _logs / _to_frame leave it (a view of the C
+        memory when nothing changes: pandas copies it)."""
         np = self.np
         if col is None:
             return self.none()
         kind, data, valid, _ = col
         data, valid = self._take(data), self._take(valid)
-        known = int(valid.sum())
-        if known == 0:
+        if valid.all():
+            return data
+        if not valid.any():
             return self.none()
         if kind == GPUFL_COLUMN_DOUBLE:
             return np.where(valid, data, np.nan)
-        if known == self.n:
-            return np.array(data, dtype=np.int64)
-        return self.pd.arrays.IntegerArray(np.where(valid, data, 0), ~valid)
+        return self.pd.arrays.IntegerArray(data, ~valid)  # data is 0 where unknown
 
     def ints(self, data, valid):
         """Derived integers (already in row order)."""
-        known = int(valid.sum())
-        if known == 0:
-            return self.none()
-        if known == self.n:
+        if valid.all():
             return data
+        if not valid.any():
+            return self.none()
         return self.pd.arrays.IntegerArray(self.np.where(valid, data, 0), ~valid)
 
     def floats(self, data, valid):
+        if valid.all():
+            return data
         if not valid.any():
             return self.none()
         return self.np.where(valid, data, self.np.nan)
@@ -151,35 +188,36 @@ class _Builder:
         row order already), with the dtype pandas gives the same list, and
         _to_frame's Int64 for integers with unknowns."""
         np, pd = self.np, self.pd
-        used = np.unique(codes[valid]) if self.n else codes[:0]
-        present = [values[int(k)] for k in used if values[int(k)] is not None]
-        none_too = bool((~valid).any()) or len(present) < len(used)
+        nv = len(values)
+        slot = np.where(valid, codes, nv)  # nv: None
+        counts = np.bincount(slot, minlength=nv + 1)
+        used = [values[k] for k in np.flatnonzero(counts[:nv])]
+        present = [v for v in used if v is not None]
+        none_too = bool(counts[nv]) or len(present) < len(used)
         if not present:
             return self.none()
         if all(type(v) is int for v in present):
             try:
-                ints = np.array([v if type(v) is int else 0 for v in values], dtype=np.int64)
+                ints = np.array([v if type(v) is int else 0 for v in values] + [0], np.int64)
             except OverflowError:
                 raise _Unsure() from None
-            isnone = np.array([v is None for v in values], dtype=np.bool_)
-            miss = ~valid | isnone[np.where(valid, codes, 0)]
-            data = ints[np.where(valid, codes, 0)]
+            data = ints[slot]
             if none_too:
-                return pd.arrays.IntegerArray(np.where(miss, 0, data), miss)
+                isnone = np.array([v is None for v in values] + [True], dtype=np.bool_)
+                return pd.arrays.IntegerArray(data, isnone[slot])
             return data
         # pandas infers the same dtype from a list of these values as from the
         # whole column: decide it from the distinct ones.
         dtype = pd.Series(present + ([None] if none_too else [])).dtype
-        table = np.empty(len(values) + 1, dtype=object)
+        if dtype.kind == "f":
+            return np.array([np.nan if v is None else float(v) for v in values] + [np.nan],
+                            np.float64)[slot]
+        table = np.empty(nv + 1, dtype=object)
         for i, v in enumerate(values):
             table[i] = v
-        table[len(values)] = None
-        out = table[np.where(valid, codes, len(values))]
-        if dtype == object:
-            return out
-        if dtype.kind == "f":
-            return out.astype(np.float64)  # None -> nan
-        return out.astype(dtype)
+        table[nv] = None
+        out = table[slot]
+        return out if dtype == object else out.astype(dtype)
 
     def const(self, value):
         return self.objects([value], self.np.zeros(self.n, self.np.int32),
@@ -232,9 +270,12 @@ def _extras(cols, table, known_more=()):
 
 
 def _by_start(np, cols):
-    """Row order by start (ts_ns), unknown last, stable (_logs's sort)."""
+    """Row order by start (ts_ns), unknown last, stable (_logs's sort);
+    None when the rows are in that order already."""
     ts = cols.get("ts_ns")
     data, valid = ts[1], ts[2]
+    if valid.all() and bool((data[1:] >= data[:-1]).all()):
+        return None
     return np.lexsort((np.where(valid, data, 0), ~valid))
 
 
@@ -432,19 +473,20 @@ def frame(pd, logs, table):
                                       ctypes.byref(err)))
     if st != 0:
         return None  # the rows' reader says what it finds there
-    try:
+    owner = _Owner(handle.value)
+    if True:  # the owner frees the columns once nothing views them
         counts = _counts(handle).contents
         dicts = {}
 
         def dict_cols(name):
             if name not in dicts:
                 p = _find(handle, name.encode())
-                dicts[name] = _Cols(np, p.contents) if p else None
+                dicts[name] = _Cols(np, p.contents, owner) if p else None
             return dicts[name]
         p = _find(handle, _logs.TABLE_BATCHES[table][0].encode())
         if not p:
             return _empty(pd, table, counts, logs)
-        cols = _Cols(np, p.contents)
+        cols = _Cols(np, p.contents, owner)
         if not cols.exact:
             return None
         if cols.n == 0:
@@ -457,11 +499,10 @@ def frame(pd, logs, table):
             return None
         first = _logs.COLUMNS[table]
         keys = list(first) + [k for k in data if k not in first]
-        df = pd.DataFrame({k: data[k] for k in keys}, columns=keys)
+        # Not copied: the columns that view the C arrays keep them.
+        df = pd.DataFrame({k: data[k] for k in keys}, columns=keys, copy=False)
         _take_counts(logs, counts)
         return df
-    finally:
-        _free(handle)
 
 
 def _empty(pd, table, counts, logs):
