@@ -314,7 +314,9 @@ static bool put_ts(col *c, size_t at, const fl_batch *b, int dt, size_t r)
 static void on_batch(void *user, const fl_batch *b)
 {
     gpufl_columns *g = user;
-    if (g->oom || !b->type[0] || !wanted(g, b->type))
+    /* A batch of no rows adds no column (gpufl._logs takes the columns of
+     * rows). */
+    if (g->oom || !b->type[0] || !b->nrows || !wanted(g, b->type))
         return;
     set *s = set_of(g, b->type, b->type_id, false);
     int ts = s ? col_of(s, "ts_ns") : -1;
