@@ -422,6 +422,11 @@ typedef struct gpufl_columns_options {
      * ("kernel_event_batch,memcpy_event_batch"); dictionaries and details
      * are always kept. */
     const char *batches;
+    /* GPUFlight's analyzer's light read (load_all_rotated=False): per
+     * channel one file - the plain file (the session root's, else .tmp/'s),
+     * else the flat layout's window 0, else the lowest window.  false: every
+     * file, windows in order. */
+    bool one_file_per_channel;
 } gpufl_columns_options;
 
 typedef struct gpufl_columns gpufl_columns; /* opaque */

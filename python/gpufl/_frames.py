@@ -50,7 +50,7 @@ class _Counts(ctypes.Structure):
 
 class _Options(ctypes.Structure):
     _fields_ = [("session_id", ctypes.c_char_p), ("log_prefix", ctypes.c_char_p),
-                ("batches", ctypes.c_char_p)]
+                ("batches", ctypes.c_char_p), ("one_file_per_channel", ctypes.c_bool)]
 
 
 try:
@@ -456,7 +456,7 @@ def frame(pd, logs, table):
     """The DataFrame of table read through the C columns, or None (see the
     module's doc).  logs: the session's gpufl._logs.SessionLogs; its
     `problems` become this read's."""
-    if _read is None or table not in _BUILD or not logs.reads_all_files():
+    if _read is None or table not in _BUILD:
         return None
     try:
         import numpy as np
@@ -465,6 +465,8 @@ def frame(pd, logs, table):
     opts = _Options()
     opts.session_id = logs.session_id.encode() if logs.session_id else None
     opts.batches = ",".join(_logs.TABLE_BATCHES[table]).encode()
+    # the files the rows' reader reads: all, or GPUFlight's light read
+    opts.one_file_per_channel = not logs.all_windows
     handle = ctypes.c_void_p()
     err = _FlError()
     from ._report_c import _interruptible

@@ -179,12 +179,6 @@ class SessionLogs:
 
     def _file_list(self):
         """[(channel, window, path)] in read order, one file per window."""
-        best = self._slots()
-        out = [(c[0], c[1], c[5]) for _, (_, c) in sorted(best.items())]
-        return out if self.all_windows else self._one_per_channel(sorted(best.items()))
-
-    def _slots(self):
-        """{read-order slot: (rank, candidate)}: the file chosen per window."""
         def slot(c):
             ch, win, in_tmp, zero = c[0], c[1], c[2], c[6]
             return (CHANNELS.index(ch), 0 if win else 1 if zero else 2 + in_tmp, win)
@@ -195,7 +189,8 @@ class SessionLogs:
             k = slot(c)
             if k not in best or rank < best[k][0]:
                 best[k] = (rank, c)
-        return best
+        out = [(c[0], c[1], c[5]) for _, (_, c) in sorted(best.items())]
+        return out if self.all_windows else self._one_per_channel(sorted(best.items()))
 
     def _one_per_channel(self, slots):
         """GPUFlight's light read: per channel the plain file (the session
@@ -219,17 +214,6 @@ class SessionLogs:
                                       len(cands), ch, os.path.basename(chosen[5])))
             out.append((chosen[0], chosen[1], chosen[5]))
         return out
-
-    def reads_all_files(self):
-        """Whether this reader reads every file of the session, as the C
-        reader does (not so when the light read leaves windows out)."""
-        if self.all_windows:
-            return True
-        saved = self.notes
-        try:
-            return not self._one_per_channel(sorted(self._slots().items())) or not self.notes
-        finally:
-            self.notes = saved
 
     def files(self):
         """[(channel, path)] in read order."""

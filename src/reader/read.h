@@ -182,6 +182,11 @@ typedef struct fl_read_opts {
      * Default true; false for a caller that takes its signals itself
      * (signalfd) and reads on after them. */
     bool stop_on_signal;
+    /* GPUFlight's analyzer's light read (load_all_rotated=False): per
+     * channel one file only - the plain file (the session root's, else
+     * .tmp/'s), else the flat layout's window 0, else the lowest window.
+     * Default false: every file. */
+    bool one_file_per_channel;
 } fl_read_opts;
 
 void fl_read_opts_init(fl_read_opts *o);

@@ -665,6 +665,7 @@ gpufl_status gpufl_columns_read(const char *path, const gpufl_columns_options *o
     fl_read_opts ro;
     fl_read_opts_init(&ro);
     ro.session_id = opts->session_id && *opts->session_id ? opts->session_id : NULL;
+    ro.one_file_per_channel = opts->one_file_per_channel;
     fl_read_cb cb = {
         .user = g, .record = on_record, .batch = on_batch, .warning = on_warning, .stop = on_stop};
     fl_read_result *res = calloc(1, sizeof *res);

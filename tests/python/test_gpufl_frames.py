@@ -9,8 +9,7 @@ test_gpufl.py, on every GPUFlight 1.3 layout, and on sessions generated
 here with nulls, reals, extra and missing columns, unknown ids and kernels
 out of start order.  Exact values and unknowns (NaN / <NA> / None) are
 checked for the synthetic session.  What the columns cannot give exactly
-(an integer above INT64_MAX, a light read that leaves windows out) falls
-back to the rows, with the same frame.  The frame's columns stay valid
+(an integer above INT64_MAX) falls back to the rows, with the same frame.  The frame's columns stay valid
 after everything else of the read is gone (they view the C memory).
 
 Needs numpy and pandas: run by a python3 that has both (this one, else
@@ -160,16 +159,22 @@ class SyntheticTest(Base):
                           p["gz_errors"]), (4, 1, 1, 0))
         pd.testing.assert_frame_equal(k, rows_frame(s, "kernels"), check_exact=True)
 
-    def test_light_read_falls_back(self):
-        # load_all_rotated=False with two system windows: the rows' reader
-        # reads one file per channel, the C reader all: the rows build it.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+    def test_light_read(self):
+        # load_all_rotated=False with two system windows: GPUFlight's light
+        # read, one file per channel (system.log, not system.1.log.gz), the
+        # C reader's too; its note said once, at the first frame.
+        with warnings.catch_warnings(record=True) as told:
+            warnings.simplefilter("always")
             s = GpuFlightSession(self.tmp)
-            self.assertFalse(s._logs.reads_all_files())
-            self.assertIsNone(_frames.frame(pd, s._logs, "device_metrics"))
-            self.assertEqual(len(s.device_metrics), 2)  # system.log's two rows only
-            pd.testing.assert_frame_equal(s.device_metrics, rows_frame(s, "device_metrics"))
+            d = s.device_metrics
+            self.assertEqual(len(d), 2)  # system.log's two rows only
+            self.assertEqual(s.read_problems["files"], 3)
+            self.same(s, "device_metrics")
+            s.kernels
+        self.assertEqual([str(w.message) for w in told],
+                         ["GpuFlightSession: 2 system log windows found; read only system.log: "
+                          "pass load_all_rotated=True to read them all"])
+        self.assertEqual(told[0].filename, __file__)
 
     def test_columns_outlive_the_read(self):
         k = _frames.frame(pd, self.s._logs, "kernels")

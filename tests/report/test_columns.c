@@ -7,7 +7,8 @@
  * entries replacing earlier ones and each name interned once, the detail
  * each launch takes; the batch filter; what has no exact column form
  * (a dictionary key int() would read otherwise, an integer above
- * INT64_MAX) marked not exact; what the read skipped counted; bad
+ * INT64_MAX) marked not exact; GPUFlight's light read (one file per
+ * channel); what the read skipped counted; bad
  * arguments, a missing session and a session of random bytes refused
  * with a message naming the path.
  */
@@ -215,6 +216,45 @@ static void test_filter_and_exact(void)
     gpufl_columns_free(c);
 }
 
+/* GPUFlight's light read: the plain file of each channel, else its lowest
+ * window; every file without it. */
+static void test_light_read(void)
+{
+    const char *dir = session("light", JOB DOWN);
+    const char *mb = "{\"type\":\"memcpy_event_batch\"," REC ",\"base_time_ns\":%d,"
+                     "\"columns\":[\"dt_ns\",\"bytes\"],\"rows\":[[0,%d]]}\n";
+    char line[512];
+    static const char *const files[] = {"scope.2.log", "scope.3.log", "system.1.log", "system.log"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(line, sizeof line, mb, 100 + i, i);
+        write_file(dir, files[i], line);
+    }
+    gpufl_columns_options o;
+    gpufl_columns_options_init(&o);
+    for (int light = 0; light < 2; light++) {
+        o.one_file_per_channel = light;
+        gpufl_columns *c = NULL;
+        gpufl_error err;
+        CHECK_INT(gpufl_columns_read(dir, &o, &c, &err), GPUFL_OK);
+        const gpufl_column_set *s = gpufl_columns_find(c, "memcpy_event_batch");
+        const gpufl_column *b = col(s, "bytes");
+        CHECK(b != NULL);
+        if (b && light) {
+            /* scope.2.log (the lowest window), system.log (the plain file) */
+            CHECK_U64(s->nrows, 2);
+            CHECK_INT(i64(b, 0), 0);
+            CHECK_INT(i64(b, 1), 3);
+            CHECK_U64(gpufl_columns_counts_of(c)->files, 3);
+        } else if (b) {
+            CHECK_U64(s->nrows, 4);
+            for (size_t r = 0; r < 4 && r < s->nrows; r++)
+                CHECK_INT(i64(b, r), (int64_t)r);
+            CHECK_U64(gpufl_columns_counts_of(c)->files, 5);
+        }
+        gpufl_columns_free(c);
+    }
+}
+
 static void test_errors(void)
 {
     gpufl_columns *c = (gpufl_columns *)&c;
@@ -259,6 +299,7 @@ int main(void)
     }
     test_values();
     test_filter_and_exact();
+    test_light_read();
     test_errors();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
