@@ -10,8 +10,8 @@ where unknown), the same values and row order - or None when it cannot
 promise that (a table it does not build, a set the C library marks not
 exact, a value whose Python arithmetic numpy would not reproduce); the
 caller then builds it from the rows.  The C arrays are wrapped without a
-copy; what pandas keeps is a copy or a derived array, so the columns are
-freed before the frame is returned.
+copy (numpy.frombuffer) and the frame's columns may view them: the C
+memory is freed when the last array viewing it is gone, never before.
 """
 
 import ctypes
@@ -75,9 +75,9 @@ class _Owner:
         self.handle = handle
 
     def __del__(self):
-        if self.handle:
-            _free(self.handle)
-            self.handle = None
+        h, self.handle = self.handle, None
+        if h and _free is not None:  # None: the interpreter is going away
+            _free(h)
 
 
 _NP_TYPES = {ctypes.c_int64: "int64", ctypes.c_double: "float64", ctypes.c_int32: "int32",
@@ -475,36 +475,36 @@ def frame(pd, logs, table):
                                       ctypes.byref(err)))
     if st != 0:
         return None  # the rows' reader says what it finds there
-    owner = _Owner(handle.value)
-    if True:  # the owner frees the columns once nothing views them
-        counts = _counts(handle).contents
-        dicts = {}
+    # The owner frees the columns once nothing views them.
+    return _frame_of(pd, np, logs, table, handle, _Owner(handle.value))
 
-        def dict_cols(name):
-            if name not in dicts:
-                p = _find(handle, name.encode())
-                dicts[name] = _Cols(np, p.contents, owner) if p else None
-            return dicts[name]
-        p = _find(handle, _logs.TABLE_BATCHES[table][0].encode())
-        if not p:
-            return _empty(pd, table, counts, logs)
-        cols = _Cols(np, p.contents, owner)
-        if not cols.exact:
-            return None
-        if cols.n == 0:
-            return _empty(pd, table, counts, logs)
-        b = _Builder(pd, np, cols.n)
-        try:
-            data = _BUILD[table](b, np, cols, {"session_id": logs.session_id,
-                                               "dicts": dict_cols})
-        except _Unsure:
-            return None
-        first = _logs.COLUMNS[table]
-        keys = list(first) + [k for k in data if k not in first]
-        # Not copied: the columns that view the C arrays keep them.
-        df = pd.DataFrame({k: data[k] for k in keys}, columns=keys, copy=False)
-        _take_counts(logs, counts)
-        return df
+
+def _frame_of(pd, np, logs, table, handle, owner):
+    counts = _counts(handle).contents
+    dicts = {}
+
+    def dict_cols(name):
+        if name not in dicts:
+            p = _find(handle, name.encode())
+            dicts[name] = _Cols(np, p.contents, owner) if p else None
+        return dicts[name]
+    p = _find(handle, _logs.TABLE_BATCHES[table][0].encode())
+    if not p or p.contents.nrows == 0:
+        return _empty(pd, table, counts, logs)
+    cols = _Cols(np, p.contents, owner)
+    if not cols.exact:
+        return None
+    b = _Builder(pd, np, cols.n)
+    try:
+        data = _BUILD[table](b, np, cols, {"session_id": logs.session_id, "dicts": dict_cols})
+    except _Unsure:
+        return None
+    first = _logs.COLUMNS[table]
+    keys = list(first) + [k for k in data if k not in first]
+    # Not copied: the columns that view the C arrays keep them.
+    df = pd.DataFrame({k: data[k] for k in keys}, columns=keys, copy=False)
+    _take_counts(logs, counts)
+    return df
 
 
 def _empty(pd, table, counts, logs):
