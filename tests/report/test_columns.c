@@ -7,7 +7,7 @@
  * entries replacing earlier ones and each name interned once, the detail
  * each launch takes; the batch filter; what has no exact column form
  * (a dictionary key int() would read otherwise, an integer above
- * INT64_MAX) marked not exact; GPUFlight's light read (one file per
+ * INT64_MAX, more than 1024 columns) marked not exact; GPUFlight's light read (one file per
  * channel); what the read skipped counted; bad
  * arguments, a missing session and a session of random bytes refused
  * with a message naming the path.
@@ -213,6 +213,33 @@ static void test_filter_and_exact(void)
         CHECK_INT(col(s, "bytes")->valid[0], 0); /* never a 0 taken for known */
     s = gpufl_columns_find(c, "kernel_event_batch");
     CHECK(s != NULL && s->exact);
+    gpufl_columns_free(c);
+
+    /* 1100 columns, generated: the first 1024 kept, the set not exact. */
+    size_t cap = 64 << 10, len = 0;
+    char *text = malloc(cap);
+    CHECK(text != NULL);
+    if (!text)
+        return;
+    len += (size_t)snprintf(text + len, cap - len,
+                            JOB "{\"type\":\"memcpy_event_batch\"," REC
+                                ",\"base_time_ns\":1,\"columns\":[\"dt_ns\"");
+    for (int i = 0; i < 1100; i++)
+        len += (size_t)snprintf(text + len, cap - len, ",\"c%d\"", i);
+    len += (size_t)snprintf(text + len, cap - len, "],\"rows\":[[0");
+    for (int i = 0; i < 1100; i++)
+        len += (size_t)snprintf(text + len, cap - len, ",%d", i);
+    snprintf(text + len, cap - len, "]]}\n" DOWN);
+    dir = session("wide", text);
+    free(text);
+    c = NULL;
+    CHECK_INT(gpufl_columns_read(dir, NULL, &c, &err), GPUFL_OK);
+    s = gpufl_columns_find(c, "memcpy_event_batch");
+    CHECK(s != NULL && !s->exact && s->ncols == 1024 && s->nrows == 1);
+    if (s && s->ncols == 1024) {
+        CHECK_STR(s->cols[1023].name, "c1022"); /* ts_ns first */
+        CHECK_INT(i64(&s->cols[1023], 0), 1022);
+    }
     gpufl_columns_free(c);
 }
 
