@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench_python.py - what the Python packages add per call.
 
-    python3 bench/bench_python.py [--build DIR] [--quick] [--rounds N] [--json]
+    python3 bench/bench_python.py [--build DIR] [--quick] [--json] [--only WHAT]
+                                  [--kernels N] [--scope-rows N] [--runs N]
 
 From the repository root after a normal build into build/ (`cmake -S . -B
 build && cmake --build build`).  Figures (docs/performance.md, "Python"):
@@ -18,6 +19,17 @@ build && cmake --build build`).  Figures (docs/performance.md, "Python"):
       None_, Monitor engine) and with the session disabled (enabled=False),
       next to an empty `with` of a trivial Python context manager.
       Target: <= 2 us per Scope.
+  (c) gpufl.analyzer's DataFrames: GpuFlightSession(dir).kernels on a
+      session of --kernels launches (default 200 000: 50 kernels, 4
+      streams, a kernel_detail at each kernel's first launch, as our
+      writer writes them) and .scope_events on one of --scope-rows rows
+      (default 1 000 000: begin / end rows of 20 scope names), session
+      construction included, each in a fresh child process; next to
+      GPUFlight's own analyzer (pure Python: $GPUFL_CLIENT_DIR/python, by
+      default /tmp/gpufl-client/python) on the same files when its checkout
+      is there.  Targets: >= 10x GPUFlight's analyzer on the kernels; the
+      1 M-row scope_events in < 2 s.  Both need pandas: the children run
+      under the first of this python and /usr/bin/python3 that has it.
 
 Each figure is the median over rounds of (round time / calls in the round);
 the configurations of one measurement are interleaved round by round, with
@@ -45,6 +57,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET_DECORATOR_US = 100.0
 TARGET_SCOPE_US = 2.0
+TARGET_FRAMES_SPEEDUP = 10.0
+TARGET_SCOPE_EVENTS_S = 2.0
+GPUFL_CLIENT_DIR = os.environ.get("GPUFL_CLIENT_DIR") or "/tmp/gpufl-client"
 
 
 # ----------------------------------------------------------------- timing
@@ -224,6 +239,172 @@ def child_scope(enabled, quick):
         shutil.rmtree(logs, ignore_errors=True)
 
 
+# ----------------------------------------------------------------- frames
+
+FR_SID = "bbbbbbbb-1111-4222-8333-444444444444"
+FR_T0 = 1760000000000000000
+
+
+def write_frames_session(base, kernels, scope_rows):
+    """A session directory base/<sid>/ in our writer's shape: kernel_event_batch
+    and scope_event_batch lines of 1024 rows.  Returns base."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from gpufl import _wire
+
+    def rec(type_, **kw):
+        d = {"version": 1, "type": type_, "session_id": FR_SID}
+        d.update(kw)
+        return json.dumps(d, separators=(",", ":")) + "\n"
+
+    job = rec("job_start", pid=7, app="bench", log_path=base, ts_ns=FR_T0, hostname="h",
+              devices=[{"id": 0, "name": "Bench GPU", "uuid": "GPU-B"}],
+              gpu_static_devices=[], session_kind="trace", profiling_engine="nvidia.trace")
+    names = ["kernel_%02d(float*, int)" % i for i in range(50)]
+    scopes = ["scope_%02d" % i for i in range(20)]
+    dicts = rec("dictionary_update", kernel_dict={str(i + 1): n for i, n in enumerate(names)},
+                scope_name_dict={str(i + 1): n for i, n in enumerate(scopes)})
+    down = json.dumps({"type": "shutdown", "pid": 7, "app": "bench", "session_id": FR_SID,
+                       "ts_ns": FR_T0 + 10 ** 10}) + "\n"
+    d = os.path.join(base, FR_SID)
+    os.makedirs(d)
+    kcols = list(_wire.columns("kernel_event_batch"))
+    with open(os.path.join(d, "device.log"), "w") as f:
+        f.write(job + dicts)
+        seen = set()
+        for b0 in range(0, kernels, 1024):
+            rows = []
+            for i in range(b0, min(kernels, b0 + 1024)):
+                k = i % 50 + 1
+                first = k not in seen
+                seen.add(k)
+                v = {"dt_ns": (i - b0) * 2000, "kernel_id": k, "stream_id": i % 4,
+                     "duration_ns": 1000 + i % 977, "corr_id": i + 1, "dyn_shared": 0,
+                     "num_regs": 32, "has_details": int(first), "external_kind": 0,
+                     "external_id": 0, "device_id": 0}
+                rows.append([v[c] for c in kcols])
+                if first:
+                    f.write(rec("kernel_detail", corr_id=i + 1, grid="(%d,1,1)" % k,
+                                block="(256,1,1)", static_shared=0, local_bytes=0,
+                                const_bytes=0, occupancy=0.5, reg_occupancy=1.0,
+                                smem_occupancy=1.0, warp_occupancy=0.5, block_occupancy=1.0,
+                                limiting_resource="warps", max_active_blocks=8,
+                                local_mem_total_bytes=0, local_mem_per_thread_bytes=0,
+                                user_scope="train", stack_trace=None))
+            f.write(rec("kernel_event_batch", batch_id=b0 // 1024 + 1,
+                        base_time_ns=FR_T0 + b0 * 2000, columns=kcols, rows=rows))
+        f.write(down)
+    scols = list(_wire.columns("scope_event_batch"))
+    with open(os.path.join(d, "scope.log"), "w") as f:
+        f.write(job + dicts)
+        for b0 in range(0, scope_rows, 1024):
+            rows = []
+            for i in range(b0, min(scope_rows, b0 + 1024)):
+                inst, end = i // 2 + 1, i % 2
+                v = {"dt_ns": (i - b0) * 1000, "scope_instance_id": inst,
+                     "name_id": inst % 20 + 1, "event_type": end, "depth": 0, "repeat": 0,
+                     "warmup": 0, "original_start_ns": FR_T0 + (i - end) * 1000, "tid": 7}
+                rows.append([v[c] for c in scols])
+            f.write(rec("scope_event_batch", batch_id=b0 // 1024 + 1,
+                        base_time_ns=FR_T0 + b0 * 1000, columns=scols, rows=rows, version=3))
+        f.write(down)
+    with open(os.path.join(d, "system.log"), "w") as f:
+        f.write(job + dicts + down)
+    return base
+
+
+def child_frames(which, table, logs):
+    """One timed read: the session object and one table, in this process."""
+    if which == "gpufl-client":
+        sys.path.insert(0, os.path.join(GPUFL_CLIENT_DIR, "python"))
+        import warnings
+        warnings.simplefilter("ignore")
+    from gpufl.analyzer import GpuFlightSession
+    import pandas  # noqa: F401  (imported before the clock starts, by both)
+    t0 = time.perf_counter()
+    if which == "gpufl-client":
+        s = GpuFlightSession(logs, session_id=FR_SID)
+    else:
+        s = GpuFlightSession(logs)
+    df = getattr(s, table)
+    t1 = time.perf_counter()
+    return {"seconds": t1 - t0, "rows": len(df), "columns": len(df.columns),
+            "module": sys.modules["gpufl.analyzer"].__file__}
+
+
+def pandas_python():
+    for exe in (sys.executable, "/usr/bin/python3"):
+        if subprocess.run([exe, "-c", "import pandas, numpy"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0:
+            return exe
+    return None
+
+
+def measure_frames(args, env):
+    exe = pandas_python()
+    if exe is None:
+        return {"skipped": "no python here has pandas and numpy (Debian: apt-get install "
+                           "python3-pandas python3-numpy)"}
+    tmp = tempfile.mkdtemp(prefix="bench-python-frames-")
+    try:
+        kernels = 20000 if args.quick and args.kernels is None else (args.kernels or 200000)
+        scope_rows = (100000 if args.quick and args.scope_rows is None
+                      else (args.scope_rows or 1000000))
+        kdir = write_frames_session(os.path.join(tmp, "k"), kernels, 0)
+        sdir = write_frames_session(os.path.join(tmp, "s"), 0, scope_rows)
+        client = os.path.isdir(os.path.join(GPUFL_CLIENT_DIR, "python", "gpufl", "analyzer"))
+        cases = [("ours", "kernels", kdir), ("ours", "scope_events", sdir)]
+        if client:
+            cases += [("gpufl-client", "kernels", kdir), ("gpufl-client", "scope_events", sdir)]
+        runs = args.runs or (3 if args.quick else 5)
+        out = {"python": exe, "kernels": kernels, "scope_rows": scope_rows,
+               "gpufl_client": GPUFL_CLIENT_DIR if client else None, "cases": {}}
+        for _ in range(runs):  # interleaved run by run
+            for which, table, logs in cases:
+                cmd = [exe, os.path.abspath(__file__), "--child", "frames", "--which", which,
+                       "--table", table, "--logs", logs]
+                r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
+                                   universal_newlines=True)
+                if r.returncode != 0:
+                    sys.exit("bench_python: the %s %s read failed (exit %d)"
+                             % (which, table, r.returncode))
+                got = json.loads(r.stdout)
+                c = out["cases"].setdefault("%s %s" % (which, table),
+                                            {"seconds": [], "rows": got["rows"],
+                                             "columns": got["columns"]})
+                c["seconds"].append(got["seconds"])
+        for c in out["cases"].values():
+            c["median_s"] = statistics.median(c["seconds"])
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_frames(f):
+    if "skipped" in f:
+        print("(c) analyzer DataFrames: skipped: " + f["skipped"])
+        return
+    print("(c) GpuFlightSession(dir).<table>, construction included, median of %d runs "
+          "(python %s)" % (len(next(iter(f["cases"].values()))["seconds"]), f["python"]))
+    c = f["cases"]
+    for name, v in c.items():
+        print("  %-28s %8.3f s  (%s; %d rows x %d columns)"
+              % (name, v["median_s"], ", ".join("%.3f" % x for x in v["seconds"]), v["rows"],
+                 v["columns"]))
+    ours = c["ours kernels"]["median_s"]
+    if "gpufl-client kernels" in c:
+        x = c["gpufl-client kernels"]["median_s"] / ours
+        print("  kernels: %.1fx GPUFlight's analyzer (target >= %.0fx: %s)"
+              % (x, TARGET_FRAMES_SPEEDUP, "met" if x >= TARGET_FRAMES_SPEEDUP else "MISSED"))
+        x = c["gpufl-client scope_events"]["median_s"] / c["ours scope_events"]["median_s"]
+        print("  scope_events: %.1fx GPUFlight's analyzer" % x)
+    else:
+        print("  (no GPUFlight checkout at %s: nothing to compare with)" % GPUFL_CLIENT_DIR)
+    se = c["ours scope_events"]["median_s"]
+    print("  scope_events, %d rows: %.3f s (target < %.0f s: %s)"
+          % (c["ours scope_events"]["rows"], se, TARGET_SCOPE_EVENTS_S,
+             "met" if se < TARGET_SCOPE_EVENTS_S else "MISSED"))
+
+
 # ----------------------------------------------------------------- parent
 
 
@@ -262,7 +443,15 @@ def main():
     ap.add_argument("--build", help="the build folder (default: build/ of this tree)")
     ap.add_argument("--quick", action="store_true", help="fewer calls and rounds")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--only", choices=("decorator", "scope", "frames"),
+                    help="one measurement only")
+    ap.add_argument("--kernels", type=int, help="(c): launches in the kernels session")
+    ap.add_argument("--scope-rows", type=int, help="(c): rows in the scope_events session")
+    ap.add_argument("--runs", type=int, help="(c): runs of each read (default 5)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--which", help=argparse.SUPPRESS)
+    ap.add_argument("--table", help=argparse.SUPPRESS)
+    ap.add_argument("--logs", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
     if args.child:
@@ -272,6 +461,8 @@ def main():
             out = child_scope(True, args.quick)
         elif args.child == "scope-disabled":
             out = child_scope(False, args.quick)
+        elif args.child == "frames":
+            out = child_frames(args.which, args.table, args.logs)
         else:
             sys.exit("unknown child %r" % args.child)
         json.dump(out, sys.stdout)
@@ -284,15 +475,27 @@ def main():
     elif args.build:
         env["GPU_PROFILE_LIBRARY"] = os.path.join(build, "libgpuprofile.so.0")
 
-    res = {"decorator": run_child("decorator", args, env),
-           "scope_active": run_child("scope-active", args, env),
-           "scope_disabled": run_child("scope-disabled", args, env)}
+    res = {}
+    if args.only in (None, "decorator"):
+        res["decorator"] = run_child("decorator", args, env)
+    if args.only in (None, "scope"):
+        res["scope_active"] = run_child("scope-active", args, env)
+        res["scope_disabled"] = run_child("scope-disabled", args, env)
+    if args.only in (None, "frames"):
+        res["frames"] = measure_frames(args, env)
     if args.json:
         json.dump(res, sys.stdout, indent=2)
         print()
         return
+    if "decorator" in res:
+        print_decorator(res["decorator"])
+    if "scope_active" in res:
+        print_scope(res)
+    if "frames" in res:
+        print_frames(res["frames"])
 
-    d = res["decorator"]
+
+def print_decorator(d):
     f = d["figures"]
     bare = f["bare"]["median_us"]
     print("library %s, python %s" % (d["library"], sys.version.split()[0]))
@@ -316,6 +519,9 @@ def main():
             print("    %-6s %s" % (backend, "  ".join("%s %.1f us" % (k, v)
                                                    for k, v in parts.items())))
     print()
+
+
+def print_scope(res):
     for key, title in (("scope_active", "active session (backend None_, Monitor engine)"),
                        ("scope_disabled", "session disabled (enabled=False)")):
         s = res[key]

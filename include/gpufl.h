@@ -364,6 +364,92 @@ GPUFL_API gpufl_status gpufl_report_logs(const char *log_dir, const gpufl_report
 /* Frees what gpufl_report_logs() returned; NULL is accepted. */
 GPUFL_API void gpufl_free(void *p);
 
+/* A session's batches as columns, for bindings that build data frames
+ * (gpufl.analyzer) without an object per row: one set per batch type read
+ * ("kernel_event_batch", ...) and one per dictionary ("kernel_dict", ...:
+ * columns "id" and "name").  A batch set's columns are the union of its
+ * batches' columns in first-seen order, dt_ns replaced by "ts_ns"
+ * (base_time_ns + dt_ns; base_time_ns when dt_ns is not an integer), its
+ * rows in read order (the reader's: windows by number, then the plain
+ * file, then .tmp/).  A null or absent cell is invalid (valid[r] 0, data
+ * 0): never a 0 that claims to be known.  The kernel set has one more
+ * column, GPUFL_COLUMNS_DETAIL: codes into the distinct kernel_detail
+ * records (compact JSON, sorted keys, corr_id left out) each launch takes
+ * (docs/gpufl.md: a launch with has_details takes its corr_id's detail,
+ * which stays in force for its kernel's later launches); invalid for a
+ * launch with none. */
+#define GPUFL_COLUMNS_DETAIL ".detail"
+
+typedef enum gpufl_column_kind {
+    GPUFL_COLUMN_INT64 = 0, /* data: int64_t[nrows] */
+    GPUFL_COLUMN_DOUBLE =
+        1,                 /* data: double[nrows] (a column with a real: its integers converted) */
+    GPUFL_COLUMN_CODES = 2 /* data: int32_t[nrows], indexes into strings[nstrings] */
+} gpufl_column_kind;
+
+typedef struct gpufl_column {
+    const char *name;
+    gpufl_column_kind kind;
+    const void *data;
+    const uint8_t *valid;       /* nrows bytes: 1 known, 0 unknown */
+    const char *const *strings; /* GPUFL_COLUMN_CODES: each distinct string once */
+    size_t nstrings;
+} gpufl_column;
+
+typedef struct gpufl_column_set {
+    const char *name;
+    size_t nrows;
+    size_t ncols;
+    const gpufl_column *cols;
+    /* false: a value of this set has no exact column form (an integer above
+     * INT64_MAX, a time past int64, a dictionary key that is not a plain
+     * decimal integer or a name that is not a string, a real kernel_id or
+     * corr_id, more than 1024 columns): read that table another way. */
+    bool exact;
+} gpufl_column_set;
+
+/* What the read skipped (gpufl.analyzer's read_problems). */
+typedef struct gpufl_columns_counts {
+    char session_id[64]; /* the session read */
+    uint64_t files, lines, bad_lines, bad_records, other_session_records, gz_errors,
+        unreadable_files, bad_windows, unknown_types, unpublished_files, lost_windows, capped_files;
+    bool session_capped;
+} gpufl_columns_counts;
+
+typedef struct gpufl_columns_options {
+    const char *session_id; /* NULL or "": the latest */
+    const char *log_prefix; /* NULL or "": none (as gpufl_report_options') */
+    /* NULL: every batch type; else the batch types to keep, comma-separated
+     * ("kernel_event_batch,memcpy_event_batch"); dictionaries and details
+     * are always kept. */
+    const char *batches;
+    /* GPUFlight's analyzer's light read (load_all_rotated=False): per
+     * channel one file - the plain file (the session root's, else .tmp/'s),
+     * else the flat layout's window 0, else the lowest window.  false: every
+     * file, windows in order. */
+    bool one_file_per_channel;
+} gpufl_columns_options;
+
+typedef struct gpufl_columns gpufl_columns; /* opaque */
+
+/* Zeroes: the latest session, no prefix, every batch type. */
+GPUFL_API void gpufl_columns_options_init(gpufl_columns_options *opts);
+/* Reads the session found from path (as gpufl_report_logs finds it) into
+ * *out (gpufl_columns_free).  GPUFL_ERR_INVALID_ARG for a NULL or empty
+ * path or a NULL out; GPUFL_ERR_IO when no session could be read there
+ * (err names the path and why); GPUFL_ERR_NO_MEMORY.  GPUFL_OK after a
+ * partial read too: gpufl_columns_counts_of says what was skipped. */
+GPUFL_API gpufl_status gpufl_columns_read(const char *path, const gpufl_columns_options *opts,
+                                          gpufl_columns **out, gpufl_error *err);
+GPUFL_API size_t gpufl_columns_count(const gpufl_columns *c);
+/* The i-th set (read order of first appearance), NULL past the end. */
+GPUFL_API const gpufl_column_set *gpufl_columns_at(const gpufl_columns *c, size_t i);
+/* The set of that batch type or dictionary, NULL when the session had none. */
+GPUFL_API const gpufl_column_set *gpufl_columns_find(const gpufl_columns *c, const char *name);
+GPUFL_API const gpufl_columns_counts *gpufl_columns_counts_of(const gpufl_columns *c);
+/* Frees c and every array it gave; NULL is accepted. */
+GPUFL_API void gpufl_columns_free(gpufl_columns *c);
+
 /* ----------------------------------------------------------------- scopes */
 
 /* A scope in progress, returned by gpufl_scope_begin() (a value: no

@@ -31,6 +31,10 @@ ls /usr/share/python-wheels/wheel-*.whl >/dev/null 2>&1 || need=1
 # python3-pytest: the original profgpu package's own test suites run against
 # ours (test_python_profgpu_original, docs/python.md "Tests").
 /usr/bin/python3 -c "import pytest" 2>/dev/null || need=1
+# python3-numpy, python3-pandas: gpufl.analyzer's DataFrames, built from the C
+# library's columns with numpy (test_python_gpufl_frames, the GPUFlight suite
+# test_python_gpufl_client_original; docs/gpufl.md "DataFrames").
+/usr/bin/python3 -c "import numpy, pandas" 2>/dev/null || need=1
 # libcurl4: HTTP for gpufl_upload_logs / `gpu-profile upload`, loaded with
 # dlopen("libcurl.so.4") at the first upload (never linked; no headers
 # needed), and its tests (docs/gpufl.md, "Upload").
@@ -68,5 +72,6 @@ command -v npm >/dev/null 2>&1 && node_pkgs=""
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends build-essential cmake pkg-config binutils clang-format \
     libjansson-dev zlib1g-dev libunwind-dev libdw-dev python3 libmicrohttpd-dev prometheus \
-    python3-venv python3-setuptools python3-wheel-whl python3-pytest libcurl4 \
+    python3-venv python3-setuptools python3-wheel-whl python3-pytest python3-numpy \
+    python3-pandas libcurl4 \
     chromium libsqlite3-0 librocm-smi-dev $node_pkgs

@@ -25,7 +25,7 @@ import sys
 import warnings
 from typing import Optional
 
-from . import _logs
+from . import _frames, _logs
 from . import _report_c as _c
 from .report import TextReport
 from . import _wire
@@ -69,6 +69,7 @@ class GpuFlightSession:
         self._loaded = set()  # batch types in _contents
         self._rows = {}
         self._frames = {}
+        self._noted = False
 
     def _render(self, sections=_c.SECTION_ALL, top_n=None):
         return _c.render(self.log_dir, log_prefix=self.log_prefix, session_id=self.session_id,
@@ -149,12 +150,22 @@ class GpuFlightSession:
         c = self._logs.read(want)
         if self._contents is not None:
             c.batches.update(self._contents.batches)
-        elif self._logs.notes:
-            # GPUFlight's note, said once per session object.
-            warnings.warn("GpuFlightSession: " + "; ".join(self._logs.notes), RuntimeWarning,
-                          stacklevel=4)
+        else:
+            self._note(5)
         self._contents = c
         self._loaded |= want
+
+    def _note(self, stacklevel):
+        """GPUFlight's note on the windows a light read leaves out, said
+        once per session object (at its first read, of rows or columns)."""
+        if self._noted:
+            return
+        self._noted = True
+        if not self.load_all_rotated:
+            self._logs.files()  # the light read's choice, and its notes
+        if self._logs.notes:
+            warnings.warn("GpuFlightSession: " + "; ".join(self._logs.notes), RuntimeWarning,
+                          stacklevel=stacklevel)
 
     @property
     def static_devices(self) -> list:
@@ -197,7 +208,13 @@ class GpuFlightSession:
             raise AttributeError(msg) from None
         df = self._frames.get(name)
         if df is None:
-            df = self._frames[name] = _to_frame(pd, self.rows(name), _logs.COLUMNS[name])
+            # Columns filled by the C library, when it can give this table
+            # exactly; else (and for memset, perf, scope_spans) the rows.
+            self._note(4)
+            df = _frames.frame(pd, self._logs, name)
+            if df is None:
+                df = _to_frame(pd, self.rows(name), _logs.COLUMNS[name])
+            self._frames[name] = df
         return df
 
     def __getattr__(self, name):

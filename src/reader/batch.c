@@ -285,6 +285,7 @@ static inline void deliver_batch(rd *r, const envelope *e)
         .nrows = e->nrows,
         .cells = r->cells,
         .all_ints = !r->any_kind,
+        .has_base = (e->seen & K_BASE) != 0,
         .hostname = e->o_host != SIZE_MAX ? r->str.p + e->o_host : NULL,
         .file = r->file,
         .line = r->line,

@@ -298,7 +298,8 @@ static rd_file *ordered(cands *c)
                            .channel = k->t.ch,
                            .window = k->t.win,
                            .gz = k->t.gz,
-                           .in_tmp = k->in_tmp};
+                           .in_tmp = k->in_tmp,
+                           .zero = k->t.zero};
         k->path = NULL;
     }
     cands_free(c);
@@ -317,6 +318,31 @@ rd_file *fl_rd_all_files(const char *where, bool flat)
     cands c = {0};
     walk_session(where, flat, -1, &c);
     return ordered(&c);
+}
+
+/* The light read's preference within a channel: lower is taken. */
+static int light_rank(const rd_file *f)
+{
+    if (!f->window && !f->zero)
+        return f->in_tmp ? 1 : 0;
+    return f->zero ? 2 : 3; /* windows come in order: the first is the lowest */
+}
+
+void fl_rd_one_per_channel(rd_file *v)
+{
+    size_t n = 0, i = 0;
+    while (v[i].path) {
+        size_t best = i, j = i;
+        for (; v[j].path && v[j].channel == v[i].channel; j++)
+            if (light_rank(&v[j]) < light_rank(&v[best]))
+                best = j;
+        for (size_t k = i; k < j; k++)
+            if (k != best)
+                free(v[k].path);
+        v[n++] = v[best];
+        i = j;
+    }
+    v[n].path = NULL;
 }
 
 void fl_rd_free_files(rd_file *v)

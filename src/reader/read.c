@@ -260,6 +260,8 @@ static gp_status read_channels(const target *t, const fl_read_opts *o, const fl_
     if (lb->halt == RD_HALT_BUDGET)
         lb->halt = RD_HALT_NONE;
     rd_file *files = fl_rd_all_files(t->where, t->flat);
+    if (files && o->one_file_per_channel)
+        fl_rd_one_per_channel(files);
     if (!files) {
         fl_rd_free(&r);
         return gp_error_set(err, GP_ERR_NO_MEMORY, "%s: out of memory listing its files",

@@ -50,6 +50,9 @@ typedef struct fl_batch {
     /* Every cell is an FL_CELL_INT (the writer's batches: a consumer may
      * read cells[i].i without looking at the kind); false: not known. */
     bool all_ints;
+    /* The envelope had a base_time_ns (absent: base_time_ns is 0 and
+     * unknown, not the epoch). */
+    bool has_base;
     /* host_metric_batch only: the envelope's hostname (NULL if absent). */
     const char *hostname;
     const char *file; /* for messages */
@@ -179,6 +182,11 @@ typedef struct fl_read_opts {
      * Default true; false for a caller that takes its signals itself
      * (signalfd) and reads on after them. */
     bool stop_on_signal;
+    /* GPUFlight's analyzer's light read (load_all_rotated=False): per
+     * channel one file only - the plain file (the session root's, else
+     * .tmp/'s), else the flat layout's window 0, else the lowest window.
+     * Default false: every file. */
+    bool one_file_per_channel;
 } fl_read_opts;
 
 void fl_read_opts_init(fl_read_opts *o);

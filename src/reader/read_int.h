@@ -232,7 +232,14 @@ typedef struct rd_file {
     int channel;
     unsigned long window; /* N of <channel>.<N>.log[.gz]; 0: the plain file */
     bool gz, in_tmp;      /* in_tmp: in the session's .tmp/ */
+    bool zero;            /* the flat layout's window 0 (window is 0 then) */
 } rd_file;
+
+/* v (NULL-path-terminated) cut to one file per channel, GPUFlight's
+ * analyzer's light read: the plain file (the session root's, else .tmp/'s),
+ * else the flat layout's window 0, else the lowest window; the others
+ * freed. */
+void fl_rd_one_per_channel(rd_file *v);
 
 bool fl_rd_ends_with(const char *s, const char *suf);
 /* A session directory: holds a channel file, itself or in its .tmp/.
