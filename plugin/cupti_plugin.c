@@ -284,7 +284,7 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
         if (cb->callbackSite == CUPTI_API_ENTER) {
             if ((outer = launch_tls.depth++ == 0)) {
                 engines_kernel_launch(cb->context, cb->symbolName);
-                fl_graphs_launch_enter(cb->symbolName, 0);
+                fl_graphs_launch_enter(cb->symbolName);
             }
         } else if (launch_tls.depth > 0 && --launch_tls.depth == 0) {
             fl_graphs_launch_exit();
@@ -299,7 +299,7 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
         uint32_t stack_id = st ? fl_stacks_capture(st, 0) : 0;
         fl_launch_put(cb->correlationId, ids, n, stack_id);
         if (outer) /* a node this launch makes in a stream capture: its stack */
-            fl_graphs_launch_enter(cb->symbolName, stack_id);
+            fl_graphs_launch_stack(stack_id);
     } else if (kind == CB_MEMOP) {
         uint64_t now = 0;
         cuptiGetTimestamp(&now); /* the activity records' clock */

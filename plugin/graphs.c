@@ -49,10 +49,15 @@ static fl_graph_node_row *queue;
 static size_t n_queue, cap_queue;
 static uint64_t written, lost;
 
+/* The outermost launch callback open on this thread, of session gen (a
+ * launch a past session left open is forgotten); its kernel's name copied
+ * (CUPTI's is valid during its callback only), cut at 1023 bytes. */
+static _Atomic unsigned gen;
 static _Thread_local struct {
     bool in;
-    const char *symbol;
+    unsigned gen;
     uint32_t stack_id;
+    char symbol[1024];
 } launch_tls;
 
 static size_t slot_of(uint64_t id)
@@ -125,6 +130,7 @@ void fl_graphs_start(bool on)
     forget_all();
     written = lost = 0;
     pthread_mutex_unlock(&mu);
+    atomic_fetch_add(&gen, 1);
     atomic_store(&tracking, on);
 }
 
@@ -133,18 +139,26 @@ void fl_graphs_stop(void)
     atomic_store(&tracking, false);
 }
 
-void fl_graphs_launch_enter(const char *symbol, uint32_t stack_id)
+void fl_graphs_launch_enter(const char *symbol)
 {
+    if (!atomic_load_explicit(&tracking, memory_order_relaxed))
+        return;
     launch_tls.in = true;
-    launch_tls.symbol = symbol;
+    launch_tls.gen = atomic_load_explicit(&gen, memory_order_relaxed);
+    launch_tls.stack_id = 0;
+    size_t n = symbol ? strnlen(symbol, sizeof launch_tls.symbol - 1) : 0;
+    memcpy(launch_tls.symbol, symbol ? symbol : "", n);
+    launch_tls.symbol[n] = '\0';
+}
+
+void fl_graphs_launch_stack(uint32_t stack_id)
+{
     launch_tls.stack_id = stack_id;
 }
 
 void fl_graphs_launch_exit(void)
 {
     launch_tls.in = false;
-    launch_tls.symbol = NULL;
-    launch_tls.stack_id = 0;
 }
 
 static uint64_t node_id(CUgraphNode n)
@@ -167,10 +181,11 @@ static void node_created(const CUpti_GraphData *gd, fl_stacks *st)
     uint32_t gid = graph_id(gd->graph);
     if (!id)
         return;
-    bool launch = launch_tls.in;
+    bool launch =
+        launch_tls.in && launch_tls.gen == atomic_load_explicit(&gen, memory_order_relaxed);
     uint32_t stack = launch ? launch_tls.stack_id : st ? fl_stacks_capture(st, 0) : 0;
     char *kernel = NULL;
-    if (launch && launch_tls.symbol && gd->nodeType == CU_GRAPH_NODE_TYPE_KERNEL) {
+    if (launch && launch_tls.symbol[0] && gd->nodeType == CU_GRAPH_NODE_TYPE_KERNEL) {
         char name[4096]; /* as kernel_dict names the kernel's records */
         fl_demangle(launch_tls.symbol, name, sizeof name);
         kernel = strdup(name);

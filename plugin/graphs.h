@@ -38,9 +38,10 @@ void fl_graphs_stop(void);
 bool fl_graphs_event(CUpti_CallbackId cbid, const void *data, fl_stacks *st);
 
 /* The outermost launch callback on this thread: its entry (the kernel's
- * name, valid until its exit, and the stack its entry captured) and its
- * exit, so a node a captured launch creates takes both. */
-void fl_graphs_launch_enter(const char *symbol, uint32_t stack_id);
+ * name, copied when graphs are tracked), the stack its entry captured,
+ * and its exit, so a node a captured launch creates takes both. */
+void fl_graphs_launch_enter(const char *symbol);
+void fl_graphs_launch_stack(uint32_t stack_id);
 void fl_graphs_launch_exit(void);
 
 /* The writer thread (the decoder): the stack that created the node whose
