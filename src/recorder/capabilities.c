@@ -249,8 +249,9 @@ static void mark_trace_losses(session *s, const fl_trace_stats *st, const fl_tra
                                                     : "NVTX was not handed to CUPTI");
     if (st->graph_nodes_lost > 0 && fl_caps_is_collected(s, "cuda_graphs"))
         fl_caps_mark_partial(s, "cuda_graphs", "graph_nodes_lost",
-                             "%llu graph node definitions not written: more nodes than the "
-                             "plugin keeps (65536) or than its queue holds between two drains",
+                             "%llu graph nodes not kept or node definitions not written: more "
+                             "nodes than the plugin keeps (65536), or more definitions than it "
+                             "queues (65536) between two writer cycles",
                              (unsigned long long)st->graph_nodes_lost);
     if (n->markers_lost > 0)
         fl_caps_mark_partial(

@@ -14,7 +14,9 @@
  *    node's executable copy) is attributed to the stack that captured the
  *    node, not to the graph launch's, in kernel_detail and in
  *    `gpu-profile report` (text and JSON);
- *  - no driver call inside any of those callbacks.
+ *  - no driver call inside any of those callbacks;
+ *  - past the 65536 nodes the plugin keeps, a node is counted, not
+ *    written, and cuda_graphs is partial / graph_nodes_lost.
  *
  * Built with -O0 so the stacks are this file's functions as written.
  * Skips (77) when the plugin has no stacks (no libunwind / libdw).
@@ -26,6 +28,7 @@
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -95,8 +98,8 @@ NOINLINE static void launch_here(void)
     sink_++;
 }
 
-/* The graph built, instantiated and launched in a session. */
-static void session(const char *base)
+/* A session (graph tracking on; CPU stacks with stacks) around work. */
+static void session(const char *base, bool stacks, void (*work)(void))
 {
     void *a = core_sym("gpufl_init_options_init"), *b = core_sym("gpufl_init"),
          *c = core_sym("gpufl_shutdown");
@@ -116,10 +119,20 @@ static void session(const char *base)
     o.backend = GPUFL_BACKEND_NONE;
     o.profiling_engine = GPUFL_ENGINE_TRACE;
     o.enable_cuda_graphs_tracking = true;
-    o.enable_stack_trace = true;
+    o.enable_stack_trace = stacks;
     gpufl_error err;
     CHECK_INT(init(&o, &err), GPUFL_OK);
     CHECK_INT(cuInit(0), 0);
+    work();
+    shutdown();
+    if (fake_cuda_violations() != 0)
+        fprintf(stderr, "fake driver: %s\n", fake_cuda_last_violation());
+    CHECK_INT(fake_cuda_violations(), 0);
+}
+
+/* The graph built, instantiated and launched. */
+static void build_and_launch(void)
+{
     capture_here();
     add_memset_here();
     CHECK_INT(fake_cupti_graph_resource(CUPTI_CBID_RESOURCE_GRAPHNODE_DEPENDENCY_CREATED, GRAPH, 12,
@@ -137,10 +150,24 @@ static void session(const char *base)
         fake_cupti_graph_resource(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, GRAPH, 0, 0, 0, 0, EXEC),
         0);
     launch_here();
-    shutdown();
-    if (fake_cuda_violations() != 0)
-        fprintf(stderr, "fake driver: %s\n", fake_cuda_last_violation());
-    CHECK_INT(fake_cuda_violations(), 0);
+}
+
+/* More nodes than the plugin keeps (65536): a graph of that many, never
+ * instantiated, then one more node in another graph, instantiated. */
+#define NODES_KEPT 65536
+static void too_many_nodes(void)
+{
+    int bad = 0;
+    for (uintptr_t i = 0; i < NODES_KEPT; i++)
+        bad += fake_cupti_graph_resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 30, 100000 + i, 0,
+                                         CU_GRAPH_NODE_TYPE_EMPTY, 0, 0) != 0;
+    CHECK_INT(bad, 0);
+    CHECK_INT(fake_cupti_graph_resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 31, 300000, 0,
+                                        CU_GRAPH_NODE_TYPE_HOST, 0, 0),
+              0);
+    CHECK_INT(
+        fake_cupti_graph_resource(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, 31, 0, 0, 0, 0, 0xb0b0),
+        0);
 }
 
 static json_t *cap_of(const fl_log *log, const char *feature)
@@ -247,13 +274,45 @@ static void check_report(const char *dir, const char *capture)
     json_decref(j);
 }
 
+/* In a child (the fake driver initialises once per process): the node
+ * past the bound is counted, never written wrong, and the feature says so. */
+static void test_bound(void)
+{
+    char base[256], dir[1024];
+    snprintf(base, sizeof base, "/tmp/gp_cupti_graphs_bound_%d", (int)getpid());
+    pid_t pid = fork();
+    if (pid == 0) {
+        check_passed_ = check_failed_ = 0;
+        session(base, false, too_many_nodes);
+        fl_log dev, scope;
+        CHECK_INT(fl_only_session(base, dir, sizeof dir), 0);
+        CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+        CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
+        CHECK_INT((int)fl_count(&scope, "graph_node_definition"), 0);
+        json_t *g = cap_of(&dev, "cuda_graphs");
+        CHECK_STR(str(g, "status"), "partial");
+        CHECK_STR(str(g, "reason_code"), "graph_nodes_lost");
+        CHECK_CONTAINS(str(g, "message"), "1 graph nodes not kept");
+        fl_log_free(&dev);
+        fl_log_free(&scope);
+        int rc = check_done("test_cupti_graphs (bound)") == 0 ? 0 : 1;
+        fflush(stdout);
+        _exit(rc);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    fl_rmtree(base);
+}
+
 int main(void)
 {
     g_core = env_or_die("GP_TEST_CORE");
     unsetenv("CUDA_INJECTION64_PATH");
     char base[256], dir[1024];
     snprintf(base, sizeof base, "/tmp/gp_cupti_graphs_%d", (int)getpid());
-    session(base);
+    test_bound();
+    session(base, true, build_and_launch);
     CHECK_INT(fl_only_session(base, dir, sizeof dir), 0);
     fl_log dev, scope;
     CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
