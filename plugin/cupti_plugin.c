@@ -367,9 +367,10 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
         r = enable_list(fl_memop_cbids, fl_n_memop_cbids, CB_MEMOP);
     if (r == CUPTI_SUCCESS && graphs) /* their graph_exec_key */
         r = enable_list(fl_graph_cbids, fl_n_graph_cbids, CB_GRAPH);
-    for (size_t i = 0; r == CUPTI_SUCCESS && graph_nodes && i < fl_n_graph_resource_cbids; i++)
-        r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                                fl_graph_resource_cbids[i]); /* graph_node_definition */
+    CUptiResult g = r == CUPTI_SUCCESS && graph_nodes ? fl_graphs_subscribe(subscriber) : r;
+    if (graph_nodes && g != CUPTI_SUCCESS) /* graph_node_definition: optional */
+        cupti_message(g, start_notes.graph_nodes_msg, sizeof start_notes.graph_nodes_msg,
+                      "graph resource callbacks");
     if (r == CUPTI_SUCCESS && pc)
         r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
     if (r == CUPTI_SUCCESS) {
@@ -831,6 +832,7 @@ static void plugin_stats(fl_trace_stats *out)
     out->stacks_overflow = ss.overflow;
     out->stacks_max = ss.max_stacks;
     fl_graphs_counts(&out->graph_nodes, &out->graph_nodes_lost);
+    memcpy(out->graph_nodes_msg, start_notes.graph_nodes_msg, sizeof out->graph_nodes_msg);
     pthread_mutex_unlock(&life);
     fl_pool_stats(out);
     for (uint32_t k = 0; k < FL_ENGINE_SLOTS; k++)

@@ -134,6 +134,16 @@ void fl_graphs_start(bool on)
     atomic_store(&tracking, on);
 }
 
+CUptiResult fl_graphs_subscribe(CUpti_SubscriberHandle sub)
+{
+    CUptiResult r = CUPTI_SUCCESS;
+    for (size_t i = 0; r == CUPTI_SUCCESS && i < fl_n_graph_resource_cbids; i++)
+        r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, fl_graph_resource_cbids[i]);
+    if (r != CUPTI_SUCCESS)
+        atomic_store(&tracking, false);
+    return r;
+}
+
 void fl_graphs_stop(void)
 {
     atomic_store(&tracking, false);

@@ -27,6 +27,10 @@
 extern const CUpti_CallbackId fl_graph_resource_cbids[];
 extern const size_t fl_n_graph_resource_cbids;
 
+/* Enables fl_graph_resource_cbids on sub; CUPTI's refusal stops the
+ * tracking (no definition is written) and is returned. */
+CUptiResult fl_graphs_subscribe(CUpti_SubscriberHandle sub);
+
 /* start(): forgets a past session's nodes; on: the callbacks below keep
  * nodes from now on.  stop(): they keep none (stop() of the plugin). */
 void fl_graphs_start(bool on);

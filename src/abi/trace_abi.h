@@ -584,11 +584,12 @@ typedef struct fl_trace_stats {
     /* FL_TRACE_ABI 17: graph node definitions handed to the sink, and
      * those not kept (the plugin's node table or queue full). */
     uint64_t graph_nodes, graph_nodes_lost;
-    uint64_t other_records;   /* kinds CUPTI knows that are not decoded (skipped) */
-    uint64_t cupti_dropped;   /* cuptiActivityGetNumDroppedRecords */
-    uint64_t buffers_refused; /* requests refused: every pool buffer in use */
-    uint64_t bad_buffers;     /* buffers that ended in a record CUPTI could not parse */
-    uint64_t buffers;         /* buffers completed */
+    char graph_nodes_msg[192]; /* why no graph_node_definition is written ("": they are) */
+    uint64_t other_records;    /* kinds CUPTI knows that are not decoded (skipped) */
+    uint64_t cupti_dropped;    /* cuptiActivityGetNumDroppedRecords */
+    uint64_t buffers_refused;  /* requests refused: every pool buffer in use */
+    uint64_t bad_buffers;      /* buffers that ended in a record CUPTI could not parse */
+    uint64_t buffers;          /* buffers completed */
     uint64_t overhead_records;
     uint64_t overhead_ns;      /* sum of CUPTI overhead records' durations */
     uint64_t pool_bytes;       /* buffer memory allocated (high-water) */

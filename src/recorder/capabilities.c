@@ -247,7 +247,11 @@ static void mark_trace_losses(session *s, const fl_trace_stats *st, const fl_tra
         fl_caps_set(s, "nvtx_ranges", FL_CAP_FALLBACK, "nvtx_not_injected", "%s",
                     st->unavailable == FL_FEAT_NVTX ? st->unavailable_msg
                                                     : "NVTX was not handed to CUPTI");
-    if (st->graph_nodes_lost > 0 && fl_caps_is_collected(s, "cuda_graphs"))
+    if (st->graph_nodes_msg[0] && fl_caps_is_collected(s, "cuda_graphs"))
+        fl_caps_mark_partial(s, "cuda_graphs", "graph_nodes_refused",
+                             "graph launches traced, no graph_node_definition: %s",
+                             st->graph_nodes_msg);
+    else if (st->graph_nodes_lost > 0 && fl_caps_is_collected(s, "cuda_graphs"))
         fl_caps_mark_partial(s, "cuda_graphs", "graph_nodes_lost",
                              "%llu graph nodes not kept or node definitions not written: more "
                              "nodes than the plugin keeps (65536), or more definitions than it "

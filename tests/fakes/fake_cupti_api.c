@@ -27,7 +27,8 @@
  * (its launch callback around the node it creates), and
  * fake_cupti_graph_launch_kernel a graph launch replaying one kernel
  * node (its record's graphId / graphNodeId); cuptiGetGraphNodeId /
- * cuptiGetGraphId answer for the fake's handles.
+ * cuptiGetGraphId answer for the fake's handles; with
+ * FAKE_CUPTI_REFUSE_GRAPH_NODES set, enabling a resource callback fails.
  */
 #include "synth.h"
 
@@ -433,6 +434,10 @@ API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subs
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
         cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000)
         F.graph_cb = enable != 0;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && getenv("FAKE_CUPTI_REFUSE_GRAPH_NODES")) {
+        pthread_mutex_unlock(&F.mu);
+        return CUPTI_ERROR_NOT_SUPPORTED; /* a CUPTI without graph node callbacks */
+    }
     if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid < 32)
         F.res_cb[cbid] = enable != 0;
     pthread_mutex_unlock(&F.mu);

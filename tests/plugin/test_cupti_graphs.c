@@ -16,7 +16,9 @@
  *    `gpu-profile report` (text and JSON);
  *  - no driver call inside any of those callbacks;
  *  - past the 65536 nodes the plugin keeps, a node is counted, not
- *    written, and cuda_graphs is partial / graph_nodes_lost.
+ *    written, and cuda_graphs is partial / graph_nodes_lost; a CUPTI
+ *    that refuses the graph resource callbacks: partial /
+ *    graph_nodes_refused, the launches still traced.
  *
  * Built with -O0 so the stacks are this file's functions as written.
  * Skips (77) when the plugin has no stacks (no libunwind / libdw).
@@ -305,6 +307,42 @@ static void test_bound(void)
     fl_rmtree(base);
 }
 
+/* In a child: a CUPTI that refuses the graph resource callbacks leaves
+ * the launches traced (their scopes and stacks too), writes no
+ * definition, and says why. */
+static void test_refused(void)
+{
+    char base[256], dir[1024];
+    snprintf(base, sizeof base, "/tmp/gp_cupti_graphs_refused_%d", (int)getpid());
+    pid_t pid = fork();
+    if (pid == 0) {
+        check_passed_ = check_failed_ = 0;
+        setenv("FAKE_CUPTI_REFUSE_GRAPH_NODES", "1", 1);
+        session(base, true, build_and_launch);
+        fl_log dev, scope;
+        CHECK_INT(fl_only_session(base, dir, sizeof dir), 0);
+        CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+        CHECK_INT(fl_log_read(&scope, dir, "scope"), 0);
+        CHECK_INT((int)fl_count(&scope, "graph_node_definition"), 0);
+        CHECK_INT((int)fl_count(&scope, "graph_launch_event"), 1);
+        json_t *g = cap_of(&dev, "cuda_graphs");
+        CHECK_STR(str(g, "status"), "partial");
+        CHECK_STR(str(g, "reason_code"), "graph_nodes_refused");
+        CHECK_STR(str(g, "message"), "graph launches traced, no graph_node_definition: graph "
+                                     "resource callbacks failed: CUPTI_ERROR_NOT_SUPPORTED (27)");
+        CHECK_STR(str(cap_of(&dev, "user_scope"), "status"), "collected");
+        fl_log_free(&dev);
+        fl_log_free(&scope);
+        int rc = check_done("test_cupti_graphs (refused)") == 0 ? 0 : 1;
+        fflush(stdout);
+        _exit(rc);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    fl_rmtree(base);
+}
+
 int main(void)
 {
     g_core = env_or_die("GP_TEST_CORE");
@@ -312,6 +350,7 @@ int main(void)
     char base[256], dir[1024];
     snprintf(base, sizeof base, "/tmp/gp_cupti_graphs_%d", (int)getpid());
     test_bound();
+    test_refused();
     session(base, true, build_and_launch);
     CHECK_INT(fl_only_session(base, dir, sizeof dir), 0);
     fl_log dev, scope;
