@@ -183,6 +183,17 @@ static uint32_t graph_id(CUgraph g)
     return g && cuptiGetGraphId(g, &id) == CUPTI_SUCCESS ? id : 0;
 }
 
+/* Under mu: a name for g, unless it has one already (a definition queued
+ * may point to that one until the next drain: never freed before
+ * release); *kernel NULL when taken. */
+static void keep_kernel(gnode *g, char **kernel)
+{
+    if (!g->kernel) {
+        g->kernel = *kernel;
+        *kernel = NULL;
+    }
+}
+
 /* A node made: by a launch captured from a stream (inside its launch
  * callback: its name and stack) or by an explicit add (its stack now). */
 static void node_created(const CUpti_GraphData *gd, fl_stacks *st)
@@ -203,12 +214,10 @@ static void node_created(const CUpti_GraphData *gd, fl_stacks *st)
     pthread_mutex_lock(&mu);
     gnode *g = add(id);
     if (g) {
-        free(g->kernel);
         g->graph_id = gid;
         g->type = (uint32_t)gd->nodeType;
         g->stack_id = stack;
-        g->kernel = kernel;
-        kernel = NULL;
+        keep_kernel(g, &kernel);
     }
     pthread_mutex_unlock(&mu);
     free(kernel);
@@ -229,12 +238,12 @@ static void node_cloned(const CUpti_GraphData *gd)
     char *kernel = copy.kernel ? strdup(copy.kernel) : NULL;
     gnode *g = add(id); /* may move src */
     if (g) {
-        free(g->kernel);
+        char *had = g->kernel;
         *g = copy;
         g->id = id;
         g->graph_id = gid;
-        g->kernel = kernel;
-        kernel = NULL;
+        g->kernel = had;
+        keep_kernel(g, &kernel);
     }
     pthread_mutex_unlock(&mu);
     free(kernel);
