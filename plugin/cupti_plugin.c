@@ -44,6 +44,7 @@
 #include "engines/engine.h"
 #include "plugin.h"
 #include "pool.h"
+#include "graphs.h"
 #include "resources.h"
 #include "scope_hooks.h"
 #include "pystack.h"
@@ -257,7 +258,8 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
 {
     (void)user;
     if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-        fl_resource_event(cbid, data);
+        if (!fl_graphs_event(cbid, data, atomic_load_explicit(&stacks_fn, memory_order_acquire)))
+            fl_resource_event(cbid, data);
         return;
     }
     if (fl_capture_cb(domain, cbid, data)) /* capture windows' edges (capture_cb.c) */
@@ -279,11 +281,14 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
             launch_tls.gen = gen;
             launch_tls.depth = 0;
         }
+        bool outer = false;
         if (cb->callbackSite == CUPTI_API_ENTER) {
-            if (launch_tls.depth++ == 0)
+            if ((outer = launch_tls.depth++ == 0)) {
                 engines_kernel_launch(cb->context, cb->symbolName);
-        } else if (launch_tls.depth > 0) {
-            launch_tls.depth--;
+                fl_graphs_launch_enter(cb->symbolName);
+            }
+        } else if (launch_tls.depth > 0 && --launch_tls.depth == 0) {
+            fl_graphs_launch_exit();
         }
         size_t (*fn)(uint32_t *, size_t) =
             atomic_load_explicit(&scope_path_fn, memory_order_acquire);
@@ -292,7 +297,10 @@ static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_Callb
             return;
         uint32_t ids[FL_SCOPE_PATH_MAX];
         size_t n = fn ? fn(ids, FL_SCOPE_PATH_MAX) : 0;
-        fl_launch_put(cb->correlationId, ids, n, st ? fl_stacks_capture(st, 0) : 0);
+        uint32_t stack_id = st ? fl_stacks_capture(st, 0) : 0;
+        fl_launch_put(cb->correlationId, ids, n, stack_id);
+        if (outer) /* a node this launch makes in a stream capture: its stack */
+            fl_graphs_launch_stack(stack_id);
     } else if (kind == CB_MEMOP) {
         uint64_t now = 0;
         cuptiGetTimestamp(&now); /* the activity records' clock */
@@ -333,7 +341,7 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
                                     bool syncs, bool memory, bool pc, bool graphs)
 {
     syncs = syncs && st;
-    bool launches = scope_fn || st;
+    bool launches = scope_fn || st, graph_nodes = graphs;
     graphs = graphs && !launches; /* the launches include the graph launches */
     if (!launches && !memory && !pc && !graphs)
         return CB_NONE;
@@ -360,6 +368,10 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
         r = enable_list(fl_memop_cbids, fl_n_memop_cbids, CB_MEMOP);
     if (r == CUPTI_SUCCESS && graphs) /* their graph_exec_key */
         r = enable_list(fl_graph_cbids, fl_n_graph_cbids, CB_GRAPH);
+    CUptiResult g = r == CUPTI_SUCCESS && graph_nodes ? fl_graphs_subscribe(subscriber) : r;
+    if (graph_nodes && g != CUPTI_SUCCESS) /* graph_node_definition: optional */
+        cupti_message(g, start_notes.graph_nodes_msg, sizeof start_notes.graph_nodes_msg,
+                      "graph resource callbacks");
     if (r == CUPTI_SUCCESS && pc)
         r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
     if (r == CUPTI_SUCCESS) {
@@ -583,6 +595,8 @@ static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
     /* The engines: on the context current here (gpufl_init after CUDA
      * came up), and on each context created later (resource callbacks). */
     bool follow = start_engines(o, dc.clock_offset_ns, ctx0);
+    fl_graphs_start(o->graphs);
+    dc.graph_node_stack = o->graphs ? fl_graphs_node_stack : NULL;
     unsigned cbs = subscribe_callbacks(o->scope_path, stacks, o->synchronization, o->memory, follow,
                                        o->graphs);
     if (!(cbs & CB_LAUNCH)) {
@@ -711,9 +725,12 @@ static void flush_completed(void)
 static void drain_buffers(const fl_trace_sink *sink)
 {
     /* Stacks first: every stack a row below can name was captured at its
-     * launch, before its buffer completed. */
+     * launch, before its buffer completed (a graph node, before it was
+     * queued: those queued by the mark). */
+    size_t graph_defs = fl_graphs_mark();
     if (stacks && sink->stacks)
         stacks_announced += fl_stacks_announce(stacks, emit_stacks, (void *)sink);
+    fl_graphs_drain(sink, graph_defs);
     fl_done_buf local[FL_POOL_MAX];
     size_t n = fl_pool_take(local);
     if (n == 0)
@@ -784,6 +801,7 @@ static void plugin_stop(void)
         for (size_t i = 0; i < fl_n_engines; i++)
             fl_engines[i]->stop();
         unsubscribe_callbacks();
+        fl_graphs_stop();
         if (atomic_exchange(&flush_period, false))
             cuptiActivityFlushPeriod(0);
         /* Forced: buffers still being filled come out too. */
@@ -817,6 +835,8 @@ static void plugin_stats(fl_trace_stats *out)
     out->stack_python = ss.python_captures;
     if (stacks)
         snprintf(out->stacks_python, sizeof out->stacks_python, "%s", fl_py_note());
+    fl_graphs_counts(&out->graph_nodes, &out->graph_nodes_lost);
+    memcpy(out->graph_nodes_msg, start_notes.graph_nodes_msg, sizeof out->graph_nodes_msg);
     pthread_mutex_unlock(&life);
     fl_pool_stats(out);
     for (uint32_t k = 0; k < FL_ENGINE_SLOTS; k++)
@@ -833,6 +853,7 @@ static void plugin_release(void)
         decoder = NULL;
         fl_stacks_destroy(stacks);
         stacks = NULL;
+        fl_graphs_release();
         release_engines();
         fl_pool_release();
     }

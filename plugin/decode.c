@@ -342,6 +342,12 @@ static void on_kernel(fl_decoder *d, const fl_trace_sink *s, const CUpti_Activit
         k->scope_depth = FL_SCOPE_UNKNOWN;
         k->stack_id = 0;
     }
+    /* A graph's kernel: where its node was made (captured or added), not
+     * where the graph was launched, as nsys attributes it. */
+    uint32_t node_stack =
+        r->graphNodeId && d->cfg.graph_node_stack ? d->cfg.graph_node_stack(r->graphNodeId) : 0;
+    if (node_stack)
+        k->stack_id = node_stack;
     ext_slot *e = &d->ext[r->correlationId & (EXT_SLOTS - 1)];
     if (r->correlationId && e->corr_id == r->correlationId) {
         k->external_kind = e->kind;

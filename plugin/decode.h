@@ -36,6 +36,10 @@ typedef struct fl_decoder_config {
      * and PC_SAMPLING_RECORD_INFO records go to this aggregator
      * (common/aggregator.c), its rows out at each flush; NULL: skipped. */
     fl_agg *pcs;
+    /* Graph tracking: the stack that created the graph node a kernel
+     * record names (graphNodeId), which replaces the graph launch's own
+     * (plugin/graphs.c); 0: none known.  NULL: the launch's stack stays. */
+    uint32_t (*graph_node_stack)(uint64_t node_id);
 } fl_decoder_config;
 
 /* NULL when out of memory. */

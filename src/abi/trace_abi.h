@@ -35,7 +35,7 @@
 #include "gpu_profile.h"
 #include "layout.h"
 
-#define FL_TRACE_ABI 18u
+#define FL_TRACE_ABI 19u
 #define FL_TRACE_PLUGIN_SYMBOL "gpufl_cupti_plugin_v1"
 #define FL_TRACE_BATCH 1024 /* rows per sink call (and per batch line) */
 
@@ -182,6 +182,28 @@ typedef struct fl_graph_row {
      * callback (GPUFlight's graph_exec_key); 0: not known. */
     uint64_t exec_key;
 } fl_graph_row;
+
+/* FL_TRACE_ABI 19: one node of an executable graph, as it was defined
+ * (graph_node_definition), handed over once, after its graph was
+ * instantiated.  node_id is CUPTI's id of the node as built (the one its
+ * source graph holds), node_index its place in that graph's creation
+ * order; stack_id the CPU stack that created it (stream capture or an
+ * explicit cudaGraphAdd*Node; enable_stack_trace), an id the sink's
+ * stacks announced, 0: none; kernel_name the name CUPTI's launch callback
+ * gave a kernel node made by a captured launch (valid during the call),
+ * NULL: not a kernel node, or not known (a node added with
+ * cudaGraphAddKernelNode: naming its function is a driver call, which no
+ * CUPTI callback may make). */
+typedef struct fl_graph_node_row {
+    uint64_t exec_key; /* the executable graph's handle (graph_exec_key) */
+    uint64_t node_id;
+    uint32_t graph_id; /* CUPTI's id of the graph the node was built in */
+    uint32_t node_index;
+    uint32_t node_type; /* CUgraphNodeType (0 kernel, 1 memcpy, 2 memset, ...) */
+    uint32_t dependency_count;
+    uint32_t stack_id;
+    const char *kernel_name;
+} fl_graph_node_row;
 
 /* An NVTX range's begin (name set) or end; an nvtxMark is a begin and an
  * end at the same time. */
@@ -338,6 +360,9 @@ typedef struct fl_trace_sink {
     /* The range profiler: ranges evaluated on the writer thread (strings
      * valid during the call). */
     void (*perf_ranges)(void *user, const fl_perf_row *rows, size_t n);
+    /* FL_TRACE_ABI 19: graph nodes defined (graph tracking on), after the
+     * stacks they name; NULL-safe to leave out. */
+    void (*graph_nodes)(void *user, fl_graph_node_row *rows, size_t n);
 } fl_trace_sink;
 
 /* ------------------------------------------------------------ plugin */
@@ -556,11 +581,15 @@ typedef struct fl_engine_stats {
  * the shared services' counts, then one slot per engine. */
 typedef struct fl_trace_stats {
     uint64_t kernels, memcpys, memsets, syncs, allocs, graphs, markers, external;
-    uint64_t other_records;   /* kinds CUPTI knows that are not decoded (skipped) */
-    uint64_t cupti_dropped;   /* cuptiActivityGetNumDroppedRecords */
-    uint64_t buffers_refused; /* requests refused: every pool buffer in use */
-    uint64_t bad_buffers;     /* buffers that ended in a record CUPTI could not parse */
-    uint64_t buffers;         /* buffers completed */
+    /* FL_TRACE_ABI 19: graph node definitions handed to the sink, and
+     * those not kept (the plugin's node table or queue full). */
+    uint64_t graph_nodes, graph_nodes_lost;
+    char graph_nodes_msg[192]; /* why no graph_node_definition is written ("": they are) */
+    uint64_t other_records;    /* kinds CUPTI knows that are not decoded (skipped) */
+    uint64_t cupti_dropped;    /* cuptiActivityGetNumDroppedRecords */
+    uint64_t buffers_refused;  /* requests refused: every pool buffer in use */
+    uint64_t bad_buffers;      /* buffers that ended in a record CUPTI could not parse */
+    uint64_t buffers;          /* buffers completed */
     uint64_t overhead_records;
     uint64_t overhead_ns;      /* sum of CUPTI overhead records' durations */
     uint64_t pool_bytes;       /* buffer memory allocated (high-water) */
@@ -605,6 +634,7 @@ typedef struct fl_trace_stats {
     X(sync_row, fl_sync_row)                                                                       \
     X(alloc_row, fl_alloc_row)                                                                     \
     X(graph_row, fl_graph_row)                                                                     \
+    X(graph_node_row, fl_graph_node_row)                                                           \
     X(marker_row, fl_marker_row)                                                                   \
     X(sample_row, fl_sample_row)                                                                   \
     X(sass_entry, fl_sass_entry)                                                                   \

@@ -79,7 +79,9 @@ static void add_trace_caps(session *s, bool tracing, const char *why)
               {"memory_tracking", c->enable_memory_tracking, true, FL_FEAT_MEMORY,
                "CUPTI MEMORY2 (allocations and frees), timed by API callbacks"},
               {"cuda_graphs", c->enable_cuda_graphs_tracking, true, FL_FEAT_GRAPHS,
-               "CUPTI graph trace (one graph_launch_event per graph launch)"},
+               "CUPTI graph trace (one graph_launch_event per graph launch) and graph "
+               "resource callbacks (one graph_node_definition per node of each executable "
+               "graph)"},
               {"external_correlation", c->enable_external_correlation, false, FL_FEAT_EXTERNAL,
                "CUPTI external correlation (framework ids on kernel rows)"},
               {"nvtx_ranges", true, false, FL_FEAT_NVTX,
@@ -245,6 +247,16 @@ static void mark_trace_losses(session *s, const fl_trace_stats *st, const fl_tra
         fl_caps_set(s, "nvtx_ranges", FL_CAP_FALLBACK, "nvtx_not_injected", "%s",
                     st->unavailable == FL_FEAT_NVTX ? st->unavailable_msg
                                                     : "NVTX was not handed to CUPTI");
+    if (st->graph_nodes_msg[0] && fl_caps_is_collected(s, "cuda_graphs"))
+        fl_caps_mark_partial(s, "cuda_graphs", "graph_nodes_refused",
+                             "graph launches traced, no graph_node_definition: %s",
+                             st->graph_nodes_msg);
+    else if (st->graph_nodes_lost > 0 && fl_caps_is_collected(s, "cuda_graphs"))
+        fl_caps_mark_partial(s, "cuda_graphs", "graph_nodes_lost",
+                             "%llu graph nodes not kept or node definitions not written: more "
+                             "nodes than the plugin keeps (65536), or more definitions than it "
+                             "queues (65536) between two writer cycles",
+                             (unsigned long long)st->graph_nodes_lost);
     if (n->markers_lost > 0)
         fl_caps_mark_partial(
             s, "nvtx_ranges", "ranges_lost",
@@ -329,7 +341,7 @@ static const struct {
     {"memset_events", {FL_T_MEMSET_EVENT}},
     {"synchronization", {FL_T_SYNCHRONIZATION_EVENT_BATCH}},
     {"memory_tracking", {FL_T_MEMORY_ALLOC_EVENT_BATCH}},
-    {"cuda_graphs", {FL_T_GRAPH_LAUNCH_EVENT}},
+    {"cuda_graphs", {FL_T_GRAPH_LAUNCH_EVENT, FL_T_GRAPH_NODE_DEFINITION}},
     {"nvtx_ranges", {FL_T_NVTX_MARKER_EVENT}},
     {"pc_sampling", {FL_T_PROFILE_SAMPLE_BATCH}},
     {"pm_sampling", {FL_T_PM_SAMPLE_BATCH, FL_T_PM_SAMPLING_CONFIG}},

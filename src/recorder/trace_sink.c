@@ -405,16 +405,17 @@ static void on_memsets(void *user, fl_memset_row *rows, size_t n)
 }
 
 /* Our stack_dict: the stacks of rows not written there yet, on the scope
- * channel before the batch that uses them (a stack id whose text is not
- * known is written 0). */
-static void sync_stacks(fl_trace_writer *w, fl_sync_row *rows, size_t n)
+ * channel before the lines that use them (a stack id whose text is not
+ * known is written 0).  ids: each row's stack_id, stride bytes apart. */
+static void stacks_to_dict(fl_trace_writer *w, uint32_t *ids, size_t stride, size_t n)
 {
     fl_dict_entry local[64];
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t id = rows[i].stack_id;
+        uint32_t *idp = (uint32_t *)(void *)((char *)ids + i * stride);
+        uint32_t id = *idp;
         if (!stack_text(w, id)) {
-            rows[i].stack_id = 0;
+            *idp = 0;
             continue;
         }
         if (w->stacks[id].in_dict)
@@ -437,7 +438,7 @@ static void on_syncs(void *user, fl_sync_row *rows, size_t n)
     if (!n)
         return;
     sort_by_time(rows, n, sizeof *rows);
-    sync_stacks(w, rows, n);
+    stacks_to_dict(w, &rows[0].stack_id, sizeof *rows, n);
     fl_rec_sync_batch(w->ch[1], w->ident.session_id, ++w->batch_sync, rows, n);
     w->counts.syncs += n;
     maybe_spill(w, 1);
@@ -548,6 +549,21 @@ static void on_graphs(void *user, fl_graph_row *rows, size_t n)
     for (size_t i = 0; i < n; i++)
         fl_rec_graph_launch(w->ch[1], &w->ident, &rows[i]);
     w->counts.graphs += n;
+    maybe_spill(w, 1);
+}
+
+/* Graph node definitions: structure, not activity, so written whatever
+ * the capture windows (a window's graph launches name them); their
+ * stacks into stack_dict first. */
+static void on_graph_nodes(void *user, fl_graph_node_row *rows, size_t n)
+{
+    fl_trace_writer *w = user;
+    if (!n)
+        return;
+    stacks_to_dict(w, &rows[0].stack_id, sizeof *rows, n);
+    for (size_t i = 0; i < n; i++)
+        fl_rec_graph_node(w->ch[1], w->ident.session_id, &rows[i]);
+    w->counts.graph_nodes += n;
     maybe_spill(w, 1);
 }
 
@@ -764,6 +780,7 @@ void fl_trace_writer_sink(fl_trace_writer *w, fl_trace_sink *out)
                            .syncs = on_syncs,
                            .allocs = on_allocs,
                            .graphs = on_graphs,
+                           .graph_nodes = on_graph_nodes,
                            .markers = on_markers,
                            .stacks = on_stacks,
                            .sample_names = on_sample_names,

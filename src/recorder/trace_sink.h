@@ -16,6 +16,7 @@ typedef struct fl_trace_writer fl_trace_writer;
 /* What was written, for the closing capture_capabilities. */
 typedef struct fl_trace_counts {
     uint64_t kernels, kernel_ns, details, memcpys, memsets, syncs, allocs, graphs;
+    uint64_t graph_nodes;        /* graph_node_definition records */
     uint64_t markers;            /* NVTX marker rows received (a range: two) */
     uint64_t ranges;             /* nvtx_marker_event written at a range's end */
     uint64_t ranges_open_at_end; /* written at shutdown, open_at_shutdown */

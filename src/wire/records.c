@@ -562,6 +562,35 @@ void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r)
     FL_BUF_LIT(b, "}\n");
 }
 
+void fl_rec_graph_node(fl_buf *b, const char *session_id, const fl_graph_node_row *r)
+{
+    fl_put_head(b, FL_T_GRAPH_NODE_DEFINITION, session_id);
+    char key[2 + 16 + 1];
+    snprintf(key, sizeof key, "0x%" PRIx64, r->exec_key);
+    fl_put_key(b, "graph_exec_key");
+    fl_put_str_or_empty(b, key);
+    fl_put_key(b, "node_index");
+    fl_buf_u64(b, r->node_index);
+    fl_put_key(b, "node_type");
+    fl_buf_u64(b, r->node_type);
+    fl_put_key(b, "dependency_count");
+    fl_buf_u64(b, r->dependency_count);
+    /* Ours, after GPUFlight's keys: what joins a replayed kernel's
+     * graphId / graphNodeId to the node, and where the node was made. */
+    fl_put_key(b, "graph_id");
+    fl_buf_u64(b, r->graph_id);
+    fl_put_key(b, "graph_node_id");
+    fl_buf_u64(b, r->node_id);
+    fl_put_key(b, "kernel_name");
+    put_opt_str(b, r->kernel_name);
+    fl_put_key(b, "stack_id");
+    if (r->stack_id)
+        fl_buf_u64(b, r->stack_id);
+    else
+        FL_BUF_LIT(b, "null");
+    FL_BUF_LIT(b, "}\n");
+}
+
 void fl_rec_cubin_disassembly(fl_buf *b, const char *session_id, uint64_t cubin_crc,
                               const char *function_name, uint32_t function_id,
                               const fl_sass_entry *entries, size_t n)

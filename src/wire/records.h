@@ -283,6 +283,13 @@ void fl_rec_capture_window(fl_buf *b, const fl_ident *id, const fl_capture_windo
  * graph_id, device_id, stream_id, corr_id, graph_exec_key ("0x" and the
  * handle in hex, as GPUFlight writes it; left out when exec_key is 0). */
 void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r);
+/* graph_node_definition (channel scope), one per node of an executable
+ * graph, GPUFlight 1.3's keys in its order: type, session_id,
+ * graph_exec_key ("0x" and the handle in hex), node_index, node_type,
+ * dependency_count; then ours: graph_id, graph_node_id (CUPTI's ids),
+ * kernel_name (null: not known), stack_id (into our stack_dict, written
+ * before; null: none). */
+void fl_rec_graph_node(fl_buf *b, const char *session_id, const fl_graph_node_row *r);
 /* graph_event_batch: our extension (channel device), the form sessions
  * before graph_launch_event carried; the recorder no longer writes it. */
 void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,

@@ -29,7 +29,8 @@ static void test_trace_table(void)
     CHECK_INT(ours.engine_stats, sizeof(fl_engine_stats));
     /* The error struct start() fills (FL_TRACE_ABI 14). */
     CHECK_INT(ours.error, sizeof(gp_error));
-    CHECK_INT(sizeof ours, 19 * sizeof(uint32_t));
+    CHECK_INT(ours.graph_node_row, sizeof(fl_graph_node_row)); /* FL_TRACE_ABI 17 */
+    CHECK_INT(sizeof ours, 20 * sizeof(uint32_t));
     uint32_t *field = (uint32_t *)&theirs;
     for (size_t i = 0; i < sizeof theirs / sizeof *field; i++) {
         theirs = ours;

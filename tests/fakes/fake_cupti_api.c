@@ -21,7 +21,14 @@
  * from inside buffer_completed; inside cuInit (InitializeInjection) any
  * call but the ones NVIDIA's injection sample makes there (subscribe,
  * enable callbacks and domains, enable activity kinds, register the
- * buffer callbacks).
+ * buffer callbacks).  Graphs: fake_cupti_graph_resource fires one graph
+ * resource callback (inside a launch, so a driver call there is a
+ * violation), fake_cupti_capture_launch a launch captured from a stream
+ * (its launch callback around the node it creates), and
+ * fake_cupti_graph_launch_kernel a graph launch replaying one kernel
+ * node (its record's graphId / graphNodeId); cuptiGetGraphNodeId /
+ * cuptiGetGraphId answer for the fake's handles; with
+ * FAKE_CUPTI_REFUSE_GRAPH_NODES set, enabling a resource callback fails.
  */
 #include "synth.h"
 
@@ -49,8 +56,9 @@ static struct {
     CUpti_CallbackFunc cb;
     void *cb_user;
     bool subscribed;
-    bool launch_cb; /* cuLaunchKernel's callback enabled */
-    bool graph_cb;  /* cudaGraphLaunch's callback enabled */
+    bool launch_cb;  /* cuLaunchKernel's callback enabled */
+    bool graph_cb;   /* cudaGraphLaunch's callback enabled */
+    bool res_cb[32]; /* resource callbacks enabled, by CUPTI_CBID_RESOURCE_* */
     bool kinds[KINDS];
     CUpti_BuffersCallbackRequestFunc request;
     CUpti_BuffersCallbackCompleteFunc complete;
@@ -149,8 +157,9 @@ API void fake_cupti_complete(void)
     pthread_mutex_unlock(&F.mu);
 }
 
-/* Under F.mu: one kernel record, a buffer asked for when none is open. */
-static void put_kernel(const char *name, uint32_t corr)
+/* Under F.mu: one kernel record, a buffer asked for when none is open;
+ * graph_id / node_id: a graph's node replayed (0: none). */
+static void put_kernel_of(const char *name, uint32_t corr, uint32_t graph_id, uint64_t node_id)
 {
     CUpti_ActivityKind kind = F.kinds[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]
                                   ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
@@ -171,7 +180,10 @@ static void put_kernel(const char *name, uint32_t corr)
         synth s = {F.buf, F.len, F.cap};
         uint64_t t = now_ns();
         if (synth_kernel(&s, name, t, t + 1000, corr, 7, 0, 2, 128, 32, 0, 0)) {
-            ((CUpti_Activity *)(void *)(F.buf + F.len))->kind = kind;
+            CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)(void *)(F.buf + F.len);
+            k->kind = kind;
+            k->graphId = graph_id;
+            k->graphNodeId = node_id;
             F.len = s.len;
             F.records++;
             return;
@@ -180,6 +192,11 @@ static void put_kernel(const char *name, uint32_t corr)
     }
     F.dropped_unread++;
     F.dropped_total++;
+}
+
+static void put_kernel(const char *name, uint32_t corr)
+{
+    put_kernel_of(name, corr, 0, 0);
 }
 
 /* Under F.mu: one GRAPH_TRACE record when the kind is enabled, a buffer
@@ -239,6 +256,68 @@ API int fake_cupti_graph_launch(uintptr_t exec, uint32_t graph_id)
     return 0;
 }
 
+/* The graph handles of this fake are small numbers: CUPTI's ids of a
+ * node and a graph are those numbers plus an offset (so an id is never
+ * the handle), as cuptiGetGraphNodeId / cuptiGetGraphId give them. */
+#define FAKE_NODE_ID_BASE 1000000ull
+#define FAKE_GRAPH_ID_BASE 500u
+
+API CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t *id)
+{
+    check("cuptiGetGraphNodeId", false);
+    if (!node || !id)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *id = FAKE_NODE_ID_BASE + (uint64_t)(uintptr_t)node;
+    return CUPTI_SUCCESS;
+}
+
+API CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t *id)
+{
+    check("cuptiGetGraphId", false);
+    if (!graph || !id)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *id = FAKE_GRAPH_ID_BASE + (uint32_t)(uintptr_t)graph;
+    return CUPTI_SUCCESS;
+}
+
+/* One graph resource callback (CUPTI_CBID_RESOURCE_GRAPH*) as the driver
+ * makes it inside a graph call (its lock held), when enabled. */
+API int fake_cupti_graph_resource(int cbid, uintptr_t graph, uintptr_t node, uintptr_t original,
+                                  int node_type, uintptr_t dependency, uintptr_t exec)
+{
+    int r = fake_cuda_launch_begin();
+    if (r != 0)
+        return r;
+    pthread_mutex_lock(&F.mu);
+    CUpti_CallbackFunc cb = cbid >= 0 && cbid < 32 && F.res_cb[cbid] ? F.cb : NULL;
+    void *user = F.cb_user;
+    pthread_mutex_unlock(&F.mu);
+    CUpti_GraphData gd = {.graph = (CUgraph)graph,
+                          .originalGraph = NULL,
+                          .node = (CUgraphNode)node,
+                          .originalNode = (CUgraphNode)original,
+                          .nodeType = (CUgraphNodeType)node_type,
+                          .dependency = (CUgraphNode)dependency,
+                          .graphExec = (CUgraphExec)exec};
+    CUpti_ResourceData rd = {.context = FAKE_CTX, .resourceDescriptor = &gd};
+    if (cb)
+        cb(user, CUPTI_CB_DOMAIN_RESOURCE, (CUpti_CallbackId)cbid, &rd);
+    fake_cuda_launch_end();
+    return 0;
+}
+
+/* A kernel launched on a stream being captured into graph: the launch
+ * callback (when enabled) around the graph node it creates (no kernel
+ * runs, no record). */
+API int fake_cupti_capture_launch(const char *name, uintptr_t graph, uintptr_t node);
+
+/* A graph launch whose graph replays one kernel node: the launch's
+ * callback and GRAPH_TRACE record (fake_cupti_graph_launch) and the
+ * kernel's record with the launch's correlation id, graphId and the
+ * node's CUPTI id. */
+API int fake_cupti_graph_launch_kernel(uintptr_t exec, uint32_t graph_id, const char *name,
+                                       uint64_t node_id);
+
 static void launch_callback(CUpti_ApiCallbackSite site, const char *name, uint32_t corr)
 {
     pthread_mutex_lock(&F.mu);
@@ -276,6 +355,40 @@ API int fake_cupti_launch(const char *name)
     return 0;
 }
 
+API int fake_cupti_capture_launch(const char *name, uintptr_t graph, uintptr_t node)
+{
+    int r = fake_cuda_launch_begin();
+    if (r != 0)
+        return r;
+    pthread_mutex_lock(&F.mu);
+    uint32_t corr = ++F.corr;
+    pthread_mutex_unlock(&F.mu);
+    launch_callback(CUPTI_API_ENTER, name, corr);
+    fake_cuda_launch_end(); /* the resource callback takes the lock itself */
+    r = fake_cupti_graph_resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, graph, node, 0,
+                                  CU_GRAPH_NODE_TYPE_KERNEL, 0, 0);
+    if (fake_cuda_launch_begin() != 0)
+        return -1;
+    launch_callback(CUPTI_API_EXIT, name, corr);
+    fake_cuda_launch_end();
+    return r;
+}
+
+API int fake_cupti_graph_launch_kernel(uintptr_t exec, uint32_t graph_id, const char *name,
+                                       uint64_t node_id)
+{
+    pthread_mutex_lock(&F.mu);
+    uint32_t corr = F.corr + 1; /* the one fake_cupti_graph_launch takes */
+    pthread_mutex_unlock(&F.mu);
+    int r = fake_cupti_graph_launch(exec, graph_id);
+    if (r != 0)
+        return r;
+    pthread_mutex_lock(&F.mu);
+    put_kernel_of(name, corr, graph_id, node_id);
+    pthread_mutex_unlock(&F.mu);
+    return 0;
+}
+
 API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
                                void *userdata)
 {
@@ -288,6 +401,7 @@ API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Callbac
         F.cb_user = userdata;
         F.launch_cb = false;
         F.graph_cb = false;
+        memset(F.res_cb, 0, sizeof F.res_cb);
         *subscriber = (CUpti_SubscriberHandle)(uintptr_t)0x5b5b;
         r = CUPTI_SUCCESS;
     }
@@ -304,6 +418,7 @@ API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
     F.cb = NULL;
     F.launch_cb = false;
     F.graph_cb = false;
+    memset(F.res_cb, 0, sizeof F.res_cb);
     pthread_mutex_unlock(&F.mu);
     return CUPTI_SUCCESS;
 }
@@ -319,6 +434,12 @@ API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subs
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
         cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000)
         F.graph_cb = enable != 0;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && getenv("FAKE_CUPTI_REFUSE_GRAPH_NODES")) {
+        pthread_mutex_unlock(&F.mu);
+        return CUPTI_ERROR_NOT_SUPPORTED; /* a CUPTI without graph node callbacks */
+    }
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid < 32)
+        F.res_cb[cbid] = enable != 0;
     pthread_mutex_unlock(&F.mu);
     return CUPTI_SUCCESS;
 }

@@ -12,14 +12,17 @@
  * is also a kernel - three names, two grids, durations 5-11 us - and
  * every tenth a host-to-device copy of 4096 * corr bytes, delivered at
  * the next drain, with an EXTERNAL_CORRELATION record of the id the
- * launching thread pushed last (push_external), if any: a workload of any size for the tests that
- * run GPUFlight's analyzer over our sessions), "pcsampling" (as "ok", and with profiling_engine
- * PcSampling, PC samples of the PC Sampling API through the real aggregator,
- * plugin/common/aggregator.c: see feed_pc; with FAKE_CUBIN a cubin kept and a sample in its
- * function, and the functions through the real disassembler runner, plugin/common/disasm.c),
- * "pc_noperm", "pc_unsupported", "pc_virtual" (PC sampling refused at start with CUPTI's error for
- * it: the session runs Trace), "sassmetrics" (as "ok", and with profiling_engine SassMetrics the
- * real engine, plugin/engines/sassmetrics/sassmetrics.c, over the fake SASS Metrics API of
+ * launching thread pushed last (push_external), if any: a workload of any
+ * size for the tests that run GPUFlight's analyzer over our sessions; with
+ * graph tracing on, a two-node graph_node_definition once), "pcsampling" (as
+ * "ok", and with profiling_engine PcSampling, PC samples of the PC Sampling
+ * API through the real aggregator, plugin/common/aggregator.c: see feed_pc;
+ * with FAKE_CUBIN a cubin kept and a sample in its function, and the
+ * functions through the real disassembler runner, plugin/common/disasm.c),
+ * "pc_noperm", "pc_unsupported", "pc_virtual" (PC sampling refused at start
+ * with CUPTI's error for it: the session runs Trace), "sassmetrics" (as
+ * "ok", and with profiling_engine SassMetrics the real engine,
+ * plugin/engines/sassmetrics/sassmetrics.c, over the fake SASS Metrics API of
  * tests/plugin/sass_fake.h: see start_sass), "sass_noperm",
  * "sass_unsupported", "sass_mig", "sass_virtual" (SASS metrics refused
  * with CUPTI's error for it: the session runs Trace), "deep" (with
@@ -212,6 +215,24 @@ static void drain_launches(const fl_trace_sink *sink)
     fl_decoder_feed(dec, sink, s.p, s.len);
     fl_decoder_flush(dec, sink);
     synth_free(&s);
+    /* With graph tracking, once: a two-node graph's definition, so the
+     * sessions GPUFlight's analyzer reads hold graph_node_definition. */
+    static bool nodes_done;
+    if (graphs_on && !nodes_done && sink->graph_nodes) {
+        nodes_done = true;
+        fl_graph_node_row nodes[2] = {{.exec_key = 0xe0e0,
+                                       .node_id = 41,
+                                       .graph_id = 4,
+                                       .node_index = 0,
+                                       .kernel_name = names[0]},
+                                      {.exec_key = 0xe0e0,
+                                       .node_id = 42,
+                                       .graph_id = 4,
+                                       .node_index = 1,
+                                       .node_type = 2,
+                                       .dependency_count = 1}};
+        sink->graph_nodes(sink->user, nodes, 2);
+    }
 }
 
 /* "pcsampling": the PC records of the first read (the kernels of the first

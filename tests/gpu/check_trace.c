@@ -27,7 +27,9 @@
  *     other direction; memset_event: count, bytes, value;
  *   - synchronization rows: at least the stream and context
  *     synchronizations the program made;
- *   - with graph tracking: exactly one graph launch per cudaGraphLaunch
+ *   - with graph tracking: one graph_node_definition per node of the
+ *     graph (kernel nodes named as the kernel, under the launches'
+ *     graph_exec_key), and exactly one graph launch per cudaGraphLaunch
  *     (a graph_launch_event, as the recorder writes them, or a row of an
  *     older session's graph_event_batch), their durations within 5 % of
  *     the events' total; without it, none.  With graph tracking CUPTI may report a graph as
@@ -615,6 +617,45 @@ static void check_syncs(const session *s, const json_t *exp)
            by_type[4], wc);
 }
 
+/* graph_node_definition (graph tracking): one per node of the workload's
+ * graph (three vecAdd launches captured from a stream), each a kernel
+ * node named as the kernel, under the launches' graph_exec_key. */
+static void check_graph_nodes(const session *s, const json_t *exp)
+{
+    long long want = num(json_object_get(exp, "graph_nodes_per_launch"));
+    const char *vec = json_string_value(
+        json_object_get(json_array_get(json_object_get(exp, "kernels"), 0), "name"));
+    const char *key = NULL;
+    json_t *rec;
+    FOR_EACH_RECORD(s, "graph_launch_event", rec)
+    {
+        key = json_string_value(json_object_get(rec, "graph_exec_key"));
+    }
+    long long n = 0, kernels = 0, same_key = 0, named = 0;
+    char deps[256] = "";
+    size_t used = 0;
+    FOR_EACH_RECORD(s, "graph_node_definition", rec)
+    {
+        n++;
+        const char *k = json_string_value(json_object_get(rec, "graph_exec_key"));
+        const char *kn = json_string_value(json_object_get(rec, "kernel_name"));
+        same_key += key && k && strcmp(k, key) == 0;
+        kernels += num(json_object_get(rec, "node_type")) == 0;
+        named += kn && vec && strcmp(kn, vec) == 0;
+        if (used < sizeof deps)
+            used += (size_t)snprintf(deps + used, sizeof deps - used, "%s%lld:%lld",
+                                     used ? ", " : "", num(json_object_get(rec, "node_index")),
+                                     num(json_object_get(rec, "dependency_count")));
+    }
+    report(n == want, "graph_node_definition: %lld, want %lld (one per node)", n, want);
+    report(kernels == want, "kernel nodes (node_type 0): %lld, want %lld", kernels, want);
+    report(n > 0 && same_key == n, "nodes under the launches' graph_exec_key %s: %lld of %lld",
+           key ? key : "(none)", same_key, n);
+    report(named == want, "kernel nodes named %s (the captured launch's): %lld, want %lld",
+           vec ? vec : "(none)", named, want);
+    note("node_index:dependency_count %s (a chain captured from one stream: 0:0, 1:1, 2:1)", deps);
+}
+
 /* Graph launches (graph_launch_event records, or the rows of an older
  * session's graph_event_batch) and their total duration. */
 static long long graph_rows(const session *s, long long *dur)
@@ -811,6 +852,7 @@ static int run_expect(const session *s, const json_t *exp)
         report(within(gdur, wt, TIME_TOLERANCE),
                "graph durations %.3f ms within 5%% of the cudaEvent total %.3f ms", gdur / 1e6,
                wt / 1e6);
+        check_graph_nodes(s, exp);
     } else {
         report(gn == 0, "no graph launches without graph tracking: %lld", gn);
     }

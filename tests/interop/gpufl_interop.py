@@ -45,7 +45,9 @@ import gpufl
 kind, log_dir = sys.argv[1], sys.argv[2]
 opts = dict(app_name=kind, log_path=log_dir, system_sample_rate_ms=5)
 if kind in ("trace", "trace_rotated"):
-    opts.update(profiling_engine=gpufl.ProfilingEngine.Trace, backend=gpufl.BackendKind.None_)
+    # Graph tracking: the fake plugin adds a graph's graph_node_definition.
+    opts.update(profiling_engine=gpufl.ProfilingEngine.Trace, backend=gpufl.BackendKind.None_,
+                enable_cuda_graphs_tracking=True)
 elif kind == "trace_threads":
     opts.update(profiling_engine=gpufl.ProfilingEngine.Trace, backend=gpufl.BackendKind.Nvidia)
 elif kind == "pcsampling":
@@ -436,6 +438,16 @@ def can_run_analyzer(python):
     return r.returncode == 0
 
 
+def count_type(session_dir, record_type):
+    """Lines of record_type in a session's plain channel logs."""
+    n = 0
+    for f in os.listdir(session_dir):
+        if f.endswith(".log"):
+            with open(os.path.join(session_dir, f)) as fp:
+                n += sum(1 for line in fp if '"type":"%s"' % record_type in line)
+    return n
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--client", default=os.environ.get("GPUFL_CLIENT_DIR"))
@@ -473,6 +485,10 @@ def main():
             our, _ = ours(build, log_dir)
             their = theirs(a.client, python, sessions[0])
             ok, rows = compare(name, our, their.get("figures", {}))
+            if name == "trace":  # the analyzer read a session with graph nodes in it
+                nodes = count_type(sessions[0], "graph_node_definition")
+                rows.append("  %-16s %-34s %-34s" % ("graph nodes", nodes, "(read past)"))
+                ok &= nodes == 2
             errs = their.get("errors", [])
             ok &= not errs
             all_ok &= ok

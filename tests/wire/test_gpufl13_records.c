@@ -1,13 +1,14 @@
 /*
  * test_gpufl13_records.c - the records we write in GPUFlight 1.3's own
- * shapes (src/wire/records.c, issue 15): nvtx_marker_event and
- * graph_launch_event, byte for byte against tests/golden/gpufl/<type>.ndjson
- * (regenerate with GP_UPDATE_GOLDEN=1 ctest -R test_gpufl13_records and
- * review the diff), and their keys in the order GPUFlight 1.3's writer
- * gives them (copied below from the sessions its writer produced, the
- * project's shared fixtures, gpufl-1.3, scope.1.log of each session);
- * kernel_detail's stack_trace always a string, and its two parts (head and
- * tail, for the per-launch writer) making the whole line.
+ * shapes (src/wire/records.c, issue 15): nvtx_marker_event,
+ * graph_launch_event and graph_node_definition, byte for byte against
+ * tests/golden/gpufl/<type>.ndjson (regenerate with GP_UPDATE_GOLDEN=1
+ * ctest -R test_gpufl13_records and review the diff), and their keys in
+ * the order GPUFlight 1.3's writer gives them (copied below from the
+ * sessions its writer produced, the project's shared fixtures,
+ * gpufl-1.3, scope.1.log of each session); kernel_detail's stack_trace
+ * always a string, and its two parts (head and tail, for the per-launch
+ * writer) making the whole line.
  */
 #include "check.h"
 #include "abi/trace_abi.h"
@@ -134,6 +135,46 @@ static void golden_graph(void)
     fl_buf_free(&b);
 }
 
+/* graph_node_definition: GPUFlight 1.3's keys in its writer's order
+ * (graph_node_definition_model.cpp), ours after them; a kernel name that
+ * needs escaping; no stack and no name are null, never 0 or "". */
+static const char node_keys[] =
+    "type,session_id,graph_exec_key,node_index,node_type,dependency_count";
+
+static void golden_graph_node(void)
+{
+    fl_buf b = {0};
+    fl_graph_node_row n = {.exec_key = 0xfeedbeefull,
+                           .node_id = 1000011,
+                           .graph_id = 507,
+                           .node_index = 7,
+                           .node_type = 0,
+                           .dependency_count = 3,
+                           .stack_id = 2,
+                           .kernel_name = "void k<\"a\">(float*)"};
+    fl_rec_graph_node(&b, SID, &n);
+    fl_graph_node_row m = {.exec_key = UINT64_MAX,
+                           .node_id = UINT64_MAX,
+                           .graph_id = UINT32_MAX,
+                           .node_index = UINT32_MAX,
+                           .node_type = 2,
+                           .dependency_count = 0};
+    fl_rec_graph_node(&b, SID, &m);
+    CHECK(!b.oom);
+    const char *nl = strchr(b.p, '\n');
+    char first[1024];
+    snprintf(first, sizeof first, "%.*s", nl ? (int)(nl - b.p + 1) : 0, b.p);
+    check_keys(first, node_keys, "graph_id,graph_node_id,kernel_name,stack_id");
+    CHECK_STR(first, "{\"type\":\"graph_node_definition\",\"session_id\":\"" SID
+                     "\",\"graph_exec_key\":\"0xfeedbeef\",\"node_index\":7,\"node_type\":0,"
+                     "\"dependency_count\":3,\"graph_id\":507,\"graph_node_id\":1000011,"
+                     "\"kernel_name\":\"void k<\\\"a\\\">(float*)\",\"stack_id\":2}\n");
+    CHECK_CONTAINS(nl ? nl + 1 : "", "\"graph_exec_key\":\"0xffffffffffffffff\",");
+    CHECK_CONTAINS(nl ? nl + 1 : "", ",\"kernel_name\":null,\"stack_id\":null}\n");
+    check_golden("gpufl/graph_node_definition.ndjson", b.p, "test_gpufl13_records");
+    fl_buf_free(&b);
+}
+
 /* kernel_detail: stack_trace always a string ("" without a stack),
  * const_bytes null; head + corr_id + tail is the whole line. */
 static void check_kernel_detail(void)
@@ -165,6 +206,7 @@ int main(void)
 {
     golden_nvtx();
     golden_graph();
+    golden_graph_node();
     check_kernel_detail();
     return check_done("test_gpufl13_records");
 }
