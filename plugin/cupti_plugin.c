@@ -45,6 +45,7 @@
 #include "plugin.h"
 #include "pool.h"
 #include "graphs.h"
+#include "kinds.h"
 #include "resources.h"
 #include "scope_hooks.h"
 #include "pystack.h"
@@ -76,11 +77,9 @@ extern const gp_metrics_plugin gpufl_cupti_metrics_v1;
 static pthread_mutex_t life = PTHREAD_MUTEX_INITIALIZER;
 static bool running;
 static bool callbacks_registered;
-static bool early;                /* gp_plugin_attach_early's CUPTI state, no session yet */
-static _Atomic bool flush_period; /* CUPTI flushes on its own period */
-static fl_decoder *decoder;       /* drain() only: the writer thread */
-static CUpti_ActivityKind enabled[16];
-static size_t n_enabled;
+static bool early;                 /* gp_plugin_attach_early's CUPTI state, no session yet */
+static _Atomic bool flush_period;  /* CUPTI flushes on its own period */
+static fl_decoder *decoder;        /* drain() only: the writer thread */
 static fl_trace_stats start_notes; /* unavailable kinds */
 static CUpti_SubscriberHandle subscriber;
 static bool subscribed;
@@ -115,18 +114,13 @@ static uint64_t wall_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void cupti_message(CUptiResult r, char *out, size_t len, const char *what)
-{
-    snprintf(out, len, "%s failed: %s (%d)", what, fl_cupti_name(r), (int)r);
-}
-
 /* A refusal that ends plugin_start: CUPTI answers 999 for a machine
  * without a driver as for anything else, so that cause, when it is the
  * one, comes first and CUPTI's own code after it. */
 static gp_status start_refused(CUptiResult r, gp_error *err, const char *what)
 {
     char m[256];
-    cupti_message(r, m, sizeof m, what);
+    fl_kinds_message(r, m, sizeof m, what);
     if (gp_driver_missing())
         snprintf(err->message, sizeof err->message, "no NVIDIA driver (libcuda.so.1 not found): %s",
                  m);
@@ -140,37 +134,6 @@ static gp_status start_failed(gp_error *err, gp_status st, const char *message)
 {
     snprintf(err->message, sizeof err->message, "%s", message);
     return err->status = st;
-}
-
-static void disable_all(void)
-{
-    for (size_t i = n_enabled; i-- > 0;)
-        cuptiActivityDisable(enabled[i]);
-    n_enabled = 0;
-}
-
-static bool kind_enabled(CUpti_ActivityKind kind)
-{
-    for (size_t i = 0; i < n_enabled; i++)
-        if (enabled[i] == kind)
-            return true;
-    return false;
-}
-
-/* Enables one optional kind (once: injection may have enabled it); a
- * refusal is noted, not fatal. */
-static void enable_optional(CUpti_ActivityKind kind, uint32_t feat, const char *what)
-{
-    if (kind_enabled(kind))
-        return;
-    CUptiResult r = cuptiActivityEnable(kind);
-    if (r == CUPTI_SUCCESS) {
-        enabled[n_enabled++] = kind;
-        return;
-    }
-    if (!start_notes.unavailable)
-        cupti_message(r, start_notes.unavailable_msg, sizeof start_notes.unavailable_msg, what);
-    start_notes.unavailable |= feat;
 }
 
 /* ------------------------------------------------------------- callbacks */
@@ -370,8 +333,8 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
         r = enable_list(fl_graph_cbids, fl_n_graph_cbids, CB_GRAPH);
     CUptiResult g = r == CUPTI_SUCCESS && graph_nodes ? fl_graphs_subscribe(subscriber) : r;
     if (graph_nodes && g != CUPTI_SUCCESS) /* graph_node_definition: optional */
-        cupti_message(g, start_notes.graph_nodes_msg, sizeof start_notes.graph_nodes_msg,
-                      "graph resource callbacks");
+        fl_kinds_message(g, start_notes.graph_nodes_msg, sizeof start_notes.graph_nodes_msg,
+                         "graph resource callbacks");
     if (r == CUPTI_SUCCESS && pc)
         r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
     if (r == CUPTI_SUCCESS) {
@@ -380,14 +343,14 @@ static unsigned subscribe_callbacks(size_t (*scope_fn)(uint32_t *, size_t), fl_s
                (graphs ? CB_GRAPH : 0u);
     }
     if (!start_notes.unavailable)
-        cupti_message(r, start_notes.unavailable_msg, sizeof start_notes.unavailable_msg,
-                      "cuptiSubscribe (API callbacks for user_scope and allocation timing)");
+        fl_kinds_message(r, start_notes.unavailable_msg, sizeof start_notes.unavailable_msg,
+                         "cuptiSubscribe (API callbacks for user_scope and allocation timing)");
     if (scope_fn)
         start_notes.unavailable |= FL_FEAT_SCOPES;
     if (st) {
         start_notes.unavailable |= FL_FEAT_STACKS;
-        cupti_message(r, start_notes.stacks_msg, sizeof start_notes.stacks_msg,
-                      "cuptiSubscribe (launch callbacks for CPU stacks)");
+        fl_kinds_message(r, start_notes.stacks_msg, sizeof start_notes.stacks_msg,
+                         "cuptiSubscribe (launch callbacks for CPU stacks)");
     }
     /* Without resource callbacks no later context is seen. */
     for (size_t i = 0; pc && i < fl_n_engines; i++)
@@ -434,56 +397,6 @@ static fl_stacks *make_stacks(const fl_trace_options *o)
 static void *current_context(void)
 {
     return gp_driver_context();
-}
-
-/* The activity kinds the options ask for: kernels, or the start is
- * refused (why); the others noted when CUPTI refuses them. */
-static bool enable_kinds(const fl_trace_options *o, gp_error *err)
-{
-    /* Kernels are the engine: without them there is no Trace.  With
-     * CONCURRENT_KERNEL on, CUPTI's SASS metrics count 0 for every
-     * instruction; with KERNEL (kernels serialised) they count (an H200,
-     * CUDA 13.0: tests/gpu/sass_probe.cu --activity, --serial). */
-    CUpti_ActivityKind kernels =
-        o->sass_metrics ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    if (!early)
-        n_enabled = 0;
-    /* Injection enabled concurrent kernels; a SASS session serialises. */
-    for (size_t i = 0; o->sass_metrics && i < n_enabled; i++)
-        if (enabled[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
-            cuptiActivityDisable(enabled[i]);
-            enabled[i] = enabled[--n_enabled];
-            break;
-        }
-    CUptiResult r = kind_enabled(kernels) ? CUPTI_SUCCESS : cuptiActivityEnable(kernels);
-    if (r != CUPTI_SUCCESS) {
-        start_refused(r, err,
-                      o->sass_metrics ? "cuptiActivityEnable(KERNEL)"
-                                      : "cuptiActivityEnable(CONCURRENT_KERNEL)");
-        return false;
-    }
-    if (!kind_enabled(kernels))
-        enabled[n_enabled++] = kernels;
-    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY)");
-    enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY2, FL_FEAT_MEMCPY, "cuptiActivityEnable(MEMCPY2)");
-    enable_optional(CUPTI_ACTIVITY_KIND_MEMSET, FL_FEAT_MEMSET, "cuptiActivityEnable(MEMSET)");
-    enable_optional(CUPTI_ACTIVITY_KIND_OVERHEAD, FL_FEAT_OVERHEAD,
-                    "cuptiActivityEnable(OVERHEAD)");
-    if (o->synchronization)
-        enable_optional(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, FL_FEAT_SYNC,
-                        "cuptiActivityEnable(SYNCHRONIZATION)");
-    if (o->memory)
-        enable_optional(CUPTI_ACTIVITY_KIND_MEMORY2, FL_FEAT_MEMORY,
-                        "cuptiActivityEnable(MEMORY2)");
-    if (o->external_correlation)
-        enable_optional(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, FL_FEAT_EXTERNAL,
-                        "cuptiActivityEnable(EXTERNAL_CORRELATION)");
-    if (o->nvtx)
-        enable_optional(CUPTI_ACTIVITY_KIND_MARKER, FL_FEAT_NVTX, "cuptiActivityEnable(MARKER)");
-    if (o->graphs)
-        enable_optional(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, FL_FEAT_GRAPHS,
-                        "cuptiActivityEnable(GRAPH_TRACE)");
-    return true;
 }
 
 static void flush_completed(void); /* drain's, below */
@@ -585,9 +498,11 @@ static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
         }
         callbacks_registered = true;
     }
-    if (!enable_kinds(o, err)) {
+    const char *refused = "";
+    r = fl_kinds_start(o, early, &start_notes, &refused);
+    if (r != CUPTI_SUCCESS) {
         pthread_mutex_unlock(&life);
-        return err->status;
+        return start_refused(r, err, refused);
     }
     fl_stacks_destroy(stacks); /* a previous session's, released without stop */
     stacks = make_stacks(o);
@@ -616,7 +531,7 @@ static gp_status plugin_start(const fl_trace_options *o, gp_error *err)
         fl_stacks_destroy(stacks);
         stacks = NULL;
         release_engines();
-        disable_all();
+        fl_kinds_disable_all();
         pthread_mutex_unlock(&life);
         return start_failed(err, GP_ERR_NO_MEMORY, "out of memory for the activity decoder");
     }
@@ -657,17 +572,16 @@ bool gp_plugin_attach_early(char *why, size_t len)
             r = fl_pool_register();
             callbacks_registered = r == CUPTI_SUCCESS;
         }
-        n_enabled = 0;
+        fl_kinds_forget();
         if (r == CUPTI_SUCCESS) {
             what = "cuptiActivityEnable(CONCURRENT_KERNEL)";
-            r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+            r = fl_kinds_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
         }
         if (r == CUPTI_SUCCESS) {
-            enabled[n_enabled++] = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-            enable_optional(CUPTI_ACTIVITY_KIND_MEMCPY, FL_FEAT_MEMCPY,
-                            "cuptiActivityEnable(MEMCPY)");
-            enable_optional(CUPTI_ACTIVITY_KIND_MEMSET, FL_FEAT_MEMSET,
-                            "cuptiActivityEnable(MEMSET)");
+            fl_kinds_optional(CUPTI_ACTIVITY_KIND_MEMCPY, FL_FEAT_MEMCPY,
+                              "cuptiActivityEnable(MEMCPY)", &start_notes);
+            fl_kinds_optional(CUPTI_ACTIVITY_KIND_MEMSET, FL_FEAT_MEMSET,
+                              "cuptiActivityEnable(MEMSET)", &start_notes);
             what = "cuptiSubscribe";
             r = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
         }
@@ -680,8 +594,8 @@ bool gp_plugin_attach_early(char *why, size_t len)
         early = r == CUPTI_SUCCESS;
         if (!early) {
             unsubscribe_callbacks();
-            disable_all();
-            cupti_message(r, why, len, what);
+            fl_kinds_disable_all();
+            fl_kinds_message(r, why, len, what);
         }
     }
     pthread_mutex_unlock(&life);
@@ -693,7 +607,7 @@ void gp_plugin_detach_early(void)
     pthread_mutex_lock(&life);
     if (early && !running) {
         unsubscribe_callbacks();
-        disable_all();
+        fl_kinds_disable_all();
         early = false;
         fl_pool_forget_done(); /* what CUPTI completed meanwhile has no reader */
     }
@@ -806,7 +720,7 @@ static void plugin_stop(void)
             cuptiActivityFlushPeriod(0);
         /* Forced: buffers still being filled come out too. */
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        disable_all();
+        fl_kinds_disable_all();
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         running = false;
     }
