@@ -128,6 +128,7 @@ typedef struct server {
     cli_prom_device *devs;
     size_t n;
     char host[256];
+    char driver[96]; /* the DCGM_FI_DRIVER_VERSION label; "" unknown */
     uint64_t request_timeout_ns;
     conn_slot slots[CONN_LIMIT + CONN_SLACK];
     unsigned live; /* used and not closing */
@@ -324,7 +325,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         cli_prom_device *d = s->devs;
         for (size_t i = 0; i < s->n; i++)
             d[i].have = gp_monitor_latest(s->mon, i, &d[i].sample) == GP_OK;
-        cli_prom_format(&b, d, s->n, s->host, wall_ns(), s->stale_ns);
+        cli_prom_format(&b, d, s->n, s->host, s->driver, wall_ns(), s->stale_ns);
         ret =
             b.oom ? MHD_NO : reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", &b);
     } else if (strcmp(url, "/") == 0) {
@@ -472,6 +473,8 @@ static int open_devices(server *s, const gp_options *o)
         return -1;
     if (gp_list_devices(o, &all, &n_all, driver, sizeof driver, &be, &err) != GP_OK)
         n_all = 0;
+    else
+        snprintf(s->driver, sizeof s->driver, "%s", driver);
     for (size_t i = 0; i < s->n; i++) {
         gp_sample first;
         uint32_t idx = (uint32_t)i;
@@ -485,6 +488,8 @@ static int open_devices(server *s, const gp_options *o)
                 snprintf(s->devs[i].name, sizeof s->devs[i].name, "%s", all[k].name);
                 snprintf(s->devs[i].uuid, sizeof s->devs[i].uuid, "%s", all[k].uuid);
                 s->devs[i].mig = all[k].mig;
+                snprintf(s->devs[i].pci_bus_id, sizeof s->devs[i].pci_bus_id, "%s",
+                         all[k].pci_bus_id);
             }
     }
     gp_devices_free(all);

@@ -184,7 +184,46 @@ typedef struct gp_device_sample {
     uint32_t proc_mem_pct;            /* ours: sum of their memory-controller utilisation, % */
     uint32_t proc_all_sm_pct;         /* every process with a sample */
     uint32_t proc_all_mem_pct;
+    /* Appended (health, NVML only; docs/metrics.md "Health"): each field
+     * valid with its GP_H_* bit in health_valid, absent (never 0) where the
+     * device does not report it.  Counters are the driver's own (volatile:
+     * since the driver loaded; aggregate: the device's lifetime). */
+    uint32_t health_valid;         /* GP_H_* bits */
+    uint32_t fan_speed_pct;        /* GP_H_FAN: % of the fan's maximum speed */
+    uint64_t ecc_sbe_volatile;     /* GP_H_ECC_VOL: corrected (single-bit) */
+    uint64_t ecc_dbe_volatile;     /* GP_H_ECC_VOL: uncorrected (double-bit) */
+    uint64_t ecc_sbe_aggregate;    /* GP_H_ECC_AGG */
+    uint64_t ecc_dbe_aggregate;    /* GP_H_ECC_AGG */
+    uint32_t retired_pages_sbe;    /* GP_H_RETIRED: pages retired for repeated SBEs */
+    uint32_t retired_pages_dbe;    /* GP_H_RETIRED: pages retired for a DBE */
+    uint32_t remapped_rows_corr;   /* GP_H_REMAP: rows remapped for correctable errors */
+    uint32_t remapped_rows_unc;    /* GP_H_REMAP: rows remapped for uncorrectable errors */
+    uint32_t remap_pending;        /* GP_H_REMAP: 1: a remap waits for a GPU reset */
+    uint32_t remap_failure;        /* GP_H_REMAP: 1: a remap failed (no spare row) */
+    uint64_t pcie_replay_count;    /* GP_H_PCIE_REPLAY */
+    uint64_t nvlink_crc_flit_errs; /* GP_H_NVLINK: every link, summed */
+    uint64_t nvlink_recovery_errs; /* GP_H_NVLINK: every link, summed */
+    int32_t mem_temp_c;            /* GP_H_MEM_TEMP: HBM temperature */
+    uint32_t enc_util_pct;         /* GP_H_ENC */
+    uint32_t dec_util_pct;         /* GP_H_DEC */
+    uint32_t xid_last;             /* GP_H_XID: the newest XID code (0: none yet) */
+    uint64_t xid_count;            /* GP_H_XID: XID events seen since sampling started */
 } gp_device_sample;
+
+/* The valid bits of the health fields (gp_device_sample.health_valid). */
+enum {
+    GP_H_FAN = 1u << 0,
+    GP_H_ECC_VOL = 1u << 1,
+    GP_H_ECC_AGG = 1u << 2,
+    GP_H_RETIRED = 1u << 3,
+    GP_H_REMAP = 1u << 4,
+    GP_H_PCIE_REPLAY = 1u << 5,
+    GP_H_NVLINK = 1u << 6,
+    GP_H_MEM_TEMP = 1u << 7,
+    GP_H_ENC = 1u << 8,
+    GP_H_DEC = 1u << 9,
+    GP_H_XID = 1u << 10 /* the device's XID events are watched (nvmlEventSetWait) */
+};
 
 /* The valid bits of the per-process fields (after GPM's 12..25). */
 #define GP_M_PROC_MEM (1u << 26)
@@ -209,6 +248,7 @@ typedef struct gp_sample {
  * empty.  Unknown ids are -1 (0 is a real instance id).
  */
 #define GP_MIG_PROFILE_MAX 32
+#define GP_PCI_BUS_ID_MAX 32
 typedef struct gp_mig_info {
     uint32_t is_mig;       /* 1: a MIG instance of parent_index */
     uint32_t parent_index; /* the parent GPU's device index */
@@ -227,6 +267,9 @@ typedef struct gp_device_info {
     uint64_t mem_total_bytes;
     /* Appended (MIG): set when this device is a MIG instance. */
     gp_mig_info mig;
+    /* Appended (health): the PCI bus id as NVML writes it
+     * ("00000000:07:00.0"; a MIG instance: its GPU's); "" when unknown. */
+    char pci_bus_id[GP_PCI_BUS_ID_MAX];
 } gp_device_info;
 
 /* ---------------------------------------------------------------- summary */

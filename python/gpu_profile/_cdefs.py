@@ -93,6 +93,27 @@ class _GpDeviceSample(ctypes.Structure):
         ("proc_mem_pct", ctypes.c_uint32),
         ("proc_all_sm_pct", ctypes.c_uint32),
         ("proc_all_mem_pct", ctypes.c_uint32),
+        # Health (docs/metrics.md "Health"), valid by health_valid bits.
+        ("health_valid", ctypes.c_uint32),
+        ("fan_speed_pct", ctypes.c_uint32),
+        ("ecc_sbe_volatile", ctypes.c_uint64),
+        ("ecc_dbe_volatile", ctypes.c_uint64),
+        ("ecc_sbe_aggregate", ctypes.c_uint64),
+        ("ecc_dbe_aggregate", ctypes.c_uint64),
+        ("retired_pages_sbe", ctypes.c_uint32),
+        ("retired_pages_dbe", ctypes.c_uint32),
+        ("remapped_rows_corr", ctypes.c_uint32),
+        ("remapped_rows_unc", ctypes.c_uint32),
+        ("remap_pending", ctypes.c_uint32),
+        ("remap_failure", ctypes.c_uint32),
+        ("pcie_replay_count", ctypes.c_uint64),
+        ("nvlink_crc_flit_errs", ctypes.c_uint64),
+        ("nvlink_recovery_errs", ctypes.c_uint64),
+        ("mem_temp_c", ctypes.c_int32),
+        ("enc_util_pct", ctypes.c_uint32),
+        ("dec_util_pct", ctypes.c_uint32),
+        ("xid_last", ctypes.c_uint32),
+        ("xid_count", ctypes.c_uint64),
     ]
 
 
@@ -147,6 +168,7 @@ class _GpDeviceInfo(ctypes.Structure):
         ("valid", ctypes.c_uint32),
         ("mem_total_bytes", ctypes.c_uint64),
         ("mig", _GpMigInfo),
+        ("pci_bus_id", ctypes.c_char * 32),
     ]
 
 

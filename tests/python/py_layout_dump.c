@@ -39,6 +39,26 @@ int main(void)
     OFF(gp_device_sample, proc_mem_pct);
     OFF(gp_device_sample, proc_all_sm_pct);
     OFF(gp_device_sample, proc_all_mem_pct);
+    OFF(gp_device_sample, health_valid);
+    OFF(gp_device_sample, fan_speed_pct);
+    OFF(gp_device_sample, ecc_sbe_volatile);
+    OFF(gp_device_sample, ecc_dbe_volatile);
+    OFF(gp_device_sample, ecc_sbe_aggregate);
+    OFF(gp_device_sample, ecc_dbe_aggregate);
+    OFF(gp_device_sample, retired_pages_sbe);
+    OFF(gp_device_sample, retired_pages_dbe);
+    OFF(gp_device_sample, remapped_rows_corr);
+    OFF(gp_device_sample, remapped_rows_unc);
+    OFF(gp_device_sample, remap_pending);
+    OFF(gp_device_sample, remap_failure);
+    OFF(gp_device_sample, pcie_replay_count);
+    OFF(gp_device_sample, nvlink_crc_flit_errs);
+    OFF(gp_device_sample, nvlink_recovery_errs);
+    OFF(gp_device_sample, mem_temp_c);
+    OFF(gp_device_sample, enc_util_pct);
+    OFF(gp_device_sample, dec_util_pct);
+    OFF(gp_device_sample, xid_last);
+    OFF(gp_device_sample, xid_count);
 
     SIZE(gp_sample);
     OFF(gp_sample, t_mono_ns);
@@ -128,6 +148,7 @@ int main(void)
     OFF(gp_device_info, valid);
     OFF(gp_device_info, mem_total_bytes);
     OFF(gp_device_info, mig);
+    OFF(gp_device_info, pci_bus_id);
 
     SIZE(gp_options);
     OFF(gp_options, device);

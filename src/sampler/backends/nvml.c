@@ -65,6 +65,7 @@ typedef struct nvml_ctx {
         unsigned parent, slot;
     } * mig;
     size_t n_mig;
+    nvml_xid *xid; /* the run's XID watcher (nvml_xid.c); NULL: none */
 } nvml_ctx;
 
 /* ------------------------------------------------- calls stuck in NVML */
@@ -439,9 +440,31 @@ static void nvml_stop(void *ctx)
         if (d && (d->gpm_prev || d->gpm_cur))
             (void)dev_run(c, index, d, gp_nvml_job_stop, "nvmlGpmSampleFree", NULL);
     }
+    gp_nvml_xid_stop(c->xid);
+    c->xid = NULL;
     free(c->slot_index);
     c->slot_index = NULL;
     c->n_slots = 0;
+}
+
+/* XID events of the started whole GPUs (a MIG instance's are its
+ * parent's), by the handles their start jobs took. */
+static void start_xid(nvml_ctx *c, const unsigned *indices, size_t n)
+{
+    unsigned *gpus = calloc(n ? n : 1, sizeof *gpus);
+    nvmlDevice_t *handles = calloc(n ? n : 1, sizeof *handles);
+    size_t n_gpus = 0;
+    for (size_t i = 0; gpus && handles && i < n; i++) {
+        gp_status st;
+        nvml_dev *d = dev_ready(c, indices[i], &st, NULL);
+        if (d && !d->is_mig && d->started_gen == c->gen && d->dev) {
+            gpus[n_gpus] = indices[i];
+            handles[n_gpus++] = d->dev;
+        }
+    }
+    c->xid = n_gpus ? gp_nvml_xid_start(c->lib, gpus, handles, n_gpus) : NULL;
+    free(gpus);
+    free(handles);
 }
 
 static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64_t interval_ns,
@@ -474,6 +497,7 @@ static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64
     }
     c->slot_index = slots;
     c->n_slots = n;
+    start_xid(c, indices, n);
     return GP_OK;
 }
 
@@ -496,6 +520,8 @@ static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sam
     st = dev_run(c, index, d, gp_nvml_job_read, "nvmlDeviceGetUtilizationRates", err);
     if (st != GP_ERR_TIMEOUT)
         *out = d->sample;
+    if (st == GP_OK)
+        gp_nvml_xid_fill(c->xid, index, out);
     return st;
 }
 

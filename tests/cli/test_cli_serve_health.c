@@ -1,0 +1,153 @@
+/*
+ * test_cli_serve_health.c - fleet health in `gpu-profile serve` over the
+ * fake NVML (tests/cli/serve_http.h for the HTTP side):
+ *
+ *  - a GPU with ECC, retired pages, remapped rows, PCIe replays, NVLink
+ *    errors, a fan, an HBM sensor and video engines: each figure under its
+ *    dcgm-exporter name with the fake's exact value;
+ *  - a GPU that reports none of them (a consumer card): no line for any
+ *    (absent, never 0), but its XID figures, since it takes event
+ *    registrations (0: watched, none seen);
+ *  - an XID the fake delivers once GPU 0's utilisation was read 3 times:
+ *    DCGM_FI_DEV_XID_ERRORS becomes 79 and gpu_profile_xid_errors_total 1
+ *    (waited for by its event, never by time);
+ *  - pci_bus_id and DCGM_FI_DRIVER_VERSION labels as dcgm-exporter sets them;
+ *  - SIGTERM still ends serve with 128 + 15 while the XID thread waits.
+ */
+#include "harness.h"
+#include "serve_http.h"
+
+#include <stdbool.h>
+
+static const char *g_health =
+    "device 0 name \"NVIDIA H100 80GB HBM3\" uuid GPU-00000000-0000-0000-0000-0000000000a0\n"
+    "device 1 name \"Consumer GPU\" uuid GPU-00000000-0000-0000-0000-0000000000a1\n"
+    "driver_version 580.65.06\n"
+    "seq 0 ecc_sbe_vol 3\n"
+    "seq 0 ecc_dbe_vol 1\n"
+    "seq 0 ecc_sbe_agg 17\n"
+    "seq 0 ecc_dbe_agg 2\n"
+    "seq 0 retired_sbe 4\n"
+    "seq 0 retired_dbe 1\n"
+    "seq 0 remap_corr 5\n"
+    "seq 0 remap_unc 2\n"
+    "seq 0 remap_pending 1\n"
+    "seq 0 remap_failure 0\n"
+    "seq 0 pcie_replay 9\n"
+    "seq 0 nvlink_crc 11\n"
+    "seq 0 nvlink_recovery 3\n"
+    "seq 0 fan 40\n"
+    "seq 0 mem_temp 48\n"
+    "seq 0 enc_util 7\n"
+    "seq 0 dec_util 13\n"
+    "xid 0 79 after 3\n"
+    "events 1\n";
+
+static const char *H0 = "{gpu=\"0\",UUID=\"GPU-00000000-0000-0000-0000-0000000000a0\","
+                        "pci_bus_id=\"00000000:07:00.0\",device=\"nvidia0\","
+                        "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"";
+static const char *H1 = "{gpu=\"1\",UUID=\"GPU-00000000-0000-0000-0000-0000000000a1\","
+                        "pci_bus_id=\"00000000:08:00.0\",device=\"nvidia1\","
+                        "modelName=\"Consumer GPU\",Hostname=\"";
+
+/* GPU 0's health families, in the order serve writes them, and the fake's values. */
+static const struct {
+    const char *name, *type, *value;
+} g_want[] = {
+    {"DCGM_FI_DEV_MEMORY_TEMP", "gauge", "48"},
+    {"DCGM_FI_DEV_FAN_SPEED", "gauge", "40"},
+    {"DCGM_FI_DEV_ENC_UTIL", "gauge", "7"},
+    {"DCGM_FI_DEV_DEC_UTIL", "gauge", "13"},
+    {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "9"},
+    {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "3"},
+    {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "1"},
+    {"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "counter", "17"},
+    {"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "2"},
+    {"DCGM_FI_DEV_RETIRED_SBE", "counter", "4"},
+    {"DCGM_FI_DEV_RETIRED_DBE", "counter", "1"},
+    {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "2"},
+    {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "5"},
+    {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "0"},
+    {"gpu_profile_row_remap_pending", "gauge", "1"},
+    {"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter", "11"},
+    {"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter", "3"},
+};
+
+static void test_health(void)
+{
+    h_scenario(g_health);
+    char err[512], out[512];
+    h_path(err, sizeof err, "serve-health.err");
+    h_path(out, sizeof out, "serve-health.out");
+    const char *argv[] = {h_cli, "serve", "--listen", "127.0.0.1:0", "--interval", "0.05", NULL};
+    pid_t pid = h_spawn(argv, NULL, NULL, out, err);
+    CHECK(h_wait_for(cond_port, err, 20));
+    int port = read_port(err);
+    static char a[1 << 16];
+    char want[512];
+    snprintf(want, sizeof want, "DCGM_FI_DEV_XID_ERRORS%s", H0);
+    /* The XID is due after GPU 0's third reading: wait for its event. */
+    bool seen = false;
+    for (int i = 0; port > 0 && i < 400 && !seen; i++) {
+        CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+        const char *at = strstr(a, want);
+        const char *nl = at ? strchr(at, '\n') : NULL;
+        seen = nl && nl - at > 3 && strncmp(nl - 3, " 79", 3) == 0;
+        if (!seen)
+            h_nap_ms(50);
+    }
+    CHECK(seen);
+    const char *b = body_of(a);
+    for (size_t i = 0; i < sizeof g_want / sizeof g_want[0]; i++) {
+        char head[256];
+        snprintf(head, sizeof head, "\n# TYPE %s %s\n", g_want[i].name, g_want[i].type);
+        CHECK_CONTAINS(b, head);
+        expect(b, g_want[i].name, H0, g_want[i].value);
+        absent(b, g_want[i].name, H1); /* not reported: no line, not a 0 */
+    }
+    CHECK_CONTAINS(b, "# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.\n"
+                      "# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n");
+    expect(b, "DCGM_FI_DEV_XID_ERRORS", H0, "79");
+    expect(b, "gpu_profile_xid_errors_total", H0, "1");
+    /* GPU 1 is watched and had none. */
+    expect(b, "DCGM_FI_DEV_XID_ERRORS", H1, "0");
+    expect(b, "gpu_profile_xid_errors_total", H1, "0");
+    CHECK_CONTAINS(b, "\",DCGM_FI_DRIVER_VERSION=\"580.65.06\"} 79\n");
+    kill(pid, SIGTERM);
+    int st = h_wait(pid);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+}
+
+/* A driver whose GPUs take no event registration and report no health
+ * figure (the fake's default device): none of the families at all. */
+static void test_no_health(void)
+{
+    h_scenario("device 0\n");
+    char err[512], out[512];
+    h_path(err, sizeof err, "serve-plain.err");
+    h_path(out, sizeof out, "serve-plain.out");
+    const char *argv[] = {h_cli, "serve", "--listen", "127.0.0.1:0", "--interval", "0.05", NULL};
+    pid_t pid = h_spawn(argv, NULL, NULL, out, err);
+    CHECK(h_wait_for(cond_port, err, 20));
+    int port = read_port(err);
+    static char a[1 << 16];
+    if (port > 0) {
+        CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+        CHECK_CONTAINS(a, "DCGM_FI_DEV_GPU_UTIL{");
+        for (size_t i = 0; i < sizeof g_want / sizeof g_want[0]; i++)
+            CHECK(strstr(a, g_want[i].name) == NULL);
+        CHECK(strstr(a, "XID") == NULL);
+        CHECK(strstr(a, "xid") == NULL);
+    }
+    kill(pid, SIGTERM);
+    h_wait(pid);
+}
+
+int main(void)
+{
+    h_init();
+    test_health();
+    test_no_health();
+    h_cleanup();
+    return check_done("test_cli_serve_health");
+}
