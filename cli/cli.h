@@ -421,6 +421,7 @@ typedef struct cli_prom_device {
     gp_sample sample;
     gp_mig_info mig;                    /* a MIG instance: dcgm-exporter's labels (prom.c) */
     char pci_bus_id[GP_PCI_BUS_ID_MAX]; /* "" unknown: no pci_bus_id label */
+    int stuck;                          /* gpu_profile_stuck: 1, 0, or -1 unknown (no line) */
 } cli_prom_device;
 /* driver: the DCGM_FI_DRIVER_VERSION label ("" or NULL: none). */
 void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const char *host,

@@ -39,7 +39,8 @@ typedef enum {
     V_AGE,
     V_H_U32, /* a health field (family.off), valid with family.hneed */
     V_H_U64,
-    V_H_I32
+    V_H_I32,
+    V_STUCK /* cli_prom_device.stuck (serve's detector), not a sample field */
 } value_kind;
 
 static const struct family {
@@ -160,6 +161,10 @@ static const struct family {
     H("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter",
       "Total number of NVLink recovery errors.", GP_H_NVLINK, V_H_U64, nvlink_recovery_errs),
 #undef H
+    {"gpu_profile_stuck", "gauge",
+     "1 while the GPU looks busy but stuck (util.gpu high, SM activity and power near idle for "
+     "--stuck-after seconds: a hung collective's signature), else 0.",
+     0, V_STUCK},
     {"gpu_profile_sample_age_seconds", "gauge",
      "Seconds since this GPU's newest sample was taken (a stalled driver shows here).", 0, V_AGE},
 };
@@ -279,6 +284,9 @@ static void value(fl_buf *b, const struct family *fm, const cli_prom_device *d,
         fl_buf_printf(b, " %" PRId32 "\n", x);
         break;
     }
+    case V_STUCK:
+        fl_buf_printf(b, " %d\n", d->stuck > 0);
+        break;
     case V_AGE: {
         uint64_t t = d->sample.t_wall_ns;
         fl_buf_printf(b, " %.3f\n", now_wall_ns > t ? (double)(now_wall_ns - t) / 1e9 : 0.0);
@@ -297,7 +305,8 @@ void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const cha
             const gp_sample *sm = &devs[i].sample;
             bool stale = now_wall_ns > sm->t_wall_ns && now_wall_ns - sm->t_wall_ns > stale_ns;
             if (!devs[i].have || (sm->m.valid & fm->need) != fm->need ||
-                (sm->m.health_valid & fm->hneed) != fm->hneed || (stale && fm->v != V_AGE))
+                (sm->m.health_valid & fm->hneed) != fm->hneed || (stale && fm->v != V_AGE) ||
+                (fm->v == V_STUCK && devs[i].stuck < 0))
                 continue;
             if (!head) {
                 fl_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name,

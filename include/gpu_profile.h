@@ -432,6 +432,40 @@ typedef struct gp_run_stats {
 GP_API gp_status gp_run_stats_compute(const double *values, size_t n, gp_run_stats *out,
                                       gp_error *err);
 
+/* ------------------------------------------------------- busy but stuck */
+
+/*
+ * "Busy but stuck" (docs/concepts.md): a GPU the driver calls busy
+ * (util.gpu >= util_min_pct) whose SMs do almost nothing (GPM SM activity
+ * <= sm_active_max_pct) at near-idle power (<= power_idle_ratio x the
+ * lowest power this detector has seen on the device) for after_samples
+ * samples in a row: the signature of a hung collective (NCCL spinning on
+ * a flag that never flips).  Decided on sample counts, so the same
+ * samples give the same answer at any pace.
+ */
+typedef struct gp_stuck_rule {
+    double util_min_pct;      /* default 90 */
+    double sm_active_max_pct; /* default 5 */
+    double power_idle_ratio;  /* default 1.25 */
+    uint32_t after_samples;   /* default 60 (60 s at a 1 s interval) */
+} gp_stuck_rule;
+
+typedef struct gp_stuck_state {
+    uint32_t min_power_mw; /* the lowest power seen; 0: none yet */
+    uint32_t run;          /* matching samples in a row */
+    int known;             /* the last sample had all three metrics */
+    int stuck;             /* run >= after_samples */
+    uint64_t episodes;     /* stretches that reached after_samples */
+    uint64_t longest_run;  /* the longest run of matching samples */
+} gp_stuck_state;
+
+GP_API void gp_stuck_rule_init(gp_stuck_rule *rule);
+/* Adds one sample; returns 1 while stuck, 0 when not, -1 when unknown
+ * (util.gpu, GPM SM activity or power missing from this sample: the run
+ * is broken, never counted as healthy or stuck). */
+GP_API int gp_stuck_feed(gp_stuck_state *st, const gp_stuck_rule *rule,
+                         const gp_device_sample *sample);
+
 /* ---------------------------------------------------------------- options */
 
 typedef void (*gp_sync_fn)(void *user);

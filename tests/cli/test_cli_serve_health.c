@@ -12,7 +12,10 @@
  *    DCGM_FI_DEV_XID_ERRORS becomes 79 and gpu_profile_xid_errors_total 1
  *    (waited for by its event, never by time);
  *  - pci_bus_id and DCGM_FI_DRIVER_VERSION labels as dcgm-exporter sets them;
- *  - SIGTERM still ends serve with 128 + 15 while the XID thread waits.
+ *  - SIGTERM still ends serve with 128 + 15 while the XID thread waits;
+ *  - gpu_profile_stuck: 1 for a GPU busy at idle power with its SMs idle for
+ *    --stuck-after's samples, 0 for a working one, no line without GPM;
+ *    bad thresholds exit 125.
  */
 #include "harness.h"
 #include "serve_http.h"
@@ -143,11 +146,89 @@ static void test_no_health(void)
     h_wait(pid);
 }
 
+/* "Busy but stuck": GPU 0 busy for 3 samples, then at 100 % util.gpu with
+ * 1 % SM activity and idle power (its lowest); GPU 1 at 100 % with 60 %
+ * SM activity (working); GPU 2 without GPM (unknown: no line).
+ * --stuck-after 0.25 at a 0.05 s interval is 5 samples in a row. */
+static const char *g_stuck = "device 0\ndevice 1\ndevice 2\n"
+                             "gpm 0\ngpm 1\n"
+                             "seq 0 util_gpu 100\nseq 1 util_gpu 100\nseq 2 util_gpu 100\n"
+                             "seq 0 gpm_sm_active 70 70 70 1\n"
+                             "seq 0 power_mw 400000 400000 400000 80000\n"
+                             "seq 1 gpm_sm_active 60\n"
+                             "seq 1 power_mw 300000\n";
+
+/* Whether the line starting with prefix ends in " value". */
+static bool line_value_is(const char *text, const char *prefix, const char *value)
+{
+    const char *at = strstr(text, prefix);
+    const char *nl = at ? strchr(at, '\n') : NULL;
+    size_t n = strlen(value);
+    return nl && (size_t)(nl - at) > n + 1 && nl[-(long)n - 1] == ' ' &&
+           strncmp(nl - n, value, n) == 0;
+}
+
+static void test_stuck(void)
+{
+    h_scenario(g_stuck);
+    char err[512], out[512];
+    h_path(err, sizeof err, "serve-stuck.err");
+    h_path(out, sizeof out, "serve-stuck.out");
+    const char *argv[] = {h_cli,
+                          "serve",
+                          "--listen",
+                          "127.0.0.1:0",
+                          "--interval",
+                          "0.05",
+                          "--stuck-after",
+                          "0.25",
+                          "--stuck-util",
+                          "95",
+                          "--stuck-sm",
+                          "2",
+                          "--stuck-power",
+                          "1.1",
+                          NULL};
+    pid_t pid = h_spawn(argv, NULL, NULL, out, err);
+    CHECK(h_wait_for(cond_port, err, 20));
+    int port = read_port(err);
+    static char a[1 << 16];
+    bool seen = false;
+    for (int i = 0; port > 0 && i < 400 && !seen; i++) {
+        CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
+        seen = line_value_is(a, "gpu_profile_stuck{gpu=\"0\"", "1");
+        if (!seen)
+            h_nap_ms(50);
+    }
+    CHECK(seen);
+    const char *b = body_of(a);
+    CHECK_CONTAINS(b, "# TYPE gpu_profile_stuck gauge\n");
+    CHECK(line_value_is(b, "gpu_profile_stuck{gpu=\"0\"", "1"));
+    CHECK(line_value_is(b, "gpu_profile_stuck{gpu=\"1\"", "0"));
+    CHECK(strstr(b, "gpu_profile_stuck{gpu=\"2\"") == NULL);
+    kill(pid, SIGTERM);
+    h_wait(pid);
+    /* Bad thresholds: 125, naming the option and the range. */
+    const char *bad[][3] = {{"--stuck-util", "101", "--stuck-util '101' is not a percentage"},
+                            {"--stuck-sm", "x", "--stuck-sm 'x' is not a percentage"},
+                            {"--stuck-power", "0.5", "--stuck-power '0.5' is not a ratio"},
+                            {"--stuck-after", "0", "--stuck-after: 0 is out of range"}};
+    for (size_t i = 0; i < 4; i++) {
+        const char *args[] = {h_cli, "serve", bad[i][0], bad[i][1], NULL};
+        h_result r;
+        h_run(args, NULL, NULL, 0, &r);
+        CHECK_INT(r.code, 125);
+        CHECK_CONTAINS(r.err, bad[i][2]);
+        h_result_free(&r);
+    }
+}
+
 int main(void)
 {
     h_init();
     test_health();
     test_no_health();
+    test_stuck();
     h_cleanup();
     return check_done("test_cli_serve_health");
 }

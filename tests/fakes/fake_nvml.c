@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef FAKE_NVML_OLD
 #define FAKE_NVML_OLD 0
@@ -330,11 +331,14 @@ typedef struct device {
     bool is_mig;
     unsigned mig_parent, mig_slot, gi, ci;
     /* XID events: `events D` (the device takes registrations) and `xid D
-     * CODE after N` (an event due once D's utilisation was read N times). */
+     * CODE after N` (an event due once D's utilisation was read N times)
+     * or `xid D CODE file PATH` (due once PATH exists: on the test's
+     * demand); delivered in the order given. */
     bool events, registered;
     unsigned n_xid, xid_sent;
     unsigned xid_code[8];
     unsigned long long xid_after[8];
+    char xid_file[8][256];
 } device;
 
 /* MIG device handles per GPU (an H100's most). */
@@ -822,16 +826,21 @@ static int parse_line(parser *p)
         unsigned dev;
         unsigned long long code = 0, after = 0;
         bool xid = cmd[0] == 'x';
+        bool by_file = xid && n == 5 && strcmp(t[3], "file") == 0;
         if ((xid ? n != 5 : n != 2) || parse_dev(p, t[1], &dev) != 0 ||
-            (xid && (!parse_uint(t[2], 100000, &code) || strcmp(t[3], "after") != 0 ||
-                     !parse_uint(t[4], ~0ull, &after))))
-            return parse_error(p, "expected: events DEVICE | xid DEVICE CODE after UTIL_READS");
+            (xid &&
+             (!parse_uint(t[2], 100000, &code) ||
+              (!by_file && (strcmp(t[3], "after") != 0 || !parse_uint(t[4], ~0ull, &after))) ||
+              (by_file && strlen(t[4]) >= sizeof st.devs[0].xid_file[0]))))
+            return parse_error(p, "expected: events DEVICE | xid DEVICE CODE after UTIL_READS | "
+                                  "xid DEVICE CODE file PATH");
         device *d = &st.devs[dev];
         d->events = true;
         if (xid && d->n_xid == 8)
             return parse_error(p, "too many xid lines for one device (8)");
         if (xid) {
             d->xid_code[d->n_xid] = (unsigned)code;
+            snprintf(d->xid_file[d->n_xid], sizeof d->xid_file[0], "%s", by_file ? t[4] : "");
             d->xid_after[d->n_xid++] = after;
         }
         return 0;
@@ -1994,8 +2003,10 @@ static bool xid_due(struct fake_event_data *e)
 {
     for (unsigned i = 0; i < st.n_devices; i++) {
         device *d = &st.devs[i];
-        if (!d->registered || d->xid_sent >= d->n_xid ||
-            d->calls[K_UTIL] < d->xid_after[d->xid_sent])
+        if (!d->registered || d->xid_sent >= d->n_xid)
+            continue;
+        const char *file = d->xid_file[d->xid_sent];
+        if (file[0] ? access(file, F_OK) != 0 : d->calls[K_UTIL] < d->xid_after[d->xid_sent])
             continue;
         *e = (struct fake_event_data){d, 0x8ull, d->xid_code[d->xid_sent++], 0xffffffffu,
                                       0xffffffffu};

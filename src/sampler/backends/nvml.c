@@ -447,22 +447,48 @@ static void nvml_stop(void *ctx)
     c->n_slots = 0;
 }
 
+/* The event set job on the system runner: made (NULL: none), or freed. */
+static nvmlEventSet_t event_set_job(nvml_ctx *c, nvmlEventSet_t to_free)
+{
+    stuck_call sc;
+    gp_runner_stuck why;
+    if (find_stuck(c, NVML_SYSTEM, &sc) || gp_runner_stuck_now(c->sys, &why))
+        return NULL;
+    nvml_sys *j = gp_runner_job(c->sys);
+    j->event_free = to_free != NULL;
+    j->event_set = to_free;
+    if (run(c, c->sys, NVML_SYSTEM, gp_nvml_job_event_set, "nvmlEventSetCreate", NULL) != GP_OK)
+        return NULL;
+    return to_free ? NULL : j->event_set;
+}
+
 /* XID events of the started whole GPUs (a MIG instance's are its
- * parent's), by the handles their start jobs took. */
+ * parent's) that take the registration; no thread when none does. */
 static void start_xid(nvml_ctx *c, const unsigned *indices, size_t n)
 {
+    if (!c->lib->api.event_create || !c->sys)
+        return;
     unsigned *gpus = calloc(n ? n : 1, sizeof *gpus);
     nvmlDevice_t *handles = calloc(n ? n : 1, sizeof *handles);
+    nvmlEventSet_t set = gpus && handles ? event_set_job(c, NULL) : NULL;
     size_t n_gpus = 0;
-    for (size_t i = 0; gpus && handles && i < n; i++) {
+    for (size_t i = 0; set && i < n; i++) {
         gp_status st;
         nvml_dev *d = dev_ready(c, indices[i], &st, NULL);
-        if (d && !d->is_mig && d->started_gen == c->gen && d->dev) {
+        if (!d || d->is_mig || d->started_gen != c->gen || !d->dev)
+            continue;
+        d->event_set = set;
+        d->event_ok = false;
+        if (dev_run(c, indices[i], d, gp_nvml_job_event_register, "nvmlDeviceRegisterEvents",
+                    NULL) == GP_OK &&
+            d->event_ok) {
             gpus[n_gpus] = indices[i];
             handles[n_gpus++] = d->dev;
         }
     }
-    c->xid = n_gpus ? gp_nvml_xid_start(c->lib, gpus, handles, n_gpus) : NULL;
+    c->xid = set ? gp_nvml_xid_start(c->lib, set, gpus, handles, n_gpus) : NULL;
+    if (set && !c->xid)
+        (void)event_set_job(c, set);
     free(gpus);
     free(handles);
 }

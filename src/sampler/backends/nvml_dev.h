@@ -130,6 +130,8 @@ typedef struct nvml_sys {
     enum nvml_sys_op op;
     unsigned count;
     char driver[NVML_DRIVER_VERSION_BUFFER_SIZE];
+    nvmlEventSet_t event_set; /* gp_nvml_job_event_set: made, or to free */
+    bool event_free;          /* input: free event_set rather than make one */
     gp_status status;
     gp_error err;
 } nvml_sys;
@@ -188,6 +190,10 @@ typedef struct nvml_dev {
      * kept in `health` and repeated in every sample between;
      * mem_temp_field_ok: the memory temperature field still answers. */
     bool health_due, mem_temp_field_ok;
+    /* gp_nvml_job_event_register: the set (input), whether the device
+     * took the XID registration (output). */
+    nvmlEventSet_t event_set;
+    bool event_ok;
     uint64_t health_read_ns; /* 0: not read this run */
     gp_device_sample health;
     gp_device_info info;
@@ -220,15 +226,20 @@ void gp_nvml_health_resolve(void *lib_handle, nvml_api *a);
 void gp_nvml_health_begin(nvml_dev *d, uint64_t now_mono_ns);
 void gp_nvml_read_health(gp_runner *r, nvml_dev *d, gp_device_sample *out);
 
-/* XID events (nvml_xid.c): a thread waiting on nvmlEventSetWait_v2 with a
- * timeout for the devices given at start; NULL when the library has no
- * event API or no device registered.  Stop returns within about one wait
- * timeout; a thread stuck inside NVML is left to finish on its own (it
- * holds its own reference to the library).  Fill adds the device's XID
- * figures to out (GP_H_XID) when it is registered. */
+/* XID events (nvml_xid.c).  The event set is made and freed on the
+ * system runner (gp_nvml_job_event_set) and each GPU registered on its own
+ * runner (gp_nvml_job_event_register), each bounded like any call; then a
+ * thread waits on nvmlEventSetWait_v2 with a timeout for the devices that
+ * took the registration, and frees the set when it ends (NULL: none took
+ * it, no thread).  Stop returns within about one wait timeout; a thread
+ * stuck inside NVML is left to finish on its own (it holds its own
+ * reference to the library).  Fill adds the device's XID figures to out
+ * (GP_H_XID) when it is registered. */
 typedef struct nvml_xid nvml_xid;
-nvml_xid *gp_nvml_xid_start(nvml_lib *lib, const unsigned *indices, const nvmlDevice_t *handles,
-                            size_t n);
+void gp_nvml_job_event_set(gp_runner *r, void *job);      /* nvml_sys */
+void gp_nvml_job_event_register(gp_runner *r, void *job); /* nvml_dev */
+nvml_xid *gp_nvml_xid_start(nvml_lib *lib, nvmlEventSet_t set, const unsigned *indices,
+                            const nvmlDevice_t *handles, size_t n);
 void gp_nvml_xid_stop(nvml_xid *x);
 void gp_nvml_xid_fill(nvml_xid *x, unsigned index, gp_device_sample *out);
 

@@ -4,13 +4,12 @@
  * nvmlEventTypeXidCriticalError and waits in nvmlEventSetWait_v2 with a
  * short timeout, counting each GPU's events and keeping its newest XID.
  *
- * Promises: the sampler never waits on NVML here (the set is created and
- * the GPUs, by the handles their start jobs took, registered on the thread
- * itself); a GPU whose registration is
- * refused (not supported, no permission) has no XID figures (absent,
- * never 0), one registered has them from then on (0 events until one
- * comes).  Stop returns within WAIT_MS plus scheduling: a thread still
- * inside NVML past STOP_GRACE_MS is detached and frees itself when that
+ * Promises: every call outside the thread is bounded like any NVML call
+ * (the set made on the system runner, each GPU registered on its own); a
+ * GPU whose registration is refused (not supported, no permission) has no
+ * XID figures (absent, never 0), one registered has them from then on (0
+ * events until one comes); no GPU registered, no thread.  Stop returns within WAIT_MS plus
+ * scheduling: a thread still inside NVML past STOP_GRACE_MS is detached and frees itself when that
  * call returns (it holds its own reference to the library, so NVML stays
  * loaded under it).  Events NVML reports before the registration are not
  * seen (NVML keeps none for a set created later).
@@ -45,6 +44,7 @@ struct nvml_xid {
     nvml_lib *lib;             /* a reference of the thread's */
     bool stop, done, detached; /* under mu */
     pthread_t th;
+    nvmlEventSet_t set; /* the thread's: freed when it ends */
     size_t n;
     xid_dev devs[];
 };
@@ -99,17 +99,7 @@ static void take_event(nvml_xid *x, const nvmlEventData_t *e)
 static void watch(nvml_xid *x, nvmlEventSet_t set)
 {
     const nvml_api *a = &x->lib->api;
-    bool any = false;
-    for (size_t i = 0; i < x->n && !stopping(x); i++) {
-        xid_dev *d = &x->devs[i];
-        if (a->event_register(d->dev, nvmlEventTypeXidCriticalError, set) != NVML_SUCCESS)
-            continue;
-        pthread_mutex_lock(&x->mu);
-        d->registered = true;
-        pthread_mutex_unlock(&x->mu);
-        any = true;
-    }
-    while (any && !stopping(x)) {
+    while (!stopping(x)) {
         nvmlEventData_t e;
         memset(&e, 0, sizeof e);
         nvmlReturn_t rc = a->event_wait(set, &e, WAIT_MS);
@@ -123,11 +113,8 @@ static void watch(nvml_xid *x, nvmlEventSet_t set)
 static void *xid_main(void *arg)
 {
     nvml_xid *x = arg;
-    nvmlEventSet_t set = NULL;
-    if (x->lib->api.event_create(&set) == NVML_SUCCESS && set) {
-        watch(x, set);
-        x->lib->api.event_free(set);
-    }
+    watch(x, x->set);
+    x->lib->api.event_free(x->set);
     pthread_mutex_lock(&x->mu);
     x->done = true;
     bool detached = x->detached;
@@ -138,10 +125,36 @@ static void *xid_main(void *arg)
     return NULL;
 }
 
-nvml_xid *gp_nvml_xid_start(nvml_lib *lib, const unsigned *indices, const nvmlDevice_t *handles,
-                            size_t n)
+void gp_nvml_job_event_set(gp_runner *r, void *job)
 {
-    if (!lib || !lib->api.event_create || n == 0)
+    nvml_sys *j = job;
+    const nvml_api *a = &j->key.lib->api;
+    j->status = GP_OK;
+    if (j->event_free) {
+        gp_runner_doing(r, "nvmlEventSetFree");
+        a->event_free(j->event_set);
+        j->event_set = NULL;
+        return;
+    }
+    j->event_set = NULL;
+    gp_runner_doing(r, "nvmlEventSetCreate");
+    if (a->event_create(&j->event_set) != NVML_SUCCESS)
+        j->event_set = NULL;
+}
+
+void gp_nvml_job_event_register(gp_runner *r, void *job)
+{
+    nvml_dev *d = job;
+    gp_runner_doing(r, "nvmlDeviceRegisterEvents");
+    d->event_ok = d->key.lib->api.event_register(d->dev, nvmlEventTypeXidCriticalError,
+                                                 d->event_set) == NVML_SUCCESS;
+    d->status = GP_OK;
+}
+
+nvml_xid *gp_nvml_xid_start(nvml_lib *lib, nvmlEventSet_t set, const unsigned *indices,
+                            const nvmlDevice_t *handles, size_t n)
+{
+    if (!lib || !set || n == 0)
         return NULL;
     nvml_xid *x = calloc(1, sizeof *x + n * sizeof x->devs[0]);
     if (!x)
@@ -149,9 +162,11 @@ nvml_xid *gp_nvml_xid_start(nvml_lib *lib, const unsigned *indices, const nvmlDe
     pthread_mutex_init(&x->mu, NULL);
     pthread_cond_init(&x->cv, NULL);
     x->n = n;
+    x->set = set;
     for (size_t i = 0; i < n; i++) {
         x->devs[i].index = indices[i];
         x->devs[i].dev = handles[i];
+        x->devs[i].registered = true;
     }
     gp_nvml_lib_ref(lib);
     x->lib = lib;
