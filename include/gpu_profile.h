@@ -389,6 +389,14 @@ typedef struct gp_summary {
     double mem_used_mean_bytes; /* valid with GP_M_MEM_USED */
     double temp_mean_c;         /* valid with GP_M_TEMP */
     uint32_t clock_sm_max_mhz;  /* valid with GP_M_CLOCK_SM */
+
+    /* Appended ("busy but stuck", docs/concepts.md): gp_stuck_feed's
+     * default rule over every sample, its stretch gp_options.stuck_after_s
+     * turned into samples at interval_s.  stuck_known 0: no sample had
+     * util.gpu, GPM SM activity and power (the others are then 0). */
+    uint32_t stuck_known;
+    uint32_t stuck_episodes; /* stretches that reached the rule */
+    double stuck_longest_s;  /* the longest matching run, samples x interval_s */
 } gp_summary;
 
 enum {
@@ -451,12 +459,13 @@ typedef struct gp_stuck_rule {
 } gp_stuck_rule;
 
 typedef struct gp_stuck_state {
-    uint32_t min_power_mw; /* the lowest power seen; 0: none yet */
-    uint32_t run;          /* matching samples in a row */
-    int known;             /* the last sample had all three metrics */
-    int stuck;             /* run >= after_samples */
-    uint64_t episodes;     /* stretches that reached after_samples */
-    uint64_t longest_run;  /* the longest run of matching samples */
+    uint32_t min_power_mw;  /* the lowest power seen; 0: none yet */
+    uint32_t run;           /* matching samples in a row */
+    int known;              /* the last sample had all three metrics */
+    int stuck;              /* run >= after_samples */
+    uint64_t episodes;      /* stretches that reached after_samples */
+    uint64_t longest_run;   /* the longest run of matching samples */
+    uint64_t known_samples; /* samples that had all three metrics */
 } gp_stuck_state;
 
 GP_API void gp_stuck_rule_init(gp_stuck_rule *rule);
@@ -533,6 +542,10 @@ typedef struct gp_options {
     const int *pids;
     size_t n_pids;
     int pid_tree;
+    /* Appended: the "busy but stuck" stretch of the summary
+     * (gp_summary.stuck_*), seconds; 0 (the default) or not a positive
+     * number: 60. */
+    double stuck_after_s;
 } gp_options;
 
 #define GP_PROC_PIDS_MAX 256

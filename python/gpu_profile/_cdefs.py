@@ -232,6 +232,9 @@ class _GpSummary(ctypes.Structure):
         ("mem_used_mean_bytes", ctypes.c_double),
         ("temp_mean_c", ctypes.c_double),
         ("clock_sm_max_mhz", ctypes.c_uint32),
+        ("stuck_known", ctypes.c_uint32),
+        ("stuck_episodes", ctypes.c_uint32),
+        ("stuck_longest_s", ctypes.c_double),
     ]
 
 
@@ -278,6 +281,7 @@ class _GpOptions(ctypes.Structure):
         ("pids", ctypes.POINTER(ctypes.c_int)),
         ("n_pids", ctypes.c_size_t),
         ("pid_tree", ctypes.c_int),
+        ("stuck_after_s", ctypes.c_double),
     ]
 
 

@@ -39,6 +39,7 @@ int gp_stuck_feed(gp_stuck_state *st, const gp_stuck_rule *rule, const gp_device
         return -1;
     }
     st->known = 1;
+    st->known_samples++;
     bool match = (double)m->util_gpu_pct >= rule->util_min_pct &&
                  m->gpm[GP_GPM_SM_ACTIVE] <= rule->sm_active_max_pct &&
                  (double)m->power_mw <= rule->power_idle_ratio * (double)st->min_power_mw;

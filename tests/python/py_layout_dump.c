@@ -126,6 +126,9 @@ int main(void)
     OFF(gp_summary, mem_used_mean_bytes);
     OFF(gp_summary, temp_mean_c);
     OFF(gp_summary, clock_sm_max_mhz);
+    OFF(gp_summary, stuck_known);
+    OFF(gp_summary, stuck_episodes);
+    OFF(gp_summary, stuck_longest_s);
     SIZE(gp_run_stats);
     OFF(gp_run_stats, n);
     OFF(gp_run_stats, n_unknown);
@@ -175,6 +178,7 @@ int main(void)
     OFF(gp_options, pids);
     OFF(gp_options, n_pids);
     OFF(gp_options, pid_tree);
+    OFF(gp_options, stuck_after_s);
     SIZE(gpufl_error);
     OFF(gpufl_error, status);
     OFF(gpufl_error, message);

@@ -19,6 +19,7 @@
 #include "gpu_profile.h"
 #include "sampler/nvml_open.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -199,11 +200,67 @@ static void test_stuck(void)
     CHECK_INT(gp_stuck_feed(NULL, &r, &hung), -1);
 }
 
+static atomic_int g_samples;
+
+static void count_sample(const gp_sample *sm, void *user)
+{
+    (void)user;
+    if (sm->slot == 0)
+        atomic_fetch_add(&g_samples, 1);
+}
+
+/* The run summary over nvml_stuck.txt: stuck_after_s 0.025 at a 5 ms
+ * interval is 5 samples; device 0 goes stuck from its fourth sample on and
+ * stays, device 1 has no GPM.  Decided on samples: waited for by count. */
+static void test_stuck_summary(void)
+{
+    nvml_use_scenario(src_dir, "nvml_stuck.txt");
+    gp_options o;
+    gp_options_init(&o);
+    o.backend = GP_BACKEND_NVML;
+    o.nvml_library = check_env("GP_TEST_FAKE_NVML");
+    o.device = GP_ALL_DEVICES;
+    o.interval_s = 0.005;
+    o.stuck_after_s = 0.025;
+    o.on_sample = count_sample;
+    gp_monitor *m = NULL;
+    gp_error err;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    if (!m)
+        return;
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    for (int i = 0; i < 6000 && atomic_load(&g_samples) < 40; i++)
+        nap_ms(5);
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    const gp_summary *s0 = gp_monitor_summary(m, 0), *s1 = gp_monitor_summary(m, 1);
+    CHECK(s0 && s1);
+    if (s0 && s1) {
+        CHECK_INT(s0->stuck_known, 1);
+        CHECK_INT(s0->stuck_episodes, 1);
+        /* At least the samples from the fourth on, times the interval. */
+        CHECK(s0->stuck_longest_s >= (double)(s0->sample_count - 4) * 0.005 - 1e-9);
+        CHECK_INT(s1->stuck_known, 0);
+        CHECK_INT(s1->stuck_episodes, 0);
+        char text[8192];
+        gp_summary_format(s0, 0, text, sizeof text);
+        CHECK_CONTAINS(text, "STUCK");
+        CHECK_CONTAINS(text, "1 stretch busy but stuck, longest ");
+        gp_summary_to_json(s0, 0, text, sizeof text);
+        CHECK_CONTAINS(text, "\"stuck\":{\"episodes\":1,\"longest_s\":");
+        gp_summary_to_json(s1, 0, text, sizeof text);
+        CHECK(strstr(text, "\"stuck\"") == NULL);
+        gp_summary_format(s1, 0, text, sizeof text);
+        CHECK(strstr(text, "STUCK") == NULL);
+    }
+    gp_monitor_destroy(m);
+}
+
 int main(void)
 {
     src_dir = check_env("GP_TEST_SOURCE_DIR");
     test_figures();
     test_old_driver();
     test_stuck();
+    test_stuck_summary();
     return check_done("test_nvml_health");
 }
