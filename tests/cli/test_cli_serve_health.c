@@ -223,9 +223,37 @@ static void test_stuck(void)
     }
 }
 
+/* The same figures in --samples rows (NDJSON): exact values, null where
+ * GPU 1 does not report them (never 0). */
+static void test_samples(void)
+{
+    h_scenario(g_health);
+    char path[512];
+    h_path(path, sizeof path, "health.ndjson");
+    const char *argv[] = {h_cli, "--samples", path,   "--interval", "0.01",
+                          "--",  h_child,     "exit", "0",          NULL};
+    h_result r;
+    h_run(argv, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    h_result_free(&r);
+    char *text = check_read_file(path, NULL);
+    CHECK(text != NULL);
+    CHECK_CONTAINS(text ? text : "",
+                   "\"fan_speed_pct\":40,\"mem_temp_c\":48,\"enc_util_pct\":7,"
+                   "\"dec_util_pct\":13,\"ecc_sbe_volatile\":3,\"ecc_dbe_volatile\":1,"
+                   "\"ecc_sbe_aggregate\":17,\"ecc_dbe_aggregate\":2,\"retired_pages_sbe\":4,"
+                   "\"retired_pages_dbe\":1,\"remapped_rows_corr\":5,\"remapped_rows_unc\":2,"
+                   "\"remap_pending\":1,\"remap_failure\":0,\"pcie_replay_count\":9,"
+                   "\"nvlink_crc_flit_errs\":11,\"nvlink_recovery_errs\":3,\"xid_count\":");
+    CHECK_CONTAINS(text ? text : "", "\"device_index\":1,");
+    CHECK_CONTAINS(text ? text : "", "\"fan_speed_pct\":null,\"mem_temp_c\":null,");
+    free(text);
+}
+
 int main(void)
 {
     h_init();
+    test_samples();
     test_health();
     test_no_health();
     test_stuck();
