@@ -1,18 +1,19 @@
 /*
- * sampler/backends/nvml_xid.c - XID errors through NVML's event API: one
- * thread per sampling run registers the run's GPUs for
- * nvmlEventTypeXidCriticalError and waits in nvmlEventSetWait_v2 with a
- * short timeout, counting each GPU's events and keeping its newest XID.
+ * sampler/backends/nvml_xid.c - XID errors through NVML's event API: the
+ * run's GPUs registered for nvmlEventTypeXidCriticalError, then one thread
+ * per sampling run waiting in nvmlEventSetWait_v2 with a short timeout,
+ * counting each GPU's events and keeping its newest XID.
  *
  * Promises: every call outside the thread is bounded like any NVML call
  * (the set made on the system runner, each GPU registered on its own); a
  * GPU whose registration is refused (not supported, no permission) has no
  * XID figures (absent, never 0), one registered has them from then on (0
- * events until one comes); no GPU registered, no thread.  Stop returns within WAIT_MS plus
- * scheduling: a thread still inside NVML past STOP_GRACE_MS is detached and frees itself when that
- * call returns (it holds its own reference to the library, so NVML stays
- * loaded under it).  Events NVML reports before the registration are not
- * seen (NVML keeps none for a set created later).
+ * events until one comes); no GPU registered, no thread.  Stop returns
+ * within WAIT_MS plus scheduling: a thread still inside NVML past
+ * STOP_GRACE_MS is detached and frees itself when that call returns (it
+ * holds its own reference to the library, so NVML stays loaded under it).
+ * Events NVML reports before the registration are not seen (NVML keeps
+ * none for a set created later).
  */
 #include "nvml_abi.h"
 #include "nvml_dev.h"
