@@ -421,9 +421,12 @@ typedef struct cli_prom_device {
     gp_sample sample;
     gp_mig_info mig; /* a MIG instance: dcgm-exporter's labels (prom.c) */
     bool amd;        /* sampled by the amd backend: AMD device-metrics-exporter's names */
+    char pci_bus_id[GP_PCI_BUS_ID_MAX]; /* "" unknown: no pci_bus_id label */
+    int stuck;                          /* gpu_profile_stuck: 1, 0, or -1 unknown (no line) */
 } cli_prom_device;
+/* driver: the DCGM_FI_DRIVER_VERSION label ("" or NULL: none). */
 void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const char *host,
-                     uint64_t now_wall_ns, uint64_t stale_ns);
+                     const char *driver, uint64_t now_wall_ns, uint64_t stale_ns);
 
 /* ------------------------------------------------------------------ */
 /* Exit statuses, one rule for every subcommand (docs/cli.md "Exit

@@ -19,6 +19,7 @@
 #include "cli.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 
 /* One family: name, type, help, the validity bit it needs (0: always), how
@@ -40,14 +41,20 @@ typedef enum {
     V_GPM_BPS,   /* a GPM rate in bytes/s */
     V_AGE,
     V_VRAM_USED_MIB, /* amd: device-metrics-exporter's MB are MiB */
-    V_VRAM_TOTAL_MIB
+    V_VRAM_TOTAL_MIB,
+    V_H_U32, /* a health field (family.off), valid with family.hneed */
+    V_H_U64,
+    V_H_I32,
+    V_STUCK /* cli_prom_device.stuck (serve's detector), not a sample field */
 } value_kind;
 
 static const struct family {
     const char *name, *type, *help;
     uint32_t need;
     value_kind v;
-    int gpm; /* the gp_gpm_metric of V_GPM_* */
+    int gpm;        /* the gp_gpm_metric of V_GPM_* */
+    uint32_t hneed; /* V_H_*: the GP_H_* bit in health_valid */
+    size_t off;     /* V_H_*: the field's offset in gp_device_sample */
 } families[] = {
     {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", GP_M_CLOCK_SM, V_CLOCK_SM},
     {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", GP_M_CLOCK_MEM,
@@ -108,6 +115,61 @@ static const struct family {
     {"gpu_profile_nvlink_rx_bytes_per_second", "gauge",
      "NVLink receive throughput over every link (NVML GPM, in bytes per second).",
      GP_M_GPM(GP_GPM_NVLINK_RX), V_GPM_BPS, GP_GPM_NVLINK_RX},
+/* Health (docs/metrics.md "Health"): dcgm-exporter's names and help
+ * texts (default-counters.csv, dcp-metrics-included.csv), counters
+ * as the driver keeps them. */
+#define H(name, type, help, bit, kind, field)                                                      \
+    {                                                                                              \
+        name, type, help, 0, kind, 0, bit, offsetof(gp_device_sample, field)                       \
+    }
+    H("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", GP_H_MEM_TEMP, V_H_I32,
+      mem_temp_c),
+    H("DCGM_FI_DEV_FAN_SPEED", "gauge", "Fan speed (in %).", GP_H_FAN, V_H_U32, fan_speed_pct),
+    H("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %).", GP_H_ENC, V_H_U32,
+      enc_util_pct),
+    H("DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %).", GP_H_DEC, V_H_U32,
+      dec_util_pct),
+    H("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.", GP_H_XID,
+      V_H_U32, xid_last),
+    H("gpu_profile_xid_errors_total", "counter",
+      "XID errors reported by the driver since sampling started.", GP_H_XID, V_H_U64, xid_count),
+    H("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries.",
+      GP_H_PCIE_REPLAY, V_H_U64, pcie_replay_count),
+    H("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors.",
+      GP_H_ECC_VOL, V_H_U64, ecc_sbe_volatile),
+    H("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors.",
+      GP_H_ECC_VOL, V_H_U64, ecc_dbe_volatile),
+    H("DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "counter",
+      "Total number of single-bit persistent ECC errors.", GP_H_ECC_AGG, V_H_U64,
+      ecc_sbe_aggregate),
+    H("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter",
+      "Total number of double-bit persistent ECC errors.", GP_H_ECC_AGG, V_H_U64,
+      ecc_dbe_aggregate),
+    H("DCGM_FI_DEV_RETIRED_SBE", "counter",
+      "Total number of retired pages due to single-bit errors.", GP_H_RETIRED, V_H_U32,
+      retired_pages_sbe),
+    H("DCGM_FI_DEV_RETIRED_DBE", "counter",
+      "Total number of retired pages due to double-bit errors.", GP_H_RETIRED, V_H_U32,
+      retired_pages_dbe),
+    H("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter",
+      "Number of remapped rows for uncorrectable errors", GP_H_REMAP, V_H_U32, remapped_rows_unc),
+    H("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter",
+      "Number of remapped rows for correctable errors", GP_H_REMAP, V_H_U32, remapped_rows_corr),
+    H("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed", GP_H_REMAP,
+      V_H_U32, remap_failure),
+    H("gpu_profile_row_remap_pending", "gauge",
+      "Whether a row remapping waits for a GPU reset (1) or not (0).", GP_H_REMAP, V_H_U32,
+      remap_pending),
+    H("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter",
+      "Total number of NVLink flow-control CRC errors.", GP_H_NVLINK, V_H_U64,
+      nvlink_crc_flit_errs),
+    H("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter",
+      "Total number of NVLink recovery errors.", GP_H_NVLINK, V_H_U64, nvlink_recovery_errs),
+#undef H
+    {"gpu_profile_stuck", "gauge",
+     "1 while the GPU looks busy but stuck (util.gpu high, SM activity and power near idle for "
+     "--stuck-after seconds: a hung collective's signature), else 0.",
+     0, V_STUCK},
     {"gpu_profile_sample_age_seconds", "gauge",
      "Seconds since this GPU's newest sample was taken (a stalled driver shows here).", 0, V_AGE},
 };
@@ -144,14 +206,19 @@ static void label_value(fl_buf *b, const char *s)
 }
 
 /* A MIG instance is labelled as dcgm-exporter labels one: gpu, UUID,
- * device and modelName are its parent GPU's, GPU_I_PROFILE and GPU_I_ID
- * name the instance (an unknown one left out). */
-static void labels(fl_buf *b, const cli_prom_device *d, const char *host)
+ * pci_bus_id, device and modelName are its parent GPU's, GPU_I_PROFILE and
+ * GPU_I_ID name the instance (an unknown one left out).  pci_bus_id and
+ * DCGM_FI_DRIVER_VERSION where known, in dcgm-exporter's places. */
+static void labels(fl_buf *b, const cli_prom_device *d, const char *host, const char *driver)
 {
     const gp_mig_info *m = &d->mig;
     uint32_t gpu = m->is_mig ? m->parent_index : d->index;
     fl_buf_printf(b, "{gpu=\"%" PRIu32 "\",UUID=\"", gpu);
     label_value(b, m->is_mig ? m->parent_uuid : d->uuid);
+    if (d->pci_bus_id[0]) {
+        fl_buf_puts(b, "\",pci_bus_id=\"");
+        label_value(b, d->pci_bus_id);
+    }
     fl_buf_printf(b, "\",device=\"nvidia%" PRIu32 "\",modelName=\"", gpu);
     label_value(b, m->is_mig ? m->parent_name : d->name);
     fl_buf_puts(b, "\",Hostname=\"");
@@ -162,6 +229,10 @@ static void labels(fl_buf *b, const cli_prom_device *d, const char *host)
     }
     if (m->is_mig && m->gpu_instance_id >= 0)
         fl_buf_printf(b, "\",GPU_I_ID=\"%d", (int)m->gpu_instance_id);
+    if (driver && *driver) {
+        fl_buf_puts(b, "\",DCGM_FI_DRIVER_VERSION=\"");
+        label_value(b, driver);
+    }
     fl_buf_puts(b, "\"}");
 }
 
@@ -240,6 +311,27 @@ static void value(fl_buf *b, const struct family *fm, const cli_prom_device *d,
     case V_VRAM_TOTAL_MIB:
         fl_buf_printf(b, " %.0f\n", (double)m->mem_total_bytes / mib);
         break;
+    case V_H_U32: {
+        uint32_t x;
+        memcpy(&x, (const char *)m + fm->off, sizeof x);
+        fl_buf_printf(b, " %" PRIu32 "\n", x);
+        break;
+    }
+    case V_H_U64: {
+        uint64_t x;
+        memcpy(&x, (const char *)m + fm->off, sizeof x);
+        fl_buf_printf(b, " %" PRIu64 "\n", x);
+        break;
+    }
+    case V_H_I32: {
+        int32_t x;
+        memcpy(&x, (const char *)m + fm->off, sizeof x);
+        fl_buf_printf(b, " %" PRId32 "\n", x);
+        break;
+    }
+    case V_STUCK:
+        fl_buf_printf(b, " %d\n", d->stuck > 0);
+        break;
     case V_AGE: {
         uint64_t t = d->sample.t_wall_ns;
         fl_buf_printf(b, " %.3f\n", now_wall_ns > t ? (double)(now_wall_ns - t) / 1e9 : 0.0);
@@ -253,7 +345,7 @@ static void value(fl_buf *b, const struct family *fm, const cli_prom_device *d,
  * memory clock): its head is not written again. */
 static void format_table(fl_buf *b, const struct family *tab, size_t n_tab, bool amd,
                          const cli_prom_device *devs, size_t n, const char *host,
-                         uint64_t now_wall_ns, uint64_t stale_ns)
+                         const char *driver, uint64_t now_wall_ns, uint64_t stale_ns)
 {
     bool head = false;
     for (size_t f = 0; f < n_tab; f++) {
@@ -264,7 +356,8 @@ static void format_table(fl_buf *b, const struct family *tab, size_t n_tab, bool
             const gp_sample *sm = &devs[i].sample;
             bool stale = now_wall_ns > sm->t_wall_ns && now_wall_ns - sm->t_wall_ns > stale_ns;
             if (devs[i].amd != amd || !devs[i].have || (sm->m.valid & fm->need) != fm->need ||
-                (stale && fm->v != V_AGE))
+                (sm->m.health_valid & fm->hneed) != fm->hneed || (stale && fm->v != V_AGE) ||
+                (fm->v == V_STUCK && devs[i].stuck < 0))
                 continue;
             if (!head) {
                 const char *help = fm->help ? fm->help : f ? tab[f - 1].help : "";
@@ -276,17 +369,17 @@ static void format_table(fl_buf *b, const struct family *tab, size_t n_tab, bool
             if (amd)
                 amd_labels(b, &devs[i], host, fm->v);
             else
-                labels(b, &devs[i], host);
+                labels(b, &devs[i], host, driver);
             value(b, fm, &devs[i], now_wall_ns);
         }
     }
 }
 
 void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const char *host,
-                     uint64_t now_wall_ns, uint64_t stale_ns)
+                     const char *driver, uint64_t now_wall_ns, uint64_t stale_ns)
 {
-    format_table(b, families, sizeof families / sizeof families[0], false, devs, n, host,
+    format_table(b, families, sizeof families / sizeof families[0], false, devs, n, host, driver,
                  now_wall_ns, stale_ns);
     format_table(b, amd_families, sizeof amd_families / sizeof amd_families[0], true, devs, n, host,
-                 now_wall_ns, stale_ns);
+                 driver, now_wall_ns, stale_ns);
 }

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -380,7 +381,10 @@ int cli_report_write(const cli_report *r, FILE *f)
 
 typedef struct column {
     const char *name;
-    uint32_t bit; /* 0: always valid */
+    uint32_t bit;  /* 0: always valid (unless hbit) */
+    uint32_t hbit; /* a health column: its GP_H_* bit in health_valid */
+    size_t off;    /* a health column: the field's offset */
+    int kind;      /* a health column: 32 / 64 unsigned, -32 signed */
 } column;
 
 static const column columns[] = {
@@ -411,6 +415,26 @@ static const column columns[] = {
     {"gpm_pcie_rx_bps", GP_M_GPM(GP_GPM_PCIE_RX)},
     {"nvlink_tx_bps", GP_M_GPM(GP_GPM_NVLINK_TX)},
     {"nvlink_rx_bps", GP_M_GPM(GP_GPM_NVLINK_RX)},
+    /* Health (NVML; docs/concepts.md "Health"), by field. */
+    {"fan_speed_pct", 0, GP_H_FAN, offsetof(gp_device_sample, fan_speed_pct), 32},
+    {"mem_temp_c", 0, GP_H_MEM_TEMP, offsetof(gp_device_sample, mem_temp_c), -32},
+    {"enc_util_pct", 0, GP_H_ENC, offsetof(gp_device_sample, enc_util_pct), 32},
+    {"dec_util_pct", 0, GP_H_DEC, offsetof(gp_device_sample, dec_util_pct), 32},
+    {"ecc_sbe_volatile", 0, GP_H_ECC_VOL, offsetof(gp_device_sample, ecc_sbe_volatile), 64},
+    {"ecc_dbe_volatile", 0, GP_H_ECC_VOL, offsetof(gp_device_sample, ecc_dbe_volatile), 64},
+    {"ecc_sbe_aggregate", 0, GP_H_ECC_AGG, offsetof(gp_device_sample, ecc_sbe_aggregate), 64},
+    {"ecc_dbe_aggregate", 0, GP_H_ECC_AGG, offsetof(gp_device_sample, ecc_dbe_aggregate), 64},
+    {"retired_pages_sbe", 0, GP_H_RETIRED, offsetof(gp_device_sample, retired_pages_sbe), 32},
+    {"retired_pages_dbe", 0, GP_H_RETIRED, offsetof(gp_device_sample, retired_pages_dbe), 32},
+    {"remapped_rows_corr", 0, GP_H_REMAP, offsetof(gp_device_sample, remapped_rows_corr), 32},
+    {"remapped_rows_unc", 0, GP_H_REMAP, offsetof(gp_device_sample, remapped_rows_unc), 32},
+    {"remap_pending", 0, GP_H_REMAP, offsetof(gp_device_sample, remap_pending), 32},
+    {"remap_failure", 0, GP_H_REMAP, offsetof(gp_device_sample, remap_failure), 32},
+    {"pcie_replay_count", 0, GP_H_PCIE_REPLAY, offsetof(gp_device_sample, pcie_replay_count), 64},
+    {"nvlink_crc_flit_errs", 0, GP_H_NVLINK, offsetof(gp_device_sample, nvlink_crc_flit_errs), 64},
+    {"nvlink_recovery_errs", 0, GP_H_NVLINK, offsetof(gp_device_sample, nvlink_recovery_errs), 64},
+    {"xid_count", 0, GP_H_XID, offsetof(gp_device_sample, xid_count), 64},
+    {"xid_last", 0, GP_H_XID, offsetof(gp_device_sample, xid_last), 32},
     /* Per-process (the command's process tree, then every process NVML
      * lists on the device; docs/cli.md): counts and bytes, whole percent. */
     {"proc_count", GP_M_PROC_MEM},
@@ -423,7 +447,9 @@ static const column columns[] = {
     {"proc_all_mem_pct", GP_M_PROC_UTIL},
 };
 #define FIRST_GPM_COLUMN 12
-#define FIRST_PROC_COLUMN (FIRST_GPM_COLUMN + GP_GPM_COUNT)
+#define FIRST_HEALTH_COLUMN (FIRST_GPM_COLUMN + GP_GPM_COUNT)
+#define N_HEALTH_COLUMNS 19
+#define FIRST_PROC_COLUMN (FIRST_HEALTH_COLUMN + N_HEALTH_COLUMNS)
 #define N_COLUMNS (sizeof columns / sizeof columns[0])
 _Static_assert(N_COLUMNS == FIRST_PROC_COLUMN + 8, "columns[]: 8 per-process columns last");
 
@@ -450,12 +476,35 @@ static void proc_value(const gp_device_sample *m, size_t p, char *buf, size_t le
     snprintf(buf, len, "%" PRIu64, v[p]); /* p < 8: the _Static_assert on columns[] */
 }
 
+/* A health column (FIRST_HEALTH_COLUMN on) from its field. */
+static void health_value(const gp_device_sample *m, const column *c, char *buf, size_t len)
+{
+    const char *p = (const char *)m + c->off;
+    if (c->kind == 64) {
+        uint64_t v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, len, "%" PRIu64, v);
+    } else if (c->kind == -32) {
+        int32_t v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, len, "%" PRId32, v);
+    } else {
+        uint32_t v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, len, "%" PRIu32, v);
+    }
+}
+
 /* Column k of a sample as text (integers only: no locale involved); 0
  * when it has none. */
 static int column_value(const gp_device_sample *m, size_t k, char *buf, size_t len)
 {
     if (k >= FIRST_PROC_COLUMN) {
         proc_value(m, k - FIRST_PROC_COLUMN, buf, len);
+        return 1;
+    }
+    if (k >= FIRST_HEALTH_COLUMN) {
+        health_value(m, &columns[k], buf, len);
         return 1;
     }
     if (k >= FIRST_GPM_COLUMN) {
@@ -535,7 +584,8 @@ void cli_samples_on_sample(const gp_sample *x, void *user)
         fprintf(f, "{\"t_wall_ns\":%" PRIu64 ",\"t_mono_ns\":%" PRIu64 ",\"device_index\":%" PRIu32,
                 x->t_wall_ns, x->t_mono_ns, x->device_index);
     for (size_t k = 0; k < N_COLUMNS; k++) {
-        int ok = (x->m.valid & columns[k].bit) != 0;
+        int ok = columns[k].hbit ? (x->m.health_valid & columns[k].hbit) != 0
+                                 : (x->m.valid & columns[k].bit) != 0;
         if (ok)
             ok = column_value(&x->m, k, v, sizeof v);
         if (st->fmt == CLI_SAMPLES_CSV)

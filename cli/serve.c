@@ -30,7 +30,9 @@
 #include <microhttpd.h>
 
 #include <errno.h>
+#include <math.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -112,9 +114,16 @@ typedef struct server {
     cli_prom_device *devs;
     size_t n;
     char host[256];
+    char driver[96]; /* the DCGM_FI_DRIVER_VERSION label; "" unknown */
     uint64_t request_timeout_ns;
     conn_slot slots[CONN_LIMIT + CONN_SLACK];
     unsigned live; /* used and not closing */
+    /* "Busy but stuck", per slot: fed by the sampling thread (on_sample),
+     * read by the scrapes, under stuck_mu. */
+    pthread_mutex_t stuck_mu;
+    gp_stuck_rule stuck_rule;
+    gp_stuck_state *stuck;
+    size_t n_stuck;
 } server;
 
 void cli_serve_usage(FILE *f)
@@ -122,8 +131,9 @@ void cli_serve_usage(FILE *f)
     fputs("usage: gpu-profile serve [--listen ADDR:PORT] [--interval SECONDS] [--device LIST]\n"
           "                         [--backend auto|nvml|smi|amd|none] [--pcie]\n"
           "                         [--nvml-library FILE] [--smi-path FILE]\n"
-          "                         [--rocm-smi-library FILE]\n"
-          "                         [--request-timeout SECONDS]\n"
+          "                         [--rocm-smi-library FILE]
+          "                         [--request-timeout SECONDS] [--stuck-after SECONDS]\n"
+          "                         [--stuck-util PCT] [--stuck-sm PCT] [--stuck-power RATIO]\n"
           "\n"
           "Samples the GPUs every --interval (default 1 s) and serves the newest values at\n"
           "http://ADDR:PORT/metrics in Prometheus' text format, with dcgm-exporter's metric\n"
@@ -136,6 +146,10 @@ void cli_serve_usage(FILE *f)
           "--request-timeout: a request's headers must arrive within this many seconds\n"
           "(default 10); at most 256 connections, a new one evicting the oldest that has\n"
           "not finished its request.\n"
+          "gpu_profile_stuck is 1 while a GPU is busy but stuck: util.gpu >= --stuck-util\n"
+          "(default 90) with GPM SM activity <= --stuck-sm (default 5) and power <=\n"
+          "--stuck-power (default 1.25) x the lowest it has shown, for --stuck-after\n"
+          "seconds (default 60) of samples in a row; no line without GPM or power.\n"
           "Runs until INT/TERM/HUP/QUIT.  Exit status 1 when the address or the devices\n"
           "cannot be opened, 125 for a bad option.  --nvml-library / --smi-path /\n"
           "--rocm-smi-library: the NVML, nvidia-smi or ROCm SMI to use instead of the\n"
@@ -312,7 +326,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         cli_prom_device *d = s->devs;
         for (size_t i = 0; i < s->n; i++)
             d[i].have = gp_monitor_latest(s->mon, i, &d[i].sample) == GP_OK;
-        cli_prom_format(&b, d, s->n, s->host, wall_ns(), s->stale_ns);
+        pthread_mutex_lock(&s->stuck_mu);
+        for (size_t i = 0; i < s->n; i++)
+            d[i].stuck = i < s->n_stuck && s->stuck[i].known ? s->stuck[i].stuck : -1;
+        pthread_mutex_unlock(&s->stuck_mu);
+        cli_prom_format(&b, d, s->n, s->host, s->driver, wall_ns(), s->stale_ns);
         ret =
             b.oom ? MHD_NO : reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", &b);
     } else if (strcmp(url, "/") == 0) {
@@ -428,10 +446,27 @@ static int serve_until_signal(server *s, struct MHD_Daemon *d, const sigset_t *s
     return sig;
 }
 
+/* Every sample, on the sampling thread: the slot's stuck detector. */
+static void on_sample(const gp_sample *sm, void *user)
+{
+    server *s = user;
+    pthread_mutex_lock(&s->stuck_mu);
+    if (sm->slot < s->n_stuck)
+        (void)gp_stuck_feed(&s->stuck[sm->slot], &s->stuck_rule, &sm->m);
+    pthread_mutex_unlock(&s->stuck_mu);
+}
+
 /* The devices' names and UUIDs, once: the scrapes then need no NVML call. */
-static int open_devices(server *s, const gp_options *o)
+static int open_devices(server *s, gp_options *o)
 {
     gp_error err;
+    /* One detector per slot, before the first sample can arrive. */
+    s->stuck = calloc(256, sizeof *s->stuck);
+    if (!s->stuck)
+        return -1;
+    s->n_stuck = 256;
+    o->on_sample = on_sample;
+    o->on_sample_user = s;
     if (gp_monitor_create(o, &s->mon, &err) != GP_OK || gp_monitor_start(s->mon, &err) != GP_OK) {
         cli_say("serve: %s", err.message);
         return -1;
@@ -460,6 +495,8 @@ static int open_devices(server *s, const gp_options *o)
         return -1;
     if (gp_list_devices(o, &all, &n_all, driver, sizeof driver, &be, &err) != GP_OK)
         n_all = 0;
+    else
+        snprintf(s->driver, sizeof s->driver, "%s", driver);
     for (size_t i = 0; i < s->n; i++) {
         gp_sample first;
         uint32_t idx = (uint32_t)i;
@@ -474,6 +511,8 @@ static int open_devices(server *s, const gp_options *o)
                 snprintf(s->devs[i].name, sizeof s->devs[i].name, "%s", all[k].name);
                 snprintf(s->devs[i].uuid, sizeof s->devs[i].uuid, "%s", all[k].uuid);
                 s->devs[i].mig = all[k].mig;
+                snprintf(s->devs[i].pci_bus_id, sizeof s->devs[i].pci_bus_id, "%s",
+                         all[k].pci_bus_id);
             }
     }
     gp_devices_free(all);
@@ -489,7 +528,11 @@ enum {
     K_NVML_LIBRARY,
     K_SMI_PATH,
     K_REQUEST_TIMEOUT,
-    K_ROCM_SMI_LIBRARY
+    K_ROCM_SMI_LIBRARY,
+    K_STUCK_AFTER,
+    K_STUCK_UTIL,
+    K_STUCK_SM,
+    K_STUCK_POWER
 };
 const cli_opt cli_serve_opts[] = {
     {"listen", K_LISTEN, 1, "ADDR:PORT", "ADDR:PORT (e.g. 127.0.0.1:9400, :9400)", NULL},
@@ -502,6 +545,10 @@ const cli_opt cli_serve_opts[] = {
     {CLI_ROW_SMI_PATH(K_SMI_PATH)},
     {"request-timeout", K_REQUEST_TIMEOUT, 1, "SECONDS", "a number of seconds (e.g. 10)", NULL},
     {CLI_ROW_ROCM_SMI_LIBRARY(K_ROCM_SMI_LIBRARY)},
+    {"stuck-after", K_STUCK_AFTER, 1, "SECONDS", "a number of seconds (e.g. 60)", NULL},
+    {"stuck-util", K_STUCK_UTIL, 1, "PCT", "a percentage (e.g. 90)", NULL},
+    {"stuck-sm", K_STUCK_SM, 1, "PCT", "a percentage (e.g. 5)", NULL},
+    {"stuck-power", K_STUCK_POWER, 1, "RATIO", "a ratio to the idle power (e.g. 1.25)", NULL},
 };
 const size_t cli_serve_n_opts = sizeof cli_serve_opts / sizeof cli_serve_opts[0];
 
@@ -510,7 +557,26 @@ typedef struct serve_args {
     const char *listen;
     char list[1024]; /* --device */
     double request_timeout_s;
+    double stuck_after_s;
+    gp_stuck_rule stuck;
 } serve_args;
+
+/* A plain decimal number in [min, max] into *out; -1 after a message. */
+static int parse_number(const char *opt, const char *text, double min, double max, const char *what,
+                        double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double d = text[0] && (text[0] == '.' || (text[0] >= '0' && text[0] <= '9'))
+                   ? strtod(text, &end)
+                   : NAN;
+    if (!end || end == text || *end || errno == ERANGE || !isfinite(d) || d < min || d > max) {
+        cli_say("serve: %s '%s' is not %s from %g to %g", opt, text, what, min, max);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
 
 /* One valued option; -1 after a message. */
 static int apply(int key, const char *v, gp_options *o, serve_args *a)
@@ -536,6 +602,14 @@ static int apply(int key, const char *v, gp_options *o, serve_args *a)
         o->rocm_smi_library = v;
     } else if (key == K_REQUEST_TIMEOUT) {
         return cli_parse_seconds("--request-timeout", v, 0.001, 3600, &a->request_timeout_s);
+    } else if (key == K_STUCK_AFTER) {
+        return cli_parse_seconds("--stuck-after", v, 0.001, 86400, &a->stuck_after_s);
+    } else if (key == K_STUCK_UTIL) {
+        return parse_number("--stuck-util", v, 0, 100, "a percentage", &a->stuck.util_min_pct);
+    } else if (key == K_STUCK_SM) {
+        return parse_number("--stuck-sm", v, 0, 100, "a percentage", &a->stuck.sm_active_max_pct);
+    } else if (key == K_STUCK_POWER) {
+        return parse_number("--stuck-power", v, 1, 100, "a ratio", &a->stuck.power_idle_ratio);
     } else {
         snprintf(a->list, sizeof a->list, "%s", v);
     }
@@ -599,7 +673,10 @@ int cli_serve_main(int argc, char **argv)
     gp_options_init(&o);
     o.strict = 1;
     o.interval_s = 1.0;
-    serve_args a = {.listen = DEFAULT_LISTEN, .request_timeout_s = DEFAULT_REQUEST_TIMEOUT_S};
+    serve_args a = {.listen = DEFAULT_LISTEN,
+                    .request_timeout_s = DEFAULT_REQUEST_TIMEOUT_S,
+                    .stuck_after_s = 60.0};
+    gp_stuck_rule_init(&a.stuck);
     int p = parse(argc, argv, &o, &a);
     if (p != 0)
         return p > 0 ? 0 : CLI_EXIT_USAGE;
@@ -615,6 +692,12 @@ int cli_serve_main(int argc, char **argv)
     static server s; /* its connection table is large for a stack */
     s.stale_ns = (uint64_t)((3.0 * o.interval_s + 2.0) * 1e9);
     s.request_timeout_ns = (uint64_t)(a.request_timeout_s * 1e9);
+    /* The stretch as a number of samples: the same samples decide alike
+     * at any pace (a round that overran still counts one). */
+    s.stuck_rule = a.stuck;
+    double n_stuck = ceil(a.stuck_after_s / o.interval_s - 1e-9);
+    s.stuck_rule.after_samples = n_stuck < 1 ? 1 : n_stuck > 1e9 ? 1000000000u : (uint32_t)n_stuck;
+    pthread_mutex_init(&s.stuck_mu, NULL);
     gethostname(s.host, sizeof s.host - 1);
     char shown[300];
     struct MHD_Daemon *d = NULL;
@@ -641,6 +724,7 @@ int cli_serve_main(int argc, char **argv)
         gp_monitor_stop(s.mon, NULL);
         gp_monitor_destroy(s.mon);
         free(s.devs);
+        free(s.stuck);
         signal(sig, SIG_DFL);
         pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
         raise(sig);
@@ -651,5 +735,6 @@ int cli_serve_main(int argc, char **argv)
         gp_monitor_destroy(s.mon);
     }
     free(s.devs);
+    free(s.stuck);
     return rc;
 }

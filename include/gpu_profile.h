@@ -186,7 +186,46 @@ typedef struct gp_device_sample {
     uint32_t proc_mem_pct;            /* ours: sum of their memory-controller utilisation, % */
     uint32_t proc_all_sm_pct;         /* every process with a sample */
     uint32_t proc_all_mem_pct;
+    /* Appended (health, NVML only; docs/metrics.md "Health"): each field
+     * valid with its GP_H_* bit in health_valid, absent (never 0) where the
+     * device does not report it.  Counters are the driver's own (volatile:
+     * since the driver loaded; aggregate: the device's lifetime). */
+    uint32_t health_valid;         /* GP_H_* bits */
+    uint32_t fan_speed_pct;        /* GP_H_FAN: % of the fan's maximum speed */
+    uint64_t ecc_sbe_volatile;     /* GP_H_ECC_VOL: corrected (single-bit) */
+    uint64_t ecc_dbe_volatile;     /* GP_H_ECC_VOL: uncorrected (double-bit) */
+    uint64_t ecc_sbe_aggregate;    /* GP_H_ECC_AGG */
+    uint64_t ecc_dbe_aggregate;    /* GP_H_ECC_AGG */
+    uint32_t retired_pages_sbe;    /* GP_H_RETIRED: pages retired for repeated SBEs */
+    uint32_t retired_pages_dbe;    /* GP_H_RETIRED: pages retired for a DBE */
+    uint32_t remapped_rows_corr;   /* GP_H_REMAP: rows remapped for correctable errors */
+    uint32_t remapped_rows_unc;    /* GP_H_REMAP: rows remapped for uncorrectable errors */
+    uint32_t remap_pending;        /* GP_H_REMAP: 1: a remap waits for a GPU reset */
+    uint32_t remap_failure;        /* GP_H_REMAP: 1: a remap failed (no spare row) */
+    uint64_t pcie_replay_count;    /* GP_H_PCIE_REPLAY */
+    uint64_t nvlink_crc_flit_errs; /* GP_H_NVLINK: every link, summed */
+    uint64_t nvlink_recovery_errs; /* GP_H_NVLINK: every link, summed */
+    int32_t mem_temp_c;            /* GP_H_MEM_TEMP: HBM temperature */
+    uint32_t enc_util_pct;         /* GP_H_ENC */
+    uint32_t dec_util_pct;         /* GP_H_DEC */
+    uint32_t xid_last;             /* GP_H_XID: the newest XID code (0: none yet) */
+    uint64_t xid_count;            /* GP_H_XID: XID events seen since sampling started */
 } gp_device_sample;
+
+/* The valid bits of the health fields (gp_device_sample.health_valid). */
+enum {
+    GP_H_FAN = 1u << 0,
+    GP_H_ECC_VOL = 1u << 1,
+    GP_H_ECC_AGG = 1u << 2,
+    GP_H_RETIRED = 1u << 3,
+    GP_H_REMAP = 1u << 4,
+    GP_H_PCIE_REPLAY = 1u << 5,
+    GP_H_NVLINK = 1u << 6,
+    GP_H_MEM_TEMP = 1u << 7,
+    GP_H_ENC = 1u << 8,
+    GP_H_DEC = 1u << 9,
+    GP_H_XID = 1u << 10 /* the device's XID events are watched (nvmlEventSetWait) */
+};
 
 /* The valid bits of the per-process fields (after GPM's 12..25). */
 #define GP_M_PROC_MEM (1u << 26)
@@ -211,6 +250,7 @@ typedef struct gp_sample {
  * empty.  Unknown ids are -1 (0 is a real instance id).
  */
 #define GP_MIG_PROFILE_MAX 32
+#define GP_PCI_BUS_ID_MAX 32
 typedef struct gp_mig_info {
     uint32_t is_mig;       /* 1: a MIG instance of parent_index */
     uint32_t parent_index; /* the parent GPU's device index */
@@ -221,7 +261,6 @@ typedef struct gp_mig_info {
     int32_t compute_instance_id;      /* CI id; -1 when unknown */
 } gp_mig_info;
 
-#define GP_PCI_BUS_ID_MAX 32
 typedef struct gp_device_info {
     uint32_t index;
     char name[GP_NAME_MAX];
@@ -230,7 +269,8 @@ typedef struct gp_device_info {
     uint64_t mem_total_bytes;
     /* Appended (MIG): set when this device is a MIG instance. */
     gp_mig_info mig;
-    /* Appended: "dddd:bb:dd.f", "" when the backend does not say (amd). */
+    /* Appended: the PCI bus id ("00000000:07:00.0" as NVML writes it; a MIG
+     * instance: its GPU's; amd: "dddd:bb:dd.f"); "" when unknown. */
     char pci_bus_id[GP_PCI_BUS_ID_MAX];
 } gp_device_info;
 
@@ -351,6 +391,14 @@ typedef struct gp_summary {
     double mem_used_mean_bytes; /* valid with GP_M_MEM_USED */
     double temp_mean_c;         /* valid with GP_M_TEMP */
     uint32_t clock_sm_max_mhz;  /* valid with GP_M_CLOCK_SM */
+
+    /* Appended ("busy but stuck", docs/concepts.md): gp_stuck_feed's
+     * default rule over every sample, its stretch gp_options.stuck_after_s
+     * turned into samples at interval_s.  stuck_known 0: no sample had
+     * util.gpu, GPM SM activity and power (the others are then 0). */
+    uint32_t stuck_known;
+    uint32_t stuck_episodes; /* stretches that reached the rule */
+    double stuck_longest_s;  /* the longest matching run, samples x interval_s */
 } gp_summary;
 
 enum {
@@ -393,6 +441,41 @@ typedef struct gp_run_stats {
  * values is NULL while n > 0. */
 GP_API gp_status gp_run_stats_compute(const double *values, size_t n, gp_run_stats *out,
                                       gp_error *err);
+
+/* ------------------------------------------------------- busy but stuck */
+
+/*
+ * "Busy but stuck" (docs/concepts.md): a GPU the driver calls busy
+ * (util.gpu >= util_min_pct) whose SMs do almost nothing (GPM SM activity
+ * <= sm_active_max_pct) at near-idle power (<= power_idle_ratio x the
+ * lowest power this detector has seen on the device) for after_samples
+ * samples in a row: the signature of a hung collective (NCCL spinning on
+ * a flag that never flips).  Decided on sample counts, so the same
+ * samples give the same answer at any pace.
+ */
+typedef struct gp_stuck_rule {
+    double util_min_pct;      /* default 90 */
+    double sm_active_max_pct; /* default 5 */
+    double power_idle_ratio;  /* default 1.25 */
+    uint32_t after_samples;   /* default 60 (60 s at a 1 s interval) */
+} gp_stuck_rule;
+
+typedef struct gp_stuck_state {
+    uint32_t min_power_mw;  /* the lowest power seen; 0: none yet */
+    uint32_t run;           /* matching samples in a row */
+    int known;              /* the last sample had all three metrics */
+    int stuck;              /* run >= after_samples */
+    uint64_t episodes;      /* stretches that reached after_samples */
+    uint64_t longest_run;   /* the longest run of matching samples */
+    uint64_t known_samples; /* samples that had all three metrics */
+} gp_stuck_state;
+
+GP_API void gp_stuck_rule_init(gp_stuck_rule *rule);
+/* Adds one sample; returns 1 while stuck, 0 when not, -1 when unknown
+ * (util.gpu, GPM SM activity or power missing from this sample: the run
+ * is broken, never counted as healthy or stuck). */
+GP_API int gp_stuck_feed(gp_stuck_state *st, const gp_stuck_rule *rule,
+                         const gp_device_sample *sample);
 
 /* ---------------------------------------------------------------- options */
 
@@ -465,6 +548,10 @@ typedef struct gp_options {
      * environment's GPU_PROFILE_ROCM_SMI_LIBRARY, else librocm_smi64.so.7,
      * .so.6, .so.5, .so.1, then /opt/rocm/lib/librocm_smi64.so. */
     const char *rocm_smi_library;
+    /* Appended: the "busy but stuck" stretch of the summary
+     * (gp_summary.stuck_*), seconds; 0 (the default) or not a positive
+     * number: 60. */
+    double stuck_after_s;
 } gp_options;
 
 #define GP_PROC_PIDS_MAX 256

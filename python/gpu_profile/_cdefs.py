@@ -93,6 +93,27 @@ class _GpDeviceSample(ctypes.Structure):
         ("proc_mem_pct", ctypes.c_uint32),
         ("proc_all_sm_pct", ctypes.c_uint32),
         ("proc_all_mem_pct", ctypes.c_uint32),
+        # Health (docs/metrics.md "Health"), valid by health_valid bits.
+        ("health_valid", ctypes.c_uint32),
+        ("fan_speed_pct", ctypes.c_uint32),
+        ("ecc_sbe_volatile", ctypes.c_uint64),
+        ("ecc_dbe_volatile", ctypes.c_uint64),
+        ("ecc_sbe_aggregate", ctypes.c_uint64),
+        ("ecc_dbe_aggregate", ctypes.c_uint64),
+        ("retired_pages_sbe", ctypes.c_uint32),
+        ("retired_pages_dbe", ctypes.c_uint32),
+        ("remapped_rows_corr", ctypes.c_uint32),
+        ("remapped_rows_unc", ctypes.c_uint32),
+        ("remap_pending", ctypes.c_uint32),
+        ("remap_failure", ctypes.c_uint32),
+        ("pcie_replay_count", ctypes.c_uint64),
+        ("nvlink_crc_flit_errs", ctypes.c_uint64),
+        ("nvlink_recovery_errs", ctypes.c_uint64),
+        ("mem_temp_c", ctypes.c_int32),
+        ("enc_util_pct", ctypes.c_uint32),
+        ("dec_util_pct", ctypes.c_uint32),
+        ("xid_last", ctypes.c_uint32),
+        ("xid_count", ctypes.c_uint64),
     ]
 
 
@@ -211,6 +232,9 @@ class _GpSummary(ctypes.Structure):
         ("mem_used_mean_bytes", ctypes.c_double),
         ("temp_mean_c", ctypes.c_double),
         ("clock_sm_max_mhz", ctypes.c_uint32),
+        ("stuck_known", ctypes.c_uint32),
+        ("stuck_episodes", ctypes.c_uint32),
+        ("stuck_longest_s", ctypes.c_double),
     ]
 
 
@@ -258,6 +282,7 @@ class _GpOptions(ctypes.Structure):
         ("n_pids", ctypes.c_size_t),
         ("pid_tree", ctypes.c_int),
         ("rocm_smi_library", ctypes.c_char_p),
+        ("stuck_after_s", ctypes.c_double),
     ]
 
 

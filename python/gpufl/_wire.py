@@ -32,6 +32,7 @@ RECORDS = {
     "kernel_detail": ("device", 1),
     "memset_event": ("device", 0),
     "device_lost_event": ("system", 1),  # ours: a device whose sampling failed
+    "device_error_event": ("system", 1),  # ours: XIDs the driver reported
     # GPUFlight 1.3's own records.
     "kernel_perf_metric_event": ("device", 0),
     "sass_config": ("device", 1),

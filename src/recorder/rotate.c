@@ -48,6 +48,7 @@ bool fl_roll_is_detail(fl_type t)
     case FL_T_SYSTEM_START:
     case FL_T_SYSTEM_STOP:
     case FL_T_DEVICE_LOST_EVENT:
+    case FL_T_DEVICE_ERROR_EVENT:
     case FL_T_SASS_CONFIG:
     case FL_T_PM_SAMPLING_CONFIG:
     case FL_T_CAPTURE_WINDOW:

@@ -167,6 +167,25 @@ static void note_failure(session *s, size_t i, uint64_t t_wall, gp_status st, co
     fl_rec_device_lost_event(&s->sys_q, &s->ident, &rec);
 }
 
+/* XIDs device i reported since its previous round (mu held): a
+ * device_error_event queued for the system channel. */
+static void note_xids(session *s, size_t i, uint64_t t_wall, const gp_device_sample *now)
+{
+    const gp_device_sample *prev = &s->live[i].s;
+    uint64_t before =
+        s->live[i].have_sample && (prev->health_valid & GP_H_XID) ? prev->xid_count : 0;
+    if (!(now->health_valid & GP_H_XID) || now->xid_count <= before)
+        return;
+    fl_device_error rec = {.ts_ns = t_wall,
+                           .device_id = s->live[i].id,
+                           .name = s->live[i].name,
+                           .uuid = s->live[i].uuid,
+                           .xid = now->xid_last,
+                           .count = now->xid_count - before,
+                           .total = now->xid_count};
+    fl_rec_device_error_event(&s->sys_q, &s->ident, &rec);
+}
+
 /* The sampler thread's round: keep the newest values for system_start and
  * job_start, record a device that failed, queue rows while the gate is
  * open. */
@@ -186,6 +205,7 @@ static void hook_round(void *user, uint64_t t_mono, uint64_t t_wall,
     s->host_latest = h;
     for (size_t i = 0; i < n && i < s->n_dev; i++) {
         if (status[i] == GP_OK) {
+            note_xids(s, i, t_wall, &samples[i]);
             s->live[i].s = samples[i];
             s->live[i].have_sample = true;
         } else if (slot_failed(status[i]) && !s->failures[i].failed) {

@@ -44,6 +44,20 @@ static void memset_event(fl_report *r, const json_t *rec)
     r->memsets.time_ns += dur;
 }
 
+/* XIDs (device_error_event): counted on their device, the newest kept. */
+static void device_error(fl_report *r, const json_t *rec)
+{
+    uint64_t id = 0, xid = 0, count = 0;
+    if (!fl_jget_u64(rec, "device_id", &id) || !fl_jget_u64(rec, "xid", &xid) ||
+        !fl_jget_u64(rec, "count", &count) || id > INT32_MAX || xid > UINT32_MAX)
+        return;
+    dstat *d = fl_report_device(r, (int64_t)id);
+    if (!d)
+        return;
+    d->xid_events += count;
+    d->xid_last = (uint32_t)xid;
+}
+
 /* ---------------------------------------------------------------- NVTX */
 
 static void nvtx_marker(fl_report *r, const json_t *rec)
@@ -547,6 +561,9 @@ void fl_report_gpufl_record(fl_report *r, int channel, fl_type t, const char *ty
         break;
     case FL_T_CAPTURE_WINDOW:
         capture_window(r, rec);
+        break;
+    case FL_T_DEVICE_ERROR_EVENT:
+        device_error(r, rec);
         break;
     case FL_T_EXECUTION_SIGNATURE:
         signature(r, rec);

@@ -413,6 +413,10 @@ void fl_json_sec_devices(const fl_section_in *in, jw *w)
         j_dbl(w, "energy_j", e, j);
         j_str(w, "energy_source", e ? src : NULL);
         json_gpm(d, w);
+        /* null where none was recorded: not a known 0 (the driver may
+         * not report XIDs). */
+        j_opt_u64(w, "xid_errors", d->xid_events > 0, d->xid_events);
+        j_opt_u64(w, "xid_last", d->xid_events > 0, d->xid_last);
         j_close(w, '}');
     }
     j_close(w, ']');

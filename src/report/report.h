@@ -108,7 +108,8 @@
  *             mem_used_max_bytes, mem_total_bytes, temp_max_c, power_mean_mw,
  *             power_max_mw, clock_sm_mean_mhz, clock_mem_mean_mhz, energy_j,
  *             energy_source, gpm: null | {NAME: null | {mean_pct|mean_bps,
- *             max_pct|max_bps}}}]
+ *             max_pct|max_bps}}, xid_errors, xid_last (null: no
+ *             device_error_event recorded)}]
  *   host      null | {hostname, samples, cpu_mean_pct, cpu_max_pct,
  *             ram_used_max_bytes, ram_total_bytes}
  *   stalls    null | {pc_samples, sass_metric_rows, reasons [{stall_reason,

@@ -102,6 +102,9 @@ typedef struct dstat {
     /* GPM extension columns, in their order (percent; bytes/s from
      * FL_GPM_FIRST_RATE on). */
     acc gpm[FL_GPM_N];
+    /* device_error_event: XIDs the driver reported, the newest code. */
+    uint64_t xid_events;
+    uint32_t xid_last;
 } dstat;
 
 typedef struct opstat {

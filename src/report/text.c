@@ -556,6 +556,11 @@ void fl_text_sec_devices(const fl_section_in *in, fl_buf *b)
             fl_buf_printf(b, "%.3f J (%s)\n", j, src[0] == 'c' ? "counter" : "power integral");
         else
             fl_buf_puts(b, "n/a\n");
+        /* Only where the session recorded some: none recorded is not a
+         * known 0 (the driver may not report XIDs). */
+        if (d->xid_events)
+            fl_buf_printf(b, "    %-18s%" PRIu64 " (newest: XID %" PRIu32 ")\n", "XID errors",
+                          d->xid_events, d->xid_last);
         text_gpm(d, b);
     }
 }

@@ -44,10 +44,12 @@ typedef struct slot_state {
     /* Energy-read schedule (sampler thread only). */
     bool energy_read_once, energy_after_warmup;
     uint64_t energy_last_ns;
+    gp_stuck_state stuck; /* "busy but stuck" over the region's samples */
 } slot_state;
 
 struct gp_monitor {
     gp_options opts;
+    gp_stuck_rule stuck_rule;         /* the default, its stretch in samples */
     unsigned *devices_copy;           /* opts.devices points here */
     int pids_copy[GP_PROC_PIDS_MAX];  /* opts.pids points here */
     int round_pids[GP_PROC_PIDS_MAX]; /* the processes of a round (sampler thread) */
@@ -232,6 +234,7 @@ static void record_locked(gp_monitor *m, size_t slot, uint64_t t_mono, uint64_t 
 {
     slot_state *s = &m->slots[slot];
     gp_acc_add(&s->acc, t_mono, ds);
+    (void)gp_stuck_feed(&s->stuck, &m->stuck_rule, ds);
     s->latest.t_mono_ns = t_mono;
     s->latest.t_wall_ns = t_wall;
     s->latest.slot = (uint32_t)slot;
@@ -482,8 +485,15 @@ gp_status gp_monitor_start(gp_monitor *m, gp_error *err)
     if (m->opts.sync_fn)
         m->opts.sync_fn(m->opts.sync_user);
     m->t0_ns = gp_now_mono_ns();
-    for (size_t i = 0; i < m->n_slots; i++)
+    for (size_t i = 0; i < m->n_slots; i++) {
         gp_acc_init(&m->slots[i].acc, m->t0_ns, m->warmup_ns);
+        memset(&m->slots[i].stuck, 0, sizeof m->slots[i].stuck);
+    }
+    gp_stuck_rule_init(&m->stuck_rule);
+    double after_s =
+        m->opts.stuck_after_s > 0 && isfinite(m->opts.stuck_after_s) ? m->opts.stuck_after_s : 60.0;
+    double n = ceil(after_s / m->opts.interval_s - 1e-9);
+    m->stuck_rule.after_samples = n < 1 ? 1 : n > 1e9 ? 1000000000u : (uint32_t)n;
 
     bool sample = m->be != &gp_backend_none || m->hook.on_round;
     if (sample) {
@@ -615,6 +625,10 @@ static void summarize(gp_monitor *m)
         out->warmup_s = m->opts.warmup_s;
         out->duration_s = duration_s;
         gp_acc_summarize(&s->acc, out);
+        out->stuck_known = s->stuck.known_samples > 0;
+        out->stuck_episodes = (uint32_t)s->stuck.episodes;
+        out->stuck_longest_s =
+            s->stuck.episodes ? (double)s->stuck.longest_run * m->opts.interval_s : 0.0;
         out->proc_requested = m->opts.n_pids > 0 && m->be && m->be->set_pids;
         if (!(out->valid & GP_M_MEM_TOTAL) && (s->info.valid & GP_M_MEM_TOTAL)) {
             out->mem_total_bytes = s->info.mem_total_bytes;

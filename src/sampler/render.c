@@ -661,6 +661,21 @@ static void put_activity(gp_out *o, const gp_summary *s, unsigned flags)
     gp_out_ch(o, '\n');
 }
 
+/* A "busy but stuck" stretch, where one was seen (docs/concepts.md): the
+ * signature of a hung collective, said where the eye looks. */
+static void put_stuck(gp_out *o, const gp_summary *s)
+{
+    if (!s->stuck_episodes)
+        return;
+    put_label(o, "STUCK");
+    gp_out_u64(o, s->stuck_episodes);
+    gp_out_str(o, s->stuck_episodes == 1 ? " stretch" : " stretches");
+    gp_out_str(o, " busy but stuck, longest ");
+    put_seconds(o, s->stuck_longest_s);
+    gp_out_str(o,
+               ": util.gpu >= 90 % with SM activity <= 5 % at idle power (a hung collective?)\n");
+}
+
 /* The device error that ended the sampling, if one did: status, when, and
  * the backend's message wrapped under the value column. */
 static void put_device_error(gp_out *o, const gp_summary *s)
@@ -712,6 +727,7 @@ static void format_text(gp_out *o, const gp_summary *s, unsigned flags)
         gp_out_ch(o, '\n');
     }
     put_device_error(o, s);
+    put_stuck(o, s);
 }
 
 size_t gp_summary_format(const gp_summary *s, unsigned flags, char *buf, size_t cap)

@@ -184,6 +184,20 @@ static void put_process(json *j, const gp_summary *s)
 /* "mig": null for a whole GPU, else the instance's identity in one line:
  * {profile, gpu_instance_id, compute_instance_id, parent_index,
  * parent_uuid, parent_name}, unknowns null. */
+/* "stuck": where some sample could tell (util.gpu, GPM, power), the busy
+ * but stuck stretches and the longest one's seconds. */
+static void put_stuck(json *j, const gp_summary *s)
+{
+    if (!s->stuck_known)
+        return;
+    json_key(j, "stuck");
+    json inner = {j->o, 0, 1};
+    gp_out_ch(j->o, '{');
+    json_u64(&inner, "episodes", 1, s->stuck_episodes);
+    json_num(&inner, "longest_s", 1, s->stuck_longest_s);
+    gp_out_ch(j->o, '}');
+}
+
 static void put_mig(json *j, const gp_summary *s)
 {
     json_key(j, "mig");
@@ -298,6 +312,7 @@ static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
     json_num(&j, "device_error_at_s", failed, s->device_error_at_s);
     put_gpm(&j, s);
     put_process(&j, s);
+    put_stuck(&j, s);
     put_mig(&j, s);
 
     gp_out_str(o, j.pretty ? "\n}" : "}");

@@ -25,9 +25,10 @@
 #include <string.h>
 
 #define MIB 1048576ull
-/* The longest row any batch writes: 12 columns of at most 20 digits and a
- * sign, their commas and the brackets - with room to spare. */
-#define ROW_MAX 512
+/* The longest row any batch writes: every device column (32 at most, the
+ * column mask's width) of at most 20 digits and a sign, their commas and
+ * the brackets - with room to spare. */
+#define ROW_MAX 1024
 
 /* The earliest t_ns of rows[0..n) (n > 0), for batches whose rows are
  * not in time order: every dt_ns must be >= 0. */
@@ -111,6 +112,12 @@ static uint32_t device_row_cols(const gp_device_sample *s)
     c |= (v & GP_M_CLOCK_SM) ? COL(CLOCK_SM) : 0;
     c |= ((v & GP_M_ENERGY) && s->energy_mj) ? COL(ENERGY_UJ) : 0;
     c |= ((v & GP_M_CLOCK_MEM) && s->clock_mem_mhz) ? COL(CLOCK_MEM) : 0;
+    /* The spec's health columns (NVML's health figures, docs/concepts.md). */
+    uint32_t h = s->health_valid;
+    c |= ((h & GP_H_FAN) && s->fan_speed_pct) ? COL(FAN_SPEED_PCT) : 0;
+    c |= ((h & GP_H_MEM_TEMP) && s->mem_temp_c) ? COL(TEMP_MEM_C) : 0;
+    c |= ((h & GP_H_ECC_VOL) && s->ecc_sbe_volatile) ? COL(ECC_CORRECTED) : 0;
+    c |= ((h & GP_H_ECC_VOL) && s->ecc_dbe_volatile) ? COL(ECC_UNCORRECTED) : 0;
     c |= ((v & PCIE_BOTH) == PCIE_BOTH && (s->pcie_tx_kbps || s->pcie_rx_kbps)) ? COL(PCIE_BW_BPS)
                                                                                 : 0;
     /* GPM extension columns: one per metric the device reported. */
@@ -167,10 +174,19 @@ void fl_rec_device_batch_cols(fl_buf *b, const char *session_id, uint64_t batch_
         d = opt_col(d, cols, COL(USED_MIB), v & GP_M_MEM_USED, s->mem_used_bytes / MIB);
         d = opt_col(d, cols, COL(TOTAL_MIB), v & GP_M_MEM_TOTAL, s->mem_total_bytes / MIB);
         d = opt_col(d, cols, COL(CLOCK_SM), v & GP_M_CLOCK_SM, s->clock_sm_mhz);
+        uint32_t h = s->health_valid;
+        d = opt_col(d, cols, COL(FAN_SPEED_PCT), h & GP_H_FAN, s->fan_speed_pct);
+        if (cols & COL(TEMP_MEM_C)) {
+            *d++ = ',';
+            d = (h & GP_H_MEM_TEMP) ? fl_put_i64(d, s->mem_temp_c) : fl_put_null(d);
+        }
+        /* temp_junction_c and voltage_mv: NVML has neither (never a column). */
         d = opt_col(d, cols, COL(ENERGY_UJ), v & GP_M_ENERGY, s->energy_mj * 1000);
         d = opt_col(d, cols, COL(CLOCK_MEM), v & GP_M_CLOCK_MEM, s->clock_mem_mhz);
         d = opt_col(d, cols, COL(PCIE_BW_BPS), (v & PCIE_BOTH) == PCIE_BOTH,
                     ((uint64_t)s->pcie_tx_kbps + s->pcie_rx_kbps) * 1024);
+        d = opt_col(d, cols, COL(ECC_CORRECTED), h & GP_H_ECC_VOL, s->ecc_sbe_volatile);
+        d = opt_col(d, cols, COL(ECC_UNCORRECTED), h & GP_H_ECC_VOL, s->ecc_dbe_volatile);
         for (unsigned g = 0; g < GP_GPM_COUNT; g++)
             d = opt_col(d, cols, 1u << (GPM_COL0 + g), v & GP_M_GPM(g),
                         gpm_col_value(g, s->gpm[g]));

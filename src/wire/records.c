@@ -365,6 +365,29 @@ void fl_rec_device_lost_event(fl_buf *b, const fl_ident *id, const fl_device_los
     FL_BUF_LIT(b, "}\n");
 }
 
+void fl_rec_device_error_event(fl_buf *b, const fl_ident *id, const fl_device_error *d)
+{
+    fl_put_open(b, FL_T_DEVICE_ERROR_EVENT);
+    FL_BUF_LIT(b, ",");
+    put_ident(b, id);
+    fl_put_key(b, "ts_ns");
+    fl_buf_u64(b, d->ts_ns);
+    fl_put_key(b, "device_id");
+    fl_buf_u64(b, d->device_id);
+    fl_put_key(b, "name");
+    fl_buf_str(b, d->name);
+    fl_put_key(b, "uuid");
+    fl_buf_str(b, d->uuid);
+    FL_BUF_LIT(b, ",\"kind\":\"xid\"");
+    fl_put_key(b, "xid");
+    fl_buf_u64(b, d->xid);
+    fl_put_key(b, "count");
+    fl_buf_u64(b, d->count);
+    fl_put_key(b, "total");
+    fl_buf_u64(b, d->total);
+    FL_BUF_LIT(b, "}\n");
+}
+
 void fl_rec_dictionary(fl_buf *b, const char *session_id, fl_dict dict,
                        const fl_dict_entry *entries, size_t n)
 {

@@ -131,6 +131,20 @@ typedef struct fl_device_lost {
     const char *status, *message;
 } fl_device_lost;
 void fl_rec_device_lost_event(fl_buf *b, const fl_ident *id, const fl_device_lost *d);
+
+/* device_error_event (ours, channel system): XID errors the driver
+ * reported on a device since the previous sampling round (NVML's event
+ * API; docs/json-schema.md): "kind" "xid", the newest code ("xid"), how
+ * many since the previous record ("count") and since sampling started
+ * ("total"). */
+typedef struct fl_device_error {
+    uint64_t ts_ns;
+    uint32_t device_id;
+    const char *name, *uuid;
+    uint32_t xid;
+    uint64_t count, total;
+} fl_device_error;
+void fl_rec_device_error_event(fl_buf *b, const fl_ident *id, const fl_device_error *d);
 /* system_start (start true) or system_stop. */
 void fl_rec_system(fl_buf *b, const fl_ident *id, bool start, const char *name, uint64_t ts_ns,
                    const fl_host_sample *host, const fl_device_live *devices, size_t n_devices);

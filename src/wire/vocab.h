@@ -255,6 +255,7 @@ enum { FL_COLS_GRAPH(FL_X) FL_COL_GRAPH_COUNT };
     X(KERNEL_DETAIL, kernel_detail, DEVICE, 1)                                                     \
     X(MEMSET_EVENT, memset_event, DEVICE, 0)                                                       \
     X(DEVICE_LOST_EVENT, device_lost_event, SYSTEM, 1) /* ours: a device whose sampling failed */  \
+    X(DEVICE_ERROR_EVENT, device_error_event, SYSTEM, 1) /* ours: XIDs the driver reported */      \
     X(KERNEL_PERF_METRIC_EVENT, kernel_perf_metric_event, DEVICE, 0)                               \
     X(SASS_CONFIG, sass_config, DEVICE, 1)                                                         \
     X(PERF_METRIC_EVENT, perf_metric_event, SCOPE, 0)                                              \

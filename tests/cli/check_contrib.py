@@ -109,7 +109,8 @@ def systemd_checks(unit):
 
 
 root = sys.argv[1]
-served = set(re.findall(r'\{"((?:DCGM_FI|gpu_profile)_[A-Za-z_]+)"',
+# A family row is {"NAME", ...} or, for the health figures, H("NAME", ...).
+served = set(re.findall(r'(?:\{|\bH\()"((?:DCGM_FI|gpu_profile)_[A-Za-z_]+)"',
                         open(f"{root}/cli/prom.c").read()))
 dash = json.load(open(f"{root}/contrib/grafana-dashboard.json"))
 bad = []

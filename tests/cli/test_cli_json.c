@@ -307,6 +307,25 @@ static const char *const sample_columns[] = {"t_wall_ns",
                                              "gpm_pcie_rx_bps",
                                              "nvlink_tx_bps",
                                              "nvlink_rx_bps",
+                                             "fan_speed_pct",
+                                             "mem_temp_c",
+                                             "enc_util_pct",
+                                             "dec_util_pct",
+                                             "ecc_sbe_volatile",
+                                             "ecc_dbe_volatile",
+                                             "ecc_sbe_aggregate",
+                                             "ecc_dbe_aggregate",
+                                             "retired_pages_sbe",
+                                             "retired_pages_dbe",
+                                             "remapped_rows_corr",
+                                             "remapped_rows_unc",
+                                             "remap_pending",
+                                             "remap_failure",
+                                             "pcie_replay_count",
+                                             "nvlink_crc_flit_errs",
+                                             "nvlink_recovery_errs",
+                                             "xid_count",
+                                             "xid_last",
                                              "proc_count",
                                              "proc_all_count",
                                              "proc_mem_used_bytes",
@@ -369,9 +388,14 @@ static void check_rows(const row *rows, size_t n, const jn *report)
         CHECK_STR(r->cell[18], gpm ? "0.00" : "");
         CHECK_STR(r->cell[25], gpm ? "1048576000" : "");
         CHECK_STR(r->cell[28], gpm ? "0" : "");
+        /* No health figure on the fake's default devices: empty, never
+         * 0 (tests/cli/test_cli_serve_health.c and test_nvml_health have
+         * the values). */
+        for (size_t c = 29; c < 48; c++)
+            CHECK_STR(r->cell[c], "");
         /* No process on either device: known to be none (test_cli_procs
          * has the values). */
-        for (size_t c = 29; c < N_COLS; c++)
+        for (size_t c = 48; c < N_COLS; c++)
             CHECK_STR(r->cell[c], "0");
     }
     /* The slow energy counter: read in the first and the last round only. */
@@ -407,7 +431,7 @@ static void test_samples_csv(void)
         return;
     }
     /* The header, then one row per line, every row with every column. */
-    char line[1024], want[1024] = "";
+    char line[2048], want[2048] = "";
     for (size_t k = 0; k < N_COLS; k++)
         snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", k ? "," : "",
                  sample_columns[k]);

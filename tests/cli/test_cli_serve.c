@@ -31,6 +31,7 @@
  *    labels them: the parent's gpu / UUID, GPU_I_PROFILE, GPU_I_ID.
  */
 #include "harness.h"
+#include "serve_http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -54,118 +55,14 @@ static const char *g_scenario =
     "unsupported 1 temp\n"
     "error 2 lost_after 3\n";
 
-/* A connection to 127.0.0.1:port, or -1. */
-static int dial(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* Sends req and reads the answer until the server closes (at most
- * limit_ms): its status (0: none), the whole answer into out. */
-static int exchange(int port, const char *req, size_t req_len, char *out, size_t cap, int limit_ms)
-{
-    out[0] = '\0';
-    int fd = dial(port);
-    if (fd < 0)
-        return 0;
-    size_t sent = 0;
-    while (sent < req_len) {
-        ssize_t w = send(fd, req + sent, req_len - sent, MSG_NOSIGNAL);
-        if (w <= 0)
-            break;
-        sent += (size_t)w;
-    }
-    size_t got = 0;
-    struct pollfd p = {fd, POLLIN, 0};
-    while (got + 1 < cap && poll(&p, 1, limit_ms) > 0) {
-        ssize_t r = recv(fd, out + got, cap - 1 - got, 0);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    out[got] = '\0';
-    close(fd);
-    int status = 0;
-    if (sscanf(out, "HTTP/1.%*d %d", &status) != 1)
-        status = 0;
-    return status;
-}
-
-static int get(int port, const char *method, const char *path, char *out, size_t cap)
-{
-    char req[256];
-    int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-                     method, path);
-    return exchange(port, req, (size_t)n, out, cap, 5000);
-}
-
-static const char *body_of(const char *answer)
-{
-    const char *b = strstr(answer, "\r\n\r\n");
-    return b ? b + 4 : "";
-}
-
-static int read_port(const void *err_path)
-{
-    FILE *f = fopen(err_path, "r");
-    if (!f)
-        return 0;
-    char line[512];
-    int port = 0;
-    while (fgets(line, sizeof line, f)) {
-        const char *at = strstr(line, "http://127.0.0.1:");
-        if (at)
-            port = atoi(at + strlen("http://127.0.0.1:"));
-    }
-    fclose(f);
-    return port;
-}
-
-static int cond_port(const void *err_path)
-{
-    return read_port(err_path) > 0;
-}
-
 /* ------------------------------------------------------------- values */
 
 static const char *LBL0 = "{gpu=\"0\",UUID=\"GPU-5a1e1f4e-0c7d-4c43-9a52-3b8a1d2e6f01\","
-                          "device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"";
-static const char *LBL1 = "{gpu=\"1\",UUID=\"GPU-00000000-0000-0000-0000-000000000001\","
-                          "device=\"nvidia1\",modelName=\"Odd \\\\GPU\",Hostname=\"";
-
-static void expect(const char *body, const char *metric, const char *lbl, const char *value)
-{
-    char want[512];
-    snprintf(want, sizeof want, "%s%s", metric, lbl);
-    const char *at = strstr(body, want);
-    CHECK(at != NULL);
-    if (!at) {
-        fprintf(stderr, "  missing: %s ... %s\n", want, value);
-        return;
-    }
-    const char *end = strchr(at, '\n');
-    const char *sp = end ? end : at + strlen(at);
-    while (sp > at && sp[-1] != ' ')
-        sp--;
-    char v[64];
-    snprintf(v, sizeof v, "%.*s", (int)((end ? end : sp + strlen(sp)) - sp), sp);
-    CHECK_STR(v, value);
-}
-
-static void absent(const char *body, const char *metric, const char *lbl)
-{
-    char want[512];
-    snprintf(want, sizeof want, "%s%s", metric, lbl);
-    CHECK(strstr(body, want) == NULL);
-}
+                          "pci_bus_id=\"00000000:07:00.0\",device=\"nvidia0\",modelName=\"NVIDIA "
+                          "H100 80GB HBM3\",Hostname=\"";
+static const char *LBL1 =
+    "{gpu=\"1\",UUID=\"GPU-00000000-0000-0000-0000-000000000001\","
+    "pci_bus_id=\"00000000:08:00.0\",device=\"nvidia1\",modelName=\"Odd \\\\GPU\",Hostname=\"";
 
 static void test_values(int port)
 {
@@ -225,6 +122,8 @@ static void test_values(int port)
     /* PCIe only with --pcie. */
     CHECK(strstr(b, "gpu_profile_pcie_tx_bytes_per_second") == NULL);
     CHECK_CONTAINS(b, "gpu_profile_sample_age_seconds{gpu=\"2\"");
+    /* dcgm-exporter's driver label, last, on every series. */
+    CHECK_CONTAINS(b, "\",DCGM_FI_DRIVER_VERSION=\"999.99.99\"} 55\n");
 }
 
 static int count_lines_of(const char *body, const char *prefix)
@@ -707,17 +606,21 @@ static void test_mig(void)
     if (port > 0) {
         for (int i = 0; i < 100; i++) {
             CHECK_INT(get(port, "GET", "/metrics", a, sizeof a), 200);
-            if (strstr(a, "GPU_I_ID=\"10\"} 10\n"))
+            if (strstr(a, "GPU_I_ID=\"10\",DCGM_FI_DRIVER_VERSION=\"590.48.01\"} 10\n"))
                 break;
             h_nap_ms(50);
         }
         const char *lbl = "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-00000000-0000-0000-0000-"
-                          "000000000000\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\","
+                          "000000000000\",pci_bus_id=\"00000000:07:00.0\",device=\"nvidia0\","
+                          "modelName=\"NVIDIA H100 80GB HBM3\","
                           "Hostname=\"";
         CHECK_CONTAINS(a, lbl);
-        CHECK_CONTAINS(a, "\",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"2\"} 11091\n");
-        CHECK_CONTAINS(a, "\",GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"3\"} 17\n");
-        CHECK_CONTAINS(a, "\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"10\"} 10\n");
+        CHECK_CONTAINS(a, "\",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"2\",DCGM_FI_DRIVER_VERSION="
+                          "\"590.48.01\"} 11091\n");
+        CHECK_CONTAINS(a, "\",GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"3\",DCGM_FI_DRIVER_VERSION="
+                          "\"590.48.01\"} 17\n");
+        CHECK_CONTAINS(a, "\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"10\",DCGM_FI_DRIVER_VERSION="
+                          "\"590.48.01\"} 10\n");
         /* The parent GPU's own series has no instance labels. */
         CHECK_CONTAINS(a, "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"");
         /* No utilisation line for an instance (n/a there, never 0). */

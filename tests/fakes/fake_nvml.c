@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef FAKE_NVML_OLD
 #define FAKE_NVML_OLD 0
@@ -107,6 +108,25 @@ enum metric {
     M_PCIE_RX,
     M_GPM_FIRST, /* the GPM metrics, in the backend's gp_gpm_metric order */
     M_GPM_LAST = M_GPM_FIRST + 13,
+    /* Health: answered only where the scenario gives a sequence (a GPU
+     * without ECC, fans or NVLink answers NOT_SUPPORTED). */
+    M_ECC_SBE_VOL,
+    M_ECC_DBE_VOL,
+    M_ECC_SBE_AGG,
+    M_ECC_DBE_AGG,
+    M_RETIRED_SBE,
+    M_RETIRED_DBE,
+    M_REMAP_CORR,
+    M_REMAP_UNC,
+    M_REMAP_PENDING,
+    M_REMAP_FAILURE,
+    M_PCIE_REPLAY,
+    M_NVLINK_CRC,
+    M_NVLINK_RECOVERY,
+    M_FAN,
+    M_MEM_TEMP,
+    M_ENC,
+    M_DEC,
     N_METRICS
 };
 
@@ -141,6 +161,23 @@ static const struct {
     [M_GPM_FIRST + 11] = {"gpm_pcie_rx", 2000},
     [M_GPM_FIRST + 12] = {"gpm_nvlink_tx", 0},
     [M_GPM_FIRST + 13] = {"gpm_nvlink_rx", 0},
+    [M_ECC_SBE_VOL] = {"ecc_sbe_vol", 0},
+    [M_ECC_DBE_VOL] = {"ecc_dbe_vol", 0},
+    [M_ECC_SBE_AGG] = {"ecc_sbe_agg", 0},
+    [M_ECC_DBE_AGG] = {"ecc_dbe_agg", 0},
+    [M_RETIRED_SBE] = {"retired_sbe", 0},
+    [M_RETIRED_DBE] = {"retired_dbe", 0},
+    [M_REMAP_CORR] = {"remap_corr", 0},
+    [M_REMAP_UNC] = {"remap_unc", 0},
+    [M_REMAP_PENDING] = {"remap_pending", 0},
+    [M_REMAP_FAILURE] = {"remap_failure", 0},
+    [M_PCIE_REPLAY] = {"pcie_replay", 0},
+    [M_NVLINK_CRC] = {"nvlink_crc", 0},
+    [M_NVLINK_RECOVERY] = {"nvlink_recovery", 0},
+    [M_FAN] = {"fan", 0},
+    [M_MEM_TEMP] = {"mem_temp", 0},
+    [M_ENC] = {"enc_util", 0},
+    [M_DEC] = {"dec_util", 0},
 };
 
 /* The NVML metric id of each GPM metric above (the spec's numbers). */
@@ -170,15 +207,18 @@ enum key {
     K_PROCS,
     K_PROC_UTIL,
     K_FIELDS,
-    K_MIG, /* the MIG calls: mode, max count, handle by index, instance ids */
+    K_MIG,    /* the MIG calls: mode, max count, handle by index, instance ids */
+    K_HEALTH, /* the health calls (ECC, pages, rows, replay, NVLink, fan, codecs) */
+    K_EVENTS, /* nvmlDeviceRegisterEvents */
+    K_PCI,    /* nvmlDeviceGetPciInfo_v3 */
     N_KEYS
 };
 
 static const char *const key_names[] = {
-    "handle",   "name",      "uuid",    "util",      "mem_v1",     "mem_v2",
-    "power",    "energy",    "temp_v1", "temp_v",    "clock_sm",   "clock_mem",
-    "throttle", "pcie_tx",   "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics",
-    "procs",    "proc_util", "fields",  "mig",
+    "handle",  "name",      "uuid",       "util",        "mem_v1",    "mem_v2",    "power",
+    "energy",  "temp_v1",   "temp_v",     "clock_sm",    "clock_mem", "throttle",  "pcie_tx",
+    "pcie_rx", "gpm_query", "gpm_sample", "gpm_metrics", "procs",     "proc_util", "fields",
+    "mig",     "health",    "events",     "pci",
 };
 _Static_assert(sizeof key_names / sizeof key_names[0] == N_KEYS, "a name for every key");
 
@@ -231,7 +271,20 @@ static const struct {
     X(nvmlDeviceGetMigDeviceHandleByIndex)                                                         \
     X(nvmlDeviceGetGpuInstanceId)                                                                  \
     X(nvmlDeviceGetComputeInstanceId)                                                              \
-    X(nvmlGpmMigSampleGet)
+    X(nvmlGpmMigSampleGet)                                                                         \
+    X(nvmlDeviceGetTotalEccErrors)                                                                 \
+    X(nvmlDeviceGetRetiredPages)                                                                   \
+    X(nvmlDeviceGetRemappedRows)                                                                   \
+    X(nvmlDeviceGetPcieReplayCounter)                                                              \
+    X(nvmlDeviceGetNvLinkErrorCounter)                                                             \
+    X(nvmlDeviceGetFanSpeed)                                                                       \
+    X(nvmlDeviceGetEncoderUtilization)                                                             \
+    X(nvmlDeviceGetDecoderUtilization)                                                             \
+    X(nvmlEventSetCreate)                                                                          \
+    X(nvmlDeviceRegisterEvents)                                                                    \
+    X(nvmlEventSetWait_v2)                                                                         \
+    X(nvmlEventSetFree)                                                                            \
+    X(nvmlDeviceGetPciInfo_v3)
 
 #define AS_ENUM(f) F_##f,
 #define AS_NAME(f) #f,
@@ -277,6 +330,15 @@ typedef struct device {
     bool mig_capable, mig_on;
     bool is_mig;
     unsigned mig_parent, mig_slot, gi, ci;
+    /* XID events: `events D` (the device takes registrations) and `xid D
+     * CODE after N` (an event due once D's utilisation was read N times)
+     * or `xid D CODE file PATH` (due once PATH exists: on the test's
+     * demand); delivered in the order given. */
+    bool events, registered;
+    unsigned n_xid, xid_sent;
+    unsigned xid_code[8];
+    unsigned long long xid_after[8];
+    char xid_file[8][256];
 } device;
 
 /* MIG device handles per GPU (an H100's most). */
@@ -758,6 +820,29 @@ static int parse_line(parser *p)
         if (d->n_nofield == 8)
             return parse_error(p, "too many nofield lines for one device (8)");
         d->nofield[d->n_nofield++] = (unsigned)id;
+        return 0;
+    }
+    if (strcmp(cmd, "events") == 0 || strcmp(cmd, "xid") == 0) {
+        unsigned dev;
+        unsigned long long code = 0, after = 0;
+        bool xid = cmd[0] == 'x';
+        bool by_file = xid && n == 5 && strcmp(t[3], "file") == 0;
+        if ((xid ? n != 5 : n != 2) || parse_dev(p, t[1], &dev) != 0 ||
+            (xid &&
+             (!parse_uint(t[2], 100000, &code) ||
+              (!by_file && (strcmp(t[3], "after") != 0 || !parse_uint(t[4], ~0ull, &after))) ||
+              (by_file && strlen(t[4]) >= sizeof st.devs[0].xid_file[0]))))
+            return parse_error(p, "expected: events DEVICE | xid DEVICE CODE after UTIL_READS | "
+                                  "xid DEVICE CODE file PATH");
+        device *d = &st.devs[dev];
+        d->events = true;
+        if (xid && d->n_xid == 8)
+            return parse_error(p, "too many xid lines for one device (8)");
+        if (xid) {
+            d->xid_code[d->n_xid] = (unsigned)code;
+            snprintf(d->xid_file[d->n_xid], sizeof d->xid_file[0], "%s", by_file ? t[4] : "");
+            d->xid_after[d->n_xid++] = after;
+        }
         return 0;
     }
     if (strcmp(cmd, "mig") == 0) {
@@ -1549,6 +1634,10 @@ static bool field_key(unsigned id, enum key *k, enum metric *m, int *type)
         *k = K_POWER, *m = M_POWER_MW, *type = 1; /* unsigned int */
         return true;
     }
+    if (id == 82) { /* NVML_FI_DEV_MEMORY_TEMP: where the scenario has mem_temp */
+        *k = K_HEALTH, *m = M_MEM_TEMP, *type = 1;
+        return true;
+    }
     return false;
 }
 
@@ -1569,7 +1658,8 @@ FAKE_API int nvmlDeviceGetFieldValues(void *dev, int count, struct fake_field_va
         enum key key = K_ENERGY;
         enum metric m = M_ENERGY_MJ;
         int type = 3;
-        bool no = !field_key(v[k].id, &key, &m, &type) || (v[k].id == 185 && v[k].scope != 0);
+        bool no = !field_key(v[k].id, &key, &m, &type) || (v[k].id == 185 && v[k].scope != 0) ||
+                  (v[k].id == 82 && c.d->seqs[M_MEM_TEMP].n == 0);
         for (unsigned i = 0; i < c.d->n_nofield; i++)
             no = no || c.d->nofield[i] == v[k].id;
         v[k].ts = 1000000;
@@ -1733,4 +1823,241 @@ FAKE_API int nvmlGpmMigSampleGet(void *dev, unsigned gi, void *sample)
     }
     return finish(&c, code);
 }
+#endif /* !FAKE_NVML_OLD */
+
+/* ---------------------------------------------------------------- health */
+
+#if !FAKE_NVML_OLD
+
+/* A health value: the metric's next value where the scenario has a
+ * sequence, else NOT_SUPPORTED (lock held, after begin). */
+static int health_take(call *c, int code, enum metric m, unsigned long long *out)
+{
+    if (code != R_SUCCESS)
+        return code;
+    if (c->d->seqs[m].n == 0)
+        return R_NOT_SUPPORTED;
+    *out = (unsigned long long)take(c->d, m);
+    return R_SUCCESS;
+}
+
+FAKE_API int nvmlDeviceGetTotalEccErrors(void *dev, int type, int counter, unsigned long long *v)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetTotalEccErrors, K_HEALTH, dev, &c);
+    if (code == R_SUCCESS && (!v || type < 0 || type > 1 || counter < 0 || counter > 1))
+        code = R_INVALID_ARGUMENT;
+    static const enum metric which[2][2] = {{M_ECC_SBE_VOL, M_ECC_SBE_AGG},
+                                            {M_ECC_DBE_VOL, M_ECC_DBE_AGG}};
+    unsigned long long x = 0;
+    code = health_take(&c, code, code == R_SUCCESS ? which[type][counter] : M_ECC_SBE_VOL, &x);
+    if (code == R_SUCCESS)
+        *v = x;
+    return finish(&c, code);
+}
+
+/* The count alone is asked (count 0, no buffer): INSUFFICIENT_SIZE with the
+ * count when there are pages, as NVML answers. */
+FAKE_API int nvmlDeviceGetRetiredPages(void *dev, int cause, unsigned *count,
+                                       unsigned long long *addresses)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetRetiredPages, K_HEALTH, dev, &c);
+    if (code == R_SUCCESS && (!count || cause < 0 || cause > 1))
+        code = R_INVALID_ARGUMENT;
+    unsigned long long x = 0;
+    code = health_take(&c, code, cause == 1 ? M_RETIRED_DBE : M_RETIRED_SBE, &x);
+    if (code == R_SUCCESS) {
+        if (x > *count || (x && !addresses))
+            code = R_INSUFFICIENT_SIZE;
+        for (unsigned i = 0; code == R_SUCCESS && i < x; i++)
+            addresses[i] = 0x1000ull * (i + 1);
+        *count = (unsigned)x;
+    }
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetRemappedRows(void *dev, unsigned *corr, unsigned *unc, unsigned *pending,
+                                       unsigned *failed)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetRemappedRows, K_HEALTH, dev, &c);
+    if (code == R_SUCCESS && (!corr || !unc || !pending || !failed))
+        code = R_INVALID_ARGUMENT;
+    unsigned long long a = 0, b = 0, p = 0, f = 0;
+    code = health_take(&c, code, M_REMAP_CORR, &a);
+    if (code == R_SUCCESS) {
+        b = (unsigned long long)take(c.d, M_REMAP_UNC);
+        p = (unsigned long long)take(c.d, M_REMAP_PENDING);
+        f = (unsigned long long)take(c.d, M_REMAP_FAILURE);
+        *corr = (unsigned)a, *unc = (unsigned)b, *pending = (unsigned)p, *failed = (unsigned)f;
+    }
+    return finish(&c, code);
+}
+
+static int health_uint(enum fn f, void *dev, enum metric m, unsigned *v)
+{
+    call c;
+    int code = begin(f, dev, 0, K_HEALTH, &c);
+    if (code == R_SUCCESS && !v)
+        code = R_INVALID_ARGUMENT;
+    unsigned long long x = 0;
+    code = health_take(&c, code, m, &x);
+    if (code == R_SUCCESS)
+        *v = (unsigned)x;
+    return finish(&c, code);
+}
+
+FAKE_API int nvmlDeviceGetPcieReplayCounter(void *dev, unsigned *v)
+{
+    return health_uint(F_nvmlDeviceGetPcieReplayCounter, dev, M_PCIE_REPLAY, v);
+}
+
+FAKE_API int nvmlDeviceGetFanSpeed(void *dev, unsigned *v)
+{
+    return health_uint(F_nvmlDeviceGetFanSpeed, dev, M_FAN, v);
+}
+
+FAKE_API int nvmlDeviceGetEncoderUtilization(void *dev, unsigned *v, unsigned *period_us)
+{
+    if (period_us)
+        *period_us = 167000;
+    return health_uint(F_nvmlDeviceGetEncoderUtilization, dev, M_ENC, v);
+}
+
+FAKE_API int nvmlDeviceGetDecoderUtilization(void *dev, unsigned *v, unsigned *period_us)
+{
+    if (period_us)
+        *period_us = 167000;
+    return health_uint(F_nvmlDeviceGetDecoderUtilization, dev, M_DEC, v);
+}
+
+/* One NVLink (link 0) answers the sequences; every other link is absent
+ * (INVALID_ARGUMENT, as for a link the GPU does not have). */
+FAKE_API int nvmlDeviceGetNvLinkErrorCounter(void *dev, unsigned link, int counter,
+                                             unsigned long long *v)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetNvLinkErrorCounter, K_HEALTH, dev, &c);
+    if (code == R_SUCCESS && (!v || link > 0 || counter < 0 || counter > 4))
+        code = R_INVALID_ARGUMENT;
+    unsigned long long x = 0;
+    if (code == R_SUCCESS && counter != 1 && counter != 2)
+        code = R_NOT_SUPPORTED;
+    code = health_take(&c, code, counter == 1 ? M_NVLINK_RECOVERY : M_NVLINK_CRC, &x);
+    if (code == R_SUCCESS)
+        *v = x;
+    return finish(&c, code);
+}
+
+/* The memory temperature is field 82 (nvmlDeviceGetFieldValues above asks
+ * for it through field_key). */
+
+/* ---------------------------------------------------------------- events */
+
+struct fake_event_data {
+    void *device;
+    unsigned long long type, data;
+    unsigned gpu_instance, compute_instance;
+};
+_Static_assert(sizeof(struct fake_event_data) == 32, "nvmlEventData_t is 32 bytes");
+
+static char event_set_tag; /* the one event set's handle */
+
+FAKE_API int nvmlEventSetCreate(void **set)
+{
+    pthread_mutex_lock(&mu);
+    st.fn_calls[F_nvmlEventSetCreate]++;
+    int code = st.refcount == 0 ? R_UNINITIALIZED : !set ? R_INVALID_ARGUMENT : R_SUCCESS;
+    if (code == R_SUCCESS)
+        *set = &event_set_tag;
+    pthread_mutex_unlock(&mu);
+    return code;
+}
+
+FAKE_API int nvmlEventSetFree(void *set)
+{
+    pthread_mutex_lock(&mu);
+    st.fn_calls[F_nvmlEventSetFree]++;
+    for (unsigned i = 0; i < MAX_DEVICES; i++)
+        st.devs[i].registered = false;
+    pthread_mutex_unlock(&mu);
+    return set == &event_set_tag ? R_SUCCESS : R_INVALID_ARGUMENT;
+}
+
+FAKE_API int nvmlDeviceRegisterEvents(void *dev, unsigned long long types, void *set)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceRegisterEvents, K_EVENTS, dev, &c);
+    if (code == R_SUCCESS && (set != &event_set_tag || !(types & 0x8ull)))
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS && !c.d->events)
+        code = R_NOT_SUPPORTED;
+    if (code == R_SUCCESS)
+        c.d->registered = true;
+    return finish(&c, code);
+}
+
+/* An XID that is due (lock held): its device and code, marked sent. */
+static bool xid_due(struct fake_event_data *e)
+{
+    for (unsigned i = 0; i < st.n_devices; i++) {
+        device *d = &st.devs[i];
+        if (!d->registered || d->xid_sent >= d->n_xid)
+            continue;
+        const char *file = d->xid_file[d->xid_sent];
+        if (file[0] ? access(file, F_OK) != 0 : d->calls[K_UTIL] < d->xid_after[d->xid_sent])
+            continue;
+        *e = (struct fake_event_data){d, 0x8ull, d->xid_code[d->xid_sent++], 0xffffffffu,
+                                      0xffffffffu};
+        return true;
+    }
+    return false;
+}
+
+/* Blocks until an XID is due or timeout_ms passed (TIMEOUT, 10). */
+FAKE_API int nvmlEventSetWait_v2(void *set, struct fake_event_data *e, unsigned timeout_ms)
+{
+    pthread_mutex_lock(&mu);
+    st.fn_calls[F_nvmlEventSetWait_v2]++;
+    pthread_mutex_unlock(&mu);
+    if (set != &event_set_tag || !e)
+        return R_INVALID_ARGUMENT;
+    for (unsigned waited_ms = 0;; waited_ms += 5) {
+        pthread_mutex_lock(&mu);
+        int code = st.refcount == 0 ? R_UNINITIALIZED : xid_due(e) ? R_SUCCESS : 10;
+        pthread_mutex_unlock(&mu);
+        if (code != 10 || waited_ms >= timeout_ms)
+            return code;
+        sleep_us(5000);
+    }
+}
+
+/* ------------------------------------------------------------------- PCI */
+
+struct fake_pci_info {
+    char bus_id_legacy[16];
+    unsigned domain, bus, device, device_id, subsystem_id;
+    char bus_id[32];
+};
+_Static_assert(sizeof(struct fake_pci_info) == 68, "nvmlPciInfo_t is 68 bytes");
+
+/* Device D sits on bus D+7 of domain 0 (a GPU's bus id as NVML writes it). */
+FAKE_API int nvmlDeviceGetPciInfo_v3(void *dev, struct fake_pci_info *pci)
+{
+    call c;
+    int code = BEGIN(nvmlDeviceGetPciInfo_v3, K_PCI, dev, &c);
+    if (code == R_SUCCESS && !pci)
+        code = R_INVALID_ARGUMENT;
+    if (code == R_SUCCESS) {
+        unsigned bus = (unsigned)(c.d - st.devs) + 7;
+        memset(pci, 0, sizeof *pci);
+        pci->bus = bus;
+        pci->device_id = 0x233010deu;
+        snprintf(pci->bus_id_legacy, sizeof pci->bus_id_legacy, "0000:%02X:00.0", bus);
+        snprintf(pci->bus_id, sizeof pci->bus_id, "00000000:%02X:00.0", bus);
+    }
+    return finish(&c, code);
+}
+
 #endif /* !FAKE_NVML_OLD */

@@ -39,6 +39,26 @@ int main(void)
     OFF(gp_device_sample, proc_mem_pct);
     OFF(gp_device_sample, proc_all_sm_pct);
     OFF(gp_device_sample, proc_all_mem_pct);
+    OFF(gp_device_sample, health_valid);
+    OFF(gp_device_sample, fan_speed_pct);
+    OFF(gp_device_sample, ecc_sbe_volatile);
+    OFF(gp_device_sample, ecc_dbe_volatile);
+    OFF(gp_device_sample, ecc_sbe_aggregate);
+    OFF(gp_device_sample, ecc_dbe_aggregate);
+    OFF(gp_device_sample, retired_pages_sbe);
+    OFF(gp_device_sample, retired_pages_dbe);
+    OFF(gp_device_sample, remapped_rows_corr);
+    OFF(gp_device_sample, remapped_rows_unc);
+    OFF(gp_device_sample, remap_pending);
+    OFF(gp_device_sample, remap_failure);
+    OFF(gp_device_sample, pcie_replay_count);
+    OFF(gp_device_sample, nvlink_crc_flit_errs);
+    OFF(gp_device_sample, nvlink_recovery_errs);
+    OFF(gp_device_sample, mem_temp_c);
+    OFF(gp_device_sample, enc_util_pct);
+    OFF(gp_device_sample, dec_util_pct);
+    OFF(gp_device_sample, xid_last);
+    OFF(gp_device_sample, xid_count);
 
     SIZE(gp_sample);
     OFF(gp_sample, t_mono_ns);
@@ -106,6 +126,9 @@ int main(void)
     OFF(gp_summary, mem_used_mean_bytes);
     OFF(gp_summary, temp_mean_c);
     OFF(gp_summary, clock_sm_max_mhz);
+    OFF(gp_summary, stuck_known);
+    OFF(gp_summary, stuck_episodes);
+    OFF(gp_summary, stuck_longest_s);
     SIZE(gp_run_stats);
     OFF(gp_run_stats, n);
     OFF(gp_run_stats, n_unknown);
@@ -156,6 +179,7 @@ int main(void)
     OFF(gp_options, n_pids);
     OFF(gp_options, pid_tree);
     OFF(gp_options, rocm_smi_library);
+    OFF(gp_options, stuck_after_s);
     SIZE(gpufl_error);
     OFF(gpufl_error, status);
     OFF(gpufl_error, message);

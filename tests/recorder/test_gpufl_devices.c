@@ -9,6 +9,8 @@
  * MIG instances (nvml_mig.txt): their identity in job_start and the report.
  * And scoped sampling over the fake nvidia-smi's H100-MIG capture (backend
  * Auto, NVML absent): rows once a scope opens after rounds were dropped.
+ * And an XID in a session (nvml_xid.txt): device_error_event, the health
+ * columns and the report's line.
  */
 #include "fl_log.h"
 #include "gpufl.h"
@@ -223,6 +225,72 @@ static void test_mig_session(void)
     gpufl_free(out);
 }
 
+/* XIDs in a session (nvml_xid.txt): one device_error_event for device 0's
+ * XID 79 (kind, code, count, total, identity), none for device 1; the
+ * health columns of device_metric_batch (fan, corrected ECC); the report's
+ * devices section names the XID in text and JSON, and device 1 has none
+ * (no line: none recorded is not a known 0). */
+static void test_xid_session(void)
+{
+    char base[400];
+    gpufl_init_options o;
+    options_over("nvml_xid.txt", "xid", &o, base, sizeof base);
+    gpufl_error err;
+    CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
+    char dir[600];
+    gpufl_session_dir(dir, sizeof dir);
+    size_t n_err = 0;
+    for (int i = 0; i < 1200 && n_err == 0; i++) { /* by the event, within 60 s */
+        gpufl_flush();
+        sleep_ms(50);
+        fl_log l;
+        if (fl_log_read(&l, dir, "system") == 0) {
+            n_err = fl_count(&l, "device_error_event");
+            fl_log_free(&l);
+        }
+    }
+    gpufl_shutdown();
+    unsetenv("FAKE_NVML_SCENARIO");
+    fl_log log;
+    CHECK_INT(fl_log_read(&log, dir, "system"), 0);
+    CHECK_INT(fl_count(&log, "device_error_event"), 1);
+    json_t *e = fl_first(&log, "device_error_event");
+    CHECK(e != NULL);
+    if (e) {
+        CHECK_INT(fl_int(e, "version"), 1);
+        CHECK_INT(fl_int(e, "device_id"), 0);
+        CHECK_STR(json_string_value(json_object_get(e, "uuid")),
+                  "GPU-cccccccc-0000-0000-0000-000000000000");
+        CHECK_STR(json_string_value(json_object_get(e, "kind")), "xid");
+        CHECK_INT(fl_int(e, "xid"), 79);
+        CHECK_INT(fl_int(e, "count"), 1);
+        CHECK_INT(fl_int(e, "total"), 1);
+    }
+    json_t *b = fl_first(&log, "device_metric_batch");
+    int fan = b ? fl_col(b, "fan_speed_pct") : -1, ecc = b ? fl_col(b, "ecc_corrected") : -1;
+    CHECK(fan >= 0 && ecc >= 0);
+    if (fan >= 0 && ecc >= 0) {
+        json_t *row = json_array_get(json_object_get(b, "rows"), 0);
+        bool dev0 = json_integer_value(json_array_get(row, fl_col(b, "device_id"))) == 0;
+        CHECK_INT(json_integer_value(json_array_get(row, fan)), dev0 ? 40 : 0);
+        CHECK_INT(json_integer_value(json_array_get(row, ecc)), dev0 ? 3 : 0);
+    }
+    fl_log_free(&log);
+    gpufl_report_options ro;
+    gpufl_report_options_init(&ro);
+    ro.sections = GPUFL_SECTION_DEVICES;
+    char *out = NULL;
+    CHECK_INT(gpufl_report_logs(dir, &ro, &out, NULL, &err), GPUFL_OK);
+    CHECK_CONTAINS(out ? out : "", "    XID errors        1 (newest: XID 79)\n");
+    const char *first = out ? strstr(out, "XID errors") : NULL;
+    CHECK(first && !strstr(first + 1, "XID errors")); /* device 1: none */
+    gpufl_free(out);
+    ro.format = GPUFL_REPORT_JSON;
+    CHECK_INT(gpufl_report_logs(dir, &ro, &out, NULL, &err), GPUFL_OK);
+    CHECK_CONTAINS(out ? out : "", "\"xid_errors\":1,\"xid_last\":79}");
+    gpufl_free(out);
+}
+
 /* Rows of type `type` in the session's system.log so far. */
 
 /* Scoped sampling (every 5 ms, inside scopes only) over nvidia-smi on an
@@ -288,6 +356,7 @@ int main(void)
     }
     test_device_lost();
     test_mig_session();
+    test_xid_session();
     test_smi_mig_scoped();
     fl_rmtree(g_tmp);
     return check_done("test_gpufl_devices");

@@ -261,7 +261,7 @@ static void test_metrics(int pcie)
     if (pcie)
         CHECK_CONTAINS(st, "\nnvmlDeviceGetPcieThroughput 16\n");
     else
-        CHECK(st && !strstr(st, "Pcie"));
+        CHECK(st && !strstr(st, "PcieThroughput"));
     free(st);
 }
 

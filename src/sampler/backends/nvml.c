@@ -65,6 +65,7 @@ typedef struct nvml_ctx {
         unsigned parent, slot;
     } * mig;
     size_t n_mig;
+    nvml_xid *xid; /* the run's XID watcher (nvml_xid.c); NULL: none */
 } nvml_ctx;
 
 /* ------------------------------------------------- calls stuck in NVML */
@@ -439,9 +440,57 @@ static void nvml_stop(void *ctx)
         if (d && (d->gpm_prev || d->gpm_cur))
             (void)dev_run(c, index, d, gp_nvml_job_stop, "nvmlGpmSampleFree", NULL);
     }
+    gp_nvml_xid_stop(c->xid);
+    c->xid = NULL;
     free(c->slot_index);
     c->slot_index = NULL;
     c->n_slots = 0;
+}
+
+/* The event set job on the system runner: made (NULL: none), or freed. */
+static nvmlEventSet_t event_set_job(nvml_ctx *c, nvmlEventSet_t to_free)
+{
+    stuck_call sc;
+    gp_runner_stuck why;
+    if (find_stuck(c, NVML_SYSTEM, &sc) || gp_runner_stuck_now(c->sys, &why))
+        return NULL;
+    nvml_sys *j = gp_runner_job(c->sys);
+    j->event_free = to_free != NULL;
+    j->event_set = to_free;
+    if (run(c, c->sys, NVML_SYSTEM, gp_nvml_job_event_set, "nvmlEventSetCreate", NULL) != GP_OK)
+        return NULL;
+    return to_free ? NULL : j->event_set;
+}
+
+/* XID events of the started whole GPUs (a MIG instance's are its
+ * parent's) that take the registration; no thread when none does. */
+static void start_xid(nvml_ctx *c, const unsigned *indices, size_t n)
+{
+    if (!c->lib->api.event_create || !c->sys)
+        return;
+    unsigned *gpus = calloc(n ? n : 1, sizeof *gpus);
+    nvmlDevice_t *handles = calloc(n ? n : 1, sizeof *handles);
+    nvmlEventSet_t set = gpus && handles ? event_set_job(c, NULL) : NULL;
+    size_t n_gpus = 0;
+    for (size_t i = 0; set && i < n; i++) {
+        gp_status st;
+        nvml_dev *d = dev_ready(c, indices[i], &st, NULL);
+        if (!d || d->is_mig || d->started_gen != c->gen || !d->dev)
+            continue;
+        d->event_set = set;
+        d->event_ok = false;
+        if (dev_run(c, indices[i], d, gp_nvml_job_event_register, "nvmlDeviceRegisterEvents",
+                    NULL) == GP_OK &&
+            d->event_ok) {
+            gpus[n_gpus] = indices[i];
+            handles[n_gpus++] = d->dev;
+        }
+    }
+    c->xid = set ? gp_nvml_xid_start(c->lib, set, gpus, handles, n_gpus) : NULL;
+    if (set && !c->xid)
+        (void)event_set_job(c, set);
+    free(gpus);
+    free(handles);
 }
 
 static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64_t interval_ns,
@@ -474,6 +523,7 @@ static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64
     }
     c->slot_index = slots;
     c->n_slots = n;
+    start_xid(c, indices, n);
     return GP_OK;
 }
 
@@ -496,6 +546,8 @@ static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sam
     st = dev_run(c, index, d, gp_nvml_job_read, "nvmlDeviceGetUtilizationRates", err);
     if (st != GP_ERR_TIMEOUT)
         *out = d->sample;
+    if (st == GP_OK)
+        gp_nvml_xid_fill(c->xid, index, out);
     return st;
 }
 

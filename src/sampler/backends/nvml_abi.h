@@ -367,4 +367,95 @@ typedef nvmlReturn_t (*nvml_gpm_mig_sample_get_fn)(nvmlDevice_t parent,
                                                    unsigned int gpu_instance_id,
                                                    nvmlGpmSample_t sample);
 
+/* ------------------------------------------------------------------ health
+ * Sources: NVIDIA's nvml.h (NVML 12.x/13.x, as DCGM and go-nvml bind it)
+ * and the NVML API reference.  Every call is optional: an absent symbol or
+ * an "unavailable" code leaves the metric's health bit clear. */
+
+/* nvmlDeviceGetTotalEccErrors(dev, errorType, counterType, unsigned long long *count) */
+enum { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };
+enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 };
+typedef nvmlReturn_t (*nvml_device_get_total_ecc_errors_fn)(nvmlDevice_t device, int error_type,
+                                                            int counter_type,
+                                                            unsigned long long *count);
+/* nvmlDeviceGetRetiredPages(dev, cause, unsigned *pageCount, unsigned long long *addresses):
+ * pageCount 0 and addresses NULL asks the count alone (SUCCESS with 0, or
+ * INSUFFICIENT_SIZE with the count written). */
+enum {
+    NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
+    NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1
+};
+typedef nvmlReturn_t (*nvml_device_get_retired_pages_fn)(nvmlDevice_t device, int cause,
+                                                         unsigned int *page_count,
+                                                         unsigned long long *addresses);
+/* nvmlDeviceGetRemappedRows(dev, corrRows, uncRows, isPending, failureOccurred): Ampere+. */
+typedef nvmlReturn_t (*nvml_device_get_remapped_rows_fn)(nvmlDevice_t device,
+                                                         unsigned int *corr_rows,
+                                                         unsigned int *unc_rows,
+                                                         unsigned int *is_pending,
+                                                         unsigned int *failure_occurred);
+/* nvmlDeviceGetPcieReplayCounter, nvmlDeviceGetFanSpeed (percent). */
+typedef nvmlReturn_t (*nvml_device_get_uint_fn)(nvmlDevice_t device, unsigned int *value);
+/* nvmlDeviceGetNvLinkErrorCounter(dev, link, counter, unsigned long long *value);
+ * links 0..NVML_NVLINK_MAX_LINKS-1, an absent link answers an error. */
+#define NVML_NVLINK_MAX_LINKS 18
+enum {
+    NVML_NVLINK_ERROR_DL_REPLAY = 0,
+    NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+    NVML_NVLINK_ERROR_DL_CRC_FLIT = 2
+};
+typedef nvmlReturn_t (*nvml_device_get_nvlink_error_counter_fn)(nvmlDevice_t device,
+                                                                unsigned int link, int counter,
+                                                                unsigned long long *value);
+/* nvmlDeviceGetEncoderUtilization / DecoderUtilization(dev, unsigned *util, unsigned *period_us).
+ */
+typedef nvmlReturn_t (*nvml_device_get_codec_util_fn)(nvmlDevice_t device, unsigned int *util_pct,
+                                                      unsigned int *sampling_period_us);
+/* The HBM temperature, a field value (degrees C, NVML_VALUE_TYPE_UNSIGNED_INT). */
+#define NVML_FI_DEV_MEMORY_TEMP 82
+
+/* nvmlDeviceGetPciInfo_v3(dev, nvmlPciInfo_t *): busId is the
+ * "domain:bus:device.function" text (NUL-terminated). */
+typedef struct nvmlPciInfo_t {
+    char busIdLegacy[16];
+    unsigned int domain;
+    unsigned int bus;
+    unsigned int device;
+    unsigned int pciDeviceId;
+    unsigned int pciSubSystemId;
+    char busId[32];
+} nvmlPciInfo_t;
+typedef nvmlReturn_t (*nvml_device_get_pci_info_fn)(nvmlDevice_t device, nvmlPciInfo_t *pci);
+
+/* Events.  nvmlEventSetWait_v2(set, data, timeout_ms) blocks up to the
+ * timeout and answers NVML_ERROR_TIMEOUT without an event.  eventData is
+ * the XID for nvmlEventTypeXidCriticalError (999: an unknown one).  The
+ * two instance ids came with NVML 11 (MIG): the struct is sized for them,
+ * which an older driver simply does not fill. */
+#define NVML_ERROR_TIMEOUT 10
+#define nvmlEventTypeXidCriticalError 0x0000000000000008ULL
+typedef struct nvml_event_set_opaque *nvmlEventSet_t;
+typedef struct nvmlEventData_t {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlEventData_t;
+typedef nvmlReturn_t (*nvml_event_set_create_fn)(nvmlEventSet_t *set);
+typedef nvmlReturn_t (*nvml_device_register_events_fn)(nvmlDevice_t device,
+                                                       unsigned long long event_types,
+                                                       nvmlEventSet_t set);
+typedef nvmlReturn_t (*nvml_event_set_wait_fn)(nvmlEventSet_t set, nvmlEventData_t *data,
+                                               unsigned int timeout_ms);
+typedef nvmlReturn_t (*nvml_event_set_free_fn)(nvmlEventSet_t set);
+
+#if defined(__x86_64__) || defined(__aarch64__)
+_Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t size");
+_Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t size");
+_Static_assert(offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t.busId");
+_Static_assert(offsetof(nvmlEventData_t, eventData) == 16, "nvmlEventData_t.eventData");
+_Static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24, "nvmlEventData_t.gpuInstanceId");
+#endif
+
 #endif /* GP_NVML_ABI_H */

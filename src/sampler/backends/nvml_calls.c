@@ -17,6 +17,7 @@
  * message.  A job touches its own area and the library only.  Every
  * message starts with "nvml: ".
  */
+#include "../../util/clock.h"
 #include "../../util/error.h"
 #include "backend.h"
 #include "nvml_abi.h"
@@ -193,6 +194,7 @@ static gp_status resolve(nvml_lib *l, gp_error *err)
     SET_FN(a->ci_id, sym(h, "nvmlDeviceGetComputeInstanceId"));
     if (!a->mig_max || !a->mig_handle)
         a->mig_mode = NULL; /* listing instances needs all three */
+    gp_nvml_health_resolve(h, a);
     return GP_OK;
 }
 
@@ -486,6 +488,14 @@ static gp_status device_info(gp_runner *r, nvml_dev *d, gp_device_info *out, gp_
         st = mig_identity(r, d, dev, parent, out->name, &out->mig, err);
     if (st != GP_OK)
         return st;
+    /* The bus id (dcgm-exporter's pci_bus_id label): a MIG instance's is
+     * its GPU's.  Optional: unknown is "". */
+    nvmlPciInfo_t pci;
+    memset(&pci, 0, sizeof pci);
+    gp_runner_doing(r, "nvmlDeviceGetPciInfo_v3");
+    if (l->api.get_pci && l->api.get_pci(d->is_mig ? parent : dev, &pci) == NVML_SUCCESS)
+        snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%.*s", (int)sizeof pci.busId - 1,
+                 pci.busId);
     bool v2_ok = true;
     unsigned long long used = 0, total = 0;
     const char *fn = "";
@@ -601,6 +611,8 @@ static gp_status start_device(gp_runner *r, nvml_dev *d, gp_error *err)
     d->proc_last_ts = 0;
     d->proc_have_util = false;
     d->field_metrics = l->api.get_fields ? NVML_FIELD_METRICS : 0;
+    d->mem_temp_field_ok = l->api.get_fields != NULL;
+    d->health_read_ns = 0;
     d->name[0] = '\0';
     gp_status st = open_device(r, d, &d->dev, &d->parent_dev, err);
     if (st == GP_OK)
@@ -863,6 +875,8 @@ void gp_nvml_job_read(gp_runner *r, void *job)
         return;
     }
     if (st == GP_OK)
+        gp_nvml_health_begin(d, gp_now_mono_ns());
+    if (st == GP_OK)
         (void)gp_nvml_read_fields(r, d, out);
     if (st == GP_OK)
         st = read_power_energy(r, d, out, err);
@@ -876,5 +890,7 @@ void gp_nvml_job_read(gp_runner *r, void *job)
         st = read_gpm(r, d, out, err);
     if (st == GP_OK)
         gp_nvml_read_procs(r, d, out);
+    if (st == GP_OK)
+        gp_nvml_read_health(r, d, out);
     d->status = st;
 }

@@ -54,6 +54,20 @@ typedef struct nvml_api {
     nvml_device_get_mig_device_handle_by_index_fn mig_handle;
     nvml_device_get_instance_id_fn gi_id;
     nvml_device_get_instance_id_fn ci_id;
+    /* Health (nvml_health.c, nvml_xid.c): each optional. */
+    nvml_device_get_total_ecc_errors_fn get_ecc;
+    nvml_device_get_retired_pages_fn get_retired;
+    nvml_device_get_remapped_rows_fn get_remapped;
+    nvml_device_get_uint_fn get_pcie_replay;
+    nvml_device_get_uint_fn get_fan;
+    nvml_device_get_nvlink_error_counter_fn get_nvlink_err;
+    nvml_device_get_codec_util_fn get_enc, get_dec;
+    nvml_device_get_pci_info_fn get_pci; /* nvmlDeviceGetPciInfo_v3 */
+    /* XID events: all four or none (event_create NULL then). */
+    nvml_event_set_create_fn event_create;
+    nvml_device_register_events_fn event_register;
+    nvml_event_set_wait_fn event_wait;
+    nvml_event_set_free_fn event_free;
 
     /* The symbol names actually resolved, for error messages. */
     const char *init_name;
@@ -116,6 +130,8 @@ typedef struct nvml_sys {
     enum nvml_sys_op op;
     unsigned count;
     char driver[NVML_DRIVER_VERSION_BUFFER_SIZE];
+    nvmlEventSet_t event_set; /* gp_nvml_job_event_set: made, or to free */
+    bool event_free;          /* input: free event_set rather than make one */
     gp_status status;
     gp_error err;
 } nvml_sys;
@@ -169,6 +185,17 @@ typedef struct nvml_dev {
     /* gp_nvml_job_mig_list's answer: key.index's occupied MIG slots. */
     unsigned n_mig;
     unsigned mig_slots[NVML_MIG_MAX];
+    /* Health (nvml_health.c), per run: the counters are read at the first
+     * read and every NVML_HEALTH_PERIOD_NS (health_due for that read),
+     * kept in `health` and repeated in every sample between;
+     * mem_temp_field_ok: the memory temperature field still answers. */
+    bool health_due, mem_temp_field_ok;
+    /* gp_nvml_job_event_register: the set (input), whether the device
+     * took the XID registration (output). */
+    nvmlEventSet_t event_set;
+    bool event_ok;
+    uint64_t health_read_ns; /* 0: not read this run */
+    gp_device_sample health;
     gp_device_info info;
     gp_device_sample sample;
     gp_status status;
@@ -187,6 +214,34 @@ void gp_nvml_read_procs(gp_runner *r, nvml_dev *d, gp_device_sample *out);
  * nvmlDeviceGetFieldValues call; returns the GP_M_* bits it filled (the
  * caller reads the rest by their own calls).  Never fails the read. */
 uint32_t gp_nvml_read_fields(gp_runner *r, nvml_dev *d, gp_device_sample *out);
+
+/* The health counters of a whole GPU into out->health_* (nvml_health.c):
+ * never fails the read (an unavailable or failing call leaves its bit
+ * clear: the other metrics report a lost GPU).  gp_nvml_health_begin
+ * decides, before the field values are asked, whether this read is one
+ * that reads the counters (the memory temperature rides on the field
+ * values call, nvml_fields.c). */
+#define NVML_HEALTH_PERIOD_NS 5000000000ull
+void gp_nvml_health_resolve(void *lib_handle, nvml_api *a);
+void gp_nvml_health_begin(nvml_dev *d, uint64_t now_mono_ns);
+void gp_nvml_read_health(gp_runner *r, nvml_dev *d, gp_device_sample *out);
+
+/* XID events (nvml_xid.c).  The event set is made and freed on the
+ * system runner (gp_nvml_job_event_set) and each GPU registered on its own
+ * runner (gp_nvml_job_event_register), each bounded like any call; then a
+ * thread waits on nvmlEventSetWait_v2 with a timeout for the devices that
+ * took the registration, and frees the set when it ends (NULL: none took
+ * it, no thread).  Stop returns within about one wait timeout; a thread
+ * stuck inside NVML is left to finish on its own (it holds its own
+ * reference to the library).  Fill adds the device's XID figures to out
+ * (GP_H_XID) when it is registered. */
+typedef struct nvml_xid nvml_xid;
+void gp_nvml_job_event_set(gp_runner *r, void *job);      /* nvml_sys */
+void gp_nvml_job_event_register(gp_runner *r, void *job); /* nvml_dev */
+nvml_xid *gp_nvml_xid_start(nvml_lib *lib, nvmlEventSet_t set, const unsigned *indices,
+                            const nvmlDevice_t *handles, size_t n);
+void gp_nvml_xid_stop(nvml_xid *x);
+void gp_nvml_xid_fill(nvml_xid *x, unsigned index, gp_device_sample *out);
 
 /* The jobs (run on a runner's thread; every NVML call is named first with
  * gp_runner_doing).  Each fills status and err of its area. */

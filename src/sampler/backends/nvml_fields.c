@@ -86,10 +86,11 @@ uint32_t gp_nvml_read_fields(gp_runner *r, nvml_dev *d, gp_device_sample *out)
 {
     const nvml_api *a = &d->key.lib->api;
     uint32_t want = wanted(d);
-    if (!a->get_fields || !want)
+    bool mem_temp = d->health_due && d->mem_temp_field_ok;
+    if (!a->get_fields || (!want && !mem_temp))
         return 0;
-    nvmlFieldValue_t v[N_FIELDS];
-    uint32_t which[N_FIELDS];
+    nvmlFieldValue_t v[N_FIELDS + 1];
+    uint32_t which[N_FIELDS + 1];
     int n = 0;
     for (size_t i = 0; i < N_FIELDS; i++) {
         if (!(want & fields[i].metric))
@@ -99,20 +100,38 @@ uint32_t gp_nvml_read_fields(gp_runner *r, nvml_dev *d, gp_device_sample *out)
         v[n].scopeId = NVML_FI_SCOPE_GPU; /* power: the GPU's, as GetPowerUsage */
         which[n++] = fields[i].metric;
     }
+    /* The memory temperature rides on the same call (no call of its own
+     * exists): which[] 0 marks it. */
+    if (mem_temp) {
+        memset(&v[n], 0, sizeof v[n]);
+        v[n].fieldId = NVML_FI_DEV_MEMORY_TEMP;
+        which[n++] = 0;
+    }
     /* Names the metrics asked, for a call that does not answer. */
     uint32_t asked = 0;
     for (int k = 0; k < n; k++)
         asked |= which[k];
     gp_runner_doing(r, asked == GP_M_ENERGY  ? "nvmlDeviceGetFieldValues (energy)"
                        : asked == GP_M_POWER ? "nvmlDeviceGetFieldValues (power)"
+                       : asked == 0          ? "nvmlDeviceGetFieldValues (memory temperature)"
                                              : "nvmlDeviceGetFieldValues (energy, power)");
     if (a->get_fields(d->dev, n, v) != NVML_SUCCESS) {
         d->field_metrics = 0; /* the whole call: every metric by its own call */
+        d->mem_temp_field_ok = false;
         return 0;
     }
     uint32_t got = 0;
     for (int k = 0; k < n; k++) {
         unsigned long long x = 0;
+        if (which[k] == 0) {
+            if (v[k].nvmlReturn != NVML_SUCCESS || !take(&v[k], 300, &x)) {
+                d->mem_temp_field_ok = false;
+                continue;
+            }
+            d->health.mem_temp_c = (int32_t)x;
+            d->health.health_valid |= GP_H_MEM_TEMP;
+            continue;
+        }
         unsigned long long max = which[k] == GP_M_POWER ? UINT32_MAX : ULLONG_MAX;
         if (v[k].nvmlReturn != NVML_SUCCESS || !take(&v[k], max, &x)) {
             d->field_metrics &= ~which[k];
