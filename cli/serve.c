@@ -131,7 +131,7 @@ void cli_serve_usage(FILE *f)
     fputs("usage: gpu-profile serve [--listen ADDR:PORT] [--interval SECONDS] [--device LIST]\n"
           "                         [--backend auto|nvml|smi|amd|none] [--pcie]\n"
           "                         [--nvml-library FILE] [--smi-path FILE]\n"
-          "                         [--rocm-smi-library FILE]
+          "                         [--rocm-smi-library FILE]\n"
           "                         [--request-timeout SECONDS] [--stuck-after SECONDS]\n"
           "                         [--stuck-util PCT] [--stuck-sm PCT] [--stuck-power RATIO]\n"
           "\n"
