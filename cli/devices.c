@@ -70,17 +70,21 @@ static void write_text(const gp_device_info *d, size_t n, const char *driver, co
         printf("no GPU found (backend %s%s%s)\n", be, driver[0] ? ", driver " : "", driver);
         return;
     }
-    int wn = (int)strlen("name"), wu = (int)strlen("uuid");
+    int wn = (int)strlen("name"), wu = (int)strlen("uuid"), wp = (int)strlen("n/a");
     for (size_t i = 0; i < n; i++) {
-        int a = (int)strlen(d[i].name), b = (int)strlen(d[i].uuid);
+        int a = (int)strlen(d[i].name), b = (int)strlen(d[i].uuid),
+            c = (int)strlen(d[i].pci_bus_id);
         wn = a > wn ? a : wn;
         wu = b > wu ? b : wu;
+        wp = c > wp ? c : wp;
     }
-    /* The mig column only when a MIG instance is listed. */
-    /* The pci column only when the backend gives bus ids (amd). */
+    /* The mig column only when a MIG instance is listed; the pci column
+     * only when the backend gives bus ids (NVML, amd; not nvidia-smi's CSV). */
+    char head[GP_PCI_BUS_ID_MAX + 8] = "";
+    if (any_pci)
+        snprintf(head, sizeof head, "  %-*s", any_mig ? wp : 0, "pci");
     printf("%-5s  %-*s  %-*s  %-*s%s%s\n", "index", wn, "name", wu, "uuid",
-           any_mig || any_pci ? 10 : 0, "memory",
-           any_pci ? (any_mig ? "  pci         " : "  pci") : "", any_mig ? "  mig" : "");
+           any_mig || any_pci ? 10 : 0, "memory", head, any_mig ? "  mig" : "");
     for (size_t i = 0; i < n; i++) {
         char mem[32] = "n/a", mig[GP_MIG_PROFILE_MAX + 64] = "";
         if (d[i].valid & GP_M_MEM_TOTAL)
@@ -90,7 +94,7 @@ static void write_text(const gp_device_info *d, size_t n, const char *driver, co
             mig_cell(&d[i], mig, sizeof mig);
         char pci[GP_PCI_BUS_ID_MAX + 4] = "";
         if (any_pci)
-            snprintf(pci, sizeof pci, "  %-*s", any_mig ? 12 : 0,
+            snprintf(pci, sizeof pci, "  %-*s", any_mig ? wp : 0,
                      d[i].pci_bus_id[0] ? d[i].pci_bus_id : "n/a");
         printf("%-5" PRIu32 "  %-*s  %-*s  %-*s%s%s%s\n", d[i].index, wn, d[i].name, wu, d[i].uuid,
                any_mig || any_pci ? 10 : 0, mem, pci, any_mig ? "  " : "", mig);

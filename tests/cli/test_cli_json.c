@@ -670,17 +670,17 @@ static void test_devices_mig(void)
     CHECK_INT(r.code, 0);
     CHECK_STR(r.out,
               "index  name                               uuid                                     "
-              " memory      mig\n"
+              " memory      pci               mig\n"
               "0      NVIDIA H100 80GB HBM3              GPU-00000000-0000-0000-0000-000000000000 "
-              " 80.00 GiB   -\n"
+              " 80.00 GiB   00000000:07:00.0  -\n"
               "1      NVIDIA H100 80GB HBM3              GPU-11111111-1111-1111-1111-111111111111 "
-              " 80.00 GiB   -\n"
+              " 80.00 GiB   00000000:08:00.0  -\n"
               "2      NVIDIA H100 80GB HBM3 MIG 3g.40gb  MIG-00000000-0000-0000-0000-000000000000 "
-              " 39.50 GiB   3g.40gb GI 2 CI 0 of GPU 0\n"
+              " 39.50 GiB   00000000:07:00.0  3g.40gb GI 2 CI 0 of GPU 0\n"
               "3      NVIDIA H100 80GB HBM3 MIG 2g.20gb  MIG-00000001-0000-0000-0000-000000000001 "
-              " 19.62 GiB   2g.20gb GI 3 CI 0 of GPU 0\n"
+              " 19.62 GiB   00000000:07:00.0  2g.20gb GI 3 CI 0 of GPU 0\n"
               "4      NVIDIA H100 80GB HBM3 MIG 1g.10gb  MIG-00000003-0000-0000-0000-000000000003 "
-              " 9.75 GiB    1g.10gb GI 10 CI 0 of GPU 0\n"
+              " 9.75 GiB    00000000:07:00.0  1g.10gb GI 10 CI 0 of GPU 0\n"
               "backend nvml, driver 590.48.01\n");
     h_result_free(&r);
 
@@ -688,13 +688,14 @@ static void test_devices_mig(void)
     h_run(argv2, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 0);
     CHECK_CONTAINS(
-        r.out,
-        "{\"index\":4,\"name\":\"NVIDIA H100 80GB HBM3 MIG 1g.10gb\",\"uuid\":\"MIG-"
-        "00000003-0000-0000-0000-000000000003\",\"mem_total_bytes\":10468982784,\"mig\":"
-        "{\"profile\":\"1g.10gb\",\"gpu_instance_id\":10,\"compute_instance_id\":0,"
-        "\"parent_index\":0,\"parent_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\","
-        "\"parent_name\":\"NVIDIA H100 80GB HBM3\"},\"pci_bus_id\":null}],\"error\":null}\n");
-    CHECK_CONTAINS(r.out, "\"mem_total_bytes\":85899345920,\"mig\":null,\"pci_bus_id\":null},");
+        r.out, "{\"index\":4,\"name\":\"NVIDIA H100 80GB HBM3 MIG 1g.10gb\",\"uuid\":\"MIG-"
+               "00000003-0000-0000-0000-000000000003\",\"mem_total_bytes\":10468982784,\"mig\":"
+               "{\"profile\":\"1g.10gb\",\"gpu_instance_id\":10,\"compute_instance_id\":0,"
+               "\"parent_index\":0,\"parent_uuid\":\"GPU-00000000-0000-0000-0000-000000000000\","
+               "\"parent_name\":\"NVIDIA H100 80GB HBM3\"},\"pci_bus_id\":\"00000000:07:00.0\"}],"
+               "\"error\":null}\n");
+    CHECK_CONTAINS(r.out, "\"mem_total_bytes\":85899345920,\"mig\":null,"
+                          "\"pci_bus_id\":\"00000000:08:00.0\"},");
     h_result_free(&r);
 
     /* Selected by MIG UUID, with its parent: the total counts the parent
@@ -766,11 +767,11 @@ static void test_devices_command(void)
     h_run(argv2, NULL, NULL, 0, &r);
     CHECK_INT(r.code, 0);
     CHECK_STR(r.out, "index  name                   uuid                                      "
-                     "memory\n"
+                     "memory      pci\n"
                      "0      NVIDIA H100 80GB HBM3  GPU-5a1e1f4e-0c7d-4c43-9a52-3b8a1d2e6f01  "
-                     "80.00 GiB\n"
+                     "80.00 GiB   00000000:07:00.0\n"
                      "1      Fake NVIDIA GPU        GPU-00000000-0000-0000-0000-000000000001  "
-                     "40.00 GiB\n"
+                     "40.00 GiB   00000000:08:00.0\n"
                      "backend nvml, driver 555.42.06\n");
     h_result_free(&r);
 
