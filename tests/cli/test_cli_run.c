@@ -454,6 +454,7 @@ static void test_backend_none(void)
     h_result_free(&r);
 }
 
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 /* The minor page faults of argv run to its end (wait4: the process and
  * the children it waited for), the fewest of 5 runs; -1 when it failed. */
 static long faults_of(const char *const *argv)
@@ -479,6 +480,7 @@ static long faults_of(const char *const *argv)
     }
     return best;
 }
+#endif
 
 /* What the profiler adds to a command's start (issue 39): page faults,
  * not time (a loaded machine's time says nothing).  CMD is started with
