@@ -1,7 +1,7 @@
 /*
  * bench_sampler.c - the sampler's own cost and timing, against the fake NVML.
  *
- *   bench_sampler NVML_LIBRARY|real [--quick|--long]
+ *   bench_sampler NVML_LIBRARY|real [--quick|--long|--tree]
  *
  * Prints, for the figures docs/performance.md records:
  *   1. CPU time of the sampling thread per device-sample (1 and 8 devices,
@@ -20,11 +20,14 @@
  * metrics) and passed through FAKE_NVML_SCENARIO; the tight loop is
  * measured again with power and the energy counter read through field
  * values and by their own calls (", field values" / ", separate calls"), and 1. with GPM
- * on every device (", with GPM").
+ * on every device (", with GPM"); with per-process attribution to this
+ * process's tree, the rounds at 10 ms over 8 devices and the tree's
+ * reading alone, walked and cached ("per-process tree", "tree").
  */
 #include "sampler/backends/backend.h"
 #include "sampler/stats.h"
 #include "util/clock.h"
+#include "util/proc.h"
 #include "gpu_profile.h"
 
 #include <math.h>
@@ -37,6 +40,7 @@
 static const char *nvml_path;
 static const char *gpm_label = ""; /* ", with GPM" for the GPM scenario */
 static int bench_pid;              /* non-zero: attribute to this process */
+static int bench_tree;             /* with bench_pid: and to its descendants (pid_tree) */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -66,6 +70,11 @@ static int run(unsigned n_dev, double interval_s, double seconds, int keep, gp_m
     unsigned devs[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     o.devices = devs;
     o.n_devices = n_dev;
+    if (bench_pid) {
+        o.pids = &bench_pid;
+        o.n_pids = 1;
+        o.pid_tree = bench_tree;
+    }
     gp_error err;
     gp_monitor *m = NULL;
     if (gp_monitor_create(&o, &m, &err) != GP_OK || gp_monitor_start(m, &err) != GP_OK) {
@@ -169,6 +178,50 @@ static int bench_cpu(unsigned n_dev, double seconds)
     return 0;
 }
 
+/* Rounds attributing to a process tree (issue 39) at 10 ms, 8 devices:
+ * the sampling thread's CPU per round and its share of one core, with the
+ * tree read each round through util/proc.h's cache; then the tree alone,
+ * per call: the walk of /proc (gp_proc_tree: the task list, each task's
+ * children file) against the cached check (one pread of /proc/loadavg
+ * while no task is created or reaped on the machine). */
+static int bench_tree_rounds(double seconds, int calls)
+{
+    int pid = bench_pid;
+    static const char *const what[] = {"no attribution", "this process", "its tree"};
+    for (int k = 0; k < 3; k++) {
+        bench_pid = k ? pid : 0;
+        bench_tree = k == 2;
+        gp_monitor *m;
+        if (run(8, 0.010, seconds, 0, &m) != 0)
+            return 1;
+        gp_monitor_stats st;
+        gp_monitor_get_stats(m, &st);
+        double per_round = st.ticks ? (double)st.sampler_cpu_ns / (double)st.ticks : 0;
+        printf("cpu, per-process tree (%s)  devices=8 interval=10ms rounds=%llu "
+               "cpu_per_round_us=%.2f share_of_core=%.3f%%\n",
+               what[k], (unsigned long long)st.ticks, per_round / 1e3, per_round / 10e6 * 100);
+        fflush(stdout);
+        gp_monitor_destroy(m);
+    }
+    bench_pid = pid;
+
+    int out[GP_PROC_PIDS_MAX];
+    uint64_t c0 = gp_thread_cpu_ns();
+    for (int i = 0; i < calls; i++)
+        gp_proc_tree(&bench_pid, 1, out, GP_PROC_PIDS_MAX);
+    double walk_ns = (double)(gp_thread_cpu_ns() - c0) / calls;
+    gp_proc_cache c = {0};
+    c0 = gp_thread_cpu_ns();
+    for (int i = 0; i < calls; i++)
+        gp_proc_tree_cached(&c, gp_now_mono_ns(), &bench_pid, 1, out, GP_PROC_PIDS_MAX);
+    double cached_ns = (double)(gp_thread_cpu_ns() - c0) / calls;
+    printf("tree  walk_cpu_us=%.2f cached_cpu_us=%.2f walks=%llu of %d calls (the others: "
+           "nothing created or reaped on the machine meanwhile)\n",
+           walk_ns / 1e3, cached_ns / 1e3, (unsigned long long)c.walks, calls);
+    gp_proc_cache_close(&c);
+    return 0;
+}
+
 /* Marginal cost of one more device: (8-device round - 1-device round) / 7. */
 static int bench_marginal(double seconds)
 {
@@ -247,7 +300,7 @@ static int bench_timing(double interval_s, double seconds)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_sampler NVML_LIBRARY|real [--quick|--long]\n"
+        fprintf(stderr, "usage: bench_sampler NVML_LIBRARY|real [--quick|--long|--tree]\n"
                         "  NVML_LIBRARY: the fake, build/tests/fake-nvml/libnvidia-ml.so.1\n"
                         "  real: the driver's libnvidia-ml.so.1, device 0 (needs a GPU)\n");
         return 2;
@@ -256,6 +309,7 @@ int main(int argc, char **argv)
     nvml_path = real ? NULL : argv[1];
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     int longrun = argc > 2 && strcmp(argv[2], "--long") == 0;
+    int tree_only = argc > 2 && strcmp(argv[2], "--tree") == 0;
     double k = quick ? 0.2 : 1.0;
     int rc = 0;
     bench_wakeup(quick ? 100 : 500);
@@ -280,6 +334,22 @@ int main(int argc, char **argv)
     fclose(f);
     setenv("FAKE_NVML_SCENARIO", scen, 1);
 
+    if (tree_only) { /* the per-process rounds alone, 10 s each */
+        f = fopen(scen, "w");
+        if (!f) {
+            perror("bench_sampler: scenario");
+            return 1;
+        }
+        for (int d = 0; d < 8; d++)
+            fprintf(f,
+                    "device %d name \"NVIDIA H100 80GB HBM3\"\nproc %d %d mem 1073741824 sm 30\n",
+                    d, d, (int)getpid());
+        fclose(f);
+        bench_pid = (int)getpid();
+        rc = bench_tree_rounds(10, 10000);
+        unlink(scen);
+        return rc;
+    }
     rc |= bench_path(quick ? 20000 : 100000, 8);
     rc |= bench_cpu(1, 3 * k);
     rc |= bench_cpu(8, 3 * k);
@@ -322,6 +392,8 @@ int main(int argc, char **argv)
     gpm_label = ", per-process";
     rc |= bench_path(quick ? 20000 : 100000, 1);
     rc |= bench_path(quick ? 20000 : 100000, 8);
+    rc |= bench_tree_rounds(3 * k, quick ? 2000 : 10000);
+    bench_tree = 0;
     bench_pid = 0;
 
     /* The same devices with GPM: two more NVML calls per device-sample

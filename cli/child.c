@@ -27,7 +27,7 @@
  *     listing our children, and each one is waited for by pid.
  *   - Descriptors 0-2 that were closed when the profiler started (it put
  *     /dev/null there, cli_std_fds_reserve) are closed again in CMD.
- *   - CMD's time is its own: fork to the moment the kernel says it ended,
+ *   - CMD's time is its own: vfork to the moment the kernel says it ended,
  *     stamped by a small helper process (waiting on CMD's pidfd), so a
  *     profiler that was stopped (SIGSTOP) or starved when CMD ended does
  *     not lengthen it; how late the profiler saw the end is kept apart.
@@ -35,14 +35,17 @@
 #include "cli.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -258,24 +261,72 @@ static int list_children(pidlist *out)
 
 /* The end stamp: a helper process that waits on CMD's pidfd and writes
  * the CLOCK_MONOTONIC time it saw CMD end into a pipe.  It is a process
- * of its own, so it runs on when the profiler alone is stopped. */
+ * of its own, so it runs on when the profiler alone is stopped.  It shares
+ * our memory (clone with CLONE_VM, on a small stack of its own): a fork
+ * would copy the profiler's page tables and make every page either side
+ * writes while CMD runs a copy-on-write fault. */
 typedef struct stamp {
-    pid_t pid; /* -1: none (no pidfd_open, fork failed): the reap time counts */
+    pid_t pid; /* -1: none (no pidfd_open, clone failed): the reap time counts */
     int rd;
     int reaped;
+    void *stack; /* the helper's, unmapped once it was reaped */
 } stamp;
 
+/* What the helper is given, at the bottom of its stack's mapping: its
+ * own copy, which the profiler never writes after the clone. */
+typedef struct stamp_arg {
+    int pfd, wr;
+} stamp_arg;
+
 #define STAMP_WAIT_MS 1000 /* how long a reaped CMD's stamp is waited for */
+#define STAMP_STACK_BYTES (64 * 1024)
 /* The supervising loop runs at least this often, so that a SIGCONT tells
  * how long the profiler was stopped (the gap since it last ran, less half
  * a period: within STOP_PROBE_MS / 2). */
 #define STOP_PROBE_MS 100
+
+/* The helper, in our address space on its own stack: raw system calls
+ * only (no libc state, no sanitizer's: both are the profiler's); its
+ * return value is its exit status. */
+__attribute__((no_sanitize("address", "thread", "undefined"))) static int stamp_main(void *arg)
+{
+    const stamp_arg *a = arg;
+    uint64_t all = ~0ull;
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof all);
+    /* Every signal blocked: the kernel restarts ppoll after a stop, so a
+     * failure is final (and errno, the profiler's, is not looked at). */
+    struct pollfd pf = {.fd = a->pfd, .events = POLLIN};
+    long r = syscall(SYS_ppoll, &pf, 1, NULL, NULL, 0);
+    struct timespec ts;
+    if (r != 1 || syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts) != 0)
+        return 1; /* no stamp: the reap time counts */
+    uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return syscall(SYS_write, a->wr, &t, sizeof t) == (long)sizeof t ? 0 : 1;
+}
+
+typedef int (*clone_fn)(int (*)(void *), void *, int, void *, ...);
+
+/* libc's own clone, never a sanitizer's interceptor of it: ThreadSanitizer
+ * runs a clone's child as a fork's (its fork handlers in our memory),
+ * which breaks on CLONE_VM.  The plain symbol where libc is not glibc. */
+static clone_fn libc_clone(void)
+{
+    clone_fn fn = clone;
+    void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    void *f = h ? dlsym(h, "clone") : NULL;
+    if (f)
+        memcpy(&fn, &f, sizeof f);
+    if (h)
+        dlclose(h);
+    return fn;
+}
 
 static void stamp_start(stamp *st, pid_t cmd)
 {
     st->pid = -1;
     st->rd = -1;
     st->reaped = 0;
+    st->stack = NULL;
 #ifdef SYS_pidfd_open
     int pfd = (int)syscall(SYS_pidfd_open, cmd, 0); /* close-on-exec */
     if (pfd < 0)
@@ -285,30 +336,29 @@ static void stamp_start(stamp *st, pid_t cmd)
         close(pfd);
         return;
     }
-    sigset_t all;
-    sigfillset(&all);
-    pid_t h = fork();
-    if (h == 0) {
-        /* Async-signal-safe calls only (a fork of a threaded process). */
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        struct pollfd pf = {.fd = pfd, .events = POLLIN};
-        int r;
-        while ((r = poll(&pf, 1, -1)) < 0 && errno == EINTR)
-            ;
-        if (r != 1)
-            _exit(1); /* no stamp: the reap time counts */
-        uint64_t t = now_ns();
-        ssize_t w = write(p[1], &t, sizeof t);
-        _exit(w == (ssize_t)sizeof t ? 0 : 1);
+    void *stack = mmap(NULL, STAMP_STACK_BYTES, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    pid_t h = -1;
+    if (stack != MAP_FAILED) {
+        stamp_arg *a = stack;
+        a->pfd = pfd;
+        a->wr = p[1];
+        /* CLONE_VM without CLONE_THREAD or CLONE_FILES: a process (stopped
+         * or not on its own, reaped by waitpid) with its own copy of our
+         * descriptors, and no copy of our memory. */
+        h = libc_clone()(stamp_main, (char *)stack + STAMP_STACK_BYTES, CLONE_VM | SIGCHLD, a);
     }
     close(pfd);
     close(p[1]);
     if (h < 0) {
+        if (stack != MAP_FAILED)
+            munmap(stack, STAMP_STACK_BYTES);
         close(p[0]);
         return;
     }
     st->pid = h;
     st->rd = p[0];
+    st->stack = stack;
 #else
     (void)cmd;
 #endif
@@ -342,6 +392,9 @@ static uint64_t stamp_collect(stamp *st, uint64_t fallback)
         }
         st->reaped = 1;
     }
+    /* The helper is gone: what it used is ours again. */
+    munmap(st->stack, STAMP_STACK_BYTES);
+    st->stack = NULL;
     return n == (ssize_t)sizeof t && t > 0 && t <= fallback ? t : fallback;
 }
 
@@ -468,9 +521,10 @@ static int open_channels(const cli_signals *sig, int *sfd, int ex[2], char *msg,
     return 0;
 }
 
-/* In the forked child: CMD's signal state back as it was, then exec.
- * Async-signal-safe calls only (ign was prepared before fork); never
- * returns, an exec failure goes to ex_wr as errno. */
+/* In the vfork'ed child, on our memory: CMD's signal state back as it
+ * was, then exec.  Async-signal-safe calls only, nothing written but its
+ * own frame and errno (ign was prepared before vfork); never returns, an
+ * exec failure goes to ex_wr as errno. */
 static void exec_cmd(char **argv, char *const *envp, const cli_signals *sig,
                      const struct sigaction *ign, int ex_wr)
 {
@@ -636,14 +690,23 @@ int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wa
     s.lib_may_fork = lib_may_fork;
     s.lib_known = lib_may_fork && list_children(&s.lib) == 0;
 
-    /* Prepared before fork: the child of a threaded process may only make
-     * async-signal-safe calls before exec. */
+    /* Prepared before vfork: the child may only make async-signal-safe
+     * calls before exec. */
     struct sigaction ign;
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
 
     uint64_t t0 = now_ns();
-    pid_t pid = fork();
+    /* vfork: the child borrows our memory until its exec (or _exit), so
+     * no page table is copied and no page faults copy-on-write on either
+     * side (a fork of this process cost ~40 faults).  exec_cmd keeps to
+     * what that allows: async-signal-safe calls on its own frame, no
+     * return; the profiler has no signal handler that could run there
+     * (the signals it takes are blocked and read from a signalfd) and the
+     * child's signal dispositions are its own copy. */
+    pid_t pid = vfork();
+    if (pid == 0)
+        exec_cmd(argv, envp, sig, &ign, ex[1]);
     if (pid < 0) {
         snprintf(msg, msg_len, "cannot fork: %s", strerror(errno));
         close(sfd);
@@ -652,8 +715,6 @@ int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wa
         free(s.lib.p);
         return -1;
     }
-    if (pid == 0)
-        exec_cmd(argv, envp, sig, &ign, ex[1]);
     close(ex[1]);
     s.cmd = pid;
     stamp_start(&s.st, pid);

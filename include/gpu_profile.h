@@ -538,8 +538,9 @@ typedef struct gp_options {
      * whose GPU memory and SM / memory utilisation are summed per device
      * and sample, beside the whole device's.  n_pids 0 (the default): none
      * is read.  With pid_tree, every sampling round also counts the
-     * processes descending from them, read from /proc then (children
-     * started during the region included).  The list is copied at
+     * processes descending from them, read from /proc (children started
+     * during the region included; read again when a task was created or
+     * reaped on the machine, and every second: docs/concepts.md).  The list is copied at
      * gp_monitor_create; at most GP_PROC_PIDS_MAX processes in all. */
     const int *pids;
     size_t n_pids;

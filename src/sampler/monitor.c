@@ -53,6 +53,7 @@ struct gp_monitor {
     unsigned *devices_copy;           /* opts.devices points here */
     int pids_copy[GP_PROC_PIDS_MAX];  /* opts.pids points here */
     int round_pids[GP_PROC_PIDS_MAX]; /* the processes of a round (sampler thread) */
+    gp_proc_cache proc_cache;         /* round_pids' tree between rounds (sampler thread) */
     const gp_backend *be;
     void *ctx;
     char note[GP_NOTE_MAX];
@@ -306,8 +307,9 @@ static void hook_round(gp_monitor *m, uint64_t t_mono, uint64_t t_wall)
                          m->n_slots);
 }
 
-/* The processes this round attributes to (the tree is read again each
- * round: the profiled command starts children as it runs). */
+/* The processes this round attributes to (the profiled command starts
+ * children as it runs: the tree is read again whenever a task was created
+ * or reaped on the system since the last reading, and every second). */
 static void round_pids(gp_monitor *m)
 {
     const gp_options *o = &m->opts;
@@ -315,7 +317,8 @@ static void round_pids(gp_monitor *m)
         return;
     size_t n = o->n_pids;
     if (o->pid_tree)
-        n = gp_proc_tree(o->pids, o->n_pids, m->round_pids, GP_PROC_PIDS_MAX);
+        n = gp_proc_tree_cached(&m->proc_cache, gp_now_mono_ns(), o->pids, o->n_pids, m->round_pids,
+                                GP_PROC_PIDS_MAX);
     else
         memcpy(m->round_pids, o->pids, n * sizeof m->round_pids[0]);
     m->be->set_pids(m->ctx, m->round_pids, n);
@@ -721,6 +724,7 @@ void gp_monitor_destroy(gp_monitor *m)
         gp_monitor_stop(m, NULL);
     if (m->be && m->be->close)
         m->be->close(m->ctx);
+    gp_proc_cache_close(&m->proc_cache);
     pthread_mutex_destroy(&m->mu);
     pthread_cond_destroy(&m->cv);
     free(m->devices_copy);

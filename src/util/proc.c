@@ -4,7 +4,11 @@
  * Promises: as util/proc.h.  The children files cost a read per task of
  * the tree only; the fallback (a kernel built without
  * CONFIG_PROC_CHILDREN) reads /proc/N/stat of every process, so it is
- * taken only when the first root's children file is missing.
+ * taken only when the first root's children file is missing.  The cache's
+ * check is one pread of /proc/loadavg ("... R/T LAST"): T tasks exist and
+ * LAST is the newest PID; a task created moves LAST (TIDs and PIDs share
+ * one counter), and with LAST unchanged a task reaped lowers T, so both
+ * unchanged means the same tasks, hence the same parents, as at the walk.
  */
 #include "proc.h"
 
@@ -52,10 +56,10 @@ static long read_small(const char *path, char *buf, size_t cap)
 
 /* Adds the children of every task of pid; false when pid's own task has no
  * children file (the kernel lacks them, or pid is gone). */
-static bool add_children(int pid, int *out, size_t *n, size_t cap)
+static bool add_children(const char *root, int pid, int *out, size_t *n, size_t cap)
 {
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    char path[512], buf[4096];
+    snprintf(path, sizeof path, "%s/%d/task", root, pid);
     DIR *d = opendir(path);
     if (!d)
         return false;
@@ -64,7 +68,7 @@ static bool add_children(int pid, int *out, size_t *n, size_t cap)
     while ((e = readdir(d)) != NULL) {
         if (!isdigit((unsigned char)e->d_name[0]))
             continue;
-        snprintf(path, sizeof path, "/proc/%d/task/%.16s/children", pid, e->d_name);
+        snprintf(path, sizeof path, "%s/%d/task/%.16s/children", root, pid, e->d_name);
         if (read_small(path, buf, sizeof buf) < 0)
             continue;
         any_file = true;
@@ -80,10 +84,10 @@ static bool add_children(int pid, int *out, size_t *n, size_t cap)
 }
 
 /* The parent of pid from /proc/pid/stat (after the command's last ')'). */
-static int parent_of(const char *pid_text)
+static int parent_of(const char *root, const char *pid_text)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%.16s/stat", pid_text);
+    char path[512], buf[1024];
+    snprintf(path, sizeof path, "%s/%.16s/stat", root, pid_text);
     if (read_small(path, buf, sizeof buf) <= 0)
         return -1;
     const char *p = strrchr(buf, ')');
@@ -94,11 +98,11 @@ static int parent_of(const char *pid_text)
 }
 
 /* The fallback: passes over every process's parent until none is added. */
-static size_t scan_all(int *out, size_t n, size_t cap)
+static size_t scan_all(const char *root, int *out, size_t n, size_t cap)
 {
     for (bool grew = true; grew && n < cap;) {
         grew = false;
-        DIR *d = opendir("/proc");
+        DIR *d = opendir(root);
         if (!d)
             return n;
         struct dirent *e;
@@ -108,7 +112,7 @@ static size_t scan_all(int *out, size_t n, size_t cap)
             int pid = atoi(e->d_name);
             if (has(out, n, pid))
                 continue;
-            int ppid = parent_of(e->d_name);
+            int ppid = parent_of(root, e->d_name);
             if (ppid > 0 && has(out, n, ppid)) {
                 out[n++] = pid;
                 grew = true;
@@ -119,7 +123,7 @@ static size_t scan_all(int *out, size_t n, size_t cap)
     return n;
 }
 
-size_t gp_proc_tree(const int *roots, size_t n_roots, int *out, size_t cap)
+static size_t walk(const char *root, const int *roots, size_t n_roots, int *out, size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < n_roots; i++)
@@ -127,12 +131,67 @@ size_t gp_proc_tree(const int *roots, size_t n_roots, int *out, size_t cap)
     size_t n_roots_kept = n;
     /* Breadth first: out[] is the queue, each entry visited once. */
     for (size_t i = 0; i < n; i++) {
-        if (!add_children(out[i], out, &n, cap) && i == 0 && n == n_roots_kept) {
-            char probe[64];
-            snprintf(probe, sizeof probe, "/proc/%d", out[0]);
+        if (!add_children(root, out[i], out, &n, cap) && i == 0 && n == n_roots_kept) {
+            char probe[512];
+            snprintf(probe, sizeof probe, "%s/%d", root, out[0]);
             if (access(probe, F_OK) == 0)
-                return scan_all(out, n, cap); /* alive, yet no children file */
+                return scan_all(root, out, n, cap); /* alive, yet no children file */
         }
     }
     return n;
+}
+
+size_t gp_proc_tree(const int *roots, size_t n_roots, int *out, size_t cap)
+{
+    return walk("/proc", roots, n_roots, out, cap);
+}
+
+/* LAST and T of loadavg; false when it cannot be read or parsed. */
+static bool generation(gp_proc_cache *c, const char *root, long *last_pid, long *n_tasks)
+{
+    if (c->loadavg_fd == 0) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/loadavg", root);
+        c->loadavg_fd = open(path, O_RDONLY | O_CLOEXEC) + 1;
+        if (c->loadavg_fd == 0)
+            c->loadavg_fd = -1;
+    }
+    if (c->loadavg_fd <= 0)
+        return false;
+    char buf[256];
+    ssize_t r = pread(c->loadavg_fd - 1, buf, sizeof buf - 1, 0);
+    if (r <= 0)
+        return false;
+    buf[r] = '\0';
+    long running;
+    return sscanf(buf, "%*s %*s %*s %ld/%ld %ld", &running, n_tasks, last_pid) == 3;
+}
+
+size_t gp_proc_tree_cached(gp_proc_cache *c, uint64_t now_ns, const int *roots, size_t n_roots,
+                           int *out, size_t cap)
+{
+    const char *root = c->proc_root ? c->proc_root : "/proc";
+    uint64_t refresh = c->refresh_ns ? c->refresh_ns : GP_PROC_REFRESH_NS;
+    long last_pid = 0, n_tasks = 0;
+    bool known = generation(c, root, &last_pid, &n_tasks);
+    if (known && c->have_tree && last_pid == c->last_pid && n_tasks == c->n_tasks &&
+        now_ns >= c->walked_ns && now_ns - c->walked_ns < refresh)
+        return c->n;
+    /* The generation kept is the one read before the walk: a task created
+     * while it ran costs one more walk next round, never a miss. */
+    c->n = walk(root, roots, n_roots, out, cap);
+    c->walks++;
+    c->walked_ns = now_ns;
+    c->have_tree = known;
+    c->last_pid = last_pid;
+    c->n_tasks = n_tasks;
+    return c->n;
+}
+
+void gp_proc_cache_close(gp_proc_cache *c)
+{
+    if (c->loadavg_fd > 0)
+        close(c->loadavg_fd - 1);
+    c->loadavg_fd = 0;
+    c->have_tree = false;
 }

@@ -2,7 +2,7 @@
 # tests/gpu/build_check.sh - compiles the GPU tests' programs without
 # running them (CTest test_gpu_programs_build, on every machine with nvcc):
 # pcsamp_workload.cu, pmsamp_workload.cu, sass_workload.cu and trace_workload.cu
-# with nvcc -c, check_pcsamp.c, check_pmsamp.c, check_sass.c and check_trace.c with cc.
+# with nvcc -c (and bench/gpu_overhead_workload.cu, gpu_overhead.sh's), check_pcsamp.c, check_pmsamp.c, check_sass.c and check_trace.c with cc.
 # Exit 0 compiled, 1 failed, 77 no nvcc.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +22,8 @@ for cu in pcsamp_workload pmsamp_workload sass_workload trace_workload rangeprof
     "$nvcc" -lineinfo -arch=sm_90 -I "$src/include" -c "$here/$cu.cu" -o "$work/$cu.o" ||
         rc=1
 done
+"$nvcc" -arch=sm_90 -c "$src/bench/gpu_overhead_workload.cu" -o "$work/gpu_overhead_workload.o" ||
+    rc=1
 for c in check_pcsamp check_pmsamp check_sass check_trace; do
     "${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I "$tests_dir" \
         -o "$work/$c" "$here/$c.c" -ljansson || rc=1

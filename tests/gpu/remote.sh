@@ -13,7 +13,10 @@
 #      still alive 12 s after it started, cuda-gdb's backtrace of every
 #      thread (RESULTS_DIR/bt-NAME.txt) (unless SKIP_HANG=1);
 #   5. tests/gpu/sass_probe.cu in its variants (unless SKIP_PROBE=1);
-#   6. bench_sampler real --quick (unless SKIP_BENCH=1).
+#   6. bench_sampler real --quick (unless SKIP_BENCH=1);
+#   7. bench/gpu_overhead.sh, OVERHEAD_RUNS (default 3) runs of each
+#      workload and engine, limited to OVERHEAD_LIMIT (default 300) seconds
+#      (unless SKIP_OVERHEAD=1): its table in RESULTS_DIR/overhead.md.
 # RESULTS_DIR gets log.txt (everything printed) and work.tgz (the sessions,
 # logs and expect files of run.sh, without the binaries).  Exit status:
 # run.sh's.
@@ -128,6 +131,14 @@ fi
 if [ "${SKIP_BENCH:-0}" != 1 ] && [ -x "$B/build/bench_sampler" ]; then
     echo "=== bench_sampler real --quick"
     timeout 60 "$B/build/bench_sampler" real --quick
+    echo "rc=$?"
+fi
+
+# 7. the slowdown of a traced GPU program, per engine (docs/performance.md)
+if [ "${SKIP_OVERHEAD:-0}" != 1 ]; then
+    echo "=== gpu_overhead.sh $(date -u +%T)"
+    timeout "${OVERHEAD_LIMIT:-300}" bash bench/gpu_overhead.sh --build "$B/build" \
+        --runs "${OVERHEAD_RUNS:-3}" --out "$R/overhead.md"
     echo "rc=$?"
 fi
 
