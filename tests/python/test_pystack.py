@@ -82,12 +82,18 @@ def other_pythons():
     return found
 
 
+# The child's start directory: an empty one of its own, so that no source
+# path is under it (paths under the start directory are shown relative,
+# and a checkout may itself live under the temporary directory).
+_START_DIR = tempfile.TemporaryDirectory(prefix="pystack-cwd-")
+
+
 def run_child(args, env_extra=None, cwd=None, python=None):
     env = dict(os.environ)
     env.pop("CUDA_INJECTION64_PATH", None)
     env.update(env_extra or {})
     p = subprocess.run([python or sys.executable, CHILD] + args, env=env, capture_output=True, text=True,
-                       timeout=240, cwd=cwd or tempfile.gettempdir())
+                       timeout=240, cwd=cwd or _START_DIR.name)
     if p.returncode == 77:
         raise unittest.SkipTest("built without libunwind and libdw: " + p.stderr.strip())
     if p.returncode != 0:
