@@ -171,6 +171,21 @@ void fl_by_line_label(const char *stack, char *buf, size_t cap)
     snprintf(buf, cap, "%.*s", (int)n, f ? f : "");
 }
 
+bool fl_by_kernel_op(const fl_report *r, uint32_t kernel_id, char *buf, size_t cap)
+{
+    const grpkern *best = NULL;
+    for (size_t i = 0; i < r->ops.n_gk; i++) {
+        const grpkern *e = &r->ops.gk[i];
+        if (e->kernel_id == kernel_id && (!best || e->gpu_ns > best->gpu_ns))
+            best = e;
+    }
+    if (!best)
+        return false;
+    const grpstat *g = &r->ops.g[best->grp];
+    fl_model_op_label(r->m, g->kind, g->id, buf, cap);
+    return true;
+}
+
 /* ============================================================== views */
 
 typedef struct grow {
