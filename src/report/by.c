@@ -136,6 +136,25 @@ static bool python_frame(const char *f, size_t n)
     return false;
 }
 
+/* A Python frame of a library, not the program: an installed package,
+ * the standard library, PyTorch's own Python (torch/_ops.py, ...) or ours
+ * (gpufl.torch's dispatch mode runs every op it tags). */
+static bool python_library_frame(const char *f, size_t n)
+{
+    /* pystack.c spells an installed package's path from its folder
+     * ("torch/_ops.py"): "(torch/" as well as "/torch/". */
+    static const char *const parts[] = {
+        "/site-packages/", "/dist-packages/", "/lib/python3",  "/torch/",       "(torch/",
+        "/gpufl/",         "(gpufl/",         "/gpu_profile/", "(gpu_profile/", "(<frozen "};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        size_t k = strlen(parts[i]);
+        for (size_t j = 0; j + k <= n; j++)
+            if (memcmp(f + j, parts[i], k) == 0)
+                return true;
+    }
+    return false;
+}
+
 /* The line a stack ("outer|...|inner") was launched from, into buf. */
 void fl_by_line_label(const char *stack, char *buf, size_t cap)
 {
@@ -143,8 +162,8 @@ void fl_by_line_label(const char *stack, char *buf, size_t cap)
         snprintf(buf, cap, "(no stack)");
         return;
     }
-    const char *user = NULL, *inner = NULL, *py = NULL;
-    size_t user_n = 0, inner_n = 0, py_n = 0;
+    const char *user = NULL, *inner = NULL, *py = NULL, *py_lib = NULL;
+    size_t user_n = 0, inner_n = 0, py_n = 0, py_lib_n = 0;
     const char *end = stack + strlen(stack);
     while (end > stack) {
         const char *b = end;
@@ -156,9 +175,15 @@ void fl_by_line_label(const char *stack, char *buf, size_t cap)
             inner_n = n;
         }
         if (!py && python_frame(b, n)) {
-            py = b;
-            py_n = n;
-            break;
+            if (!python_library_frame(b, n)) {
+                py = b;
+                py_n = n;
+                break;
+            }
+            if (!py_lib) {
+                py_lib = b;
+                py_lib_n = n;
+            }
         }
         if (!user && n && !library_frame(b, n)) {
             user = b;
@@ -166,9 +191,28 @@ void fl_by_line_label(const char *stack, char *buf, size_t cap)
         }
         end = b > stack ? b - 1 : b;
     }
+    if (!py && py_lib) { /* only library Python frames: the innermost of them */
+        py = py_lib;
+        py_n = py_lib_n;
+    }
     const char *f = py ? py : user ? user : inner;
     size_t n = py ? py_n : user ? user_n : inner_n;
     snprintf(buf, cap, "%.*s", (int)n, f ? f : "");
+}
+
+bool fl_by_kernel_op(const fl_report *r, uint32_t kernel_id, char *buf, size_t cap)
+{
+    const grpkern *best = NULL;
+    for (size_t i = 0; i < r->ops.n_gk; i++) {
+        const grpkern *e = &r->ops.gk[i];
+        if (e->kernel_id == kernel_id && (!best || e->gpu_ns > best->gpu_ns))
+            best = e;
+    }
+    if (!best)
+        return false;
+    const grpstat *g = &r->ops.g[best->grp];
+    fl_model_op_label(r->m, g->kind, g->id, buf, cap);
+    return true;
 }
 
 /* ============================================================== views */

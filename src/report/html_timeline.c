@@ -16,6 +16,7 @@
 #include "html.h"
 #include "fields.h"
 #include "model.h"
+#include "report_int.h"
 #include "scopes.h"
 #include "../wire/vocab.h"
 
@@ -31,6 +32,11 @@ typedef struct cell {
     uint64_t name; /* kernel id, copy kind, sync type, scope name id */
     uint32_t count;
     uint8_t kind;
+    /* A kernel's launcher, for its tooltip: the op (ext_kind 0: none) and
+     * the CPU stack (interned by the model; NULL: none). */
+    int64_t ext_kind;
+    uint64_t ext_id;
+    const char *stack;
 } cell;
 
 typedef struct track {
@@ -117,6 +123,9 @@ static void merge_cell(void *into, const void *from)
         a->dur_ns = b->dur_ns;
         a->name = b->name;
         a->kind = b->kind;
+        a->ext_kind = b->ext_kind;
+        a->ext_id = b->ext_id;
+        a->stack = b->stack;
     }
     a->count += b->count;
     a->busy_ns += b->busy_ns;
@@ -208,8 +217,7 @@ static track *track_of(fl_html *h, uint64_t key)
 #define TK_PROC_SHIFT 52 /* the process, below the class */
 #define TK_PROC(k) (((k) >> TK_PROC_SHIFT) & 0xff)
 
-static void add_event(fl_html *h, uint64_t key, uint8_t kind, uint64_t name, uint64_t t,
-                      uint64_t dur)
+static void add_cell(fl_html *h, uint64_t key, const cell *one)
 {
     h->events++;
     key |= (uint64_t)h->proc << TK_PROC_SHIFT;
@@ -220,10 +228,16 @@ static void add_event(fl_html *h, uint64_t key, uint8_t kind, uint64_t name, uin
         h->events_not_shown++;
         return;
     }
-    size_t bk = timeline_bucket(h, t);
+    size_t bk = timeline_bucket(h, one->start_ns);
+    merge_cell(&tr->cells[bk], one);
+}
+
+static void add_event(fl_html *h, uint64_t key, uint8_t kind, uint64_t name, uint64_t t,
+                      uint64_t dur)
+{
     cell one = {
         .start_ns = t, .dur_ns = dur, .busy_ns = dur, .name = name, .count = 1, .kind = kind};
-    merge_cell(&tr->cells[bk], &one);
+    add_cell(h, key, &one);
 }
 
 static uint64_t gpu_key(const fl_html *h, int64_t cuda_dev, uint64_t stream)
@@ -238,8 +252,18 @@ static uint64_t gpu_key(const fl_html *h, int64_t cuda_dev, uint64_t stream)
 static void on_kernel(void *user, const fl_krow *k)
 {
     fl_html *h = user;
-    add_event(h, gpu_key(h, k->device_id, k->stream_id), EV_KERNEL, k->kernel_id, k->start_ns,
-              k->duration_ns);
+    cell one = {.start_ns = k->start_ns,
+                .dur_ns = k->duration_ns,
+                .busy_ns = k->duration_ns,
+                .name = k->kernel_id,
+                .count = 1,
+                .kind = EV_KERNEL,
+                .ext_kind = k->external_kind > 0 ? k->external_kind : 0,
+                .ext_id = k->external_id,
+                .stack = k->detail && k->detail->stack_trace && *k->detail->stack_trace
+                             ? k->detail->stack_trace
+                             : NULL};
+    add_cell(h, gpu_key(h, k->device_id, k->stream_id), &one);
 }
 
 static void memcpy_batch(fl_html *h, const fl_batch *b)
@@ -552,6 +576,27 @@ static void put_name(fl_buf *out, const fl_html *h, const cell *c)
     fl_html_put_str(out, s ? s : buf, 200);
 }
 
+/* A kernel's op and launching line (report --by op|line's names): two
+ * more members, null when unknown. */
+static void put_launcher(fl_buf *out, const fl_html *h, const cell *c)
+{
+    char buf[256];
+    FL_BUF_LIT(out, ",");
+    if (c->ext_kind > 0) {
+        fl_model_op_label(h->m, c->ext_kind, c->ext_id, buf, sizeof buf);
+        fl_html_put_str(out, buf, 200);
+    } else {
+        FL_BUF_LIT(out, "null");
+    }
+    FL_BUF_LIT(out, ",");
+    if (c->stack) {
+        fl_by_line_label(c->stack, buf, sizeof buf);
+        fl_html_put_str(out, buf, 200);
+    } else {
+        FL_BUF_LIT(out, "null");
+    }
+}
+
 static void put_label(fl_buf *out, const fl_html *h, uint64_t key)
 {
     char buf[96], what[64];
@@ -626,6 +671,7 @@ static void put_tracks(const fl_html *h, fl_buf *out)
             fl_buf_u64(out, c->count);
             FL_BUF_LIT(out, ",");
             fl_buf_u64(out, c->busy_ns);
+            put_launcher(out, h, c);
             FL_BUF_LIT(out, "]");
         }
         FL_BUF_LIT(out, "]}");

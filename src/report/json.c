@@ -312,6 +312,12 @@ void fl_json_sec_hotspots(const fl_section_in *in, jw *w)
         /* the CPU stack at launch (the last seen; stack_trace_varies: there were several) */
         j_str(w, "stack_trace", k->stack && *k->stack ? k->stack : NULL);
         j_bool(w, "stack_trace_varies", k->stack_varies);
+        /* what launched it: its op of most GPU time, the line of stack_trace */
+        char label[256];
+        j_str(w, "op", fl_by_kernel_op(r, k->kernel_id, label, sizeof label) ? label : NULL);
+        if (k->stack && *k->stack)
+            fl_by_line_label(k->stack, label, sizeof label);
+        j_str(w, "line", k->stack && *k->stack ? label : NULL);
         j_close(w, '}');
     }
     j_close(w, ']');

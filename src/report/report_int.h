@@ -576,6 +576,9 @@ void fl_report_by_free(fl_report *r);
  * a Python frame, else the innermost frame that is the program's
  * (docs/report.md, "Hotspots by op or line"), into buf. */
 void fl_by_line_label(const char *stack, char *buf, size_t cap);
+/* The framework op of most GPU time among kernel_id's launches, into buf;
+ * false when none of them carried one. */
+bool fl_by_kernel_op(const fl_report *r, uint32_t kernel_id, char *buf, size_t cap);
 /* Hotspots grouped by op or line (r->by), instead of the kernels'. */
 void fl_text_hotspots_by(const fl_report *r, int top, fl_buf *b);
 void fl_json_hotspots_by(const fl_report *r, int top, struct jw *w);

@@ -17,6 +17,7 @@
  */
 #include "run.h"
 #include "model.h"
+#include "run_lines.h"
 #include "../reader/read.h"
 #include "../util/buf.h"
 #include "../util/error.h"
@@ -147,9 +148,10 @@ static void kmap_free(kmap *m)
 typedef struct sess {
     fl_run *t; /* for oom */
     kmap kernels;
-    kmap metrics; /* metric_dict: the names of PC sampling's stall reasons */
-    kmap ops;     /* (kind, id) mixed -> the launches of a framework op */
-    kmap op_dict; /* op_dict: our ops' names */
+    kmap metrics;        /* metric_dict: the names of PC sampling's stall reasons */
+    kmap ops;            /* (kind, id) mixed -> the launches of a framework op */
+    kmap op_dict;        /* op_dict: our ops' names */
+    fl_run_lines *lines; /* fl_run.want_lines: the launches by source line */
     fl_run_stall *stalls;
     size_t n_stalls, cap_stalls;
     uint64_t pc_samples;
@@ -178,6 +180,9 @@ void fl_run_free(fl_run *t)
     for (size_t i = 0; i < t->n_ops; i++)
         free(t->ops[i].name);
     free(t->ops);
+    for (size_t i = 0; i < t->n_lines; i++)
+        free(t->lines[i].name);
+    free(t->lines);
     for (size_t i = 0; i < t->n_caps; i++) {
         free(t->caps[i].feature);
         free(t->caps[i].status);
@@ -495,6 +500,8 @@ static void on_record(void *user, int channel, fl_type t, const char *type, json
     (void)channel;
     (void)type;
     sess *s = user;
+    if (s->lines)
+        fl_run_lines_record(s->lines, channel, t, type, rec);
     if (t == FL_T_DICTIONARY_UPDATE) {
         on_dictionary(s, rec);
     } else if (t == FL_T_MEMSET_EVENT) {
@@ -511,9 +518,17 @@ static void on_record(void *user, int channel, fl_type t, const char *type, json
     }
 }
 
+static void on_detail(void *user, int channel, const fl_detail *d)
+{
+    (void)channel;
+    fl_run_lines_detail(((sess *)user)->lines, d);
+}
+
 static void on_batch(void *user, const fl_batch *b)
 {
     sess *s = user;
+    if (s->lines)
+        fl_run_lines_batch(s->lines, b);
     if (b->type_id == FL_T_KERNEL_EVENT_BATCH)
         on_kernels(s, b);
     else if (b->type_id == FL_T_MEMCPY_EVENT_BATCH)
@@ -613,6 +628,12 @@ static int add_named(fl_run_kernel **v, size_t *n, size_t *cap, const char *name
     return 0;
 }
 
+static int add_line(void *user, const char *label, uint64_t launches, uint64_t ns)
+{
+    fl_run *t = user;
+    return add_named(&t->lines, &t->n_lines, &t->cap_lines, label, launches, ns);
+}
+
 /* A session's ops into t, named by its op_dict (our kind only). */
 static void merge_ops(fl_run *t, sess *s)
 {
@@ -704,6 +725,8 @@ static void merge_session(fl_run *t, sess *s, const fl_read_result *res)
         }
     }
     merge_ops(t, s);
+    if (s->lines && fl_run_lines_each(s->lines, add_line, t) < 0)
+        t->oom = 1;
     if (s->caps)
         take_caps(t, s->caps);
     take_capture(t, s);
@@ -736,6 +759,12 @@ gp_status fl_run_add_session(fl_run *t, const char *session_dir, gp_error *err)
     s.t = t;
     s.pid = s.rank = -1;
     fl_read_cb cb = {.user = &s, .record = on_record, .batch = on_batch};
+    if (t->want_lines) {
+        s.lines = fl_run_lines_new();
+        t->oom |= !s.lines;
+        if (s.lines)
+            cb.detail = on_detail;
+    }
     fl_read_opts opts;
     fl_read_opts_init(&opts);  /* no session_id: the directory's own */
     opts.dedupe_common = true; /* the records written to every channel, once */
@@ -755,6 +784,7 @@ gp_status fl_run_add_session(fl_run *t, const char *session_dir, gp_error *err)
     kmap_free(&s.metrics);
     kmap_free(&s.ops);
     kmap_free(&s.op_dict);
+    fl_run_lines_free(s.lines);
     for (size_t i = 0; i < s.n_stalls; i++)
         free(s.stalls[i].name);
     free(s.stalls);
@@ -830,4 +860,5 @@ void fl_run_finish(fl_run *t)
         qsort(t->stalls, t->n_stalls, sizeof *t->stalls, by_samples);
     merge_by_name(t->kernels, &t->n_kernels);
     merge_by_name(t->ops, &t->n_ops);
+    merge_by_name(t->lines, &t->n_lines);
 }

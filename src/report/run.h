@@ -83,6 +83,12 @@ typedef struct fl_run {
      * ours, "<kind>#<id>" the others), as the kernels. */
     fl_run_kernel *ops;
     size_t n_ops, cap_ops;
+    /* Set before the first session to read the launches by source line
+     * (run_lines.c; the line `report --by line` names), as the kernels;
+     * rows without a CPU stack count toward none. */
+    bool want_lines;
+    fl_run_kernel *lines;
+    size_t n_lines, cap_lines;
     fl_run_ops copies[FL_RUN_COPY_KINDS], memsets;
     fl_run_ops syncs;     /* synchronization_event_batch rows: count, time_ns (bytes 0) */
     uint64_t pc_samples;  /* PcSampling's samples ("_not_issued" subsets left out) */

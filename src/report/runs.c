@@ -37,6 +37,7 @@ static void session_free(fl_runs_session *s)
     free(s->rank_source);
     free(s->busiest);
     free(s->busiest_op);
+    free(s->busiest_line);
 }
 
 void fl_runs_free(fl_runs *rs)
@@ -298,6 +299,7 @@ static void figures_of(fl_runs *rs, fl_runs_session *s)
         return;
     fl_run r;
     fl_run_init(&r);
+    r.want_lines = true;
     s->read = fl_run_add_session(&r, s->dir, NULL) == GP_OK;
     fl_run_finish(&r);
     s->kernels = r.kernel_launches;
@@ -321,6 +323,11 @@ static void figures_of(fl_runs *rs, fl_runs_session *s)
         s->busiest_op = strdup(r.ops[0].name);
         s->busiest_op_ns = r.ops[0].total_ns;
         rs->oom |= !s->busiest_op;
+    }
+    if (r.n_lines > 0) {
+        s->busiest_line = strdup(r.lines[0].name);
+        s->busiest_line_ns = r.lines[0].total_ns;
+        rs->oom |= !s->busiest_line;
     }
     rs->oom |= r.oom != 0;
     fl_run_free(&r);

@@ -45,6 +45,10 @@ typedef struct fl_runs_session {
     uint64_t busiest_ns;
     char *busiest_op; /* the framework op of most GPU time; NULL: none carried one */
     uint64_t busiest_op_ns;
+    /* The source line of most GPU time (the line `report --by line`
+     * names); NULL: no launch carried a CPU stack. */
+    char *busiest_line;
+    uint64_t busiest_line_ns;
 } fl_runs_session;
 
 /* One device as the run's telemetry session recorded it

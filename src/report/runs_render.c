@@ -128,7 +128,7 @@ static void text_dur_col(fl_buf *b, bool ok, uint64_t ns, int width)
     fl_buf_free(&d);
 }
 
-static void text_row(fl_buf *b, const fl_runs_session *s, bool by_op)
+static void text_row(fl_buf *b, const fl_runs_session *s, int by)
 {
     fl_buf_puts(b, "  ");
     text_opt(b, s->have_rank, s->rank, 4);
@@ -147,10 +147,11 @@ static void text_row(fl_buf *b, const fl_runs_session *s, bool by_op)
         fl_buf_printf(b, "%7.1f%%  ", (double)s->nccl_ns * 100.0 / (double)s->gpu_ns);
     else
         fl_buf_printf(b, "%8s  ", "n/a");
-    if (by_op && s->busiest_op)
-        fl_put_line(b, s->busiest_op, 60);
-    else if (by_op && s->busiest)
-        fl_buf_puts(b, "(no op)");
+    const char *busiest_by = by == FL_BY_OP ? s->busiest_op : s->busiest_line;
+    if (by != FL_BY_KERNEL && busiest_by)
+        fl_put_line(b, busiest_by, 60);
+    else if (by != FL_BY_KERNEL && s->busiest)
+        fl_buf_puts(b, by == FL_BY_OP ? "(no op)" : "(no stack)");
     else if (s->busiest)
         fl_put_line(b, s->busiest, 60);
     else
@@ -258,14 +259,16 @@ void fl_text_sec_run(const fl_section_in *in, fl_buf *b)
                   : strcmp(rs->picked_by, "session") == 0 ? "--session"
                   : rs->ng > 1                            ? "the most recent run"
                                                           : "the only run");
-    /* --by op: each process's busiest framework op instead of kernel */
-    bool by_op = r->by == FL_BY_OP;
+    /* --by op|line: each process's busiest framework op or source line
+     * instead of kernel */
     fl_buf_printf(b,
                   "  rank local      pid  host                GPU time  kernels  copies   sync "
                   "wait     NCCL  busiest %s\n",
-                  by_op ? "op" : "kernel");
+                  r->by == FL_BY_OP     ? "op"
+                  : r->by == FL_BY_LINE ? "line"
+                                        : "kernel");
     for (size_t k = 0; k < g->n; k++)
-        text_row(b, member(r, k), by_op);
+        text_row(b, member(r, k), r->by);
     uint64_t median = 0;
     bool have_median = fl_runs_median_gpu(rs, &median);
     for (size_t k = 0; k < g->n; k++) {
@@ -335,6 +338,8 @@ static void json_process(jw *w, const fl_runs_session *s)
     j_opt_u64(w, "busiest_kernel_ns", s->busiest != NULL, s->busiest_ns);
     j_str(w, "busiest_op", s->busiest_op);
     j_opt_u64(w, "busiest_op_ns", s->busiest_op != NULL, s->busiest_op_ns);
+    j_str(w, "busiest_line", s->busiest_line);
+    j_opt_u64(w, "busiest_line_ns", s->busiest_line != NULL, s->busiest_line_ns);
     j_opt_u64(w, "nccl_time_ns", s->read, s->nccl_ns);
     j_dbl(w, "nccl_pct", s->gpu_ns > 0,
           s->gpu_ns ? (double)s->nccl_ns * 100.0 / (double)s->gpu_ns : 0);

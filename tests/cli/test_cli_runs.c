@@ -830,6 +830,82 @@ static void test_run_by_op(void)
     fl_rmtree(base);
 }
 
+/* ------------------------------------------ --by line: each rank's line */
+
+/* A session of run "run-lines": details (kernel_detail records, "" for
+ * none) before one batch of rows "[dt, kernel_id, duration, corr_id,
+ * has_details]". */
+static void line_session(const char *base, const char *sid, int rank, const char *details,
+                         const char *rows)
+{
+    char dir[1024], path[1100], text[8192];
+    snprintf(dir, sizeof dir, "%s/%s", base, sid);
+    mkdir(base, 0755);
+    CHECK_INT(mkdir(dir, 0755), 0);
+    snprintf(text, sizeof text,
+             "{\"version\":1,\"type\":\"job_start\",\"pid\":%d,\"app\":\"train\","
+             "\"session_id\":\"%s\",\"log_path\":\"x\",\"ts_ns\":1760000000000000000,"
+             "\"hostname\":\"h\",\"devices\":[],\"session_kind\":\"trace\","
+             "\"profiling_engine\":\"nvidia.trace\",\"run_id\":\"run-lines\",\"rank\":%d,"
+             "\"local_rank\":null,\"world_size\":2,\"rank_source\":\"RANK\"}\n"
+             "{\"version\":1,\"type\":\"dictionary_update\",\"session_id\":\"%s\","
+             "\"kernel_dict\":{\"1\":\"gemm\",\"2\":\"relu\"}}\n"
+             "%s"
+             "{\"version\":1,\"type\":\"kernel_event_batch\",\"session_id\":\"%s\","
+             "\"batch_id\":1,\"base_time_ns\":1760000000001000000,\"columns\":[\"dt_ns\","
+             "\"kernel_id\",\"duration_ns\",\"corr_id\",\"has_details\"],\"rows\":%s}\n"
+             "{\"type\":\"shutdown\",\"pid\":%d,\"app\":\"train\",\"session_id\":\"%s\","
+             "\"ts_ns\":1760000000009000000}\n",
+             200 + rank, sid, rank, sid, details, sid, rows, 200 + rank, sid);
+    snprintf(path, sizeof path, "%s/device.log", dir);
+    h_write_file(path, text, strlen(text));
+}
+
+#define LINE_DETAIL(sid, corr, stack)                                                              \
+    "{\"version\":1,\"type\":\"kernel_detail\",\"session_id\":\"" sid "\",\"corr_id\":" #corr      \
+    ",\"stack_trace\":\"" stack "\"}\n"
+
+/* The run's per-rank table with each process's busiest source line (the
+ * line `--by line` names: the innermost Python frame), two stacks ending
+ * on one line summed, a row of no detail taking its kernel's last (the
+ * has_details rule); a process with no stack: null / "(no stack)". */
+static void test_run_by_line(void)
+{
+    char base[512];
+    h_path(base, sizeof base, "run-lines");
+    /* rank 0: model.py:10 1000 + 2500 (two stacks), model.py:20 3000 +
+     * 100 (the has_details 0 row); rank 1: no stacks. */
+    line_session(base, "l0", 0,
+                 LINE_DETAIL("l0", 1,
+                             "<module> (/w/train.py:30)|forward (/w/model.py:10)|at::mm|"
+                             "cudaLaunchKernel")
+                     LINE_DETAIL("l0", 2, "<module> (/w/train.py:31)|relu (/w/model.py:20)")
+                         LINE_DETAIL("l0", 3, "<module> (/w/train.py:32)|forward (/w/model.py:10)"),
+                 "[[0,1,1000,1,1],[10,2,3000,2,1],[20,1,2500,3,1],[30,2,100,4,0]]");
+    line_session(base, "l1", 1, "", "[[0,1,5000,1,0],[10,2,6000,2,0]]");
+    const char *rep[] = {h_cli, "report", "--format", "json", base, NULL};
+    json_t *j = run_json(rep, 0);
+    json_t *run = json_object_get(j, "run");
+    json_t *p0 = proc(run, 0), *p1 = proc(run, 1);
+    CHECK_STR(str(p0, "busiest_kernel"), "gemm");
+    CHECK_STR(str(p0, "busiest_line"), "forward (/w/model.py:10)");
+    CHECK_INT(num(p0, "busiest_line_ns"), 3500);
+    CHECK_STR(str(p1, "busiest_kernel"), "relu");
+    CHECK(json_is_null(json_object_get(p1, "busiest_line")));
+    CHECK(json_is_null(json_object_get(p1, "busiest_line_ns")));
+    json_decref(j);
+
+    h_result r;
+    const char *txt[] = {h_cli, "report", "--by", "line", base, NULL};
+    h_run(txt, NULL, NULL, 0, &r);
+    CHECK_INT(r.code, 0);
+    CHECK_CONTAINS(r.out, "     NCCL  busiest line\n");
+    CHECK_CONTAINS(r.out, "  forward (/w/model.py:10)\n");
+    CHECK_CONTAINS(r.out, "  (no stack)\n");
+    h_result_free(&r);
+    fl_rmtree(base);
+}
+
 int main(void)
 {
     h_init();
@@ -839,6 +915,7 @@ int main(void)
     test_whole_run_report();
     test_export_run();
     test_run_by_op();
+    test_run_by_line();
     h_cleanup();
     return check_done("test_cli_runs");
 }

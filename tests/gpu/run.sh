@@ -16,6 +16,9 @@
 #      hung in cublasCreate_v2 -> cuInit before issue 35);
 #   4b. the same script with gpufl.init(Trace) in-process before
 #      `import torch` (no injection);
+#   4c. the script with gpufl.torch attached through gpu-profile --engine
+#      trace --stack-trace: check_torch_attr.py wants its matmuls under
+#      its "# @mm" line (report --by line) and aten::mm (--by op);
 #   5. stack_workload.cu (-g -O0) through gpu-profile --engine trace
 #      --stack-trace: each launch's kernel_detail.stack_trace names the
 #      program's own functions with their lines (when the plugin was built
@@ -260,6 +263,31 @@ if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; 
         GPU_PROFILE_LIBRARY="$build/libgpuprofile.so" \
         python3 "$here/torch_trace.py" --gpufl-init "$work/logs4b"; then
         if "$work/check_trace" --any-name gemm,Kernel --log-dir "$work/logs4b"; then
+            result "$n" PASS
+        else
+            result "$n" FAIL
+        fi
+    fi
+else
+    echo "SKIP: PyTorch with CUDA not available"
+    result "$n" SKIP
+fi
+
+# 4c: the matmuls attributed to what launched them (issue 38): gpufl.torch
+# attached (GP_TORCH_OPS=1; the gpufl package reaches the injected session
+# through the same libgpuprofile) under --stack-trace; check_torch_attr.py
+# wants torch_trace.py's "# @mm" line and aten::mm to hold its 5 gemms
+# (report --by line / --by op JSON).
+n="4c PyTorch kernels attributed to their Python line and aten op"
+echo
+echo "=== $n"
+if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
+    if run "$n" "$work/run4c.log" env GP_TORCH_OPS=1 PYTHONPATH="$src/python" \
+        GPU_PROFILE_LIBRARY="$build/libgpuprofile.so" \
+        "$build/gpu-profile" --engine trace --stack-trace --log-dir "$work/logs4c" -- \
+        python3 "$here/torch_trace.py"; then
+        if python3 "$here/check_torch_attr.py" "$build/gpu-profile" "$work/logs4c" \
+            "$here/torch_trace.py"; then
             result "$n" PASS
         else
             result "$n" FAIL

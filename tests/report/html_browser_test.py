@@ -7,7 +7,9 @@ here at run time (a hostile kernel name; with --large, 2 M kernel launches):
 the page renders with no script error (report.js writes any into
 #gp-errors and sets body data-rendered), the DOM shows the figures of the
 JSON report of the same session (every hotspot's name and total_ns, every
-device's means), the hostile name is text and never markup, and the
+device's means), a kernel's op and launching Python line in the hotspots
+table, the timeline's data and --by line's groups, the hostile name is
+text and never markup, and the
 2 M-kernel page stays under 16 MB.  No timing is asserted.
 
 usage: html_browser_test.py GPU_PROFILE FIXTURES_DIR [--large]
@@ -53,8 +55,8 @@ def dump_dom(browser, tmp, page):
     return r.stdout.decode("utf-8", "replace")
 
 
-def report(gp, path, fmt, out=None):
-    cmd = [gp, "report", "--format", fmt] + (["-o", out] if out else []) + [path]
+def report(gp, path, fmt, out=None, extra=()):
+    cmd = [gp, "report", "--format", fmt] + list(extra) + (["-o", out] if out else []) + [path]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
     if r.returncode != 0:
         sys.exit("%s: exit %d: %s" % (" ".join(cmd), r.returncode, r.stderr.decode()))
@@ -174,6 +176,65 @@ def write_session(root, names, batches, rows_per_batch, streams=4):
     return root
 
 
+ATTR_SID = "5e55a0e1-0000-4000-8000-0000000a7715"
+ATTR_MM_STACK = "<module> (/w/train.py:7)|forward (/w/model.py:10)|at::mm|cudaLaunchKernel"
+ATTR_RELU_STACK = "<module> (/w/train.py:8)|cuLaunchKernel"
+
+
+def write_attributed(root):
+    """A session whose kernels carry their op (gpufl.torch's kind 4,
+    op_dict) and CPU stack (kernel_detail, Python frames): gemm from
+    aten::mm at model.py:10, relu with no op at train.py:8."""
+    d = os.path.join(root, ATTR_SID)
+    os.makedirs(d)
+    job = {"version": 1, "type": "job_start", "pid": 4244, "app": "attr", "session_id": ATTR_SID,
+           "ts_ns": T0, "hostname": "host0", "session_kind": "trace",
+           "profiling_engine": "nvidia.trace"}
+    cols = ["dt_ns", "kernel_id", "stream_id", "duration_ns", "corr_id", "has_details",
+            "external_kind", "external_id"]
+    lines = [job, {"version": 1, "type": "dictionary_update", "session_id": ATTR_SID,
+                   "kernel_dict": {"1": "gemm_kernel", "2": "relu_kernel"},
+                   "op_dict": {"11": "aten::mm"}}]
+    for corr, stack in ((1, ATTR_MM_STACK), (2, ATTR_RELU_STACK)):
+        lines.append({"version": 1, "type": "kernel_detail", "session_id": ATTR_SID,
+                      "corr_id": corr, "stack_trace": stack})
+    lines.append({"version": 1, "type": "kernel_event_batch", "session_id": ATTR_SID,
+                  "batch_id": 1, "base_time_ns": T0 + 1000000, "columns": cols,
+                  "rows": [[0, 1, 7, 5000, 1, 1, 4, 11], [9000, 2, 7, 2000, 2, 1, 0, 0]]})
+    lines.append({"version": 1, "type": "shutdown", "session_id": ATTR_SID, "pid": 4244,
+                  "app": "attr", "ts_ns": T0 + 3000000})
+    with open(os.path.join(d, "device.log"), "w") as f:
+        f.write("".join(json.dumps(x) + "\n" for x in lines))
+    return root
+
+
+def check_attributed(gp, browser, tmp, rep, dom, raw, path):
+    """A kernel's op and launching line in the hotspots table and the
+    timeline's tooltips; --by line's groups above the kernels."""
+    want = {"gemm_kernel": ("aten::mm", "forward (/w/model.py:10)"),
+            "relu_kernel": (None, "<module> (/w/train.py:8)")}
+    for k in rep["hotspots"]["kernels"]:
+        op, line = want[k["name"]]
+        check(k.get("op") == op and k.get("line") == line,
+              "attributed: JSON kernel %s op %r line %r" % (k["name"], k.get("op"), k.get("line")))
+        row = 'data-kernel="%s" data-total-ns="%d" data-count="1" data-op="%s" data-line="%s"' % (
+            k["name"], k["total_ns"], attr(op or ""), attr(line))
+        check(row in dom, "attributed: hotspot row " + row)
+    m = re.search(rb'<script type="application/json" id="gp-timeline">(.*?)</script>', raw, re.S)
+    tl = json.loads(m.group(1)) if m else {"tracks": []}
+    cells = {c[4]: c for tr in tl["tracks"] for c in tr["cells"]}
+    for name, (op, line) in want.items():
+        c = cells.get(name)
+        check(c is not None and len(c) == 9 and c[7] == op and c[8] == line,
+              "attributed: timeline cell of %s: %r" % (name, c))
+    page = os.path.join(tmp, "attributed-by-line.html")
+    report(gp, path, "html", page, ["--by", "line"])
+    dom = dump_dom(browser, tmp, page)
+    check("<h3>by line (2 of 2; 2 launches)</h3>" in dom, "attributed: --by line's heading")
+    check('data-key="name" data-value="forward (/w/model.py:10)"' in dom,
+          "attributed: --by line's group of model.py:10")
+
+
 def write_run(root, fixture):
     """The fixture session as two ranks of one run (run_id run-7)."""
     src = os.path.join(fixture, "3f2a9c1e-7b4d-4e21-9a0f-5c6d7e8f9a0b")
@@ -209,6 +270,7 @@ def main():
         sessions.append(("hostile", hostile))
         sessions.append(("run", write_run(os.path.join(tmp, "run"),
                                           os.path.join(fixtures, "gpufl-session"))))
+        sessions.append(("attributed", write_attributed(os.path.join(tmp, "attributed"))))
         if "--screenshots" in args:
             out = os.path.abspath(args[args.index("--screenshots") + 1])
             shots = sessions[:2] + [("large", write_session(
@@ -240,6 +302,8 @@ def main():
                         check('data-key="pid" data-value="%d"' % p["pid"] in dom,
                               "run: rank %s pid %d in the run table" % (p["rank"], p["pid"]))
                     check('id="gp-run"' in dom, "run: the run section")
+                if name == "attributed":
+                    check_attributed(gp, browser, tmp, rep, dom, raw, path)
                 if name == "hostile":
                     check(HOSTILE.encode() not in raw, "hostile: the name never raw in the page")
                     check('<b id="evil"' not in dom, "hostile: no element made of the name")

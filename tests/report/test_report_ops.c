@@ -17,6 +17,7 @@
 #include "fl_log.h"
 #include "report/export.h"
 #include "report/report.h"
+#include "report/report_int.h"
 #include "report_session.h"
 #include "gpufl.h"
 
@@ -368,8 +369,30 @@ static void test_api(void)
     CHECK_INT(fl_report_by_of(NULL), -1);
 }
 
+/* --by line skips the Python frames of libraries - PyTorch's own Python,
+ * gpufl.torch's dispatch mode, installed packages, the standard library -
+ * for the program's own; with only those, the innermost of them. */
+static void test_line_labels(void)
+{
+    char buf[256];
+    fl_by_line_label("<module> (/w/train.py:7)|main (/w/train.py:30)|"
+                     "__torch_dispatch__ (/src/python/gpufl/torch/__init__.py:72)|"
+                     "__call__ (torch/_ops.py:594)|"
+                     "at::native::mm|cudaLaunchKernel",
+                     buf, sizeof buf);
+    CHECK_STR(buf, "main (/w/train.py:30)");
+    fl_by_line_label("run (/usr/lib/python3.11/threading.py:9)|"
+                     "relu (/v/lib/python3.11/site-packages/torch/nn/functional.py:1500)|"
+                     "cuLaunchKernel",
+                     buf, sizeof buf);
+    CHECK_STR(buf, "relu (/v/lib/python3.11/site-packages/torch/nn/functional.py:1500)");
+    fl_by_line_label("main (app.c:5)|model.py:10 forward|cudaLaunchKernel", buf, sizeof buf);
+    CHECK_STR(buf, "model.py:10 forward");
+}
+
 int main(void)
 {
+    test_line_labels();
     (void)rs_write;
     (void)rs_write_nodev;
     char tmp[1024], dir[4096];

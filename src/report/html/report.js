@@ -273,9 +273,11 @@
     });
     var t = table(h.kernels, ['rank', 'name', 'count', 'total_ns', 'time_pct', 'mean_ns', 'p50_ns',
                               'p99_ns', 'min_ns', 'max_ns', 'grid', 'block', 'registers_max',
-                              'occupancy_pct', 'limiting_resource'],
+                              'occupancy_pct', 'limiting_resource', 'op', 'line'],
                   {cls: 'hot', rowAttrs: function (k) {
-                    return {'data-kernel': k.name, 'data-total-ns': k.total_ns, 'data-count': k.count};
+                    /* what launched it: its op and Python (or program) line */
+                    return {'data-kernel': k.name, 'data-total-ns': k.total_ns, 'data-count': k.count,
+                            'data-op': k.op || '', 'data-line': k.line || ''};
                   }});
     var kids = [bars, t];
     /* report --by op|line: the launches grouped, above the kernels */
@@ -378,7 +380,8 @@
       var hit = null;
       if (tr) tr.cells.forEach(function (c) { if (p.t >= c[1] && p.t <= c[1] + c[2]) hit = c; });
       tip.textContent = hit ? hit[4] + ' (' + hit[3] + ') at ' + fmtNs(hit[1]) + ', ' + fmtNs(hit[2]) +
-        (hit[5] > 1 ? '; ' + hit[5] + ' events in this bucket, ' + fmtNs(hit[6]) : '') : '';
+        (hit[5] > 1 ? '; ' + hit[5] + ' events in this bucket, ' + fmtNs(hit[6]) : '') +
+        (hit[7] ? '; op ' + hit[7] : '') + (hit[8] ? '; line ' + hit[8] : '') : '';
     });
     canvas.addEventListener('dblclick', function () { view.a = 0; view.b = span; draw(); });
     section(app, 'gp-timeline', 'Timeline', [
