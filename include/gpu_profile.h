@@ -399,6 +399,33 @@ typedef struct gp_summary {
     uint32_t stuck_known;
     uint32_t stuck_episodes; /* stretches that reached the rule */
     double stuck_longest_s;  /* the longest matching run, samples x interval_s */
+
+    /* Appended (health, NVML only; docs/concepts.md "Health"): what the
+     * health figures did over the region, warmup samples included (an
+     * error then is still one).  Each valid with its GP_H_* bit in
+     * health_valid (some sample had it; GP_H_ECC_AGG never), else 0 and
+     * unknown.  *_increase: the counter's rises between consecutive
+     * readings, summed (a driver reload that resets it adds nothing). */
+    uint32_t health_valid;
+    uint64_t xid_count;                   /* GP_H_XID: XID events seen */
+    uint32_t xid_last;                    /* GP_H_XID: the newest code; 0: none */
+    uint64_t ecc_sbe_volatile_increase;   /* GP_H_ECC_VOL */
+    uint64_t ecc_dbe_volatile_increase;   /* GP_H_ECC_VOL */
+    uint64_t retired_pages_sbe_increase;  /* GP_H_RETIRED */
+    uint64_t retired_pages_dbe_increase;  /* GP_H_RETIRED */
+    uint64_t remapped_rows_corr_increase; /* GP_H_REMAP */
+    uint64_t remapped_rows_unc_increase;  /* GP_H_REMAP */
+    uint32_t remap_pending;               /* GP_H_REMAP: 1: some sample had one pending */
+    uint32_t remap_failure;               /* GP_H_REMAP: 1: some sample had one failed */
+    uint64_t pcie_replay_increase;        /* GP_H_PCIE_REPLAY */
+    uint64_t nvlink_crc_flit_increase;    /* GP_H_NVLINK */
+    uint64_t nvlink_recovery_increase;    /* GP_H_NVLINK */
+    uint32_t fan_max_pct;                 /* GP_H_FAN */
+    int32_t mem_temp_max_c;               /* GP_H_MEM_TEMP */
+    double enc_util_mean_pct;             /* GP_H_ENC */
+    uint32_t enc_util_max_pct;            /* GP_H_ENC */
+    double dec_util_mean_pct;             /* GP_H_DEC */
+    uint32_t dec_util_max_pct;            /* GP_H_DEC */
 } gp_summary;
 
 enum {

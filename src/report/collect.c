@@ -51,6 +51,38 @@ static void memcpy_batch(fl_report *r, const fl_batch *b)
     }
 }
 
+/* One row through the sampler's detector (one implementation: the run
+ * summary and `serve` call it too); a row without util.gpu, SM activity
+ * or power breaks the run, as a sample without them does. */
+static void stuck_row(dstat *d, const gp_stuck_rule *rule, const fl_batch *b, size_t i, uint64_t t,
+                      int c_ug, int c_pw, int c_sm)
+{
+    gp_device_sample s;
+    memset(&s, 0, sizeof s);
+    double v;
+    if (fl_rcell_real(b, i, c_ug, &v) && v >= 0 && v <= 100) {
+        s.util_gpu_pct = (uint32_t)(v + 0.5);
+        s.valid |= GP_M_UTIL_GPU;
+    }
+    if (fl_rcell_real(b, i, c_pw, &v) && v >= 0 && v < 4e9) {
+        s.power_mw = (uint32_t)(v + 0.5);
+        s.valid |= GP_M_POWER;
+    }
+    if (fl_rcell_real(b, i, c_sm, &v) && v >= 0) {
+        s.gpm[GP_GPM_SM_ACTIVE] = v / 100.0; /* the column is percent x 100 */
+        s.valid |= GP_M_GPM(GP_GPM_SM_ACTIVE);
+    }
+    int st = gp_stuck_feed(&d->stuck, rule, &s);
+    if (d->stuck.run == 1)
+        d->stuck_run_start_ns = t;
+    if (st == 1 && d->stuck.episodes >= 1 && d->stuck.episodes <= FL_STUCK_KEPT) {
+        fl_stuck_stretch *k = &d->stuck_kept[d->stuck.episodes - 1];
+        k->start_ns = d->stuck_run_start_ns;
+        k->end_ns = t;
+        k->samples = d->stuck.run;
+    }
+}
+
 static void device_batch(fl_report *r, const fl_batch *b)
 {
     int c_dt = fl_batch_colid(b, FL_COL_DEVMETRIC_DT_NS),
@@ -67,6 +99,8 @@ static void device_batch(fl_report *r, const fl_batch *b)
     int c_gpm[FL_GPM_N];
     for (int g = 0; g < FL_GPM_N; g++)
         c_gpm[g] = fl_batch_colid(b, FL_COL_DEVMETRIC_SM_ACTIVE + g);
+    gp_stuck_rule rule;
+    gp_stuck_rule_init(&rule);
     for (size_t i = 0; i < b->nrows; i++) {
         uint64_t dt, dev;
         if (!fl_rcell_u64(b, i, c_dt, &dt) || !fl_rcell_u64(b, i, c_dev, &dev) || dev > INT64_MAX) {
@@ -103,6 +137,7 @@ static void device_batch(fl_report *r, const fl_batch *b)
             d->have_energy = true;
             d->energy_readings++;
         }
+        stuck_row(d, &rule, b, i, t, c_ug, c_pw, c_gpm[0]);
         for (int g = 0; g < FL_GPM_N; g++)
             if (fl_rcell_real(b, i, c_gpm[g], &v))
                 acc_add(&d->gpm[g], g < FL_GPM_FIRST_RATE ? v / 100.0 : v);

@@ -391,6 +391,39 @@ static void json_gpm(const dstat *d, jw *w)
     j_close(w, '}');
 }
 
+/* "Busy but stuck" (docs/json-schema.md): null where no row had the
+ * three metrics the rule needs - unknown, never an empty list. */
+static void json_stuck(const dstat *d, const figures *f, jw *w)
+{
+    if (!j_open_if(w, "stuck", d->stuck.known_samples > 0, '{'))
+        return;
+    gp_stuck_rule rule;
+    gp_stuck_rule_init(&rule);
+    j_u64(w, "known_samples", d->stuck.known_samples);
+    j_u64(w, "stretch_count", d->stuck.episodes);
+    j_u64(w, "longest_run_samples", d->stuck.longest_run);
+    j_open(w, "rule", '{');
+    j_dbl(w, "util_min_pct", true, rule.util_min_pct);
+    j_dbl(w, "sm_active_max_pct", true, rule.sm_active_max_pct);
+    j_dbl(w, "power_idle_ratio", true, rule.power_idle_ratio);
+    j_opt_u64(w, "idle_power_mw", d->stuck.min_power_mw > 0, d->stuck.min_power_mw);
+    j_u64(w, "after_samples", rule.after_samples);
+    j_close(w, '}');
+    j_open(w, "stretches", '[');
+    for (uint64_t i = 0; i < d->stuck.episodes && i < FL_STUCK_KEPT; i++) {
+        const fl_stuck_stretch *k = &d->stuck_kept[i];
+        j_open(w, NULL, '{');
+        j_u64(w, "start_ns", k->start_ns);
+        j_dbl(w, "start_offset_s", k->start_ns >= f->start_ns,
+              (double)(k->start_ns - f->start_ns) * 1e-9);
+        j_dbl(w, "duration_s", true, (double)(k->end_ns - k->start_ns) * 1e-9);
+        j_u64(w, "samples", k->samples);
+        j_close(w, '}');
+    }
+    j_close(w, ']');
+    j_close(w, '}');
+}
+
 void fl_json_sec_devices(const fl_section_in *in, jw *w)
 {
     const fl_report *r = in->r;
@@ -423,6 +456,7 @@ void fl_json_sec_devices(const fl_section_in *in, jw *w)
          * not report XIDs). */
         j_opt_u64(w, "xid_errors", d->xid_events > 0, d->xid_events);
         j_opt_u64(w, "xid_last", d->xid_events > 0, d->xid_last);
+        json_stuck(d, f, w);
         j_close(w, '}');
     }
     j_close(w, ']');

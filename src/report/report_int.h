@@ -11,6 +11,7 @@
 #ifndef FL_REPORT_INT_H
 #define FL_REPORT_INT_H
 
+#include "gpu_profile.h"
 #include "report.h"
 #include "../util/buf.h"
 
@@ -82,6 +83,14 @@ typedef struct acc {
 #define FL_GPM_N (FL_COL_DEVMETRIC_NVLINK_RX - FL_COL_DEVMETRIC_SM_ACTIVE + 1)
 #define FL_GPM_FIRST_RATE (FL_COL_DEVMETRIC_GPM_PCIE_TX - FL_COL_DEVMETRIC_SM_ACTIVE)
 
+#define FL_STUCK_KEPT 8
+
+/* One stretch of "busy but stuck" samples: the first and the last
+ * matching sample's time, and how many matched in a row. */
+typedef struct fl_stuck_stretch {
+    uint64_t start_ns, end_ns, samples;
+} fl_stuck_stretch;
+
 typedef struct dstat {
     int64_t id; /* DEVICE_UNKNOWN: rows that do not say their device */
     /* kernels */
@@ -105,6 +114,13 @@ typedef struct dstat {
     /* device_error_event: XIDs the driver reported, the newest code. */
     uint64_t xid_events;
     uint32_t xid_last;
+    /* "Busy but stuck": every row through the sampler's own detector
+     * (gp_stuck_feed, its default rule), so the report and the run
+     * summary cannot disagree; the first FL_STUCK_KEPT stretches kept,
+     * the others counted in stuck.episodes. */
+    gp_stuck_state stuck;
+    uint64_t stuck_run_start_ns;
+    fl_stuck_stretch stuck_kept[FL_STUCK_KEPT];
 } dstat;
 
 typedef struct opstat {

@@ -480,6 +480,37 @@ static void text_gpm(const dstat *d, fl_buf *b)
     }
 }
 
+/* "Busy but stuck" (docs/report.md): n/a where no row had the three
+ * metrics the rule needs - unknown, never "none". */
+static void text_stuck(const dstat *d, const figures *f, fl_buf *b)
+{
+    fl_buf_printf(b, "    %-18s", "stuck");
+    if (!d->stuck.known_samples) {
+        fl_buf_puts(b, "n/a (no sample had util.gpu, GPM SM activity and power)\n");
+        return;
+    }
+    gp_stuck_rule rule;
+    gp_stuck_rule_init(&rule);
+    uint64_t n = d->stuck.episodes;
+    if (n)
+        fl_buf_printf(b, "%" PRIu64 " %s", n, fl_plural(n, "stretch", "stretches"));
+    else
+        fl_buf_puts(b, "none");
+    fl_buf_printf(b,
+                  " in %" PRIu64 " samples (util.gpu >= %.0f%%, SM active <= %.0f%%, "
+                  "power <= %.2f x idle %.1f W, %" PRIu32 " in a row)\n",
+                  d->stuck.known_samples, rule.util_min_pct, rule.sm_active_max_pct,
+                  rule.power_idle_ratio, d->stuck.min_power_mw / 1000.0, rule.after_samples);
+    for (uint64_t i = 0; i < n && i < FL_STUCK_KEPT; i++) {
+        const fl_stuck_stretch *k = &d->stuck_kept[i];
+        uint64_t at = k->start_ns > f->start_ns ? k->start_ns - f->start_ns : 0;
+        fl_buf_printf(b, "      at +%.3f s for %.3f s (%" PRIu64 " samples)\n", (double)at * 1e-9,
+                      (double)(k->end_ns - k->start_ns) * 1e-9, k->samples);
+    }
+    if (n > FL_STUCK_KEPT)
+        fl_buf_printf(b, "      ... and %" PRIu64 " more\n", n - FL_STUCK_KEPT);
+}
+
 void fl_text_sec_devices(const fl_section_in *in, fl_buf *b)
 {
     const fl_report *r = in->r;
@@ -562,6 +593,7 @@ void fl_text_sec_devices(const fl_section_in *in, fl_buf *b)
             fl_buf_printf(b, "    %-18s%" PRIu64 " (newest: XID %" PRIu32 ")\n", "XID errors",
                           d->xid_events, d->xid_last);
         text_gpm(d, b);
+        text_stuck(d, in->f, b);
     }
 }
 

@@ -676,6 +676,91 @@ static void put_stuck(gp_out *o, const gp_summary *s)
                ": util.gpu >= 90 % with SM activity <= 5 % at idle power (a hung collective?)\n");
 }
 
+/* One "+N what" part of the health line, where the counter rose. */
+static void put_rise(gp_out *o, int *n, uint64_t v, const char *what)
+{
+    if (!v)
+        return;
+    gp_out_str(o, (*n)++ ? ", " : "");
+    gp_out_ch(o, '+');
+    gp_out_u64(o, v);
+    gp_out_ch(o, ' ');
+    gp_out_str(o, what);
+}
+
+/* An encoder / decoder line, only when it worked: an idle codec is no
+ * news on a compute job. */
+static void put_codec(gp_out *o, const char *label, bool ok, double mean, uint32_t max)
+{
+    if (!ok || !max)
+        return;
+    put_label(o, label);
+    gp_out_str(o, "mean ");
+    put_pct(o, mean, 1);
+    gp_out_str(o, "  max ");
+    gp_out_u64(o, max);
+    gp_out_str(o, "%\n");
+}
+
+/* The health figures (docs/concepts.md, "Health"): a "health" line only
+ * for what went wrong during the region (an XID, a counter that rose, a
+ * remap pending or failed: the news a reader must not miss); the gauges
+ * (fan, memory temperature, encoder / decoder) where the device reports
+ * them, the codecs only when they worked.  Nothing for what it does not
+ * report: unknown is not "healthy". */
+static void put_health(gp_out *o, const gp_summary *s)
+{
+    uint32_t h = s->health_valid;
+    bool rm = (h & GP_H_REMAP) != 0;
+    bool bad = ((h & GP_H_XID) && s->xid_count) ||
+               (rm && (s->remap_pending || s->remap_failure || s->remapped_rows_corr_increase ||
+                       s->remapped_rows_unc_increase)) ||
+               s->ecc_sbe_volatile_increase || s->ecc_dbe_volatile_increase ||
+               s->retired_pages_sbe_increase || s->retired_pages_dbe_increase ||
+               s->pcie_replay_increase || s->nvlink_crc_flit_increase ||
+               s->nvlink_recovery_increase;
+    if (bad) {
+        put_label(o, "HEALTH");
+        int n = 0;
+        if ((h & GP_H_XID) && s->xid_count) {
+            gp_out_u64(o, s->xid_count);
+            gp_out_str(o, s->xid_count == 1 ? " XID" : " XIDs");
+            gp_out_str(o, " (newest ");
+            gp_out_u64(o, s->xid_last);
+            gp_out_ch(o, ')');
+            n++;
+        }
+        put_rise(o, &n, s->ecc_sbe_volatile_increase, "ECC SBE");
+        put_rise(o, &n, s->ecc_dbe_volatile_increase, "ECC DBE");
+        put_rise(o, &n, s->retired_pages_sbe_increase + s->retired_pages_dbe_increase,
+                 "retired pages");
+        put_rise(o, &n, s->remapped_rows_corr_increase + s->remapped_rows_unc_increase,
+                 "remapped rows");
+        if (rm && s->remap_pending)
+            gp_out_str(o,
+                       n++ ? ", remap pending (reset the GPU)" : "remap pending (reset the GPU)");
+        if (rm && s->remap_failure)
+            gp_out_str(o, n++ ? ", remap failed" : "remap failed");
+        put_rise(o, &n, s->pcie_replay_increase, "PCIe replays");
+        put_rise(o, &n, s->nvlink_crc_flit_increase + s->nvlink_recovery_increase, "NVLink errors");
+        gp_out_ch(o, '\n');
+    }
+    if (h & GP_H_FAN) {
+        put_label(o, "fan");
+        gp_out_str(o, "max ");
+        gp_out_u64(o, s->fan_max_pct);
+        gp_out_str(o, "%\n");
+    }
+    if (h & GP_H_MEM_TEMP) {
+        put_label(o, "memory temp");
+        gp_out_str(o, "max ");
+        gp_out_i64(o, s->mem_temp_max_c);
+        gp_out_str(o, " C\n");
+    }
+    put_codec(o, "video encoder", (h & GP_H_ENC) != 0, s->enc_util_mean_pct, s->enc_util_max_pct);
+    put_codec(o, "video decoder", (h & GP_H_DEC) != 0, s->dec_util_mean_pct, s->dec_util_max_pct);
+}
+
 /* The device error that ended the sampling, if one did: status, when, and
  * the backend's message wrapped under the value column. */
 static void put_device_error(gp_out *o, const gp_summary *s)
@@ -728,6 +813,7 @@ static void format_text(gp_out *o, const gp_summary *s, unsigned flags)
     }
     put_device_error(o, s);
     put_stuck(o, s);
+    put_health(o, s);
 }
 
 size_t gp_summary_format(const gp_summary *s, unsigned flags, char *buf, size_t cap)

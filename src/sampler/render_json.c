@@ -217,6 +217,41 @@ static void put_mig(json *j, const gp_summary *s)
     gp_out_ch(j->o, '}');
 }
 
+/* "health": always an object (docs/json-schema.md); a member is null where
+ * no sample had its figure (GP_H_* clear: the device does not report it),
+ * never 0.  Counters are their increase over the region. */
+static void put_health(json *j, const gp_summary *s)
+{
+    uint32_t h = s->health_valid;
+    int x = (h & GP_H_XID) != 0, ecc = (h & GP_H_ECC_VOL) != 0, ret = (h & GP_H_RETIRED) != 0,
+        rm = (h & GP_H_REMAP) != 0, nv = (h & GP_H_NVLINK) != 0;
+    json_key(j, "health");
+    json inner = {j->o, 0, 1};
+    gp_out_ch(j->o, '{');
+    json_u64(&inner, "xid_count", x, s->xid_count);
+    json_u64(&inner, "xid_last", x && s->xid_count > 0, s->xid_last);
+    json_u64(&inner, "ecc_sbe_volatile_increase", ecc, s->ecc_sbe_volatile_increase);
+    json_u64(&inner, "ecc_dbe_volatile_increase", ecc, s->ecc_dbe_volatile_increase);
+    json_u64(&inner, "retired_pages_sbe_increase", ret, s->retired_pages_sbe_increase);
+    json_u64(&inner, "retired_pages_dbe_increase", ret, s->retired_pages_dbe_increase);
+    json_u64(&inner, "remapped_rows_corr_increase", rm, s->remapped_rows_corr_increase);
+    json_u64(&inner, "remapped_rows_unc_increase", rm, s->remapped_rows_unc_increase);
+    if (json_known(&inner, "remap_pending", rm))
+        gp_out_str(j->o, s->remap_pending ? "true" : "false");
+    if (json_known(&inner, "remap_failure", rm))
+        gp_out_str(j->o, s->remap_failure ? "true" : "false");
+    json_u64(&inner, "pcie_replay_increase", (h & GP_H_PCIE_REPLAY) != 0, s->pcie_replay_increase);
+    json_u64(&inner, "nvlink_crc_flit_increase", nv, s->nvlink_crc_flit_increase);
+    json_u64(&inner, "nvlink_recovery_increase", nv, s->nvlink_recovery_increase);
+    json_u64(&inner, "fan_max_pct", (h & GP_H_FAN) != 0, s->fan_max_pct);
+    json_i64(&inner, "mem_temp_max_c", (h & GP_H_MEM_TEMP) != 0, s->mem_temp_max_c);
+    json_num(&inner, "enc_util_mean_pct", (h & GP_H_ENC) != 0, s->enc_util_mean_pct);
+    json_u64(&inner, "enc_util_max_pct", (h & GP_H_ENC) != 0, s->enc_util_max_pct);
+    json_num(&inner, "dec_util_mean_pct", (h & GP_H_DEC) != 0, s->dec_util_mean_pct);
+    json_u64(&inner, "dec_util_max_pct", (h & GP_H_DEC) != 0, s->dec_util_max_pct);
+    gp_out_ch(j->o, '}');
+}
+
 static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
 {
     json j = {o, (flags & GP_FMT_PRETTY) != 0, 1};
@@ -310,6 +345,7 @@ static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
     else
         json_null(&j, "device_error");
     json_num(&j, "device_error_at_s", failed, s->device_error_at_s);
+    put_health(&j, s);
     put_gpm(&j, s);
     put_process(&j, s);
     put_stuck(&j, s);

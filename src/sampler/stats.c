@@ -113,6 +113,7 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
 {
     if (!a || !s)
         return;
+    gp_health_add(&a->health, s);
     uint64_t since_start_ns = t_ns > a->t0_ns ? t_ns - a->t0_ns : 0;
     if (since_start_ns < a->warmup_ns) {
         a->n_warmup++;
@@ -440,6 +441,7 @@ void gp_acc_summarize(const gp_acc *a, gp_summary *out)
     out->valid = valid;
 
     summarize_spark(a, out);
+    gp_health_summarize(&a->health, out);
 }
 
 gp_status gp_run_stats_compute(const double *values, size_t n, gp_run_stats *out, gp_error *err)

@@ -18,6 +18,30 @@
 #define GP_GPM_PCT_BINS 1001
 #define GP_GPM_RATE_BINS 2049
 
+/* The health figures over a region (health_stats.c): the OR of the
+ * samples' GP_H_* bits, the last reading of each counter group (prev,
+ * valid by prev_valid) the next rise is taken from, the rises, maxima and
+ * sums. */
+typedef struct gp_health_acc {
+    uint32_t valid, prev_valid;
+    gp_device_sample prev;
+    uint64_t ecc_sbe, ecc_dbe, retired_sbe, retired_dbe, remap_corr, remap_unc;
+    uint64_t pcie_replay, nvlink_crc, nvlink_recovery;
+    uint32_t remap_pending, remap_failure;
+    uint64_t n_fan, n_mem_temp;
+    uint32_t fan_max;
+    int32_t mem_temp_max;
+    uint64_t n_enc, sum_enc, n_dec, sum_dec;
+    uint32_t max_enc, max_dec;
+    uint64_t xid_count;
+    uint32_t xid_last;
+} gp_health_acc;
+
+/* Adds one sample (every one: warmup samples too). */
+void gp_health_add(gp_health_acc *h, const gp_device_sample *s);
+/* Fills out's health_* fields. */
+void gp_health_summarize(const gp_health_acc *h, gp_summary *out);
+
 /* Per-device running statistics in O(1) memory. */
 typedef struct gp_acc {
     uint64_t t0_ns;     /* region start (monotonic) */
@@ -79,6 +103,8 @@ typedef struct gp_acc {
     uint32_t spark_used; /* buckets in use */
     uint64_t spark_span; /* samples per bucket */
     uint64_t spark_fill; /* samples in the last bucket */
+
+    gp_health_acc health; /* every sample, warmup ones too */
 } gp_acc;
 
 void gp_acc_init(gp_acc *a, uint64_t t0_ns, uint64_t warmup_ns);

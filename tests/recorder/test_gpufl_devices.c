@@ -287,7 +287,7 @@ static void test_xid_session(void)
     gpufl_free(out);
     ro.format = GPUFL_REPORT_JSON;
     CHECK_INT(gpufl_report_logs(dir, &ro, &out, NULL, &err), GPUFL_OK);
-    CHECK_CONTAINS(out ? out : "", "\"xid_errors\":1,\"xid_last\":79}");
+    CHECK_CONTAINS(out ? out : "", "\"xid_errors\":1,\"xid_last\":79,\"stuck\":null}");
     gpufl_free(out);
 }
 

@@ -232,6 +232,21 @@
     svg.appendChild(tx);
     return svg;
   }
+  // "Busy but stuck" as the text report says it: n/a (unknown) where the
+  // session had no util.gpu, GPM SM activity and power in one sample.
+  function stuckLine(st) {
+    if (!st) return 'Busy but stuck: n/a (no sample had util.gpu, GPM SM activity and power)';
+    var r = st.rule;
+    var head = 'Busy but stuck: ' + (st.stretch_count ? st.stretch_count + ' stretch' +
+      (st.stretch_count === 1 ? '' : 'es') : 'none') + ' in ' + st.known_samples +
+      ' samples (util.gpu >= ' + r.util_min_pct + '%, SM active <= ' + r.sm_active_max_pct +
+      '%, power <= ' + r.power_idle_ratio + ' x idle, ' + r.after_samples + ' in a row)';
+    return head + st.stretches.map(function (k) {
+      return '; at +' + (k.start_offset_s === null ? '?' : k.start_offset_s.toFixed(3)) +
+        ' s for ' + k.duration_s.toFixed(3) + ' s';
+    }).join('');
+  }
+
   function devices(app, R, T) {
     var devs = R.devices || [];
     if (!devs.length && !(T && T.series.devices.length)) return;
@@ -249,6 +264,7 @@
         table([d], ['samples', 'util_gpu_mean_pct', 'util_gpu_max_pct', 'util_mem_mean_pct',
                     'mem_used_max_bytes', 'mem_total_bytes', 'temp_max_c', 'power_mean_mw',
                     'power_max_mw', 'clock_sm_mean_mhz', 'energy_j'], {cls: 'means'}),
+        el('p', {cls: 'stuck', text: stuckLine(d.stuck)}),
         charts]));
     });
     void sessT0;
