@@ -443,9 +443,6 @@ void cli_prom_label_value(fl_buf *b, const char *s);
 void cli_prom_format_procs(fl_buf *b, cli_prom_device *devs, size_t n, const char *host,
                            const char *driver, size_t max, const char *proc_root,
                            uint64_t now_wall_ns, uint64_t stale_ns);
-/* A /proc/PID/cgroup text's container id and pod UID ("" when none). */
-void cli_cgroup_parse(const char *text, char *container_id, size_t cid_cap, char *pod_uid,
-                      size_t pod_cap);
 
 /* ------------------------------------------------------------------ */
 /* Exit statuses, one rule for every subcommand (docs/cli.md "Exit

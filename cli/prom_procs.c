@@ -86,8 +86,8 @@ static void component(const char *c, size_t n, proc_labels *l)
 
 /* The container and pod of a cgroup file's lines ("ID:CONTROLLERS:PATH",
  * v1 one per hierarchy, v2 "0::PATH"). */
-void cli_cgroup_parse(const char *text, char *container_id, size_t cid_cap, char *pod_uid,
-                      size_t pod_cap)
+static void cgroup_parse(const char *text, char *container_id, size_t cid_cap, char *pod_uid,
+                         size_t pod_cap)
 {
     proc_labels l = {{0}};
     for (const char *line = text; line && *line;) {
@@ -133,13 +133,16 @@ static void read_labels(const char *root, int32_t pid, proc_labels *l)
     char *comm = slurp(root, pid, "comm", sizeof l->name);
     if (comm) {
         comm[strcspn(comm, "\n")] = '\0';
+        /* A label value must be UTF-8; a name is any bytes the process chose. */
+        for (char *c = comm; *c; c++)
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+                *c = '?';
         snprintf(l->name, sizeof l->name, "%s", comm);
         free(comm);
     }
     char *cg = slurp(root, pid, "cgroup", 16384);
     if (cg)
-        cli_cgroup_parse(cg, l->container_id, sizeof l->container_id, l->pod_uid,
-                         sizeof l->pod_uid);
+        cgroup_parse(cg, l->container_id, sizeof l->container_id, l->pod_uid, sizeof l->pod_uid);
     free(cg);
 }
 

@@ -6,7 +6,8 @@
  *    cri-containerd, no container), GPU 1 with 3 (kubepods v1 cgroupfs,
  *    cri-o under a kubepods v2 slice, one absent from /proc whose memory
  *    NVML cannot tell): the exact exposition lines, memory sorted, labels
- *    from comm and cgroup, no memory line for the unknown amount;
+ *    from comm (a byte that is not ASCII shown as '?': labels are UTF-8)
+ *    and cgroup, no memory line for the unknown amount;
  *  - GPU 1 refuses utilisation sampling: no SM share line (never a 0);
  *  - --processes-max 1: the top process and one pid="other" line summing
  *    the rest, none where one of the rest is unknown;
@@ -51,7 +52,10 @@ static void fake_proc(const char *root)
         {"4102", "trainer\n",
          "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" POD_V2
          ".slice/cri-containerd-" HEX64_B ".scope\n"},
-        {"4104", "bash\n", "0::/user.slice/user-1000.slice/session-3.scope\n"},
+        {"4104",
+         "b\xff"
+         "ash\n",
+         "0::/user.slice/user-1000.slice/session-3.scope\n"},
         {"4103", "infer \"v2\"\n",
          "5:memory:/kubepods/burstable/pod" POD_V1_UID "/" HEX64_C "\n"
          "4:cpu,cpuacct:/kubepods/burstable/pod" POD_V1_UID "/" HEX64_C "\n"},
@@ -132,7 +136,7 @@ static void test_exposition(const char *host)
              "container_id=\"" HEX64_A "\"} 2147483648\n"
              "gpu_profile_process_memory_bytes%s,pid=\"4102\",process_name=\"trainer\","
              "container_id=\"" HEX64_B "\",pod_uid=\"" POD_V2_UID "\"} 1073741824\n"
-             "gpu_profile_process_memory_bytes%s,pid=\"4104\",process_name=\"bash\"} 536870912\n"
+             "gpu_profile_process_memory_bytes%s,pid=\"4104\",process_name=\"b?ash\"} 536870912\n"
              "gpu_profile_process_memory_bytes%s,pid=\"4103\",process_name=\"infer \\\"v2\\\"\","
              "container_id=\"" HEX64_C "\",pod_uid=\"" POD_V1_UID "\"} 268435456\n"
              "gpu_profile_process_memory_bytes%s,pid=\"4106\",process_name=\"crio-job\","
@@ -144,7 +148,7 @@ static void test_exposition(const char *host)
              "container_id=\"" HEX64_A "\"} 30\n"
              "gpu_profile_process_sm_util_percent%s,pid=\"4102\",process_name=\"trainer\","
              "container_id=\"" HEX64_B "\",pod_uid=\"" POD_V2_UID "\"} 50\n"
-             "gpu_profile_process_sm_util_percent%s,pid=\"4104\",process_name=\"bash\"} 5\n",
+             "gpu_profile_process_sm_util_percent%s,pid=\"4104\",process_name=\"b?ash\"} 5\n",
              g0, g1, g0, g0, g0, g1, g1, g0, g0, g0);
     CHECK_STR(procs_part(a), want);
     /* promtool: the whole exposition parses (lint advice aside). */
