@@ -423,10 +423,26 @@ typedef struct cli_prom_device {
     bool amd;        /* sampled by the amd backend: AMD device-metrics-exporter's names */
     char pci_bus_id[GP_PCI_BUS_ID_MAX]; /* "" unknown: no pci_bus_id label */
     int stuck;                          /* gpu_profile_stuck: 1, 0, or -1 unknown (no line) */
+    /* serve --processes (prom_procs.c): the device's processes, procs_have
+     * false when none were listed (not asked, or the driver refused). */
+    gp_process_use *procs;
+    size_t n_procs;
+    bool procs_have;
 } cli_prom_device;
 /* driver: the DCGM_FI_DRIVER_VERSION label ("" or NULL: none). */
 void cli_prom_format(fl_buf *b, const cli_prom_device *devs, size_t n, const char *host,
                      const char *driver, uint64_t now_wall_ns, uint64_t stale_ns);
+/* The GPU's labels without the closing brace, a label value escaped
+ * (prom.c, for prom_procs.c). */
+void cli_prom_labels_open(fl_buf *b, const cli_prom_device *d, const char *host,
+                          const char *driver);
+void cli_prom_label_value(fl_buf *b, const char *s);
+/* The per-process families (prom_procs.c): at most max processes per GPU by
+ * memory, the rest as pid="other"; proc_root: where /proc is (NULL: /proc).
+ * Sorts each device's procs. */
+void cli_prom_format_procs(fl_buf *b, cli_prom_device *devs, size_t n, const char *host,
+                           const char *driver, size_t max, const char *proc_root,
+                           uint64_t now_wall_ns, uint64_t stale_ns);
 
 /* ------------------------------------------------------------------ */
 /* Exit statuses, one rule for every subcommand (docs/cli.md "Exit

@@ -191,7 +191,7 @@ static const struct family amd_families[] = {
      "Seconds since this GPU's newest sample was taken (a stalled driver shows here).", 0, V_AGE},
 };
 
-static void label_value(fl_buf *b, const char *s)
+void cli_prom_label_value(fl_buf *b, const char *s)
 {
     for (; s && *s; s++) {
         if (*s == '\\')
@@ -209,31 +209,37 @@ static void label_value(fl_buf *b, const char *s)
  * pci_bus_id, device and modelName are its parent GPU's, GPU_I_PROFILE and
  * GPU_I_ID name the instance (an unknown one left out).  pci_bus_id and
  * DCGM_FI_DRIVER_VERSION where known, in dcgm-exporter's places. */
-static void labels(fl_buf *b, const cli_prom_device *d, const char *host, const char *driver)
+void cli_prom_labels_open(fl_buf *b, const cli_prom_device *d, const char *host, const char *driver)
 {
     const gp_mig_info *m = &d->mig;
     uint32_t gpu = m->is_mig ? m->parent_index : d->index;
     fl_buf_printf(b, "{gpu=\"%" PRIu32 "\",UUID=\"", gpu);
-    label_value(b, m->is_mig ? m->parent_uuid : d->uuid);
+    cli_prom_label_value(b, m->is_mig ? m->parent_uuid : d->uuid);
     if (d->pci_bus_id[0]) {
         fl_buf_puts(b, "\",pci_bus_id=\"");
-        label_value(b, d->pci_bus_id);
+        cli_prom_label_value(b, d->pci_bus_id);
     }
     fl_buf_printf(b, "\",device=\"nvidia%" PRIu32 "\",modelName=\"", gpu);
-    label_value(b, m->is_mig ? m->parent_name : d->name);
+    cli_prom_label_value(b, m->is_mig ? m->parent_name : d->name);
     fl_buf_puts(b, "\",Hostname=\"");
-    label_value(b, host);
+    cli_prom_label_value(b, host);
     if (m->is_mig && m->profile[0]) {
         fl_buf_puts(b, "\",GPU_I_PROFILE=\"");
-        label_value(b, m->profile);
+        cli_prom_label_value(b, m->profile);
     }
     if (m->is_mig && m->gpu_instance_id >= 0)
         fl_buf_printf(b, "\",GPU_I_ID=\"%d", (int)m->gpu_instance_id);
     if (driver && *driver) {
         fl_buf_puts(b, "\",DCGM_FI_DRIVER_VERSION=\"");
-        label_value(b, driver);
+        cli_prom_label_value(b, driver);
     }
-    fl_buf_puts(b, "\"}");
+    fl_buf_puts(b, "\"");
+}
+
+static void labels(fl_buf *b, const cli_prom_device *d, const char *host, const char *driver)
+{
+    cli_prom_labels_open(b, d, host, driver);
+    fl_buf_puts(b, "}");
 }
 
 /* device-metrics-exporter's labels; its serial_number is not in ROCm SMI's
@@ -241,11 +247,11 @@ static void labels(fl_buf *b, const cli_prom_device *d, const char *host, const 
 static void amd_labels(fl_buf *b, const cli_prom_device *d, const char *host, value_kind v)
 {
     fl_buf_printf(b, "{gpu_id=\"%" PRIu32 "\",gpu_uuid=\"", d->index);
-    label_value(b, d->uuid);
+    cli_prom_label_value(b, d->uuid);
     fl_buf_puts(b, "\",card_model=\"");
-    label_value(b, d->name);
+    cli_prom_label_value(b, d->name);
     fl_buf_puts(b, "\",hostname=\"");
-    label_value(b, host);
+    cli_prom_label_value(b, host);
     if (v == V_CLOCK_SM)
         fl_buf_puts(b, "\",clock_type=\"system\",clock_index=\"0");
     else if (v == V_CLOCK_MEM)

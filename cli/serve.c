@@ -124,7 +124,29 @@ typedef struct server {
     gp_stuck_rule stuck_rule;
     gp_stuck_state *stuck;
     size_t n_stuck;
+    /* --processes: each device's list (SERVE_PROCS_CAP a device), read by
+     * the scrapes (one thread); max 0: not asked. */
+    size_t procs_max;
+    gp_process_use *procs;
+    const char *proc_root; /* $GPU_PROFILE_TEST_PROC_ROOT (tests), else /proc */
 } server;
+
+#define SERVE_PROCS_CAP 256u
+
+static uint64_t wall_ns(void);
+
+/* --processes: each device's newest list, then its series. */
+static void format_procs(server *s, fl_buf *b)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        cli_prom_device *d = &s->devs[i];
+        d->procs = s->procs + i * SERVE_PROCS_CAP;
+        d->procs_have =
+            gp_monitor_processes(s->mon, i, d->procs, SERVE_PROCS_CAP, &d->n_procs) == GP_OK;
+    }
+    cli_prom_format_procs(b, s->devs, s->n, s->host, s->driver, s->procs_max, s->proc_root,
+                          wall_ns(), s->stale_ns);
+}
 
 void cli_serve_usage(FILE *f)
 {
@@ -134,6 +156,7 @@ void cli_serve_usage(FILE *f)
           "                         [--rocm-smi-library FILE]\n"
           "                         [--request-timeout SECONDS] [--stuck-after SECONDS]\n"
           "                         [--stuck-util PCT] [--stuck-sm PCT] [--stuck-power RATIO]\n"
+          "                         [--processes] [--processes-max N]\n"
           "\n"
           "Samples the GPUs every --interval (default 1 s) and serves the newest values at\n"
           "http://ADDR:PORT/metrics in Prometheus' text format, with dcgm-exporter's metric\n"
@@ -150,6 +173,10 @@ void cli_serve_usage(FILE *f)
           "(default 90) with GPM SM activity <= --stuck-sm (default 5) and power <=\n"
           "--stuck-power (default 1.25) x the lowest it has shown, for --stuck-after\n"
           "seconds (default 60) of samples in a row; no line without GPM or power.\n"
+          "--processes (NVML): per GPU, gpu_profile_processes and, for the --processes-max\n"
+          "(default 8) using most memory, gpu_profile_process_memory_bytes and\n"
+          "gpu_profile_process_sm_util_percent labelled pid, process_name, container_id,\n"
+          "pod_uid; the rest summed into one pid=\"other\" line.\n"
           "Runs until INT/TERM/HUP/QUIT.  Exit status 1 when the address or the devices\n"
           "cannot be opened, 125 for a bad option.  --nvml-library / --smi-path /\n"
           "--rocm-smi-library: the NVML, nvidia-smi or ROCm SMI to use instead of the\n"
@@ -331,6 +358,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             d[i].stuck = i < s->n_stuck && s->stuck[i].known ? s->stuck[i].stuck : -1;
         pthread_mutex_unlock(&s->stuck_mu);
         cli_prom_format(&b, d, s->n, s->host, s->driver, wall_ns(), s->stale_ns);
+        if (s->procs_max)
+            format_procs(s, &b);
         ret =
             b.oom ? MHD_NO : reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", &b);
     } else if (strcmp(url, "/") == 0) {
@@ -467,7 +496,9 @@ static int open_devices(server *s, gp_options *o)
     s->n_stuck = 256;
     o->on_sample = on_sample;
     o->on_sample_user = s;
-    if (gp_monitor_create(o, &s->mon, &err) != GP_OK || gp_monitor_start(s->mon, &err) != GP_OK) {
+    if (gp_monitor_create(o, &s->mon, &err) != GP_OK ||
+        (s->procs_max && gp_monitor_list_processes(s->mon, &err) != GP_OK) ||
+        gp_monitor_start(s->mon, &err) != GP_OK) {
         cli_say("serve: %s", err.message);
         return -1;
     }
@@ -487,6 +518,8 @@ static int open_devices(server *s, gp_options *o)
         nanosleep(&ten_ms, NULL);
     }
     s->devs = calloc(s->n ? s->n : 1, sizeof *s->devs);
+    if (s->procs_max && !(s->procs = calloc((s->n ? s->n : 1) * SERVE_PROCS_CAP, sizeof *s->procs)))
+        return -1;
     gp_device_info *all = NULL;
     size_t n_all = 0;
     char driver[96];
@@ -532,7 +565,9 @@ enum {
     K_STUCK_AFTER,
     K_STUCK_UTIL,
     K_STUCK_SM,
-    K_STUCK_POWER
+    K_STUCK_POWER,
+    K_PROCESSES,
+    K_PROCESSES_MAX
 };
 const cli_opt cli_serve_opts[] = {
     {"listen", K_LISTEN, 1, "ADDR:PORT", "ADDR:PORT (e.g. 127.0.0.1:9400, :9400)", NULL},
@@ -549,6 +584,8 @@ const cli_opt cli_serve_opts[] = {
     {"stuck-util", K_STUCK_UTIL, 1, "PCT", "a percentage (e.g. 90)", NULL},
     {"stuck-sm", K_STUCK_SM, 1, "PCT", "a percentage (e.g. 5)", NULL},
     {"stuck-power", K_STUCK_POWER, 1, "RATIO", "a ratio to the idle power (e.g. 1.25)", NULL},
+    {"processes", K_PROCESSES, 0, NULL, NULL, NULL},
+    {"processes-max", K_PROCESSES_MAX, 1, "N", "a whole number from 1 to 256 (e.g. 8)", NULL},
 };
 const size_t cli_serve_n_opts = sizeof cli_serve_opts / sizeof cli_serve_opts[0];
 
@@ -559,6 +596,8 @@ typedef struct serve_args {
     double request_timeout_s;
     double stuck_after_s;
     gp_stuck_rule stuck;
+    bool processes;
+    double processes_max;
 } serve_args;
 
 /* A plain decimal number in [min, max] into *out; -1 after a message. */
@@ -610,6 +649,15 @@ static int apply(int key, const char *v, gp_options *o, serve_args *a)
         return parse_number("--stuck-sm", v, 0, 100, "a percentage", &a->stuck.sm_active_max_pct);
     } else if (key == K_STUCK_POWER) {
         return parse_number("--stuck-power", v, 1, 100, "a ratio", &a->stuck.power_idle_ratio);
+    } else if (key == K_PROCESSES_MAX) {
+        if (parse_number("--processes-max", v, 1, SERVE_PROCS_CAP, "a whole number",
+                         &a->processes_max) != 0)
+            return -1;
+        if (a->processes_max != floor(a->processes_max)) {
+            cli_say("serve: --processes-max '%s' is not a whole number from 1 to %u", v,
+                    SERVE_PROCS_CAP);
+            return -1;
+        }
     } else {
         snprintf(a->list, sizeof a->list, "%s", v);
     }
@@ -631,6 +679,8 @@ static int parse(int argc, char **argv, gp_options *o, serve_args *a)
         }
         if (key == K_PCIE)
             o->sample_pcie = 1;
+        else if (key == K_PROCESSES)
+            a->processes = true;
         else if (apply(key, v, o, a) < 0)
             return -1;
     }
@@ -678,6 +728,10 @@ int cli_serve_main(int argc, char **argv)
                     .stuck_after_s = 60.0};
     gp_stuck_rule_init(&a.stuck);
     int p = parse(argc, argv, &o, &a);
+    if (p == 0 && a.processes_max > 0 && !a.processes) {
+        cli_say("serve: --processes-max needs --processes (add --processes)");
+        p = -1;
+    }
     if (p != 0)
         return p > 0 ? 0 : CLI_EXIT_USAGE;
     /* Until the listener runs the signals end the process at once; then
@@ -698,6 +752,8 @@ int cli_serve_main(int argc, char **argv)
     double n_stuck = ceil(a.stuck_after_s / o.interval_s - 1e-9);
     s.stuck_rule.after_samples = n_stuck < 1 ? 1 : n_stuck > 1e9 ? 1000000000u : (uint32_t)n_stuck;
     pthread_mutex_init(&s.stuck_mu, NULL);
+    s.procs_max = a.processes ? (a.processes_max > 0 ? (size_t)a.processes_max : 8) : 0;
+    s.proc_root = getenv("GPU_PROFILE_TEST_PROC_ROOT");
     gethostname(s.host, sizeof s.host - 1);
     char shown[300];
     struct MHD_Daemon *d = NULL;
@@ -725,6 +781,7 @@ int cli_serve_main(int argc, char **argv)
         gp_monitor_destroy(s.mon);
         free(s.devs);
         free(s.stuck);
+        free(s.procs);
         signal(sig, SIG_DFL);
         pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
         raise(sig);
@@ -736,5 +793,6 @@ int cli_serve_main(int argc, char **argv)
     }
     free(s.devs);
     free(s.stuck);
+    free(s.procs);
     return rc;
 }

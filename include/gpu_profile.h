@@ -636,6 +636,25 @@ typedef struct gp_monitor_stats {
 } gp_monitor_stats;
 GP_API gp_status gp_monitor_get_stats(const gp_monitor *m, gp_monitor_stats *out);
 
+/* Appended: the processes using each device (`gpu-profile serve
+ * --processes`), NVML only.  gp_monitor_list_processes, before
+ * gp_monitor_start, asks every sampling round to list them too (two more
+ * NVML calls per device and round): GP_ERR_NOT_SUPPORTED from a backend
+ * that cannot, GP_ERR_STATE once started.  gp_monitor_processes copies
+ * device `slot`'s newest list (at most cap, by the driver's order; *n the
+ * number copied); GP_ERR_STATE while no list was read (not asked, not
+ * started, or the driver refused the listing).  PIDs are the host's. */
+typedef struct gp_process_use {
+    int32_t pid;
+    int32_t mem_known; /* 0: the driver could not tell the memory */
+    uint64_t mem_used_bytes;
+    int32_t sm_known; /* 0: no SM share (utilisation sampling refused) */
+    uint32_t sm_pct;  /* the process's share of the SMs, its newest sample */
+} gp_process_use;
+GP_API gp_status gp_monitor_list_processes(gp_monitor *m, gp_error *err);
+GP_API gp_status gp_monitor_processes(gp_monitor *m, size_t slot, gp_process_use *out, size_t cap,
+                                      size_t *n);
+
 /* ----------------------------------------------------- profile a function */
 
 typedef int (*gp_call_fn)(void *user);

@@ -811,6 +811,30 @@ gp_status gp_monitor_get_stats(const gp_monitor *m, gp_monitor_stats *out)
     return GP_OK;
 }
 
+gp_status gp_monitor_list_processes(gp_monitor *m, gp_error *err)
+{
+    if (!m || !m->be->list_processes)
+        return gp_error_set(err, GP_ERR_NOT_SUPPORTED,
+                            "the %s backend cannot list the processes on a GPU (NVML can)",
+                            m ? m->be->name : "no");
+    if (m->state == MON_RUNNING)
+        return gp_error_set(err, GP_ERR_STATE, "gp_monitor_list_processes: call it before start");
+    m->be->list_processes(m->ctx);
+    return GP_OK;
+}
+
+gp_status gp_monitor_processes(gp_monitor *m, size_t slot, gp_process_use *out, size_t cap,
+                               size_t *n)
+{
+    if (!m || !n || (cap && !out))
+        return GP_ERR_INVALID_ARG;
+    if ((*n = 0, slot >= m->n_slots))
+        return GP_ERR_DEVICE_NOT_FOUND;
+    if (!m->be->processes)
+        return GP_ERR_NOT_SUPPORTED;
+    return m->be->processes(m->ctx, m->slots[slot].index, out, cap, n);
+}
+
 /* ------------------------------------------------------------------------ */
 
 static gp_status report(const gp_options *o, const gp_summary *s, gp_error *err)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """check_contrib.py - contrib/grafana-dashboard.json parses, and every metric
-its queries name is one `gpu-profile serve` serves (cli/prom.c's table), so
+its queries name is one `gpu-profile serve` serves (cli/prom.c's table,
+cli/prom_procs.c's per-process families), so
 the dashboard cannot drift from the exporter; contrib/gpu-profile.service
 runs `gpu-profile serve` on loopback with the hardening contrib/README.md
 lists, and (where systemd-analyze reads unit files offline) verifies clean
@@ -111,7 +112,8 @@ def systemd_checks(unit):
 root = sys.argv[1]
 # A family row is {"NAME", ...} or, for the health figures, H("NAME", ...).
 served = set(re.findall(r'(?:\{|\bH\()"((?:DCGM_FI|gpu_profile)_[A-Za-z_]+)"',
-                        open(f"{root}/cli/prom.c").read()))
+                        open(f"{root}/cli/prom.c").read() +
+                        open(f"{root}/cli/prom_procs.c").read()))
 dash = json.load(open(f"{root}/contrib/grafana-dashboard.json"))
 bad = []
 exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]

@@ -7,7 +7,8 @@
  * with none of ours, NOT_SUPPORTED, memory NVML cannot tell, a PID NVML
  * lists that /proc does not show (a container), no PIDs set, the summary
  * through the monitor (mean, max, text and JSON), and the descendants of
- * a listed process found through /proc (pid_tree).
+ * a listed process found through /proc (pid_tree), and the list of every
+ * process on a device (serve --processes).
  */
 #include "check.h"
 #include "sampler/backends/backend.h"
@@ -257,6 +258,80 @@ static void test_tree(void)
     rmdir(dir);
 }
 
+/* Every process on a device (serve --processes): NVML's PIDs as given
+ * (PID 1 included), memory and SM share per process, the newest read's;
+ * unknown memory and a device refusing both calls said so, not as 0. */
+static void test_process_list(void)
+{
+    unsigned idx[4] = {0, 1, 2, 3};
+    void *ctx = nvml_open_start(src_dir, "nvml_procs.txt", fake_new, idx, 4);
+    if (!ctx)
+        return;
+    gp_process_use u[8];
+    size_t n = 9;
+    CHECK_INT(gp_backend_nvml.processes(ctx, 0, u, 8, &n), GP_ERR_STATE); /* none read yet */
+    CHECK_INT(n, 0);
+    gp_backend_nvml.list_processes(ctx);
+    gp_device_sample s;
+    for (size_t i = 0; i < 4; i++)
+        read_slot(ctx, i, &s);
+    read_slot(ctx, 0, &s); /* the second values of 4000001's sequences */
+    CHECK_INT(gp_backend_nvml.processes(ctx, 0, u, 8, &n), GP_OK);
+    CHECK_INT(n, 3);
+    const gp_process_use want[3] = {
+        {4000001, 1, 2 * GIB, 1, 50}, {4000002, 1, 512 * MIB, 1, 5}, {1, 1, 4 * GIB, 1, 40}};
+    for (size_t i = 0; i < 3 && n == 3; i++) {
+        CHECK_INT(u[i].pid, want[i].pid);
+        CHECK_INT(u[i].mem_known, 1);
+        CHECK_U64(u[i].mem_used_bytes, want[i].mem_used_bytes);
+        CHECK_INT(u[i].sm_known, 1);
+        CHECK_INT(u[i].sm_pct, want[i].sm_pct);
+    }
+    CHECK_INT(gp_backend_nvml.processes(ctx, 0, u, 1, &n), GP_OK); /* cut at cap */
+    CHECK_INT(n, 1);
+    CHECK_INT(gp_backend_nvml.processes(ctx, 1, u, 8, &n), GP_OK);
+    CHECK_INT(n, 1);
+    CHECK_INT(u[0].pid, 1);
+    CHECK_INT(u[0].sm_pct, 7);
+    CHECK_INT(gp_backend_nvml.processes(ctx, 2, u, 8, &n), GP_ERR_STATE); /* NOT_SUPPORTED */
+    CHECK_INT(gp_backend_nvml.processes(ctx, 3, u, 8, &n), GP_OK);
+    CHECK_INT(n, 1);
+    CHECK_INT(u[0].mem_known, 0); /* NVML_VALUE_NOT_AVAILABLE */
+    CHECK_U64(u[0].mem_used_bytes, 0);
+    CHECK_INT(u[0].sm_known, 1);
+    CHECK_INT(u[0].sm_pct, 12);
+    gp_backend_nvml.stop(ctx);
+    gp_backend_nvml.close(ctx);
+
+    /* Through the monitor: a backend that cannot list, and out of order. */
+    gp_options o;
+    gp_options_init(&o);
+    o.backend = GP_BACKEND_NONE;
+    gp_monitor *m = NULL;
+    gp_error err;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    CHECK_INT(gp_monitor_list_processes(m, &err), GP_ERR_NOT_SUPPORTED);
+    CHECK_STR(err.message, "the none backend cannot list the processes on a GPU (NVML can)");
+    CHECK_INT(gp_monitor_processes(m, 0, u, 8, &n), GP_ERR_NOT_SUPPORTED);
+    gp_monitor_destroy(m);
+    nvml_use_scenario(src_dir, "nvml_procs.txt");
+    gp_options_init(&o);
+    o.backend = GP_BACKEND_NVML;
+    o.nvml_library = fake_new;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    if (!m)
+        return;
+    CHECK_INT(gp_monitor_processes(m, 0, u, 8, &n), GP_ERR_STATE); /* not asked */
+    CHECK_INT(gp_monitor_list_processes(m, &err), GP_OK);
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    CHECK_INT(gp_monitor_list_processes(m, &err), GP_ERR_STATE);
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    CHECK_INT(gp_monitor_processes(m, 0, u, 8, &n), GP_OK); /* the last round's */
+    CHECK_INT(n, 3);
+    CHECK_INT(gp_monitor_processes(m, 1, u, 8, &n), GP_ERR_DEVICE_NOT_FOUND);
+    gp_monitor_destroy(m);
+}
+
 static void test_bad_options(void)
 {
     gp_options o;
@@ -286,6 +361,7 @@ int main(void)
     test_hidden_pid();
     test_monitor_summary();
     test_tree();
+    test_process_list();
     test_bad_options();
     return check_done("test_nvml_procs");
 }

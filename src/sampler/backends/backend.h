@@ -68,6 +68,12 @@ typedef struct gp_backend {
      * processes whose use the next reads sum (per-process fields of
      * gp_device_sample); n == 0: none.  The list is copied. */
     void (*set_pids)(void *ctx, const int *pids, size_t n);
+    /* Optional (NULL: the backend cannot list processes): list_processes,
+     * before start, makes every read list the processes on its device too;
+     * processes copies device index's newest list (any thread), GP_ERR_STATE
+     * while none was read. */
+    void (*list_processes)(void *ctx);
+    gp_status (*processes)(void *ctx, unsigned index, gp_process_use *out, size_t cap, size_t *n);
 } gp_backend;
 
 /* Read the energy counter this time.  NVML's nvmlDeviceGetTotalEnergyConsumption

@@ -44,6 +44,11 @@ typedef struct nvml_devref {
      * device's next device_info reports it as its own call would have. */
     gp_status count_st;
     gp_error count_err;
+    /* The newest list of its processes (list_procs), under plist_mu of
+     * the context: NULL until one was read. */
+    gp_process_use *plist;
+    size_t n_plist;
+    bool plist_ok;
 } nvml_devref;
 
 typedef struct nvml_ctx {
@@ -65,7 +70,9 @@ typedef struct nvml_ctx {
         unsigned parent, slot;
     } * mig;
     size_t n_mig;
-    nvml_xid *xid; /* the run's XID watcher (nvml_xid.c); NULL: none */
+    nvml_xid *xid;            /* the run's XID watcher (nvml_xid.c); NULL: none */
+    bool list_procs;          /* every read lists its device's processes too */
+    pthread_mutex_t plist_mu; /* the devices' plist (scrapes read them) */
 } nvml_ctx;
 
 /* ------------------------------------------------- calls stuck in NVML */
@@ -308,8 +315,11 @@ static void nvml_close(void *ctx)
             pthread_mutex_unlock(&c->lib->mu);
         }
     }
-    for (size_t i = 0; i < c->n_devs; i++)
+    for (size_t i = 0; i < c->n_devs; i++) {
         gp_runner_release(c->devs[i].r);
+        free(c->devs[i].plist);
+    }
+    pthread_mutex_destroy(&c->plist_mu);
     gp_runner_release(c->sys);
     gp_nvml_lib_unref(c->lib);
     free(c->devs);
@@ -325,6 +335,7 @@ static gp_status nvml_open(const gp_backend_config *cfg, void **ctx, gp_error *e
     if (!c)
         return gp_error_set(err, GP_ERR_NO_MEMORY, "nvml: out of memory");
     c->sample_pcie = cfg && cfg->sample_pcie;
+    pthread_mutex_init(&c->plist_mu, NULL);
     c->call_ns = NVML_CALL_TIMEOUT_NS;
     if (cfg && cfg->timeout_ns && cfg->timeout_ns < c->call_ns)
         c->call_ns = cfg->timeout_ns;
@@ -527,6 +538,20 @@ static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64
     return GP_OK;
 }
 
+/* The read's process list, for scrapes (nvml_processes). */
+static void keep_plist(nvml_ctx *c, unsigned index, const nvml_dev *d)
+{
+    nvml_devref *ref = &c->devs[index];
+    pthread_mutex_lock(&c->plist_mu);
+    if (!ref->plist)
+        ref->plist = malloc(NVML_PROC_MAX * sizeof *ref->plist);
+    ref->plist_ok = ref->plist && d->plist_ok;
+    ref->n_plist = ref->plist_ok ? d->n_plist : 0;
+    if (ref->n_plist)
+        memcpy(ref->plist, d->plist, ref->n_plist * sizeof *ref->plist);
+    pthread_mutex_unlock(&c->plist_mu);
+}
+
 static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sample *out,
                            gp_error *err)
 {
@@ -543,9 +568,12 @@ static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sam
     d->flags = flags;
     memcpy(d->pids, c->pids, c->n_pids * sizeof c->pids[0]);
     d->n_pids = c->n_pids;
+    d->list_procs = c->list_procs;
     st = dev_run(c, index, d, gp_nvml_job_read, "nvmlDeviceGetUtilizationRates", err);
     if (st != GP_ERR_TIMEOUT)
         *out = d->sample;
+    if (st == GP_OK && c->list_procs)
+        keep_plist(c, index, d);
     if (st == GP_OK)
         gp_nvml_xid_fill(c->xid, index, out);
     return st;
@@ -557,6 +585,25 @@ static void nvml_set_pids(void *ctx, const int *pids, size_t n)
     c->n_pids = n < GP_PROC_PIDS_MAX ? n : GP_PROC_PIDS_MAX;
     if (c->n_pids)
         memcpy(c->pids, pids, c->n_pids * sizeof c->pids[0]);
+}
+
+static void nvml_list_processes(void *ctx)
+{
+    ((nvml_ctx *)ctx)->list_procs = true;
+}
+
+static gp_status nvml_processes(void *ctx, unsigned index, gp_process_use *out, size_t cap,
+                                size_t *n)
+{
+    nvml_ctx *c = ctx;
+    pthread_mutex_lock(&c->plist_mu);
+    const nvml_devref *ref = index < c->n_devs ? &c->devs[index] : NULL;
+    gp_status st = ref && ref->plist_ok ? GP_OK : GP_ERR_STATE;
+    *n = st == GP_OK ? (ref->n_plist < cap ? ref->n_plist : cap) : 0;
+    if (*n)
+        memcpy(out, ref->plist, *n * sizeof *out);
+    pthread_mutex_unlock(&c->plist_mu);
+    return st;
 }
 
 const gp_backend gp_backend_nvml = {
@@ -573,4 +620,6 @@ const gp_backend gp_backend_nvml = {
     .interrupt = NULL,
     .stop = nvml_stop,
     .set_pids = nvml_set_pids,
+    .list_processes = nvml_list_processes,
+    .processes = nvml_processes,
 };

@@ -891,6 +891,8 @@ void gp_nvml_job_read(gp_runner *r, void *job)
     if (st == GP_OK)
         gp_nvml_read_procs(r, d, out);
     if (st == GP_OK)
+        gp_nvml_list_procs(r, d);
+    if (st == GP_OK)
         gp_nvml_read_health(r, d, out);
     d->status = st;
 }

@@ -174,6 +174,19 @@ typedef struct nvml_dev {
     uint32_t proc_util[4]; /* ours sm, mem; all sm, mem */
     nvmlProcessInfo_t proc_infos[NVML_PROC_MAX];
     nvmlProcessUtilizationSample_t proc_samples[NVML_PROC_MAX];
+    /* The list of every process on the device (nvml_procs.c, serve
+     * --processes): input, whether to read it; output, the list (plist_ok:
+     * read this time); kept between reads, the newest utilisation sample
+     * seen and each process's last SM share (repeated while the driver has
+     * no newer sample). */
+    bool list_procs, plist_ok;
+    unsigned n_plist, n_plist_sm;
+    gp_process_use plist[NVML_PROC_MAX];
+    unsigned long long plist_last_ts;
+    bool plist_have_util;
+    struct nvml_proc_sm {
+        unsigned pid, sm_pct;
+    } plist_sm[NVML_PROC_MAX];
     /* Input, set before every job: this device is MIG handle mig_slot of
      * the GPU at NVML index parent (is_mig false: a whole GPU, key.index). */
     bool is_mig;
@@ -205,6 +218,9 @@ typedef struct nvml_dev {
 /* Adds the per-process fields to out (nvml_procs.c): never fails the read
  * (an NVML answer other than success leaves the bits clear). */
 void gp_nvml_read_procs(gp_runner *r, nvml_dev *d, gp_device_sample *out);
+/* With d->list_procs: lists every process on the device into d->plist
+ * (plist_ok false when the driver refused the listing). */
+void gp_nvml_list_procs(gp_runner *r, nvml_dev *d);
 
 /* The metrics read through nvmlDeviceGetFieldValues where the driver
  * answers them (nvml_fields.c). */

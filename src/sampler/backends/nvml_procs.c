@@ -12,6 +12,11 @@
  * attributed and both bits stay clear.  Utilisation sums, per process, the
  * newest sample newer than the last one seen; while the driver has no
  * newer sample (its period is 1/6 s to 1 s) the previous sums are repeated.
+ * The list of every process (gp_nvml_list_procs, serve --processes) makes
+ * its own two calls, keeps NVML's (host) PIDs whether visible here or not,
+ * and gives each process the SM share of its newest sample: 0 when the
+ * driver's newer samples left it out (idle), none when the driver refuses
+ * utilisation sampling.
  */
 #include "nvml_abi.h"
 #include "nvml_dev.h"
@@ -137,4 +142,66 @@ void gp_nvml_read_procs(gp_runner *r, nvml_dev *d, gp_device_sample *out)
         return;
     }
     read_utilization(r, d, out);
+}
+
+/* The SM shares of the newest utilisation samples: kept per process
+ * while the driver has nothing newer; false when it refuses. */
+static bool list_sm(gp_runner *r, nvml_dev *d)
+{
+    const nvml_api *a = &d->key.lib->api;
+    if (!a->get_proc_util)
+        return false;
+    unsigned n = NVML_PROC_MAX;
+    gp_runner_doing(r, "nvmlDeviceGetProcessUtilization");
+    nvmlReturn_t rc = a->get_proc_util(d->dev, d->proc_samples, &n, d->plist_last_ts);
+    if (rc == NVML_ERROR_NOT_FOUND) {
+        n = 0;
+    } else if (rc != NVML_SUCCESS || n > NVML_PROC_MAX) {
+        d->plist_have_util = false;
+        d->n_plist_sm = 0;
+        return false;
+    }
+    unsigned fresh = 0;
+    unsigned long long newest = d->plist_last_ts;
+    for (unsigned k = 0; k < n; k++) {
+        const nvmlProcessUtilizationSample_t *s = &d->proc_samples[k];
+        if (s->timeStamp <= d->plist_last_ts || !newest_of_pid(d->proc_samples, n, k))
+            continue;
+        if (fresh == 0)
+            d->n_plist_sm = 0; /* a newer round of samples replaces the last */
+        d->plist_sm[d->n_plist_sm++] = (struct nvml_proc_sm){s->pid, s->smUtil};
+        fresh++;
+        if (s->timeStamp > newest)
+            newest = s->timeStamp;
+    }
+    d->plist_last_ts = newest;
+    d->plist_have_util = true;
+    return true;
+}
+
+void gp_nvml_list_procs(gp_runner *r, nvml_dev *d)
+{
+    const nvml_api *a = &d->key.lib->api;
+    d->plist_ok = false;
+    d->n_plist = 0;
+    if (!d->list_procs || !a->get_procs)
+        return;
+    unsigned n = NVML_PROC_MAX;
+    gp_runner_doing(r, "nvmlDeviceGetComputeRunningProcesses_v3");
+    if (a->get_procs(d->dev, &n, d->proc_infos) != NVML_SUCCESS || n > NVML_PROC_MAX)
+        return;
+    bool sm_known = list_sm(r, d);
+    for (unsigned i = 0; i < n; i++) {
+        const nvmlProcessInfo_t *p = &d->proc_infos[i];
+        gp_process_use *u = &d->plist[i];
+        *u = (gp_process_use){.pid = (int32_t)p->pid,
+                              .mem_known = p->usedGpuMemory != PROC_MEM_UNKNOWN,
+                              .sm_known = sm_known};
+        u->mem_used_bytes = u->mem_known ? p->usedGpuMemory : 0;
+        for (unsigned k = 0; sm_known && k < d->n_plist_sm; k++)
+            if (d->plist_sm[k].pid == p->pid)
+                u->sm_pct = d->plist_sm[k].sm_pct;
+    }
+    d->n_plist = n;
+    d->plist_ok = true;
 }
