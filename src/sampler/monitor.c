@@ -66,6 +66,7 @@ struct gp_monitor {
     gp_device_sample *round; /* scratch for one round, sampler thread only */
     gp_status *round_status;
     gp_error *round_err;
+    unsigned *round_flags; /* per slot: GP_READ_* or GP_READ_SKIP */
 
     pthread_mutex_t mu; /* guards everything the sampler and callers share */
     pthread_cond_t cv;
@@ -126,7 +127,9 @@ static gp_status resolve_devices(gp_monitor *m, gp_error *err)
     m->round = calloc(n, sizeof *m->round);
     m->round_status = calloc(n, sizeof *m->round_status);
     m->round_err = calloc(n, sizeof *m->round_err);
-    if (!m->slots || !m->summaries || !m->round || !m->round_status || !m->round_err)
+    m->round_flags = calloc(n, sizeof *m->round_flags);
+    if (!m->slots || !m->summaries || !m->round || !m->round_status || !m->round_err ||
+        !m->round_flags)
         return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for %zu devices", n);
     m->n_slots = n;
     for (size_t i = 0; i < n; i++) {
@@ -334,12 +337,18 @@ static void polled_round(gp_monitor *m, bool last)
     uint64_t t_wall = gp_now_wall_ns();
     for (size_t i = 0; i < m->n_slots; i++) {
         m->round_status[i] = GP_ERR_STATE; /* "not read" */
-        if (m->slots[i].failed || !m->be->read)
+        m->round_flags[i] = GP_READ_SKIP;
+        if (m->slots[i].failed || (!m->be->read && !m->be->read_round))
             continue; /* only the sampler thread sets failed, so no lock is needed */
         m->round_err[i].message[0] = '\0';
-        unsigned flags = read_flags(m, &m->slots[i], t_mono, last);
-        m->round_status[i] = m->be->read(m->ctx, i, flags, &m->round[i], &m->round_err[i]);
+        m->round_flags[i] = read_flags(m, &m->slots[i], t_mono, last);
+        if (!m->be->read_round)
+            m->round_status[i] =
+                m->be->read(m->ctx, i, m->round_flags[i], &m->round[i], &m->round_err[i]);
     }
+    if (m->be->read_round) /* one sleep of this thread per round, not one per device */
+        m->be->read_round(m->ctx, m->n_slots, m->round_flags, m->round, m->round_status,
+                          m->round_err);
     pthread_mutex_lock(&m->mu);
     m->stats.ticks++;
     for (size_t i = 0; i < m->n_slots; i++) {
@@ -732,6 +741,7 @@ void gp_monitor_destroy(gp_monitor *m)
     free(m->summaries);
     free(m->round);
     free(m->round_status);
+    free(m->round_flags);
     free(m->round_err);
     free(m->samples);
     free(m);

@@ -30,6 +30,7 @@ struct gp_runner {
     bool quit;            /* the owner let go */
     bool orphaned;        /* ... while a job was stuck: the thread frees */
     uint64_t posted, done;
+    bool waited; /* the owner waited for the job posted last (or none was) */
     const char *what;
     uint64_t since_ns;
     gp_runner_hooks hooks;
@@ -56,6 +57,7 @@ gp_runner *gp_runner_create(size_t job_size, const gp_runner_hooks *hooks)
         free(r);
         return NULL;
     }
+    r->waited = true;
     if (hooks)
         r->hooks = *hooks;
     gp_cond_init_mono(&r->cv);
@@ -146,8 +148,7 @@ static int start_thread(gp_runner *r)
     return rc;
 }
 
-gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t deadline_mono_ns,
-                         gp_runner_stuck *why)
+gp_status gp_runner_post(gp_runner *r, gp_runner_fn fn, const char *what, gp_runner_stuck *why)
 {
     pthread_mutex_lock(&r->mu);
     if (busy_locked(r)) {
@@ -162,10 +163,26 @@ gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64
     r->pending = fn;
     r->what = what;
     r->since_ns = gp_now_mono_ns();
-    uint64_t seq = ++r->posted;
+    ++r->posted;
+    r->waited = false;
     pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return GP_OK;
+}
+
+gp_status gp_runner_wait(gp_runner *r, uint64_t deadline_mono_ns, gp_runner_stuck *why)
+{
+    pthread_mutex_lock(&r->mu);
+    if (r->waited) { /* nothing posted since the last wait */
+        pthread_mutex_unlock(&r->mu);
+        return GP_ERR_STATE;
+    }
+    r->waited = true;
+    uint64_t seq = r->posted;
     struct timespec ts = {(time_t)(deadline_mono_ns / 1000000000ull),
                           (long)(deadline_mono_ns % 1000000000ull)};
+    /* The job may be done already (posted earlier, others waited for
+     * meanwhile): then no clock read and no sleep. */
     while (r->done < seq && gp_now_mono_ns() < deadline_mono_ns)
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
     gp_status st = GP_OK;
@@ -178,6 +195,13 @@ gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64
     }
     pthread_mutex_unlock(&r->mu);
     return st;
+}
+
+gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t deadline_mono_ns,
+                         gp_runner_stuck *why)
+{
+    gp_status st = gp_runner_post(r, fn, what, why);
+    return st == GP_OK ? gp_runner_wait(r, deadline_mono_ns, why) : st;
 }
 
 void gp_runner_release(gp_runner *r)
