@@ -332,15 +332,35 @@ static void case_runner_post_wait(void)
     CHECK_INT(atomic_load(&a_saw_b), 1);
     CHECK_INT(gp_runner_wait(b, deadline, &why), GP_ERR_STATE); /* waited already */
 
-    /* A deadline already past: abandoned, named; still running: refused. */
-    CHECK_INT(gp_runner_post(a, job_c, "c", &why), GP_OK);
+    /* A batch: both jobs posted, one sleep for the two, then each waited. */
+    gp_runner_batch *batch = gp_runner_batch_create();
+    CHECK(batch != NULL);
+    if (!batch)
+        return;
+    atomic_store(&b_started, 0);
+    atomic_store(&a_saw_b, 0);
+    CHECK_INT(gp_runner_post_batch(a, job_a, "a", batch, &why), GP_OK);
+    CHECK_INT(gp_runner_post_batch(b, job_b, "b", batch, &why), GP_OK);
+    gp_runner_batch_wait(batch, deadline);
+    CHECK(!gp_runner_stuck_now(a, NULL) && !gp_runner_stuck_now(b, NULL)); /* both returned */
+    CHECK_INT(gp_runner_wait(a, deadline, &why), GP_OK);
+    CHECK_INT(gp_runner_wait(b, deadline, &why), GP_OK);
+    CHECK_INT(atomic_load(&a_saw_b), 1);
+
+    /* A deadline already past: abandoned, named, out of its batch (the
+     * batch's wait returns while the job still runs); still running: the
+     * runner refuses the next post. */
+    CHECK_INT(gp_runner_post_batch(a, job_c, "c", batch, &why), GP_OK);
     while (!gp_runner_stuck_now(a, &why) || strcmp(why.what, "job_c_blocks") != 0)
         nap_ms(1); /* until job_c names its call (bounded by job_c's own end) */
     CHECK_INT(gp_runner_wait(a, gp_now_mono_ns(), &why), GP_ERR_TIMEOUT);
     CHECK_STR(why.what, "job_c_blocks");
     CHECK(!why.before);
+    gp_runner_batch_wait(batch, deadline);
+    CHECK(gp_runner_stuck_now(a, NULL));
     CHECK_INT(gp_runner_post(a, job_b, "b", &why), GP_ERR_TIMEOUT);
     CHECK(why.before);
+    gp_runner_batch_free(batch);
     atomic_store(&release_c, 1);
     gp_runner_release(a); /* frees at once, or when job_c returns */
     gp_runner_release(b);

@@ -69,7 +69,8 @@ typedef struct nvml_ctx {
         unsigned parent, slot;
     } * mig;
     size_t n_mig;
-    nvml_xid *xid; /* the run's XID watcher (nvml_xid.c); NULL: none */
+    nvml_xid *xid;          /* the run's XID watcher (nvml_xid.c); NULL: none */
+    gp_runner_batch *batch; /* read_round's jobs: one wake-up of ours a round */
 } nvml_ctx;
 
 /* ------------------------------------------------- calls stuck in NVML */
@@ -322,6 +323,7 @@ static void nvml_close(void *ctx)
     for (size_t i = 0; i < c->n_devs; i++)
         gp_runner_release(c->devs[i].r);
     gp_runner_release(c->sys);
+    gp_runner_batch_free(c->batch); /* its jobs all returned or were given up */
     gp_nvml_lib_unref(c->lib);
     free(c->devs);
     free(c->mig);
@@ -598,6 +600,9 @@ static void nvml_read_round(void *ctx, size_t n, const unsigned *flags, gp_devic
                             gp_status *status, gp_error *errs)
 {
     nvml_ctx *c = ctx;
+    uint64_t first_deadline_ns = 0;
+    if (!c->batch)
+        c->batch = gp_runner_batch_create(); /* NULL: one wake-up per device */
     for (size_t i = 0; i < n; i++) {
         if (flags[i] == GP_READ_SKIP)
             continue;
@@ -612,12 +617,20 @@ static void nvml_read_round(void *ctx, size_t n, const unsigned *flags, gp_devic
         nvml_devref *ref = &c->devs[index];
         gp_runner_stuck why;
         ref->deadline_ns = gp_now_mono_ns() + c->call_ns;
-        status[i] = gp_runner_post(ref->r, gp_nvml_job_read, "nvmlDeviceGetUtilizationRates", &why);
-        if (status[i] == GP_OK)
+        status[i] = gp_runner_post_batch(ref->r, gp_nvml_job_read, "nvmlDeviceGetUtilizationRates",
+                                         c->batch, &why);
+        if (status[i] == GP_OK) {
             ref->posted = true;
-        else
+            if (!first_deadline_ns)
+                first_deadline_ns = ref->deadline_ns;
+        } else {
             status[i] = runner_error(c, index, status[i], &why, &errs[i]);
+        }
     }
+    /* Bounded by the earliest deadline: a device still out then is given
+     * up below at its own. */
+    if (first_deadline_ns && c->batch)
+        gp_runner_batch_wait(c->batch, first_deadline_ns);
     for (size_t i = 0; i < n && i < c->n_slots; i++) {
         unsigned index = c->slot_index[i];
         if (flags[i] == GP_READ_SKIP || index >= c->n_devs || !c->devs[index].posted)
