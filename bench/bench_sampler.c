@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static const char *nvml_path;
@@ -192,14 +193,27 @@ static int bench_tree_rounds(double seconds, int calls)
         bench_pid = k ? pid : 0;
         bench_tree = k == 2;
         gp_monitor *m;
+        struct rusage ru0, ru1;
+        getrusage(RUSAGE_SELF, &ru0);
+        uint64_t p0 = process_cpu_ns();
         if (run(8, 0.010, seconds, 0, &m) != 0)
             return 1;
+        uint64_t p1 = process_cpu_ns();
+        getrusage(RUSAGE_SELF, &ru1);
         gp_monitor_stats st;
         gp_monitor_get_stats(m, &st);
-        double per_round = st.ticks ? (double)st.sampler_cpu_ns / (double)st.ticks : 0;
+        double ticks = st.ticks ? (double)st.ticks : 1;
+        double per_round = (double)st.sampler_cpu_ns / ticks;
+        /* The whole process (the runner threads' share included) and its
+         * context switches, voluntary (a thread slept) and not. */
+        double proc_round = (double)(p1 - p0) / ticks;
+        double vcsw = (double)(ru1.ru_nvcsw - ru0.ru_nvcsw) / ticks;
+        double ivcsw = (double)(ru1.ru_nivcsw - ru0.ru_nivcsw) / ticks;
         printf("cpu, per-process tree (%s)  devices=8 interval=10ms rounds=%llu "
-               "cpu_per_round_us=%.2f share_of_core=%.3f%%\n",
-               what[k], (unsigned long long)st.ticks, per_round / 1e3, per_round / 10e6 * 100);
+               "cpu_per_round_us=%.2f share_of_core=%.3f%% process_cpu_per_round_us=%.2f "
+               "ctx_switches_per_round=%.1f+%.1f\n",
+               what[k], (unsigned long long)st.ticks, per_round / 1e3, per_round / 10e6 * 100,
+               proc_round / 1e3, vcsw, ivcsw);
         fflush(stdout);
         gp_monitor_destroy(m);
     }

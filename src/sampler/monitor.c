@@ -66,6 +66,7 @@ struct gp_monitor {
     gp_device_sample *round; /* scratch for one round, sampler thread only */
     gp_status *round_status;
     gp_error *round_err;
+    unsigned *round_flags; /* per slot: GP_READ_* or GP_READ_SKIP */
 
     pthread_mutex_t mu; /* guards everything the sampler and callers share */
     pthread_cond_t cv;
@@ -126,7 +127,9 @@ static gp_status resolve_devices(gp_monitor *m, gp_error *err)
     m->round = calloc(n, sizeof *m->round);
     m->round_status = calloc(n, sizeof *m->round_status);
     m->round_err = calloc(n, sizeof *m->round_err);
-    if (!m->slots || !m->summaries || !m->round || !m->round_status || !m->round_err)
+    m->round_flags = calloc(n, sizeof *m->round_flags);
+    if (!m->slots || !m->summaries || !m->round || !m->round_status || !m->round_err ||
+        !m->round_flags)
         return gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for %zu devices", n);
     m->n_slots = n;
     for (size_t i = 0; i < n; i++) {
@@ -334,12 +337,18 @@ static void polled_round(gp_monitor *m, bool last)
     uint64_t t_wall = gp_now_wall_ns();
     for (size_t i = 0; i < m->n_slots; i++) {
         m->round_status[i] = GP_ERR_STATE; /* "not read" */
-        if (m->slots[i].failed || !m->be->read)
+        m->round_flags[i] = GP_READ_SKIP;
+        if (m->slots[i].failed || (!m->be->read && !m->be->read_round))
             continue; /* only the sampler thread sets failed, so no lock is needed */
         m->round_err[i].message[0] = '\0';
-        unsigned flags = read_flags(m, &m->slots[i], t_mono, last);
-        m->round_status[i] = m->be->read(m->ctx, i, flags, &m->round[i], &m->round_err[i]);
+        m->round_flags[i] = read_flags(m, &m->slots[i], t_mono, last);
+        if (!m->be->read_round)
+            m->round_status[i] =
+                m->be->read(m->ctx, i, m->round_flags[i], &m->round[i], &m->round_err[i]);
     }
+    if (m->be->read_round) /* one sleep of this thread per round, not one per device */
+        m->be->read_round(m->ctx, m->n_slots, m->round_flags, m->round, m->round_status,
+                          m->round_err);
     pthread_mutex_lock(&m->mu);
     m->stats.ticks++;
     for (size_t i = 0; i < m->n_slots; i++) {
@@ -732,6 +741,7 @@ void gp_monitor_destroy(gp_monitor *m)
     free(m->summaries);
     free(m->round);
     free(m->round_status);
+    free(m->round_flags);
     free(m->round_err);
     free(m->samples);
     free(m);
@@ -833,67 +843,4 @@ gp_status gp_monitor_processes(gp_monitor *m, size_t slot, gp_process_use *out, 
     if (!m->be->processes)
         return GP_ERR_NOT_SUPPORTED;
     return m->be->processes(m->ctx, m->slots[slot].index, out, cap, n);
-}
-
-/* ------------------------------------------------------------------------ */
-
-static gp_status report(const gp_options *o, const gp_summary *s, gp_error *err)
-{
-    switch (o->report) {
-    case GP_REPORT_NONE:
-        return GP_OK;
-    case GP_REPORT_CALLBACK:
-        o->report_fn(s, o->report_user);
-        return GP_OK;
-    case GP_REPORT_PRINT:
-        return gp_summary_print(s, o->report_file ? o->report_file : stderr, o->report_flags, err);
-    }
-    return GP_OK;
-}
-
-gp_status gp_profile_call(const gp_options *opts, gp_call_fn fn, void *user,
-                          gp_profiled_result *result, gp_error *err)
-{
-    gp_error_clear(err);
-    if (result)
-        memset(result, 0, sizeof *result);
-    if (!fn)
-        return gp_error_set(err, GP_ERR_INVALID_ARG, "gp_profile_call: fn is NULL");
-    gp_options defaults;
-    opts = gp_options_or_defaults(opts, &defaults);
-    gp_monitor *m = NULL;
-    gp_status st = gp_monitor_create(opts, &m, err);
-    if (st == GP_OK)
-        st = gp_monitor_start(m, err);
-    if (st != GP_OK) {
-        gp_monitor_destroy(m);
-        return st; /* fn is not run when the profiler cannot start */
-    }
-    int value = fn(user);
-    st = gp_monitor_stop(m, err);
-    for (size_t i = 0; st == GP_OK && i < m->n_slots; i++)
-        st = report(opts, &m->summaries[i], err);
-    if (result) {
-        result->value = value;
-        result->gpus = malloc(m->n_slots * sizeof *result->gpus);
-        if (result->gpus) {
-            memcpy(result->gpus, m->summaries, m->n_slots * sizeof *result->gpus);
-            result->n_gpus = m->n_slots;
-        } else if (st == GP_OK) {
-            st = gp_error_set(err, GP_ERR_NO_MEMORY, "out of memory for the summaries");
-        }
-        if (m->n_slots)
-            result->gpu = m->summaries[0];
-    }
-    gp_monitor_destroy(m);
-    return st;
-}
-
-void gp_profiled_result_free(gp_profiled_result *result)
-{
-    if (!result)
-        return;
-    free(result->gpus);
-    result->gpus = NULL;
-    result->n_gpus = 0;
 }

@@ -639,6 +639,59 @@ static void test_read_cost(void)
     close_ctx(ctx);
 }
 
+/* read_round, the sampler's way: every slot's read handed over before any
+ * is waited for; the same answers as read() slot by slot (device 1 lost
+ * after 3 reads, device 0's sequence in order), a skipped slot untouched,
+ * and a device in two slots read twice, one after the other. */
+static void test_read_round(void)
+{
+    CHECK(gp_backend_nvml.read_round != NULL);
+    void *ctx = open_ok("nvml_lost.txt", fake_new, 0);
+    if (!ctx)
+        return;
+    unsigned idx[2] = {0, 1};
+    start_ok(ctx, idx, 2);
+    gp_device_sample s[3];
+    gp_status st[3];
+    gp_error err[3];
+    unsigned flags[3] = {GP_READ_ENERGY, GP_READ_ENERGY, GP_READ_SKIP};
+    unsigned n0 = 0;
+    for (int round = 1; round <= 5; round++) {
+        memset(s, 0xa5, sizeof s);
+        st[0] = st[1] = st[2] = (gp_status)77;
+        gp_backend_nvml.read_round(ctx, 2, flags, s, st, err);
+        CHECK_INT(st[0], GP_OK);
+        CHECK_INT(s[0].valid, ALL_BUT_PCIE);
+        CHECK_INT(s[0].util_gpu_pct, ++n0);
+        if (round <= 3) {
+            CHECK_INT(st[1], GP_OK);
+            CHECK_INT(s[1].valid, ALL_BUT_PCIE);
+        } else {
+            CHECK_INT(st[1], GP_ERR_DEVICE_LOST);
+            CHECK_STR(err[1].message, "nvml: device 1 (NVIDIA H100 80GB HBM3): GPU is lost "
+                                      "(nvmlDeviceGetUtilizationRates returned 15)");
+            CHECK_INT(s[1].valid, 0);
+        }
+        CHECK_INT(st[2], 77);
+    }
+    flags[1] = GP_READ_SKIP;
+    st[1] = (gp_status)77;
+    gp_backend_nvml.read_round(ctx, 2, flags, s, st, err);
+    CHECK_INT(st[0], GP_OK);
+    CHECK_INT(s[0].util_gpu_pct, ++n0);
+    CHECK_INT(st[1], 77);
+
+    unsigned twice[2] = {0, 0}; /* device 0 in both slots */
+    start_ok(ctx, twice, 2);
+    flags[1] = 0;
+    gp_backend_nvml.read_round(ctx, 2, flags, s, st, err);
+    CHECK_INT(st[0], GP_OK);
+    CHECK_INT(st[1], GP_OK);
+    CHECK_INT(s[0].util_gpu_pct, n0 + 1);
+    CHECK_INT(s[1].util_gpu_pct, n0 + 2);
+    close_ctx(ctx);
+}
+
 /* End to end: the sampler thread reads through the backend; device 1 is
  * lost after two samples and keeps its message, device 0 goes on. */
 static void test_monitor(void)
@@ -753,6 +806,7 @@ int main(void)
     test_generic_errors();
     test_two_contexts();
     test_read_cost();
+    test_read_round();
     test_monitor();
 
     unlink(stats_path);

@@ -13,12 +13,15 @@
  */
 #include "check.h"
 #include "sampler/backends/backend.h"
+#include "sampler/backends/runner.h"
 #include "sampler/hook.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "gpu_profile.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -282,6 +285,127 @@ static void case_recovers(void)
     gp_monitor_destroy(m);
 }
 
+/* gp_runner_post / gp_runner_wait: jobs posted on two runners run at the
+ * same time: job A waits (up to 30 s) for job B to begin, which it can only
+ * do because B was handed over before anyone waited for A.  Then a job that
+ * outlives its deadline is abandoned and named, and the runner refuses
+ * the next post while it runs. */
+static atomic_int b_started, a_saw_b, release_c;
+
+static void job_a(gp_runner *r, void *job)
+{
+    (void)r;
+    (void)job;
+    for (int i = 0; i < 6000 && !atomic_load(&b_started); i++)
+        nap_ms(5);
+    atomic_store(&a_saw_b, atomic_load(&b_started));
+}
+
+static void job_b(gp_runner *r, void *job)
+{
+    (void)r;
+    (void)job;
+    atomic_store(&b_started, 1);
+}
+
+static void job_c(gp_runner *r, void *job)
+{
+    (void)job;
+    gp_runner_doing(r, "job_c_blocks");
+    for (int i = 0; i < 6000 && !atomic_load(&release_c); i++)
+        nap_ms(5);
+}
+
+static void case_runner_post_wait(void)
+{
+    gp_runner *a = gp_runner_create(8, NULL), *b = gp_runner_create(8, NULL);
+    CHECK(a && b);
+    if (!a || !b)
+        return;
+    gp_runner_stuck why;
+    uint64_t deadline = gp_now_mono_ns() + 60000000000ull;
+    CHECK_INT(gp_runner_wait(a, deadline, &why), GP_ERR_STATE); /* nothing posted */
+    CHECK_INT(gp_runner_post(a, job_a, "a", &why), GP_OK);
+    CHECK_INT(gp_runner_post(b, job_b, "b", &why), GP_OK);
+    CHECK_INT(gp_runner_wait(a, deadline, &why), GP_OK);
+    CHECK_INT(gp_runner_wait(b, deadline, &why), GP_OK);
+    CHECK_INT(atomic_load(&a_saw_b), 1);
+    CHECK_INT(gp_runner_wait(b, deadline, &why), GP_ERR_STATE); /* waited already */
+
+    /* A batch: both jobs posted, one sleep for the two, then each waited. */
+    gp_runner_batch *batch = gp_runner_batch_create();
+    CHECK(batch != NULL);
+    if (!batch)
+        return;
+    atomic_store(&b_started, 0);
+    atomic_store(&a_saw_b, 0);
+    CHECK_INT(gp_runner_post_batch(a, job_a, "a", batch, &why), GP_OK);
+    CHECK_INT(gp_runner_post_batch(b, job_b, "b", batch, &why), GP_OK);
+    gp_runner_batch_wait(batch, deadline);
+    CHECK(!gp_runner_stuck_now(a, NULL) && !gp_runner_stuck_now(b, NULL)); /* both returned */
+    CHECK_INT(gp_runner_wait(a, deadline, &why), GP_OK);
+    CHECK_INT(gp_runner_wait(b, deadline, &why), GP_OK);
+    CHECK_INT(atomic_load(&a_saw_b), 1);
+
+    /* A deadline already past: abandoned, named, out of its batch (the
+     * batch's wait returns while the job still runs); still running: the
+     * runner refuses the next post. */
+    CHECK_INT(gp_runner_post_batch(a, job_c, "c", batch, &why), GP_OK);
+    while (!gp_runner_stuck_now(a, &why) || strcmp(why.what, "job_c_blocks") != 0)
+        nap_ms(1); /* until job_c names its call (bounded by job_c's own end) */
+    CHECK_INT(gp_runner_wait(a, gp_now_mono_ns(), &why), GP_ERR_TIMEOUT);
+    CHECK_STR(why.what, "job_c_blocks");
+    CHECK(!why.before);
+    gp_runner_batch_wait(batch, deadline);
+    CHECK(gp_runner_stuck_now(a, NULL));
+    CHECK_INT(gp_runner_post(a, job_b, "b", &why), GP_ERR_TIMEOUT);
+    CHECK(why.before);
+    gp_runner_batch_free(batch);
+    atomic_store(&release_c, 1);
+    gp_runner_release(a); /* frees at once, or when job_c returns */
+    gp_runner_release(b);
+}
+
+/* A round read all at once (read_round, the sampler's way): the device
+ * whose call hangs fails at its bound, naming the call; the other two are
+ * read in the same round and in the next one, where the hung device is not
+ * asked again. */
+static void case_round_hangs(void)
+{
+    use_scenario("device 0\ndevice 1\ndevice 2\nhang 1 util 30000 after 1\n");
+    gp_backend_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.nvml_library = fake_new;
+    cfg.timeout_ns = 2000000000ull;
+    void *ctx = NULL;
+    gp_error err[3];
+    CHECK_INT(gp_backend_nvml.open(&cfg, &ctx, &err[0]), GP_OK);
+    if (!ctx)
+        return;
+    unsigned idx[3] = {0, 1, 2};
+    CHECK_INT(gp_backend_nvml.start(ctx, idx, 3, 10000000, &err[0]), GP_OK);
+    unsigned flags[3] = {0, 0, 0};
+    gp_device_sample s[3];
+    gp_status st[3];
+    for (int round = 1; round <= 3; round++) {
+        uint64_t t0 = gp_now_mono_ns();
+        gp_backend_nvml.read_round(ctx, 3, flags, s, st, err);
+        CHECK(since_s(t0) < BOUND_S);
+        CHECK_INT(st[0], GP_OK);
+        CHECK_INT(st[2], GP_OK);
+        CHECK_INT(st[1], round == 1 ? GP_OK : GP_ERR_TIMEOUT);
+        if (round == 2)
+            CHECK_STR(err[1].message,
+                      "nvml: device 1 (Fake NVIDIA GPU): nvmlDeviceGetUtilizationRates did not "
+                      "answer within 2 s: the device is not asked again until that call returns");
+        if (round == 3)
+            CHECK_PREFIX_(err[1].message, "nvml: device 1 (Fake NVIDIA GPU): "
+                                          "nvmlDeviceGetUtilizationRates has not answered for ");
+    }
+    gp_backend_nvml.stop(ctx);
+    gp_backend_nvml.close(ctx);
+}
+
 /* Runs a case in a child process; returns its failures. */
 static int run_case(const char *name, void (*fn)(void))
 {
@@ -312,6 +436,8 @@ int main(void)
     run_case("discovery_hangs", case_discovery_hangs);
     run_case("init_hangs", case_init_hangs);
     run_case("recovers", case_recovers);
+    run_case("runner_post_wait", case_runner_post_wait);
+    run_case("round_hangs", case_round_hangs);
     unlink(scenario_path);
     return check_done("test_nvml_hang");
 }

@@ -54,6 +54,12 @@ typedef struct gp_backend {
     /* Polled: read slot now.  flags: GP_READ_* (metrics the sampler asks
      * for only now and then because they are slow to read). */
     gp_status (*read)(void *ctx, size_t slot, unsigned flags, gp_device_sample *out, gp_error *err);
+    /* Polled, optional (NULL: read() slot by slot): read() for the n slots
+     * of a round at once, so the devices answer in parallel; flags[i] as
+     * read()'s, GP_READ_SKIP for a slot not to read (status[i] untouched).
+     * Each device keeps its own time limit, counted from its own request. */
+    void (*read_round)(void *ctx, size_t n, const unsigned *flags, gp_device_sample *out,
+                       gp_status *status, gp_error *errs);
     /* Self-paced: one round.  out[n] and slot_status[n] per slot (a slot whose
      * device failed gets its status and message in slot_err[slot] if given).
      * Returns GP_OK with a round, GP_ERR_TIMEOUT at the deadline, GP_ERR_STATE
@@ -82,6 +88,8 @@ typedef struct gp_backend {
  * region's ends and every GP_ENERGY_PERIOD_NS in between. */
 #define GP_READ_ENERGY 1u
 #define GP_ENERGY_PERIOD_NS 30000000000ull
+/* read_round: this slot is not read (failed, or nothing to ask). */
+#define GP_READ_SKIP 0x80000000u
 
 extern const gp_backend gp_backend_nvml;
 extern const gp_backend gp_backend_smi;

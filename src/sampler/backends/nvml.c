@@ -49,6 +49,9 @@ typedef struct nvml_devref {
     gp_process_use *plist;
     size_t n_plist;
     bool plist_ok;
+    /* read_round: the read posted on r and its deadline (one round only). */
+    bool posted;
+    uint64_t deadline_ns;
 } nvml_devref;
 
 typedef struct nvml_ctx {
@@ -60,6 +63,7 @@ typedef struct nvml_ctx {
     size_t n_devs;
     unsigned *slot_index; /* slot -> device index, while sampling */
     size_t n_slots;
+    bool slots_repeat;          /* a device in two slots: read_round reads one by one */
     uint64_t gen;               /* sampling runs started */
     int pids[GP_PROC_PIDS_MAX]; /* set_pids: copied into each read job */
     size_t n_pids;
@@ -73,6 +77,7 @@ typedef struct nvml_ctx {
     nvml_xid *xid;            /* the run's XID watcher (nvml_xid.c); NULL: none */
     bool list_procs;          /* every read lists its device's processes too */
     pthread_mutex_t plist_mu; /* the devices' plist (scrapes read them) */
+    gp_runner_batch *batch;   /* read_round's jobs: one wake-up of ours a round */
 } nvml_ctx;
 
 /* ------------------------------------------------- calls stuck in NVML */
@@ -178,17 +183,24 @@ static gp_runner *new_runner(nvml_ctx *c, unsigned index, size_t job_size)
     return r;
 }
 
+/* What a runner said about a job that did not complete, as an error. */
+static gp_status runner_error(nvml_ctx *c, unsigned index, gp_status st, const gp_runner_stuck *why,
+                              gp_error *err)
+{
+    if (st == GP_ERR_TIMEOUT)
+        return timeout_error(c, index, why->what, why->since_ns, why->before, err);
+    if (st != GP_OK)
+        return gp_error_set(err, st, "nvml: cannot start a thread for NVML's calls");
+    return GP_OK;
+}
+
 /* Runs fn on r (whose job area is set up) and maps what did not complete. */
 static gp_status run(nvml_ctx *c, gp_runner *r, unsigned index, gp_runner_fn fn, const char *what,
                      gp_error *err)
 {
     gp_runner_stuck why;
     gp_status st = gp_runner_call(r, fn, what, gp_now_mono_ns() + c->call_ns, &why);
-    if (st == GP_ERR_TIMEOUT)
-        return timeout_error(c, index, why.what, why.since_ns, why.before, err);
-    if (st != GP_OK)
-        return gp_error_set(err, st, "nvml: cannot start a thread for NVML's calls");
-    return GP_OK;
+    return runner_error(c, index, st, &why, err);
 }
 
 /* A call that names no device; its answer stays in the system job area. */
@@ -321,6 +333,7 @@ static void nvml_close(void *ctx)
     }
     pthread_mutex_destroy(&c->plist_mu);
     gp_runner_release(c->sys);
+    gp_runner_batch_free(c->batch); /* its jobs all returned or were given up */
     gp_nvml_lib_unref(c->lib);
     free(c->devs);
     free(c->mig);
@@ -534,6 +547,10 @@ static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64
     }
     c->slot_index = slots;
     c->n_slots = n;
+    c->slots_repeat = false;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            c->slots_repeat |= slots[i] == slots[j];
     start_xid(c, indices, n);
     return GP_OK;
 }
@@ -552,24 +569,35 @@ static void keep_plist(nvml_ctx *c, unsigned index, const nvml_dev *d)
     pthread_mutex_unlock(&c->plist_mu);
 }
 
-static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sample *out,
-                           gp_error *err)
+/* The job area of slot's device set up for a read, or NULL with *st. */
+static nvml_dev *read_ready(nvml_ctx *c, size_t slot, unsigned flags, gp_device_sample *out,
+                            gp_status *st, gp_error *err)
 {
-    nvml_ctx *c = ctx;
     memset(out, 0, sizeof *out);
-    if (slot >= c->n_slots)
-        return gp_error_set(err, GP_ERR_STATE, "nvml: slot %zu was not started (%zu slots)", slot,
-                            c->n_slots);
-    unsigned index = c->slot_index[slot];
-    gp_status st;
-    nvml_dev *d = dev_ready(c, index, &st, err);
+    if (slot >= c->n_slots) {
+        *st = gp_error_set(err, GP_ERR_STATE, "nvml: slot %zu was not started (%zu slots)", slot,
+                           c->n_slots);
+        return NULL;
+    }
+    nvml_dev *d = dev_ready(c, c->slot_index[slot], st, err);
     if (!d)
-        return st;
+        return NULL;
     d->flags = flags;
     memcpy(d->pids, c->pids, c->n_pids * sizeof c->pids[0]);
     d->n_pids = c->n_pids;
     d->list_procs = c->list_procs;
-    st = dev_run(c, index, d, gp_nvml_job_read, "nvmlDeviceGetUtilizationRates", err);
+    return d;
+}
+
+/* A read whose job returned (st: the runner's word on it, mapped). */
+static gp_status read_done(nvml_ctx *c, unsigned index, nvml_dev *d, gp_status st,
+                           gp_device_sample *out, gp_error *err)
+{
+    if (st == GP_OK) {
+        st = d->status;
+        if (st != GP_OK && err)
+            *err = d->err;
+    }
     if (st != GP_ERR_TIMEOUT)
         *out = d->sample;
     if (st == GP_OK && c->list_procs)
@@ -577,6 +605,71 @@ static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sam
     if (st == GP_OK)
         gp_nvml_xid_fill(c->xid, index, out);
     return st;
+}
+
+static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sample *out,
+                           gp_error *err)
+{
+    nvml_ctx *c = ctx;
+    gp_status st;
+    nvml_dev *d = read_ready(c, slot, flags, out, &st, err);
+    if (!d)
+        return st;
+    unsigned index = c->slot_index[slot];
+    st = run(c, c->devs[index].r, index, gp_nvml_job_read, "nvmlDeviceGetUtilizationRates", err);
+    return read_done(c, index, d, st, out, err);
+}
+
+/* Every device's read is handed to its runner first, then each is waited
+ * for: the runners work in parallel and this thread sleeps about once a
+ * round.  With a device in two slots (one runner, one job at a time) the
+ * slots are read one by one. */
+static void nvml_read_round(void *ctx, size_t n, const unsigned *flags, gp_device_sample *out,
+                            gp_status *status, gp_error *errs)
+{
+    nvml_ctx *c = ctx;
+    uint64_t first_deadline_ns = 0;
+    if (!c->batch)
+        c->batch = gp_runner_batch_create(); /* NULL: one wake-up per device */
+    for (size_t i = 0; i < n; i++) {
+        if (flags[i] == GP_READ_SKIP)
+            continue;
+        if (c->slots_repeat || i >= c->n_slots) {
+            status[i] = nvml_read(c, i, flags[i], &out[i], &errs[i]);
+            continue;
+        }
+        nvml_dev *d = read_ready(c, i, flags[i], &out[i], &status[i], &errs[i]);
+        if (!d)
+            continue;
+        unsigned index = c->slot_index[i];
+        nvml_devref *ref = &c->devs[index];
+        gp_runner_stuck why;
+        ref->deadline_ns = gp_now_mono_ns() + c->call_ns;
+        status[i] = gp_runner_post_batch(ref->r, gp_nvml_job_read, "nvmlDeviceGetUtilizationRates",
+                                         c->batch, &why);
+        if (status[i] == GP_OK) {
+            ref->posted = true;
+            if (!first_deadline_ns)
+                first_deadline_ns = ref->deadline_ns;
+        } else {
+            status[i] = runner_error(c, index, status[i], &why, &errs[i]);
+        }
+    }
+    /* Bounded by the earliest deadline: a device still out then is given
+     * up below at its own. */
+    if (first_deadline_ns && c->batch)
+        gp_runner_batch_wait(c->batch, first_deadline_ns);
+    for (size_t i = 0; i < n && i < c->n_slots; i++) {
+        unsigned index = c->slot_index[i];
+        if (flags[i] == GP_READ_SKIP || index >= c->n_devs || !c->devs[index].posted)
+            continue;
+        nvml_devref *ref = &c->devs[index];
+        ref->posted = false;
+        gp_runner_stuck why;
+        gp_status st = gp_runner_wait(ref->r, ref->deadline_ns, &why);
+        st = runner_error(c, index, st, &why, &errs[i]);
+        status[i] = read_done(c, index, gp_runner_job(ref->r), st, &out[i], &errs[i]);
+    }
 }
 
 static void nvml_set_pids(void *ctx, const int *pids, size_t n)
@@ -616,6 +709,7 @@ const gp_backend gp_backend_nvml = {
     .driver_version = nvml_driver_version,
     .start = nvml_start,
     .read = nvml_read,
+    .read_round = nvml_read_round,
     .wait_tick = NULL,
     .interrupt = NULL,
     .stop = nvml_stop,

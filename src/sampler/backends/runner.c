@@ -30,11 +30,61 @@ struct gp_runner {
     bool quit;            /* the owner let go */
     bool orphaned;        /* ... while a job was stuck: the thread frees */
     uint64_t posted, done;
+    bool waited; /* the owner waited for the job posted last (or none was) */
     const char *what;
     uint64_t since_ns;
     gp_runner_hooks hooks;
     void *job;
+    gp_runner_batch *batch; /* told when the job posted last returns */
 };
+
+struct gp_runner_batch {
+    pthread_mutex_t mu; /* taken after a runner's mu, never before */
+    pthread_cond_t cv;  /* CLOCK_MONOTONIC: pending reached 0 */
+    size_t pending;     /* jobs posted with the batch, not returned nor abandoned */
+};
+
+gp_runner_batch *gp_runner_batch_create(void)
+{
+    gp_runner_batch *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    pthread_mutex_init(&b->mu, NULL);
+    gp_cond_init_mono(&b->cv);
+    return b;
+}
+
+void gp_runner_batch_free(gp_runner_batch *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    free(b);
+}
+
+/* A job of the batch returned or was given up: called with r->mu held. */
+static void batch_leave_locked(gp_runner *r)
+{
+    gp_runner_batch *b = r->batch;
+    if (!b)
+        return;
+    r->batch = NULL;
+    pthread_mutex_lock(&b->mu);
+    if (b->pending && --b->pending == 0)
+        pthread_cond_signal(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
+void gp_runner_batch_wait(gp_runner_batch *b, uint64_t deadline_mono_ns)
+{
+    struct timespec ts = {(time_t)(deadline_mono_ns / 1000000000ull),
+                          (long)(deadline_mono_ns % 1000000000ull)};
+    pthread_mutex_lock(&b->mu);
+    while (b->pending && gp_now_mono_ns() < deadline_mono_ns)
+        pthread_cond_timedwait(&b->cv, &b->mu, &ts);
+    pthread_mutex_unlock(&b->mu);
+}
 
 static void destroy(gp_runner *r)
 {
@@ -56,6 +106,7 @@ gp_runner *gp_runner_create(size_t job_size, const gp_runner_hooks *hooks)
         free(r);
         return NULL;
     }
+    r->waited = true;
     if (hooks)
         r->hooks = *hooks;
     gp_cond_init_mono(&r->cv);
@@ -116,6 +167,7 @@ static void *runner_main(void *arg)
         pthread_mutex_lock(&r->mu);
         r->running = false;
         r->done = r->posted;
+        batch_leave_locked(r);
         if (r->abandoned) {
             r->abandoned = false;
             if (r->hooks.on_late_done)
@@ -146,8 +198,13 @@ static int start_thread(gp_runner *r)
     return rc;
 }
 
-gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t deadline_mono_ns,
-                         gp_runner_stuck *why)
+gp_status gp_runner_post(gp_runner *r, gp_runner_fn fn, const char *what, gp_runner_stuck *why)
+{
+    return gp_runner_post_batch(r, fn, what, NULL, why);
+}
+
+gp_status gp_runner_post_batch(gp_runner *r, gp_runner_fn fn, const char *what,
+                               gp_runner_batch *batch, gp_runner_stuck *why)
 {
     pthread_mutex_lock(&r->mu);
     if (busy_locked(r)) {
@@ -162,15 +219,38 @@ gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64
     r->pending = fn;
     r->what = what;
     r->since_ns = gp_now_mono_ns();
-    uint64_t seq = ++r->posted;
+    ++r->posted;
+    r->waited = false;
+    if (batch) {
+        r->batch = batch;
+        pthread_mutex_lock(&batch->mu);
+        batch->pending++;
+        pthread_mutex_unlock(&batch->mu);
+    }
     pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return GP_OK;
+}
+
+gp_status gp_runner_wait(gp_runner *r, uint64_t deadline_mono_ns, gp_runner_stuck *why)
+{
+    pthread_mutex_lock(&r->mu);
+    if (r->waited) { /* nothing posted since the last wait */
+        pthread_mutex_unlock(&r->mu);
+        return GP_ERR_STATE;
+    }
+    r->waited = true;
+    uint64_t seq = r->posted;
     struct timespec ts = {(time_t)(deadline_mono_ns / 1000000000ull),
                           (long)(deadline_mono_ns % 1000000000ull)};
+    /* The job may be done already (posted earlier, others waited for
+     * meanwhile): then no clock read and no sleep. */
     while (r->done < seq && gp_now_mono_ns() < deadline_mono_ns)
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
     gp_status st = GP_OK;
     if (r->done < seq) {
         r->abandoned = true;
+        batch_leave_locked(r); /* the batch may be freed before the job returns */
         fill_why(r, why, false);
         if (r->hooks.on_abandon)
             r->hooks.on_abandon(r->job, r->what ? r->what : "", r->since_ns);
@@ -178,6 +258,13 @@ gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64
     }
     pthread_mutex_unlock(&r->mu);
     return st;
+}
+
+gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t deadline_mono_ns,
+                         gp_runner_stuck *why)
+{
+    gp_status st = gp_runner_post(r, fn, what, why);
+    return st == GP_OK ? gp_runner_wait(r, deadline_mono_ns, why) : st;
 }
 
 void gp_runner_release(gp_runner *r)

@@ -55,6 +55,30 @@ bool gp_runner_stuck_now(gp_runner *r, gp_runner_stuck *why);
  * own blocking calls. */
 gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t deadline_mono_ns,
                          gp_runner_stuck *why);
+/* gp_runner_call in two halves, so that one owner can start jobs on several
+ * runners before it waits for any (a round of reads: the devices answer in
+ * parallel and the owner sleeps once, not once per device).  post: GP_OK
+ * when the job is handed over; GP_ERR_TIMEOUT when an earlier job still
+ * runs (why says which); GP_ERR_THREAD.  wait: as gp_runner_call, for the
+ * job posted last; GP_ERR_STATE when none was posted since the last wait.
+ * The owner must not touch the job area between the two. */
+gp_status gp_runner_post(gp_runner *r, gp_runner_fn fn, const char *what, gp_runner_stuck *why);
+gp_status gp_runner_wait(gp_runner *r, uint64_t deadline_mono_ns, gp_runner_stuck *why);
+
+/* A batch: jobs posted on several runners that the owner waits for with
+ * one sleep (gp_runner_batch_wait), woken once when the last returns, not
+ * once per runner; then gp_runner_wait on each, which returns at once for a
+ * job done and gives up the others at their own deadlines.  A job given up
+ * leaves its batch, so the owner may free the batch when every job of it
+ * was waited for. */
+typedef struct gp_runner_batch gp_runner_batch;
+gp_runner_batch *gp_runner_batch_create(void); /* NULL when out of memory */
+void gp_runner_batch_free(gp_runner_batch *b);
+/* gp_runner_post, the job counted in batch (NULL: none). */
+gp_status gp_runner_post_batch(gp_runner *r, gp_runner_fn fn, const char *what,
+                               gp_runner_batch *batch, gp_runner_stuck *why);
+/* Sleeps until every job of the batch returned, or deadline_mono_ns. */
+void gp_runner_batch_wait(gp_runner_batch *b, uint64_t deadline_mono_ns);
 /* Inside a job: the blocking call about to be made (a static string). */
 void gp_runner_doing(gp_runner *r, const char *what);
 /* The owner lets go: an idle thread is joined and everything freed now; a
