@@ -7,8 +7,9 @@
  * an unstopped run says nothing of it.
  *
  * Nothing here depends on how fast the machine is: the test waits for
- * events (CMD started, the profiler stopped, CMD and the end-stamp helper
- * ended: zombies nobody reaps while the profiler is stopped) and bounds
+ * events (the profiler in its supervising loop with CMD and the end-stamp
+ * helper running, the profiler stopped, CMD and the helper ended: zombies
+ * nobody reaps while the profiler is stopped) and bounds
  * each number by the instants it saw those events at, on the same clock
  * (CLOCK_MONOTONIC), instead of by fixed seconds.
  */
@@ -18,7 +19,7 @@
 #include <ctype.h>
 #include <dirent.h>
 
-#define LIMIT_S 60.0      /* how long an event may take on a loaded machine */
+#define LIMIT_S 30.0      /* how long an event may take on a loaded machine */
 #define AFTER_END_MS 2000 /* the profiler stays stopped this long after CMD ended */
 
 static jn *read_json(const char *path)
@@ -65,7 +66,7 @@ static int proc_stat(pid_t pid, char *state, char *comm, size_t comm_len, long *
  * helper that stamps CMD's end (named after the profiler). */
 typedef struct kids {
     int n, zombies;
-    pid_t cmd;
+    pid_t cmd, helper;
     char cmd_state;
 } kids;
 
@@ -91,23 +92,43 @@ static void list_kids(pid_t parent, kids *k)
         if (strncmp(comm, base, 15) == 0) { /* the kernel keeps 15 bytes of a name */
             k->cmd = pid;
             k->cmd_state = state;
+        } else {
+            k->helper = pid;
         }
     }
     closedir(d);
 }
 
-static int cond_cmd_running(const void *arg)
+static char state_of(pid_t pid)
 {
+    char state = 0, comm[64];
+    long ppid;
+    return proc_stat(pid, &state, comm, sizeof comm, &ppid) ? state : 0;
+}
+
+/* The profiler is gone, or no more than a zombie: no event will come. */
+static int gone(pid_t pid)
+{
+    char st = state_of(pid);
+    return st == 0 || st == 'Z';
+}
+
+/* The profiler supervises CMD: CMD runs, the stamp helper is there, and
+ * the profiler waits in its loop (asleep in poll: it went there after
+ * starting the helper and noting the time).  Stopped before that, the
+ * profiler could not tell (the test would see a stop nobody measured). */
+static int cond_supervising(const void *arg)
+{
+    pid_t pid = *(const pid_t *)arg;
     kids k;
-    list_kids(*(const pid_t *)arg, &k);
-    return k.cmd > 0 && k.cmd_state != 'Z';
+    list_kids(pid, &k);
+    return gone(pid) || (k.cmd > 0 && k.cmd_state != 'Z' && k.helper > 0 && state_of(pid) == 'S');
 }
 
 static int cond_stopped(const void *arg)
 {
-    char state = 0, comm[64];
-    long ppid;
-    return proc_stat(*(const pid_t *)arg, &state, comm, sizeof comm, &ppid) && state == 'T';
+    pid_t pid = *(const pid_t *)arg;
+    return gone(pid) || state_of(pid) == 'T';
 }
 
 /* CMD and every other child ended (the stamp helper exits once it has
@@ -116,7 +137,7 @@ static int cond_all_ended(const void *arg)
 {
     kids k;
     list_kids(*(const pid_t *)arg, &k);
-    return k.cmd > 0 && k.zombies == k.n;
+    return gone(*(const pid_t *)arg) || (k.cmd > 0 && k.zombies == k.n);
 }
 
 /* The instants (mono_s) the test saw the events at. */
@@ -136,14 +157,16 @@ static int run_stopped_at_end(const char *const *argv, const char *err, stop_run
 {
     memset(sr, 0, sizeof *sr);
     sr->spawned = mono_s();
+    h_spawn_own_group = 1; /* stopped, it must stay so until our SIGCONT */
     pid_t pid = h_spawn(argv, NULL, NULL, NULL, err);
-    CHECK(h_wait_for(cond_cmd_running, &pid, LIMIT_S));
+    h_spawn_own_group = 0;
+    CHECK(h_wait_for(cond_supervising, &pid, LIMIT_S) && !gone(pid));
     kill(pid, SIGSTOP);
-    CHECK(h_wait_for(cond_stopped, &pid, LIMIT_S));
+    CHECK(h_wait_for(cond_stopped, &pid, LIMIT_S) && !gone(pid));
     sr->stopped = mono_s();
     kids k;
     list_kids(pid, &k);
-    int as_planned = k.cmd > 0;
+    int as_planned = k.cmd > 0 && !gone(pid);
     if (as_planned) {
         CHECK(h_wait_for(cond_all_ended, &pid, LIMIT_S));
         sr->ended = mono_s();
@@ -236,7 +259,7 @@ static void test_cont_without_stop(void)
     const char *argv[] = {h_cli, "--json", "-o",    report, "--interval", "0.05",
                           "--",  h_child,  "sleep", "600",  NULL};
     pid_t pid = h_spawn(argv, NULL, NULL, NULL, err);
-    CHECK(h_wait_for(cond_cmd_running, &pid, LIMIT_S));
+    CHECK(h_wait_for(cond_supervising, &pid, LIMIT_S) && !gone(pid));
     kill(pid, SIGCONT);
     CHECK_INT(h_code(h_wait(pid)), 0);
     jn *doc = read_json(report);
