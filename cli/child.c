@@ -592,7 +592,9 @@ static int take_signals(sup *s, int sfd, cli_run_result *res, int *stop_waiting)
             uint64_t starved = delay > s->awake_delay_ns ? delay - s->awake_delay_ns : 0;
             gap = gap > starved ? gap - starved : 0;
             s->continued = 1;
-            if (gap > probe)
+            /* More than a poll's sleep (its timer's slack and the loop's own
+             * work allowed for): the profiler was stopped. */
+            if (gap > probe + probe / 10)
                 s->stopped_ns += gap - probe / 2;
             mark_awake(s);
             continue;

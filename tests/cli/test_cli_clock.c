@@ -18,6 +18,8 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <sched.h>
+#include <sys/prctl.h>
 
 #define LIMIT_S 30.0      /* how long an event may take on a loaded machine */
 #define AFTER_END_MS 2000 /* the profiler stays stopped this long after CMD ended */
@@ -268,6 +270,73 @@ static void test_cont_without_stop(void)
     jn_free(doc);
 }
 
+/* The kernel says how long a thread waited for a CPU (schedstat's
+ * run_delay, its second number): what tells starved from stopped. */
+static int have_run_delay(void)
+{
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run = 0, delay = 0;
+    int ok = f && fscanf(f, "%llu %llu", &run, &delay) == 2;
+    if (f)
+        fclose(f);
+    return ok;
+}
+
+static int pin_to_cpu0(pid_t pid)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(0, &set);
+    return sched_setaffinity(pid, sizeof set, &set);
+}
+
+/* A profiler that waits for a CPU, not stopped, then gets a SIGCONT: no
+ * stop to report.  Once in its loop, its main thread goes to SCHED_IDLE
+ * on the CPU a busy process holds, so it waits far past the 0.1 s probe
+ * for one (whether it did is not asserted: the note must be absent
+ * either way). */
+static void test_starved_not_stopped(void)
+{
+    if (!have_run_delay()) {
+        printf("skipped: the kernel gives no run_delay (starved counts as stopped there)\n");
+        return;
+    }
+    char report[512], err[512];
+    h_path(report, sizeof report, "starved.json");
+    h_path(err, sizeof err, "starved.err");
+    fflush(stdout);
+    fflush(stderr);
+    pid_t hog = fork();
+    if (hog == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the test */
+        pin_to_cpu0(0);
+        for (;;)
+            ;
+    }
+    CHECK(hog > 0);
+    const char *argv[] = {h_cli, "--json", "-o",    report, "--interval", "0.05",
+                          "--",  h_child,  "sleep", "1500", NULL};
+    pid_t pid = h_spawn(argv, NULL, NULL, NULL, err);
+    CHECK(h_wait_for(cond_supervising, &pid, LIMIT_S) && !gone(pid));
+    /* Its loop (the main thread) at SCHED_IDLE on the hog's CPU. */
+    struct sched_param sp = {0};
+    CHECK_INT(pin_to_cpu0(pid), 0);
+    CHECK_INT(sched_setscheduler(pid, SCHED_IDLE, &sp), 0);
+    h_nap_ms(700); /* CMD sleeps on: the SIGCONT comes while it runs */
+    kill(pid, SIGCONT);
+    kill(hog, SIGKILL); /* the CPU free again, it reads the SIGCONT */
+    h_wait(hog);
+    int code = h_code(h_wait(pid));
+    CHECK_INT(code, 0);
+    jn *doc = read_json(report);
+    const char *note = jn_str(jn_get(doc, "note"));
+    printf("starved, SIGCONT: profiler_stopped_s %s, note: %s\n",
+           jn_is_null(jn_get(doc, "profiler_stopped_s")) ? "null" : "set", note ? note : "(none)");
+    CHECK(jn_is_null(jn_get(doc, "profiler_stopped_s")));
+    CHECK(jn_is_null(jn_get(doc, "note")));
+    jn_free(doc);
+}
+
 int main(void)
 {
     h_init();
@@ -275,6 +344,7 @@ int main(void)
     test_profiler_stopped();
     test_not_stopped();
     test_cont_without_stop();
+    test_starved_not_stopped();
     h_cleanup();
     return check_done("test_cli_clock");
 }
