@@ -21,7 +21,8 @@
  *     SIGQUIT, SIGTERM or SIGHUP after CMD has exited stops that wait.
  *   - It never busy-waits: one poll() on the signalfd, woken at least every
  *     STOP_PROBE_MS (0.1 s), so that when the profiler itself was stopped
- *     (SIGSTOP, SIGTSTP) the SIGCONT that resumes it tells for how long.
+ *     (SIGSTOP, SIGTSTP) the SIGCONT that resumes it tells for how long
+ *     (less the time it waited for a CPU: starved is not stopped).
  *   - Children of the library (the smi backend's nvidia-smi) are never
  *     reaped here: when the library has children, CMD's side is found by
  *     listing our children, and each one is waited for by pid.
@@ -402,16 +403,42 @@ typedef struct sup {
     pid_t cmd;
     int cmd_done;
     int cmd_status;
-    uint64_t cmd_end_ns;  /* CMD's end (the stamp) */
-    uint64_t cmd_seen_ns; /* when the profiler reaped it */
-    int continued;        /* SIGCONT: the profiler was stopped */
-    uint64_t awake_ns;    /* the last time the loop ran (STOP_PROBE_MS apart at most) */
-    uint64_t stopped_ns;  /* how long the profiler was stopped, measured at SIGCONT */
+    uint64_t cmd_end_ns;     /* CMD's end (the stamp) */
+    uint64_t cmd_seen_ns;    /* when the profiler reaped it */
+    int continued;           /* SIGCONT: the profiler was stopped */
+    uint64_t awake_ns;       /* the last time the loop ran (STOP_PROBE_MS apart at most) */
+    uint64_t awake_delay_ns; /* run_delay_ns() then */
+    uint64_t stopped_ns;     /* how long the profiler was stopped, measured at SIGCONT */
     stamp st;
     int lib_may_fork; /* the library has children of its own */
     pidlist lib;      /* ... these, listed before CMD started: never ours to reap */
     int lib_known;    /* the list could be taken */
 } sup;
+
+/* How long this thread has waited, runnable, for a CPU (schedstat's
+ * run_delay); 0 where the kernel does not say, and then starvation counts
+ * as a stop, as before. */
+static uint64_t run_delay_ns(void)
+{
+    char buf[96];
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    unsigned long long run = 0, delay = 0;
+    return sscanf(buf, "%llu %llu", &run, &delay) == 2 ? (uint64_t)delay : 0;
+}
+
+/* The loop ran now: a SIGCONT measures the stop from here. */
+static void mark_awake(sup *s)
+{
+    s->awake_ns = now_ns();
+    s->awake_delay_ns = run_delay_ns();
+}
 
 static void on_reaped(sup *s, pid_t pid, int status)
 {
@@ -560,10 +587,16 @@ static int take_signals(sup *s, int sfd, cli_run_result *res, int *stop_waiting)
         }
         if (sg == SIGCONT) { /* ours, not CMD's: never forwarded */
             uint64_t now = now_ns(), probe = STOP_PROBE_MS * 1000000ull;
+            uint64_t delay = run_delay_ns(), gap = now - s->awake_ns;
+            /* Waiting for a CPU (a loaded machine) is not being stopped. */
+            uint64_t starved = delay > s->awake_delay_ns ? delay - s->awake_delay_ns : 0;
+            gap = gap > starved ? gap - starved : 0;
             s->continued = 1;
-            if (now - s->awake_ns > probe)
-                s->stopped_ns += now - s->awake_ns - probe / 2;
-            s->awake_ns = now;
+            /* More than a poll's sleep (its timer's slack and the loop's own
+             * work allowed for): the profiler was stopped. */
+            if (gap > probe + probe / 10)
+                s->stopped_ns += gap - probe / 2;
+            mark_awake(s);
             continue;
         }
         if (is_stop_signal(sg) && !res->interrupted_by)
@@ -629,7 +662,7 @@ static int supervise(sup *s, int sfd, int wait_all, cli_tick_fn tick, void *tick
         if (take_signals(s, sfd, res, &stop_waiting))
             left = reap(s);
         run_tick(tick, tick_user, &next_tick);
-        s->awake_ns = now_ns();
+        mark_awake(s);
     }
     return outlived;
 }
@@ -718,7 +751,7 @@ int cli_run_child(char **argv, char *const *envp, const cli_signals *sig, int wa
     close(ex[1]);
     s.cmd = pid;
     stamp_start(&s.st, pid);
-    s.awake_ns = now_ns();
+    mark_awake(&s);
 
     int outlived = supervise(&s, sfd, wait_all, tick, tick_user, t0, res);
     uint64_t t_end = now_ns();

@@ -394,22 +394,15 @@ static int frame_line(pyobj f, uint32_t id)
     return line;
 }
 
-static pyobj frame_code(pyobj f)
+/* A frame's f_code or f_back: the 3.9+ getter (a new reference), else the
+ * 3.8 field at its offset (borrowed). */
+static pyobj frame_field(pyobj f, pyobj (*getter)(pyobj), size_t offset_3_8)
 {
-    pyobj c;
+    pyobj v;
     if (api.minor >= 9)
-        return api.frame_code(f); /* a new reference */
-    memcpy(&c, (char *)f + PY38_F_CODE_OFFSET, sizeof c);
-    return c;
-}
-
-static pyobj frame_back(pyobj f)
-{
-    pyobj b;
-    if (api.minor >= 9)
-        return api.frame_back(f); /* a new reference */
-    memcpy(&b, (char *)f + PY38_F_BACK_OFFSET, sizeof b);
-    return b;
+        return getter(f);
+    memcpy(&v, (char *)f + offset_3_8, sizeof v);
+    return v;
 }
 
 size_t fl_py_capture(uintptr_t *keys, size_t max)
@@ -424,13 +417,13 @@ size_t fl_py_capture(uintptr_t *keys, size_t max)
     bool owned = false;        /* f is a reference of ours to drop */
     size_t n = 0;
     while (f && n < max) {
-        pyobj code = frame_code(f);
+        pyobj code = frame_field(f, api.frame_code, PY38_F_CODE_OFFSET);
         uint32_t id = code ? intern(code) : CODE_UNKNOWN;
         int line = frame_line(f, id);
         if (code && api.minor >= 9)
             api.decref(code);
         keys[n++] = ((uintptr_t)id << 32) | (uint32_t)line;
-        pyobj back = frame_back(f);
+        pyobj back = frame_field(f, api.frame_back, PY38_F_BACK_OFFSET);
         if (owned)
             api.decref(f);
         f = back;

@@ -281,10 +281,12 @@ static void view_free(gview *v)
     memset(v, 0, sizeof *v);
 }
 
-/* The groups' rows: one per label (several stacks may end on one line),
- * most GPU time first, each with its kernels (most time first). */
-static bool view_build(const fl_report *r, const fl_groups *g, bool ops, gview *v)
+/* The rows of the ops' groups (ops) or the lines': one per label (several
+ * stacks may end on one line), most GPU time first, each with its kernels
+ * (most time first).  Out of memory: false, and *oom set (the output's). */
+static bool view_build(const fl_report *r, bool ops, gview *v, bool *oom)
 {
+    const fl_groups *g = ops ? &r->ops : &r->lines;
     memset(v, 0, sizeof *v);
     if (!g->n)
         return true;
@@ -296,6 +298,7 @@ static bool view_build(const fl_report *r, const fl_groups *g, bool ops, gview *
         free(rows);
         free(idx);
         view_free(v);
+        *oom = true;
         return false;
     }
     for (size_t i = 0; i < g->n; i++) {
@@ -417,10 +420,8 @@ void fl_text_sec_ops(const fl_section_in *in, fl_buf *b)
     if (!r->ops.launches)
         return; /* no launch carried an op: nothing to say */
     gview v;
-    if (!view_build(r, &r->ops, true, &v)) {
-        b->oom = true;
+    if (!view_build(r, true, &v, &b->oom))
         return;
-    }
     size_t top = top_of(in->top_n);
     fl_buf_printf(b,
                   "\nops  %zu framework %s over %" PRIu64 " of %" PRIu64
@@ -436,10 +437,8 @@ void fl_text_hotspots_by(const fl_report *r, int top_n, fl_buf *b)
     bool ops = r->by == FL_BY_OP;
     const fl_groups *g = ops ? &r->ops : &r->lines;
     gview v;
-    if (!view_build(r, g, ops, &v)) {
-        b->oom = true;
+    if (!view_build(r, ops, &v, &b->oom))
         return;
-    }
     size_t top = top_of(top_n);
     const char *what = ops ? "op" : "line";
     fl_buf_printf(b, "\nhotspots  top %zu of %zu %ss by GPU time  (by %s)\n", v.n < top ? v.n : top,
@@ -497,10 +496,8 @@ void fl_json_sec_ops(const fl_section_in *in, jw *w)
 {
     const fl_report *r = in->r;
     gview v;
-    if (!view_build(r, &r->ops, true, &v)) {
-        w->b->oom = true;
+    if (!view_build(r, true, &v, &w->b->oom))
         return;
-    }
     j_open(w, "ops", '{');
     j_u64(w, "launches", r->ops.launches);
     j_u64(w, "gpu_ns", r->ops.gpu_ns);
@@ -515,10 +512,8 @@ void fl_json_hotspots_by(const fl_report *r, int top_n, jw *w)
     bool ops = r->by == FL_BY_OP;
     const fl_groups *g = ops ? &r->ops : &r->lines;
     gview v;
-    if (!view_build(r, g, ops, &v)) {
-        w->b->oom = true;
+    if (!view_build(r, ops, &v, &w->b->oom))
         return;
-    }
     j_u64(w, "grouped_launches", g->launches);
     j_u64(w, "grouped_gpu_ns", g->gpu_ns);
     j_u64(w, "group_count", v.n);

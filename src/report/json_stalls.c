@@ -25,8 +25,12 @@ static void reason_obj(jw *w, const psreason *s, uint64_t samples)
     j_close(w, '}');
 }
 
-static void top_reasons(jw *w, const fl_stalls *ps, int kind, size_t g)
+/* A group's "samples", "not_issued_samples" and "top_reasons": what every
+ * kind of group says of itself, in this order. */
+static void group_counts(jw *w, const fl_stalls *ps, int kind, size_t g)
 {
+    j_u64(w, "samples", ps->g[kind][g].samples);
+    j_u64(w, "not_issued_samples", ps->g[kind][g].not_issued);
     size_t idx[FL_STALL_MIX];
     uint64_t n[FL_STALL_MIX];
     size_t got = fl_stalls_mix(ps, kind, g, idx, n, FL_STALL_MIX);
@@ -83,9 +87,7 @@ static void hot(jw *w, const fl_report *r, const fl_stalls *ps, int kind, uint64
         } else {
             source(w, r, gr->b, gr->c);
         }
-        j_u64(w, "samples", gr->samples);
-        j_u64(w, "not_issued_samples", gr->not_issued);
-        top_reasons(w, ps, kind, g);
+        group_counts(w, ps, kind, g);
         j_close(w, '}');
     }
     j_close(w, ']');
@@ -111,9 +113,7 @@ static void kernels(jw *w, const fl_report *r, const fl_stalls *ps, int top)
         j_open(w, NULL, '{');
         j_opt_u64(w, "kernel_id", gr->a != 0, gr->a);
         j_str(w, "name", gr->a ? fl_stalls_kernel_label(r, gr->a, buf, sizeof buf) : NULL);
-        j_u64(w, "samples", gr->samples);
-        j_u64(w, "not_issued_samples", gr->not_issued);
-        top_reasons(w, ps, PS_KERNEL, g);
+        group_counts(w, ps, PS_KERNEL, g);
         j_str(w, "stack_trace", st && *st ? st : NULL);
         if (shown < nhot) {
             hot(w, r, ps, PS_PC, gr->a, n);
@@ -140,9 +140,7 @@ static void scopes(jw *w, const fl_report *r, const fl_stalls *ps, int top)
         j_open(w, NULL, '{');
         j_opt_u64(w, "scope_name_id", gr->a != 0, gr->a);
         j_str(w, "name", gr->a ? fl_model_scope_name(r->m, gr->a) : NULL);
-        j_u64(w, "samples", gr->samples);
-        j_u64(w, "not_issued_samples", gr->not_issued);
-        top_reasons(w, ps, PS_SCOPE, g);
+        group_counts(w, ps, PS_SCOPE, g);
         j_close(w, '}');
         shown++;
     }
@@ -175,9 +173,7 @@ static void groups(jw *w, const fl_report *r, const fl_stalls *ps, int top)
         } else {
             j_str(w, "name", "(no op)");
         }
-        j_u64(w, "samples", gr->samples);
-        j_u64(w, "not_issued_samples", gr->not_issued);
-        top_reasons(w, ps, PS_BY, g);
+        group_counts(w, ps, PS_BY, g);
         j_close(w, '}');
         shown++;
     }

@@ -515,6 +515,14 @@ static void on_job_start(fl_model *m, const json_t *rec)
     m->default_device = !only ? -1 : only->cuda_id >= 0 ? only->cuda_id : only->id;
 }
 
+bool fl_model_dict_key(const char *key, uint64_t *id)
+{
+    char *end = NULL;
+    unsigned long long v = strtoull(key, &end, 10);
+    *id = (uint64_t)v;
+    return end && end != key && !*end;
+}
+
 static void on_dictionary(fl_model *m, const json_t *rec)
 {
     for (int d = 0; d < DICT_COUNT; d++) {
@@ -529,10 +537,9 @@ static void on_dictionary(fl_model *m, const json_t *rec)
         json_t *val;
         json_object_foreach(dict, key, val)
         {
-            char *end = NULL;
-            unsigned long long id = strtoull(key, &end, 10);
+            uint64_t id;
             const char *name = json_string_value(val);
-            if (!end || end == key || *end || !name) {
+            if (!fl_model_dict_key(key, &id) || !name) {
                 m->bad_rows++;
                 continue;
             }

@@ -119,6 +119,9 @@ void fl_model_batch(fl_model *m, const fl_batch *b);
  * takes one as a record the same way). */
 void fl_model_detail(fl_model *m, const fl_detail *d);
 void fl_model_finish(fl_model *m);
+/* A dictionary key's id: true when key is a decimal number and nothing
+ * else (the model counts any other key bad; the run's merge leaves it so). */
+bool fl_model_dict_key(const char *key, uint64_t *id);
 /* Dictionary names; NULL when the id is not in the dictionary. */
 const char *fl_model_kernel_name(const fl_model *m, uint64_t id);
 const char *fl_model_scope_name(const fl_model *m, uint64_t id);

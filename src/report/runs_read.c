@@ -16,6 +16,7 @@
 #include "../util/error.h"
 #include "../wire/vocab.h"
 #include "maps.h"
+#include "model.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -112,9 +113,8 @@ static json_t *remap_dicts(merge *x, json_t *rec)
         json_t *val;
         json_object_foreach(dict, key, val)
         {
-            char *end = NULL;
-            unsigned long long id = strtoull(key, &end, 10);
-            if (!end || end == key || *end || !json_is_string(val)) {
+            uint64_t id;
+            if (!fl_model_dict_key(key, &id) || !json_is_string(val)) {
                 json_object_set(nd, key, val); /* the model counts it bad */
                 continue;
             }

@@ -23,6 +23,23 @@ static void label(fl_buf *b, const char *l)
     fl_buf_printf(b, "  %-18s", l);
 }
 
+/* Memory used (MiB readings): "max <peak> of <total>\n", the total only
+ * when known, "n/a" without a reading. */
+static void used_of_total(fl_buf *b, const acc *used, bool have_total, double total_mib)
+{
+    if (!used->n) {
+        fl_buf_puts(b, "n/a\n");
+        return;
+    }
+    fl_buf_puts(b, "max ");
+    fl_bytes_text(b, used->max * 1048576.0);
+    if (have_total) {
+        fl_buf_puts(b, " of ");
+        fl_bytes_text(b, total_mib * 1048576.0);
+    }
+    fl_buf_puts(b, "\n");
+}
+
 static void gpu_label(fl_buf *b, int64_t id)
 {
     if (id == DEVICE_UNKNOWN)
@@ -547,17 +564,7 @@ void fl_text_sec_devices(const fl_section_in *in, fl_buf *b)
         else
             fl_buf_puts(b, "n/a\n");
         fl_buf_printf(b, "    %-18s", "memory used");
-        if (d->used.n) {
-            fl_buf_puts(b, "max ");
-            fl_bytes_text(b, d->used.max * 1048576.0);
-            if (d->have_total) {
-                fl_buf_puts(b, " of ");
-                fl_bytes_text(b, d->total_mib * 1048576.0);
-            }
-            fl_buf_puts(b, "\n");
-        } else {
-            fl_buf_puts(b, "n/a\n");
-        }
+        used_of_total(b, &d->used, d->have_total, d->total_mib);
         fl_buf_printf(b, "    %-18s", "temperature");
         if (d->temp.n)
             fl_buf_printf(b, "max %.0f C\n", d->temp.max);
@@ -613,17 +620,7 @@ void fl_text_sec_host(const fl_section_in *in, fl_buf *b)
     else
         fl_buf_puts(b, "n/a\n");
     label(b, "RAM used");
-    if (r->ram_used.n) {
-        fl_buf_puts(b, "max ");
-        fl_bytes_text(b, r->ram_used.max * 1048576.0);
-        if (r->have_ram_total) {
-            fl_buf_puts(b, " of ");
-            fl_bytes_text(b, r->ram_total_mib * 1048576.0);
-        }
-        fl_buf_puts(b, "\n");
-    } else {
-        fl_buf_puts(b, "n/a\n");
-    }
+    used_of_total(b, &r->ram_used, r->have_ram_total, r->ram_total_mib);
 }
 
 void fl_text_sec_capture(const fl_section_in *in, fl_buf *b)

@@ -145,6 +145,13 @@ static void put_pct(gp_out *o, double v, int decimals)
     gp_out_ch(o, '%');
 }
 
+/* One figure of a distribution: its name ("  p95 "), then the percentage. */
+static void put_named_pct(gp_out *o, const char *name, double v, int decimals)
+{
+    gp_out_str(o, name);
+    put_pct(o, v, decimals);
+}
+
 /* A byte count in the unit that suits `scale_bytes`, so used and total
  * read in the same unit. */
 static void put_bytes(gp_out *o, uint64_t v, uint64_t scale_bytes)
@@ -160,6 +167,15 @@ static void put_bytes(gp_out *o, uint64_t v, uint64_t scale_bytes)
         gp_out_u64(o, v);
         gp_out_str(o, " B");
     }
+}
+
+/* A byte count, or "n/a" when it is not known (!known). */
+static void put_bytes_or_na(gp_out *o, bool known, uint64_t v, uint64_t scale_bytes)
+{
+    if (known)
+        put_bytes(o, v, scale_bytes);
+    else
+        gp_out_str(o, "n/a");
 }
 
 /* Seconds with millisecond resolution, or n/a for nonsense. */
@@ -193,6 +209,20 @@ static void put_sig(gp_out *o, double v)
     gp_out_fixed(o, v, a >= 100 ? 1 : a >= 10 ? 2 : 3, 0);
 }
 
+/* Before a word of w columns that does not start the text: a space, or,
+ * past TEXT_WIDTH, a new line indented to the value column.  The new
+ * column. */
+static size_t space_or_wrap(gp_out *o, size_t col, size_t w)
+{
+    if (col + 1 + w > TEXT_WIDTH) {
+        gp_out_ch(o, '\n');
+        put_spaces(o, LABEL_COLS);
+        return LABEL_COLS;
+    }
+    gp_out_ch(o, ' ');
+    return col + 1;
+}
+
 /* Free text wrapped at TEXT_WIDTH, continuation lines indented to the
  * value column; `col` is where the first line starts.  Words longer than
  * a line are kept whole. */
@@ -210,14 +240,7 @@ static void put_wrapped(gp_out *o, const char *s, size_t n, size_t col)
             break;
         size_t w = text_cols(s + i, j - i);
         if (!first_word) {
-            if (col + 1 + w > TEXT_WIDTH) {
-                gp_out_ch(o, '\n');
-                put_spaces(o, LABEL_COLS);
-                col = LABEL_COLS;
-            } else {
-                gp_out_ch(o, ' ');
-                col++;
-            }
+            col = space_or_wrap(o, col, w);
         }
         put_clean(o, s + i, j - i);
         col += w;
@@ -303,14 +326,7 @@ static void put_throttle(gp_out *o, const gp_summary *s)
         if (!first) {
             gp_out_ch(o, ',');
             col++;
-            if (col + 1 + w > TEXT_WIDTH) {
-                gp_out_ch(o, '\n');
-                put_spaces(o, LABEL_COLS);
-                col = LABEL_COLS;
-            } else {
-                gp_out_ch(o, ' ');
-                col++;
-            }
+            col = space_or_wrap(o, col, w);
         }
         gp_out_str(o, name);
         col += w;
@@ -370,10 +386,8 @@ static bool util_mem_value(gp_out *o, const gp_summary *s)
 {
     if (!(s->valid & GP_M_UTIL_MEM))
         return false;
-    gp_out_str(o, "mean ");
-    put_pct(o, s->util_mem_mean, 1);
-    gp_out_str(o, "  max ");
-    put_pct(o, s->util_mem_max, 0);
+    put_named_pct(o, "mean ", s->util_mem_mean, 1);
+    put_named_pct(o, "  max ", s->util_mem_max, 0);
     return true;
 }
 
@@ -382,24 +396,17 @@ static bool util_gpu_value(gp_out *o, const gp_summary *s)
 {
     if (!(s->valid & GP_M_UTIL_GPU))
         return false;
-    gp_out_str(o, "mean ");
-    put_pct(o, s->util_gpu_mean, 1);
-    gp_out_str(o, "  p50 ");
-    put_pct(o, s->util_gpu_p50, 0);
-    gp_out_str(o, "  p95 ");
-    put_pct(o, s->util_gpu_p95, 0);
-    gp_out_str(o, "  max ");
-    put_pct(o, s->util_gpu_max, 0);
+    put_named_pct(o, "mean ", s->util_gpu_mean, 1);
+    put_named_pct(o, "  p50 ", s->util_gpu_p50, 0);
+    put_named_pct(o, "  p95 ", s->util_gpu_p95, 0);
+    put_named_pct(o, "  max ", s->util_gpu_max, 0);
     /* The rest of the distribution on lines of its own under the
      * value column, so the first line reads as it always did. */
     gp_out_ch(o, '\n');
     put_spaces(o, LABEL_COLS);
-    gp_out_str(o, "min ");
-    put_pct(o, s->util_gpu_min, 0);
-    gp_out_str(o, "  p5 ");
-    put_pct(o, s->util_gpu_p5, 0);
-    gp_out_str(o, "  p99 ");
-    put_pct(o, s->util_gpu_p99, 0);
+    put_named_pct(o, "min ", s->util_gpu_min, 0);
+    put_named_pct(o, "  p5 ", s->util_gpu_p5, 0);
+    put_named_pct(o, "  p99 ", s->util_gpu_p99, 0);
     gp_out_str(o, "  std ");
     if (isfinite(s->util_gpu_std))
         put_pct(o, s->util_gpu_std, 1);
@@ -407,10 +414,8 @@ static bool util_gpu_value(gp_out *o, const gp_summary *s)
         gp_out_str(o, "n/a");
     gp_out_ch(o, '\n');
     put_spaces(o, LABEL_COLS);
-    gp_out_str(o, "idle (<5%) ");
-    put_pct(o, s->util_gpu_idle_pct, 1);
-    gp_out_str(o, "  active (>=50%) ");
-    put_pct(o, s->util_gpu_active_pct, 1);
+    put_named_pct(o, "idle (<5%) ", s->util_gpu_idle_pct, 1);
+    put_named_pct(o, "  active (>=50%) ", s->util_gpu_active_pct, 1);
     return true;
 }
 
@@ -424,18 +429,11 @@ static bool memory_value(gp_out *o, const gp_summary *s)
     uint64_t total = (v & GP_M_MEM_TOTAL) ? s->mem_total_bytes : 0;
     uint64_t scale = used > total ? used : total;
     gp_out_str(o, "max ");
-    if (v & GP_M_MEM_USED)
-        put_bytes(o, used, scale);
-    else
-        gp_out_str(o, "n/a");
+    put_bytes_or_na(o, v & GP_M_MEM_USED, used, scale);
     gp_out_str(o, " of ");
-    if (v & GP_M_MEM_TOTAL)
-        put_bytes(o, total, scale);
-    else
-        gp_out_str(o, "n/a");
+    put_bytes_or_na(o, v & GP_M_MEM_TOTAL, total, scale);
     if ((v & GP_M_MEM_USED) && (v & GP_M_MEM_TOTAL) && total > 0) {
-        gp_out_str(o, " (");
-        put_pct(o, 100.0 * (double)used / (double)total, 1);
+        put_named_pct(o, " (", 100.0 * (double)used / (double)total, 1);
         gp_out_str(o, ")");
     }
     if (v & GP_M_MEM_USED) {
@@ -608,10 +606,7 @@ static void put_process(gp_out *o, const gp_summary *s, unsigned flags)
         gp_out_str(o, "max ");
         put_bytes(o, s->proc_mem_used_max_bytes, scale);
         gp_out_str(o, " of ");
-        if (v & GP_M_MEM_USED)
-            put_bytes(o, dev, scale);
-        else
-            gp_out_str(o, "n/a");
+        put_bytes_or_na(o, v & GP_M_MEM_USED, dev, scale);
         gp_out_str(o, " used (");
         gp_out_u64(o, s->proc_count_max);
         gp_out_str(o, s->proc_count_max == 1 ? " process)" : " processes)");

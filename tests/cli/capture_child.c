@@ -14,6 +14,8 @@
  * then shuts the session down, writes "child output\n" to stdout and exits
  * 7 (the run's status must be this one).  Test code only.
  */
+#define FAKE_CUPTI_MISSING_EXIT 90
+#include "../fakes/fake_cupti_driver.h"
 #include "gpufl.h"
 
 #include <dlfcn.h>
@@ -21,42 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *plugin;
-
-static void *sym(const char *name)
-{
-    void *f = plugin ? dlsym(plugin, name) : NULL;
-    if (!f) {
-        fprintf(stderr, "capture_child: the plugin has no %s\n", name);
-        exit(90);
-    }
-    return f;
-}
-
-static void launch(uint32_t corr)
-{
-    void (*fn)(uint32_t);
-    void *f = sym("fake_cupti_launch");
-    memcpy(&fn, &f, sizeof f);
-    fn(corr);
-}
-
-static void profiler(int start, uint32_t corr)
-{
-    void (*fn)(int, uint32_t);
-    void *f = sym("fake_cupti_profiler");
-    memcpy(&fn, &f, sizeof f);
-    fn(start, corr);
-}
-
-static void nvtx(const char *name)
-{
-    void (*fn)(const char *);
-    void *f = sym("fake_cupti_nvtx");
-    memcpy(&fn, &f, sizeof f);
-    fn(name);
-}
 
 int main(int argc, char **argv)
 {
@@ -75,36 +41,35 @@ int main(int argc, char **argv)
         fprintf(stderr, "capture_child: gpufl_init: %s\n", err.message);
         return 91;
     }
-    const char *path = getenv("GPUFL_CUPTI_PLUGIN");
-    plugin = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    fake_cupti_path = getenv("GPUFL_CUPTI_PLUGIN");
     if (strcmp(mode, "profiler") == 0) {
-        launch(1);
-        profiler(1, 2);
-        launch(3);
-        launch(4);
-        profiler(0, 5);
-        launch(6);
-        profiler(1, 7);
-        launch(8);
-        profiler(0, 9);
-        launch(10);
+        cupti_launch(1);
+        cupti_profiler(1, 2);
+        cupti_launch(3);
+        cupti_launch(4);
+        cupti_profiler(0, 5);
+        cupti_launch(6);
+        cupti_profiler(1, 7);
+        cupti_launch(8);
+        cupti_profiler(0, 9);
+        cupti_launch(10);
     } else if (strcmp(mode, "nvtx") == 0) {
-        nvtx("epoch");
-        launch(1);
-        nvtx("step");
-        launch(2);
-        launch(3);
-        nvtx(NULL);
-        launch(4);
-        nvtx("step");
-        launch(5);
-        nvtx(NULL);
-        nvtx(NULL);
-        launch(6);
+        cupti_nvtx("epoch");
+        cupti_launch(1);
+        cupti_nvtx("step");
+        cupti_launch(2);
+        cupti_launch(3);
+        cupti_nvtx(NULL);
+        cupti_launch(4);
+        cupti_nvtx("step");
+        cupti_launch(5);
+        cupti_nvtx(NULL);
+        cupti_nvtx(NULL);
+        cupti_launch(6);
     } else {
-        launch(1);
-        launch(2);
-        launch(3);
+        cupti_launch(1);
+        cupti_launch(2);
+        cupti_launch(3);
     }
     gpufl_shutdown();
     fputs("child output\n", stdout);

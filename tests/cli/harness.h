@@ -29,6 +29,10 @@ static const char *h_child; /* tests/cli/cli_child.c */
 /* What h_spawn gives the program besides default dispositions and an
  * empty mask, whatever the test itself was started with. */
 static sigset_t h_spawn_ignore, h_spawn_block;
+/* Set: h_spawn puts the program in a process group of its own, so that a
+ * stopped program is not sent SIGHUP and SIGCONT when the group the test
+ * runs in is orphaned (its runner's shell exits) meanwhile. */
+static int h_spawn_own_group;
 
 static inline void h_init(void)
 {
@@ -157,6 +161,8 @@ static inline pid_t h_spawn(const char *const *argv, const char *const *env, con
     if (pid > 0)
         return pid;
     h_child_signals();
+    if (h_spawn_own_group)
+        setpgid(0, 0);
     for (size_t i = 0; env && env[i]; i++) {
         const char *eq = strchr(env[i], '=');
         if (eq) {

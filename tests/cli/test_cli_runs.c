@@ -25,6 +25,22 @@
 static long long g_shift_ns;
 #define RUN_B "run-b"
 
+/* A session's directory base/sid (base made if need be, sid new) with
+ * text as its device.log, the recorder's one channel these tests need;
+ * the directory into dir when asked. */
+static void write_session_log(const char *base, const char *sid, const char *text, char *dir,
+                              size_t cap)
+{
+    char d[1024], path[1100];
+    snprintf(d, sizeof d, "%s/%s", base, sid);
+    mkdir(base, 0755);
+    CHECK_INT(mkdir(d, 0755), 0);
+    snprintf(path, sizeof path, "%s/device.log", d);
+    h_write_file(path, text, strlen(text));
+    if (dir)
+        snprintf(dir, cap, "%s", d);
+}
+
 /* A traced session as the recorder writes one: job_start (run_id NULL:
  * the key left out; rank < 0: null), two kernels of k0 and k1 ns (the
  * second an NCCL kernel), a shutdown; its directory's mtime set to mtime
@@ -34,9 +50,6 @@ static void session(const char *base, const char *sid, const char *run_id, int r
                     time_t mtime)
 {
     char dir[1024], path[1100], run[128] = "", rk[16] = "null", ws[16] = "null";
-    snprintf(dir, sizeof dir, "%s/%s", base, sid);
-    mkdir(base, 0755);
-    CHECK_INT(mkdir(dir, 0755), 0);
     if (rank >= 0)
         snprintf(rk, sizeof rk, "%d", rank);
     if (world > 0)
@@ -62,8 +75,8 @@ static void session(const char *base, const char *sid, const char *run_id, int r
              pid, sid, 1760000000000000000LL + g_shift_ns, host, run, sid, sid,
              1760000000001000000LL + g_shift_ns, k0, k1, pid, sid,
              1760000000009000000LL + g_shift_ns);
+    write_session_log(base, sid, text, dir, sizeof dir);
     snprintf(path, sizeof path, "%s/device.log", dir);
-    h_write_file(path, text, strlen(text));
     struct timeval tv[2] = {{mtime, 0}, {mtime, 0}};
     CHECK_INT(utimes(path, tv), 0);
     CHECK_INT(utimes(dir, tv), 0);
@@ -378,10 +391,7 @@ static void test_hosts_merged(void)
 static void run_session(const char *base, const char *sid, const char *kind, int rank, int pid,
                         long start, long end, const char *body)
 {
-    char dir[1024], path[1100], rk[16] = "null", text[8192], rest[4096];
-    snprintf(dir, sizeof dir, "%s/%s", base, sid);
-    mkdir(base, 0755);
-    CHECK_INT(mkdir(dir, 0755), 0);
+    char rk[16] = "null", text[8192], rest[4096];
     if (rank >= 0)
         snprintf(rk, sizeof rk, "%d", rank);
     snprintf(rest, sizeof rest, body, sid, sid, sid, sid, sid);
@@ -396,8 +406,7 @@ static void run_session(const char *base, const char *sid, const char *kind, int
              "\"ts_ns\":%lld}\n",
              pid, sid, 1760000000000000000LL + start, kind, rk, rest, pid, sid,
              1760000000000000000LL + end);
-    snprintf(path, sizeof path, "%s/device.log", dir);
-    h_write_file(path, text, strlen(text));
+    write_session_log(base, sid, text, NULL, 0);
 }
 
 #define DEV_ROWS(util)                                                                             \
@@ -763,10 +772,7 @@ static void test_export_run(void)
  * "[dt, kernel_id, duration, external_kind, external_id]". */
 static void op_session(const char *base, const char *sid, int rank, const char *rows)
 {
-    char dir[1024], path[1100], text[4096];
-    snprintf(dir, sizeof dir, "%s/%s", base, sid);
-    mkdir(base, 0755);
-    CHECK_INT(mkdir(dir, 0755), 0);
+    char text[4096];
     snprintf(text, sizeof text,
              "{\"version\":1,\"type\":\"job_start\",\"pid\":%d,\"app\":\"train\","
              "\"session_id\":\"%s\",\"log_path\":\"x\",\"ts_ns\":1760000000000000000,"
@@ -782,8 +788,7 @@ static void op_session(const char *base, const char *sid, int rank, const char *
              "{\"type\":\"shutdown\",\"pid\":%d,\"app\":\"train\",\"session_id\":\"%s\","
              "\"ts_ns\":1760000000009000000}\n",
              100 + rank, sid, rank, sid, sid, rows, 100 + rank, sid);
-    snprintf(path, sizeof path, "%s/device.log", dir);
-    h_write_file(path, text, strlen(text));
+    write_session_log(base, sid, text, NULL, 0);
 }
 
 /* The run's per-rank table with each process's busiest framework op

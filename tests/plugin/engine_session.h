@@ -11,6 +11,7 @@
 #define GP_TEST_ENGINE_SESSION_H
 
 #include "fl_log.h"
+#include "fakes/fake_cupti_driver.h"
 #include "abi/trace_abi.h"
 #include "gpufl.h"
 
@@ -39,16 +40,6 @@ static inline void on_log(const char *line, void *user)
     snprintf(g_debug + n, sizeof g_debug - n, "%s\n", line);
 }
 
-static inline void fake_launch(const char *plugin, uint32_t corr)
-{
-    void *h = dlopen(plugin, RTLD_NOW | RTLD_NOLOAD);
-    void *f = h ? dlsym(h, "fake_cupti_launch") : NULL;
-    void (*fn)(uint32_t);
-    memcpy(&fn, &f, sizeof f);
-    if (fn)
-        fn(corr);
-}
-
 /* A session with engine: launch 13 outside any scope, 11 and 12 inside
  * train > step; its directory into dir. */
 static inline void run_session(const char *plugin, gpufl_engine engine, char *dir, size_t cap)
@@ -67,11 +58,11 @@ static inline void run_session(const char *plugin, gpufl_engine engine, char *di
     g_debug[0] = '\0';
     gpufl_error err;
     CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
-    fake_launch(plugin, 13);
+    fake_cupti_drive_launch(plugin, 13, false);
     gpufl_scope outer = gpufl_scope_begin("train");
     gpufl_scope sc = gpufl_scope_begin("step");
-    fake_launch(plugin, 11);
-    fake_launch(plugin, 12);
+    fake_cupti_drive_launch(plugin, 11, false);
+    fake_cupti_drive_launch(plugin, 12, false);
     gpufl_flush();
     gpufl_scope_end(&sc);
     gpufl_scope_end(&outer);

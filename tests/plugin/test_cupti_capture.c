@@ -11,6 +11,7 @@
  * in the past or far in the future.
  */
 #include "fl_log.h"
+#include "fakes/fake_cupti_driver.h"
 #include "capture_cb.h"
 #include "gpufl.h"
 #include "recorder/launcher.h"
@@ -35,41 +36,6 @@ static const char *env_or_die(const char *name)
         exit(2);
     }
     return v;
-}
-
-static void *fake_sym(const char *name)
-{
-    void *h = dlopen(g_fake, RTLD_NOW | RTLD_NOLOAD);
-    void *f = h ? dlsym(h, name) : NULL;
-    if (!f) {
-        fprintf(stderr, "the fake plugin has no %s\n", name);
-        exit(2);
-    }
-    return f;
-}
-
-static void launch(uint32_t corr)
-{
-    void (*fn)(uint32_t);
-    void *f = fake_sym("fake_cupti_launch");
-    memcpy(&fn, &f, sizeof f);
-    fn(corr);
-}
-
-static void profiler(int start, uint32_t corr)
-{
-    void (*fn)(int, uint32_t);
-    void *f = fake_sym("fake_cupti_profiler");
-    memcpy(&fn, &f, sizeof f);
-    fn(start, corr);
-}
-
-static void nvtx(const char *name) /* NULL: pop */
-{
-    void (*fn)(const char *);
-    void *f = fake_sym("fake_cupti_nvtx");
-    memcpy(&fn, &f, sizeof f);
-    fn(name);
 }
 
 static bool g_ext_off; /* start() without enable_external_correlation */
@@ -179,18 +145,18 @@ static void finish(const char *base, char *kernels, char *windows, size_t cap)
  * 11, 12 (never stopped). */
 static void profiler_run(void)
 {
-    launch(1);
-    profiler(1, 2);
-    launch(3);
-    launch(4);
-    profiler(0, 5);
-    launch(6);
-    profiler(1, 7);
-    launch(8);
-    profiler(0, 9);
-    launch(10);
-    profiler(1, 11);
-    launch(12);
+    cupti_launch(1);
+    cupti_profiler(1, 2);
+    cupti_launch(3);
+    cupti_launch(4);
+    cupti_profiler(0, 5);
+    cupti_launch(6);
+    cupti_profiler(1, 7);
+    cupti_launch(8);
+    cupti_profiler(0, 9);
+    cupti_launch(10);
+    cupti_profiler(1, 11);
+    cupti_launch(12);
 }
 
 static void test_profiler_api(void)
@@ -220,8 +186,8 @@ static void test_profiler_api(void)
 
     /* No start ever: nothing traced, no window. */
     start("cudaProfilerApi", "stop", 0, 0, base, sizeof base);
-    launch(1);
-    launch(2);
+    cupti_launch(1);
+    cupti_launch(2);
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "");
     CHECK_STR(w, "");
@@ -236,21 +202,21 @@ static void test_nvtx(void)
 {
     char base[512], k[1024], w[1024];
     start("nvtx:step", "repeat", 0, 0, base, sizeof base);
-    nvtx("epoch");
-    launch(1);
-    nvtx("step");
-    launch(2);
-    launch(3);
-    nvtx("step"); /* nested: the window stays the outer one */
-    launch(4);
-    nvtx(NULL);
-    nvtx(NULL);
-    launch(5);
-    nvtx("step");
-    launch(6);
-    nvtx(NULL);
-    nvtx(NULL); /* epoch */
-    launch(7);
+    cupti_nvtx("epoch");
+    cupti_launch(1);
+    cupti_nvtx("step");
+    cupti_launch(2);
+    cupti_launch(3);
+    cupti_nvtx("step"); /* nested: the window stays the outer one */
+    cupti_launch(4);
+    cupti_nvtx(NULL);
+    cupti_nvtx(NULL);
+    cupti_launch(5);
+    cupti_nvtx("step");
+    cupti_launch(6);
+    cupti_nvtx(NULL);
+    cupti_nvtx(NULL); /* epoch */
+    cupti_launch(7);
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "2,3,4,6");
     CHECK_STR(w, "0:nvtx:step:closed;1:nvtx:step:closed");
@@ -259,15 +225,15 @@ static void test_nvtx(void)
 
     /* stop: the first range only; another name never opens one. */
     start("nvtx:step", "", 0, 0, base, sizeof base);
-    nvtx("warmup");
-    launch(1);
-    nvtx(NULL);
-    nvtx("step");
-    launch(2);
-    nvtx(NULL);
-    nvtx("step");
-    launch(3);
-    nvtx(NULL);
+    cupti_nvtx("warmup");
+    cupti_launch(1);
+    cupti_nvtx(NULL);
+    cupti_nvtx("step");
+    cupti_launch(2);
+    cupti_nvtx(NULL);
+    cupti_nvtx("step");
+    cupti_launch(3);
+    cupti_nvtx(NULL);
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "2");
     CHECK_STR(w, "0:nvtx:step:closed");
@@ -290,8 +256,8 @@ static void test_timed(void)
     snprintf(origin, sizeof origin, "%" PRIu64, (uint64_t)(wall_ns() - 7200ull * 1000000000ull));
     setenv("GPUFL_CAPTURE_ORIGIN_NS", origin, 1);
     start("", "", 1000, 3600 * 1000, base, sizeof base); /* 2 h ago + 1 s, for 1 h */
-    launch(1);
-    launch(2);
+    cupti_launch(1);
+    cupti_launch(2);
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "");
     CHECK_STR(w, "0:time::closed");
@@ -299,23 +265,23 @@ static void test_timed(void)
                           "2 kernels,");
 
     start("", "", 3600 * 1000, 86400 * 1000, base, sizeof base); /* from 1 h ago, a day */
-    launch(1);
-    launch(2);
+    cupti_launch(1);
+    cupti_launch(2);
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "1,2");
     CHECK_STR(w, "0:time::open");
     unsetenv("GPUFL_CAPTURE_ORIGIN_NS");
 
     start("", "", 3600 * 1000, 0, base, sizeof base); /* from now + 1 h */
-    launch(1);
+    cupti_launch(1);
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "");
     CHECK_STR(w, "");
 
     /* Without any window: every row, no record. */
     start("", "", 0, 0, base, sizeof base);
-    launch(1);
-    launch(2);
+    cupti_launch(1);
+    cupti_launch(2);
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "1,2");
     CHECK_STR(w, "");
@@ -381,15 +347,15 @@ static void test_external_ops(void)
     uint64_t id = 0;
     CHECK_INT(gpufl_push_external_op("aten::relu", &id), GPUFL_OK);
     CHECK_U64(id, relu);
-    launch(1);
+    cupti_launch(1);
     CHECK_INT(gpufl_push_external_op("aten::add", NULL), GPUFL_OK);
-    launch(2);
+    cupti_launch(2);
     gpufl_pop_external_op();
-    launch(3);
+    cupti_launch(3);
     gpufl_pop_external_op();
-    launch(4);
+    cupti_launch(4);
     CHECK_INT(gpufl_push_external_op("aten::relu", NULL), GPUFL_OK);
-    launch(5);
+    cupti_launch(5);
     gpufl_pop_external_op();
     fl_session_hold_writer(false);
     gpufl_shutdown();
@@ -405,7 +371,7 @@ static void test_external_ops(void)
     g_ext_off = true;
     start("", "", 0, 0, base, sizeof base);
     CHECK_INT(gpufl_push_external_op("aten::relu", NULL), GPUFL_ERR_STATE);
-    launch(1);
+    cupti_launch(1);
     gpufl_pop_external_op();
     gpufl_shutdown();
     g_ext_off = false;
@@ -469,13 +435,13 @@ static void test_env(void)
     setenv("GPUFL_CAPTURE_RANGE_END", "repeat:1", 1);
     char base[512], k[1024], w[1024];
     start("", "", 0, 0, base, sizeof base);
-    launch(1);
-    nvtx("step");
-    launch(2);
-    nvtx(NULL);
-    nvtx("step");
-    launch(3);
-    nvtx(NULL);
+    cupti_launch(1);
+    cupti_nvtx("step");
+    cupti_launch(2);
+    cupti_nvtx(NULL);
+    cupti_nvtx("step");
+    cupti_launch(3);
+    cupti_nvtx(NULL);
     finish(base, k, w, sizeof k);
     CHECK_STR(k, "2");
     CHECK_STR(w, "0:nvtx:step:closed");
@@ -548,6 +514,7 @@ int main(void)
     snprintf(g_tmp, sizeof g_tmp, "/tmp/gp_cupti_capture_%d", (int)getpid());
     srand((unsigned)getpid());
     g_fake = env_or_die("GP_TEST_FAKE_PLUGIN");
+    fake_cupti_path = g_fake;
     unsetenv("GPUFL_CAPTURE_ORIGIN_NS");
     test_profiler_api();
     test_nvtx();

@@ -38,12 +38,12 @@ static void run_rp_session(bool per_kernel, char *dir, size_t cap)
     CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
     gpufl_scope outer = gpufl_scope_begin("train");
     gpufl_scope sc = gpufl_scope_begin("step");
-    fake_launch(plugin, 11);
-    fake_launch(plugin, 12);
+    fake_cupti_drive_launch(plugin, 11, false);
+    fake_cupti_drive_launch(plugin, 12, false);
     gpufl_scope_end(&sc);
     gpufl_scope_end(&outer);
     gpufl_scope ev = gpufl_scope_begin("eval");
-    fake_launch(plugin, 13);
+    fake_cupti_drive_launch(plugin, 13, false);
     gpufl_scope_end(&ev);
     gpufl_shutdown();
     CHECK_INT(fl_only_session(base, dir, cap), 0);

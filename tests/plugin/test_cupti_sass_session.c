@@ -194,7 +194,7 @@ static void no_scope_session(char *dir, size_t cap)
     o.profiling_engine = GPUFL_ENGINE_SASS_METRICS;
     gpufl_error err;
     CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
-    fake_launch(plugin, 11);
+    fake_cupti_drive_launch(plugin, 11, false);
     gpufl_flush();
     gpufl_shutdown();
     CHECK_INT(fl_only_session(base, dir, cap), 0);

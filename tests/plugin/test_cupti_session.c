@@ -16,6 +16,7 @@
  *    joined by uuid, in the writer and the report.
  */
 #include "fl_log.h"
+#include "fakes/fake_cupti_driver.h"
 #include "abi/trace_abi.h"
 #include "gpufl.h"
 
@@ -36,18 +37,6 @@ static const char *env_or_die(const char *name)
     return v;
 }
 
-/* What CUDA's launch callback would do for the fake plugin (a no-op with
- * the real one, which has no such hook). */
-static void fake_launch(const char *plugin, uint32_t corr)
-{
-    void *h = dlopen(plugin, RTLD_NOW | RTLD_NOLOAD);
-    void *f = h ? dlsym(h, "fake_cupti_launch") : NULL;
-    void (*fn)(uint32_t);
-    memcpy(&fn, &f, sizeof f);
-    if (fn)
-        fn(corr);
-}
-
 /* Runs one session with engine and the plugin at plugin_env: launch 13
  * outside any scope, launches 11 and 12 inside train > step, a flush
  * there; leaves the session directory in dir. */
@@ -65,11 +54,11 @@ static void run_session(const char *plugin, gpufl_engine engine, bool graphs, ch
     o.enable_cuda_graphs_tracking = graphs;
     gpufl_error err;
     CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
-    fake_launch(plugin, 13);
+    fake_cupti_drive_launch(plugin, 13, false);
     gpufl_scope outer = gpufl_scope_begin("train");
     gpufl_scope sc = gpufl_scope_begin("step");
-    fake_launch(plugin, 11);
-    fake_launch(plugin, 12);
+    fake_cupti_drive_launch(plugin, 11, false);
+    fake_cupti_drive_launch(plugin, 12, false);
     gpufl_flush();
     gpufl_scope_end(&sc);
     gpufl_scope_end(&outer);
@@ -577,7 +566,7 @@ static void test_device_identity(void)
         gpufl_error err;
         CHECK_INT(gpufl_init(&o, &err), GPUFL_OK);
         gpufl_session_dir(dir, sizeof dir);
-        fake_launch(plugin, 11);
+        fake_cupti_drive_launch(plugin, 11, false);
         wait_device_rows(dir, 3);
         gpufl_shutdown();
 
