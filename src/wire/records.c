@@ -345,19 +345,27 @@ void fl_rec_system(fl_buf *b, const fl_ident *id, bool start, const char *name, 
     FL_BUF_LIT(b, "}\n");
 }
 
-void fl_rec_device_lost_event(fl_buf *b, const fl_ident *id, const fl_device_lost *d)
+/* The opening a device's event records share: type, identity, when and
+ * which device. */
+static void put_device_event(fl_buf *b, fl_type t, const fl_ident *id, uint64_t ts_ns,
+                             uint32_t device_id, const char *name, const char *uuid)
 {
-    fl_put_open(b, FL_T_DEVICE_LOST_EVENT);
+    fl_put_open(b, t);
     FL_BUF_LIT(b, ",");
     put_ident(b, id);
     fl_put_key(b, "ts_ns");
-    fl_buf_u64(b, d->ts_ns);
+    fl_buf_u64(b, ts_ns);
     fl_put_key(b, "device_id");
-    fl_buf_u64(b, d->device_id);
+    fl_buf_u64(b, device_id);
     fl_put_key(b, "name");
-    fl_buf_str(b, d->name);
+    fl_buf_str(b, name);
     fl_put_key(b, "uuid");
-    fl_buf_str(b, d->uuid);
+    fl_buf_str(b, uuid);
+}
+
+void fl_rec_device_lost_event(fl_buf *b, const fl_ident *id, const fl_device_lost *d)
+{
+    put_device_event(b, FL_T_DEVICE_LOST_EVENT, id, d->ts_ns, d->device_id, d->name, d->uuid);
     fl_put_key(b, "status");
     fl_put_str_or_empty(b, d->status);
     fl_put_key(b, "message");
@@ -367,17 +375,7 @@ void fl_rec_device_lost_event(fl_buf *b, const fl_ident *id, const fl_device_los
 
 void fl_rec_device_error_event(fl_buf *b, const fl_ident *id, const fl_device_error *d)
 {
-    fl_put_open(b, FL_T_DEVICE_ERROR_EVENT);
-    FL_BUF_LIT(b, ",");
-    put_ident(b, id);
-    fl_put_key(b, "ts_ns");
-    fl_buf_u64(b, d->ts_ns);
-    fl_put_key(b, "device_id");
-    fl_buf_u64(b, d->device_id);
-    fl_put_key(b, "name");
-    fl_buf_str(b, d->name);
-    fl_put_key(b, "uuid");
-    fl_buf_str(b, d->uuid);
+    put_device_event(b, FL_T_DEVICE_ERROR_EVENT, id, d->ts_ns, d->device_id, d->name, d->uuid);
     FL_BUF_LIT(b, ",\"kind\":\"xid\"");
     fl_put_key(b, "xid");
     fl_buf_u64(b, d->xid);
