@@ -638,15 +638,20 @@ static void flush_completed(void)
 /* The activity buffers completed so far, decoded into sink. */
 static void drain_buffers(const fl_trace_sink *sink)
 {
-    /* Stacks first: every stack a row below can name was captured at its
-     * launch, before its buffer completed (a graph node, before it was
-     * queued: those queued by the mark). */
+    /* The buffers and the graph nodes taken first, the stacks announced
+     * after: every stack a row below can name was captured at its launch,
+     * before its buffer completed and so before this take (a graph node,
+     * before it was queued: those queued by the mark).  Announced first,
+     * a launch racing this drain could publish its stack after the
+     * announcement yet have its buffer taken: its row came out with a
+     * stack the recorder did not know ("", then kept for that kernel's
+     * configuration). */
     size_t graph_defs = fl_graphs_mark();
+    fl_done_buf local[FL_POOL_MAX];
+    size_t n = fl_pool_take(local);
     if (stacks && sink->stacks)
         stacks_announced += fl_stacks_announce(stacks, emit_stacks, (void *)sink);
     fl_graphs_drain(sink, graph_defs);
-    fl_done_buf local[FL_POOL_MAX];
-    size_t n = fl_pool_take(local);
     if (n == 0)
         return;
     /* CUPTI's count of the records it dropped for want of a buffer: asked

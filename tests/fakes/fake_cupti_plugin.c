@@ -49,9 +49,10 @@
  * drains after stopping.  With stack_trace, every fake_cupti_launch (and
  * fake_cupti_sync, a synchronising call's entry) captures the caller's CPU stack through the real
  * plugin/stacks.c (this module's own frame dropped as the plugin's are), announced at the next
- * drain before its buffer.  fake_cupti_profiler and fake_cupti_nvtx are
- * CUPTI's callbacks for cuProfilerStart / Stop and an NVTX push / pop,
- * through the real plugin/capture_cb.c (capture windows).  Never installed.
+ * drain before its buffer ("launches": the queue taken first, then the stacks announced, as the
+ * real plugin does, so a launch racing the drain never has its record before its stack).
+ * fake_cupti_profiler and fake_cupti_nvtx are CUPTI's callbacks for cuProfilerStart / Stop and an
+ * NVTX push / pop, through the real plugin/capture_cb.c (capture windows).  Never installed.
  */
 #include "capture_cb.h"
 #include "decode.h"
@@ -189,32 +190,38 @@ __attribute__((visibility("default"))) void fake_cupti_sync(uint32_t corr)
     fl_sync_put(corr, fl_stacks_capture(stacks, 0));
 }
 
+static const char *const launch_names[] = {"_Z6vecAddPfS_S_i", "_Z4gemmPKfS0_Pf",
+                                           "_Z9reduceSumPKfPfi"};
+
 /* "launches": every queued launch as a kernel record (and every tenth a
- * copy), in one buffer. */
-static void drain_launches(const fl_trace_sink *sink)
+ * copy), in one buffer, s (the buffer CUPTI completed: taken before the
+ * drain announces the stacks, as the real plugin takes its buffers). */
+static void take_launches(synth *s)
 {
-    static const char *const names[] = {"_Z6vecAddPfS_S_i", "_Z4gemmPKfS0_Pf",
-                                        "_Z9reduceSumPKfPfi"};
     pthread_mutex_lock(&q_mu);
     size_t n = queued;
-    synth s;
-    synth_init(&s, (n + 1) * 1024);
+    synth_init(s, (n + 1) * 1024);
     for (size_t i = 0; i < n; i++) {
         uint32_t c = queue[i].corr;
         uint64_t t = queue[i].t_ns + 2000, dur = 5000 + (uint64_t)(c % 7) * 1000;
         if (queue[i].ext_kind)
-            synth_external(&s, (CUpti_ExternalCorrelationKind)queue[i].ext_kind, queue[i].ext_id,
-                           c);
-        synth_kernel(&s, names[c % 3], t, t + dur, c, 7, 0, c % 2 ? 4096 : 1024, 256, 32, 0, 0);
+            synth_external(s, (CUpti_ExternalCorrelationKind)queue[i].ext_kind, queue[i].ext_id, c);
+        synth_kernel(s, launch_names[c % 3], t, t + dur, c, 7, 0, c % 2 ? 4096 : 1024, 256, 32, 0,
+                     0);
         if (c % 10 == 0)
-            synth_memcpy(&s, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096ull * c, t + dur, t + dur + 3000,
+            synth_memcpy(s, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096ull * c, t + dur, t + dur + 3000,
                          c, 7);
     }
     queued = 0;
     pthread_mutex_unlock(&q_mu);
-    fl_decoder_feed(dec, sink, s.p, s.len);
+}
+
+/* The buffer take_launches made, decoded into sink. */
+static void drain_launches(const fl_trace_sink *sink, synth *s)
+{
+    fl_decoder_feed(dec, sink, s->p, s->len);
     fl_decoder_flush(dec, sink);
-    synth_free(&s);
+    synth_free(s);
     /* With graph tracking, once: a two-node graph's definition, so the
      * sessions GPUFlight's analyzer reads hold graph_node_definition. */
     static bool nodes_done;
@@ -224,7 +231,7 @@ static void drain_launches(const fl_trace_sink *sink)
                                        .node_id = 41,
                                        .graph_id = 4,
                                        .node_index = 0,
-                                       .kernel_name = names[0]},
+                                       .kernel_name = launch_names[0]},
                                       {.exec_key = 0xe0e0,
                                        .node_id = 42,
                                        .graph_id = 4,
@@ -529,6 +536,10 @@ static void f_drain_trace(const fl_trace_sink *sink)
 {
     synth s;
     drains++;
+    synth launches = {0};
+    bool launches_on = strcmp(scenario, "launches") == 0;
+    if (launches_on)
+        take_launches(&launches);
     if (stacks)
         stacks_announced += fl_stacks_announce(stacks, emit_stacks, (void *)sink);
     /* PM sampling (nothing when it is off): read at the first drain and
@@ -536,8 +547,8 @@ static void f_drain_trace(const fl_trace_sink *sink)
      * writer cycles it had. */
     if (drains == 1 || stopped)
         fl_pms_engine_drain(sink);
-    if (strcmp(scenario, "launches") == 0) {
-        drain_launches(sink);
+    if (launches_on) {
+        drain_launches(sink, &launches);
         return;
     }
     /* The first buffer once the test has launched (or at the end). */

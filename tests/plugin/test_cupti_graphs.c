@@ -18,12 +18,17 @@
  *  - past the 65536 nodes the plugin keeps, a node is counted, not
  *    written, and cuda_graphs is partial / graph_nodes_lost; a CUPTI
  *    that refuses the graph resource callbacks: partial /
- *    graph_nodes_refused, the launches still traced.
+ *    graph_nodes_refused, the launches still traced;
+ *  - launches after the last drain keep their stacks at shutdown, and a
+ *    launch racing a drain (made while it announces the stacks, its buffer
+ *    completed before the drain takes the buffers) never has its row
+ *    handed over before its stack.
  *
  * Built with -O0 so the stacks are this file's functions as written.
  * Skips (77) when the plugin has no stacks (no libunwind / libdw).
  */
 #include "fl_log.h"
+#include "abi/trace_abi.h"
 #include "gpufl.h"
 
 #include <cupti.h>
@@ -39,6 +44,8 @@
 int fake_cuda_violations(void);
 const char *fake_cuda_last_violation(void);
 int fake_cupti_capture_launch(const char *name, uintptr_t graph, uintptr_t node);
+int fake_cupti_launch(const char *name);
+void fake_cupti_complete(void);
 int fake_cupti_graph_resource(int cbid, uintptr_t graph, uintptr_t node, uintptr_t original,
                               int node_type, uintptr_t dependency, uintptr_t exec);
 int fake_cupti_graph_launch_kernel(uintptr_t exec, uint32_t graph_id, const char *name,
@@ -52,7 +59,7 @@ int fake_cupti_graph_launch_kernel(uintptr_t exec, uint32_t graph_id, const char
 #define EXEC 0xe0e0
 
 static const char *g_core;
-static int line_capture, line_launch;
+static int line_capture, line_launch, line_first, line_late, line_drained, line_late_call;
 static volatile int sink_;
 
 static const char *env_or_die(const char *name)
@@ -343,6 +350,206 @@ static void test_refused(void)
     fl_rmtree(base);
 }
 
+/* Launches after the last periodic drain: one launched and drained (its
+ * buffer completed, then a writer cycle: gpufl_flush), two more from
+ * another call site left in CUPTI's open buffer until shutdown forces it
+ * out (stop(): cuptiActivityFlushAll(FORCED)).  Every kernel_detail has
+ * its launch's stack: the last drain announces the late stacks before
+ * decoding their records. */
+NOINLINE static void first_here(void)
+{
+    CHECK_INT((AT(line_first), fake_cupti_launch("_Z5firstPf")), 0);
+    sink_++;
+}
+
+NOINLINE static void late_here(void)
+{
+    for (int i = 0; i < 2; i++)
+        CHECK_INT((AT(line_late), fake_cupti_launch("_Z4latePf")), 0);
+    sink_++;
+}
+
+static void launch_drain_launch(void)
+{
+    void *f = core_sym("gpufl_flush");
+    CHECK(f != NULL);
+    void (*flush)(void);
+    memcpy(&flush, &f, sizeof f);
+    (AT(line_drained), first_here());
+    fake_cupti_complete();
+    if (flush)
+        flush();
+    (AT(line_late_call), late_here());
+}
+
+/* The stack_trace of the kernel_detail of corr. */
+static const char *stack_of(const fl_log *dev, json_int_t corr)
+{
+    for (size_t i = 0; i < dev->n; i++) {
+        json_t *d = dev->lines[i];
+        if (strcmp(log_type(d), "kernel_detail") == 0 && fl_int(d, "corr_id") == corr)
+            return str(d, "stack_trace");
+    }
+    return "(no kernel_detail)";
+}
+
+static void test_late_launches(void)
+{
+    char base[256], dir[1024];
+    snprintf(base, sizeof base, "/tmp/gp_cupti_graphs_late_%d", (int)getpid());
+    pid_t pid = fork();
+    if (pid == 0) {
+        check_passed_ = check_failed_ = 0;
+        session(base, true, launch_drain_launch);
+        fl_log dev;
+        CHECK_INT(fl_only_session(base, dir, sizeof dir), 0);
+        CHECK_INT(fl_log_read(&dev, dir, "device"), 0);
+        /* The fake's correlation ids: 1 (drained), 2 and 3 (at shutdown). */
+        char want[256];
+        snprintf(want, sizeof want,
+                 "|launch_drain_launch (test_cupti_graphs.c:%d)|first_here "
+                 "(test_cupti_graphs.c:%d)|fake_cupti_launch (",
+                 line_drained, line_first);
+        CHECK_CONTAINS(stack_of(&dev, 1), want);
+        snprintf(want, sizeof want,
+                 "|launch_drain_launch (test_cupti_graphs.c:%d)|late_here "
+                 "(test_cupti_graphs.c:%d)|fake_cupti_launch (",
+                 line_late_call, line_late);
+        CHECK_CONTAINS(stack_of(&dev, 2), want);
+        CHECK_CONTAINS(stack_of(&dev, 3), want);
+        CHECK_INT((int)fl_count(&dev, "kernel_detail"), 3);
+        fl_log_free(&dev);
+        int rc = check_done("test_cupti_graphs (late launches)") == 0 ? 0 : 1;
+        fflush(stdout);
+        _exit(rc);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    fl_rmtree(base);
+}
+
+/* A launch made while the plugin's drain announces the stacks (another
+ * thread's, racing the writer), whose buffer completes before the drain
+ * takes the completed buffers: its row must not come out before its stack
+ * (the recorder would write "" and keep it for that configuration).  The
+ * real plugin driven through its ABI with this file's sink: the launch is
+ * made from inside the stacks callback, the one point inside that window
+ * a test can reach. */
+static struct {
+    bool announced[64];
+    int rows, rows_unannounced, racing;
+    uint32_t late_stack;
+} race;
+
+static void no_names(void *u, const uint32_t *ids, const char *const *names, size_t n)
+{
+    (void)u, (void)ids, (void)names, (void)n;
+}
+
+static void no_device(void *u, const fl_gpu_limits *lim)
+{
+    (void)u, (void)lim;
+}
+
+#define NO_ROWS(fn, type)                                                                          \
+    static void fn(void *u, type *rows, size_t n)                                                  \
+    {                                                                                              \
+        (void)u, (void)rows, (void)n;                                                              \
+    }
+NO_ROWS(no_memcpys, fl_memcpy_row)
+NO_ROWS(no_memsets, fl_memset_row)
+NO_ROWS(no_syncs, fl_sync_row)
+NO_ROWS(no_allocs, fl_alloc_row)
+NO_ROWS(no_graphs, fl_graph_row)
+NO_ROWS(no_markers, fl_marker_row)
+NO_ROWS(no_samples, fl_sample_row)
+NO_ROWS(no_pm, fl_pm_row)
+
+static void no_sample_names(void *u, int dict, const uint32_t *ids, const char *const *names,
+                            size_t n)
+{
+    (void)u, (void)dict, (void)ids, (void)names, (void)n;
+}
+
+NOINLINE static void racing_launch(void)
+{
+    CHECK_INT(fake_cupti_launch("_Z6racingPf"), 0);
+    fake_cupti_complete();
+    sink_++;
+}
+
+static void race_stacks(void *u, const uint32_t *ids, const char *const *texts, size_t n)
+{
+    (void)u, (void)texts;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 64)
+            race.announced[ids[i]] = true;
+    if (race.racing == 1) {
+        race.racing = 2;
+        racing_launch();
+    }
+}
+
+static void race_kernels(void *u, fl_kernel_row *rows, size_t n)
+{
+    (void)u;
+    for (size_t i = 0; i < n; i++) {
+        race.rows++;
+        if (!rows[i].stack_id || rows[i].stack_id >= 64 || !race.announced[rows[i].stack_id]) {
+            race.rows_unannounced++;
+            fprintf(stderr, "kernel corr %u: stack %u not announced before its row\n",
+                    rows[i].corr_id, rows[i].stack_id);
+        }
+    }
+}
+
+static void test_stack_race(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        check_passed_ = check_failed_ = 0;
+        void *h = dlopen(env_or_die("GP_TEST_PLUGIN"), RTLD_NOW | RTLD_LOCAL);
+        const fl_trace_plugin *p = h ? dlsym(h, "gpufl_cupti_plugin_v1") : NULL;
+        CHECK(p != NULL);
+        if (!p)
+            _exit(1);
+        fl_trace_options o = {.stack_trace = true, .max_stacks = 16};
+        gp_error err = {0};
+        CHECK_INT(p->start(&o, &err), GP_OK);
+        CHECK_INT(cuInit(0), 0);
+        fl_trace_sink sink = {.kernel_names = no_names,
+                              .device = no_device,
+                              .kernels = race_kernels,
+                              .memcpys = no_memcpys,
+                              .memsets = no_memsets,
+                              .syncs = no_syncs,
+                              .allocs = no_allocs,
+                              .graphs = no_graphs,
+                              .markers = no_markers,
+                              .stacks = race_stacks,
+                              .sample_names = no_sample_names,
+                              .samples = no_samples,
+                              .pm_samples = no_pm};
+        CHECK_INT(fake_cupti_launch("_Z5firstPf"), 0);
+        fake_cupti_complete();
+        race.racing = 1;
+        p->drain(&sink); /* the racing launch made inside it */
+        CHECK_INT(race.racing, 2);
+        p->stop();
+        p->drain(&sink);
+        p->release();
+        CHECK_INT(race.rows, 2);
+        CHECK_INT(race.rows_unannounced, 0);
+        int rc = check_done("test_cupti_graphs (stack race)") == 0 ? 0 : 1;
+        fflush(stdout);
+        _exit(rc);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
     g_core = env_or_die("GP_TEST_CORE");
@@ -351,6 +558,8 @@ int main(void)
     snprintf(base, sizeof base, "/tmp/gp_cupti_graphs_%d", (int)getpid());
     test_bound();
     test_refused();
+    test_late_launches();
+    test_stack_race();
     session(base, true, build_and_launch);
     CHECK_INT(fl_only_session(base, dir, sizeof dir), 0);
     fl_log dev, scope;
