@@ -53,19 +53,12 @@ static const char *error_text(const nvml_lib *l, nvmlReturn_t rc)
 
 /* ------------------------------------------------------------------ loading */
 
-static void *sym(void *lib, const char *name)
-{
-    dlerror(); /* a NULL result is only an error if dlerror says so */
-    void *p = dlsym(lib, name);
-    return dlerror() ? NULL : p;
-}
-
 /* The newer symbol if present, else the older one (either may be NULL). */
 static nvml_sym sym2(void *lib, const char *newer, const char *older)
 {
-    nvml_sym s = {sym(lib, newer), newer};
+    nvml_sym s = {gp_nvml_sym(lib, newer), newer};
     if (!s.fn && older) {
-        s.fn = sym(lib, older);
+        s.fn = gp_nvml_sym(lib, older);
         s.name = older;
     }
     if (!s.fn)
@@ -126,21 +119,13 @@ static gp_status missing(const nvml_lib *l, const char *newer, const char *older
                         l->name, newer);
 }
 
-/* Stores a dlsym result in a function pointer without a cast ISO C lacks. */
-#define SET_FN(dst, p)                                                                             \
-    do {                                                                                           \
-        void *p_ = (p);                                                                            \
-        _Static_assert(sizeof(dst) == sizeof p_, "function and data pointers differ in size");     \
-        memcpy(&(dst), &p_, sizeof p_);                                                            \
-    } while (0)
-
 /* A required function: the newer name, else the older; absent is fatal. */
 #define REQUIRE(dst, newer, older, used_name)                                                      \
     do {                                                                                           \
         nvml_sym s_ = sym2(l->handle, newer, older);                                               \
         if (!s_.fn)                                                                                \
             return missing(l, newer, older, err);                                                  \
-        SET_FN(dst, s_.fn);                                                                        \
+        NVML_SET_FN(dst, s_.fn);                                                                   \
         used_name = s_.name;                                                                       \
     } while (0)
 
@@ -163,35 +148,35 @@ static gp_status resolve(nvml_lib *l, gp_error *err)
     /* Optional: an absent function is an unsupported metric.  The v2 and
      * V calls are resolved beside the older ones, not instead of them, so a
      * driver that rejects the newer struct is still read. */
-    SET_FN(a->get_mem_v2, sym(h, "nvmlDeviceGetMemoryInfo_v2"));
-    SET_FN(a->get_mem_v1, sym(h, "nvmlDeviceGetMemoryInfo"));
-    SET_FN(a->get_power, sym(h, "nvmlDeviceGetPowerUsage"));
-    SET_FN(a->get_energy, sym(h, "nvmlDeviceGetTotalEnergyConsumption"));
-    SET_FN(a->get_temp_v, sym(h, "nvmlDeviceGetTemperatureV"));
-    SET_FN(a->get_temp_v1, sym(h, "nvmlDeviceGetTemperature"));
-    SET_FN(a->get_clock, sym(h, "nvmlDeviceGetClockInfo"));
+    NVML_SET_FN(a->get_mem_v2, gp_nvml_sym(h, "nvmlDeviceGetMemoryInfo_v2"));
+    NVML_SET_FN(a->get_mem_v1, gp_nvml_sym(h, "nvmlDeviceGetMemoryInfo"));
+    NVML_SET_FN(a->get_power, gp_nvml_sym(h, "nvmlDeviceGetPowerUsage"));
+    NVML_SET_FN(a->get_energy, gp_nvml_sym(h, "nvmlDeviceGetTotalEnergyConsumption"));
+    NVML_SET_FN(a->get_temp_v, gp_nvml_sym(h, "nvmlDeviceGetTemperatureV"));
+    NVML_SET_FN(a->get_temp_v1, gp_nvml_sym(h, "nvmlDeviceGetTemperature"));
+    NVML_SET_FN(a->get_clock, gp_nvml_sym(h, "nvmlDeviceGetClockInfo"));
     nvml_sym r = sym2(h, "nvmlDeviceGetCurrentClocksEventReasons",
                       "nvmlDeviceGetCurrentClocksThrottleReasons");
-    SET_FN(a->get_reasons, r.fn);
+    NVML_SET_FN(a->get_reasons, r.fn);
     a->reasons_name = r.name;
-    SET_FN(a->get_pcie, sym(h, "nvmlDeviceGetPcieThroughput"));
-    SET_FN(a->get_driver_version, sym(h, "nvmlSystemGetDriverVersion"));
-    SET_FN(a->gpm_query, sym(h, "nvmlGpmQueryDeviceSupport"));
-    SET_FN(a->gpm_alloc, sym(h, "nvmlGpmSampleAlloc"));
-    SET_FN(a->gpm_free, sym(h, "nvmlGpmSampleFree"));
-    SET_FN(a->gpm_get, sym(h, "nvmlGpmSampleGet"));
-    SET_FN(a->gpm_metrics, sym(h, "nvmlGpmMetricsGet"));
-    SET_FN(a->gpm_mig_get, sym(h, "nvmlGpmMigSampleGet"));
+    NVML_SET_FN(a->get_pcie, gp_nvml_sym(h, "nvmlDeviceGetPcieThroughput"));
+    NVML_SET_FN(a->get_driver_version, gp_nvml_sym(h, "nvmlSystemGetDriverVersion"));
+    NVML_SET_FN(a->gpm_query, gp_nvml_sym(h, "nvmlGpmQueryDeviceSupport"));
+    NVML_SET_FN(a->gpm_alloc, gp_nvml_sym(h, "nvmlGpmSampleAlloc"));
+    NVML_SET_FN(a->gpm_free, gp_nvml_sym(h, "nvmlGpmSampleFree"));
+    NVML_SET_FN(a->gpm_get, gp_nvml_sym(h, "nvmlGpmSampleGet"));
+    NVML_SET_FN(a->gpm_metrics, gp_nvml_sym(h, "nvmlGpmMetricsGet"));
+    NVML_SET_FN(a->gpm_mig_get, gp_nvml_sym(h, "nvmlGpmMigSampleGet"));
     if (!a->gpm_alloc || !a->gpm_free || !a->gpm_get || !a->gpm_metrics)
         a->gpm_query = NULL; /* GPM needs all five: without one, no GPM */
-    SET_FN(a->get_procs, sym(h, "nvmlDeviceGetComputeRunningProcesses_v3"));
-    SET_FN(a->get_proc_util, sym(h, "nvmlDeviceGetProcessUtilization"));
-    SET_FN(a->get_fields, sym(h, "nvmlDeviceGetFieldValues"));
-    SET_FN(a->mig_mode, sym(h, "nvmlDeviceGetMigMode"));
-    SET_FN(a->mig_max, sym(h, "nvmlDeviceGetMaxMigDeviceCount"));
-    SET_FN(a->mig_handle, sym(h, "nvmlDeviceGetMigDeviceHandleByIndex"));
-    SET_FN(a->gi_id, sym(h, "nvmlDeviceGetGpuInstanceId"));
-    SET_FN(a->ci_id, sym(h, "nvmlDeviceGetComputeInstanceId"));
+    NVML_SET_FN(a->get_procs, gp_nvml_sym(h, "nvmlDeviceGetComputeRunningProcesses_v3"));
+    NVML_SET_FN(a->get_proc_util, gp_nvml_sym(h, "nvmlDeviceGetProcessUtilization"));
+    NVML_SET_FN(a->get_fields, gp_nvml_sym(h, "nvmlDeviceGetFieldValues"));
+    NVML_SET_FN(a->mig_mode, gp_nvml_sym(h, "nvmlDeviceGetMigMode"));
+    NVML_SET_FN(a->mig_max, gp_nvml_sym(h, "nvmlDeviceGetMaxMigDeviceCount"));
+    NVML_SET_FN(a->mig_handle, gp_nvml_sym(h, "nvmlDeviceGetMigDeviceHandleByIndex"));
+    NVML_SET_FN(a->gi_id, gp_nvml_sym(h, "nvmlDeviceGetGpuInstanceId"));
+    NVML_SET_FN(a->ci_id, gp_nvml_sym(h, "nvmlDeviceGetComputeInstanceId"));
     if (!a->mig_max || !a->mig_handle)
         a->mig_mode = NULL; /* listing instances needs all three */
     gp_nvml_health_resolve(h, a);

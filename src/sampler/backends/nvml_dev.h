@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <dlfcn.h>
 #include <stdint.h>
 
 typedef struct nvml_api {
@@ -239,6 +240,22 @@ uint32_t gp_nvml_read_fields(gp_runner *r, nvml_dev *d, gp_device_sample *out);
  * values call, nvml_fields.c). */
 #define NVML_HEALTH_PERIOD_NS 5000000000ull
 void gp_nvml_health_resolve(void *lib_handle, nvml_api *a);
+
+/* dlsym of name in lib, NULL when absent: a NULL result is only an error
+ * if dlerror says so. */
+static inline void *gp_nvml_sym(void *lib, const char *name)
+{
+    dlerror();
+    void *p = dlsym(lib, name);
+    return dlerror() ? NULL : p;
+}
+/* Stores a dlsym result in a function pointer without a cast ISO C lacks. */
+#define NVML_SET_FN(dst, p)                                                                        \
+    do {                                                                                           \
+        void *p_ = (p);                                                                            \
+        _Static_assert(sizeof(dst) == sizeof p_, "function and data pointers differ in size");     \
+        memcpy(&(dst), &p_, sizeof p_);                                                            \
+    } while (0)
 void gp_nvml_health_begin(nvml_dev *d, uint64_t now_mono_ns);
 void gp_nvml_read_health(gp_runner *r, nvml_dev *d, gp_device_sample *out);
 

@@ -19,24 +19,13 @@
 #include "runner.h"
 #include "gpu_profile.h"
 
-#include <dlfcn.h>
 #include <string.h>
 
 /* The health fields of a sample (all of them after health_valid). */
 #define HEALTH_OFF offsetof(gp_device_sample, health_valid)
 #define HEALTH_LEN (sizeof(gp_device_sample) - HEALTH_OFF)
 
-/* dlsym's object pointer into a function pointer (POSIX guarantees the
- * round trip; memcpy keeps -Wpedantic quiet). */
-#define SET_FN(dst, name)                                                                          \
-    do {                                                                                           \
-        dlerror();                                                                                 \
-        void *p_ = dlsym(h, (name));                                                               \
-        if (dlerror())                                                                             \
-            p_ = NULL;                                                                             \
-        _Static_assert(sizeof(dst) == sizeof p_, "function and data pointers differ in size");     \
-        memcpy(&(dst), &p_, sizeof p_);                                                            \
-    } while (0)
+#define SET_FN(dst, name) NVML_SET_FN(dst, gp_nvml_sym(h, (name)))
 
 void gp_nvml_health_resolve(void *h, nvml_api *a)
 {
