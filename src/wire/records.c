@@ -216,15 +216,6 @@ static void put_ident(fl_buf *b, const fl_ident *id)
 
 /* ------------------------------------------------------------- lifecycle */
 
-/* A string or null. */
-static void put_opt_str(fl_buf *b, const char *s)
-{
-    if (s)
-        fl_buf_str(b, s);
-    else
-        FL_BUF_LIT(b, "null");
-}
-
 /* job_start's place in the run: every key, null where unknown - all of
  * them only with a run_id, the presence test GPUFlight uses for its run
  * keys (a writer that knows no run writes GPUFlight's line as it was). */
@@ -241,7 +232,7 @@ static void put_run(fl_buf *b, const fl_run_ident *r)
     fl_put_key(b, "world_size");
     fl_buf_opt_i64(b, r->have_world_size, r->world_size);
     fl_put_key(b, "rank_source");
-    put_opt_str(b, r->rank_source);
+    fl_buf_str(b, r->rank_source);
     fl_put_key(b, "monotonic_ns");
     fl_buf_opt_i64(b, r->mono_ns > 0, (int64_t)r->mono_ns);
 }
@@ -603,7 +594,7 @@ void fl_rec_graph_node(fl_buf *b, const char *session_id, const fl_graph_node_ro
     fl_put_key(b, "graph_node_id");
     fl_buf_u64(b, r->node_id);
     fl_put_key(b, "kernel_name");
-    put_opt_str(b, r->kernel_name);
+    fl_buf_str(b, r->kernel_name);
     fl_put_key(b, "stack_id");
     if (r->stack_id)
         fl_buf_u64(b, r->stack_id);
