@@ -596,10 +596,7 @@ void fl_rec_graph_node(fl_buf *b, const char *session_id, const fl_graph_node_ro
     fl_put_key(b, "kernel_name");
     fl_buf_str(b, r->kernel_name);
     fl_put_key(b, "stack_id");
-    if (r->stack_id)
-        fl_buf_u64(b, r->stack_id);
-    else
-        FL_BUF_LIT(b, "null");
+    fl_buf_opt_u64(b, r->stack_id != 0, r->stack_id);
     FL_BUF_LIT(b, "}\n");
 }
 
