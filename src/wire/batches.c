@@ -429,14 +429,18 @@ void fl_rec_scope_events(fl_buf *b, const char *session_id, uint64_t batch_id,
 
 /* ------------------------------------------------------- trace batches */
 
-void fl_rec_kernel_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                         const fl_kernel_row *rows, size_t n)
-{
-    /* device_id is our extension after the spec's ten columns (readers
-     * look columns up by name): a process that drives several GPUs (JAX,
-     * one process per host) needs it to split kernels per device. */
-    WRITE_BATCH(KERNEL_EVENT_BATCH, KERNEL, rows[0].t_ns, &rows[i]);
-}
+/* A writer of records.h's batch signature over rows of row_t whose cells
+ * are all the vocabulary's (WRITE_BATCH), base_time_ns base_t. */
+#define BATCH_WRITER(fn, row_t, type, cols, base_t)                                                \
+    void fn(fl_buf *b, const char *session_id, uint64_t batch_id, const row_t *rows, size_t n)     \
+    {                                                                                              \
+        WRITE_BATCH(type, cols, base_t, &rows[i]);                                                 \
+    }
+
+/* device_id is our extension after the spec's ten columns (readers look
+ * columns up by name): a process that drives several GPUs (JAX, one
+ * process per host) needs it to split kernels per device. */
+BATCH_WRITER(fl_rec_kernel_batch, fl_kernel_row, KERNEL_EVENT_BATCH, KERNEL, rows[0].t_ns)
 
 void fl_rec_memcpy_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
                          const fl_memcpy_row *rows, size_t n)
@@ -452,39 +456,16 @@ void fl_rec_memcpy_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
     WRITE_BATCH(MEMCPY_EVENT_BATCH, MEMCPY, rows[0].t_ns, &rows[i]);
 }
 
-void fl_rec_sync_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                       const fl_sync_row *rows, size_t n)
-{
-    /* stream_id is CUPTI's value as it is: 4294967295 (0xffffffff) for a
-     * sync that is not on a stream (context or event synchronization). */
-    WRITE_BATCH(SYNCHRONIZATION_EVENT_BATCH, SYNC, rows[0].t_ns, &rows[i]);
-}
-
-void fl_rec_alloc_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                        const fl_alloc_row *rows, size_t n)
-{
-    WRITE_BATCH(MEMORY_ALLOC_EVENT_BATCH, ALLOC, rows[0].t_ns, &rows[i]);
-}
-
+/* stream_id is CUPTI's value as it is: 4294967295 (0xffffffff) for a sync
+ * that is not on a stream (context or event synchronization). */
+BATCH_WRITER(fl_rec_sync_batch, fl_sync_row, SYNCHRONIZATION_EVENT_BATCH, SYNC, rows[0].t_ns)
+BATCH_WRITER(fl_rec_alloc_batch, fl_alloc_row, MEMORY_ALLOC_EVENT_BATCH, ALLOC, rows[0].t_ns)
 /* graph_event_batch is our extension of the format (one row per graph
  * launch, channel device); readers that do not know the type skip it. */
-void fl_rec_graph_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                        const fl_graph_row *rows, size_t n)
-{
-    WRITE_BATCH(GRAPH_EVENT_BATCH, GRAPH, rows[0].t_ns, &rows[i]);
-}
-
-void fl_rec_profile_batch(fl_buf *b, const char *session_id, uint64_t batch_id,
-                          const fl_sample_row *rows, size_t n)
-{
-    WRITE_BATCH(PROFILE_SAMPLE_BATCH, PROFILE, MIN_T_NS(rows, n), &rows[i]);
-}
-
-void fl_rec_pm_batch(fl_buf *b, const char *session_id, uint64_t batch_id, const fl_pm_row *rows,
-                     size_t n)
-{
-    WRITE_BATCH(PM_SAMPLE_BATCH, PM, MIN_T_NS(rows, n), &rows[i]);
-}
+BATCH_WRITER(fl_rec_graph_batch, fl_graph_row, GRAPH_EVENT_BATCH, GRAPH, rows[0].t_ns)
+/* PC and PM samples do not come in time order. */
+BATCH_WRITER(fl_rec_profile_batch, fl_sample_row, PROFILE_SAMPLE_BATCH, PROFILE, MIN_T_NS(rows, n))
+BATCH_WRITER(fl_rec_pm_batch, fl_pm_row, PM_SAMPLE_BATCH, PM, MIN_T_NS(rows, n))
 
 /* ------------------------------------------------------------ accounting */
 
