@@ -19,26 +19,28 @@ static size_t name_at(const char *const *names, size_t n, const char *name)
     return n;
 }
 
-static const char *const channel_names[FL_CH_COUNT] = {
-#define FL_X(id, name) #name,
-    FL_CHANNELS(FL_X)
-#undef FL_X
-};
+/* names[i], or NULL when i is out of range: every "number to name" lookup
+ * of the vocabulary. */
+static const char *name_of(const char *const *names, size_t n, long i)
+{
+    return i >= 0 && (size_t)i < n ? names[i] : NULL;
+}
+
+/* A list's X(id, name) line as the string "name". */
+#define NAME_OF(id, name) #name,
+
+static const char *const channel_names[FL_CH_COUNT] = {FL_CHANNELS(NAME_OF)};
 
 const char *fl_channel_name(int ch)
 {
-    return ch >= 0 && ch < FL_CH_COUNT ? channel_names[ch] : NULL;
+    return name_of(channel_names, FL_CH_COUNT, ch);
 }
 
-static const char *const dict_names[FL_DICT_COUNT] = {
-#define FL_X(id, name) #name,
-    FL_DICTS(FL_X)
-#undef FL_X
-};
+static const char *const dict_names[FL_DICT_COUNT] = {FL_DICTS(NAME_OF)};
 
 const char *fl_dict_name(fl_dict d)
 {
-    return (unsigned)d < FL_DICT_COUNT ? dict_names[d] : NULL;
+    return name_of(dict_names, FL_DICT_COUNT, d);
 }
 
 fl_dict fl_dict_of(const char *name)
@@ -101,15 +103,11 @@ fl_type fl_type_of(const char *name, size_t n)
     return FL_T_UNKNOWN;
 }
 
-static const char *const cap_status_names[FL_CAP_COUNT] = {
-#define FL_X(id, name) #name,
-    FL_CAP_STATUSES(FL_X)
-#undef FL_X
-};
+static const char *const cap_status_names[FL_CAP_COUNT] = {FL_CAP_STATUSES(NAME_OF)};
 
 const char *fl_cap_status_name(fl_cap_status s)
 {
-    return (unsigned)s < FL_CAP_COUNT ? cap_status_names[s] : NULL;
+    return name_of(cap_status_names, FL_CAP_COUNT, s);
 }
 
 fl_cap_status fl_cap_status_of(const char *name)
@@ -117,11 +115,7 @@ fl_cap_status fl_cap_status_of(const char *name)
     return (fl_cap_status)name_at(cap_status_names, FL_CAP_COUNT, name);
 }
 
-static const char *const engine_names[] = {
-#define FL_X(id, name) #name,
-    FL_ENGINES(FL_X)
-#undef FL_X
-};
+static const char *const engine_names[] = {FL_ENGINES(NAME_OF)};
 enum {
 #define FL_X(id, name) ENGINE_AT_##id,
     FL_ENGINES(FL_X)
@@ -148,13 +142,9 @@ bool fl_engine_of_wire(const char *name, gpufl_engine *out)
     return true;
 }
 
-static const char *const mig_keys[] = {
-#define FL_X(id, name) #name,
-    FL_MIG_KEYS(FL_X)
-#undef FL_X
-};
+static const char *const mig_keys[] = {FL_MIG_KEYS(NAME_OF)};
 
 const char *fl_mig_key_name(int k)
 {
-    return k >= 0 && (size_t)k < N_OF(mig_keys) ? mig_keys[k] : NULL;
+    return name_of(mig_keys, N_OF(mig_keys), k);
 }
