@@ -203,10 +203,13 @@ bool fl_device_uuid_same(const char *a, const char *b)
     return *a == *b;
 }
 
-/* "pid":P,"app":A,"session_id":S without a leading comma. */
-static void put_ident(fl_buf *b, const fl_ident *id)
+/* {"version":V,"type":T,"pid":P,"app":A,"session_id":S - the opening of
+ * the lifecycle records and of GPUFlight's per-event records (its order;
+ * "version" only for a type the vocabulary gives one). */
+static void put_open_ident(fl_buf *b, fl_type type, const fl_ident *id)
 {
-    FL_BUF_LIT(b, "\"pid\":");
+    fl_put_open(b, type);
+    FL_BUF_LIT(b, ",\"pid\":");
     fl_buf_i64(b, id->pid);
     fl_put_key(b, "app");
     fl_buf_str(b, id->app);
@@ -239,9 +242,7 @@ static void put_run(fl_buf *b, const fl_run_ident *r)
 
 void fl_rec_job_start(fl_buf *b, const fl_ident *id, const fl_job_start *js)
 {
-    fl_put_open(b, FL_T_JOB_START);
-    FL_BUF_LIT(b, ",");
-    put_ident(b, id);
+    put_open_ident(b, FL_T_JOB_START, id);
     fl_put_key(b, "log_path");
     fl_buf_str(b, js->log_path);
     fl_put_key(b, "ts_ns");
@@ -275,9 +276,7 @@ void fl_rec_job_start(fl_buf *b, const fl_ident *id, const fl_job_start *js)
 static void put_shutdown_head(fl_buf *b, const fl_ident *id, uint64_t ts_ns)
 {
     /* The one lifecycle record without "version" (as the seed writes it). */
-    fl_put_open(b, FL_T_SHUTDOWN);
-    FL_BUF_LIT(b, ",");
-    put_ident(b, id);
+    put_open_ident(b, FL_T_SHUTDOWN, id);
     fl_put_key(b, "ts_ns");
     fl_buf_u64(b, ts_ns);
 }
@@ -322,9 +321,7 @@ void fl_rec_shutdown_session(fl_buf *b, const fl_ident *id, const fl_shutdown *s
 void fl_rec_system(fl_buf *b, const fl_ident *id, bool start, const char *name, uint64_t ts_ns,
                    const fl_host_sample *host, const fl_device_live *devices, size_t n_devices)
 {
-    fl_put_open(b, start ? FL_T_SYSTEM_START : FL_T_SYSTEM_STOP);
-    FL_BUF_LIT(b, ",");
-    put_ident(b, id);
+    put_open_ident(b, start ? FL_T_SYSTEM_START : FL_T_SYSTEM_STOP, id);
     fl_put_key(b, "name");
     fl_buf_str(b, name);
     fl_put_key(b, "ts_ns");
@@ -341,9 +338,7 @@ void fl_rec_system(fl_buf *b, const fl_ident *id, bool start, const char *name, 
 static void put_device_event(fl_buf *b, fl_type t, const fl_ident *id, uint64_t ts_ns,
                              uint32_t device_id, const char *name, const char *uuid)
 {
-    fl_put_open(b, t);
-    FL_BUF_LIT(b, ",");
-    put_ident(b, id);
+    put_open_ident(b, t, id);
     fl_put_key(b, "ts_ns");
     fl_buf_u64(b, ts_ns);
     fl_put_key(b, "device_id");
@@ -442,16 +437,6 @@ static void put_head_ident(fl_buf *b, fl_type type, const fl_ident *id)
     fl_buf_i64(b, id->pid);
     fl_put_key(b, "app");
     fl_buf_str(b, id->app);
-}
-
-/* {"type":T,"pid":P,"app":A,"session_id":S - the opening of GPUFlight's
- * per-event records (its order; "version" only for a type the vocabulary
- * gives one: none of these). */
-static void put_open_ident(fl_buf *b, fl_type type, const fl_ident *id)
-{
-    fl_put_open(b, type);
-    FL_BUF_LIT(b, ",");
-    put_ident(b, id);
 }
 
 /* GPUFlight's MemsetEventModel's keys in its order, then ours.  What our
