@@ -44,6 +44,21 @@ static void put_host(fl_buf *b, const fl_host_sample *h)
     FL_BUF_LIT(b, "}");
 }
 
+/* {"id":I,"name":N,"uuid":U,"vendor":V - the opening every device entry
+ * shares, live (devices) or static (*_static_devices). */
+static void put_device_head(fl_buf *b, uint32_t id, const char *name, const char *uuid,
+                            const char *vendor)
+{
+    FL_BUF_LIT(b, "{\"id\":");
+    fl_buf_u64(b, id);
+    fl_put_key(b, "name");
+    fl_buf_str(b, name);
+    fl_put_key(b, "uuid");
+    fl_buf_str(b, uuid);
+    fl_put_key(b, "vendor");
+    fl_buf_str(b, vendor);
+}
+
 static void put_device_live(fl_buf *b, const fl_device_live *dv)
 {
     const gp_device_sample *s = &dv->s;
@@ -58,14 +73,7 @@ static void put_device_live(fl_buf *b, const fl_device_live *dv)
     uint64_t free_b =
         s->mem_total_bytes > s->mem_used_bytes ? s->mem_total_bytes - s->mem_used_bytes : 0;
 
-    FL_BUF_LIT(b, "{\"id\":");
-    fl_buf_u64(b, dv->id);
-    fl_put_key(b, "name");
-    fl_buf_str(b, dv->name);
-    fl_put_key(b, "uuid");
-    fl_buf_str(b, dv->uuid);
-    fl_put_key(b, "vendor");
-    fl_buf_str(b, dv->vendor);
+    put_device_head(b, dv->id, dv->name, dv->uuid, dv->vendor);
     fl_put_key(b, "pci_bus");
     fl_buf_str(b, dv->pci_bus);
     fl_put_key(b, "used_mib");
@@ -128,14 +136,7 @@ static void put_mig(fl_buf *b, const gp_mig_info *m)
 
 static void put_device_static(fl_buf *b, const fl_device_static *d)
 {
-    FL_BUF_LIT(b, "{\"id\":");
-    fl_buf_u64(b, d->id);
-    fl_put_key(b, "name");
-    fl_buf_str(b, d->name);
-    fl_put_key(b, "uuid");
-    fl_buf_str(b, d->uuid);
-    fl_put_key(b, "vendor");
-    fl_buf_str(b, d->vendor);
+    put_device_head(b, d->id, d->name, d->uuid, d->vendor);
     fl_put_key(b, "architecture");
     fl_buf_str(b, d->architecture);
     fl_put_key(b, "compute_major");
