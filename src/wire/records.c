@@ -531,6 +531,16 @@ void fl_rec_capture_window(fl_buf *b, const fl_ident *id, const fl_capture_windo
     FL_BUF_LIT(b, "}\n");
 }
 
+/* ,"graph_exec_key":"0x..." - the executable graph's handle in hex, as
+ * GPUFlight writes it. */
+static void put_exec_key(fl_buf *b, uint64_t exec_key)
+{
+    char key[2 + 16 + 1];
+    snprintf(key, sizeof key, "0x%" PRIx64, exec_key);
+    fl_put_key(b, "graph_exec_key");
+    fl_put_str_or_empty(b, key);
+}
+
 void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r)
 {
     put_open_ident(b, FL_T_GRAPH_LAUNCH_EVENT, id);
@@ -551,22 +561,15 @@ void fl_rec_graph_launch(fl_buf *b, const fl_ident *id, const fl_graph_row *r)
     /* GPUFlight's handle of the executable graph, from the launch
      * callback, as it writes it; left out when not known, as GPUFlight
      * leaves it out when it has none. */
-    if (r->exec_key) {
-        char key[2 + 16 + 1];
-        snprintf(key, sizeof key, "0x%" PRIx64, r->exec_key);
-        fl_put_key(b, "graph_exec_key");
-        fl_put_str_or_empty(b, key);
-    }
+    if (r->exec_key)
+        put_exec_key(b, r->exec_key);
     FL_BUF_LIT(b, "}\n");
 }
 
 void fl_rec_graph_node(fl_buf *b, const char *session_id, const fl_graph_node_row *r)
 {
     fl_put_head(b, FL_T_GRAPH_NODE_DEFINITION, session_id);
-    char key[2 + 16 + 1];
-    snprintf(key, sizeof key, "0x%" PRIx64, r->exec_key);
-    fl_put_key(b, "graph_exec_key");
-    fl_put_str_or_empty(b, key);
+    put_exec_key(b, r->exec_key);
     fl_put_key(b, "node_index");
     fl_buf_u64(b, r->node_index);
     fl_put_key(b, "node_type");
