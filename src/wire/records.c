@@ -487,6 +487,18 @@ void fl_rec_memset_event(fl_buf *b, const fl_ident *id, const fl_memset_row *r)
     FL_BUF_LIT(b, "}\n");
 }
 
+/* ,"start_ns":S,"end_ns":E,"duration_ns":D - a range's times, its
+ * duration 0 where the end is not after the start. */
+static void put_span(fl_buf *b, uint64_t start_ns, uint64_t end_ns)
+{
+    fl_put_key(b, "start_ns");
+    fl_buf_u64(b, start_ns);
+    fl_put_key(b, "end_ns");
+    fl_buf_u64(b, end_ns);
+    fl_put_key(b, "duration_ns");
+    fl_buf_u64(b, end_ns > start_ns ? end_ns - start_ns : 0);
+}
+
 void fl_rec_nvtx_marker(fl_buf *b, const fl_ident *id, const fl_nvtx_range *r)
 {
     put_open_ident(b, FL_T_NVTX_MARKER_EVENT, id);
@@ -495,12 +507,7 @@ void fl_rec_nvtx_marker(fl_buf *b, const fl_ident *id, const fl_nvtx_range *r)
     /* GPUFlight's string for the default domain: "". */
     fl_put_key(b, "domain");
     fl_put_str_or_empty(b, r->domain);
-    fl_put_key(b, "start_ns");
-    fl_buf_u64(b, r->start_ns);
-    fl_put_key(b, "end_ns");
-    fl_buf_u64(b, r->end_ns);
-    fl_put_key(b, "duration_ns");
-    fl_buf_u64(b, r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0);
+    put_span(b, r->start_ns, r->end_ns);
     fl_put_key(b, "marker_id");
     fl_buf_u64(b, r->marker_id);
     if (r->open_at_shutdown) {
@@ -520,12 +527,7 @@ void fl_rec_capture_window(fl_buf *b, const fl_ident *id, const fl_capture_windo
     fl_put_str_or_empty(b, w->trigger);
     fl_put_key(b, "name");
     fl_put_str_or_empty(b, w->name);
-    fl_put_key(b, "start_ns");
-    fl_buf_u64(b, w->start_ns);
-    fl_put_key(b, "end_ns");
-    fl_buf_u64(b, w->end_ns);
-    fl_put_key(b, "duration_ns");
-    fl_buf_u64(b, w->end_ns > w->start_ns ? w->end_ns - w->start_ns : 0);
+    put_span(b, w->start_ns, w->end_ns);
     fl_put_key(b, "open_at_shutdown");
     fl_put_bool(b, w->open_at_shutdown);
     FL_BUF_LIT(b, "}\n");
