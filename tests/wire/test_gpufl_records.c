@@ -228,6 +228,12 @@ static void golden_job_start(void)
     CHECK(b.p &&
           strstr(b.p, ",\"run_id\":\"r-1\",\"rank\":0,\"local_rank\":null,"
                       "\"world_size\":2,\"rank_source\":\"RANK\",\"monotonic_ns\":12345}\n"));
+    /* A rank source not known is null, like a time not read. */
+    js.run.rank_source = NULL;
+    js.run.mono_ns = 0;
+    fl_buf_reset(&b);
+    fl_rec_job_start(&b, &ident, &js);
+    CHECK(b.p && strstr(b.p, ",\"rank_source\":null,\"monotonic_ns\":null}\n"));
     fl_buf_free(&b);
 }
 

@@ -53,11 +53,18 @@ static void test_names_round_trip(void)
     CHECK(fl_channel_name(-1) == NULL);
     for (int d = 0; d < FL_DICT_COUNT; d++)
         CHECK_INT(fl_dict_of(fl_dict_name((fl_dict)d)), d);
+    CHECK(fl_dict_name(FL_DICT_COUNT) == NULL);
+    CHECK(fl_dict_name((fl_dict)-1) == NULL);
     CHECK_INT(fl_dict_of("nope_dict"), FL_DICT_COUNT);
     CHECK_INT(fl_dict_of(NULL), FL_DICT_COUNT);
     for (int s = 0; s < FL_CAP_COUNT; s++)
         CHECK_INT(fl_cap_status_of(fl_cap_status_name((fl_cap_status)s)), s);
+    CHECK(fl_cap_status_name(FL_CAP_COUNT) == NULL);
+    CHECK(fl_cap_status_name((fl_cap_status)-1) == NULL);
     CHECK_INT(fl_cap_status_of("Collected"), FL_CAP_COUNT);
+    CHECK_STR(fl_mig_key_name(FL_MIG_PROFILE), "profile");
+    CHECK(fl_mig_key_name(FL_MIG_KEY_COUNT) == NULL);
+    CHECK(fl_mig_key_name(-1) == NULL);
     CHECK_INT(fl_cap_status_of(NULL), FL_CAP_COUNT);
     for (int e = GPUFL_ENGINE_MONITOR; e <= GPUFL_ENGINE_DEEP; e++) {
         gpufl_engine back;
