@@ -62,6 +62,22 @@ static const char *engine_reason(const cap_engine *r, uint32_t status)
     return "cupti_error";
 }
 
+/* A feature that falls back with reason and msg when on, else is not
+ * requested: an engine's own row and the source_collection it says. */
+static void add_fallback_or_off(session *s, const char *feature, bool on, const char *reason,
+                                const char *msg)
+{
+    fl_caps_add(s, feature, on, on ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, on ? reason : "", "%s",
+                on ? msg : "");
+}
+
+/* A feature taken down by an engine that fell back after init. */
+static void set_fallback(session *s, const char *feature, const cap_engine *r,
+                         const fl_engine_stats *e)
+{
+    fl_caps_set(s, feature, FL_CAP_FALLBACK, engine_reason(r, e->status), "%s", e->message);
+}
+
 /* range_profiler when the RangeProfiler engine was asked for and Trace
  * runs: what the plugin's start said. */
 static void add_rp_cap(session *s, const cap_engine *r, const fl_engine_stats *e, bool say_source)
@@ -69,8 +85,7 @@ static void add_rp_cap(session *s, const cap_engine *r, const fl_engine_stats *e
     (void)say_source;
     if (e->status != FL_PC_ACTIVE) {
         const char *msg = e->message[0] ? e->message : "the CUPTI plugin did not start it";
-        fl_caps_add(s, "range_profiler", true, FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    msg);
+        add_fallback_or_off(s, "range_profiler", true, engine_reason(r, e->status), msg);
         return;
     }
     fl_caps_add(s, "range_profiler", true, FL_CAP_COLLECTED, "",
@@ -91,10 +106,8 @@ static void add_pc_caps(session *s, const cap_engine *r, const fl_engine_stats *
     bool src = s->cfg.enable_source_collection;
     if (e->status != FL_PC_ACTIVE) {
         const char *msg = e->message[0] ? e->message : "the CUPTI plugin did not start it";
-        fl_caps_add(s, "pc_sampling", true, FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    msg);
-        fl_caps_add(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                    src ? engine_reason(r, e->status) : "", "%s", src ? msg : "");
+        add_fallback_or_off(s, "pc_sampling", true, engine_reason(r, e->status), msg);
+        add_fallback_or_off(s, "source_collection", src, engine_reason(r, e->status), msg);
     } else {
         fl_caps_add(s, "pc_sampling", true, FL_CAP_COLLECTED, "",
                     "CUPTI PC sampling every 2^%u cycles, all stall reasons, kernels serialised; "
@@ -127,8 +140,8 @@ static void add_pm_caps(session *s, const cap_engine *r, const fl_engine_stats *
     (void)say_source;
     const fl_pm_counters *c = &e->counters.pm;
     if (e->status != FL_PC_ACTIVE)
-        fl_caps_add(s, "pm_sampling", true, FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    e->message[0] ? e->message : "the CUPTI plugin did not start it");
+        add_fallback_or_off(s, "pm_sampling", true, engine_reason(r, e->status),
+                            e->message[0] ? e->message : "the CUPTI plugin did not start it");
     else
         fl_caps_add(s, "pm_sampling", true, FL_CAP_COLLECTED, "",
                     "CUPTI PM sampling every %u us of GPU time, %u metrics (%s set) in one pass; "
@@ -149,11 +162,10 @@ static void add_sass_caps(session *s, const cap_engine *r, const fl_engine_stats
         const char *msg = e->message[0] ? e->message
                           : none ? "not implemented by this CUPTI plugin; the session runs Trace"
                                  : "the CUPTI plugin did not start it";
-        fl_caps_add(s, "sass_metrics", true, FL_CAP_FALLBACK,
-                    none ? "not_implemented" : engine_reason(r, e->status), "%s", msg);
+        add_fallback_or_off(s, "sass_metrics", true,
+                            none ? "not_implemented" : engine_reason(r, e->status), msg);
         if (say_source)
-            fl_caps_add(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                        src ? engine_reason(r, e->status) : "", "%s", src ? msg : "");
+            add_fallback_or_off(s, "source_collection", src, engine_reason(r, e->status), msg);
         return;
     }
     fl_caps_add(s, "sass_metrics", true, FL_CAP_COLLECTED, "",
@@ -239,14 +251,12 @@ void fl_caps_engines_add(session *s, bool tracing, const char *above_why)
             r->init(s, r, &st.engines[r->slot], !source_said);
             source_said = source_said || r->sources;
         } else
-            fl_caps_add(s, r->feature, want, want ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                        want ? above : "", "%s", want ? above_why : "");
+            add_fallback_or_off(s, r->feature, want, above, above_why);
     }
     if (source_said)
         return;
     src = src && s->cfg.enable_source_collection;
-    fl_caps_add(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                src ? above : "", "%s", src ? above_why : "");
+    add_fallback_or_off(s, "source_collection", src, above, above_why);
 }
 
 /* The engine a session runs: the one asked for while it is active; under
@@ -358,10 +368,25 @@ static void disasm_final(session *s, const fl_trace_stats *st, const fl_trace_co
         fl_caps_set(s, "cubin_disassembly", FL_CAP_COLLECTED, "", "%s", done);
 }
 
-/* The engine a session runs once one of its rungs fell back after init:
- * Trace; under Deep the rung left (Deep -> PcSampling -> Trace). */
-static void fell_back(session *s, const fl_trace_stats *st)
+/* What the plugin read while no sink was there and its aggregation table
+ * was full (PC samples, SASS values) makes the feature partial. */
+static void lost_final(session *s, const char *feature, uint64_t lost, const char *what)
 {
+    if (lost > 0)
+        fl_caps_mark_partial(s, feature, "samples_lost",
+                             "%llu %s not kept: read while no sink was there and the aggregation "
+                             "table was full",
+                             (unsigned long long)lost, what);
+}
+
+/* A rung (PC sampling, SASS metrics) that fell back after init: its row,
+ * source_collection's when it says it, and the engine the session runs
+ * instead: Trace; under Deep the rung left (Deep -> PcSampling -> Trace). */
+static void fell_back(session *s, const cap_engine *r, const fl_trace_stats *st, bool say_source)
+{
+    set_fallback(s, r->feature, r, &st->engines[r->slot]);
+    if (say_source && fl_caps_is_collected(s, "source_collection"))
+        set_fallback(s, "source_collection", r, &st->engines[r->slot]);
     gpufl_engine e = GPUFL_ENGINE_TRACE;
     if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP &&
         st->engines[FL_ENGINE_PC].status == FL_PC_ACTIVE)
@@ -380,12 +405,7 @@ static void pc_final(session *s, const cap_engine *r, const fl_trace_stats *st,
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_pc_counters *c = &e->counters.pc;
     if (e->status != FL_PC_ACTIVE) {
-        fl_caps_set(s, "pc_sampling", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    e->message);
-        if (fl_caps_is_collected(s, "source_collection"))
-            fl_caps_set(s, "source_collection", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                        e->message);
-        fell_back(s, st);
+        fell_back(s, r, st, true);
         return;
     }
     const char *how = c->method == FL_PC_METHOD_ACTIVITY ? "activity API (PC_SAMPLING records)"
@@ -411,12 +431,7 @@ static void pc_final(session *s, const cap_engine *r, const fl_trace_stats *st,
                              "pc_sampling_period",
                              (unsigned long long)c->dropped_samples,
                              (unsigned long long)c->hw_buffer_full);
-    if (c->lost_samples > 0)
-        fl_caps_mark_partial(
-            s, "pc_sampling", "samples_lost",
-            "%llu samples not kept: read while no sink was there and the aggregation "
-            "table was full",
-            (unsigned long long)c->lost_samples);
+    lost_final(s, "pc_sampling", c->lost_samples, "samples");
     pc_source_final(s, st, c->no_line_samples, "samples");
     disasm_final(s, st, n);
 }
@@ -429,8 +444,7 @@ static void pm_final(session *s, const cap_engine *r, const fl_trace_stats *st,
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_pm_counters *c = &e->counters.pm;
     if (e->status != FL_PC_ACTIVE) {
-        fl_caps_set(s, "pm_sampling", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    e->message);
+        set_fallback(s, "pm_sampling", r, e);
         return;
     }
     if (n->pm_rows == 0) {
@@ -470,14 +484,8 @@ static void sass_final(session *s, const cap_engine *r, const fl_trace_stats *st
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_sass_counters *c = &e->counters.sass;
     if (e->status != FL_PC_ACTIVE) {
-        fl_caps_set(s, "sass_metrics", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    e->message);
         /* Under Deep source_collection is PC sampling's to say. */
-        if (s->cfg.profiling_engine != GPUFL_ENGINE_DEEP &&
-            fl_caps_is_collected(s, "source_collection"))
-            fl_caps_set(s, "source_collection", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                        e->message);
-        fell_back(s, st);
+        fell_back(s, r, st, s->cfg.profiling_engine != GPUFL_ENGINE_DEEP);
         return;
     }
     if (n->sass_rows == 0) {
@@ -503,12 +511,7 @@ static void sass_final(session *s, const cap_engine *r, const fl_trace_stats *st
         fl_caps_mark_partial(s, "sass_metrics", "samples_dropped",
                              "%llu records dropped by CUPTI at disable (not read before it)",
                              (unsigned long long)c->dropped_records);
-    if (c->lost_values > 0)
-        fl_caps_mark_partial(
-            s, "sass_metrics", "samples_lost",
-            "%llu values not kept: read while no sink was there and the aggregation "
-            "table was full",
-            (unsigned long long)c->lost_values);
+    lost_final(s, "sass_metrics", c->lost_values, "values");
     pc_source_final(s, st, c->no_line_values, "SASS values");
 }
 
@@ -520,8 +523,7 @@ static void rp_final(session *s, const cap_engine *r, const fl_trace_stats *st,
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_rp_counters *c = &e->counters.rp;
     if (e->status != FL_PC_ACTIVE) {
-        fl_caps_set(s, "range_profiler", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    e->message);
+        set_fallback(s, "range_profiler", r, e);
         s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
         return;
     }
