@@ -31,6 +31,9 @@ struct cap_engine {
     const char *what;    /* in the debug line: "PC sampling" */
     gpufl_engine engine; /* the session's engine while it is active */
     bool sources;        /* says source_collection (the first that runs does) */
+    /* A fall-back after init is one device's: the session's engine stays
+     * (else it takes the rung below, fell_back). */
+    bool late_per_device;
     bool (*wants)(gpufl_engine req);
     /* The reason codes of the statuses from FL_PC_MIG on, which are each
      * engine's own (FL_PC_MIG, FL_RP_*); NULL: cupti_error. */
@@ -212,6 +215,7 @@ static const cap_engine cap_engines[] = {
      "PM sampling",
      GPUFL_ENGINE_PM_SAMPLING,
      false,
+     true,
      wants_pm,
      {"mig_device"},
      add_pm_caps,
@@ -221,14 +225,15 @@ static const cap_engine cap_engines[] = {
      "PC sampling",
      GPUFL_ENGINE_PC_SAMPLING,
      true,
+     false,
      fl_trace_engine_wants_pc,
      {NULL},
      add_pc_caps,
      pc_final},
-    {FL_ENGINE_SASS, "sass_metrics", "SASS metrics", GPUFL_ENGINE_SASS_METRICS, true,
+    {FL_ENGINE_SASS, "sass_metrics", "SASS metrics", GPUFL_ENGINE_SASS_METRICS, true, false,
      fl_trace_engine_wants_sass, RP_REASONS, add_sass_caps, sass_final},
-    {FL_ENGINE_RP, "range_profiler", "range profiler", GPUFL_ENGINE_RANGE_PROFILER, false, wants_rp,
-     RP_REASONS, add_rp_cap, rp_final},
+    {FL_ENGINE_RP, "range_profiler", "range profiler", GPUFL_ENGINE_RANGE_PROFILER, false, false,
+     wants_rp, RP_REASONS, add_rp_cap, rp_final},
 };
 #define N_CAP_ENGINES (sizeof cap_engines / sizeof cap_engines[0])
 
@@ -397,17 +402,13 @@ static void fell_back(session *s, const cap_engine *r, const fl_trace_stats *st,
     s->selected_engine = fl_engine_wire_name(e);
 }
 
-/* pc_sampling's last word: a fall-back found after init (a context that
- * refused), no sample at all, or the counts and what was lost. */
+/* pc_sampling's last word while active: no sample at all, or the counts
+ * and what was lost. */
 static void pc_final(session *s, const cap_engine *r, const fl_trace_stats *st,
                      const fl_trace_counts *n)
 {
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_pc_counters *c = &e->counters.pc;
-    if (e->status != FL_PC_ACTIVE) {
-        fell_back(s, r, st, true);
-        return;
-    }
     const char *how = c->method == FL_PC_METHOD_ACTIVITY ? "activity API (PC_SAMPLING records)"
                                                          : "PC Sampling API";
     if (n->samples == 0) {
@@ -436,17 +437,13 @@ static void pc_final(session *s, const cap_engine *r, const fl_trace_stats *st,
     disasm_final(s, st, n);
 }
 
-/* pm_sampling's last word: a fall-back found after init (a device that
- * refused), no samples, or the counts and what was dropped. */
+/* pm_sampling's last word while active: no samples, or the counts and
+ * what was dropped. */
 static void pm_final(session *s, const cap_engine *r, const fl_trace_stats *st,
                      const fl_trace_counts *n)
 {
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_pm_counters *c = &e->counters.pm;
-    if (e->status != FL_PC_ACTIVE) {
-        set_fallback(s, "pm_sampling", r, e);
-        return;
-    }
     if (n->pm_rows == 0) {
         fl_caps_set(s, "pm_sampling", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
                     "PM sampling every %u us on %u devices, %llu decodes, no sample%s%s",
@@ -476,18 +473,13 @@ static void pm_final(session *s, const cap_engine *r, const fl_trace_stats *st,
             (unsigned long long)c->bad_values, e->message[0] ? ": " : "", e->message);
 }
 
-/* sass_metrics' last word: a fall-back found after init (a context that
- * refused), no row at all, or the counts and what was lost. */
+/* sass_metrics' last word while active: no row at all, or the counts and
+ * what was lost. */
 static void sass_final(session *s, const cap_engine *r, const fl_trace_stats *st,
                        const fl_trace_counts *n)
 {
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_sass_counters *c = &e->counters.sass;
-    if (e->status != FL_PC_ACTIVE) {
-        /* Under Deep source_collection is PC sampling's to say. */
-        fell_back(s, r, st, s->cfg.profiling_engine != GPUFL_ENGINE_DEEP);
-        return;
-    }
     if (n->sass_rows == 0) {
         fl_caps_set(s, "sass_metrics", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
                     "%u metrics (%u skipped) on %u contexts: no instruction was counted (%llu "
@@ -515,18 +507,13 @@ static void sass_final(session *s, const cap_engine *r, const fl_trace_stats *st
     pc_source_final(s, st, c->no_line_values, "SASS values");
 }
 
-/* range_profiler's last word: a fall-back found at the first scope (the
- * chip's metrics, a refusal), no range at all, or the counts. */
+/* range_profiler's last word while active: no range at all, or the
+ * counts. */
 static void rp_final(session *s, const cap_engine *r, const fl_trace_stats *st,
                      const fl_trace_counts *n)
 {
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_rp_counters *c = &e->counters.rp;
-    if (e->status != FL_PC_ACTIVE) {
-        set_fallback(s, "range_profiler", r, e);
-        s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
-        return;
-    }
     char what[1400], mode[96];
     if (c->per_kernel)
         snprintf(mode, sizeof mode, "kernel ranges (kernel replay, up to %llu per scope)",
@@ -559,11 +546,30 @@ static void rp_final(session *s, const cap_engine *r, const fl_trace_stats *st,
             (unsigned long long)c->skipped);
 }
 
+/* Whether row i says source_collection: the first row asked for that
+ * does (under Deep, PC sampling rather than SASS metrics). */
+static bool says_source(gpufl_engine req, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (cap_engines[j].sources && cap_engines[j].wants(req))
+            return false;
+    return cap_engines[i].sources;
+}
+
+/* Each engine's last word: a fall-back found after init (a context or a
+ * device that refused, the chip's metrics), else what it collected. */
 void fl_caps_engines_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
 {
+    gpufl_engine req = s->cfg.profiling_engine;
     for (size_t i = N_CAP_ENGINES; i-- > 0;) {
         const cap_engine *r = &cap_engines[i];
-        if (r->wants(s->cfg.profiling_engine) && fl_caps_is_collected(s, r->feature))
+        if (!r->wants(req) || !fl_caps_is_collected(s, r->feature))
+            continue;
+        if (st->engines[r->slot].status == FL_PC_ACTIVE)
             r->final(s, r, st, n);
+        else if (r->late_per_device)
+            set_fallback(s, r->feature, r, &st->engines[r->slot]);
+        else
+            fell_back(s, r, st, says_source(req, i));
     }
 }
