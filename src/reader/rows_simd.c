@@ -297,6 +297,55 @@ static inline unsigned ctz128(rd_u128 x)
     return lo ? (unsigned)__builtin_ctzll(lo) : 64 + (unsigned)__builtin_ctzll((uint64_t)(x >> 64));
 }
 
+/* The shape of a row that ends within its first 64 bytes (some byte there
+ * is neither a digit nor a ','), for every vector scanner: true when that
+ * byte is the ']' (*end) after ncommas + 1 numbers as numbers_ok64 takes
+ * them (at least one), with *ends the bits of the numbers' ends (their
+ * ',' and the ']').  Inlined: the caller's target compiles it. */
+static inline __attribute__((always_inline)) bool row_ends64(const char *r, uint64_t comma,
+                                                             uint64_t digit, uint64_t zero,
+                                                             unsigned ncommas, unsigned *end,
+                                                             uint64_t *ends)
+{
+    unsigned e = (unsigned)__builtin_ctzll(~(comma | digit));
+    if (r[e] != ']' || e == 0)
+        return false;
+    uint64_t below = (1ull << e) - 1;
+    comma &= below;
+    digit &= below;
+    if (!numbers_ok64(comma, digit, zero, below, e) ||
+        (unsigned)__builtin_popcountll(comma) != ncommas)
+        return false;
+    *end = e;
+    *ends = comma | (1ull << e);
+    return true;
+}
+
+/* The same for a row of 65 to 128 bytes: the first 64 all digits and
+ * commas, the masks of the next 64 in comma1, digit1 and zero1. */
+static inline __attribute__((always_inline)) bool
+row_ends128(const char *r, uint64_t comma, uint64_t digit, uint64_t zero, uint64_t comma1,
+            uint64_t digit1, uint64_t zero1, unsigned ncommas, unsigned *end, rd_u128 *ends)
+{
+    uint64_t other1 = ~(comma1 | digit1);
+    if (!other1)
+        return false;
+    unsigned e = 64 + (unsigned)__builtin_ctzll(other1);
+    if (r[e] != ']')
+        return false;
+    rd_u128 below = ((rd_u128)1 << e) - 1;
+    rd_u128 cm = (comma | (rd_u128)comma1 << 64) & below;
+    rd_u128 dg = (digit | (rd_u128)digit1 << 64) & below;
+    rd_u128 zr = zero | (rd_u128)zero1 << 64;
+    if (!numbers_ok128(cm, dg, zr, below, e) ||
+        (unsigned)(__builtin_popcountll((uint64_t)cm) +
+                   __builtin_popcountll((uint64_t)(cm >> 64))) != ncommas)
+        return false;
+    *end = e;
+    *ends = cm | ((rd_u128)1 << e);
+    return true;
+}
+
 __attribute__((target("ssse3,popcnt"), noinline)) static const char *
 fast_rows_ssse3(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect, size_t *done,
                 bool *after)
@@ -316,43 +365,23 @@ fast_rows_ssse3(const char *p, fl_cell **cpp, const fl_cell *cend, size_t expect
         const char *r = p + 1;
         uint64_t comma, digit, zero;
         masks64(r, &comma, &digit, &zero);
-        uint64_t other = ~(comma | digit);
         unsigned end;
         fl_cell *c = cp;
-        if (other) {
+        if (~(comma | digit)) {
             /* The first byte that is neither a digit nor a ',' must be
              * the ']'; a row of at least one number, each of 1..15 digits
              * without a leading zero, expect of them. */
-            end = (unsigned)__builtin_ctzll(other);
-            if (r[end] != ']' || end == 0)
+            uint64_t ends;
+            if (!row_ends64(r, comma, digit, zero, ncommas, &end, &ends))
                 break;
-            uint64_t below = (1ull << end) - 1;
-            comma &= below;
-            digit &= below;
-            if (!numbers_ok64(comma, digit, zero, below, end) ||
-                (unsigned)__builtin_popcountll(comma) != ncommas)
-                break;
-            uint64_t ends = comma | (1ull << end);
             RD_CONVERT_ROW((unsigned)__builtin_ctzll);
         } else {
             /* 64 digits and commas: a longer row, up to 128 bytes. */
             uint64_t comma1, digit1, zero1;
             masks64(r + 64, &comma1, &digit1, &zero1);
-            uint64_t other1 = ~(comma1 | digit1);
-            if (!other1)
+            rd_u128 ends;
+            if (!row_ends128(r, comma, digit, zero, comma1, digit1, zero1, ncommas, &end, &ends))
                 break;
-            end = 64 + (unsigned)__builtin_ctzll(other1);
-            if (r[end] != ']')
-                break;
-            rd_u128 below = ((rd_u128)1 << end) - 1;
-            rd_u128 cm = (comma | (rd_u128)comma1 << 64) & below;
-            rd_u128 dg = (digit | (rd_u128)digit1 << 64) & below;
-            rd_u128 zr = zero | (rd_u128)zero1 << 64;
-            if (!numbers_ok128(cm, dg, zr, below, end) ||
-                (unsigned)(__builtin_popcountll((uint64_t)cm) +
-                           __builtin_popcountll((uint64_t)(cm >> 64))) != ncommas)
-                break;
-            rd_u128 ends = cm | ((rd_u128)1 << end);
             RD_CONVERT_ROW(ctz128);
         }
         cp = c;
@@ -496,40 +525,20 @@ fast_rows_avx2_n(const char *p, fl_cell **cpp, const fl_cell *cend, size_t nfull
         const char *r = p + 1;
         uint64_t comma, digit, zero;
         masks64_avx2(r, &comma, &digit, &zero);
-        uint64_t other = ~(comma | digit);
         unsigned end;
         fl_cell *c = cp;
-        if (other) {
+        if (~(comma | digit)) {
             /* As in fast_rows_ssse3. */
-            end = (unsigned)__builtin_ctzll(other);
-            if (r[end] != ']' || end == 0)
+            uint64_t ends;
+            if (!row_ends64(r, comma, digit, zero, ncommas, &end, &ends))
                 break;
-            uint64_t below = (1ull << end) - 1;
-            comma &= below;
-            digit &= below;
-            if (!numbers_ok64(comma, digit, zero, below, end) ||
-                (unsigned)__builtin_popcountll(comma) != ncommas)
-                break;
-            uint64_t ends = comma | (1ull << end);
             RD_CONVERT_ROW4((unsigned)__builtin_ctzll, 1ull << end);
         } else {
             uint64_t comma1, digit1, zero1;
             masks64_avx2(r + 64, &comma1, &digit1, &zero1);
-            uint64_t other1 = ~(comma1 | digit1);
-            if (!other1)
+            rd_u128 ends;
+            if (!row_ends128(r, comma, digit, zero, comma1, digit1, zero1, ncommas, &end, &ends))
                 break;
-            end = 64 + (unsigned)__builtin_ctzll(other1);
-            if (r[end] != ']')
-                break;
-            rd_u128 below = ((rd_u128)1 << end) - 1;
-            rd_u128 cm = (comma | (rd_u128)comma1 << 64) & below;
-            rd_u128 dg = (digit | (rd_u128)digit1 << 64) & below;
-            rd_u128 zr = zero | (rd_u128)zero1 << 64;
-            if (!numbers_ok128(cm, dg, zr, below, end) ||
-                (unsigned)(__builtin_popcountll((uint64_t)cm) +
-                           __builtin_popcountll((uint64_t)(cm >> 64))) != ncommas)
-                break;
-            rd_u128 ends = cm | ((rd_u128)1 << end);
             RD_CONVERT_ROW4(ctz128, (rd_u128)1 << end);
         }
         cp = c;

@@ -17,6 +17,7 @@
  * as complete.
  */
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "read_int.h"
 
 #include <dirent.h>
@@ -211,11 +212,7 @@ typedef struct loss {
 static int cmp_loss(const void *a, const void *b)
 {
     const loss *x = a, *y = b;
-    if (x->ch != y->ch)
-        return x->ch < y->ch ? -1 : 1;
-    if (x->win != y->win)
-        return x->win < y->win ? -1 : 1;
-    return strcmp(x->name, y->name);
+    return fl_file_order(x->ch, x->win, x->name, y->ch, y->win, y->name);
 }
 
 /* name's "<channel>.<N>" between RD_LOSS_PREFIX and ".json" into k. */

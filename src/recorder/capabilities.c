@@ -364,8 +364,32 @@ void fl_caps_mark_removed(session *s, int ch)
     }
 }
 
+/* What a cause of loss did to the rows, after "N rows in M lines ": buf
+ * (cap bytes) or a constant. */
+static const char *loss_why(const session *s, int cause, char *buf, size_t cap)
+{
+    switch (cause) {
+    case FL_LOSS_WRITE:
+        snprintf(buf, cap, "lost: writing %s/%s.log failed: %s", s->dir,
+                 fl_channel_name(s->loss.first_channel), strerror(s->loss.first_errno));
+        return buf;
+    case FL_LOSS_REMOVED:
+        return "not written: the session's files were removed while recording";
+    default:
+        snprintf(buf, cap,
+                 "not written: the session's files reached max_disk (%llu bytes); telemetry "
+                 "went on",
+                 (unsigned long long)s->roll.max_disk_bytes);
+        return buf;
+    }
+}
+
 bool fl_caps_mark_losses(session *s)
 {
+    static const char *const reason[FL_LOSS_CAUSES] = {[FL_LOSS_WRITE] = "write_failed",
+                                                       [FL_LOSS_REMOVED] = "log_dir_removed",
+                                                       [FL_LOSS_MAX_DISK] = "max_disk"};
+    char why[sizeof s->cap_msg[0]];
     bool any = false;
     for (size_t f = 0; f < N_FEATURE_TYPES; f++) {
         uint64_t lines[FL_LOSS_CAUSES] = {0}, rows[FL_LOSS_CAUSES] = {0};
@@ -374,29 +398,14 @@ bool fl_caps_mark_losses(session *s)
                 lines[c] += s->loss.lines[c][feature_types[f].types[k]];
                 rows[c] += s->loss.rows[c][feature_types[f].types[k]];
             }
-        if (lines[FL_LOSS_WRITE] > 0)
-            fl_caps_mark_partial(
-                s, feature_types[f].feature, "write_failed",
-                "%llu rows in %llu lines lost: writing %s/%s.log failed: %s",
-                (unsigned long long)rows[FL_LOSS_WRITE], (unsigned long long)lines[FL_LOSS_WRITE],
-                s->dir, fl_channel_name(s->loss.first_channel), strerror(s->loss.first_errno));
-        if (lines[FL_LOSS_REMOVED] > 0)
-            fl_caps_mark_partial(
-                s, feature_types[f].feature, "log_dir_removed",
-                "%llu rows in %llu lines not written: the session's files were removed "
-                "while recording",
-                (unsigned long long)rows[FL_LOSS_REMOVED],
-                (unsigned long long)lines[FL_LOSS_REMOVED]);
-        if (lines[FL_LOSS_MAX_DISK] > 0)
-            fl_caps_mark_partial(
-                s, feature_types[f].feature, "max_disk",
-                "%llu rows in %llu lines not written: the session's files reached max_disk "
-                "(%llu bytes); telemetry went on",
-                (unsigned long long)rows[FL_LOSS_MAX_DISK],
-                (unsigned long long)lines[FL_LOSS_MAX_DISK],
-                (unsigned long long)s->roll.max_disk_bytes);
-        any = any || lines[FL_LOSS_WRITE] > 0 || lines[FL_LOSS_REMOVED] > 0 ||
-              lines[FL_LOSS_MAX_DISK] > 0;
+        for (int c = 0; c < FL_LOSS_CAUSES; c++) {
+            if (lines[c] == 0)
+                continue;
+            fl_caps_mark_partial(s, feature_types[f].feature, reason[c],
+                                 "%llu rows in %llu lines %s", (unsigned long long)rows[c],
+                                 (unsigned long long)lines[c], loss_why(s, c, why, sizeof why));
+            any = true;
+        }
     }
     return any || s->loss.removed || s->loss.lines_total > 0;
 }

@@ -31,6 +31,9 @@ struct cap_engine {
     const char *what;    /* in the debug line: "PC sampling" */
     gpufl_engine engine; /* the session's engine while it is active */
     bool sources;        /* says source_collection (the first that runs does) */
+    /* A fall-back after init is one device's: the session's engine stays
+     * (else it takes the rung below, fell_back). */
+    bool late_per_device;
     bool (*wants)(gpufl_engine req);
     /* The reason codes of the statuses from FL_PC_MIG on, which are each
      * engine's own (FL_PC_MIG, FL_RP_*); NULL: cupti_error. */
@@ -62,6 +65,22 @@ static const char *engine_reason(const cap_engine *r, uint32_t status)
     return "cupti_error";
 }
 
+/* A feature that falls back with reason and msg when on, else is not
+ * requested: an engine's own row and the source_collection it says. */
+static void add_fallback_or_off(session *s, const char *feature, bool on, const char *reason,
+                                const char *msg)
+{
+    fl_caps_add(s, feature, on, on ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED, on ? reason : "", "%s",
+                on ? msg : "");
+}
+
+/* A feature taken down by an engine that fell back after init. */
+static void set_fallback(session *s, const char *feature, const cap_engine *r,
+                         const fl_engine_stats *e)
+{
+    fl_caps_set(s, feature, FL_CAP_FALLBACK, engine_reason(r, e->status), "%s", e->message);
+}
+
 /* range_profiler when the RangeProfiler engine was asked for and Trace
  * runs: what the plugin's start said. */
 static void add_rp_cap(session *s, const cap_engine *r, const fl_engine_stats *e, bool say_source)
@@ -69,8 +88,7 @@ static void add_rp_cap(session *s, const cap_engine *r, const fl_engine_stats *e
     (void)say_source;
     if (e->status != FL_PC_ACTIVE) {
         const char *msg = e->message[0] ? e->message : "the CUPTI plugin did not start it";
-        fl_caps_add(s, "range_profiler", true, FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    msg);
+        add_fallback_or_off(s, "range_profiler", true, engine_reason(r, e->status), msg);
         return;
     }
     fl_caps_add(s, "range_profiler", true, FL_CAP_COLLECTED, "",
@@ -91,10 +109,8 @@ static void add_pc_caps(session *s, const cap_engine *r, const fl_engine_stats *
     bool src = s->cfg.enable_source_collection;
     if (e->status != FL_PC_ACTIVE) {
         const char *msg = e->message[0] ? e->message : "the CUPTI plugin did not start it";
-        fl_caps_add(s, "pc_sampling", true, FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    msg);
-        fl_caps_add(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                    src ? engine_reason(r, e->status) : "", "%s", src ? msg : "");
+        add_fallback_or_off(s, "pc_sampling", true, engine_reason(r, e->status), msg);
+        add_fallback_or_off(s, "source_collection", src, engine_reason(r, e->status), msg);
     } else {
         fl_caps_add(s, "pc_sampling", true, FL_CAP_COLLECTED, "",
                     "CUPTI PC sampling every 2^%u cycles, all stall reasons, kernels serialised; "
@@ -127,8 +143,8 @@ static void add_pm_caps(session *s, const cap_engine *r, const fl_engine_stats *
     (void)say_source;
     const fl_pm_counters *c = &e->counters.pm;
     if (e->status != FL_PC_ACTIVE)
-        fl_caps_add(s, "pm_sampling", true, FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    e->message[0] ? e->message : "the CUPTI plugin did not start it");
+        add_fallback_or_off(s, "pm_sampling", true, engine_reason(r, e->status),
+                            e->message[0] ? e->message : "the CUPTI plugin did not start it");
     else
         fl_caps_add(s, "pm_sampling", true, FL_CAP_COLLECTED, "",
                     "CUPTI PM sampling every %u us of GPU time, %u metrics (%s set) in one pass; "
@@ -149,11 +165,10 @@ static void add_sass_caps(session *s, const cap_engine *r, const fl_engine_stats
         const char *msg = e->message[0] ? e->message
                           : none ? "not implemented by this CUPTI plugin; the session runs Trace"
                                  : "the CUPTI plugin did not start it";
-        fl_caps_add(s, "sass_metrics", true, FL_CAP_FALLBACK,
-                    none ? "not_implemented" : engine_reason(r, e->status), "%s", msg);
+        add_fallback_or_off(s, "sass_metrics", true,
+                            none ? "not_implemented" : engine_reason(r, e->status), msg);
         if (say_source)
-            fl_caps_add(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                        src ? engine_reason(r, e->status) : "", "%s", src ? msg : "");
+            add_fallback_or_off(s, "source_collection", src, engine_reason(r, e->status), msg);
         return;
     }
     fl_caps_add(s, "sass_metrics", true, FL_CAP_COLLECTED, "",
@@ -200,6 +215,7 @@ static const cap_engine cap_engines[] = {
      "PM sampling",
      GPUFL_ENGINE_PM_SAMPLING,
      false,
+     true,
      wants_pm,
      {"mig_device"},
      add_pm_caps,
@@ -209,14 +225,15 @@ static const cap_engine cap_engines[] = {
      "PC sampling",
      GPUFL_ENGINE_PC_SAMPLING,
      true,
+     false,
      fl_trace_engine_wants_pc,
      {NULL},
      add_pc_caps,
      pc_final},
-    {FL_ENGINE_SASS, "sass_metrics", "SASS metrics", GPUFL_ENGINE_SASS_METRICS, true,
+    {FL_ENGINE_SASS, "sass_metrics", "SASS metrics", GPUFL_ENGINE_SASS_METRICS, true, false,
      fl_trace_engine_wants_sass, RP_REASONS, add_sass_caps, sass_final},
-    {FL_ENGINE_RP, "range_profiler", "range profiler", GPUFL_ENGINE_RANGE_PROFILER, false, wants_rp,
-     RP_REASONS, add_rp_cap, rp_final},
+    {FL_ENGINE_RP, "range_profiler", "range profiler", GPUFL_ENGINE_RANGE_PROFILER, false, false,
+     wants_rp, RP_REASONS, add_rp_cap, rp_final},
 };
 #define N_CAP_ENGINES (sizeof cap_engines / sizeof cap_engines[0])
 
@@ -239,14 +256,12 @@ void fl_caps_engines_add(session *s, bool tracing, const char *above_why)
             r->init(s, r, &st.engines[r->slot], !source_said);
             source_said = source_said || r->sources;
         } else
-            fl_caps_add(s, r->feature, want, want ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                        want ? above : "", "%s", want ? above_why : "");
+            add_fallback_or_off(s, r->feature, want, above, above_why);
     }
     if (source_said)
         return;
     src = src && s->cfg.enable_source_collection;
-    fl_caps_add(s, "source_collection", src, src ? FL_CAP_FALLBACK : FL_CAP_NOT_REQUESTED,
-                src ? above : "", "%s", src ? above_why : "");
+    add_fallback_or_off(s, "source_collection", src, above, above_why);
 }
 
 /* The engine a session runs: the one asked for while it is active; under
@@ -358,10 +373,25 @@ static void disasm_final(session *s, const fl_trace_stats *st, const fl_trace_co
         fl_caps_set(s, "cubin_disassembly", FL_CAP_COLLECTED, "", "%s", done);
 }
 
-/* The engine a session runs once one of its rungs fell back after init:
- * Trace; under Deep the rung left (Deep -> PcSampling -> Trace). */
-static void fell_back(session *s, const fl_trace_stats *st)
+/* What the plugin read while no sink was there and its aggregation table
+ * was full (PC samples, SASS values) makes the feature partial. */
+static void lost_final(session *s, const char *feature, uint64_t lost, const char *what)
 {
+    if (lost > 0)
+        fl_caps_mark_partial(s, feature, "samples_lost",
+                             "%llu %s not kept: read while no sink was there and the aggregation "
+                             "table was full",
+                             (unsigned long long)lost, what);
+}
+
+/* A rung (PC sampling, SASS metrics) that fell back after init: its row,
+ * source_collection's when it says it, and the engine the session runs
+ * instead: Trace; under Deep the rung left (Deep -> PcSampling -> Trace). */
+static void fell_back(session *s, const cap_engine *r, const fl_trace_stats *st, bool say_source)
+{
+    set_fallback(s, r->feature, r, &st->engines[r->slot]);
+    if (say_source && fl_caps_is_collected(s, "source_collection"))
+        set_fallback(s, "source_collection", r, &st->engines[r->slot]);
     gpufl_engine e = GPUFL_ENGINE_TRACE;
     if (s->cfg.profiling_engine == GPUFL_ENGINE_DEEP &&
         st->engines[FL_ENGINE_PC].status == FL_PC_ACTIVE)
@@ -372,22 +402,13 @@ static void fell_back(session *s, const fl_trace_stats *st)
     s->selected_engine = fl_engine_wire_name(e);
 }
 
-/* pc_sampling's last word: a fall-back found after init (a context that
- * refused), no sample at all, or the counts and what was lost. */
+/* pc_sampling's last word while active: no sample at all, or the counts
+ * and what was lost. */
 static void pc_final(session *s, const cap_engine *r, const fl_trace_stats *st,
                      const fl_trace_counts *n)
 {
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_pc_counters *c = &e->counters.pc;
-    if (e->status != FL_PC_ACTIVE) {
-        fl_caps_set(s, "pc_sampling", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    e->message);
-        if (fl_caps_is_collected(s, "source_collection"))
-            fl_caps_set(s, "source_collection", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                        e->message);
-        fell_back(s, st);
-        return;
-    }
     const char *how = c->method == FL_PC_METHOD_ACTIVITY ? "activity API (PC_SAMPLING records)"
                                                          : "PC Sampling API";
     if (n->samples == 0) {
@@ -411,28 +432,18 @@ static void pc_final(session *s, const cap_engine *r, const fl_trace_stats *st,
                              "pc_sampling_period",
                              (unsigned long long)c->dropped_samples,
                              (unsigned long long)c->hw_buffer_full);
-    if (c->lost_samples > 0)
-        fl_caps_mark_partial(
-            s, "pc_sampling", "samples_lost",
-            "%llu samples not kept: read while no sink was there and the aggregation "
-            "table was full",
-            (unsigned long long)c->lost_samples);
+    lost_final(s, "pc_sampling", c->lost_samples, "samples");
     pc_source_final(s, st, c->no_line_samples, "samples");
     disasm_final(s, st, n);
 }
 
-/* pm_sampling's last word: a fall-back found after init (a device that
- * refused), no samples, or the counts and what was dropped. */
+/* pm_sampling's last word while active: no samples, or the counts and
+ * what was dropped. */
 static void pm_final(session *s, const cap_engine *r, const fl_trace_stats *st,
                      const fl_trace_counts *n)
 {
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_pm_counters *c = &e->counters.pm;
-    if (e->status != FL_PC_ACTIVE) {
-        fl_caps_set(s, "pm_sampling", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    e->message);
-        return;
-    }
     if (n->pm_rows == 0) {
         fl_caps_set(s, "pm_sampling", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
                     "PM sampling every %u us on %u devices, %llu decodes, no sample%s%s",
@@ -462,24 +473,13 @@ static void pm_final(session *s, const cap_engine *r, const fl_trace_stats *st,
             (unsigned long long)c->bad_values, e->message[0] ? ": " : "", e->message);
 }
 
-/* sass_metrics' last word: a fall-back found after init (a context that
- * refused), no row at all, or the counts and what was lost. */
+/* sass_metrics' last word while active: no row at all, or the counts and
+ * what was lost. */
 static void sass_final(session *s, const cap_engine *r, const fl_trace_stats *st,
                        const fl_trace_counts *n)
 {
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_sass_counters *c = &e->counters.sass;
-    if (e->status != FL_PC_ACTIVE) {
-        fl_caps_set(s, "sass_metrics", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    e->message);
-        /* Under Deep source_collection is PC sampling's to say. */
-        if (s->cfg.profiling_engine != GPUFL_ENGINE_DEEP &&
-            fl_caps_is_collected(s, "source_collection"))
-            fl_caps_set(s, "source_collection", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                        e->message);
-        fell_back(s, st);
-        return;
-    }
     if (n->sass_rows == 0) {
         fl_caps_set(s, "sass_metrics", FL_CAP_ENABLED_NO_DATA, "enabled_but_no_samples",
                     "%u metrics (%u skipped) on %u contexts: no instruction was counted (%llu "
@@ -503,28 +503,17 @@ static void sass_final(session *s, const cap_engine *r, const fl_trace_stats *st
         fl_caps_mark_partial(s, "sass_metrics", "samples_dropped",
                              "%llu records dropped by CUPTI at disable (not read before it)",
                              (unsigned long long)c->dropped_records);
-    if (c->lost_values > 0)
-        fl_caps_mark_partial(
-            s, "sass_metrics", "samples_lost",
-            "%llu values not kept: read while no sink was there and the aggregation "
-            "table was full",
-            (unsigned long long)c->lost_values);
+    lost_final(s, "sass_metrics", c->lost_values, "values");
     pc_source_final(s, st, c->no_line_values, "SASS values");
 }
 
-/* range_profiler's last word: a fall-back found at the first scope (the
- * chip's metrics, a refusal), no range at all, or the counts. */
+/* range_profiler's last word while active: no range at all, or the
+ * counts. */
 static void rp_final(session *s, const cap_engine *r, const fl_trace_stats *st,
                      const fl_trace_counts *n)
 {
     const fl_engine_stats *e = &st->engines[r->slot];
     const fl_rp_counters *c = &e->counters.rp;
-    if (e->status != FL_PC_ACTIVE) {
-        fl_caps_set(s, "range_profiler", FL_CAP_FALLBACK, engine_reason(r, e->status), "%s",
-                    e->message);
-        s->selected_engine = fl_engine_wire_name(GPUFL_ENGINE_TRACE);
-        return;
-    }
     char what[1400], mode[96];
     if (c->per_kernel)
         snprintf(mode, sizeof mode, "kernel ranges (kernel replay, up to %llu per scope)",
@@ -557,11 +546,30 @@ static void rp_final(session *s, const cap_engine *r, const fl_trace_stats *st,
             (unsigned long long)c->skipped);
 }
 
+/* Whether row i says source_collection: the first row asked for that
+ * does (under Deep, PC sampling rather than SASS metrics). */
+static bool says_source(gpufl_engine req, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (cap_engines[j].sources && cap_engines[j].wants(req))
+            return false;
+    return cap_engines[i].sources;
+}
+
+/* Each engine's last word: a fall-back found after init (a context or a
+ * device that refused, the chip's metrics), else what it collected. */
 void fl_caps_engines_final(session *s, const fl_trace_stats *st, const fl_trace_counts *n)
 {
+    gpufl_engine req = s->cfg.profiling_engine;
     for (size_t i = N_CAP_ENGINES; i-- > 0;) {
         const cap_engine *r = &cap_engines[i];
-        if (r->wants(s->cfg.profiling_engine) && fl_caps_is_collected(s, r->feature))
+        if (!r->wants(req) || !fl_caps_is_collected(s, r->feature))
+            continue;
+        if (st->engines[r->slot].status == FL_PC_ACTIVE)
             r->final(s, r, st, n);
+        else if (r->late_per_device)
+            set_fallback(s, r->feature, r, &st->engines[r->slot]);
+        else
+            fell_back(s, r, st, says_source(req, i));
     }
 }

@@ -16,6 +16,7 @@
 #include "../sampler/hook.h"
 #include "../util/clock.h"
 #include "../util/error.h"
+#include "../util/thread.h"
 #include "capture.h"
 #include "files.h"
 #include "say.h"
@@ -23,7 +24,6 @@
 #include "trace_engine.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -444,11 +444,7 @@ gpufl_status fl_writer_start(session *s, gpufl_error *err)
     atomic_store_explicit(&g_phases, 0, memory_order_relaxed);
     fl_scope_session_begin(s->gen, !s->cfg.continuous_system_sampling, s->cfg.no_tsc,
                            fl_session_kick);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&s->writer, NULL, writer_main, s);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = gp_thread_start(&s->writer, writer_main, s);
     if (rc != 0) {
         gpufl_status st =
             fl_error_set(err, GPUFL_ERR_THREAD, "cannot start the writer thread: %s", strerror(rc));

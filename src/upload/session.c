@@ -8,6 +8,7 @@
  */
 #include "upload_int.h"
 #include "../util/error.h"
+#include "../util/fs.h"
 #include "../util/text.h"
 #include "../wire/vocab.h"
 
@@ -66,11 +67,9 @@ static bool channel_name(const char *name, int *ch, long *win, bool *gz)
 static int cmp_file(const void *a, const void *b)
 {
     const up_file *x = a, *y = b;
-    if (x->channel != y->channel)
-        return x->channel < y->channel ? -1 : 1;
-    if (x->window != y->window)
-        return x->window < y->window ? -1 : 1;
-    return strcmp(x->name, y->name);
+    /* window >= 0 (channel_name), so unsigned keeps its order. */
+    return fl_file_order(x->channel, (uint64_t)x->window, x->name, y->channel, (uint64_t)y->window,
+                         y->name);
 }
 
 static bool add_file(up_session *s, size_t *cap, const char *rel, const char *path, int ch,

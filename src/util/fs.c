@@ -184,3 +184,13 @@ void *gp_dl_load(const char *env, const char *dflt, const gp_dl_sym *syms, size_
     }
     return h;
 }
+
+int fl_file_order(int ch_a, uint64_t win_a, const char *name_a, int ch_b, uint64_t win_b,
+                  const char *name_b)
+{
+    if (ch_a != ch_b)
+        return ch_a < ch_b ? -1 : 1;
+    if (win_a != win_b)
+        return win_a < win_b ? -1 : 1;
+    return strcmp(name_a, name_b);
+}

@@ -8,6 +8,7 @@
 #include "gpu_profile.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -94,5 +95,11 @@ int fl_fd_reserve_stdio(void);
 /* fd itself when it is above 2; else a close-on-exec duplicate >= 3 and fd
  * closed (-1 with errno, fd closed, when no descriptor is left). */
 int fl_fd_above_stdio(int fd);
+
+/* The order of a session's channel files, qsort's answer for two of them:
+ * by channel, then window, then name (the reader's loss sidecars and the
+ * upload's files list them the same way). */
+int fl_file_order(int ch_a, uint64_t win_a, const char *name_a, int ch_b, uint64_t win_b,
+                  const char *name_b);
 
 #endif /* GP_UTIL_FS_H */

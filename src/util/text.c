@@ -21,36 +21,30 @@
  * (stray continuation, overlong, surrogate, beyond U+10FFFF, cut short). */
 size_t gp_utf8_len(const unsigned char *s, size_t n)
 {
+    /* The Unicode Standard's table 3-7: the lead bytes of a sequence, its
+     * length, and the range of its second byte (the others 80..BF). */
+    static const struct {
+        unsigned char first, last, len, lo, hi;
+    } lead[] = {
+        {0xC2, 0xDF, 2, 0x80, 0xBF}, {0xE0, 0xE0, 3, 0xA0, 0xBF}, {0xE1, 0xEC, 3, 0x80, 0xBF},
+        {0xED, 0xED, 3, 0x80, 0x9F}, {0xEE, 0xEF, 3, 0x80, 0xBF}, {0xF0, 0xF0, 4, 0x90, 0xBF},
+        {0xF1, 0xF3, 4, 0x80, 0xBF}, {0xF4, 0xF4, 4, 0x80, 0x8F},
+    };
     unsigned c = s[0];
     if (c < 0x80)
         return 1;
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
+    for (size_t k = 0; k < sizeof lead / sizeof lead[0]; k++) {
+        if (c < lead[k].first || c > lead[k].last)
+            continue;
+        size_t len = lead[k].len;
+        if (n < len || s[1] < lead[k].lo || s[1] > lead[k].hi)
             return 0;
-    return len;
+        for (size_t i = 2; i < len; i++)
+            if (s[i] < 0x80 || s[i] > 0xBF)
+                return 0;
+        return len;
+    }
+    return 0;
 }
 
 /* Printable ASCII other than '"' and '\\': copied as it is. */
@@ -61,34 +55,18 @@ static bool json_plain(unsigned c)
 
 static void json_escape(unsigned c, gp_emit_fn emit, void *ctx)
 {
-    switch (c) {
-    case '"':
-        emit(ctx, "\\\"", 2);
-        break;
-    case '\\':
-        emit(ctx, "\\\\", 2);
-        break;
-    case '\b':
-        emit(ctx, "\\b", 2);
-        break;
-    case '\f':
-        emit(ctx, "\\f", 2);
-        break;
-    case '\n':
-        emit(ctx, "\\n", 2);
-        break;
-    case '\r':
-        emit(ctx, "\\r", 2);
-        break;
-    case '\t':
-        emit(ctx, "\\t", 2);
-        break;
-    default: {
-        char tmp[8];
-        snprintf(tmp, sizeof tmp, "\\u%04x", c);
-        emit(ctx, tmp, 6);
+    /* The characters JSON escapes with one letter; the others as \u00XX. */
+    static const char letter[0x60] = {['"'] = '"',  ['\\'] = '\\', ['\b'] = 'b', ['\f'] = 'f',
+                                      ['\n'] = 'n', ['\r'] = 'r',  ['\t'] = 't'};
+    char tmp[8];
+    if (c < sizeof letter && letter[c]) {
+        tmp[0] = '\\';
+        tmp[1] = letter[c];
+        emit(ctx, tmp, 2);
+        return;
     }
-    }
+    snprintf(tmp, sizeof tmp, "\\u%04x", c);
+    emit(ctx, tmp, 6);
 }
 
 /* In runs: what needs no escape (printable ASCII, well-formed UTF-8) is

@@ -6,7 +6,9 @@
  * unless a secret could be made with it (a '<' or '>' in a secret, or a
  * secret inside the mask), then a run of a character no secret holds;
  * truncation to the buffer; and whatever the secrets, the result never
- * holds one.
+ * holds one.  Also the JSON string literals of the same header: each ASCII
+ * byte's escape, which UTF-8 sequences are well-formed, and an ill-formed
+ * byte as U+FFFD.
  */
 #include "check.h"
 #include "util/text.h"
@@ -81,8 +83,54 @@ static void test_every_byte(void)
     CHECK_STR(b, "aabb");
 }
 
+static void append(void *ctx, const char *p, size_t n)
+{
+    char *out = ctx;
+    size_t len = strlen(out);
+    memcpy(out + len, p, n);
+    out[len + n] = '\0';
+}
+
+/* Every ASCII byte alone between quotes: the one-letter escapes, \u00XX
+ * for the other controls and DEL, the rest as it is; then a stray
+ * continuation byte. */
+static void test_json_quote(void)
+{
+    for (unsigned c = 0; c < 0x80; c++) {
+        char got[16] = "", want[16];
+        char in = (char)c;
+        gp_json_quote(&in, 1, append, got);
+        const char *letters = "\"\"\\\\\bb\ff\nn\rr\tt";
+        const char *l = c ? strchr(letters, (int)c) : NULL;
+        if (l && (l - letters) % 2 == 0)
+            snprintf(want, sizeof want, "\"\\%c\"", l[1]);
+        else if (c < 0x20 || c == 0x7F)
+            snprintf(want, sizeof want, "\"\\u%04x\"", c);
+        else
+            snprintf(want, sizeof want, "\"%c\"", (int)c);
+        CHECK_STR(got, want);
+    }
+    /* The edges of each lead byte's second byte (Unicode's table 3-7). */
+    static const struct {
+        const char *s;
+        size_t len;
+    } seq[] = {
+        {"\xc1\xbf", 0},         {"\xc2\x80", 2},         {"\xdf\xc0", 0},
+        {"\xe0\x9f\xbf", 0},     {"\xe0\xa0\x80", 3},     {"\xed\x9f\xbf", 3},
+        {"\xed\xa0\x80", 0},     {"\xee\x80\x7f", 0},     {"\xf0\x8f\xbf\xbf", 0},
+        {"\xf0\x90\x80\x80", 4}, {"\xf4\x8f\xbf\xbf", 4}, {"\xf4\x90\x80\x80", 0},
+        {"\xf5\x80\x80\x80", 0}, {"\xe1\x80", 0},
+    };
+    for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++)
+        CHECK_INT(gp_utf8_len((const unsigned char *)seq[i].s, strlen(seq[i].s)), seq[i].len);
+    char got[32] = "";
+    gp_json_quote("a\x80\xc3\xa9", 4, append, got);
+    CHECK_STR(got, "\"a\\ufffd\xc3\xa9\"");
+}
+
 int main(void)
 {
+    test_json_quote();
     test_cases();
     test_every_byte();
     return check_done("test_redact");
