@@ -18,11 +18,6 @@ static uint64_t rise(uint64_t cur, uint64_t prev)
     return cur > prev ? cur - prev : 0;
 }
 
-static uint32_t clamp100(uint32_t v)
-{
-    return v > 100 ? 100 : v;
-}
-
 /* The counters' rises since the previous sample, where both had them. */
 static void add_rises(gp_health_acc *h, const gp_device_sample *s, uint32_t both)
 {
@@ -88,20 +83,10 @@ void gp_health_add(gp_health_acc *h, const gp_device_sample *s)
         h->fan_max = s->fan_speed_pct;
     if (v & GP_H_MEM_TEMP && (!h->n_mem_temp++ || s->mem_temp_c > h->mem_temp_max))
         h->mem_temp_max = s->mem_temp_c;
-    if (v & GP_H_ENC) {
-        uint32_t u = clamp100(s->enc_util_pct);
-        h->n_enc++;
-        h->sum_enc += u;
-        if (u > h->max_enc)
-            h->max_enc = u;
-    }
-    if (v & GP_H_DEC) {
-        uint32_t u = clamp100(s->dec_util_pct);
-        h->n_dec++;
-        h->sum_dec += u;
-        if (u > h->max_dec)
-            h->max_dec = u;
-    }
+    if (v & GP_H_ENC)
+        gp_gauge_add(&h->enc, gp_pct_clamp(s->enc_util_pct));
+    if (v & GP_H_DEC)
+        gp_gauge_add(&h->dec, gp_pct_clamp(s->dec_util_pct));
     /* The watcher counts XIDs since sampling started: the highest count
      * seen is the region's, its newest code the last. */
     if (v & GP_H_XID && s->xid_count >= h->xid_count) {
@@ -135,8 +120,8 @@ void gp_health_summarize(const gp_health_acc *h, gp_summary *out)
     out->nvlink_recovery_increase = h->nvlink_recovery;
     out->fan_max_pct = v & GP_H_FAN ? h->fan_max : 0;
     out->mem_temp_max_c = v & GP_H_MEM_TEMP ? h->mem_temp_max : 0;
-    out->enc_util_mean_pct = h->n_enc ? (double)h->sum_enc / (double)h->n_enc : 0.0;
-    out->enc_util_max_pct = h->max_enc;
-    out->dec_util_mean_pct = h->n_dec ? (double)h->sum_dec / (double)h->n_dec : 0.0;
-    out->dec_util_max_pct = h->max_dec;
+    out->enc_util_mean_pct = gp_gauge_mean(&h->enc);
+    out->enc_util_max_pct = h->enc.max;
+    out->dec_util_mean_pct = gp_gauge_mean(&h->dec);
+    out->dec_util_max_pct = h->dec.max;
 }

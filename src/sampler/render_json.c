@@ -4,50 +4,13 @@
  * only when processes were named), null for what was not measured, stable identifiers rather than
  * prose for statuses.
  */
+#include "../util/error.h"
 #include "../util/text.h"
 #include "render_out.h"
 #include "gpu_profile.h"
 
 #include <math.h>
 #include <string.h>
-
-/* ------------------------------------------------------------ names */
-
-/* Stable identifiers for gp_status in JSON (gp_strerror is prose). */
-static const char *status_id(gp_status st)
-{
-    switch (st) {
-    case GP_OK:
-        return "ok";
-    case GP_ERR_INVALID_ARG:
-        return "invalid_arg";
-    case GP_ERR_NO_MEMORY:
-        return "no_memory";
-    case GP_ERR_BACKEND_UNAVAILABLE:
-        return "backend_unavailable";
-    case GP_ERR_BACKEND:
-        return "backend";
-    case GP_ERR_DEVICE_NOT_FOUND:
-        return "device_not_found";
-    case GP_ERR_DEVICE_LOST:
-        return "device_lost";
-    case GP_ERR_TIMEOUT:
-        return "timeout";
-    case GP_ERR_STATE:
-        return "state";
-    case GP_ERR_THREAD:
-        return "thread";
-    case GP_ERR_IO:
-        return "io";
-    case GP_ERR_NOT_SUPPORTED:
-        return "not_supported";
-    case GP_ERR_PARSE:
-        return "parse";
-    case GP_ERR_CUPTI:
-        return "cupti";
-    }
-    return "unknown";
-}
 
 /* ------------------------------------------------------------ JSON */
 
@@ -338,7 +301,7 @@ static void format_json(gp_out *o, const gp_summary *s, unsigned flags)
     gp_out_ch(o, ']');
 
     json_key(&j, "device_status");
-    json_str_n(o, status_id(s->device_status), strlen(status_id(s->device_status)));
+    json_str_n(o, gp_status_id(s->device_status), strlen(gp_status_id(s->device_status)));
     int failed = gp_has_device_error(s);
     if (failed)
         json_field(&j, "device_error", s->device_error, sizeof s->device_error);

@@ -34,13 +34,6 @@ void gp_acc_init(gp_acc *a, uint64_t t0_ns, uint64_t warmup_ns)
     a->spark_span = 1;
 }
 
-/* Utilization is a percent of time; a backend that reports more is
- * rounding noise, and a value > 100 would fall outside the histogram. */
-static uint32_t clamp_pct(uint32_t v)
-{
-    return v > 100 ? 100 : v;
-}
-
 static void spark_add(gp_acc *a, int has_util, uint32_t util)
 {
     if (a->spark_used == 0) {
@@ -130,20 +123,12 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
     a->valid |= v;
 
     if (v & GP_M_UTIL_GPU) {
-        uint32_t u = clamp_pct(s->util_gpu_pct);
-        a->n_util_gpu++;
-        a->sum_util_gpu += u;
+        uint32_t u = gp_pct_clamp(s->util_gpu_pct);
+        gp_gauge_add(&a->util_gpu, u);
         a->hist_util_gpu[u]++;
-        if (u > a->max_util_gpu)
-            a->max_util_gpu = u;
     }
-    if (v & GP_M_UTIL_MEM) {
-        uint32_t u = clamp_pct(s->util_mem_pct);
-        a->n_util_mem++;
-        a->sum_util_mem += u;
-        if (u > a->max_util_mem)
-            a->max_util_mem = u;
-    }
+    if (v & GP_M_UTIL_MEM)
+        gp_gauge_add(&a->util_mem, gp_pct_clamp(s->util_mem_pct));
     if (v & GP_M_MEM_USED) {
         if (s->mem_used_bytes > a->mem_used_max)
             a->mem_used_max = s->mem_used_bytes;
@@ -153,7 +138,7 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
     if (v & GP_M_MEM_TOTAL)
         a->mem_total = s->mem_total_bytes;
     if (v & GP_M_POWER) {
-        if (a->n_power == 0) {
+        if (a->power_mw.n == 0) {
             a->power_first_t_ns = t_ns;
         } else {
             double dt_s =
@@ -162,10 +147,7 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
         }
         a->power_prev_t_ns = t_ns;
         a->power_prev_mw = s->power_mw;
-        a->n_power++;
-        a->sum_power_mw += s->power_mw;
-        if (s->power_mw > a->max_power_mw)
-            a->max_power_mw = s->power_mw;
+        gp_gauge_add(&a->power_mw, s->power_mw);
     }
     if (v & GP_M_TEMP) {
         if (!(seen_before & GP_M_TEMP) || s->temp_c > a->temp_max)
@@ -173,12 +155,8 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
         a->n_temp++;
         a->sum_temp += s->temp_c;
     }
-    if (v & GP_M_CLOCK_SM) {
-        a->n_clock_sm++;
-        a->sum_clock_sm += s->clock_sm_mhz;
-        if (s->clock_sm_mhz > a->max_clock_sm)
-            a->max_clock_sm = s->clock_sm_mhz;
-    }
+    if (v & GP_M_CLOCK_SM)
+        gp_gauge_add(&a->clock_sm_mhz, s->clock_sm_mhz);
     if (v & GP_M_CLOCK_MEM) {
         a->n_clock_mem++;
         a->sum_clock_mem += s->clock_mem_mhz;
@@ -209,7 +187,7 @@ void gp_acc_add(gp_acc *a, uint64_t t_ns, const gp_device_sample *s)
         a->energy_seen = true;
     a->energy_last_valid = has_energy;
 
-    spark_add(a, (v & GP_M_UTIL_GPU) != 0, clamp_pct(s->util_gpu_pct));
+    spark_add(a, (v & GP_M_UTIL_GPU) != 0, gp_pct_clamp(s->util_gpu_pct));
 }
 
 /* Sums of percentages over several processes are not clamped: two
@@ -292,14 +270,14 @@ static void summarize_util_spread(const gp_acc *a, gp_summary *out)
     out->util_gpu_min = out->util_gpu_p5 = out->util_gpu_p99 = 0;
     out->util_gpu_std = NAN;
     out->util_gpu_idle_pct = out->util_gpu_active_pct = 0.0;
-    uint64_t n = a->n_util_gpu;
+    uint64_t n = a->util_gpu.n;
     if (n == 0)
         return;
     const uint64_t *h = a->hist_util_gpu;
     out->util_gpu_min = hist_percentile(h, n, 0);
     out->util_gpu_p5 = hist_percentile(h, n, 5);
     out->util_gpu_p99 = hist_percentile(h, n, 99);
-    double mean = (double)a->sum_util_gpu / (double)n, sq = 0.0;
+    double mean = gp_gauge_mean(&a->util_gpu), sq = 0.0;
     uint64_t idle = 0, active = 0;
     for (uint32_t v = 0; v <= 100; v++) {
         double d = (double)v - mean;
@@ -393,25 +371,25 @@ void gp_acc_summarize(const gp_acc *a, gp_summary *out)
     out->util_gpu_mean = 0.0;
     out->util_gpu_p50 = out->util_gpu_p95 = out->util_gpu_max = 0;
     out->busy_time_est_s = 0.0;
-    if (a->n_util_gpu) {
-        out->util_gpu_mean = (double)a->sum_util_gpu / (double)a->n_util_gpu;
-        out->util_gpu_p50 = hist_percentile(a->hist_util_gpu, a->n_util_gpu, 50);
-        out->util_gpu_p95 = hist_percentile(a->hist_util_gpu, a->n_util_gpu, 95);
-        out->util_gpu_max = a->max_util_gpu;
+    if (a->util_gpu.n) {
+        out->util_gpu_mean = gp_gauge_mean(&a->util_gpu);
+        out->util_gpu_p50 = hist_percentile(a->hist_util_gpu, a->util_gpu.n, 50);
+        out->util_gpu_p95 = hist_percentile(a->hist_util_gpu, a->util_gpu.n, 95);
+        out->util_gpu_max = a->util_gpu.max;
         out->busy_time_est_s = out->duration_s * out->util_gpu_mean / 100.0;
     }
     summarize_util_spread(a, out);
     out->mem_used_mean_bytes = a->n_mem_used ? a->sum_mem_used / (double)a->n_mem_used : 0.0;
     out->temp_mean_c = a->n_temp ? (double)a->sum_temp / (double)a->n_temp : 0.0;
-    out->clock_sm_max_mhz = a->n_clock_sm ? a->max_clock_sm : 0;
-    out->util_mem_mean = a->n_util_mem ? (double)a->sum_util_mem / (double)a->n_util_mem : 0.0;
-    out->util_mem_max = a->n_util_mem ? a->max_util_mem : 0;
+    out->clock_sm_max_mhz = a->clock_sm_mhz.max;
+    out->util_mem_mean = gp_gauge_mean(&a->util_mem);
+    out->util_mem_max = a->util_mem.max;
     out->mem_used_max_bytes = (valid & GP_M_MEM_USED) ? a->mem_used_max : 0;
     out->mem_total_bytes = (valid & GP_M_MEM_TOTAL) ? a->mem_total : 0;
-    out->power_mean_mw = a->n_power ? (double)a->sum_power_mw / (double)a->n_power : 0.0;
-    out->power_max_mw = a->n_power ? a->max_power_mw : 0;
+    out->power_mean_mw = gp_gauge_mean(&a->power_mw);
+    out->power_max_mw = a->power_mw.max;
     out->temp_max_c = (valid & GP_M_TEMP) ? a->temp_max : 0;
-    out->clock_sm_mean_mhz = a->n_clock_sm ? (double)a->sum_clock_sm / (double)a->n_clock_sm : 0.0;
+    out->clock_sm_mean_mhz = gp_gauge_mean(&a->clock_sm_mhz);
     out->clock_mem_mean_mhz =
         a->n_clock_mem ? (double)a->sum_clock_mem / (double)a->n_clock_mem : 0.0;
     out->throttle_reasons_seen = (valid & GP_M_THROTTLE) ? a->throttle_seen : 0;
@@ -426,7 +404,7 @@ void gp_acc_summarize(const gp_acc *a, gp_summary *out)
                         .counter_last = a->energy_last_mj,
                         .joules_per_unit = 1e-3,
                         .integral_usable =
-                            a->n_power >= 2 && a->power_prev_t_ns > a->power_first_t_ns,
+                            a->power_mw.n >= 2 && a->power_prev_t_ns > a->power_first_t_ns,
                         .integral_j = a->power_integral_mj / 1000.0};
     summarize_gpm(a, out, &valid);
     summarize_proc(a, out);

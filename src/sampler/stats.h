@@ -18,6 +18,34 @@
 #define GP_GPM_PCT_BINS 1001
 #define GP_GPM_RATE_BINS 2049
 
+/* A gauge over a region in O(1): its readings' count, sum and maximum (0
+ * before any reading), what a summary's mean and max are taken from. */
+typedef struct gp_gauge {
+    uint64_t n, sum;
+    uint32_t max;
+} gp_gauge;
+
+static inline void gp_gauge_add(gp_gauge *g, uint32_t v)
+{
+    g->n++;
+    g->sum += v;
+    if (v > g->max)
+        g->max = v;
+}
+
+/* The readings' mean; 0 before any. */
+static inline double gp_gauge_mean(const gp_gauge *g)
+{
+    return g->n ? (double)g->sum / (double)g->n : 0.0;
+}
+
+/* A utilisation is a percent of time: above 100 is rounding noise (and
+ * would fall outside util.gpu's histogram). */
+static inline uint32_t gp_pct_clamp(uint32_t v)
+{
+    return v > 100 ? 100 : v;
+}
+
 /* The health figures over a region (health_stats.c): the OR of the
  * samples' GP_H_* bits, the last reading of each counter group (prev,
  * valid by prev_valid) the next rise is taken from, the rises, maxima and
@@ -31,8 +59,7 @@ typedef struct gp_health_acc {
     uint64_t n_fan, n_mem_temp;
     uint32_t fan_max;
     int32_t mem_temp_max;
-    uint64_t n_enc, sum_enc, n_dec, sum_dec;
-    uint32_t max_enc, max_dec;
+    gp_gauge enc, dec; /* percent, clamped */
     uint64_t xid_count;
     uint32_t xid_last;
 } gp_health_acc;
@@ -52,21 +79,17 @@ typedef struct gp_acc {
     uint32_t valid; /* OR of sample validity in the stats */
 
     /* Utilizations are clamped to 100 before they are counted. */
-    uint64_t n_util_gpu, sum_util_gpu;
+    gp_gauge util_gpu;
     uint64_t hist_util_gpu[101];
-    uint32_t max_util_gpu;
-    uint64_t n_util_mem, sum_util_mem;
-    uint32_t max_util_mem;
+    gp_gauge util_mem;
     uint64_t mem_used_max, mem_total;
     uint64_t n_mem_used;
     double sum_mem_used; /* bytes: a double, as a u64 sum could wrap */
     uint64_t n_temp;
     int64_t sum_temp;
-    uint32_t max_clock_sm;
-    uint64_t n_power, sum_power_mw;
-    uint32_t max_power_mw;
+    gp_gauge power_mw;
     int32_t temp_max;
-    uint64_t n_clock_sm, sum_clock_sm;
+    gp_gauge clock_sm_mhz;
     uint64_t n_clock_mem, sum_clock_mem;
     uint64_t throttle_seen;
 

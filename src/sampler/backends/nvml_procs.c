@@ -47,15 +47,23 @@ static bool visible(unsigned pid)
     return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
 }
 
-/* Memory and process counts; false when NVML lists a PID we cannot see. */
-static bool read_memory(gp_runner *r, nvml_dev *d, gp_device_sample *out)
+/* The running processes into d->proc_infos (*n of them); false when NVML
+ * lacks the call, refuses or lists more than NVML_PROC_MAX. */
+static bool fetch_procs(gp_runner *r, nvml_dev *d, unsigned *n)
 {
     const nvml_api *a = &d->key.lib->api;
     if (!a->get_procs)
-        return true;
-    unsigned n = NVML_PROC_MAX;
+        return false;
+    *n = NVML_PROC_MAX;
     gp_runner_doing(r, "nvmlDeviceGetComputeRunningProcesses_v3");
-    if (a->get_procs(d->dev, &n, d->proc_infos) != NVML_SUCCESS || n > NVML_PROC_MAX)
+    return a->get_procs(d->dev, n, d->proc_infos) == NVML_SUCCESS && *n <= NVML_PROC_MAX;
+}
+
+/* Memory and process counts; false when NVML lists a PID we cannot see. */
+static bool read_memory(gp_runner *r, nvml_dev *d, gp_device_sample *out)
+{
+    unsigned n;
+    if (!fetch_procs(r, d, &n))
         return true;
     bool mem_known = true;
     for (unsigned i = 0; i < n; i++) {
@@ -77,9 +85,13 @@ static bool read_memory(gp_runner *r, nvml_dev *d, gp_device_sample *out)
     return true;
 }
 
-/* Whether sample k is the newest of its process among the n returned. */
-static bool newest_of_pid(const nvmlProcessUtilizationSample_t *s, unsigned n, unsigned k)
+/* Whether sample k is newer than since and the newest of its process
+ * among the n returned. */
+static bool fresh_sample(const nvmlProcessUtilizationSample_t *s, unsigned n, unsigned k,
+                         unsigned long long since)
 {
+    if (s[k].timeStamp <= since)
+        return false;
     for (unsigned j = 0; j < n; j++)
         if (j != k && s[j].pid == s[k].pid &&
             (s[j].timeStamp > s[k].timeStamp || (s[j].timeStamp == s[k].timeStamp && j > k)))
@@ -87,32 +99,51 @@ static bool newest_of_pid(const nvmlProcessUtilizationSample_t *s, unsigned n, u
     return true;
 }
 
-static void read_utilization(gp_runner *r, nvml_dev *d, gp_device_sample *out)
+/* The utilisation samples newer than *since, each process's newest only,
+ * moved to the front of d->proc_samples (*n of them), and *since moved to
+ * the newest of them; false when NVML lacks the call or refuses.
+ * NOT_FOUND is an answer: nothing newer (no process ran since, or the
+ * driver's period is not over; before any sample, no process has used the
+ * device). */
+static bool fetch_util(gp_runner *r, nvml_dev *d, unsigned long long *since, unsigned *n)
 {
     const nvml_api *a = &d->key.lib->api;
     if (!a->get_proc_util)
-        return;
-    unsigned n = NVML_PROC_MAX;
+        return false;
+    *n = NVML_PROC_MAX;
     gp_runner_doing(r, "nvmlDeviceGetProcessUtilization");
-    nvmlReturn_t rc = a->get_proc_util(d->dev, d->proc_samples, &n, d->proc_last_ts);
-    if (rc == NVML_ERROR_NOT_FOUND) {
-        /* Nothing newer: no process ran since, or the driver's period is
-         * not over; before any sample, no process has used the device. */
-        n = 0;
-    } else if (rc != NVML_SUCCESS || n > NVML_PROC_MAX) {
+    nvmlReturn_t rc = a->get_proc_util(d->dev, d->proc_samples, n, *since);
+    if (rc == NVML_ERROR_NOT_FOUND)
+        *n = 0;
+    else if (rc != NVML_SUCCESS || *n > NVML_PROC_MAX)
+        return false;
+    bool keep[NVML_PROC_MAX];
+    for (unsigned k = 0; k < *n; k++)
+        keep[k] = fresh_sample(d->proc_samples, *n, k, *since);
+    unsigned fresh = 0;
+    unsigned long long newest = *since;
+    for (unsigned k = 0; k < *n; k++) {
+        if (!keep[k])
+            continue;
+        if (d->proc_samples[k].timeStamp > newest)
+            newest = d->proc_samples[k].timeStamp;
+        d->proc_samples[fresh++] = d->proc_samples[k];
+    }
+    *n = fresh;
+    *since = newest;
+    return true;
+}
+
+static void read_utilization(gp_runner *r, nvml_dev *d, gp_device_sample *out)
+{
+    unsigned n;
+    if (!fetch_util(r, d, &d->proc_last_ts, &n)) {
         d->proc_have_util = false;
         return;
     }
     uint32_t sum[4] = {0, 0, 0, 0};
-    unsigned fresh = 0;
-    unsigned long long newest = d->proc_last_ts;
     for (unsigned k = 0; k < n; k++) {
         const nvmlProcessUtilizationSample_t *s = &d->proc_samples[k];
-        if (s->timeStamp <= d->proc_last_ts || !newest_of_pid(d->proc_samples, n, k))
-            continue;
-        fresh++;
-        if (s->timeStamp > newest)
-            newest = s->timeStamp;
         if (ours(d, s->pid)) {
             sum[0] += s->smUtil;
             sum[1] += s->memUtil;
@@ -120,9 +151,8 @@ static void read_utilization(gp_runner *r, nvml_dev *d, gp_device_sample *out)
         sum[2] += s->smUtil;
         sum[3] += s->memUtil;
     }
-    if (fresh > 0 || !d->proc_have_util)
+    if (n > 0 || !d->proc_have_util)
         memcpy(d->proc_util, sum, sizeof sum);
-    d->proc_last_ts = newest;
     d->proc_have_util = true;
     out->proc_sm_pct = d->proc_util[0];
     out->proc_mem_pct = d->proc_util[1];
@@ -148,47 +178,26 @@ void gp_nvml_read_procs(gp_runner *r, nvml_dev *d, gp_device_sample *out)
  * while the driver has nothing newer; false when it refuses. */
 static bool list_sm(gp_runner *r, nvml_dev *d)
 {
-    const nvml_api *a = &d->key.lib->api;
-    if (!a->get_proc_util)
-        return false;
-    unsigned n = NVML_PROC_MAX;
-    gp_runner_doing(r, "nvmlDeviceGetProcessUtilization");
-    nvmlReturn_t rc = a->get_proc_util(d->dev, d->proc_samples, &n, d->plist_last_ts);
-    if (rc == NVML_ERROR_NOT_FOUND) {
-        n = 0;
-    } else if (rc != NVML_SUCCESS || n > NVML_PROC_MAX) {
+    unsigned n;
+    if (!fetch_util(r, d, &d->plist_last_ts, &n)) {
         d->plist_have_util = false;
         d->n_plist_sm = 0;
         return false;
     }
-    unsigned fresh = 0;
-    unsigned long long newest = d->plist_last_ts;
-    for (unsigned k = 0; k < n; k++) {
-        const nvmlProcessUtilizationSample_t *s = &d->proc_samples[k];
-        if (s->timeStamp <= d->plist_last_ts || !newest_of_pid(d->proc_samples, n, k))
-            continue;
-        if (fresh == 0)
-            d->n_plist_sm = 0; /* a newer round of samples replaces the last */
-        d->plist_sm[d->n_plist_sm++] = (struct nvml_proc_sm){s->pid, s->smUtil};
-        fresh++;
-        if (s->timeStamp > newest)
-            newest = s->timeStamp;
-    }
-    d->plist_last_ts = newest;
+    if (n > 0) /* a newer round of samples replaces the last */
+        d->n_plist_sm = n;
+    for (unsigned k = 0; k < n; k++)
+        d->plist_sm[k] = (struct nvml_proc_sm){d->proc_samples[k].pid, d->proc_samples[k].smUtil};
     d->plist_have_util = true;
     return true;
 }
 
 void gp_nvml_list_procs(gp_runner *r, nvml_dev *d)
 {
-    const nvml_api *a = &d->key.lib->api;
     d->plist_ok = false;
     d->n_plist = 0;
-    if (!d->list_procs || !a->get_procs)
-        return;
-    unsigned n = NVML_PROC_MAX;
-    gp_runner_doing(r, "nvmlDeviceGetComputeRunningProcesses_v3");
-    if (a->get_procs(d->dev, &n, d->proc_infos) != NVML_SUCCESS || n > NVML_PROC_MAX)
+    unsigned n;
+    if (!d->list_procs || !fetch_procs(r, d, &n))
         return;
     bool sm_known = list_sm(r, d);
     for (unsigned i = 0; i < n; i++) {

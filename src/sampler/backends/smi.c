@@ -38,6 +38,14 @@
 #define SMI_TEXT_MAX 400
 #define SMI_DRIVER_MAX 64
 
+/* One device of a run: its state in one place, allocated with the run's. */
+typedef struct smi_slot {
+    unsigned index; /* nvidia-smi's index (a MIG instance: its parent's) */
+    bool mig;       /* a MIG instance: its parent's rows, no values of its own */
+    bool have;      /* pend holds this round's sample */
+    gp_device_sample pend;
+} smi_slot;
+
 typedef struct smi_ctx {
     char path[PATH_MAX];
     uint64_t timeout_ns;
@@ -52,10 +60,7 @@ typedef struct smi_ctx {
     bool started;
     smi_child child;
     size_t n_slots;
-    unsigned *slot_index; /* slot -> nvidia-smi index (a MIG instance: its parent's) */
-    bool *slot_mig;       /* a MIG instance: its parent's rows, no values of its own */
-    gp_device_sample *pend;
-    bool *have;
+    smi_slot *slots;
     size_t n_have;
     smi_lines lines; /* the child's output */
     bool dead;       /* the child is gone: wait_tick repeats dead_msg */
@@ -410,14 +415,8 @@ static void drain_wake(smi_ctx *c)
 
 static void free_run(smi_ctx *c)
 {
-    free(c->slot_index);
-    free(c->slot_mig);
-    free(c->pend);
-    free(c->have);
-    c->slot_index = NULL;
-    c->slot_mig = NULL;
-    c->pend = NULL;
-    c->have = NULL;
+    free(c->slots);
+    c->slots = NULL;
     c->n_slots = 0;
 }
 
@@ -447,13 +446,10 @@ static gp_status check_start(const smi_ctx *c, const unsigned *indices, size_t n
 static gp_status make_slots(smi_ctx *c, const unsigned *indices, size_t n, char **ids_out,
                             gp_error *err)
 {
-    c->slot_index = calloc(n, sizeof *c->slot_index);
-    c->slot_mig = calloc(n, sizeof *c->slot_mig);
-    c->pend = calloc(n, sizeof *c->pend);
-    c->have = calloc(n, sizeof *c->have);
+    c->slots = calloc(n, sizeof *c->slots);
     size_t id_cap = n * 12 + 1;
     char *ids = malloc(id_cap);
-    if (!c->slot_index || !c->slot_mig || !c->pend || !c->have || !ids) {
+    if (!c->slots || !ids) {
         free(ids);
         free_run(c);
         return gp_error_set(err, GP_ERR_NO_MEMORY, "smi: out of memory");
@@ -462,11 +458,11 @@ static gp_status make_slots(smi_ctx *c, const unsigned *indices, size_t n, char 
     ids[0] = '\0';
     for (size_t i = 0; i < n; i++) {
         unsigned smi_index = c->devs[indices[i]].index;
-        c->slot_index[i] = smi_index;
-        c->slot_mig[i] = c->devs[indices[i]].mig.is_mig != 0;
+        c->slots[i].index = smi_index;
+        c->slots[i].mig = c->devs[indices[i]].mig.is_mig != 0;
         bool dup = false;
         for (size_t j = 0; j < i; j++)
-            dup = dup || c->slot_index[j] == smi_index;
+            dup = dup || c->slots[j].index == smi_index;
         if (!dup)
             used += (size_t)snprintf(ids + used, id_cap - used, "%s%u", used ? "," : "", smi_index);
     }
@@ -526,8 +522,8 @@ static void emit_round(smi_ctx *c, gp_device_sample *out, gp_status *slot_status
                        gp_error *slot_err)
 {
     for (size_t i = 0; i < c->n_slots; i++) {
-        if (c->have[i]) {
-            out[i] = c->pend[i];
+        if (c->slots[i].have) {
+            out[i] = c->slots[i].pend;
             if (slot_status)
                 slot_status[i] = GP_OK;
         } else {
@@ -537,9 +533,9 @@ static void emit_round(smi_ctx *c, gp_device_sample *out, gp_status *slot_status
             if (slot_err)
                 gp_error_set(&slot_err[i], GP_ERR_TIMEOUT,
                              "smi: nvidia-smi sent no row for device %u in this round",
-                             c->slot_index[i]);
+                             c->slots[i].index);
         }
-        c->have[i] = false;
+        c->slots[i].have = false;
     }
     c->n_have = 0;
 }
@@ -552,17 +548,18 @@ static bool place_row(smi_ctx *c, unsigned index, const gp_device_sample *s, boo
     *known = false;
     bool whole = false, placed = false;
     for (size_t i = 0; i < c->n_slots; i++) {
-        if (c->slot_index[i] != index || c->have[i] || (whole && !c->slot_mig[i])) {
-            *known = *known || c->slot_index[i] == index;
+        smi_slot *t = &c->slots[i];
+        if (t->index != index || t->have || (whole && !t->mig)) {
+            *known = *known || t->index == index;
             continue;
         }
         *known = true;
-        if (c->slot_mig[i])
-            memset(&c->pend[i], 0, sizeof c->pend[i]);
+        if (t->mig)
+            memset(&t->pend, 0, sizeof t->pend);
         else
-            c->pend[i] = *s;
-        whole = whole || !c->slot_mig[i];
-        c->have[i] = true;
+            t->pend = *s;
+        whole = whole || !t->mig;
+        t->have = true;
         c->n_have++;
         placed = true;
     }
