@@ -391,11 +391,14 @@ _Static_assert(SAME(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, FL_SY
                "sync_type: CUPTI's numbering is the wire format's");
 #undef SAME
 
-#define MEMCPY_COMMON(d, r)                                                                        \
+/* What a copy's and a set's rows take alike from their records. */
+#define TRANSFER_COMMON(d, r)                                                                      \
     .t_ns = wall(d, (r)->start), .duration_ns = span((r)->start, (r)->end), .bytes = (r)->bytes,   \
     .stream_id = (r)->streamId, .corr_id = (r)->correlationId, .device_id = (r)->deviceId,         \
-    .context_id = (r)->contextId, .copy_kind = (r)->copyKind, .src_kind = (r)->srcKind,            \
-    .dst_kind = (r)->dstKind
+    .context_id = (r)->contextId
+#define MEMCPY_COMMON(d, r)                                                                        \
+    TRANSFER_COMMON(d, r), .copy_kind = (r)->copyKind, .src_kind = (r)->srcKind,                   \
+                           .dst_kind = (r)->dstKind
 
 static void on_memcpy(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityMemcpy6 *r)
 {
@@ -414,14 +417,7 @@ static void on_peer(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityM
 static void on_memset(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityMemset4 *r)
 {
     d->st.memsets++;
-    d->ms[d->nms] = (fl_memset_row){.t_ns = wall(d, r->start),
-                                    .duration_ns = span(r->start, r->end),
-                                    .bytes = r->bytes,
-                                    .stream_id = r->streamId,
-                                    .corr_id = r->correlationId,
-                                    .device_id = r->deviceId,
-                                    .context_id = r->contextId,
-                                    .value = r->value,
+    d->ms[d->nms] = (fl_memset_row){TRANSFER_COMMON(d, r), .value = r->value,
                                     .memory_kind = (uint8_t)r->memoryKind};
     if (++d->nms == FL_TRACE_BATCH)
         FLUSH_ROWS(d, s, ms, nms, memsets);
