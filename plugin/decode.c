@@ -13,6 +13,7 @@
  */
 #include "decode.h"
 #include "common/aggregator.h"
+#include "common/id_table.h"
 #include "common/text_hash.h"
 
 #include <cupti.h>
@@ -45,11 +46,6 @@ typedef struct thread_slot {
     bool used;
 } thread_slot;
 
-typedef struct name_entry {
-    const void *key; /* the pointer, or the text (by_text) */
-    uint32_t id;
-} name_entry;
-
 struct fl_decoder {
     fl_decoder_config cfg;
 
@@ -64,7 +60,7 @@ struct fl_decoder {
     size_t nk, nmc, nms, nsy, nal, ngr, nmk;
 
     /* Kernel names: by pointer, then by text (the text is ours). */
-    name_entry *by_ptr, *by_text;
+    fl_id_slot *by_ptr, *by_text; /* keys: the pointer; the text */
     size_t ptr_cap, ptr_used, text_cap, text_used;
     uint32_t next_kernel_id;
     /* Announced before the next kernel rows: ids and demangled names. */
@@ -144,43 +140,12 @@ static void take_launch_scope(uint32_t corr_id, fl_kernel_row *k)
 
 /* ----------------------------------------------------------------- names */
 
-static uint64_t hash_ptr(const void *p)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-static bool grow(name_entry **tab, size_t *cap, bool by_text)
-{
-    size_t nc = *cap ? *cap * 2 : 256;
-    name_entry *n = calloc(nc, sizeof *n);
-    if (!n)
-        return false;
-    for (size_t i = 0; i < *cap; i++) {
-        const name_entry *e = &(*tab)[i];
-        if (!e->key)
-            continue;
-        uint64_t h = by_text ? fl_text_hash(e->key) : hash_ptr(e->key);
-        size_t j = h & (nc - 1);
-        while (n[j].key)
-            j = (j + 1) & (nc - 1);
-        n[j] = *e;
-    }
-    free(*tab);
-    *tab = n;
-    *cap = nc;
-    return true;
-}
-
 /* The kernel_dict id of a CUPTI name pointer; 0 when out of memory. */
 static uint32_t kernel_id(fl_decoder *d, const char *name)
 {
     const char *key = name ? name : "<unknown>";
     if (d->ptr_cap) {
-        size_t j = hash_ptr(key) & (d->ptr_cap - 1);
+        size_t j = fl_ptr_hash(key) & (d->ptr_cap - 1);
         for (; d->by_ptr[j].key; j = (j + 1) & (d->ptr_cap - 1))
             if (d->by_ptr[j].key == key)
                 return d->by_ptr[j].id;
@@ -188,7 +153,8 @@ static uint32_t kernel_id(fl_decoder *d, const char *name)
     /* A pointer not seen yet: the same text may have come from another
      * module or context. */
     uint32_t id = 0;
-    if ((d->text_used + 1) * 2 > d->text_cap && !grow(&d->by_text, &d->text_cap, true))
+    if ((d->text_used + 1) * 2 > d->text_cap &&
+        !fl_id_table_grow(&d->by_text, &d->text_cap, 256, true))
         return 0;
     size_t j = fl_text_hash(key) & (d->text_cap - 1);
     for (; d->by_text[j].key; j = (j + 1) & (d->text_cap - 1))
@@ -222,17 +188,18 @@ static uint32_t kernel_id(fl_decoder *d, const char *name)
             return 0;
         }
         id = ++d->next_kernel_id;
-        d->by_text[j] = (name_entry){copy, id};
+        d->by_text[j] = (fl_id_slot){copy, id};
         d->text_used++;
         d->new_ids[d->n_new] = id;
         d->new_names[d->n_new++] = shown;
     }
-    if ((d->ptr_used + 1) * 2 > d->ptr_cap && !grow(&d->by_ptr, &d->ptr_cap, false))
+    if ((d->ptr_used + 1) * 2 > d->ptr_cap &&
+        !fl_id_table_grow(&d->by_ptr, &d->ptr_cap, 256, false))
         return id;
-    j = hash_ptr(key) & (d->ptr_cap - 1);
+    j = fl_ptr_hash(key) & (d->ptr_cap - 1);
     while (d->by_ptr[j].key)
         j = (j + 1) & (d->ptr_cap - 1);
-    d->by_ptr[j] = (name_entry){key, id};
+    d->by_ptr[j] = (fl_id_slot){key, id};
     d->ptr_used++;
     return id;
 }
@@ -391,11 +358,14 @@ _Static_assert(SAME(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, FL_SY
                "sync_type: CUPTI's numbering is the wire format's");
 #undef SAME
 
-#define MEMCPY_COMMON(d, r)                                                                        \
+/* What a copy's and a set's rows take alike from their records. */
+#define TRANSFER_COMMON(d, r)                                                                      \
     .t_ns = wall(d, (r)->start), .duration_ns = span((r)->start, (r)->end), .bytes = (r)->bytes,   \
     .stream_id = (r)->streamId, .corr_id = (r)->correlationId, .device_id = (r)->deviceId,         \
-    .context_id = (r)->contextId, .copy_kind = (r)->copyKind, .src_kind = (r)->srcKind,            \
-    .dst_kind = (r)->dstKind
+    .context_id = (r)->contextId
+#define MEMCPY_COMMON(d, r)                                                                        \
+    TRANSFER_COMMON(d, r), .copy_kind = (r)->copyKind, .src_kind = (r)->srcKind,                   \
+                           .dst_kind = (r)->dstKind
 
 static void on_memcpy(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityMemcpy6 *r)
 {
@@ -414,14 +384,7 @@ static void on_peer(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityM
 static void on_memset(fl_decoder *d, const fl_trace_sink *s, const CUpti_ActivityMemset4 *r)
 {
     d->st.memsets++;
-    d->ms[d->nms] = (fl_memset_row){.t_ns = wall(d, r->start),
-                                    .duration_ns = span(r->start, r->end),
-                                    .bytes = r->bytes,
-                                    .stream_id = r->streamId,
-                                    .corr_id = r->correlationId,
-                                    .device_id = r->deviceId,
-                                    .context_id = r->contextId,
-                                    .value = r->value,
+    d->ms[d->nms] = (fl_memset_row){TRANSFER_COMMON(d, r), .value = r->value,
                                     .memory_kind = (uint8_t)r->memoryKind};
     if (++d->nms == FL_TRACE_BATCH)
         FLUSH_ROWS(d, s, ms, nms, memsets);

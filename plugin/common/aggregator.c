@@ -14,6 +14,7 @@
  */
 #include "aggregator.h"
 #include "cubins.h"
+#include "id_table.h"
 #include "launch.h"
 #include "text_hash.h"
 
@@ -32,10 +33,7 @@
 /* An interning table: text -> id (ids from 1), new entries kept until
  * flushed. */
 typedef struct dict {
-    struct dent {
-        char *text;
-        uint32_t id;
-    } * slots;
+    fl_id_slot *slots; /* keys: the texts, ours */
     size_t cap, used;
     uint32_t *new_ids;
     const char **new_names;
@@ -85,35 +83,15 @@ struct fl_agg {
 
 /* ---------------------------------------------------------------- dicts */
 
-static bool dict_grow(dict *d)
-{
-    size_t nc = d->cap ? d->cap * 2 : 64;
-    struct dent *n = calloc(nc, sizeof *n);
-    if (!n)
-        return false;
-    for (size_t i = 0; i < d->cap; i++) {
-        if (!d->slots[i].text)
-            continue;
-        size_t j = fl_text_hash(d->slots[i].text) & (nc - 1);
-        while (n[j].text)
-            j = (j + 1) & (nc - 1);
-        n[j] = d->slots[i];
-    }
-    free(d->slots);
-    d->slots = n;
-    d->cap = nc;
-    return true;
-}
-
 /* The id of text (interned, announced at the next flush); 0 when out of
  * memory. */
 static uint32_t intern(dict *d, const char *text)
 {
-    if ((d->used + 1) * 2 > d->cap && !dict_grow(d))
+    if ((d->used + 1) * 2 > d->cap && !fl_id_table_grow(&d->slots, &d->cap, 64, true))
         return 0;
     size_t j = fl_text_hash(text) & (d->cap - 1);
-    for (; d->slots[j].text; j = (j + 1) & (d->cap - 1))
-        if (strcmp(d->slots[j].text, text) == 0)
+    for (; d->slots[j].key; j = (j + 1) & (d->cap - 1))
+        if (strcmp(d->slots[j].key, text) == 0)
             return d->slots[j].id;
     if (d->n_new == d->new_cap) {
         size_t nc = d->new_cap ? d->new_cap * 2 : 32;
@@ -131,7 +109,7 @@ static uint32_t intern(dict *d, const char *text)
     if (!copy)
         return 0;
     uint32_t id = (uint32_t)++d->used;
-    d->slots[j] = (struct dent){copy, id};
+    d->slots[j] = (fl_id_slot){copy, id};
     d->new_ids[d->n_new] = id;
     d->new_names[d->n_new++] = copy;
     return id;
@@ -140,7 +118,7 @@ static uint32_t intern(dict *d, const char *text)
 static void dict_free(dict *d)
 {
     for (size_t i = 0; i < d->cap; i++)
-        free(d->slots[i].text);
+        free((void *)d->slots[i].key);
     free(d->slots);
     free(d->new_ids);
     free(d->new_names);
@@ -522,8 +500,8 @@ void fl_agg_on_sample(fl_agg *p, const fl_trace_sink *s, const CUpti_ActivityPCS
             /* The function's file: its first sample's. */
             const char *file = "";
             for (size_t i = 0; have_src && src->file_id && i < p->file.cap; i++)
-                if (p->file.slots[i].text && p->file.slots[i].id == src->file_id)
-                    file = p->file.slots[i].text;
+                if (p->file.slots[i].key && p->file.slots[i].id == src->file_id)
+                    file = p->file.slots[i].key;
             size_t kl = strlen(f->name ? f->name : ""), fl = strlen(file);
             char *text = malloc(kl + fl + 2);
             if (text) {

@@ -345,6 +345,34 @@ static void test_batches(void)
     fl_decoder_destroy(d);
 }
 
+/* More names than the name tables' first sizes: each keeps its id as the
+ * tables grow, by pointer and (another copy's address) by text. */
+static void test_many_names(void)
+{
+    enum { N = 1000 };
+    static char first[N][16], again[N][16];
+    for (unsigned i = 0; i < N; i++) {
+        snprintf(first[i], sizeof first[i], "k%u", i);
+        snprintf(again[i], sizeof again[i], "k%u", i);
+    }
+    fl_decoder *d = make();
+    synth s;
+    synth_init(&s, 3 * N * sizeof(CUpti_ActivityKernel10) + 64);
+    for (unsigned pass = 0; pass < 3; pass++)
+        for (unsigned i = 0; i < N; i++)
+            CHECK(synth_kernel(&s, pass < 2 ? first[i] : again[i], 10 * i, 10 * i + 5,
+                               pass * N + i + 1, 7, 0, 1, 32, 0, 0, 0));
+    fl_decoder_feed(d, &sink, s.p, s.len);
+    fl_decoder_flush(d, &sink);
+    CHECK_INT(got.nk, 3 * N);
+    size_t wrong = 0;
+    for (size_t r = 0; r < got.nk; r++)
+        wrong += got.k[r].kernel_id != r % N + 1;
+    CHECK_INT(wrong, 0);
+    synth_free(&s);
+    fl_decoder_destroy(d);
+}
+
 static void test_external_table(void)
 {
     /* Correlation ids that collide in the direct-mapped table: the later
@@ -504,6 +532,7 @@ int main(void)
     test_every_kind();
     test_bad_and_partial();
     test_batches();
+    test_many_names();
     test_external_table();
     test_launch_scopes();
     test_memop_durations();

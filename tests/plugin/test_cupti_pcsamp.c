@@ -493,6 +493,23 @@ static void test_source_lines(void)
     free(nolines);
 }
 
+/* More names than a dictionary's first size: each keeps its id as the
+ * table grows, whichever copy of its text asks. */
+static void test_many_names(void)
+{
+    fl_agg *p = fl_agg_create(NULL);
+    CHECK(p != NULL);
+    size_t wrong = 0;
+    char name[32];
+    for (unsigned pass = 0; pass < 2; pass++)
+        for (unsigned i = 0; i < 1000; i++) {
+            snprintf(name, sizeof name, "metric_%u", i);
+            wrong += fl_agg_metric_id(p, name) != i + 1;
+        }
+    CHECK_INT(wrong, 0);
+    fl_agg_destroy(p);
+}
+
 int main(void)
 {
     test_every_slot();
@@ -502,5 +519,6 @@ int main(void)
     test_activity_records();
     test_api();
     test_source_lines();
+    test_many_names();
     return check_done("test_cupti_pcsamp");
 }

@@ -11,6 +11,7 @@
  */
 #include "pmsamp.h"
 
+#include "../../common/metrics_image.h"
 #include "../../../src/util/error.h"
 
 #include <math.h>
@@ -92,21 +93,6 @@ static gp_status split(const char *list, char **out, size_t *n, gp_error *err)
     return GP_OK;
 }
 
-/* The config image of names[0..n) and its passes; GP_OK, else the host's status. */
-static gp_status image_of(const gp_metrics_plugin *h, void *hobj, char **names, size_t n,
-                          uint8_t **img, size_t *size, size_t *passes, gp_error *err)
-{
-    *img = NULL;
-    gp_status st = h->config_image(hobj, (const char *const *)names, n, img, size, err);
-    if (st == GP_OK)
-        st = h->passes(*img, *size, passes, err);
-    if (st != GP_OK) {
-        free(*img);
-        *img = NULL;
-    }
-    return st;
-}
-
 /* The default set for the chip (see pmsamp.h). */
 static gp_status default_set(const gp_metrics_plugin *h, void *hobj, const char *chip, char **names,
                              size_t *n, uint8_t **img, size_t *size, gp_error *err)
@@ -117,7 +103,7 @@ static gp_status default_set(const gp_metrics_plugin *h, void *hobj, const char 
         char *one = (char *)fl_pms_default_metrics[i];
         uint8_t *im = NULL;
         size_t sz = 0, passes = 0;
-        if (image_of(h, hobj, &one, 1, &im, &sz, &passes, &probe) == GP_OK && passes == 1)
+        if (fl_metrics_image(h, hobj, &one, 1, &im, &sz, &passes, &probe) == GP_OK && passes == 1)
             names[(*n)++] = strdup(one);
         free(im);
         if (*n && !names[*n - 1]) {
@@ -127,7 +113,8 @@ static gp_status default_set(const gp_metrics_plugin *h, void *hobj, const char 
     }
     while (*n > 0) {
         size_t passes = 0;
-        if (image_of(h, hobj, names, *n, img, size, &passes, &probe) == GP_OK && passes == 1)
+        if (fl_metrics_image(h, hobj, names, *n, img, size, &passes, &probe) == GP_OK &&
+            passes == 1)
             return GP_OK;
         free(*img);
         *img = NULL;
@@ -165,7 +152,7 @@ gp_status fl_pms_metric_set(const fl_pms_api *api, void *hobj, const char *chip,
     } else if (st == GP_OK) {
         gp_error why = {0};
         size_t passes = 0;
-        if (image_of(h, hobj, names, k, image, image_size, &passes, &why) != GP_OK) {
+        if (fl_metrics_image(h, hobj, names, k, image, image_size, &passes, &why) != GP_OK) {
             /* The host's message as it always read: at most 511 bytes. */
             st = gp_error_set(err, GP_ERR_INVALID_ARG, "PM sampling metrics refused: %.511s",
                               why.message);

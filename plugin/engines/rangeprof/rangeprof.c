@@ -28,6 +28,7 @@
 
 #include "../../common/cupti_error.h"
 #include "../../common/demangle.h"
+#include "../../common/metrics_image.h"
 #include "../../../src/util/clock.h"
 #include "../../../src/util/error.h"
 
@@ -108,21 +109,6 @@ static void append(char *out, size_t cap, const char *fmt, const char *a, const 
     snprintf(out + at, cap - at, fmt, a, b);
 }
 
-/* The config image and passes of names[0..n); GP_OK or the host's status. */
-static gp_status image_of(const gp_metrics_plugin *host, void *h, char *const *names, size_t n,
-                          uint8_t **img, size_t *size, size_t *passes, gp_error *err)
-{
-    *img = NULL;
-    gp_status st = host->config_image(h, (const char *const *)names, n, img, size, err);
-    if (st == GP_OK)
-        st = host->passes(*img, *size, passes, err);
-    if (st != GP_OK) {
-        free(*img);
-        *img = NULL;
-    }
-    return st;
-}
-
 /* Tries name on top of what c holds; keeps it when valid (and one pass
  * when asked).  Returns false when the host library itself failed. */
 static bool try_add(const gp_metrics_plugin *host, void *h, fl_rp_choice *c, const char *name,
@@ -140,7 +126,7 @@ static bool try_add(const gp_metrics_plugin *host, void *h, fl_rp_choice *c, con
     uint8_t *img = NULL;
     size_t size = 0, passes = 0;
     gp_error why = {0};
-    gp_status st = image_of(host, h, c->names, c->n + 1, &img, &size, &passes, &why);
+    gp_status st = fl_metrics_image(host, h, c->names, c->n + 1, &img, &size, &passes, &why);
     if (st == GP_ERR_INVALID_ARG || (st == 0 && one_pass && passes > 1)) {
         if (report) {
             char p[64];
