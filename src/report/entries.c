@@ -51,19 +51,25 @@ sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *inde
     return &r->s[v->a];
 }
 
+void *fl_report_append(fl_report *r, void **arr, size_t *n, size_t *cap, size_t size)
+{
+    if (!fl_keys_take(&r->m->keys) || fl_report_grow(r, arr, cap, *n + 1, size) != 0) {
+        r->oom = true;
+        return NULL;
+    }
+    void *e = (char *)*arr + (*n)++ * size;
+    memset(e, 0, size);
+    return e;
+}
+
 dstat *fl_report_device(fl_report *r, int64_t id)
 {
     for (size_t i = 0; i < r->n_d; i++)
         if (r->d[i].id == id)
             return &r->d[i];
-    if (!fl_keys_take(&r->m->keys) ||
-        fl_report_grow(r, (void **)&r->d, &r->cap_d, r->n_d + 1, sizeof *r->d) != 0) {
-        r->oom = true;
-        return NULL;
-    }
-    dstat *d = &r->d[r->n_d++];
-    memset(d, 0, sizeof *d);
-    d->id = id;
+    dstat *d = fl_report_append(r, (void **)&r->d, &r->n_d, &r->cap_d, sizeof *r->d);
+    if (d)
+        d->id = id;
     return d;
 }
 

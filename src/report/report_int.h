@@ -402,6 +402,10 @@ sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *inde
 void fl_report_scope_add(fl_report *r, sstat *s, uint64_t dur);
 /* The device of that id, made at its first use; NULL when out of memory. */
 dstat *fl_report_device(fl_report *r, int64_t id);
+/* A new zeroed element at the end of the array *arr (n, cap; elements
+ * of size bytes) that its caller searches itself, one key of the budget;
+ * NULL when out of memory or past the budget (r->oom set). */
+void *fl_report_append(fl_report *r, void **arr, size_t *n, size_t *cap, size_t size);
 /* The entry of key in the array *arr (n, cap; elements of size bytes)
  * indexed by map, made zeroed at its first use (*fresh); NULL when out of
  * memory (r->oom set). */
