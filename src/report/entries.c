@@ -29,26 +29,17 @@ sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *inde
         return NULL;
     uint64_t key = (uint64_t)(uintptr_t)name * 2 + (nvtx ? 1 : 0);
     bool fresh;
-    fl_mval *v = fl_map_put(&r->s_by_name, key, &fresh);
-    if (!v) {
-        r->oom = true;
+    sstat *s = fl_report_entry(r, &r->s_by_name, (void **)&r->s, &r->n_s, &r->cap_s, sizeof *r->s,
+                               key, &fresh);
+    if (!s)
         return NULL;
-    }
     if (fresh) {
-        if (fl_report_grow(r, (void **)&r->s, &r->cap_s, r->n_s + 1, sizeof *r->s) != 0) {
-            fl_map_del(&r->s_by_name, key);
-            r->oom = true;
-            return NULL;
-        }
-        v->a = r->n_s;
-        sstat *s = &r->s[r->n_s++];
-        memset(s, 0, sizeof *s);
         s->name = name;
         s->nvtx = nvtx;
     }
     if (index)
-        *index = (uint32_t)v->a;
-    return &r->s[v->a];
+        *index = (uint32_t)(s - r->s);
+    return s;
 }
 
 void *fl_report_append(fl_report *r, void **arr, size_t *n, size_t *cap, size_t size)
