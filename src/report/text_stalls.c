@@ -74,12 +74,9 @@ typedef const char *group_label_fn(const fl_report *r, const psgroup *g, char *b
 static void group_lines(const fl_report *r, const fl_stalls *ps, int kind, size_t top,
                         group_label_fn *label, fl_buf *b)
 {
-    size_t n = ps->n_g[kind], shown = 0;
-    for (size_t k = 0; k < n && shown < top; k++) {
-        size_t g = ps->order[kind][k];
+    size_t n = ps->n_g[kind], shown = 0, k = 0, g;
+    while (shown < top && (g = fl_stalls_next(ps, kind, &k)) != SIZE_MAX) {
         char buf[256];
-        if (!ps->g[kind][g].samples)
-            continue;
         group_line(ps, kind, g, label(r, &ps->g[kind][g], buf, sizeof buf), ps->samples, b);
         shown++;
     }
@@ -177,13 +174,10 @@ static void hot(const fl_report *r, const fl_stalls *ps, int kind, uint64_t kid,
 
 static void hot_kernels(const fl_report *r, const fl_stalls *ps, int top, fl_buf *b)
 {
-    size_t nk = fl_stalls_hot_kernels(top), shown = 0;
-    for (size_t k = 0; k < ps->n_g[PS_KERNEL] && shown < nk; k++) {
-        size_t g = ps->order[PS_KERNEL][k];
+    size_t nk = fl_stalls_hot_kernels(top), shown = 0, k = 0, g;
+    while (shown < nk && (g = fl_stalls_next(ps, PS_KERNEL, &k)) != SIZE_MAX) {
         const psgroup *gr = &ps->g[PS_KERNEL][g];
         char buf[96];
-        if (!gr->samples)
-            continue;
         shown++;
         fl_buf_puts(b, "  hot PCs of ");
         fl_put_line(b, fl_stalls_kernel_label(r, gr->a, buf, sizeof buf), 100);
