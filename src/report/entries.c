@@ -2,8 +2,9 @@
  * report/entries.c - the report's per-scope and per-device entries, found
  * or made at their first use: one place for both the kernel rows
  * (kernels.c) and the other batches (collect.c, collect_records.c) to add
- * to, so neither calls into the other; and the keyed entries of
- * collect_records.c's tables.
+ * to, so neither calls into the other; the keyed entries of
+ * collect_records.c's tables; and the entries appended to the small
+ * tables collect.c searches itself (fl_report_append).
  */
 #include "report_int.h"
 #include "../util/buf.h"
