@@ -246,11 +246,7 @@ static int by_label(const void *a, const void *b)
 static int by_time(const void *a, const void *b)
 {
     const grow *x = a, *y = b;
-    if (x->gpu_ns != y->gpu_ns)
-        return x->gpu_ns < y->gpu_ns ? 1 : -1;
-    if (x->launches != y->launches)
-        return x->launches < y->launches ? 1 : -1;
-    return strcmp(x->label, y->label);
+    return fl_heaviest_first(x->gpu_ns, y->gpu_ns, x->launches, y->launches, x->label, y->label);
 }
 
 static int kern_order(const void *a, const void *b)

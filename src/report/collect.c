@@ -230,15 +230,11 @@ static stallstat *stall_of(fl_report *r, uint64_t reason, uint64_t metric_id)
     for (size_t k = 0; k < r->n_st; k++)
         if (r->st[k].metric_id == metric_id && (metric_id || r->st[k].reason == reason))
             return &r->st[k];
-    if (!fl_keys_take(&r->m->keys) ||
-        fl_report_grow(r, (void **)&r->st, &r->cap_st, r->n_st + 1, sizeof *r->st) != 0) {
-        r->oom = true;
-        return NULL;
+    stallstat *s = fl_report_append(r, (void **)&r->st, &r->n_st, &r->cap_st, sizeof *r->st);
+    if (s) {
+        s->reason = reason;
+        s->metric_id = metric_id;
     }
-    stallstat *s = &r->st[r->n_st++];
-    memset(s, 0, sizeof *s);
-    s->reason = reason;
-    s->metric_id = metric_id;
     return s;
 }
 
@@ -250,13 +246,9 @@ static void sass_metric(fl_report *r, uint64_t metric_id, double value)
         if (r->sm[k].metric_id == metric_id)
             m = &r->sm[k];
     if (!m) {
-        if (!fl_keys_take(&r->m->keys) ||
-            fl_report_grow(r, (void **)&r->sm, &r->cap_sm, r->n_sm + 1, sizeof *r->sm) != 0) {
-            r->oom = true;
+        m = fl_report_append(r, (void **)&r->sm, &r->n_sm, &r->cap_sm, sizeof *r->sm);
+        if (!m)
             return;
-        }
-        m = &r->sm[r->n_sm++];
-        memset(m, 0, sizeof *m);
         m->metric_id = metric_id;
     }
     m->rows++;
@@ -269,14 +261,9 @@ static fnstat *function_of(fl_report *r, uint64_t function_id)
     for (size_t k = 0; k < r->n_fn; k++)
         if (r->fn[k].function_id == function_id)
             return &r->fn[k];
-    if (!fl_keys_take(&r->m->keys) ||
-        fl_report_grow(r, (void **)&r->fn, &r->cap_fn, r->n_fn + 1, sizeof *r->fn) != 0) {
-        r->oom = true;
-        return NULL;
-    }
-    fnstat *f = &r->fn[r->n_fn++];
-    memset(f, 0, sizeof *f);
-    f->function_id = function_id;
+    fnstat *f = fl_report_append(r, (void **)&r->fn, &r->n_fn, &r->cap_fn, sizeof *r->fn);
+    if (f)
+        f->function_id = function_id;
     return f;
 }
 
@@ -360,13 +347,9 @@ static void pm_batch(fl_report *r, const fl_batch *b)
             if (r->pm[k].metric_id == metric)
                 p = &r->pm[k];
         if (!p) {
-            if (!fl_keys_take(&r->m->keys) ||
-                fl_report_grow(r, (void **)&r->pm, &r->cap_pm, r->n_pm + 1, sizeof *r->pm) != 0) {
-                r->oom = true;
+            p = fl_report_append(r, (void **)&r->pm, &r->n_pm, &r->cap_pm, sizeof *r->pm);
+            if (!p)
                 return;
-            }
-            p = &r->pm[r->n_pm++];
-            memset(p, 0, sizeof *p);
             p->metric_id = metric;
             p->min = p->max = v;
         }

@@ -2,8 +2,9 @@
  * report/entries.c - the report's per-scope and per-device entries, found
  * or made at their first use: one place for both the kernel rows
  * (kernels.c) and the other batches (collect.c, collect_records.c) to add
- * to, so neither calls into the other; and the keyed entries of
- * collect_records.c's tables.
+ * to, so neither calls into the other; the keyed entries of
+ * collect_records.c's tables; and the entries appended to the small
+ * tables collect.c searches itself (fl_report_append).
  */
 #include "report_int.h"
 #include "../util/buf.h"
@@ -29,26 +30,28 @@ sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *inde
         return NULL;
     uint64_t key = (uint64_t)(uintptr_t)name * 2 + (nvtx ? 1 : 0);
     bool fresh;
-    fl_mval *v = fl_map_put(&r->s_by_name, key, &fresh);
-    if (!v) {
-        r->oom = true;
+    sstat *s = fl_report_entry(r, &r->s_by_name, (void **)&r->s, &r->n_s, &r->cap_s, sizeof *r->s,
+                               key, &fresh);
+    if (!s)
         return NULL;
-    }
     if (fresh) {
-        if (fl_report_grow(r, (void **)&r->s, &r->cap_s, r->n_s + 1, sizeof *r->s) != 0) {
-            fl_map_del(&r->s_by_name, key);
-            r->oom = true;
-            return NULL;
-        }
-        v->a = r->n_s;
-        sstat *s = &r->s[r->n_s++];
-        memset(s, 0, sizeof *s);
         s->name = name;
         s->nvtx = nvtx;
     }
     if (index)
-        *index = (uint32_t)v->a;
-    return &r->s[v->a];
+        *index = (uint32_t)(s - r->s);
+    return s;
+}
+
+void *fl_report_append(fl_report *r, void **arr, size_t *n, size_t *cap, size_t size)
+{
+    if (!fl_keys_take(&r->m->keys) || fl_report_grow(r, arr, cap, *n + 1, size) != 0) {
+        r->oom = true;
+        return NULL;
+    }
+    void *e = (char *)*arr + (*n)++ * size;
+    memset(e, 0, size);
+    return e;
 }
 
 dstat *fl_report_device(fl_report *r, int64_t id)
@@ -56,14 +59,9 @@ dstat *fl_report_device(fl_report *r, int64_t id)
     for (size_t i = 0; i < r->n_d; i++)
         if (r->d[i].id == id)
             return &r->d[i];
-    if (!fl_keys_take(&r->m->keys) ||
-        fl_report_grow(r, (void **)&r->d, &r->cap_d, r->n_d + 1, sizeof *r->d) != 0) {
-        r->oom = true;
-        return NULL;
-    }
-    dstat *d = &r->d[r->n_d++];
-    memset(d, 0, sizeof *d);
-    d->id = id;
+    dstat *d = fl_report_append(r, (void **)&r->d, &r->n_d, &r->cap_d, sizeof *r->d);
+    if (d)
+        d->id = id;
     return d;
 }
 

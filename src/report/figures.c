@@ -30,6 +30,16 @@ bool fl_device_energy(const dstat *d, double *j, const char **source)
     return src != GP_ENERGY_NONE;
 }
 
+int fl_heaviest_first(uint64_t x1, uint64_t y1, uint64_t x2, uint64_t y2, const char *x,
+                      const char *y)
+{
+    if (x1 != y1)
+        return x1 < y1 ? 1 : -1;
+    if (x2 != y2)
+        return x2 < y2 ? 1 : -1;
+    return strcmp(x, y);
+}
+
 static int cmp_kernel(const void *a, const void *b, void *ctx)
 {
     const fl_report *r = ctx;
@@ -43,11 +53,7 @@ static int cmp_scope(const void *a, const void *b, void *ctx)
 {
     const fl_report *r = ctx;
     const sstat *x = &r->s[*(const size_t *)a], *y = &r->s[*(const size_t *)b];
-    if (x->total_ns != y->total_ns)
-        return x->total_ns > y->total_ns ? -1 : 1;
-    if (x->gpu_ns != y->gpu_ns)
-        return x->gpu_ns > y->gpu_ns ? -1 : 1;
-    int c = strcmp(x->name, y->name);
+    int c = fl_heaviest_first(x->total_ns, y->total_ns, x->gpu_ns, y->gpu_ns, x->name, y->name);
     return c ? c : (int)x->nvtx - (int)y->nvtx;
 }
 

@@ -15,6 +15,7 @@
  */
 #include "html.h"
 #include "fields.h"
+#include "json_write.h"
 #include "model.h"
 #include "report_int.h"
 #include "scopes.h"
@@ -720,25 +721,20 @@ static void put_series(const fl_html *h, fl_buf *out)
 
 void fl_html_timeline_json(const fl_html *h, fl_buf *out)
 {
-    FL_BUF_LIT(out, "{\"t0_ns\":");
-    fl_buf_u64(out, h->ax.t0_ns);
-    FL_BUF_LIT(out, ",\"origin_ns\":");
-    fl_buf_u64(out, fl_model_origin(h->m));
-    FL_BUF_LIT(out, ",\"bucket_ns\":");
-    fl_buf_u64(out, h->ax.width_ns);
-    FL_BUF_LIT(out, ",\"buckets\":");
-    fl_buf_u64(out, FL_HTML_BUCKETS);
-    FL_BUF_LIT(out, ",\"events\":");
-    fl_buf_u64(out, h->events);
-    FL_BUF_LIT(out, ",\"events_not_shown\":");
-    fl_buf_u64(out, h->events_not_shown);
-    FL_BUF_LIT(out, ",\"samples_not_shown\":");
-    fl_buf_u64(out, h->samples_not_shown);
-    FL_BUF_LIT(out, ",\"pid\":");
+    jw w = {out, false};
+    j_open(&w, NULL, '{');
+    j_u64(&w, "t0_ns", h->ax.t0_ns);
+    j_u64(&w, "origin_ns", fl_model_origin(h->m));
+    j_u64(&w, "bucket_ns", h->ax.width_ns);
+    j_u64(&w, "buckets", FL_HTML_BUCKETS);
+    j_u64(&w, "events", h->events);
+    j_u64(&w, "events_not_shown", h->events_not_shown);
+    j_u64(&w, "samples_not_shown", h->samples_not_shown);
+    j_at(&w, "pid");
     fl_buf_opt_i64(out, h->m->have_pid, h->m->pid);
-    FL_BUF_LIT(out, ",\"tracks\":");
+    j_at(&w, "tracks");
     put_tracks(h, out);
-    FL_BUF_LIT(out, ",\"series\":");
+    j_at(&w, "series");
     put_series(h, out);
-    FL_BUF_LIT(out, "}");
+    j_close(&w, '}');
 }

@@ -101,14 +101,11 @@ static const char *stack_of(const fl_report *r, uint64_t kid)
 
 static void kernels(jw *w, const fl_report *r, const fl_stalls *ps, int top)
 {
-    size_t n = fl_stalls_top(top), nhot = fl_stalls_hot_kernels(top), shown = 0;
+    size_t n = fl_stalls_top(top), nhot = fl_stalls_hot_kernels(top), shown = 0, k = 0, g;
     j_open(w, "kernels", '[');
-    for (size_t k = 0; k < ps->n_g[PS_KERNEL] && shown < n; k++) {
-        size_t g = ps->order[PS_KERNEL][k];
+    while (shown < n && (g = fl_stalls_next(ps, PS_KERNEL, &k)) != SIZE_MAX) {
         const psgroup *gr = &ps->g[PS_KERNEL][g];
         char buf[96];
-        if (!gr->samples)
-            continue;
         const char *st = stack_of(r, gr->a);
         j_open(w, NULL, '{');
         j_opt_u64(w, "kernel_id", gr->a != 0, gr->a);
@@ -130,13 +127,10 @@ static void kernels(jw *w, const fl_report *r, const fl_stalls *ps, int top)
 
 static void scopes(jw *w, const fl_report *r, const fl_stalls *ps, int top)
 {
-    size_t n = fl_stalls_top(top), shown = 0;
+    size_t n = fl_stalls_top(top), shown = 0, k = 0, g;
     j_open(w, "scopes", '[');
-    for (size_t k = 0; k < ps->n_g[PS_SCOPE] && shown < n; k++) {
-        size_t g = ps->order[PS_SCOPE][k];
+    while (shown < n && (g = fl_stalls_next(ps, PS_SCOPE, &k)) != SIZE_MAX) {
         const psgroup *gr = &ps->g[PS_SCOPE][g];
-        if (!gr->samples)
-            continue;
         j_open(w, NULL, '{');
         j_opt_u64(w, "scope_name_id", gr->a != 0, gr->a);
         j_str(w, "name", gr->a ? fl_model_scope_name(r->m, gr->a) : NULL);
@@ -154,12 +148,9 @@ static void groups(jw *w, const fl_report *r, const fl_stalls *ps, int top)
     static const char *const by[] = {"kernel", "op", "line"};
     j_str(w, "by", by[r->by]);
     j_open(w, "groups", '[');
-    size_t n = fl_stalls_top(top), shown = 0;
-    for (size_t k = 0; ps && k < ps->n_g[PS_BY] && shown < n; k++) {
-        size_t g = ps->order[PS_BY][k];
+    size_t n = fl_stalls_top(top), shown = 0, k = 0, g;
+    while (ps && shown < n && (g = fl_stalls_next(ps, PS_BY, &k)) != SIZE_MAX) {
         const psgroup *gr = &ps->g[PS_BY][g];
-        if (!gr->samples)
-            continue;
         char buf[256];
         j_open(w, NULL, '{');
         if (r->by == FL_BY_LINE) {

@@ -1,9 +1,10 @@
 /*
  * report/json_write.h - the compact JSON writer the report's renderings
- * share (report/json.c, report/json_profile.c): a separator before every
- * value, a key resets it; strings through fl_buf_str (escaping), reals
- * through the project's fixed-point writer, null for a value not
- * recorded.  Inline: each is a few calls.
+ * share (report/json.c, report/json_profile.c, the HTML timeline's
+ * header in report/html_timeline.c): a separator before every value, a
+ * key resets it; strings through fl_buf_str (escaping), reals through
+ * the project's fixed-point writer, null for a value not recorded.
+ * Inline: each is a few calls.
  *
  * Private to report/.
  */

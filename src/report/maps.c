@@ -266,6 +266,16 @@ void fl_pool_free(fl_strpool *p)
     memset(p, 0, sizeof *p);
 }
 
+char *fl_dup_str(const char *s, bool *oom)
+{
+    if (!s)
+        return NULL;
+    char *d = strdup(s);
+    if (!d)
+        *oom = true;
+    return d;
+}
+
 size_t fl_pool_bytes(const fl_strpool *p)
 {
     return p->cap * sizeof(char *) + p->bytes;

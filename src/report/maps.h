@@ -132,6 +132,9 @@ typedef struct fl_strpool {
 const char *fl_pool_intern(fl_strpool *p, const char *s);
 /* At the owner's end, as fl_map_free. */
 void fl_pool_free(fl_strpool *p);
+/* A copy of s of its own (not interned: its owner frees it), NULL for
+ * NULL; out of memory, NULL and *oom set. */
+char *fl_dup_str(const char *s, bool *oom);
 size_t fl_pool_bytes(const fl_strpool *p);
 
 /* ---------------------------------------------------------- histogram */

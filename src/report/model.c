@@ -31,12 +31,7 @@ static const fl_dict dict_ids[DICT_COUNT] = {FL_DICT_KERNEL,   FL_DICT_SCOPE_NAM
 
 static char *dup_str(fl_model *m, const char *s)
 {
-    if (!s)
-        return NULL;
-    char *d = strdup(s);
-    if (!d)
-        m->oom = true;
-    return d;
+    return fl_dup_str(s, &m->oom);
 }
 
 fl_model *fl_model_create(fl_model_kernel_fn fn, void *user)

@@ -402,6 +402,10 @@ sstat *fl_report_scope(fl_report *r, const char *name, bool nvtx, uint32_t *inde
 void fl_report_scope_add(fl_report *r, sstat *s, uint64_t dur);
 /* The device of that id, made at its first use; NULL when out of memory. */
 dstat *fl_report_device(fl_report *r, int64_t id);
+/* A new zeroed element at the end of the array *arr (n, cap; elements
+ * of size bytes) that its caller searches itself, one key of the budget;
+ * NULL when out of memory or past the budget (r->oom set). */
+void *fl_report_append(fl_report *r, void **arr, size_t *n, size_t *cap, size_t size);
 /* The entry of key in the array *arr (n, cap; elements of size bytes)
  * indexed by map, made zeroed at its first use (*fresh); NULL when out of
  * memory (r->oom set). */
@@ -506,6 +510,11 @@ static inline uint64_t fl_busy_of(const dstat *d)
 }
 /* Whether the read or the report lost anything ("partial read"). */
 bool fl_report_partial(const fl_report *r);
+/* The order of the report's lists, heaviest first, for a qsort
+ * comparator: the most of a first figure (x1 against y1), then of a
+ * second (x2, y2), then by name (a stable order). */
+int fl_heaviest_first(uint64_t x1, uint64_t y1, uint64_t x2, uint64_t y2, const char *x,
+                      const char *y);
 /* A kernel's name, or what says it is not in kernel_dict (in buf). */
 const char *fl_kernel_label(const fl_report *r, const kstat *k, char *buf, size_t len);
 /* A memcpy kind's name, "other" (256: out of range) or "kind N" (in buf). */

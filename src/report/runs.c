@@ -10,6 +10,7 @@
  * world size job_start does not give stays unknown, never 0.
  */
 #include "runs.h"
+#include "maps.h"
 #include "../reader/read.h"
 #include "../util/buf.h"
 #include "../util/error.h"
@@ -58,13 +59,7 @@ void fl_runs_free(fl_runs *rs)
 
 static char *dup_str(fl_runs *rs, const json_t *v)
 {
-    const char *s = json_string_value(v);
-    if (!s)
-        return NULL;
-    char *d = strdup(s);
-    if (!d)
-        rs->oom = true;
-    return d;
+    return fl_dup_str(json_string_value(v), &rs->oom);
 }
 
 /* A whole number >= 0 (a rank, a pid); false for null, absent or any other value. */

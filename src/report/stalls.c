@@ -481,6 +481,16 @@ const char *fl_stalls_kernel_label(const fl_report *r, uint64_t kid, char *buf, 
     return buf;
 }
 
+size_t fl_stalls_next(const fl_stalls *ps, int kind, size_t *k)
+{
+    while (*k < ps->n_g[kind]) {
+        size_t g = ps->order[kind][(*k)++];
+        if (ps->g[kind][g].samples)
+            return g;
+    }
+    return SIZE_MAX;
+}
+
 size_t fl_stalls_top(int top)
 {
     return top < 1 ? 10 : (size_t)top;

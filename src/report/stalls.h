@@ -129,6 +129,10 @@ const char *fl_stalls_kernel_label(const fl_report *r, uint64_t kid, char *buf, 
 /* "file.cu:17", or "-" without a file or line (in buf). */
 const char *fl_stalls_source_label(const fl_report *r, uint64_t file, uint64_t line, char *buf,
                                    size_t len);
+/* The next group of dimension kind that has samples, in their order
+ * from *k on (*k moves past it): its index in ps->g[kind], SIZE_MAX
+ * after the last. */
+size_t fl_stalls_next(const fl_stalls *ps, int kind, size_t *k);
 /* Rows listed: top (< 1: 10), and the kernels with hot PCs. */
 size_t fl_stalls_top(int top);
 size_t fl_stalls_hot_kernels(int top);

@@ -52,11 +52,7 @@ typedef struct sync_stack {
 static int by_wait(const void *a, const void *b)
 {
     const sync_stack *x = a, *y = b;
-    if (x->ns != y->ns)
-        return x->ns < y->ns ? 1 : -1;
-    if (x->count != y->count)
-        return x->count < y->count ? 1 : -1;
-    return strcmp(x->text, y->text);
+    return fl_heaviest_first(x->ns, y->ns, x->count, y->count, x->text, y->text);
 }
 
 /* The top stacks into top (at most FL_SYNC_STACKS_TOP); how many. */

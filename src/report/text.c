@@ -48,18 +48,36 @@ static void gpu_label(fl_buf *b, int64_t id)
         fl_buf_printf(b, "GPU %" PRId64, id);
 }
 
+/* "<s>[<sep><extra>]\n", extra where the session has it, each one line
+ * of at most width. */
+static void line_and(fl_buf *b, const char *s, const char *sep, const char *extra, size_t width)
+{
+    fl_put_line(b, s, width);
+    if (extra) {
+        fl_buf_puts(b, sep);
+        fl_put_line(b, extra, width);
+    }
+    fl_buf_puts(b, "\n");
+}
+
+/* A device's utilization readings (percent): mean and max, n/a without
+ * one. */
+static void util_line(fl_buf *b, const char *what, const acc *util)
+{
+    fl_buf_printf(b, "    %-18s", what);
+    if (util->n)
+        fl_buf_printf(b, "mean %.1f%%  max %.0f%%\n", util->sum / (double)util->n, util->max);
+    else
+        fl_buf_puts(b, "n/a\n");
+}
+
 /* ============================================================= summary */
 
 /* What ran, and where. */
 static void summary_who(const fl_model *m, fl_buf *b)
 {
     fl_buf_puts(b, "report  ");
-    fl_put_line(b, m->app ? m->app : "(no job_start)", 80);
-    if (m->session_id) {
-        fl_buf_puts(b, "  session ");
-        fl_put_line(b, m->session_id, 80);
-    }
-    fl_buf_puts(b, "\n");
+    line_and(b, m->app ? m->app : "(no job_start)", "  session ", m->session_id, 80);
     label(b, "host");
     fl_put_line(b, m->hostname ? m->hostname : "n/a", 80);
     if (m->have_pid)
@@ -101,12 +119,7 @@ static void summary_how(const fl_report *r, const figures *f, fl_buf *b)
 {
     const fl_model *m = r->m;
     label(b, "session");
-    fl_put_line(b, m->session_kind ? m->session_kind : "n/a", 40);
-    if (m->engine) {
-        fl_buf_puts(b, ", engine ");
-        fl_put_line(b, m->engine, 40);
-    }
-    fl_buf_puts(b, "\n");
+    line_and(b, m->session_kind ? m->session_kind : "n/a", ", engine ", m->engine, 40);
     if (f->crashed && r->live)
         fl_buf_puts(b, "  the session is still recording: the report covers what reached the "
                        "disk so far\n");
@@ -177,6 +190,20 @@ static void summary_ops(fl_buf *b, const char *what, uint64_t n, const char *one
     }
 }
 
+/* The end of a figure's line summed over n devices: which sums when
+ * more than one; n/a without a figure, and why when only some devices
+ * report it. */
+static void summed_end(fl_buf *b, bool have, bool partial, size_t n, const char *sums,
+                       const char *of)
+{
+    if (!have)
+        fl_buf_puts(b, partial ? "n/a (not every device reports it)\n" : "n/a\n");
+    else if (n > 1)
+        fl_buf_printf(b, " (%s of the %zu devices' %s)\n", sums, n, of);
+    else
+        fl_buf_puts(b, "\n");
+}
+
 /* The device metrics over every device: utilisation, memory, power,
  * energy.  Over several devices memory and power are the sums of the
  * devices' figures, as the run's total says them (cli/report.c). */
@@ -192,22 +219,13 @@ static void summary_metrics(const figures *f, fl_buf *b)
     if (f->have_used) {
         fl_buf_puts(b, "max ");
         fl_bytes_text(b, f->used_max_mib * 1048576.0);
-        if (n > 1)
-            fl_buf_printf(b, " (sum of the %zu devices' maxima)", n);
-        fl_buf_puts(b, "\n");
-    } else {
-        fl_buf_puts(b, f->used_partial ? "n/a (not every device reports it)\n" : "n/a\n");
     }
+    summed_end(b, f->have_used, f->used_partial, n, "sum", "maxima");
     label(b, "power");
-    if (f->have_power) {
+    if (f->have_power)
         fl_buf_printf(b, "mean %.1f W  max %.1f W", f->power_mean_mw / 1000.0,
                       f->power_max_mw / 1000.0);
-        if (n > 1)
-            fl_buf_printf(b, " (sums of the %zu devices' means and maxima)", n);
-        fl_buf_puts(b, "\n");
-    } else {
-        fl_buf_puts(b, f->power_partial ? "n/a (not every device reports it)\n" : "n/a\n");
-    }
+    summed_end(b, f->have_power, f->power_partial, n, "sums", "means and maxima");
     label(b, "energy");
     if (f->have_energy)
         fl_buf_printf(b, "%.3f J (%s%s)\n", f->energy_j,
@@ -551,18 +569,8 @@ void fl_text_sec_devices(const fl_section_in *in, fl_buf *b)
         }
         fl_buf_printf(b, "  %" PRIu64 " %s\n", d->samples,
                       fl_plural(d->samples, "sample", "samples"));
-        fl_buf_printf(b, "    %-18s", "util.gpu");
-        if (d->util_gpu.n)
-            fl_buf_printf(b, "mean %.1f%%  max %.0f%%\n", d->util_gpu.sum / (double)d->util_gpu.n,
-                          d->util_gpu.max);
-        else
-            fl_buf_puts(b, "n/a\n");
-        fl_buf_printf(b, "    %-18s", "util.mem");
-        if (d->util_mem.n)
-            fl_buf_printf(b, "mean %.1f%%  max %.0f%%\n", d->util_mem.sum / (double)d->util_mem.n,
-                          d->util_mem.max);
-        else
-            fl_buf_puts(b, "n/a\n");
+        util_line(b, "util.gpu", &d->util_gpu);
+        util_line(b, "util.mem", &d->util_mem);
         fl_buf_printf(b, "    %-18s", "memory used");
         used_of_total(b, &d->used, d->have_total, d->total_mib);
         fl_buf_printf(b, "    %-18s", "temperature");

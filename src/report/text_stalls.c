@@ -67,6 +67,28 @@ static void group_line(const fl_stalls *ps, int kind, size_t g, const char *name
     fl_buf_puts(b, "\n");
 }
 
+typedef const char *group_label_fn(const fl_report *r, const psgroup *g, char *buf, size_t len);
+
+/* The groups of one dimension that have samples, most first: a line each
+ * up to top, then how many groups were not shown. */
+static void group_lines(const fl_report *r, const fl_stalls *ps, int kind, size_t top,
+                        group_label_fn *label, fl_buf *b)
+{
+    size_t n = ps->n_g[kind], shown = 0, k = 0, g;
+    while (shown < top && (g = fl_stalls_next(ps, kind, &k)) != SIZE_MAX) {
+        char buf[256];
+        group_line(ps, kind, g, label(r, &ps->g[kind][g], buf, sizeof buf), ps->samples, b);
+        shown++;
+    }
+    if (n > shown)
+        fl_buf_printf(b, "  (%zu more)\n", n - shown);
+}
+
+static const char *kernel_label(const fl_report *r, const psgroup *g, char *buf, size_t len)
+{
+    return fl_stalls_kernel_label(r, g->a, buf, len);
+}
+
 static void per_kernel(const fl_report *r, const fl_stalls *ps, size_t top, fl_buf *b)
 {
     if (!fl_stalls_joined(ps)) {
@@ -78,41 +100,23 @@ static void per_kernel(const fl_report *r, const fl_stalls *ps, size_t top, fl_b
                   "  by kernel (corr_id joined to the kernel rows; %" PRIu64 " %s matched no "
                   "kernel)\n",
                   ps->no_kernel, fl_plural(ps->no_kernel, "sample", "samples"));
-    size_t n = ps->n_g[PS_KERNEL], shown = 0;
-    for (size_t k = 0; k < n && shown < top; k++) {
-        size_t g = ps->order[PS_KERNEL][k];
-        char buf[96];
-        if (!ps->g[PS_KERNEL][g].samples)
-            continue;
-        group_line(ps, PS_KERNEL, g,
-                   fl_stalls_kernel_label(r, ps->g[PS_KERNEL][g].a, buf, sizeof buf), ps->samples,
-                   b);
-        shown++;
+    group_lines(r, ps, PS_KERNEL, top, kernel_label, b);
+}
+
+static const char *scope_label(const fl_report *r, const psgroup *g, char *buf, size_t len)
+{
+    const char *name = g->a ? fl_model_scope_name(r->m, g->a) : "(no scope)";
+    if (!name) {
+        snprintf(buf, len, "(scope name id %" PRIu64 ")", g->a);
+        name = buf;
     }
-    if (n > shown)
-        fl_buf_printf(b, "  (%zu more)\n", n - shown);
+    return name;
 }
 
 static void per_scope(const fl_report *r, const fl_stalls *ps, size_t top, fl_buf *b)
 {
     fl_buf_puts(b, "  by scope\n");
-    size_t n = ps->n_g[PS_SCOPE], shown = 0;
-    for (size_t k = 0; k < n && shown < top; k++) {
-        size_t g = ps->order[PS_SCOPE][k];
-        uint64_t id = ps->g[PS_SCOPE][g].a;
-        const char *name = id ? fl_model_scope_name(r->m, id) : "(no scope)";
-        char buf[64];
-        if (!name) {
-            snprintf(buf, sizeof buf, "(scope name id %" PRIu64 ")", id);
-            name = buf;
-        }
-        if (!ps->g[PS_SCOPE][g].samples)
-            continue;
-        group_line(ps, PS_SCOPE, g, name, ps->samples, b);
-        shown++;
-    }
-    if (n > shown)
-        fl_buf_printf(b, "  (%zu more)\n", n - shown);
+    group_lines(r, ps, PS_SCOPE, top, scope_label, b);
 }
 
 const char *fl_stalls_source_label(const fl_report *r, uint64_t file, uint64_t line, char *buf,
@@ -170,13 +174,10 @@ static void hot(const fl_report *r, const fl_stalls *ps, int kind, uint64_t kid,
 
 static void hot_kernels(const fl_report *r, const fl_stalls *ps, int top, fl_buf *b)
 {
-    size_t nk = fl_stalls_hot_kernels(top), shown = 0;
-    for (size_t k = 0; k < ps->n_g[PS_KERNEL] && shown < nk; k++) {
-        size_t g = ps->order[PS_KERNEL][k];
+    size_t nk = fl_stalls_hot_kernels(top), shown = 0, k = 0, g;
+    while (shown < nk && (g = fl_stalls_next(ps, PS_KERNEL, &k)) != SIZE_MAX) {
         const psgroup *gr = &ps->g[PS_KERNEL][g];
         char buf[96];
-        if (!gr->samples)
-            continue;
         shown++;
         fl_buf_puts(b, "  hot PCs of ");
         fl_put_line(b, fl_stalls_kernel_label(r, gr->a, buf, sizeof buf), 100);
@@ -208,17 +209,7 @@ static void per_by(const fl_report *r, const fl_stalls *ps, size_t top, fl_buf *
     }
     fl_buf_printf(b, "  by %s (corr_id joined to the launch's %s)\n", what,
                   r->by == FL_BY_OP ? "framework op" : "CPU stack");
-    size_t n = ps->n_g[PS_BY], shown = 0;
-    for (size_t k = 0; k < n && shown < top; k++) {
-        size_t g = ps->order[PS_BY][k];
-        char buf[256];
-        if (!ps->g[PS_BY][g].samples)
-            continue;
-        group_line(ps, PS_BY, g, by_label(r, &ps->g[PS_BY][g], buf, sizeof buf), ps->samples, b);
-        shown++;
-    }
-    if (n > shown)
-        fl_buf_printf(b, "  (%zu more)\n", n - shown);
+    group_lines(r, ps, PS_BY, top, by_label, b);
 }
 
 void fl_text_stall_detail(const fl_report *r, int top, fl_buf *b)
