@@ -237,6 +237,8 @@ const char *cli_signal_name(int sig, char *buf, size_t len);
  * written into the library's text buffer (fl_buf, src/util/buf.c). */
 void cli_json_key(fl_buf *b, const char *key); /* "key": */
 void cli_json_sep(fl_buf *b, int *first);      /* "," after the first member */
+/* ,"key":"s" (a NULL s: null), a member after the object's first. */
+void cli_json_member_str(fl_buf *b, const char *key, const char *s);
 
 /* trace.c: the summary of the sessions the CUPTI plugin wrote into a log
  * directory during the run (one per CUDA process), summed up by
