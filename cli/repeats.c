@@ -339,14 +339,10 @@ static void json_stats(fl_buf *b, const gp_run_stats *st)
 {
     fl_buf_puts(b, "{\"n\":");
     fl_buf_u64(b, st->n);
-    fl_buf_puts(b, ",\"mean\":");
-    fl_buf_double(b, st->mean);
-    fl_buf_puts(b, ",\"std\":");
-    fl_buf_double(b, st->std);
-    fl_buf_puts(b, ",\"min\":");
-    fl_buf_double(b, st->min);
-    fl_buf_puts(b, ",\"max\":");
-    fl_buf_double(b, st->max);
+    fl_buf_member_opt_double(b, "mean", true, st->mean);
+    fl_buf_member_opt_double(b, "std", true, st->std);
+    fl_buf_member_opt_double(b, "min", true, st->min);
+    fl_buf_member_opt_double(b, "max", true, st->max);
     fl_buf_puts(b, "}");
 }
 
