@@ -490,6 +490,37 @@ static int check_window(int argc, int i, const cli_opts *o)
     return 0;
 }
 
+/* The options that tune some engines' work, each given only with one of
+ * those engines (with another it would do nothing). */
+static int check_engine_options(const cli_opts *o)
+{
+#define E(name) (1u << GPUFL_ENGINE_##name)
+    const struct {
+        bool given;
+        unsigned engines;
+        const char *why;
+    } tuning[] = {
+        {o->metrics != NULL, E(PM_SAMPLING) | E(RANGE_PROFILER),
+         "--metrics needs --engine pmsampling or --engine rangeprofiler: it sets the metrics they "
+         "collect"},
+        {o->pm_interval != NULL, E(PM_SAMPLING),
+         "--pm-interval needs --engine pmsampling: it sets how often PM sampling reads"},
+        {o->range_per_kernel != 0, E(RANGE_PROFILER),
+         "--range-per-kernel needs --engine rangeprofiler: the range profiler's ranges"},
+        {o->sass_all_kernels != 0, E(SASS_METRICS) | E(DEEP),
+         "--sass-all-kernels needs --engine sassmetrics or --engine deep: the kernels SassMetrics "
+         "counts"},
+    };
+#undef E
+    for (size_t k = 0; k < sizeof tuning / sizeof tuning[0]; k++) {
+        if (tuning[k].given && !(tuning[k].engines & (1u << o->engine))) {
+            cli_say("%s", tuning[k].why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* What must hold once the options end: a command, and --app only with
  * --log-dir. */
 static int check_run_args(int argc, int i, const cli_opts *o)
@@ -521,26 +552,8 @@ static int check_run_args(int argc, int i, const cli_opts *o)
         cli_say("--app names a session log: give --log-dir DIR too");
         return -1;
     }
-    if (o->metrics && o->engine != GPUFL_ENGINE_PM_SAMPLING &&
-        o->engine != GPUFL_ENGINE_RANGE_PROFILER) {
-        cli_say("--metrics needs --engine pmsampling or --engine rangeprofiler: it sets the "
-                "metrics they collect");
+    if (check_engine_options(o) < 0)
         return -1;
-    }
-    if (o->pm_interval && o->engine != GPUFL_ENGINE_PM_SAMPLING) {
-        cli_say("--pm-interval needs --engine pmsampling: it sets how often PM sampling reads");
-        return -1;
-    }
-    if (o->range_per_kernel && o->engine != GPUFL_ENGINE_RANGE_PROFILER) {
-        cli_say("--range-per-kernel needs --engine rangeprofiler: the range profiler's ranges");
-        return -1;
-    }
-    if (o->sass_all_kernels && o->engine != GPUFL_ENGINE_SASS_METRICS &&
-        o->engine != GPUFL_ENGINE_DEEP) {
-        cli_say("--sass-all-kernels needs --engine sassmetrics or --engine deep: the kernels "
-                "SassMetrics counts");
-        return -1;
-    }
     if (cli_multi_run(o) && watch) {
         cli_say("--repeats / --warmup-runs run a command several times: give CMD, not "
                 "--duration / --pid");
