@@ -495,6 +495,16 @@ void cli_getopt_init(cli_getopt *g, const char *cmd, const cli_opt *tab, size_t 
 /* The next option's key, *value its value (never empty); -1 when the
  * options end (optind: the first operand); CLI_OPT_ERROR after a message. */
 int cli_getopt_next(cli_getopt *g, int argc, char **argv, const char **value);
+/* A command's options (cmd's table tab; cmd NULL: the run form), each to
+ * apply: 0 goes on, > 0 stops (the page printed), < 0 a usage error
+ * (said).  With usage, -h prints it to stdout.  operands: none (one is a
+ * usage error), anywhere among the options, or CMD (the options end at
+ * the first word that is not one).  0: the options ended (optind: the
+ * first operand), 1: stopped, the page printed, -1: a usage error, said. */
+enum { CLI_OPERANDS_NONE, CLI_OPERANDS_ANYWHERE, CLI_OPERANDS_CMD };
+int cli_getopt_each(const char *cmd, const cli_opt *tab, size_t n, int operands, int argc,
+                    char **argv, void (*usage)(FILE *f),
+                    int (*apply)(void *ctx, int key, const char *value), void *ctx);
 /* The long name nearest to word (a typo or two away), or NULL. */
 const char *cli_opt_nearest(const cli_opt *tab, size_t n, const char *word);
 const cli_opt *cli_opt_of(const cli_opt *tab, size_t n, int key);

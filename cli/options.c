@@ -573,6 +573,18 @@ static int check_run_args(int argc, int i, const cli_opts *o)
     return 0;
 }
 
+/* One option of the run form, by its long name; --help and --version
+ * stop the parse (apply_flag). */
+static int apply_run(void *ctx, int key, const char *value)
+{
+    cli_opts *o = ctx;
+    const cli_opt *op = cli_opt_of(cli_run_opts, cli_run_n_opts, key);
+    char name[40];
+    snprintf(name, sizeof name, "--%s", op ? op->name : "?");
+    int r = value ? apply_valued(name, value, o) : apply_flag(name, o);
+    return r == OPT_DONE ? 0 : r == OPT_EXIT ? 1 : -1;
+}
+
 int cli_parse_run_args(int argc, char **argv, cli_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -580,20 +592,10 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o)
     o->gp.strict = 0;
     o->gp.report = GP_REPORT_NONE;
     o->repeats = 1;
-    cli_getopt g;
-    cli_getopt_init(&g, NULL, cli_run_opts, cli_run_n_opts, 1);
-    const char *value;
-    int key;
-    while ((key = cli_getopt_next(&g, argc, argv, &value)) != -1) {
-        if (key == CLI_OPT_ERROR)
-            return -1;
-        const cli_opt *op = cli_opt_of(cli_run_opts, cli_run_n_opts, key);
-        char name[40];
-        snprintf(name, sizeof name, "--%s", op ? op->name : "?");
-        int r = value ? apply_valued(name, value, o) : apply_flag(name, o);
-        if (r != OPT_DONE)
-            return r == OPT_EXIT ? 1 : -1;
-    }
+    int p = cli_getopt_each(NULL, cli_run_opts, cli_run_n_opts, CLI_OPERANDS_CMD, argc, argv, NULL,
+                            apply_run, o);
+    if (p != 0)
+        return p;
     int i = optind;
     if (check_run_args(argc, i, o) < 0)
         return -1;

@@ -617,11 +617,23 @@ static int parse_number(const char *opt, const char *text, double min, double ma
     return 0;
 }
 
-/* One valued option; -1 after a message. */
-static int apply(int key, const char *v, gp_options *o, serve_args *a)
+/* What parse() fills: the monitor's options and serve's own. */
+typedef struct serve_parse {
+    gp_options *o;
+    serve_args *a;
+} serve_parse;
+
+/* One option; -1 after a message. */
+static int apply(void *ctx, int key, const char *v)
 {
+    gp_options *o = ((serve_parse *)ctx)->o;
+    serve_args *a = ((serve_parse *)ctx)->a;
     char h[256], port[16];
-    if (key == K_LISTEN) {
+    if (key == K_PCIE) {
+        o->sample_pcie = 1;
+    } else if (key == K_PROCESSES) {
+        a->processes = true;
+    } else if (key == K_LISTEN) {
         if (split_listen(v, h, sizeof h, port, sizeof port) != 0) {
             cli_say("serve: --listen '%s' is not ADDR:PORT with a port of 0 to 65535 (e.g. "
                     "127.0.0.1:9400, :9400, [::1]:9400)",
@@ -666,29 +678,9 @@ static int apply(int key, const char *v, gp_options *o, serve_args *a)
 
 static int parse(int argc, char **argv, gp_options *o, serve_args *a)
 {
-    cli_getopt g;
-    cli_getopt_init(&g, "serve", cli_serve_opts, cli_serve_n_opts, 0);
-    const char *v;
-    int key;
-    while ((key = cli_getopt_next(&g, argc, argv, &v)) != -1) {
-        if (key == CLI_OPT_ERROR)
-            return -1;
-        if (key == 'h') {
-            cli_serve_usage(stdout);
-            return 1;
-        }
-        if (key == K_PCIE)
-            o->sample_pcie = 1;
-        else if (key == K_PROCESSES)
-            a->processes = true;
-        else if (apply(key, v, o, a) < 0)
-            return -1;
-    }
-    if (optind < argc) {
-        cli_say("serve: unknown argument '%s' (see gpu-profile serve --help)", argv[optind]);
-        return -1;
-    }
-    return 0;
+    serve_parse p = {o, a};
+    return cli_getopt_each("serve", cli_serve_opts, cli_serve_n_opts, CLI_OPERANDS_NONE, argc, argv,
+                           cli_serve_usage, apply, &p);
 }
 
 /* The devices of --device (or all), as the monitor's list. */
