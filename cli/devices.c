@@ -13,16 +13,16 @@
 #include <inttypes.h>
 #include <string.h>
 
-enum { K_JSON = 256, K_BACKEND, K_NVML_LIBRARY, K_SMI_PATH, K_ROCM_SMI_LIBRARY };
+enum { K_JSON = 256 };
 /* One option a line, as in the other tables. */
 /* clang-format off */
 const cli_opt cli_devices_opts[] = {
     {"json", K_JSON, 0, NULL, NULL, NULL},
-    {CLI_ROW_BACKEND(K_BACKEND)},
+    {CLI_ROW_BACKEND},
     {"help", 'h', 0, NULL, NULL, NULL},
-    {CLI_ROW_NVML_LIBRARY(K_NVML_LIBRARY)},
-    {CLI_ROW_SMI_PATH(K_SMI_PATH)},
-    {CLI_ROW_ROCM_SMI_LIBRARY(K_ROCM_SMI_LIBRARY)},
+    {CLI_ROW_NVML_LIBRARY},
+    {CLI_ROW_SMI_PATH},
+    {CLI_ROW_ROCM_SMI_LIBRARY},
 };
 /* clang-format on */
 const size_t cli_devices_n_opts = sizeof cli_devices_opts / sizeof cli_devices_opts[0];
@@ -171,17 +171,11 @@ typedef struct devices_args {
 static int apply(void *ctx, int key, const char *v)
 {
     devices_args *a = ctx;
-    if (key == K_JSON)
+    if (key == K_JSON) {
         a->json = 1;
-    else if (key == K_BACKEND)
-        return cli_parse_backend("--backend", v, &a->o.backend);
-    else if (key == K_NVML_LIBRARY)
-        a->o.nvml_library = v;
-    else if (key == K_SMI_PATH)
-        a->o.smi_path = v;
-    else if (key == K_ROCM_SMI_LIBRARY)
-        a->o.rocm_smi_library = v;
-    return 0;
+        return 0;
+    }
+    return cli_backend_option(&a->o, key, v) < 0 ? -1 : 0; /* its rows are all it has left */
 }
 
 int cli_devices_main(int argc, char **argv)
