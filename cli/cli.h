@@ -116,6 +116,9 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o);
 /* Strict number parsing shared with `devices`: 0 or -1 after a message. */
 int cli_parse_seconds(const char *opt, const char *text, double min, double max, double *out);
 int cli_parse_backend(const char *opt, const char *text, gp_backend_kind *out);
+/* A backend row's value (CLI_K_*) into o: 0, -1 after a message, or 1
+ * when key is none of them. */
+int cli_backend_option(gp_options *o, int key, const char *value);
 void cli_usage(FILE *f); /* the run form's page alone: cli_help_top adds the subcommands */
 /* Each subcommand's page (its --help). */
 void cli_devices_usage(FILE *f);
@@ -237,6 +240,8 @@ const char *cli_signal_name(int sig, char *buf, size_t len);
  * written into the library's text buffer (fl_buf, src/util/buf.c). */
 void cli_json_key(fl_buf *b, const char *key); /* "key": */
 void cli_json_sep(fl_buf *b, int *first);      /* "," after the first member */
+/* ,"key":"s" (a NULL s: null), a member after the object's first. */
+void cli_json_member_str(fl_buf *b, const char *key, const char *s);
 
 /* trace.c: the summary of the sessions the CUPTI plugin wrote into a log
  * directory during the run (one per CUDA process), summed up by
@@ -473,13 +478,16 @@ typedef struct cli_opt {
  * their help and their errors say the same everywhere. */
 #define CLI_ROW_DEVICE(k)                                                                          \
     "device", (k), 1, "LIST", "an index, a comma list (0,2), a GPU UUID or all", NULL
-#define CLI_ROW_BACKEND(k)                                                                         \
-    "backend", (k), 1, "B", "auto, nvml, smi, amd or none", "auto nvml smi amd none"
-#define CLI_ROW_NVML_LIBRARY(k)                                                                    \
-    "nvml-library", (k), 1, "FILE", "the path of libnvidia-ml.so.1", NULL
-#define CLI_ROW_SMI_PATH(k) "smi-path", (k), 1, "FILE", "the path of nvidia-smi", NULL
-#define CLI_ROW_ROCM_SMI_LIBRARY(k)                                                                \
-    "rocm-smi-library", (k), 1, "FILE", "the path of librocm_smi64.so", NULL
+/* The backend's rows have the same keys in every table, so that one
+ * function (cli_backend_option) applies them; above any table's own. */
+enum { CLI_K_BACKEND = 4096, CLI_K_NVML_LIBRARY, CLI_K_SMI_PATH, CLI_K_ROCM_SMI_LIBRARY };
+#define CLI_ROW_BACKEND                                                                            \
+    "backend", CLI_K_BACKEND, 1, "B", "auto, nvml, smi, amd or none", "auto nvml smi amd none"
+#define CLI_ROW_NVML_LIBRARY                                                                       \
+    "nvml-library", CLI_K_NVML_LIBRARY, 1, "FILE", "the path of libnvidia-ml.so.1", NULL
+#define CLI_ROW_SMI_PATH "smi-path", CLI_K_SMI_PATH, 1, "FILE", "the path of nvidia-smi", NULL
+#define CLI_ROW_ROCM_SMI_LIBRARY                                                                   \
+    "rocm-smi-library", CLI_K_ROCM_SMI_LIBRARY, 1, "FILE", "the path of librocm_smi64.so", NULL
 typedef struct cli_getopt {
     const char *cmd; /* "report", or NULL for the run form */
     const cli_opt *tab;
@@ -493,6 +501,16 @@ void cli_getopt_init(cli_getopt *g, const char *cmd, const cli_opt *tab, size_t 
 /* The next option's key, *value its value (never empty); -1 when the
  * options end (optind: the first operand); CLI_OPT_ERROR after a message. */
 int cli_getopt_next(cli_getopt *g, int argc, char **argv, const char **value);
+/* A command's options (cmd's table tab; cmd NULL: the run form), each to
+ * apply: 0 goes on, > 0 stops (the page printed), < 0 a usage error
+ * (said).  With usage, -h prints it to stdout.  operands: none (one is a
+ * usage error), anywhere among the options, or CMD (the options end at
+ * the first word that is not one).  0: the options ended (optind: the
+ * first operand), 1: stopped, the page printed, -1: a usage error, said. */
+enum { CLI_OPERANDS_NONE, CLI_OPERANDS_ANYWHERE, CLI_OPERANDS_CMD };
+int cli_getopt_each(const char *cmd, const cli_opt *tab, size_t n, int operands, int argc,
+                    char **argv, void (*usage)(FILE *f),
+                    int (*apply)(void *ctx, int key, const char *value), void *ctx);
 /* The long name nearest to word (a typo or two away), or NULL. */
 const char *cli_opt_nearest(const cli_opt *tab, size_t n, const char *word);
 const cli_opt *cli_opt_of(const cli_opt *tab, size_t n, int key);

@@ -13,16 +13,16 @@
 #include <inttypes.h>
 #include <string.h>
 
-enum { K_JSON = 256, K_BACKEND, K_NVML_LIBRARY, K_SMI_PATH, K_ROCM_SMI_LIBRARY };
+enum { K_JSON = 256 };
 /* One option a line, as in the other tables. */
 /* clang-format off */
 const cli_opt cli_devices_opts[] = {
     {"json", K_JSON, 0, NULL, NULL, NULL},
-    {CLI_ROW_BACKEND(K_BACKEND)},
+    {CLI_ROW_BACKEND},
     {"help", 'h', 0, NULL, NULL, NULL},
-    {CLI_ROW_NVML_LIBRARY(K_NVML_LIBRARY)},
-    {CLI_ROW_SMI_PATH(K_SMI_PATH)},
-    {CLI_ROW_ROCM_SMI_LIBRARY(K_ROCM_SMI_LIBRARY)},
+    {CLI_ROW_NVML_LIBRARY},
+    {CLI_ROW_SMI_PATH},
+    {CLI_ROW_ROCM_SMI_LIBRARY},
 };
 /* clang-format on */
 const size_t cli_devices_n_opts = sizeof cli_devices_opts / sizeof cli_devices_opts[0];
@@ -161,54 +161,48 @@ static int write_json(const gp_device_info *d, size_t n, const char *driver, con
     return bad ? -1 : 0;
 }
 
+/* What the options fill. */
+typedef struct devices_args {
+    gp_options o;
+    int json;
+} devices_args;
+
+/* One option; -1 after a message. */
+static int apply(void *ctx, int key, const char *v)
+{
+    devices_args *a = ctx;
+    if (key == K_JSON) {
+        a->json = 1;
+        return 0;
+    }
+    return cli_backend_option(&a->o, key, v) < 0 ? -1 : 0; /* its rows are all it has left */
+}
+
 int cli_devices_main(int argc, char **argv)
 {
-    gp_options o;
-    gp_options_init(&o);
-    o.strict = 1;
-    int json = 0;
-    cli_getopt g;
-    cli_getopt_init(&g, "devices", cli_devices_opts, cli_devices_n_opts, 0);
-    const char *v;
-    int key;
-    while ((key = cli_getopt_next(&g, argc, argv, &v)) != -1) {
-        if (key == CLI_OPT_ERROR)
-            return CLI_EXIT_USAGE;
-        if (key == K_JSON) {
-            json = 1;
-        } else if (key == 'h') {
-            cli_devices_usage(stdout);
-            return 0;
-        } else if (key == K_BACKEND && cli_parse_backend("--backend", v, &o.backend) < 0) {
-            return CLI_EXIT_USAGE;
-        } else if (key == K_NVML_LIBRARY) {
-            o.nvml_library = v;
-        } else if (key == K_SMI_PATH) {
-            o.smi_path = v;
-        } else if (key == K_ROCM_SMI_LIBRARY) {
-            o.rocm_smi_library = v;
-        }
-    }
-    if (optind < argc) {
-        cli_say("devices: unknown argument '%s' (see gpu-profile devices --help)", argv[optind]);
-        return CLI_EXIT_USAGE;
-    }
+    devices_args a = {.json = 0};
+    gp_options_init(&a.o);
+    a.o.strict = 1;
+    int p = cli_getopt_each("devices", cli_devices_opts, cli_devices_n_opts, CLI_OPERANDS_NONE,
+                            argc, argv, cli_devices_usage, apply, &a);
+    if (p != 0)
+        return p > 0 ? 0 : CLI_EXIT_USAGE;
     gp_device_info *devs = NULL;
     size_t n = 0;
     char driver[96] = "";
     const char *be = NULL;
     gp_error err;
-    if (gp_list_devices(&o, &devs, &n, driver, sizeof driver, &be, &err) != GP_OK) {
+    if (gp_list_devices(&a.o, &devs, &n, driver, sizeof driver, &be, &err) != GP_OK) {
         cli_say("devices: %s", err.message);
         /* The same words as the line on stderr: flags, not $PATH. */
         char why[sizeof err.message + 256];
         cli_flag_words(err.message, why, sizeof why);
-        if (json && (write_json(NULL, 0, "", "none", why) < 0 || fflush(stdout) != 0))
+        if (a.json && (write_json(NULL, 0, "", "none", why) < 0 || fflush(stdout) != 0))
             cli_stdout_failed("devices");
         return CLI_EXIT_FAIL;
     }
     int rc = 0;
-    if (json) {
+    if (a.json) {
         rc = write_json(devs, n, driver, be ? be : "none", NULL); /* JSON escapes them */
     } else {
         /* Names come from the driver or nvidia-smi's output: no control

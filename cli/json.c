@@ -14,6 +14,13 @@ void cli_json_key(fl_buf *b, const char *key)
     fl_buf_puts(b, ":");
 }
 
+void cli_json_member_str(fl_buf *b, const char *key, const char *s)
+{
+    fl_buf_puts(b, ",");
+    cli_json_key(b, key);
+    fl_buf_str(b, s);
+}
+
 void cli_json_sep(fl_buf *b, int *first)
 {
     if (!*first)

@@ -140,6 +140,7 @@ static int write_out(const char *cmd, const char *path, const char *text, size_t
 #define MAX_PATHS 64
 
 typedef struct log_args {
+    const char *cmd; /* "report" or "export", for messages */
     const char *session;
     const char *run; /* --run ID */
     const char *paths[MAX_PATHS];
@@ -259,10 +260,14 @@ const cli_opt cli_export_opts[] = {
 };
 const size_t cli_export_n_opts = sizeof cli_export_opts / sizeof cli_export_opts[0];
 
-/* One valued option into a; -1 after a message. */
-static int apply(const char *cmd, int key, const char *val, log_args *a)
+/* One option into a (log_args); -1 after a message. */
+static int apply(void *ctx, int key, const char *val)
 {
-    if (key == K_SESSION) {
+    log_args *a = ctx;
+    const char *cmd = a->cmd;
+    if (key == K_ABSOLUTE_TIME) {
+        a->absolute_time = 1;
+    } else if (key == K_SESSION) {
         a->session = val;
     } else if (key == K_RUN) {
         a->run = val;
@@ -306,27 +311,14 @@ static int apply(const char *cmd, int key, const char *val, log_args *a)
 static int parse(const char *cmd, int argc, char **argv, log_args *a, void (*usage)(FILE *))
 {
     memset(a, 0, sizeof *a);
+    a->cmd = cmd;
     a->top = 10;
-    cli_getopt g;
     int exp = strcmp(cmd, "export") == 0;
-    cli_getopt_init(&g, cmd, exp ? cli_export_opts : cli_logs_opts,
-                    exp ? cli_export_n_opts : cli_logs_n_opts, 0);
-    const char *val;
-    int key;
-    while ((key = cli_getopt_next(&g, argc, argv, &val)) != -1) {
-        if (key == CLI_OPT_ERROR)
-            return -1;
-        if (key == 'h') {
-            usage(stdout);
-            return 1;
-        }
-        if (key == K_ABSOLUTE_TIME) {
-            a->absolute_time = 1;
-            continue;
-        }
-        if (apply(cmd, key, val, a) < 0)
-            return -1;
-    }
+    int p = cli_getopt_each(cmd, exp ? cli_export_opts : cli_logs_opts,
+                            exp ? cli_export_n_opts : cli_logs_n_opts, CLI_OPERANDS_ANYWHERE, argc,
+                            argv, usage, apply, a);
+    if (p != 0)
+        return p;
     for (int i = optind; i < argc; i++) {
         if (a->n_paths == MAX_PATHS) {
             cli_say("%s: at most %d PATHs ('%s' is one more)", cmd, MAX_PATHS, argv[i]);

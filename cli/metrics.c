@@ -230,10 +230,8 @@ static void json_head(fl_buf *b, const char *cmd)
 
 static void json_host(fl_buf *b, const gp_metrics_host *h)
 {
-    fl_buf_puts(b, ",\"chip\":");
-    fl_buf_str(b, gp_metrics_host_chip(h));
-    fl_buf_puts(b, ",\"profiler\":");
-    fl_buf_str(b, gp_metrics_profiler_name(gp_metrics_host_profiler(h)));
+    cli_json_member_str(b, "chip", gp_metrics_host_chip(h));
+    cli_json_member_str(b, "profiler", gp_metrics_profiler_name(gp_metrics_host_profiler(h)));
 }
 
 static void json_list(fl_buf *b, char **v, size_t n)

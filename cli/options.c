@@ -153,6 +153,21 @@ int cli_parse_backend(const char *opt, const char *text, gp_backend_kind *out)
     return 0;
 }
 
+int cli_backend_option(gp_options *o, int key, const char *value)
+{
+    if (key == CLI_K_BACKEND)
+        return cli_parse_backend("--backend", value, &o->backend);
+    if (key == CLI_K_NVML_LIBRARY)
+        o->nvml_library = value;
+    else if (key == CLI_K_SMI_PATH)
+        o->smi_path = value;
+    else if (key == CLI_K_ROCM_SMI_LIBRARY)
+        o->rocm_smi_library = value;
+    else
+        return 1;
+    return 0;
+}
+
 static int parse_device_spec(const char *opt, const char *text)
 {
     if (strcmp(text, "all") == 0)
@@ -191,7 +206,6 @@ static int parse_samples(const char *opt, const char *text, cli_opts *o)
 enum {
     K_DEVICE = 256,
     K_INTERVAL,
-    K_BACKEND,
     K_WARMUP,
     K_SAMPLES,
     K_WAIT,
@@ -209,9 +223,6 @@ enum {
     K_STRICT,
     K_NO_STRICT,
     K_VERSION,
-    K_NVML_LIBRARY,
-    K_SMI_PATH,
-    K_ROCM_SMI_LIBRARY,
     K_DURATION,
     K_PID,
     K_REPEATS,
@@ -227,7 +238,7 @@ enum {
 const cli_opt cli_run_opts[] = {
     {CLI_ROW_DEVICE(K_DEVICE)},
     {"interval", K_INTERVAL, 1, "SECONDS", "a number of seconds (e.g. 0.2)", NULL},
-    {CLI_ROW_BACKEND(K_BACKEND)},
+    {CLI_ROW_BACKEND},
     {"warmup", K_WARMUP, 1, "SECONDS", "a number of seconds (e.g. 1.5)", NULL},
     {"output", 'o', 1, "FILE", "a file name (- for stdout)", NULL},
     {"samples", K_SAMPLES, 1, "FILE",
@@ -251,9 +262,9 @@ const cli_opt cli_run_opts[] = {
     {"no-strict", K_NO_STRICT, 0, NULL, NULL, NULL},
     {"version", K_VERSION, 0, NULL, NULL, NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
-    {CLI_ROW_NVML_LIBRARY(K_NVML_LIBRARY)},
-    {CLI_ROW_SMI_PATH(K_SMI_PATH)},
-    {CLI_ROW_ROCM_SMI_LIBRARY(K_ROCM_SMI_LIBRARY)},
+    {CLI_ROW_NVML_LIBRARY},
+    {CLI_ROW_SMI_PATH},
+    {CLI_ROW_ROCM_SMI_LIBRARY},
     {"duration", K_DURATION, 1, "SECONDS", "a number of seconds (e.g. 60)", NULL},
     {"pid", K_PID, 1, "PID", "a process id", NULL},
     {"repeats", K_REPEATS, 1, "N", "a number of measured runs (1..10000)", NULL},
@@ -385,8 +396,6 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
         bad = cli_parse_seconds(name, value, 0.001, 86400, &o->gp.interval_s) < 0;
     } else if (strcmp(name, "--warmup") == 0) {
         bad = cli_parse_seconds(name, value, 0, 1e6, &o->gp.warmup_s) < 0;
-    } else if (strcmp(name, "--backend") == 0) {
-        bad = cli_parse_backend(name, value, &o->gp.backend) < 0;
     } else if (strcmp(name, "--device") == 0) {
         bad = parse_device_spec(name, value) < 0;
         if (!bad)
@@ -412,12 +421,6 @@ static int apply_valued(const char *name, const char *value, cli_opts *o)
         o->pm_interval = value;
     } else if (strcmp(name, "--wait") == 0) {
         bad = parse_wait(value, o) < 0;
-    } else if (strcmp(name, "--nvml-library") == 0) {
-        o->gp.nvml_library = value;
-    } else if (strcmp(name, "--smi-path") == 0) {
-        o->gp.smi_path = value;
-    } else if (strcmp(name, "--rocm-smi-library") == 0) {
-        o->gp.rocm_smi_library = value;
     } else if (strcmp(name, "--duration") == 0) {
         bad = cli_parse_seconds(name, value, 0.001, 1e7, &o->duration_s) < 0;
     } else if (strcmp(name, "--pid") == 0) {
@@ -490,6 +493,37 @@ static int check_window(int argc, int i, const cli_opts *o)
     return 0;
 }
 
+/* The options that tune some engines' work, each given only with one of
+ * those engines (with another it would do nothing). */
+static int check_engine_options(const cli_opts *o)
+{
+#define E(name) (1u << GPUFL_ENGINE_##name)
+    const struct {
+        bool given;
+        unsigned engines;
+        const char *why;
+    } tuning[] = {
+        {o->metrics != NULL, E(PM_SAMPLING) | E(RANGE_PROFILER),
+         "--metrics needs --engine pmsampling or --engine rangeprofiler: it sets the metrics they "
+         "collect"},
+        {o->pm_interval != NULL, E(PM_SAMPLING),
+         "--pm-interval needs --engine pmsampling: it sets how often PM sampling reads"},
+        {o->range_per_kernel != 0, E(RANGE_PROFILER),
+         "--range-per-kernel needs --engine rangeprofiler: the range profiler's ranges"},
+        {o->sass_all_kernels != 0, E(SASS_METRICS) | E(DEEP),
+         "--sass-all-kernels needs --engine sassmetrics or --engine deep: the kernels SassMetrics "
+         "counts"},
+    };
+#undef E
+    for (size_t k = 0; k < sizeof tuning / sizeof tuning[0]; k++) {
+        if (tuning[k].given && !(tuning[k].engines & (1u << o->engine))) {
+            cli_say("%s", tuning[k].why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* What must hold once the options end: a command, and --app only with
  * --log-dir. */
 static int check_run_args(int argc, int i, const cli_opts *o)
@@ -521,26 +555,8 @@ static int check_run_args(int argc, int i, const cli_opts *o)
         cli_say("--app names a session log: give --log-dir DIR too");
         return -1;
     }
-    if (o->metrics && o->engine != GPUFL_ENGINE_PM_SAMPLING &&
-        o->engine != GPUFL_ENGINE_RANGE_PROFILER) {
-        cli_say("--metrics needs --engine pmsampling or --engine rangeprofiler: it sets the "
-                "metrics they collect");
+    if (check_engine_options(o) < 0)
         return -1;
-    }
-    if (o->pm_interval && o->engine != GPUFL_ENGINE_PM_SAMPLING) {
-        cli_say("--pm-interval needs --engine pmsampling: it sets how often PM sampling reads");
-        return -1;
-    }
-    if (o->range_per_kernel && o->engine != GPUFL_ENGINE_RANGE_PROFILER) {
-        cli_say("--range-per-kernel needs --engine rangeprofiler: the range profiler's ranges");
-        return -1;
-    }
-    if (o->sass_all_kernels && o->engine != GPUFL_ENGINE_SASS_METRICS &&
-        o->engine != GPUFL_ENGINE_DEEP) {
-        cli_say("--sass-all-kernels needs --engine sassmetrics or --engine deep: the kernels "
-                "SassMetrics counts");
-        return -1;
-    }
     if (cli_multi_run(o) && watch) {
         cli_say("--repeats / --warmup-runs run a command several times: give CMD, not "
                 "--duration / --pid");
@@ -560,6 +576,21 @@ static int check_run_args(int argc, int i, const cli_opts *o)
     return 0;
 }
 
+/* One option of the run form, by its long name; --help and --version
+ * stop the parse (apply_flag). */
+static int apply_run(void *ctx, int key, const char *value)
+{
+    cli_opts *o = ctx;
+    int r = cli_backend_option(&o->gp, key, value);
+    if (r <= 0)
+        return r;
+    const cli_opt *op = cli_opt_of(cli_run_opts, cli_run_n_opts, key);
+    char name[40];
+    snprintf(name, sizeof name, "--%s", op ? op->name : "?");
+    r = value ? apply_valued(name, value, o) : apply_flag(name, o);
+    return r == OPT_DONE ? 0 : r == OPT_EXIT ? 1 : -1;
+}
+
 int cli_parse_run_args(int argc, char **argv, cli_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -567,20 +598,10 @@ int cli_parse_run_args(int argc, char **argv, cli_opts *o)
     o->gp.strict = 0;
     o->gp.report = GP_REPORT_NONE;
     o->repeats = 1;
-    cli_getopt g;
-    cli_getopt_init(&g, NULL, cli_run_opts, cli_run_n_opts, 1);
-    const char *value;
-    int key;
-    while ((key = cli_getopt_next(&g, argc, argv, &value)) != -1) {
-        if (key == CLI_OPT_ERROR)
-            return -1;
-        const cli_opt *op = cli_opt_of(cli_run_opts, cli_run_n_opts, key);
-        char name[40];
-        snprintf(name, sizeof name, "--%s", op ? op->name : "?");
-        int r = value ? apply_valued(name, value, o) : apply_flag(name, o);
-        if (r != OPT_DONE)
-            return r == OPT_EXIT ? 1 : -1;
-    }
+    int p = cli_getopt_each(NULL, cli_run_opts, cli_run_n_opts, CLI_OPERANDS_CMD, argc, argv, NULL,
+                            apply_run, o);
+    if (p != 0)
+        return p;
     int i = optind;
     if (check_run_args(argc, i, o) < 0)
         return -1;

@@ -174,6 +174,32 @@ int cli_getopt_next(cli_getopt *g, int argc, char **argv, const char **value)
     return c;
 }
 
+int cli_getopt_each(const char *cmd, const cli_opt *tab, size_t n, int operands, int argc,
+                    char **argv, void (*usage)(FILE *f),
+                    int (*apply)(void *ctx, int key, const char *value), void *ctx)
+{
+    cli_getopt g;
+    cli_getopt_init(&g, cmd, tab, n, operands == CLI_OPERANDS_CMD);
+    const char *v;
+    int key;
+    while ((key = cli_getopt_next(&g, argc, argv, &v)) != -1) {
+        if (key == CLI_OPT_ERROR)
+            return -1;
+        if (key == 'h' && usage) {
+            usage(stdout);
+            return 1;
+        }
+        int r = apply(ctx, key, v);
+        if (r != 0)
+            return r > 0 ? 1 : -1;
+    }
+    if (operands == CLI_OPERANDS_NONE && optind < argc) {
+        cli_say("%s: unknown argument '%s' (see gpu-profile %s --help)", cmd, argv[optind], cmd);
+        return -1;
+    }
+    return 0;
+}
+
 const cli_opt *cli_opt_of(const cli_opt *tab, size_t n, int key)
 {
     for (size_t i = 0; i < n; i++)

@@ -25,26 +25,16 @@
 /* One family: name, type, help, the validity bit it needs (0: always), how
  * to print a device's value. */
 typedef enum {
-    V_UTIL_GPU,
-    V_UTIL_MEM,
-    V_FB_USED,
+    V_F_U32, /* a sample field (family.off) as it is */
+    V_F_U64,
+    V_F_I32,
+    V_MIB,  /* a field in bytes, in MiB (amd: device-metrics-exporter's MB are MiB) */
+    V_KBPS, /* a field in KB/s, in bytes/s */
     V_FB_FREE,
     V_POWER,
-    V_ENERGY,
-    V_TEMP,
-    V_CLOCK_SM,
-    V_CLOCK_MEM,
-    V_THROTTLE,
-    V_PCIE_TX,
-    V_PCIE_RX,
     V_GPM_RATIO, /* a GPM percentage as DCGM's ratio 0..1 (family.gpm) */
     V_GPM_BPS,   /* a GPM rate in bytes/s */
     V_AGE,
-    V_VRAM_USED_MIB, /* amd: device-metrics-exporter's MB are MiB */
-    V_VRAM_TOTAL_MIB,
-    V_H_U32, /* a health field (family.off), valid with family.hneed */
-    V_H_U64,
-    V_H_I32,
     V_STUCK /* cli_prom_device.stuck (serve's detector), not a sample field */
 } value_kind;
 
@@ -53,30 +43,39 @@ static const struct family {
     uint32_t need;
     value_kind v;
     int gpm;        /* the gp_gpm_metric of V_GPM_* */
-    uint32_t hneed; /* V_H_*: the GP_H_* bit in health_valid */
-    size_t off;     /* V_H_*: the field's offset in gp_device_sample */
+    uint32_t hneed; /* a health field's GP_H_* bit in health_valid */
+    size_t off;     /* V_F_U32 .. V_KBPS: the field's offset in gp_device_sample */
 } families[] = {
-    {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", GP_M_CLOCK_SM, V_CLOCK_SM},
-    {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", GP_M_CLOCK_MEM,
-     V_CLOCK_MEM},
-    {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", GP_M_TEMP, V_TEMP},
+/* A sample field, valid with its GP_M_* bit. */
+#define F(name, type, help, bit, kind, field)                                                      \
+    {                                                                                              \
+        name, type, help, bit, kind, 0, 0, offsetof(gp_device_sample, field)                       \
+    }
+    F("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", GP_M_CLOCK_SM, V_F_U32,
+      clock_sm_mhz),
+    F("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", GP_M_CLOCK_MEM, V_F_U32,
+      clock_mem_mhz),
+    F("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", GP_M_TEMP, V_F_I32, temp_c),
     {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", GP_M_POWER, V_POWER},
-    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
-     "Total energy consumption since boot (in mJ).", GP_M_ENERGY, V_ENERGY},
-    {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", GP_M_UTIL_GPU, V_UTIL_GPU},
-    {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", GP_M_UTIL_MEM, V_UTIL_MEM},
+    F("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
+      "Total energy consumption since boot (in mJ).", GP_M_ENERGY, V_F_U64, energy_mj),
+    F("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", GP_M_UTIL_GPU, V_F_U32,
+      util_gpu_pct),
+    F("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", GP_M_UTIL_MEM, V_F_U32,
+      util_mem_pct),
     {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).",
      GP_M_MEM_USED | GP_M_MEM_TOTAL, V_FB_FREE},
-    {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", GP_M_MEM_USED, V_FB_USED},
-    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge",
-     "Current clock throttle reasons (bitmask of NVML's clocks event reasons).", GP_M_THROTTLE,
-     V_THROTTLE},
-    {"gpu_profile_pcie_tx_bytes_per_second", "gauge",
-     "PCIe transmit throughput over NVML's 20 ms window (in bytes per second).", GP_M_PCIE_TX,
-     V_PCIE_TX},
-    {"gpu_profile_pcie_rx_bytes_per_second", "gauge",
-     "PCIe receive throughput over NVML's 20 ms window (in bytes per second).", GP_M_PCIE_RX,
-     V_PCIE_RX},
+    F("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", GP_M_MEM_USED, V_MIB,
+      mem_used_bytes),
+    F("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge",
+      "Current clock throttle reasons (bitmask of NVML's clocks event reasons).", GP_M_THROTTLE,
+      V_F_U64, throttle_reasons),
+    F("gpu_profile_pcie_tx_bytes_per_second", "gauge",
+      "PCIe transmit throughput over NVML's 20 ms window (in bytes per second).", GP_M_PCIE_TX,
+      V_KBPS, pcie_tx_kbps),
+    F("gpu_profile_pcie_rx_bytes_per_second", "gauge",
+      "PCIe receive throughput over NVML's 20 ms window (in bytes per second).", GP_M_PCIE_RX,
+      V_KBPS, pcie_rx_kbps),
     /* DCGM's profiling (DCP) fields where NVML's GPM gives the same
      * measure, over the interval since the device's previous sample:
      * percentages become DCGM's ratios, PCIe stays in bytes/s.  DCGM's
@@ -122,49 +121,49 @@ static const struct family {
     {                                                                                              \
         name, type, help, 0, kind, 0, bit, offsetof(gp_device_sample, field)                       \
     }
-    H("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", GP_H_MEM_TEMP, V_H_I32,
+    H("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", GP_H_MEM_TEMP, V_F_I32,
       mem_temp_c),
-    H("DCGM_FI_DEV_FAN_SPEED", "gauge", "Fan speed (in %).", GP_H_FAN, V_H_U32, fan_speed_pct),
-    H("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %).", GP_H_ENC, V_H_U32,
+    H("DCGM_FI_DEV_FAN_SPEED", "gauge", "Fan speed (in %).", GP_H_FAN, V_F_U32, fan_speed_pct),
+    H("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %).", GP_H_ENC, V_F_U32,
       enc_util_pct),
-    H("DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %).", GP_H_DEC, V_H_U32,
+    H("DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %).", GP_H_DEC, V_F_U32,
       dec_util_pct),
     H("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.", GP_H_XID,
-      V_H_U32, xid_last),
+      V_F_U32, xid_last),
     H("gpu_profile_xid_errors_total", "counter",
-      "XID errors reported by the driver since sampling started.", GP_H_XID, V_H_U64, xid_count),
+      "XID errors reported by the driver since sampling started.", GP_H_XID, V_F_U64, xid_count),
     H("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries.",
-      GP_H_PCIE_REPLAY, V_H_U64, pcie_replay_count),
+      GP_H_PCIE_REPLAY, V_F_U64, pcie_replay_count),
     H("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors.",
-      GP_H_ECC_VOL, V_H_U64, ecc_sbe_volatile),
+      GP_H_ECC_VOL, V_F_U64, ecc_sbe_volatile),
     H("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors.",
-      GP_H_ECC_VOL, V_H_U64, ecc_dbe_volatile),
+      GP_H_ECC_VOL, V_F_U64, ecc_dbe_volatile),
     H("DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "counter",
-      "Total number of single-bit persistent ECC errors.", GP_H_ECC_AGG, V_H_U64,
+      "Total number of single-bit persistent ECC errors.", GP_H_ECC_AGG, V_F_U64,
       ecc_sbe_aggregate),
     H("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter",
-      "Total number of double-bit persistent ECC errors.", GP_H_ECC_AGG, V_H_U64,
+      "Total number of double-bit persistent ECC errors.", GP_H_ECC_AGG, V_F_U64,
       ecc_dbe_aggregate),
     H("DCGM_FI_DEV_RETIRED_SBE", "counter",
-      "Total number of retired pages due to single-bit errors.", GP_H_RETIRED, V_H_U32,
+      "Total number of retired pages due to single-bit errors.", GP_H_RETIRED, V_F_U32,
       retired_pages_sbe),
     H("DCGM_FI_DEV_RETIRED_DBE", "counter",
-      "Total number of retired pages due to double-bit errors.", GP_H_RETIRED, V_H_U32,
+      "Total number of retired pages due to double-bit errors.", GP_H_RETIRED, V_F_U32,
       retired_pages_dbe),
     H("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter",
-      "Number of remapped rows for uncorrectable errors", GP_H_REMAP, V_H_U32, remapped_rows_unc),
+      "Number of remapped rows for uncorrectable errors", GP_H_REMAP, V_F_U32, remapped_rows_unc),
     H("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter",
-      "Number of remapped rows for correctable errors", GP_H_REMAP, V_H_U32, remapped_rows_corr),
+      "Number of remapped rows for correctable errors", GP_H_REMAP, V_F_U32, remapped_rows_corr),
     H("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed", GP_H_REMAP,
-      V_H_U32, remap_failure),
+      V_F_U32, remap_failure),
     H("gpu_profile_row_remap_pending", "gauge",
-      "Whether a row remapping waits for a GPU reset (1) or not (0).", GP_H_REMAP, V_H_U32,
+      "Whether a row remapping waits for a GPU reset (1) or not (0).", GP_H_REMAP, V_F_U32,
       remap_pending),
     H("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter",
-      "Total number of NVLink flow-control CRC errors.", GP_H_NVLINK, V_H_U64,
+      "Total number of NVLink flow-control CRC errors.", GP_H_NVLINK, V_F_U64,
       nvlink_crc_flit_errs),
     H("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter",
-      "Total number of NVLink recovery errors.", GP_H_NVLINK, V_H_U64, nvlink_recovery_errs),
+      "Total number of NVLink recovery errors.", GP_H_NVLINK, V_F_U64, nvlink_recovery_errs),
 #undef H
     {"gpu_profile_stuck", "gauge",
      "1 while the GPU looks busy but stuck (util.gpu high, SM activity and power near idle for "
@@ -177,16 +176,21 @@ static const struct family {
 /* AMD device-metrics-exporter's families for what ROCm SMI gives (its
  * docs/configuration/metricslist.md); gpu_clock carries clock_type. */
 static const struct family amd_families[] = {
-    {"gpu_gfx_activity", "gauge", "Graphics engine usage percentage (0 - 100).", GP_M_UTIL_GPU,
-     V_UTIL_GPU},
-    {"gpu_umc_activity", "gauge", "Memory engine usage percentage (0 - 100).", GP_M_UTIL_MEM,
-     V_UTIL_MEM},
-    {"gpu_used_vram", "gauge", "Total VRAM memory used in MB.", GP_M_MEM_USED, V_VRAM_USED_MIB},
-    {"gpu_total_vram", "gauge", "Total VRAM available in MB.", GP_M_MEM_TOTAL, V_VRAM_TOTAL_MIB},
+    F("gpu_gfx_activity", "gauge", "Graphics engine usage percentage (0 - 100).", GP_M_UTIL_GPU,
+      V_F_U32, util_gpu_pct),
+    F("gpu_umc_activity", "gauge", "Memory engine usage percentage (0 - 100).", GP_M_UTIL_MEM,
+      V_F_U32, util_mem_pct),
+    F("gpu_used_vram", "gauge", "Total VRAM memory used in MB.", GP_M_MEM_USED, V_MIB,
+      mem_used_bytes),
+    F("gpu_total_vram", "gauge", "Total VRAM available in MB.", GP_M_MEM_TOTAL, V_MIB,
+      mem_total_bytes),
     {"gpu_power_usage", "gauge", "GPU power usage in Watts.", GP_M_POWER, V_POWER},
-    {"gpu_edge_temperature", "gauge", "Edge temperature value in Celsius.", GP_M_TEMP, V_TEMP},
-    {"gpu_clock", "gauge", "Clock measure of the GPU in Mhz.", GP_M_CLOCK_SM, V_CLOCK_SM},
-    {"gpu_clock", "gauge", NULL, GP_M_CLOCK_MEM, V_CLOCK_MEM},
+    F("gpu_edge_temperature", "gauge", "Edge temperature value in Celsius.", GP_M_TEMP, V_F_I32,
+      temp_c),
+    F("gpu_clock", "gauge", "Clock measure of the GPU in Mhz.", GP_M_CLOCK_SM, V_F_U32,
+      clock_sm_mhz),
+    F("gpu_clock", "gauge", NULL, GP_M_CLOCK_MEM, V_F_U32, clock_mem_mhz),
+#undef F
     {"gpu_profile_sample_age_seconds", "gauge",
      "Seconds since this GPU's newest sample was taken (a stalled driver shows here).", 0, V_AGE},
 };
@@ -244,7 +248,7 @@ static void labels(fl_buf *b, const cli_prom_device *d, const char *host, const 
 
 /* device-metrics-exporter's labels; its serial_number is not in ROCm SMI's
  * calls we make, gpu_uuid (the unique id) stands for the device. */
-static void amd_labels(fl_buf *b, const cli_prom_device *d, const char *host, value_kind v)
+static void amd_labels(fl_buf *b, const cli_prom_device *d, const char *host, uint32_t need)
 {
     fl_buf_printf(b, "{gpu_id=\"%" PRIu32 "\",gpu_uuid=\"", d->index);
     cli_prom_label_value(b, d->uuid);
@@ -252,28 +256,46 @@ static void amd_labels(fl_buf *b, const cli_prom_device *d, const char *host, va
     cli_prom_label_value(b, d->name);
     fl_buf_puts(b, "\",hostname=\"");
     cli_prom_label_value(b, host);
-    if (v == V_CLOCK_SM)
+    if (need == GP_M_CLOCK_SM)
         fl_buf_puts(b, "\",clock_type=\"system\",clock_index=\"0");
-    else if (v == V_CLOCK_MEM)
+    else if (need == GP_M_CLOCK_MEM)
         fl_buf_puts(b, "\",clock_type=\"memory\",clock_index=\"0");
     fl_buf_puts(b, "\"}");
+}
+
+/* The sample field a family prints (family.off), widened: the 64-bit
+ * kinds read 8 bytes, the others 4. */
+static uint64_t field_u64(const gp_device_sample *m, const struct family *fm)
+{
+    const char *p = (const char *)m + fm->off;
+    if (fm->v == V_F_U64 || fm->v == V_MIB) {
+        uint64_t x;
+        memcpy(&x, p, sizeof x);
+        return x;
+    }
+    uint32_t x;
+    memcpy(&x, p, sizeof x);
+    return x;
 }
 
 static void value(fl_buf *b, const struct family *fm, const cli_prom_device *d,
                   uint64_t now_wall_ns)
 {
-    value_kind v = fm->v;
     const gp_device_sample *m = &d->sample.m;
     const double mib = 1024.0 * 1024.0;
-    switch (v) {
-    case V_UTIL_GPU:
-        fl_buf_printf(b, " %" PRIu32 "\n", m->util_gpu_pct);
+    switch (fm->v) {
+    case V_F_U32:
+    case V_F_U64:
+        fl_buf_printf(b, " %" PRIu64 "\n", field_u64(m, fm));
         break;
-    case V_UTIL_MEM:
-        fl_buf_printf(b, " %" PRIu32 "\n", m->util_mem_pct);
+    case V_F_I32:
+        fl_buf_printf(b, " %" PRId32 "\n", (int32_t)field_u64(m, fm));
         break;
-    case V_FB_USED:
-        fl_buf_printf(b, " %.0f\n", (double)m->mem_used_bytes / mib);
+    case V_MIB:
+        fl_buf_printf(b, " %.0f\n", (double)field_u64(m, fm) / mib);
+        break;
+    case V_KBPS:
+        fl_buf_printf(b, " %" PRIu64 "\n", field_u64(m, fm) * 1024u);
         break;
     case V_FB_FREE:
         fl_buf_printf(b, " %.0f\n",
@@ -284,57 +306,12 @@ static void value(fl_buf *b, const struct family *fm, const cli_prom_device *d,
     case V_POWER:
         fl_buf_printf(b, " %.3f\n", m->power_mw / 1000.0);
         break;
-    case V_ENERGY:
-        fl_buf_printf(b, " %" PRIu64 "\n", m->energy_mj);
-        break;
-    case V_TEMP:
-        fl_buf_printf(b, " %" PRId32 "\n", m->temp_c);
-        break;
-    case V_CLOCK_SM:
-        fl_buf_printf(b, " %" PRIu32 "\n", m->clock_sm_mhz);
-        break;
-    case V_CLOCK_MEM:
-        fl_buf_printf(b, " %" PRIu32 "\n", m->clock_mem_mhz);
-        break;
-    case V_THROTTLE:
-        fl_buf_printf(b, " %" PRIu64 "\n", m->throttle_reasons);
-        break;
-    case V_PCIE_TX:
-        fl_buf_printf(b, " %" PRIu64 "\n", (uint64_t)m->pcie_tx_kbps * 1024u);
-        break;
-    case V_PCIE_RX:
-        fl_buf_printf(b, " %" PRIu64 "\n", (uint64_t)m->pcie_rx_kbps * 1024u);
-        break;
     case V_GPM_RATIO:
         fl_buf_printf(b, " %.6g\n", m->gpm[fm->gpm] / 100.0);
         break;
     case V_GPM_BPS:
         fl_buf_printf(b, " %.0f\n", m->gpm[fm->gpm]);
         break;
-    case V_VRAM_USED_MIB:
-        fl_buf_printf(b, " %.0f\n", (double)m->mem_used_bytes / mib);
-        break;
-    case V_VRAM_TOTAL_MIB:
-        fl_buf_printf(b, " %.0f\n", (double)m->mem_total_bytes / mib);
-        break;
-    case V_H_U32: {
-        uint32_t x;
-        memcpy(&x, (const char *)m + fm->off, sizeof x);
-        fl_buf_printf(b, " %" PRIu32 "\n", x);
-        break;
-    }
-    case V_H_U64: {
-        uint64_t x;
-        memcpy(&x, (const char *)m + fm->off, sizeof x);
-        fl_buf_printf(b, " %" PRIu64 "\n", x);
-        break;
-    }
-    case V_H_I32: {
-        int32_t x;
-        memcpy(&x, (const char *)m + fm->off, sizeof x);
-        fl_buf_printf(b, " %" PRId32 "\n", x);
-        break;
-    }
     case V_STUCK:
         fl_buf_printf(b, " %d\n", d->stuck > 0);
         break;
@@ -373,7 +350,7 @@ static void format_table(fl_buf *b, const struct family *tab, size_t n_tab, bool
             }
             fl_buf_puts(b, fm->name);
             if (amd)
-                amd_labels(b, &devs[i], host, fm->v);
+                amd_labels(b, &devs[i], host, fm->need);
             else
                 labels(b, &devs[i], host, driver);
             value(b, fm, &devs[i], now_wall_ns);

@@ -184,42 +184,27 @@ static void put_num(FILE *f, enum unit u, double v, double scale_bytes, int bare
         fputs("n/a", f);
         return;
     }
-    const char *unit = "";
-    switch (u) {
-    case U_PCT:
-        fprintf(f, "%.1f", v);
-        unit = "%";
-        break;
-    case U_BYTES:
-        if (scale_bytes >= 1073741824.0) {
-            fprintf(f, "%.2f", v / 1073741824.0);
-            unit = " GiB";
-        } else {
-            fprintf(f, "%.1f", v / 1048576.0);
-            unit = " MiB";
-        }
-        break;
-    case U_MW:
-        fprintf(f, "%.1f", v / 1000.0);
-        unit = " W";
-        break;
-    case U_J:
-        fprintf(f, "%.1f", v);
-        unit = " J";
-        break;
-    case U_C:
-        fprintf(f, "%.1f", v);
-        unit = " C";
-        break;
-    case U_MHZ:
-        fprintf(f, "%.0f", v);
-        unit = " MHz";
-        break;
-    case U_S:
-        fprintf(f, "%.3f", v);
-        unit = " s";
-        break;
+    /* Each unit's text form: the value over div with prec decimals; bytes
+     * in GiB once the series reaches one. */
+    static const struct {
+        double div;
+        int prec;
+        const char *unit;
+    } forms[] = {
+        [U_PCT] = {1.0, 1, "%"},    [U_BYTES] = {1048576.0, 1, " MiB"},
+        [U_MW] = {1000.0, 1, " W"}, [U_J] = {1.0, 1, " J"},
+        [U_C] = {1.0, 1, " C"},     [U_MHZ] = {1.0, 0, " MHz"},
+        [U_S] = {1.0, 3, " s"},
+    };
+    double div = forms[u].div;
+    int prec = forms[u].prec;
+    const char *unit = forms[u].unit;
+    if (u == U_BYTES && scale_bytes >= 1073741824.0) {
+        div = 1073741824.0;
+        prec = 2;
+        unit = " GiB";
     }
+    fprintf(f, "%.*f", prec, v / div);
     if (!bare)
         fputs(unit, f);
 }
@@ -339,14 +324,10 @@ static void json_stats(fl_buf *b, const gp_run_stats *st)
 {
     fl_buf_puts(b, "{\"n\":");
     fl_buf_u64(b, st->n);
-    fl_buf_puts(b, ",\"mean\":");
-    fl_buf_double(b, st->mean);
-    fl_buf_puts(b, ",\"std\":");
-    fl_buf_double(b, st->std);
-    fl_buf_puts(b, ",\"min\":");
-    fl_buf_double(b, st->min);
-    fl_buf_puts(b, ",\"max\":");
-    fl_buf_double(b, st->max);
+    fl_buf_member_opt_double(b, "mean", true, st->mean);
+    fl_buf_member_opt_double(b, "std", true, st->std);
+    fl_buf_member_opt_double(b, "min", true, st->min);
+    fl_buf_member_opt_double(b, "max", true, st->max);
     fl_buf_puts(b, "}");
 }
 

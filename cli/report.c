@@ -298,19 +298,12 @@ static void write_json(const cli_report *r, fl_buf *b)
                   ",\"core_dumped\":%s,\"interrupted_by\":", res->core_dumped ? "true" : "false");
     fl_buf_str(b, res->interrupted_by ? cli_signal_name(res->interrupted_by, name, sizeof name)
                                       : NULL);
-    fl_buf_puts(b, ",\"duration_s\":");
-    fl_buf_double(b, res->cmd_s);
-    fl_buf_puts(b, ",\"descendants_s\":");
-    fl_buf_double(b, res->descendants_s);
-    fl_buf_puts(b, ",\"profiler_stopped_s\":");
-    if (res->profiler_stopped)
-        fl_buf_double(b, res->profiler_stopped_s);
-    else
-        fl_buf_puts(b, "null");
-    fl_buf_puts(b, ",\"backend\":");
-    fl_buf_str(b, gp_monitor_backend(r->mon));
-    fl_buf_puts(b, ",\"note\":");
-    fl_buf_str(b, r->note && r->note[0] ? r->note : NULL);
+    fl_buf_member_opt_double(b, "duration_s", true, res->cmd_s);
+    fl_buf_member_opt_double(b, "descendants_s", true, res->descendants_s);
+    fl_buf_member_opt_double(b, "profiler_stopped_s", res->profiler_stopped,
+                             res->profiler_stopped_s);
+    cli_json_member_str(b, "backend", gp_monitor_backend(r->mon));
+    cli_json_member_str(b, "note", r->note && r->note[0] ? r->note : NULL);
     cli_window_json(r->opts, b);
     fl_buf_puts(b, ",\"devices\":[");
     size_t n = r->sampled ? gp_monitor_device_count(r->mon) : 0;

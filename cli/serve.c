@@ -556,12 +556,8 @@ enum {
     K_LISTEN = 256,
     K_INTERVAL,
     K_DEVICE,
-    K_BACKEND,
     K_PCIE,
-    K_NVML_LIBRARY,
-    K_SMI_PATH,
     K_REQUEST_TIMEOUT,
-    K_ROCM_SMI_LIBRARY,
     K_STUCK_AFTER,
     K_STUCK_UTIL,
     K_STUCK_SM,
@@ -573,13 +569,13 @@ const cli_opt cli_serve_opts[] = {
     {"listen", K_LISTEN, 1, "ADDR:PORT", "ADDR:PORT (e.g. 127.0.0.1:9400, :9400)", NULL},
     {"interval", K_INTERVAL, 1, "SECONDS", "a number of seconds (e.g. 1)", NULL},
     {CLI_ROW_DEVICE(K_DEVICE)},
-    {CLI_ROW_BACKEND(K_BACKEND)},
+    {CLI_ROW_BACKEND},
     {"pcie", K_PCIE, 0, NULL, NULL, NULL},
     {"help", 'h', 0, NULL, NULL, NULL},
-    {CLI_ROW_NVML_LIBRARY(K_NVML_LIBRARY)},
-    {CLI_ROW_SMI_PATH(K_SMI_PATH)},
+    {CLI_ROW_NVML_LIBRARY},
+    {CLI_ROW_SMI_PATH},
     {"request-timeout", K_REQUEST_TIMEOUT, 1, "SECONDS", "a number of seconds (e.g. 10)", NULL},
-    {CLI_ROW_ROCM_SMI_LIBRARY(K_ROCM_SMI_LIBRARY)},
+    {CLI_ROW_ROCM_SMI_LIBRARY},
     {"stuck-after", K_STUCK_AFTER, 1, "SECONDS", "a number of seconds (e.g. 60)", NULL},
     {"stuck-util", K_STUCK_UTIL, 1, "PCT", "a percentage (e.g. 90)", NULL},
     {"stuck-sm", K_STUCK_SM, 1, "PCT", "a percentage (e.g. 5)", NULL},
@@ -617,11 +613,26 @@ static int parse_number(const char *opt, const char *text, double min, double ma
     return 0;
 }
 
-/* One valued option; -1 after a message. */
-static int apply(int key, const char *v, gp_options *o, serve_args *a)
+/* What parse() fills: the monitor's options and serve's own. */
+typedef struct serve_parse {
+    gp_options *o;
+    serve_args *a;
+} serve_parse;
+
+/* One option; -1 after a message. */
+static int apply(void *ctx, int key, const char *v)
 {
+    gp_options *o = ((serve_parse *)ctx)->o;
+    serve_args *a = ((serve_parse *)ctx)->a;
     char h[256], port[16];
-    if (key == K_LISTEN) {
+    int r = cli_backend_option(o, key, v);
+    if (r <= 0)
+        return r;
+    if (key == K_PCIE) {
+        o->sample_pcie = 1;
+    } else if (key == K_PROCESSES) {
+        a->processes = true;
+    } else if (key == K_LISTEN) {
         if (split_listen(v, h, sizeof h, port, sizeof port) != 0) {
             cli_say("serve: --listen '%s' is not ADDR:PORT with a port of 0 to 65535 (e.g. "
                     "127.0.0.1:9400, :9400, [::1]:9400)",
@@ -631,14 +642,6 @@ static int apply(int key, const char *v, gp_options *o, serve_args *a)
         a->listen = v;
     } else if (key == K_INTERVAL) {
         return cli_parse_seconds("--interval", v, 0.001, 86400, &o->interval_s);
-    } else if (key == K_BACKEND) {
-        return cli_parse_backend("--backend", v, &o->backend);
-    } else if (key == K_NVML_LIBRARY) {
-        o->nvml_library = v;
-    } else if (key == K_SMI_PATH) {
-        o->smi_path = v;
-    } else if (key == K_ROCM_SMI_LIBRARY) {
-        o->rocm_smi_library = v;
     } else if (key == K_REQUEST_TIMEOUT) {
         return cli_parse_seconds("--request-timeout", v, 0.001, 3600, &a->request_timeout_s);
     } else if (key == K_STUCK_AFTER) {
@@ -666,29 +669,9 @@ static int apply(int key, const char *v, gp_options *o, serve_args *a)
 
 static int parse(int argc, char **argv, gp_options *o, serve_args *a)
 {
-    cli_getopt g;
-    cli_getopt_init(&g, "serve", cli_serve_opts, cli_serve_n_opts, 0);
-    const char *v;
-    int key;
-    while ((key = cli_getopt_next(&g, argc, argv, &v)) != -1) {
-        if (key == CLI_OPT_ERROR)
-            return -1;
-        if (key == 'h') {
-            cli_serve_usage(stdout);
-            return 1;
-        }
-        if (key == K_PCIE)
-            o->sample_pcie = 1;
-        else if (key == K_PROCESSES)
-            a->processes = true;
-        else if (apply(key, v, o, a) < 0)
-            return -1;
-    }
-    if (optind < argc) {
-        cli_say("serve: unknown argument '%s' (see gpu-profile serve --help)", argv[optind]);
-        return -1;
-    }
-    return 0;
+    serve_parse p = {o, a};
+    return cli_getopt_each("serve", cli_serve_opts, cli_serve_n_opts, CLI_OPERANDS_NONE, argc, argv,
+                           cli_serve_usage, apply, &p);
 }
 
 /* The devices of --device (or all), as the monitor's list. */

@@ -220,12 +220,9 @@ void cli_trace_json(const cli_trace *t, fl_buf *b)
 {
     fl_buf_puts(b, "{\"engine\":");
     fl_buf_str(b, gpufl_engine_name(t->engine));
-    fl_buf_puts(b, ",\"plugin\":");
-    fl_buf_str(b, t->plugin);
-    fl_buf_puts(b, ",\"log_dir\":");
-    fl_buf_str(b, t->log_dir);
-    fl_buf_puts(b, ",\"note\":");
-    fl_buf_str(b, t->note);
+    cli_json_member_str(b, "plugin", t->plugin);
+    cli_json_member_str(b, "log_dir", t->log_dir);
+    cli_json_member_str(b, "note", t->note);
     fl_buf_printf(b, ",\"processes\":%zu,\"kernel_launches\":%llu,\"kernel_time_ns\":%llu",
                   t->run.processes, (unsigned long long)t->run.kernel_launches,
                   (unsigned long long)t->run.kernel_ns);
@@ -268,10 +265,9 @@ void cli_trace_json(const cli_trace *t, fl_buf *b)
         const fl_run_engine *e = &t->run.engines[i];
         fl_buf_puts(b, i ? ",{\"selected_engine\":" : "{\"selected_engine\":");
         fl_buf_str(b, e->engine);
-        fl_buf_puts(b, ",\"requested_engine\":");
-        fl_buf_str(b, e->requested);
-        fl_buf_printf(b, ",\"processes\":%zu,\"fallback_message\":", e->processes);
-        fl_buf_str(b, e->message);
+        cli_json_member_str(b, "requested_engine", e->requested);
+        fl_buf_printf(b, ",\"processes\":%zu", e->processes);
+        cli_json_member_str(b, "fallback_message", e->message);
         fl_buf_puts(b, "}");
     }
     fl_buf_puts(b, "],\"degraded\":[");
@@ -279,10 +275,8 @@ void cli_trace_json(const cli_trace *t, fl_buf *b)
         const fl_run_cap *c = &t->run.caps[i];
         fl_buf_puts(b, i ? ",{\"feature\":" : "{\"feature\":");
         fl_buf_str(b, c->feature);
-        fl_buf_puts(b, ",\"status\":");
-        fl_buf_str(b, c->status);
-        fl_buf_puts(b, ",\"message\":");
-        fl_buf_str(b, c->message);
+        cli_json_member_str(b, "status", c->status);
+        cli_json_member_str(b, "message", c->message);
         fl_buf_printf(b, ",\"processes\":%zu}", c->processes);
     }
     fl_buf_puts(b, "],\"capture_windows\":");
@@ -291,20 +285,10 @@ void cli_trace_json(const cli_trace *t, fl_buf *b)
     for (size_t i = 0; i < t->run.n_captures; i++) {
         const fl_run_capture *c = &t->run.captures[i];
         fl_buf_printf(b, "%s{\"pid\":", i ? "," : "[");
-        if (c->pid >= 0)
-            fl_buf_printf(b, "%lld", c->pid);
-        else
-            fl_buf_puts(b, "null");
+        fl_buf_opt_i64(b, c->pid >= 0, c->pid);
         fl_buf_puts(b, ",\"rank\":");
-        if (c->rank >= 0)
-            fl_buf_printf(b, "%lld", c->rank);
-        else
-            fl_buf_puts(b, "null");
-        fl_buf_puts(b, ",\"trigger\":");
-        if (*c->trigger)
-            fl_buf_str(b, c->trigger);
-        else
-            fl_buf_puts(b, "null");
+        fl_buf_opt_i64(b, c->rank >= 0, c->rank);
+        cli_json_member_str(b, "trigger", *c->trigger ? c->trigger : NULL);
         fl_buf_printf(b, ",\"windows\":%u,\"open_at_shutdown\":%u,\"captured_ns\":%llu}",
                       c->windows, c->open_at_end, (unsigned long long)c->captured_ns);
     }

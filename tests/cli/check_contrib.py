@@ -110,8 +110,9 @@ def systemd_checks(unit):
 
 
 root = sys.argv[1]
-# A family row is {"NAME", ...} or, for the health figures, H("NAME", ...).
-served = set(re.findall(r'(?:\{|\bH\()"((?:DCGM_FI|gpu_profile)_[A-Za-z_]+)"',
+# A family row is {"NAME", ...}, F("NAME", ...) (a sample field) or, for the
+# health figures, H("NAME", ...).
+served = set(re.findall(r'(?:\{|\b[FH]\()"((?:DCGM_FI|gpu_profile)_[A-Za-z_]+)"',
                         open(f"{root}/cli/prom.c").read() +
                         open(f"{root}/cli/prom_procs.c").read()))
 dash = json.load(open(f"{root}/contrib/grafana-dashboard.json"))
