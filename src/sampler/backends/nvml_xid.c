@@ -19,9 +19,10 @@
 #include "nvml_dev.h"
 #include "gpu_profile.h"
 
+#include "../../util/thread.h"
+
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,13 +172,7 @@ nvml_xid *gp_nvml_xid_start(nvml_lib *lib, nvmlEventSet_t set, const unsigned *i
     }
     gp_nvml_lib_ref(lib);
     x->lib = lib;
-    /* The thread takes no signal of the program's. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int e = pthread_create(&x->th, NULL, xid_main, x);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (e != 0) {
+    if (gp_thread_start(&x->th, xid_main, x) != 0) {
         xid_free(x);
         return NULL;
     }
