@@ -6,9 +6,13 @@
  * NVML_CALL_TIMEOUT_NS (2 s), or the configured timeout when smaller.  The
  * calls themselves (nvml_calls.c) run on worker threads (runner.h): one for
  * the calls that name no device (nvmlInit, nvmlDeviceGetCount,
- * nvmlSystemGetDriverVersion, nvmlShutdown) and one per device, waited for
- * with that deadline.  A call that misses it - a GPU that fell off the bus
- * hangs NVML's calls on it - fails with GP_ERR_TIMEOUT, "did not answer
+ * nvmlSystemGetDriverVersion, nvmlShutdown), one per device, waited for
+ * with that deadline, and one that reads every device of a sampling round
+ * in turn (read_round: one wake-up a round; each device's read bounded
+ * from its own start, so a round waits at most the bound per device; a
+ * device given up keeps that runner while the rest of the round goes to a
+ * fresh one).  A call that misses it - a GPU that fell off the bus hangs
+ * NVML's calls on it - fails with GP_ERR_TIMEOUT, "did not answer
  * within 2 s", naming the device and the NVML function; its thread is
  * abandoned, never cancelled, and keeps the library loaded (and NVML
  * initialised) until the call returns.  Until then that device (or, for a
@@ -80,6 +84,7 @@ typedef struct nvml_ctx {
     gp_runner *round_r;                /* read_round's runner: every device of a round in turn */
     size_t round_cap;                  /* devices its job area holds */
     struct nvml_round_dev *round_list; /* the round being read, round_cap of them */
+    gp_runner_batch *batch;            /* parallel_read's: one sleep of ours for all */
 } nvml_ctx;
 
 /* ------------------------------------------------- calls stuck in NVML */
@@ -359,6 +364,7 @@ static void nvml_close(void *ctx)
     gp_runner_release(c->sys);
     gp_runner_release(c->round_r);
     free(c->round_list);
+    gp_runner_batch_free(c->batch); /* its jobs all returned or were given up */
     gp_nvml_lib_unref(c->lib);
     free(c->devs);
     free(c->mig);
@@ -655,6 +661,7 @@ typedef struct nvml_round_dev {
     unsigned index;
     size_t slot;
     nvml_dev *d;
+    uint64_t deadline_ns; /* parallel_read: its read's bound */
 } nvml_round_dev;
 
 /* The round runner's job area: the devices to read, in turn.  key.index
@@ -748,18 +755,56 @@ static size_t round_read(nvml_ctx *c, const nvml_round_dev *list, size_t n, gp_s
     return n;
 }
 
+/* The energy counter costs the driver ~3.7 ms of CPU a device (on an H200,
+ * docs/performance.md), read at a run's ends and every 30 s: a round that
+ * reads it on several devices goes out on the devices' own runners, which
+ * read in parallel, and this thread sleeps once on their batch; each read
+ * bounded from its hand-off.  Entries whose read answered keep GP_OK. */
+static void parallel_read(nvml_ctx *c, nvml_round_dev *list, size_t n, gp_status *status,
+                          gp_error *errs)
+{
+    uint64_t first_deadline_ns = 0;
+    if (!c->batch)
+        c->batch = gp_runner_batch_create(); /* NULL: one wake-up per device */
+    for (size_t k = 0; k < n; k++) {
+        nvml_round_dev *e = &list[k];
+        gp_runner_stuck why;
+        e->deadline_ns = gp_now_mono_ns() + c->call_ns;
+        gp_status st =
+            gp_runner_post_batch(c->devs[e->index].r, gp_nvml_job_read, READ_WHAT, c->batch, &why);
+        if (st != GP_OK)
+            status[e->slot] = runner_error(c, e->index, st, &why, &errs[e->slot]);
+        else if (!first_deadline_ns)
+            first_deadline_ns = e->deadline_ns;
+    }
+    /* Bounded by the earliest deadline: a device still out then is given
+     * up below at its own. */
+    if (first_deadline_ns && c->batch)
+        gp_runner_batch_wait(c->batch, first_deadline_ns);
+    for (size_t k = 0; k < n; k++) {
+        const nvml_round_dev *e = &list[k];
+        gp_runner_stuck why;
+        if (status[e->slot] == GP_OK)
+            status[e->slot] =
+                runner_error(c, e->index, gp_runner_wait(c->devs[e->index].r, e->deadline_ns, &why),
+                             &why, &errs[e->slot]);
+    }
+}
+
 /* Every device of the round read by one runner, device after device: one
  * wake-up of that runner and one of this thread a round, whatever the
  * number of devices.  Each read is bounded on its own (c->call_ns from its
  * start); a device that does not answer is given up and the devices after
- * it go to a fresh runner.  With a device in two slots (one job area) the
- * slots are read one by one on their devices' runners. */
+ * it go to a fresh runner.  A round with the energy counter on several
+ * devices is read in parallel instead (parallel_read).  With a device in
+ * two slots (one job area) the slots are read one by one on their devices'
+ * runners. */
 static void nvml_read_round(void *ctx, size_t n, const unsigned *flags, gp_device_sample *out,
                             gp_status *status, gp_error *errs)
 {
     nvml_ctx *c = ctx;
     bool one_by_one = c->slots_repeat || !round_runner(c, c->n_slots);
-    size_t m = 0;
+    size_t m = 0, energy = 0;
     for (size_t i = 0; i < n; i++) {
         if (flags[i] == GP_READ_SKIP)
             continue;
@@ -769,12 +814,17 @@ static void nvml_read_round(void *ctx, size_t n, const unsigned *flags, gp_devic
         }
         nvml_dev *d = read_ready(c, i, flags[i], &out[i], &status[i], &errs[i]);
         if (d) {
-            c->round_list[m++] = (nvml_round_dev){c->slot_index[i], i, d};
+            c->round_list[m++] = (nvml_round_dev){c->slot_index[i], i, d, 0};
             status[i] = GP_OK;
+            energy += (flags[i] & GP_READ_ENERGY) != 0;
         }
     }
     for (size_t from = 0; from < m;) {
-        size_t over = round_read(c, c->round_list + from, m - from, status, errs);
+        size_t over = m - from;
+        if (energy > 1)
+            parallel_read(c, c->round_list, m, status, errs);
+        else
+            over = round_read(c, c->round_list + from, m - from, status, errs);
         for (size_t k = from; k < from + over; k++) {
             const nvml_round_dev *e = &c->round_list[k];
             if (status[e->slot] == GP_OK)
