@@ -548,6 +548,8 @@ static void start_xid(nvml_ctx *c, const unsigned *indices, size_t n)
     free(handles);
 }
 
+static gp_runner *round_runner(nvml_ctx *c, size_t n);
+
 static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64_t interval_ns,
                             gp_error *err)
 {
@@ -582,6 +584,12 @@ static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < i; j++)
             c->slots_repeat |= slots[i] == slots[j];
+    /* The round's reader is there from the start, not from the first round
+     * without the energy counter: the process's threads do not change
+     * while sampling.  Without it, rounds are read one by one. */
+    gp_runner *rr = c->slots_repeat ? NULL : round_runner(c, n);
+    if (rr)
+        (void)gp_runner_start(rr);
     start_xid(c, indices, n);
     return GP_OK;
 }

@@ -58,6 +58,9 @@ bool gp_runner_stuck_now(gp_runner *r, gp_runner_stuck *why);
  * own blocking calls. */
 gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t deadline_mono_ns,
                          gp_runner_stuck *why);
+/* Starts the thread now rather than at the first job (a backend's threads
+ * all there once it started).  GP_OK, or GP_ERR_THREAD. */
+gp_status gp_runner_start(gp_runner *r);
 /* gp_runner_call in two halves, so that one owner can start jobs on several
  * runners before it waits for any (a round of reads: the devices answer in
  * parallel and the owner sleeps once, not once per device).  post: GP_OK
