@@ -25,6 +25,7 @@
  * reading alone, walked and cached ("per-process tree", "tree").
  */
 #include "sampler/backends/backend.h"
+#include "sampler/backends/runner.h"
 #include "sampler/stats.h"
 #include "util/clock.h"
 #include "util/proc.h"
@@ -195,10 +196,10 @@ static int bench_tree_rounds(double seconds, int calls)
         gp_monitor *m;
         struct rusage ru0, ru1;
         getrusage(RUSAGE_SELF, &ru0);
-        uint64_t p0 = process_cpu_ns();
+        uint64_t p0 = process_cpu_ns(), posts0 = gp_runner_posts();
         if (run(8, 0.010, seconds, 0, &m) != 0)
             return 1;
-        uint64_t p1 = process_cpu_ns();
+        uint64_t p1 = process_cpu_ns(), posts = gp_runner_posts() - posts0;
         getrusage(RUSAGE_SELF, &ru1);
         gp_monitor_stats st;
         gp_monitor_get_stats(m, &st);
@@ -211,9 +212,9 @@ static int bench_tree_rounds(double seconds, int calls)
         double ivcsw = (double)(ru1.ru_nivcsw - ru0.ru_nivcsw) / ticks;
         printf("cpu, per-process tree (%s)  devices=8 interval=10ms rounds=%llu "
                "cpu_per_round_us=%.2f share_of_core=%.3f%% process_cpu_per_round_us=%.2f "
-               "ctx_switches_per_round=%.1f+%.1f\n",
+               "ctx_switches_per_round=%.1f+%.1f runner_posts_per_round=%.2f\n",
                what[k], (unsigned long long)st.ticks, per_round / 1e3, per_round / 10e6 * 100,
-               proc_round / 1e3, vcsw, ivcsw);
+               proc_round / 1e3, vcsw, ivcsw, (double)posts / ticks);
         fflush(stdout);
         gp_monitor_destroy(m);
     }

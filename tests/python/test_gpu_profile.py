@@ -303,16 +303,16 @@ class DecoratorTest(unittest.TestCase):
             # the sampling thread, and the NVML backend's threads for its
             # calls (bounded in time): one for NVML, one per GPU of the
             # scenario (two: each is asked for its MIG instances when the
-            # devices are counted)
-            self.assertEqual(thread_count(), before + 4)
+            # devices are counted), one that reads a round's devices
+            self.assertEqual(thread_count(), before + 5)
             raise Boom("inside")
 
         with self.assertRaises(Boom) as cm:
             work()
         self.assertEqual(str(cm.exception), "inside")
         # the sampler is joined; the monitor stays idle in the function's
-        # pool with its backend open, and so its three NVML threads
-        self.assertEqual(settled_thread_count(before + 3), before + 3)
+        # pool with its backend open, and so its four NVML threads
+        self.assertEqual(settled_thread_count(before + 4), before + 4)
         self.assertEqual(seen, [])  # no report for a call that raised
         self.assertEqual(len(calls), 2)
 

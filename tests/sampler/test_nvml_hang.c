@@ -406,6 +406,214 @@ static void case_round_hangs(void)
     gp_backend_nvml.close(ctx);
 }
 
+/* A backend context on the scenario's n devices, all started; NULL (and a
+ * failed check) on error. */
+static void *round_open(size_t n, uint64_t timeout_ns)
+{
+    gp_backend_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.nvml_library = fake_new;
+    cfg.timeout_ns = timeout_ns;
+    void *ctx = NULL;
+    gp_error err;
+    CHECK_INT(gp_backend_nvml.open(&cfg, &ctx, &err), GP_OK);
+    if (!ctx)
+        return NULL;
+    unsigned idx[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    CHECK_INT(gp_backend_nvml.start(ctx, idx, n, 10000000, &err), GP_OK);
+    return ctx;
+}
+
+#define HUNG_2S                                                                                    \
+    "nvmlDeviceGetUtilizationRates did not answer within 2 s: the device is not asked again "      \
+    "until that call returns"
+
+/* Three rounds of n devices (at most 8), the devices in `hung` (a bit
+ * each) hanging from their second read on: every other device is read in
+ * every round; a hung one fails in round 2 with exactly today's message and
+ * in round 3 at once; the reads of a round cost one post to a runner, plus
+ * one per device given up with devices after it (the rest of the round
+ * handed to a fresh runner).  With the energy counter (fl) every device
+ * asked is one post: its own runner, in parallel. */
+static void round_hang_check(size_t n, unsigned hung, unsigned fl)
+{
+    char text[512] = "";
+    for (size_t i = 0; i < n; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "device %zu\n", i);
+    for (size_t i = 0; i < n; i++)
+        if (hung & (1u << i))
+            snprintf(text + strlen(text), sizeof text - strlen(text),
+                     "hang %zu util 30000 after 1\n", i);
+    use_scenario(text);
+    void *ctx = round_open(n, 2000000000ull);
+    if (!ctx)
+        return;
+    unsigned flags[8] = {fl, fl, fl, fl, fl, fl, fl, fl};
+    gp_device_sample s[8];
+    gp_status st[8];
+    gp_error err[8];
+    for (int round = 1; round <= 3; round++) {
+        uint64_t posts0 = gp_runner_posts();
+        gp_backend_nvml.read_round(ctx, n, flags, s, st, err);
+        uint64_t posts = gp_runner_posts() - posts0;
+        uint64_t want_posts = fl ? 0 : 1;
+        for (size_t i = 0; i < n; i++) {
+            bool is_hung = hung & (1u << i);
+            if (!fl && round == 2 && is_hung && i + 1 < n)
+                want_posts++;
+            if (fl && !(round == 3 && is_hung))
+                want_posts++;
+            if (!is_hung || round == 1) {
+                CHECK_INT(st[i], GP_OK);
+                CHECK(s[i].valid & GP_M_UTIL_GPU);
+                continue;
+            }
+            char want[256];
+            snprintf(want, sizeof want, "nvml: device %zu (Fake NVIDIA GPU): ", i);
+            CHECK_INT(st[i], GP_ERR_TIMEOUT);
+            if (round == 2) {
+                snprintf(want + strlen(want), sizeof want - strlen(want), "%s", HUNG_2S);
+                CHECK_STR(err[i].message, want);
+            } else {
+                snprintf(want + strlen(want), sizeof want - strlen(want),
+                         "nvmlDeviceGetUtilizationRates has not answered for ");
+                CHECK_PREFIX_(err[i].message, want);
+            }
+        }
+        CHECK_U64(posts, want_posts);
+    }
+    gp_backend_nvml.stop(ctx);
+    gp_backend_nvml.close(ctx);
+}
+
+/* The first device of the round hangs: the others are read by a fresh
+ * runner in the same round. */
+static void case_round_hang_first(void)
+{
+    round_hang_check(3, 1u << 0, 0);
+}
+
+/* The last device hangs: nothing is left to hand over. */
+static void case_round_hang_last(void)
+{
+    round_hang_check(3, 1u << 2, 0);
+}
+
+/* Two devices hang in the same round: each is given up at its own bound,
+ * the devices between and after them are read. */
+static void case_round_two_hang(void)
+{
+    round_hang_check(4, (1u << 0) | (1u << 2), 0);
+}
+
+/* Eight devices, none hung: one post a round (one runner reads them all),
+ * not one per device. */
+static void case_round_one_post(void)
+{
+    round_hang_check(8, 0, 0);
+}
+
+/* Rounds that read the energy counter (~3.7 ms of the driver's CPU a
+ * device) go out on the devices' own runners in parallel: one post a
+ * device, the hung one given up with the same message. */
+static void case_round_energy(void)
+{
+    round_hang_check(3, 1u << 1, GP_READ_ENERGY);
+}
+
+/* The hung read of device 0 answers late (after 5 s, bound 2 s) while
+ * later rounds go on: the runner given up returns without reading another
+ * device - device 1's memory sequence advances by exactly one a round, so a
+ * read of it by the late runner would show as a value skipped - and device
+ * 0 is read again in a later round once its call returned. */
+static void case_round_late_answer(void)
+{
+    enum { SEQ = 500 };
+    static char text[8192];
+    snprintf(text, sizeof text,
+             "device 0\ndevice 1\ndevice 2\nhang 0 util 5000 after 1 times 1\nseq 1 mem_used");
+    for (int v = 1; v <= SEQ; v++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), " %d", v);
+    snprintf(text + strlen(text), sizeof text - strlen(text), "\n");
+    use_scenario(text);
+    void *ctx = round_open(3, 2000000000ull);
+    if (!ctx)
+        return;
+    unsigned flags[3] = {0, 0, 0};
+    gp_device_sample s[3];
+    gp_status st[3];
+    gp_error err[3];
+    int timeouts = 0, back = 0;
+    uint64_t want_mem = 1;
+    for (int round = 1; round < SEQ - 10 && !back; round++) {
+        gp_backend_nvml.read_round(ctx, 3, flags, s, st, err);
+        CHECK_INT(st[1], GP_OK);
+        CHECK_INT(st[2], GP_OK);
+        CHECK_U64(s[1].mem_used_bytes, want_mem);
+        want_mem++;
+        if (st[0] == GP_ERR_TIMEOUT)
+            timeouts++;
+        else if (round > 1)
+            back = round;
+        if (round == 1)
+            CHECK_INT(st[0], GP_OK);
+        if (round == 2) {
+            CHECK_INT(st[0], GP_ERR_TIMEOUT);
+            CHECK_STR(err[0].message, "nvml: device 0 (Fake NVIDIA GPU): " HUNG_2S);
+        }
+        nap_ms(50);
+    }
+    CHECK(back > 2);
+    CHECK_INT(st[0], GP_OK);
+    CHECK(timeouts >= 1);
+    printf("late answer: device 0 back in round %d after %d rounds failed\n", back, timeouts);
+    /* A few more rounds: still one value a round for device 1. */
+    for (int round = 0; round < 3; round++) {
+        gp_backend_nvml.read_round(ctx, 3, flags, s, st, err);
+        for (int i = 0; i < 3; i++)
+            CHECK_INT(st[i], GP_OK);
+        CHECK_U64(s[1].mem_used_bytes, want_mem);
+        want_mem++;
+    }
+    gp_backend_nvml.stop(ctx);
+    gp_backend_nvml.close(ctx);
+}
+
+/* The context closes while a round's read is still stuck: the stuck runner
+ * keeps the device's job area, which the call writes when it returns (ASan
+ * would see a write into freed memory).  A second context waits (bounded)
+ * until the device answers again, so the late return happens in the test. */
+static void case_round_close_stuck(void)
+{
+    use_scenario("device 0\ndevice 1\nhang 1 util 4000 after 1 times 1\n");
+    void *ctx = round_open(2, 2000000000ull);
+    if (!ctx)
+        return;
+    unsigned flags[2] = {0, 0};
+    gp_device_sample s[2];
+    gp_status st[2];
+    gp_error err[2];
+    gp_backend_nvml.read_round(ctx, 2, flags, s, st, err);
+    CHECK_INT(st[1], GP_OK);
+    gp_backend_nvml.read_round(ctx, 2, flags, s, st, err);
+    CHECK_INT(st[0], GP_OK);
+    CHECK_INT(st[1], GP_ERR_TIMEOUT);
+    gp_backend_nvml.stop(ctx);
+    gp_backend_nvml.close(ctx);
+    ctx = round_open(2, 2000000000ull);
+    if (!ctx)
+        return;
+    st[1] = GP_ERR_TIMEOUT;
+    for (int i = 0; i < 600 && st[1] == GP_ERR_TIMEOUT; i++) {
+        nap_ms(50);
+        gp_backend_nvml.read_round(ctx, 2, flags, s, st, err);
+        CHECK_INT(st[0], GP_OK);
+    }
+    CHECK_INT(st[1], GP_OK);
+    gp_backend_nvml.stop(ctx);
+    gp_backend_nvml.close(ctx);
+}
+
 /* Runs a case in a child process; returns its failures. */
 static int run_case(const char *name, void (*fn)(void))
 {
@@ -438,6 +646,13 @@ int main(void)
     run_case("recovers", case_recovers);
     run_case("runner_post_wait", case_runner_post_wait);
     run_case("round_hangs", case_round_hangs);
+    run_case("round_hang_first", case_round_hang_first);
+    run_case("round_hang_last", case_round_hang_last);
+    run_case("round_two_hang", case_round_two_hang);
+    run_case("round_one_post", case_round_one_post);
+    run_case("round_energy", case_round_energy);
+    run_case("round_late_answer", case_round_late_answer);
+    run_case("round_close_stuck", case_round_close_stuck);
     unlink(scenario_path);
     return check_done("test_nvml_hang");
 }

@@ -6,9 +6,13 @@
  * NVML_CALL_TIMEOUT_NS (2 s), or the configured timeout when smaller.  The
  * calls themselves (nvml_calls.c) run on worker threads (runner.h): one for
  * the calls that name no device (nvmlInit, nvmlDeviceGetCount,
- * nvmlSystemGetDriverVersion, nvmlShutdown) and one per device, waited for
- * with that deadline.  A call that misses it - a GPU that fell off the bus
- * hangs NVML's calls on it - fails with GP_ERR_TIMEOUT, "did not answer
+ * nvmlSystemGetDriverVersion, nvmlShutdown), one per device, waited for
+ * with that deadline, and one that reads every device of a sampling round
+ * in turn (read_round: one wake-up a round; each device's read bounded
+ * from its own start, so a round waits at most the bound per device; a
+ * device given up keeps that runner while the rest of the round goes to a
+ * fresh one).  A call that misses it - a GPU that fell off the bus hangs
+ * NVML's calls on it - fails with GP_ERR_TIMEOUT, "did not answer
  * within 2 s", naming the device and the NVML function; its thread is
  * abandoned, never cancelled, and keeps the library loaded (and NVML
  * initialised) until the call returns.  Until then that device (or, for a
@@ -38,7 +42,10 @@
 #define MAX_STUCK 64
 
 typedef struct nvml_devref {
-    gp_runner *r;           /* NULL until the device is first asked */
+    gp_runner *r; /* NULL until the device is first asked */
+    /* A round runner given up while it read this device (read_round): kept
+     * until its read returns, as this device's stuck call. */
+    gp_runner *held_by;
     char name[GP_NAME_MAX]; /* for messages, copied from the jobs' answers */
     /* A call of device_count's MIG listing that missed its deadline: the
      * device's next device_info reports it as its own call would have. */
@@ -49,9 +56,6 @@ typedef struct nvml_devref {
     gp_process_use *plist;
     size_t n_plist;
     bool plist_ok;
-    /* read_round: the read posted on r and its deadline (one round only). */
-    bool posted;
-    uint64_t deadline_ns;
 } nvml_devref;
 
 typedef struct nvml_ctx {
@@ -74,10 +78,13 @@ typedef struct nvml_ctx {
         unsigned parent, slot;
     } * mig;
     size_t n_mig;
-    nvml_xid *xid;            /* the run's XID watcher (nvml_xid.c); NULL: none */
-    bool list_procs;          /* every read lists its device's processes too */
-    pthread_mutex_t plist_mu; /* the devices' plist (scrapes read them) */
-    gp_runner_batch *batch;   /* read_round's jobs: one wake-up of ours a round */
+    nvml_xid *xid;                     /* the run's XID watcher (nvml_xid.c); NULL: none */
+    bool list_procs;                   /* every read lists its device's processes too */
+    pthread_mutex_t plist_mu;          /* the devices' plist (scrapes read them) */
+    gp_runner *round_r;                /* read_round's runner: every device of a round in turn */
+    size_t round_cap;                  /* devices its job area holds */
+    struct nvml_round_dev *round_list; /* the round being read, round_cap of them */
+    gp_runner_batch *batch;            /* parallel_read's: one sleep of ours for all */
 } nvml_ctx;
 
 /* ------------------------------------------------- calls stuck in NVML */
@@ -121,7 +128,8 @@ static void on_free(void *job)
     gp_nvml_lib_unref(k->lib);
 }
 
-static const gp_runner_hooks hooks = {on_abandon, on_late_done, on_free};
+static const gp_runner_hooks hooks = {
+    .on_abandon = on_abandon, .on_late_done = on_late_done, .on_free = on_free};
 
 /* A call of this library still stuck on device index (or on a call that
  * names no device, which holds every device). */
@@ -171,9 +179,10 @@ static gp_status timeout_error(const nvml_ctx *c, unsigned index, const char *wh
 
 /* ------------------------------------------------------------- runners */
 
-static gp_runner *new_runner(nvml_ctx *c, unsigned index, size_t job_size)
+static gp_runner *new_runner_with(nvml_ctx *c, unsigned index, size_t job_size,
+                                  const gp_runner_hooks *h)
 {
-    gp_runner *r = gp_runner_create(job_size, &hooks);
+    gp_runner *r = gp_runner_create(job_size, h);
     if (!r)
         return NULL;
     nvml_key *k = gp_runner_job(r);
@@ -181,6 +190,11 @@ static gp_runner *new_runner(nvml_ctx *c, unsigned index, size_t job_size)
     k->lib = c->lib;
     k->index = index;
     return r;
+}
+
+static gp_runner *new_runner(nvml_ctx *c, unsigned index, size_t job_size)
+{
+    return new_runner_with(c, index, job_size, &hooks);
 }
 
 /* What a runner said about a job that did not complete, as an error. */
@@ -256,6 +270,14 @@ static nvml_dev *dev_ready(nvml_ctx *c, unsigned index, gp_status *st, gp_error 
         c->n_devs = n;
     }
     nvml_devref *ref = &c->devs[index];
+    if (ref->held_by) {
+        if (gp_runner_stuck_now(ref->held_by, &why)) {
+            *st = timeout_error(c, index, why.what, why.since_ns, true, err);
+            return NULL;
+        }
+        gp_runner_release(ref->held_by); /* its late read returned: joined at once */
+        ref->held_by = NULL;
+    }
     if (!ref->r && !(ref->r = new_runner(c, index, sizeof(nvml_dev)))) {
         *st = gp_error_set(err, GP_ERR_NO_MEMORY, "nvml: out of memory");
         return NULL;
@@ -298,7 +320,8 @@ static bool any_stuck(nvml_ctx *c)
     if (c->sys && gp_runner_stuck_now(c->sys, NULL))
         return true;
     for (size_t i = 0; i < c->n_devs; i++)
-        if (c->devs[i].r && gp_runner_stuck_now(c->devs[i].r, NULL))
+        if ((c->devs[i].r && gp_runner_stuck_now(c->devs[i].r, NULL)) ||
+            (c->devs[i].held_by && gp_runner_stuck_now(c->devs[i].held_by, NULL)))
             return true;
     return false;
 }
@@ -328,11 +351,19 @@ static void nvml_close(void *ctx)
         }
     }
     for (size_t i = 0; i < c->n_devs; i++) {
-        gp_runner_release(c->devs[i].r);
+        /* A round's read still stuck in this device's area keeps it. */
+        if (c->devs[i].held_by) {
+            gp_runner_tie(c->devs[i].held_by, c->devs[i].r);
+            gp_runner_release(c->devs[i].held_by);
+        } else {
+            gp_runner_release(c->devs[i].r);
+        }
         free(c->devs[i].plist);
     }
     pthread_mutex_destroy(&c->plist_mu);
     gp_runner_release(c->sys);
+    gp_runner_release(c->round_r);
+    free(c->round_list);
     gp_runner_batch_free(c->batch); /* its jobs all returned or were given up */
     gp_nvml_lib_unref(c->lib);
     free(c->devs);
@@ -517,6 +548,8 @@ static void start_xid(nvml_ctx *c, const unsigned *indices, size_t n)
     free(handles);
 }
 
+static gp_runner *round_runner(nvml_ctx *c, size_t n);
+
 static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64_t interval_ns,
                             gp_error *err)
 {
@@ -551,6 +584,12 @@ static gp_status nvml_start(void *ctx, const unsigned *indices, size_t n, uint64
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < i; j++)
             c->slots_repeat |= slots[i] == slots[j];
+    /* The round's reader is there from the start, not from the first round
+     * without the energy counter: the process's threads do not change
+     * while sampling.  Without it, rounds are read one by one. */
+    gp_runner *rr = c->slots_repeat ? NULL : round_runner(c, n);
+    if (rr)
+        (void)gp_runner_start(rr);
     start_xid(c, indices, n);
     return GP_OK;
 }
@@ -620,55 +659,187 @@ static gp_status nvml_read(void *ctx, size_t slot, unsigned flags, gp_device_sam
     return read_done(c, index, d, st, out, err);
 }
 
-/* Every device's read is handed to its runner first, then each is waited
- * for: the runners work in parallel and this thread sleeps about once a
- * round.  With a device in two slots (one runner, one job at a time) the
- * slots are read one by one. */
-static void nvml_read_round(void *ctx, size_t n, const unsigned *flags, gp_device_sample *out,
-                            gp_status *status, gp_error *errs)
+/* ------------------------------------------------------------ rounds */
+
+#define READ_WHAT "nvmlDeviceGetUtilizationRates"
+
+/* One device of a round: its slot and its runner's job area, which the
+ * round runner reads while that runner idles (dev_ready said so). */
+typedef struct nvml_round_dev {
+    unsigned index;
+    size_t slot;
+    nvml_dev *d;
+    uint64_t deadline_ns; /* parallel_read: its read's bound */
+} nvml_round_dev;
+
+/* The round runner's job area: the devices to read, in turn.  key.index
+ * follows the device being read (on_step), so a read given up is
+ * registered as that device's stuck call. */
+typedef struct nvml_round {
+    nvml_key key;
+    size_t n;
+    nvml_round_dev e[];
+} nvml_round;
+
+static void round_on_step(void *job, size_t step)
 {
-    nvml_ctx *c = ctx;
+    nvml_round *j = job;
+    j->key.index = j->e[step].index;
+}
+
+static const gp_runner_hooks round_hooks = {.on_abandon = on_abandon,
+                                            .on_late_done = on_late_done,
+                                            .on_free = on_free,
+                                            .on_step = round_on_step};
+
+/* Runs on the round runner: one wake-up reads every device.  A step given
+ * up ends the job when its call returns: the devices after it are read by
+ * another runner, and nothing of theirs is touched here. */
+static void round_job(gp_runner *r, void *job)
+{
+    nvml_round *j = job;
+    for (size_t k = 0; k < j->n; k++) {
+        if (!gp_runner_step(r, READ_WHAT, k))
+            return;
+        gp_nvml_job_read(r, j->e[k].d);
+    }
+}
+
+/* The round runner, with room for n devices in its job area and in
+ * round_list (made anew when a round outgrew it, or after it was given
+ * up); NULL when out of memory. */
+static gp_runner *round_runner(nvml_ctx *c, size_t n)
+{
+    if (n > c->round_cap) {
+        nvml_round_dev *list = realloc(c->round_list, n * sizeof *list);
+        if (!list)
+            return NULL;
+        c->round_list = list;
+        c->round_cap = n;
+        gp_runner_release(c->round_r); /* idle, too small */
+        c->round_r = NULL;
+    }
+    if (!c->round_r)
+        c->round_r = new_runner_with(c, NVML_SYSTEM,
+                                     sizeof(nvml_round) + c->round_cap * sizeof(nvml_round_dev),
+                                     &round_hooks);
+    return c->round_r;
+}
+
+/* Reads list[0..n) on the round runner, one post: how many entries are
+ * over (n; or k + 1 when entry k did not answer within the bound: its
+ * status is the timeout, the runner is kept as its device's held_by, the
+ * entries after it are left for a fresh runner).  Entries read keep status
+ * GP_OK here; read_done takes their own. */
+static size_t round_read(nvml_ctx *c, const nvml_round_dev *list, size_t n, gp_status *status,
+                         gp_error *errs)
+{
+    gp_runner *r = round_runner(c, n);
+    gp_runner_stuck why;
+    gp_status st = GP_ERR_NO_MEMORY;
+    if (r) {
+        nvml_round *j = gp_runner_job(r);
+        memcpy(j->e, list, n * sizeof *list);
+        j->n = n;
+        j->key.index = list[0].index; /* given up before its first step: the first device */
+        st = gp_runner_post(r, round_job, READ_WHAT, &why);
+        if (st == GP_OK) {
+            st = gp_runner_wait_steps(r, c->call_ns, &why);
+            if (st == GP_OK)
+                return n;
+            if (st == GP_ERR_TIMEOUT && why.step < n) {
+                const nvml_round_dev *hung = &list[why.step];
+                status[hung->slot] = runner_error(c, hung->index, st, &why, &errs[hung->slot]);
+                c->devs[hung->index].held_by = r;
+                c->round_r = NULL;
+                return why.step + 1;
+            }
+        }
+    }
+    for (size_t k = 0; k < n; k++) /* no runner to read them: each device fails */
+        status[list[k].slot] = st == GP_ERR_NO_MEMORY
+                                   ? gp_error_set(&errs[list[k].slot], st, "nvml: out of memory")
+                                   : runner_error(c, list[k].index, st, &why, &errs[list[k].slot]);
+    return n;
+}
+
+/* The energy counter costs the driver ~3.7 ms of CPU a device (on an H200,
+ * docs/performance.md), read at a run's ends and every 30 s: a round that
+ * reads it on several devices goes out on the devices' own runners, which
+ * read in parallel, and this thread sleeps once on their batch; each read
+ * bounded from its hand-off.  Entries whose read answered keep GP_OK. */
+static void parallel_read(nvml_ctx *c, nvml_round_dev *list, size_t n, gp_status *status,
+                          gp_error *errs)
+{
     uint64_t first_deadline_ns = 0;
     if (!c->batch)
         c->batch = gp_runner_batch_create(); /* NULL: one wake-up per device */
-    for (size_t i = 0; i < n; i++) {
-        if (flags[i] == GP_READ_SKIP)
-            continue;
-        if (c->slots_repeat || i >= c->n_slots) {
-            status[i] = nvml_read(c, i, flags[i], &out[i], &errs[i]);
-            continue;
-        }
-        nvml_dev *d = read_ready(c, i, flags[i], &out[i], &status[i], &errs[i]);
-        if (!d)
-            continue;
-        unsigned index = c->slot_index[i];
-        nvml_devref *ref = &c->devs[index];
+    for (size_t k = 0; k < n; k++) {
+        nvml_round_dev *e = &list[k];
         gp_runner_stuck why;
-        ref->deadline_ns = gp_now_mono_ns() + c->call_ns;
-        status[i] = gp_runner_post_batch(ref->r, gp_nvml_job_read, "nvmlDeviceGetUtilizationRates",
-                                         c->batch, &why);
-        if (status[i] == GP_OK) {
-            ref->posted = true;
-            if (!first_deadline_ns)
-                first_deadline_ns = ref->deadline_ns;
-        } else {
-            status[i] = runner_error(c, index, status[i], &why, &errs[i]);
-        }
+        e->deadline_ns = gp_now_mono_ns() + c->call_ns;
+        gp_status st =
+            gp_runner_post_batch(c->devs[e->index].r, gp_nvml_job_read, READ_WHAT, c->batch, &why);
+        if (st != GP_OK)
+            status[e->slot] = runner_error(c, e->index, st, &why, &errs[e->slot]);
+        else if (!first_deadline_ns)
+            first_deadline_ns = e->deadline_ns;
     }
     /* Bounded by the earliest deadline: a device still out then is given
      * up below at its own. */
     if (first_deadline_ns && c->batch)
         gp_runner_batch_wait(c->batch, first_deadline_ns);
-    for (size_t i = 0; i < n && i < c->n_slots; i++) {
-        unsigned index = c->slot_index[i];
-        if (flags[i] == GP_READ_SKIP || index >= c->n_devs || !c->devs[index].posted)
-            continue;
-        nvml_devref *ref = &c->devs[index];
-        ref->posted = false;
+    for (size_t k = 0; k < n; k++) {
+        const nvml_round_dev *e = &list[k];
         gp_runner_stuck why;
-        gp_status st = gp_runner_wait(ref->r, ref->deadline_ns, &why);
-        st = runner_error(c, index, st, &why, &errs[i]);
-        status[i] = read_done(c, index, gp_runner_job(ref->r), st, &out[i], &errs[i]);
+        if (status[e->slot] == GP_OK)
+            status[e->slot] =
+                runner_error(c, e->index, gp_runner_wait(c->devs[e->index].r, e->deadline_ns, &why),
+                             &why, &errs[e->slot]);
+    }
+}
+
+/* Every device of the round read by one runner, device after device: one
+ * wake-up of that runner and one of this thread a round, whatever the
+ * number of devices.  Each read is bounded on its own (c->call_ns from its
+ * start); a device that does not answer is given up and the devices after
+ * it go to a fresh runner.  A round with the energy counter on several
+ * devices is read in parallel instead (parallel_read).  With a device in
+ * two slots (one job area) the slots are read one by one on their devices'
+ * runners. */
+static void nvml_read_round(void *ctx, size_t n, const unsigned *flags, gp_device_sample *out,
+                            gp_status *status, gp_error *errs)
+{
+    nvml_ctx *c = ctx;
+    bool one_by_one = c->slots_repeat || !round_runner(c, c->n_slots);
+    size_t m = 0, energy = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (flags[i] == GP_READ_SKIP)
+            continue;
+        if (one_by_one || i >= c->n_slots) {
+            status[i] = nvml_read(c, i, flags[i], &out[i], &errs[i]);
+            continue;
+        }
+        nvml_dev *d = read_ready(c, i, flags[i], &out[i], &status[i], &errs[i]);
+        if (d) {
+            c->round_list[m++] = (nvml_round_dev){c->slot_index[i], i, d, 0};
+            status[i] = GP_OK;
+            energy += (flags[i] & GP_READ_ENERGY) != 0;
+        }
+    }
+    for (size_t from = 0; from < m;) {
+        size_t over = m - from;
+        if (energy > 1)
+            parallel_read(c, c->round_list, m, status, errs);
+        else
+            over = round_read(c, c->round_list + from, m - from, status, errs);
+        for (size_t k = from; k < from + over; k++) {
+            const nvml_round_dev *e = &c->round_list[k];
+            if (status[e->slot] == GP_OK)
+                status[e->slot] =
+                    read_done(c, e->index, e->d, GP_OK, &out[e->slot], &errs[e->slot]);
+        }
+        from += over;
     }
 }
 

@@ -6,7 +6,10 @@
  * cancelled or freed under its thread (an abandoned job runs to its end,
  * then the hooks say so); the runner's thread has every signal blocked;
  * whoever lets go last (the owner, or the thread of a job that was stuck
- * when the owner let go) frees the runner and calls on_free once.
+ * when the owner let go) frees the runner and calls on_free once.  A job
+ * in steps (gp_runner_step) is bounded per step: each step gets the whole
+ * bound from its own start, and a job abandoned in one step begins no
+ * other.
  */
 #include "../../util/clock.h"
 #include "runner.h"
@@ -14,6 +17,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +36,22 @@ struct gp_runner {
     uint64_t posted, done;
     bool waited; /* the owner waited for the job posted last (or none was) */
     const char *what;
-    uint64_t since_ns;
+    uint64_t since_ns; /* the job's start, or its current step's */
+    size_t step;       /* the current step (gp_runner_step); 0 before any */
     gp_runner_hooks hooks;
     void *job;
     gp_runner_batch *batch; /* told when the job posted last returns */
+    gp_runner *tied;        /* released when this runner is freed (gp_runner_tie) */
 };
+
+/* Jobs handed to a runner's thread in this process: what a round costs in
+ * wake-ups, told to tests and the bench without a clock. */
+static atomic_uint_fast64_t g_posts;
+
+uint64_t gp_runner_posts(void)
+{
+    return (uint64_t)atomic_load_explicit(&g_posts, memory_order_relaxed);
+}
 
 struct gp_runner_batch {
     pthread_mutex_t mu; /* taken after a runner's mu, never before */
@@ -90,6 +105,7 @@ static void destroy(gp_runner *r)
 {
     if (r->hooks.on_free)
         r->hooks.on_free(r->job);
+    gp_runner_release(r->tied);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     free(r->job);
@@ -130,6 +146,7 @@ static void fill_why(const gp_runner *r, gp_runner_stuck *why, bool before)
         return;
     why->what = r->what ? r->what : "";
     why->since_ns = r->since_ns;
+    why->step = r->step;
     why->before = before;
 }
 
@@ -148,6 +165,21 @@ void gp_runner_doing(gp_runner *r, const char *what)
     pthread_mutex_lock(&r->mu);
     r->what = what;
     pthread_mutex_unlock(&r->mu);
+}
+
+bool gp_runner_step(gp_runner *r, const char *what, size_t step)
+{
+    pthread_mutex_lock(&r->mu);
+    bool go = !r->abandoned;
+    if (go) {
+        r->what = what;
+        r->since_ns = gp_now_mono_ns();
+        r->step = step;
+        if (r->hooks.on_step)
+            r->hooks.on_step(r->job, step);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return go;
 }
 
 static void *runner_main(void *arg)
@@ -173,9 +205,16 @@ static void *runner_main(void *arg)
             if (r->hooks.on_late_done)
                 r->hooks.on_late_done(r->job);
         }
-        pthread_cond_broadcast(&r->cv);
-        if (r->quit)
+        if (r->quit) {
+            pthread_cond_broadcast(&r->cv);
             break;
+        }
+        /* Told after the unlock, so the owner it wakes finds the lock free
+         * rather than sleeping on it again: one context switch a job less.
+         * The owner holds the runner until this thread is joined. */
+        pthread_mutex_unlock(&r->mu);
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_lock(&r->mu);
     }
     bool free_it = r->orphaned;
     pthread_mutex_unlock(&r->mu);
@@ -196,6 +235,14 @@ static int start_thread(gp_runner *r)
     if (rc == 0)
         r->thread_started = true;
     return rc;
+}
+
+gp_status gp_runner_start(gp_runner *r)
+{
+    pthread_mutex_lock(&r->mu);
+    int rc = r->thread_started ? 0 : start_thread(r);
+    pthread_mutex_unlock(&r->mu);
+    return rc == 0 ? GP_OK : GP_ERR_THREAD;
 }
 
 gp_status gp_runner_post(gp_runner *r, gp_runner_fn fn, const char *what, gp_runner_stuck *why)
@@ -219,7 +266,9 @@ gp_status gp_runner_post_batch(gp_runner *r, gp_runner_fn fn, const char *what,
     r->pending = fn;
     r->what = what;
     r->since_ns = gp_now_mono_ns();
+    r->step = 0;
     ++r->posted;
+    atomic_fetch_add_explicit(&g_posts, 1, memory_order_relaxed);
     r->waited = false;
     if (batch) {
         r->batch = batch;
@@ -227,12 +276,16 @@ gp_status gp_runner_post_batch(gp_runner *r, gp_runner_fn fn, const char *what,
         batch->pending++;
         pthread_mutex_unlock(&batch->mu);
     }
-    pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
+    pthread_cond_broadcast(&r->cv); /* after the unlock: the thread finds the lock free */
     return GP_OK;
 }
 
-gp_status gp_runner_wait(gp_runner *r, uint64_t deadline_mono_ns, gp_runner_stuck *why)
+/* Waits for the job posted last until deadline_mono_ns, or (step_ns not 0)
+ * until its current step has run step_ns; the deadline of a job in steps
+ * moves with each step, and is read again whenever the sleep ends. */
+static gp_status wait_job(gp_runner *r, uint64_t deadline_mono_ns, uint64_t step_ns,
+                          gp_runner_stuck *why)
 {
     pthread_mutex_lock(&r->mu);
     if (r->waited) { /* nothing posted since the last wait */
@@ -241,12 +294,15 @@ gp_status gp_runner_wait(gp_runner *r, uint64_t deadline_mono_ns, gp_runner_stuc
     }
     r->waited = true;
     uint64_t seq = r->posted;
-    struct timespec ts = {(time_t)(deadline_mono_ns / 1000000000ull),
-                          (long)(deadline_mono_ns % 1000000000ull)};
     /* The job may be done already (posted earlier, others waited for
      * meanwhile): then no clock read and no sleep. */
-    while (r->done < seq && gp_now_mono_ns() < deadline_mono_ns)
+    while (r->done < seq) {
+        uint64_t deadline = step_ns ? r->since_ns + step_ns : deadline_mono_ns;
+        if (gp_now_mono_ns() >= deadline)
+            break;
+        struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+    }
     gp_status st = GP_OK;
     if (r->done < seq) {
         r->abandoned = true;
@@ -260,11 +316,30 @@ gp_status gp_runner_wait(gp_runner *r, uint64_t deadline_mono_ns, gp_runner_stuc
     return st;
 }
 
+gp_status gp_runner_wait(gp_runner *r, uint64_t deadline_mono_ns, gp_runner_stuck *why)
+{
+    return wait_job(r, deadline_mono_ns, 0, why);
+}
+
+gp_status gp_runner_wait_steps(gp_runner *r, uint64_t step_ns, gp_runner_stuck *why)
+{
+    return wait_job(r, 0, step_ns ? step_ns : 1, why);
+}
+
 gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t deadline_mono_ns,
                          gp_runner_stuck *why)
 {
     gp_status st = gp_runner_post(r, fn, what, why);
     return st == GP_OK ? gp_runner_wait(r, deadline_mono_ns, why) : st;
+}
+
+void gp_runner_tie(gp_runner *r, gp_runner *other)
+{
+    pthread_mutex_lock(&r->mu);
+    gp_runner *was = r->tied;
+    r->tied = other;
+    pthread_mutex_unlock(&r->mu);
+    gp_runner_release(was);
 }
 
 void gp_runner_release(gp_runner *r)

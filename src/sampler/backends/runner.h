@@ -27,16 +27,19 @@ typedef void (*gp_runner_fn)(gp_runner *r, void *job);
  * order; they must not call back into the runner. */
 typedef struct gp_runner_hooks {
     void (*on_abandon)(void *job, const char *what, uint64_t since_ns); /* owner's thread */
-    void (*on_late_done)(void *job); /* the runner's thread: an abandoned job returned */
-    void (*on_free)(void *job);      /* whoever lets go last: release what the area holds */
+    void (*on_late_done)(void *job);         /* the runner's thread: an abandoned job returned */
+    void (*on_free)(void *job);              /* whoever lets go last: release what the area holds */
+    void (*on_step)(void *job, size_t step); /* the runner's thread: the job begins step */
 } gp_runner_hooks;
 
 /* Why a call did not complete: the blocking call a job named last
- * (gp_runner_doing), since when its job runs, and whether it was already
- * stuck before this call (then the job was not run at all). */
+ * (gp_runner_doing), since when its job (or its current step) runs, which
+ * step (0 for a job without steps), and whether it was already stuck
+ * before this call (then the job was not run at all). */
 typedef struct gp_runner_stuck {
     const char *what;
     uint64_t since_ns;
+    size_t step;
     bool before;
 } gp_runner_stuck;
 
@@ -55,6 +58,9 @@ bool gp_runner_stuck_now(gp_runner *r, gp_runner_stuck *why);
  * own blocking calls. */
 gp_status gp_runner_call(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t deadline_mono_ns,
                          gp_runner_stuck *why);
+/* Starts the thread now rather than at the first job (a backend's threads
+ * all there once it started).  GP_OK, or GP_ERR_THREAD. */
+gp_status gp_runner_start(gp_runner *r);
 /* gp_runner_call in two halves, so that one owner can start jobs on several
  * runners before it waits for any (a round of reads: the devices answer in
  * parallel and the owner sleeps once, not once per device).  post: GP_OK
@@ -79,8 +85,26 @@ gp_status gp_runner_post_batch(gp_runner *r, gp_runner_fn fn, const char *what,
                                gp_runner_batch *batch, gp_runner_stuck *why);
 /* Sleeps until every job of the batch returned, or deadline_mono_ns. */
 void gp_runner_batch_wait(gp_runner_batch *b, uint64_t deadline_mono_ns);
+/* A job in steps: one wake-up of one thread runs several calls in turn (a
+ * round of reads, device after device), each bounded on its own.  Inside
+ * the job, gp_runner_step before each step: it names the step's call, starts
+ * the step's clock and tells on_step, under the runner's lock; false when
+ * the owner gave the job up (then the job returns without another step).
+ * The owner waits with gp_runner_wait_steps: GP_OK when the job returned,
+ * GP_ERR_TIMEOUT when one step ran step_ns (why->step says which; the job
+ * is abandoned there, and the steps after it are the owner's to redo
+ * elsewhere), GP_ERR_STATE when nothing was posted since the last wait. */
+bool gp_runner_step(gp_runner *r, const char *what, size_t step);
+gp_status gp_runner_wait_steps(gp_runner *r, uint64_t step_ns, gp_runner_stuck *why);
+/* Jobs handed to runners' threads in this process so far: each is one
+ * wake-up of a runner (a count, for tests and the bench). */
+uint64_t gp_runner_posts(void);
 /* Inside a job: the blocking call about to be made (a static string). */
 void gp_runner_doing(gp_runner *r, const char *what);
+/* other is released when r is freed, not before: r's job (a stuck one
+ * too) may be using other's job area.  The owner must not use other
+ * after this. */
+void gp_runner_tie(gp_runner *r, gp_runner *other);
 /* The owner lets go: an idle thread is joined and everything freed now; a
  * stuck one is detached and frees everything when its job returns. */
 void gp_runner_release(gp_runner *r);
