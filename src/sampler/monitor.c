@@ -12,6 +12,7 @@
 #include "../util/clock.h"
 #include "../util/error.h"
 #include "../util/proc.h"
+#include "../util/thread.h"
 #include "backends/backend.h"
 #include "hook.h"
 #include "options.h"
@@ -20,7 +21,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -520,11 +520,7 @@ gp_status gp_monitor_start(gp_monitor *m, gp_error *err)
             return st;
 
         /* Signals belong to the user's threads, never to ours. */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        int rc = pthread_create(&m->thread, NULL, sampler_main, m);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        int rc = gp_thread_start(&m->thread, sampler_main, m);
         if (rc != 0) {
             m->be->stop(m->ctx);
             return gp_error_set(err, GP_ERR_THREAD, "cannot start the sampling thread: %s",

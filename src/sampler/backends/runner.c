@@ -12,13 +12,13 @@
  * other.
  */
 #include "../../util/clock.h"
+#include "../../util/thread.h"
 #include "runner.h"
 #include "gpu_profile.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -227,11 +227,7 @@ static void *runner_main(void *arg)
  * program's threads.  Called with the lock held. */
 static int start_thread(gp_runner *r)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&r->thread, NULL, runner_main, r);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = gp_thread_start(&r->thread, runner_main, r);
     if (rc == 0)
         r->thread_started = true;
     return rc;
