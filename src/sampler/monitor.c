@@ -312,7 +312,8 @@ static void hook_round(gp_monitor *m, uint64_t t_mono, uint64_t t_wall)
 
 /* The processes this round attributes to (the profiled command starts
  * children as it runs: the tree is read again whenever a task was created
- * or reaped on the system since the last reading, and every second). */
+ * or reaped on the system since the last reading, asked at most every
+ * 50 ms, and every second). */
 static void round_pids(gp_monitor *m)
 {
     const gp_options *o = &m->opts;

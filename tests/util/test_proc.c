@@ -2,9 +2,9 @@
  * test_proc.c - the process tree the sampler attributes to (util/proc.h,
  * issue 39): the cached form reads the tree again only when /proc/loadavg
  * says a task was created or reaped, or when its refresh period is over,
- * and then finds the new child; checked on a fake /proc whose files the
- * test writes (exact walk counts, whatever else runs on the machine), and
- * on the real /proc with a child and a grandchild of this process.
+ * and then finds the new child; loadavg is asked at most every check_ns; checked on a fake /proc
+ * whose files the test writes (exact walk counts, whatever else runs on the machine), and on the
+ * real /proc with a child and a grandchild of this process.
  */
 #include "check.h"
 #include "util/proc.h"
@@ -68,7 +68,7 @@ static void test_fake_proc(void)
     fake_tree("200 ");
     put("loadavg", "0.10 0.20 0.30 1/150 4000\n");
 
-    gp_proc_cache c = {.proc_root = g_tmp, .refresh_ns = 10000000000ull};
+    gp_proc_cache c = {.proc_root = g_tmp, .refresh_ns = 10000000000ull, .check_ns = 1};
     int roots[] = {100}, out[16];
     uint64_t t = 1000;
     size_t n = gp_proc_tree_cached(&c, t, roots, 1, out, 16);
@@ -119,7 +119,7 @@ static void test_fake_proc(void)
     gp_proc_cache_close(&c);
 
     /* loadavg unreadable: every call walks. */
-    gp_proc_cache u = {.proc_root = g_tmp, .refresh_ns = 10000000000ull};
+    gp_proc_cache u = {.proc_root = g_tmp, .refresh_ns = 10000000000ull, .check_ns = 1};
     char path[512];
     snprintf(path, sizeof path, "%s/loadavg", g_tmp);
     CHECK_INT(unlink(path), 0);
@@ -134,6 +134,52 @@ static void test_fake_proc(void)
     for (int round = 0; round < 2; round++)
         n = gp_proc_tree_cached(&u, 2000 + (uint64_t)round, roots, 1, out, 16);
     CHECK_U64(u.walks, 5);
+    gp_proc_cache_close(&u);
+}
+
+/* loadavg asked at most every check_ns (GP_PROC_CHECK_NS by default): a
+ * child started is found at the first call check_ns after the last
+ * question, not before; an unreadable loadavg still walks every call. */
+static void test_check_period(void)
+{
+    fake_tree("200 ");
+    put("loadavg", "0.10 0.20 0.30 1/150 5000\n");
+    gp_proc_cache c = {.proc_root = g_tmp, .refresh_ns = 10000000000ull};
+    int roots[] = {100}, out[16];
+    uint64_t t = 1000;
+    size_t n = gp_proc_tree_cached(&c, t, roots, 1, out, 16);
+    CHECK_U64(c.walks, 1);
+    CHECK_INT(n, 2);
+
+    fake_tree("200 300 ");
+    put("loadavg", "0.10 0.20 0.30 1/151 5001\n");
+    for (int round = 1; round <= 4; round++) { /* 10 ms rounds: not asked yet */
+        n = gp_proc_tree_cached(&c, t + (uint64_t)round * 10000000ull, roots, 1, out, 16);
+        CHECK_INT(n, 2);
+    }
+    CHECK_U64(c.walks, 1);
+    n = gp_proc_tree_cached(&c, t + GP_PROC_CHECK_NS, roots, 1, out, 16);
+    CHECK_U64(c.walks, 2);
+    CHECK_INT(n, 3);
+    CHECK(has(out, n, 300));
+    /* Asked again only check_ns after that question. */
+    fake_tree("300 ");
+    put("loadavg", "0.10 0.20 0.30 1/150 5001\n");
+    n = gp_proc_tree_cached(&c, t + 2 * GP_PROC_CHECK_NS - 1, roots, 1, out, 16);
+    CHECK_U64(c.walks, 2);
+    n = gp_proc_tree_cached(&c, t + 2 * GP_PROC_CHECK_NS, roots, 1, out, 16);
+    CHECK_U64(c.walks, 3);
+    CHECK_INT(n, 2);
+    CHECK(!has(out, n, 200));
+    gp_proc_cache_close(&c);
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/loadavg", g_tmp);
+    CHECK_INT(unlink(path), 0);
+    gp_proc_cache u = {.proc_root = g_tmp, .refresh_ns = 10000000000ull};
+    for (int round = 0; round < 3; round++)
+        gp_proc_tree_cached(&u, 1000 + (uint64_t)round, roots, 1, out, 16);
+    CHECK_U64(u.walks, 3);
     gp_proc_cache_close(&u);
 }
 
@@ -171,7 +217,7 @@ static void test_real_proc(void)
     CHECK(write(go[1], "g", 1) == 1);
     pid_t grand = 0;
     CHECK(read(ready[0], &grand, sizeof grand) == (ssize_t)sizeof grand);
-    n = gp_proc_tree_cached(&c, 2, roots, 1, out, 16);
+    n = gp_proc_tree_cached(&c, 2 + GP_PROC_CHECK_NS, roots, 1, out, 16);
     CHECK_INT(n, 2);
     CHECK(has(out, n, (int)grand));
     CHECK(c.walks >= 2);
@@ -191,6 +237,7 @@ int main(void)
         return 1;
     }
     test_fake_proc();
+    test_check_period();
     test_real_proc();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
