@@ -26,6 +26,7 @@
  */
 #include "sampler/backends/backend.h"
 #include "sampler/backends/runner.h"
+#include "sampler/hook.h"
 #include "sampler/stats.h"
 #include "util/clock.h"
 #include "util/proc.h"
@@ -199,9 +200,11 @@ static int bench_tree_rounds(double seconds, int calls, int only)
         struct rusage ru0, ru1;
         getrusage(RUSAGE_SELF, &ru0);
         uint64_t p0 = process_cpu_ns(), posts0 = gp_runner_posts();
+        uint64_t sleeps0 = gp_monitor_tick_sleeps() + gp_runner_owner_sleeps();
         if (run(8, 0.010, seconds, 0, &m) != 0)
             return 1;
         uint64_t p1 = process_cpu_ns(), posts = gp_runner_posts() - posts0;
+        uint64_t sleeps = gp_monitor_tick_sleeps() + gp_runner_owner_sleeps() - sleeps0;
         getrusage(RUSAGE_SELF, &ru1);
         gp_monitor_stats st;
         gp_monitor_get_stats(m, &st);
@@ -214,9 +217,10 @@ static int bench_tree_rounds(double seconds, int calls, int only)
         double ivcsw = (double)(ru1.ru_nivcsw - ru0.ru_nivcsw) / ticks;
         printf("cpu, per-process tree (%s)  devices=8 interval=10ms rounds=%llu "
                "cpu_per_round_us=%.2f share_of_core=%.3f%% process_cpu_per_round_us=%.2f "
-               "ctx_switches_per_round=%.1f+%.1f runner_posts_per_round=%.2f\n",
+               "ctx_switches_per_round=%.1f+%.1f runner_posts_per_round=%.2f "
+               "sampler_sleeps_per_round=%.2f\n",
                what[k], (unsigned long long)st.ticks, per_round / 1e3, per_round / 10e6 * 100,
-               proc_round / 1e3, vcsw, ivcsw, (double)posts / ticks);
+               proc_round / 1e3, vcsw, ivcsw, (double)posts / ticks, (double)sleeps / ticks);
         fflush(stdout);
         gp_monitor_destroy(m);
     }

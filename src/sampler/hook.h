@@ -35,6 +35,9 @@ typedef struct gp_round_hook {
 gp_status gp_monitor_set_hook(gp_monitor *m, const gp_round_hook *hook, gp_error *err);
 /* Why the backend fell back to none ("" if it did not). */
 const char *gp_monitor_note(const gp_monitor *m);
+/* Sleeps of sampling threads until a tick in this process so far (a
+ * count, for tests and the bench: a round posted ahead has none). */
+uint64_t gp_monitor_tick_sleeps(void);
 /* Identity of slot `slot` (name, uuid, index) as the backend reported it. */
 const gp_device_info *gp_monitor_device_info(const gp_monitor *m, size_t slot);
 

@@ -144,7 +144,8 @@ static void test_interface(void)
           gp_backend_nvml.device_info && gp_backend_nvml.driver_version && gp_backend_nvml.start &&
           gp_backend_nvml.read && gp_backend_nvml.stop);
     CHECK(gp_backend_nvml.wait_tick == NULL);
-    CHECK(gp_backend_nvml.interrupt == NULL);
+    CHECK(gp_backend_nvml.interrupt &&
+          gp_backend_nvml.read_round_at); /* cancels a round posted ahead */
     CHECK(gp_backend_for(GP_BACKEND_NVML) == &gp_backend_nvml);
     gp_backend_nvml.close(NULL); /* NULL-safe */
 }

@@ -176,6 +176,124 @@ static void case_stop_during_hang(void)
     CHECK(since_s(t0) < BOUND_S);
 }
 
+/* A round posted ahead (issue 39): the sampling thread never sleeps
+ * until a tick on its own (the round runner waits for it), and sleeps at
+ * most once a round, until the round is read; every round is stamped, in
+ * order.  The first and last rounds read the energy counter on both
+ * devices (in parallel, a batch: no sleep counted). */
+static void case_paced_one_sleep(void)
+{
+    use_scenario("device 0\ndevice 1\n");
+    gp_options o = nvml_options(GP_ALL_DEVICES);
+    o.keep_samples = 1;
+    gp_monitor *m = NULL;
+    gp_error err;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    if (!m)
+        return;
+    uint64_t ticks0 = gp_monitor_tick_sleeps();
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    /* Rounds 3 to 10 or so: the sampling thread's sleeps (create, start
+     * and stop wait for their calls too), one round in flight at most. */
+    gp_monitor_stats st;
+    wait_ticks(m, 2);
+    CHECK_INT(gp_monitor_get_stats(m, &st), GP_OK);
+    uint64_t ticks_a = st.ticks, owner_a = gp_runner_owner_sleeps();
+    wait_ticks(m, 10);
+    uint64_t owner = gp_runner_owner_sleeps() - owner_a;
+    CHECK_INT(gp_monitor_get_stats(m, &st), GP_OK);
+    uint64_t rounds = st.ticks - ticks_a;
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    CHECK_INT(gp_monitor_get_stats(m, &st), GP_OK);
+    uint64_t tick_sleeps = gp_monitor_tick_sleeps() - ticks0;
+    printf("paced: %llu rounds, %llu tick sleeps; %llu sleeps for %llu rounds read\n",
+           (unsigned long long)st.ticks, (unsigned long long)tick_sleeps, (unsigned long long)owner,
+           (unsigned long long)rounds);
+    CHECK(st.ticks >= 10);
+    CHECK_U64(tick_sleeps, 0);
+    CHECK(owner <= rounds + 1);
+    CHECK_U64(st.device_samples, 2 * st.ticks);
+    size_t n = 0;
+    const gp_sample *s = gp_monitor_samples(m, &n);
+    CHECK_U64(n, 2 * st.ticks);
+    for (size_t i = 0; s && i < n; i++) {
+        CHECK(s[i].t_mono_ns > 0 && s[i].t_wall_ns > 0);
+        if (i >= 2) /* slots 0 and 1 of a round share its time */
+            CHECK(s[i].t_mono_ns > s[i - 2].t_mono_ns);
+        if (i % 2)
+            CHECK_U64(s[i].t_mono_ns, s[i - 1].t_mono_ns);
+    }
+    gp_monitor_destroy(m);
+}
+
+/* stop() while the next round is posted for a tick a minute away: the
+ * round is cancelled, never read (no post after it but the last round's,
+ * nothing recorded), the last round is read at stop, and stop returns at
+ * once rather than at the tick (BOUND_S tells "returned" from "waited for
+ * the tick").  The hook's gate, asked on the sampling thread just before
+ * the round is posted, notes the sleeps so far: one more is the sampling
+ * thread waiting for the posted round. */
+static atomic_uint_fast64_t gate_sleeps, gate_calls, hook_rounds;
+
+static bool count_gate(void *user)
+{
+    (void)user;
+    atomic_store(&gate_sleeps, gp_runner_owner_sleeps());
+    atomic_fetch_add(&gate_calls, 1);
+    return true;
+}
+
+static void count_round(void *user, uint64_t t_mono, uint64_t t_wall, const gp_device_sample *s,
+                        const gp_status *st, const gp_error *errs, size_t n)
+{
+    (void)user, (void)t_mono, (void)t_wall, (void)s, (void)st, (void)errs, (void)n;
+    atomic_fetch_add(&hook_rounds, 1);
+}
+
+static void case_paced_stop_cancels(void)
+{
+    use_scenario("device 0\n");
+    gp_options o = nvml_options(0);
+    o.interval_s = 60.0;
+    o.keep_samples = 1;
+    gp_monitor *m = NULL;
+    gp_error err;
+    CHECK_INT(gp_monitor_create(&o, &m, &err), GP_OK);
+    if (!m)
+        return;
+    gp_round_hook hook = {.gate = count_gate, .on_round = count_round};
+    CHECK_INT(gp_monitor_set_hook(m, &hook, &err), GP_OK);
+    CHECK_INT(gp_monitor_start(m, &err), GP_OK);
+    for (int i = 0; i < 6000 && !(atomic_load(&gate_calls) == 1 &&
+                                  gp_runner_owner_sleeps() > atomic_load(&gate_sleeps));
+         i++)
+        nap_ms(5);
+    CHECK_U64(atomic_load(&gate_calls), 1);
+    CHECK(gp_runner_owner_sleeps() > atomic_load(&gate_sleeps));
+    uint64_t posts1 = gp_runner_posts();
+    uint64_t t0 = gp_now_mono_ns();
+    CHECK_INT(gp_monitor_stop(m, &err), GP_OK);
+    double stop_s = since_s(t0);
+    printf("stop with a round posted ahead: %.3f s\n", stop_s);
+    CHECK(stop_s < BOUND_S);
+    CHECK_U64(gp_runner_posts() - posts1, 1); /* the last round's */
+    gp_monitor_stats st;
+    CHECK_INT(gp_monitor_get_stats(m, &st), GP_OK);
+    CHECK_U64(st.ticks, 2);
+    CHECK_U64(st.device_samples, 2);
+    CHECK_U64(st.missed_ticks, 0);
+    CHECK_U64(atomic_load(&hook_rounds), 2);
+    CHECK_U64(atomic_load(&gate_calls), 2); /* the cancelled round's and the last's */
+    size_t n = 0;
+    const gp_sample *s = gp_monitor_samples(m, &n);
+    CHECK_U64(n, 2);
+    if (s && n == 2) /* the last round read at stop, not at the tick */
+        CHECK(s[1].t_mono_ns - s[0].t_mono_ns < 30000000000ull);
+    const gp_summary *sum = gp_monitor_summary(m, 0);
+    CHECK(sum && sum->device_status == GP_OK && sum->sample_count == 2);
+    gp_monitor_destroy(m);
+}
+
 /* Discovery: device 0's name hangs.  create() returns at the bound with
  * device 0 failed from the start (device 1 sampled); start and stop do not
  * ask it again. */
@@ -364,6 +482,60 @@ static void case_runner_post_wait(void)
     atomic_store(&release_c, 1);
     gp_runner_release(a); /* frees at once, or when job_c returns */
     gp_runner_release(b);
+}
+
+/* gp_runner_post_at / gp_runner_cancel: a job posted for a minute ahead
+ * is withdrawn before it begins (the wait says GP_ERR_STATE, the job never
+ * runs, a second cancel finds nothing); one posted for now runs; a job
+ * begun is not cancelled. */
+static atomic_int paced_runs;
+
+static void job_paced(gp_runner *r, void *job)
+{
+    (void)r;
+    (void)job;
+    atomic_fetch_add(&paced_runs, 1);
+}
+
+static void case_runner_paced(void)
+{
+    gp_runner *a = gp_runner_create(8, NULL);
+    CHECK(a != NULL);
+    if (!a)
+        return;
+    gp_runner_stuck why;
+    uint64_t now = gp_now_mono_ns(), minute = 60000000000ull;
+    CHECK(!gp_runner_cancel(a)); /* nothing posted */
+    CHECK_INT(gp_runner_post_at(a, job_paced, "paced", now + minute, now + 2 * minute, &why),
+              GP_OK);
+    CHECK(gp_runner_stuck_now(a, NULL)); /* posted, not begun */
+    CHECK_INT(gp_runner_post(a, job_b, "b", &why), GP_ERR_TIMEOUT);
+    CHECK(gp_runner_cancel(a));
+    CHECK(!gp_runner_cancel(a));
+    CHECK_INT(gp_runner_wait_steps(a, minute, &why), GP_ERR_STATE);
+    CHECK(!gp_runner_stuck_now(a, NULL));
+    CHECK_INT(atomic_load(&paced_runs), 0);
+    /* Posted for now: runs; the runner then naps until "next" but a job
+     * posted for earlier still runs at its own start. */
+    now = gp_now_mono_ns();
+    CHECK_INT(gp_runner_post_at(a, job_paced, "paced", now, now + minute, &why), GP_OK);
+    CHECK_INT(gp_runner_wait_steps(a, minute, &why), GP_OK);
+    CHECK_INT(atomic_load(&paced_runs), 1);
+    now = gp_now_mono_ns();
+    CHECK_INT(gp_runner_post_at(a, job_paced, "paced", now, 0, &why), GP_OK);
+    CHECK_INT(gp_runner_wait_steps(a, minute, &why), GP_OK);
+    CHECK_INT(atomic_load(&paced_runs), 2);
+    CHECK(!gp_runner_cancel(a)); /* done: nothing to cancel */
+    /* A plain post after paced ones runs at once. */
+    CHECK_INT(gp_runner_call(a, job_paced, "plain", gp_now_mono_ns() + minute, &why), GP_OK);
+    CHECK_INT(atomic_load(&paced_runs), 3);
+    /* Released with a job posted ahead, not begun: never run. */
+    now = gp_now_mono_ns();
+    CHECK_INT(gp_runner_post_at(a, job_paced, "paced", now + minute, 0, &why), GP_OK);
+    CHECK(gp_runner_cancel(a));
+    CHECK_INT(gp_runner_wait_steps(a, minute, &why), GP_ERR_STATE);
+    gp_runner_release(a);
+    CHECK_INT(atomic_load(&paced_runs), 3);
 }
 
 /* A round read all at once (read_round, the sampler's way): the device
@@ -645,6 +817,9 @@ int main(void)
     run_case("init_hangs", case_init_hangs);
     run_case("recovers", case_recovers);
     run_case("runner_post_wait", case_runner_post_wait);
+    run_case("runner_paced", case_runner_paced);
+    run_case("paced_one_sleep", case_paced_one_sleep);
+    run_case("paced_stop_cancels", case_paced_stop_cancels);
     run_case("round_hangs", case_round_hangs);
     run_case("round_hang_first", case_round_hang_first);
     run_case("round_hang_last", case_round_hang_last);

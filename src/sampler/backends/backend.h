@@ -60,13 +60,25 @@ typedef struct gp_backend {
      * Each device keeps its own time limit, counted from its own request. */
     void (*read_round)(void *ctx, size_t n, const unsigned *flags, gp_device_sample *out,
                        gp_status *status, gp_error *errs);
+    /* Polled, optional: read_round for the round whose tick is
+     * start_mono_ns, called as soon as the previous round is done: the
+     * backend's own thread waits for the tick, stamps *t_mono_ns and
+     * *t_wall_ns just before its reads, and the caller sleeps once.  GP_OK:
+     * read, as read_round's; GP_ERR_STATE: interrupt() came first, nothing
+     * read; GP_ERR_NOT_SUPPORTED: not this round (nothing read or waited:
+     * the caller waits for the tick and calls read_round). */
+    gp_status (*read_round_at)(void *ctx, uint64_t start_mono_ns, size_t n, const unsigned *flags,
+                               gp_device_sample *out, gp_status *status, gp_error *errs,
+                               uint64_t *t_mono_ns, uint64_t *t_wall_ns);
     /* Self-paced: one round.  out[n] and slot_status[n] per slot (a slot whose
      * device failed gets its status and message in slot_err[slot] if given).
      * Returns GP_OK with a round, GP_ERR_TIMEOUT at the deadline, GP_ERR_STATE
      * when interrupted, or an error when the producer died (message set). */
     gp_status (*wait_tick)(void *ctx, gp_device_sample *out, gp_status *slot_status,
                            gp_error *slot_err, uint64_t deadline_mono_ns, gp_error *err);
-    /* Self-paced: make a blocked wait_tick return now (any thread). */
+    /* Self-paced: make a blocked wait_tick return now; polled with
+     * read_round_at: cancel the round posted ahead, not begun (any thread;
+     * sticky until the next start). */
     void (*interrupt)(void *ctx);
     /* End sampling; idempotent. */
     void (*stop)(void *ctx);

@@ -35,6 +35,16 @@ struct gp_runner {
     bool orphaned;        /* ... while a job was stuck: the thread frees */
     uint64_t posted, done;
     bool waited; /* the owner waited for the job posted last (or none was) */
+    /* A paced job (gp_runner_post_at): when the pending job may start (0:
+     * now), withdrawn by gp_runner_cancel before then; when the owner
+     * expects to post its next one (the thread naps until then on its own
+     * rather than waiting to be told); and the end of the thread's current
+     * timed sleep (0: none), which a job posted for then or later need not
+     * cut short. */
+    uint64_t start_ns;
+    bool cancel;
+    uint64_t nap_ns;
+    uint64_t sleep_ns;
     const char *what;
     uint64_t since_ns; /* the job's start, or its current step's */
     size_t step;       /* the current step (gp_runner_step); 0 before any */
@@ -51,6 +61,14 @@ static atomic_uint_fast64_t g_posts;
 uint64_t gp_runner_posts(void)
 {
     return (uint64_t)atomic_load_explicit(&g_posts, memory_order_relaxed);
+}
+
+/* Sleeps of owners waiting for their jobs (gp_runner_wait*). */
+static atomic_uint_fast64_t g_owner_sleeps;
+
+uint64_t gp_runner_owner_sleeps(void)
+{
+    return (uint64_t)atomic_load_explicit(&g_owner_sleeps, memory_order_relaxed);
 }
 
 struct gp_runner_batch {
@@ -182,17 +200,53 @@ bool gp_runner_step(gp_runner *r, const char *what, size_t step)
     return go;
 }
 
+static void timed_wait(gp_runner *r, uint64_t deadline_ns)
+{
+    struct timespec ts = {(time_t)(deadline_ns / 1000000000ull),
+                          (long)(deadline_ns % 1000000000ull)};
+    pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+}
+
+/* The thread's wait for a job it may begin: true with one pending whose
+ * start came (or any pending one, not withdrawn, once told to quit, as
+ * before paced jobs); false when told to quit.  A paced job's start and the owner's next
+ * post (nap_ns) are slept to on the thread's own clock, so that a round
+ * posted ahead costs this thread one wake-up, at its start.  Called and
+ * returns with the lock held. */
+static bool await_job(gp_runner *r)
+{
+    for (;;) {
+        bool have = r->pending && !r->cancel;
+        if (r->quit)
+            return have;
+        uint64_t wake_ns = 0;
+        if (have || (!r->pending && r->nap_ns)) {
+            uint64_t now = gp_now_mono_ns();
+            wake_ns = have ? r->start_ns : r->nap_ns;
+            if (have && now >= wake_ns)
+                return true;
+            if (now >= wake_ns) /* the owner is late: told when it posts */
+                wake_ns = r->nap_ns = 0;
+        }
+        r->sleep_ns = wake_ns;
+        if (wake_ns)
+            timed_wait(r, wake_ns);
+        else
+            pthread_cond_wait(&r->cv, &r->mu);
+        r->sleep_ns = 0;
+    }
+}
+
 static void *runner_main(void *arg)
 {
     gp_runner *r = arg;
     pthread_mutex_lock(&r->mu);
     for (;;) {
-        while (!r->pending && !r->quit)
-            pthread_cond_wait(&r->cv, &r->mu);
-        if (!r->pending)
+        if (!await_job(r))
             break; /* quit, idle */
         gp_runner_fn fn = r->pending;
         r->pending = NULL;
+        r->start_ns = 0;
         r->running = true;
         pthread_mutex_unlock(&r->mu);
         fn(r, r->job);
@@ -246,8 +300,35 @@ gp_status gp_runner_post(gp_runner *r, gp_runner_fn fn, const char *what, gp_run
     return gp_runner_post_batch(r, fn, what, NULL, why);
 }
 
+static gp_status post_job(gp_runner *r, gp_runner_fn fn, const char *what, gp_runner_batch *batch,
+                          uint64_t start_ns, uint64_t next_ns, gp_runner_stuck *why);
+
 gp_status gp_runner_post_batch(gp_runner *r, gp_runner_fn fn, const char *what,
                                gp_runner_batch *batch, gp_runner_stuck *why)
+{
+    return post_job(r, fn, what, batch, 0, 0, why);
+}
+
+gp_status gp_runner_post_at(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t start_mono_ns,
+                            uint64_t next_mono_ns, gp_runner_stuck *why)
+{
+    return post_job(r, fn, what, NULL, start_mono_ns ? start_mono_ns : 1, next_mono_ns, why);
+}
+
+bool gp_runner_cancel(gp_runner *r)
+{
+    pthread_mutex_lock(&r->mu);
+    bool cancel = r->pending && r->start_ns && !r->cancel;
+    if (cancel)
+        r->cancel = true;
+    pthread_mutex_unlock(&r->mu);
+    if (cancel)
+        pthread_cond_broadcast(&r->cv); /* the owner withdraws it (wait_job) */
+    return cancel;
+}
+
+static gp_status post_job(gp_runner *r, gp_runner_fn fn, const char *what, gp_runner_batch *batch,
+                          uint64_t start_ns, uint64_t next_ns, gp_runner_stuck *why)
 {
     pthread_mutex_lock(&r->mu);
     if (busy_locked(r)) {
@@ -262,6 +343,13 @@ gp_status gp_runner_post_batch(gp_runner *r, gp_runner_fn fn, const char *what,
     r->pending = fn;
     r->what = what;
     r->since_ns = gp_now_mono_ns();
+    /* Until a paced job begins, its owner's deadline counts from its start. */
+    if (start_ns > r->since_ns)
+        r->since_ns = start_ns;
+    r->start_ns = start_ns;
+    r->nap_ns = next_ns;
+    /* A thread asleep until this job's start or earlier wakes on its own. */
+    bool wake = !(start_ns && r->sleep_ns && r->sleep_ns <= start_ns);
     r->step = 0;
     ++r->posted;
     atomic_fetch_add_explicit(&g_posts, 1, memory_order_relaxed);
@@ -273,7 +361,8 @@ gp_status gp_runner_post_batch(gp_runner *r, gp_runner_fn fn, const char *what,
         pthread_mutex_unlock(&batch->mu);
     }
     pthread_mutex_unlock(&r->mu);
-    pthread_cond_broadcast(&r->cv); /* after the unlock: the thread finds the lock free */
+    if (wake)
+        pthread_cond_broadcast(&r->cv); /* after the unlock: the thread finds the lock free */
     return GP_OK;
 }
 
@@ -293,11 +382,19 @@ static gp_status wait_job(gp_runner *r, uint64_t deadline_mono_ns, uint64_t step
     /* The job may be done already (posted earlier, others waited for
      * meanwhile): then no clock read and no sleep. */
     while (r->done < seq) {
+        if (r->cancel) { /* a paced job not begun, withdrawn: never runs */
+            r->cancel = false;
+            r->pending = NULL;
+            r->start_ns = r->nap_ns = 0;
+            r->done = seq;
+            pthread_mutex_unlock(&r->mu);
+            return GP_ERR_STATE;
+        }
         uint64_t deadline = step_ns ? r->since_ns + step_ns : deadline_mono_ns;
         if (gp_now_mono_ns() >= deadline)
             break;
-        struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
-        pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+        atomic_fetch_add_explicit(&g_owner_sleeps, 1, memory_order_relaxed);
+        timed_wait(r, deadline);
     }
     gp_status st = GP_OK;
     if (r->done < seq) {
@@ -349,7 +446,8 @@ void gp_runner_release(gp_runner *r)
         r->orphaned = true;
         pthread_detach(r->thread);
         pthread_mutex_unlock(&r->mu);
-        return; /* the thread frees the runner when its job returns */
+        pthread_cond_broadcast(&r->cv); /* a paced job not begun: begin, or drop it */
+        return;                         /* the thread frees the runner when its job returns */
     }
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);

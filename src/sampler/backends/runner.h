@@ -93,12 +93,28 @@ void gp_runner_batch_wait(gp_runner_batch *b, uint64_t deadline_mono_ns);
  * The owner waits with gp_runner_wait_steps: GP_OK when the job returned,
  * GP_ERR_TIMEOUT when one step ran step_ns (why->step says which; the job
  * is abandoned there, and the steps after it are the owner's to redo
- * elsewhere), GP_ERR_STATE when nothing was posted since the last wait. */
+ * elsewhere), GP_ERR_STATE when nothing was posted since the last wait (or a paced job
+ * was cancelled before it began). */
 bool gp_runner_step(gp_runner *r, const char *what, size_t step);
 gp_status gp_runner_wait_steps(gp_runner *r, uint64_t step_ns, gp_runner_stuck *why);
+/* A paced job (a round posted ahead of its tick): as gp_runner_post, but
+ * the thread begins it at start_mono_ns, waiting on its own clock, so that
+ * the owner posts and sleeps once while the thread wakes once, at the
+ * start.  next_mono_ns (0: none) is when the owner expects to post the
+ * next one: the thread naps until then after this job, and a job posted
+ * for that time or later does not wake it early.  The owner's deadline
+ * (gp_runner_wait_steps) counts from start_mono_ns until the first step.
+ * Until the job begins, gp_runner_cancel (any thread) withdraws it: true
+ * when it did; the owner's wait then returns GP_ERR_STATE and the job never
+ * runs.  A job already begun is not cancelled (false). */
+gp_status gp_runner_post_at(gp_runner *r, gp_runner_fn fn, const char *what, uint64_t start_mono_ns,
+                            uint64_t next_mono_ns, gp_runner_stuck *why);
+bool gp_runner_cancel(gp_runner *r);
 /* Jobs handed to runners' threads in this process so far: each is one
  * wake-up of a runner (a count, for tests and the bench). */
 uint64_t gp_runner_posts(void);
+/* Sleeps of owners waiting for their jobs (gp_runner_wait*), a count. */
+uint64_t gp_runner_owner_sleeps(void);
 /* Inside a job: the blocking call about to be made (a static string). */
 void gp_runner_doing(gp_runner *r, const char *what);
 /* other is released when r is freed, not before: r's job (a stuck one
