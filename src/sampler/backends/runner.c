@@ -208,11 +208,11 @@ static void timed_wait(gp_runner *r, uint64_t deadline_ns)
 }
 
 /* The thread's wait for a job it may begin: true with one pending whose
- * start came (or any pending one, not withdrawn, once told to quit, as
- * before paced jobs); false when told to quit.  A paced job's start and the owner's next
- * post (nap_ns) are slept to on the thread's own clock, so that a round
- * posted ahead costs this thread one wake-up, at its start.  Called and
- * returns with the lock held. */
+ * start came (once told to quit: any pending one not withdrawn, as before
+ * paced jobs); false when told to quit.  A paced job's start and the
+ * owner's next post (nap_ns) are slept to on the thread's own clock, so
+ * that a round posted ahead costs this thread one wake-up, at its start.
+ * Called and returns with the lock held. */
 static bool await_job(gp_runner *r)
 {
     for (;;) {
@@ -445,9 +445,11 @@ void gp_runner_release(gp_runner *r)
     if (stuck && r->thread_started) {
         r->orphaned = true;
         pthread_detach(r->thread);
+        /* A paced job not begun: begin, or drop it.  Told under the lock:
+         * once it is released the thread may free the runner. */
+        pthread_cond_broadcast(&r->cv);
         pthread_mutex_unlock(&r->mu);
-        pthread_cond_broadcast(&r->cv); /* a paced job not begun: begin, or drop it */
-        return;                         /* the thread frees the runner when its job returns */
+        return; /* the thread frees the runner when its job returns */
     }
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
