@@ -188,14 +188,13 @@ size_t gp_proc_tree_cached(gp_proc_cache *c, uint64_t now_ns, const int *roots, 
     const char *root = c->proc_root ? c->proc_root : "/proc";
     uint64_t refresh = c->refresh_ns ? c->refresh_ns : GP_PROC_REFRESH_NS;
     uint64_t check = c->check_ns ? c->check_ns : GP_PROC_CHECK_NS;
-    if (c->have_tree && now_ns >= c->checked_ns && now_ns - c->checked_ns < check &&
-        now_ns - c->walked_ns < refresh)
+    bool young = c->have_tree && now_ns >= c->walked_ns && now_ns - c->walked_ns < refresh;
+    if (young && now_ns >= c->checked_ns && now_ns - c->checked_ns < check)
         return c->n;
     c->checked_ns = now_ns;
     long last_pid = 0, n_tasks = 0;
     bool known = generation(c, root, &last_pid, &n_tasks);
-    if (known && c->have_tree && last_pid == c->last_pid && n_tasks == c->n_tasks &&
-        now_ns >= c->walked_ns && now_ns - c->walked_ns < refresh)
+    if (known && young && last_pid == c->last_pid && n_tasks == c->n_tasks)
         return c->n;
     /* The generation kept is the one read before the walk: a task created
      * while it ran costs one more walk next round, never a miss. */
